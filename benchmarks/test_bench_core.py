@@ -331,3 +331,13 @@ def test_cumsum(benchmark, impl, dim):
     benchmark.group = f"cumsum({dim}) 1024x1024 float32"
     fn = (lambda x: np.cumsum(x, dim)) if impl == "numpy" else (lambda x: x.cumsum(dim))
     run(benchmark, impl, fn, randn((1024, 1024)))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dim", [0, 1])
+def test_cumsum_int64(benchmark, impl, dim):
+    """int64 cumsum of 1000 x 1000 along either dim (scan.c: tiles of columns, and lines in
+    groups of four, scan_line_i8)."""
+    benchmark.group = f"cumsum({dim}) 1000x1000 int64"
+    fn = (lambda x: np.cumsum(x, dim)) if impl == "numpy" else (lambda x: x.cumsum(dim))
+    run(benchmark, impl, fn, np.random.default_rng(0).integers(-1000, 1000, (1000, 1000)))

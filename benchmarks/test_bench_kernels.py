@@ -127,6 +127,10 @@ MATH = {
     "pow(|a|, 3.5)": (lambda L, a, b: b.pow(3.5), lambda a, b: np.power(b, np.float32(3.5))),
     "round(decimals=2)": (lambda L, a, b: L.round(a, decimals=2), lambda a, b: np.round(a, 2)),
     "where": (lambda L, a, b: L.where(a > 0, a, b), lambda a, b: np.where(a > 0, a, b)),
+    "where(c, a, 0.5)": (lambda L, a, b: L.where(b > 0, a, 0.5),
+                         lambda a, b: np.where(b > 0, a, np.float32(0.5))),
+    "where(c, 0.5, a)": (lambda L, a, b: L.where(b > 0, 0.5, a),
+                         lambda a, b: np.where(b > 0, np.float32(0.5), a)),
 }
 MATH_CASES = [(impl, op) for op in MATH
               for impl in ["pytorchlite"] + (["numpy"] if MATH[op][1] else []) + TORCH]
@@ -170,6 +174,29 @@ INT_REDUCTIONS = {
     "amax(0)": (lambda x: x.view(1000, 1000).amax(0), lambda a: a.reshape(1000, 1000).max(0)),
     "amax(1)": (lambda x: x.view(1000, 1000).amax(1), lambda a: a.reshape(1000, 1000).max(1)),
 }
+
+
+# products of float16 / bfloat16 (Note [Half-precision products]) on values near 1, whole and
+# over either dim of 1000 x 1000; NumPy's float16 products run in float16
+LOWP_PRODUCTS = {
+    "prod": (lambda x: x.prod(), lambda a: a.prod()),
+    "prod(0)": (lambda x: x.view(1000, 1000).prod(0), lambda a: a.reshape(1000, 1000).prod(0)),
+    "prod(1)": (lambda x: x.view(1000, 1000).prod(1), lambda a: a.reshape(1000, 1000).prod(1)),
+}
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", list(LOWP_PRODUCTS))
+def test_half_precision_products_1e6(benchmark, impl, dtype, op):
+    benchmark.group = f"{op} 1e6 {dtype} near 1"
+    if impl == "numpy" and dtype == "bfloat16":
+        pytest.skip("NumPy has no bfloat16")
+    a = 1 + randn(10**6) / 1000
+    if impl == "numpy":
+        benchmark(LOWP_PRODUCTS[op][1], a.astype(np.float16))
+        return
+    benchmark(LOWP_PRODUCTS[op][0], make(impl, a).to(getattr(lib(impl), dtype)))
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
@@ -529,6 +556,26 @@ def test_embedding_bag_narrow_rows(benchmark, impl, shape, mode):
     w = L.tensor(randn((n, width)))
     idx = L.tensor(np.random.default_rng(0).integers(0, n, (bags, rows)))
     benchmark(lambda: L.nn.functional.embedding_bag(idx, w, mode=mode))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("shape", [(1024, 8, 1000, 8), (1024, 8, 1000, 16), (1024, 8, 1000, 32)],
+                         ids=str)
+@pytest.mark.parametrize("form", ["2-D input", "1-D input and offsets"])
+def test_embedding_bag_sum_narrow_rows(benchmark, impl, shape, form):
+    """sum of bags of rows of width 8-32 (bags x rows, table rows x width): the 32- and
+    8-column register blocks of embedding.c bag_run_add_f4; 1-D offsets become each index's
+    bag in tensor ops (nn/functional.py _fusable_offsets_bags)"""
+    bags, rows, n, width = shape
+    benchmark.group = f"embedding_bag sum, {bags} bags of {rows} rows of width {width}, {form}"
+    L = lib(impl)
+    w = L.tensor(randn((n, width)))
+    idx = L.tensor(np.random.default_rng(0).integers(0, n, (bags, rows)))
+    if form == "2-D input":
+        benchmark(lambda: L.nn.functional.embedding_bag(idx, w, mode="sum"))
+        return
+    flat, offsets = idx.reshape(-1), L.arange(0, bags * rows, rows)
+    benchmark(lambda: L.nn.functional.embedding_bag(flat, w, offsets, mode="sum"))
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)

@@ -826,13 +826,20 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
-def _fusable_bag_lengths(starts, ends, n):
-    """The bags' lengths when _ptl_embedding_bag can reduce them (bags that tile
-    [0, ends[-1]) in order), else None."""
-    if not starts or starts[0] != 0 or ends[-1] > n:
-        return None
-    lengths = list(map(operator.sub, ends, starts))
-    return lengths if min(lengths) >= 0 else None
+def _fusable_offsets_bags(offsets, n, include_last_offset):
+    """(the bag of each index, the number of bags) for _ptl_embedding_bag when the bags that
+    1-D offsets bound tile [0, end) in order (end = offsets[-1] with include_last_offset, else
+    n, the number of indices), else (None, 0).  In tensor ops and one item(): a Python list of
+    the bounds cost four times the kernel."""
+    offs = offsets.long()
+    starts = offs[:-1] if include_last_offset else offs
+    if starts.numel() == 0:
+        return None, 0
+    end = offs[-1:] if include_last_offset else torch.full((1,), n, dtype=torch.int64)
+    lengths = torch.diff(starts, append=end)
+    if not ((starts[0] == 0) & (end[0] <= n) & (lengths >= 0).all()).item():
+        return None, 0
+    return torch.repeat_interleave(lengths), starts.numel()
 
 
 def _embedding_bag_fused(flat, weight, bag, nbags, mode, per_sample_weights, padding_idx):
@@ -917,12 +924,15 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         if offsets.dim() != 1:
             raise ValueError("offsets has to be a 1D Tensor")
         flat = input
-        starts = offsets.tolist()
-        if include_last_offset:
-            ends = starts[1:]
-            starts = starts[:-1]
-        else:
-            ends = starts[1:] + [flat.numel()]
+        if fusable:
+            bag, nbags = _fusable_offsets_bags(offsets, flat.numel(), include_last_offset)
+        if bag is None:
+            starts = offsets.tolist()
+            if include_last_offset:
+                ends = starts[1:]
+                starts = starts[:-1]
+            else:
+                ends = starts[1:] + [flat.numel()]
     else:
         raise ValueError(
             f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
@@ -938,11 +948,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     if max_norm is not None:
         with torch.no_grad():
             torch.embedding_renorm_(weight, flat.contiguous(), max_norm, norm_type)
-    if fusable and bag is None:
-        lengths = _fusable_bag_lengths(starts, ends, flat.numel())
-        if lengths is not None:
-            nbags = len(lengths)
-            bag = torch.repeat_interleave(torch.tensor(lengths))
     if bag is not None:
         return _embedding_bag_fused(flat, weight, bag, nbags, mode, per_sample_weights,
                                     padding_idx)

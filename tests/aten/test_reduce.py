@@ -1004,8 +1004,103 @@ for dt in (ptl.float16, ptl.bfloat16):
         out += [t.sum(), t.mean(), t.to(ptl.float32)]
     m = ptl.tensor(rng.standard_normal((67, 2051)).astype(np.float32)).to(dt)
     out += [m.sum(0), m.sum(1), m[:, 3:].sum(0), m.mean(0)]
+    for shape in [(70, 250), (9, 31), (35, 17), (64, 1000), (130, 47)]:
+        m = ptl.tensor(rng.standard_normal(shape).astype(np.float32)).to(dt)
+        out += [m.sum(0), m.sum(1)]
+    for n in [31, 32, 33, 1023, 1025, 70001]:
+        t = ptl.tensor(1 + rng.standard_normal(n).astype(np.float32) / 64).to(dt)
+        out += [t.prod(), t[1:].prod(), t[::2].prod()]
+    m = ptl.tensor(1 + rng.standard_normal((70, 250)).astype(np.float32) / 16).to(dt)
+    out += [m.prod(0), m.prod(1), m[:, 1:].prod(1)]
 sys.stdout.buffer.write(b"".join(x.to(ptl.float32).numpy().tobytes() for x in out))
 """
+
+
+def lowp_column_sum_reference(v):
+    """sum(0) of the float16/bfloat16 values v (float64) in the order of Note [Half-precision
+    sums]: each column adds its rows one after another into a float32 partial sum, a new
+    partial every RED_COL_GROUP (32) rows, and the partials into a double."""
+    acc = np.zeros(v.shape[1:])
+    for r0 in range(0, v.shape[0], 32):
+        part = np.zeros(v.shape[1:], np.float32)
+        for row in v[r0:r0 + 32]:
+            part = part + row.astype(np.float32)
+        acc += part
+    return acc
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", LOWP, ids=str)
+def test_lowp_column_sums_keep_the_row_order(dtype, threads):
+    # the vector loops add four rows into a vector of partial sums at a time, the columns past
+    # the last whole vector through masked loads: rows 1..4 past a multiple of four, columns
+    # around 16 and 8 lanes, groups of 32 rows, a sliced view; the bits of the sequential sum
+    with num_threads(threads):
+        rng = np.random.default_rng(19)
+        for shape in [(70, 250), (9, 31), (35, 17), (64, 1000), (130, 47), (33, 16),
+                      (4, 24), (1, 33), (3, 8200)]:
+            t, v = lowp_tensor(100 * rng.standard_normal(shape), dtype)
+            for x, a in [(t, v), (t[:, 1:], v[:, 1:]), (t[1:], v[1:])]:
+                got = x.sum(0).to(ptl.float64).numpy()
+                want = ptl.tensor(lowp_column_sum_reference(a)).to(dtype).to(ptl.float64)
+                np.testing.assert_array_equal(got, want.numpy())
+
+
+GRAIN = 32768   # c10/parallel.h PTL_GRAIN_SIZE (test_size_thresholds checks it)
+
+
+def lowp_run_product(v):
+    """The product of the float16/bfloat16 run v (float64 values) in the order of Note
+    [Half-precision products]: value i into double lane i % 32, the lanes folded pairwise."""
+    lanes = np.ones(32)
+    for i in range(0, len(v), 32):
+        g = v[i:i + 32]
+        lanes[:len(g)] *= g
+    for w in (16, 8, 4, 2, 1):
+        lanes[:w] *= lanes[w:2 * w]
+    return lanes[0]
+
+
+def lowp_product(v):
+    """A whole reduction of R values: one run, or from 2 GRAIN values min(R / GRAIN, 64)
+    chunks of equal length (the last shorter) whatever the thread count, their products
+    multiplied in order."""
+    R = len(v)
+    if R < 2 * GRAIN:
+        return lowp_run_product(v)
+    chunk = -(-R // min(R // GRAIN, 64))
+    acc = 1.0
+    for c in range(0, R, chunk):
+        acc *= lowp_run_product(v[c:c + chunk])
+    return acc
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", LOWP, ids=str)
+def test_lowp_products_in_lanes(dtype, threads):
+    # the bits of the lane order, contiguous, strided and by columns (prod(0): row r into lane
+    # r % 32 of its column), at lengths around the 32 lanes, the 1024-value blocks and the
+    # chunks of one long product; values near 1 (and a few zeros, infinities and a NaN)
+    with num_threads(threads):
+        rng = np.random.default_rng(20)
+
+        def same(got, want):
+            want = ptl.tensor(np.asarray(want, np.float64)).to(dtype).to(ptl.float64).numpy()
+            np.testing.assert_array_equal(got.to(ptl.float64).numpy(), want)
+
+        for n in RUN_LENGTHS:
+            t, v = lowp_tensor(1 + rng.standard_normal(n) / 64, dtype)
+            same(t.prod(), lowp_product(v))
+            same(t[1::3].prod(), lowp_product(v[1::3]))
+        for shape in [(1, 40), (31, 16), (32, 17), (33, 200), (70, 129), (1000, 20), (5, 1025)]:
+            t, v = lowp_tensor(1 + rng.standard_normal(shape) / 16, dtype)
+            for x, a in [(t, v), (t.t().contiguous().t(), v), (t[:, 1:], v[:, 1:])]:
+                same(x.prod(0), [lowp_run_product(a[:, k]) for k in range(a.shape[1])])
+                same(x.prod(1), [lowp_run_product(a[k]) for k in range(a.shape[0])])
+        t, v = lowp_tensor(np.array([2.0, 0.5, np.inf, 0.0, 3.0, np.nan, -1.0] * 9), dtype)
+        same(t.prod(), lowp_run_product(v))
+        same(t[:3].prod(), np.inf)
+        same(t[:4].prod(), lowp_run_product(v[:4]))
 
 
 def test_lowp_sums_same_bits_at_every_width():
@@ -1032,11 +1127,12 @@ def test_scan_tiles_of_half_and_integer_bits(dtype, name, threads):
     # scan.c's tiles (Note [Scan tiles]): float16/bfloat16 add (or multiply) in double and round
     # to float32 and then to the dtype, as a sequential NumPy float64 scan does; integers are
     # exact and wrap.  Lengths around the 256-value conversion blocks, columns around the
-    # 256-column tiles, lines around the 8-line tiles, one line alone, transposed and sliced
+    # 256-column tiles, lines around the 8-line tiles, one line alone, transposed and sliced;
+    # int64 lines in groups of four (scan_line_i8): every remainder 0..3
     with num_threads(threads):
         rng = np.random.default_rng(18)
         for shape in [(1,), (255,), (256,), (257,), (1000,), (3, 257), (7, 255), (9, 256),
-                      (300, 5), (2, 300, 3), (8, 1), (0, 4)]:
+                      (300, 5), (2, 300, 3), (8, 1), (0, 4), (5, 6), (4, 4), (2, 150, 7)]:
             if dtype in LOWP:
                 scale = 1.0 if name == "cumsum" else 0.02
                 t, v = lowp_tensor(1 + scale * rng.standard_normal(shape), dtype)

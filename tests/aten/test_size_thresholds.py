@@ -191,6 +191,8 @@ def test_threshold_constants():
     kernels = "aten/native/reduce_kernels.h"
     assert c_define(kernels, "PTL_RED_COL_BLOCK") == RED_COL_BLOCK
     assert c_define(kernels, "PTL_RED_COL_GROUP") == RED_COL_GROUP
+    # test_reduce.py's lane order of float16/bfloat16 products
+    assert c_define("aten/native/reduce_kernels.c", "LOWP_PROD_LANES") == 32
     assert c_define("aten/native/nn.c", "SM_COLS") == SM_COLS
     assert c_define("aten/native/nn.c", "SM_ROW_GROUP") == SM_ROW_GROUP
     assert c_define("aten/native/sort.c", "SMALL_LANE") == SMALL_LANE
@@ -539,7 +541,7 @@ def test_full_reduction_chunks(R, dtype, layout):
             tol = 1e-5          # products and cubes rounded to float32 element by element
         assert_near(one, expected, scale, tol, f"{name} R={R} 1 thread")
         assert_near(two, expected, scale, tol, f"{name} R={R} 2 threads")
-        if name == "logsumexp":   # its chunks do not depend on the thread count
+        if name in ("logsumexp", "prod"):   # their chunks do not depend on the thread count
             assert_same_bits(one, two, name)
 
 

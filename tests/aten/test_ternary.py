@@ -104,6 +104,49 @@ def test_where_select_copies_bits(dt):
                                   np.ascontiguousarray(ref).view(np.uint8))
 
 
+@pytest.mark.parametrize("dt", [ptl.uint8, ptl.int16, ptl.float32, ptl.float64], ids=str)
+def test_where_broadcast_operands_copy_bits(dt):
+    """A 0-dim operand (a number, or x[5]) in either place or both, and a [k, 1] operand
+    broadcast along the run, go through the contiguous loop: the same bits as NumPy's
+    select at every length 0..40 and past the iterator's threading grain, on 3-D, on
+    non-contiguous and on uint8 conditions."""
+    gen = np.random.default_rng(9)
+    n = 70000
+    bits = gen.integers(0, 2**63, (2, n), dtype=np.uint64)
+    xa, ya = (bits.view(NP_DTYPE[dt])[:, :n] if dt in (ptl.float32, ptl.float64)
+              else bits.astype(NP_DTYPE[dt]))
+    if dt in (ptl.float32, ptl.float64):
+        xa[:3], ya[:3] = [np.nan, -0.0, np.inf], [-0.0, np.nan, 0.0]
+    ca = gen.integers(0, 2, n).astype(bool)
+    c, x = ptl.tensor(ca), ptl.tensor(xa)
+    a0, b0 = xa[1], ya[2]
+
+    def same(got, ref):
+        np.testing.assert_array_equal(np.ascontiguousarray(got.numpy()).view(np.uint8),
+                                      np.ascontiguousarray(ref).view(np.uint8))
+
+    for k in list(range(41)) + [n]:
+        same(ptl.where(c[:k], x[:k], ptl.tensor(b0)), np.where(ca[:k], xa[:k], b0))
+        same(ptl.where(c[:k], ptl.tensor(a0), x[:k]), np.where(ca[:k], a0, xa[:k]))
+        same(ptl.where(c[:k], ptl.tensor(a0), ptl.tensor(b0)), np.where(ca[:k], a0, b0))
+    same(ptl.where(c.reshape(7, 100, 100), x.reshape(7, 100, 100), x[5]),
+         np.where(ca.reshape(7, 100, 100), xa.reshape(7, 100, 100), xa[5]))
+    col = ptl.tensor(ya[:700].reshape(700, 1))
+    same(ptl.where(c.reshape(700, 100), col, x.reshape(700, 100)),
+         np.where(ca.reshape(700, 100), ya[:700].reshape(700, 1), xa.reshape(700, 100)))
+    same(ptl.where(c.reshape(100, 700).t(), x.reshape(700, 100), ptl.tensor(b0)),
+         np.where(ca.reshape(100, 700).T, xa.reshape(700, 100), b0))
+    with pytest.warns(UserWarning):
+        got = ptl.where(ptl.tensor(ca.astype(np.uint8) * 5), ptl.tensor(a0), x)
+    same(got, np.where(ca, a0, xa))
+    if dt in (ptl.float32, ptl.float64):
+        same(ptl.where(c, x, 0.5), np.where(ca, xa, NP_DTYPE[dt](0.5)))
+        same(ptl.where(c, -2.0, x), np.where(ca, NP_DTYPE[dt](-2.0), xa))
+    else:
+        same(ptl.where(c, x, 7), np.where(ca, xa, NP_DTYPE[dt](7)))
+        same(ptl.where(c, 3, x), np.where(ca, NP_DTYPE[dt](3), xa))
+
+
 def test_where_numbers_and_out():
     c = ptl.tensor([True, False, True])
     i = ptl.tensor([1, 2, 3])

@@ -1106,7 +1106,7 @@ def test_embedding_bag_fused_against_numpy_and_the_composite(mode, threads, layo
                 want = _np_bags(a, idx, starts, ends, mode, padding_idx=kw.get("padding_idx"))
                 got = F.embedding_bag(inp, w, off, mode=mode, **kw)
                 assert_close(got, want, dtype=dt)
-                monkeypatch.setattr(F, "_fusable_bag_lengths", lambda *args: None)
+                monkeypatch.setattr(F, "_fusable_offsets_bags", lambda *args: (None, 0))
                 ref = F.embedding_bag(inp, w, off, mode=mode, **kw)
                 monkeypatch.undo()
                 np.testing.assert_allclose(got.double().numpy(), ref.double().numpy(),
@@ -1181,10 +1181,10 @@ def test_embedding_bag_fused_sum_adds_rows_in_order():
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("width", [1, 31, 32, 33, 64, 70])
+@pytest.mark.parametrize("width", [1, 7, 8, 9, 16, 24, 31, 32, 33, 40, 47, 64, 70])
 def test_embedding_bag_fused_float32_column_blocks_bits(width, threads):
-    # float32 bags add 32 columns at a time in registers (embedding.c bag_run_add_f4), the
-    # rest column by column: across the block's width, with per-sample weights, padding and
+    # float32 bags add 32 columns at a time in registers (embedding.c bag_run_add_f4), then 8,
+    # the rest column by column: across both widths, with per-sample weights, padding and
     # 1-D offsets with an empty bag, the bits stay those of float32 adds in index order
     prev = ptl.get_num_threads()
     ptl.set_num_threads(threads)

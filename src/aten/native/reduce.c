@@ -22,11 +22,13 @@
  * column.  Contiguous runs of those take vector paths too: the extreme from the max/min
  * chains and then its first position for argmax, sixteen double lanes for the norms.
  * Contiguous float16/bfloat16 runs sum in float32 lanes (Note [Half-precision sums]) and take
- * their extremes in float32; integer and bool runs sum and take extremes in typed loops, as
- * do their column sums and column max/min.  The plain vector loops over memory live in
- * reduce_kernels.c.  logsumexp of float32/float64
- * takes the softmax kernels of nn.c (Note [Softmax columns]): a contiguous run's max and sum
- * of exps in the run's dtype, or those of each column when it reduces an outer dim. */
+ * their extremes in float32; their products, by runs and by columns, multiply in double lanes
+ * (Note [Half-precision products]).  Integer and bool runs sum and take extremes in typed
+ * loops, as do their column sums and column max/min.  The plain vector loops over memory live
+ * in reduce_kernels.c.  A product or logsumexp of one output splits into chunks that depend
+ * on its length alone, so its bits do not depend on the thread count.  logsumexp of
+ * float32/float64 takes the softmax kernels of nn.c (Note [Softmax columns]): a contiguous
+ * run's max and sum of exps in the run's dtype, or those of each column when it reduces an outer dim. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -494,6 +496,10 @@ fold_run(const Plan *pl, Acc *acc, const char *p, int64_t st, int64_t n, int64_t
         acc->i = (int64_t)((uint64_t)acc->i + (uint64_t)ptl_red_sum_int(pl->dt, p, n));
         return;
     }
+    if (pl->kind == R_PROD && IS_LOWP(pl->dt)) {   /* Note [Half-precision products] */
+        acc->a *= ptl_red_prod_lowp(pl->dt, p, st, n);
+        return;
+    }
     if (pl->kind == R_PROD && contig && pl->use_int) {   /* exact, so in any order */
         acc->i = (int64_t)((uint64_t)acc->i * (uint64_t)ptl_red_prod_int(pl->dt, p, n));
         return;
@@ -729,7 +735,7 @@ column_fold_kind(RedKind kind, PtlDtype dt, double p)
         return kind == R_MAX || kind == R_MIN || kind == R_ARGMAX || kind == R_ARGMIN;
     }
     if (IS_LOWP(dt)) {
-        return kind == R_MAX || kind == R_MIN;
+        return kind == R_MAX || kind == R_MIN || kind == R_PROD;
     }
     if (dt != PTL_DTYPE_FLOAT32 && dt != PTL_DTYPE_FLOAT64) {
         return 0;
@@ -774,6 +780,9 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
         if (fold && pl->use_int) {   /* the exact extreme in si, its row in sa */
             ptl_red_maxmin_rows_int(si, arg ? sa : NULL, pl->dt, p, pl->rstride[0], pl->R, m,
                                     pl->kind == R_MAX || pl->kind == R_ARGMAX);
+        }
+        else if (fold && IS_LOWP(pl->dt) && pl->kind == R_PROD) {
+            ptl_red_prod_rows_lowp(sd, pl->dt, p, pl->rstride[0], pl->R, m);
         }
         else if (fold && IS_LOWP(pl->dt)) {
             ptl_red_maxmin_rows_lowp(sd, pl->dt, p, pl->rstride[0], pl->R, m, pl->kind == R_MAX);
@@ -941,6 +950,7 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
     void *token = in->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
     int64_t isz = (int64_t)ptl_tensor_itemsize(in);
     int by_columns = kind == R_SUM || kind == R_NANSUM || kind == R_MEAN;
+    int fixed_chunks = kind == R_LSE || kind == R_PROD;
     int fp_columns = column_fold_kind(kind, pl.dt, p);
     /* logsumexp's columns: the softmax kernels, where this CPU has them (asked with w = 0) */
     fp_columns |= kind == R_LSE && ptl_softmax_expsum_cols(pl.dt, pl.base, 0, 0, 0, NULL, NULL);
@@ -955,15 +965,16 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
         int64_t grain = PTL_GRAIN_SIZE / (pl.R * pl.cw) + 1;
         rc = ptl_parallel_for(0, units, grain, reduce_columns, &pl);
     }
-    else if ((kind == R_LSE ? pl.nout == 1 : pl.nout < nt) && pl.R >= 2 * PTL_GRAIN_SIZE) {
+    else if ((fixed_chunks ? pl.nout == 1 : pl.nout < nt) && pl.R >= 2 * PTL_GRAIN_SIZE) {
         /* few outputs, long reductions: split each reduction over the threads (logsumexp's
-         * one output into the same chunks whatever the thread count, so the same bits) */
+         * and prod's one output into the same chunks whatever the thread count, so the same
+         * bits) */
         if ((job = malloc(sizeof(*job))) == NULL) {
             ptl_nogil_end(token);
             return ptl_error_set(PTL_ERR_MEMORY, "out of memory");
         }
         int64_t nchunks = pl.R / PTL_GRAIN_SIZE < MAX_CHUNKS ? pl.R / PTL_GRAIN_SIZE : MAX_CHUNKS;
-        nchunks = nchunks < 4 * nt || kind == R_LSE ? nchunks : 4 * nt;
+        nchunks = nchunks < 4 * nt || fixed_chunks ? nchunks : 4 * nt;
         job->pl = &pl;
         job->chunk = (pl.R + nchunks - 1) / nchunks;
         nchunks = (pl.R + job->chunk - 1) / job->chunk;

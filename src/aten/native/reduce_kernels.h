@@ -47,6 +47,11 @@ void ptl_red_maxmin_rows_lowp(double *val, PtlDtype dt, const char *p, int64_t r
 int64_t ptl_red_find_lowp(PtlDtype dt, const char *p, int64_t n, double v);
 void ptl_red_add_rows_lowp(double *acc, PtlDtype dt, const char *x, int64_t rs, int64_t nrows,
                            int64_t n);
+/* Note [Half-precision products]: the product of the run p[0], p[st], ... (n values), and
+ * val[k] = the product of column k of the R rows p, p + rs, ... (k < n) */
+double ptl_red_prod_lowp(PtlDtype dt, const char *p, int64_t st, int64_t n);
+void ptl_red_prod_rows_lowp(double *val, PtlDtype dt, const char *p, int64_t rs, int64_t R,
+                            int64_t n);
 
 /* Integer and bool (dt) runs, exact: the wrapping int64 sum and product of the contiguous run
  * p[0..n), its maximum (is_max) or minimum (n > 0), acc[k] += p[k] (k < n), and best[k] =

@@ -104,7 +104,8 @@ scan_lines(void *ctx, int64_t b, int64_t e)
  *   inner > 1: up to TILE_COLS neighbouring lines of one outer index, i.e. a row segment
  *              at every step (contiguous loads and stores that vectorize);
  *   inner = 1: up to TILE_LINES consecutive lines, len apart (independent add chains that
- *              overlap in the pipeline).
+ *              overlap in the pipeline); int64 lines go one at a time, four elements a step
+ *              of the chain (scan_line_i8: exact in any order).
  * Tiles are split over the threads.  1024 x 1024 float32, one thread: cumsum(0) 10.1 ms ->
  * 0.3-0.6 ms, cumsum(-1) 1.9 ms -> 0.5 ms. */
 #define TILE_COLS 256
@@ -224,6 +225,47 @@ DEFINE_SCAN_TILE(double, double, f8)
 DEFINE_SCAN_TILE(int64_t, uint64_t, i8)
 #undef DEFINE_SCAN_TILE
 
+/* One contiguous int64 line: wrapping adds and multiplies are associative, so the running
+ * value r waits on one operation per four elements: each group's own prefix is formed apart
+ * from r (independent of the previous group), then offset by it.  Exact, as scan_lines is.
+ * Interleaving TILE_LINES lines a row apart instead left cumsum(1) of 1000 x 1000 at 0.6x
+ * PyTorch's time (a load, an add and a store per element, on eight address streams). */
+static void
+scan_line_i8(const int64_t *x, int64_t *y, int64_t len, int is_prod)
+{
+    const uint64_t *u = (const uint64_t *)x;
+    uint64_t *v = (uint64_t *)y;
+    uint64_t r = is_prod ? 1 : 0;
+    int64_t k = 0;
+    if (is_prod) {
+        for (; k + 4 <= len; k += 4) {
+            uint64_t p1 = u[k], p2 = p1 * u[k + 1], p3 = p2 * u[k + 2], p4 = p3 * u[k + 3];
+            v[k] = r * p1;
+            v[k + 1] = r * p2;
+            v[k + 2] = r * p3;
+            r *= p4;
+            v[k + 3] = r;
+        }
+        for (; k < len; k++) {
+            r *= u[k];
+            v[k] = r;
+        }
+        return;
+    }
+    for (; k + 4 <= len; k += 4) {
+        uint64_t p1 = u[k], p2 = p1 + u[k + 1], p3 = p2 + u[k + 2], p4 = p3 + u[k + 3];
+        v[k] = r + p1;
+        v[k + 1] = r + p2;
+        v[k + 2] = r + p3;
+        r += p4;
+        v[k + 3] = r;
+    }
+    for (; k < len; k++) {
+        r += u[k];
+        v[k] = r;
+    }
+}
+
 static int
 scan_tiles(void *ctx, int64_t b, int64_t e)
 {
@@ -259,6 +301,13 @@ scan_tiles(void *ctx, int64_t b, int64_t e)
             scan_tile_lowp(job->dt, x, y, job->len, kst, gst, g, job->is_prod);
             break;
         default:
+            if (gst != 1) {   /* g lines len apart, one after another */
+                for (int64_t i = 0; i < g; i++) {
+                    scan_line_i8((const int64_t *)x + i * gst, (int64_t *)y + i * gst, job->len,
+                                 job->is_prod);
+                }
+                break;
+            }
             scan_tile_i8((const int64_t *)x, (int64_t *)y, job->len, kst, gst, g, job->is_prod);
             break;
         }
