@@ -86,6 +86,49 @@ ptl_sigmoid_d(double x)
     return 1.0 / (1.0 + exp(-x));
 }
 
+/* The unary functions that are one libm call, in double (_d) and float (_f), so that the CPU
+ * loops and the CUDA kernels call the same function: ptl_sin_d is sin, ptl_sin_f sinf. */
+#define PTL_FORALL_LIBM_UNARY(_)                                                          \
+    _(exp2) _(expm1) _(log2) _(log10) _(log1p) _(sin) _(cos) _(tan) _(asin) _(acos) _(atan) \
+    _(sinh) _(cosh) _(erf) _(floor) _(ceil) _(trunc) _(lgamma)
+#define PTL_DEFINE_LIBM_UNARY(F)                                                          \
+    PTL_HD static inline double ptl_##F##_d(double x) { return F(x); }                    \
+    PTL_HD static inline float ptl_##F##_f(float x) { return F##f(x); }
+PTL_FORALL_LIBM_UNARY(PTL_DEFINE_LIBM_UNARY)
+#undef PTL_DEFINE_LIBM_UNARY
+
+/* the binary ones: atan2, pow, fmod, and fmax / fmin (NaN ignoring) */
+#define PTL_FORALL_LIBM_BINARY(_) _(atan2) _(pow) _(fmod) _(fmax) _(fmin)
+#define PTL_DEFINE_LIBM_BINARY(F)                                                         \
+    PTL_HD static inline double ptl_##F##_d(double a, double b) { return F(a, b); }       \
+    PTL_HD static inline float ptl_##F##_f(float a, float b) { return F##f(a, b); }
+PTL_FORALL_LIBM_BINARY(PTL_DEFINE_LIBM_BINARY)
+#undef PTL_DEFINE_LIBM_BINARY
+
+PTL_HD static inline double ptl_rsqrt_d(double x) { return 1.0 / sqrt(x); }
+PTL_HD static inline float ptl_rsqrt_f(float x) { return 1.0f / sqrtf(x); }
+PTL_HD static inline double ptl_frac_d(double x) { return x - trunc(x); }
+PTL_HD static inline float ptl_frac_f(float x) { return x - truncf(x); }
+/* square of an integer, wrapping */
+PTL_HD static inline int64_t ptl_square_i(int64_t x) { return (int64_t)((uint64_t)x * (uint64_t)x); }
+
+/* nan_to_num: selects (the CPU loops vectorize), the replacements already in T */
+#define PTL_DEFINE_NAN_TO_NUM(NAME, T)                                                    \
+    PTL_HD static inline T                                                                \
+    NAME(T x, T nan, T posinf, T neginf)                                                  \
+    {                                                                                     \
+        T y = x == (T)INFINITY ? posinf : x;                                              \
+        y = x == -(T)INFINITY ? neginf : y;                                               \
+        return x != x ? nan : y;                                                          \
+    }
+PTL_DEFINE_NAN_TO_NUM(ptl_nan_to_num_d, double)
+PTL_DEFINE_NAN_TO_NUM(ptl_nan_to_num_f, float)
+#undef PTL_DEFINE_NAN_TO_NUM
+
+/* C division rounded toward zero (div's rounding_mode='trunc') */
+PTL_HD static inline double ptl_div_trunc_d(double a, double b) { return trunc(a / b); }
+PTL_HD static inline float ptl_div_trunc_f(float a, float b) { return truncf(a / b); }
+
 /* round(x, decimals): round half to even at the given decimal.  p = 10^|decimals| is taken
  * in the tensor's precision, as PyTorch does (so huge `decimals` give nan), by the caller,
  * once per tensor: a pow per element kept the loops from vectorizing. */

@@ -156,14 +156,14 @@ typedef struct DivExtra {
         INT_ENTRIES(NAME), FLOAT_ENTRIES(NAME),                                             \
     };
 
-#define TRUNC_F(A, B, X) truncf((A) / (B))
-#define TRUNC_D(A, B, X) trunc((A) / (B))
+#define TRUNC_F(A, B, X) ptl_div_trunc_f((A), (B))
+#define TRUNC_D(A, B, X) ptl_div_trunc_d((A), (B))
 #define FLOOR_F(A, B, X) ptl_div_floor_f((A), (B))
 #define FLOOR_D(A, B, X) ptl_div_floor_d((A), (B))
 #define REM_F(A, B, X) ptl_remainder_f((A), (B))
 #define REM_D(A, B, X) ptl_remainder_d((A), (B))
-#define FMOD_F(A, B, X) fmodf((A), (B))
-#define FMOD_D(A, B, X) fmod((A), (B))
+#define FMOD_F(A, B, X) ptl_fmod_f((A), (B))
+#define FMOD_D(A, B, X) ptl_fmod_d((A), (B))
 
 DEFINE_DIV_FAMILY(div_trunc, ptl_div_trunc_i, TRUNC_F, TRUNC_D)
 DEFINE_DIV_FAMILY(div_floor, ptl_div_floor_i, FLOOR_F, FLOOR_D)
@@ -328,8 +328,8 @@ fmod_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 /* ---- pow ---- */
 
 #define POW_I(A, B, X) ptl_pow_i((A), (B))
-#define POW_F(A, B, X) powf((A), (B))
-#define POW_D(A, B, X) pow((A), (B))
+#define POW_F(A, B, X) ptl_pow_f((A), (B))
+#define POW_D(A, B, X) ptl_pow_d((A), (B))
 #define POWS_F(A, B, X) ((void)(B), ptl_pow_scalar_f((A), (X)))
 #define POWS_D(A, B, X) ((void)(B), ptl_pow_scalar_d((A), (X)))
 /* the same, taking the exponent from the broadcast operand (the vector loops' slow lanes) */
@@ -425,8 +425,8 @@ pow_number_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- atan2: integers compute in the default float dtype ---- */
 
-#define ATAN2_F(A, B, X) atan2f((A), (B))
-#define ATAN2_D(A, B, X) atan2((A), (B))
+#define ATAN2_F(A, B, X) ptl_atan2_f((A), (B))
+#define ATAN2_D(A, B, X) ptl_atan2_d((A), (B))
 DEFINE_BINARY_FLOAT_LOOPS(atan2, ATAN2_F, ATAN2_D)
 #ifdef PTL_HAVE_AVX2_KERNELS
 DEFINE_BINARY_VEC_LOOPS_PS(atan2, ptl_vm_atan2, ATAN2_F)
@@ -516,10 +516,10 @@ DEFINE_BINARY_KERNEL(lcm)
 #define MAX_D(A, B, X) ptl_maximum_d((A), (B))
 #define MIN_F(A, B, X) ptl_minimum_f((A), (B))
 #define MIN_D(A, B, X) ptl_minimum_d((A), (B))
-#define FMAX_F(A, B, X) fmaxf((A), (B))
-#define FMAX_D(A, B, X) fmax((A), (B))
-#define FMIN_F(A, B, X) fminf((A), (B))
-#define FMIN_D(A, B, X) fmin((A), (B))
+#define FMAX_F(A, B, X) ptl_fmax_f((A), (B))
+#define FMAX_D(A, B, X) ptl_fmax_d((A), (B))
+#define FMIN_F(A, B, X) ptl_fmin_f((A), (B))
+#define FMIN_D(A, B, X) ptl_fmin_d((A), (B))
 DEFINE_BINARY_INT_LOOPS(max_int, MAX_I)
 DEFINE_BINARY_INT_LOOPS(min_int, MIN_I)
 DEFINE_BINARY_LOOP(max_int, uint8_t, b1, int64_t, PTL_ID, (uint8_t), MAX_I)

@@ -57,50 +57,50 @@
 
 #define EXP_F(X, E) ptl_vm_expf(X)
 #define EXP_D(X, E) ptl_vm_exp(X)
-#define EXP2_F(X, E) exp2f(X)
-#define EXP2_D(X, E) exp2(X)
-#define EXPM1_F(X, E) expm1f(X)
-#define EXPM1_D(X, E) expm1(X)
+#define EXP2_F(X, E) ptl_exp2_f(X)
+#define EXP2_D(X, E) ptl_exp2_d(X)
+#define EXPM1_F(X, E) ptl_expm1_f(X)
+#define EXPM1_D(X, E) ptl_expm1_d(X)
 #define LOG_F(X, E) logf(X)
 #define LOG_D(X, E) log(X)
-#define LOG2_F(X, E) log2f(X)
-#define LOG2_D(X, E) log2(X)
-#define LOG10_F(X, E) log10f(X)
-#define LOG10_D(X, E) log10(X)
-#define LOG1P_F(X, E) log1pf(X)
-#define LOG1P_D(X, E) log1p(X)
+#define LOG2_F(X, E) ptl_log2_f(X)
+#define LOG2_D(X, E) ptl_log2_d(X)
+#define LOG10_F(X, E) ptl_log10_f(X)
+#define LOG10_D(X, E) ptl_log10_d(X)
+#define LOG1P_F(X, E) ptl_log1p_f(X)
+#define LOG1P_D(X, E) ptl_log1p_d(X)
 #define SQRT_F(X, E) sqrtf(X)
 #define SQRT_D(X, E) sqrt(X)
-#define RSQRT_F(X, E) (1.0f / sqrtf(X))
-#define RSQRT_D(X, E) (1.0 / sqrt(X))
-#define SIN_F(X, E) sinf(X)
-#define SIN_D(X, E) sin(X)
-#define COS_F(X, E) cosf(X)
-#define COS_D(X, E) cos(X)
-#define TAN_F(X, E) tanf(X)
-#define TAN_D(X, E) tan(X)
-#define ASIN_F(X, E) asinf(X)
-#define ASIN_D(X, E) asin(X)
-#define ACOS_F(X, E) acosf(X)
-#define ACOS_D(X, E) acos(X)
-#define ATAN_F(X, E) atanf(X)
-#define ATAN_D(X, E) atan(X)
-#define SINH_F(X, E) sinhf(X)
-#define SINH_D(X, E) sinh(X)
-#define COSH_F(X, E) coshf(X)
-#define COSH_D(X, E) cosh(X)
+#define RSQRT_F(X, E) ptl_rsqrt_f(X)
+#define RSQRT_D(X, E) ptl_rsqrt_d(X)
+#define SIN_F(X, E) ptl_sin_f(X)
+#define SIN_D(X, E) ptl_sin_d(X)
+#define COS_F(X, E) ptl_cos_f(X)
+#define COS_D(X, E) ptl_cos_d(X)
+#define TAN_F(X, E) ptl_tan_f(X)
+#define TAN_D(X, E) ptl_tan_d(X)
+#define ASIN_F(X, E) ptl_asin_f(X)
+#define ASIN_D(X, E) ptl_asin_d(X)
+#define ACOS_F(X, E) ptl_acos_f(X)
+#define ACOS_D(X, E) ptl_acos_d(X)
+#define ATAN_F(X, E) ptl_atan_f(X)
+#define ATAN_D(X, E) ptl_atan_d(X)
+#define SINH_F(X, E) ptl_sinh_f(X)
+#define SINH_D(X, E) ptl_sinh_d(X)
+#define COSH_F(X, E) ptl_cosh_f(X)
+#define COSH_D(X, E) ptl_cosh_d(X)
 #define TANH_F(X, E) tanhf(X)
 #define TANH_D(X, E) tanh(X)
 #define SIGMOID_F(X, E) ptl_sigmoid_f(X)
 #define SIGMOID_D(X, E) ptl_sigmoid_d(X)
 #define ERF_F(X, E) ptl_vm_erff(X)
-#define ERF_D(X, E) erf(X)
+#define ERF_D(X, E) ptl_erf_d(X)
 #define ERFINV_F(X, E) ((float)ptl_erfinv_d(X))
 #define ERFINV_D(X, E) ptl_erfinv_d(X)
 #define RECIPROCAL_F(X, E) (1.0f / (X))
 #define RECIPROCAL_D(X, E) (1.0 / (X))
-#define FRAC_F(X, E) ((X) - truncf(X))
-#define FRAC_D(X, E) ((X) - trunc(X))
+#define FRAC_F(X, E) ptl_frac_f(X)
+#define FRAC_D(X, E) ptl_frac_d(X)
 
 DEFINE_FLOAT_OP(exp, EXP_F, EXP_D)
 DEFINE_FLOAT_OP(exp2, EXP2_F, EXP2_D)
@@ -137,18 +137,18 @@ DEFINE_FLOAT_OP(frac, FRAC_F, FRAC_D)
 #define SIGN_I(X, E) ptl_sign_i(X)
 #define SIGN_F(X, E) ((float)((0 < (X)) - ((X) < 0)))
 #define SIGN_D(X, E) ptl_sign_d(X)
-#define SQUARE_I(X, E) ((int64_t)((uint64_t)(X) * (uint64_t)(X)))
+#define SQUARE_I(X, E) ptl_square_i(X)
 #define SQUARE_F(X, E) ((X) * (X))
 #define RELU_I(X, E) ptl_relu_i(X)
 #define RELU_F(X, E) ((X) < 0 ? 0.0f : (X))
 #define RELU_D(X, E) ptl_relu_d(X)
 #define ID_I(X, E) (X)
-#define FLOOR_F(X, E) floorf(X)
-#define FLOOR_D(X, E) floor(X)
-#define CEIL_F(X, E) ceilf(X)
-#define CEIL_D(X, E) ceil(X)
-#define TRUNC_F(X, E) truncf(X)
-#define TRUNC_D(X, E) trunc(X)
+#define FLOOR_F(X, E) ptl_floor_f(X)
+#define FLOOR_D(X, E) ptl_floor_d(X)
+#define CEIL_F(X, E) ptl_ceil_f(X)
+#define CEIL_D(X, E) ptl_ceil_d(X)
+#define TRUNC_F(X, E) ptl_trunc_f(X)
+#define TRUNC_D(X, E) ptl_trunc_d(X)
 /* round.decimals: the decimals and 10^|decimals| in float and in double */
 typedef struct RoundDecimals {
     int64_t decimals;
@@ -232,25 +232,18 @@ typedef struct NanToNum {
     double nan, posinf, neginf;
 } NanToNum;
 
-/* nan_to_num in type T: selects, so that the loops vectorize, with the replacements
- * converted to T (float32 computes in float: the same values, each replacement rounded once) */
-#define DEFINE_NAN_TO_NUM(NAME, T)                                                        \
-    static inline T                                                                       \
-    NAME(T x, const NanToNum *r)                                                          \
-    {                                                                                     \
-        T y = x == INFINITY ? (T)r->posinf : x;                                           \
-        y = x == -INFINITY ? (T)r->neginf : y;                                            \
-        return x != x ? (T)r->nan : y;                                                    \
-    }
-DEFINE_NAN_TO_NUM(nan_to_num_d, double)
-DEFINE_NAN_TO_NUM(nan_to_num_f, float)
-
-#define NAN_TO_NUM_F(X, E) ((float)nan_to_num_d((X), (const NanToNum *)(E)))
-#define NAN_TO_NUM_D(X, E) nan_to_num_d((X), (const NanToNum *)(E))
+/* nan_to_num: scalar_math.h's, the replacements converted to the computing type (float32
+ * computes in float: the same values, each replacement rounded once) */
+#define NAN_TO_NUM_ARGS(T, E)                                                             \
+    (T)((const NanToNum *)(E))->nan, (T)((const NanToNum *)(E))->posinf,                  \
+        (T)((const NanToNum *)(E))->neginf
+#define NAN_TO_NUM_F(X, E) ((float)ptl_nan_to_num_d((X), NAN_TO_NUM_ARGS(double, E)))
+#define NAN_TO_NUM_D(X, E) ptl_nan_to_num_d((X), NAN_TO_NUM_ARGS(double, E))
+#define NAN_TO_NUM_F4(X, E) ptl_nan_to_num_f((X), NAN_TO_NUM_ARGS(float, E))
 DEFINE_UNARY_LOOP(nan_to_num, ptl_half, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, NAN_TO_NUM_F)
 DEFINE_UNARY_LOOP(nan_to_num, ptl_bf16, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAN_TO_NUM_F)
 
-DEFINE_PARAM_LOOP(nan_to_num, float, f4, NanToNum, nan_to_num_f)
+DEFINE_PARAM_LOOP(nan_to_num, float, f4, NanToNum, NAN_TO_NUM_F4)
 DEFINE_PARAM_LOOP(nan_to_num, double, f8, NanToNum, NAN_TO_NUM_D)
 DEFINE_UNARY_INT(int_id, ID_I)
 
@@ -501,8 +494,8 @@ nan_to_num_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- the gamma function family: lgamma, digamma, polygamma(n, .) ---- */
 
-#define LGAMMA_F(X, E) lgammaf(X)
-#define LGAMMA_D(X, E) lgamma(X)
+#define LGAMMA_F(X, E) ptl_lgamma_f(X)
+#define LGAMMA_D(X, E) ptl_lgamma_d(X)
 #define DIGAMMA_F(X, E) ((float)ptl_digamma_d(X))
 #define DIGAMMA_D(X, E) ptl_digamma_d(X)
 #define POLYGAMMA_F(X, E) ((float)ptl_polygamma_d(*(const int64_t *)(E), (X)))
