@@ -182,8 +182,81 @@ typedef enum PtlCudaPointwiseOp {
      * the backward takes (grad, self, target), p: grad's divisor (numel for 'mean', else 1) */
     PTL_CUDA_OP_BCE,
     PTL_CUDA_OP_BCE_BACKWARD,
+    /* unary.c's, binary.c's, compare.c's and ternary.c's remaining formulas, one function
+     * of each family per launch: p[0] is its PtlCudaMathFn, p[1..3] its parameters.  Every
+     * integer dtype and bool (as uint8) reach the kernels: register_cuda_math.c refuses what
+     * the CPU op refuses before the launch. */
+    PTL_CUDA_OP_MATH,               /* (self) */
+    PTL_CUDA_OP_MATH2,              /* (self, other) */
+    PTL_CUDA_OP_MATH3,              /* (self, tensor1, tensor2) */
+    /* the predicates: (self) or (self, other) of the compute dtype -> bool, every dtype */
+    PTL_CUDA_OP_PREDICATE,
     PTL_CUDA_OP_COUNT
 } PtlCudaPointwiseOp;
+
+/* The functions of PTL_CUDA_OP_MATH, MATH2, MATH3 and PREDICATE (p[0]); the parameters
+ * p[1..3] */
+typedef enum PtlCudaMathFn {
+    /* unary: float16, bfloat16 and float32 in float, float64 in double */
+    PTL_CUDA_MATH_EXP2,
+    PTL_CUDA_MATH_EXPM1,
+    PTL_CUDA_MATH_LOG2,
+    PTL_CUDA_MATH_LOG10,
+    PTL_CUDA_MATH_LOG1P,
+    PTL_CUDA_MATH_RSQRT,
+    PTL_CUDA_MATH_SIN,
+    PTL_CUDA_MATH_COS,
+    PTL_CUDA_MATH_TAN,
+    PTL_CUDA_MATH_ASIN,
+    PTL_CUDA_MATH_ACOS,
+    PTL_CUDA_MATH_ATAN,
+    PTL_CUDA_MATH_SINH,
+    PTL_CUDA_MATH_COSH,
+    PTL_CUDA_MATH_ERF,
+    PTL_CUDA_MATH_ERFINV,           /* in double */
+    PTL_CUDA_MATH_LGAMMA,
+    PTL_CUDA_MATH_DIGAMMA,          /* in double */
+    PTL_CUDA_MATH_POLYGAMMA,        /* in double; p[1]: n */
+    PTL_CUDA_MATH_FRAC,
+    /* unary, integers too: floor, ceil, trunc and round are their identity there */
+    PTL_CUDA_MATH_FLOOR,
+    PTL_CUDA_MATH_CEIL,
+    PTL_CUDA_MATH_TRUNC,
+    PTL_CUDA_MATH_ROUND,            /* p[1]: decimals, p[2], p[3]: 10^|decimals| in float,
+                                     * in double */
+    PTL_CUDA_MATH_SQUARE,
+    PTL_CUDA_MATH_NAN_TO_NUM,       /* p: nan, posinf, neginf; integers pass through */
+    PTL_CUDA_MATH_THRESHOLD,        /* p: threshold, value */
+    PTL_CUDA_MATH_BITWISE_NOT,      /* integers only */
+    PTL_CUDA_MATH_BOOL_NOT,         /* bool (uint8 0 or 1) only */
+    /* binary */
+    PTL_CUDA_MATH_ATAN2,
+    PTL_CUDA_MATH_MAXIMUM,          /* integers: fmax and fmin are maximum and minimum */
+    PTL_CUDA_MATH_MINIMUM,
+    PTL_CUDA_MATH_FMAX,
+    PTL_CUDA_MATH_FMIN,
+    PTL_CUDA_MATH_POW,
+    PTL_CUDA_MATH_DIV_TRUNC,        /* integers: 0 where the divisor is 0 (the caller raises) */
+    PTL_CUDA_MATH_DIV_FLOOR,
+    PTL_CUDA_MATH_REMAINDER,
+    PTL_CUDA_MATH_FMOD,
+    PTL_CUDA_MATH_BITWISE_AND,      /* integers and bool only, as the shifts */
+    PTL_CUDA_MATH_BITWISE_OR,
+    PTL_CUDA_MATH_BITWISE_XOR,
+    PTL_CUDA_MATH_LSHIFT,           /* p[1]: the dtype's width in bits */
+    PTL_CUDA_MATH_RSHIFT,
+    PTL_CUDA_MATH_LERP_SCALAR,      /* p[1]: weight */
+    /* ternary */
+    PTL_CUDA_MATH_LERP,             /* (self, end, weight) */
+    PTL_CUDA_MATH_ADDCMUL,          /* p[1]: value */
+    PTL_CUDA_MATH_ADDCDIV,
+    /* PTL_CUDA_OP_PREDICATE's: integers and bool are never nan or inf */
+    PTL_CUDA_MATH_ISNAN,
+    PTL_CUDA_MATH_ISINF,
+    PTL_CUDA_MATH_ISFINITE,
+    PTL_CUDA_MATH_LOGICAL_NOT,
+    PTL_CUDA_MATH_ISCLOSE           /* (self, other), p: rtol, atol, equal_nan */
+} PtlCudaMathFn;
 
 /* nextafter's step: float16 and bfloat16 (computed in float) step on their own bits */
 typedef enum PtlCudaNextafterWidth {
@@ -205,7 +278,8 @@ typedef enum PtlCudaRegLoss {
 #define PTL_CUDA_MAX_PARAMS 4
 int ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double *p);
 /* 1 when ptl_cuda_pointwise runs op on dtype (every op: the float dtypes; add, mul, neg,
- * relu, abs and sign: the integer ones too, bool excepted; gcd and lcm: those alone). */
+ * relu, abs and sign: the integer ones too, bool excepted; gcd and lcm: those alone; the
+ * math family: every dtype). */
 int ptl_cuda_pointwise_takes(PtlCudaPointwiseOp op, int dtype);
 /* Copies operand 1 (a->src_dtype) into operand 0 (a->dtype), converting as the CPU copy does
  * (an is_scalar source is not supported: use ptl_cuda_fill).  0, or -1 with an error set. */

@@ -151,6 +151,74 @@ __device__ inline double nextafter_of(double a, double b, int width)
     return ptl_nextafter_d(a, b);
 }
 
+// the math family (PtlCudaMathFn in p[0]) as unary.c's, binary.c's and ternary.c's loops
+// call scalar_math.h: float16, bfloat16 and float32 in float (erfinv, digamma and polygamma
+// in double, as there), float64 in double; round's 10^|decimals| is p[RP] in the dtype's
+// precision.  Out of line: one call per element keeps the unrolled vector kernels small.
+#define PTL_MATH_OVERLOADS(T, SUF, RP)                                                    \
+    __device__ __noinline__ T math1_of(T x, const double *p)                              \
+    {                                                                                     \
+        switch ((int)p[0]) {                                                              \
+        case PTL_CUDA_MATH_EXP2: return ptl_exp2_##SUF(x);                                \
+        case PTL_CUDA_MATH_EXPM1: return ptl_expm1_##SUF(x);                              \
+        case PTL_CUDA_MATH_LOG2: return ptl_log2_##SUF(x);                                \
+        case PTL_CUDA_MATH_LOG10: return ptl_log10_##SUF(x);                              \
+        case PTL_CUDA_MATH_LOG1P: return ptl_log1p_##SUF(x);                              \
+        case PTL_CUDA_MATH_RSQRT: return ptl_rsqrt_##SUF(x);                              \
+        case PTL_CUDA_MATH_SIN: return ptl_sin_##SUF(x);                                  \
+        case PTL_CUDA_MATH_COS: return ptl_cos_##SUF(x);                                  \
+        case PTL_CUDA_MATH_TAN: return ptl_tan_##SUF(x);                                  \
+        case PTL_CUDA_MATH_ASIN: return ptl_asin_##SUF(x);                                \
+        case PTL_CUDA_MATH_ACOS: return ptl_acos_##SUF(x);                                \
+        case PTL_CUDA_MATH_ATAN: return ptl_atan_##SUF(x);                                \
+        case PTL_CUDA_MATH_SINH: return ptl_sinh_##SUF(x);                                \
+        case PTL_CUDA_MATH_COSH: return ptl_cosh_##SUF(x);                                \
+        case PTL_CUDA_MATH_ERF: return ptl_erf_##SUF(x);                                  \
+        case PTL_CUDA_MATH_ERFINV: return (T)ptl_erfinv_d((double)x);                     \
+        case PTL_CUDA_MATH_LGAMMA: return ptl_lgamma_##SUF(x);                            \
+        case PTL_CUDA_MATH_DIGAMMA: return (T)ptl_digamma_d((double)x);                   \
+        case PTL_CUDA_MATH_POLYGAMMA: return (T)ptl_polygamma_d((int64_t)p[1], (double)x); \
+        case PTL_CUDA_MATH_FRAC: return ptl_frac_##SUF(x);                                \
+        case PTL_CUDA_MATH_FLOOR: return ptl_floor_##SUF(x);                              \
+        case PTL_CUDA_MATH_CEIL: return ptl_ceil_##SUF(x);                                \
+        case PTL_CUDA_MATH_TRUNC: return ptl_trunc_##SUF(x);                              \
+        case PTL_CUDA_MATH_ROUND: return ptl_round_decimals_##SUF(x, (int64_t)p[1], (T)p[RP]); \
+        case PTL_CUDA_MATH_SQUARE: return x * x;                                          \
+        case PTL_CUDA_MATH_NAN_TO_NUM: return ptl_nan_to_num_##SUF(x, (T)p[1], (T)p[2], (T)p[3]); \
+        case PTL_CUDA_MATH_THRESHOLD: return x <= (T)p[1] ? (T)p[2] : x;                  \
+        default: return x;                                                                \
+        }                                                                                 \
+    }                                                                                     \
+    __device__ inline T math2_of(T a, T b, const double *p)                               \
+    {                                                                                     \
+        switch ((int)p[0]) {                                                              \
+        case PTL_CUDA_MATH_ATAN2: return ptl_atan2_##SUF(a, b);                           \
+        case PTL_CUDA_MATH_MAXIMUM: return ptl_maximum_##SUF(a, b);                       \
+        case PTL_CUDA_MATH_MINIMUM: return ptl_minimum_##SUF(a, b);                       \
+        case PTL_CUDA_MATH_FMAX: return ptl_fmax_##SUF(a, b);                             \
+        case PTL_CUDA_MATH_FMIN: return ptl_fmin_##SUF(a, b);                             \
+        case PTL_CUDA_MATH_POW: return ptl_pow_##SUF(a, b);                               \
+        case PTL_CUDA_MATH_DIV_TRUNC: return ptl_div_trunc_##SUF(a, b);                   \
+        case PTL_CUDA_MATH_DIV_FLOOR: return ptl_div_floor_##SUF(a, b);                   \
+        case PTL_CUDA_MATH_REMAINDER: return ptl_remainder_##SUF(a, b);                   \
+        case PTL_CUDA_MATH_FMOD: return ptl_fmod_##SUF(a, b);                             \
+        case PTL_CUDA_MATH_LERP_SCALAR: return ptl_lerp_##SUF(a, b, (T)p[1]);             \
+        default: return a;                                                                \
+        }                                                                                 \
+    }                                                                                     \
+    __device__ inline T math3_of(T a, T b, T c, const double *p)                          \
+    {                                                                                     \
+        switch ((int)p[0]) {                                                              \
+        case PTL_CUDA_MATH_LERP: return ptl_lerp_##SUF(a, b, c);                          \
+        case PTL_CUDA_MATH_ADDCMUL: return a + (T)p[1] * (b * c);                         \
+        case PTL_CUDA_MATH_ADDCDIV: return a + (T)p[1] * (b / c);                         \
+        default: return a;                                                                \
+        }                                                                                 \
+    }
+PTL_MATH_OVERLOADS(float, f, 2)
+PTL_MATH_OVERLOADS(double, d, 3)
+#undef PTL_MATH_OVERLOADS
+
 template <int OP, typename A>
 __device__ inline A
 apply(const A *x, const double *p)
@@ -228,6 +296,9 @@ apply(const A *x, const double *p)
     case PTL_CUDA_OP_BCE: return (A)ptl_bce_d((double)x[0], (double)x[1]);
     case PTL_CUDA_OP_BCE_BACKWARD:
         return (A)ptl_bce_grad_d((double)x[0] / p[0], (double)x[1], (double)x[2]);
+    case PTL_CUDA_OP_MATH: return math1_of(x[0], p);
+    case PTL_CUDA_OP_MATH2: return math2_of(x[0], x[1], p);
+    case PTL_CUDA_OP_MATH3: return math3_of(x[0], x[1], x[2], p);
     default: return x[0];
     }
 }
@@ -261,6 +332,8 @@ template <> struct Arity<PTL_CUDA_OP_GCD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_LCM> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_BCE> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_BCE_BACKWARD> { enum { n = 3 }; };
+template <> struct Arity<PTL_CUDA_OP_MATH2> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_MATH3> { enum { n = 3 }; };
 
 struct Params {
     double p[PTL_CUDA_MAX_PARAMS];
@@ -348,12 +421,50 @@ pointwise_contiguous_kernel(PtlCudaLoopArgs a, Params p)
 // truncated to the dtype at the store, as binary.c's and unary.c's integer loops do: the
 // CPU's values.  A CPU 0-dim operand arrives exact in iscalar.  One element per thread from
 // the linear index (no vector loads): integer tensors are rarely the hot path.  IntOps, from
-// pointwise_dtypes.h's list, says which ops take them; gcd and lcm take nothing else.
+// pointwise_dtypes.h's list, says which ops take them; gcd and lcm take nothing else.  The
+// math family (PTL_CUDA_OP_MATH, MATH2, MATH3) takes bool too, through the uint8 kernel:
+// its bool functions (and, or, xor, maximum, minimum, BOOL_NOT) keep 0 and 1 in 0 and 1.
 template <int OP> struct IntOps { enum { ints = 0, floats = 1 }; };
 #define PTL_INT_OPS(OP, FLOATS)                                                           \
     template <> struct IntOps<OP> { enum { ints = 1, floats = FLOATS }; };
 PTL_FORALL_INT_OPS(PTL_INT_OPS)
 #undef PTL_INT_OPS
+
+// BoolOps: the ops whose uint8 kernel runs bool too (pointwise_dtypes.h's list)
+template <int OP> struct BoolOps { enum { bools = 0 }; };
+#define PTL_BOOL_OPS(OP) template <> struct BoolOps<OP> { enum { bools = 1 }; };
+PTL_FORALL_BOOL_OPS(PTL_BOOL_OPS)
+#undef PTL_BOOL_OPS
+
+// the math family on integers (and bool as 0 or 1), as the CPU's integer loops: the
+// rounding functions and nan_to_num are the identity, the divisions give 0 for a zero
+// divisor (the caller raises), addcmul's value is p[1] truncated
+__device__ inline int64_t
+int_math_of(const int64_t *x, const double *p)
+{
+    const int64_t a = x[0], b = x[1];
+    switch ((int)p[0]) {
+    case PTL_CUDA_MATH_SQUARE: return ptl_square_i(a);
+    case PTL_CUDA_MATH_THRESHOLD: return (double)a <= p[1] ? (int64_t)p[2] : a;
+    case PTL_CUDA_MATH_BITWISE_NOT: return ~a;
+    case PTL_CUDA_MATH_BOOL_NOT: return a ^ 1;
+    case PTL_CUDA_MATH_MAXIMUM: case PTL_CUDA_MATH_FMAX: return a > b ? a : b;
+    case PTL_CUDA_MATH_MINIMUM: case PTL_CUDA_MATH_FMIN: return a < b ? a : b;
+    case PTL_CUDA_MATH_POW: return ptl_pow_i(a, b);
+    case PTL_CUDA_MATH_DIV_TRUNC: return b == 0 ? 0 : ptl_div_trunc_i(a, b);
+    case PTL_CUDA_MATH_DIV_FLOOR: return b == 0 ? 0 : ptl_div_floor_i(a, b);
+    case PTL_CUDA_MATH_REMAINDER: return b == 0 ? 0 : ptl_remainder_i(a, b);
+    case PTL_CUDA_MATH_FMOD: return b == 0 ? 0 : ptl_fmod_i(a, b);
+    case PTL_CUDA_MATH_BITWISE_AND: return a & b;
+    case PTL_CUDA_MATH_BITWISE_OR: return a | b;
+    case PTL_CUDA_MATH_BITWISE_XOR: return a ^ b;
+    case PTL_CUDA_MATH_LSHIFT: return ptl_lshift_i(a, b, (int)p[1]);
+    case PTL_CUDA_MATH_RSHIFT: return ptl_rshift_i(a, b, (int)p[1]);
+    case PTL_CUDA_MATH_ADDCMUL:
+        return (int64_t)((uint64_t)a + (uint64_t)(int64_t)p[1] * (uint64_t)b * (uint64_t)x[2]);
+    default: return a;
+    }
+}
 
 template <int OP>
 __device__ inline int64_t
@@ -367,7 +478,8 @@ apply_int(const int64_t *x, const double *p)
     case PTL_CUDA_OP_ABS: return ptl_abs_i(x[0]);
     case PTL_CUDA_OP_SIGN: return ptl_sign_i(x[0]);
     case PTL_CUDA_OP_GCD: return ptl_gcd_i(x[0], x[1]);
-    default: return ptl_lcm_i(x[0], x[1]);
+    case PTL_CUDA_OP_LCM: return ptl_lcm_i(x[0], x[1]);
+    default: return int_math_of(x, p);
     }
 }
 
@@ -478,9 +590,16 @@ launch_op(const PtlCudaLoopArgs *a, const double *p)
         default: break;
         }
     }
+    if constexpr (BoolOps<OP>::bools) {
+        if (a->dtype == PTL_DTYPE_BOOL) {
+            return launch_int<OP, uint8_t>(a, p);
+        }
+    }
     return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "CUDA kernel not implemented for '%s'",
                          ptl_dtype_legacy_name((PtlDtype)a->dtype));
 }
+
+static int launch_predicate(const PtlCudaLoopArgs *a, const double *p);
 
 extern "C" int
 ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double *p)
@@ -547,6 +666,10 @@ ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double
     case PTL_CUDA_OP_REG_LOSS_BACKWARD: return launch_op<PTL_CUDA_OP_REG_LOSS_BACKWARD>(a, p);
     case PTL_CUDA_OP_BCE: return launch_op<PTL_CUDA_OP_BCE>(a, p);
     case PTL_CUDA_OP_BCE_BACKWARD: return launch_op<PTL_CUDA_OP_BCE_BACKWARD>(a, p);
+    case PTL_CUDA_OP_MATH: return launch_op<PTL_CUDA_OP_MATH>(a, p);
+    case PTL_CUDA_OP_MATH2: return launch_op<PTL_CUDA_OP_MATH2>(a, p);
+    case PTL_CUDA_OP_MATH3: return launch_op<PTL_CUDA_OP_MATH3>(a, p);
+    case PTL_CUDA_OP_PREDICATE: return launch_predicate(a, p);
     default: return ptl_error_set(PTL_ERR_RUNTIME, "unknown CUDA pointwise op %d", (int)op);
     }
 }
@@ -620,6 +743,77 @@ ptl_cuda_copy(const PtlCudaLoopArgs *a)
         return 0;
     }
     copy_kernel<<<(unsigned)grid, PTL_CUDA_BLOCK_SIZE, 0, stream>>>(*a);
+    PTL_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+// ---- the predicates (PTL_CUDA_OP_PREDICATE, PtlCudaMathFn in p[0]) ----
+
+// input k of a predicate, of the compute dtype, as copy's Value (a CPU 0-dim input: exact in
+// iscalar for integers and bool, in scalar for the float dtypes)
+__device__ inline Value
+predicate_input(const PtlCudaLoopArgs &a, int k, int64_t off)
+{
+    if (a.is_scalar & (1u << (k + 1))) {
+        const int is_int = a.dtype != PTL_DTYPE_FLOAT16 && a.dtype != PTL_DTYPE_BFLOAT16 &&
+                           a.dtype != PTL_DTYPE_FLOAT32 && a.dtype != PTL_DTYPE_FLOAT64;
+        Value v = {a.scalar[k + 1], a.iscalar[k + 1], is_int};
+        return v;
+    }
+    return load_value(a.data[k + 1] + off, a.dtype);
+}
+
+// as unary.c's predicate loops and compare.c's isclose loops: integers and bool are never
+// nan or inf; isclose compares integers and float64 in double (ptl_isclose_d), the other
+// float dtypes in float (ptl_isclose_f), rtol and atol rounded to that type
+__device__ inline uint8_t
+predicate_of(Value x, Value y, int dtype, const double *p)
+{
+    switch ((int)p[0]) {
+    case PTL_CUDA_MATH_ISNAN: return !x.is_int && isnan(x.d);
+    case PTL_CUDA_MATH_ISINF: return !x.is_int && isinf(x.d);
+    case PTL_CUDA_MATH_ISFINITE: return x.is_int || isfinite(x.d);
+    case PTL_CUDA_MATH_LOGICAL_NOT: return x.is_int ? x.i == 0 : x.d == 0;
+    default:
+        if (x.is_int || dtype == PTL_DTYPE_FLOAT64) {
+            return (uint8_t)ptl_isclose_d(x.is_int ? (double)x.i : x.d,
+                                          y.is_int ? (double)y.i : y.d, p[1], p[2], p[3] != 0);
+        }
+        return (uint8_t)ptl_isclose_f((float)x.d, (float)y.d, (float)p[1], (float)p[2],
+                                      p[3] != 0);
+    }
+}
+
+// [numel] any strides, N inputs of a.dtype -> [numel] bool, any strides
+template <int N>
+__global__ void
+predicate_kernel(PtlCudaLoopArgs a, Params p)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.numel; i += step) {
+        int64_t off[PTL_CUDA_MAX_OPERANDS];
+        ptl_cuda_offsets_at(&a, i, off);
+        const Value x = predicate_input(a, 0, off[1]);
+        const Value y = N > 1 ? predicate_input(a, 1, off[2]) : x;
+        *(uint8_t *)(a.data[0] + off[0]) = predicate_of(x, y, a.dtype, p.p);
+    }
+}
+
+static int
+launch_predicate(const PtlCudaLoopArgs *a, const double *p)
+{
+    cudaStream_t stream = ptl_cuda_launch_stream();
+    Params params = {{p[0], p[1], p[2], p[3]}};
+    const int64_t grid = ptl_cuda_grid_for(a->numel, max_blocks());
+    if (grid == 0) {
+        return 0;
+    }
+    if ((int)p[0] == PTL_CUDA_MATH_ISCLOSE) {
+        predicate_kernel<2><<<(unsigned)grid, PTL_CUDA_BLOCK_SIZE, 0, stream>>>(*a, params);
+    }
+    else {
+        predicate_kernel<1><<<(unsigned)grid, PTL_CUDA_BLOCK_SIZE, 0, stream>>>(*a, params);
+    }
     PTL_CUDA_CHECK(cudaGetLastError());
     return 0;
 }

@@ -5,7 +5,17 @@
 int
 ptl_cuda_pointwise_takes(PtlCudaPointwiseOp op, int dtype)
 {
-    int ints = 0, floats = 1;
+    int ints = 0, floats = 1, bools = 0;
+    switch (op) {
+#define TAKES_BOOL(OP)                                                                    \
+    case OP:                                                                              \
+        bools = 1;                                                                        \
+        break;
+        PTL_FORALL_BOOL_OPS(TAKES_BOOL)
+#undef TAKES_BOOL
+    default:
+        break;
+    }
     switch (op) {
 #define TAKES(OP, FLOATS)                                                                 \
     case OP:                                                                              \
@@ -24,6 +34,8 @@ ptl_cuda_pointwise_takes(PtlCudaPointwiseOp op, int dtype)
     case PTL_DTYPE_UINT8: case PTL_DTYPE_INT8: case PTL_DTYPE_INT16: case PTL_DTYPE_INT32:
     case PTL_DTYPE_INT64:
         return ints;
+    case PTL_DTYPE_BOOL:
+        return bools;
     default:
         return 0;
     }

@@ -134,11 +134,14 @@ def test_hooks_reject_bad_geometry():
 def test_the_pointwise_dtype_table():
     """src/cuda/pointwise_dtypes.h's list as register_cuda.c asks it (Note [CUDA integer
     pointwise]): every kernel takes the float dtypes but gcd and lcm, which take the five
-    integer dtypes alone; add, mul, neg, relu, abs and sign take both; none takes bool."""
+    integer dtypes alone; add, mul, neg, relu, abs and sign take both; the math family and the
+    predicates (the last four kernels) take every dtype; no other kernel takes bool."""
     floats = {"float32", "float64", "float16", "bfloat16"}
     ints = {"uint8", "int8", "int16", "int32", "int64"}
     table = [set(t) for t in _C._cuda_pointwise_dtypes_for_testing()]
     assert table[0] == floats | ints                      # PTL_CUDA_OP_ADD, first in the enum
+    assert table[-4:] == [floats | ints | {"bool"}] * 4   # MATH, MATH2, MATH3, PREDICATE
+    table = table[:-4]
     assert sum(t == floats | ints for t in table) == 6
     assert sum(t == ints for t in table) == 2
     assert all(t in (floats, ints, floats | ints) for t in table)
