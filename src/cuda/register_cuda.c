@@ -8,6 +8,7 @@
 #include "attention_plan.h"
 #include "cuda_api.h"
 #include "gemm_plan.h"
+#include "register_cuda_impl.h"
 #include "stream_api.h"
 
 #include <math.h>
@@ -113,6 +114,20 @@ cuda_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
         return -1;
     }
     return ptl_pointwise_return(&it, &cfg, s);
+}
+
+/* register_cuda_math.c's entries to the two helpers above (register_cuda_impl.h) */
+int
+ptl_cuda_pointwise_run(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
+                       PtlIterConfig cfg, PtlCudaPointwiseOp cop, const double *p)
+{
+    return cuda_pointwise(op, s, ninputs, idx, cfg, cop, p);
+}
+
+int
+ptl_cuda_dtype_not_implemented(const PtlOperator *op, PtlDtype dt)
+{
+    return cuda_dtype_not_implemented(op, dt);
 }
 
 static const int first[1] = {0};
@@ -1102,7 +1117,8 @@ ptl_register_cuda_kernels(void)
     ptl_device_gemm_hook = ptl_cuda_gemm;
     ptl_device_pinned_storage_hook = ptl_pinned_storage_new;
     ptl_allocator_set_initializer(PTL_DEVICE_CUDA, init_device);
-    if (ptl_dispatcher_register(shared, NSHARED, __FILE__) < 0) {
+    if (ptl_dispatcher_register(shared, NSHARED, __FILE__) < 0 ||
+        ptl_register_cuda_math_kernels() < 0) {
         return -1;
     }
     return ptl_dispatcher_register(cuda_kernels, sizeof(cuda_kernels) / sizeof(cuda_kernels[0]),

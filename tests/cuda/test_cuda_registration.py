@@ -92,12 +92,37 @@ def test_the_training_ops_have_a_cuda_kernel(name):
     assert has_cuda_kernel(name)
 
 
+# register_cuda_math.c's: every form of each pointwise math op
+MATH_OPS = [f"aten::{n}{suffix}" for n in (
+    "exp2", "expm1", "log2", "log10", "log1p", "rsqrt", "sin", "cos", "tan", "asin", "acos",
+    "atan", "sinh", "cosh", "erf", "erfinv", "lgamma", "digamma", "frac", "floor", "ceil",
+    "trunc", "square", "round", "bitwise_not", "logical_not", "nan_to_num", "polygamma",
+    "atan2", "floor_divide", "addcmul", "addcdiv") for suffix in ("", "_", ".out")] + [
+    f"aten::{n}" for n in (
+        "round.decimals", "round_.decimals", "round.decimals_out", "isnan", "isinf",
+        "isfinite", "isclose", "allclose", "threshold", "threshold_", "div.Tensor_mode",
+        "div_.Tensor_mode", "div.Tensor_mode_out", "remainder.Tensor", "remainder_.Tensor",
+        "remainder.out", "fmod.Tensor", "fmod_.Tensor", "fmod.out",
+        "pow.Tensor_Tensor", "pow_.Tensor_Tensor", "pow.Tensor_Tensor_out", "pow.Scalar",
+        "pow.Scalar_out", "maximum", "maximum.out", "minimum", "minimum.out", "max.other",
+        "min.other", "fmax", "fmax.out", "fmin", "fmin.out", "bitwise_and.Tensor",
+        "bitwise_and_.Tensor", "bitwise_and.out", "bitwise_or.Tensor",
+        "bitwise_xor.Tensor", "bitwise_left_shift.Tensor", "bitwise_right_shift_.Tensor",
+        "lerp.Scalar", "lerp.Tensor", "lerp_.Scalar", "lerp_.Tensor")]
+
+
+@pytest.mark.skipif(not BUILT, reason="the CPU-only build registers no CUDA kernels")
+@pytest.mark.parametrize("name", MATH_OPS)
+def test_the_pointwise_math_ops_have_a_cuda_kernel(name):
+    assert has_cuda_kernel(name)
+
+
 @pytest.mark.skipif(not BUILT, reason="the CPU-only build registers no CUDA kernels")
 def test_ops_without_a_cuda_kernel_are_left_to_the_dispatcher():
     # the grid sampler's double backward and the fused cells stay on the CPU (Note [CUDA
     # grid sampler], Note [CUDA recurrent layer]): training reaches neither
     for name in ("aten::linalg_cholesky_ex", "aten::_grid_sampler_backward_backward",
-                 "aten::_thnn_fused_lstm_cell", "aten::div.Tensor_mode"):
+                 "aten::_thnn_fused_lstm_cell", "aten::frexp.Tensor"):
         assert not has_cuda_kernel(name), name
     assert "CUDA" in _C._dispatch_dump("aten::add.Tensor")
 
