@@ -88,6 +88,15 @@ BINARY = {
     "softshrink_backward": lambda g, x: _C._op("aten::softshrink_backward")(g, x, 0.4),
     "hardshrink_backward": lambda g, x: _C._op("aten::hardshrink_backward")(g, x, 0.4),
     "rsub": lambda a, b: ptl.rsub(a, b, alpha=1.5),
+    # register_cuda_math.c's binary ops (elementwise.cu's math family)
+    "atan2": ptl.atan2, "maximum": ptl.maximum, "minimum": ptl.minimum, "fmax": ptl.fmax,
+    "fmin": ptl.fmin, "max_other": ptl.max, "min_other": ptl.min,
+    "pow_tensor": lambda a, b: ptl.pow(a.abs(), b),
+    "div_trunc": lambda a, b: ptl.div(a, b, rounding_mode="trunc"),
+    "div_floor": lambda a, b: ptl.div(a, b, rounding_mode="floor"),
+    "div_none": lambda a, b: ptl.div(a, b, rounding_mode=None),
+    "floor_divide": ptl.floor_divide, "remainder": ptl.remainder, "fmod": ptl.fmod,
+    "lerp_scalar": lambda a, b: ptl.lerp(a, b, 0.3),
 }
 UNARY = {
     "neg": ptl.neg, "relu": ptl.relu, "sigmoid": ptl.sigmoid, "tanh": ptl.tanh,
@@ -118,6 +127,22 @@ UNARY = {
     "pow_minus_half": lambda x: ptl.pow(x, -0.5), "pow_minus_1": lambda x: x ** -1,
     "pow_minus_2": lambda x: x ** -2, "pow_other": lambda x: x.abs() ** 1.37,
     "pow_int": lambda x: ptl.pow(x, 4),
+    # register_cuda_math.c's unary ops; lgamma away from its negative zeros, where glibc's
+    # and the device's lgammaf differ by more than their ulps
+    "exp2": ptl.exp2, "expm1": ptl.expm1, "log2": lambda x: ptl.log2(x.abs()),
+    "log10": lambda x: ptl.log10(x.abs()), "log1p": lambda x: ptl.log1p(x.abs()),
+    "rsqrt": lambda x: ptl.rsqrt(x.abs()), "sin": ptl.sin, "cos": ptl.cos, "tan": ptl.tan,
+    "asin": lambda x: ptl.asin(x / (x.abs() + 1)), "acos": lambda x: ptl.acos(x / (x.abs() + 1)),
+    "atan": ptl.atan, "sinh": ptl.sinh, "cosh": ptl.cosh, "erf": ptl.erf,
+    "erfinv": lambda x: ptl.erfinv(x / (x.abs() + 1)), "lgamma": lambda x: ptl.lgamma(x.abs()),
+    "digamma": ptl.digamma, "polygamma_1": lambda x: ptl.polygamma(1, x),
+    "polygamma_3": lambda x: ptl.polygamma(3, x.abs() + 0.5), "frac": ptl.frac,
+    "floor": ptl.floor, "ceil": ptl.ceil, "trunc": ptl.trunc, "round": ptl.round,
+    "round_decimals": lambda x: ptl.round(x, decimals=2),
+    "round_negative_decimals": lambda x: ptl.round(x * 100, decimals=-1),
+    "square": ptl.square, "nan_to_num": lambda x: ptl.nan_to_num(ptl.log(x)),
+    "nan_to_num_given": lambda x: ptl.nan_to_num(ptl.log(x), 1.5, 2.5, -3.5),
+    "threshold": lambda x: ptl.nn.functional.threshold(x, 0.3, -2.0),
 }
 
 
@@ -265,6 +290,60 @@ def test_nextafter_has_the_cpu_bits(dtype):
     np.testing.assert_array_equal(as_np(y), as_np(want))
 
 
+TERNARY = {
+    "lerp_tensor": ptl.lerp, "addcmul": lambda a, b, c: ptl.addcmul(a, b, c, value=0.7),
+    "addcdiv": lambda a, b, c: ptl.addcdiv(a, b, c, value=-1.3),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("op", sorted(TERNARY))
+def test_ternary_kernels_match_the_cpu(op, dtype):
+    """lerp.Tensor, addcmul and addcdiv over every layout, the third operand broadcast from
+    the second's shape (a CPU 0-dim one in the cpu-scalar layout)"""
+    rng = np.random.default_rng(17)
+    for name, a, b in layouts(rng, dtype):
+        c = b.abs() + 0.5
+        if op == "lerp_tensor":
+            c = c / (c + 1)
+        da, db = to_device(name, a, b)
+        dc = c if name == "cpu-scalar" else c.cuda()
+        check(TERNARY[op](da, db, dc), TERNARY[op](a, b, c))
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.bfloat16], ids=str)
+def test_math_ops_in_place_and_out_forms_on_the_device(dtype):
+    """register_cuda_math.c's kernels write self in place and a given out= tensor, strided
+    too, as the CPU kernels do"""
+    rng = np.random.default_rng(18)
+    a = ptl.tensor(rng.standard_normal((6, 7)) * 2).to(dtype)
+    b = ptl.tensor(rng.standard_normal(7) * 2).to(dtype)
+    c = b.abs() + 0.5
+    forms = [lambda x, y: x.sin_(), lambda x, y: x.expm1_(), lambda x, y: x.frac_(),
+             lambda x, y: x.floor_(), lambda x, y: x.round_(decimals=1),
+             lambda x, y: x.square_(), lambda x, y: x.polygamma_(1),
+             lambda x, y: x.nan_to_num_(), lambda x, y: x.erfinv_(),
+             lambda x, y: ptl.nn.functional.threshold(x, 0.1, 20.0, inplace=True),
+             lambda x, y: x.atan2_(y), lambda x, y: x.pow_(y), lambda x, y: x.fmod_(y),
+             lambda x, y: x.remainder_(y), lambda x, y: x.floor_divide_(y),
+             lambda x, y: x.div_(y, rounding_mode="trunc"), lambda x, y: x.lerp_(y, 0.25),
+             lambda x, y: x.lerp_(y, y.abs() / (y.abs() + 1)),
+             lambda x, y: x.addcmul_(y, y, value=2), lambda x, y: x.addcdiv_(y, y.abs() + 1)]
+    for fn in forms:
+        check(fn(a.clone().cuda(), b.cuda()), fn(a.clone(), b))
+    outs = [(ptl.sin, (a,)), (ptl.lgamma, (c,)), (ptl.trunc, (a,)), (ptl.atan2, (a, b)),
+            (ptl.maximum, (a, b)), (ptl.fmin, (a, b)), (ptl.pow, (c, b)),
+            (ptl.remainder, (a, b)), (ptl.addcdiv, (a, b, c))]
+    for fn, args in outs:
+        out = ptl.empty(7, 6, dtype=dtype, device="cuda").t()
+        assert fn(*[t.cuda() for t in args], out=out) is out
+        check(out, fn(*args))
+    out = ptl.empty(0, dtype=dtype, device="cuda")
+    check(ptl.polygamma(2, c.cuda(), out=out), ptl.polygamma(2, c))
+    check(ptl.pow(2.5, a.cuda()), ptl.pow(2.5, a))
+    check(ptl.pow(2, a.cuda(), out=ptl.empty(0, dtype=dtype, device="cuda")), ptl.pow(2, a))
+
+
 INTEGERS = [ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64]
 
 
@@ -296,6 +375,137 @@ def test_integer_pointwise_ops_have_the_cpu_values(dtype):
     with pytest.raises(RuntimeError, match="For integral input tensors, argument alpha must "
                                            "not be a floating point number."):
         ptl.add(ptl.ones(2, dtype=dtype).cuda(), ptl.ones(2, dtype=dtype).cuda(), alpha=0.5)
+
+
+@pytest.mark.parametrize("dtype", INTEGERS, ids=str)
+def test_integer_math_ops_have_the_cpu_values(dtype):
+    """the math family on integers: int64 formulas (scalar_math.h's ptl_div_floor_i,
+    ptl_pow_i, ptl_lshift_i, ...) truncated at the store, as the CPU's integer loops"""
+    rng = np.random.default_rng(19)
+    info = np.iinfo({ptl.uint8: np.uint8, ptl.int8: np.int8, ptl.int16: np.int16,
+                     ptl.int32: np.int32, ptl.int64: np.int64}[dtype])
+    def r(*shape, nonzero=False):
+        edge = rng.choice([info.min, info.max, 0, 1, -1 if info.min < 0 else 2], size=shape)
+        mid = rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape)
+        v = np.where(rng.random(shape) < 0.2, edge, mid).astype(info.dtype)
+        return ptl.tensor(np.where(v == 0, 1, v).astype(info.dtype) if nonzero else v)
+    pairs = [(r(37, 29), r(37, 29, nonzero=True)), (r(64, 33).t(), r(33, 64, nonzero=True)),
+             (r(17, 1), r(23, nonzero=True)), (r(), r(nonzero=True)),
+             (r(0, 5), r(5, nonzero=True)), (r(9, 8), r(nonzero=True))]
+    binary = [ptl.maximum, ptl.minimum, ptl.fmax, ptl.fmin, ptl.bitwise_and, ptl.bitwise_or,
+              ptl.bitwise_xor, ptl.bitwise_left_shift, ptl.bitwise_right_shift,
+              lambda a, b: ptl.bitwise_left_shift(a, b.abs() % 9),
+              lambda a, b: ptl.bitwise_right_shift(a, b.abs() % 9),
+              lambda a, b: ptl.pow(a, b.abs() % 7), ptl.floor_divide, ptl.remainder, ptl.fmod,
+              lambda a, b: ptl.div(a, b, rounding_mode="trunc"),
+              lambda a, b: ptl.div(a, b, rounding_mode="floor"),
+              lambda a, b: ptl.div(a, b, rounding_mode=None),
+              lambda a, b: ptl.addcmul(a, b, b, value=3)]
+    unary = [ptl.floor, ptl.ceil, ptl.trunc, ptl.round, ptl.square, ptl.bitwise_not,
+             ptl.nan_to_num, ptl.sin, ptl.erfinv, ptl.digamma,
+             lambda x: ptl.nn.functional.threshold(x, 5, 7)]
+    for a, b in pairs:
+        bd = b if b.dim() == 0 and a.dim() > 0 else b.cuda()   # a CPU 0-dim operand
+        for fn in binary:
+            check(fn(a.cuda(), bd), fn(a, b))
+        for fn in unary:
+            check(fn(a.cuda()), fn(a))
+    a, b = pairs[0]
+    for fn in (lambda x, y: x.floor_divide_(y), lambda x, y: x.bitwise_xor_(y),
+               lambda x, y: x.bitwise_left_shift_(y.abs() % 9), lambda x, y: x.square_(),
+               lambda x, y: x.bitwise_not_()):
+        check(fn(a.clone().cuda(), b.cuda()), fn(a.clone(), b))
+    zero = b.clone()
+    zero[3, 4] = 0
+    for fn in (ptl.floor_divide, ptl.remainder, ptl.fmod,
+               lambda x, y: ptl.div(x, y, rounding_mode="trunc")):
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            fn(a.cuda(), zero.cuda())
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        a.cuda() // 0
+    check(ptl.floor_divide(a[:0].cuda(), zero[:0].cuda()), ptl.floor_divide(a[:0], zero[:0]))
+
+
+def test_bool_math_ops_and_errors_match_the_cpu():
+    """bool through the uint8 kernel (and, or, xor, not, maximum, minimum, nan_to_num; square
+    promotes to int64), and the CPU kernels' dtype checks"""
+    rng = np.random.default_rng(20)
+    a = ptl.tensor(rng.random((13, 11)) < 0.5)
+    b = ptl.tensor(rng.random(11) < 0.5)
+    for fn in (ptl.bitwise_and, ptl.bitwise_or, ptl.bitwise_xor, ptl.maximum, ptl.minimum,
+               ptl.fmax, ptl.fmin, lambda x, y: x & y, lambda x, y: x | y, lambda x, y: x ^ y):
+        check(fn(a.cuda(), b.cuda()), fn(a, b))
+    for fn in (ptl.bitwise_not, lambda x: ~x, ptl.nan_to_num, ptl.square, ptl.sin):
+        check(fn(a.cuda()), fn(a))
+    y = a.clone().cuda()
+    y.bitwise_not_()
+    check(y, ~a)
+    f, i = ptl.ones(3, device="cuda"), ptl.ones(3, dtype=ptl.int64, device="cuda")
+    bools = ptl.ones(3, dtype=ptl.bool, device="cuda")
+    for fn, kernel, dtype in [(ptl.bitwise_and, "bitwise_and", "Float"),
+                              (ptl.bitwise_not, "bitwise_not", "Float"),
+                              (ptl.bitwise_left_shift, "lshift", "Float"),
+                              (ptl.frac, "frac", "Long"), (ptl.remainder, "remainder", "Bool"),
+                              (ptl.floor, "floor", "Bool"), (ptl.pow, "pow", "Bool")]:
+        arg = {"Float": f, "Long": i, "Bool": bools}[dtype]
+        with pytest.raises(NotImplementedError, match=f'"{kernel}_cuda" not implemented for '
+                                                      f"'{dtype}'"):
+            fn(arg) if kernel in ("bitwise_not", "frac", "floor") else fn(arg, arg)
+    with pytest.raises(NotImplementedError, match="\"round_cuda\" not implemented for 'Long'"):
+        ptl.round(i, decimals=1)
+    with pytest.raises(NotImplementedError, match="\"lerp_kernel_scalar\" not implemented"):
+        ptl.lerp(i, i, 0.5)
+    with pytest.raises(RuntimeError, match="expected dtype float for `end` but got dtype double"):
+        ptl.lerp(f, f.double(), 0.5)
+    with pytest.raises(RuntimeError, match="Integer division with addcdiv is no longer"):
+        ptl.addcdiv(f, i, i)
+    with pytest.raises(RuntimeError, match="Found dtype Float but expected Long"):
+        ptl.floor(i, out=ptl.empty(3, device="cuda"))
+    with pytest.raises(RuntimeError, match="polygamma\\(n, x\\) does not support negative n"):
+        ptl.polygamma(-1, f)
+    with pytest.raises(RuntimeError, match="div expected rounding_mode to be one of None"):
+        ptl.div(f, f, rounding_mode="up")
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+def test_predicates_isclose_and_allclose_match_the_cpu(dtype):
+    """elementwise.cu's predicate kernel: isnan, isinf, isfinite, logical_not (+ in-place,
+    out=) and isclose write bool from every dtype; allclose reduces isclose on the device"""
+    rng = np.random.default_rng(21)
+    special = [0.0, -0.0, np.nan, np.inf, -np.inf, 1.0, -2.5]
+    def r(*shape):
+        v = rng.standard_normal(shape) * 2
+        if dtype in FLOATS:
+            v = np.where(rng.random(shape) < 0.3, rng.choice(special, size=shape), v)
+        return ptl.tensor(v).to(dtype)
+    pairs = [(r(37, 29), r(37, 29)), (r(64, 33).t(), r(33, 64)), (r(17, 1), r(23)),
+             (r(), r()), (r(0, 5), r(5)), (r(9, 8), r())]
+    for a, b in pairs:
+        bd = b if b.dim() == 0 and a.dim() > 0 else b.cuda()   # a CPU 0-dim operand
+        for fn in (ptl.isnan, ptl.isinf, ptl.isfinite, ptl.logical_not):
+            check(fn(a.cuda()), fn(a))
+        near = b + 1e-3 if dtype in FLOATS else b
+        nd = near if b.dim() == 0 and a.dim() > 0 else near.cuda()
+        for fn in (ptl.isclose, lambda x, y: ptl.isclose(x, y, rtol=0.1, atol=0.5),
+                   lambda x, y: ptl.isclose(x, y, equal_nan=True)):
+            check(fn(a.cuda(), bd), fn(a, b))
+            check(fn(b.cuda(), nd), fn(b, near))
+    a = pairs[0][0]
+    y = a.clone().cuda()
+    y.logical_not_()
+    check(y, a.clone().logical_not_())
+    out = ptl.empty(0, dtype=ptl.float32, device="cuda")
+    assert ptl.logical_not(a.cuda(), out=out) is out
+    check(out, ptl.logical_not(a, out=ptl.empty(0, dtype=ptl.float32)))
+    for x, z in ((a, a.clone()), (a, a + 1 if dtype != ptl.bool else ~a)):
+        assert ptl.allclose(x.cuda(), z.cuda()) == ptl.allclose(x, z)
+        assert ptl.allclose(x.cuda(), z.cuda(), equal_nan=True) == ptl.allclose(x, z,
+                                                                               equal_nan=True)
+    with pytest.raises(RuntimeError, match="rtol must be greater than or equal to zero"):
+        ptl.isclose(a.cuda(), a.cuda(), rtol=-1.0)
+    other = ptl.int16 if dtype != ptl.int16 else ptl.int32
+    with pytest.raises(RuntimeError, match="did not match"):
+        ptl.isclose(a.cuda(), a.to(other).cuda())
 
 
 def test_mixed_dtypes_promote_as_on_the_cpu():
