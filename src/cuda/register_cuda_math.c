@@ -11,7 +11,6 @@
  * call (Note [CUDA elementwise launch] in elementwise.cu). */
 #include "register_cuda_impl.h"
 
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -140,29 +139,16 @@ round_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return run_unary(op, s, PTL_CUDA_MATH_ROUND, U_STRICT, T_FLOAT | T_INT, p);
 }
 
-/* nan_to_num(Tensor self, float? nan, float? posinf, float? neginf): unary.c's defaults,
- * 0 and the dtype's largest and lowest finite values; integers and bool pass through */
+/* nan_to_num(Tensor self, float? nan, float? posinf, float? neginf): unary.c's checks and
+ * defaults (ptl_nan_to_num_prepare); integers and bool pass through */
 static int
 nan_to_num_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    PtlTensorImpl *self = s[0].u.t, *out = ptl_kernel_out(op, s);
-    double big, p[PTL_CUDA_MAX_PARAMS];
+    double p[PTL_CUDA_MAX_PARAMS];
     (void)ks;
-    if (out != NULL && out->dtype != self->dtype) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "nan_to_num: dtype of out: %s should be same as input: %s",
-                             ptl_dtype_legacy_name(out->dtype),
-                             ptl_dtype_legacy_name(self->dtype));
+    if (ptl_nan_to_num_prepare(op, s, p + 1) < 0) {
+        return -1;
     }
-    switch (self->dtype) {
-    case PTL_DTYPE_FLOAT16: big = 65504.0; break;
-    case PTL_DTYPE_BFLOAT16: big = 3.3895313892515355e38; break;
-    case PTL_DTYPE_FLOAT32: big = FLT_MAX; break;
-    default: big = DBL_MAX; break;
-    }
-    p[1] = s[1].tag == PTL_IV_NONE ? 0.0 : ptl_iv_to_double(&s[1]);
-    p[2] = s[2].tag == PTL_IV_NONE ? big : ptl_iv_to_double(&s[2]);
-    p[3] = s[3].tag == PTL_IV_NONE ? -big : ptl_iv_to_double(&s[3]);
     return run_unary(op, s, PTL_CUDA_MATH_NAN_TO_NUM, 0, T_ALL, p);
 }
 
@@ -222,25 +208,15 @@ predicate_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 }
 
 /* isclose(Tensor self, Tensor other, float rtol, float atol, bool equal_nan): compare.c's
- * isclose_cpu */
+ * checks (ptl_isclose_check) */
 static int
 isclose_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    PtlTensorImpl *a = s[0].u.t, *b = s[1].u.t;
     PtlIterConfig cfg = ptl_iter_config();
     double p[PTL_CUDA_MAX_PARAMS] = {PTL_CUDA_MATH_ISCLOSE, s[2].u.d, s[3].u.d, s[4].u.b};
     (void)ks;
-    if (a->dtype != b->dtype) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s did not match %s",
-                             ptl_dtype_legacy_name(a->dtype), ptl_dtype_legacy_name(b->dtype));
-    }
-    if (!(p[1] >= 0)) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "rtol must be greater than or equal to zero, but got %g", p[1]);
-    }
-    if (!(p[2] >= 0)) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "atol must be greater than or equal to zero, but got %g", p[2]);
+    if (ptl_isclose_check(s) < 0) {
+        return -1;
     }
     cfg.out_dtype = PTL_DTYPE_BOOL;
     return ptl_cuda_pointwise_run(op, s, 2, first_two, cfg, PTL_CUDA_OP_PREDICATE, p);
@@ -416,29 +392,18 @@ pow_number_base_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- lerp, addcmul, addcdiv (ternary.c) ---- */
 
-/* lerp.Scalar(self, end, weight) and lerp.Tensor (and lerp_): ternary.c's lerp_cpu */
+/* lerp.Scalar(self, end, weight) and lerp.Tensor (and lerp_): ternary.c's checks
+ * (ptl_lerp_check), in self's dtype */
 static int
 lerp_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    PtlTensorImpl *self = s[0].u.t, *end = s[1].u.t;
     PtlIterConfig cfg = ptl_iter_config();
     int scalar = op->id == PTL_OP_lerp_Scalar || op->id == PTL_OP_lerp__Scalar;
     (void)ks;
-    if (end->dtype != self->dtype) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "expected dtype %s for `end` but got dtype %s",
-                             ptl_dtype_cpp_name(self->dtype), ptl_dtype_cpp_name(end->dtype));
+    if (ptl_lerp_check(s, scalar) < 0) {
+        return -1;
     }
-    if (!scalar && s[2].u.t->dim > 0 && s[2].u.t->dtype != self->dtype) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "expected dtype %s for `weight` but got dtype %s",
-                             ptl_dtype_cpp_name(self->dtype),
-                             ptl_dtype_cpp_name(s[2].u.t->dtype));
-    }
-    if (!ptl_dtype_is_floating(self->dtype)) {
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'",
-                             scalar ? "lerp_kernel_scalar" : "lerp_kernel_tensor",
-                             ptl_dtype_legacy_name(self->dtype));
-    }
-    cfg.compute_dtype = self->dtype;
+    cfg.compute_dtype = s[0].u.t->dtype;
     if (scalar) {
         double p[PTL_CUDA_MAX_PARAMS] = {PTL_CUDA_MATH_LERP_SCALAR, ptl_iv_to_double(&s[2]), 0,
                                          0};
@@ -456,16 +421,8 @@ addc_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int is_div = strstr(op->schema.name, "addcdiv") != NULL;
     PtlTensorImpl *ts[3] = {s[0].u.t, s[1].u.t, s[2].u.t};
     (void)ks;
-    if (is_div && ptl_dtype_is_integral(s[1].u.t->dtype, 1) &&
-        ptl_dtype_is_integral(s[2].u.t->dtype, 1)) {
-        return ptl_error_set(
-            PTL_ERR_RUNTIME,
-            "Integer division with addcdiv is no longer supported, and in a future  release "
-            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
-            "behavior can be implemented as (input + value * torch.trunc(tensor1 / "
-            "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
-            "tensor2) for float inputs. The future addcdiv behavior is just the latter "
-            "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+    if (is_div && ptl_addcdiv_check(s) < 0) {
+        return -1;
     }
     PtlDtype rt = ptl_result_type(ts, 3);
     if (!takes(is_div ? T_FLOAT : T_FLOAT | T_INT, rt)) {

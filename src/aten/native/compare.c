@@ -194,26 +194,35 @@ static const PtlLoop isclose_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = isclose_loop_b1, INT_ENTRIES(isclose), FLOAT_ENTRIES(isclose),
 };
 
+int
+ptl_isclose_check(const PtlIValue *s)
+{
+    PtlTensorImpl *a = s[0].u.t, *b = s[1].u.t;
+    if (a->dtype != b->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s did not match %s",
+                             ptl_dtype_legacy_name(a->dtype), ptl_dtype_legacy_name(b->dtype));
+    }
+    if (!(s[2].u.d >= 0)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "rtol must be greater than or equal to zero, but got %g", s[2].u.d);
+    }
+    if (!(s[3].u.d >= 0)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "atol must be greater than or equal to zero, but got %g", s[3].u.d);
+    }
+    return 0;
+}
+
 /* isclose(Tensor self, Tensor other, float rtol, float atol, bool equal_nan) -> Tensor */
 static int
 isclose_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
-    PtlTensorImpl *a = s[0].u.t, *b = s[1].u.t;
     IsCloseExtra e = {s[2].u.d, s[3].u.d, s[4].u.b};
     PtlIterConfig cfg = ptl_iter_config();
 
-    if (a->dtype != b->dtype) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s did not match %s",
-                             ptl_dtype_legacy_name(a->dtype), ptl_dtype_legacy_name(b->dtype));
-    }
-    if (!(e.rtol >= 0)) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "rtol must be greater than or equal to zero, but got %g", e.rtol);
-    }
-    if (!(e.atol >= 0)) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "atol must be greater than or equal to zero, but got %g", e.atol);
+    if (ptl_isclose_check(s) < 0) {
+        return -1;
     }
     cfg.out_dtype = PTL_DTYPE_BOOL;
     return ptl_pointwise(op, s, 2, self_other, cfg, isclose_loops, &e);

@@ -144,6 +144,17 @@ int ptl_clamp_scalar_prepare(const PtlOperator *op, const PtlIValue *s, const ch
  * "clamp_<device>"), shared by the CPU kernel (ternary.c) and the CUDA one: 0, or -1 with
  * the error set. */
 int ptl_clamp_tensor_check(const PtlOperator *op, const PtlIValue *s, const char *device);
+/* The checks of lerp (scalar: lerp.Scalar's weight) and of addcdiv's integer operands, with
+ * PyTorch's errors, shared by the CPU kernels (ternary.c) and the CUDA ones: 0, or -1 with
+ * the error set. */
+int ptl_lerp_check(const PtlIValue *s, int scalar);
+int ptl_addcdiv_check(const PtlIValue *s);
+/* isclose's checks (the operands' dtypes, rtol and atol), shared likewise (compare.c) */
+int ptl_isclose_check(const PtlIValue *s);
+/* nan_to_num's out= dtype check and its replacements for self's dtype in r (nan, posinf,
+ * neginf: 0 and the dtype's largest and lowest finite values by default), shared likewise
+ * (unary.c): 0, or -1 with the error set. */
+int ptl_nan_to_num_prepare(const PtlOperator *op, const PtlIValue *s, double *r);
 /* The iterator of a copy: src broadcast into dst, converted to dst's dtype (copy_'s rules);
  * 0 or -1.  Shared by the CPU copy and the CUDA one. */
 int ptl_copy_iter_build(PtlTensorIter *it, PtlTensorImpl *dst, PtlTensorImpl *src);

@@ -463,14 +463,10 @@ static const PtlLoop lerp_tensor_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(lerp_te
 /* lerp.Scalar(Tensor self, Tensor end, Scalar weight) and lerp.Tensor(..., Tensor weight)
  * (and lerp_): [*] self, end, weight broadcast -> [*] self + weight * (end - self).
  * end (and a weight with dims) must have self's dtype; floating dtypes only. */
-static int
-lerp_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+int
+ptl_lerp_check(const PtlIValue *s, int scalar)
 {
     PtlTensorImpl *self = s[0].u.t, *end = s[1].u.t;
-    PtlIterConfig cfg = ptl_iter_config();
-    int scalar = op->id == PTL_OP_lerp_Scalar || op->id == PTL_OP_lerp__Scalar;
-    (void)ks;
-
     if (end->dtype != self->dtype) {
         return ptl_error_set(PTL_ERR_RUNTIME, "expected dtype %s for `end` but got dtype %s",
                              cpp_names[self->dtype], cpp_names[end->dtype]);
@@ -484,7 +480,20 @@ lerp_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              scalar ? "lerp_kernel_scalar" : "lerp_kernel_tensor",
                              ptl_dtype_legacy_name(self->dtype));
     }
-    cfg.compute_dtype = self->dtype;
+    return 0;
+}
+
+static int
+lerp_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlIterConfig cfg = ptl_iter_config();
+    int scalar = op->id == PTL_OP_lerp_Scalar || op->id == PTL_OP_lerp__Scalar;
+    (void)ks;
+
+    if (ptl_lerp_check(s, scalar) < 0) {
+        return -1;
+    }
+    cfg.compute_dtype = s[0].u.t->dtype;
     if (scalar) {
         double w = ptl_iv_to_double(&s[2]);
         return ptl_pointwise(op, s, 2, (const int[2]){0, 1}, cfg, lerp_scalar_loops, &w);
@@ -513,6 +522,22 @@ typedef struct AddcValue {
 DEFINE_ALL(DEFINE_LOOP3, addcmul, ADDCMUL_I, ADDCMUL_F)
 DEFINE_FLOAT_ONLY(DEFINE_LOOP3, addcdiv, ADDCDIV_F)
 
+int
+ptl_addcdiv_check(const PtlIValue *s)
+{
+    if (ptl_dtype_is_integral(s[1].u.t->dtype, 1) && ptl_dtype_is_integral(s[2].u.t->dtype, 1)) {
+        return ptl_error_set(
+            PTL_ERR_RUNTIME,
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / "
+            "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+            "tensor2) for float inputs. The future addcdiv behavior is just the latter "
+            "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+    }
+    return 0;
+}
+
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
  * (also addcmul_, addcmul.out; addcdiv likewise):
  * [*] self, tensor1, tensor2 broadcast -> [*] self + value * tensor1 (* or /) tensor2 */
@@ -524,16 +549,8 @@ addc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                    ptl_iv_to_int(&s[3])};
     (void)ks;
 
-    if (is_div && ptl_dtype_is_integral(s[1].u.t->dtype, 1) &&
-        ptl_dtype_is_integral(s[2].u.t->dtype, 1)) {
-        return ptl_error_set(
-            PTL_ERR_RUNTIME,
-            "Integer division with addcdiv is no longer supported, and in a future  release "
-            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
-            "behavior can be implemented as (input + value * torch.trunc(tensor1 / "
-            "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
-            "tensor2) for float inputs. The future addcdiv behavior is just the latter "
-            "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+    if (is_div && ptl_addcdiv_check(s) < 0) {
+        return -1;
     }
     PtlTensorImpl *ts[3] = {s[0].u.t, s[1].u.t, s[2].u.t};
     PtlDtype rt = ptl_result_type(ts, 3);

@@ -466,13 +466,11 @@ round_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None):
  * defaults 0, the dtype's largest and lowest finite values; integers pass through. */
-static int
-nan_to_num_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+int
+ptl_nan_to_num_prepare(const PtlOperator *op, const PtlIValue *s, double *r)
 {
     PtlTensorImpl *self = s[0].u.t, *out = ptl_kernel_out(op, s);
-    NanToNum r;
     double big;
-    (void)ks;
 
     if (out != NULL && out->dtype != self->dtype) {
         return ptl_error_set(PTL_ERR_RUNTIME,
@@ -486,9 +484,21 @@ nan_to_num_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     case PTL_DTYPE_FLOAT32: big = FLT_MAX; break;
     default: big = DBL_MAX; break;
     }
-    r.nan = s[1].tag == PTL_IV_NONE ? 0.0 : ptl_iv_to_double(&s[1]);
-    r.posinf = s[2].tag == PTL_IV_NONE ? big : ptl_iv_to_double(&s[2]);
-    r.neginf = s[3].tag == PTL_IV_NONE ? -big : ptl_iv_to_double(&s[3]);
+    r[0] = s[1].tag == PTL_IV_NONE ? 0.0 : ptl_iv_to_double(&s[1]);
+    r[1] = s[2].tag == PTL_IV_NONE ? big : ptl_iv_to_double(&s[2]);
+    r[2] = s[3].tag == PTL_IV_NONE ? -big : ptl_iv_to_double(&s[3]);
+    return 0;
+}
+
+static int
+nan_to_num_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    double v[3];
+    (void)ks;
+    if (ptl_nan_to_num_prepare(op, s, v) < 0) {
+        return -1;
+    }
+    NanToNum r = {v[0], v[1], v[2]};
     return unary_run(op, s, nan_to_num_loops, 0, NULL, &r);
 }
 
