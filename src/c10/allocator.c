@@ -330,7 +330,8 @@ cpu_free(void *ctx, void *ptr, size_t nbytes)
     free(ptr);
 }
 
-static const PtlAllocator cpu_allocator = {"cpu", cpu_alloc, cpu_free, NULL, PTL_DEVICE_CPU};
+static const PtlAllocator cpu_allocator = {"cpu", cpu_alloc, cpu_free, NULL, PTL_DEVICE_CPU,
+                                          NULL};
 static const PtlAllocator *allocators[PTL_DEVICE_TYPE_COUNT] = {&cpu_allocator, NULL, NULL};
 static int (*initializers[PTL_DEVICE_TYPE_COUNT])(PtlDevice *device);
 

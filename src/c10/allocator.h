@@ -15,11 +15,15 @@ extern "C" {
 
 typedef struct PtlAllocator {
     const char *name;
-    /* Returns memory for nbytes (nbytes may be 0), or NULL with a MemoryError set. */
+    /* Returns memory for nbytes, or NULL with a MemoryError set.  Storages never ask for 0
+     * bytes (a device's block of 0 bytes would be NULL, as cudaMalloc's). */
     void *(*alloc)(void *ctx, size_t nbytes);
     void (*free)(void *ctx, void *ptr, size_t nbytes);
     void *ctx;
     int8_t device_type;
+    /* Copies nbytes from one of its blocks to another, 0 or -1 with the error set; NULL:
+     * the host's memcpy (a growing storage keeps its bytes through this). */
+    int (*copy)(void *ctx, void *dst, const void *src, size_t nbytes);
 } PtlAllocator;
 
 #define PTL_CPU_ALIGNMENT 64

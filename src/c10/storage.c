@@ -95,8 +95,8 @@ ptl_storage_new_foreign(void *data, size_t nbytes, PtlDevice device, PtlDeleter 
 
 static void set_nbytes(PtlStorage *s, size_t nbytes);
 
-/* Moves the contents to a new block of nbytes from the storage's allocator (CPU only: CUDA
- * storages resize through their backend). */
+/* Moves the contents to a new block of nbytes from the storage's allocator, through its copy
+ * function (a device's) or memcpy. */
 static int
 storage_realloc(PtlStorage *s, size_t nbytes)
 {
@@ -110,11 +110,15 @@ storage_realloc(PtlStorage *s, size_t nbytes)
         return -1;
     }
     char *p = a->alloc(a->ctx, nbytes);
-    if (p == NULL) {
+    if (p == NULL && nbytes > 0) {   /* a device's 0 bytes are NULL (ptl_storage_new) */
         return -1;
     }
     size_t keep = s->nbytes < nbytes ? s->nbytes : nbytes;
-    if (keep > 0) {
+    if (keep > 0 && a->copy != NULL && a->copy(a->ctx, p, s->data, keep) < 0) {
+        a->free(a->ctx, p, nbytes);
+        return -1;
+    }
+    if (keep > 0 && a->copy == NULL) {
         memcpy(p, s->data, keep);
     }
     if (s->alloc != NULL && s->data != NULL) {

@@ -197,8 +197,17 @@ cuda_storage_free(void *ctx, void *ptr, size_t nbytes)
     }
 }
 
+// A growing storage's bytes into its new block: on the current stream, then waited for
+// (a storage resize_ or an out= argument resized is synchronous, as in PyTorch).
+static int
+cuda_storage_copy(void *ctx, void *dst, const void *src, size_t nbytes)
+{
+    (void)ctx;
+    return ptl_cuda_memcpy(dst, 1, src, 1, nbytes);
+}
+
 static const PtlAllocator cuda_storage_allocator = {
-    "cuda", cuda_storage_alloc, cuda_storage_free, NULL, PTL_DEVICE_CUDA,
+    "cuda", cuda_storage_alloc, cuda_storage_free, NULL, PTL_DEVICE_CUDA, cuda_storage_copy,
 };
 
 extern "C" int

@@ -1,7 +1,9 @@
 """What every CUDA program touches before any kernel: size-0 tensors (no device block, as
 cudaMalloc of 0 bytes), reading values on the host (item, tolist, int, float, bool, index:
 a copy and a wait, as in PyTorch, while .numpy() stays an error), equal, the views that
-touch no data (diagonal, unfold), and a move's gradient going back to the input's device.
+touch no data (diagonal, unfold), a move's gradient going back to the input's device, and
+resize_, out= arguments and set_ on device storage (a growing storage copies its bytes on
+the device).
 The first GPU run (tools/gpu_check.sh) found each of these broken; they skip without a
 device."""
 import numpy as np
@@ -88,3 +90,29 @@ def test_a_moves_gradient_goes_back_to_the_inputs_device():
     (y.cpu().double() ** 2).sum().backward()
     assert y.grad.device.type == "cuda" and y.grad.dtype == ptl.float32
     assert y.grad.tolist() == [2.0, 4.0]
+
+
+def test_resize_and_out_arguments_grow_device_storage_keeping_its_bytes():
+    x = ptl.arange(6.0, device="cuda")
+    x.resize_(2, 5)                               # grows: the first 6 values stay
+    assert x.shape == (2, 5) and x.reshape(-1)[:6].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    x.resize_(3)
+    assert x.tolist() == [0.0, 1.0, 2.0]
+    y = ptl.empty(0, device="cuda").resize_as_(ptl.ones(4, 2))
+    assert y.shape == (4, 2) and y.device.type == "cuda"
+    out = ptl.ones(3, device="cuda")
+    a = ptl.arange(5.0, device="cuda")
+    ptl.add(a, a, out=out)                        # resized from 3 to 5 elements
+    assert out.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0]
+
+
+def test_set_shares_device_storage_and_refuses_another_device():
+    src = ptl.arange(4.0, device="cuda")
+    x = ptl.empty(0, device="cuda")
+    assert x.set_(src) is x and x.tolist() == [0.0, 1.0, 2.0, 3.0]
+    x[0] = 9.0
+    assert src[0].item() == 9.0
+    with pytest.raises(RuntimeError, match=r'^Attempted to set the storage of a tensor on device '
+                                           r'"cpu" to a storage on different device "cuda:0"\.  '
+                                           r'This is no longer allowed; the devices must match\.$'):
+        ptl.empty(0).set_(src)

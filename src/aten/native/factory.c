@@ -580,6 +580,18 @@ resize_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
+/* "cpu", "meta", "cuda:0": a device as PyTorch prints it */
+static void
+device_str(char *buf, size_t n, PtlDevice d)
+{
+    if (d.index >= 0) {
+        snprintf(buf, n, "%s:%d", ptl_device_type_name(d.type), d.index);
+    }
+    else {
+        snprintf(buf, n, "%s", ptl_device_type_name(d.type));
+    }
+}
+
 /* set_.source_Tensor(Tensor(a!) self, Tensor source): self views source's storage with
  * source's geometry (the storage overloads are Tensor.set_'s, in Python).  It has no
  * derivative: under the Autograd key a self or source that requires grad gives self a
@@ -595,6 +607,15 @@ set_source_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "type %s", ptl_dtype_cpp_name(src->dtype),
                              ptl_dtype_cpp_name(self->dtype));
     }
+    if (!ptl_device_equal(self->storage->device, src->storage->device)) {
+        char a[32], b[32];
+        device_str(a, sizeof(a), self->storage->device);
+        device_str(b, sizeof(b), src->storage->device);
+        return ptl_error_set(PTL_ERR_RUNTIME, "Attempted to set the storage of a tensor on "
+                             "device \"%s\" to a storage on different device \"%s\".  This "
+                             "is no longer allowed; the devices must match.",
+                             a, b);
+    }
     if (ptl_tensor_impl_set_storage(self, src->storage, src->storage_offset, src->dim,
                                     src->sizes, src->strides) < 0) {
         return -1;
@@ -608,6 +629,11 @@ static const PtlKernelReg resize_kernels[] = {
     {PTL_OP_resize_, PTL_KEY_CPU, resize_cpu},
     {PTL_OP_resize_as_, PTL_KEY_CPU, resize_cpu},
     {PTL_OP_set__source_Tensor, PTL_KEY_CPU, set_source_tensor_cpu},
+    /* metadata and the storage's size only: a device storage grows through its allocator's
+     * copy (storage.c) */
+    {PTL_OP_resize_, PTL_KEY_CUDA, resize_cpu},
+    {PTL_OP_resize_as_, PTL_KEY_CUDA, resize_cpu},
+    {PTL_OP_set__source_Tensor, PTL_KEY_CUDA, set_source_tensor_cpu},
 };
 PTL_DEFINE_REGISTER(resize_kernels)
 
