@@ -286,23 +286,6 @@ bitwise_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return run_binary(op, s, fn, shift ? T_INT : T_INT | T_BOOL, 0, kname, &dt);
 }
 
-/* 1 when the tensor t (any device) holds a zero, 0 when not, -1 on error: aten::all, its
- * one value read on the host (a synchronisation) */
-static int
-has_zero(PtlTensorImpl *t)
-{
-    PtlIValue a[1] = {ptl_iv_tensor(t)};
-    PtlDevice cpu = ptl_device_cpu();
-    PtlTensorImpl *r = ptl_call_tensor(PTL_OP_all, a), *h = NULL;
-    int rc = -1;
-    if (r != NULL && (h = ptl_to_copy(r, PTL_DTYPE_BOOL, &cpu)) != NULL) {
-        rc = *(const uint8_t *)ptl_tensor_data(h) == 0;
-    }
-    ptl_xdecref(r);
-    ptl_xdecref(h);
-    return rc;
-}
-
 /* binary.c's div_family: a rounding division, remainder or fmod of s[0] by s[1]; integers
  * stay integers, and a zero integer divisor gives PyTorch's "ZeroDivisionError" once the
  * kernel has run (the output of an in-place or out= call left written, as on the CPU) */
@@ -311,13 +294,13 @@ div_family(const PtlOperator *op, PtlIValue *s, PtlCudaMathFn fn, const char *na
 {
     PtlTensorImpl *other = s[1].u.t;
     PtlDtype dt;
-    int rc, zero = 0;
+    int rc, nonzero = 1;
     ptl_incref(other);
     rc = run_binary(op, s, fn, T_FLOAT | T_INT, 0, name, &dt);
     if (rc == 0 && !ptl_dtype_is_floating(dt) && s[0].u.t->numel > 0 &&
-        (zero = has_zero(other)) != 0) {
+        (nonzero = ptl_all_nonzero(other)) != 1) {
         ptl_ivalue_release(&s[0]);
-        rc = zero < 0 ? -1 : ptl_error_set(PTL_ERR_RUNTIME, "ZeroDivisionError");
+        rc = nonzero < 0 ? -1 : ptl_error_set(PTL_ERR_RUNTIME, "ZeroDivisionError");
     }
     ptl_decref(other);
     return rc;

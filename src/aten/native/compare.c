@@ -230,16 +230,14 @@ isclose_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- allclose, equal: one bool ---- */
 
-/* Whether every element of the bool tensor t is true; -1 on error.  A device tensor is
- * reduced there by aten::all and its one value read on the host. */
-static int
-all_true(PtlTensorImpl *t)
+int
+ptl_all_nonzero(PtlTensorImpl *t)
 {
-    if (t->device.type != PTL_DEVICE_CPU) {
+    if (t->device.type != PTL_DEVICE_CPU || t->dtype != PTL_DTYPE_BOOL) {
         PtlDevice cpu = {PTL_DEVICE_CPU, -1};
         PtlIValue a[1] = {ptl_iv_tensor(t)};
         PtlTensorImpl *all = ptl_call_tensor(PTL_OP_all, a);
-        PtlTensorImpl *host = all ? ptl_to_copy(all, PTL_DTYPE_UNDEFINED, &cpu) : NULL;
+        PtlTensorImpl *host = all ? ptl_to_copy(all, PTL_DTYPE_BOOL, &cpu) : NULL;
         ptl_xdecref(all);
         if (host == NULL) {
             return -1;
@@ -261,7 +259,8 @@ all_true(PtlTensorImpl *t)
     return all;
 }
 
-/* Calls the bool-valued pointwise op `id` on args and reduces it with all_true into s[0]. */
+/* Calls the bool-valued pointwise op `id` on args and reduces it with ptl_all_nonzero into
+ * s[0]. */
 static int
 reduce_all(PtlOpId id, PtlIValue *args, PtlIValue *s)
 {
@@ -269,7 +268,7 @@ reduce_all(PtlOpId id, PtlIValue *args, PtlIValue *s)
     if (r == NULL) {
         return -1;
     }
-    int all = all_true(r);
+    int all = ptl_all_nonzero(r);
     ptl_decref(r);
     if (all < 0) {
         return -1;

@@ -148,6 +148,10 @@ int ptl_clamp_tensor_check(const PtlOperator *op, const PtlIValue *s, const char
  * PyTorch's errors, shared by the CPU kernels (ternary.c) and the CUDA ones: 0, or -1 with
  * the error set. */
 int ptl_lerp_check(const PtlIValue *s, int scalar);
+/* Whether every element of t (any dtype, any device) is nonzero, as one bool read on the
+ * host: 1, 0, or -1 with the error set (compare.c; equal, allclose, and the CUDA integer
+ * division's zero-divisor check) */
+int ptl_all_nonzero(PtlTensorImpl *t);
 int ptl_addcdiv_check(const PtlIValue *s);
 /* isclose's checks (the operands' dtypes, rtol and atol), shared likewise (compare.c) */
 int ptl_isclose_check(const PtlIValue *s);
