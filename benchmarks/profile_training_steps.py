@@ -43,6 +43,10 @@ def main(args):
         at = args.index("--device")
         device = args[at + 1]
         args = args[:at] + args[at + 2:]
+    unknown = [which for which in args if which not in GROUPS]
+    if unknown:
+        sys.exit(f"unknown training step {unknown[0]!r}: choose from {', '.join(GROUPS)}"
+                 " [--device DEVICE]")
     print(f"threads: {pytorchlite.get_num_threads()}, device: {device}")
     for which in args or ["mlp", "cnn", "gpt"]:
         total, ranked = top_ops(which, rows=12 if device != "cpu" else 8, device=device)

@@ -70,14 +70,13 @@ CASTS = {"float32 -> float16": (np.float16, "half"), "float32 -> bfloat16": (Non
          "float64 -> bfloat16": (None, "bfloat16")}
 
 
-@pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize("cast", list(CASTS))
+@pytest.mark.parametrize("cast,impl", [(cast, impl) for cast in CASTS for impl in IMPLS
+                                        if impl != "numpy" or CASTS[cast][0] is not None])
 def test_half_precision_casts(benchmark, impl, cast):
-    """The casts of mixed-precision training (copy.c, Note [Half-precision conversions])."""
+    """The casts of mixed-precision training (copy.c, Note [Half-precision conversions]);
+    NumPy has no bfloat16, so the bfloat16 casts compare with PyTorch only."""
     benchmark.group = f"{cast}, 1e6 values"
     np_dtype, method = CASTS[cast]
-    if impl == "numpy" and np_dtype is None:
-        pytest.skip("NumPy has no bfloat16")
     a = randn(10**6)
     a = a.astype(np.dtype(cast.split()[0]))
     fn = (lambda x: x.astype(np_dtype)) if impl == "numpy" else (
