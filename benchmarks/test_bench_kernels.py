@@ -566,7 +566,7 @@ def test_embedding_bag_narrow_rows(benchmark, impl, shape, mode):
 def test_embedding_bag_sum_narrow_rows(benchmark, impl, shape, form):
     """sum of bags of rows of width 8-32 (bags x rows, table rows x width): the 32- and
     8-column register blocks of embedding.c bag_run_add_f4; 1-D offsets become each index's
-    bag in tensor ops (nn/functional.py _fusable_offsets_bags)"""
+    bag in one pass (embedding.c _ptl_embedding_bag_offsets)"""
     bags, rows, n, width = shape
     benchmark.group = f"embedding_bag sum, {bags} bags of {rows} rows of width {width}, {form}"
     L = lib(impl)

@@ -466,6 +466,12 @@ def _np_embedding_bag(w, idx, bag, scale, num_bags, mean=False):
     return out / np.maximum(np.bincount(bag, minlength=num_bags), 1)[:, None] if mean else out
 
 
+def _np_bags_of_offsets(offsets, n, include_last_offset=False):
+    nbags = max(len(offsets) - 1, 0) if include_last_offset else len(offsets)
+    end = (offsets[-1] if include_last_offset else n) if nbags else 0
+    return np.searchsorted(offsets[:nbags], np.arange(end), side="right") - 1
+
+
 def _np_embedding_backward(go, idx, num_weights, padding_idx, scale_grad_by_freq):
     out = np.zeros((num_weights,) + go.shape[idx.ndim:])
     np.add.at(out, idx, go)
@@ -1083,6 +1089,11 @@ ENTRIES += [
                                   S(T(5, 3), I([]), I([]), None, 2),
                                   S(T(5, 3), I([4, 0, 4, 1]), I([1, 1, 2, 1]), None, 4, True)],
            ref=_np_embedding_bag),
+    OpInfo("_ptl_embedding_bag_offsets", [S(I([0, 2, 2, 5]), 7), S(I([0, 3, 6]), 6, True),
+                                          S(I([]), 4), S(I([0]), 3, True)],
+           ref=_np_bags_of_offsets, grad="none",
+           errors=[(S(I([1, 3]), 4), RuntimeError), (S(I([0, 5]), 4), RuntimeError),
+                   (S(I([0, 3, 2]), 4), RuntimeError)]),
     OpInfo("embedding_dense_backward", [S(T(3, 2), I([0, 2, 0]), 4, -1, False),
                                         S(T(3, 2), I([0, 2, 0]), 4, 0, True)],
            ref=_np_embedding_backward),

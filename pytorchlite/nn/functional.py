@@ -826,20 +826,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
-def _fusable_offsets_bags(offsets, n, include_last_offset):
-    """(the bag of each index, the number of bags) for _ptl_embedding_bag when the bags that
-    1-D offsets bound tile [0, end) in order (end = offsets[-1] with include_last_offset, else
-    n, the number of indices), else (None, 0).  In tensor ops and one item(): a Python list of
-    the bounds cost four times the kernel."""
-    offs = offsets.long()
-    starts = offs[:-1] if include_last_offset else offs
-    if starts.numel() == 0:
-        return None, 0
-    end = offs[-1:] if include_last_offset else torch.full((1,), n, dtype=torch.int64)
-    lengths = torch.diff(starts, append=end)
-    if not ((starts[0] == 0) & (end[0] <= n) & (lengths >= 0).all()).item():
-        return None, 0
-    return torch.repeat_interleave(lengths), starts.numel()
+def _fusable_bags(mode, weight):
+    """Whether embedding_bag runs _ptl_embedding_bag on each index's bag: sum and mean of a
+    CPU weight.  The composite it skips is its reference (the tests turn this off)."""
+    return mode in ("sum", "mean") and weight.device.type == "cpu" and not weight.is_meta
 
 
 def _embedding_bag_fused(flat, weight, bag, nbags, mode, per_sample_weights, padding_idx):
@@ -899,8 +889,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     if weight.dim() != 2:
         raise ValueError(
             f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
-    # sum and mean of a CPU weight run _ptl_embedding_bag on bag, each index's bag
-    fusable = mode in ("sum", "mean") and weight.device.type == "cpu" and not weight.is_meta
+    fusable = _fusable_bags(mode, weight)
     bag = None
     if input.dim() == 2:
         if offsets is not None:
@@ -914,9 +903,11 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         if fusable:
             # bags of one width: no Python list of bounds (it cost more than the kernel)
             nbags = input.size(0)
-            bag = torch.repeat_interleave(torch.full((nbags,), input.size(1)))
+            bag = aten._ptl_embedding_bag_offsets(
+                torch.arange(0, flat.numel(), max(input.size(1), 1)), flat.numel())
         else:
-            starts = list(range(0, input.numel(), input.size(1)))
+            # rows of width 0 are empty bags (0), as they are for sum and mean
+            starts = [row * input.size(1) for row in range(input.size(0))]
             ends = starts[1:] + [flat.numel()]
     elif input.dim() == 1:
         if offsets is None:
@@ -924,9 +915,11 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         if offsets.dim() != 1:
             raise ValueError("offsets has to be a 1D Tensor")
         flat = input
-        if fusable:
-            bag, nbags = _fusable_offsets_bags(offsets, flat.numel(), include_last_offset)
-        if bag is None:
+        # checks the offsets with PyTorch's messages and gives each index its bag
+        bag = aten._ptl_embedding_bag_offsets(offsets, flat.numel(), include_last_offset)
+        nbags = max(offsets.numel() - 1, 0) if include_last_offset else offsets.numel()
+        if not fusable:
+            bag = None
             starts = offsets.tolist()
             if include_last_offset:
                 ends = starts[1:]

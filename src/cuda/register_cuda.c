@@ -1001,8 +1001,8 @@ static const int shared_with_cpu[] = {
     PTL_OP_native_batch_norm, PTL_OP_native_batch_norm_backward,
     /* embedding_bag and affine_grid: compositions of the device's index kernels and matrix
      * products (Note [Device embedding bags] in embedding.c, Note [Device affine_grid] in
-     * resample.c) */
-    PTL_OP__ptl_embedding_bag, PTL_OP_affine_grid_generator,
+     * resample.c); embedding_bag's offsets are checked and turned into bags on the host */
+    PTL_OP__ptl_embedding_bag, PTL_OP__ptl_embedding_bag_offsets, PTL_OP_affine_grid_generator,
     PTL_OP_affine_grid_generator_backward,
     /* convolution: its primitives take device_conv.h's hook (Note [CUDA convolution] in
      * conv_plan.h) */

@@ -1106,7 +1106,7 @@ def test_embedding_bag_fused_against_numpy_and_the_composite(mode, threads, layo
                 want = _np_bags(a, idx, starts, ends, mode, padding_idx=kw.get("padding_idx"))
                 got = F.embedding_bag(inp, w, off, mode=mode, **kw)
                 assert_close(got, want, dtype=dt)
-                monkeypatch.setattr(F, "_fusable_offsets_bags", lambda *args: (None, 0))
+                monkeypatch.setattr(F, "_fusable_bags", lambda *args: False)
                 ref = F.embedding_bag(inp, w, off, mode=mode, **kw)
                 monkeypatch.undo()
                 np.testing.assert_allclose(got.double().numpy(), ref.double().numpy(),
@@ -1255,6 +1255,84 @@ def test_embedding_bag_errors():
             "supported for mode='sum' (got mode='mean'). Please open a feature request on GitHub.")):
         F.embedding_bag(ptl.tensor([1, 2]), w, ptl.tensor([0]), mode="mean",
                         per_sample_weights=ptl.ones(2))
+
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8"])
+@pytest.mark.parametrize("include_last_offset", [False, True])
+def test_embedding_bag_offsets_give_each_index_its_bag(dtype, include_last_offset):
+    """_ptl_embedding_bag_offsets (embedding.c): index i is in bag b where offsets[b] <= i <
+    offsets[b + 1], against NumPy's searchsorted, on random non-decreasing offsets with empty
+    bags, strided offsets, and with include_last_offset the indices past offsets[-1] left out."""
+    gen = np.random.default_rng(3)
+    aten = ptl.ops.aten
+    for n in (0, 1, 7, 40):
+        for nb in (0, 1, 3, 12):
+            cuts = np.sort(gen.integers(0, n + 1, max(nb - 1, 0)))
+            offs = np.concatenate([[0], cuts])[:nb]
+            if include_last_offset:
+                last = gen.integers(offs[-1], n + 1) if nb else 0   # offsets[0] is 0
+                offs = np.concatenate([offs, [last]])
+            # every other element of a tensor twice as long: a strided offsets tensor
+            strided = ptl.tensor(np.repeat(offs, 2).astype(dtype))[::2]
+            got = aten._ptl_embedding_bag_offsets(strided, n, include_last_offset)
+            nbags = max(len(offs) - 1, 0) if include_last_offset else len(offs)
+            end = (int(offs[-1]) if len(offs) else n) if include_last_offset else n
+            end = end if nbags else 0
+            want = np.searchsorted(offs[:nbags], np.arange(end), side="right") - 1
+            assert got.dtype == ptl.int64
+            np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("include_last_offset", [False, True])
+def test_embedding_bag_bad_offsets(mode, include_last_offset):
+    """PyTorch's messages for offsets that do not start at 0 or run past the input; offsets
+    that decrease (PyTorch fails in an internal check for sum and mean) are refused in every
+    mode; float offsets are refused, not truncated; nothing leaks on the way out."""
+    w, inp = ptl.ones(10, 3), ptl.tensor([1, 2, 3, 4, 5, 6])
+
+    def bag(offsets):
+        return F.embedding_bag(inp, w, offsets, mode=mode,
+                               include_last_offset=include_last_offset)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+            "from position 0. However, got 1")):
+        bag(ptl.tensor([1, 3, 6]))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "offsets[-1] can not be greater than input's length 6 but got offsets[-1] of 9")):
+        bag(ptl.tensor([0, 3, 9]))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "offsets has to be a non-decreasing sequence, but got offsets[2] = 2 after "
+            "offsets[1] = 4")):
+        bag(ptl.tensor([0, 4, 2, 6]))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "offsets has to be a non-decreasing sequence, but got offsets[1] = -1 after "
+            "offsets[0] = 0")):
+        bag(ptl.tensor([0, -1, 6]))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Expected tensor for argument #1 'offsets' to have one of the following scalar "
+            "types: Long, Int; but got torch.FloatTensor instead (while checking arguments for "
+            "embedding_bag)")):
+        bag(ptl.tensor([0.0, 3.0, 6.0]))
+    with pytest.raises(ValueError, match=re.escape("offsets has to be a 1D Tensor")):
+        bag(ptl.tensor([[0, 3]]))
+
+    def refused():
+        with pytest.raises(RuntimeError):
+            bag(ptl.tensor([0, 4, 2, 6]))
+    assert_no_leak(refused)
+    assert bag(ptl.tensor([0, 3, 6])).shape == (2 if include_last_offset else 3, 3)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_of_2d_input_with_empty_rows(mode):
+    """A [3, 0] input is three empty bags (zeros) in every mode (PyTorch raises "step must be
+    nonzero" from the arange of its offsets); a [0, 4] input is no bag."""
+    w = ptl.randn(5, 3)
+    assert_close(F.embedding_bag(ptl.zeros(3, 0, dtype=ptl.int64), w, mode=mode),
+                 np.zeros((3, 3)))
+    assert F.embedding_bag(ptl.zeros(0, 4, dtype=ptl.int64), w, mode=mode).shape == (0, 3)
 
 
 # ---- dropout ----

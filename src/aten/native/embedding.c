@@ -106,9 +106,10 @@ error:
  * Then 8 columns at a time, with the vectors loaded straight from the rows, the indices
  * checked by one branch-free pass, all the bags' runs in one call of the clone and int64
  * indices read in place: the kernel of the same bags 32 -> 16 us.
- * F.embedding_bag builds a 2-D input's bags with one repeat_interleave, and 1-D offsets
- * with a diff and one repeat_interleave, not from Python lists of bounds (which cost more
- * than the kernel: 1024 bags of 8 by offsets 0.16x -> 0.6-0.8x PyTorch's time).  The
+ * F.embedding_bag builds the bags with _ptl_embedding_bag_offsets (a 2-D input's from the
+ * offsets of its rows), which checks 1-D offsets in the same pass, not from Python lists
+ * of bounds (which cost more than the kernel: 1024 bags of 8 by offsets 0.16x -> 0.6-0.8x
+ * PyTorch's time; a diff and a repeat_interleave in tensor ops still cost 15-20 us).  The
  * derivative (derivatives/nn.c) is written with index_select / index_add, so it differentiates again. */
 /* o[:d] += scale * row[:d] (or + row[:d]) in the dtypes other than float32, compiled for AVX2
  * too (Note [Loop clones] in loops.h: no FMA, so the bits do not depend on the CPU) */
@@ -570,10 +571,97 @@ error:
     return -1;
 }
 
+/* _ptl_embedding_bag_offsets(Tensor offsets, int num_indices, bool include_last_offset)
+ * -> bag: F.embedding_bag's check of 1-D offsets, with PyTorch's messages, and the bag of
+ * each index for _ptl_embedding_bag (Note [Embedding bags]): int64 [end], where end is
+ * offsets[-1] with include_last_offset and num_indices without, and index i is in bag b when
+ * offsets[b] <= i < offsets[b + 1] (the last bag runs to end).  One pass over the offsets:
+ * the diff, checks and repeat_interleave it replaces cost more than the bag kernel.  Device
+ * offsets are read on the host (the max and composite paths read them there too) and the
+ * bag goes back to their device. */
+static int
+embedding_bag_offsets_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *offs = s[0].u.t, *host = NULL, *bag = NULL, *res = NULL;
+    int64_t n = s[1].u.i, count = offs->numel, end = n;
+    int last = s[2].u.b;
+    PtlDevice cpu = ptl_device_cpu();
+    (void)op;
+    (void)ks;
+    if (offs->dim != 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "offsets has to be a 1D Tensor");
+    }
+    if (!ptl_dtype_is_integral(offs->dtype, 0)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected tensor for argument #1 'offsets' to have one of the "
+                             "following scalar types: Long, Int; but got torch.%sTensor instead "
+                             "(while checking arguments for embedding_bag)",
+                             ptl_dtype_legacy_name(offs->dtype));
+    }
+    if (n < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "embedding_bag: num_indices must be >= 0");
+    }
+    if ((host = ptl_to_copy(offs, PTL_DTYPE_INT64, &cpu)) == NULL) {
+        return -1;
+    }
+    const int64_t *o = (const int64_t *)ptl_tensor_data(host);
+    if (count > 0 && o[0] != 0) {
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "
+                      "to start from position 0. However, got %lld", (long long)o[0]);
+        goto done;
+    }
+    if (count > 0 && o[count - 1] > n) {
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "offsets[-1] can not be greater than input's length %lld but got "
+                      "offsets[-1] of %lld", (long long)n, (long long)o[count - 1]);
+        goto done;
+    }
+    for (int64_t b = 1; b < count; b++) {
+        if (o[b] < o[b - 1]) {
+            ptl_error_set(PTL_ERR_RUNTIME,
+                          "offsets has to be a non-decreasing sequence, but got offsets[%lld] "
+                          "= %lld after offsets[%lld] = %lld", (long long)b, (long long)o[b],
+                          (long long)(b - 1), (long long)o[b - 1]);
+            goto done;
+        }
+    }
+    int64_t nbags = last ? (count > 0 ? count - 1 : 0) : count;
+    end = last && count > 0 ? o[count - 1] : n;
+    if (nbags == 0) {
+        end = 0;
+    }
+    if ((bag = ptl_empty(1, &end, PTL_DTYPE_INT64, cpu)) == NULL) {
+        goto done;
+    }
+    int64_t *bv = (int64_t *)ptl_tensor_data(bag);
+    for (int64_t b = 0; b < nbags; b++) {
+        int64_t stop = b + 1 < nbags || last ? o[b + 1] : end;
+        for (int64_t i = o[b]; i < stop; i++) {
+            bv[i] = b;
+        }
+    }
+    if (offs->device.type == PTL_DEVICE_CPU) {
+        res = bag;
+        bag = NULL;
+    }
+    else {
+        res = ptl_to_copy(bag, PTL_DTYPE_UNDEFINED, &offs->device);
+    }
+    if (res != NULL) {
+        s[0] = ptl_iv_tensor(res);
+    }
+done:
+    ptl_decref(host);
+    ptl_xdecref(bag);
+    return res != NULL ? 0 : -1;
+}
+
 static const PtlKernelReg embedding_cpu_kernels[] = {
     {PTL_OP_embedding, PTL_KEY_CPU, embedding_cpu},
     {PTL_OP_embedding_dense_backward, PTL_KEY_CPU, embedding_backward_cpu},
     {PTL_OP_embedding_renorm_, PTL_KEY_CPU, embedding_renorm_cpu},
     {PTL_OP__ptl_embedding_bag, PTL_KEY_CPU, embedding_bag_cpu},
+    {PTL_OP__ptl_embedding_bag_offsets, PTL_KEY_CPU, embedding_bag_offsets_cpu},
 };
 PTL_DEFINE_REGISTER(embedding_cpu_kernels)
