@@ -755,10 +755,11 @@ typedef struct LayerGrads {
  * step of 32 x 128 @ 128 x 512 is 40 us: the pool's round trips ate the gain
  * (docs/performance.md, Recurrent layers).  A part's rows are computed by the same
  * formulas in the same order as on one thread, so the results do not depend on the number
- * of threads: every product in the loop goes through a packed panel (ptl_gemm_packed), whose
- * bits do not depend on how many rows a product has (Note [GEMM blocking]; ptl_gemm takes
- * its matrix-vector path for one row).  A layer of fewer than LAYER_SPLIT_MACS multiply-adds per part (W_hh's, over
- * every step) stays on one thread, as does the device's loop. */
+ * of threads: every product in the loop goes through a packed panel (ptl_gemm_packed),
+ * whose bits do not depend on how many rows a product has (Note [GEMM blocking]; ptl_gemm
+ * takes its matrix-vector path for one row).  A layer of fewer than LAYER_SPLIT_MACS
+ * multiply-adds per part (W_hh's, over every step) stays on one thread, as does the
+ * device's loop. */
 
 /* Rows per part: a multiple of this. */
 #define LAYER_PART_ROWS 4
