@@ -1,7 +1,7 @@
 """Recurrent layer benchmarks: nn.LSTM / GRU / RNN forward and forward + backward next to
 PyTorch with the same weights and input (NumPy has no such layers), and a training step of
 an LSTM language model (embedding, 1 or 2 LSTM layers, linear head, cross-entropy,
-backward, Adam) on one thread each.
+backward, Adam) on one thread each and on two.
 
     pytest benchmarks/test_bench_rnn.py --benchmark-enable -q
 """
@@ -172,6 +172,24 @@ def test_lstm_language_model_step(benchmark, one_thread, impl, layers):
                        f"seq {LM_SEQ} b{LM_BATCH} Adam, 1 thread")
     step = lm_step(impl, layers)
     loss = benchmark.pedantic(step, rounds=5, iterations=1, warmup_rounds=1)
+    assert math.isfinite(loss.item())
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("layers", [1, 2])
+def test_lstm_language_model_step_two_threads(benchmark, impl, layers):
+    """The same step with both libraries on two intra-op threads (the recurrent layer's rows
+    cut between them: Note [Recurrent layer threads] in src/aten/native/rnn.c)."""
+    benchmark.group = (f"train step LSTM LM {layers} layer(s) e{EMBED} h{LM_HIDDEN} "
+                       f"seq {LM_SEQ} b{LM_BATCH} Adam, 2 threads")
+    lib = library(impl)
+    old = lib.get_num_threads()
+    lib.set_num_threads(2)
+    try:
+        step = lm_step(impl, layers)
+        loss = benchmark.pedantic(step, rounds=5, iterations=1, warmup_rounds=1)
+    finally:
+        lib.set_num_threads(old)
     assert math.isfinite(loss.item())
 
 

@@ -95,7 +95,8 @@ linalg_norm.c cdist_run: GRAIN / (R M + 1) rows a task -> 203, 204 rows.
 
 Not crossed here: rnn.c row_grain (LSTM / GRU / RNN cell rows, pointwise per row; the
 recurrent layer's steps cross it and the GEMM's row thresholds on 1 and 2 threads in
-tests/nn/test_rnn.py test_layer_sizes_and_threads), resample.c
+tests/nn/test_rnn.py test_layer_sizes_and_threads), rnn.c LAYER_PART_ROWS and
+LAYER_SPLIT_MACS (the layer's rows cut between threads: test_layer_row_split there), resample.c
 run_maps, grid_sampler.c (tests/test_grid_sample_double.py), svd.c batches, nn.c embedding
 backward (serial, no size switch), index.c / einsum.c (no size switch of their own; einsum
 reduces to the bmm above) and the GIL-release thresholds (they change no result)."""

@@ -784,14 +784,15 @@ def test_layer_leaves_no_live_objects():
 # -> 258 rows, GRU H 64 -> 206, RNN H 600 -> 110).  The step GEMMs on the packed W_hh
 # (gemm.c ptl_gemm_packed): K in one block up to 320 and in equal blocks past it (forward
 # K = H, backward K = G: LSTM H 80 -> 320, H 81 -> 324, RNN H 330 -> 330 both ways), and
-# their columns split between two threads from 2^22 multiply-adds (LSTM H 64: B 255 below,
-# 256 at it)
+# their columns split between two threads from 2^22 multiply-adds where the rows are not cut
+# (B < 2 LAYER_PART_ROWS, Note [Recurrent layer threads]: LSTM B 7, H 387 below, 388 above;
+# LSTM H 64, B 255 and 256 cut the rows instead)
 THRESHOLD_CASES = [("LSTM", 0, 24, 16), ("LSTM", 0, 25, 16), ("LSTM", 0, 64, 16),
                    ("LSTM", 0, 65, 16), ("GRU", 0, 73, 9), ("GRU", 0, 97, 9),
                    ("LSTM", 5, 145, 8), ("LSTM", 5, 193, 8), ("LSTM", 0, 259, 64),
                    ("GRU", 0, 207, 64), ("RNN_TANH", 0, 111, 600), ("LSTM", 0, 4, 80),
                    ("LSTM", 0, 4, 81), ("RNN_TANH", 0, 5, 330), ("LSTM", 0, 255, 64),
-                   ("LSTM", 0, 256, 64)]
+                   ("LSTM", 0, 256, 64), ("LSTM", 0, 7, 387), ("LSTM", 0, 7, 388)]
 
 
 @pytest.mark.parametrize("mode,proj,B,H", THRESHOLD_CASES)
@@ -821,6 +822,63 @@ def test_layer_sizes_and_threads(mode, proj, B, H, dtype, tol):
     ref = layer_ref(mode, gates, x["hx"], x["cx"], x["w_hh"], x["b_ih"], x["b_hh"],
                     x["w_hr"], True, bs.tolist())
     np.testing.assert_allclose(runs[0]["out0"].double().numpy(), ref[0], rtol=tol, atol=tol)
+
+
+# rnn.c Note [Recurrent layer threads]: the CPU loop's batch rows cut once into
+# min(threads, B // LAYER_PART_ROWS, W_hh's multiply-adds over every step // LAYER_SPLIT_MACS)
+# parts of whole LAYER_PART_ROWS-row units, each walked on its own thread.
+LAYER_PART_ROWS = 4
+LAYER_SPLIT_MACS = 1 << 21
+
+
+def test_layer_split_constants():
+    """The constants the cases below are built on, read back from rnn.c."""
+    with open(os.path.join(os.path.dirname(ptl.__file__), "..", "src", "aten", "native",
+                           "rnn.c")) as f:
+        text = f.read()
+    assert re.search(r"#define LAYER_PART_ROWS (\d+)", text).group(1) == str(LAYER_PART_ROWS)
+    assert re.search(r"#define LAYER_SPLIT_MACS \(1 << (\d+)\)", text).group(1) == "21"
+
+
+# (mode, proj, T, B, H, packed): one part, then two, across LAYER_SPLIT_MACS per part (LSTM
+# H 16: G P = 1024, T B = 4095 below two parts' worth, 4096 at it), across LAYER_PART_ROWS
+# (B 7: one unit of whole rows; 8: two parts of 4; 9 and 13: a last part of 5 rows) with
+# enough work, and with packed batches whose running rows end inside either part; GRU, RNN
+# and LSTM with a projection (its dh W_hr per part).
+SPLIT_CASES = [("LSTM", 0, 117, 35, 16, False), ("LSTM", 0, 128, 32, 16, False),
+               ("LSTM", 0, 128, 32, 16, True), ("LSTM", 0, 150, 7, 32, False),
+               ("LSTM", 0, 128, 8, 32, False), ("LSTM", 0, 120, 9, 32, True),
+               ("LSTM", 24, 110, 13, 32, True), ("GRU", 0, 110, 13, 32, True),
+               ("RNN_TANH", 0, 90, 12, 64, True), ("RNN_RELU", 0, 64, 17, 64, False)]
+
+
+@pytest.mark.parametrize("mode,proj,T,B,H,packed", SPLIT_CASES)
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("dtype,tol", [(ptl.float64, 1e-10), (ptl.float32, 1e-4)])
+def test_layer_row_split(mode, proj, T, B, H, packed, reverse, dtype, tol):
+    """The loop's rows cut between two threads: the same bits as on one thread (values and
+    every gradient), and both against the loop of ops."""
+    from pytorchlite.nn.modules import rnn
+    a = _layer_arrays(mode, T, B, H, proj, seed=T + B)
+    a["w_hh"] /= np.sqrt(a["w_hh"].shape[1])   # no chaos over 100 steps: rounding stays small
+    bs = None
+    if packed:
+        sizes = np.sort(np.random.default_rng(B).integers(1, B + 1, T))[::-1]
+        sizes[0] = B
+        bs = ptl.tensor(sizes.tolist(), dtype=ptl.int64)
+    saved = ptl.get_num_threads()
+    try:
+        runs = []
+        for nt in (1, 2):
+            ptl.set_num_threads(nt)
+            runs.append(_layer_results(rnn._run_direction, mode, a, dtype, reverse, bs))
+        want = _layer_results(rnn._run_direction_ops, mode, a, dtype, reverse, bs)
+    finally:
+        ptl.set_num_threads(saved)
+    for name in runs[0]:
+        np.testing.assert_array_equal(runs[0][name].numpy(), runs[1][name].numpy(),
+                                      err_msg=name)
+    _assert_results_close(runs[1], want, tol)
 
 
 def _layer_args(mode="LSTM", T=2, B=3, H=2, proj=0, dtype=np.float64):

@@ -28,13 +28,6 @@
 #include "nn_common.h"
 #include "rnn_impl.h"
 
-/* Element i of the array at p (NULL stays NULL). */
-static inline char *
-elem(const void *p, int64_t i, size_t es)
-{
-    return p != NULL ? (char *)p + (size_t)i * es : NULL;
-}
-
 /* ---- argument checks (PyTorch's checkSizes in RNN.cu) ---- */
 
 typedef struct Arg {
@@ -182,49 +175,6 @@ row_grain(int64_t width)
 
 /* ---- the LSTM cell ---- */
 
-typedef struct LstmCtx {
-    const void *ig, *hg, *cx, *bi, *bh, *ghy, *gcy, *cy, *ws;
-    void *hy, *cy_out, *ws_out, *gg, *gcx;
-    int64_t h;
-    CellOps ops;
-} LstmCtx;
-
-/* Forward rows [b0, b1): the gates (ig + hg, unless the layer's GEMM summed them into the
- * workspace already: ig NULL), their nonlinearities, cy and hy = o tanh(cy), the activated
- * gates kept as the workspace.  Backward: the gates' and cx's grads. */
-static int
-lstm_fwd(void *ctx, int64_t b0, int64_t b1)
-{
-    const LstmCtx *c = ctx;
-    const CellOps *op = &c->ops;
-    int64_t h = c->h, g = 4 * h;
-    size_t es = op->es;
-    for (int64_t b = b0; b < b1; b++) {
-        char *w = elem(c->ws_out, b * g, es);
-        if (c->ig != NULL) {
-            op->gate_sum(w, elem(c->ig, b * g, es), elem(c->hg, b * g, es), NULL, NULL, g);
-        }
-        op->lstm_fwd_row(w, elem(c->cy_out, b * h, es), elem(c->hy, b * h, es),
-                         elem(c->cx, b * h, es), c->bi, c->bh, h);
-    }
-    return 0;
-}
-
-static int
-lstm_bwd(void *ctx, int64_t b0, int64_t b1)
-{
-    const LstmCtx *c = ctx;
-    const CellOps *op = &c->ops;
-    int64_t h = c->h, g = 4 * h;
-    size_t es = op->es;
-    for (int64_t b = b0; b < b1; b++) {
-        op->lstm_bwd_row(elem(c->gg, b * g, es), elem(c->gcx, b * h, es), elem(c->ws, b * g, es),
-                         elem(c->cx, b * h, es), elem(c->cy, b * h, es), elem(c->ghy, b * h, es),
-                         elem(c->gcy, b * h, es), h);
-    }
-    return 0;
-}
-
 /* out[k] = sum over rows of x[r, k] (x [rows, cols] contiguous), in x's dtype */
 static void
 sum_rows(const PtlTensorImpl *x, char *out)
@@ -288,7 +238,7 @@ lstm_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ctx.ws_out = DATA(void, ws);
     ctx.h = h;
     ctx.ops = rnn_cell_ops(in[0]->dtype);
-    if (ptl_parallel_for(0, rows, row_grain(4 * h), lstm_fwd, &ctx) < 0) {
+    if (ptl_parallel_for(0, rows, row_grain(4 * h), rnn_lstm_fwd, &ctx) < 0) {
         goto error;
     }
     release_all(c, 5);
@@ -356,7 +306,7 @@ lstm_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     ctx.gcx = DATA(void, gcx);
     ctx.h = h;
     ctx.ops = rnn_cell_ops(in[4]->dtype);
-    if (ptl_parallel_for(0, rows, row_grain(4 * h), lstm_bwd, &ctx) < 0) {
+    if (ptl_parallel_for(0, rows, row_grain(4 * h), rnn_lstm_bwd, &ctx) < 0) {
         goto error;
     }
     if (s[5].u.b) {
@@ -378,50 +328,6 @@ error:
 }
 
 /* ---- the GRU cell ---- */
-
-typedef struct GruCtx {
-    const void *ig, *hg, *hx, *bi, *bh, *ghy, *ws;
-    void *hy, *ws_out, *gig, *ghg, *ghx;
-    int64_t h;
-    CellOps ops;
-} GruCtx;
-
-/* Forward rows [b0, b1): workspace (r, z, n, hx, hn) and hy = n + z (hx - n).  Backward:
- * gz = ghy (hx - n) z(1-z), gn = ghy (1-z)(1-n^2), gr = gn hn r(1-r), ghx = ghy z; input
- * gates get (gr, gz, gn), hidden gates (gr, gz, gn r). */
-static int
-gru_fwd(void *ctx, int64_t b0, int64_t b1)
-{
-    const GruCtx *c = ctx;
-    const CellOps *op = &c->ops;
-    int64_t h = c->h, g = 3 * h;
-    size_t es = op->es;
-    for (int64_t b = b0; b < b1; b++) {
-        char *w = elem(c->ws_out, b * 5 * h, es);
-        const char *ig = elem(c->ig, b * g, es), *hg = elem(c->hg, b * g, es);
-        const char *hx = elem(c->hx, b * h, es);
-        op->gate_sum(w, ig, hg, c->bi, c->bh, 2 * h);
-        op->sigmoid(w, 2 * h);
-        op->gru_new(w, ig, hg, hx, c->bi, c->bh, h);
-        op->tanh(elem(w, 2 * h, es), h);
-        op->gru_out(elem(c->hy, b * h, es), w, hx, h);
-    }
-    return 0;
-}
-
-static int
-gru_bwd(void *ctx, int64_t b0, int64_t b1)
-{
-    const GruCtx *c = ctx;
-    const CellOps *op = &c->ops;
-    int64_t h = c->h, g = 3 * h;
-    size_t es = op->es;
-    for (int64_t b = b0; b < b1; b++) {
-        op->gru_grad(elem(c->gig, b * g, es), elem(c->ghg, b * g, es), elem(c->ghx, b * h, es),
-                     elem(c->ws, b * 5 * h, es), elem(c->ghy, b * h, es), h);
-    }
-    return 0;
-}
 
 /* _thnn_fused_gru_cell(input_gates [B, 3H], hidden_gates [B, 3H], hx [B, H],
  *                      input_bias [3H]?, hidden_bias [3H]?) -> (hy [B, H],
@@ -457,7 +363,7 @@ gru_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ctx.ws_out = DATA(void, ws);
     ctx.h = h;
     ctx.ops = rnn_cell_ops(in[0]->dtype);
-    if (ptl_parallel_for(0, rows, row_grain(5 * h), gru_fwd, &ctx) < 0) {
+    if (ptl_parallel_for(0, rows, row_grain(5 * h), rnn_gru_fwd, &ctx) < 0) {
         goto error;
     }
     release_all(c, 5);
@@ -510,7 +416,7 @@ gru_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ctx.ghx = DATA(void, ghx);
     ctx.h = h;
     ctx.ops = rnn_cell_ops(in[1]->dtype);
-    if (ptl_parallel_for(0, rows, row_grain(5 * h), gru_bwd, &ctx) < 0) {
+    if (ptl_parallel_for(0, rows, row_grain(5 * h), rnn_gru_bwd, &ctx) < 0) {
         goto error;
     }
     if (s[2].u.b) {
@@ -544,14 +450,13 @@ error:
  * each step is then one GEMM h_{t-1} W_hh^T and the cell of Note [Fused cells] (RNN: gates
  * plus both biases through tanh or relu), which writes h_t into output[t]; an LSTM with
  * proj_size then projects, h_t = (o tanh(c_t)) W_hr^T.  W_hh^T and W_hr^T (the backward:
- * W_hh) are packed once per call into the GEMM's slivers (ptl_gemm_pack_b, Note [GEMM
- * packing of B]), not once per step.  LSTM's and RNN's step GEMM also adds input_gates[t] as
- * it stores (ptl_gemm_packed's S), straight into the workspace's gates (RNN: output[t]), so
- * the cell only adds the biases, in the order the fused cell does (the same bits); GRU's
- * cell needs the hidden n gate apart, so its GEMM writes a scratch.  Each step runs on one
- * thread below the GEMM's own split: splitting a step's rows between two threads (one pool
- * round trip per step) was faster on a quiet machine and slower whenever the other core
- * was busy (docs/performance.md, Recurrent layers).  reverse walks t from T - 1 down.
+ * W_hh and W_hr) are packed once per call into the GEMM's slivers (ptl_gemm_pack_b, Note
+ * [GEMM packing of B]), not once per step.  LSTM's and RNN's step GEMM also adds
+ * input_gates[t] as it stores (ptl_gemm_packed's S), straight into the workspace's gates
+ * (RNN: output[t]), so the cell only adds the biases, in the order the fused cell does (the
+ * same bits); GRU's cell needs the hidden n gate apart, so its GEMM writes a scratch.  On
+ * several threads the batch rows are cut once for the whole loop (Note [Recurrent layer
+ * threads]).  reverse walks t from T - 1 down.
  * batch_sizes (a packed sequence, padded, sorted by length) is the number of leading rows
  * that run at step t: the others keep their state, which output[t] repeats (the `keep`
  * masks of nn/modules/rnn.py's loop of ops).  The mode numbers are cuDNN's, as
@@ -586,7 +491,8 @@ typedef struct Layer {
     CellOps ops;
     const int64_t *batch_sizes;             /* [T], or NULL: every row runs */
     PtlTensorImpl *hx, *cx, *w_hh, *w_hr;   /* contiguous; cx and w_hr may be NULL */
-    PtlGemmPackedB *w_hh_p, *w_hr_p;        /* packed W_hh^T, W_hr^T (backward: W_hh); CPU */
+    PtlGemmPackedB *w_hh_p, *w_hr_p;        /* packed W_hh^T, W_hr^T (backward: W_hh,
+                                             * W_hr); CPU */
     const void *b_ih, *b_hh;
     PtlTensorImpl *out, *ws;                /* output [T, B, P], workspace (Note) */
 } Layer;
@@ -709,97 +615,64 @@ copy_from(PtlTensorImpl *dst, PtlTensorImpl *src, int64_t off)
     return rc;
 }
 
-/* The RNN cells' rows: forward h = act(ig + hg + b_ih + b_hh) into out; backward the gates'
- * gradient gg from h and its gradient gh. */
-typedef struct RnnCtx {
-    const void *ig, *hg, *bi, *bh, *h, *gh;
-    void *out, *gg;
-    int64_t width;
-    int relu;
-    CellOps ops;
-} RnnCtx;
-
+/* Step t of the forward over the batch rows [r0, r1) (tp: the time of the step before, -1
+ * for the first): h_{t-1} W_hh^T over the running rows among them (plus input_gates[t] but
+ * for GRU), the cell, LSTM's projection, then the other rows' states carried over.  hg:
+ * [B, G] scratch for GRU.  0 or -1. */
 static int
-rnn_fwd(void *ctx, int64_t b0, int64_t b1)
+layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t t, int64_t tp,
+                   int64_t r0, int64_t r1)
 {
-    const RnnCtx *c = ctx;
-    int64_t w = c->width;
-    size_t es = c->ops.es;
-    for (int64_t b = b0; b < b1; b++) {
-        char *y = elem(c->out, b * w, es);
-        c->ops.gate_sum(y, elem(c->ig, b * w, es), elem(c->hg, b * w, es), c->bi, c->bh, w);
-        (c->relu ? c->ops.relu : c->ops.tanh)(y, w);
-    }
-    return 0;
-}
-
-static int
-rnn_bwd(void *ctx, int64_t b0, int64_t b1)
-{
-    const RnnCtx *c = ctx;
-    int64_t w = c->width;
-    size_t es = c->ops.es;
-    for (int64_t b = b0; b < b1; b++) {
-        c->ops.rnn_grad(elem(c->gg, b * w, es), elem(c->gh, b * w, es), elem(c->h, b * w, es),
-                        c->relu, w);
-    }
-    return 0;
-}
-
-/* Step t of the forward (tp: the time of the step before, -1 for the first): h_{t-1} W_hh^T
- * over the running rows (plus input_gates[t] but for GRU), the cell, LSTM's projection, then
- * the other rows' states carried over.  hg: [B, G] scratch for GRU.  0 or -1. */
-static int
-layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t t, int64_t tp)
-{
-    int64_t B = l->B, H = l->H, P = l->P, G = l->G, n = running_rows(l, t);
+    int64_t B = l->B, H = l->H, P = l->P, G = l->G, run = running_rows(l, t);
+    int64_t m = r1 - r0, n = run < r1 ? (run > r0 ? run - r0 : 0) : m;
     size_t es = l->ops.es;
-    char *ws = DATA(char, l->ws), *ht = DATA(char, l->out) + (size_t)(t * B * P) * es;
-    const char *ig = gates + (size_t)(t * B * G) * es, *hprev = DATA(char, l->hx);
-    hprev = tp < 0 ? hprev : DATA(char, l->out) + (size_t)(tp * B * P) * es;
+    char *ws = DATA(char, l->ws), *ht = at(l->out, (t * B + r0) * P, es);
+    const char *ig = gates + (size_t)((t * B + r0) * G) * es;
+    const char *hprev = tp < 0 ? at(l->hx, r0 * P, es) : at(l->out, (tp * B + r0) * P, es);
     char *cprev = NULL, *ct = NULL;
     if (l->mode == MODE_LSTM) {
-        cprev = tp < 0 ? DATA(char, l->cx) : ws + (size_t)(region_at(l, 1) + tp * B * H) * es;
-        ct = ws + (size_t)(region_at(l, 1) + t * B * H) * es;
+        cprev = tp < 0 ? at(l->cx, r0 * H, es) : at(l->ws, region_at(l, 1) + (tp * B + r0) * H, es);
+        ct = at(l->ws, region_at(l, 1) + (t * B + r0) * H, es);
     }
-    char *sum = l->mode == MODE_LSTM ? ws + (size_t)(t * B * G) * es
+    char *sum = l->mode == MODE_LSTM ? at(l->ws, (t * B + r0) * G, es)
                 : l->mode == MODE_GRU    ? NULL : ht;
-    if (n > 0 && ptl_gemm_packed(l->w_hh_p, n, hprev, P, sum ? sum : DATA(char, hg), G,
+    char *hgr = at(hg, r0 * G, es);
+    if (n > 0 && ptl_gemm_packed(l->w_hh_p, n, hprev, P, sum ? sum : hgr, G,
                                  sum ? ig : NULL, G, sum ? 1.0 : 0.0) < 0) {
         return -1;
     }
     if (n > 0 && l->mode == MODE_LSTM) {
-        LstmCtx c = {.cx = cprev, .bi = l->b_ih, .bh = l->b_hh,
-                     .cy_out = ct, .ws_out = ws + (size_t)(t * B * 4 * H) * es, .h = H,
-                     .ops = l->ops};
-        c.hy = l->w_hr ? ws + (size_t)(region_at(l, 2) + t * B * H) * es : ht;
-        if (ptl_parallel_for(0, n, row_grain(4 * H), lstm_fwd, &c) < 0 ||
+        LstmCtx c = {.cx = cprev, .bi = l->b_ih, .bh = l->b_hh, .cy_out = ct, .ws_out = sum,
+                     .h = H, .ops = l->ops};
+        c.hy = l->w_hr ? at(l->ws, region_at(l, 2) + (t * B + r0) * H, es) : ht;
+        if (ptl_parallel_for(0, n, row_grain(4 * H), rnn_lstm_fwd, &c) < 0 ||
             (l->w_hr && ptl_gemm_packed(l->w_hr_p, n, c.hy, H, ht, P, NULL, 0, 0.0) < 0)) {
             return -1;
         }
     }
     else if (n > 0 && l->mode == MODE_GRU) {
-        GruCtx c = {.ig = ig, .hg = DATA(void, hg), .hx = hprev, .bi = l->b_ih, .bh = l->b_hh,
-                    .hy = ht, .ws_out = ws + (size_t)(t * B * 5 * H) * es, .h = H, .ops = l->ops};
-        if (ptl_parallel_for(0, n, row_grain(5 * H), gru_fwd, &c) < 0) {
+        GruCtx c = {.ig = ig, .hg = hgr, .hx = hprev, .bi = l->b_ih, .bh = l->b_hh,
+                    .hy = ht, .ws_out = at(l->ws, (t * B + r0) * 5 * H, es), .h = H,
+                    .ops = l->ops};
+        if (ptl_parallel_for(0, n, row_grain(5 * H), rnn_gru_fwd, &c) < 0) {
             return -1;
         }
     }
     else if (n > 0) {
         RnnCtx c = {.bi = l->b_ih, .bh = l->b_hh, .out = ht,
                     .width = H, .relu = l->mode == MODE_RNN_RELU, .ops = l->ops};
-        if (ptl_parallel_for(0, n, row_grain(H), rnn_fwd, &c) < 0) {
+        if (ptl_parallel_for(0, n, row_grain(H), rnn_plain_fwd, &c) < 0) {
             return -1;
         }
     }
-    if (n < B) {
-        copy_elems(ht + (size_t)(n * P) * es, hprev + (size_t)(n * P) * es, (B - n) * P, es);
+    if (n < m) {
+        copy_elems(ht + (size_t)(n * P) * es, hprev + (size_t)(n * P) * es, (m - n) * P, es);
         if (ct != NULL) {
-            copy_elems(ct + (size_t)(n * H) * es, cprev + (size_t)(n * H) * es, (B - n) * H, es);
+            copy_elems(ct + (size_t)(n * H) * es, cprev + (size_t)(n * H) * es, (m - n) * H, es);
         }
         if (l->w_hr != NULL) {   /* read by dW_hr's GEMM (times a zero dh) */
-            memset(ws + (size_t)(region_at(l, 2) + t * B * H + n * H) * es, 0,
-                   (size_t)((B - n) * H) * es);
+            memset(ws + (size_t)(region_at(l, 2) + (t * B + r0 + n) * H) * es, 0,
+                   (size_t)((m - n) * H) * es);
         }
     }
     return 0;
@@ -862,16 +735,102 @@ layer_forward_step_device(const Layer *l, PtlTensorImpl *gates, PtlTensorImpl *h
     return 0;
 }
 
+/* The carried and per-step gradients of _ptl_rnn_layer_backward. */
+typedef struct LayerGrads {
+    PtlTensorImpl *gout;            /* grad_output [T, B, P], contiguous, or NULL */
+    PtlTensorImpl *dh[2], *dc[2];   /* [B, P] and LSTM's [B, H]: this step's and the next */
+    PtlTensorImpl *dr;              /* LSTM with proj_size: [B, H], the grad of o tanh(c_t) */
+    PtlTensorImpl *dg, *dgh;        /* [T, B, G] input / hidden gates' grads (GRU: apart) */
+    PtlTensorImpl *dhp;             /* LSTM with proj_size: [T, B, P], each step's dh */
+} LayerGrads;
+
+/* Note [Recurrent layer threads]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The batch rows of a recurrent layer never meet: row b of every step reads only row b of
+ * the step before (W_hh is shared, not mixed across rows).  So on several threads the CPU
+ * loop runs whole: the rows are cut once into parts (one per thread, multiples of
+ * LAYER_PART_ROWS rows, the GEMM's shortest tile) and each thread walks every step of its
+ * part, one fork and one join per layer call, forward and backward.  Cutting each step
+ * instead (its GEMM's columns, or its rows) met the other thread twice per step, and a
+ * step of 32 x 128 @ 128 x 512 is 40 us: the pool's round trips ate the gain
+ * (docs/performance.md, Recurrent layers).  A part's rows are computed by the same
+ * formulas in the same order as on one thread, so the results do not depend on the number
+ * of threads: every product in the loop goes through a packed panel (ptl_gemm_packed),
+ * whose bits do not depend on how many rows a product has (Note [GEMM blocking]; ptl_gemm
+ * takes its matrix-vector path for one row).  A layer of fewer than LAYER_SPLIT_MACS
+ * multiply-adds per part (W_hh's, over every step) stays on one thread, as does the
+ * device's loop. */
+
+/* Rows per part: a multiple of this. */
+#define LAYER_PART_ROWS 4
+/* Each part's hidden GEMMs have at least this many multiply-adds (about 70 us here). */
+#define LAYER_SPLIT_MACS (1 << 21)
+
+/* How many parts the CPU loop's rows are cut into (Note [Recurrent layer threads]). */
+static int64_t
+layer_parts(const Layer *l)
+{
+    if (l->dev || ptl_in_parallel_region()) {
+        return 1;
+    }
+    double macs = (double)l->T * (double)l->B * (double)l->G * (double)l->P;
+    int64_t parts = ptl_get_num_threads(), rows = l->B / LAYER_PART_ROWS;
+    parts = rows < parts ? rows : parts;
+    parts = macs / LAYER_SPLIT_MACS < (double)parts ? (int64_t)(macs / LAYER_SPLIT_MACS) : parts;
+    return parts > 1 ? parts : 1;
+}
+
+/* The first row of part p of `parts` (p = parts: B). */
+static int64_t
+part_row(const Layer *l, int64_t parts, int64_t p)
+{
+    int64_t units = (l->B + LAYER_PART_ROWS - 1) / LAYER_PART_ROWS;
+    int64_t r = p * units / parts * LAYER_PART_ROWS;
+    return r < l->B ? r : l->B;
+}
+
+/* One layer call's loop over the parts (Note [Recurrent layer threads]). */
+typedef struct LayerJob {
+    const Layer *l;
+    int64_t parts;
+    const char *gates;      /* forward: input_gates' data */
+    PtlTensorImpl *hg;      /* forward: GRU's scratch */
+    LayerGrads *g;          /* backward */
+} LayerJob;
+
+static int
+layer_forward_parts(void *ctx, int64_t p0, int64_t p1)
+{
+    const LayerJob *j = ctx;
+    const Layer *l = j->l;
+    int64_t r0 = part_row(l, j->parts, p0), r1 = part_row(l, j->parts, p1);
+    for (int64_t s = 0; s < l->T; s++) {
+        int64_t t = step_time(l, s), tp = s > 0 ? step_time(l, s - 1) : -1;
+        if (layer_forward_step(l, j->gates, j->hg, t, tp, r0, r1) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Every step, then hy (and LSTM's cy): the last step's states, or hx (cx) when T = 0. */
 static int
 layer_forward(const Layer *l, PtlTensorImpl *gates, PtlTensorImpl *hg, PtlTensorImpl *hy,
               PtlTensorImpl *cy)
 {
     int64_t last = step_time(l, l->T - 1);
-    for (int64_t s = 0; s < l->T; s++) {
-        int64_t t = step_time(l, s), tp = s > 0 ? step_time(l, s - 1) : -1;
-        if ((l->dev ? layer_forward_step_device(l, gates, hg, t, tp)
-                    : layer_forward_step(l, DATA(char, gates), hg, t, tp)) < 0) {
+    if (l->dev) {
+        for (int64_t s = 0; s < l->T; s++) {
+            int64_t t = step_time(l, s), tp = s > 0 ? step_time(l, s - 1) : -1;
+            if (layer_forward_step_device(l, gates, hg, t, tp) < 0) {
+                return -1;
+            }
+        }
+    }
+    else {
+        LayerJob j = {.l = l, .parts = layer_parts(l), .gates = DATA(char, gates), .hg = hg};
+        if ((j.parts > 1 ? ptl_parallel_for(0, j.parts, 1, layer_forward_parts, &j)
+                         : layer_forward_parts(&j, 0, 1)) < 0) {
             return -1;
         }
     }
@@ -882,83 +841,96 @@ layer_forward(const Layer *l, PtlTensorImpl *gates, PtlTensorImpl *hg, PtlTensor
                                       l->T > 0 ? region_at(l, 1) + last * l->B * l->H : 0);
 }
 
-/* The carried and per-step gradients of _ptl_rnn_layer_backward. */
-typedef struct LayerGrads {
-    PtlTensorImpl *gout;            /* grad_output [T, B, P], contiguous, or NULL */
-    PtlTensorImpl *dh[2], *dc[2];   /* [B, P] and LSTM's [B, H]: this step's and the next */
-    PtlTensorImpl *dr;              /* LSTM with proj_size: [B, H], the grad of o tanh(c_t) */
-    PtlTensorImpl *dg, *dgh;        /* [T, B, G] input / hidden gates' grads (GRU: apart) */
-    PtlTensorImpl *dhp;             /* LSTM with proj_size: [T, B, P], each step's dh */
-} LayerGrads;
-
-/* The cells' backward of step t over its running rows, into dg and dgh (and dhp). */
+/* The cells' backward of step t over the n running rows from row r0, into dg and dgh (and
+ * dhp). */
 static int
-cell_backward(const Layer *l, LayerGrads *g, int k, int64_t t, int64_t tp, int64_t n)
+cell_backward(const Layer *l, LayerGrads *g, int k, int64_t t, int64_t tp, int64_t r0,
+              int64_t n)
 {
     int64_t B = l->B, H = l->H, P = l->P, G = l->G;
     size_t es = l->ops.es;
-    char *ws = DATA(char, l->ws), *dh = DATA(char, g->dh[k]);
-    char *dg = DATA(char, g->dg) + (size_t)(t * B * G) * es;
+    char *dh = at(g->dh[k], r0 * P, es), *dg = at(g->dg, (t * B + r0) * G, es);
     if (l->mode == MODE_LSTM) {
-        LstmCtx c = {.ghy = dh, .gcy = DATA(void, g->dc[k]), .gg = dg,
-                     .cy = ws + (size_t)(region_at(l, 1) + t * B * H) * es,
-                     .ws = ws + (size_t)(t * B * 4 * H) * es, .gcx = DATA(void, g->dc[1 - k]),
+        LstmCtx c = {.ghy = dh, .gcy = at(g->dc[k], r0 * H, es), .gg = dg,
+                     .cy = at(l->ws, region_at(l, 1) + (t * B + r0) * H, es),
+                     .ws = at(l->ws, (t * B + r0) * G, es), .gcx = at(g->dc[1 - k], r0 * H, es),
                      .h = H, .ops = l->ops};
-        c.cx = tp < 0 ? DATA(char, l->cx) : ws + (size_t)(region_at(l, 1) + tp * B * H) * es;
+        c.cx = tp < 0 ? at(l->cx, r0 * H, es)
+                      : at(l->ws, region_at(l, 1) + (tp * B + r0) * H, es);
         if (l->w_hr != NULL) {
-            copy_elems(DATA(char, g->dhp) + (size_t)(t * B * P) * es, dh, n * P, es);
-            if (mat_gemm(rows_at(g->dr, 0, n, H), rows_at(g->dh[k], 0, n, P),
-                         rows_at(l->w_hr, 0, P, H), 0.0) < 0) {
+            copy_elems(at(g->dhp, (t * B + r0) * P, es), dh, n * P, es);
+            char *dr = at(g->dr, r0 * H, es);
+            if (ptl_gemm_packed(l->w_hr_p, n, dh, P, dr, H, NULL, 0, 0.0) < 0) {
                 return -1;
             }
-            c.ghy = DATA(void, g->dr);
+            c.ghy = dr;
         }
-        return ptl_parallel_for(0, n, row_grain(4 * H), lstm_bwd, &c);
+        return ptl_parallel_for(0, n, row_grain(4 * H), rnn_lstm_bwd, &c);
     }
     if (l->mode == MODE_GRU) {
-        GruCtx c = {.ghy = dh, .ws = ws + (size_t)(t * B * 5 * H) * es, .gig = dg,
-                    .ghg = DATA(char, g->dgh) + (size_t)(t * B * G) * es,
-                    .ghx = DATA(void, g->dh[1 - k]), .h = H, .ops = l->ops};
-        return ptl_parallel_for(0, n, row_grain(5 * H), gru_bwd, &c);
+        GruCtx c = {.ghy = dh, .ws = at(l->ws, (t * B + r0) * 5 * H, es), .gig = dg,
+                    .ghg = at(g->dgh, (t * B + r0) * G, es), .ghx = at(g->dh[1 - k], r0 * P, es),
+                    .h = H, .ops = l->ops};
+        return ptl_parallel_for(0, n, row_grain(5 * H), rnn_gru_bwd, &c);
     }
-    RnnCtx c = {.gh = dh, .h = DATA(char, l->out) + (size_t)(t * B * P) * es, .gg = dg,
+    RnnCtx c = {.gh = dh, .h = at(l->out, (t * B + r0) * P, es), .gg = dg,
                 .width = H, .relu = l->mode == MODE_RNN_RELU, .ops = l->ops};
-    return ptl_parallel_for(0, n, row_grain(H), rnn_bwd, &c);
+    return ptl_parallel_for(0, n, row_grain(H), rnn_plain_bwd, &c);
 }
 
-/* Step t of the backward (tp: the time of the forward's step before it, -1 for the first),
- * from dh[k] (dc[k]) to dh[1 - k] (dc[1 - k]): grad_output[t] joins dh, the cell's
- * backward over the running rows, dh_{t-1} = dgates W_hh there (GRU: added to the cell's
- * z dh); the other rows pass dh and dc through and get zero gate gradients. */
+/* Step t of the backward over the batch rows [r0, r1) (tp: the time of the forward's step
+ * before it, -1 for the first), from dh[k] (dc[k]) to dh[1 - k] (dc[1 - k]): grad_output[t]
+ * joins dh, the cell's backward over the running rows, dh_{t-1} = dgates W_hh there (GRU:
+ * added to the cell's z dh); the other rows pass dh and dc through and get zero gate
+ * gradients. */
 static int
-layer_backward_step(const Layer *l, LayerGrads *g, int k, int64_t t, int64_t tp)
+layer_backward_step(const Layer *l, LayerGrads *g, int k, int64_t t, int64_t tp, int64_t r0,
+                    int64_t r1)
 {
-    int64_t B = l->B, H = l->H, P = l->P, G = l->G, n = running_rows(l, t);
+    int64_t B = l->B, H = l->H, P = l->P, G = l->G, run = running_rows(l, t);
+    int64_t m = r1 - r0, n = run < r1 ? (run > r0 ? run - r0 : 0) : m;
     size_t es = l->ops.es;
-    char *dh = DATA(char, g->dh[k]), *dhn = DATA(char, g->dh[1 - k]);
+    char *dh = at(g->dh[k], r0 * P, es), *dhn = at(g->dh[1 - k], r0 * P, es);
+    PtlTensorImpl *dgh = l->mode == MODE_GRU ? g->dgh : g->dg;
     if (g->gout != NULL) {   /* dh += grad_output[t] */
-        l->ops.gate_sum(dh, dh, DATA(char, g->gout) + (size_t)(t * B * P) * es, NULL, NULL, B * P);
+        l->ops.gate_sum(dh, dh, at(g->gout, (t * B + r0) * P, es), NULL, NULL, m * P);
     }
-    if (n > 0 && (cell_backward(l, g, k, t, tp, n) < 0 ||
-                  ptl_gemm_packed(l->w_hh_p, n, DATA(char, l->mode == MODE_GRU ? g->dgh : g->dg) +
-                                  (size_t)(t * B * G) * es, G, dhn, P, NULL, 0,
-                                  l->mode == MODE_GRU ? 1.0 : 0.0) < 0)) {
+    if (n > 0 && (cell_backward(l, g, k, t, tp, r0, n) < 0 ||
+                  ptl_gemm_packed(l->w_hh_p, n, at(dgh, (t * B + r0) * G, es), G, dhn, P, NULL,
+                                  0, l->mode == MODE_GRU ? 1.0 : 0.0) < 0)) {
         return -1;
     }
-    if (n < B) {
-        copy_elems(dhn + (size_t)(n * P) * es, dh + (size_t)(n * P) * es, (B - n) * P, es);
-        memset(DATA(char, g->dg) + (size_t)(t * B * G + n * G) * es, 0, (size_t)((B - n) * G) * es);
+    if (n < m) {
+        int64_t first = t * B + r0 + n;   /* the first resting row of step t */
+        copy_elems(dhn + (size_t)(n * P) * es, dh + (size_t)(n * P) * es, (m - n) * P, es);
+        memset(at(g->dg, first * G, es), 0, (size_t)((m - n) * G) * es);
         if (l->mode == MODE_GRU) {
-            memset(DATA(char, g->dgh) + (size_t)(t * B * G + n * G) * es, 0,
-                   (size_t)((B - n) * G) * es);
+            memset(at(g->dgh, first * G, es), 0, (size_t)((m - n) * G) * es);
         }
         if (l->mode == MODE_LSTM) {
-            copy_elems(DATA(char, g->dc[1 - k]) + (size_t)(n * H) * es,
-                       DATA(char, g->dc[k]) + (size_t)(n * H) * es, (B - n) * H, es);
+            copy_elems(at(g->dc[1 - k], (r0 + n) * H, es), at(g->dc[k], (r0 + n) * H, es),
+                       (m - n) * H, es);
         }
         if (l->w_hr != NULL) {
-            memset(DATA(char, g->dhp) + (size_t)(t * B * P + n * P) * es, 0,
-                   (size_t)((B - n) * P) * es);
+            memset(at(g->dhp, first * P, es), 0, (size_t)((m - n) * P) * es);
+        }
+    }
+    return 0;
+}
+
+/* The backward's loop over the rows of parts [p0, p1) (Note [Recurrent layer threads]); every
+ * part ends in dh[T % 2]. */
+static int
+layer_backward_parts(void *ctx, int64_t p0, int64_t p1)
+{
+    const LayerJob *j = ctx;
+    const Layer *l = j->l;
+    int64_t r0 = part_row(l, j->parts, p0), r1 = part_row(l, j->parts, p1);
+    int k = 0;
+    for (int64_t i = l->T - 1; i >= 0; i--, k = 1 - k) {
+        int64_t t = step_time(l, i), tp = i > 0 ? step_time(l, i - 1) : -1;
+        if (layer_backward_step(l, j->g, k, t, tp, r0, r1) < 0) {
+            return -1;
         }
     }
     return 0;
@@ -1392,18 +1364,30 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
         w[3] = new_2d(l.P, l.H, in[7]);
     }
     l.dev = nn_on_device(in[7], ptl_device_rnn_step_hook != NULL);
-    l.w_hh_p = l.dev ? NULL : ptl_gemm_pack_b(in[7]->dtype, l.G, l.P, DATA(void, l.w_hh), l.P, 1);
+    if (!l.dev) {
+        l.w_hh_p = ptl_gemm_pack_b(in[7]->dtype, l.G, l.P, DATA(void, l.w_hh), l.P, 1);
+        l.w_hr_p = l.w_hr != NULL
+                       ? ptl_gemm_pack_b(in[7]->dtype, l.P, l.H, DATA(void, l.w_hr), l.H, 1)
+                       : NULL;
+    }
     if (layer_grads_new(&l, &g, c[1], c[2], in[7]) < 0 || w[0] == NULL ||
-        (!l.dev && l.w_hh_p == NULL) ||
+        (!l.dev && (l.w_hh_p == NULL || (l.w_hr != NULL && l.w_hr_p == NULL))) ||
         (has_bias && (w[1] == NULL || w[2] == NULL)) || (l.w_hr != NULL && w[3] == NULL)) {
         goto error;
     }
     void *token = layer_nogil_begin(&l);
     int rc = 0;
-    for (int64_t i = l.T - 1; i >= 0 && rc == 0; i--, k = 1 - k) {
-        int64_t t = step_time(&l, i), tp = i > 0 ? step_time(&l, i - 1) : -1;
-        rc = l.dev ? layer_backward_step_device(&l, &g, k, t, tp)
-                   : layer_backward_step(&l, &g, k, t, tp);
+    if (l.dev) {
+        for (int64_t i = l.T - 1; i >= 0 && rc == 0; i--, k = 1 - k) {
+            int64_t t = step_time(&l, i), tp = i > 0 ? step_time(&l, i - 1) : -1;
+            rc = layer_backward_step_device(&l, &g, k, t, tp);
+        }
+    }
+    else {
+        LayerJob j = {.l = &l, .parts = layer_parts(&l), .g = &g};
+        rc = j.parts > 1 ? ptl_parallel_for(0, j.parts, 1, layer_backward_parts, &j)
+                         : layer_backward_parts(&j, 0, 1);
+        k = (int)(l.T % 2);
     }
     rc = rc < 0 ? -1 : layer_weight_grads(&l, &g, w[0], w[1], w[2], w[3]);
     ptl_nogil_end(token);
@@ -1422,12 +1406,14 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     g.dg = g.dh[k] = g.dc[k] = NULL;
     release_all(c, 9);
     ptl_gemm_packed_b_free(l.w_hh_p);
+    ptl_gemm_packed_b_free(l.w_hr_p);
     ptl_xdecref(bs);
     layer_grads_release(&g);
     return ptl_set_tensorlist(&s[3], list, nw, 0);
 error:
     release_all(c, 9);
     ptl_gemm_packed_b_free(l.w_hh_p);
+    ptl_gemm_packed_b_free(l.w_hr_p);
     ptl_xdecref(bs);
     layer_grads_release(&g);
     release_all(w, 4);

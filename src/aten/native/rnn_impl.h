@@ -1,5 +1,6 @@
 /* rnn_impl.h -- what rnn.c (the fused cells and the recurrent layer) shares with the cells'
- * row formulas in rnn_rows.c: one dtype's nonlinearities and rows (Note [Fused cells]). */
+ * row formulas in rnn_rows.c: one dtype's nonlinearities and rows, and the cells over a
+ * range of batch rows (Note [Fused cells]). */
 #ifndef PTL_ATEN_NATIVE_RNN_IMPL_H
 #define PTL_ATEN_NATIVE_RNN_IMPL_H
 
@@ -30,5 +31,44 @@ typedef struct CellOps {
 
 /* The rows of dtype dt (float32 or float64), float32's vector forms chosen for this CPU. */
 CellOps rnn_cell_ops(PtlDtype dt);
+
+/* Element i of the array at p (NULL stays NULL). */
+static inline char *
+elem(const void *p, int64_t i, size_t es)
+{
+    return p != NULL ? (char *)p + (size_t)i * es : NULL;
+}
+
+/* The cells over batch rows [b0, b1), as ptl_parallel_for tasks (Note [Fused cells] in
+ * rnn.c): what the fused cell ops and the recurrent layer's steps run.  LSTM and GRU: a
+ * forward and a backward each; RNN_TANH / RNN_RELU (plain): the same. */
+typedef struct LstmCtx {
+    const void *ig, *hg, *cx, *bi, *bh, *ghy, *gcy, *cy, *ws;
+    void *hy, *cy_out, *ws_out, *gg, *gcx;
+    int64_t h;
+    CellOps ops;
+} LstmCtx;
+
+typedef struct GruCtx {
+    const void *ig, *hg, *hx, *bi, *bh, *ghy, *ws;
+    void *hy, *ws_out, *gig, *ghg, *ghx;
+    int64_t h;
+    CellOps ops;
+} GruCtx;
+
+typedef struct RnnCtx {
+    const void *ig, *hg, *bi, *bh, *h, *gh;
+    void *out, *gg;
+    int64_t width;
+    int relu;
+    CellOps ops;
+} RnnCtx;
+
+int rnn_lstm_fwd(void *ctx, int64_t b0, int64_t b1);
+int rnn_lstm_bwd(void *ctx, int64_t b0, int64_t b1);
+int rnn_gru_fwd(void *ctx, int64_t b0, int64_t b1);
+int rnn_gru_bwd(void *ctx, int64_t b0, int64_t b1);
+int rnn_plain_fwd(void *ctx, int64_t b0, int64_t b1);
+int rnn_plain_bwd(void *ctx, int64_t b0, int64_t b1);
 
 #endif

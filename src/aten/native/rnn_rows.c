@@ -1,6 +1,7 @@
 /* rnn_rows.c -- the recurrent cells' formulas over one batch row, per dtype, and float32's
- * vector forms (ATen/native/cuda/RNN.cu's cell kernels, element by element there): what
- * rnn.c's fused cells and recurrent layer run.  See Note [Fused cells] in rnn.c. */
+ * vector forms (ATen/native/cuda/RNN.cu's cell kernels, element by element there), and the
+ * cells over ranges of rows: what rnn.c's fused cells and recurrent layer run.  See
+ * Note [Fused cells] in rnn.c. */
 #include <math.h>
 
 #include "../../c10/cpu_features.h"
@@ -304,4 +305,110 @@ rnn_cell_ops(PtlDtype dt)
     }
 #endif
     return ops;
+}
+
+/* ---- the cells over batch rows (rnn_impl.h) ---- */
+
+/* Forward rows [b0, b1): the gates (ig + hg, unless the layer's GEMM summed them into the
+ * workspace already: ig NULL), their nonlinearities, cy and hy = o tanh(cy), the activated
+ * gates kept as the workspace.  Backward: the gates' and cx's grads. */
+int
+rnn_lstm_fwd(void *ctx, int64_t b0, int64_t b1)
+{
+    const LstmCtx *c = ctx;
+    const CellOps *op = &c->ops;
+    int64_t h = c->h, g = 4 * h;
+    size_t es = op->es;
+    for (int64_t b = b0; b < b1; b++) {
+        char *w = elem(c->ws_out, b * g, es);
+        if (c->ig != NULL) {
+            op->gate_sum(w, elem(c->ig, b * g, es), elem(c->hg, b * g, es), NULL, NULL, g);
+        }
+        op->lstm_fwd_row(w, elem(c->cy_out, b * h, es), elem(c->hy, b * h, es),
+                         elem(c->cx, b * h, es), c->bi, c->bh, h);
+    }
+    return 0;
+}
+
+int
+rnn_lstm_bwd(void *ctx, int64_t b0, int64_t b1)
+{
+    const LstmCtx *c = ctx;
+    const CellOps *op = &c->ops;
+    int64_t h = c->h, g = 4 * h;
+    size_t es = op->es;
+    for (int64_t b = b0; b < b1; b++) {
+        op->lstm_bwd_row(elem(c->gg, b * g, es), elem(c->gcx, b * h, es), elem(c->ws, b * g, es),
+                         elem(c->cx, b * h, es), elem(c->cy, b * h, es), elem(c->ghy, b * h, es),
+                         elem(c->gcy, b * h, es), h);
+    }
+    return 0;
+}
+
+
+/* Forward rows [b0, b1): workspace (r, z, n, hx, hn) and hy = n + z (hx - n).  Backward:
+ * gz = ghy (hx - n) z(1-z), gn = ghy (1-z)(1-n^2), gr = gn hn r(1-r), ghx = ghy z; input
+ * gates get (gr, gz, gn), hidden gates (gr, gz, gn r). */
+int
+rnn_gru_fwd(void *ctx, int64_t b0, int64_t b1)
+{
+    const GruCtx *c = ctx;
+    const CellOps *op = &c->ops;
+    int64_t h = c->h, g = 3 * h;
+    size_t es = op->es;
+    for (int64_t b = b0; b < b1; b++) {
+        char *w = elem(c->ws_out, b * 5 * h, es);
+        const char *ig = elem(c->ig, b * g, es), *hg = elem(c->hg, b * g, es);
+        const char *hx = elem(c->hx, b * h, es);
+        op->gate_sum(w, ig, hg, c->bi, c->bh, 2 * h);
+        op->sigmoid(w, 2 * h);
+        op->gru_new(w, ig, hg, hx, c->bi, c->bh, h);
+        op->tanh(elem(w, 2 * h, es), h);
+        op->gru_out(elem(c->hy, b * h, es), w, hx, h);
+    }
+    return 0;
+}
+
+int
+rnn_gru_bwd(void *ctx, int64_t b0, int64_t b1)
+{
+    const GruCtx *c = ctx;
+    const CellOps *op = &c->ops;
+    int64_t h = c->h, g = 3 * h;
+    size_t es = op->es;
+    for (int64_t b = b0; b < b1; b++) {
+        op->gru_grad(elem(c->gig, b * g, es), elem(c->ghg, b * g, es), elem(c->ghx, b * h, es),
+                     elem(c->ws, b * 5 * h, es), elem(c->ghy, b * h, es), h);
+    }
+    return 0;
+}
+
+/* The RNN cells' rows: forward h = act(ig + hg + b_ih + b_hh) into out; backward the gates'
+ * gradient gg from h and its gradient gh. */
+
+int
+rnn_plain_fwd(void *ctx, int64_t b0, int64_t b1)
+{
+    const RnnCtx *c = ctx;
+    int64_t w = c->width;
+    size_t es = c->ops.es;
+    for (int64_t b = b0; b < b1; b++) {
+        char *y = elem(c->out, b * w, es);
+        c->ops.gate_sum(y, elem(c->ig, b * w, es), elem(c->hg, b * w, es), c->bi, c->bh, w);
+        (c->relu ? c->ops.relu : c->ops.tanh)(y, w);
+    }
+    return 0;
+}
+
+int
+rnn_plain_bwd(void *ctx, int64_t b0, int64_t b1)
+{
+    const RnnCtx *c = ctx;
+    int64_t w = c->width;
+    size_t es = c->ops.es;
+    for (int64_t b = b0; b < b1; b++) {
+        c->ops.rnn_grad(elem(c->gg, b * w, es), elem(c->gh, b * w, es), elem(c->h, b * w, es),
+                        c->relu, w);
+    }
+    return 0;
 }
