@@ -63,10 +63,12 @@ def test_mm_float32_layouts(mkn, la, lb):
     assert np.array_equal(to_numpy(r), to_numpy(ptl.mm(ptl.tensor(a), ptl.tensor(b))))
 
 
-@pytest.mark.parametrize("mkn", [(32, 128, 512), (13, 7, 33), (65, 41, 47), (30, 700, 35)])
+@pytest.mark.parametrize("mkn", [(32, 128, 512), (13, 7, 33), (65, 41, 47), (30, 700, 35),
+                                 (10, 128, 256), (22, 40, 64), (128, 10, 256)])
 def test_tile_store_matches_update(mkn):
     """A transposed out makes C's columns strided, so every tile goes through the
-    accumulator and the generic update instead of being stored by the tile."""
+    accumulator and the generic update instead of being stored by the tile (which stores
+    the first rows of a last sliver of 10 or 22 = 12 + 10 rows itself)."""
     m, k, n = mkn
     a, b = ptl.tensor(rand((m, k), 3)), ptl.tensor(rand((k, n), 4))
     out = ptl.empty((n, m)).t()
@@ -523,6 +525,34 @@ def test_narrow_n_transposed(mkn, dtype, restore_threads):
     half = len(results) // 2
     for one, two in zip(results[:half], results[half:]):
         assert np.array_equal(one, two)
+
+
+# (m, k, n): a last A sliver of fewer rows than MR packed by pack_f4_avx2 (copies of a
+# transposed A's rows, 8 x 8 transposes of a row-major A's, the rows past it zeros), under
+# one sliver (m < 8, 8 < m < 12; m > 1, as one row is a matrix-vector product) and after
+# whole ones, k below 8, a multiple of 8 and with a tail; B's last sliver of fewer columns
+# likewise (n % 32, n % 16)
+PARTIAL_SLIVERS = [(2, 9, 17), (5, 8, 9), (10, 16, 31), (11, 17, 33), (10, 7, 20),
+                   (22, 40, 64), (23, 129, 47), (37, 24, 10), (10, 128, 256)]
+
+
+@pytest.mark.parametrize("mkn", PARTIAL_SLIVERS)
+def test_partial_slivers(mkn, restore_threads):
+    m, k, n = mkn
+    a, b = rand((m, k), 95), rand((k, n), 96)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    ref = None
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        for la in ("contiguous", "transposed", "strided"):
+            for lb in ("contiguous", "transposed"):
+                r = ptl.mm(operand(a, la), operand(b, lb))
+                close(r, exp, k)
+                ref = bits(r) if ref is None else ref
+                assert np.array_equal(bits(r), ref), (nt, la, lb)
+        s = rand((m, n), 97)
+        r = ptl.addmm(ptl.tensor(s), operand(a, "transposed"), ptl.tensor(b), beta=-1, alpha=3)
+        close(r, 3 * exp - s.astype(np.float64), k)
 
 BITS_CASES = [(13, 300, 33), (25, 40, 65), (200, 321, 70), (64, 700, 300), (32, 128, 512),
               (16, 37, 65), (7, 20, 40), (1024, 128, 65), (128, 256, 10), (36, 30, 9),

@@ -244,13 +244,15 @@ gemm_step(const GemmStep *st)
                     tile = e->tile8;
                     tile_mr = 8;
                 }
-                /* whole tiles of a row-major C are written by the tile itself */
-                if (tile != NULL && mr == tile_mr && nr == tile_w && store_c) {
-                    tile(kc, as, bs, ldb, cs, crs, ss, srs, alpha, beta);
+                /* tiles of a row-major C whose columns are all used are written by the
+                 * tile itself, its first mr rows (a 10-row last sliver through the
+                 * accumulator and the update took longer than a whole 12-row tile) */
+                if (tile != NULL && nr == tile_w && store_c) {
+                    tile(kc, as, bs, ldb, cs, crs, ss, srs, alpha, beta, mr);
                 }
                 else {
                     if (tile != NULL) {
-                        tile(kc, as, bs, ldb, acc, e->nr, acc, e->nr, 1, 0);
+                        tile(kc, as, bs, ldb, acc, e->nr, acc, e->nr, 1, 0, tile_mr);
                     }
                     else {
                         e->kernel(kc, as, bs, acc);

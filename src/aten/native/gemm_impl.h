@@ -16,9 +16,11 @@ typedef void (*PackFn)(const char *src, int64_t rs, int64_t cs, int64_t rows, in
                        int64_t w, void *dst);
 typedef void (*KernelFn)(int64_t kc, const void *ap, const void *bp, void *acc);
 /* C (MR x NR, rows ldc apart) = alpha * A sliver (kc x MR) @ B (kc x NR, rows ldb apart)
- * + beta * S (rows lds apart: C itself, or addmm's bias); S is not read when beta is 0 */
+ * + beta * S (rows lds apart: C itself, or addmm's bias), stored for C's first `rows` rows
+ * only (a last sliver of fewer rows than the tile computes); S is not read when beta is 0 */
 typedef void (*TileFn)(int64_t kc, const void *ap, const void *bp, int64_t ldb, void *c,
-                       int64_t ldc, const void *src, int64_t lds, double alpha, double beta);
+                       int64_t ldc, const void *src, int64_t lds, double alpha, double beta,
+                       int64_t rows);
 typedef void (*DotFn)(const void *a, const void *b, int64_t k, void *out);
 typedef void (*AxpyFn)(const char *a, int64_t lda, const void *x, int64_t k, int64_t n,
                        void *acc);

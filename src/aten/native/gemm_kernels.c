@@ -73,9 +73,11 @@ DEFINE_PACK(i8, uint64_t, i8, int64_t, LOAD_U64)
  * The four layouts that matter for float32: a row-major B and a transposed A (rs == 1, a
  * weight gradient's g^T: a copy of each sliver's w elements per p, in pieces of 8, 4 and 1),
  * a transposed B (cs == 1: 8 x 8 transposes) and a row-major A (cs == 1, 6 or 12 tall: 8 x 8
- * transposes, the rows past the sliver read as zeros and not stored).  Whole slivers only;
- * the rest goes to pack_f4_f4, so the bytes are the same.  The AVX-512 engine uses them too
- * (its slivers are 32 wide and 12 tall). */
+ * transposes, the rows past the sliver read as zeros and not stored).  A last sliver of
+ * fewer rows is packed the same way, its padding stored as zeros (the scalar packing of a
+ * 10-row sliver had made a 10 x 128 @ 128 x 256 product slower than a 12-row one); the rest
+ * (other layouts, k < 8) goes to pack_f4_f4, and the bytes are the same.  The AVX-512 engine
+ * uses them too (its slivers are 32 wide and 12 tall). */
 
 /* rows r of an 8 x 8 block <- columns r: the usual unpack / shuffle / permute network */
 __attribute__((target("avx2,fma"))) static inline void
@@ -126,15 +128,15 @@ store_head_ps(float *d, __m256 v, int64_t h)
     }
 }
 
-/* One sliver of h <= 8 rows (rs apart, contiguous along p) into dst[p * w + r], r < h, for
- * the first kc8 (a multiple of 8) columns.  With `spill` (a whole sliver under 8 wide, h ==
+/* One sliver of h <= 8 rows (rs apart, contiguous along p) into dst[p * w + r], r < hs, for
+ * the first kc8 (a multiple of 8) columns, the rows from h to hs (h <= hs <= 8) as zeros.  With `spill` (a whole sliver under 8 wide, h ==
  * w: a row-major A's 6 or 4 rows) each column is stored as a whole vector whose last 8 - w
  * lanes land on the next column's first rows, stored next; the last column exactly.  One
  * store per column instead of a 4- and a 2-lane one (a 1024 x 128 @ 128 x 65 product spent
  * 15% of its time here). */
 __attribute__((target("avx2,fma"))) static inline void
-pack_rows8(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w, float *dst,
-           int spill)
+pack_rows8(const float *src, int64_t rs, int64_t h, int64_t hs, int64_t kc8, int64_t w,
+           float *dst, int spill)
 {
     for (int64_t p = 0; p < kc8; p += 8) {
         __m256 v[8];
@@ -147,7 +149,7 @@ pack_rows8(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w, floa
                 _mm256_storeu_ps(dst + (p + j) * w, v[j]);
             }
             else {
-                store_head_ps(dst + (p + j) * w, v[j], h);
+                store_head_ps(dst + (p + j) * w, v[j], hs);
             }
         }
     }
@@ -158,7 +160,7 @@ __attribute__((target("avx2,fma"))) void
 ptl_gemm_pack_rows8_f4(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w,
                        float *dst)
 {
-    pack_rows8(src, rs, h, kc8, w, dst, 0);
+    pack_rows8(src, rs, h, h, kc8, w, dst, 0);
 }
 
 /* A transposed A (or a row-major B) is packed PACK_KROWS rows of K at a time, sliver by
@@ -225,6 +227,18 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
                 }
             }
         }
+        /* a last sliver of fewer rows (a weight gradient's 10 classes): copies of its rows,
+         * then zeros */
+        if (full < rows) {
+            float *d = dst + full * kc;
+            for (int64_t p = 0; p < kc; p++) {
+                copy_row_ps(src + p * cs + full, d + p * w, rows - full, 0);
+                for (int64_t r = rows - full; r < w; r++) {
+                    d[p * w + r] = 0.0f;
+                }
+            }
+            full = rows;
+        }
     }
     else if (cs == 1 && kc >= 8) {
         int64_t kc8 = kc / 8 * 8;
@@ -232,10 +246,24 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
             const float *s = src + i0 * rs;
             float *d = dst + i0 * kc;
             for (int64_t r0 = 0; r0 < w; r0 += 8) {
-                pack_rows8(s + r0 * rs, rs, w - r0 < 8 ? w - r0 : 8, kc8, w, d + r0, w < 8);
+                int64_t h = w - r0 < 8 ? w - r0 : 8;
+                pack_rows8(s + r0 * rs, rs, h, h, kc8, w, d + r0, w < 8);
             }
             /* the last kc - kc8 columns */
             pack_f4_f4((const char *)(s + kc8), rs, cs, w, kc - kc8, w, d + kc8 * w);
+        }
+        /* a last sliver of fewer rows (the 10 classes of an MLP head transposed, Note [GEMM
+         * narrow N]): the same transposes, the rows past it stored as zeros */
+        if (full < rows) {
+            const float *s = src + full * rs;
+            float *d = dst + full * kc;
+            for (int64_t r0 = 0; r0 < w; r0 += 8) {
+                int64_t h = rows - full - r0, hs = w - r0 < 8 ? w - r0 : 8;
+                h = h < 0 ? 0 : h < hs ? h : hs;
+                pack_rows8(h > 0 ? s + r0 * rs : s, rs, h, hs, kc8, w, d + r0, 0);
+            }
+            pack_f4_f4((const char *)(s + kc8), rs, cs, rows - full, kc - kc8, w, d + kc8 * w);
+            full = rows;
         }
     }
     else {
@@ -351,7 +379,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
         VECS(FMA_VEC, R, T, P, V, S)                                                      \
     }
 #define STORE_ROW(R, VECS, T, P, V, S)                                                    \
-    {                                                                                     \
+    if ((R) < rows) {                                                                     \
         T *cr = c + (R) * ldc;                                                            \
         const T *sr = src + (R) * lds;                                                    \
         VECS(STORE_VEC, R, T, P, V, S)                                                    \
@@ -360,7 +388,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
 #define DEFINE_TILE(NAME, TARGET, T, P, V, S, MR, ROWS, VECS)                             \
     TARGET static void                                                                    \
     NAME(int64_t kc, const void *ap_, const void *bp_, int64_t ldb, void *c_, int64_t ldc,\
-         const void *src_, int64_t lds, double alpha_, double beta_)                      \
+         const void *src_, int64_t lds, double alpha_, double beta_, int64_t rows)        \
     {                                                                                     \
         const T *ap = (const T *)ap_, *bp = (const T *)bp_, *src = (const T *)src_;       \
         T *c = (T *)c_;                                                                   \
