@@ -21,7 +21,7 @@
  * broadcast from memory into the FMA), 6 x 16 floats and 6 x 8 doubles on AVX2+FMA, and
  * portable C kernels (written so gcc vectorizes their NR loop) for those and for int64.
  * Edge tiles are computed whole and only their valid part is stored, except that AVX-512
- * computes a last A sliver of at most 4 or 8 rows with a tile of that height (an LSTM
+ * computes a last A sliver of at most 4, 8 or 10 rows with a tile of that height (an LSTM
  * step's batch of 16 or 32 rows wasted a third or a ninth of its multiply-adds on padding),
  * that AVX2 packs an A block's last 7 or 8 rows as two 4-row slivers for a 4-row tile (6 + 2
  * computed 10 rows through the accumulator; 4 + 4 computes 8, stored by the tile),
@@ -243,6 +243,10 @@ gemm_step(const GemmStep *st)
                 else if (tile_nr == e->nr && mr <= 8 && e->tile8 != NULL) {
                     tile = e->tile8;
                     tile_mr = 8;
+                }
+                else if (tile_nr == e->nr && mr <= 10 && e->tile10 != NULL) {
+                    tile = e->tile10;
+                    tile_mr = 10;
                 }
                 /* tiles of a row-major C whose columns are all used are written by the
                  * tile itself, its first mr rows (a 10-row last sliver through the
@@ -670,8 +674,11 @@ static int64_t
 tile_rows(const GemmEngine *e, int64_t m)
 {
     int64_t r = m % e->mr;
-    int64_t last = r == 0 ? 0 : r <= 4 && e->tile4 != NULL ? 4 : r <= 8 && e->tile8 != NULL ? 8
-                                                                                        : e->mr;
+    int64_t last = r == 0                              ? 0
+                   : r <= 4 && e->tile4 != NULL        ? 4
+                   : r <= 8 && e->tile8 != NULL        ? 8
+                   : r <= 10 && e->tile10 != NULL      ? 10
+                                                       : e->mr;
     return m - r + last;
 }
 

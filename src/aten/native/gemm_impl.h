@@ -40,7 +40,7 @@ typedef struct GemmEngine {
     DotFn dot;                           /* for matrix-vector products */
     AxpyFn axpy;                         /* the same over contiguous columns */
     PackFn pack[PTL_DTYPE_COUNT];
-    TileFn tile4, tile8;                 /* tile's first 4 and 8 rows, or NULL (SIMD tiles) */
+    TileFn tile4, tile8, tile10;         /* tile's first 4, 8 and 10 rows, or NULL (SIMD tiles) */
     TileFn pair4;                        /* a 4-row tile on slivers packed 4 wide, for a last
                                           * MR + 1 or MR + 2 rows as two of them, or NULL */
     TileFn half, quarter;                /* its first NR / 2 and NR / 4 columns, or NULL */

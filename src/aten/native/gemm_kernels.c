@@ -325,9 +325,9 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
  * K block after the first, and the accumulating products of conv and rnn) it stores acc + S,
  * which is the same sum without the two exact multiplies by 1.  B is a packed sliver
  * (ldb = NR) or B itself (Note [GEMM packing of B]).  A is an MR-tall packed sliver, of
- * which a tile computes its first ROWS rows: the AVX-512 engines also have tiles of 4 and 8
- * rows for a last sliver of at most that many (32 = 12 + 12 + 8 rows, not 36 of which 4
- * are padding, and stored straight into C instead of through the accumulator), the AVX2
+ * which a tile computes its first ROWS rows: the AVX-512 engines also have tiles of 4, 8 and
+ * 10 rows for a last sliver of at most that many (32 = 12 + 12 + 8 rows, not 36 of which 4
+ * are padding; an MLP head's 10 classes in a weight gradient), the AVX2
  * engines one of 4 rows (an LSTM step's batch of 16 is 6 + 6 + 4, not 18 rows) and pair4_,
  * the same 4 rows on an A sliver packed 4 wide, for a last 7 or 8 rows packed as two such
  * slivers (a 128-row block is 20 x 6 + 4 + 4, not 21 x 6 + 2 of which the last sliver
@@ -340,9 +340,8 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
 #define ROWS_4(X, ...) X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__)
 #define ROWS_6(X, ...) ROWS_4(X, __VA_ARGS__) X(4, __VA_ARGS__) X(5, __VA_ARGS__)
 #define ROWS_8(X, ...) ROWS_6(X, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__)
-#define ROWS_12(X, ...)                                                                   \
-    ROWS_8(X, __VA_ARGS__) X(8, __VA_ARGS__) X(9, __VA_ARGS__) X(10, __VA_ARGS__)         \
-    X(11, __VA_ARGS__)
+#define ROWS_10(X, ...) ROWS_8(X, __VA_ARGS__) X(8, __VA_ARGS__) X(9, __VA_ARGS__)
+#define ROWS_12(X, ...) ROWS_10(X, __VA_ARGS__) X(10, __VA_ARGS__) X(11, __VA_ARGS__)
 /* VECS(X, R, ...) applies X to each of a row's vectors J: two for a whole tile, one for the
  * narrow tiles of a last sliver of at most NR / 2 or NR / 4 columns */
 #define VECS_1(X, R, ...) X(R, 0, __VA_ARGS__)
@@ -419,6 +418,9 @@ DEFINE_TILE(tile4_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, RO
 DEFINE_TILE(tile4_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_4, VECS_2)
 DEFINE_TILE(tile8_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_8, VECS_2)
 DEFINE_TILE(tile8_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_8, VECS_2)
+DEFINE_TILE(tile10_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_10, VECS_2)
+DEFINE_TILE(tile10_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_10,
+            VECS_2)
 /* narrow tiles: one vector per row, NR / 2 and NR / 4 columns */
 DEFINE_TILE(half_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_1)
 DEFINE_TILE(half_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6, VECS_1)
@@ -433,6 +435,7 @@ DEFINE_TILE(quarter_f8_avx512, AVX512, double, _mm256, __m256d, pd, F8_AVX512_MR
 #undef ROWS_4
 #undef ROWS_6
 #undef ROWS_8
+#undef ROWS_10
 #undef ROWS_12
 #undef VECS_1
 #undef VECS_2
@@ -547,33 +550,33 @@ DEFINE_AXPY(i8, uint64_t)
 static const GemmEngine engine_f4 = {
     F4_MR, F4_NR, 256, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
     kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL, NULL, NULL,
-    NULL,
+    NULL, NULL,
 };
 static const GemmEngine engine_f4_avx2 = {
     F4_MR, F4_NR, 256, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx2, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2), tile4_f4_avx2, NULL,
-    pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2,
+    NULL, pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2,
 };
 static const GemmEngine engine_f4_avx512 = {
     F4_AVX512_MR, F4_AVX512_NR, 256, 192, 1024, 24, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx512, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2),
-    tile4_f4_avx512, tile8_f4_avx512, NULL, half_f4_avx512, quarter_f4_avx512,
+    tile4_f4_avx512, tile8_f4_avx512, tile10_f4_avx512, NULL, half_f4_avx512, quarter_f4_avx512,
 };
 #undef F4_PACKS
 static const GemmEngine engine_f8 = {
     F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
     kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8}, NULL, NULL,
-    NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f8_avx2 = {
     F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx2, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
-    tile4_f8_avx2, NULL, pair4_f8_avx2, half_f8_avx2, quarter_f8_avx2,
+    tile4_f8_avx2, NULL, NULL, pair4_f8_avx2, half_f8_avx2, quarter_f8_avx2,
 };
 static const GemmEngine engine_f8_avx512 = {
     F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx512, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
-    tile4_f8_avx512, tile8_f8_avx512, NULL, half_f8_avx512, quarter_f8_avx512,
+    tile4_f8_avx512, tile8_f8_avx512, tile10_f8_avx512, NULL, half_f8_avx512, quarter_f8_avx512,
 };
 static const GemmEngine engine_i8 = {
     I8_MR, I8_NR, 256, 64, 1024, 0, sizeof(uint64_t), PTL_DTYPE_INT64,
@@ -581,7 +584,7 @@ static const GemmEngine engine_i8 = {
     {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
-    NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
