@@ -26,12 +26,16 @@ gemm_kernels.c engines (MR, NR, KC, MC, NC, rows reading B in place) f4 (6, 16, 
     n = NC, NC + 1, 2 NC + 3; layouts nn, tn, nt, tt, and a column stride of 2.  This file
     runs the engine of this CPU (AVX-512 cases as well, on any CPU);
     tests/aten/test_gemm.py reruns the AVX2 and portable ones at their edges.
-gemm_kernels.c pack_f4_avx2 (transposed float32: kc >= 8, whole slivers) -> k = 7, 8, 9;
+gemm_kernels.c pack_f4_avx2 (transposed float32: kc >= 8; a last sliver of fewer rows too,
+    its padding zeros: tests/aten/test_gemm.py test_partial_slivers) -> k = 7, 8, 9;
     a transposed A (or row-major B) PACK_KROWS = 16 rows of K at a time, whole vectors
     spilling into the next row where the row stride leaves room -> k = 15, 16, 17, 33 with
     A transposed (row stride m: the last sliver copied exactly) and strided.
 gemm_kernels.c pack_rows8 stores a row-major A's 6 or 4 rows a column as whole vectors, but
     each sliver's last column of its kc8 -> m = 6 at k = 16, m = 8 at k = 8, m = 14 at k = 9.
+gemm.c Note [GEMM narrow N] (transposed when that saves a fifth of the tiles' work) and the
+    AVX-512 tiles of 4, 8 and 10 rows: tests/aten/test_gemm.py test_narrow_n_transposed
+    (m = 8 / 9, 24 / 25 at n = 10 on AVX-512) and test_partial_slivers.
 gemm.c a last MR + 1 or MR + 2 rows of an A block as two 4-row slivers (AVX2's pair4) ->
     m = 7, 8 (no 6-row sliver), 9 (not paired), 13, 14, 15, and MC + 1 (its second block
     of 67 rows ends with 7).
