@@ -63,10 +63,12 @@ def test_mm_float32_layouts(mkn, la, lb):
     assert np.array_equal(to_numpy(r), to_numpy(ptl.mm(ptl.tensor(a), ptl.tensor(b))))
 
 
-@pytest.mark.parametrize("mkn", [(32, 128, 512), (13, 7, 33), (65, 41, 47), (30, 700, 35)])
+@pytest.mark.parametrize("mkn", [(32, 128, 512), (13, 7, 33), (65, 41, 47), (30, 700, 35),
+                                 (10, 128, 256), (22, 40, 64), (128, 10, 256)])
 def test_tile_store_matches_update(mkn):
     """A transposed out makes C's columns strided, so every tile goes through the
-    accumulator and the generic update instead of being stored by the tile."""
+    accumulator and the generic update instead of being stored by the tile (which stores
+    the first rows of a last sliver of 10 or 22 = 12 + 10 rows itself)."""
     m, k, n = mkn
     a, b = ptl.tensor(rand((m, k), 3)), ptl.tensor(rand((k, n), 4))
     out = ptl.empty((n, m)).t()
@@ -425,10 +427,10 @@ def restore_threads():
     ptl.set_num_threads(old)
 
 
-# (m, k, n): the thread limits (m * n * k = 2 * 2 ** 21 and just under: two threads or one;
-# 3 * 2 ** 21: three), rectangles of rows (tall), of columns (wide, the skinny 64 x 4096 @
+# (m, k, n): the thread limits (m * n * k = 2 * 2 ** 20 and just under: two threads or one;
+# 3 * 2 ** 20: three), rectangles of rows (tall), of columns (wide, the skinny 64 x 4096 @
 # 4096 x 1024 in small) and both on 3 threads, edge tiles at the cuts, several K blocks
-GRID = [(128, 256, 128), (128, 255, 128), (192, 256, 128), (1200, 80, 44), (44, 80, 1200),
+GRID = [(128, 128, 128), (128, 127, 128), (192, 128, 128), (1200, 80, 44), (44, 80, 1200),
         (64, 700, 300), (301, 300, 299), (37, 129, 1030), (1024, 128, 65), (1100, 40, 10)]
 
 
@@ -462,6 +464,95 @@ def test_threads_same_bits(mkn, dtype, restore_threads):
         for r in same[1:]:
             assert np.array_equal(r, same[0])
 
+
+
+# (m, k, n) at and across Note [GEMM narrow N]'s rule (computed as C^T = B^T @ A^T when that
+# saves a fifth of the tiles' multiply-adds; on AVX-512's 12 x 32 tiles and n = 10, m = 2 to
+# 8, 13 to 16 and from 25 on are transposed, 9 to 12 and 17 to 24 not): 128 x 10 (the MLP
+# head), 2 x 10, 8 x 10 and 25 x 10 transposed, 9 x 10 and 24 x 10 not; 128 x 20 and 50 x 9
+# transposed; 128 x 31, 1024 x 65 (a sixteenth saved) and 300 x 5 not; several K blocks.
+# The AVX2 rerun decides by its 6 x 16 tiles on the same shapes.
+NARROW_N = [(128, 256, 10), (32, 256, 10), (8, 40, 10), (2, 40, 10), (9, 40, 10),
+            (24, 256, 10), (25, 40, 10), (128, 256, 20), (128, 256, 31), (1024, 128, 65),
+            (50, 700, 9), (300, 64, 5)]
+
+
+def bits(t):
+    """t's values in its own dtype, to compare bits."""
+    return np.array(t.numpy())
+
+
+@pytest.mark.parametrize("mkn", NARROW_N)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_narrow_n_transposed(mkn, dtype, restore_threads):
+    """A narrow product computed transposed: against NumPy in float64, with every operand
+    layout, as addmm with a row bias and a whole-matrix bias, on one and two threads; the
+    bits are those of the same product written transposed, (B^T @ A^T)^T, which is computed
+    the other way round, and do not depend on the layout or the thread count."""
+    m, k, n = mkn
+    a, b = rand((m, k), 90, dtype), rand((k, n), 91, dtype)
+    row, whole = rand((n,), 92, dtype), rand((m, n), 93, dtype)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    exp = a64 @ b64
+    results = []
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        ref = bits(ptl.mm(ptl.tensor(np.ascontiguousarray(b.T)),
+                              ptl.tensor(np.ascontiguousarray(a.T))).t())
+        close_dtype(ptl.tensor(ref), exp, k, dtype)
+        for la in ("contiguous", "transposed", "strided"):
+            for lb in ("contiguous", "transposed", "strided"):
+                r = bits(ptl.mm(operand(a, la), operand(b, lb)))
+                close_dtype(ptl.tensor(r), exp, k, dtype)
+                assert np.array_equal(r, ref), (la, lb)
+        for bias in (row, whole):
+            r = ptl.addmm(ptl.tensor(bias), operand(a, "transposed"), ptl.tensor(b), beta=0.5,
+                          alpha=-2)
+            close_dtype(r, 0.5 * bias.astype(np.float64) - 2 * exp, k, dtype)
+            tb = np.ascontiguousarray(np.broadcast_to(bias, (m, n)).T)
+            flip = ptl.addmm(ptl.tensor(tb), ptl.tensor(np.ascontiguousarray(b.T)),
+                             ptl.tensor(np.ascontiguousarray(a.T)), beta=0.5, alpha=-2).t()
+            assert np.array_equal(bits(r), bits(flip))
+            results.append(bits(r))
+        # a batch of such products, and C accumulated in place (beta = 1)
+        bb = ptl.bmm(ptl.tensor(np.stack([a, 2 * a])), ptl.tensor(np.stack([b, b])))
+        close_dtype(bb[1], 2 * exp, k, dtype)
+        assert np.array_equal(bits(bb[0]), ref)
+        c = ptl.tensor(whole.copy())
+        c.addmm_(ptl.tensor(a), ptl.tensor(b))
+        close_dtype(c, whole.astype(np.float64) + exp, k, dtype)
+        results.append(bits(c))
+    half = len(results) // 2
+    for one, two in zip(results[:half], results[half:]):
+        assert np.array_equal(one, two)
+
+
+# (m, k, n): a last A sliver of fewer rows than MR packed by pack_f4_avx2 (copies of a
+# transposed A's rows, 8 x 8 transposes of a row-major A's, the rows past it zeros), under
+# one sliver (m < 8, 8 < m < 12; m > 1, as one row is a matrix-vector product) and after
+# whole ones, k below 8, a multiple of 8 and with a tail; B's last sliver of fewer columns
+# likewise (n % 32, n % 16)
+PARTIAL_SLIVERS = [(2, 9, 17), (5, 8, 9), (10, 16, 31), (11, 17, 33), (10, 7, 20),
+                   (22, 40, 64), (23, 129, 47), (37, 24, 10), (10, 128, 256)]
+
+
+@pytest.mark.parametrize("mkn", PARTIAL_SLIVERS)
+def test_partial_slivers(mkn, restore_threads):
+    m, k, n = mkn
+    a, b = rand((m, k), 95), rand((k, n), 96)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    ref = None
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        for la in ("contiguous", "transposed", "strided"):
+            for lb in ("contiguous", "transposed"):
+                r = ptl.mm(operand(a, la), operand(b, lb))
+                close(r, exp, k)
+                ref = bits(r) if ref is None else ref
+                assert np.array_equal(bits(r), ref), (nt, la, lb)
+        s = rand((m, n), 97)
+        r = ptl.addmm(ptl.tensor(s), operand(a, "transposed"), ptl.tensor(b), beta=-1, alpha=3)
+        close(r, 3 * exp - s.astype(np.float64), k)
 
 BITS_CASES = [(13, 300, 33), (25, 40, 65), (200, 321, 70), (64, 700, 300), (32, 128, 512),
               (16, 37, 65), (7, 20, 40), (1024, 128, 65), (128, 256, 10), (36, 30, 9),

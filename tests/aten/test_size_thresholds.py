@@ -26,19 +26,23 @@ gemm_kernels.c engines (MR, NR, KC, MC, NC, rows reading B in place) f4 (6, 16, 
     n = NC, NC + 1, 2 NC + 3; layouts nn, tn, nt, tt, and a column stride of 2.  This file
     runs the engine of this CPU (AVX-512 cases as well, on any CPU);
     tests/aten/test_gemm.py reruns the AVX2 and portable ones at their edges.
-gemm_kernels.c pack_f4_avx2 (transposed float32: kc >= 8, whole slivers) -> k = 7, 8, 9;
+gemm_kernels.c pack_f4_avx2 (transposed float32: kc >= 8; a last sliver of fewer rows too,
+    its padding zeros: tests/aten/test_gemm.py test_partial_slivers) -> k = 7, 8, 9;
     a transposed A (or row-major B) PACK_KROWS = 16 rows of K at a time, whole vectors
     spilling into the next row where the row stride leaves room -> k = 15, 16, 17, 33 with
     A transposed (row stride m: the last sliver copied exactly) and strided.
 gemm_kernels.c pack_rows8 stores a row-major A's 6 or 4 rows a column as whole vectors, but
     each sliver's last column of its kc8 -> m = 6 at k = 16, m = 8 at k = 8, m = 14 at k = 9.
+gemm.c Note [GEMM narrow N] (transposed when that saves a fifth of the tiles' work) and the
+    AVX-512 tiles of 4, 8 and 10 rows: tests/aten/test_gemm.py test_narrow_n_transposed
+    (m = 8 / 9, 24 / 25 at n = 10 on AVX-512) and test_partial_slivers.
 gemm.c a last MR + 1 or MR + 2 rows of an A block as two 4-row slivers (AVX2's pair4) ->
     m = 7, 8 (no 6-row sliver), 9 (not paired), 13, 14, 15, and MC + 1 (its second block
     of 67 rows ends with 7).
 gemm.c rows reading B in place (direct_b_max_m, and up to 64 rows when a K block of B spans
     at most GEMM_DIRECT_B_SPAN = 32 KB) -> m = 64 (n = 48, 47), 65; m = 24, 25 at n = 200.
-gemm.c GEMM_PARALLEL_FLOPS = 2**18 -> gemv rows * k at it; GEMM_THREAD_MACS = 2**21 a
-    thread -> 128 x 128 x 255 (one thread), 128 x 128 x 256 (two), 192 x 128 x 256 (three).
+gemm.c GEMM_PARALLEL_FLOPS = 2**18 -> gemv rows * k at it; GEMM_THREAD_MACS = 2**20 a
+    thread -> 128 x 128 x 127 (one thread), 128 x 128 x 128 (two), 192 x 128 x 128 (three).
 gemm.c GEMM_KSPLIT = 4096 (k >= 2 GEMM_KSPLIT), GEMM_KSPLIT_MAX_CHUNKS = 32,
     GEMM_KSPLIT_MAX_MN = 256 * 256 -> k = 8191, 8192, 8193, 131072, 131077;
     m x n = 256 x 256 (split) and 256 x 257 (blocked) at k = 8192.
@@ -121,7 +125,7 @@ GRAIN = 32768                      # c10/parallel.h PTL_GRAIN_SIZE
 COL_BUDGET = 1 << 24               # aten/native/conv.c
 GEMM_DIRECT_B_SPAN = 32 * 1024     # aten/native/gemm.c
 GEMM_PARALLEL_FLOPS = 1 << 18
-GEMM_THREAD_MACS = 1 << 21
+GEMM_THREAD_MACS = 1 << 20
 GEMV_COL_BLOCK = 1024
 SM_COLS = 128                      # aten/native/nn.c: softmax columns a work unit
 SM_ROW_GROUP = 32                  # rows a column sums in its dtype before the double add
@@ -320,8 +324,8 @@ GEMM_F8 = [
     (7, F8[4], 16, ["nn", "nt"], "n = NC"),
     (7, F8[4] + 1, 16, ["nn", "nt"], "n = NC + 1: two column blocks"),
     (7, 2 * F8[4] + 3, 16, ["nn"], "three column blocks"),
-    (128, 128, 255, ["nn", "tt"], "just below two GEMM_THREAD_MACS: one thread"),
-    (128, 128, 256, ["nn", "tt"], "two GEMM_THREAD_MACS: a rectangle per thread"),
+    (128, 128, 127, ["nn", "tt"], "just below two GEMM_THREAD_MACS: one thread"),
+    (128, 128, 128, ["nn", "tt"], "two GEMM_THREAD_MACS: a rectangle per thread"),
     (F8X[0] - 1, F8X[1] - 1, 3, ["nn", "tt"], "one partial AVX-512 tile"),
     (F8X[0] + 1, F8X[1] + 1, 9, ["nn", "tn", "nt"], "AVX-512 tile + tails"),
     (F8X[3], 24, 64, ["nn", "tt"], "m = AVX-512 MC"),
@@ -351,7 +355,7 @@ GEMM_F4 = [
     (F4X[3], 32, 30, ["nn", "tt"], "m = AVX-512 MC"),
     (F4X[3] + 1, 32, 30, ["nn", "tt"], "m = AVX-512 MC + 1"),
     (5, F4X[4] + 1, 9, ["nn", "nt"], "n = AVX-512 NC + 1"),
-    (192, 128, 256, ["nn", "nt"], "three GEMM_THREAD_MACS"),
+    (192, 128, 128, ["nn", "nt"], "three GEMM_THREAD_MACS"),
     (12, 20, PACK_KROWS - 1, ["tn", "sn"], "k = PACK_KROWS - 1: one short block of K rows"),
     (12, 20, PACK_KROWS, ["tn", "sn"], "k = PACK_KROWS"),
     (13, 20, PACK_KROWS + 1, ["tn", "sn", "nn"], "k = PACK_KROWS + 1, m = 6 + 7 (pair4)"),

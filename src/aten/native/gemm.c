@@ -21,7 +21,7 @@
  * broadcast from memory into the FMA), 6 x 16 floats and 6 x 8 doubles on AVX2+FMA, and
  * portable C kernels (written so gcc vectorizes their NR loop) for those and for int64.
  * Edge tiles are computed whole and only their valid part is stored, except that AVX-512
- * computes a last A sliver of at most 4 or 8 rows with a tile of that height (an LSTM
+ * computes a last A sliver of at most 4, 8 or 10 rows with a tile of that height (an LSTM
  * step's batch of 16 or 32 rows wasted a third or a ninth of its multiply-adds on padding),
  * that AVX2 packs an A block's last 7 or 8 rows as two 4-row slivers for a 4-row tile (6 + 2
  * computed 10 rows through the accumulator; 4 + 4 computes 8, stored by the tile),
@@ -244,13 +244,19 @@ gemm_step(const GemmStep *st)
                     tile = e->tile8;
                     tile_mr = 8;
                 }
-                /* whole tiles of a row-major C are written by the tile itself */
-                if (tile != NULL && mr == tile_mr && nr == tile_w && store_c) {
-                    tile(kc, as, bs, ldb, cs, crs, ss, srs, alpha, beta);
+                else if (tile_nr == e->nr && mr <= 10 && e->tile10 != NULL) {
+                    tile = e->tile10;
+                    tile_mr = 10;
+                }
+                /* tiles of a row-major C whose columns are all used are written by the
+                 * tile itself, its first mr rows (a 10-row last sliver through the
+                 * accumulator and the update took longer than a whole 12-row tile) */
+                if (tile != NULL && nr == tile_w && store_c) {
+                    tile(kc, as, bs, ldb, cs, crs, ss, srs, alpha, beta, mr);
                 }
                 else {
                     if (tile != NULL) {
-                        tile(kc, as, bs, ldb, acc, e->nr, acc, e->nr, 1, 0);
+                        tile(kc, as, bs, ldb, acc, e->nr, acc, e->nr, 1, 0, tile_mr);
                     }
                     else {
                         e->kernel(kc, as, bs, acc);
@@ -583,10 +589,12 @@ gemm_blocked(const GemmProblem *pr)
  * the bits do not depend on the number of threads. */
 #define GEMM_PACK_WEIGHT 16
 
-/* Each thread of a grid gets at least this many multiply-adds (about 15 us on one AVX-512
- * core): waking a worker costs tens of microseconds on a busy machine, and 128^3 was slower
- * on two threads than on one. */
-#define GEMM_THREAD_MACS (1 << 21)
+/* Each thread of a grid gets at least this many multiply-adds (about 20 us on one Zen 4
+ * core), so 128^3 (43 us on one thread) splits in two, as MKL and OpenBLAS split it: the
+ * workers poll for the next job (Note [Spin before sleeping]), and a chunk that no worker
+ * has picked up when the caller finishes its own is run by the caller, so a machine with
+ * no free core loses a few microseconds, not a worker's wake-up. */
+#define GEMM_THREAD_MACS (1 << 20)
 
 typedef struct GemmGrid {
     const GemmProblem *pr;               /* one matrix, no batch dims */
@@ -646,6 +654,62 @@ gemm_grid(const GemmProblem *pr, int64_t nthreads)
                            : gemm_blocked(pr);
 }
 
+/* Note [GEMM narrow N]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * A product of few columns and many rows (an MLP's classifier head: 128 x 256 @ 256 x 10)
+ * fills a tile badly: its one B sliver is computed by the half or quarter tile, 16 or 8
+ * columns a row for the 10 used, and packing all of A's rows costs as much as the products.
+ * Such a product is computed transposed instead, C^T = B^T @ A^T: A's rows become 32-wide B
+ * slivers that fill the whole tile, and its 10 columns one A sliver.  Each C element is the
+ * same chain of multiply-adds over k in order (an FMA does not care which factor is
+ * broadcast), and C^T's tiles are stored through the accumulator and the update, which
+ * round as the tile does: the bits do not change, on any number of threads.  The tiles'
+ * work (tile_work: rows and columns computed, padding included) decides, and the product is
+ * transposed only when that saves a fifth of it, since C^T's stores are scalar: a GPT
+ * head's 1024 x 65 would save a sixteenth and ran 10% slower. */
+
+/* Rows computed for m rows of full-width tiles: MR-tall slivers, the last one by the
+ * shortest tile that covers it. */
+static int64_t
+tile_rows(const GemmEngine *e, int64_t m)
+{
+    int64_t r = m % e->mr;
+    int64_t last = r == 0                              ? 0
+                   : r <= 4 && e->tile4 != NULL        ? 4
+                   : r <= 8 && e->tile8 != NULL        ? 8
+                   : r <= 10 && e->tile10 != NULL      ? 10
+                                                       : e->mr;
+    return m - r + last;
+}
+
+/* Multiply-adds per k that the tiles compute for an m x n C (Note [GEMM narrow N]). */
+static int64_t
+tile_work(const GemmEngine *e, int64_t m, int64_t n)
+{
+    int64_t r = n % e->nr;
+    int64_t w = r == 0 ? 0 : r <= e->nr / 4 && e->quarter != NULL ? e->nr / 4
+                             : r <= e->nr / 2 && e->half != NULL  ? e->nr / 2
+                                                                  : e->nr;
+    int64_t narrow_rows = (m + e->mr - 1) / e->mr * e->mr;
+    return (n - r) * tile_rows(e, m) + w * (w == e->nr ? tile_rows(e, m) : narrow_rows);
+}
+
+/* pr as the product C^T = B^T @ A^T (Note [GEMM narrow N]); pr has no batch dims. */
+static void
+gemm_transpose(GemmProblem *pr)
+{
+    const GemmEngine *e = pr->e;
+    GemmMat a = pr->a, b = pr->b;
+    int64_t m = pr->m;
+    pr->a = (GemmMat){.data = b.data, .rs = b.cs, .cs = b.rs, .dtype = b.dtype};
+    pr->b = (GemmMat){.data = a.data, .rs = a.cs, .cs = a.rs, .dtype = a.dtype};
+    pr->c = (GemmMat){.data = pr->c.data, .rs = pr->c.cs, .cs = pr->c.rs, .dtype = pr->c.dtype};
+    pr->s = (GemmMat){.data = pr->s.data, .rs = pr->s.cs, .cs = pr->s.rs, .dtype = pr->s.dtype};
+    pr->m = pr->n;
+    pr->n = m;
+    pr->b_direct = e->tile != NULL && pr->b.dtype == e->acc_dtype && pr->b.cs == 1;
+}
+
 /* One matrix (batch index bi); uses the thread pool when `parallel`. */
 static int
 gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
@@ -680,6 +744,9 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
     mat.c.data = c;
     if (mat.s.data != NULL) {
         mat.s.data += (size_t)batch_offset(pr, &pr->s, bi) * e->item;
+    }
+    if (e->tile != NULL && 5 * tile_work(e, pr->n, pr->m) < 4 * tile_work(e, pr->m, pr->n)) {
+        gemm_transpose(&mat);
     }
     int64_t nthreads = parallel ? ptl_get_num_threads() : 1;
     double share = (double)pr->m * (double)pr->n * (double)pr->k / GEMM_THREAD_MACS;

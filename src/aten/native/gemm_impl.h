@@ -16,9 +16,11 @@ typedef void (*PackFn)(const char *src, int64_t rs, int64_t cs, int64_t rows, in
                        int64_t w, void *dst);
 typedef void (*KernelFn)(int64_t kc, const void *ap, const void *bp, void *acc);
 /* C (MR x NR, rows ldc apart) = alpha * A sliver (kc x MR) @ B (kc x NR, rows ldb apart)
- * + beta * S (rows lds apart: C itself, or addmm's bias); S is not read when beta is 0 */
+ * + beta * S (rows lds apart: C itself, or addmm's bias), stored for C's first `rows` rows
+ * only (a last sliver of fewer rows than the tile computes); S is not read when beta is 0 */
 typedef void (*TileFn)(int64_t kc, const void *ap, const void *bp, int64_t ldb, void *c,
-                       int64_t ldc, const void *src, int64_t lds, double alpha, double beta);
+                       int64_t ldc, const void *src, int64_t lds, double alpha, double beta,
+                       int64_t rows);
 typedef void (*DotFn)(const void *a, const void *b, int64_t k, void *out);
 typedef void (*AxpyFn)(const char *a, int64_t lda, const void *x, int64_t k, int64_t n,
                        void *acc);
@@ -38,7 +40,7 @@ typedef struct GemmEngine {
     DotFn dot;                           /* for matrix-vector products */
     AxpyFn axpy;                         /* the same over contiguous columns */
     PackFn pack[PTL_DTYPE_COUNT];
-    TileFn tile4, tile8;                 /* tile's first 4 and 8 rows, or NULL (SIMD tiles) */
+    TileFn tile4, tile8, tile10;         /* tile's first 4, 8 and 10 rows, or NULL (SIMD tiles) */
     TileFn pair4;                        /* a 4-row tile on slivers packed 4 wide, for a last
                                           * MR + 1 or MR + 2 rows as two of them, or NULL */
     TileFn half, quarter;                /* its first NR / 2 and NR / 4 columns, or NULL */

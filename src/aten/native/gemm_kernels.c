@@ -73,9 +73,11 @@ DEFINE_PACK(i8, uint64_t, i8, int64_t, LOAD_U64)
  * The four layouts that matter for float32: a row-major B and a transposed A (rs == 1, a
  * weight gradient's g^T: a copy of each sliver's w elements per p, in pieces of 8, 4 and 1),
  * a transposed B (cs == 1: 8 x 8 transposes) and a row-major A (cs == 1, 6 or 12 tall: 8 x 8
- * transposes, the rows past the sliver read as zeros and not stored).  Whole slivers only;
- * the rest goes to pack_f4_f4, so the bytes are the same.  The AVX-512 engine uses them too
- * (its slivers are 32 wide and 12 tall). */
+ * transposes, the rows past the sliver read as zeros and not stored).  A last sliver of
+ * fewer rows is packed the same way, its padding stored as zeros (the scalar packing of a
+ * 10-row sliver had made a 10 x 128 @ 128 x 256 product slower than a 12-row one); the rest
+ * (other layouts, k < 8) goes to pack_f4_f4, and the bytes are the same.  The AVX-512 engine
+ * uses them too (its slivers are 32 wide and 12 tall). */
 
 /* rows r of an 8 x 8 block <- columns r: the usual unpack / shuffle / permute network */
 __attribute__((target("avx2,fma"))) static inline void
@@ -126,15 +128,15 @@ store_head_ps(float *d, __m256 v, int64_t h)
     }
 }
 
-/* One sliver of h <= 8 rows (rs apart, contiguous along p) into dst[p * w + r], r < h, for
- * the first kc8 (a multiple of 8) columns.  With `spill` (a whole sliver under 8 wide, h ==
+/* One sliver of h <= 8 rows (rs apart, contiguous along p) into dst[p * w + r], r < hs, for
+ * the first kc8 (a multiple of 8) columns, the rows from h to hs (h <= hs <= 8) as zeros.  With `spill` (a whole sliver under 8 wide, h ==
  * w: a row-major A's 6 or 4 rows) each column is stored as a whole vector whose last 8 - w
  * lanes land on the next column's first rows, stored next; the last column exactly.  One
  * store per column instead of a 4- and a 2-lane one (a 1024 x 128 @ 128 x 65 product spent
  * 15% of its time here). */
 __attribute__((target("avx2,fma"))) static inline void
-pack_rows8(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w, float *dst,
-           int spill)
+pack_rows8(const float *src, int64_t rs, int64_t h, int64_t hs, int64_t kc8, int64_t w,
+           float *dst, int spill)
 {
     for (int64_t p = 0; p < kc8; p += 8) {
         __m256 v[8];
@@ -147,7 +149,7 @@ pack_rows8(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w, floa
                 _mm256_storeu_ps(dst + (p + j) * w, v[j]);
             }
             else {
-                store_head_ps(dst + (p + j) * w, v[j], h);
+                store_head_ps(dst + (p + j) * w, v[j], hs);
             }
         }
     }
@@ -158,7 +160,7 @@ __attribute__((target("avx2,fma"))) void
 ptl_gemm_pack_rows8_f4(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w,
                        float *dst)
 {
-    pack_rows8(src, rs, h, kc8, w, dst, 0);
+    pack_rows8(src, rs, h, h, kc8, w, dst, 0);
 }
 
 /* A transposed A (or a row-major B) is packed PACK_KROWS rows of K at a time, sliver by
@@ -225,6 +227,18 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
                 }
             }
         }
+        /* a last sliver of fewer rows (a weight gradient's 10 classes): copies of its rows,
+         * then zeros */
+        if (full < rows) {
+            float *d = dst + full * kc;
+            for (int64_t p = 0; p < kc; p++) {
+                copy_row_ps(src + p * cs + full, d + p * w, rows - full, 0);
+                for (int64_t r = rows - full; r < w; r++) {
+                    d[p * w + r] = 0.0f;
+                }
+            }
+            full = rows;
+        }
     }
     else if (cs == 1 && kc >= 8) {
         int64_t kc8 = kc / 8 * 8;
@@ -232,10 +246,24 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
             const float *s = src + i0 * rs;
             float *d = dst + i0 * kc;
             for (int64_t r0 = 0; r0 < w; r0 += 8) {
-                pack_rows8(s + r0 * rs, rs, w - r0 < 8 ? w - r0 : 8, kc8, w, d + r0, w < 8);
+                int64_t h = w - r0 < 8 ? w - r0 : 8;
+                pack_rows8(s + r0 * rs, rs, h, h, kc8, w, d + r0, w < 8);
             }
             /* the last kc - kc8 columns */
             pack_f4_f4((const char *)(s + kc8), rs, cs, w, kc - kc8, w, d + kc8 * w);
+        }
+        /* a last sliver of fewer rows (the 10 classes of an MLP head transposed, Note [GEMM
+         * narrow N]): the same transposes, the rows past it stored as zeros */
+        if (full < rows) {
+            const float *s = src + full * rs;
+            float *d = dst + full * kc;
+            for (int64_t r0 = 0; r0 < w; r0 += 8) {
+                int64_t h = rows - full - r0, hs = w - r0 < 8 ? w - r0 : 8;
+                h = h < 0 ? 0 : h < hs ? h : hs;
+                pack_rows8(h > 0 ? s + r0 * rs : s, rs, h, hs, kc8, w, d + r0, 0);
+            }
+            pack_f4_f4((const char *)(s + kc8), rs, cs, rows - full, kc - kc8, w, d + kc8 * w);
+            full = rows;
         }
     }
     else {
@@ -297,9 +325,9 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
  * K block after the first, and the accumulating products of conv and rnn) it stores acc + S,
  * which is the same sum without the two exact multiplies by 1.  B is a packed sliver
  * (ldb = NR) or B itself (Note [GEMM packing of B]).  A is an MR-tall packed sliver, of
- * which a tile computes its first ROWS rows: the AVX-512 engines also have tiles of 4 and 8
- * rows for a last sliver of at most that many (32 = 12 + 12 + 8 rows, not 36 of which 4
- * are padding, and stored straight into C instead of through the accumulator), the AVX2
+ * which a tile computes its first ROWS rows: the AVX-512 engines also have tiles of 4, 8 and
+ * 10 rows for a last sliver of at most that many (32 = 12 + 12 + 8 rows, not 36 of which 4
+ * are padding; an MLP head's 10 classes in a weight gradient), the AVX2
  * engines one of 4 rows (an LSTM step's batch of 16 is 6 + 6 + 4, not 18 rows) and pair4_,
  * the same 4 rows on an A sliver packed 4 wide, for a last 7 or 8 rows packed as two such
  * slivers (a 128-row block is 20 x 6 + 4 + 4, not 21 x 6 + 2 of which the last sliver
@@ -312,9 +340,8 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
 #define ROWS_4(X, ...) X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__)
 #define ROWS_6(X, ...) ROWS_4(X, __VA_ARGS__) X(4, __VA_ARGS__) X(5, __VA_ARGS__)
 #define ROWS_8(X, ...) ROWS_6(X, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__)
-#define ROWS_12(X, ...)                                                                   \
-    ROWS_8(X, __VA_ARGS__) X(8, __VA_ARGS__) X(9, __VA_ARGS__) X(10, __VA_ARGS__)         \
-    X(11, __VA_ARGS__)
+#define ROWS_10(X, ...) ROWS_8(X, __VA_ARGS__) X(8, __VA_ARGS__) X(9, __VA_ARGS__)
+#define ROWS_12(X, ...) ROWS_10(X, __VA_ARGS__) X(10, __VA_ARGS__) X(11, __VA_ARGS__)
 /* VECS(X, R, ...) applies X to each of a row's vectors J: two for a whole tile, one for the
  * narrow tiles of a last sliver of at most NR / 2 or NR / 4 columns */
 #define VECS_1(X, R, ...) X(R, 0, __VA_ARGS__)
@@ -351,7 +378,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
         VECS(FMA_VEC, R, T, P, V, S)                                                      \
     }
 #define STORE_ROW(R, VECS, T, P, V, S)                                                    \
-    {                                                                                     \
+    if ((R) < rows) {                                                                     \
         T *cr = c + (R) * ldc;                                                            \
         const T *sr = src + (R) * lds;                                                    \
         VECS(STORE_VEC, R, T, P, V, S)                                                    \
@@ -360,7 +387,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
 #define DEFINE_TILE(NAME, TARGET, T, P, V, S, MR, ROWS, VECS)                             \
     TARGET static void                                                                    \
     NAME(int64_t kc, const void *ap_, const void *bp_, int64_t ldb, void *c_, int64_t ldc,\
-         const void *src_, int64_t lds, double alpha_, double beta_)                      \
+         const void *src_, int64_t lds, double alpha_, double beta_, int64_t rows)        \
     {                                                                                     \
         const T *ap = (const T *)ap_, *bp = (const T *)bp_, *src = (const T *)src_;       \
         T *c = (T *)c_;                                                                   \
@@ -391,6 +418,9 @@ DEFINE_TILE(tile4_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, RO
 DEFINE_TILE(tile4_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_4, VECS_2)
 DEFINE_TILE(tile8_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_8, VECS_2)
 DEFINE_TILE(tile8_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_8, VECS_2)
+DEFINE_TILE(tile10_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_10, VECS_2)
+DEFINE_TILE(tile10_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_10,
+            VECS_2)
 /* narrow tiles: one vector per row, NR / 2 and NR / 4 columns */
 DEFINE_TILE(half_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_1)
 DEFINE_TILE(half_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6, VECS_1)
@@ -405,6 +435,7 @@ DEFINE_TILE(quarter_f8_avx512, AVX512, double, _mm256, __m256d, pd, F8_AVX512_MR
 #undef ROWS_4
 #undef ROWS_6
 #undef ROWS_8
+#undef ROWS_10
 #undef ROWS_12
 #undef VECS_1
 #undef VECS_2
@@ -519,33 +550,33 @@ DEFINE_AXPY(i8, uint64_t)
 static const GemmEngine engine_f4 = {
     F4_MR, F4_NR, 256, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
     kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL, NULL, NULL,
-    NULL,
+    NULL, NULL,
 };
 static const GemmEngine engine_f4_avx2 = {
     F4_MR, F4_NR, 256, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx2, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2), tile4_f4_avx2, NULL,
-    pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2,
+    NULL, pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2,
 };
 static const GemmEngine engine_f4_avx512 = {
     F4_AVX512_MR, F4_AVX512_NR, 256, 192, 1024, 24, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx512, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2),
-    tile4_f4_avx512, tile8_f4_avx512, NULL, half_f4_avx512, quarter_f4_avx512,
+    tile4_f4_avx512, tile8_f4_avx512, tile10_f4_avx512, NULL, half_f4_avx512, quarter_f4_avx512,
 };
 #undef F4_PACKS
 static const GemmEngine engine_f8 = {
     F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
     kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8}, NULL, NULL,
-    NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f8_avx2 = {
     F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx2, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
-    tile4_f8_avx2, NULL, pair4_f8_avx2, half_f8_avx2, quarter_f8_avx2,
+    tile4_f8_avx2, NULL, NULL, pair4_f8_avx2, half_f8_avx2, quarter_f8_avx2,
 };
 static const GemmEngine engine_f8_avx512 = {
     F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx512, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
-    tile4_f8_avx512, tile8_f8_avx512, NULL, half_f8_avx512, quarter_f8_avx512,
+    tile4_f8_avx512, tile8_f8_avx512, tile10_f8_avx512, NULL, half_f8_avx512, quarter_f8_avx512,
 };
 static const GemmEngine engine_i8 = {
     I8_MR, I8_NR, 256, 64, 1024, 0, sizeof(uint64_t), PTL_DTYPE_INT64,
@@ -553,7 +584,7 @@ static const GemmEngine engine_i8 = {
     {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
-    NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
