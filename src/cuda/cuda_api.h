@@ -470,7 +470,8 @@ int ptl_cuda_take_launch(const PtlDeviceTakeArgs *a, const PtlCudaNnPlan *elems,
 /* shape.c's movers, the same way (a->tab a host table, copied to the device) */
 int ptl_cuda_shape(const PtlDeviceShapeArgs *a);
 int ptl_cuda_shape_launch(const PtlDeviceShapeArgs *a, const PtlCudaNnPlan *elems);
-/* cumsum / cumprod (reduce.cu; Note [CUDA scans] in reduce_plan.h): one thread per line */
+/* cumsum, cumprod, cummax, cummin, logcumsumexp (reduce.cu; Note [CUDA scans] in
+ * reduce_plan.h): one thread per line */
 int ptl_cuda_scan(const PtlDeviceScanArgs *a);
 int ptl_cuda_scan_launch(const PtlDeviceScanArgs *a, const PtlCudaNnPlan *elems);
 /* sort, argsort and topk (sort.cu; Note [CUDA sort] in sort_plan.h) on the device or
