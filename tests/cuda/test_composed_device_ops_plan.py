@@ -229,3 +229,98 @@ def test_affine_grid_and_its_gradient_match_numpy(tuning, dtype):
             want_grad = g.reshape(size[0], -1, nd).transpose(0, 2, 1) @ base
             np.testing.assert_allclose(t.grad.to(ptl.float64).numpy(), want_grad,
                                        rtol=tol, atol=tol)
+
+
+# ---- aminmax (two emulated reductions), trace (the sum over the diagonal's view) and
+# diag_embed (a fill and a copy into the diagonal's view): the CPU kernel's results ----
+
+AMM_DTYPES = [ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64, ptl.float16,
+              ptl.bfloat16, ptl.float32, ptl.float64]
+
+
+def amm_values(rng, shape, dtype):
+    if dtype == ptl.bool:
+        return ptl.tensor(rng.integers(0, 2, size=shape).astype(bool))
+    if not dtype.is_floating_point:
+        return ptl.tensor(rng.integers(0 if dtype == ptl.uint8 else -50, 50, size=shape)).to(dtype)
+    v = rng.standard_normal(shape)
+    if v.size > 3:
+        v.reshape(-1)[rng.integers(0, v.size)] = np.nan
+    return ptl.tensor(v).to(dtype)
+
+
+def same_or_nan(got, want):
+    assert got.shape == want.shape and got.dtype == want.dtype
+    g, w = got.double().numpy(), want.double().numpy()
+    np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", AMM_DTYPES, ids=str)
+def test_aminmax_is_the_cpu_kernels(tuning, dtype):
+    rng = np.random.default_rng(7)
+    for shape in ((5,), (3, 7), (2, 40, 3), (), (4, 1)):
+        base = amm_values(rng, shape, dtype)
+        xs = [base] + ([base.t()] if base.dim() == 2 else [])
+        for x in xs:
+            for kw in [{}] + [{"dim": d, "keepdim": k} for d in range(-max(x.dim(), 1),
+                                                                      max(x.dim(), 1))
+                              for k in (False, True)]:
+                want = ptl.aminmax(x, **kw)
+                with emulated(TUNINGS[tuning]) as ran:
+                    got = ptl.aminmax(x, **kw)
+                for g, w in zip(got, want):
+                    same_or_nan(g, w)
+                assert ran["block_per_output"] + ran["thread_per_output"] >= 2
+    with emulated(TUNINGS[tuning]):
+        with pytest.raises(RuntimeError, match="cannot compute aminmax over an empty dimension"):
+            ptl.aminmax(ptl.zeros(0))
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", AMM_DTYPES[1:], ids=str)
+def test_trace_is_the_cpu_kernels(tuning, dtype):
+    rng = np.random.default_rng(8)
+    for shape in ((4, 4), (3, 7), (9, 2), (0, 3), (1, 1), (40, 40)):
+        base = amm_values(rng, shape, dtype)
+        for x in (base, base.t(), base[::2]):
+            want = x.trace()
+            with emulated(TUNINGS[tuning]):
+                got = x.trace()
+            assert got.dtype == want.dtype and got.shape == ()
+            np.testing.assert_allclose(got.double().numpy(), want.double().numpy(),
+                                       rtol=1e-3 if dtype in (ptl.float16, ptl.bfloat16) else 1e-12)
+    with emulated(TUNINGS[tuning]):
+        with pytest.raises(RuntimeError, match="trace: expected a matrix, but got tensor with "
+                                               "dim 1"):
+            ptl.ones(3).trace()
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", AMM_DTYPES, ids=str)
+def test_diag_embed_is_the_cpu_kernels(tuning, dtype):
+    rng = np.random.default_rng(9)
+    for shape in ((3,), (2, 4), (2, 3, 2), (0,), (2, 0)):
+        base = amm_values(rng, shape, dtype)
+        for x in [base] + ([base.t()] if base.dim() == 2 else []):
+            for offset, d1, d2 in ((0, -2, -1), (1, 0, 2), (-2, 1, 0), (3, -1, 0)):
+                if max(d1, d2) > x.dim() or min(d1, d2) < -x.dim() - 1:
+                    continue
+                want = ptl.diag_embed(x, offset, d1, d2)
+                with emulated(TUNINGS[tuning]):
+                    got = ptl.diag_embed(x, offset, d1, d2)
+                assert got.shape == want.shape and got.dtype == want.dtype
+                assert got.view(ptl.uint8).numpy().tobytes() == \
+                    want.view(ptl.uint8).numpy().tobytes()
+    with emulated(TUNINGS[tuning]):
+        with pytest.raises(RuntimeError, match="diagonal dimensions cannot be identical"):
+            ptl.diag_embed(ptl.ones(2, 2), 0, 1, 1)
+
+
+def test_trace_and_diag_embed_gradients_through_the_emulated_kernels():
+    from pytorchlite.autograd import gradcheck
+    x = ptl.randn(3, 4, dtype=ptl.float64, requires_grad=True)
+    with emulated(TUNINGS["tiny"]):
+        assert gradcheck(lambda t: t.trace(), (x,))
+        assert gradcheck(lambda t: ptl.diag_embed(t, 1), (x,))
+        assert gradcheck(lambda t: ptl.aminmax(t, dim=1)[1], (x,))
