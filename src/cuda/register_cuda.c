@@ -1112,6 +1112,10 @@ static const int shared_with_cpu[] = {
     /* trace and diag_embed: the sum over the diagonal's view, the fill and copy kernels into
      * it (shape.c) */
     PTL_OP_trace, PTL_OP_diag_embed,
+    /* renorm: its composition of norm, pointwise ops and where (linalg_norm.c); masked_scatter:
+     * the count read back, cumsum, take and where (Note [Device masked_scatter] in
+     * index_device.c) */
+    PTL_OP_renorm, PTL_OP_renorm_, PTL_OP_masked_scatter, PTL_OP_masked_scatter_,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 
