@@ -310,8 +310,8 @@ def test_diag_embed_is_the_cpu_kernels(tuning, dtype):
                 with emulated(TUNINGS[tuning]):
                     got = ptl.diag_embed(x, offset, d1, d2)
                 assert got.shape == want.shape and got.dtype == want.dtype
-                assert got.view(ptl.uint8).numpy().tobytes() == \
-                    want.view(ptl.uint8).numpy().tobytes()
+                assert got.reshape(-1).view(ptl.uint8).numpy().tobytes() == \
+                    want.reshape(-1).view(ptl.uint8).numpy().tobytes()
     with emulated(TUNINGS[tuning]):
         with pytest.raises(RuntimeError, match="diagonal dimensions cannot be identical"):
             ptl.diag_embed(ptl.ones(2, 2), 0, 1, 1)
@@ -324,3 +324,73 @@ def test_trace_and_diag_embed_gradients_through_the_emulated_kernels():
         assert gradcheck(lambda t: t.trace(), (x,))
         assert gradcheck(lambda t: ptl.diag_embed(t, 1), (x,))
         assert gradcheck(lambda t: ptl.aminmax(t, dim=1)[1], (x,))
+
+
+# ---- masked_scatter (Note [Device masked_scatter] in index_device.c) and renorm ----
+
+def byte_view(t):
+    return t.reshape(-1).contiguous().view(ptl.uint8).numpy().tobytes()
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", AMM_DTYPES, ids=str)
+def test_masked_scatter_is_the_cpu_kernels(tuning, dtype):
+    rng = np.random.default_rng(10)
+    for shape, mshape in (((4, 5), (5,)), ((3, 1), (3, 6)), ((2, 3, 4), (2, 3, 4)), ((), ()),
+                          ((0, 3), (3,)), ((40,), (40,))):
+        x = amm_values(rng, shape, dtype)
+        mv = rng.integers(0, 2, size=mshape).astype(bool)
+        m = ptl.tensor(mv)
+        nset = int(np.broadcast_to(mv, np.broadcast_shapes(shape, mshape)).sum())
+        src = amm_values(rng, (2 * nset + 2,), dtype)
+        # the source contiguous, strided (every other element) and 2-D
+        for s in (src, src[::2], src[:2 * nset].reshape(2, nset) if nset else src):
+            want = x.masked_scatter(m, s)
+            with emulated(TUNINGS[tuning]):
+                got = x.masked_scatter(m, s)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            assert byte_view(got) == byte_view(want)
+        if m.shape == x.shape:
+            want, got = x.clone(), x.clone()
+            want.masked_scatter_(m, src)
+            with emulated(TUNINGS[tuning]):
+                got.masked_scatter_(m, src)
+            assert byte_view(got) == byte_view(want)
+
+
+def test_masked_scatter_errors_and_gradient():
+    from pytorchlite.autograd import gradcheck
+    x = ptl.randn(3, 4, dtype=ptl.float64, requires_grad=True)
+    src = ptl.randn(12, dtype=ptl.float64, requires_grad=True)
+    m = ptl.tensor([True, False, True, True])
+    with emulated(TUNINGS["small"]):
+        with pytest.raises(RuntimeError, match="Number of elements of source < number of ones "
+                                               "in mask"):
+            x.detach().masked_scatter(m, ptl.randn(3, dtype=ptl.float64))
+        with pytest.raises(RuntimeError, match="masked_scatter_ only supports boolean masks"):
+            x.detach().masked_scatter(m.long(), src.detach())
+        assert gradcheck(lambda a, b: a.masked_scatter(m, b), (x, src))
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_renorm_matches_numpy(tuning, dtype):
+    rng = np.random.default_rng(11)
+    for shape, dim, p, maxnorm in (((4, 5), 0, 2, 1.0), ((3, 4, 2), 1, 1, 0.5),
+                                   ((5, 3), -1, 3.0, 2.0), ((2, 0), 0, 2, 1.0)):
+        v = rng.standard_normal(shape)
+        x = ptl.tensor(v).to(dtype)
+        want = x.renorm(p, dim, maxnorm)
+        with emulated(TUNINGS[tuning]):
+            got = x.renorm(p, dim, maxnorm)
+            got_ = x.clone().renorm_(p, dim, maxnorm)
+        axes = tuple(d for d in range(v.ndim) if d != dim % v.ndim)
+        norms = np.sum(np.abs(v) ** p, axis=axes, keepdims=True) ** (1 / p)
+        ref = v * np.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1)
+        tol = 1e-12 if dtype == ptl.float64 else 1e-5
+        for g in (got, got_):
+            np.testing.assert_allclose(g.double().numpy(), ref, rtol=tol, atol=tol)
+            np.testing.assert_allclose(g.double().numpy(), want.double().numpy(), rtol=tol,
+                                       atol=tol)
+    with emulated(TUNINGS[tuning]):
+        with pytest.raises(RuntimeError, match="renorm: input needs at least 2 dimensions"):
+            ptl.ones(3).renorm(2, 0, 1.0)

@@ -1,8 +1,9 @@
 """The fused recurrent cells (_thnn_fused_lstm_cell / _thnn_fused_gru_cell and their
 backwards, nn.LSTMCell and nn.GRUCell), cummax / cummin / logcumsumexp, kthvalue / median /
-nanmedian / mode, aminmax, trace and diag_embed on CUDA tensors against the CPU kernels: bit
-for bit where the device computes what the CPU does (the scans' extrema, the selections'
-values and indices, diag_embed, aminmax), to rounding elsewhere, in every dtype each op
+nanmedian / mode, aminmax, trace, diag_embed, masked_scatter and renorm on CUDA tensors
+against the CPU kernels: bit for bit where the device computes what the CPU does (the scans'
+extrema, the selections' values and indices, diag_embed, aminmax, masked_scatter), to
+rounding elsewhere, in every dtype each op
 takes, on contiguous, transposed and sliced inputs with ties, NaN, +-inf and +-0.0, 0-dim and
 size-0 tensors; float64 gradchecks on the device; the CPU kernels' errors and the device
 check.  Each test skips, with the reason the device is missing, on a machine without a GPU;
@@ -134,16 +135,41 @@ def test_aminmax_trace_diag_embed(dtype):
     lambda t: t.cummax(1)[0], lambda t: t.cummin(0)[0], lambda t: t.logcumsumexp(1),
     lambda t: t.kthvalue(2, 0)[0], lambda t: t.median(1)[0], lambda t: t.nanmedian(),
     lambda t: t.mode(1)[0], lambda t: t.trace(), lambda t: ptl.diag_embed(t, 1),
-    lambda t: ptl.aminmax(t, dim=0)[0]],
+    lambda t: ptl.aminmax(t, dim=0)[0], lambda t: t.renorm(2, 1, 0.5),
+    lambda t: t.masked_scatter(t > 0, t * 2)],
     ids=["cummax", "cummin", "logcumsumexp", "kthvalue", "median", "nanmedian", "mode",
-         "trace", "diag_embed", "aminmax"])
+         "trace", "diag_embed", "aminmax", "renorm", "masked_scatter"])
 def test_gradcheck_on_the_device(fn):
     x = ptl.randn(4, 3, dtype=ptl.float64, device="cuda").t().requires_grad_(True)
     assert gradcheck(fn, (x,))
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_masked_scatter_and_renorm(dtype):
+    rng = np.random.default_rng(6)
+    for shape, mshape in (((4, 5), (5,)), ((3, 1), (3, 6)), ((300, 7), (300, 7)), ((), ())):
+        x = values(rng, shape, dtype)
+        mv = rng.integers(0, 2, size=mshape).astype(bool)
+        nset = int(np.broadcast_to(mv, np.broadcast_shapes(shape, mshape)).sum())
+        src = values(rng, (2 * nset + 1,), dtype)
+        for s in (src, src[::2]):
+            same(x.cuda().masked_scatter(ptl.tensor(mv).cuda(), s.cuda()),
+                 x.masked_scatter(ptl.tensor(mv), s))
+        if mv.shape == x.shape:
+            got = x.cuda()
+            got.masked_scatter_(ptl.tensor(mv).cuda(), src.cuda())
+            same(got, x.clone().masked_scatter_(ptl.tensor(mv), src))
+    if dtype in (ptl.float32, ptl.float64):
+        x = ptl.tensor(rng.standard_normal((6, 5, 3))).to(dtype)
+        for c, g in views(x[:, :, 0]) + [(x, x.cuda())]:
+            close(g.renorm(2, 0, 1.0), c.renorm(2, 0, 1.0), 1e-5)
+            close(g.renorm(1.5, -1, 0.3), c.renorm(1.5, -1, 0.3), 1e-5)
+
+
 def test_errors_are_the_cpu_kernels():
     x = ptl.randn(3, 4, device="cuda")
+    with pytest.raises(RuntimeError, match="Number of elements of source < number of ones"):
+        x.masked_scatter(x > -10, ptl.randn(3, device="cuda"))
     with pytest.raises(RuntimeError, match="kthvalue\\(\\): selected number k out of range"):
         x.kthvalue(5, 1)
     with pytest.raises(IndexError, match="median\\(\\): Expected reduction dim 1 to have "
