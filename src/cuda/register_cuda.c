@@ -1116,6 +1116,9 @@ static const int shared_with_cpu[] = {
      * the count read back, cumsum, take and where (Note [Device masked_scatter] in
      * index_device.c) */
     PTL_OP_renorm, PTL_OP_renorm_, PTL_OP_masked_scatter, PTL_OP_masked_scatter_,
+    /* histc: the range read back, pointwise kernels and index_add_ (Note [Device histc] in
+     * summary.c) */
+    PTL_OP_histc,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 

@@ -394,3 +394,40 @@ def test_renorm_matches_numpy(tuning, dtype):
     with emulated(TUNINGS[tuning]):
         with pytest.raises(RuntimeError, match="renorm: input needs at least 2 dimensions"):
             ptl.ones(3).renorm(2, 0, 1.0)
+
+
+# ---- histc (Note [Device histc] in summary.c): the CPU's bins exactly ----
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64],
+                         ids=str)
+def test_histc_matches_numpy_and_the_cpu(tuning, dtype):
+    rng = np.random.default_rng(12)
+    for shape in ((1000,), (7, 9), (), (0,)):
+        v = rng.standard_normal(shape)
+        x = ptl.tensor(v).to(dtype)
+        for c in ([x] + ([x.t()] if x.dim() == 2 else [])):
+            for args in ((10,), (7, -1, 1), (5, 0.5, 0.5), (3, -0.3, 2.0), (1, 0, 0)):
+                want = c.histc(*args)
+                with emulated(TUNINGS[tuning]) as ran:
+                    got = c.histc(*args)
+                assert got.dtype == dtype and got.shape == want.shape
+                np.testing.assert_array_equal(got.double().numpy(), want.double().numpy())
+                assert x.numel() == 0 or ran["index_scatter"] + ran["scatter"] + \
+                    ran["scatter_chunked"] + ran["index_gather"] > 0
+    # NumPy's histogram where no value sits on an inner bin edge
+    v = rng.standard_normal(500)
+    with emulated(TUNINGS[tuning]):
+        got = ptl.tensor(v).histc(8, -2, 2)
+    np.testing.assert_array_equal(got.numpy(), np.histogram(v, 8, (-2, 2))[0])
+
+
+def test_histc_errors_are_the_cpu_kernels():
+    with emulated(TUNINGS["small"]):
+        with pytest.raises(NotImplementedError, match="\"histogram_cpu\" not implemented for "
+                                                      "'Long'"):
+            ptl.tensor([1, 2]).histc()
+        with pytest.raises(RuntimeError, match="torch.histc: max must be larger than min"):
+            ptl.ones(3).histc(4, 2, 1)
+        with pytest.raises(RuntimeError, match="bins must be > 0"):
+            ptl.ones(3).histc(0)

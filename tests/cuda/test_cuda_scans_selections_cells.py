@@ -1,8 +1,8 @@
 """The fused recurrent cells (_thnn_fused_lstm_cell / _thnn_fused_gru_cell and their
 backwards, nn.LSTMCell and nn.GRUCell), cummax / cummin / logcumsumexp, kthvalue / median /
-nanmedian / mode, aminmax, trace, diag_embed, masked_scatter and renorm on CUDA tensors
+nanmedian / mode, aminmax, trace, diag_embed, masked_scatter, renorm and histc on CUDA tensors
 against the CPU kernels: bit for bit where the device computes what the CPU does (the scans'
-extrema, the selections' values and indices, diag_embed, aminmax, masked_scatter), to
+extrema, the selections' values and indices, diag_embed, aminmax, masked_scatter, histc), to
 rounding elsewhere, in every dtype each op
 takes, on contiguous, transposed and sliced inputs with ties, NaN, +-inf and +-0.0, 0-dim and
 size-0 tensors; float64 gradchecks on the device; the CPU kernels' errors and the device
@@ -166,8 +166,20 @@ def test_masked_scatter_and_renorm(dtype):
             close(g.renorm(1.5, -1, 0.3), c.renorm(1.5, -1, 0.3), 1e-5)
 
 
+@pytest.mark.parametrize("dtype", sorted(FLOATS, key=str), ids=str)
+def test_histc(dtype):
+    rng = np.random.default_rng(7)
+    for shape in ((100000,), (7, 9), (), (0,)):
+        x = ptl.tensor(rng.standard_normal(shape)).to(dtype)
+        for c, g in views(x):
+            for args in ((10,), (7, -1, 1), (5, 0.5, 0.5), (3, -0.3, 2.0), (1000, 0, 0)):
+                same(g.histc(*args), c.histc(*args))
+
+
 def test_errors_are_the_cpu_kernels():
     x = ptl.randn(3, 4, device="cuda")
+    with pytest.raises(RuntimeError, match="torch.histc: max must be larger than min"):
+        x.histc(4, 2, 1)
     with pytest.raises(RuntimeError, match="Number of elements of source < number of ones"):
         x.masked_scatter(x > -10, ptl.randn(3, device="cuda"))
     with pytest.raises(RuntimeError, match="kthvalue\\(\\): selected number k out of range"):

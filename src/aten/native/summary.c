@@ -468,6 +468,100 @@ bincount_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
+/* Note [Device histc]
+ * ~~~~~~~~~~~~~~~~~~~
+ * histc of a CUDA tensor (or of any while the tests emulate the CUDA kernels) keeps the
+ * checks below and composes device kernels: the data's range, when min == max asks for it,
+ * by amin and amax read back to the host (a synchronisation, as PyTorch's CUDA histc); each
+ * value's bin (v - min) * bins / (max - min) in float64 by pointwise kernels, the CPU's
+ * operations in its order, so the same bin; values outside [min, max] (and NaN) sent to a
+ * bin past the last; and the counts by index_add_ of ones into float64 bins, in index order
+ * (exact), then cast to self's dtype.  A NaN in the data with min == max: the device's
+ * range is NaN where the CPU's loop skips NaN after the first element. */
+
+/* *v = op id (amin or amax) of all of t, read back as a double.  0 or -1. */
+static int
+read_extreme(PtlOpId id, PtlTensorImpl *t, double *v)
+{
+    PtlIValue a[1] = {ptl_iv_tensor(t)};
+    PtlDevice cpu = ptl_device_cpu();
+    PtlTensorImpl *r = ptl_call_k(id, 1, a), *h = NULL;
+    if (r != NULL && (h = ptl_to_copy(r, PTL_DTYPE_FLOAT64, &cpu)) != NULL) {
+        *v = *(const double *)ptl_tensor_data(h);
+    }
+    ptl_xdecref(r);
+    ptl_xdecref(h);
+    return h != NULL ? 0 : -1;
+}
+
+/* op id on tensor a and the host double v (a 0-dim CPU float64 tensor); new ref or NULL */
+static PtlTensorImpl *
+with_scalar(PtlOpId id, PtlTensorImpl *a, double v)
+{
+    PtlTensorImpl *c = ptl_scalar_tensor(v, PTL_DTYPE_FLOAT64, ptl_device_cpu()), *r = NULL;
+    PtlIValue args[2] = {ptl_iv_tensor(a), ptl_iv_tensor(c)};
+    r = c != NULL ? ptl_call_k(id, 2, args) : NULL;
+    ptl_xdecref(c);
+    return r;
+}
+
+/* histc's bins of self on the device (Note [Device histc]): a new [bins] of self's dtype */
+static PtlTensorImpl *
+histc_device(PtlTensorImpl *self, int64_t bins, double lo, double hi)
+{
+    PtlTensorImpl *t[9] = {NULL}, *out = NULL, *flat;
+    int64_t n = self->numel, nb = bins + 1, all = -1;
+    PtlIValue cm[2] = {ptl_iv_none(), ptl_iv_int(bins - 1)};
+    PtlIValue r[2] = {ptl_iv_tensor(self), ptl_iv_intlist(&all, 1)};
+    /* t0 the values in float64 (flat), t1..t3 their bin positions, t4 the bins, t5..t6 in
+     * range */
+    if ((flat = ptl_call_k(PTL_OP_reshape, 2, r)) == NULL) {
+        return NULL;
+    }
+    t[0] = ptl_to_copy(flat, PTL_DTYPE_FLOAT64, &self->device);
+    ptl_decref(flat);
+    if (t[0] == NULL ||
+        (t[1] = with_scalar(PTL_OP_sub_Tensor, t[0], lo)) == NULL ||
+        (t[2] = with_scalar(PTL_OP_mul_Tensor, t[1], (double)bins)) == NULL ||
+        (t[3] = with_scalar(PTL_OP_div_Tensor, t[2], hi - lo)) == NULL ||
+        (t[4] = ptl_to_copy(t[3], PTL_DTYPE_INT64, &self->device)) == NULL ||
+        (t[5] = with_scalar(PTL_OP_ge_Tensor, t[0], lo)) == NULL ||
+        (t[6] = with_scalar(PTL_OP_le_Tensor, t[0], hi)) == NULL) {
+        goto done;
+    }
+    cm[0] = ptl_iv_tensor(t[4]);
+    PtlTensorImpl *in_range = NULL, *clamped = ptl_call_k(PTL_OP_clamp_max, 2, cm);
+    PtlTensorImpl *past = ptl_device_full(1, &n, PTL_DTYPE_INT64, self->device, bins);
+    PtlIValue both[2] = {ptl_iv_tensor(t[5]), ptl_iv_tensor(t[6])};
+    if (clamped != NULL && past != NULL &&
+        (in_range = ptl_call_k(PTL_OP_logical_and, 2, both)) != NULL) {
+        PtlIValue w[3] = {ptl_iv_tensor(in_range), ptl_iv_tensor(clamped), ptl_iv_tensor(past)};
+        t[7] = ptl_call_k(PTL_OP_where_self, 3, w);
+    }
+    ptl_xdecref(in_range);
+    ptl_xdecref(clamped);
+    ptl_xdecref(past);
+    /* t8 the counts, bins + 1 of them (the last: outside the range) */
+    if (t[7] == NULL ||
+        (t[8] = ptl_device_full(1, &nb, PTL_DTYPE_FLOAT64, self->device, 0)) == NULL) {
+        goto done;
+    }
+    PtlTensorImpl *ones = ptl_device_full(1, &n, PTL_DTYPE_FLOAT64, self->device, 1);
+    PtlIValue a[5] = {ptl_iv_tensor(t[8]), ptl_iv_int(0), ptl_iv_tensor(t[7]),
+                      ptl_iv_tensor(ones), ptl_iv_int(1)};
+    int rc = ones != NULL ? ptl_call_inplace(PTL_OP_index_add_, a) : -1;
+    ptl_xdecref(ones);
+    PtlIValue nr[4] = {ptl_iv_tensor(t[8]), ptl_iv_int(0), ptl_iv_int(0), ptl_iv_int(bins)};
+    PtlTensorImpl *head = rc == 0 ? ptl_call_k(PTL_OP_narrow, 4, nr) : NULL;
+    out = head != NULL ? ptl_to_copy(head, self->dtype, &self->device) : NULL;
+    ptl_xdecref(head);
+done:
+    for (int i = 0; i < 9; i++) {
+        ptl_xdecref(t[i]);
+    }
+    return out;
+}
+
 /* histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0): equal-width histogram of
  * self's values in [min, max] (min == max: the data's range), self's dtype */
 static int
@@ -489,6 +583,18 @@ histc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (lo > hi) {
         return ptl_error_set(PTL_ERR_RUNTIME, "torch.histc: max must be larger than min");
+    }
+    if (ptl_on_device_path(self)) {
+        if (lo == hi && self->numel > 0 && (read_extreme(PTL_OP_amin, self, &lo) < 0 ||
+                                            read_extreme(PTL_OP_amax, self, &hi) < 0)) {
+            return -1;
+        }
+        if (lo == hi) {
+            lo -= 1;
+            hi += 1;
+        }
+        return (out = histc_device(self, bins, lo, hi)) != NULL ? (s[0] = ptl_iv_tensor(out), 0)
+                                                                : -1;
     }
     if ((c = ptl_contiguous(self)) == NULL) {
         return -1;
