@@ -360,8 +360,8 @@ enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU
        /* im2col and col2im (Note [CUDA convolution]) */
        PTL_CUDA_EMU_FOLD,
        /* the grid sampler (Note [CUDA grid sampler]); the recurrent layer's cells (Note
-        * [CUDA recurrent layer]) */
-       PTL_CUDA_EMU_GRID_SAMPLER, PTL_CUDA_EMU_RNN_CELL,
+        * [CUDA recurrent layer]); searchsorted (Note [CUDA searchsorted]) */
+       PTL_CUDA_EMU_GRID_SAMPLER, PTL_CUDA_EMU_RNN_CELL, PTL_CUDA_EMU_SEARCH,
        PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */

@@ -1119,6 +1119,10 @@ static const int shared_with_cpu[] = {
     /* histc: the range read back, pointwise kernels and index_add_ (Note [Device histc] in
      * summary.c) */
     PTL_OP_histc,
+    /* searchsorted and bucketize: device_search.h's hook (Note [CUDA searchsorted] in
+     * search_plan.h) */
+    PTL_OP_searchsorted_Tensor, PTL_OP_searchsorted_Scalar, PTL_OP_bucketize_Tensor,
+    PTL_OP_bucketize_Scalar,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 

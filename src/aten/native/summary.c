@@ -7,6 +7,7 @@
 
 #include "../../c10/error.h"
 #include "device_compose.h"
+#include "device_search.h"
 #include "native.h"
 
 /* -1, 0, 1 for a < b, a == b, a > b, the order unique sorts in: NaN last, after +inf (two
@@ -650,6 +651,66 @@ mixed_cmp(const char *b, PtlDtype bt, const char *v, PtlDtype vt)
     return (x > y) - (x < y);
 }
 
+int (*ptl_device_search_hook)(const PtlDeviceSearchArgs *a);
+
+/* 0 when t (the values, or the sorter when is_sorter) is on bnd's device, else -1 with
+ * searchsorted's device error */
+static int
+search_device_check(const PtlTensorImpl *bnd, const PtlTensorImpl *t, int is_sorter)
+{
+    if (ptl_device_equal(bnd->device, t->device)) {
+        return 0;
+    }
+    if (is_sorter) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): sorter and boundary "
+                             "tensors should have same device type, but got sorter tensor "
+                             "device type %s and boundaries tensor device type %s",
+                             ptl_device_type_name(t->device.type),
+                             ptl_device_type_name(bnd->device.type));
+    }
+    return ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): boundaries and input value "
+                         "tensors should have same device type, but got boundaries tensor "
+                         "device type %s and input value tensor device type %s",
+                         ptl_device_type_name(bnd->device.type),
+                         ptl_device_type_name(t->device.type));
+}
+
+/* The searches of the contiguous vc in the rows of len boundaries of bc (through sc's, NULL:
+ * none) into out on the device (Note [CUDA searchsorted] in src/cuda/search_plan.h); a
+ * sorter's range is checked on the host first (its extremes read back).  0 or -1. */
+static int
+search_device(PtlTensorImpl *bc, PtlTensorImpl *vc, PtlTensorImpl *sc, PtlTensorImpl *out,
+              int right, int64_t len, int64_t per_row, int batched)
+{
+    PtlDeviceSearchArgs a;
+    int64_t lo = 0, hi = 0;
+    if (sc != NULL && sc->numel > 0 &&
+        (ptl_device_reduce_read(PTL_OP_amin, sc, &lo) < 0 ||
+         ptl_device_reduce_read(PTL_OP_amax, sc, &hi) < 0)) {
+        return -1;
+    }
+    if (lo < 0 || hi >= len) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): sorter index out of range");
+    }
+    memset(&a, 0, sizeof(a));
+    a.bdt = bc->dtype;
+    a.vdt = vc->dtype;
+    a.odt = out->dtype;
+    a.right = right;
+    a.batched = batched;
+    a.ints = !ptl_dtype_is_floating(bc->dtype) && !ptl_dtype_is_floating(vc->dtype);
+    a.bnd = ptl_tensor_data(bc);
+    a.vals = ptl_tensor_data(vc);
+    a.sorter = sc != NULL ? (const int64_t *)ptl_tensor_data(sc) : NULL;
+    a.out = ptl_tensor_data(out);
+    a.n = vc->numel;
+    a.len = len;
+    a.per_row = per_row;
+    a.bsz = (int64_t)ptl_tensor_itemsize(bc);
+    a.vsz = (int64_t)ptl_tensor_itemsize(vc);
+    return ptl_device_search_hook(&a);
+}
+
 /* searchsorted(boundaries (1-D, or rows matching self's leading dims), self, out_int32,
  * right, side, sorter): for each value, the first position whose boundary is >= value
  * (> value when right) */
@@ -660,6 +721,10 @@ search(PtlIValue *s, PtlTensorImpl *bnd, PtlTensorImpl *vals, int out_int32, int
     PtlTensorImpl *bc = NULL, *vc = NULL, *sc = NULL, *out = NULL;
     char b1[256], b2[256];
     int64_t len = bnd->dim ? bnd->sizes[bnd->dim - 1] : 1;
+    if (search_device_check(bnd, vals, 0) < 0 ||
+        (sorter != NULL && search_device_check(bnd, sorter, 1) < 0)) {
+        return -1;
+    }
     if (bnd->dim > 1) {
         int ok = bnd->dim == vals->dim;
         for (int d = 0; ok && d < bnd->dim - 1; d++) {
@@ -700,6 +765,13 @@ search(PtlIValue *s, PtlTensorImpl *bnd, PtlTensorImpl *vals, int out_int32, int
                          out_int32 ? PTL_DTYPE_INT32 : PTL_DTYPE_INT64, vals->device)) == NULL) {
         goto error;
     }
+    int64_t per_row = bnd->dim > 1 && vals->dim ? vals->sizes[vals->dim - 1] : vals->numel;
+    if (ptl_device_search_hook != NULL && ptl_on_device_path(bnd) && !ptl_tensor_is_meta(bnd)) {
+        if (search_device(bc, vc, sc, out, right, len, per_row, bnd->dim > 1) < 0) {
+            goto error;
+        }
+        goto done;
+    }
     const int64_t *srt = sc ? (const int64_t *)ptl_tensor_data(sc) : NULL;
     for (int64_t i = 0; sc != NULL && i < sc->numel; i++) {
         if (srt[i] < 0 || srt[i] >= len) {
@@ -708,7 +780,6 @@ search(PtlIValue *s, PtlTensorImpl *bnd, PtlTensorImpl *vals, int out_int32, int
         }
     }
     size_t bi = ptl_tensor_itemsize(bc), vi = ptl_tensor_itemsize(vc);
-    int64_t per_row = bnd->dim > 1 && vals->dim ? vals->sizes[vals->dim - 1] : vals->numel;
     const char *bp = ptl_tensor_data(bc), *vp = ptl_tensor_data(vc);
     for (int64_t i = 0; i < vals->numel; i++) {
         int64_t row = bnd->dim > 1 ? i / (per_row ? per_row : 1) : 0;
@@ -728,6 +799,7 @@ search(PtlIValue *s, PtlTensorImpl *bnd, PtlTensorImpl *vals, int out_int32, int
         ptl_store_int(ptl_tensor_data(out) + i * (int64_t)ptl_tensor_itemsize(out), out->dtype,
                       lo);
     }
+done:
     ptl_decref(bc);
     ptl_decref(vc);
     ptl_xdecref(sc);
@@ -741,7 +813,7 @@ error:
     return -1;
 }
 
-/* A Scalar argument as a 0-dim tensor (int64, float64 or bool). */
+/* A Scalar argument as a 0-dim tensor (int64, float64 or bool) on the host. */
 static PtlTensorImpl *
 scalar_arg(const PtlIValue *v)
 {
@@ -763,6 +835,19 @@ scalar_arg(const PtlIValue *v)
         *(int64_t *)ptl_tensor_data(t) = v->u.i;
     }
     return t;
+}
+
+/* scalar_arg on device dev (new ref) */
+static PtlTensorImpl *
+scalar_arg_on(const PtlIValue *v, PtlDevice dev)
+{
+    PtlTensorImpl *t = scalar_arg(v), *moved;
+    if (t == NULL || dev.type == PTL_DEVICE_CPU) {
+        return t;
+    }
+    moved = ptl_to_copy(t, PTL_DTYPE_UNDEFINED, &dev);
+    ptl_decref(t);
+    return moved;
 }
 
 /* searchsorted.Tensor / .Scalar(Tensor sorted_sequence, self, *, bool out_int32=False,
@@ -793,7 +878,7 @@ searchsorted_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "\"searchsorted_out_cpu\" not implemented for 'Bool'");
     }
     if (op->id == PTL_OP_searchsorted_Scalar) {
-        if ((vals = scalar_arg(&s[1])) == NULL) {
+        if ((vals = scalar_arg_on(&s[1], bnd->device)) == NULL) {
             return -1;
         }
     }
@@ -823,7 +908,7 @@ bucketize_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "\"searchsorted_out_cpu\" not implemented for 'Bool'");
     }
     if (op->id == PTL_OP_bucketize_Scalar) {
-        if ((vals = scalar_arg(&s[0])) == NULL) {
+        if ((vals = scalar_arg_on(&s[0], bnd->device)) == NULL) {
             return -1;
         }
     }
