@@ -132,7 +132,8 @@ def test_ops_without_a_cuda_kernel_are_left_to_the_dispatcher():
     "_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward_impl", "_thnn_fused_gru_cell",
     "_thnn_fused_gru_cell_backward", "cummax", "cummin", "logcumsumexp", "kthvalue", "median",
     "median.dim", "nanmedian", "nanmedian.dim", "mode", "aminmax", "trace", "diag_embed",
-    "renorm", "renorm_", "masked_scatter", "masked_scatter_", "histc"])
+    "renorm", "renorm_", "masked_scatter", "masked_scatter_", "histc", "searchsorted.Tensor",
+    "searchsorted.Scalar", "bucketize.Tensor", "bucketize.Scalar"])
 def test_the_cells_scans_and_selections_have_a_cuda_kernel(name):
     assert has_cuda_kernel("aten::" + name)
 

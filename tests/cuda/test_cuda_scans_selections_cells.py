@@ -1,8 +1,10 @@
 """The fused recurrent cells (_thnn_fused_lstm_cell / _thnn_fused_gru_cell and their
 backwards, nn.LSTMCell and nn.GRUCell), cummax / cummin / logcumsumexp, kthvalue / median /
-nanmedian / mode, aminmax, trace, diag_embed, masked_scatter, renorm and histc on CUDA tensors
+nanmedian / mode, aminmax, trace, diag_embed, masked_scatter, renorm, histc, searchsorted and
+bucketize on CUDA tensors
 against the CPU kernels: bit for bit where the device computes what the CPU does (the scans'
-extrema, the selections' values and indices, diag_embed, aminmax, masked_scatter, histc), to
+extrema, the selections' values and indices, diag_embed, aminmax, masked_scatter, histc, the
+searches' positions), to
 rounding elsewhere, in every dtype each op
 takes, on contiguous, transposed and sliced inputs with ties, NaN, +-inf and +-0.0, 0-dim and
 size-0 tensors; float64 gradchecks on the device; the CPU kernels' errors and the device
@@ -176,8 +178,36 @@ def test_histc(dtype):
                 same(g.histc(*args), c.histc(*args))
 
 
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d != ptl.bool], ids=str)
+def test_searchsorted_bucketize(dtype):
+    rng = np.random.default_rng(8)
+    for bshape, vshape in (((7,), (5,)), ((7,), (30, 40)), ((3, 600), (3, 4)), ((6,), ()),
+                           ((4,), (0,)), ((0,), (3,))):
+        b = ptl.tensor(np.sort(rng.integers(0, 9, size=bshape), -1)).to(dtype)
+        v = ptl.tensor(rng.integers(-1, 11, size=vshape).astype(np.float64))
+        if v.numel():
+            v.view(-1)[0] = float("nan")
+        for vals in (v.to(dtype), v):
+            for kw in ({}, {"right": True}, {"out_int32": True}):
+                same(ptl.searchsorted(b.cuda(), vals.cuda(), **kw), ptl.searchsorted(b, vals, **kw))
+                if b.dim() == 1:
+                    same(ptl.bucketize(vals.cuda(), b.cuda(), **kw), ptl.bucketize(vals, b, **kw))
+            same(ptl.searchsorted(b.cuda(), 3, right=True), ptl.searchsorted(b, 3, right=True))
+        if b.dim() == 1 and b.numel():
+            perm = ptl.tensor(rng.permutation(b.numel()))
+            shuffled = ptl.empty_like(b)
+            shuffled[perm] = b
+            same(ptl.searchsorted(shuffled.cuda(), v.cuda(), sorter=perm.cuda()),
+                 ptl.searchsorted(shuffled, v, sorter=perm))
+
+
 def test_errors_are_the_cpu_kernels():
     x = ptl.randn(3, 4, device="cuda")
+    with pytest.raises(RuntimeError, match="torch.searchsorted\\(\\): sorter index out of range"):
+        ptl.searchsorted(ptl.tensor([3., 1.], device="cuda"), x, sorter=ptl.tensor([0, 2], device="cuda"))
+    with pytest.raises(RuntimeError, match="boundaries and input value tensors should have same "
+                                           "device type"):
+        ptl.searchsorted(ptl.tensor([1., 2.], device="cuda"), ptl.tensor([1.5]))
     with pytest.raises(RuntimeError, match="torch.histc: max must be larger than min"):
         x.histc(4, 2, 1)
     with pytest.raises(RuntimeError, match="Number of elements of source < number of ones"):
