@@ -203,8 +203,9 @@ def test_searchsorted_bucketize(dtype):
 
 def test_errors_are_the_cpu_kernels():
     x = ptl.randn(3, 4, device="cuda")
-    with pytest.raises(RuntimeError, match="torch.searchsorted\\(\\): sorter index out of range"):
-        ptl.searchsorted(ptl.tensor([3., 1.], device="cuda"), x, sorter=ptl.tensor([0, 2], device="cuda"))
+    with pytest.raises(RuntimeError, match="sorter index out of range"):
+        ptl.searchsorted(ptl.tensor([3., 1.], device="cuda"), x,
+                         sorter=ptl.tensor([0, 2], device="cuda"))
     with pytest.raises(RuntimeError, match="boundaries and input value tensors should have same "
                                            "device type"):
         ptl.searchsorted(ptl.tensor([1., 2.], device="cuda"), ptl.tensor([1.5]))

@@ -689,7 +689,7 @@ search_device(PtlTensorImpl *bc, PtlTensorImpl *vc, PtlTensorImpl *sc, PtlTensor
          ptl_device_reduce_read(PTL_OP_amax, sc, &hi) < 0)) {
         return -1;
     }
-    if (lo < 0 || hi >= len) {
+    if (sc != NULL && sc->numel > 0 && (lo < 0 || hi >= len)) {
         return ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): sorter index out of range");
     }
     memset(&a, 0, sizeof(a));
