@@ -14,7 +14,7 @@
 /* Note [Device selections and scans]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * kthvalue, median, nanmedian and mode of a CUDA tensor (and of a CPU one while the tests
- * emulate the CUDA kernels) keep this file's checks and compose device kernels: the lanes
+ * emulate the CUDA kernels) keep sort.c's checks and compose device kernels: the lanes
  * are sorted by the device sort (Note [CUDA sort] in src/cuda/sort_plan.h: stable, NaN
  * last, the order of the CPU's radix sort), a position per lane is computed by pointwise
  * ops, and gather takes the values and indices there.  The position is select_pos's and
@@ -52,7 +52,7 @@ call_ts(PtlOpId id, PtlTensorImpl *a, int64_t v)
     return r;
 }
 
-/* op id on tensor a and the ints i, j */
+/* op id on the first k of (a, i, j), the schema's defaults for the rest */
 static PtlTensorImpl *
 call_tii(PtlOpId id, PtlTensorImpl *a, int64_t i, int64_t j, int k)
 {
