@@ -86,12 +86,13 @@ row_grain(int64_t width)
 /* Note [CUDA fused cells]
  * ~~~~~~~~~~~~~~~~~~~~~~~
  * The fused cells and their backwards of CUDA tensors (and of CPU ones while the tests
- * emulate the CUDA kernels) keep these checks, contiguous copies and outputs and run one
- * launch of the recurrent layer's cell kernel (device_nn.h's rnn step hook, Note [CUDA
- * recurrent layer] in src/cuda/rnn_plan.h) over every row (n = B, P = H): its forward
- * takes LSTM's input and hidden gates apart (summed as the CPU's gate_sum) and GRU's as the
- * layer gives them; its backward takes LSTM's grad_hy and grad_cy, each may be None.  The
- * bias gradients are the device's sum over the rows (device_sum_rows). */
+ * emulate the CUDA kernels) keep the CPU kernels' checks (rnn_checks.c), contiguous
+ * copies and outputs and run one launch of the recurrent layer's cell kernel (device_nn.h's
+ * rnn step hook, Note [CUDA recurrent layer] in src/cuda/rnn_plan.h) over every row (n = B,
+ * P = H): its forward takes LSTM's input and hidden gates apart (summed as the CPU's
+ * gate_sum) and GRU's as the layer gives them; its backward takes LSTM's grad_hy and
+ * grad_cy, each may be None.  The bias gradients are the device's sum over the rows
+ * (device_sum_rows). */
 
 /* out's elements [off, off + cols) = the sums over the rows of v [rows, cols] on the
  * device (the sum kernel, into out's dtype).  0 or -1. */
