@@ -4,14 +4,14 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from pytorchlite import _C
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 import cuda_op_audit  # noqa: E402
-
-import pytest  # noqa: E402
 
 
 @pytest.mark.skipif(not _C._config()["cuda_built"],
