@@ -34,7 +34,7 @@ def _real_view(t):
 
 
 def _flat_values(t):
-    return _real_view(t.detach()).reshape(-1).tolist()
+    return _real_view(t.detach()).reshape(-1).cpu().tolist()   # a CUDA t: its host copy
 
 
 def _numel(shape):
@@ -88,7 +88,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         analytical = {i: [[0.0] * n_out for _ in range(dof_count(inputs[i]))] for i in diff}
         if out.requires_grad:
             for k in range(n_out):
-                g = _zeros(tuple(out.shape), dtype=out.dtype)
+                g = _zeros(tuple(out.shape), dtype=out.dtype, device=out.device)
                 _real_view(g)[_unravel(k, out_dofs)] = 1.0
                 grads = autograd_grad([out], [inputs[i] for i in diff], [g], retain_graph=True,
                                       allow_unused=True)

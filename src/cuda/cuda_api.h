@@ -360,8 +360,8 @@ enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU
        /* im2col and col2im (Note [CUDA convolution]) */
        PTL_CUDA_EMU_FOLD,
        /* the grid sampler (Note [CUDA grid sampler]); the recurrent layer's cells (Note
-        * [CUDA recurrent layer]) */
-       PTL_CUDA_EMU_GRID_SAMPLER, PTL_CUDA_EMU_RNN_CELL,
+        * [CUDA recurrent layer]); searchsorted (Note [CUDA searchsorted]) */
+       PTL_CUDA_EMU_GRID_SAMPLER, PTL_CUDA_EMU_RNN_CELL, PTL_CUDA_EMU_SEARCH,
        PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
@@ -470,7 +470,8 @@ int ptl_cuda_take_launch(const PtlDeviceTakeArgs *a, const PtlCudaNnPlan *elems,
 /* shape.c's movers, the same way (a->tab a host table, copied to the device) */
 int ptl_cuda_shape(const PtlDeviceShapeArgs *a);
 int ptl_cuda_shape_launch(const PtlDeviceShapeArgs *a, const PtlCudaNnPlan *elems);
-/* cumsum / cumprod (reduce.cu; Note [CUDA scans] in reduce_plan.h): one thread per line */
+/* cumsum, cumprod, cummax, cummin, logcumsumexp (reduce.cu; Note [CUDA scans] in
+ * reduce_plan.h): one thread per line */
 int ptl_cuda_scan(const PtlDeviceScanArgs *a);
 int ptl_cuda_scan_launch(const PtlDeviceScanArgs *a, const PtlCudaNnPlan *elems);
 /* sort, argsort and topk (sort.cu; Note [CUDA sort] in sort_plan.h) on the device or

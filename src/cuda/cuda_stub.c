@@ -5,6 +5,7 @@
 #include "gemm_plan.h"
 #include "resample_plan.h"
 #include "rnn_plan.h"
+#include "search_plan.h"
 
 #include "../c10/error.h"
 
@@ -172,6 +173,14 @@ ptl_cuda_grid_sampler_launch(const PtlGridSampler *a, const PtlCudaNnPlan *elems
 
 int
 ptl_cuda_rnn_step_launch(const PtlDeviceRnnStepArgs *a, const PtlCudaNnPlan *elems)
+{
+    (void)a;
+    (void)elems;
+    return not_built();
+}
+
+int
+ptl_cuda_search_launch(const PtlDeviceSearchArgs *a, const PtlCudaNnPlan *elems)
 {
     (void)a;
     (void)elems;

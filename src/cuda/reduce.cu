@@ -164,7 +164,8 @@ ptl_cuda_softmax_launch(const PtlDeviceSoftmaxArgs *a, const PtlCudaSoftmaxPlan 
     return 0;
 }
 
-// cumsum / cumprod: one thread per line (Note [CUDA scans] in reduce_plan.h)
+// the scans (cumsum, cumprod, cummax, cummin, logcumsumexp): one thread per line (Note
+// [CUDA scans] in reduce_plan.h)
 __global__ void
 scan_kernel(PtlDeviceScanArgs a)
 {

@@ -13,6 +13,7 @@
 #include "attention_plan.h"
 #include "resample_plan.h"
 #include "rnn_plan.h"
+#include "search_plan.h"
 
 /* the figures of the device the default tuning assumes when it cannot ask (132 SMs) */
 #define DEFAULT_SMS 132
@@ -51,6 +52,7 @@ ptl_cuda_set_kernel_hooks(void)
     ptl_device_take_hook = ptl_cuda_take;
     ptl_device_shape_hook = ptl_cuda_shape;
     ptl_device_scan_hook = ptl_cuda_scan;
+    ptl_device_search_hook = ptl_cuda_search;
 }
 
 void

@@ -38,7 +38,10 @@
  * lines, which are neighbouring columns (coalesced) when the scanned dim is not the
  * innermost; a scan along the innermost dim reads a row per thread, and a single long line
  * is one thread: a block-wide scan (decoupled look-back, as CUB's) is the next step there,
- * at the price of the CPU's order. */
+ * at the price of the CPU's order.  sort.c's cummax, cummin (values and indices) and
+ * logcumsumexp take the same kernel (the line's kind: device_reduce.h's PTL_DEVICE_SCAN_*),
+ * each line walked with its CPU kernel's rule: the CPU's bits for cummax and cummin, and for
+ * logcumsumexp the device's exp and log1p (the last bits of float64 may differ). */
 #ifndef PTL_CUDA_REDUCE_PLAN_H
 #define PTL_CUDA_REDUCE_PLAN_H
 
@@ -496,7 +499,67 @@ ptl_softmax_write(const PtlDeviceSoftmaxArgs *a, int64_t l, double shift, double
     }
 }
 
-/* cumsum / cumprod: line l, one thread (Note [CUDA scans]) */
+/* cummax / cummin along a line (sort.c's cum_extreme): the running extremum's bits and
+ * index; a later element that is not beyond it (!(v < best) for max), and from the first
+ * NaN on only a later NaN, take over.  Floats compare in double (exact for every float
+ * dtype), integers in int64. */
+PTL_HD static inline void
+ptl_scan_extreme(const PtlDeviceScanArgs *a, int64_t so, int64_t ss, int64_t oo, int64_t os)
+{
+    const int is_max = a->kind == PTL_DEVICE_SCAN_MAX;
+    const char *best = a->src + so * a->itemsize;
+    int64_t bi = 0;
+    for (int64_t k = 0; k < a->len; k++) {
+        const char *x = a->src + (so + k * ss) * a->itemsize;
+        char *y = a->out + (oo + k * os) * a->itemsize;
+        int take;
+        if (a->use_int) {
+            const int64_t v = ptl_load_int(x, (PtlDtype)a->dtype);
+            const int64_t b = ptl_load_int(best, (PtlDtype)a->dtype);
+            take = is_max ? !(v < b) : !(v > b);
+        }
+        else {
+            const double v = ptl_load_double(x, (PtlDtype)a->dtype);
+            const double b = ptl_load_double(best, (PtlDtype)a->dtype);
+            take = b != b ? v != v : (is_max ? !(v < b) : !(v > b));
+        }
+        if (take) {
+            best = x;
+            bi = k;
+        }
+        for (int64_t c = 0; c < a->itemsize; c++) {
+            y[c] = best[c];
+        }
+        a->idx[oo + k * os] = bi;
+    }
+}
+
+/* logcumsumexp along a line (sort.c's log_cum_sum_exp): r = log(exp(r) + exp(x)) as
+ * max + log1p(exp(min - max)), in double, rounded to dtype at each store */
+PTL_HD static inline void
+ptl_scan_logsumexp(const PtlDeviceScanArgs *a, int64_t so, int64_t ss, int64_t oo, int64_t os)
+{
+    double r = -INFINITY;
+    for (int64_t k = 0; k < a->len; k++) {
+        const double x = ptl_load_double(a->src + (so + k * ss) * a->itemsize,
+                                         (PtlDtype)a->dtype);
+        const double hi = r > x ? r : x, lo = r > x ? x : r;
+        const int hi_inf = hi == INFINITY || hi == -INFINITY;
+        const int lo_inf = lo == INFINITY || lo == -INFINITY;
+        if (x != x || r != r) {
+            r = NAN;
+        }
+        else if (!hi_inf || hi < 0 || !lo_inf || lo > 0) {
+            r = hi_inf ? hi : hi + log1p(exp(lo - hi));
+        }
+        else {
+            r = hi;
+        }
+        ptl_red_store_d(a->out + (oo + k * os) * a->itemsize, a->dtype, r);
+    }
+}
+
+/* the scans: line l, one thread (Note [CUDA scans]) */
 PTL_HD static inline void
 ptl_scan_line(const PtlDeviceScanArgs *a, int64_t l)
 {
@@ -509,19 +572,28 @@ ptl_scan_line(const PtlDeviceScanArgs *a, int64_t l)
         }
     }
     const int64_t ss = a->ndim > 0 ? a->sst[a->dim] : 0, os = a->ndim > 0 ? a->ost[a->dim] : 0;
-    double ad = a->is_prod ? 1 : 0;
-    uint64_t ai = a->is_prod ? 1 : 0;
+    const int is_prod = a->kind == PTL_DEVICE_SCAN_PROD;
+    if (a->kind == PTL_DEVICE_SCAN_MAX || a->kind == PTL_DEVICE_SCAN_MIN) {
+        ptl_scan_extreme(a, so, ss, oo, os);
+        return;
+    }
+    if (a->kind == PTL_DEVICE_SCAN_LOGSUMEXP) {
+        ptl_scan_logsumexp(a, so, ss, oo, os);
+        return;
+    }
+    double ad = is_prod ? 1 : 0;
+    uint64_t ai = is_prod ? 1 : 0;
     for (int64_t k = 0; k < a->len; k++) {
         const char *x = a->src + (so + k * ss) * a->itemsize;
         char *y = a->out + (oo + k * os) * a->itemsize;
         if (a->use_int) {
             const uint64_t v = (uint64_t)ptl_load_int(x, (PtlDtype)a->dtype);
-            ai = a->is_prod ? ai * v : ai + v;
+            ai = is_prod ? ai * v : ai + v;
             ptl_red_store_i(y, a->dtype, (int64_t)ai);
         }
         else {
             const double v = ptl_load_double(x, (PtlDtype)a->dtype);
-            ad = a->is_prod ? ad * v : ad + v;
+            ad = is_prod ? ad * v : ad + v;
             ptl_red_store_d(y, a->dtype, ad);
         }
     }

@@ -1099,6 +1099,30 @@ static const int shared_with_cpu[] = {
     /* the recurrent layer: device GEMMs and device_nn.h's cell hook (Note [CUDA recurrent
      * layer] in rnn_plan.h) */
     PTL_OP__ptl_rnn_layer, PTL_OP__ptl_rnn_layer_backward,
+    /* the fused cells: one launch of the same cell kernel (Note [CUDA fused cells] in rnn.c) */
+    PTL_OP__thnn_fused_lstm_cell, PTL_OP__thnn_fused_lstm_cell_backward_impl,
+    PTL_OP__thnn_fused_gru_cell, PTL_OP__thnn_fused_gru_cell_backward,
+    /* cummax, cummin, logcumsumexp: the scan kernel; kthvalue, median, nanmedian and mode:
+     * the device sort, pointwise ops and gather (Note [Device selections and scans] in
+     * sort_device.c) */
+    PTL_OP_cummax, PTL_OP_cummin, PTL_OP_logcumsumexp, PTL_OP_kthvalue, PTL_OP_median,
+    PTL_OP_median_dim, PTL_OP_nanmedian, PTL_OP_nanmedian_dim, PTL_OP_mode,
+    /* aminmax: the min and max reductions (reduce.c's reduce_cuda) */
+    PTL_OP_aminmax,
+    /* trace and diag_embed: the sum over the diagonal's view, the fill and copy kernels into
+     * it (shape.c) */
+    PTL_OP_trace, PTL_OP_diag_embed,
+    /* renorm: its composition of norm, pointwise ops and where (linalg_norm.c); masked_scatter:
+     * the count read back, cumsum, take and where (Note [Device masked_scatter] in
+     * index_device.c) */
+    PTL_OP_renorm, PTL_OP_renorm_, PTL_OP_masked_scatter, PTL_OP_masked_scatter_,
+    /* histc: the range read back, pointwise kernels and index_add_ (Note [Device histc] in
+     * summary.c) */
+    PTL_OP_histc,
+    /* searchsorted and bucketize: device_search.h's hook (Note [CUDA searchsorted] in
+     * search_plan.h) */
+    PTL_OP_searchsorted_Tensor, PTL_OP_searchsorted_Scalar, PTL_OP_bucketize_Tensor,
+    PTL_OP_bucketize_Scalar,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 

@@ -21,7 +21,9 @@
  * Nothing synchronises: the launches queue on the current stream in step order.  float32
  * computes in float (sigmoid and tanh of scalar_math.h / CUDA's tanhf), float64 in double;
  * results differ from the CPU's in the last bits only (the CPU's float rows are vector code
- * and the device fuses multiply-adds). */
+ * and the device fuses multiply-adds).  The fused cells (_thnn_fused_lstm_cell,
+ * _thnn_fused_gru_cell and their backwards) are one launch of the same kernel over every row,
+ * LSTM's gates given apart (Note [CUDA fused cells] in rnn.c). */
 #ifndef PTL_CUDA_RNN_PLAN_H
 #define PTL_CUDA_RNN_PLAN_H
 
@@ -70,6 +72,10 @@ ptl_rnn_gates(int mode)
         if (a->mode == PTL_RNN_LSTM) {                                                       \
             T *w = (T *)a->ws + b * G, *hy = a->r != NULL ? (T *)a->r + b * H : ht;          \
             for (int q = 0; q < 4; q++) {                                                    \
+                if (a->ig != NULL) {   /* the fused cell: the gates apart */                 \
+                    w[q * H + j] = ((const T *)a->ig)[b * G + q * H + j] +                   \
+                                   ((const T *)a->hg)[b * G + q * H + j];                    \
+                }                                                                            \
                 ptl_lstm_gate_##SUF(w, bi, bh, H, q * H + j);                                \
             }                                                                                \
             ptl_lstm_state_##SUF(w, (T *)a->ct + b * H, hy, cprev + b * H, H, j);            \
@@ -127,9 +133,11 @@ ptl_rnn_gates(int mode)
         }                                                                                    \
         if (a->mode == PTL_RNN_LSTM) {                                                       \
             /* ghy is [B, H]: dh (P = H), or the projection's dh W_hr */                     \
+            const T *ghy = a->ghy != NULL ? (const T *)a->ghy + b * H : NULL;                \
+            const T *gcy = a->dc != NULL ? (const T *)a->dc + b * H : NULL;                  \
             ptl_lstm_bwd_##SUF(dg, (T *)a->dcn + b * H, (const T *)a->ws + b * G,            \
-                               (const T *)a->cprev + b * H, (const T *)a->ct + b * H,        \
-                               (const T *)a->ghy + b * H, (const T *)a->dc + b * H, H, j);   \
+                               (const T *)a->cprev + b * H, (const T *)a->ct + b * H, ghy,   \
+                               gcy, H, j);                                                   \
             return;                                                                          \
         }                                                                                    \
         if (a->mode == PTL_RNN_GRU) {                                                        \

@@ -211,7 +211,7 @@ static const char *const emulation_names[PTL_CUDA_EMU_COUNT] = {
     "random", "optim", "gather", "scatter", "scatter_chunked", "index_gather", "index_scatter",
     "cat", "conv", "conv_split", "pool", "attention", "sort",
     "unpool", "select", "take", "shape_gather", "triangle", "scan", "batch_norm",
-    "batch_norm_split", "resample", "fold", "grid_sampler", "rnn_cell",
+    "batch_norm_split", "resample", "fold", "grid_sampler", "rnn_cell", "search",
 };
 
 /* _cuda_kernel_emulation(tuning) with tuning (max_threads, target_blocks, max_grid,

@@ -229,3 +229,205 @@ def test_affine_grid_and_its_gradient_match_numpy(tuning, dtype):
             want_grad = g.reshape(size[0], -1, nd).transpose(0, 2, 1) @ base
             np.testing.assert_allclose(t.grad.to(ptl.float64).numpy(), want_grad,
                                        rtol=tol, atol=tol)
+
+
+# ---- aminmax (two emulated reductions), trace (the sum over the diagonal's view) and
+# diag_embed (a fill and a copy into the diagonal's view): the CPU kernel's results ----
+
+AMM_DTYPES = [ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64, ptl.float16,
+              ptl.bfloat16, ptl.float32, ptl.float64]
+
+
+def amm_values(rng, shape, dtype):
+    if dtype == ptl.bool:
+        return ptl.tensor(rng.integers(0, 2, size=shape).astype(bool))
+    if not dtype.is_floating_point:
+        return ptl.tensor(rng.integers(0 if dtype == ptl.uint8 else -50, 50, size=shape)).to(dtype)
+    v = rng.standard_normal(shape)
+    if v.size > 3:
+        v.reshape(-1)[rng.integers(0, v.size)] = np.nan
+    return ptl.tensor(v).to(dtype)
+
+
+def same_or_nan(got, want):
+    assert got.shape == want.shape and got.dtype == want.dtype
+    g, w = got.double().numpy(), want.double().numpy()
+    np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", AMM_DTYPES, ids=str)
+def test_aminmax_is_the_cpu_kernels(tuning, dtype):
+    rng = np.random.default_rng(7)
+    for shape in ((5,), (3, 7), (2, 40, 3), (), (4, 1)):
+        base = amm_values(rng, shape, dtype)
+        xs = [base] + ([base.t()] if base.dim() == 2 else [])
+        for x in xs:
+            for kw in [{}] + [{"dim": d, "keepdim": k} for d in range(-max(x.dim(), 1),
+                                                                      max(x.dim(), 1))
+                              for k in (False, True)]:
+                want = ptl.aminmax(x, **kw)
+                with emulated(TUNINGS[tuning]) as ran:
+                    got = ptl.aminmax(x, **kw)
+                for g, w in zip(got, want):
+                    same_or_nan(g, w)
+                assert ran["block_per_output"] + ran["thread_per_output"] >= 2
+    with emulated(TUNINGS[tuning]):
+        with pytest.raises(RuntimeError, match="cannot compute aminmax over an empty dimension"):
+            ptl.aminmax(ptl.zeros(0))
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", AMM_DTYPES[1:], ids=str)
+def test_trace_is_the_cpu_kernels(tuning, dtype):
+    rng = np.random.default_rng(8)
+    for shape in ((4, 4), (3, 7), (9, 2), (0, 3), (1, 1), (40, 40)):
+        base = amm_values(rng, shape, dtype)
+        for x in (base, base.t(), base[::2]):
+            want = x.trace()
+            with emulated(TUNINGS[tuning]):
+                got = x.trace()
+            assert got.dtype == want.dtype and got.shape == ()
+            np.testing.assert_allclose(got.double().numpy(), want.double().numpy(),
+                                       rtol=1e-3 if dtype in (ptl.float16, ptl.bfloat16) else 1e-12)
+    with emulated(TUNINGS[tuning]):
+        with pytest.raises(RuntimeError, match="trace: expected a matrix, but got tensor with "
+                                               "dim 1"):
+            ptl.ones(3).trace()
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", AMM_DTYPES, ids=str)
+def test_diag_embed_is_the_cpu_kernels(tuning, dtype):
+    rng = np.random.default_rng(9)
+    for shape in ((3,), (2, 4), (2, 3, 2), (0,), (2, 0)):
+        base = amm_values(rng, shape, dtype)
+        for x in [base] + ([base.t()] if base.dim() == 2 else []):
+            for offset, d1, d2 in ((0, -2, -1), (1, 0, 2), (-2, 1, 0), (3, -1, 0)):
+                if max(d1, d2) > x.dim() or min(d1, d2) < -x.dim() - 1:
+                    continue
+                want = ptl.diag_embed(x, offset, d1, d2)
+                with emulated(TUNINGS[tuning]):
+                    got = ptl.diag_embed(x, offset, d1, d2)
+                assert got.shape == want.shape and got.dtype == want.dtype
+                assert got.reshape(-1).view(ptl.uint8).numpy().tobytes() == \
+                    want.reshape(-1).view(ptl.uint8).numpy().tobytes()
+    with emulated(TUNINGS[tuning]):
+        with pytest.raises(RuntimeError, match="diagonal dimensions cannot be identical"):
+            ptl.diag_embed(ptl.ones(2, 2), 0, 1, 1)
+
+
+def test_trace_and_diag_embed_gradients_through_the_emulated_kernels():
+    from pytorchlite.autograd import gradcheck
+    x = ptl.randn(3, 4, dtype=ptl.float64, requires_grad=True)
+    with emulated(TUNINGS["tiny"]):
+        assert gradcheck(lambda t: t.trace(), (x,))
+        assert gradcheck(lambda t: ptl.diag_embed(t, 1), (x,))
+        assert gradcheck(lambda t: ptl.aminmax(t, dim=1)[1], (x,))
+
+
+# ---- masked_scatter (Note [Device masked_scatter] in index_device.c) and renorm ----
+
+def byte_view(t):
+    return t.reshape(-1).contiguous().view(ptl.uint8).numpy().tobytes()
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", AMM_DTYPES, ids=str)
+def test_masked_scatter_is_the_cpu_kernels(tuning, dtype):
+    rng = np.random.default_rng(10)
+    for shape, mshape in (((4, 5), (5,)), ((3, 1), (3, 6)), ((2, 3, 4), (2, 3, 4)), ((), ()),
+                          ((0, 3), (3,)), ((40,), (40,))):
+        x = amm_values(rng, shape, dtype)
+        mv = rng.integers(0, 2, size=mshape).astype(bool)
+        m = ptl.tensor(mv)
+        nset = int(np.broadcast_to(mv, np.broadcast_shapes(shape, mshape)).sum())
+        src = amm_values(rng, (2 * nset + 2,), dtype)
+        # the source contiguous, strided (every other element) and 2-D
+        for s in (src, src[::2], src[:2 * nset].reshape(2, nset) if nset else src):
+            want = x.masked_scatter(m, s)
+            with emulated(TUNINGS[tuning]):
+                got = x.masked_scatter(m, s)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            assert byte_view(got) == byte_view(want)
+        if m.shape == x.shape:
+            want, got = x.clone(), x.clone()
+            want.masked_scatter_(m, src)
+            with emulated(TUNINGS[tuning]):
+                got.masked_scatter_(m, src)
+            assert byte_view(got) == byte_view(want)
+
+
+def test_masked_scatter_errors_and_gradient():
+    from pytorchlite.autograd import gradcheck
+    x = ptl.randn(3, 4, dtype=ptl.float64, requires_grad=True)
+    src = ptl.randn(12, dtype=ptl.float64, requires_grad=True)
+    m = ptl.tensor([True, False, True, True])
+    with emulated(TUNINGS["small"]):
+        with pytest.raises(RuntimeError, match="Number of elements of source < number of ones "
+                                               "in mask"):
+            x.detach().masked_scatter(m, ptl.randn(3, dtype=ptl.float64))
+        with pytest.raises(RuntimeError, match="masked_scatter_ only supports boolean masks"):
+            x.detach().masked_scatter(m.long(), src.detach())
+        assert gradcheck(lambda a, b: a.masked_scatter(m, b), (x, src))
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_renorm_matches_numpy(tuning, dtype):
+    rng = np.random.default_rng(11)
+    for shape, dim, p, maxnorm in (((4, 5), 0, 2, 1.0), ((3, 4, 2), 1, 1, 0.5),
+                                   ((5, 3), -1, 3.0, 2.0), ((2, 0), 0, 2, 1.0)):
+        v = rng.standard_normal(shape)
+        x = ptl.tensor(v).to(dtype)
+        want = x.renorm(p, dim, maxnorm)
+        with emulated(TUNINGS[tuning]):
+            got = x.renorm(p, dim, maxnorm)
+            got_ = x.clone().renorm_(p, dim, maxnorm)
+        axes = tuple(d for d in range(v.ndim) if d != dim % v.ndim)
+        norms = np.sum(np.abs(v) ** p, axis=axes, keepdims=True) ** (1 / p)
+        ref = v * np.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1)
+        tol = 1e-12 if dtype == ptl.float64 else 1e-5
+        for g in (got, got_):
+            np.testing.assert_allclose(g.double().numpy(), ref, rtol=tol, atol=tol)
+            np.testing.assert_allclose(g.double().numpy(), want.double().numpy(), rtol=tol,
+                                       atol=tol)
+    with emulated(TUNINGS[tuning]):
+        with pytest.raises(RuntimeError, match="renorm: input needs at least 2 dimensions"):
+            ptl.ones(3).renorm(2, 0, 1.0)
+
+
+# ---- histc (Note [Device histc] in summary.c): the CPU's bins exactly ----
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64],
+                         ids=str)
+def test_histc_matches_numpy_and_the_cpu(tuning, dtype):
+    rng = np.random.default_rng(12)
+    for shape in ((1000,), (7, 9), (), (0,)):
+        v = rng.standard_normal(shape)
+        x = ptl.tensor(v).to(dtype)
+        for c in ([x] + ([x.t()] if x.dim() == 2 else [])):
+            for args in ((10,), (7, -1, 1), (5, 0.5, 0.5), (3, -0.3, 2.0), (1, 0, 0)):
+                want = c.histc(*args)
+                with emulated(TUNINGS[tuning]) as ran:
+                    got = c.histc(*args)
+                assert got.dtype == dtype and got.shape == want.shape
+                np.testing.assert_array_equal(got.double().numpy(), want.double().numpy())
+                assert x.numel() == 0 or ran["index_scatter"] + ran["scatter"] + \
+                    ran["scatter_chunked"] + ran["index_gather"] > 0
+    # NumPy's histogram where no value sits on an inner bin edge
+    v = rng.standard_normal(500)
+    with emulated(TUNINGS[tuning]):
+        got = ptl.tensor(v).histc(8, -2, 2)
+    np.testing.assert_array_equal(got.numpy(), np.histogram(v, 8, (-2, 2))[0])
+
+
+def test_histc_errors_are_the_cpu_kernels():
+    with emulated(TUNINGS["small"]):
+        with pytest.raises(NotImplementedError, match="\"histogram_cpu\" not implemented for "
+                                                      "'Long'"):
+            ptl.tensor([1, 2]).histc()
+        with pytest.raises(RuntimeError, match="torch.histc: max must be larger than min"):
+            ptl.ones(3).histc(4, 2, 1)
+        with pytest.raises(RuntimeError, match="bins must be > 0"):
+            ptl.ones(3).histc(0)

@@ -119,12 +119,23 @@ def test_the_pointwise_math_ops_have_a_cuda_kernel(name):
 
 @pytest.mark.skipif(not BUILT, reason="the CPU-only build registers no CUDA kernels")
 def test_ops_without_a_cuda_kernel_are_left_to_the_dispatcher():
-    # the grid sampler's double backward and the fused cells stay on the CPU (Note [CUDA
-    # grid sampler], Note [CUDA recurrent layer]): training reaches neither
+    # the grid sampler's double backward stays on the CPU (Note [CUDA grid sampler]):
+    # training does not reach it
     for name in ("aten::linalg_cholesky_ex", "aten::_grid_sampler_backward_backward",
-                 "aten::_thnn_fused_lstm_cell", "aten::frexp.Tensor"):
+                 "aten::_cdist_forward", "aten::frexp.Tensor"):
         assert not has_cuda_kernel(name), name
     assert "CUDA" in _C._dispatch_dump("aten::add.Tensor")
+
+
+@pytest.mark.skipif(not BUILT, reason="the CPU-only build registers no CUDA kernels")
+@pytest.mark.parametrize("name", [
+    "_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward_impl", "_thnn_fused_gru_cell",
+    "_thnn_fused_gru_cell_backward", "cummax", "cummin", "logcumsumexp", "kthvalue", "median",
+    "median.dim", "nanmedian", "nanmedian.dim", "mode", "aminmax", "trace", "diag_embed",
+    "renorm", "renorm_", "masked_scatter", "masked_scatter_", "histc", "searchsorted.Tensor",
+    "searchsorted.Scalar", "bucketize.Tensor", "bucketize.Scalar"])
+def test_the_cells_scans_and_selections_have_a_cuda_kernel(name):
+    assert has_cuda_kernel("aten::" + name)
 
 
 @pytest.mark.skipif(BUILT, reason="the extension was built with nvcc")

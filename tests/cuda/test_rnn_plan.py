@@ -180,3 +180,153 @@ def test_errors_are_the_cpu_kernels():
             aten._ptl_rnn_layer(t["ig"], t["hx"], t["cx"], t["w_hh"], None, None, None, LSTM,
                                 False, ptl.tensor([1, 5]))
     assert ran["rnn_cell"] == 0
+
+
+# ---- the fused cells (Note [CUDA fused cells] in rnn.c): one launch of the cell kernel ----
+
+def np_lstm_cell(ig, hg, cx, bi, bh):
+    s = ig + hg + (bi + bh if bi is not None else 0)
+    H = cx.shape[1]
+    i, f, g, o = sig(s[:, :H]), sig(s[:, H:2 * H]), np.tanh(s[:, 2 * H:3 * H]), sig(s[:, 3 * H:])
+    cy = f * cx + i * g
+    return o * np.tanh(cy), cy
+
+
+def np_gru_cell(ig, hg, hx, bi, bh):
+    H = hx.shape[1]
+    bi = bi if bi is not None else np.zeros(3 * H)
+    bh = bh if bh is not None else np.zeros(3 * H)
+    r = sig(ig[:, :H] + bi[:H] + hg[:, :H] + bh[:H])
+    z = sig(ig[:, H:2 * H] + bi[H:2 * H] + hg[:, H:2 * H] + bh[H:2 * H])
+    n = np.tanh(ig[:, 2 * H:] + bi[2 * H:] + r * (hg[:, 2 * H:] + bh[2 * H:]))
+    return n + z * (hx - n)
+
+
+def cell_inputs(rng, gates, B, H, bias, dtype, strided):
+    """(NumPy float64, ptl tensors requiring grad): the gates, the state, the biases; the
+    gates and state non-contiguous when strided (the kernel's contiguous copies)"""
+    G = gates * H
+    a = [rng.standard_normal((B, G)), rng.standard_normal((B, G)),
+         rng.standard_normal((B, H)) * 0.5,
+         rng.standard_normal(G) * 0.3 if bias else None,
+         rng.standard_normal(G) * 0.3 if bias else None]
+    t = []
+    for k, v in enumerate(a):
+        if v is None:
+            t.append(None)
+            continue
+        x = ptl.tensor(v.T.copy()).to(dtype).t() if strided and k < 3 else \
+            ptl.tensor(v).to(dtype)
+        t.append(x.detach().requires_grad_(True))
+    return a, t
+
+
+# (B, H): B H at and across the tiny tuning's block of 32 and its grid of one block; no rows
+CELL_SHAPES = [(1, 1), (2, 3), (4, 8), (1, 33), (3, 11), (0, 4), (5, 0)]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.float64, ptl.float32], ids=str)
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_fused_cells_match_numpy_and_the_cpu(tuning, dtype, cell):
+    rng = np.random.default_rng(3)
+    fn = aten._thnn_fused_lstm_cell if cell == "lstm" else aten._thnn_fused_gru_cell
+    for B, H in CELL_SHAPES:
+        for bias in (True, False):
+            for strided in (False, True):
+                a, t = cell_inputs(rng, 4 if cell == "lstm" else 3, B, H, bias, dtype, strided)
+                args = t if bias else t[:3]
+                cpu = fn(*args)
+                leaves = [x for x in args if x is not None]
+                ws = [ptl.tensor(rng.standard_normal(tuple(cpu[0].shape))).to(dtype)]
+                outs = [cpu[0]] + ([cpu[1]] if cell == "lstm" else [])
+                ws += [ptl.tensor(rng.standard_normal(tuple(o.shape))).to(dtype)
+                       for o in outs[1:]]
+                cpu_grads = ptl.autograd.grad(outs, leaves, ws)
+                with emulated(TUNINGS[tuning]) as ran:
+                    dev = fn(*args)
+                    dev_outs = [dev[0]] + ([dev[1]] if cell == "lstm" else [])
+                    dev_grads = ptl.autograd.grad(dev_outs, leaves, ws)
+                want = np_lstm_cell(*a) if cell == "lstm" else (np_gru_cell(*a),)
+                for d, c, w in zip(dev_outs, outs, want):
+                    assert d.dtype == dtype and d.shape == c.shape
+                    check(d, w, dtype)
+                    check(d, c.detach().to(ptl.float64).numpy(), dtype)
+                for d, c in zip(dev[len(dev_outs):], cpu[len(outs):]):   # the workspace
+                    check(d, c.detach().to(ptl.float64).numpy(), dtype)
+                for d, c in zip(dev_grads, cpu_grads):
+                    assert d.dtype == dtype and d.shape == c.shape
+                    check(d, c.to(ptl.float64).numpy(), dtype)
+                # forward and backward: one launch each (none without elements)
+                assert ran["rnn_cell"] == (2 if B * H else 0), (B, H, ran["rnn_cell"])
+
+
+@pytest.mark.parametrize("given", ["both", "grad_hy", "grad_cy"])
+def test_lstm_cell_backward_takes_none_gradients(given):
+    """grad_hy or grad_cy None reads as zeros, as on the CPU"""
+    rng = np.random.default_rng(4)
+    _, t = cell_inputs(rng, 4, 3, 5, True, ptl.float64, False)
+    hy, cy, ws = aten._thnn_fused_lstm_cell(*t)
+    gh = ptl.randn(3, 5, dtype=ptl.float64) if given != "grad_cy" else None
+    gc = ptl.randn(3, 5, dtype=ptl.float64) if given != "grad_hy" else None
+    want = aten._thnn_fused_lstm_cell_backward_impl(gh, gc, t[2], cy, ws, True)
+    with emulated(TUNINGS["tiny"]) as ran:
+        got = aten._thnn_fused_lstm_cell_backward_impl(gh, gc, t[2], cy, ws, True)
+    assert ran["rnn_cell"] == 1
+    for g, w in zip(got, want):
+        check(g, w.numpy(), ptl.float64)
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_fused_cells_gradcheck_through_the_emulated_kernels(cell, bias):
+    rng = np.random.default_rng(5)
+    _, t = cell_inputs(rng, 4 if cell == "lstm" else 3, 2, 3, bias, ptl.float64, True)
+    args = tuple(x for x in t if x is not None)
+    fn = aten._thnn_fused_lstm_cell if cell == "lstm" else aten._thnn_fused_gru_cell
+
+    def f(*xs):
+        out = fn(*xs)
+        return (out[0], out[1]) if cell == "lstm" else out[0]
+    with emulated(TUNINGS["tiny"]) as ran:
+        assert gradcheck(f, args)
+    assert ran["rnn_cell"] > 0
+
+
+@pytest.mark.parametrize("name", ["LSTMCell", "GRUCell"])
+def test_cell_modules_end_to_end(name):
+    ptl.manual_seed(1)
+    mod = getattr(nn, name)(4, 6).double()
+    x = ptl.randn(3, 4, dtype=ptl.float64, requires_grad=True)
+    leaves = [x] + list(mod.parameters())
+
+    def run():
+        out = mod(x)
+        outs = list(out) if isinstance(out, tuple) else [out]
+        loss = sum((o * (i + 2)).sum() for i, o in enumerate(outs))
+        return [o.detach() for o in outs] + list(ptl.autograd.grad(loss, leaves))
+    want = run()
+    with emulated(TUNINGS["small"]) as ran:
+        got = run()
+    for g, w in zip(got, want):
+        check(g, w.numpy(), ptl.float64)
+    assert ran["rnn_cell"] > 0
+
+
+def test_fused_cell_errors_are_the_cpu_kernels():
+    """The checks run before the device path: the CPU kernel's messages, no launch."""
+    g = ptl.randn(2, 8, dtype=ptl.float64)
+    cx = ptl.randn(2, 2, dtype=ptl.float64)
+    with emulated(TUNINGS["small"]) as ran:
+        with pytest.raises(RuntimeError, match=r"Expected tensor for argument #1 "
+                                               r"'input_gates' to have same size as tensor "
+                                               r"for argument #2 'hidden_gates'"):
+            aten._thnn_fused_lstm_cell(g, g[:1], cx)
+        with pytest.raises(RuntimeError, match="expected scalar type Double but found Float"):
+            aten._thnn_fused_lstm_cell(g, g.float(), cx)
+        with pytest.raises(NotImplementedError,
+                           match="\"_thnn_fused_gru_cell_cpu\" not implemented for 'Long'"):
+            aten._thnn_fused_gru_cell(g.long(), g.long(), cx.long())
+        with pytest.raises(RuntimeError, match=r"workspace must have size \[2, 10\]"):
+            aten._thnn_fused_gru_cell_backward(cx, g, True)
+    assert ran["rnn_cell"] == 0

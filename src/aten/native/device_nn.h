@@ -96,7 +96,8 @@ typedef struct PtlDeviceResampleArgs {
  * layer] in src/cuda/rnn_plan.h): B rows of which the first n run, H hidden units, h of
  * width P, contiguous rows of dtype (float32 or float64), mode rnn.c's (cuDNN's numbers).
  * FORWARD, one thread per (row, unit): the cell of the running rows from the gates' sums
- * (LSTM: ws, [B, 4H], holds x W_ih^T + h W_hh^T; GRU: ig and hg apart, ws [B, 5H] the
+ * (LSTM: ws, [B, 4H], holds x W_ih^T + h W_hh^T, or gets ig + hg when ig is set, the fused
+ * cell's; GRU: ig and hg apart, ws [B, 5H] the
  * workspace out; RNN: ht holds them) plus bi and bh (NULL: none) into ht [B, P] (LSTM
  * with a projection: r [B, H]) and LSTM's ct [B, H] from cprev; the other rows carry
  * hprev into ht and cprev into ct, and zero r.
@@ -104,7 +105,8 @@ typedef struct PtlDeviceResampleArgs {
  * projection dhp = dh on the running rows, 0 on the others.
  * BACKWARD, one thread per (row, unit): the cell's backward of the running rows into dg
  * (GRU: and dgh, and dhn = z dh), LSTM's dcn, from ghy (dh, or LSTM's projected grad),
- * dc, ws, cprev and ct (RNN: ht, the step's output); the other rows carry dh into dhn and
+ * dc, ws, cprev and ct (RNN: ht, the step's output; LSTM's ghy and dc may be NULL, zero
+ * gradients: the fused cell's None); the other rows carry dh into dhn and
  * dc into dcn and zero dg (and dgh). */
 enum { PTL_DEVICE_RNN_FORWARD, PTL_DEVICE_RNN_BACKWARD_ADD, PTL_DEVICE_RNN_BACKWARD };
 typedef struct PtlDeviceRnnStepArgs {

@@ -57,15 +57,21 @@ typedef struct PtlDeviceSoftmaxArgs {
     int32_t log, dtype;
 } PtlDeviceSoftmaxArgs;
 
-/* cumsum / cumprod (scan.c): nlines lines of len elements along dim of src (ndim sizes,
- * strides in elements: sst src's, ost out's; dim's size is len), out[k] = src[0] (+|*) ...
+/* The scans along a dim (scan.c: cumsum, cumprod; sort.c: cummax, cummin, logcumsumexp):
+ * nlines lines of len elements along dim of src (ndim sizes, strides in elements: sst
+ * src's, ost out's and idx's; dim's size is len).  SUM, PROD: out[k] = src[0] (+|*) ...
  * src[k] in line order, accumulated in double (float dtypes, rounded to dtype at each
- * store) or wrapping uint64 (use_int: integer and bool dtypes), as scan.c's lines.  0-dim:
- * ndim 0, one line of one element. */
+ * store) or wrapping uint64 (use_int: integer and bool dtypes), as scan.c's lines.  MAX,
+ * MIN: out[k] the running extremum (its bits), idx[k] its index (ties and NaN move it to
+ * the later element), as sort.c's cum_extreme.  LOGSUMEXP: out[k] = log(sum exp src[0..k])
+ * in double, as sort.c's log_cum_sum_exp.  0-dim: ndim 0, one line of one element. */
+enum { PTL_DEVICE_SCAN_SUM, PTL_DEVICE_SCAN_PROD, PTL_DEVICE_SCAN_MAX, PTL_DEVICE_SCAN_MIN,
+       PTL_DEVICE_SCAN_LOGSUMEXP };
 typedef struct PtlDeviceScanArgs {
-    int32_t dtype, use_int, is_prod, ndim, dim;
+    int32_t dtype, use_int, kind, ndim, dim;
     const char *src;
     char *out;
+    int64_t *idx;
     int64_t sizes[PTL_MAX_DIMS], sst[PTL_MAX_DIMS], ost[PTL_MAX_DIMS];
     int64_t nlines, len, itemsize;
 } PtlDeviceScanArgs;

@@ -1234,6 +1234,14 @@ masked_scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              ptl_dtype_legacy_name(src->dtype));
     }
     out = op->schema.inplace ? (ptl_incref(self), self) : broadcast_copy(self, mask);
+    if (out != NULL && index_on_device(out)) {   /* index_device.c */
+        if (mask_check(out, mask) < 0 || index_masked_scatter_device(out, mask, src) < 0) {
+            goto error;
+        }
+        ptl_tensor_bump_version(out);
+        s[0] = ptl_iv_tensor(out);
+        return 0;
+    }
     if (out == NULL || mask_walk(out, mask, &soff, &moff) < 0) {
         goto error;
     }

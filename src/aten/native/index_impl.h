@@ -187,5 +187,7 @@ int index_on_device(const PtlTensorImpl *t);
 int index_select_device(const PtlTensorIter *it, int kind, const int *order,
                         const PtlTensorImpl *val);
 PtlTensorImpl *index_take_device(PtlTensorImpl *self, PtlTensorImpl *index);
+/* masked_scatter into out (mask checked to broadcast to it) on the device: 0 or -1 */
+int index_masked_scatter_device(PtlTensorImpl *out, PtlTensorImpl *mask, PtlTensorImpl *src);
 
 #endif

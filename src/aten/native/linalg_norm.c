@@ -550,9 +550,10 @@ renorm_of(PtlDispatchKeySet ks, PtlTensorImpl *self, const PtlIValue *s)
         return NULL;
     }
     nr = nargs[0].u.t;
-    if ((mx = ptl_scalar_tensor(maxnorm, self->dtype, self->device)) == NULL ||
-        (one = ptl_scalar_tensor(1, self->dtype, self->device)) == NULL ||
-        (eps = ptl_scalar_tensor(1e-7, self->dtype, self->device)) == NULL ||
+    /* host scalars: 0-dim CPU operands, which a CUDA self's ops take by value */
+    if ((mx = ptl_scalar_tensor(maxnorm, self->dtype, ptl_device_cpu())) == NULL ||
+        (one = ptl_scalar_tensor(1, self->dtype, ptl_device_cpu())) == NULL ||
+        (eps = ptl_scalar_tensor(1e-7, self->dtype, ptl_device_cpu())) == NULL ||
         (den = redispatch2(ks, PTL_OP_add_Tensor, nr, eps)) == NULL ||
         (q = redispatch2(ks, PTL_OP_div_Tensor, mx, den)) == NULL ||
         (big = redispatch2(ks, PTL_OP_gt_Tensor, nr, mx)) == NULL) {

@@ -91,6 +91,19 @@ int ptl_kernel_run_as_input(PtlKernel k, const PtlOperator *op, PtlDispatchKeySe
  * when dense); a new reference, or NULL with PyTorch's error for a rank f does not fit. */
 PtlTensorImpl *ptl_copy_as(PtlTensorImpl *t, PtlMemoryFormat f);
 
+/* Calls op id with the first k arguments given and the schema's defaults for the rest (new
+ * ref, or NULL with the error set). */
+static inline PtlTensorImpl *
+ptl_call_k(PtlOpId id, int k, const PtlIValue *given)
+{
+    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+    const PtlOperator *op = ptl_op(id);
+    for (int i = 0; i < op->schema.nargs; i++) {
+        st[i] = i < k ? given[i] : op->schema.args[i].def;
+    }
+    return ptl_call_tensor(id, st);
+}
+
 /* "add_cpu": the name PyTorch's dtype errors use ("\"add_cpu\" not implemented for 'Bool'"). */
 void ptl_kernel_name(const PtlOperator *op, char *buf, size_t n);
 int ptl_dtype_not_implemented(const PtlOperator *op, PtlDtype dt);

@@ -875,7 +875,8 @@ int (*ptl_device_reduce_hook)(const PtlDeviceReduceArgs *a);
 int (*ptl_device_softmax_hook)(const PtlDeviceSoftmaxArgs *a);
 int ptl_device_reduce_emulation;
 
-/* The CUDA kernels' kind of a reduction, or -1 for those without one (aminmax) */
+/* The CUDA kernels' kind of a reduction, or -1 for those without one (aminmax: a min and
+ * a max, reduce_cuda) */
 static int
 cuda_kind(RedKind kind)
 {
@@ -888,11 +889,25 @@ cuda_kind(RedKind kind)
 }
 
 /* The plan handed to the CUDA kernels (device_reduce.h): a CUDA input, or any input while
- * the tests emulate those kernels on the host. */
+ * the tests emulate those kernels on the host.  aminmax is two launches, min into out0 and
+ * max into out1 (each NaN-propagating, as the CPU's fold). */
 static int
 reduce_cuda(const Plan *pl)
 {
     PtlDeviceReduceArgs a;
+    if (pl->kind == R_MINMAX) {
+        Plan one = *pl;
+        one.kind = R_MIN;
+        one.out1 = NULL;
+        one.odt1 = PTL_DTYPE_UNDEFINED;
+        if (reduce_cuda(&one) < 0) {
+            return -1;
+        }
+        one.kind = R_MAX;
+        one.out0 = pl->out1;
+        one.odt0 = pl->odt1;
+        return reduce_cuda(&one);
+    }
     memset(&a, 0, sizeof(a));
     a.kind = cuda_kind(pl->kind);
     a.dtype = pl->dt;
@@ -944,7 +959,7 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
         return 0;
     }
     if ((in->device.type == PTL_DEVICE_CUDA || ptl_device_reduce_emulation) &&
-        ptl_device_reduce_hook != NULL && cuda_kind(kind) >= 0) {
+        ptl_device_reduce_hook != NULL && (kind == R_MINMAX || cuda_kind(kind) >= 0)) {
         return reduce_cuda(&pl);
     }
     void *token = in->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;

@@ -13,10 +13,10 @@
  *   GRU   workspace [B, 5H] = (r, z, n, hx, hn), r, z = s(.), hn = hidden_n + b_hn,
  *         n = tanh(input_n + b_in + r hn),  hy = n + z (hx - n)
  * The bias gradients are the batch sums of the gate gradients (one for LSTM, where both
- * biases get it; two for GRU, where the n gate differs, stacked in one [2, 3H] tensor).  Every input
- * is used contiguous (a copy when it is not); outputs are new contiguous tensors.  The
- * formulas over one batch row, per dtype and (float32) per vector width, are in rnn_rows.c
- * (rnn_impl.h). */
+ * biases get it; two for GRU, where the n gate differs, stacked in one [2, 3H] tensor).
+ * Every input is used contiguous (a copy when it is not); outputs are new contiguous
+ * tensors.  The formulas over one batch row, per dtype and (float32) per vector width, are
+ * in rnn_rows.c (rnn_impl.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -27,106 +27,6 @@
 #include "native.h"
 #include "nn_common.h"
 #include "rnn_impl.h"
-
-/* ---- argument checks (PyTorch's checkSizes in RNN.cu) ---- */
-
-typedef struct Arg {
-    PtlTensorImpl *t;   /* borrowed; NULL for None */
-    const char *name;
-    int pos;            /* 1-based, as in PyTorch's messages */
-} Arg;
-
-static int
-check_dim(const char *fn, Arg a, int dim)
-{
-    if (a.t->dim != dim) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "Expected %d-dimensional tensor, but got "
-                             "%d-dimensional tensor for argument #%d '%s' (while checking "
-                             "arguments for %s)", dim, a.t->dim, a.pos, a.name, fn);
-    }
-    return 0;
-}
-
-static int
-check_same_size(const char *fn, Arg a, Arg b)
-{
-    if (a.t->dim != b.t->dim ||
-        memcmp(a.t->sizes, b.t->sizes, sizeof(int64_t) * (size_t)a.t->dim) != 0) {
-        char sa[128], sb[128];
-        ptl_format_sizes(sa, sizeof(sa), a.t->dim, a.t->sizes);
-        ptl_format_sizes(sb, sizeof(sb), b.t->dim, b.t->sizes);
-        return ptl_error_set(PTL_ERR_RUNTIME, "Expected tensor for argument #%d '%s' to have "
-                             "same size as tensor for argument #%d '%s'; but %s does not equal "
-                             "%s (while checking arguments for %s)", a.pos, a.name, b.pos,
-                             b.name, sa, sb, fn);
-    }
-    return 0;
-}
-
-static int
-check_numel(const char *fn, Arg a, int64_t numel)
-{
-    if (a.t->numel != numel) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "Expected tensor for argument #%d '%s' to have "
-                             "%lld elements; but it actually has %lld elements (while checking "
-                             "arguments for %s)", a.pos, a.name, (long long)numel,
-                             (long long)a.t->numel, fn);
-    }
-    return 0;
-}
-
-/* Tensors args[0..n) (NULL entries skipped) share args[0]'s dtype, float32 or float64. */
-static int
-check_dtypes(const PtlOperator *op, const Arg *args, int n)
-{
-    PtlDtype dt = args[0].t->dtype;
-    if (dt != PTL_DTYPE_FLOAT32 && dt != PTL_DTYPE_FLOAT64) {
-        return ptl_dtype_not_implemented(op, dt);
-    }
-    for (int i = 1; i < n; i++) {
-        if (args[i].t != NULL && args[i].t->dtype != dt) {
-            return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
-                                 ptl_dtype_legacy_name(dt),
-                                 ptl_dtype_legacy_name(args[i].t->dtype));
-        }
-    }
-    return 0;
-}
-
-/* The forward cells' checks: gates [B, G] alike, biases [G] both or neither, the state
- * with B * G / factor elements.  Sets *hidden = G / factor. */
-static int
-check_cell(const PtlOperator *op, const char *fn, const PtlIValue *s, const char *state_name,
-           int64_t factor, int64_t *hidden)
-{
-    Arg a[5] = {{s[0].u.t, "input_gates", 1}, {s[1].u.t, "hidden_gates", 2},
-                {s[2].u.t, state_name, 3},
-                {s[3].tag == PTL_IV_TENSOR ? s[3].u.t : NULL, "input_bias", 4},
-                {s[4].tag == PTL_IV_TENSOR ? s[4].u.t : NULL, "hidden_bias", 5}};
-    int64_t g;
-    if (check_dtypes(op, a, 5) < 0 || check_dim(fn, a[0], 2) < 0 ||
-        check_same_size(fn, a[0], a[1]) < 0) {
-        return -1;
-    }
-    g = a[0].t->sizes[1];
-    if (g % factor != 0) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s: the gates' size %lld is not a multiple of "
-                             "%lld", fn, (long long)g, (long long)factor);
-    }
-    if ((a[3].t == NULL) != (a[4].t == NULL)) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s: input_bias and hidden_bias must be given "
-                             "together", fn);
-    }
-    if (a[3].t != NULL && (check_dim(fn, a[3], 1) < 0 || check_numel(fn, a[3], g) < 0 ||
-                           check_same_size(fn, a[3], a[4]) < 0)) {
-        return -1;
-    }
-    if (check_dim(fn, a[2], 2) < 0 || check_numel(fn, a[2], a[0].t->sizes[0] * (g / factor)) < 0) {
-        return -1;
-    }
-    *hidden = g / factor;
-    return 0;
-}
 
 /* Contiguous versions of the k tensors t[i] (NULL stays NULL): new refs in c[]. */
 static int
@@ -166,12 +66,67 @@ new_1d(int64_t n, const PtlTensorImpl *like)
 
 #define DATA(T, X) ((X) != NULL ? (T *)ptl_tensor_data(X) : NULL)
 
+/* the modes of the layer and of the cell kernel (cuDNN's numbers, Note [Recurrent layer]) */
+enum { MODE_RNN_RELU = 0, MODE_RNN_TANH = 1, MODE_LSTM = 2, MODE_GRU = 3 };
+
 /* Rows per parallel chunk for rows of `width` elements. */
 static int64_t
 row_grain(int64_t width)
 {
     return width > 0 ? PTL_GRAIN_SIZE / width + 1 : 1;
 }
+
+/* Note [CUDA fused cells]
+ * ~~~~~~~~~~~~~~~~~~~~~~~
+ * The fused cells and their backwards of CUDA tensors (and of CPU ones while the tests
+ * emulate the CUDA kernels) keep the CPU kernels' checks (rnn_checks.c), contiguous
+ * copies and outputs and run one launch of the recurrent layer's cell kernel (device_nn.h's
+ * rnn step hook, Note [CUDA recurrent layer] in src/cuda/rnn_plan.h) over every row (n = B,
+ * P = H): its forward takes LSTM's input and hidden gates apart (summed as the CPU's
+ * gate_sum) and GRU's as the layer gives them; its backward takes LSTM's grad_hy and
+ * grad_cy, each may be None.  The bias gradients are the device's sum over the rows
+ * (device_sum_rows). */
+
+/* out's elements [off, off + cols) = the sums over the rows of v [rows, cols] on the
+ * device (the sum kernel, into out's dtype).  0 or -1. */
+static int
+device_sum_rows(PtlTensorImpl *v, PtlTensorImpl *out, int64_t off)
+{
+    int64_t d = 0, cols = v->sizes[1], one = 1;
+    PtlIValue a[2] = {ptl_iv_tensor(v), ptl_iv_intlist(&d, 1)};
+    PtlTensorImpl *sum = ptl_call_k(PTL_OP_sum_dim_IntList, 2, a);
+    PtlTensorImpl *part = ptl_tensor_impl_view(out, 1, &cols, &one, out->storage_offset + off);
+    int rc = sum != NULL && part != NULL ? ptl_copy_into(part, sum) : -1;
+    ptl_xdecref(sum);
+    ptl_xdecref(part);
+    return rc;
+}
+
+/* The cells' device path (Note [CUDA fused cells]) */
+static int
+cell_on_device(const PtlTensorImpl *t)
+{
+    return nn_on_device(t, ptl_device_rnn_step_hook != NULL);
+}
+
+/* The step hook's arguments for a fused cell over rows rows of h units */
+static PtlDeviceRnnStepArgs
+cell_args(int pass, int mode, const PtlTensorImpl *like, int64_t rows, int64_t h)
+{
+    PtlDeviceRnnStepArgs a = {.pass = pass, .mode = mode, .dtype = (int32_t)like->dtype,
+                              .n = rows, .B = rows, .H = h, .P = h};
+    return a;
+}
+
+/* The cells' argument names, in their device checks' order (the workspace first in the
+ * backwards, whose outputs take its device) */
+static const char *const cell_names_lstm[5] = {"input_gates", "hidden_gates", "cx",
+                                               "input_bias", "hidden_bias"};
+static const char *const cell_names_gru[5] = {"input_gates", "hidden_gates", "hx",
+                                              "input_bias", "hidden_bias"};
+static const char *const lstm_backward_names[5] = {"workspace", "grad_hy", "grad_cy", "cx",
+                                                   "cy"};
+static const char *const gru_backward_names[2] = {"workspace", "grad_hy"};
 
 /* ---- the LSTM cell ---- */
 
@@ -215,7 +170,8 @@ lstm_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     for (int i = 0; i < 5; i++) {
         in[i] = s[i].tag == PTL_IV_TENSOR ? s[i].u.t : NULL;
     }
-    if (check_cell(op, "_thnn_fused_lstm_cell", s, "cx", 4, &h) < 0 ||
+    if (rnn_check_cell(op, "_thnn_fused_lstm_cell", s, "cx", 4, &h) < 0 ||
+        rnn_check_same_device("_thnn_fused_lstm_cell", in, cell_names_lstm, 5) < 0 ||
         contiguous_all(in, c, 5) < 0) {
         release_all(c, 5);
         return -1;
@@ -226,6 +182,22 @@ lstm_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ws = new_2d(rows, 4 * h, in[0]);
     if (hy == NULL || cy == NULL || ws == NULL) {
         goto error;
+    }
+    if (cell_on_device(in[0])) {
+        PtlDeviceRnnStepArgs a = cell_args(PTL_DEVICE_RNN_FORWARD, MODE_LSTM, in[0], rows, h);
+        a.ig = DATA(char, c[0]);
+        a.hg = DATA(char, c[1]);
+        a.cprev = DATA(char, c[2]);
+        a.bi = DATA(char, c[3]);
+        a.bh = DATA(char, c[4]);
+        a.hprev = DATA(char, hy);   /* read only for rows past n: none */
+        a.ht = DATA(char, hy);
+        a.ct = DATA(char, cy);
+        a.ws = DATA(char, ws);
+        if (ptl_device_rnn_step_hook(&a) < 0) {
+            goto error;
+        }
+        goto done;
     }
     memset(&ctx, 0, sizeof(ctx));
     ctx.ig = DATA(void, c[0]);
@@ -241,6 +213,7 @@ lstm_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (ptl_parallel_for(0, rows, row_grain(4 * h), rnn_lstm_fwd, &ctx) < 0) {
         goto error;
     }
+done:
     release_all(c, 5);
     s[0] = ptl_iv_tensor(hy);
     s[1] = ptl_iv_tensor(cy);
@@ -262,19 +235,20 @@ lstm_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
 {
     const char *fn = "_thnn_fused_lstm_cell_backward_impl";
     PtlTensorImpl *in[5], *c[5] = {NULL}, *gg = NULL, *gcx = NULL, *gb = NULL;
-    Arg a[5];
+    RnnArg a[5];
     int64_t h, rows;
     LstmCtx ctx;
     (void)ks;
     for (int i = 0; i < 5; i++) {
         in[i] = s[i].tag == PTL_IV_TENSOR ? s[i].u.t : NULL;
     }
-    a[0] = (Arg){in[4], "workspace", 5};
-    a[1] = (Arg){in[0], "grad_hy", 1};
-    a[2] = (Arg){in[1], "grad_cy", 2};
-    a[3] = (Arg){in[2], "cx", 3};
-    a[4] = (Arg){in[3], "cy", 4};
-    if (check_dtypes(op, a, 5) < 0 || check_dim(fn, a[0], 2) < 0 || check_dim(fn, a[3], 2) < 0) {
+    a[0] = (RnnArg){in[4], "workspace", 5};
+    a[1] = (RnnArg){in[0], "grad_hy", 1};
+    a[2] = (RnnArg){in[1], "grad_cy", 2};
+    a[3] = (RnnArg){in[2], "cx", 3};
+    a[4] = (RnnArg){in[3], "cy", 4};
+    if (rnn_check_dtypes(op, a, 5) < 0 || rnn_check_dim(fn, a[0], 2) < 0 ||
+        rnn_check_dim(fn, a[3], 2) < 0) {
         return -1;
     }
     h = in[2]->sizes[1];
@@ -284,17 +258,37 @@ lstm_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
                              (long long)rows, (long long)(4 * h));
     }
     for (int i = 1; i < 5; i++) {
-        if (i != 3 && a[i].t != NULL && check_same_size(fn, a[i], a[3]) < 0) {
+        if (i != 3 && a[i].t != NULL && rnn_check_same_size(fn, a[i], a[3]) < 0) {
             return -1;
         }
     }
-    if (contiguous_all(in, c, 5) < 0) {
+    PtlTensorImpl *by_ws[5] = {in[4], in[0], in[1], in[2], in[3]};
+    if (rnn_check_same_device(fn, by_ws, lstm_backward_names, 5) < 0 ||
+        contiguous_all(in, c, 5) < 0) {
         goto error;
     }
     gg = new_2d(rows, 4 * h, in[4]);
     gcx = new_2d(rows, h, in[4]);
     if (gg == NULL || gcx == NULL) {
         goto error;
+    }
+    if (cell_on_device(in[4])) {
+        PtlDeviceRnnStepArgs d = cell_args(PTL_DEVICE_RNN_BACKWARD, MODE_LSTM, in[4], rows, h);
+        d.ghy = DATA(char, c[0]);
+        d.dc = DATA(char, c[1]);
+        d.cprev = DATA(char, c[2]);
+        d.ct = DATA(char, c[3]);
+        d.ws = DATA(char, c[4]);
+        d.dg = DATA(char, gg);
+        d.dgh = DATA(char, gg);    /* GRU's alone */
+        d.dcn = DATA(char, gcx);
+        if (ptl_device_rnn_step_hook(&d) < 0) {
+            goto error;
+        }
+        if (s[5].u.b && ((gb = new_1d(4 * h, in[4])) == NULL || device_sum_rows(gg, gb, 0) < 0)) {
+            goto error;
+        }
+        goto done;
     }
     memset(&ctx, 0, sizeof(ctx));
     ctx.ghy = DATA(void, c[0]);
@@ -315,6 +309,7 @@ lstm_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
         }
         sum_rows(gg, DATA(char, gb));
     }
+done:
     release_all(c, 5);
     s[0] = ptl_iv_tensor(gg);
     s[1] = ptl_iv_tensor(gcx);
@@ -324,6 +319,7 @@ error:
     release_all(c, 5);
     ptl_xdecref(gg);
     ptl_xdecref(gcx);
+    ptl_xdecref(gb);
     return -1;
 }
 
@@ -342,7 +338,8 @@ gru_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     for (int i = 0; i < 5; i++) {
         in[i] = s[i].tag == PTL_IV_TENSOR ? s[i].u.t : NULL;
     }
-    if (check_cell(op, "_thnn_fused_gru_cell", s, "hx", 3, &h) < 0 ||
+    if (rnn_check_cell(op, "_thnn_fused_gru_cell", s, "hx", 3, &h) < 0 ||
+        rnn_check_same_device("_thnn_fused_gru_cell", in, cell_names_gru, 5) < 0 ||
         contiguous_all(in, c, 5) < 0) {
         release_all(c, 5);
         return -1;
@@ -352,6 +349,20 @@ gru_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ws = new_2d(rows, 5 * h, in[0]);
     if (hy == NULL || ws == NULL) {
         goto error;
+    }
+    if (cell_on_device(in[0])) {
+        PtlDeviceRnnStepArgs a = cell_args(PTL_DEVICE_RNN_FORWARD, MODE_GRU, in[0], rows, h);
+        a.ig = DATA(char, c[0]);
+        a.hg = DATA(char, c[1]);
+        a.hprev = DATA(char, c[2]);
+        a.bi = DATA(char, c[3]);
+        a.bh = DATA(char, c[4]);
+        a.ht = DATA(char, hy);
+        a.ws = DATA(char, ws);
+        if (ptl_device_rnn_step_hook(&a) < 0) {
+            goto error;
+        }
+        goto done;
     }
     memset(&ctx, 0, sizeof(ctx));
     ctx.ig = DATA(void, c[0]);
@@ -366,6 +377,7 @@ gru_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (ptl_parallel_for(0, rows, row_grain(5 * h), rnn_gru_fwd, &ctx) < 0) {
         goto error;
     }
+done:
     release_all(c, 5);
     s[0] = ptl_iv_tensor(hy);
     s[1] = ptl_iv_tensor(ws);
@@ -386,11 +398,12 @@ gru_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     const char *fn = "_thnn_fused_gru_cell_backward";
     PtlTensorImpl *in[2] = {s[0].u.t, s[1].u.t}, *c[2] = {NULL, NULL};
     PtlTensorImpl *gig = NULL, *ghg = NULL, *ghx = NULL, *gb = NULL;
-    Arg a[2] = {{in[1], "workspace", 2}, {in[0], "grad_hy", 1}};
+    RnnArg a[2] = {{in[1], "workspace", 2}, {in[0], "grad_hy", 1}};
     int64_t h, rows;
     GruCtx ctx;
     (void)ks;
-    if (check_dtypes(op, a, 2) < 0 || check_dim(fn, a[0], 2) < 0 || check_dim(fn, a[1], 2) < 0) {
+    if (rnn_check_dtypes(op, a, 2) < 0 || rnn_check_dim(fn, a[0], 2) < 0 ||
+        rnn_check_dim(fn, a[1], 2) < 0) {
         return -1;
     }
     h = in[0]->sizes[1];
@@ -399,7 +412,9 @@ gru_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME, "%s: workspace must have size [%lld, %lld]", fn,
                              (long long)rows, (long long)(5 * h));
     }
-    if (contiguous_all(in, c, 2) < 0) {
+    PtlTensorImpl *by_ws[2] = {in[1], in[0]};
+    if (rnn_check_same_device(fn, by_ws, gru_backward_names, 2) < 0 ||
+        contiguous_all(in, c, 2) < 0) {
         goto error;
     }
     gig = new_2d(rows, 3 * h, in[1]);
@@ -407,6 +422,22 @@ gru_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ghx = new_2d(rows, h, in[1]);
     if (gig == NULL || ghg == NULL || ghx == NULL) {
         goto error;
+    }
+    if (cell_on_device(in[1])) {
+        PtlDeviceRnnStepArgs d = cell_args(PTL_DEVICE_RNN_BACKWARD, MODE_GRU, in[1], rows, h);
+        d.ghy = DATA(char, c[0]);
+        d.ws = DATA(char, c[1]);
+        d.dg = DATA(char, gig);
+        d.dgh = DATA(char, ghg);
+        d.dhn = DATA(char, ghx);
+        if (ptl_device_rnn_step_hook(&d) < 0) {
+            goto error;
+        }
+        if (s[2].u.b && ((gb = new_2d(2, 3 * h, in[1])) == NULL ||
+                         device_sum_rows(gig, gb, 0) < 0 || device_sum_rows(ghg, gb, 3 * h) < 0)) {
+            goto error;
+        }
+        goto done;
     }
     memset(&ctx, 0, sizeof(ctx));
     ctx.ghy = DATA(void, c[0]);
@@ -426,6 +457,7 @@ gru_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         sum_rows(gig, DATA(char, gb));
         sum_rows(ghg, DATA(char, gb) + 3 * h * (int64_t)ptl_dtype_itemsize(gb->dtype));
     }
+done:
     release_all(c, 2);
     s[0] = ptl_iv_tensor(gig);
     s[1] = ptl_iv_tensor(ghg);
@@ -476,8 +508,6 @@ error:
  * hidden gates differ from its input gates in n).  The backward op has no derivative: a
  * double backward raises "the derivative for ... is not implemented".  Inputs are used
  * contiguous; the loop runs without the GIL when it has enough work. */
-
-enum { MODE_RNN_RELU = 0, MODE_RNN_TANH = 1, MODE_LSTM = 2, MODE_GRU = 3 };
 
 /* Loops of fewer multiply-adds keep the GIL. */
 #define LAYER_NOGIL_FLOPS (1 << 18)
@@ -1072,9 +1102,9 @@ layer_weight_grads(const Layer *l, const LayerGrads *g, PtlTensorImpl *gw_hh,
 
 /* PyTorch's checkSize: a has exactly these sizes. */
 static int
-check_size(const char *fn, Arg a, int dim, const int64_t *sizes)
+check_size(const char *fn, RnnArg a, int dim, const int64_t *sizes)
 {
-    if (check_dim(fn, a, dim) < 0) {
+    if (rnn_check_dim(fn, a, dim) < 0) {
         return -1;
     }
     if (memcmp(a.t->sizes, sizes, sizeof(int64_t) * (size_t)dim) != 0) {
@@ -1090,7 +1120,7 @@ check_size(const char *fn, Arg a, int dim, const int64_t *sizes)
 
 /* a given (wanted) or None (!wanted), else the error "fn: msg" */
 static int
-check_given(const char *fn, Arg a, int wanted, const char *msg)
+check_given(const char *fn, RnnArg a, int wanted, const char *msg)
 {
     if ((a.t != NULL) != wanted) {
         return ptl_error_set(PTL_ERR_RUNTIME, "%s: %s", fn, msg);
@@ -1101,7 +1131,7 @@ check_given(const char *fn, Arg a, int wanted, const char *msg)
 /* The checks both layer ops share.  l->mode, T, B and G are set; sets H and P.  hx [B, P],
  * cx [B, H] (LSTM only), w_hh [G, P], w_hr [P, H] (LSTM only; without it P = H). */
 static int
-layer_check(const char *fn, Layer *l, Arg hx, Arg cx, Arg w_hh, Arg w_hr)
+layer_check(const char *fn, Layer *l, RnnArg hx, RnnArg cx, RnnArg w_hh, RnnArg w_hr)
 {
     static const int64_t gates[4] = {1, 1, 4, 3};   /* ORDER MODE */
     int lstm = l->mode == MODE_LSTM;
@@ -1115,7 +1145,7 @@ layer_check(const char *fn, Layer *l, Arg hx, Arg cx, Arg w_hh, Arg w_hr)
     l->H = l->G / gates[l->mode];
     if (check_given(fn, cx, lstm, lstm ? "an LSTM needs cx" : "cx is for LSTM only") < 0 ||
         (!lstm && check_given(fn, w_hr, 0, "w_hr is for LSTM only") < 0) ||
-        (w_hr.t != NULL && check_dim(fn, w_hr, 2) < 0)) {
+        (w_hr.t != NULL && rnn_check_dim(fn, w_hr, 2) < 0)) {
         return -1;
     }
     l->P = w_hr.t != NULL ? w_hr.t->sizes[0] : l->H;
@@ -1129,7 +1159,7 @@ layer_check(const char *fn, Layer *l, Arg hx, Arg cx, Arg w_hh, Arg w_hr)
 /* batch_sizes: None, or int64 [T] of values in [0, B].  Sets l->batch_sizes into *c (a
  * contiguous copy, new ref).  0 or -1. */
 static int
-layer_batch_sizes(const char *fn, Layer *l, Arg a, PtlTensorImpl **c)
+layer_batch_sizes(const char *fn, Layer *l, RnnArg a, PtlTensorImpl **c)
 {
     *c = NULL;
     if (a.t == NULL) {
@@ -1175,12 +1205,12 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     for (int i = 0; i < 7; i++) {
         in[i] = s[i].tag == PTL_IV_TENSOR ? s[i].u.t : NULL;
     }
-    Arg a[7] = {{in[0], "input_gates", 1}, {in[1], "hx", 2}, {in[2], "cx", 3},
+    RnnArg a[7] = {{in[0], "input_gates", 1}, {in[1], "hx", 2}, {in[2], "cx", 3},
                 {in[3], "w_hh", 4}, {in[4], "b_ih", 5}, {in[5], "b_hh", 6}, {in[6], "w_hr", 7}};
     memset(&l, 0, sizeof(l));
     l.mode = (int)s[7].u.i;
     l.reverse = s[8].u.b;
-    if (check_dtypes(op, a, 7) < 0 || check_dim(fn, a[0], 3) < 0) {
+    if (rnn_check_dtypes(op, a, 7) < 0 || rnn_check_dim(fn, a[0], 3) < 0) {
         return -1;
     }
     l.T = in[0]->sizes[0];
@@ -1192,7 +1222,7 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                             check_size(fn, a[5], 1, &l.G) < 0))) {
         return -1;
     }
-    if (layer_batch_sizes(fn, &l, (Arg){s[9].tag == PTL_IV_TENSOR ? s[9].u.t : NULL,
+    if (layer_batch_sizes(fn, &l, (RnnArg){s[9].tag == PTL_IV_TENSOR ? s[9].u.t : NULL,
                                         "batch_sizes", 10}, &bs) < 0 ||
         contiguous_all(in, c, 7) < 0) {
         goto error;
@@ -1315,14 +1345,15 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     for (int i = 0; i < 9; i++) {
         in[i] = s[i].tag == PTL_IV_TENSOR ? s[i].u.t : NULL;
     }
-    Arg a[9] = {{in[7], "output", 8}, {in[0], "grad_output", 1}, {in[1], "grad_hy", 2},
+    RnnArg a[9] = {{in[7], "output", 8}, {in[0], "grad_output", 1}, {in[1], "grad_hy", 2},
                 {in[2], "grad_cy", 3}, {in[3], "hx", 4}, {in[4], "cx", 5}, {in[5], "w_hh", 6},
                 {in[6], "w_hr", 7}, {in[8], "workspace", 9}};
     memset(&l, 0, sizeof(l));
     memset(&g, 0, sizeof(g));
     l.mode = (int)s[9].u.i;
     l.reverse = s[10].u.b;
-    if (check_dtypes(op, a, 9) < 0 || check_dim(fn, a[0], 3) < 0 || check_dim(fn, a[6], 2) < 0) {
+    if (rnn_check_dtypes(op, a, 9) < 0 || rnn_check_dim(fn, a[0], 3) < 0 ||
+        rnn_check_dim(fn, a[6], 2) < 0) {
         return -1;
     }
     l.T = in[7]->sizes[0];
@@ -1341,7 +1372,7 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
         (in[2] != NULL && check_size(fn, a[3], 2, c_sizes) < 0)) {
         return -1;
     }
-    if (layer_batch_sizes(fn, &l, (Arg){s[11].tag == PTL_IV_TENSOR ? s[11].u.t : NULL,
+    if (layer_batch_sizes(fn, &l, (RnnArg){s[11].tag == PTL_IV_TENSOR ? s[11].u.t : NULL,
                                         "batch_sizes", 12}, &bs) < 0 ||
         contiguous_all(in, c, 9) < 0) {
         goto error;

@@ -1,6 +1,6 @@
 /* rnn_impl.h -- what rnn.c (the fused cells and the recurrent layer) shares with the cells'
- * row formulas in rnn_rows.c: one dtype's nonlinearities and rows, and the cells over a
- * range of batch rows (Note [Fused cells]). */
+ * row formulas in rnn_rows.c (one dtype's nonlinearities and rows, and the cells over a
+ * range of batch rows, Note [Fused cells]) and with its argument checks in rnn_checks.c. */
 #ifndef PTL_ATEN_NATIVE_RNN_IMPL_H
 #define PTL_ATEN_NATIVE_RNN_IMPL_H
 
@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "../../c10/dtype.h"
+#include "native.h"
 
 typedef void (*ArrayFn)(void *y, int64_t n);
 
@@ -70,5 +71,25 @@ int rnn_gru_fwd(void *ctx, int64_t b0, int64_t b1);
 int rnn_gru_bwd(void *ctx, int64_t b0, int64_t b1);
 int rnn_plain_fwd(void *ctx, int64_t b0, int64_t b1);
 int rnn_plain_bwd(void *ctx, int64_t b0, int64_t b1);
+
+/* ---- the argument checks (rnn_checks.c); each 0, or -1 with PyTorch's error ---- */
+
+/* One tensor argument of fn, as PyTorch's messages name it */
+typedef struct RnnArg {
+    PtlTensorImpl *t;   /* borrowed; NULL for None */
+    const char *name;
+    int pos;            /* 1-based, as in PyTorch's messages */
+} RnnArg;
+int rnn_check_dim(const char *fn, RnnArg a, int dim);
+int rnn_check_same_size(const char *fn, RnnArg a, RnnArg b);
+int rnn_check_numel(const char *fn, RnnArg a, int64_t numel);
+/* args[0..n) (NULL tensors skipped) share args[0]'s dtype, float32 or float64 */
+int rnn_check_dtypes(const PtlOperator *op, const RnnArg *args, int n);
+/* the forward cells' checks (s: the op's stack); *hidden gets the hidden size */
+int rnn_check_cell(const PtlOperator *op, const char *fn, const PtlIValue *s,
+                   const char *state_name, int64_t factor, int64_t *hidden);
+/* t[0..k) (NULL skipped) on t[0]'s device; names[i] names t[i] in the message */
+int rnn_check_same_device(const char *fn, PtlTensorImpl *const *t, const char *const *names,
+                          int k);
 
 #endif

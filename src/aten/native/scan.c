@@ -29,7 +29,7 @@ scan_device(const ScanJob *job)
     memset(&a, 0, sizeof(a));
     a.dtype = src->dtype;
     a.use_int = ptl_dtype_is_integral(src->dtype, 1);
-    a.is_prod = job->is_prod;
+    a.kind = job->is_prod ? PTL_DEVICE_SCAN_PROD : PTL_DEVICE_SCAN_SUM;
     a.ndim = src->dim;
     a.dim = job->dim >= 0 ? job->dim : 0;
     a.src = ptl_tensor_data(src);

@@ -19,6 +19,7 @@
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
+#include "device_compose.h"
 #include "shape_impl.h"
 
 /* Per-output-dimension byte offsets into the source: tab[d][0..sizes[d]). */
@@ -656,8 +657,26 @@ diag_embed_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if ((out = ptl_empty(dim, sizes, self->dtype, self->device)) == NULL) {
         return -1;
     }
+    int vdim;
+    if (ptl_on_device_path(self)) {
+        /* on the device: zeros, then self copied into the diagonal's view (the copy and
+         * fill kernels); the view has self's shape */
+        PtlIValue zero = ptl_iv_int(0);
+        PtlTensorImpl *view = NULL;
+        vdim = diagonal_geometry(out, offset, d1, d2, dsizes, dstrides, &off);
+        if (ptl_fill_scalar(out, &zero) < 0 ||
+            (view = ptl_tensor_impl_view(out, vdim, dsizes, dstrides, off)) == NULL ||
+            ptl_copy_into(view, self) < 0) {
+            ptl_xdecref(view);
+            ptl_decref(out);
+            return -1;
+        }
+        ptl_decref(view);
+        s[0] = ptl_iv_tensor(out);
+        return 0;
+    }
     memset(ptl_tensor_data(out), 0, (size_t)out->numel * ptl_tensor_itemsize(out));
-    int vdim = diagonal_geometry(out, offset, d1, d2, dsizes, dstrides, &off);
+    vdim = diagonal_geometry(out, offset, d1, d2, dsizes, dstrides, &off);
     if (out->numel > 0 && self->numel > 0) {
         if (tables_new(&tb, self->dim, self->sizes) < 0) {
             ptl_decref(out);
@@ -803,6 +822,18 @@ trace_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (self->dtype == PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"trace\" not implemented for 'Bool'");
     }
+    if (ptl_on_device_path(self)) {
+        /* on the device: the sum kernel over the diagonal's view (integers sum to int64) */
+        PtlIValue v[1] = {ptl_iv_tensor(self)};
+        PtlTensorImpl *diag = ptl_call_k(PTL_OP_diagonal, 1, v);
+        if (diag == NULL) {
+            return -1;
+        }
+        v[0] = ptl_iv_tensor(diag);
+        out = ptl_call_k(PTL_OP_sum, 1, v);
+        ptl_decref(diag);
+        return set_result(s, out);
+    }
     int64_t n = self->sizes[0] < self->sizes[1] ? self->sizes[0] : self->sizes[1];
     int64_t step = (self->strides[0] + self->strides[1]) * (int64_t)ptl_tensor_itemsize(self);
     const char *p = ptl_tensor_data(self);
@@ -941,19 +972,6 @@ linalg_cross_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- composites: compositions of dispatcher ops (autograd flows through them) ---- */
 
-/* Calls op id with the first k arguments given and the others defaulted; new ref or NULL. */
-static PtlTensorImpl *
-call_k(PtlOpId id, int k, const PtlIValue *given)
-{
-    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-    const PtlOperator *op = ptl_op(id);
-    memcpy(st, given, sizeof(PtlIValue) * (size_t)k);
-    for (int i = k; i < op->schema.nargs; i++) {
-        st[i] = op->schema.args[i].def;
-    }
-    return ptl_call_tensor(id, st);
-}
-
 /* fliplr(Tensor self) / flipud(Tensor self): flip along dim 1 / dim 0 */
 static int
 flip_lr_ud_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -966,7 +984,7 @@ flip_lr_ud_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME, "Input must be >= %d-d.", lr ? 2 : 1);
     }
     PtlIValue a[2] = {s[0], ptl_iv_intlist(&d, 1)};
-    return set_result(s, call_k(PTL_OP_flip, 2, a));
+    return set_result(s, ptl_call_k(PTL_OP_flip, 2, a));
 }
 
 /* tile(Tensor self, int[] dims): repeat with dims padded by leading ones to self's rank */
@@ -978,14 +996,14 @@ tile_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *self = s[0].u.t;
     int64_t n = s[1].u.il.n, reps[PTL_MAX_DIMS];
     if (n >= self->dim) {
-        return set_result(s, call_k(PTL_OP_repeat, 2, s));
+        return set_result(s, ptl_call_k(PTL_OP_repeat, 2, s));
     }
     int lead = self->dim - (int)n;
     for (int d = 0; d < self->dim; d++) {
         reps[d] = d < lead ? 1 : s[1].u.il.data[d - lead];
     }
     PtlIValue a[2] = {s[0], ptl_iv_intlist(reps, self->dim)};
-    return set_result(s, call_k(PTL_OP_repeat, 2, a));
+    return set_result(s, ptl_call_k(PTL_OP_repeat, 2, a));
 }
 
 /* repeat_interleave.self_Tensor / self_int (self, repeats, int? dim, *, int? output_size):
@@ -1007,7 +1025,7 @@ repeat_interleave_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVal
     else {
         int64_t m1 = -1;
         PtlIValue a[2] = {s[0], ptl_iv_intlist(&m1, 1)};
-        if ((input = call_k(PTL_OP_reshape, 2, a)) == NULL) {
+        if ((input = ptl_call_k(PTL_OP_reshape, 2, a)) == NULL) {
             goto error;
         }
     }
@@ -1025,13 +1043,13 @@ repeat_interleave_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVal
         PTL_CHECK(r->dim <= 1, PTL_ERR_RUNTIME, "repeats must be 0-dim or 1-dim tensor");
         if (r->numel == 1) {
             PtlIValue a[2] = {s[1], ptl_iv_intlist(&one, 1)}, b[2];
-            PtlTensorImpl *r1 = call_k(PTL_OP_reshape, 2, a);
+            PtlTensorImpl *r1 = ptl_call_k(PTL_OP_reshape, 2, a);
             if (r1 == NULL) {
                 goto error;
             }
             b[0] = ptl_iv_tensor(r1);
             b[1] = ptl_iv_intlist(&n, 1);
-            rep = call_k(PTL_OP_expand, 2, b);
+            rep = ptl_call_k(PTL_OP_expand, 2, b);
             ptl_decref(r1);
             if (rep == NULL) {
                 goto error;
@@ -1047,11 +1065,11 @@ repeat_interleave_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVal
         }
     }
     PtlIValue ri[2] = {ptl_iv_tensor(rep), s[3]};
-    if ((idx = call_k(PTL_OP_repeat_interleave_Tensor, 2, ri)) == NULL) {
+    if ((idx = ptl_call_k(PTL_OP_repeat_interleave_Tensor, 2, ri)) == NULL) {
         goto error;
     }
     PtlIValue is[3] = {ptl_iv_tensor(input), ptl_iv_int(d), ptl_iv_tensor(idx)};
-    out = call_k(PTL_OP_index_select, 3, is);
+    out = ptl_call_k(PTL_OP_index_select, 3, is);
 error:
     ptl_xdecref(input);
     ptl_xdecref(rep);
@@ -1073,13 +1091,13 @@ diag_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     PtlIValue a[4] = {s[0], s[1], ptl_iv_int(0), ptl_iv_int(1)};
     if (self->dim == 1) {
-        return set_result(s, call_k(PTL_OP_diag_embed, 4, a));
+        return set_result(s, ptl_call_k(PTL_OP_diag_embed, 4, a));
     }
-    if ((v = call_k(PTL_OP_diagonal, 4, a)) == NULL) {
+    if ((v = ptl_call_k(PTL_OP_diagonal, 4, a)) == NULL) {
         return -1;
     }
     PtlIValue c[1] = {ptl_iv_tensor(v)};
-    out = call_k(PTL_OP_clone, 1, c);
+    out = ptl_call_k(PTL_OP_clone, 1, c);
     ptl_decref(v);
     return set_result(s, out);
 }
@@ -1113,7 +1131,7 @@ cross_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                  "future release.");
     }
     PtlIValue c[3] = {s[0], s[1], ptl_iv_int(d)};
-    return set_result(s, call_k(PTL_OP_linalg_cross, 3, c));
+    return set_result(s, ptl_call_k(PTL_OP_linalg_cross, 3, c));
 }
 
 /* kron(Tensor self, Tensor other): [a0..ak] x [b0..bk] -> [a0*b0, .., ak*bk] (the shorter
@@ -1143,14 +1161,14 @@ kron_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     PtlIValue x[2] = {s[0], ptl_iv_intlist(sa, 2 * nd)};
     PtlIValue y[2] = {s[1], ptl_iv_intlist(sb, 2 * nd)};
-    if ((ra = call_k(PTL_OP_reshape, 2, x)) != NULL &&
-        (rb = call_k(PTL_OP_reshape, 2, y)) != NULL) {
+    if ((ra = ptl_call_k(PTL_OP_reshape, 2, x)) != NULL &&
+        (rb = ptl_call_k(PTL_OP_reshape, 2, y)) != NULL) {
         PtlIValue m[2] = {ptl_iv_tensor(ra), ptl_iv_tensor(rb)};
-        prod = call_k(PTL_OP_mul_Tensor, 2, m);
+        prod = ptl_call_k(PTL_OP_mul_Tensor, 2, m);
     }
     if (prod != NULL) {
         PtlIValue z[2] = {ptl_iv_tensor(prod), ptl_iv_intlist(so, nd)};
-        out = call_k(PTL_OP_reshape, 2, z);
+        out = ptl_call_k(PTL_OP_reshape, 2, z);
     }
     ptl_xdecref(ra);
     ptl_xdecref(rb);
@@ -1195,21 +1213,21 @@ diff_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (np > 1) {
         PtlIValue c[2] = {ptl_iv_tensorlist(parts, np), ptl_iv_int(d)};
-        cur = call_k(PTL_OP_cat, 2, c);
+        cur = ptl_call_k(PTL_OP_cat, 2, c);
     }
     else {
         PtlIValue c[1] = {s[0]};
-        cur = call_k(PTL_OP_clone, 1, c);
+        cur = ptl_call_k(PTL_OP_clone, 1, c);
     }
     for (int64_t i = 0; cur != NULL && i < n && cur->sizes[d] > 0; i++) {
         int64_t len = cur->sizes[d] - 1;
         PtlIValue h[4] = {ptl_iv_tensor(cur), ptl_iv_int(d), ptl_iv_int(1), ptl_iv_int(len)};
         PtlIValue l[4] = {ptl_iv_tensor(cur), ptl_iv_int(d), ptl_iv_int(0), ptl_iv_int(len)};
         next = NULL;
-        if ((hi = call_k(PTL_OP_narrow, 4, h)) != NULL &&
-            (lo = call_k(PTL_OP_narrow, 4, l)) != NULL) {
+        if ((hi = ptl_call_k(PTL_OP_narrow, 4, h)) != NULL &&
+            (lo = ptl_call_k(PTL_OP_narrow, 4, l)) != NULL) {
             PtlIValue p[2] = {ptl_iv_tensor(hi), ptl_iv_tensor(lo)};
-            next = call_k(cur->dtype == PTL_DTYPE_BOOL ? PTL_OP_logical_xor : PTL_OP_sub_Tensor, 2,
+            next = ptl_call_k(cur->dtype == PTL_DTYPE_BOOL ? PTL_OP_logical_xor : PTL_OP_sub_Tensor, 2,
                           p);
         }
         PTL_CLEAR(hi);
@@ -1241,7 +1259,7 @@ broadcast_tensors_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVal
     int failed = 0;
     for (int64_t i = 0; i < n && !failed; i++) {
         PtlIValue a[2] = {ptl_iv_tensor(in[i]), ptl_iv_intlist(sizes, dim)};
-        failed = (ts[i] = call_k(PTL_OP_expand, 2, a)) == NULL;
+        failed = (ts[i] = ptl_call_k(PTL_OP_expand, 2, a)) == NULL;
     }
     return ptl_set_tensorlist(s, ts, n, failed);
 }
@@ -1295,12 +1313,12 @@ meshgrid_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             shape[k] = k == i ? -1 : 1;
         }
         PtlIValue a[2] = {ptl_iv_tensor(in[src]), ptl_iv_intlist(shape, n)};
-        if ((v = call_k(PTL_OP_view, 2, a)) == NULL) {
+        if ((v = ptl_call_k(PTL_OP_view, 2, a)) == NULL) {
             failed = 1;
             break;
         }
         PtlIValue b[2] = {ptl_iv_tensor(v), ptl_iv_intlist(sizes, n)};
-        e = call_k(PTL_OP_expand, 2, b);
+        e = ptl_call_k(PTL_OP_expand, 2, b);
         ptl_decref(v);
         failed = (ts[src] = e) == NULL;
     }
@@ -1396,7 +1414,7 @@ tensor_split_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
             one_idx = i < nidx ? idx[i] : 0;
             a[3] = i < nidx ? ptl_iv_int(one_idx) : ptl_iv_none();
         }
-        failed = (ts[i] = call_k(PTL_OP_slice_Tensor, 5, a)) == NULL;
+        failed = (ts[i] = ptl_call_k(PTL_OP_slice_Tensor, 5, a)) == NULL;
     }
     free(idx);
     return ptl_set_tensorlist(s, ts, n, failed);

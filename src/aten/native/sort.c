@@ -17,7 +17,9 @@
  * ties keep their input order, which also fixes the indices median and mode report.
  * Lanes are split over the threads.  sort, argsort and topk of CUDA tensors (and of CPU
  * tensors under kernel emulation) take device_index.h's hook after the checks and the
- * outputs: Note [CUDA sort] in src/cuda/sort_plan.h. */
+ * outputs: Note [CUDA sort] in src/cuda/sort_plan.h.  kthvalue, median, nanmedian, mode,
+ * cummax, cummin and logcumsumexp take sort_device.c's path there (Note [Device selections
+ * and scans]). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,33 +29,12 @@
 #include "device_index.h"
 #include "device_reduce.h"
 #include "native.h"
+#include "sort_impl.h"
 
 int (*ptl_device_sort_hook)(const PtlDeviceSortArgs *a);
 
 #define SMALL_LANE 32
 
-typedef enum LaneKind {
-    L_SORT, L_KTH, L_MEDIAN, L_NANMEDIAN, L_MODE, L_CUMMAX, L_CUMMIN, L_LOGCUMSUMEXP,
-} LaneKind;
-
-/* One op over all lanes.  A lane starts at base + the offsets of its index over the other
- * dims (osize / ostride, bytes) and has len elements st bytes apart.  Outputs are
- * contiguous: lane l's j-th output element sits at ((l / inner) * nsel + j) * inner +
- * l % inner, which for a one-element output (nsel 1) is l. */
-typedef struct LaneJob {
-    LaneKind kind;
-    PtlDtype dt;
-    const char *base;
-    int64_t len, st;
-    int nd;
-    int64_t osize[PTL_MAX_DIMS], ostride[PTL_MAX_DIMS];
-    int64_t inner, nsel;
-    int descending;
-    int64_t pos;             /* kthvalue: the 0-based rank */
-    char *vals;              /* NULL: indices only (argsort) */
-    char *scratch;           /* one lane's sort buffers when there is one lane, else NULL */
-    int64_t *idx;            /* NULL: values only (logcumsumexp) */
-} LaneJob;
 
 /* ---- keys (Note [Sort keys]) ---- */
 
@@ -655,7 +636,7 @@ run_lanes(void *ctx, int64_t b, int64_t e)
 }
 
 /* Fills the lane geometry of `job` for src along dim d (-1: src is one lane, contiguous). */
-static void
+void
 lane_setup(LaneJob *job, const PtlTensorImpl *src, int64_t d)
 {
     int64_t isz = (int64_t)ptl_tensor_itemsize(src);
@@ -704,7 +685,7 @@ lanes_go(LaneJob *job)
 
 /* Runs the sort `job` (geometry and outputs set) on the device (device_index.h's hook).
  * 0, or -1 with the error set. */
-static int
+int
 lanes_on_device(const LaneJob *job)
 {
     PtlDeviceSortArgs a = {
@@ -915,6 +896,9 @@ select_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         }
         job.pos = k - 1;
     }
+    if (selects_on_device(self, ptl_device_sort_hook != NULL)) {
+        return select_on_device(job.kind, self, d, job.pos, s[is_kth ? 3 : 2].u.b, s);
+    }
     return select_into(&job, s, self, d, s[is_kth ? 3 : 2].u.b);
 }
 
@@ -942,8 +926,20 @@ median_all_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return -1;
     }
     job.kind = op->id == PTL_OP_median ? L_MEDIAN : L_NANMEDIAN;
+    int rc;
+    if (selects_on_device(self, ptl_device_sort_hook != NULL)) {
+        int64_t n = src->numel;
+        PtlTensorImpl *flat = ptl_tensor_impl_view(src, 1, &n, &(int64_t){1}, src->storage_offset);
+        rc = flat != NULL ? select_on_device(job.kind, flat, 0, 0, 0, s) : -1;
+        ptl_xdecref(flat);
+        ptl_decref(src);
+        if (rc == 0) {
+            ptl_ivalue_release(&s[1]);
+        }
+        return rc;
+    }
     lane_setup(&job, src, -1);
-    int rc = lanes_into(&job, s, 0, NULL, 1, self->device);
+    rc = lanes_into(&job, s, 0, NULL, 1, self->device);
     ptl_decref(src);
     if (rc == 0) {
         ptl_ivalue_release(&s[1]);
@@ -969,6 +965,9 @@ cum_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                : L_LOGCUMSUMEXP;
     if (job.kind == L_LOGCUMSUMEXP && !ptl_dtype_is_floating(self->dtype)) {
         return dtype_error("logcumsumexp_out_cpu", self->dtype);
+    }
+    if (selects_on_device(self, ptl_device_scan_hook != NULL)) {
+        return cum_on_device(job.kind, self, d, s);
     }
     lane_setup(&job, self, d);
     job.nsel = job.len;

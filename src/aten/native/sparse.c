@@ -16,32 +16,18 @@
 #include "../../c10/error.h"
 #include "native.h"
 
-/* Calls op `id` with the first k arguments given and the schema's defaults for the rest
- * (new ref, or NULL with the error set). */
-static PtlTensorImpl *
-call(PtlOpId id, int k, const PtlIValue *given)
-{
-    const PtlOperator *op = ptl_op(id);
-    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-    memcpy(st, given, sizeof(PtlIValue) * (size_t)k);
-    for (int i = k; i < op->schema.nargs; i++) {
-        st[i] = op->schema.args[i].def;
-    }
-    return ptl_call_tensor(id, st);
-}
-
 static PtlTensorImpl *
 call1(PtlOpId id, PtlTensorImpl *a)
 {
     PtlIValue v[1] = {ptl_iv_tensor(a)};
-    return call(id, 1, v);
+    return ptl_call_k(id, 1, v);
 }
 
 static PtlTensorImpl *
 call2(PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b)
 {
     PtlIValue v[2] = {ptl_iv_tensor(a), ptl_iv_tensor(b)};
-    return call(id, 2, v);
+    return ptl_call_k(id, 2, v);
 }
 
 /* An alias of t without autograd history, contiguous (new ref). */
@@ -152,7 +138,7 @@ index_add_rows(PtlTensorImpl *dst, PtlTensorImpl *index, PtlTensorImpl *src)
 {
     PtlIValue v[4] = {ptl_iv_tensor(dst), ptl_iv_int(0), ptl_iv_tensor(index),
                       ptl_iv_tensor(src)};
-    PtlTensorImpl *r = call(PTL_OP_index_add_, 4, v);
+    PtlTensorImpl *r = ptl_call_k(PTL_OP_index_add_, 4, v);
     ptl_xdecref(r);
     return r ? 0 : -1;
 }
@@ -161,21 +147,21 @@ static PtlTensorImpl *
 index_select_rows(PtlTensorImpl *t, PtlTensorImpl *index)
 {
     PtlIValue v[3] = {ptl_iv_tensor(t), ptl_iv_int(0), ptl_iv_tensor(index)};
-    return call(PTL_OP_index_select, 3, v);
+    return ptl_call_k(PTL_OP_index_select, 3, v);
 }
 
 static PtlTensorImpl *
 zeros(int dim, const int64_t *sizes, PtlDtype dt)
 {
     PtlIValue v[2] = {ptl_iv_intlist(sizes, dim), ptl_iv_dtype(dt)};
-    return call(PTL_OP_zeros, 2, v);
+    return ptl_call_k(PTL_OP_zeros, 2, v);
 }
 
 static PtlTensorImpl *
 cast(PtlTensorImpl *t, PtlDtype dt)
 {
     PtlIValue v[2] = {ptl_iv_tensor(t), ptl_iv_dtype(dt)};
-    return call(PTL_OP__to_copy, 2, v);
+    return ptl_call_k(PTL_OP__to_copy, 2, v);
 }
 
 /* ---- construction ---- */
@@ -627,7 +613,7 @@ spmm(PtlTensorImpl *a, PtlTensorImpl *b)
         (rows = index_row(a->sparse->indices, 0)) == NULL ||
         (cols = index_row(a->sparse->indices, 1)) == NULL ||
         (picked = index_select_rows(b, cols)) == NULL ||
-        (v = call(PTL_OP_reshape, 2, vv)) == NULL ||
+        (v = ptl_call_k(PTL_OP_reshape, 2, vv)) == NULL ||
         (scaled = call2(PTL_OP_mul_Tensor, picked, v)) == NULL ||
         index_add_rows(out, rows, scaled) < 0) {
         PTL_CLEAR(out);
@@ -695,9 +681,9 @@ mv_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     int64_t csz[2] = {v->sizes[0], 1}, m = a->sizes[0];
     PtlIValue cv[2] = {ptl_iv_tensor(v), ptl_iv_intlist(csz, 2)};
-    if ((col = call(PTL_OP_reshape, 2, cv)) != NULL && (p = product(a, col)) != NULL) {
+    if ((col = ptl_call_k(PTL_OP_reshape, 2, cv)) != NULL && (p = product(a, col)) != NULL) {
         PtlIValue rv[2] = {ptl_iv_tensor(p), ptl_iv_intlist(&m, 1)};
-        r = call(PTL_OP_reshape, 2, rv);
+        r = ptl_call_k(PTL_OP_reshape, 2, rv);
     }
     ptl_xdecref(col);
     ptl_xdecref(p);
@@ -726,7 +712,7 @@ addmm_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (scaled != NULL) {
         PtlIValue v[3] = {ptl_iv_tensor(scaled), ptl_iv_tensor(p), s[4]};
-        r = call(PTL_OP_add_Tensor, 3, v);
+        r = ptl_call_k(PTL_OP_add_Tensor, 3, v);
     }
     ptl_xdecref(p);
     ptl_xdecref(d);
@@ -772,7 +758,7 @@ add_sparse_sparse(PtlTensorImpl *a, PtlTensorImpl *b, const PtlIValue *alpha)
     PtlTensorImpl *il[2] = {a->sparse->indices, b->sparse->indices};
     PtlIValue ci[2] = {ptl_iv_tensorlist(il, 2), ptl_iv_int(1)};
     if (alpha_t == NULL || (bv = call2(PTL_OP_mul_Tensor, b->sparse->values, alpha_t)) == NULL ||
-        (ind = call(PTL_OP_cat, 2, ci)) == NULL) {
+        (ind = ptl_call_k(PTL_OP_cat, 2, ci)) == NULL) {
         goto done;
     }
     PtlTensorImpl *av = a->sparse->values, *ac = av->dtype == dt ? (ptl_incref(av), av)
@@ -781,7 +767,7 @@ add_sparse_sparse(PtlTensorImpl *a, PtlTensorImpl *b, const PtlIValue *alpha)
     if (bc != NULL) {
         PtlTensorImpl *vl[2] = {ac, bc};
         PtlIValue cv[2] = {ptl_iv_tensorlist(vl, 2), ptl_iv_int(0)};
-        vals = call(PTL_OP_cat, 2, cv);
+        vals = ptl_call_k(PTL_OP_cat, 2, cv);
     }
     ptl_xdecref(ac);
     ptl_xdecref(bc);
@@ -818,7 +804,7 @@ add_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return -1;
     }
     PtlIValue v[3] = {ptl_iv_tensor(a), ptl_iv_tensor(d), s[2]};
-    r = call(PTL_OP_add_Tensor, 3, v);
+    r = ptl_call_k(PTL_OP_add_Tensor, 3, v);
     ptl_decref(d);
     return ptl_kernel_return(s, r);
 }
@@ -837,7 +823,7 @@ add_inplace_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             return -1;
         }
         PtlIValue v[3] = {ptl_iv_tensor(a), ptl_iv_tensor(d), s[2]};
-        r = call(PTL_OP_add__Tensor, 3, v);
+        r = ptl_call_k(PTL_OP_add__Tensor, 3, v);
         ptl_decref(d);
         return ptl_kernel_return(s, r);
     }
@@ -990,7 +976,7 @@ transpose_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     else {
         PtlIValue v[3] = {ptl_iv_tensor(t->sparse->values), ptl_iv_int(d0 - sd + 1),
                           ptl_iv_int(d1 - sd + 1)};
-        if ((vals = call(PTL_OP_transpose_int, 3, v)) != NULL) {
+        if ((vals = ptl_call_k(PTL_OP_transpose_int, 3, v)) != NULL) {
             r = sparse_new(t->dim, sizes, (int)sd, t->sparse->indices, vals,
                            t->sparse->coalesced);
         }
@@ -1007,7 +993,7 @@ sum_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)op;
     (void)ks;
     PtlIValue v[2] = {ptl_iv_tensor(s[0].u.t->sparse->values), s[1]};
-    return ptl_kernel_return(s, call(PTL_OP_sum, 2, v));
+    return ptl_kernel_return(s, ptl_call_k(PTL_OP_sum, 2, v));
 }
 
 /* Every operator without a SparseCPU kernel: PyTorch's "Could not run ..." instead of a

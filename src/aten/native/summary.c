@@ -7,6 +7,7 @@
 
 #include "../../c10/error.h"
 #include "device_compose.h"
+#include "device_search.h"
 #include "native.h"
 
 /* -1, 0, 1 for a < b, a == b, a > b, the order unique sorts in: NaN last, after +inf (two
@@ -468,6 +469,100 @@ bincount_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
+/* Note [Device histc]
+ * ~~~~~~~~~~~~~~~~~~~
+ * histc of a CUDA tensor (or of any while the tests emulate the CUDA kernels) keeps the
+ * checks below and composes device kernels: the data's range, when min == max asks for it,
+ * by amin and amax read back to the host (a synchronisation, as PyTorch's CUDA histc); each
+ * value's bin (v - min) * bins / (max - min) in float64 by pointwise kernels, the CPU's
+ * operations in its order, so the same bin; values outside [min, max] (and NaN) sent to a
+ * bin past the last; and the counts by index_add_ of ones into float64 bins, in index order
+ * (exact), then cast to self's dtype.  A NaN in the data with min == max: the device's
+ * range is NaN where the CPU's loop skips NaN after the first element. */
+
+/* *v = op id (amin or amax) of all of t, read back as a double.  0 or -1. */
+static int
+read_extreme(PtlOpId id, PtlTensorImpl *t, double *v)
+{
+    PtlIValue a[1] = {ptl_iv_tensor(t)};
+    PtlDevice cpu = ptl_device_cpu();
+    PtlTensorImpl *r = ptl_call_k(id, 1, a), *h = NULL;
+    if (r != NULL && (h = ptl_to_copy(r, PTL_DTYPE_FLOAT64, &cpu)) != NULL) {
+        *v = *(const double *)ptl_tensor_data(h);
+    }
+    ptl_xdecref(r);
+    ptl_xdecref(h);
+    return h != NULL ? 0 : -1;
+}
+
+/* op id on tensor a and the host double v (a 0-dim CPU float64 tensor); new ref or NULL */
+static PtlTensorImpl *
+with_scalar(PtlOpId id, PtlTensorImpl *a, double v)
+{
+    PtlTensorImpl *c = ptl_scalar_tensor(v, PTL_DTYPE_FLOAT64, ptl_device_cpu()), *r = NULL;
+    PtlIValue args[2] = {ptl_iv_tensor(a), ptl_iv_tensor(c)};
+    r = c != NULL ? ptl_call_k(id, 2, args) : NULL;
+    ptl_xdecref(c);
+    return r;
+}
+
+/* histc's bins of self on the device (Note [Device histc]): a new [bins] of self's dtype */
+static PtlTensorImpl *
+histc_device(PtlTensorImpl *self, int64_t bins, double lo, double hi)
+{
+    PtlTensorImpl *t[9] = {NULL}, *out = NULL, *flat;
+    int64_t n = self->numel, nb = bins + 1, all = -1;
+    PtlIValue cm[2] = {ptl_iv_none(), ptl_iv_int(bins - 1)};
+    PtlIValue r[2] = {ptl_iv_tensor(self), ptl_iv_intlist(&all, 1)};
+    /* t0 the values in float64 (flat), t1..t3 their bin positions, t4 the bins, t5..t6 in
+     * range */
+    if ((flat = ptl_call_k(PTL_OP_reshape, 2, r)) == NULL) {
+        return NULL;
+    }
+    t[0] = ptl_to_copy(flat, PTL_DTYPE_FLOAT64, &self->device);
+    ptl_decref(flat);
+    if (t[0] == NULL ||
+        (t[1] = with_scalar(PTL_OP_sub_Tensor, t[0], lo)) == NULL ||
+        (t[2] = with_scalar(PTL_OP_mul_Tensor, t[1], (double)bins)) == NULL ||
+        (t[3] = with_scalar(PTL_OP_div_Tensor, t[2], hi - lo)) == NULL ||
+        (t[4] = ptl_to_copy(t[3], PTL_DTYPE_INT64, &self->device)) == NULL ||
+        (t[5] = with_scalar(PTL_OP_ge_Tensor, t[0], lo)) == NULL ||
+        (t[6] = with_scalar(PTL_OP_le_Tensor, t[0], hi)) == NULL) {
+        goto done;
+    }
+    cm[0] = ptl_iv_tensor(t[4]);
+    PtlTensorImpl *in_range = NULL, *clamped = ptl_call_k(PTL_OP_clamp_max, 2, cm);
+    PtlTensorImpl *past = ptl_device_full(1, &n, PTL_DTYPE_INT64, self->device, bins);
+    PtlIValue both[2] = {ptl_iv_tensor(t[5]), ptl_iv_tensor(t[6])};
+    if (clamped != NULL && past != NULL &&
+        (in_range = ptl_call_k(PTL_OP_logical_and, 2, both)) != NULL) {
+        PtlIValue w[3] = {ptl_iv_tensor(in_range), ptl_iv_tensor(clamped), ptl_iv_tensor(past)};
+        t[7] = ptl_call_k(PTL_OP_where_self, 3, w);
+    }
+    ptl_xdecref(in_range);
+    ptl_xdecref(clamped);
+    ptl_xdecref(past);
+    /* t8 the counts, bins + 1 of them (the last: outside the range) */
+    if (t[7] == NULL ||
+        (t[8] = ptl_device_full(1, &nb, PTL_DTYPE_FLOAT64, self->device, 0)) == NULL) {
+        goto done;
+    }
+    PtlTensorImpl *ones = ptl_device_full(1, &n, PTL_DTYPE_FLOAT64, self->device, 1);
+    PtlIValue a[5] = {ptl_iv_tensor(t[8]), ptl_iv_int(0), ptl_iv_tensor(t[7]),
+                      ptl_iv_tensor(ones), ptl_iv_int(1)};
+    int rc = ones != NULL ? ptl_call_inplace(PTL_OP_index_add_, a) : -1;
+    ptl_xdecref(ones);
+    PtlIValue nr[4] = {ptl_iv_tensor(t[8]), ptl_iv_int(0), ptl_iv_int(0), ptl_iv_int(bins)};
+    PtlTensorImpl *head = rc == 0 ? ptl_call_k(PTL_OP_narrow, 4, nr) : NULL;
+    out = head != NULL ? ptl_to_copy(head, self->dtype, &self->device) : NULL;
+    ptl_xdecref(head);
+done:
+    for (int i = 0; i < 9; i++) {
+        ptl_xdecref(t[i]);
+    }
+    return out;
+}
+
 /* histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0): equal-width histogram of
  * self's values in [min, max] (min == max: the data's range), self's dtype */
 static int
@@ -489,6 +584,18 @@ histc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (lo > hi) {
         return ptl_error_set(PTL_ERR_RUNTIME, "torch.histc: max must be larger than min");
+    }
+    if (ptl_on_device_path(self)) {
+        if (lo == hi && self->numel > 0 && (read_extreme(PTL_OP_amin, self, &lo) < 0 ||
+                                            read_extreme(PTL_OP_amax, self, &hi) < 0)) {
+            return -1;
+        }
+        if (lo == hi) {
+            lo -= 1;
+            hi += 1;
+        }
+        return (out = histc_device(self, bins, lo, hi)) != NULL ? (s[0] = ptl_iv_tensor(out), 0)
+                                                                : -1;
     }
     if ((c = ptl_contiguous(self)) == NULL) {
         return -1;
@@ -544,6 +651,66 @@ mixed_cmp(const char *b, PtlDtype bt, const char *v, PtlDtype vt)
     return (x > y) - (x < y);
 }
 
+int (*ptl_device_search_hook)(const PtlDeviceSearchArgs *a);
+
+/* 0 when t (the values, or the sorter when is_sorter) is on bnd's device, else -1 with
+ * searchsorted's device error */
+static int
+search_device_check(const PtlTensorImpl *bnd, const PtlTensorImpl *t, int is_sorter)
+{
+    if (ptl_device_equal(bnd->device, t->device)) {
+        return 0;
+    }
+    if (is_sorter) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): sorter and boundary "
+                             "tensors should have same device type, but got sorter tensor "
+                             "device type %s and boundaries tensor device type %s",
+                             ptl_device_type_name(t->device.type),
+                             ptl_device_type_name(bnd->device.type));
+    }
+    return ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): boundaries and input value "
+                         "tensors should have same device type, but got boundaries tensor "
+                         "device type %s and input value tensor device type %s",
+                         ptl_device_type_name(bnd->device.type),
+                         ptl_device_type_name(t->device.type));
+}
+
+/* The searches of the contiguous vc in the rows of len boundaries of bc (through sc's, NULL:
+ * none) into out on the device (Note [CUDA searchsorted] in src/cuda/search_plan.h); a
+ * sorter's range is checked on the host first (its extremes read back).  0 or -1. */
+static int
+search_device(PtlTensorImpl *bc, PtlTensorImpl *vc, PtlTensorImpl *sc, PtlTensorImpl *out,
+              int right, int64_t len, int64_t per_row, int batched)
+{
+    PtlDeviceSearchArgs a;
+    int64_t lo = 0, hi = 0;
+    if (sc != NULL && sc->numel > 0 &&
+        (ptl_device_reduce_read(PTL_OP_amin, sc, &lo) < 0 ||
+         ptl_device_reduce_read(PTL_OP_amax, sc, &hi) < 0)) {
+        return -1;
+    }
+    if (sc != NULL && sc->numel > 0 && (lo < 0 || hi >= len)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): sorter index out of range");
+    }
+    memset(&a, 0, sizeof(a));
+    a.bdt = bc->dtype;
+    a.vdt = vc->dtype;
+    a.odt = out->dtype;
+    a.right = right;
+    a.batched = batched;
+    a.ints = !ptl_dtype_is_floating(bc->dtype) && !ptl_dtype_is_floating(vc->dtype);
+    a.bnd = ptl_tensor_data(bc);
+    a.vals = ptl_tensor_data(vc);
+    a.sorter = sc != NULL ? (const int64_t *)ptl_tensor_data(sc) : NULL;
+    a.out = ptl_tensor_data(out);
+    a.n = vc->numel;
+    a.len = len;
+    a.per_row = per_row;
+    a.bsz = (int64_t)ptl_tensor_itemsize(bc);
+    a.vsz = (int64_t)ptl_tensor_itemsize(vc);
+    return ptl_device_search_hook(&a);
+}
+
 /* searchsorted(boundaries (1-D, or rows matching self's leading dims), self, out_int32,
  * right, side, sorter): for each value, the first position whose boundary is >= value
  * (> value when right) */
@@ -554,6 +721,10 @@ search(PtlIValue *s, PtlTensorImpl *bnd, PtlTensorImpl *vals, int out_int32, int
     PtlTensorImpl *bc = NULL, *vc = NULL, *sc = NULL, *out = NULL;
     char b1[256], b2[256];
     int64_t len = bnd->dim ? bnd->sizes[bnd->dim - 1] : 1;
+    if (search_device_check(bnd, vals, 0) < 0 ||
+        (sorter != NULL && search_device_check(bnd, sorter, 1) < 0)) {
+        return -1;
+    }
     if (bnd->dim > 1) {
         int ok = bnd->dim == vals->dim;
         for (int d = 0; ok && d < bnd->dim - 1; d++) {
@@ -594,6 +765,13 @@ search(PtlIValue *s, PtlTensorImpl *bnd, PtlTensorImpl *vals, int out_int32, int
                          out_int32 ? PTL_DTYPE_INT32 : PTL_DTYPE_INT64, vals->device)) == NULL) {
         goto error;
     }
+    int64_t per_row = bnd->dim > 1 && vals->dim ? vals->sizes[vals->dim - 1] : vals->numel;
+    if (ptl_device_search_hook != NULL && ptl_on_device_path(bnd) && !ptl_tensor_is_meta(bnd)) {
+        if (search_device(bc, vc, sc, out, right, len, per_row, bnd->dim > 1) < 0) {
+            goto error;
+        }
+        goto done;
+    }
     const int64_t *srt = sc ? (const int64_t *)ptl_tensor_data(sc) : NULL;
     for (int64_t i = 0; sc != NULL && i < sc->numel; i++) {
         if (srt[i] < 0 || srt[i] >= len) {
@@ -602,7 +780,6 @@ search(PtlIValue *s, PtlTensorImpl *bnd, PtlTensorImpl *vals, int out_int32, int
         }
     }
     size_t bi = ptl_tensor_itemsize(bc), vi = ptl_tensor_itemsize(vc);
-    int64_t per_row = bnd->dim > 1 && vals->dim ? vals->sizes[vals->dim - 1] : vals->numel;
     const char *bp = ptl_tensor_data(bc), *vp = ptl_tensor_data(vc);
     for (int64_t i = 0; i < vals->numel; i++) {
         int64_t row = bnd->dim > 1 ? i / (per_row ? per_row : 1) : 0;
@@ -622,6 +799,7 @@ search(PtlIValue *s, PtlTensorImpl *bnd, PtlTensorImpl *vals, int out_int32, int
         ptl_store_int(ptl_tensor_data(out) + i * (int64_t)ptl_tensor_itemsize(out), out->dtype,
                       lo);
     }
+done:
     ptl_decref(bc);
     ptl_decref(vc);
     ptl_xdecref(sc);
@@ -635,7 +813,7 @@ error:
     return -1;
 }
 
-/* A Scalar argument as a 0-dim tensor (int64, float64 or bool). */
+/* A Scalar argument as a 0-dim tensor (int64, float64 or bool) on the host. */
 static PtlTensorImpl *
 scalar_arg(const PtlIValue *v)
 {
@@ -657,6 +835,19 @@ scalar_arg(const PtlIValue *v)
         *(int64_t *)ptl_tensor_data(t) = v->u.i;
     }
     return t;
+}
+
+/* scalar_arg on device dev (new ref) */
+static PtlTensorImpl *
+scalar_arg_on(const PtlIValue *v, PtlDevice dev)
+{
+    PtlTensorImpl *t = scalar_arg(v), *moved;
+    if (t == NULL || dev.type == PTL_DEVICE_CPU) {
+        return t;
+    }
+    moved = ptl_to_copy(t, PTL_DTYPE_UNDEFINED, &dev);
+    ptl_decref(t);
+    return moved;
 }
 
 /* searchsorted.Tensor / .Scalar(Tensor sorted_sequence, self, *, bool out_int32=False,
@@ -687,7 +878,7 @@ searchsorted_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "\"searchsorted_out_cpu\" not implemented for 'Bool'");
     }
     if (op->id == PTL_OP_searchsorted_Scalar) {
-        if ((vals = scalar_arg(&s[1])) == NULL) {
+        if ((vals = scalar_arg_on(&s[1], bnd->device)) == NULL) {
             return -1;
         }
     }
@@ -717,7 +908,7 @@ bucketize_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "\"searchsorted_out_cpu\" not implemented for 'Bool'");
     }
     if (op->id == PTL_OP_bucketize_Scalar) {
-        if ((vals = scalar_arg(&s[0])) == NULL) {
+        if ((vals = scalar_arg_on(&s[0], bnd->device)) == NULL) {
             return -1;
         }
     }
