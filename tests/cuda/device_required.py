@@ -33,3 +33,17 @@ def require_device(request):
         sys.stderr.write(f"\n{request.node.nodeid} left the CUDA context broken: {e}\n")
         sys.stderr.flush()
         os._exit(70)
+
+
+def bits(t):
+    """t's bytes, read on the host in row-major order."""
+    t = t.cpu()
+    dense = ptl.empty(t.numel(), dtype=t.dtype).copy_(t.reshape(-1))
+    return dense.view(ptl.uint8).numpy().tobytes()
+
+
+def same(cuda_result, cpu_result):
+    """A CUDA kernel's result has the CPU kernel's shape, dtype and bits."""
+    assert cuda_result.device.type == "cuda"
+    assert cuda_result.shape == cpu_result.shape and cuda_result.dtype == cpu_result.dtype
+    assert bits(cuda_result) == bits(cpu_result)

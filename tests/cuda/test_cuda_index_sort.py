@@ -17,7 +17,7 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite import _C
-from device_required import pytestmark, require_device  # noqa: F401
+from device_required import bits, pytestmark, require_device, same  # noqa: F401
 
 
 DTYPES = [ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64, ptl.float16,
@@ -31,18 +31,6 @@ def values(rng, shape, dtype):
     if dtype in INTS:
         return ptl.tensor(rng.integers(0 if dtype == ptl.uint8 else -4, 5, size=shape)).to(dtype)
     return ptl.tensor(rng.standard_normal(shape) * 2).to(dtype)
-
-
-def bits(t):
-    t = t.cpu()
-    dense = ptl.empty(t.numel(), dtype=t.dtype).copy_(t.reshape(-1))
-    return dense.view(ptl.uint8).numpy().tobytes()
-
-
-def same(cuda_result, cpu_result):
-    assert cuda_result.device.type == "cuda"
-    assert cuda_result.shape == cpu_result.shape and cuda_result.dtype == cpu_result.dtype
-    assert bits(cuda_result) == bits(cpu_result)
 
 
 def views(t):

@@ -16,7 +16,7 @@ import pytest
 import pytorchlite as ptl
 import pytorchlite.nn as nn
 from pytorchlite.autograd import gradcheck
-from device_required import pytestmark, require_device  # noqa: F401
+from device_required import bits, pytestmark, require_device, same  # noqa: F401
 
 aten = ptl.ops.aten
 DTYPES = [ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64, ptl.float16,
@@ -36,18 +36,6 @@ def values(rng, shape, dtype):
         picks = rng.integers(0, flat.size, size=max(1, flat.size // 6))
         flat[picks] = rng.choice([np.nan, np.inf, -np.inf, -0.0, 0.0], size=picks.size)
     return ptl.tensor(v).to(dtype)
-
-
-def bits(t):
-    t = t.cpu()
-    dense = ptl.empty(t.numel(), dtype=t.dtype).copy_(t.reshape(-1))
-    return dense.view(ptl.uint8).numpy().tobytes()
-
-
-def same(cuda_result, cpu_result):
-    assert cuda_result.device.type == "cuda"
-    assert cuda_result.shape == cpu_result.shape and cuda_result.dtype == cpu_result.dtype
-    assert bits(cuda_result) == bits(cpu_result)
 
 
 def close(cuda_result, cpu_result, rtol):
