@@ -601,7 +601,10 @@ embedding_bag_offsets_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
     if (n < 0) {
         return ptl_error_set(PTL_ERR_RUNTIME, "embedding_bag: num_indices must be >= 0");
     }
-    if ((host = ptl_to_copy(offs, PTL_DTYPE_INT64, &cpu)) == NULL) {
+    host = offs->device.type == PTL_DEVICE_CPU && offs->dtype == PTL_DTYPE_INT64
+               ? ptl_contiguous(offs)   /* no copy */
+               : ptl_to_copy(offs, PTL_DTYPE_INT64, &cpu);
+    if (host == NULL) {
         return -1;
     }
     const int64_t *o = (const int64_t *)ptl_tensor_data(host);
