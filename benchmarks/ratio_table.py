@@ -7,9 +7,9 @@ process.
     python benchmarks/ratio_table.py --threads 2                  # wall time
 
 One thread interleaves the two libraries call by call and takes each one's fastest round.
-Two threads time each library's calls in a block, twice: interleaved call by call, one
-library's spinning workers (OpenMP's, or our pool's before it sleeps) land on the other's
-calls.  Needs PyTorch (pip install torch==2.13.0)."""
+Two threads time each library's calls in a block, twice, after a pause that lets the other
+library's workers go idle: interleaved call by call, one library's spinning workers
+(OpenMP's, or our pool's before it sleeps) land on the other's calls.  Needs PyTorch (pip install torch==2.13.0)."""
 import argparse
 import os
 import sys
@@ -81,6 +81,14 @@ def main(argv=None):
         pytorchlite.set_num_threads(old[1])
 
 
+# Before each two-thread block: long enough for the other library's idle workers to stop
+# spinning (PyTorch's OpenMP workers poll for a while after each parallel region; ours for
+# 200 us, Note [Spin before sleeping]).  Without it the 25 us matmul 128 and the 0.4 ms
+# conv 3->32 forward, whose blocks end inside that window, ran with the second core taken:
+# 0.57 and 0.58 in the table, 1.04 and about 1 timed alone.
+QUIET_S = 0.25
+
+
 def table(args):
     clock = time.thread_time if args.threads == 1 else time.perf_counter
     for name, make in [row for row in ROWS if args.only in row[0]]:
@@ -92,6 +100,8 @@ def table(args):
         blocks = [list(calls.items())] * args.rounds if args.threads == 1 else \
             [[item] * args.rounds for item in calls.items()] * 2
         for block in blocks:
+            if args.threads > 1:
+                time.sleep(QUIET_S)
             for impl, call in block:
                 t = clock()
                 call()
