@@ -915,7 +915,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         if offsets.dim() != 1:
             raise ValueError("offsets has to be a 1D Tensor")
         flat = input
-        # checks the offsets with PyTorch's messages and gives each index its bag
+        # checks the offsets with PyTorch's messages and gives each index its bag; the paths
+        # that read the bounds as a list read them once, from the host
+        offsets = offsets if fusable else offsets.cpu()
         bag = aten._ptl_embedding_bag_offsets(offsets, flat.numel(), include_last_offset)
         nbags = max(offsets.numel() - 1, 0) if include_last_offset else offsets.numel()
         if not fusable:
