@@ -292,6 +292,24 @@ def test_cdist_grads_with_ties_match_torch(p):
         np.testing.assert_allclose(g, r, atol=1e-12)
 
 
+@pytest.mark.parametrize("p", [0.5, 1, 1.5, 2, 3, math.inf])
+def test_cdist_float32_grads_match_float64(p):
+    """float32 gradients are the float64 ones of the same values, to float rounding (the inf
+    norm's were all 0: its distance, rounded to float32, was compared with a double
+    difference)"""
+    n1, n2 = (np.random.default_rng(s).standard_normal(shape).astype(np.float32)
+              for s, shape in ((3, (2, 4, 3)), (4, (2, 5, 3))))
+    grads = {}
+    for dt in (ptl.float32, ptl.float64):
+        a = ptl.tensor(n1).to(dt).requires_grad_()
+        b = ptl.tensor(n2).to(dt).requires_grad_()
+        ptl.cdist(a, b, p, compute_mode="donot_use_mm_for_euclid_dist").sum().backward()
+        grads[dt] = (a.grad.double().numpy(), b.grad.double().numpy())
+    for g32, g64 in zip(grads[ptl.float32], grads[ptl.float64]):
+        assert np.abs(g64).max() > 0.5
+        np.testing.assert_allclose(g32, g64, rtol=1e-4, atol=1e-4)
+
+
 def test_cdist_forward_internal():
     x1, x2 = make((2, 3, 4), ptl.float32)[0], make((2, 5, 4), ptl.float32, seed=1)[0]
     assert_close(ptl.ops.aten._cdist_forward(x1, x2, 1.0, None), cdist_ref(x1.numpy(), x2.numpy(), 1))

@@ -206,6 +206,15 @@ cdist_forward_rows(void *vctx, int64_t begin, int64_t end)
     return 0;
 }
 
+/* |x1 - x2| as the dtype holds it: the distance it is compared with (p = inf) was rounded to
+ * the dtype, so the exact double difference would rarely equal it in float32 (every gradient
+ * of a float32 inf-norm cdist came out 0) */
+static inline double
+ad_in_dtype(double ad, PtlDtype dt)
+{
+    return dt == PTL_DTYPE_FLOAT32 ? (double)(float)ad : ad;
+}
+
 /* rows [begin, end) of [B * P]: out[b, i] = sum_j grad[b, i, j] * d dist[b, i, j] / d x1[b, i]
  * (PyTorch's formulas per p; a zero distance gives 0) */
 static int
@@ -228,7 +237,7 @@ cdist_backward_rows(void *vctx, int64_t begin, int64_t end)
                 case P_ZERO: break;
                 case P_ONE: acc += g * s; break;
                 case P_TWO: acc += dist == 0 ? 0 : g * diff / dist; break;
-                case P_INF: acc += ad == dist ? g * s : 0; break;
+                case P_INF: acc += ad_in_dtype(ad, c->dtype) == dist ? g * s : 0; break;
                 case P_LT_TWO:
                     acc += dist == 0 || (diff == 0 && p < 1)
                                ? 0 : s * pow(ad, p - 1) * g / pow(dist, p - 1);
