@@ -1123,6 +1123,12 @@ static const int shared_with_cpu[] = {
      * search_plan.h) */
     PTL_OP_searchsorted_Tensor, PTL_OP_searchsorted_Scalar, PTL_OP_bucketize_Tensor,
     PTL_OP_bucketize_Scalar,
+    /* vdot: dot's kernel (device_gemm.h's hook); linalg_cross and unfold_backward: rolls,
+     * products and adds into strided views (Note [Device cross and unfold_backward] in
+     * shape_device.c); cdist's two ops: the differences' norm and the per-p gradient
+     * formula (Note [Device cdist] in linalg_norm.c) */
+    PTL_OP_vdot, PTL_OP_linalg_cross, PTL_OP_unfold_backward, PTL_OP__cdist_forward,
+    PTL_OP__cdist_backward,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 

@@ -1,7 +1,7 @@
 """one_hot, bincount, repeat_interleave, embedding_bag and affine_grid on the device path
 (Note [Device one_hot and bincount] in src/aten/native/summary.c; repeat_interleave_device in
 shape.c; Note [Device embedding bags] in embedding.c; Note [Device affine_grid] in
-resample.c), checked on the
+resample.c), and the later compositions below (each section names its Note), checked on the
 host: with _C._cuda_kernel_emulation on they take the composition the CUDA tensors take (the
 extremes or the sum by the emulated reduction kernels, read back; zeros, then scatter_,
 index_add_ and cumsum by the emulated kernels) and must reproduce NumPy exactly (counts,
@@ -431,3 +431,152 @@ def test_histc_errors_are_the_cpu_kernels():
             ptl.ones(3).histc(4, 2, 1)
         with pytest.raises(RuntimeError, match="bins must be > 0"):
             ptl.ones(3).histc(0)
+
+
+# ---- linalg_cross and unfold_backward (Note [Device cross and unfold_backward] in
+# shape_device.c) and cdist (Note [Device cdist] in linalg_norm.c) ----
+
+CROSS_CASES = [((4, 3), (1, 3), -1), ((3, 5), (3, 5), 0), ((2, 3, 4), (2, 3, 4), 1),
+               ((2, 1, 3), (1, 4, 3), 2), ((0, 3), (0, 3), 1), ((3,), (3,), 0)]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int64, ptl.int32], ids=str)
+def test_cross_matches_numpy(tuning, dtype):
+    rng = np.random.default_rng(13)
+    for sa, sb, dim in CROSS_CASES:
+        va, vb = (rng.integers(-9, 10, s) if not dtype.is_floating_point
+                  else rng.standard_normal(s) for s in (sa, sb))
+        a, b = ptl.tensor(va).to(dtype), ptl.tensor(vb).to(dtype)
+        # the first operand also through a transposed (non-contiguous) view
+        pairs = [(a, b, va)]
+        if a.dim() == 2 and a.shape == b.shape:
+            at = ptl.tensor(np.ascontiguousarray(va.T)).to(dtype).t()
+            pairs.append((at, b, va))
+        for x, y, vx in pairs:
+            with emulated(TUNINGS[tuning]) as ran:
+                got = ptl.linalg.cross(x, y, dim=dim)
+            want = np.cross(vx, vb, axis=dim) if vx.size else np.zeros(
+                np.broadcast_shapes(sa, sb))
+            assert got.dtype == dtype and tuple(got.shape) == want.shape
+            if dtype.is_floating_point:
+                tol = 1e-12 if dtype == ptl.float64 else 2e-6
+                np.testing.assert_allclose(got.double().numpy(), want, rtol=tol, atol=tol * 10)
+            else:
+                np.testing.assert_array_equal(got.numpy(), want)
+            assert x.numel() == 0 or ran["shape_gather"] > 0
+
+
+def test_cross_errors_and_gradient_through_the_emulated_kernels():
+    from pytorchlite.autograd import gradcheck
+    with emulated(TUNINGS["small"]):
+        with pytest.raises(RuntimeError, match="linalg.cross: inputs dimension -1 must have "
+                                               "length 3. Got 4 and 4"):
+            ptl.linalg.cross(ptl.ones(2, 4), ptl.ones(2, 4))
+        with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+            ptl.linalg.cross(ptl.ones(3), ptl.ones(3, dtype=ptl.float64))
+        a = ptl.randn(4, 3, dtype=ptl.float64, requires_grad=True)
+        b = ptl.randn(1, 3, dtype=ptl.float64, requires_grad=True)
+        assert gradcheck(lambda x, y: ptl.linalg.cross(x, y), (a, b))
+
+
+# (input sizes, dim, size, step): overlapping windows, windows that just meet, windows with
+# gaps, a window as long as the dim, a 0-dim input and empty windows
+UNFOLD_CASES = [((7,), 0, 3, 1), ((2, 9, 3), 1, 4, 2), ((5, 6), 1, 2, 2), ((5, 6), 0, 2, 3),
+                ((4,), 0, 4, 1), ((), 0, 1, 1), ((3, 4), 1, 0, 1), ((6,), 0, 1, 5)]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.float16, ptl.float32, ptl.float64, ptl.int64], ids=str)
+def test_unfold_backward_is_the_cpu_kernels(tuning, dtype):
+    """the same bits as the CPU loop: each element's windows added in the same order"""
+    rng = np.random.default_rng(14)
+    for sizes, dim, size, step in UNFOLD_CASES:
+        gshape = ptl.zeros(sizes).unfold(dim, size, step).shape
+        v = rng.integers(-50, 50, gshape) if dtype == ptl.int64 else \
+            rng.standard_normal(gshape) * 10 ** rng.uniform(-3, 3, gshape)
+        g = ptl.tensor(v).to(dtype)
+        for gg in [g] + ([g.transpose(0, -1).contiguous().transpose(0, -1)] if g.dim() > 1
+                         else []):
+            want = ptl.ops.aten.unfold_backward(gg, list(sizes), dim, size, step)
+            with emulated(TUNINGS[tuning]):
+                got = ptl.ops.aten.unfold_backward(gg, list(sizes), dim, size, step)
+            assert got.dtype == dtype and got.shape == want.shape
+            assert byte_view(got) == byte_view(want)
+            # and against NumPy: every window's element added back at its position
+            ref = np.zeros(sizes)
+            moved = np.moveaxis(ref, dim, -1) if ref.ndim else ref.reshape(1)
+            gv = np.moveaxis(gg.double().numpy(), dim, -2) if ref.ndim else \
+                gg.double().numpy().reshape(1, -1)
+            for w in range(gv.shape[-2]):
+                for j in range(size):
+                    moved[..., w * step + j] += gv[..., w, j]
+            tol = 1e-2 if dtype == ptl.float16 else 1e-5 if dtype == ptl.float32 else 1e-12
+            np.testing.assert_allclose(got.double().numpy(), ref, rtol=tol, atol=tol)
+
+
+def test_unfold_backward_gradient_through_the_emulated_kernels():
+    from pytorchlite.autograd import gradcheck
+    x = ptl.randn(3, 8, dtype=ptl.float64, requires_grad=True)
+    with emulated(TUNINGS["tiny"]):
+        for size, step in ((3, 1), (2, 2), (2, 3)):
+            assert gradcheck(lambda t: t.unfold(1, size, step), (x,))
+        with pytest.raises(RuntimeError, match="step is 0 but must be > 0"):
+            ptl.ops.aten.unfold_backward(ptl.ones(3, 2), [4], 0, 2, 0)
+
+
+def cdist_ref(a, b, p):
+    d = np.abs(a[..., :, None, :] - b[..., None, :, :])
+    if p == 0:
+        return (d != 0).sum(-1).astype(np.float64)
+    if np.isinf(p):
+        return d.max(-1, initial=0.0)
+    return (d ** p).sum(-1) ** (1 / p)
+
+
+CDIST_PS = [0, 0.5, 1, 1.5, 2, 3, float("inf")]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_cdist_matches_numpy(tuning, dtype):
+    rng = np.random.default_rng(15)
+    for s1, s2 in (((5, 4), (6, 4)), ((2, 3, 2), (2, 7, 2)), ((0, 3), (4, 3)), ((3, 0), (2, 0)),
+                   ((1, 5), (1, 5))):
+        va, vb = rng.standard_normal(s1), rng.standard_normal(s2)
+        if s1 == (5, 4):
+            vb[2] = va[1]          # a zero distance
+        a, b = ptl.tensor(va).to(dtype), ptl.tensor(vb).to(dtype)
+        for p in CDIST_PS:
+            want = ptl.cdist(a, b, p, compute_mode="donot_use_mm_for_euclid_dist")
+            with emulated(TUNINGS[tuning]):
+                got = ptl.cdist(a, b, p, compute_mode="donot_use_mm_for_euclid_dist")
+            assert got.dtype == dtype and got.shape == want.shape
+            tol = 1e-12 if dtype == ptl.float64 else 2e-5
+            np.testing.assert_allclose(got.double().numpy(), cdist_ref(va, vb, p), rtol=tol,
+                                       atol=tol)
+
+
+@pytest.mark.parametrize("p", CDIST_PS)
+def test_cdist_backward_matches_the_cpu_kernel_and_gradcheck(p):
+    from pytorchlite.autograd import gradcheck
+    rng = np.random.default_rng(16)
+    va, vb = rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 5, 3))
+    vb[0, 2] = va[0, 1]            # a zero distance: the formulas' 0 branch
+    vb[1, 3, 0] = va[1, 2, 0]      # a zero difference in one column (p < 1's extra 0)
+    g = ptl.tensor(rng.standard_normal((2, 4, 5)))
+    for dtype in (ptl.float64, ptl.float32):
+        a, b = ptl.tensor(va).to(dtype), ptl.tensor(vb).to(dtype)
+        dist = ptl.cdist(a, b, p, compute_mode="donot_use_mm_for_euclid_dist")
+        want = ptl.ops.aten._cdist_backward(g.to(dtype), a, b, p, dist)
+        with emulated(TUNINGS["small"]):
+            got = ptl.ops.aten._cdist_backward(g.to(dtype), a, b, p, dist)
+        tol = 1e-12 if dtype == ptl.float64 else 1e-5
+        np.testing.assert_allclose(got.double().numpy(), want.double().numpy(), rtol=tol,
+                                   atol=tol)
+    if p not in (0, 0.5):          # p < 1 is not differentiable where a difference is 0
+        x = ptl.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+        y = ptl.tensor(rng.standard_normal((4, 2)), requires_grad=True)
+        with emulated(TUNINGS["tiny"]):
+            assert gradcheck(lambda s, t: ptl.cdist(s, t, p, "donot_use_mm_for_euclid_dist"),
+                             (x, y))

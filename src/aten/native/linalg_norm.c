@@ -12,6 +12,7 @@
 
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
+#include "device_compose.h"
 #include "native.h"
 
 static PtlTensorImpl *
@@ -275,6 +276,182 @@ cdist_dtype_check(PtlDtype dt)
     return 0;
 }
 
+/* ---- _cdist_forward / _cdist_backward on the device path ---- */
+
+/* Note [Device cdist]
+ * ~~~~~~~~~~~~~~~~~~~
+ * On CUDA tensors (and under the kernel emulation) the two ops are compositions of the
+ * device's view, pointwise and reduction kernels over the differences
+ * diff[.., i, j, :] = x1[.., i, :] - x2[.., j, :] ([*, P, R, M]): the forward is their vector
+ * norm of order p over M, the backward the loops' formula per p (below) summed over j.  The
+ * differences cost P R M elements of memory, which a kernel per row pair would not, and
+ * float32 is computed in float where the CPU loops accumulate in double.  No columns
+ * (M = 0) gives zero distances for every p, as the loops do. */
+
+/* Temporaries of a composition, dropped together (the longest, p < 1's gradient, keeps 17). */
+#define CDIST_TEMPS 20
+typedef struct CdistTemps {
+    PtlTensorImpl *t[CDIST_TEMPS];
+    int n;
+} CdistTemps;
+
+static PtlTensorImpl *
+keep(CdistTemps *k, PtlTensorImpl *t)
+{
+    if (t != NULL) {
+        k->t[k->n++] = t;
+    }
+    return t;
+}
+
+static void
+drop(CdistTemps *k)
+{
+    for (int i = 0; i < k->n; i++) {
+        ptl_decref(k->t[i]);
+    }
+}
+
+static PtlTensorImpl *
+unsqueeze(PtlTensorImpl *t, int64_t dim)
+{
+    PtlIValue args[2] = {ptl_iv_tensor(t), ptl_iv_int(dim)};
+    return ptl_call_tensor(PTL_OP_unsqueeze, args);
+}
+
+static PtlTensorImpl *
+where(PtlTensorImpl *cond, PtlTensorImpl *a, PtlTensorImpl *b)
+{
+    PtlIValue args[3] = {ptl_iv_tensor(cond), ptl_iv_tensor(a), ptl_iv_tensor(b)};
+    return ptl_call_tensor(PTL_OP_where_self, args);
+}
+
+static PtlTensorImpl *
+pow_scalar(PtlTensorImpl *t, double e)
+{
+    PtlIValue args[2] = {ptl_iv_tensor(t), ptl_iv_double(e)};
+    return ptl_call_tensor(PTL_OP_pow_Tensor_Scalar, args);
+}
+
+/* diff (kept in k), or NULL */
+static PtlTensorImpl *
+cdist_diff(CdistTemps *k, PtlTensorImpl *x1, PtlTensorImpl *x2)
+{
+    PtlTensorImpl *a = keep(k, unsqueeze(x1, -2)), *b = a ? keep(k, unsqueeze(x2, -3)) : NULL;
+    return b != NULL ? keep(k, call2(PTL_OP_sub_Tensor, a, b)) : NULL;
+}
+
+/* zeros of t's dtype and device shaped [*batch, rows, cols] after t's batch dims */
+static PtlTensorImpl *
+cdist_zeros(const PtlTensorImpl *t, int64_t rows, int64_t cols)
+{
+    int64_t sizes[PTL_MAX_DIMS];
+    PtlIValue zero = ptl_iv_int(0);
+    for (int d = 0; d < t->dim - 2; d++) {
+        sizes[d] = t->sizes[d];
+    }
+    sizes[t->dim - 2] = rows;
+    sizes[t->dim - 1] = cols;
+    PtlTensorImpl *z = ptl_empty(t->dim, sizes, t->dtype, t->device);
+    if (z != NULL && ptl_fill_scalar(z, &zero) < 0) {
+        PTL_CLEAR(z);
+    }
+    return z;
+}
+
+static PtlTensorImpl *
+cdist_forward_device(PtlTensorImpl *x1, PtlTensorImpl *x2, double p)
+{
+    CdistTemps k = {.n = 0};
+    PtlTensorImpl *diff, *res = NULL;
+    int64_t last = -1;
+    if (x1->sizes[x1->dim - 1] == 0) {
+        return cdist_zeros(x1, x1->sizes[x1->dim - 2], x2->sizes[x2->dim - 2]);
+    }
+    if ((diff = cdist_diff(&k, x1, x2)) != NULL) {
+        PtlIValue args[5] = {ptl_iv_tensor(diff), ptl_iv_double(p), ptl_iv_intlist(&last, 1),
+                             ptl_iv_bool(0), ptl_iv_none()};
+        res = ptl_call_tensor(PTL_OP_linalg_vector_norm, args);
+    }
+    drop(&k);
+    return res;
+}
+
+/* The gradient of x1: sum over j of the term t[.., i, j, :] of p's kind, with s = sign(diff),
+ * g and dist broadcast over M, and 0 where the loops give 0:
+ *   p = 1: s g;  p = 2: diff g / dist;  p = inf: s g where |diff| = dist;
+ *   p < 2: s |diff|^(p-1) g / dist^(p-1), also 0 where diff = 0 when p < 1;
+ *   p > 2: diff |diff|^(p-2) g / dist^(p-1). */
+static PtlTensorImpl *
+cdist_backward_device(PtlTensorImpl *grad, PtlTensorImpl *x1, PtlTensorImpl *x2,
+                      PtlTensorImpl *dist, double p)
+{
+    CdistTemps k = {.n = 0};
+    PtlTensorImpl *res = NULL, *diff, *g, *d, *zero, *t = NULL, *q, *zd;
+    int kind = p_kind(p);
+    int64_t rows_dim = -2;
+    if (kind == P_ZERO || x1->numel == 0 || x2->numel == 0) {
+        return cdist_zeros(x1, x1->sizes[x1->dim - 2], x1->sizes[x1->dim - 1]);
+    }
+    if ((diff = cdist_diff(&k, x1, x2)) == NULL || (g = keep(&k, unsqueeze(grad, -1))) == NULL ||
+        (d = keep(&k, unsqueeze(dist, -1))) == NULL ||
+        (zero = keep(&k, ptl_scalar_tensor(0, x1->dtype, ptl_device_cpu()))) == NULL ||
+        (zd = keep(&k, call2(PTL_OP_eq_Tensor, d, zero))) == NULL) {
+        goto done;
+    }
+    if (kind == P_TWO) {
+        if ((q = keep(&k, call2(PTL_OP_div_Tensor, g, d))) != NULL &&
+            (q = keep(&k, where(zd, zero, q))) != NULL) {
+            t = keep(&k, call2(PTL_OP_mul_Tensor, diff, q));
+        }
+    }
+    else {
+        PtlTensorImpl *sg = keep(&k, call1(PTL_OP_sign, diff)), *ad = NULL, *den = NULL;
+        if (sg == NULL || (sg = keep(&k, call2(PTL_OP_mul_Tensor, sg, g))) == NULL ||
+            (ad = keep(&k, call1(PTL_OP_abs, diff))) == NULL) {
+            goto done;
+        }
+        if (kind == P_ONE) {
+            t = sg;
+        }
+        else if (kind == P_INF) {
+            PtlTensorImpl *on = keep(&k, call2(PTL_OP_eq_Tensor, ad, d));
+            t = on != NULL ? keep(&k, where(on, sg, zero)) : NULL;
+        }
+        else if ((den = keep(&k, pow_scalar(d, p - 1))) != NULL) {
+            /* p < 2: s g |diff|^(p-1); p > 2: s g |diff| |diff|^(p-2), diff's own formula
+             * through s |diff| = diff */
+            PtlTensorImpl *num = kind == P_LT_TWO
+                                     ? keep(&k, pow_scalar(ad, p - 1))
+                                     : keep(&k, pow_scalar(ad, p - 2));
+            PtlTensorImpl *mask = zd;
+            if (num != NULL && kind == P_GENERAL) {
+                num = keep(&k, call2(PTL_OP_mul_Tensor, num, diff));
+                q = num != NULL ? keep(&k, call2(PTL_OP_mul_Tensor, num, g)) : NULL;
+            }
+            else {
+                q = num != NULL ? keep(&k, call2(PTL_OP_mul_Tensor, sg, num)) : NULL;
+            }
+            if (q != NULL && kind == P_LT_TWO && p < 1) {
+                PtlTensorImpl *z = keep(&k, call2(PTL_OP_eq_Tensor, diff, zero));
+                mask = z != NULL ? keep(&k, call2(PTL_OP_logical_or, zd, z)) : NULL;
+            }
+            if (q != NULL && mask != NULL &&
+                (q = keep(&k, call2(PTL_OP_div_Tensor, q, den))) != NULL) {
+                t = keep(&k, where(mask, zero, q));
+            }
+        }
+    }
+    if (t != NULL) {
+        PtlIValue args[4] = {ptl_iv_tensor(t), ptl_iv_intlist(&rows_dim, 1), ptl_iv_bool(0),
+                             ptl_iv_none()};
+        res = ptl_call_tensor(PTL_OP_sum_dim_IntList, args);
+    }
+done:
+    drop(&k);
+    return res;
+}
+
 /* The product of t's batch dims (all but the last two). */
 static int64_t
 batch_numel(const PtlTensorImpl *t)
@@ -317,6 +494,13 @@ _cdist_forward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (cdist_dtype_check(a->dtype) < 0) {
         return -1;
+    }
+    if (ptl_on_device_path(a) || ptl_on_device_path(b)) {
+        if ((out = cdist_forward_device(a, b, ptl_iv_to_double(&s[2]))) == NULL) {
+            return -1;
+        }
+        s[0] = ptl_iv_tensor(out);
+        return 0;
     }
     int nd = a->dim;
     for (int d = 0; d < nd - 1; d++) {
@@ -387,14 +571,21 @@ _cdist_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                       (long long)x1s[1], (long long)x2s[1]);
         goto error;
     }
-    if ((out = ptl_empty(nd, in[1]->sizes, in[1]->dtype, in[1]->device)) == NULL) {
-        goto error;
+    if (ptl_on_device_path(in[1]) || ptl_on_device_path(in[2])) {
+        if ((out = cdist_backward_device(t[0], t[1], t[2], t[3], p)) == NULL) {
+            goto error;
+        }
     }
-    CdistCtx c = {ptl_tensor_data(t[1]), ptl_tensor_data(t[2]), ptl_tensor_data(t[0]),
-                  ptl_tensor_data(t[3]), ptl_tensor_data(out), in[1]->sizes[nd - 2],
-                  in[2]->sizes[nd - 2], in[1]->sizes[nd - 1], p, p_kind(p), in[1]->dtype};
-    if (cdist_run(&c, batch_numel(in[1]) * c.P, cdist_backward_rows) < 0) {
-        goto error;
+    else {
+        if ((out = ptl_empty(nd, in[1]->sizes, in[1]->dtype, in[1]->device)) == NULL) {
+            goto error;
+        }
+        CdistCtx c = {ptl_tensor_data(t[1]), ptl_tensor_data(t[2]), ptl_tensor_data(t[0]),
+                      ptl_tensor_data(t[3]), ptl_tensor_data(out), in[1]->sizes[nd - 2],
+                      in[2]->sizes[nd - 2], in[1]->sizes[nd - 1], p, p_kind(p), in[1]->dtype};
+        if (cdist_run(&c, batch_numel(in[1]) * c.P, cdist_backward_rows) < 0) {
+            goto error;
+        }
     }
     for (int i = 0; i < 4; i++) {
         ptl_decref(t[i]);

@@ -777,6 +777,9 @@ unfold_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "but got %s", ptl_format_sizes(b1, sizeof(b1), want_dim, want),
                              ptl_format_sizes(b2, sizeof(b2), g->dim, g->sizes));
     }
+    if (ptl_on_device_path(g)) {
+        return set_result(s, shape_unfold_backward_device(g, (int)nd, in, d, size, step));
+    }
     if ((out = ptl_empty((int)nd, in, g->dtype, g->device)) == NULL) {
         return -1;
     }
@@ -939,6 +942,9 @@ linalg_cross_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (ptl_broadcast_shapes(a->dim, a->sizes, b->dim, b->sizes, &dim, sizes) < 0) {
         return -1;
+    }
+    if (ptl_on_device_path(a) || ptl_on_device_path(b)) {
+        return set_result(s, shape_cross_device(a, b, d));
     }
     if ((out = ptl_empty(dim, sizes, a->dtype, a->device)) == NULL) {
         return -1;

@@ -1,5 +1,6 @@
 /* shape_impl.h -- what shape.c shares with shape_device.c, its glue to the CUDA kernels of
- * its data movers (Note [CUDA masked_fill and take] in src/cuda/index_plan.h). */
+ * its data movers (Note [CUDA masked_fill and take] in src/cuda/index_plan.h) and its
+ * compositions of device kernels. */
 #ifndef PTL_ATEN_NATIVE_SHAPE_IMPL_H
 #define PTL_ATEN_NATIVE_SHAPE_IMPL_H
 
@@ -15,5 +16,11 @@ int shape_gather_device(PtlTensorImpl *out, const PtlTensorImpl *t, const int64_
                         int dim, const int64_t *sizes);
 /* Zeroes the elements of t that tril (lower) or triu with diagonal k drops.  0, or -1. */
 int shape_triangle_device(PtlTensorImpl *t, int64_t k, int lower);
+/* linalg_cross of a and b (checked: dim wrapped, size 3 there, one dtype) and unfold_backward
+ * of g (checked) by device kernels (Note [Device cross and unfold_backward]); new ref or
+ * NULL */
+PtlTensorImpl *shape_cross_device(PtlTensorImpl *a, PtlTensorImpl *b, int64_t dim);
+PtlTensorImpl *shape_unfold_backward_device(PtlTensorImpl *g, int nd, const int64_t *in,
+                                            int64_t d, int64_t size, int64_t step);
 
 #endif

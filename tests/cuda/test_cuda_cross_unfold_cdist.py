@@ -1,0 +1,87 @@
+"""vdot, linalg.cross, unfold's backward and cdist (both its ops) on CUDA tensors against the
+CPU kernels: unfold_backward bit for bit (Note [Device cross and unfold_backward] in
+src/aten/native/shape_device.c adds in the CPU loop's order), integer cross products
+exactly, the rest to rounding; float64 gradchecks on the device.  The compositions
+themselves are also checked without a device, under the kernel emulation
+(test_composed_device_ops_plan.py).  Each test skips, with the reason the device is missing,
+on a machine without a GPU; tools/gpu_check.sh runs them on one."""
+import math
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite.autograd import gradcheck
+from device_required import pytestmark, require_device, same  # noqa: F401
+
+aten = ptl.ops.aten
+
+
+def close(cuda_result, cpu_result, tol):
+    assert cuda_result.device.type == "cuda"
+    assert cuda_result.shape == cpu_result.shape and cuda_result.dtype == cpu_result.dtype
+    np.testing.assert_allclose(cuda_result.cpu().double().numpy(),
+                               cpu_result.double().numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int64], ids=str)
+def test_vdot(dtype):
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 7, 1000):
+        a, b = (ptl.tensor(rng.integers(-5, 6, 2 * n)).to(dtype)[::2] for _ in range(2))
+        got, want = ptl.vdot(a.cuda(), b.cuda()), ptl.vdot(a, b)
+        if dtype.is_floating_point:
+            close(got, want, 1e-5 if dtype == ptl.float32 else 1e-12)
+        else:
+            same(got, want)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int32, ptl.int64], ids=str)
+def test_cross(dtype):
+    rng = np.random.default_rng(1)
+    for sa, sb, dim in (((4, 3), (1, 3), -1), ((3, 5), (3, 5), 0), ((2, 1, 3), (1, 4, 3), 2),
+                        ((0, 3), (0, 3), 1)):
+        a, b = (ptl.tensor(rng.integers(-9, 10, s)).to(dtype) for s in (sa, sb))
+        got, want = ptl.linalg.cross(a.cuda(), b.cuda(), dim=dim), ptl.linalg.cross(a, b, dim=dim)
+        if dtype.is_floating_point:
+            close(got, want, 1e-6)
+        else:
+            same(got, want)
+    x = ptl.randn(5, 3, dtype=ptl.float64, device="cuda", requires_grad=True)
+    assert gradcheck(lambda t: ptl.linalg.cross(t, t.flip(0)), (x,))
+    with pytest.raises(RuntimeError, match="linalg.cross: inputs dimension -1 must have "
+                                           "length 3. Got 2 and 2"):
+        ptl.linalg.cross(ptl.ones(2, 2, device="cuda"), ptl.ones(2, 2, device="cuda"))
+
+
+@pytest.mark.parametrize("dtype", [ptl.float16, ptl.float32, ptl.float64, ptl.int64], ids=str)
+def test_unfold_backward(dtype):
+    rng = np.random.default_rng(2)
+    for sizes, dim, size, step in (((7,), 0, 3, 1), ((2, 9, 3), 1, 4, 2), ((5, 6), 0, 2, 3),
+                                   ((), 0, 1, 1), ((3, 4), 1, 0, 1)):
+        gshape = ptl.zeros(sizes).unfold(dim, size, step).shape
+        g = ptl.tensor(rng.standard_normal(gshape) * 100).to(dtype)
+        same(aten.unfold_backward(g.cuda(), list(sizes), dim, size, step),
+             aten.unfold_backward(g, list(sizes), dim, size, step))
+    x = ptl.randn(3, 8, dtype=ptl.float64, device="cuda", requires_grad=True)
+    assert gradcheck(lambda t: t.unfold(1, 3, 1), (x,))
+
+
+@pytest.mark.parametrize("p", [0, 0.5, 1, 1.5, 2, 3, math.inf])
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_cdist(p, dtype):
+    rng = np.random.default_rng(3)
+    va, vb = rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 6, 4))
+    vb[0, 2] = va[0, 1]
+    a, b = ptl.tensor(va).to(dtype), ptl.tensor(vb).to(dtype)
+    tol = 1e-5 if dtype == ptl.float32 else 1e-12
+    mode = "donot_use_mm_for_euclid_dist"
+    dist = ptl.cdist(a, b, p, compute_mode=mode)
+    close(ptl.cdist(a.cuda(), b.cuda(), p, compute_mode=mode), dist, tol)
+    g = ptl.tensor(rng.standard_normal((2, 5, 6))).to(dtype)
+    close(aten._cdist_backward(g.cuda(), a.cuda(), b.cuda(), p, dist.cuda()),
+          aten._cdist_backward(g, a, b, p, dist), tol)
+    if dtype == ptl.float64 and p >= 1:
+        x, y = (ptl.tensor(rng.standard_normal(s), device="cuda", requires_grad=True)
+                for s in ((3, 2), (4, 2)))
+        assert gradcheck(lambda s, t: ptl.cdist(s, t, p, compute_mode=mode), (x, y))
