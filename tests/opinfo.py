@@ -794,7 +794,8 @@ ENTRIES += [
                a.ravel() if dim is None else a, ord, axis=None if dim is None else dim[0],
                keepdims=keepdim and dim is not None)),
     OpInfo("renorm", [S(T(3, 2), 2, 0, 1.0), S(T(2, 3), 1, 1, 0.5)], ref=_np_renorm),
-    OpInfo("_cdist_forward", [S(T(3, 2), T(2, 2), 2.0, None), S(T(3, 2), T(4, 2), 1.0, None)],
+    OpInfo("_cdist_forward", [S(T(3, 2), T(2, 2), 2.0, None), S(T(3, 2), T(4, 2), 1.0, None),
+                              S(T(3, 3), T(4, 3), math.inf, None), S(T(2, 3), T(4, 3), 3.0, None)],
            ref=lambda a, b, p, mode: np.linalg.norm(a[:, None] - b[None], p, axis=-1),
            gradgrad="PyTorch's _cdist_backward has no derivative"),
 ]

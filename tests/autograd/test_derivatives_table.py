@@ -1,6 +1,8 @@
 """Every PTL_GRAD row of src/autograd/derivatives.def, checked on the samples of its operator's
 entry in tests/opinfo.py: a float64 gradcheck and gradgradcheck (complex outputs, and the
-complex inputs an entry's grad_call makes, part by part), and the node the row names.
+complex inputs an entry's grad_call makes, part by part), and the node the row names; and
+the float32 gradients against the float64 ones on the same values (the backward kernels'
+float32 paths, which gradcheck never runs).
 
 Rows whose op has no usable finite differences say so in their entry (opinfo.OpInfo.grad):
 random ops get zeros (derivatives.yaml's zeros_like), reparameterised samplers are compared
@@ -133,3 +135,53 @@ def test_rows_without_a_gradgradcheck_say_why():
             assert isinstance(info.gradgrad, str) and info.gradgrad, op
         if info is not None and info.grad != "check":
             assert info.note, f"{op}: an entry without a gradcheck says why (note=)"
+
+
+def _in_float64(x, new):
+    """x with its float32 tensors (and the float32 dtype) in float64: the same values, the
+    leaves new leaves (recorded in new)."""
+    if isinstance(x, ptl.Tensor) and x.dtype == ptl.float32 and x.layout == ptl.strided:
+        y = x.detach().to(ptl.float64).requires_grad_(x.requires_grad)
+        new[id(x)] = y
+        return y
+    if x is ptl.float32:
+        return ptl.float64
+    if isinstance(x, (list, tuple)):
+        return type(x)(_in_float64(y, new) for y in x)
+    return x
+
+
+F32_ROWS = [(op, node) for op, node in ROWS if entry(op) is not None
+            and entry(op).grad == "check" and ptl.float32 in entry(op).dtypes]
+
+
+@pytest.mark.parametrize("op_id, node", _params(F32_ROWS))
+def test_float32_gradients_are_the_float64_ones(op_id, node):
+    """Each backward kernel in float32 against float64 on the same values (gradcheck runs
+    in float64 only, and a float32 kernel gave zeros where it compared a double with a
+    float-rounded value): equal to float32 rounding, scaled by the gradient's size."""
+    info = entry(op_id)
+    for sample in info.gradcheck_samples():
+        args, kwargs, _, _, leaves = sample.make(ptl.float32, info.domain, requires_grad=True)
+        new = {}
+        args64 = [_in_float64(x, new) for x in args]
+        kwargs64 = {k: _in_float64(v, new) for k, v in kwargs.items()}
+        leaves64 = [new[id(x)] for x in leaves]
+        got = _float_grads(_function(info, args, kwargs, leaves), leaves)
+        want = _float_grads(_function(info, args64, kwargs64, leaves64), leaves64)
+        for g, w in zip(got, want):
+            scale = max(1.0, float(np.abs(w).max(initial=0.0)))
+            np.testing.assert_allclose(g, w, rtol=2e-3, atol=2e-3 * scale,
+                                       err_msg=f"{info.name}{sample}")
+
+
+def _float_grads(f, leaves):
+    """The gradients of f's outputs (each weighted by a fixed pattern of +-1, 2) with respect
+    to leaves, in float64 NumPy (zeros for an unused leaf)."""
+    outs = [o for o in f(*leaves) if o.grad_fn is not None]
+    weights = [ptl.tensor(np.resize([1.0, -1.0, 2.0], o.shape), dtype=o.dtype)
+               for o in outs]
+    grads = ptl.autograd.grad(outs, leaves, weights, allow_unused=True)
+    return [np.zeros(x.shape) if g is None else g.to(ptl.float64).to_dense().numpy()
+            if g.layout != ptl.strided else g.to(ptl.float64).numpy()
+            for x, g in zip(leaves, grads)]
