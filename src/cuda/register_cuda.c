@@ -1126,9 +1126,10 @@ static const int shared_with_cpu[] = {
     /* vdot: dot's kernel (device_gemm.h's hook); linalg_cross and unfold_backward: rolls,
      * products and adds into strided views (Note [Device cross and unfold_backward] in
      * shape_device.c); cdist's two ops: the differences' norm and the per-p gradient
-     * formula (Note [Device cdist] in linalg_norm.c) */
+     * formula (Note [Device cdist] in linalg_norm.c); embedding_renorm_: the distinct rows'
+     * norms and index_copy_ (Note [Device embedding_renorm_] in embedding.c) */
     PTL_OP_vdot, PTL_OP_linalg_cross, PTL_OP_unfold_backward, PTL_OP__cdist_forward,
-    PTL_OP__cdist_backward,
+    PTL_OP__cdist_backward, PTL_OP_embedding_renorm_,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 

@@ -580,3 +580,47 @@ def test_cdist_backward_matches_the_cpu_kernel_and_gradcheck(p):
         with emulated(TUNINGS["tiny"]):
             assert gradcheck(lambda s, t: ptl.cdist(s, t, p, "donot_use_mm_for_euclid_dist"),
                              (x, y))
+
+
+# ---- embedding_renorm_ (Note [Device embedding_renorm_] in embedding.c) ----
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_embedding_renorm_matches_numpy(tuning, dtype):
+    rng = np.random.default_rng(17)
+    for idx_shape, idx_dtype in (((6,), ptl.int64), ((3, 4), ptl.int32), ((0,), ptl.int64)):
+        for p, max_norm in ((2.0, 1.0), (1.0, 2.5), (3.0, 0.7)):
+            v = rng.standard_normal((9, 5)) * 2
+            iv = rng.integers(0, 9, idx_shape)
+            w = ptl.tensor(v).to(dtype)
+            want = w.clone()
+            with ptl.no_grad():
+                ptl.embedding_renorm_(want, ptl.tensor(iv).to(idx_dtype), max_norm, p)
+                with emulated(TUNINGS[tuning]):
+                    out = ptl.embedding_renorm_(w, ptl.tensor(iv).to(idx_dtype), max_norm, p)
+            assert out is w
+            ref = v.copy()
+            for r in np.unique(iv):
+                n = np.sum(np.abs(v[r]) ** p) ** (1 / p)
+                if n > max_norm:
+                    ref[r] = v[r] * (max_norm / (n + 1e-7))
+            tol = 1e-12 if dtype == ptl.float64 else 1e-6
+            np.testing.assert_allclose(w.double().numpy(), ref, rtol=tol, atol=tol)
+            np.testing.assert_allclose(w.double().numpy(), want.double().numpy(), rtol=tol,
+                                       atol=tol)
+
+
+def test_embedding_renorm_errors_and_the_module_through_the_emulated_kernels():
+    with emulated(TUNINGS["small"]), ptl.no_grad():
+        w = ptl.randn(5, 3)
+        with pytest.raises(IndexError, match="index out of range in self"):
+            ptl.embedding_renorm_(w, ptl.tensor([1, 5]), 1.0, 2.0)
+        with pytest.raises(IndexError, match="index out of range in self"):
+            ptl.embedding_renorm_(w, ptl.tensor([-1]), 1.0, 2.0)
+        with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices' to "
+                                               "have one of the following scalar types"):
+            ptl.embedding_renorm_(w, ptl.tensor([1.0]), 1.0, 2.0)
+    emb = ptl.nn.Embedding(10, 4, max_norm=0.5)
+    with emulated(TUNINGS["tiny"]):
+        out = emb(ptl.tensor([[1, 2], [2, 7]]))
+    assert float(out.norm(dim=-1).max()) <= 0.5 + 1e-6

@@ -1,8 +1,8 @@
-"""vdot, linalg.cross, unfold's backward and cdist (both its ops) on CUDA tensors against the
-CPU kernels: unfold_backward bit for bit (Note [Device cross and unfold_backward] in
-src/aten/native/shape_device.c adds in the CPU loop's order), integer cross products
-exactly, the rest to rounding; float64 gradchecks on the device.  The compositions
-themselves are also checked without a device, under the kernel emulation
+"""vdot, linalg.cross, unfold's backward, cdist (both its ops) and embedding_renorm_ on CUDA
+tensors against the CPU kernels: unfold_backward bit for bit (Note [Device cross and
+unfold_backward] in src/aten/native/shape_device.c adds in the CPU loop's order), integer
+cross products exactly, the rest to rounding; float64 gradchecks on the device.  The
+compositions themselves are also checked without a device, under the kernel emulation
 (test_composed_device_ops_plan.py).  Each test skips, with the reason the device is missing,
 on a machine without a GPU; tools/gpu_check.sh runs them on one."""
 import math
@@ -85,3 +85,17 @@ def test_cdist(p, dtype):
         x, y = (ptl.tensor(rng.standard_normal(s), device="cuda", requires_grad=True)
                 for s in ((3, 2), (4, 2)))
         assert gradcheck(lambda s, t: ptl.cdist(s, t, p, compute_mode=mode), (x, y))
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_embedding_renorm(dtype):
+    rng = np.random.default_rng(4)
+    w = ptl.tensor(rng.standard_normal((50, 6)) * 2).to(dtype)
+    idx = ptl.tensor(rng.integers(0, 50, (4, 9)))
+    want, got = w.clone(), w.cuda()
+    with ptl.no_grad():
+        ptl.embedding_renorm_(want, idx, 1.0, 2.0)
+        ptl.embedding_renorm_(got, idx.cuda(), 1.0, 2.0)
+    close(got, want, 1e-6)
+    with pytest.raises(IndexError, match="index out of range in self"), ptl.no_grad():
+        ptl.embedding_renorm_(got, ptl.tensor([50], device="cuda"), 1.0, 2.0)

@@ -74,7 +74,7 @@ CUDA_OPS = [
     "aten::lt.Tensor", "aten::le.Tensor", "aten::gt.Tensor", "aten::ge.Tensor", "aten::gt_.Tensor",
     "aten::eq.out", "aten::logical_and", "aten::logical_or", "aten::logical_xor",
     "aten::vdot", "aten::linalg_cross", "aten::unfold_backward", "aten::_cdist_forward",
-    "aten::_cdist_backward",
+    "aten::_cdist_backward", "aten::embedding_renorm_",
     # the views share their kernels with the CPU (view.c)
     "aten::view", "aten::reshape", "aten::t", "aten::transpose.int", "aten::permute",
     "aten::expand", "aten::unsqueeze", "aten::squeeze.dim", "aten::select.int",

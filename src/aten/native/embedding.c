@@ -495,6 +495,110 @@ error:
     return -1;
 }
 
+/* Note [Device embedding_renorm_]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * On CUDA weights (and under the kernel emulation) the rows are renormalised all at once by
+ * device kernels: the distinct indices (_unique2, whose device path walks a host copy), their
+ * extremes read back for the range check, the rows gathered (index_select), their norms in
+ * float64 (linalg_vector_norm), the factor max_norm / (norm + 1e-7) where the norm exceeds
+ * max_norm and 1 elsewhere, converted to the weight's dtype as the CPU loop's wrapped scalar
+ * is, and the scaled rows written back (index_copy_): a row's values are the CPU's up to the
+ * order of its norm's sum. */
+static int
+embedding_renorm_device(PtlTensorImpl *w, PtlTensorImpl *indices, double max_norm, double p)
+{
+    PtlTensorImpl *flat = NULL, *uniq = NULL, *rows = NULL, *norms = NULL, *big = NULL;
+    PtlTensorImpl *den = NULL, *q = NULL, *fac = NULL, *scaled = NULL, *res = NULL;
+    PtlTensorImpl *mx = NULL, *one = NULL, *eps = NULL;
+    int64_t all = -1, lo = 0, hi = 0, dim1 = 1;
+    int rc = -1;
+    PtlIValue st[3] = {ptl_iv_tensor(indices), ptl_iv_intlist(&all, 1), ptl_iv_bool(0)};
+    if ((flat = ptl_call_tensor(PTL_OP_reshape, st)) == NULL) {
+        goto done;
+    }
+    PtlIValue u[4] = {ptl_iv_tensor(flat), ptl_iv_bool(1), ptl_iv_bool(0), ptl_iv_bool(0)};
+    if (ptl_dispatcher_call(ptl_op(PTL_OP__unique2), u) < 0) {
+        goto done;
+    }
+    uniq = u[0].u.t;
+    ptl_xdecref(u[1].tag == PTL_IV_TENSOR ? u[1].u.t : NULL);
+    ptl_xdecref(u[2].tag == PTL_IV_TENSOR ? u[2].u.t : NULL);
+    if (uniq->numel == 0) {
+        rc = 0;
+        goto done;
+    }
+    if (ptl_device_reduce_read(PTL_OP_amin, uniq, &lo) < 0 ||
+        ptl_device_reduce_read(PTL_OP_amax, uniq, &hi) < 0) {
+        goto done;
+    }
+    if (lo < 0 || hi >= w->sizes[0]) {
+        ptl_error_set(PTL_ERR_INDEX, "index out of range in self");
+        goto done;
+    }
+    PtlIValue sel[3] = {ptl_iv_tensor(w), ptl_iv_int(0), ptl_iv_tensor(uniq)};
+    if ((rows = ptl_call_tensor(PTL_OP_index_select, sel)) == NULL) {
+        goto done;
+    }
+    PtlIValue nv[5] = {ptl_iv_tensor(rows), ptl_iv_double(p), ptl_iv_intlist(&dim1, 1),
+                       ptl_iv_bool(1), ptl_iv_dtype(PTL_DTYPE_FLOAT64)};
+    PtlDevice cpu = ptl_device_cpu();
+    if ((norms = ptl_call_tensor(PTL_OP_linalg_vector_norm, nv)) == NULL ||
+        (mx = ptl_scalar_tensor(max_norm, PTL_DTYPE_FLOAT64, cpu)) == NULL ||
+        (one = ptl_scalar_tensor(1, PTL_DTYPE_FLOAT64, cpu)) == NULL ||
+        (eps = ptl_scalar_tensor(1e-7, PTL_DTYPE_FLOAT64, cpu)) == NULL) {
+        goto done;
+    }
+    PtlIValue a[3] = {ptl_iv_tensor(norms), ptl_iv_tensor(eps), ptl_iv_int(1)};
+    if ((den = ptl_call_tensor(PTL_OP_add_Tensor, a)) == NULL) {
+        goto done;
+    }
+    a[0] = ptl_iv_tensor(mx);
+    a[1] = ptl_iv_tensor(den);
+    if ((q = ptl_call_tensor(PTL_OP_div_Tensor, a)) == NULL) {
+        goto done;
+    }
+    a[0] = ptl_iv_tensor(norms);
+    a[1] = ptl_iv_tensor(mx);
+    if ((big = ptl_call_tensor(PTL_OP_gt_Tensor, a)) == NULL) {
+        goto done;
+    }
+    PtlIValue wh[3] = {ptl_iv_tensor(big), ptl_iv_tensor(q), ptl_iv_tensor(one)};
+    if ((fac = ptl_call_tensor(PTL_OP_where_self, wh)) == NULL) {
+        goto done;
+    }
+    PtlTensorImpl *fac_w = ptl_cast(fac, w->dtype);
+    if (fac_w == NULL) {
+        goto done;
+    }
+    a[0] = ptl_iv_tensor(rows);
+    a[1] = ptl_iv_tensor(fac_w);
+    scaled = ptl_call_tensor(PTL_OP_mul_Tensor, a);
+    ptl_decref(fac_w);
+    if (scaled == NULL) {
+        goto done;
+    }
+    PtlIValue cp[4] = {ptl_iv_tensor(w), ptl_iv_int(0), ptl_iv_tensor(uniq),
+                       ptl_iv_tensor(scaled)};
+    if ((res = ptl_call_tensor(PTL_OP_index_copy_, cp)) != NULL) {
+        rc = 0;
+    }
+done:
+    ptl_xdecref(flat);
+    ptl_xdecref(uniq);
+    ptl_xdecref(rows);
+    ptl_xdecref(norms);
+    ptl_xdecref(big);
+    ptl_xdecref(den);
+    ptl_xdecref(q);
+    ptl_xdecref(fac);
+    ptl_xdecref(scaled);
+    ptl_xdecref(res);
+    ptl_xdecref(mx);
+    ptl_xdecref(one);
+    ptl_xdecref(eps);
+    return rc;
+}
+
 /* embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type):
  * rows named by indices whose norm exceeds max_norm are scaled to max_norm (in place). */
 static int
@@ -509,8 +613,16 @@ embedding_renorm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (w->dim != 2) {
         return ptl_error_set(PTL_ERR_RUNTIME, "'self' must be 2-D");
     }
-    if (check_indices(s[1].u.t, "embedding_renorm_") < 0 ||
-        (idx = ptl_cast(s[1].u.t, PTL_DTYPE_INT64)) == NULL) {
+    if (check_indices(s[1].u.t, "embedding_renorm_") < 0) {
+        return -1;
+    }
+    if (ptl_on_device_path(w)) {
+        if (embedding_renorm_device(w, s[1].u.t, max_norm, p) < 0) {
+            return -1;
+        }
+        return ptl_kernel_return_self(s);
+    }
+    if ((idx = ptl_cast(s[1].u.t, PTL_DTYPE_INT64)) == NULL) {
         goto error;
     }
     for (int d = 0; d < idx->dim; d++) {
