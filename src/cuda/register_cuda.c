@@ -1127,9 +1127,11 @@ static const int shared_with_cpu[] = {
      * products and adds into strided views (Note [Device cross and unfold_backward] in
      * shape_device.c); cdist's two ops: the differences' norm and the per-p gradient
      * formula (Note [Device cdist] in linalg_norm.c); embedding_renorm_: the distinct rows'
-     * norms and index_copy_ (Note [Device embedding_renorm_] in embedding.c) */
+     * norms and index_copy_ (Note [Device embedding_renorm_] in embedding.c); frexp: bit
+     * operations on its integer view (Note [Device frexp] in unary.c) */
     PTL_OP_vdot, PTL_OP_linalg_cross, PTL_OP_unfold_backward, PTL_OP__cdist_forward,
-    PTL_OP__cdist_backward, PTL_OP_embedding_renorm_,
+    PTL_OP__cdist_backward, PTL_OP_embedding_renorm_, PTL_OP_frexp_Tensor,
+    PTL_OP_frexp_Tensor_out,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 

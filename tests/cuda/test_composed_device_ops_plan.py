@@ -624,3 +624,49 @@ def test_embedding_renorm_errors_and_the_module_through_the_emulated_kernels():
     with emulated(TUNINGS["tiny"]):
         out = emb(ptl.tensor([[1, 2], [2, 7]]))
     assert float(out.norm(dim=-1).max()) <= 0.5 + 1e-6
+
+
+# ---- frexp (Note [Device frexp] in unary.c): the CPU's bits ----
+
+FREXP_SPECIAL = [0.0, -0.0, 1.0, -1.5, 0.75, 1e-40, -1e-45, 1e-310, 5e-324, np.inf, -np.inf,
+                 np.nan, 1e30, -7e-20, 65504.0, 6e-8, 1e-5, 2.0 ** -126, 3.4e38, 2.0 ** -149]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64],
+                         ids=str)
+def test_frexp_is_the_cpu_kernels(tuning, dtype):
+    rng = np.random.default_rng(18)
+    wide = rng.standard_normal(300) * 10.0 ** rng.integers(-320, 300, 300)
+    base = ptl.tensor(np.concatenate([FREXP_SPECIAL, wide])).to(dtype)
+    for x in (base, base[::3], base[:20].reshape(4, 5).t(), base[5], base[:0]):
+        m0, e0 = ptl.frexp(x)
+        with emulated(TUNINGS[tuning]):
+            m1, e1 = ptl.frexp(x)
+        assert m1.dtype == dtype and e1.dtype == ptl.int32 and m1.shape == x.shape
+        assert byte_view(m1) == byte_view(m0) and byte_view(e1) == byte_view(e0)
+        # and NumPy's frexp (finite values; float16/bfloat16 as float32 values)
+        v = x.double().numpy()
+        fin = np.isfinite(v)
+        nm, ne = np.frexp(v[fin])
+        np.testing.assert_array_equal(m1.double().numpy()[fin], nm)
+        np.testing.assert_array_equal(e1.numpy()[fin], ne)
+    mo, eo = ptl.empty(0, dtype=dtype), ptl.empty(7, dtype=ptl.int32)
+    with emulated(TUNINGS[tuning]):
+        r = ptl.frexp(base[:6], out=(mo, eo))
+    assert r[0] is mo and r[1] is eo and mo.shape == (6,) and eo.shape == (6,)
+    assert byte_view(mo) == byte_view(ptl.frexp(base[:6])[0])
+
+
+def test_frexp_errors_are_the_cpu_kernels():
+    with emulated(TUNINGS["small"]):
+        with pytest.raises(RuntimeError, match=r"torch.frexp\(\) only supports floating-point "
+                                               "dtypes"):
+            ptl.frexp(ptl.tensor([1, 2]))
+        with pytest.raises(RuntimeError, match=r"torch.frexp\(\) expects mantissa to have dtype "
+                                               "Float but got Double"):
+            ptl.frexp(ptl.ones(2), out=(ptl.empty(2, dtype=ptl.float64),
+                                        ptl.empty(2, dtype=ptl.int32)))
+        with pytest.raises(RuntimeError, match=r"torch.frexp\(\) expects exponent to have int "
+                                               "dtype but got Long"):
+            ptl.frexp(ptl.ones(2), out=(ptl.empty(2), ptl.empty(2, dtype=ptl.int64)))

@@ -1,5 +1,5 @@
-"""vdot, linalg.cross, unfold's backward, cdist (both its ops) and embedding_renorm_ on CUDA
-tensors against the CPU kernels: unfold_backward bit for bit (Note [Device cross and
+"""vdot, linalg.cross, unfold's backward, cdist (both its ops), embedding_renorm_ and frexp on CUDA
+tensors against the CPU kernels: unfold_backward and frexp bit for bit (Note [Device cross and
 unfold_backward] in src/aten/native/shape_device.c adds in the CPU loop's order), integer
 cross products exactly, the rest to rounding; float64 gradchecks on the device.  The
 compositions themselves are also checked without a device, under the kernel emulation
@@ -99,3 +99,17 @@ def test_embedding_renorm(dtype):
     close(got, want, 1e-6)
     with pytest.raises(IndexError, match="index out of range in self"), ptl.no_grad():
         ptl.embedding_renorm_(got, ptl.tensor([50], device="cuda"), 1.0, 2.0)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64],
+                         ids=str)
+def test_frexp(dtype):
+    rng = np.random.default_rng(5)
+    v = np.concatenate([[0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, 5e-324, 1e-310],
+                        rng.standard_normal(500) * 10.0 ** rng.integers(-300, 300, 500)])
+    x = ptl.tensor(v).to(dtype)
+    for t in (x, x[::3], x[:20].reshape(4, 5).t()):
+        m, e = ptl.frexp(t.cuda())
+        want_m, want_e = ptl.frexp(t)
+        same(m, want_m)
+        same(e, want_e)

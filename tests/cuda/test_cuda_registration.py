@@ -74,7 +74,8 @@ CUDA_OPS = [
     "aten::lt.Tensor", "aten::le.Tensor", "aten::gt.Tensor", "aten::ge.Tensor", "aten::gt_.Tensor",
     "aten::eq.out", "aten::logical_and", "aten::logical_or", "aten::logical_xor",
     "aten::vdot", "aten::linalg_cross", "aten::unfold_backward", "aten::_cdist_forward",
-    "aten::_cdist_backward", "aten::embedding_renorm_",
+    "aten::_cdist_backward", "aten::embedding_renorm_", "aten::frexp.Tensor",
+    "aten::frexp.Tensor_out",
     # the views share their kernels with the CPU (view.c)
     "aten::view", "aten::reshape", "aten::t", "aten::transpose.int", "aten::permute",
     "aten::expand", "aten::unsqueeze", "aten::squeeze.dim", "aten::select.int",
@@ -124,7 +125,7 @@ def test_ops_without_a_cuda_kernel_are_left_to_the_dispatcher():
     # the grid sampler's double backward stays on the CPU (Note [CUDA grid sampler]):
     # training does not reach it
     for name in ("aten::linalg_cholesky_ex", "aten::_grid_sampler_backward_backward",
-                 "aten::linalg_qr", "aten::frexp.Tensor"):
+                 "aten::linalg_qr", "aten::_dirichlet_grad"):
         assert not has_cuda_kernel(name), name
     assert "CUDA" in _C._dispatch_dump("aten::add.Tensor")
 

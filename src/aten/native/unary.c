@@ -16,6 +16,7 @@
 #include "../../c10/error.h"
 #include "../scalar_math.h"
 #include "../special_math.h"
+#include "device_compose.h"
 #include "native.h"
 #include "unary_loops.h"
 #include "vec_math.h"
@@ -612,6 +613,162 @@ frexp_part(PtlTensorImpl *self, PtlTensorImpl *out, PtlDtype out_dtype, const Pt
     return r;
 }
 
+/* Note [Device frexp]
+ * ~~~~~~~~~~~~~~~~~~~
+ * On CUDA tensors (and under the kernel emulation) frexp is a composition of device kernels
+ * on self's bits, viewed as the integer of its width: a subnormal is first scaled into the
+ * normal range by 2^SCALE (exactly), then the exponent field gives the exponent (less the
+ * bias, and less SCALE where scaled) and the mantissa is the bits with the field set to the
+ * bias (a value in [0.5, 1)).  Zeros, infinities and NaN keep their value and get exponent
+ * 0, as the CPU loops' frexp.  The results are the CPU's bits. */
+typedef struct FrexpBits {
+    PtlDtype dt, bits;                   /* the float dtype, the integer of its width */
+    int mbits;                           /* mantissa bits */
+    int64_t emask, bias, scale;          /* exponent field mask, frexp's bias, 2^scale */
+} FrexpBits;
+
+static const FrexpBits frexp_bits[] = {
+    {PTL_DTYPE_FLOAT16, PTL_DTYPE_INT16, 10, 0x1f, 14, 11},
+    {PTL_DTYPE_BFLOAT16, PTL_DTYPE_INT16, 7, 0xff, 126, 8},
+    {PTL_DTYPE_FLOAT32, PTL_DTYPE_INT32, 23, 0xff, 126, 24},
+    {PTL_DTYPE_FLOAT64, PTL_DTYPE_INT64, 52, 0x7ff, 1022, 54},
+};
+
+/* Temporaries of frexp_device, dropped together. */
+#define FREXP_TEMPS 48   /* frexp_device keeps 39 */
+typedef struct FrexpTemps {
+    PtlTensorImpl *t[FREXP_TEMPS];
+    int n;
+} FrexpTemps;
+
+static PtlTensorImpl *
+frexp_keep(FrexpTemps *k, PtlTensorImpl *t)
+{
+    if (t != NULL) {
+        k->t[k->n++] = t;
+    }
+    return t;
+}
+
+/* op(a, b) kept in k; b a host integer when bt is NULL: a 0-dim CPU tensor of the bits'
+ * integer dtype (exact, as a double would not be for float64's masks; and of that dtype, so
+ * that a 0-dim self's bits are not promoted to int64) */
+static PtlTensorImpl *
+frexp_op(FrexpTemps *k, const FrexpBits *fb, PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *bt,
+         int64_t b)
+{
+    if (bt == NULL) {
+        if ((bt = frexp_keep(k, ptl_empty(0, NULL, fb->bits, ptl_device_cpu()))) == NULL) {
+            return NULL;
+        }
+        void *p = ptl_tensor_data(bt);
+        if (fb->bits == PTL_DTYPE_INT16) {
+            *(int16_t *)p = (int16_t)b;
+        }
+        else if (fb->bits == PTL_DTYPE_INT32) {
+            *(int32_t *)p = (int32_t)b;
+        }
+        else {
+            *(int64_t *)p = b;
+        }
+    }
+    PtlIValue args[3] = {ptl_iv_tensor(a), ptl_iv_tensor(bt), ptl_iv_int(1)};
+    return frexp_keep(k, ptl_call_tensor(id, args));
+}
+
+static PtlTensorImpl *
+frexp_view(FrexpTemps *k, PtlTensorImpl *t, PtlDtype dt)
+{
+    PtlIValue args[2] = {ptl_iv_tensor(t), ptl_iv_dtype(dt)};
+    return frexp_keep(k, ptl_call_tensor(PTL_OP_view_dtype, args));
+}
+
+static PtlTensorImpl *
+frexp_where(FrexpTemps *k, PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b)
+{
+    PtlIValue args[3] = {ptl_iv_tensor(c), ptl_iv_tensor(a), ptl_iv_tensor(b)};
+    return frexp_keep(k, ptl_call_tensor(PTL_OP_where_self, args));
+}
+
+/* The exponent field of t's bits (kept in k). */
+static PtlTensorImpl *
+frexp_field(FrexpTemps *k, const FrexpBits *fb, PtlTensorImpl *t)
+{
+    PtlTensorImpl *b = frexp_view(k, t, fb->bits);
+    if (b != NULL) {
+        b = frexp_op(k, fb, PTL_OP_bitwise_right_shift_Tensor, b, NULL, fb->mbits);
+    }
+    return b != NULL ? frexp_op(k, fb, PTL_OP_bitwise_and_Tensor, b, NULL, fb->emask) : NULL;
+}
+
+/* *m (self's dtype) and *e (int32), new references; 0 or -1 */
+static int
+frexp_device(PtlTensorImpl *self, PtlTensorImpl **m, PtlTensorImpl **e)
+{
+    const FrexpBits *fb = NULL;
+    FrexpTemps k = {.n = 0};
+    PtlTensorImpl *f0, *sub, *scaled, *xs, *bits, *f, *ex, *adj, *zero, *special, *mb;
+    for (size_t i = 0; i < sizeof(frexp_bits) / sizeof(frexp_bits[0]); i++) {
+        fb = frexp_bits[i].dt == self->dtype ? &frexp_bits[i] : fb;
+    }
+    *m = *e = NULL;
+    if ((f0 = frexp_field(&k, fb, self)) == NULL ||
+        (sub = frexp_op(&k, fb, PTL_OP_eq_Tensor, f0, NULL, 0)) == NULL ||
+        (scaled = frexp_op(&k, fb, PTL_OP_mul_Tensor, self,
+                           frexp_keep(&k, ptl_scalar_tensor(ldexp(1.0, (int)fb->scale),
+                                                            self->dtype, ptl_device_cpu())),
+                           0)) == NULL ||
+        (xs = frexp_where(&k, sub, scaled, self)) == NULL ||
+        (bits = frexp_view(&k, xs, fb->bits)) == NULL ||
+        (f = frexp_field(&k, fb, xs)) == NULL ||
+        /* exponent: field - bias - (scale where scaled), 0 for zeros, infinities, NaN */
+        (ex = frexp_op(&k, fb, PTL_OP_sub_Tensor, f, NULL, fb->bias)) == NULL ||
+        (adj = frexp_op(&k, fb, PTL_OP_mul_Tensor, sub, NULL, fb->scale)) == NULL ||
+        (ex = frexp_op(&k, fb, PTL_OP_sub_Tensor, ex, adj, 0)) == NULL ||
+        (zero = frexp_op(&k, fb, PTL_OP_eq_Tensor, xs,
+                         frexp_keep(&k, ptl_scalar_tensor(0, self->dtype, ptl_device_cpu())),
+                         0)) == NULL ||
+        (special = frexp_op(&k, fb, PTL_OP_eq_Tensor, f, NULL, fb->emask)) == NULL ||
+        (special = frexp_op(&k, fb, PTL_OP_logical_or, special, zero, 0)) == NULL ||
+        (ex = frexp_where(&k, special, frexp_keep(&k, ptl_scalar_tensor(0, fb->bits,
+                                                                         ptl_device_cpu())),
+                          ex)) == NULL ||
+        /* mantissa: the bits with the exponent field set to the bias */
+        (mb = frexp_op(&k, fb, PTL_OP_bitwise_and_Tensor, bits, NULL,
+                       ~(fb->emask << fb->mbits))) == NULL ||
+        (mb = frexp_op(&k, fb, PTL_OP_bitwise_or_Tensor, mb, NULL,
+                       fb->bias << fb->mbits)) == NULL ||
+        (mb = frexp_view(&k, mb, self->dtype)) == NULL ||
+        (mb = frexp_where(&k, special, self, mb)) == NULL) {
+        goto done;
+    }
+    if ((*e = ptl_cast(ex, PTL_DTYPE_INT32)) != NULL) {
+        *m = ptl_contiguous(mb);
+    }
+done:
+    for (int i = 0; i < k.n; i++) {
+        ptl_decref(k.t[i]);
+    }
+    if (*m == NULL) {
+        PTL_CLEAR(*e);
+        return -1;
+    }
+    return 0;
+}
+
+/* out (given to frexp.Tensor_out) resized to r's shape and holding r's values; a new
+ * reference to it, or NULL */
+static PtlTensorImpl *
+frexp_into(PtlTensorImpl *out, PtlTensorImpl *r)
+{
+    PtlIValue args[3] = {ptl_iv_tensor(out), ptl_iv_intlist(r->sizes, r->dim), ptl_iv_none()};
+    PtlTensorImpl *o = ptl_call_tensor(PTL_OP_resize_, args);
+    if (o != NULL && ptl_copy_into(o, r) < 0) {
+        PTL_CLEAR(o);
+    }
+    return o;
+}
+
 /* frexp.Tensor(self) -> (mantissa, exponent) and frexp.Tensor_out(self, *, mantissa,
  * exponent): two runs over self, one per output (s[0], s[1]). */
 static int
@@ -637,6 +794,25 @@ frexp_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                  "torch.frexp() expects exponent to have int dtype but got %s",
                                  ptl_dtype_legacy_name(eo->dtype));
         }
+    }
+    if (ptl_on_device_path(self)) {
+        if (frexp_device(self, &m, &e) < 0) {
+            return -1;
+        }
+        if (mo != NULL) {
+            PtlTensorImpl *m2 = frexp_into(mo, m), *e2 = m2 != NULL ? frexp_into(eo, e) : NULL;
+            ptl_decref(m);
+            ptl_decref(e);
+            if (e2 == NULL) {
+                ptl_xdecref(m2);
+                return -1;
+            }
+            m = m2;
+            e = e2;
+        }
+        s[0] = ptl_iv_tensor(m);
+        s[1] = ptl_iv_tensor(e);
+        return 0;
     }
     if ((m = frexp_part(self, mo, self->dtype, frexp_mantissa_loops)) == NULL) {
         return -1;
