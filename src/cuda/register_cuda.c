@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../aten/dispatcher.h"
+#include "../aten/native/device_compose.h"
 #include "../aten/native/loss_impl.h"
 #include "../aten/native/native.h"
 #include "../aten/tensor_iterator.h"
@@ -852,6 +853,45 @@ copy__cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_kernel_return_self(s);
 }
 
+/* Note [Linear algebra on the host]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The decompositions and solvers (LU, Cholesky, QR, SVD, eigh, eig, inv, det, slogdet,
+ * solve, solve_triangular) have no device kernels: on CUDA tensors their CPU kernel runs on
+ * host copies of the arguments and the results are copied back to the device
+ * (ptl_run_on_host, device_compose.h), so the results, info codes and errors are the CPU's,
+ * at the cost of the copies and a synchronisation.  PyTorch's CUDA eig takes this road
+ * (MAGMA's geev runs on the host); its other decompositions run cuSOLVER on the device,
+ * which batched kernels of one block per matrix would match here.  Tensors on two devices
+ * are refused first, as everywhere. */
+static int
+linalg_on_host(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    const PtlTensorImpl *dev = NULL, *host = NULL;
+    for (int i = 0; i < op->schema.nargs; i++) {
+        if (s[i].tag == PTL_IV_TENSOR) {
+            const PtlTensorImpl *t = s[i].u.t;
+            if (t->device.type == PTL_DEVICE_CPU) {
+                host = t;
+            }
+            else if (dev == NULL) {
+                dev = t;
+            }
+            else if (!ptl_device_equal(dev->device, t->device)) {
+                host = t;
+            }
+        }
+    }
+    if (dev != NULL && host != NULL) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected all tensors to be on the same device, but found at "
+                             "least two devices, %s:%d and %s:%d!",
+                             ptl_device_type_name(dev->device.type), dev->device.index,
+                             ptl_device_type_name(host->device.type), host->device.index);
+    }
+    ks = (ks & ~PTL_KEYSET(PTL_KEY_CUDA)) | PTL_KEYSET(PTL_KEY_CPU);
+    return ptl_run_on_host(op->kernels[PTL_KEY_CPU], op, ks, s);
+}
+
 #define POINTWISE(ID, FN) {PTL_OP_##ID, PTL_KEY_CUDA, FN}
 /* a binary op's three overloads: NAME.Tensor, NAME_.Tensor, NAME.out */
 #define BINARY_OVERLOADS(NAME, FN) \
@@ -862,6 +902,13 @@ copy__cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 static const PtlKernelReg cuda_kernels[] = {
     POINTWISE(copy_, copy__cuda),
+    /* Note [Linear algebra on the host] */
+    POINTWISE(_linalg_svd, linalg_on_host), POINTWISE(linalg_lu_factor_ex, linalg_on_host),
+    POINTWISE(_linalg_solve_ex, linalg_on_host), POINTWISE(linalg_inv_ex, linalg_on_host),
+    POINTWISE(_linalg_det, linalg_on_host), POINTWISE(_linalg_slogdet, linalg_on_host),
+    POINTWISE(linalg_solve_triangular, linalg_on_host),
+    POINTWISE(linalg_cholesky_ex, linalg_on_host), POINTWISE(linalg_qr, linalg_on_host),
+    POINTWISE(_linalg_eigh, linalg_on_host), POINTWISE(_linalg_eig_split, linalg_on_host),
     BINARY_OVERLOADS(add, add_cuda),
     BINARY_OVERLOADS(sub, add_cuda),
     BINARY_OVERLOADS(mul, mul_cuda),
