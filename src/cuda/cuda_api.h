@@ -137,6 +137,9 @@ typedef enum PtlCudaPointwiseOp {
     PTL_CUDA_OP_HYPOT,
     PTL_CUDA_OP_IGAMMA,
     PTL_CUDA_OP_IGAMMAC,
+    /* distributions.h's reparameterised gradients: (self, output) and (x, alpha, total) */
+    PTL_CUDA_OP_STANDARD_GAMMA_GRAD,
+    PTL_CUDA_OP_DIRICHLET_GRAD,
     /* activations (scalar_math.h's functions, in double as activation.c's loops); the
      * backward ones take (grad, self) */
     PTL_CUDA_OP_SILU,

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../aten/distributions.h"
 #include "../aten/scalar_math.h"
 #include "../aten/special_math.h"
 #include "../c10/dtype.h"
@@ -251,6 +252,10 @@ apply(const A *x, const double *p)
     case PTL_CUDA_OP_HYPOT: return hypot_of(x[0], x[1]);
     case PTL_CUDA_OP_IGAMMA: return (A)ptl_igamma_d((double)x[0], (double)x[1]);
     case PTL_CUDA_OP_IGAMMAC: return (A)ptl_igammac_d((double)x[0], (double)x[1]);
+    case PTL_CUDA_OP_STANDARD_GAMMA_GRAD:
+        return (A)ptl_standard_gamma_grad((double)x[0], (double)x[1]);
+    case PTL_CUDA_OP_DIRICHLET_GRAD:
+        return (A)ptl_dirichlet_grad((double)x[0], (double)x[1], (double)x[2]);
     case PTL_CUDA_OP_SILU: return (A)((double)x[0] * ptl_sigmoid_d((double)x[0]));
     case PTL_CUDA_OP_SILU_BACKWARD: return (A)ptl_silu_grad_d((double)x[0], (double)x[1]);
     case PTL_CUDA_OP_MISH: return (A)ptl_mish_d((double)x[0]);
@@ -312,6 +317,8 @@ template <> struct Arity<PTL_CUDA_OP_THRESHOLD_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_HYPOT> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_IGAMMA> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_IGAMMAC> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_STANDARD_GAMMA_GRAD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_DIRICHLET_GRAD> { enum { n = 3 }; };
 template <> struct Arity<PTL_CUDA_OP_SILU_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_MISH_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_ELU_BACKWARD> { enum { n = 2 }; };
@@ -629,6 +636,9 @@ ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double
     case PTL_CUDA_OP_HYPOT: return launch_op<PTL_CUDA_OP_HYPOT>(a, p);
     case PTL_CUDA_OP_IGAMMA: return launch_op<PTL_CUDA_OP_IGAMMA>(a, p);
     case PTL_CUDA_OP_IGAMMAC: return launch_op<PTL_CUDA_OP_IGAMMAC>(a, p);
+    case PTL_CUDA_OP_STANDARD_GAMMA_GRAD:
+        return launch_op<PTL_CUDA_OP_STANDARD_GAMMA_GRAD>(a, p);
+    case PTL_CUDA_OP_DIRICHLET_GRAD: return launch_op<PTL_CUDA_OP_DIRICHLET_GRAD>(a, p);
     case PTL_CUDA_OP_SILU: return launch_op<PTL_CUDA_OP_SILU>(a, p);
     case PTL_CUDA_OP_SILU_BACKWARD: return launch_op<PTL_CUDA_OP_SILU_BACKWARD>(a, p);
     case PTL_CUDA_OP_MISH: return launch_op<PTL_CUDA_OP_MISH>(a, p);

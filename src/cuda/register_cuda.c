@@ -271,6 +271,31 @@ special_binary_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), cop, NULL);
 }
 
+/* _standard_gamma_grad(self, output) and _dirichlet_grad(x, alpha, total): the CPU kernels'
+ * formulas (distributions.h), float32 and float64 only, _dirichlet_grad's three of one dtype */
+static int
+random_grad_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int three[3] = {0, 1, 2};
+    int dirichlet = op->id == PTL_OP__dirichlet_grad, n = dirichlet ? 3 : 2;
+    PtlTensorImpl *ts[3] = {s[0].u.t, s[1].u.t, dirichlet ? s[2].u.t : NULL};
+    PtlDtype dt = ptl_result_type(ts, n);
+    (void)ks;
+    for (int i = 1; dirichlet && i < 3; i++) {
+        if (ts[i]->dtype != ts[0]->dtype) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "Found dtype %s but expected %s",
+                                 ptl_dtype_legacy_name(ts[i]->dtype),
+                                 ptl_dtype_legacy_name(ts[0]->dtype));
+        }
+    }
+    if (dt != PTL_DTYPE_FLOAT32 && dt != PTL_DTYPE_FLOAT64) {
+        return cuda_dtype_not_implemented(op, dt);
+    }
+    return cuda_pointwise(op, s, n, three, ptl_iter_config(),
+                          dirichlet ? PTL_CUDA_OP_DIRICHLET_GRAD : PTL_CUDA_OP_STANDARD_GAMMA_GRAD,
+                          NULL);
+}
+
 /* The activations and their backward ops: (stack slots of the tensors, of the parameters,
  * bit j of in_dtype: parameter j is rounded to the input's dtype), the parameters rounded as
  * act_cpu's are (ptl_activation_param, native/activation.c) and checked by the same
@@ -902,6 +927,7 @@ linalg_on_host(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 static const PtlKernelReg cuda_kernels[] = {
     POINTWISE(copy_, copy__cuda),
+    POINTWISE(_standard_gamma_grad, random_grad_cuda), POINTWISE(_dirichlet_grad, random_grad_cuda),
     /* Note [Linear algebra on the host] */
     POINTWISE(_linalg_svd, linalg_on_host), POINTWISE(linalg_lu_factor_ex, linalg_on_host),
     POINTWISE(_linalg_solve_ex, linalg_on_host), POINTWISE(linalg_inv_ex, linalg_on_host),
@@ -1070,6 +1096,7 @@ static const int shared_with_cpu[] = {
     PTL_OP_rand_like, PTL_OP_randn_like, PTL_OP_randint_like, PTL_OP_randint_like_low_dtype,
     PTL_OP_native_dropout, PTL_OP_native_dropout_backward, PTL_OP_normal_Tensor_Tensor,
     PTL_OP_normal_Tensor_float, PTL_OP_normal_float_Tensor, PTL_OP_poisson, PTL_OP__standard_gamma,
+    PTL_OP__sample_dirichlet,
     /* the random factories for device="cuda", and randperm and multinomial (Note [CUDA
      * randperm and multinomial] in random.c); all draw from the device's generator (Note
      * [CUDA generators] in generator.h) */

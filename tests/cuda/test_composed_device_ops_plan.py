@@ -670,3 +670,23 @@ def test_frexp_errors_are_the_cpu_kernels():
         with pytest.raises(RuntimeError, match=r"torch.frexp\(\) expects exponent to have int "
                                                "dtype but got Long"):
             ptl.frexp(ptl.ones(2), out=(ptl.empty(2), ptl.empty(2, dtype=ptl.int64)))
+
+
+# ---- _sample_dirichlet (random.c): the gamma draws over their float64 sum on the device ----
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_sample_dirichlet_is_the_cpu_kernels(tuning, dtype):
+    rng = np.random.default_rng(19)
+    for shape in ((5, 4), (2, 3, 7), (3,), (), (0, 3), (4, 1)):
+        alpha = ptl.tensor(rng.uniform(0.2, 3.0, shape)).to(dtype)
+        want = ptl._sample_dirichlet(alpha, generator=ptl.Generator().manual_seed(3))
+        with emulated(TUNINGS[tuning]):
+            got = ptl._sample_dirichlet(alpha, generator=ptl.Generator().manual_seed(3))
+        assert got.dtype == dtype and got.shape == want.shape
+        tol = 1e-12 if dtype == ptl.float64 else 1e-6
+        np.testing.assert_allclose(got.double().numpy(), want.double().numpy(), rtol=tol,
+                                   atol=tol)
+        if alpha.numel():
+            np.testing.assert_allclose(got.double().numpy().sum(-1) if got.dim() else
+                                       got.double().numpy(), 1.0, rtol=1e-5)

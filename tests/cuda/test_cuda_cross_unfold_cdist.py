@@ -113,3 +113,25 @@ def test_frexp(dtype):
         want_m, want_e = ptl.frexp(t)
         same(m, want_m)
         same(e, want_e)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_gamma_and_dirichlet_gradients_and_dirichlet_draws(dtype):
+    rng = np.random.default_rng(6)
+    a = ptl.tensor(rng.uniform(0.3, 4.0, (200,))).to(dtype)
+    x = ptl.tensor(rng.uniform(0.1, 5.0, (200,))).to(dtype)
+    tol = 1e-5 if dtype == ptl.float32 else 1e-10
+    close(ptl.ops.aten._standard_gamma_grad(a.cuda(), x.cuda()),
+          ptl.ops.aten._standard_gamma_grad(a, x), tol)
+    p = ptl.tensor(rng.uniform(0.05, 0.9, (200,))).to(dtype)
+    total = a + ptl.tensor(rng.uniform(0.5, 3.0, (200,))).to(dtype)
+    close(ptl.ops.aten._dirichlet_grad(p.cuda(), a.cuda(), total.cuda()),
+          ptl.ops.aten._dirichlet_grad(p, a, total), tol)
+    with pytest.raises(RuntimeError, match="Found dtype Double but expected Float"):
+        ptl.ops.aten._dirichlet_grad(p.float().cuda(), a.double().cuda(), total.float().cuda())
+    with pytest.raises(NotImplementedError, match="not implemented for 'Half'"):
+        ptl.ops.aten._standard_gamma_grad(a.half().cuda(), x.half().cuda())
+    alpha = ptl.tensor(rng.uniform(0.2, 3.0, (6, 5))).to(dtype).cuda()
+    d = ptl._sample_dirichlet(alpha)
+    assert d.device.type == "cuda" and d.dtype == dtype
+    np.testing.assert_allclose(d.cpu().double().numpy().sum(-1), 1.0, rtol=1e-5)

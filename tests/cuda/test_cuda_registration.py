@@ -78,7 +78,8 @@ CUDA_OPS = [
     "aten::frexp.Tensor_out", "aten::_linalg_svd", "aten::linalg_lu_factor_ex",
     "aten::_linalg_solve_ex", "aten::linalg_inv_ex", "aten::_linalg_det", "aten::_linalg_slogdet",
     "aten::linalg_solve_triangular", "aten::linalg_cholesky_ex", "aten::linalg_qr",
-    "aten::_linalg_eigh", "aten::_linalg_eig_split",
+    "aten::_linalg_eigh", "aten::_linalg_eig_split", "aten::_standard_gamma_grad",
+    "aten::_dirichlet_grad", "aten::_sample_dirichlet",
     # the views share their kernels with the CPU (view.c)
     "aten::view", "aten::reshape", "aten::t", "aten::transpose.int", "aten::permute",
     "aten::expand", "aten::unsqueeze", "aten::squeeze.dim", "aten::select.int",
@@ -127,8 +128,8 @@ def test_the_pointwise_math_ops_have_a_cuda_kernel(name):
 def test_ops_without_a_cuda_kernel_are_left_to_the_dispatcher():
     # the grid sampler's double backward stays on the CPU (Note [CUDA grid sampler]):
     # training does not reach it
-    for name in ("aten::_grid_sampler_backward_backward", "aten::_dirichlet_grad",
-                 "aten::view_as_complex"):
+    for name in ("aten::_grid_sampler_backward_backward", "aten::view_as_complex",
+                 "aten::to_dense"):
         assert not has_cuda_kernel(name), name
     assert "CUDA" in _C._dispatch_dump("aten::add.Tensor")
 

@@ -27,6 +27,7 @@
 #include "../philox.h"
 #include "device_random.h"
 #include "device_reduce.h"
+#include "device_compose.h"
 #include "native.h"
 #include "vec_math.h"
 
@@ -957,6 +958,28 @@ sample_dirichlet_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if ((t = gamma_draws(op, s)) == NULL) {
         return -1;
+    }
+    if (ptl_on_device_path(self)) {
+        /* on the device: the draws divided by their float64 sum over the last dim (the
+         * sum kernel's order, not the loop's), rounded to self's dtype */
+        int64_t last = -1;
+        PtlIValue sa[4] = {ptl_iv_tensor(t), ptl_iv_intlist(&last, self->dim > 0),
+                           ptl_iv_bool(1), ptl_iv_dtype(PTL_DTYPE_FLOAT64)};
+        PtlTensorImpl *sum = ptl_call_tensor(PTL_OP_sum_dim_IntList, sa), *q = NULL, *r = NULL;
+        if (sum != NULL) {
+            PtlIValue da[2] = {ptl_iv_tensor(t), ptl_iv_tensor(sum)};
+            if ((q = ptl_call_tensor(PTL_OP_div_Tensor, da)) != NULL) {
+                r = ptl_cast(q, self->dtype);
+            }
+        }
+        ptl_xdecref(sum);
+        ptl_xdecref(q);
+        ptl_decref(t);
+        if (r == NULL) {
+            return -1;
+        }
+        s[0] = ptl_iv_tensor(r);
+        return 0;
     }
     int64_t k = self->dim ? self->sizes[self->dim - 1] : 1, rows = k ? t->numel / k : 0;
     double *d8 = (double *)ptl_tensor_data(t);
