@@ -586,9 +586,35 @@ sdpa_valid(int causal, int64_t d, int64_t n)
         }                                                                                 \
         return w;                                                                         \
     }
+/* Zeros s[w, min(n, w + 8)): past a row's width w (sdpa_row_scores) its probabilities are
+ * 0, and the band's tiles read at most SDPA_MR - 1 columns past the first row's nv <= w, so
+ * one vector's worth of zeros covers them (memset of the whole rest was a call per row). */
+#define DEFINE_SDPA_PAD_ZERO(T, DT)                                                        \
+    SDPA_INLINE void sdpa_pad_zero_##DT(T *s, int64_t w, int64_t n)                       \
+    {                                                                                     \
+        const int64_t end = w + 8 < n ? w + 8 : n;                                        \
+        for (int64_t c = w; c < end; c++) {                                               \
+            s[c] = 0;                                                                     \
+        }                                                                                 \
+    }
+
+/* Zeros `rows` rows of `cols` elements, rs apart. */
+#define DEFINE_SDPA_ZERO_ROWS(T, DT)                                                       \
+    SDPA_INLINE void sdpa_zero_rows_##DT(T *p, int64_t rs, int64_t rows, int64_t cols)     \
+    {                                                                                     \
+        for (int64_t r = 0; r < rows; r++) {                                              \
+            memset(p + r * rs, 0, sizeof(T) * (size_t)cols);                              \
+        }                                                                                 \
+    }
 DEFINE_SDPA_ROW_SCORES(float, f4)
 DEFINE_SDPA_ROW_SCORES(double, f8)
+DEFINE_SDPA_PAD_ZERO(float, f4)
+DEFINE_SDPA_PAD_ZERO(double, f8)
+DEFINE_SDPA_ZERO_ROWS(float, f4)
+DEFINE_SDPA_ZERO_ROWS(double, f8)
 #undef DEFINE_SDPA_ROW_SCORES
+#undef DEFINE_SDPA_PAD_ZERO
+#undef DEFINE_SDPA_ZERO_ROWS
 
 /* Asks for `rows` rows of `bytes` bytes each, `rs` bytes apart, to be brought into the
  * cache.  The heads' rows are short and far apart (heads split from one projection's
@@ -711,7 +737,7 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
                     T *sr = sb + r * SDPA_BK;                                             \
                     int64_t w = sdpa_row_scores_##DT(sr, nv, nk, scale, mk, j->mask.st[3]); \
                     sdpa_online_##DT(sr, w, &mx[r], &sum[r], acc + r * Ev, Ev, fma);      \
-                    memset(sr + w, 0, sizeof(T) * (size_t)(nk - w));                      \
+                    sdpa_pad_zero_##DT(sr, w, nk);                                        \
                 }                                                                         \
                 sdpa_mm_##DT(fma, nq, Ev, nk, sb, SDPA_BK, 1, v + k0 * vrs, vrs, acc, Ev,  \
                              1, keys);                                                    \
@@ -758,19 +784,17 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
             const int64_t dkrs = j->dk.st[2], dvrs = j->dv.st[2];                         \
             sdpa_rowdots_##DT(go, gors, AT(T, j->o, b, h, 0, 0), j->o.st[2], L, Ev, dd, sb, \
                               fma);                                                       \
-            for (int64_t i = 0; i < L; i++) {                                             \
-                memset(dq + i * dqrs, 0, sizeof(T) * (size_t)E);                          \
-            }                                                                             \
-            for (int64_t s = 0; s < S; s++) {                                             \
-                memset(dk + s * dkrs, 0, sizeof(T) * (size_t)E);                          \
-                memset(dv + s * dvrs, 0, sizeof(T) * (size_t)Ev);                         \
-            }                                                                             \
+            /* dQ's rows are first written by key block 0, dK's and dV's by the first  */ \
+            /* query block that sees them; rows no block reaches are zeros */              \
+            sdpa_zero_rows_##DT(dq, dqrs, S > 0 ? 0 : L, E);                              \
             for (int64_t k0 = 0; k0 < S; k0 += SDPA_BK) {                                 \
                 const int64_t nk = S - k0 < SDPA_BK ? S - k0 : SDPA_BK;                   \
+                const int64_t qfirst = j->causal ? k0 / SDPA_BQ * SDPA_BQ : 0;            \
+                sdpa_zero_rows_##DT(dk + k0 * dkrs, dkrs, qfirst < L ? 0 : nk, E);         \
+                sdpa_zero_rows_##DT(dv + k0 * dvrs, dvrs, qfirst < L ? 0 : nk, Ev);        \
                 sdpa_pack_t_##DT(k + k0 * krs, krs, nk, E, kt, SDPA_BK, fma);             \
                 sdpa_pack_t_##DT(v + k0 * vrs, vrs, nk, Ev, vt, SDPA_BK, fma);            \
-                for (int64_t q0 = j->causal ? k0 / SDPA_BQ * SDPA_BQ : 0; q0 < L;         \
-                     q0 += SDPA_BQ) {                                                     \
+                for (int64_t q0 = qfirst; q0 < L; q0 += SDPA_BQ) {                        \
                     const int64_t nq = L - q0 < SDPA_BQ ? L - q0 : SDPA_BQ;               \
                     /* when causal, query q0 + r sees key k0 + c when c <= r + d: the  */  \
                     /* scores' columns, the sums over keys and those over queries */      \
@@ -790,15 +814,15 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
                                                          j->mask.st[3]);                  \
                         sdpa_dscores_##DT(sr, dr, w, *AT(T, j->lse, b, h, i, 0), dd[i],   \
                                           scale, fma);                                    \
-                        memset(sr + w, 0, sizeof(T) * (size_t)(nk - w));                  \
-                        memset(dr + w, 0, sizeof(T) * (size_t)(nk - w));                  \
+                        sdpa_pad_zero_##DT(sr, w, nk);                                    \
+                        sdpa_pad_zero_##DT(dr, w, nk);                                    \
                     }                                                                     \
                     sdpa_mm_##DT(fma, nk, Ev, nq, sb, 1, SDPA_BK, go + q0 * gors, gors,   \
-                                 dv + k0 * dvrs, dvrs, 1, queries);                       \
+                                 dv + k0 * dvrs, dvrs, q0 != qfirst, queries);            \
                     sdpa_mm_##DT(fma, nq, E, nk, dp, SDPA_BK, 1, k + k0 * krs, krs,       \
-                                 dq + q0 * dqrs, dqrs, 1, keys);                          \
+                                 dq + q0 * dqrs, dqrs, k0 != 0, keys);                    \
                     sdpa_mm_##DT(fma, nk, E, nq, dp, 1, SDPA_BK, q + q0 * qrs, qrs,       \
-                                 dk + k0 * dkrs, dkrs, 1, queries);                       \
+                                 dk + k0 * dkrs, dkrs, q0 != qfirst, queries);            \
                 }                                                                         \
             }                                                                             \
         }                                                                                 \
