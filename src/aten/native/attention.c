@@ -77,6 +77,14 @@ sdpa_band_k(SdpaBand bd, int64_t i, int64_t R, int64_t k, int64_t *p0, int64_t *
     *p1 = i + R + bd.khi < k ? i + R + bd.khi : k;
 }
 
+/* The width of a row that sees nv of a block's n columns: nv rounded up to whole vectors of
+ * 8, at most n (sdpa_row_scores). */
+SDPA_INLINE int64_t
+sdpa_width(int64_t nv, int64_t n)
+{
+    return (nv + 7) / 8 * 8 < n ? (nv + 7) / 8 * 8 : n;
+}
+
 /* ---- typed inner loops, stamped for float (f4) and double (f8) ---- */
 
 /* C[m x n] (= or +=) A[m x k] B[k x n] within band bd: A read through (ars, acs), B rows of
@@ -468,6 +476,97 @@ sdpa_dscores_f4_avx2(float *restrict s, float *restrict dp, int64_t n, float lse
     sdpa_dscores_f4p(s + j, dp + j, n - j, lse, d, scale, 1);
 }
 
+/* The lanes of the columns j..j + 7 at or past nv, as a mask */
+SDPA_INLINE PTL_AVX2 __m256
+sdpa_past_f4_avx2(int64_t j, int64_t nv)
+{
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i left = _mm256_set1_epi32((int)(nv - j < 8 ? nv - j : 8));
+    return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_add_epi32(lane, _mm256_set1_epi32(1)),
+                                                  left));
+}
+
+/* A row's width w (sdpa_row_scores) and its scores s scale in place, -inf past nv, for the
+ * whole vectors below w; returns the maximum of those and init.  The portable functions do
+ * the rest (the columns past the last whole vector: only where w == n is not a multiple of
+ * 8). */
+SDPA_INLINE PTL_AVX2 float
+sdpa_scale_max_f4_avx2(float *s, int64_t nv, int64_t w, float scale, float init)
+{
+    const __m256 sc = _mm256_set1_ps(scale), ninf = _mm256_set1_ps(-INFINITY);
+    __m256 mv = _mm256_set1_ps(init);
+    for (int64_t j = 0; j + 8 <= w; j += 8) {
+        __m256 x = _mm256_mul_ps(_mm256_loadu_ps(s + j), sc);
+        x = _mm256_blendv_ps(x, ninf, sdpa_past_f4_avx2(j, nv));
+        _mm256_storeu_ps(s + j, x);
+        mv = _mm256_max_ps(mv, x);
+    }
+    mv = _mm256_max_ps(mv, _mm256_permute2f128_ps(mv, mv, 1));
+    mv = _mm256_max_ps(mv, _mm256_shuffle_ps(mv, mv, 0x4e));
+    mv = _mm256_max_ps(mv, _mm256_shuffle_ps(mv, mv, 0xb1));
+    return _mm256_cvtss_f32(mv);
+}
+
+/* sdpa_row_forward_f4 without a mask, with its bits: the scores' scaling and the row
+ * maximum in one pass, then the exponentials */
+static PTL_AVX2 void
+sdpa_row_forward_f4_avx2(float *restrict s, int64_t nv, int64_t n, float scale, float *m,
+                         float *l, float *restrict acc, int64_t ev)
+{
+    const int64_t w = sdpa_width(nv, n), wv = w / 8 * 8;
+    float mx = sdpa_scale_max_f4_avx2(s, nv, w, scale, *m);
+    for (int64_t c = wv; c < w; c++) {
+        s[c] = c < nv ? s[c] * scale : -INFINITY;
+        mx = s[c] > mx ? s[c] : mx;
+    }
+    if (mx == -INFINITY) {
+        memset(s, 0, sizeof(float) * (size_t)w);
+    }
+    else {
+        float sum = sdpa_expsum_f4_avx2(s, w, mx);
+        if (mx != *m) {
+            float alpha = ptl_vm_expf(*m - mx);
+            for (int64_t e = 0; e < ev; e++) {
+                acc[e] *= alpha;
+            }
+            *l *= alpha;
+        }
+        *l += sum;
+        *m = mx;
+    }
+    if (w < n) {
+        _mm256_storeu_ps(s + w, _mm256_setzero_ps());
+    }
+}
+
+/* sdpa_row_backward_f4 without a mask, with its bits: the scores, probabilities and score
+ * gradients in one pass */
+static PTL_AVX2 void
+sdpa_row_backward_f4_avx2(float *restrict s, float *restrict dp, int64_t nv, int64_t n,
+                          float scale, float lse, float d)
+{
+    const int64_t w = sdpa_width(nv, n);
+    const __m256 sc = _mm256_set1_ps(scale), ninf = _mm256_set1_ps(-INFINITY);
+    const __m256 lv = _mm256_set1_ps(lse), dv = _mm256_set1_ps(d);
+    int64_t j = 0;
+    for (; j + 8 <= w; j += 8) {
+        __m256 x = _mm256_mul_ps(_mm256_loadu_ps(s + j), sc);
+        x = _mm256_blendv_ps(x, ninf, sdpa_past_f4_avx2(j, nv));
+        __m256 p = sdpa_exp_f4_avx2(_mm256_sub_ps(x, lv));
+        __m256 g = _mm256_sub_ps(_mm256_loadu_ps(dp + j), dv);
+        _mm256_storeu_ps(s + j, p);
+        _mm256_storeu_ps(dp + j, _mm256_mul_ps(_mm256_mul_ps(p, g), sc));
+    }
+    for (; j < w; j++) {
+        s[j] = j < nv ? s[j] * scale : -INFINITY;
+    }
+    sdpa_dscores_f4p(s + w / 8 * 8, dp + w / 8 * 8, w - w / 8 * 8, lse, d, scale, 1);
+    if (w < n) {
+        _mm256_storeu_ps(s + w, _mm256_setzero_ps());
+        _mm256_storeu_ps(dp + w, _mm256_setzero_ps());
+    }
+}
+
 /* sdpa_rowdots_f4p with its bits (each row's products summed in order) eight rows at a time:
  * the rows' products are transposed by gemm's 8 x 8 transposes so that each lane sums one
  * row; tmp holds 2 * 8 * 64 floats.  The scalar loop's serial sums were a third of the
@@ -579,7 +678,7 @@ sdpa_valid(int causal, int64_t d, int64_t n)
     SDPA_INLINE int64_t sdpa_row_scores_##DT(T *s, int64_t nv, int64_t n, T scale,         \
                                              const T *mask, int64_t ms)                   \
     {                                                                                     \
-        int64_t w = (nv + 7) / 8 * 8 < n ? (nv + 7) / 8 * 8 : n;                          \
+        int64_t w = sdpa_width(nv, n);                                                    \
         sdpa_scores_##DT(s, nv, scale, mask, ms);                                         \
         for (int64_t c = nv; c < w; c++) {                                                \
             s[c] = -(T)INFINITY;                                                          \
@@ -615,6 +714,61 @@ DEFINE_SDPA_ZERO_ROWS(double, f8)
 #undef DEFINE_SDPA_ROW_SCORES
 #undef DEFINE_SDPA_PAD_ZERO
 #undef DEFINE_SDPA_ZERO_ROWS
+
+/* A forward row's step over a key block's n columns, of which it sees nv: its scores, the
+ * online softmax and the zeros past its width.  float32 without a mask takes the AVX2
+ * twin's fused loops, with the same bits. */
+#define DEFINE_SDPA_ROW_STEPS(T, DT)                                                       \
+    SDPA_INLINE void sdpa_row_forward_##DT##p(int fma, T *s, int64_t nv, int64_t n, T scale, \
+                                             const T *mask, int64_t ms, T *m, T *l, T *acc, \
+                                             int64_t ev)                                  \
+    {                                                                                     \
+        const int64_t w = sdpa_row_scores_##DT(s, nv, n, scale, mask, ms);                \
+        sdpa_online_##DT(s, w, m, l, acc, ev, fma);                                       \
+        sdpa_pad_zero_##DT(s, w, n);                                                      \
+    }                                                                                     \
+                                                                                          \
+    /* The backward's step of one row: its probabilities in s and score gradients in dp */ \
+    SDPA_INLINE void sdpa_row_backward_##DT##p(int fma, T *s, T *dp, int64_t nv, int64_t n, \
+                                              T scale, const T *mask, int64_t ms, T lse,  \
+                                              T d)                                        \
+    {                                                                                     \
+        const int64_t w = sdpa_row_scores_##DT(s, nv, n, scale, mask, ms);                \
+        sdpa_dscores_##DT(s, dp, w, lse, d, scale, fma);                                  \
+        sdpa_pad_zero_##DT(s, w, n);                                                      \
+        sdpa_pad_zero_##DT(dp, w, n);                                                     \
+    }
+DEFINE_SDPA_ROW_STEPS(float, f4)
+DEFINE_SDPA_ROW_STEPS(double, f8)
+#undef DEFINE_SDPA_ROW_STEPS
+
+SDPA_INLINE void
+sdpa_row_forward_f4(int fma, float *s, int64_t nv, int64_t n, float scale, const float *mask,
+                    int64_t ms, float *m, float *l, float *acc, int64_t ev)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (fma && mask == NULL) {
+        sdpa_row_forward_f4_avx2(s, nv, n, scale, m, l, acc, ev);
+        return;
+    }
+#endif
+    sdpa_row_forward_f4p(fma, s, nv, n, scale, mask, ms, m, l, acc, ev);
+}
+
+SDPA_INLINE void
+sdpa_row_backward_f4(int fma, float *s, float *dp, int64_t nv, int64_t n, float scale,
+                     const float *mask, int64_t ms, float lse, float d)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (fma && mask == NULL) {
+        sdpa_row_backward_f4_avx2(s, dp, nv, n, scale, lse, d);
+        return;
+    }
+#endif
+    sdpa_row_backward_f4p(fma, s, dp, nv, n, scale, mask, ms, lse, d);
+}
+#define sdpa_row_forward_f8 sdpa_row_forward_f8p
+#define sdpa_row_backward_f8 sdpa_row_backward_f8p
 
 /* Asks for `rows` rows of `bytes` bytes each, `rs` bytes apart, to be brought into the
  * cache.  The heads' rows are short and far apart (heads split from one projection's
@@ -682,6 +836,10 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
     }
 }
 
+/* log in the working type: logf for float32 */
+#define SDPA_LOG_f4 logf
+#define SDPA_LOG_f8 log
+
 /* Forward items [i0, i1) of (batch, head, query block): Note [Flash attention on the CPU]. */
 #define DEFINE_SDPA_FORWARD(T, DT)                                                         \
     SDPA_INLINE int sdpa_forward_##DT(int fma, const SdpaJob *j, int64_t i0, int64_t i1)   \
@@ -734,10 +892,8 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
                 for (int64_t r = 0; r < nq; r++) {                                        \
                     const T *mk = j->has_mask ? AT(T, j->mask, b, h, q0 + r, k0) : NULL;  \
                     const int64_t nv = sdpa_valid(j->causal, q0 + r - k0, nk);            \
-                    T *sr = sb + r * SDPA_BK;                                             \
-                    int64_t w = sdpa_row_scores_##DT(sr, nv, nk, scale, mk, j->mask.st[3]); \
-                    sdpa_online_##DT(sr, w, &mx[r], &sum[r], acc + r * Ev, Ev, fma);      \
-                    sdpa_pad_zero_##DT(sr, w, nk);                                        \
+                    sdpa_row_forward_##DT(fma, sb + r * SDPA_BK, nv, nk, scale, mk,       \
+                                          j->mask.st[3], &mx[r], &sum[r], acc + r * Ev, Ev); \
                 }                                                                         \
                 sdpa_mm_##DT(fma, nq, Ev, nk, sb, SDPA_BK, 1, v + k0 * vrs, vrs, acc, Ev,  \
                              1, keys);                                                    \
@@ -749,7 +905,7 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
                     o[e] = acc[r * Ev + e] * inv;                                         \
                 }                                                                         \
                 *AT(T, j->lse, b, h, q0 + r, 0) =                                         \
-                    sum[r] > 0 ? mx[r] + (T)log(sum[r]) : (T)INFINITY;                    \
+                    sum[r] > 0 ? mx[r] + SDPA_LOG_##DT(sum[r]) : (T)INFINITY;             \
             }                                                                             \
         }                                                                                 \
         free(buf);                                                                        \
@@ -809,13 +965,9 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
                     for (int64_t r = 0; r < nq; r++) {                                    \
                         const int64_t i = q0 + r, nv = sdpa_valid(j->causal, i - k0, nk); \
                         const T *mk = j->has_mask ? AT(T, j->mask, b, h, i, k0) : NULL;   \
-                        T *sr = sb + r * SDPA_BK, *dr = dp + r * SDPA_BK;                 \
-                        int64_t w = sdpa_row_scores_##DT(sr, nv, nk, scale, mk,           \
-                                                         j->mask.st[3]);                  \
-                        sdpa_dscores_##DT(sr, dr, w, *AT(T, j->lse, b, h, i, 0), dd[i],   \
-                                          scale, fma);                                    \
-                        sdpa_pad_zero_##DT(sr, w, nk);                                    \
-                        sdpa_pad_zero_##DT(dr, w, nk);                                    \
+                        sdpa_row_backward_##DT(fma, sb + r * SDPA_BK, dp + r * SDPA_BK, nv, \
+                                               nk, scale, mk, j->mask.st[3],              \
+                                               *AT(T, j->lse, b, h, i, 0), dd[i]);        \
                     }                                                                     \
                     sdpa_mm_##DT(fma, nk, Ev, nq, sb, 1, SDPA_BK, go + q0 * gors, gors,   \
                                  dv + k0 * dvrs, dvrs, q0 != qfirst, queries);            \
@@ -855,6 +1007,10 @@ DEFINE_SDPA_TASK(sdpa_backward_task_f8_avx2, sdpa_backward_f8, PTL_AVX2, 1)
 #endif
 #undef DEFINE_SDPA_TASK
 #undef AT
+#undef SDPA_LOG_f4
+#undef SDPA_LOG_f8
+#undef sdpa_row_forward_f8
+#undef sdpa_row_backward_f8
 
 /* The task for (backward?, float64?) on this CPU. */
 static PtlParallelFn
