@@ -19,6 +19,20 @@
  *   each query block that sees it, the probabilities are recomputed from the saved
  *   logsumexp, p_ij = exp(s_ij - lse_i), and dV += P^T dO, dS = P (dO V^T - D) scale,
  *   dQ += dS K, dK += dS^T Q.  Every sum runs in a fixed order, whatever the thread count.
+ *   The first product that reaches a gradient row writes it (dQ's: key block 0; dK's and
+ *   dV's: the first query block that sees their key block) instead of adding to zeros
+ *   stored beforehand, which is the same sum; only rows no block reaches (a causal key past
+ *   every query, L or S zero) are zeroed.  The zeroing was a memset per row: 192 calls per
+ *   GPT head, a tenth of the backward (one thread, strided heads: 1.00-1.08 -> 0.84-0.92 ms
+ *   on a loaded machine).
+ * - A row's step, float32 on AVX2 without a mask, runs fused with the bits of the separate
+ *   passes: forward, the scaling, -inf past the causal cut and the row maximum in one pass,
+ *   then the exponentials and their sum; backward, scores, probabilities and score gradients
+ *   in one pass.  Past its width a row's probabilities are 0 in one vector of zeros (the
+ *   band's tiles read at most SDPA_MR - 1 columns past it), and the logsumexp of a query
+ *   block's rows comes from the vector log, eight rows at a time.  Together: the forward
+ *   0.44 -> 0.36 ms, the backward 0.74 -> 0.67 ms (a GPT block's attention, d128 T64 batch
+ *   16, one thread, warm caches).
  * - When causal, the products of a block that the diagonal crosses skip what it cuts off
  *   (SdpaBand): the score tiles wholly above it, and the terms of exact-zero probability in
  *   the sums over keys (P V, dS K) and over queries (P^T dO, dS^T Q).  Leaving out adds of
