@@ -10,7 +10,7 @@ import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 from pytorchlite.autograd import gradcheck, gradgradcheck
 from attention_ref import attention_ref, probs_ref, run_flash, scores_ref
-from helpers import assert_raises_like_torch, torch
+from helpers import assert_raises_like_torch, rerun_with_capability, torch
 
 aten = ptl.ops.aten
 flash = aten._scaled_dot_product_flash_attention_for_cpu
@@ -122,6 +122,33 @@ def test_flash_size_zero(shape):
     out.sum().backward()
     for t in (q, k, v):
         assert t.grad.shape == t.shape and not np.any(t.grad.numpy())
+
+
+@pytest.mark.parametrize("L,S", [(33, 130), (0, 70), (40, 0), (64, 64)])
+def test_flash_gradient_rows_no_block_reaches_are_zeros(L, S):
+    """dQ's rows are first written by key block 0 and dK's and dV's by the first query block
+    that sees them (Note [Flash attention on the CPU]); the rows none reaches (a causal key
+    past every query, or no query or key at all) must still come back zero, not as the
+    memory's old contents: the freed NaN tensors beforehand leave garbage to find."""
+    gen = np.random.default_rng(L + S)
+    B, H, E = 2, 2, 8
+    q, k, v = (gen.standard_normal((B, H, n, E)) for n in (L, S, S))
+    g = gen.standard_normal((B, H, L, E))
+    want = attention_ref(q, k, v, g, causal=True)
+    for _ in range(3):
+        junk = [ptl.full((B, H, n, E), float("nan")) for n in (L, S, S, L, S, S)]
+        del junk
+        got = run_flash(q, k, v, g, ptl.float32, causal=True)
+        check(got, want, ptl.float32, f"L={L} S={S}")
+        for dk_rows in (got[3][:, :, L:], got[4][:, :, L:]):
+            assert not np.any(dk_rows), "the keys past every query have zero gradients"
+
+
+def test_flash_portable_loops():
+    """the float32 rows' fused AVX2 loops and the portable ones they stand in for, rerun
+    with the vector loops capped at the baseline"""
+    rerun_with_capability(__file__, "default", "-k",
+                          "matches_numpy or causal_band or size_zero or no_block_reaches")
 
 
 def test_flash_float16_and_bfloat16_run_in_float32():
