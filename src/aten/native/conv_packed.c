@@ -442,7 +442,7 @@ tile_fwd2(int64_t kdim, const float *ap, const float *bp, const int64_t *off, co
  * FWD_ROWS_DEN of the flat ones (both rounded up to 16), there are at least two rows and
  * min_blocks of them, and one row's windows fit PK_BLOCK_BYTES (else a long 1-D-like row
  * would have one block of any size).  Measured on Zen 4, one thread, the forward by rows
- * against by flat slivers: 32 x 32 3 -> 32 0.94 -> 0.58 ms; widths 28 and 56 (1.07 and
+ * against by flat slivers: 32 x 32 3 -> 32 0.75 -> 0.57 ms; widths 28 and 56 (1.07 and
  * 1.10 times the flat lanes) faster for 27 and 288 taps; widths 24 and 40 (1.23 and 1.14)
  * faster for 27 taps, 5-15% slower for 288, hence 9/8.  Each output is the same sum (the
  * bias, then the taps in order) either way, so the layout changes no bit. */
