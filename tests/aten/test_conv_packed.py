@@ -12,7 +12,10 @@ threshold of their blocking:
   small images]): taken at COMPACT_NUM / COMPACT_DEN of the phase planes' lanes or fewer,
   for output rows of at most 16 pixels reading at most 32 padded elements;
 - the forward's tiles store into the output directly where every flat index is an output
-  pixel (compact 2-D, 1-D, 1x1 without padding), else through a buffer;
+  pixel (compact 2-D, 1-D, 1x1 without padding) or the blocks are whole output rows
+  (FWD_ROWS_CASES, Note [Row-aligned slivers]: rows computing FWD_ROWS_NUM / FWD_ROWS_DEN
+  of the flat lanes and just over, fewer rows than blocks wanted, one row's windows at and
+  over PK_BLOCK_BYTES), else through a buffer;
 - PK_NR = 32 pixels per sliver (a short last sliver, of at most 16 pixels: one vector, or
   more), PK_MR = 8 output channels per forward tile (a short last tile); the AVX2 engine's
   tiles are PK2_MR = 6 channels x 16 pixels (AVX2_CASES: 8 pixels or fewer: one vector);
@@ -85,6 +88,7 @@ WG_CHUNKS_MIN = 2
 WG_NARROW_MR, WG_NARROW_NR = 16, 16
 WG2_MR, WG2_NR, WG2_NARROW_MR, WG2_NARROW_NR = 6, 16, 12, 8
 COMPACT_NUM, COMPACT_DEN = 9, 10
+FWD_ROWS_NUM, FWD_ROWS_DEN = 9, 8
 WG_ROWS_KDIM, WG_ROWS_NUM, WG_ROWS_DEN, WG_ROWS_BLOCK_BYTES = 12, 3, 4, 256 * 1024
 WG_ROWS_WIDE_KDIM = 9
 
@@ -95,14 +99,15 @@ def test_constants():
                  "WG_CHUNKS", "WG_CHUNK_BYTES", "WG_NARROW_MR", "WG_NARROW_NR", "COMPACT_NUM",
                  "COMPACT_DEN", "WG_ROWS_KDIM", "WG_ROWS_NUM", "WG_ROWS_DEN",
                  "WG_ROWS_BLOCK_BYTES", "WG_ROWS_WIDE_KDIM", "WG_CHUNKS_MIN", "WG2_MR",
-                 "WG2_NR", "WG2_NARROW_MR", "WG2_NARROW_NR"):
+                 "WG2_NR", "WG2_NARROW_MR", "WG2_NARROW_NR", "FWD_ROWS_NUM", "FWD_ROWS_DEN"):
         assert c_define(name) == globals()[name], name
 
 
-def blocking(xs, ws, stride, pad, dil, groups, min_blocks=1):
-    """The kernel's blocking of one (sample, group) (cols_init): windows per channel, pixels
-    per block, blocks, pixels in all (1 + the last output pixel's flat index), and whether
-    the layout is compact (Note [Compact windows for small images])."""
+def layout(xs, ws, stride, pad, dil, groups):
+    """The kernel's windows of one (sample, group) (cols_init): the output's extents (padded
+    to three dims), windows per channel, flat row width, 1 + the last output pixel's flat
+    index, whether the layout is compact (Note [Compact windows for small images]), the
+    largest tap offset and the channels per group."""
     nd = len(xs) - 2
     k, img = list(ws[2:]), list(xs[2:])
     out = [(img[i] + 2 * pad[i] - dil[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
@@ -119,17 +124,40 @@ def blocking(xs, ws, stride, pad, dil, groups, min_blocks=1):
     compact = fits and (-(-span_of(out[2]) // 16) * COMPACT_DEN
                         <= -(-span_of(wplane) // 16) * COMPACT_NUM)
     wq = out[2] if compact else wplane
-    span = span_of(wq)
     taps = [(kz * dil[0], ky * dil[1], kx * dil[2]) for kz in range(k[0])
             for ky in range(k[1]) for kx in range(k[2])]
     nph = len({(t[0] % st[0], t[1] % st[1], t[2] if compact else t[2] % st[2]) for t in taps})
     reach = max(((t[0] // st[0]) * hq + t[1] // st[1]) * wq + (0 if compact else t[2] // st[2])
                 for t in taps)
+    return out, nph, wq, span_of(wq), compact, reach, cpg
+
+
+def blocking(xs, ws, stride, pad, dil, groups, min_blocks=1):
+    """The kernel's blocking of one (sample, group) by slivers (cols_init): windows per
+    channel, pixels per block, blocks, pixels in all (1 + the last output pixel's flat
+    index), and whether the layout is compact."""
+    _, nph, _, span, compact, reach, cpg = layout(xs, ws, stride, pad, dil, groups)
     per = max((PK_BLOCK_BYTES // (cpg * nph * 4) - reach) // PK_NR, 1)
     nsl = -(-span // PK_NR)
     nblk = min(max(-(-nsl // per), min_blocks), nsl)
     nq = -(-nsl // nblk) * PK_NR
     return nph, nq, -(-span // nq), span, compact
+
+
+def fwd_rows(xs, ws, stride, pad, dil, groups, min_blocks=1):
+    """Whether the forward's blocks are output rows (Note [Row-aligned slivers]), and then
+    rows per block and blocks; min_blocks is ceil(2 * threads / (samples * groups)), 1 from
+    two tasks a thread."""
+    out, nph, wq, span, compact, reach, cpg = layout(xs, ws, stride, pad, dil, groups)
+    row_lanes, nrows = -(-out[2] // 16) * 16, out[1]
+    room = PK_BLOCK_BYTES // (cpg * nph * 4) - reach
+    if (compact or out[0] != 1 or nrows < 2 or nrows < min_blocks or room < row_lanes
+            or nrows * row_lanes * FWD_ROWS_DEN > -(-span // 16) * 16 * FWD_ROWS_NUM):
+        return False, None, None
+    per = max((room - (row_lanes - wq)) // wq, 1)
+    nblk = min(max(-(-nrows // per), min_blocks), nrows)
+    rpb = -(-nrows // nblk)
+    return True, rpb, -(-nrows // rpb)
 
 
 def wgrad_chunks(xs, ws, stride, pad, dil, groups):
@@ -402,6 +430,100 @@ def test_compact_cases_cross_their_thresholds():
     assert compact and span == 64 and nblk == 1
 
 
+# The forward by rows (Note [Row-aligned slivers]), 2-D unless said; each also runs the
+# input gradient (for stride 1 the same kind of convolution) and the weight gradient.
+FWD_ROWS_CASES = [
+    ((2, 3, 32, 32), (32, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "by rows: 32x32, 3 -> 32 (the benchmark's first layer), rows of one whole sliver"),
+    ((2, 3, 3, 40), (10, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "by rows at the ratio: 144 lanes for the flat 128, rows of a sliver and 8 pixels"),
+    ((2, 3, 4, 24), (10, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "flat slivers just over the ratio: 128 lanes for the flat 112"),
+    ((2, 3, 5, 48), (10, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "by rows: rows of 48 (a sliver and a half one)"),
+    ((2, 4, 4, 62), (9, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "by rows: rows of 62 (a short last sliver of 30, two masked vectors)"),
+    ((2, 64, 29, 64), (8, 64, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "by rows, windows over PK_BLOCK_BYTES: 29 rows in blocks of 10 (13 fit), a last of 9"),
+    ((2, 64, 3, 320), (4, 64, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "by rows: one row's windows within PK_BLOCK_BYTES, a block a row"),
+    ((2, 64, 3, 340), (4, 64, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "flat slivers: one row's windows over PK_BLOCK_BYTES"),
+    ((1, 4, 30, 32), (8, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "by rows, one sample cut into blocks of rows for the threads (a short last block)"),
+    ((1, 3, 3, 32), (5, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "3 rows: by rows on one thread, flat slivers on two (4 blocks wanted)"),
+    ((2, 3, 34, 34), (6, 3, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "by rows over flat windows (stride 1, padding 0)"),
+    ((2, 3, 64, 64), (16, 3, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "by rows, stride 2 (4 phases)"),
+    ((2, 3, 3, 6, 32), (4, 3, 3, 3, 3), (1, 1, 1), (0, 1, 1), (1, 1, 1), 1,
+     "by rows, 3-D with an output one deep"),
+    ((2, 3, 4, 6, 32), (4, 3, 3, 3, 3), (1, 1, 1), (0, 1, 1), (1, 1, 1), 1,
+     "flat slivers, 3-D with an output two deep"),
+]
+
+
+@pytest.mark.parametrize("case", FWD_ROWS_CASES, ids=[c[-1] for c in FWD_ROWS_CASES])
+def test_fwd_rows(case):
+    xs, ws, stride, pad, dil, groups, _ = case
+    check_case(xs, ws, stride, pad, dil, groups, seed=sum(xs) + sum(ws))
+
+
+def test_fwd_rows_cases_cross_their_thresholds():
+    """Each case of FWD_ROWS_CASES is where its label says, each threshold met on one side
+    and missed on the other: the layouts below are the kernel's."""
+    by = {c[-1]: c[:-1] for c in FWD_ROWS_CASES}
+
+    def case(prefix):
+        (label,) = [k for k in by if k.startswith(prefix)]
+        return by[label]
+
+    def lane_counts(c):
+        out, _, _, span, _, _, _ = layout(*c)
+        return out[1] * -(-out[2] // 16) * 16, -(-span // 16) * 16
+
+    assert fwd_rows(*case("by rows: 32x32")) == (True, 32, 1)
+    assert lane_counts(case("by rows: 32x32")) == (1024, 1088)
+    assert lane_counts(case("by rows at the ratio")) == (144, 128)
+    assert 144 * FWD_ROWS_DEN == 128 * FWD_ROWS_NUM and fwd_rows(*case("by rows at the"))[0]
+    assert lane_counts(case("flat slivers just over")) == (128, 112)
+    assert 128 * FWD_ROWS_DEN > 112 * FWD_ROWS_NUM
+    assert not fwd_rows(*case("flat slivers just over"))[0]
+    for prefix, width in (("by rows: rows of 48", 48), ("by rows: rows of 62", 62)):
+        assert fwd_rows(*case(prefix))[0] and layout(*case(prefix))[0][2] == width
+    c = case("by rows, windows over")
+    out, nph, wq, _, _, reach, cpg = layout(*c)
+    assert (PK_BLOCK_BYTES // (cpg * nph * 4) - reach - (64 - wq)) // wq == 13
+    assert fwd_rows(*c) == (True, 10, 3)
+    c = case("by rows: one row's windows within")
+    out, nph, wq, _, _, reach, cpg = layout(*c)
+    room = PK_BLOCK_BYTES // (cpg * nph * 4) - reach
+    assert fwd_rows(*c) == (True, 1, 3) and room >= 320 and room - 320 < wq
+    c = case("flat slivers: one row's windows over")
+    out, nph, wq, span, _, reach, cpg = layout(*c)
+    assert PK_BLOCK_BYTES // (cpg * nph * 4) - reach < -(-out[2] // 16) * 16
+    assert out[1] * 352 * FWD_ROWS_DEN <= -(-span // 16) * 16 * FWD_ROWS_NUM
+    assert not fwd_rows(*c)[0]
+    c = case("by rows, one sample cut")
+    assert fwd_rows(*c, min_blocks=4) == (True, 8, 4) and fwd_rows(*c, min_blocks=2) == \
+        (True, 15, 2)
+    c = case("3 rows")
+    assert fwd_rows(*c, min_blocks=2)[0] and not fwd_rows(*c, min_blocks=4)[0]
+    assert lane_counts(c)[0] < lane_counts(c)[1]
+    c = case("by rows over flat windows")
+    assert flat_windows(*c) and fwd_rows(*c) == (True, 32, 1)
+    c = case("by rows, stride 2")
+    assert layout(*c)[1] == 4 and fwd_rows(*c)[0]
+    assert fwd_rows(*case("by rows, 3-D"))[0]
+    c = case("flat slivers, 3-D")
+    assert not fwd_rows(*c)[0] and layout(*c)[0][0] == 2 and not layout(*c)[4]
+    # the flat sliver cases keep their layout: 17 x 33 is 18 rows of 48 lanes for the flat
+    # 1096 (over the ratio); the 32x32 weight-gradient case is by rows
+    assert not fwd_rows((2, 5, 15, 35), (6, 5, 3, 3), (2, 2), (2, 2), (2, 2), 1)[0]
+    assert fwd_rows((9, 2, 32, 32), (4, 2, 3, 3), (1, 1), (1, 1), (1, 1), 1)[0]
+
+
 @pytest.mark.parametrize("nd", [1, 3])
 def test_conv_packed_1d_3d(nd):
     if nd == 1:
@@ -474,7 +596,8 @@ def test_fallback_path(capability):
         "import test_conv_packed as t, pytorchlite as ptl\n"
         "assert ptl.backends.cpu.get_cpu_capability() != 'AVX512'\n"
         "avx2 = ptl.backends.cpu.get_cpu_capability() == 'AVX2'\n"
-        "cases = t.CASES + t.AVX2_CASES + t.WGRAD2_CASES + t.PHASE_CASES + t.ROWS_CASES\n"
+        "cases = (t.CASES + t.AVX2_CASES + t.WGRAD2_CASES + t.PHASE_CASES + t.ROWS_CASES\n"
+        "         + t.FWD_ROWS_CASES)\n"
         "for c in cases if avx2 else (t.CASES[0], t.CASES[2], t.CASES[9]) + tuple(t.AVX2_CASES):\n"
         "    t.check_case(*c[:-1], seed=11)\n"
         "for c in t.WGRAD2_CASES if avx2 else ():\n"

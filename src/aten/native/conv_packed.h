@@ -29,13 +29,16 @@ lane_mask(int64_t lo, int64_t hi)
 /* The windows of one task's columns (conv_cols_init). */
 typedef struct Cols {
     int64_t span;                        /* 1 + the last output pixel's flat index */
-    int64_t nq, nblk;                    /* pixels per block (a multiple of 32), blocks */
+    int64_t nq, nblk;                    /* flat indices per block (a multiple of 32; of wq
+                                          * by rows), blocks */
     int64_t hq, wq, winst;               /* phase plane height, flat row width; floats per
                                           * window */
     int64_t nph;                         /* windows per channel */
     int compact;                         /* rows cut to the output's width */
     int flat;                            /* the window is the image itself (stride 1, no
                                           * padding): filled by copies */
+    int by_rows;                         /* blocks of output rows, slivers from each row's
+                                          * start (Note [Row-aligned slivers]) */
     int64_t *off;                        /* kdim tap offsets */
     int64_t *phase;                      /* nph x 3: the windows' (pz, py, px or kx * dx),
                                           * by slot */
@@ -53,9 +56,10 @@ typedef struct JobShape {
 int conv_packed_wide(void);
 
 /* Lays out the columns of one (sample, group) of cpg channels, at least min_blocks blocks
- * where there are enough slivers; cl->off is allocated (freed with free).  0, or -1 with the
- * error set. */
-int conv_cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t min_blocks);
+ * where there are enough slivers, by rows where rows_ok and that pays (a forward storing
+ * straight into its (n, co, cols) output); cl->off is allocated (freed with free).  0, or
+ * -1 with the error set. */
+int conv_cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t min_blocks, int rows_ok);
 /* Floats of one task's windows. */
 size_t conv_cols_floats(const Cols *cl, int64_t cpg);
 /* The windows of block [q0, q0 + nq) of one sample and group (cpg planes at x) into buf:

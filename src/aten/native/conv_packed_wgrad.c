@@ -682,7 +682,7 @@ conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g,
         return wgrad_rows(gy, x, gw, g, n, ci, co);
     }
     /* the blocks, batches and chunks depend on the shape only */
-    if (conv_cols_init(&cl, g, j.sh.cpg, 1) < 0) {
+    if (conv_cols_init(&cl, g, j.sh.cpg, 1, 0) < 0) {
         return -1;
     }
     j.n = n;
