@@ -840,8 +840,8 @@ def _embedding_bag_fused(flat, weight, offsets, nbags, include_last, mode, per_s
     dropped; padding_idx's are dropped and the offsets recounted."""
     scale = per_sample_weights
     if include_last or nbags == 0:
-        # the kernel checks offsets[-1] <= n first: an index past the end cuts nothing
-        used = int(offsets[-1]) if include_last and nbags else 0
+        # the kernel checks the offsets: a last offset past the end (or below 0) cuts nothing
+        used = max(int(offsets[-1]), 0) if include_last and nbags else 0
         if used < flat.numel():
             flat = flat[:used]
             scale = scale[:used] if scale is not None else None
