@@ -536,7 +536,7 @@ def test_sdpa_fused_vs_composite(benchmark, impl, monkeypatch):
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 def test_embedding_bag(benchmark, impl, mode):
-    """64 bags of 16 rows of a 1024 x 1024 float32 table (nn.c, Note [Embedding bags]; max:
+    """64 bags of 16 rows of a 1024 x 1024 float32 table (embedding.c, Note [Embedding bags]; max:
     _embedding_bag_max in nn/functional.py)."""
     benchmark.group = f"embedding_bag {mode}, 64 bags of 16 rows of width 1024, float32"
     L = lib(impl)
@@ -549,8 +549,8 @@ def test_embedding_bag(benchmark, impl, mode):
 @pytest.mark.parametrize("shape", [(1024, 8, 1000, 32), (512, 20, 10000, 64)], ids=str)
 @pytest.mark.parametrize("mode", ["sum", "max"])
 def test_embedding_bag_narrow_rows(benchmark, impl, shape, mode):
-    """bags of narrow rows (bags x rows, table rows x width): sum adds a bag's rows 32
-    columns at a time in registers (Note [Embedding bags])"""
+    """bags of narrow rows (bags x rows, table rows x width): sum adds a bag's rows whole in
+    registers, the 10000 x 64 table's rows fetched ahead (Note [Embedding bags])"""
     bags, rows, n, width = shape
     benchmark.group = f"embedding_bag {mode}, {bags} bags of {rows} rows of width {width}"
     L = lib(impl)
@@ -564,9 +564,9 @@ def test_embedding_bag_narrow_rows(benchmark, impl, shape, mode):
                          ids=str)
 @pytest.mark.parametrize("form", ["2-D input", "1-D input and offsets"])
 def test_embedding_bag_sum_narrow_rows(benchmark, impl, shape, form):
-    """sum of bags of rows of width 8-32 (bags x rows, table rows x width): the 32- and
-    8-column register blocks of embedding.c bag_run_add_f4; 1-D offsets become each index's
-    bag in one pass (embedding.c _ptl_embedding_bag_offsets)"""
+    """sum of bags of rows of width 8-32 (bags x rows, table rows x width): each row added
+    whole in registers (embedding.c bag_run_sum_f4), the kernel reading the offsets (a 2-D
+    input's from an arange), not a bag per index"""
     bags, rows, n, width = shape
     benchmark.group = f"embedding_bag sum, {bags} bags of {rows} rows of width {width}, {form}"
     L = lib(impl)

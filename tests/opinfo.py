@@ -460,7 +460,9 @@ def _np_bce_backward(go, a, t, w=None, reduction=1):
     return g / a.size if reduction == 1 else g
 
 
-def _np_embedding_bag(w, idx, bag, scale, num_bags, mean=False):
+def _np_embedding_bag(w, idx, offsets, scale, num_bags, mean=False):
+    # bag b: offsets[b] up to offsets[b + 1], the last up to len(idx)
+    bag = np.searchsorted(offsets[:num_bags], np.arange(len(idx)), side="right") - 1
     out = np.zeros((num_bags, w.shape[1]))
     np.add.at(out, bag, w[idx] * (1.0 if scale is None else scale[:, None]))
     return out / np.maximum(np.bincount(bag, minlength=num_bags), 1)[:, None] if mean else out
@@ -1084,12 +1086,19 @@ ENTRIES += [
            grad_samples=[S(T(4, 3), I([0, 2, 0]))],
            note="padding_idx's row gets no gradient (PyTorch's rule), so finite differences "
                 "disagree there by design: gradcheck runs without padding_idx"),
-    OpInfo("_ptl_embedding_bag", [S(T(5, 3), I([0, 2, 0, 4]), I([0, 0, 1, 1]), None, 3),
-                                  S(T(5, 3, layout="transposed"), I([1, 3, 3]), I([2, 0, 2]),
+    OpInfo("_ptl_embedding_bag", [S(T(5, 3), I([0, 2, 0, 4]), I([0, 2, 4]), None, 3),
+                                  S(T(5, 3, layout="transposed"), I([1, 3, 3]), I([0, 0, 1, 3]),
                                     T(3), 3),
-                                  S(T(5, 3), I([]), I([]), None, 2),
-                                  S(T(5, 3), I([4, 0, 4, 1]), I([1, 1, 2, 1]), None, 4, True)],
-           ref=_np_embedding_bag),
+                                  S(T(5, 3), I([]), I([0, 0]), None, 2),
+                                  S(T(5, 3), I([]), I([]), None, 0),
+                                  S(T(5, 3), I([4, 0, 4, 1]), I([0, 0, 2, 4]), None, 4, True)],
+           ref=_np_embedding_bag,
+           errors=[(S(T(5, 3), I([0, 1]), I([0, 1]), None, 3), RuntimeError),
+                   (S(T(5, 3), I([0, 1]), I([0, 1, 1]), None, 2), RuntimeError),
+                   (S(T(5, 3), I([0, 1]), I([]), None, 0), RuntimeError),
+                   (S(T(5, 3), I([0, 1]), I([1, 1]), None, 2), RuntimeError),
+                   (S(T(5, 3), I([0, 1]), I([0, 2, 1]), None, 3), RuntimeError),
+                   (S(T(5, 3), I([0, 5]), I([0, 1]), None, 2), IndexError)]),
     OpInfo("_ptl_embedding_bag_offsets", [S(I([0, 2, 2, 5]), 7), S(I([0, 3, 6]), 6, True),
                                           S(I([]), 4), S(I([0]), 3, True)],
            ref=_np_bags_of_offsets, grad="none",

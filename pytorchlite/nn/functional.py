@@ -827,22 +827,32 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 
 def _fusable_bags(mode, weight):
-    """Whether embedding_bag runs _ptl_embedding_bag on each index's bag: sum and mean of a
-    CPU weight.  The composite it skips is its reference (the tests turn this off)."""
+    """Whether embedding_bag runs _ptl_embedding_bag on the offsets of its bags: sum and mean
+    of a CPU weight.  The composite it skips is its reference (the tests turn this off)."""
     return mode in ("sum", "mean") and weight.device.type == "cpu" and not weight.is_meta
 
 
-def _embedding_bag_fused(flat, weight, bag, nbags, mode, per_sample_weights, padding_idx):
-    """sum / mean of bags through one kernel (Note [Embedding bags] in src/aten/native/embedding.c):
-    index i goes to bag[i] (with its weight); no gathered rows, no membership matrix."""
-    used = bag.numel()
-    flat = flat[:used]
-    scale = per_sample_weights.reshape(-1)[:used] if per_sample_weights is not None else None
+def _embedding_bag_fused(flat, weight, offsets, nbags, include_last, mode, per_sample_weights,
+                         padding_idx):
+    """sum / mean of bags through one kernel (Note [Embedding bags] in
+    src/aten/native/embedding.c) on the offsets of the bags; no gathered rows, no membership
+    matrix, no bag per index.  Indices past offsets[-1] (include_last_offset) or in no bag are
+    dropped; padding_idx's are dropped and the offsets recounted."""
+    scale = per_sample_weights
+    if include_last or nbags == 0:
+        # the kernel checks the offsets: a last offset past the end (or below 0) cuts nothing
+        used = max(int(offsets[-1]), 0) if include_last and nbags else 0
+        if used < flat.numel():
+            flat = flat[:used]
+            scale = scale[:used] if scale is not None else None
     if padding_idx is not None:
-        keep = flat != padding_idx
-        flat, bag = flat[keep], bag[keep]
-        scale = scale[keep] if scale is not None else None
-    return aten._ptl_embedding_bag(weight, flat, bag, scale, nbags, mode == "mean")
+        bag = aten._ptl_embedding_bag_offsets(offsets, flat.numel(), include_last)
+        keep = flat[:bag.numel()] != padding_idx
+        flat, bag = flat[:bag.numel()][keep], bag[keep]
+        scale = scale[:keep.numel()][keep] if scale is not None else None
+        counts = torch.bincount(bag, minlength=nbags)
+        offsets = torch.cat([torch.zeros(1, dtype=torch.int64), counts.cumsum(0)])
+    return aten._ptl_embedding_bag(weight, flat, offsets, scale, nbags, mode == "mean")
 
 
 def _embedding_bag_max(input, weight, starts, ends, padding_idx):
@@ -890,7 +900,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         raise ValueError(
             f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
     fusable = _fusable_bags(mode, weight)
-    bag = None
     if input.dim() == 2:
         if offsets is not None:
             raise ValueError(
@@ -900,11 +909,11 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         flat = input.reshape(-1)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.reshape(-1)
+        nbags = input.size(0)
         if fusable:
             # bags of one width: no Python list of bounds (it cost more than the kernel)
-            nbags = input.size(0)
-            bag = aten._ptl_embedding_bag_offsets(
-                torch.arange(0, flat.numel(), max(input.size(1), 1)), flat.numel())
+            offsets = torch.arange(0, flat.numel(), input.size(1)) if input.size(1) else \
+                torch.zeros(nbags, dtype=torch.int64)
         else:
             # rows of width 0 are empty bags (0), as they are for sum and mean
             starts = [row * input.size(1) for row in range(input.size(0))]
@@ -915,13 +924,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         if offsets.dim() != 1:
             raise ValueError("offsets has to be a 1D Tensor")
         flat = input
-        # checks the offsets with PyTorch's messages and gives each index its bag; the paths
-        # that read the bounds as a list read them once, from the host
-        offsets = offsets if fusable else offsets.cpu()
-        bag = aten._ptl_embedding_bag_offsets(offsets, flat.numel(), include_last_offset)
         nbags = max(offsets.numel() - 1, 0) if include_last_offset else offsets.numel()
         if not fusable:
-            bag = None
+            # checks the offsets with PyTorch's messages (the kernel checks them on the fused
+            # path); the paths that read the bounds as a list read them once, from the host
+            offsets = offsets.cpu()
+            aten._ptl_embedding_bag_offsets(offsets, flat.numel(), include_last_offset)
             starts = offsets.tolist()
             if include_last_offset:
                 ends = starts[1:]
@@ -943,9 +951,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     if max_norm is not None:
         with torch.no_grad():
             torch.embedding_renorm_(weight, flat.contiguous(), max_norm, norm_type)
-    if bag is not None:
-        return _embedding_bag_fused(flat, weight, bag, nbags, mode, per_sample_weights,
-                                    padding_idx)
+    if fusable:
+        return _embedding_bag_fused(flat, weight, offsets, nbags,
+                                    include_last_offset and input.dim() == 1, mode,
+                                    per_sample_weights, padding_idx)
     if mode == "max":
         return _embedding_bag_max(input if input.dim() == 2 else flat, weight, starts, ends,
                                   padding_idx)

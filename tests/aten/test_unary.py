@@ -656,3 +656,32 @@ def test_new_unary_functions_match_torch(name):
             # float and rounds differently now and then)
             rtol = {"float64": 1e-13, "float32": 1e-6, "float16": 2e-3}.get(dt, 1.6e-2)
             assert_close(g, wv, rtol=rtol, atol=1e-12)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dt", [ptl.float16, ptl.bfloat16], ids=str)
+def test_abs_of_half_types_clears_the_sign_bit(dt, threads):
+    # unary.c U_HALF_BITS: abs of float16 / bfloat16 clears the sign bit, without the float32
+    # round trip: every bit pattern (NaNs keep their payload), functional, in place, out= and
+    # a strided view, against NumPy's bits; the value against float64 NumPy
+    prev = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        bits = np.arange(1 << 16, dtype=np.uint16)
+        x = ptl.tensor(bits.view(np.int16)).view(dt)
+        want = bits & np.uint16(0x7FFF)
+        assert np.array_equal(ptl.abs(x).view(ptl.int16).numpy().view(np.uint16), want)
+        y = x.clone()
+        assert y.abs_() is y
+        assert np.array_equal(y.view(ptl.int16).numpy().view(np.uint16), want)
+        out = ptl.empty(1 << 15, dtype=dt)
+        ptl.abs(x[::2], out=out)
+        assert np.array_equal(out.view(ptl.int16).numpy().view(np.uint16), want[::2])
+        with np.errstate(invalid="ignore"):   # signalling NaNs
+            vals = x.float().numpy().astype(np.float64)
+            got = ptl.abs(x).float().numpy().astype(np.float64)
+        np.testing.assert_array_equal(got, np.abs(vals))   # NaN where NaN
+        with pytest.raises(RuntimeError, match="Found dtype Float but expected"):
+            ptl.abs(x, out=ptl.empty(1 << 16))
+    finally:
+        ptl.set_num_threads(prev)

@@ -1228,6 +1228,115 @@ def test_embedding_bag_fused_float32_column_blocks_bits(width, threads):
         ptl.set_num_threads(prev)
 
 
+def _f4_bag_sums(a, idx, bounds, scale=None, mean=False):
+    """float32 sums of the bags [s, e) of bounds in index order from +0 (the bits of
+    embedding.c's kernel), and their float64 reference"""
+    want = np.zeros((len(bounds), a.shape[1]), np.float32)
+    want64 = np.zeros((len(bounds), a.shape[1]))
+    for b, (s, e) in enumerate(bounds):
+        for k in range(s, e):
+            want[b] += a[idx[k]] if scale is None else scale[k] * a[idx[k]]
+            want64[b] += a[idx[k]].astype(np.float64) * (1.0 if scale is None else float(scale[k]))
+        if mean and e - s > 1:
+            want[b] /= np.float32(e - s)
+        if mean and e > s:
+            want64[b] /= e - s
+    return want, want64
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("width", [1, 8, 12, 16, 24, 32, 40, 48, 56, 64, 72])
+def test_embedding_bag_f4_offsets_at_and_across_thresholds(width, threads):
+    # Note [Embedding bags]: float32 rows of 8 .. 64 columns (a multiple of 8) are added whole
+    # (bag_run_sum_f4, a variant per width), others 32 and 8 columns at a time; a table of
+    # >= BAG_AHEAD_BYTES (1 MiB: 4096 rows of 64) fetches the rows BAG_AHEAD = 16 indices
+    # ahead, except within 16 of the end.  Either way the bits are those of float32 adds in
+    # index order from +0; checked against float64 NumPy too, on 1 and 2 threads, with empty
+    # bags first, between and last, both forms of the offsets, scales and means.
+    aten = ptl.ops.aten
+    prev = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        gen = np.random.default_rng(width)
+        lengths = [0, 3, 3, 3, 0, 3, 5, 5, 1, 0, 0, 8, 8, 8, 2, 0]
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        n = int(np.sum(lengths))
+        bounds = list(zip(starts, np.cumsum(lengths)))
+        for rows in ((30, 4095, 4096, 4097) if width == 64 else (30,)):
+            a = (gen.standard_normal((rows, width)) * 100).astype(np.float32)
+            idx = gen.integers(0, rows, n)
+            scale = gen.standard_normal(n).astype(np.float32)
+            for offsets in (starts, np.append(starts, n)):
+                for sc, mean in ((None, False), (scale, False), (None, True)):
+                    got = aten._ptl_embedding_bag(ptl.tensor(a), ptl.tensor(idx),
+                                                  ptl.tensor(offsets),
+                                                  None if sc is None else ptl.tensor(sc),
+                                                  len(lengths), mean).numpy()
+                    want, want64 = _f4_bag_sums(a, idx, bounds, sc, mean)
+                    assert got.tobytes() == want.tobytes(), (rows, len(offsets), mean)
+                    np.testing.assert_allclose(got, want64, rtol=1e-4, atol=1e-2)
+            # fewer indices than BAG_AHEAD, about as many, and none
+            for m in (0, 1, 15, 16, 17, 33):
+                offs = np.arange(0, m, 2)
+                got = aten._ptl_embedding_bag(ptl.tensor(a), ptl.tensor(idx[:m]),
+                                              ptl.tensor(offs), None, len(offs), False)
+                want = _f4_bag_sums(a, idx[:m], list(zip(offs, list(offs[1:]) + [m])))[0]
+                assert got.numpy().tobytes() == want.tobytes()
+            # an index out of range anywhere
+            for where in (0, 5, n - 1):
+                for bad in (rows, -1):
+                    i2 = idx.copy()
+                    i2[where] = bad
+                    with pytest.raises(IndexError, match="index out of range in self"):
+                        aten._ptl_embedding_bag(ptl.tensor(a), ptl.tensor(i2),
+                                                ptl.tensor(starts), None, len(lengths), False)
+        # through F.embedding_bag: 1-D offsets (include_last_offset with indices past the last
+        # bag), padding_idx, a 2-D input, one of width 0
+        got = F.embedding_bag(ptl.tensor(idx), ptl.tensor(a), ptl.tensor(starts), mode="sum")
+        assert got.numpy().tobytes() == _f4_bag_sums(a, idx, bounds)[0].tobytes()
+        got = F.embedding_bag(ptl.tensor(idx), ptl.tensor(a), ptl.tensor(starts[:6]),
+                              mode="sum", include_last_offset=True)
+        assert got.numpy().tobytes() == _f4_bag_sums(a, idx, bounds[:5])[0].tobytes()
+        pad = int(idx[7])
+        got = F.embedding_bag(ptl.tensor(idx), ptl.tensor(a), ptl.tensor(starts), mode="mean",
+                              padding_idx=pad)
+        kept = [[k for k in range(s, e) if idx[k] != pad] for s, e in bounds]
+        want = np.zeros((len(bounds), width), np.float32)
+        for b, ks in enumerate(kept):
+            for k in ks:
+                want[b] += a[idx[k]]
+            if len(ks) > 1:
+                want[b] /= np.float32(len(ks))
+        assert got.numpy().tobytes() == want.tobytes()
+        got = F.embedding_bag(ptl.tensor(idx[:48].reshape(6, 8)), ptl.tensor(a), mode="mean")
+        assert got.numpy().tobytes() == _f4_bag_sums(
+            a, idx[:48], [(8 * b, 8 * b + 8) for b in range(6)], mean=True)[0].tobytes()
+        assert F.embedding_bag(ptl.zeros(3, 0, dtype=ptl.int64), ptl.tensor(a),
+                               mode="mean").numpy().tobytes() == bytes(12 * width)
+    finally:
+        ptl.set_num_threads(prev)
+
+
+def test_embedding_bag_offsets_errors_of_the_kernel():
+    # _ptl_embedding_bag checks its offsets with F.embedding_bag's messages (bag_offsets_host)
+    aten = ptl.ops.aten
+    w, idx = ptl.ones(6, 3), ptl.tensor([0, 1, 2])
+    cases = [(ptl.tensor([1, 2]), 2, "offsets\\[0\\] has to be 0"),
+             (ptl.tensor([0, 4]), 2, "can not be greater than input's length 3"),
+             (ptl.tensor([0, 2, 1]), 3, "non-decreasing sequence"),
+             (ptl.tensor([0.0, 1.0]), 2, "scalar types: Long, Int"),
+             (ptl.tensor([[0, 1]]), 2, "1D"),
+             (ptl.tensor([0, 1, 2]), 2, "is not the number of indices"),
+             (ptl.tensor([0, 1]), 3, "num_bags or num_bags \\+ 1 offsets"),
+             (ptl.tensor([], dtype=ptl.int64), 0, "none without bags")]
+    for offs, nbags, msg in cases:
+        with pytest.raises(RuntimeError, match=msg):
+            aten._ptl_embedding_bag(w, idx, offs, None, nbags, False)
+    # int32 offsets are read as int64
+    got = aten._ptl_embedding_bag(w, idx, ptl.tensor([0, 1]).int(), None, 2, False)
+    assert got.tolist() == [[1.0] * 3, [2.0] * 3]
+
+
 def test_embedding_bag_fused_gradients_and_errors():
     inp = ptl.tensor([0, 2, 5, 1, 1, 4, 3])
     off = ptl.tensor([0, 2, 2, 5])

@@ -89,28 +89,34 @@ error:
 
 /* Note [Embedding bags]
  * ~~~~~~~~~~~~~~~~~~~~~
- * F.embedding_bag (nn/functional.py) reduces bags of weight rows.  For sum and mean it gives
- * every kept index (padding_idx dropped) its bag and, for sum, its per_sample_weights as a
- * scale, and calls _ptl_embedding_bag, which adds
- *     out[bag[i]] += scale[i] * weight[indices[i]]      for i = 0, 1, ... in order,
- * in the weight's dtype, straight from weight's rows; mean then divides each bag by its
- * number of rows, as PyTorch's kernel does.  Neither the [n, D] gathered rows nor
- * the dense [bags, n] membership matrix of the composite (kept in functional.py as the
- * reference, and for devices without this kernel) is made.  A sum without weights adds each
- * bag's rows in index order, as the composite's matmul does within a block of its depth.
- * 64 bags of 16 rows of width 1024, float32, one thread: 2.8 ms -> 0.12 ms (PyTorch 0.1 ms;
- * what is left is reading the rows; prefetching the next row measured no faster).  Float32
- * adds a bag's rows 32 columns at a time in registers (bag_run_add_f4), in the same order
- * from the same +0, so the bits are those of the row-by-row adds; narrow rows went through
- * the output row in memory once per row (1024 bags of 8 rows of width 32: 190 -> 32 us).
- * Then 8 columns at a time, with the vectors loaded straight from the rows, the indices
- * checked by one branch-free pass, all the bags' runs in one call of the clone and int64
- * indices read in place: the kernel of the same bags 32 -> 16 us.
- * F.embedding_bag builds the bags with _ptl_embedding_bag_offsets (a 2-D input's from the
- * offsets of its rows), which checks 1-D offsets in the same pass, not from Python lists
- * of bounds (which cost more than the kernel: 1024 bags of 8 by offsets 0.16x -> 0.6-0.8x
- * PyTorch's time; a diff and a repeat_interleave in tensor ops still cost 15-20 us).  The
- * derivative (derivatives/nn.c) is written with index_select / index_add, so it differentiates again. */
+ * F.embedding_bag (nn/functional.py) reduces bags of weight rows.  For sum and mean on the CPU
+ * it calls _ptl_embedding_bag with the offsets of the bags (padding_idx's indices dropped
+ * first, the offsets recounted) and, for sum, per_sample_weights as a scale; the kernel adds
+ *     out[b] = +0 + scale[i] * weight[indices[i]]    for i = offsets[b], offsets[b] + 1, ...
+ * in order, in the weight's dtype, straight from weight's rows; mean then divides each bag by
+ * its number of rows, as PyTorch's kernel does.  Neither the [n, D] gathered rows nor the
+ * dense [bags, n] membership matrix of the composite (kept in functional.py as the reference,
+ * and for devices without this kernel) is made, nor a bag per index.  A bag's sum is its rows
+ * added in index order from +0 whatever the width, so the bits depend on neither the vector
+ * width nor the thread count.
+ * 64 bags of 16 rows of width 1024, float32, one thread: 2.8 ms -> 0.12 ms (PyTorch 0.1 ms).
+ * Float32 adds a bag's rows 32 columns at a time in registers (bag_run_add_f4); narrow rows
+ * had gone through the output row in memory once per row (1024 bags of 8 rows of width 32:
+ * 190 -> 32 us), then 8 columns at a time, vectors loaded straight from the rows and all the
+ * bags in one call of the clone: 32 -> 16 us.  Then rows of 8 .. 64 columns (a multiple of 8)
+ * are added whole, all their vectors at once (bag_run_sum_f4, a variant per width), with no
+ * memset of the output first, and the kernel reads the offsets, not a bag per index: the
+ * int64 [n] bag array cost about a third of narrow bags' time (written by a pass over the
+ * offsets, 3.5 us for 8192 indices, then read and checked, another 2 us).  Tried and
+ * dropped: several bags interleaved, each with its own accumulators (2 or 4 bags at once,
+ * 10-30% slower: the loop already overlaps one bag's dependent adds with the next bag's), and
+ * fetching rows ahead when the table fits in L2 (rows of 8: a third slower); a table of 1 MiB
+ * or more fetches the rows 16 indices ahead (BAG_AHEAD: 512 bags of 20 rows of a 10000 x 64
+ * table, 35 -> 31 us).  The indices are checked by one branch-free pass before any row is
+ * read.  The offsets are checked with PyTorch's messages by bag_offsets_host, shared with
+ * _ptl_embedding_bag_offsets, which gives each index its bag for the other paths (max,
+ * padding_idx, the derivative and the device).  The derivative (derivatives/embedding.c) is
+ * written with index_select / index_add, so it differentiates again. */
 /* o[:d] += scale * row[:d] (or + row[:d]) in the dtypes other than float32, compiled for AVX2
  * too (Note [Loop clones] in loops.h: no FMA, so the bits do not depend on the CPU) */
 PTL_LOOP_CLONES static void
@@ -132,10 +138,10 @@ bag_row_add(char *o, const char *row, double scale, int has_scale, int64_t d, Pt
     }
 }
 
-/* One bag's run of m consecutive indices, float32: o[:d] += (scale[k] *) w[iv[k]][:d] for
- * k = 0 .. m-1 in order, 32 columns at a time in registers, then 8 (rows of 8, 16 and 24),
- * then one by one (Note [Embedding bags]).  The vectors load straight from the rows: copied
- * into an array of vectors with memcpy they went through the stack 16 bytes at a time. */
+/* One bag's m consecutive indices, float32: o[:d] += (scale[k] *) w[iv[k]][:d] for
+ * k = 0 .. m-1 in order, 32 columns at a time in registers, then 8, then one by one, for rows
+ * of any width (Note [Embedding bags]).  The vectors load straight from the rows: copied into
+ * an array of vectors with memcpy they went through the stack 16 bytes at a time. */
 typedef float BagVec __attribute__((vector_size(32)));
 typedef BagVec BagVecMem __attribute__((aligned(4), may_alias));   /* a vector in a row */
 #define BAG_ADD_ROWS(NV)                                                                  \
@@ -175,23 +181,103 @@ bag_run_add_f4(float *o, const float *w, const int64_t *iv, const float *scale, 
 }
 #undef BAG_ADD_ROWS
 
-/* out[bv[i]][:d] += (scale[i] *) w[iv[i]][:d] for i < n in order, float32, a run of equal
- * bags at a time (one call for all the bags: a call per bag through the clones' resolver
- * cost a fifth of narrow bags' time); count[b] += the rows of bag b where count is not
- * NULL */
-PTL_LOOP_CLONES static void
-bags_add_f4(float *out, const float *w, const int64_t *iv, const int64_t *bv,
-            const float *scale, int64_t n, int64_t d, int64_t *count)
+/* One bag's m consecutive indices, float32, rows of d = 8 * NV columns (NV = 1 .. 8, a
+ * constant once inlined): o[:d] = +0 + (scale[k] *) w[iv[k]][:d] for k = 0 .. m-1 in order,
+ * the row's NV vectors at once (Note [Embedding bags]).  With ahead > 0 the lines of row
+ * iv[k + ahead] are fetched while row iv[k] is added (the caller makes sure it exists). */
+static inline __attribute__((always_inline)) void
+bag_run_sum_f4(float *o, const float *w, const int64_t *iv, const float *scale, int64_t m,
+               const int NV, const int ahead)
 {
-    for (int64_t i = 0, m; i < n; i += m) {
-        for (m = 1; i + m < n && bv[i + m] == bv[i]; m++) {
+    const int64_t d = 8 * NV;
+    BagVec acc[8];   /* NV of them: acc[NV] would be a variable-length array on the stack */
+    for (int q = 0; q < NV; q++) {
+        acc[q] = (BagVec){0};
+    }
+    for (int64_t k = 0; k < m; k++) {
+        const float *r = w + iv[k] * d;
+        if (ahead > 0) {
+            const float *p = w + iv[k + ahead] * d;
+            for (int q = 0; q < NV; q += 2) {
+                __builtin_prefetch(p + 8 * q);
+            }
+            __builtin_prefetch(p + d - 1);
         }
-        bag_run_add_f4(out + bv[i] * d, w, iv + i, scale != NULL ? scale + i : NULL, m, d);
-        if (count != NULL) {
-            count[bv[i]] += m;
+        for (int q = 0; q < NV; q++) {
+            BagVec v = *(const BagVecMem *)(r + 8 * q);
+            acc[q] += scale != NULL ? scale[k] * v : v;
+        }
+    }
+    for (int q = 0; q < NV; q++) {
+        *(BagVecMem *)(o + 8 * q) = acc[q];
+    }
+}
+
+/* A table of at least BAG_AHEAD_BYTES is read with the rows BAG_AHEAD indices ahead fetched
+ * (Note [Embedding bags]) */
+#define BAG_AHEAD_BYTES ((size_t)1 << 20)
+#define BAG_AHEAD 16
+
+/* bags_sum_f4 with rows of d = 8 * NV columns (NV and whether there is a scale constants once
+ * inlined), or with NV = 0 of any width d */
+static inline __attribute__((always_inline)) void
+bags_sum_width_f4(float *out, const float *w, const int64_t *iv, const int64_t *offs,
+                  int64_t nbags, const float *scale, int64_t n, int64_t d, int ahead,
+                  const int NV)
+{
+    if (NV > 0) {
+        d = 8 * NV;   /* a constant */
+    }
+    for (int64_t b = 0; b < nbags; b++) {
+        int64_t i = offs[b], m = (b + 1 < nbags ? offs[b + 1] : n) - i;
+        const float *sc = scale != NULL ? scale + i : NULL;
+        if (NV == 0) {
+            memset(out + b * d, 0, (size_t)d * sizeof(float));
+            bag_run_add_f4(out + b * d, w, iv + i, sc, m, d);
+        }
+        else if (ahead && i + m + BAG_AHEAD <= n) {
+            bag_run_sum_f4(out + b * d, w, iv + i, sc, m, NV, BAG_AHEAD);
+        }
+        else {
+            bag_run_sum_f4(out + b * d, w, iv + i, sc, m, NV, 0);
         }
     }
 }
+
+/* out[b][:d] = the sum of (scale[i] *) w[iv[i]][:d] for i from offs[b] up to offs[b + 1] (the
+ * last bag up to n), in order from +0, float32, for nbags checked offsets and checked indices:
+ * one call for all the bags (a call per bag through the clones' resolver cost a fifth of
+ * narrow bags' time), a whole row of 8 .. 64 columns in registers at once, wider or odd rows
+ * 32 and 8 columns at a time.  Note [Embedding bags]. */
+PTL_LOOP_CLONES static void
+bags_sum_f4(float *out, const float *w, const int64_t *iv, const int64_t *offs, int64_t nbags,
+            const float *scale, int64_t n, int64_t d, int ahead)
+{
+    switch (d % 8 == 0 && d <= 64 ? d / 8 : 0) {
+#define BAG_WIDTH_CASE(NV)                                                                \
+    case NV:                                                                              \
+        if (scale != NULL) {                                                              \
+            bags_sum_width_f4(out, w, iv, offs, nbags, scale, n, d, ahead, NV);           \
+        }                                                                                 \
+        else {                                                                            \
+            bags_sum_width_f4(out, w, iv, offs, nbags, NULL, n, d, ahead, NV);            \
+        }                                                                                 \
+        break;
+        BAG_WIDTH_CASE(1)
+        BAG_WIDTH_CASE(2)
+        BAG_WIDTH_CASE(3)
+        BAG_WIDTH_CASE(4)
+        BAG_WIDTH_CASE(5)
+        BAG_WIDTH_CASE(6)
+        BAG_WIDTH_CASE(7)
+        BAG_WIDTH_CASE(8)
+#undef BAG_WIDTH_CASE
+    default:
+        bags_sum_width_f4(out, w, iv, offs, nbags, scale, n, d, 0, 0);
+        break;
+    }
+}
+
 
 /* o[:d] /= c: the mean of a bag of c rows, in the stored type as PyTorch's (a float division
  * rounds as the double one rounded to float) */
@@ -212,39 +298,100 @@ bag_row_div(char *o, int64_t c, int64_t d, PtlDtype dt)
     }
 }
 
-/* Whether an index iv[i] lies outside [0, rows) or a bag bv[i] outside [0, nbags) (i < n): a
- * negative one is a large unsigned one, and the flags are or-ed without a branch, so the
- * loop vectorizes */
+/* Whether an index iv[i] lies outside [0, rows) (i < n): a negative one is a large unsigned
+ * one, and the flags are or-ed without a branch, so the loop vectorizes */
 PTL_LOOP_CLONES static int
-bags_out_of_range(const int64_t *iv, const int64_t *bv, int64_t n, uint64_t rows,
-                  uint64_t nbags)
+indices_out_of_range(const int64_t *iv, int64_t n, uint64_t rows)
 {
-    int bad = 0;
+    uint64_t bad = 0;
     for (int64_t i = 0; i < n; i++) {
-        bad |= ((uint64_t)iv[i] >= rows) | ((uint64_t)bv[i] >= nbags);
+        bad |= (uint64_t)((uint64_t)iv[i] >= rows);
     }
-    return bad;
+    return bad != 0;
 }
+
+/* F.embedding_bag's checks of 1-D offsets for n indices, with PyTorch's messages: integral,
+ * offsets[0] = 0, offsets[-1] <= n, non-decreasing.  Returns them as int64 on the host (a new
+ * reference: the same tensor where it is CPU int64 and contiguous), or NULL. */
+static PtlTensorImpl *
+bag_offsets_host(PtlTensorImpl *offs, int64_t n)
+{
+    PtlDevice cpu = ptl_device_cpu();
+    if (offs->dim != 1) {
+        ptl_error_set(PTL_ERR_RUNTIME, "offsets has to be a 1D Tensor");
+        return NULL;
+    }
+    if (!ptl_dtype_is_integral(offs->dtype, 0)) {
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "Expected tensor for argument #1 'offsets' to have one of the following "
+                      "scalar types: Long, Int; but got torch.%sTensor instead (while checking "
+                      "arguments for embedding_bag)", ptl_dtype_legacy_name(offs->dtype));
+        return NULL;
+    }
+    if (n < 0) {
+        ptl_error_set(PTL_ERR_RUNTIME, "embedding_bag: num_indices must be >= 0");
+        return NULL;
+    }
+    PtlTensorImpl *host = offs->device.type == PTL_DEVICE_CPU && offs->dtype == PTL_DTYPE_INT64
+                              ? ptl_contiguous(offs)   /* no copy */
+                              : ptl_to_copy(offs, PTL_DTYPE_INT64, &cpu);
+    if (host == NULL) {
+        return NULL;
+    }
+    const int64_t *o = (const int64_t *)ptl_tensor_data(host);
+    int64_t count = offs->numel;
+    if (count > 0 && o[0] != 0) {
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "
+                      "to start from position 0. However, got %lld", (long long)o[0]);
+        goto error;
+    }
+    if (count > 0 && o[count - 1] > n) {
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "offsets[-1] can not be greater than input's length %lld but got "
+                      "offsets[-1] of %lld", (long long)n, (long long)o[count - 1]);
+        goto error;
+    }
+    for (int64_t b = 1; b < count; b++) {
+        if (o[b] < o[b - 1]) {
+            ptl_error_set(PTL_ERR_RUNTIME,
+                          "offsets has to be a non-decreasing sequence, but got offsets[%lld] "
+                          "= %lld after offsets[%lld] = %lld", (long long)b, (long long)o[b],
+                          (long long)(b - 1), (long long)o[b - 1]);
+            goto error;
+        }
+    }
+    return host;
+error:
+    ptl_decref(host);
+    return NULL;
+}
+
 
 /* Note [Device embedding bags]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * On CUDA (and in the CPU tests' emulation of the CUDA kernels) _ptl_embedding_bag is the
  * composition of the device's index kernels that its derivative already uses:
+ *     bag  = _ptl_embedding_bag_offsets(offsets, n, offsets has num_bags + 1 entries)
  *     rows = weight.index_select(0, indices) [* scale.unsqueeze(1)]
  *     out  = zeros(num_bags, D).index_add_(0, bag, rows)
  * and for mean out / counts.clamp(min=1).unsqueeze(1), counts = zeros(num_bags)
  * .index_add_(0, bag, ones(n)) in the weight's dtype (a bag of none stays 0, as on the CPU).
  * It makes the [n, D] rows the CPU kernel avoids, and index_add_'s order of the adds is the
  * device's: equal within rounding, not the CPU's bits.  A bad index raises index_select's
- * error, a bad bag index_add_'s.  A fused kernel (a block per bag) is the next step where
- * the rows' copy shows in a profile. */
+ * error.  A fused kernel (a block per bag) is the next step where the rows' copy shows in a
+ * profile. */
 static int
-embedding_bag_device(PtlTensorImpl *w, PtlTensorImpl *idx, PtlTensorImpl *bag,
+embedding_bag_device(PtlTensorImpl *w, PtlTensorImpl *idx, PtlTensorImpl *offs,
                      PtlTensorImpl *scale, int64_t nbags, int mean, PtlIValue *s)
 {
     PtlTensorImpl *rows = NULL, *scaled = NULL, *scale2 = NULL, *out = NULL, *cnt = NULL;
-    PtlTensorImpl *ones = NULL, *div = NULL, *cnt2 = NULL, *res = NULL;
+    PtlTensorImpl *ones = NULL, *div = NULL, *cnt2 = NULL, *res = NULL, *bag = NULL;
     int64_t sizes[2] = {nbags, w->sizes[1]}, n = idx->numel, col[2] = {-1, 1};
+    PtlIValue ab[3] = {ptl_iv_tensor(offs), ptl_iv_int(n), ptl_iv_bool(offs->numel > nbags)};
+    if ((bag = ptl_call_tensor(PTL_OP__ptl_embedding_bag_offsets, ab)) == NULL) {
+        goto done;
+    }
     PtlIValue a0[3] = {ptl_iv_tensor(w), ptl_iv_int(0), ptl_iv_tensor(idx)};
     if ((rows = ptl_call_tensor(PTL_OP_index_select, a0)) == NULL) {
         goto done;
@@ -303,19 +450,21 @@ done:
     ptl_xdecref(ones);
     ptl_xdecref(cnt2);
     ptl_xdecref(div);
+    ptl_xdecref(bag);
     return res != NULL ? 0 : -1;
 }
 
-/* _ptl_embedding_bag(weight [V, D], indices [n], bag [n], scale [n]?, num_bags, mean)
- * -> [num_bags, D] (Note [Embedding bags]); indices and bag are int64, scale has weight's
- * dtype; mean divides each bag's sum by its number of rows.  On the device: Note [Device
- * embedding bags]. */
+/* _ptl_embedding_bag(weight [V, D], indices [n], offsets [num_bags or num_bags + 1],
+ * scale [n]?, num_bags, mean) -> [num_bags, D] (Note [Embedding bags]): bag b sums indices
+ * offsets[b] up to offsets[b + 1], the last one up to n (num_bags offsets) or to
+ * offsets[num_bags], which must then be n; scale has weight's dtype; mean divides each bag's
+ * sum by its number of rows.  On the device: Note [Device embedding bags]. */
 static int
 embedding_bag_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlTensorImpl *w = s[0].u.t, *scale = s[3].tag == PTL_IV_TENSOR ? s[3].u.t : NULL;
-    PtlTensorImpl *wc = NULL, *ic = NULL, *bc = NULL, *sc = NULL, *out = NULL;
-    int64_t nbags = s[4].u.i, n = s[1].u.t->numel, sizes[2], *count = NULL;
+    PtlTensorImpl *wc = NULL, *ic = NULL, *oc = NULL, *sc = NULL, *out = NULL;
+    int64_t nbags = s[4].u.i, n = s[1].u.t->numel, sizes[2];
     (void)op;
     (void)ks;
     if (w->dim != 2) {
@@ -329,13 +478,26 @@ embedding_bag_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (check_indices(s[1].u.t, "embedding_bag") < 0) {
         return -1;
     }
-    if (s[1].u.t->dim != 1 || s[2].u.t->dim != 1 || s[2].u.t->numel != n || nbags < 0 ||
-        s[2].u.t->dtype != PTL_DTYPE_INT64 ||
+    if (s[1].u.t->dim != 1 || nbags < 0 || (nbags == 0 && n > 0) ||
+        (s[2].u.t->numel != nbags && s[2].u.t->numel != nbags + 1) ||
         (scale != NULL && (scale->dim != 1 || scale->numel != n || scale->dtype != w->dtype))) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "_ptl_embedding_bag: expected 1-D indices, bag "
-                                              "(int64) and scale (weight's dtype) of one length");
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "_ptl_embedding_bag: expected 1-D indices (none without bags), "
+                             "num_bags or num_bags + 1 offsets and a scale of the indices' "
+                             "length in weight's dtype");
+    }
+    if ((oc = bag_offsets_host(s[2].u.t, n)) == NULL) {
+        return -1;
+    }
+    const int64_t *ov = (const int64_t *)ptl_tensor_data(oc);
+    if (oc->numel == nbags + 1 && ov[nbags] != n) {
+        ptl_decref(oc);
+        return ptl_error_set(PTL_ERR_RUNTIME, "_ptl_embedding_bag: offsets[num_bags] = %lld "
+                                              "is not the number of indices, %lld",
+                             (long long)ov[nbags], (long long)n);
     }
     if (ptl_on_device_path(w)) {
+        ptl_decref(oc);
         return embedding_bag_device(w, s[1].u.t, s[2].u.t, scale, nbags, s[5].u.b, s);
     }
     sizes[0] = nbags;
@@ -343,56 +505,51 @@ embedding_bag_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ic = s[1].u.t->dtype == PTL_DTYPE_INT64 ? ptl_contiguous(s[1].u.t)   /* no copy */
                                              : ptl_cast(s[1].u.t, PTL_DTYPE_INT64);
     if ((wc = ptl_contiguous(w)) == NULL || ic == NULL ||
-        (bc = ptl_contiguous(s[2].u.t)) == NULL ||
         (scale != NULL && (sc = ptl_contiguous(scale)) == NULL) ||
         (out = ptl_empty(2, sizes, w->dtype, w->device)) == NULL) {
         goto error;
     }
-    if (s[5].u.b && (count = calloc((size_t)(nbags > 0 ? nbags : 1), sizeof(int64_t))) == NULL) {
-        ptl_error_set(PTL_ERR_MEMORY, "out of memory");
-        goto error;
-    }
     size_t row = ptl_tensor_itemsize(w) * (size_t)sizes[1];
     const int64_t *iv = (const int64_t *)ptl_tensor_data(ic);
-    const int64_t *bv = (const int64_t *)ptl_tensor_data(bc);
     const char *sv = sc != NULL ? ptl_tensor_data(sc) : NULL;
-    memset(ptl_tensor_data(out), 0, (size_t)nbags * row);   /* +0.0 in every float dtype */
-    if (bags_out_of_range(iv, bv, n, (uint64_t)w->sizes[0], (uint64_t)nbags)) {
+    char *od = ptl_tensor_data(out);
+    if (indices_out_of_range(iv, n, (uint64_t)w->sizes[0])) {
         ptl_error_set(PTL_ERR_INDEX, "index out of range in self");
         goto error;
     }
     if (w->dtype == PTL_DTYPE_FLOAT32) {
-        bags_add_f4((float *)ptl_tensor_data(out), (const float *)ptl_tensor_data(wc), iv, bv,
-                    (const float *)sv, n, sizes[1], count);
+        bags_sum_f4((float *)od, (const float *)ptl_tensor_data(wc), iv, ov, nbags,
+                    (const float *)sv, n, sizes[1],
+                    (size_t)w->sizes[0] * row >= BAG_AHEAD_BYTES);
     }
-    for (int64_t i = 0; w->dtype != PTL_DTYPE_FLOAT32 && i < n; i++) {
-        bag_row_add(ptl_tensor_data(out) + (size_t)bv[i] * row,
-                    ptl_tensor_data(wc) + (size_t)iv[i] * row,
-                    sv != NULL ? ptl_load_double(sv + (size_t)i * ptl_tensor_itemsize(w),
-                                                 w->dtype)
-                               : 1.0,
-                    sv != NULL, sizes[1], w->dtype);
-        if (count != NULL) {
-            count[bv[i]]++;
+    else {
+        memset(od, 0, (size_t)nbags * row);   /* +0.0 in every float dtype */
+    }
+    for (int64_t b = 0; w->dtype != PTL_DTYPE_FLOAT32 && b < nbags; b++) {
+        for (int64_t i = ov[b]; i < (b + 1 < nbags ? ov[b + 1] : n); i++) {
+            bag_row_add(od + (size_t)b * row, ptl_tensor_data(wc) + (size_t)iv[i] * row,
+                        sv != NULL ? ptl_load_double(sv + (size_t)i * ptl_tensor_itemsize(w),
+                                                     w->dtype)
+                                   : 1.0,
+                        sv != NULL, sizes[1], w->dtype);
         }
     }
-    for (int64_t b = 0; count != NULL && b < nbags; b++) {
-        if (count[b] > 1) {
-            bag_row_div(ptl_tensor_data(out) + (size_t)b * row, count[b], sizes[1], w->dtype);
+    for (int64_t b = 0; s[5].u.b && b < nbags; b++) {
+        int64_t m = (b + 1 < nbags ? ov[b + 1] : n) - ov[b];
+        if (m > 1) {
+            bag_row_div(od + (size_t)b * row, m, sizes[1], w->dtype);
         }
     }
-    free(count);
     ptl_decref(wc);
     ptl_decref(ic);
-    ptl_decref(bc);
+    ptl_decref(oc);
     ptl_xdecref(sc);
     s[0] = ptl_iv_tensor(out);
     return 0;
 error:
-    free(count);
     ptl_xdecref(wc);
     ptl_xdecref(ic);
-    ptl_xdecref(bc);
+    ptl_decref(oc);
     ptl_xdecref(sc);
     ptl_xdecref(out);
     return -1;
@@ -684,65 +841,27 @@ error:
 }
 
 /* _ptl_embedding_bag_offsets(Tensor offsets, int num_indices, bool include_last_offset)
- * -> bag: F.embedding_bag's check of 1-D offsets, with PyTorch's messages, and the bag of
- * each index for _ptl_embedding_bag (Note [Embedding bags]): int64 [end], where end is
+ * -> bag: F.embedding_bag's check of 1-D offsets (bag_offsets_host) and the bag of each
+ * index, for the paths that take one (Note [Embedding bags]): int64 [end], where end is
  * offsets[-1] with include_last_offset and num_indices without, and index i is in bag b when
- * offsets[b] <= i < offsets[b + 1] (the last bag runs to end).  One pass over the offsets:
- * the diff, checks and repeat_interleave it replaces cost more than the bag kernel.  Device
- * offsets are read on the host (the max and composite paths read them there too) and the
- * bag goes back to their device. */
+ * offsets[b] <= i < offsets[b + 1] (the last bag runs to end).  Device offsets are read on
+ * the host (the max and composite paths read them there too) and the bag goes back to their
+ * device. */
 static int
 embedding_bag_offsets_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    PtlTensorImpl *offs = s[0].u.t, *host = NULL, *bag = NULL, *res = NULL;
-    int64_t n = s[1].u.i, count = offs->numel, end = n;
+    PtlTensorImpl *offs = s[0].u.t, *host, *bag = NULL, *res = NULL;
+    int64_t count = offs->numel, end = s[1].u.i;
     int last = s[2].u.b;
     PtlDevice cpu = ptl_device_cpu();
     (void)op;
     (void)ks;
-    if (offs->dim != 1) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "offsets has to be a 1D Tensor");
-    }
-    if (!ptl_dtype_is_integral(offs->dtype, 0)) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Expected tensor for argument #1 'offsets' to have one of the "
-                             "following scalar types: Long, Int; but got torch.%sTensor instead "
-                             "(while checking arguments for embedding_bag)",
-                             ptl_dtype_legacy_name(offs->dtype));
-    }
-    if (n < 0) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "embedding_bag: num_indices must be >= 0");
-    }
-    host = offs->device.type == PTL_DEVICE_CPU && offs->dtype == PTL_DTYPE_INT64
-               ? ptl_contiguous(offs)   /* no copy */
-               : ptl_to_copy(offs, PTL_DTYPE_INT64, &cpu);
-    if (host == NULL) {
+    if ((host = bag_offsets_host(offs, s[1].u.i)) == NULL) {
         return -1;
     }
     const int64_t *o = (const int64_t *)ptl_tensor_data(host);
-    if (count > 0 && o[0] != 0) {
-        ptl_error_set(PTL_ERR_RUNTIME,
-                      "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "
-                      "to start from position 0. However, got %lld", (long long)o[0]);
-        goto done;
-    }
-    if (count > 0 && o[count - 1] > n) {
-        ptl_error_set(PTL_ERR_RUNTIME,
-                      "offsets[-1] can not be greater than input's length %lld but got "
-                      "offsets[-1] of %lld", (long long)n, (long long)o[count - 1]);
-        goto done;
-    }
-    for (int64_t b = 1; b < count; b++) {
-        if (o[b] < o[b - 1]) {
-            ptl_error_set(PTL_ERR_RUNTIME,
-                          "offsets has to be a non-decreasing sequence, but got offsets[%lld] "
-                          "= %lld after offsets[%lld] = %lld", (long long)b, (long long)o[b],
-                          (long long)(b - 1), (long long)o[b - 1]);
-            goto done;
-        }
-    }
     int64_t nbags = last ? (count > 0 ? count - 1 : 0) : count;
-    end = last && count > 0 ? o[count - 1] : n;
+    end = last && count > 0 ? o[count - 1] : end;
     if (nbags == 0) {
         end = 0;
     }

@@ -168,7 +168,17 @@ typedef struct RoundDecimals {
                                                           FLOAT_ENTRIES(NAME)};
 
 DEFINE_INT_FLOAT_OP(neg, NEG_I, NEG_F, NEG_F)
-DEFINE_INT_FLOAT_OP(abs, ABS_I, ABS_F, ABS_D)
+/* abs of float16 and bfloat16 clears the sign bit in place of the float32 round trip of Note
+ * [Half-precision pointwise through float32] (U_HALF_BITS): the same value, exactly, and a
+ * NaN keeps its payload as PyTorch's conversions keep it (the round trip made it the
+ * canonical NaN).  1e6 float16, one thread: 213 -> 42 us (PyTorch 44 us). */
+#define CLEAR_SIGN_H(X, E) ((uint16_t)((X) & 0x7fffu))
+DEFINE_UNARY_INT(abs, ABS_I)
+DEFINE_UNARY_LOOP(abs, uint16_t, uint16_t, f2, PTL_ID, PTL_ID, CLEAR_SIGN_H)
+DEFINE_UNARY_LOOP(abs, uint16_t, uint16_t, bf, PTL_ID, PTL_ID, CLEAR_SIGN_H)
+DEFINE_UNARY_LOOP(abs, float, float, f4, PTL_ID, PTL_ID, ABS_F)
+DEFINE_UNARY_LOOP(abs, double, double, f8, PTL_ID, PTL_ID, ABS_D)
+static const PtlLoop abs_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(abs), FLOAT_ENTRIES(abs)};
 DEFINE_INT_FLOAT_OP(sign, SIGN_I, SIGN_F, SIGN_D)
 DEFINE_INT_FLOAT_OP(square, SQUARE_I, SQUARE_F, SQUARE_F)
 DEFINE_INT_FLOAT_OP(relu, RELU_I, RELU_F, RELU_D)
@@ -327,6 +337,7 @@ enum {
     U_BOOL_OUT = 4,   /* the result is bool */
     U_VEC_F4 = 8,     /* the float32 loop is a vector formula: bfloat16 runs it too (Note
                        * [Half-precision pointwise through float32] in native.c) */
+    U_HALF_BITS = 16, /* the half types' loops work on their bits: no float32 round trip */
 };
 
 /* Runs the unary op `op` (functional, in-place or out=) on s[0] with `loops`; `vml`
@@ -355,6 +366,9 @@ unary_run(const PtlOperator *op, PtlIValue *s, const PtlLoop *loops, int flags,
         if (self->dtype == PTL_DTYPE_BOOL) {
             cfg.compute_dtype = PTL_DTYPE_INT64;
         }
+    }
+    if (flags & U_HALF_BITS) {
+        return ptl_pointwise(op, s, 1, self_only, cfg, loops, extra);
     }
     return ptl_pointwise_halves_in_float(op, s, 1, self_only, cfg, loops, extra,
                                          (flags & U_VEC_F4) != 0);
@@ -393,7 +407,7 @@ DEFINE_UNARY_KERNEL(erf, PICK_VEC(erf), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(erfinv, PICK_VEC(erfinv), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(reciprocal, reciprocal_loops, U_FLOAT, NULL)
 /* [*] -> [*] same dtype */
-DEFINE_UNARY_KERNEL(abs, abs_loops, U_STRICT, NULL)
+DEFINE_UNARY_KERNEL(abs, abs_loops, U_STRICT | U_HALF_BITS, NULL)
 DEFINE_UNARY_KERNEL(square, square_loops, 0, NULL)
 DEFINE_UNARY_KERNEL(frac, frac_loops, U_STRICT, NULL)
 DEFINE_UNARY_KERNEL(floor, floor_loops, U_STRICT, "floor_vml_cpu")

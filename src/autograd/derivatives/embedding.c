@@ -21,19 +21,26 @@ embedding_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return rc;
 }
 
-/* _ptl_embedding_bag(weight, indices, bag, scale, num_bags, mean); saved: the four tensors
- * (Note [Embedding bags]).  With rows = g.index_select(0, bag), g first divided by each
- * bag's row count (bincount(bag)) for mean:
+/* _ptl_embedding_bag(weight, indices, offsets, scale, num_bags, mean); saved: the four
+ * tensors (Note [Embedding bags]).  With bag = _ptl_embedding_bag_offsets(offsets, n, offsets
+ * has num_bags + 1 entries), each index's bag, and rows = g.index_select(0, bag), g first
+ * divided by each bag's row count (bincount(bag)) for mean:
  *   weight: zeros_like(weight).index_add_(0, indices, rows [* scale.unsqueeze(1)])
  *   scale:  (rows * weight.index_select(0, indices)).sum(1) */
 int
 embedding_bag_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope s = {.n = 0}, *sc = &s;
-    PtlTensorImpl *w = sv(sc, n, 0), *idx = sv(sc, n, 1), *bag = sv(sc, n, 2), *scale = NULL;
+    PtlTensorImpl *w = sv(sc, n, 0), *idx = sv(sc, n, 1), *offs = sv(sc, n, 2), *scale = NULL;
     int64_t one = 1;
     int rc = -1;
-    if (w == NULL || idx == NULL || bag == NULL || sv_opt(sc, n, 3, &scale) < 0) {
+    if (w == NULL || idx == NULL || offs == NULL || sv_opt(sc, n, 3, &scale) < 0) {
+        goto done;
+    }
+    PtlIValue o[3] = {ptl_iv_tensor(offs), ptl_iv_int(idx->numel),
+                      ptl_iv_bool(offs->numel > n->args[4].u.i)};
+    PtlTensorImpl *bag = fv(sc, PTL_OP__ptl_embedding_bag_offsets, 3, o);
+    if (bag == NULL) {
         goto done;
     }
     PtlTensorImpl *g = gi[0];
