@@ -36,6 +36,33 @@ ptl_device_reduce_read(PtlOpId id, PtlTensorImpl *t, int64_t *v)
     return h != NULL ? 0 : -1;
 }
 
+/* The temporaries of a composition of device ops, dropped together (frexp's, the longest,
+ * keeps 34). */
+#define PTL_TEMPS_MAX 48
+typedef struct PtlTemps {
+    PtlTensorImpl *t[PTL_TEMPS_MAX];
+    int n;
+} PtlTemps;
+
+/* t kept in k (NULL passes through: the caller's error check sees it) */
+static inline PtlTensorImpl *
+ptl_temps_keep(PtlTemps *k, PtlTensorImpl *t)
+{
+    if (t != NULL) {
+        k->t[k->n++] = t;
+    }
+    return t;
+}
+
+static inline void
+ptl_temps_drop(PtlTemps *k)
+{
+    for (int i = 0; i < k->n; i++) {
+        ptl_decref(k->t[i]);
+    }
+    k->n = 0;
+}
+
 /* An in-place op (self first in args) called for its effect.  0 or -1. */
 static inline int
 ptl_call_inplace(PtlOpId id, PtlIValue *args)

@@ -288,30 +288,6 @@ cdist_dtype_check(PtlDtype dt)
  * float32 is computed in float where the CPU loops accumulate in double.  No columns
  * (M = 0) gives zero distances for every p, as the loops do. */
 
-/* Temporaries of a composition, dropped together (the longest, p < 1's gradient, keeps 17). */
-#define CDIST_TEMPS 20
-typedef struct CdistTemps {
-    PtlTensorImpl *t[CDIST_TEMPS];
-    int n;
-} CdistTemps;
-
-static PtlTensorImpl *
-keep(CdistTemps *k, PtlTensorImpl *t)
-{
-    if (t != NULL) {
-        k->t[k->n++] = t;
-    }
-    return t;
-}
-
-static void
-drop(CdistTemps *k)
-{
-    for (int i = 0; i < k->n; i++) {
-        ptl_decref(k->t[i]);
-    }
-}
-
 static PtlTensorImpl *
 unsqueeze(PtlTensorImpl *t, int64_t dim)
 {
@@ -335,10 +311,11 @@ pow_scalar(PtlTensorImpl *t, double e)
 
 /* diff (kept in k), or NULL */
 static PtlTensorImpl *
-cdist_diff(CdistTemps *k, PtlTensorImpl *x1, PtlTensorImpl *x2)
+cdist_diff(PtlTemps *k, PtlTensorImpl *x1, PtlTensorImpl *x2)
 {
-    PtlTensorImpl *a = keep(k, unsqueeze(x1, -2)), *b = a ? keep(k, unsqueeze(x2, -3)) : NULL;
-    return b != NULL ? keep(k, call2(PTL_OP_sub_Tensor, a, b)) : NULL;
+    PtlTensorImpl *a = ptl_temps_keep(k, unsqueeze(x1, -2));
+    PtlTensorImpl *b = a != NULL ? ptl_temps_keep(k, unsqueeze(x2, -3)) : NULL;
+    return b != NULL ? ptl_temps_keep(k, call2(PTL_OP_sub_Tensor, a, b)) : NULL;
 }
 
 /* zeros of t's dtype and device shaped [*batch, rows, cols] after t's batch dims */
@@ -362,7 +339,7 @@ cdist_zeros(const PtlTensorImpl *t, int64_t rows, int64_t cols)
 static PtlTensorImpl *
 cdist_forward_device(PtlTensorImpl *x1, PtlTensorImpl *x2, double p)
 {
-    CdistTemps k = {.n = 0};
+    PtlTemps k = {.n = 0};
     PtlTensorImpl *diff, *res = NULL;
     int64_t last = -1;
     if (x1->sizes[x1->dim - 1] == 0) {
@@ -373,7 +350,7 @@ cdist_forward_device(PtlTensorImpl *x1, PtlTensorImpl *x2, double p)
                              ptl_iv_bool(0), ptl_iv_none()};
         res = ptl_call_tensor(PTL_OP_linalg_vector_norm, args);
     }
-    drop(&k);
+    ptl_temps_drop(&k);
     return res;
 }
 
@@ -386,59 +363,60 @@ static PtlTensorImpl *
 cdist_backward_device(PtlTensorImpl *grad, PtlTensorImpl *x1, PtlTensorImpl *x2,
                       PtlTensorImpl *dist, double p)
 {
-    CdistTemps k = {.n = 0};
+    PtlTemps k = {.n = 0};
     PtlTensorImpl *res = NULL, *diff, *g, *d, *zero, *t = NULL, *q, *zd;
     int kind = p_kind(p);
     int64_t rows_dim = -2;
     if (kind == P_ZERO || x1->numel == 0 || x2->numel == 0) {
         return cdist_zeros(x1, x1->sizes[x1->dim - 2], x1->sizes[x1->dim - 1]);
     }
-    if ((diff = cdist_diff(&k, x1, x2)) == NULL || (g = keep(&k, unsqueeze(grad, -1))) == NULL ||
-        (d = keep(&k, unsqueeze(dist, -1))) == NULL ||
-        (zero = keep(&k, ptl_scalar_tensor(0, x1->dtype, ptl_device_cpu()))) == NULL ||
-        (zd = keep(&k, call2(PTL_OP_eq_Tensor, d, zero))) == NULL) {
+    if ((diff = cdist_diff(&k, x1, x2)) == NULL ||
+        (g = ptl_temps_keep(&k, unsqueeze(grad, -1))) == NULL ||
+        (d = ptl_temps_keep(&k, unsqueeze(dist, -1))) == NULL ||
+        (zero = ptl_temps_keep(&k, ptl_scalar_tensor(0, x1->dtype, ptl_device_cpu()))) == NULL ||
+        (zd = ptl_temps_keep(&k, call2(PTL_OP_eq_Tensor, d, zero))) == NULL) {
         goto done;
     }
     if (kind == P_TWO) {
-        if ((q = keep(&k, call2(PTL_OP_div_Tensor, g, d))) != NULL &&
-            (q = keep(&k, where(zd, zero, q))) != NULL) {
-            t = keep(&k, call2(PTL_OP_mul_Tensor, diff, q));
+        if ((q = ptl_temps_keep(&k, call2(PTL_OP_div_Tensor, g, d))) != NULL &&
+            (q = ptl_temps_keep(&k, where(zd, zero, q))) != NULL) {
+            t = ptl_temps_keep(&k, call2(PTL_OP_mul_Tensor, diff, q));
         }
     }
     else {
-        PtlTensorImpl *sg = keep(&k, call1(PTL_OP_sign, diff)), *ad = NULL, *den = NULL;
-        if (sg == NULL || (sg = keep(&k, call2(PTL_OP_mul_Tensor, sg, g))) == NULL ||
-            (ad = keep(&k, call1(PTL_OP_abs, diff))) == NULL) {
+        PtlTensorImpl *sg = ptl_temps_keep(&k, call1(PTL_OP_sign, diff)), *ad = NULL, *den = NULL;
+        if (sg == NULL || (sg = ptl_temps_keep(&k, call2(PTL_OP_mul_Tensor, sg, g))) == NULL ||
+            (ad = ptl_temps_keep(&k, call1(PTL_OP_abs, diff))) == NULL) {
             goto done;
         }
         if (kind == P_ONE) {
             t = sg;
         }
         else if (kind == P_INF) {
-            PtlTensorImpl *on = keep(&k, call2(PTL_OP_eq_Tensor, ad, d));
-            t = on != NULL ? keep(&k, where(on, sg, zero)) : NULL;
+            PtlTensorImpl *on = ptl_temps_keep(&k, call2(PTL_OP_eq_Tensor, ad, d));
+            t = on != NULL ? ptl_temps_keep(&k, where(on, sg, zero)) : NULL;
         }
-        else if ((den = keep(&k, pow_scalar(d, p - 1))) != NULL) {
+        else if ((den = ptl_temps_keep(&k, pow_scalar(d, p - 1))) != NULL) {
             /* p < 2: s g |diff|^(p-1); p > 2: s g |diff| |diff|^(p-2), diff's own formula
              * through s |diff| = diff */
             PtlTensorImpl *num = kind == P_LT_TWO
-                                     ? keep(&k, pow_scalar(ad, p - 1))
-                                     : keep(&k, pow_scalar(ad, p - 2));
+                                     ? ptl_temps_keep(&k, pow_scalar(ad, p - 1))
+                                     : ptl_temps_keep(&k, pow_scalar(ad, p - 2));
             PtlTensorImpl *mask = zd;
             if (num != NULL && kind == P_GENERAL) {
-                num = keep(&k, call2(PTL_OP_mul_Tensor, num, diff));
-                q = num != NULL ? keep(&k, call2(PTL_OP_mul_Tensor, num, g)) : NULL;
+                num = ptl_temps_keep(&k, call2(PTL_OP_mul_Tensor, num, diff));
+                q = num != NULL ? ptl_temps_keep(&k, call2(PTL_OP_mul_Tensor, num, g)) : NULL;
             }
             else {
-                q = num != NULL ? keep(&k, call2(PTL_OP_mul_Tensor, sg, num)) : NULL;
+                q = num != NULL ? ptl_temps_keep(&k, call2(PTL_OP_mul_Tensor, sg, num)) : NULL;
             }
             if (q != NULL && kind == P_LT_TWO && p < 1) {
-                PtlTensorImpl *z = keep(&k, call2(PTL_OP_eq_Tensor, diff, zero));
-                mask = z != NULL ? keep(&k, call2(PTL_OP_logical_or, zd, z)) : NULL;
+                PtlTensorImpl *z = ptl_temps_keep(&k, call2(PTL_OP_eq_Tensor, diff, zero));
+                mask = z != NULL ? ptl_temps_keep(&k, call2(PTL_OP_logical_or, zd, z)) : NULL;
             }
             if (q != NULL && mask != NULL &&
-                (q = keep(&k, call2(PTL_OP_div_Tensor, q, den))) != NULL) {
-                t = keep(&k, where(mask, zero, q));
+                (q = ptl_temps_keep(&k, call2(PTL_OP_div_Tensor, q, den))) != NULL) {
+                t = ptl_temps_keep(&k, where(mask, zero, q));
             }
         }
     }
@@ -448,7 +426,7 @@ cdist_backward_device(PtlTensorImpl *grad, PtlTensorImpl *x1, PtlTensorImpl *x2,
         res = ptl_call_tensor(PTL_OP_sum_dim_IntList, args);
     }
 done:
-    drop(&k);
+    ptl_temps_drop(&k);
     return res;
 }
 

@@ -648,31 +648,15 @@ static const FrexpBits frexp_bits[] = {
     {PTL_DTYPE_FLOAT64, PTL_DTYPE_INT64, 52, 0x7ff, 1022, 54},
 };
 
-/* Temporaries of frexp_device, dropped together. */
-#define FREXP_TEMPS 48   /* frexp_device keeps 39 */
-typedef struct FrexpTemps {
-    PtlTensorImpl *t[FREXP_TEMPS];
-    int n;
-} FrexpTemps;
-
-static PtlTensorImpl *
-frexp_keep(FrexpTemps *k, PtlTensorImpl *t)
-{
-    if (t != NULL) {
-        k->t[k->n++] = t;
-    }
-    return t;
-}
-
 /* op(a, b) kept in k; b a host integer when bt is NULL: a 0-dim CPU tensor of the bits'
  * integer dtype (exact, as a double would not be for float64's masks; and of that dtype, so
  * that a 0-dim self's bits are not promoted to int64) */
 static PtlTensorImpl *
-frexp_op(FrexpTemps *k, const FrexpBits *fb, PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *bt,
+frexp_op(PtlTemps *k, const FrexpBits *fb, PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *bt,
          int64_t b)
 {
     if (bt == NULL) {
-        if ((bt = frexp_keep(k, ptl_empty(0, NULL, fb->bits, ptl_device_cpu()))) == NULL) {
+        if ((bt = ptl_temps_keep(k, ptl_empty(0, NULL, fb->bits, ptl_device_cpu()))) == NULL) {
             return NULL;
         }
         void *p = ptl_tensor_data(bt);
@@ -687,26 +671,26 @@ frexp_op(FrexpTemps *k, const FrexpBits *fb, PtlOpId id, PtlTensorImpl *a, PtlTe
         }
     }
     PtlIValue args[3] = {ptl_iv_tensor(a), ptl_iv_tensor(bt), ptl_iv_int(1)};
-    return frexp_keep(k, ptl_call_tensor(id, args));
+    return ptl_temps_keep(k, ptl_call_tensor(id, args));
 }
 
 static PtlTensorImpl *
-frexp_view(FrexpTemps *k, PtlTensorImpl *t, PtlDtype dt)
+frexp_view(PtlTemps *k, PtlTensorImpl *t, PtlDtype dt)
 {
     PtlIValue args[2] = {ptl_iv_tensor(t), ptl_iv_dtype(dt)};
-    return frexp_keep(k, ptl_call_tensor(PTL_OP_view_dtype, args));
+    return ptl_temps_keep(k, ptl_call_tensor(PTL_OP_view_dtype, args));
 }
 
 static PtlTensorImpl *
-frexp_where(FrexpTemps *k, PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b)
+frexp_where(PtlTemps *k, PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b)
 {
     PtlIValue args[3] = {ptl_iv_tensor(c), ptl_iv_tensor(a), ptl_iv_tensor(b)};
-    return frexp_keep(k, ptl_call_tensor(PTL_OP_where_self, args));
+    return ptl_temps_keep(k, ptl_call_tensor(PTL_OP_where_self, args));
 }
 
 /* The exponent field of t's bits (kept in k). */
 static PtlTensorImpl *
-frexp_field(FrexpTemps *k, const FrexpBits *fb, PtlTensorImpl *t)
+frexp_field(PtlTemps *k, const FrexpBits *fb, PtlTensorImpl *t)
 {
     PtlTensorImpl *b = frexp_view(k, t, fb->bits);
     if (b != NULL) {
@@ -720,18 +704,22 @@ static int
 frexp_device(PtlTensorImpl *self, PtlTensorImpl **m, PtlTensorImpl **e)
 {
     const FrexpBits *fb = NULL;
-    FrexpTemps k = {.n = 0};
+    PtlTemps k = {.n = 0};
     PtlTensorImpl *f0, *sub, *scaled, *xs, *bits, *f, *ex, *adj, *zero, *special, *mb;
+    PtlTensorImpl *pow2, *fzero, *izero;
+    const PtlDevice cpu = ptl_device_cpu();
     for (size_t i = 0; i < sizeof(frexp_bits) / sizeof(frexp_bits[0]); i++) {
         fb = frexp_bits[i].dt == self->dtype ? &frexp_bits[i] : fb;
     }
     *m = *e = NULL;
-    if ((f0 = frexp_field(&k, fb, self)) == NULL ||
+    /* host scalars: 2^scale and 0 in self's dtype, 0 in the bits' */
+    if ((pow2 = ptl_temps_keep(&k, ptl_scalar_tensor(ldexp(1.0, (int)fb->scale), self->dtype,
+                                                     cpu))) == NULL ||
+        (fzero = ptl_temps_keep(&k, ptl_scalar_tensor(0, self->dtype, cpu))) == NULL ||
+        (izero = ptl_temps_keep(&k, ptl_scalar_tensor(0, fb->bits, cpu))) == NULL ||
+        (f0 = frexp_field(&k, fb, self)) == NULL ||
         (sub = frexp_op(&k, fb, PTL_OP_eq_Tensor, f0, NULL, 0)) == NULL ||
-        (scaled = frexp_op(&k, fb, PTL_OP_mul_Tensor, self,
-                           frexp_keep(&k, ptl_scalar_tensor(ldexp(1.0, (int)fb->scale),
-                                                            self->dtype, ptl_device_cpu())),
-                           0)) == NULL ||
+        (scaled = frexp_op(&k, fb, PTL_OP_mul_Tensor, self, pow2, 0)) == NULL ||
         (xs = frexp_where(&k, sub, scaled, self)) == NULL ||
         (bits = frexp_view(&k, xs, fb->bits)) == NULL ||
         (f = frexp_field(&k, fb, xs)) == NULL ||
@@ -739,14 +727,10 @@ frexp_device(PtlTensorImpl *self, PtlTensorImpl **m, PtlTensorImpl **e)
         (ex = frexp_op(&k, fb, PTL_OP_sub_Tensor, f, NULL, fb->bias)) == NULL ||
         (adj = frexp_op(&k, fb, PTL_OP_mul_Tensor, sub, NULL, fb->scale)) == NULL ||
         (ex = frexp_op(&k, fb, PTL_OP_sub_Tensor, ex, adj, 0)) == NULL ||
-        (zero = frexp_op(&k, fb, PTL_OP_eq_Tensor, xs,
-                         frexp_keep(&k, ptl_scalar_tensor(0, self->dtype, ptl_device_cpu())),
-                         0)) == NULL ||
+        (zero = frexp_op(&k, fb, PTL_OP_eq_Tensor, xs, fzero, 0)) == NULL ||
         (special = frexp_op(&k, fb, PTL_OP_eq_Tensor, f, NULL, fb->emask)) == NULL ||
         (special = frexp_op(&k, fb, PTL_OP_logical_or, special, zero, 0)) == NULL ||
-        (ex = frexp_where(&k, special, frexp_keep(&k, ptl_scalar_tensor(0, fb->bits,
-                                                                         ptl_device_cpu())),
-                          ex)) == NULL ||
+        (ex = frexp_where(&k, special, izero, ex)) == NULL ||
         /* mantissa: the bits with the exponent field set to the bias */
         (mb = frexp_op(&k, fb, PTL_OP_bitwise_and_Tensor, bits, NULL,
                        ~(fb->emask << fb->mbits))) == NULL ||
@@ -760,9 +744,7 @@ frexp_device(PtlTensorImpl *self, PtlTensorImpl **m, PtlTensorImpl **e)
         *m = ptl_contiguous(mb);
     }
 done:
-    for (int i = 0; i < k.n; i++) {
-        ptl_decref(k.t[i]);
-    }
+    ptl_temps_drop(&k);
     if (*m == NULL) {
         PTL_CLEAR(*e);
         return -1;
