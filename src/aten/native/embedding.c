@@ -368,11 +368,44 @@ error:
 }
 
 
+/* The bag of each index from count offsets o already checked (bag_offsets_host): int64
+ * [end] on `device`, where end is o[count - 1] with `last` (include_last_offset) and
+ * num_indices without, and index i is in bag b when o[b] <= i < o[b + 1] (the last bag runs
+ * to end).  New ref or NULL. */
+static PtlTensorImpl *
+bags_of_offsets(const int64_t *o, int64_t count, int64_t num_indices, int last,
+                PtlDevice device)
+{
+    int64_t nbags = last ? (count > 0 ? count - 1 : 0) : count;
+    int64_t end = last && count > 0 ? o[count - 1] : num_indices;
+    PtlTensorImpl *bag, *res;
+    if (nbags == 0) {
+        end = 0;
+    }
+    if ((bag = ptl_empty(1, &end, PTL_DTYPE_INT64, ptl_device_cpu())) == NULL) {
+        return NULL;
+    }
+    int64_t *bv = (int64_t *)ptl_tensor_data(bag);
+    for (int64_t b = 0; b < nbags; b++) {
+        int64_t stop = b + 1 < nbags || last ? o[b + 1] : end;
+        for (int64_t i = o[b]; i < stop; i++) {
+            bv[i] = b;
+        }
+    }
+    if (device.type == PTL_DEVICE_CPU) {
+        return bag;
+    }
+    res = ptl_to_copy(bag, PTL_DTYPE_UNDEFINED, &device);
+    ptl_decref(bag);
+    return res;
+}
+
 /* Note [Device embedding bags]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * On CUDA (and in the CPU tests' emulation of the CUDA kernels) _ptl_embedding_bag is the
  * composition of the device's index kernels that its derivative already uses:
- *     bag  = _ptl_embedding_bag_offsets(offsets, n, offsets has num_bags + 1 entries)
+ *     bag  = the bag of each index, from the offsets checked on the host (bags_of_offsets,
+ *            which _ptl_embedding_bag_offsets returns)
  *     rows = weight.index_select(0, indices) [* scale.unsqueeze(1)]
  *     out  = zeros(num_bags, D).index_add_(0, bag, rows)
  * and for mean out / counts.clamp(min=1).unsqueeze(1), counts = zeros(num_bags)
@@ -383,13 +416,14 @@ error:
  * profile. */
 static int
 embedding_bag_device(PtlTensorImpl *w, PtlTensorImpl *idx, PtlTensorImpl *offs,
-                     PtlTensorImpl *scale, int64_t nbags, int mean, PtlIValue *s)
+                     PtlTensorImpl *offs_host, PtlTensorImpl *scale, int64_t nbags, int mean,
+                     PtlIValue *s)
 {
     PtlTensorImpl *rows = NULL, *scaled = NULL, *scale2 = NULL, *out = NULL, *cnt = NULL;
     PtlTensorImpl *ones = NULL, *div = NULL, *cnt2 = NULL, *res = NULL, *bag = NULL;
     int64_t sizes[2] = {nbags, w->sizes[1]}, n = idx->numel, col[2] = {-1, 1};
-    PtlIValue ab[3] = {ptl_iv_tensor(offs), ptl_iv_int(n), ptl_iv_bool(offs->numel > nbags)};
-    if ((bag = ptl_call_tensor(PTL_OP__ptl_embedding_bag_offsets, ab)) == NULL) {
+    if ((bag = bags_of_offsets((const int64_t *)ptl_tensor_data(offs_host), offs_host->numel,
+                               n, offs_host->numel > nbags, offs->device)) == NULL) {
         goto done;
     }
     PtlIValue a0[3] = {ptl_iv_tensor(w), ptl_iv_int(0), ptl_iv_tensor(idx)};
@@ -497,8 +531,10 @@ embedding_bag_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              (long long)ov[nbags], (long long)n);
     }
     if (ptl_on_device_path(w)) {
+        /* the offsets as read and checked once, on the host */
+        int rc = embedding_bag_device(w, s[1].u.t, s[2].u.t, oc, scale, nbags, s[5].u.b, s);
         ptl_decref(oc);
-        return embedding_bag_device(w, s[1].u.t, s[2].u.t, scale, nbags, s[5].u.b, s);
+        return rc;
     }
     sizes[0] = nbags;
     sizes[1] = w->sizes[1];
@@ -842,53 +878,26 @@ error:
 
 /* _ptl_embedding_bag_offsets(Tensor offsets, int num_indices, bool include_last_offset)
  * -> bag: F.embedding_bag's check of 1-D offsets (bag_offsets_host) and the bag of each
- * index, for the paths that take one (Note [Embedding bags]): int64 [end], where end is
- * offsets[-1] with include_last_offset and num_indices without, and index i is in bag b when
- * offsets[b] <= i < offsets[b + 1] (the last bag runs to end).  Device offsets are read on
- * the host (the max and composite paths read them there too) and the bag goes back to their
- * device. */
+ * index (bags_of_offsets), for the paths that take one (Note [Embedding bags]).  Device
+ * offsets are read on the host (the max and composite paths read them there too) and the bag
+ * goes back to their device. */
 static int
 embedding_bag_offsets_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    PtlTensorImpl *offs = s[0].u.t, *host, *bag = NULL, *res = NULL;
-    int64_t count = offs->numel, end = s[1].u.i;
-    int last = s[2].u.b;
-    PtlDevice cpu = ptl_device_cpu();
+    PtlTensorImpl *offs = s[0].u.t, *host, *res;
     (void)op;
     (void)ks;
     if ((host = bag_offsets_host(offs, s[1].u.i)) == NULL) {
         return -1;
     }
-    const int64_t *o = (const int64_t *)ptl_tensor_data(host);
-    int64_t nbags = last ? (count > 0 ? count - 1 : 0) : count;
-    end = last && count > 0 ? o[count - 1] : end;
-    if (nbags == 0) {
-        end = 0;
-    }
-    if ((bag = ptl_empty(1, &end, PTL_DTYPE_INT64, cpu)) == NULL) {
-        goto done;
-    }
-    int64_t *bv = (int64_t *)ptl_tensor_data(bag);
-    for (int64_t b = 0; b < nbags; b++) {
-        int64_t stop = b + 1 < nbags || last ? o[b + 1] : end;
-        for (int64_t i = o[b]; i < stop; i++) {
-            bv[i] = b;
-        }
-    }
-    if (offs->device.type == PTL_DEVICE_CPU) {
-        res = bag;
-        bag = NULL;
-    }
-    else {
-        res = ptl_to_copy(bag, PTL_DTYPE_UNDEFINED, &offs->device);
-    }
-    if (res != NULL) {
-        s[0] = ptl_iv_tensor(res);
-    }
-done:
+    res = bags_of_offsets((const int64_t *)ptl_tensor_data(host), host->numel, s[1].u.i,
+                          s[2].u.b, offs->device);
     ptl_decref(host);
-    ptl_xdecref(bag);
-    return res != NULL ? 0 : -1;
+    if (res == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(res);
+    return 0;
 }
 
 static const PtlKernelReg embedding_cpu_kernels[] = {
