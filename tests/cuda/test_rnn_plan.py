@@ -91,6 +91,22 @@ def check(got, want, dtype):
     np.testing.assert_allclose(got, want, rtol=TOL[dtype], atol=TOL[dtype])
 
 
+def same_with_the_cell_kernel_emulated(run, leaves, first_weight):
+    """run() -> the outputs; they and the gradients of sum((i + first_weight) * output i)
+    with respect to leaves, on the host and with the cell kernel emulated, are equal, and
+    the emulated run launched the cell kernel."""
+    def outputs_and_grads():
+        outs = run()
+        loss = sum((o * (i + first_weight)).sum() for i, o in enumerate(outs))
+        return [o.detach() for o in outs] + list(ptl.autograd.grad(loss, leaves))
+    want = outputs_and_grads()
+    with emulated(TUNINGS["small"]) as ran:
+        got = outputs_and_grads()
+    for g, w in zip(got, want):
+        check(g, w.numpy(), ptl.float64)
+    assert ran["rnn_cell"] > 0
+
+
 # (mode, T, B, H, P, bias, reverse, batch sizes): B H of 6, 32, 33 and 35 (the tiny tuning's
 # block is 32, its grid one block), T = 0, an empty batch, packed lengths with rows that stop
 CASES = [(TANH, 3, 2, 3, 3, True, False, None), (RELU, 4, 5, 7, 7, True, True, None),
@@ -158,14 +174,8 @@ def test_modules_and_packed_sequences_end_to_end(name, kwargs):
         out, state = mod(packed)
         states = state if isinstance(state, tuple) else (state,)
         outs = [out.data] + list(states)
-        loss = sum((o * (i + 1)).sum() for i, o in enumerate(outs))
-        return [o.detach() for o in outs] + list(ptl.autograd.grad(loss, leaves))
-    want = run()
-    with emulated(TUNINGS["small"]) as ran:
-        got = run()
-    for g, w in zip(got, want):
-        check(g, w.numpy(), ptl.float64)
-    assert ran["rnn_cell"] > 0
+        return outs
+    same_with_the_cell_kernel_emulated(run, leaves, 1)
 
 
 def test_errors_are_the_cpu_kernels():
@@ -303,14 +313,8 @@ def test_cell_modules_end_to_end(name):
     def run():
         out = mod(x)
         outs = list(out) if isinstance(out, tuple) else [out]
-        loss = sum((o * (i + 2)).sum() for i, o in enumerate(outs))
-        return [o.detach() for o in outs] + list(ptl.autograd.grad(loss, leaves))
-    want = run()
-    with emulated(TUNINGS["small"]) as ran:
-        got = run()
-    for g, w in zip(got, want):
-        check(g, w.numpy(), ptl.float64)
-    assert ran["rnn_cell"] > 0
+        return outs
+    same_with_the_cell_kernel_emulated(run, leaves, 2)
 
 
 def test_fused_cell_errors_are_the_cpu_kernels():
