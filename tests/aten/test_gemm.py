@@ -5,8 +5,9 @@ their first 4 and 8 rows for a last A sliver of at most that many), on AVX2 6 x 
 rows; a row-major B read in place by products of at most 24 rows on AVX-512, 64 on AVX2), B
 slivers packed just before use when A is one block,
 vector packing (copies of row-major B, 8 x 8 transposes of transposed B and of row-major A,
-tails in the portable packer), whole tiles stored straight into C with alpha and beta, and a
-product cut into one rectangle of C per thread.
+tails in the portable packer), a row-major A read in place by products of few columns (Note
+[GEMM direct A]), whole tiles stored straight into C with alpha and beta, and a product cut
+into one rectangle of C per thread.
 Against NumPy in float64, on sizes at and across every block edge of every engine (MR, NR, KC,
 MC, NC, the in-place-B row limit, the parallel limit), transposed and strided operands,
 alpha/beta, size-0; the paths must give the same bits as the generic ones, as each other (AVX2
@@ -553,6 +554,50 @@ def test_partial_slivers(mkn, restore_threads):
         s = rand((m, n), 97)
         r = ptl.addmm(ptl.tensor(s), operand(a, "transposed"), ptl.tensor(b), beta=-1, alpha=3)
         close(r, 3 * exp - s.astype(np.float64), k)
+
+
+# (m, k, n) at and across Note [GEMM direct A]'s rule, for both engines (AVX-512: MR 12, NR 32,
+# at most 256 columns; the AVX2 rerun: MR 6, NR 16, at most 128): n = 256, 128 and 127 read
+# a row-major A in place, 257 (past the limit), 240 and 120 (a narrow last sliver: 16 of 32,
+# 8 of 16) do not, 241 and 121 do; m under one sliver (packed), one sliver and one row more
+# (the last packed), the AVX2 pair of 4-row slivers (13, 14), several A blocks (m > 192) and
+# several K blocks (k > 320); k = 1024 puts all of a tile's rows in one L1 set (packed), 1000
+# does not, and k = 5 is under one 8-column transpose.
+DIRECT_A = [(12, 64, 256), (13, 64, 256), (11, 64, 256), (24, 40, 257), (25, 40, 240),
+            (25, 40, 241), (6, 40, 128), (7, 40, 127), (13, 40, 120), (14, 40, 121),
+            (200, 700, 64), (400, 130, 96), (40, 1024, 64), (40, 1000, 64), (37, 5, 32),
+            (1024, 128, 32)]
+
+
+@pytest.mark.parametrize("mkn", DIRECT_A)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_direct_a(mkn, dtype, restore_threads):
+    """A row-major A read in place by the tiles: against NumPy in float64, and the bits of
+    the same product with A packed (transposed or strided A), on one and two threads; a
+    row-major A that is a column slice of a wider matrix (lda > k, an unaligned start); as
+    addmm with a row bias and into C in place (beta = 1)."""
+    m, k, n = mkn
+    a, b = rand((m, k), 70, dtype), rand((k, n), 71, dtype)
+    row = rand((n,), 72, dtype)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    wider = np.zeros((m, k + 3), dtype)
+    wider[:, 1:k + 1] = a
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        ref = bits(ptl.mm(operand(a, "transposed"), ptl.tensor(b)))
+        close_dtype(ptl.tensor(ref), exp, k, dtype)
+        for aa in (ptl.tensor(a), ptl.tensor(wider)[:, 1:k + 1], operand(a, "strided")):
+            for lb in ("contiguous", "transposed"):
+                assert np.array_equal(bits(ptl.mm(aa, operand(b, lb))), ref), lb
+        r = ptl.addmm(ptl.tensor(row), ptl.tensor(a), ptl.tensor(b), beta=0.5, alpha=-2)
+        flip = ptl.addmm(ptl.tensor(row), operand(a, "transposed"), ptl.tensor(b), beta=0.5,
+                         alpha=-2)
+        close_dtype(r, 0.5 * row.astype(np.float64) - 2 * exp, k, dtype)
+        assert np.array_equal(bits(r), bits(flip))
+        c = ptl.tensor(np.broadcast_to(row, (m, n)).copy())
+        c.addmm_(ptl.tensor(a), ptl.tensor(b))
+        close_dtype(c, row.astype(np.float64) + exp, k, dtype)
+
 
 BITS_CASES = [(13, 300, 33), (25, 40, 65), (200, 321, 70), (64, 700, 300), (32, 128, 512),
               (16, 37, 65), (7, 20, 40), (1024, 128, 65), (128, 256, 10), (36, 30, 9),

@@ -15,12 +15,13 @@
 typedef void (*PackFn)(const char *src, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
                        int64_t w, void *dst);
 typedef void (*KernelFn)(int64_t kc, const void *ap, const void *bp, void *acc);
-/* C (MR x NR, rows ldc apart) = alpha * A sliver (kc x MR) @ B (kc x NR, rows ldb apart)
+/* C (MR x NR, rows ldc apart) = alpha * A (kc x MR: a packed sliver, or for a direct_a tile
+ * MR rows of a row-major A, lda apart) @ B (kc x NR, rows ldb apart)
  * + beta * S (rows lds apart: C itself, or addmm's bias), stored for C's first `rows` rows
  * only (a last sliver of fewer rows than the tile computes); S is not read when beta is 0 */
-typedef void (*TileFn)(int64_t kc, const void *ap, const void *bp, int64_t ldb, void *c,
-                       int64_t ldc, const void *src, int64_t lds, double alpha, double beta,
-                       int64_t rows);
+typedef void (*TileFn)(int64_t kc, const void *ap, int64_t lda, const void *bp, int64_t ldb,
+                       void *c, int64_t ldc, const void *src, int64_t lds, double alpha,
+                       double beta, int64_t rows);
 typedef void (*DotFn)(const void *a, const void *b, int64_t k, void *out);
 typedef void (*AxpyFn)(const char *a, int64_t lda, const void *x, int64_t k, int64_t n,
                        void *acc);
@@ -44,6 +45,8 @@ typedef struct GemmEngine {
     TileFn pair4;                        /* a 4-row tile on slivers packed 4 wide, for a last
                                           * MR + 1 or MR + 2 rows as two of them, or NULL */
     TileFn half, quarter;                /* its first NR / 2 and NR / 4 columns, or NULL */
+    TileFn direct_a;                     /* tile on MR rows of A read in place, or NULL
+                                          * (Note [GEMM direct A]) */
 } GemmEngine;
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
