@@ -27,6 +27,7 @@
 #include <stdlib.h>
 
 #include "../../c10/tls.h"
+#include "../loops.h"
 #include "gemm.h"
 #include "linalg_impl.h"
 
@@ -37,7 +38,7 @@
 /* The lower Cholesky factor of the jb x jb symmetric matrix whose lower triangle is at a
  * (row stride lda), in place; the strict upper triangle is not touched.  Returns info: 0,
  * or the order of the first leading minor that is not positive-definite (LAPACK's potf2). */
-static int32_t
+static PTL_LOOP_CLONES_WIDE int32_t
 cholesky_unblocked(double *a, int64_t jb, int64_t lda)
 {
     for (int64_t j = 0; j < jb; j++) {
@@ -154,7 +155,7 @@ cholesky_factor(double *a, int64_t n, int32_t *info)
 
 /* Makes the reflection of x (len entries, stride inc) onto beta e1: x becomes (beta, v[1:])
  * with v0 = 1 implied; returns tau. */
-static double
+static PTL_LOOP_CLONES_WIDE double
 householder(double *x, int64_t len, int64_t inc)
 {
     double scale = 0, ss = 0;
@@ -179,7 +180,7 @@ householder(double *x, int64_t len, int64_t inc)
 
 /* Applies I - tau v v^T to columns c0..c1 of the len rows at c (row stride ld): v[0] = 1
  * and v[i] = vs[i * vinc] for i >= 1.  w: c1 scratch. */
-static void
+static PTL_LOOP_CLONES_WIDE void
 reflect_rows(double *c, int64_t ld, int64_t c0, int64_t c1, int64_t len, const double *vs,
              int64_t vinc, double tau, double *w)
 {
@@ -256,7 +257,7 @@ qr_scratch(int64_t m, int64_t n, int64_t qc)
 /* V (rows x jb, row-major) with ones on the diagonal and zeros above, from the reflections
  * stored below the diagonal of the block at a (row stride n); T (jb x jb, upper) such that
  * H_0 ... H_{jb-1} = I - V T V^T (LAPACK's larft, forward and columnwise). */
-static void
+static PTL_LOOP_CLONES_WIDE void
 qr_block_reflector(const double *a, int64_t n, int64_t rows, int64_t jb, const double *tau,
                    double *v, double *t)
 {
@@ -374,7 +375,7 @@ qr_blocked(double *a, int64_t m, int64_t n, double *tau, double *q, int64_t qc,
 /* Reduces the symmetric a (n x n, both triangles, row-major) to tridiagonal d (n), e (n,
  * e[i] couples i and i + 1, e[n - 1] = 0) and sets qt = Q^T (row i = column i of Q) when
  * not NULL.  w: 2n scratch.  See Note [Symmetric eigensolver]. */
-static void
+static PTL_LOOP_CLONES_WIDE void
 tridiagonalize(double *a, int64_t n, double *d, double *e, double *qt, double *w)
 {
     double *p = w, *tau = w + n;
@@ -453,7 +454,7 @@ tridiagonalize(double *a, int64_t n, double *d, double *e, double *qt, double *w
 /* Diagonalises the symmetric tridiagonal (d, e) by implicit QL steps with Wilkinson's
  * shift: d becomes the eigenvalues (unsorted) and every rotation is applied to the rows of
  * zt (n x n) when not NULL.  0, or -1 when an eigenvalue does not converge. */
-static int
+static PTL_LOOP_CLONES_WIDE int
 tridiagonal_ql(double *d, double *e, double *zt, int64_t n)
 {
     for (int64_t l = 0; l < n; l++) {
@@ -544,7 +545,7 @@ cholesky_matrix(void *ctx, int64_t i)
     return 0;
 }
 
-static int
+static PTL_LOOP_CLONES_WIDE int
 qr_matrix(void *ctx, int64_t i)
 {
     const DecompJob *j = ctx;

@@ -49,6 +49,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../loops.h"
 #include "linalg_impl.h"
 
 /* lahqr's: an exceptional shift every EIG_EXCEPTIONAL_SWEEPS sweeps without a split */
@@ -242,7 +243,7 @@ balance(double *a, int64_t n, double *d, int64_t *ilo, int64_t *ihi)
 
 /* Applies I - tau v v^T (v0 = 1, v[i] = vs[i * n] for 1 <= i < len) from the left to rows
  * r0..r0+len-1 and columns c0..n-1 of m (n x n).  w: n scratch. */
-static void
+static PTL_LOOP_CLONES_WIDE void
 reflect_left(double *m, int64_t n, int64_t r0, int64_t c0, int64_t len, const double *vs,
              double tau, double *w)
 {
@@ -266,7 +267,7 @@ reflect_left(double *m, int64_t n, int64_t r0, int64_t c0, int64_t len, const do
 
 /* a (n x n, upper triangular outside rows and columns ilo..ihi) becomes H = Q^T a Q,
  * upper Hessenberg (gehrd); zt = Q^T when not NULL.  w: 3n scratch. */
-static void
+static PTL_LOOP_CLONES_WIDE void
 hessenberg(double *a, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *w)
 {
     double *tau = w + n, *v = w + 2 * n;
@@ -412,7 +413,7 @@ rotate(double *x, double *y, int64_t len, int64_t inc, double cs, double sn)
 
 /* Applies I - t v v^T (v0 = 1, nr = 2 or 3 entries) from the left to rows k..k+nr-1,
  * columns c0..c1 of m (n x n). */
-static void
+static PTL_LOOP_CLONES_WIDE void
 reflect_rows(double *m, int64_t n, int64_t k, int nr, int64_t c0, int64_t c1, const double *v,
              double t)
 {
@@ -435,7 +436,7 @@ reflect_rows(double *m, int64_t n, int64_t k, int nr, int64_t c0, int64_t c1, co
 }
 
 /* The same from the right to columns k..k+nr-1, rows r0..r1 of m (n x n). */
-static void
+static PTL_LOOP_CLONES_WIDE void
 reflect_cols(double *m, int64_t n, int64_t r0, int64_t r1, int64_t k, int nr, const double *v,
              double t)
 {
@@ -738,7 +739,7 @@ back_substitute(const double *t, int64_t n, double complex lam, int64_t k0, int6
 /* The eigenvectors of A from its Schur form t = Z^T B Z (zt = Z^T; B = D^-1 A D balanced,
  * d = D): column j of vr + i vi (n x n, row-major) for eigenvalue wr[j] + i wi[j].  x, y: n
  * complex scratch each. */
-static void
+static PTL_LOOP_CLONES_WIDE void
 eigenvectors(const double *t, int64_t n, int64_t ilo, int64_t ihi, const double *zt,
              const double *d, const double *wr, const double *wi, double *vr, double *vi,
              double complex *x, double complex *y)
@@ -831,7 +832,7 @@ typedef struct EigJob {
     int32_t *info;     /* [B] */
 } EigJob;
 
-static int
+static PTL_LOOP_CLONES_WIDE int
 eig_matrix(void *ctx, int64_t i)
 {
     const EigJob *j = ctx;

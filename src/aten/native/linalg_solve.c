@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "gemm.h"
+#include "../loops.h"
 #include "linalg_impl.h"
 
 /* Note [Blocked LU and triangular solves]
@@ -39,7 +40,7 @@
  * whole rows are swapped, the rows below the pivot updated in columns up to cend.  Sets
  * piv[j] (1-based) for those columns and returns the 1-based index of the first zero pivot
  * (0 if none). */
-static int32_t
+static PTL_LOOP_CLONES_WIDE int32_t
 lu_panel(double *a, int32_t *piv, int64_t m, int64_t n, int64_t j0, int64_t jb, int64_t cend)
 {
     int32_t info = 0;
@@ -114,7 +115,7 @@ lu_factor(double *a, int32_t *piv, int64_t m, int64_t n, int32_t *info)
 /* Solves the triangular system T X = B in place of b (n x nrhs), T the upper or lower
  * triangle of t (n x n, row-major), with ones on the diagonal when unit, a block of rows at
  * a time (Note [Blocked LU and triangular solves]).  0, or -1 with the error set. */
-static int
+static PTL_LOOP_CLONES_WIDE int
 tri_solve(const double *t, double *b, int64_t n, int64_t nrhs, int upper, int unit)
 {
     for (int64_t s0 = 0; s0 < n; s0 += LINALG_BLOCK) {
@@ -151,7 +152,7 @@ tri_solve(const double *t, double *b, int64_t n, int64_t nrhs, int upper, int un
 
 /* Solves A X = B in place of b (n x nrhs) from A's LU factors lu and pivots piv.  0, or -1
  * with the error set. */
-static int
+static PTL_LOOP_CLONES_WIDE int
 lu_solve(const double *lu, const int32_t *piv, double *b, int64_t n, int64_t nrhs)
 {
     for (int64_t i = 0; i < n; i++) {
@@ -185,7 +186,7 @@ typedef struct LuJob {
 /* LU of matrix i into lu, piv, info; when b is set, solves with it (transposed when not
  * left: X A = B is A^T X^T = B^T, so LU then holds A^T's factors); when det is set, the
  * determinant (or the sign and log |det|) from the factors. */
-static int
+static PTL_LOOP_CLONES_WIDE int
 lu_matrix(void *ctx, int64_t i)
 {
     const LuJob *j = ctx;
@@ -234,7 +235,7 @@ lu_matrix(void *ctx, int64_t i)
 }
 
 /* Solves matrix i of the triangular systems A X = B (left) or X A = B in place of b. */
-static int
+static PTL_LOOP_CLONES_WIDE int
 tri_matrix(void *ctx, int64_t i)
 {
     const LuJob *j = ctx;
