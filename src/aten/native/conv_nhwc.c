@@ -371,7 +371,8 @@ few_tasks(void *ctx, int64_t t0, int64_t t1)
     for (int64_t t = t0; t < t1; t++) {
         int64_t ni = t / per, oy0 = t % per * j->rows;
         int64_t oy1 = oy0 + j->rows < g->oh ? oy0 + j->rows : g->oh;
-        int64_t iy0 = oy0 * g->sh - g->ph, nrow = (oy1 - oy0 - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+        int64_t iy0 = oy0 * g->sh - g->ph;
+        int64_t nrow = (oy1 - oy0 - 1) * g->sh + (g->kh - 1) * g->dh + 1;
         for (int64_t r = 0; r < nrow; r++) {
             float *dst = buf + r * rowf;
             int64_t iy = iy0 + r;
