@@ -276,8 +276,140 @@ def test_no_leak():
     assert_no_leak(step)
 
 
+# conv_nhwc.c's few-channel forward (Note [Channels-last few-channel forward]), on AVX-512:
+# FEW_MAX_CI input channels at most; output channels in blocks of FEW_MAX_NV vectors of 16,
+# their lanes filled 7/8 at least; tiles of few_pix(nv) pixels of a row, the last moved back
+# to the row's end, tiles of one pixel in a narrower row; tasks of FEW_TASK_ROWS output rows
+# (test_size_thresholds.py checks the constants)
+FEW_MAX_CI, FEW_MAX_NV, FEW_TASK_ROWS = 8, 4, 8
+
+
+def few_pix(nv):
+    return 16 if nv == 1 else 8 if nv <= 3 else 6
+
+
+FEW_CASES = [
+    # (n, ci, co, h, w, k, s, p, d)
+    (4, 3, 32, 9, 11, 3, 1, 1, 1),     # nv 2: a row of 11 is a tile and one moved back
+    (1, 8, 16, 5, 16, 3, 1, 1, 1),     # FEW_MAX_CI; nv 1: a row of one tile exactly
+    (1, 9, 16, 5, 16, 3, 1, 1, 1),     # one input channel more: the boundary
+    (2, 1, 14, 6, 15, 3, 1, 1, 1),     # 14 of 16 lanes (7/8): taken; rows narrower than a tile
+    (2, 2, 13, 6, 7, 3, 1, 1, 1),      # 13 of 16 lanes: the boundary
+    (1, 3, 24, 5, 9, 3, 1, 1, 1),      # 24 of 32 lanes: the boundary
+    (1, 4, 48, 7, 7, 3, 1, 1, 1),      # nv 3: a row of 7, one pixel narrower than a tile
+    (1, 4, 48, 7, 8, 3, 1, 1, 1),      # nv 3: a row of one tile
+    (1, 4, 48, 7, 9, 3, 1, 1, 1),      # nv 3: a tile and one moved back by 7
+    (2, 3, 64, 17, 13, 3, 1, 1, 1),    # nv 4: 17 rows (three tasks), rows of 13
+    (1, 2, 112, 5, 5, 3, 1, 1, 1),     # two blocks of channels: nv 4, then nv 3; rows of 5
+    (1, 3, 70, 4, 6, 3, 1, 1, 1),      # 70 of 80 lanes: a last block of 6 channels
+    (1, 3, 80, 9, 7, 3, 1, 1, 1),      # blocks of 64 and 16
+    (2, 3, 32, 16, 16, 3, 1, 1, 1),    # 16 rows: two whole tasks
+    (1, 3, 32, 8, 8, 3, 1, 1, 1),      # 8 rows: one task; a row of one tile
+    (1, 3, 32, 3, 7, 3, 1, 1, 1),      # a row one pixel narrower than a tile
+    (1, 2, 16, 3, 17, 3, 1, 1, 1),     # nv 1: a tile and one moved back by 15
+    (2, 3, 16, 19, 17, 3, 2, 1, 1),    # stride 2: 10 rows (two tasks, the last of 2)
+    (1, 3, 32, 20, 21, 7, 2, 3, 1),    # a stem: 7x7 stride 2
+    (2, 2, 32, 11, 12, 3, 1, 2, 2),    # dilation
+    (1, 3, 16, 9, 10, 5, 3, 2, 1),     # stride 3, 5x5
+    (2, 3, 32, 6, 5, 3, 1, 3, 1),      # padding past the kernel's reach
+    (1, 3, 32, 2, 2, 3, 1, 1, 1),      # an image smaller than the kernel's reach
+    (2, 3, 32, 5, 6, 1, 1, 0, 1),      # 1x1: the GEMM, not this kernel
+    (1, 3, 32, 5, 6, 3, 1, 0, 1),      # no padding
+]
+
+
+def few_against_nchw(case, bias=True, wview=False):
+    """The few-channel forward of one case against NumPy (with its gradients, through run()),
+    and against the NCHW kernels on the contiguous copy: the same bits where they run (AVX2
+    and better, kernels past 1x1), since the tiles sum each output in the packed NCHW
+    kernel's order."""
+    n, ci, co, h, wd, k, s, p, d = case
+    y, _, _ = run(*case, bias=bias, seed=ci * 100 + co)
+    rng = np.random.RandomState(ci * 100 + co)
+    xa = rng.uniform(-1, 1, (n, ci, h, wd)).astype(np.float32)
+    wbig = rng.uniform(-1, 1, (co, ci, k, k + 1)).astype(np.float32)
+    w = ptl.tensor(wbig)[..., :k] if wview else ptl.tensor(np.ascontiguousarray(wbig[..., :k]))
+    b = ptl.tensor(rng.uniform(-1, 1, 2 * co).astype(np.float32))[::2] if bias else None
+    x = ptl.tensor(xa)
+    got = F.conv2d(x.to(memory_format=CL), w, b, stride=s, padding=p, dilation=d)
+    ref = F.conv2d(x, w, b, stride=s, padding=p, dilation=d)
+    assert got.is_contiguous(memory_format=CL)
+    if ptl.backends.cpu.get_cpu_capability() != "DEFAULT" and k > 1:
+        np.testing.assert_array_equal(got.numpy(), ref.numpy())
+    else:
+        np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
+    ry = conv_ref(xa.astype(np.float64), w.numpy().astype(np.float64),
+                  None if b is None else b.numpy().astype(np.float64), None, s, p, d)[0]
+    np.testing.assert_allclose(got.numpy(), ry, rtol=1e-4, atol=2e-6 * ci * k * k)
+    return y
+
+
+@pytest.mark.parametrize("case", FEW_CASES)
+def test_few_channels(case):
+    few_against_nchw(case)
+
+
+def test_few_channels_cases_cross_the_thresholds():
+    """FEW_CASES hold each tile width at, below and above a row, and the channel counts at
+    and past the thresholds."""
+    def lanes_filled(co):
+        return co * 8 >= -(-co // 16) * 16 * 7
+
+    taken = [c for c in FEW_CASES if c[1] <= FEW_MAX_CI and lanes_filled(c[2]) and c[5] > 1]
+    assert {1, FEW_MAX_CI} <= {c[1] for c in taken}
+    assert FEW_MAX_CI + 1 in {c[1] for c in FEW_CASES}
+    assert lanes_filled(14) and not lanes_filled(13) and not lanes_filled(24)
+    for nv in range(1, FEW_MAX_NV + 1):
+        ows = {out_size(c[4], c[5], c[6], c[7], c[8]) for c in taken
+               if min(-(-c[2] // 16), FEW_MAX_NV) == nv}
+        assert {few_pix(nv) - 1, few_pix(nv), few_pix(nv) + 1} <= ows, nv
+    ohs = {out_size(c[3], c[5], c[6], c[7], c[8]) for c in taken}
+    assert {FEW_TASK_ROWS, 2 * FEW_TASK_ROWS, 2 * FEW_TASK_ROWS + 1} <= ohs
+
+
+def test_few_channels_weight_and_bias_layouts():
+    """A weight that is a strided view, a bias with a stride, no bias: all read as given."""
+    few_against_nchw((2, 3, 32, 7, 9, 3, 1, 1, 1), wview=True)
+    few_against_nchw((2, 3, 48, 7, 9, 3, 2, 1, 1), bias=False)
+    run(2, 3, 32, 7, 9, 3, 1, 1, 1, wformat=CL, bias=False)
+
+
+def test_few_channels_thread_count_independent():
+    """Tasks of FEW_TASK_ROWS rows shared among threads: the same bits on one thread and on
+    two."""
+    rng = np.random.default_rng(7)
+    x = ptl.tensor(rng.standard_normal((3, 3, 19, 21)).astype(np.float32)).to(memory_format=CL)
+    w = ptl.tensor(rng.standard_normal((32, 3, 3, 3)).astype(np.float32))
+    b = ptl.tensor(rng.standard_normal(32).astype(np.float32))
+    old = ptl.get_num_threads()
+    got = []
+    try:
+        for nt in (1, 2):
+            ptl.set_num_threads(nt)
+            got.append(F.conv2d(x, w, b, padding=1).numpy())
+    finally:
+        ptl.set_num_threads(old)
+    np.testing.assert_array_equal(got[0], got[1])
+
+
+def test_few_channels_image_of_padding_only():
+    """An image of zero width whose padding gives output pixels: each is the bias (the NCHW
+    kernels' result), whichever path the input's format takes."""
+    b = ptl.randn(16)
+    for fmt in (CL, ptl.contiguous_format):
+        x = ptl.zeros(2, 3, 5, 0).to(memory_format=fmt)
+        y = F.conv2d(x, ptl.ones(16, 3, 3, 3), b, padding=2)
+        assert tuple(y.shape) == (2, 16, 7, 2)
+        np.testing.assert_array_equal(y.numpy(), np.broadcast_to(b.numpy()[:, None, None],
+                                                                  (2, 16, 7, 2)))
+
+
+def test_few_channels_on_avx2():
+    rerun_with_capability(__file__, "avx2", "-k", "few_channels")
+
+
 def test_native_kernels_on_the_portable_engine():
-    rerun_with_capability(__file__, "default", "-k", "not portable_engine")
+    rerun_with_capability(__file__, "default", "-k", "not portable_engine and not on_avx2")
 
 
 def test_which_kernels_run_here():

@@ -174,6 +174,9 @@ def test_threshold_constants():
     # the channels-last convolution's tiles (test_conv_channels_last.py crosses them)
     assert c_define("aten/native/conv_nhwc.c", "NHWC_TILE_FLOATS") == 16384
     assert c_define("aten/native/conv_nhwc.c", "NHWC_WGRAD_FLOATS") == 1 << 20
+    assert c_define("aten/native/conv_nhwc.c", "FEW_MAX_CI") == 8
+    assert c_define("aten/native/conv_nhwc.c", "FEW_MAX_NV") == 4
+    assert c_define("aten/native/conv_nhwc.c", "FEW_TASK_ROWS") == 8
     gemm = "aten/native/gemm.c"
     assert c_define(gemm, "GEMM_DIRECT_B_SPAN") == GEMM_DIRECT_B_SPAN
     assert c_define(gemm, "GEMM_PARALLEL_FLOPS") == GEMM_PARALLEL_FLOPS
