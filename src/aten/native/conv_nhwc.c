@@ -381,8 +381,10 @@ few_tasks(void *ctx, int64_t t0, int64_t t1)
                 continue;
             }
             memset(dst, 0, sizeof(float) * (size_t)(g->pw * ci));
-            memcpy(dst + g->pw * ci, j->x + ((ni * g->h + iy) * g->w) * ci,
-                   sizeof(float) * (size_t)(g->w * ci));
+            if (g->w > 0) {   /* an image of no columns may have no data pointer */
+                memcpy(dst + g->pw * ci, j->x + ((ni * g->h + iy) * g->w) * ci,
+                       sizeof(float) * (size_t)(g->w * ci));
+            }
             memset(dst + (g->pw + g->w) * ci, 0,
                    sizeof(float) * (size_t)((j->wp_cols - g->pw - g->w) * ci));
         }
