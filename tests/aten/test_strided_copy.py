@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import ALL_DTYPES, make, to_numpy
+from helpers import ALL_DTYPES, make, rerun_with_capability, to_numpy
 
 SHAPES = [(), (0, 3), (5, 7), (3, 4, 5), (64, 512), (64, 513), (2, 128, 129)]
 
@@ -42,10 +42,11 @@ def test_fill_from_a_scalar_tensor(dtype):
     np.testing.assert_array_equal(to_numpy(dst), np.broadcast_to(a, dst.shape))
 
 
-# ---- a contiguous fill (copy.c fill_run): zero bytes by memset, other values by a pattern
-# doubled up to FILL_PATTERN_BYTES = 4096 bytes and then copied 4096 bytes at a time ----
+# ---- a contiguous fill (copy.c fill_run): zero bytes by memset, other values as a pattern
+# of FILL_PATTERN_BYTES = 64 bytes stored line after line (AVX-512, AVX2 or the portable
+# loop), the last partial line copied ----
 
-FILL_BYTES = [1, 17, 4095, 4096, 4097, 8192, 3 * 4096 + 5, 70000]
+FILL_BYTES = [1, 17, 63, 64, 65, 127, 128, 129, 4096 + 5, 70000]
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
@@ -67,8 +68,18 @@ def test_contiguous_fills_across_the_pattern_size(dtype, nbytes, threads):
         np.testing.assert_array_equal(to_numpy(ptl.ones(n, dtype=dtype)), 1)
         v, a = make((), dtype, seed=7)
         np.testing.assert_array_equal(to_numpy(v.expand(n).contiguous()), np.full((n,), a))
+        # a destination one element past an aligned start, its neighbours untouched
+        base = ptl.zeros(n + 2, dtype=dtype)
+        base[1:n + 1].fill_(v)
+        want = np.concatenate([[0], np.full((n,), a), [0]]).astype(to_numpy(base).dtype)
+        np.testing.assert_array_equal(to_numpy(base), want)
     finally:
         ptl.set_num_threads(old)
+
+
+@pytest.mark.parametrize("capability", ["avx2", "default"])
+def test_contiguous_fills_on_lower_capabilities(capability):
+    rerun_with_capability(__file__, capability, "-k", "contiguous_fills_across")
 
 
 # ---- transposed sources go through tiles (copy.c, Note [Transposed copies]): TILE_I = 8

@@ -165,10 +165,60 @@ static const PtlLoop conv_loops[PTL_DTYPE_COUNT][PTL_DTYPE_COUNT] = {
 #undef CONV_ROW
 
 /* Fills n contiguous elements of `item` bytes with the value v: zero bytes by memset, any
- * other value by doubling the filled prefix with memcpy (zeros() and ones() of 1e6 values
- * went element by element at 2 GB/s, a tenth of PyTorch's fill).  The pattern stops growing at
- * FILL_PATTERN_BYTES so that every memcpy reads from L1. */
-#define FILL_PATTERN_BYTES 4096
+ * other value as a 64-byte pattern of it stored line after line (zeros() and ones() of 1e6
+ * values went element by element at 2 GB/s, a tenth of PyTorch's fill; then by doubling the
+ * filled prefix with memcpy, 4 KiB at a time, whose `rep movsq` filled 4 MB at 55% of
+ * PyTorch's vector stores: fill_ of 1024 x 1024 float32 80 us against 45; now 43).  The bytes
+ * are v's, whichever of the three store loops runs. */
+#define FILL_PATTERN_BYTES 64
+#ifdef PTL_HAVE_AVX2_KERNELS
+__attribute__((target("avx2"))) static void
+fill_lines_avx2(char *o, const char *pattern, size_t total)
+{
+    const __m256i lo = _mm256_loadu_si256((const __m256i *)pattern);
+    const __m256i hi = _mm256_loadu_si256((const __m256i *)(pattern + 32));
+    size_t i = 0;
+    for (; i + FILL_PATTERN_BYTES <= total; i += FILL_PATTERN_BYTES) {
+        _mm256_storeu_si256((__m256i *)(o + i), lo);
+        _mm256_storeu_si256((__m256i *)(o + i + 32), hi);
+    }
+    memcpy(o + i, pattern, total - i);
+}
+
+__attribute__((target("avx512f"))) static void
+fill_lines_avx512(char *o, const char *pattern, size_t total)
+{
+    const __m512i p = _mm512_loadu_si512(pattern);
+    size_t i = 0;
+    for (; i + FILL_PATTERN_BYTES <= total; i += FILL_PATTERN_BYTES) {
+        _mm512_storeu_si512(o + i, p);
+    }
+    memcpy(o + i, pattern, total - i);
+}
+
+#endif
+
+static void
+fill_lines(char *o, const char *pattern, size_t total)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    PtlCpuCapability cap = ptl_cpu_capability();
+    if (cap >= PTL_CPU_AVX512) {
+        fill_lines_avx512(o, pattern, total);
+        return;
+    }
+    if (cap >= PTL_CPU_AVX2) {
+        fill_lines_avx2(o, pattern, total);
+        return;
+    }
+#endif
+    size_t i = 0;
+    for (; i + FILL_PATTERN_BYTES <= total; i += FILL_PATTERN_BYTES) {
+        memcpy(o + i, pattern, FILL_PATTERN_BYTES);
+    }
+    memcpy(o + i, pattern, total - i);
+}
+
 static void
 fill_run(char *o, const char *v, size_t item, int64_t n)
 {
@@ -184,13 +234,16 @@ fill_run(char *o, const char *v, size_t item, int64_t n)
     if (total == 0) {
         return;
     }
-    memcpy(o, v, item);
-    size_t done = item;
-    while (done < total) {
-        size_t chunk = done < FILL_PATTERN_BYTES ? done : FILL_PATTERN_BYTES;
-        chunk = chunk < total - done ? chunk : total - done;
-        memcpy(o + done, o, chunk);
-        done += chunk;
+    if (FILL_PATTERN_BYTES % item == 0) {
+        _Alignas(64) char pattern[FILL_PATTERN_BYTES];
+        for (size_t i = 0; i < FILL_PATTERN_BYTES; i += item) {
+            memcpy(pattern + i, v, item);
+        }
+        fill_lines(o, pattern, total);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(o + (size_t)i * item, v, item);
     }
 }
 
