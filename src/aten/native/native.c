@@ -46,7 +46,9 @@ ptl_dtype_not_implemented(const PtlOperator *op, PtlDtype dt)
  * the float32 loop is a vector formula (exp, tanh, sigmoid, ...: 0.07-0.13x -> 1.1-2.6x):
  * gcc vectorizes its loads and stores (shifts), and the blocks made add and abs slower
  * (0.74x -> 0.62x, 0.35x -> 0.22x).  abs of both half types takes neither: it clears the sign
- * bit (unary.c U_HALF_BITS). */
+ * bit (unary.c U_HALF_BITS).  Where the CPU has F16C, float16 add, sub, mul and true division
+ * take neither either: they convert in registers (Note [Float16 arithmetic in registers] in
+ * binary.c). */
 #define HALF_BLOCK 256
 
 typedef struct HalfViaFloat {
