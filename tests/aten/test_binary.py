@@ -835,14 +835,14 @@ def half_bits(t):
 def test_float16_pointwise_through_float32_blocks(name, dtype, threads):
     """Note [Half-precision pointwise through float32]: a float16 op (and a bfloat16 one with
     a vector float32 formula) gives the bits of its float32 op on the converted values,
-    rounded back, on every length around the 256-value blocks and the vector widths, strided,
+    rounded back, on every length around the 1024-value blocks and the vector widths, strided,
     broadcast and in place; special values included.  The other bfloat16 loops compute the
     same formula in float, so they give those bits too."""
     f = HALF_OPS[name]
     gen = np.random.default_rng(16)
     special = np.float16([0.0, -0.0, np.inf, -np.inf, np.nan, 65504, -65504, 6e-8, 1e-4, 0.5,
                           2.5, -2.5, 11.0])
-    for n in [0, 1, 7, 8, 9, 15, 16, 17, 255, 256, 257, 513, 1000]:
+    for n in [0, 1, 7, 8, 9, 15, 16, 17, 255, 256, 257, 513, 1000, 1023, 1024, 1025, 2049]:
         a = (gen.standard_normal(n) * 4).astype(np.float16)
         b = (gen.standard_normal(n) * 4).astype(np.float16)
         a[:min(n, special.size)] = special[:n]
