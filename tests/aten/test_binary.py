@@ -835,14 +835,14 @@ def half_bits(t):
 def test_float16_pointwise_through_float32_blocks(name, dtype, threads):
     """Note [Half-precision pointwise through float32]: a float16 op (and a bfloat16 one with
     a vector float32 formula) gives the bits of its float32 op on the converted values,
-    rounded back, on every length around the 256-value blocks and the vector widths, strided,
+    rounded back, on every length around the 1024-value blocks and the vector widths, strided,
     broadcast and in place; special values included.  The other bfloat16 loops compute the
     same formula in float, so they give those bits too."""
     f = HALF_OPS[name]
     gen = np.random.default_rng(16)
     special = np.float16([0.0, -0.0, np.inf, -np.inf, np.nan, 65504, -65504, 6e-8, 1e-4, 0.5,
                           2.5, -2.5, 11.0])
-    for n in [0, 1, 7, 8, 9, 15, 16, 17, 255, 256, 257, 513, 1000]:
+    for n in [0, 1, 7, 8, 9, 15, 16, 17, 255, 256, 257, 513, 1000, 1023, 1024, 1025, 2049]:
         a = (gen.standard_normal(n) * 4).astype(np.float16)
         b = (gen.standard_normal(n) * 4).astype(np.float16)
         a[:min(n, special.size)] = special[:n]
@@ -870,6 +870,98 @@ def test_float16_pointwise_through_float32_blocks(name, dtype, threads):
     np.testing.assert_allclose(got[fin], ref[fin], rtol=tol, atol=1e-7)
 
 
+# float16 arithmetic: the op, and its formula in float32 lanes (NumPy), whose result rounded to
+# float16 is PyTorch's (Note [Float16 arithmetic in registers])
+HALF_ARITH = {
+    "add": (lambda x, y: x + y, lambda a, b: a + b),
+    "add alpha": (lambda x, y: ptl.add(x, y, alpha=0.3), lambda a, b: a + np.float32(0.3) * b),
+    "sub alpha": (lambda x, y: ptl.sub(x, y, alpha=-3), lambda a, b: a - np.float32(-3) * b),
+    "rsub": (lambda x, y: ptl.rsub(x, y), lambda a, b: b - a),
+    "mul": (lambda x, y: x * y, lambda a, b: a * b),
+    "div": (lambda x, y: x / y, lambda a, b: a / b),
+}
+
+
+def half_arith_inputs(n, gen):
+    """n float16 values of each operand: random ones of every magnitude and every pair of
+    special values (signed zeros, infinities, NaNs of both signs, the largest and subnormal
+    halves, sums and products that overflow or round at a half's last bit)"""
+    special = np.float16([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 65504, -65504, 6e-8,
+                          -6e-8, 1e-4, 0.5, 2049, 2050, 1, 3.0, -2.5, 256])
+    a = (gen.standard_normal(n) * 10.0 ** gen.integers(-6, 5, n)).astype(np.float16)
+    b = (gen.standard_normal(n) * 10.0 ** gen.integers(-6, 5, n)).astype(np.float16)
+    k = min(n, special.size ** 2)
+    a[:k] = np.repeat(special, special.size)[:k]
+    b[:k] = np.tile(special, special.size)[:k]
+    return a, b
+
+
+def assert_half_result(got, a, b, formula, dtype=ptl.float16):
+    """got has the bits of formula on float32 lanes rounded to float16, a NaN where it gives
+    one"""
+    with np.errstate(all="ignore"):
+        want = formula(a.astype(np.float32), b.astype(np.float32))
+        want16 = want.astype(np.float16)
+    g = got.numpy()
+    assert got.dtype == dtype
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(g), nan)
+    np.testing.assert_array_equal(g[~nan].view(np.uint16),
+                                  want16[~nan].view(np.uint16))
+
+
+@pytest.mark.parametrize("name", list(HALF_ARITH))
+def test_float16_arith_in_registers(name, threads):
+    """Note [Float16 arithmetic in registers]: add, sub, rsub, mul and true division of float16
+    give the float32 result rounded to float16, bit for bit, at every length through two
+    AVX-512 vectors and one (0..33: every tail), past the threads' split, contiguous, offset
+    by one value (unaligned), strided (staged runs), each operand broadcast (a 0-dim tensor,
+    a Python number, an expanded row, an outer product), in place and into out=.  A NaN
+    result has the float32 path's bits, but for its sign where both operands are NaN (x86
+    returns one of them; PyTorch's sign there changes with the length)."""
+    f, formula = HALF_ARITH[name]
+    gen = np.random.default_rng(33)
+    for n in list(range(34)) + [63, 64, 65, 1000, 4097, 2 * 32768 + 17]:
+        a, b = half_arith_inputs(n + 2, gen)
+        x, y = ptl.tensor(a), ptl.tensor(b)
+        got = f(x[:n], y[:n])
+        assert_half_result(got, a[:n], b[:n], formula)
+        one_nan = ~(np.isnan(a[:n]) & np.isnan(b[:n]))   # two: either sign, as in PyTorch
+        np.testing.assert_array_equal(half_bits(got)[one_nan],
+                                      half_bits(f(x[:n].float(), y[:n].float()).half())[one_nan])
+        assert_half_result(f(x[1:n + 1], y[2:n + 2]), a[1:n + 1], b[2:n + 2], formula)
+        if n > 1:
+            assert_half_result(f(x[:n][::2], y[1:n + 1][::2]), a[:n][::2],
+                               b[1:n + 1][::2], formula)
+            for k in (0, n - 1):
+                assert_half_result(f(x[:n], y[k]), a[:n], b[k:k + 1], formula)
+                assert_half_result(f(x[k], y[:n]), a[k:k + 1], b[:n], formula)
+                assert_half_result(f(x[:n], y[k:k + 1].expand(n)), a[:n], b[k:k + 1], formula)
+    for v in (1.5, -0.0, 2.0 ** -20, 3072.0):   # halves: PyTorch computes with the float value
+        a, b = half_arith_inputs(40, gen)
+        assert_half_result(f(ptl.tensor(a), v), a, np.float16(v), formula)
+        assert_half_result(f(v, ptl.tensor(a)), np.float16(v), a, formula)
+    a, b = half_arith_inputs(37 * 19, gen)
+    col, row = a[:37].reshape(37, 1), b[:19].reshape(1, 19)
+    assert_half_result(f(ptl.tensor(col), ptl.tensor(row)), col, row, formula)
+    x, y = ptl.tensor(a.reshape(37, 19)), ptl.tensor(b.reshape(19, 37))
+    assert_half_result(f(x, y.t()), a.reshape(37, 19), b.reshape(19, 37).T, formula)
+    out = ptl.empty(37 * 19, dtype=ptl.float16)
+    assert_half_result(f(ptl.tensor(a), ptl.tensor(b)), a, b, formula)
+    if name in ("add", "mul", "div"):
+        z = ptl.tensor(a)
+        getattr(z, {"add": "add_", "mul": "mul_", "div": "div_"}[name])(ptl.tensor(b))
+        assert_half_result(z, a, b, formula)
+        fn = {"add": ptl.add, "mul": ptl.mul, "div": ptl.div}[name]
+        fn(ptl.tensor(a), ptl.tensor(b), out=out)
+        assert_half_result(out, a, b, formula)
+        wide = ptl.empty(37 * 19, dtype=ptl.float32)
+        fn(ptl.tensor(a), ptl.tensor(b), out=wide)
+        with np.errstate(all="ignore"):
+            want = formula(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
+        np.testing.assert_array_equal(wide.numpy(), want.astype(np.float32))
+
+
 @pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
                     reason="already running with a capability chosen by a parent run")
 @pytest.mark.parametrize("cap", ["default", "avx2"])
@@ -878,7 +970,7 @@ def test_float32_vector_loops_other_capabilities(cap):
     only."""
     rerun_with_capability(__file__, cap, "-k",
                           "float32_division_bits or float64_division_bits or float32_atan2 or "
-                          "float32_pow or float16_pointwise")
+                          "float32_pow or float16_pointwise or float16_arith")
 
 
 # ---- hypot, nextafter, igamma/igammac, gcd/lcm (special_math.h's formulas) ----

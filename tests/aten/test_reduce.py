@@ -1046,6 +1046,37 @@ def test_lowp_column_sums_keep_the_row_order(dtype, threads):
                 np.testing.assert_array_equal(got, want.numpy())
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("odt", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_column_sums_round_each_block_at_once(dtype, odt, threads):
+    """sum(0) and nansum(0) write each block of column sums with one cast loop (reduce.c's
+    reduce_columns): every block width (column tails of the 8- and 16-lane conversions,
+    more columns than a block holds), into every float dtype, with sums exact in float64
+    (small integers) rounded once: 2049 to even in float16 and bfloat16, 98304 to inf in
+    float16, NaN kept by sum and dropped by nansum"""
+    rng = np.random.default_rng(21)
+    with num_threads(threads):
+        for shape in [(3, 16), (7, 17), (33, 33), (2, 2 * 2048 + 19)]:
+            a = rng.integers(-8, 9, shape).astype(np.float64)
+            a[:, :3] = 0
+            a[:2, 0] = 49152.0
+            a[1, 1] = np.nan
+            a[:2, 2] = [2048.0, 1.0]
+            x = ptl.tensor(a).to(dtype)
+            for fn, ref in [(lambda t: t.sum(0, dtype=odt), np.sum),
+                            (lambda t: t.to(odt).nansum(0), np.nansum)]:
+                got = fn(x)
+                want = ref(a, axis=0)
+                assert got.dtype == odt
+                with np.errstate(over="ignore"):
+                    want = (want.astype(np.float16).astype(np.float64) if odt == ptl.float16
+                            else ptl.tensor(want).to(odt).to(ptl.float64).numpy())
+                np.testing.assert_array_equal(got.to(ptl.float64).numpy(), want)
+            if odt == ptl.float16:
+                assert np.isinf(want[0]) and want[2] == 2048
+
+
 GRAIN = 32768   # c10/parallel.h PTL_GRAIN_SIZE (test_size_thresholds checks it)
 
 

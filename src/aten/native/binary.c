@@ -40,6 +40,11 @@ DEFINE_BINARY_ALL(add, ADD_I, ADD_F)
 DEFINE_BINARY_ALL(sub, SUB_I, SUB_F)
 DEFINE_BINARY_ALL(mul, MUL_I, MUL_F)
 
+/* true division: integers compute in the default float dtype */
+#define DIV_F(A, B, X) ((A) / (B))
+DEFINE_BINARY_FLOAT_LOOPS(div_true, DIV_F, DIV_F)
+static const PtlLoop div_true_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(div_true)};
+
 /* bool: add is logical or, mul logical and (PyTorch's results for bool tensors) */
 static void
 or_loop_b1(char **d, const int64_t *s, int64_t n, const void *extra)
@@ -60,6 +65,131 @@ and_loop_b1(char **d, const int64_t *s, int64_t n, const void *extra)
 }
 
 static const int self_other[2] = {0, 1};
+
+/* Note [Float16 arithmetic in registers]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * add, sub, mul and true division of float16 tensors ran through float32 blocks (Note
+ * [Half-precision pointwise through float32] in native.c): every value converted and stored,
+ * loaded by the float32 loop, its result stored, loaded and converted back (1e6 values:
+ * 0.37-0.45x PyTorch's speed).  Where the CPU has F16C and the capability is AVX2 or more,
+ * their float16 loops convert 8 (AVX2) or 16 (AVX-512) halves of each input in registers,
+ * apply the float32 loop's formula with the same IEEE operations in the same order (a +
+ * alpha * b rounds twice: the build's -std=c11 keeps gcc from contracting it into an FMA),
+ * and convert the results back before one store.  So every result has the bits of the
+ * float32 result rounded to nearest even, as before and as PyTorch computes half types; a
+ * vector with a NaN result stores its lanes through ptl_f_to_half (the quiet NaN of its
+ * sign, as the blocks gave), and the values past the last whole vector are done one by one
+ * with dtype.h's conversions, which round alike.  Runs whose output is not contiguous or
+ * whose input is neither contiguous nor one broadcast value (rare: the iterator stages
+ * strided operands, Note [Staged strided runs]) take the float16 loop, element by element.
+ * The conversion back is stored from a register: gcc folds a memcpy of it into vcvtps2ph's
+ * memory form, which is slower on Zen 4 (Note [Half-precision conversions] in copy.c). */
+#ifdef PTL_HAVE_AVX2_KERNELS
+#define HALF_ATTR_ps __attribute__((target("avx2,f16c")))
+#define HALF_ATTR_ps512 PTL_AVX512
+#define HALF_LOAD_ps(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define HALF_LOAD_ps512(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define HALF_STORE_ps(p, v) \
+    _mm_storeu_si128((__m128i *)(p), _mm256_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT))
+#define HALF_STORE_ps512(p, v) \
+    _mm256_storeu_si256((__m256i *)(p), _mm512_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT))
+/* the vector forms of ADD_F, SUB_F, MUL_F, DIV_F: the same operations in the same order */
+#define ADD_V(S, A, B, X) PTL_V(S, add)((A), PTL_V(S, mul)((X), (B)))
+#define SUB_V(S, A, B, X) PTL_V(S, sub)((A), PTL_V(S, mul)((X), (B)))
+#define MUL_V(S, A, B, X) PTL_V(S, mul)((A), (B))
+#define DIV_V(S, A, B, X) PTL_V(S, div)((A), (B))
+/* o = F(a, b, x) over n float16 values in vectors of kind S; sa, sb: the inputs' element
+ * strides, 1 or 0 (one broadcast value) */
+#define DEFINE_HALF_VEC_LOOP(NAME, VF, F, S)                                              \
+    HALF_ATTR_##S static void                                                             \
+    NAME##_halves_##S(ptl_half *o, const ptl_half *a, const ptl_half *b, int64_t sa,      \
+                      int64_t sb, int64_t n, float x)                                     \
+    {                                                                                     \
+        const int64_t L = PTL_VLANES(S);                                                  \
+        const PTL_VT(S) vx = PTL_V(S, set1)(x);                                           \
+        (void)vx;                                                                         \
+        const PTL_VT(S) a0 = PTL_V(S, set1)(ptl_half_to_f(a[0]));                         \
+        const PTL_VT(S) b0 = PTL_V(S, set1)(ptl_half_to_f(b[0]));                         \
+        int64_t i = 0;                                                                    \
+        for (; i + L <= n; i += L) {                                                      \
+            PTL_VT(S) r = VF(S, sa ? HALF_LOAD_##S(a + i) : a0,                           \
+                             sb ? HALF_LOAD_##S(b + i) : b0, vx);                         \
+            if (PTL_VBITS(S, PTL_VCMP(S, r, r, _CMP_UNORD_Q)) == 0) {                     \
+                HALF_STORE_##S(o + i, r);                                                 \
+                continue;                                                                 \
+            }                                                                             \
+            float buf[PTL_VLANES(S)];                                                     \
+            PTL_V(S, storeu)(buf, r);                                                     \
+            for (int64_t j = 0; j < L; j++) {                                             \
+                o[i + j] = ptl_f_to_half(buf[j]);                                         \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            o[i] = ptl_f_to_half(F(ptl_half_to_f(a[i * sa]), ptl_half_to_f(b[i * sb]), x)); \
+        }                                                                                 \
+    }
+/* NAME_loop_f2_vec: NAME's float16 loop, in registers on contiguous and broadcast runs */
+#define DEFINE_HALF_VEC_LOOPS(NAME, VF, F)                                                \
+    DEFINE_HALF_VEC_LOOP(NAME, VF, F, ps)                                                 \
+    DEFINE_HALF_VEC_LOOP(NAME, VF, F, ps512)                                              \
+    static void                                                                           \
+    NAME##_loop_f2_vec(char **d, const int64_t *s, int64_t n, const void *extra)          \
+    {                                                                                     \
+        const int64_t e = sizeof(ptl_half);                                               \
+        if (n < 1 ||                                                                      \
+            (n > 1 && (s[0] != e || (s[1] != e && s[1] != 0) || (s[2] != e && s[2] != 0)))) { \
+            NAME##_loop_f2(d, s, n, extra);                                               \
+            return;                                                                       \
+        }                                                                                 \
+        (ptl_cpu_capability() >= PTL_CPU_AVX512 ? NAME##_halves_ps512 : NAME##_halves_ps)( \
+            (ptl_half *)d[0], (const ptl_half *)d[1], (const ptl_half *)d[2], s[1] / e,    \
+            s[2] / e, n, (float)*(const double *)extra);                                  \
+    }
+DEFINE_HALF_VEC_LOOPS(add, ADD_V, ADD_F)
+DEFINE_HALF_VEC_LOOPS(sub, SUB_V, SUB_F)
+DEFINE_HALF_VEC_LOOPS(mul, MUL_V, MUL_F)
+DEFINE_HALF_VEC_LOOPS(div_true, DIV_V, DIV_F)
+#undef DEFINE_HALF_VEC_LOOPS
+#undef DEFINE_HALF_VEC_LOOP
+#undef ADD_V
+#undef SUB_V
+#undef MUL_V
+#undef DIV_V
+#undef HALF_STORE_ps512
+#undef HALF_STORE_ps
+#undef HALF_LOAD_ps512
+#undef HALF_LOAD_ps
+#undef HALF_ATTR_ps512
+#undef HALF_ATTR_ps
+
+/* Whether the float16 loops run in registers: F16C, at capability AVX2 or more */
+static int
+have_f16c(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = ptl_cpu_capability() >= PTL_CPU_AVX2 && __builtin_cpu_supports("f16c");
+    }
+    return known;
+}
+#define HALF_VEC(NAME) (have_f16c() ? NAME##_loop_f2_vec : NULL)
+#else
+#define HALF_VEC(NAME) NULL
+#endif
+
+/* Runs the binary op of `loops` on s[0], s[1]; float16 operands take f2, HALF_VEC(NAME)'s
+ * loop, where there is one (Note [Float16 arithmetic in registers]), else float32 blocks */
+static int
+arith_pointwise(const PtlOperator *op, PtlIValue *s, PtlIterConfig cfg, PtlLoop *loops,
+                PtlLoop f2, const void *extra)
+{
+    if (f2 != NULL) {
+        loops[PTL_DTYPE_FLOAT16] = f2;
+        return ptl_pointwise(op, s, 2, self_other, cfg, loops, extra);
+    }
+    return ptl_pointwise_halves_in_float(op, s, 2, self_other, cfg, loops, extra, 0);
+}
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor (also add_, add.out;
  * sub likewise).  alpha must be integral for integer results (PyTorch's check). */
@@ -99,7 +229,8 @@ add_sub_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "For integral input tensors, argument alpha must not be a "
                              "floating point number.");
     }
-    return ptl_pointwise_halves_in_float(op, s, 2, self_other, cfg, loops, &alpha, 0);
+    return arith_pointwise(op, s, cfg, loops, is_sub ? HALF_VEC(sub) : HALF_VEC(add),
+                           &alpha);
 }
 
 static int
@@ -110,15 +241,8 @@ mul_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlLoop loops[PTL_DTYPE_COUNT];
     memcpy(loops, mul_loops, sizeof(loops));
     loops[PTL_DTYPE_BOOL] = and_loop_b1;
-    return ptl_pointwise_halves_in_float(op, s, 2, self_other, ptl_iter_config(), loops,
-                                         &unused, 0);
+    return arith_pointwise(op, s, ptl_iter_config(), loops, HALF_VEC(mul), &unused);
 }
-
-/* ---- true division: integers compute in the default float dtype ---- */
-
-#define DIV_F(A, B, X) ((A) / (B))
-DEFINE_BINARY_FLOAT_LOOPS(div_true, DIV_F, DIV_F)
-static const PtlLoop div_true_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(div_true)};
 
 /* ---- rounding divisions, remainder, fmod ----
  *
@@ -284,8 +408,9 @@ div_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (mode == NULL) {
         PtlIterConfig cfg = ptl_iter_config();
         cfg.int_to_float = 1;
-        return ptl_pointwise_halves_in_float(op, s, 2, self_other, cfg, div_true_loops,
-                                             &unused, 0);
+        PtlLoop loops[PTL_DTYPE_COUNT];
+        memcpy(loops, div_true_loops, sizeof(loops));
+        return arith_pointwise(op, s, cfg, loops, HALF_VEC(div_true), &unused);
     }
     if (strcmp(mode, "trunc") == 0) {
         return div_family(op, s, "div_trunc_cpu", div_trunc_loops, div_trunc_loop_f4,
