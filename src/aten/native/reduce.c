@@ -664,13 +664,84 @@ sum_runs(const Plan *pl, int64_t b, int64_t e)
     }
 }
 
+/* Note [Runs without accumulators]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * When every output's reduced elements are one contiguous run (a reduction over the last
+ * dim, or over trailing dims that merge) and the run's kernel gives the result by itself,
+ * fold_runs calls that kernel output after output and stores its result: float/integer
+ * amax/amin, integer sums and the float 1- and 2-norms.  The way through acc_init,
+ * fold_range (two divisions a run), fold_run's dispatch and acc_finish's stores cost 15-25 ns
+ * an output: amax(-1) of 4096 x 1024 float32 at 0.75-0.85x PyTorch's time, of 15625 x 64 at
+ * 0.2x.  The kernels and their order are the same, so are the bits. */
+typedef enum RunFold { RUN_NONE, RUN_EXTREME, RUN_SUM_INT, RUN_NORM } RunFold;
+
+static RunFold
+run_fold(const Plan *pl)
+{
+    int fp = pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64;
+    if (pl->nr != 1 || pl->rstride[0] != (int64_t)ptl_dtype_itemsize(pl->dt)) {
+        return RUN_NONE;
+    }
+    if ((pl->kind == R_MAX || pl->kind == R_MIN) && pl->R > 0 &&
+        (fp || pl->use_int || IS_LOWP(pl->dt))) {
+        return RUN_EXTREME;
+    }
+    if ((pl->kind == R_SUM || pl->kind == R_NANSUM) && pl->use_int) {
+        return RUN_SUM_INT;
+    }
+    return pl->kind == R_NORM && (pl->p == 2 || pl->p == 1) && fp ? RUN_NORM : RUN_NONE;
+}
+
+static void
+fold_runs(const Plan *pl, RunFold how, int64_t b, int64_t e)
+{
+    int64_t step, R = pl->R;
+    int even = kept_even(pl, &step), is_max = pl->kind == R_MAX;
+    for (int64_t o = b; o < e; o++) {
+        const char *p = even ? pl->base + o * step : kept_ptr(pl, o);
+        int64_t iv = 0;
+        double dv = 0;
+        if (how == RUN_SUM_INT) {
+            iv = ptl_red_sum_int(pl->dt, p, R);
+        }
+        else if (how == RUN_NORM) {
+            dv = 0.0 + ptl_red_powsum_contiguous(pl->dt, p, R, pl->p == 2);
+            dv = pl->p == 2 ? sqrt(dv) : dv;
+        }
+        else if (pl->use_int) {
+            iv = ptl_red_maxmin_int(pl->dt, p, R, is_max);
+        }
+        else {
+            dv = IS_LOWP(pl->dt) ? ptl_red_maxmin_lowp(pl->dt, p, R, is_max)
+                                 : ptl_red_maxmin_contiguous(pl->dt, p, R, is_max);
+        }
+        if (pl->odt0 == PTL_DTYPE_FLOAT32 && !pl->use_int) {   /* typed stores, no switch */
+            ((float *)pl->out0)[o] = (float)dv;
+        }
+        else if (pl->odt0 == PTL_DTYPE_FLOAT64 && !pl->use_int) {
+            ((double *)pl->out0)[o] = dv;
+        }
+        else if (pl->odt0 == PTL_DTYPE_INT64 && pl->use_int) {
+            ((int64_t *)pl->out0)[o] = iv;
+        }
+        else {
+            put(pl->out0, pl->odt0, o, pl->use_int, iv, dv);
+        }
+    }
+}
+
 static int
 reduce_outputs(void *ctx, int64_t b, int64_t e)
 {
     const Plan *pl = ctx;
     Acc acc;
+    RunFold how = run_fold(pl);
     if (is_sum_runs(pl)) {
         sum_runs(pl, b, e);
+        return 0;
+    }
+    if (how != RUN_NONE) {
+        fold_runs(pl, how, b, e);
         return 0;
     }
     int64_t step;
