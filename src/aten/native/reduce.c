@@ -724,6 +724,12 @@ fold_runs(const Plan *pl, RunFold how, int64_t b, int64_t e)
         else if (pl->odt0 == PTL_DTYPE_INT64 && pl->use_int) {
             ((int64_t *)pl->out0)[o] = iv;
         }
+        else if (pl->odt0 == PTL_DTYPE_INT32 && pl->use_int) {   /* int32 extremes */
+            ((int32_t *)pl->out0)[o] = (int32_t)iv;
+        }
+        else if (pl->odt0 == pl->dt && ptl_dtype_itemsize(pl->dt) == 1) {   /* 8-bit, bool */
+            ((uint8_t *)pl->out0)[o] = (uint8_t)iv;
+        }
         else {
             put(pl->out0, pl->odt0, o, pl->use_int, iv, dv);
         }

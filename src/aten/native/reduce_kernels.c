@@ -1389,9 +1389,106 @@ ptl_red_prod_int(PtlDtype dt, const char *p, int64_t n)
     return INT_TARGET(iprod)(dt, p, n);
 }
 
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* Note [Integer extremes of runs]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A run of at least one ymm register of integers (W lanes of T): four chains of vector
+ * max/min from the first vector, the whole vectors after the chains' blocks into the first
+ * chain, the last, partial vector as the run's last W values (which the chains have partly
+ * seen: an extreme does not mind a value twice), and the lanes folded in registers.  gcc's
+ * vectorization of the plain loop kept one chain, waiting on its latency, and gave the run's
+ * tail to a scalar loop: amax(1) of 1000 x 1000 int32 at 0.83x PyTorch's time, rows of 64 at
+ * 0.3x.  int64 has no AVX2 max: a compare and a blend.  Shorter runs take the typed loops. */
+PTL_AVX2 static inline __m256i
+max_epi64_avx2(__m256i a, __m256i b)
+{
+    return _mm256_blendv_epi8(b, a, _mm256_cmpgt_epi64(a, b));
+}
+
+PTL_AVX2 static inline __m256i
+min_epi64_avx2(__m256i a, __m256i b)
+{
+    return _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(a, b));
+}
+
+#define IEXT_OP(DT, a, b) iext_op_##DT(a, b, is_max)
+#define DEFINE_IEXT_AVX2(DT, T, MAX, MIN, CVT)                                           \
+    PTL_AVX2 static inline __attribute__((always_inline)) __m256i                        \
+    iext_op_##DT(__m256i a, __m256i b, int is_max)                                       \
+    {                                                                                    \
+        return is_max ? MAX(a, b) : MIN(a, b);                                           \
+    }                                                                                    \
+    PTL_AVX2 static inline __attribute__((always_inline)) int64_t                        \
+    iext_avx2_##DT(const T *x, int64_t n, int is_max)                                    \
+    {                                                                                    \
+        enum { W = 32 / sizeof(T) };                                                     \
+        __m256i m0 = _mm256_loadu_si256((const __m256i *)x), m1 = m0, m2 = m0, m3 = m0;  \
+        int64_t i = W;                                                                   \
+        for (; i + 4 * W <= n; i += 4 * W) {                                             \
+            m0 = IEXT_OP(DT, _mm256_loadu_si256((const __m256i *)(x + i)), m0);              \
+            m1 = IEXT_OP(DT, _mm256_loadu_si256((const __m256i *)(x + i + W)), m1);          \
+            m2 = IEXT_OP(DT, _mm256_loadu_si256((const __m256i *)(x + i + 2 * W)), m2);      \
+            m3 = IEXT_OP(DT, _mm256_loadu_si256((const __m256i *)(x + i + 3 * W)), m3);      \
+        }                                                                                \
+        for (; i < n; i += W) {                                                          \
+            m0 = IEXT_OP(DT, _mm256_loadu_si256((const __m256i *)(x + (i + W <= n ? i : n - W))), \
+                         m0);                                                            \
+        }                                                                                \
+        m0 = IEXT_OP(DT, IEXT_OP(DT, m0, m1), IEXT_OP(DT, m2, m3));                                  \
+        m0 = IEXT_OP(DT, m0, _mm256_permute2x128_si256(m0, m0, 1));                          \
+        for (int sh = 8; sh >= (int)sizeof(T); sh /= 2) {   /* lane 0 folds the rest */  \
+            m0 = IEXT_OP(DT, m0, sh == 8 ? _mm256_srli_si256(m0, 8) : sh == 4 ?              \
+                         _mm256_srli_si256(m0, 4) : sh == 2 ? _mm256_srli_si256(m0, 2) : \
+                         _mm256_srli_si256(m0, 1));                                      \
+        }                                                                                \
+        return (int64_t)(T)CVT(m0);                                                      \
+    }
+#define CVT32(v) _mm256_cvtsi256_si32(v)
+#define CVT64(v) _mm_cvtsi128_si64(_mm256_castsi256_si128(v))
+DEFINE_IEXT_AVX2(b1, uint8_t, _mm256_max_epu8, _mm256_min_epu8, CVT32)
+DEFINE_IEXT_AVX2(i1, int8_t, _mm256_max_epi8, _mm256_min_epi8, CVT32)
+DEFINE_IEXT_AVX2(i2, int16_t, _mm256_max_epi16, _mm256_min_epi16, CVT32)
+DEFINE_IEXT_AVX2(i4, int32_t, _mm256_max_epi32, _mm256_min_epi32, CVT32)
+DEFINE_IEXT_AVX2(i8, int64_t, max_epi64_avx2, min_epi64_avx2, CVT64)
+#undef DEFINE_IEXT_AVX2
+#undef IEXT_OP
+#undef CVT32
+#undef CVT64
+
+/* The run's extreme by iext_avx2 when it fills a vector (is_max a constant in each call) */
+PTL_AVX2 static int
+iext_avx2(PtlDtype dt, const char *p, int64_t n, int is_max, int64_t *out)
+{
+    if (n * (int64_t)ptl_dtype_itemsize(dt) < 32) {
+        return 0;
+    }
+#define IEXT_CASE(E, DT, T)                                                              \
+    case PTL_DTYPE_##E:                                                                  \
+        *out = is_max ? iext_avx2_##DT((const T *)p, n, 1) : iext_avx2_##DT((const T *)p, n, 0); \
+        return 1;
+    switch (dt) {
+    IEXT_CASE(BOOL, b1, uint8_t)
+    IEXT_CASE(UINT8, b1, uint8_t)
+    IEXT_CASE(INT8, i1, int8_t)
+    IEXT_CASE(INT16, i2, int16_t)
+    IEXT_CASE(INT32, i4, int32_t)
+    IEXT_CASE(INT64, i8, int64_t)
+    default:
+        return 0;
+    }
+#undef IEXT_CASE
+}
+#endif
+
 int64_t
 ptl_red_maxmin_int(PtlDtype dt, const char *p, int64_t n, int is_max)
 {
+#ifdef PTL_HAVE_AVX2_KERNELS
+    int64_t m;
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && iext_avx2(dt, p, n, is_max, &m)) {
+        return m;
+    }
+#endif
     return INT_TARGET(imaxmin)(dt, p, n, is_max);
 }
 
