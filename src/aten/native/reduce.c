@@ -780,16 +780,12 @@ reduce_chunks(void *ctx, int64_t b, int64_t e)
     return 0;
 }
 
-/* acc[0..n) += the row p[0..n) (any dtype, contiguous) */
+/* acc[0..n) += the row p[0..n) (a float dtype, contiguous) */
 static void
-add_row(const Plan *pl, double *acc, int64_t *iacc, const char *p, int64_t n, int avx2)
+add_row(const Plan *pl, double *acc, const char *p, int64_t n, int avx2)
 {
     double bd[BLOCK];
     int64_t isz = (int64_t)ptl_dtype_itemsize(pl->dt);
-    if (pl->use_int) {
-        ptl_red_add_row_int(iacc, pl->dt, p, n);
-        return;
-    }
     if (pl->kind != R_NANSUM && pl->dt == PTL_DTYPE_FLOAT64) {
         ptl_red_add_row_f8(acc, (const double *)p, n, avx2);
         return;
@@ -877,9 +873,12 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
             else if (pl->kind != R_NANSUM && IS_LOWP(pl->dt)) {
                 ptl_red_add_rows_lowp(sd, pl->dt, p, pl->rstride[0], pl->R, m);
             }
+            else if (pl->use_int) {
+                ptl_red_add_rows_int(si, pl->dt, p, pl->rstride[0], pl->R, m);
+            }
             else {
                 for (int64_t r = 0; r < pl->R; r++) {
-                    add_row(pl, sd, si, p + r * pl->rstride[0], m, avx2);
+                    add_row(pl, sd, p + r * pl->rstride[0], m, avx2);
                 }
             }
         }

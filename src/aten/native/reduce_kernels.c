@@ -1231,6 +1231,9 @@ ptl_red_prod_rows_lowp(double *val, PtlDtype dt, const char *p, int64_t rs, int6
     _(BOOL, uint8_t, b1) _(UINT8, uint8_t, u1) _(INT8, int8_t, i1) _(INT16, int16_t, i2)  \
     _(INT32, int32_t, i4) _(INT64, int64_t, i8)
 
+/* Column sums add IADD_ROW_STEP rows into acc at a time: one load and store of acc for four
+ * rows (a row at a time, sum(0) of 1000 x 1000 int64 was 0.8-1.05x PyTorch's time) */
+#define IADD_ROW_STEP 4
 #define DEFINE_INT_RUNS(E, T, DT)                                                         \
     static inline __attribute__((always_inline)) int64_t                                  \
     isum_loop_##DT(const T *x, int64_t n)                                                 \
@@ -1285,10 +1288,23 @@ ptl_red_prod_rows_lowp(double *val, PtlDtype dt, const char *p, int64_t rs, int6
         return i;                                                                         \
     }                                                                                     \
     static inline __attribute__((always_inline)) void                                    \
-    iadd_row_loop_##DT(int64_t *acc, const T *x, int64_t n)                               \
+    iadd_rows_loop_##DT(int64_t *acc, const char *p, int64_t rs, int64_t R, int64_t n)    \
     {                                                                                     \
-        for (int64_t k = 0; k < n; k++) {                                                 \
-            acc[k] = (int64_t)((uint64_t)acc[k] + (uint64_t)(int64_t)x[k]);               \
+        int64_t r = 0;                                                                    \
+        for (; r + IADD_ROW_STEP <= R; r += IADD_ROW_STEP) {                              \
+            const T *x0 = (const T *)(p + r * rs), *x1 = (const T *)(p + (r + 1) * rs);   \
+            const T *x2 = (const T *)(p + (r + 2) * rs), *x3 = (const T *)(p + (r + 3) * rs); \
+            for (int64_t k = 0; k < n; k++) {                                             \
+                acc[k] = (int64_t)((uint64_t)acc[k] + (uint64_t)(int64_t)x0[k] +          \
+                                   (uint64_t)(int64_t)x1[k] + (uint64_t)(int64_t)x2[k] +  \
+                                   (uint64_t)(int64_t)x3[k]);                             \
+            }                                                                             \
+        }                                                                                 \
+        for (; r < R; r++) {                                                              \
+            const T *x = (const T *)(p + r * rs);                                         \
+            for (int64_t k = 0; k < n; k++) {                                             \
+                acc[k] = (int64_t)((uint64_t)acc[k] + (uint64_t)(int64_t)x[k]);           \
+            }                                                                             \
         }                                                                                 \
     }                                                                                     \
     static inline __attribute__((always_inline)) void                                    \
@@ -1344,9 +1360,9 @@ PTL_FORALL_INT_RUNS(DEFINE_INT_RUNS)
 #define INT_RUN_CASE_FIND(E, T, DT)                                                       \
     case PTL_DTYPE_##E:                                                                   \
         return ifind_loop_##DT((const T *)p, n, v);
-#define INT_RUN_CASE_ADD_ROW(E, T, DT)                                                    \
+#define INT_RUN_CASE_ADD_ROWS(E, T, DT)                                                   \
     case PTL_DTYPE_##E:                                                                   \
-        iadd_row_loop_##DT(acc, (const T *)p, n);                                         \
+        iadd_rows_loop_##DT(acc, p, rs, R, n);                                            \
         return;
 #define INT_RUN_CASE_MAXMIN_ROWS(E, T, DT)                                                \
     case PTL_DTYPE_##E:                                                                   \
@@ -1390,10 +1406,11 @@ PTL_FORALL_INT_RUNS(DEFINE_INT_RUNS)
         }                                                                                 \
     }                                                                                     \
     ATTR static void                                                                      \
-    iadd_row_##ISA(int64_t *acc, PtlDtype dt, const char *p, int64_t n)                   \
+    iadd_rows_##ISA(int64_t *acc, PtlDtype dt, const char *p, int64_t rs, int64_t R,      \
+                    int64_t n)                                                            \
     {                                                                                     \
         switch (dt) {                                                                     \
-            PTL_FORALL_INT_RUNS(INT_RUN_CASE_ADD_ROW)                                     \
+            PTL_FORALL_INT_RUNS(INT_RUN_CASE_ADD_ROWS)                                    \
         default:                                                                          \
             return;                                                                       \
         }                                                                                 \
@@ -1417,7 +1434,7 @@ DEFINE_INT_TARGET(avx512, PTL_AVX512)
 #undef INT_RUN_CASE_SUM
 #undef INT_RUN_CASE_PROD
 #undef INT_RUN_CASE_MAXMIN
-#undef INT_RUN_CASE_ADD_ROW
+#undef INT_RUN_CASE_ADD_ROWS
 #undef INT_RUN_CASE_FIND
 #undef INT_RUN_CASE_MAXMIN_ROWS
 #undef PTL_FORALL_INT_RUNS
@@ -1554,9 +1571,9 @@ ptl_red_find_int(PtlDtype dt, const char *p, int64_t n, int64_t v)
 }
 
 void
-ptl_red_add_row_int(int64_t *acc, PtlDtype dt, const char *p, int64_t n)
+ptl_red_add_rows_int(int64_t *acc, PtlDtype dt, const char *p, int64_t rs, int64_t R, int64_t n)
 {
-    INT_TARGET(iadd_row)(acc, dt, p, n);
+    INT_TARGET(iadd_rows)(acc, dt, p, rs, R, n);
 }
 
 void

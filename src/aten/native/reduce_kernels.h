@@ -54,7 +54,8 @@ void ptl_red_prod_rows_lowp(double *val, PtlDtype dt, const char *p, int64_t rs,
                             int64_t n);
 
 /* Integer and bool (dt) runs, exact: the wrapping int64 sum and product of the contiguous run
- * p[0..n), its maximum (is_max) or minimum (n > 0), acc[k] += p[k] (k < n), and best[k] =
+ * p[0..n), its maximum (is_max) or minimum (n > 0), acc[k] += the sum of column k of the R
+ * rows p, p + rs, ... (k < n), and best[k] =
  * the extreme of column k of the R rows p, p + rs, ... (R > 0, k < n <= PTL_RED_COL_BLOCK),
  * at[k] its first row where at is not NULL */
 int64_t ptl_red_sum_int(PtlDtype dt, const char *p, int64_t n);
@@ -62,7 +63,8 @@ int64_t ptl_red_prod_int(PtlDtype dt, const char *p, int64_t n);
 int64_t ptl_red_maxmin_int(PtlDtype dt, const char *p, int64_t n, int is_max);
 /* The first k with p[k] == v, n - 1 when there is none */
 int64_t ptl_red_find_int(PtlDtype dt, const char *p, int64_t n, int64_t v);
-void ptl_red_add_row_int(int64_t *acc, PtlDtype dt, const char *p, int64_t n);
+void ptl_red_add_rows_int(int64_t *acc, PtlDtype dt, const char *p, int64_t rs, int64_t R,
+                          int64_t n);
 void ptl_red_maxmin_rows_int(int64_t *best, int64_t *at, PtlDtype dt, const char *p, int64_t rs,
                              int64_t R, int64_t n, int is_max);
 
