@@ -105,10 +105,10 @@ fold_runs(const Plan *pl, RunFold how, int64_t b, int64_t e)
         else if (pl->odt0 == PTL_DTYPE_INT64 && pl->use_int) {
             ((int64_t *)pl->out0)[o] = iv;
         }
-        else if (pl->odt0 == PTL_DTYPE_INT32 && pl->use_int) {   /* int32 extremes */
+        else if (pl->odt0 == PTL_DTYPE_INT32 && pl->use_int) {   /* int32, 8-bit, bool extremes */
             ((int32_t *)pl->out0)[o] = (int32_t)iv;
         }
-        else if (pl->odt0 == pl->dt && ptl_dtype_itemsize(pl->dt) == 1) {   /* 8-bit, bool */
+        else if (pl->use_int && pl->odt0 == pl->dt && ptl_dtype_itemsize(pl->dt) == 1) {
             ((uint8_t *)pl->out0)[o] = (uint8_t)iv;
         }
         else if (pl->use_int) {
