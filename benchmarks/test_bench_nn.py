@@ -169,7 +169,7 @@ def test_adaptive_avg_pool2d(benchmark, impl, size):
 @pytest.mark.parametrize("op", ["adaptive_avg_pool2d(1)", "mean((2, 3))"])
 def test_global_avg_pool_small_planes(benchmark, impl, shape, op):
     """Global pooling of small planes written both ways: the pooling kernel (Note [Global
-    average pooling]) and the reduction of one contiguous run per output (reduce.c's
+    average pooling]) and the reduction of one contiguous run per output (reduce_runs.c's
     sum_runs)"""
     benchmark.group = f"{op} {'x'.join(map(str, shape))}"
     lib = library(impl)

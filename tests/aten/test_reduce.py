@@ -265,7 +265,7 @@ def test_float32_sum_accuracy():
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("np_dt", [np.float32, np.float64])
 def test_sum_runs_of_trailing_dims_bits(np_dt, threads):
-    # reduce.c's sum_runs: sums and means whose reduced elements are one contiguous run per
+    # reduce_runs.c's sum_runs: sums and means whose reduced elements are one contiguous run per
     # output (x.mean((2, 3)) of NCHW) skip the per-output walk.  Integers of a few bits
     # scaled by powers of two add exactly in double, so the expected bits are float64's
     # rounded once, for contiguous kept dims and for kept dims that step unevenly.

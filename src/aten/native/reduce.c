@@ -44,18 +44,13 @@
 #include "../../c10/parallel.h"
 #include "block_load.h"
 #include "reduce_kernels.h"
+#include "reduce_plan.h"
 #include "device_reduce.h"
 #include "native.h"
 
 #define BLOCK 256
 #define MAX_CHUNKS 64
 #define COL_BLOCK PTL_RED_COL_BLOCK
-#define IS_LOWP(DT) ((DT) == PTL_DTYPE_FLOAT16 || (DT) == PTL_DTYPE_BFLOAT16)
-
-typedef enum RedKind {
-    R_SUM, R_NANSUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_ALL, R_ANY,
-    R_COUNT, R_VAR, R_NORM, R_LSE, R_MINMAX,   /* ORDER RedKind: cuda_kind's table */
-} RedKind;
 
 /* One output's running state.  a, b: float state (sum, max, mean / M2, max / sum of exps);
  * i, j: integer state (sum, min / max); n: count (var); idx: argmax's index (-1: none). */
@@ -64,23 +59,6 @@ typedef struct Acc {
     int64_t i, j, n, idx;
 } Acc;
 
-typedef struct Plan {
-    RedKind kind;
-    PtlDtype dt;             /* input dtype */
-    int use_int;             /* integral or bool input: exact int64 path */
-    const char *base;        /* input data */
-    int nk;                  /* kept dims, output order */
-    int64_t ksize[PTL_MAX_DIMS], kstride[PTL_MAX_DIMS];   /* input strides in bytes */
-    int nr;                  /* reduced dims, outermost first; the last one is the run */
-    int64_t rsize[PTL_MAX_DIMS], rstride[PTL_MAX_DIMS];
-    int64_t nout, R;         /* output elements, reduced elements per output */
-    char *out0, *out1;       /* contiguous outputs (out1 may be NULL) */
-    PtlDtype odt0, odt1;
-    double p;                /* norm's order */
-    double correction;       /* var's */
-    int take_sqrt;           /* std */
-    int64_t cw;              /* column reductions: outputs per work unit */
-} Plan;
 
 /* ---- the accumulator of each kind ---- */
 
@@ -585,18 +563,6 @@ fold_run(const Plan *pl, Acc *acc, const char *p, int64_t st, int64_t n, int64_t
     }
 }
 
-/* Input address of the first reduced element of output o. */
-static const char *
-kept_ptr(const Plan *pl, int64_t o)
-{
-    const char *p = pl->base;
-    for (int d = pl->nk - 1; d >= 0; d--) {
-        p += (o % pl->ksize[d]) * pl->kstride[d];
-        o /= pl->ksize[d];
-    }
-    return p;
-}
-
 /* Folds the reduced elements [rb, re) (row-major over the reduced dims) at p into acc. */
 static void
 fold_range(const Plan *pl, Acc *acc, const char *p, int64_t rb, int64_t re)
@@ -615,62 +581,12 @@ fold_range(const Plan *pl, Acc *acc, const char *p, int64_t rb, int64_t re)
     }
 }
 
-/* Whether output o's reduced elements are one contiguous float32/float64 run summed into an
- * output of the input's dtype (sum or mean over trailing dims: x.mean((2, 3)) of NCHW), which
- * sum_runs computes without reduce_outputs' per-output walk. */
-static int
-is_sum_runs(const Plan *pl)
-{
-    return (pl->kind == R_SUM || pl->kind == R_MEAN) &&
-           (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64) &&
-           pl->odt0 == pl->dt && pl->nr == 1 &&
-           pl->rstride[0] == (int64_t)ptl_dtype_itemsize(pl->dt);
-}
-
-/* reduce_outputs for is_sum_runs plans: the bits of acc_init, fold_run and acc_finish (0 +
- * the run's sum, mean: / R) without kept_ptr's index walk and the dispatch (half of a 7 x 7
- * run's time); evenly tiled kept dims step by one stride, PTL_RED_SUM_RUNS runs a call. */
-/* Whether the kept dims tile evenly: output o's first element is then base + o * *step */
-static int
-kept_even(const Plan *pl, int64_t *step)
-{
-    int even = 1;
-    for (int d = 0; d + 1 < pl->nk; d++) {
-        even &= pl->kstride[d] == pl->kstride[d + 1] * pl->ksize[d + 1];
-    }
-    *step = pl->nk > 0 ? pl->kstride[pl->nk - 1] : 0;
-    return even;
-}
-
-static void
-sum_runs(const Plan *pl, int64_t b, int64_t e)
-{
-    int64_t step;
-    int even = kept_even(pl, &step);
-    double sums[PTL_RED_SUM_RUNS];
-    for (int64_t o0 = b, m; o0 < e; o0 += m) {
-        m = !even ? 1 : e - o0 < PTL_RED_SUM_RUNS ? e - o0 : PTL_RED_SUM_RUNS;
-        ptl_red_sum_runs(pl->dt, even ? pl->base + o0 * step : kept_ptr(pl, o0), step, pl->R, m,
-                         sums);
-        for (int64_t k = 0; k < m; k++) {      /* typed stores: put's switch cost 25% */
-            double v = pl->kind == R_MEAN ? (0.0 + sums[k]) / (double)pl->R : 0.0 + sums[k];
-            if (pl->dt == PTL_DTYPE_FLOAT32) {
-                ((float *)pl->out0)[o0 + k] = (float)v;
-            }
-            else {
-                ((double *)pl->out0)[o0 + k] = v;
-            }
-        }
-    }
-}
-
 static int
 reduce_outputs(void *ctx, int64_t b, int64_t e)
 {
     const Plan *pl = ctx;
     Acc acc;
-    if (is_sum_runs(pl)) {
-        sum_runs(pl, b, e);
+    if (ptl_red_runs(pl, b, e)) {
         return 0;
     }
     int64_t step;
@@ -703,16 +619,12 @@ reduce_chunks(void *ctx, int64_t b, int64_t e)
     return 0;
 }
 
-/* acc[0..n) += the row p[0..n) (any dtype, contiguous) */
+/* acc[0..n) += the row p[0..n) (a float dtype, contiguous) */
 static void
-add_row(const Plan *pl, double *acc, int64_t *iacc, const char *p, int64_t n, int avx2)
+add_row(const Plan *pl, double *acc, const char *p, int64_t n, int avx2)
 {
     double bd[BLOCK];
     int64_t isz = (int64_t)ptl_dtype_itemsize(pl->dt);
-    if (pl->use_int) {
-        ptl_red_add_row_int(iacc, pl->dt, p, n);
-        return;
-    }
     if (pl->kind != R_NANSUM && pl->dt == PTL_DTYPE_FLOAT64) {
         ptl_red_add_row_f8(acc, (const double *)p, n, avx2);
         return;
@@ -800,9 +712,12 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
             else if (pl->kind != R_NANSUM && IS_LOWP(pl->dt)) {
                 ptl_red_add_rows_lowp(sd, pl->dt, p, pl->rstride[0], pl->R, m);
             }
+            else if (pl->use_int) {
+                ptl_red_add_rows_int(si, pl->dt, p, pl->rstride[0], pl->R, m);
+            }
             else {
                 for (int64_t r = 0; r < pl->R; r++) {
-                    add_row(pl, sd, si, p + r * pl->rstride[0], m, avx2);
+                    add_row(pl, sd, p + r * pl->rstride[0], m, avx2);
                 }
             }
             if ((pl->kind == R_SUM || pl->kind == R_NANSUM) && !pl->use_int &&

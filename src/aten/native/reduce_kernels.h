@@ -8,7 +8,7 @@
 
 #define PTL_RED_COL_BLOCK 2048   /* outputs per column-reduction unit */
 #define PTL_RED_COL_GROUP 32     /* float32 rows summed in float before the double add */
-#define PTL_RED_SUM_RUNS 64      /* runs a ptl_red_sum_runs call of reduce.c takes at most */
+#define PTL_RED_SUM_RUNS 64      /* runs a ptl_red_sum_runs call of reduce_runs.c takes */
 
 /* The sum, in double, of the contiguous float32 (dt) or float64 run p[0..n). */
 double ptl_red_sum_contiguous(PtlDtype dt, const char *p, int64_t n);
@@ -53,16 +53,18 @@ double ptl_red_prod_lowp(PtlDtype dt, const char *p, int64_t st, int64_t n);
 void ptl_red_prod_rows_lowp(double *val, PtlDtype dt, const char *p, int64_t rs, int64_t R,
                             int64_t n);
 
-/* Integer and bool (dt) runs, exact: the wrapping int64 sum and product of the contiguous run
- * p[0..n), its maximum (is_max) or minimum (n > 0), acc[k] += p[k] (k < n), and best[k] =
- * the extreme of column k of the R rows p, p + rs, ... (R > 0, k < n <= PTL_RED_COL_BLOCK),
- * at[k] its first row where at is not NULL */
+/* Integer and bool (dt) runs, exact (reduce_kernels_int.c): the wrapping int64 sum and
+ * product of the contiguous run p[0..n), its maximum (is_max) or minimum (n > 0), acc[k] +=
+ * the sum of column k of the R rows p, p + rs, ... (k < n), and best[k] = the extreme of
+ * column k of those rows (R > 0, k < n <= PTL_RED_COL_BLOCK), at[k] its first row where at is
+ * not NULL */
 int64_t ptl_red_sum_int(PtlDtype dt, const char *p, int64_t n);
 int64_t ptl_red_prod_int(PtlDtype dt, const char *p, int64_t n);
 int64_t ptl_red_maxmin_int(PtlDtype dt, const char *p, int64_t n, int is_max);
 /* The first k with p[k] == v, n - 1 when there is none */
 int64_t ptl_red_find_int(PtlDtype dt, const char *p, int64_t n, int64_t v);
-void ptl_red_add_row_int(int64_t *acc, PtlDtype dt, const char *p, int64_t n);
+void ptl_red_add_rows_int(int64_t *acc, PtlDtype dt, const char *p, int64_t rs, int64_t R,
+                          int64_t n);
 void ptl_red_maxmin_rows_int(int64_t *best, int64_t *at, PtlDtype dt, const char *p, int64_t rs,
                              int64_t R, int64_t n, int is_max);
 

@@ -1,0 +1,188 @@
+"""Reductions whose outputs are each one contiguous run (reduce_runs.c's fold_runs, Note [Runs
+without accumulators]): the float extremes' AVX2 chains (Note [Extremes of runs]), the integer
+extremes' (Note [Integer extremes of runs]), the 1- and 2-norms' sixteen double lanes, and the
+integer column sums, four rows at a time.  Exact against NumPy, at every length around the
+vectors, the four-vector blocks and the overlapping last vector, with the extreme or a NaN in
+every position, at 1 and 2 threads and with the portable loops (PTL_CPU_CAPABILITY=default)
+and AVX2 only."""
+import contextlib
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from helpers import ROOT, rerun_with_capability
+
+FLOAT_NP = {ptl.float32: np.float32, ptl.float64: np.float64}
+INT_NP = {ptl.bool: np.bool_, ptl.uint8: np.uint8, ptl.int8: np.int8, ptl.int16: np.int16,
+          ptl.int32: np.int32, ptl.int64: np.int64}
+# every length to two four-vector blocks and a vector past them (8 float32 lanes, blocks of
+# 32), and past two int8 blocks (32 lanes, blocks of 128)
+FLOAT_LENGTHS = list(range(1, 2 * 32 + 10)) + [127, 128, 129, 1000]
+INT_LENGTHS = list(range(1, 80)) + [95, 96, 97, 127, 128, 129, 159, 160, 161, 255, 256, 257,
+                                    289, 1000]
+
+
+@contextlib.contextmanager
+def num_threads(threads):
+    prev = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        ptl.set_num_threads(prev)
+
+
+def every_position(base, value):
+    """Rows of base (length n), row j with value at position j: one call covers them all."""
+    rows = np.repeat(base[None, :], len(base), axis=0)
+    rows[np.arange(len(base)), np.arange(len(base))] = value
+    return rows
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", list(FLOAT_NP), ids=str)
+def test_float_extremes_of_rows(dtype, threads):
+    npdt = FLOAT_NP[dtype]
+    rng = np.random.default_rng(1)
+    with num_threads(threads):
+        for n in FLOAT_LENGTHS:
+            base = rng.standard_normal(n).astype(npdt)
+            for value in [9.0, -9.0, np.inf, -np.inf, np.nan]:
+                a = every_position(base, value)
+                t = ptl.tensor(a)
+                np.testing.assert_array_equal(t.amax(1).numpy(), a.max(1))
+                np.testing.assert_array_equal(t.amin(1).numpy(), a.min(1))
+                # strided rows take the blocks of step_d; a 3-D view merges its last two dims
+                np.testing.assert_array_equal(t[::2].amax(-1).numpy(), a[::2].max(-1))
+                if n % 2 == 0:
+                    u = t.view(n, 2, n // 2)
+                    np.testing.assert_array_equal(u.amin((1, 2)).numpy(), a.min(1))
+            assert np.isnan(ptl.tensor(np.full((2, n), np.nan, npdt)).amax(1).numpy()).all()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", list(INT_NP), ids=str)
+def test_integer_extremes_of_rows(dtype, threads):
+    npdt = INT_NP[dtype]
+    rng = np.random.default_rng(2)
+    if npdt == np.bool_:
+        lo, hi, values = 0, 1, [True, False]
+    else:
+        info = np.iinfo(npdt)
+        lo, hi = info.min, info.max
+        values = [lo, hi, lo + 1, hi - 1]
+    with num_threads(threads):
+        for n in INT_LENGTHS:
+            if npdt == np.bool_:
+                bases = [np.zeros(n, np.bool_), np.ones(n, np.bool_)]
+            else:   # values in the middle of the range, and near its ends
+                bases = [rng.integers(lo // 4, hi // 4, n, dtype=npdt, endpoint=True),
+                         rng.integers(lo, hi, n, dtype=npdt, endpoint=True)]
+            for base in bases:
+                for value in values:
+                    a = every_position(base, value)
+                    t = ptl.tensor(a)
+                    got, want = t.amax(1), a.max(1)
+                    assert got.dtype == dtype
+                    np.testing.assert_array_equal(got.numpy(), want)
+                    np.testing.assert_array_equal(t.amin(1).numpy(), a.min(1))
+                    np.testing.assert_array_equal(ptl.tensor(a.T.copy()).t().amax(1).numpy(), want)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", list(INT_NP), ids=str)
+def test_integer_row_sums_and_column_sums(dtype, threads):
+    # rows: fold_runs' sums; columns: four rows at a time into int64, then the rest one by one
+    npdt = INT_NP[dtype]
+    rng = np.random.default_rng(3)
+    info = np.iinfo(np.int8 if npdt == np.bool_ else npdt)
+    with num_threads(threads):
+        for rows in list(range(1, 10)) + [31, 33, 1000]:
+            for cols in [1, 15, 16, 17, 64, 2047, 2049]:
+                if rows * cols > 300000:
+                    continue
+                a = rng.integers(info.min, info.max, (rows, cols), endpoint=True)
+                a = (a > 0) if npdt == np.bool_ else a.astype(npdt)
+                t = ptl.tensor(a)
+                with np.errstate(over="ignore"):
+                    for dim in (0, 1):
+                        got = t.sum(dim)
+                        assert got.dtype == ptl.int64
+                        np.testing.assert_array_equal(got.numpy(), a.astype(np.int64).sum(dim))
+                    np.testing.assert_array_equal(t.sum(1, dtype=ptl.int32).numpy(),
+                                                  a.astype(np.int64).sum(1).astype(np.int32))
+        big = np.full((9, 20), 2 ** 62, np.int64)   # wraps as NumPy's int64 does
+        with np.errstate(over="ignore"):
+            np.testing.assert_array_equal(ptl.tensor(big).sum(0).numpy(), big.sum(0))
+            np.testing.assert_array_equal(ptl.tensor(big).sum(1).numpy(), big.sum(1))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", list(FLOAT_NP), ids=str)
+def test_norms_of_rows(dtype, threads):
+    npdt = FLOAT_NP[dtype]
+    rng = np.random.default_rng(4)
+    tol = 1e-6 if dtype == ptl.float32 else 1e-14
+    with num_threads(threads):
+        for n in list(range(0, 50)) + [63, 64, 65, 1000]:
+            a = rng.standard_normal((3, n)).astype(npdt)
+            t = ptl.tensor(a)
+            w = a.astype(np.float64)
+            np.testing.assert_allclose(t.norm(2, 1).numpy(), np.sqrt((w * w).sum(1)), rtol=tol)
+            np.testing.assert_allclose(t.norm(1, 1).numpy(), np.abs(w).sum(1), rtol=tol)
+            if n > 0:
+                b = every_position(a[0], np.nan)
+                assert np.isnan(ptl.tensor(b).norm(2, 1).numpy()).all()
+                b = every_position(a[0], np.inf)
+                assert (ptl.tensor(b).norm(1, 1).numpy() == np.inf).all()
+
+
+def test_size_zero_and_zero_dim():
+    for dtype in [ptl.float32, ptl.int32, ptl.int8]:
+        e = ptl.zeros((3, 0), dtype=dtype)
+        np.testing.assert_array_equal(e.sum(1).numpy(), np.zeros(3))
+        assert e.sum(1).dtype == (ptl.int64 if dtype != ptl.float32 else ptl.float32)
+        assert tuple(ptl.zeros((0, 5), dtype=dtype).amax(1).shape) == (0,)
+        s = ptl.tensor(np.array(7, dtype=np.float32 if dtype == ptl.float32 else np.int64))
+        s = s.to(dtype)
+        assert s.amax().item() == 7 and s.amin(0).item() == 7 and s.sum(0).item() == 7
+    np.testing.assert_array_equal(ptl.zeros((3, 0)).norm(2, 1).numpy(), np.zeros(3))
+    with pytest.raises(IndexError, match=r"amax\(\): Expected reduction dim 1 to have non-zero"):
+        ptl.zeros((3, 0)).amax(1)
+
+
+CHILD = """
+import numpy as np, pytorchlite as ptl
+rng = np.random.default_rng(6)
+out = []
+for dtype in (ptl.float32, ptl.float64):
+    for n in list(range(0, 70)) + [1000, 1025]:
+        a = rng.standard_normal((3, n)) * np.exp(5 * rng.standard_normal((3, n)))
+        t = ptl.tensor(a).to(dtype)
+        out += [t.norm(2, 1).to(ptl.float64).numpy(), t.norm(1, 1).to(ptl.float64).numpy()]
+print(np.concatenate(out).view(np.int64).tolist())
+"""
+
+
+@pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
+                    reason="already running with a capability chosen by a parent run")
+def test_norms_same_bits_with_the_portable_loops():
+    """The AVX2 norms keep the portable loops' lanes and order: the same bits."""
+    def bits(env):
+        r = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
+                           text=True, cwd=ROOT)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return r.stdout
+    assert bits(dict(os.environ, PTL_CPU_CAPABILITY="default")) == bits(dict(os.environ))
+
+
+@pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
+                    reason="already running with a capability chosen by a parent run")
+@pytest.mark.parametrize("cap", ["default", "avx2"])
+def test_runs_other_capabilities(cap):
+    """Reruns this file with the portable loops and with AVX2 only."""
+    rerun_with_capability(__file__, cap)
