@@ -660,6 +660,35 @@ unary_slot(PtlOpId id, PyObject *a)
     return ptlpy_call_op(op, stack);
 }
 
+/* number * tensor and number / tensor as PyTorch's Tensor.__rmul__ and __rtruediv__ compute
+ * them: mul(tensor, number), and reciprocal(tensor) * number (1.1 / x rounds twice, as there:
+ * a quarter of a random float32 tensor's quotients differ in the last bit from a division).
+ * The number second also lets a float16 tensor multiply by it in float (Note [Half-precision
+ * tensor times a number] in aten/native/binary.c). */
+static PyObject *
+nb_mul(PyObject *a, PyObject *b)
+{
+    if (!PtlPyTensor_Check(a) && PtlPyTensor_Check(b)) {
+        return binary_slot(PTL_OP_mul_Tensor, b, a);
+    }
+    return binary_slot(PTL_OP_mul_Tensor, a, b);
+}
+
+static PyObject *
+nb_truediv(PyObject *a, PyObject *b)
+{
+    if (!PtlPyTensor_Check(a) && PtlPyTensor_Check(b)) {
+        PyObject *r = unary_slot(PTL_OP_reciprocal, b);
+        if (r == NULL) {
+            return NULL;
+        }
+        PyObject *res = binary_slot(PTL_OP_mul_Tensor, r, a);
+        Py_DECREF(r);
+        return res;
+    }
+    return binary_slot(PTL_OP_div_Tensor, a, b);
+}
+
 #define BINARY_SLOT(NAME, ID)                         \
     static PyObject *                                 \
     NAME(PyObject *a, PyObject *b)                    \
@@ -668,8 +697,6 @@ unary_slot(PtlOpId id, PyObject *a)
     }
 BINARY_SLOT(nb_add, add_Tensor)
 BINARY_SLOT(nb_sub, sub_Tensor)
-BINARY_SLOT(nb_mul, mul_Tensor)
-BINARY_SLOT(nb_truediv, div_Tensor)
 BINARY_SLOT(nb_floordiv, floor_divide)
 BINARY_SLOT(nb_remainder, remainder_Tensor)
 BINARY_SLOT(nb_matmul, matmul)

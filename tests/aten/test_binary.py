@@ -1227,3 +1227,80 @@ def test_new_binary_functions_match_torch(name):
     with pytest.raises(NotImplementedError) as theirs:
         getattr(torch, name)(tx, tx)
     assert str(ours.value) == str(theirs.value)
+
+
+# Note [Half-precision tensor times a number]: numbers that are not exact in float16 or
+# bfloat16 (70000 overflows float16; 7 is an int; 1e-8 is below float16's subnormals)
+NUMBERS = [0.001, 1.1, 0.1, -3.3, 70000.0, 1e-8, 7]
+
+
+def round_to(dtype, f32):
+    """float32 values rounded to nearest even in dtype, as float32"""
+    return ptl.tensor(np.asarray(f32, np.float32)).to(dtype).float().numpy()
+
+
+@pytest.mark.parametrize("dtype", [ptl.float16, ptl.bfloat16], ids=str)
+def test_half_tensor_times_a_number_in_float(dtype, threads):
+    """x * v and x / v of a float16/bfloat16 x and a one-value v (a Python number, a 0-dim
+    float64, float32 or int64 tensor) are float(x) * float(v) and float(x) * (1 / float(v))
+    rounded once, as PyTorch computes them; so are v * x (x * v) and v / x (reciprocal(x) *
+    v); in place and into out= of the half dtype and of float32; on every tail length of the
+    float16 vector loop, strided and 0-dim.  add, sub and a 0-dim tensor as mul's first
+    operand keep v in the half dtype, as PyTorch does."""
+    gen = np.random.default_rng(5)
+    for n in list(range(0, 35)) + [1000, 4097]:
+        a = round_to(dtype, gen.standard_normal(n + 1) * 3)
+        a[:min(n, 4)] = np.float32([0.0, -0.0, np.inf, np.nan])[:min(n, 4)]
+        x = ptl.tensor(a).to(dtype)
+        for v in NUMBERS:
+            vf = np.float32(v)
+            with np.errstate(all="ignore"):
+                times, over = a * vf, a * (np.float32(1) / vf)
+            for number in (v, ptl.tensor(v, dtype=ptl.float64), ptl.tensor(v, dtype=ptl.float32)
+                           if isinstance(v, float) else ptl.tensor(v)):
+                np.testing.assert_array_equal((x * number).float().numpy(), round_to(dtype, times))
+                np.testing.assert_array_equal((x / number).float().numpy(), round_to(dtype, over))
+            np.testing.assert_array_equal((v * x).float().numpy(), round_to(dtype, times))
+            if n > 1:
+                np.testing.assert_array_equal((x[::2] * v).float().numpy(),
+                                              round_to(dtype, times[:n + 1:2]))
+    a = round_to(dtype, gen.standard_normal(37) * 3)
+    x = ptl.tensor(a).to(dtype)
+    with np.errstate(all="ignore"):
+        recip = round_to(dtype, np.float32(1) / a)
+        np.testing.assert_array_equal((1.1 / x).float().numpy(),
+                                      round_to(dtype, recip * np.float32(1.1)))
+    z = x.clone()
+    z.mul_(0.001)
+    np.testing.assert_array_equal(z.float().numpy(), round_to(dtype, a * np.float32(0.001)))
+    z = x.clone()
+    z /= 1.1
+    np.testing.assert_array_equal(z.float().numpy(),
+                                  round_to(dtype, a * (np.float32(1) / np.float32(1.1))))
+    out = ptl.empty(37, dtype=dtype)
+    ptl.mul(x, 0.001, out=out)
+    np.testing.assert_array_equal(out.float().numpy(), round_to(dtype, a * np.float32(0.001)))
+    out32 = ptl.empty(37)
+    ptl.mul(x, 0.001, out=out32)
+    np.testing.assert_array_equal(out32.numpy(), round_to(dtype, a * np.float32(0.001)))
+    v0 = ptl.tensor(a[0]).to(dtype)
+    assert (v0 * 0.001).dim() == 0 and (v0 * 0.001).dtype == dtype
+    np.testing.assert_array_equal((v0 * 0.001).float().numpy(),
+                                  round_to(dtype, a[:1] * np.float32(0.001))[0])
+    # the number in the half dtype: add, sub, and a 0-dim tensor first
+    h = round_to(dtype, np.float32(0.1))
+    np.testing.assert_array_equal((x + 0.1).float().numpy(), round_to(dtype, a + h))
+    np.testing.assert_array_equal((x - 0.1).float().numpy(), round_to(dtype, a - h))
+    np.testing.assert_array_equal((ptl.tensor(0.1) * x).float().numpy(), round_to(dtype, h * a))
+
+
+def test_half_tensor_times_a_number_like_pytorch():
+    """The same results as PyTorch's, value for value, where PyTorch is installed."""
+    torch = pytest.importorskip("torch", reason="PyTorch is the reference here")
+    a = np.random.default_rng(6).standard_normal(4096).astype(np.float32) * 3
+    for dt in ("float16", "bfloat16", "float32"):
+        x, t = ptl.tensor(a).to(getattr(ptl, dt)), torch.tensor(a).to(getattr(torch, dt))
+        for f in (lambda y: y * 0.001, lambda y: y / 1.1, lambda y: y / 70000.0,
+                  lambda y: 1.1 / y, lambda y: 0.001 * y, lambda y: y + 0.1, lambda y: 0.1 - y):
+            got, want = f(x).float().numpy(), f(t).float().numpy()
+            np.testing.assert_array_equal(got, want)

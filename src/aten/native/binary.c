@@ -178,6 +178,114 @@ have_f16c(void)
 #define HALF_VEC(NAME) NULL
 #endif
 
+/* Note [Half-precision tensor times a number]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * PyTorch multiplies a float16 or bfloat16 tensor by a one-value second operand (a Python
+ * number, a 0-dim tensor of any dtype) in float, from that operand's own value: x * 0.001 is
+ * float(x) * 0.001f rounded once to the half type, and x / 1.1 is float(x) * (1 / 1.1f)
+ * (BinaryOpsKernel.cpp's reduced-float scalar paths, `original_scalar_value<opmath_t>`).
+ * The iterator had cast the number to the tensor's dtype first: x * 0.001 multiplied by
+ * 0.0010004 and differed from PyTorch in half the values of a random float16 tensor, and
+ * x / 70000.0 divided by inf and gave 0.  mul and true division take this path when self is
+ * the result's half dtype and other has no dims; add and sub keep the number in the tensor's
+ * dtype, as PyTorch does, and so does a number as the first operand (torch.tensor(0.1) * x).
+ * The float16 loop converts in registers where the CPU has F16C (Note [Float16 arithmetic in
+ * registers]), a NaN lane through ptl_f_to_half as there. */
+#ifdef PTL_HAVE_AVX2_KERNELS
+#define DEFINE_HALF_SCALE(S, ATTR, LOAD, STORE)                                           \
+    ATTR static void half_scale_##S(ptl_half *o, const ptl_half *a, int64_t n, float x)   \
+    {                                                                                     \
+        const int64_t L = PTL_VLANES(S);                                                  \
+        const PTL_VT(S) vx = PTL_V(S, set1)(x);                                           \
+        int64_t i = 0;                                                                    \
+        for (; i + L <= n; i += L) {                                                      \
+            PTL_VT(S) r = PTL_V(S, mul)(LOAD(a + i), vx);                                 \
+            if (PTL_VBITS(S, PTL_VCMP(S, r, r, _CMP_UNORD_Q)) == 0) {                     \
+                STORE(o + i, r);                                                          \
+                continue;                                                                 \
+            }                                                                             \
+            float buf[PTL_VLANES(S)];                                                     \
+            PTL_V(S, storeu)(buf, r);                                                     \
+            for (int64_t j = 0; j < L; j++) {                                             \
+                o[i + j] = ptl_f_to_half(buf[j]);                                         \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            o[i] = ptl_f_to_half(ptl_half_to_f(a[i]) * x);                                \
+        }                                                                                 \
+    }
+#define SCALE_LOAD_ps(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define SCALE_LOAD_ps512(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define SCALE_STORE_ps(p, v) \
+    _mm_storeu_si128((__m128i *)(p), _mm256_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT))
+#define SCALE_STORE_ps512(p, v) \
+    _mm256_storeu_si256((__m256i *)(p), _mm512_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT))
+DEFINE_HALF_SCALE(ps, __attribute__((target("avx2,f16c"))), SCALE_LOAD_ps, SCALE_STORE_ps)
+DEFINE_HALF_SCALE(ps512, PTL_AVX512, SCALE_LOAD_ps512, SCALE_STORE_ps512)
+#undef DEFINE_HALF_SCALE
+#undef SCALE_LOAD_ps
+#undef SCALE_LOAD_ps512
+#undef SCALE_STORE_ps
+#undef SCALE_STORE_ps512
+#endif
+
+/* o = a * x for float16 a, x the float `extra` points to (rounded once) */
+static void
+scale_loop_f2(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    const float x = *(const float *)extra;
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (have_f16c() && s[0] == sizeof(ptl_half) && s[1] == sizeof(ptl_half)) {
+        (ptl_cpu_capability() >= PTL_CPU_AVX512 ? half_scale_ps512 : half_scale_ps)(
+            (ptl_half *)d[0], (const ptl_half *)d[1], n, x);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < n; i++) {
+        const ptl_half a = *(const ptl_half *)(d[1] + i * s[1]);
+        *(ptl_half *)(d[0] + i * s[0]) = ptl_f_to_half(ptl_half_to_f(a) * x);
+    }
+}
+
+/* o = a * x for bfloat16 a, likewise */
+static void
+scale_loop_bf(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    const float x = *(const float *)extra;
+    for (int64_t i = 0; i < n; i++) {
+        const ptl_bf16 a = *(const ptl_bf16 *)(d[1] + i * s[1]);
+        *(ptl_bf16 *)(d[0] + i * s[0]) = ptl_f_to_bf16(ptl_bf16_to_f(a) * x);
+    }
+}
+
+/* mul (divide = 0) or true division of a half-type self by a one-value other in float (Note
+ * [Half-precision tensor times a number]): 1 when done, 0 when the call is not one, -1 on
+ * error. */
+static int
+half_times_number(const PtlOperator *op, PtlIValue *s, int divide)
+{
+    PtlTensorImpl *a = s[0].u.t, *b = s[1].u.t;
+    if ((a->dtype != PTL_DTYPE_FLOAT16 && a->dtype != PTL_DTYPE_BFLOAT16) || b->dim != 0 ||
+        a->device.type != PTL_DEVICE_CPU || b->device.type != PTL_DEVICE_CPU ||
+        ptl_tensor_is_meta(a) || ptl_tensor_is_meta(b)) {
+        return 0;
+    }
+    PtlTensorImpl *ab[2] = {a, b};
+    if (ptl_result_type(ab, 2) != a->dtype) {
+        return 0;
+    }
+    float x = ptl_dtype_is_floating(b->dtype) ? (float)ptl_item_double(b)
+                                              : (float)ptl_item_int(b);
+    if (divide) {
+        x = 1.0f / x;
+    }
+    PtlLoop loops[PTL_DTYPE_COUNT] = {0};
+    loops[PTL_DTYPE_FLOAT16] = scale_loop_f2;
+    loops[PTL_DTYPE_BFLOAT16] = scale_loop_bf;
+    static const int self_only[1] = {0};
+    return ptl_pointwise(op, s, 1, self_only, ptl_iter_config(), loops, &x) < 0 ? -1 : 1;
+}
+
 /* Runs the binary op of `loops` on s[0], s[1]; float16 operands take f2, HALF_VEC(NAME)'s
  * loop, where there is one (Note [Float16 arithmetic in registers]), else float32 blocks */
 static int
@@ -238,6 +346,10 @@ mul_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     double unused = 0;
+    int rc = half_times_number(op, s, 0);
+    if (rc != 0) {
+        return rc < 0 ? -1 : 0;
+    }
     PtlLoop loops[PTL_DTYPE_COUNT];
     memcpy(loops, mul_loops, sizeof(loops));
     loops[PTL_DTYPE_BOOL] = and_loop_b1;
@@ -406,6 +518,10 @@ div_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     double unused = 0;
 
     if (mode == NULL) {
+        int rc = half_times_number(op, s, 1);
+        if (rc != 0) {
+            return rc < 0 ? -1 : 0;
+        }
         PtlIterConfig cfg = ptl_iter_config();
         cfg.int_to_float = 1;
         PtlLoop loops[PTL_DTYPE_COUNT];
