@@ -970,7 +970,8 @@ def test_float32_vector_loops_other_capabilities(cap):
     only."""
     rerun_with_capability(__file__, cap, "-k",
                           "float32_division_bits or float64_division_bits or float32_atan2 or "
-                          "float32_pow or float16_pointwise or float16_arith")
+                          "float32_pow or float16_pointwise or float16_arith or "
+                          "times_a_number_in_float")
 
 
 # ---- hypot, nextafter, igamma/igammac, gcd/lcm (special_math.h's formulas) ----
