@@ -1248,3 +1248,68 @@ def test_integer_products_are_exact_and_wrap(dtype, npdt, threads):
         t = ptl.tensor(np.arange(1, 2049, dtype=npdt) if npdt != np.bool_ else np.ones(5, bool))
         with np.errstate(over="ignore"):
             assert t.prod().item() == np.prod(t.numpy().astype(np.int64))
+
+
+# Note [Reductions over dims of size one]: every reduced dim of size 1 is a copy
+SIZE_ONE_CASES = [((7, 1), -1), ((1, 7), 0), ((3, 1, 5), 1), ((3, 1, 1), (1, 2)), ((1,), 0),
+                  ((0, 1), 1), ((1, 1), (0, 1))]
+
+
+@pytest.mark.parametrize("shape, dim", SIZE_ONE_CASES)
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.float16, ptl.bfloat16,
+                                   ptl.int32, ptl.int64, ptl.uint8, ptl.bool], ids=str)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reductions_over_dims_of_size_one(shape, dim, dtype, keepdim):
+    """sum (and with dtype=), mean, prod, amax, amin, max/min(dim) and argmax/argmin over dims
+    of size 1 against NumPy, exactly: sum and mean of -0.0 are +0.0 (the accumulators start at
+    +0), prod, amax and amin keep -0.0 and a NaN; a transposed input; the indices are 0."""
+    gen = np.random.default_rng(len(shape))
+    a = gen.standard_normal(shape) * 4
+    flat = a.reshape(-1)
+    if dtype.is_floating_point and flat.size >= 3:
+        flat[:3] = [-0.0, np.nan, np.inf]
+    x = ptl.tensor(a).to(dtype)
+    ref = x.numpy() if dtype == ptl.bool else x.double().numpy()
+    dims = dim if isinstance(dim, tuple) else (dim,)
+
+    def check(got, want):
+        want = np.asarray(want)
+        assert tuple(got.shape) == want.shape
+        g = got.numpy() if got.dtype == ptl.bool else got.double().numpy()
+        np.testing.assert_array_equal(g, want)
+        if got.dtype.is_floating_point:
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(want))
+
+    def red(f, arr):
+        return f(arr, axis=dims, keepdims=keepdim)
+
+    with np.errstate(all="ignore"):
+        if dtype.is_floating_point:
+            check(x.sum(dim, keepdim=keepdim), 0.0 + red(np.sum, ref))
+            check(x.mean(dim, keepdim=keepdim), 0.0 + red(np.mean, ref))
+            check(x.sum(dim, keepdim=keepdim, dtype=ptl.float64), 0.0 + red(np.sum, ref))
+        else:
+            check(x.sum(dim, keepdim=keepdim), red(np.sum, ref.astype(np.int64)))
+        if dtype != ptl.bool and len(dims) == 1:   # prod takes one dim
+            check(x.prod(dims[0], keepdim=keepdim), red(np.prod, ref))
+        check(x.amax(dim, keepdim=keepdim), red(np.max, ref))
+        check(x.amin(dim, keepdim=keepdim), red(np.min, ref))
+        if x.dim() == 2:   # transposed: the same dims of size 1, swapped
+            tdims = tuple(1 - d % 2 for d in dims)
+            check(x.t().amax(tdims, keepdim=keepdim), np.max(ref.T, axis=tdims, keepdims=keepdim))
+            check(x.t().sum(tdims, keepdim=keepdim),
+                  (0.0 if dtype.is_floating_point else 0) +
+                  np.sum(ref.T if dtype.is_floating_point else ref.T.astype(np.int64),
+                         axis=tdims, keepdims=keepdim))
+    if len(dims) == 1:
+        d = dims[0]
+        kept = ref if keepdim else np.squeeze(ref, d)
+        for name in ("max", "min"):
+            v, i = getattr(x, name)(d, keepdim=keepdim)
+            check(v, kept)
+            assert i.dtype == ptl.int64 and tuple(i.shape) == kept.shape and not i.numpy().any()
+        if dtype != ptl.bool:
+            for name in ("argmax", "argmin"):
+                i = getattr(x, name)(d, keepdim=keepdim)
+                assert i.dtype == ptl.int64 and tuple(i.shape) == kept.shape
+                assert not i.numpy().any()
