@@ -1301,7 +1301,42 @@ def test_half_tensor_times_a_number_like_pytorch():
     a = np.random.default_rng(6).standard_normal(4096).astype(np.float32) * 3
     for dt in ("float16", "bfloat16", "float32"):
         x, t = ptl.tensor(a).to(getattr(ptl, dt)), torch.tensor(a).to(getattr(torch, dt))
-        for f in (lambda y: y * 0.001, lambda y: y / 1.1, lambda y: y / 70000.0,
-                  lambda y: 1.1 / y, lambda y: 0.001 * y, lambda y: y + 0.1, lambda y: 0.1 - y):
+        fs = [lambda y: y * 0.001, lambda y: y / 1.1, lambda y: y / 70000.0,
+              lambda y: 1.1 / y, lambda y: 0.001 * y, lambda y: y + 0.1, lambda y: 0.1 - y,
+              lambda y: y // 1.1, lambda y: y.div(-0.3, rounding_mode="trunc")]
+        if dt != "float32":   # float32 pow: the vector powf and Sleef's may differ in a last bit
+            fs.append(lambda y: y.abs() ** 0.3)
+        for f in fs:
             got, want = f(x).float().numpy(), f(t).float().numpy()
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float16, ptl.bfloat16], ids=str)
+def test_half_tensor_floor_and_trunc_division_by_a_number_in_float(dtype, threads):
+    """div(x, v, rounding_mode="floor" / "trunc") and x // v of a half-type x and a number:
+    float32's floor and trunc division of float(x) by float(v), rounded once (PyTorch's
+    reduced-float scalar paths); an unknown mode is still PyTorch's error."""
+    a = round_to(dtype, np.random.default_rng(8).standard_normal(1000) * 5)
+    a[:4] = [0.0, -0.0, np.inf, np.nan]
+    x = ptl.tensor(a).to(dtype)
+    for v in (1.1, -0.3, 7, 70000.0):
+        vf = ptl.tensor(np.float32(v))
+        for mode in ("floor", "trunc"):
+            want = ptl.div(x.float(), vf, rounding_mode=mode).to(dtype)
+            np.testing.assert_array_equal(half_bits(ptl.div(x, v, rounding_mode=mode)),
+                                          half_bits(want))
+        np.testing.assert_array_equal(half_bits(x // v),
+                                      half_bits(ptl.floor_divide(x.float(), vf).to(dtype)))
+    with pytest.raises(RuntimeError, match="rounding_mode to be one of None, 'trunc', or"):
+        ptl.div(x, 1.1, rounding_mode="round")
+
+
+def test_bfloat16_pow_takes_the_exponent_in_bfloat16():
+    """x ** 0.3 of a bfloat16 x raises to 0.3 rounded to bfloat16 (0.30078125), as PyTorch
+    does: 256 ** 0.30078125 = 5.30, where 256 ** 0.3 = 5.28 is another bfloat16."""
+    x = ptl.tensor([256.0, 2.0, 0.5, 10.0]).to(ptl.bfloat16)
+    e = float(ptl.tensor(0.3).to(ptl.bfloat16))
+    assert e == 0.30078125
+    want = ptl.tensor(np.float32([256.0, 2.0, 0.5, 10.0]) ** np.float32(e)).to(ptl.bfloat16)
+    np.testing.assert_array_equal(half_bits(x ** 0.3), half_bits(want))
+    assert float((x ** 0.3)[0]) == 5.3125

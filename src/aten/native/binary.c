@@ -186,11 +186,26 @@ have_f16c(void)
  * (BinaryOpsKernel.cpp's reduced-float scalar paths, `original_scalar_value<opmath_t>`).
  * The iterator had cast the number to the tensor's dtype first: x * 0.001 multiplied by
  * 0.0010004 and differed from PyTorch in half the values of a random float16 tensor, and
- * x / 70000.0 divided by inf and gave 0.  mul and true division take this path when self is
- * the result's half dtype and other has no dims; add and sub keep the number in the tensor's
- * dtype, as PyTorch does, and so does a number as the first operand (torch.tensor(0.1) * x).
- * The float16 loop converts in registers where the CPU has F16C (Note [Float16 arithmetic in
- * registers]), a NaN lane through ptl_f_to_half as there. */
+ * x / 70000.0 divided by inf and gave 0.  mul, true division and the floor and trunc
+ * divisions (floor_divide too) take this path when self is the result's half dtype and other
+ * has no dims: the last two as float32's ptl_div_floor_f / ptl_div_trunc_f of float(x) and
+ * the number.  add and sub keep the number in the tensor's dtype, as PyTorch does, and so
+ * does a number as the first operand (torch.tensor(0.1) * x).  The float16 product converts
+ * in registers where the CPU has F16C (Note [Float16 arithmetic in registers]), a NaN lane
+ * through ptl_f_to_half as there. */
+typedef enum HalfNumberOp { HN_MUL, HN_DIV, HN_FLOOR, HN_TRUNC } HalfNumberOp;
+typedef struct HalfNumber {
+    float x;            /* the number in float (HN_DIV: its reciprocal, and how is HN_MUL) */
+    HalfNumberOp how;
+} HalfNumber;
+
+static inline float
+half_number_f(const HalfNumber *h, float a)
+{
+    return h->how == HN_MUL     ? a * h->x
+           : h->how == HN_FLOOR ? ptl_div_floor_f(a, h->x)
+                                : ptl_div_trunc_f(a, h->x);
+}
 #ifdef PTL_HAVE_AVX2_KERNELS
 #define DEFINE_HALF_SCALE(S, ATTR, LOAD, STORE)                                           \
     ATTR static void half_scale_##S(ptl_half *o, const ptl_half *a, int64_t n, float x)   \
@@ -229,40 +244,40 @@ DEFINE_HALF_SCALE(ps512, PTL_AVX512, SCALE_LOAD_ps512, SCALE_STORE_ps512)
 #undef SCALE_STORE_ps512
 #endif
 
-/* o = a * x for float16 a, x the float `extra` points to (rounded once) */
+/* o = half_number_f(a) for float16 a and the HalfNumber `extra` points to (rounded once) */
 static void
-scale_loop_f2(char **d, const int64_t *s, int64_t n, const void *extra)
+number_loop_f2(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-    const float x = *(const float *)extra;
+    const HalfNumber *h = extra;
 #ifdef PTL_HAVE_AVX2_KERNELS
-    if (have_f16c() && s[0] == sizeof(ptl_half) && s[1] == sizeof(ptl_half)) {
+    if (h->how == HN_MUL && have_f16c() && s[0] == sizeof(ptl_half) &&
+        s[1] == sizeof(ptl_half)) {
         (ptl_cpu_capability() >= PTL_CPU_AVX512 ? half_scale_ps512 : half_scale_ps)(
-            (ptl_half *)d[0], (const ptl_half *)d[1], n, x);
+            (ptl_half *)d[0], (const ptl_half *)d[1], n, h->x);
         return;
     }
 #endif
     for (int64_t i = 0; i < n; i++) {
         const ptl_half a = *(const ptl_half *)(d[1] + i * s[1]);
-        *(ptl_half *)(d[0] + i * s[0]) = ptl_f_to_half(ptl_half_to_f(a) * x);
+        *(ptl_half *)(d[0] + i * s[0]) = ptl_f_to_half(half_number_f(h, ptl_half_to_f(a)));
     }
 }
 
-/* o = a * x for bfloat16 a, likewise */
+/* the same for bfloat16 a */
 static void
-scale_loop_bf(char **d, const int64_t *s, int64_t n, const void *extra)
+number_loop_bf(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-    const float x = *(const float *)extra;
+    const HalfNumber *h = extra;
     for (int64_t i = 0; i < n; i++) {
         const ptl_bf16 a = *(const ptl_bf16 *)(d[1] + i * s[1]);
-        *(ptl_bf16 *)(d[0] + i * s[0]) = ptl_f_to_bf16(ptl_bf16_to_f(a) * x);
+        *(ptl_bf16 *)(d[0] + i * s[0]) = ptl_f_to_bf16(half_number_f(h, ptl_bf16_to_f(a)));
     }
 }
 
-/* mul (divide = 0) or true division of a half-type self by a one-value other in float (Note
- * [Half-precision tensor times a number]): 1 when done, 0 when the call is not one, -1 on
- * error. */
+/* s[0] op s[1] for a half-type s[0] and a one-value s[1], in float (Note [Half-precision
+ * tensor times a number]): 1 when done, 0 when the call is not one, -1 on error. */
 static int
-half_times_number(const PtlOperator *op, PtlIValue *s, int divide)
+half_by_number(const PtlOperator *op, PtlIValue *s, HalfNumberOp how)
 {
     PtlTensorImpl *a = s[0].u.t, *b = s[1].u.t;
     if ((a->dtype != PTL_DTYPE_FLOAT16 && a->dtype != PTL_DTYPE_BFLOAT16) || b->dim != 0 ||
@@ -274,16 +289,17 @@ half_times_number(const PtlOperator *op, PtlIValue *s, int divide)
     if (ptl_result_type(ab, 2) != a->dtype) {
         return 0;
     }
-    float x = ptl_dtype_is_floating(b->dtype) ? (float)ptl_item_double(b)
-                                              : (float)ptl_item_int(b);
-    if (divide) {
-        x = 1.0f / x;
+    HalfNumber h = {ptl_dtype_is_floating(b->dtype) ? (float)ptl_item_double(b)
+                                                    : (float)ptl_item_int(b), how};
+    if (how == HN_DIV) {
+        h.x = 1.0f / h.x;
+        h.how = HN_MUL;
     }
     PtlLoop loops[PTL_DTYPE_COUNT] = {0};
-    loops[PTL_DTYPE_FLOAT16] = scale_loop_f2;
-    loops[PTL_DTYPE_BFLOAT16] = scale_loop_bf;
+    loops[PTL_DTYPE_FLOAT16] = number_loop_f2;
+    loops[PTL_DTYPE_BFLOAT16] = number_loop_bf;
     static const int self_only[1] = {0};
-    return ptl_pointwise(op, s, 1, self_only, ptl_iter_config(), loops, &x) < 0 ? -1 : 1;
+    return ptl_pointwise(op, s, 1, self_only, ptl_iter_config(), loops, &h) < 0 ? -1 : 1;
 }
 
 /* Runs the binary op of `loops` on s[0], s[1]; float16 operands take f2, HALF_VEC(NAME)'s
@@ -346,7 +362,7 @@ mul_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     double unused = 0;
-    int rc = half_times_number(op, s, 0);
+    int rc = half_by_number(op, s, HN_MUL);
     if (rc != 0) {
         return rc < 0 ? -1 : 0;
     }
@@ -518,7 +534,7 @@ div_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     double unused = 0;
 
     if (mode == NULL) {
-        int rc = half_times_number(op, s, 1);
+        int rc = half_by_number(op, s, HN_DIV);
         if (rc != 0) {
             return rc < 0 ? -1 : 0;
         }
@@ -527,6 +543,11 @@ div_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         PtlLoop loops[PTL_DTYPE_COUNT];
         memcpy(loops, div_true_loops, sizeof(loops));
         return arith_pointwise(op, s, cfg, loops, HALF_VEC(div_true), &unused);
+    }
+    int floor = strcmp(mode, "floor") == 0, trunc = strcmp(mode, "trunc") == 0;
+    int rc = floor || trunc ? half_by_number(op, s, floor ? HN_FLOOR : HN_TRUNC) : 0;
+    if (rc != 0) {
+        return rc < 0 ? -1 : 0;
     }
     if (strcmp(mode, "trunc") == 0) {
         return div_family(op, s, "div_trunc_cpu", div_trunc_loops, div_trunc_loop_f4,
@@ -546,6 +567,10 @@ static int
 floor_divide_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
+    int rc = half_by_number(op, s, HN_FLOOR);
+    if (rc != 0) {
+        return rc < 0 ? -1 : 0;
+    }
     return div_family(op, s, "div_floor_cpu", div_floor_loops, PICK_VEC_F4(div_floor),
                       PICK_VEC(div_floor, f8));
 }
@@ -633,6 +658,9 @@ pow_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             PtlIValue exponent = ptl_iv_double(x);
             if (dt == PTL_DTYPE_FLOAT16 && ptl_scalar_check_range(&exponent, dt) < 0) {
                 return -1;
+            }
+            if (dt == PTL_DTYPE_BFLOAT16) {   /* the exponent in bfloat16, as PyTorch's */
+                x = ptl_bf16_to_f(ptl_f_to_bf16((float)x));
             }
             PtlLoop loops[PTL_DTYPE_COUNT];
             memcpy(loops, pow_scalar_loops, sizeof(loops));
