@@ -470,15 +470,20 @@ rows_mo(int64_t kdim)
     return kdim > WG_ROWS_KDIM ? ROWS_MO_MAX : kdim <= WG_ROWS_WIDE_KDIM ? 3 : 2;
 }
 
-/* Task t's group, first output channel, first tap and taps (tap blocks innermost). */
+/* Task t's group and first output channel (its block of taps: t % ntb). */
 static inline void
-rows_task(const RowsJob *j, int64_t t, int64_t *grp, int64_t *o0, int64_t *p0, int64_t *mp)
+rows_task(const RowsJob *j, int64_t t, int64_t *grp, int64_t *o0)
 {
-    const int64_t nset = (j->opg + j->mo - 1) / j->mo, tb = t % j->ntb, s = t / j->ntb;
+    const int64_t nset = (j->opg + j->mo - 1) / j->mo, s = t / j->ntb;
     *grp = s / nset;
     *o0 = *grp * j->opg + (s % nset) * j->mo;
-    *p0 = tb * j->kdim / j->ntb;
-    *mp = (tb + 1) * j->kdim / j->ntb - *p0;
+}
+
+/* The first tap of block tb (tb = ntb: kdim). */
+static inline int64_t
+rows_block_tap(const RowsJob *j, int64_t tb)
+{
+    return tb * j->kdim / j->ntb;
 }
 
 /* Whether a weight gradient runs by rows (Note [Weight gradient by rows]). */
@@ -520,12 +525,13 @@ rows_row(const int MP, const int MO, const RowsJob *j, int64_t p0, const float *
 
 /* Task t's samples [n0, n1): accumulators from and back to j->acc. */
 AVX512 static inline __attribute__((always_inline)) void
-rows_body(const int MP, const int MO, const RowsJob *j, int64_t t, int64_t n0, int64_t n1)
+rows_body(const int MP, const int MO, const RowsJob *j, int64_t t, int64_t p0, int64_t n0,
+          int64_t n1)
 {
     const ConvGeom *g = j->g;
     const int64_t L = g->col_numel;
-    int64_t grp, o0, p0, mp;
-    rows_task(j, t, &grp, &o0, &p0, &mp);
+    int64_t grp, o0;
+    rows_task(j, t, &grp, &o0);
     int64_t oc[ROWS_MO_MAX];
     for (int c = 0; c < MO; c++) {   /* past the group: its last channel again */
         oc[c] = o0 + c < (grp + 1) * j->opg ? o0 + c : (grp + 1) * j->opg - 1;
@@ -571,14 +577,35 @@ rows_body(const int MP, const int MO, const RowsJob *j, int64_t t, int64_t n0, i
 
 #define ROWS_CASE(MP)                                                                     \
     case MP:                                                                              \
-        rows_body(MP, rows_mo(MP), j, t, n0, n1);                                         \
+        rows_body(MP, rows_mo(MP), j, t, 0, n0, n1);                                      \
         break
 #define ROWS_SPLIT_CASE(MP)                                                               \
     case MP:                                                                              \
-        rows_body(MP, ROWS_MO_MAX, j, t, n0, n1);                                         \
+        rows_body(MP, ROWS_MO_MAX, j, t, p0, n0, n1);                                     \
         break
 
-/* Tasks [t0, t1), one block of samples at a time. */
+/* Tasks [t0, t1) of blocks of taps, one block of samples at a time. */
+AVX512 static int
+rows_split_tasks(void *ctx, int64_t t0, int64_t t1)
+{
+    const RowsJob *j = (const RowsJob *)ctx;
+    for (int64_t n0 = 0; n0 < j->n; n0 += j->nb) {
+        int64_t n1 = j->n - n0 < j->nb ? j->n : n0 + j->nb;
+        for (int64_t t = t0; t < t1; t++) {
+            int64_t p0 = rows_block_tap(j, t % j->ntb);
+            switch (rows_block_tap(j, t % j->ntb + 1) - p0) {
+                ROWS_SPLIT_CASE(4);
+                ROWS_SPLIT_CASE(5);
+                ROWS_SPLIT_CASE(6);
+                default:
+                    break;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Tasks [t0, t1) of all the taps, one block of samples at a time. */
 AVX512 static int
 rows_tasks(void *ctx, int64_t t0, int64_t t1)
 {
@@ -586,17 +613,6 @@ rows_tasks(void *ctx, int64_t t0, int64_t t1)
     for (int64_t n0 = 0; n0 < j->n; n0 += j->nb) {
         int64_t n1 = j->n - n0 < j->nb ? j->n : n0 + j->nb;
         for (int64_t t = t0; t < t1; t++) {
-            if (j->ntb > 1) {
-                int64_t tb = t % j->ntb;
-                switch ((tb + 1) * j->kdim / j->ntb - tb * j->kdim / j->ntb) {
-                    ROWS_SPLIT_CASE(4);
-                    ROWS_SPLIT_CASE(5);
-                    ROWS_SPLIT_CASE(6);
-                    default:
-                        break;
-                }
-                continue;
-            }
             switch (j->kdim) {
                 ROWS_CASE(1);
                 ROWS_CASE(2);
@@ -675,12 +691,13 @@ wgrad_rows(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_
     memset(j.acc, 0, (size_t)(j.ntasks * j.mo * j.kb * 16) * sizeof(float));
     double work = (double)n * (double)co * (double)j.kdim * (double)g->col_numel;
     void *tok = ptl_nogil_begin();
-    rc = work >= (1 << 18) ? ptl_parallel_for(0, j.ntasks, 1, rows_tasks, &j)
-                           : rows_tasks(&j, 0, j.ntasks);
+    PtlParallelFn fn = j.ntb > 1 ? rows_split_tasks : rows_tasks;
+    rc = work >= (1 << 18) ? ptl_parallel_for(0, j.ntasks, 1, fn, &j) : fn(&j, 0, j.ntasks);
     ptl_nogil_end(tok);
     for (int64_t t = 0; rc == 0 && t < j.ntasks; t++) {
-        int64_t grp, o0, p0, mp;
-        rows_task(&j, t, &grp, &o0, &p0, &mp);
+        int64_t grp, o0, p0 = rows_block_tap(&j, t % j.ntb);
+        int64_t mp = rows_block_tap(&j, t % j.ntb + 1) - p0;
+        rows_task(&j, t, &grp, &o0);
         const float *acc = j.acc + t * j.mo * j.kb * 16;
         for (int64_t h = 0; h < j.mo && o0 + h < (grp + 1) * j.opg; h++) {
             for (int64_t p = 0; p < mp; p++) {
