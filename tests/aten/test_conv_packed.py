@@ -37,7 +37,9 @@ threshold of their blocking:
   padding past a phase's reach, a strided 1x1 kernel);
 - the weight gradient by rows (ROWS_CASES, Note [Weight gradient by rows]): WG_ROWS_KDIM
   taps a group and one more, three channels a task up to WG_ROWS_WIDE_KDIM taps and two
-  above, short last tasks, output rows filling WG_ROWS_NUM / WG_ROWS_DEN of their vectors
+  above, above WG_ROWS_KDIM up to WG_ROWS_SPLIT_KDIM (and one more: the tiles) four
+  channels a task and blocks of 4, 5 and 6 taps (at most WG_ROWS_SPLIT_MP), short last
+  tasks, output rows filling WG_ROWS_NUM / WG_ROWS_DEN of their vectors
   and just under, stride along the rows or only the columns, border rows and columns,
   groups, an odd channel count, 3-D, and several blocks of WG_ROWS_BLOCK_BYTES samples.
 
@@ -91,6 +93,7 @@ COMPACT_NUM, COMPACT_DEN = 9, 10
 FWD_ROWS_NUM, FWD_ROWS_DEN = 9, 8
 WG_ROWS_KDIM, WG_ROWS_NUM, WG_ROWS_DEN, WG_ROWS_BLOCK_BYTES = 12, 3, 4, 256 * 1024
 WG_ROWS_WIDE_KDIM = 9
+WG_ROWS_SPLIT_KDIM, WG_ROWS_SPLIT_MP = 27, 6
 
 
 def test_constants():
@@ -98,7 +101,8 @@ def test_constants():
     for name in ("PK_MR", "PK2_MR", "PK_NR", "PK_BLOCK_BYTES", "WG_MR", "WG_NR", "WG_BATCH_PIXELS",
                  "WG_CHUNKS", "WG_CHUNK_BYTES", "WG_NARROW_MR", "WG_NARROW_NR", "COMPACT_NUM",
                  "COMPACT_DEN", "WG_ROWS_KDIM", "WG_ROWS_NUM", "WG_ROWS_DEN",
-                 "WG_ROWS_BLOCK_BYTES", "WG_ROWS_WIDE_KDIM", "WG_CHUNKS_MIN", "WG2_MR",
+                 "WG_ROWS_BLOCK_BYTES", "WG_ROWS_WIDE_KDIM", "WG_ROWS_SPLIT_KDIM",
+                 "WG_ROWS_SPLIT_MP", "WG_CHUNKS_MIN", "WG2_MR",
                  "WG2_NR", "WG2_NARROW_MR", "WG2_NARROW_NR", "FWD_ROWS_NUM", "FWD_ROWS_DEN"):
         assert c_define(name) == globals()[name], name
 
@@ -874,8 +878,17 @@ def test_input_grad_phase_cases_cross_their_thresholds():
 def rows_path(xs, ws, stride, pad, dil, groups):
     """Whether the weight gradient runs by rows (Note [Weight gradient by rows])."""
     cols = (xs[-1] + 2 * pad[-1] - dil[-1] * (ws[-1] - 1) - 1) // stride[-1] + 1
-    return stride[-1] == 1 and int(np.prod(ws[1:])) <= WG_ROWS_KDIM and \
+    return stride[-1] == 1 and int(np.prod(ws[1:])) <= WG_ROWS_SPLIT_KDIM and \
         cols * WG_ROWS_DEN >= -(-cols // 16) * 16 * WG_ROWS_NUM
+
+
+def rows_tap_blocks(kdim):
+    """The taps of each task's block by rows: all of them up to WG_ROWS_KDIM, else
+    ceil(kdim / WG_ROWS_SPLIT_MP) nearly equal blocks."""
+    if kdim <= WG_ROWS_KDIM:
+        return [kdim]
+    nb = -(-kdim // WG_ROWS_SPLIT_MP)
+    return [(b + 1) * kdim // nb - b * kdim // nb for b in range(nb)]
 
 
 def weight_grad_ref(x, gy, ws, stride, pad, dil, groups):
@@ -910,9 +923,21 @@ ROWS_CASES = [
     ((2, 1, 9, 14), (4, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
      "kdim 9 (WG_ROWS_WIDE_KDIM): three channels a task (a short last one)"),
     ((2, 13, 10, 14), (7, 13, 1, 1), (1, 1), (0, 0), (1, 1), 1,
-     "kdim 13: the tiles"),
+     "kdim 13: blocks of 4, 4, 5 taps, four channels a task (a short last one)"),
     ((2, 2, 9, 14), (3, 2, 3, 3), (1, 1), (1, 1), (1, 1), 1,
-     "kdim 18: the tiles"),
+     "kdim 18: three blocks of 6 taps (WG_ROWS_SPLIT_MP), one short task"),
+    ((3, 3, 20, 24), (16, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "kdim 27 (WG_ROWS_SPLIT_KDIM): 3 -> 16 3x3, padding 1, blocks of 5 and 6"),
+    ((2, 4, 9, 14), (5, 4, 1, 7), (1, 1), (0, 3), (1, 1), 1,
+     "kdim 28: the tiles"),
+    ((2, 4, 9, 15), (6, 2, 3, 2), (1, 1), (1, 0), (1, 1), 2,
+     "groups 2 of kdim 12: one block"),
+    ((2, 6, 9, 15), (10, 3, 3, 2), (1, 1), (1, 1), (1, 2), 2,
+     "groups 2 of kdim 18, dilation 2: blocks of 6, a short last task"),
+    ((40, 3, 32, 32), (9, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "kdim 27 over WG_ROWS_BLOCK_BYTES: two blocks of samples"),
+    ((2, 1, 5, 6, 14), (4, 1, 2, 2, 5), (1, 2, 1), (1, 0, 2), (1, 1, 1), 1,
+     "3-D, kdim 20: blocks of 5 taps"),
     ((2, 1, 9, 14), (3, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
      "rows of 12 (3/4 of a vector: at the ratio)"),
     ((2, 1, 9, 13), (3, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
@@ -958,7 +983,21 @@ def test_weight_grad_rows_cases_cross_their_thresholds():
     assert kd[k12] == WG_ROWS_KDIM and by[k12][1][0] % 2 == 1
     assert kd["kdim 10: two channels a task"] == WG_ROWS_WIDE_KDIM + 1
     assert kd[k9] == WG_ROWS_WIDE_KDIM and by[k9][1][0] % 3 == 1
-    assert int(np.prod(by["kdim 13: the tiles"][1][1:])) == WG_ROWS_KDIM + 1
+    blocks = {label: rows_tap_blocks(kd[label]) for label in by}
+    k13 = "kdim 13: blocks of 4, 4, 5 taps, four channels a task (a short last one)"
+    assert kd[k13] == WG_ROWS_KDIM + 1 and blocks[k13] == [4, 4, 5] and by[k13][1][0] % 4
+    k18 = "kdim 18: three blocks of 6 taps (WG_ROWS_SPLIT_MP), one short task"
+    assert blocks[k18] == [WG_ROWS_SPLIT_MP] * 3 and by[k18][1][0] < 4
+    k27 = "kdim 27 (WG_ROWS_SPLIT_KDIM): 3 -> 16 3x3, padding 1, blocks of 5 and 6"
+    assert kd[k27] == WG_ROWS_SPLIT_KDIM and blocks[k27] == [5, 5, 6, 5, 6]
+    assert kd["kdim 28: the tiles"] == WG_ROWS_SPLIT_KDIM + 1
+    assert blocks["groups 2 of kdim 12: one block"] == [WG_ROWS_KDIM]
+    assert blocks["3-D, kdim 20: blocks of 5 taps"] == [5] * 4
+    split = [b for b in blocks.values() if len(b) > 1]
+    assert max(max(b) for b in split) == WG_ROWS_SPLIT_MP and {4, 5, 6} <= set(sum(split, []))
+    xs = by["kdim 27 over WG_ROWS_BLOCK_BYTES: two blocks of samples"][0]
+    nb = WG_ROWS_BLOCK_BYTES // (xs[1] * xs[2] * xs[3] * 4)
+    assert nb < xs[0] <= 2 * nb
     xs = by["inputs over WG_ROWS_BLOCK_BYTES: three blocks of samples"][0]
     nb = WG_ROWS_BLOCK_BYTES // (xs[1] * xs[2] * xs[3] * 4)
     assert 2 * nb < xs[0] <= 3 * nb
