@@ -50,3 +50,17 @@ ptl_cpu_capability_name(PtlCpuCapability c)
 #endif
     }
 }
+
+int
+ptl_cpu_has_f16c(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        known = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+        __builtin_cpu_init();
+        known = ptl_cpu_capability() >= PTL_CPU_AVX2 && __builtin_cpu_supports("f16c");
+#endif
+    }
+    return known;
+}

@@ -12,5 +12,8 @@ typedef enum PtlCpuCapability {
 /* Detected once; PTL_CPU_CAPABILITY=default|avx2|avx512 lowers it (for testing fallbacks). */
 PtlCpuCapability ptl_cpu_capability(void);
 const char *ptl_cpu_capability_name(PtlCpuCapability c);
+/* Whether the float16 conversions of F16C may run: the CPU has them and the capability is at
+ * least AVX2 (so PTL_CPU_CAPABILITY=default turns them off too). */
+int ptl_cpu_has_f16c(void);
 
 #endif

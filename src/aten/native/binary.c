@@ -99,17 +99,18 @@ static const int self_other[2] = {0, 1};
 #define MUL_V(S, A, B, X) PTL_V(S, mul)((A), (B))
 #define DIV_V(S, A, B, X) PTL_V(S, div)((A), (B))
 /* o = F(a, b, x) over n float16 values in vectors of kind S; sa, sb: the inputs' element
- * strides, 1 or 0 (one broadcast value) */
+ * strides, 1 or 0 (one broadcast value); b NULL: the float bv, broadcast (sb 0; a number,
+ * Note [Half-precision tensor times a number]) */
 #define DEFINE_HALF_VEC_LOOP(NAME, VF, F, S)                                              \
     HALF_ATTR_##S static void                                                             \
     NAME##_halves_##S(ptl_half *o, const ptl_half *a, const ptl_half *b, int64_t sa,      \
-                      int64_t sb, int64_t n, float x)                                     \
+                      int64_t sb, int64_t n, float x, float bv)                           \
     {                                                                                     \
         const int64_t L = PTL_VLANES(S);                                                  \
         const PTL_VT(S) vx = PTL_V(S, set1)(x);                                           \
         (void)vx;                                                                         \
         const PTL_VT(S) a0 = PTL_V(S, set1)(ptl_half_to_f(a[0]));                         \
-        const PTL_VT(S) b0 = PTL_V(S, set1)(ptl_half_to_f(b[0]));                         \
+        const PTL_VT(S) b0 = PTL_V(S, set1)(b != NULL ? ptl_half_to_f(b[0]) : bv);         \
         int64_t i = 0;                                                                    \
         for (; i + L <= n; i += L) {                                                      \
             PTL_VT(S) r = VF(S, sa ? HALF_LOAD_##S(a + i) : a0,                           \
@@ -125,7 +126,8 @@ static const int self_other[2] = {0, 1};
             }                                                                             \
         }                                                                                 \
         for (; i < n; i++) {                                                              \
-            o[i] = ptl_f_to_half(F(ptl_half_to_f(a[i * sa]), ptl_half_to_f(b[i * sb]), x)); \
+            float bi = b != NULL ? ptl_half_to_f(b[i * sb]) : bv;                         \
+            o[i] = ptl_f_to_half(F(ptl_half_to_f(a[i * sa]), bi, x));                     \
         }                                                                                 \
     }
 /* NAME_loop_f2_vec: NAME's float16 loop, in registers on contiguous and broadcast runs */
@@ -143,7 +145,7 @@ static const int self_other[2] = {0, 1};
         }                                                                                 \
         (ptl_cpu_capability() >= PTL_CPU_AVX512 ? NAME##_halves_ps512 : NAME##_halves_ps)( \
             (ptl_half *)d[0], (const ptl_half *)d[1], (const ptl_half *)d[2], s[1] / e,    \
-            s[2] / e, n, (float)*(const double *)extra);                                  \
+            s[2] / e, n, (float)*(const double *)extra, 0.0f);                            \
     }
 DEFINE_HALF_VEC_LOOPS(add, ADD_V, ADD_F)
 DEFINE_HALF_VEC_LOOPS(sub, SUB_V, SUB_F)
@@ -162,18 +164,8 @@ DEFINE_HALF_VEC_LOOPS(div_true, DIV_V, DIV_F)
 #undef HALF_ATTR_ps512
 #undef HALF_ATTR_ps
 
-/* Whether the float16 loops run in registers: F16C, at capability AVX2 or more */
-static int
-have_f16c(void)
-{
-    static int known = -1;
-    if (known < 0) {
-        __builtin_cpu_init();
-        known = ptl_cpu_capability() >= PTL_CPU_AVX2 && __builtin_cpu_supports("f16c");
-    }
-    return known;
-}
-#define HALF_VEC(NAME) (have_f16c() ? NAME##_loop_f2_vec : NULL)
+/* NAME's float16 loop in registers where ptl_cpu_has_f16c() */
+#define HALF_VEC(NAME) (ptl_cpu_has_f16c() ? NAME##_loop_f2_vec : NULL)
 #else
 #define HALF_VEC(NAME) NULL
 #endif
@@ -206,43 +198,6 @@ half_number_f(const HalfNumber *h, float a)
            : h->how == HN_FLOOR ? ptl_div_floor_f(a, h->x)
                                 : ptl_div_trunc_f(a, h->x);
 }
-#ifdef PTL_HAVE_AVX2_KERNELS
-#define DEFINE_HALF_SCALE(S, ATTR, LOAD, STORE)                                           \
-    ATTR static void half_scale_##S(ptl_half *o, const ptl_half *a, int64_t n, float x)   \
-    {                                                                                     \
-        const int64_t L = PTL_VLANES(S);                                                  \
-        const PTL_VT(S) vx = PTL_V(S, set1)(x);                                           \
-        int64_t i = 0;                                                                    \
-        for (; i + L <= n; i += L) {                                                      \
-            PTL_VT(S) r = PTL_V(S, mul)(LOAD(a + i), vx);                                 \
-            if (PTL_VBITS(S, PTL_VCMP(S, r, r, _CMP_UNORD_Q)) == 0) {                     \
-                STORE(o + i, r);                                                          \
-                continue;                                                                 \
-            }                                                                             \
-            float buf[PTL_VLANES(S)];                                                     \
-            PTL_V(S, storeu)(buf, r);                                                     \
-            for (int64_t j = 0; j < L; j++) {                                             \
-                o[i + j] = ptl_f_to_half(buf[j]);                                         \
-            }                                                                             \
-        }                                                                                 \
-        for (; i < n; i++) {                                                              \
-            o[i] = ptl_f_to_half(ptl_half_to_f(a[i]) * x);                                \
-        }                                                                                 \
-    }
-#define SCALE_LOAD_ps(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
-#define SCALE_LOAD_ps512(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
-#define SCALE_STORE_ps(p, v) \
-    _mm_storeu_si128((__m128i *)(p), _mm256_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT))
-#define SCALE_STORE_ps512(p, v) \
-    _mm256_storeu_si256((__m256i *)(p), _mm512_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT))
-DEFINE_HALF_SCALE(ps, __attribute__((target("avx2,f16c"))), SCALE_LOAD_ps, SCALE_STORE_ps)
-DEFINE_HALF_SCALE(ps512, PTL_AVX512, SCALE_LOAD_ps512, SCALE_STORE_ps512)
-#undef DEFINE_HALF_SCALE
-#undef SCALE_LOAD_ps
-#undef SCALE_LOAD_ps512
-#undef SCALE_STORE_ps
-#undef SCALE_STORE_ps512
-#endif
 
 /* o = half_number_f(a) for float16 a and the HalfNumber `extra` points to (rounded once) */
 static void
@@ -250,10 +205,10 @@ number_loop_f2(char **d, const int64_t *s, int64_t n, const void *extra)
 {
     const HalfNumber *h = extra;
 #ifdef PTL_HAVE_AVX2_KERNELS
-    if (h->how == HN_MUL && have_f16c() && s[0] == sizeof(ptl_half) &&
+    if (h->how == HN_MUL && ptl_cpu_has_f16c() && s[0] == sizeof(ptl_half) &&
         s[1] == sizeof(ptl_half)) {
-        (ptl_cpu_capability() >= PTL_CPU_AVX512 ? half_scale_ps512 : half_scale_ps)(
-            (ptl_half *)d[0], (const ptl_half *)d[1], n, h->x);
+        (ptl_cpu_capability() >= PTL_CPU_AVX512 ? mul_halves_ps512 : mul_halves_ps)(
+            (ptl_half *)d[0], (const ptl_half *)d[1], NULL, 1, 0, n, 0.0f, h->x);
         return;
     }
 #endif

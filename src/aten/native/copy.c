@@ -412,16 +412,6 @@ double_from_half_ps(double *o, const ptl_half *a, int64_t n)
     }
 }
 
-static int
-have_f16c(void)
-{
-    static int known = -1;
-    if (known < 0) {
-        __builtin_cpu_init();
-        known = ptl_cpu_capability() >= PTL_CPU_AVX2 && __builtin_cpu_supports("f16c");
-    }
-    return known;
-}
 #endif
 
 #define DEFINE_HALF_CONV(NAME, DT, ST, ONE, F16C)                                         \
@@ -444,12 +434,12 @@ have_f16c(void)
     }
 #ifdef HAVE_F16C_LOOPS
 #define TRY_F16C(NAME)                                                                    \
-    if (have_f16c()) {                                                                    \
+    if (ptl_cpu_has_f16c()) {                                                     \
         (ptl_cpu_capability() >= PTL_CPU_AVX512 ? NAME##_ps512 : NAME##_ps)(o, a, n);      \
         return;                                                                           \
     }
 #define TRY_F16C_PS(NAME)                                                                 \
-    if (have_f16c()) {                                                                    \
+    if (ptl_cpu_has_f16c()) {                                                     \
         NAME##_ps(o, a, n);                                                               \
         return;                                                                           \
     }
