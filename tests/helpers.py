@@ -3,6 +3,7 @@
 Differential testing is the rule (shared/STYLE.md 2.9): build the same values in pytorchlite
 and in NumPy, run the op on both, compare shape, then dtype, then values, and on failure
 name the first mismatching element."""
+import contextlib
 import gc
 import os
 import re
@@ -35,6 +36,17 @@ def skip_native_capability(cap):
     AVX2 machine's "avx2" rerun would repeat the whole file unchanged)."""
     if ptl.backends.cpu.get_cpu_capability().lower() == cap:
         pytest.skip(f"this CPU's own capability is {cap}: the run itself tested these loops")
+
+
+@contextlib.contextmanager
+def num_threads(threads):
+    """The block runs on `threads` threads; the count before it comes back after."""
+    prev = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        ptl.set_num_threads(prev)
 
 
 def rerun_with_capability(path, cap, *pytest_args):

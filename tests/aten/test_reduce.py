@@ -1,7 +1,6 @@
 """Reductions and scans (src/aten/native/reduce.c) against NumPy in float64 (exact for
 integers), with PyTorch's own rules (int64 promotion, NaN propagation, first-occurrence
 argmax, error messages) cross-checked against torch where NumPy differs."""
-import contextlib
 import re
 import warnings
 
@@ -11,7 +10,7 @@ import pytest
 import pytorchlite as ptl
 from golden import golden
 from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, SHAPES, assert_close, make,
-                     to_numpy, torch, torch_ref)
+                     num_threads, to_numpy, torch, torch_ref)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::RuntimeWarning")
 
@@ -800,16 +799,6 @@ def lowp_tensor(a, dtype):
     """(tensor of dtype, its values in float64): a float32 array rounded to dtype."""
     t = ptl.tensor(np.asarray(a, np.float32)).to(dtype)
     return t, t.to(ptl.float64).numpy()
-
-
-@contextlib.contextmanager
-def num_threads(threads):
-    prev = ptl.get_num_threads()
-    ptl.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        ptl.set_num_threads(prev)
 
 
 def lowp_sum_tol(vals, axis=None):

@@ -5,7 +5,6 @@ integer column sums, four rows at a time.  Exact against NumPy, at every length 
 vectors, the four-vector blocks and the overlapping last vector, with the extreme or a NaN in
 every position, at 1 and 2 threads and with the portable loops (PTL_CPU_CAPABILITY=default)
 and AVX2 only."""
-import contextlib
 import os
 import subprocess
 import sys
@@ -14,7 +13,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import ROOT, rerun_with_capability
+from helpers import ROOT, num_threads, rerun_with_capability
 
 FLOAT_NP = {ptl.float32: np.float32, ptl.float64: np.float64}
 INT_NP = {ptl.bool: np.bool_, ptl.uint8: np.uint8, ptl.int8: np.int8, ptl.int16: np.int16,
@@ -24,16 +23,6 @@ INT_NP = {ptl.bool: np.bool_, ptl.uint8: np.uint8, ptl.int8: np.int8, ptl.int16:
 FLOAT_LENGTHS = list(range(1, 2 * 32 + 10)) + [127, 128, 129, 1000]
 INT_LENGTHS = list(range(1, 80)) + [95, 96, 97, 127, 128, 129, 159, 160, 161, 255, 256, 257,
                                     289, 1000]
-
-
-@contextlib.contextmanager
-def num_threads(threads):
-    prev = ptl.get_num_threads()
-    ptl.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        ptl.set_num_threads(prev)
 
 
 def every_position(base, value):
