@@ -166,6 +166,58 @@ tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return NULL;
 }
 
+/* A NumPy scalar that is not a Python bool, int, float or complex already (np.float32(2),
+ * np.int64(3), np.bool_(True), np.complex64(1j)) as a wrapped number of its value, as
+ * PyTorch takes it: `x / np.float32(2)` had fallen to NumPy's reflected division and
+ * returned an ndarray.  NULL without an error when o is none (NumPy is not imported here:
+ * its scalar types are named "numpy.*"). */
+static PtlTensorImpl *
+numpy_scalar_impl(PyObject *o)
+{
+    const char *name = Py_TYPE(o)->tp_name;
+    PtlTensorImpl *t = NULL;
+    if (strncmp(name, "numpy.", 6) != 0 || strcmp(name, "numpy.ndarray") == 0) {
+        return NULL;
+    }
+    if (strcmp(name, "numpy.bool") == 0 || strcmp(name, "numpy.bool_") == 0) {
+        int v = PyObject_IsTrue(o);
+        if (v < 0) {
+            return NULL;
+        }
+        t = ptl_wrapped_bool(v);
+    }
+    else if (PyIndex_Check(o)) {
+        PyObject *i = PyNumber_Index(o);
+        if (i == NULL) {
+            return NULL;
+        }
+        PtlTensorImpl *r = ptlpy_to_impl(i);
+        Py_DECREF(i);
+        return r;
+    }
+    else if (PyObject_HasAttrString(o, "__complex__")) {
+        Py_complex z = PyComplex_AsCComplex(o);
+        if (z.real == -1.0 && PyErr_Occurred()) {
+            return NULL;
+        }
+        t = ptl_wrapped_complex(z.real, z.imag);
+    }
+    else if (Py_TYPE(o)->tp_as_number != NULL && Py_TYPE(o)->tp_as_number->nb_float != NULL) {
+        double v = PyFloat_AsDouble(o);
+        if (v == -1.0 && PyErr_Occurred()) {
+            return NULL;
+        }
+        t = ptl_wrapped_double(v);
+    }
+    else {
+        return NULL;
+    }
+    if (t == NULL) {
+        ptlpy_raise();
+    }
+    return t;
+}
+
 PtlTensorImpl *
 ptlpy_to_impl(PyObject *o)
 {
@@ -193,7 +245,7 @@ ptlpy_to_impl(PyObject *o)
         t = ptl_wrapped_complex(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o));
     }
     else {
-        return NULL;
+        return numpy_scalar_impl(o);
     }
     if (t == NULL) {
         ptlpy_raise();

@@ -542,3 +542,30 @@ def test_get_device_and_new_empty_strided():
         assert torch.ones(2).get_device() == -1
     assert t.resolve_conj() is t and t.resolve_neg() is t
     assert ptl.resolve_conj(t) is t and ptl.resolve_neg(t) is t
+
+
+# NumPy scalars as operands of the number protocol: the numbers they hold (PyTorch's results)
+NUMPY_SCALAR_OPS = [
+    (lambda x: x / np.float32(2), ptl.float32, [2.0, 3.0]),
+    (lambda x: np.float32(2) / x, ptl.float32, [0.5, 2 / 6]),
+    (lambda x: x * np.float16(0.5), ptl.float32, [2.0, 3.0]),
+    (lambda x: np.int64(3) * x, ptl.float32, [12.0, 18.0]),
+    (lambda x: x - np.uint8(1), ptl.float32, [3.0, 5.0]),
+    (lambda x: x + np.bool_(True), ptl.float32, [5.0, 7.0]),
+    (lambda x: x > np.float32(5), ptl.bool, [False, True]),
+    (lambda x: x.to(ptl.int32) * np.int64(2), ptl.int32, [8, 12]),
+    (lambda x: x.to(ptl.int64) * np.float32(0.5), ptl.float32, [2.0, 3.0]),
+    (lambda x: x.half() * np.float64(0.5), ptl.float16, [2.0, 3.0]),
+    (lambda x: x * np.complex64(1j), ptl.complex64, [4j, 6j]),
+]
+
+
+@pytest.mark.parametrize("k", range(len(NUMPY_SCALAR_OPS)))
+def test_numpy_scalar_operands(k):
+    """A NumPy scalar is the number it holds: the result is a tensor of the dtype a Python
+    number gives (x / np.float32(2) had fallen to NumPy's reflected division and returned an
+    ndarray; np.float32(2) / x raised TypeError)."""
+    f, dtype, want = NUMPY_SCALAR_OPS[k]
+    got = f(ptl.tensor([4.0, 6.0]))
+    assert isinstance(got, ptl.Tensor) and got.dtype == dtype
+    np.testing.assert_allclose(got.numpy(), np.array(want), rtol=1e-6)
