@@ -486,36 +486,33 @@ div_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     const char *mode = op->schema.nargs > 2 && s[2].tag == PTL_IV_STRING ? s[2].u.s : NULL;
+    int floor = mode != NULL && strcmp(mode, "floor") == 0;
+    int trunc = mode != NULL && strcmp(mode, "trunc") == 0;
     double unused = 0;
 
-    if (mode == NULL) {
-        int rc = half_by_number(op, s, HN_DIV);
-        if (rc != 0) {
-            return rc < 0 ? -1 : 0;
-        }
-        PtlIterConfig cfg = ptl_iter_config();
-        cfg.int_to_float = 1;
-        PtlLoop loops[PTL_DTYPE_COUNT];
-        memcpy(loops, div_true_loops, sizeof(loops));
-        return arith_pointwise(op, s, cfg, loops, HALF_VEC(div_true), &unused);
+    if (mode != NULL && !floor && !trunc) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                             "but found '%s'",
+                             mode);
     }
-    int floor = strcmp(mode, "floor") == 0, trunc = strcmp(mode, "trunc") == 0;
-    int rc = floor || trunc ? half_by_number(op, s, floor ? HN_FLOOR : HN_TRUNC) : 0;
+    int rc = half_by_number(op, s, floor ? HN_FLOOR : trunc ? HN_TRUNC : HN_DIV);
     if (rc != 0) {
         return rc < 0 ? -1 : 0;
     }
-    if (strcmp(mode, "trunc") == 0) {
+    if (trunc) {
         return div_family(op, s, "div_trunc_cpu", div_trunc_loops, div_trunc_loop_f4,
                           div_trunc_loop_f8);
     }
-    if (strcmp(mode, "floor") == 0) {
+    if (floor) {
         return div_family(op, s, "div_floor_cpu", div_floor_loops, PICK_VEC_F4(div_floor),
                           PICK_VEC(div_floor, f8));
     }
-    return ptl_error_set(PTL_ERR_RUNTIME,
-                         "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-                         "but found '%s'",
-                         mode);
+    PtlIterConfig cfg = ptl_iter_config();
+    cfg.int_to_float = 1;
+    PtlLoop loops[PTL_DTYPE_COUNT];
+    memcpy(loops, div_true_loops, sizeof(loops));
+    return arith_pointwise(op, s, cfg, loops, HALF_VEC(div_true), &unused);
 }
 
 static int

@@ -959,6 +959,7 @@ gemm_packed_cols(void *ctx, int64_t u0, int64_t u1)
     const PtlGemmPackedB *pb = j->pb;
     const GemmEngine *e = pr->e;
     int64_t n0 = u0 * e->nr, n1 = u1 * e->nr < pr->n ? u1 * e->nr : pr->n;
+    const int a_direct = gemm_a_direct(pr);
     for (int64_t pc = 0; pc < pr->k; pc += pb->kc) {
         GemmStep st;
         st.pr = pr;
@@ -969,7 +970,7 @@ gemm_packed_cols(void *ctx, int64_t u0, int64_t u1)
         st.b = NULL;
         st.bp = pb->data + (size_t)(pc * pb->npad + n0 * st.kc) * e->item;
         st.b_direct = 0;
-        st.a_direct = gemm_a_direct(pr);
+        st.a_direct = a_direct;
         st.c = pr->c.data + (size_t)n0 * e->item;
         st.beta = pc == 0 ? pr->beta : 1.0;
         st.s = st.c;
