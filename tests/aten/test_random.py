@@ -169,10 +169,12 @@ def test_thread_count_does_not_change_values(op):
 # 32 (uniform) / 16 and 32 (normal) elements and the blocks, starts inside a block (odd
 # offsets), generator objects, ranges and mean / std through the double transform, strided
 # selves, float16 and bfloat16 normals (rounded from the float ones), float32, float16 and
-# bfloat16 log_normal_ and normal with tensor mean and std (the vector z, then the scalar
-# finish, 512 values a chunk: lengths at and across it, and split over threads); float64 normals
-# (groups of 16 elements at either width) the same way, with mean -0 and a tensor mean (the
-# scalar formulas throughout)
+# bfloat16 log_normal_ and normal with tensor mean and std (the vector z, then the finish,
+# 512 values a chunk: lengths at and across it, and split over threads), with nan, infinities,
+# values that overflow or underflow float16 and bfloat16 ties reaching the vector stores
+# (store_halves, eight a group); float64 normals (groups of 16 elements at either width) the
+# same way, with mean -0, a tensor mean, and tensor mean and std (normal_finish_doubles, 512
+# a chunk) (the scalar formulas throughout)
 FILL_SCRIPT = r"""
 import sys, pytorchlite as ptl
 out = sys.stdout.buffer
@@ -222,6 +224,21 @@ for seed in (0, 1, 12345, 2 ** 40 + 7, 2 ** 62 - 5):
     out.write(ptl.empty(1000, 7, dtype=ptl.float64).t().normal_(-2, 3).numpy().tobytes())
     out.write(ptl.empty(4099, dtype=ptl.float64).normal_(-0.0, 1.0).numpy().tobytes())
     out.write(ptl.normal(mean[:1025].double(), 2.0, generator=g).numpy().tobytes())
+    for n in (1, 2, 15, 16, 17, 18, 33, 511, 512, 513, 527, 528, 529, 1025, 4099, 70001):
+        out.write(ptl.normal(mean[:n].double(), ptl.linspace(0, 2, n, dtype=ptl.float64),
+                             generator=g).numpy().tobytes())
+        out.write(ptl.normal(-0.0, ptl.linspace(0, 2, n, dtype=ptl.float64), generator=g)
+                  .numpy().tobytes())
+    odd = ptl.tensor([float("nan"), float("inf"), -float("inf"), 1e30, -1e30, 65519.0, 65520.0,
+                      6e-8, -3e-8, 1e-40, 1.0 + 2.0 ** -8, 1.0 + 3 * 2.0 ** -8, -0.0, 0.0] * 40)
+    odd[5::14] = ptl.tensor([0x7FD23456, -0x2DCBA9], dtype=ptl.int32).view(ptl.float32).repeat(20)
+    for dt in (ptl.float16, ptl.bfloat16):
+        for n in (8, 9, 16, 17, 40, 560):
+            m = odd[:n] if dt == ptl.float16 else odd[:n].to(dt).float()
+            out.write(ptl.normal(m, 0.0, generator=g).to(dt).view(ptl.int16).numpy().tobytes())
+            out.write(ptl.normal(m.to(dt), 0.0, generator=g).view(ptl.int16).numpy().tobytes())
+            out.write(ptl.normal(m.to(dt), 1e-3, generator=g).view(ptl.int16).numpy()
+                      .tobytes())
 """
 
 
@@ -1154,6 +1171,29 @@ def test_errors(call, exc, msg):
     if torch is not None:
         with pytest.raises(exc, match=_msg(msg)):
             call(torch)
+
+
+@pytest.mark.parametrize("at", [0, 1, 4094, 4095, 4096, 4097, 8191, 8192, 9999])
+@pytest.mark.parametrize("bad", [-1e-300, -float("inf"), float("nan")])
+def test_tensor_std_and_p_checked_everywhere(at, bad):
+    """normal's tensor std and bernoulli's tensor p are checked 4096 values a block
+    (doubles_in_range): one bad value at and across the block boundaries, and in the last
+    block, is found; the limits themselves (std 0 and inf, p 0 and 1) pass"""
+    std = ptl.ones(10000, dtype=ptl.float64)
+    std[::7] = 0.0
+    std[5::11] = float("inf")
+    assert ptl.normal(ptl.zeros(10000), std.float()).shape == (10000,)
+    std[at] = bad
+    with pytest.raises(RuntimeError, match="normal expects all elements of std >= 0.0"):
+        ptl.normal(ptl.zeros(10000), std)
+    p = ptl.full((10000,), 0.5, dtype=ptl.float64)
+    p[::3] = 1.0
+    p[1::5] = 0.0
+    assert ptl.bernoulli(p).shape == (10000,)
+    for value in (bad, 1.0 + 2 ** -52):
+        p[at] = value
+        with pytest.raises(RuntimeError, match="Expected p_in >= 0 && p_in <= 1"):
+            ptl.bernoulli(p)
 
 
 def test_errors_of_our_own():

@@ -24,6 +24,7 @@
 #include "../../c10/tls.h"
 #include "../distributions.h"
 #include "../generator.h"
+#include "../loops.h"
 #include "../philox.h"
 #include "device_random.h"
 #include "device_reduce.h"
@@ -299,6 +300,24 @@ check_std(double std)
     return 0;
 }
 
+/* Whether every p[i] (i < n) lies in [lo, hi] (a nan does not): a block of 4096 at a time
+ * without a branch, so that the compare loop is a vector one */
+static PTL_LOOP_CLONES int
+doubles_in_range(const double *p, int64_t n, double lo, double hi)
+{
+    for (int64_t b = 0; b < n; b += 4096) {
+        int64_t e = n - b < 4096 ? n : b + 4096;
+        int bad = 0;
+        for (int64_t i = b; i < e; i++) {
+            bad |= !(p[i] >= lo) | !(p[i] <= hi);
+        }
+        if (bad) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Every element of the contiguous float64 tensor t satisfies lo <= x <= hi; a tensor
  * off the CPU is read back first (a synchronisation).  1, 0, or -1 with an error set (the
  * callers' "> 0" then fails their PTL_CHECK, whose message loses to the first error). */
@@ -306,7 +325,6 @@ static int
 all_in_range(PtlTensorImpl *t, double lo, double hi)
 {
     PtlTensorImpl *host = NULL;
-    int ok = 1;
     if (t->device.type != PTL_DEVICE_CPU) {
         host = ptl_empty(t->dim, t->sizes, t->dtype, ptl_device_cpu());
         if (host == NULL || ptl_copy_into(host, t) < 0) {
@@ -314,10 +332,8 @@ all_in_range(PtlTensorImpl *t, double lo, double hi)
             return -1;
         }
     }
-    const double *p = (const double *)ptl_tensor_data(host ? host : t);
-    for (int64_t i = 0; i < t->numel && ok; i++) {
-        ok = p[i] >= lo && p[i] <= hi;
-    }
+    int ok = doubles_in_range((const double *)ptl_tensor_data(host ? host : t), t->numel,
+                              lo, hi);
     ptl_xdecref(host);
     return ok;
 }
