@@ -234,20 +234,30 @@ def test_constant_pad(benchmark, impl):
 
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("op", ["rand", "uniform_(-2, 3)", "randn"])
-def test_random_fill(benchmark, impl, op):
-    """Seeded float32 fills of 1024 x 1024 (rand and uniform_: Note [Vector Philox])"""
-    benchmark.group = f"{op} 1024x1024 float32"
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_random_fill(benchmark, impl, op, dtype):
+    """Seeded fills of 1024 x 1024 (rand and uniform_: Note [Vector Philox]; float16 and
+    bfloat16 stored eight at a time, store_halves; float64 uniforms by uniform_range_f8)"""
+    benchmark.group = f"{op} 1024x1024 {dtype}"
     if impl == "numpy":
+        if dtype == "bfloat16":
+            pytest.skip("NumPy has no bfloat16")
         rng = np.random.default_rng(0)
-        fns = {"rand": lambda: rng.random((1024, 1024), dtype=np.float32),
-               "uniform_(-2, 3)": lambda: rng.uniform(-2, 3, (1024, 1024)).astype(np.float32),
-               "randn": lambda: rng.standard_normal((1024, 1024), dtype=np.float32)}
+        dt = np.dtype(dtype)
+        fns = {"rand": lambda: rng.random((1024, 1024), dtype=np.float32).astype(dt),
+               "uniform_(-2, 3)": lambda: rng.uniform(-2, 3, (1024, 1024)).astype(dt),
+               "randn": lambda: rng.standard_normal((1024, 1024), dtype=np.float32).astype(dt)}
+        if dtype == "float64":
+            fns["rand"] = lambda: rng.random((1024, 1024))
+            fns["randn"] = lambda: rng.standard_normal((1024, 1024))
     else:
         L = lib(impl)
         L.manual_seed(0)
-        out = L.empty(1024, 1024)
-        fns = {"rand": lambda: L.rand(1024, 1024), "uniform_(-2, 3)": lambda: out.uniform_(-2, 3),
-               "randn": lambda: L.randn(1024, 1024)}
+        dt = getattr(L, dtype)
+        out = L.empty(1024, 1024, dtype=dt)
+        fns = {"rand": lambda: L.rand(1024, 1024, dtype=dt),
+               "uniform_(-2, 3)": lambda: out.uniform_(-2, 3),
+               "randn": lambda: L.randn(1024, 1024, dtype=dt)}
     benchmark(fns[op])
 
 

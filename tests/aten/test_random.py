@@ -168,7 +168,8 @@ def test_thread_count_does_not_change_values(op):
 # path (Note [Vector Box-Muller]) and the scalar stream: every length across the groups of
 # 32 (uniform) / 16 and 32 (normal) elements and the blocks, starts inside a block (odd
 # offsets), generator objects, ranges and mean / std through the double transform, strided
-# selves, float16 and bfloat16 normals (rounded from the float ones), float32, float16 and
+# selves; float16 and bfloat16 uniforms (through store_halves, 512 a chunk) and float64 ones
+# (uniform_range_f8, 16 a group) the same way; float16 and bfloat16 normals (rounded from the float ones), float32, float16 and
 # bfloat16 log_normal_ and normal with tensor mean and std (the vector z, then the finish,
 # 512 values a chunk: lengths at and across it, and split over threads), with nan, infinities,
 # values that overflow or underflow float16 and bfloat16 ties reaching the vector stores
@@ -191,6 +192,16 @@ for seed in (0, 1, 12345, 2 ** 40 + 7, 2 ** 62 - 5):
             out.write(ptl.empty(40003).uniform_(lo, hi, generator=g).numpy().tobytes())
     out.write(ptl.empty(1000, 7).t().uniform_(-2, 3).numpy().tobytes())
     out.write(ptl.rand_like(ptl.empty(9, 13)).numpy().tobytes())
+    for dt in (ptl.float16, ptl.bfloat16, ptl.float64):
+        view = ptl.int16 if dt != ptl.float64 else ptl.int64
+        for n in list(range(40)) + [511, 512, 513, 543, 544, 545, 4099, 70001]:
+            out.write(ptl.rand(n, dtype=dt).view(view).numpy().tobytes())
+        for skip in (1, 2, 3):
+            ptl.rand(skip, generator=g)
+            for lo, hi in ((-3.7, 2.9), (-1e30, 1e30), (5.0, 5.0), (0.0, 1.0)):
+                out.write(ptl.empty(40003, dtype=dt).uniform_(lo, hi, generator=g).view(view)
+                          .numpy().tobytes())
+        out.write(ptl.empty(1000, 7, dtype=dt).t().uniform_(-2, 3).view(view).numpy().tobytes())
     for n in list(range(80)) + [4097, 70001, 1 << 20]:
         out.write(ptl.randn(n).numpy().tobytes())
     mean = ptl.linspace(-1, 1, 70001)
