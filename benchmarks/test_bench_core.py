@@ -262,6 +262,33 @@ def test_random_fill(benchmark, impl, op, dtype):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("case", ["randint(0, 1000) int64", "randint(-7, 13) int32",
+                                  "random_(0, 2) uint8", "random_() float32"])
+def test_integer_fill(benchmark, impl, case):
+    """Seeded integer draws of 1024 x 1024 whose range fits 32 bits: one Philox word an element
+    and its remainder through the double reciprocal (Note [Integer draws in vectors])"""
+    benchmark.group = f"{case} 1024x1024"
+    op, dtype = case.rsplit(" ", 1)
+    if impl == "numpy":
+        rng = np.random.default_rng(0)
+        fns = {"randint(0, 1000)": lambda: rng.integers(0, 1000, (1024, 1024)),
+               "randint(-7, 13)": lambda: rng.integers(-7, 13, (1024, 1024), dtype=np.int32),
+               "random_(0, 2)": lambda: rng.integers(0, 2, (1024, 1024), dtype=np.uint8),
+               "random_()": lambda: rng.integers(0, 2 ** 24 + 1, (1024, 1024))
+               .astype(np.float32)}
+    else:
+        L = lib(impl)
+        L.manual_seed(0)
+        dt = getattr(L, dtype)
+        out = L.empty(1024, 1024, dtype=dt)
+        fns = {"randint(0, 1000)": lambda: L.randint(0, 1000, (1024, 1024)),
+               "randint(-7, 13)": lambda: L.randint(-7, 13, (1024, 1024), dtype=dt),
+               "random_(0, 2)": lambda: out.random_(0, 2),
+               "random_()": lambda: out.random_()}
+    benchmark(fns[op])
+
+
+@pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("n", [1000, 100000])
 def test_randperm(benchmark, impl, n):
     """randperm(n): Fisher-Yates on Philox words drawn eight blocks a vector (random.c)"""

@@ -169,7 +169,9 @@ def test_thread_count_does_not_change_values(op):
 # 32 (uniform) / 16 and 32 (normal) elements and the blocks, starts inside a block (odd
 # offsets), generator objects, ranges and mean / std through the double transform, strided
 # selves; float16 and bfloat16 uniforms (through store_halves, 512 a chunk) and float64 ones
-# (uniform_range_f8, 16 a group) the same way; float16 and bfloat16 normals (rounded from the float ones), float32, float16 and
+# (uniform_range_f8, 16 a group) the same way; random_ and randint of every dtype whose range
+# fits 32 bits (Note [Integer draws in vectors]: ranges 2 and 3, up to 2^32, signed, and
+# above 2^32 through the scalar path); float16 and bfloat16 normals (rounded from the float ones), float32, float16 and
 # bfloat16 log_normal_ and normal with tensor mean and std (the vector z, then the finish,
 # 512 values a chunk: lengths at and across it, and split over threads), with nan, infinities,
 # values that overflow or underflow float16 and bfloat16 ties reaching the vector stores
@@ -240,6 +242,21 @@ for seed in (0, 1, 12345, 2 ** 40 + 7, 2 ** 62 - 5):
                              generator=g).numpy().tobytes())
         out.write(ptl.normal(-0.0, ptl.linspace(0, 2, n, dtype=ptl.float64), generator=g)
                   .numpy().tobytes())
+    for n in list(range(40)) + [511, 512, 513, 543, 544, 545, 4099, 70001]:
+        out.write(ptl.randint(-7, 1000, (n,), generator=g).numpy().tobytes())
+    for skip in (1, 2, 3):
+        ptl.rand(skip, generator=g)
+        for lo, hi in ((0, 2), (0, 3), (-7, 13), (0, 2 ** 32), (-2 ** 31, 2 ** 31 - 1),
+                       (5, 2 ** 32 + 5), (0, 2 ** 32 + 1), (-2 ** 40, 2 ** 40)):
+            out.write(ptl.empty(40003, dtype=ptl.int64).random_(lo, hi, generator=g).numpy()
+                      .tobytes())
+        for dt in (ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.float16,
+                   ptl.bfloat16, ptl.float32, ptl.float64):
+            out.write(ptl.empty(4099, dtype=dt).random_(generator=g).view(ptl.uint8).numpy()
+                      .tobytes())
+            out.write(ptl.empty(4099, dtype=dt).random_(0, 2, generator=g).view(ptl.uint8)
+                      .numpy().tobytes())
+        out.write(ptl.empty(1000, 7, dtype=ptl.int32).t().random_(-50, 50).numpy().tobytes())
     odd = ptl.tensor([float("nan"), float("inf"), -float("inf"), 1e30, -1e30, 65519.0, 65520.0,
                       6e-8, -3e-8, 1e-40, 1.0 + 2.0 ** -8, 1.0 + 3 * 2.0 ** -8, -0.0, 0.0] * 40)
     odd[5::14] = ptl.tensor([0x7FD23456, -0x2DCBA9], dtype=ptl.int32).view(ptl.float32).repeat(20)
