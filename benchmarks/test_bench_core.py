@@ -289,6 +289,32 @@ def test_integer_fill(benchmark, impl, case):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("case", ["1 of 50257", "10 of 100 x1000 rows", "1000 of 100000",
+                                  "100 of 100 x1000 rows, replacement"])
+def test_multinomial(benchmark, impl, case):
+    """multinomial: a GPT's next token (one of a 50257-word vocabulary, replacement=False, the
+    default), a few of many (best_keys' heap), and draws with replacement (a branchless
+    search of the CDF); NumPy's Generator.choice for one row as the reference"""
+    benchmark.group = f"multinomial {case}"
+    shapes = {"1 of 50257": ((50257,), 1, False), "10 of 100 x1000 rows": ((1000, 100), 10, False),
+              "1000 of 100000": ((100000,), 1000, False),
+              "100 of 100 x1000 rows, replacement": ((1000, 100), 100, True)}
+    shape, n, replacement = shapes[case]
+    p = np.random.default_rng(0).random(shape).astype(np.float32)
+    if impl == "numpy":
+        if len(shape) > 1:
+            pytest.skip("NumPy's choice draws from one distribution at a time")
+        rng = np.random.default_rng(0)
+        q = p.astype(np.float64) / p.sum(dtype=np.float64)
+        benchmark(lambda: rng.choice(shape[0], n, replace=replacement, p=q))
+    else:
+        L = lib(impl)
+        L.manual_seed(0)
+        t = L.tensor(p)
+        benchmark(lambda: L.multinomial(t, n, replacement))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("n", [1000, 100000])
 def test_randperm(benchmark, impl, n):
     """randperm(n): Fisher-Yates on Philox words drawn eight blocks a vector (random.c)"""

@@ -17,7 +17,8 @@ from scipy import special, stats
 
 import pytorchlite as ptl
 from pytorchlite import _C
-from helpers import FLOAT_DTYPES, INT_DTYPES, LAYOUTS, ROOT, SHAPES, make, torch, torch_ref
+from helpers import (FLOAT_DTYPES, INT_DTYPES, LAYOUTS, ROOT, SHAPES, make, num_threads, torch,
+                     torch_ref)
 
 
 N = 1_000_000
@@ -164,20 +165,19 @@ def test_thread_count_does_not_change_values(op):
     np.testing.assert_array_equal(one, two)
 
 
-# float32 uniforms and normals with Note [Vector Philox]'s AVX2 path, the normals' AVX-512
-# path (Note [Vector Box-Muller]) and the scalar stream: every length across the groups of
-# 32 (uniform) / 16 and 32 (normal) elements and the blocks, starts inside a block (odd
-# offsets), generator objects, ranges and mean / std through the double transform, strided
-# selves; float16 and bfloat16 uniforms (through store_halves, 512 a chunk) and float64 ones
-# (uniform_range_f8, 16 a group) the same way; random_ and randint of every dtype whose range
-# fits 32 bits (Note [Integer draws in vectors]: ranges 2 and 3, up to 2^32, signed, and
-# above 2^32 through the scalar path); float16 and bfloat16 normals (rounded from the float ones), float32, float16 and
-# bfloat16 log_normal_ and normal with tensor mean and std (the vector z, then the finish,
-# 512 values a chunk: lengths at and across it, and split over threads), with nan, infinities,
-# values that overflow or underflow float16 and bfloat16 ties reaching the vector stores
-# (store_halves, eight a group); float64 normals (groups of 16 elements at either width) the
-# same way, with mean -0, a tensor mean, and tensor mean and std (normal_finish_doubles, 512
-# a chunk) (the scalar formulas throughout)
+# float32 uniforms and normals with Note [Vector Philox]'s AVX2 path, the normals' AVX-512 path
+# (Note [Vector Box-Muller]) and the scalar stream: every length across the groups of 32 (uniform)
+# / 16 and 32 (normal) elements and the blocks, starts inside a block (odd offsets), generator
+# objects, ranges and mean / std through the double transform, strided selves; float16 and bfloat16
+# uniforms (through store_halves, 512 a chunk) and float64 ones (uniform_range_f8, 16 a group) the
+# same way; random_ and randint of every dtype whose range fits 32 bits (Note [Integer draws in
+# vectors]: ranges 2 and 3, up to 2^32, signed, and above 2^32 through the scalar path); float16
+# and bfloat16 normals (rounded from the float ones), float32, float16 and bfloat16 log_normal_ and
+# normal with tensor mean and std (the vector z, then the finish, 512 values a chunk: lengths at
+# and across it, and split over threads), with nan, infinities, values that overflow or underflow
+# float16 and bfloat16 ties reaching the vector stores (store_halves, eight a group); float64
+# normals (groups of 16 elements at either width) the same way, with mean -0, a tensor mean, and
+# tensor mean and std (normal_finish_doubles, 512 a chunk) (the scalar formulas throughout)
 FILL_SCRIPT = r"""
 import sys, pytorchlite as ptl
 out = sys.stdout.buffer
@@ -1030,6 +1030,46 @@ def test_multinomial_without_replacement():
     assert np.all(np.sort(z, axis=1) == np.arange(1000))
     assert ptl.multinomial(ptl.ones(0, 3), 2, True).shape == (0, 2)
     assert ptl.ones(3, dtype=ptl.float16).multinomial(2).shape == (2,)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("ncat,counts", [(40, [1, 9, 10, 11, 39, 40]),
+                                         (50257, [1, 2, 100, 12563, 12564, 12565])])
+def test_multinomial_is_the_philox_exponential_race(ncat, counts, threads):
+    """Without replacement, category c of row r gets the key p / E, E = -log(u) from the words
+    0-1 of counter r * ncat + c (drawn 512 counters a vector), and the n largest keys win,
+    ties (zero probabilities) by index: a heap of the n best when 4 n < ncat (best_keys),
+    else a sort of all, at and across that threshold and every chunk of 512 draws.  With
+    replacement, sample k of row r is the first category whose CDF exceeds u acc (u from
+    counter r * n + k; the search halves without a branch), moved down past zero
+    probabilities, as NumPy's searchsorted finds it."""
+    rng = np.random.default_rng(ncat)
+    p = rng.random((3, ncat))
+    p[0, ::3] = 0.0
+    p[1, : ncat // 2] = 0.0
+    seed = 2 ** 40 + 13
+    with num_threads(threads):
+        for n in counts:
+            g = ptl.Generator().manual_seed(seed)
+            ptl.rand(5, generator=g)
+            got = ptl.multinomial(ptl.tensor(p), n, generator=g).numpy()
+            w = philox_words64(seed, 5, np.arange(3 * ncat)).reshape(3, ncat)
+            u = 1.0 - (w >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+            keys = np.where(p > 0, p / -np.log(u), 0.0)
+            want = np.lexsort((np.arange(ncat)[None].repeat(3, 0), -keys), axis=1)[:, :n]
+            np.testing.assert_array_equal(got, want)
+            g = ptl.Generator().manual_seed(seed)
+            ptl.rand(5, generator=g)
+            got = ptl.multinomial(ptl.tensor(p), n, replacement=True, generator=g).numpy()
+            w = philox_words64(seed, 5, np.arange(3 * n)).reshape(3, n)
+            cdf = np.cumsum(p, axis=1)
+            for r in range(3):
+                x = (w[r] >> np.uint64(11)).astype(np.float64) * 2.0 ** -53 * cdf[r, -1]
+                want = np.minimum(np.searchsorted(cdf[r], x, side="right"), ncat - 1)
+                for k in range(n):
+                    while want[k] > 0 and p[r, want[k]] == 0.0:
+                        want[k] -= 1
+                np.testing.assert_array_equal(got[r], want)
 
 
 # ---- errors ----

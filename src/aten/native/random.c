@@ -1168,15 +1168,64 @@ key_index_cmp(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
+/* Counters per chunk of ptl_philox_words64 draws in multinomial_chunk. */
+#define MULTINOMIAL_DRAWS 512
+
+/* Sifts keys[i] down the heap keys[0 .. n) whose root is the worst key (key_index_cmp). */
+static void
+worst_first_sift(KeyIndex *keys, int64_t n, int64_t i)
+{
+    for (;;) {
+        int64_t w = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && key_index_cmp(&keys[l], &keys[w]) > 0) {
+            w = l;
+        }
+        if (r < n && key_index_cmp(&keys[r], &keys[w]) > 0) {
+            w = r;
+        }
+        if (w == i) {
+            return;
+        }
+        KeyIndex t = keys[i];
+        keys[i] = keys[w];
+        keys[w] = t;
+        i = w;
+    }
+}
+
+/* Moves the n best of keys[0 .. ncat) (key_index_cmp order, a total one: indices differ)
+ * into keys[0 .. n), in order.  A few of many are kept in a heap of n whose root is the
+ * worst (O(ncat log n), one pass) instead of sorting every key: sampling one token of a
+ * 50257-word vocabulary sorted 50257 keys (0.15x PyTorch). */
+static void
+best_keys(KeyIndex *keys, int64_t ncat, int64_t n)
+{
+    if (n * 4 < ncat) {
+        for (int64_t i = n / 2 - 1; i >= 0; i--) {
+            worst_first_sift(keys, n, i);
+        }
+        for (int64_t c = n; c < ncat; c++) {
+            if (key_index_cmp(&keys[c], &keys[0]) < 0) {
+                keys[0] = keys[c];
+                worst_first_sift(keys, n, 0);
+            }
+        }
+        ncat = n;
+    }
+    qsort(keys, (size_t)ncat, sizeof(KeyIndex), key_index_cmp);
+}
+
 /* Rows [b, e).  With replacement, sample j of row r inverts the row's CDF at the uniform of
  * counter r * n + j.  Without, category c of row r gets the key p / E with E ~ Exp(1) from
  * counter r * ncat + c, and the n largest keys win (the exponential race: the same law as
- * drawing one by one and renormalising). */
+ * drawing one by one and renormalising; best_keys).  The counters' words 0-1 are drawn
+ * MULTINOMIAL_DRAWS at a time in vectors (ptl_philox_words64). */
 static int
 multinomial_chunk(void *ctx, int64_t b, int64_t e)
 {
     const MultinomialJob *j = ctx;
     void *buf = malloc((size_t)j->ncat * (j->replacement ? sizeof(double) : sizeof(KeyIndex)));
+    uint64_t x[MULTINOMIAL_DRAWS];
     if (buf == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "out of memory in multinomial");
     }
@@ -1190,19 +1239,19 @@ multinomial_chunk(void *ctx, int64_t b, int64_t e)
                 cdf[c] = acc;
             }
             for (int64_t k = 0; k < j->n; k++) {
-                uint64_t idx = (uint64_t)(r * j->n + k);
-                PtlPhiloxBlock blk = ptl_philox_draw(j->seed, j->offset, idx, 0);
-                double u = ptl_uniform_bits(blk.w[0], blk.w[1], 53) * acc;
-                int64_t lo = 0, hi = j->ncat - 1;
-                /* the first category whose CDF exceeds u (it has p > 0) */
-                while (lo < hi) {
-                    int64_t mid = lo + (hi - lo) / 2;
-                    if (cdf[mid] > u) {
-                        hi = mid;
-                    }
-                    else {
-                        lo = mid + 1;
-                    }
+                if (k % MULTINOMIAL_DRAWS == 0) {
+                    int64_t m = j->n - k < MULTINOMIAL_DRAWS ? j->n - k : MULTINOMIAL_DRAWS;
+                    ptl_philox_words64(j->seed, j->offset, r * j->n + k, m, x);
+                }
+                uint64_t w = x[k % MULTINOMIAL_DRAWS];
+                double u = ptl_uniform_bits((uint32_t)w, (uint32_t)(w >> 32), 53) * acc;
+                /* the first category whose CDF exceeds u (it has p > 0), else the last: the
+                 * answer stays in [lo, lo + len), halved without a branch */
+                int64_t lo = 0, len = j->ncat;
+                while (len > 1) {
+                    int64_t half = len / 2;
+                    lo += cdf[lo + half - 1] > u ? 0 : half;
+                    len -= half;
                 }
                 while (lo > 0 && p[lo] == 0.0) {
                     lo--;
@@ -1213,13 +1262,17 @@ multinomial_chunk(void *ctx, int64_t b, int64_t e)
         else {
             KeyIndex *keys = buf;
             for (int64_t c = 0; c < j->ncat; c++) {
-                uint64_t idx = (uint64_t)(r * j->ncat + c);
-                PtlPhiloxBlock blk = ptl_philox_draw(j->seed, j->offset, idx, 0);
-                double ex = ptl_transform_exponential(ptl_uniform_open0(blk.w[0], blk.w[1]), 1.0);
+                if (c % MULTINOMIAL_DRAWS == 0) {
+                    int64_t m = j->ncat - c < MULTINOMIAL_DRAWS ? j->ncat - c : MULTINOMIAL_DRAWS;
+                    ptl_philox_words64(j->seed, j->offset, r * j->ncat + c, m, x);
+                }
+                uint64_t w = x[c % MULTINOMIAL_DRAWS];
+                double ex = ptl_transform_exponential(
+                    ptl_uniform_open0((uint32_t)w, (uint32_t)(w >> 32)), 1.0);
                 keys[c].key = p[c] > 0.0 ? p[c] / ex : 0.0;
                 keys[c].index = c;
             }
-            qsort(keys, (size_t)j->ncat, sizeof(KeyIndex), key_index_cmp);
+            best_keys(keys, j->ncat, j->n);
             for (int64_t k = 0; k < j->n; k++) {
                 o[k] = keys[k].index;
             }
