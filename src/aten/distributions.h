@@ -94,11 +94,13 @@ ptl_box_muller_f(float u1, float u2, double *z)
     z[1] = (double)(r * s);
 }
 
-/* exponential_: inverse CDF with u in (0, 1] */
+/* exponential_: inverse CDF with u in (0, 1] (2^-53 apart, so positive and normal): log is
+ * scalar_math.h's ptl_log_normal, whose vector twin random_fill.c runs, so that the vector
+ * and scalar loops and the CUDA kernel give the same bits */
 PTL_HD static inline double
 ptl_transform_exponential(double u, double lambd)
 {
-    return -log(u) / lambd;
+    return -ptl_log_normal(u) / lambd;
 }
 
 /* cauchy_: inverse CDF with u in [0, 1) */
@@ -109,11 +111,12 @@ ptl_transform_cauchy(double u, double median, double sigma)
 }
 
 /* geometric_: trials up to the first success, P(k) = (1 - p)^(k - 1) p for k >= 1, by
- * inverse CDF with u in (0, 1] (u = 1 would give 0, hence the floor at 1) */
+ * inverse CDF with u in (0, 1] (u = 1 would give 0, hence the floor at 1); log(u) as
+ * ptl_transform_exponential takes it */
 PTL_HD static inline double
 ptl_transform_geometric(double u, double p)
 {
-    double k = ceil(log(u) / log1p(-p));
+    double k = ceil(ptl_log_normal(u) / log1p(-p));
     return k < 1.0 ? 1.0 : k;
 }
 

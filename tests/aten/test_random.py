@@ -171,7 +171,9 @@ def test_thread_count_does_not_change_values(op):
 # objects, ranges and mean / std through the double transform, strided selves; float16 and bfloat16
 # uniforms (through store_halves, 512 a chunk) and float64 ones (uniform_range_f8, 16 a group) the
 # same way; random_ and randint of every dtype whose range fits 32 bits (Note [Integer draws in
-# vectors]: ranges 2 and 3, up to 2^32, signed, and above 2^32 through the scalar path); float16
+# vectors]: ranges 2 and 3, up to 2^32, signed, and above 2^32 through the scalar path);
+# exponential_ and geometric_ of every dtype (log_transform_range: 16 a group, 512 a chunk; p
+# near 0 and 1, saturating integer stores); float16
 # and bfloat16 normals (rounded from the float ones), float32, float16 and bfloat16 log_normal_ and
 # normal with tensor mean and std (the vector z, then the finish, 512 values a chunk: lengths at
 # and across it, and split over threads), with nan, infinities, values that overflow or underflow
@@ -257,6 +259,21 @@ for seed in (0, 1, 12345, 2 ** 40 + 7, 2 ** 62 - 5):
             out.write(ptl.empty(4099, dtype=dt).random_(0, 2, generator=g).view(ptl.uint8)
                       .numpy().tobytes())
         out.write(ptl.empty(1000, 7, dtype=ptl.int32).t().random_(-50, 50).numpy().tobytes())
+    for n in list(range(34)) + [511, 512, 513, 527, 528, 529, 4099, 70001]:
+        out.write(ptl.empty(n, dtype=ptl.float64).exponential_(2.5, generator=g).numpy()
+                  .tobytes())
+        out.write(ptl.empty(n, dtype=ptl.float64).geometric_(0.3, generator=g).numpy()
+                  .tobytes())
+    for skip in (1, 2, 3):
+        ptl.rand(skip, generator=g)
+        for dt in (ptl.float16, ptl.bfloat16, ptl.float32):
+            out.write(ptl.empty(4099, dtype=dt).exponential_(0.7, generator=g).view(ptl.uint8)
+                      .numpy().tobytes())
+        for dt in (ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64, ptl.float32):
+            for p in (1e-300, 0.01, 0.5, 1.0 - 2 ** -52):
+                out.write(ptl.empty(4099, dtype=dt).geometric_(p, generator=g).view(ptl.uint8)
+                          .numpy().tobytes())
+        out.write(ptl.empty(1000, 7).t().exponential_(3.0).numpy().tobytes())
     odd = ptl.tensor([float("nan"), float("inf"), -float("inf"), 1e30, -1e30, 65519.0, 65520.0,
                       6e-8, -3e-8, 1e-40, 1.0 + 2.0 ** -8, 1.0 + 3 * 2.0 ** -8, -0.0, 0.0] * 40)
     odd[5::14] = ptl.tensor([0x7FD23456, -0x2DCBA9], dtype=ptl.int32).view(ptl.float32).repeat(20)
