@@ -103,11 +103,15 @@ ptl_transform_exponential(double u, double lambd)
     return -ptl_log_normal(u) / lambd;
 }
 
-/* cauchy_: inverse CDF with u in [0, 1) */
+/* cauchy_: inverse CDF with u in [0, 1): tan(pi (u - 1/2)) as the sine over the cosine of
+ * 2 pi (u - 1/2) / 2 (exact arguments) by scalar_math.h's ptl_sincos2pi, whose vector twin
+ * random_fill.c runs (u = 0 gives -inf: the cosine of -pi / 2 is 0 there) */
 PTL_HD static inline double
 ptl_transform_cauchy(double u, double median, double sigma)
 {
-    return median + PTL_DMUL_RN(sigma, tan(PTL_PI * (u - 0.5)));
+    double s, c;
+    ptl_sincos2pi((u - 0.5) * 0.5, &s, &c);
+    return median + PTL_DMUL_RN(sigma, s / c);
 }
 
 /* geometric_: trials up to the first success, P(k) = (1 - p)^(k - 1) p for k >= 1, by

@@ -172,8 +172,8 @@ def test_thread_count_does_not_change_values(op):
 # uniforms (through store_halves, 512 a chunk) and float64 ones (uniform_range_f8, 16 a group) the
 # same way; random_ and randint of every dtype whose range fits 32 bits (Note [Integer draws in
 # vectors]: ranges 2 and 3, up to 2^32, signed, and above 2^32 through the scalar path);
-# exponential_ and geometric_ of every dtype (log_transform_range: 16 a group, 512 a chunk; p
-# near 0 and 1, saturating integer stores); float16
+# exponential_, geometric_ and cauchy_ of every dtype (transform_range: 16 a group, 512 a chunk;
+# p near 0 and 1, saturating integer stores, overflowing cauchy_); float16
 # and bfloat16 normals (rounded from the float ones), float32, float16 and bfloat16 log_normal_ and
 # normal with tensor mean and std (the vector z, then the finish, 512 values a chunk: lengths at
 # and across it, and split over threads), with nan, infinities, values that overflow or underflow
@@ -274,6 +274,10 @@ for seed in (0, 1, 12345, 2 ** 40 + 7, 2 ** 62 - 5):
                 out.write(ptl.empty(4099, dtype=dt).geometric_(p, generator=g).view(ptl.uint8)
                           .numpy().tobytes())
         out.write(ptl.empty(1000, 7).t().exponential_(3.0).numpy().tobytes())
+        for dt in (ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64):
+            for median, sigma in ((0.0, 1.0), (-2.5, 0.1), (1e300, 1e300)):
+                out.write(ptl.empty(4099, dtype=dt).cauchy_(median, sigma, generator=g)
+                          .view(ptl.uint8).numpy().tobytes())
     odd = ptl.tensor([float("nan"), float("inf"), -float("inf"), 1e30, -1e30, 65519.0, 65520.0,
                       6e-8, -3e-8, 1e-40, 1.0 + 2.0 ** -8, 1.0 + 3 * 2.0 ** -8, -0.0, 0.0] * 40)
     odd[5::14] = ptl.tensor([0x7FD23456, -0x2DCBA9], dtype=ptl.int32).view(ptl.float32).repeat(20)

@@ -321,30 +321,31 @@ draws_mod_range_avx2(const uint32_t *x, int64_t n, int64_t from, uint64_t range,
     draws_mod_range(x, n, from, range, vals);
 }
 
-/* out[i + k] = vals[k] (k < n) converted as ptl_dist_store converts a PTL_DIST_RANDOM
- * value to dt */
-#define STORE_DRAWS(T, CONV)                         \
+/* The loop of store_draws and store_values for one dtype: out[i + k] = CONV, k < n */
+#define STORE_EACH(T, CONV)                          \
     for (int64_t k = 0; k < n; k++) {                \
         ((T *)out)[i + k] = CONV;                    \
     }                                                \
     break
+
+/* out[i + k] = vals[k] (k < n) converted as ptl_dist_store converts a PTL_DIST_RANDOM
+ * value to dt */
 PTL_AVX2 static void
 store_draws(PtlDtype dt, void *out, int64_t i, const int64_t *vals, int64_t n)
 {
     switch (dt) {
-    case PTL_DTYPE_BOOL: STORE_DRAWS(uint8_t, (uint8_t)(vals[k] != 0));
-    case PTL_DTYPE_UINT8: STORE_DRAWS(uint8_t, (uint8_t)vals[k]);
-    case PTL_DTYPE_INT8: STORE_DRAWS(int8_t, (int8_t)vals[k]);
-    case PTL_DTYPE_INT16: STORE_DRAWS(int16_t, (int16_t)vals[k]);
-    case PTL_DTYPE_INT32: STORE_DRAWS(int32_t, (int32_t)vals[k]);
-    case PTL_DTYPE_INT64: STORE_DRAWS(int64_t, vals[k]);
-    case PTL_DTYPE_FLOAT16: STORE_DRAWS(ptl_half, ptl_f_to_half((float)vals[k]));
-    case PTL_DTYPE_BFLOAT16: STORE_DRAWS(ptl_bf16, ptl_f_to_bf16((float)vals[k]));
-    case PTL_DTYPE_FLOAT32: STORE_DRAWS(float, (float)vals[k]);
-    default: STORE_DRAWS(double, (double)vals[k]);
+    case PTL_DTYPE_BOOL: STORE_EACH(uint8_t, (uint8_t)(vals[k] != 0));
+    case PTL_DTYPE_UINT8: STORE_EACH(uint8_t, (uint8_t)vals[k]);
+    case PTL_DTYPE_INT8: STORE_EACH(int8_t, (int8_t)vals[k]);
+    case PTL_DTYPE_INT16: STORE_EACH(int16_t, (int16_t)vals[k]);
+    case PTL_DTYPE_INT32: STORE_EACH(int32_t, (int32_t)vals[k]);
+    case PTL_DTYPE_INT64: STORE_EACH(int64_t, vals[k]);
+    case PTL_DTYPE_FLOAT16: STORE_EACH(ptl_half, ptl_f_to_half((float)vals[k]));
+    case PTL_DTYPE_BFLOAT16: STORE_EACH(ptl_bf16, ptl_f_to_bf16((float)vals[k]));
+    case PTL_DTYPE_FLOAT32: STORE_EACH(float, (float)vals[k]);
+    default: STORE_EACH(double, (double)vals[k]);
     }
 }
-#undef STORE_DRAWS
 
 /* [b, e) of a PTL_DIST_RANDOM job of one word an element (Note [Integer draws in vectors]):
  * 512 elements a chunk; the elements before the first block boundary and after the last
@@ -667,41 +668,57 @@ uniform_range_f8(const PtlDistJob *j, int64_t b, int64_t e)
 
 /* out[i + k] = v[k] (k < n) converted to dt as ptl_dist_store converts ptl_dist_value's
  * double */
-#define STORE_VALUES(T, CONV)                        \
-    for (int64_t k = 0; k < n; k++) {                \
-        ((T *)out)[i + k] = CONV;                    \
-    }                                                \
-    break
 PTL_AVX2 static void
 store_values(PtlDtype dt, void *out, int64_t i, const double *v, int64_t n)
 {
     switch (dt) {
-    case PTL_DTYPE_BOOL: STORE_VALUES(uint8_t, (uint8_t)(v[k] != 0));
-    case PTL_DTYPE_UINT8: STORE_VALUES(uint8_t, (uint8_t)ptl_dist_sat_i64(v[k]));
-    case PTL_DTYPE_INT8: STORE_VALUES(int8_t, (int8_t)ptl_dist_sat_i64(v[k]));
-    case PTL_DTYPE_INT16: STORE_VALUES(int16_t, (int16_t)ptl_dist_sat_i64(v[k]));
-    case PTL_DTYPE_INT32: STORE_VALUES(int32_t, (int32_t)ptl_dist_sat_i64(v[k]));
-    case PTL_DTYPE_INT64: STORE_VALUES(int64_t, ptl_dist_sat_i64(v[k]));
-    case PTL_DTYPE_FLOAT16: STORE_VALUES(ptl_half, ptl_f_to_half((float)v[k]));
-    case PTL_DTYPE_BFLOAT16: STORE_VALUES(ptl_bf16, ptl_f_to_bf16((float)v[k]));
-    case PTL_DTYPE_FLOAT32: STORE_VALUES(float, (float)v[k]);
-    default: STORE_VALUES(double, v[k]);
+    case PTL_DTYPE_BOOL: STORE_EACH(uint8_t, (uint8_t)(v[k] != 0));
+    case PTL_DTYPE_UINT8: STORE_EACH(uint8_t, (uint8_t)ptl_dist_sat_i64(v[k]));
+    case PTL_DTYPE_INT8: STORE_EACH(int8_t, (int8_t)ptl_dist_sat_i64(v[k]));
+    case PTL_DTYPE_INT16: STORE_EACH(int16_t, (int16_t)ptl_dist_sat_i64(v[k]));
+    case PTL_DTYPE_INT32: STORE_EACH(int32_t, (int32_t)ptl_dist_sat_i64(v[k]));
+    case PTL_DTYPE_INT64: STORE_EACH(int64_t, ptl_dist_sat_i64(v[k]));
+    case PTL_DTYPE_FLOAT16: STORE_EACH(ptl_half, ptl_f_to_half((float)v[k]));
+    case PTL_DTYPE_BFLOAT16: STORE_EACH(ptl_bf16, ptl_f_to_bf16((float)v[k]));
+    case PTL_DTYPE_FLOAT32: STORE_EACH(float, (float)v[k]);
+    default: STORE_EACH(double, v[k]);
     }
 }
-#undef STORE_VALUES
+#undef STORE_EACH
 
-/* [b, e) of an exponential_ or geometric_ job with a scalar parameter: the 53-bit uniforms
- * u of sixteen elements at a time (uniforms53_pd), log(1 - u) by ptl_vm_log_normal_pd, the
- * twin of the scalar path's ptl_log_normal, then -log / lambda, or ceil(log / log1p(-p)) at
- * least 1, as distributions.h's transforms compute them, 512 values a chunk; the elements
- * before the first pair and after the last group through dist_range.  Element by element,
- * geometric_ was 0.63x PyTorch (1e6 float32 values, one thread). */
-PTL_AVX2 static void
-log_transform_range(const PtlDistJob *j, int64_t b, int64_t e)
+/* The values of an exponential_, geometric_ or cauchy_ job with scalar parameters a and b
+ * from its 53-bit uniforms u, as distributions.h's transforms compute them through the
+ * twins of scalar_math.h's log and sincos2pi: -log(1 - u) / lambda; ceil(log(1 - u) / c)
+ * at least 1, c = log1p(-p); median + sigma sin / cos of 2 pi (u - 1/2) / 2 */
+PTL_AVX2 static inline __m256d
+transform_pd(int kind, __m256d u, double a, double b, double c)
 {
-    const int geometric = j->kind == PTL_DIST_GEOMETRIC;
     const __m256d one = _mm256_set1_pd(1.0);
-    const __m256d c = _mm256_set1_pd(geometric ? log1p(-j->a) : j->a);
+    if (kind == PTL_DIST_CAUCHY) {
+        __m256d sn, cs;
+        ptl_vm_sincos2pi_pd(_mm256_mul_pd(_mm256_sub_pd(u, _mm256_set1_pd(0.5)),
+                                          _mm256_set1_pd(0.5)),
+                            &sn, &cs);
+        return _mm256_add_pd(_mm256_set1_pd(a),
+                             _mm256_mul_pd(_mm256_set1_pd(b), _mm256_div_pd(sn, cs)));
+    }
+    __m256d l = ptl_vm_log_normal_pd(_mm256_sub_pd(one, u));
+    if (kind == PTL_DIST_GEOMETRIC) {
+        return _mm256_max_pd(one, _mm256_ceil_pd(_mm256_div_pd(l, _mm256_set1_pd(c))));
+    }
+    return _mm256_div_pd(_mm256_sub_pd(_mm256_setzero_pd(), l), _mm256_set1_pd(a));
+}
+
+/* [b, e) of an exponential_, geometric_ or cauchy_ job with scalar parameters: the 53-bit
+ * uniforms of sixteen elements at a time (uniforms53_pd) through transform_pd, 512 values
+ * a chunk, stored as ptl_dist_store stores ptl_dist_value's double; the elements before the
+ * first pair and after the last group through dist_range.  Element by element (libm's log
+ * and tan), geometric_ and cauchy_ were 0.63x and 0.78x PyTorch (1e6 float32 values, one
+ * thread). */
+PTL_AVX2 static void
+transform_range(const PtlDistJob *j, int64_t b, int64_t e)
+{
+    const double c = j->kind == PTL_DIST_GEOMETRIC ? log1p(-j->a) : 0.0;
     double v[512];
     int64_t i = (b + 1) / 2 * 2;
     if (i > e) {
@@ -714,14 +731,8 @@ log_transform_range(const PtlDistJob *j, int64_t b, int64_t e)
             __m256d u[2][2];
             uniforms53_pd(j, (i + k) / 2, u[0], u[1]);
             for (int h = 0; h < 2; h++) {
-                __m256d x[2];
-                for (int p = 0; p < 2; p++) {
-                    __m256d l = ptl_vm_log_normal_pd(_mm256_sub_pd(one, u[p][h]));
-                    x[p] = geometric
-                               ? _mm256_max_pd(one, _mm256_ceil_pd(_mm256_div_pd(l, c)))
-                               : _mm256_div_pd(_mm256_sub_pd(_mm256_setzero_pd(), l), c);
-                }
-                store_interleaved_pd(v + k + 8 * h, x[0], x[1]);
+                store_interleaved_pd(v + k + 8 * h, transform_pd(j->kind, u[0][h], j->a, j->b, c),
+                                     transform_pd(j->kind, u[1][h], j->a, j->b, c));
             }
         }
         store_values(j->dt, j->out, i, v, n);
@@ -965,8 +976,9 @@ ptl_random_fill_range(void *ctx, int64_t b, int64_t e)
         normal_range_f8(j, b, e);
         return 0;
     }
-    if (vec && (j->kind == PTL_DIST_EXPONENTIAL || j->kind == PTL_DIST_GEOMETRIC)) {
-        log_transform_range(j, b, e);
+    if (vec && (j->kind == PTL_DIST_EXPONENTIAL || j->kind == PTL_DIST_GEOMETRIC ||
+                j->kind == PTL_DIST_CAUCHY)) {
+        transform_range(j, b, e);
         return 0;
     }
     if (ptl_cpu_capability() >= PTL_CPU_AVX2 && j->kind == PTL_DIST_NORMAL &&
