@@ -499,12 +499,64 @@ sweep_rows(double *mat, int64_t n, int64_t m, int64_t i, const double *sv, int64
     }
 }
 
+/* The columns' part of one sweep's reflections (as reflect_cols) on the rows of h above
+ * the bulge: reflection k reaches rows r < k (rows i1..k-1) only here, after the sweep --
+ * no later step of the sweep reads them.  By blocks of EIG_COL_BLOCK rows, transposed into
+ * ct (EIG_COL_BLOCK n scratch) so that each reflection updates three contiguous rows of it
+ * (the same arithmetic as reflect_cols). */
+#define EIG_COL_BLOCK 32
+
+static PTL_LOOP_CLONES_WIDE void
+sweep_cols_above(double *h, int64_t n, int64_t i1, int64_t m, int64_t i, const double *sv,
+                 double *ct)
+{
+    const int64_t B = EIG_COL_BLOCK;
+    for (int64_t r0 = i1; r0 + 1 < i; r0 += B) {
+        int64_t r1 = r0 + B < i - 1 ? r0 + B : i - 1, c0 = m > r0 + 1 ? m : r0 + 1;
+        for (int64_t r = r0; r < r1; r++) {
+            for (int64_t c = c0; c <= i; c++) {
+                ct[(c - c0) * B + r - r0] = AT(h, n, r, c);
+            }
+        }
+        for (int64_t k = c0; k < i; k++) {
+            const double *q = sv + 3 * k;
+            double t = q[2], t2 = t * q[0], t3 = t * q[1], v1 = q[0], v2 = q[1];
+            int64_t wk = (k < r1 ? k : r1) - r0;
+            double *x0 = ct + (k - c0) * B, *x1 = x0 + B;
+            if (t == 0 || wk <= 0) {
+                continue;
+            }
+            if (k == i - 1) {
+                for (int64_t j = 0; j < wk; j++) {
+                    double sj = x0[j] + v1 * x1[j];
+                    x0[j] -= sj * t;
+                    x1[j] -= sj * t2;
+                }
+                continue;
+            }
+            double *x2 = x1 + B;
+            for (int64_t j = 0; j < wk; j++) {
+                double sj = x0[j] + v1 * x1[j] + v2 * x2[j];
+                x0[j] -= sj * t;
+                x1[j] -= sj * t2;
+                x2[j] -= sj * t3;
+            }
+        }
+        for (int64_t r = r0; r < r1; r++) {
+            for (int64_t c = c0; c <= i; c++) {
+                AT(h, n, r, c) = ct[(c - c0) * B + r - r0];
+            }
+        }
+    }
+}
+
 /* One Francis double-shift sweep over rows/columns m..i of h (n x n), the bulge started
  * from the shifts (rt1r + i rt1i, rt2r + i rt2i) as v, l the top of the active block;
  * rows i1..i2 of the columns are updated (the whole of T, or only the block) and the
  * reflections are applied to zt's rows (Z's columns) when zt is not NULL.  The rows' part
  * right of column i (no later step of the sweep reads it) and zt take the whole sweep at
- * the end, by sweep_rows; sv: 3n scratch. */
+ * the end, by sweep_rows, and the columns' part above row k the same way, by
+ * sweep_cols_above; sv: (3 + EIG_COL_BLOCK) n scratch. */
 static void
 francis_sweep(double *h, int64_t n, double *zt, int64_t l, int64_t m, int64_t i, int64_t i1,
               int64_t i2, double *v, double *sv)
@@ -534,8 +586,9 @@ francis_sweep(double *h, int64_t n, double *zt, int64_t l, int64_t m, int64_t i,
             continue;
         }
         reflect_rows(h, n, k, nr, k, i2 < i ? i2 : i, v, t1);
-        reflect_cols(h, n, i1, k + 3 < i ? k + 3 : i, k, nr, v, t1);
+        reflect_cols(h, n, k > i1 ? k : i1, k + 3 < i ? k + 3 : i, k, nr, v, t1);
     }
+    sweep_cols_above(h, n, i1, m, i, sv, sv + 3 * n);
     if (i2 > i) {
         sweep_rows(h, n, m, i, sv, i + 1, i2 + 1);
     }
@@ -548,8 +601,8 @@ francis_sweep(double *h, int64_t n, double *zt, int64_t l, int64_t m, int64_t i,
  * becomes the real Schur form T (when zt is not NULL;
  * otherwise only its diagonal blocks are final) and zt = Z^T is multiplied by the
  * transformations (Z's columns are zt's rows, so the sweeps update contiguous rows);
- * the eigenvalues go to wr, wi.  sv: 3n scratch.  Returns 0, or lahqr's info (the 1-based
- * index of the last eigenvalue that did not converge). */
+ * the eigenvalues go to wr, wi.  sv: (3 + EIG_COL_BLOCK) n scratch.  Returns 0, or lahqr's
+ * info (the 1-based index of the last eigenvalue that did not converge). */
 static int32_t
 schur_form(double *h, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *wr,
            double *wi, double *sv)
@@ -887,13 +940,13 @@ eig_matrix(void *ctx, int64_t i)
     const EigJob *j = ctx;
     int64_t n = j->n;
     int uv = j->vr != NULL;
-    /* h, zt: n x n; d, w: n, 4n; x, y: n complex each */
-    double *h = malloc(sizeof(double) * (size_t)(2 * n * n + 9 * n + 1));
+    /* h, zt: n x n; d, w: n, (3 + EIG_COL_BLOCK) n; x, y: n complex each */
+    double *h = malloc(sizeof(double) * (size_t)(2 * n * n + (8 + EIG_COL_BLOCK) * n + 1));
     if (h == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.eig: out of memory");
     }
     double *zt = uv ? h + n * n : NULL, *d = h + 2 * n * n, *w = d + n;
-    double complex *x = (double complex *)(w + 4 * n), *y = x + n;
+    double complex *x = (double complex *)(w + (3 + EIG_COL_BLOCK) * n), *y = x + n;
     double *wr = j->wr + i * n, *wi = j->wi + i * n;
     memcpy(h, j->a + i * n * n, sizeof(double) * (size_t)(n * n));
     int e = scale_unit(h, n);
