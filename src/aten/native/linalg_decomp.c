@@ -15,13 +15,32 @@
  * Note [Symmetric eigensolver]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * eigh reduces the symmetric matrix (built from the triangle UPLO names) to a tridiagonal
- * T = Q^T A Q by n - 2 Householder reflections, each applied from both sides as a rank-2
- * update, accumulates Q, and then diagonalises T by the implicit QL iteration with
- * Wilkinson's shift, applying each Givens rotation to the rows of Q^T.  A subdiagonal
- * element counts as zero once it is below eps (|d[i]| + |d[i+1]|) (deflation).  The work is
- * about 4/3 n^3 for the reduction, 4/3 n^3 for Q and 3 n^3 for the rotations, a few times
- * LAPACK's divide-and-conquer syevd, with the same backward stability.  Eigenvalues come out
- * ascending; eigenvector signs may differ from LAPACK's. */
+ * T = Q^T A Q by n - 2 Householder reflections and diagonalises T by the implicit QL
+ * iteration with Wilkinson's shift; a subdiagonal element counts as zero once it is below
+ * eps (|d[i]| + |d[i+1]|) (deflation).  Eigenvalues come out ascending; eigenvector signs
+ * may differ from LAPACK's.  Three parts, each shaped for the cache and the GEMM:
+ * - The reduction goes in panels of TRIDIAG_BLOCK steps (LAPACK's sytrd + latrd): step k
+ *   brings row k up to date with the panel's earlier rank-2 terms, makes its reflection v
+ *   and w = p - (tau / 2) (p . v) v, p = tau (S v - V W^T v - W V^T v) with S the trailing
+ *   matrix as stored at the panel's start (one pass over it, as a sum of its rows);
+ *   after the panel the trailing matrix takes A -= V W^T + W V^T in two GEMMs.  One pass
+ *   over the trailing matrix a step where a rank-2 update a step made three, and half the
+ *   flops in the GEMM.
+ * - Q (only when the vectors are wanted) is diag(1, Q1), Q1 the Q of the QR whose columns
+ *   hold the reflections, formed by blocks of QR_BLOCK as qr_matrix forms its Q (Note
+ *   [Blocked QR]), then transposed: the QL works on Q^T's rows.
+ * - The QL's scalar part (d, e, the rotations' c and s) needs no vectors: eigvalsh stops
+ *   there (and gives eigh's eigenvalues bit for bit).  With vectors, each sweep's
+ *   rotations (for i from m - 1 down to l, rows i and i + 1) are kept and applied
+ *   SWEEP_BATCH sweeps at a time, SWEEP_CHUNK columns at a time: within a chunk the sweeps
+ *   advance as a wavefront, sweep s two rows behind sweep s - 1 (sweep s's rotation on
+ *   rows i, i + 1 needs sweep s - 1 done with rows i - 1.. ), and each sweep carries its
+ *   moving row down the chain, so a row is loaded and stored about once a batch instead
+ *   of twice a rotation, and the rows stay in L1.  The rotations then run at the speed of
+ *   the multiplier (about 6 flops an entry a rotation, no FMA: Note [Loop clones]).
+ * The work is about 4/3 n^3 for the reduction, 4/3 n^3 for Q (GEMM) and 3 n^3 for the
+ * rotations; LAPACK's divide-and-conquer syevd does less for the vectors, with the same
+ * backward stability. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -243,8 +262,10 @@ ptl_linalg_qr_form_q(const double *a, int64_t m, int64_t n, const double *tau, d
  * reflections are made and applied to the block's own columns one by one (as above), then
  * their product H_j0 ... H_j0+jb-1 = I - V T V^T (V unit lower trapezoidal, T upper
  * triangular: LAPACK's larft) is applied to the trailing columns at once, C -= V (T^T (V^T
- * C)), two GEMMs; Q is formed backwards the same way, Q -= V (T (V^T Q)).  Matrices of at
- * most one block take the loops above alone (svd.c calls those directly). */
+ * C)), two GEMMs; Q is formed backwards the same way, Q -= V (T (V^T Q)).  T's entries
+ * above the diagonal start as V^T V, one more GEMM (a dot product down V's strided columns
+ * per entry had been a fifth of qr 256).  Matrices of at most one block take the loops
+ * above alone (svd.c calls those directly); eigh forms its Q by blocks at every size. */
 #define QR_BLOCK 32
 
 /* Scratch for the blocked QR of an m x n matrix whose Q has qc columns, in doubles. */

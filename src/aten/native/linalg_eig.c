@@ -6,7 +6,7 @@
  *
  * Note [Nonsymmetric eigensolver]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * The steps of LAPACK's dgeev, unblocked:
+ * The steps of LAPACK's dgeev, in its small-matrix (unblocked) form:
  * 1. Scaling: A is multiplied by the power of two that brings its largest entry into
  *    [1/2, 1) (exact: the eigenvalues are scaled back by the same power, and the
  *    eigenvectors do not change), so the back-substitution below works on entries of order
@@ -18,9 +18,10 @@
  *    then makes the rows and columns of that block of comparable 2-norms, which reduces the
  *    rounding error of the eigenvalues of badly scaled matrices.  The eigenvectors of A are
  *    P D times those of the balanced matrix (gebak).
- * 3. Hessenberg reduction (gehrd + orghr): ihi - ilo - 1 Householder reflections, each
- *    applied from both sides, give H = Q^T A Q, zero below the subdiagonal; Q is
- *    accumulated when the eigenvectors are asked for.
+ * 3. Hessenberg reduction (gehd2 + orghr): ihi - ilo - 1 Householder reflections, each
+ *    applied from both sides, give H = Q^T A Q, zero below the subdiagonal (the right
+ *    side's products A v by the GEMM: a dot product a row would be one dependent chain of
+ *    adds); Q is accumulated when the eigenvectors are asked for.
  * 4. Francis double-shift QR (lahqr) on rows and columns ilo..ihi: sweeps chase a 3 x 3
  *    bulge down the active block H[l..i] until a subdiagonal entry is negligible (lahqr's
  *    test, which also weighs the neighbouring entries), then the block splits.  The shifts
@@ -30,7 +31,14 @@
  *    entries and off-diagonal entries of opposite signs for a complex pair, else
  *    triangular) by one rotation, applied to the rest of H and to Q.  The result is the
  *    real Schur form T = Z^T A Z (Z = Q times the sweeps' reflections; kept as Z^T, whose
- *    rows the sweeps update contiguously).  30 max(10, nh) sweeps per eigenvalue without
+ *    rows the sweeps update contiguously).  Within a sweep, reflection k must reach the
+ *    rows and columns near the bulge at once (the next reflection is made from them), but
+ *    not the rest: the rows' part right of the active block (when T is wanted) and Z^T
+ *    take the whole sweep after it, SWEEP_COLS columns at a time, so that the two rows one
+ *    reflection shares with the next stay in L1; and the columns' part above row k (rows
+ *    no later step reads) takes it after the sweep too, by blocks of EIG_COL_BLOCK rows
+ *    transposed so that each reflection updates contiguous rows.  The arithmetic of each
+ *    entry's update is unchanged.  30 max(10, nh) sweeps per eigenvalue without
  *    convergence (nh = ihi - ilo + 1) set info to the 1-based index of the last
  *    unconverged one, as lahqr does.
  * 5. Eigenvectors (trevc + the normalisation of geev): for each eigenvalue, from the last
