@@ -189,17 +189,18 @@ def test_qr_of_rank_deficient_columns_across_blocks():
 
 # eigh (Note [Symmetric eigensolver] in linalg_decomp.c): the tridiagonal reduction runs in
 # panels of TRIDIAG_BLOCK of its n - 2 steps, Q is formed QR_BLOCK reflections at a time,
-# the QL sweeps reach the vectors SWEEP_BATCH at a time in SWEEP_CHUNK columns, and the
-# transposes go by TRANSPOSE_TILE tiles.  Eigenvalues are compared with NumPy's, the vectors
+# each QL sweep reaches the vectors SWEEP_CHUNK columns at a time, and the transposes go by
+# TRANSPOSE_TILE tiles.  Eigenvalues are compared with NumPy's, the vectors
 # (whose signs are free) through the residual and the orthogonality.
 TRIDIAG_BLOCK = 32
-SWEEP_CHUNK = 64
+SWEEP_CHUNK = 16
 TRANSPOSE_TILE = 16
-EIGH_SIZES = sorted({1, 2, 3, 4, TRANSPOSE_TILE - 1, TRANSPOSE_TILE + 1, TRIDIAG_BLOCK - 1,
-                     TRIDIAG_BLOCK, TRIDIAG_BLOCK + 1, TRIDIAG_BLOCK + 2, TRIDIAG_BLOCK + 3,
-                     QR_BLOCK + 2, 2 * TRIDIAG_BLOCK + 1, 2 * TRIDIAG_BLOCK + 2,
-                     2 * TRIDIAG_BLOCK + 3, SWEEP_CHUNK - 1, SWEEP_CHUNK, SWEEP_CHUNK + 1,
-                     2 * SWEEP_CHUNK + 1, 3 * TRIDIAG_BLOCK + 7})
+EIGH_SIZES = sorted({1, 2, 3, 4, TRANSPOSE_TILE - 1, TRANSPOSE_TILE, TRANSPOSE_TILE + 1,
+                     SWEEP_CHUNK - 1, SWEEP_CHUNK, SWEEP_CHUNK + 1, 2 * SWEEP_CHUNK + 1,
+                     TRIDIAG_BLOCK - 1, TRIDIAG_BLOCK, TRIDIAG_BLOCK + 1, TRIDIAG_BLOCK + 2,
+                     TRIDIAG_BLOCK + 3, QR_BLOCK + 2, 2 * TRIDIAG_BLOCK + 1,
+                     2 * TRIDIAG_BLOCK + 2, 2 * TRIDIAG_BLOCK + 3, 3 * TRIDIAG_BLOCK + 7,
+                     4 * SWEEP_CHUNK + 1})
 
 
 def _eigh_check(a, w, V):
@@ -241,7 +242,7 @@ def test_eigh_across_blocks(n, kind, threads):
                               w.numpy())
 
 
-@pytest.mark.parametrize("n", [0, 1, TRIDIAG_BLOCK + 1, 2 * SWEEP_CHUNK + 1])
+@pytest.mark.parametrize("n", [0, 1, TRIDIAG_BLOCK + 1, 4 * SWEEP_CHUNK + 1])
 def test_eigh_of_zero_and_diagonal_matrices_across_blocks(n):
     w, V = ptl.linalg.eigh(ptl.zeros(n, n, dtype=ptl.float64))
     assert not w.any()

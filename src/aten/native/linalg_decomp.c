@@ -31,16 +31,15 @@
  *   [Blocked QR]), then transposed: the QL works on Q^T's rows.
  * - The QL's scalar part (d, e, the rotations' c and s) needs no vectors: eigvalsh stops
  *   there (and gives eigh's eigenvalues bit for bit).  With vectors, each sweep's
- *   rotations (for i from m - 1 down to l, rows i and i + 1) are kept and applied
- *   SWEEP_BATCH sweeps at a time, SWEEP_CHUNK columns at a time: within a chunk the sweeps
- *   advance as a wavefront, sweep s two rows behind sweep s - 1 (sweep s's rotation on
- *   rows i, i + 1 needs sweep s - 1 done with rows i - 1.. ), and each sweep carries its
- *   moving row down the chain, so a row is loaded and stored about once a batch instead
- *   of twice a rotation, and the rows stay in L1.  The rotations then run at the speed of
- *   the multiplier (about 6 flops an entry a rotation, no FMA: Note [Loop clones]).
+ *   rotations (for i from m - 1 down to l, rows i and i + 1 of Q^T) are kept and applied
+ *   after the sweep, SWEEP_CHUNK columns at a time: the row a rotation leaves for the next
+ *   one is carried in registers, so a row is loaded and stored once a rotation instead of
+ *   twice.  (Measured at n = 256: batching several sweeps as a wavefront, to keep the rows
+ *   in L1, and a three-multiply form of the rotation were no faster; 16 columns beat 8,
+ *   32 and 64.)
  * The work is about 4/3 n^3 for the reduction, 4/3 n^3 for Q (GEMM) and 3 n^3 for the
- * rotations; LAPACK's divide-and-conquer syevd does less for the vectors, with the same
- * backward stability. */
+ * rotations, which are half of eigh's time at n = 256; LAPACK's divide-and-conquer syevd
+ * does much less for the vectors (mostly GEMM), with the same backward stability. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -593,71 +592,59 @@ tridiagonal_form_qt(double *a, int64_t n, const double *tau, double *qt)
     return rc;
 }
 
-/* Applies to the rows of zt (n x n) the rotations of ns QL sweeps, in order: sweep s, for i
- * from hi[s] - 1 down to lo[s], sets (row i, row i + 1) to (c row i - s row i+1, s row i +
- * c row i+1) with c = cs[s * n + i], s = sn[s * n + i].  See Note [Symmetric eigensolver]:
- * SWEEP_CHUNK columns at a time, the sweeps advance together as a wavefront, sweep s two
- * rows behind sweep s - 1, each carrying its row i + 1 down the chain. */
-#define SWEEP_CHUNK 64
-#define SWEEP_BATCH 8
+/* Applies the rotations of one QL sweep to the rows of zt (n x n): for i from hi - 1 down
+ * to lo, (row i, row i + 1) <- (c_i row i - s_i row i+1, s_i row i + c_i row i+1).  Row
+ * i + 1 of one rotation is row i of the next, so it is carried down the chain, SWEEP_CHUNK
+ * columns at a time, in registers: a row is loaded once and stored once a rotation, not
+ * twice each.  See Note [Symmetric eigensolver]. */
+#define SWEEP_CHUNK 16
 
-/* One rotation of the chain on w columns: zj (row i + 1) = s zi + c carry, carry = c zi -
- * s carry (the new row i, carried on). */
-static inline void
-rotate_chunk(double *zi, double *zj, double *carry, int64_t w, double c, double s)
-{
-    for (int64_t k = 0; k < w; k++) {
-        double t = zi[k];
-        zj[k] = s * t + c * carry[k];
-        carry[k] = c * t - s * carry[k];
-    }
-}
+typedef double SweepVec __attribute__((vector_size(32)));
+#define SWEEP_VECS (SWEEP_CHUNK / 4)
 
 static PTL_LOOP_CLONES_WIDE void
-apply_sweeps(double *zt, int64_t n, int64_t ns, const int64_t *lo, const int64_t *hi,
-             const double *cs, const double *sn)
+apply_sweep(double *zt, int64_t n, int64_t lo, int64_t hi, const double *cs, const double *sn)
 {
-    int64_t gtop = hi[0] - 1, gbot = lo[0];
-    for (int64_t s = 1; s < ns; s++) {
-        gtop = hi[s] - 1 - 2 * s > gtop ? hi[s] - 1 - 2 * s : gtop;
-        gbot = lo[s] - 2 * s < gbot ? lo[s] - 2 * s : gbot;
-    }
-    double carry[SWEEP_BATCH][SWEEP_CHUNK];
-    for (int64_t k0 = 0; k0 < n; k0 += SWEEP_CHUNK) {
-        int64_t w = n - k0 < SWEEP_CHUNK ? n - k0 : SWEEP_CHUNK;
-        for (int64_t g = gtop; g >= gbot; g--) {
-            for (int64_t s = 0; s < ns; s++) {
-                int64_t i = g + 2 * s;
-                if (i < lo[s] || i >= hi[s]) {
-                    continue;
-                }
-                double *zi = zt + i * n + k0, *zj = zi + n, c = cs[s * n + i];
-                double sv = sn[s * n + i];
-                if (i == hi[s] - 1) {
-                    memcpy(carry[s], zj, sizeof(double) * (size_t)w);
-                }
-                if (w == SWEEP_CHUNK) {
-                    rotate_chunk(zi, zj, carry[s], SWEEP_CHUNK, c, sv);
-                } else {
-                    rotate_chunk(zi, zj, carry[s], w, c, sv);
-                }
-                if (i == lo[s]) {
-                    memcpy(zi, carry[s], sizeof(double) * (size_t)w);
-                }
+    int64_t k0 = 0;
+    for (; k0 + SWEEP_CHUNK <= n; k0 += SWEEP_CHUNK) {
+        SweepVec carry[SWEEP_VECS];
+        memcpy(carry, zt + hi * n + k0, sizeof(carry));
+        for (int64_t i = hi - 1; i >= lo; i--) {
+            double *zi = zt + i * n + k0, c = cs[i], s = sn[i];
+            for (int v = 0; v < SWEEP_VECS; v++) {
+                SweepVec t, u;
+                memcpy(&t, zi + 4 * v, sizeof(t));
+                u = s * t + c * carry[v];
+                carry[v] = c * t - s * carry[v];
+                memcpy(zi + n + 4 * v, &u, sizeof(u));
             }
         }
+        memcpy(zt + lo * n + k0, carry, sizeof(carry));
+    }
+    if (k0 < n) {
+        double carry[SWEEP_CHUNK];
+        int64_t w = n - k0;
+        memcpy(carry, zt + hi * n + k0, sizeof(double) * (size_t)w);
+        for (int64_t i = hi - 1; i >= lo; i--) {
+            double *zi = zt + i * n + k0, *zj = zi + n, c = cs[i], s = sn[i];
+            for (int64_t k = 0; k < w; k++) {
+                double t = zi[k];
+                zj[k] = s * t + c * carry[k];
+                carry[k] = c * t - s * carry[k];
+            }
+        }
+        memcpy(zt + lo * n + k0, carry, sizeof(double) * (size_t)w);
     }
 }
 
 /* Diagonalises the symmetric tridiagonal (d, e) by implicit QL steps with Wilkinson's
  * shift: d becomes the eigenvalues (unsorted) and every sweep's rotations are applied to
- * the rows of zt (n x n) when not NULL, SWEEP_BATCH sweeps at a time.  rot: 2 SWEEP_BATCH n
- * scratch.  0, or -1 when an eigenvalue does not converge. */
+ * the rows of zt (n x n) when not NULL.  rot: 2n scratch.  0, or -1 when an eigenvalue
+ * does not converge. */
 static int
 tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot)
 {
-    double *cs = rot, *sn = rot + SWEEP_BATCH * n;
-    int64_t lo[SWEEP_BATCH], hi[SWEEP_BATCH], ns = 0;
+    double *cs = rot, *sn = rot + n;
     for (int64_t l = 0; l < n; l++) {
         for (int iter = 0;; iter++) {
             int64_t m = l;
@@ -675,7 +662,6 @@ tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot)
             double r = rotation_norm(g, 1.0);
             g = d[m] - d[l] + e[l] / (g + copysign(r, g));
             double s = 1, c = 1, p = 0;
-            double *cq = cs + ns * n, *sq = sn + ns * n;
             int64_t i;
             for (i = m - 1; i >= l; i--) {
                 double f = s * e[i], b = c * e[i];
@@ -694,16 +680,11 @@ tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot)
                 p = s * r;
                 d[i + 1] = g + p;
                 g = c * r - b;
-                cq[i] = c;
-                sq[i] = s;
+                cs[i] = c;
+                sn[i] = s;
             }
             if (zt != NULL && i + 1 < m) {
-                lo[ns] = i + 1;
-                hi[ns] = m;
-                if (++ns == SWEEP_BATCH) {
-                    apply_sweeps(zt, n, ns, lo, hi, cs, sn);
-                    ns = 0;
-                }
+                apply_sweep(zt, n, i + 1, m, cs, sn);
             }
             if (r == 0 && i >= l) {
                 continue;
@@ -712,9 +693,6 @@ tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot)
             e[l] = g;
             e[m] = 0;
         }
-    }
-    if (ns > 0) {
-        apply_sweeps(zt, n, ns, lo, hi, cs, sn);
     }
     return 0;
 }
@@ -783,13 +761,13 @@ eigh_matrix(void *ctx, int64_t i)
     const DecompJob *j = ctx;
     int64_t n = j->n;
     const double *src = j->a + i * n * n;
-    double *a = malloc(sizeof(double) * (size_t)(2 * n * n + (3 + 2 * SWEEP_BATCH) * n +
-                                                 tridiagonalize_scratch(n) + 1));
+    double *a = malloc(sizeof(double) * (size_t)(2 * n * n + 5 * n + tridiagonalize_scratch(n) +
+                                                 1));
     if (a == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");
     }
     double *zt = j->out1 != NULL ? a + n * n : NULL, *d = a + 2 * n * n, *e = d + n;
-    double *tau = e + n, *rot = tau + n, *scratch = rot + 2 * SWEEP_BATCH * n;
+    double *tau = e + n, *rot = tau + n, *scratch = rot + 2 * n;
     int64_t *idx = (int64_t *)rot;
     /* a = the triangle UPLO names and its mirror image */
     memcpy(a, src, sizeof(double) * (size_t)(n * n));
