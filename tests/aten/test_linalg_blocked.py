@@ -193,7 +193,7 @@ def test_qr_of_rank_deficient_columns_across_blocks():
 # TRANSPOSE_TILE tiles.  Eigenvalues are compared with NumPy's, the vectors
 # (whose signs are free) through the residual and the orthogonality.
 TRIDIAG_BLOCK = 32
-SWEEP_CHUNK = 16
+SWEEP_CHUNK = 32
 TRANSPOSE_TILE = 16
 EIGH_SIZES = sorted({1, 2, 3, 4, TRANSPOSE_TILE - 1, TRANSPOSE_TILE, TRANSPOSE_TILE + 1,
                      SWEEP_CHUNK - 1, SWEEP_CHUNK, SWEEP_CHUNK + 1, 2 * SWEEP_CHUNK + 1,

@@ -34,9 +34,10 @@
  *   rotations (for i from m - 1 down to l, rows i and i + 1 of Q^T) are kept and applied
  *   after the sweep, SWEEP_CHUNK columns at a time: the row a rotation leaves for the next
  *   one is carried in registers, so a row is loaded and stored once a rotation instead of
- *   twice.  (Measured at n = 256: batching several sweeps as a wavefront, to keep the rows
- *   in L1, and a three-multiply form of the rotation were no faster; 16 columns beat 8,
- *   32 and 64.)
+ *   twice.  (Measured at n = 256: 32 columns as four 8-wide vectors did best of the
+ *   widths tried, 8 to 64 columns in 4- or 8-wide vectors; batching several sweeps as a
+ *   wavefront to keep the rows in L1, applying two sweeps in one pass, and a
+ *   three-multiply form of the rotation were all no faster.)
  * The work is about 4/3 n^3 for the reduction, 4/3 n^3 for Q (GEMM) and 3 n^3 for the
  * rotations, which are half of eigh's time at n = 256; LAPACK's divide-and-conquer syevd
  * does much less for the vectors (mostly GEMM), with the same backward stability. */
@@ -597,10 +598,10 @@ tridiagonal_form_qt(double *a, int64_t n, const double *tau, double *qt)
  * i + 1 of one rotation is row i of the next, so it is carried down the chain, SWEEP_CHUNK
  * columns at a time, in registers: a row is loaded once and stored once a rotation, not
  * twice each.  See Note [Symmetric eigensolver]. */
-#define SWEEP_CHUNK 16
+#define SWEEP_CHUNK 32
 
-typedef double SweepVec __attribute__((vector_size(32)));
-#define SWEEP_VECS (SWEEP_CHUNK / 4)
+typedef double SweepVec __attribute__((vector_size(64)));
+#define SWEEP_VECS (SWEEP_CHUNK / 8)
 
 static PTL_LOOP_CLONES_WIDE void
 apply_sweep(double *zt, int64_t n, int64_t lo, int64_t hi, const double *cs, const double *sn)
@@ -613,10 +614,10 @@ apply_sweep(double *zt, int64_t n, int64_t lo, int64_t hi, const double *cs, con
             double *zi = zt + i * n + k0, c = cs[i], s = sn[i];
             for (int v = 0; v < SWEEP_VECS; v++) {
                 SweepVec t, u;
-                memcpy(&t, zi + 4 * v, sizeof(t));
+                memcpy(&t, zi + 8 * v, sizeof(t));
                 u = s * t + c * carry[v];
                 carry[v] = c * t - s * carry[v];
-                memcpy(zi + n + 4 * v, &u, sizeof(u));
+                memcpy(zi + n + 8 * v, &u, sizeof(u));
             }
         }
         memcpy(zt + lo * n + k0, carry, sizeof(carry));
