@@ -185,3 +185,114 @@ def test_qr_of_rank_deficient_columns_across_blocks():
     q = Q.numpy()
     assert_close(ptl.tensor(q.T @ q), np.eye(q.shape[1]), **TOL)
     assert_close(ptl.tensor(q @ R.numpy()), a, **TOL)
+
+
+# eigh (Note [Symmetric eigensolver] in linalg_decomp.c): the tridiagonal reduction runs in
+# panels of TRIDIAG_BLOCK of its n - 2 steps, Q is formed QR_BLOCK reflections at a time,
+# each QL sweep reaches the vectors SWEEP_CHUNK columns at a time, and the transposes go by
+# TRANSPOSE_TILE tiles.  Eigenvalues are compared with NumPy's, the vectors
+# (whose signs are free) through the residual and the orthogonality.
+TRIDIAG_BLOCK = 32
+SWEEP_CHUNK = 32
+TRANSPOSE_TILE = 16
+EIGH_SIZES = sorted({1, 2, 3, 4, TRANSPOSE_TILE - 1, TRANSPOSE_TILE, TRANSPOSE_TILE + 1,
+                     SWEEP_CHUNK - 1, SWEEP_CHUNK, SWEEP_CHUNK + 1, 2 * SWEEP_CHUNK + 1,
+                     TRIDIAG_BLOCK - 1, TRIDIAG_BLOCK, TRIDIAG_BLOCK + 1, TRIDIAG_BLOCK + 2,
+                     TRIDIAG_BLOCK + 3, QR_BLOCK + 2, 2 * TRIDIAG_BLOCK + 1,
+                     2 * TRIDIAG_BLOCK + 2, 2 * TRIDIAG_BLOCK + 3, 3 * TRIDIAG_BLOCK + 7,
+                     4 * SWEEP_CHUNK + 1})
+
+
+def _eigh_check(a, w, V):
+    """w ascending and NumPy's; |A V - V diag(w)| and |V^T V - I| at LAPACK's level."""
+    n = a.shape[-1]
+    w, v = w.numpy(), V.numpy()
+    scale = max(np.abs(a).max(initial=0.0), 1.0)
+    eps = np.finfo(np.float64).eps
+    ref = np.linalg.eigvalsh(a) if n else np.zeros(a.shape[:-1])
+    assert np.all(np.diff(w, axis=-1) >= 0)
+    np.testing.assert_allclose(w, ref, rtol=0, atol=20 * n * eps * scale)
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], rtol=0, atol=20 * n * eps * scale)
+    np.testing.assert_allclose(np.swapaxes(v, -1, -2) @ v, np.broadcast_to(np.eye(n), a.shape),
+                               rtol=0, atol=20 * n * eps)
+
+
+def _clustered(n, seed):
+    """Q diag(lam) Q^T with eigenvalues in three tight clusters and one repeated exactly."""
+    g = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(g.standard_normal((n, n)))
+    lam = np.array([(-1.0, 2.0, 2.0 + 1e-11, 5.0)[i % 4] for i in range(n)])
+    a = (q * lam) @ q.T
+    return (a + a.T) / 2
+
+
+@pytest.mark.parametrize("n", EIGH_SIZES)
+@pytest.mark.parametrize("kind", ["random", "clustered"])
+def test_eigh_across_blocks(n, kind, threads):
+    if kind == "random":
+        a = np.random.default_rng(n).standard_normal((n, n))
+        a = a + a.T
+    else:
+        a = _clustered(n, n)
+    for uplo in ("L", "U"):
+        w, V = ptl.linalg.eigh(ptl.tensor(a), UPLO=uplo)
+        _eigh_check(a, w, V)
+        # the eigenvalue-only path runs the same reduction and QL without the vectors
+        assert np.array_equal(ptl.linalg.eigvalsh(ptl.tensor(a), UPLO=uplo).numpy(),
+                              w.numpy())
+
+
+@pytest.mark.parametrize("n", [0, 1, TRIDIAG_BLOCK + 1, 4 * SWEEP_CHUNK + 1])
+def test_eigh_of_zero_and_diagonal_matrices_across_blocks(n):
+    w, V = ptl.linalg.eigh(ptl.zeros(n, n, dtype=ptl.float64))
+    assert not w.any()
+    np.testing.assert_array_equal(V.numpy(), np.eye(n))
+    d = np.random.default_rng(n).integers(-3, 4, n).astype(np.float64)
+    w, V = ptl.linalg.eigh(ptl.tensor(np.diag(d)))
+    np.testing.assert_array_equal(w.numpy(), np.sort(d))
+    _eigh_check(np.diag(d), w, V)
+
+
+def test_eigh_batched_and_non_contiguous_across_blocks(threads):
+    g = np.random.default_rng(8)
+    a = g.standard_normal((3, TRIDIAG_BLOCK + 5, TRIDIAG_BLOCK + 5))
+    a = a + np.swapaxes(a, -1, -2)
+    a[1] = _clustered(TRIDIAG_BLOCK + 5, 9)
+    w, V = ptl.linalg.eigh(ptl.tensor(a))
+    _eigh_check(a, w, V)
+    # a transposed view of every other matrix of a larger batch
+    big = ptl.tensor(np.concatenate([a, a])).transpose(-1, -2)[::2]
+    w, V = ptl.linalg.eigh(big)
+    _eigh_check(np.concatenate([a, a])[::2], w, V)
+
+
+# eig (Note [Nonsymmetric eigensolver] in linalg_eig.c): a Francis sweep's row updates right
+# of the active block and on Z go by SWEEP_COLS columns, its column updates above the bulge
+# by EIG_COL_BLOCK rows.  Eigenvalues against NumPy's (sorted), vectors by the residual.
+SWEEP_COLS = 64
+EIG_COL_BLOCK = 32
+EIG_SIZES = sorted({3, EIG_COL_BLOCK - 1, EIG_COL_BLOCK, EIG_COL_BLOCK + 1, EIG_COL_BLOCK + 2,
+                    SWEEP_COLS - 1, SWEEP_COLS, SWEEP_COLS + 1, 3 * EIG_COL_BLOCK + 1,
+                    2 * SWEEP_COLS + 1})
+
+
+def _sorted_eigs(w):
+    return w[np.lexsort((w.imag, w.real))]
+
+
+@pytest.mark.parametrize("n", EIG_SIZES)
+def test_eig_across_blocks(n, threads):
+    a = np.random.default_rng(n).standard_normal((n, n))
+    wr, wi, vr, vi = ptl.linalg._eig_split(ptl.tensor(a))
+    w = wr.numpy() + 1j * wi.numpy()
+    v = vr.numpy() + 1j * vi.numpy()
+    eps = np.finfo(np.float64).eps
+    scale = np.abs(a).max()
+    np.testing.assert_allclose(_sorted_eigs(w), _sorted_eigs(np.linalg.eigvals(a)), rtol=0,
+                               atol=1e3 * n * eps * scale)
+    np.testing.assert_allclose(a @ v, v * w, rtol=0, atol=50 * n * eps * scale)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=0), np.ones(n), rtol=0, atol=1e-13)
+    # the eigenvalue-only path
+    wr2, wi2, _, _ = ptl.linalg._eig_split(ptl.tensor(a), compute_v=False)
+    np.testing.assert_allclose(_sorted_eigs(wr2.numpy() + 1j * wi2.numpy()), _sorted_eigs(w),
+                               rtol=0, atol=1e3 * n * eps * scale)

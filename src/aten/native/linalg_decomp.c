@@ -15,13 +15,32 @@
  * Note [Symmetric eigensolver]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * eigh reduces the symmetric matrix (built from the triangle UPLO names) to a tridiagonal
- * T = Q^T A Q by n - 2 Householder reflections, each applied from both sides as a rank-2
- * update, accumulates Q, and then diagonalises T by the implicit QL iteration with
- * Wilkinson's shift, applying each Givens rotation to the rows of Q^T.  A subdiagonal
- * element counts as zero once it is below eps (|d[i]| + |d[i+1]|) (deflation).  The work is
- * about 4/3 n^3 for the reduction, 4/3 n^3 for Q and 3 n^3 for the rotations, a few times
- * LAPACK's divide-and-conquer syevd, with the same backward stability.  Eigenvalues come out
- * ascending; eigenvector signs may differ from LAPACK's. */
+ * T = Q^T A Q by n - 2 Householder reflections and diagonalises T by the implicit QL
+ * iteration with Wilkinson's shift; a subdiagonal element counts as zero once it is below
+ * eps (|d[i]| + |d[i+1]|) (deflation).  Eigenvalues come out ascending; eigenvector signs
+ * may differ from LAPACK's.  Three parts, each shaped for the cache and the GEMM:
+ * - The reduction goes in panels of TRIDIAG_BLOCK steps (LAPACK's sytrd + latrd): step k
+ *   brings row k up to date with the panel's earlier rank-2 terms, makes its reflection v
+ *   and w = p - (tau / 2) (p . v) v, p = tau (S v - V W^T v - W V^T v) with S the trailing
+ *   matrix as stored at the panel's start (one pass over it, as a sum of its rows);
+ *   after the panel the trailing matrix takes A -= V W^T + W V^T in two GEMMs.  One pass
+ *   over the trailing matrix a step where a rank-2 update a step made three, and half the
+ *   flops in the GEMM.
+ * - Q (only when the vectors are wanted) is diag(1, Q1), Q1 the Q of the QR whose columns
+ *   hold the reflections, formed by blocks of QR_BLOCK as qr_matrix forms its Q (Note
+ *   [Blocked QR]), then transposed: the QL works on Q^T's rows.
+ * - The QL's scalar part (d, e, the rotations' c and s) needs no vectors: eigvalsh stops
+ *   there (and gives eigh's eigenvalues bit for bit).  With vectors, each sweep's
+ *   rotations (for i from m - 1 down to l, rows i and i + 1 of Q^T) are kept and applied
+ *   after the sweep, SWEEP_CHUNK columns at a time: the row a rotation leaves for the next
+ *   one is carried in registers, so a row is loaded and stored once a rotation instead of
+ *   twice.  (Measured at n = 256: 32 columns as four 8-wide vectors did best of the
+ *   widths tried, 8 to 64 columns in 4- or 8-wide vectors; batching several sweeps as a
+ *   wavefront to keep the rows in L1, applying two sweeps in one pass, and a
+ *   three-multiply form of the rotation were all no faster.)
+ * The work is about 4/3 n^3 for the reduction, 4/3 n^3 for Q (GEMM) and 3 n^3 for the
+ * rotations, which are half of eigh's time at n = 256; LAPACK's divide-and-conquer syevd
+ * does much less for the vectors (mostly GEMM), with the same backward stability. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -160,7 +179,8 @@ householder(double *x, int64_t len, int64_t inc)
 {
     double scale = 0, ss = 0;
     for (int64_t i = 1; i < len; i++) {
-        scale = fmax(scale, fabs(x[i * inc]));
+        double t = fabs(x[i * inc]);
+        scale = t > scale ? t : scale;   /* fmax, inline (a NaN is skipped either way) */
     }
     if (scale == 0) {
         return 0;
@@ -242,8 +262,10 @@ ptl_linalg_qr_form_q(const double *a, int64_t m, int64_t n, const double *tau, d
  * reflections are made and applied to the block's own columns one by one (as above), then
  * their product H_j0 ... H_j0+jb-1 = I - V T V^T (V unit lower trapezoidal, T upper
  * triangular: LAPACK's larft) is applied to the trailing columns at once, C -= V (T^T (V^T
- * C)), two GEMMs; Q is formed backwards the same way, Q -= V (T (V^T Q)).  Matrices of at
- * most one block take the loops above alone (svd.c calls those directly). */
+ * C)), two GEMMs; Q is formed backwards the same way, Q -= V (T (V^T Q)).  T's entries
+ * above the diagonal start as V^T V, one more GEMM (a dot product down V's strided columns
+ * per entry had been a fifth of qr 256).  Matrices of at most one block take the loops
+ * above alone (svd.c calls those directly); eigh forms its Q by blocks at every size. */
 #define QR_BLOCK 32
 
 /* Scratch for the blocked QR of an m x n matrix whose Q has qc columns, in doubles. */
@@ -256,8 +278,9 @@ qr_scratch(int64_t m, int64_t n, int64_t qc)
 
 /* V (rows x jb, row-major) with ones on the diagonal and zeros above, from the reflections
  * stored below the diagonal of the block at a (row stride n); T (jb x jb, upper) such that
- * H_0 ... H_{jb-1} = I - V T V^T (LAPACK's larft, forward and columnwise). */
-static PTL_LOOP_CLONES_WIDE void
+ * H_0 ... H_{jb-1} = I - V T V^T (LAPACK's larft, forward and columnwise), from V^T V by
+ * the GEMM.  0 or -1. */
+static PTL_LOOP_CLONES_WIDE int
 qr_block_reflector(const double *a, int64_t n, int64_t rows, int64_t jb, const double *tau,
                    double *v, double *t)
 {
@@ -266,16 +289,13 @@ qr_block_reflector(const double *a, int64_t n, int64_t rows, int64_t jb, const d
             v[i * jb + c] = i > c ? a[i * n + c] : (i == c ? 1.0 : 0.0);
         }
     }
+    /* T = V^T V first: its column c above the diagonal is V[:, 0:c]^T v_c */
+    if (ptl_gemm_f64(jb, jb, rows, 1.0, v, 1, jb, v, jb, 1, 0.0, t, jb) < 0) {
+        return -1;
+    }
     for (int64_t c = 0; c < jb; c++) {
-        /* T[0:c, c] = -tau_c T[0:c, 0:c] (V[:, 0:c]^T v_c); y in T[0:c, c] first */
+        /* T[0:c, c] = -tau_c T[0:c, 0:c] (V[:, 0:c]^T v_c), top down in place */
         double *tc = t + c;
-        for (int64_t r = 0; r < c; r++) {
-            double y = 0;
-            for (int64_t i = c; i < rows; i++) {
-                y += v[i * jb + r] * v[i * jb + c];
-            }
-            tc[r * jb] = y;
-        }
         for (int64_t r = 0; r < c; r++) {
             double acc = 0;
             for (int64_t q = r; q < c; q++) {
@@ -288,6 +308,7 @@ qr_block_reflector(const double *a, int64_t n, int64_t rows, int64_t jb, const d
         }
         tc[c * jb] = tau[c];
     }
+    return 0;
 }
 
 /* C (rows x nc, row stride ldc) -= V (op(T) (V^T C)) with op(T) = T^T when trans (applying
@@ -319,6 +340,36 @@ qr_apply_block(const double *v, const double *t, int64_t rows, int64_t jb, doubl
     return ptl_gemm_f64(rows, nc, jb, -1.0, v, jb, 1, w, nc, 1, 1.0, c, ldc);
 }
 
+/* q (m x qc, row stride ldq) = the first qc columns of H_0 ... H_{k-1}, the reflections
+ * below the diagonal of a (m x n, row stride n) with their taus (k = min(m, n)), applied
+ * block by block from the last (Note [Blocked QR]).  scratch: qr_scratch(m, n, qc)
+ * doubles.  0 or -1. */
+static int
+qr_form_q_blocked(const double *a, int64_t m, int64_t n, const double *tau, double *q,
+                  int64_t ldq, int64_t qc, double *scratch)
+{
+    int64_t k = m < n ? m : n;
+    double *v = scratch, *t = v + m * QR_BLOCK, *w = t + QR_BLOCK * QR_BLOCK;
+    for (int64_t i = 0; i < m; i++) {
+        memset(q + i * ldq, 0, sizeof(double) * (size_t)qc);
+        if (i < qc) {
+            q[i * ldq + i] = 1;
+        }
+    }
+    for (int64_t j0 = (k - 1) / QR_BLOCK * QR_BLOCK; j0 >= 0; j0 -= QR_BLOCK) {
+        int64_t jb = k - j0 < QR_BLOCK ? k - j0 : QR_BLOCK;
+        if (j0 >= qc) {
+            continue;
+        }
+        /* the rows from j0 on of Q's columns before j0 are still zero */
+        if (qr_block_reflector(a + j0 * n + j0, n, m - j0, jb, tau + j0, v, t) < 0 ||
+            qr_apply_block(v, t, m - j0, jb, q + j0 * ldq + j0, ldq, qc - j0, 0, w) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* ptl_linalg_qr_factor and, when q is not NULL, ptl_linalg_qr_form_q, in column blocks
  * (Note [Blocked QR]).  scratch: qr_scratch(m, n, qc) doubles.  0 or -1. */
 static int
@@ -343,81 +394,114 @@ qr_blocked(double *a, int64_t m, int64_t n, double *tau, double *q, int64_t qc,
             reflect_rows(a + j * n, n, j + 1, c1, m - j, ajj, n, tau[j], row);
         }
         if (c1 < n) {
-            qr_block_reflector(a + j0 * n + j0, n, m - j0, jb, tau + j0, v, t);
-            if (qr_apply_block(v, t, m - j0, jb, a + j0 * n + c1, n, n - c1, 1, w) < 0) {
+            if (qr_block_reflector(a + j0 * n + j0, n, m - j0, jb, tau + j0, v, t) < 0 ||
+                qr_apply_block(v, t, m - j0, jb, a + j0 * n + c1, n, n - c1, 1, w) < 0) {
                 return -1;
             }
         }
     }
-    if (q == NULL) {
-        return 0;
-    }
-    memset(q, 0, sizeof(double) * (size_t)(m * qc));
-    for (int64_t i = 0; i < m && i < qc; i++) {
-        q[i * qc + i] = 1;
-    }
-    for (int64_t j0 = (k - 1) / QR_BLOCK * QR_BLOCK; j0 >= 0; j0 -= QR_BLOCK) {
-        int64_t jb = k - j0 < QR_BLOCK ? k - j0 : QR_BLOCK;
-        if (j0 >= qc) {
-            continue;
-        }
-        /* the rows from j0 on of Q's columns before j0 are still zero */
-        qr_block_reflector(a + j0 * n + j0, n, m - j0, jb, tau + j0, v, t);
-        if (qr_apply_block(v, t, m - j0, jb, q + j0 * qc + j0, qc, qc - j0, 0, w) < 0) {
-            return -1;
-        }
-    }
-    return 0;
+    return q == NULL ? 0 : qr_form_q_blocked(a, m, n, tau, q, qc, qc, scratch);
 }
 
 /* ---- symmetric eigensolver ---- */
 
-/* Reduces the symmetric a (n x n, both triangles, row-major) to tridiagonal d (n), e (n,
- * e[i] couples i and i + 1, e[n - 1] = 0) and sets qt = Q^T (row i = column i of Q) when
- * not NULL.  w: 2n scratch.  See Note [Symmetric eigensolver]. */
-static PTL_LOOP_CLONES_WIDE void
-tridiagonalize(double *a, int64_t n, double *d, double *e, double *qt, double *w)
+/* hypot(f, g), by the plain formula where f^2 + g^2 can neither overflow nor lose f's and
+ * g's digits to underflow (libm's hypot, careful everywhere, was a third of eigvalsh's time
+ * at n = 256). */
+static inline double
+rotation_norm(double f, double g)
 {
-    double *p = w, *tau = w + n;
-    for (int64_t k = 0; k + 2 < n; k++) {
-        /* reflect row k right of the diagonal (= column k below it) onto beta e1 */
-        double *v = a + k * n + k + 1;
-        int64_t r = n - k - 1;
-        tau[k] = householder(v, r, 1);
-        d[k] = a[k * n + k];
-        e[k] = v[0];
-        if (tau[k] == 0) {
-            continue;
-        }
-        double beta = v[0];
-        v[0] = 1;
-        /* S = A[k+1:, k+1:] <- H S H = S - v q^T - q v^T with p = tau S v,
-         * q = p - (tau / 2) (p . v) v */
-        double *s = a + (k + 1) * n + k + 1, pv = 0;
-        /* S v as a sum of S's rows (S is symmetric, both triangles kept): axpys, which
-         * vectorise, where a dot product per row is one dependent chain of adds */
-        memset(p, 0, sizeof(double) * (size_t)r);
-        for (int64_t i = 0; i < r; i++) {
-            const double *si = s + i * n;
-            double vi = v[i];
-            for (int64_t j = 0; j < r; j++) {
-                p[j] += vi * si[j];
+    double af = fabs(f), ag = fabs(g), big = af > ag ? af : ag;
+    if (big > 0x1p-500 && big < 0x1p500) {
+        return sqrt(f * f + g * g);
+    }
+    return hypot(f, g);
+}
+
+/* Reduces the symmetric a (n x n, both triangles, row-major) to tridiagonal d (n), e (n,
+ * e[i] couples i and i + 1, e[n - 1] = 0), in panels of TRIDIAG_BLOCK steps.  Row k keeps
+ * the reflection of step k right of its diagonal (v[0] = 1 implied) and tau[k] its factor.
+ * scratch: tridiagonalize_scratch(n) doubles.  0 or -1.  See Note [Symmetric eigensolver]. */
+#define TRIDIAG_BLOCK 32
+
+static int64_t
+tridiagonalize_scratch(int64_t n)
+{
+    return 2 * TRIDIAG_BLOCK * (n + 1);
+}
+
+static PTL_LOOP_CLONES_WIDE int
+tridiagonalize(double *a, int64_t n, double *d, double *e, double *tau, double *scratch)
+{
+    /* row q of vt / wt: the panel's v_q / w_q over all n indices (zero up to its step) */
+    double *vt = scratch, *wt = vt + TRIDIAG_BLOCK * n, *x = wt + TRIDIAG_BLOCK * n;
+    double *y = x + TRIDIAG_BLOCK;
+    for (int64_t k0 = 0; k0 + 2 < n; k0 += TRIDIAG_BLOCK) {
+        int64_t k1 = k0 + TRIDIAG_BLOCK < n - 2 ? k0 + TRIDIAG_BLOCK : n - 2;
+        for (int64_t k = k0; k < k1; k++) {
+            int64_t j = k - k0, r = n - k - 1;
+            double *ak = a + k * n, *vj = vt + j * n, *wj = wt + j * n;
+            /* row k of A now: the stored row less the panel's earlier rank-2 terms */
+            for (int64_t q = 0; q < j; q++) {
+                const double *vq = vt + q * n, *wq = wt + q * n;
+                double fv = vq[k], fw = wq[k];
+                for (int64_t c = k; c < n; c++) {
+                    ak[c] -= fv * wq[c] + fw * vq[c];
+                }
+            }
+            double *v = ak + k + 1;
+            tau[k] = householder(v, r, 1);
+            d[k] = ak[k];
+            e[k] = v[0];
+            memset(vj, 0, sizeof(double) * (size_t)n);
+            memset(wj, 0, sizeof(double) * (size_t)n);
+            if (tau[k] == 0) {
+                continue;   /* H = I: w_j = 0 adds nothing */
+            }
+            double *vv = vj + k + 1, *p = wj + k + 1, pv = 0;
+            vv[0] = 1;
+            memcpy(vv + 1, v + 1, sizeof(double) * (size_t)(r - 1));
+            /* p = tau (S v - V (W^T v) - W (V^T v)), S the stored A[k+1:, k+1:] (symmetric:
+             * S v as a sum of its rows, axpys that vectorise) */
+            for (int64_t i = 0; i < r; i++) {
+                const double *si = a + (k + 1 + i) * n + k + 1;
+                double vi = vv[i];
+                for (int64_t c = 0; c < r; c++) {
+                    p[c] += vi * si[c];
+                }
+            }
+            for (int64_t q = 0; q < j; q++) {
+                const double *vq = vt + q * n + k + 1, *wq = wt + q * n + k + 1;
+                double sx = 0, sy = 0;
+                for (int64_t c = 0; c < r; c++) {
+                    sx += wq[c] * vv[c];
+                    sy += vq[c] * vv[c];
+                }
+                x[q] = sx;
+                y[q] = sy;
+            }
+            for (int64_t q = 0; q < j; q++) {
+                const double *vq = vt + q * n + k + 1, *wq = wt + q * n + k + 1;
+                for (int64_t c = 0; c < r; c++) {
+                    p[c] -= x[q] * vq[c] + y[q] * wq[c];
+                }
+            }
+            /* w = p - (tau / 2) (p . v) v: then H A H = A - v w^T - w v^T */
+            for (int64_t c = 0; c < r; c++) {
+                p[c] *= tau[k];
+                pv += p[c] * vv[c];
+            }
+            for (int64_t c = 0; c < r; c++) {
+                p[c] -= 0.5 * tau[k] * pv * vv[c];
             }
         }
-        for (int64_t i = 0; i < r; i++) {
-            p[i] *= tau[k];
-            pv += p[i] * v[i];
+        /* the trailing A[k1:, k1:] -= V W^T + W V^T: two GEMMs of depth k1 - k0 */
+        int64_t r = n - k1, nb = k1 - k0;
+        double *s = a + k1 * n + k1;
+        if (ptl_gemm_f64(r, r, nb, -1.0, vt + k1, 1, n, wt + k1, n, 1, 1.0, s, n) < 0 ||
+            ptl_gemm_f64(r, r, nb, -1.0, wt + k1, 1, n, vt + k1, n, 1, 1.0, s, n) < 0) {
+            return -1;
         }
-        for (int64_t i = 0; i < r; i++) {
-            p[i] -= 0.5 * tau[k] * pv * v[i];
-        }
-        for (int64_t i = 0; i < r; i++) {
-            double *si = s + i * n;
-            for (int64_t j = 0; j < r; j++) {
-                si[j] -= v[i] * p[j] + p[i] * v[j];
-            }
-        }
-        v[0] = beta;
     }
     if (n >= 2) {
         d[n - 2] = a[(n - 2) * n + n - 2];
@@ -427,36 +511,141 @@ tridiagonalize(double *a, int64_t n, double *d, double *e, double *qt, double *w
         d[n - 1] = a[(n - 1) * n + n - 1];
         e[n - 1] = 0;
     }
-    if (qt == NULL) {
-        return;
-    }
-    /* Q = H_0 ... H_{n-3} (H_k acting on indices k+1..), built from the right in qt's
-     * storage as a row-major Q, then transposed in place */
-    memset(qt, 0, sizeof(double) * (size_t)(n * n));
-    for (int64_t i = 0; i < n; i++) {
-        qt[i * n + i] = 1;
-    }
-    for (int64_t k = n - 3; k >= 0; k--) {
-        double *v = a + k * n + k + 1, beta = v[0];
-        v[0] = 1;
-        reflect_rows(qt + (k + 1) * n, n, k + 1, n, n - k - 1, v, 1, tau[k], p);
-        v[0] = beta;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        for (int64_t j = i + 1; j < n; j++) {
-            double t = qt[i * n + j];
-            qt[i * n + j] = qt[j * n + i];
-            qt[j * n + i] = t;
+    return 0;
+}
+
+/* dst[r * n + c] = src[(rows ? rows[c] : c) * n + r] for r, c < n: a transpose (of the
+ * rows listed, in that order), in TRANSPOSE_TILE square tiles so that neither side is
+ * walked down a column of the whole matrix. */
+#define TRANSPOSE_TILE 16
+
+static void
+transpose_rows(double *dst, const double *src, int64_t n, const int64_t *rows)
+{
+    for (int64_t c0 = 0; c0 < n; c0 += TRANSPOSE_TILE) {
+        int64_t c1 = c0 + TRANSPOSE_TILE < n ? c0 + TRANSPOSE_TILE : n;
+        for (int64_t r0 = 0; r0 < n; r0 += TRANSPOSE_TILE) {
+            int64_t r1 = r0 + TRANSPOSE_TILE < n ? r0 + TRANSPOSE_TILE : n;
+            for (int64_t c = c0; c < c1; c++) {
+                const double *sc = src + (rows != NULL ? rows[c] : c) * n;
+                for (int64_t r = r0; r < r1; r++) {
+                    dst[r * n + c] = sc[r];
+                }
+            }
         }
     }
 }
 
-/* Diagonalises the symmetric tridiagonal (d, e) by implicit QL steps with Wilkinson's
- * shift: d becomes the eigenvalues (unsorted) and every rotation is applied to the rows of
- * zt (n x n) when not NULL.  0, or -1 when an eigenvalue does not converge. */
-static PTL_LOOP_CLONES_WIDE int
-tridiagonal_ql(double *d, double *e, double *zt, int64_t n)
+/* Copies the upper (upper) or lower triangle of a (n x n) onto the other one, by tiles. */
+static void
+mirror_triangle(double *a, int64_t n, int upper)
 {
+    for (int64_t r0 = 0; r0 < n; r0 += TRANSPOSE_TILE) {
+        int64_t r1 = r0 + TRANSPOSE_TILE < n ? r0 + TRANSPOSE_TILE : n;
+        for (int64_t c0 = 0; c0 <= r0; c0 += TRANSPOSE_TILE) {
+            for (int64_t r = r0; r < r1; r++) {
+                int64_t c1 = c0 + TRANSPOSE_TILE < r ? c0 + TRANSPOSE_TILE : r;
+                for (int64_t c = c0; c < c1; c++) {
+                    if (upper) {
+                        a[r * n + c] = a[c * n + r];
+                    } else {
+                        a[c * n + r] = a[r * n + c];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* qt (n x n) = Q^T for tridiagonalize's reflections in a (which it overwrites): Q =
+ * diag(1, Q1) with Q1 = H_0 ... H_{n-3} on the indices 1.., which is the Q of the QR of the
+ * (n - 1) x (n - 2) matrix whose column k below its diagonal holds v_k -- formed by blocks
+ * as qr_matrix forms its Q.  0 or -1. */
+static int
+tridiagonal_form_qt(double *a, int64_t n, const double *tau, double *qt)
+{
+    if (n < 3) {
+        memset(qt, 0, sizeof(double) * (size_t)(n * n));
+        for (int64_t i = 0; i < n; i++) {
+            qt[i * n + i] = 1;
+        }
+        return 0;
+    }
+    int64_t m = n - 1, c = n - 2;
+    double *b = malloc(sizeof(double) * (size_t)(m * c + qr_scratch(m, c, m)));
+    if (b == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");
+    }
+    for (int64_t i = 1; i < m; i++) {
+        for (int64_t k = 0; k < i && k < c; k++) {
+            b[i * c + k] = a[k * n + i + 1];
+        }
+    }
+    /* Q into a, which the reflections have left for b, then transposed into qt */
+    memset(a, 0, sizeof(double) * (size_t)n);
+    a[0] = 1;
+    for (int64_t i = 1; i < n; i++) {
+        a[i * n] = 0;
+    }
+    int rc = qr_form_q_blocked(b, m, c, tau, a + n + 1, n, m, b + m * c);
+    free(b);
+    transpose_rows(qt, a, n, NULL);
+    return rc;
+}
+
+/* Applies the rotations of one QL sweep to the rows of zt (n x n): for i from hi - 1 down
+ * to lo, (row i, row i + 1) <- (c_i row i - s_i row i+1, s_i row i + c_i row i+1).  Row
+ * i + 1 of one rotation is row i of the next, so it is carried down the chain, SWEEP_CHUNK
+ * columns at a time, in registers: a row is loaded once and stored once a rotation, not
+ * twice each.  See Note [Symmetric eigensolver]. */
+#define SWEEP_CHUNK 32
+
+typedef double SweepVec __attribute__((vector_size(64)));
+#define SWEEP_VECS (SWEEP_CHUNK / 8)
+
+static PTL_LOOP_CLONES_WIDE void
+apply_sweep(double *zt, int64_t n, int64_t lo, int64_t hi, const double *cs, const double *sn)
+{
+    int64_t k0 = 0;
+    for (; k0 + SWEEP_CHUNK <= n; k0 += SWEEP_CHUNK) {
+        SweepVec carry[SWEEP_VECS];
+        memcpy(carry, zt + hi * n + k0, sizeof(carry));
+        for (int64_t i = hi - 1; i >= lo; i--) {
+            double *zi = zt + i * n + k0, c = cs[i], s = sn[i];
+            for (int v = 0; v < SWEEP_VECS; v++) {
+                SweepVec t, u;
+                memcpy(&t, zi + 8 * v, sizeof(t));
+                u = s * t + c * carry[v];
+                carry[v] = c * t - s * carry[v];
+                memcpy(zi + n + 8 * v, &u, sizeof(u));
+            }
+        }
+        memcpy(zt + lo * n + k0, carry, sizeof(carry));
+    }
+    if (k0 < n) {
+        double carry[SWEEP_CHUNK];
+        int64_t w = n - k0;
+        memcpy(carry, zt + hi * n + k0, sizeof(double) * (size_t)w);
+        for (int64_t i = hi - 1; i >= lo; i--) {
+            double *zi = zt + i * n + k0, *zj = zi + n, c = cs[i], s = sn[i];
+            for (int64_t k = 0; k < w; k++) {
+                double t = zi[k];
+                zj[k] = s * t + c * carry[k];
+                carry[k] = c * t - s * carry[k];
+            }
+        }
+        memcpy(zt + lo * n + k0, carry, sizeof(double) * (size_t)w);
+    }
+}
+
+/* Diagonalises the symmetric tridiagonal (d, e) by implicit QL steps with Wilkinson's
+ * shift: d becomes the eigenvalues (unsorted) and every sweep's rotations are applied to
+ * the rows of zt (n x n) when not NULL.  rot: 2n scratch.  0, or -1 when an eigenvalue
+ * does not converge. */
+static int
+tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot)
+{
+    double *cs = rot, *sn = rot + n;
     for (int64_t l = 0; l < n; l++) {
         for (int iter = 0;; iter++) {
             int64_t m = l;
@@ -471,13 +660,13 @@ tridiagonal_ql(double *d, double *e, double *zt, int64_t n)
             }
             /* the shift: the eigenvalue of the leading 2 x 2 block nearer d[l] */
             double g = (d[l + 1] - d[l]) / (2 * e[l]);
-            double r = hypot(g, 1.0);
+            double r = rotation_norm(g, 1.0);
             g = d[m] - d[l] + e[l] / (g + copysign(r, g));
             double s = 1, c = 1, p = 0;
             int64_t i;
             for (i = m - 1; i >= l; i--) {
                 double f = s * e[i], b = c * e[i];
-                r = hypot(f, g);
+                r = rotation_norm(f, g);
                 e[i + 1] = r;
                 if (r == 0) {
                     /* the chase underflowed: split here */
@@ -492,14 +681,11 @@ tridiagonal_ql(double *d, double *e, double *zt, int64_t n)
                 p = s * r;
                 d[i + 1] = g + p;
                 g = c * r - b;
-                if (zt != NULL) {
-                    double *zi = zt + i * n, *zj = zt + (i + 1) * n;
-                    for (int64_t k = 0; k < n; k++) {
-                        double t = zj[k];
-                        zj[k] = s * zi[k] + c * t;
-                        zi[k] = c * zi[k] - s * t;
-                    }
-                }
+                cs[i] = c;
+                sn[i] = s;
+            }
+            if (zt != NULL && i + 1 < m) {
+                apply_sweep(zt, n, i + 1, m, cs, sn);
             }
             if (r == 0 && i >= l) {
                 continue;
@@ -576,20 +762,23 @@ eigh_matrix(void *ctx, int64_t i)
     const DecompJob *j = ctx;
     int64_t n = j->n;
     const double *src = j->a + i * n * n;
-    double *a = malloc(sizeof(double) * (size_t)(2 * n * n + 4 * n + 1));
+    double *a = malloc(sizeof(double) * (size_t)(2 * n * n + 5 * n + tridiagonalize_scratch(n) +
+                                                 1));
     if (a == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");
     }
-    double *zt = j->out1 != NULL ? a + n * n : NULL, *d = a + 2 * n * n, *e = d + n, *w = e + n;
-    int64_t *idx = (int64_t *)w;
-    for (int64_t r = 0; r < n; r++) {
-        for (int64_t c = 0; c < n; c++) {
-            int64_t lo = r > c ? r : c, hi = r > c ? c : r;
-            a[r * n + c] = j->upper ? src[hi * n + lo] : src[lo * n + hi];
-        }
+    double *zt = j->out1 != NULL ? a + n * n : NULL, *d = a + 2 * n * n, *e = d + n;
+    double *tau = e + n, *rot = tau + n, *scratch = rot + 2 * n;
+    int64_t *idx = (int64_t *)rot;
+    /* a = the triangle UPLO names and its mirror image */
+    memcpy(a, src, sizeof(double) * (size_t)(n * n));
+    mirror_triangle(a, n, j->upper);
+    if (tridiagonalize(a, n, d, e, tau, scratch) < 0 ||
+        (zt != NULL && tridiagonal_form_qt(a, n, tau, zt) < 0)) {
+        free(a);
+        return -1;
     }
-    tridiagonalize(a, n, d, e, zt, w);
-    if (tridiagonal_ql(d, e, zt, n) < 0) {
+    if (tridiagonal_ql(d, e, zt, n, rot) < 0) {
         free(a);
         return ptl_error_set(PTL_ERR_LINALG, "linalg.eigh: The algorithm failed to converge "
                              "because the input matrix is ill-conditioned or has too many "
@@ -607,11 +796,9 @@ eigh_matrix(void *ctx, int64_t i)
     double *vals = j->out0 + i * n, *vecs = j->out1 != NULL ? j->out1 + i * n * n : NULL;
     for (int64_t c = 0; c < n; c++) {
         vals[c] = d[idx[c]];
-        if (vecs != NULL) {
-            for (int64_t r = 0; r < n; r++) {
-                vecs[r * n + c] = zt[idx[c] * n + r];
-            }
-        }
+    }
+    if (vecs != NULL) {
+        transpose_rows(vecs, zt, n, idx);
     }
     free(a);
     return 0;

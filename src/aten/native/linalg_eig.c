@@ -6,7 +6,7 @@
  *
  * Note [Nonsymmetric eigensolver]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * The steps of LAPACK's dgeev, unblocked:
+ * The steps of LAPACK's dgeev, in its small-matrix (unblocked) form:
  * 1. Scaling: A is multiplied by the power of two that brings its largest entry into
  *    [1/2, 1) (exact: the eigenvalues are scaled back by the same power, and the
  *    eigenvectors do not change), so the back-substitution below works on entries of order
@@ -18,9 +18,10 @@
  *    then makes the rows and columns of that block of comparable 2-norms, which reduces the
  *    rounding error of the eigenvalues of badly scaled matrices.  The eigenvectors of A are
  *    P D times those of the balanced matrix (gebak).
- * 3. Hessenberg reduction (gehrd + orghr): ihi - ilo - 1 Householder reflections, each
- *    applied from both sides, give H = Q^T A Q, zero below the subdiagonal; Q is
- *    accumulated when the eigenvectors are asked for.
+ * 3. Hessenberg reduction (gehd2 + orghr): ihi - ilo - 1 Householder reflections, each
+ *    applied from both sides, give H = Q^T A Q, zero below the subdiagonal (the right
+ *    side's products A v by the GEMM: a dot product a row would be one dependent chain of
+ *    adds); Q is accumulated when the eigenvectors are asked for.
  * 4. Francis double-shift QR (lahqr) on rows and columns ilo..ihi: sweeps chase a 3 x 3
  *    bulge down the active block H[l..i] until a subdiagonal entry is negligible (lahqr's
  *    test, which also weighs the neighbouring entries), then the block splits.  The shifts
@@ -30,7 +31,14 @@
  *    entries and off-diagonal entries of opposite signs for a complex pair, else
  *    triangular) by one rotation, applied to the rest of H and to Q.  The result is the
  *    real Schur form T = Z^T A Z (Z = Q times the sweeps' reflections; kept as Z^T, whose
- *    rows the sweeps update contiguously).  30 max(10, nh) sweeps per eigenvalue without
+ *    rows the sweeps update contiguously).  Within a sweep, reflection k must reach the
+ *    rows and columns near the bulge at once (the next reflection is made from them), but
+ *    not the rest: the rows' part right of the active block (when T is wanted) and Z^T
+ *    take the whole sweep after it, SWEEP_COLS columns at a time, so that the two rows one
+ *    reflection shares with the next stay in L1; and the columns' part above row k (rows
+ *    no later step reads) takes it after the sweep too, by blocks of EIG_COL_BLOCK rows
+ *    transposed so that each reflection updates contiguous rows.  The arithmetic of each
+ *    entry's update is unchanged.  30 max(10, nh) sweeps per eigenvalue without
  *    convergence (nh = ihi - ilo + 1) set info to the 1-based index of the last
  *    unconverged one, as lahqr does.
  * 5. Eigenvectors (trevc + the normalisation of geev): for each eigenvalue, from the last
@@ -50,6 +58,7 @@
 #include <stdlib.h>
 
 #include "../loops.h"
+#include "gemm.h"
 #include "linalg_impl.h"
 
 /* lahqr's: an exceptional shift every EIG_EXCEPTIONAL_SWEEPS sweeps without a split */
@@ -266,11 +275,11 @@ reflect_left(double *m, int64_t n, int64_t r0, int64_t c0, int64_t len, const do
 }
 
 /* a (n x n, upper triangular outside rows and columns ilo..ihi) becomes H = Q^T a Q,
- * upper Hessenberg (gehrd); zt = Q^T when not NULL.  w: 3n scratch. */
-static PTL_LOOP_CLONES_WIDE void
+ * upper Hessenberg (gehrd); zt = Q^T when not NULL.  w: 4n scratch.  0 or -1. */
+static PTL_LOOP_CLONES_WIDE int
 hessenberg(double *a, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *w)
 {
-    double *tau = w + n, *v = w + 2 * n;
+    double *tau = w + n, *v = w + 2 * n, *s = w + 3 * n;
     for (int64_t k = ilo; k + 2 <= ihi; k++) {
         double *x = a + (k + 1) * n + k;
         int64_t len = ihi - k;
@@ -283,14 +292,15 @@ hessenberg(double *a, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *w
         for (int64_t i = 1; i < len; i++) {
             v[i] = x[i * n];
         }
+        /* s = tau A[0:ihi+1, k+1:] v by the GEMM (a dot product a row is one dependent
+         * chain of adds), then A[r, k+1:] -= s_r v */
+        if (ptl_gemm_f64(ihi + 1, 1, len, tau[k], a + k + 1, n, 1, v, 1, 1, 0.0, s, 1) < 0) {
+            return -1;
+        }
         for (int64_t r = 0; r <= ihi; r++) {
-            double *row = a + r * n + k + 1, s = 0;
+            double *row = a + r * n + k + 1, sr = s[r];
             for (int64_t i = 0; i < len; i++) {
-                s += row[i] * v[i];
-            }
-            s *= tau[k];
-            for (int64_t i = 0; i < len; i++) {
-                row[i] -= s * v[i];
+                row[i] -= sr * v[i];
             }
         }
     }
@@ -315,6 +325,7 @@ hessenberg(double *a, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *w
     for (int64_t r = 2; r < n; r++) {
         memset(a + r * n, 0, sizeof(double) * (size_t)(r - 1));
     }
+    return 0;
 }
 
 /* ---- step 4: the real Schur form ---- */
@@ -458,13 +469,105 @@ reflect_cols(double *m, int64_t n, int64_t r0, int64_t r1, int64_t k, int nr, co
     }
 }
 
+/* Applies the reflections of one sweep, k = m..i-1 in order, to columns c0..c1-1 of the
+ * rows of mat (n x n): I - t v v^T on rows k..k+2 (k, k+1 for k = i - 1) with v = (1,
+ * sv[3k], sv[3k+1]), t = sv[3k+2].  SWEEP_COLS columns at a time, so that the two rows a
+ * reflection shares with the next stay in cache (the same arithmetic as reflect_rows). */
+#define SWEEP_COLS 64
+
+static PTL_LOOP_CLONES_WIDE void
+sweep_rows(double *mat, int64_t n, int64_t m, int64_t i, const double *sv, int64_t c0,
+           int64_t c1)
+{
+    for (int64_t j0 = c0; j0 < c1; j0 += SWEEP_COLS) {
+        int64_t w = c1 - j0 < SWEEP_COLS ? c1 - j0 : SWEEP_COLS;
+        for (int64_t k = m; k < i; k++) {
+            const double *r = sv + 3 * k;
+            double t = r[2], t2 = t * r[0], t3 = t * r[1], v1 = r[0], v2 = r[1];
+            double *r0 = mat + k * n + j0, *r1 = r0 + n;
+            if (t == 0) {
+                continue;
+            }
+            if (k == i - 1) {
+                for (int64_t j = 0; j < w; j++) {
+                    double sj = r0[j] + v1 * r1[j];
+                    r0[j] -= sj * t;
+                    r1[j] -= sj * t2;
+                }
+                continue;
+            }
+            double *r2 = r1 + n;
+            for (int64_t j = 0; j < w; j++) {
+                double sj = r0[j] + v1 * r1[j] + v2 * r2[j];
+                r0[j] -= sj * t;
+                r1[j] -= sj * t2;
+                r2[j] -= sj * t3;
+            }
+        }
+    }
+}
+
+/* The columns' part of one sweep's reflections (as reflect_cols) on the rows of h above
+ * the bulge: reflection k reaches rows r < k (rows i1..k-1) only here, after the sweep --
+ * no later step of the sweep reads them.  By blocks of EIG_COL_BLOCK rows, transposed into
+ * ct (EIG_COL_BLOCK n scratch) so that each reflection updates three contiguous rows of it
+ * (the same arithmetic as reflect_cols). */
+#define EIG_COL_BLOCK 32
+
+static PTL_LOOP_CLONES_WIDE void
+sweep_cols_above(double *h, int64_t n, int64_t i1, int64_t m, int64_t i, const double *sv,
+                 double *ct)
+{
+    const int64_t B = EIG_COL_BLOCK;
+    for (int64_t r0 = i1; r0 + 1 < i; r0 += B) {
+        int64_t r1 = r0 + B < i - 1 ? r0 + B : i - 1, c0 = m > r0 + 1 ? m : r0 + 1;
+        for (int64_t r = r0; r < r1; r++) {
+            for (int64_t c = c0; c <= i; c++) {
+                ct[(c - c0) * B + r - r0] = AT(h, n, r, c);
+            }
+        }
+        for (int64_t k = c0; k < i; k++) {
+            const double *q = sv + 3 * k;
+            double t = q[2], t2 = t * q[0], t3 = t * q[1], v1 = q[0], v2 = q[1];
+            int64_t wk = (k < r1 ? k : r1) - r0;
+            double *x0 = ct + (k - c0) * B, *x1 = x0 + B;
+            if (t == 0 || wk <= 0) {
+                continue;
+            }
+            if (k == i - 1) {
+                for (int64_t j = 0; j < wk; j++) {
+                    double sj = x0[j] + v1 * x1[j];
+                    x0[j] -= sj * t;
+                    x1[j] -= sj * t2;
+                }
+                continue;
+            }
+            double *x2 = x1 + B;
+            for (int64_t j = 0; j < wk; j++) {
+                double sj = x0[j] + v1 * x1[j] + v2 * x2[j];
+                x0[j] -= sj * t;
+                x1[j] -= sj * t2;
+                x2[j] -= sj * t3;
+            }
+        }
+        for (int64_t r = r0; r < r1; r++) {
+            for (int64_t c = c0; c <= i; c++) {
+                AT(h, n, r, c) = ct[(c - c0) * B + r - r0];
+            }
+        }
+    }
+}
+
 /* One Francis double-shift sweep over rows/columns m..i of h (n x n), the bulge started
  * from the shifts (rt1r + i rt1i, rt2r + i rt2i) as v, l the top of the active block;
  * rows i1..i2 of the columns are updated (the whole of T, or only the block) and the
- * reflections are applied to zt's rows (Z's columns) when zt is not NULL. */
+ * reflections are applied to zt's rows (Z's columns) when zt is not NULL.  The rows' part
+ * right of column i (no later step of the sweep reads it) and zt take the whole sweep at
+ * the end, by sweep_rows, and the columns' part above row k the same way, by
+ * sweep_cols_above; sv: (3 + EIG_COL_BLOCK) n scratch. */
 static void
 francis_sweep(double *h, int64_t n, double *zt, int64_t l, int64_t m, int64_t i, int64_t i1,
-              int64_t i2, double *v)
+              int64_t i2, double *v, double *sv)
 {
     for (int64_t k = m; k < i; k++) {
         int nr = i - k + 1 < 3 ? (int)(i - k + 1) : 3;
@@ -484,14 +587,21 @@ francis_sweep(double *h, int64_t n, double *zt, int64_t l, int64_t m, int64_t i,
             /* lahqr's form of H(k, k-1) = -H(k, k-1): right when v[1..] underflow */
             AT(h, n, k, k - 1) *= 1 - t1;
         }
+        sv[3 * k] = v[1];
+        sv[3 * k + 1] = nr == 3 ? v[2] : 0;
+        sv[3 * k + 2] = t1;
         if (t1 == 0) {
             continue;
         }
-        reflect_rows(h, n, k, nr, k, i2, v, t1);
-        reflect_cols(h, n, i1, k + 3 < i ? k + 3 : i, k, nr, v, t1);
-        if (zt != NULL) {
-            reflect_rows(zt, n, k, nr, 0, n - 1, v, t1);
-        }
+        reflect_rows(h, n, k, nr, k, i2 < i ? i2 : i, v, t1);
+        reflect_cols(h, n, k > i1 ? k : i1, k + 3 < i ? k + 3 : i, k, nr, v, t1);
+    }
+    sweep_cols_above(h, n, i1, m, i, sv, sv + 3 * n);
+    if (i2 > i) {
+        sweep_rows(h, n, m, i, sv, i + 1, i2 + 1);
+    }
+    if (zt != NULL) {
+        sweep_rows(zt, n, m, i, sv, 0, n);
     }
 }
 
@@ -499,11 +609,11 @@ francis_sweep(double *h, int64_t n, double *zt, int64_t l, int64_t m, int64_t i,
  * becomes the real Schur form T (when zt is not NULL;
  * otherwise only its diagonal blocks are final) and zt = Z^T is multiplied by the
  * transformations (Z's columns are zt's rows, so the sweeps update contiguous rows);
- * the eigenvalues go to wr, wi.  Returns 0, or lahqr's info (the 1-based index of the
- * last eigenvalue that did not converge). */
+ * the eigenvalues go to wr, wi.  sv: (3 + EIG_COL_BLOCK) n scratch.  Returns 0, or lahqr's
+ * info (the 1-based index of the last eigenvalue that did not converge). */
 static int32_t
 schur_form(double *h, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *wr,
-           double *wi)
+           double *wi, double *sv)
 {
     const int64_t nh = ihi - ilo + 1, itmax = 30 * (nh > 10 ? nh : 10);
     const double ulp = DBL_EPSILON, smlnum = DBL_MIN * ((double)nh / ulp);
@@ -617,7 +727,7 @@ schur_form(double *h, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *w
                     break;
                 }
             }
-            francis_sweep(h, n, zt, l, m, i, i1, i2, v);
+            francis_sweep(h, n, zt, l, m, i, i1, i2, v, sv);
         }
         if (its > itmax) {
             return (int32_t)(i + 1);
@@ -838,20 +948,23 @@ eig_matrix(void *ctx, int64_t i)
     const EigJob *j = ctx;
     int64_t n = j->n;
     int uv = j->vr != NULL;
-    /* h, zt: n x n; d, w: n, 3n; x, y: n complex each */
-    double *h = malloc(sizeof(double) * (size_t)(2 * n * n + 8 * n + 1));
+    /* h, zt: n x n; d, w: n, (3 + EIG_COL_BLOCK) n; x, y: n complex each */
+    double *h = malloc(sizeof(double) * (size_t)(2 * n * n + (8 + EIG_COL_BLOCK) * n + 1));
     if (h == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.eig: out of memory");
     }
     double *zt = uv ? h + n * n : NULL, *d = h + 2 * n * n, *w = d + n;
-    double complex *x = (double complex *)(w + 3 * n), *y = x + n;
+    double complex *x = (double complex *)(w + (3 + EIG_COL_BLOCK) * n), *y = x + n;
     double *wr = j->wr + i * n, *wi = j->wi + i * n;
     memcpy(h, j->a + i * n * n, sizeof(double) * (size_t)(n * n));
     int e = scale_unit(h, n);
     int64_t ilo, ihi;
     balance(h, n, d, &ilo, &ihi);
-    hessenberg(h, n, ilo, ihi, zt, w);
-    j->info[i] = schur_form(h, n, ilo, ihi, zt, wr, wi);
+    if (hessenberg(h, n, ilo, ihi, zt, w) < 0) {
+        free(h);
+        return -1;
+    }
+    j->info[i] = schur_form(h, n, ilo, ihi, zt, wr, wi, w);
     if (j->info[i] == 0 && uv) {
         eigenvectors(h, n, ilo, ihi, zt, d, wr, wi, j->vr + i * n * n, j->vi + i * n * n,
                      x, y);
