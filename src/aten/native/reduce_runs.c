@@ -53,7 +53,10 @@ sum_runs(const Plan *pl, int64_t b, int64_t e)
  * amax/amin, integer sums and the float 1- and 2-norms.  The way through acc_init,
  * fold_range (two divisions a run), fold_run's dispatch and acc_finish's stores cost 15-25 ns
  * an output: amax(-1) of 4096 x 1024 float32 at 0.75-0.85x PyTorch's time, of 15625 x 64 at
- * 0.2x.  The kernels and their order are the same, so are the bits. */
+ * 0.2x.  The kernels and their order are the same, so are the bits.  The integer extremes go
+ * further: a block of outputs is one call, whose loop over the runs has the run's kernel
+ * inlined (ptl_red_maxmin_runs_int; the call, the capability check and the dtype switch
+ * a row had cost as much as the 8 vectors of a row of 64 int32). */
 typedef enum RunFold { RUN_NONE, RUN_EXTREME, RUN_SUM_INT, RUN_NORM } RunFold;
 
 static RunFold
@@ -78,6 +81,11 @@ fold_runs(const Plan *pl, RunFold how, int64_t b, int64_t e)
 {
     int64_t step, R = pl->R;
     int even = kept_even(pl, &step), is_max = pl->kind == R_MAX;
+    if (how == RUN_EXTREME && pl->use_int && even && pl->odt0 == pl->dt &&
+        ptl_red_maxmin_runs_int(pl->dt, pl->base + b * step, step, R, e - b, is_max,
+                                pl->out0 + b * (int64_t)ptl_dtype_itemsize(pl->dt))) {
+        return;
+    }
     for (int64_t o = b; o < e; o++) {
         const char *p = even ? pl->base + o * step : kept_ptr(pl, o);
         int64_t iv = 0;
