@@ -116,6 +116,23 @@ def test_gather_rows_across_the_memcpy_threshold(dt):
             assert_close(t.rot90(1), np.rot90(a, 1), dtype=dt)
 
 
+@pytest.mark.parametrize("dt", [ptl.int8, ptl.float32, ptl.float64], ids=str)
+def test_gather_row_runs_by_vectors(dt):
+    # shape.c's copy_run: runs of 256 bytes and more go by 32-byte vectors, 128 bytes a step,
+    # the destination aligned first: every destination offset within a vector, runs around
+    # 256 bytes and the 128-byte steps, every tail; huge shifts reduce mod n
+    item = {ptl.int8: 1, ptl.float32: 4, ptl.float64: 8}[dt]
+    for nbytes in [248, 255, 256, 257, 288, 383, 384, 385, 511, 512, 513, 1000, 4096, 4100]:
+        n = nbytes // item + 1
+        t, a = make((3, n), dt, seed=nbytes)
+        for shift in sorted({1, 2, 3, 5, 7, 31 // item + 1, 33, n // 2, n - 1}):
+            assert_close(t.roll(shift, 1), np.roll(a, shift, 1), dtype=dt)
+            assert_close(t[:, 1:].roll(-shift, 1), np.roll(a[:, 1:], -shift, 1), dtype=dt)
+        assert_close(t.roll(2 ** 62 + 3, 1), np.roll(a, (2 ** 62 + 3) % n, 1), dtype=dt)
+        assert_close(t.roll(-2 ** 63, 1), np.roll(a, (-2 ** 63) % n, 1), dtype=dt)
+        assert_close(t[:, 1:].repeat(2, 3), np.tile(a[:, 1:], (2, 3)), dtype=dt)
+
+
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 64, 65])
 def test_tril_triu_rows_of_contiguous_matrices(n):
     # contiguous rows drop their columns with one memset; column-major ones element by element

@@ -19,6 +19,7 @@
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
+#include "../loops.h"
 #include "device_compose.h"
 #include "shape_impl.h"
 
@@ -96,6 +97,39 @@ DEFINE_REVERSE_COPY(uint64_t)
 #undef REVERSE_COPY_USE_AVX2
 #undef REVERSE_COPY_AVX2
 
+/* memcpy(dst, src, n) for gather_row's runs.  glibc's memcpy copies from 2 KiB on with
+ * rep movsb, which this CPU (AMD Zen 4) runs at half speed when source and destination are
+ * not aligned alike (roll(3, 1) of 1024 x 1024 float32, rows of 4084 bytes moved by 12: 0.81x
+ * PyTorch's time); here runs of 256 bytes and more go by 32-byte vectors, 128 bytes a step,
+ * the destination aligned (faster than aligning the source, or 64-byte vectors). */
+typedef char CopyVec __attribute__((vector_size(32), aligned(1)));
+
+PTL_LOOP_CLONES static void
+copy_run(char *dst, const char *src, size_t n)
+{
+    if (n < 256) {
+        memcpy(dst, src, n);
+        return;
+    }
+    size_t head = (size_t)(-(uintptr_t)dst & 31), i = 0;
+    memcpy(dst, src, head);
+    dst += head;
+    src += head;
+    n -= head;
+    for (; i + 128 <= n; i += 128) {
+        CopyVec a = *(const CopyVec *)(src + i), b = *(const CopyVec *)(src + i + 32);
+        CopyVec c = *(const CopyVec *)(src + i + 64), d = *(const CopyVec *)(src + i + 96);
+        *(CopyVec *)(dst + i) = a;
+        *(CopyVec *)(dst + i + 32) = b;
+        *(CopyVec *)(dst + i + 64) = c;
+        *(CopyVec *)(dst + i + 96) = d;
+    }
+    for (; i + 32 <= n; i += 32) {
+        *(CopyVec *)(dst + i) = *(const CopyVec *)(src + i);
+    }
+    memcpy(dst + i, src + i, n - i);
+}
+
 /* One inner row of gather_copy: n elements of isz bytes, dst_step apart, read at
  * src + inner[i]; `runs` (NULL: none) lists where the reads are contiguous: starts
  * runs[0] = 0 < runs[1] < ... < runs[nruns] = n, each run one memcpy when the destination
@@ -107,8 +141,8 @@ gather_row(char *dst, int64_t dst_step, const char *src, const int64_t *inner, i
 {
     if (runs != NULL) {
         for (int64_t r = 0; r < nruns; r++) {
-            memcpy(dst + runs[r] * (int64_t)isz, src + inner[runs[r]],
-                   (size_t)(runs[r + 1] - runs[r]) * isz);
+            copy_run(dst + runs[r] * (int64_t)isz, src + inner[runs[r]],
+                     (size_t)(runs[r + 1] - runs[r]) * isz);
         }
         return;
     }
@@ -301,9 +335,9 @@ roll_fill(int64_t **tab, const PtlTensorImpl *t, const int64_t *sizes, const voi
 {
     const int64_t *shift = ctx;
     for (int d = 0; d < t->dim; d++) {
-        int64_t n = sizes[d];
-        for (int64_t i = 0; i < n; i++) {
-            int64_t j = ((i - shift[d]) % n + n) % n;
+        /* j = (i - shift) mod n, stepped (two divisions an entry cost roll(3, 1) 5%) */
+        int64_t n = sizes[d], j = n > 0 ? (n - shift[d] % n) % n : 0;
+        for (int64_t i = 0; i < n; i++, j = j + 1 < n ? j + 1 : 0) {
             tab[d][i] = j * t->strides[d] * (int64_t)ptl_tensor_itemsize(t);
         }
     }
@@ -444,8 +478,8 @@ repeat_fill(int64_t **tab, const PtlTensorImpl *t, const int64_t *sizes, const v
     }
     for (int d = lead; d < lead + t->dim; d++) {
         int64_t n = t->sizes[d - lead];
-        for (int64_t i = 0; i < sizes[d]; i++) {
-            tab[d][i] = (i % n) * t->strides[d - lead] * (int64_t)ptl_tensor_itemsize(t);
+        for (int64_t i = 0, j = 0; i < sizes[d]; i++, j = j + 1 < n ? j + 1 : 0) {  /* i % n */
+            tab[d][i] = j * t->strides[d - lead] * (int64_t)ptl_tensor_itemsize(t);
         }
     }
 }
