@@ -133,6 +133,23 @@ def test_gather_row_runs_by_vectors(dt):
         assert_close(t[:, 1:].repeat(2, 3), np.tile(a[:, 1:], (2, 3)), dtype=dt)
 
 
+def test_gather_rows_split_over_threads(threads):
+    # gather_copy splits its rows over the threads (PTL_GRAIN_SIZE // n + 1 rows a chunk at
+    # least): 300 rows of 300 are split in two, each chunk finding its first row's index in
+    # the outer dims; rows that are one run join their neighbours' copies (repeat, roll of
+    # an outer dim) but never across a wrap or a chunk's end
+    t, a = make((6, 50, 300), ptl.float32, seed=3)
+    cases = [(t.roll((2, 7), (0, 2)), np.roll(a, (2, 7), (0, 2))),
+             (t.roll(-3, 1), np.roll(a, -3, 1)),
+             (t.repeat(2, 1, 1), np.tile(a, (2, 1, 1))),
+             (t.repeat(1, 3, 2), np.tile(a, (1, 3, 2))),
+             (t.flip(1), np.flip(a, 1)),
+             (t[:, ::2].roll(1, 0), np.roll(a[:, ::2], 1, 0)),
+             (ptl.diag_embed(t[:2, :, :200]), np.apply_along_axis(np.diag, -1, a[:2, :, :200]))]
+    for got, want in cases:
+        assert_close(got, want, dtype=ptl.float32)
+
+
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 64, 65])
 def test_tril_triu_rows_of_contiguous_matrices(n):
     # contiguous rows drop their columns with one memset; column-major ones element by element

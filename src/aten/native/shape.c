@@ -193,15 +193,80 @@ contiguous_runs(const int64_t *inner, int64_t n, size_t isz, int64_t *nruns)
     return runs;
 }
 
+/* What gather_rows reads: gather_copy's arguments and its inner row's runs */
+typedef struct GatherJob {
+    char *dst;
+    const int64_t *dst_strides;
+    const char *src;
+    int64_t *const *tab;
+    int dim;
+    const int64_t *sizes;
+    size_t isz;
+    const int64_t *runs;
+    int64_t nruns, n, dst_step;
+    int reversed;
+} GatherJob;
+
+/* The inner rows [b, e) of gather_copy (row-major over the outer dims).  A row that is one
+ * contiguous run joins the previous row's copy when it continues it in the source and the
+ * destination (repeat(2, 1) of 1024 x 1024: two copies of 4 MiB, not 2048 of 4 KiB). */
+static int
+gather_rows(void *ctx, int64_t b, int64_t e)
+{
+    const GatherJob *j = ctx;
+    const int64_t isz = (int64_t)j->isz, row = j->n * isz;
+    int64_t idx[PTL_MAX_DIMS] = {0}, rest = b, len = 0;
+    int whole = j->runs != NULL && j->nruns == 1;
+    char *at = NULL;
+    const char *from = NULL;
+    for (int d = j->dim - 2; d >= 0; d--) {
+        idx[d] = rest % j->sizes[d];
+        rest /= j->sizes[d];
+    }
+    for (int64_t o = b; o < e; o++) {
+        int64_t soff = 0, doff = 0;
+        for (int d = 0; d < j->dim - 1; d++) {
+            soff += j->tab[d][idx[d]];
+            doff += idx[d] * j->dst_strides[d] * isz;
+        }
+        if (!whole) {
+            gather_row(j->dst + doff, j->dst_step, j->src + soff, j->tab[j->dim - 1], j->n,
+                       j->isz, j->runs, j->nruns, j->reversed);
+        }
+        else if (len > 0 && j->dst + doff == at + len &&
+                 j->src + soff + j->tab[j->dim - 1][0] == from + len) {
+            len += row;
+        }
+        else {
+            if (len > 0) {
+                copy_run(at, from, (size_t)len);
+            }
+            at = j->dst + doff;
+            from = j->src + soff + j->tab[j->dim - 1][0];
+            len = row;
+        }
+        for (int d = j->dim - 2; d >= 0; d--) {
+            if (++idx[d] < j->sizes[d]) {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    if (len > 0) {
+        copy_run(at, from, (size_t)len);
+    }
+    return 0;
+}
+
 /* dst[i0..ik] (element strides dst_strides) = *(src + sum_d tab[d][i_d]) for every index of
  * `sizes`; see Note [Gather by offset tables].  The innermost dim's rows go through
  * gather_row: memcpy for each contiguous run of the source (repeat, roll, and flip of an
- * outer dim), a typed loop otherwise. */
+ * outer dim), a typed loop otherwise; the rows are split over the threads. */
 static void
 gather_copy(char *dst, const int64_t *dst_strides, const char *src, int64_t *const *tab,
             int dim, const int64_t *sizes, size_t isz)
 {
-    int64_t idx[PTL_MAX_DIMS] = {0}, outer = 1, nruns = 0;
+    int64_t outer = 1, nruns = 0;
     if (dim == 0) {
         copy_elem(dst, src, isz);
         return;
@@ -219,20 +284,9 @@ gather_copy(char *dst, const int64_t *dst_strides, const char *src, int64_t *con
     for (int64_t i = 1; i < n && reversed; i++) {
         reversed = inner[i] == inner[i - 1] - (int64_t)isz;
     }
-    for (int64_t o = 0; o < outer; o++) {
-        int64_t soff = 0, doff = 0;
-        for (int d = 0; d < dim - 1; d++) {
-            soff += tab[d][idx[d]];
-            doff += idx[d] * dst_strides[d] * (int64_t)isz;
-        }
-        gather_row(dst + doff, dst_step, src + soff, inner, n, isz, runs, nruns, reversed);
-        for (int d = dim - 2; d >= 0; d--) {
-            if (++idx[d] < sizes[d]) {
-                break;
-            }
-            idx[d] = 0;
-        }
-    }
+    GatherJob job = {dst, dst_strides, src, tab, dim, sizes, isz, runs, nruns, n, dst_step,
+                     reversed};
+    (void)ptl_parallel_for(0, outer, PTL_GRAIN_SIZE / n + 1, gather_rows, &job); /* no fail */
     free(runs);
 }
 
