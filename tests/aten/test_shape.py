@@ -94,7 +94,7 @@ def test_rot90():
         assert_close(t.rot90(1, [-1, 0]), np.rot90(a, 1, (-1, 0)), dtype=dt)
 
 
-# The innermost rows of flip, roll and repeat (shape.c gather_row): memcpy per contiguous
+# The innermost rows of flip, roll and repeat (shape_gather.c gather_row): a copy per contiguous
 # run of the source when the runs average at least 16 elements, a reversed typed loop for a
 # flip of the innermost dim, a typed gather otherwise
 ROW_LENGTHS = [1, 2, 15, 16, 17, 31, 32, 33, 100]
@@ -118,7 +118,7 @@ def test_gather_rows_across_the_memcpy_threshold(dt):
 
 @pytest.mark.parametrize("dt", [ptl.int8, ptl.float32, ptl.float64], ids=str)
 def test_gather_row_runs_by_vectors(dt):
-    # shape.c's copy_run: runs of 256 bytes and more go by 32-byte vectors, 128 bytes a step,
+    # shape_gather.c's copy_run: runs of 256 bytes and more go by 32-byte vectors, 128 bytes a step,
     # the destination aligned first: every destination offset within a vector, runs around
     # 256 bytes and the 128-byte steps, every tail; huge shifts reduce mod n
     item = {ptl.int8: 1, ptl.float32: 4, ptl.float64: 8}[dt]
@@ -134,7 +134,7 @@ def test_gather_row_runs_by_vectors(dt):
 
 
 def test_gather_rows_split_over_threads(threads):
-    # gather_copy splits its rows over the threads (PTL_GRAIN_SIZE // n + 1 rows a chunk at
+    # shape_gather_copy splits its rows over the threads (PTL_GRAIN_SIZE // n + 1 rows a chunk at
     # least): 300 rows of 300 are split in two, each chunk finding its first row's index in
     # the outer dims; rows that are one run join their neighbours' copies (repeat, roll of
     # an outer dim) but never across a wrap or a chunk's end
