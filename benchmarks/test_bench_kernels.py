@@ -383,6 +383,14 @@ def test_amax_last(benchmark, impl):
     benchmark(lambda t: t.max(-1) if impl == "numpy" else t.amax(-1), x)
 
 
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+def test_amax_short_int_rows(benchmark, impl):
+    """rows of 64 int32, a block of rows a call (Note [Integer extremes of runs])"""
+    benchmark.group = "amax(-1) 15625x64 int32"
+    x = make(impl, np.random.default_rng(0).integers(-100, 100, (15625, 64)).astype(np.int32))
+    benchmark(lambda t: t.max(-1) if impl == "numpy" else t.amax(-1), x)
+
+
 # reductions that keep a value per output: over the outer dim (by columns) and over rows
 REDUCTIONS = {
     "amax(0)": (lambda t: t.amax(0), lambda a: a.max(0)),

@@ -484,6 +484,28 @@ def test_index_add_float32_alpha_one_matches_the_double_rounding():
     np.testing.assert_allclose(got, w, rtol=1e-6, atol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_index_add_rows_every_tail(dtype):
+    # scatter_gather.c's index_add_row (loop clones): rows of every length around the vectors,
+    # repeated indices, alpha 1 and 0.5: the bits of adding row after row in index order
+    # (float32: in float with alpha 1, else in double rounded once)
+    gen = np.random.default_rng(6)
+    idx = np.array([2, 0, 2, 4, 2, 1])
+    for n in list(range(1, 40)) + [63, 64, 65, 1000]:
+        a = gen.standard_normal((5, n)).astype(dtype)
+        v = (gen.standard_normal((6, n)) * 1e3).astype(dtype)
+        for alpha in [1.0, 0.5, -3.0]:
+            want = a.copy()
+            for k, i in enumerate(idx):
+                if dtype == np.float32 and alpha == 1.0:
+                    want[i] = want[i] + v[k]
+                else:
+                    want[i] = (want[i].astype(np.float64) + v[k].astype(np.float64) * alpha
+                               ).astype(dtype)
+            got = ptl.tensor(a).index_add(0, ptl.tensor(idx), ptl.tensor(v), alpha=alpha)
+            assert got.numpy().tobytes() == want.tobytes(), (n, alpha)
+
+
 # ---- masked ops, take, take_along_dim ----
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)

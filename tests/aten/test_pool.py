@@ -331,6 +331,53 @@ def test_global_average_pooling_bits_every_tail(dtype, threads):
         np.testing.assert_array_equal(y, np.array(ref, np.float32))
 
 
+def test_global_average_pooling_small_planes_four_at_a_time(threads):
+    """Note [Small planes four at a time]: float32 planes of fewer than 256 values go four at a
+    time, the tail one masked load a vector: every tail length after 0-15 lane rounds, around
+    the 256-value threshold, plane counts around the fours (the input ending right after the
+    last plane's tail), and a NaN or inf in the next plane never reaching a plane's tail; the
+    bits of the lane sums"""
+    rng = np.random.default_rng(8)
+    for n in list(range(1, 80)) + [127, 128, 129, 240, 241, 250, 255, 256, 257]:
+        for planes in [1, 2, 3, 4, 5, 7]:
+            a = (rng.standard_normal((planes, 1, 1, n)) * 10.0 ** rng.integers(-3, 4, n)).astype(
+                np.float32)
+            y = F.adaptive_avg_pool2d(ptl.tensor(a), 1).numpy().reshape(-1)
+            if n < 256:
+                ref = [lane_mean(r) / n for r in a.reshape(planes, n)]
+                np.testing.assert_array_equal(y, np.array(ref, np.float32), err_msg=f"n={n}")
+            else:   # window_sum's float blocks: within 1e-6 of the mean of |a|
+                w = a.astype(np.float64)
+                np.testing.assert_allclose(y, w.mean((1, 2, 3)), rtol=1e-6,
+                                           atol=1e-6 * np.abs(w).mean())
+        b = rng.standard_normal((5, 1, 1, n)).astype(np.float32)
+        b[1, 0, 0, 0], b[3, 0, 0, -1], b[4, 0, 0, 0] = np.nan, np.inf, -np.inf
+        y = F.adaptive_avg_pool2d(ptl.tensor(b), 1).numpy().reshape(-1)
+        assert np.isfinite(y[[0, 2]]).all() and np.isnan(y[1])
+        assert y[3] == np.inf and y[4] == -np.inf
+
+
+@pytest.mark.parametrize("hw", [(3, 5), (7, 7), (8, 8)], ids=str)
+def test_global_average_pooling_small_planes_split_and_layouts(hw):
+    """Planes split between 2 threads at twice the grain (32768 // (n + 1) + 1 planes), in
+    chunks that are no multiple of four, and channels_last or transposed inputs: the bits of
+    one thread and of the contiguous input"""
+    n = hw[0] * hw[1]
+    planes = 2 * (32768 // (n + 1) + 1) + 1
+    x = ptl.tensor(np.random.default_rng(9).standard_normal((1, planes) + hw).astype(np.float32))
+    ref = np.array([lane_mean(r) / n for r in x.numpy().reshape(planes, n)], np.float32)
+    old = ptl.get_num_threads()
+    try:
+        for nt in [1, 2]:
+            ptl.set_num_threads(nt)
+            for v in [x, x.contiguous(memory_format=ptl.channels_last),
+                      x.transpose(2, 3).contiguous().transpose(2, 3)]:
+                y = F.adaptive_avg_pool2d(v, 1).numpy().reshape(-1)
+                np.testing.assert_array_equal(y, ref)
+    finally:
+        ptl.set_num_threads(old)
+
+
 def test_global_pooling_of_3d_and_1d_inputs():
     x, a = make((4, 6, 9), ptl.float64, seed=5)
     np.testing.assert_allclose(F.adaptive_avg_pool2d(x, (1, 1)).numpy(),

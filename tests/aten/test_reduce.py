@@ -312,6 +312,27 @@ def test_sum_runs_in_blocks_keep_each_runs_bits(np_dt, threads):
             assert (np.abs(x.mean((1, 2)).numpy() - ref.mean((1, 2))) <= tol * scale / n).all()
 
 
+def test_sum_runs_four_at_a_time_every_tail(threads):
+    # reduce_kernels.c's sum4_f4_avx2: float32 runs four at a time, their tails value after
+    # value in the four lanes: every tail length after 0-2 rounds of 16, run counts around the
+    # fours, kept dims that step by two runs; the bits of each run summed alone, NaN and inf
+    rng = np.random.default_rng(6)
+    for n in range(1, 49):
+        for m in [4, 5, 6, 7, 8, 9]:
+            a = (rng.standard_normal((2 * m, n)) * 10.0 ** rng.integers(-3, 4, (2 * m, n)))
+            x = ptl.tensor(a.astype(np.float32))
+            for t in [x[:m], x[::2]]:
+                alone = np.array([t[k].sum().item() for k in range(m)], dtype=np.float32)
+                assert t.sum(1).numpy().tobytes() == alone.tobytes(), (n, m)
+                mean = np.array([t[k].mean().item() for k in range(m)], dtype=np.float32)
+                assert t.mean(1).numpy().tobytes() == mean.tobytes(), (n, m)
+        b = rng.standard_normal((5, n)).astype(np.float32)
+        b[1, -1], b[2, 0], b[3, n // 2] = np.nan, np.inf, -np.inf
+        got = ptl.tensor(b).mean(1).numpy()
+        assert np.isfinite(got[[0, 4]]).all() and np.isnan(got[1])
+        assert got[2] == np.inf and got[3] == -np.inf
+
+
 def test_large_dim_reductions_split():
     # long reductions split over the threads, combined in order
     rng = np.random.default_rng(1)

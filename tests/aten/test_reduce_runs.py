@@ -84,6 +84,31 @@ def test_integer_extremes_of_rows(dtype, threads):
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", list(INT_NP), ids=str)
+def test_integer_extremes_of_many_rows(dtype, threads):
+    """A block of rows is one ptl_red_maxmin_runs_int call: kept dims that tile evenly (3-D,
+    row steps of 1 and 2 rows), ones that do not (each row by itself), and enough rows that 2
+    threads split them."""
+    npdt = INT_NP[dtype]
+    rng = np.random.default_rng(7)
+    with num_threads(threads):
+        for n in [1, 7, 8, 31, 32, 33, 64, 65]:
+            rows = 40000 // n
+            a = rng.integers(0, 2, (rows, n)) if npdt == np.bool_ else \
+                rng.integers(-100, 100, (rows, n))
+            a = a.astype(npdt)
+            t = ptl.tensor(a)
+            for got, want in [(t, a), (t[1::2], a[1::2]),
+                              (t[: rows // 4 * 4].view(rows // 4, 4, n),
+                               a[: rows // 4 * 4].reshape(rows // 4, 4, n)),
+                              (t[: rows // 4 * 4].view(rows // 4, 4, n)[:, 1:],
+                               a[: rows // 4 * 4].reshape(rows // 4, 4, n)[:, 1:])]:
+                np.testing.assert_array_equal(got.amax(-1).numpy(), want.max(-1))
+                np.testing.assert_array_equal(got.amin(-1).numpy(), want.min(-1))
+                np.testing.assert_array_equal(got.max(-1).values.numpy(), want.max(-1))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", list(INT_NP), ids=str)
 def test_integer_row_sums_and_column_sums(dtype, threads):
     # rows: fold_runs' sums; columns: four rows at a time into int64, then the rest one by one
     npdt = INT_NP[dtype]

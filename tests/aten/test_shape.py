@@ -94,7 +94,7 @@ def test_rot90():
         assert_close(t.rot90(1, [-1, 0]), np.rot90(a, 1, (-1, 0)), dtype=dt)
 
 
-# The innermost rows of flip, roll and repeat (shape.c gather_row): memcpy per contiguous
+# The innermost rows of flip, roll and repeat (shape_gather.c gather_row): a copy per contiguous
 # run of the source when the runs average at least 16 elements, a reversed typed loop for a
 # flip of the innermost dim, a typed gather otherwise
 ROW_LENGTHS = [1, 2, 15, 16, 17, 31, 32, 33, 100]
@@ -114,6 +114,40 @@ def test_gather_rows_across_the_memcpy_threshold(dt):
             assert_close(t.flip((0, 1)), np.flip(a), dtype=dt)
             assert_close(t.repeat(2, 3), np.tile(a, (2, 3)), dtype=dt)
             assert_close(t.rot90(1), np.rot90(a, 1), dtype=dt)
+
+
+@pytest.mark.parametrize("dt", [ptl.int8, ptl.float32, ptl.float64], ids=str)
+def test_gather_row_runs_by_vectors(dt):
+    # shape_gather.c's copy_run: runs of 256 bytes and more go by 32-byte vectors, 128 bytes a step,
+    # the destination aligned first: every destination offset within a vector, runs around
+    # 256 bytes and the 128-byte steps, every tail; huge shifts reduce mod n
+    item = {ptl.int8: 1, ptl.float32: 4, ptl.float64: 8}[dt]
+    for nbytes in [248, 255, 256, 257, 288, 383, 384, 385, 511, 512, 513, 1000, 4096, 4100]:
+        n = nbytes // item + 1
+        t, a = make((3, n), dt, seed=nbytes)
+        for shift in sorted({1, 2, 3, 5, 7, 31 // item + 1, 33, n // 2, n - 1}):
+            assert_close(t.roll(shift, 1), np.roll(a, shift, 1), dtype=dt)
+            assert_close(t[:, 1:].roll(-shift, 1), np.roll(a[:, 1:], -shift, 1), dtype=dt)
+        assert_close(t.roll(2 ** 62 + 3, 1), np.roll(a, (2 ** 62 + 3) % n, 1), dtype=dt)
+        assert_close(t.roll(-2 ** 63, 1), np.roll(a, (-2 ** 63) % n, 1), dtype=dt)
+        assert_close(t[:, 1:].repeat(2, 3), np.tile(a[:, 1:], (2, 3)), dtype=dt)
+
+
+def test_gather_rows_split_over_threads(threads):
+    # shape_gather_copy splits its rows over the threads (PTL_GRAIN_SIZE // n + 1 rows a chunk at
+    # least): 300 rows of 300 are split in two, each chunk finding its first row's index in
+    # the outer dims; rows that are one run join their neighbours' copies (repeat, roll of
+    # an outer dim) but never across a wrap or a chunk's end
+    t, a = make((6, 50, 300), ptl.float32, seed=3)
+    cases = [(t.roll((2, 7), (0, 2)), np.roll(a, (2, 7), (0, 2))),
+             (t.roll(-3, 1), np.roll(a, -3, 1)),
+             (t.repeat(2, 1, 1), np.tile(a, (2, 1, 1))),
+             (t.repeat(1, 3, 2), np.tile(a, (1, 3, 2))),
+             (t.flip(1), np.flip(a, 1)),
+             (t[:, ::2].roll(1, 0), np.roll(a[:, ::2], 1, 0)),
+             (ptl.diag_embed(t[:2, :, :200]), np.apply_along_axis(np.diag, -1, a[:2, :, :200]))]
+    for got, want in cases:
+        assert_close(got, want, dtype=ptl.float32)
 
 
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 64, 65])

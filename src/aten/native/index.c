@@ -690,29 +690,8 @@ adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Redu
             if (r == RED_NONE) {
                 memcpy(d, v, (size_t)n * item);
             }
-            else if (self->dtype == PTL_DTYPE_FLOAT32 && alpha == 1.0) {
-                /* a float add rounds the exact sum once, as the double add and the rounding
-                 * to float below do (double holds twice float's precision and more), so the
-                 * bits are the same at twice the vector width */
-                float *o = (float *)d;
-                const float *a = (const float *)v;
-                for (int64_t j = 0; j < n; j++) {
-                    o[j] += a[j];
-                }
-            }
-            else if (self->dtype == PTL_DTYPE_FLOAT32) {
-                float *o = (float *)d;
-                const float *a = (const float *)v;
-                for (int64_t j = 0; j < n; j++) {
-                    o[j] = (float)((double)o[j] + (double)a[j] * alpha);
-                }
-            }
             else {
-                double *o = (double *)d;
-                const double *a = (const double *)v;
-                for (int64_t j = 0; j < n; j++) {
-                    o[j] = o[j] + a[j] * alpha;
-                }
+                index_add_row(d, v, n, self->dtype == PTL_DTYPE_FLOAT32, alpha);
             }
         }
     }

@@ -177,6 +177,10 @@ scalar_of(const PtlIValue *v, PtlDtype dtype)
     return t;
 }
 
+/* d[j] += v[j] * alpha (j < n), float32 (f4) or float64 rows of index_add_
+ * (scatter_gather.c) */
+void index_add_row(char *d, const char *v, int64_t n, int f4, double alpha);
+
 /* where, masked_fill, the comparisons and take on the CUDA kernels (index_device.c; Note
  * [CUDA masked_fill and take] in src/cuda/index_plan.h): whether t's op runs there (a CUDA
  * tensor, or the kernels emulated); over a built iterator, kind PTL_DEVICE_SEL_WHERE: out =

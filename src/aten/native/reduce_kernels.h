@@ -61,6 +61,10 @@ void ptl_red_prod_rows_lowp(double *val, PtlDtype dt, const char *p, int64_t rs,
 int64_t ptl_red_sum_int(PtlDtype dt, const char *p, int64_t n);
 int64_t ptl_red_prod_int(PtlDtype dt, const char *p, int64_t n);
 int64_t ptl_red_maxmin_int(PtlDtype dt, const char *p, int64_t n, int is_max);
+/* out[r] = ptl_red_maxmin_int(dt, p + r * step, n, is_max) in dt (r < runs) and 1 where the
+ * CPU has AVX2 and a run fills a vector; 0, touching nothing, otherwise */
+int ptl_red_maxmin_runs_int(PtlDtype dt, const char *p, int64_t step, int64_t n, int64_t runs,
+                            int is_max, char *out);
 /* The first k with p[k] == v, n - 1 when there is none */
 int64_t ptl_red_find_int(PtlDtype dt, const char *p, int64_t n, int64_t v);
 void ptl_red_add_rows_int(int64_t *acc, PtlDtype dt, const char *p, int64_t rs, int64_t R,

@@ -318,6 +318,32 @@ DEFINE_IEXT_AVX2(i8, int64_t, max_epi64_avx2, min_epi64_avx2, CVT64)
 #undef CVT32
 #undef CVT64
 
+/* out[r] = the extreme of the run p + r * step (r < runs), iext_avx2's loop inlined with
+ * is_max a constant: rows of 64 int32 spent as long in the call and the checks around one row
+ * as in its 8 vectors (Note [Integer extremes of runs]) */
+#define DEFINE_IEXT_RUNS_AVX2(DT, T)                                                     \
+    PTL_AVX2 static void                                                                 \
+    iext_runs_avx2_##DT(const char *p, int64_t step, int64_t n, int64_t runs, int is_max, \
+                        T *out)                                                          \
+    {                                                                                    \
+        if (is_max) {                                                                    \
+            for (int64_t r = 0; r < runs; r++) {                                         \
+                out[r] = (T)iext_avx2_##DT((const T *)(p + r * step), n, 1);             \
+            }                                                                            \
+        }                                                                                \
+        else {                                                                           \
+            for (int64_t r = 0; r < runs; r++) {                                         \
+                out[r] = (T)iext_avx2_##DT((const T *)(p + r * step), n, 0);             \
+            }                                                                            \
+        }                                                                                \
+    }
+DEFINE_IEXT_RUNS_AVX2(b1, uint8_t)
+DEFINE_IEXT_RUNS_AVX2(i1, int8_t)
+DEFINE_IEXT_RUNS_AVX2(i2, int16_t)
+DEFINE_IEXT_RUNS_AVX2(i4, int32_t)
+DEFINE_IEXT_RUNS_AVX2(i8, int64_t)
+#undef DEFINE_IEXT_RUNS_AVX2
+
 /* The run's extreme by iext_avx2 when it fills a vector (is_max a constant in each call) */
 PTL_AVX2 static int
 iext_avx2(PtlDtype dt, const char *p, int64_t n, int is_max, int64_t *out)
@@ -353,6 +379,35 @@ ptl_red_maxmin_int(PtlDtype dt, const char *p, int64_t n, int is_max)
     }
 #endif
     return INT_TARGET(imaxmin)(dt, p, n, is_max);
+}
+
+int
+ptl_red_maxmin_runs_int(PtlDtype dt, const char *p, int64_t step, int64_t n, int64_t runs,
+                        int is_max, char *out)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() < PTL_CPU_AVX2 || n * (int64_t)ptl_dtype_itemsize(dt) < 32) {
+        return 0;
+    }
+#define IEXT_RUNS_CASE(E, DT, T)                                                         \
+    case PTL_DTYPE_##E:                                                                  \
+        iext_runs_avx2_##DT(p, step, n, runs, is_max, (T *)out);                         \
+        return 1;
+    switch (dt) {
+    IEXT_RUNS_CASE(BOOL, b1, uint8_t)
+    IEXT_RUNS_CASE(UINT8, b1, uint8_t)
+    IEXT_RUNS_CASE(INT8, i1, int8_t)
+    IEXT_RUNS_CASE(INT16, i2, int16_t)
+    IEXT_RUNS_CASE(INT32, i4, int32_t)
+    IEXT_RUNS_CASE(INT64, i8, int64_t)
+    default:
+        return 0;
+    }
+#undef IEXT_RUNS_CASE
+#else
+    (void)dt, (void)p, (void)step, (void)n, (void)runs, (void)is_max, (void)out;
+    return 0;
+#endif
 }
 
 int64_t

@@ -4,6 +4,7 @@
  * gives by itself (Note [Runs without accumulators]).  The plan is reduce.c's. */
 #include <math.h>
 
+#include "../loops.h"
 #include "native.h"
 #include "reduce_kernels.h"
 #include "reduce_plan.h"
@@ -20,6 +21,34 @@ is_sum_runs(const Plan *pl)
            pl->rstride[0] == (int64_t)ptl_dtype_itemsize(pl->dt);
 }
 
+/* out[k] = 0 + sums[k] (k < m; a -0 sum is +0, as acc_finish gives), divided by R for a
+ * mean, in the output's dtype dt: loops without branches, which the clones divide four at a
+ * time (one division after another, a quarter of a 8 x 8 mean's time) */
+PTL_LOOP_CLONES static void
+put_sums(const double *sums, int64_t m, int mean, double R, PtlDtype dt, char *out)
+{
+    if (dt == PTL_DTYPE_FLOAT32 && mean) {
+        for (int64_t k = 0; k < m; k++) {
+            ((float *)out)[k] = (float)((0.0 + sums[k]) / R);
+        }
+    }
+    else if (dt == PTL_DTYPE_FLOAT32) {
+        for (int64_t k = 0; k < m; k++) {
+            ((float *)out)[k] = (float)(0.0 + sums[k]);
+        }
+    }
+    else if (mean) {
+        for (int64_t k = 0; k < m; k++) {
+            ((double *)out)[k] = (0.0 + sums[k]) / R;
+        }
+    }
+    else {
+        for (int64_t k = 0; k < m; k++) {
+            ((double *)out)[k] = 0.0 + sums[k];
+        }
+    }
+}
+
 /* reduce_outputs for is_sum_runs plans: the bits of acc_init, fold_run and acc_finish (0 +
  * the run's sum, mean: / R) without kept_ptr's index walk and the dispatch (half of a 7 x 7
  * run's time); evenly tiled kept dims step by one stride, PTL_RED_SUM_RUNS runs a call. */
@@ -33,15 +62,8 @@ sum_runs(const Plan *pl, int64_t b, int64_t e)
         m = !even ? 1 : e - o0 < PTL_RED_SUM_RUNS ? e - o0 : PTL_RED_SUM_RUNS;
         ptl_red_sum_runs(pl->dt, even ? pl->base + o0 * step : kept_ptr(pl, o0), step, pl->R, m,
                          sums);
-        for (int64_t k = 0; k < m; k++) {      /* typed stores: put's switch cost 25% */
-            double v = pl->kind == R_MEAN ? (0.0 + sums[k]) / (double)pl->R : 0.0 + sums[k];
-            if (pl->dt == PTL_DTYPE_FLOAT32) {
-                ((float *)pl->out0)[o0 + k] = (float)v;
-            }
-            else {
-                ((double *)pl->out0)[o0 + k] = v;
-            }
-        }
+        put_sums(sums, m, pl->kind == R_MEAN, (double)pl->R, pl->dt,   /* typed stores: */
+                 pl->out0 + o0 * (int64_t)ptl_dtype_itemsize(pl->dt)); /* put's switch cost 25% */
     }
 }
 
@@ -53,7 +75,10 @@ sum_runs(const Plan *pl, int64_t b, int64_t e)
  * amax/amin, integer sums and the float 1- and 2-norms.  The way through acc_init,
  * fold_range (two divisions a run), fold_run's dispatch and acc_finish's stores cost 15-25 ns
  * an output: amax(-1) of 4096 x 1024 float32 at 0.75-0.85x PyTorch's time, of 15625 x 64 at
- * 0.2x.  The kernels and their order are the same, so are the bits. */
+ * 0.2x.  The kernels and their order are the same, so are the bits.  The integer extremes go
+ * further: a block of outputs is one call, whose loop over the runs has the run's kernel
+ * inlined (ptl_red_maxmin_runs_int; the call, the capability check and the dtype switch
+ * a row had cost as much as the 8 vectors of a row of 64 int32). */
 typedef enum RunFold { RUN_NONE, RUN_EXTREME, RUN_SUM_INT, RUN_NORM } RunFold;
 
 static RunFold
@@ -78,6 +103,11 @@ fold_runs(const Plan *pl, RunFold how, int64_t b, int64_t e)
 {
     int64_t step, R = pl->R;
     int even = kept_even(pl, &step), is_max = pl->kind == R_MAX;
+    if (how == RUN_EXTREME && pl->use_int && even && pl->odt0 == pl->dt &&
+        ptl_red_maxmin_runs_int(pl->dt, pl->base + b * step, step, R, e - b, is_max,
+                                pl->out0 + b * (int64_t)ptl_dtype_itemsize(pl->dt))) {
+        return;
+    }
     for (int64_t o = b; o < e; o++) {
         const char *p = even ? pl->base + o * step : kept_ptr(pl, o);
         int64_t iv = 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../c10/error.h"
+#include "../loops.h"
 #include "device_index.h"
 #include "device_reduce.h"
 #include "index_impl.h"
@@ -18,6 +19,37 @@ _Static_assert((int)RED_NONE == PTL_DEVICE_IDX_NONE && (int)RED_SUM == PTL_DEVIC
                "ORDER Reduce");
 
 int (*ptl_device_scatter_hook)(const PtlDeviceScatterArgs *a);
+
+/* d[j] += v[j] * alpha (j < n) for index_add_'s rows (Note [Contiguous index rows] in
+ * index.c), float32 (f4) or float64; float32 adds in double and rounds once, or with alpha 1
+ * adds in float, which rounds the exact sum once too (double holds twice float's precision
+ * and more): the same bits at twice the vector width.  Loop clones: the baseline build's
+ * 16-byte vectors left index_add of 1024 rows of 1024 float32 at 0.9x PyTorch's time. */
+PTL_LOOP_CLONES void
+index_add_row(char *d, const char *v, int64_t n, int f4, double alpha)
+{
+    if (f4 && alpha == 1.0) {
+        float *o = (float *)d;
+        const float *a = (const float *)v;
+        for (int64_t j = 0; j < n; j++) {
+            o[j] += a[j];
+        }
+    }
+    else if (f4) {
+        float *o = (float *)d;
+        const float *a = (const float *)v;
+        for (int64_t j = 0; j < n; j++) {
+            o[j] = (float)((double)o[j] + (double)a[j] * alpha);
+        }
+    }
+    else {
+        double *o = (double *)d;
+        const double *a = (const double *)v;
+        for (int64_t j = 0; j < n; j++) {
+            o[j] = o[j] + a[j] * alpha;
+        }
+    }
+}
 
 /* Note [Index row walk]
  * ~~~~~~~~~~~~~~~~~~~~~

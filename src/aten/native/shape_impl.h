@@ -14,6 +14,11 @@ int shape_on_device(const PtlTensorImpl *t);
  * dims' tables one after the other; Note [Gather by offset tables]).  0, or -1. */
 int shape_gather_device(PtlTensorImpl *out, const PtlTensorImpl *t, const int64_t *tab,
                         int dim, const int64_t *sizes);
+/* dst[i0..ik] (element strides dst_strides) = *(src + sum_d tab[d][i_d]) for every index of
+ * `sizes` (dim of them), elements of isz bytes (shape_gather.c; Note [Gather by offset
+ * tables]) */
+void shape_gather_copy(char *dst, const int64_t *dst_strides, const char *src,
+                       int64_t *const *tab, int dim, const int64_t *sizes, size_t isz);
 /* Zeroes the elements of t that tril (lower) or triu with diagonal k drops.  0, or -1. */
 int shape_triangle_device(PtlTensorImpl *t, int64_t k, int lower);
 /* linalg_cross of a and b (checked: dim wrapped, size 3 there, one dtype) and unfold_backward
