@@ -253,7 +253,7 @@ def test_gelu_constants_are_the_fit_tools():
 
 
 def test_gelu_clamp_gives_the_double_formulas_answer():
-    # the vector CDF clamps |x| at 13 (Note [Vector activations]); beyond it gelu is x and
+    # the vector CDF clamps |x| at 12 (Note [Vector activations]); from 13 on gelu is x and
     # its derivative 1, and at +inf the derivative is cdf + inf * 0 = nan, as in double
     x = np.array([12.5, 13, 13.5, 20, 1e4, 1e30, 3e38, np.inf] * 3, np.float32)
     y = F.gelu(ptl.tensor(x)).numpy()
