@@ -252,6 +252,15 @@ def test_gelu_constants_are_the_fit_tools():
     assert np.abs(got / fit.half_erfcx(x.astype(np.float64)) - 1).max() < 4e-7
 
 
+def test_gelu_exp_table_is_two_to_the_sixteenths():
+    """Note [Vector gelu exp]: the table holds 2^(j/16) rounded to float."""
+    import re
+    src = open(os.path.join(ROOT, "src", "aten", "native", "activation.c")).read()
+    body = re.search(r"gelu_exp2_16th\[16\] = \{([^}]*)\}", src).group(1)
+    got = np.array([float.fromhex(c.strip().rstrip("f")) for c in body.split(",")])
+    np.testing.assert_array_equal(got, np.float32(2.0 ** (np.arange(16) / 16)))
+
+
 def test_gelu_clamp_gives_the_double_formulas_answer():
     # the vector CDF clamps |x| at 12 (Note [Vector activations]); from 13 on gelu is x and
     # its derivative 1, and at +inf the derivative is cdf + inf * 0 = nan, as in double

@@ -232,46 +232,47 @@ static const float gelu_cdf_coef[] = {4.893409088e-02f, -2.623864114e-01f, 4.659
                                       -2.377210855e-01f, 2.692820132e-01f, 8.228777349e-02f,
                                       1.341271698e-01f, -4.973285832e-04f};
 /* 2^(j / 16) rounded to float, j = 0..15 (Note [Vector gelu exp]) */
-static const float gelu_exp2_16th[16] = {0x1.000000p+0f, 0x1.0b5586p+0f, 0x1.172b84p+0f, 0x1.2387a6p+0f,
-                                           0x1.306fe0p+0f, 0x1.3dea64p+0f, 0x1.4bfdaep+0f, 0x1.5ab07ep+0f,
-                                           0x1.6a09e6p+0f, 0x1.7a1148p+0f, 0x1.8ace54p+0f, 0x1.9c4918p+0f,
-                                           0x1.ae89fap+0f, 0x1.c199bep+0f, 0x1.d5818ep+0f, 0x1.ea4afap+0f};
+static const float gelu_exp2_16th[16] = {
+    0x1.000000p+0f, 0x1.0b5586p+0f, 0x1.172b84p+0f, 0x1.2387a6p+0f,
+    0x1.306fe0p+0f, 0x1.3dea64p+0f, 0x1.4bfdaep+0f, 0x1.5ab07ep+0f,
+    0x1.6a09e6p+0f, 0x1.7a1148p+0f, 0x1.8ace54p+0f, 0x1.9c4918p+0f,
+    0x1.ae89fap+0f, 0x1.c199bep+0f, 0x1.d5818ep+0f, 0x1.ea4afap+0f};
 /* Note [Vector gelu exp]
- * gelu's e^(-x^2/2) = 2^(m/16) e^r, m = round(16 log2(e) (-x^2/2)), r the rest (|r| <=
- * ln2 / 32), |x| <= GELU_ABS_MAX.  m comes from one FMA with the rounding constant 1.5 2^23,
- * whose low 4 bits pick 2^(j/16) from a table of 16 (one vpermps with AVX-512, two and a
- * blend with AVX2: the same value), and whose next bits, shifted into the exponent field,
- * scale by 2^(m >> 4) with an integer add (the scaled numbers stay normal: 2^-104 at the
- * clamp, which is why it is 12, not 13).  e^r = 1 + r + r^2 (1/2 + r/6) (truncation 9e-9,
- * the table's rounding 3e-8, against the R fit's 3.6e-7).  The low part of -x^2/2 joins r.
- * Against exp's degree-7 polynomial, a rounding and a multiply by 2^n this takes 5 vector
- * multiply-adds fewer an element: gelu 1e6 floats 555 -> 470 us, one AVX-512 thread. */
+ * gelu's e^(-x^2/2) = 2^(m/16) e^r, m = round(-8 log2(e) x^2), |x| <= GELU_ABS_MAX.  x^2 is
+ * split exactly into x2 + x2lo (one FMA); m comes from one FMA with the rounding constant
+ * 1.5 2^23, whose low 4 bits pick 2^(j/16) from a table of 16 (one vpermps with AVX-512, two
+ * and a blend with AVX2: the same value), and whose next bits, shifted into the exponent
+ * field, scale by 2^(m >> 4) with an integer add (the scaled numbers stay normal: 2^-104 at
+ * the clamp, which is why it is 12, not 13).  t = x2 + m ln2 / 8 is exact (ln2's high part
+ * is short), then takes ln2's tail and x2lo; r = -t/2 (|r| <= ln2 / 32) and e^r = 1 + t (-1/2
+ * + t (1/8 - t/48)) (truncation 9e-9, the table's rounding 3e-8, against the R fit's 3.6e-7).
+ * Against exp's degree-7 polynomial, a rounding, the halving of x^2 and a multiply by 2^n
+ * this takes 6 vector multiply-adds fewer an element: gelu 1e6 floats 555 -> 450 us, one
+ * AVX-512 thread. */
 #define GELU_EXP2_16TH_ps(KB)                                                             \
     _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(gelu_exp2_16th), KB),       \
                      _mm256_permutevar8x32_ps(_mm256_loadu_ps(gelu_exp2_16th + 8), KB),   \
                      _mm256_castsi256_ps(_mm256_slli_epi32(KB, 28)))
 #define GELU_EXP2_16TH_ps512(KB) _mm512_permutexvar_ps(KB, _mm512_loadu_ps(gelu_exp2_16th))
 #define DEFINE_ACT_FORMULAS(S)                                                            \
-    /* Phi(x) = c (x < 0) or 1 - c, c = e R(u), where e = e^(-x^2/2) (-x^2/2 split exactly \
-     * into hi + lo: |x| times the exact -|x|/2; Note [Vector gelu exp]) is also returned  \
-     * for the backward's pdf */                                                          \
+    /* Phi(x) = c (x < 0) or 1 - c, c = e R(u), where e = e^(-x^2/2) (Note [Vector gelu   \
+     * exp]) is also returned for the backward's pdf */                                   \
     PTL_VATTR(S) static inline PTL_VT(S) gelu_cdf_##S(PTL_VT(S) x, PTL_VT(S) *e_out)      \
     {                                                                                     \
         const PTL_VT(S) one = PTL_V(S, set1)(1.0f), magic = PTL_V(S, set1)(PTL_VM_MAGIC_ps); \
         PTL_VT(S) ax = PTL_V(S, min)(PTL_V(S, andnot)(PTL_V(S, set1)(-0.0f), x),          \
                                      PTL_V(S, set1)(GELU_ABS_MAX));                       \
-        PTL_VT(S) nh = PTL_V(S, mul)(ax, PTL_V(S, set1)(-0.5f));                          \
-        PTL_VT(S) hi = PTL_V(S, mul)(ax, nh);                                             \
-        PTL_VT(S) lo = PTL_V(S, fmsub)(ax, nh, hi);                                       \
-        PTL_VT(S) k = PTL_V(S, fmadd)(hi, PTL_V(S, set1)(16.0f * PTL_VM_LOG2E_ps), magic); \
+        PTL_VT(S) x2 = PTL_V(S, mul)(ax, ax), x2lo = PTL_V(S, fmsub)(ax, ax, x2);         \
+        PTL_VT(S) k = PTL_V(S, fmadd)(x2, PTL_V(S, set1)(-8.0f * PTL_VM_LOG2E_ps), magic); \
         PTL_VT(S) m = PTL_V(S, sub)(k, magic);                                            \
-        PTL_VT(S) r = PTL_V(S, fnmadd)(m, PTL_V(S, set1)(PTL_VM_LN2_HI_ps / 16), hi);     \
-        r = PTL_V(S, add)(PTL_V(S, fnmadd)(m, PTL_V(S, set1)(PTL_VM_LN2_LO_ps / 16), r), lo); \
-        PTL_VT(S) q = PTL_V(S, fmadd)(r, PTL_V(S, set1)(1.0f / 6), PTL_V(S, set1)(0.5f)); \
-        PTL_VT(S) er = PTL_V(S, fmadd)(q, PTL_V(S, mul)(r, r), r);                        \
+        PTL_VT(S) t = PTL_V(S, fmadd)(m, PTL_V(S, set1)(PTL_VM_LN2_HI_ps / 8), x2);       \
+        t = PTL_V(S, fmadd)(m, PTL_V(S, set1)(PTL_VM_LN2_LO_ps / 8), t);                  \
+        t = PTL_V(S, add)(t, x2lo);                                                       \
+        PTL_VT(S) q = PTL_V(S, fmadd)(t, PTL_V(S, set1)(-1.0f / 48), PTL_V(S, set1)(0.125f)); \
+        PTL_VT(S) er = PTL_V(S, mul)(PTL_V(S, fmadd)(q, t, PTL_V(S, set1)(-0.5f)), t);    \
         PTL_VIT(S) kb = PTL_VTOI(S, k);                                                   \
-        PTL_VT(S) t = GELU_EXP2_16TH_##S(kb);                                             \
-        PTL_VT(S) e16 = PTL_V(S, fmadd)(er, t, t);                                        \
+        PTL_VT(S) tab = GELU_EXP2_16TH_##S(kb);                                           \
+        PTL_VT(S) e16 = PTL_V(S, fmadd)(er, tab, tab);                                    \
         /* (m >> 4) << 23: the exponent's bits of kb, the index bits dropped */           \
         PTL_VIT(S) sh = PTL_VSI(S, and)(PTL_VI(S, slli)(kb, 19),                          \
                                         PTL_VI_SET1(S)((int32_t)0xff800000u));            \
