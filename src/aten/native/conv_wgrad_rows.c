@@ -77,7 +77,7 @@ typedef struct RowsJob {
     const ConvGeom *g;
     const float *gy, *x;
     float *acc;                          /* tasks x mo x kb x 16 partial sums */
-    int64_t n, ci, co, cpg, opg, kdim, nb, ntasks, nch;
+    int64_t n, ci, co, cpg, opg, kdim, nb, ntasks;
     int64_t mo;                          /* output channels a task (rows_mo) */
     int64_t ntb, kb;                     /* blocks of taps, taps a block at most */
     int64_t sx, wq;                      /* phases of a copy row, floats a phase */
@@ -121,9 +121,9 @@ conv_wgrad_rows_fit(const ConvGeom *g)
 /* The copy (Note [Weight gradient by rows]) of samples [n0, n1) of group grp into buf:
  * buf[((e * cpg + c) * ext[0] * ext[1] + z * ext[1] + y) * sx * wq + ph * wq + i] = the
  * image of channel c of sample n0 + e at (z - p0, y - p1, i * sx + ph - p2), zero outside
- * it.  Vector v of a phase row reads the image row's 16 * sx elements from v * 16 * sx - p2
- * through vmask[2 v] and vmask[2 v + 1] (the same for every row); the last is stored through
- * a mask, so that it stops at the phase row's end. */
+ * it.  Vector v of a phase row reads the image row's 16 * sx elements from v * 16 * sx - p2,
+ * 16 at a time through vmask[v * sx + i] (the same for every row); the last is stored
+ * through a mask, so that it stops at the phase row's end. */
 AVX512 static void
 rows_copy(const RowsJob *j, int64_t n0, int64_t n1, int64_t grp, float *buf)
 {
@@ -311,9 +311,8 @@ conv_wgrad_rows(const float *gy, const float *x, float *gw, const ConvGeom *g, i
     j.ntb = j.kdim > WG_ROWS_KDIM ? (j.kdim + WG_ROWS_SPLIT_MP - 1) / WG_ROWS_SPLIT_MP : 1;
     j.kb = (j.kdim + j.ntb - 1) / j.ntb;
     j.ntasks = g->groups * ((j.opg + j.mo - 1) / j.mo) * j.ntb;
-    j.nch = (g->col[2] + 15) / 16;
     /* the copy: the rows the taps reach along z and y, each phase as wide as the output
-     * row plus the largest shift of a tap, rounded up to 16 */
+     * row plus the largest shift of a tap */
     j.sx = g->s[2];
     for (int i = 0; i < 2; i++) {
         j.ext[i] = (g->col[i] - 1) * g->s[i] + (g->k[i] - 1) * g->d[i] + 1;
@@ -323,7 +322,7 @@ conv_wgrad_rows(const float *gy, const float *x, float *gw, const ConvGeom *g, i
     int64_t per = j.cpg * j.plane * (int64_t)sizeof(float);
     /* samples a block: its copy within WG_ROWS_BLOCK_BYTES, but at least WG_ROWS_RUN row
      * vectors, and no more than the batch */
-    int64_t run = g->col[0] * g->col[1] * j.nch;
+    int64_t run = g->col[0] * g->col[1] * ((g->col[2] + 15) / 16);
     j.nb = WG_ROWS_BLOCK_BYTES / per;
     j.nb = j.nb * run >= WG_ROWS_RUN ? j.nb : (WG_ROWS_RUN + run - 1) / run;
     j.nb = j.nb < n ? j.nb : n;
