@@ -61,7 +61,8 @@ import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 
 SRC = [os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__)))), "src", "aten", "native", f) for f in ("conv_packed.c", "conv_packed_wgrad.c")]
+    __file__)))), "src", "aten", "native", f)
+    for f in ("conv_packed.c", "conv_packed_wgrad.c", "conv_wgrad_rows.c")]
 
 
 def c_define(name):
@@ -91,9 +92,9 @@ WG_NARROW_MR, WG_NARROW_NR = 16, 16
 WG2_MR, WG2_NR, WG2_NARROW_MR, WG2_NARROW_NR = 6, 16, 12, 8
 COMPACT_NUM, COMPACT_DEN = 9, 10
 FWD_ROWS_NUM, FWD_ROWS_DEN = 9, 8
-WG_ROWS_KDIM, WG_ROWS_NUM, WG_ROWS_DEN, WG_ROWS_BLOCK_BYTES = 12, 3, 4, 256 * 1024
-WG_ROWS_WIDE_KDIM = 9
-WG_ROWS_SPLIT_KDIM, WG_ROWS_SPLIT_MP = 27, 6
+WG_ROWS_KDIM, WG_ROWS_NUM, WG_ROWS_DEN, WG_ROWS_BLOCK_BYTES = 12, 3, 4, 512 * 1024
+WG_ROWS_WIDE_KDIM, WG_ROWS_SPLIT_MP, WG_ROWS_RUN = 9, 6, 64
+ROWS_PLAIN_ACC = 24
 
 
 def test_constants():
@@ -101,7 +102,7 @@ def test_constants():
     for name in ("PK_MR", "PK2_MR", "PK_NR", "PK_BLOCK_BYTES", "WG_MR", "WG_NR", "WG_BATCH_PIXELS",
                  "WG_CHUNKS", "WG_CHUNK_BYTES", "WG_NARROW_MR", "WG_NARROW_NR", "COMPACT_NUM",
                  "COMPACT_DEN", "WG_ROWS_KDIM", "WG_ROWS_NUM", "WG_ROWS_DEN",
-                 "WG_ROWS_BLOCK_BYTES", "WG_ROWS_WIDE_KDIM", "WG_ROWS_SPLIT_KDIM",
+                 "WG_ROWS_BLOCK_BYTES", "WG_ROWS_WIDE_KDIM", "WG_ROWS_RUN", "ROWS_PLAIN_ACC",
                  "WG_ROWS_SPLIT_MP", "WG_CHUNKS_MIN", "WG2_MR",
                  "WG2_NR", "WG2_NARROW_MR", "WG2_NARROW_NR", "FWD_ROWS_NUM", "FWD_ROWS_DEN"):
         assert c_define(name) == globals()[name], name
@@ -878,8 +879,30 @@ def test_input_grad_phase_cases_cross_their_thresholds():
 def rows_path(xs, ws, stride, pad, dil, groups):
     """Whether the weight gradient runs by rows (Note [Weight gradient by rows])."""
     cols = (xs[-1] + 2 * pad[-1] - dil[-1] * (ws[-1] - 1) - 1) // stride[-1] + 1
-    return stride[-1] == 1 and int(np.prod(ws[1:])) <= WG_ROWS_SPLIT_KDIM and \
-        cols * WG_ROWS_DEN >= -(-cols // 16) * 16 * WG_ROWS_NUM
+    return stride[-1] in (1, 2) and cols * WG_ROWS_DEN >= -(-cols // 16) * 16 * WG_ROWS_NUM
+
+
+def rows_copy(xs, ws, stride, pad, dil, groups):
+    """The copy by rows of one sample and group: (floats a phase row, floats of the copy of
+    one sample, output row vectors of one sample)."""
+    nd = len(xs) - 2
+    k, img = [1] * (3 - nd) + list(ws[2:]), [1] * (3 - nd) + list(xs[2:])
+    st, pd, dl = ([1] * (3 - nd) + list(stride), [0] * (3 - nd) + list(pad),
+                  [1] * (3 - nd) + list(dil))
+    out = [(img[i] + 2 * pd[i] - dl[i] * (k[i] - 1) - 1) // st[i] + 1 for i in range(3)]
+    ext = [(out[i] - 1) * st[i] + (k[i] - 1) * dl[i] + 1 for i in range(2)]
+    wq = out[2] + (k[2] - 1) * dl[2] // st[2]
+    cpg = xs[1] // groups
+    return wq, cpg * ext[0] * ext[1] * st[2] * wq, out[0] * out[1] * -(-out[2] // 16)
+
+
+def rows_samples(xs, ws, stride, pad, dil, groups):
+    """Samples a block of the weight gradient by rows: its copy within WG_ROWS_BLOCK_BYTES
+    unless that leaves fewer than WG_ROWS_RUN row vectors, at most the batch."""
+    _, per, run = rows_copy(xs, ws, stride, pad, dil, groups)
+    nb = WG_ROWS_BLOCK_BYTES // (per * 4)
+    nb = nb if nb * run >= WG_ROWS_RUN else -(-WG_ROWS_RUN // run)
+    return min(nb, xs[0])
 
 
 def rows_tap_blocks(kdim):
@@ -927,9 +950,9 @@ ROWS_CASES = [
     ((2, 2, 9, 14), (3, 2, 3, 3), (1, 1), (1, 1), (1, 1), 1,
      "kdim 18: three blocks of 6 taps (WG_ROWS_SPLIT_MP), one short task"),
     ((3, 3, 20, 24), (16, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
-     "kdim 27 (WG_ROWS_SPLIT_KDIM): 3 -> 16 3x3, padding 1, blocks of 5 and 6"),
+     "kdim 27: 3 -> 16 3x3, padding 1, blocks of 5 and 6"),
     ((2, 4, 9, 14), (5, 4, 1, 7), (1, 1), (0, 3), (1, 1), 1,
-     "kdim 28: the tiles"),
+     "kdim 28: blocks of 5 and 6 taps, padding 3 along the rows"),
     ((2, 4, 9, 15), (6, 2, 3, 2), (1, 1), (1, 0), (1, 1), 2,
      "groups 2 of kdim 12: one block"),
     ((2, 6, 9, 15), (10, 3, 3, 2), (1, 1), (1, 1), (1, 2), 2,
@@ -949,12 +972,42 @@ ROWS_CASES = [
     ((2, 1, 19, 14), (4, 1, 3, 3), (2, 1), (1, 1), (1, 1), 1,
      "stride 2 along the columns only"),
     ((2, 1, 19, 20), (4, 1, 3, 3), (1, 2), (1, 1), (1, 1), 1,
-     "stride 2 along the rows: the tiles"),
+     "stride 2 along the rows, rows of 10 (under the ratio): the tiles"),
+    ((2, 1, 19, 38), (4, 1, 3, 3), (1, 3), (1, 1), (1, 1), 1,
+     "stride 3 along the rows: the tiles"),
+    ((2, 16, 32, 32), (16, 16, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "16 -> 16 3x3 on 32x32 (the benchmark's): kdim 144 in 24 blocks of 6, rows of two "
+     "whole vectors"),
+    ((3, 16, 32, 32), (32, 16, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "16 -> 32 3x3 stride 2 on 32x32 (the benchmark's): rows of one whole vector, phase rows "
+     "of 17"),
+    ((1, 16, 32, 32), (16, 16, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "stride 2, batch 1"),
+    ((2, 6, 9, 51), (9, 6, 5, 5), (1, 2), (0, 0), (1, 1), 1,
+     "stride 2, rows of 24 (a masked second vector), padding 0, kdim 150"),
+    ((2, 3, 12, 30), (5, 3, 3, 3), (2, 2), (2, 2), (2, 2), 1,
+     "stride 2, dilation 2, padding 2, rows of 15 (one masked vector)"),
+    ((2, 2, 10, 25), (3, 2, 3, 3), (1, 2), (1, 0), (1, 1), 1,
+     "stride 2 on an odd width, rows of 12 (at the ratio)"),
+    ((2, 16, 32, 32), (32, 16, 1, 1), (2, 2), (0, 0), (1, 1), 1,
+     "stride 2 1x1 (one phase read), kdim 16: blocks of 5, 5, 6"),
+    ((2, 1, 12, 34), (7, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "27 accumulators (over ROWS_PLAIN_ACC): whole vectors through masked loads, rows of 32"),
+    ((2, 2, 6, 29), (4, 2, 2, 2), (1, 1), (0, 0), (1, 1), 1,
+     "kdim 8: 24 accumulators (ROWS_PLAIN_ACC), plain loads, then a masked vector"),
+    ((8, 64, 24, 24), (8, 64, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "64 channels, rows of one vector: blocks raised to WG_ROWS_RUN row vectors"),
+    ((2, 2, 4, 6, 30), (3, 2, 2, 2, 3), (2, 1, 2), (0, 1, 1), (1, 1, 1), 1,
+     "3-D, stride 2 along the rows and z"),
+    ((2, 4, 20, 32), (4, 1, 3, 3), (2, 2), (1, 1), (1, 1), 4,
+     "depthwise, stride 2"),
+    ((2, 32, 9, 16), (8, 16, 3, 3), (1, 1), (1, 1), (1, 1), 2,
+     "groups 2 of kdim 144, two channels a group's last task"),
     ((2, 2, 12, 14), (4, 1, 3, 3), (1, 1), (2, 2), (2, 2), 2,
      "groups 2, dilation 2, padding 2"),
     ((2, 4, 8, 16), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), 4,
      "depthwise: one output channel a group (a pair of one)"),
-    ((40, 1, 64, 64), (3, 1, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+    ((70, 1, 64, 64), (3, 1, 3, 3), (1, 1), (1, 1), (1, 1), 1,
      "inputs over WG_ROWS_BLOCK_BYTES: three blocks of samples"),
     ((2, 1, 5, 6, 14), (3, 1, 2, 2, 3), (1, 2, 1), (1, 0, 1), (1, 1, 1), 1,
      "3-D, stride 2 along y"),
@@ -988,16 +1041,58 @@ def test_weight_grad_rows_cases_cross_their_thresholds():
     assert kd[k13] == WG_ROWS_KDIM + 1 and blocks[k13] == [4, 4, 5] and by[k13][1][0] % 4
     k18 = "kdim 18: three blocks of 6 taps (WG_ROWS_SPLIT_MP), one short task"
     assert blocks[k18] == [WG_ROWS_SPLIT_MP] * 3 and by[k18][1][0] < 4
-    k27 = "kdim 27 (WG_ROWS_SPLIT_KDIM): 3 -> 16 3x3, padding 1, blocks of 5 and 6"
-    assert kd[k27] == WG_ROWS_SPLIT_KDIM and blocks[k27] == [5, 5, 6, 5, 6]
-    assert kd["kdim 28: the tiles"] == WG_ROWS_SPLIT_KDIM + 1
+    assert blocks["kdim 27: 3 -> 16 3x3, padding 1, blocks of 5 and 6"] == [5, 5, 6, 5, 6]
+    assert set(blocks["kdim 28: blocks of 5 and 6 taps, padding 3 along the rows"]) == {5, 6}
     assert blocks["groups 2 of kdim 12: one block"] == [WG_ROWS_KDIM]
     assert blocks["3-D, kdim 20: blocks of 5 taps"] == [5] * 4
+    (k144,) = [lb for lb in by if lb.startswith("16 -> 16 3x3")]
+    assert blocks[k144] == [WG_ROWS_SPLIT_MP] * 24
+    assert set(blocks["stride 2 1x1 (one phase read), kdim 16: blocks of 5, 5, 6"]) == {5, 6}
     split = [b for b in blocks.values() if len(b) > 1]
     assert max(max(b) for b in split) == WG_ROWS_SPLIT_MP and {4, 5, 6} <= set(sum(split, []))
-    xs = by["kdim 27 over WG_ROWS_BLOCK_BYTES: two blocks of samples"][0]
-    nb = WG_ROWS_BLOCK_BYTES // (xs[1] * xs[2] * xs[3] * 4)
-    assert nb < xs[0] <= 2 * nb
-    xs = by["inputs over WG_ROWS_BLOCK_BYTES: three blocks of samples"][0]
-    nb = WG_ROWS_BLOCK_BYTES // (xs[1] * xs[2] * xs[3] * 4)
-    assert 2 * nb < xs[0] <= 3 * nb
+    # the accumulators a task keeps: plain loads of whole vectors up to ROWS_PLAIN_ACC
+    (k27acc,) = [lb for lb in by if lb.startswith("27 accumulators")]
+    assert kd[k27acc] * 3 > ROWS_PLAIN_ACC and rows_copy(*by[k27acc])[2] == 2 * 10
+    (k8,) = [lb for lb in by if lb.startswith("kdim 8: 24 accumulators")]
+    assert kd[k8] * 3 == ROWS_PLAIN_ACC
+    # phase rows: cols + the largest shift of a tap
+    (s2,) = [lb for lb in by if lb.startswith("16 -> 32 3x3 stride 2")]
+    assert rows_copy(*by[s2])[0] == 17
+    # blocks of samples: by WG_ROWS_BLOCK_BYTES, and raised to WG_ROWS_RUN row vectors
+    for label, blk in (("kdim 27 over WG_ROWS_BLOCK_BYTES: two blocks of samples", 2),
+                       ("inputs over WG_ROWS_BLOCK_BYTES: three blocks of samples", 3)):
+        xs, nb = by[label][0], rows_samples(*by[label])
+        assert nb == WG_ROWS_BLOCK_BYTES // (rows_copy(*by[label])[1] * 4), label
+        assert -(-xs[0] // nb) == blk and xs[0] % nb != 0, label
+    (krun,) = [lb for lb in by if lb.startswith("64 channels, rows of one vector")]
+    _, per, run = rows_copy(*by[krun])
+    nb = rows_samples(*by[krun])
+    assert (WG_ROWS_BLOCK_BYTES // (per * 4)) * run < WG_ROWS_RUN <= nb * run
+    assert (nb - 1) * run < WG_ROWS_RUN and by[krun][0][0] % nb != 0 and by[krun][0][0] > nb
+
+
+def test_weight_grad_rows_inf_past_a_row():
+    """An Inf in the input is summed only where a tap reads it: the lanes past an output
+    row (a masked last vector) read nothing, so the taps that never reach the Inf stay
+    finite, as in the float64 reference."""
+    gen = np.random.default_rng(5)
+    xs, ws = (2, 2, 6, 28), (4, 2, 3, 3)
+    assert rows_path(xs, ws, (1, 1), (0, 0), (1, 1), 1)
+    x = gen.standard_normal(xs)
+    x[1, 1, 3, -1] = np.inf                    # read by the taps of kernel column 2 only
+    gy = gen.standard_normal((2, 4, 4, 26))
+    ref = weight_grad_ref(x, gy, ws, (1, 1), (0, 0), (1, 1), 1)
+    threads = ptl.get_num_threads()
+    try:
+        for nt in (1, 2):
+            ptl.set_num_threads(nt)
+            got = ptl.ops.aten.convolution_backward(
+                ptl.tensor(gy, dtype=ptl.float32), ptl.tensor(x, dtype=ptl.float32),
+                ptl.zeros(ws), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                [0, 1, 0])[1].numpy()
+            np.testing.assert_array_equal(np.isfinite(got), np.isfinite(ref))
+            fin = np.isfinite(ref)
+            assert fin[:, :, :, :2].all() and not fin[:, 1, :, 2].any()
+            np.testing.assert_allclose(got[fin], ref[fin], rtol=0, atol=1e-4)
+    finally:
+        ptl.set_num_threads(threads)

@@ -1,7 +1,8 @@
 /* conv_packed.h -- what the packed float32 forward (conv_packed.c) shares with the packed
- * weight gradient (conv_packed_wgrad.c): the engines' target attributes, the column windows
- * of one task (Note [Packed float32 convolution], Note [Compact windows for small images])
- * and the shape of a job over them.  Private to those two files. */
+ * weight gradient (conv_packed_wgrad.c, and its rows in conv_wgrad_rows.c): the engines'
+ * target attributes, the column windows of one task (Note [Packed float32 convolution], Note
+ * [Compact windows for small images]), the shape of a job over them and the weight gradient
+ * by rows.  Private to those three files. */
 #ifndef PTL_ATEN_NATIVE_CONV_PACKED_H
 #define PTL_ATEN_NATIVE_CONV_PACKED_H
 
@@ -75,5 +76,11 @@ int64_t conv_flat_next_run(const Cols *cl, const int64_t *col, int64_t *q, int64
                            int64_t *pix);
 void conv_job_shape_init(JobShape *sh, const ConvGeom *g, const Cols *cl, int64_t ci,
                          int64_t co);
+
+/* Whether the AVX-512 weight gradient runs by rows (conv_wgrad_rows.c, Note [Weight gradient
+ * by rows]), and that weight gradient: conv_packed_wgrad's arguments and result. */
+int conv_wgrad_rows_fit(const ConvGeom *g);
+AVX512 int conv_wgrad_rows(const float *gy, const float *x, float *gw, const ConvGeom *g,
+                           int64_t n, int64_t ci, int64_t co);
 
 #endif
