@@ -43,6 +43,20 @@ dist_range(const PtlDistJob *job, int64_t b, int64_t e)
 #undef DIST_LOOP
 
 #ifdef PTL_HAVE_AVX2_KERNELS
+/* The first element at or after b (at most e) that starts a Philox block of `per` elements
+ * (per = 2 or 4), the elements before it filled through dist_range: where a vector range
+ * starts its whole blocks */
+static int64_t
+fill_to_block(const PtlDistJob *j, int64_t b, int64_t e, int64_t per)
+{
+    int64_t i = (b + per - 1) / per * per;
+    if (i > e) {
+        i = e;
+    }
+    dist_range(j, b, i);
+    return i;
+}
+
 /* Note [Vector Philox]
  * The float32 uniforms (rand, rand_like, uniform_) and normals (randn, randn_like, normal_
  * with scalar mean and std) draw eight Philox blocks at once, one in each 32-bit lane of
@@ -262,11 +276,7 @@ PTL_AVX2 static void
 uniform_range_f4_avx2(const PtlDistJob *j, int64_t b, int64_t e)
 {
     float buf[512];
-    int64_t i = (b + 3) / 4 * 4;
-    if (i > e) {
-        i = e;
-    }
-    dist_range(j, b, i);
+    int64_t i = fill_to_block(j, b, e, 4);
     while (i + 32 <= e) {
         int64_t n = (e - i) / 32 * 32;
         float *o = (float *)j->out + i;
@@ -356,11 +366,7 @@ random_range_words(const PtlDistJob *j, int64_t b, int64_t e)
     uint32_t x[512];
     int64_t vals[512];
     const int wide = ptl_cpu_capability() >= PTL_CPU_AVX512;
-    int64_t i = (b + 3) / 4 * 4;
-    if (i > e) {
-        i = e;
-    }
-    dist_range(j, b, i);
+    int64_t i = fill_to_block(j, b, e, 4);
     while (i + 32 <= e) {
         int64_t n = (e - i) / 32 * 32 < 512 ? (e - i) / 32 * 32 : 512;
         for (int64_t k = 0; k < n; k += 32) {
@@ -490,11 +496,7 @@ normal_range_vec(const PtlDistJob *j, int64_t b, int64_t e)
     const int wide = ptl_cpu_capability() >= PTL_CPU_AVX512;
     const int64_t step = wide ? 32 : 16;
     float buf[512];
-    int64_t i = (b + 1) / 2 * 2;
-    if (i > e) {
-        i = e;
-    }
-    dist_range(j, b, i);
+    int64_t i = fill_to_block(j, b, e, 2);
     while (i + step <= e) {
         int64_t n = (e - i) / step * step;
         float *o = (float *)j->out + i;
@@ -644,11 +646,7 @@ uniform_range_f8(const PtlDistJob *j, int64_t b, int64_t e)
 {
     const __m256d from = _mm256_set1_pd(j->a), width = _mm256_set1_pd(j->b - j->a);
     double *o = (double *)j->out;
-    int64_t i = (b + 1) / 2 * 2;
-    if (i > e) {
-        i = e;
-    }
-    dist_range(j, b, i);
+    int64_t i = fill_to_block(j, b, e, 2);
     if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
         int64_t n = (e - i) / 32 * 32;
         uniform_doubles_pd512(j, i, n, o + i);
@@ -720,11 +718,7 @@ transform_range(const PtlDistJob *j, int64_t b, int64_t e)
 {
     const double c = j->kind == PTL_DIST_GEOMETRIC ? log1p(-j->a) : 0.0;
     double v[512];
-    int64_t i = (b + 1) / 2 * 2;
-    if (i > e) {
-        i = e;
-    }
-    dist_range(j, b, i);
+    int64_t i = fill_to_block(j, b, e, 2);
     while (i + 16 <= e) {
         int64_t n = (e - i) / 16 * 16 < 512 ? (e - i) / 16 * 16 : 512;
         for (int64_t k = 0; k < n; k += 16) {
@@ -747,11 +741,7 @@ transform_range(const PtlDistJob *j, int64_t b, int64_t e)
 PTL_AVX2 static void
 normal_range_f8(const PtlDistJob *j, int64_t b, int64_t e)
 {
-    int64_t i = (b + 1) / 2 * 2;
-    if (i > e) {
-        i = e;
-    }
-    dist_range(j, b, i);
+    int64_t i = fill_to_block(j, b, e, 2);
     int64_t n = i < e ? (e - i) / 16 * 16 : 0;
     if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
         normal_doubles_pd512(j, i, n, (double *)j->out + i);
@@ -853,8 +843,7 @@ normal_finish_doubles(const PtlDistJob *j, int64_t b, int64_t e)
     u.pa = u.pb = NULL;
     double z[512], ab[1024];
     const int wide = ptl_cpu_capability() >= PTL_CPU_AVX512;
-    int64_t i = (b + 1) / 2 * 2 < e ? (b + 1) / 2 * 2 : e;
-    dist_range(j, b, i);
+    int64_t i = fill_to_block(j, b, e, 2);
     while (i + 16 <= e) {
         int64_t m = (e - i) / 16 * 16 < 512 ? (e - i) / 16 * 16 : 512;
         const double *pa, *pb;
