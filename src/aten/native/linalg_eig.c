@@ -469,6 +469,31 @@ reflect_cols(double *m, int64_t n, int64_t r0, int64_t r1, int64_t k, int nr, co
     }
 }
 
+/* The w entries of rows x0, x0 + ld (and x0 + 2 ld unless two) less sj (t, t2, t3), sj =
+ * x0 + v1 x1 (+ v2 x2): one reflection of a sweep on contiguous rows (sweep_rows and
+ * sweep_cols_above). */
+static inline __attribute__((always_inline)) void
+sweep_reflect(double *x0, int64_t ld, int64_t w, int two, double v1, double v2, double t,
+              double t2, double t3)
+{
+    double *x1 = x0 + ld;
+    if (two) {
+        for (int64_t j = 0; j < w; j++) {
+            double sj = x0[j] + v1 * x1[j];
+            x0[j] -= sj * t;
+            x1[j] -= sj * t2;
+        }
+        return;
+    }
+    double *x2 = x1 + ld;
+    for (int64_t j = 0; j < w; j++) {
+        double sj = x0[j] + v1 * x1[j] + v2 * x2[j];
+        x0[j] -= sj * t;
+        x1[j] -= sj * t2;
+        x2[j] -= sj * t3;
+    }
+}
+
 /* Applies the reflections of one sweep, k = m..i-1 in order, to columns c0..c1-1 of the
  * rows of mat (n x n): I - t v v^T on rows k..k+2 (k, k+1 for k = i - 1) with v = (1,
  * sv[3k], sv[3k+1]), t = sv[3k+2].  SWEEP_COLS columns at a time, so that the two rows a
@@ -484,25 +509,11 @@ sweep_rows(double *mat, int64_t n, int64_t m, int64_t i, const double *sv, int64
         for (int64_t k = m; k < i; k++) {
             const double *r = sv + 3 * k;
             double t = r[2], t2 = t * r[0], t3 = t * r[1], v1 = r[0], v2 = r[1];
-            double *r0 = mat + k * n + j0, *r1 = r0 + n;
+            double *r0 = mat + k * n + j0;
             if (t == 0) {
                 continue;
             }
-            if (k == i - 1) {
-                for (int64_t j = 0; j < w; j++) {
-                    double sj = r0[j] + v1 * r1[j];
-                    r0[j] -= sj * t;
-                    r1[j] -= sj * t2;
-                }
-                continue;
-            }
-            double *r2 = r1 + n;
-            for (int64_t j = 0; j < w; j++) {
-                double sj = r0[j] + v1 * r1[j] + v2 * r2[j];
-                r0[j] -= sj * t;
-                r1[j] -= sj * t2;
-                r2[j] -= sj * t3;
-            }
+            sweep_reflect(r0, n, w, k == i - 1, v1, v2, t, t2, t3);
         }
     }
 }
@@ -530,25 +541,11 @@ sweep_cols_above(double *h, int64_t n, int64_t i1, int64_t m, int64_t i, const d
             const double *q = sv + 3 * k;
             double t = q[2], t2 = t * q[0], t3 = t * q[1], v1 = q[0], v2 = q[1];
             int64_t wk = (k < r1 ? k : r1) - r0;
-            double *x0 = ct + (k - c0) * B, *x1 = x0 + B;
+            double *x0 = ct + (k - c0) * B;
             if (t == 0 || wk <= 0) {
                 continue;
             }
-            if (k == i - 1) {
-                for (int64_t j = 0; j < wk; j++) {
-                    double sj = x0[j] + v1 * x1[j];
-                    x0[j] -= sj * t;
-                    x1[j] -= sj * t2;
-                }
-                continue;
-            }
-            double *x2 = x1 + B;
-            for (int64_t j = 0; j < wk; j++) {
-                double sj = x0[j] + v1 * x1[j] + v2 * x2[j];
-                x0[j] -= sj * t;
-                x1[j] -= sj * t2;
-                x2[j] -= sj * t3;
-            }
+            sweep_reflect(x0, B, wk, k == i - 1, v1, v2, t, t2, t3);
         }
         for (int64_t r = r0; r < r1; r++) {
             for (int64_t c = c0; c <= i; c++) {
