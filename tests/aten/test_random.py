@@ -208,6 +208,12 @@ for seed in (0, 1, 12345, 2 ** 40 + 7, 2 ** 62 - 5):
         out.write(ptl.empty(1000, 7, dtype=dt).t().uniform_(-2, 3).view(view).numpy().tobytes())
     for n in list(range(80)) + [4097, 70001, 1 << 20]:
         out.write(ptl.randn(n).numpy().tobytes())
+    for ncat in (1, 7, 8, 9, 15, 16, 17, 511, 512, 513, 520, 1031, 50257):
+        p = ptl.rand(3, ncat, generator=g, dtype=ptl.float64)
+        p[:, ::5] = 0.0
+        p[:, 0] = 0.5
+        for n in sorted({1, (ncat + 3) // 4, ncat}):
+            out.write(ptl.multinomial(p, n, generator=g).numpy().tobytes())
     mean = ptl.linspace(-1, 1, 70001)
     mean[::3] = -0.0
     for dt in (ptl.float16, ptl.bfloat16):
