@@ -1216,10 +1216,11 @@ best_keys(KeyIndex *keys, int64_t ncat, int64_t n)
 }
 
 #ifdef PTL_HAVE_AVX2_KERNELS
-/* keys[k] = p[k] > 0 ? p[k] / E_k : 0 for k < n / 8 * 8, E_k the exponential of word x[k] as
- * the scalar loop of multinomial_chunk computes it: 1 - u (u the word's top 53 bits, exact)
- * through ptl_log_normal's vector twin, negated (-log / 1, so -0.0 stays as the scalar's).
- * The same bits, eight keys at a time; the scalar loop took a libm fma call per term. */
+/* keys[k] = p[k] > 0 ? p[k] / E_k : 0 for k < n / W * W (W = 8 or 4 lanes), E_k the
+ * exponential of word x[k] as the scalar loop of multinomial_chunk computes it: 1 - u (u the
+ * word's top 53 bits, exact) through ptl_log_normal's vector twin, negated (-log / 1, so
+ * -0.0 stays as the scalar's).  The same bits, a vector of keys at a time; the scalar loop
+ * took a libm fma call per term. */
 PTL_AVX512 static int64_t
 race_keys_pd512(const uint64_t *x, const double *p, int64_t n, double *keys)
 {
@@ -1236,15 +1237,41 @@ race_keys_pd512(const uint64_t *x, const double *p, int64_t n, double *keys)
     }
     return k;
 }
+
+/* (AVX2: the 53-bit integer w >> 11 as a double from its low 52 bits and its top bit, each
+ * exact) */
+PTL_AVX2 static int64_t
+race_keys_pd(const uint64_t *x, const double *p, int64_t n, double *keys)
+{
+    const __m256i low52 = _mm256_set1_epi64x(0xfffffffffffffLL);
+    const __m256i two52 = _mm256_castpd_si256(_mm256_set1_pd(0x1p52));
+    const __m256d one = _mm256_set1_pd(1.0), scale = _mm256_set1_pd(0x1p-53);
+    const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd();
+    int64_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+        __m256i w = _mm256_srli_epi64(_mm256_loadu_si256((const __m256i *)(x + k)), 11);
+        __m256i top = _mm256_sub_epi64(_mm256_setzero_si256(), _mm256_srli_epi64(w, 52));
+        __m256d d = _mm256_sub_pd(
+            _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(w, low52), two52)),
+            _mm256_set1_pd(0x1p52));
+        d = _mm256_add_pd(d, _mm256_castsi256_pd(_mm256_and_si256(top, two52)));
+        __m256d u = _mm256_mul_pd(d, scale);
+        __m256d ex = _mm256_xor_pd(ptl_vm_log_normal_pd(_mm256_sub_pd(one, u)), sign);
+        __m256d pv = _mm256_loadu_pd(p + k);
+        __m256d pos = _mm256_cmp_pd(pv, zero, _CMP_GT_OQ);
+        _mm256_storeu_pd(keys + k, _mm256_and_pd(pos, _mm256_div_pd(pv, ex)));
+    }
+    return k;
+}
 #endif
 
 /* Rows [b, e).  With replacement, sample j of row r inverts the row's CDF at the uniform of
  * counter r * n + j.  Without, category c of row r gets the key p / E with E ~ Exp(1) from
  * counter r * ncat + c, and the n largest keys win (the exponential race: the same law as
  * drawing one by one and renormalising; best_keys).  The counters' words 0-1 are drawn
- * MULTINOMIAL_DRAWS at a time in vectors (ptl_philox_words64), and on AVX-512 the keys eight
- * at a time (race_keys_pd512, the same bits): one draw of a 50257-word vocabulary 0.87 ->
- * 4.1x PyTorch, one thread. */
+ * MULTINOMIAL_DRAWS at a time in vectors (ptl_philox_words64), and the keys a vector at a
+ * time (race_keys_pd512 / race_keys_pd, the same bits): one draw of a 50257-word vocabulary
+ * 0.87 -> 4.1x PyTorch, one thread. */
 static int
 multinomial_chunk(void *ctx, int64_t b, int64_t e)
 {
@@ -1294,6 +1321,9 @@ multinomial_chunk(void *ctx, int64_t b, int64_t e)
 #ifdef PTL_HAVE_AVX2_KERNELS
                 if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
                     v = race_keys_pd512(x, p + c0, m, kv);
+                }
+                else if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+                    v = race_keys_pd(x, p + c0, m, kv);
                 }
 #endif
                 for (int64_t c = 0; c < v; c++) {
