@@ -233,6 +233,30 @@ def test_constant_pad(benchmark, impl):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["bernoulli_(0.3)", "bernoulli(p)", "dropout(0.1)"])
+def test_bernoulli_fill(benchmark, impl, op):
+    """Bernoulli draws of 1024 x 1024 float32 (bernoulli_range: one Philox word an element,
+    32 elements a draw) with a scalar p, a tensor of p, and dropout's mask in training;
+    NumPy's uniforms compared with p as the reference"""
+    benchmark.group = f"{op} 1024x1024 float32"
+    x = randn((1024, 1024))
+    probs = np.random.default_rng(1).random((1024, 1024)).astype(np.float32)
+    if impl == "numpy":
+        rng = np.random.default_rng(0)
+        fns = {"bernoulli_(0.3)": lambda: (rng.random((1024, 1024)) < 0.3).astype(np.float32),
+               "bernoulli(p)": lambda: (rng.random((1024, 1024)) < probs).astype(np.float32),
+               "dropout(0.1)": lambda: x * (rng.random((1024, 1024)) < 0.9) / np.float32(0.9)}
+    else:
+        L = lib(impl)
+        L.manual_seed(0)
+        out, t, p = L.empty(1024, 1024), L.tensor(x), L.tensor(probs)
+        fns = {"bernoulli_(0.3)": lambda: out.bernoulli_(0.3),
+               "bernoulli(p)": lambda: L.bernoulli(p),
+               "dropout(0.1)": lambda: L.nn.functional.dropout(t, 0.1)}
+    benchmark(fns[op])
+
+
+@pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("op", ["rand", "uniform_(-2, 3)", "randn"])
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
 def test_random_fill(benchmark, impl, op, dtype):

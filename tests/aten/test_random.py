@@ -265,6 +265,20 @@ for seed in (0, 1, 12345, 2 ** 40 + 7, 2 ** 62 - 5):
             out.write(ptl.empty(4099, dtype=dt).random_(0, 2, generator=g).view(ptl.uint8)
                       .numpy().tobytes())
         out.write(ptl.empty(1000, 7, dtype=ptl.int32).t().random_(-50, 50).numpy().tobytes())
+    probs = ptl.rand(70001, generator=g, dtype=ptl.float64)
+    probs[::7] = 0.0
+    probs[3::7] = 1.0
+    probs[5::7] = 2.0 ** -32
+    for n in list(range(40)) + [511, 512, 513, 543, 544, 545, 4099, 70001]:
+        for dt in (ptl.bool, ptl.int32, ptl.float16, ptl.float32, ptl.float64):
+            for p in (0.0, 2.0 ** -32, 0.3, 0.5, 1.0 - 2.0 ** -33, 1.0):
+                out.write(ptl.empty(n, dtype=dt).bernoulli_(p, generator=g).view(ptl.uint8)
+                          .numpy().tobytes())
+            out.write(ptl.bernoulli(probs[:n].to(dt) if dt.is_floating_point else probs[:n],
+                                    generator=g).view(ptl.uint8).numpy().tobytes())
+        out.write(ptl.nn.functional.dropout(ptl.ones(n), 0.1).numpy().tobytes())
+    out.write(ptl.empty(1000, 7).t().bernoulli_(probs[:7000].view(1000, 7).t(), generator=g)
+              .numpy().tobytes())
     for n in list(range(34)) + [511, 512, 513, 527, 528, 529, 4099, 70001]:
         out.write(ptl.empty(n, dtype=ptl.float64).exponential_(2.5, generator=g).numpy()
                   .tobytes())
