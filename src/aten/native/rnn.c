@@ -1353,7 +1353,9 @@ layer_grads_new(const Layer *l, LayerGrads *g, PtlTensorImpl *ghy, PtlTensorImpl
         if ((g->bsum[i] = new_2d(l->B, l->G, like)) == NULL) {
             return -1;
         }
-        memset(ptl_tensor_data(g->bsum[i]), 0, (size_t)(l->B * l->G) * l->ops.es);
+        if (l->B * l->G > 0) {
+            memset(ptl_tensor_data(g->bsum[i]), 0, (size_t)(l->B * l->G) * l->ops.es);
+        }
     }
     return fill_from(g->dh[0], ghy) < 0 || (lstm && fill_from(g->dc[0], gcy) < 0) ? -1 : 0;
 }
