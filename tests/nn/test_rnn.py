@@ -881,6 +881,55 @@ def test_layer_row_split(mode, proj, T, B, H, packed, reverse, dtype, tol):
     _assert_results_close(runs[1], want, tol)
 
 
+
+@pytest.mark.parametrize("mode,proj", [("LSTM", 0), ("LSTM", 3), ("GRU", 0), ("RNN_TANH", 0)])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("B", [1, 7, 8, 13])
+def test_layer_bias_grads_are_gate_grad_sums(mode, proj, reverse, packed, B):
+    """The CPU loop sums the bias gradients step by step into one row per batch row (rnn.c
+    bias_sums_add): b_ih's gradient is the sum over every step and row of the input gates'
+    gradient (the backward's first output), in float64 against NumPy, and so is LSTM's and
+    RNN's b_hh's; GRU's b_hh's differs only in the n gate.  One thread and two give the same
+    bits (B 8, T 512, H 32 is at least two parts of LAYER_SPLIT_MACS without a projection,
+    so two threads cut the rows in two)."""
+    T, H = (512, 32) if B == 8 else (5, 4)
+    a = _layer_arrays(mode, T, B, H, proj, seed=B + T)
+    a["w_hh"] /= np.sqrt(a["w_hh"].shape[1])
+    G = LAYER_GATES[mode] * H
+    gates = np.random.default_rng(B).standard_normal((T, B, G))
+    bs = None
+    if packed:
+        sizes = np.sort(np.random.default_rng(T).integers(1, B + 1, T))[::-1]
+        sizes[0] = B
+        bs = ptl.tensor(sizes.tolist(), dtype=ptl.int64)
+    saved = ptl.get_num_threads()
+    runs = []
+    try:
+        for nt in (1, 2):
+            ptl.set_num_threads(nt)
+            args = [_as(gates, ptl.float64, True)] + [
+                _as(a[n], ptl.float64, True) for n in ("hx", "cx", "w_hh", "b_ih", "b_hh",
+                                                       "w_hr")]
+            outs = _layer_fn(mode, reverse, bs)(*args)
+            rng = np.random.default_rng(1)
+            loss = sum((o * _as(rng.standard_normal(tuple(o.shape)), ptl.float64)).sum()
+                       for o in outs)
+            loss.backward()
+            runs.append([args[0].grad.numpy(), args[4].grad.numpy(), args[5].grad.numpy()])
+    finally:
+        ptl.set_num_threads(saved)
+    for got, want in zip(runs[0], runs[1]):
+        np.testing.assert_array_equal(got, want)
+    d_gates, d_bi, d_bh = runs[0]
+    np.testing.assert_allclose(d_bi, d_gates.sum((0, 1)), rtol=1e-12, atol=1e-12)
+    if mode == "GRU":
+        np.testing.assert_allclose(d_bh[:2 * H], d_gates.sum((0, 1))[:2 * H], rtol=1e-12,
+                                   atol=1e-12)
+    else:
+        np.testing.assert_array_equal(d_bh, d_bi)
+
+
 def _layer_args(mode="LSTM", T=2, B=3, H=2, proj=0, dtype=np.float64):
     a = _layer_arrays(mode, T, B, H, proj)
     gates = np.zeros((T, B, LAYER_GATES[mode] * H))

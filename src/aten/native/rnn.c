@@ -505,9 +505,13 @@ error:
  * cell's z dh).  The weights' gradients are GEMMs over all steps at once: dW_hh = sum_t
  * dgates_t^T h_{t-1} is [G, T B] x [T B, P] over output (plus the step from hx), dW_hr =
  * sum_t dh_t^T (o tanh(c_t)); the biases' are column sums of the gates' gradients (GRU's
- * hidden gates differ from its input gates in n).  The backward op has no derivative: a
- * double backward raises "the derivative for ... is not implemented".  Inputs are used
- * contiguous; the loop runs without the GIL when it has enough work. */
+ * hidden gates differ from its input gates in n): on the CPU each step adds its rows into
+ * one row per batch row while they are in the cache (bias_sums_add), and those B rows are
+ * summed at the end, so no pass reads the [T, B, G] gradients again and the order of the
+ * additions does not depend on the threads; the device sums the columns at the end.  The
+ * backward op has no derivative: a double backward raises "the derivative for ... is not
+ * implemented".  Inputs are used contiguous; the loop runs without the GIL when it has
+ * enough work. */
 
 /* Loops of fewer multiply-adds keep the GIL. */
 #define LAYER_NOGIL_FLOPS (1 << 18)
@@ -772,6 +776,8 @@ typedef struct LayerGrads {
     PtlTensorImpl *dr;              /* LSTM with proj_size: [B, H], the grad of o tanh(c_t) */
     PtlTensorImpl *dg, *dgh;        /* [T, B, G] input / hidden gates' grads (GRU: apart) */
     PtlTensorImpl *dhp;             /* LSTM with proj_size: [T, B, P], each step's dh */
+    PtlTensorImpl *bsum[2];         /* CPU, with biases: [B, G] the sums over the steps of
+                                     * dg's (GRU: and dgh's) rows (Note [Recurrent layer]) */
 } LayerGrads;
 
 /* Note [Recurrent layer threads]
@@ -908,6 +914,20 @@ cell_backward(const Layer *l, LayerGrads *g, int k, int64_t t, int64_t tp, int64
     return ptl_parallel_for(0, n, row_grain(H), rnn_plain_bwd, &c);
 }
 
+/* The bias gradients' running sums: bsum's rows [r0, r0 + n) += step t's gate gradients
+ * there, while they are in the cache.  Always 0. */
+static int
+bias_sums_add(const Layer *l, const LayerGrads *g, int64_t t, int64_t r0, int64_t n)
+{
+    size_t es = l->ops.es;
+    int64_t off = (t * l->B + r0) * l->G;
+    for (int i = 0; i < 2 && g->bsum[i] != NULL; i++) {
+        char *acc = at(g->bsum[i], r0 * l->G, es);
+        l->ops.gate_sum(acc, acc, at(i == 0 ? g->dg : g->dgh, off, es), NULL, NULL, n * l->G);
+    }
+    return 0;
+}
+
 /* Step t of the backward over the batch rows [r0, r1) (tp: the time of the forward's step
  * before it, -1 for the first), from dh[k] (dc[k]) to dh[1 - k] (dc[1 - k]): grad_output[t]
  * joins dh, the cell's backward over the running rows, dh_{t-1} = dgates W_hh there (GRU:
@@ -926,6 +946,7 @@ layer_backward_step(const Layer *l, LayerGrads *g, int k, int64_t t, int64_t tp,
         l->ops.gate_sum(dh, dh, at(g->gout, (t * B + r0) * P, es), NULL, NULL, m * P);
     }
     if (n > 0 && (cell_backward(l, g, k, t, tp, r0, n) < 0 ||
+                  bias_sums_add(l, g, t, r0, n) < 0 ||
                   ptl_gemm_packed(l->w_hh_p, n, at(dgh, (t * B + r0) * G, es), G, dhn, P, NULL,
                                   0, l->mode == MODE_GRU ? 1.0 : 0.0) < 0)) {
         return -1;
@@ -1084,6 +1105,10 @@ layer_weight_grads(const Layer *l, const LayerGrads *g, PtlTensorImpl *gw_hh,
             if (ptl_copy_into(grads[2], grads[1]) < 0) {
                 return -1;
             }
+            continue;
+        }
+        if (g->bsum[0] != NULL) {
+            sum_rows(g->bsum[i == 2 && g->bsum[1] != NULL], DATA(char, grads[i]));
             continue;
         }
         if ((v = mat_view(rows_at(i == 1 ? g->dg : g->dgh, 0, T * B, G))) == NULL) {
@@ -1286,9 +1311,9 @@ error:
 static void
 layer_grads_release(LayerGrads *g)
 {
-    PtlTensorImpl **all[9] = {&g->gout, &g->dh[0], &g->dh[1], &g->dc[0], &g->dc[1], &g->dr,
-                              &g->dg, &g->dgh, &g->dhp};
-    for (int i = 0; i < 9; i++) {
+    PtlTensorImpl **all[11] = {&g->gout, &g->dh[0], &g->dh[1], &g->dc[0], &g->dc[1], &g->dr,
+                               &g->dg, &g->dgh, &g->dhp, &g->bsum[0], &g->bsum[1]};
+    for (int i = 0; i < 11; i++) {
         PTL_CLEAR(*all[i]);
     }
 }
@@ -1297,7 +1322,7 @@ layer_grads_release(LayerGrads *g)
  * (zeros for None), since they are written in place. */
 static int
 layer_grads_new(const Layer *l, LayerGrads *g, PtlTensorImpl *ghy, PtlTensorImpl *gcy,
-                const PtlTensorImpl *like)
+                const PtlTensorImpl *like, int has_bias)
 {
     int64_t sizes[3] = {l->T, l->B, l->G}, psizes[3] = {l->T, l->B, l->P};
     int lstm = l->mode == MODE_LSTM;
@@ -1323,6 +1348,14 @@ layer_grads_new(const Layer *l, LayerGrads *g, PtlTensorImpl *ghy, PtlTensorImpl
         (lstm && (g->dc[0] == NULL || g->dc[1] == NULL)) ||
         (l->w_hr != NULL && (g->dr == NULL || g->dhp == NULL))) {
         return -1;
+    }
+    for (int i = 0; has_bias && !l->dev && i < (l->mode == MODE_GRU ? 2 : 1); i++) {
+        if ((g->bsum[i] = new_2d(l->B, l->G, like)) == NULL) {
+            return -1;
+        }
+        if (l->B * l->G > 0) {
+            memset(ptl_tensor_data(g->bsum[i]), 0, (size_t)(l->B * l->G) * l->ops.es);
+        }
     }
     return fill_from(g->dh[0], ghy) < 0 || (lstm && fill_from(g->dc[0], gcy) < 0) ? -1 : 0;
 }
@@ -1401,7 +1434,7 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
                        ? ptl_gemm_pack_b(in[7]->dtype, l.P, l.H, DATA(void, l.w_hr), l.H, 1)
                        : NULL;
     }
-    if (layer_grads_new(&l, &g, c[1], c[2], in[7]) < 0 || w[0] == NULL ||
+    if (layer_grads_new(&l, &g, c[1], c[2], in[7], has_bias) < 0 || w[0] == NULL ||
         (!l.dev && (l.w_hh_p == NULL || (l.w_hr != NULL && l.w_hr_p == NULL))) ||
         (has_bias && (w[1] == NULL || w[2] == NULL)) || (l.w_hr != NULL && w[3] == NULL)) {
         goto error;
