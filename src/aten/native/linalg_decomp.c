@@ -857,15 +857,18 @@ static PTL_LOOP_CLONES_WIDE double
 secular_root(const double *dk, const double *rz, int64_t k, int64_t j, double *delta)
 {
     int64_t p1 = j < k - 1 ? j : k - 2, o;
-    double lo, hi, tau;
-    if (j < k - 1) {
-        double mid = (dk[j + 1] - dk[j]) / 2, f, df;
-        secular_sums(dk, rz, 0, k, dk[j], mid, &f, &df);
-        f += 1;
-        o = f >= 0 ? j : j + 1;
-        lo = f >= 0 ? 0 : -mid;
-        hi = f >= 0 ? mid : 0;
-        tau = f >= 0 ? mid : -mid;
+    double lo, hi, tau, psi = 0, dpsi = 0, phi = 0, dphi = 0;
+    int have = j < k - 1;
+    if (have) {
+        /* the sums at the gap's middle choose the pole and serve the first step */
+        double mid = (dk[j + 1] - dk[j]) / 2;
+        secular_sums(dk, rz, 0, p1 + 1, dk[j], mid, &psi, &dpsi);
+        secular_sums(dk, rz, p1 + 1, k, dk[j], mid, &phi, &dphi);
+        int left = 1 + psi + phi >= 0;
+        o = left ? j : j + 1;
+        lo = left ? 0 : -mid;
+        hi = left ? mid : 0;
+        tau = left ? mid : -mid;
     } else {
         o = k - 1;
         lo = 0;
@@ -877,9 +880,11 @@ secular_root(const double *dk, const double *rz, int64_t k, int64_t j, double *d
     }
     double base = dk[o];
     for (int it = 0; it < SECULAR_MAX_ITERATIONS; it++) {
-        double psi, dpsi, phi, dphi;
-        secular_sums(dk, rz, 0, p1 + 1, base, tau, &psi, &dpsi);
-        secular_sums(dk, rz, p1 + 1, k, base, tau, &phi, &dphi);
+        if (!have) {
+            secular_sums(dk, rz, 0, p1 + 1, base, tau, &psi, &dpsi);
+            secular_sums(dk, rz, p1 + 1, k, base, tau, &phi, &dphi);
+        }
+        have = 0;
         double w = 1 + psi + phi;
         if (fabs(w) <= 8 * DBL_EPSILON * (1 + fabs(psi) + fabs(phi))) {
             break;
@@ -914,10 +919,12 @@ secular_root(const double *dk, const double *rz, int64_t k, int64_t j, double *d
                 break;
             }
         }
-        if (next == tau) {
+        /* a step at the last digits of tau: no evaluation can tell better */
+        int last = fabs(next - tau) <= 2 * DBL_EPSILON * fabs(next);
+        tau = next;
+        if (last) {
             break;
         }
-        tau = next;
     }
     for (int64_t i = 0; i < k; i++) {
         delta[i] = (dk[i] - base) - tau;
