@@ -1,5 +1,5 @@
 """eigh's vectors by divide and conquer (Note [Tridiagonal divide and conquer] in
-linalg_decomp.c): above DC_LEAF rows the tridiagonal T is split in halves down to leaves of at
+linalg_eigh_dc.c): above DC_LEAF rows the tridiagonal T is split in halves down to leaves of at
 most DC_LEAF rows (solved by the QL iteration), and each merge deflates small z components and
 close poles, solves the secular equation root by root and forms the merged vectors from the
 recomputed z by one GEMM per half.  Every size from 0 past four merge levels' worth of leaves

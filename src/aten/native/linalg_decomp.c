@@ -30,19 +30,20 @@
  *   hold the reflections, formed by blocks of QR_BLOCK as qr_matrix forms its Q (Note
  *   [Blocked QR]), then transposed: the QL works on Q^T's rows.
  * - The QL's scalar part (d, e, the rotations' c and s) needs no vectors: eigvalsh stops
- *   there (and gives eigh's eigenvalues bit for bit up to DC_LEAF rows).  With vectors,
- *   each sweep's rotations (for i from m - 1 down to l, rows i and i + 1 of Q^T) are kept
- *   and applied after the sweep, SWEEP_CHUNK columns at a time: the row a rotation leaves
- *   for the next one is carried in registers, so a row is loaded and stored once a
+ *   there (and gives eigh's eigenvalues bit for bit up to LINALG_DC_LEAF rows).  With
+ *   vectors, each sweep's rotations (for i from m - 1 down to l, rows i and i + 1 of Q^T)
+ *   are kept and applied after the sweep, SWEEP_CHUNK columns at a time: the row a rotation
+ *   leaves for the next one is carried in registers, so a row is loaded and stored once a
  *   rotation instead of twice.  (Measured at n = 256: 32 columns as four 8-wide vectors
  *   did best of the widths tried, 8 to 64 columns in 4- or 8-wide vectors; batching
  *   several sweeps as a wavefront to keep the rows in L1, applying two sweeps in one pass,
  *   and a three-multiply form of the rotation were all no faster.)
  * The work is about 4/3 n^3 for the reduction, 4/3 n^3 for Q (GEMM) and 3 n^3 for the
- * rotations, which were half of eigh's time at n = 256.  So above DC_LEAF rows the vectors
- * come from divide and conquer instead (Note [Tridiagonal divide and conquer]), T's own
- * vectors Z, then Q Z by applying the blocks of reflections to Z (2 n^3, GEMM; Q is never
- * formed), as LAPACK's syevd does.  eigvalsh keeps the QL at every size. */
+ * rotations, which were half of eigh's time at n = 256.  So above LINALG_DC_LEAF rows the
+ * vectors come from divide and conquer instead (Note [Tridiagonal divide and conquer] in
+ * linalg_eigh_dc.c), T's own vectors Z, then Q Z by applying the blocks of reflections to Z
+ * (2 n^3, GEMM; Q is never formed), as LAPACK's syevd does.  eigvalsh keeps the QL at every
+ * size. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -315,7 +316,7 @@ qr_block_reflector(const double *a, int64_t n, int64_t rows, int64_t jb, const d
 
 /* C (rows x nc, row stride ldc) -= V (op(T) (V^T C)) with op(T) = T^T when trans (applying
  * Q^T), T otherwise (applying Q).  w: jb x nc scratch.  0 or -1. */
-static int
+static PTL_LOOP_CLONES_WIDE int
 qr_apply_block(const double *v, const double *t, int64_t rows, int64_t jb, double *c,
                int64_t ldc, int64_t nc, int trans, double *w)
 {
@@ -407,6 +408,36 @@ qr_blocked(double *a, int64_t m, int64_t n, double *tau, double *q, int64_t qc,
 
 /* ---- symmetric eigensolver ---- */
 
+typedef double EighVec __attribute__((vector_size(64)));
+
+/* *xy = x . y and *zy = z . y over n: eight lanes, then their total, then the tail (one
+ * order at every width). */
+static inline void
+dot_pair(const double *x, const double *z, const double *y, int64_t n, double *xy, double *zy)
+{
+    EighVec ax = {0}, az = {0};
+    int64_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+        EighVec xv, zv, yv;
+        memcpy(&xv, x + c, sizeof(xv));
+        memcpy(&zv, z + c, sizeof(zv));
+        memcpy(&yv, y + c, sizeof(yv));
+        ax += xv * yv;
+        az += zv * yv;
+    }
+    double sx = 0, sz = 0;
+    for (int l = 0; l < 8; l++) {
+        sx += ax[l];
+        sz += az[l];
+    }
+    for (; c < n; c++) {
+        sx += x[c] * y[c];
+        sz += z[c] * y[c];
+    }
+    *xy = sx;
+    *zy = sz;
+}
+
 /* hypot(f, g), by the plain formula where f^2 + g^2 can neither overflow nor lose f's and
  * g's digits to underflow (libm's hypot, careful everywhere, was a third of eigvalsh's time
  * at n = 256). */
@@ -464,8 +495,21 @@ tridiagonalize(double *a, int64_t n, double *d, double *e, double *tau, double *
             vv[0] = 1;
             memcpy(vv + 1, v + 1, sizeof(double) * (size_t)(r - 1));
             /* p = tau (S v - V (W^T v) - W (V^T v)), S the stored A[k+1:, k+1:] (symmetric:
-             * S v as a sum of its rows, axpys that vectorise) */
-            for (int64_t i = 0; i < r; i++) {
+             * S v as a sum of its rows, axpys that vectorise; four rows a pass over p, added
+             * in the same order) */
+            int64_t i = 0;
+            for (; i + 4 <= r; i += 4) {
+                const double *s0 = a + (k + 1 + i) * n + k + 1, *s1 = s0 + n, *s2 = s1 + n;
+                const double *s3 = s2 + n;
+                double v0 = vv[i], v1 = vv[i + 1], v2 = vv[i + 2], v3 = vv[i + 3];
+                for (int64_t c = 0; c < r; c++) {
+                    double t = p[c] + v0 * s0[c];
+                    t += v1 * s1[c];
+                    t += v2 * s2[c];
+                    p[c] = t + v3 * s3[c];
+                }
+            }
+            for (; i < r; i++) {
                 const double *si = a + (k + 1 + i) * n + k + 1;
                 double vi = vv[i];
                 for (int64_t c = 0; c < r; c++) {
@@ -473,14 +517,7 @@ tridiagonalize(double *a, int64_t n, double *d, double *e, double *tau, double *
                 }
             }
             for (int64_t q = 0; q < j; q++) {
-                const double *vq = vt + q * n + k + 1, *wq = wt + q * n + k + 1;
-                double sx = 0, sy = 0;
-                for (int64_t c = 0; c < r; c++) {
-                    sx += wq[c] * vv[c];
-                    sy += vq[c] * vv[c];
-                }
-                x[q] = sx;
-                y[q] = sy;
+                dot_pair(wt + q * n + k + 1, vt + q * n + k + 1, vv, r, &x[q], &y[q]);
             }
             for (int64_t q = 0; q < j; q++) {
                 const double *vq = vt + q * n + k + 1, *wq = wt + q * n + k + 1;
@@ -678,9 +715,9 @@ apply_sweep(double *zt, int64_t n, int64_t lo, int64_t hi, const double *cs, con
 /* Diagonalises the symmetric tridiagonal (d, e) by implicit QL steps with Wilkinson's
  * shift: d becomes the eigenvalues (unsorted) and every sweep's rotations are applied to
  * the rows of zt (n x n) when not NULL.  rot: 2n scratch.  0, or -1 when an eigenvalue
- * does not converge. */
-static int
-tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot)
+ * does not converge.  (linalg_eigh_dc.c's leaves too.) */
+int
+ptl_linalg_tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot)
 {
     double *cs = rot, *sn = rot + n;
     for (int64_t l = 0; l < n; l++) {
@@ -735,382 +772,11 @@ tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot)
     return 0;
 }
 
-/* ---- tridiagonal divide and conquer ---- */
-
-/* Note [Tridiagonal divide and conquer]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * eigh's vectors above DC_LEAF rows (Cuppen; LAPACK's stedc does the same): T = diag(T1, T2)
- * + |b| v v^T with b = e[n1 - 1], v = e_{n1-1} + sign(b) e_{n1} (T1's last and T2's first
- * diagonal entries less |b|).  With T1 = Z1 D1 Z1^T and T2 = Z2 D2 Z2^T solved (recursively;
- * at most DC_LEAF rows by the QL iteration from I), T = Z (D + rho z z^T) Z^T, Z = diag(Z1,
- * Z2), z = Z^T v / sqrt 2 (|z| = 1), rho = 2 |b|.  The merge, on the poles sorted:
- * - deflation, tol = 8 eps max(|d|max, rho): a pole with rho |z_i| <= tol keeps its value
- *   and vector; two neighbouring kept poles whose rotation G (zeroing the first one's z) has
- *   |(d_j - d_i) c s| <= tol become two poles, the first deflated (G rotates their vectors
- *   and their values become c^2 d_i + s^2 d_j and s^2 d_i + c^2 d_j).  Each drops a term of
- *   at most tol: backward stable.
- * - the k kept poles' roots of 1 + sum rho z_i^2 / (d_i - x) (secular_root), one in each gap
- *   and one above d_k; each kept as an offset from its nearer pole so that d_i - lambda_j,
- *   which the vectors divide by, is exact to a rounding even for a root at a pole's edge.
- * - z recomputed from the roots (Gu and Eisenstat: the z^ for which D + rho z^ z^T has the
- *   computed roots exactly, by Loewner's formula) and u_j = (D - lambda_j)^-1 z^ / |.|:
- *   orthogonal to working precision however close the roots (the vectors from the computed
- *   z need not be).
- * - the merged vectors Z [kept columns] U by one GEMM per half of Z's rows: the kept columns
- *   ordered as (first half only, both halves (rotated), second half only), each half multiplies
- *   only the columns not zero in it (about half the flops of one full product).
- * The merges keep vectors as rows (Z^T), as the QL does; T is scaled by a power of two near
- * its largest entry first (exact), and a T that is not finite is left to the QL.  At n = 256
- * the merges' GEMMs are ~n^3 flops and the rest O(n^2) a merge, where the QL's rotations were
- * 3 n^3 outside the GEMM; eigh's eigenvalues now come from the merges, eigvalsh's from the
- * QL (the same to O(n eps |T|), no longer bit for bit above DC_LEAF rows). */
-
-/* Subproblems of at most DC_LEAF rows are solved by tridiagonal_ql. */
-#define DC_LEAF 32
-#define SECULAR_MAX_ITERATIONS 100
-#define SQRT_HALF 0.70710678118654752440
-
-/* doubles of scratch for dc_solve on n rows */
-static int64_t
-dc_scratch(int64_t n)
-{
-    return 5 * n * n + 16 * n + 8;
-}
-
-/* order[0..n) = 0..n-1 sorted by ascending v[order[.]] (insertion sort, stable). */
-static void
-sort_indices(const double *v, int64_t n, int64_t *order)
-{
-    for (int64_t r = 0; r < n; r++) {
-        int64_t p = r;
-        while (p > 0 && v[order[p - 1]] > v[r]) {
-            order[p] = order[p - 1];
-            p--;
-        }
-        order[p] = r;
-    }
-}
-
-/* The leaf: (d, e) on n <= DC_LEAF rows by the QL iteration from the identity; d ascending,
- * row c of zt (stride ldz, n columns) the eigenvector of d[c].  0, or -2 when the QL fails. */
-static int
-dc_leaf(double *d, double *e, int64_t n, double *zt, int64_t ldz, double *work)
-{
-    double *q = work, *rot = q + n * n, *tmp = rot + 2 * n;
-    int64_t *order = (int64_t *)(tmp + n);
-    memset(q, 0, sizeof(double) * (size_t)(n * n));
-    for (int64_t i = 0; i < n; i++) {
-        q[i * n + i] = 1;
-    }
-    if (tridiagonal_ql(d, e, q, n, rot) < 0) {
-        return -2;
-    }
-    sort_indices(d, n, order);
-    for (int64_t c = 0; c < n; c++) {
-        tmp[c] = d[order[c]];
-        memcpy(zt + c * ldz, q + order[c] * n, sizeof(double) * (size_t)n);
-    }
-    memcpy(d, tmp, sizeof(double) * (size_t)n);
-    return 0;
-}
-
-/* Root j of the secular equation f(x) = 1 + sum_i rz[i] / (dk[i] - x) (dk ascending, rz > 0,
- * k terms): x in (dk[j], dk[j + 1]), or in (dk[k - 1], dk[k - 1] + sum rz) for j = k - 1.
- * x is kept as an offset tau from the nearer pole, and delta[i] = dk[i] - x is formed as
- * (dk[i] - pole) - tau, accurate even where x is very close to the pole.  Each step fits
- * f's two sums, over the poles up to p1 and from p1 + 1, each by a constant plus one pole
- * at its nearest (value and slope matched: the "middle way"), and takes the model's root,
- * or bisects where that leaves the bracket kept by f's sign.  Returns x. */
-typedef double SecularVec __attribute__((vector_size(64)));
-
-/* *sum, *dsum = the sums over i in [i0, i1) of rz[i] / x_i and rz[i] / x_i^2, x_i = (dk[i] -
- * base) - tau: eight lanes, then their total, then the tail (one order at every width). */
-static inline void
-secular_sums(const double *dk, const double *rz, int64_t i0, int64_t i1, double base,
-             double tau, double *sum, double *dsum)
-{
-    SecularVec sv = {0}, dv = {0};
-    int64_t i = i0;
-    for (; i + 8 <= i1; i += 8) {
-        SecularVec x, r;
-        memcpy(&x, dk + i, sizeof(x));
-        memcpy(&r, rz + i, sizeof(r));
-        SecularVec inv = 1 / ((x - base) - tau), t = r * inv;
-        sv += t;
-        dv += t * inv;
-    }
-    double s = 0, ds = 0;
-    for (int l = 0; l < 8; l++) {
-        s += sv[l];
-        ds += dv[l];
-    }
-    for (; i < i1; i++) {
-        double inv = 1 / ((dk[i] - base) - tau), t = rz[i] * inv;
-        s += t;
-        ds += t * inv;
-    }
-    *sum = s;
-    *dsum = ds;
-}
-
-static PTL_LOOP_CLONES_WIDE double
-secular_root(const double *dk, const double *rz, int64_t k, int64_t j, double *delta)
-{
-    int64_t p1 = j < k - 1 ? j : k - 2, o;
-    double lo, hi, tau, psi = 0, dpsi = 0, phi = 0, dphi = 0;
-    int have = j < k - 1;
-    if (have) {
-        /* the sums at the gap's middle choose the pole and serve the first step */
-        double mid = (dk[j + 1] - dk[j]) / 2;
-        secular_sums(dk, rz, 0, p1 + 1, dk[j], mid, &psi, &dpsi);
-        secular_sums(dk, rz, p1 + 1, k, dk[j], mid, &phi, &dphi);
-        int left = 1 + psi + phi >= 0;
-        o = left ? j : j + 1;
-        lo = left ? 0 : -mid;
-        hi = left ? mid : 0;
-        tau = left ? mid : -mid;
-    } else {
-        o = k - 1;
-        lo = 0;
-        hi = 0;
-        for (int64_t i = 0; i < k; i++) {
-            hi += rz[i];
-        }
-        tau = hi / 2;
-    }
-    double base = dk[o];
-    for (int it = 0; it < SECULAR_MAX_ITERATIONS; it++) {
-        if (!have) {
-            secular_sums(dk, rz, 0, p1 + 1, base, tau, &psi, &dpsi);
-            secular_sums(dk, rz, p1 + 1, k, base, tau, &phi, &dphi);
-        }
-        have = 0;
-        double w = 1 + psi + phi;
-        if (fabs(w) <= 8 * DBL_EPSILON * (1 + fabs(psi) + fabs(phi))) {
-            break;
-        }
-        if (w > 0) {
-            hi = tau;
-        } else {
-            lo = tau;
-        }
-        /* the model c + s / (d1 - eta) + S / (d2 - eta) = 0 as c eta^2 - a eta + b = 0 */
-        double d1 = (dk[p1] - base) - tau, d2 = (dk[p1 + 1] - base) - tau;
-        double s = dpsi * d1 * d1, big_s = dphi * d2 * d2, c = w - dpsi * d1 - dphi * d2;
-        double a = c * (d1 + d2) + s + big_s, b = d1 * w * d2, cand[2];
-        int nc = 0;
-        if (c == 0) {
-            if (a != 0) {
-                cand[nc++] = b / a;
-            }
-        } else {
-            double disc = a * a - 4 * b * c;
-            double q = (a + copysign(sqrt(disc > 0 ? disc : 0), a)) / 2;
-            if (q != 0) {
-                cand[nc++] = b / q;
-            }
-            cand[nc++] = q / c;
-        }
-        double next = (lo + hi) / 2;
-        for (int m = 0; m < nc; m++) {
-            double tn = tau + cand[m];
-            if (tn > lo && tn < hi) {
-                next = tn;
-                break;
-            }
-        }
-        /* a step at the last digits of tau: no evaluation can tell better */
-        int last = fabs(next - tau) <= 2 * DBL_EPSILON * fabs(next);
-        tau = next;
-        if (last) {
-            break;
-        }
-    }
-    for (int64_t i = 0; i < k; i++) {
-        delta[i] = (dk[i] - base) - tau;
-    }
-    return base + tau;
-}
-
-/* Merges the two solved halves of dc_solve: d[0..n1) and d[n1..n) ascending with their
- * vectors as the rows of zt's two diagonal blocks, T = diag(T1, T2) + |beta| v v^T.
- * Leaves d ascending and the rows of zt (n x n block) the merged vectors.  0 or -1. */
-static PTL_LOOP_CLONES_WIDE int
-dc_merge(double *d, int64_t n, int64_t n1, double beta, double *zt, int64_t ldz,
-         double *work)
-{
-    int64_t n2 = n - n1;
-    double *qg = work, *dt = qg + n * n, *up = dt + n * n, *wt = up + n * n;
-    double *qnd = wt + n * n, *dl = qnd + n * n, *zl = dl + n, *dk = zl + n, *zk = dk + n;
-    double *rz = zk + n, *lam = rz + n, *zh = lam + n;
-    int64_t *perm = (int64_t *)(zh + n), *side = perm + n, *keep = side + n;
-    int64_t *defl = keep + n, *ord = defl + n;
-    double rho = 2 * fabs(beta), sgn = beta < 0 ? -1 : 1, dmax = 0;
-    /* the halves' rows sorted by eigenvalue, as full rows of n; z = v in their basis */
-    for (int64_t t = 0, a = 0, b = n1; t < n; t++) {
-        int64_t src = (b >= n || (a < n1 && d[a] <= d[b])) ? a++ : b++;
-        double *row = qg + t * n;
-        perm[t] = src;
-        dl[t] = d[src];
-        dmax = fmax(dmax, fabs(dl[t]));
-        memset(row, 0, sizeof(double) * (size_t)n);
-        if (src < n1) {
-            memcpy(row, zt + src * ldz, sizeof(double) * (size_t)n1);
-            zl[t] = row[n1 - 1] * SQRT_HALF;
-            side[t] = 0;
-        } else {
-            memcpy(row + n1, zt + src * ldz + n1, sizeof(double) * (size_t)n2);
-            zl[t] = sgn * row[n1] * SQRT_HALF;
-            side[t] = 1;
-        }
-    }
-    /* deflation: a negligible z component, or two close poles rotated into one */
-    double tol = 8 * DBL_EPSILON * fmax(dmax, rho);
-    int64_t k = 0, nd = 0, p = -1;
-    for (int64_t t = 0; t < n; t++) {
-        if (rho * fabs(zl[t]) <= tol) {
-            defl[nd++] = t;
-            continue;
-        }
-        if (p >= 0) {
-            double r = rotation_norm(zl[p], zl[t]), c = zl[t] / r, s = zl[p] / r;
-            if (fabs((dl[t] - dl[p]) * c * s) <= tol) {
-                double *xp = qg + p * n, *xt = qg + t * n, dp = dl[p], dq = dl[t];
-                for (int64_t i = 0; i < n; i++) {
-                    double x = xp[i], y = xt[i];
-                    xp[i] = c * x - s * y;
-                    xt[i] = s * x + c * y;
-                }
-                dl[p] = c * c * dp + s * s * dq;
-                dl[t] = s * s * dp + c * c * dq;
-                zl[t] = r;
-                zl[p] = 0;
-                side[t] = side[p] == side[t] ? side[t] : 2;
-                defl[nd++] = p;
-                p = t;
-                continue;
-            }
-            keep[k++] = p;
-        }
-        p = t;
-    }
-    if (p >= 0) {
-        keep[k++] = p;
-    }
-    /* the secular equation's roots, then z recomputed from them (Gu and Eisenstat) so that
-     * the vectors u_j = D_j^-1 z^ are orthogonal to working precision */
-    for (int64_t i = 0; i < k; i++) {
-        dk[i] = dl[keep[i]];
-        zk[i] = zl[keep[i]];
-        rz[i] = rho * zk[i] * zk[i];
-    }
-    if (k == 1) {
-        lam[0] = dk[0] + rz[0];
-        dt[0] = 1;
-    } else if (k > 1) {
-        for (int64_t j = 0; j < k; j++) {
-            lam[j] = secular_root(dk, rz, k, j, dt + j * k);
-        }
-        /* zh_i^2 = prod_j (lam_j - d_i) / (rho prod_{j != i} (d_j - d_i)), the factors paired
-         * as (lam_j - d_i) / (d_j - d_i) for j < i, (lam_j - d_i) / (d_j+1 - d_i) for j >= i */
-        for (int64_t i = 0; i < k; i++) {
-            zh[i] = -dt[(k - 1) * k + i] / rho;
-        }
-        for (int64_t j = 0; j < k - 1; j++) {
-            const double *r = dt + j * k;
-            for (int64_t i = 0; i <= j; i++) {
-                zh[i] *= r[i] / (dk[i] - dk[j + 1]);
-            }
-            for (int64_t i = j + 1; i < k; i++) {
-                zh[i] *= r[i] / (dk[i] - dk[j]);
-            }
-        }
-        for (int64_t i = 0; i < k; i++) {
-            zh[i] = copysign(sqrt(fabs(zh[i])), zk[i]);
-        }
-        for (int64_t j = 0; j < k; j++) {
-            double *u = dt + j * k, norm = 0;
-            for (int64_t i = 0; i < k; i++) {
-                u[i] = zh[i] / u[i];
-                norm += u[i] * u[i];
-            }
-            norm = 1 / sqrt(norm);
-            for (int64_t i = 0; i < k; i++) {
-                u[i] *= norm;
-            }
-        }
-    }
-    /* merged rows = U^T (kept rows), the kept rows ordered by support (first half only,
-     * both, second half only) so that each half of the columns is one GEMM over the rows
-     * not zero there */
-    int64_t na = 0, nm = 0, q = 0;
-    for (int pass = 0; pass < 3; pass++) {
-        int want = pass == 0 ? 0 : pass == 1 ? 2 : 1;
-        for (int64_t i = 0; i < k; i++) {
-            if (side[keep[i]] == want) {
-                ord[q++] = i;
-                na += want == 0;
-                nm += want == 2;
-            }
-        }
-    }
-    for (int64_t c = 0; c < k; c++) {
-        memcpy(qnd + c * n, qg + keep[ord[c]] * n, sizeof(double) * (size_t)n);
-    }
-    for (int64_t j = 0; j < k; j++) {
-        for (int64_t c = 0; c < k; c++) {
-            up[j * k + c] = dt[j * k + ord[c]];
-        }
-    }
-    if (ptl_gemm_f64(k, n1, na + nm, 1.0, up, k, 1, qnd, n, 1, 0.0, wt, n) < 0 ||
-        ptl_gemm_f64(k, n2, k - na, 1.0, up + na, k, 1, qnd + na * n + n1, n, 1, 0.0,
-                     wt + n1, n) < 0) {
-        return -1;
-    }
-    /* the eigenvalues ascending: the roots (ascending) merged with the deflated values */
-    for (int64_t i = 0; i < nd; i++) {
-        zh[i] = dl[defl[i]];
-    }
-    sort_indices(zh, nd, ord);
-    for (int64_t c = 0, a = 0, b = 0; c < n; c++) {
-        if (b >= nd || (a < k && lam[a] <= zh[ord[b]])) {
-            d[c] = lam[a];
-            memcpy(zt + c * ldz, wt + a * n, sizeof(double) * (size_t)n);
-            a++;
-        } else {
-            d[c] = zh[ord[b]];
-            memcpy(zt + c * ldz, qg + defl[ord[b]] * n, sizeof(double) * (size_t)n);
-            b++;
-        }
-    }
-    return 0;
-}
-
-/* The eigenvalues (d, ascending) and eigenvectors (the rows of zt, stride ldz) of the
- * symmetric tridiagonal (d, e) on n rows, by Cuppen's divide and conquer.  work:
- * dc_scratch(n) doubles.  0, -1 (error set) or -2 (a leaf's QL did not converge). */
-static int
-dc_solve(double *d, double *e, int64_t n, double *zt, int64_t ldz, double *work)
-{
-    if (n <= DC_LEAF) {
-        return dc_leaf(d, e, n, zt, ldz, work);
-    }
-    int64_t n1 = n / 2;
-    double beta = e[n1 - 1];
-    d[n1 - 1] -= fabs(beta);
-    d[n1] -= fabs(beta);
-    int rc = dc_solve(d, e, n1, zt, ldz, work);
-    if (rc == 0) {
-        rc = dc_solve(d + n1, e + n1, n - n1, zt + n1 * ldz + n1, ldz, work);
-    }
-    return rc == 0 ? dc_merge(d, n, n1, beta, zt, ldz, work) : rc;
-}
-
-/* eigh's values and vectors above DC_LEAF rows from tridiagonalize's a, tau, d and e: T's
- * eigenvectors Z (into zt, n x n, as rows) by dc_solve on T scaled by a power of two near
- * its largest entry (exact, and the secular equation's terms stay far from overflow), then
- * vecs = Q Z by tridiagonal_apply_q.  0, -1 (error set), -2 (a leaf's QL did not
- * converge), or 1 when T is not finite (left to the QL; d and e untouched). */
+/* eigh's values and vectors above LINALG_DC_LEAF rows from tridiagonalize's a, tau, d and e:
+ * T's eigenvectors Z (into zt, n x n, as rows) by ptl_linalg_tridiagonal_dc on T scaled by a
+ * power of two near its largest entry (exact, and the secular equation's terms stay far
+ * from overflow), then vecs = Q Z by tridiagonal_apply_q.  0, -1 (error set), -2 (a leaf's
+ * QL did not converge), or 1 when T is not finite (left to the QL; d and e untouched). */
 static int
 eigh_dc(const double *a, const double *tau, double *d, double *e, double *zt, int64_t n,
         double *vals, double *vecs)
@@ -1130,12 +796,13 @@ eigh_dc(const double *a, const double *tau, double *d, double *e, double *zt, in
         d[i] = ldexp(d[i], -ex);
         e[i] = ldexp(e[i], -ex);
     }
-    int64_t m = n - 1, qs = m * (n - 2) + qr_scratch(m, n - 2, n), ds = dc_scratch(n);
+    int64_t m = n - 1, qs = m * (n - 2) + qr_scratch(m, n - 2, n);
+    int64_t ds = ptl_linalg_tridiagonal_dc_scratch(n);
     double *work = malloc(sizeof(double) * (size_t)(ds > qs ? ds : qs));
     if (work == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");
     }
-    int rc = dc_solve(d, e, n, zt, n, work);
+    int rc = ptl_linalg_tridiagonal_dc(d, e, n, zt, n, work);
     if (rc == 0) {
         rc = tridiagonal_apply_q(a, n, tau, zt, vecs, work);
     }
@@ -1225,14 +892,14 @@ eigh_matrix(void *ctx, int64_t i)
         free(a);
         return -1;
     }
-    /* the vectors above DC_LEAF rows by divide and conquer, otherwise (and for a T that is
-     * not finite) Q^T and the QL's rotations */
+    /* the vectors above LINALG_DC_LEAF rows by divide and conquer, otherwise (and for a T
+     * that is not finite) Q^T and the QL's rotations */
     double *vals = j->out0 + i * n, *vecs = j->out1 != NULL ? j->out1 + i * n * n : NULL;
-    int rc = zt != NULL && n > DC_LEAF ? eigh_dc(a, tau, d, e, zt, n, vals, vecs) : 1;
+    int rc = zt != NULL && n > LINALG_DC_LEAF ? eigh_dc(a, tau, d, e, zt, n, vals, vecs) : 1;
     if (rc == 1) {
         if (zt != NULL && tridiagonal_form_qt(a, n, tau, zt) < 0) {
             rc = -1;
-        } else if (tridiagonal_ql(d, e, zt, n, rot) < 0) {
+        } else if (ptl_linalg_tridiagonal_ql(d, e, zt, n, rot) < 0) {
             rc = -2;
         }
     }
