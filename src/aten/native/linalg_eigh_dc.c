@@ -47,7 +47,7 @@ typedef double SecularVec __attribute__((vector_size(64)));
 int64_t
 ptl_linalg_tridiagonal_dc_scratch(int64_t n)
 {
-    return 5 * n * n + 16 * n + 8;
+    return 3 * n * n + 16 * n + 8;
 }
 
 /* order[0..n) = 0..n-1 sorted by ascending v[order[.]] (insertion sort, stable). */
@@ -213,8 +213,8 @@ dc_merge(double *d, int64_t n, int64_t n1, double beta, double *zt, int64_t ldz,
          double *work)
 {
     int64_t n2 = n - n1;
-    double *qg = work, *dt = qg + n * n, *up = dt + n * n, *wt = up + n * n;
-    double *qnd = wt + n * n, *dl = qnd + n * n, *zl = dl + n, *dk = zl + n, *zk = dk + n;
+    double *qg = work, *dt = qg + n * n, *wt = dt + n * n;
+    double *dl = wt + n * n, *zl = dl + n, *dk = zl + n, *zk = dk + n;
     double *rz = zk + n, *lam = rz + n, *zh = lam + n;
     int64_t *perm = (int64_t *)(zh + n), *side = perm + n, *keep = side + n;
     int64_t *defl = keep + n, *ord = defl + n;
@@ -327,16 +327,21 @@ dc_merge(double *d, int64_t n, int64_t n1, double beta, double *zt, int64_t ldz,
             }
         }
     }
+    /* the kept rows in that order into zt (free: qg holds the halves' rows), U^T's columns
+     * permuted to match, row by row through zh (done with) */
+    double *qnd = zt;
     for (int64_t c = 0; c < k; c++) {
-        memcpy(qnd + c * n, qg + keep[ord[c]] * n, sizeof(double) * (size_t)n);
+        memcpy(qnd + c * ldz, qg + keep[ord[c]] * n, sizeof(double) * (size_t)n);
     }
     for (int64_t j = 0; j < k; j++) {
+        double *u = dt + j * k;
         for (int64_t c = 0; c < k; c++) {
-            up[j * k + c] = dt[j * k + ord[c]];
+            zh[c] = u[ord[c]];
         }
+        memcpy(u, zh, sizeof(double) * (size_t)k);
     }
-    if (ptl_gemm_f64(k, n1, na + nm, 1.0, up, k, 1, qnd, n, 1, 0.0, wt, n) < 0 ||
-        ptl_gemm_f64(k, n2, k - na, 1.0, up + na, k, 1, qnd + na * n + n1, n, 1, 0.0,
+    if (ptl_gemm_f64(k, n1, na + nm, 1.0, dt, k, 1, qnd, ldz, 1, 0.0, wt, n) < 0 ||
+        ptl_gemm_f64(k, n2, k - na, 1.0, dt + na, k, 1, qnd + na * ldz + n1, ldz, 1, 0.0,
                      wt + n1, n) < 0) {
         return -1;
     }
