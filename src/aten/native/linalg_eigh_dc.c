@@ -204,6 +204,52 @@ secular_root(const double *dk, const double *rz, int64_t k, int64_t j, double *d
     return base + tau;
 }
 
+/* The k kept poles dk (ascending) with z components zk, rz = rho zk^2: lam = the roots and
+ * row j of dt (k x k) the unit eigenvector of lam[j], from the recomputed z (into zh). */
+static PTL_LOOP_CLONES_WIDE void
+merge_vectors(const double *dk, const double *zk, const double *rz, int64_t k, double rho,
+              double *lam, double *dt, double *zh)
+{
+    if (k <= 1) {
+        if (k == 1) {
+            lam[0] = dk[0] + rz[0];
+            dt[0] = 1;
+        }
+        return;
+    }
+    for (int64_t j = 0; j < k; j++) {
+        lam[j] = secular_root(dk, rz, k, j, dt + j * k);
+    }
+    /* zh_i^2 = prod_j (lam_j - d_i) / (rho prod_{j != i} (d_j - d_i)), the factors paired as
+     * (lam_j - d_i) / (d_j - d_i) for j < i, (lam_j - d_i) / (d_j+1 - d_i) for j >= i */
+    for (int64_t i = 0; i < k; i++) {
+        zh[i] = -dt[(k - 1) * k + i] / rho;
+    }
+    for (int64_t j = 0; j < k - 1; j++) {
+        const double *r = dt + j * k;
+        for (int64_t i = 0; i <= j; i++) {
+            zh[i] *= r[i] / (dk[i] - dk[j + 1]);
+        }
+        for (int64_t i = j + 1; i < k; i++) {
+            zh[i] *= r[i] / (dk[i] - dk[j]);
+        }
+    }
+    for (int64_t i = 0; i < k; i++) {
+        zh[i] = copysign(sqrt(fabs(zh[i])), zk[i]);
+    }
+    for (int64_t j = 0; j < k; j++) {
+        double *u = dt + j * k, norm = 0;
+        for (int64_t i = 0; i < k; i++) {
+            u[i] = zh[i] / u[i];
+            norm += u[i] * u[i];
+        }
+        norm = 1 / sqrt(norm);
+        for (int64_t i = 0; i < k; i++) {
+            u[i] *= norm;
+        }
+    }
+}
+
 /* Merges the two solved halves of ptl_linalg_tridiagonal_dc: d[0..n1) and d[n1..n)
  * ascending with their vectors as the rows of zt's two diagonal blocks, T = diag(T1, T2) +
  * |beta| v v^T.  Leaves d ascending and the rows of zt (n x n block) the merged vectors.
@@ -277,42 +323,7 @@ dc_merge(double *d, int64_t n, int64_t n1, double beta, double *zt, int64_t ldz,
         zk[i] = zl[keep[i]];
         rz[i] = rho * zk[i] * zk[i];
     }
-    if (k == 1) {
-        lam[0] = dk[0] + rz[0];
-        dt[0] = 1;
-    } else if (k > 1) {
-        for (int64_t j = 0; j < k; j++) {
-            lam[j] = secular_root(dk, rz, k, j, dt + j * k);
-        }
-        /* zh_i^2 = prod_j (lam_j - d_i) / (rho prod_{j != i} (d_j - d_i)), the factors paired
-         * as (lam_j - d_i) / (d_j - d_i) for j < i, (lam_j - d_i) / (d_j+1 - d_i) for j >= i */
-        for (int64_t i = 0; i < k; i++) {
-            zh[i] = -dt[(k - 1) * k + i] / rho;
-        }
-        for (int64_t j = 0; j < k - 1; j++) {
-            const double *r = dt + j * k;
-            for (int64_t i = 0; i <= j; i++) {
-                zh[i] *= r[i] / (dk[i] - dk[j + 1]);
-            }
-            for (int64_t i = j + 1; i < k; i++) {
-                zh[i] *= r[i] / (dk[i] - dk[j]);
-            }
-        }
-        for (int64_t i = 0; i < k; i++) {
-            zh[i] = copysign(sqrt(fabs(zh[i])), zk[i]);
-        }
-        for (int64_t j = 0; j < k; j++) {
-            double *u = dt + j * k, norm = 0;
-            for (int64_t i = 0; i < k; i++) {
-                u[i] = zh[i] / u[i];
-                norm += u[i] * u[i];
-            }
-            norm = 1 / sqrt(norm);
-            for (int64_t i = 0; i < k; i++) {
-                u[i] *= norm;
-            }
-        }
-    }
+    merge_vectors(dk, zk, rz, k, rho, lam, dt, zh);
     /* merged rows = U^T (kept rows), the kept rows ordered by support (first half only,
      * both, second half only) so that each half of the columns is one GEMM over the rows
      * not zero there */
