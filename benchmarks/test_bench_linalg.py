@@ -2,10 +2,10 @@
 and eig at 16, 64 and 256, against numpy.linalg (LAPACK) and torch.linalg in the same
 process.  pytorchlite computes these itself (src/aten/native/linalg_solve.c, linalg_decomp.c
 and linalg_eig.c): LU, the triangular solves, Cholesky and QR in column blocks whose
-trailing updates run in the GEMM, eigh's tridiagonal reduction in panels with GEMM updates;
-eig's Francis QR is LAPACK's small-matrix lahqr (its updates away from the bulge batched per
-sweep), and eigh's vectors come from QL rotations rather than divide and conquer, so those
-two lose ground to LAPACK as n grows."""
+trailing updates run in the GEMM, eigh's tridiagonal reduction in panels with GEMM updates
+and its vectors by divide and conquer (merges by GEMM) as LAPACK's syevd; eig's Francis QR is
+LAPACK's small-matrix lahqr (its updates away from the bulge batched per sweep), so it loses
+ground to LAPACK as n grows."""
 import numpy as np
 import pytest
 

@@ -30,17 +30,20 @@
  *   hold the reflections, formed by blocks of QR_BLOCK as qr_matrix forms its Q (Note
  *   [Blocked QR]), then transposed: the QL works on Q^T's rows.
  * - The QL's scalar part (d, e, the rotations' c and s) needs no vectors: eigvalsh stops
- *   there (and gives eigh's eigenvalues bit for bit).  With vectors, each sweep's
- *   rotations (for i from m - 1 down to l, rows i and i + 1 of Q^T) are kept and applied
- *   after the sweep, SWEEP_CHUNK columns at a time: the row a rotation leaves for the next
- *   one is carried in registers, so a row is loaded and stored once a rotation instead of
- *   twice.  (Measured at n = 256: 32 columns as four 8-wide vectors did best of the
- *   widths tried, 8 to 64 columns in 4- or 8-wide vectors; batching several sweeps as a
- *   wavefront to keep the rows in L1, applying two sweeps in one pass, and a
- *   three-multiply form of the rotation were all no faster.)
+ *   there (and gives eigh's eigenvalues bit for bit up to LINALG_DC_LEAF rows).  With
+ *   vectors, each sweep's rotations (for i from m - 1 down to l, rows i and i + 1 of Q^T)
+ *   are kept and applied after the sweep, SWEEP_CHUNK columns at a time: the row a rotation
+ *   leaves for the next one is carried in registers, so a row is loaded and stored once a
+ *   rotation instead of twice.  (Measured at n = 256: 32 columns as four 8-wide vectors
+ *   did best of the widths tried, 8 to 64 columns in 4- or 8-wide vectors; batching
+ *   several sweeps as a wavefront to keep the rows in L1, applying two sweeps in one pass,
+ *   and a three-multiply form of the rotation were all no faster.)
  * The work is about 4/3 n^3 for the reduction, 4/3 n^3 for Q (GEMM) and 3 n^3 for the
- * rotations, which are half of eigh's time at n = 256; LAPACK's divide-and-conquer syevd
- * does much less for the vectors (mostly GEMM), with the same backward stability. */
+ * rotations, which were half of eigh's time at n = 256.  So above LINALG_DC_LEAF rows the
+ * vectors come from divide and conquer instead (Note [Tridiagonal divide and conquer] in
+ * linalg_eigh_dc.c), T's own vectors Z, then Q Z by applying the blocks of reflections to Z
+ * (2 n^3, GEMM; Q is never formed), as LAPACK's syevd does.  eigvalsh keeps the QL at every
+ * size. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -313,7 +316,7 @@ qr_block_reflector(const double *a, int64_t n, int64_t rows, int64_t jb, const d
 
 /* C (rows x nc, row stride ldc) -= V (op(T) (V^T C)) with op(T) = T^T when trans (applying
  * Q^T), T otherwise (applying Q).  w: jb x nc scratch.  0 or -1. */
-static int
+static PTL_LOOP_CLONES_WIDE int
 qr_apply_block(const double *v, const double *t, int64_t rows, int64_t jb, double *c,
                int64_t ldc, int64_t nc, int trans, double *w)
 {
@@ -405,6 +408,36 @@ qr_blocked(double *a, int64_t m, int64_t n, double *tau, double *q, int64_t qc,
 
 /* ---- symmetric eigensolver ---- */
 
+typedef double EighVec __attribute__((vector_size(64)));
+
+/* *xy = x . y and *zy = z . y over n: eight lanes, then their total, then the tail (one
+ * order at every width). */
+static inline void
+dot_pair(const double *x, const double *z, const double *y, int64_t n, double *xy, double *zy)
+{
+    EighVec ax = {0}, az = {0};
+    int64_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+        EighVec xv, zv, yv;
+        memcpy(&xv, x + c, sizeof(xv));
+        memcpy(&zv, z + c, sizeof(zv));
+        memcpy(&yv, y + c, sizeof(yv));
+        ax += xv * yv;
+        az += zv * yv;
+    }
+    double sx = 0, sz = 0;
+    for (int l = 0; l < 8; l++) {
+        sx += ax[l];
+        sz += az[l];
+    }
+    for (; c < n; c++) {
+        sx += x[c] * y[c];
+        sz += z[c] * y[c];
+    }
+    *xy = sx;
+    *zy = sz;
+}
+
 /* hypot(f, g), by the plain formula where f^2 + g^2 can neither overflow nor lose f's and
  * g's digits to underflow (libm's hypot, careful everywhere, was a third of eigvalsh's time
  * at n = 256). */
@@ -462,8 +495,21 @@ tridiagonalize(double *a, int64_t n, double *d, double *e, double *tau, double *
             vv[0] = 1;
             memcpy(vv + 1, v + 1, sizeof(double) * (size_t)(r - 1));
             /* p = tau (S v - V (W^T v) - W (V^T v)), S the stored A[k+1:, k+1:] (symmetric:
-             * S v as a sum of its rows, axpys that vectorise) */
-            for (int64_t i = 0; i < r; i++) {
+             * S v as a sum of its rows, axpys that vectorise; four rows a pass over p, added
+             * in the same order) */
+            int64_t i = 0;
+            for (; i + 4 <= r; i += 4) {
+                const double *s0 = a + (k + 1 + i) * n + k + 1, *s1 = s0 + n, *s2 = s1 + n;
+                const double *s3 = s2 + n;
+                double v0 = vv[i], v1 = vv[i + 1], v2 = vv[i + 2], v3 = vv[i + 3];
+                for (int64_t c = 0; c < r; c++) {
+                    double t = p[c] + v0 * s0[c];
+                    t += v1 * s1[c];
+                    t += v2 * s2[c];
+                    p[c] = t + v3 * s3[c];
+                }
+            }
+            for (; i < r; i++) {
                 const double *si = a + (k + 1 + i) * n + k + 1;
                 double vi = vv[i];
                 for (int64_t c = 0; c < r; c++) {
@@ -471,14 +517,7 @@ tridiagonalize(double *a, int64_t n, double *d, double *e, double *tau, double *
                 }
             }
             for (int64_t q = 0; q < j; q++) {
-                const double *vq = vt + q * n + k + 1, *wq = wt + q * n + k + 1;
-                double sx = 0, sy = 0;
-                for (int64_t c = 0; c < r; c++) {
-                    sx += wq[c] * vv[c];
-                    sy += vq[c] * vv[c];
-                }
-                x[q] = sx;
-                y[q] = sy;
+                dot_pair(wt + q * n + k + 1, vt + q * n + k + 1, vv, r, &x[q], &y[q]);
             }
             for (int64_t q = 0; q < j; q++) {
                 const double *vq = vt + q * n + k + 1, *wq = wt + q * n + k + 1;
@@ -557,6 +596,20 @@ mirror_triangle(double *a, int64_t n, int upper)
     }
 }
 
+/* The reflections' vectors from a (tridiagonalize's rows, right of the diagonal) as the
+ * columns below the diagonal of b ((n - 1) x (n - 2), row-major): the matrix whose QR has
+ * Q1 for its Q. */
+static void
+tridiagonal_reflections(const double *a, int64_t n, double *b)
+{
+    int64_t m = n - 1, c = n - 2;
+    for (int64_t i = 1; i < m; i++) {
+        for (int64_t k = 0; k < i && k < c; k++) {
+            b[i * c + k] = a[k * n + i + 1];
+        }
+    }
+}
+
 /* qt (n x n) = Q^T for tridiagonalize's reflections in a (which it overwrites): Q =
  * diag(1, Q1) with Q1 = H_0 ... H_{n-3} on the indices 1.., which is the Q of the QR of the
  * (n - 1) x (n - 2) matrix whose column k below its diagonal holds v_k -- formed by blocks
@@ -576,11 +629,7 @@ tridiagonal_form_qt(double *a, int64_t n, const double *tau, double *qt)
     if (b == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");
     }
-    for (int64_t i = 1; i < m; i++) {
-        for (int64_t k = 0; k < i && k < c; k++) {
-            b[i * c + k] = a[k * n + i + 1];
-        }
-    }
+    tridiagonal_reflections(a, n, b);
     /* Q into a, which the reflections have left for b, then transposed into qt */
     memset(a, 0, sizeof(double) * (size_t)n);
     a[0] = 1;
@@ -591,6 +640,31 @@ tridiagonal_form_qt(double *a, int64_t n, const double *tau, double *qt)
     free(b);
     transpose_rows(qt, a, n, NULL);
     return rc;
+}
+
+/* vecs (n x n) = Q Z for tridiagonalize's reflections in a and Z = zt^T: the blocks of
+ * reflections applied to Z's rows 1.. from the last block, as qr_form_q_blocked applies them
+ * to I (the same 2 n^3 flops as forming Q and one GEMM Q Z, less Q's 4/3 n^3).  scratch:
+ * (n - 1) (n - 2) + qr_scratch(n - 1, n - 2, n) doubles.  0 or -1. */
+static int
+tridiagonal_apply_q(const double *a, int64_t n, const double *tau, const double *zt,
+                    double *vecs, double *scratch)
+{
+    transpose_rows(vecs, zt, n, NULL);
+    if (n < 3) {
+        return 0;
+    }
+    int64_t m = n - 1, c = n - 2;
+    double *b = scratch, *v = b + m * c, *t = v + m * QR_BLOCK, *w = t + QR_BLOCK * QR_BLOCK;
+    tridiagonal_reflections(a, n, b);
+    for (int64_t j0 = (c - 1) / QR_BLOCK * QR_BLOCK; j0 >= 0; j0 -= QR_BLOCK) {
+        int64_t jb = c - j0 < QR_BLOCK ? c - j0 : QR_BLOCK;
+        if (qr_block_reflector(b + j0 * c + j0, c, m - j0, jb, tau + j0, v, t) < 0 ||
+            qr_apply_block(v, t, m - j0, jb, vecs + (1 + j0) * n, n, n, 0, w) < 0) {
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Applies the rotations of one QL sweep to the rows of zt (n x n): for i from hi - 1 down
@@ -641,9 +715,9 @@ apply_sweep(double *zt, int64_t n, int64_t lo, int64_t hi, const double *cs, con
 /* Diagonalises the symmetric tridiagonal (d, e) by implicit QL steps with Wilkinson's
  * shift: d becomes the eigenvalues (unsorted) and every sweep's rotations are applied to
  * the rows of zt (n x n) when not NULL.  rot: 2n scratch.  0, or -1 when an eigenvalue
- * does not converge. */
-static int
-tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot)
+ * does not converge.  (linalg_eigh_dc.c's leaves too.) */
+int
+ptl_linalg_tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot)
 {
     double *cs = rot, *sn = rot + n;
     for (int64_t l = 0; l < n; l++) {
@@ -696,6 +770,47 @@ tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot)
         }
     }
     return 0;
+}
+
+/* eigh's values and vectors above LINALG_DC_LEAF rows from tridiagonalize's a, tau, d and e:
+ * T's eigenvectors Z (into zt, n x n, as rows) by ptl_linalg_tridiagonal_dc on T scaled by a
+ * power of two near its largest entry (exact, and the secular equation's terms stay far
+ * from overflow), then vecs = Q Z by tridiagonal_apply_q.  0, -1 (error set), -2 (a leaf's
+ * QL did not converge), or 1 when T is not finite (left to the QL; d and e untouched). */
+static int
+eigh_dc(const double *a, const double *tau, double *d, double *e, double *zt, int64_t n,
+        double *vals, double *vecs)
+{
+    double big = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(d[i]) || !isfinite(e[i])) {
+            return 1;
+        }
+        big = fmax(big, fmax(fabs(d[i]), fabs(e[i])));
+    }
+    int ex = 0;
+    if (big > 0) {
+        frexp(big, &ex);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        d[i] = ldexp(d[i], -ex);
+        e[i] = ldexp(e[i], -ex);
+    }
+    int64_t m = n - 1, qs = m * (n - 2) + qr_scratch(m, n - 2, n);
+    int64_t ds = ptl_linalg_tridiagonal_dc_scratch(n);
+    double *work = malloc(sizeof(double) * (size_t)(ds > qs ? ds : qs));
+    if (work == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");
+    }
+    int rc = ptl_linalg_tridiagonal_dc(d, e, n, zt, n, work);
+    if (rc == 0) {
+        rc = tridiagonal_apply_q(a, n, tau, zt, vecs, work);
+    }
+    for (int64_t c = 0; c < n; c++) {
+        vals[c] = ldexp(d[c], ex);
+    }
+    free(work);
+    return rc;
 }
 
 /* ---- the batched kernels ---- */
@@ -773,16 +888,33 @@ eigh_matrix(void *ctx, int64_t i)
     /* a = the triangle UPLO names and its mirror image */
     memcpy(a, src, sizeof(double) * (size_t)(n * n));
     mirror_triangle(a, n, j->upper);
-    if (tridiagonalize(a, n, d, e, tau, scratch) < 0 ||
-        (zt != NULL && tridiagonal_form_qt(a, n, tau, zt) < 0)) {
+    if (tridiagonalize(a, n, d, e, tau, scratch) < 0) {
         free(a);
         return -1;
     }
-    if (tridiagonal_ql(d, e, zt, n, rot) < 0) {
+    /* the vectors above LINALG_DC_LEAF rows by divide and conquer, otherwise (and for a T
+     * that is not finite) Q^T and the QL's rotations */
+    double *vals = j->out0 + i * n, *vecs = j->out1 != NULL ? j->out1 + i * n * n : NULL;
+    int rc = zt != NULL && n > LINALG_DC_LEAF ? eigh_dc(a, tau, d, e, zt, n, vals, vecs) : 1;
+    if (rc == 1) {
+        if (zt != NULL && tridiagonal_form_qt(a, n, tau, zt) < 0) {
+            rc = -1;
+        } else if (ptl_linalg_tridiagonal_ql(d, e, zt, n, rot) < 0) {
+            rc = -2;
+        }
+    }
+    if (rc < 0) {
         free(a);
+        if (rc == -1) {
+            return -1;
+        }
         return ptl_error_set(PTL_ERR_LINALG, "linalg.eigh: The algorithm failed to converge "
                              "because the input matrix is ill-conditioned or has too many "
                              "repeated eigenvalues (error code: %lld).", (long long)(i + 1));
+    }
+    if (rc == 0) {
+        free(a);
+        return 0;
     }
     /* ascending (insertion sort on indices: n is small next to the n^3 above) */
     for (int64_t r = 0; r < n; r++) {
@@ -793,7 +925,6 @@ eigh_matrix(void *ctx, int64_t i)
         }
         idx[p] = r;
     }
-    double *vals = j->out0 + i * n, *vecs = j->out1 != NULL ? j->out1 + i * n * n : NULL;
     for (int64_t c = 0; c < n; c++) {
         vals[c] = d[idx[c]];
     }

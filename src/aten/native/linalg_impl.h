@@ -1,7 +1,7 @@
-/* linalg_impl.h -- what the dense linear-algebra kernels of linalg_solve.c and
- * linalg_decomp.c share: PyTorch's input checks and messages, the float64 working copies and
- * the loop over the matrices of a batch.  See Note [Float64 linear algebra] in
- * linalg_solve.c. */
+/* linalg_impl.h -- what the dense linear-algebra kernels of linalg_solve.c, linalg_decomp.c
+ * and linalg_eigh_dc.c share: PyTorch's input checks and messages, the float64 working
+ * copies, the loop over the matrices of a batch and the tridiagonal eigensolvers.  See Note
+ * [Float64 linear algebra] in linalg_solve.c. */
 #ifndef PTL_ATEN_NATIVE_LINALG_IMPL_H
 #define PTL_ATEN_NATIVE_LINALG_IMPL_H
 
@@ -136,6 +136,20 @@ linalg_release_all(PtlTensorImpl **t, int n)
 void ptl_linalg_qr_factor(double *a, int64_t m, int64_t n, double *tau, double *w);
 void ptl_linalg_qr_form_q(const double *a, int64_t m, int64_t n, const double *tau, double *q,
                           int64_t qc, double *w);
+
+/* The symmetric tridiagonal eigenproblem (d, e on n rows, e[i] coupling i and i + 1).
+ * ptl_linalg_tridiagonal_ql (Note [Symmetric eigensolver], linalg_decomp.c): d -> the
+ * eigenvalues unsorted, the rotations applied to the rows of zt (n x n) when not NULL; rot:
+ * 2n scratch; 0, or -1 when it does not converge.  ptl_linalg_tridiagonal_dc (Note
+ * [Tridiagonal divide and conquer], linalg_eigh_dc.c): d -> the eigenvalues ascending, row c
+ * of zt (row stride ldz) the eigenvector of d[c]; work: ptl_linalg_tridiagonal_dc_scratch(n)
+ * doubles; 0, -1 (error set) or -2 (a leaf's QL did not converge).  eigh takes it above
+ * LINALG_DC_LEAF rows, its leaves' size. */
+#define LINALG_DC_LEAF 32
+int ptl_linalg_tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot);
+int64_t ptl_linalg_tridiagonal_dc_scratch(int64_t n);
+int ptl_linalg_tridiagonal_dc(double *d, double *e, int64_t n, double *zt, int64_t ldz,
+                              double *work);
 
 /* The work on one matrix of a batch: 0, or -1 with the error set. */
 typedef int (*LinalgMatrixFn)(void *ctx, int64_t i);
