@@ -88,13 +88,6 @@ dc_leaf(double *d, double *e, int64_t n, double *zt, int64_t ldz, double *work)
     return 0;
 }
 
-/* Root j of the secular equation f(x) = 1 + sum_i rz[i] / (dk[i] - x) (dk ascending, rz > 0,
- * k terms): x in (dk[j], dk[j + 1]), or in (dk[k - 1], dk[k - 1] + sum rz) for j = k - 1.
- * x is kept as an offset tau from the nearer pole, and delta[i] = dk[i] - x is formed as
- * (dk[i] - pole) - tau, accurate even where x is very close to the pole.  Each step fits
- * f's two sums, over the poles up to p1 and from p1 + 1, each by a constant plus one pole
- * at its nearest (value and slope matched: the "middle way"), and takes the model's root,
- * or bisects where that leaves the bracket kept by f's sign.  Returns x. */
 /* *sum, *dsum = the sums over i in [i0, i1) of rz[i] / x_i and rz[i] / x_i^2, x_i = (dk[i] -
  * base) - tau: eight lanes, then their total, then the tail (one order at every width). */
 static inline void
@@ -125,6 +118,13 @@ secular_sums(const double *dk, const double *rz, int64_t i0, int64_t i1, double 
     *dsum = ds;
 }
 
+/* Root j of the secular equation f(x) = 1 + sum_i rz[i] / (dk[i] - x) (dk ascending, rz > 0,
+ * k terms): x in (dk[j], dk[j + 1]), or in (dk[k - 1], dk[k - 1] + sum rz) for j = k - 1.
+ * x is kept as an offset tau from the nearer pole, and delta[i] = dk[i] - x is formed as
+ * (dk[i] - pole) - tau, accurate even where x is very close to the pole.  Each step fits
+ * f's two sums, over the poles up to p1 and from p1 + 1, each by a constant plus one pole
+ * at its nearest (value and slope matched: the "middle way"), and takes the model's root,
+ * or bisects where that leaves the bracket kept by f's sign.  Returns x. */
 static PTL_LOOP_CLONES_WIDE double
 secular_root(const double *dk, const double *rz, int64_t k, int64_t j, double *delta)
 {
