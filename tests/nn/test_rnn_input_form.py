@@ -203,6 +203,11 @@ def test_input_form_errors():
     with ptl.no_grad():
         with pytest.raises(RuntimeError, match=re.escape("_ptl_rnn_layer: unknown mode 11")):
             _form_call(_layer_arrays("GRU", 2, 3, 2, seed=0), "GRU", ptl.float64, False, None)
+        w = _as(np.concatenate([a["w_ih"], a["w_hh"]], 1), ptl.float64)
+        with pytest.raises(RuntimeError, match=re.escape("_ptl_rnn_layer: unknown mode 12")):
+            aten._ptl_rnn_layer(_as(a["x"], ptl.float64), _as(a["hx"], ptl.float64),
+                                _as(a["cx"], ptl.float64), w, None, None, None, 12, False,
+                                None)
         bad = dict(a, w_hh=a["w_hh"][:, :1])
         with pytest.raises(RuntimeError, match=re.escape(
                 "Expected tensor of size [8, 5], but got tensor of size [8, 4] for argument "

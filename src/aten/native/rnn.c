@@ -1198,7 +1198,7 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     memset(&l, 0, sizeof(l));
     l.mode = (int)s[7].u.i;
     l.reverse = s[8].u.b;
-    int input_form = l.mode >= MODE_INPUT_FORM && l.mode != MODE_INPUT_FORM + MODE_GRU;
+    int input_form = l.mode >= MODE_INPUT_FORM && l.mode < MODE_INPUT_FORM + MODE_GRU;
     l.mode -= input_form ? MODE_INPUT_FORM : 0;
     l.input_form = input_form;
     if (rnn_check_dtypes(op, a, 7) < 0 || rnn_check_dim(fn, a[0], 3) < 0 ||
