@@ -3,14 +3,16 @@
 Per layer and direction, the input projection x W_ih^T of every time step is one matmul.  In
 float32 and float64 the time loop is then one op, aten::_ptl_rnn_layer (Note [Recurrent
 layer] in native/rnn.c: per step one GEMM h W_hh^T and the fused cell, in C, forward and
-backward).  Other dtypes run the loop here in Python, which stays the reference: per step
-h W_hh^T (one matmul) and the cell, the fused kernel (aten::_thnn_fused_lstm_cell /
-_thnn_fused_gru_cell, which also add the biases) in float32 / float64, else the composite of
-ops that defines it.  RNNCell / LSTMCell / GRUCell take that step.  Gate order is torch's
-(LSTM i, f, g, o; GRU r, z, n with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))), so
-state_dicts load from torch.  A PackedSequence runs padded (time-major, sorted by length),
-and a sequence's state stops changing after its last step (forward) or starts changing at it
-(reverse)."""
+backward).  When no gradient is wanted, an LSTM's and an RNN's loop on the CPU takes x
+itself and [W_ih, W_hh]: each step is then one GEMM [x_t, h_{t-1}] [W_ih, W_hh]^T, with no
+[T, B, G] projection between them (the op's input form).  Other dtypes run the loop here in
+Python, which stays the reference: per step h W_hh^T (one matmul) and the cell, the fused
+kernel (aten::_thnn_fused_lstm_cell / _thnn_fused_gru_cell, which also add the biases) in
+float32 / float64, else the composite of ops that defines it.  RNNCell / LSTMCell / GRUCell
+take that step.  Gate order is torch's (LSTM i, f, g, o; GRU r, z, n with n = tanh(W_in x +
+b_in + r * (W_hn h + b_hn))), so state_dicts load from torch.  A PackedSequence runs padded
+(time-major, sorted by length), and a sequence's state stops changing after its last step
+(forward) or starts changing at it (reverse)."""
 import math
 import numbers
 import warnings
@@ -150,6 +152,19 @@ def _stack(parts):
 # as aten::_cudnn_rnn's
 _LAYER_DTYPES = (torch.float32, torch.float64)
 _LAYER_MODES = {"RNN_RELU": 0, "RNN_TANH": 1, "LSTM": 2, "GRU": 3}
+# added to the mode: the op's input form (x and [W_ih, W_hh] for input_gates and w_hh)
+_INPUT_FORM = 8
+
+
+def _input_form(mode, x, state, weights):
+    """Whether _run_direction may run the layer's input form: an LSTM or RNN on the CPU whose
+    output needs no gradient (GRU's n gate needs x W_ih^T apart)."""
+    if mode == "GRU" or x.device.type != "cpu":
+        return False
+    if not torch.is_grad_enabled():
+        return True
+    states = state if isinstance(state, tuple) else (state,)
+    return not any(t is not None and t.requires_grad for t in (x,) + states + tuple(weights))
 
 
 def _keep_masks(batch_sizes, batch):
@@ -169,6 +184,11 @@ def _run_direction(mode, x, state, weights, reverse, batch_sizes=None):
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     lstm = mode == "LSTM"
     h, c = state if lstm else (state, None)
+    if _input_form(mode, x, state, weights):
+        out, _, hy, cy = aten._ptl_rnn_layer(x, h, c, torch.cat([w_ih, w_hh], 1), b_ih, b_hh,
+                                             w_hr, _LAYER_MODES[mode] + _INPUT_FORM, reverse,
+                                             batch_sizes)
+        return out, ((hy, cy) if lstm else hy)
     out, _, hy, cy = aten._ptl_rnn_layer(F.linear(x, w_ih), h, c, w_hh, b_ih, b_hh, w_hr,
                                          _LAYER_MODES[mode], reverse, batch_sizes)
     return out, ((hy, cy) if lstm else hy)

@@ -22,6 +22,7 @@
 
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
+#include "../../c10/tls.h"
 #include "device_nn.h"
 #include "gemm.h"
 #include "native.h"
@@ -65,9 +66,6 @@ new_1d(int64_t n, const PtlTensorImpl *like)
 }
 
 #define DATA(T, X) ((X) != NULL ? (T *)ptl_tensor_data(X) : NULL)
-
-/* the modes of the layer and of the cell kernel (cuDNN's numbers, Note [Recurrent layer]) */
-enum { MODE_RNN_RELU = 0, MODE_RNN_TANH = 1, MODE_LSTM = 2, MODE_GRU = 3 };
 
 /* Rows per parallel chunk for rows of `width` elements. */
 static int64_t
@@ -493,12 +491,23 @@ error:
  * that run at step t: the others keep their state, which output[t] repeats (the `keep`
  * masks of nn/modules/rnn.py's loop of ops).  The mode numbers are cuDNN's, as
  * aten::_cudnn_rnn's.
+ * The input form (MODE_INPUT_FORM added to an LSTM's or RNN's mode; CPU tensors that need no
+ * gradient: nn/modules/rnn.py's no_grad forward) takes x [T, B, I] for input_gates and
+ * [W_ih, W_hh] [G, I + P] for w_hh: each step copies [x_t, h_{t-1}] into a [B, I + P]
+ * scratch and runs one GEMM on [W_ih, W_hh]^T, packed once (K = I + P), so no [T, B, G]
+ * projection is written and read back; its bits differ from the two products' (one chain of
+ * FMAs over k instead of x W_ih^T added at the store), within rounding.  GRU has no input
+ * form (its n gate needs x W_ih^T apart).  1 and 2 threads still give the same bits: the
+ * rows of each step go through the same packed panel.
  *
  * The workspace is 1-D: regions of [T, B, width] in time order, what the backward needs
  * besides output and the initial states:
  *   LSTM  [T, B, 4H] activated gates, [T, B, H] c_t, with proj_size [T, B, H] o tanh(c_t)
  *   GRU   [T, B, 5H] the cell's workspace (r, z, n, h_{t-1}, hn)
  *   RNN   nothing: tanh' and relu' come from h_t (output)
+ * When no gradient can be asked for (grad mode off, or no input that requires one; always
+ * in the input form) the regions hold two steps instead of T, time t in step t % 2
+ * (ws_step): the cells read only the step before, and the backward never runs.
  * _ptl_rnn_layer_backward walks the steps the other way carrying dh (LSTM: and dc): dh gets
  * grad_output[t], the cell's backward gives the running rows' gates' gradients (zero for
  * the others, whose dh and dc pass through), and dh_{t-1} = dgates W_hh (GRU: plus the
@@ -522,6 +531,10 @@ typedef struct Layer {
                                              * in src/cuda/rnn_plan.h): CUDA tensors, and CPU
                                              * ones while the tests emulate the kernels */
     int64_t T, B, H, P, G;                  /* P: h's width (proj_size, else H) */
+    int input_form;                         /* MODE_INPUT_FORM was added to the mode */
+    int64_t I;                              /* the input form: x's width; else 0 */
+    int64_t wt;                             /* the workspace's steps: T, or 2 when no
+                                             * gradient is wanted (Note [Recurrent layer]) */
     CellOps ops;
     const int64_t *batch_sizes;             /* [T], or NULL: every row runs */
     PtlTensorImpl *hx, *cx, *w_hh, *w_hr;   /* contiguous; cx and w_hr may be NULL */
@@ -542,14 +555,21 @@ gates_width(const Layer *l)
 static int64_t
 region_at(const Layer *l, int region)
 {
-    return l->T * l->B * (gates_width(l) + (region - 1) * l->H);
+    return l->wt * l->B * (gates_width(l) + (region - 1) * l->H);
 }
 
 static int64_t
 workspace_numel(const Layer *l)
 {
     int64_t w = gates_width(l) + (l->mode == MODE_LSTM ? l->H : 0) + (l->w_hr ? l->H : 0);
-    return l->T * l->B * w;
+    return l->wt * l->B * w;
+}
+
+/* The workspace's step that holds time t's rows: t, or t % 2 when it keeps two steps. */
+static int64_t
+ws_step(const Layer *l, int64_t t)
+{
+    return l->wt == l->T ? t : t % 2;
 }
 
 /* The time index of the s-th step taken, and the rows that run at time t. */
@@ -659,26 +679,38 @@ layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t
 {
     int64_t B = l->B, H = l->H, P = l->P, G = l->G, run = running_rows(l, t);
     int64_t m = r1 - r0, n = run < r1 ? (run > r0 ? run - r0 : 0) : m;
+    int64_t wt = ws_step(l, t), wp = ws_step(l, tp);
     size_t es = l->ops.es;
     char *ws = DATA(char, l->ws), *ht = at(l->out, (t * B + r0) * P, es);
-    const char *ig = gates + (size_t)((t * B + r0) * G) * es;
+    const char *ig = l->input_form ? NULL : gates + (size_t)((t * B + r0) * G) * es;
     const char *hprev = tp < 0 ? at(l->hx, r0 * P, es) : at(l->out, (tp * B + r0) * P, es);
     char *cprev = NULL, *ct = NULL;
     if (l->mode == MODE_LSTM) {
-        cprev = tp < 0 ? at(l->cx, r0 * H, es) : at(l->ws, region_at(l, 1) + (tp * B + r0) * H, es);
-        ct = at(l->ws, region_at(l, 1) + (t * B + r0) * H, es);
+        cprev = tp < 0 ? at(l->cx, r0 * H, es) : at(l->ws, region_at(l, 1) + (wp * B + r0) * H, es);
+        ct = at(l->ws, region_at(l, 1) + (wt * B + r0) * H, es);
     }
-    char *sum = l->mode == MODE_LSTM ? at(l->ws, (t * B + r0) * G, es)
+    char *sum = l->mode == MODE_LSTM ? at(l->ws, (wt * B + r0) * G, es)
                 : l->mode == MODE_GRU    ? NULL : ht;
-    char *hgr = at(hg, r0 * G, es);
-    if (n > 0 && ptl_gemm_packed(l->w_hh_p, n, hprev, P, sum ? sum : hgr, G,
-                                 sum ? ig : NULL, G, sum ? 1.0 : 0.0) < 0) {
+    char *hgr = at(hg, r0 * (l->input_form ? l->I + P : G), es);
+    if (l->input_form) {   /* the input form: [x_t, h_{t-1}] [W_ih, W_hh]^T, one product */
+        int64_t K = l->I + P;
+        for (int64_t r = 0; r < n; r++) {
+            copy_elems(hgr + (size_t)(r * K) * es, gates + (size_t)((t * B + r0 + r) * l->I) * es,
+                       l->I, es);
+            copy_elems(hgr + (size_t)(r * K + l->I) * es, hprev + (size_t)(r * P) * es, P, es);
+        }
+        if (n > 0 && ptl_gemm_packed(l->w_hh_p, n, hgr, K, sum, G, NULL, 0, 0.0) < 0) {
+            return -1;
+        }
+    }
+    else if (n > 0 && ptl_gemm_packed(l->w_hh_p, n, hprev, P, sum ? sum : hgr, G,
+                                      sum ? ig : NULL, G, sum ? 1.0 : 0.0) < 0) {
         return -1;
     }
     if (n > 0 && l->mode == MODE_LSTM) {
         LstmCtx c = {.cx = cprev, .bi = l->b_ih, .bh = l->b_hh, .cy_out = ct, .ws_out = sum,
                      .h = H, .ops = l->ops};
-        c.hy = l->w_hr ? at(l->ws, region_at(l, 2) + (t * B + r0) * H, es) : ht;
+        c.hy = l->w_hr ? at(l->ws, region_at(l, 2) + (wt * B + r0) * H, es) : ht;
         if (ptl_parallel_for(0, n, row_grain(4 * H), rnn_lstm_fwd, &c) < 0 ||
             (l->w_hr && ptl_gemm_packed(l->w_hr_p, n, c.hy, H, ht, P, NULL, 0, 0.0) < 0)) {
             return -1;
@@ -686,7 +718,7 @@ layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t
     }
     else if (n > 0 && l->mode == MODE_GRU) {
         GruCtx c = {.ig = ig, .hg = hgr, .hx = hprev, .bi = l->b_ih, .bh = l->b_hh,
-                    .hy = ht, .ws_out = at(l->ws, (t * B + r0) * 5 * H, es), .h = H,
+                    .hy = ht, .ws_out = at(l->ws, (wt * B + r0) * 5 * H, es), .h = H,
                     .ops = l->ops};
         if (ptl_parallel_for(0, n, row_grain(5 * H), rnn_gru_fwd, &c) < 0) {
             return -1;
@@ -705,7 +737,7 @@ layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t
             copy_elems(ct + (size_t)(n * H) * es, cprev + (size_t)(n * H) * es, (m - n) * H, es);
         }
         if (l->w_hr != NULL) {   /* read by dW_hr's GEMM (times a zero dh) */
-            memset(ws + (size_t)(region_at(l, 2) + (t * B + r0 + n) * H) * es, 0,
+            memset(ws + (size_t)(region_at(l, 2) + (wt * B + r0 + n) * H) * es, 0,
                    (size_t)((m - n) * H) * es);
         }
     }
@@ -874,7 +906,8 @@ layer_forward(const Layer *l, PtlTensorImpl *gates, PtlTensorImpl *hg, PtlTensor
         return -1;
     }
     return cy == NULL ? 0 : copy_from(cy, l->T > 0 ? l->ws : l->cx,
-                                      l->T > 0 ? region_at(l, 1) + last * l->B * l->H : 0);
+                                      l->T > 0 ? region_at(l, 1) + ws_step(l, last) * l->B * l->H
+                                               : 0);
 }
 
 /* The cells' backward of step t over the n running rows from row r0, into dg and dgh (and
@@ -1125,90 +1158,6 @@ layer_weight_grads(const Layer *l, const LayerGrads *g, PtlTensorImpl *gw_hh,
 
 /* ---- the recurrent layer's checks and kernels ---- */
 
-/* PyTorch's checkSize: a has exactly these sizes. */
-static int
-check_size(const char *fn, RnnArg a, int dim, const int64_t *sizes)
-{
-    if (rnn_check_dim(fn, a, dim) < 0) {
-        return -1;
-    }
-    if (memcmp(a.t->sizes, sizes, sizeof(int64_t) * (size_t)dim) != 0) {
-        char want[128], got[128];
-        ptl_format_sizes(want, sizeof(want), dim, sizes);
-        ptl_format_sizes(got, sizeof(got), a.t->dim, a.t->sizes);
-        return ptl_error_set(PTL_ERR_RUNTIME, "Expected tensor of size %s, but got tensor of "
-                             "size %s for argument #%d '%s' (while checking arguments for %s)",
-                             want, got, a.pos, a.name, fn);
-    }
-    return 0;
-}
-
-/* a given (wanted) or None (!wanted), else the error "fn: msg" */
-static int
-check_given(const char *fn, RnnArg a, int wanted, const char *msg)
-{
-    if ((a.t != NULL) != wanted) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s: %s", fn, msg);
-    }
-    return 0;
-}
-
-/* The checks both layer ops share.  l->mode, T, B and G are set; sets H and P.  hx [B, P],
- * cx [B, H] (LSTM only), w_hh [G, P], w_hr [P, H] (LSTM only; without it P = H). */
-static int
-layer_check(const char *fn, Layer *l, RnnArg hx, RnnArg cx, RnnArg w_hh, RnnArg w_hr)
-{
-    static const int64_t gates[4] = {1, 1, 4, 3};   /* ORDER MODE */
-    int lstm = l->mode == MODE_LSTM;
-    if (l->mode < MODE_RNN_RELU || l->mode > MODE_GRU) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s: unknown mode %d", fn, l->mode);
-    }
-    if (l->G % gates[l->mode] != 0) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s: the gates' size %lld is not a multiple of "
-                             "%lld", fn, (long long)l->G, (long long)gates[l->mode]);
-    }
-    l->H = l->G / gates[l->mode];
-    if (check_given(fn, cx, lstm, lstm ? "an LSTM needs cx" : "cx is for LSTM only") < 0 ||
-        (!lstm && check_given(fn, w_hr, 0, "w_hr is for LSTM only") < 0) ||
-        (w_hr.t != NULL && rnn_check_dim(fn, w_hr, 2) < 0)) {
-        return -1;
-    }
-    l->P = w_hr.t != NULL ? w_hr.t->sizes[0] : l->H;
-    int64_t hs[2] = {l->B, l->P}, cs[2] = {l->B, l->H}, ws[2] = {l->G, l->P},
-            rs[2] = {l->P, l->H};
-    return check_size(fn, hx, 2, hs) < 0 || (lstm && check_size(fn, cx, 2, cs) < 0) ||
-                   check_size(fn, w_hh, 2, ws) < 0 ||
-                   (w_hr.t != NULL && check_size(fn, w_hr, 2, rs) < 0) ? -1 : 0;
-}
-
-/* batch_sizes: None, or int64 [T] of values in [0, B].  Sets l->batch_sizes into *c (a
- * contiguous copy, new ref).  0 or -1. */
-static int
-layer_batch_sizes(const char *fn, Layer *l, RnnArg a, PtlTensorImpl **c)
-{
-    *c = NULL;
-    if (a.t == NULL) {
-        return 0;
-    }
-    if (a.t->dtype != PTL_DTYPE_INT64) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s: batch_sizes must be int64, got %s", fn,
-                             ptl_dtype_legacy_name(a.t->dtype));
-    }
-    if (check_size(fn, a, 1, &l->T) < 0 || (*c = ptl_contiguous(a.t)) == NULL) {
-        return -1;
-    }
-    l->batch_sizes = DATA(const int64_t, *c);
-    for (int64_t t = 0; t < l->T; t++) {
-        if (l->batch_sizes[t] < 0 || l->batch_sizes[t] > l->B) {
-            PTL_CLEAR(*c);
-            return ptl_error_set(PTL_ERR_RUNTIME, "%s: batch_sizes[%lld] = %lld is not in [0, "
-                                 "%lld]", fn, (long long)t, (long long)l->batch_sizes[t],
-                                 (long long)l->B);
-        }
-    }
-    return 0;
-}
-
 /* Whether the hidden GEMMs' multiply-adds make the loop worth dropping the GIL. */
 static void *
 layer_nogil_begin(const Layer *l)
@@ -1216,9 +1165,23 @@ layer_nogil_begin(const Layer *l)
     return (double)l->T * l->B * l->G * l->P >= LAYER_NOGIL_FLOPS ? ptl_nogil_begin() : NULL;
 }
 
+/* Whether the forward's caller may want its gradient (grad mode on and an input that
+ * requires one): only then is the workspace kept for every step (Note [Recurrent layer]). */
+static int
+layer_wants_grad(PtlTensorImpl *const *in, int k)
+{
+    for (int i = 0; ptl_tls()->grad_enabled && i < k; i++) {
+        if (in[i] != NULL && in[i]->autograd_meta != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* _ptl_rnn_layer(input_gates [T, B, G], hx [B, P], cx [B, H]?, w_hh [G, P], b_ih [G]?,
  *                b_hh [G]?, w_hr [P, H]?, int mode, bool reverse, batch_sizes [T]?) ->
- *     (output [T, B, P], workspace (Note [Recurrent layer]), hy [B, P], cy [B, H] or None) */
+ *     (output [T, B, P], workspace (Note [Recurrent layer]), hy [B, P], cy [B, H] or None);
+ *     mode + MODE_INPUT_FORM: x [T, B, I] for input_gates, [W_ih, W_hh] [G, I + P] for w_hh */
 static int
 rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -1235,23 +1198,33 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     memset(&l, 0, sizeof(l));
     l.mode = (int)s[7].u.i;
     l.reverse = s[8].u.b;
-    if (rnn_check_dtypes(op, a, 7) < 0 || rnn_check_dim(fn, a[0], 3) < 0) {
+    int input_form = l.mode >= MODE_INPUT_FORM && l.mode < MODE_INPUT_FORM + MODE_GRU;
+    l.mode -= input_form ? MODE_INPUT_FORM : 0;
+    l.input_form = input_form;
+    if (rnn_check_dtypes(op, a, 7) < 0 || rnn_check_dim(fn, a[0], 3) < 0 ||
+        (input_form && rnn_check_dim(fn, a[3], 2) < 0)) {
         return -1;
     }
     l.T = in[0]->sizes[0];
     l.B = in[0]->sizes[1];
-    l.G = in[0]->sizes[2];
-    if (layer_check(fn, &l, a[1], a[2], a[3], a[6]) < 0 ||
-        check_given(fn, a[5], a[4].t != NULL, "b_ih and b_hh must be given together") < 0 ||
-        (a[4].t != NULL && (check_size(fn, a[4], 1, &l.G) < 0 ||
-                            check_size(fn, a[5], 1, &l.G) < 0))) {
+    l.G = input_form ? in[3]->sizes[0] : in[0]->sizes[2];
+    l.I = input_form ? in[0]->sizes[2] : 0;
+    if (input_form && (layer_wants_grad(in, 7) || in[0]->device.type != PTL_DEVICE_CPU)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: the input form (mode %d) is for CPU "
+                             "tensors that need no gradient", fn, (int)s[7].u.i);
+    }
+    if (rnn_check_layer(fn, l.mode, l.B, l.G, l.I, a[1], a[2], a[3], a[6], &l.H, &l.P) < 0 ||
+        rnn_check_given(fn, a[5], a[4].t != NULL, "b_ih and b_hh must be given together") < 0 ||
+        (a[4].t != NULL && (rnn_check_size(fn, a[4], 1, &l.G) < 0 ||
+                            rnn_check_size(fn, a[5], 1, &l.G) < 0))) {
         return -1;
     }
-    if (layer_batch_sizes(fn, &l, (RnnArg){s[9].tag == PTL_IV_TENSOR ? s[9].u.t : NULL,
-                                        "batch_sizes", 10}, &bs) < 0 ||
+    if (rnn_check_batch_sizes(fn, (RnnArg){s[9].tag == PTL_IV_TENSOR ? s[9].u.t : NULL,
+                                           "batch_sizes", 10}, l.T, l.B, &bs) < 0 ||
         contiguous_all(in, c, 7) < 0) {
         goto error;
     }
+    l.batch_sizes = bs != NULL ? DATA(const int64_t, bs) : NULL;
     l.hx = c[1];
     l.cx = c[2];
     l.w_hh = c[3];
@@ -1259,9 +1232,11 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     l.b_hh = DATA(void, c[5]);
     l.w_hr = c[6];
     l.ops = rnn_cell_ops(in[0]->dtype);
-    l.dev = nn_on_device(in[0], ptl_device_rnn_step_hook != NULL);
+    l.dev = !input_form && nn_on_device(in[0], ptl_device_rnn_step_hook != NULL);
+    l.wt = l.dev || l.T <= 2 || (!input_form && layer_wants_grad(in, 7)) ? l.T : 2;
     if (!l.dev) {
-        l.w_hh_p = ptl_gemm_pack_b(in[0]->dtype, l.P, l.G, DATA(void, l.w_hh), 1, l.P);
+        l.w_hh_p = ptl_gemm_pack_b(in[0]->dtype, l.I + l.P, l.G, DATA(void, l.w_hh), 1,
+                                   l.I + l.P);
         l.w_hr_p = l.w_hr != NULL
                        ? ptl_gemm_pack_b(in[0]->dtype, l.H, l.P, DATA(void, l.w_hr), 1, l.H)
                        : NULL;
@@ -1269,7 +1244,7 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int64_t out_sizes[3] = {l.T, l.B, l.P}, ws_numel = workspace_numel(&l);
     out = ptl_empty(3, out_sizes, in[0]->dtype, in[0]->device);
     ws = new_1d(ws_numel, in[0]);
-    hg = new_2d(l.B, l.G, in[0]);
+    hg = new_2d(l.B, input_form ? l.I + l.P : l.G, in[0]);
     hy = new_2d(l.B, l.P, in[0]);
     cy = l.mode == MODE_LSTM ? new_2d(l.B, l.H, in[0]) : NULL;
     if (out == NULL || ws == NULL || hg == NULL || hy == NULL ||
@@ -1392,24 +1367,26 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     l.T = in[7]->sizes[0];
     l.B = in[7]->sizes[1];
     l.G = in[5]->sizes[0];
-    if (layer_check(fn, &l, a[4], a[5], a[6], a[7]) < 0) {
+    l.wt = l.T;
+    if (rnn_check_layer(fn, l.mode, l.B, l.G, 0, a[4], a[5], a[6], a[7], &l.H, &l.P) < 0) {
         return -1;
     }
     int64_t out_sizes[3] = {l.T, l.B, l.P}, h_sizes[2] = {l.B, l.P}, c_sizes[2] = {l.B, l.H};
     l.w_hr = in[6];   /* its contiguous copy below; workspace_numel asks whether it is given */
     int64_t ws_numel = workspace_numel(&l);
-    if (check_size(fn, a[0], 3, out_sizes) < 0 || check_size(fn, a[8], 1, &ws_numel) < 0 ||
-        (in[0] != NULL && check_size(fn, a[1], 3, out_sizes) < 0) ||
-        (in[1] != NULL && check_size(fn, a[2], 2, h_sizes) < 0) ||
-        (l.mode != MODE_LSTM && check_given(fn, a[3], 0, "grad_cy is for LSTM only") < 0) ||
-        (in[2] != NULL && check_size(fn, a[3], 2, c_sizes) < 0)) {
+    if (rnn_check_size(fn, a[0], 3, out_sizes) < 0 || rnn_check_size(fn, a[8], 1, &ws_numel) < 0 ||
+        (in[0] != NULL && rnn_check_size(fn, a[1], 3, out_sizes) < 0) ||
+        (in[1] != NULL && rnn_check_size(fn, a[2], 2, h_sizes) < 0) ||
+        (l.mode != MODE_LSTM && rnn_check_given(fn, a[3], 0, "grad_cy is for LSTM only") < 0) ||
+        (in[2] != NULL && rnn_check_size(fn, a[3], 2, c_sizes) < 0)) {
         return -1;
     }
-    if (layer_batch_sizes(fn, &l, (RnnArg){s[11].tag == PTL_IV_TENSOR ? s[11].u.t : NULL,
-                                        "batch_sizes", 12}, &bs) < 0 ||
+    if (rnn_check_batch_sizes(fn, (RnnArg){s[11].tag == PTL_IV_TENSOR ? s[11].u.t : NULL,
+                                           "batch_sizes", 12}, l.T, l.B, &bs) < 0 ||
         contiguous_all(in, c, 9) < 0) {
         goto error;
     }
+    l.batch_sizes = bs != NULL ? DATA(const int64_t, bs) : NULL;
     l.hx = c[3];
     l.cx = c[4];
     l.w_hh = c[5];

@@ -120,3 +120,82 @@ rnn_check_same_device(const char *fn, PtlTensorImpl *const *t, const char *const
     }
     return 0;
 }
+
+/* ---- the recurrent layer's ---- */
+
+int
+rnn_check_size(const char *fn, RnnArg a, int dim, const int64_t *sizes)
+{
+    if (rnn_check_dim(fn, a, dim) < 0) {
+        return -1;
+    }
+    if (memcmp(a.t->sizes, sizes, sizeof(int64_t) * (size_t)dim) != 0) {
+        char want[128], got[128];
+        ptl_format_sizes(want, sizeof(want), dim, sizes);
+        ptl_format_sizes(got, sizeof(got), a.t->dim, a.t->sizes);
+        return ptl_error_set(PTL_ERR_RUNTIME, "Expected tensor of size %s, but got tensor of "
+                             "size %s for argument #%d '%s' (while checking arguments for %s)",
+                             want, got, a.pos, a.name, fn);
+    }
+    return 0;
+}
+
+int
+rnn_check_given(const char *fn, RnnArg a, int wanted, const char *msg)
+{
+    if ((a.t != NULL) != wanted) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: %s", fn, msg);
+    }
+    return 0;
+}
+
+int
+rnn_check_layer(const char *fn, int mode, int64_t B, int64_t G, int64_t I, RnnArg hx,
+                RnnArg cx, RnnArg w_hh, RnnArg w_hr, int64_t *H, int64_t *P)
+{
+    static const int64_t gates[4] = {1, 1, 4, 3};   /* ORDER MODE */
+    int lstm = mode == MODE_LSTM;
+    if (mode < MODE_RNN_RELU || mode > MODE_GRU) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: unknown mode %d", fn, mode);
+    }
+    if (G % gates[mode] != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: the gates' size %lld is not a multiple of "
+                             "%lld", fn, (long long)G, (long long)gates[mode]);
+    }
+    *H = G / gates[mode];
+    if (rnn_check_given(fn, cx, lstm, lstm ? "an LSTM needs cx" : "cx is for LSTM only") < 0 ||
+        (!lstm && rnn_check_given(fn, w_hr, 0, "w_hr is for LSTM only") < 0) ||
+        (w_hr.t != NULL && rnn_check_dim(fn, w_hr, 2) < 0)) {
+        return -1;
+    }
+    *P = w_hr.t != NULL ? w_hr.t->sizes[0] : *H;
+    int64_t hs[2] = {B, *P}, cs[2] = {B, *H}, ws[2] = {G, I + *P}, rs[2] = {*P, *H};
+    return rnn_check_size(fn, hx, 2, hs) < 0 || (lstm && rnn_check_size(fn, cx, 2, cs) < 0) ||
+                   rnn_check_size(fn, w_hh, 2, ws) < 0 ||
+                   (w_hr.t != NULL && rnn_check_size(fn, w_hr, 2, rs) < 0) ? -1 : 0;
+}
+
+int
+rnn_check_batch_sizes(const char *fn, RnnArg a, int64_t T, int64_t B, PtlTensorImpl **c)
+{
+    *c = NULL;
+    if (a.t == NULL) {
+        return 0;
+    }
+    if (a.t->dtype != PTL_DTYPE_INT64) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: batch_sizes must be int64, got %s", fn,
+                             ptl_dtype_legacy_name(a.t->dtype));
+    }
+    if (rnn_check_size(fn, a, 1, &T) < 0 || (*c = ptl_contiguous(a.t)) == NULL) {
+        return -1;
+    }
+    const int64_t *bs = (const int64_t *)ptl_tensor_data(*c);
+    for (int64_t t = 0; t < T; t++) {
+        if (bs[t] < 0 || bs[t] > B) {
+            PTL_CLEAR(*c);
+            return ptl_error_set(PTL_ERR_RUNTIME, "%s: batch_sizes[%lld] = %lld is not in [0, "
+                                 "%lld]", fn, (long long)t, (long long)bs[t], (long long)B);
+        }
+    }
+    return 0;
+}

@@ -1,6 +1,7 @@
 /* rnn_impl.h -- what rnn.c (the fused cells and the recurrent layer) shares with the cells'
  * row formulas in rnn_rows.c (one dtype's nonlinearities and rows, and the cells over a
- * range of batch rows, Note [Fused cells]) and with its argument checks in rnn_checks.c. */
+ * range of batch rows, Note [Fused cells]) and with its argument checks in rnn_checks.c
+ * (the cells' and the layer's). */
 #ifndef PTL_ATEN_NATIVE_RNN_IMPL_H
 #define PTL_ATEN_NATIVE_RNN_IMPL_H
 
@@ -11,6 +12,13 @@
 #include "native.h"
 
 typedef void (*ArrayFn)(void *y, int64_t n);
+
+/* the modes of the layer and of the cell kernel (cuDNN's numbers, Note [Recurrent layer] in
+ * rnn.c) */
+enum { MODE_RNN_RELU = 0, MODE_RNN_TANH = 1, MODE_LSTM = 2, MODE_GRU = 3 };
+/* added to the layer's mode: its input form (LSTM and RNN, no gradient; Note [Recurrent
+ * layer]) */
+enum { MODE_INPUT_FORM = 8 };
 
 /* One dtype's element size, nonlinearities (in place) and row formulas. */
 typedef struct CellOps {
@@ -91,5 +99,17 @@ int rnn_check_cell(const PtlOperator *op, const char *fn, const PtlIValue *s,
 /* t[0..k) (NULL skipped) on t[0]'s device; names[i] names t[i] in the message */
 int rnn_check_same_device(const char *fn, PtlTensorImpl *const *t, const char *const *names,
                           int k);
+/* PyTorch's checkSize: a has exactly these sizes */
+int rnn_check_size(const char *fn, RnnArg a, int dim, const int64_t *sizes);
+/* a given (wanted) or None (!wanted), else the error "fn: msg" */
+int rnn_check_given(const char *fn, RnnArg a, int wanted, const char *msg);
+/* The checks both layer ops share, for mode (without MODE_INPUT_FORM), batch B, gates G and
+ * input width I (the input form's; else 0): hx [B, P], cx [B, H] (LSTM only), w_hh
+ * [G, I + P], w_hr [P, H] (LSTM only; without it P = H).  Sets *H and *P. */
+int rnn_check_layer(const char *fn, int mode, int64_t B, int64_t G, int64_t I, RnnArg hx,
+                    RnnArg cx, RnnArg w_hh, RnnArg w_hr, int64_t *H, int64_t *P);
+/* batch_sizes: None (*c = NULL), or int64 [T] of values in [0, B]: *c its contiguous copy
+ * (new ref) */
+int rnn_check_batch_sizes(const char *fn, RnnArg a, int64_t T, int64_t B, PtlTensorImpl **c);
 
 #endif
