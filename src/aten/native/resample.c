@@ -10,8 +10,9 @@
  * dtype works); upsampling reads 1 (nearest), 2 (linear) or 4 (cubic) taps per dim, and the
  * kernels sum over the product of the three tap lists.  Backwards scatter-add through the
  * same maps.  Weighted arithmetic runs in double (inputs are converted and the result cast
- * back), which covers float16/bfloat16/float32/float64 at no precision cost; these ops are
- * memory-bound, so the conversion is cheap next to the gather itself. */
+ * back), which covers float16/bfloat16/float32/float64 at no precision cost; float32 and
+ * float64 with at most two spatial dims skip the conversions and run separably on the CPU
+ * (Note [Separable resampling]). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -235,7 +236,8 @@ sep_hrow(const Maps *m, const void *row, int f8, double *restrict h)
     for (int64_t ox = 0; ox < m->out[2]; ox++, ix += MAX_TAPS, wx += MAX_TAPS) {
         double acc = 0.0;
         for (int q = 0; q < nt; q++) {
-            acc += wx[q] * (f8 ? ((const double *)row)[ix[q]] : (double)((const float *)row)[ix[q]]);
+            acc += wx[q] * (f8 ? ((const double *)row)[ix[q]]
+                               : (double)((const float *)row)[ix[q]]);
         }
         h[ox] = acc;
     }
