@@ -83,7 +83,27 @@ gs_block_taps(const PtlGridSampler *a, int64_t n, int64_t p0, int64_t np, int le
         return NULL;
     }
     blk->start[0] = 0;
-    for (int64_t p = 0; p < np; p++) {
+    for (int64_t p = 0; p < np && a->nd == 2 && level == 0; p++) {
+        /* ptl_gs_point's taps and products, in its order (x fastest), without its
+         * derivatives' bookkeeping */
+        const double *g = a->grid + (n * a->npts + p0 + p) * 2;
+        PtlGsTaps1 tx, ty;
+        int m = blk->start[p];
+        ptl_gs_taps1(g[0], a->size[0], a->mode, a->padding, a->align, &tx);
+        ptl_gs_taps1(g[1], a->size[1], a->mode, a->padding, a->align, &ty);
+        for (int r = 0; r < ty.n; r++) {
+            for (int q = 0; q < tx.n; q++) {
+                if (tx.idx[q] >= 0 && ty.idx[r] >= 0) {
+                    blk->off[m] = (int64_t)tx.idx[q] * a->stride[0] +
+                                  (int64_t)ty.idx[r] * a->stride[1];
+                    blk->w[m++] = 1.0 * tx.w[q] * ty.w[r];
+                }
+            }
+        }
+        blk->start[p + 1] = m;
+        blk->nt = p == 0 || (blk->nt == m - blk->start[p]) ? m - blk->start[p] : -1;
+    }
+    for (int64_t p = 0; p < np && (a->nd != 2 || level != 0); p++) {
         int m = blk->start[p];
         ptl_gs_point(a, a->grid + (n * a->npts + p0 + p) * a->nd, level, &t, NULL);
         for (int k = 0; k < t.n; k++, m++) {
