@@ -148,3 +148,27 @@ def test_one_and_two_threads_give_the_same_bits(mode):
         ptl.set_num_threads(old)
     for a, b in zip(*outs):
         assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("mode, nd", [("bilinear", 2), ("nearest", 2), ("bicubic", 2),
+                                      ("bilinear", 3), ("nearest", 3)])
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+def test_one_gradient_alone_is_the_same_as_both(mode, nd, dtype):
+    """The backward skips the grid gradient's terms (and the taps' derivatives) when only
+    the input's is wanted, and the input gradient when only the grid's is."""
+    rng = np.random.default_rng(11)
+    xs, gs = ((2, 3, 5, 7), (2, 9, 70, 2)) if nd == 2 else ((2, 3, 3, 4, 5), (2, 3, 5, 7, 3))
+    x = ptl.tensor(rng.standard_normal(xs)).to(dtype)
+    grid = ptl.tensor(rng.uniform(-1.2, 1.2, gs)).to(dtype)
+    go = ptl.tensor(rng.standard_normal(xs[:2] + gs[1:-1])).to(dtype)
+    _, gx, gg = run(x, grid, go, mode=mode, align_corners=False)
+    for wants in ((True, False), (False, True)):
+        xx = x.detach().requires_grad_(wants[0])
+        g2 = grid.detach().requires_grad_(wants[1])
+        F.grid_sample(xx, g2, mode=mode, align_corners=False).backward(go)
+        if wants[0]:
+            assert g2.grad is None
+            np.testing.assert_array_equal(xx.grad.numpy(), gx.numpy())
+        else:
+            assert xx.grad is None
+            np.testing.assert_array_equal(g2.grad.numpy(), gg.numpy())

@@ -52,7 +52,8 @@ typedef struct GridJob {
  * the sums are the same double expressions in the same order as ptl_gs_forward_at and
  * ptl_gs_backward_at (the grid gradient of a point sums channel by channel, tap by tap; an
  * input-gradient element takes its terms in point order), so the bits are those of the
- * per-point functions, which the CUDA emulation runs. */
+ * per-point functions, which the CUDA emulation runs.  A backward wanting only the input
+ * gradient skips the taps' derivatives and the grid gradient's terms. */
 #define GS_BLOCK 64
 
 typedef struct GsBlockJob {
@@ -83,9 +84,9 @@ gs_block_taps(const PtlGridSampler *a, int64_t n, int64_t p0, int64_t np, int le
         return NULL;
     }
     blk->start[0] = 0;
-    for (int64_t p = 0; p < np && a->nd == 2 && level == 0; p++) {
-        /* ptl_gs_point's taps and products, in its order (x fastest), without its
-         * derivatives' bookkeeping */
+    for (int64_t p = 0; p < np && a->nd == 2; p++) {
+        /* ptl_gs_point's taps and products (weights and, level 1, their first derivatives)
+         * in its order (x fastest) and association, without its generic bookkeeping */
         const double *g = a->grid + (n * a->npts + p0 + p) * 2;
         PtlGsTaps1 tx, ty;
         int m = blk->start[p];
@@ -96,14 +97,19 @@ gs_block_taps(const PtlGridSampler *a, int64_t n, int64_t p0, int64_t np, int le
                 if (tx.idx[q] >= 0 && ty.idx[r] >= 0) {
                     blk->off[m] = (int64_t)tx.idx[q] * a->stride[0] +
                                   (int64_t)ty.idx[r] * a->stride[1];
-                    blk->w[m++] = 1.0 * tx.w[q] * ty.w[r];
+                    blk->w[m] = 1.0 * tx.w[q] * ty.w[r];
+                    if (level >= 1) {
+                        blk->wd[m][0] = 1.0 * (tx.w1[q] * tx.s) * ty.w[r];
+                        blk->wd[m][1] = 1.0 * tx.w[q] * (ty.w1[r] * ty.s);
+                    }
+                    m++;
                 }
             }
         }
         blk->start[p + 1] = m;
         blk->nt = p == 0 || (blk->nt == m - blk->start[p]) ? m - blk->start[p] : -1;
     }
-    for (int64_t p = 0; p < np && (a->nd != 2 || level != 0); p++) {
+    for (int64_t p = 0; p < np && a->nd != 2; p++) {
         int m = blk->start[p];
         ptl_gs_point(a, a->grid + (n * a->npts + p0 + p) * a->nd, level, &t, NULL);
         for (int k = 0; k < t.n; k++, m++) {
@@ -185,14 +191,20 @@ gs_block_bwd_job(void *ctx, int64_t b, int64_t e)
         for (int64_t p0 = 0; p0 < a->npts; p0 += GS_BLOCK) {
             int64_t np = a->npts - p0 < GS_BLOCK ? a->npts - p0 : GS_BLOCK;
             double gg[GS_BLOCK][3] = {{0.0}};
-            GsBlock *t = gs_block_taps(a, n, p0, np, 1);
+            GsBlock *t = gs_block_taps(a, n, p0, np, a->ggrid != NULL);
             if (t == NULL) {
                 return -1;
             }
             for (int64_t c = 0; c < a->c; c++) {
                 int64_t pl = (n * a->c + c) * a->plane, o = (n * a->c + c) * a->npts + p0;
                 double *gx = a->gx != NULL ? a->gx + pl : NULL;
-                for (int64_t p = 0; p < np; p++) {
+                for (int64_t p = 0; p < np && a->ggrid == NULL && gx != NULL; p++) {
+                    double g = gs_at(bj->go, f8, o + p);
+                    for (int k = t->start[p]; k < t->start[p + 1]; k++) {
+                        gx[t->off[k]] += t->w[k] * g;
+                    }
+                }
+                for (int64_t p = 0; p < np && a->ggrid != NULL; p++) {
                     double g = gs_at(bj->go, f8, o + p);
                     for (int k = t->start[p]; k < t->start[p + 1]; k++) {
                         if (gx != NULL) {
