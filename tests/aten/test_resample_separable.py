@@ -47,16 +47,20 @@ def weight_matrix(n_in, n_out, mode, align, scale):
 
 def reference(x, size, mode, align, scales):
     """x: float64 array (N, C, *spatial); the separable product of per-dim matrices."""
-    kind = "linear" if mode in ("linear", "bilinear") else "cubic"
+    kind = "linear" if mode in ("linear", "bilinear", "trilinear") else "cubic"
     mats = [weight_matrix(n, o, kind, align, s) for n, o, s in zip(x.shape[2:], size, scales)]
     if len(mats) == 1:
         return np.einsum("ncw,ow->nco", x, mats[0]), mats
+    if len(mats) == 3:
+        return np.einsum("ncdhw,rd,ph,qw->ncrpq", x, *mats), mats
     return np.einsum("nchw,ph,qw->ncpq", x, mats[0], mats[1]), mats
 
 
 def reference_grad(g, mats):
     if len(mats) == 1:
         return np.einsum("nco,ow->ncw", g, mats[0])
+    if len(mats) == 3:
+        return np.einsum("ncrpq,rd,ph,qw->ncdhw", g, *mats)
     return np.einsum("ncpq,ph,qw->nchw", g, mats[0], mats[1])
 
 
@@ -85,20 +89,26 @@ CASES = [
     ((3, 2, 1), "linear", (6,), None, False),
     ((0, 3, 4, 5), "bilinear", (8, 10), None, False),
     ((2, 0, 4, 5), "bicubic", (3, 3), None, False),
+    ((2, 2, 3, 4, 5), "trilinear", None, 2, False),
+    ((1, 3, 5, 4, 3), "trilinear", (2, 7, 1), None, True),
+    ((1, 2, 1, 1, 1), "trilinear", (3, 2, 2), None, False),
+    ((2, 1, 16, 3, 4), "trilinear", (4, 5, 6), None, False),
+    ((0, 2, 3, 4, 5), "trilinear", (4, 5, 6), None, False),
 ]
 
 
 def run_case(case, dtype, layout, seed):
     shape, mode, size, scale, align = case
     a = np.random.default_rng(seed).standard_normal(shape)
-    if layout == "transposed" and len(shape) == 4:
+    if layout == "transposed" and len(shape) >= 4:
         x = ptl.tensor(np.swapaxes(a, -1, -2).copy(), dtype=dtype).transpose(-1, -2)
     elif layout == "sliced":
         x = ptl.tensor(np.concatenate([a, a], axis=1), dtype=dtype)[:, ::2]
     else:
         x = ptl.tensor(a, dtype=dtype)
-        if layout == "channels_last" and len(shape) == 4:
-            x = x.contiguous(memory_format=ptl.channels_last)
+        if layout == "channels_last" and len(shape) >= 4:
+            x = x.contiguous(memory_format=ptl.channels_last if len(shape) == 4
+                             else ptl.channels_last_3d)
     a = x.double().numpy()
     x.requires_grad_(True)
     y = F.interpolate(x, size=size, scale_factor=scale, mode=mode, align_corners=align)
@@ -125,12 +135,14 @@ def test_forward_and_backward_match_numpy(i, dtype, layout):
     np.testing.assert_allclose(gx.double().numpy(), gwant, **TOLS[dtype])
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
-@pytest.mark.parametrize("size", [(32, 32), (7, 40)])
+@pytest.mark.parametrize("mode, size", [("bilinear", (32, 32)), ("bilinear", (7, 40)),
+                                        ("bicubic", (32, 32)), ("bicubic", (7, 40)),
+                                        ("trilinear", (5, 9, 6))])
 def test_one_and_two_threads_give_the_same_bits(mode, size):
     # enough planes of enough work that two threads split them
     rng = np.random.default_rng(3)
-    a = rng.standard_normal((4, 8, 16, 16)).astype(np.float32)
+    shape = (4, 8, 16, 16) if len(size) == 2 else (4, 8, 4, 8, 8)
+    a = rng.standard_normal(shape).astype(np.float32)
     g = rng.standard_normal((4, 8) + size).astype(np.float32)
     outs = []
     old = ptl.get_num_threads()
@@ -153,6 +165,8 @@ def test_one_and_two_threads_give_the_same_bits(mode, size):
     (dict(scale_factor=(1.5, 0.6), mode="bicubic"), (1, 1, 3, 5)),
     (dict(size=(5, 1), mode="bicubic", align_corners=True), (1, 1, 3, 3)),
     (dict(size=5, mode="linear"), (2, 2, 3)),
+    (dict(size=(3, 4, 2), mode="trilinear"), (1, 2, 2, 3, 3)),
+    (dict(size=(1, 4, 5), mode="trilinear", align_corners=True), (1, 1, 3, 2, 2)),
 ])
 def test_gradcheck_float64(kw, shape):
     x = ptl.tensor(np.random.default_rng(5).standard_normal(shape), requires_grad=True)

@@ -172,7 +172,7 @@ def test_upsampling_and_its_backward_match_numpy(tuning, dtype):
 @pytest.mark.parametrize("tuning", sorted(TUNINGS))
 def test_emulated_kernels_agree_with_the_cpu_kernel(tuning):
     """The pads' and nearest's bits, the weighted forwards within an ulp (the CPU sums
-    float32/float64 2-d taps separably, Note [Separable resampling]), the backward's within
+    float32/float64 taps separably, Note [Separable resampling]), the backward's within
     an ulp of the terms (the gather's order), and uint8 images (rounded, clamped) exactly."""
     rng = np.random.default_rng(2)
     x = ptl.tensor(rng.standard_normal((2, 3, 6, 5))).requires_grad_(True)

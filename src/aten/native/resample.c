@@ -11,8 +11,7 @@
  * kernels sum over the product of the three tap lists.  Backwards scatter-add through the
  * same maps.  Weighted arithmetic runs in double (inputs are converted and the result cast
  * back), which covers float16/bfloat16/float32/float64 at no precision cost; float32 and
- * float64 with at most two spatial dims skip the conversions and run separably on the CPU
- * (Note [Separable resampling]). */
+ * float64 skip the conversions and run separably on the CPU (Note [Separable resampling]). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -189,14 +188,15 @@ run_maps(const Maps *m, PtlParallelFn fn, void *j)
  *
  * Note [Separable resampling]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * For float32/float64 on the CPU with at most two spatial dims, the weighted maps run
- * separably and read/write the tensor's own dtype (no double copies of the tensors): an
- * input row resampled along W once (`hrow`, doubles), then each output row is the H-weighted
- * sum of ntaps such rows, vectorised over the contiguous width.  The resampled rows live in
- * a cache of MAX_TAPS slots, row r in slot r % MAX_TAPS: the taps of one output row are
- * distinct input rows at most MAX_TAPS - 1 apart (linear: i, i + 1; cubic: four consecutive
- * clamped), so they never share a slot, and a row evicted early is only recomputed (forward)
- * or flushed twice into the accumulating gradient (backward): correct for any index order.
+ * For float32/float64 on the CPU, the weighted maps run separably and read/write the
+ * tensor's own dtype (no double copies of the tensors): an input row resampled along W once
+ * (`hrow`, doubles), then each output row is the (D, H)-weighted sum of ntaps[0] * ntaps[1]
+ * (at most MAX_TAPS) such rows, vectorised over the contiguous width.  The resampled rows
+ * live in a cache of MAX_TAPS slots, row (iz, iy) in slot (iz mod ntaps[0], iy mod
+ * ntaps[1]): the taps along a dim are consecutive clamped indices (linear: i, i + 1; cubic:
+ * four), so distinct rows of one output row never share a slot, and a row evicted early is
+ * only recomputed (forward) or flushed twice into the accumulating gradient (backward):
+ * correct for any index order.
  * Arithmetic stays in double as in the general path; only the summation order differs (the
  * W taps summed first), so results can differ from it in the last bit of a float32. */
 typedef struct SepJob {
@@ -209,8 +209,8 @@ typedef struct SepJob {
 static int
 sep_applies(const Maps *m, PtlDtype dt)
 {
-    return (dt == PTL_DTYPE_FLOAT32 || dt == PTL_DTYPE_FLOAT64) && m->in[0] == 1 &&
-           m->out[0] == 1 && m->ntaps[0] == 1;
+    return (dt == PTL_DTYPE_FLOAT32 || dt == PTL_DTYPE_FLOAT64) &&
+           m->ntaps[0] * m->ntaps[1] <= MAX_TAPS;
 }
 
 static double *
@@ -269,6 +269,26 @@ SEP_VROW(float)
 SEP_VROW(double)
 #undef SEP_VROW
 
+/* The input rows of output row (oz, oy): flat row indices iz * in[1] + iy, their cache
+ * slots (iz mod ntaps[0], iy mod ntaps[1]: the taps along a dim are consecutive, so distinct
+ * rows of one output row never share a slot) and weights wz * wy; returns their count. */
+static int
+sep_rows(const Maps *m, int64_t oz, int64_t oy, int64_t *row, int *slot, double *w)
+{
+    int n = 0, n1 = m->ntaps[1];
+    for (int a = 0; a < m->ntaps[0]; a++) {
+        int64_t iz = m->idx[0][oz * MAX_TAPS + a];
+        double wz = m->wt[0][oz * MAX_TAPS + a];
+        for (int c = 0; c < n1; c++, n++) {
+            int64_t iy = m->idx[1][oy * MAX_TAPS + c];
+            row[n] = iz * m->in[1] + iy;
+            slot[n] = (int)(iz % m->ntaps[0]) * n1 + (int)(iy % n1);
+            w[n] = wz * m->wt[1][oy * MAX_TAPS + c];
+        }
+    }
+    return n;
+}
+
 static int
 sep_fwd_job(void *ctx, int64_t b, int64_t e)
 {
@@ -284,27 +304,30 @@ sep_fwd_job(void *ctx, int64_t b, int64_t e)
         h[k] = cache + k * OW;
     }
     for (int64_t pl = b; pl < e; pl++) {
-        const char *x = (const char *)j->x + (size_t)(pl * m->in[1] * W) * isz;
-        char *y = (char *)j->y + (size_t)(pl * m->out[1] * OW) * isz;
+        const char *x = (const char *)j->x + (size_t)(pl * m->in[0] * m->in[1] * W) * isz;
+        char *y = (char *)j->y + (size_t)(pl * m->out[0] * m->out[1] * OW) * isz;
         for (int k = 0; k < MAX_TAPS; k++) {
             tag[k] = -1;
         }
-        for (int64_t oy = 0; oy < m->out[1]; oy++, y += (size_t)OW * isz) {
-            const int64_t *iy = m->idx[1] + oy * MAX_TAPS;
-            double *hr[MAX_TAPS] = {h[0], h[0], h[0], h[0]};
-            for (int c = 0; c < m->ntaps[1]; c++) {
-                int s = (int)(iy[c] % MAX_TAPS);
-                if (tag[s] != iy[c]) {
-                    sep_hrow(m, x + (size_t)(iy[c] * W) * isz, j->f8, h[s]);
-                    tag[s] = iy[c];
+        for (int64_t oz = 0; oz < m->out[0]; oz++) {
+            for (int64_t oy = 0; oy < m->out[1]; oy++, y += (size_t)OW * isz) {
+                int64_t row[MAX_TAPS];
+                int slot[MAX_TAPS];
+                double w[MAX_TAPS], *hr[MAX_TAPS] = {h[0], h[0], h[0], h[0]};
+                int nr = sep_rows(m, oz, oy, row, slot, w);
+                for (int c = 0; c < nr; c++) {
+                    if (tag[slot[c]] != row[c]) {
+                        sep_hrow(m, x + (size_t)(row[c] * W) * isz, j->f8, h[slot[c]]);
+                        tag[slot[c]] = row[c];
+                    }
+                    hr[c] = h[slot[c]];
                 }
-                hr[c] = h[s];
-            }
-            if (j->f8) {
-                sep_vrow_double(m->ntaps[1], m->wt[1] + oy * MAX_TAPS, hr, OW, (double *)y);
-            }
-            else {
-                sep_vrow_float(m->ntaps[1], m->wt[1] + oy * MAX_TAPS, hr, OW, (float *)y);
+                if (j->f8) {
+                    sep_vrow_double(nr, w, hr, OW, (double *)y);
+                }
+                else {
+                    sep_vrow_float(nr, w, hr, OW, (float *)y);
+                }
             }
         }
     }
@@ -355,25 +378,29 @@ sep_bwd_job(void *ctx, int64_t b, int64_t e)
         h[k] = cache + k * OW;
     }
     for (int64_t pl = b; pl < e; pl++) {
-        const char *g = (const char *)j->x + (size_t)(pl * m->out[1] * OW) * isz;
-        double *gi = (double *)j->y + pl * m->in[1] * W;
-        for (int64_t oy = 0; oy < m->out[1]; oy++, g += (size_t)OW * isz) {
-            const int64_t *iy = m->idx[1] + oy * MAX_TAPS;
-            for (int c = 0; c < m->ntaps[1]; c++) {
-                int s = (int)(iy[c] % MAX_TAPS);
-                if (tag[s] != iy[c]) {
-                    if (tag[s] >= 0) {
-                        sep_flush(m, h[s], gi + tag[s] * W);
+        const char *g = (const char *)j->x + (size_t)(pl * m->out[0] * m->out[1] * OW) * isz;
+        double *gi = (double *)j->y + pl * m->in[0] * m->in[1] * W;
+        for (int64_t oz = 0; oz < m->out[0]; oz++) {
+            for (int64_t oy = 0; oy < m->out[1]; oy++, g += (size_t)OW * isz) {
+                int64_t row[MAX_TAPS];
+                int slot[MAX_TAPS];
+                double w[MAX_TAPS];
+                int nr = sep_rows(m, oz, oy, row, slot, w);
+                for (int c = 0; c < nr; c++) {
+                    int s = slot[c];
+                    if (tag[s] != row[c]) {
+                        if (tag[s] >= 0) {
+                            sep_flush(m, h[s], gi + tag[s] * W);
+                        }
+                        memset(h[s], 0, sizeof(double) * (size_t)OW);
+                        tag[s] = row[c];
                     }
-                    memset(h[s], 0, sizeof(double) * (size_t)OW);
-                    tag[s] = iy[c];
-                }
-                double w = m->wt[1][oy * MAX_TAPS + c];
-                if (j->f8) {
-                    sep_axpy_double(w, (const double *)g, OW, h[s]);
-                }
-                else {
-                    sep_axpy_float(w, (const float *)g, OW, h[s]);
+                    if (j->f8) {
+                        sep_axpy_double(w[c], (const double *)g, OW, h[s]);
+                    }
+                    else {
+                        sep_axpy_float(w[c], (const float *)g, OW, h[s]);
+                    }
                 }
             }
         }
