@@ -226,20 +226,38 @@ sep_cache(const Maps *m, int64_t *tag)
     return h;
 }
 
-/* h[ox] = sum over q of wt2[ox][q] * row[idx2[ox][q]] */
+/* h[ox] = sum over q of wt2[ox][q] * row[idx2[ox][q]], in q order from 0.0 */
+#define SEP_HROW(T)                                                                         \
+    static void sep_hrow_##T(const Maps *m, const T *restrict row, double *restrict h)      \
+    {                                                                                       \
+        const int64_t *ix = m->idx[2];                                                      \
+        const double *wx = m->wt[2];                                                        \
+        int nt = m->ntaps[2];                                                               \
+        for (int64_t ox = 0; ox < m->out[2] && nt == 2; ox++) {                             \
+            const int64_t *i = ix + ox * MAX_TAPS;                                          \
+            const double *w = wx + ox * MAX_TAPS;                                           \
+            h[ox] = (0.0 + w[0] * (double)row[i[0]]) + w[1] * (double)row[i[1]];            \
+        }                                                                                   \
+        for (int64_t ox = 0; ox < m->out[2] && nt != 2; ox++) {                             \
+            double acc = 0.0;                                                               \
+            for (int q = 0; q < nt; q++) {                                                  \
+                acc += wx[ox * MAX_TAPS + q] * (double)row[ix[ox * MAX_TAPS + q]];          \
+            }                                                                               \
+            h[ox] = acc;                                                                    \
+        }                                                                                   \
+    }
+SEP_HROW(float)
+SEP_HROW(double)
+#undef SEP_HROW
+
 static void
-sep_hrow(const Maps *m, const void *row, int f8, double *restrict h)
+sep_hrow(const Maps *m, const void *row, int f8, double *h)
 {
-    const int64_t *ix = m->idx[2];
-    const double *wx = m->wt[2];
-    int nt = m->ntaps[2];
-    for (int64_t ox = 0; ox < m->out[2]; ox++, ix += MAX_TAPS, wx += MAX_TAPS) {
-        double acc = 0.0;
-        for (int q = 0; q < nt; q++) {
-            acc += wx[q] * (f8 ? ((const double *)row)[ix[q]]
-                               : (double)((const float *)row)[ix[q]]);
-        }
-        h[ox] = acc;
+    if (f8) {
+        sep_hrow_double(m, row, h);
+    }
+    else {
+        sep_hrow_float(m, row, h);
     }
 }
 
