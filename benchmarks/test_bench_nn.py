@@ -308,3 +308,37 @@ def test_addmm_linear(benchmark, impl):
         lib.tensor(randn((512,), 2))
     out = benchmark(lib.addmm, b, x, w.t())
     assert tuple(out.shape) == (128, 512)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("part", ["forward", "forward+backward"])
+def test_interpolate_x2(benchmark, impl, mode, part):
+    """Upsampling by 2 through the separable rows (Note [Separable resampling])"""
+    benchmark.group = f"interpolate {mode} x2 16x32x64x64, {part}"
+    lib = library(impl)
+    x = lib.tensor(randn((16, 32, 64, 64))).requires_grad_(part != "forward")
+    gy = lib.tensor(randn((16, 32, 128, 128), 1))
+
+    def step():
+        y = lib.nn.functional.interpolate(x, scale_factor=2, mode=mode)
+        return y if part == "forward" else lib.autograd.grad(y, x, gy)
+
+    benchmark(step)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("part", ["forward", "forward+backward"])
+def test_grid_sample(benchmark, impl, part):
+    """Bilinear, zeros padding, by blocks of grid points (Note [Grid sampler blocks])"""
+    benchmark.group = f"grid_sample 4x32x64x64 at 4x64x64 points, {part}"
+    lib = library(impl)
+    x = lib.tensor(randn((4, 32, 64, 64))).requires_grad_(part != "forward")
+    grid = lib.tensor(randn((4, 64, 64, 2), 1) * 0.5).requires_grad_(part != "forward")
+    gy = lib.tensor(randn((4, 32, 64, 64), 2))
+
+    def step():
+        y = lib.nn.functional.grid_sample(x, grid, align_corners=False)
+        return y if part == "forward" else lib.autograd.grad(y, (x, grid), gy)
+
+    benchmark(step)

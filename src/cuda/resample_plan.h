@@ -13,8 +13,9 @@
  * - The maps (and, for a backward, their inverse) travel in one int64 array through pinned
  *   memory and one asynchronous copy on the current stream: no synchronisation.
  * - Forward: one thread per output element, which sums its taps in double in the CPU's
- *   order (the emulation gives the CPU's bits; the device may fuse multiply-adds), or
- *   copies its one input element raw (the pads, any dtype: the CPU's bits).
+ *   general order (the emulation gives its bits; the device may fuse multiply-adds; the
+ *   CPU's separable float32/float64 rows, Note [Separable resampling], differ in the last
+ *   bit), or copies its one input element raw (the pads, any dtype: the CPU's bits).
  * - Backward: a gather, not atomics: one thread per input-gradient element walks the output
  *   positions that read it, per dim the inverse map's list of (output, tap) in output order
  *   (off[d][i] .. off[d][i + 1] of ent[d], built on the host by a counting pass), and sums

@@ -174,3 +174,30 @@ def test_errors_are_the_cpu_kernels():
             F.grid_sample(x.unsqueeze(2), ptl.randn(2, 1, 2, 2, 3), mode="bicubic",
                           align_corners=False)
     assert ran["grid_sampler"] == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("pad", PADDINGS)
+@pytest.mark.parametrize("dtype", [ptl.float64, ptl.float32])
+def test_cpu_blocks_give_the_per_point_bits(mode, pad, dtype):
+    """The CPU's blocks of points (Note [Grid sampler blocks]) sum the per-point functions'
+    terms in their order: the forward and the grid gradient are the emulation's bits."""
+    rng = np.random.default_rng(21)
+    x = ptl.tensor(rng.standard_normal((2, 3, 5, 7))).to(dtype)
+    grid = ptl.tensor(rng.uniform(-1.3, 1.3, (2, 9, 15, 2))).to(dtype)
+    go = ptl.tensor(rng.standard_normal((2, 3, 9, 15))).to(dtype)
+    outs = []
+    for emulate in (False, True):
+        xx, gg = x.detach().requires_grad_(True), grid.detach().requires_grad_(True)
+        if emulate:
+            with emulated(TUNINGS["small"]) as ran:
+                y = F.grid_sample(xx, gg, mode=mode, padding_mode=pad, align_corners=False)
+                y.backward(go)
+            assert ran["grid_sampler"] == 2
+        else:
+            y = F.grid_sample(xx, gg, mode=mode, padding_mode=pad, align_corners=False)
+            y.backward(go)
+        outs.append((y.detach().numpy(), gg.grad.numpy(), xx.grad.numpy()))
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    np.testing.assert_allclose(outs[0][2], outs[1][2], rtol=TOL[dtype], atol=TOL[dtype])

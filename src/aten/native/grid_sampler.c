@@ -25,7 +25,8 @@
  *     d/d X   += go sum_d ggG[d] W_d
  *     d/d g[e] = sum_c go sum_taps (W_e ggI + sum_d ggG[d] W_de X)
  *
- * Arithmetic runs in double (inputs converted, results cast back).  The taps and one grid
+ * Arithmetic runs in double (float32/float64 read and written in place on the CPU, Note
+ * [Grid sampler blocks]; other dtypes converted, results cast back).  The taps and one grid
  * point's forward and backward are grid_sampler_taps.h's, which the CUDA kernels run too
  * (Note [CUDA grid sampler] in src/cuda/grid_sampler_plan.c). */
 #include "../../c10/parallel.h"
@@ -41,24 +42,188 @@ typedef struct GridJob {
     double *ggo;
 } GridJob;
 
-/* Forward over grid points [b, e) of all samples. */
-static int
-gs_forward_job(void *ctx, int64_t b, int64_t e)
+/* Note [Grid sampler blocks]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * On the CPU a job takes GS_BLOCK grid points of one sample at a time: their taps are
+ * computed once (ptl_gs_point), then every channel walks its own input plane and writes its
+ * own output run (the forward) or scatters into its own gradient plane (the backward), so
+ * the channels' planes are not all live at once as when each point looped over them.
+ * float32/float64 inputs, grad_outputs and outputs are read and written in their dtype;
+ * the sums are the same double expressions in the same order as ptl_gs_forward_at and
+ * ptl_gs_backward_at (the grid gradient of a point sums channel by channel, tap by tap; an
+ * input-gradient element takes its terms in point order), so the bits are those of the
+ * per-point functions, which the CUDA emulation runs.  A backward wanting only the input
+ * gradient skips the taps' derivatives and the grid gradient's terms. */
+#define GS_BLOCK 64
+
+typedef struct GsBlockJob {
+    const PtlGridSampler *a;
+    const void *x, *go;   /* the input and grad_output, float32 (f8 0) or float64 */
+    void *y;              /* the forward's output, same dtype */
+    int f8;
+    int64_t nblk;         /* blocks per sample */
+} GsBlockJob;
+
+/* The taps of GS_BLOCK points packed: point p's are [start[p], start[p + 1]) of off, w and
+ * (backward) wd, so the channel loops read a few kilobytes, not GS_BLOCK whole PtlGsTaps. */
+typedef struct GsBlock {
+    int nt;   /* every point's count of taps when they agree, else -1 */
+    int start[GS_BLOCK + 1];
+    int64_t off[GS_BLOCK * PTL_GS_MAX_TAPS];
+    double w[GS_BLOCK * PTL_GS_MAX_TAPS];
+    double wd[GS_BLOCK * PTL_GS_MAX_TAPS][3];
+} GsBlock;
+
+static GsBlock *
+gs_block_taps(const PtlGridSampler *a, int64_t n, int64_t p0, int64_t np, int level)
 {
-    const GridJob *j = ctx;
-    for (int64_t q = b; q < e; q++) {
-        ptl_gs_forward_at(&j->a, q);
+    GsBlock *blk = malloc(sizeof(GsBlock));
+    PtlGsTaps t;
+    if (blk == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "can't allocate grid sampler taps");
+        return NULL;
+    }
+    blk->start[0] = 0;
+    for (int64_t p = 0; p < np && a->nd == 2; p++) {
+        /* ptl_gs_point's taps and products (weights and, level 1, their first derivatives)
+         * in its order (x fastest) and association, without its generic bookkeeping */
+        const double *g = a->grid + (n * a->npts + p0 + p) * 2;
+        PtlGsTaps1 tx, ty;
+        int m = blk->start[p];
+        ptl_gs_taps1(g[0], a->size[0], a->mode, a->padding, a->align, &tx);
+        ptl_gs_taps1(g[1], a->size[1], a->mode, a->padding, a->align, &ty);
+        for (int r = 0; r < ty.n; r++) {
+            for (int q = 0; q < tx.n; q++) {
+                if (tx.idx[q] >= 0 && ty.idx[r] >= 0) {
+                    blk->off[m] = (int64_t)tx.idx[q] * a->stride[0] +
+                                  (int64_t)ty.idx[r] * a->stride[1];
+                    blk->w[m] = 1.0 * tx.w[q] * ty.w[r];
+                    if (level >= 1) {
+                        blk->wd[m][0] = 1.0 * (tx.w1[q] * tx.s) * ty.w[r];
+                        blk->wd[m][1] = 1.0 * tx.w[q] * (ty.w1[r] * ty.s);
+                    }
+                    m++;
+                }
+            }
+        }
+        blk->start[p + 1] = m;
+        blk->nt = p == 0 || (blk->nt == m - blk->start[p]) ? m - blk->start[p] : -1;
+    }
+    for (int64_t p = 0; p < np && a->nd != 2; p++) {
+        int m = blk->start[p];
+        ptl_gs_point(a, a->grid + (n * a->npts + p0 + p) * a->nd, level, &t, NULL);
+        for (int k = 0; k < t.n; k++, m++) {
+            blk->off[m] = t.off[k];
+            blk->w[m] = t.w[k];
+            for (int d = 0; d < a->nd && level >= 1; d++) {
+                blk->wd[m][d] = t.wd[k][d];
+            }
+        }
+        blk->start[p + 1] = m;
+        blk->nt = p == 0 || (blk->nt == t.n) ? t.n : -1;
+    }
+    return blk;
+}
+
+#define GS_ROWS(T)                                                                          \
+    static void gs_rows_##T(const GsBlock *t, int64_t np, const T *x, T *y)                 \
+    {                                                                                       \
+        const int64_t *o = t->off;                                                          \
+        const double *w = t->w;                                                             \
+        for (int64_t p = 0; p < np && t->nt == 4; p++, o += 4, w += 4) {                    \
+            double acc = 0.0 + w[0] * (double)x[o[0]];                                      \
+            acc = acc + w[1] * (double)x[o[1]] + w[2] * (double)x[o[2]];                    \
+            y[p] = (T)(acc + w[3] * (double)x[o[3]]);                                       \
+        }                                                                                   \
+        for (int64_t p = 0; p < np && t->nt != 4; p++) {                                    \
+            double acc = 0.0;                                                               \
+            for (int k = t->start[p]; k < t->start[p + 1]; k++) {                           \
+                acc += t->w[k] * (double)x[t->off[k]];                                      \
+            }                                                                               \
+            y[p] = (T)acc;                                                                  \
+        }                                                                                   \
+    }
+GS_ROWS(float)
+GS_ROWS(double)
+#undef GS_ROWS
+
+/* Forward over the (sample, block) items [b, e). */
+static int
+gs_block_fwd_job(void *ctx, int64_t b, int64_t e)
+{
+    const GsBlockJob *bj = ctx;
+    const PtlGridSampler *a = bj->a;
+    for (int64_t it = b; it < e; it++) {
+        int64_t n = it / bj->nblk, p0 = it % bj->nblk * GS_BLOCK;
+        int64_t np = a->npts - p0 < GS_BLOCK ? a->npts - p0 : GS_BLOCK;
+        GsBlock *t = gs_block_taps(a, n, p0, np, 0);
+        if (t == NULL) {
+            return -1;
+        }
+        for (int64_t c = 0; c < a->c; c++) {
+            int64_t pl = (n * a->c + c) * a->plane, o = (n * a->c + c) * a->npts + p0;
+            if (bj->f8) {
+                gs_rows_double(t, np, (const double *)bj->x + pl, (double *)bj->y + o);
+            }
+            else {
+                gs_rows_float(t, np, (const float *)bj->x + pl, (float *)bj->y + o);
+            }
+        }
+        free(t);
     }
     return 0;
 }
 
-/* Backward over samples [b, e): grad_input (a sample's own planes) and grad_grid. */
-static int
-gs_backward_job(void *ctx, int64_t b, int64_t e)
+static inline double
+gs_at(const void *p, int f8, int64_t i)
 {
-    const GridJob *j = ctx;
-    for (int64_t q = b * j->a.npts; q < e * j->a.npts; q++) {
-        ptl_gs_backward_at(&j->a, q);
+    return f8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+/* Backward over samples [b, e): grad_input (double, a sample's own planes) and grad_grid. */
+static int
+gs_block_bwd_job(void *ctx, int64_t b, int64_t e)
+{
+    const GsBlockJob *bj = ctx;
+    const PtlGridSampler *a = bj->a;
+    int nd = a->nd, f8 = bj->f8;
+    for (int64_t n = b; n < e; n++) {
+        for (int64_t p0 = 0; p0 < a->npts; p0 += GS_BLOCK) {
+            int64_t np = a->npts - p0 < GS_BLOCK ? a->npts - p0 : GS_BLOCK;
+            double gg[GS_BLOCK][3] = {{0.0}};
+            GsBlock *t = gs_block_taps(a, n, p0, np, a->ggrid != NULL);
+            if (t == NULL) {
+                return -1;
+            }
+            for (int64_t c = 0; c < a->c; c++) {
+                int64_t pl = (n * a->c + c) * a->plane, o = (n * a->c + c) * a->npts + p0;
+                double *gx = a->gx != NULL ? a->gx + pl : NULL;
+                for (int64_t p = 0; p < np && a->ggrid == NULL && gx != NULL; p++) {
+                    double g = gs_at(bj->go, f8, o + p);
+                    for (int k = t->start[p]; k < t->start[p + 1]; k++) {
+                        gx[t->off[k]] += t->w[k] * g;
+                    }
+                }
+                for (int64_t p = 0; p < np && a->ggrid != NULL; p++) {
+                    double g = gs_at(bj->go, f8, o + p);
+                    for (int k = t->start[p]; k < t->start[p + 1]; k++) {
+                        if (gx != NULL) {
+                            gx[t->off[k]] += t->w[k] * g;
+                        }
+                        double xv = gs_at(bj->x, f8, pl + t->off[k]);
+                        for (int d = 0; d < nd; d++) {
+                            gg[p][d] += t->wd[k][d] * xv * g;
+                        }
+                    }
+                }
+            }
+            for (int64_t p = 0; p < np && a->ggrid != NULL; p++) {
+                for (int d = 0; d < nd; d++) {
+                    a->ggrid[(n * a->npts + p0 + p) * nd + d] = gg[p][d];
+                }
+            }
+            free(t);
+        }
     }
     return 0;
 }
@@ -196,13 +361,13 @@ gs_job(PtlTensorImpl *x, PtlTensorImpl *grid, const PtlIValue *opts, int64_t *ys
     return j;
 }
 
-/* Runs fn over the samples [0, n), without the GIL. */
+/* Runs fn(ctx) over the samples [0, j->a.n), without the GIL. */
 static int
-gs_per_sample(GridJob *j, PtlParallelFn fn)
+gs_per_sample(GridJob *j, PtlParallelFn fn, void *ctx)
 {
     int64_t work = j->a.npts * (j->a.c + 1) + 1;
     void *tok = ptl_nogil_begin();
-    int rc = ptl_parallel_for(0, j->a.n, PTL_GRAIN_SIZE / work + 1, fn, j);
+    int rc = ptl_parallel_for(0, j->a.n, PTL_GRAIN_SIZE / work + 1, fn, ctx);
     ptl_nogil_end(tok);
     return rc;
 }
@@ -222,19 +387,22 @@ gs_zeros(int dim, const int64_t *sizes, PtlDevice device)
 int (*ptl_device_grid_sampler_hook)(const PtlGridSampler *a);
 
 /* The job's forward (j->a.y set) or backward (j->a.go set) on the device through the hook
- * (Note [CUDA grid sampler] in src/cuda/grid_sampler_plan.c), or on the CPU's threads. */
+ * (Note [CUDA grid sampler] in src/cuda/grid_sampler_plan.c), or on the CPU's threads by
+ * blocks of points (Note [Grid sampler blocks]), reading bj's x and go in their dtype. */
 static int
-gs_run(GridJob *j, int on_device, int bwd)
+gs_run(GridJob *j, GsBlockJob *bj, int on_device, int bwd)
 {
     if (on_device) {
         return ptl_device_grid_sampler_hook(&j->a);
     }
+    bj->a = &j->a;
+    bj->nblk = (j->a.npts + GS_BLOCK - 1) / GS_BLOCK;
     if (bwd) {
-        return gs_per_sample(j, gs_backward_job);
+        return gs_per_sample(j, gs_block_bwd_job, bj);
     }
     void *tok = ptl_nogil_begin();
-    int rc = ptl_parallel_for(0, j->a.n * j->a.npts, PTL_GRAIN_SIZE / (j->a.c + 1) + 1,
-                              gs_forward_job, j);
+    int rc = ptl_parallel_for(0, j->a.n * bj->nblk, PTL_GRAIN_SIZE / (GS_BLOCK * (j->a.c + 1)) + 1,
+                              gs_block_fwd_job, bj);
     ptl_nogil_end(tok);
     return rc;
 }
@@ -261,7 +429,10 @@ grid_sampler_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     int on_device = nn_on_device(x, ptl_device_grid_sampler_hook != NULL);
     GridJob j = gs_job(x, grid, &s[k + 2], ysz);
-    if ((xc = nn_prepare(x, PTL_DTYPE_FLOAT64)) == NULL ||
+    /* the CPU reads and writes float32/float64 in place; the rest, and the device, in double */
+    PtlDtype work = !on_device && (x->dtype == PTL_DTYPE_FLOAT32 ||
+                                   x->dtype == PTL_DTYPE_FLOAT64) ? x->dtype : PTL_DTYPE_FLOAT64;
+    if ((xc = nn_prepare(x, work)) == NULL ||
         (gc = nn_prepare(grid, PTL_DTYPE_FLOAT64)) == NULL) {
         goto error;
     }
@@ -270,7 +441,7 @@ grid_sampler_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (bwd) {
         const int64_t *mask = s[6].u.il.data;
         if (gs_check_like(s[0].u.t, "grad_output", nd + 2, ysz) < 0 ||
-            (goc = nn_prepare(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL ||
+            (goc = nn_prepare(s[0].u.t, work)) == NULL ||
             (mask[0] && (r[0] = gs_zeros(x->dim, x->sizes, x->device)) == NULL) ||
             (mask[1] && (r[1] = ptl_empty(grid->dim, grid->sizes, PTL_DTYPE_FLOAT64,
                                           x->device)) == NULL)) {
@@ -281,12 +452,14 @@ grid_sampler_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         j.a.ggrid = r[1] != NULL ? (double *)ptl_tensor_data(r[1]) : NULL;
     }
     else {
-        if ((r[0] = ptl_empty(nd + 2, ysz, PTL_DTYPE_FLOAT64, x->device)) == NULL) {
+        if ((r[0] = ptl_empty(nd + 2, ysz, work, x->device)) == NULL) {
             goto error;
         }
         j.a.y = (double *)ptl_tensor_data(r[0]);
     }
-    if (gs_run(&j, on_device, bwd) < 0) {
+    GsBlockJob bj = {.x = ptl_tensor_data(xc), .go = goc != NULL ? ptl_tensor_data(goc) : NULL,
+                     .y = bwd ? NULL : ptl_tensor_data(r[0]), .f8 = work == PTL_DTYPE_FLOAT64};
+    if (gs_run(&j, &bj, on_device, bwd) < 0) {
         goto error;
     }
     for (int i = 0; i < 2; i++) {
@@ -356,7 +529,7 @@ grid_sampler_backward_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, 
     j.ggo = r[0] != NULL ? (double *)ptl_tensor_data(r[0]) : NULL;
     j.a.gx = r[1] != NULL ? (double *)ptl_tensor_data(r[1]) : NULL;
     j.a.ggrid = r[2] != NULL ? (double *)ptl_tensor_data(r[2]) : NULL;
-    if (gs_per_sample(&j, gs_double_job) < 0) {
+    if (gs_per_sample(&j, gs_double_job, &j) < 0) {
         goto error;
     }
     PtlDtype out_dt[3] = {like[0]->dtype, like[1]->dtype, like[2]->dtype};

@@ -10,8 +10,8 @@
  * dtype works); upsampling reads 1 (nearest), 2 (linear) or 4 (cubic) taps per dim, and the
  * kernels sum over the product of the three tap lists.  Backwards scatter-add through the
  * same maps.  Weighted arithmetic runs in double (inputs are converted and the result cast
- * back), which covers float16/bfloat16/float32/float64 at no precision cost; these ops are
- * memory-bound, so the conversion is cheap next to the gather itself. */
+ * back), which covers float16/bfloat16/float32/float64 at no precision cost; float32 and
+ * float64 skip the conversions and run separably on the CPU (Note [Separable resampling]). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -174,7 +174,7 @@ device_maps(const Maps *m, const void *x, void *y, int bwd, int weighted, size_t
 }
 
 static int
-run_maps(const Maps *m, PtlParallelFn fn, MapJob *j)
+run_maps(const Maps *m, PtlParallelFn fn, void *j)
 {
     int64_t per = m->out[0] * m->out[1] * m->out[2] * m->ntaps[0] * m->ntaps[1] * m->ntaps[2];
     int64_t grain = per > 0 ? PTL_GRAIN_SIZE / per + 1 : 1;
@@ -182,6 +182,255 @@ run_maps(const Maps *m, PtlParallelFn fn, MapJob *j)
     int rc = ptl_parallel_for(0, m->planes, grain, fn, j);
     ptl_nogil_end(tok);
     return rc;
+}
+
+/* ---- separable float path (Note [Separable resampling]) ----
+ *
+ * Note [Separable resampling]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * For float32/float64 on the CPU, the weighted maps run separably and read/write the
+ * tensor's own dtype (no double copies of the tensors): an input row resampled along W once
+ * (`hrow`, doubles), then each output row is the (D, H)-weighted sum of ntaps[0] * ntaps[1]
+ * (at most MAX_TAPS) such rows, vectorised over the contiguous width.  The resampled rows
+ * live in a cache of MAX_TAPS slots, row (iz, iy) in slot (iz mod ntaps[0], iy mod
+ * ntaps[1]): the taps along a dim are consecutive clamped indices (linear: i, i + 1; cubic:
+ * four), so distinct rows of one output row never share a slot, and a row evicted early is
+ * only recomputed (forward) or flushed twice into the accumulating gradient (backward):
+ * correct for any index order.
+ * Arithmetic stays in double as in the general path; only the summation order differs (the
+ * W taps summed first), so results can differ from it in the last bit of a float32. */
+typedef struct SepJob {
+    const Maps *m;
+    const void *x;
+    void *y;
+    int f8;
+} SepJob;
+
+static int
+sep_applies(const Maps *m, PtlDtype dt)
+{
+    return (dt == PTL_DTYPE_FLOAT32 || dt == PTL_DTYPE_FLOAT64) &&
+           m->ntaps[0] * m->ntaps[1] <= MAX_TAPS;
+}
+
+static double *
+sep_cache(const Maps *m, int64_t *tag)
+{
+    double *h = malloc(sizeof(double) * (size_t)(MAX_TAPS * m->out[2] + 1));
+    if (h == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "can't allocate resampling rows");
+    }
+    for (int k = 0; k < MAX_TAPS; k++) {
+        tag[k] = -1;
+    }
+    return h;
+}
+
+/* h[ox] = sum over q of wt2[ox][q] * row[idx2[ox][q]], in q order from 0.0 */
+#define SEP_HROW(T)                                                                         \
+    static void sep_hrow_##T(const Maps *m, const T *restrict row, double *restrict h)      \
+    {                                                                                       \
+        const int64_t *ix = m->idx[2];                                                      \
+        const double *wx = m->wt[2];                                                        \
+        int nt = m->ntaps[2];                                                               \
+        for (int64_t ox = 0; ox < m->out[2] && nt == 2; ox++) {                             \
+            const int64_t *i = ix + ox * MAX_TAPS;                                          \
+            const double *w = wx + ox * MAX_TAPS;                                           \
+            h[ox] = (0.0 + w[0] * (double)row[i[0]]) + w[1] * (double)row[i[1]];            \
+        }                                                                                   \
+        for (int64_t ox = 0; ox < m->out[2] && nt != 2; ox++) {                             \
+            double acc = 0.0;                                                               \
+            for (int q = 0; q < nt; q++) {                                                  \
+                acc += wx[ox * MAX_TAPS + q] * (double)row[ix[ox * MAX_TAPS + q]];          \
+            }                                                                               \
+            h[ox] = acc;                                                                    \
+        }                                                                                   \
+    }
+SEP_HROW(float)
+SEP_HROW(double)
+#undef SEP_HROW
+
+static void
+sep_hrow(const Maps *m, const void *row, int f8, double *h)
+{
+    if (f8) {
+        sep_hrow_double(m, row, h);
+    }
+    else {
+        sep_hrow_float(m, row, h);
+    }
+}
+
+#define SEP_VROW(T)                                                                         \
+    static void sep_vrow_##T(int nt, const double *w, double *const *h, int64_t n,          \
+                             T *restrict y)                                                 \
+    {                                                                                       \
+        const double *restrict h0 = h[0], *restrict h1 = h[1];                              \
+        const double *restrict h2 = h[2], *restrict h3 = h[3];                              \
+        if (nt == 1) {                                                                      \
+            for (int64_t i = 0; i < n; i++) {                                               \
+                y[i] = (T)(w[0] * h0[i]);                                                   \
+            }                                                                               \
+        }                                                                                   \
+        else if (nt == 2) {                                                                 \
+            for (int64_t i = 0; i < n; i++) {                                               \
+                y[i] = (T)(w[0] * h0[i] + w[1] * h1[i]);                                    \
+            }                                                                               \
+        }                                                                                   \
+        else {                                                                              \
+            for (int64_t i = 0; i < n; i++) {                                               \
+                y[i] = (T)(w[0] * h0[i] + w[1] * h1[i] + w[2] * h2[i] + w[3] * h3[i]);      \
+            }                                                                               \
+        }                                                                                   \
+    }
+SEP_VROW(float)
+SEP_VROW(double)
+#undef SEP_VROW
+
+/* The input rows of output row (oz, oy): flat row indices iz * in[1] + iy, their cache
+ * slots (iz mod ntaps[0], iy mod ntaps[1]: the taps along a dim are consecutive, so distinct
+ * rows of one output row never share a slot) and weights wz * wy; returns their count. */
+static int
+sep_rows(const Maps *m, int64_t oz, int64_t oy, int64_t *row, int *slot, double *w)
+{
+    int n = 0, n1 = m->ntaps[1];
+    for (int a = 0; a < m->ntaps[0]; a++) {
+        int64_t iz = m->idx[0][oz * MAX_TAPS + a];
+        double wz = m->wt[0][oz * MAX_TAPS + a];
+        for (int c = 0; c < n1; c++, n++) {
+            int64_t iy = m->idx[1][oy * MAX_TAPS + c];
+            row[n] = iz * m->in[1] + iy;
+            slot[n] = (int)(iz % m->ntaps[0]) * n1 + (int)(iy % n1);
+            w[n] = wz * m->wt[1][oy * MAX_TAPS + c];
+        }
+    }
+    return n;
+}
+
+static int
+sep_fwd_job(void *ctx, int64_t b, int64_t e)
+{
+    const SepJob *j = ctx;
+    const Maps *m = j->m;
+    int64_t tag[MAX_TAPS], W = m->in[2], OW = m->out[2];
+    size_t isz = j->f8 ? sizeof(double) : sizeof(float);
+    double *cache = sep_cache(m, tag), *h[MAX_TAPS];
+    if (cache == NULL) {
+        return -1;
+    }
+    for (int k = 0; k < MAX_TAPS; k++) {
+        h[k] = cache + k * OW;
+    }
+    for (int64_t pl = b; pl < e; pl++) {
+        const char *x = (const char *)j->x + (size_t)(pl * m->in[0] * m->in[1] * W) * isz;
+        char *y = (char *)j->y + (size_t)(pl * m->out[0] * m->out[1] * OW) * isz;
+        for (int k = 0; k < MAX_TAPS; k++) {
+            tag[k] = -1;
+        }
+        for (int64_t oz = 0; oz < m->out[0]; oz++) {
+            for (int64_t oy = 0; oy < m->out[1]; oy++, y += (size_t)OW * isz) {
+                int64_t row[MAX_TAPS];
+                int slot[MAX_TAPS];
+                double w[MAX_TAPS], *hr[MAX_TAPS] = {h[0], h[0], h[0], h[0]};
+                int nr = sep_rows(m, oz, oy, row, slot, w);
+                for (int c = 0; c < nr; c++) {
+                    if (tag[slot[c]] != row[c]) {
+                        sep_hrow(m, x + (size_t)(row[c] * W) * isz, j->f8, h[slot[c]]);
+                        tag[slot[c]] = row[c];
+                    }
+                    hr[c] = h[slot[c]];
+                }
+                if (j->f8) {
+                    sep_vrow_double(nr, w, hr, OW, (double *)y);
+                }
+                else {
+                    sep_vrow_float(nr, w, hr, OW, (float *)y);
+                }
+            }
+        }
+    }
+    free(cache);
+    return 0;
+}
+
+/* gi[row][idx2[ox][q]] += wt2[ox][q] * t[ox] */
+static void
+sep_flush(const Maps *m, const double *t, double *restrict gi)
+{
+    const int64_t *ix = m->idx[2];
+    const double *wx = m->wt[2];
+    int nt = m->ntaps[2];
+    for (int64_t ox = 0; ox < m->out[2]; ox++, ix += MAX_TAPS, wx += MAX_TAPS) {
+        for (int q = 0; q < nt; q++) {
+            gi[ix[q]] += wx[q] * t[ox];
+        }
+    }
+}
+
+/* t[i] += w * g[i] */
+#define SEP_AXPY(T)                                                                         \
+    static void sep_axpy_##T(double w, const T *restrict g, int64_t n, double *restrict t)  \
+    {                                                                                       \
+        for (int64_t i = 0; i < n; i++) {                                                   \
+            t[i] += w * (double)g[i];                                                       \
+        }                                                                                   \
+    }
+SEP_AXPY(float)
+SEP_AXPY(double)
+#undef SEP_AXPY
+
+/* Backward: j->x is the gradient (planes, out rows, out cols) in float/double, j->y the
+ * zeroed double input gradient. */
+static int
+sep_bwd_job(void *ctx, int64_t b, int64_t e)
+{
+    const SepJob *j = ctx;
+    const Maps *m = j->m;
+    int64_t tag[MAX_TAPS], W = m->in[2], OW = m->out[2];
+    size_t isz = j->f8 ? sizeof(double) : sizeof(float);
+    double *cache = sep_cache(m, tag), *h[MAX_TAPS];
+    if (cache == NULL) {
+        return -1;
+    }
+    for (int k = 0; k < MAX_TAPS; k++) {
+        h[k] = cache + k * OW;
+    }
+    for (int64_t pl = b; pl < e; pl++) {
+        const char *g = (const char *)j->x + (size_t)(pl * m->out[0] * m->out[1] * OW) * isz;
+        double *gi = (double *)j->y + pl * m->in[0] * m->in[1] * W;
+        for (int64_t oz = 0; oz < m->out[0]; oz++) {
+            for (int64_t oy = 0; oy < m->out[1]; oy++, g += (size_t)OW * isz) {
+                int64_t row[MAX_TAPS];
+                int slot[MAX_TAPS];
+                double w[MAX_TAPS];
+                int nr = sep_rows(m, oz, oy, row, slot, w);
+                for (int c = 0; c < nr; c++) {
+                    int s = slot[c];
+                    if (tag[s] != row[c]) {
+                        if (tag[s] >= 0) {
+                            sep_flush(m, h[s], gi + tag[s] * W);
+                        }
+                        memset(h[s], 0, sizeof(double) * (size_t)OW);
+                        tag[s] = row[c];
+                    }
+                    if (j->f8) {
+                        sep_axpy_double(w[c], (const double *)g, OW, h[s]);
+                    }
+                    else {
+                        sep_axpy_float(w[c], (const float *)g, OW, h[s]);
+                    }
+                }
+            }
+        }
+        for (int k = 0; k < MAX_TAPS; k++) {
+            if (tag[k] >= 0) {
+                sep_flush(m, h[k], gi + tag[k] * W);
+            }
+            tag[k] = -1;
+        }
+    }
+    free(cache);
+    return 0;
 }
 
 /* Forward through the maps: x (any layout) -> new tensor shaped (lead..., out...).  Gather
@@ -197,9 +446,19 @@ maps_forward(const Maps *m, PtlTensorImpl *x, int nd, int weighted, PtlDtype out
     for (int i = 0; i < nd; i++) {
         ysz[x->dim - nd + i] = m->out[NN_SPATIAL - nd + i];
     }
-    xc = weighted ? nn_prepare(x, PTL_DTYPE_FLOAT64) : ptl_contiguous(x);
+    int sep = weighted && !round_u8 && !nn_on_device(x, ptl_device_resample_hook != NULL) &&
+              sep_applies(m, x->dtype);
+    xc = weighted && !sep ? nn_prepare(x, PTL_DTYPE_FLOAT64) : ptl_contiguous(x);
     if (xc == NULL || (y = ptl_empty(x->dim, ysz, xc->dtype, x->device)) == NULL) {
         goto error;
+    }
+    if (sep) {
+        SepJob sj = {m, ptl_tensor_data(xc), ptl_tensor_data(y), xc->dtype == PTL_DTYPE_FLOAT64};
+        if (run_maps(m, sep_fwd_job, &sj) < 0) {
+            goto error;
+        }
+        ptl_decref(xc);
+        return y;
     }
     MapJob j = {m, ptl_tensor_data(xc), ptl_tensor_data(y), ptl_tensor_itemsize(xc)};
     if (nn_on_device(x, ptl_device_resample_hook != NULL)) {
@@ -231,14 +490,17 @@ maps_backward(const Maps *m, PtlTensorImpl *g, int dim, const int64_t *in_sizes)
 {
     PtlTensorImpl *gc = NULL, *gi = NULL;
     int on_device = nn_on_device(g, ptl_device_resample_hook != NULL);
-    if ((gc = nn_prepare(g, PTL_DTYPE_FLOAT64)) == NULL ||
+    int sep = !on_device && sep_applies(m, g->dtype);
+    if ((gc = sep ? ptl_contiguous(g) : nn_prepare(g, PTL_DTYPE_FLOAT64)) == NULL ||
         (gi = on_device ? ptl_empty(dim, in_sizes, PTL_DTYPE_FLOAT64, g->device)
                         : nn_zeros(dim, in_sizes, PTL_DTYPE_FLOAT64)) == NULL) {
         goto error;
     }
     MapJob j = {m, ptl_tensor_data(gc), ptl_tensor_data(gi), sizeof(double)};
-    if (on_device ? device_maps(m, j.x, j.y, 1, 1, j.isz) < 0
-                  : run_maps(m, taps_bwd_job, &j) < 0) {
+    SepJob sj = {m, j.x, j.y, gc->dtype == PTL_DTYPE_FLOAT64};
+    if (sep ? run_maps(m, sep_bwd_job, &sj) < 0
+            : on_device ? device_maps(m, j.x, j.y, 1, 1, j.isz) < 0
+                        : run_maps(m, taps_bwd_job, &j) < 0) {
         goto error;
     }
     ptl_decref(gc);
