@@ -473,8 +473,6 @@ pad_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
-#define PAD_CHUNK_BYTES ((int64_t)128 << 10)
-
 /* Note [Constant pad rows]
  * ~~~~~~~~~~~~~~~~~~~~~~~
  * On the CPU, with no negative pad and the input's last dim unit-strided, constant_pad_nd
@@ -623,8 +621,11 @@ pad_rows(PtlTensorImpl *y, PtlTensorImpl *x, const int64_t *lo, const PtlIValue 
     ptl_decref(v);
     return rc;
 }
-/* constant_pad_nd(Tensor self, pad, Scalar value=0): the value, then self (or the part of it
- * negative pads keep) copied into place.  Any dtype. */
+
+#define PAD_CHUNK_BYTES ((int64_t)128 << 10)
+/* constant_pad_nd(Tensor self, pad, Scalar value=0): on the CPU with no negative pad and a
+ * unit-strided last dim, by rows (Note [Constant pad rows]); else the value, then self (or
+ * the part of it negative pads keep) copied into place.  Any dtype. */
 static int
 constant_pad_nd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
