@@ -116,6 +116,26 @@ def test_threads_at_and_across_the_split(rows, value):
     assert np.array_equal(outs[0], ref) and np.array_equal(outs[1], ref)
 
 
+# rows of a few elements go run by run along dim -2 (a fixed gap and step between rows): the
+# runs restart at each index of dim 0 and stop at the threads' split (18000 rows of width 4:
+# a grain of 8193 units, split in two), with inline and memcpy'd rows and fills
+@pytest.mark.parametrize("shape,pads,dtype,value", [
+    ((3, 6000, 2), (1, 1), ptl.float32, 1.5),
+    ((3, 6000, 2), (0, 1, 1, 0), ptl.float64, 0.0),
+    ((2, 9000, 9), (2, 3), ptl.float32, -0.0),
+    ((4, 3, 5, 1), (3, 0, 0, 2), ptl.int8, 7),
+])
+def test_narrow_rows_in_runs(shape, pads, dtype, value):
+    old = ptl.get_num_threads()
+    try:
+        for threads in (1, 2):
+            ptl.set_num_threads(threads)
+            check(shape, pads, dtype, "contiguous", value, seed=threads)
+            check(shape, pads, dtype, "permuted", value, seed=threads)
+    finally:
+        ptl.set_num_threads(old)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_whole_planes_of_pad_and_empty_inputs(threads):
     old = ptl.get_num_threads()

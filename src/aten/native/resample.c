@@ -481,8 +481,10 @@ pad_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
  * next) is one fill.  The general path (the value everywhere, then copy_ into the box, chunk
  * by chunk) wrote every output byte twice and copied through the iterator.  Written per
  * output row instead (left pad, row, right pad: three calls a row) it was no faster on
- * 34-float rows; runs of a few words are stored inline here, and the row's position is
- * carried from row to row (a division per dim per row cost more than the copy).  Unit k of
+ * 34-float rows; runs of a few words are stored inline here, the row's position is carried
+ * from row to row (a division per dim per row cost more than the copy), and the rows of a
+ * run along dim -2 go through a loop of their own, a fixed gap and step apart (rows of two
+ * floats padded by (1, 1): 0.55x PyTorch's time with the carry a row, 1.08x).  Unit k of
  * the parallel loop is the run before input row k and that row (unit `rows`: the run after
  * the last row), so the bytes are the same for any split. */
 typedef struct PadRowsJob {
@@ -579,6 +581,27 @@ pad_rows_job(void *ctx, int64_t b, int64_t e)
             }
         }
         prev = start + n;
+        /* the next rows of this run along dim last - 1, in this unit range: a fixed gap of
+         * ystr - n elements before each, x a fixed step on (rows of a few elements: the
+         * carry and the offsets a row cost as much as the row) */
+        int64_t cnt = last > 0 && k >= b && k + 1 < rows ? xsz[last - 1] - 1 - idx[last - 1] : 0;
+        cnt = cnt < e - 1 - k ? cnt : e - 1 - k;
+        if (cnt > 0) {
+            int64_t gap = ystr[last - 1] - n, xs = xstr[last - 1];
+            char *yp = y + (size_t)prev * item;
+            const char *xp = x + (size_t)(xoff + xs) * item;
+            for (int64_t t = 0; t < cnt; t++) {
+                fill_elems(yp, pat, item, bytewise, gap);
+                copy_elems(yp + (size_t)gap * item, xp, n, item);
+                yp += (size_t)(gap + n) * item;
+                xp += xs * (int64_t)item;
+            }
+            idx[last - 1] += cnt;
+            yoff += cnt * ystr[last - 1];
+            xoff += cnt * xs;
+            prev = yoff + n;
+            k += cnt;
+        }
         for (int d = last - 1; d >= 0 && k + 1 < rows; d--) {   /* to row k + 1 */
             yoff += ystr[d];
             xoff += xstr[d];
