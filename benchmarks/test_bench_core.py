@@ -233,6 +233,19 @@ def test_constant_pad(benchmark, impl):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
+def test_constant_pad_narrow_rows(benchmark, impl):
+    """Rows of two floats padded to four: the runs of rows of Note [Constant pad rows]"""
+    benchmark.group = "F.pad(x, (1, 1)), 100000x2 float32"
+    if impl == "numpy":
+        def fn(a):
+            return np.pad(a, [(0, 0), (1, 1)])
+    else:
+        def fn(x):
+            return lib(impl).nn.functional.pad(x, (1, 1))
+    run(benchmark, impl, fn, randn((100000, 2)))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("op", ["bernoulli_(0.3)", "bernoulli(p)", "dropout(0.1)"])
 def test_bernoulli_fill(benchmark, impl, op):
     """Bernoulli draws of 1024 x 1024 float32 (bernoulli_range: one Philox word an element,

@@ -417,6 +417,30 @@ def test_gather_scatter_errors_inside_the_row_walk(bad, at, itype):
             torch.zeros(2, 1024).gather(1, torch.tensor(idx.numpy()).long())
 
 
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int16, ptl.uint8], ids=str)
+def test_gather_unit_rows_check_every_lane_and_extreme(dtype):
+    """x.gather(-1, idx) with int64 indices checks a chunk's indices in one pass before it
+    moves them (gather_unit_i64, scatter_gather.c): a bad index at every position of the
+    first 17 and at the chunk edges 255, 256, 257, the extremes of int64 and the in-range
+    edges 0 and size - 1, each with PyTorch's message; good rows give NumPy's values"""
+    x, a = make((3, 600), dtype, low=0, high=100)
+    rng = np.random.default_rng(8)
+    idx = rng.integers(0, 600, (3, 600))
+    idx[:, :2] = [0, 599]
+    assert_close(x.gather(1, ptl.tensor(idx)), ref(np.take_along_axis(a, idx, 1)), dtype=dtype)
+    info = np.iinfo(np.int64)
+    for at in list(range(17)) + [255, 256, 257, 599]:
+        for bad in (600, -1, int(info.min), int(info.max)):
+            b = idx.copy()
+            b[2, at] = bad
+            msg = f"index {bad} is out of bounds for dimension 1 with size 600"
+            with pytest.raises(RuntimeError, match=re.escape(msg)):
+                x.gather(1, ptl.tensor(b))
+    with pytest.raises(RuntimeError, match=re.escape("index 0 is out of bounds for "
+                                                     "dimension 1 with size 0")):
+        ptl.zeros((3, 0), dtype=dtype).gather(1, ptl.zeros((3, 5), dtype=ptl.int64))
+
+
 @pytest.mark.parametrize("itype", [np.int64, np.int32], ids=str)
 @pytest.mark.parametrize("dim", [0, 1])
 def test_scatter_index_check_every_lane_and_extreme(itype, dim):

@@ -735,9 +735,182 @@ pad_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
+/* Note [Constant pad rows]
+ * ~~~~~~~~~~~~~~~~~~~~~~~
+ * On the CPU, with no negative pad and the input's last dim unit-strided, constant_pad_nd
+ * writes the output once, in order: a run of the value, an input row, a run of the value, ...
+ * The run between two input rows (the right pad of one, any rows of pad, the left pad of the
+ * next) is one fill.  The general path (the value everywhere, then copy_ into the box, chunk
+ * by chunk) wrote every output byte twice and copied through the iterator.  Written per
+ * output row instead (left pad, row, right pad: three calls a row) it was no faster on
+ * 34-float rows; runs of a few words are stored inline here, the row's position is carried
+ * from row to row (a division per dim per row cost more than the copy), and the rows of a
+ * run along dim -2 go through a loop of their own, a fixed gap and step apart (rows of two
+ * floats padded by (1, 1): 0.55x PyTorch's time with the carry a row, 1.08x).  Unit k of
+ * the parallel loop is the run before input row k and that row (unit `rows`: the run after
+ * the last row), so the bytes are the same for any split. */
+typedef struct PadRowsJob {
+    int dim;
+    const int64_t *ysz, *lo, *xsz, *xstr;   /* xstr in elements */
+    const char *x, *pat;                    /* pat: one element of the value */
+    char *y;
+    size_t item;
+    int bytewise;                           /* every byte of pat equal: memset */
+} PadRowsJob;
+
+/* n elements of item bytes from src; a few words without a call */
+static inline void
+copy_elems(char *dst, const char *src, int64_t n, size_t item)
+{
+    size_t total = (size_t)n * item;
+    if (total <= 32 && total % 8 == 0) {
+        for (size_t i = 0; i < total; i += 8) {
+            uint64_t v;
+            memcpy(&v, src + i, 8);
+            memcpy(dst + i, &v, 8);
+        }
+    }
+    else if (total <= 32 && total % 4 == 0) {
+        for (size_t i = 0; i < total; i += 4) {
+            uint32_t v;
+            memcpy(&v, src + i, 4);
+            memcpy(dst + i, &v, 4);
+        }
+    }
+    else {
+        memcpy(dst, src, total);
+    }
+}
+
+/* n copies of the item bytes at pat */
+static inline void
+fill_elems(char *dst, const char *pat, size_t item, int bytewise, int64_t n)
+{
+    size_t total = (size_t)n * item, done = item;
+    if (n <= 0) {
+        return;
+    }
+    if (total <= 32 && (item == 4 || item == 8)) {
+        for (size_t i = 0; i < total; i += item) {
+            copy_elems(dst + i, pat, 1, item);
+        }
+        return;
+    }
+    if (bytewise) {
+        memset(dst, (unsigned char)pat[0], total);
+        return;
+    }
+    memcpy(dst, pat, item);
+    while (done < total) {   /* doubling: a few calls for any n */
+        size_t k = done < total - done ? done : total - done;
+        memcpy(dst + done, dst, k);
+        done += k;
+    }
+}
+
+static int
+pad_rows_job(void *ctx, int64_t b, int64_t e)
+{
+    const PadRowsJob *j = ctx;
+    /* locals: the stores through y (char *) may alias *j, so its fields would be reloaded */
+    const char *x = j->x, *pat = j->pat;
+    char *y = j->y;
+    size_t item = j->item;
+    int bytewise = j->bytewise, last = j->dim - 1;
+    int64_t rows = 1, ynumel = j->ysz[last], n = j->xsz[last], xoff = 0, yoff = j->lo[last];
+    int64_t idx[PTL_MAX_DIMS], ystr[PTL_MAX_DIMS], xsz[PTL_MAX_DIMS], xstr[PTL_MAX_DIMS];
+    for (int d = last - 1; d >= 0; d--) {
+        ystr[d] = ynumel;
+        xsz[d] = j->xsz[d];
+        xstr[d] = j->xstr[d];
+        rows *= xsz[d];
+        ynumel *= j->ysz[d];
+    }
+    /* start at row b - 1, whose end starts unit b's run (or at row 0) */
+    int64_t k = b > 0 ? b - 1 : 0, r = k, prev = 0;
+    for (int d = last - 1; d >= 0 && rows > 0; d--) {
+        idx[d] = r % xsz[d];
+        r /= xsz[d];
+        yoff += (idx[d] + j->lo[d]) * ystr[d];
+        xoff += idx[d] * xstr[d];
+    }
+    for (; k < e; k++) {
+        int64_t start = k < rows ? yoff : ynumel;
+        if (k >= b) {
+            fill_elems(y + (size_t)prev * item, pat, item, bytewise, start - prev);
+            if (k < rows) {
+                copy_elems(y + (size_t)start * item, x + (size_t)xoff * item, n, item);
+            }
+        }
+        prev = start + n;
+        /* the next rows of this run along dim last - 1, in this unit range: a fixed gap of
+         * ystr - n elements before each, x a fixed step on (rows of a few elements: the
+         * carry and the offsets a row cost as much as the row) */
+        int64_t cnt = last > 0 && k >= b && k + 1 < rows ? xsz[last - 1] - 1 - idx[last - 1] : 0;
+        cnt = cnt < e - 1 - k ? cnt : e - 1 - k;
+        if (cnt > 0) {
+            int64_t gap = ystr[last - 1] - n, xs = xstr[last - 1];
+            char *yp = y + (size_t)prev * item;
+            const char *xp = x + (size_t)(xoff + xs) * item;
+            for (int64_t t = 0; t < cnt; t++) {
+                fill_elems(yp, pat, item, bytewise, gap);
+                copy_elems(yp + (size_t)gap * item, xp, n, item);
+                yp += (size_t)(gap + n) * item;
+                xp += xs * (int64_t)item;
+            }
+            idx[last - 1] += cnt;
+            yoff += cnt * ystr[last - 1];
+            xoff += cnt * xs;
+            prev = yoff + n;
+            k += cnt;
+        }
+        for (int d = last - 1; d >= 0 && k + 1 < rows; d--) {   /* to row k + 1 */
+            yoff += ystr[d];
+            xoff += xstr[d];
+            if (++idx[d] < xsz[d]) {
+                break;
+            }
+            yoff -= idx[d] * ystr[d];
+            xoff -= idx[d] * xstr[d];
+            idx[d] = 0;
+        }
+    }
+    return 0;
+}
+
+/* y (new, contiguous) from x padded by lo before each dim, all pads >= 0, x's last dim
+ * unit-strided (Note [Constant pad rows]). */
+static int
+pad_rows(PtlTensorImpl *y, PtlTensorImpl *x, const int64_t *lo, const PtlIValue *value)
+{
+    PtlTensorImpl *v = ptl_empty(0, NULL, x->dtype, x->device);
+    if (v == NULL || ptl_fill_scalar(v, value) < 0) {
+        ptl_xdecref(v);
+        return -1;
+    }
+    PadRowsJob j = {x->dim, y->sizes, lo, x->sizes, x->strides, ptl_tensor_data(x),
+                    ptl_tensor_data(v), ptl_tensor_data(y), ptl_tensor_itemsize(x), 1};
+    for (size_t i = 1; i < j.item; i++) {
+        j.bytewise &= j.pat[i] == j.pat[0];
+    }
+    int64_t rows = 1;
+    for (int d = 0; d < x->dim - 1; d++) {
+        rows *= x->sizes[d];
+    }
+    /* units: rows + 1 (the last one: the run after the last row); about ynumel / rows
+     * output elements each */
+    int64_t per = y->numel / (rows + 1) + 1;
+    void *tok = ptl_nogil_begin();
+    int rc = ptl_parallel_for(0, rows + 1, PTL_GRAIN_SIZE / per + 1, pad_rows_job, &j);
+    ptl_nogil_end(tok);
+    ptl_decref(v);
+    return rc;
+}
+
 #define PAD_CHUNK_BYTES ((int64_t)128 << 10)
-/* constant_pad_nd(Tensor self, pad, Scalar value=0): the value, then self (or the part of it
- * negative pads keep) copied into place.  Any dtype. */
+/* constant_pad_nd(Tensor self, pad, Scalar value=0): on the CPU with no negative pad and a
+ * unit-strided last dim, by rows (Note [Constant pad rows]); else the value, then self (or
+ * the part of it negative pads keep) copied into place.  Any dtype. */
 static int
 constant_pad_nd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -785,6 +958,18 @@ constant_pad_nd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (x->dim == 0) {
         if (ptl_copy_into(y, x) < 0) {
+            goto error;
+        }
+        s[0] = ptl_iv_tensor(y);
+        return 0;
+    }
+    int rows_ok = x->device.type == PTL_DEVICE_CPU && soff == 0 &&
+                  (x->strides[x->dim - 1] == 1 || x->sizes[x->dim - 1] <= 1);
+    for (int d = 0; d < x->dim && rows_ok; d++) {
+        rows_ok = ssz[d] == x->sizes[d];   /* no negative pad */
+    }
+    if (rows_ok) {
+        if (pad_rows(y, x, lo, &s[2]) < 0) {
             goto error;
         }
         s[0] = ptl_iv_tensor(y);

