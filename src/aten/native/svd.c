@@ -17,7 +17,8 @@
  * singular value is zero (or lost in rounding) and, for full_matrices, the columns past c
  * are completed by the Householder QR of the others (Note [Householder QR] in
  * linalg_decomp.c).  For m < n the roles swap: U is V
- * and Vh is the transposed long-side basis. */
+ * and Vh is the transposed long-side basis.  The values alone take another method (Note
+ * [Bidiagonal singular values]). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "../../c10/tls.h"
+#include "../loops.h"
 #include "linalg_impl.h"
 #include "native.h"
 
@@ -161,6 +163,293 @@ typedef struct SvdJob {
     int full;
 } SvdJob;
 
+/* Note [Bidiagonal singular values]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Without the vectors (svdvals, lstsq's rank count, matrix_rank, cond, the 2 and nuclear
+ * norms: every _linalg_svd with compute_uv=False) the Jacobi sweeps are replaced by the
+ * Golub-Kahan-Reinsch method.  W (r x c, row-major, r >= c: A or A^T, scaled by a power of
+ * two to a largest entry in [0.5, 1) as above) is reduced to an upper bidiagonal B = U^T W
+ * V (diagonal d, superdiagonal e) by alternating Householder reflections: one from the
+ * left zeroes column k below the diagonal, one from the right row k right of the
+ * superdiagonal; both updates of a trailing row happen in one pass while it is in cache.
+ * When r >= 5c/3 a Householder QR (Note [Householder QR]) first reduces W to its c x c R,
+ * which is cheaper to bidiagonalize.  B's singular values then come from implicit
+ * Wilkinson-shifted QR steps on B^T B, done on B itself (each step chases a bulge down the
+ * block with Givens rotations); a superdiagonal entry below eps (|d_k| + |d_k+1|) or below
+ * eps ||B|| splits the problem, and a diagonal entry below eps ||B|| is set to zero and its
+ * row's superdiagonal rotated away, which splits it too.  The values have absolute error
+ * O(eps sigma_max) (not Jacobi's relative accuracy for the small ones), as LAPACK's gesdd
+ * has for values only, at O(r c^2) for the reduction and O(c^2) for the QR steps.  Each
+ * matrix is done by one thread, so the bits do not depend on the thread count. */
+
+/* Makes the reflection H = I - tau v v^T of x (len entries, stride inc) onto beta e1: x
+ * becomes (beta, v[1:]) with v0 = 1 implied; returns tau (0 when x[1:] is zero, beta =
+ * x0). */
+static double
+reflector(double *x, int64_t len, int64_t inc)
+{
+    double scale = 0, ss = 0;
+    for (int64_t i = 1; i < len; i++) {
+        scale = fmax(scale, fabs(x[i * inc]));
+    }
+    if (scale == 0) {
+        return 0;
+    }
+    for (int64_t i = 1; i < len; i++) {
+        double t = x[i * inc] / scale;
+        ss += t * t;
+    }
+    double x0 = x[0], nrm = hypot(x0, scale * sqrt(ss));
+    double beta = x0 >= 0 ? -nrm : nrm, f = 1 / (x0 - beta);
+    for (int64_t i = 1; i < len; i++) {
+        x[i * inc] *= f;
+    }
+    x[0] = beta;
+    return (beta - x0) / beta;
+}
+
+/* Reduces w (r x c, row-major, r >= c) in place to the upper bidiagonal d (c), e (c - 1)
+ * (Note [Bidiagonal singular values]).  acc: c scratch. */
+static PTL_LOOP_CLONES_WIDE void
+bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc)
+{
+    for (int64_t k = 0; k < c; k++) {
+        double *wk = w + k * c;
+        /* the left reflection of column k, applied to columns k+1.. of rows k.. */
+        double tl = reflector(wk + k, r - k, c);
+        d[k] = wk[k];
+        int64_t nc = c - k - 1;
+        if (nc == 0) {
+            break;
+        }
+        double *ak = acc + k + 1;
+        if (tl != 0) {
+            memcpy(ak, wk + k + 1, sizeof(double) * (size_t)nc);
+            for (int64_t i = k + 1; i < r; i++) {
+                const double *wi = w + i * c + k + 1;
+                double vi = wi[-1];
+                for (int64_t j = 0; j < nc; j++) {
+                    ak[j] += vi * wi[j];
+                }
+            }
+            for (int64_t j = 0; j < nc; j++) {
+                ak[j] *= tl;
+                wk[k + 1 + j] -= ak[j];
+            }
+        }
+        /* the right reflection of row k's columns k+1.., fused with the left update of
+         * each row below it */
+        double *u = wk + k + 1;
+        double tr = reflector(u, nc, 1);
+        e[k] = u[0];
+        u[0] = 1;
+        for (int64_t i = k + 1; i < r; i++) {
+            double *wi = w + i * c + k + 1;
+            if (tl != 0) {
+                double vi = wi[-1];
+                for (int64_t j = 0; j < nc; j++) {
+                    wi[j] -= vi * ak[j];
+                }
+            }
+            if (tr != 0) {
+                double t = 0;
+                for (int64_t j = 0; j < nc; j++) {
+                    t += wi[j] * u[j];
+                }
+                t *= tr;
+                for (int64_t j = 0; j < nc; j++) {
+                    wi[j] -= t * u[j];
+                }
+            }
+        }
+    }
+}
+
+/* (c, s) with c y + s z = rho and c z - s y = 0 (sqrt without hypot's care: the entries
+ * are scaled to at most about 1, and pairs below 1e-150 are far below eps ||B||). */
+static inline void
+givens(double y, double z, double *cs, double *sn, double *rho)
+{
+    double r = sqrt(y * y + z * z);
+    if (r == 0) {
+        *cs = 1;
+        *sn = 0;
+        *rho = y;
+        return;
+    }
+    *cs = y / r;
+    *sn = z / r;
+    *rho = r;
+}
+
+/* One implicit Wilkinson-shifted QR step on the unreduced block lo..hi of the bidiagonal
+ * (d, e). */
+static void
+bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi)
+{
+    double ep = hi - 1 > lo ? e[hi - 2] : 0;
+    double t11 = d[hi - 1] * d[hi - 1] + ep * ep, t12 = d[hi - 1] * e[hi - 1];
+    double t22 = d[hi] * d[hi] + e[hi - 1] * e[hi - 1];
+    double delta = (t11 - t22) / 2, mu = t22;
+    if (t12 != 0) {
+        mu = t22 - t12 * t12 / (delta + copysign(sqrt(delta * delta + t12 * t12), delta));
+    }
+    double y = d[lo] * d[lo] - mu, z = d[lo] * e[lo], cs, sn, rho;
+    for (int64_t k = lo; k < hi; k++) {
+        /* columns k, k+1: zero z (the shift's start, then the bulge at (k-1, k+1)) */
+        givens(y, z, &cs, &sn, &rho);
+        if (k > lo) {
+            e[k - 1] = rho;
+        }
+        double dk = cs * d[k] + sn * e[k], ek = cs * e[k] - sn * d[k];
+        double bulge = sn * d[k + 1], dk1 = cs * d[k + 1];
+        /* rows k, k+1: zero the bulge at (k+1, k), making one at (k, k+2) */
+        givens(dk, bulge, &cs, &sn, &rho);
+        d[k] = rho;
+        e[k] = cs * ek + sn * dk1;
+        d[k + 1] = cs * dk1 - sn * ek;
+        if (k + 1 < hi) {
+            y = e[k];
+            z = sn * e[k + 1];
+            e[k + 1] *= cs;
+        }
+    }
+}
+
+/* The singular values of the upper bidiagonal (d, e) (n > 0) into d, unsorted and of
+ * either sign; e is destroyed. */
+static void
+bidiagonal_values(double *d, double *e, int64_t n)
+{
+    double bnorm = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bnorm = fmax(bnorm, fabs(d[i]));
+        if (i + 1 < n) {
+            bnorm = fmax(bnorm, fabs(e[i]));
+        }
+    }
+    double tol = DBL_EPSILON * bnorm;
+    int64_t steps = 0, max_steps = 40 * n + 40, hi = n - 1;
+    while (hi > 0 && steps < max_steps) {
+        if (fabs(e[hi - 1]) <= tol ||
+            fabs(e[hi - 1]) <= DBL_EPSILON * (fabs(d[hi - 1]) + fabs(d[hi]))) {
+            e[hi - 1] = 0;
+            hi--;
+            continue;
+        }
+        int64_t lo = hi - 1;
+        while (lo > 0) {
+            double f = fabs(e[lo - 1]);
+            if (f <= tol || f <= DBL_EPSILON * (fabs(d[lo - 1]) + fabs(d[lo]))) {
+                e[lo - 1] = 0;
+                break;
+            }
+            lo--;
+        }
+        int64_t z = -1;
+        for (int64_t i = lo; i <= hi; i++) {
+            if (fabs(d[i]) <= tol) {
+                d[i] = 0;
+                z = i;
+                break;
+            }
+        }
+        double cs, sn, rho;
+        if (z >= 0 && z < hi) {
+            /* row z's superdiagonal f rotated into the rows below (rows z, j) */
+            double f = e[z];
+            e[z] = 0;
+            for (int64_t j = z + 1; j <= hi && f != 0; j++) {
+                givens(d[j], f, &cs, &sn, &rho);
+                d[j] = rho;
+                if (j < hi) {
+                    f = -sn * e[j];
+                    e[j] *= cs;
+                }
+            }
+        }
+        else if (z == hi) {
+            /* column hi's superdiagonal f rotated into the columns left (columns j, hi) */
+            double f = e[hi - 1];
+            e[hi - 1] = 0;
+            for (int64_t j = hi - 1; j >= lo && f != 0; j--) {
+                givens(d[j], f, &cs, &sn, &rho);
+                d[j] = rho;
+                if (j > lo) {
+                    f = -sn * e[j - 1];
+                    e[j - 1] *= cs;
+                }
+            }
+        }
+        else {
+            bidiagonal_qr_step(d, e, lo, hi);
+            steps++;
+        }
+    }
+}
+
+static int
+cmp_desc(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a < b) - (a > b);
+}
+
+/* One matrix's singular values (a: m x n, row-major) into s, descending
+ * (Note [Bidiagonal singular values]).  0 or -1. */
+static int
+svd_values(const SvdJob *job, const double *a, double *s)
+{
+    int64_t m = job->m, n = job->n, tall = m >= n;
+    int64_t r = tall ? m : n, c = tall ? n : m;
+    if (c == 0) {
+        return 0;
+    }
+    int qr = 3 * r >= 5 * c;
+    double *w = malloc(sizeof(double) * (size_t)(r * c + (qr ? c * c : 0) + 4 * c + 1));
+    if (w == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
+    }
+    double *rr = w + r * c, *d = rr + (qr ? c * c : 0), *e = d + c, *acc = e + c;
+    double amax = 0;
+    int e2 = 0;
+    for (int64_t i = 0; i < r; i++) {
+        for (int64_t j = 0; j < c; j++) {
+            double x = tall ? a[i * n + j] : a[j * n + i];
+            w[i * c + j] = x;
+            amax = fmax(amax, fabs(x));
+        }
+    }
+    if (amax > 0) {
+        frexp(amax, &e2);
+        for (int64_t i = 0; i < r * c; i++) {
+            w[i] = ldexp(w[i], -e2);
+        }
+    }
+    double *b = w;
+    if (qr) {
+        /* acc doubles as the taus, d as the QR's scratch */
+        ptl_linalg_qr_factor(w, r, c, acc, d);
+        for (int64_t i = 0; i < c; i++) {
+            for (int64_t j = 0; j < c; j++) {
+                rr[i * c + j] = j >= i ? w[i * c + j] : 0;
+            }
+        }
+        b = rr;
+    }
+    bidiagonalize(b, qr ? c : r, c, d, e, acc);
+    bidiagonal_values(d, e, c);
+    for (int64_t j = 0; j < c; j++) {
+        d[j] = fabs(d[j]);
+    }
+    qsort(d, (size_t)c, sizeof(double), cmp_desc);
+    for (int64_t j = 0; j < c; j++) {
+        s[j] = ldexp(d[j], e2);
+    }
+    free(w);
+    return 0;
+}
+
 /* One matrix: a (m x n, row-major) -> u, s, vh (row-major). */
 static int
 svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
@@ -169,6 +458,9 @@ svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
     int64_t r = tall ? m : n, c = tall ? n : m;
     int64_t qcols = job->full ? r : c;
     int uv = u != NULL;
+    if (!uv) {
+        return svd_values(job, a, s);
+    }
     double *w = malloc(sizeof(double) * (size_t)(r * c + c * c + r * qcols + 2 * c + 1));
     double amax = 0;
     int e2 = 0;
