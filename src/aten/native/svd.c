@@ -183,14 +183,16 @@ typedef struct SvdJob {
  * matrix is done by one thread, so the bits do not depend on the thread count. */
 
 /* Makes the reflection H = I - tau v v^T of x (len entries, stride inc) onto beta e1: x
- * becomes (beta, v[1:]) with v0 = 1 implied; returns tau (0 when x[1:] is zero, beta =
- * x0). */
+ * becomes (beta, v[1:]) with v0 = 1 implied, v[1:] = f x[1:] with f in fs; returns tau (0
+ * when x[1:] is zero, beta = x0). */
 static double
-reflector(double *x, int64_t len, int64_t inc)
+reflector(double *x, int64_t len, int64_t inc, double *fs)
 {
+    *fs = 0;
     double scale = 0, ss = 0;
     for (int64_t i = 1; i < len; i++) {
-        scale = fmax(scale, fabs(x[i * inc]));
+        double t = fabs(x[i * inc]);
+        scale = t > scale ? t : scale;
     }
     if (scale == 0) {
         return 0;
@@ -204,64 +206,97 @@ reflector(double *x, int64_t len, int64_t inc)
     for (int64_t i = 1; i < len; i++) {
         x[i * inc] *= f;
     }
+    *fs = f;
     x[0] = beta;
     return (beta - x0) / beta;
 }
 
-/* Reduces w (r x c, row-major, r >= c) in place to the upper bidiagonal d (c), e (c - 1)
- * (Note [Bidiagonal singular values]).  acc: c scratch. */
-static PTL_LOOP_CLONES_WIDE void
-bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc)
+/* x . y with eight partial sums (two vector registers of four), in a fixed order. */
+static inline double
+dot8(const double *x, const double *y, int64_t n)
 {
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (int k = 0; k < 8; k++) {
+            acc[k] += x[i + k] * y[i + k];
+        }
+    }
+    for (; i < n; i++) {
+        acc[0] += x[i] * y[i];
+    }
+    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+}
+
+/* Reduces w (r x c, row-major, r >= c) in place to the upper bidiagonal d (c), e (c - 1)
+ * (Note [Bidiagonal singular values]).  One pass over the trailing rows per column: row i
+ * takes the left and the right reflection of step k, and then, its column k+1 final, adds
+ * w[i, k+1] w[i, k+2:] into y; the next left reflection's v is that column times its
+ * scale f, so v^T W = w[k+1, :] + f y without another pass.  acc, y: c scratch each. */
+static PTL_LOOP_CLONES_WIDE void
+bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc, double *y)
+{
+    int have_y = 0;
     for (int64_t k = 0; k < c; k++) {
-        double *wk = w + k * c;
+        double *wk = w + k * c, f;
         /* the left reflection of column k, applied to columns k+1.. of rows k.. */
-        double tl = reflector(wk + k, r - k, c);
+        double tl = reflector(wk + k, r - k, c, &f);
         d[k] = wk[k];
         int64_t nc = c - k - 1;
         if (nc == 0) {
             break;
         }
-        double *ak = acc + k + 1;
+        double *rk = wk + k + 1;
         if (tl != 0) {
-            memcpy(ak, wk + k + 1, sizeof(double) * (size_t)nc);
-            for (int64_t i = k + 1; i < r; i++) {
-                const double *wi = w + i * c + k + 1;
-                double vi = wi[-1];
+            if (have_y) {
                 for (int64_t j = 0; j < nc; j++) {
-                    ak[j] += vi * wi[j];
+                    acc[j] = rk[j] + f * y[j];
+                }
+            }
+            else {
+                memcpy(acc, rk, sizeof(double) * (size_t)nc);
+                for (int64_t i = k + 1; i < r; i++) {
+                    const double *wi = w + i * c + k + 1;
+                    double vi = wi[-1];
+                    for (int64_t j = 0; j < nc; j++) {
+                        acc[j] += vi * wi[j];
+                    }
                 }
             }
             for (int64_t j = 0; j < nc; j++) {
-                ak[j] *= tl;
-                wk[k + 1 + j] -= ak[j];
+                acc[j] *= tl;
+                rk[j] -= acc[j];
             }
         }
         /* the right reflection of row k's columns k+1.., fused with the left update of
-         * each row below it */
-        double *u = wk + k + 1;
-        double tr = reflector(u, nc, 1);
-        e[k] = u[0];
-        u[0] = 1;
+         * each row below it and the next step's sum */
+        double tr = reflector(rk, nc, 1, &f);
+        e[k] = rk[0];
+        rk[0] = 1;
+        int64_t ny = nc - 1;
+        memset(y, 0, sizeof(double) * (size_t)(ny + 1));
         for (int64_t i = k + 1; i < r; i++) {
             double *wi = w + i * c + k + 1;
             if (tl != 0) {
                 double vi = wi[-1];
                 for (int64_t j = 0; j < nc; j++) {
-                    wi[j] -= vi * ak[j];
+                    wi[j] -= vi * acc[j];
                 }
             }
             if (tr != 0) {
-                double t = 0;
+                double t = tr * dot8(wi, rk, nc);
                 for (int64_t j = 0; j < nc; j++) {
-                    t += wi[j] * u[j];
+                    wi[j] -= t * rk[j];
                 }
-                t *= tr;
-                for (int64_t j = 0; j < nc; j++) {
-                    wi[j] -= t * u[j];
+            }
+            if (i > k + 1) {
+                double xi = wi[0];
+                for (int64_t j = 0; j < ny; j++) {
+                    y[j] += xi * wi[1 + j];
                 }
             }
         }
+        have_y = 1;
     }
 }
 
@@ -277,8 +312,9 @@ givens(double y, double z, double *cs, double *sn, double *rho)
         *rho = y;
         return;
     }
-    *cs = y / r;
-    *sn = z / r;
+    double inv = 1 / r;
+    *cs = y * inv;
+    *sn = z * inv;
     *rho = r;
 }
 
@@ -406,7 +442,7 @@ svd_values(const SvdJob *job, const double *a, double *s)
         return 0;
     }
     int qr = 3 * r >= 5 * c;
-    double *w = malloc(sizeof(double) * (size_t)(r * c + (qr ? c * c : 0) + 4 * c + 1));
+    double *w = malloc(sizeof(double) * (size_t)(r * c + (qr ? c * c : 0) + 5 * c + 1));
     if (w == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
     }
@@ -417,13 +453,15 @@ svd_values(const SvdJob *job, const double *a, double *s)
         for (int64_t j = 0; j < c; j++) {
             double x = tall ? a[i * n + j] : a[j * n + i];
             w[i * c + j] = x;
-            amax = fmax(amax, fabs(x));
+            amax = fabs(x) > amax ? fabs(x) : amax;
         }
     }
     if (amax > 0) {
+        /* by 2^-e2 in two exact halves (2^-e2 alone may not be a double) */
         frexp(amax, &e2);
+        double h1 = ldexp(1.0, -e2 / 2), h2 = ldexp(1.0, -e2 - -e2 / 2);
         for (int64_t i = 0; i < r * c; i++) {
-            w[i] = ldexp(w[i], -e2);
+            w[i] = w[i] * h1 * h2;
         }
     }
     double *b = w;
@@ -437,14 +475,15 @@ svd_values(const SvdJob *job, const double *a, double *s)
         }
         b = rr;
     }
-    bidiagonalize(b, qr ? c : r, c, d, e, acc);
+    bidiagonalize(b, qr ? c : r, c, d, e, acc, acc + c);
     bidiagonal_values(d, e, c);
     for (int64_t j = 0; j < c; j++) {
         d[j] = fabs(d[j]);
     }
     qsort(d, (size_t)c, sizeof(double), cmp_desc);
+    double g1 = ldexp(1.0, e2 / 2), g2 = ldexp(1.0, e2 - e2 / 2);
     for (int64_t j = 0; j < c; j++) {
-        s[j] = ldexp(d[j], e2);
+        s[j] = d[j] * g1 * g2;
     }
     free(w);
     return 0;
