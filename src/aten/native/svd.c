@@ -211,21 +211,42 @@ reflector(double *x, int64_t len, int64_t inc, double *fs)
     return (beta - x0) / beta;
 }
 
-/* x . y with eight partial sums (two vector registers of four), in a fixed order. */
-static inline double
-dot8(const double *x, const double *y, int64_t n)
+/* Row w (n entries) of a bidiagonalization step: w -= v acc (the left reflection, v its
+ * entry of the column), then w -= tr (w . u) u (the right one, u[0] = 1), then y[0:n-1] +=
+ * w[0] w[1:] when y is not NULL.  Two passes: the dot product rides on the first (eight
+ * partial sums in a fixed order), y on the second. */
+static inline void
+update_row(double *w, double v, const double *acc, const double *u, double tr, double *y,
+           int64_t n)
 {
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        for (int k = 0; k < 8; k++) {
-            acc[k] += x[i + k] * y[i + k];
+    double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        for (int l = 0; l < 8; l++) {
+            double x = w[j + l] - v * acc[j + l];
+            w[j + l] = x;
+            p[l] += x * u[j + l];
         }
     }
-    for (; i < n; i++) {
-        acc[0] += x[i] * y[i];
+    for (; j < n; j++) {
+        double x = w[j] - v * acc[j];
+        w[j] = x;
+        p[0] += x * u[j];
     }
-    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+    double t = tr * (((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7])));
+    w[0] -= t * u[0];
+    double x0 = w[0];
+    if (y == NULL) {
+        for (j = 1; j < n; j++) {
+            w[j] -= t * u[j];
+        }
+        return;
+    }
+    for (j = 1; j < n; j++) {
+        double x = w[j] - t * u[j];
+        w[j] = x;
+        y[j - 1] += x0 * x;
+    }
 }
 
 /* Reduces w (r x c, row-major, r >= c) in place to the upper bidiagonal d (c), e (c - 1)
@@ -275,26 +296,12 @@ bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc
         rk[0] = 1;
         int64_t ny = nc - 1;
         memset(y, 0, sizeof(double) * (size_t)(ny + 1));
+        if (tl == 0) {
+            memset(acc, 0, sizeof(double) * (size_t)nc);
+        }
         for (int64_t i = k + 1; i < r; i++) {
             double *wi = w + i * c + k + 1;
-            if (tl != 0) {
-                double vi = wi[-1];
-                for (int64_t j = 0; j < nc; j++) {
-                    wi[j] -= vi * acc[j];
-                }
-            }
-            if (tr != 0) {
-                double t = tr * dot8(wi, rk, nc);
-                for (int64_t j = 0; j < nc; j++) {
-                    wi[j] -= t * rk[j];
-                }
-            }
-            if (i > k + 1) {
-                double xi = wi[0];
-                for (int64_t j = 0; j < ny; j++) {
-                    y[j] += xi * wi[1 + j];
-                }
-            }
+            update_row(wi, wi[-1], acc, rk, tr, i > k + 1 ? y : NULL, nc);
         }
         have_y = 1;
     }
@@ -332,22 +339,45 @@ bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi)
     }
     double y = d[lo] * d[lo] - mu, z = d[lo] * e[lo], cs, sn, rho;
     for (int64_t k = lo; k < hi; k++) {
+        double dk0 = d[k], ek0 = e[k], dk1 = d[k + 1], ek1 = k + 1 < hi ? e[k + 1] : 0;
+        /* the two rotations below in closed form (Note [Bidiagonal singular values]):
+         * q1 = rho1^2, num = rho1 dk, bz = rho1 bulge, n2 = q1 rho2^2, m = q1 rho2 e[k]' */
+        double q1 = y * y + z * z, num = y * dk0 + z * ek0, bz = z * dk1;
+        double n2 = num * num + bz * bz;
+        if (q1 > 1e-250 && n2 > 1e-250 * q1) {
+            /* g = 1 / rho2 with the division beside the sqrt, not after it */
+            double iq1 = 1 / q1, q2 = n2 * iq1, r2 = sqrt(q2), g = r2 * (1 / q2);
+            double m = num * (y * ek0 - z * dk0) + y * z * dk1 * dk1;
+            if (k > lo) {
+                e[k - 1] = sqrt(q1);
+            }
+            d[k] = r2;
+            e[k] = m * iq1 * g;
+            d[k + 1] = dk0 * dk1 * g;
+            if (k + 1 < hi) {
+                double h = sqrt(q1) * iq1 * g;
+                e[k + 1] = num * ek1 * h;
+                z = bz * ek1 * h;
+                y = e[k];
+            }
+            continue;
+        }
         /* columns k, k+1: zero z (the shift's start, then the bulge at (k-1, k+1)) */
         givens(y, z, &cs, &sn, &rho);
         if (k > lo) {
             e[k - 1] = rho;
         }
-        double dk = cs * d[k] + sn * e[k], ek = cs * e[k] - sn * d[k];
-        double bulge = sn * d[k + 1], dk1 = cs * d[k + 1];
+        double dk = cs * dk0 + sn * ek0, ek = cs * ek0 - sn * dk0;
+        double bulge = sn * dk1, dk1r = cs * dk1;
         /* rows k, k+1: zero the bulge at (k+1, k), making one at (k, k+2) */
         givens(dk, bulge, &cs, &sn, &rho);
         d[k] = rho;
-        e[k] = cs * ek + sn * dk1;
-        d[k + 1] = cs * dk1 - sn * ek;
+        e[k] = cs * ek + sn * dk1r;
+        d[k + 1] = cs * dk1r - sn * ek;
         if (k + 1 < hi) {
             y = e[k];
-            z = sn * e[k + 1];
-            e[k + 1] *= cs;
+            z = sn * ek1;
+            e[k + 1] = cs * ek1;
         }
     }
 }
