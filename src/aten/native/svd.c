@@ -172,15 +172,25 @@ typedef struct SvdJob {
  * V (diagonal d, superdiagonal e) by alternating Householder reflections: one from the
  * left zeroes column k below the diagonal, one from the right row k right of the
  * superdiagonal; both updates of a trailing row happen in one pass while it is in cache.
- * When r >= 5c/3 a Householder QR (Note [Householder QR]) first reduces W to its c x c R,
- * which is cheaper to bidiagonalize.  B's singular values then come from implicit
+ * When r >= 5c/3 a Householder QR (the same loop without the right reflections; Note
+ * [Householder QR]) first reduces W to its c x c R, which is cheaper to bidiagonalize.  B's singular values then come from implicit
  * Wilkinson-shifted QR steps on B^T B, done on B itself (each step chases a bulge down the
  * block with Givens rotations); a superdiagonal entry below eps (|d_k| + |d_k+1|) or below
  * eps ||B|| splits the problem, and a diagonal entry below eps ||B|| is set to zero and its
  * row's superdiagonal rotated away, which splits it too.  The values have absolute error
  * O(eps sigma_max) (not Jacobi's relative accuracy for the small ones), as LAPACK's gesdd
  * has for values only, at O(r c^2) for the reduction and O(c^2) for the QR steps.  Each
- * matrix is done by one thread, so the bits do not depend on the thread count. */
+ * matrix is done by one thread, so the bits do not depend on the thread count.
+ *
+ * The QR steps are a chain of dependent rotations, two per position k: (y, z) -> rho1 on
+ * columns k, k+1, then (dk, bulge) -> rho2 on rows k, k+1, each a sqrt and a division.
+ * Written out, with q1 = y^2 + z^2, num = y d_k + z e_k = rho1 dk and bz = z d_k+1 = rho1
+ * bulge: rho2^2 = (num^2 + bz^2) / q1, the new d_k+1 = d_k d_k+1 / rho2 (the determinant
+ * is kept), the new e_k = (num (y e_k - z d_k) + y z d_k+1^2) / (q1 rho2), and the new e_k+1
+ * and next bulge are num e_k+1 and bz e_k+1 over rho1 rho2.  Only 1 / q1, then rho2 and
+ * 1 / rho2^2 side by side, are on the chain: about half the latency of the plain
+ * rotations, the bulk of svdvals at 64 (pairs so small that q1 or rho2^2 would underflow
+ * take the plain rotations). */
 
 /* Makes the reflection H = I - tau v v^T of x (len entries, stride inc) onto beta e1: x
  * becomes (beta, v[1:]) with v0 = 1 implied, v[1:] = f x[1:] with f in fs; returns tau (0
@@ -221,6 +231,23 @@ update_row(double *w, double v, const double *acc, const double *u, double tr, d
 {
     double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int64_t j = 0;
+    if (tr == 0) {
+        /* the left reflection alone: one pass */
+        double x0 = w[0] - v * acc[0];
+        w[0] = x0;
+        if (y == NULL) {
+            for (j = 1; j < n; j++) {
+                w[j] -= v * acc[j];
+            }
+            return;
+        }
+        for (j = 1; j < n; j++) {
+            double x = w[j] - v * acc[j];
+            w[j] = x;
+            y[j - 1] += x0 * x;
+        }
+        return;
+    }
     for (; j + 8 <= n; j += 8) {
         for (int l = 0; l < 8; l++) {
             double x = w[j + l] - v * acc[j + l];
@@ -253,9 +280,12 @@ update_row(double *w, double v, const double *acc, const double *u, double tr, d
  * (Note [Bidiagonal singular values]).  One pass over the trailing rows per column: row i
  * takes the left and the right reflection of step k, and then, its column k+1 final, adds
  * w[i, k+1] w[i, k+2:] into y; the next left reflection's v is that column times its
- * scale f, so v^T W = w[k+1, :] + f y without another pass.  acc, y: c scratch each. */
+ * scale f, so v^T W = w[k+1, :] + f y without another pass.  acc, y: c scratch each.
+ * Without right (e untouched) it is the Householder QR: R in the upper triangle, its
+ * diagonal in d. */
 static PTL_LOOP_CLONES_WIDE void
-bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc, double *y)
+bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc, double *y,
+              int right)
 {
     int have_y = 0;
     for (int64_t k = 0; k < c; k++) {
@@ -291,9 +321,12 @@ bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc
         }
         /* the right reflection of row k's columns k+1.., fused with the left update of
          * each row below it and the next step's sum */
-        double tr = reflector(rk, nc, 1, &f);
-        e[k] = rk[0];
-        rk[0] = 1;
+        double tr = 0;
+        if (right) {
+            tr = reflector(rk, nc, 1, &f);
+            e[k] = rk[0];
+            rk[0] = 1;
+        }
         int64_t ny = nc - 1;
         memset(y, 0, sizeof(double) * (size_t)(ny + 1));
         if (tl == 0) {
@@ -496,8 +529,7 @@ svd_values(const SvdJob *job, const double *a, double *s)
     }
     double *b = w;
     if (qr) {
-        /* acc doubles as the taus, d as the QR's scratch */
-        ptl_linalg_qr_factor(w, r, c, acc, d);
+        bidiagonalize(w, r, c, d, e, acc, acc + c, 0);
         for (int64_t i = 0; i < c; i++) {
             for (int64_t j = 0; j < c; j++) {
                 rr[i * c + j] = j >= i ? w[i * c + j] : 0;
@@ -505,7 +537,7 @@ svd_values(const SvdJob *job, const double *a, double *s)
         }
         b = rr;
     }
-    bidiagonalize(b, qr ? c : r, c, d, e, acc, acc + c);
+    bidiagonalize(b, qr ? c : r, c, d, e, acc, acc + c, 1);
     bidiagonal_values(d, e, c);
     for (int64_t j = 0; j < c; j++) {
         d[j] = fabs(d[j]);
