@@ -187,10 +187,12 @@ typedef struct SvdJob {
  * Written out, with q1 = y^2 + z^2, num = y d_k + z e_k = rho1 dk and bz = z d_k+1 = rho1
  * bulge: rho2^2 = (num^2 + bz^2) / q1, the new d_k+1 = d_k d_k+1 / rho2 (the determinant
  * is kept), the new e_k = (num (y e_k - z d_k) + y z d_k+1^2) / (q1 rho2), and the new e_k+1
- * and next bulge are num e_k+1 and bz e_k+1 over rho1 rho2.  Only 1 / q1, then rho2 and
- * 1 / rho2^2 side by side, are on the chain: about half the latency of the plain
- * rotations, the bulk of svdvals at 64 (pairs so small that q1 or rho2^2 would underflow
- * take the plain rotations). */
+ * and next bulge are num e_k+1 and bz e_k+1 over rho1 rho2.  The next pair is carried
+ * times rho2, (m / q1, bz e_k+1 / rho1): the scale cancels in the next position's ratios
+ * and only enters its outputs (as 1 / rho2, known by then).  So the chain from one pair to
+ * the next is 1 / q1 beside sqrt(q1), where the plain rotations had two sqrt-then-divide
+ * steps: about a third of their latency, and the QR steps are the bulk of svdvals at 64
+ * (pairs so small that q1 or rho2^2 would underflow take the plain rotations). */
 
 /* Makes the reflection H = I - tau v v^T of x (len entries, stride inc) onto beta e1: x
  * becomes (beta, v[1:]) with v0 = 1 implied, v[1:] = f x[1:] with f in fs; returns tau (0
@@ -370,31 +372,38 @@ bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi)
     if (t12 != 0) {
         mu = t22 - t12 * t12 / (delta + copysign(sqrt(delta * delta + t12 * t12), delta));
     }
-    double y = d[lo] * d[lo] - mu, z = d[lo] * e[lo], cs, sn, rho;
+    /* (y, z) is the pair to rotate, the true one times rho2 of the previous position (gp =
+     * 1 / that rho2): the scale cancels in the rotations and keeps the sqrt off the chain */
+    double y = d[lo] * d[lo] - mu, z = d[lo] * e[lo], gp = 1, cs, sn, rho;
     for (int64_t k = lo; k < hi; k++) {
         double dk0 = d[k], ek0 = e[k], dk1 = d[k + 1], ek1 = k + 1 < hi ? e[k + 1] : 0;
         /* the two rotations below in closed form (Note [Bidiagonal singular values]):
-         * q1 = rho1^2, num = rho1 dk, bz = rho1 bulge, n2 = q1 rho2^2, m = q1 rho2 e[k]' */
+         * q1 = rho1^2, num = rho1 dk, bz = rho1 bulge, n2 = q1 rho2^2, m = q1 rho2 e[k]'
+         * (q1, num, bz, n2 and m in the scale of (y, z)) */
         double q1 = y * y + z * z, num = y * dk0 + z * ek0, bz = z * dk1;
         double n2 = num * num + bz * bz;
         if (q1 > 1e-250 && n2 > 1e-250 * q1) {
             /* g = 1 / rho2 with the division beside the sqrt, not after it */
-            double iq1 = 1 / q1, q2 = n2 * iq1, r2 = sqrt(q2), g = r2 * (1 / q2);
-            double m = num * (y * ek0 - z * dk0) + y * z * dk1 * dk1;
+            double iq1 = 1 / q1, sq1 = sqrt(q1), q2 = n2 * iq1, r2 = sqrt(q2);
+            double g = r2 * (1 / q2), m = num * (y * ek0 - z * dk0) + y * z * dk1 * dk1;
             if (k > lo) {
-                e[k - 1] = sqrt(q1);
+                e[k - 1] = sq1 * gp;
             }
             d[k] = r2;
             e[k] = m * iq1 * g;
             d[k + 1] = dk0 * dk1 * g;
             if (k + 1 < hi) {
-                double h = sqrt(q1) * iq1 * g;
-                e[k + 1] = num * ek1 * h;
+                double h = sq1 * iq1;
+                e[k + 1] = num * ek1 * h * g;
                 z = bz * ek1 * h;
-                y = e[k];
+                y = m * iq1;
+                gp = g;
             }
             continue;
         }
+        y *= gp;
+        z *= gp;
+        gp = 1;
         /* columns k, k+1: zero z (the shift's start, then the bulge at (k-1, k+1)) */
         givens(y, z, &cs, &sn, &rho);
         if (k > lo) {
