@@ -86,6 +86,16 @@ def test_extreme_scales(scale):
         _check(ptl.linalg.svdvals(ptl.tensor(x)), x, ptl.float64)
 
 
+def test_columns_and_rows_of_tiny_scale():
+    # a column below 1e-154 times the rest: its squared norm underflows, and the reduction
+    # takes the careful reflection for it
+    _, a = make((40, 30), ptl.float64, seed=17)
+    a[:, 5] *= 1e-160
+    a[7, :] *= 1e-170
+    for x in (a, a.T, a[:12]):
+        _check(ptl.linalg.svdvals(ptl.tensor(x)), x, ptl.float64)
+
+
 @pytest.mark.parametrize("d,e", [
     ([3.0, 0.0, 2.0, 1.0], [1.0, 1.0, 1.0]),      # a zero in the middle of the diagonal
     ([3.0, 2.0, 1.0, 0.0], [1.0, 1.0, 1.0]),      # a zero at its end

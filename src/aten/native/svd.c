@@ -225,9 +225,9 @@ reflector(double *x, int64_t len, int64_t inc, double *fs)
 
 /* Row w (n entries) of a bidiagonalization step: w -= v acc (the left reflection, v its
  * entry of the column), then w -= tr (w . u) u (the right one, u[0] = 1), then y[0:n-1] +=
- * w[0] w[1:] when y is not NULL.  Two passes: the dot product rides on the first (eight
- * partial sums in a fixed order), y on the second. */
-static inline void
+ * w[0] w[1:] when y is not NULL; returns the new w[0].  Two passes: the dot product rides
+ * on the first (eight partial sums in a fixed order), y on the second. */
+static inline double
 update_row(double *w, double v, const double *acc, const double *u, double tr, double *y,
            int64_t n)
 {
@@ -241,14 +241,14 @@ update_row(double *w, double v, const double *acc, const double *u, double tr, d
             for (j = 1; j < n; j++) {
                 w[j] -= v * acc[j];
             }
-            return;
+            return x0;
         }
         for (j = 1; j < n; j++) {
             double x = w[j] - v * acc[j];
             w[j] = x;
             y[j - 1] += x0 * x;
         }
-        return;
+        return x0;
     }
     for (; j + 8 <= n; j += 8) {
         for (int l = 0; l < 8; l++) {
@@ -269,20 +269,22 @@ update_row(double *w, double v, const double *acc, const double *u, double tr, d
         for (j = 1; j < n; j++) {
             w[j] -= t * u[j];
         }
-        return;
+        return x0;
     }
     for (j = 1; j < n; j++) {
         double x = w[j] - t * u[j];
         w[j] = x;
         y[j - 1] += x0 * x;
     }
+    return x0;
 }
 
 /* Reduces w (r x c, row-major, r >= c) in place to the upper bidiagonal d (c), e (c - 1)
  * (Note [Bidiagonal singular values]).  One pass over the trailing rows per column: row i
  * takes the left and the right reflection of step k, and then, its column k+1 final, adds
  * w[i, k+1] w[i, k+2:] into y; the next left reflection's v is that column times its
- * scale f, so v^T W = w[k+1, :] + f y without another pass.  acc, y: c scratch each.
+ * scale f, so v^T W = w[k+1, :] + f y without another pass; the same pass sums the
+ * column's squares for that reflection.  acc, y: c scratch each.
  * Without right (e untouched) it is the Householder QR: R in the upper triangle, its
  * diagonal in d. */
 static PTL_LOOP_CLONES_WIDE void
@@ -290,10 +292,21 @@ bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc
               int right)
 {
     int have_y = 0;
+    double ss = 0;
     for (int64_t k = 0; k < c; k++) {
-        double *wk = w + k * c, f;
-        /* the left reflection of column k, applied to columns k+1.. of rows k.. */
-        double tl = reflector(wk + k, r - k, c, &f);
+        double *wk = w + k * c, f, vs = 1, tl;
+        /* the left reflection of column k, applied to columns k+1.. of rows k..: from the
+         * squared norm below the pivot that the last pass summed (v = vs times the column,
+         * left unscaled in w), unless that may have underflowed */
+        if (have_y && ss > 1e-280) {
+            double x0 = wk[k], nrm = sqrt(x0 * x0 + ss), beta = x0 >= 0 ? -nrm : nrm;
+            f = vs = 1 / (x0 - beta);
+            tl = (beta - x0) / beta;
+            wk[k] = beta;
+        }
+        else {
+            tl = reflector(wk + k, r - k, c, &f);
+        }
         d[k] = wk[k];
         int64_t nc = c - k - 1;
         if (nc == 0) {
@@ -310,7 +323,7 @@ bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc
                 memcpy(acc, rk, sizeof(double) * (size_t)nc);
                 for (int64_t i = k + 1; i < r; i++) {
                     const double *wi = w + i * c + k + 1;
-                    double vi = wi[-1];
+                    double vi = vs * wi[-1];
                     for (int64_t j = 0; j < nc; j++) {
                         acc[j] += vi * wi[j];
                     }
@@ -334,9 +347,13 @@ bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc
         if (tl == 0) {
             memset(acc, 0, sizeof(double) * (size_t)nc);
         }
+        ss = 0;
         for (int64_t i = k + 1; i < r; i++) {
             double *wi = w + i * c + k + 1;
-            update_row(wi, wi[-1], acc, rk, tr, i > k + 1 ? y : NULL, nc);
+            double x0 = update_row(wi, vs * wi[-1], acc, rk, tr, i > k + 1 ? y : NULL, nc);
+            if (i > k + 1) {
+                ss += x0 * x0;
+            }
         }
         have_y = 1;
     }
