@@ -223,6 +223,27 @@ reflector(double *x, int64_t len, int64_t inc, double *fs)
     return (beta - x0) / beta;
 }
 
+/* w -= a b (n entries), then y[0:n-1] += w[0] w[1:] when y is not NULL; returns the new
+ * w[0]. */
+static inline double
+sub_row(double *w, double a, const double *b, double *y, int64_t n)
+{
+    double x0 = w[0] - a * b[0];
+    w[0] = x0;
+    if (y == NULL) {
+        for (int64_t j = 1; j < n; j++) {
+            w[j] -= a * b[j];
+        }
+        return x0;
+    }
+    for (int64_t j = 1; j < n; j++) {
+        double x = w[j] - a * b[j];
+        w[j] = x;
+        y[j - 1] += x0 * x;
+    }
+    return x0;
+}
+
 /* Row w (n entries) of a bidiagonalization step: w -= v acc (the left reflection, v its
  * entry of the column), then w -= tr (w . u) u (the right one, u[0] = 1), then y[0:n-1] +=
  * w[0] w[1:] when y is not NULL; returns the new w[0].  Two passes: the dot product rides
@@ -231,25 +252,11 @@ static inline double
 update_row(double *w, double v, const double *acc, const double *u, double tr, double *y,
            int64_t n)
 {
+    if (tr == 0) {
+        return sub_row(w, v, acc, y, n);
+    }
     double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int64_t j = 0;
-    if (tr == 0) {
-        /* the left reflection alone: one pass */
-        double x0 = w[0] - v * acc[0];
-        w[0] = x0;
-        if (y == NULL) {
-            for (j = 1; j < n; j++) {
-                w[j] -= v * acc[j];
-            }
-            return x0;
-        }
-        for (j = 1; j < n; j++) {
-            double x = w[j] - v * acc[j];
-            w[j] = x;
-            y[j - 1] += x0 * x;
-        }
-        return x0;
-    }
     for (; j + 8 <= n; j += 8) {
         for (int l = 0; l < 8; l++) {
             double x = w[j + l] - v * acc[j + l];
@@ -263,20 +270,7 @@ update_row(double *w, double v, const double *acc, const double *u, double tr, d
         p[0] += x * u[j];
     }
     double t = tr * (((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7])));
-    w[0] -= t * u[0];
-    double x0 = w[0];
-    if (y == NULL) {
-        for (j = 1; j < n; j++) {
-            w[j] -= t * u[j];
-        }
-        return x0;
-    }
-    for (j = 1; j < n; j++) {
-        double x = w[j] - t * u[j];
-        w[j] = x;
-        y[j - 1] += x0 * x;
-    }
-    return x0;
+    return sub_row(w, t, u, y, n);
 }
 
 /* Reduces w (r x c, row-major, r >= c) in place to the upper bidiagonal d (c), e (c - 1)
