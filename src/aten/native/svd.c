@@ -52,8 +52,8 @@ dot(const double *x, const double *y, int64_t n)
 }
 
 /* Rotates the c columns of w (r rows) pairwise until they are orthogonal, applying each
- * rotation to the columns of v (c rows) too when v is not NULL.  nrm (c entries) holds the
- * squared column norms: recomputed every sweep, updated by each rotation in between. */
+ * rotation to the columns of v (c rows) too.  nrm (c entries) holds the squared column
+ * norms: recomputed every sweep, updated by each rotation in between. */
 static void
 jacobi(double *w, double *v, double *nrm, int64_t r, int64_t c)
 {
@@ -82,13 +82,11 @@ jacobi(double *w, double *v, double *nrm, int64_t r, int64_t c)
                 }
                 nrm[p] = alpha - t * gamma;
                 nrm[q] = beta + t * gamma;
-                if (v != NULL) {
-                    double *vp = v + p * c, *vq = v + q * c;
-                    for (int64_t i = 0; i < c; i++) {
-                        double x = vp[i], y = vq[i];
-                        vp[i] = cs * x - sn * y;
-                        vq[i] = sn * x + cs * y;
-                    }
+                double *vp = v + p * c, *vq = v + q * c;
+                for (int64_t i = 0; i < c; i++) {
+                    double x = vp[i], y = vq[i];
+                    vp[i] = cs * x - sn * y;
+                    vq[i] = sn * x + cs * y;
                 }
             }
         }
@@ -571,17 +569,14 @@ svd_values(const SvdJob *job, const double *a, double *s)
     return 0;
 }
 
-/* One matrix: a (m x n, row-major) -> u, s, vh (row-major). */
+/* One matrix: a (m x n, row-major) -> u, s, vh (row-major); the values alone go to
+ * svd_values. */
 static int
 svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
 {
     int64_t m = job->m, n = job->n, tall = m >= n;
     int64_t r = tall ? m : n, c = tall ? n : m;
     int64_t qcols = job->full ? r : c;
-    int uv = u != NULL;
-    if (!uv) {
-        return svd_values(job, a, s);
-    }
     double *w = malloc(sizeof(double) * (size_t)(r * c + c * c + r * qcols + 2 * c + 1));
     double amax = 0;
     int e2 = 0;
@@ -614,13 +609,11 @@ svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
             w[i] = ldexp(w[i], -e2);
         }
     }
-    if (uv) {
-        memset(v, 0, sizeof(double) * (size_t)(c * c));
-        for (int64_t j = 0; j < c; j++) {
-            v[j * c + j] = 1;
-        }
+    memset(v, 0, sizeof(double) * (size_t)(c * c));
+    for (int64_t j = 0; j < c; j++) {
+        v[j * c + j] = 1;
     }
-    jacobi(w, uv ? v : NULL, nrm, r, c);
+    jacobi(w, v, nrm, r, c);
     /* singular values, sorted descending (insertion sort: stable) */
     for (int64_t j = 0; j < c; j++) {
         sig[j] = sqrt(dot(w + j * r, w + j * r, r));
@@ -634,52 +627,50 @@ svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
     for (int64_t j = 0; j < c; j++) {
         s[j] = ldexp(sig[idx[j]], e2);
     }
-    if (uv) {
-        /* the long side's basis: normalised columns of W, orthonormalised again; those
-         * whose singular value is zero or lost in rounding and those past c are completed */
-        int64_t nfail = 0;
-        for (int64_t j = 0; j < qcols; j++) {
-            double *x = q + j * r;
-            double sj = j < c ? sig[idx[j]] : 0;
-            if (sj > 0) {
-                const double *wj = w + idx[j] * r;
-                for (int64_t e = 0; e < r; e++) {
-                    x[e] = wj[e] / sj;
-                }
-            }
-            if (!(sj > 0) || orthonormalize(q, r, j) < 0.5) {
-                memset(x, 0, sizeof(double) * (size_t)r);
-                fail[nfail++] = j;
-            }
-        }
-        if (nfail > 0 && complete_columns(q, r, qcols, fail, nfail) < 0) {
-            free(fail);
-            free(idx);
-            free(w);
-            return -1;
-        }
-        /* tall: U = Q (m x qcols), Vh[j, :] = V[:, idx j]; wide: U[:, j] = V[:, idx j],
-         * Vh = Q^T (qcols x n) */
-        double *ql = tall ? u : vh, *vs = tall ? vh : u;
-        for (int64_t j = 0; j < qcols; j++) {
+    /* the long side's basis: normalised columns of W, orthonormalised again; those
+     * whose singular value is zero or lost in rounding and those past c are completed */
+    int64_t nfail = 0;
+    for (int64_t j = 0; j < qcols; j++) {
+        double *x = q + j * r;
+        double sj = j < c ? sig[idx[j]] : 0;
+        if (sj > 0) {
+            const double *wj = w + idx[j] * r;
             for (int64_t e = 0; e < r; e++) {
-                if (tall) {
-                    ql[e * qcols + j] = q[j * r + e];
-                }
-                else {
-                    ql[j * r + e] = q[j * r + e];
-                }
+                x[e] = wj[e] / sj;
             }
         }
-        for (int64_t j = 0; j < c; j++) {
-            const double *vj = v + idx[j] * c;
-            for (int64_t e = 0; e < c; e++) {
-                if (tall) {
-                    vs[j * c + e] = vj[e];
-                }
-                else {
-                    vs[e * c + j] = vj[e];
-                }
+        if (!(sj > 0) || orthonormalize(q, r, j) < 0.5) {
+            memset(x, 0, sizeof(double) * (size_t)r);
+            fail[nfail++] = j;
+        }
+    }
+    if (nfail > 0 && complete_columns(q, r, qcols, fail, nfail) < 0) {
+        free(fail);
+        free(idx);
+        free(w);
+        return -1;
+    }
+    /* tall: U = Q (m x qcols), Vh[j, :] = V[:, idx j]; wide: U[:, j] = V[:, idx j],
+     * Vh = Q^T (qcols x n) */
+    double *ql = tall ? u : vh, *vs = tall ? vh : u;
+    for (int64_t j = 0; j < qcols; j++) {
+        for (int64_t e = 0; e < r; e++) {
+            if (tall) {
+                ql[e * qcols + j] = q[j * r + e];
+            }
+            else {
+                ql[j * r + e] = q[j * r + e];
+            }
+        }
+    }
+    for (int64_t j = 0; j < c; j++) {
+        const double *vj = v + idx[j] * c;
+        for (int64_t e = 0; e < c; e++) {
+            if (tall) {
+                vs[j * c + e] = vj[e];
+            }
+            else {
+                vs[e * c + j] = vj[e];
             }
         }
     }
@@ -697,7 +688,9 @@ svd_chunk(void *ctx, int64_t b, int64_t e)
     for (int64_t i = b; i < e; i++) {
         double *u = job->u ? job->u + i * job->m * job->ucols : NULL;
         double *vh = job->vh ? job->vh + i * job->vrows * job->n : NULL;
-        if (svd_one(job, job->a + i * job->m * job->n, u, job->s + i * k, vh) < 0) {
+        const double *a = job->a + i * job->m * job->n;
+        if ((u != NULL ? svd_one(job, a, u, job->s + i * k, vh)
+                       : svd_values(job, a, job->s + i * k)) < 0) {
             return -1;
         }
     }
