@@ -2,10 +2,20 @@
 and eig at 16, 64 and 256, against numpy.linalg (LAPACK) and torch.linalg in the same
 process.  pytorchlite computes these itself (src/aten/native/linalg_solve.c, linalg_decomp.c
 and linalg_eig.c): LU, the triangular solves, Cholesky and QR in column blocks whose
+<<<<<<< HEAD
 trailing updates run in the GEMM, eigh's tridiagonal reduction in panels with GEMM updates
 and its vectors by divide and conquer (merges by GEMM) as LAPACK's syevd; eig's Francis QR is
 LAPACK's small-matrix lahqr (its updates away from the bulge batched per sweep), so it loses
 ground to LAPACK as n grows."""
+=======
+trailing updates run in the GEMM, eigh's tridiagonal reduction in panels with GEMM updates;
+eig's Francis QR is LAPACK's small-matrix lahqr (its updates away from the bulge batched per
+sweep), and eigh's vectors come from QL rotations rather than divide and conquer, so those
+two lose ground to LAPACK as n grows.  The singular values alone (svdvals, and matrix_rank
+and lstsq, whose default driver counts the rank from them) of float64 matrices at 64 and 256:
+Householder bidiagonalization and shifted QR steps on the bidiagonal (svd.c, Note
+[Bidiagonal singular values]), against LAPACK's gesdd without vectors."""
+>>>>>>> svdvals
 import numpy as np
 import pytest
 
@@ -50,3 +60,24 @@ def test_linalg_eig(benchmark, impl, n):
     benchmark.group = f"linalg.eig {n}x{n} float64"
     a = make(impl, np.random.default_rng(0).standard_normal((n, n)))
     benchmark(_eig_fn(impl), a)
+
+
+def _values_fn(impl, name):
+    if impl == "numpy":
+        return {"svdvals": lambda a: np.linalg.svd(a, compute_uv=False),
+                "matrix_rank": np.linalg.matrix_rank,
+                "lstsq": lambda a, b: np.linalg.lstsq(a, b, rcond=None)}[name]
+    return getattr(lib(impl).linalg, name)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("name,m,n", [("svdvals", 64, 64), ("svdvals", 256, 256),
+                                      ("svdvals", 256, 64), ("matrix_rank", 256, 256),
+                                      ("lstsq", 256, 64)])
+def test_linalg_values(benchmark, impl, name, m, n):
+    benchmark.group = f"linalg.{name} {m}x{n} float64"
+    gen = np.random.default_rng(0)
+    args = (make(impl, gen.standard_normal((m, n))),)
+    if name == "lstsq":
+        args += (make(impl, gen.standard_normal((m, 4))),)
+    benchmark(_values_fn(impl, name), *args)

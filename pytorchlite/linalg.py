@@ -26,6 +26,7 @@ matmul = _C._op("aten::matmul")
 cross = _C._op("aten::linalg_cross")
 _svd = _C._op("aten::linalg_svd")
 _svdvals = _C._op("aten::linalg_svdvals")
+_linalg_svd = _C._op("aten::_linalg_svd")
 
 LinAlgError = _C._LinAlgError
 lu_factor = _C._op("aten::linalg_lu_factor")
@@ -68,7 +69,13 @@ def svd(A, full_matrices=True, *, driver=None):
 
 
 def svdvals(A, *, driver=None):
-    """The singular values of the matrices of A, descending."""
+    """The singular values of the matrices of A, descending.  Without a gradient to record
+    this is _linalg_svd without the vectors (Note [Bidiagonal singular values] in svd.c)
+    directly: linalg_svdvals in C asks for them whenever A carries autograd metadata, which
+    every view of a tensor does."""
+    grad = isinstance(A, _C.TensorBase) and A.requires_grad and _C.is_grad_enabled()
+    if driver is None and isinstance(A, _C.TensorBase) and not grad:
+        return _linalg_svd(A, False, False)[1]
     return _svdvals(A, driver=driver)
 
 

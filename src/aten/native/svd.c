@@ -17,7 +17,8 @@
  * singular value is zero (or lost in rounding) and, for full_matrices, the columns past c
  * are completed by the Householder QR of the others (Note [Householder QR] in
  * linalg_decomp.c).  For m < n the roles swap: U is V
- * and Vh is the transposed long-side basis. */
+ * and Vh is the transposed long-side basis.  The values alone take another method (Note
+ * [Bidiagonal singular values]). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "../../c10/tls.h"
+#include "../loops.h"
 #include "linalg_impl.h"
 #include "native.h"
 
@@ -50,8 +52,8 @@ dot(const double *x, const double *y, int64_t n)
 }
 
 /* Rotates the c columns of w (r rows) pairwise until they are orthogonal, applying each
- * rotation to the columns of v (c rows) too when v is not NULL.  nrm (c entries) holds the
- * squared column norms: recomputed every sweep, updated by each rotation in between. */
+ * rotation to the columns of v (c rows) too.  nrm (c entries) holds the squared column
+ * norms: recomputed every sweep, updated by each rotation in between. */
 static void
 jacobi(double *w, double *v, double *nrm, int64_t r, int64_t c)
 {
@@ -80,13 +82,11 @@ jacobi(double *w, double *v, double *nrm, int64_t r, int64_t c)
                 }
                 nrm[p] = alpha - t * gamma;
                 nrm[q] = beta + t * gamma;
-                if (v != NULL) {
-                    double *vp = v + p * c, *vq = v + q * c;
-                    for (int64_t i = 0; i < c; i++) {
-                        double x = vp[i], y = vq[i];
-                        vp[i] = cs * x - sn * y;
-                        vq[i] = sn * x + cs * y;
-                    }
+                double *vp = v + p * c, *vq = v + q * c;
+                for (int64_t i = 0; i < c; i++) {
+                    double x = vp[i], y = vq[i];
+                    vp[i] = cs * x - sn * y;
+                    vq[i] = sn * x + cs * y;
                 }
             }
         }
@@ -161,14 +161,422 @@ typedef struct SvdJob {
     int full;
 } SvdJob;
 
-/* One matrix: a (m x n, row-major) -> u, s, vh (row-major). */
+/* Note [Bidiagonal singular values]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Without the vectors (svdvals, lstsq's rank count, matrix_rank, cond, the 2 and nuclear
+ * norms: every _linalg_svd with compute_uv=False) the Jacobi sweeps are replaced by the
+ * Golub-Kahan-Reinsch method.  W (r x c, row-major, r >= c: A or A^T, scaled by a power of
+ * two to a largest entry in [0.5, 1) as above) is reduced to an upper bidiagonal B = U^T W
+ * V (diagonal d, superdiagonal e) by alternating Householder reflections: one from the
+ * left zeroes column k below the diagonal, one from the right row k right of the
+ * superdiagonal; both updates of a trailing row happen in one pass while it is in cache.
+ * When r >= 5c/3 a Householder QR (the same loop without the right reflections; Note
+ * [Householder QR]) first reduces W to its c x c R, which is cheaper to bidiagonalize.  B's singular values then come from implicit
+ * Wilkinson-shifted QR steps on B^T B, done on B itself (each step chases a bulge down the
+ * block with Givens rotations); a superdiagonal entry below eps (|d_k| + |d_k+1|) or below
+ * eps ||B|| splits the problem, and a diagonal entry below eps ||B|| is set to zero and its
+ * row's superdiagonal rotated away, which splits it too.  The values have absolute error
+ * O(eps sigma_max) (not Jacobi's relative accuracy for the small ones), as LAPACK's gesdd
+ * has for values only, at O(r c^2) for the reduction and O(c^2) for the QR steps.  Each
+ * matrix is done by one thread, so the bits do not depend on the thread count.
+ *
+ * The QR steps are a chain of dependent rotations, two per position k: (y, z) -> rho1 on
+ * columns k, k+1, then (dk, bulge) -> rho2 on rows k, k+1, each a sqrt and a division.
+ * Written out, with q1 = y^2 + z^2, num = y d_k + z e_k = rho1 dk and bz = z d_k+1 = rho1
+ * bulge: rho2^2 = (num^2 + bz^2) / q1, the new d_k+1 = d_k d_k+1 / rho2 (the determinant
+ * is kept), the new e_k = (num (y e_k - z d_k) + y z d_k+1^2) / (q1 rho2), and the new e_k+1
+ * and next bulge are num e_k+1 and bz e_k+1 over rho1 rho2.  The next pair is carried
+ * times rho2, (m / q1, bz e_k+1 / rho1): the scale cancels in the next position's ratios
+ * and only enters its outputs (as 1 / rho2, known by then).  So the chain from one pair to
+ * the next is 1 / q1 beside sqrt(q1), where the plain rotations had two sqrt-then-divide
+ * steps: about a third of their latency, and the QR steps are the bulk of svdvals at 64
+ * (pairs so small that q1 or rho2^2 would underflow take the plain rotations). */
+
+/* Makes the reflection H = I - tau v v^T of x (len entries, stride inc) onto beta e1: x
+ * becomes (beta, v[1:]) with v0 = 1 implied, v[1:] = f x[1:] with f in fs; returns tau (0
+ * when x[1:] is zero, beta = x0). */
+static double
+reflector(double *x, int64_t len, int64_t inc, double *fs)
+{
+    *fs = 0;
+    double scale = 0, ss = 0;
+    for (int64_t i = 1; i < len; i++) {
+        double t = fabs(x[i * inc]);
+        scale = t > scale ? t : scale;
+    }
+    if (scale == 0) {
+        return 0;
+    }
+    for (int64_t i = 1; i < len; i++) {
+        double t = x[i * inc] / scale;
+        ss += t * t;
+    }
+    double x0 = x[0], nrm = hypot(x0, scale * sqrt(ss));
+    double beta = x0 >= 0 ? -nrm : nrm, f = 1 / (x0 - beta);
+    for (int64_t i = 1; i < len; i++) {
+        x[i * inc] *= f;
+    }
+    *fs = f;
+    x[0] = beta;
+    return (beta - x0) / beta;
+}
+
+/* w -= a b (n entries), then y[0:n-1] += w[0] w[1:] when y is not NULL; returns the new
+ * w[0]. */
+static inline double
+sub_row(double *w, double a, const double *b, double *y, int64_t n)
+{
+    double x0 = w[0] - a * b[0];
+    w[0] = x0;
+    if (y == NULL) {
+        for (int64_t j = 1; j < n; j++) {
+            w[j] -= a * b[j];
+        }
+        return x0;
+    }
+    for (int64_t j = 1; j < n; j++) {
+        double x = w[j] - a * b[j];
+        w[j] = x;
+        y[j - 1] += x0 * x;
+    }
+    return x0;
+}
+
+/* Row w (n entries) of a bidiagonalization step: w -= v acc (the left reflection, v its
+ * entry of the column), then w -= tr (w . u) u (the right one, u[0] = 1), then y[0:n-1] +=
+ * w[0] w[1:] when y is not NULL; returns the new w[0].  Two passes: the dot product rides
+ * on the first (eight partial sums in a fixed order), y on the second. */
+static inline double
+update_row(double *w, double v, const double *acc, const double *u, double tr, double *y,
+           int64_t n)
+{
+    if (tr == 0) {
+        return sub_row(w, v, acc, y, n);
+    }
+    double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        for (int l = 0; l < 8; l++) {
+            double x = w[j + l] - v * acc[j + l];
+            w[j + l] = x;
+            p[l] += x * u[j + l];
+        }
+    }
+    for (; j < n; j++) {
+        double x = w[j] - v * acc[j];
+        w[j] = x;
+        p[0] += x * u[j];
+    }
+    double t = tr * (((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7])));
+    return sub_row(w, t, u, y, n);
+}
+
+/* Reduces w (r x c, row-major, r >= c) in place to the upper bidiagonal d (c), e (c - 1)
+ * (Note [Bidiagonal singular values]).  One pass over the trailing rows per column: row i
+ * takes the left and the right reflection of step k, and then, its column k+1 final, adds
+ * w[i, k+1] w[i, k+2:] into y; the next left reflection's v is that column times its
+ * scale f, so v^T W = w[k+1, :] + f y without another pass; the same pass sums the
+ * column's squares for that reflection.  acc, y: c scratch each.
+ * Without right (e untouched) it is the Householder QR: R in the upper triangle, its
+ * diagonal in d. */
+static PTL_LOOP_CLONES_WIDE void
+bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc, double *y,
+              int right)
+{
+    int have_y = 0;
+    double ss = 0;
+    for (int64_t k = 0; k < c; k++) {
+        double *wk = w + k * c, f, vs = 1, tl;
+        /* the left reflection of column k, applied to columns k+1.. of rows k..: from the
+         * squared norm below the pivot that the last pass summed (v = vs times the column,
+         * left unscaled in w), unless that may have underflowed */
+        if (have_y && ss > 1e-280) {
+            double x0 = wk[k], nrm = sqrt(x0 * x0 + ss), beta = x0 >= 0 ? -nrm : nrm;
+            f = vs = 1 / (x0 - beta);
+            tl = (beta - x0) / beta;
+            wk[k] = beta;
+        }
+        else {
+            tl = reflector(wk + k, r - k, c, &f);
+        }
+        d[k] = wk[k];
+        int64_t nc = c - k - 1;
+        if (nc == 0) {
+            break;
+        }
+        double *rk = wk + k + 1;
+        if (tl != 0) {
+            if (have_y) {
+                for (int64_t j = 0; j < nc; j++) {
+                    acc[j] = rk[j] + f * y[j];
+                }
+            }
+            else {
+                memcpy(acc, rk, sizeof(double) * (size_t)nc);
+                for (int64_t i = k + 1; i < r; i++) {
+                    const double *wi = w + i * c + k + 1;
+                    double vi = vs * wi[-1];
+                    for (int64_t j = 0; j < nc; j++) {
+                        acc[j] += vi * wi[j];
+                    }
+                }
+            }
+            for (int64_t j = 0; j < nc; j++) {
+                acc[j] *= tl;
+                rk[j] -= acc[j];
+            }
+        }
+        /* the right reflection of row k's columns k+1.., fused with the left update of
+         * each row below it and the next step's sum */
+        double tr = 0;
+        if (right) {
+            tr = reflector(rk, nc, 1, &f);
+            e[k] = rk[0];
+            rk[0] = 1;
+        }
+        int64_t ny = nc - 1;
+        memset(y, 0, sizeof(double) * (size_t)(ny + 1));
+        if (tl == 0) {
+            memset(acc, 0, sizeof(double) * (size_t)nc);
+        }
+        ss = 0;
+        for (int64_t i = k + 1; i < r; i++) {
+            double *wi = w + i * c + k + 1;
+            double x0 = update_row(wi, vs * wi[-1], acc, rk, tr, i > k + 1 ? y : NULL, nc);
+            if (i > k + 1) {
+                ss += x0 * x0;
+            }
+        }
+        have_y = 1;
+    }
+}
+
+/* (c, s) with c y + s z = rho and c z - s y = 0 (sqrt without hypot's care: the entries
+ * are scaled to at most about 1, and pairs below 1e-150 are far below eps ||B||). */
+static inline void
+givens(double y, double z, double *cs, double *sn, double *rho)
+{
+    double r = sqrt(y * y + z * z);
+    if (r == 0) {
+        *cs = 1;
+        *sn = 0;
+        *rho = y;
+        return;
+    }
+    double inv = 1 / r;
+    *cs = y * inv;
+    *sn = z * inv;
+    *rho = r;
+}
+
+/* One implicit Wilkinson-shifted QR step on the unreduced block lo..hi of the bidiagonal
+ * (d, e). */
+static void
+bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi)
+{
+    double ep = hi - 1 > lo ? e[hi - 2] : 0;
+    double t11 = d[hi - 1] * d[hi - 1] + ep * ep, t12 = d[hi - 1] * e[hi - 1];
+    double t22 = d[hi] * d[hi] + e[hi - 1] * e[hi - 1];
+    double delta = (t11 - t22) / 2, mu = t22;
+    if (t12 != 0) {
+        mu = t22 - t12 * t12 / (delta + copysign(sqrt(delta * delta + t12 * t12), delta));
+    }
+    /* (y, z) is the pair to rotate, the true one times rho2 of the previous position (gp =
+     * 1 / that rho2): the scale cancels in the rotations and keeps the sqrt off the chain */
+    double y = d[lo] * d[lo] - mu, z = d[lo] * e[lo], gp = 1, cs, sn, rho;
+    for (int64_t k = lo; k < hi; k++) {
+        double dk0 = d[k], ek0 = e[k], dk1 = d[k + 1], ek1 = k + 1 < hi ? e[k + 1] : 0;
+        /* the two rotations below in closed form (Note [Bidiagonal singular values]):
+         * q1 = rho1^2, num = rho1 dk, bz = rho1 bulge, n2 = q1 rho2^2, m = q1 rho2 e[k]'
+         * (q1, num, bz, n2 and m in the scale of (y, z)) */
+        double q1 = y * y + z * z, num = y * dk0 + z * ek0, bz = z * dk1;
+        double n2 = num * num + bz * bz;
+        if (q1 > 1e-250 && n2 > 1e-250 * q1) {
+            /* g = 1 / rho2 with the division beside the sqrt, not after it */
+            double iq1 = 1 / q1, sq1 = sqrt(q1), q2 = n2 * iq1, r2 = sqrt(q2);
+            double g = r2 * (1 / q2), m = num * (y * ek0 - z * dk0) + y * z * dk1 * dk1;
+            if (k > lo) {
+                e[k - 1] = sq1 * gp;
+            }
+            d[k] = r2;
+            e[k] = m * iq1 * g;
+            d[k + 1] = dk0 * dk1 * g;
+            if (k + 1 < hi) {
+                double h = sq1 * iq1;
+                e[k + 1] = num * ek1 * h * g;
+                z = bz * ek1 * h;
+                y = m * iq1;
+                gp = g;
+            }
+            continue;
+        }
+        y *= gp;
+        z *= gp;
+        gp = 1;
+        /* columns k, k+1: zero z (the shift's start, then the bulge at (k-1, k+1)) */
+        givens(y, z, &cs, &sn, &rho);
+        if (k > lo) {
+            e[k - 1] = rho;
+        }
+        double dk = cs * dk0 + sn * ek0, ek = cs * ek0 - sn * dk0;
+        double bulge = sn * dk1, dk1r = cs * dk1;
+        /* rows k, k+1: zero the bulge at (k+1, k), making one at (k, k+2) */
+        givens(dk, bulge, &cs, &sn, &rho);
+        d[k] = rho;
+        e[k] = cs * ek + sn * dk1r;
+        d[k + 1] = cs * dk1r - sn * ek;
+        if (k + 1 < hi) {
+            y = e[k];
+            z = sn * ek1;
+            e[k + 1] = cs * ek1;
+        }
+    }
+}
+
+/* The singular values of the upper bidiagonal (d, e) (n > 0) into d, unsorted and of
+ * either sign; e is destroyed. */
+static void
+bidiagonal_values(double *d, double *e, int64_t n)
+{
+    double bnorm = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bnorm = fmax(bnorm, fabs(d[i]));
+        if (i + 1 < n) {
+            bnorm = fmax(bnorm, fabs(e[i]));
+        }
+    }
+    double tol = DBL_EPSILON * bnorm;
+    int64_t steps = 0, max_steps = 40 * n + 40, hi = n - 1;
+    while (hi > 0 && steps < max_steps) {
+        if (fabs(e[hi - 1]) <= tol ||
+            fabs(e[hi - 1]) <= DBL_EPSILON * (fabs(d[hi - 1]) + fabs(d[hi]))) {
+            e[hi - 1] = 0;
+            hi--;
+            continue;
+        }
+        int64_t lo = hi - 1;
+        while (lo > 0) {
+            double f = fabs(e[lo - 1]);
+            if (f <= tol || f <= DBL_EPSILON * (fabs(d[lo - 1]) + fabs(d[lo]))) {
+                e[lo - 1] = 0;
+                break;
+            }
+            lo--;
+        }
+        int64_t z = -1;
+        for (int64_t i = lo; i <= hi; i++) {
+            if (fabs(d[i]) <= tol) {
+                d[i] = 0;
+                z = i;
+                break;
+            }
+        }
+        double cs, sn, rho;
+        if (z >= 0 && z < hi) {
+            /* row z's superdiagonal f rotated into the rows below (rows z, j) */
+            double f = e[z];
+            e[z] = 0;
+            for (int64_t j = z + 1; j <= hi && f != 0; j++) {
+                givens(d[j], f, &cs, &sn, &rho);
+                d[j] = rho;
+                if (j < hi) {
+                    f = -sn * e[j];
+                    e[j] *= cs;
+                }
+            }
+        }
+        else if (z == hi) {
+            /* column hi's superdiagonal f rotated into the columns left (columns j, hi) */
+            double f = e[hi - 1];
+            e[hi - 1] = 0;
+            for (int64_t j = hi - 1; j >= lo && f != 0; j--) {
+                givens(d[j], f, &cs, &sn, &rho);
+                d[j] = rho;
+                if (j > lo) {
+                    f = -sn * e[j - 1];
+                    e[j - 1] *= cs;
+                }
+            }
+        }
+        else {
+            bidiagonal_qr_step(d, e, lo, hi);
+            steps++;
+        }
+    }
+}
+
+static int
+cmp_desc(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a < b) - (a > b);
+}
+
+/* One matrix's singular values (a: m x n, row-major) into s, descending
+ * (Note [Bidiagonal singular values]).  0 or -1. */
+static int
+svd_values(const SvdJob *job, const double *a, double *s)
+{
+    int64_t m = job->m, n = job->n, tall = m >= n;
+    int64_t r = tall ? m : n, c = tall ? n : m;
+    if (c == 0) {
+        return 0;
+    }
+    int qr = 3 * r >= 5 * c;
+    double *w = malloc(sizeof(double) * (size_t)(r * c + (qr ? c * c : 0) + 5 * c + 1));
+    if (w == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
+    }
+    double *rr = w + r * c, *d = rr + (qr ? c * c : 0), *e = d + c, *acc = e + c;
+    double amax = 0;
+    int e2 = 0;
+    for (int64_t i = 0; i < r; i++) {
+        for (int64_t j = 0; j < c; j++) {
+            double x = tall ? a[i * n + j] : a[j * n + i];
+            w[i * c + j] = x;
+            amax = fabs(x) > amax ? fabs(x) : amax;
+        }
+    }
+    if (amax > 0) {
+        /* by 2^-e2 in two exact halves (2^-e2 alone may not be a double) */
+        frexp(amax, &e2);
+        double h1 = ldexp(1.0, -e2 / 2), h2 = ldexp(1.0, -e2 - -e2 / 2);
+        for (int64_t i = 0; i < r * c; i++) {
+            w[i] = w[i] * h1 * h2;
+        }
+    }
+    double *b = w;
+    if (qr) {
+        bidiagonalize(w, r, c, d, e, acc, acc + c, 0);
+        for (int64_t i = 0; i < c; i++) {
+            for (int64_t j = 0; j < c; j++) {
+                rr[i * c + j] = j >= i ? w[i * c + j] : 0;
+            }
+        }
+        b = rr;
+    }
+    bidiagonalize(b, qr ? c : r, c, d, e, acc, acc + c, 1);
+    bidiagonal_values(d, e, c);
+    for (int64_t j = 0; j < c; j++) {
+        d[j] = fabs(d[j]);
+    }
+    qsort(d, (size_t)c, sizeof(double), cmp_desc);
+    double g1 = ldexp(1.0, e2 / 2), g2 = ldexp(1.0, e2 - e2 / 2);
+    for (int64_t j = 0; j < c; j++) {
+        s[j] = d[j] * g1 * g2;
+    }
+    free(w);
+    return 0;
+}
+
+/* One matrix: a (m x n, row-major) -> u, s, vh (row-major); the values alone go to
+ * svd_values. */
 static int
 svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
 {
     int64_t m = job->m, n = job->n, tall = m >= n;
     int64_t r = tall ? m : n, c = tall ? n : m;
     int64_t qcols = job->full ? r : c;
-    int uv = u != NULL;
     double *w = malloc(sizeof(double) * (size_t)(r * c + c * c + r * qcols + 2 * c + 1));
     double amax = 0;
     int e2 = 0;
@@ -201,13 +609,11 @@ svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
             w[i] = ldexp(w[i], -e2);
         }
     }
-    if (uv) {
-        memset(v, 0, sizeof(double) * (size_t)(c * c));
-        for (int64_t j = 0; j < c; j++) {
-            v[j * c + j] = 1;
-        }
+    memset(v, 0, sizeof(double) * (size_t)(c * c));
+    for (int64_t j = 0; j < c; j++) {
+        v[j * c + j] = 1;
     }
-    jacobi(w, uv ? v : NULL, nrm, r, c);
+    jacobi(w, v, nrm, r, c);
     /* singular values, sorted descending (insertion sort: stable) */
     for (int64_t j = 0; j < c; j++) {
         sig[j] = sqrt(dot(w + j * r, w + j * r, r));
@@ -221,52 +627,50 @@ svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
     for (int64_t j = 0; j < c; j++) {
         s[j] = ldexp(sig[idx[j]], e2);
     }
-    if (uv) {
-        /* the long side's basis: normalised columns of W, orthonormalised again; those
-         * whose singular value is zero or lost in rounding and those past c are completed */
-        int64_t nfail = 0;
-        for (int64_t j = 0; j < qcols; j++) {
-            double *x = q + j * r;
-            double sj = j < c ? sig[idx[j]] : 0;
-            if (sj > 0) {
-                const double *wj = w + idx[j] * r;
-                for (int64_t e = 0; e < r; e++) {
-                    x[e] = wj[e] / sj;
-                }
-            }
-            if (!(sj > 0) || orthonormalize(q, r, j) < 0.5) {
-                memset(x, 0, sizeof(double) * (size_t)r);
-                fail[nfail++] = j;
-            }
-        }
-        if (nfail > 0 && complete_columns(q, r, qcols, fail, nfail) < 0) {
-            free(fail);
-            free(idx);
-            free(w);
-            return -1;
-        }
-        /* tall: U = Q (m x qcols), Vh[j, :] = V[:, idx j]; wide: U[:, j] = V[:, idx j],
-         * Vh = Q^T (qcols x n) */
-        double *ql = tall ? u : vh, *vs = tall ? vh : u;
-        for (int64_t j = 0; j < qcols; j++) {
+    /* the long side's basis: normalised columns of W, orthonormalised again; those
+     * whose singular value is zero or lost in rounding and those past c are completed */
+    int64_t nfail = 0;
+    for (int64_t j = 0; j < qcols; j++) {
+        double *x = q + j * r;
+        double sj = j < c ? sig[idx[j]] : 0;
+        if (sj > 0) {
+            const double *wj = w + idx[j] * r;
             for (int64_t e = 0; e < r; e++) {
-                if (tall) {
-                    ql[e * qcols + j] = q[j * r + e];
-                }
-                else {
-                    ql[j * r + e] = q[j * r + e];
-                }
+                x[e] = wj[e] / sj;
             }
         }
-        for (int64_t j = 0; j < c; j++) {
-            const double *vj = v + idx[j] * c;
-            for (int64_t e = 0; e < c; e++) {
-                if (tall) {
-                    vs[j * c + e] = vj[e];
-                }
-                else {
-                    vs[e * c + j] = vj[e];
-                }
+        if (!(sj > 0) || orthonormalize(q, r, j) < 0.5) {
+            memset(x, 0, sizeof(double) * (size_t)r);
+            fail[nfail++] = j;
+        }
+    }
+    if (nfail > 0 && complete_columns(q, r, qcols, fail, nfail) < 0) {
+        free(fail);
+        free(idx);
+        free(w);
+        return -1;
+    }
+    /* tall: U = Q (m x qcols), Vh[j, :] = V[:, idx j]; wide: U[:, j] = V[:, idx j],
+     * Vh = Q^T (qcols x n) */
+    double *ql = tall ? u : vh, *vs = tall ? vh : u;
+    for (int64_t j = 0; j < qcols; j++) {
+        for (int64_t e = 0; e < r; e++) {
+            if (tall) {
+                ql[e * qcols + j] = q[j * r + e];
+            }
+            else {
+                ql[j * r + e] = q[j * r + e];
+            }
+        }
+    }
+    for (int64_t j = 0; j < c; j++) {
+        const double *vj = v + idx[j] * c;
+        for (int64_t e = 0; e < c; e++) {
+            if (tall) {
+                vs[j * c + e] = vj[e];
+            }
+            else {
+                vs[e * c + j] = vj[e];
             }
         }
     }
@@ -284,7 +688,9 @@ svd_chunk(void *ctx, int64_t b, int64_t e)
     for (int64_t i = b; i < e; i++) {
         double *u = job->u ? job->u + i * job->m * job->ucols : NULL;
         double *vh = job->vh ? job->vh + i * job->vrows * job->n : NULL;
-        if (svd_one(job, job->a + i * job->m * job->n, u, job->s + i * k, vh) < 0) {
+        const double *a = job->a + i * job->m * job->n;
+        if ((u != NULL ? svd_one(job, a, u, job->s + i * k, vh)
+                       : svd_values(job, a, job->s + i * k)) < 0) {
             return -1;
         }
     }
