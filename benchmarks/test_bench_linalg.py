@@ -2,20 +2,13 @@
 and eig at 16, 64 and 256, against numpy.linalg (LAPACK) and torch.linalg in the same
 process.  pytorchlite computes these itself (src/aten/native/linalg_solve.c, linalg_decomp.c
 and linalg_eig.c): LU, the triangular solves, Cholesky and QR in column blocks whose
-<<<<<<< HEAD
 trailing updates run in the GEMM, eigh's tridiagonal reduction in panels with GEMM updates
 and its vectors by divide and conquer (merges by GEMM) as LAPACK's syevd; eig's Francis QR is
 LAPACK's small-matrix lahqr (its updates away from the bulge batched per sweep), so it loses
-ground to LAPACK as n grows."""
-=======
-trailing updates run in the GEMM, eigh's tridiagonal reduction in panels with GEMM updates;
-eig's Francis QR is LAPACK's small-matrix lahqr (its updates away from the bulge batched per
-sweep), and eigh's vectors come from QL rotations rather than divide and conquer, so those
-two lose ground to LAPACK as n grows.  The singular values alone (svdvals, and matrix_rank
-and lstsq, whose default driver counts the rank from them) of float64 matrices at 64 and 256:
+ground to LAPACK as n grows.  The singular values alone (svdvals, and matrix_rank and lstsq,
+whose default driver counts the rank from them) of float64 matrices at 64 and 256:
 Householder bidiagonalization and shifted QR steps on the bidiagonal (svd.c, Note
 [Bidiagonal singular values]), against LAPACK's gesdd without vectors."""
->>>>>>> svdvals
 import numpy as np
 import pytest
 
