@@ -434,8 +434,9 @@ bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi)
 }
 
 /* The singular values of the upper bidiagonal (d, e) (n > 0) into d, unsorted and of
- * either sign; e is destroyed. */
-static void
+ * either sign; e is destroyed.  0, or -1 with LAPACK's bdsqr error (the number of
+ * superdiagonals left) when 40 n + 40 QR steps do not converge. */
+static int
 bidiagonal_values(double *d, double *e, int64_t n)
 {
     double bnorm = 0;
@@ -503,6 +504,12 @@ bidiagonal_values(double *d, double *e, int64_t n)
             steps++;
         }
     }
+    if (hi > 0) {
+        return ptl_error_set(PTL_ERR_LINALG, "linalg.svd: The algorithm failed to converge "
+                             "because the input matrix is ill-conditioned or has too many "
+                             "repeated singular values (error code: %lld).", (long long)hi);
+    }
+    return 0;
 }
 
 static int
@@ -556,7 +563,10 @@ svd_values(const SvdJob *job, const double *a, double *s)
         b = rr;
     }
     bidiagonalize(b, qr ? c : r, c, d, e, acc, acc + c, 1);
-    bidiagonal_values(d, e, c);
+    if (bidiagonal_values(d, e, c) < 0) {
+        free(w);
+        return -1;
+    }
     for (int64_t j = 0; j < c; j++) {
         d[j] = fabs(d[j]);
     }
