@@ -404,10 +404,12 @@ def test_global_average_pooling_small_planes_split_and_layouts(hw):
 
 
 # (N, C, H, W): a 1 x 1 plane, rows around the float group (31-33, 64, 65), channels around
-# the vectors and a column block (2, 3, 31-33, COL_BLOCK + 3), an empty batch, and a split
+# the vectors, the rows kept in registers (8 to 64 in eights) and a column block (2, 3, 8,
+# 31-33, 64, 72, COL_BLOCK + 3), an empty batch, and a split
 # between two threads inside a sample (3 x 700 planes of 49 over a grain of 656)
 CHANNELS_LAST_CASES = [(2, 5, 1, 1), (3, 7, 1, 31), (2, 33, 4, 8), (2, 32, 3, 11),
-                       (4, 31, 8, 8), (2, 2, 5, 13), (2, 3, 9, 9), (1, 16, 13, 5),
+                       (4, 31, 8, 8), (2, 2, 5, 13), (2, 3, 9, 9), (1, 16, 13, 5), (2, 8, 5, 7),
+                       (2, 64, 3, 3), (2, 72, 2, 17),
                        (0, 8, 4, 4), (2, COL_BLOCK + 3, 2, 3), (3, 700, 7, 7)]
 
 

@@ -1087,6 +1087,48 @@ def test_column_sums_round_each_block_at_once(dtype, odt, threads):
                 assert np.isinf(want[0]) and want[2] == 2048
 
 
+def float_column_sums(a):
+    """sum(0) of the float32 rows of a in reduce_kernels.c's order: each column adds its rows
+    one after another into a float32 partial sum, a new one every RED_COL_GROUP (32) rows,
+    and the partials into a double"""
+    acc = np.zeros(a.shape[1:])
+    for r0 in range(0, a.shape[0], 32):
+        part = np.zeros(a.shape[1:], np.float32)
+        for row in a[r0:r0 + 32]:
+            part += row
+        acc += part.astype(np.float64)
+    return acc
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_float_column_sums_in_registers_keep_the_row_order(threads):
+    """Rows of 16 to 64 columns in a multiple of 8 keep their partial sums in vectors
+    (add_rows_f4_regs), the other widths in a buffer: widths around each vector count and
+    past 64, rows around the groups of 32, sliced and strided rows; sum(0) and mean(0) the
+    bits of float_column_sums, and channels_last x.mean((2, 3)) (each sample's H W x C
+    columns) those of its samples"""
+    rng = np.random.default_rng(23)
+    with num_threads(threads):
+        for cols in [16, 20, 24, 56, 63, 64, 65, 72]:   # reduce.c sums 16 or more by columns
+            for rows in [1, 31, 32, 33, 65, 100]:
+                a = (rng.standard_normal((rows, cols)) * 10.0 ** rng.integers(-3, 4, cols)
+                     ).astype(np.float32)
+                x = ptl.tensor(a)
+                want = float_column_sums(a)
+                np.testing.assert_array_equal(x.sum(0).numpy(), want.astype(np.float32))
+                np.testing.assert_array_equal(x.mean(0).numpy(),
+                                              (want / rows).astype(np.float32))
+                wide = ptl.tensor(np.concatenate([a[:, :3], a], 1))[:, 3:]
+                np.testing.assert_array_equal(wide.sum(0).numpy(), want.astype(np.float32))
+        for c in [16, 24, 64, 72]:
+            a = rng.standard_normal((3, c, 5, 7)).astype(np.float32)
+            x = ptl.tensor(a).contiguous(memory_format=ptl.channels_last)
+            want = [float_column_sums(s.reshape(c, -1).T) / 35 for s in a]
+            np.testing.assert_array_equal(x.mean((2, 3)).numpy(), np.array(want, np.float32))
+            np.testing.assert_allclose(x.mean((2, 3)).numpy(), a.astype(np.float64).mean(
+                (2, 3)), rtol=2e-7, atol=1e-7)
+
+
 GRAIN = 32768   # c10/parallel.h PTL_GRAIN_SIZE (test_size_thresholds checks it)
 
 
