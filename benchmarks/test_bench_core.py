@@ -337,6 +337,25 @@ NORMAL_FILLS = ["randn float32 1e6", "randn float64 1e6", "randn float32 1e3",
 
 
 @pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("lam", [0.5, 4.0, 50.0])
+def test_poisson(benchmark, impl, dtype, lam):
+    """poisson of 1e5 equal rates: Knuth's product below rate 10, the transformed rejection
+    above, each element's first Philox blocks drawn eight elements at a time (Note [Poisson
+    draws in vectors])"""
+    benchmark.group = f"poisson({lam}) {dtype} 1e5"
+    n = 100000
+    if impl == "numpy":
+        rng = np.random.default_rng(0)
+        benchmark(lambda: rng.poisson(lam, n).astype(dtype))
+    else:
+        L = lib(impl)
+        L.manual_seed(0)
+        rates = L.full((n,), lam, dtype=getattr(L, dtype))
+        benchmark(L.poisson, rates)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("case", NORMAL_FILLS)
 def test_normal_fill(benchmark, impl, case):
     """Seeded normal fills (Note [Vector Box-Muller]; float64 through normal_doubles_##S),
