@@ -181,6 +181,18 @@ def test_global_avg_pool_small_planes(benchmark, impl, shape, op):
 
 
 @pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("shape", [(64, 64, 32, 32), (32, 64, 32, 32), (64, 64, 16, 16)],
+                         ids=str)
+def test_mean_of_large_planes(benchmark, impl, shape):
+    """x.mean((2, 3)) of float32 planes of 256 values or more: one run each, whose whole
+    blocks of 256 add in float lanes before widening (Note [Float sums in blocks])"""
+    benchmark.group = f"mean((2, 3)) {'x'.join(map(str, shape))}"
+    lib = library(impl)
+    x = lib.tensor(randn(shape))
+    benchmark(x.mean, (2, 3))
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
 @pytest.mark.parametrize("shape", [(128, 512, 7, 7), (64, 256, 8, 8), (128, 64, 8, 8)], ids=str)
 @pytest.mark.parametrize("op", ["adaptive_avg_pool2d(1)", "mean((2, 3))",
                                 "adaptive_avg_pool2d(1) forward+backward"])
