@@ -368,8 +368,28 @@ def test_randperm(benchmark, impl, n):
 NORMAL_FILLS = ["randn float32 1e6", "randn float64 1e6", "randn float32 1e3",
                 "randn float64 1e3", "normal_(1.5, 2) float32 1e6", "normal_(1.5, 2) float64 1e6",
                 "randn_like float32 1e6", "log_normal_ float32 1e6", "log_normal_ float16 1e6",
+                "log_normal_ float64 1e6",
                 "normal(Tensor, Tensor) float16 1e6", "normal(Tensor, Tensor) float64 1e6",
                 "normal_(1.5, 2) float16 1e6"]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("lam", [0.5, 4.0, 50.0])
+def test_poisson(benchmark, impl, dtype, lam):
+    """poisson of 1e5 equal rates: Knuth's product below rate 10, the transformed rejection
+    above, each element's first Philox blocks drawn eight elements at a time (Note [Poisson
+    draws in vectors])"""
+    benchmark.group = f"poisson({lam}) {dtype} 1e5"
+    n = 100000
+    if impl == "numpy":
+        rng = np.random.default_rng(0)
+        benchmark(lambda: rng.poisson(lam, n).astype(dtype))
+    else:
+        L = lib(impl)
+        L.manual_seed(0)
+        rates = L.full((n,), lam, dtype=getattr(L, dtype))
+        benchmark(L.poisson, rates)
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -378,7 +398,8 @@ def test_normal_fill(benchmark, impl, case):
     """Seeded normal fills (Note [Vector Box-Muller]; float64 through normal_doubles_##S),
     large and small, new and in place; log_normal_ and normal with tensor mean and std take
     the vector standard normals and finish a chunk at a time (normal_finish_floats and
-    normal_finish_doubles); float16 and bfloat16 are stored eight at a time (store_halves)"""
+    normal_finish_doubles; float64 log_normal_: log_normal_range_f8); float16 and bfloat16 are
+    stored eight at a time (store_halves)"""
     benchmark.group = case
     op, dtype, n = case.rsplit(" ", 2)
     n = int(float(n))

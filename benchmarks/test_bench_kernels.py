@@ -391,8 +391,10 @@ def test_amax_short_int_rows(benchmark, impl):
     benchmark(lambda t: t.max(-1) if impl == "numpy" else t.amax(-1), x)
 
 
-# reductions that keep a value per output: over the outer dim (by columns) and over rows
+# reductions that keep a value per output: over the outer dim (by columns) and over rows;
+# the float32 sum of all (Note [Float sums in blocks])
 REDUCTIONS = {
+    "sum()": (lambda t: t.sum(), lambda a: a.sum()),
     "amax(0)": (lambda t: t.amax(0), lambda a: a.max(0)),
     "argmax(0)": (lambda t: t.argmax(0), lambda a: a.argmax(0)),
     "max(-1) values and indices": (lambda t: t.max(-1), lambda a: (a.max(-1), a.argmax(-1))),

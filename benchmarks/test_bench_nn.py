@@ -181,6 +181,39 @@ def test_global_avg_pool_small_planes(benchmark, impl, shape, op):
 
 
 @pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("shape", [(64, 64, 32, 32), (32, 64, 32, 32), (64, 64, 16, 16)],
+                         ids=str)
+def test_mean_of_large_planes(benchmark, impl, shape):
+    """x.mean((2, 3)) of float32 planes of 256 values or more: one run each, whose whole
+    blocks of 256 add in float lanes before widening (Note [Float sums in blocks])"""
+    benchmark.group = f"mean((2, 3)) {'x'.join(map(str, shape))}"
+    lib = library(impl)
+    x = lib.tensor(randn(shape))
+    benchmark(x.mean, (2, 3))
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("shape", [(128, 512, 7, 7), (64, 256, 8, 8), (128, 64, 8, 8)], ids=str)
+@pytest.mark.parametrize("op", ["adaptive_avg_pool2d(1)", "mean((2, 3))",
+                                "adaptive_avg_pool2d(1) forward+backward"])
+def test_global_avg_pool_channels_last(benchmark, impl, shape, op):
+    """Global pooling of a channels_last input, read in its own layout: the column sums of
+    each sample's H W x C matrix (Note [Channels-last global average pooling]; reduce.c's
+    reduce_columns for the mean) and the backward's channels_last gradient"""
+    benchmark.group = f"{op} {'x'.join(map(str, shape))} channels_last"
+    lib = library(impl)
+    x = lib.tensor(randn(shape)).contiguous(memory_format=lib.channels_last)
+    if op == "mean((2, 3))":
+        benchmark(x.mean, (2, 3))
+    elif op == "adaptive_avg_pool2d(1)":
+        benchmark(lib.nn.functional.adaptive_avg_pool2d, x, 1)
+    else:
+        x.requires_grad_()
+        gy = lib.tensor(randn(shape[:2] + (1, 1), 1))
+        benchmark(lambda: lib.autograd.grad(lib.nn.functional.adaptive_avg_pool2d(x, 1), x, gy))
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
 @pytest.mark.parametrize("shape", [(128, 64, 8, 8), (32, 512, 7, 7)], ids=str)
 @pytest.mark.parametrize("part", ["forward", "forward+backward"])
 def test_global_avg_pool_resnet_head(benchmark, impl, shape, part):

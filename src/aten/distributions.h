@@ -17,11 +17,14 @@
 #define PTL_PI 3.14159265358979323846
 
 /* The uniform numbers of one element, taken two words (53 bits) at a time from the
- * blocks draw = 0, 1, 2... of its counter. */
+ * blocks draw = 0, 1, 2... of its counter.  pre: the blocks 0 .. npre - 1 drawn already
+ * (random_fill.c's poisson draws them eight elements at a time), or NULL. */
 typedef struct PtlPhiloxStream {
     uint64_t seed, offset, index, draw;
     PtlPhiloxBlock block;
     int used;   /* words of `block` already consumed; 4 = take a new block */
+    const PtlPhiloxBlock *pre;
+    uint64_t npre;
 } PtlPhiloxStream;
 
 PTL_HD static inline PtlPhiloxStream
@@ -34,6 +37,8 @@ ptl_philox_stream(uint64_t seed, uint64_t offset, uint64_t index)
     s.draw = 0;
     s.block.w[0] = s.block.w[1] = s.block.w[2] = s.block.w[3] = 0;
     s.used = 4;
+    s.pre = NULL;
+    s.npre = 0;
     return s;
 }
 
@@ -42,7 +47,9 @@ PTL_HD static inline double
 ptl_philox_next_uniform(PtlPhiloxStream *s)
 {
     if (s->used == 4) {
-        s->block = ptl_philox_draw(s->seed, s->offset, s->index, s->draw++);
+        s->block = s->draw < s->npre ? s->pre[s->draw]
+                                     : ptl_philox_draw(s->seed, s->offset, s->index, s->draw);
+        s->draw++;
         s->used = 0;
     }
     s->used += 2;
@@ -126,40 +133,75 @@ ptl_transform_geometric(double u, double p)
 
 /* poisson: Knuth's multiplication method below rate 10; above, Hormann's transformed
  * rejection with squeeze (PTRS; "The transformed rejection method for generating Poisson
- * random variables", Insurance: Mathematics and Economics 12, 1993). */
-PTL_HD static inline double
-ptl_sample_poisson(double lambda, PtlPhiloxStream *s)
+ * random variables", Insurance: Mathematics and Economics 12, 1993).  What depends on the
+ * rate alone is a PtlPoissonRate, so that a fill whose rates repeat computes it once
+ * (random_fill.c); the same operations either way, so the same values. */
+typedef struct PtlPoissonRate {
+    double lambda;
+    double limit;                                   /* below 10: e^-lambda */
+    double slam, loglam, b, a, inv_alpha, vr, log_inv_alpha;   /* 10 and above */
+} PtlPoissonRate;
+
+PTL_HD static inline PtlPoissonRate
+ptl_poisson_rate(double lambda)
 {
+    PtlPoissonRate r;
+    r.lambda = lambda;
+    r.limit = r.slam = r.loglam = r.b = r.a = r.inv_alpha = r.vr = r.log_inv_alpha = 0.0;
+    if (lambda > 0.0 && lambda < 10.0) {
+        r.limit = exp(-lambda);
+    }
+    else if (lambda >= 10.0) {
+        r.slam = sqrt(lambda);
+        r.loglam = log(lambda);
+        r.b = 0.931 + 2.53 * r.slam;
+        r.a = -0.059 + 0.02483 * r.b;
+        r.inv_alpha = 1.1239 + 1.1328 / (r.b - 3.4);
+        r.vr = 0.9277 - 3.6224 / (r.b - 2.0);
+        r.log_inv_alpha = log(r.inv_alpha);
+    }
+    return r;
+}
+
+PTL_HD static inline double
+ptl_sample_poisson_rate(const PtlPoissonRate *r, PtlPhiloxStream *s)
+{
+    const double lambda = r->lambda;
     if (lambda <= 0.0) {
         return 0.0;
     }
     if (lambda < 10.0) {
-        double limit = exp(-lambda), prod = ptl_philox_next_uniform(s);
+        double prod = ptl_philox_next_uniform(s);
         double k = 0.0;
-        while (prod > limit) {
+        while (prod > r->limit) {
             prod *= ptl_philox_next_uniform(s);
             k += 1.0;
         }
         return k;
     }
-    double slam = sqrt(lambda), loglam = log(lambda);
-    double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
-    double inv_alpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2.0);
+    const double a = r->a, b = r->b;
     for (;;) {
         double u = ptl_philox_next_uniform(s) - 0.5, v = ptl_philox_next_uniform(s);
         double us = 0.5 - fabs(u);
         double k = floor((2.0 * a / us + b) * u + lambda + 0.43);
-        if (us >= 0.07 && v <= vr) {
+        if (us >= 0.07 && v <= r->vr) {
             return k;
         }
         if (k < 0.0 || (us < 0.013 && v > us)) {
             continue;
         }
-        if (log(v) + log(inv_alpha) - log(a / (us * us) + b) <=
-            -lambda + k * loglam - lgamma(k + 1.0)) {
+        if (log(v) + r->log_inv_alpha - log(a / (us * us) + b) <=
+            -lambda + k * r->loglam - lgamma(k + 1.0)) {
             return k;
         }
     }
+}
+
+PTL_HD static inline double
+ptl_sample_poisson(double lambda, PtlPhiloxStream *s)
+{
+    PtlPoissonRate r = ptl_poisson_rate(lambda);
+    return ptl_sample_poisson_rate(&r, s);
 }
 
 /* A standard normal from the stream: the cosine half of a Box-Muller pair. */

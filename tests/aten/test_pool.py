@@ -357,25 +357,108 @@ def test_global_average_pooling_small_planes_four_at_a_time(threads):
         assert y[3] == np.inf and y[4] == -np.inf
 
 
+def column_mean(a):
+    """Note [Channels-last global average pooling] in Python: the column means of the rows of
+    a (rows x columns), float32 rows summed COL_GROUP at a time in float32 and the groups'
+    sums added in double (float64 rows: in double, in order), divided once in double"""
+    acc = np.zeros(a.shape[1])
+    for g in range(0, a.shape[0], COL_GROUP if a.dtype == np.float32 else 1):
+        part = np.zeros(a.shape[1], a.dtype)
+        for row in a[g:g + (COL_GROUP if a.dtype == np.float32 else 1)]:
+            part += row
+        acc += part.astype(np.float64)
+    return (acc / a.shape[0]).astype(a.dtype)
+
+
+def channels_last_means(a):
+    """column_mean of each sample of the (N, C, H, W) array a read as H W x C"""
+    n, c = a.shape[:2]
+    return np.array([column_mean(s.reshape(c, -1).T) for s in a], a.dtype).reshape(n, c)
+
+
+COL_GROUP = 32      # reduce_kernels.h's PTL_RED_COL_GROUP: float32 rows summed in float
+COL_BLOCK = 2048    # PTL_RED_COL_BLOCK: columns summed at once
+
+
 @pytest.mark.parametrize("hw", [(3, 5), (7, 7), (8, 8)], ids=str)
 def test_global_average_pooling_small_planes_split_and_layouts(hw):
     """Planes split between 2 threads at twice the grain (32768 // (n + 1) + 1 planes), in
-    chunks that are no multiple of four, and channels_last or transposed inputs: the bits of
-    one thread and of the contiguous input"""
+    chunks that are no multiple of four, and transposed inputs: the bits of one thread and of
+    the contiguous input; channels_last inputs the bits of their column sums on both"""
     n = hw[0] * hw[1]
     planes = 2 * (32768 // (n + 1) + 1) + 1
     x = ptl.tensor(np.random.default_rng(9).standard_normal((1, planes) + hw).astype(np.float32))
     ref = np.array([lane_mean(r) / n for r in x.numpy().reshape(planes, n)], np.float32)
+    cl_ref = channels_last_means(x.numpy()).reshape(-1)
     old = ptl.get_num_threads()
     try:
         for nt in [1, 2]:
             ptl.set_num_threads(nt)
-            for v in [x, x.contiguous(memory_format=ptl.channels_last),
-                      x.transpose(2, 3).contiguous().transpose(2, 3)]:
+            for v in [x, x.transpose(2, 3).contiguous().transpose(2, 3)]:
                 y = F.adaptive_avg_pool2d(v, 1).numpy().reshape(-1)
                 np.testing.assert_array_equal(y, ref)
+            y = F.adaptive_avg_pool2d(x.contiguous(memory_format=ptl.channels_last), 1)
+            np.testing.assert_array_equal(y.numpy().reshape(-1), cl_ref)
     finally:
         ptl.set_num_threads(old)
+
+
+# (N, C, H, W): a 1 x 1 plane, rows around the float group (31-33, 64, 65), channels around
+# the vectors, the rows kept in registers (8 to 64 in eights) and a column block (2, 3, 8,
+# 31-33, 64, 72, COL_BLOCK + 3), an empty batch, and a split
+# between two threads inside a sample (3 x 700 planes of 49 over a grain of 656)
+CHANNELS_LAST_CASES = [(2, 5, 1, 1), (3, 7, 1, 31), (2, 33, 4, 8), (2, 32, 3, 11),
+                       (4, 31, 8, 8), (2, 2, 5, 13), (2, 3, 9, 9), (1, 16, 13, 5), (2, 8, 5, 7),
+                       (2, 64, 3, 3), (2, 72, 2, 17),
+                       (0, 8, 4, 4), (2, COL_BLOCK + 3, 2, 3), (3, 700, 7, 7)]
+
+
+@pytest.mark.parametrize("shape", CHANNELS_LAST_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_global_average_pooling_channels_last(shape, dtype, threads):
+    """Note [Channels-last global average pooling]: a channels-last input is summed by
+    columns in its own layout: the bits of column_mean (and of x.mean((2, 3)) from 16
+    channels on), within one rounding of NumPy's float64 means; its gradient comes back
+    channels_last, the bits of the NCHW backward"""
+    x, a = make(shape, dtype, seed=sum(shape))
+    xc = x.contiguous(memory_format=ptl.channels_last)
+    y = F.adaptive_avg_pool2d(xc, 1)
+    assert y.shape == shape[:2] + (1, 1) and y.dtype == dtype
+    np.testing.assert_array_equal(y.numpy().reshape(shape[:2]), channels_last_means(a))
+    if shape[1] >= 16:   # where the reduction sums by columns (reduce.c)
+        assert bits(y) == bits(xc.mean((2, 3), keepdim=True))
+    tol = 2e-7 if dtype == ptl.float32 else 1e-15
+    np.testing.assert_allclose(y.double().numpy(), a.astype(np.float64).mean(
+        (2, 3), keepdims=True), rtol=tol, atol=tol * np.abs(a).max(initial=0))
+    g = ptl.tensor(np.random.default_rng(2).standard_normal(shape[:2] + (1, 1)), dtype=dtype)
+    xr = xc.detach().requires_grad_()
+    (gx,) = ptl.autograd.grad(F.adaptive_avg_pool2d(xr, 1), xr, g)
+    xn = x.detach().requires_grad_()
+    (gn,) = ptl.autograd.grad(F.adaptive_avg_pool2d(xn, 1), xn, g)
+    assert gx.is_contiguous(memory_format=ptl.channels_last) or x.numel() == 0
+    np.testing.assert_array_equal(gx.numpy(), gn.numpy())
+
+
+def test_global_average_pooling_channels_last_other_inputs(threads):
+    """What the channels-last kernel does not read directly goes through the NCHW copy: a
+    sliced channels_last view, a float16 channels_last input; one channel is NCHW's layout
+    too (suggest_memory_format: contiguous), so it keeps the NCHW bits; the float64 gradient
+    of a channels_last input passes gradcheck"""
+    one, _ = make((3, 1, 5, 13), ptl.float32, seed=3)
+    assert bits(F.adaptive_avg_pool2d(one.contiguous(memory_format=ptl.channels_last), 1)) == \
+        bits(F.adaptive_avg_pool2d(one, 1))
+    x, a = make((3, 6, 10, 8), ptl.float32, seed=4)
+    v = x.contiguous(memory_format=ptl.channels_last)[:, 1:5, ::2, 1:]
+    ref = a[:, 1:5, ::2, 1:].astype(np.float64).mean((2, 3), keepdims=True)
+    np.testing.assert_allclose(F.adaptive_avg_pool2d(v, 1).numpy(), ref, rtol=2e-7, atol=1e-7)
+    h = x.half().contiguous(memory_format=ptl.channels_last)
+    np.testing.assert_allclose(F.adaptive_avg_pool2d(h, 1).double().numpy(),
+                               a.astype(np.float16).astype(np.float64).mean(
+                                   (2, 3), keepdims=True), rtol=2e-3, atol=2e-3)
+    xd, _ = make((2, 5, 3, 4), ptl.float64, seed=6)
+    xr = xd.contiguous(memory_format=ptl.channels_last).requires_grad_()
+    assert ptl.autograd.gradcheck(lambda t: F.adaptive_avg_pool2d(t, 1), (xr,))
+    assert ptl.autograd.gradgradcheck(lambda t: F.adaptive_avg_pool2d(t, 1), (xr,))
 
 
 def test_global_pooling_of_3d_and_1d_inputs():

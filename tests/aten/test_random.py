@@ -179,7 +179,11 @@ def test_thread_count_does_not_change_values(op):
 # and across it, and split over threads), with nan, infinities, values that overflow or underflow
 # float16 and bfloat16 ties reaching the vector stores (store_halves, eight a group); float64
 # normals (groups of 16 elements at either width) the same way, with mean -0, a tensor mean, and
-# tensor mean and std (normal_finish_doubles, 512 a chunk) (the scalar formulas throughout)
+# tensor mean and std (normal_finish_doubles, 512 a chunk), and float64 log_normal_ (the vector
+# a + b z, then libm's exp: lengths around 16 and 512, odd starts, values that overflow and
+# underflow, a strided self); poisson (Note [Poisson draws in vectors]: groups of eight, the
+# blocks drawn ahead from the largest rate of a group, rates 0, tiny, around 10 and large,
+# mixed rates, lengths around 8 and 512) (the scalar formulas throughout)
 FILL_SCRIPT = r"""
 import sys, pytorchlite as ptl
 out = sys.stdout.buffer
@@ -244,6 +248,25 @@ for seed in (0, 1, 12345, 2 ** 40 + 7, 2 ** 62 - 5):
                   .numpy().tobytes())
     out.write(ptl.empty(1000, 7, dtype=ptl.float64).t().normal_(-2, 3).numpy().tobytes())
     out.write(ptl.empty(4099, dtype=ptl.float64).normal_(-0.0, 1.0).numpy().tobytes())
+    for n in (1, 2, 15, 16, 17, 33, 511, 512, 513, 527, 528, 529, 1025, 4099, 70001):
+        out.write(ptl.empty(n, dtype=ptl.float64).log_normal_(0.3, 0.7, generator=g).numpy()
+                  .tobytes())
+    rates = ptl.linspace(0, 30, 4099, dtype=ptl.float64)
+    rates[::7] = 0.0
+    rates[::11] = 9.99
+    for lam in (0.0, 1e-3, 0.5, 4.0, 9.99, 10.0, 50.0, 1e4):
+        for n in (1, 7, 8, 9, 511, 512, 513, 4099):
+            out.write(ptl.poisson(ptl.full((n,), lam, dtype=ptl.float64), generator=g).numpy()
+                      .tobytes())
+    for dt in (ptl.float16, ptl.float32, ptl.float64):
+        out.write(ptl.poisson(rates.to(dt), generator=g).double().numpy().tobytes())
+        out.write(ptl.poisson(rates.to(dt).flip(0)[::3], generator=g).double().numpy().tobytes())
+    for skip in (1, 2, 3):
+        ptl.randn(skip, generator=g, dtype=ptl.float64)
+        for mu, sd in ((0.0, 1.0), (-2.5, 0.1), (700.0, 10.0), (-740.0, 10.0)):
+            out.write(ptl.empty(4099, dtype=ptl.float64).log_normal_(mu, sd, generator=g)
+                      .numpy().tobytes())
+    out.write(ptl.empty(1000, 7, dtype=ptl.float64).t().log_normal_(1.0, 2.0).numpy().tobytes())
     out.write(ptl.normal(mean[:1025].double(), 2.0, generator=g).numpy().tobytes())
     for n in (1, 2, 15, 16, 17, 18, 33, 511, 512, 513, 527, 528, 529, 1025, 4099, 70001):
         out.write(ptl.normal(mean[:n].double(), ptl.linspace(0, 2, n, dtype=ptl.float64),

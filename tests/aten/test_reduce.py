@@ -312,6 +312,68 @@ def test_sum_runs_in_blocks_keep_each_runs_bits(np_dt, threads):
             assert (np.abs(x.mean((1, 2)).numpy() - ref.mean((1, 2))) <= tol * scale / n).all()
 
 
+def block_sum_f4(v):
+    """reduce_kernels.c's sum_f4_avx2 in Python (Note [Float sums in blocks]): each whole
+    block of 256 values in 32 float32 lanes (lane l: values l, l + 32, ... in order), lanes
+    8 q + k and 8 q + k + 4 widened and added into double lane 4 q + k; sixteen values a step
+    into the sixteen lanes; the lanes folded as (a0 + a1) + (a2 + a3), halves, pairs; the
+    last values one by one"""
+    acc = np.zeros(16)
+    i = 0
+    while i + 256 <= len(v):
+        p = v[i:i + 32].copy()
+        for j in range(i + 32, i + 256, 32):
+            p += v[j:j + 32]
+        p = p.astype(np.float64).reshape(4, 8)
+        acc += (p[:, :4] + p[:, 4:]).reshape(16)
+        i += 256
+    while i + 16 <= len(v):
+        acc += v[i:i + 16].astype(np.float64)
+        i += 16
+    a = acc.reshape(4, 4)
+    t = (a[0] + a[1]) + (a[2] + a[3])
+    h = t[:2] + t[2:]
+    s = h[0] + h[1]
+    for x in v[i:]:
+        s += float(x)
+    return s
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_float_sums_in_blocks(threads):
+    """Note [Float sums in blocks]: float32 runs from one block on add each whole block of
+    256 values in float lanes: runs around one, two and four blocks (and the paired and four-
+    run sums below a block), the bits of block_sum_f4 with AVX2 and within 8 ulp of the sum of
+    |x| against NumPy's float64 everywhere; one long sum (chunks of PTL_GRAIN_SIZE values from
+    2 GRAIN on) the same bits on 1 and 2 threads and as a (1, n) row"""
+    rng = np.random.default_rng(24)
+    avx2 = ptl.backends.cpu.get_cpu_capability().lower() != "default"
+    with num_threads(threads):
+        for n in [255, 256, 257, 271, 300, 511, 512, 513, 1024, 1041, 4096 + 15]:
+            a = (rng.standard_normal((6, n)) * 10.0 ** rng.integers(-3, 4, (6, n))).astype(
+                np.float32)
+            x = ptl.tensor(a)
+            ref = a.astype(np.float64)
+            for t in [x.sum(1), x.view(6, 1, n).sum((1, 2)), x.mean(1) * n]:
+                got = t.numpy().astype(np.float64)
+                bound = 8 * 2.0 ** -24 * np.abs(ref).sum(1) + 2.0 ** -24 * np.abs(ref.sum(1))
+                assert (np.abs(got - ref.sum(1)) <= bound * 1.01).all(), n
+            if avx2:
+                want = np.array([block_sum_f4(r) for r in a]).astype(np.float32)
+                np.testing.assert_array_equal(x.sum(1).numpy(), want, err_msg=str(n))
+                np.testing.assert_array_equal(
+                    x.mean(1).numpy(), (np.array([block_sum_f4(r) for r in a]) / n).astype(
+                        np.float32), err_msg=str(n))
+        n = 2 * 32768 * 3 + 101
+        a = rng.standard_normal(n).astype(np.float32)
+        x = ptl.tensor(a)
+        got = x.sum().numpy().tobytes()
+        with num_threads(3 - threads):
+            assert x.sum().numpy().tobytes() == got
+            assert x.view(1, n).sum(1).numpy().tobytes() == got
+        assert abs(float(x.sum()) - a.astype(np.float64).sum()) <= 8e-7 * np.abs(a).sum()
+
+
 def test_sum_runs_four_at_a_time_every_tail(threads):
     # reduce_kernels.c's sum4_f4_avx2: float32 runs four at a time, their tails value after
     # value in the four lanes: every tail length after 0-2 rounds of 16, run counts around the
@@ -1085,6 +1147,48 @@ def test_column_sums_round_each_block_at_once(dtype, odt, threads):
                 np.testing.assert_array_equal(got.to(ptl.float64).numpy(), want)
             if odt == ptl.float16:
                 assert np.isinf(want[0]) and want[2] == 2048
+
+
+def float_column_sums(a):
+    """sum(0) of the float32 rows of a in reduce_kernels.c's order: each column adds its rows
+    one after another into a float32 partial sum, a new one every RED_COL_GROUP (32) rows,
+    and the partials into a double"""
+    acc = np.zeros(a.shape[1:])
+    for r0 in range(0, a.shape[0], 32):
+        part = np.zeros(a.shape[1:], np.float32)
+        for row in a[r0:r0 + 32]:
+            part += row
+        acc += part.astype(np.float64)
+    return acc
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_float_column_sums_in_registers_keep_the_row_order(threads):
+    """Rows of 16 to 64 columns in a multiple of 8 keep their partial sums in vectors
+    (add_rows_f4_regs), the other widths in a buffer: widths around each vector count and
+    past 64, rows around the groups of 32, sliced and strided rows; sum(0) and mean(0) the
+    bits of float_column_sums, and channels_last x.mean((2, 3)) (each sample's H W x C
+    columns) those of its samples"""
+    rng = np.random.default_rng(23)
+    with num_threads(threads):
+        for cols in [16, 20, 24, 56, 63, 64, 65, 72]:   # reduce.c sums 16 or more by columns
+            for rows in [1, 31, 32, 33, 65, 100]:
+                a = (rng.standard_normal((rows, cols)) * 10.0 ** rng.integers(-3, 4, cols)
+                     ).astype(np.float32)
+                x = ptl.tensor(a)
+                want = float_column_sums(a)
+                np.testing.assert_array_equal(x.sum(0).numpy(), want.astype(np.float32))
+                np.testing.assert_array_equal(x.mean(0).numpy(),
+                                              (want / rows).astype(np.float32))
+                wide = ptl.tensor(np.concatenate([a[:, :3], a], 1))[:, 3:]
+                np.testing.assert_array_equal(wide.sum(0).numpy(), want.astype(np.float32))
+        for c in [16, 24, 64, 72]:
+            a = rng.standard_normal((3, c, 5, 7)).astype(np.float32)
+            x = ptl.tensor(a).contiguous(memory_format=ptl.channels_last)
+            want = [float_column_sums(s.reshape(c, -1).T) / 35 for s in a]
+            np.testing.assert_array_equal(x.mean((2, 3)).numpy(), np.array(want, np.float32))
+            np.testing.assert_allclose(x.mean((2, 3)).numpy(), a.astype(np.float64).mean(
+                (2, 3)), rtol=2e-7, atol=1e-7)
 
 
 GRAIN = 32768   # c10/parallel.h PTL_GRAIN_SIZE (test_size_thresholds checks it)

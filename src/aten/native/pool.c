@@ -758,7 +758,7 @@ max_pool_run(PoolPlan *p, PtlTensorImpl *x, int nd, PtlIValue *s, int global)
         goto error;
     }
     PoolJob j = {p, ptl_tensor_data(xc), ptl_tensor_data(y), (int64_t *)ptl_tensor_data(ix),
-                 NULL};
+                 NULL, 0};
     PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (global ? global_max_f4 : max_fwd_f4)
                                                  : (global ? global_max_f8 : max_fwd_f8);
     int rc = pool_on_device(x) ? pool_device(PTL_DEVICE_POOL_MAX, p, xc, y, ix)
@@ -831,7 +831,7 @@ scatter_indices(PtlTensorImpl *go, PtlTensorImpl *self, PtlTensorImpl *idx, int 
         goto error;
     }
     PoolJob j = {&p, ptl_tensor_data(gc), ptl_tensor_data(gi), NULL,
-                 (const int64_t *)ptl_tensor_data(ic)};
+                 (const int64_t *)ptl_tensor_data(ic), 0};
     if (run_planes(&p, work == PTL_DTYPE_FLOAT32 ? max_bwd_f4 : max_bwd_f8, &j) < 0) {
         goto error;
     }
@@ -917,12 +917,28 @@ avg_run(PtlTensorImpl *src, PtlTensorImpl *like, int nd, PoolPlan *p, int bwd, A
         ptl_decref(sc);
         return nn_finish(dst, out_dt);
     }
-    if ((sc = nn_prepare(src, work)) == NULL ||
-        (dst = walk != AVG_WINDOWS ? ptl_empty(like->dim, osz, work, ptl_device_cpu())
-                                   : nn_zeros(like->dim, osz, work)) == NULL) {
+    /* a channels-last input pooled to 1 x 1 is read, or its gradient written, in its own
+     * layout (Note [Channels-last global average pooling]) */
+    int cl = walk == AVG_GLOBAL && like->dim == 4 && like->sizes[1] > 0 &&
+             ptl_tensor_impl_suggest_memory_format(like) == PTL_MEMORY_FORMAT_CHANNELS_LAST &&
+             (bwd || (src->dtype == work &&
+                      ptl_tensor_impl_is_contiguous_as(src, PTL_MEMORY_FORMAT_CHANNELS_LAST)));
+    if (cl && !bwd) {
+        ptl_incref(src);
+        sc = src;
+    }
+    else if ((sc = nn_prepare(src, work)) == NULL) {
         goto error;
     }
-    PoolJob j = {p, ptl_tensor_data(sc), ptl_tensor_data(dst), NULL, NULL};
+    dst = cl && bwd       ? ptl_empty_format(like->dim, osz, PTL_MEMORY_FORMAT_CHANNELS_LAST, work,
+                                             ptl_device_cpu())
+          : walk != AVG_WINDOWS ? ptl_empty(like->dim, osz, work, ptl_device_cpu())
+                                : nn_zeros(like->dim, osz, work);
+    if (dst == NULL) {
+        goto error;
+    }
+    PoolJob j = {p, ptl_tensor_data(sc), ptl_tensor_data(dst), NULL, NULL,
+                 cl ? like->sizes[1] : 0};
     PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? avg_bwd_f4 : avg_fwd_f4)
                                                  : (bwd ? avg_bwd_f8 : avg_fwd_f8);
     if (walk != AVG_WINDOWS) {
@@ -1248,7 +1264,7 @@ max_unpool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     PoolJob j = {&p, ptl_tensor_data(sc), ptl_tensor_data(y), NULL,
-                 (const int64_t *)ptl_tensor_data(ic)};
+                 (const int64_t *)ptl_tensor_data(ic), 0};
     PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? gather_f4 : scatter_f4)
                                                  : (bwd ? gather_f8 : scatter_f8);
     int kind = bwd ? PTL_DEVICE_POOL_UNPOOL_BACKWARD : PTL_DEVICE_POOL_UNPOOL;

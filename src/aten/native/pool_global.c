@@ -7,6 +7,7 @@
 #include "../../c10/cpu_features.h"
 #include "../loops.h"
 #include "pool_impl.h"
+#include "reduce_kernels.h"
 #include "vec_math.h"
 
 /* Note [Global average pooling]
@@ -202,10 +203,72 @@ small_planes_f4(const float *x, int64_t n, int64_t b, int64_t e, float *y)
 }
 #endif
 
+/* Note [Channels-last global average pooling]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A channels-last input (N, C, H, W with strides H W C, 1, W C, C) holds each sample as an
+ * H W x C matrix whose column c is the plane (n, c).  Copied to NCHW first (nn_prepare),
+ * the pooling cost 2.5-3.5x PyTorch's time, the copy more than the sums.  Plane n C + c of
+ * such a job (PoolJob.cl_channels = C) is that column, and the columns of a job's planes
+ * [b, e) are summed as the column sums of the reductions do (reduce_kernels.c's
+ * ptl_red_add_rows_f4: the rows in memory order, PTL_RED_COL_GROUP of them at a time in
+ * float32, each group's sums added in double; float64 rows added in double), then divided
+ * once in double, as global_avg's.  So the result is x.mean((2, 3))'s of the same input bit
+ * for bit where the reduction sums by columns (16 channels or more), and a column's sum does not depend on the block it falls in: the bits depend
+ * neither on the split over the threads nor on the vector width.  They may differ from the
+ * NCHW pooling's (whose lanes add a plane's values in another order) in the last bit.  The
+ * backward writes its channels-last gradient directly: row r of sample n is the C values
+ * g[n] / (H W), global_avg's, so that the boundary of Note [Channels-last at the kernel
+ * boundary] finds it in its format and copies nothing. */
+
+/* The planes [b, e) of a channels-last job (Note [Channels-last global average pooling]):
+ * forward, or (bwd) the gradient rows */
+static inline __attribute__((always_inline)) void
+global_avg_cl(const PoolJob *j, int f8, int64_t b, int64_t e, int bwd)
+{
+    const int64_t n = j->p->in[1] * j->p->in[2], C = j->cl_channels, es = f8 ? 8 : 4;
+    const int avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2;
+    double v[PTL_RED_COL_BLOCK];
+    for (int64_t s = b / C; s * C < e; s++) {
+        const int64_t c0 = b > s * C ? b - s * C : 0, c1 = e < (s + 1) * C ? e - s * C : C;
+        for (int64_t c = c0; c < c1; c += PTL_RED_COL_BLOCK) {
+            const int64_t m = c1 - c < PTL_RED_COL_BLOCK ? c1 - c : PTL_RED_COL_BLOCK;
+            if (bwd) {
+                for (int64_t k = 0; k < m; k++) {
+                    double g = nn_load(f8, j->x, s * C + c + k);
+                    v[k] = f8 ? g / (double)n : (double)(float)(g / (double)(float)n);
+                }
+                for (int64_t r = 0; r < n; r++) {
+                    for (int64_t k = 0; k < m; k++) {
+                        nn_store(f8, j->y, (s * n + r) * C + c + k, v[k]);
+                    }
+                }
+                continue;
+            }
+            const char *x = j->x + (s * n * C + c) * es;
+            memset(v, 0, sizeof(double) * (size_t)m);
+            if (f8) {
+                for (int64_t r = 0; r < n; r++) {
+                    ptl_red_add_row_f8(v, (const double *)x + r * C, m, avx2);
+                }
+            }
+            else {
+                ptl_red_add_rows_f4(v, x, C * es, n, m, avx2);
+            }
+            for (int64_t k = 0; k < m; k++) {
+                nn_store(f8, j->y, s * C + c + k, v[k] / (double)n);
+            }
+        }
+    }
+}
+
 static inline __attribute__((always_inline)) int
 global_avg(const PoolJob *j, int f8, int64_t b, int64_t e, int bwd)
 {
     int64_t n = j->p->in[1] * j->p->in[2], es = f8 ? 8 : 4;
+    if (j->cl_channels > 0) {
+        global_avg_cl(j, f8, b, e, bwd);
+        return 0;
+    }
 #ifdef PTL_HAVE_AVX2_KERNELS
     if (!bwd && !f8 && n < SMALL_PLANE && ptl_cpu_capability() >= PTL_CPU_AVX2) {
         small_planes_f4((const float *)j->x, n, b, e, (float *)j->y);

@@ -35,6 +35,10 @@ typedef struct PoolJob {
     char *y;              /* forward output / backward grad_input (average: zeroed) */
     int64_t *idx;         /* max: indices (forward writes, backward reads) */
     const int64_t *cidx;
+    /* AVG_GLOBAL of a channels-last input: its C, plane n C + c being column c of sample n's
+     * H W x C matrix in x (forward) or y (backward); 0: planes one after the other (Note
+     * [Channels-last global average pooling]) */
+    int64_t cl_channels;
 } PoolJob;
 
 /* The divisor of an average window: divisor_override, or its span (count_include_pad) or

@@ -14,8 +14,9 @@
  * results, an int64) buffer, and folded into an accumulator Acc by the op's step; partial
  * accumulators combine, so one big output is split into chunks over the threads, and many
  * outputs are split over the threads directly.  Float sums accumulate in double (with
- * independent AVX2 accumulators for contiguous float32/float64 runs), integer sums in
- * int64.  When the reduced dim is outer and the kept dim is contiguous (sum(dim=0) of a
+ * independent AVX2 accumulators for contiguous float32/float64 runs, a contiguous float32
+ * run's whole blocks of 256 values first in float lanes of eight values each: Note [Float
+ * sums in blocks]), integer sums in int64.  When the reduced dim is outer and the kept dim is contiguous (sum(dim=0) of a
  * matrix), sums run "by columns": a block of outputs is accumulated row after row, so the
  * input is read in memory order; so do the float32/float64 extremes (amax/amin, argmax/
  * argmin, max.dim/min.dim), prod and the 1- and 2-norms, which keep a value (and a row) per
@@ -25,8 +26,9 @@
  * their extremes in float32; their products, by runs and by columns, multiply in double lanes
  * (Note [Half-precision products]).  Integer and bool runs sum and take extremes in typed
  * loops, as do their column sums and column max/min.  The plain vector loops over memory live
- * in reduce_kernels.c.  A product or logsumexp of one output splits into chunks that depend
- * on its length alone, so its bits do not depend on the thread count.  logsumexp of
+ * in reduce_kernels.c.  A product, logsumexp or float sum of one output splits into chunks
+ * that depend on its length alone, so its bits do not depend on the thread count (a float32
+ * run sums in blocks from its start: Note [Float sums in blocks]).  logsumexp of
  * float32/float64 takes the softmax kernels of nn.c (Note [Softmax columns]): a contiguous
  * run's max and sum of exps in the run's dtype, or those of each column when it reduces an outer dim. */
 #include <math.h>
@@ -720,10 +722,14 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
                     add_row(pl, sd, p + r * pl->rstride[0], m, avx2);
                 }
             }
-            if ((pl->kind == R_SUM || pl->kind == R_NANSUM) && !pl->use_int &&
-                ptl_dtype_is_floating(pl->odt0)) {
-                /* acc_finish's conversions of the m sums, in one cast loop (one call per
-                 * output had been 8% of float16 sum(0) of 1000 x 1000) */
+            if ((pl->kind == R_SUM || pl->kind == R_NANSUM || pl->kind == R_MEAN) &&
+                !pl->use_int && ptl_dtype_is_floating(pl->odt0)) {
+                /* acc_finish's divisions (mean) and conversions of the m sums, in one cast
+                 * loop (one call per output had been 8% of float16 sum(0) of 1000 x 1000,
+                 * 40% of a channels_last x.mean((2, 3)) of 7 x 7 or 8 x 8 planes) */
+                for (int64_t k = 0; k < m && pl->kind == R_MEAN; k++) {
+                    sd[k] = sd[k] / (double)pl->R;
+                }
                 int64_t item = (int64_t)ptl_dtype_itemsize(pl->odt0);
                 char *io[2] = {pl->out0 + o0 * item, (char *)sd};
                 int64_t st[2] = {item, sizeof(double)};
@@ -966,7 +972,10 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
     void *token = in->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
     int64_t isz = (int64_t)ptl_tensor_itemsize(in);
     int by_columns = kind == R_SUM || kind == R_NANSUM || kind == R_MEAN;
-    int fixed_chunks = kind == R_LSE || kind == R_PROD;
+    /* float sums too: their runs' bits depend on where the runs start (Note [Float sums in
+     * blocks]) */
+    int fixed_chunks = kind == R_LSE || kind == R_PROD ||
+                       ((kind == R_SUM || kind == R_MEAN) && !pl.use_int && !IS_LOWP(pl.dt));
     int fp_columns = column_fold_kind(kind, pl.dt, p);
     /* logsumexp's columns: the softmax kernels, where this CPU has them (asked with w = 0) */
     fp_columns |= kind == R_LSE && ptl_softmax_expsum_cols(pl.dt, pl.base, 0, 0, 0, NULL, NULL);
@@ -982,9 +991,9 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
         rc = ptl_parallel_for(0, units, grain, reduce_columns, &pl);
     }
     else if ((fixed_chunks ? pl.nout == 1 : pl.nout < nt) && pl.R >= 2 * PTL_GRAIN_SIZE) {
-        /* few outputs, long reductions: split each reduction over the threads (logsumexp's
-         * and prod's one output into the same chunks whatever the thread count, so the same
-         * bits) */
+        /* few outputs, long reductions: split each reduction over the threads (logsumexp's,
+         * prod's and the float sums' one output into the same chunks whatever the thread
+         * count, so the same bits) */
         if ((job = malloc(sizeof(*job))) == NULL) {
             ptl_nogil_end(token);
             return ptl_error_set(PTL_ERR_MEMORY, "out of memory");

@@ -62,12 +62,50 @@ hsum_avx2(__m256d a)
     return _mm_cvtsd_f64(_mm_add_sd(lo, _mm_unpackhi_pd(lo, lo)));
 }
 
-/* 16 floats per step, widened to double into four accumulators of 4 lanes */
+/* Note [Float sums in blocks]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A float32 run sums in sixteen double lanes (four accumulators of four), sixteen values a
+ * step, so every value was widened to double on its own: one vcvtps2pd per four values bound
+ * x.mean((2, 3)) of 32 x 32 planes at 0.63x PyTorch's float sums.  Runs of SUM_BLOCK values
+ * or more now add each whole block of SUM_BLOCK values in 32 float lanes first (lane l the
+ * values i = l mod 32 of the block, eight each, in order), and the block's lanes l and
+ * l + 4 (of each group of eight) widened and added in double into lane l mod 16 of the
+ * accumulators; the values past the last whole block go sixteen a step and one by one, as
+ * before.  Each float lane adds eight values, so its error is at most 7 ulp of their
+ * magnitude (about 4e-7 of the sum of |x|, against 1e-16 in double before; PyTorch's cascade
+ * of float sums is no better); a run shorter than SUM_BLOCK keeps its bits.  The blocks
+ * start at the run's start, so a sum's bits depend on where its runs begin: one output's
+ * long sum splits into chunks that depend on its length alone (reduce.c), never on the
+ * thread count, and the runs summed two or four at a time (Note [Sums of many runs]) are
+ * shorter than a block. */
+#define SUM_BLOCK 256
+
+/* 16 floats per step, widened to double into four accumulators of 4 lanes, after the whole
+ * blocks of Note [Float sums in blocks] */
 __attribute__((target("avx2,fma"))) static double
 sum_f4_avx2(const float *x, int64_t n)
 {
     __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
     int64_t i = 0;
+    for (; i + SUM_BLOCK <= n; i += SUM_BLOCK) {
+        __m256 p0 = _mm256_loadu_ps(x + i), p1 = _mm256_loadu_ps(x + i + 8);
+        __m256 p2 = _mm256_loadu_ps(x + i + 16), p3 = _mm256_loadu_ps(x + i + 24);
+        for (int64_t j = i + 32; j < i + SUM_BLOCK; j += 32) {
+            p0 = _mm256_add_ps(p0, _mm256_loadu_ps(x + j));
+            p1 = _mm256_add_ps(p1, _mm256_loadu_ps(x + j + 8));
+            p2 = _mm256_add_ps(p2, _mm256_loadu_ps(x + j + 16));
+            p3 = _mm256_add_ps(p3, _mm256_loadu_ps(x + j + 24));
+        }
+        /* float lanes 8 q + (0..3) and 8 q + (4..7) into double accumulator q */
+        a0 = _mm256_add_pd(a0, _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(p0)),
+                                             _mm256_cvtps_pd(_mm256_extractf128_ps(p0, 1))));
+        a1 = _mm256_add_pd(a1, _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(p1)),
+                                             _mm256_cvtps_pd(_mm256_extractf128_ps(p1, 1))));
+        a2 = _mm256_add_pd(a2, _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(p2)),
+                                             _mm256_cvtps_pd(_mm256_extractf128_ps(p2, 1))));
+        a3 = _mm256_add_pd(a3, _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(p3)),
+                                             _mm256_cvtps_pd(_mm256_extractf128_ps(p3, 1))));
+    }
     for (; i + 16 <= n; i += 16) {
         a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
         a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
@@ -214,7 +252,8 @@ ptl_red_sum_contiguous(PtlDtype dt, const char *p, int64_t n)
  * a run paid the capability check, the call and the final horizontal add for every run of
  * 49 or 64 values, its four add chains waiting on the add's latency (0.8x PyTorch's time on
  * 7 x 7 and 8 x 8 planes).  ptl_red_sum_runs sums the runs of a block two at a time, each with
- * the steps of ptl_red_sum_contiguous, so every sum keeps its bits.  Runs of PAIRED_RUNS
+ * the steps of ptl_red_sum_contiguous, so every sum keeps its bits (float32 runs shorter
+ * than SUM_BLOCK, which have no blocks: Note [Float sums in blocks]).  Runs of PAIRED_RUNS
  * values or more go one at a time: there the float32 sum is bound by its widening to double
  * (one vcvtps2pd per 4 values; 0.62-0.7x PyTorch's float sums from 16 x 16 to 32 x 32
  * planes, either way), and pairs of 56 x 56 planes ran 2.5x slower than single ones.
@@ -229,7 +268,8 @@ ptl_red_sum_runs(PtlDtype dt, const char *p, int64_t step, int64_t n, int64_t ru
 {
     int64_t r = 0;
 #ifdef HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && n < PAIRED_RUNS) {
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2 &&
+        n < (dt == PTL_DTYPE_FLOAT32 ? SUM_BLOCK : PAIRED_RUNS)) {
         for (; dt == PTL_DTYPE_FLOAT32 && r + 4 <= runs; r += 4) {
             sum4_f4_avx2((const float *)(p + r * step), step / 4, n, sums + r);
         }
@@ -504,7 +544,30 @@ ptl_red_powsum_contiguous(PtlDtype dt, const char *p, int64_t n, int square)
 }
 
 /* acc[k] += the sum of nrows float32 rows x, x + rs, ... (k < n): PTL_RED_COL_GROUP rows a time
- * in float32 (8 lanes per AVX2 instruction), each group's partial sums added in double */
+ * in float32 (8 lanes per AVX2 instruction), each group's partial sums added in double.
+ * Within a group, the columns go 32 at a time with their partial sums in four vectors of
+ * eight floats (registers: one load and one add per eight values, where a buffer in memory
+ * took two loads and a store), the last ones through the buffer; each column's partial sum
+ * adds the same values in the same order either way, so the bits do not depend on n. */
+typedef float RedVecF __attribute__((vector_size(32)));
+#define ROW_COLS 64
+
+/* part[0 .. 8 nv) = the float32 sums of the rows r0 .. r1 - 1 of x, in nv vectors (nv a
+ * constant where it is inlined, so that they stay in registers) */
+static inline __attribute__((always_inline)) void
+add_rows_f4_regs(float *part, const char *x, int64_t rs, int64_t r0, int64_t r1, int nv)
+{
+    RedVecF p[ROW_COLS / 8] = {{0}};
+    for (int64_t r = r0; r < r1; r++) {
+        const float *row = (const float *)(x + r * rs);
+        for (int q = 0; q < nv; q++) {
+            RedVecF u;
+            memcpy(&u, row + 8 * q, sizeof u);
+            p[q] += u;
+        }
+    }
+    memcpy(part, p, sizeof(RedVecF) * (size_t)nv);
+}
 
 /* The loops of add_rows_f4 and add_rows_f4_avx2, inlined into each so that the compiler
  * vectorizes them for that function's target. */
@@ -512,12 +575,24 @@ static inline __attribute__((always_inline)) void
 add_rows_f4_loops(double *acc, const char *x, int64_t rs, int64_t nrows, int64_t n)
 {
     float part[PTL_RED_COL_BLOCK];
+    const int64_t full = n <= ROW_COLS && n % 8 == 0 ? n : 0;
     for (int64_t r0 = 0; r0 < nrows; r0 += PTL_RED_COL_GROUP) {
         int64_t r1 = r0 + PTL_RED_COL_GROUP < nrows ? r0 + PTL_RED_COL_GROUP : nrows;
-        memset(part, 0, sizeof(float) * (size_t)n);
+        switch (full / 8) {
+        case 1: add_rows_f4_regs(part, x, rs, r0, r1, 1); break;
+        case 2: add_rows_f4_regs(part, x, rs, r0, r1, 2); break;
+        case 3: add_rows_f4_regs(part, x, rs, r0, r1, 3); break;
+        case 4: add_rows_f4_regs(part, x, rs, r0, r1, 4); break;
+        case 5: add_rows_f4_regs(part, x, rs, r0, r1, 5); break;
+        case 6: add_rows_f4_regs(part, x, rs, r0, r1, 6); break;
+        case 7: add_rows_f4_regs(part, x, rs, r0, r1, 7); break;
+        case 8: add_rows_f4_regs(part, x, rs, r0, r1, 8); break;
+        default: break;
+        }
+        memset(part + full, 0, sizeof(float) * (size_t)(n - full));
         for (int64_t r = r0; r < r1; r++) {
             const float *row = (const float *)(x + r * rs);
-            for (int64_t k = 0; k < n; k++) {
+            for (int64_t k = full; k < n; k++) {
                 part[k] += row[k];
             }
         }
@@ -526,6 +601,7 @@ add_rows_f4_loops(double *acc, const char *x, int64_t rs, int64_t nrows, int64_t
         }
     }
 }
+#undef ROW_COLS
 
 static void
 add_rows_f4(double *acc, const char *x, int64_t rs, int64_t nrows, int64_t n)
