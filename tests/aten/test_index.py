@@ -280,6 +280,39 @@ def test_scatter_reduce(dtype, reduce, include_self, dim):
                  dtype=dtype)
 
 
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+@pytest.mark.parametrize("reduce,ufunc", [("prod", np.multiply), ("amax", np.maximum),
+                                          ("amin", np.minimum)])
+def test_scatter_reduce_float_loops_exact(dtype, reduce, ufunc):
+    # scatter_row's typed product / extreme loops (include_self): the bits of NumPy's ufunc.at
+    # in the dtype (a float32 product rounds once either way), NaN propagating as
+    # np.maximum's; many duplicates, lengths around ROW_CHUNK = 256, strided src and index
+    npdt = NP_DTYPE[dtype]
+    rng = np.random.default_rng(5)
+    for n in [0, 1, 255, 256, 257, 1000]:
+        for size in [1, 7, 300]:
+            a = rng.standard_normal(size).astype(npdt)
+            v = (1 + rng.standard_normal(2 * n) / 8).astype(npdt)
+            if n > 3:
+                v[3] = np.nan
+            i = rng.integers(0, size, 2 * n)
+            src, idx = ptl.tensor(v)[::2], ptl.tensor(i)[::2]
+            want = a.copy()
+            ufunc.at(want, i[::2], v[::2])
+            got = ptl.tensor(a).scatter_reduce(0, idx, src, reduce)
+            np.testing.assert_array_equal(got.numpy(), want)
+    x, a = make((40, 30), dtype, "transposed", seed=3)
+    i = rng.integers(0, 40, (300, 30))
+    v = rng.standard_normal((300, 30)).astype(npdt)
+    want = a.copy()
+    ufunc.at(want, (i, np.arange(30)[None, :]), v)
+    np.testing.assert_array_equal(x.scatter_reduce(0, ptl.tensor(i), ptl.tensor(v),
+                                                   reduce).numpy(), want)
+    with pytest.raises(RuntimeError, match="index 7 is out of bounds for dimension 0 with size 7"):
+        ptl.zeros(7, dtype=dtype).scatter_reduce(0, ptl.tensor([1, 7]), ptl.ones(2, dtype=dtype),
+                                                  reduce)
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_scatter_add_and_legacy_reduce(dtype):
     x, a = make((3, 4), dtype, low=0, high=2)
