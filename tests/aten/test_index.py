@@ -153,6 +153,51 @@ def test_index_put_accumulate(dtype, layout):
     assert_close(x, ref(a))   # functional form leaves self alone
 
 
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int64, ptl.float16], ids=str)
+@pytest.mark.parametrize("idtype", [np.int64, np.int32], ids=str)
+def test_index_put_flat_element_loops(dtype, idtype):
+    # Note [One-dim index offsets] and index.c flat_scatter: one value per index offset, the
+    # bits of NumPy's ufunc.at in the dtype (float sums round once), duplicates, negative and
+    # strided indices, whole and one-element values, several 1-D indices, and the bad index
+    rng = np.random.default_rng(11)
+    npdt = NP_DTYPE[dtype]
+    for n in [0, 1, 5, 1000]:
+        a = (rng.standard_normal(37) * 4).astype(npdt)
+        i = rng.integers(-37, 37, 2 * n).astype(idtype)
+        v = (rng.standard_normal(2 * n) * 4).astype(npdt)
+        idx, vals = ptl.tensor(i)[::2], ptl.tensor(v)[::2]
+        for accumulate in (False, True):
+            want = a.copy()
+            if accumulate:
+                np.add.at(want, i[::2], v[::2])
+            else:
+                for k, val in zip(i[::2], v[::2]):
+                    want[k] = val
+            got = ptl.tensor(a).index_put_((idx,), vals.contiguous(), accumulate=accumulate)
+            np.testing.assert_array_equal(got.numpy(), want)
+            want = a.copy()
+            np.add.at(want, i[::2], npdt(2)) if accumulate else want.__setitem__(i[::2], 2)
+            got = ptl.tensor(a).index_put_((idx,), ptl.tensor(2, dtype=dtype), accumulate)
+            np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(ptl.tensor(a)[idx].numpy(), a[i[::2]])
+    x = rng.standard_normal((6, 7)).astype(np.float32)
+    r, c = rng.integers(-6, 6, 50), rng.integers(0, 7, 50)
+    want = x.copy()
+    np.add.at(want, (r, c), np.float32(1.5))
+    got = ptl.tensor(x).index_put_((ptl.tensor(r), ptl.tensor(c)), ptl.tensor(1.5), True)
+    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(ptl.tensor(x)[ptl.tensor(r), ptl.tensor(c)].numpy(), x[r, c])
+    for bad, msg in [(37, "index 37 is out of bounds for dimension 0 with size 37"),
+                     (-38, "index -38 is out of bounds for dimension 0 with size 37")]:
+        y = ptl.zeros(37, dtype=dtype)
+        with pytest.raises(IndexError, match=msg):
+            y.index_put_((ptl.tensor([1, bad, 2]),), ptl.ones(3, dtype=dtype), True)
+        with pytest.raises(IndexError, match=msg):
+            y[ptl.tensor([bad])]
+    with pytest.raises(IndexError, match="index 6 is out of bounds for dimension 1 with size 6"):
+        ptl.zeros(3, 6)[ptl.tensor([0]), ptl.tensor([6])]
+
+
 def test_index_put_inplace_returns_self():
     x = ptl.zeros(2, 3)
     r = x.index_put_((ptl.tensor([1]), ptl.tensor([2])), ptl.tensor(5.0))
