@@ -917,6 +917,30 @@ def test_bincount(dtype):
     assert_close(ptl.bincount(ptl.tensor([], dtype=dtype)), np.zeros(0, np.int64))
 
 
+@pytest.mark.parametrize("dtype", [ptl.int64, ptl.int32, ptl.int16, ptl.uint8], ids=str)
+def test_bincount_typed_loops_and_lanes(dtype):
+    # Note [Typed bincount]: 4 histograms when n >= 4 * bins and bins <= 65536, else one;
+    # contiguous and strided self, at and across both thresholds
+    rng = np.random.default_rng(3)
+    top = {ptl.uint8: 255, ptl.int16: 32767}.get(dtype, 70000)
+    for n, hi in [(0, 1), (1, 1), (7, 2), (8, 2), (9, 2), (400, 100), (399, 100), (401, 100),
+                  (300000, min(top, 65536)), (300000, min(top, 65537)), (5000, 1000)]:
+        a = rng.integers(0, hi, 2 * n).astype(NP_DTYPE[dtype])
+        if n and dtype != ptl.uint8:
+            a[0] = hi - 1
+        t = ptl.tensor(a)
+        np.testing.assert_array_equal(ptl.bincount(t).numpy(), np.bincount(a))
+        np.testing.assert_array_equal(ptl.bincount(t[::2]).numpy(), np.bincount(a[::2]))
+        np.testing.assert_array_equal(t[1::2].bincount(minlength=hi + 3).numpy(),
+                                      np.bincount(a[1::2], minlength=hi + 3))
+        assert ptl.bincount(t).dtype == ptl.int64
+    if dtype != ptl.uint8:
+        with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative"):
+            ptl.bincount(ptl.tensor([3, -1, 2], dtype=dtype))
+        with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative"):
+            ptl.bincount(ptl.tensor([3, 0, -1, 5, 1], dtype=dtype)[::2])
+
+
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_histc(dtype, layout):
