@@ -941,6 +941,33 @@ def test_bincount_typed_loops_and_lanes(dtype):
             ptl.bincount(ptl.tensor([3, 0, -1, 5, 1], dtype=dtype)[::2])
 
 
+@pytest.mark.parametrize("bdt", [ptl.int64, ptl.int32, ptl.float32, ptl.float64], ids=str)
+@pytest.mark.parametrize("vdt", [ptl.int64, ptl.float32], ids=str)
+def test_searchsorted_typed_and_generic_loops(bdt, vdt):
+    # Note [Typed searches] (same dtypes) and the generic loop (mixed): NumPy's positions,
+    # NaN values at the end either side as PyTorch puts them, duplicates, infinities, every
+    # boundary length up to 9, strided and 2-D values, int32 output
+    rng = np.random.default_rng(8)
+    for n in list(range(10)) + [100]:
+        b = np.sort(rng.integers(-6, 6, n)).astype(NP_DTYPE[bdt])
+        if bdt.is_floating_point and n > 2:
+            b[0], b[-1] = -np.inf, np.inf
+        v = rng.integers(-8, 8, (6, 10)).astype(NP_DTYPE[vdt])
+        if vdt.is_floating_point:
+            v[0, :4] = [np.nan, np.inf, -np.inf, 0.5]
+        for right in (False, True):
+            want = np.searchsorted(b.astype(np.float64), v.astype(np.float64),
+                                   "right" if right else "left")
+            bt, vt = ptl.tensor(b), ptl.tensor(v)
+            got = ptl.searchsorted(bt, vt, right=right)
+            np.testing.assert_array_equal(got.numpy(), want)
+            got = ptl.searchsorted(bt, vt[:, ::3], right=right, out_int32=True)
+            assert got.dtype == ptl.int32
+            np.testing.assert_array_equal(got.numpy(), want[:, ::3])
+            np.testing.assert_array_equal(ptl.bucketize(vt.t(), bt, right=right).numpy(),
+                                          want.T)
+
+
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_histc(dtype, layout):

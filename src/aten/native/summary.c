@@ -745,19 +745,66 @@ histc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- searchsorted, bucketize ---- */
 
-/* Compares value v (dtype vt) with boundary b (dtype bt) exactly when both are integers. */
+/* Whether the search for value v (dtype vt) goes right past boundary b (dtype bt), exactly
+ * when both are integers: !(b >= v), or !(b > v) when right, PyTorch's rule (a NaN value
+ * goes past every boundary, so it lands at the end either way). */
 static inline int
-mixed_cmp(const char *b, PtlDtype bt, const char *v, PtlDtype vt)
+mixed_go_right(const char *b, PtlDtype bt, const char *v, PtlDtype vt, int right)
 {
     if (!ptl_dtype_is_floating(bt) && !ptl_dtype_is_floating(vt)) {
         int64_t x = ptl_load_int(b, bt), y = ptl_load_int(v, vt);
-        return (x > y) - (x < y);
+        return right ? !(x > y) : !(x >= y);
     }
     double x = ptl_load_double(b, bt), y = ptl_load_double(v, vt);
-    return (x > y) - (x < y);
+    return right ? !(x > y) : !(x >= y);
 }
 
 int (*ptl_device_search_hook)(const PtlDeviceSearchArgs *a);
+
+/* Note [Typed searches]
+ * ~~~~~~~~~~~~~~~~~~~~~
+ * One row of boundaries and values of its dtype (int64, int32, float32, float64), without a
+ * sorter, search in a typed loop without branches on the data: the candidate range halves
+ * by a mask, going right past boundary b when !(b >= v) (left) or !(b > v) (right), as
+ * mixed_go_right does (PyTorch's rule: a NaN value lands at the end), so sorted boundaries
+ * give the generic loop's positions.  The generic loop's two generic loads per step and mispredicted
+ * branches had left bucketize(A, linspace(-3, 3, 100)) of 1e6 values at 0.59x PyTorch's
+ * time, and isin (a search in the sorted test elements) at 0.47x (issue 16). */
+#define TYPED_SEARCH(T)                                                                   \
+    for (int64_t i = 0; i < n; i++) {                                                     \
+        const T *b = (const T *)bp, v = ((const T *)vp)[i];                               \
+        int64_t m = len;                                                                  \
+        while (m > 1) {                                                                   \
+            int64_t half = m / 2;                                                         \
+            int64_t go = right ? !(b[half - 1] > v) : !(b[half - 1] >= v);                \
+            b += half & -go;   /* a mask, not a branch */                              \
+            m -= half;                                                                    \
+        }                                                                                 \
+        int64_t at = (b - (const T *)bp) + (len > 0 && (right ? !(*b > v) : !(*b >= v))); \
+        if (out_int32) {                                                                  \
+            ((int32_t *)op)[i] = (int32_t)at;                                             \
+        }                                                                                 \
+        else {                                                                            \
+            ((int64_t *)op)[i] = at;                                                      \
+        }                                                                                 \
+    }                                                                                     \
+    return 1;
+
+/* The positions of the n values vp in the len sorted boundaries bp (both of dtype dt) into
+ * op (int32 or int64), Note [Typed searches]; 1 when done, 0 for the generic loop */
+static int
+typed_search(const char *bp, const char *vp, PtlDtype dt, int64_t len, int64_t n, int right,
+             int out_int32, char *op)
+{
+    switch (dt) {
+    case PTL_DTYPE_INT64: TYPED_SEARCH(int64_t)
+    case PTL_DTYPE_INT32: TYPED_SEARCH(int32_t)
+    case PTL_DTYPE_FLOAT32: TYPED_SEARCH(float)
+    case PTL_DTYPE_FLOAT64: TYPED_SEARCH(double)
+    default: return 0;
+    }
+}
+#undef TYPED_SEARCH
 
 /* 0 when t (the values, or the sorter when is_sorter) is on bnd's device, else -1 with
  * searchsorted's device error */
@@ -887,6 +934,11 @@ search(PtlIValue *s, PtlTensorImpl *bnd, PtlTensorImpl *vals, int out_int32, int
     }
     size_t bi = ptl_tensor_itemsize(bc), vi = ptl_tensor_itemsize(vc);
     const char *bp = ptl_tensor_data(bc), *vp = ptl_tensor_data(vc);
+    if (bnd->dim <= 1 && sc == NULL && bc->dtype == vc->dtype &&
+        typed_search(bp, vp, bc->dtype, len, vals->numel, right, out_int32,
+                     ptl_tensor_data(out))) {
+        goto done;
+    }
     for (int64_t i = 0; i < vals->numel; i++) {
         int64_t row = bnd->dim > 1 ? i / (per_row ? per_row : 1) : 0;
         int64_t lo = 0, hi = len;
@@ -894,8 +946,7 @@ search(PtlIValue *s, PtlTensorImpl *bnd, PtlTensorImpl *vals, int out_int32, int
         while (lo < hi) {
             int64_t mid = lo + (hi - lo) / 2;
             int64_t at = row * len + (srt ? srt[row * len + mid] : mid);
-            int c = mixed_cmp(bp + at * (int64_t)bi, bc->dtype, v, vc->dtype);
-            if (c < 0 || (right && c == 0)) {
+            if (mixed_go_right(bp + at * (int64_t)bi, bc->dtype, v, vc->dtype, right)) {
                 lo = mid + 1;
             }
             else {
