@@ -1,7 +1,7 @@
 """Foundation benchmarks: per-op overhead of x + y, big elementwise ops, a full reduction,
 half-precision casts, the training casts, clamp, transposed copies, the offset-table shape
-ops, row and element indexing, fills, constant padding, seeded random fills, boolean-mask ops
-and cumsum.  Each group runs pytorchlite, NumPy and (when installed) PyTorch on the same data."""
+ops, row and element indexing, fills, constant padding, seeded random fills, boolean-mask ops,
+cumsum and the index, search and shape ops of issue 16's sweep.  Each group runs pytorchlite, NumPy and (when installed) PyTorch on the same data."""
 import numpy as np
 import pytest
 
@@ -463,3 +463,55 @@ def test_cumsum_int64(benchmark, impl, dim):
     benchmark.group = f"cumsum({dim}) 1000x1000 int64"
     fn = (lambda x: np.cumsum(x, dim)) if impl == "numpy" else (lambda x: x.cumsum(dim))
     run(benchmark, impl, fn, np.random.default_rng(0).integers(-1000, 1000, (1000, 1000)))
+
+
+def _np_pdist(a):
+    d = np.sqrt(((a[:, None, :] - a[None, :, :]) ** 2).sum(-1))
+    return d[np.triu_indices(a.shape[0], 1)]
+
+
+def _np_scatter_amax(a, i):
+    out = np.zeros(1000, np.float32)
+    np.maximum.at(out, i, a.reshape(-1))
+    return out
+
+
+# (tensor fn, NumPy fn) of (A = 1000x1000 float32, I = 1e6 int64 in [0, 1000))
+SWEEP_OPS = {
+    "zeros(1000).scatter_reduce(0, I, A, amax)": (
+        lambda m, a, i: m.zeros(1000).scatter_reduce(0, i, a.view(-1), "amax"),
+        _np_scatter_amax),
+    "A.view(-1).index_put_((I,), 1, accumulate)": (
+        lambda m, a, i: a.clone().view(-1).index_put_((i,), m.ones(10**6), accumulate=True),
+        lambda a, i: _np_index_add(a.reshape(-1), i, np.ones(10**6, np.float32))),
+    "bincount(I)": (lambda m, a, i: m.bincount(i), lambda a, i: np.bincount(i)),
+    "isin(I, I[:1000])": (lambda m, a, i: m.isin(i, i[:1000]), lambda a, i: np.isin(i, i[:1000])),
+    "bucketize(A, linspace(-3, 3, 100))": (
+        lambda m, a, i: m.bucketize(a, m.linspace(-3, 3, 100)),
+        lambda a, i: np.searchsorted(np.linspace(-3, 3, 100, dtype=np.float32), a)),
+    "rot90(A)": (lambda m, a, i: m.rot90(a), lambda a, i: np.ascontiguousarray(np.rot90(a))),
+    "triu_indices(1000, 1000)": (lambda m, a, i: m.triu_indices(1000, 1000),
+                                 lambda a, i: np.stack(np.triu_indices(1000))),
+    "prod(A * 0.01 + 1, 1)": (lambda m, a, i: m.prod(a * 0.01 + 1, 1),
+                              lambda a, i: np.prod(a * np.float32(0.01) + 1, 1)),
+    "pdist(A[:500, :64])": (lambda m, a, i: m.pdist(a[:500, :64]),
+                            lambda a, i: _np_pdist(a[:500, :64])),
+    "cat(chunk(A, 10, 1), 0)": (lambda m, a, i: m.cat(m.chunk(a, 10, 1), 0),
+                                lambda a, i: np.concatenate(np.array_split(a, 10, 1), 0)),
+}
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", list(SWEEP_OPS))
+def test_index_sweep(benchmark, impl, op):
+    """The index, search and shape ops of issue 16's sweep (docs/performance.md, Index and
+    shape ops of the sweep)."""
+    benchmark.group = f"{op}"
+    tensor_fn, numpy_fn = SWEEP_OPS[op]
+    a, i = randn((1000, 1000)), np.random.default_rng(1).integers(0, 1000, 10**6)
+    if impl == "numpy":
+        benchmark(numpy_fn, a, i)
+        return
+    m = lib(impl)
+    args = [make(impl, a), make(impl, i)]
+    benchmark(lambda x, y: tensor_fn(m, x, y), *args)

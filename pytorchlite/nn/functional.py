@@ -1242,6 +1242,9 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return _vector_norm(d, p, dim, keepdim)
 
 
+_PDIST_CHUNK = 1 << 18   # pdist's elements of differences at a time
+
+
 def pdist(input, p=2):
     """The p-norm distances between the rows of input [N, M]: the upper triangle of
     cdist(input, input) without the diagonal, row by row (N * (N - 1) / 2 values)."""
@@ -1252,10 +1255,15 @@ def pdist(input, p=2):
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     i, j = torch.triu_indices(input.size(0), input.size(0), 1, device=input.device)
-    diff = input[i] - input[j]
     if input.size(1) == 0:   # no coordinates: every distance 0 (the inf norm has no identity)
-        return diff.sum(1)
-    return torch.linalg.vector_norm(diff, p, 1)
+        return (input[i] - input[j]).sum(1)
+    # _PDIST_CHUNK differences at a time, so that they stay in cache: the same values and
+    # bits as one pass, at half its time on 500 x 64 (which had been 0.08x PyTorch's, issue 16)
+    step = max(1, _PDIST_CHUNK // input.size(1))
+    if i.numel() <= step:
+        return torch.linalg.vector_norm(input[i] - input[j], p, 1)
+    return torch.cat([torch.linalg.vector_norm(input[i[k:k + step]] - input[j[k:k + step]], p, 1)
+                      for k in range(0, i.numel(), step)])
 
 
 @_autocast_to_float32

@@ -153,6 +153,51 @@ def test_index_put_accumulate(dtype, layout):
     assert_close(x, ref(a))   # functional form leaves self alone
 
 
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int64, ptl.float16], ids=str)
+@pytest.mark.parametrize("idtype", [np.int64, np.int32], ids=str)
+def test_index_put_flat_element_loops(dtype, idtype):
+    # Note [One-dim index offsets] and index.c flat_scatter: one value per index offset, the
+    # bits of NumPy's ufunc.at in the dtype (float sums round once), duplicates, negative and
+    # strided indices, whole and one-element values, several 1-D indices, and the bad index
+    rng = np.random.default_rng(11)
+    npdt = NP_DTYPE[dtype]
+    for n in [0, 1, 5, 1000]:
+        a = (rng.standard_normal(37) * 4).astype(npdt)
+        i = rng.integers(-37, 37, 2 * n).astype(idtype)
+        v = (rng.standard_normal(2 * n) * 4).astype(npdt)
+        idx, vals = ptl.tensor(i)[::2], ptl.tensor(v)[::2]
+        for accumulate in (False, True):
+            want = a.copy()
+            if accumulate:
+                np.add.at(want, i[::2], v[::2])
+            else:
+                for k, val in zip(i[::2], v[::2]):
+                    want[k] = val
+            got = ptl.tensor(a).index_put_((idx,), vals.contiguous(), accumulate=accumulate)
+            np.testing.assert_array_equal(got.numpy(), want)
+            want = a.copy()
+            np.add.at(want, i[::2], npdt(2)) if accumulate else want.__setitem__(i[::2], 2)
+            got = ptl.tensor(a).index_put_((idx,), ptl.tensor(2, dtype=dtype), accumulate)
+            np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(ptl.tensor(a)[idx].numpy(), a[i[::2]])
+    x = rng.standard_normal((6, 7)).astype(np.float32)
+    r, c = rng.integers(-6, 6, 50), rng.integers(0, 7, 50)
+    want = x.copy()
+    np.add.at(want, (r, c), np.float32(1.5))
+    got = ptl.tensor(x).index_put_((ptl.tensor(r), ptl.tensor(c)), ptl.tensor(1.5), True)
+    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(ptl.tensor(x)[ptl.tensor(r), ptl.tensor(c)].numpy(), x[r, c])
+    for bad, msg in [(37, "index 37 is out of bounds for dimension 0 with size 37"),
+                     (-38, "index -38 is out of bounds for dimension 0 with size 37")]:
+        y = ptl.zeros(37, dtype=dtype)
+        with pytest.raises(IndexError, match=msg):
+            y.index_put_((ptl.tensor([1, bad, 2]),), ptl.ones(3, dtype=dtype), True)
+        with pytest.raises(IndexError, match=msg):
+            y[ptl.tensor([bad])]
+    with pytest.raises(IndexError, match="index 6 is out of bounds for dimension 1 with size 6"):
+        ptl.zeros(3, 6)[ptl.tensor([0]), ptl.tensor([6])]
+
+
 def test_index_put_inplace_returns_self():
     x = ptl.zeros(2, 3)
     r = x.index_put_((ptl.tensor([1]), ptl.tensor([2])), ptl.tensor(5.0))
@@ -278,6 +323,39 @@ def test_scatter_reduce(dtype, reduce, include_self, dim):
     got = x.scatter_reduce(dim, ptl.tensor(idx), s, reduce, include_self=include_self)
     assert_close(got, exp if dtype in FLOAT_DTYPES else exp.astype(NP_DTYPE[dtype]),
                  dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+@pytest.mark.parametrize("reduce,ufunc", [("prod", np.multiply), ("amax", np.maximum),
+                                          ("amin", np.minimum)])
+def test_scatter_reduce_float_loops_exact(dtype, reduce, ufunc):
+    # scatter_row's typed product / extreme loops (include_self): the bits of NumPy's ufunc.at
+    # in the dtype (a float32 product rounds once either way), NaN propagating as
+    # np.maximum's; many duplicates, lengths around ROW_CHUNK = 256, strided src and index
+    npdt = NP_DTYPE[dtype]
+    rng = np.random.default_rng(5)
+    for n in [0, 1, 255, 256, 257, 1000]:
+        for size in [1, 7, 300]:
+            a = rng.standard_normal(size).astype(npdt)
+            v = (1 + rng.standard_normal(2 * n) / 8).astype(npdt)
+            if n > 3:
+                v[3] = np.nan
+            i = rng.integers(0, size, 2 * n)
+            src, idx = ptl.tensor(v)[::2], ptl.tensor(i)[::2]
+            want = a.copy()
+            ufunc.at(want, i[::2], v[::2])
+            got = ptl.tensor(a).scatter_reduce(0, idx, src, reduce)
+            np.testing.assert_array_equal(got.numpy(), want)
+    x, a = make((40, 30), dtype, "transposed", seed=3)
+    i = rng.integers(0, 40, (300, 30))
+    v = rng.standard_normal((300, 30)).astype(npdt)
+    want = a.copy()
+    ufunc.at(want, (i, np.arange(30)[None, :]), v)
+    np.testing.assert_array_equal(x.scatter_reduce(0, ptl.tensor(i), ptl.tensor(v),
+                                                   reduce).numpy(), want)
+    with pytest.raises(RuntimeError, match="index 7 is out of bounds for dimension 0 with size 7"):
+        ptl.zeros(7, dtype=dtype).scatter_reduce(0, ptl.tensor([1, 7]), ptl.ones(2, dtype=dtype),
+                                                  reduce)
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
@@ -861,6 +939,59 @@ def test_bincount(dtype):
     assert_close(ptl.bincount(ptl.tensor(a), ptl.tensor(a)), np.bincount(a, a),
                  dtype=ptl.float64)
     assert_close(ptl.bincount(ptl.tensor([], dtype=dtype)), np.zeros(0, np.int64))
+
+
+@pytest.mark.parametrize("dtype", [ptl.int64, ptl.int32, ptl.int16, ptl.uint8], ids=str)
+def test_bincount_typed_loops_and_lanes(dtype):
+    # Note [Typed bincount]: 4 histograms when n >= 4 * bins and bins <= 65536, else one;
+    # contiguous and strided self, at and across both thresholds
+    rng = np.random.default_rng(3)
+    top = {ptl.uint8: 255, ptl.int16: 32767}.get(dtype, 70000)
+    for n, hi in [(0, 1), (1, 1), (7, 2), (8, 2), (9, 2), (400, 100), (399, 100), (401, 100),
+                  (300000, min(top, 65536)), (300000, min(top, 65537)), (5000, 1000)]:
+        a = rng.integers(0, hi, 2 * n).astype(NP_DTYPE[dtype])
+        if n and dtype != ptl.uint8:
+            a[0] = hi - 1
+        t = ptl.tensor(a)
+        np.testing.assert_array_equal(ptl.bincount(t).numpy(), np.bincount(a))
+        np.testing.assert_array_equal(ptl.bincount(t[::2]).numpy(), np.bincount(a[::2]))
+        np.testing.assert_array_equal(t[1::2].bincount(minlength=hi + 3).numpy(),
+                                      np.bincount(a[1::2], minlength=hi + 3))
+        assert ptl.bincount(t).dtype == ptl.int64
+    if dtype != ptl.uint8:
+        with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative"):
+            ptl.bincount(ptl.tensor([3, -1, 2], dtype=dtype))
+        with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative"):
+            ptl.bincount(ptl.tensor([3, 0, -1, 5, 1], dtype=dtype)[::2])
+
+
+@pytest.mark.parametrize("bdt", [ptl.int64, ptl.int32, ptl.float32, ptl.float64], ids=str)
+@pytest.mark.parametrize("vdt", [ptl.int64, ptl.float32], ids=str)
+def test_searchsorted_typed_and_generic_loops(bdt, vdt):
+    # Note [Typed searches] (same dtypes) and the generic loop (mixed): NumPy's positions,
+    # duplicates, infinities, every boundary length up to 9, strided and 2-D values, int32
+    # output; a NaN value at 0 on the left (PyTorch: at the end; the device's search_plan.h
+    # keeps the same rule as the CPU loops) and at the end on the right
+    rng = np.random.default_rng(8)
+    for n in list(range(10)) + [100]:
+        b = np.sort(rng.integers(-6, 6, n)).astype(NP_DTYPE[bdt])
+        if bdt.is_floating_point and n > 2:
+            b[0], b[-1] = -np.inf, np.inf
+        v = rng.integers(-8, 8, (6, 10)).astype(NP_DTYPE[vdt])
+        if vdt.is_floating_point:
+            v[0, :4] = [np.nan, np.inf, -np.inf, 0.5]
+        for right in (False, True):
+            want = np.searchsorted(b.astype(np.float64), v.astype(np.float64),
+                                   "right" if right else "left")
+            want[np.isnan(v) & (not right)] = 0
+            bt, vt = ptl.tensor(b), ptl.tensor(v)
+            got = ptl.searchsorted(bt, vt, right=right)
+            np.testing.assert_array_equal(got.numpy(), want)
+            got = ptl.searchsorted(bt, vt[:, ::3], right=right, out_int32=True)
+            assert got.dtype == ptl.int32
+            np.testing.assert_array_equal(got.numpy(), want[:, ::3])
+            np.testing.assert_array_equal(ptl.bucketize(vt.t(), bt, right=right).numpy(),
+                                          want.T)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)

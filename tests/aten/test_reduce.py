@@ -1221,9 +1221,9 @@ def lowp_product(v):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("dtype", LOWP, ids=str)
+@pytest.mark.parametrize("dtype", LOWP + [ptl.float32], ids=str)
 def test_lowp_products_in_lanes(dtype, threads):
-    # the bits of the lane order, contiguous, strided and by columns (prod(0): row r into lane
+    # float32 takes the same lanes (issue 16); the bits of the lane order, contiguous, strided and by columns (prod(0): row r into lane
     # r % 32 of its column), at lengths around the 32 lanes, the 1024-value blocks and the
     # chunks of one long product; values near 1 (and a few zeros, infinities and a NaN)
     with num_threads(threads):

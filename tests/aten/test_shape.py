@@ -94,6 +94,29 @@ def test_rot90():
         assert_close(t.rot90(1, [-1, 0]), np.rot90(a, 1, (-1, 0)), dtype=dt)
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_rot90_odd_k_is_a_transposed_flip(layout):
+    # PyTorch's layout: an odd k gives the flipped copy (flip(d1) for k = 1, flip(d0) for
+    # k = 3) with d0 and d1 swapped, so its strides are the copy's swapped; k even: contiguous
+    for shape, dims in [((3, 5), (0, 1)), ((4, 2, 3), (2, 0)), ((2, 3, 4, 5), (1, 3)),
+                        ((0, 3), (0, 1)), ((3, 1), (1, 0))]:
+        t, a = make(shape, ptl.float32, layout, seed=len(shape))
+        for k in (-3, -2, -1, 0, 1, 2, 3, 4, 5):
+            got = t.rot90(k, dims)
+            assert_close(got, np.rot90(a, k, dims), dtype=ptl.float32)
+            strides = list(ptl.empty(shape).stride())
+            if k % 2 == 1:
+                strides[dims[0]], strides[dims[1]] = strides[dims[1]], strides[dims[0]]
+            else:
+                strides = list(ptl.empty(got.shape).stride())
+            assert list(got.stride()) == strides
+            if torch is not None:
+                want = torch.from_numpy(np.ascontiguousarray(a)).rot90(k, dims)
+                assert got.stride() == want.stride()
+            got.add_(1)   # a fresh copy: t is unchanged
+            np.testing.assert_array_equal(t.numpy(), a)
+
+
 # The innermost rows of flip, roll and repeat (shape_gather.c gather_row): a copy per contiguous
 # run of the source when the runs average at least 16 elements, a reversed typed loop for a
 # flip of the innermost dim, a typed gather otherwise

@@ -10,8 +10,8 @@ import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 from pytorchlite import _nn_ops
 from pytorchlite.autograd import gradcheck
-from helpers import LAYOUTS, assert_close, assert_raises_like_torch, make, to_numpy, torch, \
-    torch_ref
+from helpers import LAYOUTS, assert_close, assert_raises_like_torch, make, num_threads, \
+    to_numpy, torch, torch_ref
 
 SAME_AS_F = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
              "conv_transpose3d", "rms_norm", "adaptive_avg_pool1d", "pixel_shuffle",
@@ -265,6 +265,25 @@ def test_pdist_against_numpy(shape, layout):
     for p in (2.0, 1.0, 0.5, 3, 0, np.inf):
         assert_close(ptl.pdist(x, p), _np_pdist(a, p))
     assert_close(F.pdist(x.float()), _np_pdist(a, 2).astype(np.float32), dtype=ptl.float32)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_pdist_chunks_give_the_one_pass_bits(monkeypatch, threads):
+    # nn.functional._PDIST_CHUNK elements of differences at a time: the pair counts 10 (5 rows)
+    # and 15 (6 rows) at, below and above a chunk of 10 pairs (20 elements of 2 coordinates)
+    rng = np.random.default_rng(4)
+    with num_threads(threads):
+        for rows in (4, 5, 6, 9):
+            a = rng.standard_normal((rows, 2))
+            x = ptl.tensor(a, requires_grad=True)
+            whole = {p: ptl.pdist(x, p) for p in (2.0, 1.0, 3, np.inf)}
+            monkeypatch.setattr(F, "_PDIST_CHUNK", 20)
+            for p, w in whole.items():
+                got = ptl.pdist(x, p)
+                np.testing.assert_array_equal(got.detach().numpy(), w.detach().numpy())
+                assert_close(got.detach(), _np_pdist(a, p))
+            assert gradcheck(lambda t: ptl.pdist(t), (ptl.tensor(a, requires_grad=True),))
+            monkeypatch.setattr(F, "_PDIST_CHUNK", 1 << 18)
 
 
 def test_pdist_gradients_and_errors():

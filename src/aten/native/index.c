@@ -22,6 +22,7 @@
 #include "device_compose.h"
 #include "device_index.h"
 #include "device_reduce.h"
+#include "index_flat.h"
 #include "index_impl.h"
 #include "native.h"
 
@@ -466,7 +467,15 @@ adv_build_host(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, i
     }
     for (int k = 0; k < nidx && !direct; k++) {
         int64_t st[PTL_MAX_DIMS], size = self->sizes[dims[k]], stride = self->strides[dims[k]];
+        int64_t lo = fl == FL_INDEX || fl == FL_FILL ? -size : 0, bad;
         expanded_strides(idx[k], bdim, bshape, st);
+        if (bdim == 1) {   /* Note [One-dim index offsets] */
+            if (index_offsets_1d(ai->off, idx[k], st[0], ai->bnumel, lo, size, stride, &bad)) {
+                range_error(fl, bad, k, dims[k], size);
+                goto done;
+            }
+            continue;
+        }
         if ((walk = walk_offsets(bdim, bshape, st)) == NULL) {
             goto done;
         }
@@ -474,7 +483,7 @@ adv_build_host(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, i
         size_t item = ptl_tensor_itemsize(idx[k]);
         for (int64_t b = 0; b < ai->bnumel; b++) {
             int64_t v = ptl_load_int(data + walk[b] * (int64_t)item, idx[k]->dtype);
-            if (v < (fl == FL_INDEX || fl == FL_FILL ? -size : 0) || v >= size) {
+            if (v < lo || v >= size) {
                 range_error(fl, v, k, dims[k], size);
                 goto done;
             }
@@ -680,6 +689,12 @@ adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Redu
     int rows = whole && n > 1 && is_run(ai->off_after, n) &&
                (r == RED_NONE || (r == RED_SUM && (self->dtype == PTL_DTYPE_FLOAT32 ||
                                                    self->dtype == PTL_DTYPE_FLOAT64)));
+    if (!rows && ai->nbefore == 1 && n == 1 && (whole || values->numel == 1) &&
+        flat_scatter(dst + (ai->off_before[0] + ai->off_after[0]) * (int64_t)item, ai->off,
+                     ai->bnumel, src, whole, self->dtype, r, alpha)) {
+        ptl_tensor_bump_version(self);   /* Note [One-dim index offsets] */
+        return 0;
+    }
     if (!rows && (voff = walk_offsets(ai->out_dim, ai->out_sizes, vst)) == NULL) {
         return -1;
     }

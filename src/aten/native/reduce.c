@@ -53,6 +53,8 @@
 #define BLOCK 256
 #define MAX_CHUNKS 64
 #define COL_BLOCK PTL_RED_COL_BLOCK
+/* the dtypes whose products multiply in lanes (Note [Half-precision products]) */
+#define PROD_LANES(DT) (IS_LOWP(DT) || (DT) == PTL_DTYPE_FLOAT32)
 
 /* One output's running state.  a, b: float state (sum, max, mean / M2, max / sum of exps);
  * i, j: integer state (sum, min / max); n: count (var); idx: argmax's index (-1: none). */
@@ -476,7 +478,7 @@ fold_run(const Plan *pl, Acc *acc, const char *p, int64_t st, int64_t n, int64_t
         acc->i = (int64_t)((uint64_t)acc->i + (uint64_t)ptl_red_sum_int(pl->dt, p, n));
         return;
     }
-    if (pl->kind == R_PROD && IS_LOWP(pl->dt)) {   /* Note [Half-precision products] */
+    if (pl->kind == R_PROD && PROD_LANES(pl->dt)) {   /* Note [Half-precision products] */
         acc->a *= ptl_red_prod_lowp(pl->dt, p, st, n);
         return;
     }
@@ -695,7 +697,7 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
             ptl_red_maxmin_rows_int(si, arg ? sa : NULL, pl->dt, p, pl->rstride[0], pl->R, m,
                                     pl->kind == R_MAX || pl->kind == R_ARGMAX);
         }
-        else if (fold && IS_LOWP(pl->dt) && pl->kind == R_PROD) {
+        else if (fold && PROD_LANES(pl->dt) && pl->kind == R_PROD) {
             ptl_red_prod_rows_lowp(sd, pl->dt, p, pl->rstride[0], pl->R, m);
         }
         else if (fold && IS_LOWP(pl->dt)) {

@@ -425,7 +425,10 @@ parse_reduce(const char *name, int two, int *bad)
 /* One chunk of a scatter row: self[off[j]] (r)= src[j * sstride] for j < m, in order (self
  * is the row start).  count (offset like self, NULL unless mean or !include_self) counts the
  * values each element receives; the first one replaces self's value when !include_self.
- * Float sums add in the stored type, which rounds as combine()'s double add does. */
+ * Float sums add in the stored type, which rounds as combine()'s double add does; float
+ * products, maxima and minima take typed loops too (combine()'s NaN rule; a float32 product
+ * is exact in double, so one rounding either way): through combine() the amax of 1e6 values
+ * had been 0.17x PyTorch's time (issue 16). */
 static void
 scatter_row(char *self, const int64_t *off, const char *src, int64_t sstride, int64_t m,
             PtlDtype dt, Reduce r, int include_self, int64_t *count)
@@ -448,6 +451,26 @@ scatter_row(char *self, const int64_t *off, const char *src, int64_t sstride, in
         return;
     }
 #undef SCATTER_ADD_LOOP
+#define SCATTER_FOLD_LOOP(T, EXPR)                                                          \
+    for (int64_t j = 0; j < m; j++) {                                                       \
+        T *d = (T *)self + off[j], a = *d, b = ((const T *)src)[j * sstride];               \
+        *d = EXPR;                                                                          \
+    }
+#define SCATTER_FOLD_TYPE(T)                                                                \
+    switch (r) {                                                                            \
+    case RED_PROD: SCATTER_FOLD_LOOP(T, a * b) return;                                      \
+    case RED_AMAX: SCATTER_FOLD_LOOP(T, (a != a || a > b) ? a : b) return;                  \
+    case RED_AMIN: SCATTER_FOLD_LOOP(T, (a != a || a < b) ? a : b) return;                  \
+    default: break;                                                                         \
+    }
+    if (count == NULL && dt == PTL_DTYPE_FLOAT32) {
+        SCATTER_FOLD_TYPE(float)
+    }
+    if (count == NULL && dt == PTL_DTYPE_FLOAT64) {
+        SCATTER_FOLD_TYPE(double)
+    }
+#undef SCATTER_FOLD_TYPE
+#undef SCATTER_FOLD_LOOP
     for (int64_t j = 0; j < m; j++) {
         char *d = self + off[j] * (int64_t)item;
         const char *v = src + j * sstride * (int64_t)item;

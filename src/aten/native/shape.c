@@ -237,7 +237,11 @@ rot_fill(int64_t **tab, const PtlTensorImpl *t, const int64_t *sizes, const void
 }
 
 /* rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor: [.., n0 @d0, .., n1 @d1, ..] ->
- * the same with n0 and n1 swapped when k is odd; turns from dims[0] towards dims[1] */
+ * the same with n0 and n1 swapped when k is odd; turns from dims[0] towards dims[1].  As
+ * PyTorch, an odd k gives a transposed view of a flipped copy (flip(d1), or flip(d0) for
+ * k = 3, then d0 and d1 swapped): the copy reads and writes in memory order, where gathering
+ * the rotation into a contiguous result read every value across rows (0.13x PyTorch's time
+ * on 1000x1000, issue 16), and the strides are PyTorch's. */
 static int
 rot90_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -269,8 +273,20 @@ rot90_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     r.k = ((s[1].u.i % 4) + 4) % 4;
     memcpy(sizes, self->sizes, sizeof(sizes));
     if (r.k % 2 == 1) {
+        int flipped[PTL_MAX_DIMS] = {0};
+        int64_t strides[PTL_MAX_DIMS];
+        flipped[r.k == 1 ? r.d1 : r.d0] = 1;
+        PtlTensorImpl *out = gather_new(self, self->dim, sizes, flip_fill, flipped);
+        if (out == NULL) {
+            return -1;
+        }
+        memcpy(strides, out->strides, sizeof(strides));
         sizes[r.d0] = self->sizes[r.d1];
         sizes[r.d1] = self->sizes[r.d0];
+        strides[r.d0] = out->strides[r.d1];
+        strides[r.d1] = out->strides[r.d0];
+        ptl_tensor_impl_set_sizes(out, out->dim, sizes, strides);
+        return set_result(s, out);
     }
     return set_result(s, gather_new(self, self->dim, sizes, rot_fill, &r));
 }
