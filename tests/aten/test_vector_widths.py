@@ -1,7 +1,8 @@
 """The AVX-512 and AVX2 forms of vec_math.h's formulas (Note [Vector twins]) give the same
 bits: every float32 routine (exp, expm1, sigmoid, tanh, erf, log, log1p, sinh, cosh, gelu in
 both forms, silu, elu with selu's and celu's parameters, softplus, logsigmoid, mish, their
-backwards, hardswish), float64 exp, sin, cos, tanh and sigmoid, softmax and log_softmax rows
+backwards, hardswish, exp2, log2, tan, atan), float64 exp, sin, cos, tanh, sigmoid, log2 and
+tan, softmax and log_softmax rows
 and columns (forward and backward, float32 and float64), logsumexp's rows and columns, and
 every pointwise-program instruction run in a subprocess with PTL_CPU_CAPABILITY=avx2 and in
 one with the CPU's own capability, on random values plus the specials and the edges of each
@@ -50,7 +51,8 @@ ops = [("exp", ptl.exp), ("sigmoid", ptl.sigmoid), ("tanh", ptl.tanh), ("erf", p
        ("celu", lambda t: F.celu(t, 0.7)), ("celu_neg", lambda t: F.celu(t, -0.5)),
        ("log1p", ptl.log1p), ("sinh", ptl.sinh), ("cosh", ptl.cosh), ("softplus", F.softplus),
        ("softplus_b2", lambda t: F.softplus(t, 2.0, 30.0)), ("logsigmoid", F.logsigmoid),
-       ("mish", F.mish), ("hardswish", F.hardswish)]
+       ("mish", F.mish), ("hardswish", F.hardswish), ("exp2", ptl.exp2), ("log2", ptl.log2),
+       ("tan", ptl.tan), ("atan", ptl.atan)]
 grads = [("gelu_bw", lambda g, t: ptl.ops.aten.gelu_backward(g, t)),
          ("gelu_tanh_bw", lambda g, t: ptl.ops.aten.gelu_backward(g, t, approximate="tanh")),
          ("silu_bw", lambda g, t: ptl.ops.aten.silu_backward(g, t)),
@@ -112,7 +114,7 @@ x64 = np.concatenate([x.astype(np.float64) * 3, x.astype(np.float64) * 1e5,
                       np.arange(1, 2000) * (np.pi / 2), [1e22, -1e22, 2.0 ** 20, -709.9, 19.5,
                                                          -0.0, 5e-324, 38.0, -745.5]])
 rng.shuffle(x64)
-for f in (ptl.sin, ptl.cos, ptl.tanh, ptl.sigmoid):
+for f in (ptl.sin, ptl.cos, ptl.tanh, ptl.sigmoid, ptl.log2, ptl.tan):
     emit(f(ptl.tensor(x64)))
     emit(f(ptl.tensor(x64)[::3]))
     for n in range(41):
