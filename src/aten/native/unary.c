@@ -6,8 +6,8 @@
  * compute integer and bool inputs in the default float dtype (TensorIterator's
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
  * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, erfinv, sigmoid,
- * tanh, sinh, cosh, exp2, log2, tan and atan and float64 exp, sigmoid, tanh, sin, cos, log2
- * and tan have AVX2 and AVX-512 loops chosen at run time (DispatchStub's cpu capability). */
+ * tanh, sinh, cosh, exp2, log2, tan, atan, asin and erfc and float64 exp, sigmoid, tanh, sin,
+ * cos, log2 and tan have AVX2 and AVX-512 loops chosen at run time (DispatchStub's cpu capability). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -262,7 +262,7 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
 /* ---- vector loops: float32 exp, expm1, erf, erfinv, log, log1p, sigmoid, tanh, sinh, cosh,
- * exp2, log2, tan, atan; float64 exp, sigmoid, tanh, sin, cos, log2, tan
+ * exp2, log2, tan, atan, asin, erfc; float64 exp, sigmoid, tanh, sin, cos, log2, tan
  *
  * The formulas are vec_math.h's, at the widest vector kind the CPU has (AVX-512 or AVX2,
  * the same bits either way); strided data takes the portable loop. */
@@ -300,8 +300,8 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     static const PtlLoop NAME##_loops_##S[PTL_DTYPE_COUNT] = {                            \
         [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
         [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8_##D};
-/* Note [Vector exp2, log2, tan, atan]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+/* Note [Vector exp2, log2, tan, atan, asin]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * libm's scalar exp2f, log2f, tanf and atanf per element made these 3-14x slower than
  * PyTorch's Sleef loops (1e6 float32, one thread).
  *
@@ -312,11 +312,13 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
  * ptl_vm_exp (one product inside the normal range, two halves outside, so subnormal results
  * round once).  x is clamped to [-151, 128] (0 below, inf above); NaN stays NaN.
  *
- * log2 (float32 in double lanes, and float64): x = m 2^e, m in [sqrt(1/2), sqrt(2)), and
- * e + log(m) log2(e) with vec_math.h's double log (ptl_vm_log_normal; log(m) has no e ln2
- * part, so powers of two give e exactly); x = inf gives inf, +-0 -inf, x < 0 and NaN give
- * NaN, and the subnormal float64 lanes take libm's log2 (a float32 is always a normal
- * double).
+ * log2: x = m 2^e, m in [sqrt(1/2), sqrt(2)), and e + log(m) log2(e) (log(m) has no e ln2
+ * part, so powers of two give e exactly).  float32: log(m) = f + y, f = m - 1, y = f^3 P(f)
+ * - f^2 / 2 with the polynomial of vec_math.h's float log (subnormals scaled by 2^23 first),
+ * and e + (f l_hi + (f l_lo + y l_hi)), log2(e) = l_hi + l_lo, so that f's product is
+ * rounded once (at most 1.03 ulp, exhaustive on [0.5, 2)).  float64: log(m) by vec_math.h's
+ * double log (ptl_vm_log_normal), times log2(e) in one FMA with e; its subnormal lanes take
+ * libm's log2.  x = inf gives inf, +-0 -inf, x < 0 and NaN give NaN.
  *
  * tan (float32 in double lanes, and float64): the sine and cosine of
  * ptl_vm_sincos_fast (Note [Vector float64 sin, cos, tanh, sigmoid]) divided; its slow
@@ -326,7 +328,18 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
  * |x| > tan(pi/8) to pi/4 + atan((|x| - 1) / (|x| + 1)), the polynomial of Note [Vector
  * atan2 and erfinv] on the reduced argument plus the float32 rounding error of pi/4 or pi/2
  * (the tail), then pi/4 or pi/2 in float32 added last, x's sign put back (-0 stays -0, +-inf gives
- * +-pi/2, NaN propagates). */
+ * +-pi/2, NaN propagates).
+ *
+ * asin, float32 lanes: on a = |x|, a + a^3 P(a^2) for a <= 1/2, else pi/2 - 2 asin(sqrt(z))
+ * with z = (1 - a) / 2 (exact): with s = sqrt(z) rounded, (pi/2 - 2 s) (exact where it
+ * matters, Sterbenz) - 2 ((z - s^2) / (2 s) + s z P(z)) + the tail of pi/2, so that neither
+ * sqrt's rounding nor that of s + s z P doubles into the result; x's sign put back (-0 stays
+ * -0); |x| > 1 gives sqrt's NaN. */
+/* (asin(x) - x) / x^3 = P(x^2) for x^2 in [0, 1/4], a degree-5 Chebyshev fit converted to
+ * powers (max error 1.3e-5 absolute, under 2^-24 of asin), the highest power first */
+static const float asin_coef[] = {0.0339273787949418f,  0.01692512296062091f,
+                                  0.031171924070539658f, 0.04458999137594574f,
+                                  0.07500143218062927f,  0.16666665663191685f};
 #define DEFINE_UNARY_VEC_FLOAT_FORMULAS(S)                                                \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_exp2_##S(PTL_VT(S) x)                     \
     {                                                                                     \
@@ -374,8 +387,54 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
         r = PTL_V(S, add)(off, PTL_V(S, add)(r, tail));                                   \
         return PTL_V(S, or)(r, PTL_V(S, and)(sign, x));                                   \
     }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log2_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f), zero = PTL_V(S, setzero)();           \
+        PTL_VMT(S) sub = PTL_VCMP(S, x, PTL_V(S, set1)(FLT_MIN), _CMP_LT_OQ);             \
+        PTL_VT(S) xs = PTL_VSEL(S, sub, x, PTL_V(S, mul)(x, PTL_V(S, set1)(8388608.0f))); \
+        PTL_VIT(S) bits = PTL_VTOI(S, xs);                                                \
+        PTL_VIT(S) ei = PTL_VI(S, sub)(PTL_VI(S, srli)(bits, 23), PTL_VI_SET1(S)(127));   \
+        PTL_VT(S) m = PTL_VFROMI(S, PTL_VSI(S, or)(                                       \
+            PTL_VSI(S, and)(bits, PTL_VI_SET1(S)(0x7fffff)), PTL_VI_SET1(S)(0x3f800000))); \
+        PTL_VT(S) e = PTL_V(S, sub)(PTL_V(S, cvtepi32)(ei),                               \
+                                    PTL_VSEL(S, sub, zero, PTL_V(S, set1)(23.0f)));       \
+        PTL_VMT(S) big = PTL_VCMP(S, m, PTL_V(S, set1)(1.41421356237f), _CMP_GT_OQ);      \
+        m = PTL_VSEL(S, big, m, PTL_V(S, mul)(m, PTL_V(S, set1)(0.5f)));                  \
+        e = PTL_V(S, add)(e, PTL_VSEL(S, big, zero, one));                                \
+        PTL_VT(S) f = PTL_V(S, sub)(m, one), z = PTL_V(S, mul)(f, f);                     \
+        PTL_VT(S) y = PTL_V(S, mul)(PTL_V(S, mul)(PTL_VM_POLY(S, f, ptl_vm_log_coef), f), z); \
+        y = PTL_V(S, fnmadd)(PTL_V(S, set1)(0.5f), z, y);                                 \
+        PTL_VT(S) t = PTL_V(S, fmadd)(f, PTL_V(S, set1)(1.9259629891e-08f),               \
+                                      PTL_V(S, mul)(y, PTL_V(S, set1)(1.44269502163f)));  \
+        y = PTL_V(S, add)(e, PTL_V(S, fmadd)(f, PTL_V(S, set1)(1.44269502163f), t));      \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_EQ_OQ), y, PTL_V(S, set1)(-INFINITY));  \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ), y, x);      \
+        return PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_NGE_UQ), y, PTL_V(S, set1)(NAN));    \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_asin_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0f), half = PTL_V(S, set1)(0.5f);        \
+        PTL_VT(S) ax = PTL_V(S, andnot)(sign, x);                                         \
+        PTL_VMT(S) big = PTL_VCMP(S, ax, half, _CMP_GT_OQ);                              \
+        PTL_VT(S) zb = PTL_V(S, mul)(PTL_V(S, sub)(PTL_V(S, set1)(1.0f), ax), half);      \
+        PTL_VT(S) z = PTL_VSEL(S, big, PTL_V(S, mul)(ax, ax), zb);                        \
+        PTL_VT(S) sq = PTL_V(S, sqrt)(zb), v = PTL_VSEL(S, big, ax, sq);                  \
+        PTL_VT(S) vzp = PTL_V(S, mul)(PTL_V(S, mul)(v, z), PTL_VM_POLY(S, z, asin_coef)); \
+        /* sqrt's rounding error, (zb - sq^2) / (2 sq), and the polynomial term */        \
+        PTL_VT(S) two_sq = PTL_V(S, add)(sq, sq);                                         \
+        PTL_VT(S) corr = PTL_V(S, add)(                                                   \
+            PTL_V(S, div)(PTL_V(S, fnmadd)(sq, sq, zb),                                   \
+                          PTL_V(S, max)(two_sq, PTL_V(S, set1)(FLT_MIN))), vzp);          \
+        PTL_VT(S) far = PTL_V(S, sub)(PTL_V(S, set1)(1.57079637050628662f), two_sq);      \
+        far = PTL_V(S, fnmadd)(PTL_V(S, set1)(2.0f), corr, far);                          \
+        far = PTL_V(S, add)(far, PTL_V(S, set1)(-4.3711388e-08f));                        \
+        PTL_VT(S) near = PTL_V(S, add)(v, vzp);                                           \
+        return PTL_V(S, or)(PTL_VSEL(S, big, near, far), PTL_V(S, and)(sign, x));         \
+    }                                                                                     \
+    PTL_VM_DEFINE_MAP(asin, S)                                                            \
     PTL_VM_DEFINE_MAP(exp2, S)                                                            \
-    PTL_VM_DEFINE_MAP(atan, S)
+    PTL_VM_DEFINE_MAP(atan, S)                                                            \
+    PTL_VM_DEFINE_MAP(log2, S)
 
 #define DEFINE_UNARY_VEC_DOUBLE_FORMULAS(S)                                               \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log2_##S(PTL_VT(S) x)                     \
@@ -403,7 +462,6 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     }                                                                                     \
     PTL_VM_DEFINE_MAP(log2, S)                                                            \
     PTL_VM_DEFINE_MAP(tan, S)                                                             \
-    DEFINE_F4_IN_DOUBLE_MAP(log2, S)                                                      \
     DEFINE_F4_IN_DOUBLE_MAP(tan, S)
 
 /* o[i] = F(a[i]) for float32 data computed in double lanes of kind S; the tail goes through
@@ -431,6 +489,54 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     }
 
 PTL_VM_FOR_FLOAT_KINDS(DEFINE_UNARY_VEC_FLOAT_FORMULAS)
+
+/* erfc, float32 in double lanes: e^Q(u) with Q a degree-16 (u in [-1, 2.5]) or degree-14
+ * (u in [2.5, 10.1]) polynomial fit of log(erfc) in a variable scaled to [-1, 1]
+ * (Chebyshev fits converted to powers, max error 6e-10 absolute in Q, so 6e-10 relative in
+ * erfc), and the double exp of Note [Vector exp]: the float32 result is correctly rounded
+ * but within about 1e-9 relative of a rounding boundary.  u = |x| for x < -1, where
+ * erfc(x) = 2 - erfc(|x|); u is clamped at 10.1, past which erfc rounds to 0 in float32;
+ * the second polynomial runs only for vectors with a lane above 2.5.  NaN propagates. */
+/* log(erfc(x)) = sum c[k] t^k, t = 0.5714285714285714 x - 0.42857142857142855, x in [-1, 2.5]
+ * */
+static const double erfc_log_lo_coef[] = {
+    -2.0524467439142483e-05, 6.263264341121308e-05, -3.2319742279014526e-06,
+    -0.000232517325644549, 0.0004393256297396381, -0.00032602825027367246,
+    -0.00041702923085970074, 0.002205035171437744, -0.004763007819663201, 0.005321696954824066,
+    0.003720500980153428, -0.03726479168932509, 0.11916510543917559, -0.28351090392421735,
+    -2.474045355747502, -3.895278918445001, -1.2418672606278933};
+/* log(erfc(x)) = sum c[k] t^k, t = 0.2631578947368421 x - 1.6578947368421053, x in [2.5, 10.1]
+ * */
+static const double erfc_log_hi_coef[] = {
+    6.11308093711543e-06, -1.8752094783455352e-05, 2.99832736934157e-05, -6.807327830303338e-05,
+    0.0001831831414498007, -0.00042937726719424047, 0.0009681584915102411,
+    -0.002195188725779509, 0.004973272308701661, -0.0113202073112396, 0.02625831906657095,
+    -0.06357750767089855, -14.270560141108565, -48.46885485165499, -42.11513811927088};
+#define DEFINE_UNARY_VEC_ERFC(S)                                                          \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erfc_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0), mid = PTL_V(S, set1)(2.5);           \
+        PTL_VMT(S) neg = PTL_VCMP(S, x, PTL_V(S, set1)(-1.0), _CMP_LT_OQ);                \
+        PTL_VT(S) u = PTL_VSEL(S, neg, x, PTL_V(S, andnot)(sign, x));                     \
+        u = PTL_V(S, min)(u, PTL_V(S, set1)(10.1));                                       \
+        PTL_VT(S) t = PTL_V(S, fmsub)(u, PTL_V(S, set1)(0.5714285714285714),             \
+                                      PTL_V(S, set1)(0.42857142857142855));               \
+        PTL_VT(S) q = PTL_VM_POLY(S, t, erfc_log_lo_coef);                                \
+        PTL_VMT(S) high = PTL_VCMP(S, u, mid, _CMP_GT_OQ);                                \
+        if (PTL_VBITS(S, high) != 0) {                                                    \
+            PTL_VT(S) th = PTL_V(S, fmsub)(u, PTL_V(S, set1)(0.2631578947368421),         \
+                                           PTL_V(S, set1)(1.6578947368421053));           \
+            q = PTL_VSEL(S, high, q, PTL_VM_POLY(S, th, erfc_log_hi_coef));               \
+        }                                                                                 \
+        PTL_VT(S) y = ptl_vm_exp_##S(q);                                                  \
+        y = PTL_VSEL(S, neg, y, PTL_V(S, sub)(PTL_V(S, set1)(2.0), y));                   \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(10.1), _CMP_GT_OQ), y,              \
+                     PTL_V(S, setzero)());                                                \
+        return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
+    }                                                                                     \
+    DEFINE_F4_IN_DOUBLE_MAP(erfc, S)
+DEFINE_UNARY_VEC_ERFC(pd)
+DEFINE_UNARY_VEC_ERFC(pd512)
 DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd)
 DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd512)
 
@@ -444,6 +550,12 @@ DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd512)
         }                                                                                 \
         ptl_vm_map_f4_##NAME##_##D((float *)d[0], (const float *)d[1], n);                \
     }
+/* a float32-only op computed in double lanes of kind D (table named by S) */
+#define DEFINE_VEC_OP_F4_IN_D(NAME, S, D)                                                 \
+    DEFINE_VEC_LOOP_F4_IN_D(NAME, D)                                                      \
+    static const PtlLoop NAME##_loops_##S[PTL_DTYPE_COUNT] = {                            \
+        [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
+        [PTL_DTYPE_FLOAT32] = NAME##_loop_f4_##D, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8};
 /* an op computed in double lanes of kind D for float32 and float64 (table named by S) */
 #define DEFINE_VEC_OP_IN_D(NAME, S, D)                                                    \
     DEFINE_VEC_LOOP_F4_IN_D(NAME, D)                                                      \
@@ -467,7 +579,8 @@ DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd512)
     DEFINE_VEC_OP_F8(cos, S, D)                                                           \
     DEFINE_VEC_OP(exp2, S)                                                                \
     DEFINE_VEC_OP(atan, S)                                                                \
-    DEFINE_VEC_OP_IN_D(log2, S, D)                                                        \
+    DEFINE_VEC_OP(asin, S)                                                                \
+    DEFINE_VEC_OP2(log2, S, D)                                                            \
     DEFINE_VEC_OP_IN_D(tan, S, D)
 
 DEFINE_VEC_OPS(ps, pd)
@@ -552,7 +665,7 @@ DEFINE_UNARY_KERNEL(rsqrt, rsqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(sin, PICK_VEC(sin), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(cos, PICK_VEC(cos), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(tan, PICK_VEC(tan), U_FLOAT | U_VEC_F4, NULL)
-DEFINE_UNARY_KERNEL(asin, asin_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(asin, PICK_VEC(asin), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(acos, acos_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(atan, PICK_VEC(atan), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(sinh, PICK_VEC(sinh), U_FLOAT | U_VEC_F4, NULL)
@@ -732,6 +845,10 @@ DEFINE_FLOAT_OP(acosh, ACOSH_F, ACOSH_D)
 DEFINE_FLOAT_OP(asinh, ASINH_F, ASINH_D)
 DEFINE_FLOAT_OP(atanh, ATANH_F, ATANH_D)
 DEFINE_FLOAT_OP(erfc, ERFC_F, ERFC_D)
+#ifdef PTL_HAVE_AVX2_KERNELS
+DEFINE_VEC_OP_F4_IN_D(erfc, ps, pd)   /* float32 erfc in double lanes (vector section) */
+DEFINE_VEC_OP_F4_IN_D(erfc, ps512, pd512)
+#endif
 DEFINE_FLOAT_OP(i0, I0_F, I0_D)
 DEFINE_FLOAT_OP(special_i0e, I0E_F, I0E_D)
 DEFINE_FLOAT_OP(special_i1, I1_F, I1_D)
@@ -740,7 +857,7 @@ DEFINE_FLOAT_OP(special_i1e, I1E_F, I1E_D)
 DEFINE_UNARY_KERNEL(acosh, acosh_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(asinh, asinh_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(atanh, atanh_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(erfc, erfc_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(erfc, PICK_VEC(erfc), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(i0, i0_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(special_i0e, special_i0e_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(special_i1, special_i1_loops, U_FLOAT, NULL)
