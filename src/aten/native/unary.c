@@ -320,9 +320,11 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
  * double log (ptl_vm_log_normal), times log2(e) in one FMA with e; its subnormal lanes take
  * libm's log2.  x = inf gives inf, +-0 -inf, x < 0 and NaN give NaN.
  *
- * tan (float32 in double lanes, and float64): the sine and cosine of
- * ptl_vm_sincos_fast (Note [Vector float64 sin, cos, tanh, sigmoid]) divided; its slow
- * lanes take libm's tan.  Measured 0.5 ulp + rounding for float32, under 2 ulp for float64.
+ * tan, float64: the sine and cosine of ptl_vm_sincos_fast (Note [Vector float64 sin, cos,
+ * tanh, sigmoid]) divided; its slow lanes take libm's tan (under 2 ulp).  float32, in double
+ * lanes: q = round(x 2/pi), r = x - q pi/2 with pi/2 in three parts (q C1 exact for
+ * |x| <= 2^20), tan r = r + r^3 P(r^2) (fit to 7.5e-11), -1 / tan r for odd q, rounded once
+ * to float32 (measured 0.5 ulp); |x| > 2^20, inf and NaN take libm's tan.
  *
  * atan, float32 lanes: Cephes' atanf reduction, |x| > tan(3pi/8) to pi/2 + atan(-1/|x|) and
  * |x| > tan(pi/8) to pi/4 + atan((|x| - 1) / (|x| + 1)), the polynomial of Note [Vector
@@ -436,6 +438,12 @@ static const float asin_coef[] = {0.0339273787949418f,  0.01692512296062091f,
     PTL_VM_DEFINE_MAP(atan, S)                                                            \
     PTL_VM_DEFINE_MAP(log2, S)
 
+/* (tan(r) - r) / r^3 = P(r^2) for |r| <= pi/4 (+ 1e-3), a degree-8 Chebyshev fit converted
+ * to powers (7.5e-11 relative in tan), the highest power first */
+static const double tanf_coef[] = {
+    0.000809640822657722, -0.00020242625359693427, 0.001989180494319375,
+    0.0033916105536168804, 0.008906552459318902,   0.021864300020970766,
+    0.05396856313171222,  0.13333332621978575,     0.3333333333622987};
 #define DEFINE_UNARY_VEC_DOUBLE_FORMULAS(S)                                               \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log2_##S(PTL_VT(S) x)                     \
     {                                                                                     \
@@ -460,30 +468,47 @@ static const float asin_coef[] = {0.0339273787949418f,  0.01692512296062091f,
         PTL_VMT(S) slow = ptl_vm_sincos_fast_##S(x, &s, &c);                              \
         return ptl_vm_patch_##S(PTL_V(S, div)(s, c), x, slow, tan);                       \
     }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_tanf_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) magic = PTL_V(S, set1)(PTL_SINCOS2PI_MAGIC);                      \
+        PTL_VT(S) k = PTL_V(S, fmadd)(x, PTL_V(S, set1)(0.63661977236758134308), magic);  \
+        PTL_VT(S) q = PTL_V(S, sub)(k, magic);                                            \
+        PTL_VT(S) r = PTL_V(S, fnmadd)(q, PTL_V(S, set1)(PTL_VM_PIO2_C1), x);             \
+        r = PTL_V(S, fnmadd)(q, PTL_V(S, set1)(PTL_VM_PIO2_C2), r);                       \
+        r = PTL_V(S, fnmadd)(q, PTL_V(S, set1)(PTL_VM_PIO2_C3), r);                       \
+        PTL_VT(S) z = PTL_V(S, mul)(r, r);                                                \
+        PTL_VT(S) t = PTL_V(S, fmadd)(PTL_V(S, mul)(r, z), PTL_VM_POLY(S, z, tanf_coef), r); \
+        PTL_VT(S) qh = PTL_V(S, mul)(q, PTL_V(S, set1)(0.5));                             \
+        PTL_VMT(S) odd = PTL_VCMP(S, PTL_VFLOOR(S, qh), qh, _CMP_NEQ_OQ);                 \
+        t = PTL_VSEL(S, odd, t, PTL_V(S, div)(PTL_V(S, set1)(-1.0), t));                  \
+        PTL_VMT(S) slow = PTL_VCMP(S, PTL_V(S, andnot)(PTL_V(S, set1)(-0.0), x),          \
+                                   PTL_V(S, set1)(0x1p20), _CMP_NLE_UQ);                  \
+        return ptl_vm_patch_##S(t, x, slow, tan);                                         \
+    }                                                                                     \
     PTL_VM_DEFINE_MAP(log2, S)                                                            \
     PTL_VM_DEFINE_MAP(tan, S)                                                             \
-    DEFINE_F4_IN_DOUBLE_MAP(tan, S)
+    DEFINE_F4_IN_DOUBLE_MAP(tan, tanf, S)
 
-/* o[i] = F(a[i]) for float32 data computed in double lanes of kind S; the tail goes through
+/* o[i] = G(a[i]) for float32 data computed in double lanes of kind S; the tail goes through
  * a zero-padded buffer, so every element takes the same vector formula */
-#define DEFINE_F4_IN_DOUBLE_MAP(F, S)                                                     \
+#define DEFINE_F4_IN_DOUBLE_MAP(F, G, S)                                                  \
     PTL_VATTR(S) static void ptl_vm_map_f4_##F##_##S(float *o, const float *a, int64_t n) \
     {                                                                                     \
         const int64_t L = PTL_VLANES(S);                                                  \
         int64_t i = 0;                                                                    \
         for (; i + 2 * L <= n; i += 2 * L) {                                              \
-            PTL_VT(S) y0 = ptl_vm_##F##_##S(PTL_VLOADF(S, a + i));                        \
-            PTL_VT(S) y1 = ptl_vm_##F##_##S(PTL_VLOADF(S, a + i + L));                    \
+            PTL_VT(S) y0 = ptl_vm_##G##_##S(PTL_VLOADF(S, a + i));                        \
+            PTL_VT(S) y1 = ptl_vm_##G##_##S(PTL_VLOADF(S, a + i + L));                    \
             PTL_VSTOREF(S, o + i, y0);                                                    \
             PTL_VSTOREF(S, o + i + L, y1);                                                \
         }                                                                                 \
         for (; i + L <= n; i += L) {                                                      \
-            PTL_VSTOREF(S, o + i, ptl_vm_##F##_##S(PTL_VLOADF(S, a + i)));                \
+            PTL_VSTOREF(S, o + i, ptl_vm_##G##_##S(PTL_VLOADF(S, a + i)));                \
         }                                                                                 \
         if (i < n) {                                                                      \
             float buf[PTL_VLANES(S)] = {0};                                               \
             memcpy(buf, a + i, (size_t)(n - i) * sizeof(float));                          \
-            PTL_VSTOREF(S, buf, ptl_vm_##F##_##S(PTL_VLOADF(S, buf)));                    \
+            PTL_VSTOREF(S, buf, ptl_vm_##G##_##S(PTL_VLOADF(S, buf)));                    \
             memcpy(o + i, buf, (size_t)(n - i) * sizeof(float));                          \
         }                                                                                 \
     }
@@ -534,7 +559,7 @@ static const double erfc_log_hi_coef[] = {
                      PTL_V(S, setzero)());                                                \
         return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
     }                                                                                     \
-    DEFINE_F4_IN_DOUBLE_MAP(erfc, S)
+    DEFINE_F4_IN_DOUBLE_MAP(erfc, erfc, S)
 DEFINE_UNARY_VEC_ERFC(pd)
 DEFINE_UNARY_VEC_ERFC(pd512)
 DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd)
