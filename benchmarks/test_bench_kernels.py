@@ -4,7 +4,7 @@ gelu and elu forward+backward, softmax and log_softmax rows, amax over the last 
 max/argmax/norm over either dim, layer and batch norm, addcmul/addcdiv broadcast, softmax /
 log_softmax over the outer dim (forward, and forward+backward) and logsumexp over either
 dim, float32 atan2, fmod, remainder, floor_divide, erfinv, pow (a number and a tensor
-exponent), exp2, log2, tan, atan, erfc, asin (the inputs scaled, a multiply included),
+exponent), exp2, log2, tan, atan, erfc, asin, i0 (the inputs scaled, a multiply included),
 round(decimals), where, and the regression losses (mse_loss, smooth_l1_loss, huber_loss:
 forward, forward+backward, kernel vs composite), and the sums, means and extremes of
 float16, bfloat16, the integers and bool (whole, and over either dim of a matrix). Each
@@ -135,6 +135,7 @@ MATH = {
     "atan": (lambda L, a, b: L.atan(a * 3), lambda a, b: np.arctan(a * np.float32(3))),
     "erfc": (lambda L, a, b: L.erfc(a * 2), None),
     "asin": (lambda L, a, b: L.asin(a * 0.3), lambda a, b: np.arcsin(a * np.float32(0.3))),
+    "i0": (lambda L, a, b: L.i0(a * 5), lambda a, b: np.i0(a * np.float32(5))),
     "where": (lambda L, a, b: L.where(a > 0, a, b), lambda a, b: np.where(a > 0, a, b)),
     "where(c, a, 0.5)": (lambda L, a, b: L.where(b > 0, a, 0.5),
                          lambda a, b: np.where(b > 0, a, np.float32(0.5))),

@@ -1,6 +1,6 @@
-"""float32 exp2, log2, tan, atan, asin, erfc and pow(tensor, tensor), float64 log2 and tan
+"""float32 exp2, log2, tan, atan, asin, erfc, i0 and pow(tensor, tensor), float64 log2 and tan
 (Note [Vector exp2, log2, tan, atan, asin], Note [Vector float32 pow]): ulp error against float64 NumPy
-(SciPy for erfc) on 1e6
+(SciPy for erfc, i0) on 1e6
 points, the special values (as NumPy's float64 results rounded, which are PyTorch's), every
 tail length, 0-dim, size-0, strided and broadcast inputs.  The file reruns with the portable
 loops and with AVX2 only (PTL_CPU_CAPABILITY=default, avx2)."""
@@ -17,15 +17,18 @@ from helpers import rerun_with_capability, torch
 BOUNDS = {("exp2", np.float32): 1.0, ("log2", np.float32): 1.1, ("tan", np.float32): 1.5,
           ("atan", np.float32): 2.5, ("log2", np.float64): 2.0, ("tan", np.float64): 2.5,
           ("exp2", np.float64): 1.0, ("atan", np.float64): 1.0,
-          ("erfc", np.float32): 3.0, ("asin", np.float32): 2.0}   # 3.0: the portable loop's erfc
+          ("erfc", np.float32): 3.0, ("asin", np.float32): 2.0,
+          ("i0", np.float32): 1.0}   # 3.0: the portable loop's erfc
 REF = {"exp2": np.exp2, "log2": np.log2, "tan": np.tan, "atan": np.arctan,
-       "erfc": scipy.special.erfc, "asin": np.arcsin}
+       "erfc": scipy.special.erfc, "asin": np.arcsin,
+       "i0": scipy.special.i0}
 RANGES = {"exp2": [(-152, 129), (-2, 2), (-1e-3, 1e-3)],
           "log2": [(0, 1e30), (0.5, 2), (0, 1e-38)],
           "tan": [(-10, 10), (-1e4, 1e4), (-1.6, 1.6), (-1e-6, 1e-6)],
           "atan": [(-5, 5), (-1e6, 1e6), (-0.5, 0.5), (0.40, 0.43), (2.4, 2.43)],
           "erfc": [(-12, 12), (-1.5, 3), (2.4, 2.6), (9.9, 10.2)],
-          "asin": [(-1, 1), (0.45, 0.55), (0.99, 1), (-1e-3, 1e-3)]}
+          "asin": [(-1, 1), (0.45, 0.55), (0.99, 1), (-1e-3, 1e-3)],
+          "i0": [(-95, 95), (-9, 9), (7.9, 8.1)]}
 
 
 def ulps(got, ref, dtype):
@@ -64,7 +67,7 @@ def _same(got, ref):
 
 CASES = [("exp2", np.float32), ("log2", np.float32), ("tan", np.float32), ("atan", np.float32),
          ("log2", np.float64), ("tan", np.float64), ("exp2", np.float64), ("atan", np.float64),
-         ("erfc", np.float32), ("asin", np.float32)]
+         ("erfc", np.float32), ("asin", np.float32), ("i0", np.float32)]
 
 
 @pytest.mark.parametrize("name,dtype", CASES)
@@ -81,6 +84,8 @@ def test_specials(name, dtype):
     got = getattr(ptl, name)(ptl.tensor(x)).numpy()
     with np.errstate(all="ignore"):
         ref = REF[name](x.astype(np.float64))
+    if name == "i0":   # SciPy's i0(+-inf) is nan; PyTorch's (and ours) inf
+        ref[np.isinf(x)] = np.inf
     exact = ~np.isfinite(ref) | (ref == 0) | (ref == np.round(ref))
     with np.errstate(over="ignore"):
         assert _same(got[exact], ref[exact].astype(dtype)), (x[exact], got[exact])
@@ -90,7 +95,7 @@ def test_specials(name, dtype):
         assert _same(got[exact], t[exact])
 
 
-@pytest.mark.parametrize("name", ["exp2", "log2", "tan", "atan", "erfc", "asin"])
+@pytest.mark.parametrize("name", ["exp2", "log2", "tan", "atan", "erfc", "asin", "i0"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_tails_strided_0dim_empty(name, dtype):
     f = getattr(ptl, name)

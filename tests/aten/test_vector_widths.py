@@ -1,7 +1,7 @@
 """The AVX-512 and AVX2 forms of vec_math.h's formulas (Note [Vector twins]) give the same
 bits: every float32 routine (exp, expm1, sigmoid, tanh, erf, log, log1p, sinh, cosh, gelu in
 both forms, silu, elu with selu's and celu's parameters, softplus, logsigmoid, mish, their
-backwards, hardswish, exp2, log2, tan, atan, erfc, asin), float64 exp, sin, cos, tanh, sigmoid, log2 and
+backwards, hardswish, exp2, log2, tan, atan, erfc, asin, i0), float64 exp, sin, cos, tanh, sigmoid, log2 and
 tan, softmax and log_softmax rows
 and columns (forward and backward, float32 and float64), logsumexp's rows and columns, and
 every pointwise-program instruction run in a subprocess with PTL_CPU_CAPABILITY=avx2 and in
@@ -53,7 +53,7 @@ ops = [("exp", ptl.exp), ("sigmoid", ptl.sigmoid), ("tanh", ptl.tanh), ("erf", p
        ("softplus_b2", lambda t: F.softplus(t, 2.0, 30.0)), ("logsigmoid", F.logsigmoid),
        ("mish", F.mish), ("hardswish", F.hardswish), ("exp2", ptl.exp2), ("log2", ptl.log2),
        ("tan", ptl.tan), ("atan", ptl.atan), ("erfc", ptl.erfc),
-       ("asin", ptl.asin)]
+       ("asin", ptl.asin), ("i0", ptl.i0)]
 grads = [("gelu_bw", lambda g, t: ptl.ops.aten.gelu_backward(g, t)),
          ("gelu_tanh_bw", lambda g, t: ptl.ops.aten.gelu_backward(g, t, approximate="tanh")),
          ("silu_bw", lambda g, t: ptl.ops.aten.silu_backward(g, t)),
