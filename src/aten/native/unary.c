@@ -7,7 +7,7 @@
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
  * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, erfinv, sigmoid,
  * tanh, sinh, cosh, exp2, log2, tan, atan, asin, erfc and i0 and float64 exp, sigmoid, tanh,
- * sin, cos, log2 and tan have AVX2 and AVX-512 loops chosen at run time (DispatchStub's cpu
+ * sin, cos, log2, tan and exp2 have AVX2 and AVX-512 loops chosen at run time (DispatchStub's cpu
  * capability). */
 #include <float.h>
 #include <math.h>
@@ -263,7 +263,8 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
 /* ---- vector loops: float32 exp, expm1, erf, erfinv, log, log1p, sigmoid, tanh, sinh, cosh,
- * exp2, log2, tan, atan, asin, erfc, i0; float64 exp, sigmoid, tanh, sin, cos, log2, tan
+ * exp2, log2, tan, atan, asin, erfc, i0; float64 exp, sigmoid, tanh, sin, cos, log2, tan,
+ * exp2
  *
  * The formulas are vec_math.h's, at the widest vector kind the CPU has (AVX-512 or AVX2,
  * the same bits either way); strided data takes the portable loop. */
@@ -306,12 +307,13 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
  * libm's scalar exp2f, log2f, tanf and atanf per element made these 3-14x slower than
  * PyTorch's Sleef loops (1e6 float32, one thread).
  *
- * exp2, float32 lanes: n = round(x), r = x - n (exact, |r| <= 1/2), e^(r ln2) with r ln2
- * as th + tl (th = r ln2_hi rounded, ln2_hi ln2 rounded to float32, tl the FMA rounding
- * error plus r ln2_lo: |tl| < 2^-25, so e^th tl = tl + th tl leaves out under 0.03 ulp) and
- * the polynomial of Note [Vector exp] in th: 1 + th + th^2 P(th) + tl; then 2^n as in
- * ptl_vm_exp (one product inside the normal range, two halves outside, so subnormal results
- * round once).  x is clamped to [-151, 128] (0 below, inf above); NaN stays NaN.
+ * exp2: n = round(x), r = x - n (exact, |r| <= 1/2), e^(r ln2) with r ln2 as th + tl (th =
+ * r ln2_hi rounded, ln2_hi ln2 rounded to the element type, tl the FMA rounding error plus
+ * r ln2_lo: |tl| < ulp(1) / 4, so e^th tl = tl + th tl leaves out under 0.03 ulp) and the
+ * polynomial of Note [Vector exp] in th (float32's fit, float64's Taylor terms): 1 + th +
+ * th^2 P(th) + tl; then 2^n as in ptl_vm_exp (one product inside the normal range, two
+ * halves outside, so subnormal results round once).  x is clamped to [-151, 128] in float32,
+ * [-1076, 1024] in float64 (0 at the bottom, inf at the top); NaN stays NaN.
  *
  * log2: x = m 2^e, m in [sqrt(1/2), sqrt(2)), and e + log(m) log2(e) (log(m) has no e ln2
  * part, so powers of two give e exactly).  float32: log(m) = f + y, f = m - 1, y = f^3 P(f)
@@ -343,22 +345,37 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
 static const float asin_coef[] = {0.0339273787949418f,  0.01692512296062091f,
                                   0.031171924070539658f, 0.04458999137594574f,
                                   0.07500143218062927f,  0.16666665663191685f};
-#define DEFINE_UNARY_VEC_FLOAT_FORMULAS(S)                                                \
+/* exp2's constants per element type: 0 at and below LO, inf from HI on, one product by 2^n
+ * for x in [NORMAL_LO, NORMAL_HI], ln2 as its rounding (LN2_HI) plus the rest */
+#define EXP2_HI_ps 128.0f
+#define EXP2_LO_ps -151.0f
+#define EXP2_NORMAL_LO_ps -126.0f
+#define EXP2_NORMAL_HI_ps 127.0f
+#define EXP2_LN2_HI_ps 0.693147182464599609375f
+#define EXP2_LN2_LO_ps -1.904654323148236e-09f
+#define EXP2_HI_pd 1024.0
+#define EXP2_LO_pd -1076.0
+#define EXP2_NORMAL_LO_pd -1022.0
+#define EXP2_NORMAL_HI_pd 1023.0
+#define EXP2_LN2_HI_pd 0.6931471805599453
+#define EXP2_LN2_LO_pd 2.3190468138462996e-17
+#define DEFINE_UNARY_VEC_EXP2(S)                                                          \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_exp2_##S(PTL_VT(S) x)                     \
     {                                                                                     \
-        const PTL_VT(S) hi = PTL_V(S, set1)(128.0f), lo = PTL_V(S, set1)(-151.0f);        \
-        const PTL_VT(S) ln2h = PTL_V(S, set1)(0.693147182464599609375f);                  \
+        const PTL_VT(S) hi = PTL_V(S, set1)(PTL_VK(S, EXP2_HI));                     \
+        const PTL_VT(S) lo = PTL_V(S, set1)(PTL_VK(S, EXP2_LO));                          \
+        const PTL_VT(S) ln2h = PTL_V(S, set1)(PTL_VK(S, EXP2_LN2_HI));                     \
         PTL_VT(S) xc = PTL_V(S, max)(PTL_V(S, min)(x, hi), lo);                           \
         PTL_VT(S) n = PTL_VROUND(S, xc), r = PTL_V(S, sub)(xc, n);                        \
         PTL_VT(S) th = PTL_V(S, mul)(r, ln2h);                                            \
-        PTL_VT(S) tl = PTL_V(S, fmadd)(r, PTL_V(S, set1)(-1.904654323148236e-09f),         \
+        PTL_VT(S) tl = PTL_V(S, fmadd)(r, PTL_V(S, set1)(PTL_VK(S, EXP2_LN2_LO)),          \
                                        PTL_V(S, fmsub)(r, ln2h, th));                     \
-        PTL_VT(S) p = PTL_VM_POLY(S, th, ptl_vm_exp_coef_ps);                             \
+        PTL_VT(S) p = PTL_VM_POLY(S, th, PTL_VK(S, ptl_vm_exp_coef));                      \
         PTL_VT(S) y = PTL_V(S, add)(PTL_V(S, fmadd)(p, PTL_V(S, mul)(th, th), tl), th);   \
         y = PTL_V(S, add)(y, PTL_V(S, set1)(1.0f));                                       \
         const PTL_VMT(S) inside = PTL_VMAND(                                              \
-            S, PTL_VCMP(S, x, PTL_V(S, set1)(-126.0f), _CMP_GE_OQ),                       \
-            PTL_VCMP(S, x, PTL_V(S, set1)(127.0f), _CMP_LE_OQ));                          \
+            S, PTL_VCMP(S, x, PTL_V(S, set1)(PTL_VK(S, EXP2_NORMAL_LO)), _CMP_GE_OQ),      \
+            PTL_VCMP(S, x, PTL_V(S, set1)(PTL_VK(S, EXP2_NORMAL_HI)), _CMP_LE_OQ));       \
         if (PTL_VBITS(S, inside) == (1 << PTL_VLANES(S)) - 1) {                           \
             return PTL_V(S, mul)(y, ptl_vm_pow2i_##S(n));                                 \
         }                                                                                 \
@@ -369,6 +386,10 @@ static const float asin_coef[] = {0.0339273787949418f,  0.01692512296062091f,
         y = PTL_VSEL(S, PTL_VCMP(S, x, lo, _CMP_LE_OQ), y, PTL_V(S, setzero)());          \
         return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
     }                                                                                     \
+    PTL_VM_DEFINE_MAP(exp2, S)
+PTL_VM_FOR_ALL_KINDS(DEFINE_UNARY_VEC_EXP2)
+
+#define DEFINE_UNARY_VEC_FLOAT_FORMULAS(S)                                                \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_atan_##S(PTL_VT(S) x)                     \
     {                                                                                     \
         const PTL_VT(S) sign = PTL_V(S, set1)(-0.0f), one = PTL_V(S, set1)(1.0f);         \
@@ -435,7 +456,6 @@ static const float asin_coef[] = {0.0339273787949418f,  0.01692512296062091f,
         return PTL_V(S, or)(PTL_VSEL(S, big, near, far), PTL_V(S, and)(sign, x));         \
     }                                                                                     \
     PTL_VM_DEFINE_MAP(asin, S)                                                            \
-    PTL_VM_DEFINE_MAP(exp2, S)                                                            \
     PTL_VM_DEFINE_MAP(atan, S)                                                            \
     PTL_VM_DEFINE_MAP(log2, S)
 
@@ -639,7 +659,7 @@ DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd512)
     DEFINE_VEC_OP(erfinv, S)                                                              \
     DEFINE_VEC_OP_F8(sin, S, D)                                                           \
     DEFINE_VEC_OP_F8(cos, S, D)                                                           \
-    DEFINE_VEC_OP(exp2, S)                                                                \
+    DEFINE_VEC_OP2(exp2, S, D)                                                            \
     DEFINE_VEC_OP(atan, S)                                                                \
     DEFINE_VEC_OP(asin, S)                                                                \
     DEFINE_VEC_OP2(log2, S, D)                                                            \
