@@ -3,11 +3,13 @@ softplus, mish, relu, leaky_relu, hardtanh, hardswish), pointwise ops on strided
 gelu and elu forward+backward, softmax and log_softmax rows, amax over the last dim,
 max/argmax/norm over either dim, layer and batch norm, addcmul/addcdiv broadcast, softmax /
 log_softmax over the outer dim (forward, and forward+backward) and logsumexp over either
-dim, float32 atan2, fmod, remainder, floor_divide, erfinv, pow, round(decimals), where, and
-the regression losses (mse_loss, smooth_l1_loss, huber_loss: forward, forward+backward,
-kernel vs composite), and the sums, means and extremes of float16, bfloat16, the integers and
-bool (whole, and over either dim of a matrix).  Each group runs pytorchlite, NumPy (where it has the function) and
-PyTorch on the same float32 data, one thread each.
+dim, float32 atan2, fmod, remainder, floor_divide, erfinv, pow (a number and a tensor
+exponent), exp2, log2, tan, atan, erfc, asin, i0 (the inputs scaled, a multiply included),
+round(decimals), where, and the regression losses (mse_loss, smooth_l1_loss, huber_loss:
+forward, forward+backward, kernel vs composite), and the sums, means and extremes of
+float16, bfloat16, the integers and bool (whole, and over either dim of a matrix). Each
+group runs pytorchlite, NumPy (where it has the function) and PyTorch on the same float32
+data, one thread each.
 
     pytest benchmarks/test_bench_kernels.py --benchmark-enable -q
 """
@@ -116,7 +118,7 @@ def test_strided_operands(benchmark, impl, op):
 
 # float32 elementwise math with vector formulas in vec_math.h (Note [Vector float32
 # division], Note [Vector atan2 and erfinv], Note [Vector float32 pow]), round with decimals,
-# and where; NumPy has no erfinv
+# and where; NumPy has no erfinv nor erfc
 MATH = {
     "atan2": (lambda L, a, b: L.atan2(a, b), np.arctan2),
     "fmod": (lambda L, a, b: L.fmod(a, b), np.fmod),
@@ -126,6 +128,14 @@ MATH = {
     "erfinv": (lambda L, a, b: (a * 0.3).erfinv(), None),
     "pow(|a|, 3.5)": (lambda L, a, b: b.pow(3.5), lambda a, b: np.power(b, np.float32(3.5))),
     "round(decimals=2)": (lambda L, a, b: L.round(a, decimals=2), lambda a, b: np.round(a, 2)),
+    "pow(|b|, a)": (lambda L, a, b: L.pow(b, a), lambda a, b: np.power(b, a)),
+    "exp2": (lambda L, a, b: L.exp2(a * 10), lambda a, b: np.exp2(a * np.float32(10))),
+    "log2(|b|)": (lambda L, a, b: L.log2(b), lambda a, b: np.log2(b)),
+    "tan": (lambda L, a, b: L.tan(a * 3), lambda a, b: np.tan(a * np.float32(3))),
+    "atan": (lambda L, a, b: L.atan(a * 3), lambda a, b: np.arctan(a * np.float32(3))),
+    "erfc": (lambda L, a, b: L.erfc(a * 2), None),
+    "asin": (lambda L, a, b: L.asin(a * 0.3), lambda a, b: np.arcsin(a * np.float32(0.3))),
+    "i0": (lambda L, a, b: L.i0(a * 5), lambda a, b: np.i0(a * np.float32(5))),
     "where": (lambda L, a, b: L.where(a > 0, a, b), lambda a, b: np.where(a > 0, a, b)),
     "where(c, a, 0.5)": (lambda L, a, b: L.where(b > 0, a, 0.5),
                          lambda a, b: np.where(b > 0, a, np.float32(0.5))),
@@ -247,11 +257,11 @@ def test_float64_division_1e6(benchmark, impl, op):
 
 @pytest.mark.parametrize("impl, op", MATH_CASES)
 def test_elementwise_math_1e6(benchmark, impl, op):
-    """b is |b| for pow; erfinv's argument 0.3 a is outside (-1, 1) for a few elements
-    (|a| > 3.33), which give nan in every library."""
+    """b is |b| for pow and log2; erfinv's and asin's argument 0.3 a is outside (-1, 1) for
+    a few elements (|a| > 3.33), which give nan in every library."""
     benchmark.group = f"{op} 1e6 float32"
     a, b = randn(10**6), randn(10**6, seed=1)
-    b = np.abs(b) if op.startswith("pow") else b
+    b = np.abs(b) if op.startswith(("pow", "log2")) else b
     if impl == "numpy":
         benchmark(MATH[op][1], a, b)
         return

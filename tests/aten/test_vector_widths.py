@@ -1,13 +1,14 @@
 """The AVX-512 and AVX2 forms of vec_math.h's formulas (Note [Vector twins]) give the same
 bits: every float32 routine (exp, expm1, sigmoid, tanh, erf, log, log1p, sinh, cosh, gelu in
 both forms, silu, elu with selu's and celu's parameters, softplus, logsigmoid, mish, their
-backwards, hardswish), float64 exp, sin, cos, tanh and sigmoid, softmax and log_softmax rows
-and columns (forward and backward, float32 and float64), logsumexp's rows and columns, and
-every pointwise-program instruction run in a subprocess with PTL_CPU_CAPABILITY=avx2 and in
-one with the CPU's own capability, on random values plus the specials and the edges of each
-formula's ranges, at every tail length from 0 to 40, around 1e5 and on strided inputs.  The
-fused program equals eager mode bit for bit at either width, and a result does not depend on
-the thread count (Note [Vector activations])."""
+backwards, hardswish, exp2, log2, tan, atan, erfc, asin, i0), float64 exp, sin, cos, tanh,
+sigmoid, log2, tan and exp2, softmax and log_softmax rows and columns (forward and backward,
+float32 and float64), logsumexp's rows and columns, and every pointwise-program instruction
+run in a subprocess with PTL_CPU_CAPABILITY=avx2 and in one with the CPU's own capability,
+on random values plus the specials and the edges of each formula's ranges, at every tail
+length from 0 to 40, around 1e5 and on strided inputs. The fused program equals eager mode
+bit for bit at either width, and a result does not depend on the thread count (Note [Vector
+activations])."""
 import os
 import subprocess
 import sys
@@ -50,7 +51,9 @@ ops = [("exp", ptl.exp), ("sigmoid", ptl.sigmoid), ("tanh", ptl.tanh), ("erf", p
        ("celu", lambda t: F.celu(t, 0.7)), ("celu_neg", lambda t: F.celu(t, -0.5)),
        ("log1p", ptl.log1p), ("sinh", ptl.sinh), ("cosh", ptl.cosh), ("softplus", F.softplus),
        ("softplus_b2", lambda t: F.softplus(t, 2.0, 30.0)), ("logsigmoid", F.logsigmoid),
-       ("mish", F.mish), ("hardswish", F.hardswish)]
+       ("mish", F.mish), ("hardswish", F.hardswish), ("exp2", ptl.exp2), ("log2", ptl.log2),
+       ("tan", ptl.tan), ("atan", ptl.atan), ("erfc", ptl.erfc),
+       ("asin", ptl.asin), ("i0", ptl.i0)]
 grads = [("gelu_bw", lambda g, t: ptl.ops.aten.gelu_backward(g, t)),
          ("gelu_tanh_bw", lambda g, t: ptl.ops.aten.gelu_backward(g, t, approximate="tanh")),
          ("silu_bw", lambda g, t: ptl.ops.aten.silu_backward(g, t)),
@@ -112,7 +115,7 @@ x64 = np.concatenate([x.astype(np.float64) * 3, x.astype(np.float64) * 1e5,
                       np.arange(1, 2000) * (np.pi / 2), [1e22, -1e22, 2.0 ** 20, -709.9, 19.5,
                                                          -0.0, 5e-324, 38.0, -745.5]])
 rng.shuffle(x64)
-for f in (ptl.sin, ptl.cos, ptl.tanh, ptl.sigmoid):
+for f in (ptl.sin, ptl.cos, ptl.tanh, ptl.sigmoid, ptl.log2, ptl.tan, ptl.exp2):
     emit(f(ptl.tensor(x64)))
     emit(f(ptl.tensor(x64)[::3]))
     for n in range(41):

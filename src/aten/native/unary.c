@@ -6,8 +6,9 @@
  * compute integer and bool inputs in the default float dtype (TensorIterator's
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
  * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, erfinv, sigmoid,
- * tanh, sinh and cosh and float64 exp, sigmoid, tanh, sin and cos have AVX2 and AVX-512
- * loops chosen at run time (DispatchStub's cpu capability). */
+ * tanh, sinh, cosh, exp2, log2, tan, atan, asin, erfc and i0 and float64 exp, sigmoid, tanh,
+ * sin, cos, log2, tan and exp2 have AVX2 and AVX-512 loops chosen at run time (DispatchStub's cpu
+ * capability). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -261,8 +262,9 @@ DEFINE_UNARY_INT(int_id, ID_I)
 static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
-/* ---- vector loops: float32 exp, expm1, erf, erfinv, log, log1p, sigmoid, tanh, sinh, cosh;
- * float64 exp, sigmoid, tanh, sin, cos
+/* ---- vector loops: float32 exp, expm1, erf, erfinv, log, log1p, sigmoid, tanh, sinh, cosh,
+ * exp2, log2, tan, atan, asin, erfc, i0; float64 exp, sigmoid, tanh, sin, cos, log2, tan,
+ * exp2
  *
  * The formulas are vec_math.h's, at the widest vector kind the CPU has (AVX-512 or AVX2,
  * the same bits either way); strided data takes the portable loop. */
@@ -300,6 +302,350 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     static const PtlLoop NAME##_loops_##S[PTL_DTYPE_COUNT] = {                            \
         [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
         [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8_##D};
+/* Note [Vector exp2, log2, tan, atan, asin]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * libm's scalar exp2f, log2f, tanf and atanf per element made these 3-14x slower than
+ * PyTorch's Sleef loops (1e6 float32, one thread).
+ *
+ * exp2: n = round(x), r = x - n (exact, |r| <= 1/2), e^(r ln2) with r ln2 as th + tl (th =
+ * r ln2_hi rounded, ln2_hi ln2 rounded to the element type, tl the FMA rounding error plus
+ * r ln2_lo: |tl| < ulp(1) / 4, so e^th tl = tl + th tl leaves out under 0.03 ulp) and the
+ * polynomial of Note [Vector exp] in th (float32's fit, float64's Taylor terms): 1 + th +
+ * th^2 P(th) + tl; then 2^n as in ptl_vm_exp (one product inside the normal range, two
+ * halves outside, so subnormal results round once).  x is clamped to [-151, 128] in float32,
+ * [-1076, 1024] in float64 (0 at the bottom, inf at the top); NaN stays NaN.
+ *
+ * log2: x = m 2^e, m in [sqrt(1/2), sqrt(2)), and e + log(m) log2(e) (log(m) has no e ln2
+ * part, so powers of two give e exactly).  float32: log(m) = f + y, f = m - 1, y = f^3 P(f)
+ * - f^2 / 2 with the polynomial of vec_math.h's float log (subnormals scaled by 2^23 first),
+ * and e + (f l_hi + (f l_lo + y l_hi)), log2(e) = l_hi + l_lo, so that f's product is
+ * rounded once (at most 1.03 ulp, exhaustive on [0.5, 2)).  float64: log(m) by vec_math.h's
+ * double log (ptl_vm_log_normal), times log2(e) in one FMA with e; its subnormal lanes take
+ * libm's log2.  x = inf gives inf, +-0 -inf, x < 0 and NaN give NaN.
+ *
+ * tan, float64: the sine and cosine of ptl_vm_sincos_fast (Note [Vector float64 sin, cos,
+ * tanh, sigmoid]) divided; its slow lanes take libm's tan (under 2 ulp).  float32, in double
+ * lanes: q = round(x 2/pi), r = x - q pi/2 with pi/2 in three parts (q C1 exact for
+ * |x| <= 2^20), tan r = r + r^3 P(r^2) (fit to 7.5e-11), -1 / tan r for odd q, rounded once
+ * to float32 (measured 0.5 ulp); |x| > 2^20, inf and NaN take libm's tan.
+ *
+ * atan, float32 lanes: Cephes' atanf reduction, |x| > tan(3pi/8) to pi/2 + atan(-1/|x|) and
+ * |x| > tan(pi/8) to pi/4 + atan((|x| - 1) / (|x| + 1)), the polynomial of Note [Vector
+ * atan2 and erfinv] on the reduced argument plus the float32 rounding error of pi/4 or pi/2
+ * (the tail), then pi/4 or pi/2 in float32 added last, x's sign put back (-0 stays -0, +-inf gives
+ * +-pi/2, NaN propagates).
+ *
+ * asin, float32 lanes: on a = |x|, a + a^3 P(a^2) for a <= 1/2, else pi/2 - 2 asin(sqrt(z))
+ * with z = (1 - a) / 2 (exact): with s = sqrt(z) rounded, (pi/2 - 2 s) (exact where it
+ * matters, Sterbenz) - 2 ((z - s^2) / (2 s) + s z P(z)) + the tail of pi/2, so that neither
+ * sqrt's rounding nor that of s + s z P doubles into the result; x's sign put back (-0 stays
+ * -0); |x| > 1 gives sqrt's NaN. */
+/* (asin(x) - x) / x^3 = P(x^2) for x^2 in [0, 1/4], a degree-5 Chebyshev fit converted to
+ * powers (max error 1.3e-5 absolute, under 2^-24 of asin), the highest power first */
+static const float asin_coef[] = {0.0339273787949418f,  0.01692512296062091f,
+                                  0.031171924070539658f, 0.04458999137594574f,
+                                  0.07500143218062927f,  0.16666665663191685f};
+/* exp2's constants per element type: 0 at and below LO, inf from HI on, one product by 2^n
+ * for x in [NORMAL_LO, NORMAL_HI], ln2 as its rounding (LN2_HI) plus the rest */
+#define EXP2_HI_ps 128.0f
+#define EXP2_LO_ps -151.0f
+#define EXP2_NORMAL_LO_ps -126.0f
+#define EXP2_NORMAL_HI_ps 127.0f
+#define EXP2_LN2_HI_ps 0.693147182464599609375f
+#define EXP2_LN2_LO_ps -1.904654323148236e-09f
+#define EXP2_HI_pd 1024.0
+#define EXP2_LO_pd -1076.0
+#define EXP2_NORMAL_LO_pd -1022.0
+#define EXP2_NORMAL_HI_pd 1023.0
+#define EXP2_LN2_HI_pd 0.6931471805599453
+#define EXP2_LN2_LO_pd 2.3190468138462996e-17
+#define DEFINE_UNARY_VEC_EXP2(S)                                                          \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_exp2_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) hi = PTL_V(S, set1)(PTL_VK(S, EXP2_HI));                     \
+        const PTL_VT(S) lo = PTL_V(S, set1)(PTL_VK(S, EXP2_LO));                          \
+        const PTL_VT(S) ln2h = PTL_V(S, set1)(PTL_VK(S, EXP2_LN2_HI));                     \
+        PTL_VT(S) xc = PTL_V(S, max)(PTL_V(S, min)(x, hi), lo);                           \
+        PTL_VT(S) n = PTL_VROUND(S, xc), r = PTL_V(S, sub)(xc, n);                        \
+        PTL_VT(S) th = PTL_V(S, mul)(r, ln2h);                                            \
+        PTL_VT(S) tl = PTL_V(S, fmadd)(r, PTL_V(S, set1)(PTL_VK(S, EXP2_LN2_LO)),          \
+                                       PTL_V(S, fmsub)(r, ln2h, th));                     \
+        PTL_VT(S) p = PTL_VM_POLY(S, th, PTL_VK(S, ptl_vm_exp_coef));                      \
+        PTL_VT(S) y = PTL_V(S, add)(PTL_V(S, fmadd)(p, PTL_V(S, mul)(th, th), tl), th);   \
+        y = PTL_V(S, add)(y, PTL_V(S, set1)(1.0f));                                       \
+        const PTL_VMT(S) inside = PTL_VMAND(                                              \
+            S, PTL_VCMP(S, x, PTL_V(S, set1)(PTL_VK(S, EXP2_NORMAL_LO)), _CMP_GE_OQ),      \
+            PTL_VCMP(S, x, PTL_V(S, set1)(PTL_VK(S, EXP2_NORMAL_HI)), _CMP_LE_OQ));       \
+        if (PTL_VBITS(S, inside) == (1 << PTL_VLANES(S)) - 1) {                           \
+            return PTL_V(S, mul)(y, ptl_vm_pow2i_##S(n));                                 \
+        }                                                                                 \
+        PTL_VT(S) n1 = PTL_VFLOOR(S, PTL_V(S, mul)(n, PTL_V(S, set1)(0.5f)));             \
+        PTL_VT(S) n2 = PTL_V(S, sub)(n, n1);                                              \
+        y = PTL_V(S, mul)(PTL_V(S, mul)(y, ptl_vm_pow2i_##S(n1)), ptl_vm_pow2i_##S(n2));  \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, hi, _CMP_GE_OQ), y, PTL_V(S, set1)(INFINITY));     \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, lo, _CMP_LE_OQ), y, PTL_V(S, setzero)());          \
+        return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
+    }                                                                                     \
+    PTL_VM_DEFINE_MAP(exp2, S)
+PTL_VM_FOR_ALL_KINDS(DEFINE_UNARY_VEC_EXP2)
+
+#define DEFINE_UNARY_VEC_FLOAT_FORMULAS(S)                                                \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_atan_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0f), one = PTL_V(S, set1)(1.0f);         \
+        const PTL_VT(S) zero = PTL_V(S, setzero)();                                       \
+        PTL_VT(S) ax = PTL_V(S, andnot)(sign, x);                                         \
+        PTL_VMT(S) big = PTL_VCMP(S, ax, PTL_V(S, set1)(2.414213562373095f), _CMP_GT_OQ); \
+        PTL_VMT(S) mid = PTL_VCMP(S, ax, PTL_V(S, set1)(0.4142135623730950f), _CMP_GT_OQ); \
+        PTL_VT(S) num = PTL_VSEL(S, mid, ax, PTL_V(S, sub)(ax, one));                     \
+        PTL_VT(S) den = PTL_VSEL(S, mid, one, PTL_V(S, add)(ax, one));                    \
+        num = PTL_VSEL(S, big, num, PTL_V(S, sub)(zero, one));                            \
+        den = PTL_VSEL(S, big, den, ax);                                                  \
+        PTL_VT(S) z = PTL_V(S, div)(num, den), z2 = PTL_V(S, mul)(z, z);                  \
+        PTL_VT(S) off = PTL_VSEL(S, mid, zero, PTL_V(S, set1)(0.785398163397448f));       \
+        off = PTL_VSEL(S, big, off, PTL_V(S, set1)(1.57079632679490f));                   \
+        PTL_VT(S) tail = PTL_VSEL(S, mid, zero, PTL_V(S, set1)(-2.1855694e-08f));         \
+        tail = PTL_VSEL(S, big, tail, PTL_V(S, set1)(-4.3711388e-08f));                   \
+        PTL_VT(S) r = PTL_V(S, fmadd)(PTL_V(S, mul)(PTL_VM_POLY(S, z2, ptl_vm_atan_coef), z2), \
+                                      z, z);                                              \
+        r = PTL_V(S, add)(off, PTL_V(S, add)(r, tail));                                   \
+        return PTL_V(S, or)(r, PTL_V(S, and)(sign, x));                                   \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log2_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f), zero = PTL_V(S, setzero)();           \
+        PTL_VMT(S) sub = PTL_VCMP(S, x, PTL_V(S, set1)(FLT_MIN), _CMP_LT_OQ);             \
+        PTL_VT(S) xs = PTL_VSEL(S, sub, x, PTL_V(S, mul)(x, PTL_V(S, set1)(8388608.0f))); \
+        PTL_VIT(S) bits = PTL_VTOI(S, xs);                                                \
+        PTL_VIT(S) ei = PTL_VI(S, sub)(PTL_VI(S, srli)(bits, 23), PTL_VI_SET1(S)(127));   \
+        PTL_VT(S) m = PTL_VFROMI(S, PTL_VSI(S, or)(                                       \
+            PTL_VSI(S, and)(bits, PTL_VI_SET1(S)(0x7fffff)), PTL_VI_SET1(S)(0x3f800000))); \
+        PTL_VT(S) e = PTL_V(S, sub)(PTL_V(S, cvtepi32)(ei),                               \
+                                    PTL_VSEL(S, sub, zero, PTL_V(S, set1)(23.0f)));       \
+        PTL_VMT(S) big = PTL_VCMP(S, m, PTL_V(S, set1)(1.41421356237f), _CMP_GT_OQ);      \
+        m = PTL_VSEL(S, big, m, PTL_V(S, mul)(m, PTL_V(S, set1)(0.5f)));                  \
+        e = PTL_V(S, add)(e, PTL_VSEL(S, big, zero, one));                                \
+        PTL_VT(S) f = PTL_V(S, sub)(m, one), z = PTL_V(S, mul)(f, f);                     \
+        PTL_VT(S) y = PTL_V(S, mul)(PTL_V(S, mul)(PTL_VM_POLY(S, f, ptl_vm_log_coef), f), z); \
+        y = PTL_V(S, fnmadd)(PTL_V(S, set1)(0.5f), z, y);                                 \
+        PTL_VT(S) t = PTL_V(S, fmadd)(f, PTL_V(S, set1)(1.9259629891e-08f),               \
+                                      PTL_V(S, mul)(y, PTL_V(S, set1)(1.44269502163f)));  \
+        y = PTL_V(S, add)(e, PTL_V(S, fmadd)(f, PTL_V(S, set1)(1.44269502163f), t));      \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_EQ_OQ), y, PTL_V(S, set1)(-INFINITY));  \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ), y, x);      \
+        return PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_NGE_UQ), y, PTL_V(S, set1)(NAN));    \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_asin_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0f), half = PTL_V(S, set1)(0.5f);        \
+        PTL_VT(S) ax = PTL_V(S, andnot)(sign, x);                                         \
+        PTL_VMT(S) big = PTL_VCMP(S, ax, half, _CMP_GT_OQ);                              \
+        PTL_VT(S) zb = PTL_V(S, mul)(PTL_V(S, sub)(PTL_V(S, set1)(1.0f), ax), half);      \
+        PTL_VT(S) z = PTL_VSEL(S, big, PTL_V(S, mul)(ax, ax), zb);                        \
+        PTL_VT(S) sq = PTL_V(S, sqrt)(zb), v = PTL_VSEL(S, big, ax, sq);                  \
+        PTL_VT(S) vzp = PTL_V(S, mul)(PTL_V(S, mul)(v, z), PTL_VM_POLY(S, z, asin_coef)); \
+        /* sqrt's rounding error, (zb - sq^2) / (2 sq), and the polynomial term */        \
+        PTL_VT(S) two_sq = PTL_V(S, add)(sq, sq);                                         \
+        PTL_VT(S) corr = PTL_V(S, add)(                                                   \
+            PTL_V(S, div)(PTL_V(S, fnmadd)(sq, sq, zb),                                   \
+                          PTL_V(S, max)(two_sq, PTL_V(S, set1)(FLT_MIN))), vzp);          \
+        PTL_VT(S) far = PTL_V(S, sub)(PTL_V(S, set1)(1.57079637050628662f), two_sq);      \
+        far = PTL_V(S, fnmadd)(PTL_V(S, set1)(2.0f), corr, far);                          \
+        far = PTL_V(S, add)(far, PTL_V(S, set1)(-4.3711388e-08f));                        \
+        PTL_VT(S) near = PTL_V(S, add)(v, vzp);                                           \
+        return PTL_V(S, or)(PTL_VSEL(S, big, near, far), PTL_V(S, and)(sign, x));         \
+    }                                                                                     \
+    PTL_VM_DEFINE_MAP(asin, S)                                                            \
+    PTL_VM_DEFINE_MAP(atan, S)                                                            \
+    PTL_VM_DEFINE_MAP(log2, S)
+
+/* (tan(r) - r) / r^3 = P(r^2) for |r| <= pi/4 (+ 1e-3), a degree-8 Chebyshev fit converted
+ * to powers (7.5e-11 relative in tan), the highest power first */
+static const double tanf_coef[] = {
+    0.000809640822657722, -0.00020242625359693427, 0.001989180494319375,
+    0.0033916105536168804, 0.008906552459318902,   0.021864300020970766,
+    0.05396856313171222,  0.13333332621978575,     0.3333333333622987};
+#define DEFINE_UNARY_VEC_DOUBLE_FORMULAS(S)                                               \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log2_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0);                                        \
+        PTL_VT(S) e, m = ptl_vm_split_##S(x, &e);                                         \
+        PTL_VMT(S) big = PTL_VCMP(S, m, PTL_V(S, set1)(1.4142135623730951), _CMP_GT_OQ);  \
+        m = PTL_VSEL(S, big, m, PTL_V(S, mul)(m, PTL_V(S, set1)(0.5)));                   \
+        e = PTL_VSEL(S, big, e, PTL_V(S, add)(e, one));                                   \
+        PTL_VT(S) y = PTL_V(S, fmadd)(ptl_vm_log_normal_##S(m),                           \
+                                      PTL_V(S, set1)(1.4426950408889634), e);             \
+        const PTL_VT(S) zero = PTL_V(S, setzero)();                                       \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(DBL_MAX), _CMP_GT_OQ), y, x);       \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_EQ_OQ), y, PTL_V(S, set1)(-INFINITY));  \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_NGE_UQ), y, PTL_V(S, set1)(NAN));       \
+        PTL_VMT(S) slow = PTL_VMAND(S, PTL_VCMP(S, x, zero, _CMP_GT_OQ),                  \
+                                    PTL_VCMP(S, x, PTL_V(S, set1)(DBL_MIN), _CMP_LT_OQ)); \
+        return ptl_vm_patch_##S(y, x, slow, log2);                                        \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_tan_##S(PTL_VT(S) x)                      \
+    {                                                                                     \
+        PTL_VT(S) s, c;                                                                   \
+        PTL_VMT(S) slow = ptl_vm_sincos_fast_##S(x, &s, &c);                              \
+        return ptl_vm_patch_##S(PTL_V(S, div)(s, c), x, slow, tan);                       \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_tanf_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) magic = PTL_V(S, set1)(PTL_SINCOS2PI_MAGIC);                      \
+        PTL_VT(S) k = PTL_V(S, fmadd)(x, PTL_V(S, set1)(0.63661977236758134308), magic);  \
+        PTL_VT(S) q = PTL_V(S, sub)(k, magic);                                            \
+        PTL_VT(S) r = PTL_V(S, fnmadd)(q, PTL_V(S, set1)(PTL_VM_PIO2_C1), x);             \
+        r = PTL_V(S, fnmadd)(q, PTL_V(S, set1)(PTL_VM_PIO2_C2), r);                       \
+        r = PTL_V(S, fnmadd)(q, PTL_V(S, set1)(PTL_VM_PIO2_C3), r);                       \
+        PTL_VT(S) z = PTL_V(S, mul)(r, r);                                                \
+        PTL_VT(S) t = PTL_V(S, fmadd)(PTL_V(S, mul)(r, z), PTL_VM_POLY(S, z, tanf_coef), r); \
+        PTL_VT(S) qh = PTL_V(S, mul)(q, PTL_V(S, set1)(0.5));                             \
+        PTL_VMT(S) odd = PTL_VCMP(S, PTL_VFLOOR(S, qh), qh, _CMP_NEQ_OQ);                 \
+        t = PTL_VSEL(S, odd, t, PTL_V(S, div)(PTL_V(S, set1)(-1.0), t));                  \
+        PTL_VMT(S) slow = PTL_VCMP(S, PTL_V(S, andnot)(PTL_V(S, set1)(-0.0), x),          \
+                                   PTL_V(S, set1)(0x1p20), _CMP_NLE_UQ);                  \
+        return ptl_vm_patch_##S(t, x, slow, tan);                                         \
+    }                                                                                     \
+    PTL_VM_DEFINE_MAP(log2, S)                                                            \
+    PTL_VM_DEFINE_MAP(tan, S)                                                             \
+    DEFINE_F4_IN_DOUBLE_MAP(tan, tanf, S)
+
+/* o[i] = G(a[i]) for float32 data computed in double lanes of kind S; the tail goes through
+ * a zero-padded buffer, so every element takes the same vector formula */
+#define DEFINE_F4_IN_DOUBLE_MAP(F, G, S)                                                  \
+    PTL_VATTR(S) static void ptl_vm_map_f4_##F##_##S(float *o, const float *a, int64_t n) \
+    {                                                                                     \
+        const int64_t L = PTL_VLANES(S);                                                  \
+        int64_t i = 0;                                                                    \
+        for (; i + 2 * L <= n; i += 2 * L) {                                              \
+            PTL_VT(S) y0 = ptl_vm_##G##_##S(PTL_VLOADF(S, a + i));                        \
+            PTL_VT(S) y1 = ptl_vm_##G##_##S(PTL_VLOADF(S, a + i + L));                    \
+            PTL_VSTOREF(S, o + i, y0);                                                    \
+            PTL_VSTOREF(S, o + i + L, y1);                                                \
+        }                                                                                 \
+        for (; i + L <= n; i += L) {                                                      \
+            PTL_VSTOREF(S, o + i, ptl_vm_##G##_##S(PTL_VLOADF(S, a + i)));                \
+        }                                                                                 \
+        if (i < n) {                                                                      \
+            float buf[PTL_VLANES(S)] = {0};                                               \
+            memcpy(buf, a + i, (size_t)(n - i) * sizeof(float));                          \
+            PTL_VSTOREF(S, buf, ptl_vm_##G##_##S(PTL_VLOADF(S, buf)));                    \
+            memcpy(o + i, buf, (size_t)(n - i) * sizeof(float));                          \
+        }                                                                                 \
+    }
+
+PTL_VM_FOR_FLOAT_KINDS(DEFINE_UNARY_VEC_FLOAT_FORMULAS)
+
+/* erfc, float32 in double lanes: e^Q(u) with Q a degree-16 (u in [-1, 2.5]) or degree-14
+ * (u in [2.5, 10.1]) polynomial fit of log(erfc) in a variable scaled to [-1, 1]
+ * (Chebyshev fits converted to powers, max error 6e-10 absolute in Q, so 6e-10 relative in
+ * erfc), and the double exp of Note [Vector exp]: the float32 result is correctly rounded
+ * but within about 1e-9 relative of a rounding boundary.  u = |x| for x < -1, where
+ * erfc(x) = 2 - erfc(|x|); u is clamped at 10.1, past which erfc rounds to 0 in float32;
+ * the second polynomial runs only for vectors with a lane above 2.5.  NaN propagates. */
+/* log(erfc(x)) = sum c[k] t^k, t = 0.5714285714285714 x - 0.42857142857142855, x in [-1, 2.5]
+ * */
+static const double erfc_log_lo_coef[] = {
+    -2.0524467439142483e-05, 6.263264341121308e-05, -3.2319742279014526e-06,
+    -0.000232517325644549, 0.0004393256297396381, -0.00032602825027367246,
+    -0.00041702923085970074, 0.002205035171437744, -0.004763007819663201, 0.005321696954824066,
+    0.003720500980153428, -0.03726479168932509, 0.11916510543917559, -0.28351090392421735,
+    -2.474045355747502, -3.895278918445001, -1.2418672606278933};
+/* log(erfc(x)) = sum c[k] t^k, t = 0.2631578947368421 x - 1.6578947368421053, x in [2.5, 10.1]
+ * */
+static const double erfc_log_hi_coef[] = {
+    6.11308093711543e-06, -1.8752094783455352e-05, 2.99832736934157e-05, -6.807327830303338e-05,
+    0.0001831831414498007, -0.00042937726719424047, 0.0009681584915102411,
+    -0.002195188725779509, 0.004973272308701661, -0.0113202073112396, 0.02625831906657095,
+    -0.06357750767089855, -14.270560141108565, -48.46885485165499, -42.11513811927088};
+#define DEFINE_UNARY_VEC_ERFC(S)                                                          \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erfc_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0), mid = PTL_V(S, set1)(2.5);           \
+        PTL_VMT(S) neg = PTL_VCMP(S, x, PTL_V(S, set1)(-1.0), _CMP_LT_OQ);                \
+        PTL_VT(S) u = PTL_VSEL(S, neg, x, PTL_V(S, andnot)(sign, x));                     \
+        u = PTL_V(S, min)(u, PTL_V(S, set1)(10.1));                                       \
+        PTL_VT(S) t = PTL_V(S, fmsub)(u, PTL_V(S, set1)(0.5714285714285714),             \
+                                      PTL_V(S, set1)(0.42857142857142855));               \
+        PTL_VT(S) q = PTL_VM_POLY(S, t, erfc_log_lo_coef);                                \
+        PTL_VMT(S) high = PTL_VCMP(S, u, mid, _CMP_GT_OQ);                                \
+        if (PTL_VBITS(S, high) != 0) {                                                    \
+            PTL_VT(S) th = PTL_V(S, fmsub)(u, PTL_V(S, set1)(0.2631578947368421),         \
+                                           PTL_V(S, set1)(1.6578947368421053));           \
+            q = PTL_VSEL(S, high, q, PTL_VM_POLY(S, th, erfc_log_hi_coef));               \
+        }                                                                                 \
+        PTL_VT(S) y = ptl_vm_exp_##S(q);                                                  \
+        y = PTL_VSEL(S, neg, y, PTL_V(S, sub)(PTL_V(S, set1)(2.0), y));                   \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(10.1), _CMP_GT_OQ), y,              \
+                     PTL_V(S, setzero)());                                                \
+        return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
+    }                                                                                     \
+    DEFINE_F4_IN_DOUBLE_MAP(erfc, erfc, S)
+DEFINE_UNARY_VEC_ERFC(pd)
+DEFINE_UNARY_VEC_ERFC(pd512)
+
+/* i0, float32 in double lanes: for |x| <= 8 the series sum (x^2 / 4)^k / (k!)^2 up to k = 20
+ * (positive terms, no cancellation; the rest is below 1e-12 relative), above it
+ * e^|x| / sqrt|x| R(1 / |x|), R a degree-7 Chebyshev fit of sqrt(x) i0e(x) on [8, 92.5]
+ * converted to powers (2.8e-10 relative), |x| clamped at 100 (float32 overflows from 91.9);
+ * the second branch runs only for vectors with a lane above 8.  NaN propagates. */
+static const double i0_series_coef[] = {
+    1.6894710964510562e-37, 6.757884385804225e-35, 2.4395962632753253e-32,
+    7.904291893012054e-30, 2.2843403570804838e-27, 5.8479113141260385e-25,
+    1.3157800456783586e-22, 2.5789288895295828e-20, 4.358389823304995e-18,
+    6.276081345559193e-16, 7.594058428126623e-14, 7.594058428126624e-12,
+    6.151187326782565e-10, 3.936759889140842e-08, 1.9290123456790124e-06,
+    6.944444444444444e-05, 0.001736111111111111, 0.027777777777777776, 0.25, 1.0, 1.0};
+static const double i0_asym_coef[] = {
+    9.437285672114657,    -2.336983434035605,   0.41972470954031016, 0.021991181880523222,
+    0.030113140350613576, 0.028031015424268294, 0.049868004792975255, 0.3989422794395084};
+#define DEFINE_UNARY_VEC_I0(S)                                                            \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_i0_##S(PTL_VT(S) x)                       \
+    {                                                                                     \
+        const PTL_VT(S) eight = PTL_V(S, set1)(8.0);                                      \
+        PTL_VT(S) ax = PTL_V(S, andnot)(PTL_V(S, set1)(-0.0), x);                         \
+        PTL_VT(S) as = PTL_V(S, min)(ax, eight);                                          \
+        PTL_VT(S) q = PTL_V(S, mul)(PTL_V(S, mul)(as, as), PTL_V(S, set1)(0.25));         \
+        PTL_VT(S) y = PTL_VM_POLY(S, q, i0_series_coef);                                  \
+        PTL_VMT(S) big = PTL_VCMP(S, ax, eight, _CMP_GT_OQ);                              \
+        if (PTL_VBITS(S, big) != 0) {                                                     \
+            PTL_VT(S) ab = PTL_V(S, min)(PTL_V(S, max)(ax, eight), PTL_V(S, set1)(100.0)); \
+            PTL_VT(S) r = PTL_VM_POLY(S, PTL_V(S, div)(PTL_V(S, set1)(1.0), ab), i0_asym_coef); \
+            r = PTL_V(S, div)(PTL_V(S, mul)(r, ptl_vm_exp_##S(ab)), PTL_V(S, sqrt)(ab));  \
+            y = PTL_VSEL(S, big, y, r);                                                   \
+        }                                                                                 \
+        return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
+    }                                                                                     \
+    DEFINE_F4_IN_DOUBLE_MAP(i0, i0, S)
+DEFINE_UNARY_VEC_I0(pd)
+DEFINE_UNARY_VEC_I0(pd512)
+DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd)
+DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd512)
+
+/* NAME's float32 loop in double lanes of kind D (ptl_vm_map_f4_NAME_D) */
+#define DEFINE_VEC_LOOP_F4_IN_D(NAME, D)                                                  \
+    static void NAME##_loop_f4_##D(char **d, const int64_t *s, int64_t n, const void *extra) \
+    {                                                                                     \
+        if (n > 1 && (s[0] != sizeof(float) || s[1] != sizeof(float))) {                 \
+            NAME##_loop_f4(d, s, n, extra);                                               \
+            return;                                                                       \
+        }                                                                                 \
+        ptl_vm_map_f4_##NAME##_##D((float *)d[0], (const float *)d[1], n);                \
+    }
+/* a float32-only op computed in double lanes of kind D (table named by S) */
+#define DEFINE_VEC_OP_F4_IN_D(NAME, S, D)                                                 \
+    DEFINE_VEC_LOOP_F4_IN_D(NAME, D)                                                      \
+    static const PtlLoop NAME##_loops_##S[PTL_DTYPE_COUNT] = {                            \
+        [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
+        [PTL_DTYPE_FLOAT32] = NAME##_loop_f4_##D, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8};
+/* an op computed in double lanes of kind D for float32 and float64 (table named by S) */
+#define DEFINE_VEC_OP_IN_D(NAME, S, D)                                                    \
+    DEFINE_VEC_LOOP_F4_IN_D(NAME, D)                                                      \
+    DEFINE_VEC_LOOP(NAME, NAME, f8, D)                                                    \
+    static const PtlLoop NAME##_loops_##S[PTL_DTYPE_COUNT] = {                            \
+        [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
+        [PTL_DTYPE_FLOAT32] = NAME##_loop_f4_##D, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8_##D};
+
 #define DEFINE_VEC_OPS(S, D)                                                              \
     DEFINE_VEC_OP2(exp, S, D)                                                             \
     DEFINE_VEC_OP(expm1, S)                                                               \
@@ -312,7 +658,12 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     DEFINE_VEC_OP2(tanh, S, D)                                                            \
     DEFINE_VEC_OP(erfinv, S)                                                              \
     DEFINE_VEC_OP_F8(sin, S, D)                                                           \
-    DEFINE_VEC_OP_F8(cos, S, D)
+    DEFINE_VEC_OP_F8(cos, S, D)                                                           \
+    DEFINE_VEC_OP2(exp2, S, D)                                                            \
+    DEFINE_VEC_OP(atan, S)                                                                \
+    DEFINE_VEC_OP(asin, S)                                                                \
+    DEFINE_VEC_OP2(log2, S, D)                                                            \
+    DEFINE_VEC_OP_IN_D(tan, S, D)
 
 DEFINE_VEC_OPS(ps, pd)
 DEFINE_VEC_OPS(ps512, pd512)
@@ -385,20 +736,20 @@ unary_run(const PtlOperator *op, PtlIValue *s, const PtlLoop *loops, int flags,
 
 /* [*] -> [*] float (integer and bool inputs promote to the default dtype) */
 DEFINE_UNARY_KERNEL(exp, PICK_VEC(exp), U_FLOAT | U_VEC_F4, NULL)
-DEFINE_UNARY_KERNEL(exp2, exp2_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(exp2, PICK_VEC(exp2), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(expm1, PICK_VEC(expm1), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(log, PICK_VEC(log), U_FLOAT | U_VEC_F4, NULL)
-DEFINE_UNARY_KERNEL(log2, log2_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(log2, PICK_VEC(log2), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(log10, log10_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log1p, PICK_VEC(log1p), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(sqrt, sqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(rsqrt, rsqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(sin, PICK_VEC(sin), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(cos, PICK_VEC(cos), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(tan, tan_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(asin, asin_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(tan, PICK_VEC(tan), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL(asin, PICK_VEC(asin), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(acos, acos_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(atan, atan_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(atan, PICK_VEC(atan), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(sinh, PICK_VEC(sinh), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(cosh, PICK_VEC(cosh), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(tanh, PICK_VEC(tanh), U_FLOAT | U_VEC_F4, NULL)
@@ -576,7 +927,15 @@ DEFINE_FLOAT_OP(acosh, ACOSH_F, ACOSH_D)
 DEFINE_FLOAT_OP(asinh, ASINH_F, ASINH_D)
 DEFINE_FLOAT_OP(atanh, ATANH_F, ATANH_D)
 DEFINE_FLOAT_OP(erfc, ERFC_F, ERFC_D)
+#ifdef PTL_HAVE_AVX2_KERNELS
+DEFINE_VEC_OP_F4_IN_D(erfc, ps, pd)   /* float32 erfc in double lanes (vector section) */
+DEFINE_VEC_OP_F4_IN_D(erfc, ps512, pd512)
+#endif
 DEFINE_FLOAT_OP(i0, I0_F, I0_D)
+#ifdef PTL_HAVE_AVX2_KERNELS
+DEFINE_VEC_OP_F4_IN_D(i0, ps, pd)   /* float32 i0 in double lanes (vector section) */
+DEFINE_VEC_OP_F4_IN_D(i0, ps512, pd512)
+#endif
 DEFINE_FLOAT_OP(special_i0e, I0E_F, I0E_D)
 DEFINE_FLOAT_OP(special_i1, I1_F, I1_D)
 DEFINE_FLOAT_OP(special_i1e, I1E_F, I1E_D)
@@ -584,8 +943,8 @@ DEFINE_FLOAT_OP(special_i1e, I1E_F, I1E_D)
 DEFINE_UNARY_KERNEL(acosh, acosh_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(asinh, asinh_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(atanh, atanh_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(erfc, erfc_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(i0, i0_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(erfc, PICK_VEC(erfc), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL(i0, PICK_VEC(i0), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(special_i0e, special_i0e_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(special_i1, special_i1_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(special_i1e, special_i1e_loops, U_FLOAT, NULL)
