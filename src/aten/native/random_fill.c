@@ -236,6 +236,26 @@ store_halves(PtlDtype dt, void *out, int64_t i, const float *f, int64_t n)
     }
 }
 
+/* Stores the 32 values f[w] lane l (word w of Philox block l of philox_draw8) to o in element
+ * order, element 4 l + w: the 4 x 8 transposed */
+PTL_AVX2 static inline void
+store_in_element_order(const __m256 f[4], float *o)
+{
+    __m256 t[4], u[4];
+    t[0] = _mm256_unpacklo_ps(f[0], f[1]);
+    t[1] = _mm256_unpackhi_ps(f[0], f[1]);
+    t[2] = _mm256_unpacklo_ps(f[2], f[3]);
+    t[3] = _mm256_unpackhi_ps(f[2], f[3]);
+    u[0] = _mm256_shuffle_ps(t[0], t[2], 0x44);
+    u[1] = _mm256_shuffle_ps(t[0], t[2], 0xEE);
+    u[2] = _mm256_shuffle_ps(t[1], t[3], 0x44);
+    u[3] = _mm256_shuffle_ps(t[1], t[3], 0xEE);
+    _mm256_storeu_ps(o, _mm256_permute2f128_ps(u[0], u[1], 0x20));
+    _mm256_storeu_ps(o + 8, _mm256_permute2f128_ps(u[2], u[3], 0x20));
+    _mm256_storeu_ps(o + 16, _mm256_permute2f128_ps(u[0], u[1], 0x31));
+    _mm256_storeu_ps(o + 24, _mm256_permute2f128_ps(u[2], u[3], 0x31));
+}
+
 /* The uniforms of the n elements from element i (both multiples of 4; n of 32) of a job of
  * one word an element (block_shift 2, bits <= 24) into o, as floats (Note [Vector Philox]):
  * u = (word >> (32 - bits)) 2^-bits, exact in float, then from + u (to - from) in double
@@ -248,27 +268,12 @@ uniform_floats_avx2(const PtlDistJob *j, int64_t i, int64_t n, float *o)
     const int unit = j->a == 0.0 && j->b == 1.0;
     for (int64_t k = 0; k < n; k += 32) {
         __m256i w[4];
-        __m256 f[4], t[4], u[4];
+        __m256 f[4];
         philox_draw8(j->seed, j->offset, (i + k) / 4, w);
         for (int l = 0; l < 4; l++) {
             f[l] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srl_epi32(w[l], shift)), scale);
         }
-        /* f[w][l] is element 4 l + w: transpose the 4 x 8 */
-        t[0] = _mm256_unpacklo_ps(f[0], f[1]);
-        t[1] = _mm256_unpackhi_ps(f[0], f[1]);
-        t[2] = _mm256_unpacklo_ps(f[2], f[3]);
-        t[3] = _mm256_unpackhi_ps(f[2], f[3]);
-        u[0] = _mm256_shuffle_ps(t[0], t[2], 0x44);
-        u[1] = _mm256_shuffle_ps(t[0], t[2], 0xEE);
-        u[2] = _mm256_shuffle_ps(t[1], t[3], 0x44);
-        u[3] = _mm256_shuffle_ps(t[1], t[3], 0xEE);
-        f[0] = _mm256_permute2f128_ps(u[0], u[1], 0x20);
-        f[1] = _mm256_permute2f128_ps(u[2], u[3], 0x20);
-        f[2] = _mm256_permute2f128_ps(u[0], u[1], 0x31);
-        f[3] = _mm256_permute2f128_ps(u[2], u[3], 0x31);
-        for (int l = 0; l < 4; l++) {
-            _mm256_storeu_ps(o + k + 8 * l, f[l]);
-        }
+        store_in_element_order(f, o + k);
         if (!unit) {
             affine_f4_pd(o + k, 32, j->a, j->b - j->a);
         }
@@ -372,24 +377,12 @@ words_in_order(const PtlDistJob *j, int64_t i, int64_t n, uint32_t *x)
 {
     for (int64_t k = 0; k < n; k += 32) {
         __m256i w[4];
-        __m256 f[4], t[4], u[4];
+        __m256 f[4];
         philox_draw8(j->seed, j->offset, (i + k) / 4, w);
         for (int l = 0; l < 4; l++) {
             f[l] = _mm256_castsi256_ps(w[l]);
         }
-        /* word l of block m is element 4 m + l: transpose the 4 x 8 */
-        t[0] = _mm256_unpacklo_ps(f[0], f[1]);
-        t[1] = _mm256_unpackhi_ps(f[0], f[1]);
-        t[2] = _mm256_unpacklo_ps(f[2], f[3]);
-        t[3] = _mm256_unpackhi_ps(f[2], f[3]);
-        u[0] = _mm256_shuffle_ps(t[0], t[2], 0x44);
-        u[1] = _mm256_shuffle_ps(t[0], t[2], 0xEE);
-        u[2] = _mm256_shuffle_ps(t[1], t[3], 0x44);
-        u[3] = _mm256_shuffle_ps(t[1], t[3], 0xEE);
-        _mm256_storeu_ps((float *)(x + k), _mm256_permute2f128_ps(u[0], u[1], 0x20));
-        _mm256_storeu_ps((float *)(x + k + 8), _mm256_permute2f128_ps(u[2], u[3], 0x20));
-        _mm256_storeu_ps((float *)(x + k + 16), _mm256_permute2f128_ps(u[0], u[1], 0x31));
-        _mm256_storeu_ps((float *)(x + k + 24), _mm256_permute2f128_ps(u[2], u[3], 0x31));
+        store_in_element_order(f, (float *)(x + k));
     }
 }
 
