@@ -213,17 +213,21 @@ sep_applies(const Maps *m, PtlDtype dt)
            m->ntaps[0] * m->ntaps[1] <= MAX_TAPS;
 }
 
+/* The MAX_TAPS cached rows of m->out[2] doubles, h[k] the k-th, their tags -1 (empty): the
+ * block to free, or NULL (error set) */
 static double *
-sep_cache(const Maps *m, int64_t *tag)
+sep_cache(const Maps *m, int64_t *tag, double **h)
 {
-    double *h = malloc(sizeof(double) * (size_t)(MAX_TAPS * m->out[2] + 1));
-    if (h == NULL) {
+    double *cache = malloc(sizeof(double) * (size_t)(MAX_TAPS * m->out[2] + 1));
+    if (cache == NULL) {
         ptl_error_set(PTL_ERR_MEMORY, "can't allocate resampling rows");
+        return NULL;
     }
     for (int k = 0; k < MAX_TAPS; k++) {
         tag[k] = -1;
+        h[k] = cache + k * m->out[2];
     }
-    return h;
+    return cache;
 }
 
 /* h[ox] = sum over q of wt2[ox][q] * row[idx2[ox][q]], in q order from 0.0 */
@@ -314,12 +318,9 @@ sep_fwd_job(void *ctx, int64_t b, int64_t e)
     const Maps *m = j->m;
     int64_t tag[MAX_TAPS], W = m->in[2], OW = m->out[2];
     size_t isz = j->f8 ? sizeof(double) : sizeof(float);
-    double *cache = sep_cache(m, tag), *h[MAX_TAPS];
+    double *h[MAX_TAPS], *cache = sep_cache(m, tag, h);
     if (cache == NULL) {
         return -1;
-    }
-    for (int k = 0; k < MAX_TAPS; k++) {
-        h[k] = cache + k * OW;
     }
     for (int64_t pl = b; pl < e; pl++) {
         const char *x = (const char *)j->x + (size_t)(pl * m->in[0] * m->in[1] * W) * isz;
@@ -388,12 +389,9 @@ sep_bwd_job(void *ctx, int64_t b, int64_t e)
     const Maps *m = j->m;
     int64_t tag[MAX_TAPS], W = m->in[2], OW = m->out[2];
     size_t isz = j->f8 ? sizeof(double) : sizeof(float);
-    double *cache = sep_cache(m, tag), *h[MAX_TAPS];
+    double *h[MAX_TAPS], *cache = sep_cache(m, tag, h);
     if (cache == NULL) {
         return -1;
-    }
-    for (int k = 0; k < MAX_TAPS; k++) {
-        h[k] = cache + k * OW;
     }
     for (int64_t pl = b; pl < e; pl++) {
         const char *g = (const char *)j->x + (size_t)(pl * m->out[0] * m->out[1] * OW) * isz;
