@@ -8,9 +8,10 @@
  * searchsorted and bucketize run summary.c's CPU kernel on the CUDA key: its checks, its
  * contiguous copies and its output; its last step hands the values to one kernel, a thread
  * per value running the CPU's binary search (the same comparisons: exact for two integer
- * dtypes, through double otherwise, NaN comparing equal to everything), so the results are
- * the CPU's.  A sorter is checked on the host first (its extremes read back: a
- * synchronisation, only when one is given), as a bad entry would read outside the row. */
+ * dtypes, through double otherwise; PyTorch's !(b >= v) on the left and !(b > v) on the
+ * right, so a NaN value lands at the end on both sides), so the results are the CPU's.  A
+ * sorter is checked on the host first (its extremes read back: a synchronisation, only when
+ * one is given), as a bad entry would read outside the row. */
 #ifndef PTL_CUDA_SEARCH_PLAN_H
 #define PTL_CUDA_SEARCH_PLAN_H
 
@@ -29,18 +30,18 @@ ptl_search_at(const PtlDeviceSearchArgs *a, int64_t i)
         const int64_t mid = lo + (hi - lo) / 2;
         const int64_t at = row * a->len + (a->sorter != 0 ? a->sorter[row * a->len + mid] : mid);
         const char *b = a->bnd + at * a->bsz;
-        int c;
+        int go;
         if (a->ints) {
             const int64_t x = ptl_load_int(b, (PtlDtype)a->bdt);
             const int64_t y = ptl_load_int(v, (PtlDtype)a->vdt);
-            c = (x > y) - (x < y);
+            go = a->right ? !(x > y) : !(x >= y);
         }
         else {
             const double x = ptl_load_double(b, (PtlDtype)a->bdt);
             const double y = ptl_load_double(v, (PtlDtype)a->vdt);
-            c = (x > y) - (x < y);
+            go = a->right ? !(x > y) : !(x >= y);
         }
-        if (c < 0 || (a->right && c == 0)) {
+        if (go) {
             lo = mid + 1;
         }
         else {

@@ -970,8 +970,8 @@ def test_bincount_typed_loops_and_lanes(dtype):
 def test_searchsorted_typed_and_generic_loops(bdt, vdt):
     # Note [Typed searches] (same dtypes) and the generic loop (mixed): NumPy's positions,
     # duplicates, infinities, every boundary length up to 9, strided and 2-D values, int32
-    # output; a NaN value at 0 on the left (PyTorch: at the end; the device's search_plan.h
-    # keeps the same rule as the CPU loops) and at the end on the right
+    # output; a NaN value at the end on both sides, as PyTorch (the device's search_plan.h
+    # keeps the same rule as the CPU loops)
     rng = np.random.default_rng(8)
     for n in list(range(10)) + [100]:
         b = np.sort(rng.integers(-6, 6, n)).astype(NP_DTYPE[bdt])
@@ -983,7 +983,7 @@ def test_searchsorted_typed_and_generic_loops(bdt, vdt):
         for right in (False, True):
             want = np.searchsorted(b.astype(np.float64), v.astype(np.float64),
                                    "right" if right else "left")
-            want[np.isnan(v) & (not right)] = 0
+            want[np.isnan(v)] = n
             bt, vt = ptl.tensor(b), ptl.tensor(v)
             got = ptl.searchsorted(bt, vt, right=right)
             np.testing.assert_array_equal(got.numpy(), want)
