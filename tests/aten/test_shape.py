@@ -110,9 +110,11 @@ def test_rot90_odd_k_is_a_transposed_flip(layout):
             else:
                 strides = list(ptl.empty(got.shape).stride())
             assert list(got.stride()) == strides
-            if torch is not None:
+            if torch is not None and got.numel() > 0:
+                # PyTorch's strides, except along dims of size 1 (any stride is right there)
                 want = torch.from_numpy(np.ascontiguousarray(a)).rot90(k, dims)
-                assert got.stride() == want.stride()
+                assert [st for st, n in zip(got.stride(), got.shape) if n > 1] == \
+                       [st for st, n in zip(want.stride(), want.shape) if n > 1]
             got.add_(1)   # a fresh copy: t is unchanged
             np.testing.assert_array_equal(t.numpy(), a)
 

@@ -94,6 +94,10 @@ def test_specials(name, dtype):
     assert ulps(got, ref, dtype).max() <= BOUNDS[name, dtype]
     if torch is not None:
         t = getattr(torch, name)(torch.from_numpy(x)).numpy()
+        if name == "i0":
+            # PyTorch's Cephes i0 gives NaN at +-inf (the limit is inf, as test_unary.py's i0
+            # test says) and, in float32, 0.99999994 for |x| < 2^-12 (the value rounds to 1)
+            exact &= np.isfinite(x) & (np.abs(x) >= 2.0 ** -12)
         assert _same(got[exact], t[exact])
 
 
@@ -157,8 +161,11 @@ def test_pow_tensor_float32_specials_tails_and_broadcast():
     with np.errstate(over="ignore"):
         assert _same(got[exact], ref[exact].astype(np.float32))
     if torch is not None:
+        # PyTorch's where the value is exact; elsewhere within an ulp of it (1e38 ** -1, a
+        # subnormal, is one subnormal step from PyTorch's)
         t = torch.pow(torch.from_numpy(a), torch.from_numpy(b)).numpy()
-        assert _same(got, t)
+        assert _same(got[exact], t[exact])
+        assert ulps(got, t.astype(np.float64), np.float32).max() <= 1.0
     x, y = _pow_points()
     x, y = x[:300], y[:300]
     full = ptl.pow(ptl.tensor(x), ptl.tensor(y)).numpy()
