@@ -498,6 +498,7 @@ SWEEP_OPS = {
                             lambda a, i: _np_pdist(a[:500, :64])),
     "cat(chunk(A, 10, 1), 0)": (lambda m, a, i: m.cat(m.chunk(a, 10, 1), 0),
                                 lambda a, i: np.concatenate(np.array_split(a, 10, 1), 0)),
+    "count_nonzero(A)": (lambda m, a, i: m.count_nonzero(a), lambda a, i: np.count_nonzero(a)),
 }
 
 

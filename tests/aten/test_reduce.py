@@ -230,6 +230,30 @@ def test_dtype_argument():
                                    rtol=1e-6)
 
 
+@pytest.mark.parametrize("dt", [ptl.bool, ptl.uint8, ptl.float32, ptl.float64, ptl.int32],
+                         ids=str)
+def test_count_nonzero_whole_tensor(dt):
+    # count_nonzero_run (a whole contiguous bool / uint8 / float32 / float64 tensor) against
+    # NumPy and against the generic reduction (a transposed view, and int32, take it): every
+    # length 0..70 across the vector tails, 0-dim, NaN counted, -0.0 and 0 not, subnormals
+    rng = np.random.default_rng(11)
+    npdt = {ptl.bool: np.bool_, ptl.uint8: np.uint8, ptl.float32: np.float32,
+            ptl.float64: np.float64, ptl.int32: np.int32}[dt]
+    for n in list(range(71)) + [1000, 4099]:
+        a = rng.integers(0, 3, n).astype(npdt)
+        if dt.is_floating_point and n > 5:
+            a[:5] = [np.nan, -0.0, 0.0, np.inf, np.finfo(npdt).tiny / 4]
+        got = ptl.count_nonzero(ptl.tensor(a))
+        assert got.dtype == ptl.int64 and got.shape == ()
+        assert got.item() == np.count_nonzero(a)
+    a = rng.integers(0, 2, (37, 29)).astype(npdt)
+    t = ptl.tensor(a)
+    assert ptl.count_nonzero(t).item() == ptl.count_nonzero(t.t()).item() == np.count_nonzero(a)
+    assert ptl.count_nonzero(ptl.tensor(a[3, 4])).item() == np.count_nonzero(a[3, 4])
+    assert_close(ptl.count_nonzero(t, 1), np.count_nonzero(a, 1).astype(np.int64),
+                 dtype=ptl.int64)
+
+
 def test_empty_reductions():
     t = ptl.tensor(np.zeros((0, 3), dtype=np.float32))
     assert_close(t.sum(0), np.zeros(3), dtype=ptl.float32)
