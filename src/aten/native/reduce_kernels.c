@@ -1351,3 +1351,29 @@ ptl_red_prod_rows_lowp(double *val, PtlDtype dt, const char *p, int64_t rs, int6
         }
     }
 }
+
+/* (reduce_kernels.h) */
+PTL_LOOP_CLONES int64_t
+ptl_red_count_nonzero_contiguous(PtlDtype dt, const void *x, int64_t n)
+{
+    int64_t c = 0;
+    if (dt == PTL_DTYPE_FLOAT32) {
+        const float *f = x;
+        for (int64_t k = 0; k < n; k++) {
+            c += f[k] != 0;
+        }
+    }
+    else if (dt == PTL_DTYPE_FLOAT64) {
+        const double *d = x;
+        for (int64_t k = 0; k < n; k++) {
+            c += d[k] != 0;
+        }
+    }
+    else {
+        const uint8_t *b = x;
+        for (int64_t k = 0; k < n; k++) {
+            c += b[k] != 0;
+        }
+    }
+    return c;
+}

@@ -12,6 +12,9 @@
 
 /* The sum, in double, of the contiguous float32 (dt) or float64 run p[0..n). */
 double ptl_red_sum_contiguous(PtlDtype dt, const char *p, int64_t n);
+/* The nonzero elements of x[0..n) of dtype dt (bool, uint8, float32 or float64: a NaN counts,
+ * -0.0 does not), in a typed loop that vectorizes */
+int64_t ptl_red_count_nonzero_contiguous(PtlDtype dt, const void *x, int64_t n);
 /* sums[r] = ptl_red_sum_contiguous(dt, p + r * step, n) for r < runs, the same bits
  * (Note [Sums of many runs]) */
 void ptl_red_sum_runs(PtlDtype dt, const char *p, int64_t step, int64_t n, int64_t runs,
