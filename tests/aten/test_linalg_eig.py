@@ -257,6 +257,86 @@ def test_random_sizes_against_lapack_in_one_sweep():
         _check(a, w, V)
 
 
+# Note [Aggressive early deflation]: an active block of AED_MIN rows or more looks for
+# converged eigenvalues in its last AED_WINDOW rows before each sweep and sweeps with the
+# window's other eigenvalues as shifts.  Sizes at and across the threshold; matrices whose
+# window deflates whole (nearly triangular), a few blocks at a time (random: real
+# eigenvalues and complex pairs), in repeated clusters, or with the window above the
+# rows that balancing isolates; the eigenvalue-only path (which updates less of H) too.
+AED_MIN, AED_WINDOW = 75, 24
+
+
+def _eigvals(a):
+    wr, wi, _, _ = eig_split(ptl.tensor(a), False)
+    return wr.numpy() + 1j * wi.numpy()
+
+
+@pytest.mark.parametrize("n", [AED_MIN - 1, AED_MIN, AED_MIN + 1, AED_MIN + AED_WINDOW, 160])
+def test_random_matrices_across_early_deflation(n):
+    for seed in range(2):
+        a = _random((n, n), seed + 7 * n)
+        w, V = _parts(ptl.tensor(a))
+        _check(a, w, V)
+        assert _match(_eigvals(a), w) <= 1e-12 * np.abs(w).max()
+
+
+def _rotations(n, seed):
+    """S R S^-1, R block diagonal with n / 2 rotations by distinct angles: complex pairs
+    only."""
+    r = np.zeros((n, n))
+    for k, t in enumerate(np.linspace(0.1, 3.0, n // 2)):
+        r[2 * k:2 * k + 2, 2 * k:2 * k + 2] = [[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]]
+    return _similar(r, seed)
+
+
+def _converging(n, seed):
+    rng = np.random.default_rng(seed)
+    h = np.diag(rng.permutation(np.linspace(1, 10, n)))
+    h += 0.1 * np.triu(rng.standard_normal((n, n)), 1)
+    h[np.arange(1, n), np.arange(n - 1)] = 1e-8 * rng.standard_normal(n - 1)
+    return h
+
+
+LARGE = {
+    # (a random triangular matrix's eigenvalues are too ill-conditioned to compare)
+    "nearly-triangular": lambda: np.diag(np.linspace(1, 10, 90)) +
+    0.05 * np.triu(_random((90, 90), 40), 1) + 1e-13 * np.tril(_random((90, 90), 41), -1),
+    "uniform": lambda: np.random.default_rng(42).uniform(-1, 1, (120, 120)),
+    "symmetric": lambda: (lambda x: x + x.T)(_random((100, 100), 43)),
+    "rotations": lambda: _rotations(96, 44),
+    "repeated": lambda: _similar(np.diag(np.repeat([1.0, -2.0, 3.0], 30)), 45),
+    "hessenberg": lambda: np.triu(_random((110, 110), 46), -1),
+    "graded": lambda: _random((80, 80), 47) * np.logspace(-3, 3, 80)[:, None] /
+    np.logspace(-3, 3, 80),
+    # Hessenberg already (the reduction leaves it), subdiagonal 1e-8: the window deflates
+    # all but its top row at once
+    "converging": lambda: _converging(90, 52),
+    "isolated-rows-below": lambda: np.block([[_random((85, 85), 48), _random((85, 5), 49)],
+                                             [np.zeros((5, 85)), np.triu(_random((5, 5), 50))]]),
+}
+
+
+@pytest.mark.parametrize("name", list(LARGE))
+def test_structured_matrices_with_early_deflation(name):
+    a = LARGE[name]()
+    w, V = _parts(ptl.tensor(a))
+    # repeated eigenvalues move by about cond(S) eps relative (S from _similar)
+    _check(a, w, V, wtol=1e-8 if name == "repeated" else 1e-10,
+           vtol=1e-8 if name == "repeated" else 1e-10)
+    assert _match(_eigvals(a), w) <= 1e-9 * np.abs(w).max()
+
+
+def test_batch_with_early_deflation_matches_one_by_one():
+    a = _random((3, AED_MIN + 5, AED_MIN + 5), 51)
+    parts = [x.numpy() for x in eig_split(ptl.tensor(a))]
+    for i in range(3):
+        alone = [x.numpy() for x in eig_split(ptl.tensor(a[i]))]
+        for p, q in zip(parts, alone):
+            assert np.array_equal(p[i], q)
+    w, V = _parts(ptl.tensor(a))
+    _check(a, w, V)
+
+
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_non_finite_input_raises(bad):
     a = _random((2, 4, 4), 19)

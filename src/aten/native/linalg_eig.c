@@ -40,18 +40,21 @@
  *    transposed so that each reflection updates contiguous rows.  The arithmetic of each
  *    entry's update is unchanged.  30 max(10, nh) sweeps per eigenvalue without
  *    convergence (nh = ihi - ilo + 1) set info to the 1-based index of the last
- *    unconverged one, as lahqr does.
+ *    unconverged one, as lahqr does.  Active blocks of EIG_AED_MIN rows and more also
+ *    deflate early and take their shifts from a window (Note [Aggressive early
+ *    deflation]).
  * 5. Eigenvectors (trevc + the normalisation of geev): for each eigenvalue, from the last
  *    block up, x solves (T - lambda I) x = 0 by back-substitution over the blocks above it,
  *    in complex arithmetic for a complex pair; a pivot below smin = max(eps |lambda|,
- *    tiny) is replaced by smin, and x is rescaled before it could overflow.  v = Z x,
- *    then P D v (balancing undone), then v / |v|_2; a complex v is further multiplied by
+ *    tiny) is replaced by smin, and x is rescaled before it could overflow.  v = Z x
+ *    (all the x at once, by the GEMM), then P D v (balancing undone), then v / |v|_2; a complex v is further multiplied by
  *    the unit complex number that makes its largest component real, keeping the sign of
  *    that component's real part (geev's lartg rotation).
  * Eigenvalues come in the order of T's diagonal blocks; a complex pair is given as
  * (re + i im, re - i im) with im > 0, its eigenvectors as (u + i w, u - i w).  The work is
- * about 10 n^3 for the eigenvalues and 25 n^3 with the eigenvectors, several times LAPACK's
- * blocked multishift QR for large n, with the same backward stability. */
+ * about 10 n^3 for the eigenvalues and 25 n^3 with the eigenvectors without early
+ * deflation, which removes about half of the sweeps' work at n = 256; LAPACK's multishift
+ * QR also chases its shifts in chains of small bulges, applied outside by the GEMM. */
 #include <complex.h>
 #include <float.h>
 #include <math.h>
@@ -65,6 +68,13 @@
 #define EIG_EXCEPTIONAL_SWEEPS 10
 /* the back-substitution keeps its entries below this (trevc's overflow guard) */
 #define EIG_BIG 1e100
+/* Note [Aggressive early deflation]: active blocks of at least EIG_AED_MIN rows look for
+ * converged eigenvalues in their trailing EIG_AED_WINDOW rows before each sweep */
+#define EIG_AED_MIN 75
+#define EIG_AED_WINDOW 24
+/* the shifts of the next sweeps: the last undeflated eigenvalues of the window */
+#define EIG_AED_SHIFTS 8
+_Static_assert(EIG_AED_WINDOW < EIG_AED_MIN, "the window's own Schur form must not recurse");
 
 #define AT(M, N, R, C) ((M)[(R) * (N) + (C)])
 
@@ -76,7 +86,8 @@ norm2(const double *x, int64_t len, int64_t inc)
 {
     double scale = 0, ss = 0;
     for (int64_t i = 0; i < len; i++) {
-        scale = fmax(scale, fabs(x[i * inc]));
+        double ax = fabs(x[i * inc]);
+        scale = ax > scale ? ax : scale;   /* fmax, inlined (a libm call otherwise) */
     }
     if (scale == 0) {
         return 0;
@@ -97,7 +108,11 @@ reflector(double *x, int64_t len, int64_t inc)
     if (xnorm == 0) {
         return 0;
     }
-    double x0 = x[0], beta = -copysign(hypot(x0, xnorm), x0);
+    /* sqrt(x0^2 + xnorm^2) without overflow (lapy2's form: libm's hypot, rounded more
+     * carefully, was 3% of eig's time) */
+    double x0 = x[0], a0 = fabs(x0);
+    double big = a0 > xnorm ? a0 : xnorm, small = a0 > xnorm ? xnorm : a0, q = small / big;
+    double beta = -copysign(big * sqrt(1 + q * q), x0);
     for (int64_t i = 1; i < len; i++) {
         x[i * inc] /= x0 - beta;
     }
@@ -274,12 +289,31 @@ reflect_left(double *m, int64_t n, int64_t r0, int64_t c0, int64_t len, const do
     }
 }
 
+/* sum x[i] y[i] over len entries, in eight interleaved partial sums (vector lanes; one
+ * chain of dependent adds would wait on each add's latency) */
+static inline __attribute__((always_inline)) double
+dot_lanes(const double *x, const double *y, int64_t len)
+{
+    double acc[8] = {0}, tail = 0;
+    int64_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        for (int q = 0; q < 8; q++) {
+            acc[q] += x[i + q] * y[i + q];
+        }
+    }
+    for (; i < len; i++) {
+        tail += x[i] * y[i];
+    }
+    return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) +
+           tail;
+}
+
 /* a (n x n, upper triangular outside rows and columns ilo..ihi) becomes H = Q^T a Q,
- * upper Hessenberg (gehrd); zt = Q^T when not NULL.  w: 4n scratch.  0 or -1. */
-static PTL_LOOP_CLONES_WIDE int
+ * upper Hessenberg (gehrd); zt = Q^T when not NULL.  w: 3n scratch. */
+static PTL_LOOP_CLONES_WIDE void
 hessenberg(double *a, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *w)
 {
-    double *tau = w + n, *v = w + 2 * n, *s = w + 3 * n;
+    double *tau = w + n, *v = w + 2 * n;
     for (int64_t k = ilo; k + 2 <= ihi; k++) {
         double *x = a + (k + 1) * n + k;
         int64_t len = ihi - k;
@@ -292,13 +326,10 @@ hessenberg(double *a, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *w
         for (int64_t i = 1; i < len; i++) {
             v[i] = x[i * n];
         }
-        /* s = tau A[0:ihi+1, k+1:] v by the GEMM (a dot product a row is one dependent
-         * chain of adds), then A[r, k+1:] -= s_r v */
-        if (ptl_gemm_f64(ihi + 1, 1, len, tau[k], a + k + 1, n, 1, v, 1, 1, 0.0, s, 1) < 0) {
-            return -1;
-        }
+        /* A[r, k+1:] -= (tau A[r, k+1:] v) v, row by row: the row is still in L1 for
+         * its update (a GEMM for all the dot products, then the updates, read A twice) */
         for (int64_t r = 0; r <= ihi; r++) {
-            double *row = a + r * n + k + 1, sr = s[r];
+            double *row = a + r * n + k + 1, sr = tau[k] * dot_lanes(row, v, len);
             for (int64_t i = 0; i < len; i++) {
                 row[i] -= sr * v[i];
             }
@@ -325,7 +356,6 @@ hessenberg(double *a, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *w
     for (int64_t r = 2; r < n; r++) {
         memset(a + r * n, 0, sizeof(double) * (size_t)(r - 1));
     }
-    return 0;
 }
 
 /* ---- step 4: the real Schur form ---- */
@@ -602,20 +632,254 @@ francis_sweep(double *h, int64_t n, double *zt, int64_t l, int64_t m, int64_t i,
     }
 }
 
+/* Note [Aggressive early deflation]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * (Braman, Byers and Mathias; LAPACK's laqr3.)  Before each sweep on an active block
+ * l..i of at least EIG_AED_MIN rows, the trailing window W = H[kw..i, kw..i] of nw =
+ * EIG_AED_WINDOW rows is brought to real Schur form T = V^T W V on a copy, by schur_form
+ * itself (the window is too small to recurse).  The subdiagonal entry s = H[kw, kw-1]
+ * that joins W to the rest becomes the spike s V^T e1 down column kw-1.  A diagonal block
+ * of T at the bottom whose spike entries are negligible (laqr3's test: |s v| <= max(smlnum,
+ * ulp |block|)) has converged, as if the subdiagonal above it were zero; blocks are split
+ * off from the bottom up to the first that is not.  The spike's entries fall well before
+ * the subdiagonal entries the sweep's tests watch, so one window often gives several
+ * eigenvalues where those tests give none, and each saves the sweeps it would have taken.
+ * When something deflated, the ns rows left of T and their spike go back to Hessenberg
+ * form (a reflection taking the spike to beta e1, then gehrd; V follows), T replaces W,
+ * and V is applied outside the window by the GEMM: from the right to the rows above it,
+ * from the left to the columns right of it (when T is wanted) and to Z^T's rows.  When
+ * nothing deflated, H is left as it was.  laqr3 also moves a block that fails the test to
+ * the top of the window (trexc) and goes on testing the blocks under it; here the test
+ * stops at the first failure. */
+
+static int32_t schur_form(double *h, int64_t n, int64_t ilo, int64_t ihi, double *zt,
+                          double *wr, double *wi, double *sv, double *aed);
+
+/* The doubles of scratch aggressive_deflation needs for an n x n matrix. */
+static int64_t
+aed_scratch(int64_t n)
+{
+    const int64_t nw = EIG_AED_WINDOW;
+    return n < EIG_AED_MIN ? 0 : 3 * nw * nw + (9 + EIG_COL_BLOCK) * nw + n * nw;
+}
+
+/* Applies I - tau v v^T (v0 = 1, v[1..len)) from the left to rows 0..len-1, columns
+ * 0..cols-1 of m (ld columns a row). */
+static void
+reflect_block_left(double *m, int64_t ld, int64_t len, int64_t cols, const double *v,
+                   double tau)
+{
+    for (int64_t c = 0; c < cols; c++) {
+        double d = m[c];
+        for (int64_t r = 1; r < len; r++) {
+            d += v[r] * m[r * ld + c];
+        }
+        m[c] -= tau * d;
+        for (int64_t r = 1; r < len; r++) {
+            m[r * ld + c] -= tau * v[r] * d;
+        }
+    }
+}
+
+/* m[0..rows, 0..cols) (row stride ldm) = the product in t (row stride cols). */
+static void
+copy_back(double *m, int64_t ldm, const double *t, int64_t rows, int64_t cols)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        memcpy(m + r * ldm, t + r * cols, sizeof(double) * (size_t)cols);
+    }
+}
+
+/* Note [Aggressive early deflation] for the active block l..i of h (n x n): rows i1..i2 of
+ * the columns updated as in francis_sweep, zt (Z^T) too when not NULL.  Returns how many
+ * eigenvalues deflated at the bottom (their wr, wi set), 0 (h unchanged), or -1 with the
+ * error set.  ws: aed_scratch(n) doubles. */
+static int64_t
+aggressive_deflation(double *h, int64_t n, int64_t l, int64_t i, int64_t i1, int64_t i2,
+                     double *zt, double *wr, double *wi, double *ws, double *shr, double *shi,
+                     int *nsh)
+{
+    const int64_t nw = i - l < EIG_AED_WINDOW ? i - l : EIG_AED_WINDOW, kw = i - nw + 1;
+    const double ulp = DBL_EPSILON, smlnum = DBL_MIN * ((double)(i - l + 1) / ulp);
+    double *tw = ws, *vt = tw + nw * nw, *qt = vt + nw * nw, *wrw = qt + nw * nw;
+    double *wiw = wrw + nw, *sp = wiw + nw, *hw = sp + nw, *svw = hw + 3 * nw;
+    double *tmp = svw + (3 + EIG_COL_BLOCK) * nw;
+    for (int64_t r = 0; r < nw; r++) {
+        memcpy(tw + r * nw, h + (kw + r) * n + kw, sizeof(double) * (size_t)nw);
+        memset(vt + r * nw, 0, sizeof(double) * (size_t)nw);
+        vt[r * nw + r] = 1;
+    }
+    if (schur_form(tw, nw, 0, nw - 1, vt, wrw, wiw, svw, NULL) != 0) {
+        return 0;
+    }
+    const double s = AT(h, n, kw, kw - 1);
+    int64_t ns = nw;
+    while (ns > 0) {
+        int two = ns >= 2 && AT(tw, nw, ns - 1, ns - 2) != 0;
+        double foo = fabs(AT(tw, nw, ns - 1, ns - 1)), spike = fabs(s * vt[(ns - 1) * nw]);
+        if (two) {
+            foo += sqrt(fabs(AT(tw, nw, ns - 1, ns - 2))) *
+                   sqrt(fabs(AT(tw, nw, ns - 2, ns - 1)));
+            spike = fmax(spike, fabs(s * vt[(ns - 2) * nw]));
+        }
+        if (spike > fmax(smlnum, ulp * (foo == 0 ? fabs(s) : foo))) {
+            break;
+        }
+        ns -= two ? 2 : 1;
+    }
+    int64_t j0 = ns - EIG_AED_SHIFTS > 0 ? ns - EIG_AED_SHIFTS : 0;
+    if (j0 > 0 && wiw[j0] < 0) {
+        j0++;
+    }
+    *nsh = (int)(ns - j0);
+    memcpy(shr, wrw + j0, sizeof(double) * (size_t)*nsh);
+    memcpy(shi, wiw + j0, sizeof(double) * (size_t)*nsh);
+    if (ns == nw) {
+        return 0;
+    }
+    for (int64_t j = 0; j < ns; j++) {
+        sp[j] = s * vt[j * nw];
+    }
+    if (ns > 1) {
+        double tau = reflector(sp, ns, 1);
+        if (tau != 0) {
+            double beta = sp[0];
+            sp[0] = 1;
+            reflect_block_left(tw, nw, ns, nw, sp, tau);
+            reflect_block_left(vt, nw, ns, nw, sp, tau);
+            for (int64_t r = 0; r < ns; r++) {
+                double *row = tw + r * nw, d = row[0];
+                for (int64_t c = 1; c < ns; c++) {
+                    d += sp[c] * row[c];
+                }
+                row[0] -= tau * d;
+                for (int64_t c = 1; c < ns; c++) {
+                    row[c] -= tau * d * sp[c];
+                }
+            }
+            sp[0] = beta;
+        }
+        /* T's first ns rows back to Hessenberg form: tw = Q^T tw Q, V^T = Q^T V^T */
+        hessenberg(tw, nw, 0, ns - 1, qt, hw);
+        if (ptl_gemm_f64(ns, nw, ns, 1.0, qt, nw, 1, vt, nw, 1, 0.0, tmp, nw) < 0) {
+            return -1;
+        }
+        copy_back(vt, nw, tmp, ns, nw);
+    }
+    copy_back(h + kw * n + kw, n, tw, nw, nw);
+    for (int64_t r = kw; r <= i; r++) {
+        AT(h, n, r, kw - 1) = r == kw && ns > 0 ? sp[0] : 0;
+    }
+    /* V outside the window: H[i1:kw, kw:i+1] V, V^T H[kw:i+1, i+1:i2+1], V^T Z^T[kw:i+1] */
+    if (kw > i1) {
+        if (ptl_gemm_f64(kw - i1, nw, nw, 1.0, h + i1 * n + kw, n, 1, vt, 1, nw, 0.0, tmp,
+                         nw) < 0) {
+            return -1;
+        }
+        copy_back(h + i1 * n + kw, n, tmp, kw - i1, nw);
+    }
+    if (i2 > i) {
+        if (ptl_gemm_f64(nw, i2 - i, nw, 1.0, vt, nw, 1, h + kw * n + i + 1, n, 1, 0.0, tmp,
+                         i2 - i) < 0) {
+            return -1;
+        }
+        copy_back(h + kw * n + i + 1, n, tmp, nw, i2 - i);
+    }
+    if (zt != NULL) {
+        if (ptl_gemm_f64(nw, n, nw, 1.0, vt, nw, 1, zt + kw * n, n, 1, 0.0, tmp, n) < 0) {
+            return -1;
+        }
+        copy_back(zt + kw * n, n, tmp, nw, n);
+    }
+    for (int64_t j = ns; j < nw; j++) {
+        wr[kw + j] = wrw[j];
+        wi[kw + j] = wiw[j];
+    }
+    return nw - ns;
+}
+
+/* The two shifts of the next sweep on the active block l..i of h (n x n), (rt[0] + i rt[1],
+ * rt[2] + i rt[3]): lahqr's exceptional shifts every EIG_EXCEPTIONAL_SWEEPS sweeps without a
+ * deflation (kdefl of them), else the next pair of the last window's shifts (shr, shi; *nsh
+ * of them left, Note [Aggressive early deflation]), else the eigenvalues of the trailing
+ * 2 x 2 block (one of two real ones, the nearer to h22, twice). */
+static void
+sweep_shifts(const double *h, int64_t n, int64_t l, int64_t i, int64_t kdefl,
+             const double *shr, const double *shi, int *nsh, double *rt)
+{
+    int exceptional = kdefl % EIG_EXCEPTIONAL_SWEEPS == 0;
+    rt[0] = rt[1] = rt[2] = rt[3] = 0;
+    if (!exceptional && *nsh > 0) {
+        int k = *nsh;
+        rt[0] = rt[2] = shr[k - 1];
+        if (shi[k - 1] != 0) {
+            rt[1] = fabs(shi[k - 1]);
+            rt[3] = -rt[1];
+            *nsh = k - 2;
+        } else if (k >= 2 && shi[k - 2] == 0) {
+            rt[2] = shr[k - 2];
+            *nsh = k - 2;
+        } else {
+            *nsh = k - 1;
+        }
+        return;
+    }
+    double h11, h12, h21, h22;
+    if (kdefl % (2 * EIG_EXCEPTIONAL_SWEEPS) == 0) {
+        double s = fabs(AT(h, n, i, i - 1)) + fabs(AT(h, n, i - 1, i - 2));
+        h11 = 0.75 * s + AT(h, n, i, i);
+        h12 = -0.4375 * s;
+        h21 = s;
+        h22 = h11;
+    } else if (exceptional) {
+        double s = fabs(AT(h, n, l + 1, l)) + fabs(AT(h, n, l + 2, l + 1));
+        h11 = 0.75 * s + AT(h, n, l, l);
+        h12 = -0.4375 * s;
+        h21 = s;
+        h22 = h11;
+    } else {
+        h11 = AT(h, n, i - 1, i - 1);
+        h21 = AT(h, n, i, i - 1);
+        h12 = AT(h, n, i - 1, i);
+        h22 = AT(h, n, i, i);
+    }
+    double s = fabs(h11) + fabs(h12) + fabs(h21) + fabs(h22);
+    if (s == 0) {
+        return;
+    }
+    h11 /= s;
+    h21 /= s;
+    h12 /= s;
+    h22 /= s;
+    double tr = (h11 + h22) / 2;
+    double det = (h11 - tr) * (h22 - tr) - h12 * h21, rtdisc = sqrt(fabs(det));
+    if (det >= 0) {
+        rt[0] = rt[2] = tr * s;
+        rt[1] = rtdisc * s;
+        rt[3] = -rt[1];
+    } else {
+        double r1 = tr + rtdisc, r2 = tr - rtdisc;
+        rt[0] = rt[2] = fabs(r1 - h22) <= fabs(r2 - h22) ? r1 * s : r2 * s;
+    }
+}
+
 /* lahqr: h (n x n, upper Hessenberg, upper triangular outside rows and columns ilo..ihi)
  * becomes the real Schur form T (when zt is not NULL;
  * otherwise only its diagonal blocks are final) and zt = Z^T is multiplied by the
  * transformations (Z's columns are zt's rows, so the sweeps update contiguous rows);
- * the eigenvalues go to wr, wi.  sv: (3 + EIG_COL_BLOCK) n scratch.  Returns 0, or lahqr's
- * info (the 1-based index of the last eigenvalue that did not converge). */
+ * the eigenvalues go to wr, wi.  sv: (3 + EIG_COL_BLOCK) n scratch; aed: aed_scratch(n)
+ * doubles for Note [Aggressive early deflation], or NULL without it.  Returns 0, lahqr's
+ * info (the 1-based index of the last eigenvalue that did not converge), or -1 with the
+ * error set. */
 static int32_t
 schur_form(double *h, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *wr,
-           double *wi, double *sv)
+           double *wi, double *sv, double *aed)
 {
     const int64_t nh = ihi - ilo + 1, itmax = 30 * (nh > 10 ? nh : 10);
     const double ulp = DBL_EPSILON, smlnum = DBL_MIN * ((double)nh / ulp);
-    int wantt = zt != NULL;
+    int wantt = zt != NULL, nsh = 0;
     int64_t kdefl = 0;
+    double shr[EIG_AED_SHIFTS], shi[EIG_AED_SHIFTS];
     for (int64_t i = 0; i < n; i++) {
         if (i < ilo || i > ihi) {
             wr[i] = AT(h, n, i, i);
@@ -654,50 +918,23 @@ schur_form(double *h, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *w
             if (l >= i - 1) {
                 break;
             }
-            kdefl++;
             int64_t i1 = wantt ? 0 : l, i2 = wantt ? n - 1 : i;
-            double h11, h12, h21, h22;
-            if (kdefl % (2 * EIG_EXCEPTIONAL_SWEEPS) == 0) {
-                double s = fabs(AT(h, n, i, i - 1)) + fabs(AT(h, n, i - 1, i - 2));
-                h11 = 0.75 * s + AT(h, n, i, i);
-                h12 = -0.4375 * s;
-                h21 = s;
-                h22 = h11;
-            } else if (kdefl % EIG_EXCEPTIONAL_SWEEPS == 0) {
-                double s = fabs(AT(h, n, l + 1, l)) + fabs(AT(h, n, l + 2, l + 1));
-                h11 = 0.75 * s + AT(h, n, l, l);
-                h12 = -0.4375 * s;
-                h21 = s;
-                h22 = h11;
-            } else {
-                h11 = AT(h, n, i - 1, i - 1);
-                h21 = AT(h, n, i, i - 1);
-                h12 = AT(h, n, i - 1, i);
-                h22 = AT(h, n, i, i);
-            }
-            /* the shifts: the eigenvalues of [h11 h12; h21 h22] (one of two real ones,
-             * the nearer to h22, twice) */
-            double s = fabs(h11) + fabs(h12) + fabs(h21) + fabs(h22);
-            double rt1r = 0, rt1i = 0, rt2r = 0, rt2i = 0;
-            if (s != 0) {
-                h11 /= s;
-                h21 /= s;
-                h12 /= s;
-                h22 /= s;
-                double tr = (h11 + h22) / 2;
-                double det = (h11 - tr) * (h22 - tr) - h12 * h21, rtdisc = sqrt(fabs(det));
-                if (det >= 0) {
-                    rt1r = tr * s;
-                    rt2r = rt1r;
-                    rt1i = rtdisc * s;
-                    rt2i = -rt1i;
-                } else {
-                    rt1r = tr + rtdisc;
-                    rt2r = tr - rtdisc;
-                    rt1r = fabs(rt1r - h22) <= fabs(rt2r - h22) ? rt1r * s : rt2r * s;
-                    rt2r = rt1r;
+            if (aed != NULL && i - l + 1 >= EIG_AED_MIN && nsh == 0) {
+                int64_t nd = aggressive_deflation(h, n, l, i, i1, i2, zt, wr, wi, aed, shr,
+                                                  shi, &nsh);
+                if (nd < 0) {
+                    return -1;
+                }
+                if (nd > 0) {
+                    i -= nd;
+                    kdefl = 0;
+                    continue;
                 }
             }
+            kdefl++;
+            double rt[4];
+            sweep_shifts(h, n, l, i, kdefl, shr, shi, &nsh, rt);
+            double rt1r = rt[0], rt1i = rt[1], rt2r = rt[2], rt2i = rt[3], s;
             /* the sweep starts at m, below two consecutive small subdiagonal entries */
             double v[3];
             int64_t m;
@@ -845,8 +1082,10 @@ back_substitute(const double *t, int64_t n, double complex lam, int64_t k0, int6
 
 /* The eigenvectors of A from its Schur form t = Z^T B Z (zt = Z^T; B = D^-1 A D balanced,
  * d = D): column j of vr + i vi (n x n, row-major) for eigenvalue wr[j] + i wi[j].  x, y: n
- * complex scratch each. */
-static PTL_LOOP_CLONES_WIDE void
+ * complex scratch each.  The eigenvectors x of t go into the columns of vi (a pair's real
+ * and imaginary parts into its two columns, as trevc stores them), vr = Z vi by the GEMM,
+ * and then each column is finished on its own.  0, or -1 with the error set. */
+static PTL_LOOP_CLONES_WIDE int
 eigenvectors(const double *t, int64_t n, int64_t ilo, int64_t ihi, const double *zt,
              const double *d, const double *wr, const double *wi, double *vr, double *vi,
              double complex *x, double complex *y)
@@ -869,16 +1108,23 @@ eigenvectors(const double *t, int64_t n, int64_t ilo, int64_t ihi, const double 
             x[k0] = 1;
         }
         back_substitute(t, n, lam, k0, kend, x);
+        for (int64_t r = 0; r < n; r++) {
+            AT(vi, n, r, k0) = r <= kend ? creal(x[r]) : 0;
+            if (pair) {
+                AT(vi, n, r, k0 + 1) = r <= kend ? cimag(x[r]) : 0;
+            }
+        }
+        k0 = kend;
+    }
+    if (ptl_gemm_f64(n, n, n, 1.0, zt, 1, n, vi, n, 1, 0.0, vr, n) < 0) {
+        return -1;
+    }
+    for (int64_t k0 = 0; k0 < n; k0++) {
+        int pair = wi[k0] != 0;
         /* v = P D Z x (gebak), then |v|_2 = 1 */
         double scale = 0, ss = 0;
         for (int64_t r = 0; r < n; r++) {
-            y[r] = 0;
-        }
-        for (int64_t c = 0; c <= kend; c++) {
-            const double *zc = zt + c * n;
-            for (int64_t r = 0; r < n; r++) {
-                y[r] += zc[r] * x[c];
-            }
+            y[r] = pair ? CMPLX(AT(vr, n, r, k0), AT(vr, n, r, k0 + 1)) : AT(vr, n, r, k0);
         }
         for (int64_t r = ilo; r <= ihi; r++) {
             y[r] *= d[r];
@@ -927,6 +1173,7 @@ eigenvectors(const double *t, int64_t n, int64_t ilo, int64_t ihi, const double 
         }
         k0++;
     }
+    return 0;
 }
 
 /* ---- the operator ---- */
@@ -945,26 +1192,31 @@ eig_matrix(void *ctx, int64_t i)
     const EigJob *j = ctx;
     int64_t n = j->n;
     int uv = j->vr != NULL;
-    /* h, zt: n x n; d, w: n, (3 + EIG_COL_BLOCK) n; x, y: n complex each */
-    double *h = malloc(sizeof(double) * (size_t)(2 * n * n + (8 + EIG_COL_BLOCK) * n + 1));
+    /* h, zt: n x n; d, w: n, (3 + EIG_COL_BLOCK) n; x, y: n complex each; aed */
+    double *h = malloc(sizeof(double) *
+                       (size_t)(2 * n * n + (8 + EIG_COL_BLOCK) * n + aed_scratch(n) + 1));
     if (h == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.eig: out of memory");
     }
     double *zt = uv ? h + n * n : NULL, *d = h + 2 * n * n, *w = d + n;
     double complex *x = (double complex *)(w + (3 + EIG_COL_BLOCK) * n), *y = x + n;
+    double *aed = aed_scratch(n) > 0 ? (double *)(y + n) : NULL;
     double *wr = j->wr + i * n, *wi = j->wi + i * n;
     memcpy(h, j->a + i * n * n, sizeof(double) * (size_t)(n * n));
     int e = scale_unit(h, n);
     int64_t ilo, ihi;
     balance(h, n, d, &ilo, &ihi);
-    if (hessenberg(h, n, ilo, ihi, zt, w) < 0) {
+    hessenberg(h, n, ilo, ihi, zt, w);
+    j->info[i] = schur_form(h, n, ilo, ihi, zt, wr, wi, w, aed);
+    if (j->info[i] < 0) {
         free(h);
         return -1;
     }
-    j->info[i] = schur_form(h, n, ilo, ihi, zt, wr, wi, w);
-    if (j->info[i] == 0 && uv) {
-        eigenvectors(h, n, ilo, ihi, zt, d, wr, wi, j->vr + i * n * n, j->vi + i * n * n,
-                     x, y);
+    if (j->info[i] == 0 && uv &&
+        eigenvectors(h, n, ilo, ihi, zt, d, wr, wi, j->vr + i * n * n, j->vi + i * n * n, x,
+                     y) < 0) {
+        free(h);
+        return -1;
     }
     for (int64_t k = 0; k < n; k++) {
         wr[k] = ldexp(wr[k], e);
