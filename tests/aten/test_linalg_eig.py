@@ -257,6 +257,19 @@ def test_random_sizes_against_lapack_in_one_sweep():
         _check(a, w, V)
 
 
+def test_reflections_of_entries_whose_squares_underflow():
+    # a block 1e-300 below the diagonal: balancing leaves entries near 1e-150 in the columns
+    # the Hessenberg reduction reflects, whose squares underflow to 0, so the reflections
+    # take the scaled 2-norm instead of the plain sum of squares
+    rng = np.random.default_rng(60)
+    a = np.block([[rng.standard_normal((4, 4)), rng.standard_normal((4, 4))],
+                  [1e-300 * rng.standard_normal((4, 4)), rng.standard_normal((4, 4))]])
+    w, V = _parts(ptl.tensor(a))
+    _check(a, w, V)
+    assert _match(w, np.concatenate([np.linalg.eigvals(a[:4, :4]),
+                                     np.linalg.eigvals(a[4:, 4:])])) <= 1e-13
+
+
 # Note [Aggressive early deflation]: an active block of AED_MIN rows or more looks for
 # converged eigenvalues in its last AED_WINDOW rows before each sweep and sweeps with the
 # window's other eigenvalues as shifts.  Sizes at and across the threshold; matrices whose

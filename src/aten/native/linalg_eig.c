@@ -68,6 +68,9 @@
 #define EIG_EXCEPTIONAL_SWEEPS 10
 /* the back-substitution keeps its entries below this (trevc's overflow guard) */
 #define EIG_BIG 1e100
+/* a sum of squares at least this large lost nothing that matters to squares that underflow
+ * (each below DBL_MIN, a relative eps of it) */
+#define EIG_SQUARES_MIN (DBL_MIN / DBL_EPSILON)
 /* Note [Aggressive early deflation]: active blocks of at least EIG_AED_MIN rows look for
  * converged eigenvalues in their trailing EIG_AED_WINDOW rows before each sweep */
 #define EIG_AED_MIN 75
@@ -104,17 +107,29 @@ norm2(const double *x, int64_t len, int64_t inc)
 static double
 reflector(double *x, int64_t len, int64_t inc)
 {
-    double xnorm = len > 1 ? norm2(x + inc, len - 1, inc) : 0;
-    if (xnorm == 0) {
-        return 0;
-    }
-    /* sqrt(x0^2 + xnorm^2) without overflow (lapy2's form: libm's hypot, rounded more
-     * carefully, was 3% of eig's time) */
-    double x0 = x[0], a0 = fabs(x0);
-    double big = a0 > xnorm ? a0 : xnorm, small = a0 > xnorm ? xnorm : a0, q = small / big;
-    double beta = -copysign(big * sqrt(1 + q * q), x0);
+    /* the squares summed as they are unless that could have underflowed or overflowed:
+     * norm2's scaling divides every entry, and a sweep's reflections of 3 entries were a
+     * fifth of eigvals' time at n = 64 */
+    double ss = 0, x0 = x[0], xnorm, beta;
     for (int64_t i = 1; i < len; i++) {
-        x[i * inc] /= x0 - beta;
+        ss += x[i * inc] * x[i * inc];
+    }
+    double all = ss + x0 * x0;
+    if (ss >= EIG_SQUARES_MIN && all <= DBL_MAX) {
+        beta = -copysign(sqrt(all), x0);
+    } else {
+        xnorm = len > 1 ? norm2(x + inc, len - 1, inc) : 0;
+        if (xnorm == 0) {
+            return 0;
+        }
+        /* sqrt(x0^2 + xnorm^2) without overflow, lapy2's form */
+        double a0 = fabs(x0);
+        double big = a0 > xnorm ? a0 : xnorm, small = a0 > xnorm ? xnorm : a0, q = small / big;
+        beta = -copysign(big * sqrt(1 + q * q), x0);
+    }
+    double f = 1 / (x0 - beta);   /* larfg scales by the reciprocal too */
+    for (int64_t i = 1; i < len; i++) {
+        x[i * inc] *= f;
     }
     x[0] = beta;
     return (beta - x0) / beta;
