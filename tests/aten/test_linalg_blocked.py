@@ -276,13 +276,18 @@ def test_eigh_batched_and_non_contiguous_across_blocks(threads):
 
 
 # eig (Note [Nonsymmetric eigensolver] in linalg_eig.c): a Francis sweep's row updates right
-# of the active block and on Z go by SWEEP_COLS columns, its column updates above the bulge
-# by EIG_COL_BLOCK rows.  Eigenvalues against NumPy's (sorted), vectors by the residual.
+# of the active block and on Z go by SWEEP_LANES columns carried in registers, the last ones
+# by SWEEP_COLS, its column updates above the bulge by EIG_COL_BLOCK rows; blocks of
+# EIG_AED_MIN rows and more deflate early in a window.  Eigenvalues against NumPy's
+# (sorted), vectors by the residual.
+SWEEP_LANES = 32
 SWEEP_COLS = 64
 EIG_COL_BLOCK = 32
+EIG_AED_MIN = 75
 EIG_SIZES = sorted({3, EIG_COL_BLOCK - 1, EIG_COL_BLOCK, EIG_COL_BLOCK + 1, EIG_COL_BLOCK + 2,
+                    SWEEP_LANES + SWEEP_COLS - 1, SWEEP_LANES + SWEEP_COLS + 1,
                     SWEEP_COLS - 1, SWEEP_COLS, SWEEP_COLS + 1, 3 * EIG_COL_BLOCK + 1,
-                    2 * SWEEP_COLS + 1})
+                    2 * SWEEP_COLS + 1, EIG_AED_MIN - 1, EIG_AED_MIN, EIG_AED_MIN + 1})
 
 
 def _sorted_eigs(w):

@@ -541,15 +541,58 @@ sweep_reflect(double *x0, int64_t ld, int64_t w, int two, double v1, double v2, 
 
 /* Applies the reflections of one sweep, k = m..i-1 in order, to columns c0..c1-1 of the
  * rows of mat (n x n): I - t v v^T on rows k..k+2 (k, k+1 for k = i - 1) with v = (1,
- * sv[3k], sv[3k+1]), t = sv[3k+2].  SWEEP_COLS columns at a time, so that the two rows a
- * reflection shares with the next stay in cache (the same arithmetic as reflect_rows). */
+ * sv[3k], sv[3k+1]), t = sv[3k+2] (the same arithmetic as reflect_rows).  Two of the three
+ * rows a reflection changes are the next one's, so SWEEP_LANES columns at a time the two
+ * are carried down the sweep in registers: each row is loaded once and stored once (row k
+ * is final after reflection k), not three times each.  The last columns go SWEEP_COLS at a
+ * time through memory, whose rows stay in L1 from one reflection to the next. */
 #define SWEEP_COLS 64
+#define SWEEP_LANES 32
+
+typedef double EigVec __attribute__((vector_size(64)));
+#define SWEEP_VECS (SWEEP_LANES / 8)
 
 static PTL_LOOP_CLONES_WIDE void
 sweep_rows(double *mat, int64_t n, int64_t m, int64_t i, const double *sv, int64_t c0,
            int64_t c1)
 {
-    for (int64_t j0 = c0; j0 < c1; j0 += SWEEP_COLS) {
+    if (m >= i) {
+        return;
+    }
+    int64_t j0 = c0;
+    for (; j0 + SWEEP_LANES <= c1; j0 += SWEEP_LANES) {
+        EigVec x0[SWEEP_VECS], x1[SWEEP_VECS];
+        memcpy(x0, mat + m * n + j0, sizeof(x0));
+        memcpy(x1, mat + (m + 1) * n + j0, sizeof(x1));
+        for (int64_t k = m; k + 1 < i; k++) {
+            const double *r = sv + 3 * k;
+            double t = r[2], t2 = t * r[0], t3 = t * r[1], v1 = r[0], v2 = r[1];
+            double *r0 = mat + k * n + j0, *r2 = r0 + 2 * n;
+            for (int v = 0; v < SWEEP_VECS; v++) {
+                EigVec x2;
+                memcpy(&x2, r2 + 8 * v, sizeof(x2));
+                if (t != 0) {
+                    EigVec sj = x0[v] + v1 * x1[v] + v2 * x2;
+                    x0[v] -= sj * t;
+                    x1[v] -= sj * t2;
+                    x2 -= sj * t3;
+                }
+                memcpy(r0 + 8 * v, &x0[v], sizeof(x2));
+                x0[v] = x1[v];
+                x1[v] = x2;
+            }
+        }
+        const double *r = sv + 3 * (i - 1);
+        double t = r[2], t2 = t * r[0], v1 = r[0];
+        for (int v = 0; v < SWEEP_VECS && t != 0; v++) {
+            EigVec sj = x0[v] + v1 * x1[v];
+            x0[v] -= sj * t;
+            x1[v] -= sj * t2;
+        }
+        memcpy(mat + (i - 1) * n + j0, x0, sizeof(x0));
+        memcpy(mat + i * n + j0, x1, sizeof(x1));
+    }
+    for (; j0 < c1; j0 += SWEEP_COLS) {
         int64_t w = c1 - j0 < SWEEP_COLS ? c1 - j0 : SWEEP_COLS;
         for (int64_t k = m; k < i; k++) {
             const double *r = sv + 3 * k;
