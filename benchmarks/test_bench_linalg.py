@@ -4,8 +4,8 @@ process.  pytorchlite computes these itself (src/aten/native/linalg_solve.c, lin
 and linalg_eig.c): LU, the triangular solves, Cholesky and QR in column blocks whose
 trailing updates run in the GEMM, eigh's tridiagonal reduction in panels with GEMM updates
 and its vectors by divide and conquer (merges by GEMM) as LAPACK's syevd; eig's Francis QR is
-LAPACK's small-matrix lahqr (its updates away from the bulge batched per sweep), so it loses
-ground to LAPACK as n grows.  The singular values alone (svdvals, and matrix_rank and lstsq,
+LAPACK's small-matrix lahqr (its updates away from the bulge batched per sweep) with laqr3's
+aggressive early deflation from 75 rows, against LAPACK's multishift QR.  The singular values alone (svdvals, and matrix_rank and lstsq,
 whose default driver counts the rank from them) of float64 matrices at 64 and 256:
 Householder bidiagonalization and shifted QR steps on the bidiagonal (svd.c, Note
 [Bidiagonal singular values]), against LAPACK's gesdd without vectors."""
