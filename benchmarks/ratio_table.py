@@ -8,8 +8,9 @@ process.
 
 One thread interleaves the two libraries call by call and takes each one's fastest round.
 Two threads time each library's calls in a block, twice, after a pause that lets the other
-library's workers go idle: interleaved call by call, one library's spinning workers
-(OpenMP's, or our pool's before it sleeps) land on the other's calls.  Needs PyTorch (pip install torch==2.13.0)."""
+library's workers go idle (interleaved call by call, one library's spinning workers, OpenMP's
+or our pool's before it sleeps, land on the other's calls) and a warm-up of its own calls.
+Needs PyTorch (pip install torch==2.13.0)."""
 import argparse
 import os
 import sys
@@ -87,6 +88,13 @@ def main(argv=None):
 # conv 3->32 forward, whose blocks end inside that window, ran with the second core taken:
 # 0.57 and 0.58 in the table, 1.04 and about 1 timed alone.
 QUIET_S = 0.25
+# Then each library runs its own calls untimed for this long before its timed block: on this
+# 2-vCPU VM a worker woken after the pause sometimes does not run for 20-100 ms (the
+# hypervisor has not scheduled the idle vCPU), longer than a block of short calls.  PyTorch's
+# caller waits for its OpenMP worker and pays that in one call; ours runs the worker's chunk
+# itself (Note [Spin before sleeping]), so a whole block ran on one core and the matmul 128 /
+# 512 rows read 0.55-0.85.  A training loop's calls come back to back, with the workers awake.
+WARM_S = 0.15
 
 
 def table(args):
@@ -102,6 +110,9 @@ def table(args):
         for block in blocks:
             if args.threads > 1:
                 time.sleep(QUIET_S)
+                warm_until = time.perf_counter() + WARM_S
+                while time.perf_counter() < warm_until:
+                    block[0][1]()
             for impl, call in block:
                 t = clock()
                 call()
