@@ -1193,59 +1193,88 @@ eigenvectors(const double *t, int64_t n, int64_t ilo, int64_t ihi, const double 
     if (ptl_gemm_f64(n, n, n, 1.0, zt, 1, n, vi, n, 1, 0.0, vr, n) < 0) {
         return -1;
     }
-    for (int64_t k0 = 0; k0 < n; k0++) {
-        int pair = wi[k0] != 0;
-        /* v = P D Z x (gebak), then |v|_2 = 1 */
-        double scale = 0, ss = 0;
-        for (int64_t r = 0; r < n; r++) {
-            y[r] = pair ? CMPLX(AT(vr, n, r, k0), AT(vr, n, r, k0 + 1)) : AT(vr, n, r, k0);
+    /* v = P D Z x (gebak), then |v|_2 = 1, a row at a time for all the columns (column by
+     * column, every pass strode across the rows).  Until the end a pair's real and
+     * imaginary parts stay in its two columns of vr. */
+    double *tmp = (double *)x, *cmax = (double *)x, *ss = cmax + n, *bigsq = (double *)y;
+    int64_t *big = (int64_t *)(bigsq + n);
+    for (int64_t r = ilo; r <= ihi; r++) {
+        for (int64_t c = 0; c < n; c++) {
+            AT(vr, n, r, c) *= d[r];
         }
-        for (int64_t r = ilo; r <= ihi; r++) {
-            y[r] *= d[r];
+    }
+    for (int64_t r = 0; r < n; r++) {
+        int64_t p = r < ilo ? ilo - 1 - r : r;   /* ilo-1 down to 0, then ihi+1 up */
+        if ((p < ilo || p > ihi) && (int64_t)d[p] != p) {
+            memcpy(tmp, vr + p * n, sizeof(double) * (size_t)n);
+            memcpy(vr + p * n, vr + (int64_t)d[p] * n, sizeof(double) * (size_t)n);
+            memcpy(vr + (int64_t)d[p] * n, tmp, sizeof(double) * (size_t)n);
         }
-        for (int64_t r = 0; r < n; r++) {
-            int64_t p = r < ilo ? ilo - 1 - r : r;   /* ilo-1 down to 0, then ihi+1 up */
-            if (p < ilo || p > ihi) {
-                double complex t = y[p];
-                y[p] = y[(int64_t)d[p]];
-                y[(int64_t)d[p]] = t;
+    }
+    for (int64_t c = 0; c < n; c++) {
+        cmax[c] = 0;
+        ss[c] = 0;
+        bigsq[c] = -1;
+        big[c] = 0;
+    }
+    for (int64_t r = 0; r < n; r++) {
+        const double *row = vr + r * n;
+        for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
+            double a = fabs(row[c]) + (wi[c] != 0 ? fabs(row[c + 1]) : 0);
+            cmax[c] = fmax(cmax[c], a);
+        }
+    }
+    for (int64_t r = 0; r < n; r++) {
+        const double *row = vr + r * n;
+        for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
+            double a = row[c] / cmax[c], b = (wi[c] != 0 ? row[c + 1] : 0) / cmax[c];
+            ss[c] += a * a + b * b;
+        }
+    }
+    for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
+        ss[c] = 1 / (cmax[c] * sqrt(ss[c]));
+    }
+    for (int64_t r = 0; r < n; r++) {
+        double *row = vr + r * n;
+        for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
+            double a = row[c] * ss[c], b = (wi[c] != 0 ? row[c + 1] : 0) * ss[c];
+            row[c] = a;
+            if (wi[c] != 0) {
+                row[c + 1] = b;
+            }
+            if (a * a + b * b > bigsq[c]) {
+                bigsq[c] = a * a + b * b;
+                big[c] = r;
             }
         }
-        for (int64_t r = 0; r < n; r++) {
-            double complex s = y[r];
-            AT(vr, n, r, k0) = creal(s);
-            AT(vi, n, r, k0) = cimag(s);
-            scale = fmax(scale, cabs1(s));
+    }
+    /* geev's lartg: a pair's largest component becomes real, keeping its real part's sign
+     * (the rotation's cosine and sine kept in cmax and ss) */
+    for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
+        if (wi[c] != 0) {
+            double fr = AT(vr, n, big[c], c), gi = AT(vr, n, big[c], c + 1), rr = hypot(fr, gi);
+            cmax[c] = fabs(fr) / rr;
+            ss[c] = gi / copysign(rr, fr);
         }
-        for (int64_t r = 0; r < n; r++) {
-            double a = AT(vr, n, r, k0) / scale, b = AT(vi, n, r, k0) / scale;
-            ss += a * a + b * b;
-        }
-        double f = 1 / (scale * sqrt(ss));
-        int64_t big = 0;
-        double bigsq = -1;
-        for (int64_t r = 0; r < n; r++) {
-            double a = AT(vr, n, r, k0) * f, b = AT(vi, n, r, k0) * f;
-            AT(vr, n, r, k0) = a;
-            AT(vi, n, r, k0) = b;
-            if (a * a + b * b > bigsq) {
-                bigsq = a * a + b * b;
-                big = r;
+    }
+    for (int64_t r = 0; r < n; r++) {
+        double *row = vr + r * n, *rowi = vi + r * n;
+        for (int64_t c = 0; c < n; c++) {
+            if (wi[c] == 0) {
+                rowi[c] = 0;
+                continue;
             }
+            double xv = row[c], yv = row[c + 1];
+            double re = cmax[c] * xv + ss[c] * yv, im = cmax[c] * yv - ss[c] * xv;
+            if (big[c] == r) {
+                im = 0;
+            }
+            row[c] = re;
+            row[c + 1] = re;
+            rowi[c] = im;
+            rowi[c + 1] = -im;
+            c++;
         }
-        if (!pair) {
-            continue;
-        }
-        /* geev's lartg: the largest component becomes real, keeping its real part's sign */
-        double fr = AT(vr, n, big, k0), gi = AT(vi, n, big, k0), rr = hypot(fr, gi);
-        double cs = fabs(fr) / rr, sn = gi / copysign(rr, fr);
-        rotate(&AT(vr, n, 0, k0), &AT(vi, n, 0, k0), n, n, cs, sn);
-        AT(vi, n, big, k0) = 0;
-        for (int64_t r = 0; r < n; r++) {
-            AT(vr, n, r, k0 + 1) = AT(vr, n, r, k0);
-            AT(vi, n, r, k0 + 1) = -AT(vi, n, r, k0);
-        }
-        k0++;
     }
     return 0;
 }
