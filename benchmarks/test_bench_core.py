@@ -392,6 +392,38 @@ def test_poisson(benchmark, impl, dtype, lam):
         benchmark(L.poisson, rates)
 
 
+GAMMA_CASES = ["_standard_gamma(2.5) float32 1e6", "_standard_gamma(0.5) float32 1e6",
+               "Dirichlet(1.5) 250000x4 float32", "Beta(2, 3) float32 1e6"]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("case", GAMMA_CASES)
+def test_gamma_samplers(benchmark, impl, case):
+    """Gamma draws (Note [Gamma draws in vectors]: the first Marsaglia-Tsang try in vectors)
+    and the distributions built on them: Dirichlet and Beta sample through
+    _sample_dirichlet."""
+    benchmark.group = case
+    if impl == "numpy":
+        rng = np.random.default_rng(0)
+        fns = {GAMMA_CASES[0]: lambda: rng.standard_gamma(2.5, 10**6).astype(np.float32),
+               GAMMA_CASES[1]: lambda: rng.standard_gamma(0.5, 10**6).astype(np.float32),
+               GAMMA_CASES[2]: lambda: rng.dirichlet([1.5] * 4, 250000).astype(np.float32),
+               GAMMA_CASES[3]: lambda: rng.beta(2.0, 3.0, 10**6).astype(np.float32)}
+        benchmark(fns[case])
+        return
+    L = lib(impl)
+    L.manual_seed(0)
+    if case == GAMMA_CASES[2]:
+        d = L.distributions.Dirichlet(L.full((250000, 4), 1.5))
+        benchmark(d.sample)
+    elif case == GAMMA_CASES[3]:
+        d = L.distributions.Beta(L.full((10**6,), 2.0), L.full((10**6,), 3.0))
+        benchmark(d.sample)
+    else:
+        alpha = L.full((10**6,), 2.5 if case == GAMMA_CASES[0] else 0.5)
+        benchmark(L._standard_gamma, alpha)
+
+
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("case", NORMAL_FILLS)
 def test_normal_fill(benchmark, impl, case):

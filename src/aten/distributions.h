@@ -63,15 +63,6 @@ ptl_transform_uniform(double u, double from, double to)
     return PTL_DMUL_RN(u, to - from) + from;
 }
 
-/* normal_: Box-Muller, a standard normal from u1 in [0, 1) (the angle) and u2 in (0, 1]
- * (the radius); slot 0 takes the cosine half of the pair, slot 1 the sine half. */
-PTL_HD static inline double
-ptl_box_muller(double u1, double u2, int slot)
-{
-    double r = sqrt(-2.0 * log(u2)), theta = 2.0 * PTL_PI * u1;
-    return r * (slot == 0 ? cos(theta) : sin(theta));
-}
-
 /* The pair of ptl_box_muller for float64 results, z[0] the cosine's and z[1] the sine's,
  * with one log and one square root: u1 in [0, 1) and u2 in (0, 1] carry 53 bits each.  log
  * and the sine and cosine of 2 pi u1 are scalar_math.h's double formulas, whose vector twins
@@ -204,44 +195,53 @@ ptl_sample_poisson(double lambda, PtlPhiloxStream *s)
     return ptl_sample_poisson_rate(&r, s);
 }
 
-/* A standard normal from the stream: the cosine half of a Box-Muller pair. */
+/* A standard normal from the stream: the cosine half of the float64 Box-Muller pair
+ * (ptl_box_muller_pair) of its next two uniforms, u1 the angle and 1 - u2 the radius. */
 PTL_HD static inline double
 ptl_philox_next_normal(PtlPhiloxStream *s)
 {
-    double u1 = ptl_philox_next_uniform(s), u2 = 1.0 - ptl_philox_next_uniform(s);
-    return ptl_box_muller(u1, u2, 0);
+    double u1 = ptl_philox_next_uniform(s), u2 = 1.0 - ptl_philox_next_uniform(s), z[2];
+    ptl_box_muller_pair(u1, u2, z);
+    return z[0];
 }
 
 /* _standard_gamma: Gamma(alpha, 1) by Marsaglia and Tsang ("A simple method for generating
  * gamma variables", ACM TOMS 26, 2000): with d = alpha - 1/3 and c = 1 / sqrt(9 d), d v for
  * v = (1 + c z)^3, z standard normal, accepted by the squeeze u < 1 - 0.0331 z^4 or by
  * log u < z^2 / 2 + d (1 - v + log v).  alpha < 1 samples Gamma(alpha + 1) and scales it by
- * u^(1/alpha).  0 for alpha 0, nan for a negative or nan alpha. */
+ * u^(1/alpha), u drawn after the accepted try.  As PyTorch's: 0 for alpha 0, for a nan
+ * alpha and where d is not positive (alpha <= -2/3); an alpha in (-2/3, 0) goes through the
+ * same steps (alpha + 1 sampled, u^(1/alpha) above 1).  Note [Gamma draws in vectors]: a try takes its normal from draw k (words 0-1 the
+ * angle, 2-3 the radius) and its u from words 0-1 of draw k + 1, so a first try accepted
+ * takes draws 0 and 1 alone (and u^(1/alpha) words 2-3 of draw 1); the logs and the normal
+ * are scalar_math.h's formulas with vector twins, and every product that feeds an add is
+ * rounded apart, so random_fill.c's vector first try (gamma_range) gives these bits. */
+PTL_HD static inline double
+ptl_gamma_scale(double alpha, PtlPhiloxStream *s)
+{
+    return alpha < 1.0 ? pow(1.0 - ptl_philox_next_uniform(s), 1.0 / alpha) : 1.0;
+}
+
 PTL_HD static inline double
 ptl_sample_gamma(double alpha, PtlPhiloxStream *s)
 {
-    double scale = 1.0;
-    if (!(alpha >= 0.0)) {
-        return NAN;
-    }
-    if (alpha == 0.0) {
+    double a = alpha < 1.0 ? alpha + 1.0 : alpha;
+    double d = a - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+    if (alpha == 0.0 || !(d > 0.0)) {
         return 0.0;
     }
-    if (alpha < 1.0) {
-        scale = pow(1.0 - ptl_philox_next_uniform(s), 1.0 / alpha);
-        alpha += 1.0;
-    }
-    double d = alpha - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
     for (;;) {
         double z, v;
         do {
             z = ptl_philox_next_normal(s);
-            v = 1.0 + c * z;
+            v = 1.0 + PTL_DMUL_RN(c, z);
         } while (v <= 0.0);
         v = v * v * v;
         double u = 1.0 - ptl_philox_next_uniform(s), z2 = z * z;
-        if (u < 1.0 - 0.0331 * z2 * z2 || log(u) < 0.5 * z2 + d * (1.0 - v + log(v))) {
-            return scale * d * v;
+        if (u < 1.0 - PTL_DMUL_RN(PTL_DMUL_RN(0.0331, z2), z2) ||
+            ptl_log_normal(u) <
+                PTL_DMUL_RN(0.5, z2) + PTL_DMUL_RN(d, (1.0 - v) + ptl_log_normal(v))) {
+            return ptl_gamma_scale(alpha, s) * d * v;
         }
     }
 }

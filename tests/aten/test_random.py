@@ -143,7 +143,8 @@ def test_offset_advances_by_numel():
 
 
 @pytest.mark.parametrize("op", ["rand", "randn", "bernoulli_", "randint", "poisson",
-                                "_standard_gamma", "multinomial"])
+                                "poisson_small", "_standard_gamma", "gamma_big",
+                                "multinomial"])
 def test_thread_count_does_not_change_values(op):
     make_op = {
         "rand": lambda g: ptl.rand(N, generator=g),
@@ -152,6 +153,8 @@ def test_thread_count_does_not_change_values(op):
         "randint": lambda g: ptl.randint(-5, 2 ** 40, (N,), generator=g),
         "poisson": lambda g: ptl.poisson(ptl.full((N // 10,), 30.0), generator=g),
         "_standard_gamma": lambda g: ptl._standard_gamma(ptl.full((N // 10,), 0.7), generator=g),
+        "poisson_small": lambda g: ptl.poisson(ptl.full((N // 10,), 4.0), generator=g),
+        "gamma_big": lambda g: ptl._standard_gamma(ptl.full((N // 10,), 2.5), generator=g),
         "multinomial": lambda g: ptl.multinomial(ptl.rand(2000, 50, generator=g), 20, generator=g),
     }[op]
     old = ptl.get_num_threads()
@@ -183,7 +186,10 @@ def test_thread_count_does_not_change_values(op):
 # a + b z, then libm's exp: lengths around 16 and 512, odd starts, values that overflow and
 # underflow, a strided self); poisson (Note [Poisson draws in vectors]: groups of eight, the
 # blocks drawn ahead from the largest rate of a group, rates 0, tiny, around 10 and large,
-# mixed rates, lengths around 8 and 512) (the scalar formulas throughout)
+# mixed rates, lengths around 8 and 512; below rate 10 Knuth's product in vectors); _standard_gamma
+# and _sample_dirichlet (Note [Gamma draws in vectors]: the first try in vectors, groups of eight,
+# alphas 0, 1e-3, below and at 1, 2.5, 1e6, 1e300, inf, nan and negative, mixed, every floating
+# dtype) (the scalar formulas throughout)
 FILL_SCRIPT = r"""
 import sys, pytorchlite as ptl
 out = sys.stdout.buffer
@@ -261,6 +267,26 @@ for seed in (0, 1, 12345, 2 ** 40 + 7, 2 ** 62 - 5):
     for dt in (ptl.float16, ptl.float32, ptl.float64):
         out.write(ptl.poisson(rates.to(dt), generator=g).double().numpy().tobytes())
         out.write(ptl.poisson(rates.to(dt).flip(0)[::3], generator=g).double().numpy().tobytes())
+    alphas = ptl.linspace(0, 12, 4099, dtype=ptl.float64)
+    alphas[::5] = 0.5
+    alphas[1::13] = 1e-3
+    alphas[2::17] = 0.0
+    alphas[3::19] = -1.0
+    alphas[4::23] = float("nan")
+    alphas[6::29] = 1e6
+    alphas[7::31] = float("inf")
+    alphas[8::37] = 1.0
+    alphas[9::41] = -0.5
+    for a in (1e-3, 0.5, 0.999, 1.0, 2.5, 1e6, 1e300):
+        for n in (1, 7, 8, 9, 511, 512, 513, 4099):
+            out.write(ptl._standard_gamma(ptl.full((n,), a, dtype=ptl.float64), generator=g)
+                      .numpy().tobytes())
+    for dt in (ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64):
+        out.write(ptl._standard_gamma(alphas.to(dt), generator=g).double().numpy().tobytes())
+        out.write(ptl._standard_gamma(alphas.to(dt).flip(0)[::3], generator=g).double().numpy()
+                  .tobytes())
+    out.write(ptl._sample_dirichlet(ptl.rand(1000, 7, generator=g, dtype=ptl.float64) + 0.2,
+                                    generator=g).numpy().tobytes())
     for skip in (1, 2, 3):
         ptl.randn(skip, generator=g, dtype=ptl.float64)
         for mu, sd in ((0.0, 1.0), (-2.5, 0.1), (700.0, 10.0), (-740.0, 10.0)):
@@ -875,7 +901,7 @@ def test_poisson_dtypes(dtype):
     assert x.dtype == dtype and x.shape == (2, 3)
 
 
-@pytest.mark.parametrize("alpha", [0.02, 0.3, 1.0, 2.5, 150.0])
+@pytest.mark.parametrize("alpha", [0.02, 0.3, 1.0, 2.5, 150.0, 1e6])
 def test_standard_gamma_law(alpha):
     x = ptl._standard_gamma(ptl.full((N // 4,), alpha, dtype=ptl.float64)).numpy()
     assert np.all(x > 0)

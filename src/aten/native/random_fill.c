@@ -527,34 +527,40 @@ normal_range_vec(const PtlDistJob *j, int64_t b, int64_t e)
     dist_range(j, i, e);
 }
 
-/* Words 0-1 and 2-3 of the blocks blk .. blk + 7 as 53-bit uniforms (ptl_uniform_bits): the
- * 53 top bits v of each word pair times 2^-53, in [0, 1); blocks blk .. blk + 3 in u01[0],
- * u23[0] and the next four in u01[1], u23[1].  AVX2 has no 64-bit integer to double
+/* The words wlo:whi (word 0 and 1, or 2 and 3, of eight blocks, a block a lane) as 53-bit
+ * uniforms (ptl_uniform_bits): the 53 top bits v of each word pair times 2^-53, in [0, 1);
+ * the blocks of lanes 0-3 in u[0], of lanes 4-7 in u[1].  uniforms53_pd: words 0-1 and 2-3
+ * of the blocks blk .. blk + 7 (draw 0), blocks blk .. blk + 3 in u01[0], u23[0] and the
+ * next four in u01[1], u23[1].  AVX2 has no 64-bit integer to double
  * conversion: v's low 52 bits become a double under 2^52's exponent, less 2^52, and its top
  * bit 2^52 is added (exact: the sum is an integer below 2^53). */
 PTL_AVX2 static inline void
-uniforms53_pd(const PtlDistJob *j, int64_t blk, __m256d u01[2], __m256d u23[2])
+uniforms53_words(__m256i wlo, __m256i whi, __m256d u[2])
 {
     const __m256i low52 = _mm256_set1_epi64x(0xfffffffffffffLL);
     const __m256i two52 = _mm256_castpd_si256(_mm256_set1_pd(0x1p52));
     const __m256d scale = _mm256_set1_pd(0x1p-53);
+    /* the 64-bit words hi:lo of blocks (0 1 4 5) and (2 3 6 7), then in block order */
+    __m256i lo = _mm256_unpacklo_epi32(wlo, whi);
+    __m256i hi = _mm256_unpackhi_epi32(wlo, whi);
+    for (int h = 0; h < 2; h++) {
+        __m256i v = _mm256_srli_epi64(_mm256_permute2x128_si256(lo, hi, h ? 0x31 : 0x20), 11);
+        __m256i top = _mm256_sub_epi64(_mm256_setzero_si256(), _mm256_srli_epi64(v, 52));
+        __m256d d = _mm256_sub_pd(
+            _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(v, low52), two52)),
+            _mm256_set1_pd(0x1p52));
+        d = _mm256_add_pd(d, _mm256_castsi256_pd(_mm256_and_si256(top, two52)));
+        u[h] = _mm256_mul_pd(d, scale);
+    }
+}
+
+PTL_AVX2 static inline void
+uniforms53_pd(const PtlDistJob *j, int64_t blk, __m256d u01[2], __m256d u23[2])
+{
     __m256i w[4];
     philox_draw8(j->seed, j->offset, blk, w);
-    for (int p = 0; p < 2; p++) {
-        /* the 64-bit words hi:lo of blocks (0 1 4 5) and (2 3 6 7), then in block order */
-        __m256i lo = _mm256_unpacklo_epi32(w[2 * p], w[2 * p + 1]);
-        __m256i hi = _mm256_unpackhi_epi32(w[2 * p], w[2 * p + 1]);
-        for (int h = 0; h < 2; h++) {
-            __m256i v = _mm256_srli_epi64(_mm256_permute2x128_si256(lo, hi, h ? 0x31 : 0x20),
-                                          11);
-            __m256i top = _mm256_sub_epi64(_mm256_setzero_si256(), _mm256_srli_epi64(v, 52));
-            __m256d d = _mm256_sub_pd(
-                _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(v, low52), two52)),
-                _mm256_set1_pd(0x1p52));
-            d = _mm256_add_pd(d, _mm256_castsi256_pd(_mm256_and_si256(top, two52)));
-            (p == 0 ? u01 : u23)[h] = _mm256_mul_pd(d, scale);
-        }
-    }
+    uniforms53_words(w[0], w[1], u01);
+    uniforms53_words(w[2], w[3], u23);
 }
 
 /* The float64 Box-Muller uniforms of ptl_dist_value for blocks blk .. blk + 7: u1 from words
@@ -831,7 +837,10 @@ log_normal_range_f8(const PtlDistJob *j, int64_t b, int64_t e)
  * same order, so the scalar stream's values.  What depends on the rate alone (e^-rate
  * below 10, a square root and two logs above: PtlPoissonRate) is computed again only where
  * the rate changes from one element to the next: libm's exp and log took a third to a half
- * of the time where every rate is the same. */
+ * of the time where every rate is the same.  Groups of eight whose rates all lie in (0, 10)
+ * run Knuth's product itself in double lanes (poisson_knuth8): draw by draw, the products of
+ * the lanes still above e^-rate take their next uniforms, in the scalar loop's order, so its
+ * counts (0.87x PyTorch at rate 4 with the product element by element). */
 #define POISSON_MAX_BLOCKS 8
 
 /* The blocks drawn ahead for rates up to lam: the mean uniforms plus two standard
@@ -849,6 +858,47 @@ poisson_blocks(double lam)
     return k < POISSON_MAX_BLOCKS ? k : POISSON_MAX_BLOCKS;
 }
 
+/* Knuth's product of poisson (ptl_sample_poisson_rate below rate 10) for the eight elements
+ * blk .. blk + 7, every rate in (0, 10) with e^-rate in limit: draw d of the eight streams at
+ * a time, its two uniforms multiplied in lane by lane where the product is still above the
+ * limit (the scalar loop's products, in its order), until every lane is done; a lane still
+ * going after POISSON_KNUTH_DRAWS draws is left to the scalar sampler.  The counts into k;
+ * 1 bit per lane done. */
+#define POISSON_KNUTH_DRAWS 32
+PTL_AVX2 static int
+poisson_knuth8(const PtlDistJob *j, int64_t blk, const double limit[8], double k[8])
+{
+    __m256d lim[2], prod[2], cnt[2], run[2];
+    const __m256d one = _mm256_set1_pd(1.0);
+    for (int h = 0; h < 2; h++) {
+        lim[h] = _mm256_loadu_pd(limit + 4 * h);
+        prod[h] = one;
+        cnt[h] = _mm256_set1_pd(-1.0);
+        run[h] = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+    }
+    int going = 0xff;
+    for (int d = 0; d < POISSON_KNUTH_DRAWS && going; d++) {
+        __m256i w[4];
+        __m256d u[2][2];
+        philox_draws8(j->seed, j->offset, blk, (uint64_t)d, w);
+        uniforms53_words(w[0], w[1], u[0]);
+        uniforms53_words(w[2], w[3], u[1]);
+        going = 0;
+        for (int h = 0; h < 2; h++) {
+            for (int q = 0; q < 2; q++) {
+                /* the first uniform starts the product (1 u, exact) and counts from -1 */
+                prod[h] = _mm256_blendv_pd(prod[h], _mm256_mul_pd(prod[h], u[q][h]), run[h]);
+                cnt[h] = _mm256_add_pd(cnt[h], _mm256_and_pd(run[h], one));
+                run[h] = _mm256_and_pd(run[h], _mm256_cmp_pd(prod[h], lim[h], _CMP_GT_OQ));
+            }
+            going |= _mm256_movemask_pd(run[h]) << (4 * h);
+        }
+    }
+    _mm256_storeu_pd(k, cnt[0]);
+    _mm256_storeu_pd(k + 4, cnt[1]);
+    return ~going & 0xff;
+}
+
 /* [b, e) of a poisson job (per-element rates pa), eight elements at a time (Note [Poisson
  * draws in vectors]), stored 512 at a time as ptl_dist_store stores */
 PTL_AVX2 static void
@@ -861,9 +911,28 @@ poisson_range(const PtlDistJob *j, int64_t b, int64_t e)
         int64_t m = e - c < 512 ? e - c : 512;
         for (int64_t k = 0; k < m; k += 8) {
             int64_t g = m - k < 8 ? m - k : 8;
-            double top = 0.0;
+            double top = 0.0, low = INFINITY;
             for (int64_t l = 0; l < g; l++) {
                 top = j->pa[c + k + l] > top ? j->pa[c + k + l] : top;
+                low = j->pa[c + k + l] < low ? j->pa[c + k + l] : low;
+            }
+            if (g == 8 && low > 0.0 && top < 10.0) {
+                double limit[8];
+                for (int64_t l = 0; l < 8; l++) {
+                    if (j->pa[c + k + l] != rate.lambda) {
+                        rate = ptl_poisson_rate(j->pa[c + k + l]);
+                    }
+                    limit[l] = rate.limit;
+                }
+                int done = poisson_knuth8(j, c + k, limit, v + k);
+                for (int64_t l = 0; l < 8; l++) {
+                    if (!(done >> l & 1)) {
+                        PtlPhiloxStream st = ptl_philox_stream(j->seed, j->offset,
+                                                               (uint64_t)(c + k + l));
+                        v[k + l] = ptl_sample_poisson(j->pa[c + k + l], &st);
+                    }
+                }
+                continue;
             }
             int nb = poisson_blocks(top);
             for (int d = 0; d < nb; d++) {
@@ -888,6 +957,154 @@ poisson_range(const PtlDistJob *j, int64_t b, int64_t e)
                 }
                 v[k + l] = ptl_sample_poisson_rate(&rate, &st);
             }
+        }
+        store_values(j->dt, j->out, c, v, m);
+    }
+}
+
+/* Note [Gamma draws in vectors]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * _standard_gamma (and _sample_dirichlet, Dirichlet and Beta through it) drew element by
+ * element with libm's log and cos for the normal: 0.69x PyTorch at alpha 2.5, 0.89 at 0.5
+ * (1e6 float32 draws, one thread).  Marsaglia and Tsang's first try is accepted for about 98%
+ * of the elements at any alpha, and it has a fixed place in each element's stream
+ * (ptl_sample_gamma, distributions.h): draw 0 gives the normal (words 0-1 the angle, 2-3 the
+ * radius), words 0-1 of draw 1 the try's u, and words 2-3 of draw 1 the u of u^(1/alpha)
+ * below alpha 1, drawn after the accepted try.  So eight elements at a time take draws 0 and
+ * 1 of their eight counters in vector lanes (philox_draws8), run the first try in double
+ * lanes (gamma_try_##S, AVX2 or AVX-512) with the twins of scalar_math.h's log and sincos2pi
+ * that the scalar sampler calls, every product rounded apart as it rounds them, and the
+ * elements accepted are d v^3, or u^(1/alpha) d v^3 by libm's pow (as the scalar sampler
+ * computes it).  An element whose first try failed, or whose alpha is not positive, runs
+ * ptl_sample_gamma from its stream's start.  Every element therefore gets the scalar
+ * sampler's bits, which the CUDA kernel shares; the fill script of tests/aten/test_random.py
+ * compares the paths on 1 and 2 threads.  The stream changed with this (session 27): the
+ * normal used libm's log and cos, and the u of u^(1/alpha) came first. */
+
+/* The first try of ptl_sample_gamma for the elements (a lane each) whose draws 0 and 1 give
+ * the uniforms u1, u2 (the normal's angle and radius) and uu (the try's u), alphas al: the
+ * same operations in the same order in double lanes (Note [Gamma draws in vectors]).  dd and
+ * v3 get d and v^3 of each lane (d v^3 is the draw for alpha >= 1); the lanes accepted come
+ * back as bits. */
+#define DEFINE_GAMMA_TRY(S)                                                                \
+    PTL_VATTR(S) static inline int                                                         \
+    gamma_try_##S(PTL_VT(S) al, PTL_VT(S) u1, PTL_VT(S) u2, PTL_VT(S) uu, double *dd,      \
+                  double *v3)                                                              \
+    {                                                                                      \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0);                                         \
+        PTL_VT(S) a = PTL_VSEL(S, PTL_VCMP(S, al, one, _CMP_LT_OQ), al,                    \
+                               PTL_V(S, add)(al, one));                                    \
+        PTL_VT(S) d = PTL_V(S, sub)(a, PTL_V(S, set1)(1.0 / 3.0));                         \
+        PTL_VT(S) c = PTL_V(S, div)(                                                       \
+            one, PTL_V(S, sqrt)(PTL_V(S, mul)(PTL_V(S, set1)(9.0), d)));                   \
+        PTL_VT(S) sn, cs;                                                                  \
+        PTL_VT(S) r = PTL_V(S, sqrt)(PTL_V(S, mul)(                                        \
+            PTL_V(S, set1)(-2.0), ptl_vm_log_normal_##S(PTL_V(S, sub)(one, u2))));         \
+        ptl_vm_sincos2pi_##S(u1, &sn, &cs);                                                \
+        PTL_VT(S) z = PTL_V(S, mul)(r, cs);                                                \
+        PTL_VT(S) v = PTL_V(S, add)(one, PTL_V(S, mul)(c, z));                             \
+        int pos = PTL_VBITS(S, PTL_VCMP(S, v, PTL_V(S, setzero)(), _CMP_GT_OQ));           \
+        v = PTL_V(S, mul)(PTL_V(S, mul)(v, v), v);                                         \
+        PTL_VT(S) u = PTL_V(S, sub)(one, uu), z2 = PTL_V(S, mul)(z, z);                    \
+        PTL_VT(S) q = PTL_V(S, mul)(PTL_V(S, mul)(PTL_V(S, set1)(0.0331), z2), z2);        \
+        int m = PTL_VBITS(S, PTL_VCMP(S, u, PTL_V(S, sub)(one, q), _CMP_LT_OQ)) & pos;     \
+        if (m != pos) {                                                                    \
+            /* log of v^3 <= 0 in a lane not taken is a wrong number, never used */       \
+            PTL_VT(S) w = PTL_V(S, add)(PTL_V(S, sub)(one, v), ptl_vm_log_normal_##S(v));  \
+            PTL_VT(S) rhs = PTL_V(S, add)(PTL_V(S, mul)(PTL_V(S, set1)(0.5), z2),          \
+                                          PTL_V(S, mul)(d, w));                            \
+            m |= PTL_VBITS(S, PTL_VCMP(S, ptl_vm_log_normal_##S(u), rhs, _CMP_LT_OQ)) & pos; \
+        }                                                                                  \
+        PTL_V(S, storeu)(dd, d);                                                           \
+        PTL_V(S, storeu)(v3, v);                                                           \
+        return m;                                                                          \
+    }
+DEFINE_GAMMA_TRY(pd)
+DEFINE_GAMMA_TRY(pd512)
+#undef DEFINE_GAMMA_TRY
+
+/* gamma_try_pd512 on the two halves of each uniform */
+PTL_AVX512 static int
+gamma_try8(const double *al, const __m256d u1[2], const __m256d u2[2], const __m256d uu[2],
+           double *dd, double *v3)
+{
+#define JOIN(x) _mm512_insertf64x4(_mm512_castpd256_pd512((x)[0]), (x)[1], 1)
+    return gamma_try_pd512(_mm512_loadu_pd(al), JOIN(u1), JOIN(u2), JOIN(uu), dd, v3);
+#undef JOIN
+}
+
+/* The first tries of the eight elements from blk (gamma_try_##S at either width): their
+ * accepted lanes as bits, d and v^3 of each into dd and v3, and the uniforms of words 2-3 of
+ * draw 1 (u^(1/alpha) below 1) into us */
+PTL_AVX2 static int
+gamma_first_tries(const PtlDistJob *j, int64_t blk, int wide, double *dd, double *v3,
+                  double *us)
+{
+    __m256i w0[4], w1[4];
+    __m256d u1[2], u2[2], uu[2], s[2];
+    const double *al = j->pa + blk;
+    philox_draws8(j->seed, j->offset, blk, 0, w0);
+    philox_draws8(j->seed, j->offset, blk, 1, w1);
+    uniforms53_words(w0[0], w0[1], u1);
+    uniforms53_words(w0[2], w0[3], u2);
+    uniforms53_words(w1[0], w1[1], uu);
+    uniforms53_words(w1[2], w1[3], s);
+    _mm256_storeu_pd(us, s[0]);
+    _mm256_storeu_pd(us + 4, s[1]);
+    if (wide) {
+        return gamma_try8(al, u1, u2, uu, dd, v3);
+    }
+    int ok = 0;
+    for (int h = 0; h < 2; h++) {
+        ok |= gamma_try_pd(_mm256_loadu_pd(al + 4 * h), u1[h], u2[h], uu[h], dd + 4 * h,
+                           v3 + 4 * h)
+              << (4 * h);
+    }
+    return ok;
+}
+
+/* [b, e) of a _standard_gamma job (alphas pa, the floor b), eight elements at a time (Note
+ * [Gamma draws in vectors]): draws 0 and 1 of their streams in vectors, the first try in
+ * double lanes (gamma_try4), then element by element d v^3 for alpha >= 1, u^(1/alpha) d v^3
+ * (libm's pow, ptl_gamma_scale) below 1, and ptl_sample_gamma from the start where the first
+ * try failed (about 2% of the elements at alpha 2.5, or alpha not positive); stored 512 at
+ * a time as ptl_dist_store stores ptl_dist_value's double.  Element by element (libm's log
+ * and cos for the normal) this ran at 0.69-0.89x PyTorch. */
+PTL_AVX2 static void
+gamma_range(const PtlDistJob *j, int64_t b, int64_t e)
+{
+    const int wide = ptl_cpu_capability() >= PTL_CPU_AVX512;
+    double v[512], dd[8], v3[8], us[8];
+    for (int64_t c = b; c < e; c += 512) {
+        int64_t m = e - c < 512 ? e - c : 512, k = 0;
+        for (; k + 8 <= m; k += 8) {
+            const double *al = j->pa + c + k;
+            int ok = gamma_first_tries(j, c + k, wide, dd, v3, us);
+            int small = 0;
+            for (int l = 0; l < 8; l++) {
+                small |= (al[l] < 1.0) << l;
+                ok &= ~(!(al[l] > 0.0) << l);   /* 0, negative or nan: the scalar's answer */
+            }
+            for (int l = 0; l < 8; l++) {
+                double x;
+                if (!(ok >> l & 1)) {
+                    PtlPhiloxStream st = ptl_philox_stream(j->seed, j->offset,
+                                                           (uint64_t)(c + k + l));
+                    x = ptl_sample_gamma(al[l], &st);
+                }
+                else if (small >> l & 1) {
+                    x = pow(1.0 - us[l], 1.0 / al[l]) * dd[l] * v3[l];
+                }
+                else {
+                    x = dd[l] * v3[l];
+                }
+                v[k + l] = x < j->b ? j->b : x;
+            }
+        }
+        for (; k < m; k++) {
+            PtlPhiloxStream st = ptl_philox_stream(j->seed, j->offset, (uint64_t)(c + k));
+            double x = ptl_sample_gamma(j->pa[c + k], &st);
+            v[k] = x < j->b ? j->b : x;
         }
         store_values(j->dt, j->out, c, v, m);
     }
@@ -1113,6 +1330,10 @@ ptl_random_fill_range(void *ctx, int64_t b, int64_t e)
     }
     if (j->kind == PTL_DIST_POISSON && j->pa != NULL && ptl_cpu_capability() >= PTL_CPU_AVX2) {
         poisson_range(j, b, e);
+        return 0;
+    }
+    if (j->kind == PTL_DIST_GAMMA && j->pa != NULL && ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        gamma_range(j, b, e);
         return 0;
     }
     if (vec && j->kind == PTL_DIST_LOG_NORMAL && j->dt == PTL_DTYPE_FLOAT64) {
