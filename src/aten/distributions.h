@@ -211,11 +211,12 @@ ptl_philox_next_normal(PtlPhiloxStream *s)
  * log u < z^2 / 2 + d (1 - v + log v).  alpha < 1 samples Gamma(alpha + 1) and scales it by
  * u^(1/alpha), u drawn after the accepted try.  As PyTorch's: 0 for alpha 0, for a nan
  * alpha and where d is not positive (alpha <= -2/3); an alpha in (-2/3, 0) goes through the
- * same steps (alpha + 1 sampled, u^(1/alpha) above 1).  Note [Gamma draws in vectors]: a try takes its normal from draw k (words 0-1 the
- * angle, 2-3 the radius) and its u from words 0-1 of draw k + 1, so a first try accepted
- * takes draws 0 and 1 alone (and u^(1/alpha) words 2-3 of draw 1); the logs and the normal
- * are scalar_math.h's formulas with vector twins, and every product that feeds an add is
- * rounded apart, so random_fill.c's vector first try (gamma_range) gives these bits. */
+ * same steps (alpha + 1 sampled, u^(1/alpha) above 1).  Note [Gamma draws in vectors]: a
+ * try takes its normal from draw k (words 0-1 the angle, 2-3 the radius) and its u from
+ * words 0-1 of draw k + 1, so a first try accepted takes draws 0 and 1 alone (and
+ * u^(1/alpha) words 2-3 of draw 1); the logs and the normal are scalar_math.h's formulas
+ * with vector twins, and every product that feeds an add is rounded apart, so random_fill.c's
+ * vector first try (gamma_range) gives these bits. */
 PTL_HD static inline double
 ptl_gamma_scale(double alpha, PtlPhiloxStream *s)
 {

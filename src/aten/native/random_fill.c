@@ -978,7 +978,7 @@ poisson_range(const PtlDistJob *j, int64_t b, int64_t e)
  * computes it).  An element whose first try failed, or whose alpha is not positive, runs
  * ptl_sample_gamma from its stream's start.  Every element therefore gets the scalar
  * sampler's bits, which the CUDA kernel shares; the fill script of tests/aten/test_random.py
- * compares the paths on 1 and 2 threads.  The stream changed with this (session 27): the
+ * compares the paths on 1 and 2 threads.  The stream changed with this: the
  * normal used libm's log and cos, and the u of u^(1/alpha) came first. */
 
 /* The first try of ptl_sample_gamma for the elements (a lane each) whose draws 0 and 1 give
@@ -1065,7 +1065,7 @@ gamma_first_tries(const PtlDistJob *j, int64_t blk, int wide, double *dd, double
 
 /* [b, e) of a _standard_gamma job (alphas pa, the floor b), eight elements at a time (Note
  * [Gamma draws in vectors]): draws 0 and 1 of their streams in vectors, the first try in
- * double lanes (gamma_try4), then element by element d v^3 for alpha >= 1, u^(1/alpha) d v^3
+ * double lanes (gamma_try_##S), then element by element d v^3 for alpha >= 1, u^(1/alpha) d v^3
  * (libm's pow, ptl_gamma_scale) below 1, and ptl_sample_gamma from the start where the first
  * try failed (about 2% of the elements at alpha 2.5, or alpha not positive); stored 512 at
  * a time as ptl_dist_store stores ptl_dist_value's double.  Element by element (libm's log
