@@ -51,9 +51,10 @@
  * collide in L1 (64 x 4096 @ 4096 x 1024 ran at 0.65x OpenBLAS reading B in place with the
  * 32-wide AVX-512 tile, 0.95x packing it), unless K is at most GEMM_DIRECT_B_SMALL_K: a
  * sliver is then at most 32 rows of which the span limit keeps at most 8 in one L1 set
- * (8-way), and packing was a twentieth of a 128 x 10 @ 10 x 256 input gradient.  The tiles also store whole tiles of a row-major
- * C themselves (alpha and beta with update_f4/_f8's roundings, after prefetching C's rows
- * unless C is only written by a tile of few k steps: GEMM_FETCH_C_KC in gemm_kernels.c),
+ * (8-way), and packing was a twentieth of a 128 x 10 @ 10 x 256 input gradient.  The tiles
+ * also store whole tiles of a row-major C themselves (alpha and beta with update_f4/_f8's
+ * roundings, after prefetching C's rows unless C is only written by a tile of few k steps:
+ * GEMM_FETCH_C_KC in gemm_kernels.c),
  * and pack_f4_avx2 packs float32 with vector copies and 8 x 8 transposes.  None of this
  * changes the order of the sums: the result has the same bits as through the generic
  * packing and update, on any number of threads.
@@ -557,22 +558,21 @@ gemm_kc(const GemmEngine *e, int64_t k)
 /* Note [GEMM direct A]
  * ~~~~~~~~~~~~~~~~~~~~~
  * A row-major A (the forward's x of x @ W^T, the input gradient's g of g @ W) is packed with
- * 8 x 8 transposes, once per K block, and each packed sliver then meets every B sliver.  When
- * there are few B slivers the packing is not paid back: a GPT's g (1024 x 512) @ W
- * (512 x 128) spent a twentieth of its time packing, an LSTM's input gradient (N = 64) an
- * eighth.  So an engine with a direct_a tile reads the whole MR-row slivers of such an A in
- * place, broadcasting each element from its row (lda apart); a last, shorter sliver too when
- * it has at most 4 rows (AVX2, AVX-512) or 8 (AVX-512) and no 4-row pair follows, with the
- * engine's direct_a4 or direct_a8 tile, which reads only the sliver's rows (a batch of
- * 64 x 64 x 64 products, 5 x 12 + 4 rows each, spent a tenth of its time packing and
- * computing the last 4 rows); else it is packed.  The rule (gemm_a_direct): a row-major A of the engine's type, at most
- * GEMM_DIRECT_A_SLIVERS B slivers (past that, 12 interleaved row streams per tile ran 1-3%
- * slower than one packed stream: 1024 x 128 @ 128 x 384), no narrow last B sliver (the
- * direct tile is whole-width, and half and quarter tiles read a packed A), and rows that
- * do not pile up in one L1 set (at most MR / 2 of a tile's rows: a 4 KiB row stride puts
- * all twelve in one 8-way set).  Measured on one Zen 4 core: 1024 x 512 @ 512 x 128 104 ->
- * 109 GFLOPS, N = 64 96 -> 109, N = 32 76-83 -> 107.  The tile computes the same chain of
- * FMAs over k as the packed one, so the bits do not change. */
+ * 8 x 8 transposes, once per K block, and each packed sliver then meets every B sliver.  When there
+ * are few B slivers the packing is not paid back: a GPT's g (1024 x 512) @ W (512 x 128) spent a
+ * twentieth of its time packing, an LSTM's input gradient (N = 64) an eighth.  So an engine with a
+ * direct_a tile reads the whole MR-row slivers of such an A in place, broadcasting each element
+ * from its row (lda apart); a last, shorter sliver too when it has at most 4 rows (AVX2, AVX-512)
+ * or 8 (AVX-512) and no 4-row pair follows, with the engine's direct_a4 or direct_a8 tile, which
+ * reads only the sliver's rows (a batch of 64 x 64 x 64 products, 5 x 12 + 4 rows each, spent a
+ * tenth of its time packing and computing the last 4 rows); else it is packed.  The rule
+ * (gemm_a_direct): a row-major A of the engine's type, at most GEMM_DIRECT_A_SLIVERS B slivers
+ * (past that, 12 interleaved row streams per tile ran 1-3% slower than one packed stream: 1024 x
+ * 128 @ 128 x 384), no narrow last B sliver (the direct tile is whole-width, and half and quarter
+ * tiles read a packed A), and rows that do not pile up in one L1 set (at most MR / 2 of a tile's
+ * rows: a 4 KiB row stride puts all twelve in one 8-way set).  Measured on one Zen 4 core: 1024 x
+ * 512 @ 512 x 128 104 -> 109 GFLOPS, N = 64 96 -> 109, N = 32 76-83 -> 107.  The tile computes the
+ * same chain of FMAs over k as the packed one, so the bits do not change. */
 #define GEMM_DIRECT_A_SLIVERS 8
 
 static int
