@@ -49,8 +49,12 @@
  * in place, row after row (only a narrower last sliver is packed).  Taller products pack it,
  * since each sliver is then read by many A slivers and B's rows, a power of two apart,
  * collide in L1 (64 x 4096 @ 4096 x 1024 ran at 0.65x OpenBLAS reading B in place with the
- * 32-wide AVX-512 tile, 0.95x packing it).  The tiles also store whole tiles of a row-major
- * C themselves (alpha and beta with update_f4/_f8's roundings, after prefetching C's rows),
+ * 32-wide AVX-512 tile, 0.95x packing it), unless K is at most GEMM_DIRECT_B_SMALL_K: a
+ * sliver is then at most 32 rows of which the span limit keeps at most 8 in one L1 set
+ * (8-way), and packing was a twentieth of a 128 x 10 @ 10 x 256 input gradient.  The tiles
+ * also store whole tiles of a row-major C themselves (alpha and beta with update_f4/_f8's
+ * roundings, after prefetching C's rows unless C is only written by a tile of few k steps:
+ * GEMM_FETCH_C_KC in gemm_kernels.c),
  * and pack_f4_avx2 packs float32 with vector copies and 8 x 8 transposes.  None of this
  * changes the order of the sums: the result has the same bits as through the generic
  * packing and update, on any number of threads.
@@ -78,6 +82,8 @@
 /* A row-major B is also read in place by products of up to 64 rows when a K block of it spans
  * at most this many bytes (Note [GEMM packing of B]). */
 #define GEMM_DIRECT_B_SPAN (32 * 1024)
+/* and by a product of any height whose K is at most this (Note [GEMM packing of B]) */
+#define GEMM_DIRECT_B_SMALL_K 32
 
 /* Products of at least this many multiply-adds use the thread pool and drop the GIL. */
 #define GEMM_PARALLEL_FLOPS (1 << 18)
@@ -103,6 +109,8 @@ typedef struct GemmProblem {
     GemmMat a, b, c;                     /* c has the engine's type */
     GemmMat s;                           /* beta * s, not beta * c, when s.data != NULL */
     double alpha, beta;
+    int dot_rows;                        /* a vector product is computed as dot products of
+                                          * A's rows (Note [GEMM last columns]) */
 } GemmProblem;
 
 /* Elements from m's batch 0 to its batch bi (batches numbered row-major over the batch
@@ -163,6 +171,11 @@ copy_tile(size_t item, int64_t rows, int64_t cols, const char *src, int64_t srs,
     }
 }
 
+/* A step whose packed A block and B sliver fit in this many bytes keeps them on the stack,
+ * not in two aligned_alloc blocks per step (a batch of 64 products of 64 x 64 x 64 ran 3%
+ * faster). */
+#define GEMM_STACK_BYTES (24 * 1024)
+
 /* One step: every A block against the B block. */
 static int
 gemm_step(const GemmStep *st)
@@ -176,11 +189,17 @@ gemm_step(const GemmStep *st)
     const int store_c = ccs == 1 && (scs == 1 || beta == 0);
     _Alignas(64) char acc[GEMM_ACC_BYTES];
     const int64_t lda = pr->a.rs;
-    char *ap = gemm_alloc((size_t)(st->mc * st->kc) * e->item);
-    char *sliver = st->bp == NULL ? gemm_alloc((size_t)(st->kc * e->nr) * e->item) : NULL;
+    const size_t ap_bytes = (size_t)(st->mc * st->kc) * e->item;
+    const size_t sl_bytes = st->bp == NULL ? (size_t)(st->kc * e->nr) * e->item : 0;
+    _Alignas(64) char stack[GEMM_STACK_BYTES];
+    const int on_stack = ap_bytes + sl_bytes <= sizeof(stack);
+    char *ap = on_stack ? stack : gemm_alloc(ap_bytes);
+    char *sliver = st->bp != NULL ? NULL : on_stack ? stack + ap_bytes : gemm_alloc(sl_bytes);
 
     if (ap == NULL || (st->bp == NULL && sliver == NULL)) {
-        free(ap);
+        if (!on_stack) {
+            free(ap);
+        }
         return -1;
     }
     for (int64_t ic = 0; ic < pr->m; ic += st->mc) {
@@ -191,8 +210,14 @@ gemm_step(const GemmStep *st)
         if (e->pair4 != NULL && mc > e->mr && rem > 0 && e->mr + rem <= 8) {
             split = mc - e->mr - rem;
         }
-        /* the whole slivers before `split` read in place (a last, shorter one is packed) */
+        /* the whole slivers before `split` read in place, and a last one of at most 4 or 8
+         * rows too when the engine has a tile for it (else it is packed) */
         int64_t direct = st->a_direct ? split / e->mr * e->mr : 0;
+        TileFn edge = NULL;
+        if (st->a_direct && split == mc && direct < mc) {
+            edge = mc - direct <= 4 ? e->direct_a4 : mc - direct <= 8 ? e->direct_a8 : NULL;
+            direct = edge != NULL ? mc : direct;
+        }
         pr->pack_a(st->a + (size_t)((ic + direct) * pr->a.rs) * aitem, pr->a.rs, pr->a.cs,
                    split - direct, st->kc, e->mr, ap);
         if (split < mc) {
@@ -238,8 +263,10 @@ gemm_step(const GemmStep *st)
                 const char *as = ir < direct ? st->a + (size_t)((ic + ir) * lda) * aitem
                                              : ap + (size_t)((ir - direct) * kc) * e->item;
                 if (ir < direct) {
-                    /* always the whole width: a narrower last B sliver goes through acc */
-                    tile = e->direct_a;
+                    /* always the whole width: a narrower last B sliver goes through acc; an
+                     * edge tile reads only A's mr rows, so it computes (and stores) those */
+                    tile = mr < e->mr ? edge : e->direct_a;
+                    tile_mr = mr < e->mr ? mr : e->mr;
                     tile_w = e->nr;
                     ars = lda;
                 }
@@ -284,8 +311,10 @@ gemm_step(const GemmStep *st)
             }
         }
     }
-    free(ap);
-    free(sliver);
+    if (!on_stack) {
+        free(ap);
+        free(sliver);
+    }
     return 0;
 }
 
@@ -400,8 +429,9 @@ gemv_one(const GemmProblem *pr, int64_t bi, int parallel)
         e->pack[vec->dtype](v, 1, vs, 1, pr->k, 1, x);
     }
     g.x = direct ? v : x;
-    PtlParallelFn fn = g.ars == 1 && g.acs != 1 && g.adtype == e->acc_dtype ? gemv_cols
-                                                                            : gemv_rows;
+    PtlParallelFn fn = !pr->dot_rows && g.ars == 1 && g.acs != 1 && g.adtype == e->acc_dtype
+                           ? gemv_cols
+                           : gemv_rows;
     int rc = parallel && (double)rows * (double)pr->k >= GEMM_PARALLEL_FLOPS
                  ? ptl_parallel_for(0, rows, PTL_GRAIN_SIZE / pr->k + 1, fn, &g)
                  : fn(&g, 0, rows);
@@ -528,19 +558,21 @@ gemm_kc(const GemmEngine *e, int64_t k)
 /* Note [GEMM direct A]
  * ~~~~~~~~~~~~~~~~~~~~~
  * A row-major A (the forward's x of x @ W^T, the input gradient's g of g @ W) is packed with
- * 8 x 8 transposes, once per K block, and each packed sliver then meets every B sliver.  When
- * there are few B slivers the packing is not paid back: a GPT's g (1024 x 512) @ W
- * (512 x 128) spent a twentieth of its time packing, an LSTM's input gradient (N = 64) an
- * eighth.  So an engine with a direct_a tile reads the whole MR-row slivers of such an A in
- * place, broadcasting each element from its row (lda apart); only a last, shorter sliver is
- * packed.  The rule (gemm_a_direct): a row-major A of the engine's type, at most
- * GEMM_DIRECT_A_SLIVERS B slivers (past that, 12 interleaved row streams per tile ran 1-3%
- * slower than one packed stream: 1024 x 128 @ 128 x 384), no narrow last B sliver (the
- * direct tile is whole-width, and half and quarter tiles read a packed A), and rows that
- * do not pile up in one L1 set (at most MR / 2 of a tile's rows: a 4 KiB row stride puts
- * all twelve in one 8-way set).  Measured on one Zen 4 core: 1024 x 512 @ 512 x 128 104 ->
- * 109 GFLOPS, N = 64 96 -> 109, N = 32 76-83 -> 107.  The tile computes the same chain of
- * FMAs over k as the packed one, so the bits do not change. */
+ * 8 x 8 transposes, once per K block, and each packed sliver then meets every B sliver.  When there
+ * are few B slivers the packing is not paid back: a GPT's g (1024 x 512) @ W (512 x 128) spent a
+ * twentieth of its time packing, an LSTM's input gradient (N = 64) an eighth.  So an engine with a
+ * direct_a tile reads the whole MR-row slivers of such an A in place, broadcasting each element
+ * from its row (lda apart); a last, shorter sliver too when it has at most 4 rows (AVX2, AVX-512)
+ * or 8 (AVX-512) and no 4-row pair follows, with the engine's direct_a4 or direct_a8 tile, which
+ * reads only the sliver's rows (a batch of 64 x 64 x 64 products, 5 x 12 + 4 rows each, spent a
+ * tenth of its time packing and computing the last 4 rows); else it is packed.  The rule
+ * (gemm_a_direct): a row-major A of the engine's type, at most GEMM_DIRECT_A_SLIVERS B slivers
+ * (past that, 12 interleaved row streams per tile ran 1-3% slower than one packed stream: 1024 x
+ * 128 @ 128 x 384), no narrow last B sliver (the direct tile is whole-width, and half and quarter
+ * tiles read a packed A), and rows that do not pile up in one L1 set (at most MR / 2 of a tile's
+ * rows: a 4 KiB row stride puts all twelve in one 8-way set).  Measured on one Zen 4 core: 1024 x
+ * 512 @ 512 x 128 104 -> 109 GFLOPS, N = 64 96 -> 109, N = 32 76-83 -> 107.  The tile computes the
+ * same chain of FMAs over k as the packed one, so the bits do not change. */
 #define GEMM_DIRECT_A_SLIVERS 8
 
 static int
@@ -572,11 +604,13 @@ gemm_blocked(const GemmProblem *pr)
     int64_t ncmax = pr->n < e->nc ? pr->n : e->nc;
     int64_t mc = gemm_mc(e, pr->m), mblocks = (pr->m + mc - 1) / mc;
     int64_t kcmax = gemm_kc(e, pr->k);
-    /* B in place for few rows of A, or up to 64 rows when a K block of B spans at most
-     * GEMM_DIRECT_B_SPAN bytes (its rows then share no L1 set: einsum's 64 x 64 batches) */
+    /* B in place for few rows of A, or up to 64 rows (any number when K is at most
+     * GEMM_DIRECT_B_SMALL_K) when a K block of B spans at most GEMM_DIRECT_B_SPAN bytes (its
+     * rows then share no L1 set: einsum's 64 x 64 batches) */
     int b_direct = pr->b_direct &&
                    (pr->m <= e->direct_b_max_m ||
-                    (pr->m <= 64 && kcmax * pr->b.rs * (int64_t)e->item <= GEMM_DIRECT_B_SPAN));
+                    ((pr->m <= 64 || kcmax <= GEMM_DIRECT_B_SMALL_K) &&
+                     kcmax * pr->b.rs * (int64_t)e->item <= GEMM_DIRECT_B_SPAN));
     char *bp = NULL;
     int a_direct = gemm_a_direct(pr);
 
@@ -760,6 +794,66 @@ gemm_transpose(GemmProblem *pr)
     pr->b_direct = e->tile != NULL && pr->b.dtype == e->acc_dtype && pr->b.cs == 1;
 }
 
+/* Note [GEMM last columns]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A product whose N is a multiple of 32 plus one or two (a GPT head's 65 columns) computed
+ * its last column(s) with a quarter tile on a packed A: 8 lanes a row for 1 used, a tenth of
+ * the product's time, and the narrow sliver also kept A from being read in place (Note [GEMM
+ * direct A]).  So the columns past the last multiple of 32 are computed as matrix-vector
+ * products (gemv_one: a dot product per row of A), the others by the blocked product.  The
+ * rule depends on 32, not on the engine's NR, so AVX2 (NR 16) and AVX-512 split alike and
+ * still give the same bits; those columns are summed in the dot product's order
+ * (dot_f4_fma's), not in the tiles', on any number of threads and for every layout of A
+ * (always as dot products: gemv_one's column-by-column axpy sums in another order).  Rows
+ * are not split so: a last row would be dot products with B's columns, which a row-major B
+ * has strided (a 65 x 1024 @ 1024 x 128 weight gradient ran 2.4x slower).  So C^T =
+ * B^T @ A^T no longer has C's bits when one of them has such a tail and the other not.  Only for
+ * the float32 engines with tiles (AVX2 and AVX-512).  1024 x 128 @ 128 x 65 (W^T): 201 ->
+ * 172 us on one Zen 4 core, 0.94x -> 1.10x NumPy's. */
+#define GEMM_TAIL_WIDTH 32
+#define GEMM_TAIL_COLS 2
+
+/* The last columns of a product computed as vector products: n % GEMM_TAIL_WIDTH when that
+ * is at most GEMM_TAIL_COLS, else 0. */
+static int64_t
+gemm_tail(const GemmProblem *pr)
+{
+    int64_t m = pr->m, n = pr->n, r = n % GEMM_TAIL_WIDTH;
+    int blocked = pr->k > 0 && m > 1 && !(pr->k >= 2 * GEMM_KSPLIT && m * n <= GEMM_KSPLIT_MAX_MN);
+    return pr->e->tile != NULL && pr->e->acc_dtype == PTL_DTYPE_FLOAT32 && blocked &&
+                   n > GEMM_TAIL_WIDTH && r <= GEMM_TAIL_COLS
+               ? r
+               : 0;
+}
+
+/* C's last `tail` columns as vector products, the others by gemm_one (Note [GEMM last
+ * columns]). */
+static int
+gemm_tails(const GemmProblem *pr, int64_t bi, int parallel, int64_t tail)
+{
+    const GemmEngine *e = pr->e;
+    const size_t bitem = ptl_dtype_itemsize(pr->b.dtype);
+    GemmProblem head = *pr;
+    head.n = pr->n - tail;
+    if (gemm_one(&head, bi, parallel) < 0) {
+        return -1;
+    }
+    for (int64_t j = head.n; j < pr->n; j++) {
+        GemmProblem col = *pr;
+        col.n = 1;
+        col.dot_rows = 1;
+        col.b.data += (size_t)(j * pr->b.cs) * bitem;
+        col.c.data += (size_t)(j * pr->c.cs) * e->item;
+        if (col.s.data != NULL) {
+            col.s.data += (size_t)(j * pr->s.cs) * e->item;
+        }
+        if (gemm_one(&col, bi, parallel) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* One matrix (batch index bi); uses the thread pool when `parallel`. */
 static int
 gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
@@ -767,7 +861,12 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
     const GemmEngine *e = pr->e;
     const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
     char *c = pr->c.data + (size_t)batch_offset(pr, &pr->c, bi) * e->item;
+    int64_t tail = gemm_tail(pr);
 
+    /* the last columns one at a time (Note [GEMM last columns]) */
+    if (tail > 0) {
+        return gemm_tails(pr, bi, parallel, tail);
+    }
     /* only the blocked product below reads the beta source in place */
     int blocked = pr->k > 0 && pr->n > 1 && pr->m > 1 &&
                   !(pr->k >= 2 * GEMM_KSPLIT && pr->m * pr->n <= GEMM_KSPLIT_MAX_MN);
@@ -1127,6 +1226,7 @@ ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha,
     pr.b_direct = e->tile != NULL && b->dtype == e->acc_dtype && b->strides[off + 1] == 1;
     pr.alpha = alpha;
     pr.beta = beta;
+    pr.dot_rows = 0;
     if (pr.batch == 0 || pr.m == 0 || pr.n == 0) {
         return 0;
     }

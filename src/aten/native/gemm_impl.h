@@ -47,6 +47,9 @@ typedef struct GemmEngine {
     TileFn half, quarter;                /* its first NR / 2 and NR / 4 columns, or NULL */
     TileFn direct_a;                     /* tile on MR rows of A read in place, or NULL
                                           * (Note [GEMM direct A]) */
+    TileFn direct_a4, direct_a8;         /* the same on a last 4 or 8 rows, of which it reads
+                                          * only the first `rows` (the others stand in for
+                                          * row 0 and are not stored), or NULL */
 } GemmEngine;
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */

@@ -3,6 +3,7 @@
  * loops of matrix-vector products, and the table that picks them per dtype and CPU
  * (Note [GEMM blocking] and Note [GEMM packing of B] in gemm.c describe the design). */
 #include <immintrin.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -347,10 +348,15 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
 #define VECS_1(X, R, ...) X(R, 0, __VA_ARGS__)
 #define VECS_2(X, R, ...) X(R, 0, __VA_ARGS__) X(R, 1, __VA_ARGS__)
 /* the row's accumulators, and C's row (and S's, when beta reads one apart) fetched while
- * they fill */
+ * they fill.  A C that is only written (beta == 0) is not fetched by a tile of fewer than
+ * GEMM_FETCH_C_KC steps: its loop is too short to hide the fetches, which then only take
+ * load slots (without them a 128 x 10 @ 10 x 256 product ran 7% faster, 64 x 64 x 64 3%). */
+#define GEMM_FETCH_C_KC 128
 #define DECL_VEC(R, J, T, P, V, S)                                                        \
     V c##R##J = P##_setzero_##S();                                                        \
-    _mm_prefetch((const char *)(c + (R) * ldc + (J) * lanes), _MM_HINT_T0);               \
+    if (fetch_c) {                                                                        \
+        _mm_prefetch((const char *)(c + (R) * ldc + (J) * lanes), _MM_HINT_T0);           \
+    }                                                                                     \
     if (fetch_s) {                                                                        \
         _mm_prefetch((const char *)(src + (R) * lds + (J) * lanes), _MM_HINT_T0);         \
     }
@@ -372,9 +378,9 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
                                    P##_mul_##S(be, P##_loadu_##S(sr + (J) * lanes))));    \
     }
 #define DECL_ROW(R, VECS, T, P, V, S) VECS(DECL_VEC, R, T, P, V, S)
-#define FMA_ROW(R, VECS, T, P, V, S)                                                      \
+#define FMA_ROW(R, VECS, T, P, V, S, AROW)                                                \
     {                                                                                     \
-        const V a = P##_set1_##S(ap[(R) * ars]);                                          \
+        const V a = P##_set1_##S(AROW(R));                                                \
         VECS(FMA_VEC, R, T, P, V, S)                                                      \
     }
 #define STORE_ROW(R, VECS, T, P, V, S)                                                    \
@@ -384,35 +390,56 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
         VECS(STORE_VEC, R, T, P, V, S)                                                    \
     }
 
-#define DEFINE_TILE_A(NAME, TARGET, T, P, V, S, ARS, ACS, ROWS, VECS)                    \
+/* A's element of row R at the current k: in a packed sliver, or (A_ROWS3) in row R of a
+ * row-major A, addressed from four row pointers three rows apart (a0 + 0, 1 or 2 lda): twelve
+ * row offsets did not fit the general registers, and the two spilled ones cost the 64 x 64 x
+ * 64 batch and the 1024 x 128 @ 128 x 64 head 3-4% */
+#define A_PACKED(R) ap[((R) < clamp ? (R) : 0) * ars]
+#define A_ROWS3(R)                                                                        \
+    ((R) >= clamp ? a0[0]                                                                 \
+     : (R) < 3    ? a0[((R) % 3) * ars]                                                   \
+     : (R) < 6    ? a3[((R) % 3) * ars]                                                   \
+     : (R) < 9    ? a6[((R) % 3) * ars]                                                   \
+                  : a9[((R) % 3) * ars])
+#define DEFINE_TILE_A(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS)       \
     TARGET static void                                                                    \
     NAME(int64_t kc, const void *ap_, int64_t lda, const void *bp_, int64_t ldb, void *c_,\
          int64_t ldc, const void *src_, int64_t lds, double alpha_, double beta_,         \
          int64_t rows)                                                                    \
     {                                                                                     \
         const T *ap = (const T *)ap_, *bp = (const T *)bp_, *src = (const T *)src_;       \
-        const int64_t ars = (ARS), acs = (ACS);                                           \
+        const int64_t ars = (ARS), acs = (ACS), clamp = (CLAMP);                          \
         T *c = (T *)c_;                                                                   \
         (void)lda;                                                                        \
         const T alpha = (T)alpha_, beta = (T)beta_;                                       \
         const int plain = alpha == 1 && beta == 0, fetch_s = beta != 0 && src != c;       \
+        const int fetch_c = beta != 0 || kc >= GEMM_FETCH_C_KC;                           \
         const int accumulate = alpha == 1 && beta == 1;                                   \
         const int64_t lanes = (int64_t)(sizeof(V) / sizeof(T));                           \
         const V al = P##_set1_##S(alpha), be = P##_set1_##S(beta);                        \
         ROWS(DECL_ROW, VECS, T, P, V, S)                                                  \
+        const T *a0 = ap, *a3 = ap + 3 * ars, *a6 = ap + 6 * ars, *a9 = ap + 9 * ars;     \
         for (int64_t p = 0; p < kc; p++) {                                                \
             VECS(LOAD_B, 0, T, P, V, S)                                                   \
-            ROWS(FMA_ROW, VECS, T, P, V, S)                                               \
+            ROWS(FMA_ROW, VECS, T, P, V, S, AROW)                                         \
             ap += acs;                                                                    \
+            a0 += acs;                                                                    \
+            a3 += acs;                                                                    \
+            a6 += acs;                                                                    \
+            a9 += acs;                                                                    \
             bp += ldb;                                                                    \
         }                                                                                 \
         ROWS(STORE_ROW, VECS, T, P, V, S)                                                 \
     }
-/* a tile on a packed A sliver, and one that reads a row-major A in place (lda apart) */
+/* a tile on a packed A sliver, one that reads a row-major A in place (lda apart), and one
+ * for a last sliver of A read in place, which reads only the first `rows` rows (the others
+ * compute on row 0 and are not stored: they may lie past A's end) */
 #define DEFINE_TILE(NAME, TARGET, T, P, V, S, MR, ROWS, VECS)                             \
-    DEFINE_TILE_A(NAME, TARGET, T, P, V, S, 1, MR, ROWS, VECS)
+    DEFINE_TILE_A(NAME, TARGET, T, P, V, S, 1, MR, MR, A_PACKED, ROWS, VECS)
 #define DEFINE_DIRECT_A_TILE(NAME, TARGET, T, P, V, S, ROWS, VECS)                        \
-    DEFINE_TILE_A(NAME, TARGET, T, P, V, S, lda, 1, ROWS, VECS)
+    DEFINE_TILE_A(NAME, TARGET, T, P, V, S, lda, 1, 64, A_ROWS3, ROWS, VECS)
+#define DEFINE_DIRECT_EDGE_TILE(NAME, TARGET, T, P, V, S, ROWS, VECS)                     \
+    DEFINE_TILE_A(NAME, TARGET, T, P, V, S, lda, 1, rows, A_ROWS3, ROWS, VECS)
 
 DEFINE_TILE(tile_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_2)
 DEFINE_TILE(tile_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6, VECS_2)
@@ -443,9 +470,18 @@ DEFINE_DIRECT_A_TILE(direct_a_f4_avx2, AVX2, float, _mm256, __m256, ps, ROWS_6, 
 DEFINE_DIRECT_A_TILE(direct_a_f8_avx2, AVX2, double, _mm256, __m256d, pd, ROWS_6, VECS_2)
 DEFINE_DIRECT_A_TILE(direct_a_f4_avx512, AVX512, float, _mm512, __m512, ps, ROWS_12, VECS_2)
 DEFINE_DIRECT_A_TILE(direct_a_f8_avx512, AVX512, double, _mm512, __m512d, pd, ROWS_12, VECS_2)
+DEFINE_DIRECT_EDGE_TILE(direct_a4_f4_avx2, AVX2, float, _mm256, __m256, ps, ROWS_4, VECS_2)
+DEFINE_DIRECT_EDGE_TILE(direct_a4_f8_avx2, AVX2, double, _mm256, __m256d, pd, ROWS_4, VECS_2)
+DEFINE_DIRECT_EDGE_TILE(direct_a4_f4_avx512, AVX512, float, _mm512, __m512, ps, ROWS_4, VECS_2)
+DEFINE_DIRECT_EDGE_TILE(direct_a4_f8_avx512, AVX512, double, _mm512, __m512d, pd, ROWS_4,
+                        VECS_2)
+DEFINE_DIRECT_EDGE_TILE(direct_a8_f4_avx512, AVX512, float, _mm512, __m512, ps, ROWS_8, VECS_2)
+DEFINE_DIRECT_EDGE_TILE(direct_a8_f8_avx512, AVX512, double, _mm512, __m512d, pd, ROWS_8,
+                        VECS_2)
 #undef DEFINE_TILE_A
 #undef DEFINE_TILE
 #undef DEFINE_DIRECT_A_TILE
+#undef DEFINE_DIRECT_EDGE_TILE
 #undef ROWS_4
 #undef ROWS_6
 #undef ROWS_8
@@ -459,6 +495,8 @@ DEFINE_DIRECT_A_TILE(direct_a_f8_avx512, AVX512, double, _mm512, __m512d, pd, RO
 #undef STORE_VEC
 #undef DECL_ROW
 #undef FMA_ROW
+#undef A_PACKED
+#undef A_ROWS3
 #undef STORE_ROW
 
 /* ---- C tile update: C[r, j] = alpha * acc[r, j] + beta * C[r, j] (C not read if beta 0) ---- */
@@ -527,6 +565,37 @@ DEFINE_DOT(f4, float)
 DEFINE_DOT(f8, double)
 DEFINE_DOT(i8, uint64_t)
 
+/* The same for the AVX2 and AVX-512 float32 engines (one function, so both give the same
+ * bits): 32 partial sums in four vectors of FMAs, then 8, added pairwise, then the last k % 8
+ * products one by one.  The portable loop, compiled for SSE2, took 80 cycles a row of 128
+ * (a GPT head's 65th column, Note [GEMM last columns] in gemm.c). */
+__attribute__((target("avx2,fma"))) static void
+dot_f4_fma(const void *a_, const void *b_, int64_t k, void *out)
+{
+    const float *a = (const float *)a_, *b = (const float *)b_;
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps();
+    __m256 s3 = _mm256_setzero_ps();
+    int64_t p = 0;
+    for (; p + 32 <= k; p += 32) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p), _mm256_loadu_ps(b + p), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 8), _mm256_loadu_ps(b + p + 8), s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 16), _mm256_loadu_ps(b + p + 16), s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 24), _mm256_loadu_ps(b + p + 24), s3);
+    }
+    for (; p + 8 <= k; p += 8) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p), _mm256_loadu_ps(b + p), s0);
+    }
+    __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    float sum = _mm_cvtss_f32(h);
+    for (; p < k; p++) {
+        sum = fmaf(a[p], b[p], sum);
+    }
+    *(float *)out = sum;
+}
+
 /* acc[i] += sum over p < k of x[p] * a[p * lda + i] for i < n: a matrix-vector product whose
  * columns are contiguous, four columns per pass over acc. */
 #define DEFINE_AXPY(ETAG, T)                                                              \
@@ -564,35 +633,37 @@ DEFINE_AXPY(i8, uint64_t)
 static const GemmEngine engine_f4 = {
     F4_MR, F4_NR, 256, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
     kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f4_avx2 = {
     F4_MR, F4_NR, 256, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
-    NULL, tile_f4_avx2, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2), tile4_f4_avx2, NULL,
-    NULL, pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2, direct_a_f4_avx2,
+    NULL, tile_f4_avx2, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2), tile4_f4_avx2,
+    NULL, NULL, pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2, direct_a_f4_avx2, direct_a4_f4_avx2,
+    NULL,
 };
 static const GemmEngine engine_f4_avx512 = {
     F4_AVX512_MR, F4_AVX512_NR, 256, 192, 1024, 24, sizeof(float), PTL_DTYPE_FLOAT32,
-    NULL, tile_f4_avx512, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2),
+    NULL, tile_f4_avx512, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2),
     tile4_f4_avx512, tile8_f4_avx512, tile10_f4_avx512, NULL, half_f4_avx512, quarter_f4_avx512,
-    direct_a_f4_avx512,
+    direct_a_f4_avx512, direct_a4_f4_avx512, direct_a8_f4_avx512,
 };
 #undef F4_PACKS
 static const GemmEngine engine_f8 = {
     F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
     kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8}, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f8_avx2 = {
     F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx2, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
     tile4_f8_avx2, NULL, NULL, pair4_f8_avx2, half_f8_avx2, quarter_f8_avx2, direct_a_f8_avx2,
+    direct_a4_f8_avx2, NULL,
 };
 static const GemmEngine engine_f8_avx512 = {
     F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx512, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
     tile4_f8_avx512, tile8_f8_avx512, tile10_f8_avx512, NULL, half_f8_avx512, quarter_f8_avx512,
-    direct_a_f8_avx512,
+    direct_a_f8_avx512, direct_a4_f8_avx512, direct_a8_f8_avx512,
 };
 static const GemmEngine engine_i8 = {
     I8_MR, I8_NR, 256, 64, 1024, 0, sizeof(uint64_t), PTL_DTYPE_INT64,
@@ -600,7 +671,7 @@ static const GemmEngine engine_i8 = {
     {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */

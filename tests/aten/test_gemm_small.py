@@ -1,0 +1,208 @@
+"""The GEMM engine's paths for small and edge products (gemm.c, Notes [GEMM last columns],
+[GEMM direct A] and [GEMM packing of B]): the last 1 or 2 columns past a multiple of 32
+computed as dot products, a row-major A's last 4 or 8 rows read in place by the edge tiles, a
+row-major B read in place by products of any height when K <= 32 and a K block spans at most
+32 KiB, and the step's buffers on the stack.  Against NumPy in float64 at, below and above
+each threshold, with transposed and strided operands, alpha/beta (addmm), on 1 and 2 threads;
+every path gives the bits of the generic one.  The file reruns itself under
+PTL_CPU_CAPABILITY=avx2 and =default."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from helpers import ROOT, assert_close, skip_native_capability
+
+CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
+
+
+def rand(shape, seed, dtype=np.float32):
+    return np.random.default_rng(seed).uniform(-2, 2, shape).astype(dtype)
+
+
+def operand(x, layout):
+    """x as a pytorchlite matrix with the same values in the given layout."""
+    if layout == "contiguous":
+        return ptl.tensor(x)
+    if layout == "transposed":
+        return ptl.tensor(np.ascontiguousarray(x.T)).t()
+    wide = np.zeros((x.shape[0], 2 * x.shape[1]), x.dtype)
+    wide[:, ::2] = x
+    return ptl.tensor(wide)[:, ::2]
+
+
+def bits(t):
+    return np.array(t.numpy())
+
+
+def close(actual, exp, k, dtype):
+    if dtype == np.float32:
+        assert_close(actual, exp, dtype=ptl.float32, rtol=1e-5, atol=1.6e-6 * max(k, 1))
+    else:
+        assert_close(actual, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * max(k, 1))
+
+
+@pytest.fixture
+def restore_threads():
+    old = ptl.get_num_threads()
+    yield
+    ptl.set_num_threads(old)
+
+
+@pytest.mark.parametrize("capability", ["avx2", "default"])
+def test_lower_capabilities(capability):
+    """Reruns this file with the AVX-512 tiles (avx2), or every vector path (default),
+    switched off."""
+    if CAPABILITY is not None:
+        pytest.skip(f"already running under PTL_CPU_CAPABILITY={CAPABILITY}")
+    skip_native_capability(capability)
+    env = dict(os.environ, PTL_CPU_CAPABILITY=capability)
+    r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-x", "-q",
+                        "-p", "no:cacheprovider", "-o", "addopts="], env=env,
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+# (m, k, n) at and across Note [GEMM last columns]'s rule: n = 32 (no tail), 33 and 34 (one
+# and two dot-product columns), 35 (the tiles), 65, 66 and 67; n = 33 with m = 2 (two rows)
+# and a K block or three (k = 700); a GPT head (1024 x 128 @ 128 x 65); k = 1, and k = 8192
+# with a small C (the K split, no tail)
+TAIL = [(20, 40, 32), (20, 40, 33), (20, 40, 34), (20, 40, 35), (37, 700, 65), (13, 29, 66),
+        (13, 29, 67), (2, 40, 33), (1024, 128, 65), (30, 1, 33), (3, 8192, 33)]
+
+
+@pytest.mark.parametrize("mkn", TAIL)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_last_columns(mkn, dtype, restore_threads):
+    """Against NumPy for every layout of A and B, the same bits for all of them and on one
+    and two threads; each last column of a float32 tail the bits of A @ that column (a
+    matrix-vector product);
+    as addmm with a row and a whole-matrix bias (alpha, beta) and into C (beta = 1)."""
+    m, k, n = mkn
+    a, b = rand((m, k), 10, dtype), rand((k, n), 11, dtype)
+    row, whole = rand((n,), 12, dtype), rand((m, n), 13, dtype)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    ref = None
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        for la in ("contiguous", "transposed", "strided"):
+            for lb in ("contiguous", "transposed", "strided"):
+                r = ptl.mm(operand(a, la), operand(b, lb))
+                close(r, exp, k, dtype)
+                ref = bits(r) if ref is None else ref
+                assert np.array_equal(bits(r), ref), (nt, la, lb)
+        # (the float32 engines with tiles only: AVX2 and AVX-512)
+        tiles = dtype == np.float32 and ptl.backends.cpu.get_cpu_capability() != "DEFAULT"
+        tail = n % 32 if tiles and n > 32 and n % 32 <= 2 and m > 1 and k < 8192 else 0
+        for j in range(n - tail, n):
+            col = bits(ptl.mm(ptl.tensor(a), ptl.tensor(np.ascontiguousarray(b[:, j:j + 1]))))
+            assert np.array_equal(col[:, 0], ref[:, j]), j
+        for bias in (row, whole):
+            r = ptl.addmm(ptl.tensor(bias), operand(a, "transposed"), ptl.tensor(b), beta=0.5,
+                          alpha=-2)
+            close(r, 0.5 * bias.astype(np.float64) - 2 * exp, k, dtype)
+        c = ptl.tensor(whole.copy())
+        c.addmm_(ptl.tensor(a), ptl.tensor(b))
+        close(c, whole.astype(np.float64) + exp, k, dtype)
+
+
+@pytest.mark.parametrize("bmkn", [(3, 20, 40, 33), (4, 64, 64, 65), (2, 1, 40, 34)])
+def test_last_columns_batched(bmkn, restore_threads):
+    """bmm with a tail: each matrix the bits of its own mm, on one and two threads."""
+    bt, m, k, n = bmkn
+    a, b = rand((bt, m, k), 14), rand((bt, k, n), 15)
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        r = bits(ptl.bmm(ptl.tensor(a), ptl.tensor(b)))
+        np.testing.assert_allclose(r, a.astype(np.float64) @ b.astype(np.float64),
+                                   rtol=1e-5, atol=1.6e-6 * k)
+        for i in range(bt):
+            assert np.array_equal(r[i], bits(ptl.mm(ptl.tensor(a[i]), ptl.tensor(b[i]))))
+
+
+def test_last_columns_half():
+    """float16 and bfloat16 products compute in float32: their tail too."""
+    a, b = rand((40, 30), 16), rand((30, 33), 17)
+    for dt in (ptl.float16, ptl.bfloat16):
+        aa, bb = ptl.tensor(a).to(dt), ptl.tensor(b).to(dt)
+        exp = aa.float().numpy().astype(np.float64) @ bb.float().numpy().astype(np.float64)
+        r = ptl.mm(aa, bb).float().numpy()
+        np.testing.assert_allclose(r, exp, rtol=1e-2, atol=1e-1)
+
+
+# (m, k, n): row-major A's last sliver of r rows read in place, m = 12 q + r on AVX-512 (r = 1
+# to 4: the 4-row edge tile; 5 to 8: the 8-row one; 9 to 11: packed) and 6 q + r on AVX2
+# (r <= 4: its 4-row edge tile; 5 packed); a 64 x 64 x 64 batch element (5 x 12 + 4); n
+# of one sliver and of two; several K blocks (k = 700)
+EDGE_ROWS = [(13, 40, 64), (14, 40, 64), (16, 40, 32), (17, 40, 64), (20, 40, 64),
+             (21, 40, 64), (23, 40, 64), (64, 64, 64), (128, 10, 256), (29, 700, 64),
+             (11, 40, 64), (12, 40, 64), (1024, 128, 64)]
+
+
+@pytest.mark.parametrize("mkn", EDGE_ROWS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_direct_a_edge_rows(mkn, dtype, restore_threads):
+    """A row-major A whose last rows end its storage: the bits of a packed A (transposed and
+    strided) on one and two threads, against NumPy; addmm with alpha and beta; C transposed
+    (the tile's rows through the accumulator)."""
+    m, k, n = mkn
+    a, b = rand((m, k), 20, dtype), rand((k, n), 21, dtype)
+    s = rand((m, n), 22, dtype)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        ref = bits(ptl.mm(operand(a, "transposed"), ptl.tensor(b)))
+        close(ptl.tensor(ref), exp, k, dtype)
+        for la in ("contiguous", "strided"):
+            for lb in ("contiguous", "transposed"):
+                assert np.array_equal(bits(ptl.mm(operand(a, la), operand(b, lb))), ref)
+        r = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b), beta=0.25, alpha=3)
+        close(r, 0.25 * s.astype(np.float64) + 3 * exp, k, dtype)
+        out = ptl.empty((n, m), dtype=ptl.float32 if dtype == np.float32 else ptl.float64).t()
+        ptl.mm(ptl.tensor(a), ptl.tensor(b), out=out)
+        assert np.array_equal(bits(out), ref)
+
+
+# (m, k, n): a row-major B read in place by a product of more than 64 rows when k <= 32 and
+# k * n * 4 <= 32 KiB: k = 10, 32 (in place) and 33 (packed) with n = 256; n = 512 with
+# k = 16 (32 KiB: in place) and 17 (packed); n = 1024 (rows 4 KiB apart, one L1 set) with
+# k = 8; several A blocks (m = 400); m = 65 (just past the old limit)
+SMALL_K = [(128, 10, 256), (128, 32, 256), (128, 33, 256), (100, 16, 512), (100, 17, 512),
+           (70, 8, 1024), (400, 12, 96), (65, 20, 48)]
+
+
+@pytest.mark.parametrize("mkn", SMALL_K)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_k_b_in_place(mkn, dtype, restore_threads):
+    """The bits of a packed B (transposed, strided) for A contiguous and transposed, on one
+    and two threads, against NumPy; addmm with a row bias."""
+    m, k, n = mkn
+    a, b = rand((m, k), 30, dtype), rand((k, n), 31, dtype)
+    row = rand((n,), 32, dtype)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        for la in ("contiguous", "transposed"):
+            ref = bits(ptl.mm(operand(a, la), operand(b, "transposed")))
+            close(ptl.tensor(ref), exp, k, dtype)
+            for lb in ("contiguous", "strided"):
+                assert np.array_equal(bits(ptl.mm(operand(a, la), operand(b, lb))), ref), lb
+        r = ptl.addmm(ptl.tensor(row), ptl.tensor(a), ptl.tensor(b), beta=-1, alpha=0.5)
+        close(r, 0.5 * exp - row.astype(np.float64), k, dtype)
+
+
+@pytest.mark.parametrize("mkn", [(48, 100, 64), (64, 64, 64), (40, 96, 64), (200, 300, 70)])
+def test_step_buffers_stack_and_heap(mkn, restore_threads):
+    """A step's packed A block and B sliver on the stack (up to 24 KiB: 64 x 64, 40 x 96)
+    or allocated (48 x 100, 200 x 300): the same bits either way as with A and B packed."""
+    m, k, n = mkn
+    a, b = rand((m, k), 40), rand((k, n), 41)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        ref = bits(ptl.mm(operand(a, "transposed"), operand(b, "transposed")))
+        close(ptl.tensor(ref), exp, k, np.float32)
+        assert np.array_equal(bits(ptl.mm(ptl.tensor(a), ptl.tensor(b))), ref)
