@@ -8,7 +8,10 @@ LAPACK's small-matrix lahqr (its updates away from the bulge batched per sweep),
 ground to LAPACK as n grows.  The singular values alone (svdvals, and matrix_rank and lstsq,
 whose default driver counts the rank from them) of float64 matrices at 64 and 256:
 Householder bidiagonalization and shifted QR steps on the bidiagonal (svd.c, Note
-[Bidiagonal singular values]), against LAPACK's gesdd without vectors."""
+[Bidiagonal singular values]), against LAPACK's gesdd without vectors.  With the vectors (svd,
+pinv) the reflections are accumulated by blocks and the QR steps' rotations applied in
+batches (Note [Singular vectors]); lstsq's default driver solves through one QR (Note [Least
+squares by one QR])."""
 import numpy as np
 import pytest
 
@@ -74,3 +77,32 @@ def test_linalg_values(benchmark, impl, name, m, n):
     if name == "lstsq":
         args += (make(impl, gen.standard_normal((m, 4))),)
     benchmark(_values_fn(impl, name), *args)
+
+
+def _vectors_fn(impl, name):
+    if impl == "numpy":
+        return {"svd": lambda a: np.linalg.svd(a, full_matrices=True),
+                "svd_reduced": lambda a: np.linalg.svd(a, full_matrices=False),
+                "pinv": np.linalg.pinv,
+                "lstsq": lambda a, b: np.linalg.lstsq(a, b, rcond=None)}[name]
+    L = lib(impl).linalg
+    return {"svd": lambda a: L.svd(a, full_matrices=True),
+            "svd_reduced": lambda a: L.svd(a, full_matrices=False),
+            "pinv": L.pinv, "lstsq": L.lstsq}[name]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("m,n", [(64, 64), (256, 256), (256, 64), (64, 256)])
+@pytest.mark.parametrize("name", ["svd", "svd_reduced", "pinv", "lstsq"])
+def test_linalg_vectors(benchmark, impl, name, m, n, dtype):
+    # the singular vectors (svd.c, Note [Singular vectors]), pinv from them, and lstsq with
+    # one right-hand side (the QR path: Note [Least squares by one QR]; square and tall only)
+    if name == "lstsq" and m < n:
+        pytest.skip("lstsq's benchmark rows are square and tall")
+    benchmark.group = f"linalg.{name} {m}x{n} {dtype}"
+    gen = np.random.default_rng(0)
+    args = (make(impl, gen.standard_normal((m, n)).astype(dtype)),)
+    if name == "lstsq":
+        args += (make(impl, gen.standard_normal((m, 1)).astype(dtype)),)
+    benchmark(_vectors_fn(impl, name), *args)
