@@ -15,7 +15,7 @@
  * rotate the rows of U_B^T and V^T: each step's 2 (hi - lo) rotations are recorded (the
  * closed-form rotations give their cosines and sines from quantities they already have)
  * and applied as one batch per side, in column blocks that keep the carried row in
- * registers (rotate_rows).  The values are sorted descending with their vectors, a
+ * registers (rotate_rows, in explicit vectors).  The values are sorted descending with their vectors, a
  * negative value's V column negated; with the QR, U = Q [U_R 0; 0 I] (one GEMM).  For m <
  * n the roles swap: U is V and Vh the transposed long-side basis.  The vectors are
  * orthonormal to O(eps) and U diag(S) V^T reproduces A to O(eps ||A||), as gesdd's; a
@@ -355,30 +355,50 @@ typedef struct SvdVecs {
     int64_t nu, nv;
 } SvdVecs;
 
-#define ROT_BLOCK 16
+typedef double RotVec __attribute__((vector_size(64)));
+
+/* ROT_LANES vectors of eight doubles: four keep both floating-point ports busy, where the
+ * carried row's chain (a multiply and a subtraction a rotation) would leave them idle. */
+#define ROT_LANES 4
 
 /* Rows x_t, x_t+1 (ld apart, len entries) -> cs x_t + sn x_t+1, cs x_t+1 - sn x_t for t =
  * 0, 1, .. cnt - 1 in turn, (cs, sn) of t at rot[4 t], rot[4 t + 1].  In column blocks of
- * ROT_BLOCK: the block of the row carried from one rotation to the next stays in
- * registers, so each rotation loads and stores one row's block. */
-static PTL_LOOP_CLONES_WIDE void
+ * nv vectors (ROT_LANES, then one, then the scalar tail): the block of the row carried from
+ * one rotation to the next stays in registers, so each rotation loads and stores one
+ * row's block.  (Plain loops were left scalar by the compiler: 6 operations an entry.) */
+static inline __attribute__((always_inline)) void
+rotate_block(double *x, int64_t ld, int64_t cnt, const double *rot, int nv)
+{
+    RotVec a[ROT_LANES];
+    for (int v = 0; v < nv; v++) {
+        memcpy(&a[v], x + 8 * v, sizeof(RotVec));
+    }
+    for (int64_t t = 0; t < cnt; t++) {
+        double *p = x + t * ld, cs = rot[4 * t], sn = rot[4 * t + 1];
+        for (int v = 0; v < nv; v++) {
+            RotVec b, av = a[v];
+            memcpy(&b, p + ld + 8 * v, sizeof(RotVec));
+            RotVec y = cs * av + sn * b;
+            a[v] = cs * b - sn * av;
+            memcpy(p + 8 * v, &y, sizeof(RotVec));
+        }
+    }
+    for (int v = 0; v < nv; v++) {
+        memcpy(x + cnt * ld + 8 * v, &a[v], sizeof(RotVec));
+    }
+}
+
+static PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void
 rotate_rows(double *x, int64_t ld, int64_t len, int64_t cnt, const double *rot)
 {
     int64_t j0 = 0;
-    for (; j0 + ROT_BLOCK <= len; j0 += ROT_BLOCK) {
-        double a[ROT_BLOCK];
-        memcpy(a, x + j0, sizeof(a));
-        for (int64_t t = 0; t < cnt; t++) {
-            double *p = x + t * ld + j0, *q = p + ld, cs = rot[4 * t], sn = rot[4 * t + 1];
-            for (int j = 0; j < ROT_BLOCK; j++) {
-                double b = q[j];
-                p[j] = cs * a[j] + sn * b;
-                a[j] = cs * b - sn * a[j];
-            }
-        }
-        memcpy(x + cnt * ld + j0, a, sizeof(a));
+    for (; j0 + 8 * ROT_LANES <= len; j0 += 8 * ROT_LANES) {
+        rotate_block(x + j0, ld, cnt, rot, ROT_LANES);
     }
-    for (int64_t t = 0; t < cnt; t++) {
+    for (; j0 + 8 <= len; j0 += 8) {
+        rotate_block(x + j0, ld, cnt, rot, 1);
+    }
+    for (int64_t t = 0; t < cnt && j0 < len; t++) {
         double *p = x + t * ld, *q = p + ld, cs = rot[4 * t], sn = rot[4 * t + 1];
         for (int64_t j = j0; j < len; j++) {
             double a = p[j], b = q[j];
