@@ -319,14 +319,14 @@ def lstsq(A, B, rcond=None, *, driver=None):
     rank = empty(0, dtype=_C.int64)
     S, X = None, None
     if driver == "gelsy":
-        rank, X = _gelsy_by_qr(A, B, rcond)
-    elif driver != "gels":
+        rank, X = _qr_lstsq(A, B, rcond)
+    elif driver == "gels":
+        X = _qr_lstsq(A, B, None)[1]
+    else:
         S = svdvals(A)
         rank = (S > _tolerance(S, A.shape, A.dtype, None, rcond)).sum(-1)
     full = driver == "gels" or bool((rank == min(m, n)).all())
-    if full and driver == "gels":
-        X = _qr_solve(A, B)
-    elif X is None:
+    if X is None:
         X = pinv(A, rtol=rcond) @ B
     residuals = none
     if m > n and full and driver != "gelsy" and X.numel():
@@ -371,11 +371,12 @@ def eigvals(A, *, out=None):
     return make_complex(wr, wi)
 
 
-def _gelsy_by_qr(A, B, rcond):
-    """lstsq's 'gelsy': (rank, X) from one QR, X None when some matrix is rank deficient.
-    Tall A: the R of [A B] (no Q formed) holds R and Q^T B in its first n rows; wide A: the
-    QR of A^T, X = Q R^-T B.  Full rank is proved by ||R||_F ||R^-1||_F < 1 / rcond (an
-    upper bound on sigma_max / sigma_min); failing that, A's singular values count it."""
+def _qr_lstsq(A, B, rcond):
+    """lstsq's 'gelsy' (and 'gels', rcond None: full rank assumed, rank not counted):
+    (rank, X) from one QR, X None when some matrix is rank deficient.  Tall A: the R of
+    [A B] (no Q formed) holds R and Q^T B in its first n rows; wide A: the QR of A^T, X = Q
+    R^-T B.  Full rank is proved by ||R||_F ||R^-1||_F < 1 / rcond (an upper bound on
+    sigma_max / sigma_min); failing that, A's singular values count it."""
     m, n = A.shape[-2], A.shape[-1]
     k = min(m, n)
     batch = list(A.shape[:-2])
@@ -391,9 +392,10 @@ def _gelsy_by_qr(A, B, rcond):
         R, C = Rb[..., :n, :n], Rb[..., :n, n:]
     else:
         Q, R = qr(A.mT)
-    bound = (matrix_norm(R) * matrix_norm(solve_triangular(
-        R, eye(k, dtype=R.dtype, device=R.device), upper=True))).amax()
-    if bool(bound * rcond < 1):
+    if rcond is None:
+        rank = None
+    elif bool((matrix_norm(R) * matrix_norm(solve_triangular(
+            R, eye(k, dtype=R.dtype, device=R.device), upper=True))).amax() * rcond < 1):
         rank = _C._functions["full"](batch, k, dtype=_C.int64)
     else:
         S = svdvals(A)

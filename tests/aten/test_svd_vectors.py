@@ -248,3 +248,17 @@ def test_lstsq_gradient():
     assert A.grad is not None and tuple(A.grad.shape) == (6, 3)
     assert gradcheck(lambda t: ptl.linalg.lstsq(t, ptl.tensor(b)).solution,
                      (ptl.tensor(a, requires_grad=True),))
+
+
+@pytest.mark.parametrize("top", [-9.0, -13.0])
+@pytest.mark.parametrize("m,n", [(30, 20), (20, 30)])
+def test_lstsq_ill_conditioned_full_rank(m, n, top):
+    # -9: ||R||_F ||R^-1||_F < 1 / rcond proves full rank; -13: it does not, and the rank
+    # comes from the singular values (full either way)
+    a = _with_values(np.logspace(0, top, min(m, n)), m, n, seed=3)
+    b = np.random.default_rng(4).standard_normal((m, 2))
+    res = ptl.linalg.lstsq(ptl.tensor(a), ptl.tensor(b))
+    assert int(res.rank) == min(m, n) == np.linalg.matrix_rank(a)
+    x, ref = _np(res.solution), np.linalg.lstsq(a, b, rcond=None)[0]
+    # as small a residual as LAPACK's, to the rounding that the condition number amplifies
+    assert np.linalg.norm(a @ x - b) <= 1.5 * np.linalg.norm(a @ ref - b) + 1e-6
