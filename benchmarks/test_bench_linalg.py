@@ -5,13 +5,13 @@ and linalg_eig.c): LU, the triangular solves, Cholesky and QR in column blocks w
 trailing updates run in the GEMM, eigh's tridiagonal reduction in panels with GEMM updates
 and its vectors by divide and conquer (merges by GEMM) as LAPACK's syevd; eig's Francis QR is
 LAPACK's small-matrix lahqr (its updates away from the bulge batched per sweep), so it loses
-ground to LAPACK as n grows.  The singular values alone (svdvals, and matrix_rank and lstsq,
-whose default driver counts the rank from them) of float64 matrices at 64 and 256:
+ground to LAPACK as n grows.  The singular values alone (svdvals, and matrix_rank, which
+counts the rank from them) of float64 matrices at 64 and 256:
 Householder bidiagonalization and shifted QR steps on the bidiagonal (svd.c, Note
 [Bidiagonal singular values]), against LAPACK's gesdd without vectors.  With the vectors (svd,
 pinv) the reflections are accumulated by blocks and the QR steps' rotations applied in
-batches (Note [Singular vectors]); lstsq's default driver solves through one QR (Note [Least
-squares by one QR])."""
+batches (Note [Singular vectors]); lstsq's default driver solves through one QR of [A B]
+(linalg.py's _qr_lstsq)."""
 import numpy as np
 import pytest
 
@@ -91,15 +91,17 @@ def _vectors_fn(impl, name):
             "pinv": L.pinv, "lstsq": L.lstsq}[name]
 
 
+_VECTOR_ROWS = [(name, m, n) for name in ("svd", "svd_reduced", "pinv", "lstsq")
+                for m, n in ((64, 64), (256, 256), (256, 64), (64, 256))
+                if name != "lstsq" or m >= n]
+
+
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("m,n", [(64, 64), (256, 256), (256, 64), (64, 256)])
-@pytest.mark.parametrize("name", ["svd", "svd_reduced", "pinv", "lstsq"])
+@pytest.mark.parametrize("name,m,n", _VECTOR_ROWS)
 def test_linalg_vectors(benchmark, impl, name, m, n, dtype):
     # the singular vectors (svd.c, Note [Singular vectors]), pinv from them, and lstsq with
-    # one right-hand side (the QR path: Note [Least squares by one QR]; square and tall only)
-    if name == "lstsq" and m < n:
-        pytest.skip("lstsq's benchmark rows are square and tall")
+    # one right-hand side (one QR of [A B]: linalg.py's _qr_lstsq; square and tall rows)
     benchmark.group = f"linalg.{name} {m}x{n} {dtype}"
     gen = np.random.default_rng(0)
     args = (make(impl, gen.standard_normal((m, n)).astype(dtype)),)
