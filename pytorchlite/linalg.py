@@ -325,7 +325,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     else:
         S = svdvals(A)
         rank = (S > _tolerance(S, A.shape, A.dtype, None, rcond)).sum(-1)
-    full = driver == "gels" or bool((rank == min(m, n)).all())
+    full = X is not None or bool((rank == min(m, n)).all())
     if X is None:
         X = pinv(A, rtol=rcond) @ B
     residuals = none
@@ -383,9 +383,11 @@ def _qr_lstsq(A, B, rcond):
     if k == 0:
         return _C._functions["full"](batch, 0, dtype=_C.int64), _qr_solve(A, B)
     if m >= n:
-        both = list(_broadcast_shapes(A.shape[:-2], B.shape[:-2]))
-        AB = _C._functions["cat"]([A.expand(both + [m, n]),
-                                   B.expand(both + list(B.shape[-2:]))], -1)
+        Ae, Be = A, B
+        if A.shape[:-2] != B.shape[:-2]:
+            both = list(_broadcast_shapes(A.shape[:-2], B.shape[:-2]))
+            Ae, Be = A.expand(both + [m, n]), B.expand(both + list(B.shape[-2:]))
+        AB = _C._functions["cat"]([Ae, Be], -1)
         # R's derivative needs Q: mode 'r' only when no gradient is recorded
         grad = _C.is_grad_enabled() and AB.requires_grad
         Rb = qr(AB, mode="reduced" if grad else "r")[1]
@@ -394,8 +396,9 @@ def _qr_lstsq(A, B, rcond):
         Q, R = qr(A.mT)
     if rcond is None:
         rank = None
-    elif bool((matrix_norm(R) * matrix_norm(solve_triangular(
-            R, eye(k, dtype=R.dtype, device=R.device), upper=True))).amax() * rcond < 1):
+    elif bool((_vector_norm(R, 2, (-2, -1)) * _vector_norm(solve_triangular(
+            R, eye(k, dtype=R.dtype, device=R.device), upper=True), 2, (-2, -1))).amax() *
+            rcond < 1):
         rank = _C._functions["full"](batch, k, dtype=_C.int64)
     else:
         S = svdvals(A)

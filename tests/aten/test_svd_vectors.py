@@ -262,3 +262,17 @@ def test_lstsq_ill_conditioned_full_rank(m, n, top):
     x, ref = _np(res.solution), np.linalg.lstsq(a, b, rcond=None)[0]
     # as small a residual as LAPACK's, to the rounding that the condition number amplifies
     assert np.linalg.norm(a @ x - b) <= 1.5 * np.linalg.norm(a @ ref - b) + 1e-6
+
+
+def test_lstsq_broadcast_batch_with_a_rank_deficient_matrix():
+    # B's batch broadcasts A's; one of A's matrices is rank deficient, so the rank comes from
+    # the singular values, shaped as A's batch as in PyTorch
+    g = np.random.default_rng(6)
+    a = g.standard_normal((2, 1, 9, 4))
+    a[1, 0, :, 3] = a[1, 0, :, 2]
+    b = g.standard_normal((1, 3, 9, 2))
+    res = ptl.linalg.lstsq(ptl.tensor(a), ptl.tensor(b))
+    assert_close(res.rank, np.array([[4], [3]]))
+    ref = np.stack([np.stack([np.linalg.lstsq(a[i, 0], b[0, j], rcond=None)[0]
+                              for j in range(3)]) for i in range(2)])
+    np.testing.assert_allclose(_np(res.solution), ref, atol=1e-8)
