@@ -323,9 +323,14 @@ def lstsq(A, B, rcond=None, *, driver=None):
     elif driver == "gels":
         X = _qr_lstsq(A, B, None)[1]
     else:
-        S = svdvals(A)
-        rank = (S > _tolerance(S, A.shape, A.dtype, None, rcond)).sum(-1)
-    full = X is not None or bool((rank == min(m, n)).all())
+        # one SVD for the values, the rank and X = pinv(A) B (applied, not formed)
+        U, S, Vh = svd(A, full_matrices=False)
+        keep = S > _tolerance(S, A.shape, A.dtype, None, rcond)
+        rank = keep.sum(-1)
+        S_inv = where(keep, 1 / where(keep, S, ones_like(S)), zeros_like(S))
+        X = Vh.mT @ (S_inv.unsqueeze(-1) * (U.mT @ B))
+    full = ((X is not None and driver in ("gels", "gelsy")) or
+            bool((rank == min(m, n)).all()))
     if X is None:
         X = pinv(A, rtol=rcond) @ B
     residuals = none
