@@ -5,10 +5,14 @@ and linalg_eig.c): LU, the triangular solves, Cholesky and QR in column blocks w
 trailing updates run in the GEMM, eigh's tridiagonal reduction in panels with GEMM updates
 and its vectors by divide and conquer (merges by GEMM) as LAPACK's syevd; eig's Francis QR is
 LAPACK's small-matrix lahqr (its updates away from the bulge batched per sweep) with laqr3's
-aggressive early deflation from 75 rows, against LAPACK's multishift QR.  The singular values alone (svdvals, and matrix_rank and lstsq,
-whose default driver counts the rank from them) of float64 matrices at 64 and 256:
+aggressive early deflation from 75 rows, against LAPACK's multishift QR.  The singular
+values alone (svdvals, and matrix_rank, which counts the rank from them) of float64
+matrices at 64 and 256:
 Householder bidiagonalization and shifted QR steps on the bidiagonal (svd.c, Note
-[Bidiagonal singular values]), against LAPACK's gesdd without vectors."""
+[Bidiagonal singular values]), against LAPACK's gesdd without vectors.  With the vectors (svd,
+pinv) the reflections are accumulated by blocks and the QR steps' rotations applied in
+batches (Note [Singular vectors]); lstsq's default driver solves through one QR of [A B]
+(linalg.py's _qr_lstsq)."""
 import numpy as np
 import pytest
 
@@ -74,3 +78,34 @@ def test_linalg_values(benchmark, impl, name, m, n):
     if name == "lstsq":
         args += (make(impl, gen.standard_normal((m, 4))),)
     benchmark(_values_fn(impl, name), *args)
+
+
+def _vectors_fn(impl, name):
+    if impl == "numpy":
+        return {"svd": lambda a: np.linalg.svd(a, full_matrices=True),
+                "svd_reduced": lambda a: np.linalg.svd(a, full_matrices=False),
+                "pinv": np.linalg.pinv,
+                "lstsq": lambda a, b: np.linalg.lstsq(a, b, rcond=None)}[name]
+    L = lib(impl).linalg
+    return {"svd": lambda a: L.svd(a, full_matrices=True),
+            "svd_reduced": lambda a: L.svd(a, full_matrices=False),
+            "pinv": L.pinv, "lstsq": L.lstsq}[name]
+
+
+_VECTOR_ROWS = [(name, m, n) for name in ("svd", "svd_reduced", "pinv", "lstsq")
+                for m, n in ((64, 64), (256, 256), (256, 64), (64, 256))
+                if name != "lstsq" or m >= n]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name,m,n", _VECTOR_ROWS)
+def test_linalg_vectors(benchmark, impl, name, m, n, dtype):
+    # the singular vectors (svd.c, Note [Singular vectors]), pinv from them, and lstsq with
+    # one right-hand side (one QR of [A B]: linalg.py's _qr_lstsq; square and tall rows)
+    benchmark.group = f"linalg.{name} {m}x{n} {dtype}"
+    gen = np.random.default_rng(0)
+    args = (make(impl, gen.standard_normal((m, n)).astype(dtype)),)
+    if name == "lstsq":
+        args += (make(impl, gen.standard_normal((m, 1)).astype(dtype)),)
+    benchmark(_vectors_fn(impl, name), *args)

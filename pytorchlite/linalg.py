@@ -14,6 +14,7 @@ import math
 
 from . import _C
 from ._functions import empty, eye, ones_like, where, zeros_like
+from ._shape_functions import broadcast_shapes as _broadcast_shapes
 from ._type_info import finfo
 
 _LEGACY_NAMES = {
@@ -290,8 +291,11 @@ def lstsq(A, B, rcond=None, *, driver=None):
     driver names LAPACK's routine; here:
       'gels'           Householder QR of A (tall) or of A^T (wide); A must have full rank.
                        rank and singular_values are empty.
-      'gelsy' (default) the QR path when every matrix has full rank (its rank is counted
-                       from the singular values), else the SVD path; singular_values empty.
+      'gelsy' (default) the QR path when every matrix has full rank, else the SVD path;
+                       singular_values empty.  One QR (of [A B] when tall, of A^T when
+                       wide) serves both: ||R||_F ||R^-1||_F < 1 / rcond proves full rank
+                       (it bounds the condition number), else the rank is counted from the
+                       singular values.
       'gelsd', 'gelss' the SVD path: X = pinv(A) B with the singular values at or below
                        rcond * the largest dropped.
     rcond defaults to eps * max(m, n).  residuals (the squared residual norms of each
@@ -313,13 +317,21 @@ def lstsq(A, B, rcond=None, *, driver=None):
         rcond = finfo(A.dtype).eps * max(m, n)
     none = empty(0, dtype=A.dtype)
     rank = empty(0, dtype=_C.int64)
-    S = svdvals(A) if driver != "gels" else None
-    if S is not None:
-        rank = (S > _tolerance(S, A.shape, A.dtype, None, rcond)).sum(-1)
-    full = driver == "gels" or bool((rank == min(m, n)).all())
-    if full and driver in ("gels", "gelsy"):
-        X = _qr_solve(A, B)
+    S, X = None, None
+    if driver == "gelsy":
+        rank, X = _qr_lstsq(A, B, rcond)
+    elif driver == "gels":
+        X = _qr_lstsq(A, B, None)[1]
     else:
+        # one SVD for the values, the rank and X = pinv(A) B (applied, not formed)
+        U, S, Vh = svd(A, full_matrices=False)
+        keep = S > _tolerance(S, A.shape, A.dtype, None, rcond)
+        rank = keep.sum(-1)
+        S_inv = where(keep, 1 / where(keep, S, ones_like(S)), zeros_like(S))
+        X = Vh.mT @ (S_inv.unsqueeze(-1) * (U.mT @ B))
+    full = ((X is not None and driver in ("gels", "gelsy")) or
+            bool((rank == min(m, n)).all()))
+    if X is None:
         X = pinv(A, rtol=rcond) @ B
     residuals = none
     if m > n and full and driver != "gelsy" and X.numel():
@@ -362,6 +374,45 @@ def eigvals(A, *, out=None):
         raise NotImplementedError("linalg.eigvals(out=...) is not supported")
     wr, wi, _, _ = _eig_parts("eigvals", A, False)
     return make_complex(wr, wi)
+
+
+def _qr_lstsq(A, B, rcond):
+    """lstsq's 'gelsy' (and 'gels', rcond None: full rank assumed, rank not counted):
+    (rank, X) from one QR, X None when some matrix is rank deficient.  Tall A: the R of
+    [A B] (no Q formed) holds R and Q^T B in its first n rows; wide A: the QR of A^T, X = Q
+    R^-T B.  Full rank is proved by ||R||_F ||R^-1||_F < 1 / rcond (an upper bound on
+    sigma_max / sigma_min); failing that, A's singular values count it."""
+    m, n = A.shape[-2], A.shape[-1]
+    k = min(m, n)
+    batch = list(A.shape[:-2])
+    if k == 0:
+        return _C._functions["full"](batch, 0, dtype=_C.int64), _qr_solve(A, B)
+    if m >= n:
+        Ae, Be = A, B
+        if A.shape[:-2] != B.shape[:-2]:
+            both = list(_broadcast_shapes(A.shape[:-2], B.shape[:-2]))
+            Ae, Be = A.expand(both + [m, n]), B.expand(both + list(B.shape[-2:]))
+        AB = _C._functions["cat"]([Ae, Be], -1)
+        # R's derivative needs Q: mode 'r' only when no gradient is recorded
+        grad = _C.is_grad_enabled() and AB.requires_grad
+        Rb = qr(AB, mode="reduced" if grad else "r")[1]
+        R, C = Rb[..., :n, :n], Rb[..., :n, n:]
+    else:
+        Q, R = qr(A.mT)
+    if rcond is None:
+        rank = None
+    elif bool((_vector_norm(R, 2, (-2, -1)) * _vector_norm(solve_triangular(
+            R, eye(k, dtype=R.dtype, device=R.device), upper=True), 2, (-2, -1))).amax() *
+            rcond < 1):
+        rank = _C._functions["full"](batch, k, dtype=_C.int64)
+    else:
+        S = svdvals(A)
+        rank = (S > _tolerance(S, A.shape, A.dtype, None, rcond)).sum(-1)
+        if not bool((rank == k).all()):
+            return rank, None
+    if m >= n:
+        return rank, solve_triangular(R, C, upper=True)
+    return rank, Q @ solve_triangular(R.mT, B, upper=False)
 
 
 def _qr_solve(A, B):

@@ -272,8 +272,8 @@ ptl_linalg_qr_form_q(const double *a, int64_t m, int64_t n, const double *tau, d
 #define QR_BLOCK 32
 
 /* Scratch for the blocked QR of an m x n matrix whose Q has qc columns, in doubles. */
-static int64_t
-qr_scratch(int64_t m, int64_t n, int64_t qc)
+int64_t
+ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
 {
     int64_t wn = n > qc ? n : qc;
     return m * QR_BLOCK + QR_BLOCK * QR_BLOCK + QR_BLOCK * wn + wn;
@@ -347,11 +347,11 @@ qr_apply_block(const double *v, const double *t, int64_t rows, int64_t jb, doubl
 
 /* q (m x qc, row stride ldq) = the first qc columns of H_0 ... H_{k-1}, the reflections
  * below the diagonal of a (m x n, row stride n) with their taus (k = min(m, n)), applied
- * block by block from the last (Note [Blocked QR]).  scratch: qr_scratch(m, n, qc)
- * doubles.  0 or -1. */
-static int
-qr_form_q_blocked(const double *a, int64_t m, int64_t n, const double *tau, double *q,
-                  int64_t ldq, int64_t qc, double *scratch)
+ * block by block from the last (Note [Blocked QR]).  scratch:
+ * ptl_linalg_qr_scratch(m, n, qc) doubles.  0 or -1. */
+int
+ptl_linalg_qr_form_q_blocked(const double *a, int64_t m, int64_t n, const double *tau,
+                             double *q, int64_t ldq, int64_t qc, double *scratch)
 {
     int64_t k = m < n ? m : n;
     double *v = scratch, *t = v + m * QR_BLOCK, *w = t + QR_BLOCK * QR_BLOCK;
@@ -376,10 +376,10 @@ qr_form_q_blocked(const double *a, int64_t m, int64_t n, const double *tau, doub
 }
 
 /* ptl_linalg_qr_factor and, when q is not NULL, ptl_linalg_qr_form_q, in column blocks
- * (Note [Blocked QR]).  scratch: qr_scratch(m, n, qc) doubles.  0 or -1. */
-static int
-qr_blocked(double *a, int64_t m, int64_t n, double *tau, double *q, int64_t qc,
-           double *scratch)
+ * (Note [Blocked QR]).  scratch: ptl_linalg_qr_scratch(m, n, qc) doubles.  0 or -1. */
+int
+ptl_linalg_qr_blocked(double *a, int64_t m, int64_t n, double *tau, double *q, int64_t qc,
+                      double *scratch)
 {
     int64_t k = m < n ? m : n;
     double *v = scratch, *t = v + m * QR_BLOCK, *w = t + QR_BLOCK * QR_BLOCK;
@@ -405,7 +405,7 @@ qr_blocked(double *a, int64_t m, int64_t n, double *tau, double *q, int64_t qc,
             }
         }
     }
-    return q == NULL ? 0 : qr_form_q_blocked(a, m, n, tau, q, qc, qc, scratch);
+    return q == NULL ? 0 : ptl_linalg_qr_form_q_blocked(a, m, n, tau, q, qc, qc, scratch);
 }
 
 /* ---- symmetric eigensolver ---- */
@@ -627,7 +627,7 @@ tridiagonal_form_qt(double *a, int64_t n, const double *tau, double *qt)
         return 0;
     }
     int64_t m = n - 1, c = n - 2;
-    double *b = malloc(sizeof(double) * (size_t)(m * c + qr_scratch(m, c, m)));
+    double *b = malloc(sizeof(double) * (size_t)(m * c + ptl_linalg_qr_scratch(m, c, m)));
     if (b == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");
     }
@@ -638,16 +638,17 @@ tridiagonal_form_qt(double *a, int64_t n, const double *tau, double *qt)
     for (int64_t i = 1; i < n; i++) {
         a[i * n] = 0;
     }
-    int rc = qr_form_q_blocked(b, m, c, tau, a + n + 1, n, m, b + m * c);
+    int rc = ptl_linalg_qr_form_q_blocked(b, m, c, tau, a + n + 1, n, m, b + m * c);
     free(b);
     transpose_rows(qt, a, n, NULL);
     return rc;
 }
 
 /* vecs (n x n) = Q Z for tridiagonalize's reflections in a and Z = zt^T: the blocks of
- * reflections applied to Z's rows 1.. from the last block, as qr_form_q_blocked applies them
- * to I (the same 2 n^3 flops as forming Q and one GEMM Q Z, less Q's 4/3 n^3).  scratch:
- * (n - 1) (n - 2) + qr_scratch(n - 1, n - 2, n) doubles.  0 or -1. */
+ * reflections applied to Z's rows 1.. from the last block, as
+ * ptl_linalg_qr_form_q_blocked applies them to I (the same 2 n^3 flops as forming Q and one
+ * GEMM Q Z, less Q's 4/3 n^3).  scratch: (n - 1) (n - 2) + ptl_linalg_qr_scratch(n - 1,
+ * n - 2, n) doubles.  0 or -1. */
 static int
 tridiagonal_apply_q(const double *a, int64_t n, const double *tau, const double *zt,
                     double *vecs, double *scratch)
@@ -798,7 +799,7 @@ eigh_dc(const double *a, const double *tau, double *d, double *e, double *zt, in
         d[i] = ldexp(d[i], -ex);
         e[i] = ldexp(e[i], -ex);
     }
-    int64_t m = n - 1, qs = m * (n - 2) + qr_scratch(m, n - 2, n);
+    int64_t m = n - 1, qs = m * (n - 2) + ptl_linalg_qr_scratch(m, n - 2, n);
     int64_t ds = ptl_linalg_tridiagonal_dc_scratch(n);
     double *work = malloc(sizeof(double) * (size_t)(ds > qs ? ds : qs));
     if (work == NULL) {
@@ -853,14 +854,15 @@ qr_matrix(void *ctx, int64_t i)
 {
     const DecompJob *j = ctx;
     int64_t m = j->m, n = j->n, k = m < n ? m : n;
-    double *a = malloc(sizeof(double) * (size_t)(m * n + k + qr_scratch(m, n, j->qc) + 1));
+    int64_t need = m * n + k + ptl_linalg_qr_scratch(m, n, j->qc) + 1;
+    double *a = malloc(sizeof(double) * (size_t)need);
     if (a == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.qr: out of memory");
     }
     double *tau = a + m * n, *r = j->out0 + i * j->rr * n;
     memcpy(a, j->a + i * m * n, sizeof(double) * (size_t)(m * n));
-    if (qr_blocked(a, m, n, tau, j->out1 != NULL ? j->out1 + i * m * j->qc : NULL, j->qc,
-                   tau + k) < 0) {
+    double *q = j->out1 != NULL ? j->out1 + i * m * j->qc : NULL;
+    if (ptl_linalg_qr_blocked(a, m, n, tau, q, j->qc, tau + k) < 0) {
         free(a);
         return -1;
     }

@@ -137,6 +137,16 @@ void ptl_linalg_qr_factor(double *a, int64_t m, int64_t n, double *tau, double *
 void ptl_linalg_qr_form_q(const double *a, int64_t m, int64_t n, const double *tau, double *q,
                           int64_t qc, double *w);
 
+/* The same in column blocks (Note [Blocked QR]).  ptl_linalg_qr_scratch: the doubles of
+ * scratch for an m x n matrix whose Q has qc columns.  ptl_linalg_qr_blocked: the factor and,
+ * when q is not NULL, the first qc columns of Q (row-major).  ptl_linalg_qr_form_q_blocked:
+ * those columns from a and tau into q with row stride ldq.  0 or -1 (error set). */
+int64_t ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc);
+int ptl_linalg_qr_blocked(double *a, int64_t m, int64_t n, double *tau, double *q, int64_t qc,
+                          double *scratch);
+int ptl_linalg_qr_form_q_blocked(const double *a, int64_t m, int64_t n, const double *tau,
+                                 double *q, int64_t ldq, int64_t qc, double *scratch);
+
 /* The symmetric tridiagonal eigenproblem (d, e on n rows, e[i] coupling i and i + 1).
  * ptl_linalg_tridiagonal_ql (Note [Symmetric eigensolver], linalg_decomp.c): d -> the
  * eigenvalues unsorted, the rotations applied to the rows of zt (n x n) when not NULL; rot:

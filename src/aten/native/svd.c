@@ -3,22 +3,24 @@
  * and the structured _linalg_svd), which calls LAPACK's gesdd; pytorchlite computes it
  * itself.
  *
- * Note [One-sided Jacobi]
- * ~~~~~~~~~~~~~~~~~~~~~~~
- * Each matrix is copied in float64 into W (r x c, column-major, r = max(m, n), c = min(m,
- * n): A itself when m >= n, else A^T).  Hestenes' one-sided Jacobi rotates pairs of W's
- * columns, each rotation making its pair orthogonal, and sweeps over all pairs until every
- * pair is orthogonal to working precision; the same rotations applied to V (c x c, starting
- * as I) keep W = A V.  Then the column norms of W are the singular values (sorted
- * descending here) and W's normalised columns the singular vectors on the long side: A =
- * (W S^-1) S V^T.  The method has high relative accuracy (about 1e-15 times the condition
- * of each column scaling) and is simple, at a few times LAPACK's cost for large matrices.
- * The long side's basis is re-orthonormalised by two Gram-Schmidt passes; a column whose
- * singular value is zero (or lost in rounding) and, for full_matrices, the columns past c
- * are completed by the Householder QR of the others (Note [Householder QR] in
- * linalg_decomp.c).  For m < n the roles swap: U is V
- * and Vh is the transposed long-side basis.  The values alone take another method (Note
- * [Bidiagonal singular values]). */
+ * Note [Singular vectors]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * Each matrix is copied in float64 into W (r x c, row-major, r = max(m, n), c = min(m, n):
+ * A itself when m >= n, else A^T) and scaled by a power of two as for the values (Note
+ * [Bidiagonal singular values]), as LAPACK's gesvd does with vectors: when r >= 5c/3 the
+ * blocked Householder QR (Note [Blocked QR], linalg_decomp.c) first reduces W to its R;
+ * the bidiagonalization keeps its reflections, and U_B (the left ones, the first qcols
+ * columns) and V (the right ones, diag(1, Q2)) are formed from them by the blocked Q
+ * formation (its GEMMs), not one reflection at a time.  The bidiagonal's QR steps then
+ * rotate the rows of U_B^T and V^T: each step's 2 (hi - lo) rotations are recorded (the
+ * closed-form rotations give their cosines and sines from quantities they already have)
+ * and applied as one batch per side, in column blocks that keep the carried row in
+ * registers (rotate_rows, in explicit vectors).  The values are sorted descending with their vectors, a
+ * negative value's V column negated; with the QR, U = Q [U_R 0; 0 I] (one GEMM).  For m <
+ * n the roles swap: U is V and Vh the transposed long-side basis.  The vectors are
+ * orthonormal to O(eps) and U diag(S) V^T reproduces A to O(eps ||A||), as gesdd's; a
+ * repeated or zero singular value's vectors are some orthonormal basis of its space.
+ * The one-sided Jacobi sweeps this replaced cost 4-14 times PyTorch's gesdd. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -28,131 +30,9 @@
 #include "../../c10/parallel.h"
 #include "../../c10/tls.h"
 #include "../loops.h"
+#include "gemm.h"
 #include "linalg_impl.h"
 #include "native.h"
-
-#define MAX_SWEEPS 80
-
-/* x . y with four partial sums, so the compiler can keep them in one vector register
- * (a single running sum is a chain of dependent adds it may not reorder). */
-static double
-dot(const double *x, const double *y, int64_t n)
-{
-    double acc[4] = {0, 0, 0, 0};
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        for (int k = 0; k < 4; k++) {
-            acc[k] += x[i + k] * y[i + k];
-        }
-    }
-    for (; i < n; i++) {
-        acc[0] += x[i] * y[i];
-    }
-    return (acc[0] + acc[2]) + (acc[1] + acc[3]);
-}
-
-/* Rotates the c columns of w (r rows) pairwise until they are orthogonal, applying each
- * rotation to the columns of v (c rows) too.  nrm (c entries) holds the squared column
- * norms: recomputed every sweep, updated by each rotation in between. */
-static void
-jacobi(double *w, double *v, double *nrm, int64_t r, int64_t c)
-{
-    for (int sweep = 0; sweep < MAX_SWEEPS; sweep++) {
-        int rotated = 0;
-        for (int64_t j = 0; j < c; j++) {
-            nrm[j] = dot(w + j * r, w + j * r, r);
-        }
-        for (int64_t p = 0; p + 1 < c; p++) {
-            for (int64_t q = p + 1; q < c; q++) {
-                double *wp = w + p * r, *wq = w + q * r;
-                double alpha = nrm[p], beta = nrm[q], gamma = dot(wp, wq, r);
-                if (gamma == 0 || fabs(gamma) <= DBL_EPSILON * sqrt(alpha) * sqrt(beta)) {
-                    continue;
-                }
-                rotated = 1;
-                /* tan of the angle that zeroes the pair's inner product (the smaller root
-                 * of t^2 + 2 zeta t - 1 = 0) */
-                double zeta = (beta - alpha) / (2 * gamma);
-                double t = copysign(1.0, zeta) / (fabs(zeta) + hypot(1.0, zeta));
-                double cs = 1 / sqrt(1 + t * t), sn = cs * t;
-                for (int64_t i = 0; i < r; i++) {
-                    double x = wp[i], y = wq[i];
-                    wp[i] = cs * x - sn * y;
-                    wq[i] = sn * x + cs * y;
-                }
-                nrm[p] = alpha - t * gamma;
-                nrm[q] = beta + t * gamma;
-                double *vp = v + p * c, *vq = v + q * c;
-                for (int64_t i = 0; i < c; i++) {
-                    double x = vp[i], y = vq[i];
-                    vp[i] = cs * x - sn * y;
-                    vq[i] = sn * x + cs * y;
-                }
-            }
-        }
-        if (!rotated) {
-            break;
-        }
-    }
-}
-
-/* Makes column j of q (r rows) orthogonal to columns 0..j-1 (two Gram-Schmidt passes) and
- * of unit norm; returns the norm it had after the passes (0: left as is). */
-static double
-orthonormalize(double *q, int64_t r, int64_t j)
-{
-    double *x = q + j * r;
-    for (int pass = 0; pass < 2; pass++) {
-        for (int64_t i = 0; i < j; i++) {
-            double d = dot(q + i * r, x, r);
-            for (int64_t e = 0; e < r; e++) {
-                x[e] -= d * q[i * r + e];
-            }
-        }
-    }
-    double nrm = sqrt(dot(x, x, r));
-    if (nrm > 0) {
-        for (int64_t e = 0; e < r; e++) {
-            x[e] /= nrm;
-        }
-    }
-    return nrm;
-}
-
-/* Completes q (r x qcols, column-major) whose columns fail[0..nfail) are zero and whose
- * others are orthonormal: the Householder QR of the g = qcols - nfail good columns gives Q
- * (r x r), whose columns g.. span their orthogonal complement; they fill the failed
- * columns.  O(r qcols g), where trying unit vectors one by one was O(r qcols^3).  0 or -1. */
-static int
-complete_columns(double *q, int64_t r, int64_t qcols, const int64_t *fail, int64_t nfail)
-{
-    int64_t g = qcols - nfail;
-    double *a = malloc(sizeof(double) * (size_t)(r * g + r * qcols + g + qcols + 1));
-    if (a == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
-    }
-    double *f = a + r * g, *tau = f + r * qcols, *w = tau + g;
-    /* a: the good columns, row-major r x g */
-    for (int64_t j = 0, t = 0, k = 0; j < qcols; j++) {
-        if (t < nfail && fail[t] == j) {
-            t++;
-            continue;
-        }
-        for (int64_t e = 0; e < r; e++) {
-            a[e * g + k] = q[j * r + e];
-        }
-        k++;
-    }
-    ptl_linalg_qr_factor(a, r, g, tau, w);
-    ptl_linalg_qr_form_q(a, r, g, tau, f, qcols, w);
-    for (int64_t t = 0; t < nfail; t++) {
-        for (int64_t e = 0; e < r; e++) {
-            q[fail[t] * r + e] = f[e * qcols + g + t];
-        }
-    }
-    free(a);
-    return 0;
-}
 
 typedef struct SvdJob {
     const double *a;          /* [B, m, n] contiguous */
@@ -164,19 +44,20 @@ typedef struct SvdJob {
 /* Note [Bidiagonal singular values]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * Without the vectors (svdvals, lstsq's rank count, matrix_rank, cond, the 2 and nuclear
- * norms: every _linalg_svd with compute_uv=False) the Jacobi sweeps are replaced by the
+ * norms: every _linalg_svd with compute_uv=False) they come from the
  * Golub-Kahan-Reinsch method.  W (r x c, row-major, r >= c: A or A^T, scaled by a power of
  * two to a largest entry in [0.5, 1) as above) is reduced to an upper bidiagonal B = U^T W
  * V (diagonal d, superdiagonal e) by alternating Householder reflections: one from the
  * left zeroes column k below the diagonal, one from the right row k right of the
  * superdiagonal; both updates of a trailing row happen in one pass while it is in cache.
  * When r >= 5c/3 a Householder QR (the same loop without the right reflections; Note
- * [Householder QR]) first reduces W to its c x c R, which is cheaper to bidiagonalize.  B's singular values then come from implicit
- * Wilkinson-shifted QR steps on B^T B, done on B itself (each step chases a bulge down the
- * block with Givens rotations); a superdiagonal entry below eps (|d_k| + |d_k+1|) or below
- * eps ||B|| splits the problem, and a diagonal entry below eps ||B|| is set to zero and its
- * row's superdiagonal rotated away, which splits it too.  The values have absolute error
- * O(eps sigma_max) (not Jacobi's relative accuracy for the small ones), as LAPACK's gesdd
+ * [Householder QR]) first reduces W to its c x c R, which is cheaper to bidiagonalize.
+ * B's singular values then come from implicit Wilkinson-shifted QR steps on B^T B, done on
+ * B itself (each step chases a bulge down the block with Givens rotations); a
+ * superdiagonal entry below eps (|d_k| + |d_k+1|) or below eps ||B|| splits the problem,
+ * and a diagonal entry below eps ||B|| is set to zero and its row's superdiagonal rotated
+ * away, which splits it too.  The values have absolute error
+ * O(eps sigma_max) (not a Jacobi method's relative accuracy for the small ones), as gesdd
  * has for values only, at O(r c^2) for the reduction and O(c^2) for the QR steps.  Each
  * matrix is done by one thread, so the bits do not depend on the thread count.
  *
@@ -278,10 +159,12 @@ update_row(double *w, double v, const double *acc, const double *u, double tr, d
  * scale f, so v^T W = w[k+1, :] + f y without another pass; the same pass sums the
  * column's squares for that reflection.  acc, y: c scratch each.
  * Without right (e untouched) it is the Householder QR: R in the upper triangle, its
- * diagonal in d. */
+ * diagonal in d.  With taus (2c) the reflections are kept for the vectors: the left ones'
+ * v below the diagonal (v0 = 1 implied) with their taus in taus[0:c], the right ones' v in
+ * row k from column k+1 on (w[k, k+1] = 1) with their taus in taus[c:2c]. */
 static PTL_LOOP_CLONES_WIDE void
 bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc, double *y,
-              int right)
+              int right, double *taus)
 {
     int have_y = 0;
     double ss = 0;
@@ -295,11 +178,22 @@ bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc
             f = vs = 1 / (x0 - beta);
             tl = (beta - x0) / beta;
             wk[k] = beta;
+            if (taus != NULL) {
+                /* v stored scaled, as the vectors' Q is formed from it */
+                for (int64_t i = k + 1; i < r; i++) {
+                    w[i * c + k] *= vs;
+                }
+                vs = 1;
+            }
         }
         else {
             tl = reflector(wk + k, r - k, c, &f);
         }
         d[k] = wk[k];
+        if (taus != NULL) {
+            taus[k] = tl;
+            taus[c + k] = 0;
+        }
         int64_t nc = c - k - 1;
         if (nc == 0) {
             break;
@@ -333,6 +227,9 @@ bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc
             tr = reflector(rk, nc, 1, &f);
             e[k] = rk[0];
             rk[0] = 1;
+            if (taus != NULL) {
+                taus[c + k] = tr;
+            }
         }
         int64_t ny = nc - 1;
         memset(y, 0, sizeof(double) * (size_t)(ny + 1));
@@ -370,9 +267,10 @@ givens(double y, double z, double *cs, double *sn, double *rho)
 }
 
 /* One implicit Wilkinson-shifted QR step on the unreduced block lo..hi of the bidiagonal
- * (d, e). */
+ * (d, e).  rot, when not NULL, receives position k's two rotations as (cs, sn) of the
+ * columns and (cs, sn) of the rows at rot[4 (k - lo)]. */
 static void
-bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi)
+bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi, double *rot)
 {
     double ep = hi - 1 > lo ? e[hi - 2] : 0;
     double t11 = d[hi - 1] * d[hi - 1] + ep * ep, t12 = d[hi - 1] * e[hi - 1];
@@ -395,6 +293,16 @@ bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi)
             /* g = 1 / rho2 with the division beside the sqrt, not after it */
             double iq1 = 1 / q1, sq1 = sqrt(q1), q2 = n2 * iq1, r2 = sqrt(q2);
             double g = r2 * (1 / q2), m = num * (y * ek0 - z * dk0) + y * z * dk1 * dk1;
+            double h = sq1 * iq1;
+            if (rot != NULL) {
+                /* cs1 = y / rho1 and sn1 = z / rho1 (in the scale of (y, z)), cs2 and sn2
+                 * = (num, bz) / (rho1 rho2) */
+                double *rk = rot + 4 * (k - lo);
+                rk[0] = y * h;
+                rk[1] = z * h;
+                rk[2] = num * h * g;
+                rk[3] = bz * h * g;
+            }
             if (k > lo) {
                 e[k - 1] = sq1 * gp;
             }
@@ -402,7 +310,6 @@ bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi)
             e[k] = m * iq1 * g;
             d[k + 1] = dk0 * dk1 * g;
             if (k + 1 < hi) {
-                double h = sq1 * iq1;
                 e[k + 1] = num * ek1 * h * g;
                 z = bz * ek1 * h;
                 y = m * iq1;
@@ -415,6 +322,10 @@ bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi)
         gp = 1;
         /* columns k, k+1: zero z (the shift's start, then the bulge at (k-1, k+1)) */
         givens(y, z, &cs, &sn, &rho);
+        if (rot != NULL) {
+            rot[4 * (k - lo)] = cs;
+            rot[4 * (k - lo) + 1] = sn;
+        }
         if (k > lo) {
             e[k - 1] = rho;
         }
@@ -422,6 +333,10 @@ bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi)
         double bulge = sn * dk1, dk1r = cs * dk1;
         /* rows k, k+1: zero the bulge at (k+1, k), making one at (k, k+2) */
         givens(dk, bulge, &cs, &sn, &rho);
+        if (rot != NULL) {
+            rot[4 * (k - lo) + 2] = cs;
+            rot[4 * (k - lo) + 3] = sn;
+        }
         d[k] = rho;
         e[k] = cs * ek + sn * dk1r;
         d[k + 1] = cs * dk1r - sn * ek;
@@ -433,11 +348,84 @@ bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi)
     }
 }
 
+/* The singular vectors that bidiagonal_values rotates: row j of ut (nu entries) is column j
+ * of U, row j of vt (nv entries) column j of V, for B = U^T W V; rot: 4n scratch. */
+typedef struct SvdVecs {
+    double *ut, *vt, *rot;
+    int64_t nu, nv;
+} SvdVecs;
+
+typedef double RotVec __attribute__((vector_size(64)));
+
+/* ROT_LANES vectors of eight doubles: four keep both floating-point ports busy, where the
+ * carried row's chain (a multiply and a subtraction a rotation) would leave them idle. */
+#define ROT_LANES 4
+
+/* Rows x_t, x_t+1 (ld apart, len entries) -> cs x_t + sn x_t+1, cs x_t+1 - sn x_t for t =
+ * 0, 1, .. cnt - 1 in turn, (cs, sn) of t at rot[4 t], rot[4 t + 1].  In column blocks of
+ * nv vectors (ROT_LANES, then one, then the scalar tail): the block of the row carried from
+ * one rotation to the next stays in registers, so each rotation loads and stores one
+ * row's block.  (Plain loops were left scalar by the compiler: 6 operations an entry.) */
+static inline __attribute__((always_inline)) void
+rotate_block(double *x, int64_t ld, int64_t cnt, const double *rot, int nv)
+{
+    RotVec a[ROT_LANES];
+    for (int v = 0; v < nv; v++) {
+        memcpy(&a[v], x + 8 * v, sizeof(RotVec));
+    }
+    for (int64_t t = 0; t < cnt; t++) {
+        double *p = x + t * ld, cs = rot[4 * t], sn = rot[4 * t + 1];
+        for (int v = 0; v < nv; v++) {
+            RotVec b, av = a[v];
+            memcpy(&b, p + ld + 8 * v, sizeof(RotVec));
+            RotVec y = cs * av + sn * b;
+            a[v] = cs * b - sn * av;
+            memcpy(p + 8 * v, &y, sizeof(RotVec));
+        }
+    }
+    for (int v = 0; v < nv; v++) {
+        memcpy(x + cnt * ld + 8 * v, &a[v], sizeof(RotVec));
+    }
+}
+
+static PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void
+rotate_rows(double *x, int64_t ld, int64_t len, int64_t cnt, const double *rot)
+{
+    int64_t j0 = 0;
+    for (; j0 + 8 * ROT_LANES <= len; j0 += 8 * ROT_LANES) {
+        rotate_block(x + j0, ld, cnt, rot, ROT_LANES);
+    }
+    for (; j0 + 8 <= len; j0 += 8) {
+        rotate_block(x + j0, ld, cnt, rot, 1);
+    }
+    for (int64_t t = 0; t < cnt && j0 < len; t++) {
+        double *p = x + t * ld, *q = p + ld, cs = rot[4 * t], sn = rot[4 * t + 1];
+        for (int64_t j = j0; j < len; j++) {
+            double a = p[j], b = q[j];
+            p[j] = cs * a + sn * b;
+            q[j] = cs * b - sn * a;
+        }
+    }
+}
+
+/* Rows i, k of x (len entries, stride ld) -> cs x_i + sn x_k, cs x_k - sn x_i. */
+static void
+rotate_pair(double *x, int64_t ld, int64_t len, int64_t i, int64_t k, double cs, double sn)
+{
+    double *p = x + i * ld, *q = x + k * ld;
+    for (int64_t j = 0; j < len; j++) {
+        double a = p[j], b = q[j];
+        p[j] = cs * a + sn * b;
+        q[j] = cs * b - sn * a;
+    }
+}
+
 /* The singular values of the upper bidiagonal (d, e) (n > 0) into d, unsorted and of
- * either sign; e is destroyed.  0, or -1 with LAPACK's bdsqr error (the number of
+ * either sign; e is destroyed.  With vec, every rotation is applied to its vectors too (a
+ * QR step's rotations in one batch).  0, or -1 with LAPACK's bdsqr error (the number of
  * superdiagonals left) when 40 n + 40 QR steps do not converge. */
 static int
-bidiagonal_values(double *d, double *e, int64_t n)
+bidiagonal_values(double *d, double *e, int64_t n, const SvdVecs *vec)
 {
     double bnorm = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -479,6 +467,9 @@ bidiagonal_values(double *d, double *e, int64_t n)
             e[z] = 0;
             for (int64_t j = z + 1; j <= hi && f != 0; j++) {
                 givens(d[j], f, &cs, &sn, &rho);
+                if (vec != NULL) {
+                    rotate_pair(vec->ut, vec->nu, vec->nu, j, z, cs, sn);
+                }
                 d[j] = rho;
                 if (j < hi) {
                     f = -sn * e[j];
@@ -492,6 +483,9 @@ bidiagonal_values(double *d, double *e, int64_t n)
             e[hi - 1] = 0;
             for (int64_t j = hi - 1; j >= lo && f != 0; j--) {
                 givens(d[j], f, &cs, &sn, &rho);
+                if (vec != NULL) {
+                    rotate_pair(vec->vt, vec->nv, vec->nv, j, hi, cs, sn);
+                }
                 d[j] = rho;
                 if (j > lo) {
                     f = -sn * e[j - 1];
@@ -500,7 +494,11 @@ bidiagonal_values(double *d, double *e, int64_t n)
             }
         }
         else {
-            bidiagonal_qr_step(d, e, lo, hi);
+            bidiagonal_qr_step(d, e, lo, hi, vec != NULL ? vec->rot : NULL);
+            if (vec != NULL) {
+                rotate_rows(vec->vt + lo * vec->nv, vec->nv, vec->nv, hi - lo, vec->rot);
+                rotate_rows(vec->ut + lo * vec->nu, vec->nu, vec->nu, hi - lo, vec->rot + 2);
+            }
             steps++;
         }
     }
@@ -554,7 +552,7 @@ svd_values(const SvdJob *job, const double *a, double *s)
     }
     double *b = w;
     if (qr) {
-        bidiagonalize(w, r, c, d, e, acc, acc + c, 0);
+        bidiagonalize(w, r, c, d, e, acc, acc + c, 0, NULL);
         for (int64_t i = 0; i < c; i++) {
             for (int64_t j = 0; j < c; j++) {
                 rr[i * c + j] = j >= i ? w[i * c + j] : 0;
@@ -562,8 +560,8 @@ svd_values(const SvdJob *job, const double *a, double *s)
         }
         b = rr;
     }
-    bidiagonalize(b, qr ? c : r, c, d, e, acc, acc + c, 1);
-    if (bidiagonal_values(d, e, c) < 0) {
+    bidiagonalize(b, qr ? c : r, c, d, e, acc, acc + c, 1, NULL);
+    if (bidiagonal_values(d, e, c, NULL) < 0) {
         free(w);
         return -1;
     }
@@ -579,115 +577,198 @@ svd_values(const SvdJob *job, const double *a, double *s)
     return 0;
 }
 
-/* One matrix: a (m x n, row-major) -> u, s, vh (row-major); the values alone go to
- * svd_values. */
+typedef struct SvdOrder {
+    double v;
+    int64_t i;
+} SvdOrder;
+
+static int
+cmp_order(const void *x, const void *y)
+{
+    const SvdOrder *a = x, *b = y;
+    return a->v != b->v ? (a->v < b->v) - (a->v > b->v) : (a->i > b->i) - (a->i < b->i);
+}
+
+/* The vectors' scratch for r x c (r >= c) with qcols columns of U, in doubles. */
+static int64_t
+svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
+{
+    int64_t br = qr ? c : r, ubc = qr ? c : qcols;
+    int64_t sc = ptl_linalg_qr_scratch(br, c, ubc), s2 = ptl_linalg_qr_scratch(c, c, c);
+    sc = s2 > sc ? s2 : sc;
+    if (qr) {
+        s2 = ptl_linalg_qr_scratch(r, c, qcols);
+        sc = s2 > sc ? s2 : sc;
+    }
+    return r * c + 11 * c + br * ubc + c * br + 3 * c * c + (qr ? r * qcols : 0) + r * qcols +
+           sc + 1;
+}
+
+/* vq (c x c, row-major) = V = diag(1, Q2) from the right reflections that bidiagonalize
+ * left in b (c columns) with their taus: Q2 formed from them laid out as the columns of a
+ * (c - 1) x (c - 1) matrix in t.  0 or -1. */
+static int
+form_v(const double *b, int64_t c, const double *taus, double *vq, double *t, double *scr)
+{
+    memset(vq, 0, sizeof(double) * (size_t)c);
+    vq[0] = 1;
+    for (int64_t i = 1; i < c; i++) {
+        vq[i * c] = 0;
+    }
+    if (c < 2) {
+        return 0;
+    }
+    int64_t c1 = c - 1;
+    for (int64_t i = 0; i < c1; i++) {
+        for (int64_t k = 0; k < i; k++) {
+            t[i * c1 + k] = b[k * c + i + 1];
+        }
+    }
+    return ptl_linalg_qr_form_q_blocked(t, c1, c1, taus, vq + c + 1, c, c1, scr);
+}
+
+/* One matrix: a (m x n, row-major) -> u, s, vh (row-major) (Note [Singular vectors]); the
+ * values alone go to svd_values. */
 static int
 svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
 {
     int64_t m = job->m, n = job->n, tall = m >= n;
-    int64_t r = tall ? m : n, c = tall ? n : m;
-    int64_t qcols = job->full ? r : c;
-    double *w = malloc(sizeof(double) * (size_t)(r * c + c * c + r * qcols + 2 * c + 1));
-    double amax = 0;
-    int e2 = 0;
-    if (w == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
+    int64_t r = tall ? m : n, c = tall ? n : m, qcols = job->full ? r : c;
+    if (c == 0) {
+        /* U (or Vh) is I when full_matrices asks for its r columns */
+        double *q = tall ? u : vh;
+        for (int64_t i = 0; i < r * qcols; i++) {
+            q[i] = i / qcols == i % qcols;
+        }
+        return 0;
     }
-    double *v = w + r * c, *q = v + c * c, *sig = q + r * qcols, *nrm = sig + c;
-    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(c + 1));
-    int64_t *fail = malloc(sizeof(int64_t) * (size_t)(qcols + 1));
-    if (idx == NULL || fail == NULL) {
-        free(fail);
-        free(idx);
+    int qr = 3 * r >= 5 * c;
+    int64_t br = qr ? c : r, ubc = qr ? c : qcols;
+    double *w = malloc(sizeof(double) * (size_t)svd_scratch(r, c, qcols, qr));
+    SvdOrder *ord = malloc(sizeof(SvdOrder) * (size_t)c);
+    if (w == NULL || ord == NULL) {
+        free(ord);
         free(w);
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
     }
-    /* W[j * r + i] = A[i, j] (tall) or A[j, i] (wide) */
-    for (int64_t i = 0; i < m; i++) {
-        for (int64_t j = 0; j < n; j++) {
-            w[tall ? j * r + i : i * r + j] = a[i * n + j];
+    double *tau = w + r * c, *d = tau + 3 * c, *e = d + c, *acc = e + c, *rot = acc + 2 * c;
+    double *ub = rot + 4 * c, *ut = ub + br * ubc, *rr = ut + c * br, *vq = rr + c * c;
+    double *vt = vq + c * c, *q = vt + c * c, *uo = q + (qr ? r * qcols : 0);
+    double *scr = uo + r * qcols;
+    double amax = 0;
+    int e2 = 0, rc = -1;
+    for (int64_t i = 0; i < r; i++) {
+        for (int64_t j = 0; j < c; j++) {
+            double x = tall ? a[i * n + j] : a[j * n + i];
+            w[i * c + j] = x;
+            amax = fabs(x) > amax ? fabs(x) : amax;
         }
-    }
-    /* scaled by a power of two (exact) to a largest entry in [0.5, 1): the squared norms
-     * neither overflow nor underflow */
-    for (int64_t i = 0; i < r * c; i++) {
-        amax = fmax(amax, fabs(w[i]));
     }
     if (amax > 0) {
         frexp(amax, &e2);
+        double h1 = ldexp(1.0, -e2 / 2), h2 = ldexp(1.0, -e2 - -e2 / 2);
         for (int64_t i = 0; i < r * c; i++) {
-            w[i] = ldexp(w[i], -e2);
+            w[i] = w[i] * h1 * h2;
         }
     }
-    memset(v, 0, sizeof(double) * (size_t)(c * c));
-    for (int64_t j = 0; j < c; j++) {
-        v[j * c + j] = 1;
-    }
-    jacobi(w, v, nrm, r, c);
-    /* singular values, sorted descending (insertion sort: stable) */
-    for (int64_t j = 0; j < c; j++) {
-        sig[j] = sqrt(dot(w + j * r, w + j * r, r));
-        int64_t p = j;
-        while (p > 0 && sig[idx[p - 1]] < sig[j]) {
-            idx[p] = idx[p - 1];
-            p--;
+    double *b = w;
+    if (qr) {
+        if (ptl_linalg_qr_blocked(w, r, c, tau + 2 * c, NULL, 0, scr) < 0) {
+            goto done;
         }
-        idx[p] = j;
-    }
-    for (int64_t j = 0; j < c; j++) {
-        s[j] = ldexp(sig[idx[j]], e2);
-    }
-    /* the long side's basis: normalised columns of W, orthonormalised again; those
-     * whose singular value is zero or lost in rounding and those past c are completed */
-    int64_t nfail = 0;
-    for (int64_t j = 0; j < qcols; j++) {
-        double *x = q + j * r;
-        double sj = j < c ? sig[idx[j]] : 0;
-        if (sj > 0) {
-            const double *wj = w + idx[j] * r;
-            for (int64_t e = 0; e < r; e++) {
-                x[e] = wj[e] / sj;
+        for (int64_t i = 0; i < c; i++) {
+            for (int64_t j = 0; j < c; j++) {
+                rr[i * c + j] = j >= i ? w[i * c + j] : 0;
             }
         }
-        if (!(sj > 0) || orthonormalize(q, r, j) < 0.5) {
-            memset(x, 0, sizeof(double) * (size_t)r);
-            fail[nfail++] = j;
+        b = rr;
+    }
+    bidiagonalize(b, br, c, d, e, acc, acc + c, 1, tau);
+    /* U_B from the left reflections, V from the right ones (vt is free until the
+     * transpose below) */
+    if (ptl_linalg_qr_form_q_blocked(b, br, c, tau, ub, ubc, ubc, scr) < 0) {
+        goto done;
+    }
+    if (form_v(b, c, tau + c, vq, vt, scr) < 0) {
+        goto done;
+    }
+    for (int64_t j = 0; j < c; j++) {
+        for (int64_t i = 0; i < br; i++) {
+            ut[j * br + i] = ub[i * ubc + j];
+        }
+        for (int64_t i = 0; i < c; i++) {
+            vt[j * c + i] = vq[i * c + j];
         }
     }
-    if (nfail > 0 && complete_columns(q, r, qcols, fail, nfail) < 0) {
-        free(fail);
-        free(idx);
-        free(w);
-        return -1;
+    SvdVecs vec = {ut, vt, rot, br, c};
+    if (bidiagonal_values(d, e, c, &vec) < 0) {
+        goto done;
     }
-    /* tall: U = Q (m x qcols), Vh[j, :] = V[:, idx j]; wide: U[:, j] = V[:, idx j],
-     * Vh = Q^T (qcols x n) */
-    double *ql = tall ? u : vh, *vs = tall ? vh : u;
-    for (int64_t j = 0; j < qcols; j++) {
-        for (int64_t e = 0; e < r; e++) {
-            if (tall) {
-                ql[e * qcols + j] = q[j * r + e];
+    for (int64_t j = 0; j < c; j++) {
+        ord[j].v = fabs(d[j]);
+        ord[j].i = j;
+    }
+    qsort(ord, (size_t)c, sizeof(SvdOrder), cmp_order);
+    double g1 = ldexp(1.0, e2 / 2), g2 = ldexp(1.0, e2 - e2 / 2);
+    /* uo (r x qcols, row-major): the long side's vectors; rr: the sorted rows of ut */
+    double *us = qr ? rr : uo;
+    for (int64_t j = 0; j < c; j++) {
+        const double *x = ut + ord[j].i * br;
+        s[j] = ord[j].v * g1 * g2;
+        for (int64_t i = 0; i < br; i++) {
+            if (qr) {
+                us[j * c + i] = x[i];
             }
             else {
-                ql[j * r + e] = q[j * r + e];
+                uo[i * qcols + j] = x[i];
             }
         }
     }
+    for (int64_t i = 0; i < br && !qr; i++) {
+        for (int64_t j = c; j < qcols; j++) {
+            uo[i * qcols + j] = ub[i * ubc + j];
+        }
+    }
+    if (qr) {
+        /* U = Q [U_R 0; 0 I] */
+        if (ptl_linalg_qr_form_q_blocked(w, r, c, tau + 2 * c, q, qcols, qcols, scr) < 0 ||
+            ptl_gemm_f64(r, c, c, 1.0, q, qcols, 1, us, 1, c, 0.0, uo, qcols) < 0) {
+            goto done;
+        }
+        for (int64_t i = 0; i < r; i++) {
+            for (int64_t j = c; j < qcols; j++) {
+                uo[i * qcols + j] = q[i * qcols + j];
+            }
+        }
+    }
+    /* tall: U = uo, Vh[j, :] = V[:, j]; wide (W = A^T): U[:, j] = V[:, j], Vh = uo^T */
     for (int64_t j = 0; j < c; j++) {
-        const double *vj = v + idx[j] * c;
-        for (int64_t e = 0; e < c; e++) {
+        const double *x = vt + ord[j].i * c;
+        double sg = d[ord[j].i] < 0 ? -1 : 1;
+        for (int64_t i = 0; i < c; i++) {
             if (tall) {
-                vs[j * c + e] = vj[e];
+                vh[j * c + i] = sg * x[i];
             }
             else {
-                vs[e * c + j] = vj[e];
+                u[i * c + j] = sg * x[i];
             }
         }
     }
-    free(fail);
-    free(idx);
+    if (tall) {
+        memcpy(u, uo, sizeof(double) * (size_t)(r * qcols));
+    }
+    else {
+        for (int64_t j = 0; j < qcols; j++) {
+            for (int64_t i = 0; i < r; i++) {
+                vh[j * r + i] = uo[i * qcols + j];
+            }
+        }
+    }
+    rc = 0;
+done:
+    free(ord);
     free(w);
-    return 0;
+    return rc;
 }
 
 static int
@@ -734,7 +815,7 @@ check_input(const PtlTensorImpl *A, const PtlIValue *driver)
 /* _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None)
  * -> (Tensor U, Tensor S, Tensor Vh)
  * [*, m, n] -> U [*, m, m or k], S [*, k], Vh [*, n or k, n] with k = min(m, n); without
- * compute_uv U and Vh are empty [0].  Computed in float64 (Note [One-sided Jacobi]). */
+ * compute_uv U and Vh are empty [0].  Computed in float64 (Note [Singular vectors]). */
 static int
 linalg_svd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
