@@ -7,10 +7,11 @@
  * float64: nn_work_dtype), so group (n, g) is the L = D HxW contiguous elements of its D = C /
  * G channels; each group is one item of ptl_parallel_for, so the results do not depend on
  * the thread count.  The forward reads a group once for its statistics: the sums of x - K
- * and (x - K)^2 in double, K the group's first element (the shift keeps the variance
- * sum(d^2)/L - mean(d)^2 free of the cancellation a large mean would bring), in eight
- * independent partial sums that vectorize (for float32 K = 0: x^2 is exact in double and
- * the 53-bit sums leave the variance of a float32 group well inside its precision); rstd = 1 / sqrt(max(var, 0) + eps).  A second
+ * and (x - K)^2 in double, K the group's first element for float64 (the shift keeps the
+ * variance sum(d^2)/L - mean(d)^2 free of the cancellation a large mean would bring) and 0
+ * for float32 (x^2 is exact in double, and the 53-bit sums leave the variance of a float32
+ * group well inside its precision), in sixteen partial sums (four vectors of four, so that
+ * the adds' latency does not bound the loop); rstd = 1 / sqrt(max(var, 0) + eps).  A second
  * read (of data still in cache) writes y = (x - mean) a[c] + bias[c], a[c] = rstd w[c]
  * per channel in double, rounded to the work dtype: subtracting the mean first keeps the
  * error at the output's scale (PyTorch's x a[c] + (bias[c] - mean a[c]) loses digits to
@@ -43,9 +44,10 @@ typedef struct {
 } GnJob;
 
 typedef double GnVec __attribute__((vector_size(32)));
-typedef float GnVecF __attribute__((vector_size(16)));
 
-/* p[i..i+4) as doubles */
+/* p[i..i+4) as doubles (through a pointer: a vector return value would differ between the
+ * baseline and AVX2 ABIs).  Built element by element: gcc turns that into one vcvtps2pd,
+ * but __builtin_convertvector into two halves and a vinsertf128 (pool_global.c). */
 static inline __attribute__((always_inline)) void
 gn_load4(int f8, const char *p, int64_t i, GnVec *v)
 {
@@ -53,16 +55,18 @@ gn_load4(int f8, const char *p, int64_t i, GnVec *v)
         memcpy(v, p + (size_t)i * sizeof(double), sizeof *v);
     }
     else {
-        GnVecF f;
-        memcpy(&f, p + (size_t)i * sizeof(float), sizeof f);
-        *v = __builtin_convertvector(f, GnVec);
+        const float *f = (const float *)p + i;
+        GnVec u = {f[0], f[1], f[2], f[3]};
+        *v = u;
     }
 }
 
+/* tail + the sixteen partial sums v[0..4)[0..4) */
 static inline __attribute__((always_inline)) double
-gn_hsum(double tail, GnVec lo, GnVec hi)
+gn_hsum(double tail, const GnVec *v)
 {
-    return tail + ((lo[0] + hi[0]) + (lo[1] + hi[1])) + ((lo[2] + hi[2]) + (lo[3] + hi[3]));
+    GnVec s = (v[0] + v[2]) + (v[1] + v[3]);
+    return tail + ((s[0] + s[2]) + (s[1] + s[3]));
 }
 
 /* the sums of p - k and of (p - k)^2 over p[0..n), in double (k is 0 for float32: p^2 is
@@ -70,29 +74,27 @@ gn_hsum(double tail, GnVec lo, GnVec hi)
 static inline __attribute__((always_inline)) void
 gn_moments(int f8, const char *restrict p, int64_t n, double k, double *s1, double *s2)
 {
-    GnVec a0 = {0, 0, 0, 0}, a1 = {0, 0, 0, 0}, q0 = {0, 0, 0, 0}, q1 = {0, 0, 0, 0};
+    GnVec a[4] = {{0}}, q[4] = {{0}};
     double ta = 0, tq = 0;
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        GnVec v0, v1;
-        gn_load4(f8, p, i, &v0);
-        gn_load4(f8, p, i + 4, &v1);
-        if (f8) {
-            v0 -= k;
-            v1 -= k;
+    for (; i + 16 <= n; i += 16) {
+        for (int u = 0; u < 4; u++) {
+            GnVec v;
+            gn_load4(f8, p, i + 4 * u, &v);
+            if (f8) {
+                v -= k;
+            }
+            a[u] += v;
+            q[u] += v * v;
         }
-        a0 += v0;
-        a1 += v1;
-        q0 += v0 * v0;
-        q1 += v1 * v1;
     }
     for (; i < n; i++) {
         double v = nn_load(f8, p, i) - k;
         ta += v;
         tq += v * v;
     }
-    *s1 = gn_hsum(ta, a0, a1);
-    *s2 = gn_hsum(tq, q0, q1);
+    *s1 = gn_hsum(ta, a);
+    *s2 = gn_hsum(tq, q);
 }
 
 /* the sums of dy and of dy (x - mean) over [0, n), in double (mean is 0 for float32) */
@@ -100,31 +102,28 @@ static inline __attribute__((always_inline)) void
 gn_dot(int f8, const char *restrict dy, const char *restrict x, int64_t n, double mean,
        double *sdy, double *sdx)
 {
-    GnVec a0 = {0, 0, 0, 0}, a1 = {0, 0, 0, 0}, q0 = {0, 0, 0, 0}, q1 = {0, 0, 0, 0};
+    GnVec a[4] = {{0}}, q[4] = {{0}};
     double ta = 0, tq = 0;
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        GnVec g0, g1, v0, v1;
-        gn_load4(f8, dy, i, &g0);
-        gn_load4(f8, dy, i + 4, &g1);
-        gn_load4(f8, x, i, &v0);
-        gn_load4(f8, x, i + 4, &v1);
-        a0 += g0;
-        a1 += g1;
-        if (f8) {
-            v0 -= mean;
-            v1 -= mean;
+    for (; i + 16 <= n; i += 16) {
+        for (int u = 0; u < 4; u++) {
+            GnVec g, v;
+            gn_load4(f8, dy, i + 4 * u, &g);
+            gn_load4(f8, x, i + 4 * u, &v);
+            if (f8) {
+                v -= mean;
+            }
+            a[u] += g;
+            q[u] += g * v;
         }
-        q0 += g0 * v0;
-        q1 += g1 * v1;
     }
     for (; i < n; i++) {
         double g = nn_load(f8, dy, i);
         ta += g;
         tq += g * (nn_load(f8, x, i) - mean);
     }
-    *sdy = gn_hsum(ta, a0, a1);
-    *sdx = gn_hsum(tq, q0, q1);
+    *sdy = gn_hsum(ta, a);
+    *sdx = gn_hsum(tq, q);
 }
 
 /* y = (x - m) a + b and dx = a dy + b (x - m) + c over one channel, in the work dtype T, with
