@@ -454,6 +454,38 @@ def test_layer_norm_fused_vs_composite(benchmark, impl):
         benchmark(composite)
 
 
+GN_SHAPES = [(32, 64, 32, 32), (8, 32, 16, 16)]
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("shape", GN_SHAPES)
+@pytest.mark.parametrize("affine", [True, False])
+def test_group_norm_forward(benchmark, impl, shape, affine):
+    """GroupNorm(8, C): the statistics per (n, group), then y = x a[c] + b[c]."""
+    benchmark.group = f"group_norm(8) fwd {list(shape)} float32 affine={affine}"
+    L = lib(impl)
+    x = make(impl, randn(shape))
+    c = shape[1]
+    w, b = (make(impl, randn((c,), 2)), make(impl, randn((c,), 3))) if affine else (None, None)
+    with L.no_grad():
+        benchmark(lambda: L.nn.functional.group_norm(x, 8, w, b))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("shape", GN_SHAPES)
+@pytest.mark.parametrize("affine", [True, False])
+def test_group_norm_forward_backward(benchmark, impl, shape, affine):
+    """GroupNorm(8, C) forward, then the input (and weight and bias) gradients."""
+    benchmark.group = f"group_norm(8) fwd+bwd {list(shape)} float32 affine={affine}"
+    L = lib(impl)
+    x = make(impl, randn(shape)).requires_grad_(True)
+    c = shape[1]
+    w, b = ((make(impl, randn((c,), 2), True), make(impl, randn((c,), 3), True)) if affine
+            else (None, None))
+    g = make(impl, randn(shape, 1))
+    benchmark(lambda: L.nn.functional.group_norm(x, 8, w, b).backward(g))
+
+
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
 @pytest.mark.parametrize("shape", [(32, 64, 16, 16), (32, 16, 32, 32)])
 def test_batch_norm_forward_backward(benchmark, impl, shape):

@@ -492,6 +492,16 @@ def _np_layer_norm(x, shape, w, b, eps):
     return (y * (1 if w is None else w) + (0 if b is None else b), mean, rstd)
 
 
+def _np_group_norm(x, w, b, n, c, hw, group, eps):
+    """(out, mean [N, group], rstd [N, group]) over the groups of C / group channels"""
+    xg = x.reshape(n, group, -1)
+    mean, var = xg.mean(axis=2), xg.var(axis=2)
+    rstd = 1 / np.sqrt(var + eps)
+    y = ((xg - mean[..., None]) * rstd[..., None]).reshape(n, c, -1)
+    y = y * (1 if w is None else w[:, None]) + (0 if b is None else b[:, None])
+    return y.reshape(x.shape), mean, rstd
+
+
 def _np_batch_norm(x, w, b, rm, rv, training, momentum, eps):
     """(out, save_mean, save_invstd): batch statistics in training, the running ones (and
     empty saved statistics, as PyTorch's CPU kernel) in eval."""
@@ -1307,6 +1317,7 @@ _MP2 = _maxpool_indices((1, 2, 4, 4), [2, 2], 7)
 _MP3 = _maxpool_indices((1, 1, 2, 4, 4), [2, 2, 2], 7)
 _AMP = aten.adaptive_max_pool2d(_f64(1, 2, 4, 4, seed=7), [2, 2])[1]
 _LN = aten.native_layer_norm(_f64(2, 3, seed=2), [3], None, None, 1e-5)
+_GN = aten.native_group_norm(_f64(2, 4, 3, seed=2), None, None, 2, 4, 3, 2, 1e-5)
 _BN = aten.native_batch_norm(_f64(4, 3, 5, seed=2), None, None, None, None, True, 0.1, 1e-5)
 
 _SDPA = aten._scaled_dot_product_flash_attention_for_cpu(
@@ -1498,6 +1509,19 @@ ENTRIES += [
               T(3), [1, 1, 1])],
            grad_call=lambda op, go, x, shape, mean, rstd, w, b, mask: op(
                go, x, shape, *aten.native_layer_norm(x, shape, w, b, 1e-5)[1:], w, b, mask),
+           note="mean and rstd are the statistics of the input: gradcheck recomputes them "
+                "from the moved input (the formula differentiates through them)"),
+    OpInfo("native_group_norm", [S(T(2, 4, 3), T(4), T(4), 2, 4, 3, 2, 1e-5),
+                                 S(T(3, 6), None, None, 3, 6, 1, 3, 1e-5),
+                                 S(T(2, 4, 2, 2, layout="transposed"), None, T(4), 2, 4, 4, 1,
+                                   1e-3)],
+           ref=_np_group_norm),
+    OpInfo("native_group_norm_backward",
+           [S(T(2, 4, 3), T(2, 4, 3, seed=2), _values_of(_GN[1]), _values_of(_GN[2]), T(4), 2,
+              4, 3, 2, [1, 1, 1])],
+           grad_call=lambda op, go, x, mean, rstd, w, n, c, hw, g, mask: op(
+               go, x, *aten.native_group_norm(x, w, None, n, c, hw, g, 1e-5)[1:], w, n, c, hw,
+               g, mask),
            note="mean and rstd are the statistics of the input: gradcheck recomputes them "
                 "from the moved input (the formula differentiates through them)"),
     OpInfo("native_batch_norm", [S(T(4, 3, 5), T(3), T(3), C(3), C(3, low=0.5), True, 0.1, 1e-5),

@@ -741,6 +741,16 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(
             "Expected number of channels in input to be divisible by num_groups, but got input "
             f"of shape {list(input.shape)} and num_groups={num_groups}")
+    if input.device.type not in ("cpu", "meta"):
+        return _group_norm_composite(input, num_groups, weight, bias, eps)
+    hw = math.prod(input.shape[2:])
+    return aten.native_group_norm(input, weight, bias, n, c, hw, num_groups, eps)[0]
+
+
+def _group_norm_composite(input, num_groups, weight, bias, eps):
+    """group_norm as layer norm rows [N, G, -1] and the affine: the devices without
+    native_group_norm (docs/decisions.md, the fused kernels)."""
+    n = input.size(0)
     out = _normalize_rows(input.reshape(n, num_groups, -1), eps).reshape(input.shape)
     return _scale_shift_channels(out, weight, bias)
 
