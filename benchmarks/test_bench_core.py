@@ -517,6 +517,11 @@ SWEEP_OPS = {
         lambda m, a, i: a.clone().view(-1).index_put_((i,), m.ones(10**6), accumulate=True),
         lambda a, i: _np_index_add(a.reshape(-1), i, np.ones(10**6, np.float32))),
     "bincount(I)": (lambda m, a, i: m.bincount(i), lambda a, i: np.bincount(i)),
+    "bincount(I, A.view(-1))": (lambda m, a, i: m.bincount(i, a.view(-1)),
+                                lambda a, i: np.bincount(i, a.reshape(-1))),
+    "zeros(1000).scatter_reduce(0, I, A, mean)": (
+        lambda m, a, i: m.zeros(1000).scatter_reduce(0, i, a.view(-1), "mean"),
+        lambda a, i: np.bincount(i, a.reshape(-1), 1000) / (np.bincount(i, None, 1000) + 1)),
     "isin(I, I[:1000])": (lambda m, a, i: m.isin(i, i[:1000]), lambda a, i: np.isin(i, i[:1000])),
     "bucketize(A, linspace(-3, 3, 100))": (
         lambda m, a, i: m.bucketize(a, m.linspace(-3, 3, 100)),

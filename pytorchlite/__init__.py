@@ -22,7 +22,7 @@ from ._functions import *  # noqa: F401,F403
 from . import _functions
 from ._functions import __all__ as _function_names
 from ._indexing import (  # noqa: F401
-    index_reduce, isin, nonzero, nonzero_static, put, tril_indices, triu_indices, unique,
+    index_reduce, isin, nonzero, nonzero_static, put, unique,
     unique_consecutive, unravel_index)
 from ._reductions import (  # noqa: F401
     corrcoef, cov, cumulative_trapezoid, gradient, histogram, histogramdd, nanmean, trapezoid,

@@ -2,7 +2,7 @@
 (as_tuple), unique and unique_consecutive (which outputs to return).  Mirrors
 torch/functional.py and the as_tuple handling of torch/csrc/autograd/python_torch_functions.
 The kernels are aten::nonzero, aten::_unique2, aten::unique_dim, aten::unique_consecutive.
-Below them, the index composites tril_indices / triu_indices, unravel_index
+Below them, the index composites unravel_index
 (torch/functional.py) and isin (a binary search in _unique2's sorted values)."""
 from . import _C
 
@@ -60,31 +60,6 @@ def _install(tensor_class):
     tensor_class.put = put
     tensor_class.index_reduce = index_reduce
     tensor_class.index_reduce_ = _in_place(index_reduce)
-
-
-def _tri_indices(name, keep, row, col, offset, dtype, device):
-    from . import arange, int64
-    for what, n in (("row", row), ("col", col)):
-        if n < 0:
-            raise RuntimeError(f"{what} must be non-negative, got{n}")
-    dtype = int64 if dtype is None else dtype
-    if dtype.is_floating_point or dtype.is_complex or dtype == _C.bool:
-        from ._tensor_types import _NAME
-        raise NotImplementedError(f'"{name}" not implemented for \'{_NAME[dtype]}\'')
-    diag = arange(col, device=device).unsqueeze(0) - arange(row, device=device).unsqueeze(1)
-    return _op("nonzero")(keep(diag, offset)).t().to(dtype)
-
-
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    """The (row, col) indices of the lower triangle of a row x col matrix (the elements on
-    or below the offset-th diagonal) as a 2 x N tensor, in row-major order."""
-    return _tri_indices("tril_indices", lambda d, k: d <= k, row, col, offset, dtype, device)
-
-
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    """The indices of the upper triangle (on or above the offset-th diagonal); see
-    tril_indices."""
-    return _tri_indices("triu_indices", lambda d, k: d >= k, row, col, offset, dtype, device)
 
 
 def unravel_index(indices, shape):

@@ -810,6 +810,11 @@ ENTRIES += [
                               S(T(3, 3), T(4, 3), math.inf, None), S(T(2, 3), T(4, 3), 3.0, None)],
            ref=lambda a, b, p, mode: np.linalg.norm(a[:, None] - b[None], p, axis=-1),
            gradgrad="PyTorch's _cdist_backward has no derivative"),
+    OpInfo("_pdist_forward", [S(T(4, 3), 2.0), S(T(3, 2), 1.0), S(T(4, 3), math.inf),
+                              S(T(3, 3), 3.0), S(T(1, 2), 2.0)],
+           ref=lambda a, p=2.0: np.linalg.norm(
+               (a[:, None] - a[None])[np.triu_indices(a.shape[0], 1)], p, axis=-1),
+           gradgrad="PyTorch's _pdist_backward has no derivative"),
 ]
 
 
@@ -1584,6 +1589,8 @@ _RNN_LAYER = aten._ptl_rnn_layer(_f64(2, 2, 8, seed=1), _f64(2, 2, seed=2), _f64
                                  _f64(8, 2, seed=4), None, None, None, 2, False)
 _CD_X = (_f64(3, 2, seed=1), _f64(2, 2, seed=2))
 _CD = _CD_X + (aten._cdist_forward(*_CD_X, 2.0, None),)
+_PD_X = _f64(4, 3, seed=1)
+_PD = (_PD_X, aten._pdist_forward(_PD_X, 2.0))
 SORTED = [-1.5, -0.5, 0.0, 1.0, 2.5]
 
 
@@ -1620,6 +1627,12 @@ ENTRIES += [
            dtypes=WITH_BOOL, grad="none"),
     OpInfo("scalar_tensor", [S(1.5, dtype=DTYPE)], ref=lambda s, dtype: np.array(s),
            grad="none"),
+    OpInfo("tril_indices", [S(3, 4, dtype=DTYPE), S(4, 3, -1, dtype=DTYPE), S(0, 2, dtype=DTYPE)],
+           ref=lambda r, c, o=0, dtype=None: np.array(np.tril_indices(r, o, c)),
+           dtypes=(ptl.int32, ptl.int64), grad="none"),
+    OpInfo("triu_indices", [S(3, 4, dtype=DTYPE), S(4, 3, 2, dtype=DTYPE), S(2, 0, dtype=DTYPE)],
+           ref=lambda r, c, o=0, dtype=None: np.array(np.triu_indices(r, o, c)),
+           dtypes=(ptl.int32, ptl.int64), grad="none"),
     # logical, comparison and bitwise
     binary("logical_and", np.logical_and, dtypes=WITH_BOOL, grad="none"),
     binary("logical_or", np.logical_or, dtypes=WITH_BOOL, grad="none"),
@@ -1783,6 +1796,8 @@ ENTRIES += [
            ref=lambda a, b, p=2.0, mode=None: np.linalg.norm(a[:, None] - b[None], p, axis=-1)),
     OpInfo("_cdist_backward",
            [S(T(3, 2), _values_of(_CD[0]), _values_of(_CD[1]), 2.0, _values_of(_CD[2]))],
+           grad="none"),
+    OpInfo("_pdist_backward", [S(T(6), _values_of(_PD[0]), 2.0, _values_of(_PD[1]))],
            grad="none"),
     OpInfo("linalg_svd", [S(T(3, 2), False), S(T(2, 3))]),
     OpInfo("linalg_svdvals", [S(T(3, 2))],

@@ -1252,7 +1252,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return _vector_norm(d, p, dim, keepdim)
 
 
-_PDIST_CHUNK = 1 << 18   # pdist's elements of differences at a time
+_PDIST_CHUNK = 1 << 18   # pdist's elements of differences at a time (off the CPU)
 
 
 def pdist(input, p=2):
@@ -1264,11 +1264,13 @@ def pdist(input, p=2):
         raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
+    if input.device.type == "cpu":   # float32 / float64 only, as PyTorch's CPU kernel
+        return _C._op("aten::_pdist_forward")(input, p)   # Note [Pdist loops]
     i, j = torch.triu_indices(input.size(0), input.size(0), 1, device=input.device)
     if input.size(1) == 0:   # no coordinates: every distance 0 (the inf norm has no identity)
         return (input[i] - input[j]).sum(1)
-    # _PDIST_CHUNK differences at a time, so that they stay in cache: the same values and
-    # bits as one pass, at half its time on 500 x 64 (which had been 0.08x PyTorch's, issue 16)
+    # on a device: _PDIST_CHUNK differences at a time, so that they stay in cache (the same
+    # values and bits as one pass)
     step = max(1, _PDIST_CHUNK // input.size(1))
     if i.numel() <= step:
         return torch.linalg.vector_norm(input[i] - input[j], p, 1)

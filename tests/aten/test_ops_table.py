@@ -52,6 +52,7 @@ NO_DERIVATIVE = {
     "set_.source_Tensor": "derivatives.yaml: set_ has none (its NotImplemented grad_fn is "
                           "PyTorch's too)",
     "_cdist_backward": "PyTorch's _cdist_backward has no derivative",
+    "_pdist_backward": "derivatives.yaml: _pdist_backward's derivative is not_implemented",
     "_grid_sampler_backward_backward": "a third derivative of grid_sampler",
     "_ptl_rnn_layer_backward": "PyTorch's _cudnn_rnn_backward has no derivative either "
                                "(Note [Recurrent layer] in native/rnn.c)",

@@ -177,11 +177,37 @@ def test_cartesian_prod_and_combinations():
 
 
 @pytest.mark.parametrize("row, col, offset", [(3, 4, 0), (4, 3, -1), (0, 3, 0), (3, 3, 5),
-                                              (3, 3, -5), (1, 1, 0), (5, 2, 1)])
+                                              (3, 3, -5), (1, 1, 0), (5, 2, 1), (3, 0, 0),
+                                              (0, 0, 0), (0, 0, -2), (4, 6, 2), (6, 4, -2),
+                                              (4, 6, 6), (4, 6, 5), (4, 6, -4), (4, 6, -3),
+                                              (2, 3, 2 ** 62), (2, 3, -2 ** 62),
+                                              (2, 3, 2 ** 63 - 1), (2, 3, -2 ** 63)])
 def test_tril_and_triu_indices(row, col, offset):
-    _exact(ptl.tril_indices(row, col, offset), np.array(np.tril_indices(row, offset, col)))
-    _exact(ptl.triu_indices(row, col, offset), np.array(np.triu_indices(row, offset, col)))
-    assert ptl.tril_indices(row, col, offset, dtype=ptl.int32).dtype == ptl.int32
+    # the native factories (factory.c): offsets on, past and far past both corners
+    # (clamped before any row + offset), empty rows or columns
+    clip = max(min(offset, 10), -10)
+    _exact(ptl.tril_indices(row, col, offset), np.array(np.tril_indices(row, clip, col)))
+    _exact(ptl.triu_indices(row, col, offset), np.array(np.triu_indices(row, clip, col)))
+    for fn, npfn in ((ptl.tril_indices, np.tril_indices), (ptl.triu_indices, np.triu_indices)):
+        got = fn(row, col, offset, dtype=ptl.int32)
+        assert got.dtype == ptl.int32
+        _exact(got, np.array(npfn(row, clip, col)).astype(np.int32))
+        assert fn(row, col, offset, dtype=None).dtype == ptl.int64
+
+
+def test_tri_indices_large_and_devices():
+    r, c = np.triu_indices(1000, 0, 1000)
+    got = ptl.triu_indices(1000, 1000)
+    assert got.shape == (2, 500500) and got.is_contiguous()
+    _exact(got, np.stack([r, c]))
+    _exact(ptl.tril_indices(257, 300, -3), np.array(np.tril_indices(257, -3, 300)))
+    meta = ptl.triu_indices(5, 7, 1, device="meta")
+    assert meta.shape == (2, 20) and meta.device.type == "meta"
+    assert ptl.tril_indices(3, 3, device="cpu").device.type == "cpu"
+    if torch is not None:
+        for args in [(5, 7, 1), (7, 5, -2), (0, 4, 0)]:
+            for name in ("tril_indices", "triu_indices"):
+                _exact(getattr(ptl, name)(*args), getattr(torch, name)(*args).numpy())
 
 
 def test_tri_indices_errors():
@@ -191,6 +217,13 @@ def test_tri_indices_errors():
                              "col must be non-negative, got-3")
     assert_raises_like_torch(lambda m: m.tril_indices(2, 2, dtype=m.float32),
                              NotImplementedError, "\"tril_indices\" not implemented for 'Float'")
+    for dt, name in [("int16", "Short"), ("int8", "Char"), ("uint8", "Byte"), ("bool", "Bool"),
+                     ("float64", "Double"), ("complex64", "ComplexFloat")]:
+        assert_raises_like_torch(lambda m: m.triu_indices(3, 2, dtype=getattr(m, dt)),
+                                 NotImplementedError,
+                                 f"\"triu_indices\" not implemented for '{name}'")
+    assert_raises_like_torch(lambda m: m.triu_indices(-1, 2, dtype=m.float32), RuntimeError,
+                             "row must be non-negative, got-1")
 
 
 @pytest.mark.parametrize("shape", [(2, 3), (4,), (2, 1, 5), (3, 0), 6])

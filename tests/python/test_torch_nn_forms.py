@@ -269,8 +269,9 @@ def test_pdist_against_numpy(shape, layout):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_pdist_chunks_give_the_one_pass_bits(monkeypatch, threads):
-    # nn.functional._PDIST_CHUNK elements of differences at a time: the pair counts 10 (5 rows)
-    # and 15 (6 rows) at, below and above a chunk of 10 pairs (20 elements of 2 coordinates)
+    # nn.functional._PDIST_CHUNK elements of differences at a time on a device (the CPU
+    # takes the _pdist_forward kernel, which the chunk must not change): the pair counts 10
+    # (5 rows) and 15 (6 rows) at, below and above a chunk of 10 pairs (20 elements)
     rng = np.random.default_rng(4)
     with num_threads(threads):
         for rows in (4, 5, 6, 9):

@@ -42,6 +42,7 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_cat, PTL_OP_stack, PTL_OP_index_Tensor, PTL_OP_index_select,
     PTL_OP_real, PTL_OP_imag, PTL_OP_view_as_real, PTL_OP_view_as_complex, PTL_OP_complex,
     PTL_OP_polar, PTL_OP_angle, PTL_OP_conj, PTL_OP_conj_physical,
+    PTL_OP_tril_indices, PTL_OP_triu_indices,   /* they refuse every dtype but int32/int64 */
 };
 
 /* The ordering ops' own messages (PyTorch 2.13's wording and exception type). */

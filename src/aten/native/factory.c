@@ -1,6 +1,7 @@
 /* factory.c -- tensor factories: empty, zeros, ones, full, the *_like family, arange,
- * linspace, logspace, eye, scalar_tensor.  Mirrors ATen/native/TensorFactories.cpp and
- * ATen/native/RangeFactories.cpp; and resize_ / resize_as_, from ATen/native/Resize.cpp.
+ * linspace, logspace, eye, tril_indices / triu_indices, scalar_tensor.  Mirrors
+ * ATen/native/TensorFactories.cpp and ATen/native/RangeFactories.cpp; and resize_ / resize_as_,
+ * from ATen/native/Resize.cpp.
  *
  * Factories have no tensor argument, so the dispatcher picks the backend from `device`
  * (Note [Dispatch]).  They are registered for CPU and CUDA: the values are made on the CPU
@@ -524,6 +525,84 @@ scalar_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return set_result(s, t, dev);
 }
 
+/* ---- tril_indices, triu_indices ---- */
+
+/* The columns [*lo, *hi) of row i kept by the lower (tril) or upper triangle at offset off,
+ * which the caller clamped to [-row, col] so that i + off cannot overflow. */
+static inline void
+tri_row_span(int upper, int64_t i, int64_t off, int64_t col, int64_t *lo, int64_t *hi)
+{
+    int64_t d = i + off;
+    *lo = upper ? (d > 0 ? d : 0) : 0;
+    *hi = upper ? col : (d + 1 < 0 ? 0 : d + 1 < col ? d + 1 : col);
+    if (*hi < *lo) {
+        *hi = *lo;
+    }
+}
+
+#define TRI_FILL(T)                                                                  \
+    do {                                                                             \
+        T *r0 = (T *)base, *r1 = r0 + n;                                             \
+        for (int64_t i = 0; i < row; i++) {                                          \
+            int64_t lo, hi;                                                          \
+            tri_row_span(upper, i, off, col, &lo, &hi);                              \
+            for (int64_t j = lo; j < hi; j++) {                                      \
+                *r0++ = (T)i;                                                        \
+                *r1++ = (T)j;                                                        \
+            }                                                                        \
+        }                                                                            \
+    } while (0)
+
+/* tril_indices / triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, ...):
+ * the (row, col) coordinates of the elements on or below (tril) or on or above (triu) the
+ * offset-th diagonal of a row x col matrix, as a 2 x N tensor in row-major order; one pass
+ * of stores per row, int32 or int64 as in PyTorch. */
+static int
+tri_indices_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int upper = op->id == PTL_OP_triu_indices;
+    int64_t row = s[0].u.i, col = s[1].u.i, off = s[2].u.i;
+    PtlDtype dt = dtype_or(&s[3], PTL_DTYPE_INT64);
+    PtlDevice dev = device_or(&s[5], ptl_device_cpu());
+    if (row < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "row must be non-negative, got%lld",
+                             (long long)row);
+    }
+    if (col < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "col must be non-negative, got%lld",
+                             (long long)col);
+    }
+    if (dt != PTL_DTYPE_INT64 && dt != PTL_DTYPE_INT32) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'",
+                             upper ? "triu_indices" : "tril_indices",
+                             ptl_dtype_legacy_name(dt));
+    }
+    off = off < -row ? -row : off > col ? col : off;
+    int64_t n = 0;
+    for (int64_t i = 0; i < row; i++) {
+        int64_t lo, hi;
+        tri_row_span(upper, i, off, col, &lo, &hi);
+        n += hi - lo;
+    }
+    int64_t sizes[2] = {2, n};
+    PtlTensorImpl *t;
+    if (check_device(dev) < 0 || (t = new_filled(2, sizes, dt, NULL, dev)) == NULL) {
+        return -1;
+    }
+    if (t->device.type != PTL_DEVICE_META) {
+        char *base = ptl_tensor_data(t);
+        if (dt == PTL_DTYPE_INT64) {
+            TRI_FILL(int64_t);
+        }
+        else {
+            TRI_FILL(int32_t);
+        }
+    }
+    return set_result(s, t, dev);
+}
+#undef TRI_FILL
+
 /* ---- resize_ and set_ (ATen/native/Resize.cpp, TensorShape.cpp) ---- */
 
 /* resize_(Tensor(a!) self, int[] size, *, MemoryFormat? memory_format) and
@@ -656,6 +735,8 @@ static const PtlKernelReg factory_kernels[] = {
     FACTORY(eye, eye_cpu),
     FACTORY(eye_m, eye_cpu),
     FACTORY(scalar_tensor, scalar_tensor_cpu),
+    FACTORY(tril_indices, tri_indices_cpu),
+    FACTORY(triu_indices, tri_indices_cpu),
 };
 #undef FACTORY
 PTL_DEFINE_REGISTER(factory_kernels)

@@ -1,4 +1,4 @@
-/* linalg_norm.c -- linalg_vector_norm, cdist and renorm.  Mirrors linalg_vector_norm of
+/* linalg_norm.c -- linalg_vector_norm, cdist, pdist and renorm.  Mirrors linalg_vector_norm of
  * ATen/native/LinearAlgebra.cpp, cdist of ATen/native/Distance.cpp and renorm of
  * ATen/native/Normalization.cpp.
  *
@@ -7,13 +7,17 @@
  * over redispatched ops with RenormBackward0.  cdist is composite: it checks its arguments
  * with PyTorch's texts and then calls other ops through the dispatcher.  Its direct path
  * is the CPU kernel _cdist_forward (loops over every row pair, with CdistBackward0 and
- * _cdist_backward, PyTorch's formulas); its matmul path for p = 2 is composite. */
+ * _cdist_backward, PyTorch's formulas); its matmul path for p = 2 is composite.  pdist's
+ * CPU kernels _pdist_forward / _pdist_backward (PdistBackward0) are Note [Pdist loops]. */
 #include <math.h>
+#include <stdlib.h>
 
+#include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "device_compose.h"
 #include "native.h"
+#include "vec_math.h"
 
 static PtlTensorImpl *
 call2(PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b)
@@ -274,6 +278,316 @@ cdist_dtype_check(PtlDtype dt)
                              ptl_dtype_legacy_name(dt));
     }
     return 0;
+}
+
+/* ---- _pdist_forward / _pdist_backward ---- */
+
+/* Note [Pdist loops]
+ * ~~~~~~~~~~~~~~~~~~
+ * pdist(x [N, M]) is the distance of every row pair i < j, row-major: the pair (i, j) is
+ * out[i N - i (i + 1) / 2 + j - i - 1].  The forward splits the N (N - 1) / 2 pairs into
+ * ranges (each thread walks its range row by row) and computes each distance directly from
+ * the differences, as PyTorch does (no Gram matrix, whose cancellation would lose the small
+ * distances).  For float32 with p = 2 or 1 on AVX2 it takes PDIST_ROWS rows j at a time
+ * against row i: 8 columns per step in float lanes (each pair's own lanes, one load of row
+ * i for the group), the lanes and the column tail (M % 8) summed in double at the end;
+ * that is PyTorch's accuracy (float sums of M / 8 terms per lane).  Every other case (p = 0,
+ * inf, other p, float64, no AVX2) accumulates each pair in double, one column at a time.
+ * The backward adds each pair's gradient to both of its rows (+ to i, - to j) in a double
+ * buffer, serially, with cdist's formulas per p. */
+
+#define PDIST_ROWS 4
+
+typedef struct PdistCtx {
+    const char *x;
+    char *out;
+    int64_t N, M;
+    double p;
+    int kind;
+    PtlDtype dtype;
+} PdistCtx;
+
+/* The first pair index of row i. */
+static inline int64_t
+pdist_row_start(int64_t i, int64_t N)
+{
+    return i * N - i * (i + 1) / 2;
+}
+
+/* ||x_i - x_j||_p accumulated in double (the general loop). */
+static double
+pdist_pair(const PdistCtx *c, int64_t i, int64_t j)
+{
+    int64_t M = c->M;
+    const char *x = c->x;
+    double acc = 0;
+    for (int64_t k = 0; k < M; k++) {
+        double d = fabs(load(x, i * M + k, c->dtype) - load(x, j * M + k, c->dtype));
+        switch (c->kind) {
+        case P_ZERO: acc += d != 0; break;
+        case P_ONE: acc += d; break;
+        case P_TWO: acc += d * d; break;
+        case P_INF: acc = d > acc || isnan(d) ? d : acc; break;
+        default: acc += pow(d, c->p); break;
+        }
+    }
+    return c->kind == P_TWO ? sqrt(acc)
+           : c->kind == P_LT_TWO || c->kind == P_GENERAL ? pow(acc, 1.0 / c->p) : acc;
+}
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* The sums in double of the 8 float lanes of each of v[0..4), as one vector. */
+static inline PTL_AVX2 __m256d
+pdist_hsum4(const __m256 *v)
+{
+    __m256d s[4];
+    for (int r = 0; r < 4; r++) {
+        s[r] = _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v[r])),
+                             _mm256_cvtps_pd(_mm256_extractf128_ps(v[r], 1)));
+    }
+    __m256d h01 = _mm256_hadd_pd(s[0], s[1]), h23 = _mm256_hadd_pd(s[2], s[3]);
+    return _mm256_add_pd(_mm256_permute2f128_pd(h01, h23, 0x20),
+                         _mm256_permute2f128_pd(h01, h23, 0x31));
+}
+
+/* out[0..n) = the p = 2 (l1 = 0) or p = 1 (l1 = 1) distances of float row a to the n <= 4
+ * rows b[0..n) (missing rows repeat b[0]; Note [Pdist loops]). */
+static inline PTL_AVX2 void
+pdist_rows_f4_avx2(const float *a, const float *const *b, int n, int64_t M, int l1,
+                   float *out)
+{
+    __m256 acc[PDIST_ROWS], sign = _mm256_set1_ps(-0.0f);
+    const float *b0 = b[0], *b1 = n > 1 ? b[1] : b0, *b2 = n > 2 ? b[2] : b0;
+    const float *b3 = n > 3 ? b[3] : b0;
+    double tail[PDIST_ROWS] = {0, 0, 0, 0};
+    int64_t k = 0;
+    for (int r = 0; r < PDIST_ROWS; r++) {
+        acc[r] = _mm256_setzero_ps();
+    }
+#define PDIST_STEP(R, B)                                                                    \
+    do {                                                                                    \
+        __m256 d = _mm256_sub_ps(va, _mm256_loadu_ps((B) + k));                             \
+        acc[R] = l1 ? _mm256_add_ps(acc[R], _mm256_andnot_ps(sign, d))                      \
+                    : _mm256_fmadd_ps(d, d, acc[R]);                                        \
+    } while (0)
+    for (; k + 8 <= M; k += 8) {
+        __m256 va = _mm256_loadu_ps(a + k);
+        PDIST_STEP(0, b0);
+        PDIST_STEP(1, b1);
+        PDIST_STEP(2, b2);
+        PDIST_STEP(3, b3);
+    }
+#undef PDIST_STEP
+    const float *bs[PDIST_ROWS] = {b0, b1, b2, b3};
+    for (int r = 0; r < PDIST_ROWS; r++) {
+        for (int64_t t = k; t < M; t++) {
+            float d = a[t] - bs[r][t];
+            tail[r] += l1 ? fabsf(d) : (double)d * d;
+        }
+    }
+    __m256d sum = _mm256_add_pd(pdist_hsum4(acc), _mm256_loadu_pd(tail));
+    __m128 res = _mm256_cvtpd_ps(l1 ? sum : _mm256_sqrt_pd(sum));
+    if (n == PDIST_ROWS) {
+        _mm_storeu_ps(out, res);
+        return;
+    }
+    float r4[PDIST_ROWS];
+    _mm_storeu_ps(r4, res);
+    for (int r = 0; r < n; r++) {
+        out[r] = r4[r];
+    }
+}
+
+/* The pairs [begin, end) of a float32 p = 1 or 2 pdist, row i's from pair j. */
+static PTL_AVX2 void
+pdist_range_f4_avx2(const PdistCtx *c, int64_t i, int64_t j, int64_t begin, int64_t end)
+{
+    const float *x = (const float *)c->x;
+    float *out = (float *)c->out;
+    int64_t N = c->N, M = c->M;
+    int l1 = c->kind == P_ONE;
+    for (int64_t o = begin; o < end;) {
+        const float *b[PDIST_ROWS] = {x, x, x, x};
+        int n = 0;
+        while (n < PDIST_ROWS && j < N && o + n < end) {
+            b[n++] = x + (j++) * M;
+        }
+        pdist_rows_f4_avx2(x + i * M, b, n, M, l1, out + o);
+        o += n;
+        if (j == N) {
+            i++;
+            j = i + 1;
+        }
+    }
+}
+#endif
+
+/* pairs [begin, end) */
+static int
+pdist_forward_range(void *vctx, int64_t begin, int64_t end)
+{
+    const PdistCtx *c = vctx;
+    int64_t N = c->N, i = 0;
+    /* row i holds pairs [start(i), start(i + 1)): a first guess from the quadratic, then
+     * corrected */
+    double n2 = (double)(2 * N - 1);
+    i = (int64_t)((n2 - sqrt(n2 * n2 - 8.0 * (double)begin)) / 2);
+    i = i < 0 ? 0 : i > N - 2 ? N - 2 : i;
+    while (i > 0 && pdist_row_start(i, N) > begin) {
+        i--;
+    }
+    while (i < N - 2 && pdist_row_start(i + 1, N) <= begin) {
+        i++;
+    }
+    int64_t j = i + 1 + (begin - pdist_row_start(i, N));
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (c->dtype == PTL_DTYPE_FLOAT32 && (c->kind == P_TWO || c->kind == P_ONE) &&
+        ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        pdist_range_f4_avx2(c, i, j, begin, end);
+        return 0;
+    }
+#endif
+    for (int64_t o = begin; o < end; o++) {
+        store(c->out, o, c->dtype, pdist_pair(c, i, j));
+        if (++j == N) {
+            i++;
+            j = i + 1;
+        }
+    }
+    return 0;
+}
+
+static int
+pdist_check(const PtlTensorImpl *x, const char *what)
+{
+    if (x->dim != 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pdist only supports 2D tensors, got: %dD",
+                             x->dim);
+    }
+    if (x->dtype != PTL_DTYPE_FLOAT32 && x->dtype != PTL_DTYPE_FLOAT64) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", what,
+                             ptl_dtype_legacy_name(x->dtype));
+    }
+    return 0;
+}
+
+/* _pdist_forward(Tensor self, float p=2) -> Tensor: self [N, M] -> [N (N - 1) / 2] */
+static int
+_pdist_forward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *x = NULL, *out = NULL;
+    double p = ptl_iv_to_double(&s[1]);
+    if (pdist_check(self, "pdist") < 0) {
+        return -1;
+    }
+    if (p < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pdist only supports non-negative p values");
+    }
+    int64_t N = self->sizes[0], pairs = N >= 2 ? N * (N - 1) / 2 : 0;
+    if ((x = ptl_contiguous(self)) == NULL ||
+        (out = ptl_empty(1, &pairs, self->dtype, self->device)) == NULL) {
+        goto error;
+    }
+    PdistCtx c = {ptl_tensor_data(x), ptl_tensor_data(out), N, self->sizes[1], p, p_kind(p),
+                  self->dtype};
+    int64_t per = c.M + 1, grain = PTL_GRAIN_SIZE / per > 0 ? PTL_GRAIN_SIZE / per : 1;
+    void *tok = pairs * per > PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    int rc = pairs > 0 ? ptl_parallel_for(0, pairs, grain, pdist_forward_range, &c) : 0;
+    ptl_nogil_end(tok);
+    if (rc < 0) {
+        goto error;
+    }
+    ptl_decref(x);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    ptl_xdecref(x);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* d dist / d x_i for one pair and column: diff = x_i - x_j (cdist_backward_rows' formulas) */
+static inline double
+pdist_grad_term(int kind, double p, double g, double dist, double diff, PtlDtype dt)
+{
+    double sg = (diff > 0) - (diff < 0), ad = fabs(diff);
+    switch (kind) {
+    case P_ZERO: return 0;
+    case P_ONE: return g * sg;
+    case P_TWO: return dist == 0 ? 0 : g * diff / dist;
+    case P_INF: return ad_in_dtype(ad, dt) == dist ? g * sg : 0;
+    case P_LT_TWO:
+        return dist == 0 || (diff == 0 && p < 1) ? 0 : sg * pow(ad, p - 1) * g / pow(dist, p - 1);
+    default: return dist == 0 ? 0 : diff * pow(ad, p - 2) * g / pow(dist, p - 1);
+    }
+}
+
+/* _pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor: the gradient
+ * of self [N, M] (Note [Pdist loops]) */
+static int
+_pdist_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *t[3] = {NULL, NULL, NULL}, *out = NULL;
+    PtlTensorImpl *in[3] = {s[0].u.t, s[1].u.t, s[3].u.t};
+    double p = ptl_iv_to_double(&s[2]), *acc = NULL;
+    if (pdist_check(in[1], "pdist_backward") < 0) {
+        return -1;
+    }
+    int64_t N = in[1]->sizes[0], M = in[1]->sizes[1], pairs = N >= 2 ? N * (N - 1) / 2 : 0;
+    for (int i = 0; i < 3; i += 2) {
+        if (in[i]->dtype != in[1]->dtype || in[i]->numel != pairs) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "_pdist_backward: expected %s of %lld "
+                                 "elements and self's dtype", i == 0 ? "grad" : "pdist",
+                                 (long long)pairs);
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        if ((t[i] = ptl_contiguous(in[i])) == NULL) {
+            goto error;
+        }
+    }
+    if ((out = ptl_empty(2, in[1]->sizes, in[1]->dtype, in[1]->device)) == NULL ||
+        (N * M > 0 && (acc = calloc((size_t)(N * M), sizeof(double))) == NULL)) {
+        if (out != NULL) {
+            ptl_error_set(PTL_ERR_MEMORY, "pdist_backward: out of memory");
+        }
+        goto error;
+    }
+    const char *g = ptl_tensor_data(t[0]), *x = ptl_tensor_data(t[1]);
+    const char *dist = ptl_tensor_data(t[2]);
+    PtlDtype dt = in[1]->dtype;
+    int kind = p_kind(p);
+    for (int64_t i = 0, o = 0; i < N; i++) {
+        for (int64_t j = i + 1; j < N; j++, o++) {
+            double go = load(g, o, dt), d = load(dist, o, dt);
+            for (int64_t k = 0; k < M; k++) {
+                double diff = load(x, i * M + k, dt) - load(x, j * M + k, dt);
+                double v = pdist_grad_term(kind, p, go, d, diff, dt);
+                acc[i * M + k] += v;
+                acc[j * M + k] -= v;
+            }
+        }
+    }
+    for (int64_t e = 0; e < N * M; e++) {
+        store(ptl_tensor_data(out), e, dt, acc[e]);
+    }
+    free(acc);
+    for (int i = 0; i < 3; i++) {
+        ptl_decref(t[i]);
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    free(acc);
+    for (int i = 0; i < 3; i++) {
+        ptl_xdecref(t[i]);
+    }
+    ptl_xdecref(out);
+    return -1;
 }
 
 /* ---- _cdist_forward / _cdist_backward on the device path ---- */
@@ -784,6 +1098,8 @@ static const PtlKernelReg linalg_norm_kernels[] = {
     {PTL_OP_cdist, PTL_KEY_COMPOSITE_IMPLICIT, cdist_composite},
     {PTL_OP__cdist_forward, PTL_KEY_CPU, _cdist_forward_cpu},
     {PTL_OP__cdist_backward, PTL_KEY_CPU, _cdist_backward_cpu},
+    {PTL_OP__pdist_forward, PTL_KEY_CPU, _pdist_forward_cpu},
+    {PTL_OP__pdist_backward, PTL_KEY_CPU, _pdist_backward_cpu},
     {PTL_OP_renorm, PTL_KEY_CPU, renorm_cpu},
     {PTL_OP_renorm_, PTL_KEY_CPU, renorm_cpu},
 };

@@ -1,6 +1,7 @@
 /* summary.c -- unique, unique_consecutive, bincount, histc, searchsorted, bucketize, one_hot.
  * Mirrors ATen/native/Unique.cpp, ATen/native/SummaryOps.cpp, ATen/native/Bucketization.cpp
  * and ATen/native/Onehot.cpp. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,7 +400,9 @@ done:
  * issue 16).  The counts go to BINCOUNT_LANES histograms, value i to lane i % lanes, summed
  * at the end, so that runs of equal values do not wait on one another's stores; integer
  * sums, so the counts are exact in any order.  More than BINCOUNT_LANES_MAX bins take one
- * histogram (the lanes would no longer stay in cache). */
+ * histogram (the lanes would no longer stay in cache).  Contiguous int64 values count into
+ * 32-bit lanes in a loop unrolled by the four lanes (bincount_lanes_i8).  Weights of
+ * float32 or float64 add in typed loops, in index order. */
 #define BINCOUNT_LANES 4
 #define BINCOUNT_LANES_MAX 65536
 
@@ -456,6 +459,26 @@ bincount_extremes(const PtlTensorImpl *self, int64_t *lo_out, int64_t *len)
     *len = hi + 1;
 }
 
+/* h[k * len + x[i]]++ for lane k = i % 4 of the n contiguous int64 values x (32-bit lanes:
+ * the caller keeps n / 4 + 1 below 2^31), unrolled so that the four lanes' increments are
+ * independent (0.73x PyTorch's time for 1e6 values into 1000 bins with a lane index computed
+ * per value, issue 16) */
+static void
+bincount_lanes_i8(const int64_t *x, int64_t n, int32_t *h, int64_t len)
+{
+    int32_t *h1 = h + len, *h2 = h1 + len, *h3 = h2 + len;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        h[x[i]]++;
+        h1[x[i + 1]]++;
+        h2[x[i + 2]]++;
+        h3[x[i + 3]]++;
+    }
+    for (; i < n; i++) {
+        h[(i & 3) * len + x[i]]++;
+    }
+}
+
 /* The counts of self's values (all in [0, len)) into out[0..len), zeroed; 0 or -1 */
 static int
 bincount_counts(const PtlTensorImpl *self, int64_t *out, int64_t len)
@@ -464,6 +487,19 @@ bincount_counts(const PtlTensorImpl *self, int64_t *out, int64_t len)
     int64_t n = self->numel, st = self->strides[0];
     int64_t lanes = len <= BINCOUNT_LANES_MAX && n >= BINCOUNT_LANES * len ? BINCOUNT_LANES : 1;
     int64_t mask = lanes - 1;   /* lanes: a power of 2 */
+    if (lanes == BINCOUNT_LANES && self->dtype == PTL_DTYPE_INT64 && st == 1 &&
+        n / BINCOUNT_LANES < INT32_MAX) {
+        int32_t *h32 = calloc((size_t)(lanes * len), sizeof(int32_t));
+        if (h32 == NULL) {
+            return ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+        }
+        bincount_lanes_i8((const int64_t *)p, n, h32, len);
+        for (int64_t v = 0; v < len; v++) {
+            out[v] = (int64_t)h32[v] + h32[len + v] + h32[2 * len + v] + h32[3 * len + v];
+        }
+        free(h32);
+        return 0;
+    }
     int64_t *h = lanes == 1 ? out : calloc((size_t)(lanes * len), sizeof(int64_t));
     if (h == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "out of memory");
@@ -559,6 +595,22 @@ bincount_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         ptl_decref(out);
         return -1;
     }
+    /* int64 values with float32 or float64 weights in typed loops, in index order (the
+     * bits of the sequential sums; 0.92x PyTorch's time through the generic loads) */
+#define BINCOUNT_WEIGHTS(T, W)                                                              \
+    for (int64_t i = 0; i < self->numel; i++) {                                             \
+        ((T *)o)[((const int64_t *)p)[i * (st / 8)]] +=                                     \
+            (T)((const W *)wp)[i * (wst / (int64_t)sizeof(W))];                              \
+    }
+    if (w != NULL && self->dtype == PTL_DTYPE_INT64 && w->dtype == PTL_DTYPE_FLOAT32) {
+        BINCOUNT_WEIGHTS(float, float)
+        w = NULL;
+    }
+    else if (w != NULL && self->dtype == PTL_DTYPE_INT64 && w->dtype == PTL_DTYPE_FLOAT64) {
+        BINCOUNT_WEIGHTS(double, double)
+        w = NULL;
+    }
+#undef BINCOUNT_WEIGHTS
     for (int64_t i = 0; w != NULL && i < self->numel; i++) {
         int64_t v = ptl_load_int(p + i * st, self->dtype);
         if (w == NULL) {

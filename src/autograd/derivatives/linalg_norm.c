@@ -1,4 +1,4 @@
-/* derivatives/linalg_norm.c -- derivative formulas of _cdist_forward and renorm
+/* derivatives/linalg_norm.c -- derivative formulas of _cdist_forward, _pdist_forward and renorm
  * (aten/native/linalg_norm.c).  Mirrors their rows of tools/autograd/derivatives.yaml and
  * renorm_backward / linalg_vector_norm_backward of FunctionsManual.cpp.  linalg_vector_norm
  * shares norm's formula (derivatives/reduce.c); einsum, tensordot and cdist's matmul path
@@ -50,6 +50,31 @@ done:
     ptl_xdecref(dist);
     ptl_xdecref(gt);
     ptl_xdecref(dt);
+    return rc;
+}
+
+/* _pdist_forward(self, p) -> dist: self gets _pdist_backward(g, self, p, dist).  Saved: self,
+ * dist. */
+int
+pdist_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *self = NULL, *dist = NULL;
+    int rc = -1;
+
+    if (saved(n, 0, &self) < 0 || saved(n, 1, &dist) < 0) {
+        goto done;
+    }
+    if (NEEDS(0)) {
+        PtlIValue v[4] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(self), n->args[1],
+                          ptl_iv_tensor(dist)};
+        if (put(n, go, 0, callv(PTL_OP__pdist_backward, 4, v)) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    ptl_xdecref(self);
+    ptl_xdecref(dist);
     return rc;
 }
 
