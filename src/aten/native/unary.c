@@ -625,7 +625,7 @@ DEFINE_UNARY_VEC_I0(pd512)
 /* i0e, i1 and i1e, float32 in double lanes, as i0 above: for |x| <= 8 the series of i0 or
  * of i1(x) = x/2 sum (x^2 / 4)^k / (k! (k + 1)!) up to k = 20, times e^-|x| for the scaled
  * forms; above it sqrt(x) i0e(x) or sqrt(x) i1e(x) as R(1 / x), R a degree-9 Chebyshev fit
- * on [0, 1/8] converted to powers (4e-11 relative), over sqrt(x), times e^|x| (|x| clamped at
+ * on [0, 1/8] converted to powers (4e-11 relative), times sqrt(1 / x), times e^|x| (|x| clamped at
  * 100) for i1; i1 and i1e are odd (x's sign put back: -0 stays -0).  NaN propagates. */
 static const double i1_series_coef[] = {
     8.045100459290744e-39, 3.3789421929021126e-36, 1.2839980333028028e-33,
@@ -643,8 +643,23 @@ static const double i1e_asym_coef[] = {
     572.2040120502078, -332.29634956317767, 71.04974262623338, -8.451609101398525,
     0.4229375072024102, -0.07774537157945671, -0.04048049796053689, -0.04675552438936545,
     -0.1496033372138444, 0.3989422803897054};
-/* the Bessel function of order ORDER (0, 1) at x, times e^-|x| when SCALED */
+/* the Bessel function of order ORDER (0, 1) at x, times e^-|x| when SCALED; the series'
+ * polynomial as two Horner chains in q^2 (even and odd powers: half the latency) */
 #define DEFINE_UNARY_VEC_BESSEL(S)                                                        \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_poly_split_##S(PTL_VT(S) t, const double *c, size_t n)                     \
+    {                                                                                     \
+        PTL_VT(S) t2 = PTL_V(S, mul)(t, t);                                               \
+        PTL_VT(S) a = PTL_V(S, set1)(c[0]), b = PTL_V(S, set1)(c[1]);                     \
+        for (size_t i = 2; i + 1 < n; i += 2) {                                           \
+            a = PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[i]));                             \
+            b = PTL_V(S, fmadd)(b, t2, PTL_V(S, set1)(c[i + 1]));                         \
+        }                                                                                 \
+        if (n % 2 == 1) {   /* c[n - 1] ends the even chain */                            \
+            return PTL_V(S, fmadd)(b, t, PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[n - 1]))); \
+        }                                                                                 \
+        return PTL_V(S, fmadd)(a, t, b);                                                  \
+    }                                                                                     \
     PTL_VATTR(S) static inline PTL_VT(S)                                                  \
         ptl_vm_bessel_##S(PTL_VT(S) x, int order, int scaled)                             \
     {                                                                                     \
@@ -652,9 +667,11 @@ static const double i1e_asym_coef[] = {
         PTL_VT(S) ax = PTL_V(S, andnot)(sign, x);                                         \
         PTL_VT(S) as = PTL_V(S, min)(ax, eight);                                          \
         PTL_VT(S) q = PTL_V(S, mul)(PTL_V(S, mul)(as, as), PTL_V(S, set1)(0.25));         \
-        PTL_VT(S) y = order == 0 ? PTL_VM_POLY(S, q, i0_series_coef)                      \
-                                 : PTL_V(S, mul)(PTL_V(S, mul)(as, PTL_V(S, set1)(0.5)),   \
-                                                 PTL_VM_POLY(S, q, i1_series_coef));      \
+        PTL_VT(S) y =                                                                     \
+            order == 0 ? ptl_vm_poly_split_##S(q, i0_series_coef, PTL_VM_COUNT(i0_series_coef)) \
+                       : PTL_V(S, mul)(PTL_V(S, mul)(as, PTL_V(S, set1)(0.5)),             \
+                                       ptl_vm_poly_split_##S(q, i1_series_coef,           \
+                                                             PTL_VM_COUNT(i1_series_coef))); \
         if (scaled) {                                                                     \
             y = PTL_V(S, mul)(y, ptl_vm_exp_##S(PTL_V(S, sub)(PTL_V(S, setzero)(), as))); \
         }                                                                                 \
@@ -665,7 +682,7 @@ static const double i1e_asym_coef[] = {
             PTL_VT(S) t = PTL_V(S, div)(PTL_V(S, set1)(1.0), ab);                         \
             PTL_VT(S) r = order == 0 ? PTL_VM_POLY(S, t, i0e_asym_coef)                   \
                                      : PTL_VM_POLY(S, t, i1e_asym_coef);                  \
-            r = PTL_V(S, div)(r, PTL_V(S, sqrt)(ab));                                     \
+            r = PTL_V(S, mul)(r, PTL_V(S, sqrt)(t));                                      \
             r = scaled ? r : PTL_V(S, mul)(r, ptl_vm_exp_##S(ab));                        \
             y = PTL_VSEL(S, big, y, r);                                                   \
         }                                                                                 \
