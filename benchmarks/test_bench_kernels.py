@@ -4,7 +4,8 @@ gelu and elu forward+backward, softmax and log_softmax rows, amax over the last 
 max/argmax/norm over either dim, layer and batch norm, addcmul/addcdiv broadcast, softmax /
 log_softmax over the outer dim (forward, and forward+backward) and logsumexp over either
 dim, float32 atan2, fmod, remainder, floor_divide, erfinv, pow (a number and a tensor
-exponent), exp2, log2, tan, atan, erfc, asin, i0 (the inputs scaled, a multiply included),
+exponent), exp2, log2, tan, atan, erfc, asin, i0 (the inputs scaled, a multiply included), lgamma,
+digamma, polygamma(1, .), special.i0e, i1, i1e in float32 and float64,
 round(decimals), where, and the regression losses (mse_loss, smooth_l1_loss, huber_loss:
 forward, forward+backward, kernel vs composite), and the sums, means and extremes of
 float16, bfloat16, the integers and bool (whole, and over either dim of a matrix). Each
@@ -266,6 +267,28 @@ def test_elementwise_math_1e6(benchmark, impl, op):
         benchmark(MATH[op][1], a, b)
         return
     benchmark(MATH[op][0], lib(impl), make(impl, a), make(impl, b))
+
+
+# the gamma and Bessel family in vector lanes (Note [Vector lgamma and digamma], unary.c's
+# i0e / i1 / i1e): 3 randn (about a third negative past -1, the reflection's lanes) and, for
+# the Bessel functions, 5 randn; NumPy has none of them (PyTorch is the reference)
+SPECIAL = {
+    "lgamma": lambda L, x: L.lgamma(x),
+    "digamma": lambda L, x: L.digamma(x),
+    "polygamma(1, x)": lambda L, x: L.polygamma(1, x),
+    "special.i0e": lambda L, x: L.special.i0e(x),
+    "special.i1": lambda L, x: L.special.i1(x),
+    "special.i1e": lambda L, x: L.special.i1e(x),
+}
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", list(SPECIAL))
+def test_special_1e6(benchmark, impl, op, dtype):
+    benchmark.group = f"{op} 1e6 {dtype}"
+    x = randn(10**6).astype(dtype) * (5 if op.startswith("special.") else 3)
+    benchmark(SPECIAL[op], lib(impl), make(impl, x))
 
 
 def _np_smooth_l1(a, b):

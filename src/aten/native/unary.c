@@ -6,9 +6,11 @@
  * compute integer and bool inputs in the default float dtype (TensorIterator's
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
  * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, erfinv, sigmoid,
- * tanh, sinh, cosh, exp2, log2, tan, atan, asin, erfc and i0 and float64 exp, sigmoid, tanh,
- * sin, cos, log2, tan and exp2 have AVX2 and AVX-512 loops chosen at run time (DispatchStub's cpu
- * capability). */
+ * tanh, sinh, cosh, exp2, log2, tan, atan, asin, erfc, i0, special_i0e, special_i1 and
+ * special_i1e and float64 exp, sigmoid, tanh, sin, cos, log2, tan and exp2 have AVX2 and
+ * AVX-512 loops chosen at run time (DispatchStub's cpu capability); float32 lgamma and
+ * float32 / float64 digamma and polygamma(0 or 1, .) send contiguous data to unary_special.c's
+ * (Note [Vector lgamma and digamma]). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -263,8 +265,8 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
 /* ---- vector loops: float32 exp, expm1, erf, erfinv, log, log1p, sigmoid, tanh, sinh, cosh,
- * exp2, log2, tan, atan, asin, erfc, i0; float64 exp, sigmoid, tanh, sin, cos, log2, tan,
- * exp2
+ * exp2, log2, tan, atan, asin, erfc, i0, i0e, i1, i1e; float64 exp, sigmoid, tanh, sin, cos,
+ * log2, tan, exp2
  *
  * The formulas are vec_math.h's, at the widest vector kind the CPU has (AVX-512 or AVX2,
  * the same bits either way); strided data takes the portable loop. */
@@ -619,6 +621,91 @@ static const double i0_asym_coef[] = {
     DEFINE_F4_IN_DOUBLE_MAP(i0, i0, S)
 DEFINE_UNARY_VEC_I0(pd)
 DEFINE_UNARY_VEC_I0(pd512)
+
+/* i0e, i1 and i1e, float32 in double lanes, as i0 above: for |x| <= 8 the series of i0 or
+ * of i1(x) = x/2 sum (x^2 / 4)^k / (k! (k + 1)!) up to k = 20, times e^-|x| for the scaled
+ * forms; above it sqrt(x) i0e(x) or sqrt(x) i1e(x) as R(1 / x), R a degree-9 Chebyshev fit
+ * on [0, 1/8] converted to powers (4e-11 relative), times sqrt(1 / x), times e^|x| (|x| clamped at
+ * 100) for i1; i1 and i1e are odd (x's sign put back: -0 stays -0).  NaN propagates. */
+static const double i1_series_coef[] = {
+    8.045100459290744e-39, 3.3789421929021126e-36, 1.2839980333028028e-33,
+    4.391273273895586e-31, 1.3437296218120491e-28, 3.654944571328774e-26,
+    8.771866971189057e-24, 1.842092063949702e-21, 3.352607556388458e-19,
+    5.230067787965994e-17, 6.903689480115112e-15, 7.594058428126623e-13,
+    6.834652585313961e-11, 4.920949861426052e-09, 2.755731922398589e-07,
+    1.1574074074074073e-05, 0.00034722222222222224, 0.006944444444444444,
+    0.08333333333333333, 0.5, 1.0};
+static const double i0e_asym_coef[] = {
+    -554.1391327647963, 318.2393891601361, -67.83562519460773, 8.00710896363179,
+    -0.4155692498129988, 0.06388301568148588, 0.02881614929370219, 0.028054853572677018,
+    0.049867768141316854, 0.39894228041247615};
+static const double i1e_asym_coef[] = {
+    572.2040120502078, -332.29634956317767, 71.04974262623338, -8.451609101398525,
+    0.4229375072024102, -0.07774537157945671, -0.04048049796053689, -0.04675552438936545,
+    -0.1496033372138444, 0.3989422803897054};
+/* the Bessel function of order ORDER (0, 1) at x, times e^-|x| when SCALED; the series'
+ * polynomial as two Horner chains in q^2 (even and odd powers: half the latency) */
+#define DEFINE_UNARY_VEC_BESSEL(S)                                                        \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_poly_split_##S(PTL_VT(S) t, const double *c, size_t n)                     \
+    {                                                                                     \
+        PTL_VT(S) t2 = PTL_V(S, mul)(t, t);                                               \
+        PTL_VT(S) a = PTL_V(S, set1)(c[0]), b = PTL_V(S, set1)(c[1]);                     \
+        for (size_t i = 2; i + 1 < n; i += 2) {                                           \
+            a = PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[i]));                             \
+            b = PTL_V(S, fmadd)(b, t2, PTL_V(S, set1)(c[i + 1]));                         \
+        }                                                                                 \
+        if (n % 2 == 1) {   /* c[n - 1] ends the even chain */                            \
+            return PTL_V(S, fmadd)(b, t, PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[n - 1]))); \
+        }                                                                                 \
+        return PTL_V(S, fmadd)(a, t, b);                                                  \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_bessel_##S(PTL_VT(S) x, int order, int scaled)                             \
+    {                                                                                     \
+        const PTL_VT(S) eight = PTL_V(S, set1)(8.0), sign = PTL_V(S, set1)(-0.0);         \
+        PTL_VT(S) ax = PTL_V(S, andnot)(sign, x);                                         \
+        PTL_VT(S) as = PTL_V(S, min)(ax, eight);                                          \
+        PTL_VT(S) q = PTL_V(S, mul)(PTL_V(S, mul)(as, as), PTL_V(S, set1)(0.25));         \
+        PTL_VT(S) y =                                                                     \
+            order == 0 ? ptl_vm_poly_split_##S(q, i0_series_coef, PTL_VM_COUNT(i0_series_coef)) \
+                       : PTL_V(S, mul)(PTL_V(S, mul)(as, PTL_V(S, set1)(0.5)),             \
+                                       ptl_vm_poly_split_##S(q, i1_series_coef,           \
+                                                             PTL_VM_COUNT(i1_series_coef))); \
+        if (scaled) {                                                                     \
+            y = PTL_V(S, mul)(y, ptl_vm_exp_##S(PTL_V(S, sub)(PTL_V(S, setzero)(), as))); \
+        }                                                                                 \
+        PTL_VMT(S) big = PTL_VCMP(S, ax, eight, _CMP_GT_OQ);                              \
+        if (PTL_VBITS(S, big) != 0) {                                                     \
+            PTL_VT(S) ab = PTL_V(S, max)(ax, eight);                                      \
+            ab = scaled ? ab : PTL_V(S, min)(ab, PTL_V(S, set1)(100.0));                  \
+            PTL_VT(S) t = PTL_V(S, div)(PTL_V(S, set1)(1.0), ab);                         \
+            PTL_VT(S) r = order == 0 ? PTL_VM_POLY(S, t, i0e_asym_coef)                   \
+                                     : PTL_VM_POLY(S, t, i1e_asym_coef);                  \
+            r = PTL_V(S, mul)(r, PTL_V(S, sqrt)(t));                                      \
+            r = scaled ? r : PTL_V(S, mul)(r, ptl_vm_exp_##S(ab));                        \
+            y = PTL_VSEL(S, big, y, r);                                                   \
+        }                                                                                 \
+        y = order == 0 ? y : PTL_V(S, or)(y, PTL_V(S, and)(sign, x));                     \
+        return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_special_i0e_##S(PTL_VT(S) x)              \
+    {                                                                                     \
+        return ptl_vm_bessel_##S(x, 0, 1);                                                \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_special_i1_##S(PTL_VT(S) x)               \
+    {                                                                                     \
+        return ptl_vm_bessel_##S(x, 1, 0);                                                \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_special_i1e_##S(PTL_VT(S) x)              \
+    {                                                                                     \
+        return ptl_vm_bessel_##S(x, 1, 1);                                                \
+    }                                                                                     \
+    DEFINE_F4_IN_DOUBLE_MAP(special_i0e, special_i0e, S)                                  \
+    DEFINE_F4_IN_DOUBLE_MAP(special_i1, special_i1, S)                                    \
+    DEFINE_F4_IN_DOUBLE_MAP(special_i1e, special_i1e, S)
+DEFINE_UNARY_VEC_BESSEL(pd)
+DEFINE_UNARY_VEC_BESSEL(pd512)
 DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd)
 DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd512)
 
@@ -877,12 +964,47 @@ nan_to_num_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 #define POLYGAMMA_F(X, E) ((float)ptl_polygamma_d(*(const int64_t *)(E), (X)))
 #define POLYGAMMA_D(X, E) ptl_polygamma_d(*(const int64_t *)(E), (X))
 
-DEFINE_FLOAT_OP(lgamma, LGAMMA_F, LGAMMA_D)
-DEFINE_FLOAT_OP(digamma, DIGAMMA_F, DIGAMMA_D)
-DEFINE_FLOAT_OP(polygamma, POLYGAMMA_F, POLYGAMMA_D)
+DEFINE_UNARY_FLOAT(lgamma, LGAMMA_F, LGAMMA_D)
+DEFINE_UNARY_FLOAT(digamma, DIGAMMA_F, DIGAMMA_D)
+DEFINE_UNARY_FLOAT(polygamma, POLYGAMMA_F, POLYGAMMA_D)
 
-DEFINE_UNARY_KERNEL(lgamma, lgamma_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(digamma, digamma_loops, U_FLOAT, NULL)
+/* NAME's loop of dtype tag DT (C type T) that sends contiguous data to the vector formula
+ * FN (an expression in `extra`) of unary_special.c (Note [Vector lgamma and digamma]);
+ * strided data, other FN, and CPUs without AVX2 take the portable loop */
+#define DEFINE_SPECIAL_LOOP(NAME, FN, DT, T)                                              \
+    static void                                                                           \
+    NAME##_loop_##DT##_vec(char **d, const int64_t *s, int64_t n, const void *extra)      \
+    {                                                                                     \
+        if ((n <= 1 || (s[0] == sizeof(T) && s[1] == sizeof(T))) &&                      \
+            ptl_unary_special_map(FN, sizeof(T) == sizeof(double), d[0], d[1], n) == 0) { \
+            return;                                                                       \
+        }                                                                                 \
+        NAME##_loop_##DT(d, s, n, extra);                                                 \
+    }
+DEFINE_SPECIAL_LOOP(lgamma, PTL_SPECIAL_LGAMMA, f4, float)
+DEFINE_SPECIAL_LOOP(digamma, PTL_SPECIAL_DIGAMMA, f4, float)
+DEFINE_SPECIAL_LOOP(digamma, PTL_SPECIAL_DIGAMMA, f8, double)
+/* polygamma(0, .) is digamma, polygamma(1, .) trigamma; higher orders have no vector loop */
+#define POLYGAMMA_FN(E)                                                                   \
+    (*(const int64_t *)(E) == 0   ? PTL_SPECIAL_DIGAMMA                                   \
+     : *(const int64_t *)(E) == 1 ? PTL_SPECIAL_TRIGAMMA                                  \
+                                  : -1)
+DEFINE_SPECIAL_LOOP(polygamma, POLYGAMMA_FN(extra), f4, float)
+DEFINE_SPECIAL_LOOP(polygamma, POLYGAMMA_FN(extra), f8, double)
+#undef POLYGAMMA_FN
+#undef DEFINE_SPECIAL_LOOP
+static const PtlLoop lgamma_vec_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = lgamma_loop_f2, [PTL_DTYPE_BFLOAT16] = lgamma_loop_bf,
+    [PTL_DTYPE_FLOAT32] = lgamma_loop_f4_vec, [PTL_DTYPE_FLOAT64] = lgamma_loop_f8};
+static const PtlLoop digamma_vec_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = digamma_loop_f2, [PTL_DTYPE_BFLOAT16] = digamma_loop_bf,
+    [PTL_DTYPE_FLOAT32] = digamma_loop_f4_vec, [PTL_DTYPE_FLOAT64] = digamma_loop_f8_vec};
+static const PtlLoop polygamma_vec_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = polygamma_loop_f2, [PTL_DTYPE_BFLOAT16] = polygamma_loop_bf,
+    [PTL_DTYPE_FLOAT32] = polygamma_loop_f4_vec, [PTL_DTYPE_FLOAT64] = polygamma_loop_f8_vec};
+
+DEFINE_UNARY_KERNEL(lgamma, lgamma_vec_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(digamma, digamma_vec_loops, U_FLOAT, NULL)
 
 /* polygamma(int n, Tensor self), polygamma.out(int n, Tensor self, *, out) and the method
  * polygamma_(Tensor(a!) self, int n): the tensor is argument 1, or 0 in place. */
@@ -899,7 +1021,7 @@ polygamma_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME, "polygamma(n, x) does not support negative n.");
     }
     cfg.int_to_float = 1;
-    return ptl_pointwise(op, s, 1, inplace ? self_only : self_second, cfg, polygamma_loops,
+    return ptl_pointwise(op, s, 1, inplace ? self_only : self_second, cfg, polygamma_vec_loops,
                          &n);
 }
 
@@ -939,15 +1061,23 @@ DEFINE_VEC_OP_F4_IN_D(i0, ps512, pd512)
 DEFINE_FLOAT_OP(special_i0e, I0E_F, I0E_D)
 DEFINE_FLOAT_OP(special_i1, I1_F, I1_D)
 DEFINE_FLOAT_OP(special_i1e, I1E_F, I1E_D)
+#ifdef PTL_HAVE_AVX2_KERNELS
+DEFINE_VEC_OP_F4_IN_D(special_i0e, ps, pd)   /* float32 in double lanes (vector section) */
+DEFINE_VEC_OP_F4_IN_D(special_i0e, ps512, pd512)
+DEFINE_VEC_OP_F4_IN_D(special_i1, ps, pd)
+DEFINE_VEC_OP_F4_IN_D(special_i1, ps512, pd512)
+DEFINE_VEC_OP_F4_IN_D(special_i1e, ps, pd)
+DEFINE_VEC_OP_F4_IN_D(special_i1e, ps512, pd512)
+#endif
 
 DEFINE_UNARY_KERNEL(acosh, acosh_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(asinh, asinh_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(atanh, atanh_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(erfc, PICK_VEC(erfc), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(i0, PICK_VEC(i0), U_FLOAT | U_VEC_F4, NULL)
-DEFINE_UNARY_KERNEL(special_i0e, special_i0e_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(special_i1, special_i1_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(special_i1e, special_i1e_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(special_i0e, PICK_VEC(special_i0e), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL(special_i1, PICK_VEC(special_i1), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL(special_i1e, PICK_VEC(special_i1e), U_FLOAT | U_VEC_F4, NULL)
 
 /* ---- frexp: [*] float -> mantissa [*] (self's dtype), exponent [*] int32 ---- */
 
