@@ -29,7 +29,9 @@
  * [Grid sampler blocks]; other dtypes converted, results cast back).  The taps and one grid
  * point's forward and backward are grid_sampler_taps.h's, which the CUDA kernels run too
  * (Note [CUDA grid sampler] in src/cuda/grid_sampler_plan.c). */
+#include "../../c10/cpu_features.h"
 #include "../../c10/parallel.h"
+#include "../transpose_block.h"
 #include "device_nn.h"
 #include "grid_sampler_taps.h"
 #include "nn_common.h"
@@ -53,15 +55,24 @@ typedef struct GridJob {
  * ptl_gs_backward_at (the grid gradient of a point sums channel by channel, tap by tap; an
  * input-gradient element takes its terms in point order), so the bits are those of the
  * per-point functions, which the CUDA emulation runs.  A backward wanting only the input
- * gradient skips the taps' derivatives and the grid gradient's terms. */
+ * gradient skips the taps' derivatives and the grid gradient's terms.  With many channels
+ * the channels run innermost instead (Note [Grid sampler channels-last]), where only the
+ * grid gradient's bits differ. */
 #define GS_BLOCK 64
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GS_AVX2 1
+#endif
 
 typedef struct GsBlockJob {
     const PtlGridSampler *a;
     const void *x, *go;   /* the input and grad_output, float32 (f8 0) or float64 */
     void *y;              /* the forward's output, same dtype */
+    void *gx;             /* channels-last: the backward's input gradient, same dtype */
     int f8;
     int64_t nblk;         /* blocks per sample */
+    const struct GsClFns *cl;   /* Note [Grid sampler channels-last], or NULL */
+    void *xcl;            /* the forward's channels-last input */
 } GsBlockJob;
 
 /* The taps of GS_BLOCK points packed: point p's are [start[p], start[p + 1]) of off, w and
@@ -147,6 +158,331 @@ GS_ROWS(float)
 GS_ROWS(double)
 #undef GS_ROWS
 
+static inline double
+gs_at(const void *p, int f8, int64_t i)
+{
+    return f8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+/* Note [Grid sampler channels-last]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * With c >= GS_CL_MIN_C channels and at least as many taps as the input has pixels per
+ * plane (gs_use_cl), the CPU samples channels-last: the input (and in the backward the
+ * input gradient, in double) lives in a scratch copy laid out (pixel, channel), so a tap is
+ * one contiguous run of c values, a block of points reads a few lines per tap instead of
+ * one line per channel plane, and each loop over the channels is a vector loop with the
+ * point's tap offset and weight in registers.  The copies in and out (the input, the
+ * output block, grad_output's block, the input gradient) are transposes by 8 x 8 blocks
+ * (float32, AVX2) and cost a pass over the input, which the taps' count pays for.  Each
+ * output is the same double sum in the same order as in Note [Grid sampler blocks], and
+ * each input-gradient element takes its terms in point order, so both keep their bits;
+ * the grid gradient combines a point's taps per channel, then sums the channels in four
+ * lanes, so it differs from the per-point functions' sum by float64 rounding only.
+ * float32 reads and writes its own dtype and computes in double, so it is still the
+ * float64 arithmetic rounded, and the input gradient is written in the input's dtype
+ * directly (no float64 tensor, no cast).  The vector lanes are GCC vectors, so the
+ * SSE2 and AVX2 builds of the loops give the same bits. */
+#define GS_CL_MIN_C 8
+#define GS_CW 16   /* channels per chunk of a point's accumulators (registers) */
+
+static int
+gs_use_cl(const PtlGridSampler *a)
+{
+    int64_t taps = a->mode == PTL_GS_NEAREST ? 1 : a->mode == PTL_GS_BICUBIC ? 16 : 4 * (a->nd - 1);
+    return a->n > 0 && a->c >= GS_CL_MIN_C && a->npts * taps >= a->plane;
+}
+
+/* dst[j * ds + i] = src[i * ss + j] for i < rows, j < cols, by runs of GS_BLOCK columns */
+#define GS_TR(NAME, ATTR, T)                                                                \
+    ATTR static void                                                                        \
+    gs_tr_##NAME(const void *src_, int64_t ss, void *dst_, int64_t ds, int64_t rows,        \
+                 int64_t cols)                                                              \
+    {                                                                                       \
+        const T *src = src_;                                                                \
+        T *dst = dst_;                                                                      \
+        for (int64_t j0 = 0; j0 < cols; j0 += GS_BLOCK) {                                   \
+            int64_t nj = cols - j0 < GS_BLOCK ? cols - j0 : GS_BLOCK;                       \
+            for (int64_t i = 0; i < rows; i++) {                                            \
+                for (int64_t j = j0; j < j0 + nj; j++) {                                    \
+                    dst[j * ds + i] = src[i * ss + j];                                      \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+    }
+GS_TR(f4, , float)
+GS_TR(f8, , double)
+#ifdef GS_AVX2
+GS_TR(f8_avx2, __attribute__((target("avx2"))), double)
+#endif
+#undef GS_TR
+
+/* Four doubles in a GCC vector (SSE2 pairs, or one AVX register where compiled for AVX2);
+ * GS_LD4_T / GS_ST4_T move four T items (float32 converted exactly, stores rounded). */
+typedef double gs_v4d __attribute__((vector_size(32)));
+typedef float gs_v4f __attribute__((vector_size(16)));
+#define GS_SPLAT(w) ((gs_v4d){(w), (w), (w), (w)})
+#define GS_LD4_double(v, p) memcpy(&(v), (p), sizeof(gs_v4d))
+#define GS_ST4_double(p, v) memcpy((p), &(v), sizeof(gs_v4d))
+#define GS_LD4_float(v, p)                                                                  \
+    do {                                                                                    \
+        gs_v4f f_;                                                                          \
+        memcpy(&f_, (p), sizeof(f_));                                                       \
+        (v) = __builtin_convertvector(f_, gs_v4d);                                          \
+    } while (0)
+#define GS_ST4_float(p, v)                                                                  \
+    do {                                                                                    \
+        gs_v4f f_ = __builtin_convertvector((v), gs_v4f);                                   \
+        memcpy((p), &f_, sizeof(f_));                                                       \
+    } while (0)
+
+/* The channels-last loops of one dtype (T) and instruction set (ATTR), by chunks of
+ * GS_CW = 16 channels whose accumulators are four vectors of four lanes (each lane's sums
+ * are the scalar expressions, so the bits do not depend on the chunking), the last
+ * c % 16 channels item by item:
+ * fwd: the GS_BLOCK points' outputs, yb (np, c), from xcl (plane, c);
+ * bwd: their terms of gxcl (plane, c; NULL: not wanted) and, where gg is not NULL, their
+ * grid gradients (nd components), from go's rows gob (np, c) and xcl; a chunk's part of a
+ * grid gradient sums its channels in the four lanes, then the lanes pairwise. */
+#define GS_CL_LOOPS(NAME, ATTR, T)                                                          \
+    ATTR static void                                                                        \
+    gs_fwd_cl_##NAME(const GsBlock *t, int64_t np, int64_t c, const void *xcl_, void *yb_)  \
+    {                                                                                       \
+        const T *xcl = xcl_;                                                                \
+        T *yb = yb_;                                                                        \
+        for (int p = 0; p < (int)np; p++) {                                                 \
+            int64_t c0 = 0;                                                                 \
+            for (; c0 + GS_CW <= c; c0 += GS_CW) {                                          \
+                gs_v4d acc[4] = {GS_SPLAT(0.0), GS_SPLAT(0.0), GS_SPLAT(0.0), GS_SPLAT(0.0)};\
+                for (int k = t->start[p]; k < t->start[p + 1]; k++) {                       \
+                    const T *xr = xcl + t->off[k] * c + c0;                                 \
+                    gs_v4d w = GS_SPLAT(t->w[k]), xv;                                       \
+                    for (int q = 0; q < 4; q++) {                                           \
+                        GS_LD4_##T(xv, xr + 4 * q);                                         \
+                        acc[q] += w * xv;                                                   \
+                    }                                                                       \
+                }                                                                           \
+                for (int q = 0; q < 4; q++) {                                               \
+                    GS_ST4_##T(yb + p * c + c0 + 4 * q, acc[q]);                            \
+                }                                                                           \
+            }                                                                               \
+            for (; c0 < c; c0++) {                                                          \
+                double acc = 0.0;                                                           \
+                for (int k = t->start[p]; k < t->start[p + 1]; k++) {                       \
+                    acc += t->w[k] * (double)xcl[t->off[k] * c + c0];                       \
+                }                                                                           \
+                yb[p * c + c0] = (T)acc;                                                    \
+            }                                                                               \
+        }                                                                                   \
+    }                                                                                       \
+    ATTR static void                                                                        \
+    gs_bwd_chunk_##NAME(const GsBlock *t, int p, int64_t c, int nd, const T *xcl,           \
+                        const T *g, double *gxcl, double *gg)                               \
+    {                                                                                       \
+        gs_v4d gv[4], s[3][4], z = GS_SPLAT(0.0);                                           \
+        for (int q = 0; q < 4; q++) {                                                       \
+            GS_LD4_##T(gv[q], g + 4 * q);                                                   \
+            s[0][q] = s[1][q] = s[2][q] = z;                                                \
+        }                                                                                   \
+        for (int k = t->start[p]; k < t->start[p + 1]; k++) {                               \
+            int64_t o = t->off[k] * c;                                                      \
+            gs_v4d w = GS_SPLAT(t->w[k]), a, xv;                                            \
+            for (int q = 0; q < 4 && gxcl != NULL; q++) {                                   \
+                memcpy(&a, gxcl + o + 4 * q, sizeof(a));                                    \
+                a += w * gv[q];                                                             \
+                memcpy(gxcl + o + 4 * q, &a, sizeof(a));                                    \
+            }                                                                               \
+            if (gg != NULL) {                                                               \
+                gs_v4d w0 = GS_SPLAT(t->wd[k][0]), w1 = GS_SPLAT(t->wd[k][1]);              \
+                gs_v4d w2 = GS_SPLAT(t->wd[k][2]);                                          \
+                for (int q = 0; q < 4; q++) {                                               \
+                    GS_LD4_##T(xv, xcl + o + 4 * q);                                        \
+                    s[0][q] += w0 * xv;                                                     \
+                    s[1][q] += w1 * xv;                                                     \
+                    if (nd == 3) {                                                          \
+                        s[2][q] += w2 * xv;                                                 \
+                    }                                                                       \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+        for (int d = 0; d < nd && gg != NULL; d++) {                                        \
+            gs_v4d l = s[d][0] * gv[0];                                                     \
+            for (int q = 1; q < 4; q++) {                                                   \
+                l += s[d][q] * gv[q];                                                       \
+            }                                                                               \
+            gg[d] += (l[0] + l[1]) + (l[2] + l[3]);                                         \
+        }                                                                                   \
+    }                                                                                       \
+    ATTR static void                                                                        \
+    gs_bwd_cl_##NAME(const GsBlock *t, int64_t np, int64_t c, int nd, const void *xcl_,     \
+                     const void *gob_, double *gxcl, double (*gg)[3])                       \
+    {                                                                                       \
+        const T *xcl = xcl_, *gob = gob_;                                                   \
+        for (int p = 0; p < (int)np; p++) {                                                 \
+            int64_t c0 = 0;                                                                 \
+            const T *g = gob + p * c;                                                       \
+            double *ggp = gg != NULL ? gg[p] : NULL;                                        \
+            for (; c0 + GS_CW <= c; c0 += GS_CW) {                                          \
+                gs_bwd_chunk_##NAME(t, p, c, nd, xcl + c0, g + c0,                          \
+                                    gxcl != NULL ? gxcl + c0 : NULL, ggp);                  \
+            }                                                                               \
+            for (; c0 < c; c0++) {                                                          \
+                double sv[3] = {0.0, 0.0, 0.0};                                             \
+                for (int k = t->start[p]; k < t->start[p + 1]; k++) {                       \
+                    int64_t o = t->off[k] * c + c0;                                         \
+                    if (gxcl != NULL) {                                                     \
+                        gxcl[o] += t->w[k] * (double)g[c0];                                 \
+                    }                                                                       \
+                    for (int d = 0; d < nd && gg != NULL; d++) {                            \
+                        sv[d] += t->wd[k][d] * (double)xcl[o];                              \
+                    }                                                                       \
+                }                                                                           \
+                for (int d = 0; d < nd && gg != NULL; d++) {                                \
+                    ggp[d] += sv[d] * (double)g[c0];                                        \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+    }
+GS_CL_LOOPS(f4, , float)
+GS_CL_LOOPS(f8, , double)
+#ifdef GS_AVX2
+/* gs_tr_f4 by 8 x 8 blocks in AVX2 registers (transpose_block.h), the edges item by item */
+__attribute__((target("avx2"))) static void
+gs_tr_f4_blocks(const void *src_, int64_t ss, void *dst_, int64_t ds, int64_t rows,
+                int64_t cols)
+{
+    const float *src = src_;
+    float *dst = dst_;
+    int64_t r8 = rows / 8 * 8, c8 = cols / 8 * 8;
+    for (int64_t i0 = 0; i0 < r8; i0 += 8) {
+        for (int64_t j0 = 0; j0 < c8; j0 += 8) {
+            ptl_transpose_block_4((char *)(dst + j0 * ds + i0), ds * 4,
+                                  (const char *)(src + i0 * ss + j0), ss * 4);
+        }
+        for (int64_t i = i0; i < i0 + 8; i++) {
+            for (int64_t j = c8; j < cols; j++) {
+                dst[j * ds + i] = src[i * ss + j];
+            }
+        }
+    }
+    for (int64_t i = r8; i < rows; i++) {
+        for (int64_t j = 0; j < cols; j++) {
+            dst[j * ds + i] = src[i * ss + j];
+        }
+    }
+}
+GS_CL_LOOPS(f4_avx2, __attribute__((target("avx2"))), float)
+GS_CL_LOOPS(f8_avx2, __attribute__((target("avx2"))), double)
+#endif
+#undef GS_CL_LOOPS
+
+typedef struct GsClFns {
+    void (*tr)(const void *src, int64_t ss, void *dst, int64_t ds, int64_t rows, int64_t cols);
+    void (*fwd)(const GsBlock *t, int64_t np, int64_t c, const void *xcl, void *yb);
+    void (*bwd)(const GsBlock *t, int64_t np, int64_t c, int nd, const void *xcl,
+                const void *gob, double *gxcl, double (*gg)[3]);
+} GsClFns;
+
+/* The channels-last loops for float64 (f8) or float32 on this CPU. */
+static const GsClFns *
+gs_cl_fns(int f8)
+{
+    static const GsClFns base[2] = {{gs_tr_f4, gs_fwd_cl_f4, gs_bwd_cl_f4},
+                                    {gs_tr_f8, gs_fwd_cl_f8, gs_bwd_cl_f8}};
+#ifdef GS_AVX2
+    static const GsClFns avx2[2] = {{gs_tr_f4_blocks, gs_fwd_cl_f4_avx2, gs_bwd_cl_f4_avx2},
+                                    {gs_tr_f8_avx2, gs_fwd_cl_f8_avx2, gs_bwd_cl_f8_avx2}};
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        return &avx2[f8];
+    }
+#endif
+    return &base[f8];
+}
+
+/* The channels-last forward of n's points [p0, p0 + np) with taps t. */
+static int
+gs_cl_fwd_block(const GsBlockJob *bj, const GsBlock *t, int64_t n, int64_t p0, int64_t np)
+{
+    const PtlGridSampler *a = bj->a;
+    size_t es = bj->f8 ? sizeof(double) : sizeof(float);
+    char *yb = malloc((size_t)(np * a->c) * es);
+    if (yb == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "can't allocate grid sampler rows");
+    }
+    bj->cl->fwd(t, np, a->c, (const char *)bj->xcl + (size_t)(n * a->plane * a->c) * es, yb);
+    bj->cl->tr(yb, a->c, (char *)bj->y + (size_t)(n * a->c * a->npts + p0) * es, a->npts, np,
+               a->c);
+    free(yb);
+    return 0;
+}
+
+/* The forward's channels-last copy of the input, samples [b, e). */
+static int
+gs_cl_input_job(void *ctx, int64_t b, int64_t e)
+{
+    const GsBlockJob *bj = ctx;
+    const PtlGridSampler *a = bj->a;
+    size_t es = bj->f8 ? sizeof(double) : sizeof(float), sz = (size_t)(a->plane * a->c) * es;
+    for (int64_t n = b; n < e; n++) {
+        bj->cl->tr((const char *)bj->x + (size_t)n * sz, a->plane,
+                   (char *)bj->xcl + (size_t)n * sz, a->c, a->c, a->plane);
+    }
+    return 0;
+}
+
+/* The channels-last backward of sample n: its input gradient (bj->gx, written whole) and
+ * grid gradient rows, as wanted. */
+static int
+gs_cl_bwd_sample(const GsBlockJob *bj, int64_t n)
+{
+    const PtlGridSampler *a = bj->a;
+    int64_t c = a->c, plane = a->plane;
+    size_t es = bj->f8 ? sizeof(double) : sizeof(float);
+    void *xcl = a->ggrid != NULL ? malloc((size_t)(plane * c) * es) : NULL;
+    double *gxcl = bj->gx != NULL ? calloc((size_t)(plane * c), sizeof(double)) : NULL;
+    void *gob = malloc((size_t)(GS_BLOCK * c) * sizeof(double));
+    int rc = -1;
+    if ((a->ggrid != NULL && xcl == NULL) || (bj->gx != NULL && gxcl == NULL) || gob == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "can't allocate grid sampler scratch");
+        goto done;
+    }
+    if (xcl != NULL) {
+        bj->cl->tr((const char *)bj->x + (size_t)(n * c * plane) * es, plane, xcl, c, c, plane);
+    }
+    for (int64_t p0 = 0; p0 < a->npts; p0 += GS_BLOCK) {
+        int64_t np = a->npts - p0 < GS_BLOCK ? a->npts - p0 : GS_BLOCK;
+        double gg[GS_BLOCK][3] = {{0.0}};
+        GsBlock *t = gs_block_taps(a, n, p0, np, a->ggrid != NULL);
+        if (t == NULL) {
+            goto done;
+        }
+        bj->cl->tr((const char *)bj->go + (size_t)(n * c * a->npts + p0) * es, a->npts, gob, c,
+                   c, np);
+        bj->cl->bwd(t, np, c, a->nd, xcl, gob, gxcl, a->ggrid != NULL ? gg : NULL);
+        for (int64_t p = 0; p < np && a->ggrid != NULL; p++) {
+            for (int d = 0; d < a->nd; d++) {
+                a->ggrid[(n * a->npts + p0 + p) * a->nd + d] = gg[p][d];
+            }
+        }
+        free(t);
+    }
+    /* gxcl's rows of GS_BLOCK pixels rounded to the dtype (float32: in gob), transposed */
+    for (int64_t i0 = 0; i0 < plane && gxcl != NULL; i0 += GS_BLOCK) {
+        int64_t ni = plane - i0 < GS_BLOCK ? plane - i0 : GS_BLOCK;
+        float *rows = gob;
+        for (int64_t q = 0; q < ni * c && !bj->f8; q++) {
+            rows[q] = (float)gxcl[i0 * c + q];
+        }
+        bj->cl->tr(bj->f8 ? (const void *)(gxcl + i0 * c) : rows, c,
+                   (char *)bj->gx + (size_t)(n * c * plane + i0) * es, plane, ni, c);
+    }
+    rc = 0;
+done:
+    free(xcl);
+    free(gxcl);
+    free(gob);
+    return rc;
+}
+
 /* Forward over the (sample, block) items [b, e). */
 static int
 gs_block_fwd_job(void *ctx, int64_t b, int64_t e)
@@ -160,7 +496,11 @@ gs_block_fwd_job(void *ctx, int64_t b, int64_t e)
         if (t == NULL) {
             return -1;
         }
-        for (int64_t c = 0; c < a->c; c++) {
+        if (bj->cl != NULL && gs_cl_fwd_block(bj, t, n, p0, np) < 0) {
+            free(t);
+            return -1;
+        }
+        for (int64_t c = 0; c < a->c && bj->cl == NULL; c++) {
             int64_t pl = (n * a->c + c) * a->plane, o = (n * a->c + c) * a->npts + p0;
             if (bj->f8) {
                 gs_rows_double(t, np, (const double *)bj->x + pl, (double *)bj->y + o);
@@ -174,12 +514,6 @@ gs_block_fwd_job(void *ctx, int64_t b, int64_t e)
     return 0;
 }
 
-static inline double
-gs_at(const void *p, int f8, int64_t i)
-{
-    return f8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
-}
-
 /* Backward over samples [b, e): grad_input (double, a sample's own planes) and grad_grid. */
 static int
 gs_block_bwd_job(void *ctx, int64_t b, int64_t e)
@@ -187,7 +521,12 @@ gs_block_bwd_job(void *ctx, int64_t b, int64_t e)
     const GsBlockJob *bj = ctx;
     const PtlGridSampler *a = bj->a;
     int nd = a->nd, f8 = bj->f8;
-    for (int64_t n = b; n < e; n++) {
+    for (int64_t n = b; n < e && bj->cl != NULL; n++) {
+        if (gs_cl_bwd_sample(bj, n) < 0) {
+            return -1;
+        }
+    }
+    for (int64_t n = b; n < e && bj->cl == NULL; n++) {
         for (int64_t p0 = 0; p0 < a->npts; p0 += GS_BLOCK) {
             int64_t np = a->npts - p0 < GS_BLOCK ? a->npts - p0 : GS_BLOCK;
             double gg[GS_BLOCK][3] = {{0.0}};
@@ -400,10 +739,19 @@ gs_run(GridJob *j, GsBlockJob *bj, int on_device, int bwd)
     if (bwd) {
         return gs_per_sample(j, gs_block_bwd_job, bj);
     }
+    size_t es = bj->f8 ? sizeof(double) : sizeof(float);
+    if (bj->cl != NULL && (bj->xcl = malloc((size_t)(j->a.n * j->a.c * j->a.plane) * es)) == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "can't allocate grid sampler scratch");
+    }
     void *tok = ptl_nogil_begin();
-    int rc = ptl_parallel_for(0, j->a.n * bj->nblk, PTL_GRAIN_SIZE / (GS_BLOCK * (j->a.c + 1)) + 1,
+    int64_t grain = PTL_GRAIN_SIZE / (j->a.c * j->a.plane) + 1;
+    int rc = bj->cl == NULL ? 0 : ptl_parallel_for(0, j->a.n, grain, gs_cl_input_job, bj);
+    if (rc == 0) {
+        rc = ptl_parallel_for(0, j->a.n * bj->nblk, PTL_GRAIN_SIZE / (GS_BLOCK * (j->a.c + 1)) + 1,
                               gs_block_fwd_job, bj);
+    }
     ptl_nogil_end(tok);
+    free(bj->xcl);
     return rc;
 }
 
@@ -429,6 +777,7 @@ grid_sampler_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     int on_device = nn_on_device(x, ptl_device_grid_sampler_hook != NULL);
     GridJob j = gs_job(x, grid, &s[k + 2], ysz);
+    int cl = !on_device && gs_use_cl(&j.a);
     /* the CPU reads and writes float32/float64 in place; the rest, and the device, in double */
     PtlDtype work = !on_device && (x->dtype == PTL_DTYPE_FLOAT32 ||
                                    x->dtype == PTL_DTYPE_FLOAT64) ? x->dtype : PTL_DTYPE_FLOAT64;
@@ -442,7 +791,8 @@ grid_sampler_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         const int64_t *mask = s[6].u.il.data;
         if (gs_check_like(s[0].u.t, "grad_output", nd + 2, ysz) < 0 ||
             (goc = nn_prepare(s[0].u.t, work)) == NULL ||
-            (mask[0] && (r[0] = gs_zeros(x->dim, x->sizes, x->device)) == NULL) ||
+            (mask[0] && cl && (r[0] = ptl_empty(x->dim, x->sizes, work, x->device)) == NULL) ||
+            (mask[0] && !cl && (r[0] = gs_zeros(x->dim, x->sizes, x->device)) == NULL) ||
             (mask[1] && (r[1] = ptl_empty(grid->dim, grid->sizes, PTL_DTYPE_FLOAT64,
                                           x->device)) == NULL)) {
             goto error;
@@ -458,7 +808,9 @@ grid_sampler_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         j.a.y = (double *)ptl_tensor_data(r[0]);
     }
     GsBlockJob bj = {.x = ptl_tensor_data(xc), .go = goc != NULL ? ptl_tensor_data(goc) : NULL,
-                     .y = bwd ? NULL : ptl_tensor_data(r[0]), .f8 = work == PTL_DTYPE_FLOAT64};
+                     .y = bwd ? NULL : ptl_tensor_data(r[0]), .f8 = work == PTL_DTYPE_FLOAT64,
+                     .gx = bwd && r[0] != NULL ? ptl_tensor_data(r[0]) : NULL};
+    bj.cl = cl ? gs_cl_fns(bj.f8) : NULL;
     if (gs_run(&j, &bj, on_device, bwd) < 0) {
         goto error;
     }
