@@ -85,15 +85,13 @@ typedef struct GsBlock {
     double wd[GS_BLOCK * PTL_GS_MAX_TAPS][3];
 } GsBlock;
 
-static GsBlock *
-gs_block_taps(const PtlGridSampler *a, int64_t n, int64_t p0, int64_t np, int level)
+/* The taps of n's points [p0, p0 + np) into blk: their weights and (level 1) first
+ * derivatives. */
+static inline __attribute__((always_inline)) void
+gs_block_fill(const PtlGridSampler *a, int64_t n, int64_t p0, int64_t np, int level,
+              GsBlock *blk)
 {
-    GsBlock *blk = malloc(sizeof(GsBlock));
     PtlGsTaps t;
-    if (blk == NULL) {
-        ptl_error_set(PTL_ERR_MEMORY, "can't allocate grid sampler taps");
-        return NULL;
-    }
     blk->start[0] = 0;
     for (int64_t p = 0; p < np && a->nd == 2; p++) {
         /* ptl_gs_point's taps and products (weights and, level 1, their first derivatives)
@@ -133,6 +131,41 @@ gs_block_taps(const PtlGridSampler *a, int64_t n, int64_t p0, int64_t np, int le
         blk->start[p + 1] = m;
         blk->nt = p == 0 || (blk->nt == t.n) ? t.n : -1;
     }
+}
+
+static void
+gs_block_fill_base(const PtlGridSampler *a, int64_t n, int64_t p0, int64_t np, int level,
+                   GsBlock *blk)
+{
+    gs_block_fill(a, n, p0, np, level, blk);
+}
+
+#ifdef GS_AVX2
+/* the same arithmetic with ptl_gs_taps1 inlined and its floor, nearbyint and trunc as
+ * single instructions (roundsd) rather than calls */
+__attribute__((target("avx2"), flatten, noclone)) static void
+gs_block_fill_avx2(const PtlGridSampler *a, int64_t n, int64_t p0, int64_t np, int level,
+                   GsBlock *blk)
+{
+    gs_block_fill(a, n, p0, np, level, blk);
+}
+#endif
+
+static GsBlock *
+gs_block_taps(const PtlGridSampler *a, int64_t n, int64_t p0, int64_t np, int level)
+{
+    GsBlock *blk = malloc(sizeof(GsBlock));
+    if (blk == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "can't allocate grid sampler taps");
+        return NULL;
+    }
+#ifdef GS_AVX2
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        gs_block_fill_avx2(a, n, p0, np, level, blk);
+        return blk;
+    }
+#endif
+    gs_block_fill_base(a, n, p0, np, level, blk);
     return blk;
 }
 
@@ -157,6 +190,60 @@ gs_block_taps(const PtlGridSampler *a, int64_t n, int64_t p0, int64_t np, int le
 GS_ROWS(float)
 GS_ROWS(double)
 #undef GS_ROWS
+
+/* Note [Grid sampler nearest forward]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A nearest forward is a gather: each point reads one input element (weight 1) or none.
+ * It takes GS_NEAR points of a sample at a time, their offsets once (ptl_gs_taps1 by
+ * blocks), then gathers channel by channel, so an input plane is read by GS_NEAR points
+ * while it is in cache (GS_BLOCK = 64 points would fetch each plane's lines again for every
+ * block).  y = x + 0 is the per-point sum 0.0 + 1.0 * x (-0.0 becomes +0.0 in both). */
+#define GS_NEAR 1024
+
+#define GS_NEAR_ROWS(T)                                                                     \
+    static void gs_near_rows_##T(const int64_t *o, int64_t np, const T *x, T *y)            \
+    {                                                                                       \
+        for (int64_t p = 0; p < np; p++) {                                                  \
+            y[p] = o[p] >= 0 ? x[o[p]] + (T)0.0 : (T)0.0;                                   \
+        }                                                                                   \
+    }
+GS_NEAR_ROWS(float)
+GS_NEAR_ROWS(double)
+#undef GS_NEAR_ROWS
+
+/* Nearest forward over the (sample, run of GS_NEAR points) items [b, e). */
+static int
+gs_near_fwd_job(void *ctx, int64_t b, int64_t e)
+{
+    const GsBlockJob *bj = ctx;
+    const PtlGridSampler *a = bj->a;
+    int64_t o[GS_NEAR];
+    for (int64_t it = b; it < e; it++) {
+        int64_t n = it / bj->nblk, q0 = it % bj->nblk * GS_NEAR;
+        int64_t nq = a->npts - q0 < GS_NEAR ? a->npts - q0 : GS_NEAR;
+        for (int64_t q = 0; q < nq; q += GS_BLOCK) {
+            int64_t np = nq - q < GS_BLOCK ? nq - q : GS_BLOCK;
+            GsBlock *t = gs_block_taps(a, n, q0 + q, np, 0);
+            if (t == NULL) {
+                return -1;
+            }
+            for (int64_t p = 0; p < np; p++) {
+                o[q + p] = t->start[p + 1] > t->start[p] ? t->off[t->start[p]] : -1;
+            }
+            free(t);
+        }
+        for (int64_t c = 0; c < a->c; c++) {
+            int64_t pl = (n * a->c + c) * a->plane, yo = (n * a->c + c) * a->npts + q0;
+            if (bj->f8) {
+                gs_near_rows_double(o, nq, (const double *)bj->x + pl, (double *)bj->y + yo);
+            }
+            else {
+                gs_near_rows_float(o, nq, (const float *)bj->x + pl, (float *)bj->y + yo);
+            }
+        }
+    }
+    return 0;
+}
 
 static inline double
 gs_at(const void *p, int f8, int64_t i)
@@ -186,10 +273,11 @@ gs_at(const void *p, int f8, int64_t i)
 #define GS_CW 16   /* channels per chunk of a point's accumulators (registers) */
 
 static int
-gs_use_cl(const PtlGridSampler *a)
+gs_use_cl(const PtlGridSampler *a, int bwd)
 {
     int64_t taps = a->mode == PTL_GS_NEAREST ? 1 : a->mode == PTL_GS_BICUBIC ? 16 : 4 * (a->nd - 1);
-    return a->n > 0 && a->c >= GS_CL_MIN_C && a->npts * taps >= a->plane;
+    return a->n > 0 && a->c >= GS_CL_MIN_C && a->npts * taps >= a->plane &&
+           (bwd || a->mode != PTL_GS_NEAREST);
 }
 
 /* dst[j * ds + i] = src[i * ss + j] for i < rows, j < cols, by runs of GS_BLOCK columns */
@@ -211,9 +299,6 @@ gs_use_cl(const PtlGridSampler *a)
     }
 GS_TR(f4, , float)
 GS_TR(f8, , double)
-#ifdef GS_AVX2
-GS_TR(f8_avx2, __attribute__((target("avx2"))), double)
-#endif
 #undef GS_TR
 
 /* Four doubles in a GCC vector (SSE2 pairs, or one AVX register where compiled for AVX2);
@@ -370,6 +455,39 @@ gs_tr_f4_blocks(const void *src_, int64_t ss, void *dst_, int64_t ds, int64_t ro
         }
     }
 }
+/* gs_tr_f8 by 4 x 4 blocks in AVX registers, the edges item by item */
+__attribute__((target("avx2"))) static void
+gs_tr_f8_blocks(const void *src_, int64_t ss, void *dst_, int64_t ds, int64_t rows,
+                int64_t cols)
+{
+    const double *src = src_;
+    double *dst = dst_;
+    int64_t r4 = rows / 4 * 4, c4 = cols / 4 * 4;
+    for (int64_t i0 = 0; i0 < r4; i0 += 4) {
+        for (int64_t j0 = 0; j0 < c4; j0 += 4) {
+            const double *s = src + i0 * ss + j0;
+            __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + ss);
+            __m256d r2 = _mm256_loadu_pd(s + 2 * ss), r3 = _mm256_loadu_pd(s + 3 * ss);
+            __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+            __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+            double *d = dst + j0 * ds + i0;
+            _mm256_storeu_pd(d, _mm256_permute2f128_pd(t0, t2, 0x20));
+            _mm256_storeu_pd(d + ds, _mm256_permute2f128_pd(t1, t3, 0x20));
+            _mm256_storeu_pd(d + 2 * ds, _mm256_permute2f128_pd(t0, t2, 0x31));
+            _mm256_storeu_pd(d + 3 * ds, _mm256_permute2f128_pd(t1, t3, 0x31));
+        }
+        for (int64_t i = i0; i < i0 + 4; i++) {
+            for (int64_t j = c4; j < cols; j++) {
+                dst[j * ds + i] = src[i * ss + j];
+            }
+        }
+    }
+    for (int64_t i = r4; i < rows; i++) {
+        for (int64_t j = 0; j < cols; j++) {
+            dst[j * ds + i] = src[i * ss + j];
+        }
+    }
+}
 GS_CL_LOOPS(f4_avx2, __attribute__((target("avx2"))), float)
 GS_CL_LOOPS(f8_avx2, __attribute__((target("avx2"))), double)
 #endif
@@ -390,7 +508,7 @@ gs_cl_fns(int f8)
                                     {gs_tr_f8, gs_fwd_cl_f8, gs_bwd_cl_f8}};
 #ifdef GS_AVX2
     static const GsClFns avx2[2] = {{gs_tr_f4_blocks, gs_fwd_cl_f4_avx2, gs_bwd_cl_f4_avx2},
-                                    {gs_tr_f8_avx2, gs_fwd_cl_f8_avx2, gs_bwd_cl_f8_avx2}};
+                                    {gs_tr_f8_blocks, gs_fwd_cl_f8_avx2, gs_bwd_cl_f8_avx2}};
     if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
         return &avx2[f8];
     }
@@ -739,6 +857,14 @@ gs_run(GridJob *j, GsBlockJob *bj, int on_device, int bwd)
     if (bwd) {
         return gs_per_sample(j, gs_block_bwd_job, bj);
     }
+    if (j->a.mode == PTL_GS_NEAREST) {
+        bj->nblk = (j->a.npts + GS_NEAR - 1) / GS_NEAR;
+        void *tok = ptl_nogil_begin();
+        int64_t grain = PTL_GRAIN_SIZE / (GS_NEAR * (j->a.c + 1)) + 1;
+        int rc = ptl_parallel_for(0, j->a.n * bj->nblk, grain, gs_near_fwd_job, bj);
+        ptl_nogil_end(tok);
+        return rc;
+    }
     size_t es = bj->f8 ? sizeof(double) : sizeof(float);
     if (bj->cl != NULL && (bj->xcl = malloc((size_t)(j->a.n * j->a.c * j->a.plane) * es)) == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "can't allocate grid sampler scratch");
@@ -777,7 +903,7 @@ grid_sampler_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     int on_device = nn_on_device(x, ptl_device_grid_sampler_hook != NULL);
     GridJob j = gs_job(x, grid, &s[k + 2], ysz);
-    int cl = !on_device && gs_use_cl(&j.a);
+    int cl = !on_device && gs_use_cl(&j.a, bwd);
     /* the CPU reads and writes float32/float64 in place; the rest, and the device, in double */
     PtlDtype work = !on_device && (x->dtype == PTL_DTYPE_FLOAT32 ||
                                    x->dtype == PTL_DTYPE_FLOAT64) ? x->dtype : PTL_DTYPE_FLOAT64;
@@ -806,6 +932,12 @@ grid_sampler_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             goto error;
         }
         j.a.y = (double *)ptl_tensor_data(r[0]);
+    }
+    if (bwd && !on_device && j.a.mode == PTL_GS_NEAREST && j.a.ggrid != NULL) {
+        /* nearest's taps do not move with the grid: PyTorch's grid gradient is zeros, also
+         * where the input is not finite */
+        memset(j.a.ggrid, 0, sizeof(double) * (size_t)(j.a.n * j.a.npts * nd));
+        j.a.ggrid = NULL;
     }
     GsBlockJob bj = {.x = ptl_tensor_data(xc), .go = goc != NULL ? ptl_tensor_data(goc) : NULL,
                      .y = bwd ? NULL : ptl_tensor_data(r[0]), .f8 = work == PTL_DTYPE_FLOAT64,
