@@ -302,7 +302,8 @@ GS_TR(f8, , double)
 #undef GS_TR
 
 /* Four doubles in a GCC vector (SSE2 pairs, or one AVX register where compiled for AVX2);
- * GS_LD4_T / GS_ST4_T move four T items (float32 converted exactly, stores rounded). */
+ * GS_LD4_T / GS_ST4_T move four T items (float32 converted exactly, stores rounded; the
+ * _avx forms are the same conversions as single instructions). */
 typedef double gs_v4d __attribute__((vector_size(32)));
 typedef float gs_v4f __attribute__((vector_size(16)));
 #define GS_SPLAT(w) ((gs_v4d){(w), (w), (w), (w)})
@@ -328,7 +329,7 @@ typedef float gs_v4f __attribute__((vector_size(16)));
  * bwd: their terms of gxcl (plane, c; NULL: not wanted) and, where gg is not NULL, their
  * grid gradients (nd components), from go's rows gob (np, c) and xcl; a chunk's part of a
  * grid gradient sums its channels in the four lanes, then the lanes pairwise. */
-#define GS_CL_LOOPS(NAME, ATTR, T)                                                          \
+#define GS_CL_LOOPS(NAME, ATTR, T, IO)                                                      \
     ATTR static void                                                                        \
     gs_fwd_cl_##NAME(const GsBlock *t, int64_t np, int64_t c, const void *xcl_, void *yb_)  \
     {                                                                                       \
@@ -342,12 +343,12 @@ typedef float gs_v4f __attribute__((vector_size(16)));
                     const T *xr = xcl + t->off[k] * c + c0;                                 \
                     gs_v4d w = GS_SPLAT(t->w[k]), xv;                                       \
                     for (int q = 0; q < 4; q++) {                                           \
-                        GS_LD4_##T(xv, xr + 4 * q);                                         \
+                        GS_LD4_##IO(xv, xr + 4 * q);                                        \
                         acc[q] += w * xv;                                                   \
                     }                                                                       \
                 }                                                                           \
                 for (int q = 0; q < 4; q++) {                                               \
-                    GS_ST4_##T(yb + p * c + c0 + 4 * q, acc[q]);                            \
+                    GS_ST4_##IO(yb + p * c + c0 + 4 * q, acc[q]);                           \
                 }                                                                           \
             }                                                                               \
             for (; c0 < c; c0++) {                                                          \
@@ -365,7 +366,7 @@ typedef float gs_v4f __attribute__((vector_size(16)));
     {                                                                                       \
         gs_v4d gv[4], s[3][4], z = GS_SPLAT(0.0);                                           \
         for (int q = 0; q < 4; q++) {                                                       \
-            GS_LD4_##T(gv[q], g + 4 * q);                                                   \
+            GS_LD4_##IO(gv[q], g + 4 * q);                                                  \
             s[0][q] = s[1][q] = s[2][q] = z;                                                \
         }                                                                                   \
         for (int k = t->start[p]; k < t->start[p + 1]; k++) {                               \
@@ -380,7 +381,7 @@ typedef float gs_v4f __attribute__((vector_size(16)));
                 gs_v4d w0 = GS_SPLAT(t->wd[k][0]), w1 = GS_SPLAT(t->wd[k][1]);              \
                 gs_v4d w2 = GS_SPLAT(t->wd[k][2]);                                          \
                 for (int q = 0; q < 4; q++) {                                               \
-                    GS_LD4_##T(xv, xcl + o + 4 * q);                                        \
+                    GS_LD4_##IO(xv, xcl + o + 4 * q);                                       \
                     s[0][q] += w0 * xv;                                                     \
                     s[1][q] += w1 * xv;                                                     \
                     if (nd == 3) {                                                          \
@@ -427,8 +428,8 @@ typedef float gs_v4f __attribute__((vector_size(16)));
             }                                                                               \
         }                                                                                   \
     }
-GS_CL_LOOPS(f4, , float)
-GS_CL_LOOPS(f8, , double)
+GS_CL_LOOPS(f4, , float, float)
+GS_CL_LOOPS(f8, , double, double)
 #ifdef GS_AVX2
 /* gs_tr_f4 by 8 x 8 blocks in AVX2 registers (transpose_block.h), the edges item by item */
 __attribute__((target("avx2"))) static void
@@ -488,8 +489,13 @@ gs_tr_f8_blocks(const void *src_, int64_t ss, void *dst_, int64_t ds, int64_t ro
         }
     }
 }
-GS_CL_LOOPS(f4_avx2, __attribute__((target("avx2"))), float)
-GS_CL_LOOPS(f8_avx2, __attribute__((target("avx2"))), double)
+/* the loads and stores as single AVX conversions (GCC splits __builtin_convertvector's) */
+#define GS_LD4_float_avx(v, p) ((v) = (gs_v4d)_mm256_cvtps_pd(_mm_loadu_ps(p)))
+#define GS_ST4_float_avx(p, v) _mm_storeu_ps((p), _mm256_cvtpd_ps((__m256d)(v)))
+#define GS_LD4_double_avx(v, p) ((v) = (gs_v4d)_mm256_loadu_pd(p))
+#define GS_ST4_double_avx(p, v) _mm256_storeu_pd((p), (__m256d)(v))
+GS_CL_LOOPS(f4_avx2, __attribute__((target("avx2"))), float, float_avx)
+GS_CL_LOOPS(f8_avx2, __attribute__((target("avx2"))), double, double_avx)
 #endif
 #undef GS_CL_LOOPS
 
