@@ -6,12 +6,18 @@ takes Note [Grid sampler blocks]'s loops: the same output and input-gradient bit
 gradient to rounding), gradcheck for the input and the grid in 4-D and 5-D, size-0 and
 non-contiguous tensors, channel counts at and across the threshold and the 16-channel
 chunks, tap counts at and across the plane size, and 1 vs 2 threads."""
+import os
+import subprocess
+import sys
+import tempfile
+
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 from pytorchlite.autograd import gradcheck
+from helpers import ROOT, rerun_with_capability
 
 MODES = ["bilinear", "nearest", "bicubic"]
 PADDINGS = ["zeros", "border", "reflection"]
@@ -321,3 +327,38 @@ def test_nearest_grid_gradient_is_zero(c):
     np.testing.assert_array_equal(gg.numpy(), np.zeros_like(ga))
     _, gwant = reference(xa, ga, goa, "nearest", "zeros", False)
     np.testing.assert_allclose(gx.numpy(), gwant, rtol=1e-12, atol=1e-12)
+
+
+def test_the_portable_loops():
+    """The same tests on the portable (SSE2) build of the loops, in a child process"""
+    rerun_with_capability(__file__, "default", "-k", "not portable")
+
+
+def test_portable_and_avx2_loops_give_the_same_bits():
+    code = (
+        "import sys\nimport numpy as np, pytorchlite as ptl\n"
+        "import pytorchlite.nn.functional as F\n"
+        "rng = np.random.default_rng(13)\n"
+        "out = {}\n"
+        "for dt in ('float32', 'float64'):\n"
+        "    for mode in ('bilinear', 'nearest', 'bicubic'):\n"
+        "        x = ptl.tensor(rng.standard_normal((2, 37, 6, 7)).astype(dt))\n"
+        "        g = ptl.tensor(rng.uniform(-1.2, 1.2, (2, 8, 9, 2)).astype(dt))\n"
+        "        x.requires_grad_(True)\n"
+        "        g.requires_grad_(True)\n"
+        "        y = F.grid_sample(x, g, mode=mode, align_corners=False)\n"
+        "        y.backward(ptl.tensor(rng.standard_normal((2, 37, 8, 9)).astype(dt)))\n"
+        "        for k, t in (('y', y.detach()), ('gx', x.grad), ('gg', g.grad)):\n"
+        "            out[f'{dt}_{mode}_{k}'] = t.numpy()\n"
+        "np.savez(sys.argv[1], **out)\n")
+    runs = []
+    with tempfile.TemporaryDirectory() as d:
+        for cap in (None, "default"):
+            env = dict(os.environ)
+            if cap is not None:
+                env["PTL_CPU_CAPABILITY"] = cap
+            path = f"{d}/{cap}.npz"
+            subprocess.run([sys.executable, "-c", code, path], check=True, env=env, cwd=ROOT)
+            runs.append(dict(np.load(path)))
+    for k in runs[0]:
+        np.testing.assert_array_equal(runs[0][k], runs[1][k], err_msg=k)
