@@ -197,19 +197,59 @@ GS_ROWS(double)
  * It takes GS_NEAR points of a sample at a time, their offsets once (ptl_gs_taps1 by
  * blocks), then gathers channel by channel, so an input plane is read by GS_NEAR points
  * while it is in cache (GS_BLOCK = 64 points would fetch each plane's lines again for every
- * block).  y = x + 0 is the per-point sum 0.0 + 1.0 * x (-0.0 becomes +0.0 in both). */
+ * block); the offsets are int32 (planes of up to 2^31 - 1 elements; larger ones take the
+ * blocks), gathered 8 floats or 4 doubles at a time where the CPU has AVX2.  y = x + 0 is
+ * the per-point sum 0.0 + 1.0 * x (-0.0 becomes +0.0 in both). */
 #define GS_NEAR 1024
 
 #define GS_NEAR_ROWS(T)                                                                     \
-    static void gs_near_rows_##T(const int64_t *o, int64_t np, const T *x, T *y)            \
+    static void gs_near_rows_##T(const int32_t *o, int64_t np, const void *x_, void *y_)    \
     {                                                                                       \
+        const T *x = x_;                                                                    \
+        T *y = y_;                                                                          \
         for (int64_t p = 0; p < np; p++) {                                                  \
-            y[p] = o[p] >= 0 ? x[o[p]] + (T)0.0 : (T)0.0;                                   \
+            T v = x[o[p] >= 0 ? o[p] : 0] + (T)0.0;                                         \
+            y[p] = o[p] >= 0 ? v : (T)0.0;                                                  \
         }                                                                                   \
     }
 GS_NEAR_ROWS(float)
 GS_NEAR_ROWS(double)
 #undef GS_NEAR_ROWS
+
+#ifdef GS_AVX2
+/* gs_near_rows_* by AVX2 gathers (8 floats, 4 doubles), the masked-off lanes (no tap)
+ * loading nothing and giving 0 */
+__attribute__((target("avx2"))) static void
+gs_near_rows_float_avx2(const int32_t *o, int64_t np, const void *x_, void *y_)
+{
+    const float *x = x_;
+    float *y = y_;
+    int64_t p = 0;
+    __m256 z = _mm256_setzero_ps();
+    for (; p + 8 <= np; p += 8) {
+        __m256i i = _mm256_loadu_si256((const __m256i *)(o + p));
+        __m256 m = _mm256_castsi256_ps(_mm256_cmpgt_epi32(i, _mm256_set1_epi32(-1)));
+        _mm256_storeu_ps(y + p, _mm256_add_ps(_mm256_mask_i32gather_ps(z, x, i, m, 4), z));
+    }
+    gs_near_rows_float(o + p, np - p, x, y + p);
+}
+
+__attribute__((target("avx2"))) static void
+gs_near_rows_double_avx2(const int32_t *o, int64_t np, const void *x_, void *y_)
+{
+    const double *x = x_;
+    double *y = y_;
+    int64_t p = 0;
+    __m256d z = _mm256_setzero_pd();
+    for (; p + 4 <= np; p += 4) {
+        __m128i i = _mm_loadu_si128((const __m128i *)(o + p));
+        __m256d m = _mm256_castsi256_pd(
+            _mm256_cvtepi32_epi64(_mm_cmpgt_epi32(i, _mm_set1_epi32(-1))));
+        _mm256_storeu_pd(y + p, _mm256_add_pd(_mm256_mask_i32gather_pd(z, x, i, m, 8), z));
+    }
+    gs_near_rows_double(o + p, np - p, x, y + p);
+}
+#endif
 
 /* Nearest forward over the (sample, run of GS_NEAR points) items [b, e). */
 static int
@@ -217,7 +257,15 @@ gs_near_fwd_job(void *ctx, int64_t b, int64_t e)
 {
     const GsBlockJob *bj = ctx;
     const PtlGridSampler *a = bj->a;
-    int64_t o[GS_NEAR];
+    int32_t o[GS_NEAR];
+    void (*rows)(const int32_t *, int64_t, const void *, void *) =
+        bj->f8 ? gs_near_rows_double : gs_near_rows_float;
+    size_t es = bj->f8 ? sizeof(double) : sizeof(float);
+#ifdef GS_AVX2
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        rows = bj->f8 ? gs_near_rows_double_avx2 : gs_near_rows_float_avx2;
+    }
+#endif
     for (int64_t it = b; it < e; it++) {
         int64_t n = it / bj->nblk, q0 = it % bj->nblk * GS_NEAR;
         int64_t nq = a->npts - q0 < GS_NEAR ? a->npts - q0 : GS_NEAR;
@@ -228,18 +276,13 @@ gs_near_fwd_job(void *ctx, int64_t b, int64_t e)
                 return -1;
             }
             for (int64_t p = 0; p < np; p++) {
-                o[q + p] = t->start[p + 1] > t->start[p] ? t->off[t->start[p]] : -1;
+                o[q + p] = t->start[p + 1] > t->start[p] ? (int32_t)t->off[t->start[p]] : -1;
             }
             free(t);
         }
         for (int64_t c = 0; c < a->c; c++) {
             int64_t pl = (n * a->c + c) * a->plane, yo = (n * a->c + c) * a->npts + q0;
-            if (bj->f8) {
-                gs_near_rows_double(o, nq, (const double *)bj->x + pl, (double *)bj->y + yo);
-            }
-            else {
-                gs_near_rows_float(o, nq, (const float *)bj->x + pl, (float *)bj->y + yo);
-            }
+            rows(o, nq, (const char *)bj->x + (size_t)pl * es, (char *)bj->y + (size_t)yo * es);
         }
     }
     return 0;
@@ -863,7 +906,7 @@ gs_run(GridJob *j, GsBlockJob *bj, int on_device, int bwd)
     if (bwd) {
         return gs_per_sample(j, gs_block_bwd_job, bj);
     }
-    if (j->a.mode == PTL_GS_NEAREST) {
+    if (j->a.mode == PTL_GS_NEAREST && j->a.plane <= INT32_MAX) {
         bj->nblk = (j->a.npts + GS_NEAR - 1) / GS_NEAR;
         void *tok = ptl_nogil_begin();
         int64_t grain = PTL_GRAIN_SIZE / (GS_NEAR * (j->a.c + 1)) + 1;
