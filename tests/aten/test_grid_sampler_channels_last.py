@@ -293,23 +293,28 @@ def test_one_gradient_alone_is_the_same_as_both(wants):
 @pytest.mark.parametrize("wo", [1023, 1024, 1025, 2100])
 @pytest.mark.parametrize("nd", [2, 3])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_nearest_forward_runs_of_points(wo, nd, threads):
-    """The nearest forward gathers by runs of 1024 points (Note [Grid sampler nearest
-    forward]): point counts at and across a run, 1 and 2 threads, NaN and outside points"""
+def test_nearest_runs_of_points(wo, nd, threads):
+    """The nearest forward and backward go by runs of 1024 points (Note [Grid sampler
+    nearest forward]): point counts at and across a run, 1 and 2 threads, NaN and outside
+    points"""
     rng = np.random.default_rng(wo + nd)
     # 40 channels: a run of points is work enough for the two threads to split the runs
     xs = (2, 40, 4, 5) if nd == 2 else (2, 40, 2, 4, 5)
     xa = rng.standard_normal(xs)
     xa.reshape(-1)[::7] = -0.0
     ga = special_grid(rng, (2,) + (1,) * (nd - 1) + (wo, nd))
+    goa = rng.standard_normal((2, 40) + ga.shape[1:-1])
     old = ptl.get_num_threads()
     try:
         ptl.set_num_threads(threads)
-        y = F.grid_sample(ptl.tensor(xa), ptl.tensor(ga), mode="nearest", align_corners=False)
+        y, gx, gg = run(ptl.tensor(xa), ptl.tensor(ga), ptl.tensor(goa), mode="nearest",
+                        align_corners=False)
     finally:
         ptl.set_num_threads(old)
-    want, _ = reference(xa, ga, np.zeros((2, 40) + ga.shape[1:-1]), "nearest", "zeros", False)
+    want, gwant = reference(xa, ga, goa, "nearest", "zeros", False)
     np.testing.assert_array_equal(y.numpy(), want)
+    np.testing.assert_allclose(gx.numpy(), gwant, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(gg.numpy(), np.zeros_like(ga))
     # -0.0 read at a tap comes out +0.0, as the per-point sum 0.0 + 1.0 * x
     assert not np.signbit(y.numpy()[y.numpy() == 0]).any()
 

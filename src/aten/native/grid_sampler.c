@@ -199,8 +199,30 @@ GS_ROWS(double)
  * while it is in cache (GS_BLOCK = 64 points would fetch each plane's lines again for every
  * block); the offsets are int32 (planes of up to 2^31 - 1 elements; larger ones take the
  * blocks), gathered 8 floats or 4 doubles at a time where the CPU has AVX2.  y = x + 0 is
- * the per-point sum 0.0 + 1.0 * x (-0.0 becomes +0.0 in both). */
+ * the per-point sum 0.0 + 1.0 * x (-0.0 becomes +0.0 in both).  The backward (its grid
+ * gradient is zeros, written before) scatters the same way: by runs, channel by channel,
+ * into the float64 input gradient, each element taking its terms in point order (the
+ * blocks' bits); nearest never runs channels-last. */
 #define GS_NEAR 1024
+
+/* The point offsets of n's points [q0, q0 + nq) (nq <= GS_NEAR) into o, -1 where a point
+ * has no tap; 0 or -1 with the error set. */
+static int
+gs_near_offsets(const PtlGridSampler *a, int64_t n, int64_t q0, int64_t nq, int32_t *o)
+{
+    for (int64_t q = 0; q < nq; q += GS_BLOCK) {
+        int64_t np = nq - q < GS_BLOCK ? nq - q : GS_BLOCK;
+        GsBlock *t = gs_block_taps(a, n, q0 + q, np, 0);
+        if (t == NULL) {
+            return -1;
+        }
+        for (int64_t p = 0; p < np; p++) {
+            o[q + p] = t->start[p + 1] > t->start[p] ? (int32_t)t->off[t->start[p]] : -1;
+        }
+        free(t);
+    }
+    return 0;
+}
 
 #define GS_NEAR_ROWS(T)                                                                     \
     static void gs_near_rows_##T(const int32_t *o, int64_t np, const void *x_, void *y_)    \
@@ -269,20 +291,54 @@ gs_near_fwd_job(void *ctx, int64_t b, int64_t e)
     for (int64_t it = b; it < e; it++) {
         int64_t n = it / bj->nblk, q0 = it % bj->nblk * GS_NEAR;
         int64_t nq = a->npts - q0 < GS_NEAR ? a->npts - q0 : GS_NEAR;
-        for (int64_t q = 0; q < nq; q += GS_BLOCK) {
-            int64_t np = nq - q < GS_BLOCK ? nq - q : GS_BLOCK;
-            GsBlock *t = gs_block_taps(a, n, q0 + q, np, 0);
-            if (t == NULL) {
-                return -1;
-            }
-            for (int64_t p = 0; p < np; p++) {
-                o[q + p] = t->start[p + 1] > t->start[p] ? (int32_t)t->off[t->start[p]] : -1;
-            }
-            free(t);
+        if (gs_near_offsets(a, n, q0, nq, o) < 0) {
+            return -1;
         }
         for (int64_t c = 0; c < a->c; c++) {
             int64_t pl = (n * a->c + c) * a->plane, yo = (n * a->c + c) * a->npts + q0;
             rows(o, nq, (const char *)bj->x + (size_t)pl * es, (char *)bj->y + (size_t)yo * es);
+        }
+    }
+    return 0;
+}
+
+#define GS_NEAR_SCATTER(T)                                                                  \
+    static void gs_near_scatter_##T(const int32_t *o, int64_t np, const T *go, double *gx)  \
+    {                                                                                       \
+        for (int64_t p = 0; p < np; p++) {                                                  \
+            if (o[p] >= 0) {                                                                \
+                gx[o[p]] += 1.0 * (double)go[p];                                            \
+            }                                                                               \
+        }                                                                                   \
+    }
+GS_NEAR_SCATTER(float)
+GS_NEAR_SCATTER(double)
+#undef GS_NEAR_SCATTER
+
+/* Nearest's input gradient over samples [b, e) (float64, zeroed; Note [Grid sampler nearest
+ * forward]). */
+static int
+gs_near_bwd_job(void *ctx, int64_t b, int64_t e)
+{
+    const GsBlockJob *bj = ctx;
+    const PtlGridSampler *a = bj->a;
+    int32_t o[GS_NEAR];
+    for (int64_t n = b; n < e; n++) {
+        for (int64_t q0 = 0; q0 < a->npts; q0 += GS_NEAR) {
+            int64_t nq = a->npts - q0 < GS_NEAR ? a->npts - q0 : GS_NEAR;
+            if (gs_near_offsets(a, n, q0, nq, o) < 0) {
+                return -1;
+            }
+            for (int64_t c = 0; c < a->c; c++) {
+                int64_t go = (n * a->c + c) * a->npts + q0;
+                double *gx = a->gx + (n * a->c + c) * a->plane;
+                if (bj->f8) {
+                    gs_near_scatter_double(o, nq, (const double *)bj->go + go, gx);
+                }
+                else {
+                    gs_near_scatter_float(o, nq, (const float *)bj->go + go, gx);
+                }
+            }
         }
     }
     return 0;
@@ -319,8 +375,9 @@ static int
 gs_use_cl(const PtlGridSampler *a, int bwd)
 {
     int64_t taps = a->mode == PTL_GS_NEAREST ? 1 : a->mode == PTL_GS_BICUBIC ? 16 : 4 * (a->nd - 1);
+    (void)bwd;
     return a->n > 0 && a->c >= GS_CL_MIN_C && a->npts * taps >= a->plane &&
-           (bwd || a->mode != PTL_GS_NEAREST);
+           a->mode != PTL_GS_NEAREST;
 }
 
 /* dst[j * ds + i] = src[i * ss + j] for i < rows, j < cols, by runs of GS_BLOCK columns */
@@ -903,6 +960,9 @@ gs_run(GridJob *j, GsBlockJob *bj, int on_device, int bwd)
     }
     bj->a = &j->a;
     bj->nblk = (j->a.npts + GS_BLOCK - 1) / GS_BLOCK;
+    if (bwd && j->a.mode == PTL_GS_NEAREST && j->a.plane <= INT32_MAX && j->a.ggrid == NULL) {
+        return j->a.gx == NULL ? 0 : gs_per_sample(j, gs_near_bwd_job, bj);
+    }
     if (bwd) {
         return gs_per_sample(j, gs_block_bwd_job, bj);
     }
