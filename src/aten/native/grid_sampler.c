@@ -194,8 +194,8 @@ GS_ROWS(double)
 /* Note [Grid sampler nearest forward]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * A nearest forward is a gather: each point reads one input element (weight 1) or none.
- * It takes GS_NEAR points of a sample at a time, their offsets once (ptl_gs_taps1 by
- * blocks), then gathers channel by channel, so an input plane is read by GS_NEAR points
+ * It takes GS_NEAR points of a sample at a time, their offsets once (ptl_gs_taps1's index
+ * per dim, no weights), then gathers channel by channel, so an input plane is read by GS_NEAR points
  * while it is in cache (GS_BLOCK = 64 points would fetch each plane's lines again for every
  * block); the offsets are int32 (planes of up to 2^31 - 1 elements; larger ones take the
  * blocks), gathered 8 floats or 4 doubles at a time where the CPU has AVX2.  y = x + 0 is
@@ -205,23 +205,49 @@ GS_ROWS(double)
  * blocks' bits); nearest never runs channels-last. */
 #define GS_NEAR 1024
 
-/* The point offsets of n's points [q0, q0 + nq) (nq <= GS_NEAR) into o, -1 where a point
- * has no tap; 0 or -1 with the error set. */
-static int
+/* The point offsets of n's points [q0, q0 + nq) into o, -1 where a point has no tap (its
+ * one tap's index along each dim, ptl_gs_taps1's) */
+static inline __attribute__((always_inline)) void
+gs_near_offsets_fill(const PtlGridSampler *a, int64_t n, int64_t q0, int64_t nq, int32_t *o)
+{
+    for (int64_t p = 0; p < nq; p++) {
+        const double *g = a->grid + (n * a->npts + q0 + p) * a->nd;
+        int64_t off = 0;
+        int ok = 1;
+        for (int k = 0; k < a->nd; k++) {
+            PtlGsTaps1 t;
+            ptl_gs_taps1(g[k], a->size[k], PTL_GS_NEAREST, a->padding, a->align, &t);
+            ok = ok && t.idx[0] >= 0;
+            off += ok ? (int64_t)t.idx[0] * a->stride[k] : 0;
+        }
+        o[p] = ok ? (int32_t)off : -1;
+    }
+}
+
+static void
+gs_near_offsets_base(const PtlGridSampler *a, int64_t n, int64_t q0, int64_t nq, int32_t *o)
+{
+    gs_near_offsets_fill(a, n, q0, nq, o);
+}
+
+#ifdef GS_AVX2
+__attribute__((target("avx2"), flatten, noclone)) static void
+gs_near_offsets_avx2(const PtlGridSampler *a, int64_t n, int64_t q0, int64_t nq, int32_t *o)
+{
+    gs_near_offsets_fill(a, n, q0, nq, o);
+}
+#endif
+
+static void
 gs_near_offsets(const PtlGridSampler *a, int64_t n, int64_t q0, int64_t nq, int32_t *o)
 {
-    for (int64_t q = 0; q < nq; q += GS_BLOCK) {
-        int64_t np = nq - q < GS_BLOCK ? nq - q : GS_BLOCK;
-        GsBlock *t = gs_block_taps(a, n, q0 + q, np, 0);
-        if (t == NULL) {
-            return -1;
-        }
-        for (int64_t p = 0; p < np; p++) {
-            o[q + p] = t->start[p + 1] > t->start[p] ? (int32_t)t->off[t->start[p]] : -1;
-        }
-        free(t);
+#ifdef GS_AVX2
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        gs_near_offsets_avx2(a, n, q0, nq, o);
+        return;
     }
-    return 0;
+#endif
+    gs_near_offsets_base(a, n, q0, nq, o);
 }
 
 #define GS_NEAR_ROWS(T)                                                                     \
@@ -291,9 +317,7 @@ gs_near_fwd_job(void *ctx, int64_t b, int64_t e)
     for (int64_t it = b; it < e; it++) {
         int64_t n = it / bj->nblk, q0 = it % bj->nblk * GS_NEAR;
         int64_t nq = a->npts - q0 < GS_NEAR ? a->npts - q0 : GS_NEAR;
-        if (gs_near_offsets(a, n, q0, nq, o) < 0) {
-            return -1;
-        }
+        gs_near_offsets(a, n, q0, nq, o);
         for (int64_t c = 0; c < a->c; c++) {
             int64_t pl = (n * a->c + c) * a->plane, yo = (n * a->c + c) * a->npts + q0;
             rows(o, nq, (const char *)bj->x + (size_t)pl * es, (char *)bj->y + (size_t)yo * es);
@@ -326,9 +350,7 @@ gs_near_bwd_job(void *ctx, int64_t b, int64_t e)
     for (int64_t n = b; n < e; n++) {
         for (int64_t q0 = 0; q0 < a->npts; q0 += GS_NEAR) {
             int64_t nq = a->npts - q0 < GS_NEAR ? a->npts - q0 : GS_NEAR;
-            if (gs_near_offsets(a, n, q0, nq, o) < 0) {
-                return -1;
-            }
+            gs_near_offsets(a, n, q0, nq, o);
             for (int64_t c = 0; c < a->c; c++) {
                 int64_t go = (n * a->c + c) * a->npts + q0;
                 double *gx = a->gx + (n * a->c + c) * a->plane;
