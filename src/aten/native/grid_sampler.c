@@ -195,14 +195,14 @@ GS_ROWS(double)
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * A nearest forward is a gather: each point reads one input element (weight 1) or none.
  * It takes GS_NEAR points of a sample at a time, their offsets once (ptl_gs_taps1's index
- * per dim, no weights), then gathers channel by channel, so an input plane is read by GS_NEAR points
- * while it is in cache (GS_BLOCK = 64 points would fetch each plane's lines again for every
- * block); the offsets are int32 (planes of up to 2^31 - 1 elements; larger ones take the
- * blocks), gathered 8 floats or 4 doubles at a time where the CPU has AVX2.  y = x + 0 is
- * the per-point sum 0.0 + 1.0 * x (-0.0 becomes +0.0 in both).  The backward (its grid
- * gradient is zeros, written before) scatters the same way: by runs, channel by channel,
- * into the float64 input gradient, each element taking its terms in point order (the
- * blocks' bits); nearest never runs channels-last. */
+ * per dim, no weights), then gathers channel by channel, so an input plane is read by
+ * GS_NEAR points while it is in cache (GS_BLOCK = 64 points would fetch each plane's lines
+ * again for every block); the offsets are int32 (planes of up to 2^31 - 1 elements; larger
+ * ones take the blocks), gathered 8 floats or 4 doubles at a time where the CPU has AVX2.
+ * y = x + 0 is the per-point sum 0.0 + 1.0 * x (-0.0 becomes +0.0 in both).  The backward
+ * (its grid gradient is zeros, written before) scatters the same way: by runs, channel by
+ * channel, into the float64 input gradient, each element taking its terms in point order
+ * (the blocks' bits); nearest never runs channels-last. */
 #define GS_NEAR 1024
 
 /* The point offsets of n's points [q0, q0 + nq) into o, -1 where a point has no tap (its
@@ -379,7 +379,8 @@ gs_at(const void *p, int f8, int64_t i)
  * input gradient, in double) lives in a scratch copy laid out (pixel, channel), so a tap is
  * one contiguous run of c values, a block of points reads a few lines per tap instead of
  * one line per channel plane, and each loop over the channels is a vector loop with the
- * point's tap offset and weight in registers.  The copies in and out (the input, the
+ * point's tap offset and weight in registers (the forward prefetches the taps of the point
+ * two ahead: the taps land anywhere in the plane).  The copies in and out (the input, the
  * output block, grad_output's block, the input gradient) are transposes by 8 x 8 blocks
  * (float32, AVX2) and cost a pass over the input, which the taps' count pays for.  Each
  * output is the same double sum in the same order as in Note [Grid sampler blocks], and
@@ -459,6 +460,11 @@ typedef float gs_v4f __attribute__((vector_size(16)));
         T *yb = yb_;                                                                        \
         for (int p = 0; p < (int)np; p++) {                                                 \
             int64_t c0 = 0;                                                                 \
+            int pn = p + 2 < np ? p + 2 : p; /* point p + 2's taps on their way to cache */  \
+            for (int k = t->start[pn]; k < t->start[pn + 1]; k++) {                         \
+                __builtin_prefetch(xcl + t->off[k] * c);                                    \
+                __builtin_prefetch(xcl + t->off[k] * c + c - 1);                            \
+            }                                                                               \
             for (; c0 + GS_CW <= c; c0 += GS_CW) {                                          \
                 gs_v4d acc[4] = {GS_SPLAT(0.0), GS_SPLAT(0.0), GS_SPLAT(0.0), GS_SPLAT(0.0)};\
                 for (int k = t->start[p]; k < t->start[p + 1]; k++) {                       \
