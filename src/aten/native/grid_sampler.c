@@ -374,31 +374,29 @@ gs_at(const void *p, int f8, int64_t i)
 
 /* Note [Grid sampler channels-last]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * With c >= GS_CL_MIN_C channels and at least as many taps as the input has pixels per
- * plane (gs_use_cl), the CPU samples channels-last: the input (and in the backward the
- * input gradient, in double) lives in a scratch copy laid out (pixel, channel), so a tap is
- * one contiguous run of c values, a block of points reads a few lines per tap instead of
- * one line per channel plane, and each loop over the channels is a vector loop with the
- * point's tap offset and weight in registers (the forward prefetches the taps of the point
- * two ahead: the taps land anywhere in the plane).  The copies in and out (the input, the
- * output block, grad_output's block, the input gradient) are transposes by 8 x 8 blocks
- * (float32, AVX2) and cost a pass over the input, which the taps' count pays for.  Each
- * output is the same double sum in the same order as in Note [Grid sampler blocks], and
- * each input-gradient element takes its terms in point order, so both keep their bits;
- * the grid gradient combines a point's taps per channel, then sums the channels in four
- * lanes, so it differs from the per-point functions' sum by float64 rounding only.
- * float32 reads and writes its own dtype and computes in double, so it is still the
- * float64 arithmetic rounded, and the input gradient is written in the input's dtype
- * directly (no float64 tensor, no cast).  The vector lanes are GCC vectors, so the
- * SSE2 and AVX2 builds of the loops give the same bits. */
+ * With c >= GS_CL_MIN_C channels and at least as many taps as the input has pixels per plane
+ * (gs_use_cl; nearest has its own loops), the CPU samples channels-last: the input (and in the
+ * backward the input gradient, in double) lives in a scratch copy laid out (pixel, channel), so
+ * a tap is one contiguous run of c values, a block of points reads a few lines per tap instead
+ * of one line per channel plane, and each loop over the channels is a vector loop with the
+ * point's tap offset and weight in registers (the forward prefetches the taps of the point two
+ * ahead: the taps land anywhere in the plane).  The copies in and out (the input, the output
+ * block, grad_output's block, the input gradient) are transposes by 8 x 8 blocks (float32,
+ * AVX2) and cost a pass over the input, which the taps' count pays for.  Each output is the
+ * same double sum in the same order as in Note [Grid sampler blocks], and each input-gradient
+ * element takes its terms in point order, so both keep their bits; the grid gradient combines a
+ * point's taps per channel, then sums the channels in four lanes, so it differs from the
+ * per-point functions' sum by float64 rounding only.  float32 reads and writes its own dtype and
+ * computes in double, so it is still the float64 arithmetic rounded, and the input gradient is
+ * written in the input's dtype directly (no float64 tensor, no cast).  The vector lanes are GCC
+ * vectors, so the SSE2 and AVX2 builds of the loops give the same bits. */
 #define GS_CL_MIN_C 8
 #define GS_CW 16   /* channels per chunk of a point's accumulators (registers) */
 
 static int
-gs_use_cl(const PtlGridSampler *a, int bwd)
+gs_use_cl(const PtlGridSampler *a)
 {
     int64_t taps = a->mode == PTL_GS_NEAREST ? 1 : a->mode == PTL_GS_BICUBIC ? 16 : 4 * (a->nd - 1);
-    (void)bwd;
     return a->n > 0 && a->c >= GS_CL_MIN_C && a->npts * taps >= a->plane &&
            a->mode != PTL_GS_NEAREST;
 }
@@ -1040,7 +1038,7 @@ grid_sampler_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     int on_device = nn_on_device(x, ptl_device_grid_sampler_hook != NULL);
     GridJob j = gs_job(x, grid, &s[k + 2], ysz);
-    int cl = !on_device && gs_use_cl(&j.a, bwd);
+    int cl = !on_device && gs_use_cl(&j.a);
     /* the CPU reads and writes float32/float64 in place; the rest, and the device, in double */
     PtlDtype work = !on_device && (x->dtype == PTL_DTYPE_FLOAT32 ||
                                    x->dtype == PTL_DTYPE_FLOAT64) ? x->dtype : PTL_DTYPE_FLOAT64;
