@@ -363,7 +363,7 @@ def test_interpolate_x2(benchmark, impl, mode, part):
 @pytest.mark.parametrize("impl", NN_IMPLS)
 @pytest.mark.parametrize("part", ["forward", "forward+backward"])
 def test_grid_sample(benchmark, impl, part):
-    """Bilinear, zeros padding, by blocks of grid points (Note [Grid sampler blocks])"""
+    """Bilinear, zeros padding, channels-last (Note [Grid sampler channels-last])"""
     benchmark.group = f"grid_sample 4x32x64x64 at 4x64x64 points, {part}"
     lib = library(impl)
     x = lib.tensor(randn((4, 32, 64, 64))).requires_grad_(part != "forward")
@@ -372,6 +372,42 @@ def test_grid_sample(benchmark, impl, part):
 
     def step():
         y = lib.nn.functional.grid_sample(x, grid, align_corners=False)
+        return y if part == "forward" else lib.autograd.grad(y, (x, grid), gy)
+
+    benchmark(step)
+
+
+# (label, input shape, grid shape, grid_sample keywords, dtype)
+GRID_SAMPLE_VARIANTS = [
+    ("nearest", (4, 32, 64, 64), (4, 64, 64, 2), dict(mode="nearest"), np.float32),
+    ("bicubic", (4, 32, 64, 64), (4, 64, 64, 2), dict(mode="bicubic"), np.float32),
+    ("border", (4, 32, 64, 64), (4, 64, 64, 2), dict(padding_mode="border"), np.float32),
+    ("reflection", (4, 32, 64, 64), (4, 64, 64, 2), dict(padding_mode="reflection"),
+     np.float32),
+    ("align_corners", (4, 32, 64, 64), (4, 64, 64, 2), dict(align_corners=True), np.float32),
+    ("float64", (4, 32, 64, 64), (4, 64, 64, 2), {}, np.float64),
+    ("3-d 2x16x16x32x32 at 2x16x32x32", (2, 16, 16, 32, 32), (2, 16, 32, 32, 3), {},
+     np.float32),
+]
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("part", ["forward", "forward+backward"])
+@pytest.mark.parametrize("label, xs, gs, kw, dtype", GRID_SAMPLE_VARIANTS,
+                         ids=[v[0] for v in GRID_SAMPLE_VARIANTS])
+def test_grid_sample_modes(benchmark, impl, part, label, xs, gs, kw, dtype):
+    """The other modes, paddings, align_corners, float64 and 3-D (bilinear, zeros padding,
+    align_corners=False unless named) at test_grid_sample's size, channels-last (Note [Grid
+    sampler channels-last]); nearest's forward by runs (Note [Grid sampler nearest forward])"""
+    benchmark.group = f"grid_sample {label}, {part}"
+    lib = library(impl)
+    kw = dict(dict(align_corners=False), **kw)
+    x = lib.tensor(randn(xs).astype(dtype)).requires_grad_(part != "forward")
+    grid = lib.tensor(randn(gs, 1).astype(dtype) * 0.5).requires_grad_(part != "forward")
+    gy = lib.tensor(randn(xs[:2] + gs[1:-1], 2).astype(dtype))
+
+    def step():
+        y = lib.nn.functional.grid_sample(x, grid, **kw)
         return y if part == "forward" else lib.autograd.grad(y, (x, grid), gy)
 
     benchmark(step)
