@@ -270,6 +270,30 @@ def _layer_norm(ctx, n):
             epsilon=float(ctx.const(n.inputs[4])))
 
 
+def _group_norm(ctx, n):
+    """native_group_norm (input, weight, bias, N, C, HxW, group, eps): InstanceNormalization
+    of the input seen as [N, group, -1] (unit scale, zero shift), back to the input's shape,
+    then the weight and bias per channel.  ONNX's GroupNormalization scales per group in opset
+    18 and per channel from 21; this decomposition means the same in every opset."""
+    for extra in n.outputs[1:]:
+        if any(extra in m.inputs for m in ctx.graph.nodes) or extra in ctx.graph.outputs:
+            _unsupported(ctx, n)
+    dtype = ctx.dtype_of(n.outputs[0])
+    group = ctx.const(n.inputs[6])
+    rank = len(_ir.tensor_type_fields(n.inputs[0].type)[1])
+    x = ctx.name(n.inputs[0])
+    unit = [ctx.initializer(ctx.np.full(group, fill, dtype=dtype), "gn") for fill in (1, 0)]
+    normed = ctx.add("InstanceNormalization",
+                     [ctx.add("Reshape", [x, ctx.ints([0, group, -1])])] + unit,
+                     epsilon=float(ctx.const(n.inputs[7])))
+    y = ctx.add("Reshape", [normed, ctx.add("Shape", [x])])
+    per_channel = ctx.ints([-1] + [1] * (rank - 2))
+    for v, op in ((n.inputs[1], "Mul"), (n.inputs[2], "Add")):
+        if not (ctx.is_const(v) and ctx.const(v) is None):
+            y = ctx.add(op, [y, ctx.add("Reshape", [ctx.name(v), per_channel])])
+    ctx.add("Identity", [y], [ctx.out(n)])
+
+
 def _batch_norm(ctx, n):
     """native_batch_norm in eval mode (the running statistics): BatchNormalization, with
     ones and zeros written for an absent weight and bias."""
@@ -367,7 +391,7 @@ _CONVERTERS = {
     "aten::convolution": _conv, "aten::max_pool2d_with_indices": _max_pool,
     "aten::softmax": _softmax("Softmax"), "aten::log_softmax": _softmax("LogSoftmax"),
     "aten::embedding": _embedding, "aten::native_layer_norm": _layer_norm,
-    "aten::native_batch_norm": _batch_norm,
+    "aten::native_batch_norm": _batch_norm, "aten::native_group_norm": _group_norm,
     "aten::gelu": _gelu, "aten::masked_fill": _masked_fill, "aten::split": _split,
     "aten::unsqueeze": _unsqueeze, "aten::cat": _cat, "aten::mean": _mean_dim,
 }

@@ -1,5 +1,6 @@
-"""pytorchlite.onnx.export: the MLP, a small CNN and a char-GPT block, run with onnxruntime,
-match eager mode to 1e-5; dynamic_axes, verify=True and the errors."""
+"""pytorchlite.onnx.export: the MLP, small CNNs (with BatchNorm, with GroupNorm) and a
+char-GPT block, run with onnxruntime, match eager mode to 1e-5; dynamic_axes, verify=True and
+the errors."""
 import io
 import math
 
@@ -57,6 +58,26 @@ class BatchNormCNN(nn.Module):
         return self.bn1d(self.fc(ptl.flatten(x, 1)))
 
 
+class GroupNormCNN(nn.Module):
+    """GroupNorm on images (affine, and not), and on the [N, C] rows of a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 6, 3, padding=1)
+        self.gn = nn.GroupNorm(3, 6)
+        self.gn_plain = nn.GroupNorm(2, 6, affine=False, eps=1e-3)
+        self.fc = nn.Linear(6 * 8 * 8, 4)
+        self.gn_rows = nn.GroupNorm(2, 4)
+        with ptl.no_grad():
+            for gn in (self.gn, self.gn_rows):
+                gn.weight.copy_(ptl.linspace(0.5, 2, gn.weight.numel()))
+                gn.bias.copy_(ptl.linspace(-1, 1, gn.bias.numel()))
+
+    def forward(self, x):
+        x = self.gn_plain(F.relu(self.gn(self.conv(x))))
+        return self.gn_rows(self.fc(ptl.flatten(x, 1)))
+
+
 class GPTBlock(nn.Module):
     """Token and position embeddings, one pre-norm attention block with a causal mask and a
     GELU MLP, and the vocabulary head."""
@@ -108,6 +129,7 @@ CASES = [
     (MLP, lambda b: ptl.randn(b, 3)),
     (CNN, lambda b: ptl.randn(b, 1, 8, 8)),
     (BatchNormCNN, lambda b: ptl.randn(b, 1, 8, 8)),
+    (GroupNormCNN, lambda b: ptl.randn(b, 1, 8, 8)),
     (GPTBlock, lambda b: ptl.randint(0, 11, (b, 8))),
 ]
 
