@@ -47,9 +47,10 @@
  *    block up, x solves (T - lambda I) x = 0 by back-substitution over the blocks above it,
  *    in complex arithmetic for a complex pair; a pivot below smin = max(eps |lambda|,
  *    tiny) is replaced by smin, and x is rescaled before it could overflow.  v = Z x
- *    (all the x at once, by the GEMM), then P D v (balancing undone), then v / |v|_2; a complex v is further multiplied by
- *    the unit complex number that makes its largest component real, keeping the sign of
- *    that component's real part (geev's lartg rotation).
+ *    (all the x at once, by the GEMM), then P D v (balancing undone), then v / |v|_2 (a
+ *    row at a time for all the columns); a complex v is further multiplied by the unit
+ *    complex number that makes its largest component real, keeping the sign of that
+ *    component's real part (geev's lartg rotation).
  * Eigenvalues come in the order of T's diagonal blocks; a complex pair is given as
  * (re + i im, re - i im) with im > 0, its eigenvectors as (u + i w, u - i w).  The work is
  * about 10 n^3 for the eigenvalues and 25 n^3 with the eigenvectors without early
