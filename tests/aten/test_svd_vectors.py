@@ -212,7 +212,8 @@ def test_lstsq_matches_numpy(a_shape, b_shape, dtype, driver):
         ref = ref[..., 0]
     assert res.solution.dtype == dtype
     tol = 1e-9 if dtype == ptl.float64 else 2e-3
-    np.testing.assert_allclose(_np(res.solution), ref, atol=tol * max(1, np.abs(ref).max(initial=0)))
+    np.testing.assert_allclose(_np(res.solution), ref,
+                               atol=tol * max(1, np.abs(ref).max(initial=0)))
     m, n = a_shape[-2:]
     if (driver or "gelsy") == "gelsy":
         assert_close(res.rank, np.full(a_shape[:-2], min(m, n), dtype=np.int64))

@@ -15,9 +15,9 @@
  * rotate the rows of U_B^T and V^T: each step's 2 (hi - lo) rotations are recorded (the
  * closed-form rotations give their cosines and sines from quantities they already have)
  * and applied as one batch per side, in column blocks that keep the carried row in
- * registers (rotate_rows, in explicit vectors).  The values are sorted descending with their vectors, a
- * negative value's V column negated; with the QR, U = Q [U_R 0; 0 I] (one GEMM).  For m <
- * n the roles swap: U is V and Vh the transposed long-side basis.  The vectors are
+ * registers (rotate_rows, in explicit vectors).  The values are sorted descending with
+ * their vectors, a negative value's V column negated; with the QR, U = Q [U_R 0; 0 I] (one
+ * GEMM).  For m < n the roles swap: U is V and Vh the transposed long-side basis.  The vectors are
  * orthonormal to O(eps) and U diag(S) V^T reproduces A to O(eps ||A||), as gesdd's; a
  * repeated or zero singular value's vectors are some orthonormal basis of its space.
  * The one-sided Jacobi sweeps this replaced cost 4-14 times PyTorch's gesdd. */
