@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
+from gemm_operands import operand, rand
 from helpers import ROOT, assert_close, skip_native_capability, to_numpy, torch
 
 CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
@@ -30,22 +31,6 @@ CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
 # blocks (k > 320)
 MKN = [(6, 8, 16), (32, 128, 512), (7, 13, 17), (13, 7, 33), (64, 40, 48), (65, 41, 47),
        (128, 96, 80), (150, 24, 40), (30, 700, 35), (2, 3, 5)]
-
-
-def rand(shape, seed, dtype=np.float32):
-    return np.random.default_rng(seed).uniform(-2, 2, shape).astype(dtype)
-
-
-def operand(x, layout):
-    """x as a pytorchlite matrix with the same values in the given layout."""
-    if layout == "contiguous":
-        return ptl.tensor(x)
-    if layout == "transposed":
-        return ptl.tensor(np.ascontiguousarray(x.T)).t()
-    # every other column of a wider matrix: no unit stride
-    wide = np.zeros((x.shape[0], 2 * x.shape[1]), x.dtype)
-    wide[:, ::2] = x
-    return ptl.tensor(wide)[:, ::2]
 
 
 def close(actual, exp, k):
@@ -464,7 +449,6 @@ def test_threads_same_bits(mkn, dtype, restore_threads):
     for same in results.values():
         for r in same[1:]:
             assert np.array_equal(r, same[0])
-
 
 
 # (m, k, n) at and across Note [GEMM narrow N]'s rule (computed as C^T = B^T @ A^T when that

@@ -14,24 +14,10 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
+from gemm_operands import operand, rand
 from helpers import ROOT, assert_close, skip_native_capability
 
 CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
-
-
-def rand(shape, seed, dtype=np.float32):
-    return np.random.default_rng(seed).uniform(-2, 2, shape).astype(dtype)
-
-
-def operand(x, layout):
-    """x as a pytorchlite matrix with the same values in the given layout."""
-    if layout == "contiguous":
-        return ptl.tensor(x)
-    if layout == "transposed":
-        return ptl.tensor(np.ascontiguousarray(x.T)).t()
-    wide = np.zeros((x.shape[0], 2 * x.shape[1]), x.dtype)
-    wide[:, ::2] = x
-    return ptl.tensor(wide)[:, ::2]
 
 
 def bits(t):
