@@ -84,19 +84,22 @@ def test_unary_1e6(benchmark, impl, op):
 
 
 UNARY_F64 = {"sin": np.sin, "cos": np.cos, "tanh": np.tanh, "sigmoid": UNARY["sigmoid"],
-             "log": np.log, "log1p": np.log1p, "expm1": np.expm1}
+             "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "log10": np.log10,
+             "sinh": np.sinh, "cosh": np.cosh, "atanh": np.arctanh}
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
 @pytest.mark.parametrize("op", list(UNARY_F64))
 def test_unary_float64_1e6(benchmark, impl, op):
-    """float64 sin, cos, tanh, sigmoid, log, log1p, expm1 in vectors (Note [Vector float64
-    sin, cos, tanh, sigmoid], Note [Vector float64 log, log1p, expm1]) on 3 * randn (its
-    absolute value for the logs)"""
+    """float64 sin, cos, tanh, sigmoid, log, log1p, expm1, log10, sinh, cosh, atanh in
+    vectors (Note [Vector float64 sin, cos, tanh, sigmoid], Note [Vector float64 log, log1p,
+    expm1]) on 3 * randn (its absolute value for the logs, its tanh for atanh)"""
     benchmark.group = f"{op} 1e6 float64"
     x = randn(10**6).astype(np.float64) * 3
-    if op in ("log", "log1p"):
+    if op in ("log", "log1p", "log10"):
         x = np.abs(x)
+    if op == "atanh":
+        x = np.tanh(x)
     if impl == "numpy":
         benchmark(UNARY_F64[op], x)
         return

@@ -1,5 +1,5 @@
-"""float64 log, log1p and expm1 in vector lanes (Note [Vector float64 log, log1p, expm1] in
-unary.c): the ulp error against NumPy's long double (x86's 64-bit mantissa, so the reference
+"""float64 log, log1p, expm1, log10, sinh, cosh and atanh in vector lanes (Note [Vector
+float64 log, log1p, expm1] in unary.c): the ulp error against NumPy's long double (x86's 64-bit mantissa, so the reference
 itself is exact to about 2^-11 of a float64 ulp) on random points over every range the
 formulas split, the special values as NumPy's float64 results (which are PyTorch's), every
 tail length, 0-dim, size-0 and strided inputs (the portable loop).  The file reruns with the
@@ -13,8 +13,10 @@ import pytorchlite as ptl
 from helpers import rerun_with_capability
 
 # the bound on the ulp error of each op (the portable loops are libm's, under 1 ulp)
-BOUNDS = {"log": 1.0, "log1p": 1.5, "expm1": 1.5}
-REF = {"log": np.log, "log1p": np.log1p, "expm1": np.expm1}
+BOUNDS = {"log": 1.0, "log1p": 1.5, "expm1": 1.5, "log10": 2.0, "sinh": 2.0, "cosh": 2.0,
+          "atanh": 2.0}
+REF = {"log": np.log, "log1p": np.log1p, "expm1": np.expm1, "log10": np.log10,
+       "sinh": np.sinh, "cosh": np.cosh, "atanh": np.arctanh}
 RANGES = {
     "log": [(0, 1e300), (0.5, 2), (1 - 1e-6, 1 + 1e-6), (1e-320, 1e-300), (0.7, 0.72)],
     # below and above x = 1 (where the rounding error's formula switches), near -1, tiny
@@ -23,6 +25,12 @@ RANGES = {
     # n = 0 (|x| <= ln2 / 2), n = +-1, large n, near the overflow and the -1 floor
     "expm1": [(-40, 40), (-0.35, 0.35), (-1.1, 1.1), (-1e-10, 1e-10), (700, 709.78),
               (-745, -30), (36, 40)],
+    "log10": [(0, 1e300), (0.5, 2), (9, 11), (1e-320, 1e-300), (1 - 1e-6, 1 + 1e-6)],
+    # the four formulas' ranges: below ln2 / 2 (cosh), below 1 (sinh), below 22, above 709
+    "sinh": [(-30, 30), (-1.2, 1.2), (-1e-9, 1e-9), (21, 23), (-710.4, -705), (705, 710.4)],
+    "cosh": [(-30, 30), (-0.4, 0.4), (-1e-9, 1e-9), (21, 23), (-710.4, -705), (705, 710.4)],
+    # below and above 1 / 2, near +-1, tiny
+    "atanh": [(-1, 1), (-0.6, 0.6), (0.999999, 1), (-1, -0.999999), (-1e-9, 1e-9)],
 }
 SPECIALS = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 2.2250738585072014e-308,
             -2.2250738585072014e-308, 1.7976931348623157e308, -1.7976931348623157e308, 1.0,

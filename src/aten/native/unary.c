@@ -521,8 +521,8 @@ static const double tanf_coef[] = {
 
 /* Note [Vector float64 log, log1p, expm1]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * libm's scalar log, log1p and expm1 per element made these float64 ops 0.16-0.5x PyTorch's
- * vector loops (1e6 values, one thread).
+ * libm's scalar log, log1p, expm1, log10, sinh, cosh and atanh per element made these float64
+ * ops 0.19-0.63x PyTorch's vector loops (1e6 values, one thread).
  *
  * log (logd): vec_math.h's double log (ptl_vm_log_normal, fdlibm's e ln2 + log(m)
  * arrangement) on normal x; subnormal x takes libm's log, +-0 gives -inf, x < 0 and NaN
@@ -539,7 +539,20 @@ static const double tanf_coef[] = {
  * 2^(n-1) (exact scalings; h - 1/2 is exact up to n = 54, and h stays finite up to n =
  * 1024, where x <= 709.78 needs it; y rounded first and then added to h - 1/2 lost 1.8 ulp
  * at n = 1).  n = 0 returns y itself; x = +-0 x; x > 709.782712893384 inf,
- * x < -40 -1 (e^-40 is below half an ulp of 1), NaN NaN. */
+ * x < -40 -1 (e^-40 is below half an ulp of 1), NaN NaN.
+ *
+ * log10: e log10(2) + log(m) / ln(10) as the double log's m, e, with log10(2) in two parts
+ * (e HI exact), fdlibm's e_log10 arrangement (1.8 ulp measured).  sinh (sinhd), a = |x|,
+ * t = expm1(a), fdlibm's forms: (2t - t^2 / (t + 1)) / 2 below 1, (t + t / (t + 1)) / 2 below
+ * 22, e^a / 2 above (half_exp: exp's y 2^n scaled by 2^(n-2) and 2, finite to 710.47), x's
+ * sign put back, x itself below 2^-28.  cosh (coshd): (e^a + e^-a) / 2 below 22 (a sum of
+ * positives: no cancellation, so no expm1 form near 0), e^a / 2 above.  atanh: fdlibm's
+ * log1p(2a + 2a^2 / (1 - a)) / 2 below 1/2, log1p(2a / (1 - a)) / 2 above, x's sign; +-1
+ * gives +-inf, |x| > 1 and NaN NaN, x itself below 2^-28. */
+/* log10(2) = LOG10_2_HI + LOG10_2_LO, HI's low 20 bits zero (e HI exact); 1 / ln(10) */
+#define LOG10_2_HI 3.01029995663611771306e-01
+#define LOG10_2_LO 3.69423907715893078616e-13
+#define IVLN10 4.34294481903251816668e-01
 #define DEFINE_UNARY_VEC_LOG1P_EXPM1_D(S)                                                 \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_logd_##S(PTL_VT(S) x)                     \
     {                                                                                     \
@@ -588,9 +601,75 @@ static const double tanf_coef[] = {
                      PTL_V(S, set1)(-1.0));                                               \
         return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), z, x);                        \
     }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log10_##S(PTL_VT(S) x)                    \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0), zero = PTL_V(S, setzero)();            \
+        PTL_VT(S) e, m = ptl_vm_split_##S(x, &e);                                         \
+        PTL_VMT(S) big = PTL_VCMP(S, m, PTL_V(S, set1)(1.4142135623730951), _CMP_GT_OQ);  \
+        m = PTL_VSEL(S, big, m, PTL_V(S, mul)(m, PTL_V(S, set1)(0.5)));                   \
+        e = PTL_VSEL(S, big, e, PTL_V(S, add)(e, one));                                   \
+        PTL_VT(S) y = PTL_V(S, fmadd)(ptl_vm_log_normal_##S(m), PTL_V(S, set1)(IVLN10),   \
+                                      PTL_V(S, mul)(e, PTL_V(S, set1)(LOG10_2_LO)));      \
+        y = PTL_V(S, fmadd)(e, PTL_V(S, set1)(LOG10_2_HI), y);                            \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(DBL_MAX), _CMP_GT_OQ), y, x);       \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_EQ_OQ), y, PTL_V(S, set1)(-INFINITY));  \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_NGE_UQ), y, PTL_V(S, set1)(NAN));       \
+        PTL_VMT(S) slow = PTL_VMAND(S, PTL_VCMP(S, x, zero, _CMP_GT_OQ),                  \
+                                    PTL_VCMP(S, x, PTL_V(S, set1)(DBL_MIN), _CMP_LT_OQ)); \
+        return ptl_vm_patch_##S(y, x, slow, log10);                                       \
+    }                                                                                     \
+    /* e^a / 2 for 0 <= a <= 711 (finite to 710.47): exp's y 2^n, scaled by 2^(n-2) and 2 \
+     * (exact; 2^(n-1) itself overflows at n = 1025) */                                   \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_half_exp_##S(PTL_VT(S) a)                 \
+    {                                                                                     \
+        PTL_VT(S) n, y = ptl_vm_exp_reduced_##S(PTL_V(S, min)(a, PTL_V(S, set1)(711.0)), &n); \
+        y = PTL_V(S, mul)(y, ptl_vm_pow2i_##S(PTL_V(S, sub)(n, PTL_V(S, set1)(2.0))));     \
+        return PTL_V(S, mul)(y, PTL_V(S, set1)(2.0));                                     \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_sinhd_##S(PTL_VT(S) x)                    \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0), half = PTL_V(S, set1)(0.5);          \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0);                                        \
+        PTL_VT(S) a = PTL_V(S, andnot)(sign, x), t = ptl_vm_expm1d_##S(a);                \
+        PTL_VT(S) tq = PTL_V(S, div)(t, PTL_V(S, add)(t, one));                           \
+        PTL_VT(S) small = PTL_V(S, fnmadd)(t, tq, PTL_V(S, add)(t, t));                   \
+        PTL_VT(S) y = PTL_V(S, mul)(half, PTL_VSEL(S, PTL_VCMP(S, a, one, _CMP_LT_OQ),    \
+                                                  PTL_V(S, add)(t, tq), small));          \
+        y = PTL_VSEL(S, PTL_VCMP(S, a, PTL_V(S, set1)(22.0), _CMP_GE_OQ), y,              \
+                     ptl_vm_half_exp_##S(a));                                             \
+        y = PTL_VSEL(S, PTL_VCMP(S, a, PTL_V(S, set1)(0x1p-28), _CMP_LT_OQ), y, a);       \
+        return PTL_V(S, or)(y, PTL_V(S, and)(sign, x));                                   \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_coshd_##S(PTL_VT(S) x)                    \
+    {                                                                                     \
+        const PTL_VT(S) half = PTL_V(S, set1)(0.5);                                       \
+        PTL_VT(S) a = PTL_V(S, andnot)(PTL_V(S, set1)(-0.0), x);                          \
+        PTL_VT(S) ea = ptl_vm_exp_##S(PTL_V(S, min)(a, PTL_V(S, set1)(22.0)));            \
+        PTL_VT(S) y = PTL_V(S, add)(PTL_V(S, mul)(half, ea), PTL_V(S, div)(half, ea));    \
+        y = PTL_VSEL(S, PTL_VCMP(S, a, PTL_V(S, set1)(22.0), _CMP_GE_OQ), y,              \
+                     ptl_vm_half_exp_##S(a));                                             \
+        return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_atanh_##S(PTL_VT(S) x)                    \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0), one = PTL_V(S, set1)(1.0);           \
+        PTL_VT(S) a = PTL_V(S, andnot)(sign, x), a2 = PTL_V(S, add)(a, a);                \
+        PTL_VT(S) q = PTL_V(S, div)(a2, PTL_V(S, sub)(one, a));                           \
+        PTL_VT(S) arg = PTL_VSEL(S, PTL_VCMP(S, a, PTL_V(S, set1)(0.5), _CMP_LT_OQ), q,   \
+                                 PTL_V(S, fmadd)(a, q, a2));                              \
+        PTL_VT(S) y = PTL_V(S, mul)(PTL_V(S, set1)(0.5), ptl_vm_log1pd_##S(arg));         \
+        y = PTL_VSEL(S, PTL_VCMP(S, a, PTL_V(S, set1)(0x1p-28), _CMP_LT_OQ), y, a);       \
+        y = PTL_VSEL(S, PTL_VCMP(S, a, one, _CMP_EQ_OQ), y, PTL_V(S, set1)(INFINITY));    \
+        y = PTL_VSEL(S, PTL_VCMP(S, a, one, _CMP_NLE_UQ), y, PTL_V(S, set1)(NAN));        \
+        return PTL_V(S, or)(y, PTL_V(S, and)(sign, x));                                   \
+    }                                                                                     \
     PTL_VM_DEFINE_MAP(logd, S)                                                            \
     PTL_VM_DEFINE_MAP(log1pd, S)                                                          \
-    PTL_VM_DEFINE_MAP(expm1d, S)
+    PTL_VM_DEFINE_MAP(expm1d, S)                                                          \
+    PTL_VM_DEFINE_MAP(log10, S)                                                           \
+    PTL_VM_DEFINE_MAP(sinhd, S)                                                           \
+    PTL_VM_DEFINE_MAP(coshd, S)                                                           \
+    PTL_VM_DEFINE_MAP(atanh, S)
 
 /* o[i] = G(a[i]) for float32 data computed in double lanes of kind S; the tail goes through
  * a zero-padded buffer, so every element takes the same vector formula */
@@ -819,8 +898,9 @@ DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd512)
     DEFINE_VEC_OP(erf, S)                                                                 \
     DEFINE_VEC_OP_D(log, S, D)                                                            \
     DEFINE_VEC_OP_D(log1p, S, D)                                                          \
-    DEFINE_VEC_OP(sinh, S)                                                                \
-    DEFINE_VEC_OP(cosh, S)                                                                \
+    DEFINE_VEC_OP_D(sinh, S, D)                                                           \
+    DEFINE_VEC_OP_D(cosh, S, D)                                                           \
+    DEFINE_VEC_OP_F8(log10, S, D)                                                         \
     DEFINE_VEC_OP2(sigmoid, S, D)                                                         \
     DEFINE_VEC_OP2(tanh, S, D)                                                            \
     DEFINE_VEC_OP(erfinv, S)                                                              \
@@ -907,7 +987,7 @@ DEFINE_UNARY_KERNEL(exp2, PICK_VEC(exp2), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(expm1, PICK_VEC(expm1), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(log, PICK_VEC(log), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(log2, PICK_VEC(log2), U_FLOAT | U_VEC_F4, NULL)
-DEFINE_UNARY_KERNEL(log10, log10_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(log10, PICK_VEC(log10), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log1p, PICK_VEC(log1p), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(sqrt, sqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(rsqrt, rsqrt_loops, U_FLOAT, NULL)
@@ -1148,11 +1228,13 @@ DEFINE_VEC_OP_F4_IN_D(special_i1, ps, pd)
 DEFINE_VEC_OP_F4_IN_D(special_i1, ps512, pd512)
 DEFINE_VEC_OP_F4_IN_D(special_i1e, ps, pd)
 DEFINE_VEC_OP_F4_IN_D(special_i1e, ps512, pd512)
+DEFINE_VEC_OP_F8(atanh, ps, pd)   /* float64 in vector lanes (vector section) */
+DEFINE_VEC_OP_F8(atanh, ps512, pd512)
 #endif
 
 DEFINE_UNARY_KERNEL(acosh, acosh_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(asinh, asinh_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(atanh, atanh_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(atanh, PICK_VEC(atanh), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(erfc, PICK_VEC(erfc), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(i0, PICK_VEC(i0), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(special_i0e, PICK_VEC(special_i0e), U_FLOAT | U_VEC_F4, NULL)
