@@ -1,7 +1,7 @@
 """float64 log, log1p, expm1, log10, sinh, cosh and atanh in vector lanes (Note [Vector
-float64 log, log1p, expm1] in unary.c): the ulp error against NumPy's long double (x86's 64-bit mantissa, so the reference
-itself is exact to about 2^-11 of a float64 ulp) on random points over every range the
-formulas split, the special values as NumPy's float64 results (which are PyTorch's), every
+float64 log, log1p, expm1] in unary.c): the ulp error against NumPy's long double (x86's
+64-bit mantissa, so the reference itself is exact to about 2^-11 of a float64 ulp) on random
+points over every range the formulas split, the special values as NumPy's float64 results (which are PyTorch's), every
 tail length, 0-dim, size-0 and strided inputs (the portable loop).  The file reruns with the
 portable loops and with AVX2 only (PTL_CPU_CAPABILITY=default, avx2)."""
 import os
