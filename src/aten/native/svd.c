@@ -517,6 +517,31 @@ cmp_desc(const void *x, const void *y)
     return (a < b) - (a > b);
 }
 
+/* w (r x c) = a (row-major, n columns; transposed when not tall) times 2^-e2, e2 the
+ * exponent of its largest |entry| (0 for a zero matrix), so that the entries lie below 1;
+ * returns e2.  The scaling goes by two exact halves (2^-e2 alone may not be a double). */
+static int
+load_scaled(double *w, const double *a, int64_t n, int64_t r, int64_t c, int64_t tall)
+{
+    double amax = 0;
+    int e2 = 0;
+    for (int64_t i = 0; i < r; i++) {
+        for (int64_t j = 0; j < c; j++) {
+            double x = tall ? a[i * n + j] : a[j * n + i];
+            w[i * c + j] = x;
+            amax = fabs(x) > amax ? fabs(x) : amax;
+        }
+    }
+    if (amax > 0) {
+        frexp(amax, &e2);
+        double h1 = ldexp(1.0, -e2 / 2), h2 = ldexp(1.0, -e2 - -e2 / 2);
+        for (int64_t i = 0; i < r * c; i++) {
+            w[i] = w[i] * h1 * h2;
+        }
+    }
+    return e2;
+}
+
 /* One matrix's singular values (a: m x n, row-major) into s, descending
  * (Note [Bidiagonal singular values]).  0 or -1. */
 static int
@@ -533,23 +558,7 @@ svd_values(const SvdJob *job, const double *a, double *s)
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
     }
     double *rr = w + r * c, *d = rr + (qr ? c * c : 0), *e = d + c, *acc = e + c;
-    double amax = 0;
-    int e2 = 0;
-    for (int64_t i = 0; i < r; i++) {
-        for (int64_t j = 0; j < c; j++) {
-            double x = tall ? a[i * n + j] : a[j * n + i];
-            w[i * c + j] = x;
-            amax = fabs(x) > amax ? fabs(x) : amax;
-        }
-    }
-    if (amax > 0) {
-        /* by 2^-e2 in two exact halves (2^-e2 alone may not be a double) */
-        frexp(amax, &e2);
-        double h1 = ldexp(1.0, -e2 / 2), h2 = ldexp(1.0, -e2 - -e2 / 2);
-        for (int64_t i = 0; i < r * c; i++) {
-            w[i] = w[i] * h1 * h2;
-        }
-    }
+    int e2 = load_scaled(w, a, n, r, c, tall);
     double *b = w;
     if (qr) {
         bidiagonalize(w, r, c, d, e, acc, acc + c, 0, NULL);
@@ -655,22 +664,7 @@ svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
     double *ub = rot + 4 * c, *ut = ub + br * ubc, *rr = ut + c * br, *vq = rr + c * c;
     double *vt = vq + c * c, *q = vt + c * c, *uo = q + (qr ? r * qcols : 0);
     double *scr = uo + r * qcols;
-    double amax = 0;
-    int e2 = 0, rc = -1;
-    for (int64_t i = 0; i < r; i++) {
-        for (int64_t j = 0; j < c; j++) {
-            double x = tall ? a[i * n + j] : a[j * n + i];
-            w[i * c + j] = x;
-            amax = fabs(x) > amax ? fabs(x) : amax;
-        }
-    }
-    if (amax > 0) {
-        frexp(amax, &e2);
-        double h1 = ldexp(1.0, -e2 / 2), h2 = ldexp(1.0, -e2 - -e2 / 2);
-        for (int64_t i = 0; i < r * c; i++) {
-            w[i] = w[i] * h1 * h2;
-        }
-    }
+    int e2 = load_scaled(w, a, n, r, c, tall), rc = -1;
     double *b = w;
     if (qr) {
         if (ptl_linalg_qr_blocked(w, r, c, tau + 2 * c, NULL, 0, scr) < 0) {
