@@ -475,22 +475,13 @@ static const double tanf_coef[] = {
     0.0033916105536168804, 0.008906552459318902,   0.021864300020970766,
     0.05396856313171222,  0.13333332621978575,     0.3333333333622987};
 #define DEFINE_UNARY_VEC_DOUBLE_FORMULAS(S)                                               \
+    DEFINE_UNARY_VEC_LOG_PARTS_D(S)                                                       \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log2_##S(PTL_VT(S) x)                     \
     {                                                                                     \
-        const PTL_VT(S) one = PTL_V(S, set1)(1.0);                                        \
-        PTL_VT(S) e, m = ptl_vm_split_##S(x, &e);                                         \
-        PTL_VMT(S) big = PTL_VCMP(S, m, PTL_V(S, set1)(1.4142135623730951), _CMP_GT_OQ);  \
-        m = PTL_VSEL(S, big, m, PTL_V(S, mul)(m, PTL_V(S, set1)(0.5)));                   \
-        e = PTL_VSEL(S, big, e, PTL_V(S, add)(e, one));                                   \
+        PTL_VT(S) e, m = ptl_vm_log_split_d_##S(x, &e);                                   \
         PTL_VT(S) y = PTL_V(S, fmadd)(ptl_vm_log_normal_##S(m),                           \
                                       PTL_V(S, set1)(1.4426950408889634), e);             \
-        const PTL_VT(S) zero = PTL_V(S, setzero)();                                       \
-        y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(DBL_MAX), _CMP_GT_OQ), y, x);       \
-        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_EQ_OQ), y, PTL_V(S, set1)(-INFINITY));  \
-        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_NGE_UQ), y, PTL_V(S, set1)(NAN));       \
-        PTL_VMT(S) slow = PTL_VMAND(S, PTL_VCMP(S, x, zero, _CMP_GT_OQ),                  \
-                                    PTL_VCMP(S, x, PTL_V(S, set1)(DBL_MIN), _CMP_LT_OQ)); \
-        return ptl_vm_patch_##S(y, x, slow, log2);                                        \
+        return ptl_vm_log_edges_d_##S(y, x, log2);                                        \
     }                                                                                     \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_tan_##S(PTL_VT(S) x)                      \
     {                                                                                     \

@@ -37,20 +37,38 @@
  * log1p(2a + 2a^2 / (1 - a)) / 2 below 1/2, log1p(2a / (1 - a)) / 2 above, x's sign; +-1
  * gives +-inf, |x| > 1 and NaN NaN, x itself below 2^-28. */
 /* log10(2) = LOG10_2_HI + LOG10_2_LO, HI's low 20 bits zero (e HI exact); 1 / ln(10) */
+/* The double logs' shared pieces (log2 in unary.c, log and log10 here), lanes of kind S:
+ * ptl_vm_log_split_d: x = m 2^e with m in [sqrt(1/2), sqrt(2)] (normal x), m returned;
+ * ptl_vm_log_edges_d: y, the formula's value on positive normal x, with x's edges put in
+ * (inf for inf, -inf for +-0, NaN below 0 and for NaN, libm's f on subnormals). */
+#define DEFINE_UNARY_VEC_LOG_PARTS_D(S)                                                   \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log_split_d_##S(PTL_VT(S) x, PTL_VT(S) *ep) \
+    {                                                                                     \
+        PTL_VT(S) e, m = ptl_vm_split_##S(x, &e);                                         \
+        PTL_VMT(S) big = PTL_VCMP(S, m, PTL_V(S, set1)(1.4142135623730951), _CMP_GT_OQ);  \
+        m = PTL_VSEL(S, big, m, PTL_V(S, mul)(m, PTL_V(S, set1)(0.5)));                   \
+        *ep = PTL_VSEL(S, big, e, PTL_V(S, add)(e, PTL_V(S, set1)(1.0)));                 \
+        return m;                                                                         \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_log_edges_d_##S(PTL_VT(S) y, PTL_VT(S) x, double (*f)(double))             \
+    {                                                                                     \
+        const PTL_VT(S) zero = PTL_V(S, setzero)();                                       \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(DBL_MAX), _CMP_GT_OQ), y, x);       \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_EQ_OQ), y, PTL_V(S, set1)(-INFINITY));  \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_NGE_UQ), y, PTL_V(S, set1)(NAN));       \
+        PTL_VMT(S) slow = PTL_VMAND(S, PTL_VCMP(S, x, zero, _CMP_GT_OQ),                  \
+                                    PTL_VCMP(S, x, PTL_V(S, set1)(DBL_MIN), _CMP_LT_OQ)); \
+        return ptl_vm_patch_##S(y, x, slow, f);                                           \
+    }
+
 #define LOG10_2_HI 3.01029995663611771306e-01
 #define LOG10_2_LO 3.69423907715893078616e-13
 #define IVLN10 4.34294481903251816668e-01
 #define DEFINE_UNARY_VEC_LOG1P_EXPM1_D(S)                                                 \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_logd_##S(PTL_VT(S) x)                     \
     {                                                                                     \
-        const PTL_VT(S) zero = PTL_V(S, setzero)();                                       \
-        PTL_VT(S) y = ptl_vm_log_normal_##S(x);                                           \
-        y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(DBL_MAX), _CMP_GT_OQ), y, x);       \
-        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_EQ_OQ), y, PTL_V(S, set1)(-INFINITY));  \
-        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_NGE_UQ), y, PTL_V(S, set1)(NAN));       \
-        PTL_VMT(S) slow = PTL_VMAND(S, PTL_VCMP(S, x, zero, _CMP_GT_OQ),                  \
-                                    PTL_VCMP(S, x, PTL_V(S, set1)(DBL_MIN), _CMP_LT_OQ)); \
-        return ptl_vm_patch_##S(y, x, slow, log);                                         \
+        return ptl_vm_log_edges_d_##S(ptl_vm_log_normal_##S(x), x, log);                  \
     }                                                                                     \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log1pd_##S(PTL_VT(S) x)                   \
     {                                                                                     \
@@ -90,20 +108,11 @@
     }                                                                                     \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log10_##S(PTL_VT(S) x)                    \
     {                                                                                     \
-        const PTL_VT(S) one = PTL_V(S, set1)(1.0), zero = PTL_V(S, setzero)();            \
-        PTL_VT(S) e, m = ptl_vm_split_##S(x, &e);                                         \
-        PTL_VMT(S) big = PTL_VCMP(S, m, PTL_V(S, set1)(1.4142135623730951), _CMP_GT_OQ);  \
-        m = PTL_VSEL(S, big, m, PTL_V(S, mul)(m, PTL_V(S, set1)(0.5)));                   \
-        e = PTL_VSEL(S, big, e, PTL_V(S, add)(e, one));                                   \
+        PTL_VT(S) e, m = ptl_vm_log_split_d_##S(x, &e);                                   \
         PTL_VT(S) y = PTL_V(S, fmadd)(ptl_vm_log_normal_##S(m), PTL_V(S, set1)(IVLN10),   \
                                       PTL_V(S, mul)(e, PTL_V(S, set1)(LOG10_2_LO)));      \
         y = PTL_V(S, fmadd)(e, PTL_V(S, set1)(LOG10_2_HI), y);                            \
-        y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(DBL_MAX), _CMP_GT_OQ), y, x);       \
-        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_EQ_OQ), y, PTL_V(S, set1)(-INFINITY));  \
-        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_NGE_UQ), y, PTL_V(S, set1)(NAN));       \
-        PTL_VMT(S) slow = PTL_VMAND(S, PTL_VCMP(S, x, zero, _CMP_GT_OQ),                  \
-                                    PTL_VCMP(S, x, PTL_V(S, set1)(DBL_MIN), _CMP_LT_OQ)); \
-        return ptl_vm_patch_##S(y, x, slow, log10);                                       \
+        return ptl_vm_log_edges_d_##S(y, x, log10);                                       \
     }                                                                                     \
     /* e^a / 2 for 0 <= a <= 711 (finite to 710.47): exp's y 2^n, scaled by 2^(n-2) and 2 \
      * (exact; 2^(n-1) itself overflows at n = 1025) */                                   \
