@@ -22,7 +22,7 @@ import pytest
 
 import pytorchlite as ptl
 from gemm_operands import operand, rand
-from helpers import ROOT, assert_close, skip_native_capability, to_numpy, torch
+from helpers import ROOT, assert_close, rerun_with_capability, to_numpy, torch
 
 CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
 
@@ -153,18 +153,13 @@ def test_mm_float32_grad():
     close(b.grad, an.T @ gn, 13)
 
 
+@pytest.mark.skipif(CAPABILITY is not None,
+                    reason="already running with a capability chosen by a parent run")
 @pytest.mark.parametrize("capability", ["avx2", "default"])
 def test_lower_capabilities(capability):
     """Reruns this file with the AVX-512 tiles (avx2), or every vector path (default),
     switched off."""
-    if CAPABILITY is not None:
-        pytest.skip(f"already running under PTL_CPU_CAPABILITY={CAPABILITY}")
-    skip_native_capability(capability)
-    env = dict(os.environ, PTL_CPU_CAPABILITY=capability)
-    r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-x", "-q",
-                        "-p", "no:cacheprovider", "-o", "addopts="], env=env,
-                       capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    rerun_with_capability(__file__, capability)
 
 
 BIAS = {  # addmm's self, for an (m, n) product: shape and how it is laid out

@@ -7,15 +7,13 @@ each threshold, with transposed and strided operands, alpha/beta (addmm), on 1 a
 every path gives the bits of the generic one.  The file reruns itself under
 PTL_CPU_CAPABILITY=avx2 and =default."""
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
 from gemm_operands import operand, rand
-from helpers import ROOT, assert_close, skip_native_capability
+from helpers import assert_close, rerun_with_capability
 
 CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
 
@@ -38,18 +36,13 @@ def restore_threads():
     ptl.set_num_threads(old)
 
 
+@pytest.mark.skipif(CAPABILITY is not None,
+                    reason="already running with a capability chosen by a parent run")
 @pytest.mark.parametrize("capability", ["avx2", "default"])
 def test_lower_capabilities(capability):
     """Reruns this file with the AVX-512 tiles (avx2), or every vector path (default),
     switched off."""
-    if CAPABILITY is not None:
-        pytest.skip(f"already running under PTL_CPU_CAPABILITY={CAPABILITY}")
-    skip_native_capability(capability)
-    env = dict(os.environ, PTL_CPU_CAPABILITY=capability)
-    r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-x", "-q",
-                        "-p", "no:cacheprovider", "-o", "addopts="], env=env,
-                       capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    rerun_with_capability(__file__, capability)
 
 
 # (m, k, n) at and across Note [GEMM last columns]'s rule: n = 32 (no tail), 33 and 34 (one
