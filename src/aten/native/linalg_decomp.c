@@ -1,7 +1,8 @@
 /* linalg_decomp.c -- the factorisations: linalg_cholesky(_ex), linalg_qr, _linalg_eigh /
  * linalg_eigh / linalg_eigvalsh.  Mirrors ATen/native/BatchLinearAlgebra.cpp, which calls
  * LAPACK's potrf, geqrf + orgqr and syevd; pytorchlite computes them itself, in float64
- * (Note [Float64 linear algebra] in linalg_solve.c).
+ * except Cholesky, which factors float32 inputs in float32 (Note [Float64 linear algebra]
+ * in linalg_solve.c).
  *
  * Note [Householder QR]
  * ~~~~~~~~~~~~~~~~~~~~~
@@ -57,34 +58,6 @@
 
 /* ---- Cholesky ---- */
 
-/* The lower Cholesky factor of the jb x jb symmetric matrix whose lower triangle is at a
- * (row stride lda), in place; the strict upper triangle is not touched.  Returns info: 0,
- * or the order of the first leading minor that is not positive-definite (LAPACK's potf2). */
-static PTL_LOOP_CLONES_WIDE int32_t
-cholesky_unblocked(double *a, int64_t jb, int64_t lda)
-{
-    for (int64_t j = 0; j < jb; j++) {
-        double *rj = a + j * lda;
-        double d = rj[j];
-        for (int64_t k = 0; k < j; k++) {
-            d -= rj[k] * rj[k];
-        }
-        if (!(d > 0)) {
-            return (int32_t)(j + 1);
-        }
-        rj[j] = sqrt(d);
-        for (int64_t i = j + 1; i < jb; i++) {
-            double *ri = a + i * lda;
-            double s = ri[j];
-            for (int64_t k = 0; k < j; k++) {
-                s -= ri[k] * rj[k];
-            }
-            ri[j] = s / rj[j];
-        }
-    }
-    return 0;
-}
-
 /* Note [Blocked Cholesky]
  * ~~~~~~~~~~~~~~~~~~~~~~~
  * Right-looking, in column blocks (LAPACK's potrf): factor the diagonal block L11; solve the
@@ -98,80 +71,137 @@ cholesky_unblocked(double *a, int64_t jb, int64_t lda)
 #define CHOLESKY_BLOCK 64
 #define CHOLESKY_INNER_BLOCK 16
 
-/* The lower Cholesky factor of the n x n symmetric matrix whose lower triangle is at a (row
- * stride lda), in place, in column blocks of nb; lt: scratch of n * nb doubles.  Returns
- * info as cholesky_unblocked's, or -1 with the error set (out of memory). */
-static int32_t
-cholesky_blocked(double *a, int64_t n, int64_t lda, int64_t nb, double *lt)
-{
-    for (int64_t j0 = 0; j0 < n; j0 += nb) {
-        int64_t jb = n - j0 < nb ? n - j0 : nb, r = n - j0 - jb;
-        double *l11 = a + j0 * lda + j0, *a21 = l11 + jb * lda;
-        int32_t bad = nb > CHOLESKY_INNER_BLOCK && jb > CHOLESKY_INNER_BLOCK
-                          ? cholesky_blocked(l11, jb, lda, CHOLESKY_INNER_BLOCK, lt + n * nb)
-                          : cholesky_unblocked(l11, jb, lda);
-        if (bad != 0) {
-            return bad < 0 ? -1 : (int32_t)j0 + bad;
-        }
-        /* lt (jb x r) = A21^T, then row c of lt -= L11[c, t] * row t (t < c), / L11[c, c] */
-        for (int64_t i = 0; i < r; i++) {
-            for (int64_t c = 0; c < jb; c++) {
-                lt[c * r + i] = a21[i * lda + c];
-            }
-        }
-        for (int64_t c = 0; c < jb; c++) {
-            double *rc = lt + c * r, d = l11[c * lda + c];
-            for (int64_t t = 0; t < c; t++) {
-                double f = l11[c * lda + t];
-                const double *rt = lt + t * r;
-                for (int64_t i = 0; i < r; i++) {
-                    rc[i] -= f * rt[i];
-                }
-            }
-            for (int64_t i = 0; i < r; i++) {
-                rc[i] /= d;
-            }
-        }
-        for (int64_t i = 0; i < r; i++) {
-            for (int64_t c = 0; c < jb; c++) {
-                a21[i * lda + c] = lt[c * r + i];
-            }
-        }
-        /* A22[i0:i1, 0:i1] -= L21[i0:i1] L21[0:i1]^T: the lower triangle, by block rows */
-        double *a22 = a21 + jb;
-        for (int64_t i0 = 0; i0 < r; i0 += nb) {
-            int64_t i1 = r - i0 < nb ? r : i0 + nb;
-            if (ptl_gemm_f64(i1 - i0, i1, jb, -1.0, lt + i0, 1, r, lt, r, 1, 1.0,
-                             a22 + i0 * lda, lda) < 0) {
-                return -1;
-            }
-        }
+/* The Cholesky kernels come in two instances from one template, DEFINE_CHOLESKY(T, SUF,
+ * GEMM, SQRT): _f8 on double with ptl_gemm_f64 and _f4 on float with ptl_gemm_f32 (Note
+ * [Float64 linear algebra] in linalg_solve.c).  In the template's order:
+ *
+ * cholesky_unblocked: the lower Cholesky factor of the jb x jb symmetric matrix whose lower
+ * triangle is at a (row stride lda), in place; the strict upper triangle is not touched.
+ * Returns info: 0, or the order of the first leading minor that is not positive-definite
+ * (LAPACK's potf2).
+ *
+ * cholesky_blocked: the same for n x n in column blocks of nb; lt: scratch of n * nb
+ * elements.  Returns info as cholesky_unblocked's, or -1 with the error set (out of memory).
+ *
+ * cholesky_factor: the lower Cholesky factor of the symmetric matrix whose lower triangle
+ * is in a (n x n, row-major), in place (the strict upper triangle is zeroed); *info as
+ * cholesky_unblocked's for the whole matrix.  0, or -1 with the error set.
+ *
+ * cholesky_matrix (a LinalgMatrixFn on a DecompJob): matrix i's factor into out0; upper:
+ * U^T U = A is the lower factor of A^T, whose lower triangle is A's upper one. */
+#define DEFINE_CHOLESKY(T, SUF, GEMM, SQRT)                                                   \
+    static PTL_LOOP_CLONES_WIDE int32_t cholesky_unblocked_##SUF(T *a, int64_t jb,           \
+                                                                 int64_t lda)                 \
+    {                                                                                         \
+        for (int64_t j = 0; j < jb; j++) {                                                    \
+            T *rj = a + j * lda;                                                              \
+            T d = rj[j];                                                                      \
+            for (int64_t k = 0; k < j; k++) {                                                 \
+                d -= rj[k] * rj[k];                                                           \
+            }                                                                                 \
+            if (!(d > 0)) {                                                                   \
+                return (int32_t)(j + 1);                                                      \
+            }                                                                                 \
+            rj[j] = SQRT(d);                                                                  \
+            for (int64_t i = j + 1; i < jb; i++) {                                            \
+                T *ri = a + i * lda;                                                          \
+                T s = ri[j];                                                                  \
+                for (int64_t k = 0; k < j; k++) {                                             \
+                    s -= ri[k] * rj[k];                                                       \
+                }                                                                             \
+                ri[j] = s / rj[j];                                                            \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    static int32_t cholesky_blocked_##SUF(T *a, int64_t n, int64_t lda, int64_t nb, T *lt)   \
+    {                                                                                         \
+        for (int64_t j0 = 0; j0 < n; j0 += nb) {                                              \
+            int64_t jb = n - j0 < nb ? n - j0 : nb, r = n - j0 - jb;                          \
+            T *l11 = a + j0 * lda + j0, *a21 = l11 + jb * lda;                                \
+            int32_t bad = nb > CHOLESKY_INNER_BLOCK && jb > CHOLESKY_INNER_BLOCK              \
+                              ? cholesky_blocked_##SUF(l11, jb, lda, CHOLESKY_INNER_BLOCK,    \
+                                                       lt + n * nb)                           \
+                              : cholesky_unblocked_##SUF(l11, jb, lda);                       \
+            if (bad != 0) {                                                                   \
+                return bad < 0 ? -1 : (int32_t)j0 + bad;                                      \
+            }                                                                                 \
+            /* lt (jb x r) = A21^T, then row c of lt -= L11[c, t] * row t, / L11[c, c] */     \
+            for (int64_t i = 0; i < r; i++) {                                                 \
+                for (int64_t c = 0; c < jb; c++) {                                            \
+                    lt[c * r + i] = a21[i * lda + c];                                         \
+                }                                                                             \
+            }                                                                                 \
+            for (int64_t c = 0; c < jb; c++) {                                                \
+                T *rc = lt + c * r, d = l11[c * lda + c];                                     \
+                for (int64_t t = 0; t < c; t++) {                                             \
+                    T f = l11[c * lda + t];                                                   \
+                    const T *rt = lt + t * r;                                                 \
+                    for (int64_t i = 0; i < r; i++) {                                         \
+                        rc[i] -= f * rt[i];                                                   \
+                    }                                                                         \
+                }                                                                             \
+                for (int64_t i = 0; i < r; i++) {                                             \
+                    rc[i] /= d;                                                               \
+                }                                                                             \
+            }                                                                                 \
+            for (int64_t i = 0; i < r; i++) {                                                 \
+                for (int64_t c = 0; c < jb; c++) {                                            \
+                    a21[i * lda + c] = lt[c * r + i];                                         \
+                }                                                                             \
+            }                                                                                 \
+            /* A22[i0:i1, 0:i1] -= L21[i0:i1] L21[0:i1]^T: the lower triangle, by rows */     \
+            T *a22 = a21 + jb;                                                                \
+            for (int64_t i0 = 0; i0 < r; i0 += nb) {                                          \
+                int64_t i1 = r - i0 < nb ? r : i0 + nb;                                       \
+                if (GEMM(i1 - i0, i1, jb, -1.0, lt + i0, 1, r, lt, r, 1, 1.0,                 \
+                         a22 + i0 * lda, lda) < 0) {                                          \
+                    return -1;                                                                \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    static int cholesky_factor_##SUF(T *a, int64_t n, int32_t *info)                          \
+    {                                                                                         \
+        /* scratch for both levels: n * 64 elements, then 64 * 16 */                          \
+        T *lt = malloc(sizeof(T) * (size_t)(n * CHOLESKY_BLOCK +                              \
+                                            CHOLESKY_BLOCK * CHOLESKY_INNER_BLOCK));          \
+        if (lt == NULL) {                                                                     \
+            return ptl_error_set(PTL_ERR_MEMORY, "linalg.cholesky: out of memory");           \
+        }                                                                                     \
+        *info = cholesky_blocked_##SUF(a, n, n, CHOLESKY_BLOCK, lt);                          \
+        free(lt);                                                                             \
+        if (*info < 0) {                                                                      \
+            return -1;                                                                        \
+        }                                                                                     \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+            memset(a + i * n + i + 1, 0, sizeof(T) * (size_t)(n - i - 1));                    \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    static int cholesky_matrix_##SUF(void *ctx, int64_t i)                                    \
+    {                                                                                         \
+        const DecompJob *j = ctx;                                                             \
+        int64_t n = j->n;                                                                     \
+        T *l = (T *)j->out0 + i * n * n;                                                      \
+        linalg_load_##SUF(l, (const T *)j->a + i * n * n, n, n, j->upper);                    \
+        if (cholesky_factor_##SUF(l, n, &j->info[i]) < 0) {                                   \
+            return -1;                                                                        \
+        }                                                                                     \
+        if (j->upper) {                                                                       \
+            for (int64_t r = 0; r < n; r++) {                                                 \
+                for (int64_t c = r + 1; c < n; c++) {                                         \
+                    l[r * n + c] = l[c * n + r];                                              \
+                    l[c * n + r] = 0;                                                         \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
     }
-    return 0;
-}
-
-/* The lower Cholesky factor of the symmetric matrix whose lower triangle is in a (n x n,
- * row-major), in place (the strict upper triangle is zeroed); *info as cholesky_unblocked's
- * for the whole matrix.  0, or -1 with the error set (out of memory). */
-static int
-cholesky_factor(double *a, int64_t n, int32_t *info)
-{
-    /* scratch for both levels: n * 64 doubles, then 64 * 16 */
-    double *lt = malloc(sizeof(double) * (size_t)(n * CHOLESKY_BLOCK +
-                                                  CHOLESKY_BLOCK * CHOLESKY_INNER_BLOCK));
-    if (lt == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "linalg.cholesky: out of memory");
-    }
-    *info = cholesky_blocked(a, n, n, CHOLESKY_BLOCK, lt);
-    free(lt);
-    if (*info < 0) {
-        return -1;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        memset(a + i * n + i + 1, 0, sizeof(double) * (size_t)(n - i - 1));
-    }
-    return 0;
-}
 
 /* ---- Householder reflections ---- */
 
@@ -819,35 +849,17 @@ eigh_dc(const double *a, const double *tau, double *d, double *e, double *zt, in
 /* ---- the batched kernels ---- */
 
 typedef struct DecompJob {
-    const double *a;   /* [B, m, n] */
-    double *out0;      /* cholesky: L [B, n, n]; qr: R [B, rr, n]; eigh: values [B, n] */
+    const void *a;     /* [B, m, n]: double, or float for a float32 cholesky */
+    void *out0;        /* cholesky: L [B, n, n]; qr: R [B, rr, n]; eigh: values [B, n] */
     double *out1;      /* qr: Q [B, m, qc] or NULL; eigh: vectors [B, n, n] or NULL */
     int32_t *info;     /* cholesky: [B] */
     int64_t m, n, rr, qc;
     int upper;         /* cholesky: U = L^T; eigh: read the upper triangle */
 } DecompJob;
 
-static int
-cholesky_matrix(void *ctx, int64_t i)
-{
-    const DecompJob *j = ctx;
-    int64_t n = j->n;
-    double *l = j->out0 + i * n * n;
-    /* upper: U^T U = A is the lower factor of A^T, whose lower triangle is A's upper one */
-    linalg_load(l, j->a + i * n * n, n, n, j->upper);
-    if (cholesky_factor(l, n, &j->info[i]) < 0) {
-        return -1;
-    }
-    if (j->upper) {
-        for (int64_t r = 0; r < n; r++) {
-            for (int64_t c = r + 1; c < n; c++) {
-                l[r * n + c] = l[c * n + r];
-                l[c * n + r] = 0;
-            }
-        }
-    }
-    return 0;
-}
+DEFINE_CHOLESKY(double, f8, ptl_gemm_f64, sqrt)
+DEFINE_CHOLESKY(float, f4, ptl_gemm_f32, sqrtf)
+#undef DEFINE_CHOLESKY
 
 static PTL_LOOP_CLONES_WIDE int
 qr_matrix(void *ctx, int64_t i)
@@ -859,8 +871,8 @@ qr_matrix(void *ctx, int64_t i)
     if (a == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.qr: out of memory");
     }
-    double *tau = a + m * n, *r = j->out0 + i * j->rr * n;
-    memcpy(a, j->a + i * m * n, sizeof(double) * (size_t)(m * n));
+    double *tau = a + m * n, *r = (double *)j->out0 + i * j->rr * n;
+    memcpy(a, (const double *)j->a + i * m * n, sizeof(double) * (size_t)(m * n));
     double *q = j->out1 != NULL ? j->out1 + i * m * j->qc : NULL;
     if (ptl_linalg_qr_blocked(a, m, n, tau, q, j->qc, tau + k) < 0) {
         free(a);
@@ -880,7 +892,7 @@ eigh_matrix(void *ctx, int64_t i)
 {
     const DecompJob *j = ctx;
     int64_t n = j->n;
-    const double *src = j->a + i * n * n;
+    const double *src = (const double *)j->a + i * n * n;
     double *a = malloc(sizeof(double) * (size_t)(2 * n * n + 5 * n + tridiagonalize_scratch(n) +
                                                  1));
     if (a == NULL) {
@@ -898,7 +910,7 @@ eigh_matrix(void *ctx, int64_t i)
     }
     /* the vectors above LINALG_DC_LEAF rows by divide and conquer, otherwise (and for a T
      * that is not finite) Q^T and the QL's rotations */
-    double *vals = j->out0 + i * n, *vecs = j->out1 != NULL ? j->out1 + i * n * n : NULL;
+    double *vals = (double *)j->out0 + i * n, *vecs = j->out1 != NULL ? j->out1 + i * n * n : NULL;
     int rc = zt != NULL && n > LINALG_DC_LEAF ? eigh_dc(a, tau, d, e, zt, n, vals, vecs) : 1;
     if (rc == 1) {
         if (zt != NULL && tridiagonal_form_qt(a, n, tau, zt) < 0) {
@@ -943,7 +955,7 @@ eigh_matrix(void *ctx, int64_t i)
     "The factorization could not be completed because the input is not positive-definite " \
     "(the leading minor of order %d is not positive-definite)."
 
-/* Returns the results t[1], t[2] in s[0], s[1] and releases the float64 copy t[0]. */
+/* Returns the results t[1], t[2] in s[0], s[1] and releases the working copy t[0]. */
 static int
 return_two(PtlTensorImpl **t, PtlIValue *s)
 {
@@ -970,19 +982,20 @@ linalg_cholesky_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     }
     int nb = A->dim - 2;
     DecompJob job = {.m = A->sizes[nb], .n = A->sizes[nb], .upper = s[1].u.b};
-    if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
-        (t[1] = ptl_empty(A->dim, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL ||
+    /* float32 is factored in float32 (Note [Float64 linear algebra] in linalg_solve.c) */
+    if ((t[0] = ptl_contiguous(A)) == NULL ||
+        (t[1] = ptl_empty(A->dim, A->sizes, A->dtype, A->device)) == NULL ||
         (t[2] = ptl_empty(nb, A->sizes, PTL_DTYPE_INT32, A->device)) == NULL) {
         return linalg_release_all(t, 3);
     }
-    job.a = (const double *)ptl_tensor_data(t[0]);
-    job.out0 = (double *)ptl_tensor_data(t[1]);
+    job.a = ptl_tensor_data(t[0]);
+    job.out0 = ptl_tensor_data(t[1]);
     job.info = (int32_t *)ptl_tensor_data(t[2]);
     if (linalg_batch_run(linalg_batch_count(A, 2), job.n * job.n * job.n / 3 + 1,
-                         cholesky_matrix, &job) < 0 ||
+                         A->dtype == PTL_DTYPE_FLOAT32 ? cholesky_matrix_f4
+                                                       : cholesky_matrix_f8, &job) < 0 ||
         (s[2].u.b && linalg_check_info("linalg.cholesky_ex", t[2], nb > 0, PTL_ERR_LINALG,
-                                       NOT_POSITIVE_DEFINITE) < 0) ||
-        linalg_cast_to(&t[1], A->dtype) < 0) {
+                                       NOT_POSITIVE_DEFINITE) < 0)) {
         return linalg_release_all(t, 3);
     }
     return return_two(t, s);
@@ -1013,7 +1026,7 @@ static int
 run_two(PtlTensorImpl *A, int64_t work, LinalgMatrixFn fn, DecompJob *job, PtlTensorImpl **t,
         PtlIValue *s)
 {
-    job->a = (const double *)ptl_tensor_data(t[0]);
+    job->a = ptl_tensor_data(t[0]);
     if (linalg_batch_run(linalg_batch_count(A, 2), work, fn, job) < 0 ||
         linalg_cast_to(&t[1], A->dtype) < 0 || linalg_cast_to(&t[2], A->dtype) < 0) {
         return linalg_release_all(t, 3);
