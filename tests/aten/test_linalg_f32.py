@@ -227,3 +227,33 @@ def test_nan_and_inf_inputs_do_not_hang():
     assert int(info) == 8
     x = ptl.linalg.solve(ptl.tensor(a), ptl.tensor(np.ones((BLOCK + 3, 1), np.float32)))
     assert np.isnan(x.numpy()).any()
+
+
+FEW_RHS = 8  # TRI_FEW_RHS: fewer right-hand sides are substituted column by column
+
+
+@pytest.mark.parametrize("k", [1, 2, FEW_RHS - 1, FEW_RHS, FEW_RHS + 1])
+@pytest.mark.parametrize("n", [INNER + 1, BLOCK + 1, 2 * BLOCK + 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_few_right_hand_sides(k, n, dtype, threads):
+    g = np.random.default_rng(k * 1000 + n)
+    t = np.tril(g.uniform(-1, 1, (n, n)) / np.sqrt(n)) + np.diag(g.uniform(1, 2, n))
+    t = t.astype(dtype).astype(np.float64)
+    b = g.standard_normal((2, n, k)).astype(dtype).astype(np.float64)
+    a = _general((n, n), k).astype(dtype).astype(np.float64)
+    T, B, A = (ptl.tensor(x.astype(dtype)) for x in (t, b, a))
+    cases = [
+        (ptl.linalg.solve_triangular(T, B, upper=False), np.linalg.solve(t, b), t),
+        (ptl.linalg.solve_triangular(T.mT, B, upper=True, unitriangular=True),
+         np.linalg.solve(np.triu(t.T, 1) + np.eye(n), b), np.triu(t.T, 1) + np.eye(n)),
+        (ptl.linalg.solve_triangular(T, B.mT, upper=False, left=False),
+         np.swapaxes(np.linalg.solve(t.T, b), -1, -2), t),
+        (ptl.linalg.solve(A, B), np.linalg.solve(a, b), a),
+        (ptl.linalg.solve(A.expand(2, n, n), B[..., 0]),  # a batch of vectors
+         np.linalg.solve(a, b[..., 0:1])[..., 0], a),
+    ]
+    for got, ref, m in cases:
+        if dtype == np.float32:
+            _close(got, ref, m)
+        else:
+            np.testing.assert_allclose(got.numpy(), ref, rtol=1e-10, atol=1e-11)

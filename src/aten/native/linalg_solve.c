@@ -50,6 +50,11 @@
  * a 256 x 256 matrix took 2x LAPACK's time. */
 #define LINALG_BLOCK 64
 
+/* Below this many right-hand sides a triangular solve's substitution runs column by column
+ * (each column's sum in a register: a vector of them would be mostly empty lanes), above it
+ * row by row across the columns in vector lanes; the same bits either way. */
+#define TRI_FEW_RHS 8
+
 /* The kernels below come in two instances from one template, DEFINE_LU_KERNELS(T, SUF,
  * GEMM, FABS): _f8 on double with ptl_gemm_f64 and _f4 on float with ptl_gemm_f32 (Note
  * [Float64 linear algebra]).  In the template's order:
@@ -165,6 +170,18 @@
                 int64_t i = upper ? i1 - 1 - s : i0 + s;                                      \
                 T *bi = b + i * nrhs;                                                         \
                 int64_t k0 = upper ? i + 1 : i0, k1 = upper ? i1 : i;                         \
+                if (nrhs < TRI_FEW_RHS) {                                                     \
+                    /* column by column: the same operations in the same order, each sum      \
+                     * kept in a register instead of stored and reloaded at every k */        \
+                    for (int64_t c = 0; c < nrhs; c++) {                                      \
+                        T x = bi[c];                                                          \
+                        for (int64_t k = k0; k < k1; k++) {                                   \
+                            x -= t[i * n + k] * b[k * nrhs + c];                              \
+                        }                                                                     \
+                        bi[c] = unit ? x : x / t[i * n + i];                                  \
+                    }                                                                         \
+                    continue;                                                                 \
+                }                                                                             \
                 for (int64_t k = k0; k < k1; k++) {                                           \
                     T f = t[i * n + k];                                                       \
                     const T *bk = b + k * nrhs;                                               \
