@@ -1,20 +1,19 @@
 """Dense linear algebra: solve, inv, cholesky, qr and eigh of one float64 or float32 matrix at
-64 and 256 (and det, slogdet, lu_factor and solve_triangular, whose float32 inputs are factored
-in float32 as LAPACK's sgetrf/spotrf do for PyTorch: Note [Float64 linear algebra]), and eig
-at 16, 64 and 256, against numpy.linalg (LAPACK) and torch.linalg in the same process.
-pytorchlite computes these itself (src/aten/native/linalg_solve.c, linalg_decomp.c and
-linalg_eig.c): LU, the triangular solves, Cholesky and QR in column blocks whose
-trailing updates run in the GEMM, eigh's tridiagonal reduction in panels with GEMM updates
-and its vectors by divide and conquer (merges by GEMM) as LAPACK's syevd; eig's Francis QR is
-LAPACK's small-matrix lahqr (its updates away from the bulge batched per sweep) with laqr3's
-aggressive early deflation from 75 rows, against LAPACK's multishift QR.  The singular
-values alone (svdvals, and matrix_rank, which counts the rank from them) of float64
-matrices at 64 and 256:
-Householder bidiagonalization and shifted QR steps on the bidiagonal (svd.c, Note
-[Bidiagonal singular values]), against LAPACK's gesdd without vectors.  With the vectors (svd,
-pinv) the reflections are accumulated by blocks and the QR steps' rotations applied in
-batches (Note [Singular vectors]); lstsq's default driver solves through one QR of [A B]
-(linalg.py's _qr_lstsq)."""
+64 and 256 (and det, slogdet, lu_factor and solve_triangular; float32 inputs of the LU family,
+cholesky and qr are factored in float32 as LAPACK's sgetrf/spotrf/sgeqrf do for PyTorch: Note
+[Float64 linear algebra]), and eig at 16, 64 and 256, against numpy.linalg (LAPACK) and
+torch.linalg in the same process.  pytorchlite computes these itself
+(src/aten/native/linalg_solve.c, linalg_decomp.c and linalg_eig.c): LU, the triangular solves,
+Cholesky and QR in column blocks whose trailing updates run in the GEMM, eigh's tridiagonal
+reduction in panels with GEMM updates and its vectors by divide and conquer (merges by GEMM) as
+LAPACK's syevd; eig's Francis QR is LAPACK's small-matrix lahqr (its updates away from the bulge
+batched per sweep) with laqr3's aggressive early deflation from 75 rows, against LAPACK's
+multishift QR.  The singular values alone (svdvals, and matrix_rank, which counts the rank from
+them) of float64 matrices at 64 and 256: Householder bidiagonalization and shifted QR steps on
+the bidiagonal (svd.c, Note [Bidiagonal singular values]), against LAPACK's gesdd without
+vectors.  With the vectors (svd, pinv) the reflections are accumulated by blocks and the QR
+steps' rotations applied in batches (Note [Singular vectors]); lstsq's default driver solves
+through one QR of [A B] (linalg.py's _qr_lstsq)."""
 import numpy as np
 import pytest
 

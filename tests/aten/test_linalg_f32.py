@@ -53,9 +53,10 @@ def _close(got, ref, a, c=8.0):
 
 
 def _not_float64_grade(got, ref):
-    """At least one entry differs from the float64 result rounded to float32: the work
-    really ran in float32."""
-    return not np.array_equal(got.numpy(), np.asarray(ref, np.float32))
+    """At least one entry differs from ref, pytorchlite's float64 result on the same values,
+    rounded to float32 (what float32 inputs got when they were computed in float64): the
+    work really ran in float32."""
+    return not np.array_equal(got.numpy(), ref.numpy().astype(np.float32))
 
 
 @pytest.mark.parametrize("n", SIZES)
@@ -108,11 +109,16 @@ def test_cholesky_across_blocks(n, upper, threads):
 @pytest.mark.parametrize("n", [INNER + 1, BLOCK + 1, 2 * BLOCK + 1])
 def test_float32_is_computed_in_float32(n):
     # float64 work rounded at the end would equal the float64 result rounded to float32
-    A, a = _f32(_spd((n, n), 3))
-    B, b = _f32(np.random.default_rng(4).standard_normal((n, 4)))
-    assert _not_float64_grade(ptl.linalg.cholesky(A), np.linalg.cholesky(a))
-    assert _not_float64_grade(ptl.linalg.solve(A, B), np.linalg.solve(a, b))
-    assert _not_float64_grade(ptl.linalg.inv(A), np.linalg.inv(a))
+    A, _ = _f32(_spd((n, n), 3))
+    B, _ = _f32(np.random.default_rng(4).standard_normal((n, 4)))
+    A64, B64 = A.double(), B.double()
+    L = ptl.linalg
+    assert _not_float64_grade(L.cholesky(A), L.cholesky(A64))
+    assert _not_float64_grade(L.solve(A, B), L.solve(A64, B64))
+    assert _not_float64_grade(L.inv(A), L.inv(A64))
+    assert _not_float64_grade(L.solve_triangular(A, B, upper=True),
+                              L.solve_triangular(A64, B64, upper=True))
+    assert _not_float64_grade(L.qr(A)[1], L.qr(A64)[1])
 
 
 @pytest.mark.parametrize("n", [INNER + 1, BLOCK, BLOCK + 1, 2 * BLOCK + 3])
@@ -257,3 +263,42 @@ def test_few_right_hand_sides(k, n, dtype, threads):
             _close(got, ref, m)
         else:
             np.testing.assert_allclose(got.numpy(), ref, rtol=1e-10, atol=1e-11)
+
+
+QR_BLOCK = 32  # Note [Blocked QR]: column blocks of 32, one block unblocked
+QR_SHAPES = [(1, 1), (5, 3), (3, 5), (QR_BLOCK - 1, QR_BLOCK - 1), (QR_BLOCK, QR_BLOCK),
+             (QR_BLOCK + 1, QR_BLOCK + 1), (2 * QR_BLOCK + 1, 2 * QR_BLOCK + 1),
+             (3 * QR_BLOCK + 5, QR_BLOCK + 1), (QR_BLOCK + 1, 3 * QR_BLOCK + 5),
+             (2 * BLOCK + 3, 2 * BLOCK + 3)]
+
+
+@pytest.mark.parametrize("m, n", QR_SHAPES)
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr_across_blocks(m, n, mode, threads):
+    A, a = _f32(np.random.default_rng(m * 100 + n).standard_normal((m, n)))
+    Q, R = ptl.linalg.qr(A, mode=mode)
+    k = min(m, n)
+    assert R.dtype == ptl.float32 and R.shape == ((m, n) if mode == "complete" else (k, n))
+    r = R.numpy().astype(np.float64)
+    assert np.count_nonzero(np.tril(r, -1)) == 0
+    # the same Householder convention as LAPACK: R is NumPy's to n eps cond(A)
+    _close(R, np.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")[1], a)
+    if mode == "r":
+        assert Q.shape == (0,)
+        return
+    q = Q.numpy().astype(np.float64)
+    assert Q.dtype == ptl.float32 and q.shape == (m, m if mode == "complete" else k)
+    tol = 8 * max(m, n) * EPS
+    assert np.max(np.abs(q.T @ q - np.eye(q.shape[1]))) <= tol
+    assert np.max(np.abs(q @ r - a)) <= tol * np.max(np.abs(a)) * np.sqrt(max(m, n))
+
+
+def test_qr_batched_non_contiguous_and_in_float32(threads):
+    m, n = 2 * QR_BLOCK + 3, QR_BLOCK + 9
+    A, a = _f32(np.random.default_rng(3).standard_normal((3, n, m)))
+    Q, R = ptl.linalg.qr(A.mT)  # non-contiguous: the transposes
+    at = np.swapaxes(a, -1, -2)
+    _close(R, np.linalg.qr(at)[1], at)
+    qr = np.einsum("bij,bjk->bik", Q.numpy().astype(np.float64), R.numpy().astype(np.float64))
+    assert np.max(np.abs(qr - at)) <= 8 * m * EPS * np.max(np.abs(at)) * np.sqrt(m)
+    assert _not_float64_grade(R, ptl.linalg.qr(A.mT.double())[1])

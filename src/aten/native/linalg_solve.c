@@ -12,15 +12,15 @@
  * without the GIL).  The working dtype:
  *
  * - float32 inputs of the LU family here (lu_factor, solve, inv, det, slogdet,
- *   solve_triangular) and of Cholesky (linalg_decomp.c) are factored in float32: the same
- *   code, instantiated for float (DEFINE_LU_KERNELS, DEFINE_CHOLESKY), with float panels
- *   and the float32 GEMM, as PyTorch's LAPACK sgetrf, sgetrs, strsm and spotrf do.  That
- *   halves the memory traffic and doubles the GEMM's lanes; the results then carry float32
- *   accuracy (errors of order n eps_f32 cond(A), as PyTorch's), not float64's.  Only det
- *   and slogdet accumulate the product of U's diagonal in double.  solve_triangular works
- *   in the promoted dtype of A and B.
+ *   solve_triangular), of Cholesky and of QR (linalg_decomp.c) are factored in float32:
+ *   the same code, instantiated for float (DEFINE_LU_KERNELS, DEFINE_CHOLESKY, DEFINE_QR),
+ *   with float panels and the float32 GEMM, as PyTorch's LAPACK sgetrf, sgetrs, strsm,
+ *   spotrf and sgeqrf/sorgqr do.  That halves the memory traffic and doubles the GEMM's
+ *   lanes; the results then carry float32 accuracy (errors of order n eps_f32 cond(A), as
+ *   PyTorch's), not float64's.  Only det and slogdet accumulate the product of U's
+ *   diagonal in double.  solve_triangular works in the promoted dtype of A and B.
  * - Everything else computes in float64 and casts the results back to the input's dtype:
- *   QR, eigh, eig, svd/svdvals/pinv/matrix_rank and lstsq, so their float32 results keep
+ *   eigh, eig, svd/svdvals/pinv/matrix_rank and lstsq, so their float32 results keep
  *   float64 accuracy (and float64's cost).
  *
  * The float64 instances are the code they were before float32 had its own (the same bits).
