@@ -1,18 +1,19 @@
-"""Dense linear algebra: solve, inv, cholesky, qr and eigh of one float64 matrix at 64 and 256,
-and eig at 16, 64 and 256, against numpy.linalg (LAPACK) and torch.linalg in the same
-process.  pytorchlite computes these itself (src/aten/native/linalg_solve.c, linalg_decomp.c
-and linalg_eig.c): LU, the triangular solves, Cholesky and QR in column blocks whose
-trailing updates run in the GEMM, eigh's tridiagonal reduction in panels with GEMM updates
-and its vectors by divide and conquer (merges by GEMM) as LAPACK's syevd; eig's Francis QR is
-LAPACK's small-matrix lahqr (its updates away from the bulge batched per sweep) with laqr3's
-aggressive early deflation from 75 rows, against LAPACK's multishift QR.  The singular
-values alone (svdvals, and matrix_rank, which counts the rank from them) of float64
-matrices at 64 and 256:
-Householder bidiagonalization and shifted QR steps on the bidiagonal (svd.c, Note
-[Bidiagonal singular values]), against LAPACK's gesdd without vectors.  With the vectors (svd,
-pinv) the reflections are accumulated by blocks and the QR steps' rotations applied in
-batches (Note [Singular vectors]); lstsq's default driver solves through one QR of [A B]
-(linalg.py's _qr_lstsq)."""
+"""Dense linear algebra: solve, inv, cholesky, qr and eigh of one float64 or float32 matrix at
+64 and 256 (and det, slogdet, lu_factor and solve_triangular; float32 inputs of the LU family,
+cholesky and qr are factored in float32 as LAPACK's sgetrf/spotrf/sgeqrf do for PyTorch: Note
+[Float64 linear algebra]), and eig at 16, 64 and 256, against numpy.linalg (LAPACK) and
+torch.linalg in the same process.  pytorchlite computes these itself
+(src/aten/native/linalg_solve.c, linalg_decomp.c and linalg_eig.c): LU, the triangular solves,
+Cholesky and QR in column blocks whose trailing updates run in the GEMM, eigh's tridiagonal
+reduction in panels with GEMM updates and its vectors by divide and conquer (merges by GEMM) as
+LAPACK's syevd; eig's Francis QR is LAPACK's small-matrix lahqr (its updates away from the bulge
+batched per sweep) with laqr3's aggressive early deflation from 75 rows, against LAPACK's
+multishift QR.  The singular values alone (svdvals, and matrix_rank, which counts the rank from
+them) of float64 matrices at 64 and 256: Householder bidiagonalization and shifted QR steps on
+the bidiagonal (svd.c, Note [Bidiagonal singular values]), against LAPACK's gesdd without
+vectors.  With the vectors (svd, pinv) the reflections are accumulated by blocks and the QR
+steps' rotations applied in batches (Note [Singular vectors]); lstsq's default driver solves
+through one QR of [A B] (linalg.py's _qr_lstsq)."""
 import numpy as np
 import pytest
 
@@ -24,20 +25,45 @@ def _spd(n):
     return a @ a.T + n * np.eye(n)
 
 
+def _np_lu_factor(a):
+    # NumPy has no LU: the closest LAPACK call it makes is the one inside solve (getrf, getrs)
+    return np.linalg.solve(a, np.ones((a.shape[-1], 1), a.dtype))
+
+
+def _np_solve_triangular(a, b):
+    # NumPy has no triangular solve: a general solve of the triangle stands in
+    return np.linalg.solve(a, b)
+
+
 def _fn(impl, name):
     if impl == "numpy":
         return {"solve": np.linalg.solve, "inv": np.linalg.inv, "cholesky": np.linalg.cholesky,
-                "qr": np.linalg.qr, "eigh": np.linalg.eigh}[name]
+                "qr": np.linalg.qr, "eigh": np.linalg.eigh, "det": np.linalg.det,
+                "slogdet": np.linalg.slogdet, "lu_factor": _np_lu_factor,
+                "solve_triangular": _np_solve_triangular}[name]
+    if name == "solve_triangular":
+        return lambda a, b: lib(impl).linalg.solve_triangular(a, b, upper=False)
     return getattr(lib(impl).linalg, name)
+
+
+_FLOAT64_ROWS = ["solve", "inv", "cholesky", "qr", "eigh"]
+_FLOAT32_ROWS = _FLOAT64_ROWS + ["det", "slogdet", "lu_factor", "solve_triangular"]
 
 
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("n", [64, 256])
-@pytest.mark.parametrize("name", ["solve", "inv", "cholesky", "qr", "eigh"])
-def test_linalg(benchmark, impl, n, name):
-    benchmark.group = f"linalg.{name} {n}x{n} float64"
-    a = make(impl, _spd(n))
-    args = (a, make(impl, np.ones((n, 1)))) if name == "solve" else (a,)
+@pytest.mark.parametrize("name,dtype", [(name, "float64") for name in _FLOAT64_ROWS] +
+                         [(name, "float32") for name in _FLOAT32_ROWS])
+def test_linalg(benchmark, impl, n, name, dtype):
+    benchmark.group = f"linalg.{name} {n}x{n} {dtype}"
+    a = _spd(n)
+    if name == "solve_triangular":
+        a = np.tril(a)
+    if name in ("det", "slogdet"):
+        a = a / np.exp(np.linalg.slogdet(a)[1] / n)  # det 1: within float32's range
+    a = make(impl, a.astype(dtype))
+    rhs = name in ("solve", "solve_triangular")
+    args = (a, make(impl, np.ones((n, 1), dtype))) if rhs else (a,)
     benchmark(_fn(impl, name), *args)
 
 

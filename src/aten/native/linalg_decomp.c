@@ -1,7 +1,8 @@
 /* linalg_decomp.c -- the factorisations: linalg_cholesky(_ex), linalg_qr, _linalg_eigh /
  * linalg_eigh / linalg_eigvalsh.  Mirrors ATen/native/BatchLinearAlgebra.cpp, which calls
  * LAPACK's potrf, geqrf + orgqr and syevd; pytorchlite computes them itself, in float64
- * (Note [Float64 linear algebra] in linalg_solve.c).
+ * except Cholesky and QR, which factor float32 inputs in float32 (Note [Float64 linear
+ * algebra] in linalg_solve.c).
  *
  * Note [Householder QR]
  * ~~~~~~~~~~~~~~~~~~~~~
@@ -57,34 +58,6 @@
 
 /* ---- Cholesky ---- */
 
-/* The lower Cholesky factor of the jb x jb symmetric matrix whose lower triangle is at a
- * (row stride lda), in place; the strict upper triangle is not touched.  Returns info: 0,
- * or the order of the first leading minor that is not positive-definite (LAPACK's potf2). */
-static PTL_LOOP_CLONES_WIDE int32_t
-cholesky_unblocked(double *a, int64_t jb, int64_t lda)
-{
-    for (int64_t j = 0; j < jb; j++) {
-        double *rj = a + j * lda;
-        double d = rj[j];
-        for (int64_t k = 0; k < j; k++) {
-            d -= rj[k] * rj[k];
-        }
-        if (!(d > 0)) {
-            return (int32_t)(j + 1);
-        }
-        rj[j] = sqrt(d);
-        for (int64_t i = j + 1; i < jb; i++) {
-            double *ri = a + i * lda;
-            double s = ri[j];
-            for (int64_t k = 0; k < j; k++) {
-                s -= ri[k] * rj[k];
-            }
-            ri[j] = s / rj[j];
-        }
-    }
-    return 0;
-}
-
 /* Note [Blocked Cholesky]
  * ~~~~~~~~~~~~~~~~~~~~~~~
  * Right-looking, in column blocks (LAPACK's potrf): factor the diagonal block L11; solve the
@@ -98,166 +71,139 @@ cholesky_unblocked(double *a, int64_t jb, int64_t lda)
 #define CHOLESKY_BLOCK 64
 #define CHOLESKY_INNER_BLOCK 16
 
-/* The lower Cholesky factor of the n x n symmetric matrix whose lower triangle is at a (row
- * stride lda), in place, in column blocks of nb; lt: scratch of n * nb doubles.  Returns
- * info as cholesky_unblocked's, or -1 with the error set (out of memory). */
-static int32_t
-cholesky_blocked(double *a, int64_t n, int64_t lda, int64_t nb, double *lt)
-{
-    for (int64_t j0 = 0; j0 < n; j0 += nb) {
-        int64_t jb = n - j0 < nb ? n - j0 : nb, r = n - j0 - jb;
-        double *l11 = a + j0 * lda + j0, *a21 = l11 + jb * lda;
-        int32_t bad = nb > CHOLESKY_INNER_BLOCK && jb > CHOLESKY_INNER_BLOCK
-                          ? cholesky_blocked(l11, jb, lda, CHOLESKY_INNER_BLOCK, lt + n * nb)
-                          : cholesky_unblocked(l11, jb, lda);
-        if (bad != 0) {
-            return bad < 0 ? -1 : (int32_t)j0 + bad;
-        }
-        /* lt (jb x r) = A21^T, then row c of lt -= L11[c, t] * row t (t < c), / L11[c, c] */
-        for (int64_t i = 0; i < r; i++) {
-            for (int64_t c = 0; c < jb; c++) {
-                lt[c * r + i] = a21[i * lda + c];
-            }
-        }
-        for (int64_t c = 0; c < jb; c++) {
-            double *rc = lt + c * r, d = l11[c * lda + c];
-            for (int64_t t = 0; t < c; t++) {
-                double f = l11[c * lda + t];
-                const double *rt = lt + t * r;
-                for (int64_t i = 0; i < r; i++) {
-                    rc[i] -= f * rt[i];
-                }
-            }
-            for (int64_t i = 0; i < r; i++) {
-                rc[i] /= d;
-            }
-        }
-        for (int64_t i = 0; i < r; i++) {
-            for (int64_t c = 0; c < jb; c++) {
-                a21[i * lda + c] = lt[c * r + i];
-            }
-        }
-        /* A22[i0:i1, 0:i1] -= L21[i0:i1] L21[0:i1]^T: the lower triangle, by block rows */
-        double *a22 = a21 + jb;
-        for (int64_t i0 = 0; i0 < r; i0 += nb) {
-            int64_t i1 = r - i0 < nb ? r : i0 + nb;
-            if (ptl_gemm_f64(i1 - i0, i1, jb, -1.0, lt + i0, 1, r, lt, r, 1, 1.0,
-                             a22 + i0 * lda, lda) < 0) {
-                return -1;
-            }
-        }
+/* The Cholesky kernels come in two instances from one template, DEFINE_CHOLESKY(T, SUF,
+ * GEMM, SQRT): _f8 on double with ptl_gemm_f64 and _f4 on float with ptl_gemm_f32 (Note
+ * [Float64 linear algebra] in linalg_solve.c).  In the template's order:
+ *
+ * cholesky_unblocked: the lower Cholesky factor of the jb x jb symmetric matrix whose lower
+ * triangle is at a (row stride lda), in place; the strict upper triangle is not touched.
+ * Returns info: 0, or the order of the first leading minor that is not positive-definite
+ * (LAPACK's potf2).
+ *
+ * cholesky_blocked: the same for n x n in column blocks of nb; lt: scratch of n * nb
+ * elements.  Returns info as cholesky_unblocked's, or -1 with the error set (out of memory).
+ *
+ * cholesky_factor: the lower Cholesky factor of the symmetric matrix whose lower triangle
+ * is in a (n x n, row-major), in place (the strict upper triangle is zeroed); *info as
+ * cholesky_unblocked's for the whole matrix.  0, or -1 with the error set.
+ *
+ * cholesky_matrix (a LinalgMatrixFn on a DecompJob): matrix i's factor into out0; upper:
+ * U^T U = A is the lower factor of A^T, whose lower triangle is A's upper one. */
+#define DEFINE_CHOLESKY(T, SUF, GEMM, SQRT)                                                   \
+    static PTL_LOOP_CLONES_WIDE int32_t cholesky_unblocked_##SUF(T *a, int64_t jb,           \
+                                                                 int64_t lda)                 \
+    {                                                                                         \
+        for (int64_t j = 0; j < jb; j++) {                                                    \
+            T *rj = a + j * lda;                                                              \
+            T d = rj[j];                                                                      \
+            for (int64_t k = 0; k < j; k++) {                                                 \
+                d -= rj[k] * rj[k];                                                           \
+            }                                                                                 \
+            if (!(d > 0)) {                                                                   \
+                return (int32_t)(j + 1);                                                      \
+            }                                                                                 \
+            rj[j] = SQRT(d);                                                                  \
+            for (int64_t i = j + 1; i < jb; i++) {                                            \
+                T *ri = a + i * lda;                                                          \
+                T s = ri[j];                                                                  \
+                for (int64_t k = 0; k < j; k++) {                                             \
+                    s -= ri[k] * rj[k];                                                       \
+                }                                                                             \
+                ri[j] = s / rj[j];                                                            \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    static int32_t cholesky_blocked_##SUF(T *a, int64_t n, int64_t lda, int64_t nb, T *lt)   \
+    {                                                                                         \
+        for (int64_t j0 = 0; j0 < n; j0 += nb) {                                              \
+            int64_t jb = n - j0 < nb ? n - j0 : nb, r = n - j0 - jb;                          \
+            T *l11 = a + j0 * lda + j0, *a21 = l11 + jb * lda;                                \
+            int32_t bad = nb > CHOLESKY_INNER_BLOCK && jb > CHOLESKY_INNER_BLOCK              \
+                              ? cholesky_blocked_##SUF(l11, jb, lda, CHOLESKY_INNER_BLOCK,    \
+                                                       lt + n * nb)                           \
+                              : cholesky_unblocked_##SUF(l11, jb, lda);                       \
+            if (bad != 0) {                                                                   \
+                return bad < 0 ? -1 : (int32_t)j0 + bad;                                      \
+            }                                                                                 \
+            /* lt (jb x r) = A21^T, then row c of lt -= L11[c, t] * row t, / L11[c, c] */     \
+            for (int64_t i = 0; i < r; i++) {                                                 \
+                for (int64_t c = 0; c < jb; c++) {                                            \
+                    lt[c * r + i] = a21[i * lda + c];                                         \
+                }                                                                             \
+            }                                                                                 \
+            for (int64_t c = 0; c < jb; c++) {                                                \
+                T *rc = lt + c * r, d = l11[c * lda + c];                                     \
+                for (int64_t t = 0; t < c; t++) {                                             \
+                    T f = l11[c * lda + t];                                                   \
+                    const T *rt = lt + t * r;                                                 \
+                    for (int64_t i = 0; i < r; i++) {                                         \
+                        rc[i] -= f * rt[i];                                                   \
+                    }                                                                         \
+                }                                                                             \
+                for (int64_t i = 0; i < r; i++) {                                             \
+                    rc[i] /= d;                                                               \
+                }                                                                             \
+            }                                                                                 \
+            for (int64_t i = 0; i < r; i++) {                                                 \
+                for (int64_t c = 0; c < jb; c++) {                                            \
+                    a21[i * lda + c] = lt[c * r + i];                                         \
+                }                                                                             \
+            }                                                                                 \
+            /* A22[i0:i1, 0:i1] -= L21[i0:i1] L21[0:i1]^T: the lower triangle, by rows */     \
+            T *a22 = a21 + jb;                                                                \
+            for (int64_t i0 = 0; i0 < r; i0 += nb) {                                          \
+                int64_t i1 = r - i0 < nb ? r : i0 + nb;                                       \
+                if (GEMM(i1 - i0, i1, jb, -1.0, lt + i0, 1, r, lt, r, 1, 1.0,                 \
+                         a22 + i0 * lda, lda) < 0) {                                          \
+                    return -1;                                                                \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    static int cholesky_factor_##SUF(T *a, int64_t n, int32_t *info)                          \
+    {                                                                                         \
+        /* scratch for both levels: n * 64 elements, then 64 * 16 */                          \
+        T *lt = malloc(sizeof(T) * (size_t)(n * CHOLESKY_BLOCK +                              \
+                                            CHOLESKY_BLOCK * CHOLESKY_INNER_BLOCK));          \
+        if (lt == NULL) {                                                                     \
+            return ptl_error_set(PTL_ERR_MEMORY, "linalg.cholesky: out of memory");           \
+        }                                                                                     \
+        *info = cholesky_blocked_##SUF(a, n, n, CHOLESKY_BLOCK, lt);                          \
+        free(lt);                                                                             \
+        if (*info < 0) {                                                                      \
+            return -1;                                                                        \
+        }                                                                                     \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+            memset(a + i * n + i + 1, 0, sizeof(T) * (size_t)(n - i - 1));                    \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    static int cholesky_matrix_##SUF(void *ctx, int64_t i)                                    \
+    {                                                                                         \
+        const DecompJob *j = ctx;                                                             \
+        int64_t n = j->n;                                                                     \
+        T *l = (T *)j->out0 + i * n * n;                                                      \
+        linalg_load_##SUF(l, (const T *)j->a + i * n * n, n, n, j->upper);                    \
+        if (cholesky_factor_##SUF(l, n, &j->info[i]) < 0) {                                   \
+            return -1;                                                                        \
+        }                                                                                     \
+        if (j->upper) {                                                                       \
+            for (int64_t r = 0; r < n; r++) {                                                 \
+                for (int64_t c = r + 1; c < n; c++) {                                         \
+                    l[r * n + c] = l[c * n + r];                                              \
+                    l[c * n + r] = 0;                                                         \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
     }
-    return 0;
-}
 
-/* The lower Cholesky factor of the symmetric matrix whose lower triangle is in a (n x n,
- * row-major), in place (the strict upper triangle is zeroed); *info as cholesky_unblocked's
- * for the whole matrix.  0, or -1 with the error set (out of memory). */
-static int
-cholesky_factor(double *a, int64_t n, int32_t *info)
-{
-    /* scratch for both levels: n * 64 doubles, then 64 * 16 */
-    double *lt = malloc(sizeof(double) * (size_t)(n * CHOLESKY_BLOCK +
-                                                  CHOLESKY_BLOCK * CHOLESKY_INNER_BLOCK));
-    if (lt == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "linalg.cholesky: out of memory");
-    }
-    *info = cholesky_blocked(a, n, n, CHOLESKY_BLOCK, lt);
-    free(lt);
-    if (*info < 0) {
-        return -1;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        memset(a + i * n + i + 1, 0, sizeof(double) * (size_t)(n - i - 1));
-    }
-    return 0;
-}
-
-/* ---- Householder reflections ---- */
-
-/* Makes the reflection of x (len entries, stride inc) onto beta e1: x becomes (beta, v[1:])
- * with v0 = 1 implied; returns tau. */
-static PTL_LOOP_CLONES_WIDE double
-householder(double *x, int64_t len, int64_t inc)
-{
-    double scale = 0, ss = 0;
-    for (int64_t i = 1; i < len; i++) {
-        double t = fabs(x[i * inc]);
-        scale = t > scale ? t : scale;   /* fmax, inline (a NaN is skipped either way) */
-    }
-    if (scale == 0) {
-        return 0;
-    }
-    for (int64_t i = 1; i < len; i++) {
-        double t = x[i * inc] / scale;
-        ss += t * t;
-    }
-    double x0 = x[0], nrm = hypot(x0, scale * sqrt(ss));
-    double beta = x0 >= 0 ? -nrm : nrm;
-    for (int64_t i = 1; i < len; i++) {
-        x[i * inc] /= x0 - beta;
-    }
-    x[0] = beta;
-    return (beta - x0) / beta;
-}
-
-/* Applies I - tau v v^T to columns c0..c1 of the len rows at c (row stride ld): v[0] = 1
- * and v[i] = vs[i * vinc] for i >= 1.  w: c1 scratch. */
-static PTL_LOOP_CLONES_WIDE void
-reflect_rows(double *c, int64_t ld, int64_t c0, int64_t c1, int64_t len, const double *vs,
-             int64_t vinc, double tau, double *w)
-{
-    if (tau == 0) {
-        return;
-    }
-    for (int64_t j = c0; j < c1; j++) {
-        w[j] = c[j];
-    }
-    for (int64_t i = 1; i < len; i++) {
-        const double *ri = c + i * ld;
-        double vi = vs[i * vinc];
-        for (int64_t j = c0; j < c1; j++) {
-            w[j] += vi * ri[j];
-        }
-    }
-    for (int64_t i = 0; i < len; i++) {
-        double *ri = c + i * ld;
-        double f = tau * (i == 0 ? 1 : vs[i * vinc]);
-        for (int64_t j = c0; j < c1; j++) {
-            ri[j] -= f * w[j];
-        }
-    }
-}
-
-/* QR of a (m x n, row-major) in place: R in the upper triangle, the reflections' v below
- * it and their taus in tau (min(m, n)).  w: n scratch.  See Note [Householder QR].  svd.c
- * uses it too (linalg_impl.h). */
-void
-ptl_linalg_qr_factor(double *a, int64_t m, int64_t n, double *tau, double *w)
-{
-    int64_t k = m < n ? m : n;
-    for (int64_t j = 0; j < k; j++) {
-        double *ajj = a + j * n + j;
-        tau[j] = householder(ajj, m - j, n);
-        reflect_rows(a + j * n, n, j + 1, n, m - j, ajj, n, tau[j], w);
-    }
-}
-
-/* q (m x qc, row-major) = the first qc columns of H_0 ... H_{k-1} from the a and tau of
- * ptl_linalg_qr_factor.  w: qc scratch. */
-void
-ptl_linalg_qr_form_q(const double *a, int64_t m, int64_t n, const double *tau, double *q,
-                     int64_t qc, double *w)
-{
-    int64_t k = m < n ? m : n;
-    memset(q, 0, sizeof(double) * (size_t)(m * qc));
-    for (int64_t i = 0; i < m && i < qc; i++) {
-        q[i * qc + i] = 1;
-    }
-    for (int64_t j = k - 1; j >= 0; j--) {
-        reflect_rows(q + j * qc, qc, 0, qc, m - j, a + j * n + j, n, tau[j], w);
-    }
-}
+/* ---- Householder reflections and QR ---- */
 
 /* Note [Blocked QR]
  * ~~~~~~~~~~~~~~~~~
@@ -279,133 +225,267 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
     return m * QR_BLOCK + QR_BLOCK * QR_BLOCK + QR_BLOCK * wn + wn;
 }
 
-/* V (rows x jb, row-major) with ones on the diagonal and zeros above, from the reflections
- * stored below the diagonal of the block at a (row stride n); T (jb x jb, upper) such that
- * H_0 ... H_{jb-1} = I - V T V^T (LAPACK's larft, forward and columnwise), from V^T V by
- * the GEMM.  0 or -1. */
-static PTL_LOOP_CLONES_WIDE int
-qr_block_reflector(const double *a, int64_t n, int64_t rows, int64_t jb, const double *tau,
-                   double *v, double *t)
+/* The QR kernels come in two instances from one template, DEFINE_QR(T, SUF, GEMM, FABS,
+ * SQRT, HYPOT): _f8 on double with ptl_gemm_f64 (svd.c and eigh use them through the
+ * ptl_linalg_qr_* wrappers below) and _f4 on float with ptl_gemm_f32, for float32 qr (Note
+ * [Float64 linear algebra] in linalg_solve.c).  Scratch sizes count elements of T.  In the
+ * template's order:
+ *
+ * householder: makes the reflection of x (len entries, stride inc) onto beta e1: x becomes
+ * (beta, v[1:]) with v0 = 1 implied; returns tau.
+ *
+ * reflect_rows: applies I - tau v v^T to columns c0..c1 of the len rows at c (row stride
+ * ld): v[0] = 1 and v[i] = vs[i * vinc] for i >= 1.  w: c1 scratch.
+ *
+ * qr_factor: QR of a (m x n, row-major) in place: R in the upper triangle, the
+ * reflections' v below it and their taus in tau (min(m, n)).  w: n scratch.  See Note
+ * [Householder QR].
+ *
+ * qr_form_q: q (m x qc, row-major) = the first qc columns of H_0 ... H_{k-1} from the a
+ * and tau of qr_factor.  w: qc scratch.
+ *
+ * qr_block_reflector: V (rows x jb, row-major) with ones on the diagonal and zeros above,
+ * from the reflections stored below the diagonal of the block at a (row stride n); T (jb x
+ * jb, upper) such that H_0 ... H_{jb-1} = I - V T V^T (LAPACK's larft, forward and
+ * columnwise), from V^T V by the GEMM.  0 or -1.
+ *
+ * qr_apply_block: C (rows x nc, row stride ldc) -= V (op(T) (V^T C)) with op(T) = T^T when
+ * trans (applying Q^T), T otherwise (applying Q).  w: jb x nc scratch.  0 or -1.  Cloned
+ * for the wide vectors: inlined into its two callers, its w = op(T) w loops ran in the
+ * baseline's 16-byte vectors, a sixth of qr 64x64's time (0.92-0.98x PyTorch's).
+ *
+ * qr_form_q_blocked: q (m x qc, row stride ldq) = the first qc columns of H_0 ...
+ * H_{k-1}, the reflections below the diagonal of a (m x n, row stride n) with their taus
+ * (k = min(m, n)), applied block by block from the last (Note [Blocked QR]).  scratch:
+ * ptl_linalg_qr_scratch(m, n, qc) elements.  0 or -1.
+ *
+ * qr_blocked: qr_factor and, when q is not NULL, qr_form_q, in column blocks (Note
+ * [Blocked QR]).  scratch: ptl_linalg_qr_scratch(m, n, qc) elements.  0 or -1. */
+#define DEFINE_QR(T, SUF, GEMM, FABS, SQRT, HYPOT)                                            \
+    static PTL_LOOP_CLONES_WIDE T                                                             \
+    householder_##SUF(T *x, int64_t len, int64_t inc)                                         \
+    {                                                                                         \
+        T scale = 0, ss = 0;                                                                  \
+        for (int64_t i = 1; i < len; i++) {                                                   \
+            T t = FABS(x[i * inc]);                                                           \
+            scale = t > scale ? t : scale;   /* fmax, inline (a NaN is skipped either way) */ \
+        }                                                                                     \
+        if (scale == 0) {                                                                     \
+            return 0;                                                                         \
+        }                                                                                     \
+        for (int64_t i = 1; i < len; i++) {                                                   \
+            T t = x[i * inc] / scale;                                                         \
+            ss += t * t;                                                                      \
+        }                                                                                     \
+        T x0 = x[0], nrm = HYPOT(x0, scale * SQRT(ss));                                       \
+        T beta = x0 >= 0 ? -nrm : nrm;                                                        \
+        for (int64_t i = 1; i < len; i++) {                                                   \
+            x[i * inc] /= x0 - beta;                                                          \
+        }                                                                                     \
+        x[0] = beta;                                                                          \
+        return (beta - x0) / beta;                                                            \
+    }                                                                                         \
+                                                                                              \
+    static PTL_LOOP_CLONES_WIDE void                                                          \
+    reflect_rows_##SUF(T *c, int64_t ld, int64_t c0, int64_t c1, int64_t len, const T *vs,    \
+                 int64_t vinc, T tau, T *w)                                                   \
+    {                                                                                         \
+        if (tau == 0) {                                                                       \
+            return;                                                                           \
+        }                                                                                     \
+        for (int64_t j = c0; j < c1; j++) {                                                   \
+            w[j] = c[j];                                                                      \
+        }                                                                                     \
+        for (int64_t i = 1; i < len; i++) {                                                   \
+            const T *ri = c + i * ld;                                                         \
+            T vi = vs[i * vinc];                                                              \
+            for (int64_t j = c0; j < c1; j++) {                                               \
+                w[j] += vi * ri[j];                                                           \
+            }                                                                                 \
+        }                                                                                     \
+        for (int64_t i = 0; i < len; i++) {                                                   \
+            T *ri = c + i * ld;                                                               \
+            T f = tau * (i == 0 ? 1 : vs[i * vinc]);                                          \
+            for (int64_t j = c0; j < c1; j++) {                                               \
+                ri[j] -= f * w[j];                                                            \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    static void                                                                               \
+    qr_factor_##SUF(T *a, int64_t m, int64_t n, T *tau, T *w)                                 \
+    {                                                                                         \
+        int64_t k = m < n ? m : n;                                                            \
+        for (int64_t j = 0; j < k; j++) {                                                     \
+            T *ajj = a + j * n + j;                                                           \
+            tau[j] = householder_##SUF(ajj, m - j, n);                                        \
+            reflect_rows_##SUF(a + j * n, n, j + 1, n, m - j, ajj, n, tau[j], w);             \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    static void                                                                               \
+    qr_form_q_##SUF(const T *a, int64_t m, int64_t n, const T *tau, T *q,                     \
+                         int64_t qc, T *w)                                                    \
+    {                                                                                         \
+        int64_t k = m < n ? m : n;                                                            \
+        memset(q, 0, sizeof(T) * (size_t)(m * qc));                                           \
+        for (int64_t i = 0; i < m && i < qc; i++) {                                           \
+            q[i * qc + i] = 1;                                                                \
+        }                                                                                     \
+        for (int64_t j = k - 1; j >= 0; j--) {                                                \
+            reflect_rows_##SUF(q + j * qc, qc, 0, qc, m - j, a + j * n + j, n, tau[j], w);    \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    static PTL_LOOP_CLONES_WIDE int                                                           \
+    qr_block_reflector_##SUF(const T *a, int64_t n, int64_t rows, int64_t jb, const T *tau,   \
+                       T *v, T *t)                                                            \
+    {                                                                                         \
+        for (int64_t i = 0; i < rows; i++) {                                                  \
+            for (int64_t c = 0; c < jb; c++) {                                                \
+                v[i * jb + c] = i > c ? a[i * n + c] : (i == c ? 1.0 : 0.0);                  \
+            }                                                                                 \
+        }                                                                                     \
+        /* T = V^T V first: its column c above the diagonal is V[:, 0:c]^T v_c */             \
+        if (GEMM(jb, jb, rows, 1.0, v, 1, jb, v, jb, 1, 0.0, t, jb) < 0) {                    \
+            return -1;                                                                        \
+        }                                                                                     \
+        for (int64_t c = 0; c < jb; c++) {                                                    \
+            /* T[0:c, c] = -tau_c T[0:c, 0:c] (V[:, 0:c]^T v_c), top down in place */         \
+            T *tc = t + c;                                                                    \
+            for (int64_t r = 0; r < c; r++) {                                                 \
+                T acc = 0;                                                                    \
+                for (int64_t q = r; q < c; q++) {                                             \
+                    acc += t[r * jb + q] * tc[q * jb];                                        \
+                }                                                                             \
+                tc[r * jb] = -tau[c] * acc;                                                   \
+            }                                                                                 \
+            for (int64_t r = c + 1; r < jb; r++) {                                            \
+                tc[r * jb] = 0;                                                               \
+            }                                                                                 \
+            tc[c * jb] = tau[c];                                                              \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    static PTL_LOOP_CLONES_WIDE int                                                           \
+    qr_apply_block_##SUF(const T *v, const T *t, int64_t rows, int64_t jb, T *c,              \
+                   int64_t ldc, int64_t nc, int trans, T *w)                                  \
+    {                                                                                         \
+        if (GEMM(jb, nc, rows, 1.0, v, 1, jb, c, ldc, 1, 0.0, w, nc) < 0) {                   \
+            return -1;                                                                        \
+        }                                                                                     \
+        /* w = op(T) w in place: T^T lower (rows bottom up), T upper (top down) */            \
+        for (int64_t s = 0; s < jb; s++) {                                                    \
+            int64_t r = trans ? jb - 1 - s : s;                                               \
+            T *wr = w + r * nc;                                                               \
+            T d = t[r * jb + r];                                                              \
+            for (int64_t j = 0; j < nc; j++) {                                                \
+                wr[j] *= d;                                                                   \
+            }                                                                                 \
+            int64_t q0 = trans ? 0 : r + 1, q1 = trans ? r : jb;                              \
+            for (int64_t q = q0; q < q1; q++) {                                               \
+                T f = trans ? t[q * jb + r] : t[r * jb + q];                                  \
+                const T *wq = w + q * nc;                                                     \
+                for (int64_t j = 0; j < nc; j++) {                                            \
+                    wr[j] += f * wq[j];                                                       \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        return GEMM(rows, nc, jb, -1.0, v, jb, 1, w, nc, 1, 1.0, c, ldc);                     \
+    }                                                                                         \
+                                                                                              \
+    static int                                                                                \
+    qr_form_q_blocked_##SUF(const T *a, int64_t m, int64_t n, const T *tau,                   \
+                                 T *q, int64_t ldq, int64_t qc, T *scratch)                   \
+    {                                                                                         \
+        int64_t k = m < n ? m : n;                                                            \
+        T *v = scratch, *t = v + m * QR_BLOCK, *w = t + QR_BLOCK * QR_BLOCK;                  \
+        for (int64_t i = 0; i < m; i++) {                                                     \
+            memset(q + i * ldq, 0, sizeof(T) * (size_t)qc);                                   \
+            if (i < qc) {                                                                     \
+                q[i * ldq + i] = 1;                                                           \
+            }                                                                                 \
+        }                                                                                     \
+        for (int64_t j0 = (k - 1) / QR_BLOCK * QR_BLOCK; j0 >= 0; j0 -= QR_BLOCK) {           \
+            int64_t jb = k - j0 < QR_BLOCK ? k - j0 : QR_BLOCK;                               \
+            if (j0 >= qc) {                                                                   \
+                continue;                                                                     \
+            }                                                                                 \
+            /* the rows from j0 on of Q's columns before j0 are still zero */                 \
+            if (qr_block_reflector_##SUF(a + j0 * n + j0, n, m - j0, jb, tau + j0, v,         \
+                                         t) < 0 ||                                            \
+                qr_apply_block_##SUF(v, t, m - j0, jb, q + j0 * ldq + j0, ldq, qc - j0, 0,    \
+                                     w) < 0) {                                                \
+                return -1;                                                                    \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    static int                                                                                \
+    qr_blocked_##SUF(T *a, int64_t m, int64_t n, T *tau, T *q, int64_t qc,                    \
+                          T *scratch)                                                         \
+    {                                                                                         \
+        int64_t k = m < n ? m : n;                                                            \
+        T *v = scratch, *t = v + m * QR_BLOCK, *w = t + QR_BLOCK * QR_BLOCK;                  \
+        T *row = w + QR_BLOCK * (n > qc ? n : qc);                                            \
+        if (k <= QR_BLOCK) {                                                                  \
+            qr_factor_##SUF(a, m, n, tau, row);                                               \
+            if (q != NULL) {                                                                  \
+                qr_form_q_##SUF(a, m, n, tau, q, qc, row);                                    \
+            }                                                                                 \
+            return 0;                                                                         \
+        }                                                                                     \
+        for (int64_t j0 = 0; j0 < k; j0 += QR_BLOCK) {                                        \
+            int64_t jb = k - j0 < QR_BLOCK ? k - j0 : QR_BLOCK, c1 = j0 + jb;                 \
+            for (int64_t j = j0; j < c1; j++) {                                               \
+                T *ajj = a + j * n + j;                                                       \
+                tau[j] = householder_##SUF(ajj, m - j, n);                                    \
+                reflect_rows_##SUF(a + j * n, n, j + 1, c1, m - j, ajj, n, tau[j], row);      \
+            }                                                                                 \
+            if (c1 < n) {                                                                     \
+                if (qr_block_reflector_##SUF(a + j0 * n + j0, n, m - j0, jb, tau + j0, v,     \
+                                             t) < 0 ||                                        \
+                    qr_apply_block_##SUF(v, t, m - j0, jb, a + j0 * n + c1, n, n - c1, 1,     \
+                                         w) < 0) {                                            \
+                    return -1;                                                                \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        return q == NULL ? 0 : qr_form_q_blocked_##SUF(a, m, n, tau, q, qc, qc, scratch);     \
+    }
+
+DEFINE_QR(double, f8, ptl_gemm_f64, fabs, sqrt, hypot)
+DEFINE_QR(float, f4, ptl_gemm_f32, fabsf, sqrtf, hypotf)
+#undef DEFINE_QR
+
+/* The float64 instances for svd.c (linalg_impl.h) */
+void
+ptl_linalg_qr_factor(double *a, int64_t m, int64_t n, double *tau, double *w)
 {
-    for (int64_t i = 0; i < rows; i++) {
-        for (int64_t c = 0; c < jb; c++) {
-            v[i * jb + c] = i > c ? a[i * n + c] : (i == c ? 1.0 : 0.0);
-        }
-    }
-    /* T = V^T V first: its column c above the diagonal is V[:, 0:c]^T v_c */
-    if (ptl_gemm_f64(jb, jb, rows, 1.0, v, 1, jb, v, jb, 1, 0.0, t, jb) < 0) {
-        return -1;
-    }
-    for (int64_t c = 0; c < jb; c++) {
-        /* T[0:c, c] = -tau_c T[0:c, 0:c] (V[:, 0:c]^T v_c), top down in place */
-        double *tc = t + c;
-        for (int64_t r = 0; r < c; r++) {
-            double acc = 0;
-            for (int64_t q = r; q < c; q++) {
-                acc += t[r * jb + q] * tc[q * jb];
-            }
-            tc[r * jb] = -tau[c] * acc;
-        }
-        for (int64_t r = c + 1; r < jb; r++) {
-            tc[r * jb] = 0;
-        }
-        tc[c * jb] = tau[c];
-    }
-    return 0;
+    qr_factor_f8(a, m, n, tau, w);
 }
 
-/* C (rows x nc, row stride ldc) -= V (op(T) (V^T C)) with op(T) = T^T when trans (applying
- * Q^T), T otherwise (applying Q).  w: jb x nc scratch.  0 or -1.  Cloned for the wide
- * vectors: inlined into its two callers, its w = op(T) w loops ran in the baseline's 16-byte
- * vectors, a sixth of qr 64x64's time (0.92-0.98x PyTorch's). */
-static PTL_LOOP_CLONES_WIDE int
-qr_apply_block(const double *v, const double *t, int64_t rows, int64_t jb, double *c,
-               int64_t ldc, int64_t nc, int trans, double *w)
+void
+ptl_linalg_qr_form_q(const double *a, int64_t m, int64_t n, const double *tau, double *q,
+                     int64_t qc, double *w)
 {
-    if (ptl_gemm_f64(jb, nc, rows, 1.0, v, 1, jb, c, ldc, 1, 0.0, w, nc) < 0) {
-        return -1;
-    }
-    /* w = op(T) w in place: T^T is lower (rows from the bottom up), T upper (top down) */
-    for (int64_t s = 0; s < jb; s++) {
-        int64_t r = trans ? jb - 1 - s : s;
-        double *wr = w + r * nc;
-        double d = t[r * jb + r];
-        for (int64_t j = 0; j < nc; j++) {
-            wr[j] *= d;
-        }
-        int64_t q0 = trans ? 0 : r + 1, q1 = trans ? r : jb;
-        for (int64_t q = q0; q < q1; q++) {
-            double f = trans ? t[q * jb + r] : t[r * jb + q];
-            const double *wq = w + q * nc;
-            for (int64_t j = 0; j < nc; j++) {
-                wr[j] += f * wq[j];
-            }
-        }
-    }
-    return ptl_gemm_f64(rows, nc, jb, -1.0, v, jb, 1, w, nc, 1, 1.0, c, ldc);
+    qr_form_q_f8(a, m, n, tau, q, qc, w);
 }
 
-/* q (m x qc, row stride ldq) = the first qc columns of H_0 ... H_{k-1}, the reflections
- * below the diagonal of a (m x n, row stride n) with their taus (k = min(m, n)), applied
- * block by block from the last (Note [Blocked QR]).  scratch:
- * ptl_linalg_qr_scratch(m, n, qc) doubles.  0 or -1. */
 int
 ptl_linalg_qr_form_q_blocked(const double *a, int64_t m, int64_t n, const double *tau,
                              double *q, int64_t ldq, int64_t qc, double *scratch)
 {
-    int64_t k = m < n ? m : n;
-    double *v = scratch, *t = v + m * QR_BLOCK, *w = t + QR_BLOCK * QR_BLOCK;
-    for (int64_t i = 0; i < m; i++) {
-        memset(q + i * ldq, 0, sizeof(double) * (size_t)qc);
-        if (i < qc) {
-            q[i * ldq + i] = 1;
-        }
-    }
-    for (int64_t j0 = (k - 1) / QR_BLOCK * QR_BLOCK; j0 >= 0; j0 -= QR_BLOCK) {
-        int64_t jb = k - j0 < QR_BLOCK ? k - j0 : QR_BLOCK;
-        if (j0 >= qc) {
-            continue;
-        }
-        /* the rows from j0 on of Q's columns before j0 are still zero */
-        if (qr_block_reflector(a + j0 * n + j0, n, m - j0, jb, tau + j0, v, t) < 0 ||
-            qr_apply_block(v, t, m - j0, jb, q + j0 * ldq + j0, ldq, qc - j0, 0, w) < 0) {
-            return -1;
-        }
-    }
-    return 0;
+    return qr_form_q_blocked_f8(a, m, n, tau, q, ldq, qc, scratch);
 }
 
-/* ptl_linalg_qr_factor and, when q is not NULL, ptl_linalg_qr_form_q, in column blocks
- * (Note [Blocked QR]).  scratch: ptl_linalg_qr_scratch(m, n, qc) doubles.  0 or -1. */
 int
 ptl_linalg_qr_blocked(double *a, int64_t m, int64_t n, double *tau, double *q, int64_t qc,
                       double *scratch)
 {
-    int64_t k = m < n ? m : n;
-    double *v = scratch, *t = v + m * QR_BLOCK, *w = t + QR_BLOCK * QR_BLOCK;
-    double *row = w + QR_BLOCK * (n > qc ? n : qc);
-    if (k <= QR_BLOCK) {
-        ptl_linalg_qr_factor(a, m, n, tau, row);
-        if (q != NULL) {
-            ptl_linalg_qr_form_q(a, m, n, tau, q, qc, row);
-        }
-        return 0;
-    }
-    for (int64_t j0 = 0; j0 < k; j0 += QR_BLOCK) {
-        int64_t jb = k - j0 < QR_BLOCK ? k - j0 : QR_BLOCK, c1 = j0 + jb;
-        for (int64_t j = j0; j < c1; j++) {
-            double *ajj = a + j * n + j;
-            tau[j] = householder(ajj, m - j, n);
-            reflect_rows(a + j * n, n, j + 1, c1, m - j, ajj, n, tau[j], row);
-        }
-        if (c1 < n) {
-            if (qr_block_reflector(a + j0 * n + j0, n, m - j0, jb, tau + j0, v, t) < 0 ||
-                qr_apply_block(v, t, m - j0, jb, a + j0 * n + c1, n, n - c1, 1, w) < 0) {
-                return -1;
-            }
-        }
-    }
-    return q == NULL ? 0 : ptl_linalg_qr_form_q_blocked(a, m, n, tau, q, qc, qc, scratch);
+    return qr_blocked_f8(a, m, n, tau, q, qc, scratch);
 }
 
 /* ---- symmetric eigensolver ---- */
@@ -485,7 +565,7 @@ tridiagonalize(double *a, int64_t n, double *d, double *e, double *tau, double *
                 }
             }
             double *v = ak + k + 1;
-            tau[k] = householder(v, r, 1);
+            tau[k] = householder_f8(v, r, 1);
             d[k] = ak[k];
             e[k] = v[0];
             memset(vj, 0, sizeof(double) * (size_t)n);
@@ -662,8 +742,8 @@ tridiagonal_apply_q(const double *a, int64_t n, const double *tau, const double 
     tridiagonal_reflections(a, n, b);
     for (int64_t j0 = (c - 1) / QR_BLOCK * QR_BLOCK; j0 >= 0; j0 -= QR_BLOCK) {
         int64_t jb = c - j0 < QR_BLOCK ? c - j0 : QR_BLOCK;
-        if (qr_block_reflector(b + j0 * c + j0, c, m - j0, jb, tau + j0, v, t) < 0 ||
-            qr_apply_block(v, t, m - j0, jb, vecs + (1 + j0) * n, n, n, 0, w) < 0) {
+        if (qr_block_reflector_f8(b + j0 * c + j0, c, m - j0, jb, tau + j0, v, t) < 0 ||
+            qr_apply_block_f8(v, t, m - j0, jb, vecs + (1 + j0) * n, n, n, 0, w) < 0) {
             return -1;
         }
     }
@@ -819,68 +899,55 @@ eigh_dc(const double *a, const double *tau, double *d, double *e, double *zt, in
 /* ---- the batched kernels ---- */
 
 typedef struct DecompJob {
-    const double *a;   /* [B, m, n] */
-    double *out0;      /* cholesky: L [B, n, n]; qr: R [B, rr, n]; eigh: values [B, n] */
-    double *out1;      /* qr: Q [B, m, qc] or NULL; eigh: vectors [B, n, n] or NULL */
+    const void *a;     /* [B, m, n]: double, or float for a float32 cholesky */
+    void *out0;        /* cholesky: L [B, n, n]; qr: R [B, rr, n]; eigh: values [B, n] */
+    void *out1;        /* qr: Q [B, m, qc] or NULL; eigh: vectors [B, n, n] or NULL */
     int32_t *info;     /* cholesky: [B] */
     int64_t m, n, rr, qc;
     int upper;         /* cholesky: U = L^T; eigh: read the upper triangle */
 } DecompJob;
 
-static int
-cholesky_matrix(void *ctx, int64_t i)
-{
-    const DecompJob *j = ctx;
-    int64_t n = j->n;
-    double *l = j->out0 + i * n * n;
-    /* upper: U^T U = A is the lower factor of A^T, whose lower triangle is A's upper one */
-    linalg_load(l, j->a + i * n * n, n, n, j->upper);
-    if (cholesky_factor(l, n, &j->info[i]) < 0) {
-        return -1;
-    }
-    if (j->upper) {
-        for (int64_t r = 0; r < n; r++) {
-            for (int64_t c = r + 1; c < n; c++) {
-                l[r * n + c] = l[c * n + r];
-                l[c * n + r] = 0;
-            }
-        }
-    }
-    return 0;
-}
+DEFINE_CHOLESKY(double, f8, ptl_gemm_f64, sqrt)
+DEFINE_CHOLESKY(float, f4, ptl_gemm_f32, sqrtf)
+#undef DEFINE_CHOLESKY
 
-static PTL_LOOP_CLONES_WIDE int
-qr_matrix(void *ctx, int64_t i)
-{
-    const DecompJob *j = ctx;
-    int64_t m = j->m, n = j->n, k = m < n ? m : n;
-    int64_t need = m * n + k + ptl_linalg_qr_scratch(m, n, j->qc) + 1;
-    double *a = malloc(sizeof(double) * (size_t)need);
-    if (a == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "linalg.qr: out of memory");
+/* qr_matrix_f8 and qr_matrix_f4 (LinalgMatrixFn on a DecompJob): matrix i's R into out0
+ * and, when out1 is set, its Q into out1, on double or on float */
+#define DEFINE_QR_MATRIX(T, SUF)                                                              \
+    static PTL_LOOP_CLONES_WIDE int qr_matrix_##SUF(void *ctx, int64_t i)                    \
+    {                                                                                         \
+        const DecompJob *j = ctx;                                                             \
+        int64_t m = j->m, n = j->n, k = m < n ? m : n;                                        \
+        int64_t need = m * n + k + ptl_linalg_qr_scratch(m, n, j->qc) + 1;                    \
+        T *a = malloc(sizeof(T) * (size_t)need);                                              \
+        if (a == NULL) {                                                                      \
+            return ptl_error_set(PTL_ERR_MEMORY, "linalg.qr: out of memory");                 \
+        }                                                                                     \
+        T *tau = a + m * n, *r = (T *)j->out0 + i * j->rr * n;                                \
+        memcpy(a, (const T *)j->a + i * m * n, sizeof(T) * (size_t)(m * n));                 \
+        T *q = j->out1 != NULL ? (T *)j->out1 + i * m * j->qc : NULL;                         \
+        if (qr_blocked_##SUF(a, m, n, tau, q, j->qc, tau + k) < 0) {                          \
+            free(a);                                                                          \
+            return -1;                                                                        \
+        }                                                                                     \
+        for (int64_t row = 0; row < j->rr; row++) {                                           \
+            for (int64_t c = 0; c < n; c++) {                                                 \
+                r[row * n + c] = c >= row && row < m ? a[row * n + c] : 0;                    \
+            }                                                                                 \
+        }                                                                                     \
+        free(a);                                                                              \
+        return 0;                                                                             \
     }
-    double *tau = a + m * n, *r = j->out0 + i * j->rr * n;
-    memcpy(a, j->a + i * m * n, sizeof(double) * (size_t)(m * n));
-    double *q = j->out1 != NULL ? j->out1 + i * m * j->qc : NULL;
-    if (ptl_linalg_qr_blocked(a, m, n, tau, q, j->qc, tau + k) < 0) {
-        free(a);
-        return -1;
-    }
-    for (int64_t row = 0; row < j->rr; row++) {
-        for (int64_t c = 0; c < n; c++) {
-            r[row * n + c] = c >= row && row < m ? a[row * n + c] : 0;
-        }
-    }
-    free(a);
-    return 0;
-}
+DEFINE_QR_MATRIX(double, f8)
+DEFINE_QR_MATRIX(float, f4)
+#undef DEFINE_QR_MATRIX
 
 static int
 eigh_matrix(void *ctx, int64_t i)
 {
     const DecompJob *j = ctx;
     int64_t n = j->n;
-    const double *src = j->a + i * n * n;
+    const double *src = (const double *)j->a + i * n * n;
     double *a = malloc(sizeof(double) * (size_t)(2 * n * n + 5 * n + tridiagonalize_scratch(n) +
                                                  1));
     if (a == NULL) {
@@ -898,7 +965,8 @@ eigh_matrix(void *ctx, int64_t i)
     }
     /* the vectors above LINALG_DC_LEAF rows by divide and conquer, otherwise (and for a T
      * that is not finite) Q^T and the QL's rotations */
-    double *vals = j->out0 + i * n, *vecs = j->out1 != NULL ? j->out1 + i * n * n : NULL;
+    double *vals = (double *)j->out0 + i * n;
+    double *vecs = j->out1 != NULL ? (double *)j->out1 + i * n * n : NULL;
     int rc = zt != NULL && n > LINALG_DC_LEAF ? eigh_dc(a, tau, d, e, zt, n, vals, vecs) : 1;
     if (rc == 1) {
         if (zt != NULL && tridiagonal_form_qt(a, n, tau, zt) < 0) {
@@ -943,7 +1011,7 @@ eigh_matrix(void *ctx, int64_t i)
     "The factorization could not be completed because the input is not positive-definite " \
     "(the leading minor of order %d is not positive-definite)."
 
-/* Returns the results t[1], t[2] in s[0], s[1] and releases the float64 copy t[0]. */
+/* Returns the results t[1], t[2] in s[0], s[1] and releases the working copy t[0]. */
 static int
 return_two(PtlTensorImpl **t, PtlIValue *s)
 {
@@ -970,19 +1038,20 @@ linalg_cholesky_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     }
     int nb = A->dim - 2;
     DecompJob job = {.m = A->sizes[nb], .n = A->sizes[nb], .upper = s[1].u.b};
-    if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
-        (t[1] = ptl_empty(A->dim, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL ||
+    /* float32 is factored in float32 (Note [Float64 linear algebra] in linalg_solve.c) */
+    if ((t[0] = ptl_contiguous(A)) == NULL ||
+        (t[1] = ptl_empty(A->dim, A->sizes, A->dtype, A->device)) == NULL ||
         (t[2] = ptl_empty(nb, A->sizes, PTL_DTYPE_INT32, A->device)) == NULL) {
         return linalg_release_all(t, 3);
     }
-    job.a = (const double *)ptl_tensor_data(t[0]);
-    job.out0 = (double *)ptl_tensor_data(t[1]);
+    job.a = ptl_tensor_data(t[0]);
+    job.out0 = ptl_tensor_data(t[1]);
     job.info = (int32_t *)ptl_tensor_data(t[2]);
     if (linalg_batch_run(linalg_batch_count(A, 2), job.n * job.n * job.n / 3 + 1,
-                         cholesky_matrix, &job) < 0 ||
+                         A->dtype == PTL_DTYPE_FLOAT32 ? cholesky_matrix_f4
+                                                       : cholesky_matrix_f8, &job) < 0 ||
         (s[2].u.b && linalg_check_info("linalg.cholesky_ex", t[2], nb > 0, PTL_ERR_LINALG,
-                                       NOT_POSITIVE_DEFINITE) < 0) ||
-        linalg_cast_to(&t[1], A->dtype) < 0) {
+                                       NOT_POSITIVE_DEFINITE) < 0)) {
         return linalg_release_all(t, 3);
     }
     return return_two(t, s);
@@ -1013,7 +1082,7 @@ static int
 run_two(PtlTensorImpl *A, int64_t work, LinalgMatrixFn fn, DecompJob *job, PtlTensorImpl **t,
         PtlIValue *s)
 {
-    job->a = (const double *)ptl_tensor_data(t[0]);
+    job->a = ptl_tensor_data(t[0]);
     if (linalg_batch_run(linalg_batch_count(A, 2), work, fn, job) < 0 ||
         linalg_cast_to(&t[1], A->dtype) < 0 || linalg_cast_to(&t[2], A->dtype) < 0) {
         return linalg_release_all(t, 3);
@@ -1046,21 +1115,23 @@ linalg_qr_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)nb);
     sz[nb] = job.rr;
     sz[nb + 1] = n;
-    if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
-        (t[2] = ptl_empty(nb + 2, sz, PTL_DTYPE_FLOAT64, A->device)) == NULL) {
+    /* float32 is factored in float32 (Note [Float64 linear algebra] in linalg_solve.c) */
+    if ((t[0] = ptl_contiguous(A)) == NULL ||
+        (t[2] = ptl_empty(nb + 2, sz, A->dtype, A->device)) == NULL) {
         return linalg_release_all(t, 3);
     }
     sz[nb] = m;
     sz[nb + 1] = job.qc;
     int64_t zero = 0;
     t[1] = ronly ? ptl_empty(1, &zero, A->dtype, A->device)
-                 : ptl_empty(nb + 2, sz, PTL_DTYPE_FLOAT64, A->device);
+                 : ptl_empty(nb + 2, sz, A->dtype, A->device);
     if (t[1] == NULL) {
         return linalg_release_all(t, 3);
     }
-    job.out0 = (double *)ptl_tensor_data(t[2]);
-    job.out1 = ronly ? NULL : (double *)ptl_tensor_data(t[1]);
-    return run_two(A, 4 * m * n * (k + 1) + 1, qr_matrix, &job, t, s);
+    job.out0 = ptl_tensor_data(t[2]);
+    job.out1 = ronly ? NULL : ptl_tensor_data(t[1]);
+    return run_two(A, 4 * m * n * (k + 1) + 1,
+                   A->dtype == PTL_DTYPE_FLOAT32 ? qr_matrix_f4 : qr_matrix_f8, &job, t, s);
 }
 
 /* _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True)
@@ -1098,7 +1169,7 @@ linalg_eigh_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return linalg_release_all(t, 3);
     }
     job.out0 = (double *)ptl_tensor_data(t[1]);
-    job.out1 = uv ? (double *)ptl_tensor_data(t[2]) : NULL;
+    job.out1 = uv ? ptl_tensor_data(t[2]) : NULL;
     return run_two(A, 9 * n * n * n + 1, eigh_matrix, &job, t, s);
 }
 

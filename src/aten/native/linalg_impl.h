@@ -1,7 +1,8 @@
 /* linalg_impl.h -- what the dense linear-algebra kernels of linalg_solve.c, linalg_decomp.c
- * and linalg_eigh_dc.c share: PyTorch's input checks and messages, the float64 working
- * copies, the loop over the matrices of a batch and the tridiagonal eigensolvers.  See Note
- * [Float64 linear algebra] in linalg_solve.c. */
+ * and linalg_eigh_dc.c share: PyTorch's input checks and messages, the working copies
+ * (float64, or float32 where a float32 input is factored in float32), the loop over the
+ * matrices of a batch and the tridiagonal eigensolvers.  See Note [Float64 linear algebra]
+ * in linalg_solve.c. */
 #ifndef PTL_ATEN_NATIVE_LINALG_IMPL_H
 #define PTL_ATEN_NATIVE_LINALG_IMPL_H
 
@@ -77,11 +78,12 @@ linalg_batch_count(const PtlTensorImpl *t, int nlast)
     return b;
 }
 
-/* A new contiguous float64 tensor of the given sizes holding t broadcast to them (new ref). */
+/* A new contiguous tensor of dtype dt and the given sizes holding t broadcast to them (new
+ * ref). */
 static inline PtlTensorImpl *
-linalg_f64_copy(PtlTensorImpl *t, int dim, const int64_t *sizes)
+linalg_work_copy(PtlTensorImpl *t, PtlDtype dt, int dim, const int64_t *sizes)
 {
-    PtlTensorImpl *out = ptl_empty(dim, sizes, PTL_DTYPE_FLOAT64, t->device);
+    PtlTensorImpl *out = ptl_empty(dim, sizes, dt, t->device);
     if (out != NULL && ptl_copy_into(out, t) < 0) {
         PTL_CLEAR(out);
     }
@@ -104,20 +106,25 @@ linalg_cast_to(PtlTensorImpl **t, PtlDtype dt)
     return 0;
 }
 
-/* dst (r x c) = src (r x c) or src^T (src c x r), both row-major */
-static inline void
-linalg_load(double *dst, const double *src, int64_t r, int64_t c, int trans)
-{
-    if (!trans) {
-        memcpy(dst, src, sizeof(double) * (size_t)(r * c));
-        return;
+/* linalg_load_f8 (double) and linalg_load_f4 (float): dst (r x c) = src (r x c) or src^T
+ * (src c x r), both row-major */
+#define LINALG_DEFINE_LOAD(T, SUF)                                                            \
+    static inline void linalg_load_##SUF(T *dst, const T *src, int64_t r, int64_t c,         \
+                                         int trans)                                           \
+    {                                                                                         \
+        if (!trans) {                                                                         \
+            memcpy(dst, src, sizeof(T) * (size_t)(r * c));                                    \
+            return;                                                                           \
+        }                                                                                     \
+        for (int64_t i = 0; i < r; i++) {                                                     \
+            for (int64_t j = 0; j < c; j++) {                                                 \
+                dst[i * c + j] = src[j * r + i];                                              \
+            }                                                                                 \
+        }                                                                                     \
     }
-    for (int64_t i = 0; i < r; i++) {
-        for (int64_t j = 0; j < c; j++) {
-            dst[i * c + j] = src[j * r + i];
-        }
-    }
-}
+LINALG_DEFINE_LOAD(double, f8)
+LINALG_DEFINE_LOAD(float, f4)
+#undef LINALG_DEFINE_LOAD
 
 /* Releases the tensors of t[0..n) (NULL ones skipped); returns -1. */
 static inline int

@@ -6,13 +6,27 @@
  *
  * Note [Float64 linear algebra]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * The dense factorisations (here, linalg_decomp.c and svd.c) copy each input into a
- * contiguous float64 tensor (broadcasting batch dims where the op broadcasts), work on one
- * row-major matrix at a time through linalg_batch_run (the matrices of a batch spread over
- * the thread pool, without the GIL), and cast the results back to the input's dtype.
- * float32 inputs therefore get float64 accuracy.  Singular and non-positive-definite inputs
- * set an `info` per matrix as LAPACK does: the _ex ops return it, the others raise
- * torch.linalg.LinAlgError (PTL_ERR_LINALG) with PyTorch's text for the first bad matrix.
+ * The dense factorisations (here, linalg_decomp.c and svd.c) work on contiguous copies of
+ * their inputs (broadcasting batch dims where the op broadcasts), one row-major matrix at a
+ * time through linalg_batch_run (the matrices of a batch spread over the thread pool,
+ * without the GIL).  The working dtype:
+ *
+ * - float32 inputs of the LU family here (lu_factor, solve, inv, det, slogdet,
+ *   solve_triangular), of Cholesky and of QR (linalg_decomp.c) are factored in float32:
+ *   the same code, instantiated for float (DEFINE_LU_KERNELS, DEFINE_CHOLESKY, DEFINE_QR),
+ *   with float panels and the float32 GEMM, as PyTorch's LAPACK sgetrf, sgetrs, strsm,
+ *   spotrf and sgeqrf/sorgqr do.  That halves the memory traffic and doubles the GEMM's
+ *   lanes; the results then carry float32 accuracy (errors of order n eps_f32 cond(A), as
+ *   PyTorch's), not float64's.  Only det and slogdet accumulate the product of U's
+ *   diagonal in double.  solve_triangular works in the promoted dtype of A and B.
+ * - Everything else computes in float64 and casts the results back to the input's dtype:
+ *   eigh, eig, svd/svdvals/pinv/matrix_rank and lstsq, so their float32 results keep
+ *   float64 accuracy (and float64's cost).
+ *
+ * The float64 instances are the code they were before float32 had its own (the same bits).
+ * Singular and non-positive-definite inputs set an `info` per matrix as LAPACK does, in
+ * either dtype: the _ex ops return it, the others raise torch.linalg.LinAlgError
+ * (PTL_ERR_LINALG) with PyTorch's text for the first bad matrix.
  *
  * LU is Doolittle's with partial pivoting (LAPACK's getrf, blocked): L unit lower, U upper,
  * stored together in LU, pivots 1-based (row i was swapped with row pivots[i] - 1).  A zero
@@ -36,226 +50,274 @@
  * a 256 x 256 matrix took 2x LAPACK's time. */
 #define LINALG_BLOCK 64
 
-/* Eliminates columns j0..j0+jb of a (m x n, row-major), rows j0 on, with partial pivoting:
- * whole rows are swapped, the rows below the pivot updated in columns up to cend.  Sets
- * piv[j] (1-based) for those columns and returns the 1-based index of the first zero pivot
- * (0 if none). */
-static PTL_LOOP_CLONES_WIDE int32_t
-lu_panel(double *a, int32_t *piv, int64_t m, int64_t n, int64_t j0, int64_t jb, int64_t cend)
-{
-    int32_t info = 0;
-    for (int64_t j = j0; j < j0 + jb; j++) {
-        int64_t p = j;
-        for (int64_t i = j + 1; i < m; i++) {
-            if (fabs(a[i * n + j]) > fabs(a[p * n + j])) {
-                p = i;
-            }
-        }
-        piv[j] = (int32_t)(p + 1);
-        if (a[p * n + j] == 0) {
-            info = info ? info : (int32_t)(j + 1);
-            continue;
-        }
-        if (p != j) {
-            for (int64_t c = 0; c < n; c++) {
-                double t = a[j * n + c];
-                a[j * n + c] = a[p * n + c];
-                a[p * n + c] = t;
-            }
-        }
-        const double *rj = a + j * n;
-        for (int64_t i = j + 1; i < m; i++) {
-            double *ri = a + i * n;
-            double l = ri[j] /= rj[j];
-            for (int64_t c = j + 1; c < cend; c++) {
-                ri[c] -= l * rj[c];
-            }
-        }
-    }
-    return info;
-}
+/* Below this many right-hand sides a triangular solve's substitution runs column by column
+ * (each column's sum in a register: a vector of them would be mostly empty lanes), above it
+ * row by row across the columns in vector lanes; the same bits either way. */
+#define TRI_FEW_RHS 8
 
-/* LU of a (m x n, row-major) in place; piv gets min(m, n) 1-based pivots, *info the first
- * zero pivot (Note [Blocked LU and triangular solves]).  0, or -1 with the error set. */
-static int
-lu_factor(double *a, int32_t *piv, int64_t m, int64_t n, int32_t *info)
-{
-    int64_t k = m < n ? m : n;
-    *info = 0;
-    if (k <= LINALG_BLOCK) {
-        *info = lu_panel(a, piv, m, n, 0, k, n);
-        return 0;
+/* The kernels below come in two instances from one template, DEFINE_LU_KERNELS(T, SUF,
+ * GEMM, FABS): _f8 on double with ptl_gemm_f64 and _f4 on float with ptl_gemm_f32 (Note
+ * [Float64 linear algebra]).  In the template's order:
+ *
+ * lu_panel: eliminates columns j0..j0+jb of a (m x n, row-major), rows j0 on, with partial
+ * pivoting: whole rows are swapped, the rows below the pivot updated in columns up to cend.
+ * Sets piv[j] (1-based) for those columns and returns the 1-based index of the first zero
+ * pivot (0 if none).
+ *
+ * lu_factor: LU of a (m x n, row-major) in place; piv gets min(m, n) 1-based pivots, *info
+ * the first zero pivot (Note [Blocked LU and triangular solves]).  0, or -1 with the error
+ * set.
+ *
+ * tri_solve: solves the triangular system T X = B in place of b (n x nrhs), T the upper or
+ * lower triangle of t (n x n, row-major), with ones on the diagonal when unit, a block of
+ * rows at a time.  0, or -1 with the error set.
+ *
+ * lu_solve: solves A X = B in place of b (n x nrhs) from A's LU factors lu and pivots piv.
+ * 0, or -1 with the error set.
+ *
+ * lu_matrix (a LinalgMatrixFn on a LuJob): LU of matrix i into lu, piv, info; when b is set,
+ * solves with it (transposed when not left: X A = B is A^T X^T = B^T, so LU then holds A^T's
+ * factors); when det is set, the determinant (or the sign and log |det|) from the factors,
+ * accumulated in double.
+ *
+ * tri_matrix (a LinalgMatrixFn on a LuJob): solves matrix i of the triangular systems
+ * A X = B (left) or X A = B in place of b. */
+#define DEFINE_LU_KERNELS(T, SUF, GEMM, FABS)                                                 \
+    static PTL_LOOP_CLONES_WIDE int32_t lu_panel_##SUF(T *a, int32_t *piv, int64_t m,        \
+                                                       int64_t n, int64_t j0, int64_t jb,    \
+                                                       int64_t cend)                         \
+    {                                                                                         \
+        int32_t info = 0;                                                                     \
+        for (int64_t j = j0; j < j0 + jb; j++) {                                              \
+            int64_t p = j;                                                                    \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                if (FABS(a[i * n + j]) > FABS(a[p * n + j])) {                                \
+                    p = i;                                                                    \
+                }                                                                             \
+            }                                                                                 \
+            piv[j] = (int32_t)(p + 1);                                                        \
+            if (a[p * n + j] == 0) {                                                          \
+                info = info ? info : (int32_t)(j + 1);                                        \
+                continue;                                                                     \
+            }                                                                                 \
+            if (p != j) {                                                                     \
+                for (int64_t c = 0; c < n; c++) {                                             \
+                    T t = a[j * n + c];                                                       \
+                    a[j * n + c] = a[p * n + c];                                              \
+                    a[p * n + c] = t;                                                         \
+                }                                                                             \
+            }                                                                                 \
+            const T *rj = a + j * n;                                                          \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                T *ri = a + i * n;                                                            \
+                T l = ri[j] /= rj[j];                                                         \
+                for (int64_t c = j + 1; c < cend; c++) {                                      \
+                    ri[c] -= l * rj[c];                                                       \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        return info;                                                                          \
+    }                                                                                         \
+                                                                                              \
+    static int lu_factor_##SUF(T *a, int32_t *piv, int64_t m, int64_t n, int32_t *info)      \
+    {                                                                                         \
+        int64_t k = m < n ? m : n;                                                            \
+        *info = 0;                                                                            \
+        if (k <= LINALG_BLOCK) {                                                              \
+            *info = lu_panel_##SUF(a, piv, m, n, 0, k, n);                                    \
+            return 0;                                                                         \
+        }                                                                                     \
+        for (int64_t j0 = 0; j0 < k; j0 += LINALG_BLOCK) {                                    \
+            int64_t jb = k - j0 < LINALG_BLOCK ? k - j0 : LINALG_BLOCK, c0 = j0 + jb;         \
+            int32_t bad = lu_panel_##SUF(a, piv, m, n, j0, jb, c0);                           \
+            *info = *info ? *info : bad;                                                      \
+            if (c0 == n) {                                                                    \
+                continue;                                                                     \
+            }                                                                                 \
+            /* U12 = L11^-1 A12: row j0+r of the block loses L11[r, t] times row j0+t */      \
+            for (int64_t r = 1; r < jb; r++) {                                                \
+                T *ur = a + (j0 + r) * n;                                                     \
+                for (int64_t t = 0; t < r; t++) {                                             \
+                    T f = ur[j0 + t];                                                         \
+                    const T *ut = a + (j0 + t) * n;                                           \
+                    for (int64_t c = c0; c < n; c++) {                                        \
+                        ur[c] -= f * ut[c];                                                   \
+                    }                                                                         \
+                }                                                                             \
+            }                                                                                 \
+            if (c0 < m && GEMM(m - c0, n - c0, jb, -1.0, a + c0 * n + j0, n, 1,               \
+                               a + j0 * n + c0, n, 1, 1.0, a + c0 * n + c0, n) < 0) {         \
+                return -1;                                                                    \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    static PTL_LOOP_CLONES_WIDE int tri_solve_##SUF(const T *t, T *b, int64_t n,             \
+                                                    int64_t nrhs, int upper, int unit)        \
+    {                                                                                         \
+        for (int64_t s0 = 0; s0 < n; s0 += LINALG_BLOCK) {                                    \
+            int64_t ib = n - s0 < LINALG_BLOCK ? n - s0 : LINALG_BLOCK;                       \
+            int64_t i0 = upper ? n - s0 - ib : s0, i1 = i0 + ib;                              \
+            T *bb = b + i0 * nrhs;                                                            \
+            if (s0 > 0 && (upper ? GEMM(ib, nrhs, n - i1, -1.0, t + i0 * n + i1, n, 1,        \
+                                        b + i1 * nrhs, nrhs, 1, 1.0, bb, nrhs)                \
+                                 : GEMM(ib, nrhs, i0, -1.0, t + i0 * n, n, 1, b, nrhs, 1,     \
+                                        1.0, bb, nrhs)) < 0) {                                \
+                return -1;                                                                    \
+            }                                                                                 \
+            for (int64_t s = 0; s < ib; s++) {                                                \
+                int64_t i = upper ? i1 - 1 - s : i0 + s;                                      \
+                T *bi = b + i * nrhs;                                                         \
+                int64_t k0 = upper ? i + 1 : i0, k1 = upper ? i1 : i;                         \
+                if (nrhs < TRI_FEW_RHS) {                                                     \
+                    /* column by column: the same operations in the same order, each sum      \
+                     * kept in a register instead of stored and reloaded at every k */        \
+                    for (int64_t c = 0; c < nrhs; c++) {                                      \
+                        T x = bi[c];                                                          \
+                        for (int64_t k = k0; k < k1; k++) {                                   \
+                            x -= t[i * n + k] * b[k * nrhs + c];                              \
+                        }                                                                     \
+                        bi[c] = unit ? x : x / t[i * n + i];                                  \
+                    }                                                                         \
+                    continue;                                                                 \
+                }                                                                             \
+                for (int64_t k = k0; k < k1; k++) {                                           \
+                    T f = t[i * n + k];                                                       \
+                    const T *bk = b + k * nrhs;                                               \
+                    for (int64_t c = 0; c < nrhs; c++) {                                      \
+                        bi[c] -= f * bk[c];                                                   \
+                    }                                                                         \
+                }                                                                             \
+                if (!unit) {                                                                  \
+                    T d = t[i * n + i];                                                       \
+                    for (int64_t c = 0; c < nrhs; c++) {                                      \
+                        bi[c] /= d;                                                           \
+                    }                                                                         \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    static PTL_LOOP_CLONES_WIDE int lu_solve_##SUF(const T *lu, const int32_t *piv, T *b,    \
+                                                   int64_t n, int64_t nrhs)                   \
+    {                                                                                         \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+            int64_t p = piv[i] - 1;                                                           \
+            if (p != i) {                                                                     \
+                for (int64_t c = 0; c < nrhs; c++) {                                          \
+                    T t = b[i * nrhs + c];                                                    \
+                    b[i * nrhs + c] = b[p * nrhs + c];                                        \
+                    b[p * nrhs + c] = t;                                                      \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        return tri_solve_##SUF(lu, b, n, nrhs, 0, 1) < 0                                      \
+                   ? -1                                                                       \
+                   : tri_solve_##SUF(lu, b, n, nrhs, 1, 0);                                   \
+    }                                                                                         \
+                                                                                              \
+    static PTL_LOOP_CLONES_WIDE int lu_matrix_##SUF(void *ctx, int64_t i)                    \
+    {                                                                                         \
+        const LuJob *j = ctx;                                                                 \
+        int64_t m = j->m, n = j->n, k = m < n ? m : n;                                        \
+        T *lu = (T *)j->lu + i * m * n;                                                       \
+        int32_t *piv = j->piv + i * k;                                                        \
+        linalg_load_##SUF(lu, (const T *)j->a + i * m * n, m, n, !j->left);                   \
+        if (lu_factor_##SUF(lu, piv, m, n, &j->info[i]) < 0) {                                \
+            return -1;                                                                        \
+        }                                                                                     \
+        if (j->b != NULL) {                                                                   \
+            T *b = (T *)j->b + i * n * j->nrhs, *t = b;                                       \
+            if (!j->left && (t = malloc(sizeof(T) * (size_t)(n * j->nrhs + 1))) == NULL) {    \
+                return ptl_error_set(PTL_ERR_MEMORY, "linalg.solve: out of memory");          \
+            }                                                                                 \
+            linalg_load_##SUF(t, b, n, j->nrhs, !j->left);                                    \
+            int rc = lu_solve_##SUF(lu, piv, t, n, j->nrhs);                                  \
+            if (t != b) {                                                                     \
+                linalg_load_##SUF(b, t, j->nrhs, n, 1);                                       \
+                free(t);                                                                      \
+            }                                                                                 \
+            if (rc < 0) {                                                                     \
+                return -1;                                                                    \
+            }                                                                                 \
+        }                                                                                     \
+        if (j->det != NULL) {                                                                 \
+            /* det = (-1)^swaps prod U[r, r] */                                               \
+            double d = 1, logabs = 0;                                                         \
+            int swaps = 0, neg = 0;                                                           \
+            for (int64_t r = 0; r < n; r++) {                                                 \
+                double u = lu[r * n + r];                                                     \
+                swaps ^= piv[r] - 1 != r;                                                     \
+                neg ^= u < 0;                                                                 \
+                d *= u;                                                                       \
+                logabs += log(fabs(u));                                                       \
+            }                                                                                 \
+            if (j->sign != NULL) {                                                            \
+                ((T *)j->sign)[i] = j->info[i] ? 0 : ((swaps ^ neg) ? -1 : 1);                \
+                ((T *)j->det)[i] = (T)logabs;                                                 \
+            }                                                                                 \
+            else {                                                                            \
+                ((T *)j->det)[i] = (T)(swaps ? -d : d);                                       \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    static PTL_LOOP_CLONES_WIDE int tri_matrix_##SUF(void *ctx, int64_t i)                   \
+    {                                                                                         \
+        const LuJob *j = ctx;                                                                 \
+        int64_t n = j->n, nrhs = j->nrhs;                                                     \
+        T *b = (T *)j->b + i * n * nrhs, *x = b, *at = NULL;                                  \
+        const T *a = (const T *)j->a + i * n * n;                                             \
+        if (!j->left) {                                                                       \
+            /* X A = B is A^T X^T = B^T, solved on transposed copies */                       \
+            if ((at = malloc(sizeof(T) * (size_t)(n * n + n * nrhs + 1))) == NULL) {          \
+                return ptl_error_set(PTL_ERR_MEMORY,                                          \
+                                     "linalg.solve_triangular: out of memory");               \
+            }                                                                                 \
+            x = at + n * n;                                                                   \
+            linalg_load_##SUF(at, a, n, n, 1);                                                \
+            linalg_load_##SUF(x, b, n, nrhs, 1);                                              \
+            a = at;                                                                           \
+        }                                                                                     \
+        int rc = tri_solve_##SUF(a, x, n, nrhs, j->left ? j->upper : !j->upper, j->unit);     \
+        if (!j->left) {                                                                       \
+            linalg_load_##SUF(b, x, nrhs, n, 1);                                              \
+            free(at);                                                                         \
+        }                                                                                     \
+        return rc;                                                                            \
     }
-    for (int64_t j0 = 0; j0 < k; j0 += LINALG_BLOCK) {
-        int64_t jb = k - j0 < LINALG_BLOCK ? k - j0 : LINALG_BLOCK, c0 = j0 + jb;
-        int32_t bad = lu_panel(a, piv, m, n, j0, jb, c0);
-        *info = *info ? *info : bad;
-        if (c0 == n) {
-            continue;
-        }
-        /* U12 = L11^-1 A12: row j0+r of the block loses L11[r, t] times row j0+t, t < r */
-        for (int64_t r = 1; r < jb; r++) {
-            double *ur = a + (j0 + r) * n;
-            for (int64_t t = 0; t < r; t++) {
-                double f = ur[j0 + t];
-                const double *ut = a + (j0 + t) * n;
-                for (int64_t c = c0; c < n; c++) {
-                    ur[c] -= f * ut[c];
-                }
-            }
-        }
-        if (c0 < m && ptl_gemm_f64(m - c0, n - c0, jb, -1.0, a + c0 * n + j0, n, 1,
-                                   a + j0 * n + c0, n, 1, 1.0, a + c0 * n + c0, n) < 0) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* Solves the triangular system T X = B in place of b (n x nrhs), T the upper or lower
- * triangle of t (n x n, row-major), with ones on the diagonal when unit, a block of rows at
- * a time (Note [Blocked LU and triangular solves]).  0, or -1 with the error set. */
-static PTL_LOOP_CLONES_WIDE int
-tri_solve(const double *t, double *b, int64_t n, int64_t nrhs, int upper, int unit)
-{
-    for (int64_t s0 = 0; s0 < n; s0 += LINALG_BLOCK) {
-        int64_t ib = n - s0 < LINALG_BLOCK ? n - s0 : LINALG_BLOCK;
-        int64_t i0 = upper ? n - s0 - ib : s0, i1 = i0 + ib;
-        double *bb = b + i0 * nrhs;
-        if (s0 > 0 && (upper ? ptl_gemm_f64(ib, nrhs, n - i1, -1.0, t + i0 * n + i1, n, 1,
-                                            b + i1 * nrhs, nrhs, 1, 1.0, bb, nrhs)
-                             : ptl_gemm_f64(ib, nrhs, i0, -1.0, t + i0 * n, n, 1, b, nrhs, 1,
-                                            1.0, bb, nrhs)) < 0) {
-            return -1;
-        }
-        for (int64_t s = 0; s < ib; s++) {
-            int64_t i = upper ? i1 - 1 - s : i0 + s;
-            double *bi = b + i * nrhs;
-            int64_t k0 = upper ? i + 1 : i0, k1 = upper ? i1 : i;
-            for (int64_t k = k0; k < k1; k++) {
-                double f = t[i * n + k];
-                const double *bk = b + k * nrhs;
-                for (int64_t c = 0; c < nrhs; c++) {
-                    bi[c] -= f * bk[c];
-                }
-            }
-            if (!unit) {
-                double d = t[i * n + i];
-                for (int64_t c = 0; c < nrhs; c++) {
-                    bi[c] /= d;
-                }
-            }
-        }
-    }
-    return 0;
-}
-
-/* Solves A X = B in place of b (n x nrhs) from A's LU factors lu and pivots piv.  0, or -1
- * with the error set. */
-static PTL_LOOP_CLONES_WIDE int
-lu_solve(const double *lu, const int32_t *piv, double *b, int64_t n, int64_t nrhs)
-{
-    for (int64_t i = 0; i < n; i++) {
-        int64_t p = piv[i] - 1;
-        if (p != i) {
-            for (int64_t c = 0; c < nrhs; c++) {
-                double t = b[i * nrhs + c];
-                b[i * nrhs + c] = b[p * nrhs + c];
-                b[p * nrhs + c] = t;
-            }
-        }
-    }
-    return tri_solve(lu, b, n, nrhs, 0, 1) < 0 ? -1 : tri_solve(lu, b, n, nrhs, 1, 0);
-}
 
 /* ---- the batched kernels ---- */
 
-/* One job for every kernel of this file: the float64 working tensors of matrix i are
- * base + i * (its size); NULL ones are not computed. */
+/* One job for every kernel of this file: the working tensors of matrix i (float64, or
+ * float32 for float32 inputs) are base + i * (its size); NULL ones are not computed. */
 typedef struct LuJob {
-    const double *a;    /* [B, m, n] the input (A, or the triangular matrix) */
-    double *b;          /* [B, n, nrhs] right-hand sides, solved in place (or [B, nrhs, n]) */
-    double *lu;         /* [B, m, n] */
+    const void *a;      /* [B, m, n] the input (A, or the triangular matrix) */
+    void *b;            /* [B, n, nrhs] right-hand sides, solved in place (or [B, nrhs, n]) */
+    void *lu;           /* [B, m, n] */
     int32_t *piv;       /* [B, min(m, n)] */
     int32_t *info;      /* [B] */
-    double *det, *sign; /* [B]: det (or logabsdet when sign is set) */
+    void *det, *sign;   /* [B]: det (or logabsdet when sign is set) */
     int64_t m, n, nrhs;
     int left, upper, unit;
 } LuJob;
 
-/* LU of matrix i into lu, piv, info; when b is set, solves with it (transposed when not
- * left: X A = B is A^T X^T = B^T, so LU then holds A^T's factors); when det is set, the
- * determinant (or the sign and log |det|) from the factors. */
-static PTL_LOOP_CLONES_WIDE int
-lu_matrix(void *ctx, int64_t i)
-{
-    const LuJob *j = ctx;
-    int64_t m = j->m, n = j->n, k = m < n ? m : n;
-    double *lu = j->lu + i * m * n;
-    int32_t *piv = j->piv + i * k;
-    linalg_load(lu, j->a + i * m * n, m, n, !j->left);
-    if (lu_factor(lu, piv, m, n, &j->info[i]) < 0) {
-        return -1;
-    }
-    if (j->b != NULL) {
-        double *b = j->b + i * n * j->nrhs, *t = b;
-        if (!j->left && (t = malloc(sizeof(double) * (size_t)(n * j->nrhs + 1))) == NULL) {
-            return ptl_error_set(PTL_ERR_MEMORY, "linalg.solve: out of memory");
-        }
-        linalg_load(t, b, n, j->nrhs, !j->left);
-        int rc = lu_solve(lu, piv, t, n, j->nrhs);
-        if (t != b) {
-            linalg_load(b, t, j->nrhs, n, 1);
-            free(t);
-        }
-        if (rc < 0) {
-            return -1;
-        }
-    }
-    if (j->det != NULL) {
-        /* det = (-1)^swaps prod U[r, r] */
-        double d = 1, logabs = 0;
-        int swaps = 0, neg = 0;
-        for (int64_t r = 0; r < n; r++) {
-            double u = lu[r * n + r];
-            swaps ^= piv[r] - 1 != r;
-            neg ^= u < 0;
-            d *= u;
-            logabs += log(fabs(u));
-        }
-        if (j->sign != NULL) {
-            j->sign[i] = j->info[i] ? 0 : ((swaps ^ neg) ? -1 : 1);
-            j->det[i] = logabs;
-        }
-        else {
-            j->det[i] = swaps ? -d : d;
-        }
-    }
-    return 0;
-}
+DEFINE_LU_KERNELS(double, f8, ptl_gemm_f64, fabs)
+DEFINE_LU_KERNELS(float, f4, ptl_gemm_f32, fabsf)
+#undef DEFINE_LU_KERNELS
 
-/* Solves matrix i of the triangular systems A X = B (left) or X A = B in place of b. */
-static PTL_LOOP_CLONES_WIDE int
-tri_matrix(void *ctx, int64_t i)
+/* The LuJob kernel for the working dtype dt: lu_matrix (or tri_matrix when triangular) on
+ * float32 for float32, on double otherwise (Note [Float64 linear algebra]). */
+static LinalgMatrixFn
+lu_kernel(PtlDtype dt, int triangular)
 {
-    const LuJob *j = ctx;
-    int64_t n = j->n, nrhs = j->nrhs;
-    double *b = j->b + i * n * nrhs, *x = b;
-    double *t = malloc(sizeof(double) * (size_t)(n * n + (j->left ? 0 : n * nrhs) + 1));
-    if (t == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "linalg.solve_triangular: out of memory");
+    if (dt == PTL_DTYPE_FLOAT32) {
+        return triangular ? tri_matrix_f4 : lu_matrix_f4;
     }
-    linalg_load(t, j->a + i * n * n, n, n, !j->left);
-    if (!j->left) {
-        x = t + n * n;
-        linalg_load(x, b, n, nrhs, 1);
-    }
-    int rc = tri_solve(t, x, n, nrhs, j->left ? j->upper : !j->upper, j->unit);
-    if (!j->left) {
-        linalg_load(b, x, nrhs, n, 1);
-    }
-    free(t);
-    return rc;
+    return triangular ? tri_matrix_f8 : lu_matrix_f8;
 }
 
 #define LU_ZERO_PIVOT                                                                         \
@@ -267,17 +329,18 @@ tri_matrix(void *ctx, int64_t i)
     "The diagonal element %d is zero, the inversion could not be completed because the "     \
     "input matrix is singular."
 
-/* Makes the float64 LU, the int32 pivots and infos of the job's [*bsz, m, n] matrices (nb
- * batch dims) and points the job at them.  0 or -1 (what was made is left to the caller). */
+/* Makes the LU (of the working dtype wt), the int32 pivots and infos of the job's [*bsz, m,
+ * n] matrices (nb batch dims) and points the job at them.  0 or -1 (what was made is left to
+ * the caller). */
 static int
-lu_outputs(LuJob *job, int nb, const int64_t *bsz, PtlDevice dev, PtlTensorImpl **lu,
-           PtlTensorImpl **piv, PtlTensorImpl **info)
+lu_outputs(LuJob *job, int nb, const int64_t *bsz, PtlDtype wt, PtlDevice dev,
+           PtlTensorImpl **lu, PtlTensorImpl **piv, PtlTensorImpl **info)
 {
     int64_t sz[PTL_MAX_DIMS];
     memcpy(sz, bsz, sizeof(int64_t) * (size_t)nb);
     sz[nb] = job->m;
     sz[nb + 1] = job->n;
-    if ((*lu = ptl_empty(nb + 2, sz, PTL_DTYPE_FLOAT64, dev)) == NULL) {
+    if ((*lu = ptl_empty(nb + 2, sz, wt, dev)) == NULL) {
         return -1;
     }
     sz[nb] = job->m < job->n ? job->m : job->n;
@@ -285,7 +348,7 @@ lu_outputs(LuJob *job, int nb, const int64_t *bsz, PtlDevice dev, PtlTensorImpl 
         (*info = ptl_empty(nb, sz, PTL_DTYPE_INT32, dev)) == NULL) {
         return -1;
     }
-    job->lu = (double *)ptl_tensor_data(*lu);
+    job->lu = ptl_tensor_data(*lu);
     job->piv = (int32_t *)ptl_tensor_data(*piv);
     job->info = (int32_t *)ptl_tensor_data(*info);
     return 0;
@@ -316,16 +379,15 @@ linalg_lu_factor_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
     int nb = A->dim - 2;
     LuJob job = {.m = A->sizes[nb], .n = A->sizes[nb + 1], .left = 1};
     int64_t k = job.m < job.n ? job.m : job.n;
-    if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
-        lu_outputs(&job, nb, A->sizes, A->device, &t[1], &t[2], &t[3]) < 0) {
+    if ((t[0] = ptl_contiguous(A)) == NULL ||
+        lu_outputs(&job, nb, A->sizes, A->dtype, A->device, &t[1], &t[2], &t[3]) < 0) {
         return linalg_release_all(t, 4);
     }
-    job.a = (const double *)ptl_tensor_data(t[0]);
-    if (linalg_batch_run(linalg_batch_count(A, 2), job.m * job.n * (k + 1), lu_matrix,
-                         &job) < 0 ||
+    job.a = ptl_tensor_data(t[0]);
+    if (linalg_batch_run(linalg_batch_count(A, 2), job.m * job.n * (k + 1),
+                         lu_kernel(A->dtype, 0), &job) < 0 ||
         (s[2].u.b && linalg_check_info("torch.linalg.lu_factor_ex", t[3], nb > 0,
-                                       PTL_ERR_RUNTIME, LU_ZERO_PIVOT) < 0) ||
-        linalg_cast_to(&t[1], A->dtype) < 0) {
+                                       PTL_ERR_RUNTIME, LU_ZERO_PIVOT) < 0)) {
         return linalg_release_all(t, 4);
     }
     ptl_decref(t[0]);
@@ -398,22 +460,21 @@ linalg_solve_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     LuJob job = {.m = n, .n = n, .nrhs = left ? bc : br, .left = left};
     sz[nb] = sz[nb + 1] = n;
-    if ((t[0] = linalg_f64_copy(A, nb + 2, sz)) == NULL) {
+    if ((t[0] = linalg_work_copy(A, A->dtype, nb + 2, sz)) == NULL) {
         return -1;
     }
     sz[nb] = br;
     sz[nb + 1] = bc;
-    if ((t[1] = linalg_f64_copy(B, nb + (vec ? 1 : 2), sz)) == NULL ||
-        lu_outputs(&job, nb, sz, A->device, &t[2], &t[3], &t[4]) < 0) {
+    if ((t[1] = linalg_work_copy(B, A->dtype, nb + (vec ? 1 : 2), sz)) == NULL ||
+        lu_outputs(&job, nb, sz, A->dtype, A->device, &t[2], &t[3], &t[4]) < 0) {
         return linalg_release_all(t, 5);
     }
-    job.a = (const double *)ptl_tensor_data(t[0]);
-    job.b = (double *)ptl_tensor_data(t[1]);
+    job.a = ptl_tensor_data(t[0]);
+    job.b = ptl_tensor_data(t[1]);
     if (linalg_batch_run(linalg_batch_count(t[2], 2), n * n * (n + 2 * job.nrhs + 1),
-                         lu_matrix, &job) < 0 ||
+                         lu_kernel(A->dtype, 0), &job) < 0 ||
         (s[3].u.b && linalg_check_info("torch.linalg.solve_ex", t[4], nb > 0, PTL_ERR_LINALG,
-                                       SOLVE_SINGULAR) < 0) ||
-        linalg_cast_to(&t[1], A->dtype) < 0 || linalg_cast_to(&t[2], A->dtype) < 0) {
+                                       SOLVE_SINGULAR) < 0)) {
         return linalg_release_all(t, 5);
     }
     ptl_decref(t[0]);
@@ -444,24 +505,27 @@ linalg_inv_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int nb = A->dim - 2;
     int64_t n = A->sizes[nb], batch = linalg_batch_count(A, 2);
     LuJob job = {.m = n, .n = n, .nrhs = n, .left = 1};
-    if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
-        (t[1] = ptl_empty(A->dim, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL ||
-        lu_outputs(&job, nb, A->sizes, A->device, &t[2], &t[3], &t[4]) < 0) {
+    if ((t[0] = ptl_contiguous(A)) == NULL ||
+        (t[1] = ptl_empty(A->dim, A->sizes, A->dtype, A->device)) == NULL ||
+        lu_outputs(&job, nb, A->sizes, A->dtype, A->device, &t[2], &t[3], &t[4]) < 0) {
         return linalg_release_all(t, 5);
     }
-    double *eye = (double *)ptl_tensor_data(t[1]);
-    memset(eye, 0, sizeof(double) * (size_t)t[1]->numel);
-    for (int64_t i = 0; i < batch; i++) {
-        for (int64_t r = 0; r < n; r++) {
-            eye[(i * n + r) * n + r] = 1;
+    /* the identity in every matrix: row r of the batch has its 1 in column r % n */
+    void *eye = ptl_tensor_data(t[1]);
+    memset(eye, 0, ptl_dtype_itemsize(A->dtype) * (size_t)t[1]->numel);
+    for (int64_t r = 0; r < batch * n; r++) {
+        if (A->dtype == PTL_DTYPE_FLOAT32) {
+            ((float *)eye)[r * n + r % n] = 1;
+        }
+        else {
+            ((double *)eye)[r * n + r % n] = 1;
         }
     }
-    job.a = (const double *)ptl_tensor_data(t[0]);
+    job.a = ptl_tensor_data(t[0]);
     job.b = eye;
-    if (linalg_batch_run(batch, 3 * n * n * n + 1, lu_matrix, &job) < 0 ||
+    if (linalg_batch_run(batch, 3 * n * n * n + 1, lu_kernel(A->dtype, 0), &job) < 0 ||
         (s[1].u.b && linalg_check_info("linalg.inv_ex", t[4], nb > 0, PTL_ERR_LINALG,
-                                       INV_SINGULAR) < 0) ||
-        linalg_cast_to(&t[1], A->dtype) < 0) {
+                                       INV_SINGULAR) < 0)) {
         return linalg_release_all(t, 5);
     }
     ptl_decref(t[0]);
@@ -489,18 +553,17 @@ linalg_det_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int nb = A->dim - 2;
     int64_t n = A->sizes[nb];
     LuJob job = {.m = n, .n = n, .left = 1};
-    if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
-        lu_outputs(&job, nb, A->sizes, A->device, &t[1], &t[2], &t[3]) < 0 ||
-        (t[4] = ptl_empty(nb, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL ||
-        (logs && (t[5] = ptl_empty(nb, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL)) {
+    if ((t[0] = ptl_contiguous(A)) == NULL ||
+        lu_outputs(&job, nb, A->sizes, A->dtype, A->device, &t[1], &t[2], &t[3]) < 0 ||
+        (t[4] = ptl_empty(nb, A->sizes, A->dtype, A->device)) == NULL ||
+        (logs && (t[5] = ptl_empty(nb, A->sizes, A->dtype, A->device)) == NULL)) {
         return linalg_release_all(t, 6);
     }
-    job.a = (const double *)ptl_tensor_data(t[0]);
-    job.det = (double *)ptl_tensor_data(t[4]);
-    job.sign = logs ? (double *)ptl_tensor_data(t[5]) : NULL;
-    if (linalg_batch_run(linalg_batch_count(A, 2), n * n * n + 1, lu_matrix, &job) < 0 ||
-        linalg_cast_to(&t[1], A->dtype) < 0 || linalg_cast_to(&t[4], A->dtype) < 0 ||
-        (logs && linalg_cast_to(&t[5], A->dtype) < 0)) {
+    job.a = ptl_tensor_data(t[0]);
+    job.det = ptl_tensor_data(t[4]);
+    job.sign = logs ? ptl_tensor_data(t[5]) : NULL;
+    if (linalg_batch_run(linalg_batch_count(A, 2), n * n * n + 1, lu_kernel(A->dtype, 0),
+                         &job) < 0) {
         return linalg_release_all(t, 6);
     }
     ptl_decref(t[0]);
@@ -552,19 +615,21 @@ linalg_solve_triangular_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVal
     LuJob job = {.m = n, .n = n, .nrhs = left ? bc : br, .left = left, .upper = s[2].u.b,
                  .unit = s[4].u.b};
     sz[nb] = sz[nb + 1] = n;
-    if ((t[0] = linalg_f64_copy(A, nb + 2, sz)) == NULL) {
+    /* A itself when it has the working dtype and every batch dim (it is only read) */
+    int whole = A->dtype == dt && A->dim == nb + 2 &&
+                memcmp(A->sizes, sz, sizeof(int64_t) * (size_t)(nb + 2)) == 0;
+    if ((t[0] = whole ? ptl_contiguous(A) : linalg_work_copy(A, dt, nb + 2, sz)) == NULL) {
         return -1;
     }
     sz[nb] = br;
     sz[nb + 1] = bc;
-    if ((t[1] = linalg_f64_copy(B, nb + 2, sz)) == NULL) {
+    if ((t[1] = linalg_work_copy(B, dt, nb + 2, sz)) == NULL) {
         return linalg_release_all(t, 2);
     }
-    job.a = (const double *)ptl_tensor_data(t[0]);
-    job.b = (double *)ptl_tensor_data(t[1]);
-    if (linalg_batch_run(linalg_batch_count(t[1], 2), n * n * job.nrhs + 1, tri_matrix,
-                         &job) < 0 ||
-        linalg_cast_to(&t[1], dt) < 0) {
+    job.a = ptl_tensor_data(t[0]);
+    job.b = ptl_tensor_data(t[1]);
+    if (linalg_batch_run(linalg_batch_count(t[1], 2), n * n * job.nrhs + 1,
+                         lu_kernel(dt, 1), &job) < 0) {
         return linalg_release_all(t, 2);
     }
     ptl_decref(t[0]);
