@@ -97,14 +97,16 @@ class Config:
     def nvcc_cmd(self, cu, obj):
         # warnings are errors, nvcc's own and the host compiler's, as -Wall -Wextra keep the C
         # sources clean; no exceptions and no guarded statics (the host stubs of template
-        # kernels use them), as the extension links no C++ runtime
-        return [self.nvcc, "-c", cu, "-o", obj, "-O3", "-std=c++17", "-Werror", "all-warnings",
-                "-Xcompiler", "-fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror,-fno-exceptions,"
-                              "-fno-threadsafe-statics",
-                "-DPTL_WITH_CUDA",
-                "-gencode", "arch=compute_80,code=sm_80",
-                "-gencode", "arch=compute_90,code=sm_90",
-                "-gencode", "arch=compute_90,code=compute_90"]
+        # kernels use them), as the extension links no C++ runtime.  Through ccache when it
+        # is installed (it knows nvcc): a header change would otherwise recompile every .cu.
+        return ([self.ccache] if self.ccache else []) + [
+            self.nvcc, "-c", cu, "-o", obj, "-O3", "-std=c++17", "-Werror", "all-warnings",
+            "-Xcompiler", "-fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror,-fno-exceptions,"
+                          "-fno-threadsafe-statics",
+            "-DPTL_WITH_CUDA",
+            "-gencode", "arch=compute_80,code=sm_80",
+            "-gencode", "arch=compute_90,code=sm_90",
+            "-gencode", "arch=compute_90,code=compute_90"]
 
 
 def _find_nvcc():
