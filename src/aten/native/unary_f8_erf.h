@@ -36,7 +36,7 @@
  * -1/2: 2 - erfc(-x).  x is clamped at 27.5 (0 from 27.23 on): inf gives 0, -inf 2, NaN
  * NaN.  Measured 1.45 ulp (near 8: the division), subnormal results included.
  *
- * erfinv (erfinvd): a = |y|, w = -log((1 - a)(1 + a)) to 2e-11 (w = m 2^e, log m by a
+ * erfinv (erfinvd): a = |y|, w = -log((1 - a)(1 + a)) to 1.3e-10 (w = m 2^e, log m by a
  * polynomial), x0 = a P(w - 5/2) below w = 5 (degree 10, 4e-9 relative) and a Q(sqrt(w) -
  * 4.15) above (degree 12, 4.5e-8; sqrt(w) <= 6.01 at a = 1 - 2^-53), then one Halley step
  * on erf(x) = a: u = f / erf'(x0) = f e^(x0^2) sqrt(pi) / 2 and x1 = x0 - u (1 - x0 u), which
@@ -299,12 +299,11 @@ ptl_erf_idx_pd512(__m512i v)
 #define PTL_ERF_PICK_pd512(row, idx)                                                      \
     _mm512_permutex2var_pd(_mm512_loadu_pd(row), idx, _mm512_loadu_pd((row) + 8))
 #define PTL_ERF_SQRTPI_2 0.88622692545275801365
-/* log(1.5 + u) for u in [-1/2, 1/2], degree 12 (2e-11), the highest power first */
+/* log(1.5 + u) for u in [-1/2, 1/2], degree 11 (1.3e-10), the highest power first */
 static const double ptl_erfinv_log_coef[] = {
-    -0.0009097502880757122, 0.0014461127061180387, -0.0016355419774323012, 0.0027584217275305294,
-    -0.004894712229446482, 0.008381528132706068, -0.014630360255576264, 0.026335928873289793,
-    -0.049382781791844875, 0.09876548022345195, -0.2222222211844759, 0.666666666232864,
-    0.40546510810549663};
+    0.0014461127061180387, -0.0023178546934890854, 0.0027584217275305294, -0.004702811778055511,
+    0.008381528132706068, -0.014655236240015834, 0.026335928873289793, -0.049381324214631615,
+    0.09876548022345195, -0.22222225241827334, 0.666666666232864, 0.4054651082139473};
 /* 1/9!, ..., 1/2!, 1, 1 */
 static const double ptl_erf_exp9_coef[] = {1.0 / 362880, 1.0 / 40320, 1.0 / 5040, 1.0 / 720,
                                            1.0 / 120,    1.0 / 24,    1.0 / 6,    0.5,
@@ -443,13 +442,15 @@ static const double ptl_erf_exp9_coef[] = {1.0 / 362880, 1.0 / 40320, 1.0 / 5040
         }                                                                                 \
         return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
     }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erfinvd_##S(PTL_VT(S) y)                  \
+    /* inlined into the map: its two calls a step then overlap (4% faster) */           \
+    PTL_VATTR(S) __attribute__((always_inline)) static inline PTL_VT(S)                   \
+        ptl_vm_erfinvd_##S(PTL_VT(S) y)                                                   \
     {                                                                                     \
         const PTL_VT(S) sign = PTL_V(S, set1)(-0.0), one = PTL_V(S, set1)(1.0);           \
         const PTL_VT(S) magic = PTL_V(S, set1)(PTL_VM_MAGIC_pd);                          \
         PTL_VT(S) a = PTL_V(S, andnot)(sign, y), omp = PTL_V(S, sub)(one, a);              \
         PTL_VT(S) w = PTL_V(S, mul)(omp, PTL_V(S, add)(one, a));                          \
-        /* w = -log(w) to 2e-11: w = m 2^e, m in [1, 2), log m by a polynomial */         \
+        /* w = -log(w) to 1.3e-10: w = m 2^e, m in [1, 2), log m by a polynomial */         \
         PTL_VT(S) e, m = ptl_vm_split_##S(PTL_V(S, max)(w, PTL_V(S, set1)(DBL_MIN)), &e);  \
         m = PTL_ERF_POLY2(S, PTL_V(S, sub)(m, PTL_V(S, set1)(1.5)), ptl_erfinv_log_coef);  \
         w = PTL_V(S, fnmsub)(e, PTL_V(S, set1)(0.6931471805599453), m);                   \
