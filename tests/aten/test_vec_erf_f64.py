@@ -6,6 +6,8 @@ out= inputs.  The file reruns with the portable loops and with AVX2 only
 (PTL_CPU_CAPABILITY=default, avx2)."""
 import math
 import os
+import subprocess
+import sys
 
 import mpmath
 import numpy as np
@@ -13,7 +15,7 @@ import pytest
 import scipy.special
 
 import pytorchlite as ptl
-from helpers import rerun_with_capability
+from helpers import ROOT, num_threads, rerun_with_capability, skip_native_capability
 
 # ulp: the vector loops' (measured at most 1.45, erfc near 8) and the portable loops' (glibc's
 # erf and erfc, ptl_erfinv_d; PTL_CPU_CAPABILITY=default and strided data)
@@ -182,6 +184,60 @@ def test_large_random_against_libm(name):
         far = ~(np.abs(got - ref) <= np.spacing(np.abs(ref))) & ~_same_each(got, ref)
     assert far.sum() < 5000
     assert _ulps(got[far], x[far], name).max(initial=0) <= _bound(name)
+
+
+def _mixed_points():
+    rng = np.random.default_rng(23)
+    x = np.concatenate([rng.standard_normal(40000) * 4, rng.uniform(-30, 30, 20000),
+                        np.tanh(rng.standard_normal(30000) * 3), rng.uniform(-1, 1, 30000),
+                        1 - 10.0 ** -rng.uniform(0, 16, 5000), [0.0, -0.0, np.inf, -np.inf,
+                                                                 np.nan, 5e-324, 1.0, -1.0]])
+    rng.shuffle(x)
+    return x
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_results_do_not_depend_on_the_thread_count(name):
+    """the same bits on 1 and 2 threads: a 2-thread run's chunk edges (from PTL_GRAIN_SIZE =
+    32768 elements on) fall inside vectors, and every element still takes the same formula"""
+    x = _mixed_points()
+    sizes = (len(x), 32767, 32768, 32769)
+    with num_threads(1):
+        one = [getattr(ptl, name)(ptl.tensor(x[:n])).numpy() for n in sizes]
+    with num_threads(2):
+        two = [getattr(ptl, name)(ptl.tensor(x[:n])).numpy() for n in sizes]
+    for a, b in zip(one, two):
+        assert np.array_equal(a.view(np.uint64), b.view(np.uint64))
+
+
+SAME_BITS = r"""
+import sys, numpy as np, pytorchlite as ptl
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/.."]   # this file's folder and helpers'
+from test_vec_erf_f64 import _mixed_points
+x = _mixed_points()
+for name in ("erf", "erfc", "erfinv"):
+    sys.stdout.buffer.write(getattr(ptl, name)(ptl.tensor(x)).numpy().tobytes())
+"""
+
+
+@pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
+                    reason="already running with a capability chosen by a parent run")
+def test_avx2_and_avx512_give_the_same_bits():
+    """Note [Vector float64 erf, erfc, erfinv]: the two widths pick the same coefficients
+    (four loads or a permute) and run the same operations"""
+    skip_native_capability("avx2")
+    here = os.path.dirname(os.path.abspath(__file__))
+    runs = []
+    for cap in ("avx2", None):
+        env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env.pop("PTL_CPU_CAPABILITY", None)
+        if cap is not None:
+            env["PTL_CPU_CAPABILITY"] = cap
+        r = subprocess.run([sys.executable, "-c", SAME_BITS, here], env=env,
+                           capture_output=True, check=True)
+        runs.append(r.stdout)
+    assert len(runs[0]) == 3 * 8 * len(_mixed_points())
+    assert runs[0] == runs[1]
 
 
 @pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
