@@ -46,7 +46,7 @@
  * relative error would show, erfc by erfcx as in erfc.  An error df in f moves x by df /
  * erf'(x), which for erfc's relative error r is r / (2 x^2) relative: the table's error
  * matters only near x0 = 1.  e^(x0^2) needs only 1e-11 (u is within 1e-6 of x0): 2^n times
- * a degree-9 Taylor polynomial.  +-1 gives +-inf, |y| > 1 and NaN NaN, -0 -0.  Measured 1.22
+ * a degree-9 Taylor polynomial.  +-1 gives +-inf, |y| > 1 and NaN NaN, -0 -0.  Measured 1.33
  * ulp (near a = 0.84, x0 = 1).
  *
  * AVX2 and AVX-512 give the same bits.  Strided data and PTL_CPU_CAPABILITY=default take the
