@@ -7,11 +7,10 @@
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
  * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, erfinv, sigmoid,
  * tanh, sinh, cosh, exp2, log2, tan, atan, asin, erfc, i0, special_i0e, special_i1 and
- * special_i1e and float64 exp, expm1, log, log1p, sigmoid, tanh, sin, cos, log2, tan and
- * exp2 have AVX2 and AVX-512 loops chosen at run time (DispatchStub's cpu capability);
- * float32 lgamma and
- * float32 / float64 digamma and polygamma(0 or 1, .) send contiguous data to unary_special.c's
- * (Note [Vector lgamma and digamma]). */
+ * special_i1e and float64 exp, expm1, log, log1p, sigmoid, tanh, sin, cos, log2, tan, exp2,
+ * erf, erfc and erfinv have AVX2 and AVX-512 loops chosen at run time (DispatchStub's cpu
+ * capability); float32 lgamma and float32 / float64 digamma and polygamma(0 or 1, .) send
+ * contiguous data to unary_special.c's (Note [Vector lgamma and digamma]). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "../special_math.h"
 #include "device_compose.h"
 #include "native.h"
+#include "unary_f8_erf.h"
 #include "unary_f8_math.h"
 #include "unary_loops.h"
 #include "vec_math.h"
@@ -102,7 +102,7 @@
 #define ERF_F(X, E) ptl_vm_erff(X)
 #define ERF_D(X, E) ptl_erf_d(X)
 #define ERFINV_F(X, E) ((float)ptl_erfinv_d(X))
-#define ERFINV_D(X, E) ptl_erfinv_d(X)
+#define ERFINV_D(X, E) ptl_erfinv_f8(X)
 #define RECIPROCAL_F(X, E) (1.0f / (X))
 #define RECIPROCAL_D(X, E) (1.0 / (X))
 #define FRAC_F(X, E) ptl_frac_f(X)
@@ -268,7 +268,7 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
 
 /* ---- vector loops: float32 exp, expm1, erf, erfinv, log, log1p, sigmoid, tanh, sinh, cosh,
  * exp2, log2, tan, atan, asin, erfc, i0, i0e, i1, i1e; float64 exp, expm1, log, log1p,
- * sigmoid, tanh, sin, cos, log2, tan, exp2
+ * sigmoid, tanh, sin, cos, log2, tan, exp2, erf, erfc, erfinv
  *
  * The formulas are vec_math.h's, at the widest vector kind the CPU has (AVX-512 or AVX2,
  * the same bits either way); strided data takes the portable loop. */
@@ -509,7 +509,8 @@ static const double tanf_coef[] = {
     PTL_VM_DEFINE_MAP(log2, S)                                                            \
     PTL_VM_DEFINE_MAP(tan, S)                                                             \
     DEFINE_F4_IN_DOUBLE_MAP(tan, tanf, S)                                                 \
-    DEFINE_UNARY_VEC_LOG1P_EXPM1_D(S)
+    DEFINE_UNARY_VEC_LOG1P_EXPM1_D(S)                                                     \
+    DEFINE_UNARY_VEC_ERF_D(S)
 
 /* o[i] = G(a[i]) for float32 data computed in double lanes of kind S; the tail goes through
  * a zero-padded buffer, so every element takes the same vector formula */
@@ -560,7 +561,7 @@ static const double erfc_log_hi_coef[] = {
     -0.002195188725779509, 0.004973272308701661, -0.0113202073112396, 0.02625831906657095,
     -0.06357750767089855, -14.270560141108565, -48.46885485165499, -42.11513811927088};
 #define DEFINE_UNARY_VEC_ERFC(S)                                                          \
-    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erfc_##S(PTL_VT(S) x)                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erfcf_##S(PTL_VT(S) x)                    \
     {                                                                                     \
         const PTL_VT(S) sign = PTL_V(S, set1)(-0.0), mid = PTL_V(S, set1)(2.5);           \
         PTL_VMT(S) neg = PTL_VCMP(S, x, PTL_V(S, set1)(-1.0), _CMP_LT_OQ);                \
@@ -581,7 +582,7 @@ static const double erfc_log_hi_coef[] = {
                      PTL_V(S, setzero)());                                                \
         return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
     }                                                                                     \
-    DEFINE_F4_IN_DOUBLE_MAP(erfc, erfc, S)
+    DEFINE_F4_IN_DOUBLE_MAP(erfc, erfcf, S)
 DEFINE_UNARY_VEC_ERFC(pd)
 DEFINE_UNARY_VEC_ERFC(pd512)
 
@@ -724,10 +725,11 @@ DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd512)
     static const PtlLoop NAME##_loops_##S[PTL_DTYPE_COUNT] = {                            \
         [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
         [PTL_DTYPE_FLOAT32] = NAME##_loop_f4_##D, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8};
-/* an op computed in double lanes of kind D for float32 and float64 (table named by S) */
-#define DEFINE_VEC_OP_IN_D(NAME, S, D)                                                    \
+/* an op computed in double lanes of kind D for float32 and float64 (F8's formula; table
+ * named by S) */
+#define DEFINE_VEC_OP_IN_D(NAME, F8, S, D)                                                \
     DEFINE_VEC_LOOP_F4_IN_D(NAME, D)                                                      \
-    DEFINE_VEC_LOOP(NAME, NAME, f8, D)                                                    \
+    DEFINE_VEC_LOOP(NAME, F8, f8, D)                                                      \
     static const PtlLoop NAME##_loops_##S[PTL_DTYPE_COUNT] = {                            \
         [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
         [PTL_DTYPE_FLOAT32] = NAME##_loop_f4_##D, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8_##D};
@@ -735,7 +737,7 @@ DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd512)
 #define DEFINE_VEC_OPS(S, D)                                                              \
     DEFINE_VEC_OP2(exp, S, D)                                                             \
     DEFINE_VEC_OP_D(expm1, S, D)                                                          \
-    DEFINE_VEC_OP(erf, S)                                                                 \
+    DEFINE_VEC_OP_D(erf, S, D)                                                            \
     DEFINE_VEC_OP_D(log, S, D)                                                            \
     DEFINE_VEC_OP_D(log1p, S, D)                                                          \
     DEFINE_VEC_OP_D(sinh, S, D)                                                           \
@@ -743,14 +745,14 @@ DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd512)
     DEFINE_VEC_OP_F8(log10, S, D)                                                         \
     DEFINE_VEC_OP2(sigmoid, S, D)                                                         \
     DEFINE_VEC_OP2(tanh, S, D)                                                            \
-    DEFINE_VEC_OP(erfinv, S)                                                              \
+    DEFINE_VEC_OP_D(erfinv, S, D)                                                         \
     DEFINE_VEC_OP_F8(sin, S, D)                                                           \
     DEFINE_VEC_OP_F8(cos, S, D)                                                           \
     DEFINE_VEC_OP2(exp2, S, D)                                                            \
     DEFINE_VEC_OP(atan, S)                                                                \
     DEFINE_VEC_OP(asin, S)                                                                \
     DEFINE_VEC_OP2(log2, S, D)                                                            \
-    DEFINE_VEC_OP_IN_D(tan, S, D)
+    DEFINE_VEC_OP_IN_D(tan, tan, S, D)
 
 DEFINE_VEC_OPS(ps, pd)
 DEFINE_VEC_OPS(ps512, pd512)
@@ -1050,8 +1052,10 @@ DEFINE_FLOAT_OP(asinh, ASINH_F, ASINH_D)
 DEFINE_FLOAT_OP(atanh, ATANH_F, ATANH_D)
 DEFINE_FLOAT_OP(erfc, ERFC_F, ERFC_D)
 #ifdef PTL_HAVE_AVX2_KERNELS
-DEFINE_VEC_OP_F4_IN_D(erfc, ps, pd)   /* float32 erfc in double lanes (vector section) */
-DEFINE_VEC_OP_F4_IN_D(erfc, ps512, pd512)
+/* float32 erfc in double lanes (vector section), float64 by Note [Vector float64 erf, erfc,
+ * erfinv] */
+DEFINE_VEC_OP_IN_D(erfc, erfcd, ps, pd)
+DEFINE_VEC_OP_IN_D(erfc, erfcd, ps512, pd512)
 #endif
 DEFINE_FLOAT_OP(i0, I0_F, I0_D)
 #ifdef PTL_HAVE_AVX2_KERNELS
