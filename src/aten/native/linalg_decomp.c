@@ -267,9 +267,97 @@ ptl_linalg_qr_form_q(const double *a, int64_t m, int64_t n, const double *tau, d
  * triangular: LAPACK's larft) is applied to the trailing columns at once, C -= V (T^T (V^T
  * C)), two GEMMs; Q is formed backwards the same way, Q -= V (T (V^T Q)).  T's entries
  * above the diagonal start as V^T V, one more GEMM (a dot product down V's strided columns
- * per entry had been a fifth of qr 256).  Matrices of at most one block take the loops
- * above alone (svd.c calls those directly); eigh forms its Q by blocks at every size. */
+ * per entry had been a fifth of qr 256).  The block's own columns are factored in a
+ * column-major copy (qr_panel): each reflection's dot products and updates then run down
+ * whole columns in wide vectors, where on the row-major matrix they ran across the block's
+ * few columns (reflect_rows was a third of qr 256x65's time, lstsq's QR of [A b]).
+ * Matrices of at most one block take the loops above alone (svd.c calls those directly);
+ * eigh forms its Q by blocks at every size. */
 #define QR_BLOCK 32
+
+typedef double QrVec __attribute__((vector_size(64)));
+
+/* householder for a contiguous x: the sum of squares unscaled, in wide vectors, and the
+ * division by x0 - beta one reciprocal (LAPACK's larfg scales by it too); a sum that may
+ * have overflowed or lost its terms to underflow (or is 0 or NaN) takes householder. */
+static PTL_LOOP_CLONES_WIDE double
+householder_unit(double *x, int64_t len)
+{
+    QrVec acc = {0};
+    int64_t i = 1;
+    for (; i + 8 <= len; i += 8) {
+        QrVec v;
+        memcpy(&v, x + i, sizeof(v));
+        acc += v * v;
+    }
+    double ss = 0;
+    for (int l = 0; l < 8; l++) {
+        ss += acc[l];
+    }
+    for (; i < len; i++) {
+        ss += x[i] * x[i];
+    }
+    if (!(ss > 1e-280 && ss < 1e280)) {
+        return householder(x, len, 1);
+    }
+    double x0 = x[0], nrm = hypot(x0, sqrt(ss));
+    double beta = x0 >= 0 ? -nrm : nrm, f = 1 / (x0 - beta);
+    for (i = 1; i < len; i++) {
+        x[i] *= f;
+    }
+    x[0] = beta;
+    return (beta - x0) / beta;
+}
+
+/* The QR of the block at a (rows x jb, row stride n) in place, as ptl_linalg_qr_factor
+ * makes it, through the column-major copy p (jb x rows). */
+static PTL_LOOP_CLONES_WIDE void
+qr_panel(double *a, int64_t n, int64_t rows, int64_t jb, double *tau, double *p)
+{
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t c = 0; c < jb; c++) {
+            p[c * rows + i] = a[i * n + c];
+        }
+    }
+    for (int64_t c = 0; c < jb; c++) {
+        double *x = p + c * rows + c;
+        int64_t len = rows - c;
+        tau[c] = householder_unit(x, len);
+        for (int64_t d = c + 1; d < jb && tau[c] != 0; d++) {
+            /* y -= tau (v . y) v, v = (1, x[1:]); two sums, for the adds' latency */
+            double *y = p + d * rows + c;
+            QrVec acc = {0}, acc2 = {0};
+            int64_t i = 1;
+            for (; i + 16 <= len; i += 16) {
+                QrVec xv, yv, xv2, yv2;
+                memcpy(&xv, x + i, sizeof(xv));
+                memcpy(&yv, y + i, sizeof(yv));
+                memcpy(&xv2, x + i + 8, sizeof(xv2));
+                memcpy(&yv2, y + i + 8, sizeof(yv2));
+                acc += xv * yv;
+                acc2 += xv2 * yv2;
+            }
+            acc += acc2;
+            double w = 0;
+            for (int l = 0; l < 8; l++) {
+                w += acc[l];
+            }
+            for (; i < len; i++) {
+                w += x[i] * y[i];
+            }
+            w = tau[c] * (w + y[0]);
+            y[0] -= w;
+            for (i = 1; i < len; i++) {
+                y[i] -= w * x[i];
+            }
+        }
+    }
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t c = 0; c < jb; c++) {
+            a[i * n + c] = p[c * rows + i];
+        }
+    }
+}
 
 /* Scratch for the blocked QR of an m x n matrix whose Q has qc columns, in doubles. */
 int64_t
@@ -393,11 +481,7 @@ ptl_linalg_qr_blocked(double *a, int64_t m, int64_t n, double *tau, double *q, i
     }
     for (int64_t j0 = 0; j0 < k; j0 += QR_BLOCK) {
         int64_t jb = k - j0 < QR_BLOCK ? k - j0 : QR_BLOCK, c1 = j0 + jb;
-        for (int64_t j = j0; j < c1; j++) {
-            double *ajj = a + j * n + j;
-            tau[j] = householder(ajj, m - j, n);
-            reflect_rows(a + j * n, n, j + 1, c1, m - j, ajj, n, tau[j], row);
-        }
+        qr_panel(a + j0 * n + j0, n, m - j0, jb, tau + j0, v);
         if (c1 < n) {
             if (qr_block_reflector(a + j0 * n + j0, n, m - j0, jb, tau + j0, v, t) < 0 ||
                 qr_apply_block(v, t, m - j0, jb, a + j0 * n + c1, n, n - c1, 1, w) < 0) {
