@@ -283,6 +283,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
 
 
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+_EPS32, _EPS64 = 2.0 ** -23, 2.0 ** -52   # finfo(float32 / float64).eps
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
@@ -327,7 +328,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if A.dtype not in (_C.float32, _C.float64):
         raise RuntimeError("This function doesn't handle types other than float and double")
     if rcond is None:
-        rcond = finfo(A.dtype).eps * max(m, n)
+        rcond = (_EPS64 if A.dtype == _C.float64 else _EPS32) * max(m, n)
     from .return_types import linalg_lstsq
     none = empty(0, dtype=A.dtype)
     if driver in ("gels", "gelsy") and not (

@@ -309,16 +309,41 @@ householder_unit(double *x, int64_t len)
     return (beta - x0) / beta;
 }
 
+/* p (jb x rows) = the block at a (rows x jb, row stride n) transposed, or back (back != 0),
+ * eight rows at a time: one cache line of p a column. */
+static void
+panel_copy(double *a, int64_t n, int64_t rows, int64_t jb, double *p, int back)
+{
+    int64_t i = 0;
+    for (; i + 8 <= rows; i += 8) {
+        for (int64_t c = 0; c < jb; c++) {
+            double *pc = p + c * rows + i, *ac = a + i * n + c;
+            for (int r = 0; r < 8; r++) {
+                if (back) {
+                    ac[r * n] = pc[r];
+                } else {
+                    pc[r] = ac[r * n];
+                }
+            }
+        }
+    }
+    for (; i < rows; i++) {
+        for (int64_t c = 0; c < jb; c++) {
+            if (back) {
+                a[i * n + c] = p[c * rows + i];
+            } else {
+                p[c * rows + i] = a[i * n + c];
+            }
+        }
+    }
+}
+
 /* The QR of the block at a (rows x jb, row stride n) in place, as ptl_linalg_qr_factor
  * makes it, through the column-major copy p (jb x rows). */
 static PTL_LOOP_CLONES_WIDE void
 qr_panel(double *a, int64_t n, int64_t rows, int64_t jb, double *tau, double *p)
 {
-    for (int64_t i = 0; i < rows; i++) {
-        for (int64_t c = 0; c < jb; c++) {
-            p[c * rows + i] = a[i * n + c];
-        }
-    }
+    panel_copy(a, n, rows, jb, p, 0);
     for (int64_t c = 0; c < jb; c++) {
         double *x = p + c * rows + c;
         int64_t len = rows - c;
@@ -352,11 +377,7 @@ qr_panel(double *a, int64_t n, int64_t rows, int64_t jb, double *tau, double *p)
             }
         }
     }
-    for (int64_t i = 0; i < rows; i++) {
-        for (int64_t c = 0; c < jb; c++) {
-            a[i * n + c] = p[c * rows + i];
-        }
-    }
+    panel_copy(a, n, rows, jb, p, 1);
 }
 
 /* Scratch for the blocked QR of an m x n matrix whose Q has qc columns, in doubles. */

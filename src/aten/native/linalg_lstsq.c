@@ -77,7 +77,9 @@ load(double *dst, int64_t ld, const char *src, PtlDtype dt, int64_t rows, int64_
 {
     for (int64_t r = 0; r < rows; r++) {
         double *d = dst + r * ld;
-        if (dt == PTL_DTYPE_FLOAT64) {
+        if (dt == PTL_DTYPE_FLOAT64 && cs == 1) {
+            memcpy(d, (const double *)src + r * rs, sizeof(double) * (size_t)cols);
+        } else if (dt == PTL_DTYPE_FLOAT64) {
             const double *s = (const double *)src + r * rs;
             for (int64_t c = 0; c < cols; c++) {
                 d[c] = s[c * cs];
