@@ -364,8 +364,11 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if X is None:
         X = pinv(A, rtol=rcond) @ B
     residuals = none
-    if m > n and full and driver != "gelsy" and X.numel():
+    if m > n and full and driver != "gelsy":
+        # PyTorch's 'gels' leaves zeros when A has no columns, its SVD drivers ||B||^2
         residuals = ((A @ X - B) ** 2).sum(-2)
+        if driver == "gels" and n == 0:
+            residuals = zeros_like(residuals)
     return linalg_lstsq((X.squeeze(-1) if vector else X, residuals, rank,
                          S if driver in ("gelsd", "gelss") else none))
 
