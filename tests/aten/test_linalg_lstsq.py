@@ -259,3 +259,23 @@ def test_matches_torch(a_shape, b_shape, driver):
         got, want = getattr(ours, name), getattr(ref, name)
         assert tuple(got.shape) == tuple(want.shape), name
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("n", [12, 17, 64, 100])
+def test_gelsy_float32_square_ranks(n):
+    # float32's rcond (eps * n, 2^29 times float64's) leaves the O(k^2) bound behind at
+    # these sizes: R^-1 (recursive, leaves of 16 rows) proves the rank; a matrix whose last
+    # singular value is below rcond * the largest is counted deficient by the SVD
+    g = np.random.default_rng(n)
+    q1, _ = np.linalg.qr(g.standard_normal((n, n)))
+    q2, _ = np.linalg.qr(g.standard_normal((n, n)))
+    b = g.standard_normal((n, 2)).astype(np.float32)
+    for last, rank in ((0.05, n), (1e-9, n - 1)):
+        s = np.linspace(1, 0.1, n)
+        s[-1] = last
+        a = (q1 @ np.diag(s) @ q2).astype(np.float32)
+        res = ptl.linalg.lstsq(ptl.tensor(a), ptl.tensor(b))
+        assert_close(res.rank, np.array(rank))
+        ref = np.linalg.lstsq(a.astype(np.float64), b.astype(np.float64),
+                              rcond=np.finfo(np.float32).eps * n)[0]
+        assert_close(res.solution, ref, rtol=1e-3, atol=1e-3 * np.abs(ref).max())

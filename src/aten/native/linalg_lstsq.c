@@ -22,8 +22,9 @@
  *   sqrt(max(M^-T e) max(M^-1 e)), two triangular solves with positive terms.  The bound
  *   grows like exp(c sqrt(k)) for square Gaussian matrices (about 1e12 at k = 256) and
  *   stays small for tall ones, against 1 / rcond near 1e13;
- * - failing that, ||R||_F ||R^-1||_F with R^-1 formed (k^3 / 3 multiply-adds; linalg.py's
- *   old composite used this bound alone);
+ * - failing that, ||R||_F ||R^-1||_F with R^-1 formed (recursively, by the GEMM;
+ *   linalg.py's old composite used this bound alone).  float32 inputs take it at every
+ *   square size (their rcond is 2^29 times float64's);
  * - failing both, rank is -1 for that matrix and the caller (linalg.py's lstsq) counts it
  *   from the singular values, taking the SVD path when some matrix is deficient.
  * 'gels' assumes full rank; an exactly zero diagonal of R is LAPACK trtrs's info, raised as
@@ -108,8 +109,46 @@ store(char *dst, PtlDtype dt, const double *src, int64_t ld, int64_t rows, int64
     }
 }
 
+#define INVERT_LEAF 16
+
+/* x (k x k, row stride ldx) = R^-1 for the upper triangle of r (row stride ld; what is below
+ * its diagonal is not read), recursively: R^-1 = [X11, -X11 (R12 X22); 0, X22], the products
+ * by the GEMM; leaves of INVERT_LEAF rows by substitution, row i of R^-1 being (e_i -
+ * sum_{c > i} r_ic (row c)) / r_ii.  t: k * k / 4 scratch.  0 or -1. */
+static int
+invert_upper(const double *r, int64_t ld, int64_t k, double *x, int64_t ldx, double *t)
+{
+    if (k <= INVERT_LEAF) {
+        for (int64_t i = k - 1; i >= 0; i--) {
+            const double *ri = r + i * ld;
+            double *xi = x + i * ldx, d = 1 / ri[i];
+            memset(xi, 0, sizeof(double) * (size_t)k);
+            xi[i] = d;
+            for (int64_t c = i + 1; c < k; c++) {
+                const double *xc = x + c * ldx;
+                double f = -ri[c] * d;
+                for (int64_t q = c; q < k; q++) {
+                    xi[q] += f * xc[q];
+                }
+            }
+        }
+        return 0;
+    }
+    int64_t h = k / 2, h2 = k - h;
+    if (invert_upper(r, ld, h, x, ldx, t) < 0 ||
+        invert_upper(r + h * ld + h, ld, h2, x + h * ldx + h, ldx, t) < 0 ||
+        ptl_gemm_f64(h, h2, h2, 1.0, r + h, ld, 1, x + h * ldx + h, ldx, 1, 0.0, t, h2) < 0 ||
+        ptl_gemm_f64(h, h2, h, -1.0, x, ldx, 1, t, h2, 1, 0.0, x + h, ldx) < 0) {
+        return -1;
+    }
+    for (int64_t i = h; i < k; i++) {
+        memset(x + i * ldx, 0, sizeof(double) * (size_t)h);
+    }
+    return 0;
+}
+
 /* 1 when cond_2(R) < 1 / rcond is proved for the upper triangular R (k x k, row stride ld),
- * else 0 (Note [Least squares by one QR]).  w: k * k + 2 * k scratch. */
+ * else 0, or -1 on error (Note [Least squares by one QR]).  w: 2 k^2 + 2 k scratch. */
 static int
 full_rank_proved(const double *r, int64_t ld, int64_t k, double rcond, double *w)
 {
@@ -150,22 +189,13 @@ full_rank_proved(const double *r, int64_t ld, int64_t k, double rcond, double *w
     if (bound * rcond < 1) {
         return 1;
     }
-    /* ||R^-1||_F: row i of R^-1 = (e_i - sum_{c > i} r_ic (row c of R^-1)) / r_ii */
     double *inv = w + 2 * k, nrm = 0;
-    for (int64_t i = k - 1; i >= 0; i--) {
-        const double *ri = r + i * ld;
-        double *vi = inv + i * k, d = 1 / ri[i];
-        memset(vi + i, 0, sizeof(double) * (size_t)(k - i));
-        vi[i] = d;
-        for (int64_t c = i + 1; c < k; c++) {
-            const double *vc = inv + c * k;
-            double f = -ri[c] * d;
-            for (int64_t q = c; q < k; q++) {
-                vi[q] += f * vc[q];
-            }
-        }
+    if (invert_upper(r, ld, k, inv, k, inv + k * k) < 0) {
+        return -1;
+    }
+    for (int64_t i = 0; i < k; i++) {
         for (int64_t q = i; q < k; q++) {
-            nrm += vi[q] * vi[q];
+            nrm += inv[i * k + q] * inv[i * k + q];
         }
     }
     return fro * sqrt(nrm) * rcond < 1;
@@ -233,7 +263,7 @@ lstsq_matrix(void *ctx, int64_t i)
     /* tall: [A B] (m x w); wide: A^T (n x m), Q (n x m) and B (m x nrhs) */
     int64_t rows = tall ? m : n, w = tall ? n + nrhs : m, kk = rows < w ? rows : w;
     int64_t need = rows * w + kk + ptl_linalg_qr_scratch(rows, w, tall ? 0 : m) +
-                   (tall ? nrhs : n * m + m * nrhs + n * nrhs) + k * k + 2 * k + 1;
+                   (tall ? nrhs : n * m + m * nrhs + n * nrhs) + 2 * k * k + 2 * k + 1;
     double *a = malloc(sizeof(double) * (size_t)need);
     if (a == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "torch.linalg.lstsq: out of memory");
@@ -258,8 +288,12 @@ lstsq_matrix(void *ctx, int64_t i)
     }
     /* R: the k x k upper triangle at a (row stride w) */
     if (j->rank != NULL) {
-        /* every matrix of B broadcast against one of A's gives that one's rank */
-        j->rank[i] = full_rank_proved(a, w, k, j->rcond, cw) ? k : -1;
+        int rc = full_rank_proved(a, w, k, j->rcond, cw);
+        if (rc < 0) {
+            free(a);
+            return -1;
+        }
+        j->rank[i] = rc ? k : -1;
     } else {
         j->info[i] = zero_diagonal(a, w, k);
     }
@@ -297,7 +331,8 @@ lstsq_matrix(void *ctx, int64_t i)
  * (nrhs 1 for a vector B), else [0]; rank: with rcond ('gelsy'), int64 of A's batch shape
  * (PyTorch's), min(m, n) where full rank was proved and -1 where not (the caller decides
  * then; 0 when nrhs is 0, as LAPACK returns first), else [0].  linalg.py checks the
- * arguments first (PyTorch's order); the checks here keep a direct call safe.  See Note [Least squares by one QR]. */
+ * arguments first (PyTorch's order); the checks here keep a direct call safe.  See Note
+ * [Least squares by one QR]. */
 static int
 linalg_lstsq_qr_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
