@@ -15,7 +15,8 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck
 
-from helpers import assert_close, assert_raises_like_torch, make, num_threads, torch, torch_ref
+from helpers import (assert_close, assert_no_leak, assert_raises_like_torch, make, num_threads,
+                     torch, torch_ref)
 
 
 def _np_lstsq(a, b, vec):
@@ -279,3 +280,20 @@ def test_gelsy_float32_square_ranks(n):
         ref = np.linalg.lstsq(a.astype(np.float64), b.astype(np.float64),
                               rcond=np.finfo(np.float32).eps * n)[0]
         assert_close(res.solution, ref, rtol=1e-3, atol=1e-3 * np.abs(ref).max())
+
+
+def test_no_leak():
+    A, _ = make((3, 6, 4), ptl.float64, "contiguous", 15, -1, 1)
+    B, _ = make((3, 6, 2), ptl.float64, "contiguous", 16, -1, 1)
+    singular = ptl.zeros(4, 3, dtype=ptl.float64)
+
+    def calls():
+        for driver in ("gels", "gelsy"):
+            ptl.linalg.lstsq(A, B, driver=driver)
+            ptl.linalg.lstsq(A.mT, B[..., :4, :], driver=driver)
+        ptl.linalg.lstsq(singular, ptl.ones(4, 1, dtype=ptl.float64))
+        with pytest.raises(ptl.linalg.LinAlgError):
+            ptl.linalg.lstsq(singular, ptl.ones(4, 1, dtype=ptl.float64), driver="gels")
+        with pytest.raises(RuntimeError):
+            ptl.linalg._lstsq_qr(A, B[..., :5, :], None)
+    assert_no_leak(calls)
