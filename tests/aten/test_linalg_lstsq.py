@@ -75,6 +75,8 @@ SHAPES = [
     # around the QR's 32-column block: [A B] has n + nrhs columns, A^T m
     ((40, 31), (40, 1)), ((40, 32), (40, 1)), ((70, 33), (70, 2)), ((80, 64), (80, 3)),
     ((31, 45), (31, 1)), ((32, 45), (32, 2)), ((33, 70), (33, 1)), ((65, 90), (65, 2)),
+    # tall with more than 0.6 n right-hand sides: Q formed, Q^T B by the GEMM
+    ((9, 5), (9, 3)), ((9, 5), (9, 4)), ((70, 40), (70, 30)), ((2, 40, 3), (40, 50)),
 ]
 
 
@@ -185,6 +187,9 @@ def test_gels_of_a_singular_matrix_raises():
     with pytest.raises(ptl.linalg.LinAlgError, match=re.escape("(error code: 2)")):
         ptl.linalg.lstsq(ptl.tensor(a.T.copy()), ptl.ones(3, 1, dtype=ptl.float64),
                          driver="gels")
+    # many right-hand sides (Q formed)
+    with pytest.raises(ptl.linalg.LinAlgError, match=re.escape("(error code: 2)")):
+        ptl.linalg.lstsq(ptl.tensor(a), ptl.ones(4, 3, dtype=ptl.float64), driver="gels")
 
 
 ERRORS = [
