@@ -13,7 +13,7 @@ them) of float64 matrices at 64 and 256: Householder bidiagonalization and shift
 the bidiagonal (svd.c, Note [Bidiagonal singular values]), against LAPACK's gesdd without
 vectors.  With the vectors (svd, pinv) the reflections are accumulated by blocks and the QR
 steps' rotations applied in batches (Note [Singular vectors]); lstsq's default driver solves
-through one QR of [A B] (linalg.py's _qr_lstsq)."""
+through one QR of [A B] in one native call (linalg_lstsq.c, Note [Least squares by one QR])."""
 import numpy as np
 import pytest
 
@@ -128,7 +128,7 @@ _VECTOR_ROWS = [(name, m, n) for name in ("svd", "svd_reduced", "pinv", "lstsq")
 @pytest.mark.parametrize("name,m,n", _VECTOR_ROWS)
 def test_linalg_vectors(benchmark, impl, name, m, n, dtype):
     # the singular vectors (svd.c, Note [Singular vectors]), pinv from them, and lstsq with
-    # one right-hand side (one QR of [A B]: linalg.py's _qr_lstsq; square and tall rows)
+    # one right-hand side (one QR of [A B]: linalg_lstsq.c; square and tall rows)
     benchmark.group = f"linalg.{name} {m}x{n} {dtype}"
     gen = np.random.default_rng(0)
     args = (make(impl, gen.standard_normal((m, n)).astype(dtype)),)

@@ -5,7 +5,7 @@ the factorisations (cholesky, qr, eigh, eigvalsh, svd, svdvals) and what compose
 ATen/native/LinearAlgebra.cpp and BatchLinearAlgebra.cpp).  vector_norm is the composite
 aten::linalg_vector_norm (src/aten/native/linalg_norm.c); the LU family and the
 factorisations are operators of src/aten/native/linalg_solve.c, linalg_decomp.c and svd.c
-(their float64 kernels: Note [Float64 linear algebra]); the others compose operators here, so
+(their working dtypes: Note [Float64 linear algebra]); the others compose operators here, so
 autograd flows through them.  The spectral matrix norms (ord 2, -2: the largest and smallest
 singular value; 'nuc': their sum) come from svdvals.  eig and eigvals are complex
 tensors assembled from the real and imaginary parts that the operator aten::_linalg_eig_split
@@ -45,6 +45,7 @@ qr = _C._op("aten::linalg_qr")
 eigh = _C._op("aten::linalg_eigh")
 eigvalsh = _C._op("aten::linalg_eigvalsh")
 _eig_split = _C._op("aten::_linalg_eig_split")
+_lstsq_qr = _C._op("aten::_linalg_lstsq_qr")
 
 
 def _legacy(dtype):
@@ -282,6 +283,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
 
 
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+_EPS32, _EPS64 = 2.0 ** -23, 2.0 ** -52   # finfo(float32 / float64).eps
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
@@ -289,33 +291,61 @@ def lstsq(A, B, rcond=None, *, driver=None):
     deficient), as PyTorch's named tuple (solution, residuals, rank, singular_values).
 
     driver names LAPACK's routine; here:
-      'gels'           Householder QR of A (tall) or of A^T (wide); A must have full rank.
+      'gels'           Householder QR of [A B] (tall) or of A^T (wide); A must have full
+                       rank (an exactly zero diagonal of R raises, as LAPACK's info does).
                        rank and singular_values are empty.
       'gelsy' (default) the QR path when every matrix has full rank, else the SVD path;
-                       singular_values empty.  One QR (of [A B] when tall, of A^T when
-                       wide) serves both: ||R||_F ||R^-1||_F < 1 / rcond proves full rank
-                       (it bounds the condition number), else the rank is counted from the
-                       singular values.
+                       singular_values empty.  The QR kernel proves full rank from R (a
+                       bound on its condition number below 1 / rcond); where it cannot, the
+                       rank is counted from the singular values.
       'gelsd', 'gelss' the SVD path: X = pinv(A) B with the singular values at or below
                        rcond * the largest dropped.
-    rcond defaults to eps * max(m, n).  residuals (the squared residual norms of each
-    column of B) are computed for tall A of full rank with every driver but 'gelsy', as in
+    Without a gradient to record, 'gels' and 'gelsy' are one call of _linalg_lstsq_qr
+    (src/aten/native/linalg_lstsq.c, Note [Least squares by one QR]); with one, the same
+    QR as a composite of differentiable operators (_qr_lstsq).  rcond defaults to
+    eps * max(m, n).  residuals (the squared residual norms of each column of B, [*, 1] for
+    a vector B) are computed for tall A of full rank with every driver but 'gelsy', as in
     PyTorch; otherwise empty."""
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if A.dtype != B.dtype:
+        raise RuntimeError("torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype {_legacy(A.dtype)} and other's "
+                           f"dtype {_legacy(B.dtype)}")
+    if B.dim() > A.dim() or A.dim() - B.dim() > 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to "
+                           "other.dim() and (input.dim() - other.dim()) <= 1")
+    # PyTorch's linalg_solve_is_vector_rhs
+    vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and B.shape == A.shape[:-1])
+    m, n = A.shape[-2], A.shape[-1]
+    if B.shape[-1 if vector else -2] != m:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size("
+                           f"{-1 if vector else -2})")
     driver = "gelsy" if driver is None else driver
     if driver not in _LSTSQ_DRIVERS:
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
                            "(gels, gelsy, gelsd, gelss)")
-    if A.dim() < 2:
-        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
-    vector = B.dim() == A.dim() - 1
+    if A.dtype not in (_C.float32, _C.float64):
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if rcond is None:
+        rcond = (_EPS64 if A.dtype == _C.float64 else _EPS32) * max(m, n)
+    from .return_types import linalg_lstsq
+    none = empty(0, dtype=A.dtype)
+    if driver in ("gels", "gelsy") and not (
+            _C.is_grad_enabled() and (A.requires_grad or B.requires_grad)):
+        X, residuals, rank = _lstsq_qr(A, B, float(rcond) if driver == "gelsy" else None)
+        if driver == "gels" or not rank.numel() or int(rank.amin()) >= 0:
+            return linalg_lstsq((X, residuals, rank, none))
+        # some matrix's full rank was not proved: count it from the singular values
+        S = svdvals(A)
+        rank = (S > _tolerance(S, A.shape, A.dtype, None, rcond)).sum(-1)
+        if not bool((rank == min(m, n)).all()):
+            Bm = B.unsqueeze(-1) if vector else B
+            X = pinv(A, rtol=rcond) @ Bm
+            X = X.squeeze(-1) if vector else X
+        return linalg_lstsq((X, residuals, rank, none))
     if vector:
         B = B.unsqueeze(-1)
-    if A.shape[-2] != B.shape[-2]:
-        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
-    m, n = A.shape[-2], A.shape[-1]
-    if rcond is None:
-        rcond = finfo(A.dtype).eps * max(m, n)
-    none = empty(0, dtype=A.dtype)
     rank = empty(0, dtype=_C.int64)
     S, X = None, None
     if driver == "gelsy":
@@ -334,11 +364,11 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if X is None:
         X = pinv(A, rtol=rcond) @ B
     residuals = none
-    if m > n and full and driver != "gelsy" and X.numel():
+    if m > n and full and driver != "gelsy":
+        # PyTorch's 'gels' leaves zeros when A has no columns, its SVD drivers ||B||^2
         residuals = ((A @ X - B) ** 2).sum(-2)
-        if vector:
-            residuals = residuals.squeeze(-1)
-    from .return_types import linalg_lstsq
+        if driver == "gels" and n == 0:
+            residuals = zeros_like(residuals)
     return linalg_lstsq((X.squeeze(-1) if vector else X, residuals, rank,
                          S if driver in ("gelsd", "gelss") else none))
 

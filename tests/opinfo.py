@@ -1876,6 +1876,20 @@ def _np_qr(a, mode="reduced"):
     return tuple(np.linalg.qr(a, mode))
 
 
+def _np_lstsq_solution(a, b, rcond=None):
+    """_linalg_lstsq_qr's solution (the first output) per matrix, batch dims broadcast."""
+    vec = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    bm = b[..., None] if vec else b
+    batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    n, k = a.shape[-1], bm.shape[-1]
+    aa = np.broadcast_to(a, batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:]) \
+        if a.shape[-2] else np.zeros((int(np.prod(batch)),) + a.shape[-2:])
+    bb = np.broadcast_to(bm, batch + bm.shape[-2:]).reshape((len(aa),) + bm.shape[-2:])
+    x = np.array([np.linalg.lstsq(p, q, rcond=None)[0] if p.size else np.zeros((n, k))
+                  for p, q in zip(aa, bb)]).reshape(batch + (n, k))
+    return (x[..., 0] if vec else x,)
+
+
 def _np_eig_values(a, compute_v=True):
     w = np.linalg.eigvals(a) if a.size else np.zeros(a.shape[:-1], dtype=complex)
     return w.real, w.imag
@@ -1974,6 +1988,16 @@ ENTRIES += [
                                  S(T(0, 0)), S(T(0, 2, 2)), S(T(2, 2), compute_v=False)],
            ref=_np_eig_values, rtol=1e-7, atol=1e-10, grad_call=_eig_phase_free,
            errors=[(S(T(2, 3)), RuntimeError), (S(T(3)), RuntimeError)]),
+    # linalg_lstsq.c: lstsq's QR drivers (no rcond: 'gels'; tests/aten/test_linalg_lstsq.py
+    # covers rank, residuals and the SVD fallback through linalg.lstsq)
+    OpInfo("_linalg_lstsq_qr",
+           [S(T(5, 3), T(5, 2)), S(T(5, 3), T(5, 2), 1e-10), S(T(3, 5), T(3, 2)),
+            S(T(4, 3, layout="transposed"), T(4)), S(T(2, 4, 3), T(1, 4, 2), 1e-10),
+            S(T(0, 3), T(0, 2)), S(T(0, 4, 3), T(0, 4, 1))],
+           ref=_np_lstsq_solution, rtol=1e-7, atol=1e-10, grad="none",
+           errors=[(S(T(3), T(3)), RuntimeError), (S(T(3, 2), T(4, 1)), RuntimeError),
+                   (S(T(2, 3, 2), T(3, 3, 1)), RuntimeError),
+                   (S(T(3, 2), T(2, 3, 1)), RuntimeError)]),
 ]
 
 ENTRIES += [

@@ -881,8 +881,8 @@ copy__cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 /* Note [Linear algebra on the host]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * The decompositions and solvers (LU, Cholesky, QR, SVD, eigh, eig, inv, det, slogdet,
- * solve, solve_triangular) have no device kernels: on CUDA tensors their CPU kernel runs on
- * host copies of the arguments and the results are copied back to the device
+ * solve, solve_triangular, lstsq's QR) have no device kernels: on CUDA tensors their CPU
+ * kernel runs on host copies of the arguments and the results are copied back to the device
  * (ptl_run_on_host, device_compose.h), so the results, info codes and errors are the CPU's,
  * at the cost of the copies and a synchronisation.  PyTorch's CUDA eig takes this road
  * (MAGMA's geev runs on the host); its other decompositions run cuSOLVER on the device,
@@ -935,6 +935,7 @@ static const PtlKernelReg cuda_kernels[] = {
     POINTWISE(linalg_solve_triangular, linalg_on_host),
     POINTWISE(linalg_cholesky_ex, linalg_on_host), POINTWISE(linalg_qr, linalg_on_host),
     POINTWISE(_linalg_eigh, linalg_on_host), POINTWISE(_linalg_eig_split, linalg_on_host),
+    POINTWISE(_linalg_lstsq_qr, linalg_on_host),
     BINARY_OVERLOADS(add, add_cuda),
     BINARY_OVERLOADS(sub, add_cuda),
     BINARY_OVERLOADS(mul, mul_cuda),

@@ -213,9 +213,17 @@
  * triangular: LAPACK's larft) is applied to the trailing columns at once, C -= V (T^T (V^T
  * C)), two GEMMs; Q is formed backwards the same way, Q -= V (T (V^T Q)).  T's entries
  * above the diagonal start as V^T V, one more GEMM (a dot product down V's strided columns
- * per entry had been a fifth of qr 256).  Matrices of at most one block take the loops
- * above alone (svd.c calls those directly); eigh forms its Q by blocks at every size. */
+ * per entry had been a fifth of qr 256).  The block's own columns are factored in a
+ * column-major copy (qr_panel): each reflection's dot products and updates then run down
+ * whole columns in wide vectors, where on the row-major matrix they ran across the block's
+ * few columns (reflect_rows was a third of qr 256x65's time, lstsq's QR of [A b]).
+ * Matrices of at most one block take the loops above alone (svd.c calls those directly);
+ * eigh forms its Q by blocks at every size. */
 #define QR_BLOCK 32
+
+/* the vectors of the panel's sums: eight doubles or sixteen floats */
+typedef double QrVec8 __attribute__((vector_size(64)));
+typedef float QrVec4 __attribute__((vector_size(64)));
 
 /* Scratch for the blocked QR of an m x n matrix whose Q has qc columns, in doubles. */
 int64_t
@@ -233,6 +241,10 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
  *
  * householder: makes the reflection of x (len entries, stride inc) onto beta e1: x becomes
  * (beta, v[1:]) with v0 = 1 implied; returns tau.
+ *
+ * householder_unit, panel_copy, qr_panel: the same reflections on a contiguous column, a
+ * block's column-major copy and the block's QR through it (Note [Blocked QR]), their sums
+ * in VT's lanes; SS_LO and SS_HI bound the sums of squares that need no scaling.
  *
  * reflect_rows: applies I - tau v v^T to columns c0..c1 of the len rows at c (row stride
  * ld): v[0] = 1 and v[i] = vs[i * vinc] for i >= 1.  w: c1 scratch.
@@ -261,7 +273,7 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
  *
  * qr_blocked: qr_factor and, when q is not NULL, qr_form_q, in column blocks (Note
  * [Blocked QR]).  scratch: ptl_linalg_qr_scratch(m, n, qc) elements.  0 or -1. */
-#define DEFINE_QR(T, SUF, GEMM, FABS, SQRT, HYPOT)                                            \
+#define DEFINE_QR(T, SUF, GEMM, FABS, SQRT, HYPOT, VT, SS_LO, SS_HI)                          \
     static PTL_LOOP_CLONES_WIDE T                                                             \
     householder_##SUF(T *x, int64_t len, int64_t inc)                                         \
     {                                                                                         \
@@ -310,6 +322,111 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
                 ri[j] -= f * w[j];                                                            \
             }                                                                                 \
         }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    /* householder for a contiguous x: the sum of squares unscaled, in wide vectors, and the  \
+     * division by x0 - beta one reciprocal (LAPACK's larfg scales by it too); a sum that may \
+     * have overflowed or lost its terms to underflow (or is 0 or NaN) takes householder. */  \
+    static PTL_LOOP_CLONES_WIDE T                                                             \
+    householder_unit_##SUF(T *x, int64_t len)                                                 \
+    {                                                                                         \
+        const int lanes = (int)(sizeof(VT) / sizeof(T));                                      \
+        VT acc = {0};                                                                         \
+        int64_t i = 1;                                                                        \
+        for (; i + lanes <= len; i += lanes) {                                                \
+            VT v;                                                                             \
+            memcpy(&v, x + i, sizeof(v));                                                     \
+            acc += v * v;                                                                     \
+        }                                                                                     \
+        T ss = 0;                                                                             \
+        for (int l = 0; l < lanes; l++) {                                                     \
+            ss += acc[l];                                                                     \
+        }                                                                                     \
+        for (; i < len; i++) {                                                                \
+            ss += x[i] * x[i];                                                                \
+        }                                                                                     \
+        if (!(ss > SS_LO && ss < SS_HI)) {                                                    \
+            return householder_##SUF(x, len, 1);                                              \
+        }                                                                                     \
+        T x0 = x[0], nrm = HYPOT(x0, SQRT(ss));                                               \
+        T beta = x0 >= 0 ? -nrm : nrm, f = 1 / (x0 - beta);                                   \
+        for (i = 1; i < len; i++) {                                                           \
+            x[i] *= f;                                                                        \
+        }                                                                                     \
+        x[0] = beta;                                                                          \
+        return (beta - x0) / beta;                                                            \
+    }                                                                                         \
+                                                                                              \
+    /* p (jb x rows) = the block at a (rows x jb, row stride n) transposed, or back (back != 0),\
+     * eight rows at a time. */                                                               \
+    static void                                                                               \
+    panel_copy_##SUF(T *a, int64_t n, int64_t rows, int64_t jb, T *p, int back)               \
+    {                                                                                         \
+        int64_t i = 0;                                                                        \
+        for (; i + 8 <= rows; i += 8) {                                                       \
+            for (int64_t c = 0; c < jb; c++) {                                                \
+                T *pc = p + c * rows + i, *ac = a + i * n + c;                                \
+                for (int r = 0; r < 8; r++) {                                                 \
+                    if (back) {                                                               \
+                        ac[r * n] = pc[r];                                                    \
+                    } else {                                                                  \
+                        pc[r] = ac[r * n];                                                    \
+                    }                                                                         \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        for (; i < rows; i++) {                                                               \
+            for (int64_t c = 0; c < jb; c++) {                                                \
+                if (back) {                                                                   \
+                    a[i * n + c] = p[c * rows + i];                                           \
+                } else {                                                                      \
+                    p[c * rows + i] = a[i * n + c];                                           \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    /* The QR of the block at a (rows x jb, row stride n) in place, as qr_factor makes it,    \
+     * through the column-major copy p (jb x rows). */                                        \
+    static PTL_LOOP_CLONES_WIDE void                                                          \
+    qr_panel_##SUF(T *a, int64_t n, int64_t rows, int64_t jb, T *tau, T *p)                   \
+    {                                                                                         \
+        const int lanes = (int)(sizeof(VT) / sizeof(T));                                      \
+        panel_copy_##SUF(a, n, rows, jb, p, 0);                                               \
+        for (int64_t c = 0; c < jb; c++) {                                                    \
+            T *x = p + c * rows + c;                                                          \
+            int64_t len = rows - c;                                                           \
+            tau[c] = householder_unit_##SUF(x, len);                                          \
+            for (int64_t d = c + 1; d < jb && tau[c] != 0; d++) {                             \
+                /* y -= tau (v . y) v, v = (1, x[1:]); two sums, for the adds' latency */     \
+                T *y = p + d * rows + c;                                                      \
+                VT acc = {0}, acc2 = {0};                                                     \
+                int64_t i = 1;                                                                \
+                for (; i + 2 * lanes <= len; i += 2 * lanes) {                                \
+                    VT xv, yv, xv2, yv2;                                                      \
+                    memcpy(&xv, x + i, sizeof(xv));                                           \
+                    memcpy(&yv, y + i, sizeof(yv));                                           \
+                    memcpy(&xv2, x + i + lanes, sizeof(xv2));                                 \
+                    memcpy(&yv2, y + i + lanes, sizeof(yv2));                                 \
+                    acc += xv * yv;                                                           \
+                    acc2 += xv2 * yv2;                                                        \
+                }                                                                             \
+                acc += acc2;                                                                  \
+                T w = 0;                                                                      \
+                for (int l = 0; l < lanes; l++) {                                             \
+                    w += acc[l];                                                              \
+                }                                                                             \
+                for (; i < len; i++) {                                                        \
+                    w += x[i] * y[i];                                                         \
+                }                                                                             \
+                w = tau[c] * (w + y[0]);                                                      \
+                y[0] -= w;                                                                    \
+                for (i = 1; i < len; i++) {                                                   \
+                    y[i] -= w * x[i];                                                         \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        panel_copy_##SUF(a, n, rows, jb, p, 1);                                               \
     }                                                                                         \
                                                                                               \
     static void                                                                               \
@@ -439,11 +556,7 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
         }                                                                                     \
         for (int64_t j0 = 0; j0 < k; j0 += QR_BLOCK) {                                        \
             int64_t jb = k - j0 < QR_BLOCK ? k - j0 : QR_BLOCK, c1 = j0 + jb;                 \
-            for (int64_t j = j0; j < c1; j++) {                                               \
-                T *ajj = a + j * n + j;                                                       \
-                tau[j] = householder_##SUF(ajj, m - j, n);                                    \
-                reflect_rows_##SUF(a + j * n, n, j + 1, c1, m - j, ajj, n, tau[j], row);      \
-            }                                                                                 \
+            qr_panel_##SUF(a + j0 * n + j0, n, m - j0, jb, tau + j0, v);                      \
             if (c1 < n) {                                                                     \
                 if (qr_block_reflector_##SUF(a + j0 * n + j0, n, m - j0, jb, tau + j0, v,     \
                                              t) < 0 ||                                        \
@@ -456,8 +569,8 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
         return q == NULL ? 0 : qr_form_q_blocked_##SUF(a, m, n, tau, q, qc, qc, scratch);     \
     }
 
-DEFINE_QR(double, f8, ptl_gemm_f64, fabs, sqrt, hypot)
-DEFINE_QR(float, f4, ptl_gemm_f32, fabsf, sqrtf, hypotf)
+DEFINE_QR(double, f8, ptl_gemm_f64, fabs, sqrt, hypot, QrVec8, 1e-280, 1e280)
+DEFINE_QR(float, f4, ptl_gemm_f32, fabsf, sqrtf, hypotf, QrVec4, 1e-30f, 1e30f)
 #undef DEFINE_QR
 
 /* The float64 instances for svd.c (linalg_impl.h) */
