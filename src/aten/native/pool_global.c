@@ -254,8 +254,19 @@ global_avg_cl(const PoolJob *j, int f8, int64_t b, int64_t e, int bwd)
             else {
                 ptl_red_add_rows_f4(v, x, C * es, n, m, avx2);
             }
-            for (int64_t k = 0; k < m; k++) {
-                nn_store(f8, j->y, s * C + c + k, v[k] / (double)n);
+            /* typed stores, so that the divisions go in vectors (one at a time, their latency
+             * was a sixth of the time of 64 x 256 x 8 x 8) */
+            if (f8) {
+                double *yo = (double *)j->y + s * C + c;
+                for (int64_t k = 0; k < m; k++) {
+                    yo[k] = v[k] / (double)n;
+                }
+            }
+            else {
+                float *yo = (float *)j->y + s * C + c;
+                for (int64_t k = 0; k < m; k++) {
+                    yo[k] = (float)(v[k] / (double)n);
+                }
             }
         }
     }
