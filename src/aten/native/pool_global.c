@@ -36,6 +36,7 @@
  * grow) is compiled for the baseline x86-64 only (Note [Loop clones]). */
 typedef double PoolVec __attribute__((vector_size(32)));
 typedef float PoolVecF __attribute__((vector_size(16)));
+typedef float PoolVecF8 __attribute__((vector_size(32)));
 
 /* *acc += 4 floats at p as doubles (no vector return value: it would differ between the
  * baseline and AVX2 ABIs).  Built element by element: gcc 12 turns that into one vcvtps2pd,
@@ -94,16 +95,22 @@ window_sum(int f8, const char *x, int64_t rs, int64_t rows, int64_t n)
              * added in double */
             const float *v = (const float *)x + r * rs;
             for (; i + 256 <= n; i += 256) {
-                PoolVecF part[8] = {{0}};
+                /* float lane 8 q + k is part[q][k] (eights: one ymm load and add each in the
+                 * AVX2 clone, where fours took twice the loads, the limit on 32 x 32
+                 * planes), its four-lane halves added in double as before: the same sums */
+                PoolVecF8 part[4] = {{0}};
                 for (int64_t b = 0; b < 256; b += 32) {
-                    for (int q = 0; q < 8; q++) {
-                        PoolVecF u;
-                        memcpy(&u, v + i + b + 4 * q, sizeof u);
+                    for (int q = 0; q < 4; q++) {
+                        PoolVecF8 u;
+                        memcpy(&u, v + i + b + 8 * q, sizeof u);
                         part[q] += u;
                     }
                 }
                 for (int q = 0; q < 4; q++) {
-                    pool_add_f4_pair(&acc[q], part[q], part[q + 4]);
+                    const PoolVecF8 a = part[q / 2], c = part[q / 2 + 2];
+                    const int h = 4 * (q % 2);
+                    pool_add_f4_pair(&acc[q], (PoolVecF){a[h], a[h + 1], a[h + 2], a[h + 3]},
+                                     (PoolVecF){c[h], c[h + 1], c[h + 2], c[h + 3]});
                 }
             }
             for (; i + 16 <= n; i += 16) {
