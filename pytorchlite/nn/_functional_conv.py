@@ -348,14 +348,19 @@ _PAD_OPS = {
 
 def pad(input, pad, mode="constant", value=None):
     pad = list(pad)
-    if mode == "constant":
-        return torch.constant_pad_nd(input, pad, 0 if value is None else value)
-    if mode not in ("reflect", "replicate", "circular"):
+    # PyTorch's order of checks: the mode, the pad's length, then the mode's own
+    if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    if value is not None and value != 0:
-        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     if len(pad) % 2 != 0:
         raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError("Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension "
+                           f"{input.dim()}")
+    if mode == "constant":
+        return torch.constant_pad_nd(input, pad, 0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     n = len(pad) // 2
     if n > 3 or input.dim() not in (n + 1, n + 2):
         raise NotImplementedError(f"Padding size {len(pad)} is not supported for "

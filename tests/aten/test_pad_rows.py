@@ -1,9 +1,11 @@
 """constant_pad_nd's row path (Note [Constant pad rows] in src/aten/native/resample.c): CPU
 inputs with no negative pad and a unit-strided last dim are written run of value, input row,
 run of value, ... against np.pad in the same dtype (a copy: exact).  Runs of up to 32 bytes
-are stored inline (at and across that size, for 1-, 2-, 4- and 8-byte elements), the
+are stored inline (at and across that size, for 1-, 2-, 4- and 8-byte elements), rows whose
+gap and row take at most 128 bytes go by blocks of 128 rows (at and across both), the
 rows split among threads from 2 * grain units on (at and across it, 1 and 2 threads give the
-same bytes), and the value is any bit pattern (zero: memset; -0.0 and 1.5: copied)."""
+same bytes), and the value is any bit pattern (zero: memset; -0.0 and 1.5: copied).  F.pad's
+and constant_pad_nd's errors are PyTorch's."""
 import numpy as np
 import pytest
 
@@ -41,6 +43,8 @@ def laid_out(a, dtype, layout):
         return t.permute(*perm)
     if layout == "expanded":     # dim 0 of stride 0
         return ptl.tensor(a[:1], dtype=dtype).expand(*a.shape)
+    if layout == "expanded_rows":   # dim -2 of stride 0: every row of a run the same
+        return ptl.tensor(a[..., :1, :], dtype=dtype).expand(*a.shape)
     assert layout == "last_strided"
     return ptl.tensor(np.ascontiguousarray(np.swapaxes(a, -1, -2)), dtype=dtype).transpose(-1, -2)
 
@@ -49,6 +53,8 @@ def check(shape, pads, dtype, layout, value, seed=0):
     a = data(shape, dtype, seed)
     if layout == "expanded" and a.ndim >= 2:
         a = np.broadcast_to(a[:1], a.shape)
+    if layout == "expanded_rows" and a.ndim >= 2:
+        a = np.broadcast_to(a[..., :1, :], a.shape)
     x = laid_out(a, dtype, layout)
     got = F.pad(x, pads, value=value)
     ref = np.pad(a, widths(a.ndim, pads), constant_values=value)
@@ -60,7 +66,7 @@ def check(shape, pads, dtype, layout, value, seed=0):
 
 @pytest.mark.parametrize("seed", range(16))
 @pytest.mark.parametrize("layout", ["contiguous", "narrowed", "permuted", "expanded",
-                                    "last_strided"])
+                                    "expanded_rows", "last_strided"])
 def test_random_shapes_pads_and_layouts(seed, layout):
     rng = np.random.default_rng(seed)
     shape = tuple(int(v) for v in rng.integers(0, 6, rng.integers(1, 5)))
@@ -87,6 +93,100 @@ def test_inline_runs_at_and_across_32_bytes(dtype, n, lr, value):
         value = int(value)
     check((3, 5, n), (lr[0], lr[1], 1, 2), dtype, "contiguous", value)
     check((3, 5, n), (lr[0], lr[1]), dtype, "narrowed", value)
+
+
+# rows whose gap and row take at most 128 bytes (pad_small_rows): blocks of 128 rows filled
+# whole, then the rows stored over the fill, a fixed-size copy for rows of 2, 4, 8, 16 and 32
+# bytes, the element loop for others.  (dtype, n, (left, right)): the unit (gap + row) at 128
+# bytes and across it (132, 136: the row by row loop), rows of 0 .. 120 bytes; runs of 1 ..
+# 257 rows along dim -2 (at and across the block of 128 and twice it)
+SMALL_ROWS = [
+    (ptl.float32, 2, (1, 1)), (ptl.float16, 1, (0, 1)), (ptl.int8, 4, (1, 0)),
+    (ptl.float64, 2, (1, 2)), (ptl.float32, 8, (12, 12)), (ptl.float32, 8, (12, 13)),
+    (ptl.float64, 3, (3, 3)), (ptl.int8, 5, (2, 1)), (ptl.bool, 3, (1, 1)),
+    (ptl.int64, 15, (1, 0)), (ptl.float32, 31, (0, 1)), (ptl.float32, 32, (0, 1)),
+    (ptl.float64, 16, (1, 0)), (ptl.int32, 0, (2, 1)), (ptl.float16, 1, (63, 0)),
+    (ptl.float16, 1, (64, 0)),
+]
+
+
+@pytest.mark.parametrize("dtype,n,lr", SMALL_ROWS)
+@pytest.mark.parametrize("rows", [1, 127, 128, 129, 256, 257])
+@pytest.mark.parametrize("value", [0, 1.5])
+def test_small_rows_in_blocks(dtype, n, lr, rows, value):
+    if dtype == ptl.bool:
+        value = bool(value)
+    elif dtype in (ptl.int8, ptl.int32, ptl.int64):
+        value = int(value) - 5
+    check((2, rows, n), lr, dtype, "contiguous", value, seed=rows)
+    check((2, rows, n), lr, dtype, "narrowed", value, seed=rows)
+    check((2, rows, n), lr + (0, 1), dtype, "permuted", value, seed=rows)
+    check((2, rows, n), lr, dtype, "expanded_rows", value, seed=rows)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype,n,lr", [(ptl.float32, 2, (1, 1)), (ptl.float64, 3, (3, 3)),
+                                        (ptl.float16, 4, (2, 0))])
+def test_small_rows_split_between_threads(threads, dtype, n, lr):
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        for rows in (8191, 8192, 8193, 30001):
+            check((rows, n), lr, dtype, "contiguous", 2.5, seed=rows)
+            check((3, rows // 3, n), lr + (1, 1), dtype, "narrowed", 0, seed=rows)
+    finally:
+        ptl.set_num_threads(old)
+
+
+def test_zero_dim_and_size_zero_inputs():
+    x = ptl.tensor(3.5)
+    y = F.pad(x, [])
+    assert y.shape == () and y.item() == 3.5 and y.data_ptr() != x.data_ptr()
+    check((0, 2), (1, 1), ptl.float32, "contiguous", 1.5)
+    check((300, 0), (2, 1), ptl.float32, "contiguous", 1.5)
+
+
+# PyTorch's errors: F.pad checks the mode, then the pad's length, then the mode's own
+# arguments; constant_pad_nd has its own words for the length
+@pytest.mark.parametrize("call,shape,pad,kind,msg", [
+    ("F", (2, 3), (1, 1, 1), RuntimeError, "Padding length must be divisible by 2"),
+    ("F", (2, 3), (1,) * 6, RuntimeError,
+     "Padding length should be less than or equal to two times the input dimension but got "
+     "padding length 6 and input of dimension 2"),
+    ("F", (), (1, 1), RuntimeError,
+     "Padding length should be less than or equal to two times the input dimension but got "
+     "padding length 2 and input of dimension 0"),
+    ("aten", (2, 3), (1, 1, 1), RuntimeError, "Length of pad must be even but instead it "
+     "equals 3"),
+    ("aten", (2, 3), (1,) * 6, RuntimeError,
+     "Length of pad should be no more than twice the number of dimensions of the input. Pad "
+     "length is 6while the input has 2dimensions."),
+    ("F", (2, 3), (-2, -2), RuntimeError, "narrow(): length must be non-negative."),
+    ("aten", (2, 3), (-4, 1), RuntimeError, "narrow(): length must be non-negative."),
+])
+def test_errors(call, shape, pad, kind, msg):
+    libs = [ptl] + ([torch] if torch is not None else [])
+    for lib in libs:
+        x = lib.zeros(shape)
+        fn = lib.nn.functional.pad if call == "F" else lib.constant_pad_nd
+        with pytest.raises(kind) as info:
+            fn(x, pad)
+        assert str(info.value).splitlines()[0] == msg, lib
+
+
+@pytest.mark.parametrize("mode,pad,value,kind,msg", [
+    ("reflect", (1, 1, 1), None, RuntimeError, "Padding length must be divisible by 2"),
+    ("reflect", (1,) * 6, None, RuntimeError,
+     "Padding length should be less than or equal to two times the input dimension but got "
+     "padding length 6 and input of dimension 2"),
+    ("reflect", (1, 1, 1), 1.0, RuntimeError, "Padding length must be divisible by 2"),
+    ("foo", (1, 1, 1), None, NotImplementedError, "Unrecognised padding mode foo"),
+])
+def test_errors_of_the_other_modes(mode, pad, value, kind, msg):
+    for lib in [ptl] + ([torch] if torch is not None else []):
+        with pytest.raises(kind) as info:
+            lib.nn.functional.pad(lib.zeros(2, 3), pad, mode=mode, value=value)
+        assert str(info.value).splitlines()[0] == msg, lib
 
 
 def test_negative_zero_keeps_its_sign():

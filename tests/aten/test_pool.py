@@ -331,6 +331,41 @@ def test_global_average_pooling_bits_every_tail(dtype, threads):
         np.testing.assert_array_equal(y, np.array(ref, np.float32))
 
 
+def block_mean(v):
+    """window_sum of one float32 row in Python: blocks of 256 values summed in 32 float32
+    lanes (value b + k of the block into lane k, b a multiple of 32), lanes k and k + 16 then
+    added in double into double lane k; the rest sixteen at a time and the tail into the
+    double lanes (lane_mean's), folded as lane_mean; divided once"""
+    v = np.asarray(v, np.float32)
+    acc, i = [0.0] * 16, 0
+    while i + 256 <= v.size:
+        part = np.zeros(32, np.float32)
+        for b in range(0, 256, 32):
+            part = part + v[i + b:i + b + 32]
+        for k in range(16):
+            acc[k] += float(part[k]) + float(part[k + 16])
+        i += 256
+    for j, x in enumerate(v[i:]):
+        acc[j % 16] += float(x)
+    lo = [acc[k] + acc[k + 8] for k in range(8)]
+    total = ((lo[0] + lo[1]) + (lo[2] + lo[3])) + ((lo[4] + lo[5]) + (lo[6] + lo[7]))
+    return total / v.size
+
+
+@pytest.mark.parametrize("n", [256, 257, 271, 511, 512, 513, 1024, 1024 + 255, 4096 + 17])
+def test_global_average_pooling_float_blocks_bits(n, threads):
+    """window_sum's 256-value float32 blocks (Note [Global average pooling]): the exact bits
+    of block_mean, at and across one, two, four and sixteen blocks, with every kind of tail,
+    values over seven decades so that the float lanes round"""
+    rng = np.random.default_rng(n)
+    a = (rng.standard_normal((3, 2, 1, n)) * 10.0 ** rng.integers(-3, 4, n)).astype(np.float32)
+    y = F.adaptive_avg_pool2d(ptl.tensor(a), 1).numpy().reshape(-1)
+    ref = np.array([block_mean(r) for r in a.reshape(6, n)], np.float32)
+    np.testing.assert_array_equal(y, ref)
+    t = ptl.tensor(a.reshape(3, 2, 2, n // 2) if n % 2 == 0 else a)
+    np.testing.assert_array_equal(F.adaptive_avg_pool2d(t, 1).numpy().reshape(-1), ref)
+
+
 def test_global_average_pooling_small_planes_four_at_a_time(threads):
     """Note [Small planes four at a time]: float32 planes of fewer than 256 values go four at a
     time, the tail one masked load a vector: every tail length after 0-15 lane rounds, around
