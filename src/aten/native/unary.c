@@ -23,6 +23,7 @@
 #include "device_compose.h"
 #include "native.h"
 #include "unary_f8_math.h"
+#include "unary_f8_trig.h"
 #include "unary_loops.h"
 #include "vec_math.h"
 
@@ -267,8 +268,8 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
 /* ---- vector loops: float32 exp, expm1, erf, erfinv, log, log1p, sigmoid, tanh, sinh, cosh,
- * exp2, log2, tan, atan, asin, erfc, i0, i0e, i1, i1e; float64 exp, expm1, log, log1p,
- * sigmoid, tanh, sin, cos, log2, tan, exp2
+ * exp2, log2, tan, atan, asin, acos, asinh, acosh, erfc, i0, i0e, i1, i1e; float64 exp,
+ * expm1, log, log1p, sigmoid, tanh, sin, cos, log2, tan, exp2, asin, acos, atan, asinh, acosh
  *
  * The formulas are vec_math.h's, at the widest vector kind the CPU has (AVX-512 or AVX2,
  * the same bits either way); strided data takes the portable loop. */
@@ -509,7 +510,8 @@ static const double tanf_coef[] = {
     PTL_VM_DEFINE_MAP(log2, S)                                                            \
     PTL_VM_DEFINE_MAP(tan, S)                                                             \
     DEFINE_F4_IN_DOUBLE_MAP(tan, tanf, S)                                                 \
-    DEFINE_UNARY_VEC_LOG1P_EXPM1_D(S)
+    DEFINE_UNARY_VEC_LOG1P_EXPM1_D(S)                                                     \
+    DEFINE_UNARY_VEC_TRIG_D(S)
 
 /* o[i] = G(a[i]) for float32 data computed in double lanes of kind S; the tail goes through
  * a zero-padded buffer, so every element takes the same vector formula */
@@ -747,8 +749,9 @@ DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd512)
     DEFINE_VEC_OP_F8(sin, S, D)                                                           \
     DEFINE_VEC_OP_F8(cos, S, D)                                                           \
     DEFINE_VEC_OP2(exp2, S, D)                                                            \
-    DEFINE_VEC_OP(atan, S)                                                                \
-    DEFINE_VEC_OP(asin, S)                                                                \
+    DEFINE_VEC_OP2(atan, S, D)                                                            \
+    DEFINE_VEC_OP2(asin, S, D)                                                            \
+    DEFINE_VEC_OP_IN_D(acos, S, D)                                                        \
     DEFINE_VEC_OP2(log2, S, D)                                                            \
     DEFINE_VEC_OP_IN_D(tan, S, D)
 
@@ -835,7 +838,7 @@ DEFINE_UNARY_KERNEL(sin, PICK_VEC(sin), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(cos, PICK_VEC(cos), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(tan, PICK_VEC(tan), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(asin, PICK_VEC(asin), U_FLOAT | U_VEC_F4, NULL)
-DEFINE_UNARY_KERNEL(acos, acos_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(acos, PICK_VEC(acos), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(atan, PICK_VEC(atan), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(sinh, PICK_VEC(sinh), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(cosh, PICK_VEC(cosh), U_FLOAT | U_VEC_F4, NULL)
@@ -1070,10 +1073,14 @@ DEFINE_VEC_OP_F4_IN_D(special_i1e, ps, pd)
 DEFINE_VEC_OP_F4_IN_D(special_i1e, ps512, pd512)
 DEFINE_VEC_OP_F8(atanh, ps, pd)   /* float64 in vector lanes (vector section) */
 DEFINE_VEC_OP_F8(atanh, ps512, pd512)
+DEFINE_VEC_OP_IN_D(acosh, ps, pd)   /* float32 in double lanes, float64 (unary_f8_trig.h) */
+DEFINE_VEC_OP_IN_D(acosh, ps512, pd512)
+DEFINE_VEC_OP_IN_D(asinh, ps, pd)
+DEFINE_VEC_OP_IN_D(asinh, ps512, pd512)
 #endif
 
-DEFINE_UNARY_KERNEL(acosh, acosh_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(asinh, asinh_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(acosh, PICK_VEC(acosh), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL(asinh, PICK_VEC(asinh), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(atanh, PICK_VEC(atanh), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(erfc, PICK_VEC(erfc), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(i0, PICK_VEC(i0), U_FLOAT | U_VEC_F4, NULL)
