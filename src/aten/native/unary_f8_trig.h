@@ -1,43 +1,50 @@
 /* unary_f8_trig.h -- the float64 vector formulas of unary.c's asin, acos, atan, asinh and
- * acosh, in double lanes of kind S (pd, pd512): DEFINE_UNARY_VEC_TRIG_D(S) defines
- * ptl_vm_<op>_S and its map for unary.c's vector loop tables (float32 acos, asinh and acosh
- * run the same formulas in double lanes), from vec_math.h's double log (the macro expands
- * where unary.c instantiates its double formulas, after vec_math.h).  Private to unary.c. */
+ * acosh and binary.c's atan2, in double lanes of kind S (pd, pd512): DEFINE_UNARY_VEC_TRIG_D(S)
+ * defines ptl_vm_<op>_S and its map for unary.c's vector loop tables (float32 acos, asinh and
+ * acosh run the same formulas in double lanes), DEFINE_VEC_ATAN2_D(S) atan2 alone (binary.c);
+ * from vec_math.h's double log (the macros expand after vec_math.h).  Private to unary.c and
+ * binary.c. */
 #ifndef PTL_ATEN_NATIVE_UNARY_F8_TRIG_H
 #define PTL_ATEN_NATIVE_UNARY_F8_TRIG_H
 
 /* Note [Vector float64 asin, acos, atan, asinh, acosh]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * libm's scalar asin, acos, atan, asinh and acosh per element made these float64 ops
- * 0.3-0.9x PyTorch's vector loops (1e6 values, one thread).  Each result is a sum
- * hi + k s + (lo + k c), with hi + lo a multiple of pi/4 split in two doubles, s the main
- * term and c its small correction: hi + k s is rounded once and its rounding error
- * recovered exactly (Fast2Sum: |hi| >= |k s| or hi = 0), so that only the last addition
- * rounds at the result's size.  Measured against mpmath on dense samples of every range
- * (tests/aten/test_vec_trig_f64.py): under 1.1 ulp.
+ * libm's scalar asin, acos, atan, atan2, asinh and acosh per element made these float64 ops
+ * 0.3-0.9x PyTorch's vector loops (1e6 values, one thread).  The inverse trigonometric
+ * results are sums hi + k s + (lo + k c) (trig_sum), hi + lo a multiple of pi/4 in two
+ * doubles, s the main term, c its small correction: hi + k s is rounded once and its error
+ * recovered exactly (Fast2Sum: |hi| >= |k s| or hi = 0), so only the last addition rounds at
+ * the result's size.  Measured against long double and mpmath on dense samples of every range
+ * and split (tests/aten/test_vec_trig_f64.py): asin 0.64 ulp, acos 0.6, atan 0.69, atan2
+ * 0.73, asinh 1.35, acosh 1.2.
  *
  * asin, acos (asin_core): on a = |x|, a <= 1/2: asin(a) = a + a z P(z), z = a^2; a > 1/2:
  * asin(a) = pi/2 - 2 asin(sqrt(w)), w = (1 - a) / 2 (exact), asin(sqrt(w)) = s + c +
  * s w P(w) with s = sqrt(w) rounded and c = (w - s^2) / (2 s) (w - s^2 by one FMA: sqrt's
  * rounding does not double into the result).  P is a degree-12 Chebyshev fit of
  * (asin(sqrt t) - sqrt t) / t^(3/2) on t in [0, 1/4] (2.2e-17 absolute with the rounded
- * coefficients).  asin: x's sign put back (+-0 kept); acos: pi/2 - asin(x) for |x| <= 1/2,
- * 2 asin(sqrt(w)) for x > 1/2, pi - 2 asin(sqrt(w)) for x < -1/2 (acos(1) = +0, acos(-1)
- * pi rounded).  |x| > 1 gives sqrt's NaN, NaN propagates.
+ * coefficients; tools/fit_asin_atan_f64.py).  asin: x's sign put back (+-0 kept); acos:
+ * pi/2 - asin(x) for |x| <= 1/2, 2 asin(sqrt(w)) for x > 1/2, pi - 2 asin(sqrt(w)) for
+ * x < -1/2 (acos(1) = +0, acos(-1) pi rounded).  |x| > 1 gives sqrt's NaN, NaN propagates.
  *
- * atan: a = |x| reduced to |z| <= 1/2: z = a for a <= 1/2, (a - 1) / (a + 1) plus pi/4 for
- * a <= 2 (a - 1 exact), -1 / a plus pi/2 above (inf gives -0: pi/2), atan(z) = z + z t Q(t),
- * t = z^2, Q a degree-12 Chebyshev fit of (atan(sqrt t) - sqrt t) / t^(3/2) on [0, 1/4]
- * (1.9e-17); x's sign put back.  The quotient's rounding (half an ulp of |z| <= 1/2 against
- * a result >= atan(1/2)) bounds the error near 1 ulp.
+ * atan2 (atan is atan2(x, 1), x clamped to +-DBL_MAX): with mn, mx the smaller and larger of
+ * |x|, |y|, z = mn / mx for mn <= mx / 2, else (mn - mx) / (mn + mx) (mn - mx exact) plus
+ * pi/4: |z| <= 1/2.  The quotient's error dz comes back from its exact remainder (an FMA) and
+ * mn + mx's rounding error (Fast2Sum), atan(z + dz) = z + z t Q(t) + dz (1 - t), t = z^2, Q a
+ * degree-12 Chebyshev fit of (atan(sqrt t) - sqrt t) / t^(3/2) on [0, 1/4] (1.9e-17).  Then
+ * m pi/4 +- atan(z) with m = 2 - m where |y| > |x| and 4 - m where x < 0 (m pi/4 as an
+ * exact product's FMA split), y's sign.  Slow lanes (the caller's libm atan2): zeros (the
+ * signed quadrants), infinities, NaN and mx > 2^1000 (mn + mx would overflow).
  *
- * asinh, acosh: log(u) + l / u for a value u + l (u >= 1, l its exact rounding error):
- * log1p's arrangement of Note [Vector float64 log, log1p, expm1] (u = 1 + v, l by Sterbenz's
- * lemma) on fdlibm's v: asinh(a) = log1p(a + a^2 / (1 + sqrt(1 + a^2))) for a <= 2,
- * acosh(x) = log1p(t + sqrt(2t + t^2)), t = x - 1 (exact), for x <= 2; above 2 fdlibm's
- * log(2a + 1 / (a + sqrt(a^2 + 1))) and log(2x - 1 / (x + sqrt(x^2 - 1))) with the sum's
- * error by Fast2Sum; above 2^28 log(a) + ln 2.  asinh keeps x's sign (+-0 kept, subnormals
- * exact: u = 1, l = a), +-inf gives +-inf; acosh(1) = +0, acosh(inf) = inf, x < 1 NaN. */
+ * asinh, acosh: log(u) + l / u for a value u + l (u >= 1, l its rounding errors): log1p's
+ * arrangement of Note [Vector float64 log, log1p, expm1] (u = 1 + v, exact error by
+ * Sterbenz's lemma) on fdlibm's v: asinh(a) = log1p(a + a^2 / (1 + sqrt(1 + a^2))) for a <= 2,
+ * acosh(x) = log1p(t + sqrt(2t + t^2)), t = x - 1 (exact), for x <= 2, the sums by Fast2Sum
+ * and acosh's sqrt corrected by its residual (else 2.4 ulp near 1, as glibc's); above 2
+ * fdlibm's log(2a + 1 / (a + sqrt(a^2 + 1))) and log(2x - 1 / (x + sqrt(x^2 - 1))) with the
+ * sum's error by Fast2Sum; above 2^28 log(a) + ln 2.  asinh keeps x's sign (+-0 kept,
+ * subnormals exact: u = 1, l = a), +-inf gives +-inf; acosh(1) = +0, acosh(inf) = inf,
+ * x < 1 and NaN NaN. */
 /* (asin(sqrt t) - sqrt t) / t^(3/2) = P(t), t in [0, 1/4], the highest power first */
 static const double asin_d_coef[] = {
     0.028757851367421566, -0.014851887071247204, 0.01740087944269402,  0.005457506718640358,
@@ -87,10 +94,13 @@ static const double atan_d_coef[] = {
         PTL_VT(S) num = PTL_VSEL(S, mid, mn, PTL_V(S, sub)(mn, mx));                      \
         PTL_VT(S) den = PTL_VSEL(S, mid, mx, sum);                                        \
         PTL_VT(S) z = PTL_V(S, div)(num, den);                                            \
-        /* mn + mx's rounding error e: z (1 - e / den) */                                 \
-        PTL_VT(S) e = PTL_V(S, sub)(mn, PTL_V(S, sub)(sum, mx));                          \
-        e = PTL_VSEL(S, mid, zero, PTL_V(S, div)(e, den));                                \
-        PTL_VT(S) c = PTL_V(S, fnmadd)(z, e, ptl_vm_atan_tail_##S(z));                    \
+        /* num / (den + e) = z + dz, e: mn + mx's rounding error (Fast2Sum), dz from the  \
+         * quotient's exact remainder; atan(z + dz) = atan(z) + dz (1 - z^2) */           \
+        PTL_VT(S) e = PTL_VSEL(S, mid, zero, PTL_V(S, sub)(mn, PTL_V(S, sub)(sum, mx)));  \
+        PTL_VT(S) dz = PTL_V(S, fnmadd)(z, e, PTL_V(S, fnmadd)(z, den, num));             \
+        dz = PTL_V(S, div)(dz, den);                                                      \
+        PTL_VT(S) c = PTL_V(S, add)(ptl_vm_atan_tail_##S(z),                              \
+                                    PTL_V(S, fnmadd)(dz, PTL_V(S, mul)(z, z), dz));       \
         PTL_VT(S) m = PTL_VSEL(S, mid, zero, one), k = one;                               \
         PTL_VMT(S) swap = PTL_VCMP(S, ay, ax, _CMP_GT_OQ);                                \
         m = PTL_VSEL(S, swap, m, PTL_V(S, sub)(PTL_V(S, set1)(2.0), m));                  \
@@ -148,21 +158,25 @@ static const double atan_d_coef[] = {
         k = PTL_VSEL(S, near, k, PTL_V(S, xor)(PTL_V(S, set1)(-1.0), PTL_V(S, and)(sign, x))); \
         return ptl_vm_trig_sum_##S(hi, lo, k, s, c);                                      \
     }                                                                                     \
-    /* atan(x) = atan2(x, 1), which has no slow lanes but NaN */                        \
+    /* atan(x) = atan2(x, 1) with x clamped to the finite doubles (whose atan rounds to  \
+     * inf's), no slow lanes but NaN */                                                   \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_atan_##S(PTL_VT(S) x)                     \
     {                                                                                     \
         PTL_VMT(S) slow;                                                                  \
-        PTL_VT(S) y = ptl_vm_atan2d_##S(x, PTL_V(S, set1)(1.0), &slow);                   \
+        PTL_VT(S) xc = PTL_V(S, max)(PTL_V(S, min)(x, PTL_V(S, set1)(DBL_MAX)),           \
+                                     PTL_V(S, set1)(-DBL_MAX));                           \
+        PTL_VT(S) y = ptl_vm_atan2d_##S(xc, PTL_V(S, set1)(1.0), &slow);                  \
         return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
     }                                                                                     \
-    /* *l, the rounding error of u = 1 + v (v >= 0; exact by Sterbenz's lemma) */         \
-    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_one_plus_err_##S(PTL_VT(S) v, PTL_VT(S) *l) \
+    /* u = 1 + vh rounded, *l = vl + its rounding error (vh >= 0; exact by Sterbenz) */  \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_one_plus_err_##S(PTL_VT(S) vh, PTL_VT(S) vl, PTL_VT(S) *l)                 \
     {                                                                                     \
         const PTL_VT(S) one = PTL_V(S, set1)(1.0);                                        \
-        PTL_VT(S) u = PTL_V(S, add)(one, v);                                              \
-        *l = PTL_VSEL(S, PTL_VCMP(S, v, one, _CMP_GE_OQ),                                 \
-                      PTL_V(S, sub)(v, PTL_V(S, sub)(u, one)),                            \
-                      PTL_V(S, sub)(one, PTL_V(S, sub)(u, v)));                           \
+        PTL_VT(S) u = PTL_V(S, add)(one, vh);                                             \
+        *l = PTL_V(S, add)(vl, PTL_VSEL(S, PTL_VCMP(S, vh, one, _CMP_GE_OQ),              \
+                                        PTL_V(S, sub)(vh, PTL_V(S, sub)(u, one)),         \
+                                        PTL_V(S, sub)(one, PTL_V(S, sub)(u, vh))));       \
         return u;                                                                         \
     }                                                                                     \
     /* log(u + l) for u >= 1 finite, |l| <= ulp(u); plus ln 2 where huge */               \
@@ -178,8 +192,8 @@ static const double atan_d_coef[] = {
         const PTL_VT(S) sign = PTL_V(S, set1)(-0.0), one = PTL_V(S, set1)(1.0);           \
         PTL_VT(S) a = PTL_V(S, andnot)(sign, x), a2 = PTL_V(S, mul)(a, a);                \
         PTL_VT(S) sq = PTL_V(S, sqrt)(PTL_V(S, add)(a2, one));                            \
-        PTL_VT(S) l, u = ptl_vm_one_plus_err_##S(                                             \
-                         PTL_V(S, add)(a, PTL_V(S, div)(a2, PTL_V(S, add)(one, sq))), &l); \
+        PTL_VT(S) d = PTL_V(S, div)(a2, PTL_V(S, add)(one, sq)), vh = PTL_V(S, add)(a, d); \
+        PTL_VT(S) l, u = ptl_vm_one_plus_err_##S(vh, PTL_V(S, sub)(d, PTL_V(S, sub)(vh, a)), &l); \
         PTL_VT(S) q = PTL_V(S, div)(one, PTL_V(S, add)(sq, a)), a2x = PTL_V(S, add)(a, a); \
         PTL_VT(S) w = PTL_V(S, add)(a2x, q);                                              \
         PTL_VMT(S) far = PTL_VCMP(S, a, PTL_V(S, set1)(2.0), _CMP_GT_OQ);                 \
@@ -197,9 +211,14 @@ static const double atan_d_coef[] = {
     {                                                                                     \
         const PTL_VT(S) one = PTL_V(S, set1)(1.0);                                        \
         PTL_VT(S) t = PTL_V(S, sub)(x, one);                                              \
-        PTL_VT(S) v = PTL_V(S, fmadd)(t, t, PTL_V(S, add)(t, t));                         \
-        v = PTL_V(S, add)(t, PTL_V(S, sqrt)(v));                                          \
-        PTL_VT(S) l, u = ptl_vm_one_plus_err_##S(v, &l);                                      \
+        PTL_VT(S) t2 = PTL_V(S, add)(t, t), sq = PTL_V(S, sqrt)(PTL_V(S, fmadd)(t, t, t2)); \
+        /* sqrt(2t + t^2) = sq + (2t + t^2 - sq^2) / (2 sq), sq + t by Fast2Sum */         \
+        PTL_VT(S) vl = PTL_V(S, div)(PTL_V(S, fmadd)(t, t, PTL_V(S, fnmadd)(sq, sq, t2)),  \
+                                     PTL_V(S, max)(PTL_V(S, add)(sq, sq),                 \
+                                                   PTL_V(S, set1)(DBL_MIN)));             \
+        PTL_VT(S) vh = PTL_V(S, add)(sq, t);                                              \
+        vl = PTL_V(S, add)(vl, PTL_V(S, sub)(t, PTL_V(S, sub)(vh, sq)));                  \
+        PTL_VT(S) l, u = ptl_vm_one_plus_err_##S(vh, vl, &l);                             \
         PTL_VT(S) q = PTL_V(S, div)(one, PTL_V(S, add)(                                   \
                                              x, PTL_V(S, sqrt)(PTL_V(S, fmsub)(x, x, one)))); \
         PTL_VT(S) x2 = PTL_V(S, add)(x, x), w = PTL_V(S, sub)(x2, q);                     \
