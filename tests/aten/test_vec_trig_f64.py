@@ -291,6 +291,22 @@ def test_logit(dtype, eps):
     assert np.array_equal(out.numpy(), got, equal_nan=True)
 
 
+def test_logit_autograd():
+    """the recorded path (out of place) gives the in-place path's values, and PyTorch's
+    gradient: 1 / (p (1 - p)) inside [eps, 1 - eps] (its ends included), 0 outside"""
+    x = np.array([0.0, 0.05, 0.1, 0.3, 0.5, 0.9, 0.95, 1.0])
+    t = ptl.tensor(x, requires_grad=True)
+    y = ptl.logit(t, 0.1)
+    y.sum().backward()
+    assert np.array_equal(y.detach().numpy(), ptl.logit(ptl.tensor(x), 0.1).numpy())
+    inside = (x >= 0.1) & (x <= 0.9)
+    np.testing.assert_allclose(t.grad.numpy(), np.where(inside, 1 / (x * (1 - x)), 0),
+                               rtol=1e-15)
+    t = ptl.tensor(x[1:-1], requires_grad=True)
+    ptl.logit(t).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), 1 / (x[1:-1] * (1 - x[1:-1])), rtol=1e-15)
+
+
 @pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
                     reason="already running with a capability chosen by a parent run")
 @pytest.mark.parametrize("cap", ["default", "avx2"])
