@@ -88,6 +88,12 @@ UNARY_F64 = {"sin": np.sin, "cos": np.cos, "tanh": np.tanh, "sigmoid": UNARY["si
              "sinh": np.sinh, "cosh": np.cosh, "atanh": np.arctanh,
              # NumPy has no erf, erfc nor erfinv: those groups have no numpy row
              "erf": None, "erfc": None, "erfinv": None, "erfinv (uniform)": None}
+# the inverse trigonometric and hyperbolic functions (Note [Vector float64 asin, acos, atan,
+# asinh, acosh]) and logit (PyTorch's log(p / (1 - p)), three passes), with and without eps
+TRIG_F64 = {"asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "asinh": np.arcsinh,
+            "acosh": np.arccosh, "logit": lambda p: np.log(p / (1 - p)),
+            "logit(eps=1e-6)": lambda p: UNARY_F64["logit"](np.clip(p, 1e-6, 1 - 1e-6))}
+UNARY_F64.update(TRIG_F64)
 
 
 F64_CASES = [(impl, op) for op in UNARY_F64
@@ -96,23 +102,31 @@ F64_CASES = [(impl, op) for op in UNARY_F64
 
 @pytest.mark.parametrize("impl, op", F64_CASES)
 def test_unary_float64_1e6(benchmark, impl, op):
-    """float64 sin, cos, tanh, sigmoid, log, log1p, expm1, log10, sinh, cosh, atanh, erf, erfc
-    and erfinv in vectors (Note [Vector float64 sin, cos, tanh, sigmoid], Note [Vector float64
-    log, log1p, expm1], Note [Vector float64 erf, erfc, erfinv]) on 3 * randn (its absolute
-    value for the logs, its tanh for atanh and erfinv; erfinv (uniform) on uniform(-1, 1), as
-    trunc_normal_ draws them)"""
+    """float64 sin, cos, tanh, sigmoid, log, log1p, expm1, log10, sinh, cosh, atanh, erf, erfc,
+    erfinv, asin, acos, atan, asinh, acosh in vectors (Note [Vector float64 sin, cos, tanh,
+    sigmoid], Note [Vector float64 log, log1p, expm1], Note [Vector float64 erf, erfc, erfinv],
+    Note [Vector float64 asin, acos, atan, asinh, acosh]) and logit on 3 * randn (its absolute
+    value for the logs, its tanh for atanh, erfinv, asin and acos, 1 + its absolute value for
+    acosh, its sigmoid for logit; erfinv (uniform) on uniform(-1, 1), as trunc_normal_ draws
+    them)"""
     benchmark.group = f"{op} 1e6 float64"
     x = randn(10**6).astype(np.float64) * 3
     if op in ("log", "log1p", "log10"):
         x = np.abs(x)
-    if op in ("atanh", "erfinv"):
+    if op in ("atanh", "erfinv", "asin", "acos"):
         x = np.tanh(x)
     if op == "erfinv (uniform)":
         x = np.random.default_rng(0).uniform(-1, 1, 10**6)
+    if op == "acosh":
+        x = 1 + np.abs(x)
+    if op.startswith("logit"):
+        x = 1 / (1 + np.exp(-x))
     if impl == "numpy":
         benchmark(UNARY_F64[op], x)
         return
-    benchmark(getattr(lib(impl), op.split()[0]), make(impl, x))
+    L = lib(impl)
+    fn = (lambda t: L.logit(t, 1e-6)) if op == "logit(eps=1e-6)" else getattr(L, op.split()[0])
+    benchmark(fn, make(impl, x))
 
 
 STRIDED = {
@@ -153,6 +167,14 @@ MATH = {
     "erfc": (lambda L, a, b: L.erfc(a * 2), None),
     "asin": (lambda L, a, b: L.asin(a * 0.3), lambda a, b: np.arcsin(a * np.float32(0.3))),
     "i0": (lambda L, a, b: L.i0(a * 5), lambda a, b: np.i0(a * np.float32(5))),
+    # in double lanes (Note [Vector float64 asin, acos, atan, asinh, acosh]); b is |b| + 1
+    # for acosh, sigmoid(b) for logit
+    "acos": (lambda L, a, b: L.acos(a * 0.3), lambda a, b: np.arccos(a * np.float32(0.3))),
+    "asinh": (lambda L, a, b: L.asinh(a * 3), lambda a, b: np.arcsinh(a * np.float32(3))),
+    "acosh(b)": (lambda L, a, b: L.acosh(b), lambda a, b: np.arccosh(b)),
+    "logit(b)": (lambda L, a, b: L.logit(b), lambda a, b: np.log(b / (1 - b))),
+    "logit(b, eps=1e-6)": (lambda L, a, b: L.logit(b, 1e-6),
+                           lambda a, b: np.log((c := np.clip(b, 1e-6, 1 - 1e-6)) / (1 - c))),
     "where": (lambda L, a, b: L.where(a > 0, a, b), lambda a, b: np.where(a > 0, a, b)),
     "where(c, a, 0.5)": (lambda L, a, b: L.where(b > 0, a, 0.5),
                          lambda a, b: np.where(b > 0, a, np.float32(0.5))),
@@ -256,14 +278,15 @@ def test_integer_reductions_1e6(benchmark, impl, dtype, op):
     benchmark(INT_REDUCTIONS[op][0], make(impl, a))
 
 
-DIVISION_F64 = ["fmod", "remainder", "floor_divide"]
+DIVISION_F64 = ["fmod", "remainder", "floor_divide", "atan2"]
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
 @pytest.mark.parametrize("op", DIVISION_F64)
 def test_float64_division_1e6(benchmark, impl, op):
     """float64 fmod, remainder and floor division in vectors (Note [Vector float64
-    division]); lanes whose quotient reaches 2^52 take the scalar formula"""
+    division]); lanes whose quotient reaches 2^52 take the scalar formula.  atan2 too (Note
+    [Vector float64 asin, acos, atan, asinh, acosh])"""
     benchmark.group = f"{op} 1e6 float64"
     a, b = randn(10**6).astype(np.float64), randn(10**6, seed=1).astype(np.float64)
     if impl == "numpy":
@@ -274,11 +297,14 @@ def test_float64_division_1e6(benchmark, impl, op):
 
 @pytest.mark.parametrize("impl, op", MATH_CASES)
 def test_elementwise_math_1e6(benchmark, impl, op):
-    """b is |b| for pow and log2; erfinv's and asin's argument 0.3 a is outside (-1, 1) for
-    a few elements (|a| > 3.33), which give nan in every library."""
+    """b is |b| for pow and log2, |b| + 1 for acosh, sigmoid(b) for logit; erfinv's, asin's
+    and acos's argument 0.3 a is outside (-1, 1) for a few elements (|a| > 3.33), which give
+    nan in every library."""
     benchmark.group = f"{op} 1e6 float32"
     a, b = randn(10**6), randn(10**6, seed=1)
     b = np.abs(b) if op.startswith(("pow", "log2")) else b
+    b = np.abs(b) + np.float32(1) if op.startswith("acosh") else b
+    b = np.float32(1) / (1 + np.exp(-b)) if op.startswith("logit") else b
     if impl == "numpy":
         benchmark(MATH[op][1], a, b)
         return

@@ -36,11 +36,22 @@ def multigammaln(input, p, *, out=None):
 
 
 def logit(input, eps=None, *, out=None):
-    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    """log(p / (1 - p)), PyTorch's formula (three passes: a quarter faster than log(p) -
+    log1p(-p)'s four; with eps, in place on the clamped copy unless autograd records), p
+    being input, or with eps >= 0 given eps where input < eps, else 1 - eps where
+    input > 1 - eps (NaN kept): the order of PyTorch's test, which a clamp matches for
+    eps <= 1/2.  A negative eps clamps nothing."""
     if not (input.is_floating_point() or input.is_complex()):   # bool has no negation
         input = input.to(_C.get_default_dtype())
-    p = input if eps is None else input.clamp(eps, 1.0 - eps)
-    result = p.log() - (-p).log1p()
+    p = input
+    if eps is not None and eps >= 0:
+        lo, hi = eps, 1.0 - eps
+        p = input.clamp(lo, hi) if lo <= hi else \
+            _C._functions["where"](input < lo, lo, input.clamp(max=hi))
+        if not p.requires_grad:   # p is new and ours: the last two passes run in place on it
+            result = p.div_(1 - p).log_()
+            return result if out is None else out.copy_(result)
+    result = (p / (1 - p)).log()
     return result if out is None else out.copy_(result)
 
 

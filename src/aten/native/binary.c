@@ -19,6 +19,7 @@
 #include "../special_math.h"
 #include "binary_loops.h"
 #include "native.h"
+#include "unary_f8_trig.h"
 #include "vec_math.h"
 
 /* Stamps the loops of one formula for every integer and floating dtype. */
@@ -657,6 +658,9 @@ pow_number_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 DEFINE_BINARY_FLOAT_LOOPS(atan2, ATAN2_F, ATAN2_D)
 #ifdef PTL_HAVE_AVX2_KERNELS
 DEFINE_BINARY_VEC_LOOPS_PS(atan2, ptl_vm_atan2, ATAN2_F)
+DEFINE_VEC_ATAN2_D(pd)   /* float64: unary_f8_trig.h */
+DEFINE_VEC_ATAN2_D(pd512)
+DEFINE_BINARY_VEC_LOOPS_F8(atan2, ptl_vm_atan2d, ATAN2_D)
 #endif
 
 static int
@@ -667,6 +671,7 @@ atan2_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlIterConfig cfg = ptl_iter_config();
     PtlLoop loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(atan2)};
     loops[PTL_DTYPE_FLOAT32] = PICK_VEC_F4(atan2);
+    loops[PTL_DTYPE_FLOAT64] = PICK_VEC(atan2, f8);
     cfg.int_to_float = 1;
     return ptl_pointwise(op, s, 2, self_other, cfg, loops, &unused);
 }

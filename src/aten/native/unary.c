@@ -6,11 +6,12 @@
  * compute integer and bool inputs in the default float dtype (TensorIterator's
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
  * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, erfinv, sigmoid,
- * tanh, sinh, cosh, exp2, log2, tan, atan, asin, erfc, i0, special_i0e, special_i1 and
- * special_i1e and float64 exp, expm1, log, log1p, sigmoid, tanh, sin, cos, log2, tan, exp2,
- * erf, erfc and erfinv have AVX2 and AVX-512 loops chosen at run time (DispatchStub's cpu
- * capability); float32 lgamma and float32 / float64 digamma and polygamma(0 or 1, .) send
- * contiguous data to unary_special.c's (Note [Vector lgamma and digamma]). */
+ * tanh, sinh, cosh, exp2, log2, tan, atan, asin, acos, asinh, acosh, erfc, i0, special_i0e,
+ * special_i1 and special_i1e and float64 exp, expm1, log, log1p, sigmoid, tanh, sin, cos,
+ * log2, tan, exp2, asin, acos, atan, asinh, acosh, erf, erfc and erfinv have AVX2 and
+ * AVX-512 loops chosen at run time (DispatchStub's cpu capability); float32 lgamma and
+ * float32 / float64 digamma and polygamma(0 or 1, .) send contiguous data to
+ * unary_special.c's (Note [Vector lgamma and digamma]). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "native.h"
 #include "unary_f8_erf.h"
 #include "unary_f8_math.h"
+#include "unary_f8_trig.h"
 #include "unary_loops.h"
 #include "vec_math.h"
 
@@ -267,8 +269,9 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
 /* ---- vector loops: float32 exp, expm1, erf, erfinv, log, log1p, sigmoid, tanh, sinh, cosh,
- * exp2, log2, tan, atan, asin, erfc, i0, i0e, i1, i1e; float64 exp, expm1, log, log1p,
- * sigmoid, tanh, sin, cos, log2, tan, exp2, erf, erfc, erfinv
+ * exp2, log2, tan, atan, asin, acos, asinh, acosh, erfc, i0, i0e, i1, i1e; float64 exp,
+ * expm1, log, log1p, sigmoid, tanh, sin, cos, log2, tan, exp2, asin, acos, atan, asinh, acosh,
+ * erf, erfc, erfinv
  *
  * The formulas are vec_math.h's, at the widest vector kind the CPU has (AVX-512 or AVX2,
  * the same bits either way); strided data takes the portable loop. */
@@ -510,7 +513,8 @@ static const double tanf_coef[] = {
     PTL_VM_DEFINE_MAP(tan, S)                                                             \
     DEFINE_F4_IN_DOUBLE_MAP(tan, tanf, S)                                                 \
     DEFINE_UNARY_VEC_LOG1P_EXPM1_D(S)                                                     \
-    DEFINE_UNARY_VEC_ERF_D(S)
+    DEFINE_UNARY_VEC_ERF_D(S)                                                             \
+    DEFINE_UNARY_VEC_TRIG_D(S)
 
 /* o[i] = G(a[i]) for float32 data computed in double lanes of kind S; the tail goes through
  * a zero-padded buffer, so every element takes the same vector formula */
@@ -749,8 +753,9 @@ DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd512)
     DEFINE_VEC_OP_F8(sin, S, D)                                                           \
     DEFINE_VEC_OP_F8(cos, S, D)                                                           \
     DEFINE_VEC_OP2(exp2, S, D)                                                            \
-    DEFINE_VEC_OP(atan, S)                                                                \
-    DEFINE_VEC_OP(asin, S)                                                                \
+    DEFINE_VEC_OP2(atan, S, D)                                                            \
+    DEFINE_VEC_OP2(asin, S, D)                                                            \
+    DEFINE_VEC_OP_IN_D(acos, acos, S, D)                                                  \
     DEFINE_VEC_OP2(log2, S, D)                                                            \
     DEFINE_VEC_OP_IN_D(tan, tan, S, D)
 
@@ -837,7 +842,7 @@ DEFINE_UNARY_KERNEL(sin, PICK_VEC(sin), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(cos, PICK_VEC(cos), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(tan, PICK_VEC(tan), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(asin, PICK_VEC(asin), U_FLOAT | U_VEC_F4, NULL)
-DEFINE_UNARY_KERNEL(acos, acos_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(acos, PICK_VEC(acos), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(atan, PICK_VEC(atan), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(sinh, PICK_VEC(sinh), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(cosh, PICK_VEC(cosh), U_FLOAT | U_VEC_F4, NULL)
@@ -1074,10 +1079,14 @@ DEFINE_VEC_OP_F4_IN_D(special_i1e, ps, pd)
 DEFINE_VEC_OP_F4_IN_D(special_i1e, ps512, pd512)
 DEFINE_VEC_OP_F8(atanh, ps, pd)   /* float64 in vector lanes (vector section) */
 DEFINE_VEC_OP_F8(atanh, ps512, pd512)
+DEFINE_VEC_OP_IN_D(acosh, acosh, ps, pd)   /* float32 in double lanes, float64 (unary_f8_trig.h) */
+DEFINE_VEC_OP_IN_D(acosh, acosh, ps512, pd512)
+DEFINE_VEC_OP_IN_D(asinh, asinh, ps, pd)
+DEFINE_VEC_OP_IN_D(asinh, asinh, ps512, pd512)
 #endif
 
-DEFINE_UNARY_KERNEL(acosh, acosh_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(asinh, asinh_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(acosh, PICK_VEC(acosh), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL(asinh, PICK_VEC(asinh), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(atanh, PICK_VEC(atanh), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(erfc, PICK_VEC(erfc), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(i0, PICK_VEC(i0), U_FLOAT | U_VEC_F4, NULL)
