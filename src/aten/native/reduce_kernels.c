@@ -1304,7 +1304,7 @@ prod_lanes_f4(float *lanes, const float *x, int64_t n, int fold)
 }
 
 /* row[k] *= x[k] in float32 (k < n) */
-PTL_LOOP_CLONES static void
+static inline __attribute__((always_inline)) void
 prod_row_f4(float *restrict row, const float *restrict x, int64_t n)
 {
     for (int64_t k = 0; k < n; k++) {
@@ -1333,8 +1333,9 @@ prod_run_f4(const char *p, int64_t st, int64_t n)
     return lanes[0];
 }
 
-/* val[k] = the float32 product of column k of the R rows p, p + rs, ... (k < n) */
-static void
+/* val[k] = the float32 product of column k of the R rows p, p + rs, ... (k < n); the rows'
+ * loop inside the clone (a call a row of 64 columns had cost as much as its multiplies) */
+PTL_LOOP_CLONES static void
 prod_rows_f4(double *val, const char *p, int64_t rs, int64_t R, int64_t n)
 {
     float lanes[F4_PROD_LANES][F4_PROD_COLS];

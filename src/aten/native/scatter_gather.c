@@ -544,9 +544,10 @@ fold_checked(char *self, const char *p, int is64, int64_t ist, int64_t step, int
 #undef CHECKED_EXTREME_LOOP
 #undef CHECKED_FOLD_LOOP
 
-/* fold_checked for w's current row, m long (Note [Checked scatter folds]); the int64 index of a scatter along self's contiguous last dim, read
- * contiguously, takes loops with those strides as constants.  Not inlined: inside
- * scatter_cpu the loop kept its bound on the stack. */
+/* fold_checked for w's current row, m long (Note [Checked scatter folds]); the int64 index
+ * of a scatter along self's contiguous last dim, read contiguously, takes loops with those
+ * strides as constants.  Not inlined: inside scatter_cpu the loop kept its bound on the
+ * stack. */
 static __attribute__((noinline)) int64_t
 fold_checked_row(const RowWalk *w, char *self, const char *src, int64_t sstride, int64_t m,
                  int f8, Reduce r)
