@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from _impls import TORCH, lib, make, randn, torch
+from _impls import IMPLS, TORCH, lib, make, randn, torch
 
 
 @pytest.fixture(autouse=True)
@@ -250,6 +250,16 @@ def test_half_precision_products_1e6(benchmark, impl, dtype, op):
         benchmark(LOWP_PRODUCTS[op][1], a.astype(np.float16))
         return
     benchmark(LOWP_PRODUCTS[op][0], make(impl, a).to(getattr(lib(impl), dtype)))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", list(LOWP_PRODUCTS))
+def test_float32_products_1e6(benchmark, impl, op):
+    """float32 products in float32 lanes (Note [Float32 products]), whole and over either dim
+    of 1000 x 1000, values near 1."""
+    benchmark.group = f"{op} 1e6 float32 near 1"
+    a = 1 + randn(10**6) / 1000
+    benchmark(LOWP_PRODUCTS[op][1 if impl == "numpy" else 0], make(impl, a))
 
 
 @pytest.mark.parametrize("dtype,impl", LOWP_CASES)

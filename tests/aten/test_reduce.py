@@ -1245,11 +1245,12 @@ def lowp_product(v):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("dtype", LOWP + [ptl.float32], ids=str)
+@pytest.mark.parametrize("dtype", LOWP, ids=str)
 def test_lowp_products_in_lanes(dtype, threads):
-    # float32 takes the same lanes (issue 16); the bits of the lane order, contiguous, strided and by columns (prod(0): row r into lane
-    # r % 32 of its column), at lengths around the 32 lanes, the 1024-value blocks and the
-    # chunks of one long product; values near 1 (and a few zeros, infinities and a NaN)
+    # the bits of the lane order (float32: test_prod_f4_lanes.py), contiguous, strided and by
+    # columns (prod(0): row r into lane r % 32 of its column), at lengths around the 32 lanes,
+    # the 1024-value blocks and the chunks of one long product; values near 1 (and a few
+    # zeros, infinities and a NaN)
     with num_threads(threads):
         rng = np.random.default_rng(20)
 

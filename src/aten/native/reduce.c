@@ -24,11 +24,12 @@
  * chains and then its first position for argmax, sixteen double lanes for the norms.
  * Contiguous float16/bfloat16 runs sum in float32 lanes (Note [Half-precision sums]) and take
  * their extremes in float32; their products, by runs and by columns, multiply in double lanes
- * (Note [Half-precision products]).  Integer and bool runs sum and take extremes in typed
- * loops, as do their column sums and column max/min.  The plain vector loops over memory live
- * in reduce_kernels.c.  A product, logsumexp or float sum of one output splits into chunks
- * that depend on its length alone, so its bits do not depend on the thread count (a float32
- * run sums in blocks from its start: Note [Float sums in blocks]).  logsumexp of
+ * (Note [Half-precision products]), float32's in float32 lanes (Note [Float32 products]).
+ * Integer and bool runs sum and take extremes in typed loops, as do their column sums and
+ * column max/min.  The plain vector loops over memory live in reduce_kernels.c.  A product,
+ * logsumexp or float sum of one output splits into chunks that depend on its length alone,
+ * so its bits do not depend on the thread count (a float32 run sums in blocks from its
+ * start: Note [Float sums in blocks]).  logsumexp of
  * float32/float64 takes the softmax kernels of nn.c (Note [Softmax columns]): a contiguous
  * run's max and sum of exps in the run's dtype, or those of each column when it reduces an outer dim. */
 #include <math.h>
@@ -53,7 +54,8 @@
 #define BLOCK 256
 #define MAX_CHUNKS 64
 #define COL_BLOCK PTL_RED_COL_BLOCK
-/* the dtypes whose products multiply in lanes (Note [Half-precision products]) */
+/* the dtypes whose products multiply in lanes (Notes [Half-precision products], [Float32
+ * products]) */
 #define PROD_LANES(DT) (IS_LOWP(DT) || (DT) == PTL_DTYPE_FLOAT32)
 
 /* One output's running state.  a, b: float state (sum, max, mean / M2, max / sum of exps);

@@ -425,12 +425,12 @@ parse_reduce(const char *name, int two, int *bad)
 /* One chunk of a scatter row: self[off[j]] (r)= src[j * sstride] for j < m, in order (self
  * is the row start).  count (offset like self, NULL unless mean or !include_self) counts the
  * values each element receives; the first one replaces self's value when !include_self.
- * Float sums add in the stored type, which rounds as combine()'s double add does; float
- * products, maxima and minima take typed loops too (combine()'s NaN rule; a float32 product
- * is exact in double, so one rounding either way): through combine() the amax of 1e6 values
- * had been 0.17x PyTorch's time (issue 16).  So do float means and !include_self, which
- * count (0.35x PyTorch's time for the mean of 1e6 float32 values into 1000 through
- * combine()). */
+ * Float folds without counts do not come here (fold_checked: sums add in the stored type,
+ * which rounds as combine()'s double add does, a float32 product is exact in double, so one
+ * rounding either way, and maxima and minima keep combine()'s NaN rule; through combine()
+ * the amax of 1e6 values had been 0.17x PyTorch's time, issue 16).  Float means and
+ * !include_self, which count, take typed loops here (0.35x PyTorch's time for the mean of
+ * 1e6 float32 values into 1000 through combine()). */
 static void
 scatter_row(char *self, const int64_t *off, const char *src, int64_t sstride, int64_t m,
             PtlDtype dt, Reduce r, int include_self, int64_t *count)
@@ -440,39 +440,6 @@ scatter_row(char *self, const int64_t *off, const char *src, int64_t sstride, in
         put_row(self, off, src, sstride, m, item);
         return;
     }
-#define SCATTER_ADD_LOOP(T)                                                                 \
-    for (int64_t j = 0; j < m; j++) {                                                       \
-        ((T *)self)[off[j]] += ((const T *)src)[j * sstride];                               \
-    }
-    if (count == NULL && r == RED_SUM && dt == PTL_DTYPE_FLOAT32) {
-        SCATTER_ADD_LOOP(float)
-        return;
-    }
-    if (count == NULL && r == RED_SUM && dt == PTL_DTYPE_FLOAT64) {
-        SCATTER_ADD_LOOP(double)
-        return;
-    }
-#undef SCATTER_ADD_LOOP
-#define SCATTER_FOLD_LOOP(T, EXPR)                                                          \
-    for (int64_t j = 0; j < m; j++) {                                                       \
-        T *d = (T *)self + off[j], a = *d, b = ((const T *)src)[j * sstride];               \
-        *d = EXPR;                                                                          \
-    }
-#define SCATTER_FOLD_TYPE(T)                                                                \
-    switch (r) {                                                                            \
-    case RED_PROD: SCATTER_FOLD_LOOP(T, a * b) return;                                      \
-    case RED_AMAX: SCATTER_FOLD_LOOP(T, (a != a || a > b) ? a : b) return;                  \
-    case RED_AMIN: SCATTER_FOLD_LOOP(T, (a != a || a < b) ? a : b) return;                  \
-    default: break;                                                                         \
-    }
-    if (count == NULL && dt == PTL_DTYPE_FLOAT32) {
-        SCATTER_FOLD_TYPE(float)
-    }
-    if (count == NULL && dt == PTL_DTYPE_FLOAT64) {
-        SCATTER_FOLD_TYPE(double)
-    }
-#undef SCATTER_FOLD_TYPE
-#undef SCATTER_FOLD_LOOP
     /* with counts (mean, !include_self): the first value of an element replaces it when
      * !include_self, the rest fold in as above (a mean sums) */
 #define SCATTER_COUNT_LOOP(T, EXPR)                                                         \
@@ -514,6 +481,121 @@ scatter_row(char *self, const int64_t *off, const char *src, int64_t sstride, in
     }
 }
 
+/* Note [Checked scatter folds]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A float32/float64 scatter that folds without counts (sum, prod, amax, amin with
+ * include_self) checks each index in its own loop, a branch that is never taken until a bad
+ * index, as PyTorch's cpu_scatter_gather_base_kernel does, instead of a checking pass over
+ * each chunk first (row_walk_offsets).  That pass was half of the 2x between the fold loop
+ * timed alone and inside the op (zeros(1000).scatter_reduce(0, I, A, amax) of 1e6 float32,
+ * one thread): its OR of every index into one accumulator is a chain of dependent
+ * instructions, and nothing overlaps it with the fold, whose loads of self[index] wait on the
+ * loads of the index.  The other half was the layout of amax/amin: written as a select,
+ * gcc keeps the value (the common case, once an element holds a large value) through a
+ * taken jump to a block out of the loop and back, and the loop ran at 0.85 ms where the same
+ * loop falling through when the value stays ran at 0.58; PTL_UNLIKELY on the store makes it
+ * fall through for either.  1.07 -> 0.67 ms (the fold alone, outside the op: 0.57-0.59).
+ * The loop stops at the first bad index, which row_walk_offsets then reports; the values
+ * before it are in, as in PyTorch. */
+#define CHECKED_FOLD_LOOP(T, I, STMT)                                                       \
+    for (int64_t j = 0; j < m; j++) {                                                       \
+        int64_t v = ((const I *)p)[j * ist];                                                \
+        if ((uint64_t)v >= size) {                                                          \
+            return j;                                                                       \
+        }                                                                                   \
+        T *d = (T *)self + v * step + (j0 + j) * sin, a = *d;                               \
+        T b = ((const T *)src)[j * sstride];                                                \
+        STMT;                                                                               \
+    }                                                                                       \
+    return m
+/* amax (OP >) and amin (OP <) keep a when a is NaN or beats b (combine()'s rule), else
+ * store b, laid out as the rare case (Note [Checked scatter folds]) */
+#define CHECKED_EXTREME_LOOP(T, I, OP)                                                      \
+    CHECKED_FOLD_LOOP(T, I, if (PTL_UNLIKELY(!(a != a || a OP b))) { *d = b; })
+#define CHECKED_FOLD_TYPE(T, I)                                                             \
+    switch (r) {                                                                            \
+    case RED_SUM: CHECKED_FOLD_LOOP(T, I, *d = a + b);                                      \
+    case RED_PROD: CHECKED_FOLD_LOOP(T, I, *d = a * b);                                     \
+    case RED_AMAX: CHECKED_EXTREME_LOOP(T, I, >);                                           \
+    default: CHECKED_EXTREME_LOOP(T, I, <);                                                 \
+    }
+
+/* self[index[j0 + j] * step + (j0 + j) * sin] (r)= src[j * sstride] for j < m (self: the row
+ * start; p: index[j0]), r one of sum, prod, amax, amin, f8 for float64 else float32: the
+ * number of values folded in, m unless index[j0 + that] is outside [0, size).  Always
+ * inlined, so that a call with constant strides compiles to loops of their own. */
+static inline __attribute__((always_inline)) int64_t
+fold_checked(char *self, const char *p, int is64, int64_t ist, int64_t step, int64_t sin,
+             uint64_t size, int64_t j0, const char *src, int64_t sstride, int64_t m, int f8,
+             Reduce r)
+{
+    if (f8 && is64) {
+        CHECKED_FOLD_TYPE(double, int64_t)
+    }
+    if (f8) {
+        CHECKED_FOLD_TYPE(double, int32_t)
+    }
+    if (is64) {
+        CHECKED_FOLD_TYPE(float, int64_t)
+    }
+    CHECKED_FOLD_TYPE(float, int32_t)
+}
+#undef CHECKED_FOLD_TYPE
+#undef CHECKED_EXTREME_LOOP
+#undef CHECKED_FOLD_LOOP
+
+/* fold_checked for w's current row, m long (Note [Checked scatter folds]); the int64 index
+ * of a scatter along self's contiguous last dim, read contiguously, takes loops with those
+ * strides as constants.  Not inlined: inside scatter_cpu the loop kept its bound on the
+ * stack. */
+static __attribute__((noinline)) int64_t
+fold_checked_row(const RowWalk *w, char *self, const char *src, int64_t sstride, int64_t m,
+                 int f8, Reduce r)
+{
+    int is64 = w->index_dtype == PTL_DTYPE_INT64;
+    const char *p = w->index + w->off[0] * (is64 ? 8 : 4);
+    int64_t ist = w->inner[0], sin = w->inner[1], step = w->step;
+    if (is64 && ist == 1 && step == 1 && sin == 0 && sstride == 1) {
+        return fold_checked(self, p, 1, 1, 1, 0, (uint64_t)w->size, 0, src, 1, m, f8, r);
+    }
+    return fold_checked(self, p, is64, ist, step, sin, (uint64_t)w->size, 0, src, sstride, m,
+                        f8, r);
+}
+
+/* scatter_cpu's walk over index's rows (Note [Index row walk]): self (r)= src into dst, a
+ * float fold without counts by fold_checked_row (Note [Checked scatter folds]), the rest a
+ * chunk at a time by scatter_row; 0, or -1 with the error of the first bad index. */
+static int
+scatter_walk(RowWalk *w, char *dst, const char *sp, PtlDtype dt, Reduce r, int include_self,
+             int64_t *count)
+{
+    int64_t item = (int64_t)ptl_dtype_itemsize(dt), buf[ROW_CHUNK];
+    int checked = count == NULL && r != RED_NONE && r != RED_MEAN &&
+                  (dt == PTL_DTYPE_FLOAT32 || dt == PTL_DTYPE_FLOAT64);
+    for (int64_t q = 0; q < w->rows; q++, row_walk_next(w)) {
+        if (checked && w->n > 0) {   /* the whole row; a bad index: row_walk_offsets says so */
+            int64_t done = fold_checked_row(w, dst + w->off[1] * item, sp + w->off[2] * item,
+                                            w->inner[2], w->n, dt == PTL_DTYPE_FLOAT64, r);
+            if (done < w->n) {
+                row_walk_offsets(w, buf, done, 1);
+                return -1;
+            }
+            continue;
+        }
+        for (int64_t j0 = 0; j0 < w->n; j0 += ROW_CHUNK) {
+            int64_t m = w->n - j0 < ROW_CHUNK ? w->n - j0 : ROW_CHUNK;
+            const int64_t *off = row_walk_offsets(w, buf, j0, m);
+            if (off == NULL) {
+                return -1;
+            }
+            scatter_row(dst + w->off[1] * item, off, sp + (w->off[2] + j0 * w->inner[2]) * item,
+                        w->inner[2], m, dt, r, include_self,
+                        count != NULL ? count + w->off[1] : NULL);
+        }
+    }
+    return 0;
+}
+
 /* scatter[_].src/.value/.reduce/.value_reduce, scatter_add[_], scatter_reduce[_].two:
  *   self[index[i][j]][j] (op)= src[i][j] (dim 0), for every element of index */
 static int
@@ -528,7 +610,7 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int include_self = two ? s[5].u.b : 1, bad = 0, rc;
     Reduce r = is_add ? RED_SUM : RED_NONE;
     char b1[256], b2[256], b3[256];
-    int64_t *count = NULL, span = 1, buf[ROW_CHUNK];
+    int64_t *count = NULL, span = 1;
     RowWalk w;
     if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0) {
         return -1;
@@ -622,18 +704,8 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     size_t item = ptl_tensor_itemsize(out);
     char *dst = ptl_tensor_data(out);
-    const char *sp = ptl_tensor_data(src);
-    for (int64_t q = 0; q < w.rows; q++, row_walk_next(&w)) {
-        for (int64_t j0 = 0; j0 < w.n; j0 += ROW_CHUNK) {
-            int64_t m = w.n - j0 < ROW_CHUNK ? w.n - j0 : ROW_CHUNK;
-            const int64_t *off = row_walk_offsets(&w, buf, j0, m);
-            if (off == NULL) {
-                goto error;
-            }
-            scatter_row(dst + w.off[1] * (int64_t)item, off,
-                        sp + (w.off[2] + j0 * w.inner[2]) * (int64_t)item, w.inner[2], m,
-                        out->dtype, r, include_self, count != NULL ? count + w.off[1] : NULL);
-        }
+    if (scatter_walk(&w, dst, ptl_tensor_data(src), out->dtype, r, include_self, count) < 0) {
+        goto error;
     }
     for (int64_t k = 0; r == RED_MEAN && count != NULL && k < span; k++) {
         int64_t c = count[k] + (include_self ? 1 : 0);

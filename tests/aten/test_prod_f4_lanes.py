@@ -1,0 +1,138 @@
+"""float32 products in float32 lanes (reduce_kernels.c, Note [Float32 products]): the bits of
+the lane order (value i of a run into lane i % 64, the lanes folded pairwise) for contiguous
+runs, strided runs (1024-value blocks), columns (prod(0): row r into lane r % 64 of its
+column, 64-column blocks, rows prefetched 4 ahead) and a whole reduction's chunks, at and
+across each of those sizes, on 1 and 2 threads; the error against float64 within the bound of
+one rounding a multiply (PyTorch's and NumPy's float32 products round as often); zeros,
+infinities and NaN; 0-dim, size-0, expanded and non-contiguous inputs; the error paths."""
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from helpers import assert_raises_like_torch, num_threads
+
+LANES = 64
+GRAIN = 32768   # c10/parallel.h PTL_GRAIN_SIZE (test_size_thresholds checks it)
+RUN_LENGTHS = [0, 1, 7, 8, 63, 64, 65, 127, 128, 129, 1000, 1023, 1024, 1025, 2049,
+               2 * GRAIN - 1, 2 * GRAIN, 2 * GRAIN + 64 * 3 + 5]
+
+
+def run_product(v):
+    """The float32 product of the run v in the lane order."""
+    v = np.asarray(v, np.float32)
+    lanes = np.ones(LANES, np.float32)
+    with np.errstate(all="ignore"):
+        for i in range(0, len(v), LANES):
+            g = v[i:i + LANES]
+            lanes[:len(g)] *= g
+        w = LANES // 2
+        while w >= 1:
+            lanes[:w] *= lanes[w:2 * w]
+            w //= 2
+    return lanes[0]
+
+
+def whole_product(v):
+    """A whole reduction: one run, or from 2 GRAIN values min(R / GRAIN, 64) chunks of equal
+    length (the last shorter) whatever the thread count, their products multiplied in double
+    in order and rounded once."""
+    R = len(v)
+    if R < 2 * GRAIN:
+        return run_product(v)
+    chunk = -(-R // min(R // GRAIN, 64))
+    acc = 1.0
+    for c in range(0, R, chunk):
+        acc *= float(run_product(v[c:c + chunk]))
+    return np.float32(acc)
+
+
+def same(got, want):
+    np.testing.assert_array_equal(got.numpy(), np.asarray(want, np.float32))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_runs_bits_contiguous_strided_and_whole(threads):
+    rng = np.random.default_rng(30)
+    with num_threads(threads):
+        for n in RUN_LENGTHS:
+            a = (1 + rng.standard_normal(2 * n) / 64).astype(np.float32)
+            t = ptl.tensor(a)
+            same(t[:n].prod(), whole_product(a[:n]))
+            same(t[1::2].prod(), whole_product(a[1::2]))
+            if n <= 2049:
+                x = ptl.tensor(a[:n].reshape(1, n))
+                same(x.prod(1), [run_product(a[:n])])
+                same(x.prod(-1, keepdim=True), [[run_product(a[:n])]])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_rows_and_columns_bits(threads):
+    rng = np.random.default_rng(31)
+    with num_threads(threads):
+        for shape in [(1, 40), (2, 16), (4, 17), (5, 63), (63, 64), (64, 65), (65, 129),
+                      (200, 3), (130, 1000), (1000, 20), (3, 1025)]:
+            a = (1 + rng.standard_normal(shape) / 16).astype(np.float32)
+            t = ptl.tensor(a)
+            for x, v in [(t, a), (t.t().contiguous().t(), a), (t[:, 1:], a[:, 1:]),
+                         (t[::2], a[::2])]:
+                same(x.prod(0), [run_product(v[:, k]) for k in range(v.shape[1])])
+                same(x.prod(1), [run_product(v[k]) for k in range(v.shape[0])])
+            b = (1 + rng.standard_normal((3,) + shape) / 16).astype(np.float32)
+            same(ptl.tensor(b).prod(1),
+                 [[run_product(s[:, k]) for k in range(shape[1])] for s in b])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_error_against_float64_within_one_rounding_a_multiply(threads):
+    rng = np.random.default_rng(32)
+    with num_threads(threads):
+        for n in [10, 1000, 5000]:
+            a = (1 + rng.standard_normal((50, n)) / 100).astype(np.float32)
+            exact = np.prod(a.astype(np.float64), 1)
+            bound = n * 2.0 ** -24 * np.abs(exact)
+            for got in [ptl.tensor(a).prod(1), ptl.tensor(a.T.copy()).prod(0)]:
+                err = np.abs(got.numpy().astype(np.float64) - exact)
+                assert np.all(err <= bound)
+
+
+def test_zeros_infinities_nan():
+    v = np.array([2.0, 0.5, np.inf, 0.0, 3.0, np.nan, -1.0] * 19, np.float32)
+    t = ptl.tensor(v)
+    same(t.prod(), run_product(v))
+    assert np.isnan(t.prod().item())
+    assert t[:3].prod().item() == np.inf
+    assert np.isnan(t[:4].prod().item())           # inf * 0
+    assert t[3:5].prod().item() == 0.0
+    neg_zero = ptl.tensor(np.array([-0.0] + [1.0] * 70, np.float32)).prod().item()
+    assert neg_zero == 0.0 and np.signbit(neg_zero)
+    big = ptl.tensor(np.full(200, 1e30, np.float32))
+    assert big.prod().item() == np.inf
+    same(big.view(2, 100).prod(0), np.full(100, np.inf))
+    m = ptl.tensor(v[:130].reshape(2, 65))
+    same(m.prod(1), [run_product(v[:65]), run_product(v[65:130])])
+    same(m.t().contiguous().prod(0), [run_product(v[:65]), run_product(v[65:130])])
+
+
+def test_0dim_size0_and_expanded():
+    same(ptl.tensor(np.float32(2.5)).prod(), np.float32(2.5))
+    same(ptl.tensor(np.float32(2.5)).prod(0), np.float32(2.5))
+    same(ptl.zeros(0).prod(), np.float32(1))
+    same(ptl.zeros(3, 0).prod(1), np.ones(3, np.float32))
+    same(ptl.zeros(0, 70).prod(0), np.ones(70, np.float32))
+    # stride 0 runs and columns: the same value over and over
+    e = ptl.tensor([1.01], dtype=ptl.float32).expand(3000)
+    same(e.prod(), whole_product(np.full(3000, 1.01, np.float32)))
+    c = ptl.tensor(np.linspace(0.9, 1.1, 70).astype(np.float32)).expand(300, 70)
+    col = np.linspace(0.9, 1.1, 70).astype(np.float32)
+    same(c.prod(0), [run_product(np.full(300, col[k])) for k in range(70)])
+    same(c.prod(1), [run_product(col)] * 300)
+
+
+def test_errors():
+    assert_raises_like_torch(lambda m: m.ones(2, 3).prod(2), IndexError,
+                             "Dimension out of range (expected to be in range of [-2, 1], but "
+                             "got 2)")
+    assert_raises_like_torch(lambda m: m.ones(2, 3).prod(0, dtype=m.float32).prod(-3),
+                             IndexError,
+                             "Dimension out of range (expected to be in range of [-1, 0], but "
+                             "got -3)")
