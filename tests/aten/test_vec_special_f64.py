@@ -3,7 +3,7 @@ lgamma and Bessel lanes] in unary_special.c), and the scalar digamma / trigamma 
 scalar_math.h (the reflection next to the negative poles, polygamma(1, +inf)): the error
 against mpmath (40 digits) on random points over every range the formulas split and at
 their boundaries, the special values (+-0, the negative integers, +-inf, NaN, subnormals,
-the overflow edges), every tail length, 0-dim, size-0, strided (the portable loop), in-place
+the overflow edges), every tail length, 0-dim, size-0, strided, in-place
 and out=.  The file reruns with the portable loops and with AVX2 only
 (PTL_CPU_CAPABILITY=default, avx2)."""
 import os
@@ -49,7 +49,7 @@ def reference(name, x):
 # between each pair of negative integers), has an absolute error of a few 1e-16 (glibc's
 # lgamma about 1e-17): there the error counts in ulps of max(|ref|, 1).
 BOUNDS = {"lgamma": 3.0, "i0": 4.0, "i0e": 3.0, "i1": 3.0, "i1e": 4.0}
-# the portable loops (PTL_CPU_CAPABILITY=default, and strided data): special_math.h's scalar
+# the portable loops (PTL_CPU_CAPABILITY=default): special_math.h's scalar
 # i0 and i1 take their asymptotic series times e^(|x|/2) twice above the series' range
 # (measured 6.0 and 4.0 ulp)
 PORTABLE = os.environ.get("PTL_CPU_CAPABILITY") == "default"
@@ -163,10 +163,10 @@ def test_tails_strided_inplace_out(name):
     full = f(ptl.tensor(x)).numpy()
     for n in range(0, 71):   # every tail length of 4 and 8 lanes
         assert np.array_equal(f(ptl.tensor(x[:n])).numpy(), full[:n], equal_nan=True), n
-    # strided data takes the portable loop: both within the bound of the reference
+    # strided data: within the bound of the reference
     strided = f(ptl.tensor(np.repeat(x, 2))[::2]).numpy()
     ref = reference(name, x)
-    assert ulps(strided, ref, _floor(name, x)).max() <= PORTABLE_BOUNDS[name]
+    assert ulps(strided, ref, _floor(name, x)).max() <= LOOP_BOUNDS[name]
     m = ptl.tensor(x[:120].reshape(12, 10)).t()
     assert np.array_equal(f(m).numpy(), full[:120].reshape(12, 10).T, equal_nan=True)
     z = f(ptl.tensor(np.float64(x[5])))
@@ -181,8 +181,9 @@ def test_tails_strided_inplace_out(name):
         assert np.array_equal(y.numpy(), full, equal_nan=True)
 
 
-# digamma next to the negative poles: the vector loop (contiguous) and ptl_digamma_d (the
-# strided, portable loop), both by the reflection with cot(pi r), r = x - round(x) (before,
+# digamma next to the negative poles: the vector loop and ptl_digamma_d (the portable loop,
+# in the PTL_CPU_CAPABILITY=default rerun), both by the reflection with cot(pi r),
+# r = x - round(x) (before,
 # ptl_digamma_d's pi (x - floor(x)) cost 5.6e3 ulp at -6.00008).  The error counts in ulps
 # of max(|ref|, 1), as in test_vec_gamma_bessel.py: next to digamma's own zeros (one between
 # each pair of negative integers, -0.504 the first) psi(1 - x) - pi cot(pi x) cancels.
@@ -198,7 +199,7 @@ def test_digamma_near_negative_poles():
         assert ulps(got, ref, 1.0).max() <= 16, ulps(got, ref, 1.0)
 
 
-def test_trigamma_at_infinities():
+def test_trigamma_at_infinities():   # ptl_polygamma_d(1, .)'s in the default rerun
     x = np.array([np.inf, 1e100, 5.0, -np.inf, np.nan])
     for t in (ptl.tensor(x), ptl.tensor(np.repeat(x, 2))[::2]):
         got = ptl.polygamma(1, t).numpy()
