@@ -322,12 +322,14 @@ def test_elementwise_math_1e6(benchmark, impl, op):
 
 
 # the gamma and Bessel family in vector lanes (Note [Vector lgamma and digamma], unary.c's
-# i0e / i1 / i1e): 3 randn (about a third negative past -1, the reflection's lanes) and, for
-# the Bessel functions, 5 randn; NumPy has none of them (PyTorch is the reference)
+# i0e / i1 / i1e in float32, Note [Float64 lgamma and Bessel lanes] in float64): 3 randn
+# (about a third negative past -1, the reflection's lanes) and, for the Bessel functions,
+# 5 randn; NumPy has none of them but i0 (PyTorch is the reference)
 SPECIAL = {
     "lgamma": lambda L, x: L.lgamma(x),
     "digamma": lambda L, x: L.digamma(x),
     "polygamma(1, x)": lambda L, x: L.polygamma(1, x),
+    "i0": lambda L, x: L.i0(x),
     "special.i0e": lambda L, x: L.special.i0e(x),
     "special.i1": lambda L, x: L.special.i1(x),
     "special.i1e": lambda L, x: L.special.i1e(x),
@@ -339,7 +341,7 @@ SPECIAL = {
 @pytest.mark.parametrize("op", list(SPECIAL))
 def test_special_1e6(benchmark, impl, op, dtype):
     benchmark.group = f"{op} 1e6 {dtype}"
-    x = randn(10**6).astype(dtype) * (5 if op.startswith("special.") else 3)
+    x = randn(10**6).astype(dtype) * (5 if op.startswith(("special.", "i0")) else 3)
     benchmark(SPECIAL[op], lib(impl), make(impl, x))
 
 

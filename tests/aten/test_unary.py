@@ -448,13 +448,28 @@ def _bessel_series_decimal(n, x):
         return float(total)
 
 
+BESSEL_SERIES_SCRIPT = r"""
+import sys, numpy as np, pytorchlite as ptl
+x = np.frombuffer(sys.stdin.buffer.read())
+f = ptl.i0 if sys.argv[1] == "0" else ptl.special.i1
+sys.stdout.buffer.write(f(ptl.tensor(x)).numpy().tobytes())
+"""
+
+
 @pytest.mark.parametrize("n", [0, 1])
 def test_bessel_series_is_correctly_rounded(n):
-    """|x| <= 30 sums the series in double-double: within 1 ulp of a 50-digit sum."""
+    """|x| <= 30 sums the series in double-double: within 1 ulp of a 50-digit sum.  That is
+    the portable loop's (special_math.h, run in a child with PTL_CPU_CAPABILITY=default);
+    float64 in vector lanes (Note [Float64 lgamma and Bessel lanes]) keeps 4 ulp."""
     x = np.concatenate([np.random.RandomState(n).uniform(0, 30, 150), [29.999999, 30.0]])
-    got = (ptl.i0 if n == 0 else ptl.special.i1)(ptl.tensor(x)).numpy()
+    env = dict(os.environ, PTL_CPU_CAPABILITY="default")
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", BESSEL_SERIES_SCRIPT, str(n)], env=env,
+                         input=x.tobytes(), check=True, capture_output=True).stdout
     ref = np.array([_bessel_series_decimal(n, v) for v in x])
-    assert _ulps(got, ref).max() <= 1
+    assert _ulps(np.frombuffer(out), ref).max() <= 1
+    got = (ptl.i0 if n == 0 else ptl.special.i1)(ptl.tensor(x)).numpy()
+    assert _ulps(got, ref).max() <= 4
 
 
 def test_bessel_special_values():

@@ -9,9 +9,10 @@
  * tanh, sinh, cosh, exp2, log2, tan, atan, asin, acos, asinh, acosh, erfc, i0, special_i0e,
  * special_i1 and special_i1e and float64 exp, expm1, log, log1p, sigmoid, tanh, sin, cos,
  * log2, tan, exp2, asin, acos, atan, asinh, acosh, erf, erfc and erfinv have AVX2 and
- * AVX-512 loops chosen at run time (DispatchStub's cpu capability); float32 lgamma and
- * float32 / float64 digamma and polygamma(0 or 1, .) send contiguous data to
- * unary_special.c's (Note [Vector lgamma and digamma]). */
+ * AVX-512 loops chosen at run time (DispatchStub's cpu capability); float32 / float64
+ * lgamma, digamma and polygamma(0 or 1, .) and float64 i0, special_i0e, special_i1 and
+ * special_i1e send contiguous data to unary_special.c's (Note [Vector lgamma and digamma],
+ * Note [Float64 lgamma and Bessel lanes]). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -989,6 +990,7 @@ DEFINE_UNARY_FLOAT(polygamma, POLYGAMMA_F, POLYGAMMA_D)
         NAME##_loop_##DT(d, s, n, extra);                                                 \
     }
 DEFINE_SPECIAL_LOOP(lgamma, PTL_SPECIAL_LGAMMA, f4, float)
+DEFINE_SPECIAL_LOOP(lgamma, PTL_SPECIAL_LGAMMA, f8, double)
 DEFINE_SPECIAL_LOOP(digamma, PTL_SPECIAL_DIGAMMA, f4, float)
 DEFINE_SPECIAL_LOOP(digamma, PTL_SPECIAL_DIGAMMA, f8, double)
 /* polygamma(0, .) is digamma, polygamma(1, .) trigamma; higher orders have no vector loop */
@@ -999,10 +1001,9 @@ DEFINE_SPECIAL_LOOP(digamma, PTL_SPECIAL_DIGAMMA, f8, double)
 DEFINE_SPECIAL_LOOP(polygamma, POLYGAMMA_FN(extra), f4, float)
 DEFINE_SPECIAL_LOOP(polygamma, POLYGAMMA_FN(extra), f8, double)
 #undef POLYGAMMA_FN
-#undef DEFINE_SPECIAL_LOOP
 static const PtlLoop lgamma_vec_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = lgamma_loop_f2, [PTL_DTYPE_BFLOAT16] = lgamma_loop_bf,
-    [PTL_DTYPE_FLOAT32] = lgamma_loop_f4_vec, [PTL_DTYPE_FLOAT64] = lgamma_loop_f8};
+    [PTL_DTYPE_FLOAT32] = lgamma_loop_f4_vec, [PTL_DTYPE_FLOAT64] = lgamma_loop_f8_vec};
 static const PtlLoop digamma_vec_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = digamma_loop_f2, [PTL_DTYPE_BFLOAT16] = digamma_loop_bf,
     [PTL_DTYPE_FLOAT32] = digamma_loop_f4_vec, [PTL_DTYPE_FLOAT64] = digamma_loop_f8_vec};
@@ -1063,23 +1064,31 @@ DEFINE_VEC_OP_IN_D(erfc, erfcd, ps, pd)
 DEFINE_VEC_OP_IN_D(erfc, erfcd, ps512, pd512)
 #endif
 DEFINE_FLOAT_OP(i0, I0_F, I0_D)
-#ifdef PTL_HAVE_AVX2_KERNELS
-DEFINE_VEC_OP_F4_IN_D(i0, ps, pd)   /* float32 i0 in double lanes (vector section) */
-DEFINE_VEC_OP_F4_IN_D(i0, ps512, pd512)
-#endif
 DEFINE_FLOAT_OP(special_i0e, I0E_F, I0E_D)
 DEFINE_FLOAT_OP(special_i1, I1_F, I1_D)
 DEFINE_FLOAT_OP(special_i1e, I1E_F, I1E_D)
 #ifdef PTL_HAVE_AVX2_KERNELS
-DEFINE_VEC_OP_F4_IN_D(special_i0e, ps, pd)   /* float32 in double lanes (vector section) */
-DEFINE_VEC_OP_F4_IN_D(special_i0e, ps512, pd512)
-DEFINE_VEC_OP_F4_IN_D(special_i1, ps, pd)
-DEFINE_VEC_OP_F4_IN_D(special_i1, ps512, pd512)
-DEFINE_VEC_OP_F4_IN_D(special_i1e, ps, pd)
-DEFINE_VEC_OP_F4_IN_D(special_i1e, ps512, pd512)
+/* float32 in double lanes (vector section), float64 in unary_special.c's lanes (Note
+ * [Float64 lgamma and Bessel lanes]) */
+#define DEFINE_VEC_OP_BESSEL(NAME, FN)                                                    \
+    DEFINE_SPECIAL_LOOP(NAME, FN, f8, double)                                             \
+    DEFINE_VEC_LOOP_F4_IN_D(NAME, pd)                                                     \
+    DEFINE_VEC_LOOP_F4_IN_D(NAME, pd512)                                                  \
+    static const PtlLoop NAME##_loops_ps[PTL_DTYPE_COUNT] = {                             \
+        [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
+        [PTL_DTYPE_FLOAT32] = NAME##_loop_f4_pd, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8_vec}; \
+    static const PtlLoop NAME##_loops_ps512[PTL_DTYPE_COUNT] = {                          \
+        [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
+        [PTL_DTYPE_FLOAT32] = NAME##_loop_f4_pd512, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8_vec};
+DEFINE_VEC_OP_BESSEL(i0, PTL_SPECIAL_I0)
+DEFINE_VEC_OP_BESSEL(special_i0e, PTL_SPECIAL_I0E)
+DEFINE_VEC_OP_BESSEL(special_i1, PTL_SPECIAL_I1)
+DEFINE_VEC_OP_BESSEL(special_i1e, PTL_SPECIAL_I1E)
+#undef DEFINE_VEC_OP_BESSEL
 DEFINE_VEC_OP_F8(atanh, ps, pd)   /* float64 in vector lanes (vector section) */
 DEFINE_VEC_OP_F8(atanh, ps512, pd512)
-DEFINE_VEC_OP_IN_D(acosh, acosh, ps, pd)   /* float32 in double lanes, float64 (unary_f8_trig.h) */
+/* float32 in double lanes, float64 (unary_f8_trig.h) */
+DEFINE_VEC_OP_IN_D(acosh, acosh, ps, pd)
 DEFINE_VEC_OP_IN_D(acosh, acosh, ps512, pd512)
 DEFINE_VEC_OP_IN_D(asinh, asinh, ps, pd)
 DEFINE_VEC_OP_IN_D(asinh, asinh, ps512, pd512)
@@ -1093,6 +1102,7 @@ DEFINE_UNARY_KERNEL(i0, PICK_VEC(i0), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(special_i0e, PICK_VEC(special_i0e), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(special_i1, PICK_VEC(special_i1), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(special_i1e, PICK_VEC(special_i1e), U_FLOAT | U_VEC_F4, NULL)
+#undef DEFINE_SPECIAL_LOOP
 
 /* ---- frexp: [*] float -> mantissa [*] (self's dtype), exponent [*] int32 ---- */
 

@@ -48,11 +48,20 @@
     [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,          \
     [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8
 
-/* unary_special.c: lgamma, digamma and trigamma (polygamma(1, .)) in vector lanes (Note
- * [Vector lgamma and digamma]) over n contiguous float32 (is_double 0) or float64 elements,
- * o[i] = F(a[i]): 0 when done, -1 when the CPU has no AVX2 or the formula no loop for the
- * dtype (the caller runs its portable loop). */
-enum { PTL_SPECIAL_LGAMMA, PTL_SPECIAL_DIGAMMA, PTL_SPECIAL_TRIGAMMA };
+/* unary_special.c: lgamma, digamma, trigamma (polygamma(1, .)) and, float64 only, the
+ * modified Bessel functions i0, i0e, i1, i1e in vector lanes (Note [Vector lgamma and
+ * digamma], Note [Float64 lgamma and Bessel lanes]) over n contiguous float32 (is_double 0)
+ * or float64 elements, o[i] = F(a[i]): 0 when done, -1 when the CPU has no AVX2 or the
+ * formula no loop for the dtype (the caller runs its portable loop). */
+enum {
+    PTL_SPECIAL_LGAMMA,
+    PTL_SPECIAL_DIGAMMA,
+    PTL_SPECIAL_TRIGAMMA,
+    PTL_SPECIAL_I0,
+    PTL_SPECIAL_I0E,
+    PTL_SPECIAL_I1,
+    PTL_SPECIAL_I1E
+};
 int ptl_unary_special_map(int fn, int is_double, void *o, const void *a, int64_t n);
 
 #endif
