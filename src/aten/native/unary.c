@@ -105,7 +105,7 @@
 #define ERF_F(X, E) ptl_vm_erff(X)
 #define ERF_D(X, E) ptl_erf_d(X)
 #define ERFINV_F(X, E) ((float)ptl_erfinv_d(X))
-#define ERFINV_D(X, E) ptl_erfinv_f8(X)
+#define ERFINV_D(X, E) ptl_erfinv_d(X)
 #define RECIPROCAL_F(X, E) (1.0f / (X))
 #define RECIPROCAL_D(X, E) (1.0 / (X))
 #define FRAC_F(X, E) ptl_frac_f(X)

@@ -50,51 +50,12 @@
  * ulp (near a = 0.84, x0 = 1).
  *
  * AVX2 and AVX-512 give the same bits.  Strided data and PTL_CPU_CAPABILITY=default take the
- * portable loops: libm's erf and erfc, and ptl_erfinv_f8 below for erfinv. */
+ * portable loops: libm's erf and erfc, and scalar_math.h's ptl_erfinv_d for erfinv. */
 #include "vec_math.h"
 
-/* erfinv(a) / a = P(w - 5/2) for w = -log(1 - a^2) in [0, 5], degree 10, and = Q(sqrt(w) -
- * 4.15) for sqrt(w) in [2.2, 6.1], degree 12 (the highest power first) */
-static const double ptl_erfinv_mid_coef[] = {
-    4.3511473069028143e-10, -8.739830973051999e-09, 1.6487176840838708e-08,
-    4.6542873048510424e-07, -3.426175951749159e-06, -4.959743495185408e-06,
-    0.00021826392314411755, -0.0012527484164558688, -0.004177324921932883, 0.24664028938940982,
-    1.5014093517282388};
-static const double ptl_erfinv_tail_coef[] = {
-    -3.738346743601539e-07, 9.041676292984441e-07, 3.301911694964025e-06, -1.184373288755043e-05,
-    7.725262722449835e-06, -1.5933089927151504e-06, 3.218470312258784e-05, -9.535631169596914e-05,
-    0.00024787542590083776, -0.0006928083426063571, 0.0009084901914351929, 1.0098157137509043,
-    3.9912333572875025};
-
-/* erfinv(y) in float64 outside the vector loops (strided data, the portable capability): the
- * vector formula's start and Halley step on libm's erf and erfc (scalar_math.h's
- * ptl_erfinv_d, whose start is fit for float32, loses up to 6e14 ulp within 1e-8 of +-1) */
-static inline double
-ptl_erfinv_f8(double y)
-{
-    double a = fabs(y), w, p = 0.0;
-    if (!(a <= 1.0)) {
-        return NAN;
-    }
-    if (a == 1.0) {
-        return copysign(INFINITY, y);
-    }
-    w = -log((1.0 - a) * (1.0 + a));
-    if (w < 5.0) {
-        for (size_t i = 0; i < PTL_VM_COUNT(ptl_erfinv_mid_coef); i++) {
-            p = p * (w - 2.5) + ptl_erfinv_mid_coef[i];
-        }
-    }
-    else {
-        for (size_t i = 0; i < PTL_VM_COUNT(ptl_erfinv_tail_coef); i++) {
-            p = p * (sqrt(w) - 4.15) + ptl_erfinv_tail_coef[i];
-        }
-    }
-    double x0 = a * p;
-    double f = x0 < 1.0 ? erf(x0) - a : (1.0 - a) - erfc(x0);
-    double u = f * 0.88622692545275801365 * exp(x0 * x0);
-    return copysign(x0 - u * (1.0 - x0 * u), y);
-}
+/* the start of erfinv's fits (scalar_math.h's PTL_ERFINV_MID_COEF, PTL_ERFINV_TAIL_COEF) */
+static const double ptl_erfinv_mid_coef[] = {PTL_ERFINV_MID_COEF};
+static const double ptl_erfinv_tail_coef[] = {PTL_ERFINV_TAIL_COEF};
 
 #ifdef PTL_HAVE_AVX2_KERNELS
 /* (erf(x) - x) / x = P(x^2 - 1/2) for x^2 in [0, 1], degree 12, the highest power first */
