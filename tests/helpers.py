@@ -178,6 +178,24 @@ def assert_close(actual, expected, dtype=None, rtol=None, atol=None, equal_nan=T
             f"({int((~ok).sum())} of {ok.size} differ)")
 
 
+def same_each(got, ref):
+    """Elementwise: got equals ref with the same sign (so zeros match in sign), or both are
+    NaN (NumPy arrays)."""
+    return ((got == ref) & (np.signbit(got) == np.signbit(ref))) | (np.isnan(got) &
+                                                                    np.isnan(ref))
+
+
+def assert_inplace_and_out_match(name, x, whole):
+    """ptl.<name> in place (Tensor.<name>_) and with out= on the float64 values x give the
+    bits `whole` (the functional result): they reach the same loops."""
+    y = ptl.tensor(x.copy())
+    getattr(y, name + "_")()
+    assert np.array_equal(y.numpy(), whole)
+    out = ptl.empty(len(x), dtype=ptl.float64)
+    getattr(ptl, name)(ptl.tensor(x), out=out)
+    assert np.array_equal(out.numpy(), whole)
+
+
 def assert_raises_like_torch(fn, exc, msg):
     """fn(torch) (when PyTorch is installed, first, so that a stale expected message shows as
     such) and fn(pytorchlite) both raise exc with a message containing msg."""

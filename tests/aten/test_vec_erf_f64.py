@@ -15,7 +15,8 @@ import pytest
 import scipy.special
 
 import pytorchlite as ptl
-from helpers import ROOT, num_threads, rerun_with_capability, skip_native_capability
+from helpers import (ROOT, assert_inplace_and_out_match, num_threads, rerun_with_capability,
+                     same_each, skip_native_capability)
 
 # ulp: the vector loops' (measured at most 1.45, erfc near 8) and the portable loops' (glibc's
 # erf and erfc, ptl_erfinv_d; PTL_CPU_CAPABILITY=default and strided data)
@@ -110,16 +111,6 @@ def test_splits_and_neighbours(name):
     assert err.max() <= _bound(name), (err.max(), x[np.argmax(err)])
 
 
-def _same_each(got, ref):
-    return ((got == ref) & (np.signbit(got) == np.signbit(ref))) | (np.isnan(got) & np.isnan(ref))
-
-
-def _same(got, ref):
-    """equal values with equal signs (zeros), NaN where ref is NaN"""
-    ok = ((got == ref) & (np.signbit(got) == np.signbit(ref))) | (np.isnan(got) & np.isnan(ref))
-    return ok.all()
-
-
 INF, NAN = np.inf, np.nan
 SPECIALS = {
     "erf": [(0.0, 0.0), (-0.0, -0.0), (INF, 1.0), (-INF, -1.0), (NAN, NAN), (6.0, 1.0),
@@ -139,9 +130,9 @@ def test_special_values(name):
     mix = np.concatenate([x, np.linspace(-0.9, 0.9, 7)])
     for data in [x, mix]:
         got = getattr(ptl, name)(ptl.tensor(data)).numpy()[:len(x)]
-        assert _same(got, ref), (x, got, ref)
+        assert same_each(got, ref).all(), (x, got, ref)
     for v, r in zip(x, ref):
-        assert _same(getattr(ptl, name)(ptl.tensor([v])).numpy(), np.array([r])), v
+        assert same_each(getattr(ptl, name)(ptl.tensor([v])).numpy(), np.array([r])).all(), v
 
 
 @pytest.mark.parametrize("name", OPS)
@@ -159,12 +150,7 @@ def test_every_tail_length_and_shapes(name):
     t = ptl.tensor(np.repeat(x, 2))[::2]
     assert _ulps(getattr(ptl, name)(t).numpy(), x, name).max() <= _bound(name, True)
     # in place and out= reach the same loops
-    y = ptl.tensor(x.copy())
-    getattr(y, name + "_")()
-    assert np.array_equal(y.numpy(), whole)
-    out = ptl.empty(len(x), dtype=ptl.float64)
-    getattr(ptl, name)(ptl.tensor(x), out=out)
-    assert np.array_equal(out.numpy(), whole)
+    assert_inplace_and_out_match(name, x, whole)
 
 
 @pytest.mark.parametrize("name", OPS)
@@ -181,7 +167,7 @@ def test_large_random_against_libm(name):
     with np.errstate(all="ignore"):
         ref = (scipy.special.erfinv(x) if name == "erfinv"
                else np.vectorize(getattr(math, name), otypes=[np.float64])(x))
-        far = ~(np.abs(got - ref) <= np.spacing(np.abs(ref))) & ~_same_each(got, ref)
+        far = ~(np.abs(got - ref) <= np.spacing(np.abs(ref))) & ~same_each(got, ref)
     assert far.sum() < 5000
     assert _ulps(got[far], x[far], name).max(initial=0) <= _bound(name)
 

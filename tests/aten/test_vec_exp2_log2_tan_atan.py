@@ -11,7 +11,7 @@ import pytest
 import scipy.special
 
 import pytorchlite as ptl
-from helpers import rerun_with_capability, torch
+from helpers import rerun_with_capability, same_each, torch
 
 # the bound on the ulp error of each (op, dtype)
 BOUNDS = {("exp2", np.float32): 1.0, ("log2", np.float32): 1.1, ("tan", np.float32): 1.5,
@@ -59,12 +59,6 @@ def _specials(dtype):
     return np.array(base, dtype)
 
 
-def _same(got, ref):
-    """equal values with equal signs (zeros), NaN where ref is NaN"""
-    ok = ((got == ref) & (np.signbit(got) == np.signbit(ref))) | (np.isnan(got) & np.isnan(ref))
-    return ok.all()
-
-
 CASES = [("exp2", np.float32), ("log2", np.float32), ("tan", np.float32), ("atan", np.float32),
          ("log2", np.float64), ("tan", np.float64), ("exp2", np.float64), ("atan", np.float64),
          ("erfc", np.float32), ("asin", np.float32), ("i0", np.float32)]
@@ -90,7 +84,7 @@ def test_specials(name, dtype):
         ref[np.isinf(x)] = np.inf
     exact = ~np.isfinite(ref) | (ref == 0) | (ref == np.round(ref))
     with np.errstate(over="ignore"):
-        assert _same(got[exact], ref[exact].astype(dtype)), (x[exact], got[exact])
+        assert same_each(got[exact], ref[exact].astype(dtype)).all(), (x[exact], got[exact])
     assert ulps(got, ref, dtype).max() <= BOUNDS[name, dtype]
     if torch is not None:
         t = getattr(torch, name)(torch.from_numpy(x)).numpy()
@@ -98,7 +92,7 @@ def test_specials(name, dtype):
             # PyTorch's Cephes i0 gives NaN at +-inf (the limit is inf, as test_unary.py's i0
             # test says) and, in float32, 0.99999994 for |x| < 2^-12 (the value rounds to 1)
             exact &= np.isfinite(x) & (np.abs(x) >= 2.0 ** -12)
-        assert _same(got[exact], t[exact])
+        assert same_each(got[exact], t[exact]).all()
 
 
 @pytest.mark.parametrize("name", ["exp2", "log2", "tan", "atan", "erfc", "asin", "i0"])
@@ -159,12 +153,12 @@ def test_pow_tensor_float32_specials_tails_and_broadcast():
     assert ulps(got, ref, np.float32).max() <= 1.0
     exact = ~np.isfinite(ref) | (ref == 0) | (ref == np.round(ref))
     with np.errstate(over="ignore"):
-        assert _same(got[exact], ref[exact].astype(np.float32))
+        assert same_each(got[exact], ref[exact].astype(np.float32)).all()
     if torch is not None:
         # PyTorch's where the value is exact; elsewhere within an ulp of it (1e38 ** -1, a
         # subnormal, is one subnormal step from PyTorch's)
         t = torch.pow(torch.from_numpy(a), torch.from_numpy(b)).numpy()
-        assert _same(got[exact], t[exact])
+        assert same_each(got[exact], t[exact]).all()
         assert ulps(got, t.astype(np.float64), np.float32).max() <= 1.0
     x, y = _pow_points()
     x, y = x[:300], y[:300]

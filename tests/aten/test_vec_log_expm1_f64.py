@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import rerun_with_capability
+from helpers import assert_inplace_and_out_match, rerun_with_capability, same_each
 
 # the bound on the ulp error of each op (the portable loops are libm's, under 1 ulp)
 BOUNDS = {"log": 1.0, "log1p": 1.5, "expm1": 1.5, "log10": 2.0, "sinh": 2.0, "cosh": 2.0,
@@ -64,12 +64,6 @@ def test_max_ulp(name):
     assert err.max() <= BOUNDS[name], (err.max(), x[np.argmax(err)])
 
 
-def _same(got, ref):
-    """equal values with equal signs (zeros), NaN where ref is NaN"""
-    ok = ((got == ref) & (np.signbit(got) == np.signbit(ref))) | (np.isnan(got) & np.isnan(ref))
-    return ok.all()
-
-
 @pytest.mark.parametrize("name", list(REF))
 def test_special_values(name):
     x = np.array(SPECIALS)
@@ -77,7 +71,7 @@ def test_special_values(name):
     with np.errstate(all="ignore"):
         ref = REF[name](x)
     exact = np.isinf(ref) | np.isnan(ref) | (ref == 0) | (np.abs(ref) == 1)
-    assert _same(got[exact], ref[exact]), (x[exact], got[exact], ref[exact])
+    assert same_each(got[exact], ref[exact]).all(), (x[exact], got[exact], ref[exact])
     assert _ulps(got, x, name).max() <= BOUNDS[name]
 
 
@@ -94,12 +88,7 @@ def test_every_tail_length_and_shapes(name):
     t = ptl.tensor(np.repeat(x, 2))[::2]
     assert _ulps(getattr(ptl, name)(t).numpy(), x, name).max() <= BOUNDS[name]
     # in place and out= reach the same loops
-    y = ptl.tensor(x.copy())
-    getattr(y, name + "_")()
-    assert np.array_equal(y.numpy(), whole)
-    out = ptl.empty(len(x), dtype=ptl.float64)
-    getattr(ptl, name)(ptl.tensor(x), out=out)
-    assert np.array_equal(out.numpy(), whole)
+    assert_inplace_and_out_match(name, x, whole)
 
 
 @pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
