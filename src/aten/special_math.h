@@ -190,7 +190,9 @@ ptl_bessel_ie_asymptotic(int n, double ax)
             break;
         }
     }
-    return sum / sqrt(2.0 * 3.14159265358979323846 * ax);
+    /* sqrt(2 pi |x|) overflows above DBL_MAX / (2 pi): the two roots apart there */
+    return sum / (ax < 1e300 ? sqrt(2.0 * 3.14159265358979323846 * ax)
+                             : 2.5066282746310002 * sqrt(ax));
 }
 
 /* I_n(x) (scaled 0: the function; 1: e^-|x| I_n(x)); I1 is odd */

@@ -138,8 +138,6 @@ def _expected_specials(name, x):
 @pytest.mark.parametrize("name", list(OPS))
 def test_special_values(name):
     x = np.array(SPECIALS)
-    if PORTABLE and name != "lgamma":   # the scalar Bessel functions at +-DBL_MAX: nan or 0
-        x = x[~((np.abs(x) > 1e300) & np.isfinite(x))]   # (sqrt(2 pi x) overflows)
     with mpmath.workdps(40):
         ref = _expected_specials(name, x)
     got = OPS[name][0](ptl.tensor(x)).numpy()
