@@ -423,3 +423,23 @@ def test_grid_sample_matches_numpy(dims, mode, pad, align):
     g = arr((2,) + (3, 2, 2)[:dims] + (dims,), 41, -1.3, 1.3)
     got = F.grid_sample(ptl.tensor(x), ptl.tensor(g), mode, pad, align)
     assert_close(got, np_grid_sample(x, g, mode, pad, align))
+
+
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_reflection_at_and_across_each_span(n, align):
+    """Reflection padding at, just below and just above every multiple of the span and
+    every half span, up to six spans out on both sides (grid_sampler_taps.h's ptl_gs_reflect: below two spans it
+    skips fmod; past them it takes fmod), through a ramp whose bilinear samples are the
+    padded coordinates themselves: against PyTorch's reflect_coordinates in NumPy."""
+    from grid_sample_ref import padded
+    lo, span = (0.0, n - 1.0) if align else (-0.5, float(n))
+    xs = [lo + s * (k + h) * span for k in range(7) for h in (0, 0.5) for s in (1, -1)]
+    xs = np.array([np.nextafter(v, d) for v in xs for d in (-np.inf, v, np.inf)])
+    g = (2 * xs / (n - 1) - 1) if align and n > 1 else (2 * xs + 1) / n - 1
+    x = (g + 1) / 2 * (n - 1) if align else ((g + 1) * n - 1) / 2
+    ramp = np.arange(n, dtype=np.float64).reshape(1, 1, 1, n)
+    grid = np.stack([g, np.zeros_like(g)], -1).reshape(1, 1, -1, 2)
+    got = F.grid_sample(ptl.tensor(ramp), ptl.tensor(grid), "bilinear", "reflection", align)
+    assert_close(got, padded(x, n, "reflection", align).reshape(1, 1, 1, -1), atol=1e-12,
+                 rtol=1e-12)

@@ -79,8 +79,19 @@ ptl_gs_reflect(double x, double lo2, double hi2, double *d)
         sign = -1.0;
         x = -x;
     }
-    double extra = fmod(x, span), flips = floor(x / span);
-    if (fmod(flips, 2.0) == 0.0) {
+    /* below two spans (most points) fmod(x, span) is x or x - span, both exact: the same
+     * values without the two library calls */
+    double flips = floor(x / span), extra;
+    int even;
+    if (flips < 2.0) {
+        extra = x >= span ? x - span : x;
+        even = flips == 0.0;
+    }
+    else {
+        extra = fmod(x, span);
+        even = fmod(flips, 2.0) == 0.0;
+    }
+    if (even) {
         *d *= sign;
         return extra + lo;
     }
