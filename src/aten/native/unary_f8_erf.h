@@ -253,7 +253,8 @@ ptl_erf_idx_pd512(__m512i v)
 #define PTL_ERF_IDX(S) PTL_ERF_IDX_##S
 #define PTL_ERF_IDX_pd PtlErfIdx
 #define PTL_ERF_IDX_pd512 __m512i
-#define PTL_ERF_POLY2(S, t, coef) ptl_vm_erf_poly2_##S(t, coef, PTL_VM_COUNT(coef))
+/* unary.c's ptl_vm_poly_split (two Horner chains in t^2), defined before these formulas */
+#define PTL_ERF_POLY2(S, t, coef) ptl_vm_poly_split_##S(t, coef, PTL_VM_COUNT(coef))
 #define PTL_ERF_PICK(S, row, idx) PTL_ERF_PICK_##S(row, idx)
 #define PTL_ERF_PICK_pd(row, ix)                                                          \
     _mm256_set_pd((row)[(ix).i[3]], (row)[(ix).i[2]], (row)[(ix).i[1]], (row)[(ix).i[0]])
@@ -270,22 +271,6 @@ static const double ptl_erf_exp9_coef[] = {1.0 / 362880, 1.0 / 40320, 1.0 / 5040
                                            1.0 / 120,    1.0 / 24,    1.0 / 6,    0.5,
                                            1.0,          1.0};
 #define DEFINE_UNARY_VEC_ERF_D(S)                                                         \
-    /* c[0] t^(n-1) + ... + c[n-1] as two Horner chains in t^2 (half the latency) */       \
-    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
-        ptl_vm_erf_poly2_##S(PTL_VT(S) t, const double *c, size_t n)                      \
-    {                                                                                     \
-        PTL_VT(S) t2 = PTL_V(S, mul)(t, t);                                               \
-        PTL_VT(S) a = PTL_V(S, set1)(c[0]), b = PTL_V(S, set1)(c[1]);                     \
-        size_t i = 2;                                                                     \
-        for (; i + 1 < n; i += 2) {                                                       \
-            a = PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[i]));                             \
-            b = PTL_V(S, fmadd)(b, t2, PTL_V(S, set1)(c[i + 1]));                         \
-        }                                                                                 \
-        if (i < n) {   /* n odd: c[n - 1] ends the chain of c[0] */                       \
-            return PTL_V(S, fmadd)(b, t, PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[n - 1]))); \
-        }                                                                                 \
-        return PTL_V(S, fmadd)(a, t, b);                                                  \
-    }                                                                                     \
     /* (erf(x) - x) / x for |x| <= 1 */                                                   \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erf_small_d_##S(PTL_VT(S) x)              \
     {                                                                                     \
