@@ -22,6 +22,23 @@ def threads(request):
     ptl.set_num_threads(old)
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--only-with-extras", action="store_true",
+        help="run only the tests that may reach PyTorch or an optional extra (CI's second pass, "
+             "after a first without them: extras_reach.py says how they are found)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--only-with-extras"):
+        return
+    import extras_reach
+    kept = [item for item in items if extras_reach.uses_extras(item)]
+    kept_ids = {id(item) for item in kept}
+    config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept_ids])
+    items[:] = kept
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "torch_ref: the test compares with PyTorch; skipped when torch is missing")
