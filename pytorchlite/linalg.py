@@ -286,6 +286,20 @@ _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 _EPS32, _EPS64 = 2.0 ** -23, 2.0 ** -52   # finfo(float32 / float64).eps
 
 
+def _infer_size(a, b):
+    """The shape that shapes a and b broadcast to, with the message of PyTorch's infer_size."""
+    size = max(len(a), len(b))
+    out = []
+    for i in range(size):
+        da = a[i - size + len(a)] if i >= size - len(a) else 1
+        db = b[i - size + len(b)] if i >= size - len(b) else 1
+        if da != db and da != 1 and db != 1:
+            raise RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
+                               f"({db}) at non-singleton dimension {i}")
+        out.append(db if da == 1 else da)
+    return out
+
+
 def lstsq(A, B, rcond=None, *, driver=None):
     """The least-squares solutions X of A X = B (minimum norm when A is wide or rank
     deficient), as PyTorch's named tuple (solution, residuals, rank, singular_values).
@@ -321,6 +335,12 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if B.shape[-1 if vector else -2] != m:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size("
                            f"{-1 if vector else -2})")
+    if B.dim() == A.dim() - 1 and not vector:
+        # PyTorch broadcasts A's batch with all but the last dimension of such a B: one matrix
+        # B[..., -2:, :] for each element of that batch (A (1, 4, 3) and B (4, 4) give X
+        # (4, 3, 4); A (2, 4, 3) and B (4, 2) do not broadcast)
+        batch = _infer_size(A.shape[:-2], B.shape[:-1])
+        A, B = A.expand(batch + [m, n]), B.expand(batch + list(B.shape[-2:]))
     driver = "gelsy" if driver is None else driver
     if driver not in _LSTSQ_DRIVERS:
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "

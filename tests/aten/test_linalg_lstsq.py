@@ -67,7 +67,7 @@ def _check(A, B, a, b, driver, tol):
 
 SHAPES = [
     ((6, 3), (6, 2)), ((3, 6), (3, 2)), ((4, 4), (4, 1)), ((5, 3), (5,)), ((3, 5), (3,)),
-    ((2, 5, 3), (2, 5, 4)), ((2, 3, 5), (2, 3)), ((2, 1, 5, 3), (3, 5, 2)),
+    ((2, 5, 3), (2, 5, 4)), ((2, 3, 5), (2, 3)), ((2, 1, 5, 3), (1, 3, 5, 2)),
     ((1, 5, 3), (4, 5, 2)), ((1, 6, 2), (3, 6, 1)),
     # size 0: no rows, no columns, no right-hand sides, no matrices
     ((0, 3), (0, 2)), ((3, 0), (3, 2)), ((0, 0), (0, 1)), ((4, 3), (4, 0)), ((3, 4), (3, 0)),
@@ -76,7 +76,7 @@ SHAPES = [
     ((40, 31), (40, 1)), ((40, 32), (40, 1)), ((70, 33), (70, 2)), ((80, 64), (80, 3)),
     ((31, 45), (31, 1)), ((32, 45), (32, 2)), ((33, 70), (33, 1)), ((65, 90), (65, 2)),
     # tall with more than 0.6 n right-hand sides: Q formed, Q^T B by the GEMM
-    ((9, 5), (9, 3)), ((9, 5), (9, 4)), ((70, 40), (70, 30)), ((2, 40, 3), (40, 50)),
+    ((9, 5), (9, 3)), ((9, 5), (9, 4)), ((70, 40), (70, 30)), ((2, 40, 3), (1, 40, 50)),
 ]
 
 
@@ -216,6 +216,20 @@ ERRORS = [
     ("batch", lambda L: L.linalg.lstsq(L.ones(2, 3, 2), L.ones(3, 3, 1)), RuntimeError,
      "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
      "dimension 0"),
+    # a B of one dimension less that is no batch of vectors: its leading dimensions are
+    # broadcast with A's batch, its last dimension included
+    ("batch-matrix-b", lambda L: L.linalg.lstsq(L.ones(2, 4, 3), L.ones(4, 2)), RuntimeError,
+     "The size of tensor a (2) must match the size of tensor b (4) at non-singleton "
+     "dimension 0"),
+    ("batch-matrix-b-4d", lambda L: L.linalg.lstsq(L.ones(2, 1, 4, 3), L.ones(3, 4, 2)),
+     RuntimeError, "The size of tensor a (2) must match the size of tensor b (3) at "
+     "non-singleton dimension 0"),
+    ("batch-matrix-b-grad", lambda L: L.linalg.lstsq(
+        L.ones(2, 4, 3, requires_grad=True), L.ones(4, 2), driver="gelsd"), RuntimeError,
+     "The size of tensor a (2) must match the size of tensor b (4) at non-singleton "
+     "dimension 0"),
+    ("rows-batch-of-vectors", lambda L: L.linalg.lstsq(L.ones(2, 4, 3), L.ones(3, 4)),
+     RuntimeError, "torch.linalg.lstsq: input.size(-2) should match other.size(-2)"),
 ]
 
 
@@ -224,9 +238,28 @@ def test_errors_like_torch(name, fn, exc, msg):
     assert_raises_like_torch(fn, exc, msg)
 
 
+@pytest.mark.parametrize("driver", ["gels", "gelsy", "gelsd"])
+@pytest.mark.parametrize("a_shape, b_shape, batch", [((1, 4, 3), (4, 4), (4,)),
+                                                     ((3, 1, 4, 3), (1, 4, 2), (3, 4)),
+                                                     ((1, 3, 5), (3, 2), (3,))])
+def test_b_of_one_dimension_less_broadcasts_as_pytorch(a_shape, b_shape, batch, driver):
+    """A B with one dimension less than A that is not a batch of vectors: PyTorch broadcasts
+    A's batch with all of B's dimensions but the last, and solves each element of that batch
+    against B's last two dimensions."""
+    A, a = make(a_shape, ptl.float64, "contiguous", 15, -1, 1)
+    B, b = make(b_shape, ptl.float64, "contiguous", 16, -1, 1)
+    a_all = np.broadcast_to(a, batch + a.shape[-2:])
+    b_all = np.broadcast_to(b, batch + b.shape[-2:])
+    x, _ = _np_lstsq(a_all, b_all, False)
+    for grad in (False, True):
+        got = ptl.linalg.lstsq(A.requires_grad_(grad), B, driver=driver).solution
+        assert got.shape == batch + (a.shape[-1], b.shape[-1])
+        assert_close(got.detach(), x, rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("driver", ["gels", "gelsy"])
 @pytest.mark.parametrize("shapes", [[(5, 3), (5, 2)], [(2, 3, 5), (2, 3)],
-                                    [(2, 1, 4, 2), (3, 4, 1)]])
+                                    [(2, 1, 4, 2), (1, 3, 4, 1)]])
 def test_gradcheck(shapes, driver):
     xs = [make(s, ptl.float64, "contiguous", i + 11, -1, 1)[0].requires_grad_()
           for i, s in enumerate(shapes)]
