@@ -5,6 +5,7 @@ isin): against NumPy (exact: integer and float64 values are moved or compared, n
 computed) on 0-D, size-0 and non-contiguous inputs, gradcheck in float64, and PyTorch's
 errors."""
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -208,6 +209,58 @@ def test_tri_indices_large_and_devices():
         for args in [(5, 7, 1), (7, 5, -2), (0, 4, 0)]:
             for name in ("tril_indices", "triu_indices"):
                 _exact(getattr(ptl, name)(*args), getattr(torch, name)(*args).numpy())
+
+
+def test_tri_indices_count_every_small_corner():
+    # the closed-form count (factory.c's tri_count) against NumPy on every small shape and
+    # every offset on, before and past both corners
+    for row in range(7):
+        for col in range(7):
+            for offset in range(-9, 10):
+                for fn, npfn in ((ptl.tril_indices, np.tril_indices),
+                                 (ptl.triu_indices, np.triu_indices)):
+                    _exact(fn(row, col, offset), np.array(npfn(row, offset, col)))
+
+
+BIG = 2 ** 63 - 1
+
+
+@pytest.mark.parametrize("name, args, rows, cols", [
+    # rows that keep no column are never visited (a loop over 2^40 or 2^63 rows hung)
+    ("triu_indices", (2 ** 40, 5, 0), *np.triu_indices(5)),
+    ("tril_indices", (5, BIG, 0), *np.tril_indices(5)),
+    ("tril_indices", (2 ** 62, 5, -2 ** 62 + 3),
+     [2 ** 62 - 3, 2 ** 62 - 2, 2 ** 62 - 2, 2 ** 62 - 1, 2 ** 62 - 1, 2 ** 62 - 1],
+     [0, 0, 1, 0, 1, 2]),
+    ("tril_indices", (BIG, 3, -BIG + 1), [BIG - 1], [0]),
+    ("tril_indices", (2 ** 40, 0, 0), [], []), ("triu_indices", (BIG, 0, -BIG), [], []),
+    # PyTorch 2.13 raises an overflow here: no triu row keeps a column past the last one
+    ("triu_indices", (BIG, 5, 2 ** 40), [], []),
+    # and a negative dimension here
+    ("triu_indices", (5, BIG, BIG), [], []),
+])
+def test_tri_indices_of_huge_sizes(name, args, rows, cols):
+    got = getattr(ptl, name)(*args)
+    _exact(got, np.array([rows, cols], dtype=np.int64).reshape(2, -1))
+    assert getattr(ptl, name)(*args, device="meta").shape == (2, len(rows))
+
+
+@pytest.mark.parametrize("name, args", [
+    ("tril_indices", (BIG, 5, 2 ** 40)), ("triu_indices", (5, BIG, 0)),
+    ("triu_indices", (BIG, BIG, 0)),
+])
+def test_tri_indices_count_overflow_like_torch(name, args):
+    assert_raises_like_torch(lambda m: getattr(m, name)(*args), RuntimeError,
+                             "Storage size calculation overflowed")
+
+
+def test_tri_indices_count_overflow():
+    # PyTorch 2.13 returns 11 and 4 indices here (its count wraps); there are 5 (3) x 2^63 - 1
+    for row in (5, 3):
+        with pytest.raises(RuntimeError, match=re.escape(
+                f"Storage size calculation overflowed: tril_indices({row}, {BIG}, offset) has "
+                "more than 2^63 - 1 indices")):
+            ptl.tril_indices(row, BIG, BIG)
 
 
 def test_tri_indices_errors():

@@ -540,10 +540,64 @@ tri_row_span(int upper, int64_t i, int64_t off, int64_t col, int64_t *lo, int64_
     }
 }
 
+/* The sum over rows i in [0, row) of clamp(i + c, 0, col), in closed form (row alone can be
+ * 2^63 - 1): the rows at or below 0, the rows of col, and the arithmetic run between them;
+ * -1 when a step overflows int64 (the sum is then at least about 2^61: its [2, n] tensor
+ * could not exist anyway). */
+static int
+tri_clamped_sum(int64_t row, int64_t col, int64_t c, int64_t *sum)
+{
+    int64_t zeros = c >= 1 ? 0 : -c < row ? -c + 1 : row;   /* rows i <= -c */
+    int64_t first_full, full, ends, mid = 0;
+    if (__builtin_sub_overflow(col, c, &first_full) || first_full > row) {
+        first_full = row;
+    }
+    if (first_full < zeros) {
+        first_full = zeros;
+    }
+    int64_t run = first_full - zeros;
+    if (__builtin_mul_overflow(row - first_full, col, &full)) {
+        return -1;
+    }
+    /* run odd makes the ends' sum even: the halving never rounds */
+    if (run > 0 && (__builtin_add_overflow(zeros + c, first_full - 1 + c, &ends) ||
+                    __builtin_mul_overflow(run % 2 == 0 ? run / 2 : run,
+                                           run % 2 == 0 ? ends : ends / 2, &mid))) {
+        return -1;
+    }
+    return __builtin_add_overflow(full, mid, sum) ? -1 : 0;
+}
+
+/* The rows of a triu that keep a column: those with i + off < col. */
+static inline int64_t
+triu_rows(int64_t row, int64_t col, int64_t off)
+{
+    int64_t rows;
+    return __builtin_sub_overflow(col, off, &rows) || rows > row ? row : rows;
+}
+
+/* How many indices tri_row_span keeps over the rows [0, row): a tril row i keeps
+ * clamp(i + off + 1, 0, col) columns (all from off = col - 1 on), a triu row
+ * col - clamp(i + off, 0, col) (none from i = col - off on). */
+static int
+tri_count(int upper, int64_t row, int64_t col, int64_t off, int64_t *n)
+{
+    if (!upper) {
+        return tri_clamped_sum(row, col, off < col ? off + 1 : col, n);
+    }
+    int64_t rows = triu_rows(row, col, off), all, below;
+    if (__builtin_mul_overflow(rows, col, &all) ||
+        tri_clamped_sum(rows, col, off, &below) < 0) {
+        return -1;
+    }
+    *n = all - below;
+    return 0;
+}
+
 #define TRI_FILL(T)                                                                  \
     do {                                                                             \
         T *r0 = (T *)base, *r1 = r0 + n;                                             \
-        for (int64_t i = 0; i < row; i++) {                                          \
+        for (int64_t i = first; i < last; i++) {                                     \
             int64_t lo, hi;                                                          \
             tri_row_span(upper, i, off, col, &lo, &hi);                              \
             for (int64_t j = lo; j < hi; j++) {                                      \
@@ -579,19 +633,24 @@ tri_indices_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              ptl_dtype_legacy_name(dt));
     }
     off = off < -row ? -row : off > col ? col : off;
-    int64_t n = 0;
-    for (int64_t i = 0; i < row; i++) {
-        int64_t lo, hi;
-        tri_row_span(upper, i, off, col, &lo, &hi);
-        n += hi - lo;
+    int64_t n;
+    if (tri_count(upper, row, col, off, &n) < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Storage size calculation overflowed: %s(%lld, "
+                             "%lld, offset) has more than 2^63 - 1 indices",
+                             upper ? "triu_indices" : "tril_indices", (long long)row,
+                             (long long)col);
     }
     int64_t sizes[2] = {2, n};
     PtlTensorImpl *t;
     if (check_device(dev) < 0 || (t = new_filled(2, sizes, dt, NULL, dev)) == NULL) {
         return -1;
     }
-    if (t->device.type != PTL_DEVICE_META) {
+    if (n > 0 && t->device.type != PTL_DEVICE_META) {
         char *base = ptl_tensor_data(t);
+        /* only the rows that keep a column (col > 0 here): a tril row from i = -off on, a
+         * triu row while i + off < col (row alone can be 2^63 - 1) */
+        int64_t first = upper || off >= 0 ? 0 : -off;
+        int64_t last = upper ? triu_rows(row, col, off) : row;
         if (dt == PTL_DTYPE_INT64) {
             TRI_FILL(int64_t);
         }
