@@ -1,5 +1,7 @@
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -42,6 +44,16 @@ def pytest_collection_modifyitems(config, items):
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "torch_ref: the test compares with PyTorch; skipped when torch is missing")
+    if helpers.REFERENCES_ENV not in os.environ:   # a rerun's child session shares its parent's
+        config._ptl_references = tempfile.mkdtemp(prefix="ptl-references-")
+        os.environ[helpers.REFERENCES_ENV] = config._ptl_references
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_ptl_references", None)
+    if folder is not None:
+        os.environ.pop(helpers.REFERENCES_ENV, None)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_runtest_setup(item):

@@ -5,6 +5,7 @@ and in NumPy, run the op on both, compare shape, then dtype, then values, and on
 name the first mismatching element."""
 import contextlib
 import gc
+import hashlib
 import os
 import re
 import subprocess
@@ -60,6 +61,31 @@ def rerun_with_capability(path, cap, *pytest_args):
                         "-p", "no:cacheprovider", *pytest_args], env=env, capture_output=True,
                        text=True, cwd=ROOT)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+# A folder for slow references computed once per test session (reference_once): conftest.py
+# makes it and names it here for the capability reruns' child sessions.
+REFERENCES_ENV = "PTL_TEST_REFERENCES"
+
+
+def reference_once(key, compute, x):
+    """compute(x), an array of x's shape from a slow reference (mpmath at 40 digits), computed
+    once per test session: the file's capability reruns (rerun_with_capability), which test
+    other loops on the same points, read the value the first run stored under key and x."""
+    folder = os.environ.get(REFERENCES_ENV)
+    if folder is None:
+        return compute(x)
+    x = np.ascontiguousarray(x)
+    digest = hashlib.sha256(f"{key}|{x.dtype.str}|{x.shape}".encode() + x.tobytes())
+    path = os.path.join(folder, digest.hexdigest() + ".npy")
+    if os.path.exists(path):
+        return np.load(path)
+    value = compute(x)
+    part = f"{path}.{os.getpid()}.part"
+    with open(part, "wb") as f:
+        np.save(f, value)
+    os.replace(part, path)
+    return value
 
 
 NP_DTYPE = {
