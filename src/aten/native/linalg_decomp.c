@@ -601,6 +601,21 @@ ptl_linalg_qr_blocked(double *a, int64_t m, int64_t n, double *tau, double *q, i
     return qr_blocked_f8(a, m, n, tau, q, qc, scratch);
 }
 
+/* The float32 instances for svd.c and linalg_lstsq.c (linalg_impl.h) */
+int
+ptl_linalg_qr_form_q_blocked_f32(const float *a, int64_t m, int64_t n, const float *tau,
+                                 float *q, int64_t ldq, int64_t qc, float *scratch)
+{
+    return qr_form_q_blocked_f4(a, m, n, tau, q, ldq, qc, scratch);
+}
+
+int
+ptl_linalg_qr_blocked_f32(float *a, int64_t m, int64_t n, float *tau, float *q, int64_t qc,
+                          float *scratch)
+{
+    return qr_blocked_f4(a, m, n, tau, q, qc, scratch);
+}
+
 /* ---- symmetric eigensolver ---- */
 
 typedef double EighVec __attribute__((vector_size(64)));
