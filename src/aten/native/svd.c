@@ -30,8 +30,10 @@
  * scalars d, e and the rotations' cosines and sines) stay in double, rounded to float only
  * where they meet the vectors, and deflate at FLT_EPSILON relative to the neighbouring
  * diagonal or to ||B|| (sbdsqr's test is about ten times looser): twelve percent fewer
- * steps at 256 than at DBL_EPSILON, which float32's vectors could not use.  float32's
- * values without vectors (svdvals, matrix_rank) stay in float64. */
+ * steps at 256 than at DBL_EPSILON, which float32's vectors could not use.  The float
+ * bidiagonalization updates the trailing rows two at a time (PAIRS: acc, u and y loaded
+ * once for both, two independent sums).  float32's values without vectors (svdvals,
+ * matrix_rank) stay in float64. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -93,10 +95,12 @@ typedef float RotVec4 __attribute__((vector_size(64)));
 #define ROT_LANES 4
 
 /* The kernels on one matrix come in two instances from one template, DEFINE_SVD_KERNELS(T,
- * SUF, FABS, SQRT, HYPOT, NSUM, VT, SS_LO): _f8 on double and _f4 on float, for float32's
- * singular vectors (Note [Singular vectors]).  NSUM partial sums in update_row (eight doubles,
- * sixteen floats: one wide vector), VT the rotations' vector, SS_LO the sum of squares below
- * which bidiagonalize's shortcut may have underflowed.  In the template's order:
+ * SUF, FABS, SQRT, HYPOT, NSUM, PAIRS, VT, SS_LO): _f8 on double and _f4 on float, for
+ * float32's singular vectors (Note [Singular vectors]).  NSUM partial sums in update_row
+ * (eight doubles, sixteen floats: one wide vector), PAIRS 1 where bidiagonalize updates
+ * the rows below the first two at a time (update_rows2: float only, float64 keeps its
+ * bits), VT the rotations' vector, SS_LO the sum of squares below which bidiagonalize's
+ * shortcut may have underflowed.  In the template's order:
  *
  * reflector: makes the reflection H = I - tau v v^T of x (len entries, stride inc) onto beta
  * e1: x becomes (beta, v[1:]) with v0 = 1 implied, v[1:] = f x[1:] with f in fs; returns tau
@@ -104,6 +108,9 @@ typedef float RotVec4 __attribute__((vector_size(64)));
  *
  * sub_row: w -= a b (n entries), then y[0:n-1] += w[0] w[1:] when y is not NULL; returns the
  * new w[0].
+ *
+ * sub_rows2, update_rows2: sub_row and update_row on two rows wa, wb at once, their new
+ * first entries in x0a, x0b; y takes both rows' terms in one addition.
  *
  * update_row: row w (n entries) of a bidiagonalization step: w -= v acc (the left
  * reflection, v its entry of the column), then w -= tr (w . u) u (the right one, u[0] = 1),
@@ -133,7 +140,7 @@ typedef float RotVec4 __attribute__((vector_size(64)));
  * load_scaled: w (r x c) = a (row-major, n columns; transposed when not tall) times 2^-e2,
  * e2 the exponent of its largest |entry| (0 for a zero matrix), so that the entries lie
  * below 1; returns e2.  The scaling goes by two exact halves (2^-e2 alone may not be a T). */
-#define DEFINE_SVD_KERNELS(T, SUF, FABS, SQRT, HYPOT, NSUM, VT, SS_LO)                            \
+#define DEFINE_SVD_KERNELS(T, SUF, FABS, SQRT, HYPOT, NSUM, PAIRS, VT, SS_LO)                     \
     static T                                                                                      \
     reflector_##SUF(T *x, int64_t len, int64_t inc, T *fs)                                        \
     {                                                                                             \
@@ -197,7 +204,7 @@ typedef float RotVec4 __attribute__((vector_size(64)));
         for (; j < n; j++) {                                                                      \
             T x = w[j] - v * acc[j];                                                              \
             w[j] = x;                                                                             \
-            p[0] += x * u[j];                                                                  \
+            p[0] += x * u[j];                                                                     \
         }                                                                                         \
         for (int l = 8; l < NSUM; l++) {                                                          \
             p[l & 7] += p[l];                                                                     \
@@ -206,6 +213,57 @@ typedef float RotVec4 __attribute__((vector_size(64)));
         return sub_row_##SUF(w, t, u, y, n);                                                      \
     }                                                                                             \
                                                                                                   \
+    static inline void                                                                            \
+    sub_rows2_##SUF(T *restrict wa, T a, T *restrict wb, T b, const T *restrict u,                \
+                    T *restrict y, int64_t n, T *x0a, T *x0b)                                     \
+    {                                                                                             \
+        T ya = wa[0] - a * u[0], yb = wb[0] - b * u[0];                                           \
+        wa[0] = ya;                                                                               \
+        wb[0] = yb;                                                                               \
+        for (int64_t j = 1; j < n; j++) {                                                         \
+            T xa = wa[j] - a * u[j], xb = wb[j] - b * u[j];                                       \
+            wa[j] = xa;                                                                           \
+            wb[j] = xb;                                                                           \
+            y[j - 1] += ya * xa + yb * xb;                                                        \
+        }                                                                                         \
+        *x0a = ya;                                                                                \
+        *x0b = yb;                                                                                \
+    }                                                                                             \
+                                                                                                  \
+    static inline void                                                                            \
+    update_rows2_##SUF(T *restrict wa, T va, T *restrict wb, T vb, const T *restrict acc,         \
+                       const T *restrict u, T tr, T *restrict y, int64_t n, T *x0a, T *x0b)       \
+    {                                                                                             \
+        if (tr == 0) {                                                                            \
+            sub_rows2_##SUF(wa, va, wb, vb, acc, y, n, x0a, x0b);                                 \
+            return;                                                                               \
+        }                                                                                         \
+        T p[NSUM] = {0}, q[NSUM] = {0};                                                           \
+        int64_t j = 0;                                                                            \
+        for (; j + NSUM <= n; j += NSUM) {                                                        \
+            for (int l = 0; l < NSUM; l++) {                                                      \
+                T xa = wa[j + l] - va * acc[j + l], xb = wb[j + l] - vb * acc[j + l];             \
+                wa[j + l] = xa;                                                                   \
+                wb[j + l] = xb;                                                                   \
+                p[l] += xa * u[j + l];                                                            \
+                q[l] += xb * u[j + l];                                                            \
+            }                                                                                     \
+        }                                                                                         \
+        for (; j < n; j++) {                                                                      \
+            T xa = wa[j] - va * acc[j], xb = wb[j] - vb * acc[j];                                 \
+            wa[j] = xa;                                                                           \
+            wb[j] = xb;                                                                           \
+            p[0] += xa * u[j];                                                                    \
+            q[0] += xb * u[j];                                                                    \
+        }                                                                                         \
+        for (int l = 8; l < NSUM; l++) {                                                          \
+            p[l & 7] += p[l];                                                                     \
+            q[l & 7] += q[l];                                                                     \
+        }                                                                                         \
+        T ta = tr * (((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7])));          \
+        T tb = tr * (((q[0] + q[4]) + (q[2] + q[6])) + ((q[1] + q[5]) + (q[3] + q[7])));          \
+        sub_rows2_##SUF(wa, ta, wb, tb, u, y, n, x0a, x0b);                                       \
+    }                                                                                             \
     static PTL_LOOP_CLONES_WIDE void                                                              \
     bidiagonalize_##SUF(T *w, int64_t r, int64_t c, T *d, T *e, T *acc, T *y, int right, T *taus) \
     {                                                                                             \
@@ -280,7 +338,22 @@ typedef float RotVec4 __attribute__((vector_size(64)));
                 memset(acc, 0, sizeof(T) * (size_t)nc);                                           \
             }                                                                                     \
             ss = 0;                                                                               \
-            for (int64_t i = k + 1; i < r; i++) {                                                 \
+            int64_t i = k + 1;                                                                    \
+            for (int64_t i2 = k + 2; PAIRS && i2 + 1 < r; i2 += 2) {                              \
+                /* rows i2, i2 + 1 in one pass (acc, u and y loaded once for both); row k + 1     \
+                 * first alone, as it adds nothing to y */                                        \
+                if (i == k + 1) {                                                                 \
+                    T *wi = w + i * c + k + 1;                                                    \
+                    update_row_##SUF(wi, vs * wi[-1], acc, rk, tr, NULL, nc);                     \
+                }                                                                                 \
+                T *wa = w + i2 * c + k + 1, *wb = wa + c, x0a, x0b;                               \
+                update_rows2_##SUF(wa, vs * wa[-1], wb, vs * wb[-1], acc, rk, tr, y, nc, &x0a,    \
+                                   &x0b);                                                         \
+                ss += x0a * x0a;                                                                  \
+                ss += x0b * x0b;                                                                  \
+                i = i2 + 2;                                                                       \
+            }                                                                                     \
+            for (; i < r; i++) {                                                                  \
                 T *wi = w + i * c + k + 1;                                                        \
                 T x0 = update_row_##SUF(wi, vs * wi[-1], acc, rk, tr, i > k + 1 ? y : NULL, nc);  \
                 if (i > k + 1) {                                                                  \
@@ -368,8 +441,8 @@ typedef float RotVec4 __attribute__((vector_size(64)));
         return e2;                                                                                \
     }
 
-DEFINE_SVD_KERNELS(double, f8, fabs, sqrt, hypot, 8, RotVec8, 1e-280)
-DEFINE_SVD_KERNELS(float, f4, fabsf, sqrtf, hypotf, 16, RotVec4, 1e-30f)
+DEFINE_SVD_KERNELS(double, f8, fabs, sqrt, hypot, 8, 0, RotVec8, 1e-280)
+DEFINE_SVD_KERNELS(float, f4, fabsf, sqrtf, hypotf, 16, 1, RotVec4, 1e-30f)
 #undef DEFINE_SVD_KERNELS
 
 /* (c, s) with c y + s z = rho and c z - s y = 0 (sqrt without hypot's care: the entries
@@ -660,6 +733,9 @@ cmp_order(const void *x, const void *y)
     return a->v != b->v ? (a->v < b->v) - (a->v > b->v) : (a->i > b->i) - (a->i < b->i);
 }
 
+/* the side of transpose's square tiles */
+#define TRANSPOSE_TILE 16
+
 /* The vectors' scratch for r x c (r >= c) with qcols columns of U, in doubles. */
 /* The vectors' scratch for r x c (r >= c) with qcols columns of U, in elements. */
 static int64_t
@@ -706,6 +782,29 @@ svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
         return QR_FORM_Q(t, c1, c1, taus, vq + c + 1, c, c1, scr);                                \
     }                                                                                             \
                                                                                                   \
+    /* dst[i * ldd + j] = sg_j src[p_j * lds + i] for j < nj, i < ni, p_j = ord[j].i (j when      \
+     * ord is NULL), sg_j = -1 where sgn[p_j] < 0 (1 when sgn is NULL): a transpose of the        \
+     * rows listed, in TRANSPOSE_TILE squares, so that neither side is walked down a column. */   \
+    static void                                                                                   \
+    transpose_##SUF(T *dst, int64_t ldd, const T *src, int64_t lds, int64_t nj, int64_t ni,       \
+                    const SvdOrder *ord, const double *sgn)                                       \
+    {                                                                                             \
+        for (int64_t j0 = 0; j0 < nj; j0 += TRANSPOSE_TILE) {                                     \
+            int64_t j1 = j0 + TRANSPOSE_TILE < nj ? j0 + TRANSPOSE_TILE : nj;                     \
+            for (int64_t i0 = 0; i0 < ni; i0 += TRANSPOSE_TILE) {                                 \
+                int64_t i1 = i0 + TRANSPOSE_TILE < ni ? i0 + TRANSPOSE_TILE : ni;                 \
+                for (int64_t j = j0; j < j1; j++) {                                               \
+                    int64_t pj = ord != NULL ? ord[j].i : j;                                      \
+                    const T *x = src + pj * lds;                                                  \
+                    T sg = sgn != NULL && sgn[pj] < 0 ? -1 : 1;                                   \
+                    for (int64_t i = i0; i < i1; i++) {                                           \
+                        dst[i * ldd + j] = sg * x[i];                                             \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
     static int                                                                                    \
     svd_one_##SUF(const SvdJob *job, const T *a, T *u, T *s, T *vh)                               \
     {                                                                                             \
@@ -732,8 +831,9 @@ svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
         }                                                                                         \
         T *tau = w + r * c, *d = tau + 3 * c, *e = d + c, *acc = e + c;                           \
         T *ub = acc + 2 * c, *ut = ub + br * ubc, *rr = ut + c * br, *vq = rr + c * c;            \
-        T *vt = vq + c * c, *q = vt + c * c, *uo = q + (qr ? r * qcols : 0);                      \
-        T *scr = uo + r * qcols;                                                                  \
+        /* uo: U itself when tall */                                                              \
+        T *vt = vq + c * c, *q = vt + c * c, *uo = tall ? u : q + (qr ? r * qcols : 0);           \
+        T *scr = q + (qr ? r * qcols : 0) + r * qcols;                                            \
         double *ee = dd + c, *rot = ee + c;                                                       \
         int e2 = load_scaled_##SUF(w, a, n, r, c, tall), rc = -1;                                 \
         T *b = w;                                                                                 \
@@ -755,14 +855,8 @@ svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
             form_v_##SUF(b, c, tau + c, vq, vt, scr) < 0) {                                       \
             goto done;                                                                            \
         }                                                                                         \
-        for (int64_t j = 0; j < c; j++) {                                                         \
-            for (int64_t i = 0; i < br; i++) {                                                    \
-                ut[j * br + i] = ub[i * ubc + j];                                                 \
-            }                                                                                     \
-            for (int64_t i = 0; i < c; i++) {                                                     \
-                vt[j * c + i] = vq[i * c + j];                                                    \
-            }                                                                                     \
-        }                                                                                         \
+        transpose_##SUF(ut, br, ub, ubc, br, c, NULL, NULL);                                      \
+        transpose_##SUF(vt, c, vq, c, c, c, NULL, NULL);                                          \
         for (int64_t j = 0; j < c; j++) {                                                         \
             dd[j] = d[j];                                                                         \
             ee[j] = j + 1 < c ? e[j] : 0;                                                         \
@@ -780,16 +874,13 @@ svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
         /* uo (r x qcols, row-major): the long side's vectors; rr: the sorted rows of ut */       \
         T *us = qr ? rr : uo;                                                                     \
         for (int64_t j = 0; j < c; j++) {                                                         \
-            const T *x = ut + ord[j].i * br;                                                      \
             s[j] = (T)(ord[j].v * g1 * g2);                                                       \
-            for (int64_t i = 0; i < br; i++) {                                                    \
-                if (qr) {                                                                         \
-                    us[j * c + i] = x[i];                                                         \
-                }                                                                                 \
-                else {                                                                            \
-                    uo[i * qcols + j] = x[i];                                                     \
-                }                                                                                 \
+            if (qr) {                                                                             \
+                memcpy(us + j * c, ut + ord[j].i * br, sizeof(T) * (size_t)c);                    \
             }                                                                                     \
+        }                                                                                         \
+        if (!qr) {                                                                                \
+            transpose_##SUF(uo, qcols, ut, br, c, br, ord, NULL);                                 \
         }                                                                                         \
         for (int64_t i = 0; i < br && !qr; i++) {                                                 \
             for (int64_t j = c; j < qcols; j++) {                                                 \
@@ -809,27 +900,16 @@ svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
             }                                                                                     \
         }                                                                                         \
         /* tall: U = uo, Vh[j, :] = V[:, j]; wide (W = A^T): U[:, j] = V[:, j], Vh = uo^T */      \
-        for (int64_t j = 0; j < c; j++) {                                                         \
+        for (int64_t j = 0; j < c && tall; j++) {                                                 \
             const T *x = vt + ord[j].i * c;                                                       \
             T sg = dd[ord[j].i] < 0 ? -1 : 1;                                                     \
             for (int64_t i = 0; i < c; i++) {                                                     \
-                if (tall) {                                                                       \
-                    vh[j * c + i] = sg * x[i];                                                    \
-                }                                                                                 \
-                else {                                                                            \
-                    u[i * c + j] = sg * x[i];                                                     \
-                }                                                                                 \
+                vh[j * c + i] = sg * x[i];                                                        \
             }                                                                                     \
         }                                                                                         \
-        if (tall) {                                                                               \
-            memcpy(u, uo, sizeof(T) * (size_t)(r * qcols));                                       \
-        }                                                                                         \
-        else {                                                                                    \
-            for (int64_t j = 0; j < qcols; j++) {                                                 \
-                for (int64_t i = 0; i < r; i++) {                                                 \
-                    vh[j * r + i] = uo[i * qcols + j];                                            \
-                }                                                                                 \
-            }                                                                                     \
+        if (!tall) {                                                                              \
+            transpose_##SUF(u, c, vt, c, c, c, ord, dd);                                          \
+            transpose_##SUF(vh, r, uo, qcols, r, qcols, NULL, NULL);                              \
         }                                                                                         \
         rc = 0;                                                                                   \
     done:                                                                                         \
