@@ -244,7 +244,10 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
  *
  * householder_unit, panel_copy, qr_panel: the same reflections on a contiguous column, a
  * block's column-major copy and the block's QR through it (Note [Blocked QR]), their sums
- * in VT's lanes; SS_LO and SS_HI bound the sums of squares that need no scaling.
+ * in VT's lanes (the float instance adds qr_panel's lanes as a tree and its tail in four
+ * sums: sixteen dependent additions a column pair were most of lstsq 256x64's panel time;
+ * the double instance keeps its order and bits); SS_LO and SS_HI bound the sums of squares
+ * that need no scaling.
  *
  * reflect_rows: applies I - tau v v^T to columns c0..c1 of the len rows at c (row stride
  * ld): v[0] = 1 and v[i] = vs[i * vinc] for i >= 1.  w: c1 scratch.
@@ -413,7 +416,35 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
                 }                                                                             \
                 acc += acc2;                                                                  \
                 T w = 0;                                                                      \
-                for (int l = 0; l < lanes; l++) {                                             \
+                if (sizeof(T) == sizeof(float)) {                                             \
+                    /* float: the tail in four sums and the lanes added as a tree (sixteen    \
+                     * dependent additions and the tail's chain had been most of the panel's  \
+                     * time); double keeps its order and bits */                              \
+                    T t[4] = {0, 0, 0, 0};                                                    \
+                    for (; i + 4 <= len; i += 4) {                                            \
+                        for (int l = 0; l < 4; l++) {                                         \
+                            t[l] += x[i + l] * y[i + l];                                      \
+                        }                                                                     \
+                    }                                                                         \
+                    for (; i < len; i++) {                                                    \
+                        t[0] += x[i] * y[i];                                                  \
+                    }                                                                         \
+                    T __attribute__((vector_size(32))) h8, h8b;                               \
+                    T __attribute__((vector_size(16))) h4, h4b;                               \
+                    T r4[16 / sizeof(T)];                                                     \
+                    memcpy(&h8, &acc, sizeof(h8));                                            \
+                    memcpy(&h8b, (char *)&acc + sizeof(h8), sizeof(h8b));                     \
+                    h8 += h8b;                                                                \
+                    memcpy(&h4, &h8, sizeof(h4));                                             \
+                    memcpy(&h4b, (char *)&h8 + sizeof(h4), sizeof(h4b));                      \
+                    h4 += h4b;                                                                \
+                    memcpy(r4, &h4, sizeof(r4));                                              \
+                    w = (t[0] + t[1]) + (t[2] + t[3]);                                        \
+                    for (int l = 0; l < (int)(16 / sizeof(T)); l++) {                         \
+                        w += r4[l];                                                           \
+                    }                                                                         \
+                }                                                                             \
+                for (int l = 0; l < lanes && sizeof(T) != sizeof(float); l++) {               \
                     w += acc[l];                                                              \
                 }                                                                             \
                 for (; i < len; i++) {                                                        \
