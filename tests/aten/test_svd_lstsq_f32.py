@@ -268,3 +268,18 @@ def test_lstsq_float32_rank_proof_bands(n):
         s = np.linalg.svd(a64, compute_uv=False)
         res = L.lstsq(ptl.tensor(a), ptl.tensor(b))
         assert int(res.rank) == int(np.sum(s > rcond * s[0]))
+
+
+@pytest.mark.parametrize("m,n", [(100, 71), (100, 72), (100, 73), (90, 40), (90, 41),
+                                 (33, 40), (33, 41), (65, 73), (200, 199)])
+def test_float_qr_last_panel_takes_a_few_trailing_columns(m, n, threads):
+    # the float QR's last block takes up to 8 (QR_WIDE_TAIL) columns after it into its panel
+    # (n - 64 of 7, 8, 9; n - 32 of 8, 9; a wide matrix); lstsq's [A b] is the case it is for
+    A, a = _f32(np.random.default_rng(m + 7 * n).standard_normal((m, n)))
+    Q, R = L.qr(A)
+    q, r = _np(Q), _np(R)
+    ref = np.linalg.qr(a)[1]
+    # R's rows up to sign (LAPACK's signs: the same reflections)
+    assert np.abs(np.abs(r) - np.abs(ref)).max() <= 8 * m * EPS * np.abs(a).max()
+    assert np.abs(q @ r - a).max() <= 8 * m * EPS * np.abs(a).max()
+    assert np.abs(q.T @ q - np.eye(q.shape[1])).max() <= 8 * m * EPS

@@ -216,21 +216,28 @@
  * per entry had been a fifth of qr 256).  The block's own columns are factored in a
  * column-major copy (qr_panel): each reflection's dot products and updates then run down
  * whole columns in wide vectors, where on the row-major matrix they ran across the block's
- * few columns (reflect_rows was a third of qr 256x65's time, lstsq's QR of [A b]).
- * Matrices of at most one block take the loops above alone (svd.c calls those directly);
- * eigh forms its Q by blocks at every size. */
+ * few columns (reflect_rows was a third of qr 256x65's time, lstsq's QR of [A b]).  In the
+ * float instance a last block followed by at most QR_WIDE_TAIL columns copies them into its
+ * panel and updates them there, reflection by reflection, instead of building V and T for
+ * them (lstsq's [A b] built a block reflector for b alone: lstsq f32 1.08 -> 1.2 of
+ * PyTorch's speed at 64x64).  Matrices of at most one block take the loops above alone
+ * (svd.c calls those directly); eigh forms its Q by blocks at every size. */
 #define QR_BLOCK 32
 
 /* the vectors of the panel's sums: eight doubles or sixteen floats */
 typedef double QrVec8 __attribute__((vector_size(64)));
 typedef float QrVec4 __attribute__((vector_size(64)));
 
-/* Scratch for the blocked QR of an m x n matrix whose Q has qc columns, in doubles. */
+/* The float QR's last panel takes up to this many trailing columns into its column-major
+ * copy (qr_blocked): lstsq's [A b] had built a block reflector for b alone. */
+#define QR_WIDE_TAIL 8
+
+/* Scratch for the blocked QR of an m x n matrix whose Q has qc columns, in elements. */
 int64_t
 ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
 {
     int64_t wn = n > qc ? n : qc;
-    return m * QR_BLOCK + QR_BLOCK * QR_BLOCK + QR_BLOCK * wn + wn;
+    return m * (QR_BLOCK + QR_WIDE_TAIL) + QR_BLOCK * QR_BLOCK + QR_BLOCK * wn + wn;
 }
 
 /* The QR kernels come in two instances from one template, DEFINE_QR(T, SUF, GEMM, FABS,
@@ -390,17 +397,18 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
     }                                                                                         \
                                                                                               \
     /* The QR of the block at a (rows x jb, row stride n) in place, as qr_factor makes it,    \
-     * through the column-major copy p (jb x rows). */                                        \
+     * through the column-major copy p (nc x rows): its reflections, applied to the nc - jb   \
+     * columns after it too. */                                                               \
     static PTL_LOOP_CLONES_WIDE void                                                          \
-    qr_panel_##SUF(T *a, int64_t n, int64_t rows, int64_t jb, T *tau, T *p)                   \
+    qr_panel_##SUF(T *a, int64_t n, int64_t rows, int64_t jb, int64_t nc, T *tau, T *p)       \
     {                                                                                         \
         const int lanes = (int)(sizeof(VT) / sizeof(T));                                      \
-        panel_copy_##SUF(a, n, rows, jb, p, 0);                                               \
+        panel_copy_##SUF(a, n, rows, nc, p, 0);                                               \
         for (int64_t c = 0; c < jb; c++) {                                                    \
             T *x = p + c * rows + c;                                                          \
             int64_t len = rows - c;                                                           \
             tau[c] = householder_unit_##SUF(x, len);                                          \
-            for (int64_t d = c + 1; d < jb && tau[c] != 0; d++) {                             \
+            for (int64_t d = c + 1; d < nc && tau[c] != 0; d++) {                             \
                 /* y -= tau (v . y) v, v = (1, x[1:]); two sums, for the adds' latency */     \
                 T *y = p + d * rows + c;                                                      \
                 VT acc = {0}, acc2 = {0};                                                     \
@@ -457,7 +465,7 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
                 }                                                                             \
             }                                                                                 \
         }                                                                                     \
-        panel_copy_##SUF(a, n, rows, jb, p, 1);                                               \
+        panel_copy_##SUF(a, n, rows, nc, p, 1);                                               \
     }                                                                                         \
                                                                                               \
     static void                                                                               \
@@ -576,7 +584,7 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
                           T *scratch)                                                         \
     {                                                                                         \
         int64_t k = m < n ? m : n;                                                            \
-        T *v = scratch, *t = v + m * QR_BLOCK, *w = t + QR_BLOCK * QR_BLOCK;                  \
+        T *v = scratch, *t = v + m * (QR_BLOCK + QR_WIDE_TAIL), *w = t + QR_BLOCK * QR_BLOCK; \
         T *row = w + QR_BLOCK * (n > qc ? n : qc);                                            \
         if (k <= QR_BLOCK) {                                                                  \
             qr_factor_##SUF(a, m, n, tau, row);                                               \
@@ -587,8 +595,12 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
         }                                                                                     \
         for (int64_t j0 = 0; j0 < k; j0 += QR_BLOCK) {                                        \
             int64_t jb = k - j0 < QR_BLOCK ? k - j0 : QR_BLOCK, c1 = j0 + jb;                 \
-            qr_panel_##SUF(a + j0 * n + j0, n, m - j0, jb, tau + j0, v);                      \
-            if (c1 < n) {                                                                     \
+            /* float: a last block with at most QR_WIDE_TAIL columns after it takes them into \
+             * its panel (double keeps its block update and bits) */                          \
+            int wide = sizeof(T) == sizeof(float) && n - c1 <= QR_WIDE_TAIL &&                \
+                       c1 + QR_BLOCK >= k;                                                    \
+            qr_panel_##SUF(a + j0 * n + j0, n, m - j0, jb, wide ? n - j0 : jb, tau + j0, v);  \
+            if (c1 < n && !wide) {                                                            \
                 if (qr_block_reflector_##SUF(a + j0 * n + j0, n, m - j0, jb, tau + j0, v,     \
                                              t) < 0 ||                                        \
                     qr_apply_block_##SUF(v, t, m - j0, jb, a + j0 * n + c1, n, n - c1, 1,     \
