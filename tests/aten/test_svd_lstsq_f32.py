@@ -283,3 +283,19 @@ def test_float_qr_last_panel_takes_a_few_trailing_columns(m, n, threads):
     assert np.abs(np.abs(r) - np.abs(ref)).max() <= 8 * m * EPS * np.abs(a).max()
     assert np.abs(q @ r - a).max() <= 8 * m * EPS * np.abs(a).max()
     assert np.abs(q.T @ q - np.eye(q.shape[1])).max() <= 8 * m * EPS
+
+
+def test_lstsq_rank_below_float32_precision_is_r_s_rank():
+    # R is factored in float32: an exactly repeated column leaves a diagonal entry of order
+    # eps_f32 ||A||, not 0, so an rcond far below eps_f32 proves full rank from R, as
+    # PyTorch's sgeqp3 counts it (rank 10 and a solution of order 1 / eps_f32 from PyTorch
+    # 2.13 on this matrix); the default rcond counts the repeated column out
+    g = np.random.default_rng(0)
+    a = g.standard_normal((40, 10)).astype(np.float32)
+    a[:, 9] = a[:, 3]
+    B = ptl.tensor(g.standard_normal((40, 1)).astype(np.float32))
+    assert int(L.lstsq(ptl.tensor(a), B).rank) == 9
+    assert int(L.lstsq(ptl.tensor(a), B, rcond=1e-4).rank) == 9
+    res = L.lstsq(ptl.tensor(a), B, rcond=1e-9)
+    assert int(res.rank) == 10
+    assert float(np.abs(res.solution.numpy()).max()) > 1e4

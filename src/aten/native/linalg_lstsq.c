@@ -30,13 +30,16 @@
  *   inverted in float32 first: the computed X satisfies |X R - I| <= c u |X| |R| with c
  *   about k (u = eps_f32 / 2), so ||X R - I||_2 <= c u ||X||_F ||R||_F; as rcond = eps_f32
  *   max(m, n) >= 2 u k, a product ||R||_F ||X||_F rcond below 1/2 leaves that residual
- *   below 1/4, ||R^-1|| <= (4/3) ||X|| and the true product below 2/3: proved.  Above 1/2
- *   the float64 inverse decides (half the float64 GEMM's time went to it at 256 x 256,
- *   whose product is 0.25);
+ *   below 1/4, ||R^-1|| <= (4/3) ||X|| and the true product below 2/3: proved.  Above 1/2,
+ *   or for a caller's rcond below eps_f32 k, the float64 inverse decides (half the float64
+ *   GEMM's time went to it at 256 x 256, whose product is 0.25).  R itself carries float32's
+ *   rounding, as sgeqp3's does for PyTorch: an rcond far below eps_f32 proves the rank of R,
+ *   not of A's float64 truth;
  * - failing both, rank is -1 for that matrix and the caller (linalg.py's lstsq) counts it
  *   from the singular values, taking the SVD path when some matrix is deficient.
  * 'gels' assumes full rank; an exactly zero diagonal of R is LAPACK trtrs's info, raised as
  * PyTorch raises it. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -178,8 +181,9 @@ full_rank_proved(const double *r, int64_t ld, int64_t k, double rcond, double *w
     if (bound * rcond < 1) {
         return 1;
     }
-    if (rf != NULL) {
-        /* float R: first its inverse in float32 (Note [Least squares by one QR]) */
+    if (rf != NULL && rcond >= FLT_EPSILON * (double)k) {
+        /* float R: first its inverse in float32 (Note [Least squares by one QR]; the margin
+         * needs rcond of at least eps_f32 k, as the default eps_f32 max(m, n) is) */
         float *xf = malloc(sizeof(float) * (size_t)(k * k + k * k / 4 + 1));
         double nrm = 0;
         if (xf == NULL) {
