@@ -13,7 +13,9 @@ them) of float64 matrices at 64 and 256: Householder bidiagonalization and shift
 the bidiagonal (svd.c, Note [Bidiagonal singular values]), against LAPACK's gesdd without
 vectors.  With the vectors (svd, pinv) the reflections are accumulated by blocks and the QR
 steps' rotations applied in batches (Note [Singular vectors]); lstsq's default driver solves
-through one QR of [A B] in one native call (linalg_lstsq.c, Note [Least squares by one QR])."""
+through one QR of [A B] in one native call (linalg_lstsq.c, Note [Least squares by one QR]).
+float32 svd, pinv and lstsq compute in float32 as sgesdd and sgeqrf do for PyTorch (the
+bidiagonal's QR steps and lstsq's rank proof in double)."""
 import numpy as np
 import pytest
 

@@ -216,21 +216,28 @@
  * per entry had been a fifth of qr 256).  The block's own columns are factored in a
  * column-major copy (qr_panel): each reflection's dot products and updates then run down
  * whole columns in wide vectors, where on the row-major matrix they ran across the block's
- * few columns (reflect_rows was a third of qr 256x65's time, lstsq's QR of [A b]).
- * Matrices of at most one block take the loops above alone (svd.c calls those directly);
- * eigh forms its Q by blocks at every size. */
+ * few columns (reflect_rows was a third of qr 256x65's time, lstsq's QR of [A b]).  In the
+ * float instance a last block followed by at most QR_WIDE_TAIL columns copies them into its
+ * panel and updates them there, reflection by reflection, instead of building V and T for
+ * them (lstsq's [A b] built a block reflector for b alone: lstsq f32 1.08 -> 1.2 of
+ * PyTorch's speed at 64x64).  Matrices of at most one block take the loops above alone
+ * (svd.c calls those directly); eigh forms its Q by blocks at every size. */
 #define QR_BLOCK 32
 
 /* the vectors of the panel's sums: eight doubles or sixteen floats */
 typedef double QrVec8 __attribute__((vector_size(64)));
 typedef float QrVec4 __attribute__((vector_size(64)));
 
-/* Scratch for the blocked QR of an m x n matrix whose Q has qc columns, in doubles. */
+/* The float QR's last panel takes up to this many trailing columns into its column-major
+ * copy (qr_blocked): lstsq's [A b] had built a block reflector for b alone. */
+#define QR_WIDE_TAIL 8
+
+/* Scratch for the blocked QR of an m x n matrix whose Q has qc columns, in elements. */
 int64_t
 ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
 {
     int64_t wn = n > qc ? n : qc;
-    return m * QR_BLOCK + QR_BLOCK * QR_BLOCK + QR_BLOCK * wn + wn;
+    return m * (QR_BLOCK + QR_WIDE_TAIL) + QR_BLOCK * QR_BLOCK + QR_BLOCK * wn + wn;
 }
 
 /* The QR kernels come in two instances from one template, DEFINE_QR(T, SUF, GEMM, FABS,
@@ -244,7 +251,10 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
  *
  * householder_unit, panel_copy, qr_panel: the same reflections on a contiguous column, a
  * block's column-major copy and the block's QR through it (Note [Blocked QR]), their sums
- * in VT's lanes; SS_LO and SS_HI bound the sums of squares that need no scaling.
+ * in VT's lanes (the float instance adds qr_panel's lanes as a tree and its tail in four
+ * sums: sixteen dependent additions a column pair were most of lstsq 256x64's panel time;
+ * the double instance keeps its order and bits); SS_LO and SS_HI bound the sums of squares
+ * that need no scaling.
  *
  * reflect_rows: applies I - tau v v^T to columns c0..c1 of the len rows at c (row stride
  * ld): v[0] = 1 and v[i] = vs[i * vinc] for i >= 1.  w: c1 scratch.
@@ -387,17 +397,18 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
     }                                                                                         \
                                                                                               \
     /* The QR of the block at a (rows x jb, row stride n) in place, as qr_factor makes it,    \
-     * through the column-major copy p (jb x rows). */                                        \
+     * through the column-major copy p (nc x rows): its reflections, applied to the nc - jb   \
+     * columns after it too. */                                                               \
     static PTL_LOOP_CLONES_WIDE void                                                          \
-    qr_panel_##SUF(T *a, int64_t n, int64_t rows, int64_t jb, T *tau, T *p)                   \
+    qr_panel_##SUF(T *a, int64_t n, int64_t rows, int64_t jb, int64_t nc, T *tau, T *p)       \
     {                                                                                         \
         const int lanes = (int)(sizeof(VT) / sizeof(T));                                      \
-        panel_copy_##SUF(a, n, rows, jb, p, 0);                                               \
+        panel_copy_##SUF(a, n, rows, nc, p, 0);                                               \
         for (int64_t c = 0; c < jb; c++) {                                                    \
             T *x = p + c * rows + c;                                                          \
             int64_t len = rows - c;                                                           \
             tau[c] = householder_unit_##SUF(x, len);                                          \
-            for (int64_t d = c + 1; d < jb && tau[c] != 0; d++) {                             \
+            for (int64_t d = c + 1; d < nc && tau[c] != 0; d++) {                             \
                 /* y -= tau (v . y) v, v = (1, x[1:]); two sums, for the adds' latency */     \
                 T *y = p + d * rows + c;                                                      \
                 VT acc = {0}, acc2 = {0};                                                     \
@@ -413,7 +424,35 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
                 }                                                                             \
                 acc += acc2;                                                                  \
                 T w = 0;                                                                      \
-                for (int l = 0; l < lanes; l++) {                                             \
+                if (sizeof(T) == sizeof(float)) {                                             \
+                    /* float: the tail in four sums and the lanes added as a tree (sixteen    \
+                     * dependent additions and the tail's chain had been most of the panel's  \
+                     * time); double keeps its order and bits */                              \
+                    T t[4] = {0, 0, 0, 0};                                                    \
+                    for (; i + 4 <= len; i += 4) {                                            \
+                        for (int l = 0; l < 4; l++) {                                         \
+                            t[l] += x[i + l] * y[i + l];                                      \
+                        }                                                                     \
+                    }                                                                         \
+                    for (; i < len; i++) {                                                    \
+                        t[0] += x[i] * y[i];                                                  \
+                    }                                                                         \
+                    T __attribute__((vector_size(32))) h8, h8b;                               \
+                    T __attribute__((vector_size(16))) h4, h4b;                               \
+                    T r4[16 / sizeof(T)];                                                     \
+                    memcpy(&h8, &acc, sizeof(h8));                                            \
+                    memcpy(&h8b, (char *)&acc + sizeof(h8), sizeof(h8b));                     \
+                    h8 += h8b;                                                                \
+                    memcpy(&h4, &h8, sizeof(h4));                                             \
+                    memcpy(&h4b, (char *)&h8 + sizeof(h4), sizeof(h4b));                      \
+                    h4 += h4b;                                                                \
+                    memcpy(r4, &h4, sizeof(r4));                                              \
+                    w = (t[0] + t[1]) + (t[2] + t[3]);                                        \
+                    for (int l = 0; l < (int)(16 / sizeof(T)); l++) {                         \
+                        w += r4[l];                                                           \
+                    }                                                                         \
+                }                                                                             \
+                for (int l = 0; l < lanes && sizeof(T) != sizeof(float); l++) {               \
                     w += acc[l];                                                              \
                 }                                                                             \
                 for (; i < len; i++) {                                                        \
@@ -426,7 +465,7 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
                 }                                                                             \
             }                                                                                 \
         }                                                                                     \
-        panel_copy_##SUF(a, n, rows, jb, p, 1);                                               \
+        panel_copy_##SUF(a, n, rows, nc, p, 1);                                               \
     }                                                                                         \
                                                                                               \
     static void                                                                               \
@@ -545,7 +584,7 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
                           T *scratch)                                                         \
     {                                                                                         \
         int64_t k = m < n ? m : n;                                                            \
-        T *v = scratch, *t = v + m * QR_BLOCK, *w = t + QR_BLOCK * QR_BLOCK;                  \
+        T *v = scratch, *t = v + m * (QR_BLOCK + QR_WIDE_TAIL), *w = t + QR_BLOCK * QR_BLOCK; \
         T *row = w + QR_BLOCK * (n > qc ? n : qc);                                            \
         if (k <= QR_BLOCK) {                                                                  \
             qr_factor_##SUF(a, m, n, tau, row);                                               \
@@ -556,8 +595,12 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
         }                                                                                     \
         for (int64_t j0 = 0; j0 < k; j0 += QR_BLOCK) {                                        \
             int64_t jb = k - j0 < QR_BLOCK ? k - j0 : QR_BLOCK, c1 = j0 + jb;                 \
-            qr_panel_##SUF(a + j0 * n + j0, n, m - j0, jb, tau + j0, v);                      \
-            if (c1 < n) {                                                                     \
+            /* float: a last block with at most QR_WIDE_TAIL columns after it takes them into \
+             * its panel (double keeps its block update and bits) */                          \
+            int wide = sizeof(T) == sizeof(float) && n - c1 <= QR_WIDE_TAIL &&                \
+                       c1 + QR_BLOCK >= k;                                                    \
+            qr_panel_##SUF(a + j0 * n + j0, n, m - j0, jb, wide ? n - j0 : jb, tau + j0, v);  \
+            if (c1 < n && !wide) {                                                            \
                 if (qr_block_reflector_##SUF(a + j0 * n + j0, n, m - j0, jb, tau + j0, v,     \
                                              t) < 0 ||                                        \
                     qr_apply_block_##SUF(v, t, m - j0, jb, a + j0 * n + c1, n, n - c1, 1,     \
@@ -599,6 +642,21 @@ ptl_linalg_qr_blocked(double *a, int64_t m, int64_t n, double *tau, double *q, i
                       double *scratch)
 {
     return qr_blocked_f8(a, m, n, tau, q, qc, scratch);
+}
+
+/* The float32 instances for svd.c and linalg_lstsq.c (linalg_impl.h) */
+int
+ptl_linalg_qr_form_q_blocked_f32(const float *a, int64_t m, int64_t n, const float *tau,
+                                 float *q, int64_t ldq, int64_t qc, float *scratch)
+{
+    return qr_form_q_blocked_f4(a, m, n, tau, q, ldq, qc, scratch);
+}
+
+int
+ptl_linalg_qr_blocked_f32(float *a, int64_t m, int64_t n, float *tau, float *q, int64_t qc,
+                          float *scratch)
+{
+    return qr_blocked_f4(a, m, n, tau, q, qc, scratch);
 }
 
 /* ---- symmetric eigensolver ---- */

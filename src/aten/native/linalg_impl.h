@@ -154,6 +154,14 @@ int ptl_linalg_qr_blocked(double *a, int64_t m, int64_t n, double *tau, double *
 int ptl_linalg_qr_form_q_blocked(const double *a, int64_t m, int64_t n, const double *tau,
                                  double *q, int64_t ldq, int64_t qc, double *scratch);
 
+/* Their float32 instances, for the float32 work of svd.c and linalg_lstsq.c (Note [Float64
+ * linear algebra] in linalg_solve.c): the same arguments in floats, the scratch
+ * ptl_linalg_qr_scratch(m, n, qc) floats. */
+int ptl_linalg_qr_blocked_f32(float *a, int64_t m, int64_t n, float *tau, float *q, int64_t qc,
+                              float *scratch);
+int ptl_linalg_qr_form_q_blocked_f32(const float *a, int64_t m, int64_t n, const float *tau,
+                                     float *q, int64_t ldq, int64_t qc, float *scratch);
+
 /* The symmetric tridiagonal eigenproblem (d, e on n rows, e[i] coupling i and i + 1).
  * ptl_linalg_tridiagonal_ql (Note [Symmetric eigensolver], linalg_decomp.c): d -> the
  * eigenvalues unsorted, the rotations applied to the rows of zt (n x n) when not NULL; rot:

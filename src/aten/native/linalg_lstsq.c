@@ -1,8 +1,8 @@
 /* linalg_lstsq.c -- _linalg_lstsq_qr, the QR drivers of torch.linalg.lstsq ('gels' and
  * 'gelsy' when every matrix has full rank) in one call.  Mirrors the gels/gelsy branches of
  * ATen/native/BatchLinearAlgebra.cpp's linalg_lstsq, which call LAPACK; pytorchlite computes
- * them itself, in float64 (Note [Float64 linear algebra] in linalg_solve.c), with
- * linalg_decomp.c's blocked Householder QR (Note [Blocked QR]).
+ * them itself, float32 in float32 and float64 in float64 (Note [Float64 linear algebra] in
+ * linalg_solve.c), with linalg_decomp.c's blocked Householder QR (Note [Blocked QR]).
  *
  * Note [Least squares by one QR]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -26,11 +26,20 @@
  *   stays small for tall ones, against 1 / rcond near 1e13;
  * - failing that, ||R||_F ||R^-1||_F with R^-1 formed (recursively, by the GEMM;
  *   linalg.py's old composite used this bound alone).  float32 inputs take it at every
- *   square size (their rcond is 2^29 times float64's);
+ *   square size (their rcond is 2^29 times float64's).  Their R, factored in float32, is
+ *   inverted in float32 first: the computed X satisfies |X R - I| <= c u |X| |R| with c
+ *   about k (u = eps_f32 / 2), so ||X R - I||_2 <= c u ||X||_F ||R||_F; as rcond = eps_f32
+ *   max(m, n) >= 2 u k, a product ||R||_F ||X||_F rcond below 1/2 leaves that residual
+ *   below 1/4, ||R^-1|| <= (4/3) ||X|| and the true product below 2/3: proved.  Above 1/2,
+ *   or for a caller's rcond below eps_f32 k, the float64 inverse decides (half the float64
+ *   GEMM's time went to it at 256 x 256, whose product is 0.25).  R itself carries float32's
+ *   rounding, as sgeqp3's does for PyTorch: an rcond far below eps_f32 proves the rank of R,
+ *   not of A's float64 truth;
  * - failing both, rank is -1 for that matrix and the caller (linalg.py's lstsq) counts it
  *   from the singular values, taking the SVD path when some matrix is deficient.
  * 'gels' assumes full rank; an exactly zero diagonal of R is LAPACK trtrs's info, raised as
  * PyTorch raises it. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -72,96 +81,81 @@ batch_offsets(const LstsqJob *j, int64_t i, int64_t *ao, int64_t *bo, int64_t *a
     }
 }
 
-/* dst (rows x cols, row stride ld) = src (element strides rs, cs) as doubles; trans reads
- * src^T (src is cols x rows). */
-static void
-load(double *dst, int64_t ld, const char *src, PtlDtype dt, int64_t rows, int64_t cols,
-     int64_t rs, int64_t cs)
-{
-    for (int64_t r = 0; r < rows; r++) {
-        double *d = dst + r * ld;
-        if (dt == PTL_DTYPE_FLOAT64 && cs == 1) {
-            memcpy(d, (const double *)src + r * rs, sizeof(double) * (size_t)cols);
-        } else if (dt == PTL_DTYPE_FLOAT64) {
-            const double *s = (const double *)src + r * rs;
-            for (int64_t c = 0; c < cols; c++) {
-                d[c] = s[c * cs];
-            }
-        } else {
-            const float *s = (const float *)src + r * rs;
-            for (int64_t c = 0; c < cols; c++) {
-                d[c] = s[c * cs];
-            }
-        }
-    }
-}
-
-/* dst (contiguous, its dtype dt) = src (rows x cols, row stride ld). */
-static void
-store(char *dst, PtlDtype dt, const double *src, int64_t ld, int64_t rows, int64_t cols)
-{
-    for (int64_t r = 0; r < rows; r++) {
-        for (int64_t c = 0; c < cols; c++) {
-            if (dt == PTL_DTYPE_FLOAT64) {
-                ((double *)dst)[r * cols + c] = src[r * ld + c];
-            } else {
-                ((float *)dst)[r * cols + c] = (float)src[r * ld + c];
-            }
-        }
-    }
-}
-
 #define INVERT_LEAF 16
 
-/* x (k x k, row stride ldx) = R^-1 for the upper triangle of r (row stride ld; what is below
+/* invert_upper_f8 (double) and invert_upper_f4 (float, with the float32 GEMM): x (k x k, row
+ * stride ldx) = R^-1 for the upper triangle of r (row stride ld; what is below
  * its diagonal is not read), recursively: R^-1 = [X11, -X11 (R12 X22); 0, X22], the products
  * by the GEMM; leaves of INVERT_LEAF rows by substitution, row i of R^-1 being (e_i -
  * sum_{c > i} r_ic (row c)) / r_ii.  t: k * k / 4 scratch.  0 or -1. */
-static int
-invert_upper(const double *r, int64_t ld, int64_t k, double *x, int64_t ldx, double *t)
+#define DEFINE_INVERT_UPPER(T, SUF, GEMM)                                                         \
+    static int                                                                                    \
+    invert_upper_##SUF(const T *r, int64_t ld, int64_t k, T *x, int64_t ldx, T *t)                \
+    {                                                                                             \
+        if (k <= INVERT_LEAF) {                                                                   \
+            for (int64_t i = k - 1; i >= 0; i--) {                                                \
+                const T *ri = r + i * ld;                                                         \
+                T *xi = x + i * ldx, d = 1 / ri[i];                                               \
+                memset(xi, 0, sizeof(T) * (size_t)k);                                             \
+                xi[i] = d;                                                                        \
+                for (int64_t c = i + 1; c < k; c++) {                                             \
+                    const T *xc = x + c * ldx;                                                    \
+                    T f = -ri[c] * d;                                                             \
+                    for (int64_t q = c; q < k; q++) {                                             \
+                        xi[q] += f * xc[q];                                                       \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+            return 0;                                                                             \
+        }                                                                                         \
+        int64_t h = k / 2, h2 = k - h;                                                            \
+        if (invert_upper_##SUF(r, ld, h, x, ldx, t) < 0 ||                                        \
+            invert_upper_##SUF(r + h * ld + h, ld, h2, x + h * ldx + h, ldx, t) < 0 ||            \
+            GEMM(h, h2, h2, 1.0, r + h, ld, 1, x + h * ldx + h, ldx, 1, 0.0, t, h2) < 0 ||        \
+            GEMM(h, h2, h, -1.0, x, ldx, 1, t, h2, 1, 0.0, x + h, ldx) < 0) {                     \
+            return -1;                                                                            \
+        }                                                                                         \
+        for (int64_t i = h; i < k; i++) {                                                         \
+            memset(x + i * ldx, 0, sizeof(T) * (size_t)h);                                        \
+        }                                                                                         \
+        return 0;                                                                                 \
+    }
+
+DEFINE_INVERT_UPPER(double, f8, ptl_gemm_f64)
+DEFINE_INVERT_UPPER(float, f4, ptl_gemm_f32)
+#undef DEFINE_INVERT_UPPER
+
+/* sum |a_c b_c| over n entries, in eight partial sums (the sums below were chains of dependent
+ * additions, a tenth of lstsq 64x64's time). */
+static double
+abs_dot(const double *a, const double *b, int64_t n)
 {
-    if (k <= INVERT_LEAF) {
-        for (int64_t i = k - 1; i >= 0; i--) {
-            const double *ri = r + i * ld;
-            double *xi = x + i * ldx, d = 1 / ri[i];
-            memset(xi, 0, sizeof(double) * (size_t)k);
-            xi[i] = d;
-            for (int64_t c = i + 1; c < k; c++) {
-                const double *xc = x + c * ldx;
-                double f = -ri[c] * d;
-                for (int64_t q = c; q < k; q++) {
-                    xi[q] += f * xc[q];
-                }
-            }
+    double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+        for (int l = 0; l < 8; l++) {
+            p[l] += fabs(a[c + l]) * fabs(b[c + l]);
         }
-        return 0;
     }
-    int64_t h = k / 2, h2 = k - h;
-    if (invert_upper(r, ld, h, x, ldx, t) < 0 ||
-        invert_upper(r + h * ld + h, ld, h2, x + h * ldx + h, ldx, t) < 0 ||
-        ptl_gemm_f64(h, h2, h2, 1.0, r + h, ld, 1, x + h * ldx + h, ldx, 1, 0.0, t, h2) < 0 ||
-        ptl_gemm_f64(h, h2, h, -1.0, x, ldx, 1, t, h2, 1, 0.0, x + h, ldx) < 0) {
-        return -1;
+    for (; c < n; c++) {
+        p[0] += fabs(a[c]) * fabs(b[c]);
     }
-    for (int64_t i = h; i < k; i++) {
-        memset(x + i * ldx, 0, sizeof(double) * (size_t)h);
-    }
-    return 0;
+    return ((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7]));
 }
 
 /* 1 when cond_2(R) < 1 / rcond is proved for the upper triangular R (k x k, row stride ld),
- * else 0, or -1 on error (Note [Least squares by one QR]).  w: 2 k^2 + 2 k scratch. */
+ * else 0, or -1 on error (Note [Least squares by one QR]).  w: 2 k^2 + 2 k scratch.  rf (row
+ * stride ldf), when not NULL, is R in float, whose float32 inverse is tried first. */
 static int
-full_rank_proved(const double *r, int64_t ld, int64_t k, double rcond, double *w)
+full_rank_proved(const double *r, int64_t ld, int64_t k, double rcond, double *w, const float *rf,
+                 int64_t ldf)
 {
     double fro = 0;
     for (int64_t i = 0; i < k; i++) {
         if (r[i * ld + i] == 0 || !isfinite(r[i * ld + i])) {
             return 0;
         }
-        for (int64_t c = i; c < k; c++) {
-            fro += r[i * ld + c] * r[i * ld + c];
-        }
+        fro += abs_dot(r + i * ld + i, r + i * ld + i, k - i);
     }
     fro = sqrt(fro);
     /* xi = M^-1 e from the bottom up (rows of R); x1 = M^-T e from the top down, the terms
@@ -169,11 +163,7 @@ full_rank_proved(const double *r, int64_t ld, int64_t k, double rcond, double *w
     double *xi = w, *x1 = w + k, maxi = 0, max1 = 0;
     for (int64_t i = k - 1; i >= 0; i--) {
         const double *ri = r + i * ld;
-        double acc = 1;
-        for (int64_t c = i + 1; c < k; c++) {
-            acc += fabs(ri[c]) * xi[c];
-        }
-        xi[i] = acc / fabs(ri[i]);
+        xi[i] = (1 + abs_dot(ri + i + 1, xi + i + 1, k - i - 1)) / fabs(ri[i]);
         maxi = xi[i] > maxi ? xi[i] : maxi;
     }
     for (int64_t i = 0; i < k; i++) {
@@ -191,194 +181,312 @@ full_rank_proved(const double *r, int64_t ld, int64_t k, double rcond, double *w
     if (bound * rcond < 1) {
         return 1;
     }
+    if (rf != NULL && rcond >= FLT_EPSILON * (double)k) {
+        /* float R: first its inverse in float32 (Note [Least squares by one QR]; the margin
+         * needs rcond of at least eps_f32 k, as the default eps_f32 max(m, n) is) */
+        float *xf = malloc(sizeof(float) * (size_t)(k * k + k * k / 4 + 1));
+        double nrm = 0;
+        if (xf == NULL) {
+            return ptl_error_set(PTL_ERR_MEMORY, "torch.linalg.lstsq: out of memory");
+        }
+        int rc = invert_upper_f4(rf, ldf, k, xf, k, xf + k * k);
+        double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (int64_t i = 0; i + 8 <= k * k && rc == 0; i += 8) {
+            for (int l = 0; l < 8; l++) {
+                p[l] += (double)xf[i + l] * xf[i + l];
+            }
+        }
+        for (int64_t i = k * k / 8 * 8; i < k * k && rc == 0; i++) {
+            p[0] += (double)xf[i] * xf[i];
+        }
+        nrm = ((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7]));
+        free(xf);
+        if (rc < 0) {
+            return -1;
+        }
+        if (fro * sqrt(nrm) * rcond < 0.5) {
+            return 1;
+        }
+    }
     double *inv = w + 2 * k, nrm = 0;
-    if (invert_upper(r, ld, k, inv, k, inv + k * k) < 0) {
+    if (invert_upper_f8(r, ld, k, inv, k, inv + k * k) < 0) {
         return -1;
     }
     for (int64_t i = 0; i < k; i++) {
-        for (int64_t q = i; q < k; q++) {
-            nrm += inv[i * k + q] * inv[i * k + q];
-        }
+        nrm += abs_dot(inv + i * k + i, inv + i * k + i, k - i);
     }
     return fro * sqrt(nrm) * rcond < 1;
 }
 
-/* X (k x nrhs, row stride ldx) = R^-1 X (upper: back substitution) or R^-T X (forward),
- * R k x k with row stride ld. */
-static void
-triangular_solve(const double *r, int64_t ld, int64_t k, double *x, int64_t ldx, int64_t nrhs,
-                 int transpose)
-{
-    if (!transpose) {
-        for (int64_t i = k - 1; i >= 0; i--) {
-            double *xi = x + i * ldx;
-            const double *ri = r + i * ld;
-            for (int64_t c = i + 1; c < k; c++) {
-                const double *xc = x + c * ldx;
-                double f = ri[c];
-                for (int64_t q = 0; q < nrhs; q++) {
-                    xi[q] -= f * xc[q];
-                }
-            }
-            double d = 1 / ri[i];
-            for (int64_t q = 0; q < nrhs; q++) {
-                xi[q] *= d;
-            }
-        }
-        return;
-    }
-    /* R^T lower: row i of X is final once divided; it then leaves the rows after it */
-    for (int64_t i = 0; i < k; i++) {
-        double *xi = x + i * ldx;
-        const double *ri = r + i * ld;
-        double d = 1 / ri[i];
-        for (int64_t q = 0; q < nrhs; q++) {
-            xi[q] *= d;
-        }
-        for (int64_t c = i + 1; c < k; c++) {
-            double *xc = x + c * ldx, f = ri[c];
-            for (int64_t q = 0; q < nrhs; q++) {
-                xc[q] -= f * xi[q];
-            }
-        }
-    }
-}
-
-/* The first exactly zero diagonal entry of R (1-based), or 0. */
-static int32_t
-zero_diagonal(const double *r, int64_t ld, int64_t k)
-{
-    for (int64_t i = 0; i < k; i++) {
-        if (r[i * ld + i] == 0) {
-            return (int32_t)(i + 1);
-        }
-    }
-    return 0;
-}
-
-/* Tall A with many right-hand sides (lstsq_matrix): the QR of A alone with Q formed, Q^T B
- * and the residual B - Q Q^T B by the GEMM.  0 or -1. */
+/* full_rank_proved for a double R */
 static int
-lstsq_tall_many(const LstsqJob *j, int64_t i, const char *asrc, const char *bsrc)
+full_rank_proved_f8(const double *r, int64_t ld, int64_t k, double rcond, double *w)
 {
-    int64_t m = j->m, n = j->n, nrhs = j->nrhs, isz = (int64_t)ptl_dtype_itemsize(j->dtype);
-    int64_t qs = ptl_linalg_qr_scratch(m, n, n);
-    double *a = malloc(sizeof(double) * (size_t)(2 * m * n + n + qs + m * nrhs + n * nrhs +
-                                                 2 * n * n + 2 * n + nrhs + 1));
-    if (a == NULL) {
+    return full_rank_proved(r, ld, k, rcond, w, NULL, 0);
+}
+
+/* full_rank_proved for a float R (k x k, row stride ld): R copied to double first, its
+ * inverse tried in float32 before double.  w: 2 k^2 + 2 k floats, unused (the doubles are
+ * allocated here). */
+static int
+full_rank_proved_f4(const float *r, int64_t ld, int64_t k, double rcond, float *w)
+{
+    (void)w;
+    double *rd = malloc(sizeof(double) * (size_t)(3 * k * k + 2 * k + 1));
+    if (rd == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "torch.linalg.lstsq: out of memory");
     }
-    double *tau = a + m * n, *scratch = tau + n, *q = scratch + qs, *bw = q + m * n;
-    double *c = bw + m * nrhs, *cw = c + n * nrhs, *acc = cw + 2 * n * n + 2 * n + 1;
-    load(a, n, asrc, j->dtype, m, n, j->as[0], j->as[1]);
-    load(bw, nrhs, bsrc, j->dtype, m, nrhs, j->bs[0], j->bs[1]);
-    int rc = ptl_linalg_qr_blocked(a, m, n, tau, q, n, scratch);
-    /* C = Q^T B; then B - Q C */
-    if (rc == 0) {
-        rc = ptl_gemm_f64(n, nrhs, m, 1.0, q, 1, n, bw, nrhs, 1, 0.0, c, nrhs);
-    }
-    if (rc == 0 && j->res != NULL) {
-        rc = ptl_gemm_f64(m, nrhs, n, -1.0, q, n, 1, c, nrhs, 1, 1.0, bw, nrhs);
-    }
-    if (rc == 0 && j->rank != NULL) {
-        rc = full_rank_proved(a, n, n, j->rcond, cw);
-        j->rank[i] = rc == 1 ? n : -1;
-        rc = rc < 0 ? -1 : 0;
-    } else if (rc == 0) {
-        j->info[i] = zero_diagonal(a, n, n);
-    }
-    if (rc == 0) {
-        triangular_solve(a, n, n, c, nrhs, nrhs, 0);
-        store(j->x + i * n * nrhs * isz, j->dtype, c, nrhs, n, nrhs);
-        if (j->res != NULL) {
-            for (int64_t col = 0; col < nrhs; col++) {
-                acc[col] = 0;
-            }
-            for (int64_t r = 0; r < m; r++) {
-                for (int64_t col = 0; col < nrhs; col++) {
-                    acc[col] += bw[r * nrhs + col] * bw[r * nrhs + col];
-                }
-            }
-            store(j->res + i * nrhs * isz, j->dtype, acc, nrhs, 1, nrhs);
+    for (int64_t i = 0; i < k; i++) {
+        for (int64_t c = i; c < k; c++) {
+            rd[i * k + c] = r[i * ld + c];
         }
     }
-    free(a);
+    int rc = full_rank_proved(rd, k, k, rcond, rd + k * k, r, ld);
+    free(rd);
     return rc;
 }
 
-static int
-lstsq_matrix(void *ctx, int64_t i)
-{
-    const LstsqJob *j = ctx;
-    int64_t m = j->m, n = j->n, nrhs = j->nrhs, k = m < n ? m : n, ao, bo, ai;
-    int tall = m >= n;
-    if (tall && 5 * nrhs > 3 * n) {
-        batch_offsets(j, i, &ao, &bo, &ai);
-        int64_t isz = (int64_t)ptl_dtype_itemsize(j->dtype);
-        return lstsq_tall_many(j, i, j->a + ao * isz, j->b + bo * isz);
+/* The per-matrix work comes in two instances from one template, DEFINE_LSTSQ(T, SUF, GEMM,
+ * QR_BLOCKED, RANK_PROVED): _f8 on double and _f4 on float, float32 inputs factored in float32
+ * with linalg_decomp.c's float QR and the float32 GEMM, as LAPACK's sgeqrf does for PyTorch
+ * (Note [Float64 linear algebra] in linalg_solve.c); the rank proof takes R in double either
+ * way (full_rank_proved_f4 copies it).  In the template's order:
+ *
+ * load: dst (rows x cols, row stride ld) = the matrix at src (T, element strides rs, cs).
+ *
+ * store: dst (contiguous) = src (rows x cols, row stride ld).
+ *
+ * triangular_solve: X (k x nrhs, row stride ldx) = R^-1 X (upper: back substitution) or
+ * R^-T X (forward), R k x k with row stride ld.
+ *
+ * zero_diagonal: the first exactly zero diagonal entry of R (1-based), or 0.
+ *
+ * lstsq_tall_many: tall A with many right-hand sides (lstsq_matrix): the QR of A alone with
+ * Q formed, Q^T B and the residual B - Q Q^T B by the GEMM.  0 or -1.
+ *
+ * lstsq_matrix (a LinalgMatrixFn on a LstsqJob): matrix i's solution, its residuals and its
+ * rank or info (Note [Least squares by one QR]).  0 or -1. */
+#define DEFINE_LSTSQ(T, SUF, GEMM, QR_BLOCKED, RANK_PROVED)                                       \
+    static void                                                                                   \
+    load_##SUF(T *dst, int64_t ld, const char *src, int64_t rows, int64_t cols, int64_t rs,       \
+               int64_t cs)                                                                        \
+    {                                                                                             \
+        for (int64_t r = 0; r < rows; r++) {                                                      \
+            T *d = dst + r * ld;                                                                  \
+            const T *s = (const T *)src + r * rs;                                                 \
+            if (cs == 1) {                                                                        \
+                memcpy(d, s, sizeof(T) * (size_t)cols);                                           \
+                continue;                                                                         \
+            }                                                                                     \
+            for (int64_t c = 0; c < cols; c++) {                                                  \
+                d[c] = s[c * cs];                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
+    static void                                                                                   \
+    store_##SUF(char *dst, const T *src, int64_t ld, int64_t rows, int64_t cols)                  \
+    {                                                                                             \
+        for (int64_t r = 0; r < rows; r++) {                                                      \
+            memcpy((T *)dst + r * cols, src + r * ld, sizeof(T) * (size_t)cols);                  \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
+    static void                                                                                   \
+    triangular_solve_##SUF(const T *r, int64_t ld, int64_t k, T *x, int64_t ldx, int64_t nrhs,    \
+                           int transpose)                                                         \
+    {                                                                                             \
+        if (!transpose && nrhs == 1) {                                                            \
+            /* one column: row i's sum in eight partial sums, not a chain of subtractions */      \
+            for (int64_t i = k - 1; i >= 0; i--) {                                                \
+                const T *ri = r + i * ld;                                                         \
+                T p[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                \
+                int64_t c = i + 1;                                                                \
+                for (; c + 8 <= k; c += 8) {                                                      \
+                    for (int l = 0; l < 8; l++) {                                                 \
+                        p[l] += ri[c + l] * x[(c + l) * ldx];                                     \
+                    }                                                                             \
+                }                                                                                 \
+                for (; c < k; c++) {                                                              \
+                    p[0] += ri[c] * x[c * ldx];                                                   \
+                }                                                                                 \
+                T sum = ((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7]));        \
+                x[i * ldx] = (x[i * ldx] - sum) * (1 / ri[i]);                                    \
+            }                                                                                     \
+            return;                                                                               \
+        }                                                                                         \
+        if (!transpose) {                                                                         \
+            for (int64_t i = k - 1; i >= 0; i--) {                                                \
+                T *xi = x + i * ldx;                                                              \
+                const T *ri = r + i * ld;                                                         \
+                for (int64_t c = i + 1; c < k; c++) {                                             \
+                    const T *xc = x + c * ldx;                                                    \
+                    T f = ri[c];                                                                  \
+                    for (int64_t q = 0; q < nrhs; q++) {                                          \
+                        xi[q] -= f * xc[q];                                                       \
+                    }                                                                             \
+                }                                                                                 \
+                T d = 1 / ri[i];                                                                  \
+                for (int64_t q = 0; q < nrhs; q++) {                                              \
+                    xi[q] *= d;                                                                   \
+                }                                                                                 \
+            }                                                                                     \
+            return;                                                                               \
+        }                                                                                         \
+        /* R^T lower: row i of X is final once divided; it then leaves the rows after it */       \
+        for (int64_t i = 0; i < k; i++) {                                                         \
+            T *xi = x + i * ldx;                                                                  \
+            const T *ri = r + i * ld;                                                             \
+            T d = 1 / ri[i];                                                                      \
+            for (int64_t q = 0; q < nrhs; q++) {                                                  \
+                xi[q] *= d;                                                                       \
+            }                                                                                     \
+            for (int64_t c = i + 1; c < k; c++) {                                                 \
+                T *xc = x + c * ldx, f = ri[c];                                                   \
+                for (int64_t q = 0; q < nrhs; q++) {                                              \
+                    xc[q] -= f * xi[q];                                                           \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
+    static int32_t                                                                                \
+    zero_diagonal_##SUF(const T *r, int64_t ld, int64_t k)                                        \
+    {                                                                                             \
+        for (int64_t i = 0; i < k; i++) {                                                         \
+            if (r[i * ld + i] == 0) {                                                             \
+                return (int32_t)(i + 1);                                                          \
+            }                                                                                     \
+        }                                                                                         \
+        return 0;                                                                                 \
+    }                                                                                             \
+                                                                                                  \
+    static int                                                                                    \
+    lstsq_tall_many_##SUF(const LstsqJob *j, int64_t i, const char *asrc, const char *bsrc)       \
+    {                                                                                             \
+        int64_t m = j->m, n = j->n, nrhs = j->nrhs, isz = (int64_t)ptl_dtype_itemsize(j->dtype);  \
+        int64_t qs = ptl_linalg_qr_scratch(m, n, n);                                              \
+        T *a = malloc(sizeof(T) * (size_t)(2 * m * n + n + qs + m * nrhs + n * nrhs +             \
+                                                     2 * n * n + 2 * n + nrhs + 1));              \
+        if (a == NULL) {                                                                          \
+            return ptl_error_set(PTL_ERR_MEMORY, "torch.linalg.lstsq: out of memory");            \
+        }                                                                                         \
+        T *tau = a + m * n, *scratch = tau + n, *q = scratch + qs, *bw = q + m * n;               \
+        T *c = bw + m * nrhs, *cw = c + n * nrhs, *acc = cw + 2 * n * n + 2 * n + 1;              \
+        load_##SUF(a, n, asrc, m, n, j->as[0], j->as[1]);                                         \
+        load_##SUF(bw, nrhs, bsrc, m, nrhs, j->bs[0], j->bs[1]);                                  \
+        int rc = QR_BLOCKED(a, m, n, tau, q, n, scratch);                                         \
+        /* C = Q^T B; then B - Q C */                                                             \
+        if (rc == 0) {                                                                            \
+            rc = GEMM(n, nrhs, m, 1.0, q, 1, n, bw, nrhs, 1, 0.0, c, nrhs);                       \
+        }                                                                                         \
+        if (rc == 0 && j->res != NULL) {                                                          \
+            rc = GEMM(m, nrhs, n, -1.0, q, n, 1, c, nrhs, 1, 1.0, bw, nrhs);                      \
+        }                                                                                         \
+        if (rc == 0 && j->rank != NULL) {                                                         \
+            rc = RANK_PROVED(a, n, n, j->rcond, cw);                                              \
+            j->rank[i] = rc == 1 ? n : -1;                                                        \
+            rc = rc < 0 ? -1 : 0;                                                                 \
+        } else if (rc == 0) {                                                                     \
+            j->info[i] = zero_diagonal_##SUF(a, n, n);                                            \
+        }                                                                                         \
+        if (rc == 0) {                                                                            \
+            triangular_solve_##SUF(a, n, n, c, nrhs, nrhs, 0);                                    \
+            store_##SUF(j->x + i * n * nrhs * isz, c, nrhs, n, nrhs);                             \
+            if (j->res != NULL) {                                                                 \
+                for (int64_t col = 0; col < nrhs; col++) {                                        \
+                    acc[col] = 0;                                                                 \
+                }                                                                                 \
+                for (int64_t r = 0; r < m; r++) {                                                 \
+                    for (int64_t col = 0; col < nrhs; col++) {                                    \
+                        acc[col] += bw[r * nrhs + col] * bw[r * nrhs + col];                      \
+                    }                                                                             \
+                }                                                                                 \
+                store_##SUF(j->res + i * nrhs * isz, acc, nrhs, 1, nrhs);                         \
+            }                                                                                     \
+        }                                                                                         \
+        free(a);                                                                                  \
+        return rc;                                                                                \
+    }                                                                                             \
+                                                                                                  \
+    static int                                                                                    \
+    lstsq_matrix_##SUF(void *ctx, int64_t i)                                                      \
+    {                                                                                             \
+        const LstsqJob *j = ctx;                                                                  \
+        int64_t m = j->m, n = j->n, nrhs = j->nrhs, k = m < n ? m : n, ao, bo, ai;                \
+        int tall = m >= n;                                                                        \
+        if (tall && 5 * nrhs > 3 * n) {                                                           \
+            batch_offsets(j, i, &ao, &bo, &ai);                                                   \
+            int64_t isz = (int64_t)ptl_dtype_itemsize(j->dtype);                                  \
+            return lstsq_tall_many_##SUF(j, i, j->a + ao * isz, j->b + bo * isz);                 \
+        }                                                                                         \
+        /* tall: [A B] (m x w); wide: A^T (n x m), Q (n x m) and B (m x nrhs) */                  \
+        int64_t rows = tall ? m : n, w = tall ? n + nrhs : m, kk = rows < w ? rows : w;           \
+        int64_t need = rows * w + kk + ptl_linalg_qr_scratch(rows, w, tall ? 0 : m) +             \
+                       (tall ? nrhs : n * m + m * nrhs + n * nrhs) + 2 * k * k + 2 * k + 1;       \
+        T *a = malloc(sizeof(T) * (size_t)need);                                                  \
+        if (a == NULL) {                                                                          \
+            return ptl_error_set(PTL_ERR_MEMORY, "torch.linalg.lstsq: out of memory");            \
+        }                                                                                         \
+        T *tau = a + rows * w, *scratch = tau + kk;                                               \
+        T *q = scratch + ptl_linalg_qr_scratch(rows, w, tall ? 0 : m);                            \
+        T *bw = tall ? NULL : q + n * m, *xw = tall ? NULL : bw + m * nrhs;                       \
+        T *cw = tall ? q : xw + n * nrhs;   /* the rank check's scratch */                        \
+        batch_offsets(j, i, &ao, &bo, &ai);                                                       \
+        int64_t isz = (int64_t)ptl_dtype_itemsize(j->dtype);                                      \
+        const char *asrc = j->a + ao * isz, *bsrc = j->b + bo * isz;                              \
+        if (tall) {                                                                               \
+            load_##SUF(a, w, asrc, m, n, j->as[0], j->as[1]);                                     \
+            load_##SUF(a + n, w, bsrc, m, nrhs, j->bs[0], j->bs[1]);                              \
+        } else {                                                                                  \
+            load_##SUF(a, w, asrc, n, m, j->as[1], j->as[0]);                                     \
+            load_##SUF(bw, nrhs, bsrc, m, nrhs, j->bs[0], j->bs[1]);                              \
+        }                                                                                         \
+        if (QR_BLOCKED(a, rows, w, tau, tall ? NULL : q, tall ? 0 : m, scratch) < 0) {            \
+            free(a);                                                                              \
+            return -1;                                                                            \
+        }                                                                                         \
+        /* R: the k x k upper triangle at a (row stride w) */                                     \
+        if (j->rank != NULL) {                                                                    \
+            int rc = RANK_PROVED(a, w, k, j->rcond, cw);                                          \
+            if (rc < 0) {                                                                         \
+                free(a);                                                                          \
+                return -1;                                                                        \
+            }                                                                                     \
+            j->rank[i] = rc ? k : -1;                                                             \
+        } else {                                                                                  \
+            j->info[i] = zero_diagonal_##SUF(a, w, k);                                            \
+        }                                                                                         \
+        char *x = j->x + i * n * nrhs * isz;                                                      \
+        if (tall) {                                                                               \
+            triangular_solve_##SUF(a, w, n, a + n, w, nrhs, 0);                                   \
+            store_##SUF(x, a + n, w, n, nrhs);                                                    \
+            if (j->res != NULL) {                                                                 \
+                T *acc = q;                                                                       \
+                for (int64_t c = 0; c < nrhs; c++) {                                              \
+                    acc[c] = 0;                                                                   \
+                    for (int64_t r = n; r < m && r <= n + c; r++) {                               \
+                        acc[c] += a[r * w + n + c] * a[r * w + n + c];                            \
+                    }                                                                             \
+                }                                                                                 \
+                store_##SUF(j->res + i * nrhs * isz, acc, nrhs, 1, nrhs);                         \
+            }                                                                                     \
+        } else {                                                                                  \
+            triangular_solve_##SUF(a, w, m, bw, nrhs, nrhs, 1);                                   \
+            if (GEMM(n, nrhs, m, 1.0, q, m, 1, bw, nrhs, 1, 0.0, xw, nrhs) < 0) {                 \
+                free(a);                                                                          \
+                return -1;                                                                        \
+            }                                                                                     \
+            store_##SUF(x, xw, nrhs, n, nrhs);                                                    \
+        }                                                                                         \
+        free(a);                                                                                  \
+        return 0;                                                                                 \
     }
-    /* tall: [A B] (m x w); wide: A^T (n x m), Q (n x m) and B (m x nrhs) */
-    int64_t rows = tall ? m : n, w = tall ? n + nrhs : m, kk = rows < w ? rows : w;
-    int64_t need = rows * w + kk + ptl_linalg_qr_scratch(rows, w, tall ? 0 : m) +
-                   (tall ? nrhs : n * m + m * nrhs + n * nrhs) + 2 * k * k + 2 * k + 1;
-    double *a = malloc(sizeof(double) * (size_t)need);
-    if (a == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "torch.linalg.lstsq: out of memory");
-    }
-    double *tau = a + rows * w, *scratch = tau + kk;
-    double *q = scratch + ptl_linalg_qr_scratch(rows, w, tall ? 0 : m);
-    double *bw = tall ? NULL : q + n * m, *xw = tall ? NULL : bw + m * nrhs;
-    double *cw = tall ? q : xw + n * nrhs;   /* the rank check's scratch */
-    batch_offsets(j, i, &ao, &bo, &ai);
-    int64_t isz = (int64_t)ptl_dtype_itemsize(j->dtype);
-    const char *asrc = j->a + ao * isz, *bsrc = j->b + bo * isz;
-    if (tall) {
-        load(a, w, asrc, j->dtype, m, n, j->as[0], j->as[1]);
-        load(a + n, w, bsrc, j->dtype, m, nrhs, j->bs[0], j->bs[1]);
-    } else {
-        load(a, w, asrc, j->dtype, n, m, j->as[1], j->as[0]);
-        load(bw, nrhs, bsrc, j->dtype, m, nrhs, j->bs[0], j->bs[1]);
-    }
-    if (ptl_linalg_qr_blocked(a, rows, w, tau, tall ? NULL : q, tall ? 0 : m, scratch) < 0) {
-        free(a);
-        return -1;
-    }
-    /* R: the k x k upper triangle at a (row stride w) */
-    if (j->rank != NULL) {
-        int rc = full_rank_proved(a, w, k, j->rcond, cw);
-        if (rc < 0) {
-            free(a);
-            return -1;
-        }
-        j->rank[i] = rc ? k : -1;
-    } else {
-        j->info[i] = zero_diagonal(a, w, k);
-    }
-    char *x = j->x + i * n * nrhs * isz;
-    if (tall) {
-        triangular_solve(a, w, n, a + n, w, nrhs, 0);
-        store(x, j->dtype, a + n, w, n, nrhs);
-        if (j->res != NULL) {
-            double *acc = q;
-            for (int64_t c = 0; c < nrhs; c++) {
-                acc[c] = 0;
-                for (int64_t r = n; r < m && r <= n + c; r++) {
-                    acc[c] += a[r * w + n + c] * a[r * w + n + c];
-                }
-            }
-            store(j->res + i * nrhs * isz, j->dtype, acc, nrhs, 1, nrhs);
-        }
-    } else {
-        triangular_solve(a, w, m, bw, nrhs, nrhs, 1);
-        if (ptl_gemm_f64(n, nrhs, m, 1.0, q, m, 1, bw, nrhs, 1, 0.0, xw, nrhs) < 0) {
-            free(a);
-            return -1;
-        }
-        store(x, j->dtype, xw, nrhs, n, nrhs);
-    }
-    free(a);
-    return 0;
-}
+
+DEFINE_LSTSQ(double, f8, ptl_gemm_f64, ptl_linalg_qr_blocked, full_rank_proved_f8)
+DEFINE_LSTSQ(float, f4, ptl_gemm_f32, ptl_linalg_qr_blocked_f32, full_rank_proved_f4)
+#undef DEFINE_LSTSQ
+
 
 /* _linalg_lstsq_qr(Tensor A, Tensor B, float? rcond=None)
  * -> (Tensor solution, Tensor residuals, Tensor rank)
@@ -479,7 +587,9 @@ linalg_lstsq_qr_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         if (job.rank != NULL) {
             memset(job.rank, 0, sizeof(int64_t) * (size_t)batch);
         }
-    } else if (nrhs > 0 && linalg_batch_run(batch, 2 * m * n * (n + nrhs) + 1, lstsq_matrix,
+    } else if (nrhs > 0 && linalg_batch_run(batch, 2 * m * n * (n + nrhs) + 1,
+                                            A->dtype == PTL_DTYPE_FLOAT32 ? lstsq_matrix_f4
+                                                                          : lstsq_matrix_f8,
                                             &job) < 0) {
         return linalg_release_all(t, 5);
     }

@@ -5,7 +5,7 @@
  *
  * Note [Singular vectors]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
- * Each matrix is copied in float64 into W (r x c, row-major, r = max(m, n), c = min(m, n):
+ * Each matrix is copied into W (r x c, row-major, r = max(m, n), c = min(m, n):
  * A itself when m >= n, else A^T) and scaled by a power of two as for the values (Note
  * [Bidiagonal singular values]), as LAPACK's gesvd does with vectors: when r >= 5c/3 the
  * blocked Householder QR (Note [Blocked QR], linalg_decomp.c) first reduces W to its R;
@@ -20,7 +20,20 @@
  * GEMM).  For m < n the roles swap: U is V and Vh the transposed long-side basis.  The vectors are
  * orthonormal to O(eps) and U diag(S) V^T reproduces A to O(eps ||A||), as gesdd's; a
  * repeated or zero singular value's vectors are some orthonormal basis of its space.
- * The one-sided Jacobi sweeps this replaced cost 4-14 times PyTorch's gesdd. */
+ * The one-sided Jacobi sweeps this replaced cost 4-14 times PyTorch's gesdd.
+ *
+ * W is float64 for float64 inputs and float32 for float32 ones (Note [Float64 linear
+ * algebra] in linalg_solve.c): the reflections, their GEMMs and the rotations of the
+ * vectors run in float (sixteen lanes a vector, half the memory traffic), as LAPACK's
+ * sgesdd does for PyTorch, and the results carry float32 accuracy (U diag(S) V^T - A and
+ * U^T U - I of order eps_f32 times a small multiple of n).  The bidiagonal's QR steps (the
+ * scalars d, e and the rotations' cosines and sines) stay in double, rounded to float only
+ * where they meet the vectors, and deflate at FLT_EPSILON relative to the neighbouring
+ * diagonal or to ||B|| (sbdsqr's test is about ten times looser): twelve percent fewer
+ * steps at 256 than at DBL_EPSILON, which float32's vectors could not use.  The float
+ * bidiagonalization updates the trailing rows two at a time (PAIRS: acc, u and y loaded
+ * once for both, two independent sums).  float32's values without vectors (svdvals,
+ * matrix_rank) stay in float64. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -35,10 +48,10 @@
 #include "native.h"
 
 typedef struct SvdJob {
-    const double *a;          /* [B, m, n] contiguous */
-    double *u, *s, *vh;       /* [B, m, ucols], [B, k], [B, vrows, n]; u, vh NULL: values only */
+    const void *a;            /* [B, m, n] contiguous, float64 (float32 when f32) */
+    void *u, *s, *vh;         /* [B, m, ucols], [B, k], [B, vrows, n]; u, vh NULL: values only */
     int64_t m, n, ucols, vrows;
-    int full;
+    int full, f32;
 } SvdJob;
 
 /* Note [Bidiagonal singular values]
@@ -73,180 +86,364 @@ typedef struct SvdJob {
  * steps: about a third of their latency, and the QR steps are the bulk of svdvals at 64
  * (pairs so small that q1 or rho2^2 would underflow take the plain rotations). */
 
-/* Makes the reflection H = I - tau v v^T of x (len entries, stride inc) onto beta e1: x
- * becomes (beta, v[1:]) with v0 = 1 implied, v[1:] = f x[1:] with f in fs; returns tau (0
- * when x[1:] is zero, beta = x0). */
-static double
-reflector(double *x, int64_t len, int64_t inc, double *fs)
-{
-    *fs = 0;
-    double scale = 0, ss = 0;
-    for (int64_t i = 1; i < len; i++) {
-        double t = fabs(x[i * inc]);
-        scale = t > scale ? t : scale;
-    }
-    if (scale == 0) {
-        return 0;
-    }
-    for (int64_t i = 1; i < len; i++) {
-        double t = x[i * inc] / scale;
-        ss += t * t;
-    }
-    double x0 = x[0], nrm = hypot(x0, scale * sqrt(ss));
-    double beta = x0 >= 0 ? -nrm : nrm, f = 1 / (x0 - beta);
-    for (int64_t i = 1; i < len; i++) {
-        x[i * inc] *= f;
-    }
-    *fs = f;
-    x[0] = beta;
-    return (beta - x0) / beta;
-}
+/* one wide vector: eight doubles or sixteen floats */
+typedef double RotVec8 __attribute__((vector_size(64)));
+typedef float RotVec4 __attribute__((vector_size(64)));
 
-/* w -= a b (n entries), then y[0:n-1] += w[0] w[1:] when y is not NULL; returns the new
- * w[0]. */
-static inline double
-sub_row(double *w, double a, const double *b, double *y, int64_t n)
-{
-    double x0 = w[0] - a * b[0];
-    w[0] = x0;
-    if (y == NULL) {
-        for (int64_t j = 1; j < n; j++) {
-            w[j] -= a * b[j];
-        }
-        return x0;
-    }
-    for (int64_t j = 1; j < n; j++) {
-        double x = w[j] - a * b[j];
-        w[j] = x;
-        y[j - 1] += x0 * x;
-    }
-    return x0;
-}
+/* ROT_LANES vectors a rotation block: four keep both floating-point ports busy, where the
+ * carried row's chain (a multiply and a subtraction a rotation) would leave them idle. */
+#define ROT_LANES 4
 
-/* Row w (n entries) of a bidiagonalization step: w -= v acc (the left reflection, v its
- * entry of the column), then w -= tr (w . u) u (the right one, u[0] = 1), then y[0:n-1] +=
- * w[0] w[1:] when y is not NULL; returns the new w[0].  Two passes: the dot product rides
- * on the first (eight partial sums in a fixed order), y on the second. */
-static inline double
-update_row(double *w, double v, const double *acc, const double *u, double tr, double *y,
-           int64_t n)
-{
-    if (tr == 0) {
-        return sub_row(w, v, acc, y, n);
+/* The kernels on one matrix come in two instances from one template, DEFINE_SVD_KERNELS(T,
+ * SUF, FABS, SQRT, HYPOT, NSUM, PAIRS, VT, SS_LO): _f8 on double and _f4 on float, for
+ * float32's singular vectors (Note [Singular vectors]).  NSUM partial sums in update_row
+ * (eight doubles, sixteen floats: one wide vector), PAIRS 1 where bidiagonalize updates
+ * the rows below the first two at a time (update_rows2: float only, float64 keeps its
+ * bits), VT the rotations' vector, SS_LO the sum of squares below which bidiagonalize's
+ * shortcut may have underflowed.  In the template's order:
+ *
+ * reflector: makes the reflection H = I - tau v v^T of x (len entries, stride inc) onto beta
+ * e1: x becomes (beta, v[1:]) with v0 = 1 implied, v[1:] = f x[1:] with f in fs; returns tau
+ * (0 when x[1:] is zero, beta = x0).
+ *
+ * sub_row: w -= a b (n entries), then y[0:n-1] += w[0] w[1:] when y is not NULL; returns the
+ * new w[0].
+ *
+ * sub_rows2, update_rows2: sub_row and update_row on two rows wa, wb at once, their new
+ * first entries in x0a, x0b; y takes both rows' terms in one addition.
+ *
+ * update_row: row w (n entries) of a bidiagonalization step: w -= v acc (the left
+ * reflection, v its entry of the column), then w -= tr (w . u) u (the right one, u[0] = 1),
+ * then y[0:n-1] += w[0] w[1:] when y is not NULL; returns the new w[0].  Two passes: the dot
+ * product rides on the first (NSUM partial sums in a fixed order), y on the second.
+ *
+ * bidiagonalize: reduces w (r x c, row-major, r >= c) in place to the upper bidiagonal d
+ * (c), e (c - 1) (Note [Bidiagonal singular values]).  One pass over the trailing rows per
+ * column: row i takes the left and the right reflection of step k, and then, its column k+1
+ * final, adds w[i, k+1] w[i, k+2:] into y; the next left reflection's v is that column times
+ * its scale f, so v^T W = w[k+1, :] + f y without another pass; the same pass sums the
+ * column's squares for that reflection.  acc, y: c scratch each.  Without right (e
+ * untouched) it is the Householder QR: R in the upper triangle, its diagonal in d.  With
+ * taus (2c) the reflections are kept for the vectors: the left ones' v below the diagonal
+ * (v0 = 1 implied) with their taus in taus[0:c], the right ones' v in row k from column k+1
+ * on (w[k, k+1] = 1) with their taus in taus[c:2c].
+ *
+ * rotate_block, rotate_rows: rows x_t, x_t+1 (ld apart, len entries) -> cs x_t + sn x_t+1,
+ * cs x_t+1 - sn x_t for t = 0, 1, .. cnt - 1 in turn, (cs, sn) of t at rot[4 t], rot[4 t +
+ * 1] (doubles: the QR steps' scalars, rounded to T).  In column blocks of nv vectors
+ * (ROT_LANES, then one, then the scalar tail): the block of the row carried from one
+ * rotation to the next stays in registers, so each rotation loads and stores one row's
+ * block.  (Plain loops were left scalar by the compiler: 6 operations an entry.)
+ *
+ * rotate_pair: rows i, k of x (len entries, stride ld) -> cs x_i + sn x_k, cs x_k - sn x_i.
+ *
+ * load_scaled: w (r x c) = a (row-major, n columns; transposed when not tall) times 2^-e2,
+ * e2 the exponent of its largest |entry| (0 for a zero matrix), so that the entries lie
+ * below 1; returns e2.  The scaling goes by two exact halves (2^-e2 alone may not be a T). */
+#define DEFINE_SVD_KERNELS(T, SUF, FABS, SQRT, HYPOT, NSUM, PAIRS, VT, SS_LO)                     \
+    static T                                                                                      \
+    reflector_##SUF(T *x, int64_t len, int64_t inc, T *fs)                                        \
+    {                                                                                             \
+        *fs = 0;                                                                                  \
+        T scale = 0, ss = 0;                                                                      \
+        for (int64_t i = 1; i < len; i++) {                                                       \
+            T t = FABS(x[i * inc]);                                                               \
+            scale = t > scale ? t : scale;                                                        \
+        }                                                                                         \
+        if (scale == 0) {                                                                         \
+            return 0;                                                                             \
+        }                                                                                         \
+        for (int64_t i = 1; i < len; i++) {                                                       \
+            T t = x[i * inc] / scale;                                                             \
+            ss += t * t;                                                                          \
+        }                                                                                         \
+        T x0 = x[0], nrm = HYPOT(x0, scale * SQRT(ss));                                           \
+        T beta = x0 >= 0 ? -nrm : nrm, f = 1 / (x0 - beta);                                       \
+        for (int64_t i = 1; i < len; i++) {                                                       \
+            x[i * inc] *= f;                                                                      \
+        }                                                                                         \
+        *fs = f;                                                                                  \
+        x[0] = beta;                                                                              \
+        return (beta - x0) / beta;                                                                \
+    }                                                                                             \
+                                                                                                  \
+    static inline T                                                                               \
+    sub_row_##SUF(T *w, T a, const T *b, T *y, int64_t n)                                         \
+    {                                                                                             \
+        T x0 = w[0] - a * b[0];                                                                   \
+        w[0] = x0;                                                                                \
+        if (y == NULL) {                                                                          \
+            for (int64_t j = 1; j < n; j++) {                                                     \
+                w[j] -= a * b[j];                                                                 \
+            }                                                                                     \
+            return x0;                                                                            \
+        }                                                                                         \
+        for (int64_t j = 1; j < n; j++) {                                                         \
+            T x = w[j] - a * b[j];                                                                \
+            w[j] = x;                                                                             \
+            y[j - 1] += x0 * x;                                                                   \
+        }                                                                                         \
+        return x0;                                                                                \
+    }                                                                                             \
+                                                                                                  \
+    static inline T                                                                               \
+    update_row_##SUF(T *w, T v, const T *acc, const T *u, T tr, T *y, int64_t n)                  \
+    {                                                                                             \
+        if (tr == 0) {                                                                            \
+            return sub_row_##SUF(w, v, acc, y, n);                                                \
+        }                                                                                         \
+        T p[NSUM] = {0};                                                                          \
+        int64_t j = 0;                                                                            \
+        for (; j + NSUM <= n; j += NSUM) {                                                        \
+            for (int l = 0; l < NSUM; l++) {                                                      \
+                T x = w[j + l] - v * acc[j + l];                                                  \
+                w[j + l] = x;                                                                     \
+                p[l] += x * u[j + l];                                                             \
+            }                                                                                     \
+        }                                                                                         \
+        for (; j < n; j++) {                                                                      \
+            T x = w[j] - v * acc[j];                                                              \
+            w[j] = x;                                                                             \
+            p[0] += x * u[j];                                                                     \
+        }                                                                                         \
+        for (int l = 8; l < NSUM; l++) {                                                          \
+            p[l & 7] += p[l];                                                                     \
+        }                                                                                         \
+        T t = tr * (((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7])));           \
+        return sub_row_##SUF(w, t, u, y, n);                                                      \
+    }                                                                                             \
+                                                                                                  \
+    static inline void                                                                            \
+    sub_rows2_##SUF(T *restrict wa, T a, T *restrict wb, T b, const T *restrict u,                \
+                    T *restrict y, int64_t n, T *x0a, T *x0b)                                     \
+    {                                                                                             \
+        T ya = wa[0] - a * u[0], yb = wb[0] - b * u[0];                                           \
+        wa[0] = ya;                                                                               \
+        wb[0] = yb;                                                                               \
+        for (int64_t j = 1; j < n; j++) {                                                         \
+            T xa = wa[j] - a * u[j], xb = wb[j] - b * u[j];                                       \
+            wa[j] = xa;                                                                           \
+            wb[j] = xb;                                                                           \
+            y[j - 1] += ya * xa + yb * xb;                                                        \
+        }                                                                                         \
+        *x0a = ya;                                                                                \
+        *x0b = yb;                                                                                \
+    }                                                                                             \
+                                                                                                  \
+    static inline void                                                                            \
+    update_rows2_##SUF(T *restrict wa, T va, T *restrict wb, T vb, const T *restrict acc,         \
+                       const T *restrict u, T tr, T *restrict y, int64_t n, T *x0a, T *x0b)       \
+    {                                                                                             \
+        if (tr == 0) {                                                                            \
+            sub_rows2_##SUF(wa, va, wb, vb, acc, y, n, x0a, x0b);                                 \
+            return;                                                                               \
+        }                                                                                         \
+        T p[NSUM] = {0}, q[NSUM] = {0};                                                           \
+        int64_t j = 0;                                                                            \
+        for (; j + NSUM <= n; j += NSUM) {                                                        \
+            for (int l = 0; l < NSUM; l++) {                                                      \
+                T xa = wa[j + l] - va * acc[j + l], xb = wb[j + l] - vb * acc[j + l];             \
+                wa[j + l] = xa;                                                                   \
+                wb[j + l] = xb;                                                                   \
+                p[l] += xa * u[j + l];                                                            \
+                q[l] += xb * u[j + l];                                                            \
+            }                                                                                     \
+        }                                                                                         \
+        for (; j < n; j++) {                                                                      \
+            T xa = wa[j] - va * acc[j], xb = wb[j] - vb * acc[j];                                 \
+            wa[j] = xa;                                                                           \
+            wb[j] = xb;                                                                           \
+            p[0] += xa * u[j];                                                                    \
+            q[0] += xb * u[j];                                                                    \
+        }                                                                                         \
+        for (int l = 8; l < NSUM; l++) {                                                          \
+            p[l & 7] += p[l];                                                                     \
+            q[l & 7] += q[l];                                                                     \
+        }                                                                                         \
+        T ta = tr * (((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7])));          \
+        T tb = tr * (((q[0] + q[4]) + (q[2] + q[6])) + ((q[1] + q[5]) + (q[3] + q[7])));          \
+        sub_rows2_##SUF(wa, ta, wb, tb, u, y, n, x0a, x0b);                                       \
+    }                                                                                             \
+    static PTL_LOOP_CLONES_WIDE void                                                              \
+    bidiagonalize_##SUF(T *w, int64_t r, int64_t c, T *d, T *e, T *acc, T *y, int right, T *taus) \
+    {                                                                                             \
+        int have_y = 0;                                                                           \
+        T ss = 0;                                                                                 \
+        for (int64_t k = 0; k < c; k++) {                                                         \
+            T *wk = w + k * c, f, vs = 1, tl;                                                     \
+            /* the left reflection of column k, applied to columns k+1.. of rows k..: from the    \
+             * squared norm below the pivot that the last pass summed (v = vs times the column,   \
+             * left unscaled in w), unless that may have underflowed */                           \
+            if (have_y && ss > SS_LO) {                                                           \
+                T x0 = wk[k], nrm = SQRT(x0 * x0 + ss), beta = x0 >= 0 ? -nrm : nrm;              \
+                f = vs = 1 / (x0 - beta);                                                         \
+                tl = (beta - x0) / beta;                                                          \
+                wk[k] = beta;                                                                     \
+                if (taus != NULL) {                                                               \
+                    /* v stored scaled, as the vectors' Q is formed from it */                    \
+                    for (int64_t i = k + 1; i < r; i++) {                                         \
+                        w[i * c + k] *= vs;                                                       \
+                    }                                                                             \
+                    vs = 1;                                                                       \
+                }                                                                                 \
+            }                                                                                     \
+            else {                                                                                \
+                tl = reflector_##SUF(wk + k, r - k, c, &f);                                       \
+            }                                                                                     \
+            d[k] = wk[k];                                                                         \
+            if (taus != NULL) {                                                                   \
+                taus[k] = tl;                                                                     \
+                taus[c + k] = 0;                                                                  \
+            }                                                                                     \
+            int64_t nc = c - k - 1;                                                               \
+            if (nc == 0) {                                                                        \
+                break;                                                                            \
+            }                                                                                     \
+            T *rk = wk + k + 1;                                                                   \
+            if (tl != 0) {                                                                        \
+                if (have_y) {                                                                     \
+                    for (int64_t j = 0; j < nc; j++) {                                            \
+                        acc[j] = rk[j] + f * y[j];                                                \
+                    }                                                                             \
+                }                                                                                 \
+                else {                                                                            \
+                    memcpy(acc, rk, sizeof(T) * (size_t)nc);                                      \
+                    for (int64_t i = k + 1; i < r; i++) {                                         \
+                        const T *wi = w + i * c + k + 1;                                          \
+                        T vi = vs * wi[-1];                                                       \
+                        for (int64_t j = 0; j < nc; j++) {                                        \
+                            acc[j] += vi * wi[j];                                                 \
+                        }                                                                         \
+                    }                                                                             \
+                }                                                                                 \
+                for (int64_t j = 0; j < nc; j++) {                                                \
+                    acc[j] *= tl;                                                                 \
+                    rk[j] -= acc[j];                                                              \
+                }                                                                                 \
+            }                                                                                     \
+            /* the right reflection of row k's columns k+1.., fused with the left update of       \
+             * each row below it and the next step's sum */                                       \
+            T tr = 0;                                                                             \
+            if (right) {                                                                          \
+                tr = reflector_##SUF(rk, nc, 1, &f);                                              \
+                e[k] = rk[0];                                                                     \
+                rk[0] = 1;                                                                        \
+                if (taus != NULL) {                                                               \
+                    taus[c + k] = tr;                                                             \
+                }                                                                                 \
+            }                                                                                     \
+            int64_t ny = nc - 1;                                                                  \
+            memset(y, 0, sizeof(T) * (size_t)(ny + 1));                                           \
+            if (tl == 0) {                                                                        \
+                memset(acc, 0, sizeof(T) * (size_t)nc);                                           \
+            }                                                                                     \
+            ss = 0;                                                                               \
+            int64_t i = k + 1;                                                                    \
+            for (int64_t i2 = k + 2; PAIRS && i2 + 1 < r; i2 += 2) {                              \
+                /* rows i2, i2 + 1 in one pass (acc, u and y loaded once for both); row k + 1     \
+                 * first alone, as it adds nothing to y */                                        \
+                if (i == k + 1) {                                                                 \
+                    T *wi = w + i * c + k + 1;                                                    \
+                    update_row_##SUF(wi, vs * wi[-1], acc, rk, tr, NULL, nc);                     \
+                }                                                                                 \
+                T *wa = w + i2 * c + k + 1, *wb = wa + c, x0a, x0b;                               \
+                update_rows2_##SUF(wa, vs * wa[-1], wb, vs * wb[-1], acc, rk, tr, y, nc, &x0a,    \
+                                   &x0b);                                                         \
+                ss += x0a * x0a;                                                                  \
+                ss += x0b * x0b;                                                                  \
+                i = i2 + 2;                                                                       \
+            }                                                                                     \
+            for (; i < r; i++) {                                                                  \
+                T *wi = w + i * c + k + 1;                                                        \
+                T x0 = update_row_##SUF(wi, vs * wi[-1], acc, rk, tr, i > k + 1 ? y : NULL, nc);  \
+                if (i > k + 1) {                                                                  \
+                    ss += x0 * x0;                                                                \
+                }                                                                                 \
+            }                                                                                     \
+            have_y = 1;                                                                           \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
+    static inline __attribute__((always_inline)) void                                             \
+    rotate_block_##SUF(T *x, int64_t ld, int64_t cnt, const double *rot, int nv)                  \
+    {                                                                                             \
+        const int lanes = (int)(sizeof(VT) / sizeof(T));                                          \
+        VT a[ROT_LANES];                                                                          \
+        for (int v = 0; v < nv; v++) {                                                            \
+            memcpy(&a[v], x + lanes * v, sizeof(VT));                                             \
+        }                                                                                         \
+        for (int64_t t = 0; t < cnt; t++) {                                                       \
+            T *p = x + t * ld, cs = (T)rot[4 * t], sn = (T)rot[4 * t + 1];                        \
+            for (int v = 0; v < nv; v++) {                                                        \
+                VT b, av = a[v];                                                                  \
+                memcpy(&b, p + ld + lanes * v, sizeof(VT));                                       \
+                VT y = cs * av + sn * b;                                                          \
+                a[v] = cs * b - sn * av;                                                          \
+                memcpy(p + lanes * v, &y, sizeof(VT));                                            \
+            }                                                                                     \
+        }                                                                                         \
+        for (int v = 0; v < nv; v++) {                                                            \
+            memcpy(x + cnt * ld + lanes * v, &a[v], sizeof(VT));                                  \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
+    static PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                \
+    rotate_rows_##SUF(T *x, int64_t ld, int64_t len, int64_t cnt, const double *rot)              \
+    {                                                                                             \
+        const int lanes = (int)(sizeof(VT) / sizeof(T));                                          \
+        int64_t j0 = 0;                                                                           \
+        for (; j0 + lanes * ROT_LANES <= len; j0 += lanes * ROT_LANES) {                          \
+            rotate_block_##SUF(x + j0, ld, cnt, rot, ROT_LANES);                                  \
+        }                                                                                         \
+        for (; j0 + lanes <= len; j0 += lanes) {                                                  \
+            rotate_block_##SUF(x + j0, ld, cnt, rot, 1);                                          \
+        }                                                                                         \
+        for (int64_t t = 0; t < cnt && j0 < len; t++) {                                           \
+            T *p = x + t * ld, *q = p + ld, cs = (T)rot[4 * t], sn = (T)rot[4 * t + 1];           \
+            for (int64_t j = j0; j < len; j++) {                                                  \
+                T a = p[j], b = q[j];                                                             \
+                p[j] = cs * a + sn * b;                                                           \
+                q[j] = cs * b - sn * a;                                                           \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
+    static void                                                                                   \
+    rotate_pair_##SUF(T *x, int64_t ld, int64_t len, int64_t i, int64_t k, double c, double s)    \
+    {                                                                                             \
+        T *p = x + i * ld, *q = x + k * ld, cs = (T)c, sn = (T)s;                                 \
+        for (int64_t j = 0; j < len; j++) {                                                       \
+            T a = p[j], b = q[j];                                                                 \
+            p[j] = cs * a + sn * b;                                                               \
+            q[j] = cs * b - sn * a;                                                               \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
+    static int                                                                                    \
+    load_scaled_##SUF(T *w, const T *a, int64_t n, int64_t r, int64_t c, int64_t tall)            \
+    {                                                                                             \
+        T amax = 0;                                                                               \
+        int e2 = 0;                                                                               \
+        for (int64_t i = 0; i < r; i++) {                                                         \
+            for (int64_t j = 0; j < c; j++) {                                                     \
+                T x = tall ? a[i * n + j] : a[j * n + i];                                         \
+                w[i * c + j] = x;                                                                 \
+                amax = FABS(x) > amax ? FABS(x) : amax;                                           \
+            }                                                                                     \
+        }                                                                                         \
+        if (amax > 0) {                                                                           \
+            frexp(amax, &e2);                                                                     \
+            T h1 = (T)ldexp(1.0, -e2 / 2), h2 = (T)ldexp(1.0, -e2 - -e2 / 2);                     \
+            for (int64_t i = 0; i < r * c; i++) {                                                 \
+                w[i] = w[i] * h1 * h2;                                                            \
+            }                                                                                     \
+        }                                                                                         \
+        return e2;                                                                                \
     }
-    double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int64_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        for (int l = 0; l < 8; l++) {
-            double x = w[j + l] - v * acc[j + l];
-            w[j + l] = x;
-            p[l] += x * u[j + l];
-        }
-    }
-    for (; j < n; j++) {
-        double x = w[j] - v * acc[j];
-        w[j] = x;
-        p[0] += x * u[j];
-    }
-    double t = tr * (((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7])));
-    return sub_row(w, t, u, y, n);
-}
 
-/* Reduces w (r x c, row-major, r >= c) in place to the upper bidiagonal d (c), e (c - 1)
- * (Note [Bidiagonal singular values]).  One pass over the trailing rows per column: row i
- * takes the left and the right reflection of step k, and then, its column k+1 final, adds
- * w[i, k+1] w[i, k+2:] into y; the next left reflection's v is that column times its
- * scale f, so v^T W = w[k+1, :] + f y without another pass; the same pass sums the
- * column's squares for that reflection.  acc, y: c scratch each.
- * Without right (e untouched) it is the Householder QR: R in the upper triangle, its
- * diagonal in d.  With taus (2c) the reflections are kept for the vectors: the left ones'
- * v below the diagonal (v0 = 1 implied) with their taus in taus[0:c], the right ones' v in
- * row k from column k+1 on (w[k, k+1] = 1) with their taus in taus[c:2c]. */
-static PTL_LOOP_CLONES_WIDE void
-bidiagonalize(double *w, int64_t r, int64_t c, double *d, double *e, double *acc, double *y,
-              int right, double *taus)
-{
-    int have_y = 0;
-    double ss = 0;
-    for (int64_t k = 0; k < c; k++) {
-        double *wk = w + k * c, f, vs = 1, tl;
-        /* the left reflection of column k, applied to columns k+1.. of rows k..: from the
-         * squared norm below the pivot that the last pass summed (v = vs times the column,
-         * left unscaled in w), unless that may have underflowed */
-        if (have_y && ss > 1e-280) {
-            double x0 = wk[k], nrm = sqrt(x0 * x0 + ss), beta = x0 >= 0 ? -nrm : nrm;
-            f = vs = 1 / (x0 - beta);
-            tl = (beta - x0) / beta;
-            wk[k] = beta;
-            if (taus != NULL) {
-                /* v stored scaled, as the vectors' Q is formed from it */
-                for (int64_t i = k + 1; i < r; i++) {
-                    w[i * c + k] *= vs;
-                }
-                vs = 1;
-            }
-        }
-        else {
-            tl = reflector(wk + k, r - k, c, &f);
-        }
-        d[k] = wk[k];
-        if (taus != NULL) {
-            taus[k] = tl;
-            taus[c + k] = 0;
-        }
-        int64_t nc = c - k - 1;
-        if (nc == 0) {
-            break;
-        }
-        double *rk = wk + k + 1;
-        if (tl != 0) {
-            if (have_y) {
-                for (int64_t j = 0; j < nc; j++) {
-                    acc[j] = rk[j] + f * y[j];
-                }
-            }
-            else {
-                memcpy(acc, rk, sizeof(double) * (size_t)nc);
-                for (int64_t i = k + 1; i < r; i++) {
-                    const double *wi = w + i * c + k + 1;
-                    double vi = vs * wi[-1];
-                    for (int64_t j = 0; j < nc; j++) {
-                        acc[j] += vi * wi[j];
-                    }
-                }
-            }
-            for (int64_t j = 0; j < nc; j++) {
-                acc[j] *= tl;
-                rk[j] -= acc[j];
-            }
-        }
-        /* the right reflection of row k's columns k+1.., fused with the left update of
-         * each row below it and the next step's sum */
-        double tr = 0;
-        if (right) {
-            tr = reflector(rk, nc, 1, &f);
-            e[k] = rk[0];
-            rk[0] = 1;
-            if (taus != NULL) {
-                taus[c + k] = tr;
-            }
-        }
-        int64_t ny = nc - 1;
-        memset(y, 0, sizeof(double) * (size_t)(ny + 1));
-        if (tl == 0) {
-            memset(acc, 0, sizeof(double) * (size_t)nc);
-        }
-        ss = 0;
-        for (int64_t i = k + 1; i < r; i++) {
-            double *wi = w + i * c + k + 1;
-            double x0 = update_row(wi, vs * wi[-1], acc, rk, tr, i > k + 1 ? y : NULL, nc);
-            if (i > k + 1) {
-                ss += x0 * x0;
-            }
-        }
-        have_y = 1;
-    }
-}
+DEFINE_SVD_KERNELS(double, f8, fabs, sqrt, hypot, 8, 0, RotVec8, 1e-280)
+DEFINE_SVD_KERNELS(float, f4, fabsf, sqrtf, hypotf, 16, 1, RotVec4, 1e-30f)
+#undef DEFINE_SVD_KERNELS
 
 /* (c, s) with c y + s z = rho and c z - s y = 0 (sqrt without hypot's care: the entries
  * are scaled to at most about 1, and pairs below 1e-150 are far below eps ||B||). */
@@ -349,83 +546,50 @@ bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi, double *rot)
 }
 
 /* The singular vectors that bidiagonal_values rotates: row j of ut (nu entries) is column j
- * of U, row j of vt (nv entries) column j of V, for B = U^T W V; rot: 4n scratch. */
+ * of U, row j of vt (nv entries) column j of V, for B = U^T W V, in floats when f32 (else
+ * doubles); rot: 4n scratch. */
 typedef struct SvdVecs {
-    double *ut, *vt, *rot;
+    void *ut, *vt;
+    double *rot;
     int64_t nu, nv;
+    int f32;
 } SvdVecs;
 
-typedef double RotVec __attribute__((vector_size(64)));
-
-/* ROT_LANES vectors of eight doubles: four keep both floating-point ports busy, where the
- * carried row's chain (a multiply and a subtraction a rotation) would leave them idle. */
-#define ROT_LANES 4
-
-/* Rows x_t, x_t+1 (ld apart, len entries) -> cs x_t + sn x_t+1, cs x_t+1 - sn x_t for t =
- * 0, 1, .. cnt - 1 in turn, (cs, sn) of t at rot[4 t], rot[4 t + 1].  In column blocks of
- * nv vectors (ROT_LANES, then one, then the scalar tail): the block of the row carried from
- * one rotation to the next stays in registers, so each rotation loads and stores one
- * row's block.  (Plain loops were left scalar by the compiler: 6 operations an entry.) */
-static inline __attribute__((always_inline)) void
-rotate_block(double *x, int64_t ld, int64_t cnt, const double *rot, int nv)
-{
-    RotVec a[ROT_LANES];
-    for (int v = 0; v < nv; v++) {
-        memcpy(&a[v], x + 8 * v, sizeof(RotVec));
-    }
-    for (int64_t t = 0; t < cnt; t++) {
-        double *p = x + t * ld, cs = rot[4 * t], sn = rot[4 * t + 1];
-        for (int v = 0; v < nv; v++) {
-            RotVec b, av = a[v];
-            memcpy(&b, p + ld + 8 * v, sizeof(RotVec));
-            RotVec y = cs * av + sn * b;
-            a[v] = cs * b - sn * av;
-            memcpy(p + 8 * v, &y, sizeof(RotVec));
-        }
-    }
-    for (int v = 0; v < nv; v++) {
-        memcpy(x + cnt * ld + 8 * v, &a[v], sizeof(RotVec));
-    }
-}
-
-static PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void
-rotate_rows(double *x, int64_t ld, int64_t len, int64_t cnt, const double *rot)
-{
-    int64_t j0 = 0;
-    for (; j0 + 8 * ROT_LANES <= len; j0 += 8 * ROT_LANES) {
-        rotate_block(x + j0, ld, cnt, rot, ROT_LANES);
-    }
-    for (; j0 + 8 <= len; j0 += 8) {
-        rotate_block(x + j0, ld, cnt, rot, 1);
-    }
-    for (int64_t t = 0; t < cnt && j0 < len; t++) {
-        double *p = x + t * ld, *q = p + ld, cs = rot[4 * t], sn = rot[4 * t + 1];
-        for (int64_t j = j0; j < len; j++) {
-            double a = p[j], b = q[j];
-            p[j] = cs * a + sn * b;
-            q[j] = cs * b - sn * a;
-        }
-    }
-}
-
-/* Rows i, k of x (len entries, stride ld) -> cs x_i + sn x_k, cs x_k - sn x_i. */
+/* The rotations of bidiagonal_values on the vectors of vec: rows i, k (rotate_pair), or the
+ * rows lo..hi in turn (rotate_rows) of vt (side 1) or ut (side 0), in their dtype. */
 static void
-rotate_pair(double *x, int64_t ld, int64_t len, int64_t i, int64_t k, double cs, double sn)
+vec_rotate_pair(const SvdVecs *vec, int side, int64_t i, int64_t k, double cs, double sn)
 {
-    double *p = x + i * ld, *q = x + k * ld;
-    for (int64_t j = 0; j < len; j++) {
-        double a = p[j], b = q[j];
-        p[j] = cs * a + sn * b;
-        q[j] = cs * b - sn * a;
+    int64_t ld = side ? vec->nv : vec->nu;
+    void *x = side ? vec->vt : vec->ut;
+    if (vec->f32) {
+        rotate_pair_f4(x, ld, ld, i, k, cs, sn);
+    }
+    else {
+        rotate_pair_f8(x, ld, ld, i, k, cs, sn);
+    }
+}
+
+static void
+vec_rotate_rows(const SvdVecs *vec, int side, int64_t lo, int64_t hi, const double *rot)
+{
+    int64_t ld = side ? vec->nv : vec->nu;
+    if (vec->f32) {
+        rotate_rows_f4((float *)(side ? vec->vt : vec->ut) + lo * ld, ld, ld, hi - lo, rot);
+    }
+    else {
+        rotate_rows_f8((double *)(side ? vec->vt : vec->ut) + lo * ld, ld, ld, hi - lo, rot);
     }
 }
 
 /* The singular values of the upper bidiagonal (d, e) (n > 0) into d, unsorted and of
  * either sign; e is destroyed.  With vec, every rotation is applied to its vectors too (a
  * QR step's rotations in one batch).  0, or -1 with LAPACK's bdsqr error (the number of
- * superdiagonals left) when 40 n + 40 QR steps do not converge. */
+ * superdiagonals left) when 40 n + 40 QR steps do not converge.  An entry of e counts as
+ * zero below eps relative to its neighbours or to ||B|| (DBL_EPSILON, FLT_EPSILON for
+ * float32's vectors: LAPACK's sbdsqr deflates at about 10 FLT_EPSILON). */
 static int
-bidiagonal_values(double *d, double *e, int64_t n, const SvdVecs *vec)
+bidiagonal_values(double *d, double *e, int64_t n, const SvdVecs *vec, double eps)
 {
     double bnorm = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -434,11 +598,11 @@ bidiagonal_values(double *d, double *e, int64_t n, const SvdVecs *vec)
             bnorm = fmax(bnorm, fabs(e[i]));
         }
     }
-    double tol = DBL_EPSILON * bnorm;
+    double tol = eps * bnorm;
     int64_t steps = 0, max_steps = 40 * n + 40, hi = n - 1;
     while (hi > 0 && steps < max_steps) {
         if (fabs(e[hi - 1]) <= tol ||
-            fabs(e[hi - 1]) <= DBL_EPSILON * (fabs(d[hi - 1]) + fabs(d[hi]))) {
+            fabs(e[hi - 1]) <= eps * (fabs(d[hi - 1]) + fabs(d[hi]))) {
             e[hi - 1] = 0;
             hi--;
             continue;
@@ -446,7 +610,7 @@ bidiagonal_values(double *d, double *e, int64_t n, const SvdVecs *vec)
         int64_t lo = hi - 1;
         while (lo > 0) {
             double f = fabs(e[lo - 1]);
-            if (f <= tol || f <= DBL_EPSILON * (fabs(d[lo - 1]) + fabs(d[lo]))) {
+            if (f <= tol || f <= eps * (fabs(d[lo - 1]) + fabs(d[lo]))) {
                 e[lo - 1] = 0;
                 break;
             }
@@ -468,7 +632,7 @@ bidiagonal_values(double *d, double *e, int64_t n, const SvdVecs *vec)
             for (int64_t j = z + 1; j <= hi && f != 0; j++) {
                 givens(d[j], f, &cs, &sn, &rho);
                 if (vec != NULL) {
-                    rotate_pair(vec->ut, vec->nu, vec->nu, j, z, cs, sn);
+                    vec_rotate_pair(vec, 0, j, z, cs, sn);
                 }
                 d[j] = rho;
                 if (j < hi) {
@@ -484,7 +648,7 @@ bidiagonal_values(double *d, double *e, int64_t n, const SvdVecs *vec)
             for (int64_t j = hi - 1; j >= lo && f != 0; j--) {
                 givens(d[j], f, &cs, &sn, &rho);
                 if (vec != NULL) {
-                    rotate_pair(vec->vt, vec->nv, vec->nv, j, hi, cs, sn);
+                    vec_rotate_pair(vec, 1, j, hi, cs, sn);
                 }
                 d[j] = rho;
                 if (j > lo) {
@@ -496,8 +660,8 @@ bidiagonal_values(double *d, double *e, int64_t n, const SvdVecs *vec)
         else {
             bidiagonal_qr_step(d, e, lo, hi, vec != NULL ? vec->rot : NULL);
             if (vec != NULL) {
-                rotate_rows(vec->vt + lo * vec->nv, vec->nv, vec->nv, hi - lo, vec->rot);
-                rotate_rows(vec->ut + lo * vec->nu, vec->nu, vec->nu, hi - lo, vec->rot + 2);
+                vec_rotate_rows(vec, 1, lo, hi, vec->rot);
+                vec_rotate_rows(vec, 0, lo, hi, vec->rot + 2);
             }
             steps++;
         }
@@ -509,7 +673,6 @@ bidiagonal_values(double *d, double *e, int64_t n, const SvdVecs *vec)
     }
     return 0;
 }
-
 static int
 cmp_desc(const void *x, const void *y)
 {
@@ -517,33 +680,6 @@ cmp_desc(const void *x, const void *y)
     return (a < b) - (a > b);
 }
 
-/* w (r x c) = a (row-major, n columns; transposed when not tall) times 2^-e2, e2 the
- * exponent of its largest |entry| (0 for a zero matrix), so that the entries lie below 1;
- * returns e2.  The scaling goes by two exact halves (2^-e2 alone may not be a double). */
-static int
-load_scaled(double *w, const double *a, int64_t n, int64_t r, int64_t c, int64_t tall)
-{
-    double amax = 0;
-    int e2 = 0;
-    for (int64_t i = 0; i < r; i++) {
-        for (int64_t j = 0; j < c; j++) {
-            double x = tall ? a[i * n + j] : a[j * n + i];
-            w[i * c + j] = x;
-            amax = fabs(x) > amax ? fabs(x) : amax;
-        }
-    }
-    if (amax > 0) {
-        frexp(amax, &e2);
-        double h1 = ldexp(1.0, -e2 / 2), h2 = ldexp(1.0, -e2 - -e2 / 2);
-        for (int64_t i = 0; i < r * c; i++) {
-            w[i] = w[i] * h1 * h2;
-        }
-    }
-    return e2;
-}
-
-/* One matrix's singular values (a: m x n, row-major) into s, descending
- * (Note [Bidiagonal singular values]).  0 or -1. */
 static int
 svd_values(const SvdJob *job, const double *a, double *s)
 {
@@ -558,10 +694,10 @@ svd_values(const SvdJob *job, const double *a, double *s)
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
     }
     double *rr = w + r * c, *d = rr + (qr ? c * c : 0), *e = d + c, *acc = e + c;
-    int e2 = load_scaled(w, a, n, r, c, tall);
+    int e2 = load_scaled_f8(w, a, n, r, c, tall);
     double *b = w;
     if (qr) {
-        bidiagonalize(w, r, c, d, e, acc, acc + c, 0, NULL);
+        bidiagonalize_f8(w, r, c, d, e, acc, acc + c, 0, NULL);
         for (int64_t i = 0; i < c; i++) {
             for (int64_t j = 0; j < c; j++) {
                 rr[i * c + j] = j >= i ? w[i * c + j] : 0;
@@ -569,8 +705,8 @@ svd_values(const SvdJob *job, const double *a, double *s)
         }
         b = rr;
     }
-    bidiagonalize(b, qr ? c : r, c, d, e, acc, acc + c, 1, NULL);
-    if (bidiagonal_values(d, e, c, NULL) < 0) {
+    bidiagonalize_f8(b, qr ? c : r, c, d, e, acc, acc + c, 1, NULL);
+    if (bidiagonal_values(d, e, c, NULL, DBL_EPSILON) < 0) {
         free(w);
         return -1;
     }
@@ -585,7 +721,6 @@ svd_values(const SvdJob *job, const double *a, double *s)
     free(w);
     return 0;
 }
-
 typedef struct SvdOrder {
     double v;
     int64_t i;
@@ -598,7 +733,11 @@ cmp_order(const void *x, const void *y)
     return a->v != b->v ? (a->v < b->v) - (a->v > b->v) : (a->i > b->i) - (a->i < b->i);
 }
 
+/* the side of transpose's square tiles */
+#define TRANSPOSE_TILE 16
+
 /* The vectors' scratch for r x c (r >= c) with qcols columns of U, in doubles. */
+/* The vectors' scratch for r x c (r >= c) with qcols columns of U, in elements. */
 static int64_t
 svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
 {
@@ -609,173 +748,201 @@ svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
         s2 = ptl_linalg_qr_scratch(r, c, qcols);
         sc = s2 > sc ? s2 : sc;
     }
-    return r * c + 11 * c + br * ubc + c * br + 3 * c * c + (qr ? r * qcols : 0) + r * qcols +
+    return r * c + 7 * c + br * ubc + c * br + 3 * c * c + (qr ? r * qcols : 0) + r * qcols +
            sc + 1;
 }
 
-/* vq (c x c, row-major) = V = diag(1, Q2) from the right reflections that bidiagonalize
- * left in b (c columns) with their taus: Q2 formed from them laid out as the columns of a
- * (c - 1) x (c - 1) matrix in t.  0 or -1. */
-static int
-form_v(const double *b, int64_t c, const double *taus, double *vq, double *t, double *scr)
-{
-    memset(vq, 0, sizeof(double) * (size_t)c);
-    vq[0] = 1;
-    for (int64_t i = 1; i < c; i++) {
-        vq[i * c] = 0;
+/* The vectors come in two instances from one template, DEFINE_SVD_VECTORS(T, SUF, GEMM,
+ * QR_BLOCKED, QR_FORM_Q, EPS): _f8 on double and _f4 on float (Note [Singular vectors]):
+ *
+ * form_v: vq (c x c, row-major) = V = diag(1, Q2) from the right reflections that
+ * bidiagonalize left in b (c columns) with their taus: Q2 formed from them laid out as the
+ * columns of a (c - 1) x (c - 1) matrix in t.  0 or -1.
+ *
+ * svd_one: one matrix, a (m x n, row-major) -> u, s, vh (row-major); the bidiagonal's QR
+ * steps in double, deflating at EPS.  0 or -1. */
+#define DEFINE_SVD_VECTORS(T, SUF, GEMM, QR_BLOCKED, QR_FORM_Q, EPS)                              \
+    static int                                                                                    \
+    form_v_##SUF(const T *b, int64_t c, const T *taus, T *vq, T *t, T *scr)                       \
+    {                                                                                             \
+        memset(vq, 0, sizeof(T) * (size_t)c);                                                     \
+        vq[0] = 1;                                                                                \
+        for (int64_t i = 1; i < c; i++) {                                                         \
+            vq[i * c] = 0;                                                                        \
+        }                                                                                         \
+        if (c < 2) {                                                                              \
+            return 0;                                                                             \
+        }                                                                                         \
+        int64_t c1 = c - 1;                                                                       \
+        for (int64_t i = 0; i < c1; i++) {                                                        \
+            for (int64_t k = 0; k < i; k++) {                                                     \
+                t[i * c1 + k] = b[k * c + i + 1];                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        return QR_FORM_Q(t, c1, c1, taus, vq + c + 1, c, c1, scr);                                \
+    }                                                                                             \
+                                                                                                  \
+    /* dst[i * ldd + j] = sg_j src[p_j * lds + i] for j < nj, i < ni, p_j = ord[j].i (j when      \
+     * ord is NULL), sg_j = -1 where sgn[p_j] < 0 (1 when sgn is NULL): a transpose of the        \
+     * rows listed, in TRANSPOSE_TILE squares, so that neither side is walked down a column. */   \
+    static void                                                                                   \
+    transpose_##SUF(T *dst, int64_t ldd, const T *src, int64_t lds, int64_t nj, int64_t ni,       \
+                    const SvdOrder *ord, const double *sgn)                                       \
+    {                                                                                             \
+        for (int64_t j0 = 0; j0 < nj; j0 += TRANSPOSE_TILE) {                                     \
+            int64_t j1 = j0 + TRANSPOSE_TILE < nj ? j0 + TRANSPOSE_TILE : nj;                     \
+            for (int64_t i0 = 0; i0 < ni; i0 += TRANSPOSE_TILE) {                                 \
+                int64_t i1 = i0 + TRANSPOSE_TILE < ni ? i0 + TRANSPOSE_TILE : ni;                 \
+                for (int64_t j = j0; j < j1; j++) {                                               \
+                    int64_t pj = ord != NULL ? ord[j].i : j;                                      \
+                    const T *x = src + pj * lds;                                                  \
+                    T sg = sgn != NULL && sgn[pj] < 0 ? -1 : 1;                                   \
+                    for (int64_t i = i0; i < i1; i++) {                                           \
+                        dst[i * ldd + j] = sg * x[i];                                             \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+                                                                                                  \
+    static int                                                                                    \
+    svd_one_##SUF(const SvdJob *job, const T *a, T *u, T *s, T *vh)                               \
+    {                                                                                             \
+        int64_t m = job->m, n = job->n, tall = m >= n;                                            \
+        int64_t r = tall ? m : n, c = tall ? n : m, qcols = job->full ? r : c;                    \
+        if (c == 0) {                                                                             \
+            /* U (or Vh) is I when full_matrices asks for its r columns */                        \
+            T *q = tall ? u : vh;                                                                 \
+            for (int64_t i = 0; i < r * qcols; i++) {                                             \
+                q[i] = i / qcols == i % qcols;                                                    \
+            }                                                                                     \
+            return 0;                                                                             \
+        }                                                                                         \
+        int qr = 3 * r >= 5 * c;                                                                  \
+        int64_t br = qr ? c : r, ubc = qr ? c : qcols;                                            \
+        T *w = malloc(sizeof(T) * (size_t)svd_scratch(r, c, qcols, qr));                          \
+        double *dd = malloc(sizeof(double) * (size_t)(6 * c));                                    \
+        SvdOrder *ord = malloc(sizeof(SvdOrder) * (size_t)c);                                     \
+        if (w == NULL || dd == NULL || ord == NULL) {                                             \
+            free(ord);                                                                            \
+            free(dd);                                                                             \
+            free(w);                                                                              \
+            return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");                    \
+        }                                                                                         \
+        T *tau = w + r * c, *d = tau + 3 * c, *e = d + c, *acc = e + c;                           \
+        T *ub = acc + 2 * c, *ut = ub + br * ubc, *rr = ut + c * br, *vq = rr + c * c;            \
+        /* uo: U itself when tall */                                                              \
+        T *vt = vq + c * c, *q = vt + c * c, *uo = tall ? u : q + (qr ? r * qcols : 0);           \
+        T *scr = q + (qr ? r * qcols : 0) + r * qcols;                                            \
+        double *ee = dd + c, *rot = ee + c;                                                       \
+        int e2 = load_scaled_##SUF(w, a, n, r, c, tall), rc = -1;                                 \
+        T *b = w;                                                                                 \
+        if (qr) {                                                                                 \
+            if (QR_BLOCKED(w, r, c, tau + 2 * c, NULL, 0, scr) < 0) {                             \
+                goto done;                                                                        \
+            }                                                                                     \
+            for (int64_t i = 0; i < c; i++) {                                                     \
+                for (int64_t j = 0; j < c; j++) {                                                 \
+                    rr[i * c + j] = j >= i ? w[i * c + j] : 0;                                    \
+                }                                                                                 \
+            }                                                                                     \
+            b = rr;                                                                               \
+        }                                                                                         \
+        bidiagonalize_##SUF(b, br, c, d, e, acc, acc + c, 1, tau);                                \
+        /* U_B from the left reflections, V from the right ones (vt is free until the             \
+         * transpose below) */                                                                    \
+        if (QR_FORM_Q(b, br, c, tau, ub, ubc, ubc, scr) < 0 ||                                    \
+            form_v_##SUF(b, c, tau + c, vq, vt, scr) < 0) {                                       \
+            goto done;                                                                            \
+        }                                                                                         \
+        transpose_##SUF(ut, br, ub, ubc, br, c, NULL, NULL);                                      \
+        transpose_##SUF(vt, c, vq, c, c, c, NULL, NULL);                                          \
+        for (int64_t j = 0; j < c; j++) {                                                         \
+            dd[j] = d[j];                                                                         \
+            ee[j] = j + 1 < c ? e[j] : 0;                                                         \
+        }                                                                                         \
+        SvdVecs vec = {ut, vt, rot, br, c, sizeof(T) == sizeof(float)};                           \
+        if (bidiagonal_values(dd, ee, c, &vec, EPS) < 0) {                                        \
+            goto done;                                                                            \
+        }                                                                                         \
+        for (int64_t j = 0; j < c; j++) {                                                         \
+            ord[j].v = fabs(dd[j]);                                                               \
+            ord[j].i = j;                                                                         \
+        }                                                                                         \
+        qsort(ord, (size_t)c, sizeof(SvdOrder), cmp_order);                                       \
+        double g1 = ldexp(1.0, e2 / 2), g2 = ldexp(1.0, e2 - e2 / 2);                             \
+        /* uo (r x qcols, row-major): the long side's vectors; rr: the sorted rows of ut */       \
+        T *us = qr ? rr : uo;                                                                     \
+        for (int64_t j = 0; j < c; j++) {                                                         \
+            s[j] = (T)(ord[j].v * g1 * g2);                                                       \
+            if (qr) {                                                                             \
+                memcpy(us + j * c, ut + ord[j].i * br, sizeof(T) * (size_t)c);                    \
+            }                                                                                     \
+        }                                                                                         \
+        if (!qr) {                                                                                \
+            transpose_##SUF(uo, qcols, ut, br, c, br, ord, NULL);                                 \
+        }                                                                                         \
+        for (int64_t i = 0; i < br && !qr; i++) {                                                 \
+            for (int64_t j = c; j < qcols; j++) {                                                 \
+                uo[i * qcols + j] = ub[i * ubc + j];                                              \
+            }                                                                                     \
+        }                                                                                         \
+        if (qr) {                                                                                 \
+            /* U = Q [U_R 0; 0 I] */                                                              \
+            if (QR_FORM_Q(w, r, c, tau + 2 * c, q, qcols, qcols, scr) < 0 ||                      \
+                GEMM(r, c, c, 1.0, q, qcols, 1, us, 1, c, 0.0, uo, qcols) < 0) {                  \
+                goto done;                                                                        \
+            }                                                                                     \
+            for (int64_t i = 0; i < r; i++) {                                                     \
+                for (int64_t j = c; j < qcols; j++) {                                             \
+                    uo[i * qcols + j] = q[i * qcols + j];                                         \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        /* tall: U = uo, Vh[j, :] = V[:, j]; wide (W = A^T): U[:, j] = V[:, j], Vh = uo^T */      \
+        for (int64_t j = 0; j < c && tall; j++) {                                                 \
+            const T *x = vt + ord[j].i * c;                                                       \
+            T sg = dd[ord[j].i] < 0 ? -1 : 1;                                                     \
+            for (int64_t i = 0; i < c; i++) {                                                     \
+                vh[j * c + i] = sg * x[i];                                                        \
+            }                                                                                     \
+        }                                                                                         \
+        if (!tall) {                                                                              \
+            transpose_##SUF(u, c, vt, c, c, c, ord, dd);                                          \
+            transpose_##SUF(vh, r, uo, qcols, r, qcols, NULL, NULL);                              \
+        }                                                                                         \
+        rc = 0;                                                                                   \
+    done:                                                                                         \
+        free(ord);                                                                                \
+        free(dd);                                                                                 \
+        free(w);                                                                                  \
+        return rc;                                                                                \
     }
-    if (c < 2) {
-        return 0;
-    }
-    int64_t c1 = c - 1;
-    for (int64_t i = 0; i < c1; i++) {
-        for (int64_t k = 0; k < i; k++) {
-            t[i * c1 + k] = b[k * c + i + 1];
-        }
-    }
-    return ptl_linalg_qr_form_q_blocked(t, c1, c1, taus, vq + c + 1, c, c1, scr);
-}
 
-/* One matrix: a (m x n, row-major) -> u, s, vh (row-major) (Note [Singular vectors]); the
- * values alone go to svd_values. */
-static int
-svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
-{
-    int64_t m = job->m, n = job->n, tall = m >= n;
-    int64_t r = tall ? m : n, c = tall ? n : m, qcols = job->full ? r : c;
-    if (c == 0) {
-        /* U (or Vh) is I when full_matrices asks for its r columns */
-        double *q = tall ? u : vh;
-        for (int64_t i = 0; i < r * qcols; i++) {
-            q[i] = i / qcols == i % qcols;
-        }
-        return 0;
-    }
-    int qr = 3 * r >= 5 * c;
-    int64_t br = qr ? c : r, ubc = qr ? c : qcols;
-    double *w = malloc(sizeof(double) * (size_t)svd_scratch(r, c, qcols, qr));
-    SvdOrder *ord = malloc(sizeof(SvdOrder) * (size_t)c);
-    if (w == NULL || ord == NULL) {
-        free(ord);
-        free(w);
-        return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
-    }
-    double *tau = w + r * c, *d = tau + 3 * c, *e = d + c, *acc = e + c, *rot = acc + 2 * c;
-    double *ub = rot + 4 * c, *ut = ub + br * ubc, *rr = ut + c * br, *vq = rr + c * c;
-    double *vt = vq + c * c, *q = vt + c * c, *uo = q + (qr ? r * qcols : 0);
-    double *scr = uo + r * qcols;
-    int e2 = load_scaled(w, a, n, r, c, tall), rc = -1;
-    double *b = w;
-    if (qr) {
-        if (ptl_linalg_qr_blocked(w, r, c, tau + 2 * c, NULL, 0, scr) < 0) {
-            goto done;
-        }
-        for (int64_t i = 0; i < c; i++) {
-            for (int64_t j = 0; j < c; j++) {
-                rr[i * c + j] = j >= i ? w[i * c + j] : 0;
-            }
-        }
-        b = rr;
-    }
-    bidiagonalize(b, br, c, d, e, acc, acc + c, 1, tau);
-    /* U_B from the left reflections, V from the right ones (vt is free until the
-     * transpose below) */
-    if (ptl_linalg_qr_form_q_blocked(b, br, c, tau, ub, ubc, ubc, scr) < 0) {
-        goto done;
-    }
-    if (form_v(b, c, tau + c, vq, vt, scr) < 0) {
-        goto done;
-    }
-    for (int64_t j = 0; j < c; j++) {
-        for (int64_t i = 0; i < br; i++) {
-            ut[j * br + i] = ub[i * ubc + j];
-        }
-        for (int64_t i = 0; i < c; i++) {
-            vt[j * c + i] = vq[i * c + j];
-        }
-    }
-    SvdVecs vec = {ut, vt, rot, br, c};
-    if (bidiagonal_values(d, e, c, &vec) < 0) {
-        goto done;
-    }
-    for (int64_t j = 0; j < c; j++) {
-        ord[j].v = fabs(d[j]);
-        ord[j].i = j;
-    }
-    qsort(ord, (size_t)c, sizeof(SvdOrder), cmp_order);
-    double g1 = ldexp(1.0, e2 / 2), g2 = ldexp(1.0, e2 - e2 / 2);
-    /* uo (r x qcols, row-major): the long side's vectors; rr: the sorted rows of ut */
-    double *us = qr ? rr : uo;
-    for (int64_t j = 0; j < c; j++) {
-        const double *x = ut + ord[j].i * br;
-        s[j] = ord[j].v * g1 * g2;
-        for (int64_t i = 0; i < br; i++) {
-            if (qr) {
-                us[j * c + i] = x[i];
-            }
-            else {
-                uo[i * qcols + j] = x[i];
-            }
-        }
-    }
-    for (int64_t i = 0; i < br && !qr; i++) {
-        for (int64_t j = c; j < qcols; j++) {
-            uo[i * qcols + j] = ub[i * ubc + j];
-        }
-    }
-    if (qr) {
-        /* U = Q [U_R 0; 0 I] */
-        if (ptl_linalg_qr_form_q_blocked(w, r, c, tau + 2 * c, q, qcols, qcols, scr) < 0 ||
-            ptl_gemm_f64(r, c, c, 1.0, q, qcols, 1, us, 1, c, 0.0, uo, qcols) < 0) {
-            goto done;
-        }
-        for (int64_t i = 0; i < r; i++) {
-            for (int64_t j = c; j < qcols; j++) {
-                uo[i * qcols + j] = q[i * qcols + j];
-            }
-        }
-    }
-    /* tall: U = uo, Vh[j, :] = V[:, j]; wide (W = A^T): U[:, j] = V[:, j], Vh = uo^T */
-    for (int64_t j = 0; j < c; j++) {
-        const double *x = vt + ord[j].i * c;
-        double sg = d[ord[j].i] < 0 ? -1 : 1;
-        for (int64_t i = 0; i < c; i++) {
-            if (tall) {
-                vh[j * c + i] = sg * x[i];
-            }
-            else {
-                u[i * c + j] = sg * x[i];
-            }
-        }
-    }
-    if (tall) {
-        memcpy(u, uo, sizeof(double) * (size_t)(r * qcols));
-    }
-    else {
-        for (int64_t j = 0; j < qcols; j++) {
-            for (int64_t i = 0; i < r; i++) {
-                vh[j * r + i] = uo[i * qcols + j];
-            }
-        }
-    }
-    rc = 0;
-done:
-    free(ord);
-    free(w);
-    return rc;
-}
+DEFINE_SVD_VECTORS(double, f8, ptl_gemm_f64, ptl_linalg_qr_blocked,
+                   ptl_linalg_qr_form_q_blocked, DBL_EPSILON)
+DEFINE_SVD_VECTORS(float, f4, ptl_gemm_f32, ptl_linalg_qr_blocked_f32,
+                   ptl_linalg_qr_form_q_blocked_f32, FLT_EPSILON)
+#undef DEFINE_SVD_VECTORS
+
 
 static int
 svd_chunk(void *ctx, int64_t b, int64_t e)
 {
     const SvdJob *job = ctx;
     int64_t k = job->m < job->n ? job->m : job->n;
+    size_t isz = job->f32 ? sizeof(float) : sizeof(double);
     for (int64_t i = b; i < e; i++) {
-        double *u = job->u ? job->u + i * job->m * job->ucols : NULL;
-        double *vh = job->vh ? job->vh + i * job->vrows * job->n : NULL;
-        const double *a = job->a + i * job->m * job->n;
-        if ((u != NULL ? svd_one(job, a, u, job->s + i * k, vh)
-                       : svd_values(job, a, job->s + i * k)) < 0) {
+        char *u = job->u ? (char *)job->u + isz * (size_t)(i * job->m * job->ucols) : NULL;
+        char *vh = job->vh ? (char *)job->vh + isz * (size_t)(i * job->vrows * job->n) : NULL;
+        const char *a = (const char *)job->a + isz * (size_t)(i * job->m * job->n);
+        char *s = (char *)job->s + isz * (size_t)(i * k);
+        int rc = u == NULL  ? svd_values(job, (const double *)a, (double *)s)
+                 : job->f32 ? svd_one_f4(job, (const float *)a, (float *)u, (float *)s,
+                                         (float *)vh)
+                            : svd_one_f8(job, (const double *)a, (double *)u, (double *)s,
+                                         (double *)vh);
+        if (rc < 0) {
             return -1;
         }
     }
@@ -809,7 +976,8 @@ check_input(const PtlTensorImpl *A, const PtlIValue *driver)
 /* _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None)
  * -> (Tensor U, Tensor S, Tensor Vh)
  * [*, m, n] -> U [*, m, m or k], S [*, k], Vh [*, n or k, n] with k = min(m, n); without
- * compute_uv U and Vh are empty [0].  Computed in float64 (Note [Singular vectors]). */
+ * compute_uv U and Vh are empty [0].  Computed in float64, except float32's vectors (and
+ * their values), which are computed in float32 (Note [Singular vectors]). */
 static int
 linalg_svd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -826,13 +994,16 @@ linalg_svd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     for (int d = 0; d < nd - 2; d++) {
         batch *= A->sizes[d];
     }
-    SvdJob job = {NULL, NULL, NULL, NULL, m, n, full ? m : k, full ? n : k, full};
-    if ((a = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL) {
+    int f32 = uv && A->dtype == PTL_DTYPE_FLOAT32;
+    PtlDtype wd = f32 ? PTL_DTYPE_FLOAT32 : PTL_DTYPE_FLOAT64;
+    SvdJob job = {NULL, NULL, NULL, NULL, m, n, full ? m : k, full ? n : k, full, f32};
+    if ((a = ptl_cast(A, wd)) == NULL) {
         return -1;
     }
     const double *ad = (const double *)ptl_tensor_data(a);
+    const float *af = (const float *)ad;
     for (int64_t i = 0; i < a->numel; i++) {
-        if (!isfinite(ad[i])) {
+        if (!isfinite(f32 ? af[i] : ad[i])) {
             ptl_error_set(PTL_ERR_RUNTIME, "linalg.svd: The algorithm failed to converge "
                           "because the input matrix contained non-finite values.");
             goto error;
@@ -841,21 +1012,19 @@ linalg_svd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)nd);
     int64_t zero = 0;
     sz[nd - 1] = job.ucols;
-    out[0] = uv ? ptl_empty(nd, sz, PTL_DTYPE_FLOAT64, A->device) : ptl_empty(1, &zero, A->dtype,
-                                                                         A->device);
+    out[0] = uv ? ptl_empty(nd, sz, wd, A->device) : ptl_empty(1, &zero, A->dtype, A->device);
     sz[nd - 2] = k;
-    out[1] = ptl_empty(nd - 1, sz, PTL_DTYPE_FLOAT64, A->device);
+    out[1] = ptl_empty(nd - 1, sz, wd, A->device);
     sz[nd - 2] = job.vrows;
     sz[nd - 1] = n;
-    out[2] = uv ? ptl_empty(nd, sz, PTL_DTYPE_FLOAT64, A->device) : ptl_empty(1, &zero, A->dtype,
-                                                                         A->device);
+    out[2] = uv ? ptl_empty(nd, sz, wd, A->device) : ptl_empty(1, &zero, A->dtype, A->device);
     if (out[0] == NULL || out[1] == NULL || out[2] == NULL) {
         goto error;
     }
     job.a = ad;
-    job.s = (double *)ptl_tensor_data(out[1]);
-    job.u = uv ? (double *)ptl_tensor_data(out[0]) : NULL;
-    job.vh = uv ? (double *)ptl_tensor_data(out[2]) : NULL;
+    job.s = ptl_tensor_data(out[1]);
+    job.u = uv ? ptl_tensor_data(out[0]) : NULL;
+    job.vh = uv ? ptl_tensor_data(out[2]) : NULL;
     int64_t work = m * n * (k + 1) + 1;
     void *token = batch * work >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
     int rc = ptl_parallel_for(0, batch, work >= PTL_GRAIN_SIZE ? 1 : PTL_GRAIN_SIZE / work,
