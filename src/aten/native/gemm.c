@@ -132,7 +132,8 @@ typedef struct GemmStep {
     const char *a, *b;                   /* A at (0, pc); B at (pc, jc) */
     const char *bp;                      /* packed B block, or NULL: slivers packed before use */
     int b_direct;                        /* whole B slivers are read in place */
-    int a_direct;                        /* whole A slivers are read in place (Note [GEMM
+    int a_direct;                        /* whole A slivers are read in place, 1: a row-major
+                                          * A, 2: a transposed one (Note [GEMM
                                           * direct A]) */
     char *c;                             /* C at (0, jc) */
     int64_t nc, kc;
@@ -214,7 +215,7 @@ gemm_step(const GemmStep *st)
          * rows too when the engine has a tile for it (else it is packed) */
         int64_t direct = st->a_direct ? split / e->mr * e->mr : 0;
         TileFn edge = NULL;
-        if (st->a_direct && split == mc && direct < mc) {
+        if (st->a_direct == 1 && split == mc && direct < mc) {
             edge = mc - direct <= 4 ? e->direct_a4 : mc - direct <= 8 ? e->direct_a8 : NULL;
             direct = edge != NULL ? mc : direct;
         }
@@ -265,10 +266,10 @@ gemm_step(const GemmStep *st)
                 if (ir < direct) {
                     /* always the whole width: a narrower last B sliver goes through acc; an
                      * edge tile reads only A's mr rows, so it computes (and stores) those */
-                    tile = mr < e->mr ? edge : e->direct_a;
+                    tile = mr < e->mr ? edge : st->a_direct == 2 ? e->direct_at : e->direct_a;
                     tile_mr = mr < e->mr ? mr : e->mr;
                     tile_w = e->nr;
-                    ars = lda;
+                    ars = st->a_direct == 2 ? pr->a.cs : lda;
                 }
                 else if (ir >= split) {
                     tile = e->pair4;
@@ -572,16 +573,47 @@ gemm_kc(const GemmEngine *e, int64_t k)
  * tiles read a packed A), and rows that do not pile up in one L1 set (at most MR / 2 of a tile's
  * rows: a 4 KiB row stride puts all twelve in one 8-way set).  Measured on one Zen 4 core: 1024 x
  * 512 @ 512 x 128 104 -> 109 GFLOPS, N = 64 96 -> 109, N = 32 76-83 -> 107.  The tile computes the
- * same chain of FMAs over k as the packed one, so the bits do not change. */
+ * same chain of FMAs over k as the packed one, so the bits do not change.
+ * A transposed A (a weight gradient's g^T of g^T @ x, g [K, M] row-major) is packed by copies,
+ * not transposes, but a copy of all of A all the same: 512 x 1024 floats took about 110 us
+ * whatever the product's N, a sixth of an LSTM's 512 x 1024 @ 1024 x 64 input-weight gradient.
+ * The direct_at tile reads its whole slivers in place (each k's MR elements are consecutive, as
+ * in a packed sliver, and the k steps lda apart), any last rows packed, under the same rule but
+ * for the L1 sets: its k steps must spread over them (at most GEMM_DIRECT_AT_SET_HITS of 64 in
+ * one set).  A stride of a power of two cache lines fails that: g [1024, 512] put every k step
+ * of a tile in 2 of L1's 64 sets, and each sliver then fetched again the lines its neighbour had
+ * just used (512 x 1024 @ 1024 x 64 in place 800 us, packed 700), which is why the recurrent
+ * layer pads its gate gradients' rows (Note [Recurrent layer]).  Measured on one Zen 4 core,
+ * packed / in place, M x K @ K x N for M = 12 .. 1040 (lda = M, or 528 for 512), K = 1024, N =
+ * 64 and 128: 1.02-1.13; K = 4096, N = 32: 1.10-1.48.  The same FMA chain again. */
 #define GEMM_DIRECT_A_SLIVERS 8
+/* a transposed A is read in place when no L1 set holds more than this many of 64 k steps */
+#define GEMM_DIRECT_AT_SET_HITS 4
 
+/* 0: A packed, 1: a row-major A read in place, 2: a transposed one (Note [GEMM direct A]) */
 static int
 gemm_a_direct(const GemmProblem *pr)
 {
     const GemmEngine *e = pr->e;
     int64_t r = pr->n % e->nr;
-    if (e->direct_a == NULL || pr->a.dtype != e->acc_dtype || pr->a.cs != 1 || pr->m < e->mr ||
+    if (pr->a.dtype != e->acc_dtype || pr->m < e->mr ||
         pr->n > GEMM_DIRECT_A_SLIVERS * e->nr || (r != 0 && r <= e->nr / 2)) {
+        return 0;
+    }
+    if (pr->a.cs != 1) {   /* transposed: the k steps must spread over L1's sets */
+        if (pr->a.rs != 1 || e->direct_at == NULL) {
+            return 0;
+        }
+        int in_set[64] = {0};
+        for (int64_t p = 0; p < 64; p++) {
+            int set = (int)(((uint64_t)(p * pr->a.cs) * e->item >> 6) & 63);
+            if (++in_set[set] > GEMM_DIRECT_AT_SET_HITS) {
+                return 0;
+            }
+        }
+        return 2;
+    }
+    if (e->direct_a == NULL) {
         return 0;
     }
     int in_set[64] = {0};

@@ -50,6 +50,8 @@ typedef struct GemmEngine {
     TileFn direct_a4, direct_a8;         /* the same on a last 4 or 8 rows, of which it reads
                                           * only the first `rows` (the others stand in for
                                           * row 0 and are not stored), or NULL */
+    TileFn direct_at;                    /* tile on MR rows of a transposed A read in place
+                                          * (row i's element p at a[i + p * lda]), or NULL */
 } GemmEngine;
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */

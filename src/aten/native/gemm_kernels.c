@@ -440,6 +440,10 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
     DEFINE_TILE_A(NAME, TARGET, T, P, V, S, lda, 1, 64, A_ROWS3, ROWS, VECS)
 #define DEFINE_DIRECT_EDGE_TILE(NAME, TARGET, T, P, V, S, ROWS, VECS)                     \
     DEFINE_TILE_A(NAME, TARGET, T, P, V, S, lda, 1, rows, A_ROWS3, ROWS, VECS)
+/* a tile that reads MR rows of a transposed A in place: each k's MR elements are
+ * consecutive, as in a packed sliver, and the next k's lda elements on (Note [GEMM direct A]) */
+#define DEFINE_DIRECT_AT_TILE(NAME, TARGET, T, P, V, S, MR, ROWS, VECS)                   \
+    DEFINE_TILE_A(NAME, TARGET, T, P, V, S, 1, lda, MR, A_PACKED, ROWS, VECS)
 
 DEFINE_TILE(tile_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_2)
 DEFINE_TILE(tile_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6, VECS_2)
@@ -478,10 +482,18 @@ DEFINE_DIRECT_EDGE_TILE(direct_a4_f8_avx512, AVX512, double, _mm512, __m512d, pd
 DEFINE_DIRECT_EDGE_TILE(direct_a8_f4_avx512, AVX512, float, _mm512, __m512, ps, ROWS_8, VECS_2)
 DEFINE_DIRECT_EDGE_TILE(direct_a8_f8_avx512, AVX512, double, _mm512, __m512d, pd, ROWS_8,
                         VECS_2)
+DEFINE_DIRECT_AT_TILE(direct_at_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_2)
+DEFINE_DIRECT_AT_TILE(direct_at_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6,
+                      VECS_2)
+DEFINE_DIRECT_AT_TILE(direct_at_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR,
+                      ROWS_12, VECS_2)
+DEFINE_DIRECT_AT_TILE(direct_at_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR,
+                      ROWS_12, VECS_2)
 #undef DEFINE_TILE_A
 #undef DEFINE_TILE
 #undef DEFINE_DIRECT_A_TILE
 #undef DEFINE_DIRECT_EDGE_TILE
+#undef DEFINE_DIRECT_AT_TILE
 #undef ROWS_4
 #undef ROWS_6
 #undef ROWS_8
@@ -633,37 +645,37 @@ DEFINE_AXPY(i8, uint64_t)
 static const GemmEngine engine_f4 = {
     F4_MR, F4_NR, 256, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
     kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f4_avx2 = {
     F4_MR, F4_NR, 256, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx2, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2), tile4_f4_avx2,
     NULL, NULL, pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2, direct_a_f4_avx2, direct_a4_f4_avx2,
-    NULL,
+    NULL, direct_at_f4_avx2,
 };
 static const GemmEngine engine_f4_avx512 = {
     F4_AVX512_MR, F4_AVX512_NR, 256, 192, 1024, 24, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx512, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2),
     tile4_f4_avx512, tile8_f4_avx512, tile10_f4_avx512, NULL, half_f4_avx512, quarter_f4_avx512,
-    direct_a_f4_avx512, direct_a4_f4_avx512, direct_a8_f4_avx512,
+    direct_a_f4_avx512, direct_a4_f4_avx512, direct_a8_f4_avx512, direct_at_f4_avx512,
 };
 #undef F4_PACKS
 static const GemmEngine engine_f8 = {
     F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
     kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8}, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f8_avx2 = {
     F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx2, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
     tile4_f8_avx2, NULL, NULL, pair4_f8_avx2, half_f8_avx2, quarter_f8_avx2, direct_a_f8_avx2,
-    direct_a4_f8_avx2, NULL,
+    direct_a4_f8_avx2, NULL, direct_at_f8_avx2,
 };
 static const GemmEngine engine_f8_avx512 = {
     F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx512, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
     tile4_f8_avx512, tile8_f8_avx512, tile10_f8_avx512, NULL, half_f8_avx512, quarter_f8_avx512,
-    direct_a_f8_avx512, direct_a4_f8_avx512, direct_a8_f8_avx512,
+    direct_a_f8_avx512, direct_a4_f8_avx512, direct_a8_f8_avx512, direct_at_f8_avx512,
 };
 static const GemmEngine engine_i8 = {
     I8_MR, I8_NR, 256, 64, 1024, 0, sizeof(uint64_t), PTL_DTYPE_INT64,
@@ -671,7 +683,7 @@ static const GemmEngine engine_i8 = {
     {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */

@@ -55,6 +55,7 @@ typedef struct LstmCtx {
     const void *ig, *hg, *cx, *bi, *bh, *ghy, *gcy, *cy, *ws;
     void *hy, *cy_out, *ws_out, *gg, *gcx;
     int64_t h;
+    int64_t ggs;                            /* gg's row stride; 0: 4h */
     CellOps ops;
 } LstmCtx;
 

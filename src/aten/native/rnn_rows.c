@@ -338,9 +338,9 @@ rnn_lstm_bwd(void *ctx, int64_t b0, int64_t b1)
     int64_t h = c->h, g = 4 * h;
     size_t es = op->es;
     for (int64_t b = b0; b < b1; b++) {
-        op->lstm_bwd_row(elem(c->gg, b * g, es), elem(c->gcx, b * h, es), elem(c->ws, b * g, es),
-                         elem(c->cx, b * h, es), elem(c->cy, b * h, es), elem(c->ghy, b * h, es),
-                         elem(c->gcy, b * h, es), h);
+        op->lstm_bwd_row(elem(c->gg, b * (c->ggs ? c->ggs : g), es), elem(c->gcx, b * h, es),
+                         elem(c->ws, b * g, es), elem(c->cx, b * h, es), elem(c->cy, b * h, es),
+                         elem(c->ghy, b * h, es), elem(c->gcy, b * h, es), h);
     }
     return 0;
 }

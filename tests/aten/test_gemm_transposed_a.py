@@ -1,0 +1,108 @@
+"""A transposed A read in place by the GEMM's tiles (gemm.c, Note [GEMM direct A]): a weight
+gradient's g^T of g^T @ x, whose whole MR-row slivers the direct_at tile reads where they lie
+when the product has at most 8 B slivers (AVX-512: 256 columns; AVX2: 128), no narrow last
+one, and k steps that spread over L1's sets (at most 4 of 64 in one set: a stride of 64
+floats is, 128 is not).  Against NumPy in float64 at, below and above each threshold, and the
+bits of the same product with A packed (a column-strided A) and row-major, on 1 and 2 threads,
+as mm, addmm and into C in place.  The file reruns itself under PTL_CPU_CAPABILITY=avx2 (MR 6,
+NR 16) and =default (no tile: always packed)."""
+import os
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from gemm_operands import operand, rand
+from helpers import assert_close, rerun_with_capability
+
+CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
+
+
+@pytest.fixture
+def restore_threads():
+    old = ptl.get_num_threads()
+    yield
+    ptl.set_num_threads(old)
+
+
+@pytest.mark.skipif(CAPABILITY is not None,
+                    reason="already running with a capability chosen by a parent run")
+@pytest.mark.parametrize("capability", ["avx2", "default"])
+def test_lower_capabilities(capability):
+    """Reruns this file with the AVX-512 tiles (avx2), or every vector path (default),
+    switched off."""
+    rerun_with_capability(__file__, capability)
+
+
+def bits(t):
+    return np.array(t.numpy())
+
+
+def close(actual, exp, k, dtype):
+    if dtype == np.float32:
+        assert_close(actual, exp, dtype=ptl.float32, rtol=1e-5, atol=1.6e-6 * max(k, 1))
+    else:
+        assert_close(actual, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * max(k, 1))
+
+
+def transposed(a, lda):
+    """a (m x k) as the transpose of the first m columns of a k x lda row-major matrix:
+    row i's element p at i + p * lda."""
+    m, k = a.shape
+    base = np.zeros((k, lda), a.dtype)
+    base[:, :m] = a.T
+    return ptl.tensor(base)[:, :m].t()
+
+
+# (m, k, n, lda) at and across the rule, for both engines: m = MR (12; AVX2 6) one sliver in
+# place, one row under (packed) and over (the last row packed); n = 256 and 128 in place, 257
+# past the limit, 240 and 120 a narrow last sliver (not), 241 and 121 (in place); several A
+# blocks (m > 192) and K blocks (k > 320); lda 64 floats (4 of 64 k steps in one set: in
+# place; doubles: 8, packed), 128 (8: packed), 512 (an LSTM's 4H: 32, packed), 528 (one line
+# more: in place, Note [Recurrent layer]) and 1024 (all in one set); k under one vector.
+CASES = [(12, 64, 256, 12), (11, 64, 256, 11), (13, 64, 256, 13), (24, 40, 257, 24),
+         (25, 40, 240, 25), (25, 40, 241, 25), (6, 40, 128, 6), (7, 40, 127, 7),
+         (13, 40, 120, 13), (14, 40, 121, 14), (200, 700, 64, 200), (400, 130, 96, 400),
+         (40, 300, 64, 64), (40, 300, 64, 128), (40, 1000, 64, 512), (40, 1000, 64, 528),
+         (30, 200, 33, 1024), (37, 5, 32, 37), (512, 1024, 64, 528)]
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_transposed_a_in_place(case, dtype, restore_threads):
+    m, k, n, lda = case
+    a, b = rand((m, k), 80, dtype), rand((k, n), 81, dtype)
+    row = rand((n,), 82, dtype)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        ref = bits(ptl.mm(operand(a, "strided"), ptl.tensor(b)))   # A packed
+        close(ptl.tensor(ref), exp, k, dtype)
+        at = transposed(a, lda)
+        for aa in (at, ptl.tensor(a)):
+            for lb in ("contiguous", "transposed"):
+                assert np.array_equal(bits(ptl.mm(aa, operand(b, lb))), ref), (lb, nt)
+        r = ptl.addmm(ptl.tensor(row), at, ptl.tensor(b), beta=0.5, alpha=-2)
+        flip = ptl.addmm(ptl.tensor(row), operand(a, "strided"), ptl.tensor(b), beta=0.5,
+                         alpha=-2)
+        close(r, 0.5 * row.astype(np.float64) - 2 * exp, k, dtype)
+        assert np.array_equal(bits(r), bits(flip))
+        c = ptl.tensor(np.broadcast_to(row, (m, n)).copy())
+        c.addmm_(at, ptl.tensor(b))
+        close(c, row.astype(np.float64) + exp, k, dtype)
+
+
+def test_weight_gradient_through_linear():
+    """nn.functional.linear's weight gradient is g^T @ x with g [batch, out]: padded g rows
+    (read in place) and contiguous ones (packed) give the same bits."""
+    g = rand((300, 40), 83)
+    x = rand((300, 24), 84)
+    w = ptl.tensor(rand((40, 24), 85)).requires_grad_()
+    grads = []
+    for gout in (ptl.tensor(g), transposed(g.T, 48).t()):
+        w.grad = None
+        ptl.nn.functional.linear(ptl.tensor(x), w).backward(gout)
+        grads.append(bits(w.grad))
+    close(ptl.tensor(grads[0]), g.astype(np.float64).T @ x.astype(np.float64), 300,
+          np.float32)
+    assert np.array_equal(grads[0], grads[1])
