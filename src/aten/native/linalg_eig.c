@@ -35,9 +35,11 @@
  *    rows and columns near the bulge at once (the next reflection is made from them), but
  *    not the rest: the rows' part right of the active block (when T is wanted) and Z^T
  *    take the whole sweep after it, SWEEP_COLS columns at a time, so that the two rows one
- *    reflection shares with the next stay in L1; and the columns' part above row k (rows
- *    no later step reads) takes it after the sweep too, by blocks of EIG_COL_BLOCK rows
- *    transposed so that each reflection updates contiguous rows.  The arithmetic of each
+ *    reflection shares with the next stay in L1 (and the rows' part inside the block,
+ *    beyond a run of SWEEP_NEAR reflections, takes the run after it the same way); and the
+ *    columns' part above row k (rows no later step reads) takes it after the sweep too, by
+ *    blocks of EIG_COL_BLOCK rows transposed (8 x 8 tiles in registers) so that each
+ *    reflection updates contiguous rows.  The arithmetic of each
  *    entry's update is unchanged.  30 max(10, nh) sweeps per eigenvalue without
  *    convergence (nh = ihi - ilo + 1) set info to the 1-based index of the last
  *    unconverged one, as lahqr does.  Active blocks of EIG_AED_MIN rows and more also
@@ -540,9 +542,10 @@ sweep_reflect(double *x0, int64_t ld, int64_t w, int two, double v1, double v2, 
     }
 }
 
-/* Applies the reflections of one sweep, k = m..i-1 in order, to columns c0..c1-1 of the
- * rows of mat (n x n): I - t v v^T on rows k..k+2 (k, k+1 for k = i - 1) with v = (1,
- * sv[3k], sv[3k+1]), t = sv[3k+2] (the same arithmetic as reflect_rows).  Two of the three
+/* Applies the reflections k = m..e-1 of one sweep in order to columns c0..c1-1 of the
+ * rows of mat (n x n): I - t v v^T on rows k..k+2 (k, k+1 for the sweep's last, k = e - 1
+ * when two) with v = (1, sv[3k], sv[3k+1]), t = sv[3k+2] (the same arithmetic as
+ * reflect_rows).  Two of the three
  * rows a reflection changes are the next one's, so SWEEP_LANES columns at a time the two
  * are carried down the sweep in registers: each row is loaded once and stored once (row k
  * is final after reflection k), not three times each.  The last columns go SWEEP_COLS at a
@@ -554,18 +557,18 @@ typedef double EigVec __attribute__((vector_size(64)));
 #define SWEEP_VECS (SWEEP_LANES / 8)
 
 static PTL_LOOP_CLONES_WIDE void
-sweep_rows(double *mat, int64_t n, int64_t m, int64_t i, const double *sv, int64_t c0,
-           int64_t c1)
+sweep_rows(double *mat, int64_t n, int64_t m, int64_t e, int two, const double *sv,
+           int64_t c0, int64_t c1)
 {
-    if (m >= i) {
+    if (m >= e) {
         return;
     }
-    int64_t j0 = c0;
+    int64_t j0 = c0, e3 = two ? e - 1 : e;
     for (; j0 + SWEEP_LANES <= c1; j0 += SWEEP_LANES) {
         EigVec x0[SWEEP_VECS], x1[SWEEP_VECS];
         memcpy(x0, mat + m * n + j0, sizeof(x0));
         memcpy(x1, mat + (m + 1) * n + j0, sizeof(x1));
-        for (int64_t k = m; k + 1 < i; k++) {
+        for (int64_t k = m; k < e3; k++) {
             const double *r = sv + 3 * k;
             double t = r[2], t2 = t * r[0], t3 = t * r[1], v1 = r[0], v2 = r[1];
             double *r0 = mat + k * n + j0, *r2 = r0 + 2 * n;
@@ -583,26 +586,26 @@ sweep_rows(double *mat, int64_t n, int64_t m, int64_t i, const double *sv, int64
                 x1[v] = x2;
             }
         }
-        const double *r = sv + 3 * (i - 1);
+        const double *r = sv + 3 * e3;
         double t = r[2], t2 = t * r[0], v1 = r[0];
-        for (int v = 0; v < SWEEP_VECS && t != 0; v++) {
+        for (int v = 0; v < SWEEP_VECS && two && t != 0; v++) {
             EigVec sj = x0[v] + v1 * x1[v];
             x0[v] -= sj * t;
             x1[v] -= sj * t2;
         }
-        memcpy(mat + (i - 1) * n + j0, x0, sizeof(x0));
-        memcpy(mat + i * n + j0, x1, sizeof(x1));
+        memcpy(mat + e3 * n + j0, x0, sizeof(x0));
+        memcpy(mat + (e3 + 1) * n + j0, x1, sizeof(x1));
     }
     for (; j0 < c1; j0 += SWEEP_COLS) {
         int64_t w = c1 - j0 < SWEEP_COLS ? c1 - j0 : SWEEP_COLS;
-        for (int64_t k = m; k < i; k++) {
+        for (int64_t k = m; k < e; k++) {
             const double *r = sv + 3 * k;
             double t = r[2], t2 = t * r[0], t3 = t * r[1], v1 = r[0], v2 = r[1];
             double *r0 = mat + k * n + j0;
             if (t == 0) {
                 continue;
             }
-            sweep_reflect(r0, n, w, k == i - 1, v1, v2, t, t2, t3);
+            sweep_reflect(r0, n, w, two && k == e - 1, v1, v2, t, t2, t3);
         }
     }
 }
@@ -611,8 +614,52 @@ sweep_rows(double *mat, int64_t n, int64_t m, int64_t i, const double *sv, int64
  * the bulge: reflection k reaches rows r < k (rows i1..k-1) only here, after the sweep --
  * no later step of the sweep reads them.  By blocks of EIG_COL_BLOCK rows, transposed into
  * ct (EIG_COL_BLOCK n scratch) so that each reflection updates three contiguous rows of it
- * (the same arithmetic as reflect_cols). */
+ * (the same arithmetic as reflect_cols).  The copies go by 8 x 8 tiles transposed in
+ * registers: element by element, the copy back was two fifths of sweep_cols_above. */
 #define EIG_COL_BLOCK 32
+
+typedef int64_t EigIdx __attribute__((vector_size(64)));
+
+/* dst[c * ld + r] = src[r * ls + c] for r < rows, c < cols */
+static inline __attribute__((always_inline)) void
+transpose_block(double *dst, int64_t ld, const double *src, int64_t ls, int64_t rows,
+                int64_t cols)
+{
+    const EigIdx lo1 = {0, 8, 2, 10, 4, 12, 6, 14}, hi1 = {1, 9, 3, 11, 5, 13, 7, 15};
+    const EigIdx lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
+    const EigIdx lo4 = {0, 1, 2, 3, 8, 9, 10, 11}, hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
+    int64_t r8 = rows & ~(int64_t)7, c8 = cols & ~(int64_t)7;
+    for (int64_t r0 = 0; r0 < r8; r0 += 8) {
+        for (int64_t c0 = 0; c0 < c8; c0 += 8) {
+            EigVec x[8], y[8];
+            for (int q = 0; q < 8; q++) {
+                memcpy(&x[q], src + (r0 + q) * ls + c0, sizeof(EigVec));
+            }
+            for (int q = 0; q < 8; q += 2) {
+                y[q] = __builtin_shuffle(x[q], x[q + 1], lo1);
+                y[q + 1] = __builtin_shuffle(x[q], x[q + 1], hi1);
+            }
+            for (int q = 0; q < 8; q += 4) {
+                x[q] = __builtin_shuffle(y[q], y[q + 2], lo2);
+                x[q + 2] = __builtin_shuffle(y[q], y[q + 2], hi2);
+                x[q + 1] = __builtin_shuffle(y[q + 1], y[q + 3], lo2);
+                x[q + 3] = __builtin_shuffle(y[q + 1], y[q + 3], hi2);
+            }
+            for (int q = 0; q < 4; q++) {
+                y[q] = __builtin_shuffle(x[q], x[q + 4], lo4);
+                y[q + 4] = __builtin_shuffle(x[q], x[q + 4], hi4);
+            }
+            for (int q = 0; q < 8; q++) {
+                memcpy(dst + (c0 + q) * ld + r0, &y[q], sizeof(EigVec));
+            }
+        }
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t c = r < r8 ? c8 : 0; c < cols; c++) {
+            dst[c * ld + r] = src[r * ls + c];
+        }
+    }
+}
 
 static PTL_LOOP_CLONES_WIDE void
 sweep_cols_above(double *h, int64_t n, int64_t i1, int64_t m, int64_t i, const double *sv,
@@ -621,11 +668,7 @@ sweep_cols_above(double *h, int64_t n, int64_t i1, int64_t m, int64_t i, const d
     const int64_t B = EIG_COL_BLOCK;
     for (int64_t r0 = i1; r0 + 1 < i; r0 += B) {
         int64_t r1 = r0 + B < i - 1 ? r0 + B : i - 1, c0 = m > r0 + 1 ? m : r0 + 1;
-        for (int64_t r = r0; r < r1; r++) {
-            for (int64_t c = c0; c <= i; c++) {
-                ct[(c - c0) * B + r - r0] = AT(h, n, r, c);
-            }
-        }
+        transpose_block(ct, B, h + r0 * n + c0, n, r1 - r0, i - c0 + 1);
         for (int64_t k = c0; k < i; k++) {
             const double *q = sv + 3 * k;
             double t = q[2], t2 = t * q[0], t3 = t * q[1], v1 = q[0], v2 = q[1];
@@ -636,11 +679,7 @@ sweep_cols_above(double *h, int64_t n, int64_t i1, int64_t m, int64_t i, const d
             }
             sweep_reflect(x0, B, wk, k == i - 1, v1, v2, t, t2, t3);
         }
-        for (int64_t r = r0; r < r1; r++) {
-            for (int64_t c = c0; c <= i; c++) {
-                AT(h, n, r, c) = ct[(c - c0) * B + r - r0];
-            }
-        }
+        transpose_block(h + r0 * n + c0, n, ct, B, i - c0 + 1, r1 - r0);
     }
 }
 
@@ -650,44 +689,58 @@ sweep_cols_above(double *h, int64_t n, int64_t i1, int64_t m, int64_t i, const d
  * reflections are applied to zt's rows (Z's columns) when zt is not NULL.  The rows' part
  * right of column i (no later step of the sweep reads it) and zt take the whole sweep at
  * the end, by sweep_rows, and the columns' part above row k the same way, by
- * sweep_cols_above; sv: (3 + EIG_COL_BLOCK) n scratch. */
+ * sweep_cols_above.  Within the block too, the rows' part waits: the reflections go in
+ * runs k0..k1-1 of SWEEP_NEAR, which reach at once only the columns up to k1 + 1 (those
+ * the run's own steps read, or update from the right); the block's columns beyond take
+ * the whole run after it, by sweep_rows, before the next run's right updates reach them
+ * (each entry's updates are the same, in the same order: the same bits; 8 measured best of
+ * 4, 8, 16 and 32).  sv: (3 + EIG_COL_BLOCK) n scratch. */
+#define SWEEP_NEAR 8
+
 static void
 francis_sweep(double *h, int64_t n, double *zt, int64_t l, int64_t m, int64_t i, int64_t i1,
               int64_t i2, double *v, double *sv)
 {
-    for (int64_t k = m; k < i; k++) {
-        int nr = i - k + 1 < 3 ? (int)(i - k + 1) : 3;
-        if (k > m) {
-            for (int q = 0; q < nr; q++) {
-                v[q] = AT(h, n, k + q, k - 1);
+    int64_t ce = i2 < i ? i2 : i;
+    for (int64_t k0 = m; k0 < i; k0 += SWEEP_NEAR) {
+        int64_t k1 = i - k0 > SWEEP_NEAR ? k0 + SWEEP_NEAR : i, cn = k1 + 1 < ce ? k1 + 1 : ce;
+        for (int64_t k = k0; k < k1; k++) {
+            int nr = i - k + 1 < 3 ? (int)(i - k + 1) : 3;
+            if (k > m) {
+                for (int q = 0; q < nr; q++) {
+                    v[q] = AT(h, n, k + q, k - 1);
+                }
             }
-        }
-        double t1 = reflector(v, nr, 1);
-        if (k > m) {
-            AT(h, n, k, k - 1) = v[0];
-            AT(h, n, k + 1, k - 1) = 0;
-            if (k < i - 1) {
-                AT(h, n, k + 2, k - 1) = 0;
+            double t1 = reflector(v, nr, 1);
+            if (k > m) {
+                AT(h, n, k, k - 1) = v[0];
+                AT(h, n, k + 1, k - 1) = 0;
+                if (k < i - 1) {
+                    AT(h, n, k + 2, k - 1) = 0;
+                }
+            } else if (m > l) {
+                /* lahqr's form of H(k, k-1) = -H(k, k-1): right when v[1..] underflow */
+                AT(h, n, k, k - 1) *= 1 - t1;
             }
-        } else if (m > l) {
-            /* lahqr's form of H(k, k-1) = -H(k, k-1): right when v[1..] underflow */
-            AT(h, n, k, k - 1) *= 1 - t1;
+            sv[3 * k] = v[1];
+            sv[3 * k + 1] = nr == 3 ? v[2] : 0;
+            sv[3 * k + 2] = t1;
+            if (t1 == 0) {
+                continue;
+            }
+            reflect_rows(h, n, k, nr, k, cn, v, t1);
+            reflect_cols(h, n, k > i1 ? k : i1, k + 3 < i ? k + 3 : i, k, nr, v, t1);
         }
-        sv[3 * k] = v[1];
-        sv[3 * k + 1] = nr == 3 ? v[2] : 0;
-        sv[3 * k + 2] = t1;
-        if (t1 == 0) {
-            continue;
+        if (cn < ce) {
+            sweep_rows(h, n, k0, k1, 0, sv, cn + 1, ce + 1);
         }
-        reflect_rows(h, n, k, nr, k, i2 < i ? i2 : i, v, t1);
-        reflect_cols(h, n, k > i1 ? k : i1, k + 3 < i ? k + 3 : i, k, nr, v, t1);
     }
     sweep_cols_above(h, n, i1, m, i, sv, sv + 3 * n);
     if (i2 > i) {
-        sweep_rows(h, n, m, i, sv, i + 1, i2 + 1);
+        sweep_rows(h, n, m, i, 1, sv, i + 1, i2 + 1);
     }
     if (zt != NULL) {
-        sweep_rows(zt, n, m, i, sv, 0, n);
+        sweep_rows(zt, n, m, i, 1, sv, 0, n);
     }
 }
 
