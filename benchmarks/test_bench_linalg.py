@@ -85,6 +85,25 @@ def test_linalg_eig(benchmark, impl, n):
     benchmark(_eig_fn(impl), a)
 
 
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("n", [64, 100, 256])
+def test_linalg_eigvals(benchmark, impl, n):
+    # the eigenvalues alone: the Francis sweeps update only the active block (100 rows:
+    # just above the early-deflation threshold of 75)
+    benchmark.group = f"linalg.eigvals {n}x{n} float64"
+    a = make(impl, np.random.default_rng(0).standard_normal((n, n)))
+    benchmark(np.linalg.eigvals if impl == "numpy" else lib(impl).linalg.eigvals, a)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("n", [128, 512, 1024])
+def test_linalg_cholesky_sizes(benchmark, impl, n):
+    # Cholesky's blocking (Note [Blocked Cholesky]) beyond the 64 and 256 of test_linalg
+    benchmark.group = f"linalg.cholesky {n}x{n} float64"
+    a = make(impl, _spd(n))
+    benchmark(np.linalg.cholesky if impl == "numpy" else lib(impl).linalg.cholesky, a)
+
+
 def _values_fn(impl, name):
     if impl == "numpy":
         return {"svdvals": lambda a: np.linalg.svd(a, compute_uv=False),
