@@ -2,11 +2,13 @@
 step 4): the rows' part inside the active block beyond a run of SWEEP_NEAR reflections,
 applied after the run by sweep_rows, and the columns' part above the bulge, transposed into
 scratch by 8 x 8 tiles in registers within blocks of EIG_COL_BLOCK rows (the partial tiles
-and blocks element by element).  Both keep each entry's arithmetic, so eig and eigvals are
-checked at and across those sizes (active blocks of a run and one more, a tile and one
-more, a row block and one more) against numpy.linalg (LAPACK's geev) in float64: the
-eigenvalue sets, A V = V diag(w), unit eigenvectors; with and without the vectors (eigvals
-updates only the active block, eig the whole of T and Z), batched, on 1 and 2 threads."""
+and blocks element by element), the reflections that reach all of a block's rows with two
+rows carried in registers (a last block's lanes past its rows zero).  All keep each entry's
+arithmetic, so eig and eigvals are checked at and across those sizes (active blocks of a
+run and one more, a tile and one more, a row block and one more) against numpy.linalg
+(LAPACK's geev) in float64: the eigenvalue sets, A V = V diag(w), unit eigenvectors; with
+and without the vectors (eigvals updates only the active block, eig the whole of T and Z),
+batched, on 1 and 2 threads."""
 import numpy as np
 import pytest
 
