@@ -39,12 +39,11 @@
  *    beyond a run of SWEEP_NEAR reflections, takes the run after it the same way); and the
  *    columns' part above row k (rows no later step reads) takes it after the sweep too, by
  *    blocks of EIG_COL_BLOCK rows transposed (8 x 8 tiles in registers) so that each
- *    reflection updates contiguous rows (two of them carried in registers).  The arithmetic of each
- *    entry's update is unchanged.  30 max(10, nh) sweeps per eigenvalue without
- *    convergence (nh = ihi - ilo + 1) set info to the 1-based index of the last
+ *    reflection updates contiguous rows (two of them carried in registers).  The
+ *    arithmetic of each entry's update is unchanged.  30 max(10, nh) sweeps per eigenvalue
+ *    without convergence (nh = ihi - ilo + 1) set info to the 1-based index of the last
  *    unconverged one, as lahqr does.  Active blocks of EIG_AED_MIN rows and more also
- *    deflate early and take their shifts from a window (Note [Aggressive early
- *    deflation]).
+ *    deflate early and take their shifts from a window (Note [Aggressive early deflation]).
  * 5. Eigenvectors (trevc + the normalisation of geev): for each eigenvalue, from the last
  *    block up, x solves (T - lambda I) x = 0 by back-substitution over the blocks above it,
  *    in complex arithmetic for a complex pair; a pivot below smin = max(eps |lambda|,
@@ -138,9 +137,8 @@ reflector(double *x, int64_t len, int64_t inc)
     return (beta - x0) / beta;
 }
 
-/* reflector for a sweep's 2 or 3 contiguous entries, its common case written out (the same
- * operations, so the same bits; a call and its loops were a large part of the 50 or so
- * cycles a sweep's step waits on it) */
+/* reflector for a sweep's 2 or 3 contiguous entries, its common case written out inline (the
+ * same operations and bits; the call and its loops were a fifth of a sweep step's wait) */
 static inline __attribute__((always_inline)) double
 reflector_small(double *x, int nr)
 {
@@ -574,10 +572,11 @@ sweep_reflect(double *x0, int64_t ld, int64_t w, int two, double v1, double v2, 
 #define SWEEP_LANES 32
 
 typedef double EigVec __attribute__((vector_size(64)));
+typedef int64_t EigIdx __attribute__((vector_size(64)));
 #define SWEEP_VECS (SWEEP_LANES / 8)
 
-/* sweep_rows' register path on the 8 nv columns from j0 (nv <= SWEEP_VECS): the 3-row
- * reflections m..e3-1, then the 2-row reflection e3 when two; sweep_cols_above's too */
+/* sweep_rows' (and sweep_cols_above's) register path on the 8 nv columns from j0, nv <=
+ * SWEEP_VECS: the 3-row reflections m..e3-1, then the 2-row one e3 when two */
 static inline __attribute__((always_inline)) void
 sweep_lanes(double *mat, int64_t n, int64_t m, int64_t e3, int two, const double *sv,
             int64_t j0, int nv)
@@ -646,13 +645,9 @@ sweep_rows(double *mat, int64_t n, int64_t m, int64_t e, int two, const double *
  * no later step of the sweep reads them.  By blocks of EIG_COL_BLOCK rows, transposed into
  * ct (EIG_COL_BLOCK n scratch) so that each reflection updates three contiguous rows of it
  * (the same arithmetic as reflect_cols).  The copies go by 8 x 8 tiles transposed in
- * registers (element by element, the copy back was two fifths of sweep_cols_above), and
- * the reflections that reach all of a block's rows carry two of their rows in registers
- * as sweep_rows does (12% less time in sweep_cols_above). */
+ * registers, and the reflections that reach all of a block's rows by sweep_lanes. */
 #define EIG_COL_BLOCK 32
 _Static_assert(EIG_COL_BLOCK <= SWEEP_LANES, "a block's rows fit sweep_lanes' registers");
-
-typedef int64_t EigIdx __attribute__((vector_size(64)));
 
 /* dst[c * ld + r] = src[r * ls + c] for r < rows, c < cols */
 static inline __attribute__((always_inline)) void
@@ -673,11 +668,9 @@ transpose_block(double *dst, int64_t ld, const double *src, int64_t ls, int64_t 
                 y[q] = __builtin_shuffle(x[q], x[q + 1], lo1);
                 y[q + 1] = __builtin_shuffle(x[q], x[q + 1], hi1);
             }
-            for (int q = 0; q < 8; q += 4) {
+            for (int q = 0; q < 8; q += (q & 1) ? 3 : 1) {   /* 0, 1, 4, 5 */
                 x[q] = __builtin_shuffle(y[q], y[q + 2], lo2);
                 x[q + 2] = __builtin_shuffle(y[q], y[q + 2], hi2);
-                x[q + 1] = __builtin_shuffle(y[q + 1], y[q + 3], lo2);
-                x[q + 3] = __builtin_shuffle(y[q + 1], y[q + 3], hi2);
             }
             for (int q = 0; q < 4; q++) {
                 y[q] = __builtin_shuffle(x[q], x[q + 4], lo4);
@@ -719,9 +712,7 @@ sweep_cols_above(double *h, int64_t n, int64_t i1, int64_t m, int64_t i, const d
             }
             sweep_reflect(x0, B, wk, k == i - 1, v1, v2, t, t2, t3);
         }
-        if (kf < i && nv == SWEEP_VECS) {
-            sweep_lanes(ct, B, kf - c0, i - 1 - c0, 1, sv + 3 * c0, 0, SWEEP_VECS);
-        } else if (kf < i) {
+        if (kf < i) {
             sweep_lanes(ct, B, kf - c0, i - 1 - c0, 1, sv + 3 * c0, 0, (int)nv);
         }
         transpose_block(h + r0 * n + c0, n, ct, B, i - c0 + 1, r1 - r0);
@@ -734,12 +725,10 @@ sweep_cols_above(double *h, int64_t n, int64_t i1, int64_t m, int64_t i, const d
  * reflections are applied to zt's rows (Z's columns) when zt is not NULL.  The rows' part
  * right of column i (no later step of the sweep reads it) and zt take the whole sweep at
  * the end, by sweep_rows, and the columns' part above row k the same way, by
- * sweep_cols_above.  Within the block too, the rows' part waits: the reflections go in
- * runs k0..k1-1 of SWEEP_NEAR, which reach at once only the columns up to k1 + 1 (those
- * the run's own steps read, or update from the right); the block's columns beyond take
- * the whole run after it, by sweep_rows, before the next run's right updates reach them
- * (each entry's updates are the same, in the same order: the same bits; 8 measured best of
- * 4, 8, 16 and 32).  sv: (3 + EIG_COL_BLOCK) n scratch. */
+ * sweep_cols_above.  Inside the block, runs k0..k1-1 of SWEEP_NEAR reflections reach at
+ * once only the columns up to k1 + 1 (those the run reads or updates from the right); the
+ * columns beyond take the run after it by sweep_rows, before the next run's right updates
+ * (the same bits; 8 measured best of 4 to 32).  sv: (3 + EIG_COL_BLOCK) n scratch. */
 #define SWEEP_NEAR 8
 
 static void
