@@ -3,8 +3,9 @@
 cholesky and qr are factored in float32 as LAPACK's sgetrf/spotrf/sgeqrf do for PyTorch: Note
 [Float64 linear algebra]), and eig at 16, 64 and 256, against numpy.linalg (LAPACK) and
 torch.linalg in the same process.  pytorchlite computes these itself
-(src/aten/native/linalg_solve.c, linalg_decomp.c and linalg_eig.c): LU, the triangular solves,
-Cholesky and QR in column blocks whose trailing updates run in the GEMM, eigh's tridiagonal
+(src/aten/native/linalg_solve.c, linalg_decomp.c and linalg_eig.c): LU, the triangular solves
+and QR in column blocks whose trailing updates run in the GEMM, Cholesky in row blocks of
+U (U^T U = A: the panel is contiguous rows) with the same, eigh's tridiagonal
 reduction in panels with GEMM updates and its vectors by divide and conquer (merges by GEMM) as
 LAPACK's syevd; eig's Francis QR is LAPACK's small-matrix lahqr (its updates away from the bulge
 batched per sweep) with laqr3's aggressive early deflation from 75 rows, against LAPACK's

@@ -1,7 +1,7 @@
 """The blocked factorisations: Cholesky (Note [Blocked Cholesky] in linalg_decomp.c), LU and
 the triangular solves (Note [Blocked LU and triangular solves] in linalg_solve.c), which work
-in column blocks of 64 (Cholesky's diagonal blocks again in blocks of 16) and hand the
-trailing updates to the GEMM.  Every size at and around one and several blocks, square and
+in blocks of 64 (Cholesky's row blocks of U, its diagonal blocks again in blocks of 16 and
+its panel solved in strips of 16) and hand the trailing updates to the GEMM.  Every size at and around one and several blocks, square and
 rectangular, batched, on one and two threads (the GEMM splits large updates across threads;
 a batch spreads its matrices instead), against NumPy in float64; and a failure (a
 non-positive-definite minor, a zero pivot) that lies in a later block is reported at its own
