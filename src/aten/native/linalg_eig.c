@@ -42,8 +42,9 @@
  *    reflection updates contiguous rows (two of them carried in registers).  The
  *    arithmetic of each entry's update is unchanged.  30 max(10, nh) sweeps per eigenvalue
  *    without convergence (nh = ihi - ilo + 1) set info to the 1-based index of the last
- *    unconverged one, as lahqr does.  Active blocks of EIG_AED_MIN rows and more also
- *    deflate early and take their shifts from a window (Note [Aggressive early deflation]).
+ *    unconverged one, as lahqr does.  Active blocks of EIG_AED_MIN rows and more (in
+ *    matrices of EIG_AED_MIN_N and more) also deflate early and take their shifts from a
+ *    window (Note [Aggressive early deflation]).
  * 5. Eigenvectors (trevc + the normalisation of geev): for each eigenvalue, from the last
  *    block up, x solves (T - lambda I) x = 0 by back-substitution over the blocks above it,
  *    in complex arithmetic for a complex pair; a pivot below smin = max(eps |lambda|,
@@ -64,22 +65,23 @@
 
 #include "../loops.h"
 #include "gemm.h"
+#include "linalg_eig_impl.h"
 #include "linalg_impl.h"
 
 /* lahqr's: an exceptional shift every EIG_EXCEPTIONAL_SWEEPS sweeps without a split */
 #define EIG_EXCEPTIONAL_SWEEPS 10
-/* the back-substitution keeps its entries below this (trevc's overflow guard) */
-#define EIG_BIG 1e100
 /* a sum of squares at least this large lost nothing that matters to squares that underflow
  * (each below DBL_MIN, a relative eps of it) */
 #define EIG_SQUARES_MIN (DBL_MIN / DBL_EPSILON)
-/* Note [Aggressive early deflation]: active blocks of at least EIG_AED_MIN rows look for
- * converged eigenvalues in their trailing EIG_AED_WINDOW rows before each sweep */
+/* Note [Aggressive early deflation]: active blocks of EIG_AED_MIN rows or more of matrices
+ * of EIG_AED_MIN_N or more look for converged eigenvalues in their last EIG_AED_WINDOW */
 #define EIG_AED_MIN 75
+#define EIG_AED_MIN_N 160
 #define EIG_AED_WINDOW 24
 /* the shifts of the next sweeps: the last undeflated eigenvalues of the window */
 #define EIG_AED_SHIFTS 8
-_Static_assert(EIG_AED_WINDOW < EIG_AED_MIN, "the window's own Schur form must not recurse");
+_Static_assert(EIG_AED_WINDOW < EIG_AED_MIN && EIG_AED_MIN <= EIG_AED_MIN_N,
+               "the window's own Schur form must not recurse");
 
 #define AT(M, N, R, C) ((M)[(R) * (N) + (C)])
 
@@ -796,7 +798,9 @@ francis_sweep(double *h, int64_t n, double *zt, int64_t l, int64_t m, int64_t i,
  * from the left to the columns right of it (when T is wanted) and to Z^T's rows.  When
  * nothing deflated, H is left as it was.  laqr3 also moves a block that fails the test to
  * the top of the window (trexc) and goes on testing the blocks under it; here the test
- * stops at the first failure. */
+ * stops at the first failure.  Only matrices of EIG_AED_MIN_N rows or more take windows:
+ * below, lahqr's shifts alone were faster (eigvals of 90 to 144 rows by 15-25%, eig by
+ * 5-20%), while a larger matrix's blocks gain from them down to EIG_AED_MIN rows. */
 
 static int32_t schur_form(double *h, int64_t n, int64_t ilo, int64_t ihi, double *zt,
                           double *wr, double *wi, double *sv, double *aed);
@@ -806,7 +810,7 @@ static int64_t
 aed_scratch(int64_t n)
 {
     const int64_t nw = EIG_AED_WINDOW;
-    return n < EIG_AED_MIN ? 0 : 3 * nw * nw + (9 + EIG_COL_BLOCK) * nw + n * nw;
+    return n < EIG_AED_MIN_N ? 0 : 3 * nw * nw + (9 + EIG_COL_BLOCK) * nw + n * nw;
 }
 
 /* Applies I - tau v v^T (v0 = 1, v[1..len)) from the left to rows 0..len-1, columns
@@ -1131,242 +1135,6 @@ schur_form(double *h, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *w
     return 0;
 }
 
-/* ---- step 5: eigenvectors ---- */
-
-static double
-cabs1(double complex x)
-{
-    return fabs(creal(x)) + fabs(cimag(x));
-}
-
-/* Multiplies x[0..len) by f. */
-static void
-cscale(double complex *x, int64_t len, double f)
-{
-    for (int64_t k = 0; k < len; k++) {
-        x[k] *= f;
-    }
-}
-
-/* Solves the complex 2 x 2 system m y = r in place of r by elimination with complete
- * pivoting, pivots below smin replaced by smin (laln2). */
-static void
-solve_2x2(double complex m[2][2], double complex r[2], double smin)
-{
-    int pr = 0, pc = 0;
-    for (int a = 0; a < 2; a++) {
-        for (int b = 0; b < 2; b++) {
-            if (cabs1(m[a][b]) > cabs1(m[pr][pc])) {
-                pr = a;
-                pc = b;
-            }
-        }
-    }
-    double complex p = m[pr][pc], off = m[pr][1 - pc], low = m[1 - pr][pc];
-    double complex u = m[1 - pr][1 - pc], r0 = r[pr], r1 = r[1 - pr];
-    if (cabs1(p) < smin) {
-        p = smin;
-    }
-    double complex f = low / p;
-    u -= f * off;
-    r1 -= f * r0;
-    if (cabs1(u) < smin) {
-        u = smin;
-    }
-    double complex y1 = r1 / u, y0 = (r0 - off * y1) / p;
-    r[pc] = y0;
-    r[1 - pc] = y1;
-}
-
-/* sum t[c] x[c] over len entries, in four interleaved partial sums of each part (one chain
- * of dependent adds waited on each add: 5% of eig's time at n = 256) */
-static inline __attribute__((always_inline)) double complex
-dot_real_complex(const double *t, const double complex *x, int64_t len)
-{
-    const double *xd = (const double *)x;
-    double re[4] = {0}, im[4] = {0}, sr = 0, si = 0;
-    int64_t c = 0;
-    for (; c + 4 <= len; c += 4) {
-        for (int q = 0; q < 4; q++) {
-            re[q] += t[c + q] * xd[2 * (c + q)];
-            im[q] += t[c + q] * xd[2 * (c + q) + 1];
-        }
-    }
-    for (; c < len; c++) {
-        sr += t[c] * xd[2 * c];
-        si += t[c] * xd[2 * c + 1];
-    }
-    return CMPLX((re[0] + re[2]) + (re[1] + re[3]) + sr, (im[0] + im[2]) + (im[1] + im[3]) + si);
-}
-
-/* The eigenvector x[0..kend] of the quasi-triangular t (n x n) for the eigenvalue lam of
- * the block at k0..kend (x[k0..kend] set already), by back-substitution.  See Note
- * [Nonsymmetric eigensolver]. */
-static PTL_LOOP_CLONES_WIDE void
-back_substitute(const double *t, int64_t n, double complex lam, int64_t k0, int64_t kend,
-                double complex *x)
-{
-    const double smin = fmax(DBL_EPSILON * cabs1(lam), DBL_MIN * ((double)n / DBL_EPSILON));
-    for (int64_t j = k0 - 1; j >= 0; j--) {
-        int pair = j > 0 && AT(t, n, j, j - 1) != 0;
-        int64_t top = pair ? j - 1 : j;
-        double complex r[2] = {0, 0};
-        for (int64_t row = top; row <= j; row++) {
-            r[row - top] = -dot_real_complex(t + row * n + j + 1, x + j + 1, kend - j);
-        }
-        /* keep the solution finite: its size is at most |r| / smin^2 */
-        double rmax = fmax(cabs1(r[0]), cabs1(r[1]));
-        if (rmax > smin * EIG_BIG) {
-            cscale(x + j + 1, kend - j, 1 / rmax);
-            r[0] /= rmax;
-            r[1] /= rmax;
-        }
-        if (pair) {
-            double complex m[2][2] = {{AT(t, n, j - 1, j - 1) - lam, AT(t, n, j - 1, j)},
-                                      {AT(t, n, j, j - 1), AT(t, n, j, j) - lam}};
-            solve_2x2(m, r, smin);
-            x[j - 1] = r[0];
-            x[j] = r[1];
-        } else {
-            double complex d = AT(t, n, j, j) - lam;
-            if (cabs1(d) < smin) {
-                d = smin;
-            }
-            x[j] = r[0] / d;
-        }
-        double xmax = fmax(cabs1(x[j]), cabs1(x[top]));
-        if (xmax > EIG_BIG) {
-            cscale(x + top, kend - top + 1, 1 / xmax);
-        }
-        j = top;
-    }
-}
-
-/* The eigenvectors of A from its Schur form t = Z^T B Z (zt = Z^T; B = D^-1 A D balanced,
- * d = D): column j of vr + i vi (n x n, row-major) for eigenvalue wr[j] + i wi[j].  x, y: n
- * complex scratch each.  The eigenvectors x of t go into the columns of vi (a pair's real
- * and imaginary parts into its two columns, as trevc stores them), vr = Z vi by the GEMM,
- * and then each column is finished on its own.  0, or -1 with the error set. */
-static PTL_LOOP_CLONES_WIDE int
-eigenvectors(const double *t, int64_t n, int64_t ilo, int64_t ihi, const double *zt,
-             const double *d, const double *wr, const double *wi, double *vr, double *vi,
-             double complex *x, double complex *y)
-{
-    for (int64_t k0 = 0; k0 < n; k0++) {
-        int pair = wi[k0] != 0;
-        int64_t kend = pair ? k0 + 1 : k0;
-        double complex lam = CMPLX(wr[k0], wi[k0]);
-        if (pair) {
-            /* the block [a b; c a], b c < 0: (1, i wi / b) or (-wi / c, i) */
-            double b = AT(t, n, k0, k0 + 1), c = AT(t, n, k0 + 1, k0);
-            if (fabs(b) >= fabs(c)) {
-                x[k0] = 1;
-                x[k0 + 1] = CMPLX(0, wi[k0] / b);
-            } else {
-                x[k0] = -wi[k0] / c;
-                x[k0 + 1] = CMPLX(0, 1);
-            }
-        } else {
-            x[k0] = 1;
-        }
-        back_substitute(t, n, lam, k0, kend, x);
-        for (int64_t r = 0; r < n; r++) {
-            AT(vi, n, r, k0) = r <= kend ? creal(x[r]) : 0;
-            if (pair) {
-                AT(vi, n, r, k0 + 1) = r <= kend ? cimag(x[r]) : 0;
-            }
-        }
-        k0 = kend;
-    }
-    if (ptl_gemm_f64(n, n, n, 1.0, zt, 1, n, vi, n, 1, 0.0, vr, n) < 0) {
-        return -1;
-    }
-    /* v = P D Z x (gebak), then |v|_2 = 1, a row at a time for all the columns (column by
-     * column, every pass strode across the rows).  Until the end a pair's real and
-     * imaginary parts stay in its two columns of vr. */
-    double *tmp = (double *)x, *cmax = (double *)x, *ss = cmax + n, *bigsq = (double *)y;
-    int64_t *big = (int64_t *)(bigsq + n);
-    for (int64_t r = ilo; r <= ihi; r++) {
-        for (int64_t c = 0; c < n; c++) {
-            AT(vr, n, r, c) *= d[r];
-        }
-    }
-    for (int64_t r = 0; r < n; r++) {
-        int64_t p = r < ilo ? ilo - 1 - r : r;   /* ilo-1 down to 0, then ihi+1 up */
-        if ((p < ilo || p > ihi) && (int64_t)d[p] != p) {
-            memcpy(tmp, vr + p * n, sizeof(double) * (size_t)n);
-            memcpy(vr + p * n, vr + (int64_t)d[p] * n, sizeof(double) * (size_t)n);
-            memcpy(vr + (int64_t)d[p] * n, tmp, sizeof(double) * (size_t)n);
-        }
-    }
-    for (int64_t c = 0; c < n; c++) {
-        cmax[c] = 0;
-        ss[c] = 0;
-        bigsq[c] = -1;
-        big[c] = 0;
-    }
-    for (int64_t r = 0; r < n; r++) {
-        const double *row = vr + r * n;
-        for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
-            double a = fabs(row[c]) + (wi[c] != 0 ? fabs(row[c + 1]) : 0);
-            cmax[c] = fmax(cmax[c], a);
-        }
-    }
-    for (int64_t r = 0; r < n; r++) {
-        const double *row = vr + r * n;
-        for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
-            double a = row[c] / cmax[c], b = (wi[c] != 0 ? row[c + 1] : 0) / cmax[c];
-            ss[c] += a * a + b * b;
-        }
-    }
-    for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
-        ss[c] = 1 / (cmax[c] * sqrt(ss[c]));
-    }
-    for (int64_t r = 0; r < n; r++) {
-        double *row = vr + r * n;
-        for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
-            double a = row[c] * ss[c], b = (wi[c] != 0 ? row[c + 1] : 0) * ss[c];
-            row[c] = a;
-            if (wi[c] != 0) {
-                row[c + 1] = b;
-            }
-            if (a * a + b * b > bigsq[c]) {
-                bigsq[c] = a * a + b * b;
-                big[c] = r;
-            }
-        }
-    }
-    /* geev's lartg: a pair's largest component becomes real, keeping its real part's sign
-     * (the rotation's cosine and sine kept in cmax and ss) */
-    for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
-        if (wi[c] != 0) {
-            double fr = AT(vr, n, big[c], c), gi = AT(vr, n, big[c], c + 1), rr = hypot(fr, gi);
-            cmax[c] = fabs(fr) / rr;
-            ss[c] = gi / copysign(rr, fr);
-        }
-    }
-    for (int64_t r = 0; r < n; r++) {
-        double *row = vr + r * n, *rowi = vi + r * n;
-        for (int64_t c = 0; c < n; c++) {
-            if (wi[c] == 0) {
-                rowi[c] = 0;
-                continue;
-            }
-            double xv = row[c], yv = row[c + 1];
-            double re = cmax[c] * xv + ss[c] * yv, im = cmax[c] * yv - ss[c] * xv;
-            if (big[c] == r) {
-                im = 0;
-            }
-            row[c] = re;
-            row[c + 1] = re;
-            rowi[c] = im;
-            rowi[c + 1] = -im;
-            c++;
-        }
-    }
-    return 0;
-}
-
 /* ---- the operator ---- */
 
 typedef struct EigJob {
@@ -1404,8 +1172,8 @@ eig_matrix(void *ctx, int64_t i)
         return -1;
     }
     if (j->info[i] == 0 && uv &&
-        eigenvectors(h, n, ilo, ihi, zt, d, wr, wi, j->vr + i * n * n, j->vi + i * n * n, x,
-                     y) < 0) {
+        ptl_linalg_eig_vectors(h, n, ilo, ihi, zt, d, wr, wi, j->vr + i * n * n,
+                               j->vi + i * n * n, x, y) < 0) {
         free(h);
         return -1;
     }
