@@ -1,14 +1,15 @@
-"""The eigendecomposition of a real square matrix of src/aten/native/linalg_eig.c,
-aten::_linalg_eig_split (pytorchlite.linalg._eig_split): linalg.eig's complex eigenvalues
-and eigenvectors as real and imaginary parts (Note [Nonsymmetric eigensolver]).  References:
-numpy.linalg.eig (LAPACK's geev) in float64: the eigenvalue multisets agree (matched by
-nearest neighbour), A V = V diag(w) holds in complex arithmetic, the columns of V have unit
-2-norm with their largest component real, conjugate pairs come as (re + i im, re - i im) with
-im > 0 and conjugate eigenvectors.  Random matrices of n = 0..40, batches, transposed inputs,
-and matrices built to be hard: symmetric, defective (Jordan blocks), triangular, companion,
-repeated and clustered eigenvalues, huge and tiny scales, zero, rotations.  float32 against
-the float64 reference with float32 tolerances; every error path with PyTorch's exception
-type and text, checked against the installed torch where present."""
+"""The eigendecomposition of a real square matrix of src/aten/native/linalg_eig.c (and
+linalg_eig_vectors.c), aten::_linalg_eig_split (pytorchlite.linalg._eig_split): linalg.eig's
+complex eigenvalues and eigenvectors as real and imaginary parts (Note [Nonsymmetric
+eigensolver]).  References: numpy.linalg.eig (LAPACK's geev) in float64: the eigenvalue
+multisets agree (matched by nearest neighbour), A V = V diag(w) holds in complex arithmetic,
+the columns of V have unit 2-norm with their largest component real, conjugate pairs come as
+(re + i im, re - i im) with im > 0 and conjugate eigenvectors.  Random matrices of n =
+0..40, batches, transposed inputs, and matrices built to be hard: symmetric, defective
+(Jordan blocks), triangular, companion, repeated and clustered eigenvalues, huge and tiny
+scales, zero, rotations.  float32 against the float64 reference with float32 tolerances;
+every error path with PyTorch's exception type and text, checked against the installed torch
+where present."""
 import re
 
 import numpy as np
