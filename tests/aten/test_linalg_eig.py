@@ -315,26 +315,29 @@ def _converging(n, seed):
 
 LARGE = {
     # (a random triangular matrix's eigenvalues are too ill-conditioned to compare)
-    "nearly-triangular": lambda: np.diag(np.linspace(1, 10, 170)) +
-    0.05 * np.triu(_random((170, 170), 40), 1) + 1e-13 * np.tril(_random((170, 170), 41), -1),
-    "uniform": lambda: np.random.default_rng(42).uniform(-1, 1, (180, 180)),
-    "symmetric": lambda: (lambda x: x + x.T)(_random((170, 170), 43)),
-    "rotations": lambda: _rotations(170, 44),
-    "repeated": lambda: _similar(np.diag(np.repeat([1.0, -2.0, 3.0], 60)), 45),
-    "hessenberg": lambda: np.triu(_random((170, 170), 46), -1),
-    "graded": lambda: _random((170, 170), 47) * np.logspace(-3, 3, 170)[:, None] /
-    np.logspace(-3, 3, 170),
+    "nearly-triangular": lambda n: np.diag(np.linspace(1, 10, n)) +
+    0.05 * np.triu(_random((n, n), 40), 1) + 1e-13 * np.tril(_random((n, n), 41), -1),
+    "uniform": lambda n: np.random.default_rng(42).uniform(-1, 1, (n + 10, n + 10)),
+    "symmetric": lambda n: (lambda x: x + x.T)(_random((n, n), 43)),
+    "rotations": lambda n: _rotations(n, 44),
+    "repeated": lambda n: _similar(np.diag(np.repeat([1.0, -2.0, 3.0], n // 3)), 45),
+    "hessenberg": lambda n: np.triu(_random((n, n), 46), -1),
+    "graded": lambda n: _random((n, n), 47) * np.logspace(-3, 3, n)[:, None] /
+    np.logspace(-3, 3, n),
     # Hessenberg already (the reduction leaves it), subdiagonal 1e-8: the window deflates
     # all but its top row at once
-    "converging": lambda: _converging(170, 52),
-    "isolated-rows-below": lambda: np.block([[_random((165, 165), 48), _random((165, 5), 49)],
-                                             [np.zeros((5, 165)), np.triu(_random((5, 5), 50))]]),
+    "converging": lambda n: _converging(n, 52),
+    "isolated-rows-below": lambda n: np.block([
+        [_random((n - 5, n - 5), 48), _random((n - 5, 5), 49)],
+        [np.zeros((5, n - 5)), np.triu(_random((5, 5), 50))]]),
 }
 
 
+# 170 rows: with windows; 90 (below AED_MIN_N, its active blocks above AED_MIN): without
+@pytest.mark.parametrize("n", [90, AED_MIN_N + 10])
 @pytest.mark.parametrize("name", list(LARGE))
-def test_structured_matrices_with_early_deflation(name):
-    a = LARGE[name]()
+def test_structured_matrices_with_early_deflation(name, n):
+    a = LARGE[name](n)
     w, V = _parts(ptl.tensor(a))
     # repeated eigenvalues move by about cond(S) eps relative (S from _similar)
     _check(a, w, V, wtol=1e-8 if name == "repeated" else 1e-10,
