@@ -1,13 +1,14 @@
-"""Dense linear algebra: solve, inv, cholesky, qr and eigh of one float64 or float32 matrix at
-64 and 256 (and det, slogdet, lu_factor and solve_triangular; float32 inputs of the LU family,
+"""Dense linear algebra: solve, inv, cholesky, qr and eigh of one float64 or float32 matrix at 64
+and 256 (and det, slogdet, lu_factor and solve_triangular; float32 inputs of the LU family,
 cholesky and qr are factored in float32 as LAPACK's sgetrf/spotrf/sgeqrf do for PyTorch: Note
 [Float64 linear algebra]), and eig at 16, 64 and 256, against numpy.linalg (LAPACK) and
 torch.linalg in the same process.  pytorchlite computes these itself
-(src/aten/native/linalg_solve.c, linalg_decomp.c and linalg_eig.c): LU, the triangular solves,
-Cholesky and QR in column blocks whose trailing updates run in the GEMM, eigh's tridiagonal
-reduction in panels with GEMM updates and its vectors by divide and conquer (merges by GEMM) as
-LAPACK's syevd; eig's Francis QR is LAPACK's small-matrix lahqr (its updates away from the bulge
-batched per sweep) with laqr3's aggressive early deflation from 75 rows, against LAPACK's
+(src/aten/native/linalg_solve.c, linalg_decomp.c and linalg_eig.c): LU, the triangular solves
+and QR in column blocks whose trailing updates run in the GEMM, Cholesky in row blocks of U (U^T
+U = A: the panel is contiguous rows) with the same, eigh's tridiagonal reduction in panels with
+GEMM updates and its vectors by divide and conquer (merges by GEMM) as LAPACK's syevd; eig's
+Francis QR is LAPACK's small-matrix lahqr (its updates away from the bulge batched per sweep)
+with laqr3's aggressive early deflation (from 160 rows; active blocks from 75), against LAPACK's
 multishift QR.  The singular values alone (svdvals, and matrix_rank, which counts the rank from
 them) of float64 matrices at 64 and 256: Householder bidiagonalization and shifted QR steps on
 the bidiagonal (svd.c, Note [Bidiagonal singular values]), against LAPACK's gesdd without
@@ -85,6 +86,25 @@ def test_linalg_eig(benchmark, impl, n):
     benchmark.group = f"linalg.eig {n}x{n} float64"
     a = make(impl, np.random.default_rng(0).standard_normal((n, n)))
     benchmark(_eig_fn(impl), a)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("n", [64, 100, 256])
+def test_linalg_eigvals(benchmark, impl, n):
+    # the eigenvalues alone: the Francis sweeps update only the active block (100 rows:
+    # below the 160 from which early deflation runs)
+    benchmark.group = f"linalg.eigvals {n}x{n} float64"
+    a = make(impl, np.random.default_rng(0).standard_normal((n, n)))
+    benchmark(np.linalg.eigvals if impl == "numpy" else lib(impl).linalg.eigvals, a)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("n", [128, 512, 1024])
+def test_linalg_cholesky_sizes(benchmark, impl, n):
+    # Cholesky's blocking (Note [Blocked Cholesky]) beyond the 64 and 256 of test_linalg
+    benchmark.group = f"linalg.cholesky {n}x{n} float64"
+    a = make(impl, _spd(n))
+    benchmark(np.linalg.cholesky if impl == "numpy" else lib(impl).linalg.cholesky, a)
 
 
 def _values_fn(impl, name):

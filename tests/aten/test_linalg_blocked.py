@@ -1,7 +1,7 @@
 """The blocked factorisations: Cholesky (Note [Blocked Cholesky] in linalg_decomp.c), LU and
 the triangular solves (Note [Blocked LU and triangular solves] in linalg_solve.c), which work
-in column blocks of 64 (Cholesky's diagonal blocks again in blocks of 16) and hand the
-trailing updates to the GEMM.  Every size at and around one and several blocks, square and
+in blocks of 64 (Cholesky's row blocks of U, its diagonal blocks again in blocks of 16 and
+its panel solved in strips of 16) and hand the trailing updates to the GEMM.  Every size at and around one and several blocks, square and
 rectangular, batched, on one and two threads (the GEMM splits large updates across threads;
 a batch spreads its matrices instead), against NumPy in float64; and a failure (a
 non-positive-definite minor, a zero pivot) that lies in a later block is reported at its own
@@ -62,6 +62,50 @@ def test_cholesky_reports_a_failing_minor_in_any_block(bad):
     assert int(info) == bad + 1
     with pytest.raises(ptl.linalg.LinAlgError, match=f"order {bad + 1} is not positive"):
         ptl.linalg.cholesky(ptl.tensor(a))
+
+
+@pytest.mark.parametrize("n", [INNER + 1, BLOCK, BLOCK + 1, 2 * BLOCK + 1, 4 * BLOCK + 3])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_cholesky_reads_one_triangle_across_blocks(n, dtype, threads):
+    # the factor is computed as U (U^T U = A; Note [Blocked Cholesky]): L from A's lower
+    # triangle transposed in by tiles, U from A's upper one; the other triangle is never read
+    a = _spd((2, n, n), n + 7)
+    junk = np.random.default_rng(n).standard_normal((2, n, n)) * 1e3
+    lower, upper = np.tril(a) + np.triu(junk, 1), np.triu(a) + np.tril(junk, -1)
+    ref = np.linalg.cholesky(a)
+    tol = TOL if dtype == "float64" else dict(rtol=1e-4, atol=1e-4)
+    L = ptl.linalg.cholesky(ptl.tensor(lower.astype(dtype)))
+    U = ptl.linalg.cholesky(ptl.tensor(upper.astype(dtype)), upper=True)
+    assert_close(L.double(), ref, **tol)
+    assert_close(U.double(), np.swapaxes(ref, -1, -2), **tol)
+    assert not np.triu(L.numpy(), 1).any() and not np.tril(U.numpy(), -1).any()
+
+
+@pytest.mark.parametrize("n", [INNER + 1, BLOCK + 1, 3 * BLOCK + 7])
+def test_cholesky_ill_conditioned_across_blocks(n, threads):
+    # condition number 1e12: L L^T reproduces A to O(eps |A|) (backward stable), and L
+    # agrees with LAPACK's to the factor's own condition
+    q, _ = np.linalg.qr(np.random.default_rng(n).standard_normal((n, n)))
+    a = (q * np.logspace(0, -12, n)) @ q.T
+    a = (a + a.T) / 2
+    L = ptl.linalg.cholesky(ptl.tensor(a)).numpy()
+    assert np.abs(L @ L.T - a).max() <= 1e-13 * np.abs(a).max()
+    assert_close(ptl.tensor(L), np.linalg.cholesky(a), rtol=0, atol=1e-7)
+
+
+@pytest.mark.parametrize("bad", [0, INNER + 5, BLOCK, 2 * BLOCK + 30])
+def test_cholesky_upper_reports_a_failing_minor_in_any_block(bad, threads):
+    n = 3 * BLOCK
+    a = _spd((n, n), 3)
+    a[bad, :] = a[:, bad] = 0.0
+    a[bad, bad] = -1.0
+    _, info = ptl.linalg.cholesky_ex(ptl.tensor(a), upper=True)
+    assert int(info) == bad + 1
+    with pytest.raises(ptl.linalg.LinAlgError, match=f"order {bad + 1} is not positive"):
+        ptl.linalg.cholesky(ptl.tensor(a), upper=True)
+    batch = ptl.tensor(np.stack([_spd((n, n), 4), a]))
+    _, info = ptl.linalg.cholesky_ex(batch, upper=True)
+    assert info.tolist() == [0, bad + 1]
 
 
 def _lu_reconstruct(LU, piv, m, n):

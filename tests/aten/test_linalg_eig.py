@@ -1,14 +1,15 @@
-"""The eigendecomposition of a real square matrix of src/aten/native/linalg_eig.c,
-aten::_linalg_eig_split (pytorchlite.linalg._eig_split): linalg.eig's complex eigenvalues
-and eigenvectors as real and imaginary parts (Note [Nonsymmetric eigensolver]).  References:
-numpy.linalg.eig (LAPACK's geev) in float64: the eigenvalue multisets agree (matched by
-nearest neighbour), A V = V diag(w) holds in complex arithmetic, the columns of V have unit
-2-norm with their largest component real, conjugate pairs come as (re + i im, re - i im) with
-im > 0 and conjugate eigenvectors.  Random matrices of n = 0..40, batches, transposed inputs,
-and matrices built to be hard: symmetric, defective (Jordan blocks), triangular, companion,
-repeated and clustered eigenvalues, huge and tiny scales, zero, rotations.  float32 against
-the float64 reference with float32 tolerances; every error path with PyTorch's exception
-type and text, checked against the installed torch where present."""
+"""The eigendecomposition of a real square matrix of src/aten/native/linalg_eig.c (and
+linalg_eig_vectors.c), aten::_linalg_eig_split (pytorchlite.linalg._eig_split): linalg.eig's
+complex eigenvalues and eigenvectors as real and imaginary parts (Note [Nonsymmetric
+eigensolver]).  References: numpy.linalg.eig (LAPACK's geev) in float64: the eigenvalue
+multisets agree (matched by nearest neighbour), A V = V diag(w) holds in complex arithmetic,
+the columns of V have unit 2-norm with their largest component real, conjugate pairs come as
+(re + i im, re - i im) with im > 0 and conjugate eigenvectors.  Random matrices of n =
+0..40, batches, transposed inputs, and matrices built to be hard: symmetric, defective
+(Jordan blocks), triangular, companion, repeated and clustered eigenvalues, huge and tiny
+scales, zero, rotations.  float32 against the float64 reference with float32 tolerances;
+every error path with PyTorch's exception type and text, checked against the installed torch
+where present."""
 import re
 
 import numpy as np
@@ -270,13 +271,14 @@ def test_reflections_of_entries_whose_squares_underflow():
                                      np.linalg.eigvals(a[4:, 4:])])) <= 1e-13
 
 
-# Note [Aggressive early deflation]: an active block of AED_MIN rows or more looks for
-# converged eigenvalues in its last AED_WINDOW rows before each sweep and sweeps with the
-# window's other eigenvalues as shifts.  Sizes at and across the threshold; matrices whose
+# Note [Aggressive early deflation]: an active block of AED_MIN rows or more, in a matrix
+# of AED_MIN_N rows or more, looks for converged eigenvalues in its last AED_WINDOW rows
+# before each sweep and sweeps with the window's other eigenvalues as shifts.  Sizes at and
+# across the matrix threshold (the active blocks cross AED_MIN within them); matrices whose
 # window deflates whole (nearly triangular), a few blocks at a time (random: real
 # eigenvalues and complex pairs), in repeated clusters, or with the window above the
 # rows that balancing isolates; the eigenvalue-only path (which updates less of H) too.
-AED_MIN, AED_WINDOW = 75, 24
+AED_MIN, AED_MIN_N, AED_WINDOW = 75, 160, 24
 
 
 def _eigvals(a):
@@ -284,7 +286,8 @@ def _eigvals(a):
     return wr.numpy() + 1j * wi.numpy()
 
 
-@pytest.mark.parametrize("n", [AED_MIN - 1, AED_MIN, AED_MIN + 1, AED_MIN + AED_WINDOW, 160])
+@pytest.mark.parametrize("n", [AED_MIN, AED_MIN_N - 1, AED_MIN_N, AED_MIN_N + 1,
+                               AED_MIN_N + AED_WINDOW])
 def test_random_matrices_across_early_deflation(n):
     for seed in range(2):
         a = _random((n, n), seed + 7 * n)
@@ -312,26 +315,29 @@ def _converging(n, seed):
 
 LARGE = {
     # (a random triangular matrix's eigenvalues are too ill-conditioned to compare)
-    "nearly-triangular": lambda: np.diag(np.linspace(1, 10, 90)) +
-    0.05 * np.triu(_random((90, 90), 40), 1) + 1e-13 * np.tril(_random((90, 90), 41), -1),
-    "uniform": lambda: np.random.default_rng(42).uniform(-1, 1, (120, 120)),
-    "symmetric": lambda: (lambda x: x + x.T)(_random((100, 100), 43)),
-    "rotations": lambda: _rotations(96, 44),
-    "repeated": lambda: _similar(np.diag(np.repeat([1.0, -2.0, 3.0], 30)), 45),
-    "hessenberg": lambda: np.triu(_random((110, 110), 46), -1),
-    "graded": lambda: _random((80, 80), 47) * np.logspace(-3, 3, 80)[:, None] /
-    np.logspace(-3, 3, 80),
+    "nearly-triangular": lambda n: np.diag(np.linspace(1, 10, n)) +
+    0.05 * np.triu(_random((n, n), 40), 1) + 1e-13 * np.tril(_random((n, n), 41), -1),
+    "uniform": lambda n: np.random.default_rng(42).uniform(-1, 1, (n + 10, n + 10)),
+    "symmetric": lambda n: (lambda x: x + x.T)(_random((n, n), 43)),
+    "rotations": lambda n: _rotations(n, 44),
+    "repeated": lambda n: _similar(np.diag(np.repeat([1.0, -2.0, 3.0], n // 3)), 45),
+    "hessenberg": lambda n: np.triu(_random((n, n), 46), -1),
+    "graded": lambda n: _random((n, n), 47) * np.logspace(-3, 3, n)[:, None] /
+    np.logspace(-3, 3, n),
     # Hessenberg already (the reduction leaves it), subdiagonal 1e-8: the window deflates
     # all but its top row at once
-    "converging": lambda: _converging(90, 52),
-    "isolated-rows-below": lambda: np.block([[_random((85, 85), 48), _random((85, 5), 49)],
-                                             [np.zeros((5, 85)), np.triu(_random((5, 5), 50))]]),
+    "converging": lambda n: _converging(n, 52),
+    "isolated-rows-below": lambda n: np.block([
+        [_random((n - 5, n - 5), 48), _random((n - 5, 5), 49)],
+        [np.zeros((5, n - 5)), np.triu(_random((5, 5), 50))]]),
 }
 
 
+# 170 rows: with windows; 90 (below AED_MIN_N, its active blocks above AED_MIN): without
+@pytest.mark.parametrize("n", [90, AED_MIN_N + 10])
 @pytest.mark.parametrize("name", list(LARGE))
-def test_structured_matrices_with_early_deflation(name):
-    a = LARGE[name]()
+def test_structured_matrices_with_early_deflation(name, n):
+    a = LARGE[name](n)
     w, V = _parts(ptl.tensor(a))
     # repeated eigenvalues move by about cond(S) eps relative (S from _similar)
     _check(a, w, V, wtol=1e-8 if name == "repeated" else 1e-10,
@@ -340,7 +346,7 @@ def test_structured_matrices_with_early_deflation(name):
 
 
 def test_batch_with_early_deflation_matches_one_by_one():
-    a = _random((3, AED_MIN + 5, AED_MIN + 5), 51)
+    a = _random((3, AED_MIN_N + 5, AED_MIN_N + 5), 51)
     parts = [x.numpy() for x in eig_split(ptl.tensor(a))]
     for i in range(3):
         alone = [x.numpy() for x in eig_split(ptl.tensor(a[i]))]

@@ -60,103 +60,125 @@
 
 /* Note [Blocked Cholesky]
  * ~~~~~~~~~~~~~~~~~~~~~~~
- * Right-looking, in column blocks (LAPACK's potrf): factor the diagonal block L11; solve the
- * panel below it, L21 = A21 L11^-T, on a transposed copy (column c of L21 is then a
- * contiguous row, and the solve is axpys over the rows); subtract L21 L21^T from the
- * trailing matrix's lower triangle, block row by block row, with the GEMM.  Two levels:
- * blocks of 64, whose diagonal blocks are factored the same way in blocks of 16, whose
- * diagonal blocks take the unblocked loop -- a chain of dependent scalar dot products, which
- * alone was 4.7x slower than LAPACK at n = 256.  Most of the n^3/6 multiply-adds then run in
- * the GEMM's tiles. */
+ * The upper factor U (U^T U = A) in row blocks, right-looking (LAPACK's potrf with uplo 'U'):
+ * factor the diagonal block U11; solve the panel U12 = U11^-T A12; subtract U12^T U12 from
+ * the trailing matrix's upper triangle.  Row-major storage favours U: the panel is jb
+ * contiguous rows, so the solve is axpys over whole rows, and no copy is transposed on the
+ * way (the lower factor's panel is a column block, which had to be transposed into scratch
+ * and back, and those strided copies and the solve's axpys were half of the time at n =
+ * 256).  linalg.cholesky's default L is U^T: the load reads A's lower triangle transposed
+ * into the upper one and the end transposes U back, by 8 x 8 tiles; upper=True reads and
+ * writes U as it is.  Blocks of 64, whose diagonal blocks are factored the same way in blocks
+ * of 16, whose diagonal blocks take the unblocked loop (rank-1 updates over rows).  The panel
+ * solve goes in strips of 16 rows: the rows above a strip are subtracted from it by the GEMM,
+ * then the strip is solved by axpys; the trailing update is the GEMM on block rows of the
+ * upper triangle (only the diagonal blocks' lower halves are wasted).  A diagonal is
+ * divided by as a reciprocal multiply.  The first diagonal that is not positive (or NaN)
+ * stops the factorization at its order (LAPACK's info), as before. */
 #define CHOLESKY_BLOCK 64
 #define CHOLESKY_INNER_BLOCK 16
+#define CHOLESKY_TILE 8
 
 /* The Cholesky kernels come in two instances from one template, DEFINE_CHOLESKY(T, SUF,
  * GEMM, SQRT): _f8 on double with ptl_gemm_f64 and _f4 on float with ptl_gemm_f32 (Note
  * [Float64 linear algebra] in linalg_solve.c).  In the template's order:
  *
- * cholesky_unblocked: the lower Cholesky factor of the jb x jb symmetric matrix whose lower
- * triangle is at a (row stride lda), in place; the strict upper triangle is not touched.
+ * cholesky_unblocked: the upper Cholesky factor of the jb x jb symmetric matrix whose upper
+ * triangle is at a (row stride lda), in place; the strict lower triangle is not touched.
  * Returns info: 0, or the order of the first leading minor that is not positive-definite
  * (LAPACK's potf2).
  *
- * cholesky_blocked: the same for n x n in column blocks of nb; lt: scratch of n * nb
- * elements.  Returns info as cholesky_unblocked's, or -1 with the error set (out of memory).
+ * cholesky_solve_rows: rows [c0, c1) of the panel x (r columns, rows lda apart) solved
+ * against the upper factor u: x_c = (x_c - sum over t in [c0, c) of u[t, c] x_t) / u[c, c],
+ * the rows above c0 already subtracted.
  *
- * cholesky_factor: the lower Cholesky factor of the symmetric matrix whose lower triangle
- * is in a (n x n, row-major), in place (the strict upper triangle is zeroed); *info as
- * cholesky_unblocked's for the whole matrix.  0, or -1 with the error set.
+ * cholesky_blocked: cholesky_unblocked's factor for n x n in row blocks of nb.  Returns
+ * info as cholesky_unblocked's, or -1 with the error set (out of memory).
  *
- * cholesky_matrix (a LinalgMatrixFn on a DecompJob): matrix i's factor into out0; upper:
- * U^T U = A is the lower factor of A^T, whose lower triangle is A's upper one. */
+ * cholesky_transpose: dst[r, c] = src[c, r] on dst's lower triangle (c <= r; src may be
+ * dst, whose upper triangle is then read) or on its upper one (c >= r), n x n, by tiles.
+ *
+ * cholesky_matrix (a LinalgMatrixFn on a DecompJob): matrix i's factor into out0, L (from
+ * A's lower triangle) or, with upper, U (from A's upper triangle); the other triangle
+ * zeroed. */
 #define DEFINE_CHOLESKY(T, SUF, GEMM, SQRT)                                                   \
     static PTL_LOOP_CLONES_WIDE int32_t cholesky_unblocked_##SUF(T *a, int64_t jb,           \
                                                                  int64_t lda)                 \
     {                                                                                         \
         for (int64_t j = 0; j < jb; j++) {                                                    \
-            T *rj = a + j * lda;                                                              \
-            T d = rj[j];                                                                      \
-            for (int64_t k = 0; k < j; k++) {                                                 \
-                d -= rj[k] * rj[k];                                                           \
-            }                                                                                 \
+            T *rj = a + j * lda, d = rj[j];                                                   \
             if (!(d > 0)) {                                                                   \
                 return (int32_t)(j + 1);                                                      \
             }                                                                                 \
-            rj[j] = SQRT(d);                                                                  \
+            d = SQRT(d);                                                                      \
+            rj[j] = d;                                                                        \
+            T s = 1 / d;                                                                      \
+            for (int64_t c = j + 1; c < jb; c++) {                                            \
+                rj[c] *= s;                                                                   \
+            }                                                                                 \
             for (int64_t i = j + 1; i < jb; i++) {                                            \
-                T *ri = a + i * lda;                                                          \
-                T s = ri[j];                                                                  \
-                for (int64_t k = 0; k < j; k++) {                                             \
-                    s -= ri[k] * rj[k];                                                       \
+                T f = rj[i], *ri = a + i * lda;                                               \
+                for (int64_t c = i; c < jb; c++) {                                            \
+                    ri[c] -= f * rj[c];                                                       \
                 }                                                                             \
-                ri[j] = s / rj[j];                                                            \
             }                                                                                 \
         }                                                                                     \
         return 0;                                                                             \
     }                                                                                         \
                                                                                               \
-    static int32_t cholesky_blocked_##SUF(T *a, int64_t n, int64_t lda, int64_t nb, T *lt)   \
+    static PTL_LOOP_CLONES_WIDE void cholesky_solve_rows_##SUF(const T *u, int64_t lda,      \
+                                                               T *x, int64_t c0, int64_t c1, \
+                                                               int64_t r)                     \
+    {                                                                                         \
+        for (int64_t c = c0; c < c1; c++) {                                                   \
+            T *xc = x + c * lda;                                                              \
+            int64_t t = c0;                                                                   \
+            for (; t + 1 < c; t += 2) {                                                       \
+                T f0 = u[t * lda + c], f1 = u[(t + 1) * lda + c];                             \
+                const T *x0 = x + t * lda, *x1 = x0 + lda;                                    \
+                for (int64_t i = 0; i < r; i++) {                                             \
+                    xc[i] -= f0 * x0[i] + f1 * x1[i];                                         \
+                }                                                                             \
+            }                                                                                 \
+            if (t < c) {                                                                      \
+                T f0 = u[t * lda + c];                                                        \
+                const T *x0 = x + t * lda;                                                    \
+                for (int64_t i = 0; i < r; i++) {                                             \
+                    xc[i] -= f0 * x0[i];                                                      \
+                }                                                                             \
+            }                                                                                 \
+            T s = 1 / u[c * lda + c];                                                         \
+            for (int64_t i = 0; i < r; i++) {                                                 \
+                xc[i] *= s;                                                                   \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    static int32_t cholesky_blocked_##SUF(T *a, int64_t n, int64_t lda, int64_t nb)          \
     {                                                                                         \
         for (int64_t j0 = 0; j0 < n; j0 += nb) {                                              \
             int64_t jb = n - j0 < nb ? n - j0 : nb, r = n - j0 - jb;                          \
-            T *l11 = a + j0 * lda + j0, *a21 = l11 + jb * lda;                                \
+            T *u11 = a + j0 * lda + j0, *u12 = u11 + jb, *a22 = u12 + jb * lda;               \
             int32_t bad = nb > CHOLESKY_INNER_BLOCK && jb > CHOLESKY_INNER_BLOCK              \
-                              ? cholesky_blocked_##SUF(l11, jb, lda, CHOLESKY_INNER_BLOCK,    \
-                                                       lt + n * nb)                           \
-                              : cholesky_unblocked_##SUF(l11, jb, lda);                       \
+                              ? cholesky_blocked_##SUF(u11, jb, lda, CHOLESKY_INNER_BLOCK)    \
+                              : cholesky_unblocked_##SUF(u11, jb, lda);                       \
             if (bad != 0) {                                                                   \
                 return bad < 0 ? -1 : (int32_t)j0 + bad;                                      \
             }                                                                                 \
-            /* lt (jb x r) = A21^T, then row c of lt -= L11[c, t] * row t, / L11[c, c] */     \
-            for (int64_t i = 0; i < r; i++) {                                                 \
-                for (int64_t c = 0; c < jb; c++) {                                            \
-                    lt[c * r + i] = a21[i * lda + c];                                         \
+            /* U12 = U11^-T A12 by strips of rows: the GEMM subtracts the rows above */       \
+            for (int64_t c0 = 0; c0 < jb && r > 0; c0 += CHOLESKY_INNER_BLOCK) {              \
+                int64_t c1 = jb - c0 < CHOLESKY_INNER_BLOCK ? jb : c0 + CHOLESKY_INNER_BLOCK; \
+                if (c0 > 0 && GEMM(c1 - c0, r, c0, -1.0, u11 + c0, 1, lda, u12, lda, 1, 1.0,  \
+                                   u12 + c0 * lda, lda) < 0) {                                \
+                    return -1;                                                                \
                 }                                                                             \
+                cholesky_solve_rows_##SUF(u11, lda, u12, c0, c1, r);                          \
             }                                                                                 \
-            for (int64_t c = 0; c < jb; c++) {                                                \
-                T *rc = lt + c * r, d = l11[c * lda + c];                                     \
-                for (int64_t t = 0; t < c; t++) {                                             \
-                    T f = l11[c * lda + t];                                                   \
-                    const T *rt = lt + t * r;                                                 \
-                    for (int64_t i = 0; i < r; i++) {                                         \
-                        rc[i] -= f * rt[i];                                                   \
-                    }                                                                         \
-                }                                                                             \
-                for (int64_t i = 0; i < r; i++) {                                             \
-                    rc[i] /= d;                                                               \
-                }                                                                             \
-            }                                                                                 \
-            for (int64_t i = 0; i < r; i++) {                                                 \
-                for (int64_t c = 0; c < jb; c++) {                                            \
-                    a21[i * lda + c] = lt[c * r + i];                                         \
-                }                                                                             \
-            }                                                                                 \
-            /* A22[i0:i1, 0:i1] -= L21[i0:i1] L21[0:i1]^T: the lower triangle, by rows */     \
-            T *a22 = a21 + jb;                                                                \
+            /* A22[i0:i1, i0:r] -= U12[:, i0:i1]^T U12[:, i0:r]: the upper triangle */        \
             for (int64_t i0 = 0; i0 < r; i0 += nb) {                                          \
                 int64_t i1 = r - i0 < nb ? r : i0 + nb;                                       \
-                if (GEMM(i1 - i0, i1, jb, -1.0, lt + i0, 1, r, lt, r, 1, 1.0,                 \
-                         a22 + i0 * lda, lda) < 0) {                                          \
+                if (GEMM(i1 - i0, r - i0, jb, -1.0, u12 + i0, 1, lda, u12 + i0, lda, 1, 1.0,  \
+                         a22 + i0 * lda + i0, lda) < 0) {                                     \
                     return -1;                                                                \
                 }                                                                             \
             }                                                                                 \
@@ -164,40 +186,45 @@
         return 0;                                                                             \
     }                                                                                         \
                                                                                               \
-    static int cholesky_factor_##SUF(T *a, int64_t n, int32_t *info)                          \
+    static void cholesky_transpose_##SUF(T *dst, const T *src, int64_t n, int lower)         \
     {                                                                                         \
-        /* scratch for both levels: n * 64 elements, then 64 * 16 */                          \
-        T *lt = malloc(sizeof(T) * (size_t)(n * CHOLESKY_BLOCK +                              \
-                                            CHOLESKY_BLOCK * CHOLESKY_INNER_BLOCK));          \
-        if (lt == NULL) {                                                                     \
-            return ptl_error_set(PTL_ERR_MEMORY, "linalg.cholesky: out of memory");           \
+        for (int64_t r0 = 0; r0 < n; r0 += CHOLESKY_TILE) {                                   \
+            int64_t r1 = n - r0 < CHOLESKY_TILE ? n : r0 + CHOLESKY_TILE;                     \
+            for (int64_t c0 = lower ? 0 : r0; c0 < (lower ? r1 : n); c0 += CHOLESKY_TILE) {   \
+                int64_t c1 = n - c0 < CHOLESKY_TILE ? n : c0 + CHOLESKY_TILE;                 \
+                for (int64_t r = r0; r < r1; r++) {                                           \
+                    int64_t cb = lower || c0 > r ? c0 : r, ce = lower && c1 > r ? r + 1 : c1; \
+                    for (int64_t c = cb; c < ce; c++) {                                       \
+                        dst[r * n + c] = src[c * n + r];                                      \
+                    }                                                                         \
+                }                                                                             \
+            }                                                                                 \
         }                                                                                     \
-        *info = cholesky_blocked_##SUF(a, n, n, CHOLESKY_BLOCK, lt);                          \
-        free(lt);                                                                             \
-        if (*info < 0) {                                                                      \
-            return -1;                                                                        \
-        }                                                                                     \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-            memset(a + i * n + i + 1, 0, sizeof(T) * (size_t)(n - i - 1));                    \
-        }                                                                                     \
-        return 0;                                                                             \
     }                                                                                         \
                                                                                               \
     static int cholesky_matrix_##SUF(void *ctx, int64_t i)                                    \
     {                                                                                         \
         const DecompJob *j = ctx;                                                             \
         int64_t n = j->n;                                                                     \
-        T *l = (T *)j->out0 + i * n * n;                                                      \
-        linalg_load_##SUF(l, (const T *)j->a + i * n * n, n, n, j->upper);                    \
-        if (cholesky_factor_##SUF(l, n, &j->info[i]) < 0) {                                   \
+        T *u = (T *)j->out0 + i * n * n;                                                      \
+        const T *a = (const T *)j->a + i * n * n;                                             \
+        if (j->upper) {                                                                       \
+            memcpy(u, a, sizeof(T) * (size_t)(n * n));                                        \
+        } else {                                                                              \
+            cholesky_transpose_##SUF(u, a, n, 0);                                             \
+        }                                                                                     \
+        j->info[i] = cholesky_blocked_##SUF(u, n, n, CHOLESKY_BLOCK);                         \
+        if (j->info[i] < 0) {                                                                 \
             return -1;                                                                        \
         }                                                                                     \
-        if (j->upper) {                                                                       \
-            for (int64_t r = 0; r < n; r++) {                                                 \
-                for (int64_t c = r + 1; c < n; c++) {                                         \
-                    l[r * n + c] = l[c * n + r];                                              \
-                    l[c * n + r] = 0;                                                         \
-                }                                                                             \
+        if (!j->upper) {                                                                      \
+            cholesky_transpose_##SUF(u, u, n, 1);                                             \
+        }                                                                                     \
+        for (int64_t r = 0; r < n; r++) {                                                     \
+            if (j->upper) {                                                                   \
+                memset(u + r * n, 0, sizeof(T) * (size_t)r);                                  \
+            } else {                                                                          \
+                memset(u + r * n + r + 1, 0, sizeof(T) * (size_t)(n - r - 1));                \
             }                                                                                 \
         }                                                                                     \
         return 0;                                                                             \

@@ -35,14 +35,16 @@
  *    rows and columns near the bulge at once (the next reflection is made from them), but
  *    not the rest: the rows' part right of the active block (when T is wanted) and Z^T
  *    take the whole sweep after it, SWEEP_COLS columns at a time, so that the two rows one
- *    reflection shares with the next stay in L1; and the columns' part above row k (rows
- *    no later step reads) takes it after the sweep too, by blocks of EIG_COL_BLOCK rows
- *    transposed so that each reflection updates contiguous rows.  The arithmetic of each
- *    entry's update is unchanged.  30 max(10, nh) sweeps per eigenvalue without
- *    convergence (nh = ihi - ilo + 1) set info to the 1-based index of the last
- *    unconverged one, as lahqr does.  Active blocks of EIG_AED_MIN rows and more also
- *    deflate early and take their shifts from a window (Note [Aggressive early
- *    deflation]).
+ *    reflection shares with the next stay in L1 (and the rows' part inside the block,
+ *    beyond a run of SWEEP_NEAR reflections, takes the run after it the same way); and the
+ *    columns' part above row k (rows no later step reads) takes it after the sweep too, by
+ *    blocks of EIG_COL_BLOCK rows transposed (8 x 8 tiles in registers) so that each
+ *    reflection updates contiguous rows (two of them carried in registers).  The
+ *    arithmetic of each entry's update is unchanged.  30 max(10, nh) sweeps per eigenvalue
+ *    without convergence (nh = ihi - ilo + 1) set info to the 1-based index of the last
+ *    unconverged one, as lahqr does.  Active blocks of EIG_AED_MIN rows and more (in
+ *    matrices of EIG_AED_MIN_N and more) also deflate early and take their shifts from a
+ *    window (Note [Aggressive early deflation]).
  * 5. Eigenvectors (trevc + the normalisation of geev): for each eigenvalue, from the last
  *    block up, x solves (T - lambda I) x = 0 by back-substitution over the blocks above it,
  *    in complex arithmetic for a complex pair; a pivot below smin = max(eps |lambda|,
@@ -63,22 +65,23 @@
 
 #include "../loops.h"
 #include "gemm.h"
+#include "linalg_eig_impl.h"
 #include "linalg_impl.h"
 
 /* lahqr's: an exceptional shift every EIG_EXCEPTIONAL_SWEEPS sweeps without a split */
 #define EIG_EXCEPTIONAL_SWEEPS 10
-/* the back-substitution keeps its entries below this (trevc's overflow guard) */
-#define EIG_BIG 1e100
 /* a sum of squares at least this large lost nothing that matters to squares that underflow
  * (each below DBL_MIN, a relative eps of it) */
 #define EIG_SQUARES_MIN (DBL_MIN / DBL_EPSILON)
-/* Note [Aggressive early deflation]: active blocks of at least EIG_AED_MIN rows look for
- * converged eigenvalues in their trailing EIG_AED_WINDOW rows before each sweep */
+/* Note [Aggressive early deflation]: active blocks of EIG_AED_MIN rows or more of matrices
+ * of EIG_AED_MIN_N or more look for converged eigenvalues in their last EIG_AED_WINDOW */
 #define EIG_AED_MIN 75
+#define EIG_AED_MIN_N 160
 #define EIG_AED_WINDOW 24
 /* the shifts of the next sweeps: the last undeflated eigenvalues of the window */
 #define EIG_AED_SHIFTS 8
-_Static_assert(EIG_AED_WINDOW < EIG_AED_MIN, "the window's own Schur form must not recurse");
+_Static_assert(EIG_AED_WINDOW < EIG_AED_MIN && EIG_AED_MIN <= EIG_AED_MIN_N,
+               "the window's own Schur form must not recurse");
 
 #define AT(M, N, R, C) ((M)[(R) * (N) + (C)])
 
@@ -131,6 +134,25 @@ reflector(double *x, int64_t len, int64_t inc)
     double f = 1 / (x0 - beta);   /* larfg scales by the reciprocal too */
     for (int64_t i = 1; i < len; i++) {
         x[i * inc] *= f;
+    }
+    x[0] = beta;
+    return (beta - x0) / beta;
+}
+
+/* reflector for a sweep's 2 or 3 contiguous entries, its common case written out inline (the
+ * same operations and bits; the call and its loops were a fifth of a sweep step's wait) */
+static inline __attribute__((always_inline)) double
+reflector_small(double *x, int nr)
+{
+    double x0 = x[0], x1 = x[1], x2 = nr == 3 ? x[2] : 0;
+    double ss = nr == 3 ? x1 * x1 + x2 * x2 : x1 * x1, all = ss + x0 * x0;
+    if (!(ss >= EIG_SQUARES_MIN && all <= DBL_MAX)) {
+        return reflector(x, nr, 1);
+    }
+    double beta = -copysign(sqrt(all), x0), f = 1 / (x0 - beta);
+    x[1] = x1 * f;
+    if (nr == 3) {
+        x[2] = x2 * f;
     }
     x[0] = beta;
     return (beta - x0) / beta;
@@ -540,9 +562,10 @@ sweep_reflect(double *x0, int64_t ld, int64_t w, int two, double v1, double v2, 
     }
 }
 
-/* Applies the reflections of one sweep, k = m..i-1 in order, to columns c0..c1-1 of the
- * rows of mat (n x n): I - t v v^T on rows k..k+2 (k, k+1 for k = i - 1) with v = (1,
- * sv[3k], sv[3k+1]), t = sv[3k+2] (the same arithmetic as reflect_rows).  Two of the three
+/* Applies the reflections k = m..e-1 of one sweep in order to columns c0..c1-1 of the
+ * rows of mat (n x n): I - t v v^T on rows k..k+2 (k, k+1 for the sweep's last, k = e - 1
+ * when two) with v = (1, sv[3k], sv[3k+1]), t = sv[3k+2] (the same arithmetic as
+ * reflect_rows).  Two of the three
  * rows a reflection changes are the next one's, so SWEEP_LANES columns at a time the two
  * are carried down the sweep in registers: each row is loaded once and stored once (row k
  * is final after reflection k), not three times each.  The last columns go SWEEP_COLS at a
@@ -551,58 +574,70 @@ sweep_reflect(double *x0, int64_t ld, int64_t w, int two, double v1, double v2, 
 #define SWEEP_LANES 32
 
 typedef double EigVec __attribute__((vector_size(64)));
+typedef int64_t EigIdx __attribute__((vector_size(64)));
 #define SWEEP_VECS (SWEEP_LANES / 8)
 
-static PTL_LOOP_CLONES_WIDE void
-sweep_rows(double *mat, int64_t n, int64_t m, int64_t i, const double *sv, int64_t c0,
-           int64_t c1)
+/* sweep_rows' (and sweep_cols_above's) register path on the 8 nv columns from j0, nv <=
+ * SWEEP_VECS: the 3-row reflections m..e3-1, then the 2-row one e3 when two */
+static inline __attribute__((always_inline)) void
+sweep_lanes(double *mat, int64_t n, int64_t m, int64_t e3, int two, const double *sv,
+            int64_t j0, int nv)
 {
-    if (m >= i) {
-        return;
-    }
-    int64_t j0 = c0;
-    for (; j0 + SWEEP_LANES <= c1; j0 += SWEEP_LANES) {
-        EigVec x0[SWEEP_VECS], x1[SWEEP_VECS];
-        memcpy(x0, mat + m * n + j0, sizeof(x0));
-        memcpy(x1, mat + (m + 1) * n + j0, sizeof(x1));
-        for (int64_t k = m; k + 1 < i; k++) {
-            const double *r = sv + 3 * k;
-            double t = r[2], t2 = t * r[0], t3 = t * r[1], v1 = r[0], v2 = r[1];
-            double *r0 = mat + k * n + j0, *r2 = r0 + 2 * n;
-            for (int v = 0; v < SWEEP_VECS; v++) {
-                EigVec x2;
-                memcpy(&x2, r2 + 8 * v, sizeof(x2));
-                if (t != 0) {
-                    EigVec sj = x0[v] + v1 * x1[v] + v2 * x2;
-                    x0[v] -= sj * t;
-                    x1[v] -= sj * t2;
-                    x2 -= sj * t3;
-                }
-                memcpy(r0 + 8 * v, &x0[v], sizeof(x2));
-                x0[v] = x1[v];
-                x1[v] = x2;
+    EigVec x0[SWEEP_VECS], x1[SWEEP_VECS];
+    memcpy(x0, mat + m * n + j0, sizeof(EigVec) * (size_t)nv);
+    memcpy(x1, mat + (m + 1) * n + j0, sizeof(EigVec) * (size_t)nv);
+    for (int64_t k = m; k < e3; k++) {
+        const double *r = sv + 3 * k;
+        double t = r[2], t2 = t * r[0], t3 = t * r[1], v1 = r[0], v2 = r[1];
+        double *r0 = mat + k * n + j0, *r2 = r0 + 2 * n;
+        for (int v = 0; v < nv; v++) {
+            EigVec x2;
+            memcpy(&x2, r2 + 8 * v, sizeof(x2));
+            if (t != 0) {
+                EigVec sj = x0[v] + v1 * x1[v] + v2 * x2;
+                x0[v] -= sj * t;
+                x1[v] -= sj * t2;
+                x2 -= sj * t3;
             }
+            memcpy(r0 + 8 * v, &x0[v], sizeof(x2));
+            x0[v] = x1[v];
+            x1[v] = x2;
         }
-        const double *r = sv + 3 * (i - 1);
+    }
+    if (two && sv[3 * e3 + 2] != 0) {
+        const double *r = sv + 3 * e3;
         double t = r[2], t2 = t * r[0], v1 = r[0];
-        for (int v = 0; v < SWEEP_VECS && t != 0; v++) {
+        for (int v = 0; v < nv; v++) {
             EigVec sj = x0[v] + v1 * x1[v];
             x0[v] -= sj * t;
             x1[v] -= sj * t2;
         }
-        memcpy(mat + (i - 1) * n + j0, x0, sizeof(x0));
-        memcpy(mat + i * n + j0, x1, sizeof(x1));
+    }
+    memcpy(mat + e3 * n + j0, x0, sizeof(EigVec) * (size_t)nv);
+    memcpy(mat + (e3 + 1) * n + j0, x1, sizeof(EigVec) * (size_t)nv);
+}
+
+static PTL_LOOP_CLONES_WIDE void
+sweep_rows(double *mat, int64_t n, int64_t m, int64_t e, int two, const double *sv,
+           int64_t c0, int64_t c1)
+{
+    if (m >= e) {
+        return;
+    }
+    int64_t j0 = c0, e3 = two ? e - 1 : e;
+    for (; j0 + SWEEP_LANES <= c1; j0 += SWEEP_LANES) {
+        sweep_lanes(mat, n, m, e3, two, sv, j0, SWEEP_VECS);
     }
     for (; j0 < c1; j0 += SWEEP_COLS) {
         int64_t w = c1 - j0 < SWEEP_COLS ? c1 - j0 : SWEEP_COLS;
-        for (int64_t k = m; k < i; k++) {
+        for (int64_t k = m; k < e; k++) {
             const double *r = sv + 3 * k;
             double t = r[2], t2 = t * r[0], t3 = t * r[1], v1 = r[0], v2 = r[1];
             double *r0 = mat + k * n + j0;
             if (t == 0) {
                 continue;
             }
-            sweep_reflect(r0, n, w, k == i - 1, v1, v2, t, t2, t3);
+            sweep_reflect(r0, n, w, two && k == e - 1, v1, v2, t, t2, t3);
         }
     }
 }
@@ -611,8 +646,49 @@ sweep_rows(double *mat, int64_t n, int64_t m, int64_t i, const double *sv, int64
  * the bulge: reflection k reaches rows r < k (rows i1..k-1) only here, after the sweep --
  * no later step of the sweep reads them.  By blocks of EIG_COL_BLOCK rows, transposed into
  * ct (EIG_COL_BLOCK n scratch) so that each reflection updates three contiguous rows of it
- * (the same arithmetic as reflect_cols). */
+ * (the same arithmetic as reflect_cols).  The copies go by 8 x 8 tiles transposed in
+ * registers, and the reflections that reach all of a block's rows by sweep_lanes. */
 #define EIG_COL_BLOCK 32
+_Static_assert(EIG_COL_BLOCK <= SWEEP_LANES, "a block's rows fit sweep_lanes' registers");
+
+/* dst[c * ld + r] = src[r * ls + c] for r < rows, c < cols */
+static inline __attribute__((always_inline)) void
+transpose_block(double *dst, int64_t ld, const double *src, int64_t ls, int64_t rows,
+                int64_t cols)
+{
+    const EigIdx lo1 = {0, 8, 2, 10, 4, 12, 6, 14}, hi1 = {1, 9, 3, 11, 5, 13, 7, 15};
+    const EigIdx lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
+    const EigIdx lo4 = {0, 1, 2, 3, 8, 9, 10, 11}, hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
+    int64_t r8 = rows & ~(int64_t)7, c8 = cols & ~(int64_t)7;
+    for (int64_t r0 = 0; r0 < r8; r0 += 8) {
+        for (int64_t c0 = 0; c0 < c8; c0 += 8) {
+            EigVec x[8], y[8];
+            for (int q = 0; q < 8; q++) {
+                memcpy(&x[q], src + (r0 + q) * ls + c0, sizeof(EigVec));
+            }
+            for (int q = 0; q < 8; q += 2) {
+                y[q] = __builtin_shuffle(x[q], x[q + 1], lo1);
+                y[q + 1] = __builtin_shuffle(x[q], x[q + 1], hi1);
+            }
+            for (int q = 0; q < 8; q += (q & 1) ? 3 : 1) {   /* 0, 1, 4, 5 */
+                x[q] = __builtin_shuffle(y[q], y[q + 2], lo2);
+                x[q + 2] = __builtin_shuffle(y[q], y[q + 2], hi2);
+            }
+            for (int q = 0; q < 4; q++) {
+                y[q] = __builtin_shuffle(x[q], x[q + 4], lo4);
+                y[q + 4] = __builtin_shuffle(x[q], x[q + 4], hi4);
+            }
+            for (int q = 0; q < 8; q++) {
+                memcpy(dst + (c0 + q) * ld + r0, &y[q], sizeof(EigVec));
+            }
+        }
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t c = r < r8 ? c8 : 0; c < cols; c++) {
+            dst[c * ld + r] = src[r * ls + c];
+        }
+    }
+}
 
 static PTL_LOOP_CLONES_WIDE void
 sweep_cols_above(double *h, int64_t n, int64_t i1, int64_t m, int64_t i, const double *sv,
@@ -621,12 +697,14 @@ sweep_cols_above(double *h, int64_t n, int64_t i1, int64_t m, int64_t i, const d
     const int64_t B = EIG_COL_BLOCK;
     for (int64_t r0 = i1; r0 + 1 < i; r0 += B) {
         int64_t r1 = r0 + B < i - 1 ? r0 + B : i - 1, c0 = m > r0 + 1 ? m : r0 + 1;
-        for (int64_t r = r0; r < r1; r++) {
-            for (int64_t c = c0; c <= i; c++) {
-                ct[(c - c0) * B + r - r0] = AT(h, n, r, c);
-            }
+        transpose_block(ct, B, h + r0 * n + c0, n, r1 - r0, i - c0 + 1);
+        /* the reflections before r1 reach part of the block's rows, the rest all of them:
+         * those by sweep_lanes, with the lanes past the block's rows zero (not copied) */
+        int64_t kf = r1 > c0 ? r1 : c0, nv = (r1 - r0 + 7) / 8, pad = 8 * nv - (r1 - r0);
+        for (int64_t c = kf; c <= i && pad > 0; c++) {
+            memset(ct + (c - c0) * B + (r1 - r0), 0, sizeof(double) * (size_t)pad);
         }
-        for (int64_t k = c0; k < i; k++) {
+        for (int64_t k = c0; k < kf; k++) {
             const double *q = sv + 3 * k;
             double t = q[2], t2 = t * q[0], t3 = t * q[1], v1 = q[0], v2 = q[1];
             int64_t wk = (k < r1 ? k : r1) - r0;
@@ -636,11 +714,10 @@ sweep_cols_above(double *h, int64_t n, int64_t i1, int64_t m, int64_t i, const d
             }
             sweep_reflect(x0, B, wk, k == i - 1, v1, v2, t, t2, t3);
         }
-        for (int64_t r = r0; r < r1; r++) {
-            for (int64_t c = c0; c <= i; c++) {
-                AT(h, n, r, c) = ct[(c - c0) * B + r - r0];
-            }
+        if (kf < i) {
+            sweep_lanes(ct, B, kf - c0, i - 1 - c0, 1, sv + 3 * c0, 0, (int)nv);
         }
+        transpose_block(h + r0 * n + c0, n, ct, B, i - c0 + 1, r1 - r0);
     }
 }
 
@@ -650,44 +727,56 @@ sweep_cols_above(double *h, int64_t n, int64_t i1, int64_t m, int64_t i, const d
  * reflections are applied to zt's rows (Z's columns) when zt is not NULL.  The rows' part
  * right of column i (no later step of the sweep reads it) and zt take the whole sweep at
  * the end, by sweep_rows, and the columns' part above row k the same way, by
- * sweep_cols_above; sv: (3 + EIG_COL_BLOCK) n scratch. */
+ * sweep_cols_above.  Inside the block, runs k0..k1-1 of SWEEP_NEAR reflections reach at
+ * once only the columns up to k1 + 1 (those the run reads or updates from the right); the
+ * columns beyond take the run after it by sweep_rows, before the next run's right updates
+ * (the same bits; 8 measured best of 4 to 32).  sv: (3 + EIG_COL_BLOCK) n scratch. */
+#define SWEEP_NEAR 8
+
 static void
 francis_sweep(double *h, int64_t n, double *zt, int64_t l, int64_t m, int64_t i, int64_t i1,
               int64_t i2, double *v, double *sv)
 {
-    for (int64_t k = m; k < i; k++) {
-        int nr = i - k + 1 < 3 ? (int)(i - k + 1) : 3;
-        if (k > m) {
-            for (int q = 0; q < nr; q++) {
-                v[q] = AT(h, n, k + q, k - 1);
+    int64_t ce = i2 < i ? i2 : i;
+    for (int64_t k0 = m; k0 < i; k0 += SWEEP_NEAR) {
+        int64_t k1 = i - k0 > SWEEP_NEAR ? k0 + SWEEP_NEAR : i, cn = k1 + 1 < ce ? k1 + 1 : ce;
+        for (int64_t k = k0; k < k1; k++) {
+            int nr = i - k + 1 < 3 ? (int)(i - k + 1) : 3;
+            if (k > m) {
+                for (int q = 0; q < nr; q++) {
+                    v[q] = AT(h, n, k + q, k - 1);
+                }
             }
-        }
-        double t1 = reflector(v, nr, 1);
-        if (k > m) {
-            AT(h, n, k, k - 1) = v[0];
-            AT(h, n, k + 1, k - 1) = 0;
-            if (k < i - 1) {
-                AT(h, n, k + 2, k - 1) = 0;
+            double t1 = reflector_small(v, nr);
+            if (k > m) {
+                AT(h, n, k, k - 1) = v[0];
+                AT(h, n, k + 1, k - 1) = 0;
+                if (k < i - 1) {
+                    AT(h, n, k + 2, k - 1) = 0;
+                }
+            } else if (m > l) {
+                /* lahqr's form of H(k, k-1) = -H(k, k-1): right when v[1..] underflow */
+                AT(h, n, k, k - 1) *= 1 - t1;
             }
-        } else if (m > l) {
-            /* lahqr's form of H(k, k-1) = -H(k, k-1): right when v[1..] underflow */
-            AT(h, n, k, k - 1) *= 1 - t1;
+            sv[3 * k] = v[1];
+            sv[3 * k + 1] = nr == 3 ? v[2] : 0;
+            sv[3 * k + 2] = t1;
+            if (t1 == 0) {
+                continue;
+            }
+            reflect_rows(h, n, k, nr, k, cn, v, t1);
+            reflect_cols(h, n, k > i1 ? k : i1, k + 3 < i ? k + 3 : i, k, nr, v, t1);
         }
-        sv[3 * k] = v[1];
-        sv[3 * k + 1] = nr == 3 ? v[2] : 0;
-        sv[3 * k + 2] = t1;
-        if (t1 == 0) {
-            continue;
+        if (cn < ce) {
+            sweep_rows(h, n, k0, k1, 0, sv, cn + 1, ce + 1);
         }
-        reflect_rows(h, n, k, nr, k, i2 < i ? i2 : i, v, t1);
-        reflect_cols(h, n, k > i1 ? k : i1, k + 3 < i ? k + 3 : i, k, nr, v, t1);
     }
     sweep_cols_above(h, n, i1, m, i, sv, sv + 3 * n);
     if (i2 > i) {
-        sweep_rows(h, n, m, i, sv, i + 1, i2 + 1);
+        sweep_rows(h, n, m, i, 1, sv, i + 1, i2 + 1);
     }
     if (zt != NULL) {
-        sweep_rows(zt, n, m, i, sv, 0, n);
+        sweep_rows(zt, n, m, i, 1, sv, 0, n);
     }
 }
 
@@ -709,7 +798,9 @@ francis_sweep(double *h, int64_t n, double *zt, int64_t l, int64_t m, int64_t i,
  * from the left to the columns right of it (when T is wanted) and to Z^T's rows.  When
  * nothing deflated, H is left as it was.  laqr3 also moves a block that fails the test to
  * the top of the window (trexc) and goes on testing the blocks under it; here the test
- * stops at the first failure. */
+ * stops at the first failure.  Only matrices of EIG_AED_MIN_N rows or more take windows:
+ * below, lahqr's shifts alone were faster (eigvals of 90 to 144 rows by 15-25%, eig by
+ * 5-20%), while a larger matrix's blocks gain from them down to EIG_AED_MIN rows. */
 
 static int32_t schur_form(double *h, int64_t n, int64_t ilo, int64_t ihi, double *zt,
                           double *wr, double *wi, double *sv, double *aed);
@@ -719,7 +810,7 @@ static int64_t
 aed_scratch(int64_t n)
 {
     const int64_t nw = EIG_AED_WINDOW;
-    return n < EIG_AED_MIN ? 0 : 3 * nw * nw + (9 + EIG_COL_BLOCK) * nw + n * nw;
+    return n < EIG_AED_MIN_N ? 0 : 3 * nw * nw + (9 + EIG_COL_BLOCK) * nw + n * nw;
 }
 
 /* Applies I - tau v v^T (v0 = 1, v[1..len)) from the left to rows 0..len-1, columns
@@ -1044,242 +1135,6 @@ schur_form(double *h, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *w
     return 0;
 }
 
-/* ---- step 5: eigenvectors ---- */
-
-static double
-cabs1(double complex x)
-{
-    return fabs(creal(x)) + fabs(cimag(x));
-}
-
-/* Multiplies x[0..len) by f. */
-static void
-cscale(double complex *x, int64_t len, double f)
-{
-    for (int64_t k = 0; k < len; k++) {
-        x[k] *= f;
-    }
-}
-
-/* Solves the complex 2 x 2 system m y = r in place of r by elimination with complete
- * pivoting, pivots below smin replaced by smin (laln2). */
-static void
-solve_2x2(double complex m[2][2], double complex r[2], double smin)
-{
-    int pr = 0, pc = 0;
-    for (int a = 0; a < 2; a++) {
-        for (int b = 0; b < 2; b++) {
-            if (cabs1(m[a][b]) > cabs1(m[pr][pc])) {
-                pr = a;
-                pc = b;
-            }
-        }
-    }
-    double complex p = m[pr][pc], off = m[pr][1 - pc], low = m[1 - pr][pc];
-    double complex u = m[1 - pr][1 - pc], r0 = r[pr], r1 = r[1 - pr];
-    if (cabs1(p) < smin) {
-        p = smin;
-    }
-    double complex f = low / p;
-    u -= f * off;
-    r1 -= f * r0;
-    if (cabs1(u) < smin) {
-        u = smin;
-    }
-    double complex y1 = r1 / u, y0 = (r0 - off * y1) / p;
-    r[pc] = y0;
-    r[1 - pc] = y1;
-}
-
-/* sum t[c] x[c] over len entries, in four interleaved partial sums of each part (one chain
- * of dependent adds waited on each add: 5% of eig's time at n = 256) */
-static inline __attribute__((always_inline)) double complex
-dot_real_complex(const double *t, const double complex *x, int64_t len)
-{
-    const double *xd = (const double *)x;
-    double re[4] = {0}, im[4] = {0}, sr = 0, si = 0;
-    int64_t c = 0;
-    for (; c + 4 <= len; c += 4) {
-        for (int q = 0; q < 4; q++) {
-            re[q] += t[c + q] * xd[2 * (c + q)];
-            im[q] += t[c + q] * xd[2 * (c + q) + 1];
-        }
-    }
-    for (; c < len; c++) {
-        sr += t[c] * xd[2 * c];
-        si += t[c] * xd[2 * c + 1];
-    }
-    return CMPLX((re[0] + re[2]) + (re[1] + re[3]) + sr, (im[0] + im[2]) + (im[1] + im[3]) + si);
-}
-
-/* The eigenvector x[0..kend] of the quasi-triangular t (n x n) for the eigenvalue lam of
- * the block at k0..kend (x[k0..kend] set already), by back-substitution.  See Note
- * [Nonsymmetric eigensolver]. */
-static PTL_LOOP_CLONES_WIDE void
-back_substitute(const double *t, int64_t n, double complex lam, int64_t k0, int64_t kend,
-                double complex *x)
-{
-    const double smin = fmax(DBL_EPSILON * cabs1(lam), DBL_MIN * ((double)n / DBL_EPSILON));
-    for (int64_t j = k0 - 1; j >= 0; j--) {
-        int pair = j > 0 && AT(t, n, j, j - 1) != 0;
-        int64_t top = pair ? j - 1 : j;
-        double complex r[2] = {0, 0};
-        for (int64_t row = top; row <= j; row++) {
-            r[row - top] = -dot_real_complex(t + row * n + j + 1, x + j + 1, kend - j);
-        }
-        /* keep the solution finite: its size is at most |r| / smin^2 */
-        double rmax = fmax(cabs1(r[0]), cabs1(r[1]));
-        if (rmax > smin * EIG_BIG) {
-            cscale(x + j + 1, kend - j, 1 / rmax);
-            r[0] /= rmax;
-            r[1] /= rmax;
-        }
-        if (pair) {
-            double complex m[2][2] = {{AT(t, n, j - 1, j - 1) - lam, AT(t, n, j - 1, j)},
-                                      {AT(t, n, j, j - 1), AT(t, n, j, j) - lam}};
-            solve_2x2(m, r, smin);
-            x[j - 1] = r[0];
-            x[j] = r[1];
-        } else {
-            double complex d = AT(t, n, j, j) - lam;
-            if (cabs1(d) < smin) {
-                d = smin;
-            }
-            x[j] = r[0] / d;
-        }
-        double xmax = fmax(cabs1(x[j]), cabs1(x[top]));
-        if (xmax > EIG_BIG) {
-            cscale(x + top, kend - top + 1, 1 / xmax);
-        }
-        j = top;
-    }
-}
-
-/* The eigenvectors of A from its Schur form t = Z^T B Z (zt = Z^T; B = D^-1 A D balanced,
- * d = D): column j of vr + i vi (n x n, row-major) for eigenvalue wr[j] + i wi[j].  x, y: n
- * complex scratch each.  The eigenvectors x of t go into the columns of vi (a pair's real
- * and imaginary parts into its two columns, as trevc stores them), vr = Z vi by the GEMM,
- * and then each column is finished on its own.  0, or -1 with the error set. */
-static PTL_LOOP_CLONES_WIDE int
-eigenvectors(const double *t, int64_t n, int64_t ilo, int64_t ihi, const double *zt,
-             const double *d, const double *wr, const double *wi, double *vr, double *vi,
-             double complex *x, double complex *y)
-{
-    for (int64_t k0 = 0; k0 < n; k0++) {
-        int pair = wi[k0] != 0;
-        int64_t kend = pair ? k0 + 1 : k0;
-        double complex lam = CMPLX(wr[k0], wi[k0]);
-        if (pair) {
-            /* the block [a b; c a], b c < 0: (1, i wi / b) or (-wi / c, i) */
-            double b = AT(t, n, k0, k0 + 1), c = AT(t, n, k0 + 1, k0);
-            if (fabs(b) >= fabs(c)) {
-                x[k0] = 1;
-                x[k0 + 1] = CMPLX(0, wi[k0] / b);
-            } else {
-                x[k0] = -wi[k0] / c;
-                x[k0 + 1] = CMPLX(0, 1);
-            }
-        } else {
-            x[k0] = 1;
-        }
-        back_substitute(t, n, lam, k0, kend, x);
-        for (int64_t r = 0; r < n; r++) {
-            AT(vi, n, r, k0) = r <= kend ? creal(x[r]) : 0;
-            if (pair) {
-                AT(vi, n, r, k0 + 1) = r <= kend ? cimag(x[r]) : 0;
-            }
-        }
-        k0 = kend;
-    }
-    if (ptl_gemm_f64(n, n, n, 1.0, zt, 1, n, vi, n, 1, 0.0, vr, n) < 0) {
-        return -1;
-    }
-    /* v = P D Z x (gebak), then |v|_2 = 1, a row at a time for all the columns (column by
-     * column, every pass strode across the rows).  Until the end a pair's real and
-     * imaginary parts stay in its two columns of vr. */
-    double *tmp = (double *)x, *cmax = (double *)x, *ss = cmax + n, *bigsq = (double *)y;
-    int64_t *big = (int64_t *)(bigsq + n);
-    for (int64_t r = ilo; r <= ihi; r++) {
-        for (int64_t c = 0; c < n; c++) {
-            AT(vr, n, r, c) *= d[r];
-        }
-    }
-    for (int64_t r = 0; r < n; r++) {
-        int64_t p = r < ilo ? ilo - 1 - r : r;   /* ilo-1 down to 0, then ihi+1 up */
-        if ((p < ilo || p > ihi) && (int64_t)d[p] != p) {
-            memcpy(tmp, vr + p * n, sizeof(double) * (size_t)n);
-            memcpy(vr + p * n, vr + (int64_t)d[p] * n, sizeof(double) * (size_t)n);
-            memcpy(vr + (int64_t)d[p] * n, tmp, sizeof(double) * (size_t)n);
-        }
-    }
-    for (int64_t c = 0; c < n; c++) {
-        cmax[c] = 0;
-        ss[c] = 0;
-        bigsq[c] = -1;
-        big[c] = 0;
-    }
-    for (int64_t r = 0; r < n; r++) {
-        const double *row = vr + r * n;
-        for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
-            double a = fabs(row[c]) + (wi[c] != 0 ? fabs(row[c + 1]) : 0);
-            cmax[c] = fmax(cmax[c], a);
-        }
-    }
-    for (int64_t r = 0; r < n; r++) {
-        const double *row = vr + r * n;
-        for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
-            double a = row[c] / cmax[c], b = (wi[c] != 0 ? row[c + 1] : 0) / cmax[c];
-            ss[c] += a * a + b * b;
-        }
-    }
-    for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
-        ss[c] = 1 / (cmax[c] * sqrt(ss[c]));
-    }
-    for (int64_t r = 0; r < n; r++) {
-        double *row = vr + r * n;
-        for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
-            double a = row[c] * ss[c], b = (wi[c] != 0 ? row[c + 1] : 0) * ss[c];
-            row[c] = a;
-            if (wi[c] != 0) {
-                row[c + 1] = b;
-            }
-            if (a * a + b * b > bigsq[c]) {
-                bigsq[c] = a * a + b * b;
-                big[c] = r;
-            }
-        }
-    }
-    /* geev's lartg: a pair's largest component becomes real, keeping its real part's sign
-     * (the rotation's cosine and sine kept in cmax and ss) */
-    for (int64_t c = 0; c < n; c += wi[c] != 0 ? 2 : 1) {
-        if (wi[c] != 0) {
-            double fr = AT(vr, n, big[c], c), gi = AT(vr, n, big[c], c + 1), rr = hypot(fr, gi);
-            cmax[c] = fabs(fr) / rr;
-            ss[c] = gi / copysign(rr, fr);
-        }
-    }
-    for (int64_t r = 0; r < n; r++) {
-        double *row = vr + r * n, *rowi = vi + r * n;
-        for (int64_t c = 0; c < n; c++) {
-            if (wi[c] == 0) {
-                rowi[c] = 0;
-                continue;
-            }
-            double xv = row[c], yv = row[c + 1];
-            double re = cmax[c] * xv + ss[c] * yv, im = cmax[c] * yv - ss[c] * xv;
-            if (big[c] == r) {
-                im = 0;
-            }
-            row[c] = re;
-            row[c + 1] = re;
-            rowi[c] = im;
-            rowi[c + 1] = -im;
-            c++;
-        }
-    }
-    return 0;
-}
-
 /* ---- the operator ---- */
 
 typedef struct EigJob {
@@ -1317,8 +1172,8 @@ eig_matrix(void *ctx, int64_t i)
         return -1;
     }
     if (j->info[i] == 0 && uv &&
-        eigenvectors(h, n, ilo, ihi, zt, d, wr, wi, j->vr + i * n * n, j->vi + i * n * n, x,
-                     y) < 0) {
+        ptl_linalg_eig_vectors(h, n, ilo, ihi, zt, d, wr, wi, j->vr + i * n * n,
+                               j->vi + i * n * n, x, y) < 0) {
         free(h);
         return -1;
     }
