@@ -974,7 +974,9 @@ ptl_zeta_d(double s, double q)
         }
     }
     double w = a;
-    sum += b * w / (s - 1.0) - 0.5 * b;
+    /* the integral w^(1 - s) / (s - 1) as b w, unless b = w^-s lost its digits below the
+     * normal range (a large q: trigamma(1e300) is 1e-300, b is 0) */
+    sum += (b >= 0x1p-1022 ? b * w : pow(w, 1.0 - s)) / (s - 1.0) - 0.5 * b;
     double fac = 1.0, k = 0.0;
     for (int j = 0; j < 12; j++) {
         fac *= s + k;

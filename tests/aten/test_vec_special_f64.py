@@ -212,6 +212,22 @@ def test_trigamma_at_infinities():   # ptl_polygamma_d(1, .)'s in the default re
         assert torch.polygamma(1, torch.tensor([np.inf], dtype=torch.float64)).item() == 0.0
 
 
+def test_polygamma_of_huge_arguments():
+    # zeta(n + 1, x)'s tail as w^-n / n, not (w^-(n + 1)) w, once w^-(n + 1) is below the
+    # normal range (it was 0): polygamma(n, x) ~ (-1)^(n + 1) (n - 1)! / x^n, normal or
+    # subnormal
+    x = np.array([1e160, 1e200, 1e300, np.finfo(np.float64).max])
+    for n in (1, 2, 3):
+        with mpmath.workdps(40):
+            want = np.array([float(mpmath.psi(n, mpmath.mpf(float(v)))) for v in x])
+        for t in (ptl.tensor(x), ptl.tensor(np.repeat(x, 2))[::2]):
+            got = ptl.polygamma(n, t).numpy()
+            normal = np.abs(want) >= np.finfo(np.float64).tiny
+            assert ulps(got[normal], want[normal]).max(initial=0) <= 4, (n, got, want)
+            # a subnormal result has fewer digits: within one of its last place
+            assert (np.abs(got - want)[~normal] <= 2 * np.spacing(0.0)).all(), (n, got, want)
+
+
 @pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
                     reason="already running with a capability chosen by a parent run")
 @pytest.mark.parametrize("cap", ["default", "avx2"])
