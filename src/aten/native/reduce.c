@@ -701,6 +701,12 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
         }
         else if (fold && PROD_LANES(pl->dt) && pl->kind == R_PROD) {
             ptl_red_prod_rows_lowp(sd, pl->dt, p, pl->rstride[0], pl->R, m);
+            if (pl->odt0 == PTL_DTYPE_FLOAT32) {   /* float32 products: acc_finish's stores */
+                for (int64_t k = 0; k < m; k++) {  /* a quarter of prod(A, 0) of 64 x 1000 */
+                    ((float *)pl->out0)[o0 + k] = (float)sd[k];
+                }
+                continue;
+            }
         }
         else if (fold && IS_LOWP(pl->dt)) {
             ptl_red_maxmin_rows_lowp(sd, pl->dt, p, pl->rstride[0], pl->R, m, pl->kind == R_MAX);

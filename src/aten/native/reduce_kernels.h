@@ -55,6 +55,11 @@ void ptl_red_add_rows_lowp(double *acc, PtlDtype dt, const char *x, int64_t rs, 
 double ptl_red_prod_lowp(PtlDtype dt, const char *p, int64_t st, int64_t n);
 void ptl_red_prod_rows_lowp(double *val, PtlDtype dt, const char *p, int64_t rs, int64_t R,
                             int64_t n);
+/* The same for float32, in float32 lanes (reduce_prod.c, Note [Float32 products]) */
+double ptl_red_prod_run_f4(const char *p, int64_t st, int64_t n);
+/* out[r] = the product of the contiguous run at p + r * step (n values, r < runs) */
+void ptl_red_prod_runs_f4(const char *p, int64_t step, int64_t n, int64_t runs, float *out);
+void ptl_red_prod_rows_f4(double *val, const char *p, int64_t rs, int64_t R, int64_t n);
 
 /* Integer and bool (dt) runs, exact (reduce_kernels_int.c): the wrapping int64 sum and
  * product of the contiguous run p[0..n), its maximum (is_max) or minimum (n > 0), acc[k] +=

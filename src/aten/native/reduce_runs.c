@@ -113,6 +113,11 @@ fold_runs(const Plan *pl, RunFold how, int64_t b, int64_t e)
                                 pl->out0 + b * (int64_t)ptl_dtype_itemsize(pl->dt))) {
         return;
     }
+    if (how == RUN_PROD && pl->dt == PTL_DTYPE_FLOAT32 && even &&
+        pl->odt0 == PTL_DTYPE_FLOAT32) {
+        ptl_red_prod_runs_f4(pl->base + b * step, step, R, e - b, (float *)pl->out0 + b);
+        return;
+    }
     for (int64_t o = b; o < e; o++) {
         const char *p = even ? pl->base + o * step : kept_ptr(pl, o);
         int64_t iv = 0;
