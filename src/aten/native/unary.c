@@ -26,6 +26,7 @@
 #include "unary_f8_erf.h"
 #include "unary_f8_math.h"
 #include "unary_f8_trig.h"
+#include "unary_half.h"
 #include "unary_loops.h"
 #include "vec_math.h"
 
@@ -764,9 +765,12 @@ DEFINE_VEC_OPS(ps512, pd512)
     (ptl_cpu_capability() >= PTL_CPU_AVX512 ? NAME##_loops_ps512                          \
      : ptl_cpu_capability() >= PTL_CPU_AVX2 ? NAME##_loops_ps                             \
                                              : NAME##_loops)
+
 #else
 #define PICK_VEC(NAME) (NAME##_loops)
 #endif
+/* NAME's float16 loop in registers, or NULL (unary_half.c) */
+#define HALF_VEC(NAME) ptl_unary_half_loop(PTL_HALF_UNARY_##NAME)
 
 /* ---- kernels ---- */
 
@@ -781,6 +785,24 @@ enum {
                        * [Half-precision pointwise through float32] in native.c) */
     U_HALF_BITS = 16, /* the half types' loops work on their bits: no float32 round trip */
 };
+
+static int unary_run(const PtlOperator *op, PtlIValue *s, const PtlLoop *loops, int flags,
+                     const char *vml, const void *extra);
+
+/* unary_run with float16 self taking f2 where it is not NULL (Note [Float16 unary formulas
+ * in registers]) */
+static int
+unary_run_halves(const PtlOperator *op, PtlIValue *s, const PtlLoop *loops, int flags,
+                 PtlLoop f2)
+{
+    PtlLoop with_f2[PTL_DTYPE_COUNT];
+    if (f2 == NULL || s[0].u.t->dtype != PTL_DTYPE_FLOAT16) {
+        return unary_run(op, s, loops, flags, NULL, NULL);
+    }
+    memcpy(with_f2, loops, sizeof(with_f2));
+    with_f2[PTL_DTYPE_FLOAT16] = f2;
+    return unary_run(op, s, with_f2, flags | U_HALF_BITS, NULL, NULL);
+}
 
 /* Runs the unary op `op` (functional, in-place or out=) on s[0] with `loops`; `vml`
  * names the kernel in the error for bool input when it differs from "<op>_cpu". */
@@ -825,14 +847,23 @@ unary_run(const PtlOperator *op, PtlIValue *s, const PtlLoop *loops, int flags,
         return unary_run(op, s, (LOOPS), (FLAGS), (VML), NULL);                           \
     }
 
+/* NAME_cpu for the ops with a float16 loop in registers (HALF_VEC) */
+#define DEFINE_UNARY_KERNEL_HALVES(NAME)                                                  \
+    static int                                                                            \
+    NAME##_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)                 \
+    {                                                                                     \
+        (void)ks;                                                                         \
+        return unary_run_halves(op, s, PICK_VEC(NAME), U_FLOAT | U_VEC_F4, HALF_VEC(NAME)); \
+    }
+
 /* [*] -> [*] float (integer and bool inputs promote to the default dtype) */
-DEFINE_UNARY_KERNEL(exp, PICK_VEC(exp), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL_HALVES(exp)
 DEFINE_UNARY_KERNEL(exp2, PICK_VEC(exp2), U_FLOAT | U_VEC_F4, NULL)
-DEFINE_UNARY_KERNEL(expm1, PICK_VEC(expm1), U_FLOAT | U_VEC_F4, NULL)
-DEFINE_UNARY_KERNEL(log, PICK_VEC(log), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL_HALVES(expm1)
+DEFINE_UNARY_KERNEL_HALVES(log)
 DEFINE_UNARY_KERNEL(log2, PICK_VEC(log2), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(log10, PICK_VEC(log10), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(log1p, PICK_VEC(log1p), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL_HALVES(log1p)
 DEFINE_UNARY_KERNEL(sqrt, sqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(rsqrt, rsqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(sin, PICK_VEC(sin), U_FLOAT, NULL)
@@ -841,11 +872,11 @@ DEFINE_UNARY_KERNEL(tan, PICK_VEC(tan), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(asin, PICK_VEC(asin), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(acos, PICK_VEC(acos), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(atan, PICK_VEC(atan), U_FLOAT | U_VEC_F4, NULL)
-DEFINE_UNARY_KERNEL(sinh, PICK_VEC(sinh), U_FLOAT | U_VEC_F4, NULL)
-DEFINE_UNARY_KERNEL(cosh, PICK_VEC(cosh), U_FLOAT | U_VEC_F4, NULL)
-DEFINE_UNARY_KERNEL(tanh, PICK_VEC(tanh), U_FLOAT | U_VEC_F4, NULL)
-DEFINE_UNARY_KERNEL(sigmoid, PICK_VEC(sigmoid), U_FLOAT | U_VEC_F4, NULL)
-DEFINE_UNARY_KERNEL(erf, PICK_VEC(erf), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL_HALVES(sinh)
+DEFINE_UNARY_KERNEL_HALVES(cosh)
+DEFINE_UNARY_KERNEL_HALVES(tanh)
+DEFINE_UNARY_KERNEL_HALVES(sigmoid)
+DEFINE_UNARY_KERNEL_HALVES(erf)
 DEFINE_UNARY_KERNEL(erfinv, PICK_VEC(erfinv), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(reciprocal, reciprocal_loops, U_FLOAT, NULL)
 /* [*] -> [*] same dtype */
