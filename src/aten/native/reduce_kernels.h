@@ -28,6 +28,8 @@ void ptl_red_add_rows_f4(double *acc, const char *x, int64_t rs, int64_t nrows, 
                          int avx2);
 /* acc[k] += x[k] (k < n). */
 void ptl_red_add_row_f8(double *acc, const double *x, int64_t n, int avx2);
+/* o[k] = v[k] / n rounded to float32 (k < m): the float32 means of column sums */
+void ptl_red_mean_store_f4(float *o, const double *v, int64_t m, int64_t n);
 
 /* The column folds of float32/float64 other than the sums: a block of m outputs folded row
  * after row (R rows rs bytes apart) into val (and the row of each extreme into at). */
