@@ -1,9 +1,9 @@
 """float16 exp, expm1, tanh, sigmoid, log, log1p, erf, sinh and cosh in registers (unary_half.c,
 Note [Float16 unary formulas in registers]): the bits of the float32 formula rounded to
 nearest even (the float32 blocks they replace), on every float16 value, NaN, infinities and
-subnormals included, every tail length, strided and 0-dim inputs, in place and out=; against
-float64 NumPy within the float32 formula's error rounded once; the file reruns with AVX2 only
-and with the portable loops (PTL_CPU_CAPABILITY=avx2, default)."""
+subnormals included, on 1 and 2 threads, every tail length, strided and 0-dim inputs, in
+place and out=; against float64 NumPy within the float32 formula's error rounded once; the
+file reruns with AVX2 only and with the portable loops (PTL_CPU_CAPABILITY=avx2, default)."""
 import os
 
 import numpy as np
@@ -11,7 +11,7 @@ import pytest
 import scipy.special
 
 import pytorchlite as ptl
-from helpers import rerun_with_capability
+from helpers import num_threads, rerun_with_capability
 
 OPS = ["exp", "expm1", "tanh", "sigmoid", "log", "log1p", "erf", "sinh", "cosh"]
 REF = {"exp": np.exp, "expm1": np.expm1, "tanh": np.tanh,
@@ -35,9 +35,12 @@ def same_bits(got, want):
     assert ((got.view(np.uint16) == want.view(np.uint16)) | nan).all()
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("name", OPS)
-def test_every_float16_value_has_the_float32_bits(name):
-    got = getattr(ptl, name)(ptl.tensor(ALL)).numpy()
+def test_every_float16_value_has_the_float32_bits(name, threads):
+    # 65536 values: two grains of the pointwise split on 2 threads
+    with num_threads(threads):
+        got = getattr(ptl, name)(ptl.tensor(np.concatenate([ALL, ALL[::-1]]))).numpy()[:1 << 16]
     same_bits(got, via_float32(name, ALL))
     nan = np.isnan(got)
     # a NaN result is the quiet NaN of its sign, as ptl_f_to_half gives
