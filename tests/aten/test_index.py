@@ -1401,3 +1401,21 @@ def test_index_rows_match_the_element_walk(dt, n):
         want = np.trunc(a).astype(np.float64)
         np.add.at(want, [3, 0, 3, 8, 3, 1], one.double().numpy()[0])
     np.testing.assert_allclose(got.double().numpy(), want, rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.int32, ptl.float64, ptl.int16], ids=str)
+def test_index_select_last_dim_every_length_around_the_four_moves(dtype):
+    """index_select along the last dim moves one element per index, 4-byte elements four
+    loads before four stores (index_impl.h's take_row4): every index count around the
+    groups of four, repeated indices, on a strided self"""
+    rng = np.random.default_rng(12)
+    a = rng.integers(-1000, 1000, (5, 2, 13)).astype(NP_DTYPE[dtype])
+    x = ptl.tensor(a)
+    for n in range(0, 11):
+        idx = rng.integers(0, 13, n)
+        np.testing.assert_array_equal(x.index_select(2, ptl.tensor(idx)).numpy(),
+                                      np.take(a, idx, 2))
+        half = idx % 7   # into the 7 columns of the strided view
+        np.testing.assert_array_equal(x[:, :, ::2].index_select(2, ptl.tensor(half)).numpy(),
+                                      np.take(a[:, :, ::2], half, 2))
+        np.testing.assert_array_equal(x[..., ptl.tensor(idx)].numpy(), a[..., idx])

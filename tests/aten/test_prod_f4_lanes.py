@@ -1,15 +1,18 @@
-"""float32 products in float32 lanes (reduce_kernels.c, Note [Float32 products]): the bits of
+"""float32 products in float32 lanes (reduce_prod.c, Note [Float32 products]): the bits of
 the lane order (value i of a run into lane i % 64, the lanes folded pairwise) for contiguous
-runs, strided runs (1024-value blocks), columns (prod(0): row r into lane r % 64 of its
-column, 64-column blocks, rows prefetched 4 ahead) and a whole reduction's chunks, at and
-across each of those sizes, on 1 and 2 threads; the error against float64 within the bound of
-one rounding a multiply (PyTorch's and NumPy's float32 products round as often); zeros,
-infinities and NaN; 0-dim, size-0, expanded and non-contiguous inputs; the error paths."""
+runs (every length to 200: the last partial group of 8, runs below 8), many runs at once,
+strided runs (1024-value blocks), columns (prod(0): row r into lane r % 64 of its column;
+blocks of 128, 96 or 48 columns, the last shifted left, then 32 and 8, the lanes a row at a
+time below 8; lanes l and l + 32 in registers, rows past R skipped) and a whole reduction's
+chunks, at and across each of those sizes, on 1 and 2 threads and on the AVX2 and portable
+capabilities; the error against float64 within the bound of one rounding a multiply
+(PyTorch's and NumPy's float32 products round as often); zeros, infinities and NaN; 0-dim,
+size-0, expanded and non-contiguous inputs; the error paths."""
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import assert_raises_like_torch, num_threads
+from helpers import assert_raises_like_torch, num_threads, rerun_with_capability
 
 LANES = 64
 GRAIN = 32768   # c10/parallel.h PTL_GRAIN_SIZE (test_size_thresholds checks it)
@@ -136,3 +139,63 @@ def test_errors():
                              IndexError,
                              "Dimension out of range (expected to be in range of [-1, 0], but "
                              "got -3)")
+
+
+def run_products(a):
+    """run_product of each row of the 2-d array a."""
+    a = np.asarray(a, np.float32)
+    lanes = np.ones((a.shape[0], LANES), np.float32)
+    with np.errstate(all="ignore"):
+        for i in range(0, a.shape[1], LANES):
+            g = a[:, i:i + LANES]
+            lanes[:, :g.shape[1]] *= g
+        w = LANES // 2
+        while w >= 1:
+            lanes[:, :w] *= lanes[:, w:2 * w]
+            w //= 2
+    return lanes[:, 0]
+
+
+# the column kernel's block widths (128 with AVX-512, 96 from 128 rows and 48 below them
+# with AVX2, then 32 and 8) and row counts (the 64 lanes, 32 partners, the AVX2 switch at 128)
+COLUMN_WIDTHS = [1, 7, 8, 9, 31, 32, 33, 47, 48, 49, 95, 96, 97, 127, 128, 129, 200, 257]
+COLUMN_ROWS = [1, 2, 31, 32, 33, 63, 64, 65, 95, 96, 97, 127, 128, 129, 191, 300]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_column_blocks_and_rows_bits(threads):
+    rng = np.random.default_rng(33)
+    with num_threads(threads):
+        for R in COLUMN_ROWS:
+            a = (1 + rng.standard_normal((R, 257 + 5)) / 8).astype(np.float32)
+            for n in COLUMN_WIDTHS:
+                v = a[:, 3:3 + n]   # rows 262 values apart, an unaligned start
+                same(ptl.tensor(a)[:, 3:3 + n].prod(0), run_products(v.T))
+            same(ptl.tensor(a).prod(0), run_products(a.T))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_many_runs_every_length_bits(threads):
+    rng = np.random.default_rng(34)
+    with num_threads(threads):
+        for n in list(range(0, 200)) + [1000, 1023, 1025]:
+            a = (1 + rng.standard_normal((37, n)) / 8).astype(np.float32)
+            same(ptl.tensor(a).prod(1), run_products(a))
+            same(ptl.tensor(a).t().prod(0), run_products(a))   # rows of a, as columns
+
+
+def test_special_values_in_columns_and_tails():
+    # an inf, a zero and a NaN in the partial group, and in a column's lane partner
+    v = np.ones((70, 130), np.float32)
+    v[5, 3], v[37, 3], v[69, 100] = np.inf, 0.0, np.nan
+    v[64, 7], v[1, 7] = -0.0, -2.0
+    got = ptl.tensor(v).prod(0).numpy()
+    assert np.isnan(got[3]) and np.isnan(got[100])
+    assert got[7] == 0.0 and not np.signbit(got[7])   # -0 * -2
+    same(ptl.tensor(v).prod(0), run_products(v.T))
+    same(ptl.tensor(v.T.copy()).prod(1), run_products(v.T))
+
+
+@pytest.mark.parametrize("cap", ["avx2", "default"])
+def test_capabilities(cap):
+    rerun_with_capability(__file__, cap, "-k", "bits and not capabilities")

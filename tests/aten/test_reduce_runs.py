@@ -4,7 +4,8 @@ extremes' (Note [Integer extremes of runs]), the 1- and 2-norms' sixteen double 
 integer column sums, four rows at a time.  Exact against NumPy, at every length around the
 vectors, the four-vector blocks and the overlapping last vector, with the extreme or a NaN in
 every position, at 1 and 2 threads and with the portable loops (PTL_CPU_CAPABILITY=default)
-and AVX2 only."""
+and AVX2 only.  The column reductions' stores (ptl_red_put_columns): float32 means by a
+division, or by a product where the row count is a power of two, the same bits."""
 import os
 import subprocess
 import sys
@@ -200,3 +201,28 @@ def test_norms_same_bits_with_the_portable_loops():
 def test_runs_other_capabilities(cap):
     """Reruns this file with the portable loops and with AVX2 only."""
     rerun_with_capability(__file__, cap)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_column_means_round_once_power_of_two_or_not(threads):
+    """Sums that are exact (integers times 2^-140: subnormal inputs, and means down in the
+    subnormals), so the mean is the float64 sum over R rounded once, whether R is a power of
+    two (a product by 1 / R) or not (a division); columns and channels_last planes"""
+    rng = np.random.default_rng(8)
+    scale = np.float32(2.0 ** -140)
+    with num_threads(threads):
+        for R in [2, 3, 4, 7, 49, 63, 64, 65, 128]:
+            for cols in [16, 17, 100]:
+                a = rng.integers(-1000, 1000, (R, cols)).astype(np.float32) * scale
+                want = (a.astype(np.float64).sum(0) / R).astype(np.float32)
+                got = ptl.tensor(a).mean(0).numpy()
+                assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (R, cols)
+                s = ptl.tensor(a).sum(0).numpy()
+                np.testing.assert_array_equal(s, a.astype(np.float64).sum(0).astype(np.float32))
+        for hw in [(8, 8), (7, 7), (4, 8)]:
+            a = rng.integers(-1000, 1000, (3, 32) + hw).astype(np.float32) * scale
+            x = ptl.tensor(a).contiguous(memory_format=ptl.channels_last)
+            want = (a.astype(np.float64).sum((2, 3)) / (hw[0] * hw[1])).astype(np.float32)
+            assert np.array_equal(x.mean((2, 3)).numpy().view(np.uint32), want.view(np.uint32))
+            y = ptl.nn.functional.adaptive_avg_pool2d(x, 1).numpy().reshape(3, 32)
+            assert np.array_equal(y.view(np.uint32), want.view(np.uint32))

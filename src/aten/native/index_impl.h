@@ -5,6 +5,7 @@
 #ifndef PTL_ATEN_NATIVE_INDEX_IMPL_H
 #define PTL_ATEN_NATIVE_INDEX_IMPL_H
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,28 @@ copy_elem(char *dst, const char *src, size_t item)
         memcpy((DST) + (DI) * (SZ), (SRC) + (SI) * (SZ), (SZ));                             \
     }
 
+/* take_row of 4-byte elements: four loads, then four stores (out never overlaps self or
+ * off; with the loads and stores interleaved, index_select(1, idx) of 1024 x 1024 float32
+ * took a fifth longer) */
+static inline void
+take_row4(char *restrict out, int64_t ostride, const char *restrict self,
+          const int64_t *restrict off, int64_t n)
+{
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        uint32_t v[4];
+        for (int k = 0; k < 4; k++) {
+            memcpy(&v[k], self + off[j + k] * 4, 4);
+        }
+        for (int k = 0; k < 4; k++) {
+            memcpy(out + (j + k) * ostride * 4, &v[k], 4);
+        }
+    }
+    for (; j < n; j++) {
+        memcpy(out + j * ostride * 4, self + off[j] * 4, 4);
+    }
+}
+
 static inline void
 take_row(char *out, int64_t ostride, const char *self, const int64_t *off, int64_t n,
          size_t item)
@@ -38,7 +61,7 @@ take_row(char *out, int64_t ostride, const char *self, const int64_t *off, int64
     switch (item) {
     case 1: ROW_MOVE_LOOP(1, out, j * ostride, self, off[j]) break;
     case 2: ROW_MOVE_LOOP(2, out, j * ostride, self, off[j]) break;
-    case 4: ROW_MOVE_LOOP(4, out, j * ostride, self, off[j]) break;
+    case 4: take_row4(out, ostride, self, off, n); break;
     default: ROW_MOVE_LOOP(8, out, j * ostride, self, off[j]) break;
     }
 }

@@ -48,7 +48,8 @@ ptl_dtype_not_implemented(const PtlOperator *op, PtlDtype dt)
  * (0.74x -> 0.62x, 0.35x -> 0.22x).  abs of both half types takes neither: it clears the sign
  * bit (unary.c U_HALF_BITS).  Where the CPU has F16C, float16 add, sub, mul and true division
  * take neither either: they convert in registers (Note [Float16 arithmetic in registers] in
- * binary.c).  A block is 1024 values (12 KiB of float32 for a binary op, in L1): with 256,
+ * binary.c), as do float16 exp, tanh and the other formulas of vec_math.h (Note [Float16
+ * unary formulas in registers] in unary_half.c).  A block is 1024 values (12 KiB of float32 for a binary op, in L1): with 256,
  * the three loop calls per block cost exp of 1e6 float16 values 15% (0.98x -> 1.13x
  * PyTorch's speed, tanh 2.5x -> 2.8x). */
 #define HALF_BLOCK 1024

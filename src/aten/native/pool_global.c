@@ -269,11 +269,8 @@ global_avg_cl(const PoolJob *j, int f8, int64_t b, int64_t e, int bwd)
                     yo[k] = v[k] / (double)n;
                 }
             }
-            else {
-                float *yo = (float *)j->y + s * C + c;
-                for (int64_t k = 0; k < m; k++) {
-                    yo[k] = (float)(v[k] / (double)n);
-                }
+            else {   /* x.mean((2, 3))'s stores (reduce_runs.c) */
+                ptl_red_mean_store_f4((float *)j->y + s * C + c, v, m, n);
             }
         }
     }

@@ -1250,120 +1250,6 @@ ptl_red_add_rows_lowp(double *acc, PtlDtype dt, const char *x, int64_t rs, int64
  * (Note [Float32 products]). */
 #define LOWP_PROD_COLS 128
 
-/* Note [Float32 products]
- * ~~~~~~~~~~~~~~~~~~~~~~~~
- * A float32 product multiplies in float32, as PyTorch's and NumPy's do, in F4_PROD_LANES
- * lanes: value i of a run into lane i % F4_PROD_LANES, the lanes folded pairwise (lane k
- * times lane k + w, w = 32, 16, ..., 1) into the run's product, which a whole reduction's
- * chunks (reduce.c) multiply in double.  A column product (prod(0) of a matrix) gives row r
- * to lane r % F4_PROD_LANES of its column and folds the same pairs, a row of lanes at a
- * time, so it has the bits of the same values as a contiguous run.  The lanes are one
- * logical array at every width (8 ymm, or plain C), so the bits depend on the run
- * alone.  Each multiply rounds, so the error grows with the length as PyTorch's does: 1000
- * values near 1 are off by 8 units in the last place on average, at most about 40, for
- * PyTorch, NumPy and these lanes alike.  They had taken the double lanes of Note
- * [Half-precision products], correctly rounded but bound by one float-to-double conversion a
- * value: 1000 x 1000, one thread, prod(A, 1) 0.43x and prod(A, 0) 0.24x PyTorch's time
- * (issue 16).  The column loop reads the rows in place, PREFETCH_ROWS rows ahead, which the
- * hardware does not for rows 4000 bytes apart.  AVX2 clones only: on the AMD EPYC (Zen 4)
- * measured, the 512-bit loop of the 64 lanes took 70 us for 1000 rows of 1000 where 256-bit
- * took 57. */
-#define F4_PROD_LANES 64
-#define F4_PROD_COLS 64
-#define PREFETCH_ROWS 4
-
-/* lanes[k] *= x[i + k] in float32 for the groups of F4_PROD_LANES values of x[0..n), then
- * for the last group's k < n % F4_PROD_LANES; with fold, the lanes folded pairwise into
- * lanes[0] after, in the same clone.  lanes NULL: from ones, and the fold returned (the run
- * in place; the copies, the fold outside and the calls had cost as much as 1000 values) */
-PTL_LOOP_CLONES static float
-prod_lanes_f4(float *lanes, const float *x, int64_t n, int fold)
-{
-    float a[F4_PROD_LANES];   /* a copy, so that the lanes stay in registers */
-    int64_t i = 0;
-    for (int k = 0; k < F4_PROD_LANES; k++) {
-        a[k] = lanes != NULL ? lanes[k] : 1;
-    }
-    for (; i + F4_PROD_LANES <= n; i += F4_PROD_LANES) {
-        for (int k = 0; k < F4_PROD_LANES; k++) {
-            a[k] *= x[i + k];
-        }
-    }
-    for (int64_t k = 0; i + k < n; k++) {
-        a[k] *= x[i + k];
-    }
-    for (int w = F4_PROD_LANES / 2; fold && w >= 1; w /= 2) {
-        for (int k = 0; k < w; k++) {
-            a[k] *= a[k + w];
-        }
-    }
-    if (lanes != NULL) {
-        memcpy(lanes, a, sizeof(a));
-    }
-    return a[0];
-}
-
-/* row[k] *= x[k] in float32 (k < n) */
-static inline __attribute__((always_inline)) void
-prod_row_f4(float *restrict row, const float *restrict x, int64_t n)
-{
-    for (int64_t k = 0; k < n; k++) {
-        row[k] *= x[k];
-    }
-}
-
-/* The float32 product of the run p[0], p[st], ... (n values; Note [Float32 products]) */
-static double
-prod_run_f4(const char *p, int64_t st, int64_t n)
-{
-    float lanes[F4_PROD_LANES], buf[LOWP_BLOCK];
-    if (st == (int64_t)sizeof(float)) {
-        return prod_lanes_f4(NULL, (const float *)p, n, 1);
-    }
-    for (int k = 0; k < F4_PROD_LANES; k++) {
-        lanes[k] = 1;
-    }
-    for (int64_t b = 0; b < n; b += LOWP_BLOCK) {
-        int64_t m = n - b < LOWP_BLOCK ? n - b : LOWP_BLOCK;   /* LOWP_BLOCK: whole groups */
-        for (int64_t k = 0; k < m; k++) {
-            memcpy(&buf[k], p + (b + k) * st, sizeof(float));
-        }
-        prod_lanes_f4(lanes, buf, m, b + m == n);
-    }
-    return lanes[0];
-}
-
-/* val[k] = the float32 product of column k of the R rows p, p + rs, ... (k < n); the rows'
- * loop inside the clone (a call a row of 64 columns had cost as much as its multiplies) */
-PTL_LOOP_CLONES static void
-prod_rows_f4(double *val, const char *p, int64_t rs, int64_t R, int64_t n)
-{
-    float lanes[F4_PROD_LANES][F4_PROD_COLS];
-    for (int64_t c0 = 0; c0 < n; c0 += F4_PROD_COLS) {
-        int64_t m = n - c0 < F4_PROD_COLS ? n - c0 : F4_PROD_COLS;
-        for (int l = 0; l < F4_PROD_LANES; l++) {
-            for (int64_t k = 0; k < m; k++) {
-                lanes[l][k] = 1;
-            }
-        }
-        for (int64_t r = 0; r < R; r++) {
-            const char *row = p + r * rs + c0 * (int64_t)sizeof(float);
-            for (int64_t b = 0; r + PREFETCH_ROWS < R && b < m * 4; b += 64) {
-                __builtin_prefetch(row + PREFETCH_ROWS * rs + b);
-            }
-            prod_row_f4(lanes[r % F4_PROD_LANES], (const float *)row, m);
-        }
-        for (int w = F4_PROD_LANES / 2; w >= 1; w /= 2) {
-            for (int l = 0; l < w; l++) {
-                prod_row_f4(lanes[l], lanes[l + w], m);
-            }
-        }
-        for (int64_t k = 0; k < m; k++) {
-            val[c0 + k] = lanes[0][k];
-        }
-    }
-}
-
 /* lanes[k] *= x[i + k] for the groups of LOWP_PROD_LANES values of x[0..n), then for the
  * last group's k < n % LOWP_PROD_LANES */
 PTL_LOOP_CLONES static void
@@ -1412,7 +1298,7 @@ ptl_red_prod_lowp(PtlDtype dt, const char *p, int64_t st, int64_t n)
     double lanes[LOWP_PROD_LANES];
     int64_t b = 0;
     if (dt == PTL_DTYPE_FLOAT32) {
-        return prod_run_f4(p, st, n);
+        return ptl_red_prod_run_f4(p, st, n);
     }
     for (int k = 0; k < LOWP_PROD_LANES; k++) {
         lanes[k] = 1;
@@ -1444,7 +1330,7 @@ ptl_red_prod_rows_lowp(double *val, PtlDtype dt, const char *p, int64_t rs, int6
     float buf[LOWP_PROD_COLS];
     double lanes[LOWP_PROD_LANES][LOWP_PROD_COLS], col[LOWP_PROD_LANES];
     if (dt == PTL_DTYPE_FLOAT32) {
-        prod_rows_f4(val, p, rs, R, n);
+        ptl_red_prod_rows_f4(val, p, rs, R, n);
         return;
     }
     for (int64_t c0 = 0; c0 < n; c0 += LOWP_PROD_COLS) {
@@ -1465,6 +1351,24 @@ ptl_red_prod_rows_lowp(double *val, PtlDtype dt, const char *p, int64_t rs, int6
             }
             val[c0 + k] = prod_fold_lanes(col);
         }
+    }
+}
+
+/* (reduce_kernels.h) vector divisions, or a product where n is a power of two (x / n rounds
+ * as x (1 / n) does, 1 / n exact): a division at a time had been a sixth of the time of the
+ * 8 x 8 planes' means and pools of 64 x 256 x 8 x 8 channels_last */
+PTL_LOOP_CLONES void
+ptl_red_mean_store_f4(float *restrict o, const double *restrict v, int64_t m, int64_t n)
+{
+    const double inv = 1 / (double)n;
+    if (n > 0 && (n & (n - 1)) == 0) {
+        for (int64_t k = 0; k < m; k++) {
+            o[k] = (float)(v[k] * inv);
+        }
+        return;
+    }
+    for (int64_t k = 0; k < m; k++) {
+        o[k] = (float)(v[k] / (double)n);
     }
 }
 

@@ -28,6 +28,8 @@ void ptl_red_add_rows_f4(double *acc, const char *x, int64_t rs, int64_t nrows, 
                          int avx2);
 /* acc[k] += x[k] (k < n). */
 void ptl_red_add_row_f8(double *acc, const double *x, int64_t n, int avx2);
+/* o[k] = v[k] / n rounded to float32 (k < m): the float32 means of column sums */
+void ptl_red_mean_store_f4(float *o, const double *v, int64_t m, int64_t n);
 
 /* The column folds of float32/float64 other than the sums: a block of m outputs folded row
  * after row (R rows rs bytes apart) into val (and the row of each extreme into at). */
@@ -55,6 +57,11 @@ void ptl_red_add_rows_lowp(double *acc, PtlDtype dt, const char *x, int64_t rs, 
 double ptl_red_prod_lowp(PtlDtype dt, const char *p, int64_t st, int64_t n);
 void ptl_red_prod_rows_lowp(double *val, PtlDtype dt, const char *p, int64_t rs, int64_t R,
                             int64_t n);
+/* The same for float32, in float32 lanes (reduce_prod.c, Note [Float32 products]) */
+double ptl_red_prod_run_f4(const char *p, int64_t st, int64_t n);
+/* out[r] = the product of the contiguous run at p + r * step (n values, r < runs) */
+void ptl_red_prod_runs_f4(const char *p, int64_t step, int64_t n, int64_t runs, float *out);
+void ptl_red_prod_rows_f4(double *val, const char *p, int64_t rs, int64_t R, int64_t n);
 
 /* Integer and bool (dt) runs, exact (reduce_kernels_int.c): the wrapping int64 sum and
  * product of the contiguous run p[0..n), its maximum (is_max) or minimum (n > 0), acc[k] +=

@@ -61,5 +61,8 @@ kept_even(const Plan *pl, int64_t *step)
  * reduce_runs.c folds by itself (Note [Runs without accumulators]); 0, touching nothing,
  * otherwise. */
 int ptl_red_runs(const Plan *pl, int64_t b, int64_t e);
+/* Outputs o0 + k = sd[k] (k < m; sd is scratch), divided by R for a mean, in the output's
+ * dtype: the column reductions' sums and float32 products (reduce_runs.c) */
+void ptl_red_put_columns(const Plan *pl, int64_t o0, double *sd, int64_t m);
 
 #endif
