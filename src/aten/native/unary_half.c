@@ -37,15 +37,15 @@
     F##_halves_##S(ptl_half *o, const ptl_half *a, int64_t so, int64_t sa, int64_t n)     \
     {                                                                                     \
         const int64_t L = PTL_VLANES(S);                                                  \
-        int64_t i = 0;                                                                    \
-        for (; so == 1 && sa == 1 && i + L <= n; i += L) {                                \
-            PTL_VT(S) y = ptl_vm_##F##_##S(HALF_TO_F_##S(a + i));                         \
-            if (PTL_VBITS(S, PTL_VCMP(S, y, y, _CMP_UNORD_Q)) != 0) {                     \
-                break;                                                                    \
+        for (int64_t i = 0; i < n; i += L) {                                              \
+            if (so == 1 && sa == 1 && i + L <= n) {                                       \
+                PTL_VT(S) y = ptl_vm_##F##_##S(HALF_TO_F_##S(a + i));                     \
+                if (PTL_VBITS(S, PTL_VCMP(S, y, y, _CMP_UNORD_Q)) == 0) {                 \
+                    HALF_STORE_##S(o + i, y);                                             \
+                    continue;                                                             \
+                }                                                                         \
             }                                                                             \
-            HALF_STORE_##S(o + i, y);                                                     \
-        }                                                                                 \
-        for (; i < n; i += L) {   /* strided, the last part vector, a NaN result */       \
+            /* strided, the last part vector, a vector with a NaN result */               \
             int64_t m = n - i < L ? n - i : L;                                            \
             ptl_half in[PTL_VLANES(S)] = {{0}};                                           \
             float r[PTL_VLANES(S)];                                                       \
