@@ -15,11 +15,19 @@
  * rotate the rows of U_B^T and V^T: each step's 2 (hi - lo) rotations are recorded (the
  * closed-form rotations give their cosines and sines from quantities they already have)
  * and applied as one batch per side, in column blocks that keep the carried row in
- * registers (rotate_rows, in explicit vectors).  The values are sorted descending with
- * their vectors, a negative value's V column negated; with the QR, U = Q [U_R 0; 0 I] (one
- * GEMM).  For m < n the roles swap: U is V and Vh the transposed long-side basis.  The vectors are
- * orthonormal to O(eps) and U diag(S) V^T reproduces A to O(eps ||A||), as gesdd's; a
- * repeated or zero singular value's vectors are some orthonormal basis of its space.
+ * registers (rotate_rows_f4; float64's rows are scaled, fast_rotate_rows: Note [Scaled
+ * rotations]).  Those rows (ut and vt) start on a 64-byte line (aligned_alloc), and
+ * float64's lie an odd number of lines apart (row_ld): at 256, rows 2048 bytes apart made
+ * each load wait on the store two rows back that aliases it, and the heap's 16-byte
+ * alignment split the vectors across lines by chance (one build's svd 256x256 took 10.4 to
+ * 13.8 ms by the process).  A block is two vectors for double (sixteen doubles: 21 KB for a
+ * 164-row sweep, which stays in L1; four vectors ran at 1.8 ns a vector rotation against
+ * 1.3, one load, one store and four multiplies each) and four for float (two were
+ * slower).  The values are sorted descending with their vectors, a negative
+ * value's V column negated; with the QR, U = Q [U_R 0; 0 I] (one GEMM).  For m < n the roles
+ * swap: U is V and Vh the transposed long-side basis.  The vectors are orthonormal to O(eps)
+ * and U diag(S) V^T reproduces A to O(eps ||A||), as gesdd's; a repeated or zero singular
+ * value's vectors are some orthonormal basis of its space.
  * The one-sided Jacobi sweeps this replaced cost 4-14 times PyTorch's gesdd.
  *
  * W is float64 for float64 inputs and float32 for float32 ones (Note [Float64 linear
@@ -36,6 +44,7 @@
  * matrix_rank) stay in float64. */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,17 +99,13 @@ typedef struct SvdJob {
 typedef double RotVec8 __attribute__((vector_size(64)));
 typedef float RotVec4 __attribute__((vector_size(64)));
 
-/* ROT_LANES vectors a rotation block: four keep both floating-point ports busy, where the
- * carried row's chain (a multiply and a subtraction a rotation) would leave them idle. */
-#define ROT_LANES 4
-
 /* The kernels on one matrix come in two instances from one template, DEFINE_SVD_KERNELS(T,
- * SUF, FABS, SQRT, HYPOT, NSUM, PAIRS, VT, SS_LO): _f8 on double and _f4 on float, for
+ * SUF, FABS, SQRT, HYPOT, NSUM, PAIRS, SS_LO): _f8 on double and _f4 on float, for
  * float32's singular vectors (Note [Singular vectors]).  NSUM partial sums in update_row
  * (eight doubles, sixteen floats: one wide vector), PAIRS 1 where bidiagonalize updates
  * the rows below the first two at a time (update_rows2: float only, float64 keeps its
- * bits), VT the rotations' vector, SS_LO the sum of squares below which bidiagonalize's
- * shortcut may have underflowed.  In the template's order:
+ * bits), SS_LO the sum of squares below which bidiagonalize's shortcut may have
+ * underflowed.  In the template's order:
  *
  * reflector: makes the reflection H = I - tau v v^T of x (len entries, stride inc) onto beta
  * e1: x becomes (beta, v[1:]) with v0 = 1 implied, v[1:] = f x[1:] with f in fs; returns tau
@@ -128,19 +133,12 @@ typedef float RotVec4 __attribute__((vector_size(64)));
  * (v0 = 1 implied) with their taus in taus[0:c], the right ones' v in row k from column k+1
  * on (w[k, k+1] = 1) with their taus in taus[c:2c].
  *
- * rotate_block, rotate_rows: rows x_t, x_t+1 (ld apart, len entries) -> cs x_t + sn x_t+1,
- * cs x_t+1 - sn x_t for t = 0, 1, .. cnt - 1 in turn, (cs, sn) of t at rot[4 t], rot[4 t +
- * 1] (doubles: the QR steps' scalars, rounded to T).  In column blocks of nv vectors
- * (ROT_LANES, then one, then the scalar tail): the block of the row carried from one
- * rotation to the next stays in registers, so each rotation loads and stores one row's
- * block.  (Plain loops were left scalar by the compiler: 6 operations an entry.)
- *
  * rotate_pair: rows i, k of x (len entries, stride ld) -> cs x_i + sn x_k, cs x_k - sn x_i.
  *
  * load_scaled: w (r x c) = a (row-major, n columns; transposed when not tall) times 2^-e2,
  * e2 the exponent of its largest |entry| (0 for a zero matrix), so that the entries lie
  * below 1; returns e2.  The scaling goes by two exact halves (2^-e2 alone may not be a T). */
-#define DEFINE_SVD_KERNELS(T, SUF, FABS, SQRT, HYPOT, NSUM, PAIRS, VT, SS_LO)                     \
+#define DEFINE_SVD_KERNELS(T, SUF, FABS, SQRT, HYPOT, NSUM, PAIRS, SS_LO)                         \
     static T                                                                                      \
     reflector_##SUF(T *x, int64_t len, int64_t inc, T *fs)                                        \
     {                                                                                             \
@@ -364,50 +362,6 @@ typedef float RotVec4 __attribute__((vector_size(64)));
         }                                                                                         \
     }                                                                                             \
                                                                                                   \
-    static inline __attribute__((always_inline)) void                                             \
-    rotate_block_##SUF(T *x, int64_t ld, int64_t cnt, const double *rot, int nv)                  \
-    {                                                                                             \
-        const int lanes = (int)(sizeof(VT) / sizeof(T));                                          \
-        VT a[ROT_LANES];                                                                          \
-        for (int v = 0; v < nv; v++) {                                                            \
-            memcpy(&a[v], x + lanes * v, sizeof(VT));                                             \
-        }                                                                                         \
-        for (int64_t t = 0; t < cnt; t++) {                                                       \
-            T *p = x + t * ld, cs = (T)rot[4 * t], sn = (T)rot[4 * t + 1];                        \
-            for (int v = 0; v < nv; v++) {                                                        \
-                VT b, av = a[v];                                                                  \
-                memcpy(&b, p + ld + lanes * v, sizeof(VT));                                       \
-                VT y = cs * av + sn * b;                                                          \
-                a[v] = cs * b - sn * av;                                                          \
-                memcpy(p + lanes * v, &y, sizeof(VT));                                            \
-            }                                                                                     \
-        }                                                                                         \
-        for (int v = 0; v < nv; v++) {                                                            \
-            memcpy(x + cnt * ld + lanes * v, &a[v], sizeof(VT));                                  \
-        }                                                                                         \
-    }                                                                                             \
-                                                                                                  \
-    static PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                \
-    rotate_rows_##SUF(T *x, int64_t ld, int64_t len, int64_t cnt, const double *rot)              \
-    {                                                                                             \
-        const int lanes = (int)(sizeof(VT) / sizeof(T));                                          \
-        int64_t j0 = 0;                                                                           \
-        for (; j0 + lanes * ROT_LANES <= len; j0 += lanes * ROT_LANES) {                          \
-            rotate_block_##SUF(x + j0, ld, cnt, rot, ROT_LANES);                                  \
-        }                                                                                         \
-        for (; j0 + lanes <= len; j0 += lanes) {                                                  \
-            rotate_block_##SUF(x + j0, ld, cnt, rot, 1);                                          \
-        }                                                                                         \
-        for (int64_t t = 0; t < cnt && j0 < len; t++) {                                           \
-            T *p = x + t * ld, *q = p + ld, cs = (T)rot[4 * t], sn = (T)rot[4 * t + 1];           \
-            for (int64_t j = j0; j < len; j++) {                                                  \
-                T a = p[j], b = q[j];                                                             \
-                p[j] = cs * a + sn * b;                                                           \
-                q[j] = cs * b - sn * a;                                                           \
-            }                                                                                     \
-        }                                                                                         \
-    }                                                                                             \
-                                                                                                  \
     static void                                                                                   \
     rotate_pair_##SUF(T *x, int64_t ld, int64_t len, int64_t i, int64_t k, double c, double s)    \
     {                                                                                             \
@@ -441,9 +395,60 @@ typedef float RotVec4 __attribute__((vector_size(64)));
         return e2;                                                                                \
     }
 
-DEFINE_SVD_KERNELS(double, f8, fabs, sqrt, hypot, 8, 0, RotVec8, 1e-280)
-DEFINE_SVD_KERNELS(float, f4, fabsf, sqrtf, hypotf, 16, 1, RotVec4, 1e-30f)
+DEFINE_SVD_KERNELS(double, f8, fabs, sqrt, hypot, 8, 0, 1e-280)
+DEFINE_SVD_KERNELS(float, f4, fabsf, sqrtf, hypotf, 16, 1, 1e-30f)
 #undef DEFINE_SVD_KERNELS
+
+/* rotate_block_f4, rotate_rows_f4: rows x_t, x_t+1 (ld apart, len entries) -> cs x_t + sn
+ * x_t+1, cs x_t+1 - sn x_t for t = 0, 1, .. cnt - 1 in turn, (cs, sn) of t at rot[4 t],
+ * rot[4 t + 1] (doubles: the QR steps' scalars, rounded to float).  In column blocks of nv
+ * vectors of sixteen floats (four, then one, then the scalar tail): the block of the row
+ * carried from one rotation to the next stays in registers, so each rotation loads and
+ * stores one row's block.  (Plain loops were left scalar by the compiler: 6 operations an
+ * entry.)  float32's vectors; float64's rotate scaled rows (fast_rotate_rows). */
+static inline __attribute__((always_inline)) void
+rotate_block_f4(float *x, int64_t ld, int64_t cnt, const double *rot, int nv)
+{
+    const int lanes = 16;
+    RotVec4 a[4];
+    for (int v = 0; v < nv; v++) {
+        memcpy(&a[v], x + lanes * v, sizeof(RotVec4));
+    }
+    for (int64_t t = 0; t < cnt; t++) {
+        float *p = x + t * ld, cs = (float)rot[4 * t], sn = (float)rot[4 * t + 1];
+        for (int v = 0; v < nv; v++) {
+            RotVec4 b, av = a[v];
+            memcpy(&b, p + ld + lanes * v, sizeof(RotVec4));
+            RotVec4 y = cs * av + sn * b;
+            a[v] = cs * b - sn * av;
+            memcpy(p + lanes * v, &y, sizeof(RotVec4));
+        }
+    }
+    for (int v = 0; v < nv; v++) {
+        memcpy(x + cnt * ld + lanes * v, &a[v], sizeof(RotVec4));
+    }
+}
+
+static PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void
+rotate_rows_f4(float *x, int64_t ld, int64_t len, int64_t cnt, const double *rot)
+{
+    const int lanes = 16;
+    int64_t j0 = 0;
+    for (; j0 + lanes * 4 <= len; j0 += lanes * 4) {
+        rotate_block_f4(x + j0, ld, cnt, rot, 4);
+    }
+    for (; j0 + lanes <= len; j0 += lanes) {
+        rotate_block_f4(x + j0, ld, cnt, rot, 1);
+    }
+    for (int64_t t = 0; t < cnt && j0 < len; t++) {
+        float *p = x + t * ld, *q = p + ld, cs = (float)rot[4 * t], sn = (float)rot[4 * t + 1];
+        for (int64_t j = j0; j < len; j++) {
+            float a = p[j], b = q[j];
+            p[j] = cs * a + sn * b;
+            q[j] = cs * b - sn * a;
+        }
+    }
+}
 
 /* (c, s) with c y + s z = rho and c z - s y = 0 (sqrt without hypot's care: the entries
  * are scaled to at most about 1, and pairs below 1e-150 are far below eps ||B||). */
@@ -545,40 +550,168 @@ bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi, double *rot)
     }
 }
 
-/* The singular vectors that bidiagonal_values rotates: row j of ut (nu entries) is column j
- * of U, row j of vt (nv entries) column j of V, for B = U^T W V, in floats when f32 (else
- * doubles); rot: 4n scratch. */
+/* The singular vectors that bidiagonal_values rotates: row j of ut (nu entries, ldu apart)
+ * is column j of U, row j of vt (nv entries, ldv apart) column j of V, for B = U^T W V, in
+ * floats when f32 (else doubles); rot: 4n scratch.  Doubles are rotated with scaled rows
+ * (Note [Scaled rotations]): row j of ut is gu[j] times U's column j, of vt gv[j] times V's
+ * (n each, 1 to begin with), form: n bytes of scratch; f32 leaves them NULL. */
 typedef struct SvdVecs {
     void *ut, *vt;
-    double *rot;
-    int64_t nu, nv;
+    double *rot, *gu, *gv;
+    unsigned char *form;
+    int64_t nu, nv, ldu, ldv;
     int f32;
 } SvdVecs;
+
+/* Note [Scaled rotations]
+ * ~~~~~~~~~~~~~~~~~~~~~~~
+ * A rotation of rows x_i, x_k (x_i' = c x_i + s x_k, x_k' = c x_k - s x_i) costs four
+ * multiplies an entry; float64's vectors rotate scaled rows X_j = x_j / g_j instead, two
+ * fused multiply-adds an entry (the square-root-free "fast Givens" of Gentleman and
+ * Hammarling).  With |c| >= |s|: X_i' = X_i + a X_k, X_k' = X_k - b X_i, a = s g_k / (c g_i),
+ * b = s g_i / (c g_k), g_i' = c g_i, g_k' = c g_k; with |s| > |c| the rows trade places in
+ * the formulas: X_i' = X_k + a X_i, X_k' = X_i - b X_k, a = c g_i / (s g_k), b = c g_k /
+ * (s g_i), g_i' = s g_k, g_k' = -s g_i.  Each new entry is one multiply-add of the old
+ * ones, so its error is a few eps (|c x_i| + |s x_k|), as the plain rotation's: U and V stay
+ * orthonormal to O(eps) (tests/aten/test_svd_f64_rotations.py measures it against NumPy).
+ * |g| shrinks by at most 1/sqrt(2) a rotation, two rotations of a row a QR step: a row whose
+ * |g| falls below 2^-24 is multiplied by it and its g set to 1 after the step (entries stay
+ * below 2^25; without it |g| reached 2^-51 at 256 and 2^-143 at 512; with it svd 256x256
+ * multiplies about 290 rows, 128x128 a dozen, so the tests reach it), as are the two rows of
+ * a rotation that zeroes a diagonal entry (rotate_pair, plain), and every row at the end.
+ * The coefficients are made from the step's (c, s) by a chain of one multiply a rotation
+ * (fast_coefs).  At 256 a rotation of eight doubles went from 1.3 to 0.96 ns (a standalone
+ * loop of the two kernels), svd 256x256 10.4-10.9 -> 9.3-9.7 ms on one thread. */
+
+/* Row j of side's doubles times its scale, which becomes 1 (Note [Scaled rotations]). */
+static void
+vec_unscale(const SvdVecs *vec, int side, int64_t j)
+{
+    int64_t ld = side ? vec->ldv : vec->ldu, len = side ? vec->nv : vec->nu;
+    double *g = side ? vec->gv : vec->gu, *x = (double *)(side ? vec->vt : vec->ut) + j * ld;
+    if (g[j] != 1) {
+        for (int64_t i = 0; i < len; i++) {
+            x[i] *= g[j];
+        }
+        g[j] = 1;
+    }
+}
 
 /* The rotations of bidiagonal_values on the vectors of vec: rows i, k (rotate_pair), or the
  * rows lo..hi in turn (rotate_rows) of vt (side 1) or ut (side 0), in their dtype. */
 static void
 vec_rotate_pair(const SvdVecs *vec, int side, int64_t i, int64_t k, double cs, double sn)
 {
-    int64_t ld = side ? vec->nv : vec->nu;
+    int64_t ld = side ? vec->ldv : vec->ldu, len = side ? vec->nv : vec->nu;
     void *x = side ? vec->vt : vec->ut;
+    if (vec->gu != NULL) {
+        vec_unscale(vec, side, i);
+        vec_unscale(vec, side, k);
+    }
     if (vec->f32) {
-        rotate_pair_f4(x, ld, ld, i, k, cs, sn);
+        rotate_pair_f4(x, ld, len, i, k, cs, sn);
     }
     else {
-        rotate_pair_f8(x, ld, ld, i, k, cs, sn);
+        rotate_pair_f8(x, ld, len, i, k, cs, sn);
+    }
+}
+
+/* rot's rotations (c, s) of rows lo + t, lo + t + 1 (t < cnt, rot[4 t], rot[4 t + 1]) ->
+ * the coefficients (a, b) of the scaled rows in their place and the formula in form[t] (1:
+ * |s| > |c|), their scales g[lo..lo + cnt] updated (Note [Scaled rotations]). */
+static void
+fast_coefs(double *rot, unsigned char *form, double *g, int64_t cnt)
+{
+    /* gi, the scale of row t, is carried in a register (through memory each rotation
+     * waited on its store); the division is off that chain */
+    double gi = g[0];
+    for (int64_t t = 0; t < cnt; t++) {
+        double c = rot[4 * t], s = rot[4 * t + 1], gk = g[t + 1];
+        int swap = fabs(s) > fabs(c);
+        double p = swap ? s : c, q = swap ? c : s, inv = q / (p * gi * gk);
+        double ai = gi * gi * inv, ak = gk * gk * inv;
+        rot[4 * t] = swap ? ai : ak;
+        rot[4 * t + 1] = swap ? ak : ai;
+        g[t] = swap ? s * gk : c * gi;
+        gi = swap ? -s * gi : c * gk;
+        form[t] = (unsigned char)swap;
+    }
+    g[cnt] = gi;
+}
+
+/* fast_rotate_block, fast_rotate_rows: rotate_rows on scaled rows with fast_coefs' (a, b)
+ * at coef[4 t], coef[4 t + 1] and its form: two multiply-adds an entry. */
+static inline __attribute__((always_inline)) void
+fast_rotate_block(double *x, int64_t ld, int64_t cnt, const double *coef,
+                  const unsigned char *form, int nv)
+{
+    RotVec8 a[2];
+    for (int v = 0; v < nv; v++) {
+        memcpy(&a[v], x + 8 * v, sizeof(RotVec8));
+    }
+    for (int64_t t = 0; t < cnt; t++) {
+        double *p = x + t * ld, ca = coef[4 * t], cb = coef[4 * t + 1];
+        if (form[t]) {
+            for (int v = 0; v < nv; v++) {
+                RotVec8 b, av = a[v];
+                memcpy(&b, p + ld + 8 * v, sizeof(RotVec8));
+                RotVec8 y = b + ca * av;
+                a[v] = av - cb * b;
+                memcpy(p + 8 * v, &y, sizeof(RotVec8));
+            }
+        }
+        else {
+            for (int v = 0; v < nv; v++) {
+                RotVec8 b, av = a[v];
+                memcpy(&b, p + ld + 8 * v, sizeof(RotVec8));
+                RotVec8 y = av + ca * b;
+                a[v] = b - cb * av;
+                memcpy(p + 8 * v, &y, sizeof(RotVec8));
+            }
+        }
+    }
+    for (int v = 0; v < nv; v++) {
+        memcpy(x + cnt * ld + 8 * v, &a[v], sizeof(RotVec8));
+    }
+}
+
+static PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void
+fast_rotate_rows(double *x, int64_t ld, int64_t len, int64_t cnt, const double *coef,
+                 const unsigned char *form)
+{
+    int64_t j0 = 0;
+    for (; j0 + 16 <= len; j0 += 16) {
+        fast_rotate_block(x + j0, ld, cnt, coef, form, 2);
+    }
+    for (; j0 + 8 <= len; j0 += 8) {
+        fast_rotate_block(x + j0, ld, cnt, coef, form, 1);
+    }
+    for (int64_t t = 0; t < cnt && j0 < len; t++) {
+        double *p = x + t * ld, *q = p + ld, ca = coef[4 * t], cb = coef[4 * t + 1];
+        for (int64_t j = j0; j < len; j++) {
+            double a = p[j], b = q[j];
+            p[j] = form[t] ? b + ca * a : a + ca * b;
+            q[j] = form[t] ? a - cb * b : b - cb * a;
+        }
     }
 }
 
 static void
-vec_rotate_rows(const SvdVecs *vec, int side, int64_t lo, int64_t hi, const double *rot)
+vec_rotate_rows(const SvdVecs *vec, int side, int64_t lo, int64_t hi, double *rot)
 {
-    int64_t ld = side ? vec->nv : vec->nu;
+    int64_t ld = side ? vec->ldv : vec->ldu, len = side ? vec->nv : vec->nu;
     if (vec->f32) {
-        rotate_rows_f4((float *)(side ? vec->vt : vec->ut) + lo * ld, ld, ld, hi - lo, rot);
+        rotate_rows_f4((float *)(side ? vec->vt : vec->ut) + lo * ld, ld, len, hi - lo, rot);
+        return;
     }
-    else {
-        rotate_rows_f8((double *)(side ? vec->vt : vec->ut) + lo * ld, ld, ld, hi - lo, rot);
+    double *g = side ? vec->gv : vec->gu;
+    fast_coefs(rot, vec->form, g + lo, hi - lo);
+    fast_rotate_rows((double *)(side ? vec->vt : vec->ut) + lo * ld, ld, len, hi - lo, rot,
+                     vec->form);
+    for (int64_t j = lo; j <= hi; j++) {
+        if (fabs(g[j]) < 0x1p-24) {
+            vec_unscale(vec, side, j);
+        }
     }
 }
 
@@ -666,6 +799,10 @@ bidiagonal_values(double *d, double *e, int64_t n, const SvdVecs *vec, double ep
             steps++;
         }
     }
+    for (int64_t j = 0; vec != NULL && vec->gu != NULL && j < n; j++) {
+        vec_unscale(vec, 0, j);
+        vec_unscale(vec, 1, j);
+    }
     if (hi > 0) {
         return ptl_error_set(PTL_ERR_LINALG, "linalg.svd: The algorithm failed to converge "
                              "because the input matrix is ill-conditioned or has too many "
@@ -736,10 +873,21 @@ cmp_order(const void *x, const void *y)
 /* the side of transpose's square tiles */
 #define TRANSPOSE_TILE 16
 
-/* The vectors' scratch for r x c (r >= c) with qcols columns of U, in doubles. */
-/* The vectors' scratch for r x c (r >= c) with qcols columns of U, in elements. */
+/* The leading dimension of ut and vt for rows of len entries, per_line to a 64-byte line (0:
+ * len): a whole number of lines is made odd, so that rows two apart (the rotations store one
+ * row while they load the next) do not share their address bits below 4096 (256 doubles are
+ * 2048 bytes: the loads waited on the stores they alias).  Other lengths keep len (float32
+ * pads nothing: its 256-float rows ran slower padded, 5.3 against 4.9 ms at 256x256). */
 static int64_t
-svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
+row_ld(int64_t len, int64_t per_line)
+{
+    return per_line == 0 || len % per_line != 0 ? len : (len / per_line | 1) * per_line;
+}
+
+/* The vectors' scratch for r x c (r >= c) with qcols columns of U, in elements (rows of ut
+ * and vt padded as row_ld does with per_line; 32 more to start them on a 64-byte line). */
+static int64_t
+svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr, int64_t per_line)
 {
     int64_t br = qr ? c : r, ubc = qr ? c : qcols;
     int64_t sc = ptl_linalg_qr_scratch(br, c, ubc), s2 = ptl_linalg_qr_scratch(c, c, c);
@@ -748,12 +896,13 @@ svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
         s2 = ptl_linalg_qr_scratch(r, c, qcols);
         sc = s2 > sc ? s2 : sc;
     }
-    return r * c + 7 * c + br * ubc + c * br + 3 * c * c + (qr ? r * qcols : 0) + r * qcols +
-           sc + 1;
+    return r * c + 7 * c + br * ubc + c * row_ld(br, per_line) + 2 * c * c +
+           c * row_ld(c, per_line) + (qr ? r * qcols : 0) + r * qcols + sc + 1 + 32;
 }
 
 /* The vectors come in two instances from one template, DEFINE_SVD_VECTORS(T, SUF, GEMM,
- * QR_BLOCKED, QR_FORM_Q, EPS): _f8 on double and _f4 on float (Note [Singular vectors]):
+ * QR_BLOCKED, QR_FORM_Q, EPS, PAD): _f8 on double and _f4 on float (Note [Singular vectors]),
+ * the rows of ut and vt padded as row_ld does with PAD entries a line (0: not padded):
  *
  * form_v: vq (c x c, row-major) = V = diag(1, Q2) from the right reflections that
  * bidiagonalize left in b (c columns) with their taus: Q2 formed from them laid out as the
@@ -761,7 +910,13 @@ svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
  *
  * svd_one: one matrix, a (m x n, row-major) -> u, s, vh (row-major); the bidiagonal's QR
  * steps in double, deflating at EPS.  0 or -1. */
-#define DEFINE_SVD_VECTORS(T, SUF, GEMM, QR_BLOCKED, QR_FORM_Q, EPS)                              \
+#define DEFINE_SVD_VECTORS(T, SUF, GEMM, QR_BLOCKED, QR_FORM_Q, EPS, PAD)                         \
+    static T *                                                                                    \
+    line_up_##SUF(T *p)                                                                           \
+    {                                                                                             \
+        return (T *)(((uintptr_t)p + 63) & ~(uintptr_t)63);                                       \
+    }                                                                                             \
+                                                                                                  \
     static int                                                                                    \
     form_v_##SUF(const T *b, int64_t c, const T *taus, T *vq, T *t, T *scr)                       \
     {                                                                                             \
@@ -819,9 +974,10 @@ svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
             return 0;                                                                             \
         }                                                                                         \
         int qr = 3 * r >= 5 * c;                                                                  \
-        int64_t br = qr ? c : r, ubc = qr ? c : qcols;                                            \
-        T *w = malloc(sizeof(T) * (size_t)svd_scratch(r, c, qcols, qr));                          \
-        double *dd = malloc(sizeof(double) * (size_t)(6 * c));                                    \
+        int64_t br = qr ? c : r, ubc = qr ? c : qcols, lu = row_ld(br, PAD), lv = row_ld(c, PAD); \
+        size_t wsz = sizeof(T) * (size_t)svd_scratch(r, c, qcols, qr, PAD);                       \
+        T *w = aligned_alloc(64, (wsz + 63) & ~(size_t)63);                                       \
+        double *dd = malloc(sizeof(double) * (size_t)(9 * c));                                    \
         SvdOrder *ord = malloc(sizeof(SvdOrder) * (size_t)c);                                     \
         if (w == NULL || dd == NULL || ord == NULL) {                                             \
             free(ord);                                                                            \
@@ -830,11 +986,12 @@ svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
             return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");                    \
         }                                                                                         \
         T *tau = w + r * c, *d = tau + 3 * c, *e = d + c, *acc = e + c;                           \
-        T *ub = acc + 2 * c, *ut = ub + br * ubc, *rr = ut + c * br, *vq = rr + c * c;            \
+        T *ub = acc + 2 * c, *ut = line_up_##SUF(ub + br * ubc), *rr = ut + c * lu;               \
         /* uo: U itself when tall */                                                              \
-        T *vt = vq + c * c, *q = vt + c * c, *uo = tall ? u : q + (qr ? r * qcols : 0);           \
+        T *vq = rr + c * c, *vt = line_up_##SUF(vq + c * c), *q = vt + c * lv;                    \
+        T *uo = tall ? u : q + (qr ? r * qcols : 0);                                              \
         T *scr = q + (qr ? r * qcols : 0) + r * qcols;                                            \
-        double *ee = dd + c, *rot = ee + c;                                                       \
+        double *ee = dd + c, *rot = ee + c, *gu = rot + 4 * c, *gv = gu + c;                      \
         int e2 = load_scaled_##SUF(w, a, n, r, c, tall), rc = -1;                                 \
         T *b = w;                                                                                 \
         if (qr) {                                                                                 \
@@ -855,13 +1012,18 @@ svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
             form_v_##SUF(b, c, tau + c, vq, vt, scr) < 0) {                                       \
             goto done;                                                                            \
         }                                                                                         \
-        transpose_##SUF(ut, br, ub, ubc, br, c, NULL, NULL);                                      \
-        transpose_##SUF(vt, c, vq, c, c, c, NULL, NULL);                                          \
+        transpose_##SUF(ut, lu, ub, ubc, br, c, NULL, NULL);                                      \
+        transpose_##SUF(vt, lv, vq, c, c, c, NULL, NULL);                                         \
         for (int64_t j = 0; j < c; j++) {                                                         \
             dd[j] = d[j];                                                                         \
             ee[j] = j + 1 < c ? e[j] : 0;                                                         \
         }                                                                                         \
-        SvdVecs vec = {ut, vt, rot, br, c, sizeof(T) == sizeof(float)};                           \
+        int f32 = sizeof(T) == sizeof(float);                                                     \
+        for (int64_t j = 0; j < c; j++) {                                                         \
+            gu[j] = gv[j] = 1;                                                                    \
+        }                                                                                         \
+        SvdVecs vec = {ut, vt, rot, f32 ? NULL : gu, f32 ? NULL : gv,                             \
+                       f32 ? NULL : (unsigned char *)(gv + c), br, c, lu, lv, f32};               \
         if (bidiagonal_values(dd, ee, c, &vec, EPS) < 0) {                                        \
             goto done;                                                                            \
         }                                                                                         \
@@ -876,11 +1038,11 @@ svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
         for (int64_t j = 0; j < c; j++) {                                                         \
             s[j] = (T)(ord[j].v * g1 * g2);                                                       \
             if (qr) {                                                                             \
-                memcpy(us + j * c, ut + ord[j].i * br, sizeof(T) * (size_t)c);                    \
+                memcpy(us + j * c, ut + ord[j].i * lu, sizeof(T) * (size_t)c);                    \
             }                                                                                     \
         }                                                                                         \
         if (!qr) {                                                                                \
-            transpose_##SUF(uo, qcols, ut, br, c, br, ord, NULL);                                 \
+            transpose_##SUF(uo, qcols, ut, lu, c, br, ord, NULL);                                 \
         }                                                                                         \
         for (int64_t i = 0; i < br && !qr; i++) {                                                 \
             for (int64_t j = c; j < qcols; j++) {                                                 \
@@ -901,14 +1063,14 @@ svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
         }                                                                                         \
         /* tall: U = uo, Vh[j, :] = V[:, j]; wide (W = A^T): U[:, j] = V[:, j], Vh = uo^T */      \
         for (int64_t j = 0; j < c && tall; j++) {                                                 \
-            const T *x = vt + ord[j].i * c;                                                       \
+            const T *x = vt + ord[j].i * lv;                                                      \
             T sg = dd[ord[j].i] < 0 ? -1 : 1;                                                     \
             for (int64_t i = 0; i < c; i++) {                                                     \
                 vh[j * c + i] = sg * x[i];                                                        \
             }                                                                                     \
         }                                                                                         \
         if (!tall) {                                                                              \
-            transpose_##SUF(u, c, vt, c, c, c, ord, dd);                                          \
+            transpose_##SUF(u, c, vt, lv, c, c, ord, dd);                                         \
             transpose_##SUF(vh, r, uo, qcols, r, qcols, NULL, NULL);                              \
         }                                                                                         \
         rc = 0;                                                                                   \
@@ -920,9 +1082,9 @@ svd_scratch(int64_t r, int64_t c, int64_t qcols, int qr)
     }
 
 DEFINE_SVD_VECTORS(double, f8, ptl_gemm_f64, ptl_linalg_qr_blocked,
-                   ptl_linalg_qr_form_q_blocked, DBL_EPSILON)
+                   ptl_linalg_qr_form_q_blocked, DBL_EPSILON, 8)
 DEFINE_SVD_VECTORS(float, f4, ptl_gemm_f32, ptl_linalg_qr_blocked_f32,
-                   ptl_linalg_qr_form_q_blocked_f32, FLT_EPSILON)
+                   ptl_linalg_qr_form_q_blocked_f32, FLT_EPSILON, 0)
 #undef DEFINE_SVD_VECTORS
 
 
