@@ -24,6 +24,15 @@ def threads(request):
     ptl.set_num_threads(old)
 
 
+@pytest.fixture
+def restore_threads():
+    """For tests that set several thread counts themselves: the count before comes back."""
+    import pytorchlite as ptl
+    old = ptl.get_num_threads()
+    yield
+    ptl.set_num_threads(old)
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--only-with-extras", action="store_true",

@@ -401,13 +401,6 @@ def test_transposed_a(mkn, dtype, restore_threads):
             assert np.array_equal(to_numpy(r), ref)
 
 
-@pytest.fixture
-def restore_threads():
-    old = ptl.get_num_threads()
-    yield
-    ptl.set_num_threads(old)
-
-
 # (m, k, n): the thread limits (m * n * k = 2 * 2 ** 20 and just under: two threads or one;
 # 3 * 2 ** 20: three), rectangles of rows (tall), of columns (wide, the skinny 64 x 4096 @
 # 4096 x 1024 in small) and both on 3 threads, edge tiles at the cuts, several K blocks

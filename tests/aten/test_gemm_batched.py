@@ -13,14 +13,6 @@ from helpers import assert_close, torch, torch_ref
 
 
 
-@pytest.fixture
-def restore_threads():
-    """The tests set several thread counts themselves; the old one comes back after."""
-    n = ptl.get_num_threads()
-    yield
-    ptl.set_num_threads(n)
-
-
 def check(out, ref, dtype):
     """Exact for int64, float64 to 1e-12 and float32 to 1e-5 of the largest |value|: sums of
     thousands of products lose absolute, not relative, accuracy on the small entries."""

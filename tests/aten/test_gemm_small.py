@@ -29,13 +29,6 @@ def close(actual, exp, k, dtype):
         assert_close(actual, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * max(k, 1))
 
 
-@pytest.fixture
-def restore_threads():
-    old = ptl.get_num_threads()
-    yield
-    ptl.set_num_threads(old)
-
-
 @pytest.mark.skipif(CAPABILITY is not None,
                     reason="already running with a capability chosen by a parent run")
 @pytest.mark.parametrize("capability", ["avx2", "default"])

@@ -18,13 +18,6 @@ from helpers import assert_close, rerun_with_capability
 CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
 
 
-@pytest.fixture
-def restore_threads():
-    old = ptl.get_num_threads()
-    yield
-    ptl.set_num_threads(old)
-
-
 @pytest.mark.skipif(CAPABILITY is not None,
                     reason="already running with a capability chosen by a parent run")
 @pytest.mark.parametrize("capability", ["avx2", "default"])

@@ -13,6 +13,8 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite import linalg as L
 
+from helpers import num_threads
+
 EPS = float(np.finfo(np.float64).eps)
 # square sizes across the 8-double lines, the 16-column blocks and the padding (a whole
 # number of lines: 8 -> 1 line, 16 -> 3, 24 -> 3, 32 -> 5, 64 -> 9, 256 -> 33)
@@ -105,12 +107,8 @@ def test_svd_bits_do_not_depend_on_threads_or_batch():
     A = ptl.tensor(a)
     outs = []
     for t in (1, 2):
-        old = ptl.get_num_threads()
-        ptl.set_num_threads(t)
-        try:
+        with num_threads(t):
             outs.append([x.numpy() for x in L.svd(A)])
-        finally:
-            ptl.set_num_threads(old)
     for x, y in zip(*outs):
         assert np.array_equal(x, y)
     one = [x.numpy() for x in L.svd(A[3])]

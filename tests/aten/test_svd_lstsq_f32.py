@@ -15,6 +15,8 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite import linalg as L
 
+from helpers import num_threads
+
 EPS = float(np.finfo(np.float32).eps)
 # square sizes at and across the blocks: 16 (sums, vectors, inverse leaves), 32 (QR
 # blocks), 64 (rotation blocks)
@@ -97,12 +99,8 @@ def test_svd_batch_bits_do_not_depend_on_threads():
     A, _ = _f32(np.random.default_rng(5).standard_normal((6, 50, 40)))
     outs = []
     for t in (1, 2):
-        old = ptl.get_num_threads()
-        ptl.set_num_threads(t)
-        try:
+        with num_threads(t):
             outs.append([x.numpy() for x in L.svd(A)])
-        finally:
-            ptl.set_num_threads(old)
     for x, y in zip(*outs):
         assert np.array_equal(x, y)
 
