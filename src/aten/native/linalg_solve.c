@@ -140,7 +140,10 @@
         return info;                                                                          \
     }                                                                                         \
                                                                                               \
-    static int lu_factor_##SUF(T *a, int32_t *piv, int64_t m, int64_t n, int32_t *info)      \
+    /* a loop clone for U12's row updates (as baseline SSE2 code they were a quarter of       \
+     * the LU of 256 x 256 float64: 535 -> 475 us) */                                         \
+    static PTL_LOOP_CLONES_WIDE int lu_factor_##SUF(T *a, int32_t *piv, int64_t m, int64_t n, \
+                                                    int32_t *info)                            \
     {                                                                                         \
         int64_t k = m < n ? m : n;                                                            \
         *info = 0;                                                                            \
