@@ -472,6 +472,8 @@ def test_global_average_pooling_channels_last(shape, dtype, threads):
     (gn,) = ptl.autograd.grad(F.adaptive_avg_pool2d(xn, 1), xn, g)
     assert gx.is_contiguous(memory_format=ptl.channels_last) or x.numel() == 0
     np.testing.assert_array_equal(gx.numpy(), gn.numpy())
+    ref = np.broadcast_to(g.double().numpy() / (shape[2] * shape[3]), shape)
+    np.testing.assert_allclose(gx.double().numpy(), ref, rtol=tol, atol=0)
 
 
 def test_global_average_pooling_channels_last_other_inputs(threads):

@@ -56,10 +56,25 @@
  * a 256 x 256 matrix took 2x LAPACK's time. */
 #define LINALG_BLOCK 64
 
-/* Below this many right-hand sides a triangular solve's substitution runs column by column
- * (each column's sum in a register: a vector of them would be mostly empty lanes), above it
- * row by row across the columns in vector lanes; the same bits either way. */
+/* Note [Triangular substitution in solving order]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Within a diagonal block, each row subtracts the block's unknowns in the order they were
+ * solved (ascending rows for a lower triangle, descending for an upper one), then divides
+ * by its diagonal.  Below TRI_FEW_RHS right-hand sides the substitution runs column by
+ * column, TRI_GROUP rows at a time: their sums over the unknowns solved before the group go
+ * in TRI_GROUP registers, independent chains, then each row of the group adds its own
+ * triangle's terms.  One sum a row in that order was one chain of n^2 / 2 dependent
+ * multiply-adds a column (solve_triangular of 256 x 256 float32, one vector: 0.78x
+ * PyTorch's time, the FMA latency alone); a vector of columns would be mostly empty lanes.
+ * From TRI_FEW_RHS on, the rows go one after the other across the columns in vector lanes.
+ * Within a block each value sees the same operations in the same order either way, so a
+ * one-block solve's bits depend neither on the number of right-hand sides nor on the group
+ * (the GEMM's share, from the second block on, may round differently with the number of
+ * columns).  An upper triangle's rows subtracted the unknowns in ascending order before,
+ * the reverse of their solving order, which left no two rows' sums independent: its bits
+ * changed, a rounding's difference.  256 x 256 float32, one right-hand side: 8.5 -> 6.4 us. */
 #define TRI_FEW_RHS 8
+#define TRI_GROUP 8
 
 /* The kernels below come in two instances from one template, DEFINE_LU_KERNELS(T, SUF,
  * GEMM, FABS): _f8 on double with ptl_gemm_f64 and _f4 on float with ptl_gemm_f32 (Note
@@ -125,7 +140,10 @@
         return info;                                                                          \
     }                                                                                         \
                                                                                               \
-    static int lu_factor_##SUF(T *a, int32_t *piv, int64_t m, int64_t n, int32_t *info)      \
+    /* a loop clone for U12's row updates (as baseline SSE2 code they were a quarter of       \
+     * the LU of 256 x 256 float64: 535 -> 475 us) */                                         \
+    static PTL_LOOP_CLONES_WIDE int lu_factor_##SUF(T *a, int32_t *piv, int64_t m, int64_t n, \
+                                                    int32_t *info)                            \
     {                                                                                         \
         int64_t k = m < n ? m : n;                                                            \
         *info = 0;                                                                            \
@@ -159,7 +177,50 @@
         return 0;                                                                             \
     }                                                                                         \
                                                                                               \
-    static PTL_LOOP_CLONES_WIDE int tri_solve_##SUF(const T *t, T *b, int64_t n,             \
+    /* column c of the diagonal block [i0, i1) of tri_solve with few right-hand sides:        \
+     * TRI_GROUP rows at a time, their sums over the unknowns solved before the group in      \
+     * TRI_GROUP registers (independent chains), then the group's own triangle (Note          \
+     * [Triangular substitution in solving order]) */                                         \
+    static inline __attribute__((always_inline)) void tri_column_##SUF(                       \
+        const T *t, T *b, int64_t n, int64_t nrhs, int64_t i0, int64_t i1, int upper,         \
+        int unit, int64_t c)                                                                  \
+    {                                                                                         \
+        const int64_t ib = i1 - i0, dir = upper ? -1 : 1, first = upper ? i1 - 1 : i0;        \
+        T *bc = b + c;                                                                        \
+        int64_t s = 0;                                                                        \
+        for (; s + TRI_GROUP <= ib; s += TRI_GROUP) {                                         \
+            const T *tr[TRI_GROUP];                                                           \
+            T acc[TRI_GROUP];                                                                 \
+            for (int r = 0; r < TRI_GROUP; r++) {                                             \
+                tr[r] = t + (first + dir * (s + r)) * n;                                      \
+                acc[r] = bc[(first + dir * (s + r)) * nrhs];                                  \
+            }                                                                                 \
+            for (int64_t q = 0, k = first; q < s; q++, k += dir) {                            \
+                T xk = bc[k * nrhs];                                                          \
+                for (int r = 0; r < TRI_GROUP; r++) {                                         \
+                    acc[r] -= tr[r][k] * xk;                                                  \
+                }                                                                             \
+            }                                                                                 \
+            for (int r = 0; r < TRI_GROUP; r++) {                                             \
+                int64_t i = first + dir * (s + r);                                            \
+                T x = acc[r];                                                                 \
+                for (int64_t q = 0, k = first + dir * s; q < r; q++, k += dir) {              \
+                    x -= tr[r][k] * bc[k * nrhs];                                             \
+                }                                                                             \
+                bc[i * nrhs] = unit ? x : x / tr[r][i];                                       \
+            }                                                                                 \
+        }                                                                                     \
+        for (; s < ib; s++) {                                                                 \
+            int64_t i = first + dir * s;                                                      \
+            T x = bc[i * nrhs];                                                               \
+            for (int64_t q = 0, k = first; q < s; q++, k += dir) {                            \
+                x -= t[i * n + k] * bc[k * nrhs];                                             \
+            }                                                                                 \
+            bc[i * nrhs] = unit ? x : x / t[i * n + i];                                       \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    static PTL_LOOP_CLONES_WIDE int tri_solve_##SUF(const T *t, T *b, int64_t n,              \
                                                     int64_t nrhs, int upper, int unit)        \
     {                                                                                         \
         for (int64_t s0 = 0; s0 < n; s0 += LINALG_BLOCK) {                                    \
@@ -172,23 +233,17 @@
                                         1.0, bb, nrhs)) < 0) {                                \
                 return -1;                                                                    \
             }                                                                                 \
-            for (int64_t s = 0; s < ib; s++) {                                                \
-                int64_t i = upper ? i1 - 1 - s : i0 + s;                                      \
-                T *bi = b + i * nrhs;                                                         \
-                int64_t k0 = upper ? i + 1 : i0, k1 = upper ? i1 : i;                         \
-                if (nrhs < TRI_FEW_RHS) {                                                     \
-                    /* column by column: the same operations in the same order, each sum      \
-                     * kept in a register instead of stored and reloaded at every k */        \
-                    for (int64_t c = 0; c < nrhs; c++) {                                      \
-                        T x = bi[c];                                                          \
-                        for (int64_t k = k0; k < k1; k++) {                                   \
-                            x -= t[i * n + k] * b[k * nrhs + c];                              \
-                        }                                                                     \
-                        bi[c] = unit ? x : x / t[i * n + i];                                  \
-                    }                                                                         \
-                    continue;                                                                 \
+            if (nrhs < TRI_FEW_RHS) {                                                         \
+                for (int64_t c = 0; c < nrhs; c++) {                                          \
+                    tri_column_##SUF(t, b, n, nrhs, i0, i1, upper, unit, c);                  \
                 }                                                                             \
-                for (int64_t k = k0; k < k1; k++) {                                           \
+                continue;                                                                     \
+            }                                                                                 \
+            for (int64_t s = 0; s < ib; s++) {                                                \
+                int64_t i = upper ? i1 - 1 - s : i0 + s, dir = upper ? -1 : 1;                \
+                T *bi = b + i * nrhs;                                                         \
+                /* the rows solved before row i, in the order they were solved */             \
+                for (int64_t q = 0, k = upper ? i1 - 1 : i0; q < s; q++, k += dir) {          \
                     T f = t[i * n + k];                                                       \
                     const T *bk = b + k * nrhs;                                               \
                     for (int64_t c = 0; c < nrhs; c++) {                                      \

@@ -235,19 +235,23 @@ global_avg_cl(const PoolJob *j, int f8, int64_t b, int64_t e, int bwd)
     const int64_t n = j->p->in[1] * j->p->in[2], C = j->cl_channels, es = f8 ? 8 : 4;
     const int avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2;
     double v[PTL_RED_COL_BLOCK];
+    float vf[PTL_RED_COL_BLOCK];
     for (int64_t s = b / C; s * C < e; s++) {
         const int64_t c0 = b > s * C ? b - s * C : 0, c1 = e < (s + 1) * C ? e - s * C : C;
         for (int64_t c = c0; c < c1; c += PTL_RED_COL_BLOCK) {
             const int64_t m = c1 - c < PTL_RED_COL_BLOCK ? c1 - c : PTL_RED_COL_BLOCK;
             if (bwd) {
+                /* the block's m values once in the work dtype, then copied into each row
+                 * (stored value by value through a scalar double -> float conversion, the
+                 * rows had cost as much as PyTorch's whole backward) */
                 for (int64_t k = 0; k < m; k++) {
                     double g = nn_load(f8, j->x, s * C + c + k);
                     v[k] = f8 ? g / (double)n : (double)(float)(g / (double)(float)n);
+                    vf[k] = (float)v[k];
                 }
+                const void *row = f8 ? (const void *)v : (const void *)vf;
                 for (int64_t r = 0; r < n; r++) {
-                    for (int64_t k = 0; k < m; k++) {
-                        nn_store(f8, j->y, (s * n + r) * C + c + k, v[k]);
-                    }
+                    memcpy(j->y + ((s * n + r) * C + c) * es, row, (size_t)(m * es));
                 }
                 continue;
             }
