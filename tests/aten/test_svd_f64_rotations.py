@@ -14,6 +14,7 @@ import pytorchlite as ptl
 from pytorchlite import linalg as L
 
 from helpers import num_threads
+from svd_checks import check_svd, check_svd_of_size_zero
 
 EPS = float(np.finfo(np.float64).eps)
 # square sizes across the 8-double lines, the 16-column blocks and the padding (a whole
@@ -32,24 +33,9 @@ def _np(t):
 
 
 def _check_svd(a, U, S, Vh, full, c=8.0):
-    """U, S, Vh (float64 tensors) are an SVD of a (float64, batched or not): orthonormal
-    vectors, U diag(S) Vh = a, S = NumPy's values, to c max(m, n, 16) eps."""
-    U, S, Vh = _np(U), _np(S), _np(Vh)
-    m, n = a.shape[-2:]
-    k, r = min(m, n), max(m, n, 16)
-    assert U.shape == a.shape[:-2] + (m, m if full else k)
-    assert S.shape == a.shape[:-2] + (k,)
-    assert Vh.shape == a.shape[:-2] + (n if full else k, n)
-    tol = c * r * EPS
-    ref = np.linalg.svd(a, compute_uv=False)
-    smax = max(float(ref.max(initial=0.0)), 1e-300)
-    rec = np.einsum("...ik,...k,...kj->...ij", U[..., :, :k], S, Vh[..., :k, :])
-    assert np.abs(rec - a).max(initial=0.0) <= tol * smax
-    eye_u, eye_v = np.eye(U.shape[-1]), np.eye(Vh.shape[-2])
-    assert np.abs(np.swapaxes(U, -1, -2) @ U - eye_u).max(initial=0.0) <= tol
-    assert np.abs(Vh @ np.swapaxes(Vh, -1, -2) - eye_v).max(initial=0.0) <= tol
-    assert np.abs(S - ref).max(initial=0.0) <= tol * smax
-    assert np.all(np.diff(S, axis=-1) <= 0)
+    """U, S, Vh (float64 tensors) are an SVD of a (float64, batched or not), to c max(m, n,
+    16) eps (svd_checks.check_svd)."""
+    check_svd(a, _np(U), _np(S), _np(Vh), full, EPS, c)
 
 
 @pytest.mark.parametrize("full", [True, False])
@@ -118,18 +104,7 @@ def test_svd_bits_do_not_depend_on_threads_or_batch():
 
 @pytest.mark.parametrize("shape", [(0, 8), (8, 0), (0, 0), (2, 0, 16), (0, 16, 16)])
 def test_svd_size_zero(shape):
-    A = ptl.zeros(*shape, dtype=ptl.float64)
-    for full in (True, False):
-        U, S, Vh = L.svd(A, full_matrices=full)
-        m, n = shape[-2:]
-        k = min(m, n)
-        assert tuple(U.shape) == shape[:-2] + (m, m if full else k)
-        assert tuple(S.shape) == shape[:-2] + (k,)
-        assert tuple(Vh.shape) == shape[:-2] + (n if full else k, n)
-        if full and U.numel():
-            np.testing.assert_array_equal(U.numpy(), np.broadcast_to(np.eye(m), U.shape))
-        if full and Vh.numel():
-            np.testing.assert_array_equal(Vh.numpy(), np.broadcast_to(np.eye(n), Vh.shape))
+    check_svd_of_size_zero(shape, ptl.float64)
 
 
 @pytest.mark.parametrize("m,n", [(64, 64), (72, 48), (48, 72), (256, 64), (16, 16)])

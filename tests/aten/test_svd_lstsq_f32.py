@@ -16,6 +16,7 @@ import pytorchlite as ptl
 from pytorchlite import linalg as L
 
 from helpers import num_threads
+from svd_checks import check_svd, check_svd_of_size_zero
 
 EPS = float(np.finfo(np.float32).eps)
 # square sizes at and across the blocks: 16 (sums, vectors, inverse leaves), 32 (QR
@@ -39,23 +40,9 @@ def _np(t):
 
 def _check_svd(a, U, S, Vh, full, c=4.0):
     """U, S, Vh (float32 tensors) are an SVD of a (float64 values of a float32 matrix, batched
-    or not) to float32 accuracy: orthonormal vectors, U diag(S) Vh = a, S = NumPy's values."""
-    U, S, Vh = _np(U), _np(S), _np(Vh)
-    m, n = a.shape[-2:]
-    k, r = min(m, n), max(m, n, 16)
-    assert U.shape == a.shape[:-2] + (m, m if full else k)
-    assert S.shape == a.shape[:-2] + (k,)
-    assert Vh.shape == a.shape[:-2] + (n if full else k, n)
-    tol = c * r * EPS
-    amax = max(float(np.abs(a).max(initial=0.0)), 1e-30)
-    rec = np.einsum("...ik,...k,...kj->...ij", U[..., :, :k], S, Vh[..., :k, :])
-    assert np.abs(rec - a).max(initial=0.0) <= tol * amax
-    eye_u, eye_v = np.eye(U.shape[-1]), np.eye(Vh.shape[-2])
-    assert np.abs(np.swapaxes(U, -1, -2) @ U - eye_u).max(initial=0.0) <= tol
-    assert np.abs(Vh @ np.swapaxes(Vh, -1, -2) - eye_v).max(initial=0.0) <= tol
-    ref = np.linalg.svd(a, compute_uv=False)
-    assert np.abs(S - ref).max(initial=0.0) <= tol * max(float(ref.max(initial=0.0)), 1e-30)
-    assert np.all(np.diff(S, axis=-1) <= 0)
+    or not) to float32 accuracy, the reconstruction relative to a's largest entry
+    (svd_checks.check_svd)."""
+    check_svd(a, _np(U), _np(S), _np(Vh), full, EPS, c, entries=True)
 
 
 @pytest.mark.parametrize("full", [True, False])
@@ -107,19 +94,7 @@ def test_svd_batch_bits_do_not_depend_on_threads():
 
 @pytest.mark.parametrize("shape", [(0, 5), (5, 0), (0, 0), (2, 0, 3), (0, 4, 4), (3, 1, 0)])
 def test_svd_size_zero(shape):
-    A = ptl.zeros(*shape, dtype=ptl.float32)
-    for full in (True, False):
-        U, S, Vh = L.svd(A, full_matrices=full)
-        m, n = shape[-2:]
-        k = min(m, n)
-        assert U.dtype == S.dtype == Vh.dtype == ptl.float32
-        assert tuple(U.shape) == shape[:-2] + (m, m if full else k)
-        assert tuple(S.shape) == shape[:-2] + (k,)
-        assert tuple(Vh.shape) == shape[:-2] + (n if full else k, n)
-        if full and U.numel():
-            np.testing.assert_array_equal(U.numpy(), np.broadcast_to(np.eye(m), U.shape))
-        if full and Vh.numel():
-            np.testing.assert_array_equal(Vh.numpy(), np.broadcast_to(np.eye(n), Vh.shape))
+    check_svd_of_size_zero(shape, ptl.float32)
 
 
 @pytest.mark.parametrize("m,n", [(40, 40), (60, 20), (20, 60), (130, 70)])
