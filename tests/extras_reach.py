@@ -82,12 +82,14 @@ class _Search:
         if isinstance(value, (types.MethodType,)):
             return self.reaches(value.__func__, owners)
         if isinstance(value, types.FunctionType) and _in_tests(value):
-            return self._code(value.__code__, value.__globals__, owners)
+            modules = tuple(v for v in value.__globals__.values()
+                            if isinstance(v, types.ModuleType) and _in_tests(v))
+            return self._code(value.__code__, value.__globals__, tuple(owners) + modules)
         return False
 
     def _code(self, code, globs, owners):
-        owners = tuple(owners) + tuple(v for v in globs.values()
-                                       if isinstance(v, types.ModuleType) and _in_tests(v))
+        """owners: as reaches' and the modules of the tests folder that globs holds (a nested
+        function's or lambda's code shares its parent's)."""
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 if self._code(const, globs, owners):

@@ -16,14 +16,15 @@ def check_svd(a, U, S, Vh, full, eps, c, entries=False):
     assert Vh.shape == a.shape[:-2] + (n if full else k, n)
     tol = c * r * eps
     ref = np.linalg.svd(a, compute_uv=False)
-    smax = max(float(ref.max(initial=0.0)), 1e-300)
-    scale = max(float(np.abs(a).max(initial=0.0)), 1e-30) if entries else smax
+    floor = 1e-30 if entries else 1e-300
+    smax = max(float(ref.max(initial=0.0)), floor)
+    scale = max(float(np.abs(a).max(initial=0.0)), floor) if entries else smax
     rec = np.einsum("...ik,...k,...kj->...ij", U[..., :, :k], S, Vh[..., :k, :])
     assert np.abs(rec - a).max(initial=0.0) <= tol * scale
     eye_u, eye_v = np.eye(U.shape[-1]), np.eye(Vh.shape[-2])
     assert np.abs(np.swapaxes(U, -1, -2) @ U - eye_u).max(initial=0.0) <= tol
     assert np.abs(Vh @ np.swapaxes(Vh, -1, -2) - eye_v).max(initial=0.0) <= tol
-    assert np.abs(S - ref).max(initial=0.0) <= tol * max(smax, 1e-30 if entries else 1e-300)
+    assert np.abs(S - ref).max(initial=0.0) <= tol * smax
     assert np.all(np.diff(S, axis=-1) <= 0)
 
 
