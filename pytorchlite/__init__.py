@@ -72,6 +72,9 @@ from .backends import (  # noqa: F401
     is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
     use_deterministic_algorithms)
 from ._type_info import finfo, iinfo  # noqa: F401
+from math import e, inf, nan, pi  # noqa: F401,E402  (torch.pi and friends are Python floats)
+
+newaxis = None
 
 ops = _ops_namespace.ops
 from . import nn  # noqa: E402,F401  (after `ops`: nn.functional looks operators up there)
@@ -86,6 +89,7 @@ from .special import logit, sinc, xlogy  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import library  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
+from . import testing  # noqa: E402,F401
 from .torch_version import __version__  # noqa: E402,F401
 
 _C._set_tensor_class(Tensor)

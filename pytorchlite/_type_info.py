@@ -13,6 +13,8 @@ _FLOAT = {
     "float32": (32, 2.0 ** -23, (2 - 2.0 ** -23) * 2.0 ** 127, 2.0 ** -126, 1e-06),
     "float64": (64, 2.0 ** -52, (2 - 2.0 ** -52) * 2.0 ** 1023, 2.0 ** -1022, 1e-15),
 }
+# a complex dtype's finfo is that of its parts (PyTorch's finfo(complex64).dtype is float32)
+_COMPLEX_PARTS = {"complex64": "float32", "complex128": "float64"}
 # dtype -> (bits, signed)
 _INT = {"uint8": (8, False), "int8": (8, True), "int16": (16, True), "int32": (32, True),
         "int64": (64, True)}
@@ -30,16 +32,17 @@ def _check_dtype(fn, type):
 
 class finfo:
     """finfo(type=torch.get_default_dtype()): bits, eps, max, min, tiny, smallest_normal,
-    resolution and dtype of a floating point type."""
+    resolution and dtype of a floating point type (of the parts' type for a complex one)."""
 
     def __init__(self, type=None):
         if type is None:
             type = _C.get_default_dtype()
         _check_dtype("finfo", type)
-        if _name(type) not in _FLOAT:
+        name = _COMPLEX_PARTS.get(_name(type), _name(type))
+        if name not in _FLOAT:
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
-        self.dtype = _name(type)
+        self.dtype = name
         self.bits, self.eps, self.max, self.smallest_normal, self.resolution = _FLOAT[self.dtype]
         self.min = -self.max
         self.tiny = self.smallest_normal

@@ -32,6 +32,14 @@ def test_finfo_bfloat16_and_default():
         "smallest_normal=1.17549e-38, tiny=1.17549e-38, dtype=float32)")
 
 
+@pytest.mark.parametrize("dtype, parts", [(ptl.complex64, ptl.float32),
+                                          (ptl.complex128, ptl.float64)])
+def test_finfo_of_complex_is_its_parts(dtype, parts):
+    f, ref = ptl.finfo(dtype), np.finfo(str(dtype).replace("torch.", ""))
+    assert f == ptl.finfo(parts) and f.dtype == str(parts).replace("torch.", "")
+    assert (f.eps, f.max, f.tiny) == (float(ref.eps), float(ref.max), float(ref.tiny))
+
+
 @pytest.mark.parametrize("dtype", INTS)
 def test_iinfo_matches_numpy(dtype):
     i, ref = ptl.iinfo(dtype), np.iinfo(str(dtype).replace("torch.", ""))

@@ -12,10 +12,12 @@
  * The CPU kernels were written for real dtypes (many branch on "floating or else integer"),
  * so the key decides, per op, what a complex argument may reach:
  *   - ops with a complex kernel here (add, sub, mul, div, neg, exp, log, sqrt, reciprocal,
- *     abs, eq, ne, sum, mean) run it: the complex arithmetic of C99's <complex.h>;
+ *     abs, eq, ne, isclose, isnan, isinf, isfinite, sum, mean) run it: the complex
+ *     arithmetic of C99's <complex.h>;
  *   - ops whose CPU kernel only moves bytes or converts through copy.c's conversion table
- *     (views, copy_, _to_copy, clone, cat, stack, index, fill_, the factories) and the ops
- *     of this file fall through to the CPU kernel (`passthrough_ops`);
+ *     (views, copy_, _to_copy, clone, cat, stack, index, fill_, the factories), allclose and
+ *     equal (they call isclose and eq) and the ops of this file fall through to the CPU
+ *     kernel (`passthrough_ops`);
  *   - every other op raises PyTorch's error: its "not supported for complex" message for
  *     the ordering ops (`ordering_errors`), else "\"<op>_cpu\" not implemented for
  *     'ComplexFloat'".
@@ -43,6 +45,7 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_real, PTL_OP_imag, PTL_OP_view_as_real, PTL_OP_view_as_complex, PTL_OP_complex,
     PTL_OP_polar, PTL_OP_angle, PTL_OP_conj, PTL_OP_conj_physical,
     PTL_OP_tril_indices, PTL_OP_triu_indices,   /* they refuse every dtype but int32/int64 */
+    PTL_OP_allclose, PTL_OP_equal,   /* isclose(...).all() and eq(...).all(): complex below */
 };
 
 /* The ordering ops' own messages (PyTorch 2.13's wording and exception type). */
@@ -200,6 +203,52 @@ DEFINE_Z_BINARY(zdiv, ZDIV)
 DEFINE_Z_COMPARE(zeq, ==)
 DEFINE_Z_COMPARE(zne, !=)
 
+/* isclose: |a - b| <= atol + rtol |b| with the complex modulus, or a == b (equal infinities),
+ * or, with equal_nan, a NaN part in each; the tolerances come in as {rtol, atol, equal_nan}. */
+#define Z_ISCLOSE_LOOP(NAME, SUF, T, R, F)                                                 \
+    static void NAME##_loop_##SUF(char **d, const int64_t *s, int64_t n, const void *extra) \
+    {                                                                                      \
+        const double *tol = extra;                                                         \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            const T a = *(const T *)(d[1] + i * s[1]);                                     \
+            const T b = *(const T *)(d[2] + i * s[2]);                                     \
+            *(uint8_t *)(d[0] + i * s[0]) = (uint8_t)F(a, b, tol);                         \
+        }                                                                                  \
+    }
+#define ZNAN(A) (isnan(creal(A)) || isnan(cimag(A)))
+static inline int
+zisclose(ptl_complex128 a, ptl_complex128 b, const double *tol)
+{
+    if (a == b) {
+        return 1;
+    }
+    if (ZNAN(a) || ZNAN(b)) {
+        return tol[2] != 0 && ZNAN(a) && ZNAN(b);
+    }
+    double diff = cabs(a - b);
+    return isfinite(diff) && diff <= tol[1] + fabs(tol[0]) * cabs(b);
+}
+/* complex64 widens exactly to complex128, the modulus computed once in double */
+#define ZISCLOSE(A, B, TOL) zisclose((ptl_complex128)(A), (ptl_complex128)(B), TOL)
+Z_STAMP(Z_ISCLOSE_LOOP, zisclose, ZISCLOSE)
+
+/* isnan / isinf / isfinite: a predicate of either part (NaN or infinite), bool output */
+#define Z_PREDICATE_LOOP(NAME, SUF, T, R, F)                                               \
+    static void NAME##_loop_##SUF(char **d, const int64_t *s, int64_t n, const void *extra) \
+    {                                                                                      \
+        (void)extra;                                                                       \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            const T a = *(const T *)(d[1] + i * s[1]);                                     \
+            *(uint8_t *)(d[0] + i * s[0]) = (uint8_t)F(creal(a), cimag(a));                \
+        }                                                                                  \
+    }
+#define ZISNAN(X, Y) (isnan(X) || isnan(Y))
+#define ZISINF(X, Y) (isinf(X) || isinf(Y))
+#define ZISFINITE(X, Y) (isfinite(X) && isfinite(Y))
+Z_STAMP(Z_PREDICATE_LOOP, zisnan, ZISNAN)
+Z_STAMP(Z_PREDICATE_LOOP, zisinf, ZISINF)
+Z_STAMP(Z_PREDICATE_LOOP, zisfinite, ZISFINITE)
+
 /* Unary loops: o = F(a), F being a type-generic macro of the complex type. */
 #define Z_UNARY_LOOP(NAME, SUF, T, R, F)                                                   \
     static void NAME##_loop_##SUF(char **d, const int64_t *s, int64_t n, const void *extra) \
@@ -295,6 +344,33 @@ compare_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 }
 
 static const int self_only[1] = {0};
+
+/* isclose(Tensor self, Tensor other, float rtol, float atol, bool equal_nan) -> Tensor */
+static int
+isclose_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    if (ptl_isclose_check(s) < 0) {
+        return -1;
+    }
+    double tol[3] = {s[2].u.d, s[3].u.d, s[4].u.b ? 1.0 : 0.0};
+    PtlIterConfig cfg = ptl_iter_config();
+    cfg.out_dtype = PTL_DTYPE_BOOL;
+    return ptl_pointwise(op, s, 2, self_other, cfg, zisclose_loops, tol);
+}
+
+/* isnan / isinf / isfinite of a complex tensor: bool */
+static int
+predicate_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlIterConfig cfg = ptl_iter_config();
+    cfg.out_dtype = PTL_DTYPE_BOOL;
+    const PtlLoop *loops = op->id == PTL_OP_isnan ? zisnan_loops
+                           : op->id == PTL_OP_isinf ? zisinf_loops
+                                                    : zisfinite_loops;
+    return ptl_pointwise(op, s, 1, self_only, cfg, loops, NULL);
+}
 
 static int
 unary_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -708,6 +784,10 @@ static const PtlKernelReg complex_kernels[] = {
     {PTL_OP_reciprocal_, PTL_KEY_COMPLEX, unary_complex},
     {PTL_OP_reciprocal_out, PTL_KEY_COMPLEX, unary_complex},
     {PTL_OP_abs, PTL_KEY_COMPLEX, abs_complex},
+    {PTL_OP_isclose, PTL_KEY_COMPLEX, isclose_complex},
+    {PTL_OP_isnan, PTL_KEY_COMPLEX, predicate_complex},
+    {PTL_OP_isinf, PTL_KEY_COMPLEX, predicate_complex},
+    {PTL_OP_isfinite, PTL_KEY_COMPLEX, predicate_complex},
     {PTL_OP_abs_, PTL_KEY_COMPLEX, abs_complex},
     {PTL_OP_abs_out, PTL_KEY_COMPLEX, abs_complex},
     {PTL_OP_sum, PTL_KEY_COMPLEX, reduce_complex},
