@@ -40,6 +40,11 @@ CASES = [
     ("Adadelta", dict()),
     ("Adadelta", dict(lr=0.5, rho=0.5, weight_decay=0.1, eps=1e-4)),
     ("Adadelta", dict(lr=0.5, maximize=True)),
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
+    ("ASGD", dict()),
+    ("ASGD", dict(lr=0.1, lambd=0.01, alpha=0.5, t0=3, weight_decay=0.1)),
+    ("ASGD", dict(lr=0.05, t0=0, maximize=True)),
 ]
 
 
@@ -179,6 +184,11 @@ def test_lbfgs_errors():
      "Invalid initial_accumulator_value value: -1"),
     ("Adadelta", dict(rho=2), "Invalid rho value: 2"),
     ("Adadelta", dict(weight_decay=-1), "Invalid weight_decay value: -1"),
+    ("Rprop", dict(lr=-1), "Invalid learning rate: -1"),
+    ("Rprop", dict(etas=(1.5, 1.2)), "Invalid eta values: 1.5, 1.2"),
+    ("Rprop", dict(etas=(0.5, 1.0)), "Invalid eta values: 0.5, 1.0"),
+    ("ASGD", dict(lr=-1), "Invalid learning rate: -1"),
+    ("ASGD", dict(weight_decay=-1), "Invalid weight_decay value: -1"),
 ])
 def test_argument_errors_match_torch(name, kwargs, message):
     for lib in golden.LIBRARIES:
@@ -187,7 +197,7 @@ def test_argument_errors_match_torch(name, kwargs, message):
 
 
 @pytest.mark.parametrize("name", ["Adagrad", "RMSprop", "NAdam", "Adam", "AdamW", "Adamax",
-                                  "RAdam", "Adadelta"])
+                                  "RAdam", "Adadelta", "Rprop", "ASGD"])
 def test_new_optimizer_state_dict_keys_match_torch(name):
     def run(lib):
         p = lib.ones(3, requires_grad=True)
@@ -361,3 +371,55 @@ def test_fused_step_runs_from_the_first_step(opt_name, kwargs, kernel):
             if calls:   # besides the kernel, only the state's creation and `step += 1`
                 assert set(stats) - {"aten::zeros_like", "aten::empty_like",
                                      "aten::add_.Tensor"} == {kernel}
+
+
+# ---- Rprop and ASGD against their definitions in NumPy (float64) ----
+
+def _rprop_numpy(p, grads, lr, etas, step_sizes):
+    prev, size = np.zeros_like(p), np.full_like(p, lr)
+    for g in grads:
+        agree = np.sign(g * prev)
+        size = np.clip(size * np.where(agree > 0, etas[1], np.where(agree < 0, etas[0], 1.0)),
+                       *step_sizes)
+        g = np.where(agree < 0, 0.0, g)
+        p = p - np.sign(g) * size
+        prev = g
+    return p
+
+
+def _asgd_numpy(p, grads, lr, lambd, alpha, t0):
+    eta, mu, ax = np.float32(lr), 1.0, np.zeros_like(p)
+    for t, g in enumerate(grads, start=1):
+        p = p * (1 - lambd * float(eta)) - float(eta) * g
+        ax = ax + (p - ax) * mu if mu != 1 else p.copy()
+        eta = np.float32(lr / (1 + lambd * lr * t) ** alpha)
+        mu = float(np.float32(1 / max(1, t - t0)))
+    return p, ax
+
+
+def test_rprop_and_asgd_follow_their_definitions():
+    rng = np.random.default_rng(5)
+    start = rng.standard_normal((4, 6))
+    gs = [rng.standard_normal((4, 6)) * (rng.random((4, 6)) > 0.2) for _ in range(12)]
+    for opt_name, kwargs in [("Rprop", dict(lr=0.05, etas=(0.4, 1.3), step_sizes=(1e-3, 0.3))),
+                             ("ASGD", dict(lr=0.05, lambd=0.02, alpha=0.6, t0=4))]:
+        p = ptl.tensor(start, requires_grad=True)
+        opt = getattr(ptl.optim, opt_name)([p], **kwargs)
+        for g in gs:
+            p.grad = ptl.tensor(g)
+            opt.step()
+        if opt_name == "Rprop":
+            ref = _rprop_numpy(start, gs, **kwargs)
+        else:
+            ref, ax = _asgd_numpy(start, gs, **kwargs)
+            np.testing.assert_allclose(opt.state[p]["ax"].numpy(), ax, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(p.detach().numpy(), ref, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["Rprop", "ASGD"])
+def test_rprop_and_asgd_refuse_sparse_gradients(name):
+    p = ptl.zeros(3, requires_grad=True)
+    opt = getattr(ptl.optim, name)([p])
+    p.grad = ptl.sparse_coo_tensor(ptl.tensor([[0]]), ptl.tensor([1.0]), (3,))
+    with pytest.raises(RuntimeError, match=f"{name} does not support sparse gradients"):
+        opt.step()

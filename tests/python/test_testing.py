@@ -135,8 +135,9 @@ def _complex_cases(rng, dtype):
     parts = np.array([[x, y] for x in special for y in special], dtype=np.float64)
     random = rng.standard_normal((50, 2))
     pairs = np.concatenate([parts, random])
-    values = pairs[:, 0] + 1j * pairs[:, 1]
-    return values.astype(np.complex64 if dtype == ptl.complex64 else np.complex128)
+    values = np.empty(len(pairs), np.complex64 if dtype == ptl.complex64 else np.complex128)
+    values.real, values.imag = pairs[:, 0], pairs[:, 1]
+    return values
 
 
 def _to_ptl(values, dtype):

@@ -1,0 +1,41 @@
+"""ASGD (torch/optim/asgd.py): averaged stochastic gradient descent.  SGD with a decaying
+rate eta = lr / (1 + lambd lr t)^alpha and a decay of the parameter by lambd eta, keeping in
+`ax` the running average of the parameters from step t0 on (before t0 it tracks the
+parameter itself)."""
+from .. import _C
+from ._functional import apply_weight_decay, check_nonneg, grads, next_step
+from .optimizer import Optimizer
+
+
+class ASGD(Optimizer):
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
+                 foreach=None, maximize=False, differentiable=False, capturable=False):
+        check_nonneg("learning rate", lr)
+        check_nonneg("weight_decay value", weight_decay)
+        super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,
+                                      weight_decay=weight_decay, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable,
+                                      capturable=capturable))
+
+    def step(self, closure=None):
+        def update(group):
+            lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+            for p, g in grads(group):
+                if g.is_sparse:
+                    raise RuntimeError("ASGD does not support sparse gradients")
+                state = self.state[p]
+                step = next_step(state, p, "ax", eta=lr, mu=1.0) if not state \
+                    else next_step(state, p)
+                g = apply_weight_decay(p, g, lr, group["weight_decay"])
+                # eta and mu live in 0-dim float32 tensors, as PyTorch keeps them: their
+                # values are float32 roundings
+                eta, mu = state["eta"].item(), state["mu"].item()
+                p.mul_(1 - lambd * eta).add_(g, alpha=-eta)
+                ax = state["ax"]
+                if mu != 1:
+                    ax.add_(p.sub(ax).mul_(mu))
+                else:
+                    ax.copy_(p)
+                state["eta"].fill_(lr / ((1 + lambd * lr * step) ** alpha))
+                state["mu"].fill_(1 / max(1, step - t0))
+        return self._run_step(closure, update)
