@@ -45,6 +45,9 @@ CASES = [
     ("ASGD", dict()),
     ("ASGD", dict(lr=0.1, lambd=0.01, alpha=0.5, t0=3, weight_decay=0.1)),
     ("ASGD", dict(lr=0.05, t0=0, maximize=True)),
+    ("Adafactor", dict()),
+    ("Adafactor", dict(lr=0.1, beta2_decay=-0.5, eps=(1e-30, 1e-2), d=1.5, weight_decay=0.1,
+                       maximize=True)),
 ]
 
 
@@ -189,6 +192,12 @@ def test_lbfgs_errors():
     ("Rprop", dict(etas=(0.5, 1.0)), "Invalid eta values: 0.5, 1.0"),
     ("ASGD", dict(lr=-1), "Invalid learning rate: -1"),
     ("ASGD", dict(weight_decay=-1), "Invalid weight_decay value: -1"),
+    ("Adafactor", dict(lr=-1), "Learning rate should be >= 0 but is: -1"),
+    ("Adafactor", dict(beta2_decay=0.5), "beta2_decay should be <= 0 but is: 0.5"),
+    ("Adafactor", dict(eps=(-1, 1e-3)), "epsilon1 should be >= 0 but is: -1"),
+    ("Adafactor", dict(eps=(None, -1)), "epsilon2 should be >= 0 but is: -1"),
+    ("Adafactor", dict(d=0.5), "Clipping threshold d should be >= 1 but is: 0.5"),
+    ("Adafactor", dict(weight_decay=-1), "weight_decay should be >= 0 but is: -1"),
 ])
 def test_argument_errors_match_torch(name, kwargs, message):
     for lib in golden.LIBRARIES:
@@ -197,7 +206,7 @@ def test_argument_errors_match_torch(name, kwargs, message):
 
 
 @pytest.mark.parametrize("name", ["Adagrad", "RMSprop", "NAdam", "Adam", "AdamW", "Adamax",
-                                  "RAdam", "Adadelta", "Rprop", "ASGD"])
+                                  "RAdam", "Adadelta", "Rprop", "ASGD", "Adafactor"])
 def test_new_optimizer_state_dict_keys_match_torch(name):
     def run(lib):
         p = lib.ones(3, requires_grad=True)
@@ -397,6 +406,40 @@ def _asgd_numpy(p, grads, lr, lambd, alpha, t0):
     return p, ax
 
 
+def _adafactor_numpy(p, grads, lr, beta2_decay, eps, d, weight_decay):
+    """Adafactor on one matrix or a batch of matrices (factored), in float64."""
+    eps1 = np.finfo(np.float64).eps if eps[0] is None else eps[0]
+    row = np.zeros(p.shape[:-1] + (1,))
+    col = np.zeros(p.shape[:-2] + (1, p.shape[-1]))
+    for t, g in enumerate(grads, start=1):
+        w = t ** beta2_decay
+        alpha = max(eps[1], np.sqrt(np.mean(p * p))) * min(lr, 1 / np.sqrt(t))
+        p = p * (1 - lr * weight_decay)
+        row = row + w * ((g * g).mean(axis=-1, keepdims=True) - row)
+        col = col + w * ((g * g).mean(axis=-2, keepdims=True) - col)
+        v = row @ col / np.maximum(row.mean(axis=-2, keepdims=True), eps1)
+        u = g / np.sqrt(np.maximum(v, eps1 * eps1))
+        p = p - alpha / max(1.0, np.sqrt(np.mean(u * u)) / d) * u
+    return p
+
+
+def test_adafactor_factors_matrices_and_batches():
+    rng = np.random.default_rng(6)
+    for shape in [(5, 7), (3, 4, 6)]:
+        start = rng.standard_normal(shape)
+        gs = [rng.standard_normal(shape) for _ in range(8)]
+        kwargs = dict(lr=0.05, beta2_decay=-0.7, eps=(None, 1e-3), d=1.2, weight_decay=0.01)
+        p = ptl.tensor(start, requires_grad=True)
+        opt = ptl.optim.Adafactor([p], **kwargs)
+        for g in gs:
+            p.grad = ptl.tensor(g)
+            opt.step()
+        assert opt.state[p]["row_var"].shape == shape[:-1] + (1,)
+        assert opt.state[p]["col_var"].shape == shape[:-2] + (1, shape[-1])
+        np.testing.assert_allclose(p.detach().numpy(), _adafactor_numpy(start, gs, **kwargs),
+                                   rtol=1e-11, atol=1e-13)
+
+
 def test_rprop_and_asgd_follow_their_definitions():
     rng = np.random.default_rng(5)
     start = rng.standard_normal((4, 6))
@@ -416,10 +459,18 @@ def test_rprop_and_asgd_follow_their_definitions():
         np.testing.assert_allclose(p.detach().numpy(), ref, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("name", ["Rprop", "ASGD"])
-def test_rprop_and_asgd_refuse_sparse_gradients(name):
+@pytest.mark.parametrize("name", ["Rprop", "ASGD", "Adafactor"])
+def test_refuse_sparse_gradients(name):
     p = ptl.zeros(3, requires_grad=True)
     opt = getattr(ptl.optim, name)([p])
     p.grad = ptl.sparse_coo_tensor(ptl.tensor([[0]]), ptl.tensor([1.0]), (3,))
     with pytest.raises(RuntimeError, match=f"{name} does not support sparse gradients"):
+        opt.step()
+
+
+def test_adafactor_refuses_complex_parameters():
+    p = ptl.complex(ptl.ones(2), ptl.ones(2)).requires_grad_()
+    opt = ptl.optim.Adafactor([p])
+    p.grad = ptl.complex(ptl.ones(2), ptl.ones(2))
+    with pytest.raises(RuntimeError, match="Adafactor does not support complex parameters"):
         opt.step()
