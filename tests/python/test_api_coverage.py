@@ -162,8 +162,8 @@ MISSING = {
         "module helpers of PyTorch's package, not API": [
             "common_types", "factory_kwargs", "grad", "attention", "Container"],
         "not done yet: 3-D adaptive max / fractional pooling, SyncBatchNorm, "
-        "AdaptiveLogSoftmaxWithLoss, CrossMapLRN2d, LinearCrossEntropyLoss": [
-            "AdaptiveLogSoftmaxWithLoss", "AdaptiveMaxPool3d", "CrossMapLRN2d",
+        "CrossMapLRN2d, LinearCrossEntropyLoss": [
+            "AdaptiveMaxPool3d", "CrossMapLRN2d",
             "FractionalMaxPool2d", "FractionalMaxPool3d", "LinearCrossEntropyLoss",
             "LinearCrossEntropyOptions", "SyncBatchNorm"],
     },

@@ -3,6 +3,7 @@ from .activation import (  # noqa: F401
     LogSigmoid, LogSoftmax, Mish, MultiheadAttention, PReLU, ReLU, ReLU6, RReLU, Sigmoid, SiLU,
     Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign, Tanh, Tanhshrink, Threshold,
 )
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
 from .batchnorm import (  # noqa: F401
     BatchNorm1d, BatchNorm2d, BatchNorm3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,
 )
