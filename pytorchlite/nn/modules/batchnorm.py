@@ -149,3 +149,65 @@ def _lazy_norm(norm):
 
 LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (
     _lazy_norm(n) for n in (BatchNorm1d, BatchNorm2d, BatchNorm3d))
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm whose training statistics span every rank of a process group (Note
+    [Synchronized batch norm]): with pytorchlite.distributed initialised and more than one
+    rank, training mode normalises with the global batch's statistics; otherwise (eval, one
+    rank, no process group) it is BatchNorm.  PyTorch synchronises CUDA tensors only; here the
+    MPI backend synchronises CPU tensors too."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None, *,
+                 bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        from ... import distributed as dist
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        syncing = (self.training and dist.is_available() and dist.is_initialized())
+        group = self.process_group or dist.group.WORLD
+        if not (syncing and dist.get_world_size(group) > 1):
+            return super().forward(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked)
+        from ._functions import SyncBatchNormFunction
+        tracked = self.track_running_stats
+        return SyncBatchNormFunction.apply(
+            input, self.weight, self.bias, self.running_mean if tracked else None,
+            self.running_var if tracked else None, self.eps, factor, group,
+            dist.get_world_size(group))
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """module with every BatchNorm*D (at any depth) replaced by a SyncBatchNorm sharing its
+        parameters and running statistics."""
+        converted = module
+        if isinstance(module, _BatchNorm):
+            converted = cls(module.num_features, module.eps, module.momentum, module.affine,
+                            module.track_running_stats, process_group,
+                            bias=module.bias is not None)
+            if module.affine:
+                converted.weight = module.weight
+                converted.bias = module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+            if hasattr(module, "qconfig"):
+                converted.qconfig = module.qconfig
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted
