@@ -1,5 +1,6 @@
-"""torch.cuda.amp: the deprecated spellings of torch.amp.autocast("cuda", ...) and
-torch.amp.GradScaler("cuda", ...), with PyTorch's FutureWarning (torch/cuda/amp/)."""
+"""torch.cuda.amp: the deprecated spellings of torch.amp.autocast("cuda", ...),
+torch.amp.GradScaler("cuda", ...) and torch.amp.custom_fwd / custom_bwd(device_type="cuda"),
+with PyTorch's FutureWarning (torch/cuda/amp/)."""
 import warnings
 
 from .. import _C
@@ -27,3 +28,19 @@ class GradScaler(grad_scaler.GradScaler):
         super().__init__("cuda", init_scale=init_scale, growth_factor=growth_factor,
                          backoff_factor=backoff_factor, growth_interval=growth_interval,
                          enabled=enabled)
+
+
+def custom_fwd(fwd=None, *, cast_inputs=None):
+    """Deprecated: torch.amp.custom_fwd(..., device_type="cuda")."""
+    warnings.warn("`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use "
+                  "`torch.amp.custom_fwd(args..., device_type='cuda')` instead.",
+                  FutureWarning, stacklevel=2)
+    return autocast_mode.custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def custom_bwd(bwd=None):
+    """Deprecated: torch.amp.custom_bwd(..., device_type="cuda")."""
+    warnings.warn("`torch.cuda.amp.custom_bwd(args...)` is deprecated. Please use "
+                  "`torch.amp.custom_bwd(args..., device_type='cuda')` instead.",
+                  FutureWarning, stacklevel=2)
+    return autocast_mode.custom_bwd(bwd, device_type="cuda")

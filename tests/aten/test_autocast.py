@@ -432,3 +432,86 @@ def test_cuda_grad_scaler_without_cuda_is_a_no_op():
     np.testing.assert_allclose(lin.weight.detach().numpy(), (before - 0.1 * grad).numpy())
     assert scaler.get_scale() == 1.0 and scaler.state_dict() == {}
     assert ptl.amp.GradScaler("cuda", enabled=False).is_enabled() is False
+
+
+# ---- custom_fwd / custom_bwd: a custom Function's forward and backward in autocast ----
+
+class _Scale(ptl.autograd.Function):
+    """y = x @ w; records the dtypes and autocast state its forward and backward saw."""
+    seen = []
+
+    @staticmethod
+    @ptl.amp.custom_fwd(device_type="cpu")
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        _Scale.seen.append(("forward", x.dtype, ptl.is_autocast_enabled("cpu")))
+        return x @ w
+
+    @staticmethod
+    @ptl.amp.custom_bwd(device_type="cpu")
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        _Scale.seen.append(("backward", g.dtype, ptl.is_autocast_enabled("cpu")))
+        return g @ w.t(), x.t() @ g
+
+
+class _Cast(_Scale):
+    @staticmethod
+    @ptl.amp.custom_fwd(device_type="cpu", cast_inputs=ptl.float32)
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        _Scale.seen.append(("forward", x.dtype, ptl.is_autocast_enabled("cpu")))
+        return x @ w
+
+
+def test_custom_fwd_keeps_the_region_and_backward_follows_it():
+    x = ptl.randn(4, 3, requires_grad=True)
+    w = ptl.randn(3, 2, requires_grad=True)
+    _Scale.seen.clear()
+    with ptl.autocast("cpu", dtype=ptl.bfloat16):
+        y = _Scale.apply(x, w)
+        z = x @ w                      # an autocast op: bfloat16
+    y.float().sum().backward()
+    assert z.dtype == ptl.bfloat16 and y.dtype == ptl.bfloat16
+    assert _Scale.seen == [("forward", ptl.float32, True), ("backward", ptl.bfloat16, True)]
+    _Scale.seen.clear()
+    y = _Scale.apply(x, w)
+    y.sum().backward()
+    assert _Scale.seen == [("forward", ptl.float32, False), ("backward", ptl.float32, False)]
+
+
+def test_custom_fwd_cast_inputs_runs_forward_without_autocast():
+    x = ptl.randn(4, 3, dtype=ptl.bfloat16, requires_grad=True)
+    w = ptl.randn(3, 2, dtype=ptl.float64, requires_grad=True)   # float64 is never cast
+    _Scale.seen.clear()
+    with ptl.autocast("cpu", dtype=ptl.bfloat16):
+        y = _Cast.apply(x, ptl.randn(3, 2, requires_grad=True))
+        y64 = _Cast.apply(ptl.randn(4, 3, dtype=ptl.float64), w)
+    assert y.dtype == ptl.float32 and y64.dtype == ptl.float64
+    assert _Scale.seen == [("forward", ptl.float32, False), ("forward", ptl.float64, False)]
+    y.sum().backward()
+    assert _Scale.seen[-1] == ("backward", ptl.float32, False)
+    assert x.grad.dtype == ptl.bfloat16
+    # outside a region cast_inputs does nothing
+    assert _Cast.apply(ptl.ones(1, 1, dtype=ptl.bfloat16), ptl.ones(1, 1, dtype=ptl.bfloat16)
+                       ).dtype == ptl.bfloat16
+
+
+def test_custom_fwd_errors_and_cuda_spellings():
+    for decorator in (ptl.amp.custom_fwd, ptl.amp.custom_bwd):
+        with pytest.raises(ValueError, match="Expected `device_type` of type `str`, got: "
+                           "`<class 'int'>`"):
+            decorator(lambda ctx: None, device_type=0)
+        with pytest.raises(TypeError):
+            decorator(lambda ctx: None)            # device_type is required
+    with pytest.warns(FutureWarning, match=r"`torch.cuda.amp.custom_fwd\(args...\)` is "
+                      r"deprecated. Please use `torch.amp.custom_fwd\(args..., "
+                      r"device_type='cuda'\)` instead."):
+        forward = ptl.cuda.amp.custom_fwd(lambda ctx, x: x)
+    with pytest.warns(FutureWarning, match=r"torch.cuda.amp.custom_bwd"):
+        ptl.cuda.amp.custom_bwd(lambda ctx, g: g)
+
+    class Ctx:
+        pass
+    ctx = Ctx()
+    assert forward(ctx, 3) == 3 and ctx._fwd_used_autocast is False
