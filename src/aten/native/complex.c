@@ -46,9 +46,14 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_polar, PTL_OP_angle, PTL_OP_conj, PTL_OP_conj_physical,
     PTL_OP_tril_indices, PTL_OP_triu_indices,   /* they refuse every dtype but int32/int64 */
     PTL_OP_allclose, PTL_OP_equal,   /* isclose(...).all() and eq(...).all(): complex below */
+    /* random.c fills a complex tensor part by part (uniform, normal) and refuses it with
+     * PyTorch's messages (exponential, cauchy) */
+    PTL_OP_rand, PTL_OP_rand_generator, PTL_OP_randn, PTL_OP_randn_generator,
+    PTL_OP_rand_like, PTL_OP_randn_like, PTL_OP_uniform_, PTL_OP_normal_,
+    PTL_OP_normal_float_float, PTL_OP_exponential_, PTL_OP_cauchy_,
 };
 
-/* The ordering ops' own messages (PyTorch 2.13's wording and exception type). */
+/* The ordering and random ops' own messages (PyTorch 2.13's wording and exception type). */
 static const struct {
     PtlOpId op;
     PtlErrorKind kind;
@@ -76,6 +81,29 @@ static const struct {
     {PTL_OP_relu, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
     {PTL_OP_floor, PTL_ERR_NOT_IMPLEMENTED, "floor is not supported for complex inputs"},
     {PTL_OP_ceil, PTL_ERR_NOT_IMPLEMENTED, "ceil is not supported for complex inputs"},
+    {PTL_OP_random_, PTL_ERR_NOT_IMPLEMENTED, "\"random_kernel_cpu\" not implemented for '%s'"},
+    {PTL_OP_random__from, PTL_ERR_RUNTIME, "check_random_bounds handles only integral, "
+     "floating-point and boolean types"},
+    {PTL_OP_random__to, PTL_ERR_RUNTIME, "check_random_bounds handles only integral, "
+     "floating-point and boolean types"},
+    {PTL_OP_randint, PTL_ERR_RUNTIME, "check_random_bounds handles only integral, "
+     "floating-point and boolean types"},
+    {PTL_OP_randint_low, PTL_ERR_RUNTIME, "check_random_bounds handles only integral, "
+     "floating-point and boolean types"},
+    {PTL_OP_randint_generator, PTL_ERR_RUNTIME, "check_random_bounds handles only integral, "
+     "floating-point and boolean types"},
+    {PTL_OP_randint_low_generator, PTL_ERR_RUNTIME, "check_random_bounds handles only "
+     "integral, floating-point and boolean types"},
+    {PTL_OP_randint_like, PTL_ERR_RUNTIME, "check_random_bounds handles only integral, "
+     "floating-point and boolean types"},
+    {PTL_OP_randint_like_low_dtype, PTL_ERR_RUNTIME, "check_random_bounds handles only "
+     "integral, floating-point and boolean types"},
+    {PTL_OP_bernoulli__float, PTL_ERR_NOT_IMPLEMENTED,
+     "\"bernoulli_scalar_cpu_\" not implemented for '%s'"},
+    {PTL_OP_bernoulli__Tensor, PTL_ERR_NOT_IMPLEMENTED,
+     "\"bernoulli_tensor_cpu_self_\" not implemented for '%s'"},
+    {PTL_OP_bernoulli, PTL_ERR_NOT_IMPLEMENTED,
+     "\"bernoulli_tensor_cpu_self_\" not implemented for '%s'"},
     {PTL_OP_sign, PTL_ERR_NOT_IMPLEMENTED,
      "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
      "torch.sgn instead."},

@@ -179,11 +179,12 @@ expanded_f64(PtlTensorImpl *t, int dim, const int64_t *sizes)
     return c;
 }
 
-/* Random mantissa bits of a floating dtype (uniform_ and random_ ranges). */
+/* Random mantissa bits of a floating dtype, or of a complex dtype's parts (uniform_ and
+ * random_ ranges). */
 static int
 mantissa_digits(PtlDtype dt)
 {
-    switch (dt) {
+    switch (ptl_dtype_is_complex(dt) ? ptl_dtype_to_real(dt) : dt) {
     case PTL_DTYPE_FLOAT16:
         return 11;
     case PTL_DTYPE_BFLOAT16:
@@ -196,15 +197,19 @@ mantissa_digits(PtlDtype dt)
 }
 
 
-/* Fills self (borrowed) with job's distribution, drawing self->numel counters from gen
+/* Fills self (borrowed) with job's distribution, drawing one counter an element from gen
  * (NULL: the default generator of self's device), and bumps self's version.  job->out,
  * job->n and job->dt are set here.  A CUDA self (and every self while the tests emulate the
  * CUDA kernels) is filled by the device hook, from the same stream: element i of the
- * row-major order gets the value the CPU gives it.  0 or -1. */
+ * row-major order gets the value the CPU gives it.  A complex self is filled as its real
+ * view (real and imaginary parts interleaved, each drawn as a real number), as PyTorch
+ * fills complex tensors through view_as_real.  0 or -1. */
 static int
 fill(PtlTensorImpl *self, PtlDistJob *job, PtlGenerator *gen)
 {
     PtlTensorImpl *tmp = NULL;
+    int complex = ptl_dtype_is_complex(self->dtype);
+    int64_t n = complex ? 2 * self->numel : self->numel;
     int rc;
     if (self->device.type == PTL_DEVICE_META) {   /* nothing to draw into */
         ptl_tensor_bump_version(self);
@@ -222,18 +227,18 @@ fill(PtlTensorImpl *self, PtlDistJob *job, PtlGenerator *gen)
             return -1;
         }
     }
-    job->dt = self->dtype;
-    job->n = self->numel;
+    job->dt = complex ? ptl_dtype_to_real(self->dtype) : self->dtype;
+    job->n = n;
     job->block_shift = ptl_dist_block_shift(job);
     job->out = ptl_tensor_data(tmp ? tmp : self);
-    ptl_generator_reserve_launch(gen, (uint64_t)self->numel, &job->seed, &job->offset,
-                                 &job->seed_ptr, &job->offset_ptr);
+    ptl_generator_reserve_launch(gen, (uint64_t)n, &job->seed, &job->offset, &job->seed_ptr,
+                                 &job->offset_ptr);
     if (on_device(self)) {
         rc = ptl_device_random_hook(job);
     }
     else {
         void *token = ptl_nogil_begin();
-        rc = ptl_parallel_for(0, self->numel, RANDOM_GRAIN, ptl_random_fill_range, job);
+        rc = ptl_parallel_for(0, n, RANDOM_GRAIN, ptl_random_fill_range, job);
         ptl_nogil_end(token);
     }
     if (rc == 0 && tmp != NULL) {
@@ -288,6 +293,20 @@ static int
 check_floating(const char *kernel, PtlDtype dt, const PtlTensorImpl *on)
 {
     return ptl_dtype_is_floating(dt) ? 0 : not_implemented(kernel, dt, on);
+}
+
+/* uniform and normal also fill complex tensors, part by part */
+static int
+check_floating_or_complex(const char *kernel, PtlDtype dt, const PtlTensorImpl *on)
+{
+    return ptl_dtype_is_complex(dt) ? 0 : check_floating(kernel, dt, on);
+}
+
+/* A complex normal(mean, std) has E|z - mean|^2 = std^2: each part gets std / sqrt(2). */
+static double
+part_std(PtlDtype dt, double std)
+{
+    return ptl_dtype_is_complex(dt) ? std * 0.70710678118654752440 : std;
 }
 
 static int
@@ -513,9 +532,11 @@ rand_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (normal && check_std(j.b) < 0) {
         return -1;
     }
-    if (check_floating(uniform ? "check_uniform_bounds" : "normal_kernel_cpu", dt, NULL) < 0) {
+    if (check_floating_or_complex(uniform ? "check_uniform_bounds" : "normal_kernel_cpu", dt,
+                                  NULL) < 0) {
         return -1;
     }
+    j.b = uniform ? j.b : part_std(dt, j.b);
     PtlTensorImpl *t = new_sized(op, s, size, dt);
     if (t == NULL) {
         return -1;
@@ -532,10 +553,11 @@ rand_like_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int uniform = op->id == PTL_OP_rand_like;
     PtlDtype dt = dtype_arg(op, s, s[0].u.t->dtype);
     PtlDistJob j = job_new(uniform ? PTL_DIST_UNIFORM : PTL_DIST_NORMAL, 0.0, 1.0);
-    if (check_floating(uniform ? "check_uniform_bounds" : "normal_kernel_cpu", dt,
-                       s[0].u.t) < 0) {
+    if (check_floating_or_complex(uniform ? "check_uniform_bounds" : "normal_kernel_cpu", dt,
+                                  s[0].u.t) < 0) {
         return -1;
     }
+    j.b = uniform ? j.b : part_std(dt, j.b);
     PtlTensorImpl *t = new_like_arg(op, s, dt);
     if (t == NULL) {
         return -1;
@@ -561,7 +583,7 @@ sampler__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlDistJob j;
     switch (op->id) {
     case PTL_OP_uniform_:
-        if (check_floating("check_uniform_bounds", dt, self) < 0) {
+        if (check_floating_or_complex("check_uniform_bounds", dt, self) < 0) {
             return -1;
         }
         if (a > b) {
@@ -574,10 +596,10 @@ sampler__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         j.bits = mantissa_digits(dt);
         break;
     case PTL_OP_normal_:
-        if (check_std(b) < 0 || check_floating("normal_kernel_cpu", dt, self) < 0) {
+        if (check_std(b) < 0 || check_floating_or_complex("normal_kernel_cpu", dt, self) < 0) {
             return -1;
         }
-        j = job_new(PTL_DIST_NORMAL, a, b);
+        j = job_new(PTL_DIST_NORMAL, a, part_std(dt, b));
         break;
     case PTL_OP_exponential_:
         if (!(a > 0.0)) {
