@@ -43,7 +43,7 @@ def _calculate_fan_in_and_fan_out(tensor):
 def _calculate_correct_fan(tensor, mode):
     mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
 
@@ -93,9 +93,7 @@ def eye_(tensor):
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
-        tensor.zero_()
-        for i in range(min(tensor.shape)):
-            tensor[i, i] = 1
+        tensor.copy_(_C._functions["eye"](*tensor.shape, dtype=tensor.dtype))
     return tensor
 
 
@@ -150,27 +148,27 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
 
 
 def orthogonal_(tensor, gain=1, generator=None):
-    """A (semi-)orthogonal matrix: Gram-Schmidt on normal samples (Haar-distributed, like
-    PyTorch's QR with sign correction)."""
+    """A (semi-)orthogonal matrix, Haar-distributed: the Q of a QR factorisation of normal
+    samples with its columns' signs set by R's diagonal (so that Q does not depend on the QR
+    routine's sign convention), transposed when there are fewer rows than columns, times
+    gain.  A tensor of more than 2 dims is filled as its (rows, rest) flattening."""
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
+    from .. import linalg
     rows = tensor.size(0)
     cols = tensor.numel() // rows
-    n, m = max(rows, cols), min(rows, cols)
-    samples = _C._functions["empty"]((m, n), dtype=_C.float64).normal_(0, 1, generator=generator)
-    basis = []
-    for v in samples.tolist():
-        for b in basis:
-            dot = sum(x * y for x, y in zip(v, b))
-            v = [x - dot * y for x, y in zip(v, b)]
-        norm = math.sqrt(sum(x * x for x in v))
-        basis.append([x / norm for x in v])
-    q = _C.tensor(basis, dtype=_C.float64)          # m orthonormal rows of length n
-    mat = q.t() if rows >= cols else q              # (rows, cols)
+    fn = _C._functions
+    samples = fn["empty"]((rows, cols), dtype=tensor.dtype).normal_(0, 1, generator=generator)
+    if rows < cols:
+        samples = samples.t()
+    q, r = linalg.qr(samples)
+    q = q * r.diagonal().sign()
+    if rows < cols:
+        q = q.t()
     with no_grad():
-        tensor.view(rows, cols).copy_(mat * gain)
+        tensor.copy_(q.reshape(tensor.shape) * gain)
     return tensor
 
 
@@ -186,3 +184,30 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
             for r in perm[:num_zeros]:
                 tensor[r, col] = 0
     return tensor
+
+
+def _deprecated(new):
+    """The old name (without the trailing underscore) of an initialiser: the same function
+    with PyTorch's FutureWarning."""
+    old = new.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f"Deprecated: use nn.init.{new.__name__}."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
