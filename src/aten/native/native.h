@@ -176,6 +176,11 @@ int ptl_nan_to_num_prepare(const PtlOperator *op, const PtlIValue *s, double *r)
  * 0 or -1.  Shared by the CPU copy and the CUDA one. */
 int ptl_copy_iter_build(PtlTensorIter *it, PtlTensorImpl *dst, PtlTensorImpl *src);
 
+/* The generator argument of a random op (NULL: none given), and the generator its kernels
+ * on dev draw from: gen, or dev's default one when gen is NULL; NULL with PyTorch's error when
+ * gen belongs to another device type (random.c, shared with random_multinomial.c). */
+struct PtlGenerator *ptl_random_generator_arg(const PtlOperator *op, const PtlIValue *s);
+struct PtlGenerator *ptl_random_generator_for(struct PtlGenerator *gen, PtlDevice dev);
 /* The elements [b, e) of a random sampler's job (ctx: a const PtlDistJob *, distributions.h),
  * the chunk function of random.c's fills (random_fill.c).  Always 0. */
 int ptl_random_fill_range(void *ctx, int64_t b, int64_t e);
