@@ -82,6 +82,7 @@ from . import multiprocessing  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401  (does not start MPI: init_process_group does)
 from . import utils  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
 from .special import logit, sinc, xlogy  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import library  # noqa: E402,F401

@@ -1,0 +1,837 @@
+/* fft.c -- the discrete Fourier transforms under torch.fft: _fft_c2c, _fft_r2c and
+ * _fft_c2r.  Mirrors ATen/native/SpectralOps.cpp (the ops) and ATen/native/mkl/
+ * SpectralOps.cpp (the CPU kernels, which call pocketfft there; the transform here is our
+ * own).  Derivatives: Note [FFT derivatives] in autograd/derivatives/fft.c.
+ *
+ * Note [FFT kernel]
+ * ~~~~~~~~~~~~~~~~~
+ * A transform over several dims is a 1-D transform of every line along one dim after
+ * another.  A line is copied into a contiguous scratch line of complex doubles, transformed
+ * there and written back, so any strides (and any dtype pair) cost one gather and one
+ * scatter; lines are split over the thread pool (FFT_GRAIN_POINTS points per task at
+ * least).  The first pass reads the input tensor and writes the output; later passes work in
+ * place on the output; the last pass applies the normalization's scale.
+ *
+ * The 1-D transform of n points is an iterative mixed-radix Stockham FFT (decimation in
+ * time, ping-pong between two buffers, so there is no bit reversal): n = p_1 ... p_k with
+ * radices 4, 2, 3, 5 written out and any other prime up to FFT_MAX_RADIX as a direct
+ * O(p^2) butterfly.  After the stages of radices p_1 .. p_s (product l), the buffer holds,
+ * for each residue k < r = n / l, the l-point DFT of x[k], x[k + r], ... at [j r + k]; a
+ * stage of radix p turns p of those into one of l p points:
+ *     X_k^(lp)[j + l v] = sum_q w_p^(q v) (w_lp^(q j) X_(k + r' q)^(l)[j]),  r' = n / (l p)
+ * whose twiddles w_lp^(q j) each plan precomputes.  A length with a prime factor above
+ * FFT_MAX_RADIX goes through Bluestein's chirp-z: X_k = c_k sum_j (x_j c_j) conj(c_(k-j))
+ * with c_j = exp(-i pi j^2 / n), a convolution computed with a power-of-two FFT of
+ * M >= 2n - 1 points (the plan keeps the transformed chirp).  The backward direction is
+ * conj(F(conj(x))).  Every angle is reduced exactly in integers (q j mod L, j^2 mod 2n)
+ * before cos/sin, so twiddles are correctly rounded doubles.
+ *
+ * Both precisions compute in double: float32 lines are widened on the gather and rounded
+ * on the scatter (PyTorch's pocketfft computes float32 in float32), so a complex64 result
+ * is the correctly rounded double result, about 1e-7 of the input's norm.  One code path
+ * serves both; a float32 path would be faster and less accurate.
+ *
+ * Plans (factors, twiddles, the Bluestein chirp) are built once per length and kept in a
+ * small cache shared by all threads (FFT_CACHE entries, least recently used dropped); a
+ * plan is immutable and refcounted, so a call holds its plans while another thread evicts
+ * them. */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "../../c10/parallel.h"
+#include "native.h"
+
+#define FFT_MAX_RADIX 31
+#define FFT_MAX_STAGES 64
+#define FFT_CACHE 16
+#define FFT_GRAIN_POINTS 16384
+#define FFT_TWO_PI 6.28318530717958647692
+
+typedef struct Cpx {
+    double re, im;
+} Cpx;
+
+typedef struct Stage {
+    int p;            /* radix */
+    int64_t l;        /* points per DFT before the stage */
+    int64_t r;        /* residues after the stage: n / (l p) */
+    const Cpx *tw;    /* tw[j (p - 1) + q - 1] = w_(lp)^(q j), j < l, 0 < q < p */
+    const Cpx *root;  /* generic radix: root[m] = w_p^m, m < p; NULL otherwise */
+} Stage;
+
+typedef struct FftPlan {
+    atomic_int refcnt;
+    int64_t n;
+    int nstages;
+    Stage stages[FFT_MAX_STAGES];
+    Cpx *table;              /* owns every stage's tw and root */
+    struct FftPlan *sub;     /* Bluestein: the plan of M points (owned), else NULL */
+    int64_t m;               /* Bluestein's M */
+    Cpx *chirp;              /* c_j, j < n */
+    Cpx *bhat;               /* F(b) / M with b_j = conj(c_|j|) wrapped around M */
+} FftPlan;
+
+/* exp(-2 pi i num / den) for 0 <= num < den */
+static Cpx
+unit_root(int64_t num, int64_t den)
+{
+    double a = -FFT_TWO_PI * ((double)num / (double)den);
+    return (Cpx){cos(a), sin(a)};
+}
+
+static void plan_free(FftPlan *p);
+static FftPlan *plan_new(int64_t n);
+
+/* ---- the stages ---- */
+
+static inline Cpx
+cmul(Cpx a, Cpx b)
+{
+    return (Cpx){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+
+/* -i z */
+static inline Cpx
+mul_neg_i(Cpx z)
+{
+    return (Cpx){z.im, -z.re};
+}
+
+static inline Cpx
+cadd(Cpx a, Cpx b)
+{
+    return (Cpx){a.re + b.re, a.im + b.im};
+}
+
+static inline Cpx
+csub(Cpx a, Cpx b)
+{
+    return (Cpx){a.re - b.re, a.im - b.im};
+}
+
+static inline Cpx
+cscale(Cpx a, double s)
+{
+    return (Cpx){a.re * s, a.im * s};
+}
+
+/* A butterfly: the p-point DFT of a[0..p) in place (st: the generic one's roots). */
+typedef void (*Butterfly)(Cpx *a, const Stage *st);
+
+/* One stage of radix p (Note [FFT kernel]): for each j, its twiddles w^(qj); for each k,
+ * the p inputs in[(j p + q) r + k] twiddled, the butterfly, the outputs out[(j + l v) r +
+ * k].  Inlined into each radix's stage with p and bf constant, so the q and v loops unroll
+ * and the k loop runs over contiguous rows. */
+static inline __attribute__((always_inline)) void
+stage_run(const Stage *st, const Cpx *in, Cpx *out, const int p, Butterfly bf)
+{
+    const int64_t l = st->l, r = st->r;
+    Cpx a[FFT_MAX_RADIX], w[FFT_MAX_RADIX];
+    for (int64_t j = 0; j < l; j++) {
+        const Cpx *src = in + j * p * r;
+        Cpx *dst = out + j * r;
+        for (int q = 1; q < p; q++) {
+            w[q] = st->tw[j * (p - 1) + q - 1];
+        }
+        for (int64_t k = 0; k < r; k++) {
+            a[0] = src[k];
+            for (int q = 1; q < p; q++) {
+                a[q] = j == 0 ? src[q * r + k] : cmul(src[q * r + k], w[q]);
+            }
+            bf(a, st);
+            for (int v = 0; v < p; v++) {
+                dst[v * l * r + k] = a[v];
+            }
+        }
+    }
+}
+
+static inline void
+bf2(Cpx *a, const Stage *st)
+{
+    (void)st;
+    Cpx t = a[1];
+    a[1] = csub(a[0], t);
+    a[0] = cadd(a[0], t);
+}
+
+static inline void
+bf4(Cpx *a, const Stage *st)
+{
+    (void)st;
+    Cpx t0 = cadd(a[0], a[2]), t1 = csub(a[0], a[2]);
+    Cpx t2 = cadd(a[1], a[3]), t3 = mul_neg_i(csub(a[1], a[3]));
+    a[0] = cadd(t0, t2);
+    a[1] = cadd(t1, t3);
+    a[2] = csub(t0, t2);
+    a[3] = csub(t1, t3);
+}
+
+/* w_3 = -1/2 - i sqrt(3)/2 */
+static inline void
+bf3(Cpx *a, const Stage *st)
+{
+    (void)st;
+    const double s3 = 0.86602540378443864676;
+    Cpx t = cadd(a[1], a[2]);
+    Cpx m = csub(a[0], cscale(t, 0.5));
+    Cpx s = mul_neg_i(cscale(csub(a[1], a[2]), s3));
+    a[0] = cadd(a[0], t);
+    a[1] = cadd(m, s);
+    a[2] = csub(m, s);
+}
+
+/* with t1 = a1 + a4, t2 = a2 + a3, d1 = a1 - a4, d2 = a2 - a3 and th = 2 pi / 5:
+ * b1, b4 = a0 + c1 t1 + c2 t2 -+ i (s1 d1 + s2 d2), b2, b3 = a0 + c2 t1 + c1 t2 -+ i (s2 d1
+ * - s1 d2), c_m = cos(m th), s_m = sin(m th) */
+static inline void
+bf5(Cpx *a, const Stage *st)
+{
+    (void)st;
+    const double c1 = 0.30901699437494742410, c2 = -0.80901699437494742410;
+    const double s1 = 0.95105651629515357212, s2 = 0.58778525229247312917;
+    Cpx t1 = cadd(a[1], a[4]), t2 = cadd(a[2], a[3]);
+    Cpx d1 = csub(a[1], a[4]), d2 = csub(a[2], a[3]);
+    Cpx m1 = cadd(a[0], cadd(cscale(t1, c1), cscale(t2, c2)));
+    Cpx m2 = cadd(a[0], cadd(cscale(t1, c2), cscale(t2, c1)));
+    Cpx n1 = mul_neg_i(cadd(cscale(d1, s1), cscale(d2, s2)));
+    Cpx n2 = mul_neg_i(csub(cscale(d1, s2), cscale(d2, s1)));
+    a[0] = cadd(a[0], cadd(t1, t2));
+    a[1] = cadd(m1, n1);
+    a[4] = csub(m1, n1);
+    a[2] = cadd(m2, n2);
+    a[3] = csub(m2, n2);
+}
+
+/* any prime p <= FFT_MAX_RADIX: b_v = sum_q a_q w_p^(q v mod p) */
+static void
+bf_generic(Cpx *a, const Stage *st)
+{
+    const int p = st->p;
+    Cpx b[FFT_MAX_RADIX];
+    for (int v = 0; v < p; v++) {
+        Cpx s = a[0];
+        int e = 0;
+        for (int q = 1; q < p; q++) {
+            e += v;
+            e -= e >= p ? p : 0;
+            s = cadd(s, cmul(a[q], st->root[e]));
+        }
+        b[v] = s;
+    }
+    memcpy(a, b, sizeof(Cpx) * (size_t)p);
+}
+
+static void
+radix2(const Stage *st, const Cpx *in, Cpx *out)
+{
+    stage_run(st, in, out, 2, bf2);
+}
+
+static void
+radix3(const Stage *st, const Cpx *in, Cpx *out)
+{
+    stage_run(st, in, out, 3, bf3);
+}
+
+static void
+radix4(const Stage *st, const Cpx *in, Cpx *out)
+{
+    stage_run(st, in, out, 4, bf4);
+}
+
+static void
+radix5(const Stage *st, const Cpx *in, Cpx *out)
+{
+    stage_run(st, in, out, 5, bf5);
+}
+
+static void
+radix_generic(const Stage *st, const Cpx *in, Cpx *out)
+{
+    stage_run(st, in, out, st->p, bf_generic);
+}
+
+/* The forward DFT of x[0..n) in place; work holds plan_scratch(p) - n points.  See Note
+ * [FFT kernel]. */
+static void
+plan_exec(const FftPlan *p, Cpx *x, Cpx *work)
+{
+    if (p->sub != NULL) {   /* Bluestein */
+        const int64_t n = p->n, m = p->m;
+        Cpx *a = work, *w2 = work + m;
+        for (int64_t j = 0; j < n; j++) {
+            a[j] = cmul(x[j], p->chirp[j]);
+        }
+        memset(a + n, 0, sizeof(Cpx) * (size_t)(m - n));
+        plan_exec(p->sub, a, w2);
+        for (int64_t k = 0; k < m; k++) {   /* the inverse through conj(F(conj(.))) */
+            Cpx z = cmul(a[k], p->bhat[k]);
+            a[k] = (Cpx){z.re, -z.im};
+        }
+        plan_exec(p->sub, a, w2);
+        for (int64_t k = 0; k < n; k++) {
+            x[k] = cmul((Cpx){a[k].re, -a[k].im}, p->chirp[k]);
+        }
+        return;
+    }
+    Cpx *in = x, *out = work;
+    for (int s = 0; s < p->nstages; s++) {
+        const Stage *st = &p->stages[s];
+        switch (st->p) {
+        case 2: radix2(st, in, out); break;
+        case 3: radix3(st, in, out); break;
+        case 4: radix4(st, in, out); break;
+        case 5: radix5(st, in, out); break;
+        default: radix_generic(st, in, out); break;
+        }
+        Cpx *t = in;
+        in = out;
+        out = t;
+    }
+    if (in != x) {
+        memcpy(x, in, sizeof(Cpx) * (size_t)p->n);
+    }
+}
+
+/* points of scratch a transform of p needs: the line and plan_exec's work */
+static int64_t
+plan_scratch(const FftPlan *p)
+{
+    return p->sub != NULL ? p->n + 2 * p->m : 2 * p->n;
+}
+
+/* ---- plans ---- */
+
+static void
+plan_free(FftPlan *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    if (p->sub != NULL) {
+        plan_free(p->sub);
+    }
+    free(p->table);
+    free(p->chirp);
+    free(p->bhat);
+    free(p);
+}
+
+/* the Bluestein part of plan p of n points (Note [FFT kernel]); 0 or -1 */
+static int
+plan_bluestein(FftPlan *p, int64_t n)
+{
+    int64_t m = 1;
+    while (m < 2 * n - 1) {
+        m *= 2;
+    }
+    p->m = m;
+    p->chirp = malloc(sizeof(Cpx) * (size_t)n);
+    p->bhat = calloc((size_t)m, sizeof(Cpx));
+    Cpx *work = malloc(sizeof(Cpx) * (size_t)m);
+    if (p->chirp == NULL || p->bhat == NULL || work == NULL ||
+        (p->sub = plan_new(m)) == NULL) {
+        free(work);
+        return -1;
+    }
+    /* exp(-i pi j^2 / n) = exp(-2 pi i (j^2 mod 2n) / 2n), with (j + 1)^2 = j^2 + 2j + 1 */
+    for (int64_t j = 0, j2 = 0; j < n; j++) {
+        p->chirp[j] = unit_root(j2, 2 * n);
+        j2 = (j2 + 2 * j + 1) % (2 * n);
+    }
+    for (int64_t j = 0; j < n; j++) {
+        Cpx b = {p->chirp[j].re / (double)m, -p->chirp[j].im / (double)m};
+        p->bhat[j] = b;
+        if (j > 0) {
+            p->bhat[m - j] = b;
+        }
+    }
+    plan_exec(p->sub, p->bhat, work);
+    free(work);
+    return 0;
+}
+
+/* A plan of n >= 1 points, refcount 1; NULL with a MemoryError. */
+static FftPlan *
+plan_new(int64_t n)
+{
+    int radices[FFT_MAX_STAGES], ns = 0;
+    int64_t rest = n;
+    while (rest % 4 == 0) {
+        radices[ns++] = 4;
+        rest /= 4;
+    }
+    for (int64_t f = 2; rest > 1 && f <= FFT_MAX_RADIX; f++) {
+        while (rest % f == 0) {
+            radices[ns++] = (int)f;
+            rest /= f;
+        }
+    }
+    FftPlan *p = calloc(1, sizeof(FftPlan));
+    if (p == NULL) {
+        goto error;
+    }
+    atomic_init(&p->refcnt, 1);
+    p->n = n;
+    if (rest > 1) {
+        if (plan_bluestein(p, n) < 0) {
+            goto error;
+        }
+        return p;
+    }
+    int64_t total = 0, l = 1;
+    for (int s = 0; s < ns; s++) {
+        total += (int64_t)(radices[s] - 1) * l + (radices[s] > 5 ? radices[s] : 0);
+        l *= radices[s];
+    }
+    if ((p->table = malloc(sizeof(Cpx) * (size_t)(total + 1))) == NULL) {
+        goto error;
+    }
+    Cpx *t = p->table;
+    l = 1;
+    for (int s = 0; s < ns; s++) {
+        Stage *st = &p->stages[s];
+        const int r = radices[s];
+        const int64_t len = l * r;
+        st->p = r;
+        st->l = l;
+        st->r = n / len;
+        st->tw = t;
+        for (int64_t j = 0; j < l; j++) {
+            for (int q = 1; q < r; q++) {
+                *t++ = unit_root((q * j) % len, len);
+            }
+        }
+        st->root = NULL;
+        if (r > 5) {
+            st->root = t;
+            for (int m = 0; m < r; m++) {
+                *t++ = unit_root(m, r);
+            }
+        }
+        l = len;
+    }
+    p->nstages = ns;
+    return p;
+error:
+    plan_free(p);
+    ptl_error_set(PTL_ERR_MEMORY, "fft: out of memory building a plan of %lld points",
+                  (long long)n);
+    return NULL;
+}
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static FftPlan *cache[FFT_CACHE];   /* most recently used first; owns one ref each */
+
+static void
+plan_release(FftPlan *p)
+{
+    if (p != NULL && atomic_fetch_sub(&p->refcnt, 1) == 1) {
+        plan_free(p);
+    }
+}
+
+/* The plan of n points from the cache, or a new one put there.  New ref, or NULL. */
+static FftPlan *
+plan_get(int64_t n)
+{
+    pthread_mutex_lock(&cache_lock);
+    for (int i = 0; i < FFT_CACHE && cache[i] != NULL; i++) {
+        if (cache[i]->n == n) {
+            FftPlan *p = cache[i];
+            memmove(cache + 1, cache, sizeof(FftPlan *) * (size_t)i);
+            cache[0] = p;
+            atomic_fetch_add(&p->refcnt, 1);
+            pthread_mutex_unlock(&cache_lock);
+            return p;
+        }
+    }
+    pthread_mutex_unlock(&cache_lock);
+    FftPlan *p = plan_new(n);
+    if (p == NULL) {
+        return NULL;
+    }
+    pthread_mutex_lock(&cache_lock);
+    FftPlan *dropped = cache[FFT_CACHE - 1];
+    memmove(cache + 1, cache, sizeof(FftPlan *) * (FFT_CACHE - 1));
+    cache[0] = p;
+    atomic_fetch_add(&p->refcnt, 1);
+    pthread_mutex_unlock(&cache_lock);
+    plan_release(dropped);
+    return p;
+}
+
+/* ---- lines ---- */
+
+enum { PASS_C2C, PASS_R2C, PASS_C2R };
+
+/* One pass: the 1-D transform of every line along dim `d` from src to dst.  Both tensors
+ * have the same sizes but along d; src holds `in_len` points there and dst `out_len`. */
+typedef struct Pass {
+    const FftPlan *plan;
+    int kind;               /* PASS_* */
+    int inverse;            /* C2C: the backward direction (C2R always is) */
+    double scale;
+    int dim, d;
+    int64_t sizes[PTL_MAX_DIMS];   /* the iteration shape (d: 1) */
+    const char *src;
+    int64_t sstr[PTL_MAX_DIMS];    /* bytes */
+    PtlDtype sdt;
+    char *dst;
+    int64_t dstr[PTL_MAX_DIMS];    /* bytes */
+    PtlDtype ddt;
+    int64_t in_len, out_len;
+} Pass;
+
+/* the complex point i of a line of dtype dt at p with byte stride s */
+static inline Cpx
+load_c(const char *p, int64_t s, int64_t i, int f32)
+{
+    if (f32) {
+        const float *z = (const float *)(p + i * s);
+        return (Cpx){z[0], z[1]};
+    }
+    const double *z = (const double *)(p + i * s);
+    return (Cpx){z[0], z[1]};
+}
+
+static void
+gather(const Pass *ps, const char *p, Cpx *x)
+{
+    const int64_t n = ps->plan->n, s = ps->sstr[ps->d];
+    const int f32 = ps->sdt == PTL_DTYPE_FLOAT32 || ps->sdt == PTL_DTYPE_COMPLEX64;
+    if (ps->kind == PASS_R2C) {
+        for (int64_t i = 0; i < n; i++) {
+            x[i] = (Cpx){f32 ? *(const float *)(p + i * s) : *(const double *)(p + i * s), 0};
+        }
+    } else if (ps->kind == PASS_C2C) {
+        for (int64_t i = 0; i < n; i++) {
+            Cpx z = load_c(p, s, i, f32);
+            x[i] = ps->inverse ? (Cpx){z.re, -z.im} : z;
+        }
+    } else {
+        /* the Hermitian extension of the half spectrum x_0 .. x_(n/2), conjugated for the
+         * backward direction: X_0 and X_(n/2) (n even) are real, X_(n-k) = conj(X_k) */
+        const int64_t half = n / 2 + 1;
+        for (int64_t k = 0; k < half; k++) {
+            Cpx z = load_c(p, s, k, f32);
+            x[k] = (Cpx){z.re, -z.im};
+            if (k > 0 && n - k >= half) {
+                x[n - k] = z;
+            }
+        }
+        x[0].im = 0;
+        if (n % 2 == 0) {
+            x[n / 2].im = 0;
+        }
+    }
+}
+
+static void
+scatter(const Pass *ps, const Cpx *x, char *p)
+{
+    const int64_t s = ps->dstr[ps->d], len = ps->out_len;
+    const int f32 = ps->ddt == PTL_DTYPE_FLOAT32 || ps->ddt == PTL_DTYPE_COMPLEX64;
+    const double sc = ps->scale, sim = ps->inverse ? -sc : sc;
+    if (ps->kind == PASS_C2R) {
+        for (int64_t i = 0; i < len; i++) {
+            if (f32) {
+                *(float *)(p + i * s) = (float)(x[i].re * sc);
+            } else {
+                *(double *)(p + i * s) = x[i].re * sc;
+            }
+        }
+        return;
+    }
+    for (int64_t i = 0; i < len; i++) {
+        if (f32) {
+            float *z = (float *)(p + i * s);
+            z[0] = (float)(x[i].re * sc);
+            z[1] = (float)(x[i].im * sim);
+        } else {
+            double *z = (double *)(p + i * s);
+            z[0] = x[i].re * sc;
+            z[1] = x[i].im * sim;
+        }
+    }
+}
+
+static int
+pass_lines(void *ctx, int64_t begin, int64_t end)
+{
+    const Pass *ps = ctx;
+    Cpx *x = malloc(sizeof(Cpx) * (size_t)plan_scratch(ps->plan));
+    if (x == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "fft: out of memory");
+    }
+    for (int64_t line = begin; line < end; line++) {
+        int64_t rem = line, so = 0, dof = 0;
+        for (int i = ps->dim - 1; i >= 0; i--) {
+            int64_t idx = rem % ps->sizes[i];
+            rem /= ps->sizes[i];
+            so += idx * ps->sstr[i];
+            dof += idx * ps->dstr[i];
+        }
+        gather(ps, ps->src + so, x);
+        plan_exec(ps->plan, x, x + ps->plan->n);
+        scatter(ps, x, ps->dst + dof);
+    }
+    free(x);
+    return 0;
+}
+
+/* Runs one pass over src (its points along d: in_len) into dst; 0 or -1. */
+static int
+run_pass(int kind, int inverse, double scale, int d, int64_t n, PtlTensorImpl *src,
+         PtlTensorImpl *dst)
+{
+    Pass ps = {.kind = kind, .inverse = inverse, .scale = scale, .dim = dst->dim, .d = d,
+               .src = ptl_tensor_data(src), .sdt = src->dtype, .dst = ptl_tensor_data(dst),
+               .ddt = dst->dtype, .out_len = dst->sizes[d]};
+    const int64_t sis = (int64_t)ptl_tensor_itemsize(src), dis = (int64_t)ptl_tensor_itemsize(dst);
+    int64_t lines = 1;
+    for (int i = 0; i < dst->dim; i++) {
+        ps.sizes[i] = i == d ? 1 : dst->sizes[i];
+        ps.sstr[i] = src->strides[i] * sis;
+        ps.dstr[i] = dst->strides[i] * dis;
+        lines *= ps.sizes[i];
+    }
+    if (lines == 0) {
+        return 0;
+    }
+    FftPlan *plan = plan_get(n);
+    if (plan == NULL) {
+        return -1;
+    }
+    ps.plan = plan;
+    int64_t grain = FFT_GRAIN_POINTS / n > 1 ? FFT_GRAIN_POINTS / n : 1;
+    void *tok = lines * n >= FFT_GRAIN_POINTS ? ptl_nogil_begin() : NULL;
+    int rc = ptl_parallel_for(0, lines, grain, pass_lines, &ps);
+    ptl_nogil_end(tok);
+    plan_release(plan);
+    return rc;
+}
+
+/* ---- the operators ---- */
+
+/* Wraps and checks the dims of s[1] against self (distinct, in range) into out; the count,
+ * or -1 with the error set. */
+static int
+fft_dims(const PtlIValue *s, const char *name, int64_t *out)
+{
+    const PtlTensorImpl *self = s[0].u.t;
+    const int64_t nd = s[1].u.il.n;
+    if (nd > self->dim) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: got %lld dims for a %d-d tensor", name,
+                             (long long)nd, self->dim);
+    }
+    for (int64_t i = 0; i < nd; i++) {
+        out[i] = s[1].u.il.data[i];
+        if (ptl_wrap_dim(&out[i], self->dim) < 0) {
+            return -1;
+        }
+        for (int64_t j = 0; j < i; j++) {
+            if (out[j] == out[i]) {
+                return ptl_error_set(PTL_ERR_RUNTIME, "%s: dims must be unique", name);
+            }
+        }
+    }
+    if (s[2].u.i < 0 || s[2].u.i > 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: invalid normalization %lld", name,
+                             (long long)s[2].u.i);
+    }
+    return (int)nd;
+}
+
+/* 1, 1/sqrt(n) or 1/n for normalization 0, 1, 2 and the signal's n points */
+static double
+norm_scale(int64_t normalization, double n)
+{
+    return normalization == 0 ? 1.0 : normalization == 1 ? 1.0 / sqrt(n) : 1.0 / n;
+}
+
+static int
+check_device(const PtlTensorImpl *t, const char *name)
+{
+    if (t->device.type != PTL_DEVICE_CPU) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "%s: only CPU tensors are supported",
+                             name);
+    }
+    return 0;
+}
+
+/* c2c over dims[0..nd) from src into out (both of out's sizes), the scale on the last
+ * pass; the first pass reads src, the others work in place on out.  0 or -1. */
+static int
+c2c_passes(PtlTensorImpl *src, PtlTensorImpl *out, const int64_t *dims, int nd, int inverse,
+           double scale, int scale_last)
+{
+    for (int i = nd - 1; i >= 0; i--) {
+        int d = (int)dims[i];
+        if (run_pass(PASS_C2C, inverse, i == 0 && scale_last ? scale : 1.0, d, out->sizes[d],
+                     i == nd - 1 ? src : out, out) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+zero_fill(PtlTensorImpl *t)
+{
+    memset(ptl_tensor_data(t), 0, (size_t)t->numel * ptl_tensor_itemsize(t));
+    return 0;
+}
+
+/* _fft_c2c(Tensor self, int[] dim, int normalization, bool forward) -> Tensor */
+static int
+fft_c2c_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *out = NULL;
+    int64_t dims[PTL_MAX_DIMS];
+    int nd = fft_dims(s, "_fft_c2c", dims);
+    if (nd < 0 || check_device(self, "_fft_c2c") < 0) {
+        return -1;
+    }
+    PTL_CHECK(ptl_dtype_is_complex(self->dtype), PTL_ERR_RUNTIME,
+              "_fft_c2c: expected a complex input tensor, but got %s",
+              ptl_dtype_name(self->dtype));
+    if (nd == 0) {
+        PtlIValue v[1] = {ptl_iv_tensor(self)};
+        return ptl_kernel_return(s, ptl_call_k(PTL_OP_clone, 1, v));
+    }
+    if ((out = ptl_empty(self->dim, self->sizes, self->dtype, self->device)) == NULL) {
+        goto error;
+    }
+    double n = 1;
+    for (int i = 0; i < nd; i++) {
+        n *= (double)self->sizes[dims[i]];
+    }
+    if (out->numel > 0 && c2c_passes(self, out, dims, nd, !s[3].u.b,
+                                     norm_scale(s[2].u.i, n), 1) < 0) {
+        goto error;
+    }
+    return ptl_kernel_return(s, out);
+error:
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* _fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor: the last dim
+ * first (real to complex), then c2c over the others in place */
+static int
+fft_r2c_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *out = NULL;
+    int64_t dims[PTL_MAX_DIMS], sizes[PTL_MAX_DIMS];
+    int nd = fft_dims(s, "_fft_r2c", dims);
+    if (nd < 0 || check_device(self, "_fft_r2c") < 0) {
+        return -1;
+    }
+    PTL_CHECK(self->dtype == PTL_DTYPE_FLOAT32 || self->dtype == PTL_DTYPE_FLOAT64,
+              PTL_ERR_RUNTIME, "_fft_r2c: expected a real input tensor, but got %s",
+              ptl_dtype_name(self->dtype));
+    PTL_CHECK(nd > 0, PTL_ERR_RUNTIME, "_fft_r2c: expected at least one dim");
+    int last = (int)dims[nd - 1];
+    const int64_t n = self->sizes[last];
+    memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->dim);
+    sizes[last] = s[3].u.b ? n / 2 + 1 : n;
+    if ((out = ptl_empty(self->dim, sizes, ptl_dtype_to_complex(self->dtype),
+                         self->device)) == NULL) {
+        goto error;
+    }
+    double total = 1;
+    for (int i = 0; i < nd; i++) {
+        total *= (double)self->sizes[dims[i]];
+    }
+    const double scale = norm_scale(s[2].u.i, total);
+    if (self->numel == 0) {
+        zero_fill(out);
+    } else if (out->numel > 0 &&
+               (run_pass(PASS_R2C, 0, nd == 1 ? scale : 1.0, last, n, self, out) < 0 ||
+                c2c_passes(out, out, dims, nd - 1, 0, scale, 1) < 0)) {
+        goto error;
+    }
+    return ptl_kernel_return(s, out);
+error:
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* _fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor: the
+ * backward c2c over all dims but the last (into a copy of the first n/2 + 1 bins of the
+ * last), then the last dim complex to real */
+static int
+fft_c2r_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *out = NULL, *mid = NULL;
+    int64_t dims[PTL_MAX_DIMS], sizes[PTL_MAX_DIMS];
+    int nd = fft_dims(s, "_fft_c2r", dims);
+    if (nd < 0 || check_device(self, "_fft_c2r") < 0) {
+        return -1;
+    }
+    PTL_CHECK(ptl_dtype_is_complex(self->dtype), PTL_ERR_RUNTIME,
+              "_fft_c2r: expected a complex input tensor, but got %s",
+              ptl_dtype_name(self->dtype));
+    PTL_CHECK(nd > 0, PTL_ERR_RUNTIME, "_fft_c2r: expected at least one dim");
+    const int last = (int)dims[nd - 1];
+    const int64_t n = s[3].u.i, half = n / 2 + 1;
+    PTL_CHECK(n >= 1, PTL_ERR_RUNTIME, "_fft_c2r: expected last_dim_size >= 1, got %lld",
+              (long long)n);
+    PTL_CHECK(self->sizes[last] >= half || self->numel == 0, PTL_ERR_RUNTIME,
+              "_fft_c2r: %lld points need %lld input bins along dim %d, got %lld",
+              (long long)n, (long long)half, last, (long long)self->sizes[last]);
+    memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->dim);
+    sizes[last] = n;
+    if ((out = ptl_empty(self->dim, sizes, ptl_dtype_to_real(self->dtype),
+                         self->device)) == NULL) {
+        goto error;
+    }
+    double total = 1;
+    for (int i = 0; i < nd; i++) {
+        total *= (double)out->sizes[dims[i]];
+    }
+    if (self->numel == 0) {
+        zero_fill(out);
+        return ptl_kernel_return(s, out);
+    }
+    if (out->numel == 0) {
+        return ptl_kernel_return(s, out);
+    }
+    PtlTensorImpl *src = self;
+    if (nd > 1) {
+        sizes[last] = half;
+        if ((mid = ptl_empty(self->dim, sizes, self->dtype, self->device)) == NULL ||
+            c2c_passes(self, mid, dims, nd - 1, 1, 1.0, 0) < 0) {
+            goto error;
+        }
+        src = mid;
+    }
+    if (run_pass(PASS_C2R, 1, norm_scale(s[2].u.i, total), last, n, src, out) < 0) {
+        goto error;
+    }
+    ptl_xdecref(mid);
+    return ptl_kernel_return(s, out);
+error:
+    ptl_xdecref(mid);
+    ptl_xdecref(out);
+    return -1;
+}
+
+static const PtlKernelReg fft_kernels[] = {
+    {PTL_OP__fft_c2c, PTL_KEY_CPU, fft_c2c_cpu},
+    {PTL_OP__fft_r2c, PTL_KEY_CPU, fft_r2c_cpu},
+    {PTL_OP__fft_c2r, PTL_KEY_CPU, fft_c2r_cpu},
+};
+PTL_DEFINE_REGISTER(fft_kernels)
