@@ -43,6 +43,7 @@
 
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
+#include "../loops.h"
 #include "native.h"
 
 #define FFT_MAX_RADIX 31
@@ -73,6 +74,9 @@ typedef struct FftPlan {
     int64_t m;               /* Bluestein's M */
     Cpx *chirp;              /* c_j, j < n */
     Cpx *bhat;               /* F(b) / M with b_j = conj(c_|j|) wrapped around M */
+    int real;                /* a real plan (Note [Real FFT]): n even, */
+    struct FftPlan *half;    /* the complex plan of n/2 points (owned) */
+    Cpx *rtw;                /* and w_n^k, k < n/2 */
 } FftPlan;
 
 /* exp(-2 pi i num / den) for 0 <= num < den */
@@ -226,31 +230,31 @@ bf_generic(Cpx *a, const Stage *st)
     memcpy(a, b, sizeof(Cpx) * (size_t)p);
 }
 
-static void
+PTL_LOOP_CLONES_WIDE static void
 radix2(const Stage *st, const Cpx *in, Cpx *out)
 {
     stage_run(st, in, out, 2, bf2);
 }
 
-static void
+PTL_LOOP_CLONES_WIDE static void
 radix3(const Stage *st, const Cpx *in, Cpx *out)
 {
     stage_run(st, in, out, 3, bf3);
 }
 
-static void
+PTL_LOOP_CLONES_WIDE static void
 radix4(const Stage *st, const Cpx *in, Cpx *out)
 {
     stage_run(st, in, out, 4, bf4);
 }
 
-static void
+PTL_LOOP_CLONES_WIDE static void
 radix5(const Stage *st, const Cpx *in, Cpx *out)
 {
     stage_run(st, in, out, 5, bf5);
 }
 
-static void
+PTL_LOOP_CLONES_WIDE static void
 radix_generic(const Stage *st, const Cpx *in, Cpx *out)
 {
     stage_run(st, in, out, st->p, bf_generic);
@@ -298,11 +302,12 @@ plan_exec(const FftPlan *p, Cpx *x, Cpx *work)
     }
 }
 
-/* points of scratch a transform of p needs: the line and plan_exec's work */
+/* points of scratch a transform of p needs: the line and plan_exec's work (a real plan:
+ * the line of n points, then the half plan's) */
 static int64_t
 plan_scratch(const FftPlan *p)
 {
-    return p->sub != NULL ? p->n + 2 * p->m : 2 * p->n;
+    return p->real ? p->n + plan_scratch(p->half) : p->sub != NULL ? p->n + 2 * p->m : 2 * p->n;
 }
 
 /* ---- plans ---- */
@@ -316,6 +321,10 @@ plan_free(FftPlan *p)
     if (p->sub != NULL) {
         plan_free(p->sub);
     }
+    if (p->half != NULL) {
+        plan_free(p->half);
+    }
+    free(p->rtw);
     free(p->table);
     free(p->chirp);
     free(p->bhat);
@@ -425,6 +434,31 @@ error:
     return NULL;
 }
 
+/* A real plan of n (even) points, refcount 1; NULL with a MemoryError. */
+static FftPlan *
+plan_new_real(int64_t n)
+{
+    const int64_t h = n / 2;
+    FftPlan *p = calloc(1, sizeof(FftPlan));
+    if (p == NULL || (p->rtw = malloc(sizeof(Cpx) * (size_t)h)) == NULL) {
+        plan_free(p);
+        ptl_error_set(PTL_ERR_MEMORY, "fft: out of memory building a plan of %lld points",
+                      (long long)n);
+        return NULL;
+    }
+    atomic_init(&p->refcnt, 1);
+    p->n = n;
+    p->real = 1;
+    if ((p->half = plan_new(h)) == NULL) {
+        plan_free(p);
+        return NULL;
+    }
+    for (int64_t k = 0; k < h; k++) {
+        p->rtw[k] = unit_root(k, n);
+    }
+    return p;
+}
+
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static FftPlan *cache[FFT_CACHE];   /* most recently used first; owns one ref each */
 
@@ -436,13 +470,15 @@ plan_release(FftPlan *p)
     }
 }
 
-/* The plan of n points from the cache, or a new one put there.  New ref, or NULL. */
+/* The plan of n points (a real one when `real` and n is even) from the cache, or a new one
+ * put there.  New ref, or NULL. */
 static FftPlan *
-plan_get(int64_t n)
+plan_get(int64_t n, int real)
 {
+    real = real && n % 2 == 0;
     pthread_mutex_lock(&cache_lock);
     for (int i = 0; i < FFT_CACHE && cache[i] != NULL; i++) {
-        if (cache[i]->n == n) {
+        if (cache[i]->n == n && cache[i]->real == real) {
             FftPlan *p = cache[i];
             memmove(cache + 1, cache, sizeof(FftPlan *) * (size_t)i);
             cache[0] = p;
@@ -452,7 +488,7 @@ plan_get(int64_t n)
         }
     }
     pthread_mutex_unlock(&cache_lock);
-    FftPlan *p = plan_new(n);
+    FftPlan *p = real ? plan_new_real(n) : plan_new(n);
     if (p == NULL) {
         return NULL;
     }
@@ -561,6 +597,72 @@ scatter(const Pass *ps, const Cpx *x, char *p)
     }
 }
 
+/* Note [Real FFT]
+ * ~~~~~~~~~~~~~~~
+ * A real line of even length n = 2h is transformed as h complex points z_j = x_2j +
+ * i x_(2j+1): with Z = F_h(z) (indices mod h), the DFTs of the even and odd samples are
+ *     E_k = (Z_k + conj(Z_(h-k))) / 2,   O_k = (Z_k - conj(Z_(h-k))) / 2i
+ * and X_k = E_k + w_n^k O_k for k = 0 .. h (w_n^h = -1): half the work of an n-point
+ * complex transform.  The inverse runs it backward: from the half spectrum (the imaginary
+ * parts of X_0 and X_h dropped, as the Hermitian extension has them 0)
+ *     Z_k = (X_k + conj(X_(h-k))) + i conj(w_n^k) (X_k - conj(X_(h-k)))
+ * whose backward h-point transform holds the n outputs as (y_2j, y_(2j+1)) pairs.  Odd
+ * lengths use the complex plan of n points. */
+
+/* the R2C transform of the line at p into x[0 .. out_len) (z: the half plan's scratch) */
+static void
+r2c_line(const Pass *ps, const char *p, Cpx *x, Cpx *z)
+{
+    const FftPlan *pl = ps->plan;
+    const int64_t n = pl->n, h = n / 2, s = ps->sstr[ps->d];
+    if (ps->sdt == PTL_DTYPE_FLOAT32) {
+        for (int64_t j = 0; j < h; j++) {
+            z[j] = (Cpx){*(const float *)(p + 2 * j * s), *(const float *)(p + (2 * j + 1) * s)};
+        }
+    } else {
+        for (int64_t j = 0; j < h; j++) {
+            z[j] = (Cpx){*(const double *)(p + 2 * j * s),
+                         *(const double *)(p + (2 * j + 1) * s)};
+        }
+    }
+    plan_exec(pl->half, z, z + h);
+    for (int64_t k = 0; k <= h; k++) {
+        Cpx a = z[k == h ? 0 : k], b = z[k == 0 ? 0 : h - k];
+        Cpx e = {(a.re + b.re) * 0.5, (a.im - b.im) * 0.5};
+        Cpx o = {(a.im + b.im) * 0.5, (b.re - a.re) * 0.5};   /* (a - conj(b)) / 2i */
+        x[k] = k < h ? cadd(e, cmul(o, pl->rtw[k])) : csub(e, o);
+    }
+    for (int64_t k = h + 1; k < ps->out_len; k++) {
+        x[k] = (Cpx){x[n - k].re, -x[n - k].im};
+    }
+}
+
+/* the C2R transform of the half spectrum at p into x[0 .. n).re (z: the half plan's
+ * scratch) */
+static void
+c2r_line(const Pass *ps, const char *p, Cpx *x, Cpx *z)
+{
+    const FftPlan *pl = ps->plan;
+    const int64_t n = pl->n, h = n / 2, s = ps->sstr[ps->d];
+    const int f32 = ps->sdt == PTL_DTYPE_COMPLEX64;
+    for (int64_t k = 0; k <= h; k++) {
+        x[k] = load_c(p, s, k, f32);
+    }
+    x[0].im = 0;
+    x[h].im = 0;
+    for (int64_t k = 0; k < h; k++) {
+        Cpx a = x[k], b = {x[h - k].re, -x[h - k].im};
+        Cpx d = cmul(csub(a, b), (Cpx){pl->rtw[k].re, -pl->rtw[k].im});
+        Cpx sum = cadd(a, b);
+        z[k] = (Cpx){sum.re - d.im, -(sum.im + d.re)};   /* conj(sum + i d) */
+    }
+    plan_exec(pl->half, z, z + h);
+    for (int64_t j = 0; j < h; j++) {   /* conj(F(conj(Z))): the real parts keep, the imag flip */
+        x[2 * j].re = z[j].re;
+        x[2 * j + 1].re = -z[j].im;
+    }
+}
+
 static int
 pass_lines(void *ctx, int64_t begin, int64_t end)
 {
@@ -577,8 +679,14 @@ pass_lines(void *ctx, int64_t begin, int64_t end)
             so += idx * ps->sstr[i];
             dof += idx * ps->dstr[i];
         }
-        gather(ps, ps->src + so, x);
-        plan_exec(ps->plan, x, x + ps->plan->n);
+        if (ps->plan->real && ps->kind == PASS_R2C) {
+            r2c_line(ps, ps->src + so, x, x + ps->plan->n);
+        } else if (ps->plan->real) {
+            c2r_line(ps, ps->src + so, x, x + ps->plan->n);
+        } else {
+            gather(ps, ps->src + so, x);
+            plan_exec(ps->plan, x, x + ps->plan->n);
+        }
         scatter(ps, x, ps->dst + dof);
     }
     free(x);
@@ -604,7 +712,7 @@ run_pass(int kind, int inverse, double scale, int d, int64_t n, PtlTensorImpl *s
     if (lines == 0) {
         return 0;
     }
-    FftPlan *plan = plan_get(n);
+    FftPlan *plan = plan_get(n, kind != PASS_C2C);
     if (plan == NULL) {
         return -1;
     }
