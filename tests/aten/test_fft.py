@@ -68,7 +68,8 @@ SWAP = {None: "forward", "backward": "forward", "forward": "backward", "ortho": 
 @pytest.mark.parametrize("n", LENGTHS)
 @pytest.mark.parametrize("dtype", [C128, C64])
 def test_fft_ifft_of_every_length(n, dtype):
-    x, a = rand((3, n), dtype, seed=n)
+    # 9 lines: one block of 8 lines through the lane kernels, one line alone
+    x, a = rand((9, n), dtype, seed=n)
     for norm in NORMS:
         check(ptl.fft.fft(x, norm=norm), np.fft.fft(a, norm=np_norm(norm)), dtype)
         check(ptl.fft.ifft(x, norm=norm), np.fft.ifft(a, norm=np_norm(norm)), dtype)
@@ -223,8 +224,9 @@ def test_out():
 # ---- threads ----
 
 # FFT_GRAIN_POINTS = 16384 points per task: lines of n = 64 split in tasks of 256 lines, so
-# 511 lines run on one thread and 512 on two
-@pytest.mark.parametrize("lines", [1, 255, 256, 511, 512, 513, 1030])
+# 511 lines run on one thread and 512 on two; each task runs blocks of FFT_LANES = 8 lines
+# through the lane kernels and its last lines one by one
+@pytest.mark.parametrize("lines", [1, 7, 8, 9, 17, 255, 256, 511, 512, 513, 1030])
 def test_threads_across_the_split(lines):
     x, a = rand((lines, 64), C128, seed=lines)
     xr, ar = rand((64, lines), ptl.float64, seed=lines)

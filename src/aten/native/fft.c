@@ -23,7 +23,13 @@
  * FFT_MAX_RADIX goes through Bluestein's chirp-z: X_k = c_k sum_j (x_j c_j) conj(c_(k-j))
  * with c_j = exp(-i pi j^2 / n), a convolution computed with a power-of-two FFT of
  * M >= 2n - 1 points (the plan keeps the transformed chirp).  The backward direction is
- * conj(F(conj(x))).  Every angle is reduced exactly in integers (q j mod L, j^2 mod 2n)
+ * conj(F(conj(x))).  A task with several lines to transform (c2c, Stockham plans) runs them
+ * FFT_LANES at a time: point b of 8 lines sits in one lane block, their real parts then
+ * their imaginary parts as two vectors, so each butterfly operation is one vector
+ * operation across lines (8 doubles: one AVX-512 register; a line alone only vectorizes
+ * where a stage's r is long); the lines left over run one by one.  The gather of a block
+ * also reads 8 neighbouring lines together, which is what a transform along an outer dim
+ * (fft2's dim 0) needs to use whole cache lines.  Every angle is reduced exactly in integers (q j mod L, j^2 mod 2n)
  * before cos/sin, so twiddles are correctly rounded doubles.
  *
  * Both precisions compute in double: float32 lines are widened on the gather and rounded
@@ -50,6 +56,7 @@
 #define FFT_MAX_STAGES 64
 #define FFT_CACHE 16
 #define FFT_GRAIN_POINTS 16384
+#define FFT_LANES 8
 #define FFT_TWO_PI 6.28318530717958647692
 
 typedef struct Cpx {
@@ -258,6 +265,203 @@ PTL_LOOP_CLONES_WIDE static void
 radix_generic(const Stage *st, const Cpx *in, Cpx *out)
 {
     stage_run(st, in, out, st->p, bf_generic);
+}
+
+/* ---- lanes: FFT_LANES lines at once ---- */
+
+/* Point b of FFT_LANES lines: their real parts, then their imaginary parts, as two vectors
+ * (GCC's vector extension; lowered to what the target has), so each operation of a
+ * butterfly is one vector operation across the lines. */
+typedef double Lanes __attribute__((vector_size(8 * FFT_LANES)));
+typedef struct CpxL {
+    Lanes re, im;
+} CpxL;
+
+#define LANE_INLINE static inline __attribute__((always_inline))
+
+LANE_INLINE CpxL
+lmul(CpxL a, Cpx w)
+{
+    return (CpxL){a.re * w.re - a.im * w.im, a.re * w.im + a.im * w.re};
+}
+
+LANE_INLINE CpxL
+ladd(CpxL a, CpxL b)
+{
+    return (CpxL){a.re + b.re, a.im + b.im};
+}
+
+LANE_INLINE CpxL
+lsub(CpxL a, CpxL b)
+{
+    return (CpxL){a.re - b.re, a.im - b.im};
+}
+
+LANE_INLINE CpxL
+lscale(CpxL a, double s)
+{
+    return (CpxL){a.re * s, a.im * s};
+}
+
+/* -i z */
+LANE_INLINE CpxL
+lmul_neg_i(CpxL z)
+{
+    return (CpxL){z.im, -z.re};
+}
+
+/* the butterflies of bf2 .. bf5 and bf_generic, over lanes (the same formulas) */
+LANE_INLINE void
+lbf2(CpxL *a, const Stage *st)
+{
+    (void)st;
+    CpxL t = a[1];
+    a[1] = lsub(a[0], t);
+    a[0] = ladd(a[0], t);
+}
+
+LANE_INLINE void
+lbf4(CpxL *a, const Stage *st)
+{
+    (void)st;
+    CpxL t0 = ladd(a[0], a[2]), t1 = lsub(a[0], a[2]);
+    CpxL t2 = ladd(a[1], a[3]), t3 = lmul_neg_i(lsub(a[1], a[3]));
+    a[0] = ladd(t0, t2);
+    a[1] = ladd(t1, t3);
+    a[2] = lsub(t0, t2);
+    a[3] = lsub(t1, t3);
+}
+
+LANE_INLINE void
+lbf3(CpxL *a, const Stage *st)
+{
+    (void)st;
+    const double s3 = 0.86602540378443864676;
+    CpxL t = ladd(a[1], a[2]);
+    CpxL m = lsub(a[0], lscale(t, 0.5));
+    CpxL s = lmul_neg_i(lscale(lsub(a[1], a[2]), s3));
+    a[0] = ladd(a[0], t);
+    a[1] = ladd(m, s);
+    a[2] = lsub(m, s);
+}
+
+LANE_INLINE void
+lbf5(CpxL *a, const Stage *st)
+{
+    (void)st;
+    const double c1 = 0.30901699437494742410, c2 = -0.80901699437494742410;
+    const double s1 = 0.95105651629515357212, s2 = 0.58778525229247312917;
+    CpxL t1 = ladd(a[1], a[4]), t2 = ladd(a[2], a[3]);
+    CpxL d1 = lsub(a[1], a[4]), d2 = lsub(a[2], a[3]);
+    CpxL m1 = ladd(a[0], ladd(lscale(t1, c1), lscale(t2, c2)));
+    CpxL m2 = ladd(a[0], ladd(lscale(t1, c2), lscale(t2, c1)));
+    CpxL n1 = lmul_neg_i(ladd(lscale(d1, s1), lscale(d2, s2)));
+    CpxL n2 = lmul_neg_i(lsub(lscale(d1, s2), lscale(d2, s1)));
+    a[0] = ladd(a[0], ladd(t1, t2));
+    a[1] = ladd(m1, n1);
+    a[4] = lsub(m1, n1);
+    a[2] = ladd(m2, n2);
+    a[3] = lsub(m2, n2);
+}
+
+LANE_INLINE void
+lbf_generic(CpxL *a, const Stage *st)
+{
+    const int p = st->p;
+    CpxL b[FFT_MAX_RADIX];
+    for (int v = 0; v < p; v++) {
+        CpxL s = a[0];
+        int e = 0;
+        for (int q = 1; q < p; q++) {
+            e += v;
+            e -= e >= p ? p : 0;
+            s = ladd(s, lmul(a[q], st->root[e]));
+        }
+        b[v] = s;
+    }
+    memcpy(a, b, sizeof(CpxL) * (size_t)p);
+}
+
+typedef void (*ButterflyL)(CpxL *a, const Stage *st);
+
+/* stage_run over lane blocks (j = 0 multiplies by w = 1, which is exact) */
+LANE_INLINE void
+stage_run_lanes(const Stage *st, const CpxL *in, CpxL *out, const int p, ButterflyL bf)
+{
+    const int64_t l = st->l, r = st->r;
+    Cpx w[FFT_MAX_RADIX];
+    CpxL a[FFT_MAX_RADIX];
+    for (int64_t j = 0; j < l; j++) {
+        const CpxL *src = in + j * p * r;
+        CpxL *dst = out + j * r;
+        for (int q = 1; q < p; q++) {
+            w[q] = st->tw[j * (p - 1) + q - 1];
+        }
+        for (int64_t k = 0; k < r; k++) {
+            a[0] = src[k];
+            for (int q = 1; q < p; q++) {
+                a[q] = lmul(src[q * r + k], w[q]);
+            }
+            bf(a, st);
+            for (int v = 0; v < p; v++) {
+                dst[v * l * r + k] = a[v];
+            }
+        }
+    }
+}
+
+PTL_LOOP_CLONES_WIDE static void
+radix2_lanes(const Stage *st, const CpxL *in, CpxL *out)
+{
+    stage_run_lanes(st, in, out, 2, lbf2);
+}
+
+PTL_LOOP_CLONES_WIDE static void
+radix3_lanes(const Stage *st, const CpxL *in, CpxL *out)
+{
+    stage_run_lanes(st, in, out, 3, lbf3);
+}
+
+PTL_LOOP_CLONES_WIDE static void
+radix4_lanes(const Stage *st, const CpxL *in, CpxL *out)
+{
+    stage_run_lanes(st, in, out, 4, lbf4);
+}
+
+PTL_LOOP_CLONES_WIDE static void
+radix5_lanes(const Stage *st, const CpxL *in, CpxL *out)
+{
+    stage_run_lanes(st, in, out, 5, lbf5);
+}
+
+PTL_LOOP_CLONES_WIDE static void
+radix_generic_lanes(const Stage *st, const CpxL *in, CpxL *out)
+{
+    stage_run_lanes(st, in, out, st->p, lbf_generic);
+}
+
+/* The forward DFT of FFT_LANES lines in lane blocks v[0..n), work the same size; a
+ * Stockham plan only (no Bluestein, no real plan). */
+static void
+plan_exec_lanes(const FftPlan *p, CpxL *v, CpxL *work)
+{
+    CpxL *in = v, *out = work;
+    for (int s = 0; s < p->nstages; s++) {
+        const Stage *st = &p->stages[s];
+        switch (st->p) {
+        case 2: radix2_lanes(st, in, out); break;
+        case 3: radix3_lanes(st, in, out); break;
+        case 4: radix4_lanes(st, in, out); break;
+        case 5: radix5_lanes(st, in, out); break;
+        default: radix_generic_lanes(st, in, out); break;
+        }
+        CpxL *t = in;
+        in = out;
+        out = t;
+    }
+    if (in != v) {
+        memcpy(v, in, sizeof(CpxL) * (size_t)p->n);
+    }
 }
 
 /* The forward DFT of x[0..n) in place; work holds plan_scratch(p) - n points.  See Note
@@ -663,22 +867,79 @@ c2r_line(const Pass *ps, const char *p, Cpx *x, Cpx *z)
     }
 }
 
+/* the byte offsets of line `line` in src and dst */
+static void
+line_offsets(const Pass *ps, int64_t line, int64_t *so, int64_t *dof)
+{
+    *so = *dof = 0;
+    for (int i = ps->dim - 1; i >= 0; i--) {
+        int64_t idx = line % ps->sizes[i];
+        line /= ps->sizes[i];
+        *so += idx * ps->sstr[i];
+        *dof += idx * ps->dstr[i];
+    }
+}
+
+/* C2C of the FFT_LANES lines from `line` on through lane blocks (v: 2 n blocks) */
+static void
+c2c_lanes(const Pass *ps, int64_t line, CpxL *v)
+{
+    const int64_t n = ps->plan->n, ss = ps->sstr[ps->d], ds = ps->dstr[ps->d];
+    const int sf32 = ps->sdt == PTL_DTYPE_COMPLEX64, df32 = ps->ddt == PTL_DTYPE_COMPLEX64;
+    const double sgn = ps->inverse ? -1.0 : 1.0, sc = ps->scale, sim = sgn * sc;
+    const char *src[FFT_LANES];
+    char *dst[FFT_LANES];
+    for (int ln = 0; ln < FFT_LANES; ln++) {
+        int64_t so, dof;
+        line_offsets(ps, line + ln, &so, &dof);
+        src[ln] = ps->src + so;
+        dst[ln] = ps->dst + dof;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        for (int ln = 0; ln < FFT_LANES; ln++) {
+            Cpx z = load_c(src[ln], ss, i, sf32);
+            v[i].re[ln] = z.re;
+            v[i].im[ln] = sgn * z.im;
+        }
+    }
+    plan_exec_lanes(ps->plan, v, v + n);
+    for (int64_t i = 0; i < n; i++) {
+        for (int ln = 0; ln < FFT_LANES; ln++) {
+            if (df32) {
+                float *z = (float *)(dst[ln] + i * ds);
+                z[0] = (float)(v[i].re[ln] * sc);
+                z[1] = (float)(v[i].im[ln] * sim);
+            } else {
+                double *z = (double *)(dst[ln] + i * ds);
+                z[0] = v[i].re[ln] * sc;
+                z[1] = v[i].im[ln] * sim;
+            }
+        }
+    }
+}
+
 static int
 pass_lines(void *ctx, int64_t begin, int64_t end)
 {
     const Pass *ps = ctx;
-    Cpx *x = malloc(sizeof(Cpx) * (size_t)plan_scratch(ps->plan));
+    const FftPlan *pl = ps->plan;
+    const int lanes = ps->kind == PASS_C2C && !pl->real && pl->sub == NULL && pl->n > 1 &&
+                      end - begin >= FFT_LANES;
+    size_t len = lanes ? 2 * sizeof(CpxL) * (size_t)pl->n : 0;
+    if (len < sizeof(Cpx) * (size_t)plan_scratch(pl)) {
+        len = sizeof(Cpx) * (size_t)plan_scratch(pl);
+    }
+    Cpx *x = aligned_alloc(64, (len + 63) / 64 * 64);   /* CpxL's alignment */
     if (x == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "fft: out of memory");
     }
-    for (int64_t line = begin; line < end; line++) {
-        int64_t rem = line, so = 0, dof = 0;
-        for (int i = ps->dim - 1; i >= 0; i--) {
-            int64_t idx = rem % ps->sizes[i];
-            rem /= ps->sizes[i];
-            so += idx * ps->sstr[i];
-            dof += idx * ps->dstr[i];
-        }
+    int64_t line = begin;
+    for (; lanes && end - line >= FFT_LANES; line += FFT_LANES) {
+        c2c_lanes(ps, line, (CpxL *)x);
+    }
+    for (; line < end; line++) {
+        int64_t so, dof;
+        line_offsets(ps, line, &so, &dof);
         if (ps->plan->real && ps->kind == PASS_R2C) {
             r2c_line(ps, ps->src + so, x, x + ps->plan->n);
         } else if (ps->plan->real) {
