@@ -35,8 +35,10 @@ def _legacy(dtype):
     return _LEGACY[str(dtype).split(".")[-1]]
 
 
-def _norm(norm, forward):
+def _norm(norm, forward, fname="fft"):
     """The operators' normalization for `norm` and a transform in this direction."""
+    if norm is not None and not isinstance(norm, str):
+        raise TypeError(f"fft_{fname}(): argument 'norm' must be str, not {type(norm).__name__}")
     if norm is None or norm == "backward":
         return 0 if forward else 2
     if norm == "forward":
@@ -131,7 +133,7 @@ def _c2c_1d(fname, input, n, dim, norm, forward, out):
     n, d = _one_dim(fname, input, n, dim)
     x = _float_input(input)
     n = _points(x.shape[d] if n is None else n)
-    mode = _norm(norm, forward)
+    mode = _norm(norm, forward, fname)
     x = _resize(x, [d], [n])
     if x.dtype.is_complex:
         y = _c2c(x, [d], mode, forward)
@@ -165,7 +167,7 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     n, d = _one_dim("rfft", input, n, dim)
     x = _real_input("rfft", input)
     n = _points(x.shape[d] if n is None else n)
-    y = _r2c(_resize(x, [d], [n]), [d], _norm(norm, True), True)
+    y = _r2c(_resize(x, [d], [n]), [d], _norm(norm, True, "rfft"), True)
     return _finish("rfft", y, out, True)
 
 
@@ -174,7 +176,7 @@ def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     n, d = _one_dim("ihfft", input, n, dim)
     x = _real_input("ihfft", input)
     n = _points(x.shape[d] if n is None else n)
-    y = _r2c(_resize(x, [d], [n]), [d], _norm(norm, False), True).conj()
+    y = _r2c(_resize(x, [d], [n]), [d], _norm(norm, False, "ihfft"), True).conj()
     return _finish("ihfft", y, out, True)
 
 
@@ -185,7 +187,7 @@ def _c2r_1d(fname, input, n, dim, norm, forward, out):
     x = _resize(x, [d], [n // 2 + 1])
     if forward:   # hfft: the forward transform of the Hermitian signal
         x = x.conj()
-    return _finish(fname, _c2r(x, [d], _norm(norm, forward), n), out, False)
+    return _finish(fname, _c2r(x, [d], _norm(norm, forward, fname), n), out, False)
 
 
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
@@ -234,7 +236,7 @@ def _nd(fname, input, s, dim, check_last=True):
 def _c2c_nd(fname, input, s, dim, norm, forward, out):
     sizes, dims = _nd(fname, input, s, dim)
     x = _resize(_float_input(input), dims, sizes)
-    mode = _norm(norm, forward)
+    mode = _norm(norm, forward, fname)
     if x.dtype.is_complex or not dims:
         y = _c2c(_to_complex(x), dims, mode, forward)
     else:
@@ -276,7 +278,7 @@ def _r2c_nd(fname, input, s, dim, norm, forward, out):
         raise RuntimeError(f"{fname.rstrip('2')}n must transform at least one axis"
                            if fname.endswith("2") else
                            f"{fname} must transform at least one axis")
-    y = _r2c(_resize(x, dims, sizes), dims, _norm(norm, forward), True)
+    y = _r2c(_resize(x, dims, sizes), dims, _norm(norm, forward, fname), True)
     return _finish(fname, y if forward else y.conj(), out, True)
 
 
@@ -311,7 +313,7 @@ def _c2r_nd(fname, input, s, dim, norm, forward, out):
     x = _resize(x, dims, sizes)
     if forward:
         x = x.conj()
-    return _finish(fname, _c2r(x, dims, _norm(norm, forward), n), out, False)
+    return _finish(fname, _c2r(x, dims, _norm(norm, forward, fname), n), out, False)
 
 
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):

@@ -243,6 +243,17 @@ def test_threads_across_the_split(lines):
         np.testing.assert_array_equal(one, two)
 
 
+@pytest.mark.parametrize("n", LENGTHS)
+def test_lane_blocks_give_the_bits_of_single_lines(n):
+    x, _ = rand((8, n), C128, seed=n)
+    xr, _ = rand((8, n), ptl.float64, seed=n)
+    z, _ = rand((8, n // 2 + 1), C128, seed=n)
+    for fn, a in [(ptl.fft.fft, x), (ptl.fft.rfft, xr), (lambda t: ptl.fft.irfft(t, n=n), z)]:
+        block = fn(a).numpy()
+        for i in range(8):
+            np.testing.assert_array_equal(block[i], fn(a[i]).numpy())
+
+
 def test_plans_for_many_lengths_at_once():
     # more lengths than the plan cache holds, twice, and back to the first
     for n in list(range(1, 40)) * 2:
@@ -406,6 +417,8 @@ Z = lambda lib: lib.complex(lib.randn(4, 6), lib.randn(4, 6))   # noqa: E731
      "fft_fft(): argument 'dim' must be int, not float"),
     (lambda t: t.fft.fft(X(t), n=2.5), TypeError,
      "fft_fft(): argument 'n' must be int, not float"),
+    (lambda t: t.fft.fft(X(t), norm=1), TypeError,
+     "fft_fft(): argument 'norm' must be str, not int"),
 ])
 def test_errors_match_torch(fn, exc, msg):
     assert_raises_like_torch(fn, exc, msg)
@@ -431,5 +444,14 @@ def test_operator_errors():
         ptl._fft_c2r(z, [1], 0, 12)
     with pytest.raises(RuntimeError, match="_fft_r2c: expected at least one dim"):
         ptl._fft_r2c(z.real, [], 0, True)
-    with pytest.raises(NotImplementedError, match="'Meta' backend"):
-        ptl._fft_c2c(ptl.empty(4, dtype=C64, device="meta"), [0], 0, True)
+
+
+def test_meta_tensors_get_the_geometry():
+    z = ptl.empty(3, 4, 6, dtype=C64, device="meta")
+    x = ptl.empty(3, 4, 6, device="meta")
+    for got, shape, dtype in [(ptl.fft.fft(z), (3, 4, 6), C64),
+                              (ptl.fft.rfft(x), (3, 4, 4), C64),
+                              (ptl.fft.irfftn(z, dim=(0, 2)), (3, 4, 10), ptl.float32),
+                              (ptl.fft.fft2(x.double()), (3, 4, 6), C128),
+                              (ptl._fft_r2c(x, [1], 2, False), (3, 4, 6), C64)]:
+        assert got.is_meta and got.shape == shape and got.dtype == dtype

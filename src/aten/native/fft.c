@@ -29,8 +29,10 @@
  * operation across lines (8 doubles: one AVX-512 register; a line alone only vectorizes
  * where a stage's r is long); the lines left over run one by one.  The gather of a block
  * also reads 8 neighbouring lines together, which is what a transform along an outer dim
- * (fft2's dim 0) needs to use whole cache lines.  Every angle is reduced exactly in integers (q j mod L, j^2 mod 2n)
- * before cos/sin, so twiddles are correctly rounded doubles.
+ * (fft2's dim 0) needs to use whole cache lines.  Real transforms of even length run on
+ * a complex plan of half the length (Note [Real FFT]), in lane blocks too.  Every angle is
+ * reduced exactly in integers (q j mod L, j^2 mod 2n) before cos/sin, so twiddles are
+ * correctly rounded doubles.
  *
  * Both precisions compute in double: float32 lines are widened on the gather and rounded
  * on the scatter (PyTorch's pocketfft computes float32 in float32), so a complex64 result
@@ -130,7 +132,13 @@ cscale(Cpx a, double s)
     return (Cpx){a.re * s, a.im * s};
 }
 
-/* A butterfly: the p-point DFT of a[0..p) in place (st: the generic one's roots). */
+/* A butterfly: the p-point DFT of a[0..p) in place (st: the generic one's roots).
+ *
+ * The stages are compiled for the baseline and AVX2 (Note [Loop clones] in loops.h), not
+ * AVX-512: gcc 12's avx512f clone of these Cpx loops turns the complex products into
+ * vfmaddsub (fused, whatever -ffp-contract says), which would make the bits depend on the
+ * CPU.  The lane stages below keep their AVX-512 clone: they compile to separate multiplies
+ * and adds (checked with objdump), so every line gets the same bits on either path. */
 typedef void (*Butterfly)(Cpx *a, const Stage *st);
 
 /* One stage of radix p (Note [FFT kernel]): for each j, its twiddles w^(qj); for each k,
@@ -237,31 +245,31 @@ bf_generic(Cpx *a, const Stage *st)
     memcpy(a, b, sizeof(Cpx) * (size_t)p);
 }
 
-PTL_LOOP_CLONES_WIDE static void
+PTL_LOOP_CLONES static void
 radix2(const Stage *st, const Cpx *in, Cpx *out)
 {
     stage_run(st, in, out, 2, bf2);
 }
 
-PTL_LOOP_CLONES_WIDE static void
+PTL_LOOP_CLONES static void
 radix3(const Stage *st, const Cpx *in, Cpx *out)
 {
     stage_run(st, in, out, 3, bf3);
 }
 
-PTL_LOOP_CLONES_WIDE static void
+PTL_LOOP_CLONES static void
 radix4(const Stage *st, const Cpx *in, Cpx *out)
 {
     stage_run(st, in, out, 4, bf4);
 }
 
-PTL_LOOP_CLONES_WIDE static void
+PTL_LOOP_CLONES static void
 radix5(const Stage *st, const Cpx *in, Cpx *out)
 {
     stage_run(st, in, out, 5, bf5);
 }
 
-PTL_LOOP_CLONES_WIDE static void
+PTL_LOOP_CLONES static void
 radix_generic(const Stage *st, const Cpx *in, Cpx *out)
 {
     stage_run(st, in, out, st->p, bf_generic);
@@ -880,6 +888,107 @@ line_offsets(const Pass *ps, int64_t line, int64_t *so, int64_t *dof)
     }
 }
 
+/* the lines' starts in src and dst, FFT_LANES lines from `line` on */
+static void
+lane_lines(const Pass *ps, int64_t line, const char **src, char **dst)
+{
+    for (int ln = 0; ln < FFT_LANES; ln++) {
+        int64_t so, dof;
+        line_offsets(ps, line + ln, &so, &dof);
+        src[ln] = ps->src + so;
+        dst[ln] = ps->dst + dof;
+    }
+}
+
+/* point i of every lane line of dst (byte stride ds) = (re sc, im sim) of x */
+static inline void
+store_lanes(char **dst, int64_t ds, int64_t i, CpxL x, double sc, double sim, int f32)
+{
+    for (int ln = 0; ln < FFT_LANES; ln++) {
+        if (f32) {
+            float *z = (float *)(dst[ln] + i * ds);
+            z[0] = (float)(x.re[ln] * sc);
+            z[1] = (float)(x.im[ln] * sim);
+        } else {
+            double *z = (double *)(dst[ln] + i * ds);
+            z[0] = x.re[ln] * sc;
+            z[1] = x.im[ln] * sim;
+        }
+    }
+}
+
+/* r2c_line over FFT_LANES lines (Note [Real FFT]; v: 2 n blocks) */
+static void
+r2c_lanes(const Pass *ps, int64_t line, CpxL *v)
+{
+    const FftPlan *pl = ps->plan;
+    const int64_t n = pl->n, h = n / 2, ss = ps->sstr[ps->d], ds = ps->dstr[ps->d];
+    const int sf32 = ps->sdt == PTL_DTYPE_FLOAT32, df32 = ps->ddt == PTL_DTYPE_COMPLEX64;
+    const double sc = ps->scale;
+    const char *src[FFT_LANES];
+    char *dst[FFT_LANES];
+    lane_lines(ps, line, src, dst);
+    for (int64_t j = 0; j < h; j++) {
+        for (int ln = 0; ln < FFT_LANES; ln++) {
+            const char *p = src[ln] + 2 * j * ss;
+            v[j].re[ln] = sf32 ? *(const float *)p : *(const double *)p;
+            v[j].im[ln] = sf32 ? *(const float *)(p + ss) : *(const double *)(p + ss);
+        }
+    }
+    plan_exec_lanes(pl->half, v, v + h);
+    for (int64_t k = 0; k <= h; k++) {
+        CpxL a = v[k == h ? 0 : k], b = v[k == 0 ? 0 : h - k];
+        CpxL e = {(a.re + b.re) * 0.5, (a.im - b.im) * 0.5};
+        CpxL o = {(a.im + b.im) * 0.5, (b.re - a.re) * 0.5};
+        CpxL x = k < h ? ladd(e, lmul(o, pl->rtw[k])) : lsub(e, o);
+        store_lanes(dst, ds, k, x, sc, sc, df32);
+        if (k > 0 && n - k > h && n - k < ps->out_len) {
+            store_lanes(dst, ds, n - k, x, sc, -sc, df32);
+        }
+    }
+}
+
+/* c2r_line over FFT_LANES lines (Note [Real FFT]; v: 2 n blocks: the h + 1 bins, then the h
+ * points and the half plan's work) */
+static void
+c2r_lanes(const Pass *ps, int64_t line, CpxL *v)
+{
+    const FftPlan *pl = ps->plan;
+    const int64_t n = pl->n, h = n / 2, ss = ps->sstr[ps->d], ds = ps->dstr[ps->d];
+    const int sf32 = ps->sdt == PTL_DTYPE_COMPLEX64, df32 = ps->ddt == PTL_DTYPE_FLOAT32;
+    const double sc = ps->scale;
+    const char *src[FFT_LANES];
+    char *dst[FFT_LANES];
+    CpxL *z = v + h + 1;
+    lane_lines(ps, line, src, dst);
+    for (int64_t k = 0; k <= h; k++) {
+        for (int ln = 0; ln < FFT_LANES; ln++) {
+            Cpx c = load_c(src[ln], ss, k, sf32);
+            v[k].re[ln] = c.re;
+            v[k].im[ln] = k == 0 || k == h ? 0.0 : c.im;
+        }
+    }
+    for (int64_t k = 0; k < h; k++) {
+        CpxL a = v[k], b = {v[h - k].re, -v[h - k].im};
+        CpxL d = lmul(lsub(a, b), (Cpx){pl->rtw[k].re, -pl->rtw[k].im});
+        CpxL sum = ladd(a, b);
+        z[k] = (CpxL){sum.re - d.im, -(sum.im + d.re)};   /* conj(sum + i d) */
+    }
+    plan_exec_lanes(pl->half, z, z + h);
+    for (int64_t j = 0; j < h; j++) {
+        for (int ln = 0; ln < FFT_LANES; ln++) {
+            char *p = dst[ln] + 2 * j * ds;
+            if (df32) {
+                *(float *)p = (float)(z[j].re[ln] * sc);
+                *(float *)(p + ds) = (float)(-z[j].im[ln] * sc);
+            } else {
+                *(double *)p = z[j].re[ln] * sc;
+                *(double *)(p + ds) = -z[j].im[ln] * sc;
+            }
+        }
+    }
+}
+
 /* C2C of the FFT_LANES lines from `line` on through lane blocks (v: 2 n blocks) */
 static void
 c2c_lanes(const Pass *ps, int64_t line, CpxL *v)
@@ -889,12 +998,7 @@ c2c_lanes(const Pass *ps, int64_t line, CpxL *v)
     const double sgn = ps->inverse ? -1.0 : 1.0, sc = ps->scale, sim = sgn * sc;
     const char *src[FFT_LANES];
     char *dst[FFT_LANES];
-    for (int ln = 0; ln < FFT_LANES; ln++) {
-        int64_t so, dof;
-        line_offsets(ps, line + ln, &so, &dof);
-        src[ln] = ps->src + so;
-        dst[ln] = ps->dst + dof;
-    }
+    lane_lines(ps, line, src, dst);
     for (int64_t i = 0; i < n; i++) {
         for (int ln = 0; ln < FFT_LANES; ln++) {
             Cpx z = load_c(src[ln], ss, i, sf32);
@@ -904,17 +1008,7 @@ c2c_lanes(const Pass *ps, int64_t line, CpxL *v)
     }
     plan_exec_lanes(ps->plan, v, v + n);
     for (int64_t i = 0; i < n; i++) {
-        for (int ln = 0; ln < FFT_LANES; ln++) {
-            if (df32) {
-                float *z = (float *)(dst[ln] + i * ds);
-                z[0] = (float)(v[i].re[ln] * sc);
-                z[1] = (float)(v[i].im[ln] * sim);
-            } else {
-                double *z = (double *)(dst[ln] + i * ds);
-                z[0] = v[i].re[ln] * sc;
-                z[1] = v[i].im[ln] * sim;
-            }
-        }
+        store_lanes(dst, ds, i, v[i], sc, sim, df32);
     }
 }
 
@@ -923,8 +1017,9 @@ pass_lines(void *ctx, int64_t begin, int64_t end)
 {
     const Pass *ps = ctx;
     const FftPlan *pl = ps->plan;
-    const int lanes = ps->kind == PASS_C2C && !pl->real && pl->sub == NULL && pl->n > 1 &&
-                      end - begin >= FFT_LANES;
+    const int stockham = pl->real ? pl->half->sub == NULL
+                                  : ps->kind == PASS_C2C && pl->sub == NULL && pl->n > 1;
+    const int lanes = stockham && end - begin >= FFT_LANES;
     size_t len = lanes ? 2 * sizeof(CpxL) * (size_t)pl->n : 0;
     if (len < sizeof(Cpx) * (size_t)plan_scratch(pl)) {
         len = sizeof(Cpx) * (size_t)plan_scratch(pl);
@@ -935,7 +1030,13 @@ pass_lines(void *ctx, int64_t begin, int64_t end)
     }
     int64_t line = begin;
     for (; lanes && end - line >= FFT_LANES; line += FFT_LANES) {
-        c2c_lanes(ps, line, (CpxL *)x);
+        if (!pl->real) {
+            c2c_lanes(ps, line, (CpxL *)x);
+        } else if (ps->kind == PASS_R2C) {
+            r2c_lanes(ps, line, (CpxL *)x);
+        } else {
+            c2r_lanes(ps, line, (CpxL *)x);
+        }
     }
     for (; line < end; line++) {
         int64_t so, dof;
@@ -1024,10 +1125,11 @@ norm_scale(int64_t normalization, double n)
     return normalization == 0 ? 1.0 : normalization == 1 ? 1.0 / sqrt(n) : 1.0 / n;
 }
 
+/* CPU, or meta (Note [Meta tensors]: the kernels return the output's geometry only) */
 static int
 check_device(const PtlTensorImpl *t, const char *name)
 {
-    if (t->device.type != PTL_DEVICE_CPU) {
+    if (t->device.type != PTL_DEVICE_CPU && !ptl_tensor_is_meta(t)) {
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "%s: only CPU tensors are supported",
                              name);
     }
@@ -1083,8 +1185,8 @@ fft_c2c_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     for (int i = 0; i < nd; i++) {
         n *= (double)self->sizes[dims[i]];
     }
-    if (out->numel > 0 && c2c_passes(self, out, dims, nd, !s[3].u.b,
-                                     norm_scale(s[2].u.i, n), 1) < 0) {
+    if (out->numel > 0 && !ptl_tensor_is_meta(out) &&
+        c2c_passes(self, out, dims, nd, !s[3].u.b, norm_scale(s[2].u.i, n), 1) < 0) {
         goto error;
     }
     return ptl_kernel_return(s, out);
@@ -1123,6 +1225,9 @@ fft_r2c_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         total *= (double)self->sizes[dims[i]];
     }
     const double scale = norm_scale(s[2].u.i, total);
+    if (ptl_tensor_is_meta(out)) {
+        return ptl_kernel_return(s, out);
+    }
     if (self->numel == 0) {
         zero_fill(out);
     } else if (out->numel > 0 &&
@@ -1171,11 +1276,11 @@ fft_c2r_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     for (int i = 0; i < nd; i++) {
         total *= (double)out->sizes[dims[i]];
     }
-    if (self->numel == 0) {
-        zero_fill(out);
+    if (ptl_tensor_is_meta(out) || out->numel == 0) {
         return ptl_kernel_return(s, out);
     }
-    if (out->numel == 0) {
+    if (self->numel == 0) {
+        zero_fill(out);
         return ptl_kernel_return(s, out);
     }
     PtlTensorImpl *src = self;
@@ -1202,5 +1307,8 @@ static const PtlKernelReg fft_kernels[] = {
     {PTL_OP__fft_c2c, PTL_KEY_CPU, fft_c2c_cpu},
     {PTL_OP__fft_r2c, PTL_KEY_CPU, fft_r2c_cpu},
     {PTL_OP__fft_c2r, PTL_KEY_CPU, fft_c2r_cpu},
+    {PTL_OP__fft_c2c, PTL_KEY_META, fft_c2c_cpu},
+    {PTL_OP__fft_r2c, PTL_KEY_META, fft_r2c_cpu},
+    {PTL_OP__fft_c2r, PTL_KEY_META, fft_c2r_cpu},
 };
 PTL_DEFINE_REGISTER(fft_kernels)
