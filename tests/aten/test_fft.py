@@ -244,14 +244,17 @@ def test_threads_across_the_split(lines):
 
 
 @pytest.mark.parametrize("n", LENGTHS)
-def test_lane_blocks_give_the_bits_of_single_lines(n):
+def test_lane_blocks_give_the_bits_of_lines_in_small_batches(n):
+    # a block of 8 lines and lines of a 2-line batch (transformed one by one) agree to the
+    # bit, so results do not depend on how lines fall into threads; a line alone may take
+    # the four-step path (Note [Four-step]), checked against NumPy by the other tests
     x, _ = rand((8, n), C128, seed=n)
     xr, _ = rand((8, n), ptl.float64, seed=n)
     z, _ = rand((8, n // 2 + 1), C128, seed=n)
     for fn, a in [(ptl.fft.fft, x), (ptl.fft.rfft, xr), (lambda t: ptl.fft.irfft(t, n=n), z)]:
         block = fn(a).numpy()
-        for i in range(8):
-            np.testing.assert_array_equal(block[i], fn(a[i]).numpy())
+        for i in range(0, 8, 2):
+            np.testing.assert_array_equal(block[i:i + 2], fn(a[i:i + 2]).numpy())
 
 
 def test_plans_for_many_lengths_at_once():

@@ -59,6 +59,7 @@
 #define FFT_CACHE 16
 #define FFT_GRAIN_POINTS 16384
 #define FFT_LANES 8
+#define FFT_FOUR_MIN 64
 #define FFT_TWO_PI 6.28318530717958647692
 
 typedef struct Cpx {
@@ -73,6 +74,13 @@ typedef struct Stage {
     const Cpx *root;  /* generic radix: root[m] = w_p^m, m < p; NULL otherwise */
 } Stage;
 
+/* Point b of FFT_LANES lines: their real parts, then their imaginary parts, as two vectors
+ * (GCC's vector extension; lowered to what the target has). */
+typedef double Lanes __attribute__((vector_size(8 * FFT_LANES)));
+typedef struct CpxL {
+    Lanes re, im;
+} CpxL;
+
 typedef struct FftPlan {
     atomic_int refcnt;
     int64_t n;
@@ -86,6 +94,8 @@ typedef struct FftPlan {
     int real;                /* a real plan (Note [Real FFT]): n even, */
     struct FftPlan *half;    /* the complex plan of n/2 points (owned) */
     Cpx *rtw;                /* and w_n^k, k < n/2 */
+    struct FftPlan *four;    /* a line alone (Note [Four-step]): the plan of n / 8 (owned) */
+    CpxL *ftw;               /* ftw[j2], lane k1: w_n^(j2 k1), j2 < n / 8 */
 } FftPlan;
 
 /* exp(-2 pi i num / den) for 0 <= num < den */
@@ -277,14 +287,8 @@ radix_generic(const Stage *st, const Cpx *in, Cpx *out)
 
 /* ---- lanes: FFT_LANES lines at once ---- */
 
-/* Point b of FFT_LANES lines: their real parts, then their imaginary parts, as two vectors
- * (GCC's vector extension; lowered to what the target has), so each operation of a
- * butterfly is one vector operation across the lines. */
-typedef double Lanes __attribute__((vector_size(8 * FFT_LANES)));
-typedef struct CpxL {
-    Lanes re, im;
-} CpxL;
-
+/* Lane blocks (CpxL): each operation of a butterfly is one vector operation across the
+ * lines. */
 #define LANE_INLINE static inline __attribute__((always_inline))
 
 LANE_INLINE CpxL
@@ -472,11 +476,79 @@ plan_exec_lanes(const FftPlan *p, CpxL *v, CpxL *work)
     }
 }
 
-/* The forward DFT of x[0..n) in place; work holds plan_scratch(p) - n points.  See Note
- * [FFT kernel]. */
+/* Note [Four-step]
+ * ~~~~~~~~~~~~~~~~
+ * A line alone vectorizes only in the stages whose r is long.  With n = 8 n2, j = j1 n2 + j2
+ * and k = k1 + 8 k2,
+ *     X_k = sum_j2 w_n2^(j2 k2) [w_n^(j2 k1) sum_j1 w_8^(j1 k1) x_(j1 n2 + j2)]
+ * so the line becomes 8 lines of n2 points (k1 the lane): an 8-point DFT of each column j2
+ * (scalar), the twiddles ftw, then the lane stages of the n2 plan, and X_(k1 + 8 k2) is
+ * lane k1 of block k2: the output is read in order.  Used for a pass of one line only (a
+ * line in a pass of several takes the lane or plain path, which give each other's bits,
+ * so results do not depend on how lines fall into threads) and inside Bluestein. */
+
+/* the 8-point DFT of a in place: two 4-point ones and w_8^k */
 static void
-plan_exec(const FftPlan *p, Cpx *x, Cpx *work)
+dft8(Cpx *a)
 {
+    const double h = 0.70710678118654752440;
+    Cpx e[4] = {a[0], a[2], a[4], a[6]}, o[4] = {a[1], a[3], a[5], a[7]};
+    bf4(e, NULL);
+    bf4(o, NULL);
+    Cpx t[4] = {o[0], {(o[1].re + o[1].im) * h, (o[1].im - o[1].re) * h}, mul_neg_i(o[2]),
+                {(o[3].im - o[3].re) * h, -(o[3].re + o[3].im) * h}};
+    for (int k = 0; k < 4; k++) {
+        a[k] = cadd(e[k], t[k]);
+        a[k + 4] = csub(e[k], t[k]);
+    }
+}
+
+PTL_LOOP_CLONES_WIDE static void
+four_twiddle(CpxL *v, const CpxL *ftw, int64_t n2)
+{
+    for (int64_t j = 0; j < n2; j++) {
+        CpxL a = v[j], w = ftw[j];
+        v[j] = (CpxL){a.re * w.re - a.im * w.im, a.re * w.im + a.im * w.re};
+    }
+}
+
+static void plan_exec(const FftPlan *p, Cpx *x, Cpx *work, int four);
+
+/* Note [Four-step]; work: 2n + 4 points, aligned here */
+static void
+four_step(const FftPlan *p, Cpx *x, Cpx *work)
+{
+    const int64_t n2 = p->n / FFT_LANES;
+    CpxL *v = (CpxL *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
+    for (int64_t j2 = 0; j2 < n2; j2++) {
+        Cpx a[FFT_LANES];
+        for (int j1 = 0; j1 < FFT_LANES; j1++) {
+            a[j1] = x[j1 * n2 + j2];
+        }
+        dft8(a);
+        for (int k1 = 0; k1 < FFT_LANES; k1++) {
+            v[j2].re[k1] = a[k1].re;
+            v[j2].im[k1] = a[k1].im;
+        }
+    }
+    four_twiddle(v, p->ftw, n2);
+    plan_exec_lanes(p->four, v, v + n2);
+    for (int64_t k2 = 0; k2 < n2; k2++) {
+        for (int k1 = 0; k1 < FFT_LANES; k1++) {
+            x[k1 + FFT_LANES * k2] = (Cpx){v[k2].re[k1], v[k2].im[k1]};
+        }
+    }
+}
+
+/* The forward DFT of x[0..n) in place; work holds plan_work(p) points; `four`: a Stockham
+ * plan may take the four-step path.  See Note [FFT kernel]. */
+static void
+plan_exec(const FftPlan *p, Cpx *x, Cpx *work, int four)
+{
+    if (four && p->four != NULL) {
+        four_step(p, x, work);
+        return;
+    }
     if (p->sub != NULL) {   /* Bluestein */
         const int64_t n = p->n, m = p->m;
         Cpx *a = work, *w2 = work + m;
@@ -484,12 +556,12 @@ plan_exec(const FftPlan *p, Cpx *x, Cpx *work)
             a[j] = cmul(x[j], p->chirp[j]);
         }
         memset(a + n, 0, sizeof(Cpx) * (size_t)(m - n));
-        plan_exec(p->sub, a, w2);
+        plan_exec(p->sub, a, w2, 1);
         for (int64_t k = 0; k < m; k++) {   /* the inverse through conj(F(conj(.))) */
             Cpx z = cmul(a[k], p->bhat[k]);
             a[k] = (Cpx){z.re, -z.im};
         }
-        plan_exec(p->sub, a, w2);
+        plan_exec(p->sub, a, w2, 1);
         for (int64_t k = 0; k < n; k++) {
             x[k] = cmul((Cpx){a[k].re, -a[k].im}, p->chirp[k]);
         }
@@ -514,12 +586,25 @@ plan_exec(const FftPlan *p, Cpx *x, Cpx *work)
     }
 }
 
-/* points of scratch a transform of p needs: the line and plan_exec's work (a real plan:
- * the line of n points, then the half plan's) */
+/* points of work plan_exec needs besides the line (a real plan: the half line and its
+ * work) */
+static int64_t
+plan_work(const FftPlan *p)
+{
+    if (p->real) {
+        return p->n / 2 + plan_work(p->half);
+    }
+    if (p->sub != NULL) {
+        return p->m + plan_work(p->sub);
+    }
+    return p->four != NULL ? 2 * p->n + 4 : p->n;
+}
+
+/* points of scratch a transform of p needs: the line and plan_exec's work */
 static int64_t
 plan_scratch(const FftPlan *p)
 {
-    return p->real ? p->n + plan_scratch(p->half) : p->sub != NULL ? p->n + 2 * p->m : 2 * p->n;
+    return p->n + plan_work(p);
 }
 
 /* ---- plans ---- */
@@ -533,6 +618,10 @@ plan_free(FftPlan *p)
     if (p->sub != NULL) {
         plan_free(p->sub);
     }
+    if (p->four != NULL) {
+        plan_free(p->four);
+    }
+    free(p->ftw);
     if (p->half != NULL) {
         plan_free(p->half);
     }
@@ -554,10 +643,9 @@ plan_bluestein(FftPlan *p, int64_t n)
     p->m = m;
     p->chirp = malloc(sizeof(Cpx) * (size_t)n);
     p->bhat = calloc((size_t)m, sizeof(Cpx));
-    Cpx *work = malloc(sizeof(Cpx) * (size_t)m);
-    if (p->chirp == NULL || p->bhat == NULL || work == NULL ||
-        (p->sub = plan_new(m)) == NULL) {
-        free(work);
+    Cpx *work = NULL;
+    if (p->chirp == NULL || p->bhat == NULL || (p->sub = plan_new(m)) == NULL ||
+        (work = malloc(sizeof(Cpx) * (size_t)plan_work(p->sub))) == NULL) {
         return -1;
     }
     /* exp(-i pi j^2 / n) = exp(-2 pi i (j^2 mod 2n) / 2n), with (j + 1)^2 = j^2 + 2j + 1 */
@@ -572,7 +660,7 @@ plan_bluestein(FftPlan *p, int64_t n)
             p->bhat[m - j] = b;
         }
     }
-    plan_exec(p->sub, p->bhat, work);
+    plan_exec(p->sub, p->bhat, work, 1);
     free(work);
     return 0;
 }
@@ -638,6 +726,20 @@ plan_new(int64_t n)
         l = len;
     }
     p->nstages = ns;
+    if (n % FFT_LANES == 0 && n >= FFT_FOUR_MIN) {
+        const int64_t n2 = n / FFT_LANES;
+        if ((p->four = plan_new(n2)) == NULL ||
+            (p->ftw = aligned_alloc(64, sizeof(CpxL) * (size_t)n2)) == NULL) {
+            goto error;
+        }
+        for (int64_t j = 0; j < n2; j++) {
+            for (int k = 0; k < FFT_LANES; k++) {
+                Cpx w = unit_root(j * k % n, n);
+                p->ftw[j].re[k] = w.re;
+                p->ftw[j].im[k] = w.im;
+            }
+        }
+    }
     return p;
 error:
     plan_free(p);
@@ -734,6 +836,7 @@ typedef struct Pass {
     int64_t dstr[PTL_MAX_DIMS];    /* bytes */
     PtlDtype ddt;
     int64_t in_len, out_len;
+    int64_t lines;          /* lines in the pass (Note [Four-step]: 1 may take that path) */
 } Pass;
 
 /* the complex point i of a line of dtype dt at p with byte stride s */
@@ -837,7 +940,7 @@ r2c_line(const Pass *ps, const char *p, Cpx *x, Cpx *z)
                          *(const double *)(p + (2 * j + 1) * s)};
         }
     }
-    plan_exec(pl->half, z, z + h);
+    plan_exec(pl->half, z, z + h, ps->lines == 1);
     for (int64_t k = 0; k <= h; k++) {
         Cpx a = z[k == h ? 0 : k], b = z[k == 0 ? 0 : h - k];
         Cpx e = {(a.re + b.re) * 0.5, (a.im - b.im) * 0.5};
@@ -868,7 +971,7 @@ c2r_line(const Pass *ps, const char *p, Cpx *x, Cpx *z)
         Cpx sum = cadd(a, b);
         z[k] = (Cpx){sum.re - d.im, -(sum.im + d.re)};   /* conj(sum + i d) */
     }
-    plan_exec(pl->half, z, z + h);
+    plan_exec(pl->half, z, z + h, ps->lines == 1);
     for (int64_t j = 0; j < h; j++) {   /* conj(F(conj(Z))): the real parts keep, the imag flip */
         x[2 * j].re = z[j].re;
         x[2 * j + 1].re = -z[j].im;
@@ -1047,7 +1150,7 @@ pass_lines(void *ctx, int64_t begin, int64_t end)
             c2r_line(ps, ps->src + so, x, x + ps->plan->n);
         } else {
             gather(ps, ps->src + so, x);
-            plan_exec(ps->plan, x, x + ps->plan->n);
+            plan_exec(ps->plan, x, x + ps->plan->n, ps->lines == 1);
         }
         scatter(ps, x, ps->dst + dof);
     }
@@ -1074,6 +1177,7 @@ run_pass(int kind, int inverse, double scale, int d, int64_t n, PtlTensorImpl *s
     if (lines == 0) {
         return 0;
     }
+    ps.lines = lines;
     FftPlan *plan = plan_get(n, kind != PASS_C2C);
     if (plan == NULL) {
         return -1;
