@@ -453,8 +453,9 @@ radix_generic_lanes(const Stage *st, const CpxL *in, CpxL *out)
 }
 
 /* The forward DFT of FFT_LANES lines in lane blocks v[0..n), work the same size; a
- * Stockham plan only (no Bluestein, no real plan). */
-static void
+ * Stockham plan only (no Bluestein, no real plan).  Returns the buffer (v or work) that
+ * holds the result. */
+static CpxL *
 plan_exec_lanes(const FftPlan *p, CpxL *v, CpxL *work)
 {
     CpxL *in = v, *out = work;
@@ -471,9 +472,7 @@ plan_exec_lanes(const FftPlan *p, CpxL *v, CpxL *work)
         in = out;
         out = t;
     }
-    if (in != v) {
-        memcpy(v, in, sizeof(CpxL) * (size_t)p->n);
-    }
+    return in;
 }
 
 /* Note [Four-step]
@@ -532,10 +531,10 @@ four_step(const FftPlan *p, Cpx *x, Cpx *work)
         }
     }
     four_twiddle(v, p->ftw, n2);
-    plan_exec_lanes(p->four, v, v + n2);
+    const CpxL *r = plan_exec_lanes(p->four, v, v + n2);
     for (int64_t k2 = 0; k2 < n2; k2++) {
         for (int k1 = 0; k1 < FFT_LANES; k1++) {
-            x[k1 + FFT_LANES * k2] = (Cpx){v[k2].re[k1], v[k2].im[k1]};
+            x[k1 + FFT_LANES * k2] = (Cpx){r[k2].re[k1], r[k2].im[k1]};
         }
     }
 }
@@ -1021,7 +1020,7 @@ store_lanes(char **dst, int64_t ds, int64_t i, CpxL x, double sc, double sim, in
 }
 
 /* r2c_line over FFT_LANES lines (Note [Real FFT]; v: 2 n blocks) */
-static void
+PTL_LOOP_CLONES_WIDE static void
 r2c_lanes(const Pass *ps, int64_t line, CpxL *v)
 {
     const FftPlan *pl = ps->plan;
@@ -1038,9 +1037,9 @@ r2c_lanes(const Pass *ps, int64_t line, CpxL *v)
             v[j].im[ln] = sf32 ? *(const float *)(p + ss) : *(const double *)(p + ss);
         }
     }
-    plan_exec_lanes(pl->half, v, v + h);
+    const CpxL *r = plan_exec_lanes(pl->half, v, v + h);
     for (int64_t k = 0; k <= h; k++) {
-        CpxL a = v[k == h ? 0 : k], b = v[k == 0 ? 0 : h - k];
+        CpxL a = r[k == h ? 0 : k], b = r[k == 0 ? 0 : h - k];
         CpxL e = {(a.re + b.re) * 0.5, (a.im - b.im) * 0.5};
         CpxL o = {(a.im + b.im) * 0.5, (b.re - a.re) * 0.5};
         CpxL x = k < h ? ladd(e, lmul(o, pl->rtw[k])) : lsub(e, o);
@@ -1053,7 +1052,7 @@ r2c_lanes(const Pass *ps, int64_t line, CpxL *v)
 
 /* c2r_line over FFT_LANES lines (Note [Real FFT]; v: 2 n blocks: the h + 1 bins, then the h
  * points and the half plan's work) */
-static void
+PTL_LOOP_CLONES_WIDE static void
 c2r_lanes(const Pass *ps, int64_t line, CpxL *v)
 {
     const FftPlan *pl = ps->plan;
@@ -1077,23 +1076,57 @@ c2r_lanes(const Pass *ps, int64_t line, CpxL *v)
         CpxL sum = ladd(a, b);
         z[k] = (CpxL){sum.re - d.im, -(sum.im + d.re)};   /* conj(sum + i d) */
     }
-    plan_exec_lanes(pl->half, z, z + h);
+    const CpxL *r = plan_exec_lanes(pl->half, z, z + h);
     for (int64_t j = 0; j < h; j++) {
         for (int ln = 0; ln < FFT_LANES; ln++) {
             char *p = dst[ln] + 2 * j * ds;
             if (df32) {
-                *(float *)p = (float)(z[j].re[ln] * sc);
-                *(float *)(p + ds) = (float)(-z[j].im[ln] * sc);
+                *(float *)p = (float)(r[j].re[ln] * sc);
+                *(float *)(p + ds) = (float)(-r[j].im[ln] * sc);
             } else {
-                *(double *)p = z[j].re[ln] * sc;
-                *(double *)(p + ds) = -z[j].im[ln] * sc;
+                *(double *)p = r[j].re[ln] * sc;
+                *(double *)(p + ds) = -r[j].im[ln] * sc;
+            }
+        }
+    }
+}
+
+/* v[i], lane ln = point i of line src[ln] (byte stride ss), imaginary parts times sgn;
+ * inlined with f32 constant */
+LANE_INLINE void
+gather_lanes(const char **src, int64_t ss, int64_t n, double sgn, const int f32, CpxL *v)
+{
+    for (int64_t i = 0; i < n; i++) {
+        for (int ln = 0; ln < FFT_LANES; ln++) {
+            const char *p = src[ln] + i * ss;
+            v[i].re[ln] = f32 ? ((const float *)p)[0] : ((const double *)p)[0];
+            v[i].im[ln] = sgn * (f32 ? ((const float *)p)[1] : ((const double *)p)[1]);
+        }
+    }
+}
+
+/* point i of line dst[ln] (byte stride ds) = (re sc, im sim) of r[i], lane ln */
+LANE_INLINE void
+scatter_lanes(const CpxL *r, int64_t n, double sc, double sim, const int f32, char **dst,
+              int64_t ds)
+{
+    for (int64_t i = 0; i < n; i++) {
+        CpxL x = {r[i].re * sc, r[i].im * sim};
+        for (int ln = 0; ln < FFT_LANES; ln++) {
+            char *p = dst[ln] + i * ds;
+            if (f32) {
+                ((float *)p)[0] = (float)x.re[ln];
+                ((float *)p)[1] = (float)x.im[ln];
+            } else {
+                ((double *)p)[0] = x.re[ln];
+                ((double *)p)[1] = x.im[ln];
             }
         }
     }
 }
 
 /* C2C of the FFT_LANES lines from `line` on through lane blocks (v: 2 n blocks) */
-static void
+PTL_LOOP_CLONES_WIDE static void
 c2c_lanes(const Pass *ps, int64_t line, CpxL *v)
 {
     const int64_t n = ps->plan->n, ss = ps->sstr[ps->d], ds = ps->dstr[ps->d];
@@ -1102,16 +1135,16 @@ c2c_lanes(const Pass *ps, int64_t line, CpxL *v)
     const char *src[FFT_LANES];
     char *dst[FFT_LANES];
     lane_lines(ps, line, src, dst);
-    for (int64_t i = 0; i < n; i++) {
-        for (int ln = 0; ln < FFT_LANES; ln++) {
-            Cpx z = load_c(src[ln], ss, i, sf32);
-            v[i].re[ln] = z.re;
-            v[i].im[ln] = sgn * z.im;
-        }
+    if (sf32) {
+        gather_lanes(src, ss, n, sgn, 1, v);
+    } else {
+        gather_lanes(src, ss, n, sgn, 0, v);
     }
-    plan_exec_lanes(ps->plan, v, v + n);
-    for (int64_t i = 0; i < n; i++) {
-        store_lanes(dst, ds, i, v[i], sc, sim, df32);
+    const CpxL *r = plan_exec_lanes(ps->plan, v, v + n);
+    if (df32) {
+        scatter_lanes(r, n, sc, sim, 1, dst, ds);
+    } else {
+        scatter_lanes(r, n, sc, sim, 0, dst, ds);
     }
 }
 
