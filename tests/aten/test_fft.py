@@ -14,7 +14,7 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import assert_raises_like_torch, num_threads
+from helpers import assert_no_leak, assert_raises_like_torch, num_threads, torch, torch_ref
 
 C64, C128 = ptl.complex64, ptl.complex128
 TOL = {C128: 1e-12, ptl.float64: 1e-12, C64: 1e-6, ptl.float32: 1e-6}
@@ -151,6 +151,22 @@ def test_zero_dim_input_of_fftn_is_itself():
     assert r.dtype == C64 and complex(r.item()) == 3
 
 
+@torch_ref
+@pytest.mark.parametrize("norm", NORMS)
+def test_every_transform_matches_torch(norm):
+    # hfftn / ihfftn have no NumPy twin: PyTorch is their second reference
+    gen = np.random.default_rng(3)
+    a = gen.standard_normal((4, 6, 5)) + 1j * gen.standard_normal((4, 6, 5))
+    r = gen.standard_normal((4, 6, 10))
+    for name in ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",
+                 "irfft2", "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn",
+                 "ihfftn"]:
+        src = r if name.startswith(("rfft", "ihfft")) else a
+        ours = getattr(ptl.fft, name)(ptl.tensor(src), norm=norm).numpy()
+        theirs = getattr(torch.fft, name)(torch.tensor(src), norm=norm).resolve_conj().numpy()
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
 # ---- layouts, padding, sizes ----
 
 @pytest.mark.parametrize("layout", ["transposed", "sliced"])
@@ -255,6 +271,19 @@ def test_lane_blocks_give_the_bits_of_lines_in_small_batches(n):
         block = fn(a).numpy()
         for i in range(0, 8, 2):
             np.testing.assert_array_equal(block[i:i + 2], fn(a[i:i + 2]).numpy())
+
+
+def test_no_leaks():
+    x, _ = rand((9, 12), C128)
+    xr, _ = rand((3, 10), ptl.float64)
+
+    def run():
+        ptl.fft.fftn(x)
+        ptl.fft.irfft2(x)
+        ptl.fft.rfft(xr, n=97)
+        z = x.detach().requires_grad_()
+        ptl.fft.hfft(z).sum().backward()
+    assert_no_leak(run)
 
 
 def test_plans_for_many_lengths_at_once():
