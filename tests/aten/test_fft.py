@@ -187,6 +187,21 @@ def test_non_contiguous_inputs(layout, dtype):
         check(ptl.fft.irfft(x, dim=0), np.fft.irfft(a, axis=0), rd)
 
 
+@pytest.mark.parametrize("shape", [(16, 24), (13, 9), (8, 8), (7, 40), (24, 5)])
+def test_complex64_block_paths(shape):
+    # contiguous complex64 lines of a block move as an 8x8 transpose of 8 points (and the
+    # points past the last multiple of 8 one by one); lines 8 bytes apart (a transform
+    # along dim 0) move a 64-byte row per point; both against the element-wise paths
+    x, a = rand(shape, C64, seed=11)
+    for dim in (0, 1):
+        check(ptl.fft.fft(x, dim=dim), np.fft.fft(a, axis=dim), C64)
+        check(ptl.fft.ifft(x, dim=dim, norm="ortho"), np.fft.ifft(a, axis=dim, norm="ortho"),
+              C64)
+    check(ptl.fft.fft2(x), np.fft.fft2(a), C64)
+    wide = ptl.fft.fft(x.to(C128), dim=0).to(C64).numpy()
+    np.testing.assert_array_equal(ptl.fft.fft(x, dim=0).numpy(), wide)
+
+
 @pytest.mark.parametrize("n", [1, 3, 8, 13, 40])
 def test_n_pads_and_trims(n):
     x, a = rand((3, 8), C128, seed=5)
