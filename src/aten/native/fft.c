@@ -54,13 +54,13 @@
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "../loops.h"
+#include "fft_impl.h"
 #include "native.h"
 
 #define FFT_MAX_RADIX 31
 #define FFT_MAX_STAGES 64
 #define FFT_CACHE 16
 #define FFT_GRAIN_POINTS 16384
-#define FFT_LANES 8
 #define FFT_FOUR_MIN 64
 #define FFT_TWO_PI 6.28318530717958647692
 
@@ -75,13 +75,6 @@ typedef struct Stage {
     const Cpx *tw;    /* tw[j (p - 1) + q - 1] = w_(lp)^(q j), j < l, 0 < q < p */
     const Cpx *root;  /* generic radix: root[m] = w_p^m, m < p; NULL otherwise */
 } Stage;
-
-/* Point b of FFT_LANES lines: their real parts, then their imaginary parts, as two vectors
- * (GCC's vector extension; lowered to what the target has). */
-typedef double Lanes __attribute__((vector_size(8 * FFT_LANES)));
-typedef struct CpxL {
-    Lanes re, im;
-} CpxL;
 
 typedef struct FftPlan {
     atomic_int refcnt;
@@ -275,8 +268,6 @@ DEFINE_RADIX(radix_generic, PTL_LOOP_CLONES, Cpx, stage_run, st->p, bf_generic)
 
 /* Lane blocks (CpxL): each operation of a butterfly is one vector operation across the
  * lines. */
-#define LANE_INLINE static inline __attribute__((always_inline))
-
 LANE_INLINE CpxL
 lmul(CpxL a, Cpx w)
 {
@@ -1054,79 +1045,12 @@ c2r_lanes(const Pass *ps, int64_t line, CpxL *v)
     }
 }
 
-/* Contiguous complex64 lines move 8 points at a time: the 8 lines' 64-byte rows (one
- * complex64 per 64-bit word) transposed with shuffles, then split into parts and widened
- * as vectors; the same values as the element loop, without its 16 scalar moves a point. */
-typedef long long Words __attribute__((vector_size(64)));
-typedef float Floats8 __attribute__((vector_size(32)));
-
-/* m[t], word r = m[r], word t (an 8x8 transpose of 64-bit words) */
-LANE_INLINE void
-transpose8(Words *m)
-{
-    Words t[8];
-    for (int k = 0; k < 8; k += 2) {
-        t[k] = __builtin_shuffle(m[k], m[k + 1], (Words){0, 8, 2, 10, 4, 12, 6, 14});
-        t[k + 1] = __builtin_shuffle(m[k], m[k + 1], (Words){1, 9, 3, 11, 5, 13, 7, 15});
-    }
-    for (int k = 0; k < 8; k += 4) {
-        for (int u = k; u < k + 2; u++) {
-            m[u] = __builtin_shuffle(t[u], t[u + 2], (Words){0, 1, 8, 9, 4, 5, 12, 13});
-            m[u + 2] = __builtin_shuffle(t[u], t[u + 2], (Words){2, 3, 10, 11, 6, 7, 14, 15});
-        }
-    }
-    for (int u = 0; u < 4; u++) {
-        t[u] = __builtin_shuffle(m[u], m[u + 4], (Words){0, 1, 2, 3, 8, 9, 10, 11});
-        t[u + 4] = __builtin_shuffle(m[u], m[u + 4], (Words){4, 5, 6, 7, 12, 13, 14, 15});
-    }
-    memcpy(m, t, sizeof(t));
-}
-
-/* whether the 8 lines start 8 bytes apart: point i of all of them is one 64-byte row (a
- * complex64 transform along an outer dim, fft2's dim 0) */
-static inline int
-adjacent_lines(char *const *p)
-{
-    for (int ln = 1; ln < FFT_LANES; ln++) {
-        if (p[ln] - p[0] != 8 * ln) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-typedef float Floats16 __attribute__((vector_size(64)));
-
 /* v[i], lane ln = point i of line src[ln] (byte stride ss), imaginary parts times sgn;
  * inlined with f32 constant */
 LANE_INLINE void
 gather_lanes(const char **src, int64_t ss, int64_t n, double sgn, const int f32, CpxL *v)
 {
-    int64_t i = 0;
-    const int adjacent = f32 && adjacent_lines((char *const *)src);
-    for (; adjacent && i < n; i++) {
-        Floats16 f;
-        memcpy(&f, src[0] + i * ss, sizeof(f));
-        v[i].re = __builtin_convertvector(__builtin_shufflevector(f, f, 0, 2, 4, 6, 8, 10, 12,
-                                                                 14), Lanes);
-        v[i].im = __builtin_convertvector(__builtin_shufflevector(f, f, 1, 3, 5, 7, 9, 11, 13,
-                                                                 15), Lanes) * sgn;
-    }
-    for (; f32 && ss == 8 && i + 8 <= n; i += 8) {
-        Words m[8];
-        for (int ln = 0; ln < FFT_LANES; ln++) {
-            memcpy(&m[ln], src[ln] + i * 8, sizeof(Words));
-        }
-        transpose8(m);
-        for (int t = 0; t < 8; t++) {
-            Floats16 f = (Floats16)m[t];
-            Floats8 re = __builtin_shufflevector(f, f, 0, 2, 4, 6, 8, 10, 12, 14);
-            Floats8 im = __builtin_shufflevector(f, f, 1, 3, 5, 7, 9, 11, 13, 15);
-            v[i + t].re = __builtin_convertvector(re, Lanes);
-            v[i + t].im = __builtin_convertvector(im, Lanes) * sgn;
-        }
-    }
-    for (; i < n; i++) {
+    for (int64_t i = f32 ? fft_rows_gather(src, ss, n, sgn, v) : 0; i < n; i++) {
         for (int ln = 0; ln < FFT_LANES; ln++) {
             const char *p = src[ln] + i * ss;
             v[i].re[ln] = f32 ? ((const float *)p)[0] : ((const double *)p)[0];
@@ -1140,29 +1064,7 @@ LANE_INLINE void
 scatter_lanes(const CpxL *r, int64_t n, double sc, double sim, const int f32, char **dst,
               int64_t ds)
 {
-    int64_t i = 0;
-    const int adjacent = f32 && adjacent_lines(dst);
-    for (; adjacent && i < n; i++) {
-        Floats8 re = __builtin_convertvector(r[i].re * sc, Floats8);
-        Floats8 im = __builtin_convertvector(r[i].im * sim, Floats8);
-        Floats16 f = __builtin_shufflevector(re, im, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6,
-                                             14, 7, 15);
-        memcpy(dst[0] + i * ds, &f, sizeof(f));
-    }
-    for (; f32 && ds == 8 && i + 8 <= n; i += 8) {
-        Words m[8];
-        for (int t = 0; t < 8; t++) {
-            Floats8 re = __builtin_convertvector(r[i + t].re * sc, Floats8);
-            Floats8 im = __builtin_convertvector(r[i + t].im * sim, Floats8);
-            m[t] = (Words)__builtin_shufflevector(re, im, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5,
-                                                  13, 6, 14, 7, 15);
-        }
-        transpose8(m);
-        for (int ln = 0; ln < FFT_LANES; ln++) {
-            memcpy(dst[ln] + i * 8, &m[ln], sizeof(Words));
-        }
-    }
-    for (; i < n; i++) {
+    for (int64_t i = f32 ? fft_rows_scatter(r, n, sc, sim, dst, ds) : 0; i < n; i++) {
         CpxL x = {r[i].re * sc, r[i].im * sim};
         for (int ln = 0; ln < FFT_LANES; ln++) {
             char *p = dst[ln] + i * ds;
