@@ -187,7 +187,7 @@ def test_non_contiguous_inputs(layout, dtype):
         check(ptl.fft.irfft(x, dim=0), np.fft.irfft(a, axis=0), rd)
 
 
-@pytest.mark.parametrize("shape", [(16, 24), (13, 9), (8, 8), (7, 40), (24, 5)])
+@pytest.mark.parametrize("shape", [(16, 24), (13, 9), (8, 8), (7, 40), (24, 5), (34, 18)])
 def test_complex64_block_paths(shape):
     # contiguous complex64 lines of a block move as an 8x8 transpose of 8 points (and the
     # points past the last multiple of 8 one by one); lines 8 bytes apart (a transform
@@ -198,8 +198,22 @@ def test_complex64_block_paths(shape):
         check(ptl.fft.ifft(x, dim=dim, norm="ortho"), np.fft.ifft(a, axis=dim, norm="ortho"),
               C64)
     check(ptl.fft.fft2(x), np.fft.fft2(a), C64)
-    wide = ptl.fft.fft(x.to(C128), dim=0).to(C64).numpy()
-    np.testing.assert_array_equal(ptl.fft.fft(x, dim=0).numpy(), wide)
+    # float32 lines: their (x_2j, x_2j+1) pairs move as complex64 words; the half spectra
+    # of irfft / hfft come in as complex64 rows, their float32 pairs go out as words
+    xr, ar = rand(shape, ptl.float32, seed=12)
+    for dim in (0, 1):
+        check(ptl.fft.rfft(xr, dim=dim), np.fft.rfft(ar, axis=dim), C64)
+        check(ptl.fft.ihfft(xr, dim=dim), np.fft.ihfft(ar, axis=dim), C64)
+        check(ptl.fft.irfft(x, dim=dim), np.fft.irfft(a, axis=dim), ptl.float32)
+        check(ptl.fft.hfft(x, n=10, dim=dim), np.fft.hfft(a, n=10, axis=dim), ptl.float32)
+    check(ptl.fft.rfft2(xr), np.fft.rfft2(ar), C64)
+    check(ptl.fft.irfft2(x), np.fft.irfft2(a), ptl.float32)
+    # the row moves give the element loops' values: float32 work is float64 work rounded once
+    for fn, t in [(ptl.fft.rfft, xr), (ptl.fft.irfft, x), (ptl.fft.fft, x)]:
+        for dim in (0, 1):
+            wide = t.to(ptl.float64 if t.dtype == ptl.float32 else C128)
+            np.testing.assert_array_equal(fn(t, dim=dim).numpy(),
+                                          fn(wide, dim=dim).to(fn(t, dim=dim).dtype).numpy())
 
 
 @pytest.mark.parametrize("n", [1, 3, 8, 13, 40])

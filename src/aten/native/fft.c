@@ -984,7 +984,8 @@ r2c_lanes(const Pass *ps, int64_t line, CpxL *v)
     const char *src[FFT_LANES];
     char *dst[FFT_LANES];
     lane_lines(ps, line, src, dst);
-    for (int64_t j = 0; j < h; j++) {
+    /* contiguous float32: the pairs (x_2j, x_2j+1) are 8-byte words, as complex64 points */
+    for (int64_t j = sf32 && ss == 4 ? fft_rows_gather(src, 8, h, 1.0, v) : 0; j < h; j++) {
         for (int ln = 0; ln < FFT_LANES; ln++) {
             const char *p = src[ln] + 2 * j * ss;
             v[j].re[ln] = sf32 ? *(const float *)p : *(const double *)p;
@@ -1017,13 +1018,14 @@ c2r_lanes(const Pass *ps, int64_t line, CpxL *v)
     char *dst[FFT_LANES];
     CpxL *z = v + h + 1;
     lane_lines(ps, line, src, dst);
-    for (int64_t k = 0; k <= h; k++) {
+    for (int64_t k = sf32 ? fft_rows_gather(src, ss, h + 1, 1.0, v) : 0; k <= h; k++) {
         for (int ln = 0; ln < FFT_LANES; ln++) {
             Cpx c = load_c(src[ln], ss, k, sf32);
             v[k].re[ln] = c.re;
-            v[k].im[ln] = k == 0 || k == h ? 0.0 : c.im;
+            v[k].im[ln] = c.im;
         }
     }
+    v[0].im = v[h].im = (Lanes){0};
     for (int64_t k = 0; k < h; k++) {
         CpxL a = v[k], b = {v[h - k].re, -v[h - k].im};
         CpxL d = lmul(lsub(a, b), (Cpx){pl->rtw[k].re, -pl->rtw[k].im});
@@ -1031,7 +1033,7 @@ c2r_lanes(const Pass *ps, int64_t line, CpxL *v)
         z[k] = (CpxL){sum.re - d.im, -(sum.im + d.re)};   /* conj(sum + i d) */
     }
     const CpxL *r = plan_exec_lanes(pl->half, z, z + h);
-    for (int64_t j = 0; j < h; j++) {
+    for (int64_t j = df32 && ds == 4 ? fft_rows_scatter(r, h, sc, -sc, dst, 8) : 0; j < h; j++) {
         for (int ln = 0; ln < FFT_LANES; ln++) {
             char *p = dst[ln] + 2 * j * ds;
             if (df32) {
