@@ -49,15 +49,16 @@ def _norm(norm, forward, fname="fft"):
 
 
 def _check_int(fname, name, v):
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int):
-        try:
-            return operator.index(v)
-        except TypeError:
-            raise TypeError(f"fft_{fname}(): argument '{name}' must be int, not "
-                            f"{type(v).__name__}") from None
-    return v
+    """v as an int (a 0-dim integer tensor counts), PyTorch's TypeError otherwise."""
+    if v is None or (isinstance(v, int) and not isinstance(v, bool)):
+        return v
+    try:
+        if isinstance(v, bool):
+            raise TypeError
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"fft_{fname}(): argument '{name}' must be int, not "
+                        f"{type(v).__name__}") from None
 
 
 def _wrap(d, ndim):
@@ -76,7 +77,7 @@ def _points(n):
     return n
 
 
-def _float_input(x, complex_ok=True):
+def _float_input(x):
     """x with integer and bool dtypes promoted to the default float dtype; float16 and
     bfloat16 refused as PyTorch's CPU FFT refuses them."""
     dt = x.dtype

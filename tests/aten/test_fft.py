@@ -478,6 +478,8 @@ Z = lambda lib: lib.complex(lib.randn(4, 6), lib.randn(4, 6))   # noqa: E731
      "fft_fft(): argument 'dim' must be int, not float"),
     (lambda t: t.fft.fft(X(t), n=2.5), TypeError,
      "fft_fft(): argument 'n' must be int, not float"),
+    (lambda t: t.fft.fft(X(t), n=True), TypeError,
+     "fft_fft(): argument 'n' must be int, not bool"),
     (lambda t: t.fft.fft(X(t), norm=1), TypeError,
      "fft_fft(): argument 'norm' must be str, not int"),
 ])

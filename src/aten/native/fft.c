@@ -774,7 +774,7 @@ plan_get(int64_t n, int real)
 enum { PASS_C2C, PASS_R2C, PASS_C2R };
 
 /* One pass: the 1-D transform of every line along dim `d` from src to dst.  Both tensors
- * have the same sizes but along d; src holds `in_len` points there and dst `out_len`. */
+ * have the same sizes but along d, where dst holds `out_len` points. */
 typedef struct Pass {
     const FftPlan *plan;
     int kind;               /* PASS_* */
@@ -788,7 +788,7 @@ typedef struct Pass {
     char *dst;
     int64_t dstr[PTL_MAX_DIMS];    /* bytes */
     PtlDtype ddt;
-    int64_t in_len, out_len;
+    int64_t out_len;
     int64_t lines;          /* lines in the pass (Note [Four-step]: 1 may take that path) */
 } Pass;
 
@@ -1147,7 +1147,7 @@ pass_lines(void *ctx, int64_t begin, int64_t end)
     return 0;
 }
 
-/* Runs one pass over src (its points along d: in_len) into dst; 0 or -1. */
+/* Runs one pass of n-point transforms over src into dst; 0 or -1. */
 static int
 run_pass(int kind, int inverse, double scale, int d, int64_t n, PtlTensorImpl *src,
          PtlTensorImpl *dst)
