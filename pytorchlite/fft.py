@@ -107,9 +107,27 @@ def _resize(x, dims, sizes):
     return x
 
 
-def _finish(name, result, out, complex_out):
+_OP_OF_NODE = {"FftC2CBackward0": "_fft_c2c", "FftR2CBackward0": "_fft_r2c",
+               "FftC2RBackward0": "_fft_c2r"}
+
+
+def _finish(name, result, out, complex_out, ndims=1):
+    """result, or out resized to it and filled (ndims: the transformed dims).  An out= call
+    that autograd would record is refused with PyTorch's message, which names the operator
+    PyTorch writes out with (c2c for fftn / ifftn / ihfftn of real input over several dims:
+    r2c, then c2c into out).
+    PyTorch lets ifft and ihfft of real input through with an unusable grad_fn; we refuse
+    them too."""
     if out is None:
         return result
+    if result.requires_grad:
+        node = result.grad_fn
+        while node is not None and type(node).__name__ not in _OP_OF_NODE:
+            node = node.next_functions[0][0] if node.next_functions else None
+        op = _OP_OF_NODE.get(type(node).__name__, name)
+        op = "_fft_c2c" if op == "_fft_r2c" and ndims > 1 else op
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
     if complex_out and not out.dtype.is_complex:
         raise RuntimeError(f"{name} expects a complex output tensor, but got "
                            f"{_legacy(out.dtype)}")
@@ -244,7 +262,7 @@ def _c2c_nd(fname, input, s, dim, norm, forward, out):
         y = _r2c(x, dims, mode, False)
         if not forward:
             y = y.conj()
-    return _finish(fname, y, out, True)
+    return _finish(fname, y, out, True, len(dims))
 
 
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
@@ -280,7 +298,7 @@ def _r2c_nd(fname, input, s, dim, norm, forward, out):
                            if fname.endswith("2") else
                            f"{fname} must transform at least one axis")
     y = _r2c(_resize(x, dims, sizes), dims, _norm(norm, forward, fname), True)
-    return _finish(fname, y if forward else y.conj(), out, True)
+    return _finish(fname, y if forward else y.conj(), out, True, 1 if forward else len(dims))
 
 
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
