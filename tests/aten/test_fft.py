@@ -288,7 +288,7 @@ def test_threads_across_the_split(lines):
         np.testing.assert_array_equal(one, two)
 
 
-@pytest.mark.parametrize("n", LENGTHS)
+@pytest.mark.parametrize("n", LENGTHS + [194, 2062])   # and real halves through Bluestein
 def test_lane_blocks_give_the_bits_of_lines_in_small_batches(n):
     # a block of 8 lines and lines of a 2-line batch (transformed one by one) agree to the
     # bit, so results do not depend on how lines fall into threads; a line alone may take
@@ -298,6 +298,9 @@ def test_lane_blocks_give_the_bits_of_lines_in_small_batches(n):
     z, _ = rand((8, n // 2 + 1), C128, seed=n)
     for fn, a in [(ptl.fft.fft, x), (ptl.fft.rfft, xr), (lambda t: ptl.fft.irfft(t, n=n), z)]:
         block = fn(a).numpy()
+        ref = {ptl.fft.fft: lambda b: np.fft.fft(b), ptl.fft.rfft: lambda b: np.fft.rfft(b)}.get(
+            fn, lambda b: np.fft.irfft(b, n=n))
+        check(fn(a), ref(a.numpy()), C128 if block.dtype == np.complex128 else ptl.float64)
         for i in range(0, 8, 2):
             np.testing.assert_array_equal(block[i:i + 2], fn(a[i:i + 2]).numpy())
 

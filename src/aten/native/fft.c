@@ -23,11 +23,13 @@
  * FFT_MAX_RADIX goes through Bluestein's chirp-z: X_k = c_k sum_j (x_j c_j) conj(c_(k-j))
  * with c_j = exp(-i pi j^2 / n), a convolution computed with a power-of-two FFT of
  * M >= 2n - 1 points (the plan keeps the transformed chirp).  The backward direction is
- * conj(F(conj(x))).  A task with several lines to transform (c2c, Stockham plans) runs them
- * FFT_LANES at a time: point b of 8 lines sits in one lane block, their real parts then
- * their imaginary parts as two vectors, so each butterfly operation is one vector
- * operation across lines (8 doubles: one AVX-512 register); the lines left over run one
- * by one, and a pass of one line splits it into 8 (Note [Four-step]).  The gather of a block
+ * conj(F(conj(x))).  A task with several lines to transform runs them FFT_LANES at a time
+ * (Bluestein's products and inner FFTs too): point b of 8 lines sits in one lane block,
+ * their real parts then their imaginary parts as two vectors, so each butterfly operation
+ * is one vector operation across lines (8 doubles: one AVX-512 register); the lines left
+ * over run one by one, and a pass of one line splits it into 8 (Note [Four-step]), also
+ * inside Bluestein (a pass of several lines keeps the plain stages there, whose bits the
+ * lane stages give: results do not depend on how lines fall into threads).  The gather of a block
  * also reads 8 neighbouring lines together, which is what a transform along an outer dim
  * (fft2's dim 0) needs to use whole cache lines.  Real transforms of even length run on
  * a complex plan of half the length (Note [Real FFT]), in lane blocks too.  Every angle is
@@ -438,7 +440,8 @@ plan_exec_lanes(const FftPlan *p, CpxL *v, CpxL *work)
  * (scalar), the twiddles ftw, then the lane stages of the n2 plan, and X_(k1 + 8 k2) is
  * lane k1 of block k2: the output is read in order.  Used for a pass of one line only (a
  * line in a pass of several takes the lane or plain path, which give each other's bits,
- * so results do not depend on how lines fall into threads) and inside Bluestein. */
+ * so results do not depend on how lines fall into threads), Bluestein's inner FFTs
+ * included. */
 
 /* the 8-point DFT of a in place: two 4-point ones and w_8^k */
 static void
@@ -509,12 +512,12 @@ plan_exec(const FftPlan *p, Cpx *x, Cpx *work, int four)
             a[j] = cmul(x[j], p->chirp[j]);
         }
         memset(a + n, 0, sizeof(Cpx) * (size_t)(m - n));
-        plan_exec(p->sub, a, w2, 1);
+        plan_exec(p->sub, a, w2, four);
         for (int64_t k = 0; k < m; k++) {   /* the inverse through conj(F(conj(.))) */
             Cpx z = cmul(a[k], p->bhat[k]);
             a[k] = (Cpx){z.re, -z.im};
         }
-        plan_exec(p->sub, a, w2, 1);
+        plan_exec(p->sub, a, w2, four);
         for (int64_t k = 0; k < n; k++) {
             x[k] = cmul((Cpx){a[k].re, -a[k].im}, p->chirp[k]);
         }
@@ -537,6 +540,46 @@ plan_exec(const FftPlan *p, Cpx *x, Cpx *work, int four)
     if (in != x) {
         memcpy(x, in, sizeof(Cpx) * (size_t)p->n);
     }
+}
+
+/* blocks of work exec_lanes needs besides the n blocks of the lines */
+static int64_t
+lanes_work(const FftPlan *p)
+{
+    return p->sub != NULL ? 2 * p->m : p->n;
+}
+
+/* Bluestein's transform (Note [FFT kernel]) of the lane blocks v[0..n), in place; a and w:
+ * m blocks each */
+PTL_LOOP_CLONES_WIDE static void
+bluestein_lanes(const FftPlan *p, CpxL *v, CpxL *a, CpxL *w)
+{
+    const int64_t n = p->n, m = p->m;
+    for (int64_t j = 0; j < n; j++) {
+        a[j] = lmul(v[j], p->chirp[j]);
+    }
+    memset(a + n, 0, sizeof(CpxL) * (size_t)(m - n));
+    CpxL *r = plan_exec_lanes(p->sub, a, w);
+    for (int64_t k = 0; k < m; k++) {   /* the inverse through conj(F(conj(.))) */
+        CpxL z = lmul(r[k], p->bhat[k]);
+        r[k] = (CpxL){z.re, -z.im};
+    }
+    r = plan_exec_lanes(p->sub, r, r == a ? w : a);
+    for (int64_t k = 0; k < n; k++) {
+        v[k] = lmul((CpxL){r[k].re, -r[k].im}, p->chirp[k]);
+    }
+}
+
+/* The forward DFT of FFT_LANES lines in lane blocks v[0..n) by plan p (Stockham or
+ * Bluestein); work: lanes_work(p) blocks.  Returns the buffer holding the result. */
+static CpxL *
+exec_lanes(const FftPlan *p, CpxL *v, CpxL *work)
+{
+    if (p->sub == NULL) {
+        return plan_exec_lanes(p, v, work);
+    }
+    bluestein_lanes(p, v, work, work + p->m);
+    return v;
 }
 
 /* points of work plan_exec needs besides the line (a real plan: the half line and its
@@ -992,7 +1035,7 @@ r2c_lanes(const Pass *ps, int64_t line, CpxL *v)
             v[j].im[ln] = sf32 ? *(const float *)(p + ss) : *(const double *)(p + ss);
         }
     }
-    const CpxL *r = plan_exec_lanes(pl->half, v, v + h);
+    const CpxL *r = exec_lanes(pl->half, v, v + h);
     for (int64_t k = 0; k <= h; k++) {
         CpxL a = r[k == h ? 0 : k], b = r[k == 0 ? 0 : h - k];
         CpxL e = {(a.re + b.re) * 0.5, (a.im - b.im) * 0.5};
@@ -1032,7 +1075,7 @@ c2r_lanes(const Pass *ps, int64_t line, CpxL *v)
         CpxL sum = ladd(a, b);
         z[k] = (CpxL){sum.re - d.im, -(sum.im + d.re)};   /* conj(sum + i d) */
     }
-    const CpxL *r = plan_exec_lanes(pl->half, z, z + h);
+    const CpxL *r = exec_lanes(pl->half, z, z + h);
     for (int64_t j = df32 && ds == 4 ? fft_rows_scatter(r, h, sc, -sc, dst, 8) : 0; j < h; j++) {
         for (int ln = 0; ln < FFT_LANES; ln++) {
             char *p = dst[ln] + 2 * j * ds;
@@ -1096,7 +1139,7 @@ c2c_lanes(const Pass *ps, int64_t line, CpxL *v)
     } else {
         gather_lanes(src, ss, n, sgn, 0, v);
     }
-    const CpxL *r = plan_exec_lanes(ps->plan, v, v + n);
+    const CpxL *r = exec_lanes(ps->plan, v, v + n);
     if (df32) {
         scatter_lanes(r, n, sc, sim, 1, dst, ds);
     } else {
@@ -1109,10 +1152,10 @@ pass_lines(void *ctx, int64_t begin, int64_t end)
 {
     const Pass *ps = ctx;
     const FftPlan *pl = ps->plan;
-    const int stockham = pl->real ? pl->half->sub == NULL
-                                  : ps->kind == PASS_C2C && pl->sub == NULL && pl->n > 1;
-    const int lanes = stockham && end - begin >= FFT_LANES;
-    size_t len = lanes ? 2 * sizeof(CpxL) * (size_t)pl->n : 0;
+    const int lanes = (pl->real || (ps->kind == PASS_C2C && pl->n > 1)) &&
+                      end - begin >= FFT_LANES;
+    const int64_t blocks = pl->real ? pl->n + 1 + lanes_work(pl->half) : pl->n + lanes_work(pl);
+    size_t len = lanes ? sizeof(CpxL) * (size_t)blocks : 0;
     if (len < sizeof(Cpx) * (size_t)plan_scratch(pl)) {
         len = sizeof(Cpx) * (size_t)plan_scratch(pl);
     }
