@@ -14,14 +14,14 @@
  *   - ops with a complex kernel here (add, sub, mul, div, neg, exp, log, sqrt, reciprocal,
  *     abs, eq, ne, sum, mean) run it: the complex arithmetic of C99's <complex.h>;
  *   - ops whose CPU kernel only moves bytes or converts through copy.c's conversion table
- *     (views, copy_, _to_copy, clone, cat, stack, index, fill_, resize_, the factories),
- *     the ops
- *     of this file and the FFTs of native/fft.c fall through to the CPU kernel
- *     (`passthrough_ops`);
+ *     (views, copy_, _to_copy, clone, cat, stack, index, fill_, the factories) and the ops
+ *     of this file fall through to the CPU kernel (`passthrough_ops`);
  *   - every other op raises PyTorch's error: its "not supported for complex" message for
  *     the ordering ops (`ordering_errors`), else "\"<op>_cpu\" not implemented for
  *     'ComplexFloat'".
  * On CUDA nothing takes a complex tensor yet ("\"<op>_cuda\" not implemented for ...").
+ * resize_ (out= arguments) and the FFT operators of native/fft.c, whose CPU kernels take
+ * complex64/complex128 themselves, pass through too.
  * Their derivatives: Note [Complex autograd] in autograd/derivatives/complex.c. */
 #include <math.h>
 #include <string.h>
@@ -37,6 +37,7 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_empty_like, PTL_OP_zeros_like, PTL_OP_ones_like, PTL_OP_full_like,
     PTL_OP_clone, PTL_OP_contiguous, PTL_OP_copy_, PTL_OP__to_copy, PTL_OP_alias,
     PTL_OP_fill__Scalar, PTL_OP_fill__Tensor, PTL_OP_zero_, PTL_OP_resize_, PTL_OP_resize_as_,
+    PTL_OP__fft_c2c, PTL_OP__fft_r2c, PTL_OP__fft_c2r,   /* native/fft.c: complex kernels */
     PTL_OP_view, PTL_OP_view_dtype, PTL_OP_reshape, PTL_OP_expand, PTL_OP_expand_as, PTL_OP_t,
     PTL_OP_transpose_int, PTL_OP_permute, PTL_OP_select_int, PTL_OP_slice_Tensor,
     PTL_OP_squeeze, PTL_OP_squeeze_dim, PTL_OP_unsqueeze, PTL_OP_flatten_using_ints,
@@ -44,7 +45,6 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_cat, PTL_OP_stack, PTL_OP_index_Tensor, PTL_OP_index_select,
     PTL_OP_real, PTL_OP_imag, PTL_OP_view_as_real, PTL_OP_view_as_complex, PTL_OP_complex,
     PTL_OP_polar, PTL_OP_angle, PTL_OP_conj, PTL_OP_conj_physical,
-    PTL_OP__fft_c2c, PTL_OP__fft_r2c, PTL_OP__fft_c2r,   /* native/fft.c */
     PTL_OP_tril_indices, PTL_OP_triu_indices,   /* they refuse every dtype but int32/int64 */
 };
 
