@@ -318,6 +318,16 @@ def test_no_leaks():
     assert_no_leak(run)
 
 
+def test_long_lines():
+    # 2^18 points: the four-step path over a plan that has one of its own; 3 * 2^16 + 1 =
+    # 7 * 28087: Bluestein over 2^19 points
+    for n in (2 ** 18, 3 * 2 ** 16 + 1):
+        x, a = rand((1, n), C128, seed=n)
+        check(ptl.fft.fft(x), np.fft.fft(a), C128)
+        xr, ar = rand((n,), ptl.float64, seed=n)
+        check(ptl.fft.irfft(ptl.fft.rfft(xr), n=n), ar, ptl.float64)
+
+
 def test_plans_for_many_lengths_at_once():
     # more lengths than the plan cache holds, twice, and back to the first
     for n in list(range(1, 40)) * 2:

@@ -62,6 +62,7 @@
 #define FFT_MAX_RADIX 31
 #define FFT_MAX_STAGES 64
 #define FFT_CACHE 16
+#define FFT_CACHE_BYTES ((size_t)512 << 20)
 #define FFT_GRAIN_POINTS 16384
 #define FFT_FOUR_MIN 64
 #define FFT_TWO_PI 6.28318530717958647692
@@ -93,6 +94,7 @@ typedef struct FftPlan {
     Cpx *rtw;                /* and w_n^k, k < n/2 */
     struct FftPlan *four;    /* a line alone (Note [Four-step]): the plan of n / 8 (owned) */
     CpxL *ftw;               /* ftw[j2], lane k1: w_n^(j2 k1), j2 < n / 8 */
+    size_t bytes;            /* of the tables above that this plan allocated itself */
 } FftPlan;
 
 /* exp(-2 pi i num / den) for 0 <= num < den */
@@ -637,6 +639,7 @@ plan_bluestein(FftPlan *p, int64_t n)
         m *= 2;
     }
     p->m = m;
+    p->bytes += sizeof(Cpx) * (size_t)(n + m);
     p->chirp = malloc(sizeof(Cpx) * (size_t)n);
     p->bhat = calloc((size_t)m, sizeof(Cpx));
     Cpx *work = NULL;
@@ -694,6 +697,7 @@ plan_new(int64_t n)
         total += (int64_t)(radices[s] - 1) * l + (radices[s] > 5 ? radices[s] : 0);
         l *= radices[s];
     }
+    p->bytes = sizeof(FftPlan) + sizeof(Cpx) * (size_t)(total + 1);
     if ((p->table = malloc(sizeof(Cpx) * (size_t)(total + 1))) == NULL) {
         goto error;
     }
@@ -728,6 +732,7 @@ plan_new(int64_t n)
             (p->ftw = aligned_alloc(64, sizeof(CpxL) * (size_t)n2)) == NULL) {
             goto error;
         }
+        p->bytes += sizeof(CpxL) * (size_t)n2;
         for (int64_t j = 0; j < n2; j++) {
             for (int k = 0; k < FFT_LANES; k++) {
                 Cpx w = unit_root(j * k % n, n);
@@ -759,6 +764,7 @@ plan_new_real(int64_t n)
     atomic_init(&p->refcnt, 1);
     p->n = n;
     p->real = 1;
+    p->bytes = sizeof(FftPlan) + sizeof(Cpx) * (size_t)h;
     if ((p->half = plan_new(h)) == NULL) {
         plan_free(p);
         return NULL;
@@ -769,8 +775,19 @@ plan_new_real(int64_t n)
     return p;
 }
 
+/* the bytes a plan holds, its sub-plans' included */
+static size_t
+plan_bytes(const FftPlan *p)
+{
+    return p == NULL ? 0 : p->bytes + plan_bytes(p->sub) + plan_bytes(p->four) +
+                           plan_bytes(p->half);
+}
+
+/* The cache holds at most FFT_CACHE plans and FFT_CACHE_BYTES of tables (least recently
+ * used dropped first); a plan bigger than that serves its call and is freed. */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static FftPlan *cache[FFT_CACHE];   /* most recently used first; owns one ref each */
+static size_t cache_bytes;
 
 static void
 plan_release(FftPlan *p)
@@ -802,13 +819,32 @@ plan_get(int64_t n, int real)
     if (p == NULL) {
         return NULL;
     }
+    if (plan_bytes(p) > FFT_CACHE_BYTES) {
+        return p;
+    }
+    FftPlan *dropped[FFT_CACHE];
+    int nd = 0;
     pthread_mutex_lock(&cache_lock);
-    FftPlan *dropped = cache[FFT_CACHE - 1];
+    if (cache[FFT_CACHE - 1] != NULL) {
+        dropped[nd++] = cache[FFT_CACHE - 1];
+    }
     memmove(cache + 1, cache, sizeof(FftPlan *) * (FFT_CACHE - 1));
     cache[0] = p;
+    cache_bytes += plan_bytes(p);
     atomic_fetch_add(&p->refcnt, 1);
+    for (int i = FFT_CACHE - 1; i > 0 && cache_bytes > FFT_CACHE_BYTES; i--) {
+        if (cache[i] != NULL) {
+            dropped[nd++] = cache[i];
+            cache[i] = NULL;
+        }
+    }
+    for (int i = 0; i < nd; i++) {
+        cache_bytes -= plan_bytes(dropped[i]);
+    }
     pthread_mutex_unlock(&cache_lock);
-    plan_release(dropped);
+    for (int i = 0; i < nd; i++) {
+        plan_release(dropped[i]);
+    }
     return p;
 }
 
