@@ -15,6 +15,7 @@ with zeros or trims each transformed dim to the requested number of points first
 import operator
 
 from . import _C
+from .linalg import _legacy   # PyTorch's ScalarType names ("ComplexFloat") for messages
 
 _f = _C._functions
 _c2c = _C._op("aten::_fft_c2c")
@@ -25,14 +26,6 @@ __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rf
            "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq",
            "rfftfreq", "fftshift", "ifftshift"]
 
-# PyTorch's names for dtypes in these messages (ScalarType's)
-_LEGACY = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-           "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bool": "Bool",
-           "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long"}
-
-
-def _legacy(dtype):
-    return _LEGACY[str(dtype).split(".")[-1]]
 
 
 def _norm(norm, forward, fname="fft"):
