@@ -85,6 +85,8 @@ from . import multiprocessing  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401  (does not start MPI: init_process_group does)
 from . import utils  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
+from ._stft import istft, stft  # noqa: E402,F401
 from .special import logit, sinc, xlogy  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import library  # noqa: E402,F401
@@ -100,6 +102,7 @@ _shape_functions._install(Tensor)
 _pointwise._install(Tensor)
 functional._install(Tensor)
 special._install(Tensor)
+_stft._install(Tensor)
 _nn_ops._install(Tensor)
 Tensor.histogram = histogram
 # in-place functions whose methods are composites (PyTorch has them as torch.NAME_ too)

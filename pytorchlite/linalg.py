@@ -20,7 +20,7 @@ from ._type_info import finfo
 _LEGACY_NAMES = {
     _C.float32: "Float", _C.float64: "Double", _C.float16: "Half", _C.bfloat16: "BFloat16",
     _C.int64: "Long", _C.int32: "Int", _C.int16: "Short", _C.int8: "Char", _C.uint8: "Byte",
-    _C.bool: "Bool",
+    _C.bool: "Bool", _C.complex64: "ComplexFloat", _C.complex128: "ComplexDouble",
 }
 _vector_norm = _C._op("aten::linalg_vector_norm")
 matmul = _C._op("aten::matmul")

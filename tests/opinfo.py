@@ -2216,6 +2216,32 @@ ENTRIES += [
 ]
 
 
+def _np_r2c(a, dim, normalization, onesided):
+    """NumPy's fftn over dim, scaled as normalization says, halved along the last dim."""
+    r = np.fft.fftn(a, axes=dim) / [1, np.sqrt(np.prod([a.shape[d] for d in dim])),
+                                    np.prod([a.shape[d] for d in dim])][normalization]
+    return r[tuple(slice(0, a.shape[d] // 2 + 1) if onesided and d == dim[-1] % a.ndim else
+                   slice(None) for d in range(a.ndim))]
+
+
+# the FFT operators (Note [FFT kernel] in src/aten/native/fft.c): c2c and c2r take complex
+# input, so their rows check the refusal of a real one and gradcheck through grad_call;
+# tests/aten/test_fft.py checks every transform against numpy.fft
+ENTRIES += [
+    OpInfo("_fft_c2c", [], errors=[(S(T(2, 3), [1], 0, True), RuntimeError)],
+           grad_samples=[S(T(3, 4, 2), [0, 1], 1, True), S(T(5, 2), [0], 2, False)],
+           grad_call=_of_complex),
+    OpInfo("_fft_r2c", [S(T(3, 8), [1], 0, True), S(T(4, 5, layout="transposed"), [0, 1], 2,
+                                                     False),
+                        S(T(2, 3, 5), [-1, 0], 1, True), S(T(0, 4), [1], 0, True)],
+           ref=_np_r2c, errors=[(S(T(2, 3), [1, 1], 0, True), RuntimeError),
+                                (S(T(2, 3), [2], 0, True), IndexError)]),
+    OpInfo("_fft_c2r", [], errors=[(S(T(2, 3), [1], 0, 4), RuntimeError)],
+           grad_samples=[S(T(3, 4, 2), [1], 0, 6), S(T(2, 3, 2), [0, 1], 2, 5)],
+           grad_call=_of_complex),
+]
+
+
 def build_table():
     """name -> OpInfo for every op the table covers: the ENTRIES (samples generated from the
     schema where an entry gives none), and the in-place and out= variants of the ENTRIES that

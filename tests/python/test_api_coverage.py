@@ -104,7 +104,7 @@ MISSING = {
             "conv_tbc"],
         "not done yet: each needs a kernel or more time (embedding_bag: its offset2bag / "
         "bag_size outputs follow PyTorch's internal fast paths)": [
-            "binomial", "embedding_bag", "geqrf", "istft", "stft",
+            "binomial", "embedding_bag", "geqrf",
             "lobpcg", "pca_lowrank", "svd_lowrank", "segment_reduce", "set_flush_denormal",
             "slice_inverse", "is_inference"],
     },
@@ -122,8 +122,12 @@ MISSING = {
         "other devices and layouts (XPU, IPU, MTIA, oneDNN, nested, chalf)": [
             "ipu", "mtia", "xpu", "to_mkldnn", "to_padded_tensor", "chalf"],
         "not done yet (see torch)": [
-            "as_subclass", "geqrf", "istft", "stft", "is_inference",
+            "as_subclass", "geqrf", "is_inference",
             "slice_inverse", "index", "grad_dtype", "hash_tensor", "module_load"],
+    },
+    "torch.fft": {
+        "imports and docstring helpers of PyTorch's module, not API": [
+            "Tensor", "common_args", "factory_common_args", "torch"],
     },
     "torch.nn.functional": {
         "typing and torch-function helpers of PyTorch's module, not API": [
@@ -176,7 +180,8 @@ CALLABLE_ONLY = {"torch", "torch.nn.functional"}
 
 def _ours(namespace):
     return {"torch": ptl, "torch.Tensor": ptl.Tensor, "torch.nn.functional": F,
-            "torch.linalg": ptl.linalg, "torch.special": ptl.special, "torch.nn": ptl.nn}[namespace]
+            "torch.linalg": ptl.linalg, "torch.special": ptl.special, "torch.nn": ptl.nn,
+            "torch.fft": ptl.fft}[namespace]
 
 
 def _documented(namespace):
@@ -196,7 +201,7 @@ def test_listed_names_are_missing(namespace):
 def test_list_is_pytorchs_gap(namespace):
     theirs = {"torch": torch, "torch.Tensor": torch.Tensor, "torch.nn.functional":
               torch.nn.functional, "torch.linalg": torch.linalg, "torch.special": torch.special,
-              "torch.nn": torch.nn}[namespace]
+              "torch.nn": torch.nn, "torch.fft": torch.fft}[namespace]
     names = [n for n in dir(theirs) if not n.startswith("_")]
     if namespace in CALLABLE_ONLY:
         names = [n for n in names if callable(getattr(theirs, n))]

@@ -22,6 +22,8 @@
  *     the ordering ops (`ordering_errors`), else "\"<op>_cpu\" not implemented for
  *     'ComplexFloat'".
  * On CUDA nothing takes a complex tensor yet ("\"<op>_cuda\" not implemented for ...").
+ * resize_ (out= arguments) and the FFT operators of native/fft.c, whose CPU kernels take
+ * complex64/complex128 themselves, pass through too.
  * Their derivatives: Note [Complex autograd] in autograd/derivatives/complex.c. */
 #include <math.h>
 #include <string.h>
@@ -36,7 +38,8 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_empty_memory_format, PTL_OP_empty_strided, PTL_OP_zeros, PTL_OP_ones, PTL_OP_full,
     PTL_OP_empty_like, PTL_OP_zeros_like, PTL_OP_ones_like, PTL_OP_full_like,
     PTL_OP_clone, PTL_OP_contiguous, PTL_OP_copy_, PTL_OP__to_copy, PTL_OP_alias,
-    PTL_OP_fill__Scalar, PTL_OP_fill__Tensor, PTL_OP_zero_,
+    PTL_OP_fill__Scalar, PTL_OP_fill__Tensor, PTL_OP_zero_, PTL_OP_resize_, PTL_OP_resize_as_,
+    PTL_OP__fft_c2c, PTL_OP__fft_r2c, PTL_OP__fft_c2r,   /* native/fft.c: complex kernels */
     PTL_OP_view, PTL_OP_view_dtype, PTL_OP_reshape, PTL_OP_expand, PTL_OP_expand_as, PTL_OP_t,
     PTL_OP_transpose_int, PTL_OP_permute, PTL_OP_select_int, PTL_OP_slice_Tensor,
     PTL_OP_squeeze, PTL_OP_squeeze_dim, PTL_OP_unsqueeze, PTL_OP_flatten_using_ints,

@@ -1,0 +1,39 @@
+"""FFT benchmarks (Note [FFT kernel] in src/aten/native/fft.c): fft of 1024 and 4096
+complex64 points (a batch of 64 lines and one line), rfft of 2^16 float32 and fft2 of
+256x256 complex64.  Each group runs pytorchlite, NumPy and (when installed) PyTorch on the
+same data.
+
+    taskset -c 1 /work/venv-torch/bin/python -m pytest benchmarks/test_bench_fft.py \
+        --benchmark-enable -q
+"""
+import numpy as np
+import pytest
+
+from _impls import IMPLS, lib, make, randn
+
+
+def crandn(shape):
+    return (randn(shape) + 1j * randn(shape, seed=1)).astype(np.complex64)
+
+
+def fft_of(impl, name):
+    return getattr(np.fft, name) if impl == "numpy" else getattr(lib(impl).fft, name)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("shape", [(1024,), (64, 1024), (4096,), (16, 4096)])
+def test_fft_complex64(benchmark, impl, shape):
+    benchmark.group = f"fft {shape} complex64"
+    benchmark(fft_of(impl, "fft"), make(impl, crandn(shape)))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_rfft_float32(benchmark, impl):
+    benchmark.group = "rfft 2^16 float32"
+    benchmark(fft_of(impl, "rfft"), make(impl, randn(2 ** 16)))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_fft2_complex64(benchmark, impl):
+    benchmark.group = "fft2 256x256 complex64"
+    benchmark(fft_of(impl, "fft2"), make(impl, crandn((256, 256))))
