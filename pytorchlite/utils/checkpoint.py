@@ -7,7 +7,7 @@ Note [Checkpoint]
 ~~~~~~~~~~~~~~~~~
 use_reentrant=True is an autograd.Function: its forward runs fn under no_grad and saves only
 the inputs; its backward reruns fn on detached copies of them with grad enabled (the RNG state
-of the first run restored, so dropout draws the same mask) and calls autograd.backward on the
+of the first run restored, so dropout draws the same mask, and its autocast state) and calls autograd.backward on the
 rerun's outputs, whose input .grads are the Function's answers.  It works only through
 .backward(): in autograd.grad or backward(inputs=...) its backward raises PyTorch's error
 (that inner backward would fill the .grad of every parameter of fn).
@@ -32,7 +32,8 @@ from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
            "check_backward_validity", "detach_variable", "noop_context_fn",
-           "set_checkpoint_debug_enabled", "DefaultDeviceType"]
+           "set_checkpoint_debug_enabled", "set_checkpoint_early_stop", "DefaultDeviceType",
+           "get_device_states", "set_device_states"]
 
 _checkpoint_debug_enabled = None
 
@@ -95,6 +96,42 @@ def check_backward_validity(inputs):
                       stacklevel=2)
 
 
+def get_device_states(*args):
+    """(devices, RNG states) of the CUDA devices the tensor arguments are on."""
+    return _cuda_states(args)
+
+
+def set_device_states(devices, states, *, device_type=None):
+    """Restores the RNG states get_device_states returned."""
+    from .. import cuda
+    for d, s in zip(devices, states):
+        cuda.set_rng_state(s, d)
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable):
+    """Accepted for PyTorch's API; pytorchlite's rerun always runs the function to its end
+    (Note [Checkpoint]), which gives the same values."""
+    yield
+
+
+def _autocast_states():
+    return {d: _C._autocast_state(d) for d in ("cpu", "cuda")}
+
+
+@contextlib.contextmanager
+def _autocast_as(states):
+    """The block runs with the autocast states of the first run."""
+    now = _autocast_states()
+    try:
+        for d, st in states.items():
+            _C._set_autocast_state(d, *st)
+        yield
+    finally:
+        for d, st in now.items():
+            _C._set_autocast_state(d, *st)
+
+
 def _cuda_states(args):
     """(devices, states) of the CUDA generators the arguments live on, when CUDA is used."""
     from .. import cuda
@@ -127,6 +164,7 @@ class CheckpointFunction(Function):
         check_backward_validity(args)
         ctx.run_function = run_function
         ctx.preserve_rng_state = preserve_rng_state
+        ctx.autocast = _autocast_states()
         if preserve_rng_state:
             from .. import random
             ctx.fwd_cpu_state = random.get_rng_state()
@@ -153,7 +191,7 @@ class CheckpointFunction(Function):
             if ctx.preserve_rng_state else (None, [], [])
         with _rng_as_in_forward(ctx.preserve_rng_state, *states):
             detached = detach_variable(tuple(inputs))
-            with enable_grad():
+            with enable_grad(), _autocast_as(ctx.autocast):
                 outputs = ctx.run_function(*detached)
         if isinstance(outputs, _C.TensorBase):
             outputs = (outputs,)
@@ -222,6 +260,7 @@ class _Frame:
             self.input_saver = holder[0]
             self.args = [None if isinstance(a, _C.TensorBase) else a for a in args]
         self.preserve = preserve
+        self.autocast = _autocast_states()
         if preserve:
             from .. import random
             self.cpu_state = random.get_rng_state()
@@ -245,9 +284,14 @@ class _Frame:
             return p
         if p.frame is not self:
             return p.frame.unpack(p)
-        if self.recomputed is None:
+        if self.recomputed is None or self.recomputed[p.index] is _USED:
             self.recompute()
-        return self.recomputed[p.index]
+        # handed out once: a backward unpacks each saved tensor once, and keeping it would
+        # hold the rerun's intermediates as long as the graph (a second backward through a
+        # retained graph reruns the function)
+        t = self.recomputed[p.index]
+        self.recomputed[p.index] = _USED
+        return t
 
     def recompute(self):
         # the inputs themselves, not detached copies: what the rerun saves is then part of
@@ -261,7 +305,7 @@ class _Frame:
         try:
             with _rng_as_in_forward(self.preserve, self.cpu_state, self.devices,
                                     self.device_states), enable_grad(), \
-                    saved_tensors_hooks(self.pack, self.unpack):
+                    _autocast_as(self.autocast), saved_tensors_hooks(self.pack, self.unpack):
                 self.fn(*args, **self.kwargs)
         except BaseException:
             self.recomputed = None
@@ -293,6 +337,7 @@ class _Frame:
 
 
 _DETERMINISM_MODES = ("default", "none")
+_USED = object()
 
 
 def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,

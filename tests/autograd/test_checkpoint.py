@@ -395,3 +395,61 @@ def test_helpers():
     assert c.DefaultDeviceType.get_device_type() == "cpu"
     with pytest.raises(NotImplementedError, match="operator traces"):
         c.checkpoint(lambda t: t, x, use_reentrant=False, debug=True)
+
+
+@pytest.mark.parametrize("reentrant", MODES)
+def test_backward_releases_the_rerun(reentrant):
+    """Once backward has used them, the rerun's tensors are not kept for as long as the output
+    (and its graph) lives: what stays is the output and the input's gradient."""
+    n = 20000
+    size = 8 * n
+    x = ptl.randn(n, dtype=ptl.float64, requires_grad=True)
+    gc.collect()
+    before = ptl.cpu.memory_allocated()
+    y = cp(ptl).checkpoint(lambda t: t.sin().exp().cos(), x, use_reentrant=reentrant)
+    y.sum().backward()
+    gc.collect()
+    assert 2 * size <= ptl.cpu.memory_allocated() - before < 3 * size
+    assert y.grad_fn is not None
+
+
+@pytest.mark.parametrize("lib", LIBRARIES, ids=ids)
+def test_retained_graph_second_backward_reruns(lib):
+    net = make_net(lib, 0.5)
+    inp = lib.randn(6, 5, dtype=lib.float64, requires_grad=True)
+    lib.manual_seed(1)
+    y = cp(lib).checkpoint(net, inp, use_reentrant=False).sum()
+    y.backward(retain_graph=True)
+    first = inp.grad.clone()
+    inp.grad = None
+    y.backward()
+    np.testing.assert_array_equal(inp.grad.numpy(), first.numpy())
+
+
+@pytest.mark.parametrize("lib", LIBRARIES, ids=ids)
+@pytest.mark.parametrize("reentrant", MODES)
+def test_rerun_under_the_forwards_autocast(lib, reentrant):
+    lin = lib.nn.Linear(4, 3)
+    x = lib.randn(2, 4, requires_grad=True)
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        plain = lin(x).float().sin()
+    plain.sum().backward()
+    want = [x.grad.clone(), lin.weight.grad.clone()]
+    x.grad = lin.weight.grad = None
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        y = cp(lib).checkpoint(lambda t: lin(t).float().sin(), x, use_reentrant=reentrant)
+    y.sum().backward()     # outside the autocast region: the rerun restores it
+    np.testing.assert_array_equal(x.grad.numpy(), want[0].numpy())
+    np.testing.assert_array_equal(lin.weight.grad.numpy(), want[1].numpy())
+
+
+@pytest.mark.parametrize("lib", LIBRARIES, ids=ids)
+def test_early_stop_and_device_state_helpers(lib):
+    c = cp(lib)
+    with c.set_checkpoint_early_stop(False):
+        x = lib.randn(3, dtype=lib.float64, requires_grad=True)
+        c.checkpoint(lambda t: t.exp(), x, use_reentrant=False).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(x.detach().numpy()), rtol=1e-15)
+    devices, states = c.get_device_states(x)
+    assert devices == [] and states == []
+    c.set_device_states(devices, states)
