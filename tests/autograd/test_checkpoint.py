@@ -238,12 +238,15 @@ def test_forward_keeps_no_intermediate(reentrant):
 
     gc.collect()
     before = ptl.cpu.memory_allocated()
+    saved0 = ptl.cpu.saved_tensor_memory()
     if reentrant is None:
         y = f(x)
     else:
         y = cp(ptl).checkpoint(f, x, use_reentrant=reentrant)
     gc.collect()
     held = ptl.cpu.memory_allocated() - before
+    # the bytes the graph's nodes save (each storage once): x, a, b and b * a; or only x
+    assert ptl.cpu.saved_tensor_memory() - saved0 == (4 * size if reentrant is None else size)
     if reentrant is None:
         assert held >= 4 * size     # a, b, b * a (saved by cos) and the output
     else:
