@@ -328,15 +328,23 @@ def _scalar_output(func, inputs, fn_name, strict):
     return outputs
 
 
+def _gradient_of_scalar(func, inputs, v, fn_name, create_graph, strict):
+    """(in_tuple, inputs, v, outputs, gradient with a graph) for vhp and hvp; call with grad
+    enabled."""
+    in_tuple, inputs = _tensor_tuple(inputs, "inputs", fn_name)
+    inputs = _prepare(inputs, create_graph, need_graph=True)
+    v = _vector(v, inputs, in_tuple, fn_name, create_graph, _V_NONE_INPUT)
+    outputs = _scalar_output(func, inputs, fn_name, strict)
+    jac = _grad(outputs, inputs, create_graph=True)
+    _strict_requires_grad(jac, "jacobian", strict)
+    return in_tuple, inputs, v, outputs, jac
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T H) for a scalar func."""
     with enable_grad():
-        in_tuple, inputs = _tensor_tuple(inputs, "inputs", "vhp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _vector(v, inputs, in_tuple, "vhp", create_graph, _V_NONE_INPUT)
-        outputs = _scalar_output(func, inputs, "vhp", strict)
-        jac = _grad(outputs, inputs, create_graph=True)
-        _strict_requires_grad(jac, "jacobian", strict)
+        in_tuple, inputs, v, outputs, jac = _gradient_of_scalar(func, inputs, v, "vhp",
+                                                                create_graph, strict)
     with set_grad_enabled(create_graph or is_grad_enabled()):
         res = _zeros_for_none(_grad(jac, inputs, v, create_graph=create_graph), inputs,
                               strict, create_graph, "double_back")
@@ -347,12 +355,8 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), H v) for a scalar func (double-backward trick)."""
     zeros_like = _C._functions["zeros_like"]
     with enable_grad():
-        in_tuple, inputs = _tensor_tuple(inputs, "inputs", "hvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _vector(v, inputs, in_tuple, "hvp", create_graph, _V_NONE_INPUT)
-        outputs = _scalar_output(func, inputs, "hvp", strict)
-        jac = _grad(outputs, inputs, create_graph=True)
-        _strict_requires_grad(jac, "jacobian", strict)
+        in_tuple, inputs, v, outputs, jac = _gradient_of_scalar(func, inputs, v, "hvp",
+                                                                create_graph, strict)
         us = tuple(zeros_like(t).requires_grad_(True) for t in inputs)
         double_back = _grad(jac, inputs, us, create_graph=True)
         _strict_requires_grad(jac, "hessian", strict)

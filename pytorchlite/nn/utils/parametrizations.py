@@ -10,6 +10,8 @@ False with the Householder map (whose right_inverse stores Householder reflector
 available."""
 from enum import Enum, auto
 
+# loaded at first use of nn.utils.parametrizations, after the package (nn/utils/__init__.py)
+import pytorchlite as torch
 from ... import _C
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
@@ -20,23 +22,16 @@ from .weight_norm import norm_except_dim, weight_norm_
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 
-def _torch():
-    import pytorchlite
-    return pytorchlite
-
-
 def _is_orthogonal(Q):
-    t = _torch()
     n, k = Q.size(-2), Q.size(-1)
-    eye = t.eye(k, dtype=Q.dtype, device=Q.device)
-    return t.allclose(Q.mH @ Q, eye, atol=10.0 * n * t.finfo(Q.dtype).eps)
+    eye = torch.eye(k, dtype=Q.dtype, device=Q.device)
+    return torch.allclose(Q.mH @ Q, eye, atol=10.0 * n * torch.finfo(Q.dtype).eps)
 
 
 def _make_orthogonal(A):
     """The Q of A's QR decomposition, with R's diagonal made positive (real) by scaling Q's
     columns by its signs."""
-    t = _torch()
-    Q, R = t.linalg.qr(A)
+    Q, R = torch.linalg.qr(A)
     return Q * R.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
 
@@ -58,7 +53,6 @@ class _Orthogonal(Module):
             self.register_buffer("base", None)
 
     def forward(self, X):
-        t = _torch()
         n, k = X.size(-2), X.size(-1)
         transposed = n < k
         if transposed:
@@ -67,19 +61,19 @@ class _Orthogonal(Module):
         if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
             X = X.tril()
             if n != k:
-                X = t.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+                X = torch.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
             A = X - X.mH
             if self.orthogonal_map == _OrthMaps.matrix_exp:
-                Q = t.matrix_exp(A)
+                Q = torch.matrix_exp(A)
             else:
-                eye = t.eye(n, dtype=A.dtype, device=A.device)
-                Q = t.linalg.solve(eye - 0.5 * A, eye + 0.5 * A)
+                eye = torch.eye(n, dtype=A.dtype, device=A.device)
+                Q = torch.linalg.solve(eye - 0.5 * A, eye + 0.5 * A)
             if n != k:
                 Q = Q[..., :k]
         else:
             A = X.tril(diagonal=-1)
             tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
-            Q = t.linalg.householder_product(A, tau)
+            Q = torch.linalg.householder_product(A, tau)
             Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
         if "base" in self._buffers:
             Q = self.base @ Q
@@ -90,7 +84,6 @@ class _Orthogonal(Module):
             return self._right_inverse(Q)
 
     def _right_inverse(self, Q):
-        t = _torch()
         if Q.shape != self.shape:
             raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
                              f"Got a tensor of shape {Q.shape}.")
@@ -109,10 +102,10 @@ class _Orthogonal(Module):
         if n == k:
             Q = _make_orthogonal(Q) if not _is_orthogonal(Q) else Q.clone()
         else:
-            N = t.randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype, device=Q.device)
-            Q = _make_orthogonal(t.cat([Q, N], dim=-1))
+            N = torch.randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype, device=Q.device)
+            Q = _make_orthogonal(torch.cat([Q, N], dim=-1))
         self.base = Q
-        neg_eye = t.zeros_like(q_init)
+        neg_eye = torch.zeros_like(q_init)
         neg_eye.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
         return neg_eye
 
@@ -212,7 +205,7 @@ class _SpectralNorm(Module):
             self._power_method(mat, self.n_power_iterations)
         u = self._u.clone()
         v = self._v.clone()
-        return weight / _torch().vdot(u, mat.mv(v))
+        return weight / torch.vdot(u, mat.mv(v))
 
     def right_inverse(self, value):
         return value

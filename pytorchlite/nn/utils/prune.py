@@ -10,16 +10,14 @@ import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
+# loaded at first use of nn.utils.prune, after the package (nn/utils/__init__.py)
+import pytorchlite as torch
+
 
 __all__ = ["BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructured",
            "L1Unstructured", "RandomStructured", "LnStructured", "CustomFromMask", "identity",
            "random_unstructured", "l1_unstructured", "random_structured", "ln_structured",
            "global_unstructured", "custom_from_mask", "remove", "is_pruned"]
-
-
-def _torch():
-    import pytorchlite
-    return pytorchlite
 
 
 class BasePruningMethod(ABC):
@@ -56,7 +54,7 @@ class BasePruningMethod(ABC):
         if first:
             module.register_parameter(name + "_orig", orig)
             del module._parameters[name]
-            default_mask = _torch().ones_like(orig)
+            default_mask = torch.ones_like(orig)
         else:
             default_mask = getattr(module, name + "_mask").detach().clone()
         try:
@@ -81,7 +79,7 @@ class BasePruningMethod(ABC):
         else:
             importance_scores = t
         if default_mask is None:
-            default_mask = _torch().ones_like(t)
+            default_mask = torch.ones_like(t)
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
 
     def remove(self, module):
@@ -219,22 +217,26 @@ def _zero_extreme(scores, default_mask, n, largest):
     """default_mask with the entries of the n largest (or smallest) scores zeroed."""
     mask = default_mask.clone()
     if n:
-        idx = _torch().topk(scores.reshape(-1), k=n, largest=largest).indices
+        idx = torch.topk(scores.reshape(-1), k=n, largest=largest).indices
         mask.view(-1)[idx] = 0
     return mask
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Zeroes `amount` entries (a fraction, or a count) chosen uniformly at random."""
-    PRUNING_TYPE = "unstructured"
+class _ByAmount(BasePruningMethod):
+    """A method pruning `amount` entries or channels: a fraction in [0, 1] or a count."""
 
     def __init__(self, amount):
         _check_amount(amount)
         self.amount = amount
 
+
+class RandomUnstructured(_ByAmount):
+    """Zeroes `amount` entries (a fraction, or a count) chosen uniformly at random."""
+    PRUNING_TYPE = "unstructured"
+
     def compute_mask(self, t, default_mask):
         n = _count(self.amount, t.nelement())
-        return _zero_extreme(_torch().rand_like(t), default_mask, n, largest=True) if n \
+        return _zero_extreme(torch.rand_like(t), default_mask, n, largest=True) if n \
             else default_mask.clone()
 
     @classmethod
@@ -242,13 +244,9 @@ class RandomUnstructured(BasePruningMethod):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_ByAmount):
     """Zeroes the `amount` entries of smallest absolute value."""
     PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _check_amount(amount)
-        self.amount = amount
 
     def compute_mask(self, t, default_mask):
         return _zero_extreme(t.abs(), default_mask, _count(self.amount, t.nelement()), False)
@@ -260,19 +258,18 @@ class L1Unstructured(BasePruningMethod):
 
 def _channel_mask(t, dim, keep):
     """Ones on the channels `keep` (a bool mask or indices) of dim, zeros elsewhere."""
-    mask = _torch().zeros_like(t)
+    mask = torch.zeros_like(t)
     dim %= t.dim()
     mask[tuple(keep if d == dim else slice(None) for d in range(t.dim()))] = 1
     return mask
 
 
-class RandomStructured(BasePruningMethod):
+class RandomStructured(_ByAmount):
     """Zeroes `amount` channels along dim, chosen uniformly at random."""
     PRUNING_TYPE = "structured"
 
     def __init__(self, amount, dim=-1):
-        _check_amount(amount)
-        self.amount = amount
+        super().__init__(amount)
         self.dim = dim
 
     def compute_mask(self, t, default_mask):
@@ -281,7 +278,7 @@ class RandomStructured(BasePruningMethod):
         n = _count(self.amount, size)
         if n == 0:
             return default_mask
-        prob = _torch().rand(size)
+        prob = torch.rand(size)
         threshold = prob.kthvalue(n).values
         mask = _channel_mask(t, self.dim, prob > threshold)
         mask *= default_mask.to(dtype=mask.dtype)
@@ -292,13 +289,12 @@ class RandomStructured(BasePruningMethod):
         return super().apply(module, name, amount=amount, dim=dim)
 
 
-class LnStructured(BasePruningMethod):
+class LnStructured(_ByAmount):
     """Zeroes the `amount` channels along dim of smallest L`n` norm."""
     PRUNING_TYPE = "structured"
 
     def __init__(self, amount, n, dim=-1):
-        _check_amount(amount)
-        self.amount = amount
+        super().__init__(amount)
         self.n = n
         self.dim = dim
 
@@ -309,8 +305,8 @@ class LnStructured(BasePruningMethod):
         if n == 0:
             return default_mask
         dim = self.dim % t.dim()
-        norm = _torch().norm(t, p=self.n, dim=[d for d in range(t.dim()) if d != dim])
-        keep = _torch().topk(norm, k=size - n, largest=True).indices
+        norm = torch.norm(t, p=self.n, dim=[d for d in range(t.dim()) if d != dim])
+        keep = torch.topk(norm, k=size - n, largest=True).indices
         mask = _channel_mask(t, self.dim, keep)
         mask *= default_mask.to(dtype=mask.dtype)
         return mask
@@ -384,7 +380,7 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
                                    for m, n in parameters])
     default_mask = parameters_to_vector([getattr(m, n + "_mask", None)
                                          if hasattr(m, n + "_mask")
-                                         else _torch().ones_like(getattr(m, n))
+                                         else torch.ones_like(getattr(m, n))
                                          for m, n in parameters])
     container = PruningContainer()
     container._tensor_name = "temp"
