@@ -456,3 +456,42 @@ def test_early_stop_and_device_state_helpers(lib):
     devices, states = c.get_device_states(x)
     assert devices == [] and states == []
     c.set_device_states(devices, states)
+
+
+@pytest.mark.parametrize("lib", LIBRARIES, ids=ids)
+def test_context_fn_wraps_the_forward_and_the_rerun(lib):
+    import contextlib
+    events = []
+
+    @contextlib.contextmanager
+    def tag(name):
+        events.append(name + " in")
+        yield
+        events.append(name + " out")
+
+    def body(t):
+        events.append("body")
+        return t.sin()
+
+    x = lib.randn(3, dtype=lib.float64, requires_grad=True)
+    # (PyTorch's early stop would leave the rerun's context by an exception)
+    y = cp(lib).checkpoint(body, x, use_reentrant=False, early_stop=False,
+                           context_fn=lambda: (tag("forward"), tag("rerun")))
+    assert events == ["forward in", "body", "forward out"]
+    y.sum().backward()
+    assert events[3:] == ["rerun in", "body", "rerun out"]
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(x.detach().numpy()), rtol=1e-15)
+
+
+@pytest.mark.parametrize("lib", LIBRARIES, ids=ids)
+def test_determinism_check_none_skips_the_metadata_check(lib):
+    calls = []
+
+    def reshaped_on_rerun(t):
+        calls.append(1)
+        return (t if len(calls) == 1 else t.reshape(1, 3)).sin().sum()
+
+    x = lib.randn(3, dtype=lib.float64, requires_grad=True)
+    y = cp(lib).checkpoint(reshaped_on_rerun, x, use_reentrant=False, determinism_check="none")
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(x.detach().numpy()), rtol=1e-15)

@@ -592,3 +592,41 @@ def test_hook_spectral_norm_loads_a_state_dict_without_v(lib):
     n.eval()
     n(x)
     close(n.weight, m.weight.detach().numpy(), rtol=1e-8)
+
+
+@pytest.mark.parametrize("lib", LIBRARIES, ids=ids)
+@pytest.mark.parametrize("dim", [0, 1, 3, -2, -1, None])
+def test_weight_norm_of_a_convolution(lib, dim):
+    conv = lib.nn.Conv2d(2, 3, (2, 4)).double()
+    w = conv.weight.detach().numpy().copy()
+    if dim is None or dim == -1:     # both mean the norm of the whole tensor, as in PyTorch
+        g = np.sqrt((w * w).sum())
+    else:
+        g = norm_except(w, dim % 4)
+    m = PS(lib).weight_norm(conv, dim=dim)
+    close(m.parametrizations.weight.original0, g)
+    close(m.weight, w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        old = lib.nn.utils.weight_norm(lib.nn.Conv2d(2, 3, (2, 4)).double(), dim=dim)
+    with lib.no_grad():
+        old.weight_v.copy_(lib.tensor(w))
+        old.weight_g.copy_(lib.tensor(2 * np.asarray(g)))
+    x = lib.tensor(RNG.standard_normal((1, 2, 3, 5)))
+    want = lib.nn.functional.conv2d(x, lib.tensor(2 * w), old.bias)
+    close(old(x), want.detach().numpy())
+
+
+@pytest.mark.parametrize("lib", LIBRARIES, ids=ids)
+def test_parametrized_module_converts_with_to(lib):
+    _, Skew, _, _ = make_parametrizations(lib)
+    m = lib.nn.Linear(3, 3)
+    P(lib).register_parametrization(m, "weight", Skew())
+    m.double()
+    assert m.parametrizations.weight.original.dtype == lib.float64
+    assert m.weight.dtype == lib.float64
+    opt = lib.optim.SGD(m.parameters(), lr=0.1)
+    m(lib.ones(1, 3, dtype=lib.float64)).sum().backward()
+    opt.step()
+    w = m.weight.detach().numpy()
+    np.testing.assert_allclose(w, -w.T, atol=1e-15)
