@@ -3,6 +3,7 @@
 The engine is C (src/autograd/engine.c, Note [Engine]); this module only checks arguments and
 turns single tensors into sequences."""
 import os
+import threading
 
 from .. import _C
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
@@ -41,22 +42,24 @@ def _grads(outputs, grad_outputs):
     return grads
 
 
-# One entry per backward()/grad() call running (innermost last): whether it computes only some
-# inputs' gradients (grad(), backward(inputs=...)).  A reentrant checkpoint can't run in those
-# (utils.checkpoint, Note [Checkpoint]).
-_partial_runs = []
+# Per thread, one entry per backward()/grad() call running (innermost last): whether it
+# computes only some inputs' gradients (grad(), backward(inputs=...)).  A reentrant checkpoint
+# can't run in those (utils.checkpoint, Note [Checkpoint]).
+_runs = threading.local()
 
 
 def _is_checkpoint_valid():
-    return not (_partial_runs and _partial_runs[-1])
+    stack = getattr(_runs, "partial", None)
+    return not (stack and stack[-1])
 
 
 def _run(partial, fn, *args):
-    _partial_runs.append(partial)
+    stack = _runs.__dict__.setdefault("partial", [])
+    stack.append(partial)
     try:
         return fn(*args)
     finally:
-        _partial_runs.pop()
+        stack.pop()
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):

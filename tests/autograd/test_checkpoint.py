@@ -495,3 +495,42 @@ def test_determinism_check_none_skips_the_metadata_check(lib):
     y = cp(lib).checkpoint(reshaped_on_rerun, x, use_reentrant=False, determinism_check="none")
     y.backward()
     np.testing.assert_allclose(x.grad.numpy(), np.cos(x.detach().numpy()), rtol=1e-15)
+
+
+@pytest.mark.parametrize("lib", LIBRARIES, ids=ids)
+@pytest.mark.parametrize("reentrant", MODES)
+def test_under_no_grad_it_is_a_plain_call(lib, reentrant):
+    x = lib.randn(4, dtype=lib.float64, requires_grad=True)
+    with lib.no_grad():
+        y = cp(lib).checkpoint(lambda t: t.exp() * 2, x, use_reentrant=reentrant)
+    assert not y.requires_grad
+    np.testing.assert_allclose(y.numpy(), 2 * np.exp(x.detach().numpy()), rtol=1e-15)
+
+
+def test_partial_runs_are_per_thread():
+    import threading
+    x = ptl.randn(3, dtype=ptl.float64, requires_grad=True)
+    seen = []
+
+    def in_other_thread():
+        seen.append(ptl.autograd._is_checkpoint_valid())
+
+    def f(t):
+        th = threading.Thread(target=in_other_thread)
+        th.start()
+        th.join()
+        seen.append(ptl.autograd._is_checkpoint_valid())
+        return t.sin()
+
+    class Probe(ptl.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            f(g)
+            return g
+
+    ptl.autograd.grad(Probe.apply(x).sum(), x)
+    assert seen == [True, False]
