@@ -21,7 +21,8 @@ are used, so autograd.grad, backward(inputs=...) and double backward work as usu
 inputs are saved by a node of their own, through whatever hooks surround the call: an inner
 checkpoint's inputs thus become placeholders of the outer one (which keeps none of its
 intermediates alive), and the rerun of the inner one unpacks them (rerunning the outer).
-Unlike PyTorch there is no early stop: the rerun always runs fn to its end."""
+Unlike PyTorch there is no early stop: the rerun always runs fn to its end; and debug=True is
+accepted but adds no operator trace to the errors (pytorchlite records none)."""
 import contextlib
 import warnings
 
@@ -61,7 +62,7 @@ class DefaultDeviceType:
 @contextlib.contextmanager
 def set_checkpoint_debug_enabled(enabled):
     """Within the block, debug=... of every non-reentrant checkpoint is `enabled` (None: the
-    call's own argument)."""
+    call's own argument); kept for PyTorch's API, debug changing nothing here."""
     global _checkpoint_debug_enabled
     prev = _checkpoint_debug_enabled
     _checkpoint_debug_enabled = enabled
@@ -240,11 +241,10 @@ def _meta(t):
 class _Frame:
     """One non-reentrant checkpoint call (Note [Checkpoint])."""
 
-    def __init__(self, fn, args, kwargs, preserve, determinism_check, debug):
+    def __init__(self, fn, args, kwargs, preserve, determinism_check):
         self.fn = fn
         self.kwargs = kwargs
         self.determinism_check = determinism_check
-        self.debug = debug
         self.metadata = []      # per placeholder of the first run
         self.recomputed = None  # per placeholder, after the rerun
         self.args = list(args)
@@ -363,11 +363,8 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
     if determinism_check not in _DETERMINISM_MODES:
         raise ValueError("determinism_check should be one of "
                          f"{list(_DETERMINISM_MODES)}, but got {determinism_check}")
-    if debug:
-        raise NotImplementedError("checkpoint(debug=True): operator traces are not recorded "
-                                  "by pytorchlite")
     forward_ctx, recompute_ctx = context_fn()
-    frame = _Frame(function, args, kwargs, preserve, determinism_check, debug)
+    frame = _Frame(function, args, kwargs, preserve, determinism_check)
     if recompute_ctx is not None and not isinstance(recompute_ctx, contextlib.nullcontext):
         fn = frame.fn
 
