@@ -495,11 +495,34 @@ def test_parametrizations_errors(lib):
         m.weight = lib.eye(2, dtype=lib.float64)
 
 
-def test_orthogonal_householder_without_trivialization_needs_geqrf():
-    m = linear(ptl)
-    PS(ptl).orthogonal(m, orthogonal_map="householder", use_trivialization=False)
-    with pytest.raises(NotImplementedError, match="needs geqrf"):
-        m.weight = ptl.zeros(3, 4, dtype=ptl.float64)
+@pytest.mark.parametrize("lib", LIBRARIES, ids=ids)
+@pytest.mark.parametrize("shape", [(5, 3), (3, 3), (2, 4)])
+def test_orthogonal_householder_without_trivialization(lib, shape):
+    m = linear(lib, RNG.standard_normal(shape))
+    PS(lib).orthogonal(m, orthogonal_map="householder", use_trivialization=False)
+    assert list(m.state_dict()) == ["bias", "parametrizations.weight.original"]
+    tall = shape[0] >= shape[1]
+
+    def gram(w):
+        return w.T @ w if tall else w @ w.T
+    np.testing.assert_allclose(gram(m.weight.detach().numpy()), np.eye(min(shape)), atol=1e-12)
+    q, _ = np.linalg.qr(RNG.standard_normal(shape if tall else shape[::-1]))
+    q = q if tall else q.T
+    m.weight = lib.tensor(q)          # stored as Householder reflectors; read back exactly
+    np.testing.assert_allclose(m.weight.detach().numpy(), q, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (4, 4), (2, 6, 3), (3, 1)])
+def test_householder_qr_reconstructs_the_matrix(shape):
+    from pytorchlite.nn.utils.parametrizations import _householder_qr
+    a = RNG.standard_normal(shape)
+    A, tau = _householder_qr(ptl.tensor(a))
+    q = ptl.linalg.householder_product(A, tau).numpy()
+    r = np.triu(A.numpy())[..., :shape[-1], :]
+    np.testing.assert_allclose(q @ r, a, atol=1e-12)
+    if shape[-2] == shape[-1]:
+        # LAPACK's convention: a column with nothing below its diagonal is not reflected
+        assert (tau.numpy()[..., -1] == 0).all()
 
 
 # ---- the older hook-based weight_norm / spectral_norm ----

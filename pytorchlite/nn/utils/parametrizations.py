@@ -5,9 +5,8 @@ weight_norm keeps g and v as parametrizations.<name>.original0 / original1; spec
 keeps the weight as parametrizations.<name>.original and its power-iteration vectors as the
 buffers parametrizations.<name>.0._u / _v; orthogonal maps a matrix (or batch of them) onto
 the orthogonal (unitary) ones by the matrix exponential, the Cayley map or Householder
-products of the lower triangle.  pytorchlite has no geqrf: orthogonal's use_trivialization=
-False with the Householder map (whose right_inverse stores Householder reflectors) is not
-available."""
+products of the lower triangle.  pytorchlite has no geqrf: the Householder QR that
+use_trivialization=False needs to store a matrix is _householder_qr below."""
 from enum import Enum, auto
 
 # loaded at first use of nn.utils.parametrizations, after the package (nn/utils/__init__.py)
@@ -33,6 +32,36 @@ def _make_orthogonal(A):
     columns by its signs."""
     Q, R = torch.linalg.qr(A)
     return Q * R.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
+
+
+def _householder_qr(A):
+    """geqrf of a real (batch of) n x k matrix, n >= k: R in the upper triangle, below the
+    diagonal the Householder vectors v_j (v_j[j] = 1 implied) with A = H_1 ... H_k R,
+    H_j = I - tau_j v_j v_j^T; tau_j = 0 where column j needs no reflection (LAPACK's dlarfg
+    convention: R's diagonal is -sign(a_jj) times the column's norm)."""
+    A = A.clone()
+    n, k = A.size(-2), A.size(-1)
+    taus = []
+    for j in range(k):
+        x = A[..., j:, j]
+        alpha = x[..., 0]
+        rest = (x[..., 1:] * x[..., 1:]).sum(-1)
+        norm = (alpha * alpha + rest).sqrt()
+        beta = torch.where(alpha >= 0, -norm, norm)
+        skip = rest == 0
+        safe_beta = torch.where(skip, torch.ones_like(beta), beta)
+        tau = torch.where(skip, torch.zeros_like(beta), (beta - alpha) / safe_beta)
+        scale = torch.where(skip, torch.zeros_like(beta), 1.0 / (alpha - safe_beta))
+        v = torch.cat([torch.ones_like(alpha).unsqueeze(-1),
+                       x[..., 1:] * scale.unsqueeze(-1)], dim=-1)
+        # apply H_j to the remaining columns: A[j:, j:] -= tau v (v^T A[j:, j:])
+        block = A[..., j:, j:]
+        w = (v.unsqueeze(-1) * block).sum(-2)
+        block -= tau.unsqueeze(-1).unsqueeze(-1) * v.unsqueeze(-1) * w.unsqueeze(-2)
+        A[..., j + 1:, j] = v[..., 1:]
+        A[..., j, j] = torch.where(skip, alpha, beta)
+        taus.append(tau)
+    return A, torch.stack(taus, -1)
 
 
 class _OrthMaps(Enum):
@@ -97,8 +126,11 @@ class _Orthogonal(Module):
                 raise NotImplementedError("It is not possible to assign to the matrix "
                                           "exponential or the Cayley parametrizations when "
                                           "use_trivialization=False.")
-            raise NotImplementedError("orthogonal(use_trivialization=False) with the "
-                                      "householder map needs geqrf, which pytorchlite lacks")
+            A, tau = _householder_qr(Q)
+            A.diagonal(dim1=-2, dim2=-1).sign_()
+            # a column LAPACK left unreflected (tau 0) is reflected by forward: flip its sign
+            A.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
+            return A.mT if q_init.size(-2) < q_init.size(-1) else A
         if n == k:
             Q = _make_orthogonal(Q) if not _is_orthogonal(Q) else Q.clone()
         else:
