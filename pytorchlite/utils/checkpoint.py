@@ -7,10 +7,10 @@ Note [Checkpoint]
 ~~~~~~~~~~~~~~~~~
 use_reentrant=True is an autograd.Function: its forward runs fn under no_grad and saves only
 the inputs; its backward reruns fn on detached copies of them with grad enabled (the RNG state
-of the first run restored, so dropout draws the same mask, and its autocast state) and calls autograd.backward on the
-rerun's outputs, whose input .grads are the Function's answers.  It works only through
-.backward(): in autograd.grad or backward(inputs=...) its backward raises PyTorch's error
-(that inner backward would fill the .grad of every parameter of fn).
+of the first run restored, so dropout draws the same mask, and its autocast state) and calls
+autograd.backward on the rerun's outputs, whose input .grads are the Function's answers.
+It works only through .backward(): in autograd.grad or backward(inputs=...) its backward
+raises PyTorch's error (that inner backward would fill the .grad of every parameter of fn).
 
 use_reentrant=False runs fn with grad enabled under saved_tensors_hooks (Note [Saved tensor
 hooks]): the graph is built as usual, but each tensor a node saves is replaced by a numbered
@@ -247,6 +247,7 @@ class _Frame:
         self.determinism_check = determinism_check
         self.metadata = []      # per placeholder of the first run
         self.recomputed = None  # per placeholder, after the rerun
+        self.recording = False  # whether the rerun is running (pack stores, not numbers)
         self.args = list(args)
         self.input_saver = None
         if is_grad_enabled():
