@@ -22,7 +22,9 @@ inputs are saved by a node of their own, through whatever hooks surround the cal
 checkpoint's inputs thus become placeholders of the outer one (which keeps none of its
 intermediates alive), and the rerun of the inner one unpacks them (rerunning the outer).
 Unlike PyTorch there is no early stop: the rerun always runs fn to its end; and debug=True is
-accepted but adds no operator trace to the errors (pytorchlite records none)."""
+accepted but adds no operator trace to the errors (pytorchlite records none).  Selective
+checkpointing (create_selective_checkpoint_contexts, CheckpointPolicy) needs dispatch modes,
+which pytorchlite does not have: it is absent."""
 import contextlib
 import warnings
 
