@@ -3,6 +3,7 @@
 The engine is C (src/autograd/engine.c, Note [Engine]); this module only checks arguments and
 turns single tensors into sequences."""
 import os
+import threading
 
 from .. import _C
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
@@ -10,6 +11,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import _hooks  # noqa: F401  (installs the hook runners)
 from . import graph  # noqa: F401
+from . import functional  # noqa: F401
 from . import profiler  # noqa: F401
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                            set_detect_anomaly)
@@ -40,6 +42,26 @@ def _grads(outputs, grad_outputs):
     return grads
 
 
+# Per thread, one entry per backward()/grad() call running (innermost last): whether it
+# computes only some inputs' gradients (grad(), backward(inputs=...)).  A reentrant checkpoint
+# can't run in those (utils.checkpoint, Note [Checkpoint]).
+_runs = threading.local()
+
+
+def _is_checkpoint_valid():
+    stack = getattr(_runs, "partial", None)
+    return not (stack and stack[-1])
+
+
+def _run(partial, fn, *args):
+    stack = _runs.__dict__.setdefault("partial", [])
+    stack.append(partial)
+    try:
+        return fn(*args)
+    finally:
+        stack.pop()
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulates the gradients of `tensors` into the .grad of the leaves of their graph."""
     tensors = _as_tuple(tensors)
@@ -48,8 +70,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None and len(_as_tuple(inputs)) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     inputs = _as_tuple(inputs)
-    _C._run_backward(tensors, _grads(tensors, grad_tensors), bool(retain_graph),
-                     bool(create_graph), inputs)
+    _run(bool(inputs), _C._run_backward, tensors, _grads(tensors, grad_tensors),
+         bool(retain_graph), bool(create_graph), inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -64,8 +86,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if materialize_grads and not allow_unused:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
                          "but got: allow_unused=False.")
-    result = _C._run_grad(outputs, _grads(outputs, grad_outputs), inputs, bool(retain_graph),
-                          bool(create_graph), bool(allow_unused))
+    result = _run(True, _C._run_grad, outputs, _grads(outputs, grad_outputs), inputs,
+                  bool(retain_graph), bool(create_graph), bool(allow_unused))
     if materialize_grads:
         from .. import zeros_like
         result = tuple(zeros_like(i) if g is None else g for g, i in zip(result, inputs))
