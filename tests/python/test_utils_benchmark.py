@@ -337,6 +337,37 @@ def test_adaptive_autorange_structure():
     assert sum(m.raw_times) > 0.5 or (len(m.raw_times) > 3 and m.meets_confidence(0.5))
 
 
+# A virtual clock that the statement itself advances: the timings, and so every choice the
+# autorange loops make (block size, how many blocks, when to stop), are deterministic and can
+# be compared with PyTorch's exactly.
+CLOCK_STMT = "clock[0] += step * (1 + spread * (k[0] * 7919 % 13) / 13); k[0] += 1"
+
+
+def _virtual_runs(lib_benchmark, step, spread):
+    def make():
+        clock, k = [0.0], [0]
+        return lib_benchmark.Timer(CLOCK_STMT, timer=lambda: clock[0],
+                                   globals={"clock": clock, "k": k, "step": step,
+                                            "spread": spread})
+    blocks = []
+    runs = [make().timeit(number=37),
+            make().blocked_autorange(min_run_time=0.2),
+            make().blocked_autorange(callback=lambda n, t: blocks.append([n, t]),
+                                     min_run_time=0.001),
+            make().adaptive_autorange(),
+            make().adaptive_autorange(threshold=0.01, min_run_time=0.05, max_run_time=0.3)]
+    return [[m.number_per_run, m.raw_times] for m in runs] + [blocks]
+
+
+@pytest.mark.parametrize("step,spread", [(1e-6, 0.0), (3e-7, 0.5), (2e-3, 4.0), (0.3, 0.1)])
+def test_autorange_decisions_are_pytorchs_on_a_virtual_clock(step, spread):
+    ours = _virtual_runs(B, step, spread)
+    assert ours == golden(lambda: _virtual_runs(_tb(), step, spread))
+    timeit_run, blocked, _, adaptive, _, _ = ours
+    assert timeit_run[0] == 37 and len(timeit_run[1]) == 1
+    assert sum(blocked[1]) >= 0.2 and sum(adaptive[1]) >= 0.01
+
+
 def test_num_threads_applied_and_restored(restore_threads):
     ptl.set_num_threads(2)
     seen_threads.clear()
