@@ -13,6 +13,7 @@ import warnings
 import pytest
 
 import pytorchlite.multiprocessing as mp
+from golden import golden
 
 # the module (its name is shadowed by the function in pytorchlite.multiprocessing, as in torch)
 spawn_module = sys.modules["pytorchlite.multiprocessing.spawn"]
@@ -193,6 +194,28 @@ def test_sigkill_after_the_grace_period(tmp_path):
             assert time.monotonic() < end
     assert info.value.error_index == 0
     assert [p.exitcode for p in context.processes] == [1] + [-signal.SIGKILL] * 2
+
+
+def _failures(lib_mp, directory):
+    """[exception class name, message (a traceback: its first line and last line)] of a
+    child that exits with a code, one killed by a signal and one that raises."""
+    out = []
+    for fn, args, nprocs in ((exit_with_code, (3,), 2), (kill_self, (), 1),
+                             (raise_in_one, (directory, 1), 2)):
+        try:
+            lib_mp.spawn(fn, args=args, nprocs=nprocs)
+        except Exception as e:  # noqa: BLE001 -- the exception is the result
+            lines = str(e).split("\n")
+            out.append([type(e).__name__, e.error_index,
+                        "\n".join(lines[:4]) + " ... " + "\n".join(lines[-2:])])
+    return out
+
+
+def test_failure_messages_are_pytorchs(tmp_path):
+    def theirs():
+        import torch.multiprocessing
+        return _failures(torch.multiprocessing, str(tmp_path))
+    assert _failures(mp, str(tmp_path)) == golden(theirs)
 
 
 # ---- ProcessContext ----
