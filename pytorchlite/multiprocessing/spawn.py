@@ -5,8 +5,8 @@ Each child runs _wrap, which catches an exception from fn, writes its formatted 
 (pickled) to that child's error file and exits with code 1.  The parent waits on the
 children's sentinels; at the first child that ends with a non-zero code it terminates the
 others (SIGTERM, then SIGKILL after a grace period) and raises ProcessRaisedException with
-the child's traceback when the error file exists, else ProcessExitedException with the exit
-code or the signal."""
+the child's traceback when the error file exists (it is removed once read), else
+ProcessExitedException with the exit code or the signal."""
 import ctypes
 import logging
 import multiprocessing
@@ -159,6 +159,7 @@ class ProcessContext:
                                           exit_code=code)
         with open(self.error_files[index], "rb") as fh:
             original_trace = pickle.load(fh)
+        os.unlink(self.error_files[index])   # PyTorch leaves it behind in the temp folder
         msg = f"\n\n-- Process {index:d} terminated with the following error:\n"
         return ProcessRaisedException(msg + original_trace, index, failed.pid)
 

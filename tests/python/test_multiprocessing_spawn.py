@@ -183,6 +183,7 @@ def test_other_children_are_terminated_after_a_failure(tmp_path):
         join_with_deadline(context)
     assert [p.is_alive() for p in context.processes] == [False] * 3
     assert [p.exitcode for p in context.processes] == [-signal.SIGTERM] * 2 + [1]
+    assert not any(os.path.exists(f) for f in context.error_files)   # read, then removed
 
 
 def test_sigkill_after_the_grace_period(tmp_path):

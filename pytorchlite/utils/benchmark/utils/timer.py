@@ -96,7 +96,7 @@ class Timer:
 
         stmt, setup = _strip_block(stmt), _strip_block(setup)
         self._timer = self._timer_cls(stmt=stmt, setup=setup, timer=timer,
-                                      globals=self._globals, **timer_kwargs)
+                                      globals=dict(self._globals), **timer_kwargs)
         self._task_spec = common.TaskSpec(
             stmt=stmt, setup=setup, global_setup=global_setup, label=label,
             sub_label=sub_label, description=description, env=env, num_threads=num_threads)
