@@ -113,6 +113,24 @@ def test_results_through_a_queue():
     assert sorted(queue.get() for _ in range(3)) == [(0, 0), (1, 1), (2, 4)]
 
 
+def put_tensor(i, queue):
+    import pytorchlite
+    queue.put((i, pytorchlite.arange(4, dtype=pytorchlite.float64) * (i + 1)))
+
+
+def test_tensors_through_a_queue_with_join_false():
+    # A tensor travels as a shared-memory handle that the child serves until the parent has
+    # taken it: the parent receives before joining (as PyTorch's file_descriptor strategy
+    # needs the sender alive too).
+    queue = mp.get_context("spawn").Queue()
+    context = mp.spawn(put_tensor, args=(queue,), nprocs=2, join=False)
+    got = dict(queue.get(timeout=DEADLINE) for _ in range(2))
+    join_with_deadline(context)
+    assert {i: t.tolist() for i, t in got.items()} == \
+        {0: [0.0, 1.0, 2.0, 3.0], 1: [0.0, 2.0, 4.0, 6.0]}
+    assert all(t.is_shared() for t in got.values())
+
+
 @pytest.mark.parametrize("method", [m for m in ("fork", "forkserver")
                                     if m in mp.get_all_start_methods()])
 def test_start_processes_other_methods(tmp_path, monkeypatch, method):
