@@ -7,7 +7,6 @@ children's sentinels; at the first child that ends with a non-zero code it termi
 others (SIGTERM, then SIGKILL after a grace period) and raises ProcessRaisedException with
 the child's traceback when the error file exists (it is removed once read), else
 ProcessExitedException with the exit code or the signal."""
-import ctypes
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -15,11 +14,9 @@ import os
 import pickle
 import signal
 import sys
-import tempfile
 import time
 import traceback
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 
 ENV_VAR_PARALLEL_START = "TORCH_MP_PARALLEL_START"
 
@@ -68,6 +65,7 @@ def _set_parent_death_signal(sig):
     children do not outlive a parent that was killed.  Elsewhere nothing happens."""
     if not sys.platform.startswith("linux"):
         return
+    import ctypes   # here, not at the top: `import pytorchlite` stays as quick as it was
     try:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
     except (OSError, AttributeError):
@@ -176,6 +174,7 @@ class SpawnContext(ProcessContext):
 def _error_file_name():
     """A fresh path for a child's traceback: the file itself exists only if the child
     fails with an exception."""
+    import tempfile
     tf = tempfile.NamedTemporaryFile(prefix="pytorch-errorfile-", suffix=".pickle",
                                      delete=False)
     tf.close()
@@ -201,6 +200,7 @@ def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method
         return process, error_file
 
     if parallel:
+        from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(max_workers=nprocs) as executor:
             started = list(executor.map(start_process, range(nprocs)))
     else:
