@@ -6,11 +6,15 @@ SimpleQueue, Pipe, Pool, cpu_count, ...).  Importing pytorchlite registers a For
 reducer for Tensor, so every multiprocessing queue, pipe and pool -- under fork, spawn and
 forkserver -- sends a CPU tensor as a handle to a shared-memory segment (moving its storage
 there first) instead of as bytes: see reductions.py and Note [Shared memory lifetime] in
-src/c10/storage_shm.c."""
+src/c10/storage_shm.c.  spawn / start_processes run a function in several processes and
+wait for them (spawn.py)."""
 import multiprocessing
 from multiprocessing import *  # noqa: F401,F403
 
 from .reductions import init_reductions
+from .spawn import (  # noqa: F401
+    ENV_VAR_PARALLEL_START, ProcessContext, ProcessExitedException, ProcessRaisedException,
+    SpawnContext, spawn, start_processes)
 
 __all__ = ["get_sharing_strategy", "get_all_sharing_strategies", "set_sharing_strategy"]
 __all__ += multiprocessing.__all__
