@@ -392,6 +392,13 @@ seed_roots(Graph *g, PtlTensorImpl **roots, PtlTensorImpl **grads, int n, PtlNod
                                  "match the shape of output %d",
                                  i, i);
         }
+        else if (gr->dtype != roots[i]->dtype) {
+            /* a seed of another real dtype is cast to its root's, as validate_outputs casts
+             * every gradient (so a leaf root's gradient has the leaf's dtype) */
+            if ((gr = made = ptl_cast(gr, roots[i]->dtype)) == NULL) {
+                return -1;
+            }
+        }
         Slot *s = &g->slots[nodes[i]->engine_index];
         int r = accumulate(&s->buf[edges[i].input_nr], gr);
         ptl_xdecref(made);

@@ -580,3 +580,42 @@ def test_many_inputs_get_gradients():
         ptl.cat(xs).sum().backward()
         assert all(x.grad.tolist() == [1.0, 1.0] for x in xs)
     assert tuple(ptl.cat([ptl.ones(2) for _ in range(70)]).shape) == (140,)
+
+
+@pytest.mark.parametrize("name", ["view_as", "reshape_as", "expand_as"])
+def test_the_shape_argument_of_the_as_ops_is_not_differentiated(name):
+    """view_as / reshape_as / expand_as read only other's sizes (composite ops, as in
+    PyTorch): other requiring grad neither makes the result require grad nor gets a gradient."""
+    shapes = {"view_as": ((2, 3), (3, 2)), "reshape_as": ((2, 3), (6,)),
+              "expand_as": ((3, 1), (2, 3, 4))}[name]
+    a = ptl.randn(*shapes[0], dtype=ptl.float64)
+    b = ptl.randn(*shapes[1], dtype=ptl.float64, requires_grad=True)
+    out = getattr(a, name)(b)
+    assert not out.requires_grad and out.grad_fn is None and out.shape == b.shape
+    a.requires_grad_()
+    out = getattr(a, name)(b)
+    assert out.requires_grad
+    assert type(out.grad_fn).__name__ == ("ExpandBackward0" if name == "expand_as"
+                                          else "ViewBackward0")
+    (out * 2).sum().backward()
+    assert b.grad is None
+    np.testing.assert_array_equal(a.grad.numpy(), np.full(shapes[0], 2.0 * (
+        8 if name == "expand_as" else 1)))
+    assert gradcheck(lambda x: getattr(x, name)(b), (a,))
+
+
+def test_a_seed_of_another_dtype_is_cast_to_its_roots():
+    """PyTorch casts a grad_output of another real dtype to its output's dtype, so a leaf's
+    gradient keeps the leaf's dtype even when the leaf is the root."""
+    x = ptl.ones(3, dtype=ptl.float64, requires_grad=True)
+    g = ptl.tensor([1.0, 2.0, 3.0])                    # float32
+    (gx,) = ptl.autograd.grad(x, x, g)
+    assert gx.dtype == ptl.float64 and gx.tolist() == [1.0, 2.0, 3.0]
+    x.backward(g)
+    assert x.grad.dtype == ptl.float64 and x.grad.tolist() == [1.0, 2.0, 3.0]
+    y = x * 2
+    (gy,) = ptl.autograd.grad(y, y, g.to(ptl.float16))
+    assert gy.dtype == ptl.float64
+    half = ptl.ones(2, dtype=ptl.float16, requires_grad=True)
+    (gh,) = ptl.autograd.grad(half, half, ptl.tensor([0.1, 0.2], dtype=ptl.float64))
+    assert gh.dtype == ptl.float16 and gh.tolist() == ptl.tensor([0.1, 0.2]).half().tolist()

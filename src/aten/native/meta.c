@@ -57,7 +57,7 @@ static const int meta_ops[] = {
     X(div__Tensor_mode), X(dot), X(elu), X(elu_), X(elu_backward), X(embedding),
     X(embedding_dense_backward), X(empty_memory_format), X(empty_like), X(empty_strided),
     X(eq_Tensor), X(eq__Tensor), X(erf), X(erf_), X(erfinv), X(erfinv_), X(exp), X(exp2),
-    X(exp2_), X(exp_), X(expand), X(expand_as), X(expm1), X(expm1_), X(exponential_), X(eye),
+    X(exp2_), X(exp_), X(expand), X(expm1), X(expm1_), X(exponential_), X(eye),
     X(eye_m), X(fill__Scalar), X(fill__Tensor), X(flatten_using_ints), X(floor), X(floor_),
     X(floor_divide), X(floor_divide_), X(fmax), X(fmin), X(fmod_Tensor), X(fmod__Tensor),
     X(frac), X(frac_), X(full), X(full_like), X(ge_Tensor), X(ge__Tensor), X(gelu_backward),
@@ -84,7 +84,7 @@ static const int meta_ops[] = {
     X(rand_like), X(randint), X(randint_generator), X(randint_low), X(randint_low_generator),
     X(randint_like), X(randint_like_low_dtype), X(randn), X(randn_generator), X(randn_like),
     X(random_), X(random__from), X(random__to), X(reciprocal), X(reciprocal_), X(relu),
-    X(relu_), X(remainder_Tensor), X(remainder__Tensor), X(reshape), X(reshape_as), X(round),
+    X(relu_), X(remainder_Tensor), X(remainder__Tensor), X(reshape), X(round),
     X(round_decimals), X(round_), X(round__decimals), X(rsqrt), X(rsqrt_), X(rsub_Tensor),
     X(scalar_tensor), X(select_int), X(sigmoid), X(sigmoid_), X(sign), X(sign_), X(silu),
     X(silu_), X(silu_backward), X(sin), X(sin_), X(sinh), X(sinh_), X(slice_Tensor),
@@ -97,7 +97,7 @@ static const int meta_ops[] = {
     X(tril_), X(tril_indices), X(triu), X(triu_), X(triu_indices), X(trunc), X(trunc_),
     X(unbind_int), X(unflatten_int),
     X(unfold), X(uniform_), X(unsqueeze), X(var), X(var_correction), X(var_dim), X(var_mean),
-    X(var_mean_correction), X(var_mean_dim), X(vdot), X(view), X(view_as), X(view_dtype), X(vstack),
+    X(var_mean_correction), X(var_mean_dim), X(vdot), X(view), X(view_dtype), X(vstack),
     X(where_self), X(zero_), X(zeros), X(zeros_like),
 };
 #undef X

@@ -219,9 +219,11 @@ reshape_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
-/* view_as / reshape_as / expand_as(Tensor(a) self, Tensor other) */
+/* view_as / reshape_as / expand_as(Tensor(a) self, Tensor other): view / reshape / expand
+ * to other's sizes.  Composite, as in PyTorch: autograd records the op they call, so only
+ * self is differentiated (other gives a shape, not a value) */
 static int
-as_other_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+as_other_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlTensorImpl *other = s[1].u.t;
     PtlOpId target = op->id == PTL_OP_view_as      ? PTL_OP_view
@@ -963,9 +965,9 @@ static const PtlKernelReg view_kernels[] = {
     VIEW(view, view_cpu),
     VIEW(view_dtype, view_dtype_cpu),
     VIEW(reshape, reshape_cpu),
-    VIEW(view_as, as_other_cpu),
-    VIEW(reshape_as, as_other_cpu),
-    VIEW(expand_as, as_other_cpu),
+    {PTL_OP_view_as, PTL_KEY_COMPOSITE_IMPLICIT, as_other_composite},
+    {PTL_OP_reshape_as, PTL_KEY_COMPOSITE_IMPLICIT, as_other_composite},
+    {PTL_OP_expand_as, PTL_KEY_COMPOSITE_IMPLICIT, as_other_composite},
     VIEW(as_strided, as_strided_cpu),
     VIEW(transpose_int, transpose_cpu),
     VIEW(swapaxes, transpose_cpu),
