@@ -42,358 +42,388 @@
 #define SECULAR_MAX_ITERATIONS 100
 #define SQRT_HALF 0.70710678118654752440
 
-typedef double SecularVec __attribute__((vector_size(64)));
+typedef double SecularVec8 __attribute__((vector_size(64)));
+typedef float SecularVec4 __attribute__((vector_size(64)));
 
+/* in elements of T: both instances keep five int64_t arrays of n after the 3 n^2 + 7 n */
 int64_t
 ptl_linalg_tridiagonal_dc_scratch(int64_t n)
 {
-    return 3 * n * n + 16 * n + 8;
+    return 3 * n * n + 18 * n + 8;
 }
 
-/* order[0..n) = 0..n-1 sorted by ascending v[order[.]] (insertion sort, stable). */
-static void
-sort_indices(const double *v, int64_t n, int64_t *order)
-{
-    for (int64_t r = 0; r < n; r++) {
-        int64_t p = r;
-        while (p > 0 && v[order[p - 1]] > v[r]) {
-            order[p] = order[p - 1];
-            p--;
-        }
-        order[p] = r;
+/* The divide and conquer comes in two instances from one template,
+ * DEFINE_TRIDIAGONAL_DC(T, SUF, F, EPS, VEC, GEMM, QL): _f8 on double (math functions
+ * without suffix, ptl_gemm_f64, ptl_linalg_tridiagonal_ql), the float64 eigh's, whose bits
+ * it keeps, and _f4 on float (the f-suffixed functions, FLT_EPSILON in the deflation and
+ * convergence tests, sixteen lanes in the secular sums), float32 eigh's (Note [Float64 linear
+ * algebra] in linalg_solve.c).  In the template's order: */
+#define DEFINE_TRIDIAGONAL_DC(T, SUF, F, EPS, VEC, GEMM, QL)                                  \
+    /* order[0..n) = 0..n-1 sorted by ascending v[order[.]] (insertion sort, stable). */      \
+    static void                                                                               \
+    sort_indices_##SUF(const T *v, int64_t n, int64_t *order)                                 \
+    {                                                                                         \
+        for (int64_t r = 0; r < n; r++) {                                                     \
+            int64_t p = r;                                                                    \
+            while (p > 0 && v[order[p - 1]] > v[r]) {                                         \
+                order[p] = order[p - 1];                                                      \
+                p--;                                                                          \
+            }                                                                                 \
+            order[p] = r;                                                                     \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    /* The leaf: (d, e) on n <= LINALG_DC_LEAF rows by the QL iteration from the identity; d  \
+     * ascending, row c of zt (stride ldz, n columns) the eigenvector of d[c].  0, or -2 when \
+     * the QL fails. */                                                                       \
+    static int                                                                                \
+    dc_leaf_##SUF(T *d, T *e, int64_t n, T *zt, int64_t ldz, T *work)                         \
+    {                                                                                         \
+        T *q = work, *rot = q + n * n, *tmp = rot + 2 * n;                                    \
+        int64_t *order = (int64_t *)(tmp + n);                                                \
+        memset(q, 0, sizeof(T) * (size_t)(n * n));                                            \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+            q[i * n + i] = 1;                                                                 \
+        }                                                                                     \
+        if (QL(d, e, q, n, rot) < 0) {                                                        \
+            return -2;                                                                        \
+        }                                                                                     \
+        sort_indices_##SUF(d, n, order);                                                      \
+        for (int64_t c = 0; c < n; c++) {                                                     \
+            tmp[c] = d[order[c]];                                                             \
+            memcpy(zt + c * ldz, q + order[c] * n, sizeof(T) * (size_t)n);                    \
+        }                                                                                     \
+        memcpy(d, tmp, sizeof(T) * (size_t)n);                                                \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    /* *sum, *dsum = the sums over i in [i0, i1) of rz[i] / x_i and rz[i] / x_i^2, x_i =      \
+     * (dk[i] - base) - tau: its lanes (eight doubles or sixteen floats), then their          \
+     * total, then the tail (one order at every width). */                                    \
+    static inline void                                                                        \
+    secular_sums_##SUF(const T *dk, const T *rz, int64_t i0, int64_t i1, T base,              \
+                 T tau, T *sum, T *dsum)                                                      \
+    {                                                                                         \
+        const int64_t lanes = (int64_t)(sizeof(VEC) / sizeof(T));                             \
+        VEC sv = {0}, dv = {0};                                                               \
+        int64_t i = i0;                                                                       \
+        for (; i + lanes <= i1; i += lanes) {                                                 \
+            VEC x, r;                                                                         \
+            memcpy(&x, dk + i, sizeof(x));                                                    \
+            memcpy(&r, rz + i, sizeof(r));                                                    \
+            VEC inv = 1 / ((x - base) - tau), t = r * inv;                                    \
+            sv += t;                                                                          \
+            dv += t * inv;                                                                    \
+        }                                                                                     \
+        T s = 0, ds = 0;                                                                      \
+        for (int64_t l = 0; l < lanes; l++) {                                                 \
+            s += sv[l];                                                                       \
+            ds += dv[l];                                                                      \
+        }                                                                                     \
+        for (; i < i1; i++) {                                                                 \
+            T inv = 1 / ((dk[i] - base) - tau), t = rz[i] * inv;                              \
+            s += t;                                                                           \
+            ds += t * inv;                                                                    \
+        }                                                                                     \
+        *sum = s;                                                                             \
+        *dsum = ds;                                                                           \
+    }                                                                                         \
+                                                                                              \
+    /* Root j of the secular equation f(x) = 1 + sum_i rz[i] / (dk[i] - x) (dk ascending, rz > 0, \
+     * k terms): x in (dk[j], dk[j + 1]), or in (dk[k - 1], dk[k - 1] + sum rz) for j = k - 1. \
+     * x is kept as an offset tau from the nearer pole, and delta[i] = dk[i] - x is formed as \
+     * (dk[i] - pole) - tau, accurate even where x is very close to the pole.  Each step fits \
+     * f's two sums, over the poles up to p1 and from p1 + 1, each by a constant plus one pole \
+     * at its nearest (value and slope matched: the "middle way"), and takes the model's root, \
+     * or bisects where that leaves the bracket kept by f's sign.  Returns x. */              \
+    static PTL_LOOP_CLONES_WIDE T                                                             \
+    secular_root_##SUF(const T *dk, const T *rz, int64_t k, int64_t j, T *delta)              \
+    {                                                                                         \
+        int64_t p1 = j < k - 1 ? j : k - 2, o;                                                \
+        T lo, hi, tau, psi = 0, dpsi = 0, phi = 0, dphi = 0;                                  \
+        int have = j < k - 1;                                                                 \
+        if (have) {                                                                           \
+            /* the sums at the gap's middle choose the pole and serve the first step */       \
+            T mid = (dk[j + 1] - dk[j]) / 2;                                                  \
+            secular_sums_##SUF(dk, rz, 0, p1 + 1, dk[j], mid, &psi, &dpsi);                   \
+            secular_sums_##SUF(dk, rz, p1 + 1, k, dk[j], mid, &phi, &dphi);                   \
+            int left = 1 + psi + phi >= 0;                                                    \
+            o = left ? j : j + 1;                                                             \
+            lo = left ? 0 : -mid;                                                             \
+            hi = left ? mid : 0;                                                              \
+            tau = left ? mid : -mid;                                                          \
+        } else {                                                                              \
+            o = k - 1;                                                                        \
+            lo = 0;                                                                           \
+            hi = 0;                                                                           \
+            for (int64_t i = 0; i < k; i++) {                                                 \
+                hi += rz[i];                                                                  \
+            }                                                                                 \
+            tau = hi / 2;                                                                     \
+        }                                                                                     \
+        T base = dk[o];                                                                       \
+        for (int it = 0; it < SECULAR_MAX_ITERATIONS; it++) {                                 \
+            if (!have) {                                                                      \
+                secular_sums_##SUF(dk, rz, 0, p1 + 1, base, tau, &psi, &dpsi);                \
+                secular_sums_##SUF(dk, rz, p1 + 1, k, base, tau, &phi, &dphi);                \
+            }                                                                                 \
+            have = 0;                                                                         \
+            T w = 1 + psi + phi;                                                              \
+            if (fabs##F(w) <= 8 * EPS * (1 + fabs##F(psi) + fabs##F(phi))) {                  \
+                break;                                                                        \
+            }                                                                                 \
+            if (w > 0) {                                                                      \
+                hi = tau;                                                                     \
+            } else {                                                                          \
+                lo = tau;                                                                     \
+            }                                                                                 \
+            /* the model c + s / (d1 - eta) + S / (d2 - eta) = 0 as c eta^2 - a eta + b = 0 */ \
+            T d1 = (dk[p1] - base) - tau, d2 = (dk[p1 + 1] - base) - tau;                     \
+            T s = dpsi * d1 * d1, big_s = dphi * d2 * d2, c = w - dpsi * d1 - dphi * d2;      \
+            T a = c * (d1 + d2) + s + big_s, b = d1 * w * d2, cand[2];                        \
+            int nc = 0;                                                                       \
+            if (c == 0) {                                                                     \
+                if (a != 0) {                                                                 \
+                    cand[nc++] = b / a;                                                       \
+                }                                                                             \
+            } else {                                                                          \
+                T disc = a * a - 4 * b * c;                                                   \
+                T q = (a + copysign##F(sqrt##F(disc > 0 ? disc : 0), a)) / 2;                 \
+                if (q != 0) {                                                                 \
+                    cand[nc++] = b / q;                                                       \
+                }                                                                             \
+                cand[nc++] = q / c;                                                           \
+            }                                                                                 \
+            T next = (lo + hi) / 2;                                                           \
+            for (int m = 0; m < nc; m++) {                                                    \
+                T tn = tau + cand[m];                                                         \
+                if (tn > lo && tn < hi) {                                                     \
+                    next = tn;                                                                \
+                    break;                                                                    \
+                }                                                                             \
+            }                                                                                 \
+            /* a step at the last digits of tau: no evaluation can tell better */             \
+            int last = fabs##F(next - tau) <= 2 * EPS * fabs##F(next);                        \
+            tau = next;                                                                       \
+            if (last) {                                                                       \
+                break;                                                                        \
+            }                                                                                 \
+        }                                                                                     \
+        for (int64_t i = 0; i < k; i++) {                                                     \
+            delta[i] = (dk[i] - base) - tau;                                                  \
+        }                                                                                     \
+        return base + tau;                                                                    \
+    }                                                                                         \
+                                                                                              \
+    /* The k kept poles dk (ascending) with z components zk, rz = rho zk^2: lam = the roots and \
+     * row j of dt (k x k) the unit eigenvector of lam[j], from the recomputed z (into zh). */ \
+    static PTL_LOOP_CLONES_WIDE void                                                          \
+    merge_vectors_##SUF(const T *dk, const T *zk, const T *rz, int64_t k, T rho,              \
+                  T *lam, T *dt, T *zh)                                                       \
+    {                                                                                         \
+        if (k <= 1) {                                                                         \
+            if (k == 1) {                                                                     \
+                lam[0] = dk[0] + rz[0];                                                       \
+                dt[0] = 1;                                                                    \
+            }                                                                                 \
+            return;                                                                           \
+        }                                                                                     \
+        for (int64_t j = 0; j < k; j++) {                                                     \
+            lam[j] = secular_root_##SUF(dk, rz, k, j, dt + j * k);                            \
+        }                                                                                     \
+        /* zh_i^2 = prod_j (lam_j - d_i) / (rho prod_{j != i} (d_j - d_i)), the factors paired as \
+         * (lam_j - d_i) / (d_j - d_i) for j < i, (lam_j - d_i) / (d_j+1 - d_i) for j >= i */ \
+        for (int64_t i = 0; i < k; i++) {                                                     \
+            zh[i] = -dt[(k - 1) * k + i] / rho;                                               \
+        }                                                                                     \
+        for (int64_t j = 0; j < k - 1; j++) {                                                 \
+            const T *r = dt + j * k;                                                          \
+            for (int64_t i = 0; i <= j; i++) {                                                \
+                zh[i] *= r[i] / (dk[i] - dk[j + 1]);                                          \
+            }                                                                                 \
+            for (int64_t i = j + 1; i < k; i++) {                                             \
+                zh[i] *= r[i] / (dk[i] - dk[j]);                                              \
+            }                                                                                 \
+        }                                                                                     \
+        for (int64_t i = 0; i < k; i++) {                                                     \
+            zh[i] = copysign##F(sqrt##F(fabs##F(zh[i])), zk[i]);                              \
+        }                                                                                     \
+        for (int64_t j = 0; j < k; j++) {                                                     \
+            T *u = dt + j * k, norm = 0;                                                      \
+            for (int64_t i = 0; i < k; i++) {                                                 \
+                u[i] = zh[i] / u[i];                                                          \
+                norm += u[i] * u[i];                                                          \
+            }                                                                                 \
+            norm = 1 / sqrt##F(norm);                                                         \
+            for (int64_t i = 0; i < k; i++) {                                                 \
+                u[i] *= norm;                                                                 \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    /* Merges the two solved halves of ptl_linalg_tridiagonal_dc: d[0..n1) and d[n1..n)       \
+     * ascending with their vectors as the rows of zt's two diagonal blocks, T = diag(T1, T2) + \
+     * |beta| v v^T.  Leaves d ascending and the rows of zt (n x n block) the merged vectors. \
+     * 0 or -1. */                                                                            \
+    static PTL_LOOP_CLONES_WIDE int                                                           \
+    dc_merge_##SUF(T *d, int64_t n, int64_t n1, T beta, T *zt, int64_t ldz,                   \
+             T *work)                                                                         \
+    {                                                                                         \
+        int64_t n2 = n - n1;                                                                  \
+        T *qg = work, *dt = qg + n * n, *wt = dt + n * n;                                     \
+        T *dl = wt + n * n, *zl = dl + n, *dk = zl + n, *zk = dk + n;                         \
+        T *rz = zk + n, *lam = rz + n, *zh = lam + n;                                         \
+        int64_t *perm = (int64_t *)(zh + n), *side = perm + n, *keep = side + n;              \
+        int64_t *defl = keep + n, *ord = defl + n;                                            \
+        T rho = 2 * fabs##F(beta), sgn = beta < 0 ? -1 : 1, dmax = 0;                         \
+        /* the halves' rows sorted by eigenvalue, as full rows of n; z = v in their basis */  \
+        for (int64_t t = 0, a = 0, b = n1; t < n; t++) {                                      \
+            int64_t src = (b >= n || (a < n1 && d[a] <= d[b])) ? a++ : b++;                   \
+            T *row = qg + t * n;                                                              \
+            perm[t] = src;                                                                    \
+            dl[t] = d[src];                                                                   \
+            dmax = fmax##F(dmax, fabs##F(dl[t]));                                             \
+            memset(row, 0, sizeof(T) * (size_t)n);                                            \
+            if (src < n1) {                                                                   \
+                memcpy(row, zt + src * ldz, sizeof(T) * (size_t)n1);                          \
+                zl[t] = row[n1 - 1] * (T)SQRT_HALF;                                           \
+                side[t] = 0;                                                                  \
+            } else {                                                                          \
+                memcpy(row + n1, zt + src * ldz + n1, sizeof(T) * (size_t)n2);                \
+                zl[t] = sgn * row[n1] * (T)SQRT_HALF;                                         \
+                side[t] = 1;                                                                  \
+            }                                                                                 \
+        }                                                                                     \
+        /* deflation: a negligible z component, or two close poles rotated into one */        \
+        T tol = 8 * EPS * fmax##F(dmax, rho);                                                 \
+        int64_t k = 0, nd = 0, p = -1;                                                        \
+        for (int64_t t = 0; t < n; t++) {                                                     \
+            if (rho * fabs##F(zl[t]) <= tol) {                                                \
+                defl[nd++] = t;                                                               \
+                continue;                                                                     \
+            }                                                                                 \
+            if (p >= 0) {                                                                     \
+                T r = hypot##F(zl[p], zl[t]), c = zl[t] / r, s = zl[p] / r;                   \
+                if (fabs##F((dl[t] - dl[p]) * c * s) <= tol) {                                \
+                    T *xp = qg + p * n, *xt = qg + t * n, dp = dl[p], dq = dl[t];             \
+                    for (int64_t i = 0; i < n; i++) {                                         \
+                        T x = xp[i], y = xt[i];                                               \
+                        xp[i] = c * x - s * y;                                                \
+                        xt[i] = s * x + c * y;                                                \
+                    }                                                                         \
+                    dl[p] = c * c * dp + s * s * dq;                                          \
+                    dl[t] = s * s * dp + c * c * dq;                                          \
+                    zl[t] = r;                                                                \
+                    zl[p] = 0;                                                                \
+                    side[t] = side[p] == side[t] ? side[t] : 2;                               \
+                    defl[nd++] = p;                                                           \
+                    p = t;                                                                    \
+                    continue;                                                                 \
+                }                                                                             \
+                keep[k++] = p;                                                                \
+            }                                                                                 \
+            p = t;                                                                            \
+        }                                                                                     \
+        if (p >= 0) {                                                                         \
+            keep[k++] = p;                                                                    \
+        }                                                                                     \
+        /* the secular equation's roots, then z recomputed from them (Gu and Eisenstat) so that \
+         * the vectors u_j = D_j^-1 z^ are orthogonal to working precision */                 \
+        for (int64_t i = 0; i < k; i++) {                                                     \
+            dk[i] = dl[keep[i]];                                                              \
+            zk[i] = zl[keep[i]];                                                              \
+            rz[i] = rho * zk[i] * zk[i];                                                      \
+        }                                                                                     \
+        merge_vectors_##SUF(dk, zk, rz, k, rho, lam, dt, zh);                                 \
+        /* merged rows = U^T (kept rows), the kept rows ordered by support (first half only,  \
+         * both, second half only) so that each half of the columns is one GEMM over the rows \
+         * not zero there */                                                                  \
+        int64_t na = 0, nm = 0, q = 0;                                                        \
+        for (int pass = 0; pass < 3; pass++) {                                                \
+            int want = pass == 0 ? 0 : pass == 1 ? 2 : 1;                                     \
+            for (int64_t i = 0; i < k; i++) {                                                 \
+                if (side[keep[i]] == want) {                                                  \
+                    ord[q++] = i;                                                             \
+                    na += want == 0;                                                          \
+                    nm += want == 2;                                                          \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        /* the kept rows in that order into zt (free: qg holds the halves' rows), U^T's columns \
+         * permuted to match, row by row through zh (done with) */                            \
+        T *qnd = zt;                                                                          \
+        for (int64_t c = 0; c < k; c++) {                                                     \
+            memcpy(qnd + c * ldz, qg + keep[ord[c]] * n, sizeof(T) * (size_t)n);              \
+        }                                                                                     \
+        for (int64_t j = 0; j < k; j++) {                                                     \
+            T *u = dt + j * k;                                                                \
+            for (int64_t c = 0; c < k; c++) {                                                 \
+                zh[c] = u[ord[c]];                                                            \
+            }                                                                                 \
+            memcpy(u, zh, sizeof(T) * (size_t)k);                                             \
+        }                                                                                     \
+        if (GEMM(k, n1, na + nm, 1.0, dt, k, 1, qnd, ldz, 1, 0.0, wt, n) < 0 ||               \
+            GEMM(k, n2, k - na, 1.0, dt + na, k, 1, qnd + na * ldz + n1, ldz, 1, 0.0,         \
+                         wt + n1, n) < 0) {                                                   \
+            return -1;                                                                        \
+        }                                                                                     \
+        /* the eigenvalues ascending: the roots (ascending) merged with the deflated values */ \
+        for (int64_t i = 0; i < nd; i++) {                                                    \
+            zh[i] = dl[defl[i]];                                                              \
+        }                                                                                     \
+        sort_indices_##SUF(zh, nd, ord);                                                      \
+        for (int64_t c = 0, a = 0, b = 0; c < n; c++) {                                       \
+            if (b >= nd || (a < k && lam[a] <= zh[ord[b]])) {                                 \
+                d[c] = lam[a];                                                                \
+                memcpy(zt + c * ldz, wt + a * n, sizeof(T) * (size_t)n);                      \
+                a++;                                                                          \
+            } else {                                                                          \
+                d[c] = zh[ord[b]];                                                            \
+                memcpy(zt + c * ldz, qg + defl[ord[b]] * n, sizeof(T) * (size_t)n);           \
+                b++;                                                                          \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    /* The eigenvalues (d, ascending) and eigenvectors (the rows of zt, stride ldz) of the    \
+     * symmetric tridiagonal (d, e) on n rows, by Cuppen's divide and conquer.  work:         \
+     * ptl_linalg_tridiagonal_dc_scratch(n) doubles.  0, -1 (error set) or -2 (a leaf's QL did \
+     * not converge). */                                                                      \
+    static int                                                                                \
+    tridiagonal_dc_##SUF(T *d, T *e, int64_t n, T *zt, int64_t ldz, T *work)                  \
+    {                                                                                         \
+        if (n <= LINALG_DC_LEAF) {                                                            \
+            return dc_leaf_##SUF(d, e, n, zt, ldz, work);                                     \
+        }                                                                                     \
+        int64_t n1 = n / 2;                                                                   \
+        T beta = e[n1 - 1];                                                                   \
+        d[n1 - 1] -= fabs##F(beta);                                                           \
+        d[n1] -= fabs##F(beta);                                                               \
+        int rc = tridiagonal_dc_##SUF(d, e, n1, zt, ldz, work);                               \
+        if (rc == 0) {                                                                        \
+            rc = tridiagonal_dc_##SUF(d + n1, e + n1, n - n1, zt + n1 * ldz + n1, ldz,        \
+                                    work);                                                    \
+        }                                                                                     \
+        return rc == 0 ? dc_merge_##SUF(d, n, n1, beta, zt, ldz, work) : rc;                  \
     }
-}
 
-/* The leaf: (d, e) on n <= LINALG_DC_LEAF rows by the QL iteration from the identity; d
- * ascending, row c of zt (stride ldz, n columns) the eigenvector of d[c].  0, or -2 when
- * the QL fails. */
-static int
-dc_leaf(double *d, double *e, int64_t n, double *zt, int64_t ldz, double *work)
-{
-    double *q = work, *rot = q + n * n, *tmp = rot + 2 * n;
-    int64_t *order = (int64_t *)(tmp + n);
-    memset(q, 0, sizeof(double) * (size_t)(n * n));
-    for (int64_t i = 0; i < n; i++) {
-        q[i * n + i] = 1;
-    }
-    if (ptl_linalg_tridiagonal_ql(d, e, q, n, rot) < 0) {
-        return -2;
-    }
-    sort_indices(d, n, order);
-    for (int64_t c = 0; c < n; c++) {
-        tmp[c] = d[order[c]];
-        memcpy(zt + c * ldz, q + order[c] * n, sizeof(double) * (size_t)n);
-    }
-    memcpy(d, tmp, sizeof(double) * (size_t)n);
-    return 0;
-}
+DEFINE_TRIDIAGONAL_DC(double, f8, , DBL_EPSILON, SecularVec8, ptl_gemm_f64,
+                      ptl_linalg_tridiagonal_ql)
+DEFINE_TRIDIAGONAL_DC(float, f4, f, FLT_EPSILON, SecularVec4, ptl_gemm_f32,
+                      ptl_linalg_tridiagonal_ql_f32)
+#undef DEFINE_TRIDIAGONAL_DC
 
-/* *sum, *dsum = the sums over i in [i0, i1) of rz[i] / x_i and rz[i] / x_i^2, x_i = (dk[i] -
- * base) - tau: eight lanes, then their total, then the tail (one order at every width). */
-static inline void
-secular_sums(const double *dk, const double *rz, int64_t i0, int64_t i1, double base,
-             double tau, double *sum, double *dsum)
-{
-    SecularVec sv = {0}, dv = {0};
-    int64_t i = i0;
-    for (; i + 8 <= i1; i += 8) {
-        SecularVec x, r;
-        memcpy(&x, dk + i, sizeof(x));
-        memcpy(&r, rz + i, sizeof(r));
-        SecularVec inv = 1 / ((x - base) - tau), t = r * inv;
-        sv += t;
-        dv += t * inv;
-    }
-    double s = 0, ds = 0;
-    for (int l = 0; l < 8; l++) {
-        s += sv[l];
-        ds += dv[l];
-    }
-    for (; i < i1; i++) {
-        double inv = 1 / ((dk[i] - base) - tau), t = rz[i] * inv;
-        s += t;
-        ds += t * inv;
-    }
-    *sum = s;
-    *dsum = ds;
-}
-
-/* Root j of the secular equation f(x) = 1 + sum_i rz[i] / (dk[i] - x) (dk ascending, rz > 0,
- * k terms): x in (dk[j], dk[j + 1]), or in (dk[k - 1], dk[k - 1] + sum rz) for j = k - 1.
- * x is kept as an offset tau from the nearer pole, and delta[i] = dk[i] - x is formed as
- * (dk[i] - pole) - tau, accurate even where x is very close to the pole.  Each step fits
- * f's two sums, over the poles up to p1 and from p1 + 1, each by a constant plus one pole
- * at its nearest (value and slope matched: the "middle way"), and takes the model's root,
- * or bisects where that leaves the bracket kept by f's sign.  Returns x. */
-static PTL_LOOP_CLONES_WIDE double
-secular_root(const double *dk, const double *rz, int64_t k, int64_t j, double *delta)
-{
-    int64_t p1 = j < k - 1 ? j : k - 2, o;
-    double lo, hi, tau, psi = 0, dpsi = 0, phi = 0, dphi = 0;
-    int have = j < k - 1;
-    if (have) {
-        /* the sums at the gap's middle choose the pole and serve the first step */
-        double mid = (dk[j + 1] - dk[j]) / 2;
-        secular_sums(dk, rz, 0, p1 + 1, dk[j], mid, &psi, &dpsi);
-        secular_sums(dk, rz, p1 + 1, k, dk[j], mid, &phi, &dphi);
-        int left = 1 + psi + phi >= 0;
-        o = left ? j : j + 1;
-        lo = left ? 0 : -mid;
-        hi = left ? mid : 0;
-        tau = left ? mid : -mid;
-    } else {
-        o = k - 1;
-        lo = 0;
-        hi = 0;
-        for (int64_t i = 0; i < k; i++) {
-            hi += rz[i];
-        }
-        tau = hi / 2;
-    }
-    double base = dk[o];
-    for (int it = 0; it < SECULAR_MAX_ITERATIONS; it++) {
-        if (!have) {
-            secular_sums(dk, rz, 0, p1 + 1, base, tau, &psi, &dpsi);
-            secular_sums(dk, rz, p1 + 1, k, base, tau, &phi, &dphi);
-        }
-        have = 0;
-        double w = 1 + psi + phi;
-        if (fabs(w) <= 8 * DBL_EPSILON * (1 + fabs(psi) + fabs(phi))) {
-            break;
-        }
-        if (w > 0) {
-            hi = tau;
-        } else {
-            lo = tau;
-        }
-        /* the model c + s / (d1 - eta) + S / (d2 - eta) = 0 as c eta^2 - a eta + b = 0 */
-        double d1 = (dk[p1] - base) - tau, d2 = (dk[p1 + 1] - base) - tau;
-        double s = dpsi * d1 * d1, big_s = dphi * d2 * d2, c = w - dpsi * d1 - dphi * d2;
-        double a = c * (d1 + d2) + s + big_s, b = d1 * w * d2, cand[2];
-        int nc = 0;
-        if (c == 0) {
-            if (a != 0) {
-                cand[nc++] = b / a;
-            }
-        } else {
-            double disc = a * a - 4 * b * c;
-            double q = (a + copysign(sqrt(disc > 0 ? disc : 0), a)) / 2;
-            if (q != 0) {
-                cand[nc++] = b / q;
-            }
-            cand[nc++] = q / c;
-        }
-        double next = (lo + hi) / 2;
-        for (int m = 0; m < nc; m++) {
-            double tn = tau + cand[m];
-            if (tn > lo && tn < hi) {
-                next = tn;
-                break;
-            }
-        }
-        /* a step at the last digits of tau: no evaluation can tell better */
-        int last = fabs(next - tau) <= 2 * DBL_EPSILON * fabs(next);
-        tau = next;
-        if (last) {
-            break;
-        }
-    }
-    for (int64_t i = 0; i < k; i++) {
-        delta[i] = (dk[i] - base) - tau;
-    }
-    return base + tau;
-}
-
-/* The k kept poles dk (ascending) with z components zk, rz = rho zk^2: lam = the roots and
- * row j of dt (k x k) the unit eigenvector of lam[j], from the recomputed z (into zh). */
-static PTL_LOOP_CLONES_WIDE void
-merge_vectors(const double *dk, const double *zk, const double *rz, int64_t k, double rho,
-              double *lam, double *dt, double *zh)
-{
-    if (k <= 1) {
-        if (k == 1) {
-            lam[0] = dk[0] + rz[0];
-            dt[0] = 1;
-        }
-        return;
-    }
-    for (int64_t j = 0; j < k; j++) {
-        lam[j] = secular_root(dk, rz, k, j, dt + j * k);
-    }
-    /* zh_i^2 = prod_j (lam_j - d_i) / (rho prod_{j != i} (d_j - d_i)), the factors paired as
-     * (lam_j - d_i) / (d_j - d_i) for j < i, (lam_j - d_i) / (d_j+1 - d_i) for j >= i */
-    for (int64_t i = 0; i < k; i++) {
-        zh[i] = -dt[(k - 1) * k + i] / rho;
-    }
-    for (int64_t j = 0; j < k - 1; j++) {
-        const double *r = dt + j * k;
-        for (int64_t i = 0; i <= j; i++) {
-            zh[i] *= r[i] / (dk[i] - dk[j + 1]);
-        }
-        for (int64_t i = j + 1; i < k; i++) {
-            zh[i] *= r[i] / (dk[i] - dk[j]);
-        }
-    }
-    for (int64_t i = 0; i < k; i++) {
-        zh[i] = copysign(sqrt(fabs(zh[i])), zk[i]);
-    }
-    for (int64_t j = 0; j < k; j++) {
-        double *u = dt + j * k, norm = 0;
-        for (int64_t i = 0; i < k; i++) {
-            u[i] = zh[i] / u[i];
-            norm += u[i] * u[i];
-        }
-        norm = 1 / sqrt(norm);
-        for (int64_t i = 0; i < k; i++) {
-            u[i] *= norm;
-        }
-    }
-}
-
-/* Merges the two solved halves of ptl_linalg_tridiagonal_dc: d[0..n1) and d[n1..n)
- * ascending with their vectors as the rows of zt's two diagonal blocks, T = diag(T1, T2) +
- * |beta| v v^T.  Leaves d ascending and the rows of zt (n x n block) the merged vectors.
- * 0 or -1. */
-static PTL_LOOP_CLONES_WIDE int
-dc_merge(double *d, int64_t n, int64_t n1, double beta, double *zt, int64_t ldz,
-         double *work)
-{
-    int64_t n2 = n - n1;
-    double *qg = work, *dt = qg + n * n, *wt = dt + n * n;
-    double *dl = wt + n * n, *zl = dl + n, *dk = zl + n, *zk = dk + n;
-    double *rz = zk + n, *lam = rz + n, *zh = lam + n;
-    int64_t *perm = (int64_t *)(zh + n), *side = perm + n, *keep = side + n;
-    int64_t *defl = keep + n, *ord = defl + n;
-    double rho = 2 * fabs(beta), sgn = beta < 0 ? -1 : 1, dmax = 0;
-    /* the halves' rows sorted by eigenvalue, as full rows of n; z = v in their basis */
-    for (int64_t t = 0, a = 0, b = n1; t < n; t++) {
-        int64_t src = (b >= n || (a < n1 && d[a] <= d[b])) ? a++ : b++;
-        double *row = qg + t * n;
-        perm[t] = src;
-        dl[t] = d[src];
-        dmax = fmax(dmax, fabs(dl[t]));
-        memset(row, 0, sizeof(double) * (size_t)n);
-        if (src < n1) {
-            memcpy(row, zt + src * ldz, sizeof(double) * (size_t)n1);
-            zl[t] = row[n1 - 1] * SQRT_HALF;
-            side[t] = 0;
-        } else {
-            memcpy(row + n1, zt + src * ldz + n1, sizeof(double) * (size_t)n2);
-            zl[t] = sgn * row[n1] * SQRT_HALF;
-            side[t] = 1;
-        }
-    }
-    /* deflation: a negligible z component, or two close poles rotated into one */
-    double tol = 8 * DBL_EPSILON * fmax(dmax, rho);
-    int64_t k = 0, nd = 0, p = -1;
-    for (int64_t t = 0; t < n; t++) {
-        if (rho * fabs(zl[t]) <= tol) {
-            defl[nd++] = t;
-            continue;
-        }
-        if (p >= 0) {
-            double r = hypot(zl[p], zl[t]), c = zl[t] / r, s = zl[p] / r;
-            if (fabs((dl[t] - dl[p]) * c * s) <= tol) {
-                double *xp = qg + p * n, *xt = qg + t * n, dp = dl[p], dq = dl[t];
-                for (int64_t i = 0; i < n; i++) {
-                    double x = xp[i], y = xt[i];
-                    xp[i] = c * x - s * y;
-                    xt[i] = s * x + c * y;
-                }
-                dl[p] = c * c * dp + s * s * dq;
-                dl[t] = s * s * dp + c * c * dq;
-                zl[t] = r;
-                zl[p] = 0;
-                side[t] = side[p] == side[t] ? side[t] : 2;
-                defl[nd++] = p;
-                p = t;
-                continue;
-            }
-            keep[k++] = p;
-        }
-        p = t;
-    }
-    if (p >= 0) {
-        keep[k++] = p;
-    }
-    /* the secular equation's roots, then z recomputed from them (Gu and Eisenstat) so that
-     * the vectors u_j = D_j^-1 z^ are orthogonal to working precision */
-    for (int64_t i = 0; i < k; i++) {
-        dk[i] = dl[keep[i]];
-        zk[i] = zl[keep[i]];
-        rz[i] = rho * zk[i] * zk[i];
-    }
-    merge_vectors(dk, zk, rz, k, rho, lam, dt, zh);
-    /* merged rows = U^T (kept rows), the kept rows ordered by support (first half only,
-     * both, second half only) so that each half of the columns is one GEMM over the rows
-     * not zero there */
-    int64_t na = 0, nm = 0, q = 0;
-    for (int pass = 0; pass < 3; pass++) {
-        int want = pass == 0 ? 0 : pass == 1 ? 2 : 1;
-        for (int64_t i = 0; i < k; i++) {
-            if (side[keep[i]] == want) {
-                ord[q++] = i;
-                na += want == 0;
-                nm += want == 2;
-            }
-        }
-    }
-    /* the kept rows in that order into zt (free: qg holds the halves' rows), U^T's columns
-     * permuted to match, row by row through zh (done with) */
-    double *qnd = zt;
-    for (int64_t c = 0; c < k; c++) {
-        memcpy(qnd + c * ldz, qg + keep[ord[c]] * n, sizeof(double) * (size_t)n);
-    }
-    for (int64_t j = 0; j < k; j++) {
-        double *u = dt + j * k;
-        for (int64_t c = 0; c < k; c++) {
-            zh[c] = u[ord[c]];
-        }
-        memcpy(u, zh, sizeof(double) * (size_t)k);
-    }
-    if (ptl_gemm_f64(k, n1, na + nm, 1.0, dt, k, 1, qnd, ldz, 1, 0.0, wt, n) < 0 ||
-        ptl_gemm_f64(k, n2, k - na, 1.0, dt + na, k, 1, qnd + na * ldz + n1, ldz, 1, 0.0,
-                     wt + n1, n) < 0) {
-        return -1;
-    }
-    /* the eigenvalues ascending: the roots (ascending) merged with the deflated values */
-    for (int64_t i = 0; i < nd; i++) {
-        zh[i] = dl[defl[i]];
-    }
-    sort_indices(zh, nd, ord);
-    for (int64_t c = 0, a = 0, b = 0; c < n; c++) {
-        if (b >= nd || (a < k && lam[a] <= zh[ord[b]])) {
-            d[c] = lam[a];
-            memcpy(zt + c * ldz, wt + a * n, sizeof(double) * (size_t)n);
-            a++;
-        } else {
-            d[c] = zh[ord[b]];
-            memcpy(zt + c * ldz, qg + defl[ord[b]] * n, sizeof(double) * (size_t)n);
-            b++;
-        }
-    }
-    return 0;
-}
-
-/* The eigenvalues (d, ascending) and eigenvectors (the rows of zt, stride ldz) of the
- * symmetric tridiagonal (d, e) on n rows, by Cuppen's divide and conquer.  work:
- * ptl_linalg_tridiagonal_dc_scratch(n) doubles.  0, -1 (error set) or -2 (a leaf's QL did
- * not converge). */
 int
 ptl_linalg_tridiagonal_dc(double *d, double *e, int64_t n, double *zt, int64_t ldz,
                           double *work)
 {
-    if (n <= LINALG_DC_LEAF) {
-        return dc_leaf(d, e, n, zt, ldz, work);
-    }
-    int64_t n1 = n / 2;
-    double beta = e[n1 - 1];
-    d[n1 - 1] -= fabs(beta);
-    d[n1] -= fabs(beta);
-    int rc = ptl_linalg_tridiagonal_dc(d, e, n1, zt, ldz, work);
-    if (rc == 0) {
-        rc = ptl_linalg_tridiagonal_dc(d + n1, e + n1, n - n1, zt + n1 * ldz + n1, ldz, work);
-    }
-    return rc == 0 ? dc_merge(d, n, n1, beta, zt, ldz, work) : rc;
+    return tridiagonal_dc_f8(d, e, n, zt, ldz, work);
 }
 
+int
+ptl_linalg_tridiagonal_dc_f32(float *d, float *e, int64_t n, float *zt, int64_t ldz,
+                              float *work)
+{
+    return tridiagonal_dc_f4(d, e, n, zt, ldz, work);
+}
