@@ -704,6 +704,65 @@ tridiagonalize_scratch(int64_t n)
     return 2 * TRIDIAG_BLOCK * (n + 1);
 }
 
+/* The eigenvalues (unsorted, into d) of the symmetric tridiagonal (d, e) without vectors, for
+ * float32 eigvalsh: its float d and e in double, by the root-free QL of Pal, Walker and Kahan
+ * on e's squares (LAPACK's sterf).  A step of tridiagonal_ql's sweep took a square root and
+ * two divisions in a chain (half of float32 eigvalsh's time at n = 256); here, with q = e_i^2,
+ * r = p + q and u = p (d_i - sigma) - q gamma, gamma' = u / r and p' = gamma'^2 / c = gamma'
+ * (u / p) (c = p / r): two divisions side by side.  Squares of float32's range keep far from
+ * double's limits, so T needs no scaling.  The same shift as tridiagonal_ql's, and deflation
+ * at float32's eps (e_i^2 <= (FLT_EPSILON (|d_i| + |d_i+1|))^2).  0, -1 when an eigenvalue
+ * does not converge, or 1 when T is not finite (left to tridiagonal_ql: e is then left squared
+ * up to the first value that is not finite; the caller keeps its own copy). */
+static int
+tridiagonal_values(double *d, double *e, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(d[i]) || !isfinite(e[i])) {
+            return 1;
+        }
+        e[i] *= e[i];
+    }
+    for (int64_t l = 0; l < n; l++) {
+        for (int iter = 0;; iter++) {
+            int64_t m = l;
+            while (m + 1 < n) {
+                double t = FLT_EPSILON * (fabs(d[m]) + fabs(d[m + 1]));
+                if (e[m] <= t * t) {
+                    break;
+                }
+                m++;
+            }
+            if (m == l) {
+                break;
+            }
+            if (iter == EIGH_MAX_ITERATIONS) {
+                return -1;
+            }
+            /* the shift sigma: the eigenvalue of the leading 2 x 2 block nearer d[l] */
+            double el = sqrt(e[l]), g = (d[l + 1] - d[l]) / (2 * el);
+            double sigma = d[l] - el / (g + copysign(sqrt(g * g + 1), g));
+            double c = 1, s = 0, gamma = d[m] - sigma, p = gamma * gamma;
+            for (int64_t i = m - 1; i >= l; i--) {
+                double q = e[i], r = p + q, u = p * (d[i] - sigma) - q * gamma;
+                double inv = 1 / r, next = u * inv;
+                if (i != m - 1) {
+                    e[i + 1] = s * r;
+                }
+                d[i + 1] = gamma + (d[i] - next);
+                double cn = p * inv;
+                s = q * inv;
+                p = p != 0 ? next * (u / p) : c * q;
+                c = cn;
+                gamma = next;
+            }
+            e[l] = s * p;
+            d[l] = sigma + gamma;
+        }
+    }
+    return 0;
+}
+
 /* The symmetric eigensolver comes in two instances from one template, DEFINE_EIGH(T, SUF, F,
  * EPS, VEC, GEMM, NORM_LO, NORM_HI, TRIDIAG_DC), instantiated after DecompJob: _f8 on double
  * (math functions without suffix, ptl_gemm_f64, ptl_linalg_tridiagonal_dc), float64 eigh's,
@@ -1114,8 +1173,10 @@ tridiagonalize_scratch(int64_t n)
         if (a == NULL) {                                                                      \
             return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");               \
         }                                                                                     \
-        T *zt = j->out1 != NULL ? a + n * n : NULL, *rot = a + 2 * n * n, *d = rot + 2 * n;   \
-        T *e = d + n, *tau = e + n, *scratch = tau + n;                                       \
+        /* scratch (at an even offset: float32's eigvalsh keeps 2n doubles there) */          \
+        T *zt = j->out1 != NULL ? a + n * n : NULL, *rot = a + 2 * n * n;                     \
+        T *scratch = rot + 2 * n, *d = scratch + tridiagonalize_scratch(n), *e = d + n;       \
+        T *tau = e + n;                                                                       \
         int64_t *idx = (int64_t *)rot;                                                        \
         /* a = the triangle UPLO names and its mirror image */                                \
         memcpy(a, src, sizeof(T) * (size_t)(n * n));                                          \
@@ -1130,6 +1191,20 @@ tridiagonalize_scratch(int64_t n)
         T *vecs = j->out1 != NULL ? (T *)j->out1 + i * n * n : NULL;                          \
         int rc = zt != NULL && n > LINALG_DC_LEAF ? eigh_dc_##SUF(a, tau, d, e, zt, n, vals, vecs) \
                                                   : 1;                                        \
+        /* float32's values alone by tridiagonal_values, in double (float64 keeps             \
+         * tridiagonal_ql and its bits): 2 when d holds them */                               \
+        if (rc == 1 && zt == NULL && sizeof(T) == sizeof(float)) {                            \
+            double *dd = (double *)scratch, *ee = dd + n;                                     \
+            for (int64_t c = 0; c < n; c++) {                                                 \
+                dd[c] = d[c];                                                                 \
+                ee[c] = e[c];                                                                 \
+            }                                                                                 \
+            int vr = tridiagonal_values(dd, ee, n);                                           \
+            for (int64_t c = 0; vr == 0 && c < n; c++) {                                      \
+                d[c] = (T)dd[c];                                                              \
+            }                                                                                 \
+            rc = vr < 0 ? -2 : vr == 0 ? 2 : 1;                                               \
+        }                                                                                     \
         if (rc == 1) {                                                                        \
             if (zt != NULL && tridiagonal_form_qt_##SUF(a, n, tau, zt) < 0) {                 \
                 rc = -1;                                                                      \
