@@ -905,8 +905,23 @@ tridiagonal_values(double *d, double *e, int64_t n)
                         p[c] -= x[q] * vq[c] + y[q] * wq[c];                                  \
                     }                                                                         \
                 }                                                                             \
-                /* w = p - (tau / 2) (p . v) v: then H A H = A - v w^T - w v^T */             \
-                for (int64_t c = 0; c < r; c++) {                                             \
+                /* w = p - (tau / 2) (p . v) v: then H A H = A - v w^T - w v^T (float: p . v  \
+                 * in VEC's lanes; double keeps its order and bits) */                        \
+                int64_t c0 = 0;                                                               \
+                if (sizeof(T) == sizeof(float)) {                                             \
+                    VEC acc = {0};                                                            \
+                    for (; c0 + (int64_t)(sizeof(VEC) / sizeof(T)) <= r;                      \
+                         c0 += (int64_t)(sizeof(VEC) / sizeof(T))) {                          \
+                        VEC pc, vc;                                                           \
+                        memcpy(&pc, p + c0, sizeof(pc));                                      \
+                        memcpy(&vc, vv + c0, sizeof(vc));                                     \
+                        pc *= tau[k];                                                         \
+                        memcpy(p + c0, &pc, sizeof(pc));                                      \
+                        acc += pc * vc;                                                       \
+                    }                                                                         \
+                    pv = lanes_sum_##SUF(acc);                                                \
+                }                                                                             \
+                for (int64_t c = c0; c < r; c++) {                                            \
                     p[c] *= tau[k];                                                           \
                     pv += p[c] * vv[c];                                                       \
                 }                                                                             \
