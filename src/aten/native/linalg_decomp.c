@@ -322,6 +322,19 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
         if (scale == 0) {                                                                     \
             return 0;                                                                         \
         }                                                                                     \
+        /* float: a column whose entries are all below 2^-60 is scaled up by 2^64 (exact; v   \
+         * and tau do not change, beta is scaled back), or its v, beta and tau, computed near \
+         * the subnormals, made an H far from orthogonal (float32 eigh of ones(n, n) lost     \
+         * its vectors' orthogonality); double never takes it and keeps its bits */           \
+        int up = 0;                                                                           \
+        while (sizeof(T) == sizeof(float) && up < 3 && scale < (T)0x1p-60 &&                  \
+               FABS(x[0]) < (T)0x1p-60) {                                                     \
+            for (int64_t i = 0; i < len; i++) {                                               \
+                x[i * inc] *= (T)0x1p64;                                                      \
+            }                                                                                 \
+            scale *= (T)0x1p64;                                                               \
+            up++;                                                                             \
+        }                                                                                     \
         for (int64_t i = 1; i < len; i++) {                                                   \
             T t = x[i * inc] / scale;                                                         \
             ss += t * t;                                                                      \
@@ -332,6 +345,9 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
             x[i * inc] /= x0 - beta;                                                          \
         }                                                                                     \
         x[0] = beta;                                                                          \
+        for (int u = 0; u < up; u++) {                                                        \
+            x[0] *= (T)0x1p-64;                                                               \
+        }                                                                                     \
         return (beta - x0) / beta;                                                            \
     }                                                                                         \
                                                                                               \
@@ -1111,11 +1127,31 @@ tridiagonal_values(double *d, double *e, int64_t n)
     static int                                                                                \
     tridiagonal_ql_##SUF(T *d, T *e, T *zt, int64_t n, T *rot)                                \
     {                                                                                         \
-        T *cs = rot, *sn = rot + n;                                                           \
+        T *cs = rot, *sn = rot + n, floor = 0;                                                \
+        int ex = 0;                                                                           \
+        if (sizeof(T) == sizeof(float)) {                                                     \
+            /* float: T scaled by a power of two near its largest entry, and an e below 2^-60 \
+             * of it negligible: a leaf of the divide and conquer whose entries were all near \
+             * float's underflow had rotated subnormals without converging (double keeps its  \
+             * bits: no scaling, and floor 0 decides nothing) */                              \
+            T big = 0;                                                                        \
+            for (int64_t i = 0; i < n; i++) {                                                 \
+                big = fmax##F(big, fmax##F(fabs##F(d[i]), fabs##F(e[i])));                    \
+            }                                                                                 \
+            if (big > 0 && isfinite(big)) {                                                   \
+                frexp##F(big, &ex);                                                           \
+                for (int64_t i = 0; i < n; i++) {                                             \
+                    d[i] = ldexp##F(d[i], -ex);                                               \
+                    e[i] = ldexp##F(e[i], -ex);                                               \
+                }                                                                             \
+                floor = (T)0x1p-60;                                                           \
+            }                                                                                 \
+        }                                                                                     \
         for (int64_t l = 0; l < n; l++) {                                                     \
             for (int iter = 0;; iter++) {                                                     \
                 int64_t m = l;                                                                \
-                while (m + 1 < n && fabs##F(e[m]) > EPS * (fabs##F(d[m]) + fabs##F(d[m + 1]))) { \
+                while (m + 1 < n && fabs##F(e[m]) > floor &&                                  \
+                       fabs##F(e[m]) > EPS * (fabs##F(d[m]) + fabs##F(d[m + 1]))) {           \
                     m++;                                                                      \
                 }                                                                             \
                 if (m == l) {                                                                 \
@@ -1160,6 +1196,9 @@ tridiagonal_values(double *d, double *e, int64_t n)
                 e[l] = g;                                                                     \
                 e[m] = 0;                                                                     \
             }                                                                                 \
+        }                                                                                     \
+        for (int64_t i = 0; ex != 0 && i < n; i++) {                                          \
+            d[i] = ldexp##F(d[i], ex);                                                        \
         }                                                                                     \
         return 0;                                                                             \
     }                                                                                         \

@@ -88,9 +88,11 @@ ptl_linalg_tridiagonal_dc_scratch(int64_t n)
  * added as a tree), float32 eigh's (Note [Float64 linear algebra] in linalg_solve.c).  EPS,
  * the deflation's and the secular iteration's unit, is float's at a quarter of FLT_EPSILON:
  * at FLT_EPSILON graded matrices' eigenvalues were off by 8 eps |A| where PyTorch's ssyevd
- * is off by 3 to 4, as they are at a quarter, at no time measurable.  In the template's
- * order: */
-#define DEFINE_TRIDIAGONAL_DC(T, SUF, F, EPS, VEC, GEMM, QL)                                  \
+ * is off by 3 to 4, as they are at a quarter, at no time measurable.  FLOOR bounds the
+ * deflation's tolerance from below (T is scaled near 1): 0 for double (its bits), 2^-60 for
+ * float, so that no merge solves a secular equation among poles whose gaps are near float's
+ * underflow (the entries of ones(n, n)'s T fall to 2^-130).  In the template's order: */
+#define DEFINE_TRIDIAGONAL_DC(T, SUF, F, EPS, FLOOR, VEC, GEMM, QL)                           \
     /* order[0..n) = 0..n-1 sorted by ascending v[order[.]] (insertion sort, stable). */      \
     static void                                                                               \
     sort_indices_##SUF(const T *v, int64_t n, int64_t *order)                                 \
@@ -323,7 +325,7 @@ ptl_linalg_tridiagonal_dc_scratch(int64_t n)
             }                                                                                 \
         }                                                                                     \
         /* deflation: a negligible z component, or two close poles rotated into one */        \
-        T tol = 8 * EPS * fmax##F(dmax, rho);                                                 \
+        T tol = fmax##F(8 * EPS * fmax##F(dmax, rho), FLOOR);                                 \
         int64_t k = 0, nd = 0, p = -1;                                                        \
         for (int64_t t = 0; t < n; t++) {                                                     \
             if (rho * fabs##F(zl[t]) <= tol) {                                                \
@@ -436,9 +438,9 @@ ptl_linalg_tridiagonal_dc_scratch(int64_t n)
         return rc == 0 ? dc_merge_##SUF(d, n, n1, beta, zt, ldz, work) : rc;                  \
     }
 
-DEFINE_TRIDIAGONAL_DC(double, f8, , DBL_EPSILON, SecularVec8, ptl_gemm_f64,
+DEFINE_TRIDIAGONAL_DC(double, f8, , DBL_EPSILON, 0.0, SecularVec8, ptl_gemm_f64,
                       ptl_linalg_tridiagonal_ql)
-DEFINE_TRIDIAGONAL_DC(float, f4, f, FLT_EPSILON / 4, SecularVec4, ptl_gemm_f32,
+DEFINE_TRIDIAGONAL_DC(float, f4, f, FLT_EPSILON / 4, 0x1p-60f, SecularVec4, ptl_gemm_f32,
                       ptl_linalg_tridiagonal_ql_f32)
 #undef DEFINE_TRIDIAGONAL_DC
 
