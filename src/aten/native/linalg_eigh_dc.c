@@ -1,6 +1,7 @@
-/* linalg_eigh_dc.c -- the symmetric tridiagonal eigenproblem by divide and conquer, for
- * linalg_decomp.c's eigh with vectors (LAPACK's stedc does the same for syevd; this is our
- * own code, from the mathematics below).
+/* linalg_eigh_dc.c -- the symmetric tridiagonal eigenproblem for linalg_decomp.c's eigh: the
+ * implicit QL (Note [Symmetric eigensolver] in linalg_decomp.c), the root-free QL of float32
+ * eigvalsh, and divide and conquer for eigh with vectors (LAPACK's stedc does the same for
+ * syevd; this is our own code, from the mathematics below).
  *
  * Note [Tridiagonal divide and conquer]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -39,6 +40,8 @@
 #include "gemm.h"
 #include "linalg_impl.h"
 
+#define EIGH_MAX_ITERATIONS 60
+#define SWEEP_CHUNK 32
 #define SECULAR_MAX_ITERATIONS 100
 #define SQRT_HALF 0.70710678118654752440
 
@@ -79,6 +82,225 @@ int64_t
 ptl_linalg_tridiagonal_dc_scratch(int64_t n)
 {
     return 3 * n * n + 18 * n + 8;
+}
+
+/* The eigenvalues (unsorted, into d) of the symmetric tridiagonal (d, e) without vectors, for
+ * float32 eigvalsh: its float d and e in double, by the root-free QL of Pal, Walker and Kahan
+ * on e's squares (LAPACK's sterf).  A step of tridiagonal_ql's sweep took a square root and
+ * two divisions in a chain (half of float32 eigvalsh's time at n = 256); here, with q = e_i^2,
+ * r = p + q and u = p (d_i - sigma) - q gamma, gamma' = u / r and p' = gamma'^2 / c = gamma'
+ * (u / p) (c = p / r): two divisions side by side.  Squares of float32's range keep far from
+ * double's limits, so T needs no scaling.  The same shift as tridiagonal_ql's, and deflation
+ * at float32's eps (e_i^2 <= (FLT_EPSILON (|d_i| + |d_i+1|))^2).  0, -1 when an eigenvalue
+ * does not converge, or 1 when T is not finite (left to tridiagonal_ql: e is then left squared
+ * up to the first value that is not finite; the caller keeps its own copy). */
+int
+ptl_linalg_tridiagonal_values(double *d, double *e, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(d[i]) || !isfinite(e[i])) {
+            return 1;
+        }
+        e[i] *= e[i];
+    }
+    for (int64_t l = 0; l < n; l++) {
+        for (int iter = 0;; iter++) {
+            int64_t m = l;
+            while (m + 1 < n) {
+                double t = FLT_EPSILON * (fabs(d[m]) + fabs(d[m + 1]));
+                if (e[m] <= t * t) {
+                    break;
+                }
+                m++;
+            }
+            if (m == l) {
+                break;
+            }
+            if (iter == EIGH_MAX_ITERATIONS) {
+                return -1;
+            }
+            /* the shift sigma: the eigenvalue of the leading 2 x 2 block nearer d[l] */
+            double el = sqrt(e[l]), g = (d[l + 1] - d[l]) / (2 * el);
+            double sigma = d[l] - el / (g + copysign(sqrt(g * g + 1), g));
+            double c = 1, s = 0, gamma = d[m] - sigma, p = gamma * gamma;
+            for (int64_t i = m - 1; i >= l; i--) {
+                double q = e[i], r = p + q, u = p * (d[i] - sigma) - q * gamma;
+                double inv = 1 / r, next = u * inv;
+                if (i != m - 1) {
+                    e[i + 1] = s * r;
+                }
+                d[i + 1] = gamma + (d[i] - next);
+                double cn = p * inv;
+                s = q * inv;
+                p = p != 0 ? next * (u / p) : c * q;
+                c = cn;
+                gamma = next;
+            }
+            e[l] = s * p;
+            d[l] = sigma + gamma;
+        }
+    }
+    return 0;
+}
+
+/* The implicit QL (Note [Symmetric eigensolver] in linalg_decomp.c) comes in two instances
+ * from one template, DEFINE_TRIDIAGONAL_QL(T, SUF, F, EPS, VEC, NORM_LO, NORM_HI): _f8 on
+ * double, whose bits it keeps, and _f4 on float (the f-suffixed functions, FLT_EPSILON in the
+ * deflation, T scaled near 1 first), float32 eigh's.  VEC is eight doubles or sixteen floats;
+ * rotation_norm's plain formula holds for NORM_LO < max(|f|, |g|) < NORM_HI.  In the
+ * template's order: */
+#define DEFINE_TRIDIAGONAL_QL(T, SUF, F, EPS, VEC, NORM_LO, NORM_HI)                          \
+    /* hypot(f, g), by the plain formula where f^2 + g^2 can neither overflow nor lose f's and \
+     * g's digits to underflow (libm's hypot, careful everywhere, was a third of eigvalsh's time \
+     * at n = 256). */                                                                        \
+    static inline T                                                                           \
+    rotation_norm_##SUF(T f, T g)                                                             \
+    {                                                                                         \
+        T af = fabs##F(f), ag = fabs##F(g), big = af > ag ? af : ag;                          \
+        if (big > NORM_LO && big < NORM_HI) {                                                 \
+            return sqrt##F(f * f + g * g);                                                    \
+        }                                                                                     \
+        return hypot##F(f, g);                                                                \
+    }                                                                                         \
+                                                                                              \
+    /* Applies the rotations of one QL sweep to the rows of zt (n x n): for i from hi - 1 down \
+     * to lo, (row i, row i + 1) <- (c_i row i - s_i row i+1, s_i row i + c_i row i+1).  Row  \
+     * i + 1 of one rotation is row i of the next, so it is carried down the chain, SWEEP_CHUNK \
+     * columns at a time, in registers: a row is loaded once and stored once a rotation, not  \
+     * twice each.  See Note [Symmetric eigensolver]. */                                      \
+    static PTL_LOOP_CLONES_WIDE void                                                          \
+    apply_sweep_##SUF(T *zt, int64_t n, int64_t lo, int64_t hi, const T *cs, const T *sn)     \
+    {                                                                                         \
+        int64_t k0 = 0;                                                                       \
+        for (; k0 + SWEEP_CHUNK <= n; k0 += SWEEP_CHUNK) {                                    \
+            VEC carry[SWEEP_CHUNK * sizeof(T) / sizeof(VEC)];                                 \
+            memcpy(carry, zt + hi * n + k0, sizeof(carry));                                   \
+            for (int64_t i = hi - 1; i >= lo; i--) {                                          \
+                T *zi = zt + i * n + k0, c = cs[i], s = sn[i];                                \
+                for (size_t v = 0; v < sizeof(carry) / sizeof(VEC); v++) {                    \
+                    VEC t, u;                                                                 \
+                    memcpy(&t, zi + v * sizeof(VEC) / sizeof(T), sizeof(t));                  \
+                    u = s * t + c * carry[v];                                                 \
+                    carry[v] = c * t - s * carry[v];                                          \
+                    memcpy(zi + n + v * sizeof(VEC) / sizeof(T), &u, sizeof(u));              \
+                }                                                                             \
+            }                                                                                 \
+            memcpy(zt + lo * n + k0, carry, sizeof(carry));                                   \
+        }                                                                                     \
+        if (k0 < n) {                                                                         \
+            T carry[SWEEP_CHUNK];                                                             \
+            int64_t w = n - k0;                                                               \
+            memcpy(carry, zt + hi * n + k0, sizeof(T) * (size_t)w);                           \
+            for (int64_t i = hi - 1; i >= lo; i--) {                                          \
+                T *zi = zt + i * n + k0, *zj = zi + n, c = cs[i], s = sn[i];                  \
+                for (int64_t k = 0; k < w; k++) {                                             \
+                    T t = zi[k];                                                              \
+                    zj[k] = s * t + c * carry[k];                                             \
+                    carry[k] = c * t - s * carry[k];                                          \
+                }                                                                             \
+            }                                                                                 \
+            memcpy(zt + lo * n + k0, carry, sizeof(T) * (size_t)w);                           \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    /* Diagonalises the symmetric tridiagonal (d, e) by implicit QL steps with Wilkinson's    \
+     * shift: d becomes the eigenvalues (unsorted) and every sweep's rotations are applied to \
+     * the rows of zt (n x n) when not NULL.  rot: 2n scratch.  0, or -1 when an eigenvalue   \
+     * does not converge.  (linalg_eigh_dc.c's leaves too.) */                                \
+    static int                                                                                \
+    tridiagonal_ql_##SUF(T *d, T *e, T *zt, int64_t n, T *rot)                                \
+    {                                                                                         \
+        T *cs = rot, *sn = rot + n, floor = 0;                                                \
+        int ex = 0;                                                                           \
+        if (sizeof(T) == sizeof(float)) {                                                     \
+            /* float: T scaled by a power of two near its largest entry, and an e below 2^-60 \
+             * of it negligible: a leaf of the divide and conquer whose entries were all near \
+             * float's underflow had rotated subnormals without converging (double keeps its  \
+             * bits: no scaling, and floor 0 decides nothing) */                              \
+            T big = 0;                                                                        \
+            for (int64_t i = 0; i < n; i++) {                                                 \
+                big = fmax##F(big, fmax##F(fabs##F(d[i]), fabs##F(e[i])));                    \
+            }                                                                                 \
+            if (big > 0 && isfinite(big)) {                                                   \
+                frexp##F(big, &ex);                                                           \
+                for (int64_t i = 0; i < n; i++) {                                             \
+                    d[i] = ldexp##F(d[i], -ex);                                               \
+                    e[i] = ldexp##F(e[i], -ex);                                               \
+                }                                                                             \
+                floor = (T)0x1p-60;                                                           \
+            }                                                                                 \
+        }                                                                                     \
+        for (int64_t l = 0; l < n; l++) {                                                     \
+            for (int iter = 0;; iter++) {                                                     \
+                int64_t m = l;                                                                \
+                while (m + 1 < n && fabs##F(e[m]) > floor &&                                  \
+                       fabs##F(e[m]) > EPS * (fabs##F(d[m]) + fabs##F(d[m + 1]))) {           \
+                    m++;                                                                      \
+                }                                                                             \
+                if (m == l) {                                                                 \
+                    break;                                                                    \
+                }                                                                             \
+                if (iter == EIGH_MAX_ITERATIONS) {                                            \
+                    return -1;                                                                \
+                }                                                                             \
+                /* the shift: the eigenvalue of the leading 2 x 2 block nearer d[l] */        \
+                T g = (d[l + 1] - d[l]) / (2 * e[l]);                                         \
+                T r = rotation_norm_##SUF(g, (T)1);                                           \
+                g = d[m] - d[l] + e[l] / (g + copysign##F(r, g));                             \
+                T s = 1, c = 1, p = 0;                                                        \
+                int64_t i;                                                                    \
+                for (i = m - 1; i >= l; i--) {                                                \
+                    T f = s * e[i], b = c * e[i];                                             \
+                    r = rotation_norm_##SUF(f, g);                                            \
+                    e[i + 1] = r;                                                             \
+                    if (r == 0) {                                                             \
+                        /* the chase underflowed: split here */                               \
+                        d[i + 1] -= p;                                                        \
+                        e[m] = 0;                                                             \
+                        break;                                                                \
+                    }                                                                         \
+                    s = f / r;                                                                \
+                    c = g / r;                                                                \
+                    g = d[i + 1] - p;                                                         \
+                    r = (d[i] - g) * s + 2 * c * b;                                           \
+                    p = s * r;                                                                \
+                    d[i + 1] = g + p;                                                         \
+                    g = c * r - b;                                                            \
+                    cs[i] = c;                                                                \
+                    sn[i] = s;                                                                \
+                }                                                                             \
+                if (zt != NULL && i + 1 < m) {                                                \
+                    apply_sweep_##SUF(zt, n, i + 1, m, cs, sn);                               \
+                }                                                                             \
+                if (r == 0 && i >= l) {                                                       \
+                    continue;                                                                 \
+                }                                                                             \
+                d[l] -= p;                                                                    \
+                e[l] = g;                                                                     \
+                e[m] = 0;                                                                     \
+            }                                                                                 \
+        }                                                                                     \
+        for (int64_t i = 0; ex != 0 && i < n; i++) {                                          \
+            d[i] = ldexp##F(d[i], ex);                                                        \
+        }                                                                                     \
+        return 0;                                                                             \
+    }
+
+DEFINE_TRIDIAGONAL_QL(double, f8, , DBL_EPSILON, SecularVec8, 0x1p-500, 0x1p500)
+DEFINE_TRIDIAGONAL_QL(float, f4, f, FLT_EPSILON, SecularVec4, 0x1p-50f, 0x1p50f)
+#undef DEFINE_TRIDIAGONAL_QL
+
+/* The QL's instances (linalg_impl.h): eigh's (linalg_decomp.c) and the leaves' here */
+int
+ptl_linalg_tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot)
+{
+    return tridiagonal_ql_f8(d, e, zt, n, rot);
+}
+
+int
+ptl_linalg_tridiagonal_ql_f32(float *d, float *e, float *zt, int64_t n, float *rot)
+{
+    return tridiagonal_ql_f4(d, e, zt, n, rot);
 }
 
 /* The divide and conquer comes in two instances from one template,
