@@ -718,7 +718,7 @@ typedef float EighVec4 __attribute__((vector_size(64)));
 /* The sum of a vector's lanes: double's eight in order (the order, and so the bits, float64
  * has always had), float's sixteen as a tree (sixteen dependent additions were a tenth of
  * float32 eigh's time at n = 64). */
-static inline double
+static inline __attribute__((always_inline)) double
 lanes_sum_f8(EighVec8 v)
 {
     double s = 0;
@@ -728,7 +728,7 @@ lanes_sum_f8(EighVec8 v)
     return s;
 }
 
-static inline float
+static inline __attribute__((always_inline)) float
 lanes_sum_f4(EighVec4 v)
 {
     typedef float Half __attribute__((vector_size(32)));
@@ -768,7 +768,7 @@ tridiagonalize_scratch(int64_t n)
 #define DEFINE_EIGH(T, SUF, F, VEC, GEMM, TRIDIAG_QL, TRIDIAG_DC, BLOCK)                      \
     /* *xy = x . y and *zy = z . y over n: VEC's lanes, then their total, then the tail (one  \
      * order at every width). */                                                              \
-    static inline void                                                                        \
+    static inline __attribute__((always_inline)) void                                         \
     dot_pair_##SUF(const T *x, const T *z, const T *y, int64_t n, T *xy, T *zy)               \
     {                                                                                         \
         const int64_t lanes = (int64_t)(sizeof(VEC) / sizeof(T));                             \

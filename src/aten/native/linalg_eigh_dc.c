@@ -51,7 +51,7 @@ typedef float SecularVec4 __attribute__((vector_size(64)));
 /* The sum of a vector's lanes: double's eight in order (the order, and so the bits, float64
  * has always had), float's sixteen as a tree (sixteen dependent additions were a tenth of
  * float32 eigh's time at n = 64). */
-static inline double
+static inline __attribute__((always_inline)) double
 lanes_sum_f8(SecularVec8 v)
 {
     double s = 0;
@@ -61,7 +61,7 @@ lanes_sum_f8(SecularVec8 v)
     return s;
 }
 
-static inline float
+static inline __attribute__((always_inline)) float
 lanes_sum_f4(SecularVec4 v)
 {
     typedef float Half __attribute__((vector_size(32)));
@@ -233,8 +233,9 @@ ptl_linalg_tridiagonal_values(double *d, double *e, int64_t n)
         for (int64_t l = 0; l < n; l++) {                                                     \
             for (int iter = 0;; iter++) {                                                     \
                 int64_t m = l;                                                                \
-                while (m + 1 < n && fabs##F(e[m]) > floor &&                                  \
-                       fabs##F(e[m]) > EPS * (fabs##F(d[m]) + fabs##F(d[m + 1]))) {           \
+                while (m + 1 < n &&                                                           \
+                       fabs##F(e[m]) > EPS * (fabs##F(d[m]) + fabs##F(d[m + 1])) &&           \
+                       (sizeof(T) != sizeof(float) || fabs##F(e[m]) > floor)) {               \
                     m++;                                                                      \
                 }                                                                             \
                 if (m == l) {                                                                 \
@@ -356,7 +357,7 @@ ptl_linalg_tridiagonal_ql_f32(float *d, float *e, float *zt, int64_t n, float *r
     /* *sum, *dsum = the sums over i in [i0, i1) of rz[i] / x_i and rz[i] / x_i^2, x_i =      \
      * (dk[i] - base) - tau: its lanes (eight doubles or sixteen floats), then their          \
      * total, then the tail (one order at every width). */                                    \
-    static inline void                                                                        \
+    static inline __attribute__((always_inline)) void                                         \
     secular_sums_##SUF(const T *dk, const T *rz, int64_t i0, int64_t i1, T base,              \
                  T tau, T *sum, T *dsum)                                                      \
     {                                                                                         \
