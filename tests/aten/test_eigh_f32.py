@@ -120,8 +120,8 @@ def test_deflating_spectra(n, kind):
     a32, a64 = _f32(_kind(kind, n))
     w, V = ptl.linalg.eigh(ptl.tensor(a32))
     # ones(n, n): its reflections after the first are made from rounding noise, and our Q's
-    # orthogonality there is 2 to 8 n eps where PyTorch's is 0.5 (its eigenvalues, off by up
-    # to 34 eps |A| at n <= 200, are so in float64 too: the reduction's, not float32's)
+    # orthogonality there is 2 to 8 n eps where PyTorch's is 0.5, and its eigenvalues are off
+    # by up to 34 eps |A| at n <= 200: float64 eigh has both too (the shared code's)
     _check(a64, w, V, orth=10 if kind == "ones" else 2)
     _check_values(a64, ptl.linalg.eigvalsh(ptl.tensor(a32)))
 
