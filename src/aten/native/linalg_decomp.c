@@ -45,8 +45,9 @@
  * (2 n^3, GEMM; Q is never formed), as LAPACK's syevd does.  float64 eigvalsh keeps the QL
  * at every size.  The QL and the divide and conquer are in linalg_eigh_dc.c.
  * float32 runs the same code in float (DEFINE_EIGH; Note [Float64 linear algebra] in
- * linalg_solve.c), with three differences: the reduction's panels are TRIDIAG_BLOCK_F32 = 16
- * steps; eigvalsh's eigenvalues come from the root-free QL of Pal, Walker and Kahan (LAPACK's
+ * linalg_solve.c), with these differences: the reduction's panels are TRIDIAG_BLOCK_F32 = 16
+ * steps; vector lanes are summed as a tree (lanes_sum_f4; double keeps its order and bits);
+ * eigvalsh's eigenvalues come from the root-free QL of Pal, Walker and Kahan (LAPACK's
  * sterf) on the float tridiagonal in double (ptl_linalg_tridiagonal_values: no square root
  * and its two divisions side by side, where the QL's chain of a square root and a division
  * was half of float32 eigvalsh's time); and, near float's underflow, householder_f4 scales
