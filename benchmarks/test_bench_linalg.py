@@ -16,7 +16,8 @@ vectors.  With the vectors (svd, pinv) the reflections are accumulated by blocks
 steps' rotations applied in batches (Note [Singular vectors]); lstsq's default driver solves
 through one QR of [A B] in one native call (linalg_lstsq.c, Note [Least squares by one QR]).
 float32 svd, pinv and lstsq compute in float32 as sgesdd and sgeqrf do for PyTorch (the
-bidiagonal's QR steps and lstsq's rank proof in double)."""
+bidiagonal's QR steps and lstsq's rank proof in double), and float32 eigh and eigvalsh as
+ssyevd does (eigvalsh's values by the root-free QL in double)."""
 import numpy as np
 import pytest
 
@@ -68,6 +69,17 @@ def test_linalg(benchmark, impl, n, name, dtype):
     rhs = name in ("solve", "solve_triangular")
     args = (a, make(impl, np.ones((n, 1), dtype))) if rhs else (a,)
     benchmark(_fn(impl, name), *args)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("name,n", [("eigh", 128), ("eigvalsh", 64), ("eigvalsh", 128),
+                                    ("eigvalsh", 256)])
+def test_linalg_eigh_f32(benchmark, impl, name, n):
+    # float32 eigh between test_linalg's 64 and 256, and eigvalsh: both in float32 (Note
+    # [Symmetric eigensolver]), eigvalsh's values by the root-free QL against ssterf
+    benchmark.group = f"linalg.{name} {n}x{n} float32"
+    a = make(impl, _spd(n).astype("float32"))
+    benchmark(getattr(np.linalg if impl == "numpy" else lib(impl).linalg, name), a)
 
 
 def _eig_fn(impl):

@@ -1,8 +1,7 @@
 /* linalg_decomp.c -- the factorisations: linalg_cholesky(_ex), linalg_qr, _linalg_eigh /
  * linalg_eigh / linalg_eigvalsh.  Mirrors ATen/native/BatchLinearAlgebra.cpp, which calls
- * LAPACK's potrf, geqrf + orgqr and syevd; pytorchlite computes them itself, in float64
- * except Cholesky and QR, which factor float32 inputs in float32 (Note [Float64 linear
- * algebra] in linalg_solve.c).
+ * LAPACK's potrf, geqrf + orgqr and syevd; pytorchlite computes them itself, float64 in
+ * float64 and float32 in float32 (Note [Float64 linear algebra] in linalg_solve.c).
  *
  * Note [Householder QR]
  * ~~~~~~~~~~~~~~~~~~~~~
@@ -43,8 +42,20 @@
  * rotations, which were half of eigh's time at n = 256.  So above LINALG_DC_LEAF rows the
  * vectors come from divide and conquer instead (Note [Tridiagonal divide and conquer] in
  * linalg_eigh_dc.c), T's own vectors Z, then Q Z by applying the blocks of reflections to Z
- * (2 n^3, GEMM; Q is never formed), as LAPACK's syevd does.  eigvalsh keeps the QL at every
- * size. */
+ * (2 n^3, GEMM; Q is never formed), as LAPACK's syevd does.  float64 eigvalsh keeps the QL
+ * at every size.  The QL and the divide and conquer are in linalg_eigh_dc.c.
+ * float32 runs the same code in float (DEFINE_EIGH; Note [Float64 linear algebra] in
+ * linalg_solve.c), with these differences: the reduction's panels are TRIDIAG_BLOCK_F32 = 16
+ * steps; vector lanes are summed as a tree (lanes_sum_f4; double keeps its order and bits);
+ * eigvalsh's eigenvalues come from the root-free QL of Pal, Walker and Kahan (LAPACK's
+ * sterf) on the float tridiagonal in double (ptl_linalg_tridiagonal_values: no square root
+ * and its two divisions side by side, where the QL's chain of a square root and a division
+ * was half of float32 eigvalsh's time); and, near float's underflow, householder_f4 scales
+ * a column whose entries are all below 2^-60 by 2^64, the QL scales T near 1 and the
+ * merges deflate below 2^-60 (ones(n, n)'s T has entries falling to 2^-130, where float's
+ * subnormals had broken convergence and orthogonality).  Measured at 64 / 128 / 256 against
+ * PyTorch's ssyevd (one thread): eigh 1.31 / 1.40 / 1.53, eigvalsh 1.35 / 1.38 / 1.47, where
+ * the float64 route was 0.86 / 0.80 / 0.81 and 0.63 / 0.62 / 0.64. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -53,8 +64,6 @@
 #include "../loops.h"
 #include "gemm.h"
 #include "linalg_impl.h"
-
-#define EIGH_MAX_ITERATIONS 60
 
 /* ---- Cholesky ---- */
 
@@ -322,6 +331,19 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
         if (scale == 0) {                                                                     \
             return 0;                                                                         \
         }                                                                                     \
+        /* float: a column whose entries are all below 2^-60 is scaled up by 2^64 (exact; v   \
+         * and tau do not change, beta is scaled back), or its v, beta and tau, computed near \
+         * the subnormals, made an H far from orthogonal (float32 eigh of ones(n, n) lost     \
+         * its vectors' orthogonality); double never takes it and keeps its bits */           \
+        int up = 0;                                                                           \
+        while (sizeof(T) == sizeof(float) && up < 3 && scale < (T)0x1p-60 &&                  \
+               FABS(x[0]) < (T)0x1p-60) {                                                     \
+            for (int64_t i = 0; i < len; i++) {                                               \
+                x[i * inc] *= (T)0x1p64;                                                      \
+            }                                                                                 \
+            scale *= (T)0x1p64;                                                               \
+            up++;                                                                             \
+        }                                                                                     \
         for (int64_t i = 1; i < len; i++) {                                                   \
             T t = x[i * inc] / scale;                                                         \
             ss += t * t;                                                                      \
@@ -332,6 +354,9 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
             x[i * inc] /= x0 - beta;                                                          \
         }                                                                                     \
         x[0] = beta;                                                                          \
+        for (int u = 0; u < up; u++) {                                                        \
+            x[0] *= (T)0x1p-64;                                                               \
+        }                                                                                     \
         return (beta - x0) / beta;                                                            \
     }                                                                                         \
                                                                                               \
@@ -688,416 +713,435 @@ ptl_linalg_qr_blocked_f32(float *a, int64_t m, int64_t n, float *tau, float *q, 
 
 /* ---- symmetric eigensolver ---- */
 
-typedef double EighVec __attribute__((vector_size(64)));
+typedef double EighVec8 __attribute__((vector_size(64)));
+typedef float EighVec4 __attribute__((vector_size(64)));
 
-/* *xy = x . y and *zy = z . y over n: eight lanes, then their total, then the tail (one
- * order at every width). */
-static inline void
-dot_pair(const double *x, const double *z, const double *y, int64_t n, double *xy, double *zy)
+/* The sum of a vector's lanes: double's eight in order (the order, and so the bits, float64
+ * has always had), float's sixteen as a tree (sixteen dependent additions were a tenth of
+ * float32 eigh's time at n = 64). */
+static inline __attribute__((always_inline)) double
+lanes_sum_f8(EighVec8 v)
 {
-    EighVec ax = {0}, az = {0};
-    int64_t c = 0;
-    for (; c + 8 <= n; c += 8) {
-        EighVec xv, zv, yv;
-        memcpy(&xv, x + c, sizeof(xv));
-        memcpy(&zv, z + c, sizeof(zv));
-        memcpy(&yv, y + c, sizeof(yv));
-        ax += xv * yv;
-        az += zv * yv;
-    }
-    double sx = 0, sz = 0;
+    double s = 0;
     for (int l = 0; l < 8; l++) {
-        sx += ax[l];
-        sz += az[l];
+        s += v[l];
     }
-    for (; c < n; c++) {
-        sx += x[c] * y[c];
-        sz += z[c] * y[c];
-    }
-    *xy = sx;
-    *zy = sz;
+    return s;
 }
 
-/* hypot(f, g), by the plain formula where f^2 + g^2 can neither overflow nor lose f's and
- * g's digits to underflow (libm's hypot, careful everywhere, was a third of eigvalsh's time
- * at n = 256). */
-static inline double
-rotation_norm(double f, double g)
+static inline __attribute__((always_inline)) float
+lanes_sum_f4(EighVec4 v)
 {
-    double af = fabs(f), ag = fabs(g), big = af > ag ? af : ag;
-    if (big > 0x1p-500 && big < 0x1p500) {
-        return sqrt(f * f + g * g);
-    }
-    return hypot(f, g);
+    typedef float Half __attribute__((vector_size(32)));
+    typedef float Quarter __attribute__((vector_size(16)));
+    Half a, b;
+    Quarter c, d;
+    memcpy(&a, &v, sizeof(a));
+    memcpy(&b, (const char *)&v + sizeof(a), sizeof(b));
+    a += b;
+    memcpy(&c, &a, sizeof(c));
+    memcpy(&d, (const char *)&a + sizeof(c), sizeof(d));
+    c += d;
+    return (c[0] + c[2]) + (c[1] + c[3]);
 }
 
-/* Reduces the symmetric a (n x n, both triangles, row-major) to tridiagonal d (n), e (n,
- * e[i] couples i and i + 1, e[n - 1] = 0), in panels of TRIDIAG_BLOCK steps.  Row k keeps
- * the reflection of step k right of its diagonal (v[0] = 1 implied) and tau[k] its factor.
- * scratch: tridiagonalize_scratch(n) doubles.  0 or -1.  See Note [Symmetric eigensolver]. */
+/* The panels of the reduction (tridiagonalize; float32's of 16 steps: 1.35x float32 eigvalsh
+ * at n = 64 and 1.1x at 256 over panels of 32, and 8 no better) and the tiles of the
+ * transposes: see the template's functions. */
 #define TRIDIAG_BLOCK 32
+#define TRIDIAG_BLOCK_F32 16
+#define TRANSPOSE_TILE 16
 
+/* tridiagonalize's scratch, in elements */
 static int64_t
 tridiagonalize_scratch(int64_t n)
 {
     return 2 * TRIDIAG_BLOCK * (n + 1);
 }
 
-static PTL_LOOP_CLONES_WIDE int
-tridiagonalize(double *a, int64_t n, double *d, double *e, double *tau, double *scratch)
-{
-    /* row q of vt / wt: the panel's v_q / w_q over all n indices (zero up to its step) */
-    double *vt = scratch, *wt = vt + TRIDIAG_BLOCK * n, *x = wt + TRIDIAG_BLOCK * n;
-    double *y = x + TRIDIAG_BLOCK;
-    for (int64_t k0 = 0; k0 + 2 < n; k0 += TRIDIAG_BLOCK) {
-        int64_t k1 = k0 + TRIDIAG_BLOCK < n - 2 ? k0 + TRIDIAG_BLOCK : n - 2;
-        for (int64_t k = k0; k < k1; k++) {
-            int64_t j = k - k0, r = n - k - 1;
-            double *ak = a + k * n, *vj = vt + j * n, *wj = wt + j * n;
-            /* row k of A now: the stored row less the panel's earlier rank-2 terms */
-            for (int64_t q = 0; q < j; q++) {
-                const double *vq = vt + q * n, *wq = wt + q * n;
-                double fv = vq[k], fw = wq[k];
-                for (int64_t c = k; c < n; c++) {
-                    ak[c] -= fv * wq[c] + fw * vq[c];
-                }
-            }
-            double *v = ak + k + 1;
-            tau[k] = householder_f8(v, r, 1);
-            d[k] = ak[k];
-            e[k] = v[0];
-            memset(vj, 0, sizeof(double) * (size_t)n);
-            memset(wj, 0, sizeof(double) * (size_t)n);
-            if (tau[k] == 0) {
-                continue;   /* H = I: w_j = 0 adds nothing */
-            }
-            double *vv = vj + k + 1, *p = wj + k + 1, pv = 0;
-            vv[0] = 1;
-            memcpy(vv + 1, v + 1, sizeof(double) * (size_t)(r - 1));
-            /* p = tau (S v - V (W^T v) - W (V^T v)), S the stored A[k+1:, k+1:] (symmetric:
-             * S v as a sum of its rows, axpys that vectorise; four rows a pass over p, added
-             * in the same order) */
-            int64_t i = 0;
-            for (; i + 4 <= r; i += 4) {
-                const double *s0 = a + (k + 1 + i) * n + k + 1, *s1 = s0 + n, *s2 = s1 + n;
-                const double *s3 = s2 + n;
-                double v0 = vv[i], v1 = vv[i + 1], v2 = vv[i + 2], v3 = vv[i + 3];
-                for (int64_t c = 0; c < r; c++) {
-                    double t = p[c] + v0 * s0[c];
-                    t += v1 * s1[c];
-                    t += v2 * s2[c];
-                    p[c] = t + v3 * s3[c];
-                }
-            }
-            for (; i < r; i++) {
-                const double *si = a + (k + 1 + i) * n + k + 1;
-                double vi = vv[i];
-                for (int64_t c = 0; c < r; c++) {
-                    p[c] += vi * si[c];
-                }
-            }
-            for (int64_t q = 0; q < j; q++) {
-                dot_pair(wt + q * n + k + 1, vt + q * n + k + 1, vv, r, &x[q], &y[q]);
-            }
-            for (int64_t q = 0; q < j; q++) {
-                const double *vq = vt + q * n + k + 1, *wq = wt + q * n + k + 1;
-                for (int64_t c = 0; c < r; c++) {
-                    p[c] -= x[q] * vq[c] + y[q] * wq[c];
-                }
-            }
-            /* w = p - (tau / 2) (p . v) v: then H A H = A - v w^T - w v^T */
-            for (int64_t c = 0; c < r; c++) {
-                p[c] *= tau[k];
-                pv += p[c] * vv[c];
-            }
-            for (int64_t c = 0; c < r; c++) {
-                p[c] -= 0.5 * tau[k] * pv * vv[c];
-            }
-        }
-        /* the trailing A[k1:, k1:] -= V W^T + W V^T: two GEMMs of depth k1 - k0 */
-        int64_t r = n - k1, nb = k1 - k0;
-        double *s = a + k1 * n + k1;
-        if (ptl_gemm_f64(r, r, nb, -1.0, vt + k1, 1, n, wt + k1, n, 1, 1.0, s, n) < 0 ||
-            ptl_gemm_f64(r, r, nb, -1.0, wt + k1, 1, n, vt + k1, n, 1, 1.0, s, n) < 0) {
-            return -1;
-        }
+/* The symmetric eigensolver comes in two instances from one template, DEFINE_EIGH(T, SUF, F,
+ * VEC, GEMM, TRIDIAG_QL, TRIDIAG_DC, BLOCK), instantiated after DecompJob: _f8 on double
+ * (math functions without suffix, ptl_gemm_f64, the tridiagonal QL and divide and conquer of
+ * linalg_eigh_dc.c, panels of TRIDIAG_BLOCK), float64 eigh's, whose bits it keeps, and _f4 on
+ * float (the f-suffixed functions, the _f32 GEMM, QL and divide and conquer, panels of
+ * TRIDIAG_BLOCK_F32), float32 eigh's (Note [Float64 linear algebra] in linalg_solve.c).  VEC
+ * is eight doubles or sixteen floats.  In the template's order: */
+#define DEFINE_EIGH(T, SUF, F, VEC, GEMM, TRIDIAG_QL, TRIDIAG_DC, BLOCK)                      \
+    /* *xy = x . y and *zy = z . y over n: VEC's lanes, then their total, then the tail (one  \
+     * order at every width). */                                                              \
+    static inline __attribute__((always_inline)) void                                         \
+    dot_pair_##SUF(const T *x, const T *z, const T *y, int64_t n, T *xy, T *zy)               \
+    {                                                                                         \
+        const int64_t lanes = (int64_t)(sizeof(VEC) / sizeof(T));                             \
+        VEC ax = {0}, az = {0};                                                               \
+        int64_t c = 0;                                                                        \
+        for (; c + lanes <= n; c += lanes) {                                                  \
+            VEC xv, zv, yv;                                                                   \
+            memcpy(&xv, x + c, sizeof(xv));                                                   \
+            memcpy(&zv, z + c, sizeof(zv));                                                   \
+            memcpy(&yv, y + c, sizeof(yv));                                                   \
+            ax += xv * yv;                                                                    \
+            az += zv * yv;                                                                    \
+        }                                                                                     \
+        T sx = lanes_sum_##SUF(ax), sz = lanes_sum_##SUF(az);                                 \
+        for (; c < n; c++) {                                                                  \
+            sx += x[c] * y[c];                                                                \
+            sz += z[c] * y[c];                                                                \
+        }                                                                                     \
+        *xy = sx;                                                                             \
+        *zy = sz;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    /* Reduces the symmetric a (n x n, both triangles, row-major) to tridiagonal d (n), e (n, \
+     * e[i] couples i and i + 1, e[n - 1] = 0), in panels of BLOCK steps.  Row k keeps the    \
+     * reflection of step k right of its diagonal (v[0] = 1 implied) and tau[k] its factor.   \
+     * scratch: tridiagonalize_scratch(n) elements.  0 or -1.  See Note [Symmetric            \
+     * eigensolver]. */                                                                       \
+    static PTL_LOOP_CLONES_WIDE int                                                           \
+    tridiagonalize_##SUF(T *a, int64_t n, T *d, T *e, T *tau, T *scratch)                     \
+    {                                                                                         \
+        /* row q of vt / wt: the panel's v_q / w_q over all n indices (zero up to its step) */ \
+        T *vt = scratch, *wt = vt + TRIDIAG_BLOCK * n, *x = wt + TRIDIAG_BLOCK * n;           \
+        T *y = x + TRIDIAG_BLOCK;                                                             \
+        for (int64_t k0 = 0; k0 + 2 < n; k0 += BLOCK) {                                       \
+            int64_t k1 = k0 + BLOCK < n - 2 ? k0 + BLOCK : n - 2;                             \
+            for (int64_t k = k0; k < k1; k++) {                                               \
+                int64_t j = k - k0, r = n - k - 1;                                            \
+                T *ak = a + k * n, *vj = vt + j * n, *wj = wt + j * n;                        \
+                /* row k of A now: the stored row less the panel's earlier rank-2 terms */    \
+                for (int64_t q = 0; q < j; q++) {                                             \
+                    const T *vq = vt + q * n, *wq = wt + q * n;                               \
+                    T fv = vq[k], fw = wq[k];                                                 \
+                    for (int64_t c = k; c < n; c++) {                                         \
+                        ak[c] -= fv * wq[c] + fw * vq[c];                                     \
+                    }                                                                         \
+                }                                                                             \
+                T *v = ak + k + 1;                                                            \
+                tau[k] = householder_##SUF(v, r, 1);                                          \
+                d[k] = ak[k];                                                                 \
+                e[k] = v[0];                                                                  \
+                memset(vj, 0, sizeof(T) * (size_t)n);                                         \
+                memset(wj, 0, sizeof(T) * (size_t)n);                                         \
+                if (tau[k] == 0) {                                                            \
+                    continue;   /* H = I: w_j = 0 adds nothing */                             \
+                }                                                                             \
+                T *vv = vj + k + 1, *p = wj + k + 1, pv = 0;                                  \
+                vv[0] = 1;                                                                    \
+                memcpy(vv + 1, v + 1, sizeof(T) * (size_t)(r - 1));                           \
+                /* p = tau (S v - V (W^T v) - W (V^T v)), S the stored A[k+1:, k+1:] (symmetric: \
+                 * S v as a sum of its rows, axpys that vectorise; four rows a pass over p, added \
+                 * in the same order) */                                                      \
+                int64_t i = 0;                                                                \
+                for (; i + 4 <= r; i += 4) {                                                  \
+                    const T *s0 = a + (k + 1 + i) * n + k + 1, *s1 = s0 + n, *s2 = s1 + n;    \
+                    const T *s3 = s2 + n;                                                     \
+                    T v0 = vv[i], v1 = vv[i + 1], v2 = vv[i + 2], v3 = vv[i + 3];             \
+                    for (int64_t c = 0; c < r; c++) {                                         \
+                        T t = p[c] + v0 * s0[c];                                              \
+                        t += v1 * s1[c];                                                      \
+                        t += v2 * s2[c];                                                      \
+                        p[c] = t + v3 * s3[c];                                                \
+                    }                                                                         \
+                }                                                                             \
+                for (; i < r; i++) {                                                          \
+                    const T *si = a + (k + 1 + i) * n + k + 1;                                \
+                    T vi = vv[i];                                                             \
+                    for (int64_t c = 0; c < r; c++) {                                         \
+                        p[c] += vi * si[c];                                                   \
+                    }                                                                         \
+                }                                                                             \
+                for (int64_t q = 0; q < j; q++) {                                             \
+                    dot_pair_##SUF(wt + q * n + k + 1, vt + q * n + k + 1, vv, r, &x[q], &y[q]); \
+                }                                                                             \
+                for (int64_t q = 0; q < j; q++) {                                             \
+                    const T *vq = vt + q * n + k + 1, *wq = wt + q * n + k + 1;               \
+                    for (int64_t c = 0; c < r; c++) {                                         \
+                        p[c] -= x[q] * vq[c] + y[q] * wq[c];                                  \
+                    }                                                                         \
+                }                                                                             \
+                /* w = p - (tau / 2) (p . v) v: then H A H = A - v w^T - w v^T (float: p . v  \
+                 * in VEC's lanes; double keeps its order and bits) */                        \
+                int64_t c0 = 0;                                                               \
+                if (sizeof(T) == sizeof(float)) {                                             \
+                    VEC acc = {0};                                                            \
+                    for (; c0 + (int64_t)(sizeof(VEC) / sizeof(T)) <= r;                      \
+                         c0 += (int64_t)(sizeof(VEC) / sizeof(T))) {                          \
+                        VEC pc, vc;                                                           \
+                        memcpy(&pc, p + c0, sizeof(pc));                                      \
+                        memcpy(&vc, vv + c0, sizeof(vc));                                     \
+                        pc *= tau[k];                                                         \
+                        memcpy(p + c0, &pc, sizeof(pc));                                      \
+                        acc += pc * vc;                                                       \
+                    }                                                                         \
+                    pv = lanes_sum_##SUF(acc);                                                \
+                }                                                                             \
+                for (int64_t c = c0; c < r; c++) {                                            \
+                    p[c] *= tau[k];                                                           \
+                    pv += p[c] * vv[c];                                                       \
+                }                                                                             \
+                for (int64_t c = 0; c < r; c++) {                                             \
+                    p[c] -= (T)0.5 * tau[k] * pv * vv[c];                                     \
+                }                                                                             \
+            }                                                                                 \
+            /* the trailing A[k1:, k1:] -= V W^T + W V^T: two GEMMs of depth k1 - k0 */       \
+            int64_t r = n - k1, nb = k1 - k0;                                                 \
+            T *s = a + k1 * n + k1;                                                           \
+            if (GEMM(r, r, nb, -1.0, vt + k1, 1, n, wt + k1, n, 1, 1.0, s, n) < 0 ||          \
+                GEMM(r, r, nb, -1.0, wt + k1, 1, n, vt + k1, n, 1, 1.0, s, n) < 0) {          \
+                return -1;                                                                    \
+            }                                                                                 \
+        }                                                                                     \
+        if (n >= 2) {                                                                         \
+            d[n - 2] = a[(n - 2) * n + n - 2];                                                \
+            e[n - 2] = a[(n - 2) * n + n - 1];                                                \
+        }                                                                                     \
+        if (n >= 1) {                                                                         \
+            d[n - 1] = a[(n - 1) * n + n - 1];                                                \
+            e[n - 1] = 0;                                                                     \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    /* dst[r * n + c] = src[(rows ? rows[c] : c) * n + r] for r, c < n: a transpose (of the   \
+     * rows listed, in that order), in TRANSPOSE_TILE square tiles so that neither side is    \
+     * walked down a column of the whole matrix. */                                           \
+    static void                                                                               \
+    transpose_rows_##SUF(T *dst, const T *src, int64_t n, const int64_t *rows)                \
+    {                                                                                         \
+        for (int64_t c0 = 0; c0 < n; c0 += TRANSPOSE_TILE) {                                  \
+            int64_t c1 = c0 + TRANSPOSE_TILE < n ? c0 + TRANSPOSE_TILE : n;                   \
+            for (int64_t r0 = 0; r0 < n; r0 += TRANSPOSE_TILE) {                              \
+                int64_t r1 = r0 + TRANSPOSE_TILE < n ? r0 + TRANSPOSE_TILE : n;               \
+                for (int64_t c = c0; c < c1; c++) {                                           \
+                    const T *sc = src + (rows != NULL ? rows[c] : c) * n;                     \
+                    for (int64_t r = r0; r < r1; r++) {                                       \
+                        dst[r * n + c] = sc[r];                                               \
+                    }                                                                         \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    /* Copies the upper (upper) or lower triangle of a (n x n) onto the other one, by tiles. */ \
+    static void                                                                               \
+    mirror_triangle_##SUF(T *a, int64_t n, int upper)                                         \
+    {                                                                                         \
+        for (int64_t r0 = 0; r0 < n; r0 += TRANSPOSE_TILE) {                                  \
+            int64_t r1 = r0 + TRANSPOSE_TILE < n ? r0 + TRANSPOSE_TILE : n;                   \
+            for (int64_t c0 = 0; c0 <= r0; c0 += TRANSPOSE_TILE) {                            \
+                for (int64_t r = r0; r < r1; r++) {                                           \
+                    int64_t c1 = c0 + TRANSPOSE_TILE < r ? c0 + TRANSPOSE_TILE : r;           \
+                    for (int64_t c = c0; c < c1; c++) {                                       \
+                        if (upper) {                                                          \
+                            a[r * n + c] = a[c * n + r];                                      \
+                        } else {                                                              \
+                            a[c * n + r] = a[r * n + c];                                      \
+                        }                                                                     \
+                    }                                                                         \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    /* The reflections' vectors from a (tridiagonalize's rows, right of the diagonal) as the  \
+     * columns below the diagonal of b ((n - 1) x (n - 2), row-major): the matrix whose QR has \
+     * Q1 for its Q. */                                                                       \
+    static void                                                                               \
+    tridiagonal_reflections_##SUF(const T *a, int64_t n, T *b)                                \
+    {                                                                                         \
+        int64_t m = n - 1, c = n - 2;                                                         \
+        for (int64_t i = 1; i < m; i++) {                                                     \
+            for (int64_t k = 0; k < i && k < c; k++) {                                        \
+                b[i * c + k] = a[k * n + i + 1];                                              \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    /* qt (n x n) = Q^T for tridiagonalize's reflections in a (which it overwrites): Q =      \
+     * diag(1, Q1) with Q1 = H_0 ... H_{n-3} on the indices 1.., which is the Q of the QR of the \
+     * (n - 1) x (n - 2) matrix whose column k below its diagonal holds v_k -- formed by blocks \
+     * as qr_matrix forms its Q.  0 or -1. */                                                 \
+    static int                                                                                \
+    tridiagonal_form_qt_##SUF(T *a, int64_t n, const T *tau, T *qt)                           \
+    {                                                                                         \
+        if (n < 3) {                                                                          \
+            memset(qt, 0, sizeof(T) * (size_t)(n * n));                                       \
+            for (int64_t i = 0; i < n; i++) {                                                 \
+                qt[i * n + i] = 1;                                                            \
+            }                                                                                 \
+            return 0;                                                                         \
+        }                                                                                     \
+        int64_t m = n - 1, c = n - 2;                                                         \
+        T *b = malloc(sizeof(T) * (size_t)(m * c + ptl_linalg_qr_scratch(m, c, m)));          \
+        if (b == NULL) {                                                                      \
+            return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");               \
+        }                                                                                     \
+        tridiagonal_reflections_##SUF(a, n, b);                                               \
+        /* Q into a, which the reflections have left for b, then transposed into qt */        \
+        memset(a, 0, sizeof(T) * (size_t)n);                                                  \
+        a[0] = 1;                                                                             \
+        for (int64_t i = 1; i < n; i++) {                                                     \
+            a[i * n] = 0;                                                                     \
+        }                                                                                     \
+        int rc = qr_form_q_blocked_##SUF(b, m, c, tau, a + n + 1, n, m, b + m * c);           \
+        free(b);                                                                              \
+        transpose_rows_##SUF(qt, a, n, NULL);                                                 \
+        return rc;                                                                            \
+    }                                                                                         \
+                                                                                              \
+    /* vecs (n x n) = Q Z for tridiagonalize's reflections in a and Z = zt^T: the blocks of   \
+     * reflections applied to Z's rows 1.. from the last block, as                            \
+     * ptl_linalg_qr_form_q_blocked applies them to I (the same 2 n^3 flops as forming Q and one \
+     * GEMM Q Z, less Q's 4/3 n^3).  scratch: (n - 1) (n - 2) + ptl_linalg_qr_scratch(n - 1,  \
+     * n - 2, n) elements.  0 or -1. */                                                       \
+    static int                                                                                \
+    tridiagonal_apply_q_##SUF(const T *a, int64_t n, const T *tau, const T *zt,               \
+                        T *vecs, T *scratch)                                                  \
+    {                                                                                         \
+        transpose_rows_##SUF(vecs, zt, n, NULL);                                              \
+        if (n < 3) {                                                                          \
+            return 0;                                                                         \
+        }                                                                                     \
+        int64_t m = n - 1, c = n - 2;                                                         \
+        T *b = scratch, *v = b + m * c, *t = v + m * QR_BLOCK, *w = t + QR_BLOCK * QR_BLOCK;  \
+        tridiagonal_reflections_##SUF(a, n, b);                                               \
+        for (int64_t j0 = (c - 1) / QR_BLOCK * QR_BLOCK; j0 >= 0; j0 -= QR_BLOCK) {           \
+            int64_t jb = c - j0 < QR_BLOCK ? c - j0 : QR_BLOCK;                               \
+            if (qr_block_reflector_##SUF(b + j0 * c + j0, c, m - j0, jb, tau + j0, v, t) < 0 || \
+                qr_apply_block_##SUF(v, t, m - j0, jb, vecs + (1 + j0) * n, n, n, 0, w) < 0) { \
+                return -1;                                                                    \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    /* eigh's values and vectors above LINALG_DC_LEAF rows from tridiagonalize's a, tau, d and e: \
+     * T's eigenvectors Z (into zt, n x n, as rows) by ptl_linalg_tridiagonal_dc on T scaled by a \
+     * power of two near its largest entry (exact, and the secular equation's terms stay far  \
+     * from overflow), then vecs = Q Z by tridiagonal_apply_q.  0, -1 (error set), -2 (a leaf's \
+     * QL did not converge), or 1 when T is not finite (left to the QL; d and e untouched). */ \
+    static int                                                                                \
+    eigh_dc_##SUF(const T *a, const T *tau, T *d, T *e, T *zt, int64_t n,                     \
+            T *vals, T *vecs)                                                                 \
+    {                                                                                         \
+        T big = 0;                                                                            \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+            if (!isfinite(d[i]) || !isfinite(e[i])) {                                         \
+                return 1;                                                                     \
+            }                                                                                 \
+            big = fmax##F(big, fmax##F(fabs##F(d[i]), fabs##F(e[i])));                        \
+        }                                                                                     \
+        int ex = 0;                                                                           \
+        if (big > 0) {                                                                        \
+            frexp##F(big, &ex);                                                               \
+        }                                                                                     \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+            d[i] = ldexp##F(d[i], -ex);                                                       \
+            e[i] = ldexp##F(e[i], -ex);                                                       \
+        }                                                                                     \
+        int64_t m = n - 1, qs = m * (n - 2) + ptl_linalg_qr_scratch(m, n - 2, n);             \
+        int64_t ds = ptl_linalg_tridiagonal_dc_scratch(n);                                    \
+        T *work = malloc(sizeof(T) * (size_t)(ds > qs ? ds : qs));                            \
+        if (work == NULL) {                                                                   \
+            return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");               \
+        }                                                                                     \
+        int rc = TRIDIAG_DC(d, e, n, zt, n, work);                                            \
+        if (rc == 0) {                                                                        \
+            rc = tridiagonal_apply_q_##SUF(a, n, tau, zt, vecs, work);                        \
+        }                                                                                     \
+        for (int64_t c = 0; c < n; c++) {                                                     \
+            vals[c] = ldexp##F(d[c], ex);                                                     \
+        }                                                                                     \
+        free(work);                                                                           \
+        return rc;                                                                            \
+    }                                                                                         \
+                                                                                              \
+    static int                                                                                \
+    eigh_matrix_##SUF(void *ctx, int64_t i)                                                   \
+    {                                                                                         \
+        const DecompJob *j = ctx;                                                             \
+        int64_t n = j->n;                                                                     \
+        const T *src = (const T *)j->a + i * n * n;                                           \
+        T *a = malloc(sizeof(T) * (size_t)(2 * n * n + 5 * n + tridiagonalize_scratch(n) +    \
+                                                     1));                                     \
+        if (a == NULL) {                                                                      \
+            return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");               \
+        }                                                                                     \
+        /* scratch (at an even offset: float32's eigvalsh keeps 2n doubles there) */          \
+        T *zt = j->out1 != NULL ? a + n * n : NULL, *rot = a + 2 * n * n;                     \
+        T *scratch = rot + 2 * n, *d = scratch + tridiagonalize_scratch(n), *e = d + n;       \
+        T *tau = e + n;                                                                       \
+        int64_t *idx = (int64_t *)rot;                                                        \
+        /* a = the triangle UPLO names and its mirror image */                                \
+        memcpy(a, src, sizeof(T) * (size_t)(n * n));                                          \
+        mirror_triangle_##SUF(a, n, j->upper);                                                \
+        if (tridiagonalize_##SUF(a, n, d, e, tau, scratch) < 0) {                             \
+            free(a);                                                                          \
+            return -1;                                                                        \
+        }                                                                                     \
+        /* the vectors above LINALG_DC_LEAF rows by divide and conquer, otherwise (and for a T \
+         * that is not finite) Q^T and the QL's rotations */                                  \
+        T *vals = (T *)j->out0 + i * n;                                                       \
+        T *vecs = j->out1 != NULL ? (T *)j->out1 + i * n * n : NULL;                          \
+        int rc = zt != NULL && n > LINALG_DC_LEAF ? eigh_dc_##SUF(a, tau, d, e, zt, n, vals, vecs) \
+                                                  : 1;                                        \
+        /* float32's values alone by ptl_linalg_tridiagonal_values, in double (float64 keeps  \
+         * tridiagonal_ql and its bits): 2 when d holds them */                               \
+        if (rc == 1 && zt == NULL && sizeof(T) == sizeof(float)) {                            \
+            double *dd = (double *)scratch, *ee = dd + n;                                     \
+            for (int64_t c = 0; c < n; c++) {                                                 \
+                dd[c] = d[c];                                                                 \
+                ee[c] = e[c];                                                                 \
+            }                                                                                 \
+            int vr = ptl_linalg_tridiagonal_values(dd, ee, n);                                \
+            for (int64_t c = 0; vr == 0 && c < n; c++) {                                      \
+                d[c] = (T)dd[c];                                                              \
+            }                                                                                 \
+            rc = vr < 0 ? -2 : vr == 0 ? 2 : 1;                                               \
+        }                                                                                     \
+        if (rc == 1) {                                                                        \
+            if (zt != NULL && tridiagonal_form_qt_##SUF(a, n, tau, zt) < 0) {                 \
+                rc = -1;                                                                      \
+            } else if (TRIDIAG_QL(d, e, zt, n, rot) < 0) {                                    \
+                rc = -2;                                                                      \
+            }                                                                                 \
+        }                                                                                     \
+        if (rc < 0) {                                                                         \
+            free(a);                                                                          \
+            if (rc == -1) {                                                                   \
+                return -1;                                                                    \
+            }                                                                                 \
+            return ptl_error_set(PTL_ERR_LINALG, "linalg.eigh: The algorithm failed to converge " \
+                                 "because the input matrix is ill-conditioned or has too many " \
+                                 "repeated eigenvalues (error code: %lld).", (long long)(i + 1)); \
+        }                                                                                     \
+        if (rc == 0) {                                                                        \
+            free(a);                                                                          \
+            return 0;                                                                         \
+        }                                                                                     \
+        /* ascending (insertion sort on indices: n is small next to the n^3 above) */         \
+        for (int64_t r = 0; r < n; r++) {                                                     \
+            int64_t p = r;                                                                    \
+            while (p > 0 && d[idx[p - 1]] > d[r]) {                                           \
+                idx[p] = idx[p - 1];                                                          \
+                p--;                                                                          \
+            }                                                                                 \
+            idx[p] = r;                                                                       \
+        }                                                                                     \
+        for (int64_t c = 0; c < n; c++) {                                                     \
+            vals[c] = d[idx[c]];                                                              \
+        }                                                                                     \
+        if (vecs != NULL) {                                                                   \
+            transpose_rows_##SUF(vecs, zt, n, idx);                                           \
+        }                                                                                     \
+        free(a);                                                                              \
+        return 0;                                                                             \
     }
-    if (n >= 2) {
-        d[n - 2] = a[(n - 2) * n + n - 2];
-        e[n - 2] = a[(n - 2) * n + n - 1];
-    }
-    if (n >= 1) {
-        d[n - 1] = a[(n - 1) * n + n - 1];
-        e[n - 1] = 0;
-    }
-    return 0;
-}
-
-/* dst[r * n + c] = src[(rows ? rows[c] : c) * n + r] for r, c < n: a transpose (of the
- * rows listed, in that order), in TRANSPOSE_TILE square tiles so that neither side is
- * walked down a column of the whole matrix. */
-#define TRANSPOSE_TILE 16
-
-static void
-transpose_rows(double *dst, const double *src, int64_t n, const int64_t *rows)
-{
-    for (int64_t c0 = 0; c0 < n; c0 += TRANSPOSE_TILE) {
-        int64_t c1 = c0 + TRANSPOSE_TILE < n ? c0 + TRANSPOSE_TILE : n;
-        for (int64_t r0 = 0; r0 < n; r0 += TRANSPOSE_TILE) {
-            int64_t r1 = r0 + TRANSPOSE_TILE < n ? r0 + TRANSPOSE_TILE : n;
-            for (int64_t c = c0; c < c1; c++) {
-                const double *sc = src + (rows != NULL ? rows[c] : c) * n;
-                for (int64_t r = r0; r < r1; r++) {
-                    dst[r * n + c] = sc[r];
-                }
-            }
-        }
-    }
-}
-
-/* Copies the upper (upper) or lower triangle of a (n x n) onto the other one, by tiles. */
-static void
-mirror_triangle(double *a, int64_t n, int upper)
-{
-    for (int64_t r0 = 0; r0 < n; r0 += TRANSPOSE_TILE) {
-        int64_t r1 = r0 + TRANSPOSE_TILE < n ? r0 + TRANSPOSE_TILE : n;
-        for (int64_t c0 = 0; c0 <= r0; c0 += TRANSPOSE_TILE) {
-            for (int64_t r = r0; r < r1; r++) {
-                int64_t c1 = c0 + TRANSPOSE_TILE < r ? c0 + TRANSPOSE_TILE : r;
-                for (int64_t c = c0; c < c1; c++) {
-                    if (upper) {
-                        a[r * n + c] = a[c * n + r];
-                    } else {
-                        a[c * n + r] = a[r * n + c];
-                    }
-                }
-            }
-        }
-    }
-}
-
-/* The reflections' vectors from a (tridiagonalize's rows, right of the diagonal) as the
- * columns below the diagonal of b ((n - 1) x (n - 2), row-major): the matrix whose QR has
- * Q1 for its Q. */
-static void
-tridiagonal_reflections(const double *a, int64_t n, double *b)
-{
-    int64_t m = n - 1, c = n - 2;
-    for (int64_t i = 1; i < m; i++) {
-        for (int64_t k = 0; k < i && k < c; k++) {
-            b[i * c + k] = a[k * n + i + 1];
-        }
-    }
-}
-
-/* qt (n x n) = Q^T for tridiagonalize's reflections in a (which it overwrites): Q =
- * diag(1, Q1) with Q1 = H_0 ... H_{n-3} on the indices 1.., which is the Q of the QR of the
- * (n - 1) x (n - 2) matrix whose column k below its diagonal holds v_k -- formed by blocks
- * as qr_matrix forms its Q.  0 or -1. */
-static int
-tridiagonal_form_qt(double *a, int64_t n, const double *tau, double *qt)
-{
-    if (n < 3) {
-        memset(qt, 0, sizeof(double) * (size_t)(n * n));
-        for (int64_t i = 0; i < n; i++) {
-            qt[i * n + i] = 1;
-        }
-        return 0;
-    }
-    int64_t m = n - 1, c = n - 2;
-    double *b = malloc(sizeof(double) * (size_t)(m * c + ptl_linalg_qr_scratch(m, c, m)));
-    if (b == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");
-    }
-    tridiagonal_reflections(a, n, b);
-    /* Q into a, which the reflections have left for b, then transposed into qt */
-    memset(a, 0, sizeof(double) * (size_t)n);
-    a[0] = 1;
-    for (int64_t i = 1; i < n; i++) {
-        a[i * n] = 0;
-    }
-    int rc = ptl_linalg_qr_form_q_blocked(b, m, c, tau, a + n + 1, n, m, b + m * c);
-    free(b);
-    transpose_rows(qt, a, n, NULL);
-    return rc;
-}
-
-/* vecs (n x n) = Q Z for tridiagonalize's reflections in a and Z = zt^T: the blocks of
- * reflections applied to Z's rows 1.. from the last block, as
- * ptl_linalg_qr_form_q_blocked applies them to I (the same 2 n^3 flops as forming Q and one
- * GEMM Q Z, less Q's 4/3 n^3).  scratch: (n - 1) (n - 2) + ptl_linalg_qr_scratch(n - 1,
- * n - 2, n) doubles.  0 or -1. */
-static int
-tridiagonal_apply_q(const double *a, int64_t n, const double *tau, const double *zt,
-                    double *vecs, double *scratch)
-{
-    transpose_rows(vecs, zt, n, NULL);
-    if (n < 3) {
-        return 0;
-    }
-    int64_t m = n - 1, c = n - 2;
-    double *b = scratch, *v = b + m * c, *t = v + m * QR_BLOCK, *w = t + QR_BLOCK * QR_BLOCK;
-    tridiagonal_reflections(a, n, b);
-    for (int64_t j0 = (c - 1) / QR_BLOCK * QR_BLOCK; j0 >= 0; j0 -= QR_BLOCK) {
-        int64_t jb = c - j0 < QR_BLOCK ? c - j0 : QR_BLOCK;
-        if (qr_block_reflector_f8(b + j0 * c + j0, c, m - j0, jb, tau + j0, v, t) < 0 ||
-            qr_apply_block_f8(v, t, m - j0, jb, vecs + (1 + j0) * n, n, n, 0, w) < 0) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* Applies the rotations of one QL sweep to the rows of zt (n x n): for i from hi - 1 down
- * to lo, (row i, row i + 1) <- (c_i row i - s_i row i+1, s_i row i + c_i row i+1).  Row
- * i + 1 of one rotation is row i of the next, so it is carried down the chain, SWEEP_CHUNK
- * columns at a time, in registers: a row is loaded once and stored once a rotation, not
- * twice each.  See Note [Symmetric eigensolver]. */
-#define SWEEP_CHUNK 32
-
-typedef double SweepVec __attribute__((vector_size(64)));
-#define SWEEP_VECS (SWEEP_CHUNK / 8)
-
-static PTL_LOOP_CLONES_WIDE void
-apply_sweep(double *zt, int64_t n, int64_t lo, int64_t hi, const double *cs, const double *sn)
-{
-    int64_t k0 = 0;
-    for (; k0 + SWEEP_CHUNK <= n; k0 += SWEEP_CHUNK) {
-        SweepVec carry[SWEEP_VECS];
-        memcpy(carry, zt + hi * n + k0, sizeof(carry));
-        for (int64_t i = hi - 1; i >= lo; i--) {
-            double *zi = zt + i * n + k0, c = cs[i], s = sn[i];
-            for (int v = 0; v < SWEEP_VECS; v++) {
-                SweepVec t, u;
-                memcpy(&t, zi + 8 * v, sizeof(t));
-                u = s * t + c * carry[v];
-                carry[v] = c * t - s * carry[v];
-                memcpy(zi + n + 8 * v, &u, sizeof(u));
-            }
-        }
-        memcpy(zt + lo * n + k0, carry, sizeof(carry));
-    }
-    if (k0 < n) {
-        double carry[SWEEP_CHUNK];
-        int64_t w = n - k0;
-        memcpy(carry, zt + hi * n + k0, sizeof(double) * (size_t)w);
-        for (int64_t i = hi - 1; i >= lo; i--) {
-            double *zi = zt + i * n + k0, *zj = zi + n, c = cs[i], s = sn[i];
-            for (int64_t k = 0; k < w; k++) {
-                double t = zi[k];
-                zj[k] = s * t + c * carry[k];
-                carry[k] = c * t - s * carry[k];
-            }
-        }
-        memcpy(zt + lo * n + k0, carry, sizeof(double) * (size_t)w);
-    }
-}
-
-/* Diagonalises the symmetric tridiagonal (d, e) by implicit QL steps with Wilkinson's
- * shift: d becomes the eigenvalues (unsorted) and every sweep's rotations are applied to
- * the rows of zt (n x n) when not NULL.  rot: 2n scratch.  0, or -1 when an eigenvalue
- * does not converge.  (linalg_eigh_dc.c's leaves too.) */
-int
-ptl_linalg_tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot)
-{
-    double *cs = rot, *sn = rot + n;
-    for (int64_t l = 0; l < n; l++) {
-        for (int iter = 0;; iter++) {
-            int64_t m = l;
-            while (m + 1 < n && fabs(e[m]) > DBL_EPSILON * (fabs(d[m]) + fabs(d[m + 1]))) {
-                m++;
-            }
-            if (m == l) {
-                break;
-            }
-            if (iter == EIGH_MAX_ITERATIONS) {
-                return -1;
-            }
-            /* the shift: the eigenvalue of the leading 2 x 2 block nearer d[l] */
-            double g = (d[l + 1] - d[l]) / (2 * e[l]);
-            double r = rotation_norm(g, 1.0);
-            g = d[m] - d[l] + e[l] / (g + copysign(r, g));
-            double s = 1, c = 1, p = 0;
-            int64_t i;
-            for (i = m - 1; i >= l; i--) {
-                double f = s * e[i], b = c * e[i];
-                r = rotation_norm(f, g);
-                e[i + 1] = r;
-                if (r == 0) {
-                    /* the chase underflowed: split here */
-                    d[i + 1] -= p;
-                    e[m] = 0;
-                    break;
-                }
-                s = f / r;
-                c = g / r;
-                g = d[i + 1] - p;
-                r = (d[i] - g) * s + 2 * c * b;
-                p = s * r;
-                d[i + 1] = g + p;
-                g = c * r - b;
-                cs[i] = c;
-                sn[i] = s;
-            }
-            if (zt != NULL && i + 1 < m) {
-                apply_sweep(zt, n, i + 1, m, cs, sn);
-            }
-            if (r == 0 && i >= l) {
-                continue;
-            }
-            d[l] -= p;
-            e[l] = g;
-            e[m] = 0;
-        }
-    }
-    return 0;
-}
-
-/* eigh's values and vectors above LINALG_DC_LEAF rows from tridiagonalize's a, tau, d and e:
- * T's eigenvectors Z (into zt, n x n, as rows) by ptl_linalg_tridiagonal_dc on T scaled by a
- * power of two near its largest entry (exact, and the secular equation's terms stay far
- * from overflow), then vecs = Q Z by tridiagonal_apply_q.  0, -1 (error set), -2 (a leaf's
- * QL did not converge), or 1 when T is not finite (left to the QL; d and e untouched). */
-static int
-eigh_dc(const double *a, const double *tau, double *d, double *e, double *zt, int64_t n,
-        double *vals, double *vecs)
-{
-    double big = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (!isfinite(d[i]) || !isfinite(e[i])) {
-            return 1;
-        }
-        big = fmax(big, fmax(fabs(d[i]), fabs(e[i])));
-    }
-    int ex = 0;
-    if (big > 0) {
-        frexp(big, &ex);
-    }
-    for (int64_t i = 0; i < n; i++) {
-        d[i] = ldexp(d[i], -ex);
-        e[i] = ldexp(e[i], -ex);
-    }
-    int64_t m = n - 1, qs = m * (n - 2) + ptl_linalg_qr_scratch(m, n - 2, n);
-    int64_t ds = ptl_linalg_tridiagonal_dc_scratch(n);
-    double *work = malloc(sizeof(double) * (size_t)(ds > qs ? ds : qs));
-    if (work == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");
-    }
-    int rc = ptl_linalg_tridiagonal_dc(d, e, n, zt, n, work);
-    if (rc == 0) {
-        rc = tridiagonal_apply_q(a, n, tau, zt, vecs, work);
-    }
-    for (int64_t c = 0; c < n; c++) {
-        vals[c] = ldexp(d[c], ex);
-    }
-    free(work);
-    return rc;
-}
 
 /* ---- the batched kernels ---- */
 
 typedef struct DecompJob {
-    const void *a;     /* [B, m, n]: double, or float for a float32 cholesky */
+    const void *a;     /* [B, m, n]: double, or float for float32 input */
     void *out0;        /* cholesky: L [B, n, n]; qr: R [B, rr, n]; eigh: values [B, n] */
     void *out1;        /* qr: Q [B, m, qc] or NULL; eigh: vectors [B, n, n] or NULL */
     int32_t *info;     /* cholesky: [B] */
@@ -1140,70 +1184,11 @@ DEFINE_QR_MATRIX(double, f8)
 DEFINE_QR_MATRIX(float, f4)
 #undef DEFINE_QR_MATRIX
 
-static int
-eigh_matrix(void *ctx, int64_t i)
-{
-    const DecompJob *j = ctx;
-    int64_t n = j->n;
-    const double *src = (const double *)j->a + i * n * n;
-    double *a = malloc(sizeof(double) * (size_t)(2 * n * n + 5 * n + tridiagonalize_scratch(n) +
-                                                 1));
-    if (a == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");
-    }
-    double *zt = j->out1 != NULL ? a + n * n : NULL, *d = a + 2 * n * n, *e = d + n;
-    double *tau = e + n, *rot = tau + n, *scratch = rot + 2 * n;
-    int64_t *idx = (int64_t *)rot;
-    /* a = the triangle UPLO names and its mirror image */
-    memcpy(a, src, sizeof(double) * (size_t)(n * n));
-    mirror_triangle(a, n, j->upper);
-    if (tridiagonalize(a, n, d, e, tau, scratch) < 0) {
-        free(a);
-        return -1;
-    }
-    /* the vectors above LINALG_DC_LEAF rows by divide and conquer, otherwise (and for a T
-     * that is not finite) Q^T and the QL's rotations */
-    double *vals = (double *)j->out0 + i * n;
-    double *vecs = j->out1 != NULL ? (double *)j->out1 + i * n * n : NULL;
-    int rc = zt != NULL && n > LINALG_DC_LEAF ? eigh_dc(a, tau, d, e, zt, n, vals, vecs) : 1;
-    if (rc == 1) {
-        if (zt != NULL && tridiagonal_form_qt(a, n, tau, zt) < 0) {
-            rc = -1;
-        } else if (ptl_linalg_tridiagonal_ql(d, e, zt, n, rot) < 0) {
-            rc = -2;
-        }
-    }
-    if (rc < 0) {
-        free(a);
-        if (rc == -1) {
-            return -1;
-        }
-        return ptl_error_set(PTL_ERR_LINALG, "linalg.eigh: The algorithm failed to converge "
-                             "because the input matrix is ill-conditioned or has too many "
-                             "repeated eigenvalues (error code: %lld).", (long long)(i + 1));
-    }
-    if (rc == 0) {
-        free(a);
-        return 0;
-    }
-    /* ascending (insertion sort on indices: n is small next to the n^3 above) */
-    for (int64_t r = 0; r < n; r++) {
-        int64_t p = r;
-        while (p > 0 && d[idx[p - 1]] > d[r]) {
-            idx[p] = idx[p - 1];
-            p--;
-        }
-        idx[p] = r;
-    }
-    for (int64_t c = 0; c < n; c++) {
-        vals[c] = d[idx[c]];
-    }
-    if (vecs != NULL) {
-        transpose_rows(vecs, zt, n, idx);
-    }
-    free(a);
-    return 0;
-}
+DEFINE_EIGH(double, f8, , EighVec8, ptl_gemm_f64, ptl_linalg_tridiagonal_ql,
+            ptl_linalg_tridiagonal_dc, TRIDIAG_BLOCK)
+DEFINE_EIGH(float, f4, f, EighVec4, ptl_gemm_f32, ptl_linalg_tridiagonal_ql_f32,
+            ptl_linalg_tridiagonal_dc_f32, TRIDIAG_BLOCK_F32)
+#undef DEFINE_EIGH
 
 #define NOT_POSITIVE_DEFINITE                                                               \
     "The factorization could not be completed because the input is not positive-definite " \
@@ -1273,9 +1258,10 @@ linalg_cholesky_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
     return 0;
 }
 
-/* The end of the two-output kernels: runs fn over A's matrices from the float64 copy t[0],
- * then returns the float64 results t[1], t[2] cast to A's dtype in s[0], s[1] (t[0]
- * released).  0, or -1 with all of t released. */
+/* The end of the two-output kernels: runs fn over A's matrices from the working copy t[0]
+ * (float64, or float32 where a float32 A is computed in float32), then returns the results
+ * t[1], t[2] cast to A's dtype in s[0], s[1] (t[0] released).  0, or -1 with all of t
+ * released. */
 static int
 run_two(PtlTensorImpl *A, int64_t work, LinalgMatrixFn fn, DecompJob *job, PtlTensorImpl **t,
         PtlIValue *s)
@@ -1357,18 +1343,21 @@ linalg_eigh_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int nb = A->dim - 2;
     int64_t n = A->sizes[nb], zero = 0;
     DecompJob job = {.m = n, .n = n, .upper = uplo[0] == 'U' || uplo[0] == 'u'};
-    if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
-        (t[1] = ptl_empty(nb + 1, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL) {
+    /* float32 is solved in float32 (Note [Float64 linear algebra] in linalg_solve.c) */
+    int f32 = A->dtype == PTL_DTYPE_FLOAT32;
+    PtlDtype dt = f32 ? PTL_DTYPE_FLOAT32 : PTL_DTYPE_FLOAT64;
+    if ((t[0] = f32 ? ptl_contiguous(A) : ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
+        (t[1] = ptl_empty(nb + 1, A->sizes, dt, A->device)) == NULL) {
         return linalg_release_all(t, 3);
     }
-    t[2] = uv ? ptl_empty(A->dim, A->sizes, PTL_DTYPE_FLOAT64, A->device)
+    t[2] = uv ? ptl_empty(A->dim, A->sizes, dt, A->device)
               : ptl_empty(1, &zero, A->dtype, A->device);
     if (t[2] == NULL) {
         return linalg_release_all(t, 3);
     }
-    job.out0 = (double *)ptl_tensor_data(t[1]);
+    job.out0 = ptl_tensor_data(t[1]);
     job.out1 = uv ? ptl_tensor_data(t[2]) : NULL;
-    return run_two(A, 9 * n * n * n + 1, eigh_matrix, &job, t, s);
+    return run_two(A, 9 * n * n * n + 1, f32 ? eigh_matrix_f4 : eigh_matrix_f8, &job, t, s);
 }
 
 /* linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors) */

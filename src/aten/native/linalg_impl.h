@@ -162,19 +162,27 @@ int ptl_linalg_qr_blocked_f32(float *a, int64_t m, int64_t n, float *tau, float 
 int ptl_linalg_qr_form_q_blocked_f32(const float *a, int64_t m, int64_t n, const float *tau,
                                      float *q, int64_t ldq, int64_t qc, float *scratch);
 
-/* The symmetric tridiagonal eigenproblem (d, e on n rows, e[i] coupling i and i + 1).
- * ptl_linalg_tridiagonal_ql (Note [Symmetric eigensolver], linalg_decomp.c): d -> the
- * eigenvalues unsorted, the rotations applied to the rows of zt (n x n) when not NULL; rot:
- * 2n scratch; 0, or -1 when it does not converge.  ptl_linalg_tridiagonal_dc (Note
+/* The symmetric tridiagonal eigenproblem (d, e on n rows, e[i] coupling i and i + 1), in
+ * linalg_eigh_dc.c.  ptl_linalg_tridiagonal_ql (Note [Symmetric eigensolver],
+ * linalg_decomp.c): d -> the eigenvalues unsorted, the rotations applied to the rows of zt
+ * (n x n) when not NULL; rot: 2n scratch; 0, or -1 when it does not converge.
+ * ptl_linalg_tridiagonal_values (float32 eigvalsh's, in double): d -> the eigenvalues
+ * unsorted, by the root-free QL; 0, -1 when it does not converge, or 1 when T is not finite
+ * (e then clobbered).  ptl_linalg_tridiagonal_dc (Note
  * [Tridiagonal divide and conquer], linalg_eigh_dc.c): d -> the eigenvalues ascending, row c
  * of zt (row stride ldz) the eigenvector of d[c]; work: ptl_linalg_tridiagonal_dc_scratch(n)
- * doubles; 0, -1 (error set) or -2 (a leaf's QL did not converge).  eigh takes it above
- * LINALG_DC_LEAF rows, its leaves' size. */
+ * elements; 0, -1 (error set) or -2 (a leaf's QL did not converge).  eigh takes it above
+ * LINALG_DC_LEAF rows, its leaves' size.  The _f32 instances: the same in floats, for
+ * float32 eigh (Note [Float64 linear algebra] in linalg_solve.c). */
 #define LINALG_DC_LEAF 32
 int ptl_linalg_tridiagonal_ql(double *d, double *e, double *zt, int64_t n, double *rot);
+int ptl_linalg_tridiagonal_ql_f32(float *d, float *e, float *zt, int64_t n, float *rot);
+int ptl_linalg_tridiagonal_values(double *d, double *e, int64_t n);
 int64_t ptl_linalg_tridiagonal_dc_scratch(int64_t n);
 int ptl_linalg_tridiagonal_dc(double *d, double *e, int64_t n, double *zt, int64_t ldz,
                               double *work);
+int ptl_linalg_tridiagonal_dc_f32(float *d, float *e, int64_t n, float *zt, int64_t ldz,
+                                  float *work);
 
 /* The work on one matrix of a batch: 0, or -1 with the error set. */
 typedef int (*LinalgMatrixFn)(void *ctx, int64_t i);

@@ -12,19 +12,21 @@
  * without the GIL).  The working dtype:
  *
  * - float32 inputs of the LU family here (lu_factor, solve, inv, det, slogdet,
- *   solve_triangular), of Cholesky and of QR (linalg_decomp.c), float32 singular vectors
- *   (svd and pinv, svd.c) and lstsq's QR drivers (linalg_lstsq.c) are factored in float32:
- *   the same code, instantiated for float (DEFINE_LU_KERNELS, DEFINE_CHOLESKY, DEFINE_QR,
- *   DEFINE_SVD_KERNELS, DEFINE_SVD_VECTORS and DEFINE_LSTSQ), with float panels and the
- *   float32 GEMM, as PyTorch's LAPACK sgetrf, sgetrs, strsm, spotrf, sgeqrf/sorgqr and
- *   sgesdd do (the SVD's bidiagonal QR steps and lstsq's rank proof stay in double: Note
- *   [Singular vectors], Note [Least squares by one QR]).  That halves the memory traffic
- *   and doubles the GEMM's lanes; the results then carry float32 accuracy (errors of order
- *   n eps_f32 cond(A), as PyTorch's), not float64's.  Only det and slogdet accumulate the
- *   product of U's diagonal in double.  solve_triangular works in the promoted dtype of A
- *   and B.
+ *   solve_triangular), of Cholesky, QR and eigh/eigvalsh (linalg_decomp.c,
+ *   linalg_eigh_dc.c), float32 singular vectors (svd and pinv, svd.c) and lstsq's QR
+ *   drivers (linalg_lstsq.c) are factored in float32: the same code, instantiated for float
+ *   (DEFINE_LU_KERNELS, DEFINE_CHOLESKY, DEFINE_QR, DEFINE_EIGH, DEFINE_TRIDIAGONAL_QL,
+ *   DEFINE_TRIDIAGONAL_DC, DEFINE_SVD_KERNELS, DEFINE_SVD_VECTORS and DEFINE_LSTSQ), with
+ *   float panels and the float32 GEMM, as PyTorch's LAPACK sgetrf, sgetrs, strsm, spotrf,
+ *   sgeqrf/sorgqr, ssyevd and sgesdd do (the SVD's bidiagonal QR steps, lstsq's rank proof
+ *   and float32 eigvalsh's root-free QL on the float tridiagonal stay in double: Note
+ *   [Singular vectors], Note [Least squares by one QR], Note [Symmetric eigensolver]).
+ *   That halves the memory traffic and doubles the GEMM's lanes; the results then carry
+ *   float32 accuracy (errors of order n eps_f32 cond(A), as PyTorch's; eigh's eigenvalues
+ *   within a few eps_f32 |A|), not float64's.  Only det and slogdet accumulate the product
+ *   of U's diagonal in double.  solve_triangular works in the promoted dtype of A and B.
  * - Everything else computes in float64 and casts the results back to the input's dtype:
- *   eigh, eig and svdvals/matrix_rank, so their float32 results keep float64 accuracy (and
+ *   eig and svdvals/matrix_rank, so their float32 results keep float64 accuracy (and
  *   float64's cost).
  *
  * The float64 instances are the code they were before float32 had its own (the same bits;
