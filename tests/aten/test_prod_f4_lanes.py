@@ -3,7 +3,7 @@ the lane order (value i of a run into lane i % 64, the lanes folded pairwise) fo
 runs (every length to 200: the last partial group of 8, runs below 8), many runs at once,
 strided runs (1024-value blocks), columns (prod(0): row r into lane r % 64 of its column;
 blocks of 128, 96 or 48 columns, the last shifted left, then 32 and 8, the lanes a row at a
-time below 8; lanes l and l + 32 in registers, rows past R skipped; up to 16 rows folded in
+time below 8; lanes l and l + 32 in registers, rows past R skipped; up to 32 rows folded in
 registers, 16 columns a step) and a whole reduction's chunks, at and across each of those
 sizes, on 1 and 2 threads and on the AVX2 and portable capabilities; the error against
 float64 within the bound of one rounding a multiply (PyTorch's and NumPy's float32 products
@@ -175,10 +175,11 @@ def test_column_blocks_and_rows_bits(threads):
             same(ptl.tensor(a).prod(0), run_products(a.T))
 
 
-# up to 16 rows (PROD_FEW_ROWS) each column's rows are folded in registers, 16 columns a step,
-# the last 16 shifted left to end at the last column; reduce.c hands the kernel units of at
+# up to 32 rows (PROD_FEW_ROWS) each column's rows are folded in registers (from 17 rows, row
+# l + 16 into lane l first), 16 columns a step, the last 16 shifted left to end at the last
+# column, stored as float32 straight into the output; reduce.c hands the kernel units of at
 # most 2048 columns
-FEW_ROWS = list(range(1, 18))
+FEW_ROWS = list(range(1, 19)) + [24, 31, 32, 33]
 FEW_WIDTHS = [8, 15, 16, 17, 31, 32, 33, 100, 2047, 2048, 2049, 4100]
 
 
