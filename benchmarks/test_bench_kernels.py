@@ -262,6 +262,20 @@ def test_float32_products_1e6(benchmark, impl, op):
     benchmark(LOWP_PRODUCTS[op][1 if impl == "numpy" else 0], make(impl, a))
 
 
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("rows,cols", [(2, 100000), (4, 100000), (8, 65536), (16, 65536),
+                                       (32, 4096)])
+def test_float32_products_few_rows(benchmark, impl, rows, cols):
+    """prod(0) of few rows (Note [Float32 products]: up to 32 rows folded in registers), values
+    near 1."""
+    benchmark.group = f"prod(0) {rows}x{cols} float32 near 1"
+    a = (1 + randn((rows, cols)) / 1000).astype(np.float32)
+    if impl == "numpy":
+        benchmark(np.prod, a, 0)
+        return
+    benchmark(lambda x: x.prod(0), make(impl, a))
+
+
 @pytest.mark.parametrize("dtype,impl", LOWP_CASES)
 @pytest.mark.parametrize("op", list(LOWP_REDUCTIONS))
 def test_half_precision_reductions_1e6(benchmark, impl, dtype, op):

@@ -1,5 +1,6 @@
 """Dense linear algebra: solve, inv, cholesky, qr and eigh of one float64 or float32 matrix at 64
-and 256 (and det, slogdet, lu_factor and solve_triangular; float32 inputs of the LU family,
+and 256 (and det, slogdet, lu_factor and solve_triangular, which also has 256 x 256 rows with 1
+to 32 right-hand sides in both dtypes, upper and lower; float32 inputs of the LU family,
 cholesky and qr are factored in float32 as LAPACK's sgetrf/spotrf/sgeqrf do for PyTorch: Note
 [Float64 linear algebra]), and eig at 16, 64 and 256, against numpy.linalg (LAPACK) and
 torch.linalg in the same process.  pytorchlite computes these itself
@@ -80,6 +81,23 @@ def test_linalg_eigh_f32(benchmark, impl, name, n):
     benchmark.group = f"linalg.{name} {n}x{n} float32"
     a = make(impl, _spd(n).astype("float32"))
     benchmark(getattr(np.linalg if impl == "numpy" else lib(impl).linalg, name), a)
+
+
+@pytest.mark.parametrize("cols", [1, 8, 16, 32])
+@pytest.mark.parametrize("upper", [False, True], ids=["lower", "upper"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linalg_solve_triangular_columns(benchmark, impl, cols, upper, dtype):
+    """A 256 x 256 triangle, left side, with 1 to 32 right-hand sides (Note [Triangular
+    substitution in solving order]: one by dot products, 2 to 63 in one pass)"""
+    benchmark.group = (f"linalg.solve_triangular 256x256 {'upper' if upper else 'lower'} "
+                       f"{cols} column(s) {dtype}")
+    a = _spd(256)
+    a = make(impl, (np.triu(a) if upper else np.tril(a)).astype(dtype))
+    b = make(impl, np.random.default_rng(1).standard_normal((256, cols)).astype(dtype))
+    if impl == "numpy":
+        benchmark(_np_solve_triangular, a, b)
+    else:
+        benchmark(lib(impl).linalg.solve_triangular, a, b, upper=upper)
 
 
 def _eig_fn(impl):

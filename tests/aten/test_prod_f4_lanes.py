@@ -3,11 +3,12 @@ the lane order (value i of a run into lane i % 64, the lanes folded pairwise) fo
 runs (every length to 200: the last partial group of 8, runs below 8), many runs at once,
 strided runs (1024-value blocks), columns (prod(0): row r into lane r % 64 of its column;
 blocks of 128, 96 or 48 columns, the last shifted left, then 32 and 8, the lanes a row at a
-time below 8; lanes l and l + 32 in registers, rows past R skipped) and a whole reduction's
-chunks, at and across each of those sizes, on 1 and 2 threads and on the AVX2 and portable
-capabilities; the error against float64 within the bound of one rounding a multiply
-(PyTorch's and NumPy's float32 products round as often); zeros, infinities and NaN; 0-dim,
-size-0, expanded and non-contiguous inputs; the error paths."""
+time below 8; lanes l and l + 32 in registers, rows past R skipped; up to 32 rows folded in
+registers, 16 columns a step) and a whole reduction's chunks, at and across each of those
+sizes, on 1 and 2 threads and on the AVX2 and portable capabilities; the error against
+float64 within the bound of one rounding a multiply (PyTorch's and NumPy's float32 products
+round as often); zeros, infinities and NaN; 0-dim, size-0, expanded and non-contiguous
+inputs; the error paths."""
 import numpy as np
 import pytest
 
@@ -172,6 +173,37 @@ def test_column_blocks_and_rows_bits(threads):
                 v = a[:, 3:3 + n]   # rows 262 values apart, an unaligned start
                 same(ptl.tensor(a)[:, 3:3 + n].prod(0), run_products(v.T))
             same(ptl.tensor(a).prod(0), run_products(a.T))
+
+
+# up to 32 rows (PROD_FEW_ROWS) each column's rows are folded in registers (from 17 rows, row
+# l + 16 into lane l first), 16 columns a step, the last 16 shifted left to end at the last
+# column, stored as float32 straight into the output; reduce.c hands the kernel units of at
+# most 2048 columns
+FEW_ROWS = list(range(1, 19)) + [24, 31, 32, 33]
+FEW_WIDTHS = [8, 15, 16, 17, 31, 32, 33, 100, 2047, 2048, 2049, 4100]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_few_rows_bits(threads):
+    rng = np.random.default_rng(35)
+    with num_threads(threads):
+        for R in FEW_ROWS:
+            a = (1 + rng.standard_normal((2 * R, 4100 + 5)) / 8).astype(np.float32)
+            t = ptl.tensor(a)
+            for n in FEW_WIDTHS:
+                v = a[:R, 3:3 + n]
+                same(t[:R, 3:3 + n].prod(0), run_products(v.T))
+                same(t[::2, 3:3 + n].prod(0), run_products(a[::2, 3:3 + n].T))
+            b = a[:R, :40].reshape(R, 2, 20)
+            same(ptl.tensor(b).prod(0), run_products(b.reshape(R, 40).T).reshape(2, 20))
+            same(ptl.tensor(a[:R, :40].copy()).expand(3, R, 40).prod(1),
+                 np.tile(run_products(a[:R, :40].T), (3, 1)))
+    v = np.ones((5, 40), np.float32)
+    v[1, 3], v[4, 3], v[2, 20], v[0, 39], v[3, 39] = np.inf, 0.0, np.nan, -0.0, -2.0
+    got = ptl.tensor(v).prod(0).numpy()
+    assert np.isnan(got[3]) and np.isnan(got[20])
+    assert got[39] == 0.0 and not np.signbit(got[39])
+    same(ptl.tensor(v).prod(0), run_products(v.T))
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -60,23 +60,178 @@
 
 /* Note [Triangular substitution in solving order]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * Within a diagonal block, each row subtracts the block's unknowns in the order they were
- * solved (ascending rows for a lower triangle, descending for an upper one), then divides
- * by its diagonal.  Below TRI_FEW_RHS right-hand sides the substitution runs column by
- * column, TRI_GROUP rows at a time: their sums over the unknowns solved before the group go
- * in TRI_GROUP registers, independent chains, then each row of the group adds its own
- * triangle's terms.  One sum a row in that order was one chain of n^2 / 2 dependent
- * multiply-adds a column (solve_triangular of 256 x 256 float32, one vector: 0.78x
- * PyTorch's time, the FMA latency alone); a vector of columns would be mostly empty lanes.
- * From TRI_FEW_RHS on, the rows go one after the other across the columns in vector lanes.
- * Within a block each value sees the same operations in the same order either way, so a
- * one-block solve's bits depend neither on the number of right-hand sides nor on the group
- * (the GEMM's share, from the second block on, may round differently with the number of
- * columns).  An upper triangle's rows subtracted the unknowns in ascending order before,
- * the reverse of their solving order, which left no two rows' sums independent: its bits
- * changed, a rounding's difference.  256 x 256 float32, one right-hand side: 8.5 -> 6.4 us. */
-#define TRI_FEW_RHS 8
+ * tri_solve takes one of three paths by the number of right-hand sides.  Every row is
+ * solved in solving order (ascending rows for a lower triangle, descending for an upper
+ * one): its right-hand side less the unknowns solved before it, then divided by its diagonal.
+ *
+ * - One (tri_one), in one pass: TRI_GROUP rows at a time, each row's dot product with the
+ *   unknowns solved before the group in vector lanes (the triangle's row and the unknowns
+ *   are both contiguous; the group's sums independent chains), then the group's own
+ *   triangle in solving order.  Blocked, the earlier blocks' share was a matrix-vector
+ *   product (GEMV's float64 dot product is baseline SSE2 code) and each diagonal block a
+ *   scalar substitution: 256 x 256 float64 took 0.74-0.82x PyTorch's time.
+ * - From two to TRI_NARROW_RHS - 1 (tri_narrow), in one pass too: each row subtracts every
+ *   unknown solved before it in the order they were solved, a vector of columns at a time
+ *   (32 bytes when all the columns fit, else 64), TRI_GROUP rows' sums in registers over the
+ *   rows solved before the group (independent chains), then the group's own triangle.
+ *   Blocked, 4 to 8 columns had cost as much as 64: the GEMM packs the triangle's blocks for
+ *   a thin product, and a block's rows went one after the other across the columns through
+ *   memory (a load, a subtraction and a store a step, the store on the chain).
+ * - TRI_NARROW_RHS and more: blocked (Note [Blocked LU and triangular solves]), a block's
+ *   rows one after the other across the columns in vector lanes, each subtracting the
+ *   block's unknowns in solving order.
+ *
+ * From two right-hand sides on, each value sees the same operations in the same order
+ * whatever the number of columns, but for the GEMM's share of a blocked solve: a one-block
+ * solve's bits depend neither on the number of columns nor on the group, nor do any solve's
+ * from 2 to TRI_NARROW_RHS - 1 columns.  One right-hand side sums in lanes: a rounding's
+ * difference from the same column solved among others.  The one-pass paths changed the bits
+ * of one column and, past one block, of 2 to TRI_NARROW_RHS - 1 columns (the GEMM's share
+ * was summed in its tiles' order), by roundings.  256 x 256, one thread, Zen 4: float32 8
+ * columns 37.6 -> 9.5 us, 32 45.2 -> 26.4, 63 106.5 -> 51.4; float64 2 23.5 -> 10.2, 8 46.8
+ * -> 14.6; one column float32 6.3 -> 4.0, float64 11.6 -> 4.7. */
 #define TRI_GROUP 8
+#define TRI_NARROW_RHS 64
+
+/* tri_one's and tri_narrow's vectors (of a row or of right-hand side columns): eight
+ * doubles or sixteen floats, or for tri_narrow half as many when all the columns fit; its
+ * copy of b on the stack up to TRI_NARROW_STACK bytes */
+typedef double TriVec_f8 __attribute__((vector_size(64)));
+typedef float TriVec_f4 __attribute__((vector_size(64)));
+typedef double TriHalf_f8 __attribute__((vector_size(32)));
+typedef float TriHalf_f4 __attribute__((vector_size(32)));
+#define TRI_NARROW_STACK 16384
+
+/* tri_narrow: tri_solve for 1 < nrhs < TRI_NARROW_RHS in one pass, VT (a vector of T) wide
+ * (Note [Triangular substitution in solving order]): b's rows in solving order in a copy
+ * padded to whole vectors, then for each vector of columns, TRI_GROUP rows at a time, their
+ * sums over every row solved before the group in TRI_GROUP registers, then the group's own
+ * triangle.  0, or -1 with the error set. */
+#define DEFINE_TRI_NARROW(T, VT, SUF)                                                         \
+    static PTL_LOOP_CLONES_WIDE int tri_narrow_##SUF(const T *t, T *b, int64_t n,             \
+                                                     int64_t nrhs, int upper, int unit)       \
+    {                                                                                         \
+        enum { LANES = sizeof(VT) / sizeof(T) };                                              \
+        const int64_t dir = upper ? -1 : 1, first = upper ? n - 1 : 0;                        \
+        const int64_t nv = (nrhs + LANES - 1) / LANES;                                        \
+        VT xs[TRI_NARROW_STACK / sizeof(VT)], *x = xs;                                        \
+        if (n * nv > (int64_t)(sizeof(xs) / sizeof(xs[0])) &&                                 \
+            (x = aligned_alloc(sizeof(VT), sizeof(VT) * (size_t)(n * nv))) == NULL) {         \
+            return ptl_error_set(PTL_ERR_MEMORY, "linalg.solve_triangular: out of memory");   \
+        }                                                                                     \
+        for (int64_t s = 0; s < n; s++) {                                                     \
+            T *xr = (T *)(x + s * nv);                                                        \
+            memcpy(xr, b + (first + dir * s) * nrhs, sizeof(T) * (size_t)nrhs);               \
+            memset(xr + nrhs, 0, sizeof(T) * (size_t)(nv * LANES - nrhs));                    \
+        }                                                                                     \
+        for (int64_t v = 0; v < nv; v++) {                                                    \
+            VT *xv = x + v;                                                                   \
+            int64_t s = 0;                                                                    \
+            for (; s + TRI_GROUP <= n; s += TRI_GROUP) {                                      \
+                const T *tr[TRI_GROUP];                                                       \
+                VT acc[TRI_GROUP];                                                            \
+                for (int r = 0; r < TRI_GROUP; r++) {                                         \
+                    tr[r] = t + (first + dir * (s + r)) * n;                                  \
+                    acc[r] = xv[(s + r) * nv];                                                \
+                }                                                                             \
+                for (int64_t q = 0, k = first; q < s; q++, k += dir) {                        \
+                    VT xq = xv[q * nv];                                                       \
+                    for (int r = 0; r < TRI_GROUP; r++) {                                     \
+                        acc[r] -= tr[r][k] * xq;                                              \
+                    }                                                                         \
+                }                                                                             \
+                for (int r = 0; r < TRI_GROUP; r++) {                                         \
+                    for (int q = 0; q < r; q++) {                                             \
+                        acc[r] -= tr[r][first + dir * (s + q)] * acc[q];                      \
+                    }                                                                         \
+                    if (!unit) {                                                              \
+                        acc[r] /= tr[r][first + dir * (s + r)];                               \
+                    }                                                                         \
+                    xv[(s + r) * nv] = acc[r];                                                \
+                }                                                                             \
+            }                                                                                 \
+            for (; s < n; s++) {                                                              \
+                const T *ts = t + (first + dir * s) * n;                                      \
+                VT acc = xv[s * nv];                                                          \
+                for (int64_t q = 0, k = first; q < s; q++, k += dir) {                        \
+                    acc -= ts[k] * xv[q * nv];                                                \
+                }                                                                             \
+                if (!unit) {                                                                  \
+                    acc /= ts[first + dir * s];                                               \
+                }                                                                             \
+                xv[s * nv] = acc;                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        for (int64_t s = 0; s < n; s++) {                                                     \
+            memcpy(b + (first + dir * s) * nrhs, x + s * nv, sizeof(T) * (size_t)nrhs);       \
+        }                                                                                     \
+        if (x != xs) {                                                                        \
+            free(x);                                                                          \
+        }                                                                                     \
+        return 0;                                                                             \
+    }
+
+DEFINE_TRI_NARROW(double, TriVec_f8, f8)
+DEFINE_TRI_NARROW(double, TriHalf_f8, f8h)
+DEFINE_TRI_NARROW(float, TriVec_f4, f4)
+DEFINE_TRI_NARROW(float, TriHalf_f4, f4h)
+#undef DEFINE_TRI_NARROW
+
+/* tri_one: tri_solve for one right-hand side x, TRI_GROUP rows at a time: their dot
+ * products with the unknowns solved before the group in VT's lanes (x's elements in memory
+ * order, each lane's products summed in order, then the lanes in order, then the last
+ * products one by one), then the group's own triangle in solving order (Note [Triangular
+ * substitution in solving order]). */
+#define DEFINE_TRI_ONE(T, VT, SUF)                                                            \
+    static PTL_LOOP_CLONES_WIDE void tri_one_##SUF(const T *t, T *x, int64_t n, int upper,    \
+                                                   int unit)                                  \
+    {                                                                                         \
+        enum { LANES = sizeof(VT) / sizeof(T) };                                              \
+        const int64_t dir = upper ? -1 : 1, first = upper ? n - 1 : 0;                        \
+        for (int64_t s = 0; s < n; s += TRI_GROUP) {                                          \
+            const int64_t g = n - s < TRI_GROUP ? n - s : TRI_GROUP, lo = upper ? n - s : 0;  \
+            const T *tr[TRI_GROUP];                                                           \
+            VT acc[TRI_GROUP];                                                                \
+            T dot[TRI_GROUP];                                                                 \
+            for (int r = 0; r < TRI_GROUP; r++) {                                             \
+                tr[r] = t + (first + dir * (s + (r < g ? r : 0))) * n + lo;                   \
+                acc[r] = (VT){0};                                                             \
+            }                                                                                 \
+            int64_t p = 0;                                                                    \
+            for (; p + LANES <= s; p += LANES) {                                              \
+                VT xv;                                                                        \
+                memcpy(&xv, x + lo + p, sizeof(xv));                                          \
+                for (int r = 0; r < TRI_GROUP; r++) {                                         \
+                    VT tv;                                                                    \
+                    memcpy(&tv, tr[r] + p, sizeof(tv));                                       \
+                    acc[r] += tv * xv;                                                        \
+                }                                                                             \
+            }                                                                                 \
+            for (int r = 0; r < g; r++) {                                                     \
+                T d = acc[r][0];                                                              \
+                for (int l = 1; l < LANES; l++) {                                             \
+                    d += acc[r][l];                                                           \
+                }                                                                             \
+                for (int64_t q = p; q < s; q++) {                                             \
+                    d += tr[r][q] * x[lo + q];                                                \
+                }                                                                             \
+                dot[r] = d;                                                                   \
+            }                                                                                 \
+            for (int r = 0; r < g; r++) {                                                     \
+                const int64_t i = first + dir * (s + r);                                      \
+                const T *ti = t + i * n;                                                      \
+                T xi = x[i] - dot[r];                                                         \
+                for (int64_t q = 0, k = first + dir * s; q < r; q++, k += dir) {              \
+                    xi -= ti[k] * x[k];                                                       \
+                }                                                                             \
+                x[i] = unit ? xi : xi / ti[i];                                                \
+            }                                                                                 \
+        }                                                                                     \
+    }
+
+DEFINE_TRI_ONE(double, TriVec_f8, f8)
+DEFINE_TRI_ONE(float, TriVec_f4, f4)
+#undef DEFINE_TRI_ONE
 
 /* The kernels below come in two instances from one template, DEFINE_LU_KERNELS(T, SUF,
  * GEMM, FABS): _f8 on double with ptl_gemm_f64 and _f4 on float with ptl_gemm_f32 (Note
@@ -92,8 +247,9 @@
  * set.
  *
  * tri_solve: solves the triangular system T X = B in place of b (n x nrhs), T the upper or
- * lower triangle of t (n x n, row-major), with ones on the diagonal when unit, a block of
- * rows at a time.  0, or -1 with the error set.
+ * lower triangle of t (n x n, row-major), with ones on the diagonal when unit: tri_one,
+ * tri_narrow or a block of rows at a time (Note [Triangular substitution in solving order]).
+ * 0, or -1 with the error set.
  *
  * lu_solve: solves A X = B in place of b (n x nrhs) from A's LU factors lu and pivots piv.
  * 0, or -1 with the error set.
@@ -179,52 +335,18 @@
         return 0;                                                                             \
     }                                                                                         \
                                                                                               \
-    /* column c of the diagonal block [i0, i1) of tri_solve with few right-hand sides:        \
-     * TRI_GROUP rows at a time, their sums over the unknowns solved before the group in      \
-     * TRI_GROUP registers (independent chains), then the group's own triangle (Note          \
-     * [Triangular substitution in solving order]) */                                         \
-    static inline __attribute__((always_inline)) void tri_column_##SUF(                       \
-        const T *t, T *b, int64_t n, int64_t nrhs, int64_t i0, int64_t i1, int upper,         \
-        int unit, int64_t c)                                                                  \
-    {                                                                                         \
-        const int64_t ib = i1 - i0, dir = upper ? -1 : 1, first = upper ? i1 - 1 : i0;        \
-        T *bc = b + c;                                                                        \
-        int64_t s = 0;                                                                        \
-        for (; s + TRI_GROUP <= ib; s += TRI_GROUP) {                                         \
-            const T *tr[TRI_GROUP];                                                           \
-            T acc[TRI_GROUP];                                                                 \
-            for (int r = 0; r < TRI_GROUP; r++) {                                             \
-                tr[r] = t + (first + dir * (s + r)) * n;                                      \
-                acc[r] = bc[(first + dir * (s + r)) * nrhs];                                  \
-            }                                                                                 \
-            for (int64_t q = 0, k = first; q < s; q++, k += dir) {                            \
-                T xk = bc[k * nrhs];                                                          \
-                for (int r = 0; r < TRI_GROUP; r++) {                                         \
-                    acc[r] -= tr[r][k] * xk;                                                  \
-                }                                                                             \
-            }                                                                                 \
-            for (int r = 0; r < TRI_GROUP; r++) {                                             \
-                int64_t i = first + dir * (s + r);                                            \
-                T x = acc[r];                                                                 \
-                for (int64_t q = 0, k = first + dir * s; q < r; q++, k += dir) {              \
-                    x -= tr[r][k] * bc[k * nrhs];                                             \
-                }                                                                             \
-                bc[i * nrhs] = unit ? x : x / tr[r][i];                                       \
-            }                                                                                 \
-        }                                                                                     \
-        for (; s < ib; s++) {                                                                 \
-            int64_t i = first + dir * s;                                                      \
-            T x = bc[i * nrhs];                                                               \
-            for (int64_t q = 0, k = first; q < s; q++, k += dir) {                            \
-                x -= t[i * n + k] * bc[k * nrhs];                                             \
-            }                                                                                 \
-            bc[i * nrhs] = unit ? x : x / t[i * n + i];                                       \
-        }                                                                                     \
-    }                                                                                         \
-                                                                                              \
     static PTL_LOOP_CLONES_WIDE int tri_solve_##SUF(const T *t, T *b, int64_t n,              \
                                                     int64_t nrhs, int upper, int unit)        \
     {                                                                                         \
+        if (nrhs == 1) {                                                                      \
+            tri_one_##SUF(t, b, n, upper, unit);                                              \
+            return 0;                                                                         \
+        }                                                                                     \
+        if (nrhs < TRI_NARROW_RHS) {                                                          \
+            return nrhs * sizeof(T) <= sizeof(TriHalf_##SUF)                                  \
+                       ? tri_narrow_##SUF##h(t, b, n, nrhs, upper, unit)                      \
+                       : tri_narrow_##SUF(t, b, n, nrhs, upper, unit);                        \
+        }                                                                                     \
         for (int64_t s0 = 0; s0 < n; s0 += LINALG_BLOCK) {                                    \
             int64_t ib = n - s0 < LINALG_BLOCK ? n - s0 : LINALG_BLOCK;                       \
             int64_t i0 = upper ? n - s0 - ib : s0, i1 = i0 + ib;                              \
@@ -234,12 +356,6 @@
                                  : GEMM(ib, nrhs, i0, -1.0, t + i0 * n, n, 1, b, nrhs, 1,     \
                                         1.0, bb, nrhs)) < 0) {                                \
                 return -1;                                                                    \
-            }                                                                                 \
-            if (nrhs < TRI_FEW_RHS) {                                                         \
-                for (int64_t c = 0; c < nrhs; c++) {                                          \
-                    tri_column_##SUF(t, b, n, nrhs, i0, i1, upper, unit, c);                  \
-                }                                                                             \
-                continue;                                                                     \
             }                                                                                 \
             for (int64_t s = 0; s < ib; s++) {                                                \
                 int64_t i = upper ? i1 - 1 - s : i0 + s, dir = upper ? -1 : 1;                \

@@ -700,6 +700,10 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
                                     pl->kind == R_MAX || pl->kind == R_ARGMAX);
         }
         else if (fold && PROD_LANES(pl->dt) && pl->kind == R_PROD) {
+            if (pl->dt == PTL_DTYPE_FLOAT32 && pl->odt0 == PTL_DTYPE_FLOAT32 &&
+                ptl_red_prod_rows_f4_put((float *)pl->out0 + o0, p, pl->rstride[0], pl->R, m)) {
+                continue;   /* few rows: float32 straight out (Note [Float32 products]) */
+            }
             ptl_red_prod_rows_lowp(sd, pl->dt, p, pl->rstride[0], pl->R, m);
             if (pl->odt0 == PTL_DTYPE_FLOAT32) {   /* a quarter of prod(A, 0) of 64 x 1000 */
                 ptl_red_put_columns(pl, o0, sd, m);

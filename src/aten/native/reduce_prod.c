@@ -39,12 +39,26 @@
  * the same bits), narrower blocks below a block's width, and the lanes a row at a time below
  * 8 columns.  The 32 vector registers of AVX-512 (VL) take 16 vectors of 2 partners; AVX2's
  * 16 take 12 vectors of 1 partner from 128 rows on, where the 2 partners' rows 32 apart
- * (6 vectors) had been 2x slower on rows 4096 bytes apart, and 6 of 2 below. */
+ * (6 vectors) had been 2x slower on rows 4096 bytes apart, and 6 of 2 below.
+ *
+ * Up to PROD_FEW_ROWS rows (from 16 columns), each row is its own lane: 16 columns of every
+ * row in registers (rows 16 on multiplied into lane l - 16 as they are loaded, the fold's
+ * level 16), folded pairwise from the first level with a partner, 16 columns a step, the
+ * last 16 shifted left to end at the last column; the same bits.  For a float32 output the
+ * products go straight into it (ptl_red_prod_rows_f4_put), not through reduce.c's double
+ * values (their conversion back was a quarter of 4 x 100000).  Through the blocks, a row
+ * costs a lane's 32 vectors of ones, their fold and store, and the memory fold after:
+ * prod(0) of 4 x 100000 ran at 0.27x PyTorch's time, 8 x 65536 0.24x, 17 x 65536 0.28x (one
+ * thread, Zen 4); with a fold whose levels GCC did not unroll (live rows counted at run
+ * time), t[] went through the stack and 8 x 65536 ran at 0.48x; 64 rows read 64 B of each
+ * a step (64 streams) ran 64 x 4096 at 0.73x against the blocks' 1.0x. */
 #define F4_PROD_LANES 64
 #define F4_RUN_BLOCK 1024   /* a strided run's values gathered at once (whole lane groups) */
 #define PROD_COL_MAX 128    /* the widest block: columns, and 8 x PROD_COL_NV */
+#define PROD_FEW_ROWS 32    /* up to this many rows in registers (prod_few_rows_f4) */
 
 typedef float ProdVec __attribute__((vector_size(32)));
+typedef float ProdVec16 __attribute__((vector_size(64)));
 typedef int ProdIdx __attribute__((vector_size(32)));
 
 #define PROD_ONES ((ProdVec){1, 1, 1, 1, 1, 1, 1, 1})
@@ -225,6 +239,67 @@ prod_block_f4(double *val, float *lanes, const char *q, int64_t rs, int64_t R, c
     }
 }
 
+/* val[k] (or out[k], val NULL) = the product of column k of the R rows p, p + rs, ... (k <
+ * n) for R <= PROD_FEW_ROWS (a constant once inlined) and n >= 16: each row a lane (rows 16
+ * on multiplied into lane l - 16, the fold's level 16), folded pairwise in registers, 16
+ * columns at a time, the last 16 shifted left to end at n */
+static inline __attribute__((always_inline)) void
+prod_few_rows_f4(double *val, float *out, const char *p, int64_t rs, int64_t n, const int R)
+{
+    for (int64_t c0 = 0; c0 < n; c0 += 16) {
+        const int64_t c = c0 + 16 <= n ? c0 : n - 16;
+        ProdVec16 t[16];
+        for (int l = 0; l < R && l < 16; l++) {
+            memcpy(&t[l], p + l * rs + c * (int64_t)sizeof(float), sizeof(t[l]));
+        }
+        for (int l = 16; l < R; l++) {   /* the fold's level 16 */
+            ProdVec16 u;
+            memcpy(&u, p + l * rs + c * (int64_t)sizeof(float), sizeof(u));
+            t[l - 16] *= u;
+        }
+        int live = R < 16 ? R : 16;   /* the fold's levels from w = 32 down to R's have no pair */
+#pragma GCC unroll 4
+        for (int w = 8; w >= 1; w /= 2) {
+#pragma GCC unroll 8
+            for (int l = 0; l < w; l++) {
+                if (l + w < live) {
+                    t[l] *= t[l + w];
+                }
+            }
+            live = live < w ? live : w;
+        }
+        if (val == NULL) {
+            memcpy(out + c, &t[0], sizeof(t[0]));
+            continue;
+        }
+        for (int k = 0; k < 16; k++) {
+            val[c + k] = t[0][k];
+        }
+    }
+}
+
+/* prod_few_rows_f4 for each R up to PROD_FEW_ROWS (a function of its own, so that the
+ * blocks' code in prod_cols_f4 stays as it was) */
+PTL_LOOP_CLONES_WIDE static void
+prod_few_rows_any_f4(double *val, float *out, const char *p, int64_t rs, int64_t R,
+                     int64_t n)
+{
+    switch (R) {
+#define PROD_FEW_CASE(K)                                                                  \
+    case K: prod_few_rows_f4(val, out, p, rs, n, K); return;
+        PROD_FEW_CASE(1) PROD_FEW_CASE(2) PROD_FEW_CASE(3) PROD_FEW_CASE(4)
+        PROD_FEW_CASE(5) PROD_FEW_CASE(6) PROD_FEW_CASE(7) PROD_FEW_CASE(8)
+        PROD_FEW_CASE(9) PROD_FEW_CASE(10) PROD_FEW_CASE(11) PROD_FEW_CASE(12)
+        PROD_FEW_CASE(13) PROD_FEW_CASE(14) PROD_FEW_CASE(15) PROD_FEW_CASE(16)
+        PROD_FEW_CASE(17) PROD_FEW_CASE(18) PROD_FEW_CASE(19) PROD_FEW_CASE(20)
+        PROD_FEW_CASE(21) PROD_FEW_CASE(22) PROD_FEW_CASE(23) PROD_FEW_CASE(24)
+        PROD_FEW_CASE(25) PROD_FEW_CASE(26) PROD_FEW_CASE(27) PROD_FEW_CASE(28)
+        PROD_FEW_CASE(29) PROD_FEW_CASE(30) PROD_FEW_CASE(31) PROD_FEW_CASE(32)
+#undef PROD_FEW_CASE
+    default: return;
+    }
+}
+
 /* val[k] = the product of column k of the R rows p, p + rs, ... (k < n): blocks of 8 nv
  * columns of s partners, the last shifted left to end at n, then blocks of 32 and of 8
  * columns for what is narrower, the lanes a row at a time below 8 */
@@ -294,6 +369,10 @@ prod_cols_f4_wide(double *val, const char *p, int64_t rs, int64_t R, int64_t n)
 void
 ptl_red_prod_rows_f4(double *val, const char *p, int64_t rs, int64_t R, int64_t n)
 {
+    if (R >= 1 && R <= PROD_FEW_ROWS && n >= 16) {
+        prod_few_rows_any_f4(val, NULL, p, rs, R, n);
+        return;
+    }
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(PTL_NO_LOOP_CLONES)
     if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
         prod_cols_f4_wide(val, p, rs, R, n);
@@ -301,4 +380,15 @@ ptl_red_prod_rows_f4(double *val, const char *p, int64_t rs, int64_t R, int64_t 
     }
 #endif
     prod_cols_f4_narrow(val, p, rs, R, n);
+}
+
+/* (reduce_kernels.h) */
+int
+ptl_red_prod_rows_f4_put(float *out, const char *p, int64_t rs, int64_t R, int64_t n)
+{
+    if (R < 1 || R > PROD_FEW_ROWS || n < 16) {
+        return 0;
+    }
+    prod_few_rows_any_f4(NULL, out, p, rs, R, n);
+    return 1;
 }
