@@ -55,6 +55,29 @@ def _xlogy(x, y):
     return torch.where(x == 0, torch.zeros_like(x * y), x * y.log())
 
 
+def _expand_params(dist, cls, batch_shape, names, _instance=None):
+    """dist.expand for a family whose parameters `names` all have the batch shape: a new
+    instance (or _instance) with each parameter expanded, without revalidating."""
+    from .distribution import Distribution
+    new = dist._get_checked_instance(cls, _instance)
+    batch_shape = torch.Size(batch_shape)
+    for name in names:
+        if name in dist.__dict__:
+            setattr(new, name, dist.__dict__[name].expand(batch_shape))
+    Distribution.__init__(new, batch_shape, validate_args=False)
+    new._validate_args = dist._validate_args
+    return new
+
+
+def _batch_shape_of(*params):
+    """torch.Size() when every parameter was given as a number, else the broadcast shape of
+    the tensors."""
+    if all(isinstance(p, numbers.Number) for p in params):
+        return torch.Size()
+    return torch.broadcast_shapes(*[p.shape for p in params
+                                    if isinstance(p, torch.Tensor)])
+
+
 def _standard_normal(shape, dtype, device):
     return torch.randn(shape, dtype=dtype, device=device)
 
