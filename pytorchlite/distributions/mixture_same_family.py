@@ -106,8 +106,13 @@ class MixtureSameFamily(Distribution):
             es = tuple(self.event_shape)
             mix_sample = self.mixture_distribution.sample(sample_shape)
             comp_samples = self.component_distribution.sample(sample_shape)
-            index = mix_sample.reshape(tuple(mix_sample.shape) + (1,) * (len(es) + 1))
-            index = index.expand(tuple(mix_sample.shape) + (1,) + es)
+            # the chosen index, its batch dims aligned with the components' (the mixture's
+            # batch may be shorter and broadcast), then a singleton component dim and the
+            # event dims
+            missing = len(self.batch_shape) - len(self.mixture_distribution.batch_shape)
+            index = mix_sample.reshape(tuple(sample_shape) + (1,) * missing
+                                       + tuple(self.mixture_distribution.batch_shape)
+                                       + (1,) * (len(es) + 1))
             index = index.expand(tuple(comp_samples.shape[:gather_dim]) + (1,) + es)
             return torch.gather(comp_samples, gather_dim, index.contiguous()).squeeze(
                 gather_dim)
