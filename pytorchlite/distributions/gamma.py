@@ -58,6 +58,12 @@ class Gamma(Distribution):
         return (_xlogy(self.concentration, self.rate) + _xlogy(self.concentration - 1, value)
                 - self.rate * value - torch.lgamma(self.concentration))
 
+    def cdf(self, value):
+        """The regularised lower incomplete gamma function P(concentration, rate value)."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return torch.special.gammainc(self.concentration, self.rate * value)
+
     def entropy(self):
         return (self.concentration - torch.log(self.rate) + torch.lgamma(self.concentration)
                 + (1.0 - self.concentration) * torch.digamma(self.concentration))
