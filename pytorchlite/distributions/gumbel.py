@@ -7,11 +7,9 @@ from . import constraints
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform
 from .uniform import Uniform
-from .utils import broadcast_all
+from .utils import broadcast_all, euler_constant
 
 __all__ = ["Gumbel"]
-
-_EULER = 0.57721566490153286060   # the Euler-Mascheroni constant
 
 
 class Gumbel(TransformedDistribution):
@@ -48,7 +46,7 @@ class Gumbel(TransformedDistribution):
 
     @property
     def mean(self):
-        return self.loc + self.scale * _EULER
+        return self.loc + self.scale * euler_constant
 
     @property
     def mode(self):
@@ -63,4 +61,4 @@ class Gumbel(TransformedDistribution):
         return self.stddev.pow(2)
 
     def entropy(self):
-        return self.scale.log() + (1 + _EULER)
+        return self.scale.log() + (1 + euler_constant)

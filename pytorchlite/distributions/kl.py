@@ -15,7 +15,7 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
-from .gumbel import _EULER, Gumbel
+from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
@@ -28,7 +28,7 @@ from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import _sum_rightmost
+from .utils import _sum_rightmost, euler_constant
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -257,9 +257,9 @@ def _kl_gumbel_gumbel(p, q):
     ct2 = q.loc / q.scale
     ct3 = p.loc / q.scale
     t1 = -ct1.log() - ct2 + ct3
-    t2 = ct1 * _EULER
+    t2 = ct1 * euler_constant
     t3 = torch.exp(ct2 + (1 + ct1).lgamma() - ct3)
-    return t1 + t2 + t3 - (1 + _EULER)
+    return t1 + t2 + t3 - (1 + euler_constant)
 
 
 @register_kl(Geometric, Geometric)
@@ -440,7 +440,7 @@ def _kl_continuous_bernoulli_uniform(p, q):
 def _kl_exponential_gamma(p, q):
     ratio = q.rate / p.rate
     return (-q.concentration * torch.log(ratio) + ratio + q.concentration.lgamma()
-            + q.concentration * _EULER - (1 + _EULER))
+            + q.concentration * euler_constant - (1 + euler_constant))
 
 
 @register_kl(Exponential, Gumbel)
@@ -493,8 +493,8 @@ def _kl_gumbel_normal(p, q):
     ratio = p.scale / q.scale
     t1 = (ratio / math.sqrt(2 * math.pi)).log()
     t2 = (math.pi * ratio * 0.5).pow(2) / 3
-    t3 = ((p.loc + p.scale * _EULER - q.loc) / q.scale).pow(2) * 0.5
-    return -t1 + t2 + t3 - (_EULER + 1)
+    t3 = ((p.loc + p.scale * euler_constant - q.loc) / q.scale).pow(2) * 0.5
+    return -t1 + t2 + t3 - (euler_constant + 1)
 
 
 @register_kl(Laplace, Normal)

@@ -3,11 +3,10 @@ import math
 
 import pytorchlite as torch
 from . import constraints
-from .gumbel import _EULER
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform
-from .utils import broadcast_all
+from .utils import broadcast_all, euler_constant
 
 __all__ = ["Kumaraswamy"]
 
@@ -64,5 +63,5 @@ class Kumaraswamy(TransformedDistribution):
     def entropy(self):
         t1 = 1 - self.concentration1.reciprocal()
         t0 = 1 - self.concentration0.reciprocal()
-        h0 = torch.digamma(self.concentration0 + 1) + _EULER
+        h0 = torch.digamma(self.concentration0 + 1) + euler_constant
         return t0 + t1 * h0 - torch.log(self.concentration1) - torch.log(self.concentration0)

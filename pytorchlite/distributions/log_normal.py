@@ -1,6 +1,5 @@
 """LogNormal(loc, scale): exp of Normal(loc, scale).  Mirrors
 torch/distributions/log_normal.py."""
-import pytorchlite as torch
 from . import constraints
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution

@@ -1,5 +1,4 @@
 """Pareto(scale, alpha).  Mirrors torch/distributions/pareto.py."""
-import pytorchlite as torch
 from . import constraints
 from .exponential import Exponential
 from .transformed_distribution import TransformedDistribution

@@ -4,8 +4,10 @@ import numbers
 
 import pytorchlite as torch
 
-__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
-           "probs_to_logits"]
+__all__ = ["broadcast_all", "clamp_probs", "euler_constant", "lazy_property",
+           "logits_to_probs", "probs_to_logits", "tril_matrix_to_vec", "vec_to_tril_matrix"]
+
+euler_constant = 0.57721566490153286060   # the Euler-Mascheroni constant
 
 
 def broadcast_all(*values):
@@ -98,3 +100,33 @@ class lazy_property:
             value = self.wrapped(instance)
         instance.__dict__[self.wrapped.__name__] = value
         return value
+
+
+def _tril_mask(n, diag):
+    """The (n, n) bool mask of the entries on or below diagonal `diag`."""
+    rows = torch.arange(n).reshape(-1, 1)
+    return torch.arange(n) < rows + (diag + 1)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The entries of mat on or below diagonal `diag`, in row order, as a vector."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat[..., _tril_mask(n, diag)]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The (D, D) lower-triangular matrix whose entries on or below diagonal `diag`, in row
+    order, are vec's; D solves D^2 + (1 + 2 diag) D - |diag| (diag + 1) = 2 len(vec)."""
+    b = 1 + 2 * diag
+    n = (-b + (b * b + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > torch.finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
+                         "expressed as the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    mask = _tril_mask(n, diag).reshape(-1)
+    flat = vec.new_zeros(tuple(vec.shape[:-1]) + (n * n,))
+    index = torch.nonzero(mask).reshape(-1)
+    flat = flat.index_copy(-1, index, vec)
+    return flat.reshape(tuple(vec.shape[:-1]) + (n, n))

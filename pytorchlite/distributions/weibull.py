@@ -3,10 +3,9 @@ Mirrors torch/distributions/weibull.py."""
 import pytorchlite as torch
 from . import constraints
 from .exponential import Exponential
-from .gumbel import _EULER
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
-from .utils import broadcast_all
+from .utils import broadcast_all, euler_constant
 
 __all__ = ["Weibull"]
 
@@ -53,4 +52,4 @@ class Weibull(TransformedDistribution):
 
     def entropy(self):
         r = self.concentration_reciprocal
-        return _EULER * (1 - r) + torch.log(self.scale * r) + 1
+        return euler_constant * (1 - r) + torch.log(self.scale * r) + 1

@@ -14,7 +14,7 @@ import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck
 from pytorchlite.distributions import (AffineTransform, Binomial, Categorical, Cauchy, Chi2,
                                        ExpTransform, Exponential, Geometric, Gumbel,
-                                       HalfCauchy, HalfNormal, Independent, Laplace, LogNormal,
+                                       HalfNormal, Independent, Laplace, LogNormal,
                                        MixtureSameFamily, Multinomial, Normal,
                                        OneHotCategorical, Pareto, Poisson, RelaxedBernoulli,
                                        RelaxedOneHotCategorical, StickBreakingTransform,

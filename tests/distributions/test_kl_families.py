@@ -11,8 +11,8 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck
 from pytorchlite.distributions import (Bernoulli, Beta, Binomial, Cauchy, Chi2,
-                                       ContinuousBernoulli, Exponential, Gamma, Geometric,
-                                       Gumbel, HalfNormal, Laplace, LogNormal,
+                                       ContinuousBernoulli, Dirichlet, Exponential, Gamma,
+                                       Geometric, Gumbel, HalfNormal, Laplace, LogNormal,
                                        LowRankMultivariateNormal, MultivariateNormal, Normal,
                                        OneHotCategorical, Pareto, Poisson,
                                        TransformedDistribution, Uniform, Wishart,
@@ -205,6 +205,31 @@ def test_exponential_family_bregman_matches_closed_forms():
     p, q = ContinuousBernoulli(t64([0.2, 0.7])), ContinuousBernoulli(t64([0.6, 0.3]))
     assert_close(_kl_expfamily_expfamily(p, q).detach(), kl_divergence(p, q).numpy(),
                  rtol=1e-9)
+
+
+@pytest.mark.parametrize("make_p, make_q", [
+    (lambda: Normal(t64([0.0, 1.0]), t64([1.0, 2.0])),
+     lambda: Normal(t64([0.5, -1.0]), t64([1.5, 0.7]))),
+    (lambda: Gamma(t64([2.0, 0.7]), t64([1.0, 3.0])),
+     lambda: Gamma(t64([3.0, 1.5]), t64([2.0, 1.0]))),
+    (lambda: Bernoulli(t64([0.2, 0.7])), lambda: Bernoulli(t64([0.5, 0.1]))),
+    (lambda: Beta(t64([2.0, 0.8]), t64([3.0, 1.5])),
+     lambda: Beta(t64([1.0, 2.0]), t64([2.0, 2.5]))),
+    (lambda: Dirichlet(t64([[1.0, 2.0, 3.0], [0.7, 0.9, 2.0]])),
+     lambda: Dirichlet(t64([[2.0, 2.0, 2.0], [1.0, 1.0, 1.0]]))),
+], ids=["Normal", "Gamma", "Bernoulli", "Beta", "Dirichlet"])
+def test_older_families_are_exponential_families(make_p, make_q):
+    """Normal, Gamma, Bernoulli, Beta and Dirichlet subclass ExponentialFamily as in PyTorch:
+    their natural parameters and log normalisers give the closed-form KL (and, where the
+    carrier measure is 0, the entropy) through the Bregman divergence."""
+    from pytorchlite.distributions import ExponentialFamily
+    from pytorchlite.distributions.kl import _kl_expfamily_expfamily
+    p, q = make_p(), make_q()
+    assert isinstance(p, ExponentialFamily)
+    assert_close(_kl_expfamily_expfamily(p, q).detach(), kl_divergence(p, q).numpy(),
+                 rtol=1e-10, atol=1e-12)
+    if not isinstance(p, (Beta, Dirichlet)):
+        assert_close(ExponentialFamily.entropy(p).detach(), p.entropy().numpy(), rtol=1e-10)
 
 
 def test_wishart_kl_by_bregman():

@@ -21,7 +21,7 @@ from pytorchlite.distributions import (AbsTransform, AffineTransform, CatTransfo
                                        StickBreakingTransform, TanhTransform, Transform,
                                        biject_to, constraints, identity_transform,
                                        transform_to)
-from pytorchlite.distributions.transforms import tril_matrix_to_vec, vec_to_tril_matrix
+from pytorchlite.distributions.utils import tril_matrix_to_vec, vec_to_tril_matrix
 from helpers import assert_close, torch, torch_ref
 
 
