@@ -110,6 +110,28 @@ def test_binomial_batch_of_counts():
     assert np.all(np.abs(m - mean) <= 5 * np.sqrt(var / N) + 1e-12)
 
 
+def _binned_chi2_pvalue(x, law):
+    """Pearson's test of integer draws against a scipy law: one bin per integer between the
+    0.001 and 0.999 quantiles (40 equal bins where that range is wide) and the two tails."""
+    lo, hi = law.ppf(0.001), law.ppf(0.999)
+    edges = np.linspace(lo, hi + 1, 41) if hi - lo > 60 else np.arange(lo, hi + 2)
+    counts = np.bincount(np.searchsorted(edges, x, side="right"), minlength=len(edges) + 1)
+    probs = np.diff(np.concatenate([[0], law.cdf(np.ceil(edges) - 1), [1]]))
+    keep = probs > 0
+    return stats.chisquare(counts[keep], len(x) * probs[keep] / probs[keep].sum()).pvalue
+
+
+@pytest.mark.parametrize("n, p", [(1e6, 0.3), (1000.0, 0.01), (257.0, 0.5), (300.0, 0.27),
+                                  (256.0, 0.6)])
+def test_binomial_large_counts(n, p):
+    """Counts above the direct-count threshold (256) go through Beta splitting."""
+    ptl.manual_seed(47)
+    x = Binomial(t64(n), t64(p)).sample((N,)).numpy()
+    assert np.all((x >= 0) & (x <= n) & (x == np.floor(x)))
+    assert _binned_chi2_pvalue(x, stats.binom(int(n), p)) > ALPHA
+    assert _binned_chi2_pvalue(x, stats.binom(int(n), p * 1.02)) < ALPHA
+
+
 def test_multinomial_draws():
     ptl.manual_seed(29)
     p = np.array([0.1, 0.2, 0.3, 0.4])
