@@ -486,3 +486,43 @@ def test_registry_matches_torch():
                 float(t.log_abs_det_jacobian(t64(x), t(t64(x))).sum()),
                 float(rt.log_abs_det_jacobian(torch.tensor(x), rt(torch.tensor(x))).sum()),
                 rel_tol=1e-11)
+
+
+def _support_cases():
+    import pytorchlite.distributions as D
+    return [
+        ("Normal", lambda: D.Normal(t64(0.0), t64(1.0))),
+        ("Exponential", lambda: D.Exponential(t64(2.0))),
+        ("Uniform", lambda: D.Uniform(t64(0.5), t64(3.0))),
+        ("Pareto", lambda: D.Pareto(t64(2.0), t64(3.0))),
+        ("Beta", lambda: D.Beta(t64(2.0), t64(3.0))),
+        ("Dirichlet", lambda: D.Dirichlet(t64([1.0, 2.0, 3.0]))),
+        ("Kumaraswamy", lambda: D.Kumaraswamy(t64(2.0), t64(3.0))),
+        ("LKJCholesky", lambda: D.LKJCholesky(3, t64(1.0))),
+        ("Wishart", lambda: D.Wishart(t64(4.0), t64(np.eye(2)))),
+        ("GeneralizedPareto", lambda: D.GeneralizedPareto(t64(0.0), t64(1.0), t64(-0.5))),
+        ("LogisticNormal", lambda: D.LogisticNormal(t64([0.0, 1.0]), t64([1.0, 1.0]))),
+        ("RelaxedOneHotCategorical", lambda: D.RelaxedOneHotCategorical(t64(0.5),
+                                                                        t64([0.2, 0.8]))),
+        ("HalfNormal", lambda: D.HalfNormal(t64(1.0))),
+        ("ContinuousBernoulli", lambda: D.ContinuousBernoulli(t64(0.3))),
+        ("MultivariateNormal", lambda: D.MultivariateNormal(t64(np.zeros(2)), t64(np.eye(2)))),
+    ]
+
+
+@pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
+@pytest.mark.parametrize("name, make", _support_cases(), ids=[c[0] for c in _support_cases()])
+def test_registry_maps_into_each_support(registry, name, make):
+    """The usual use: an unconstrained parameter mapped into a distribution's support (an
+    event of the sample's shape); PyTorch registers no bijection onto positive-definite
+    matrices either."""
+    d = make()
+    reg = biject_to if registry == "biject_to" else transform_to
+    if name == "Wishart" and registry == "biject_to":
+        with raises(NotImplementedError, "Cannot transform _PositiveDefinite constraints"):
+            reg(d.support)
+        return
+    t = reg(d.support)
+    ptl.manual_seed(0)
+    x = ptl.randn(tuple(t.inverse_shape(d.sample().shape)), dtype=ptl.float64)
+    assert bool(d.support.check(t(x)).all())
