@@ -11,7 +11,7 @@ from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logit
 
 __all__ = ["Binomial"]
 
-_TRIALS_PER_BLOCK = 256
+_TRIALS_PER_BLOCK = 64
 
 
 def _count_trials(count, probs):
