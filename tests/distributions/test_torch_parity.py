@@ -1,0 +1,123 @@
+"""Every distribution of pytorchlite.distributions against the same one of PyTorch
+(torch_ref): has_rsample, has_enumerate_support, shapes, repr, support and arg_constraints
+reprs, and which of mean / variance / mode / stddev / entropy / cdf / icdf /
+enumerate_support / perplexity / log_prob raise (the same exception type) or agree in value
+on PyTorch's own draws.  The known differences are listed (docs/decisions.md)."""
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+import pytorchlite.distributions as D
+from helpers import torch, torch_ref
+
+# (family, what) where pytorchlite deliberately differs from PyTorch 2.13
+KNOWN = {
+    ("GeneralizedPareto", "cdf"),        # PyTorch raises for float64 parameters
+    ("GeneralizedPareto", "log_prob"),
+    ("Kumaraswamy", "mode"),             # PyTorch's is nan for concentration0 > 1
+}
+METHODS = ("mean", "variance", "mode", "stddev", "entropy", "cdf", "icdf",
+           "enumerate_support", "perplexity", "log_prob")
+
+
+def _families(lib, mod):
+    """name -> a constructor of that family in lib (pytorchlite or torch), float64."""
+    def t(v):
+        return lib.tensor(v, dtype=lib.float64)
+    return {
+        "Bernoulli": lambda: mod.Bernoulli(t([0.3, 0.6])),
+        "Beta": lambda: mod.Beta(t([2., 3.]), t([1., 2.])),
+        "Binomial": lambda: mod.Binomial(t(5.), t([0.3, 0.6])),
+        "Categorical": lambda: mod.Categorical(t([[0.3, 0.7], [0.5, 0.5]])),
+        "Cauchy": lambda: mod.Cauchy(t([0., 1.]), t([1., 2.])),
+        "Chi2": lambda: mod.Chi2(t([2., 3.])),
+        "ContinuousBernoulli": lambda: mod.ContinuousBernoulli(t([0.3, 0.6])),
+        "Dirichlet": lambda: mod.Dirichlet(t([[1., 2.], [3., 4.]])),
+        "Exponential": lambda: mod.Exponential(t([1., 2.])),
+        "FisherSnedecor": lambda: mod.FisherSnedecor(t([5., 6.]), t([7., 8.])),
+        "Gamma": lambda: mod.Gamma(t([2., 3.]), t([1., 2.])),
+        "GeneralizedPareto": lambda: mod.GeneralizedPareto(t([0., 1.]), t([1., 2.]),
+                                                           t([0.2, 0.3])),
+        "Geometric": lambda: mod.Geometric(t([0.3, 0.6])),
+        "Gumbel": lambda: mod.Gumbel(t([0., 1.]), t([1., 2.])),
+        "HalfCauchy": lambda: mod.HalfCauchy(t([1., 2.])),
+        "HalfNormal": lambda: mod.HalfNormal(t([1., 2.])),
+        "Independent": lambda: mod.Independent(mod.Normal(t([0., 1.]), t([1., 2.])), 1),
+        "InverseGamma": lambda: mod.InverseGamma(t([3., 4.]), t([1., 2.])),
+        "Kumaraswamy": lambda: mod.Kumaraswamy(t([2., 3.]), t([1., 2.])),
+        "LKJCholesky": lambda: mod.LKJCholesky(3, t([1., 2.])),
+        "Laplace": lambda: mod.Laplace(t([0., 1.]), t([1., 2.])),
+        "LogNormal": lambda: mod.LogNormal(t([0., 1.]), t([1., 2.])),
+        "LogisticNormal": lambda: mod.LogisticNormal(t([0., 1.]), t([1., 2.])),
+        "LowRankMultivariateNormal": lambda: mod.LowRankMultivariateNormal(
+            t([0., 1.]), t([[1.], [2.]]), t([1., 2.])),
+        "MixtureSameFamily": lambda: mod.MixtureSameFamily(
+            mod.Categorical(t([0.3, 0.7])), mod.Normal(t([0., 1.]), t([1., 2.]))),
+        "Multinomial": lambda: mod.Multinomial(4, t([0.3, 0.7])),
+        "MultivariateNormal": lambda: mod.MultivariateNormal(t([0., 1.]),
+                                                             t([[2., 0.5], [0.5, 1.]])),
+        "NegativeBinomial": lambda: mod.NegativeBinomial(t([3., 4.]), t([0.3, 0.6])),
+        "Normal": lambda: mod.Normal(t([0., 1.]), t([1., 2.])),
+        "OneHotCategorical": lambda: mod.OneHotCategorical(t([0.3, 0.7])),
+        "OneHotCategoricalStraightThrough":
+            lambda: mod.OneHotCategoricalStraightThrough(t([0.3, 0.7])),
+        "Pareto": lambda: mod.Pareto(t([1., 2.]), t([3., 4.])),
+        "Poisson": lambda: mod.Poisson(t([1., 2.])),
+        "RelaxedBernoulli": lambda: mod.RelaxedBernoulli(t(0.5), t([0.3, 0.6])),
+        "RelaxedOneHotCategorical": lambda: mod.RelaxedOneHotCategorical(t(0.5),
+                                                                         t([0.3, 0.7])),
+        "StudentT": lambda: mod.StudentT(t([3., 4.])),
+        "Uniform": lambda: mod.Uniform(t([0., 1.]), t([1., 3.])),
+        "VonMises": lambda: mod.VonMises(t([0., 1.]), t([1., 2.])),
+        "Weibull": lambda: mod.Weibull(t([1., 2.]), t([3., 4.])),
+        "Wishart": lambda: mod.Wishart(t([4., 5.]), t([[2., 0.5], [0.5, 1.]])),
+    }
+
+
+NAMES = sorted(_families(ptl, D))
+
+
+def _outcome(fn):
+    try:
+        return "ok", fn()
+    except Exception as e:   # the exception's type is compared with PyTorch's
+        return type(e).__name__, None
+
+
+def _call(d, method, x, lib):
+    attr = getattr(d, method)
+    if method in ("cdf", "log_prob"):
+        return attr(x)
+    if method == "icdf":
+        return attr(lib.full_like(x, 0.3))
+    return attr() if callable(attr) else attr
+
+
+@torch_ref
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.filterwarnings("ignore:Singular sample detected")   # PyTorch's Wishart, always
+def test_same_interface_as_torch(name):
+    mine = _families(ptl, D)[name]()
+    ref = _families(torch, torch.distributions)[name]()
+    assert mine.has_rsample == ref.has_rsample
+    assert mine.has_enumerate_support == ref.has_enumerate_support
+    assert tuple(mine.batch_shape) == tuple(ref.batch_shape)
+    assert tuple(mine.event_shape) == tuple(ref.event_shape)
+    assert repr(mine) == repr(ref)
+    assert repr(mine.support) == repr(ref.support)
+    assert ({k: repr(v) for k, v in mine.arg_constraints.items()}
+            == {k: repr(v) for k, v in ref.arg_constraints.items()})
+    torch.manual_seed(0)
+    rx = ref.sample((3,))
+    x = ptl.tensor(rx.numpy())
+    for method in METHODS:
+        if (name, method) in KNOWN:
+            continue
+        got_kind, got = _outcome(lambda: _call(mine, method, x, ptl))
+        want_kind, want = _outcome(lambda: _call(ref, method, rx, torch))
+        assert got_kind == want_kind, (method, got_kind, want_kind)
+        if got_kind == "ok":
+            g, w = got.detach().numpy(), want.detach().numpy()
+            assert g.shape == w.shape, method
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-12, equal_nan=True,
+                                       err_msg=method)
