@@ -176,7 +176,7 @@ def _kl_uniform_normal(p, q):
 def _kl_uniform_gamma(p, q):
     width = p.high - p.low
     t1 = q.concentration.lgamma() - q.concentration * q.rate.log() - width.log()
-    t2 = (q.concentration - 1) * (p.high * p.high.log() - p.low * p.low.log() - width) / width
+    t2 = (q.concentration - 1) * (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
     t3 = q.rate * (p.high + p.low) / 2
     result = t1 - t2 + t3
     return torch.where(p.low < 0, _infinite_like(result), result)

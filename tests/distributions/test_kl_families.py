@@ -117,6 +117,8 @@ FINITE = {
                             lambda: Exponential(t64([1.0, 3.0]))),
     "Uniform-Gumbel": (lambda: Uniform(t64([0.1, -1.0]), t64([0.6, 2.0])),
                        lambda: Gumbel(t64([0.5, -1.0]), t64([1.5, 0.7]))),
+    "Uniform-Gamma-from-0": (lambda: Uniform(t64([0.0, 0.5]), t64([1.0, 2.0])),
+                             lambda: Gamma(t64([2.0, 0.7]), t64([1.0, 3.0]))),
     "Uniform-Pareto": (lambda: Uniform(t64([2.1, 1.0]), t64([3.6, 2.0])),
                        lambda: Pareto(t64([2.0, 1.0]), t64([3.0, 4.0]))),
 }

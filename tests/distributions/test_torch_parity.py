@@ -121,3 +121,32 @@ def test_same_interface_as_torch(name):
             assert g.shape == w.shape, method
             np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-12, equal_nan=True,
                                        err_msg=method)
+
+
+@torch_ref
+def test_same_kl_registry_as_torch():
+    from pytorchlite.distributions.kl import _KL_REGISTRY
+    mine = {(p.__name__, q.__name__) for p, q in _KL_REGISTRY}
+    ref = {(p.__name__, q.__name__) for p, q in torch.distributions.kl._KL_REGISTRY}
+    assert mine == ref
+
+
+def _kl_pairs():
+    names = set(NAMES)
+    return sorted((p.__name__, q.__name__) for p, q in D.kl._KL_REGISTRY
+                  if p.__name__ in names and q.__name__ in names)
+
+
+@torch_ref
+@pytest.mark.parametrize("p_name, q_name", _kl_pairs())
+def test_kl_of_every_registered_pair_matches_torch(p_name, q_name):
+    """Both raise the same exception or give the same values (inf included), for the
+    families above as p and q."""
+    mine, ref = _families(ptl, D), _families(torch, torch.distributions)
+    got_kind, got = _outcome(lambda: D.kl_divergence(mine[p_name](), mine[q_name]()))
+    want_kind, want = _outcome(lambda: torch.distributions.kl_divergence(ref[p_name](),
+                                                                         ref[q_name]()))
+    assert got_kind == want_kind
+    if got_kind == "ok":
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-9,
+                                   atol=1e-12)
