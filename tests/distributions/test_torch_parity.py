@@ -150,3 +150,66 @@ def test_kl_of_every_registered_pair_matches_torch(p_name, q_name):
     if got_kind == "ok":
         np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-9,
                                    atol=1e-12)
+
+
+def _transforms(lib, mod):
+    """name -> (a transform of lib, an input of its domain)."""
+    def t(v):
+        return lib.tensor(v, dtype=lib.float64)
+    x = t([[0.3, -1.2, 0.8], [1.5, 0.1, -0.4]])
+    pos = t([[0.3, 1.2, 0.8], [1.5, 0.1, 0.4]])
+    return {
+        "Abs": (mod.AbsTransform(), x),
+        "Affine": (mod.AffineTransform(t([1.0, 2.0, 3.0]), t(-2.0)), x),
+        "AffineEvent": (mod.AffineTransform(0.5, t([1.0, 2.0, -3.0]), event_dim=1), x),
+        "Cat": (mod.CatTransform([mod.ExpTransform(), mod.TanhTransform()], dim=-1,
+                                 lengths=[1, 2]), x),
+        "Compose": (mod.ComposeTransform([mod.ExpTransform(), mod.StickBreakingTransform()]),
+                    x),
+        "CorrCholesky": (mod.CorrCholeskyTransform(), x),
+        "CumulativeDistribution": (mod.CumulativeDistributionTransform(
+            mod.Normal(t(0.5), t(2.0))), x),
+        "Exp": (mod.ExpTransform(), x),
+        "ExpInverse": (mod.ExpTransform().inv, pos),
+        "Independent": (mod.IndependentTransform(mod.SigmoidTransform(), 1), x),
+        "LowerCholesky": (mod.LowerCholeskyTransform(), t([[1.0, 2.0], [0.5, -1.0]])),
+        "PositiveDefinite": (mod.PositiveDefiniteTransform(), t([[1.0, 2.0], [0.5, -1.0]])),
+        "Power": (mod.PowerTransform(t(2.5)), pos),
+        "Reshape": (mod.ReshapeTransform((3,), (3, 1)), x),
+        "Sigmoid": (mod.SigmoidTransform(), x),
+        "Softmax": (mod.SoftmaxTransform(), x),
+        "Softplus": (mod.SoftplusTransform(), x),
+        "Stack": (mod.StackTransform([mod.ExpTransform(), mod.SoftplusTransform(),
+                                      mod.AffineTransform(1.0, 2.0)], dim=1), x),
+        "StickBreaking": (mod.StickBreakingTransform(), x),
+        "Tanh": (mod.TanhTransform(), x),
+    }
+
+
+@torch_ref
+@pytest.mark.parametrize("name", sorted(_transforms(ptl, D)))
+def test_transform_matches_torch(name):
+    mine, x = _transforms(ptl, D)[name]
+    ref, rx = _transforms(torch, torch.distributions)[name]
+    for attr in ("bijective", "sign", "event_dim"):
+        got_kind, got = _outcome(lambda: getattr(mine, attr))
+        want_kind, want = _outcome(lambda: getattr(ref, attr))
+        assert got_kind == want_kind, attr
+        if got_kind == "ok":
+            got = got.numpy() if isinstance(got, ptl.Tensor) else got
+            want = want.numpy() if isinstance(want, torch.Tensor) else want
+            np.testing.assert_array_equal(got, want, err_msg=attr)
+    assert repr(mine.domain) == repr(ref.domain)
+    assert repr(mine.codomain) == repr(ref.codomain)
+    assert repr(mine) == repr(ref)
+    y, ry = mine(x), ref(rx)
+    np.testing.assert_allclose(y.numpy(), ry.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(mine.inv(y).numpy(), ref.inv(ry).numpy(), rtol=1e-10,
+                               atol=1e-12)
+    assert tuple(mine.forward_shape(x.shape)) == tuple(ref.forward_shape(rx.shape))
+    assert tuple(mine.inverse_shape(y.shape)) == tuple(ref.inverse_shape(ry.shape))
+    got_kind, got = _outcome(lambda: mine.log_abs_det_jacobian(x, y))
+    want_kind, want = _outcome(lambda: ref.log_abs_det_jacobian(rx, ry))
+    assert got_kind == want_kind
+    if got_kind == "ok":
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
