@@ -213,3 +213,39 @@ def test_transform_matches_torch(name):
     assert got_kind == want_kind
     if got_kind == "ok":
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _constraints(c):
+    """(constraint, value) pairs of constraints module c, each value with valid and invalid
+    events."""
+    return [
+        (c.one_hot, [[0.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.5, 0.0]]),
+        (c.multinomial(3), [[1.0, 2.0, 0.0], [2.0, 2.0, 0.0], [-1.0, 1.0, 1.0]]),
+        (c.lower_triangular, [[[1.0, 0.0], [2.0, -1.0]], [[1.0, 1.0], [0.0, 1.0]]]),
+        (c.lower_cholesky, [[[1.0, 0.0], [2.0, 1.0]], [[1.0, 0.0], [2.0, -1.0]]]),
+        (c.corr_cholesky, [[[1.0, 0.0], [0.6, 0.8]], [[1.0, 0.0], [0.6, 0.9]]]),
+        (c.square, [[[1.0, 2.0], [3.0, 4.0]]]),
+        (c.symmetric, [[[1.0, 2.0], [2.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]]]),
+        (c.positive_semidefinite, [[[1.0, 1.0], [1.0, 1.0]], [[1.0, 2.0], [2.0, 1.0]]]),
+        (c.positive_definite, [[[2.0, 1.0], [1.0, 2.0]], [[1.0, 1.0], [1.0, 1.0]]]),
+        (c.cat([c.positive, c.unit_interval], 0, [2, 1]), [1.0, 2.0, 0.5]),
+        (c.cat([c.positive, c.unit_interval], 0, [2, 1]), [1.0, -2.0, 1.5]),
+        (c.stack([c.positive, c.real], 0), [[1.0, -1.0], [0.5, 3.0]]),
+        (c.stack([c.positive, c.unit_interval], 1), [[1.0, 0.5], [-1.0, 2.0]]),
+        (c.MixtureSameFamilyConstraint(c.positive), [1.0, -1.0, 2.0]),
+        (c.MixtureSameFamilyConstraint(c.simplex), [[0.5, 0.5], [0.2, 0.9]]),
+        (c.half_open_interval(0.0, 1.0), [0.0, 1.0, 0.5]),
+        (c.integer_interval(0, 3), [0.0, 3.0, 1.5, 4.0]),
+    ]
+
+
+@torch_ref
+@pytest.mark.parametrize("index", range(len(_constraints(D.constraints))))
+def test_constraint_checks_match_torch(index):
+    mine, value = _constraints(D.constraints)[index]
+    ref, _ = _constraints(torch.distributions.constraints)[index]
+    got = mine.check(ptl.tensor(value, dtype=ptl.float64)).numpy()
+    want = ref.check(torch.tensor(value, dtype=torch.float64)).numpy()
+    np.testing.assert_array_equal(got, want)
+    assert mine.event_dim == ref.event_dim and mine.is_discrete == ref.is_discrete
+    assert repr(mine).split("(")[0] == repr(ref).split("(")[0]
