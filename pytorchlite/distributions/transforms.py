@@ -127,6 +127,11 @@ class _InverseTransform(Transform):
         super().__init__(cache_size=transform._cache_size)
         self._inv = transform
 
+    def __getstate__(self):
+        """Keeps the transform it inverts (PyTorch 2.13 drops it, so an unpickled inverse,
+        and a Gumbel, cannot be called)."""
+        return self.__dict__.copy()
+
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
         return self._inv.codomain

@@ -342,6 +342,23 @@ def test_caching():
         Custom(1).with_cache(1)
 
 
+def test_pickle():
+    import pickle
+
+    from pytorchlite.distributions import Gumbel, LogNormal
+    x = t64([0.5, 2.0])
+    for t in (ExpTransform(), ExpTransform().inv, AffineTransform(t64([1.0, 2.0]), 3.0),
+              ComposeTransform([ExpTransform(), SigmoidTransform().inv]),
+              StickBreakingTransform(), IndependentTransform(ExpTransform().inv, 1)):
+        back = pickle.loads(pickle.dumps(t))
+        assert_close(back(x), t(x).numpy(), rtol=1e-15, equal_nan=True)
+        assert_close(back.inv(back(x)), t.inv(t(x)).numpy(), rtol=1e-15, equal_nan=True)
+    for d in (Gumbel(t64([0.0, 1.0]), t64(2.0)), LogNormal(t64(0.0), t64([1.0, 2.0]))):
+        back = pickle.loads(pickle.dumps(d))
+        assert_close(back.log_prob(x), d.log_prob(x).numpy(), rtol=1e-15)
+        assert_close(back.cdf(x), d.cdf(x).numpy(), rtol=1e-15)
+
+
 def test_shapes_of_parameterised_transforms():
     assert AffineTransform(t64(np.ones(3)), 1.0).forward_shape((2, 1)) == (2, 3)
     assert PowerTransform(t64(np.ones((4, 1)))).inverse_shape((3,)) == (4, 3)
