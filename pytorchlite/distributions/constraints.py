@@ -306,7 +306,7 @@ class _Square(Constraint):
 
     def check(self, value):
         return torch.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1],
-                          dtype=torch.bool)
+                          dtype=torch.bool, device=value.device)
 
 
 class _Symmetric(_Square):

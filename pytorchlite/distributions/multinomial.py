@@ -74,7 +74,8 @@ class Multinomial(Distribution):
 
     def entropy(self):
         """H = n H(cat) - log n! + sum_i E[log X_i!], X_i ~ Binomial(n, p_i)."""
-        n = torch.tensor(float(self.total_count), dtype=self.probs.dtype)
+        n = torch.tensor(float(self.total_count), dtype=self.probs.dtype,
+                         device=self.probs.device)
         term1 = n * self._categorical.entropy() - torch.lgamma(n + 1)
         support = self._binomial.enumerate_support(expand=False)[1:]
         binomial_probs = torch.exp(self._binomial.log_prob(support))

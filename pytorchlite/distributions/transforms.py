@@ -647,7 +647,7 @@ class CorrCholeskyTransform(Transform):
         r = torch.tanh(x).clamp(min=-1 + eps, max=1 - eps)
         r = vec_to_tril_matrix(r, diag=-1)
         remaining = (1 - r * r).sqrt().cumprod(-1)
-        r = r + torch.eye(r.shape[-1], dtype=r.dtype)
+        r = r + torch.eye(r.shape[-1], dtype=r.dtype, device=r.device)
         return r * F.pad(remaining[..., :-1], [1, 0], value=1)
 
     def _inverse(self, y):

@@ -102,10 +102,10 @@ class lazy_property:
         return value
 
 
-def _tril_mask(n, diag):
+def _tril_mask(n, diag, device=None):
     """The (n, n) bool mask of the entries on or below diagonal `diag`."""
-    rows = torch.arange(n).reshape(-1, 1)
-    return torch.arange(n) < rows + (diag + 1)
+    rows = torch.arange(n, device=device).reshape(-1, 1)
+    return torch.arange(n, device=device) < rows + (diag + 1)
 
 
 def tril_matrix_to_vec(mat, diag=0):
@@ -113,7 +113,7 @@ def tril_matrix_to_vec(mat, diag=0):
     n = mat.shape[-1]
     if diag < -n or diag >= n:
         raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
-    return mat[..., _tril_mask(n, diag)]
+    return mat[..., _tril_mask(n, diag, mat.device)]
 
 
 def vec_to_tril_matrix(vec, diag=0):
@@ -125,7 +125,7 @@ def vec_to_tril_matrix(vec, diag=0):
         raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
                          "expressed as the lower triangular part of a square D x D matrix.")
     n = round(n)
-    mask = _tril_mask(n, diag).reshape(-1)
+    mask = _tril_mask(n, diag, vec.device).reshape(-1)
     flat = vec.new_zeros(tuple(vec.shape[:-1]) + (n * n,))
     index = torch.nonzero(mask).reshape(-1)
     flat = flat.index_copy(-1, index, vec)

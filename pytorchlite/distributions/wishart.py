@@ -155,7 +155,7 @@ class Wishart(ExponentialFamily):
     def _bartlett_sampling(self, sample_shape=torch.Size()):
         p = self._event_shape[-1]
         diag = _clamp_above_eps(self._dist_chi2.rsample(sample_shape).sqrt())
-        rows, cols = torch.tril_indices(p, p, offset=-1)
+        rows, cols = torch.tril_indices(p, p, offset=-1, device=diag.device)
         below = torch.randn(tuple(sample_shape) + tuple(self._batch_shape)
                             + (p * (p - 1) // 2,), dtype=diag.dtype, device=diag.device)
         flat = torch.zeros(tuple(below.shape[:-1]) + (p * p,), dtype=diag.dtype,
