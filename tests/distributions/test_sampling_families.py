@@ -129,7 +129,7 @@ def test_binomial_large_counts(n, p):
     x = Binomial(t64(n), t64(p)).sample((N,)).numpy()
     assert np.all((x >= 0) & (x <= n) & (x == np.floor(x)))
     assert _binned_chi2_pvalue(x, stats.binom(int(n), p)) > ALPHA
-    assert _binned_chi2_pvalue(x, stats.binom(int(n), p * 1.02)) < ALPHA
+    assert _binned_chi2_pvalue(x, stats.binom(int(n), p * 1.05)) < ALPHA
 
 
 def test_multinomial_draws():
@@ -190,7 +190,7 @@ def test_relaxed_draws():
     y = RelaxedBernoulli(t64(temp), logits=t64(logits)).sample((N,)).numpy()
     z = np.log(y / (1 - y))
     assert stats.kstest(z, stats.logistic(logits / temp, 1 / temp).cdf).pvalue > ALPHA
-    assert stats.kstest(z, stats.logistic(0.75 / temp, 1 / temp).cdf).pvalue < ALPHA
+    assert stats.kstest(z, stats.logistic(0.8 / temp, 1 / temp).cdf).pvalue < ALPHA
     p = np.array([0.2, 0.5, 0.3])
     w = RelaxedOneHotCategorical(t64(0.5), t64(p)).sample((N,)).numpy()
     assert np.allclose(w.sum(-1), 1.0) and np.all(w > 0)
