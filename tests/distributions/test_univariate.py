@@ -64,7 +64,7 @@ FAMILIES = {
                * np.clip(g.gumbel(size=s), -3, 20), lambda m, b: m + 0 * b, True, True),
     "Chi2": (Chi2, lambda k: stats.chi2(k), [pos],
              lambda g, s, p: g.chisquare(2.0, size=s) + 0.01,
-             lambda k: np.maximum(k - 2, 0), False, False),
+             lambda k: np.maximum(k - 2, 0), True, False),   # Gamma's cdf (gammainc)
     "Pareto": (Pareto, lambda s, a: stats.pareto(b=a, scale=s), [pos, pos],
                lambda g, s, p: np.broadcast_to(p[0], s) * (1 + g.pareto(2.0, size=s)),
                lambda s, a: s + 0 * a, True, True),
