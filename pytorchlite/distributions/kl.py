@@ -1,6 +1,7 @@
 """kl_divergence(p, q) = E_p[log p(x) - log q(x)], looked up in a registry of closed forms by
 the types of p and q; register_kl adds to it.  Mirrors torch/distributions/kl.py."""
 import math
+import warnings
 
 import pytorchlite as torch
 import pytorchlite.nn.functional as F
@@ -44,25 +45,42 @@ def register_kl(type_p, type_q):
 
     def decorator(fn):
         _KL_REGISTRY[type_p, type_q] = fn
+        _KL_MEMOIZE.clear()   # a new pair may be closer for types already looked up
         return fn
     return decorator
 
 
+_KL_MEMOIZE = {}   # (type of p, type of q) -> the function _dispatch_kl chose
+
+
 def _dispatch_kl(type_p, type_q):
     """The registered function of the closest pair of base classes: the one whose classes
-    come earliest in type_p's and type_q's method resolution orders."""
-    best, best_rank = None, None
-    for (sup_p, sup_q), fn in _KL_REGISTRY.items():
-        if issubclass(type_p, sup_p) and issubclass(type_q, sup_q):
-            rank = (type_p.__mro__.index(sup_p), type_q.__mro__.index(sup_q))
-            if best_rank is None or rank < best_rank:
-                best, best_rank = fn, rank
-    return best
+    come earliest in type_p's and type_q's method resolution orders, p's first.  Where
+    ranking q's first picks another function, the choice is ambiguous: PyTorch's
+    RuntimeWarning names the pair to register."""
+    matches = [(sup_p, sup_q) for sup_p, sup_q in _KL_REGISTRY
+               if issubclass(type_p, sup_p) and issubclass(type_q, sup_q)]
+    if not matches:
+        return None
+
+    def rank(pair):
+        return type_p.__mro__.index(pair[0]), type_q.__mro__.index(pair[1])
+    left = min(matches, key=rank)
+    right = min(matches, key=lambda pair: rank(pair)[::-1])
+    left_fn, right_fn = _KL_REGISTRY[left], _KL_REGISTRY[right]
+    if left_fn is not right_fn:
+        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
+                      f"Please register_kl({left[0].__name__}, {right[1].__name__})",
+                      RuntimeWarning)
+    return left_fn
 
 
 def kl_divergence(p, q):
     """KL(p || q), batched over the distributions' batch shape."""
-    fn = _dispatch_kl(type(p), type(q))
+    key = type(p), type(q)
+    if key not in _KL_MEMOIZE:
+        _KL_MEMOIZE[key] = _dispatch_kl(*key)
+    fn = _KL_MEMOIZE[key]
     if fn is None:
         raise NotImplementedError(f"No KL(p || q) is implemented for p type "
                                   f"{p.__class__.__name__} and q type {q.__class__.__name__}")

@@ -195,6 +195,28 @@ def test_errors():
         kl_divergence(Cauchy(0.0, 1.0), Normal(0.0, 1.0))
 
 
+def test_ambiguous_registration_warns_and_memoization_follows_new_pairs():
+    """As PyTorch: (A, Base) and (Base, A) both match (A, A); the p-first choice wins with a
+    RuntimeWarning naming the pair to register; registering it ends the ambiguity even for a
+    pair looked up before."""
+    from pytorchlite.distributions import Distribution, register_kl
+
+    class Base(Normal):
+        pass
+
+    class A(Base):
+        pass
+    register_kl(A, Base)(lambda p, q: ptl.tensor(1.0))
+    register_kl(Base, A)(lambda p, q: ptl.tensor(2.0))
+    a = A(t64(0.0), t64(1.0))
+    with pytest.warns(RuntimeWarning, match=r"^Ambiguous kl_divergence\(A, A\). Please "
+                      r"register_kl\(A, A\)$"):
+        assert kl_divergence(a, a).item() == 1.0
+    register_kl(A, A)(lambda p, q: ptl.tensor(3.0))
+    assert kl_divergence(a, a).item() == 3.0
+    assert issubclass(Base, Distribution)
+
+
 def test_exponential_family_bregman_matches_closed_forms():
     """The generic Bregman form (ExponentialFamily) equals the closed forms it stands in for."""
     from pytorchlite.distributions.kl import _kl_expfamily_expfamily
