@@ -6,13 +6,15 @@ import pytorchlite as torch
 import pytorchlite.nn.functional as F
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """A coin with probability probs (or log-odds logits) of 1."""
+    _mean_carrier_measure = 0
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
@@ -80,6 +82,13 @@ class Bernoulli(Distribution):
 
     def entropy(self):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    @property
+    def _natural_params(self):
+        return (torch.logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return torch.log1p(torch.exp(x))
 
     def enumerate_support(self, expand=True):
         values = torch.arange(2, dtype=self._param.dtype, device=self._param.device)

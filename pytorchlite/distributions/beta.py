@@ -6,12 +6,13 @@ import pytorchlite as torch
 from . import constraints
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Beta"]
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """The beta distribution on [0, 1] with shapes concentration1 (alpha) and
     concentration0 (beta)."""
     arg_constraints = {"concentration1": constraints.positive,
@@ -61,6 +62,13 @@ class Beta(Distribution):
 
     def entropy(self):
         return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return torch.lgamma(x) + torch.lgamma(y) - torch.lgamma(x + y)
 
     @property
     def concentration1(self):

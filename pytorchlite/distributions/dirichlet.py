@@ -4,6 +4,7 @@ import pytorchlite as torch
 from pytorchlite.autograd import Function, once_differentiable
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _xlogy
 
 __all__ = ["Dirichlet"]
@@ -32,7 +33,7 @@ class _Dirichlet(Function):
         return _Dirichlet_backward(x, concentration, grad_output)
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution over the last dim of concentration."""
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
@@ -86,6 +87,13 @@ class Dirichlet(Distribution):
         total = self.concentration.sum(-1, True)
         return (self.concentration * (total - self.concentration)
                 / (total.pow(2) * (total + 1)))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - torch.lgamma(x.sum(-1))
 
     def entropy(self):
         c = self.concentration

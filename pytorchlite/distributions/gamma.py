@@ -4,13 +4,15 @@ import numbers
 import pytorchlite as torch
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _xlogy, broadcast_all
 
 __all__ = ["Gamma"]
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """The gamma distribution with shape concentration and inverse scale rate."""
+    _mean_carrier_measure = 0
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
@@ -58,6 +60,19 @@ class Gamma(Distribution):
         return (_xlogy(self.concentration, self.rate) + _xlogy(self.concentration - 1, value)
                 - self.rate * value - torch.lgamma(self.concentration))
 
+    def cdf(self, value):
+        """The regularised lower incomplete gamma function P(concentration, rate value)."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return torch.special.gammainc(self.concentration, self.rate * value)
+
     def entropy(self):
         return (self.concentration - torch.log(self.rate) + torch.lgamma(self.concentration)
                 + (1.0 - self.concentration) * torch.digamma(self.concentration))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return torch.lgamma(x + 1) + (x + 1) * torch.log(-y.reciprocal())

@@ -4,8 +4,10 @@ import numbers
 
 import pytorchlite as torch
 
-__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
-           "probs_to_logits"]
+__all__ = ["broadcast_all", "clamp_probs", "euler_constant", "lazy_property",
+           "logits_to_probs", "probs_to_logits", "tril_matrix_to_vec", "vec_to_tril_matrix"]
+
+euler_constant = 0.57721566490153286060   # the Euler-Mascheroni constant
 
 
 def broadcast_all(*values):
@@ -55,6 +57,29 @@ def _xlogy(x, y):
     return torch.where(x == 0, torch.zeros_like(x * y), x * y.log())
 
 
+def _expand_params(dist, cls, batch_shape, names, _instance=None):
+    """dist.expand for a family whose parameters `names` all have the batch shape: a new
+    instance (or _instance) with each parameter expanded, without revalidating."""
+    from .distribution import Distribution
+    new = dist._get_checked_instance(cls, _instance)
+    batch_shape = torch.Size(batch_shape)
+    for name in names:
+        if name in dist.__dict__:
+            setattr(new, name, dist.__dict__[name].expand(batch_shape))
+    Distribution.__init__(new, batch_shape, validate_args=False)
+    new._validate_args = dist._validate_args
+    return new
+
+
+def _batch_shape_of(*params):
+    """torch.Size() when every parameter was given as a number, else the broadcast shape of
+    the tensors."""
+    if all(isinstance(p, numbers.Number) for p in params):
+        return torch.Size()
+    return torch.broadcast_shapes(*[p.shape for p in params
+                                    if isinstance(p, torch.Tensor)])
+
+
 def _standard_normal(shape, dtype, device):
     return torch.randn(shape, dtype=dtype, device=device)
 
@@ -75,3 +100,33 @@ class lazy_property:
             value = self.wrapped(instance)
         instance.__dict__[self.wrapped.__name__] = value
         return value
+
+
+def _tril_mask(n, diag, device=None):
+    """The (n, n) bool mask of the entries on or below diagonal `diag`."""
+    rows = torch.arange(n, device=device).reshape(-1, 1)
+    return torch.arange(n, device=device) < rows + (diag + 1)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The entries of mat on or below diagonal `diag`, in row order, as a vector."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat[..., _tril_mask(n, diag, mat.device)]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The (D, D) lower-triangular matrix whose entries on or below diagonal `diag`, in row
+    order, are vec's; D solves D^2 + (1 + 2 diag) D - |diag| (diag + 1) = 2 len(vec)."""
+    b = 1 + 2 * diag
+    n = (-b + (b * b + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > torch.finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
+                         "expressed as the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    mask = _tril_mask(n, diag, vec.device).reshape(-1)
+    flat = vec.new_zeros(tuple(vec.shape[:-1]) + (n * n,))
+    index = torch.nonzero(mask).reshape(-1)
+    flat = flat.index_copy(-1, index, vec)
+    return flat.reshape(tuple(vec.shape[:-1]) + (n, n))

@@ -112,7 +112,11 @@ def test_lookup_by_type():
     assert kl_divergence(q, p).item() == 0.5 and kl_divergence(q, q).item() == 0.0
     with pytest.raises(NotImplementedError,
                        match=r"No KL\(p \|\| q\) is implemented for p type Normal and q type "
-                             r"Bernoulli"):
+                             r"Categorical"):
+        kl_divergence(q, Categorical(t64([0.5, 0.5])))
+    # Normal and Bernoulli are both exponential families, as in PyTorch
+    with pytest.raises(NotImplementedError, match="The cross KL-divergence between different "
+                       "exponential families"):
         kl_divergence(q, Bernoulli(t64(0.5)))
     with pytest.raises(TypeError, match="Expected type_p to be a Distribution subclass"):
         register_kl("Normal", Normal)
