@@ -60,12 +60,12 @@
  * the weight gradients g^T @ x 128 x 1024 @ 1024 x 128 108 -> 113, 128 x 1024 @ 1024 x 512
  * 107 -> 112.  AVX2 (a row of B is one line per k step of 6 cycles, not two per 24) and
  * float64 keep the limits above: in place ran slower (AVX2 512^3 105 -> 92; float64 on
- * AVX-512 512^3 48 -> 28).  The tiles also store whole tiles of a row-major C themselves (alpha and beta with update_f4/_f8's
- * roundings, after prefetching C's rows unless C is only written by a tile of few k steps:
- * GEMM_FETCH_C_KC in gemm_kernels.c),
- * and pack_f4_avx2 packs float32 with vector copies and 8 x 8 transposes.  None of this
- * changes the order of the sums: the result has the same bits as through the generic
- * packing and update, on any number of threads.
+ * AVX-512 512^3 48 -> 28).  The tiles also store whole tiles of a row-major C themselves
+ * (alpha and beta with update_f4/_f8's roundings, after prefetching C's rows unless C is only
+ * written by a tile of few k steps: GEMM_FETCH_C_KC in gemm_kernels.c), and pack_f4_avx2
+ * packs float32 with vector copies and 8 x 8 transposes.  None of this changes the order
+ * of the sums: the result has the same bits as through the generic packing and update, on
+ * any number of threads.
  *
  * A B that many products share (a recurrent layer's W_hh^T, one 32 x 128 @ 128 x 512 product
  * per time step) is packed once instead, by ptl_gemm_pack_b: every K block (gemm_kc, the
