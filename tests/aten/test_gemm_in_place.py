@@ -62,12 +62,14 @@ def transposed(a, lda):
 # and k = 1; n at NR (32) and a narrow last sliver (48 = 32 + 16, packed), the last columns
 # (65 = 64 + 1: a vector product) and at and across NC (1024, 1025); rows a power of two
 # apart (1024 floats: 4 KiB, one L1 set; 2048) and rows that do not start on a line (ldb 1000,
-# offset 3)
+# offset 3); several A blocks whose K block of B spans 512 KiB (256 rows 2 KiB apart: in place)
+# and one row more (packed), and one A block over 2 MiB (in place)
 B_CASES = [(65, 40, 64, 64, 0), (192, 33, 96, 96, 0), (193, 70, 96, 128, 0),
            (388, 20, 64, 1024, 0), (100, 256, 32, 2048, 0), (100, 320, 64, 1024, 0),
            (100, 321, 64, 1000, 3), (150, 15, 96, 1000, 3), (130, 1, 64, 64, 0),
            (70, 40, 48, 64, 0), (70, 40, 65, 1024, 0), (30, 24, 1024, 1024, 0),
-           (200, 24, 1025, 2048, 7), (25, 600, 128, 1024, 0)]
+           (200, 24, 1025, 2048, 7), (25, 600, 128, 1024, 0), (200, 256, 64, 512, 0),
+           (200, 257, 64, 512, 0), (150, 300, 64, 2048, 0)]
 
 
 @pytest.mark.parametrize("case", B_CASES)

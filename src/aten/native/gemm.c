@@ -55,7 +55,9 @@
  * The float32 AVX-512 engine reads a row-major B in place at any height (its direct_b_max_m
  * is INT64_MAX): its tiles fetch the two lines of each row of B they read GEMM_AHEAD_K rows
  * ahead (gemm_kernels.c), and B then streams from L2 into L1 in time, rows a power of two
- * apart or not.  Against packing, on one Zen 4 core, GFLOP/s: 64 x 4096 @ 4096 x 1024 98 ->
+ * apart or not; unless several A blocks read a K block of B that spans more than
+ * GEMM_DIRECT_B_L2_SPAN bytes (half of L2): B's rows far apart then crowd L2's sets, and the
+ * packed block, contiguous, stays in L2 (2048^3: 106 packed, 76-89 in place).  Against packing, on one Zen 4 core, GFLOP/s: 64 x 4096 @ 4096 x 1024 98 ->
  * 104, 4096 x 256 @ 256 x 256 107 -> 114, 256^3 112 -> 115, 512^3 110 -> 112, 1024^3 even;
  * the weight gradients g^T @ x 128 x 1024 @ 1024 x 128 108 -> 113, 128 x 1024 @ 1024 x 512
  * 107 -> 112.  AVX2 (a row of B is one line per k step of 6 cycles, not two per 24) and
@@ -92,6 +94,9 @@
 #define GEMM_DIRECT_B_SPAN (32 * 1024)
 /* and by a product of any height whose K is at most this (Note [GEMM packing of B]) */
 #define GEMM_DIRECT_B_SMALL_K 32
+/* A B read in place by several A blocks spans at most this many bytes a K block (Note [GEMM
+ * packing of B]) */
+#define GEMM_DIRECT_B_L2_SPAN (512 * 1024)
 
 /* Products of at least this many multiply-adds use the thread pool and drop the GIL. */
 #define GEMM_PARALLEL_FLOPS (1 << 18)
@@ -657,7 +662,9 @@ gemm_blocked(const GemmProblem *pr)
      * GEMM_DIRECT_B_SMALL_K) when a K block of B spans at most GEMM_DIRECT_B_SPAN bytes (its
      * rows then share no L1 set: einsum's 64 x 64 batches) */
     int b_direct = pr->b_direct &&
-                   (pr->m <= e->direct_b_max_m ||
+                   ((pr->m <= e->direct_b_max_m &&
+                     (mblocks == 1 ||
+                      kcmax * pr->b.rs * (int64_t)e->item <= GEMM_DIRECT_B_L2_SPAN)) ||
                     ((pr->m <= 64 || kcmax <= GEMM_DIRECT_B_SMALL_K) &&
                      kcmax * pr->b.rs * (int64_t)e->item <= GEMM_DIRECT_B_SPAN));
     char *bp = NULL;
