@@ -2,7 +2,8 @@
 [GEMM packing of B] and [GEMM threads]): on AVX-512 12 x 32 float and 12 x 16 double tiles (and
 their first 4 and 8 rows for a last A sliver of at most that many), on AVX2 6 x 16 float and
 6 x 8 double tiles (and their first 4 rows, also on two 4-row slivers for a block's last 7 or 8
-rows; a row-major B read in place by products of at most 24 rows on AVX-512, 64 on AVX2), B
+rows; a row-major B read in place by products of any height on AVX-512 in float32, at most
+24 rows in float64, 64 on AVX2), B
 slivers packed just before use when A is one block,
 vector packing (copies of row-major B, 8 x 8 transposes of transposed B and of row-major A,
 tails in the portable packer), a row-major A read in place by products of few columns (Note
@@ -210,7 +211,8 @@ def test_addmm_bias_same_bits_as_mm_plus_bias(mkn):
 
 
 # (m, k, n) at and across every block edge of the three float engines (AVX-512 12 x 32
-# float / 12 x 16 double tiles, MC 192 / 96, NC 1024, B in place up to m = 24; AVX2 6 x 16,
+# float / 12 x 16 double tiles, MC 192 / 96, NC 1024, B in place (float64: up to m = 24;
+# float32 at any m, test_gemm_in_place.py); AVX2 6 x 16,
 # MC 144, NC 2048, B in place up to m = 64; portable 6 x 16 / 6 x 8, MC 144 / 72) and of
 # KC (256, one block up to 320); B in place up to 64 rows when a K block of it spans at most
 # 32 KB (64 x 128 floats), not at 64 x 129 or 65 rows

@@ -51,13 +51,23 @@
  * collide in L1 (64 x 4096 @ 4096 x 1024 ran at 0.65x OpenBLAS reading B in place with the
  * 32-wide AVX-512 tile, 0.95x packing it), unless K is at most GEMM_DIRECT_B_SMALL_K: a
  * sliver is then at most 32 rows of which the span limit keeps at most 8 in one L1 set
- * (8-way), and packing was a twentieth of a 128 x 10 @ 10 x 256 input gradient.  The tiles
- * also store whole tiles of a row-major C themselves (alpha and beta with update_f4/_f8's
- * roundings, after prefetching C's rows unless C is only written by a tile of few k steps:
- * GEMM_FETCH_C_KC in gemm_kernels.c),
- * and pack_f4_avx2 packs float32 with vector copies and 8 x 8 transposes.  None of this
- * changes the order of the sums: the result has the same bits as through the generic
- * packing and update, on any number of threads.
+ * (8-way), and packing was a twentieth of a 128 x 10 @ 10 x 256 input gradient.
+ * The float32 AVX-512 engine reads a row-major B in place at any height (its direct_b_max_m
+ * is INT64_MAX): its tiles fetch the two lines of each row of B they read GEMM_AHEAD_K rows
+ * ahead (gemm_kernels.c), and B then streams from L2 into L1 in time, rows a power of two
+ * apart or not; unless several A blocks read a K block of B that spans more than
+ * GEMM_DIRECT_B_L2_SPAN bytes (half of L2): B's rows far apart then crowd L2's sets, and the
+ * packed block, contiguous, stays in L2 (2048^3: 106 packed, 76-89 in place).  Against packing, on one Zen 4 core, GFLOP/s: 64 x 4096 @ 4096 x 1024 98 ->
+ * 104, 4096 x 256 @ 256 x 256 107 -> 114, 256^3 112 -> 115, 512^3 110 -> 112, 1024^3 even;
+ * the weight gradients g^T @ x 128 x 1024 @ 1024 x 128 108 -> 113, 128 x 1024 @ 1024 x 512
+ * 107 -> 112.  AVX2 (a row of B is one line per k step of 6 cycles, not two per 24) and
+ * float64 keep the limits above: in place ran slower (AVX2 512^3 105 -> 92; float64 on
+ * AVX-512 512^3 48 -> 28).  The tiles also store whole tiles of a row-major C themselves
+ * (alpha and beta with update_f4/_f8's roundings, after prefetching C's rows unless C is only
+ * written by a tile of few k steps: GEMM_FETCH_C_KC in gemm_kernels.c), and pack_f4_avx2
+ * packs float32 with vector copies and 8 x 8 transposes.  None of this changes the order
+ * of the sums: the result has the same bits as through the generic packing and update, on
+ * any number of threads.
  *
  * A B that many products share (a recurrent layer's W_hh^T, one 32 x 128 @ 128 x 512 product
  * per time step) is packed once instead, by ptl_gemm_pack_b: every K block (gemm_kc, the
@@ -84,6 +94,9 @@
 #define GEMM_DIRECT_B_SPAN (32 * 1024)
 /* and by a product of any height whose K is at most this (Note [GEMM packing of B]) */
 #define GEMM_DIRECT_B_SMALL_K 32
+/* A B read in place by several A blocks spans at most this many bytes a K block (Note [GEMM
+ * packing of B]) */
+#define GEMM_DIRECT_B_L2_SPAN (512 * 1024)
 
 /* Products of at least this many multiply-adds use the thread pool and drop the GIL. */
 #define GEMM_PARALLEL_FLOPS (1 << 18)
@@ -579,16 +592,25 @@ gemm_kc(const GemmEngine *e, int64_t k)
  * whatever the product's N, a sixth of an LSTM's 512 x 1024 @ 1024 x 64 input-weight gradient.
  * The direct_at tile reads its whole slivers in place (each k's MR elements are consecutive, as
  * in a packed sliver, and the k steps lda apart), any last rows packed, under the same rule but
- * for the L1 sets: its k steps must spread over them (at most GEMM_DIRECT_AT_SET_HITS of 64 in
- * one set).  A stride of a power of two cache lines fails that: g [1024, 512] put every k step
- * of a tile in 2 of L1's 64 sets, and each sliver then fetched again the lines its neighbour had
- * just used (512 x 1024 @ 1024 x 64 in place 800 us, packed 700), which is why the recurrent
- * layer pads its gate gradients' rows (Note [Recurrent layer]).  Measured on one Zen 4 core,
- * packed / in place, M x K @ K x N for M = 12 .. 1040 (lda = M, or 528 for 512), K = 1024, N =
- * 64 and 128: 1.02-1.13; K = 4096, N = 32: 1.10-1.48.  The same FMA chain again. */
+ * for the L1 sets, and fetches each k step's elements GEMM_AHEAD_K steps before use
+ * (gemm_kernels.c).  Without that fetch a stride of a power of two cache lines made in place
+ * slower than packed: g [1024, 512] put every k step of a tile in 2 of L1's 64 sets, and each
+ * sliver then fetched again the lines its neighbour had just used (512 x 1024 @ 1024 x 64 in
+ * place 800 us, packed 700), which is why the recurrent layer pads its gate gradients' rows
+ * (Note [Recurrent layer]; harmless now).  With it the AVX-512 tiles read A in place at any
+ * stride: one Zen 4 core, packed -> in place, M x 1024 @ 1024 x 128 with lda = M, GFLOP/s:
+ * M = 128 102 -> 108, 384 106 -> 113, 512 (2 sets) 105 -> 112, 1024 (1 set) 101 -> 112;
+ * 512 x 4096 @ 4096 x 128 98 -> 109 (Note [GEMM packing of B] then also reads B in place).
+ * The AVX2 tile, whose k step is a quarter as long, still needs its k steps spread over the
+ * sets (at most GEMM_DIRECT_AT_SET_HITS of 64 in one): lda = 128 floats (8 sets) 95 -> 101,
+ * but 512 (2 sets) 90 -> 85 and 1024 (1 set) 91 -> 30 in place.  Before the fetch, packed / in
+ * place for M = 12 .. 1040 (lda = M, or 528 for 512), K = 1024, N = 64 and 128 was
+ * 1.02-1.13; K = 4096, N = 32: 1.10-1.48.  The same FMA chain again. */
 #define GEMM_DIRECT_A_SLIVERS 8
-/* a transposed A is read in place when no L1 set holds more than this many of 64 k steps */
-#define GEMM_DIRECT_AT_SET_HITS 4
+/* a transposed A is read in place by the AVX2 tiles (MR 6) when no L1 set holds more than
+ * this many of 64 k steps; by the AVX-512 tiles (MR 12) at any stride */
+#define GEMM_DIRECT_AT_SET_HITS 8
+#define GEMM_DIRECT_AT_ANY_MR 12
 
 /* 0: A packed, 1: a row-major A read in place, 2: a transposed one (Note [GEMM direct A]) */
 static int
@@ -600,12 +622,12 @@ gemm_a_direct(const GemmProblem *pr)
         pr->n > GEMM_DIRECT_A_SLIVERS * e->nr || (r != 0 && r <= e->nr / 2)) {
         return 0;
     }
-    if (pr->a.cs != 1) {   /* transposed: the k steps must spread over L1's sets */
+    if (pr->a.cs != 1) {   /* transposed: on AVX2 the k steps must spread over L1's sets */
         if (pr->a.rs != 1 || e->direct_at == NULL) {
             return 0;
         }
         int in_set[64] = {0};
-        for (int64_t p = 0; p < 64; p++) {
+        for (int64_t p = 0; e->mr < GEMM_DIRECT_AT_ANY_MR && p < 64; p++) {
             int set = (int)(((uint64_t)(p * pr->a.cs) * e->item >> 6) & 63);
             if (++in_set[set] > GEMM_DIRECT_AT_SET_HITS) {
                 return 0;
@@ -640,7 +662,9 @@ gemm_blocked(const GemmProblem *pr)
      * GEMM_DIRECT_B_SMALL_K) when a K block of B spans at most GEMM_DIRECT_B_SPAN bytes (its
      * rows then share no L1 set: einsum's 64 x 64 batches) */
     int b_direct = pr->b_direct &&
-                   (pr->m <= e->direct_b_max_m ||
+                   ((pr->m <= e->direct_b_max_m &&
+                     (mblocks == 1 ||
+                      kcmax * pr->b.rs * (int64_t)e->item <= GEMM_DIRECT_B_L2_SPAN)) ||
                     ((pr->m <= 64 || kcmax <= GEMM_DIRECT_B_SMALL_K) &&
                      kcmax * pr->b.rs * (int64_t)e->item <= GEMM_DIRECT_B_SPAN));
     char *bp = NULL;

@@ -390,6 +390,16 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
         VECS(STORE_VEC, R, T, P, V, S)                                                    \
     }
 
+/* An operand read in place with its rows far apart (a transposed A's k steps lda apart, the
+ * AVX-512 tiles' B rows ldb apart) is fetched into L1 GEMM_AHEAD_K k steps before use: the
+ * hardware prefetchers did not keep up with rows a few hundred bytes to kilobytes apart
+ * (Note [GEMM direct A], Note [GEMM packing of B]).  FETCH_RUN fetches the lines of the
+ * first and last of N bytes from address X (an integer: the address may lie past the
+ * operand, and a prefetch does not fault). */
+#define GEMM_AHEAD_K 16
+#define FETCH_RUN(X, N)                                                                   \
+    _mm_prefetch((const char *)(X), _MM_HINT_T0);                                         \
+    _mm_prefetch((const char *)((X) + (N) - 1), _MM_HINT_T0);
 /* A's element of row R at the current k: in a packed sliver, or (A_ROWS3) in row R of a
  * row-major A, addressed from four row pointers three rows apart (a0 + 0, 1 or 2 lda): twelve
  * row offsets did not fit the general registers, and the two spilled ones cost the 64 x 64 x
@@ -401,7 +411,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
      : (R) < 6    ? a3[((R) % 3) * ars]                                                   \
      : (R) < 9    ? a6[((R) % 3) * ars]                                                   \
                   : a9[((R) % 3) * ars])
-#define DEFINE_TILE_A(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS)       \
+#define DEFINE_TILE_A(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS, AHEAD) \
     TARGET static void                                                                    \
     NAME(int64_t kc, const void *ap_, int64_t lda, const void *bp_, int64_t ldb, void *c_,\
          int64_t ldc, const void *src_, int64_t lds, double alpha_, double beta_,         \
@@ -416,10 +426,16 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
         const int fetch_c = beta != 0 || kc >= GEMM_FETCH_C_KC;                           \
         const int accumulate = alpha == 1 && beta == 1;                                   \
         const int64_t lanes = (int64_t)(sizeof(V) / sizeof(T));                           \
+        const int fetch_b = sizeof(V) == 64 && ldb > 4 * lanes;                           \
         const V al = P##_set1_##S(alpha), be = P##_set1_##S(beta);                        \
         ROWS(DECL_ROW, VECS, T, P, V, S)                                                  \
         const T *a0 = ap, *a3 = ap + 3 * ars, *a6 = ap + 6 * ars, *a9 = ap + 9 * ars;     \
         for (int64_t p = 0; p < kc; p++) {                                                \
+            AHEAD(T)                                                                      \
+            if (fetch_b) {                                                                \
+                FETCH_RUN((uintptr_t)bp + (uintptr_t)(GEMM_AHEAD_K * ldb) * sizeof(T),    \
+                          2 * sizeof(V));                                                 \
+            }                                                                             \
             VECS(LOAD_B, 0, T, P, V, S)                                                   \
             ROWS(FMA_ROW, VECS, T, P, V, S, AROW)                                         \
             ap += acs;                                                                    \
@@ -434,16 +450,19 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
 /* a tile on a packed A sliver, one that reads a row-major A in place (lda apart), and one
  * for a last sliver of A read in place, which reads only the first `rows` rows (the others
  * compute on row 0 and are not stored: they may lie past A's end) */
+#define NO_AHEAD(T)
+#define AT_AHEAD(T) FETCH_RUN((uintptr_t)ap + (uintptr_t)(GEMM_AHEAD_K * acs) * sizeof(T),   \
+                              clamp * sizeof(T))
 #define DEFINE_TILE(NAME, TARGET, T, P, V, S, MR, ROWS, VECS)                             \
-    DEFINE_TILE_A(NAME, TARGET, T, P, V, S, 1, MR, MR, A_PACKED, ROWS, VECS)
+    DEFINE_TILE_A(NAME, TARGET, T, P, V, S, 1, MR, MR, A_PACKED, ROWS, VECS, NO_AHEAD)
 #define DEFINE_DIRECT_A_TILE(NAME, TARGET, T, P, V, S, ROWS, VECS)                        \
-    DEFINE_TILE_A(NAME, TARGET, T, P, V, S, lda, 1, 64, A_ROWS3, ROWS, VECS)
+    DEFINE_TILE_A(NAME, TARGET, T, P, V, S, lda, 1, 64, A_ROWS3, ROWS, VECS, NO_AHEAD)
 #define DEFINE_DIRECT_EDGE_TILE(NAME, TARGET, T, P, V, S, ROWS, VECS)                     \
-    DEFINE_TILE_A(NAME, TARGET, T, P, V, S, lda, 1, rows, A_ROWS3, ROWS, VECS)
+    DEFINE_TILE_A(NAME, TARGET, T, P, V, S, lda, 1, rows, A_ROWS3, ROWS, VECS, NO_AHEAD)
 /* a tile that reads MR rows of a transposed A in place: each k's MR elements are
  * consecutive, as in a packed sliver, and the next k's lda elements on (Note [GEMM direct A]) */
 #define DEFINE_DIRECT_AT_TILE(NAME, TARGET, T, P, V, S, MR, ROWS, VECS)                   \
-    DEFINE_TILE_A(NAME, TARGET, T, P, V, S, 1, lda, MR, A_PACKED, ROWS, VECS)
+    DEFINE_TILE_A(NAME, TARGET, T, P, V, S, 1, lda, MR, A_PACKED, ROWS, VECS, AT_AHEAD)
 
 DEFINE_TILE(tile_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_2)
 DEFINE_TILE(tile_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6, VECS_2)
@@ -494,6 +513,10 @@ DEFINE_DIRECT_AT_TILE(direct_at_f8_avx512, AVX512, double, _mm512, __m512d, pd, 
 #undef DEFINE_DIRECT_A_TILE
 #undef DEFINE_DIRECT_EDGE_TILE
 #undef DEFINE_DIRECT_AT_TILE
+#undef GEMM_AHEAD_K
+#undef FETCH_RUN
+#undef NO_AHEAD
+#undef AT_AHEAD
 #undef ROWS_4
 #undef ROWS_6
 #undef ROWS_8
@@ -654,7 +677,7 @@ static const GemmEngine engine_f4_avx2 = {
     NULL, direct_at_f4_avx2,
 };
 static const GemmEngine engine_f4_avx512 = {
-    F4_AVX512_MR, F4_AVX512_NR, 256, 192, 1024, 24, sizeof(float), PTL_DTYPE_FLOAT32,
+    F4_AVX512_MR, F4_AVX512_NR, 256, 192, 1024, INT64_MAX, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx512, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2),
     tile4_f4_avx512, tile8_f4_avx512, tile10_f4_avx512, NULL, half_f4_avx512, quarter_f4_avx512,
     direct_a_f4_avx512, direct_a4_f4_avx512, direct_a8_f4_avx512, direct_at_f4_avx512,

@@ -1,0 +1,164 @@
+"""Operands the GEMM's tiles read in place with rows far apart, fetched ahead (gemm.c, Notes
+[GEMM packing of B] and [GEMM direct A]; GEMM_AHEAD_K in gemm_kernels.c): on AVX-512 a
+row-major float32 B at any height (not only up to 24 or 64 rows), and a transposed A (a weight
+gradient's g^T) at any row stride, a power of two floats (4 KiB: every k step in one L1 set)
+included; on AVX2 a transposed A whose k steps fill at most 8 of 64 in one L1 set.
+Against NumPy in float64 and against the bits of the same product with the operand packed (a
+transposed or column-strided view), at and across MR, NR, MC, KC and NC, narrow last slivers
+and last columns, k under the fetch distance (16), B rows that are not a multiple of a line,
+size 0, alpha and beta, a bias and C accumulated in place, on 1 and 2 threads.  The file reruns
+itself under PTL_CPU_CAPABILITY=avx2 and =default (no tile: every operand packed)."""
+import os
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from gemm_operands import operand, rand
+from helpers import assert_close, rerun_with_capability
+
+CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
+
+
+@pytest.mark.skipif(CAPABILITY is not None,
+                    reason="already running with a capability chosen by a parent run")
+@pytest.mark.parametrize("capability", ["avx2", "default"])
+def test_lower_capabilities(capability):
+    """Reruns this file with the AVX-512 tiles (avx2), or every vector path (default),
+    switched off."""
+    rerun_with_capability(__file__, capability)
+
+
+def bits(t):
+    return np.array(t.numpy())
+
+
+def close(actual, exp, k, dtype):
+    if dtype == np.float32:
+        assert_close(actual, exp, dtype=ptl.float32, rtol=1e-5, atol=1.6e-6 * max(k, 1))
+    else:
+        assert_close(actual, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * max(k, 1))
+
+
+def row_strided(b, ldb, offset):
+    """b (k x n) as columns [offset, offset + n) of a k x ldb row-major matrix."""
+    k, n = b.shape
+    base = np.zeros((k, ldb), b.dtype)
+    base[:, offset:offset + n] = b
+    return ptl.tensor(base)[:, offset:offset + n]
+
+
+def transposed(a, lda):
+    """a (m x k) as the transpose of the first m columns of a k x lda row-major matrix."""
+    m, k = a.shape
+    base = np.zeros((k, lda), a.dtype)
+    base[:, :m] = a.T
+    return ptl.tensor(base)[:, :m].t()
+
+
+# (m, k, n, ldb, offset) for a row-major B: m past the old in-place limits (24 and 64 rows)
+# and at and across MC (192: one block, 193: two) and two MC blocks plus a tile of 4 rows;
+# k at and across KC (256, one block up to 320: 321 is two), one under the fetch distance (16)
+# and k = 1; n at NR (32) and a narrow last sliver (48 = 32 + 16, packed), the last columns
+# (65 = 64 + 1: a vector product) and at and across NC (1024, 1025); rows a power of two
+# apart (1024 floats: 4 KiB, one L1 set; 2048) and rows that do not start on a line (ldb 1000,
+# offset 3); several A blocks whose K block of B spans 512 KiB (256 rows 2 KiB apart: in place)
+# and one row more (packed), and one A block over 2 MiB (in place)
+B_CASES = [(65, 40, 64, 64, 0), (192, 33, 96, 96, 0), (193, 70, 96, 128, 0),
+           (388, 20, 64, 1024, 0), (100, 256, 32, 2048, 0), (100, 320, 64, 1024, 0),
+           (100, 321, 64, 1000, 3), (150, 15, 96, 1000, 3), (130, 1, 64, 64, 0),
+           (70, 40, 48, 64, 0), (70, 40, 65, 1024, 0), (30, 24, 1024, 1024, 0),
+           (200, 24, 1025, 2048, 7), (25, 600, 128, 1024, 0), (200, 256, 64, 512, 0),
+           (200, 257, 64, 512, 0), (150, 300, 64, 2048, 0)]
+
+
+@pytest.mark.parametrize("case", B_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_b_in_place(case, dtype, restore_threads):
+    m, k, n, ldb, offset = case
+    a, b = rand((m, k), 90, dtype), rand((k, n), 91, dtype)
+    row = rand((n,), 92, dtype)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    bb = row_strided(b, ldb, offset)
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        ref = bits(ptl.mm(ptl.tensor(a), operand(b, "transposed")))   # B packed
+        close(ptl.tensor(ref), exp, k, dtype)
+        for aa in (ptl.tensor(a), operand(a, "transposed")):
+            assert np.array_equal(bits(ptl.mm(aa, bb)), ref), nt
+            assert np.array_equal(bits(ptl.mm(aa, ptl.tensor(b))), ref), nt
+        r = ptl.addmm(ptl.tensor(row), ptl.tensor(a), bb, beta=0.5, alpha=-2)
+        packed = ptl.addmm(ptl.tensor(row), ptl.tensor(a), operand(b, "strided"), beta=0.5,
+                           alpha=-2)
+        close(r, 0.5 * row.astype(np.float64) - 2 * exp, k, dtype)
+        assert np.array_equal(bits(r), bits(packed))
+        c = ptl.tensor(np.broadcast_to(row, (m, n)).copy())
+        c.addmm_(ptl.tensor(a), bb)
+        close(c, row.astype(np.float64) + exp, k, dtype)
+        c2 = ptl.tensor(np.broadcast_to(row, (m, n)).copy())
+        c2.addmm_(ptl.tensor(a), operand(b, "transposed"))
+        assert np.array_equal(bits(c), bits(c2))
+
+
+# (m, k, n, lda) for a transposed A: row strides of 256, 512, 1024 and 2048 floats (1 KiB to
+# 8 KiB: 4, 2, 1 and 1 L1 sets for 64 k steps; the AVX2 tiles pack these, and read 128 (8 sets)
+# and 96 (32 sets) in place), with m at MR (12; AVX2 6), one row over (the last row packed),
+# across MC (192; 400 is three blocks); k under the fetch distance, at and across KC; n at
+# NR, 256 (8 slivers, the limit), a narrow last sliver (48: packed) and 241 (in place)
+A_CASES = [(12, 64, 32, 256), (13, 64, 64, 512), (24, 5, 128, 1024), (25, 15, 96, 2048),
+           (6, 40, 32, 128), (7, 300, 64, 128), (90, 256, 64, 96), (200, 321, 96, 1024),
+           (400, 40, 32, 512), (60, 700, 256, 1024), (60, 100, 241, 2048), (60, 100, 48, 512),
+           (130, 1, 64, 1024)]
+
+
+@pytest.mark.parametrize("case", A_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_transposed_a_any_stride(case, dtype, restore_threads):
+    m, k, n, lda = case
+    a, b = rand((m, k), 93, dtype), rand((k, n), 94, dtype)
+    row = rand((n,), 95, dtype)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    at = transposed(a, lda)
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        ref = bits(ptl.mm(operand(a, "strided"), operand(b, "transposed")))   # both packed
+        close(ptl.tensor(ref), exp, k, dtype)
+        for lb in ("contiguous", "transposed"):
+            assert np.array_equal(bits(ptl.mm(at, operand(b, lb))), ref), (lb, nt)
+            assert np.array_equal(bits(ptl.mm(ptl.tensor(a), operand(b, lb))), ref), (lb, nt)
+        r = ptl.addmm(ptl.tensor(row), at, ptl.tensor(b), beta=0.5, alpha=-2)
+        packed = ptl.addmm(ptl.tensor(row), operand(a, "strided"), ptl.tensor(b), beta=0.5,
+                           alpha=-2)
+        close(r, 0.5 * row.astype(np.float64) - 2 * exp, k, dtype)
+        assert np.array_equal(bits(r), bits(packed))
+        c = ptl.tensor(np.broadcast_to(row, (m, n)).copy())
+        c.addmm_(at, ptl.tensor(b))
+        close(c, row.astype(np.float64) + exp, k, dtype)
+
+
+@pytest.mark.parametrize("mkn", [(0, 40, 64), (70, 0, 64), (70, 40, 0)])
+def test_size_zero(mkn):
+    """Empty products with a strided row-major B and a transposed A: C is empty, or beta * C
+    (zeros for beta = 0) when k is 0."""
+    m, k, n = mkn
+    a, b = rand((m, k), 96), rand((k, n), 97)
+    r = ptl.mm(transposed(a, 1024), row_strided(b, 1024, 0))
+    assert tuple(r.shape) == (m, n)
+    assert np.array_equal(bits(r), np.zeros((m, n), np.float32))
+    s = rand((m, n), 98)
+    r2 = ptl.addmm(ptl.tensor(s), transposed(a, 1024), row_strided(b, 1024, 0), beta=0.5)
+    assert np.array_equal(bits(r2), (0.5 * s).astype(np.float32))
+
+
+def test_weight_gradient_gpt_shapes(restore_threads):
+    """A GPT block's weight gradients g^T @ x (g [1024, out], x [1024, in]): both operands
+    read in place on AVX-512, the same bits as with both packed, on 1 and 2 threads."""
+    for out, inp in ((128, 128), (512, 128), (128, 512), (65, 128)):
+        g, x = rand((1024, out), 99), rand((1024, inp), 100)
+        exp = g.astype(np.float64).T @ x.astype(np.float64)
+        for nt in (1, 2):
+            ptl.set_num_threads(nt)
+            r = ptl.mm(ptl.tensor(g).t(), ptl.tensor(x))
+            close(r, exp, 1024, np.float32)
+            packed = ptl.mm(operand(g.T, "strided"), operand(x, "transposed"))
+            assert np.array_equal(bits(r), bits(packed)), (out, inp, nt)
