@@ -713,38 +713,6 @@ ptl_linalg_qr_blocked_f32(float *a, int64_t m, int64_t n, float *tau, float *q, 
 
 /* ---- symmetric eigensolver ---- */
 
-typedef double EighVec8 __attribute__((vector_size(64)));
-typedef float EighVec4 __attribute__((vector_size(64)));
-
-/* The sum of a vector's lanes: double's eight in order (the order, and so the bits, float64
- * has always had), float's sixteen as a tree (sixteen dependent additions were a tenth of
- * float32 eigh's time at n = 64). */
-static inline __attribute__((always_inline)) double
-lanes_sum_f8(EighVec8 v)
-{
-    double s = 0;
-    for (int l = 0; l < 8; l++) {
-        s += v[l];
-    }
-    return s;
-}
-
-static inline __attribute__((always_inline)) float
-lanes_sum_f4(EighVec4 v)
-{
-    typedef float Half __attribute__((vector_size(32)));
-    typedef float Quarter __attribute__((vector_size(16)));
-    Half a, b;
-    Quarter c, d;
-    memcpy(&a, &v, sizeof(a));
-    memcpy(&b, (const char *)&v + sizeof(a), sizeof(b));
-    a += b;
-    memcpy(&c, &a, sizeof(c));
-    memcpy(&d, (const char *)&a + sizeof(c), sizeof(d));
-    c += d;
-    return (c[0] + c[2]) + (c[1] + c[3]);
-}
-
 /* The panels of the reduction (tridiagonalize; float32's of 16 steps: 1.35x float32 eigvalsh
  * at n = 64 and 1.1x at 256 over panels of 32, and 8 no better) and the tiles of the
  * transposes: see the template's functions. */
@@ -1184,9 +1152,9 @@ DEFINE_QR_MATRIX(double, f8)
 DEFINE_QR_MATRIX(float, f4)
 #undef DEFINE_QR_MATRIX
 
-DEFINE_EIGH(double, f8, , EighVec8, ptl_gemm_f64, ptl_linalg_tridiagonal_ql,
+DEFINE_EIGH(double, f8, , LinalgVec8, ptl_gemm_f64, ptl_linalg_tridiagonal_ql,
             ptl_linalg_tridiagonal_dc, TRIDIAG_BLOCK)
-DEFINE_EIGH(float, f4, f, EighVec4, ptl_gemm_f32, ptl_linalg_tridiagonal_ql_f32,
+DEFINE_EIGH(float, f4, f, LinalgVec4, ptl_gemm_f32, ptl_linalg_tridiagonal_ql_f32,
             ptl_linalg_tridiagonal_dc_f32, TRIDIAG_BLOCK_F32)
 #undef DEFINE_EIGH
 

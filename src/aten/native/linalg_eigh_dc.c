@@ -45,38 +45,6 @@
 #define SECULAR_MAX_ITERATIONS 100
 #define SQRT_HALF 0.70710678118654752440
 
-typedef double SecularVec8 __attribute__((vector_size(64)));
-typedef float SecularVec4 __attribute__((vector_size(64)));
-
-/* The sum of a vector's lanes: double's eight in order (the order, and so the bits, float64
- * has always had), float's sixteen as a tree (sixteen dependent additions were a tenth of
- * float32 eigh's time at n = 64). */
-static inline __attribute__((always_inline)) double
-lanes_sum_f8(SecularVec8 v)
-{
-    double s = 0;
-    for (int l = 0; l < 8; l++) {
-        s += v[l];
-    }
-    return s;
-}
-
-static inline __attribute__((always_inline)) float
-lanes_sum_f4(SecularVec4 v)
-{
-    typedef float Half __attribute__((vector_size(32)));
-    typedef float Quarter __attribute__((vector_size(16)));
-    Half a, b;
-    Quarter c, d;
-    memcpy(&a, &v, sizeof(a));
-    memcpy(&b, (const char *)&v + sizeof(a), sizeof(b));
-    a += b;
-    memcpy(&c, &a, sizeof(c));
-    memcpy(&d, (const char *)&a + sizeof(c), sizeof(d));
-    c += d;
-    return (c[0] + c[2]) + (c[1] + c[3]);
-}
-
 /* in elements of T: both instances keep five int64_t arrays of n after the 3 n^2 + 7 n */
 int64_t
 ptl_linalg_tridiagonal_dc_scratch(int64_t n)
@@ -287,8 +255,8 @@ ptl_linalg_tridiagonal_values(double *d, double *e, int64_t n)
         return 0;                                                                             \
     }
 
-DEFINE_TRIDIAGONAL_QL(double, f8, , DBL_EPSILON, SecularVec8, 0x1p-500, 0x1p500)
-DEFINE_TRIDIAGONAL_QL(float, f4, f, FLT_EPSILON, SecularVec4, 0x1p-50f, 0x1p50f)
+DEFINE_TRIDIAGONAL_QL(double, f8, , DBL_EPSILON, LinalgVec8, 0x1p-500, 0x1p500)
+DEFINE_TRIDIAGONAL_QL(float, f4, f, FLT_EPSILON, LinalgVec4, 0x1p-50f, 0x1p50f)
 #undef DEFINE_TRIDIAGONAL_QL
 
 /* The QL's instances (linalg_impl.h): eigh's (linalg_decomp.c) and the leaves' here */
@@ -661,9 +629,9 @@ ptl_linalg_tridiagonal_ql_f32(float *d, float *e, float *zt, int64_t n, float *r
         return rc == 0 ? dc_merge_##SUF(d, n, n1, beta, zt, ldz, work) : rc;                  \
     }
 
-DEFINE_TRIDIAGONAL_DC(double, f8, , DBL_EPSILON, 0.0, SecularVec8, ptl_gemm_f64,
+DEFINE_TRIDIAGONAL_DC(double, f8, , DBL_EPSILON, 0.0, LinalgVec8, ptl_gemm_f64,
                       ptl_linalg_tridiagonal_ql)
-DEFINE_TRIDIAGONAL_DC(float, f4, f, FLT_EPSILON / 4, 0x1p-60f, SecularVec4, ptl_gemm_f32,
+DEFINE_TRIDIAGONAL_DC(float, f4, f, FLT_EPSILON / 4, 0x1p-60f, LinalgVec4, ptl_gemm_f32,
                       ptl_linalg_tridiagonal_ql_f32)
 #undef DEFINE_TRIDIAGONAL_DC
 
