@@ -27,6 +27,38 @@ i1 = _C._op("aten::special_i1")
 i1e = _C._op("aten::special_i1e")
 gammainc = _f["igamma"]
 gammaincc = _f["igammac"]
+# native/special.c's operators (Note [erfcx and the normal distribution], Note [Bessel
+# functions of real argument]); only zeta, entr, ndtr, log_ndtr, ndtri and erfcx are
+# differentiable, as in PyTorch
+_zeta = _C._op("aten::special_zeta")
+entr = _C._op("aten::special_entr")
+ndtr = _C._op("aten::special_ndtr")
+log_ndtr = _C._op("aten::special_log_ndtr")
+ndtri = _C._op("aten::special_ndtri")
+erfcx = _C._op("aten::special_erfcx")
+bessel_j0 = _C._op("aten::special_bessel_j0")
+bessel_j1 = _C._op("aten::special_bessel_j1")
+bessel_y0 = _C._op("aten::special_bessel_y0")
+bessel_y1 = _C._op("aten::special_bessel_y1")
+modified_bessel_i0 = _C._op("aten::special_modified_bessel_i0")
+modified_bessel_i1 = _C._op("aten::special_modified_bessel_i1")
+modified_bessel_k0 = _C._op("aten::special_modified_bessel_k0")
+modified_bessel_k1 = _C._op("aten::special_modified_bessel_k1")
+scaled_modified_bessel_k0 = _C._op("aten::special_scaled_modified_bessel_k0")
+scaled_modified_bessel_k1 = _C._op("aten::special_scaled_modified_bessel_k1")
+spherical_bessel_j0 = _C._op("aten::special_spherical_bessel_j0")
+airy_ai = _C._op("aten::special_airy_ai")
+
+
+def zeta(input, other, *, out=None):
+    """The Hurwitz zeta function sum_{k >= 0} (other + k)^-input; either argument may be a
+    Python number (it takes the other's dtype), not both (PyTorch's TypeError)."""
+    if not isinstance(input, _C.TensorBase) and not isinstance(other, _C.TensorBase):
+        raise TypeError(f"special_zeta() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(other).__name__}), but expected "
+                        "one of: (Tensor input, Tensor other), (Number self, Tensor other), "
+                        "(Tensor input, Number other)")
+    return _zeta(input, other) if out is None else _zeta(input, other, out=out)
 
 
 def multigammaln(input, p, *, out=None):

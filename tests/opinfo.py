@@ -2215,6 +2215,33 @@ ENTRIES += [
            grad_samples=COMPLEX_GRAD_SAMPLES, grad_call=_of_complex),
 ]
 
+# torch.special's functions of native/special.c (tests/aten/test_special_functions.py checks
+# their accuracy, special values and errors); the Bessel and Airy functions are not
+# differentiable, as in PyTorch
+ZETA_NOTE = ("derivatives.yaml: not_implemented for self (the exponent); gradcheck "
+             "differentiates other")
+ENTRIES += [
+    OpInfo("special_zeta", _constant_first(binary_samples()), ref=special.zeta,
+           domain=(1.5, 3.0), note=ZETA_NOTE),
+    unary("special_entr", special.entr, domain=POS),
+    unary("special_ndtr", special.ndtr),
+    unary("special_log_ndtr", special.log_ndtr),
+    unary("special_ndtri", special.ndtri, domain=(0.05, 0.95)),
+    unary("special_erfcx", special.erfcx),
+    unary("special_bessel_j0", special.j0, grad="none"),
+    unary("special_bessel_j1", special.j1, grad="none"),
+    unary("special_bessel_y0", special.y0, domain=POS, grad="none"),
+    unary("special_bessel_y1", special.y1, domain=POS, grad="none"),
+    unary("special_modified_bessel_i0", special.i0, grad="none"),
+    unary("special_modified_bessel_i1", special.i1, grad="none"),
+    unary("special_modified_bessel_k0", special.k0, domain=POS, grad="none"),
+    unary("special_modified_bessel_k1", special.k1, domain=POS, grad="none"),
+    unary("special_scaled_modified_bessel_k0", special.k0e, domain=POS, grad="none"),
+    unary("special_scaled_modified_bessel_k1", special.k1e, domain=POS, grad="none"),
+    unary("special_spherical_bessel_j0", lambda a: special.spherical_jn(0, a), grad="none"),
+    unary("special_airy_ai", lambda a: special.airy(a)[0], grad="none"),
+]
+
 
 def build_table():
     """name -> OpInfo for every op the table covers: the ENTRIES (samples generated from the

@@ -146,15 +146,11 @@ MISSING = {
         "module attributes and docstring fragments, not API": [
             "Tensor", "torch", "common_args", "multi_dim_common"],
         _POINTWISE_KERNELS: [
-            "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
-            "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "entr",
-            "erfcx", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
-            "legendre_polynomial_p", "log_ndtr", "modified_bessel_i0", "modified_bessel_i1",
-            "modified_bessel_k0", "modified_bessel_k1", "ndtr", "ndtri",
-            "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+            "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+            "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+            "laguerre_polynomial_l", "legendre_polynomial_p",
             "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
-            "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
-            "spherical_bessel_j0", "zeta"],
+            "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w"],
     },
     "torch.nn": {
         "submodules for quantization and fusion: not in this project": [
