@@ -1,18 +1,21 @@
 /* special.c -- the CPU kernels of torch.special's functions that have no other home:
  * zeta (Hurwitz), entr, ndtr, log_ndtr, ndtri, erfcx, the Bessel functions J0, J1, Y0, Y1,
  * the modified Bessel functions I0, I1, K0, K1 (and e^x K0, e^x K1), the spherical Bessel
- * function j0 and the Airy function Ai.  Mirrors their CPU kernels in
- * ATen/native/cpu/UnaryOpsKernel.cpp and BinaryOpsKernel.cpp.  Every formula runs in double
- * (float32, float16 and bfloat16 round its result once); the formulas are the scalar ones
- * of scalar_math.h (zeta), special_math.h (I0, I1), gaussian_math.h and bessel_math.h, which
- * a CUDA kernel can share.  Integer and bool inputs compute in the default float dtype, as
- * in PyTorch.  See Note [erfcx and the normal distribution] and Note [Bessel functions of
- * real argument]. */
+ * function j0, the Airy function Ai and the orthogonal polynomials (Chebyshev T, U, V, W
+ * and their shifted forms, Hermite H and He, Laguerre L, Legendre P).  Mirrors their CPU
+ * kernels in ATen/native/cpu/UnaryOpsKernel.cpp and BinaryOpsKernel.cpp.  Every formula
+ * runs in double (float32, float16 and bfloat16 round its result once); the formulas are
+ * the scalar ones of scalar_math.h (zeta), special_math.h (I0, I1), gaussian_math.h,
+ * bessel_math.h and polynomial_math.h, which a CUDA kernel can share.  Integer and bool
+ * inputs compute in the default float dtype, as in PyTorch.  See Note [erfcx and the normal
+ * distribution], Note [Bessel functions of real argument] and Note [Orthogonal
+ * polynomials]. */
 #include <math.h>
 
 #include "../../c10/error.h"
 #include "../bessel_math.h"
 #include "../gaussian_math.h"
+#include "../polynomial_math.h"
 #include "../scalar_math.h"
 #include "../special_math.h"
 #include "binary_loops.h"
@@ -77,6 +80,37 @@ DEFINE_SPECIAL_UNARY(airy_ai, ptl_airy_ai_d)
 DEFINE_BINARY_FLOAT_LOOPS(zeta, ZETA_F, ZETA_D)
 static const PtlLoop zeta_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(zeta)};
 
+/* ---- the orthogonal polynomials: [*] x, [*] n -> [*] float (broadcast); see Note
+ * [Orthogonal polynomials] ---- */
+
+#define DEFINE_POLYNOMIAL(NAME, FN)                                                       \
+    static inline float NAME##_in_f(float x, float n, float e)                            \
+    {                                                                                     \
+        (void)e;                                                                          \
+        return (float)FN((double)x, (double)n);                                           \
+    }                                                                                     \
+    static inline double NAME##_in_d(double x, double n, double e)                        \
+    {                                                                                     \
+        (void)e;                                                                          \
+        return FN(x, n);                                                                  \
+    }                                                                                     \
+    DEFINE_BINARY_FLOAT_LOOPS(NAME, NAME##_in_f, NAME##_in_d)                             \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
+
+DEFINE_POLYNOMIAL(chebyshev_polynomial_t, ptl_chebyshev_t_d)
+DEFINE_POLYNOMIAL(chebyshev_polynomial_u, ptl_chebyshev_u_d)
+DEFINE_POLYNOMIAL(chebyshev_polynomial_v, ptl_chebyshev_v_d)
+DEFINE_POLYNOMIAL(chebyshev_polynomial_w, ptl_chebyshev_w_d)
+DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_t, ptl_shifted_chebyshev_t_d)
+DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_u, ptl_shifted_chebyshev_u_d)
+DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_v, ptl_shifted_chebyshev_v_d)
+DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_w, ptl_shifted_chebyshev_w_d)
+DEFINE_POLYNOMIAL(hermite_polynomial_h, ptl_hermite_h_d)
+DEFINE_POLYNOMIAL(hermite_polynomial_he, ptl_hermite_he_d)
+DEFINE_POLYNOMIAL(laguerre_polynomial_l, ptl_laguerre_l_d)
+DEFINE_POLYNOMIAL(legendre_polynomial_p, ptl_legendre_p_d)
+#undef DEFINE_POLYNOMIAL
+
 static const int self_only[1] = {0};
 static const int self_other[2] = {0, 1};
 
@@ -117,6 +151,18 @@ DEFINE_SPECIAL_KERNEL(scaled_modified_bessel_k0, 1)
 DEFINE_SPECIAL_KERNEL(scaled_modified_bessel_k1, 1)
 DEFINE_SPECIAL_KERNEL(spherical_bessel_j0, 1)
 DEFINE_SPECIAL_KERNEL(airy_ai, 1)
+DEFINE_SPECIAL_KERNEL(chebyshev_polynomial_t, 2)
+DEFINE_SPECIAL_KERNEL(chebyshev_polynomial_u, 2)
+DEFINE_SPECIAL_KERNEL(chebyshev_polynomial_v, 2)
+DEFINE_SPECIAL_KERNEL(chebyshev_polynomial_w, 2)
+DEFINE_SPECIAL_KERNEL(shifted_chebyshev_polynomial_t, 2)
+DEFINE_SPECIAL_KERNEL(shifted_chebyshev_polynomial_u, 2)
+DEFINE_SPECIAL_KERNEL(shifted_chebyshev_polynomial_v, 2)
+DEFINE_SPECIAL_KERNEL(shifted_chebyshev_polynomial_w, 2)
+DEFINE_SPECIAL_KERNEL(hermite_polynomial_h, 2)
+DEFINE_SPECIAL_KERNEL(hermite_polynomial_he, 2)
+DEFINE_SPECIAL_KERNEL(laguerre_polynomial_l, 2)
+DEFINE_SPECIAL_KERNEL(legendre_polynomial_p, 2)
 #undef DEFINE_SPECIAL_KERNEL
 
 /* the functional and out= overloads of one op share its kernel */
@@ -131,7 +177,13 @@ static const PtlKernelReg special_cpu[] = {
     SPECIAL_REGS(modified_bessel_i1), SPECIAL_REGS(modified_bessel_k0),
     SPECIAL_REGS(modified_bessel_k1), SPECIAL_REGS(scaled_modified_bessel_k0),
     SPECIAL_REGS(scaled_modified_bessel_k1), SPECIAL_REGS(spherical_bessel_j0),
-    SPECIAL_REGS(airy_ai),
+    SPECIAL_REGS(airy_ai), SPECIAL_REGS(chebyshev_polynomial_t),
+    SPECIAL_REGS(chebyshev_polynomial_u), SPECIAL_REGS(chebyshev_polynomial_v),
+    SPECIAL_REGS(chebyshev_polynomial_w), SPECIAL_REGS(shifted_chebyshev_polynomial_t),
+    SPECIAL_REGS(shifted_chebyshev_polynomial_u), SPECIAL_REGS(shifted_chebyshev_polynomial_v),
+    SPECIAL_REGS(shifted_chebyshev_polynomial_w), SPECIAL_REGS(hermite_polynomial_h),
+    SPECIAL_REGS(hermite_polynomial_he), SPECIAL_REGS(laguerre_polynomial_l),
+    SPECIAL_REGS(legendre_polynomial_p),
 };
 #undef SPECIAL_REGS
 PTL_DEFINE_REGISTER(special_cpu)
