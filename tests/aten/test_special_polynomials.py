@@ -88,6 +88,8 @@ def _errors(name, x, k, got, dtype):
             if not np.isfinite(r) or r == 0 or (dtype == np.float32 and abs(r) > 3e38):
                 continue
             scale = max(abs(r), env(float(xi), int(ki)))
+            if dtype == np.float32 and scale > 3e38:
+                continue
             out.append((abs(float(g) - r) / float(spacing(scale)), xi, ki, g, r))
     return out
 
