@@ -420,3 +420,22 @@ def test_zeta_matches_torch():
     np.testing.assert_allclose(S.zeta(ptl.tensor(x), ptl.tensor(q)).numpy(), want, rtol=1e-13)
     assert S.zeta(2.0, ptl.tensor([1.0])).dtype == ptl.float32
     assert torch.special.zeta(2.0, torch.tensor([1.0])).dtype == torch.float32
+
+
+@pytest.mark.parametrize("name", ["erfcx", "bessel_y0", "modified_bessel_k1", "airy_ai"])
+def test_one_and_two_threads_agree(name):
+    """The iterator splits a large pointwise op among threads: the split changes nothing
+    (contiguous, and a transposed view)."""
+    fn = getattr(S, name)
+    a = ptl.tensor(_uniform(0.1, 40.0, 2 * 131073, 11).reshape(2, -1))
+    before = ptl.get_num_threads()
+    try:
+        ptl.set_num_threads(1)
+        one, one_t = fn(a).numpy(), fn(a.t()).numpy()
+        ptl.set_num_threads(2)
+        two, two_t = fn(a).numpy(), fn(a.t()).numpy()
+    finally:
+        ptl.set_num_threads(before)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_array_equal(one_t, two_t)
+    np.testing.assert_array_equal(one_t, one.T)

@@ -191,6 +191,23 @@ def test_two_numbers_are_a_type_error():
                              "combination of arguments - got (float, int)")
 
 
+@pytest.mark.parametrize("name", ["legendre_polynomial_p", "chebyshev_polynomial_t"])
+def test_one_and_two_threads_agree(name):
+    """The iterator splits a large pointwise op among threads: the split changes nothing."""
+    rng = np.random.default_rng(12)
+    x = ptl.tensor(rng.uniform(-1.5, 1.5, 262147))
+    n = ptl.tensor(np.arange(262147) % 40.0)
+    before = ptl.get_num_threads()
+    try:
+        ptl.set_num_threads(1)
+        one = getattr(S, name)(x, n).numpy()
+        ptl.set_num_threads(2)
+        two = getattr(S, name)(x, n).numpy()
+    finally:
+        ptl.set_num_threads(before)
+    np.testing.assert_array_equal(one, two)
+
+
 @torch_ref
 @pytest.mark.parametrize("name", NAMES)
 def test_matches_torch(name):
