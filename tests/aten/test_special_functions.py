@@ -439,3 +439,17 @@ def test_one_and_two_threads_agree(name):
     np.testing.assert_array_equal(one, two)
     np.testing.assert_array_equal(one_t, two_t)
     np.testing.assert_array_equal(one_t, one.T)
+
+
+@pytest.mark.parametrize("name", ["bessel_j0", "erfcx", "ndtri", "airy_ai", "i0e", "i1"])
+def test_complex_input_is_refused_like_torch(name):
+    # the kernel's name drops the operator's "special_", as PyTorch's do
+    kernel = name + "_cpu"
+    assert_raises_like_torch(lambda lib: getattr(lib.special, name)(lib.tensor([1j])),
+                             NotImplementedError,
+                             f'"{kernel}" not implemented for \'ComplexFloat\'')
+
+
+def test_complex_zeta_is_refused_like_torch():
+    assert_raises_like_torch(lambda lib: lib.special.zeta(lib.tensor([1j]), lib.tensor([2.0])),
+                             NotImplementedError, '"zeta_cpu" not implemented for')
