@@ -70,11 +70,11 @@ def zeta(input, other, *, out=None):
 def _polynomial(name, doc):
     op = _C._op(f"aten::special_{name}")
 
-    def polynomial(input, n, *, out=None):
-        return _tensor_or_number(op, f"special_{name}", input, n, ("input", "n"), out)
+    def polynomial(x, n, *, out=None):
+        return _tensor_or_number(op, f"special_{name}", x, n, ("x", "n"), out)
     polynomial.__name__ = polynomial.__qualname__ = name
-    polynomial.__doc__ = (f"{doc} of degree n (truncated toward zero; 0 for n < 0) at "
-                          "input (Note [Orthogonal polynomials] in src/aten/polynomial_math.h).")
+    polynomial.__doc__ = (f"{doc} of degree n (truncated toward zero; 0 for n < 0) at x "
+                          "(Note [Orthogonal polynomials] in src/aten/polynomial_math.h).")
     return polynomial
 
 
@@ -83,13 +83,13 @@ chebyshev_polynomial_u = _polynomial("chebyshev_polynomial_u", "The Chebyshev po
 chebyshev_polynomial_v = _polynomial("chebyshev_polynomial_v", "The Chebyshev polynomial V")
 chebyshev_polynomial_w = _polynomial("chebyshev_polynomial_w", "The Chebyshev polynomial W")
 shifted_chebyshev_polynomial_t = _polynomial("shifted_chebyshev_polynomial_t",
-                                             "T(2 input - 1), the shifted Chebyshev polynomial")
+                                             "T(2x - 1), the shifted Chebyshev polynomial")
 shifted_chebyshev_polynomial_u = _polynomial("shifted_chebyshev_polynomial_u",
-                                             "U(2 input - 1), the shifted Chebyshev polynomial")
+                                             "U(2x - 1), the shifted Chebyshev polynomial")
 shifted_chebyshev_polynomial_v = _polynomial("shifted_chebyshev_polynomial_v",
-                                             "V(2 input - 1), the shifted Chebyshev polynomial")
+                                             "V(2x - 1), the shifted Chebyshev polynomial")
 shifted_chebyshev_polynomial_w = _polynomial("shifted_chebyshev_polynomial_w",
-                                             "W(2 input - 1), the shifted Chebyshev polynomial")
+                                             "W(2x - 1), the shifted Chebyshev polynomial")
 hermite_polynomial_h = _polynomial("hermite_polynomial_h", "The (physicists') Hermite polynomial H")
 hermite_polynomial_he = _polynomial("hermite_polynomial_he",
                                     "The (probabilists') Hermite polynomial He")

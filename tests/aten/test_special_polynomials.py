@@ -185,6 +185,16 @@ def test_shapes_dtypes_numbers_and_out(name):
     assert not r.requires_grad
 
 
+def test_keyword_names_are_pytorchs():
+    t = ptl.tensor([0.5, -0.25], dtype=ptl.float64)
+    np.testing.assert_array_equal(S.chebyshev_polynomial_t(x=t, n=3).numpy(),
+                                  S.chebyshev_polynomial_t(t, 3).numpy())
+    np.testing.assert_array_equal(S.airy_ai(x=t).numpy(), S.airy_ai(t).numpy())
+    np.testing.assert_array_equal(S.entr(input=t.abs()).numpy(), S.entr(t.abs()).numpy())
+    with pytest.raises(TypeError):
+        S.chebyshev_polynomial_t(input=t, n=2)
+
+
 def test_two_numbers_are_a_type_error():
     assert_raises_like_torch(lambda lib: lib.special.chebyshev_polynomial_t(0.5, 2),
                              TypeError, "special_chebyshev_polynomial_t() received an invalid "
