@@ -46,7 +46,10 @@
  * sqrt(1 + u^2 / (2 zeta)) du, zeta = 2/3 x^(3/2), the K_(1/3) integral above; x < -12,
  * Ai(-z) = (cos(zeta - pi/4) P + sin(zeta - pi/4) Q) / (sqrt(pi) z^(1/4)) with P, Q the
  * series in u_k / zeta^k.  zeta is formed in double-double in both tails (its rounding
- * would cost zeta * eps in the phase or the exponent).
+ * would cost zeta * eps in the phase or the exponent); the pair carries the phase to
+ * zeta 2^-105, i.e. zeta 2^-53 ulps of the envelope: under an ulp to x = -1e10, and NaN
+ * (SciPy's value from x = -1e8 on) once zeta >= 2^64 (x below about -3.2e12), where the
+ * phase error would pass 2^-41.
  *
  * Special values follow the limits (SciPy's): J, j0, Ai -> 0 at +-inf (Ai(-inf) = 0), Y ->
  * 0 at +inf, Y(0) = -inf, K(0) = inf, K(+inf) = 0; Y, K of x < 0 are NaN.  PyTorch returns
@@ -316,6 +319,9 @@ ptl_airy_ai_d(double x)
     if (x < -12.0) {
         double z = -x, sp = 1.0, sq = 0.0, u = 1.0;
         PtlDoubleDouble zeta = ptl_airy_zeta(z);
+        if (zeta.hi >= 0x1p64) {   /* the pair's phase error, zeta 2^-105, passes 2^-41 */
+            return NAN;
+        }
         for (int k = 1; k < 40; k++) {
             double k6 = 6.0 * (double)k;
             u *= (k6 - 5.0) * (k6 - 3.0) * (k6 - 1.0) / ((2.0 * k - 1.0) * 216.0 * k * zeta.hi);
@@ -331,8 +337,9 @@ ptl_airy_ai_d(double x)
                 sp += v;
             }
         }
-        double c = cos(zeta.hi), s = sin(zeta.hi);
-        double cz = c - s * zeta.lo, sz = s + c * zeta.lo;
+        /* cos and sin of hi + lo by the sum formulas: lo is not small once hi > 2^53 */
+        double ch = cos(zeta.hi), sh = sin(zeta.hi), cl = cos(zeta.lo), sl = sin(zeta.lo);
+        double cz = ch * cl - sh * sl, sz = sh * cl + ch * sl;
         /* cos(zeta - pi/4) and sin(zeta - pi/4), times sqrt(2) */
         double cw = cz + sz, sw = sz - cz;
         return (cw * sp + sw * sq) / (sqrt(2.0 * PTL_PI_D) * sqrt(sqrt(z)));

@@ -7,11 +7,12 @@ Accuracy is measured against mpmath (40 digits; 250 for zeta, whose mpmath evalu
 unreliable below that for large exponents) on random points of each function's regions,
 the hard ones included (tails, large arguments, near zeros and poles), in units in the last
 place of the reference:
-  float64  zeta 8 (64 of the largest term at q < 0), entr 2, ndtr 8, log_ndtr 8, ndtri 6, erfcx 6, K0/K1 (scaled too) 8,
-           spherical j0 4, I0/I1 4; J0, J1, Y0, Y1 and Ai 10 ulps of max(|f(x)|, envelope),
-           the envelope being the amplitude of the oscillation (min(1, sqrt(2 / (pi x))) for
-           J and Y, |x|^(-1/4) / sqrt(pi) for Ai at x < 0): near a zero of an oscillating
-           function the error is absolute (Note [Bessel functions of real argument])
+  float64  zeta 8 (64 of the largest term at q < 0), entr 2, ndtr 8, log_ndtr 8, ndtri 6,
+           erfcx 6, K0/K1 (scaled too) 8, spherical j0 4, I0/I1 4; J0, J1, Y0, Y1 and Ai
+           10 ulps of max(|f(x)|, envelope), the envelope being the amplitude of the
+           oscillation (min(1, sqrt(2 / (pi x))) for J and Y, |x|^(-1/4) / sqrt(pi) for Ai
+           at x < 0): near a zero of an oscillating function the error is absolute (Note
+           [Bessel functions of real argument]); J and Y to x = 1e300, Ai to x = -1e10
   float32  1 ulp of the same quantity (every formula runs in double and rounds once)
 The measured maxima are in the docstring of test_float64_accuracy.  Special values (+-inf,
 NaN, -0.0, poles, domain edges), shapes (0-dim, size-0, non-contiguous, broadcast), dtype
@@ -92,10 +93,11 @@ REGIONS = {
     "log_ndtr": [("log", 1, 1e5, -1), ("lin", -40, -1), ("lin", -1, 0), ("lin", 0, 9)],
     "ndtri": [("log", 1e-300, 0.25), ("lin", 0.25, 0.75), ("lin", 0.75, 1)],
     "erfcx": [("lin", -26, 0), ("lin", 0, 26), ("log", 26, 1e10)],
-    "bessel_j0": [("lin", -25, 25), ("lin", 25, 200), ("log", 1e-5, 1e5)],
-    "bessel_j1": [("lin", -25, 25), ("lin", -200, -25), ("log", 1e-5, 1e5)],
-    "bessel_y0": [("lin", 0, 25), ("lin", 25, 200), ("log", 1e-8, 1e5)],
-    "bessel_y1": [("lin", 0, 25), ("lin", 25, 200), ("log", 1e-8, 1e5)],
+    "bessel_j0": [("lin", -25, 25), ("lin", 25, 200), ("log", 1e-5, 1e5), ("log", 1e5, 1e300)],
+    "bessel_j1": [("lin", -25, 25), ("lin", -200, -25), ("log", 1e-5, 1e5),
+                  ("log", 1e5, 1e300, -1)],
+    "bessel_y0": [("lin", 0, 25), ("lin", 25, 200), ("log", 1e-8, 1e5), ("log", 1e5, 1e300)],
+    "bessel_y1": [("lin", 0, 25), ("lin", 25, 200), ("log", 1e-8, 1e5), ("log", 1e5, 1e300)],
     "modified_bessel_i0": [("lin", -30, 30), ("lin", 30, 700)],
     "modified_bessel_i1": [("lin", -30, 30), ("lin", -700, -30)],
     "modified_bessel_k0": [("log", 1e-8, 1), ("lin", 1, 30), ("lin", 30, 700)],
@@ -103,7 +105,8 @@ REGIONS = {
     "scaled_modified_bessel_k0": [("log", 1e-8, 1), ("lin", 1, 30), ("log", 30, 1e6)],
     "scaled_modified_bessel_k1": [("log", 1e-8, 1), ("lin", 1, 30), ("log", 30, 1e6)],
     "spherical_bessel_j0": [("lin", -1, 1), ("lin", -100, 100), ("log", 1e-8, 1e5)],
-    "airy_ai": [("lin", -12, 2), ("lin", 2, 100), ("lin", -200, -12), ("lin", -1e4, -200)],
+    "airy_ai": [("lin", -12, 2), ("lin", 2, 100), ("lin", -200, -12), ("lin", -1e4, -200),
+                ("log", 1e4, 1e10, -1)],
 }
 
 
@@ -209,7 +212,8 @@ SPECIAL_VALUES = {
     "scaled_modified_bessel_k0": [(0.0, INF), (-1.0, NAN), (INF, 0.0)],
     "scaled_modified_bessel_k1": [(0.0, INF), (-1.0, NAN), (INF, 0.0)],
     "spherical_bessel_j0": [(0.0, 1.0), (-0.0, 1.0), (INF, 0.0), (-INF, 0.0)],
-    "airy_ai": [(0.0, 0.3550280538878172), (INF, 0.0), (-INF, 0.0), (200.0, 0.0)],
+    "airy_ai": [(0.0, 0.3550280538878172), (INF, 0.0), (-INF, 0.0), (200.0, 0.0),
+                (-1e13, NAN), (-1e30, NAN)],   # past the phase's precision: NaN
 }
 
 
