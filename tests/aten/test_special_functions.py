@@ -236,6 +236,26 @@ def test_special_values(name, dtype):
         assert _same(g, w), (name, x, g, w)
 
 
+def test_zeta_of_a_large_negative_q():
+    """q = -n + f: the n negative terms are summed as two zeta values (the direct walk from q
+    took n steps: hours at n = 1e15), for zeta and for polygamma, which shares it."""
+    q = np.array([-1e15 + 0.5, -1e8 + 0.25, -20.75, -17.5])
+    x = np.array([2.0, 3.0, 4.0, 5.0])
+    with mpmath.workdps(60):
+        want = []
+        for a, b in zip(x, q):
+            n = -mpmath.floor(mpmath.mpf(b))
+            f = mpmath.mpf(b) + n
+            want.append(float(mpmath.zeta(a, f) + (-1) ** int(a) *
+                              (mpmath.zeta(a, 1 - f) - mpmath.zeta(a, n + 1 - f))))
+    got = S.zeta(ptl.tensor(x), ptl.tensor(q)).numpy()
+    # odd x: the terms cancel; 8 ulps of the largest, dist(q, integers)^-x
+    largest = np.abs(q - np.round(q)) ** -x
+    assert np.all(np.abs(got - want) <= 8 * np.spacing(np.maximum(np.abs(want), largest)))
+    # polygamma(1, x) = zeta(2, x)
+    np.testing.assert_allclose(ptl.polygamma(1, ptl.tensor(q[:1])).numpy(), want[:1], rtol=1e-14)
+
+
 def test_zeta_special_values():
     x = [1.0, 0.5, 2.0, 2.0, 2.0, INF, INF, 2.0, NAN, 2.0, 1.0 + 2**-52]
     q = [1.0, 1.0, 0.0, -1.0, INF, 1.0, 0.5, NAN, 2.0, 1e300, 1.0]
