@@ -27,6 +27,74 @@ i1 = _C._op("aten::special_i1")
 i1e = _C._op("aten::special_i1e")
 gammainc = _f["igamma"]
 gammaincc = _f["igammac"]
+# native/special.c's operators (Note [erfcx and the normal distribution], Note [Bessel
+# functions of real argument]); only zeta, entr, ndtr, log_ndtr, ndtri and erfcx are
+# differentiable, as in PyTorch (the orthogonal polynomials, below, are not either)
+_zeta = _C._op("aten::special_zeta")
+entr = _C._op("aten::special_entr")
+ndtr = _C._op("aten::special_ndtr")
+log_ndtr = _C._op("aten::special_log_ndtr")
+ndtri = _C._op("aten::special_ndtri")
+erfcx = _C._op("aten::special_erfcx")
+bessel_j0 = _C._op("aten::special_bessel_j0")
+bessel_j1 = _C._op("aten::special_bessel_j1")
+bessel_y0 = _C._op("aten::special_bessel_y0")
+bessel_y1 = _C._op("aten::special_bessel_y1")
+modified_bessel_i0 = _C._op("aten::special_modified_bessel_i0")
+modified_bessel_i1 = _C._op("aten::special_modified_bessel_i1")
+modified_bessel_k0 = _C._op("aten::special_modified_bessel_k0")
+modified_bessel_k1 = _C._op("aten::special_modified_bessel_k1")
+scaled_modified_bessel_k0 = _C._op("aten::special_scaled_modified_bessel_k0")
+scaled_modified_bessel_k1 = _C._op("aten::special_scaled_modified_bessel_k1")
+spherical_bessel_j0 = _C._op("aten::special_spherical_bessel_j0")
+airy_ai = _C._op("aten::special_airy_ai")
+
+
+def _tensor_or_number(op, name, a, b, names, out):
+    """op(a, b), either of which may be a Python number (it takes the other's dtype), not
+    both (PyTorch's TypeError)."""
+    if not isinstance(a, _C.TensorBase) and not isinstance(b, _C.TensorBase):
+        first, second = names
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({type(a).__name__}, {type(b).__name__}), but expected one of: "
+                        f"(Tensor {first}, Tensor {second}), (Number {first}, Tensor "
+                        f"{second}), (Tensor {first}, Number {second})")
+    return op(a, b) if out is None else op(a, b, out=out)
+
+
+def zeta(input, other, *, out=None):
+    """The Hurwitz zeta function sum_{k >= 0} (other + k)^-input."""
+    return _tensor_or_number(_zeta, "special_zeta", input, other, ("input", "other"), out)
+
+
+def _polynomial(name, doc):
+    op = _C._op(f"aten::special_{name}")
+
+    def polynomial(x, n, *, out=None):
+        return _tensor_or_number(op, f"special_{name}", x, n, ("x", "n"), out)
+    polynomial.__name__ = polynomial.__qualname__ = name
+    polynomial.__doc__ = (f"{doc} of degree n (truncated toward zero; 0 for n < 0) at x "
+                          "(Note [Orthogonal polynomials] in src/aten/polynomial_math.h).")
+    return polynomial
+
+
+chebyshev_polynomial_t = _polynomial("chebyshev_polynomial_t", "The Chebyshev polynomial T")
+chebyshev_polynomial_u = _polynomial("chebyshev_polynomial_u", "The Chebyshev polynomial U")
+chebyshev_polynomial_v = _polynomial("chebyshev_polynomial_v", "The Chebyshev polynomial V")
+chebyshev_polynomial_w = _polynomial("chebyshev_polynomial_w", "The Chebyshev polynomial W")
+shifted_chebyshev_polynomial_t = _polynomial("shifted_chebyshev_polynomial_t",
+                                             "T(2x - 1), the shifted Chebyshev polynomial")
+shifted_chebyshev_polynomial_u = _polynomial("shifted_chebyshev_polynomial_u",
+                                             "U(2x - 1), the shifted Chebyshev polynomial")
+shifted_chebyshev_polynomial_v = _polynomial("shifted_chebyshev_polynomial_v",
+                                             "V(2x - 1), the shifted Chebyshev polynomial")
+shifted_chebyshev_polynomial_w = _polynomial("shifted_chebyshev_polynomial_w",
+                                             "W(2x - 1), the shifted Chebyshev polynomial")
+hermite_polynomial_h = _polynomial("hermite_polynomial_h", "The (physicists') Hermite polynomial H")
+hermite_polynomial_he = _polynomial("hermite_polynomial_he",
+                                    "The (probabilists') Hermite polynomial He")
+laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", "The Laguerre polynomial L")
+legendre_polynomial_p = _polynomial("legendre_polynomial_p", "The Legendre polynomial P")
 
 
 def multigammaln(input, p, *, out=None):

@@ -2215,6 +2215,72 @@ ENTRIES += [
            grad_samples=COMPLEX_GRAD_SAMPLES, grad_call=_of_complex),
 ]
 
+# torch.special's functions of native/special.c (tests/aten/test_special_functions.py checks
+# their accuracy, special values and errors); the Bessel and Airy functions are not
+# differentiable, as in PyTorch
+ZETA_NOTE = ("derivatives.yaml: not_implemented for self (the exponent); gradcheck "
+             "differentiates other")
+ENTRIES += [
+    OpInfo("special_zeta", _constant_first(binary_samples()), ref=special.zeta,
+           domain=(1.5, 3.0), note=ZETA_NOTE),
+    unary("special_entr", special.entr, domain=POS),
+    unary("special_ndtr", special.ndtr),
+    unary("special_log_ndtr", special.log_ndtr),
+    unary("special_ndtri", special.ndtri, domain=(0.05, 0.95)),
+    unary("special_erfcx", special.erfcx),
+    unary("special_bessel_j0", special.j0, grad="none"),
+    unary("special_bessel_j1", special.j1, grad="none"),
+    unary("special_bessel_y0", special.y0, domain=POS, grad="none"),
+    unary("special_bessel_y1", special.y1, domain=POS, grad="none"),
+    unary("special_modified_bessel_i0", special.i0, grad="none"),
+    unary("special_modified_bessel_i1", special.i1, grad="none"),
+    unary("special_modified_bessel_k0", special.k0, domain=POS, grad="none"),
+    unary("special_modified_bessel_k1", special.k1, domain=POS, grad="none"),
+    unary("special_scaled_modified_bessel_k0", special.k0e, domain=POS, grad="none"),
+    unary("special_scaled_modified_bessel_k1", special.k1e, domain=POS, grad="none"),
+    unary("special_spherical_bessel_j0", lambda a: special.spherical_jn(0, a), grad="none"),
+    unary("special_airy_ai", lambda a: special.airy(a)[0], grad="none"),
+]
+
+
+def _degree(n):
+    """the polynomials' degree: n truncated toward zero (0 for n < 0 is not sampled)"""
+    return np.trunc(n).astype(np.int64)
+
+
+def _np_chebyshev_vw(sign):
+    """V (sign -1) or W (sign 1) = U_n + sign U_(n-1)"""
+    return lambda x, n: (special.eval_chebyu(_degree(n), x) +
+                         sign * special.eval_chebyu(_degree(n) - 1, x))
+
+
+# x from the op's domain, n in [0, 9) (its gradient is not defined: the ops are not
+# differentiable)
+POLYNOMIAL_SAMPLES = [
+    S(T(2, 3), C(2, 3, low=0, high=9)), S(T(2, 3), C(3, low=0, high=9)),
+    S(T(), C(2, 2, low=0, high=9)), S(T(0, 3), C(1, 3, low=0, high=9)),
+    S(T(3, 2, layout="transposed"), C(3, 1, low=0, high=9)),
+    S(T(4, layout="sliced"), C(4, low=0, high=9))]
+_V, _W = _np_chebyshev_vw(-1), _np_chebyshev_vw(1)
+ENTRIES += [OpInfo("special_" + name, POLYNOMIAL_SAMPLES, ref=ref, domain=domain, grad="none",
+                   rtol=1e-8, atol=1e-9)
+            for name, ref, domain in [
+    ("chebyshev_polynomial_t", lambda x, n: special.eval_chebyt(_degree(n), x), (-1.2, 1.2)),
+    ("chebyshev_polynomial_u", lambda x, n: special.eval_chebyu(_degree(n), x), (-1.2, 1.2)),
+    ("chebyshev_polynomial_v", _V, (-1.2, 1.2)),
+    ("chebyshev_polynomial_w", _W, (-1.2, 1.2)),
+    ("shifted_chebyshev_polynomial_t",
+     lambda x, n: special.eval_chebyt(_degree(n), 2 * x - 1), (-0.1, 1.1)),
+    ("shifted_chebyshev_polynomial_u",
+     lambda x, n: special.eval_chebyu(_degree(n), 2 * x - 1), (-0.1, 1.1)),
+    ("shifted_chebyshev_polynomial_v", lambda x, n: _V(2 * x - 1, n), (-0.1, 1.1)),
+    ("shifted_chebyshev_polynomial_w", lambda x, n: _W(2 * x - 1, n), (-0.1, 1.1)),
+    ("hermite_polynomial_h", lambda x, n: special.eval_hermite(_degree(n), x), (-2.0, 2.0)),
+    ("hermite_polynomial_he", lambda x, n: special.eval_hermitenorm(_degree(n), x),
+     (-2.0, 2.0)),
+    ("laguerre_polynomial_l", lambda x, n: special.eval_laguerre(_degree(n), x), (-1.0, 5.0)),
+    ("legendre_polynomial_p", lambda x, n: special.eval_legendre(_degree(n), x), (-1.2, 1.2))]]
+
 
 def _np_r2c(a, dim, normalization, onesided):
     """NumPy's fftn over dim, scaled as normalization says, halved along the last dim."""

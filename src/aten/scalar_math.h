@@ -938,30 +938,16 @@ ptl_digamma_d(double x)
 /* The Hurwitz zeta function zeta(s, q) = sum_{k >= 0} (q + k)^-s for s > 1, by
  * Euler-Maclaurin summation: the first terms directly until q + k > 9, then the integral
  * of the rest, half its first term, and the Bernoulli corrections
- * B_2j / (2j)! s (s + 1) ... (s + 2j - 2) a^(-s-2j+1).  inf at the poles q = 0, -1, ...;
- * nan for s <= 1 or, as PyTorch, for q <= 0 and non-integer s. */
+ * B_2j / (2j)! s (s + 1) ... (s + 2j - 2) a^(-s-2j+1).  The direct terms walk from q up to
+ * 9, so ptl_zeta_d below splits off the negative terms of a q < -16 first. */
 PTL_HD static inline double
-ptl_zeta_d(double s, double q)
+ptl_zeta_sum(double s, double q)
 {
     /* (2j)! / B_2j for j = 1..12 */
     static const double FACT_OVER_B[12] = {
         12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
         7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
         -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18};
-    if (s == 1.0) {
-        return INFINITY;
-    }
-    if (!(s > 1.0)) {
-        return NAN;
-    }
-    if (q <= 0.0) {
-        if (q == floor(q)) {
-            return INFINITY;
-        }
-        if (s != floor(s)) {
-            return NAN;
-        }
-    }
     double sum = pow(q, -s), a = q, b = 0.0;
     int i = 0;
     while (i < 9 || a <= 9.0) {
@@ -992,6 +978,37 @@ ptl_zeta_d(double s, double q)
         k += 1.0;
     }
     return sum;
+}
+
+/* zeta(s, q): inf at the poles q = 0, -1, ...; nan for s <= 1 or, as PyTorch, for q <= 0
+ * and non-integer s.  A q < -16 (not an integer, so above -2^52) is -n + f with 0 < f < 1:
+ * its n negative terms -(j - f), j = 1..n, sum to (-1)^s (zeta(s, 1 - f) - zeta(s, n+1-f)),
+ * so zeta(s, q) = zeta(s, f) + (-1)^s (zeta(s, 1 - f) - zeta(s, n + 1 - f)), three sums of
+ * a few dozen terms where the direct walk from q would take n steps (PyTorch's: 4 s at
+ * q = -1e8 + 0.5; hours at -1e15 + 0.5). */
+PTL_HD static inline double
+ptl_zeta_d(double s, double q)
+{
+    if (s == 1.0) {
+        return INFINITY;
+    }
+    if (!(s > 1.0)) {
+        return NAN;
+    }
+    if (q <= 0.0) {
+        if (q == floor(q)) {
+            return INFINITY;
+        }
+        if (s != floor(s)) {
+            return NAN;
+        }
+    }
+    if (q < -16.0) {
+        double n = -floor(q), f = q + n, sign = fmod(s, 2.0) == 0.0 ? 1.0 : -1.0;
+        return ptl_zeta_sum(s, f) +
+               sign * (ptl_zeta_sum(s, 1.0 - f) - ptl_zeta_sum(s, n + 1.0 - f));
+    }
+    return ptl_zeta_sum(s, q);
 }
 
 /* polygamma(n, x), the n-th derivative of digamma: (-1)^(n+1) n! zeta(n + 1, x) for

@@ -11,7 +11,6 @@ import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 from helpers import torch, torch_ref
 
-_POINTWISE_KERNELS = "special functions that need kernels of their own: not written yet"
 _TORCHSCRIPT = "TorchScript / JIT, IR and serialization internals: no TorchScript here"
 _QUANTIZED = "quantized tensors and their ops: not in this project"
 _VENDOR = "cuDNN / MIOpen / oneDNN (mkldnn) / FBGEMM entry points: not in this project"
@@ -151,16 +150,6 @@ MISSING = {
     "torch.special": {
         "module attributes and docstring fragments, not API": [
             "Tensor", "torch", "common_args", "multi_dim_common"],
-        _POINTWISE_KERNELS: [
-            "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
-            "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "entr",
-            "erfcx", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
-            "legendre_polynomial_p", "log_ndtr", "modified_bessel_i0", "modified_bessel_i1",
-            "modified_bessel_k0", "modified_bessel_k1", "ndtr", "ndtri",
-            "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-            "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
-            "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
-            "spherical_bessel_j0", "zeta"],
     },
     "torch.nn": {
         "submodules for quantization and fusion: not in this project": [

@@ -12,6 +12,9 @@ ptl_kernel_name(const PtlOperator *op, char *buf, size_t n)
 {
     const char *name = strstr(op->schema.name, "::");
     name = name ? name + 2 : op->schema.name;
+    if (strncmp(name, "special_", 8) == 0) {   /* PyTorch's "i0e_cpu", "bessel_j0_cpu" */
+        name += 8;
+    }
     size_t len = strlen(name);
     if (op->schema.inplace && len > 1 && name[len - 1] == '_') {
         len--;

@@ -1,0 +1,189 @@
+/* special.c -- the CPU kernels of torch.special's functions that have no other home:
+ * zeta (Hurwitz), entr, ndtr, log_ndtr, ndtri, erfcx, the Bessel functions J0, J1, Y0, Y1,
+ * the modified Bessel functions I0, I1, K0, K1 (and e^x K0, e^x K1), the spherical Bessel
+ * function j0, the Airy function Ai and the orthogonal polynomials (Chebyshev T, U, V, W
+ * and their shifted forms, Hermite H and He, Laguerre L, Legendre P).  Mirrors their CPU
+ * kernels in ATen/native/cpu/UnaryOpsKernel.cpp and BinaryOpsKernel.cpp.  Every formula
+ * runs in double (float32, float16 and bfloat16 round its result once); the formulas are
+ * the scalar ones of scalar_math.h (zeta), special_math.h (I0, I1), gaussian_math.h,
+ * bessel_math.h and polynomial_math.h, which a CUDA kernel can share.  Integer and bool
+ * inputs compute in the default float dtype, as in PyTorch.  See Note [erfcx and the normal
+ * distribution], Note [Bessel functions of real argument] and Note [Orthogonal
+ * polynomials]. */
+#include <math.h>
+
+#include "../../c10/error.h"
+#include "../bessel_math.h"
+#include "../gaussian_math.h"
+#include "../polynomial_math.h"
+#include "../scalar_math.h"
+#include "../special_math.h"
+#include "binary_loops.h"
+#include "native.h"
+#include "unary_loops.h"
+
+/* entr(x) = -x log x, 0 at 0, -inf below 0 (PyTorch's values: NaN stays NaN) */
+static inline double
+entr_d(double x)
+{
+    if (x != x) {
+        return x;
+    }
+    if (x > 0.0) {
+        return -x * log(x);
+    }
+    return x == 0.0 ? 0.0 : -INFINITY;
+}
+
+/* ---- one-input loops: [*] float -> [*] float, the formula in double ---- */
+
+#define DEFINE_SPECIAL_UNARY(NAME, FN)                                                    \
+    static inline float NAME##_in_f(float x, const void *e)                               \
+    {                                                                                     \
+        (void)e;                                                                          \
+        return (float)FN((double)x);                                                      \
+    }                                                                                     \
+    static inline double NAME##_in_d(double x, const void *e)                             \
+    {                                                                                     \
+        (void)e;                                                                          \
+        return FN(x);                                                                     \
+    }                                                                                     \
+    DEFINE_UNARY_LOOP(NAME, ptl_half, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, NAME##_in_f) \
+    DEFINE_UNARY_LOOP(NAME, ptl_bf16, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAME##_in_f) \
+    DEFINE_UNARY_LOOP(NAME, float, float, f4, PTL_ID, PTL_ID, NAME##_in_f)                \
+    DEFINE_UNARY_LOOP(NAME, double, double, f8, PTL_ID, PTL_ID, NAME##_in_d)              \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
+
+DEFINE_SPECIAL_UNARY(entr, entr_d)
+DEFINE_SPECIAL_UNARY(ndtr, ptl_ndtr_d)
+DEFINE_SPECIAL_UNARY(log_ndtr, ptl_log_ndtr_d)
+DEFINE_SPECIAL_UNARY(ndtri, ptl_ndtri_d)
+DEFINE_SPECIAL_UNARY(erfcx, ptl_erfcx_d)
+DEFINE_SPECIAL_UNARY(bessel_j0, ptl_bessel_j0_d)
+DEFINE_SPECIAL_UNARY(bessel_j1, ptl_bessel_j1_d)
+DEFINE_SPECIAL_UNARY(bessel_y0, ptl_bessel_y0_d)
+DEFINE_SPECIAL_UNARY(bessel_y1, ptl_bessel_y1_d)
+DEFINE_SPECIAL_UNARY(modified_bessel_i0, ptl_i0_d)
+DEFINE_SPECIAL_UNARY(modified_bessel_i1, ptl_i1_d)
+DEFINE_SPECIAL_UNARY(modified_bessel_k0, ptl_bessel_k0_d)
+DEFINE_SPECIAL_UNARY(modified_bessel_k1, ptl_bessel_k1_d)
+DEFINE_SPECIAL_UNARY(scaled_modified_bessel_k0, ptl_bessel_k0e_d)
+DEFINE_SPECIAL_UNARY(scaled_modified_bessel_k1, ptl_bessel_k1e_d)
+DEFINE_SPECIAL_UNARY(spherical_bessel_j0, ptl_spherical_bessel_j0_d)
+DEFINE_SPECIAL_UNARY(airy_ai, ptl_airy_ai_d)
+#undef DEFINE_SPECIAL_UNARY
+
+/* ---- zeta: [*] x, [*] q -> [*] float (broadcast) ---- */
+
+#define ZETA_F(A, B, X) ((float)ptl_zeta_d((A), (B)))
+#define ZETA_D(A, B, X) ptl_zeta_d((A), (B))
+DEFINE_BINARY_FLOAT_LOOPS(zeta, ZETA_F, ZETA_D)
+static const PtlLoop zeta_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(zeta)};
+
+/* ---- the orthogonal polynomials: [*] x, [*] n -> [*] float (broadcast); see Note
+ * [Orthogonal polynomials] ---- */
+
+#define DEFINE_POLYNOMIAL(NAME, FN)                                                       \
+    static inline float NAME##_in_f(float x, float n, float e)                            \
+    {                                                                                     \
+        (void)e;                                                                          \
+        return (float)FN((double)x, (double)n);                                           \
+    }                                                                                     \
+    static inline double NAME##_in_d(double x, double n, double e)                        \
+    {                                                                                     \
+        (void)e;                                                                          \
+        return FN(x, n);                                                                  \
+    }                                                                                     \
+    DEFINE_BINARY_FLOAT_LOOPS(NAME, NAME##_in_f, NAME##_in_d)                             \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
+
+DEFINE_POLYNOMIAL(chebyshev_polynomial_t, ptl_chebyshev_t_d)
+DEFINE_POLYNOMIAL(chebyshev_polynomial_u, ptl_chebyshev_u_d)
+DEFINE_POLYNOMIAL(chebyshev_polynomial_v, ptl_chebyshev_v_d)
+DEFINE_POLYNOMIAL(chebyshev_polynomial_w, ptl_chebyshev_w_d)
+DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_t, ptl_shifted_chebyshev_t_d)
+DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_u, ptl_shifted_chebyshev_u_d)
+DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_v, ptl_shifted_chebyshev_v_d)
+DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_w, ptl_shifted_chebyshev_w_d)
+DEFINE_POLYNOMIAL(hermite_polynomial_h, ptl_hermite_h_d)
+DEFINE_POLYNOMIAL(hermite_polynomial_he, ptl_hermite_he_d)
+DEFINE_POLYNOMIAL(laguerre_polynomial_l, ptl_laguerre_l_d)
+DEFINE_POLYNOMIAL(legendre_polynomial_p, ptl_legendre_p_d)
+#undef DEFINE_POLYNOMIAL
+
+static const int self_only[1] = {0};
+static const int self_other[2] = {0, 1};
+
+/* Runs op (functional or out=) over its one or two tensor inputs with `loops`; integer and
+ * bool inputs compute in the default float dtype, float16 and bfloat16 in float32. */
+static int
+special_run(const PtlOperator *op, PtlIValue *s, int ninputs, const PtlLoop *loops)
+{
+    PtlIterConfig cfg = ptl_iter_config();
+    double unused = 0.0;
+    cfg.int_to_float = 1;
+    return ptl_pointwise_halves_in_float(op, s, ninputs, ninputs == 1 ? self_only : self_other,
+                                         cfg, loops, &unused, 1);
+}
+
+#define DEFINE_SPECIAL_KERNEL(NAME, NINPUTS)                                              \
+    static int                                                                            \
+    NAME##_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)                 \
+    {                                                                                     \
+        (void)ks;                                                                         \
+        return special_run(op, s, (NINPUTS), NAME##_loops);                               \
+    }
+DEFINE_SPECIAL_KERNEL(zeta, 2)
+DEFINE_SPECIAL_KERNEL(entr, 1)
+DEFINE_SPECIAL_KERNEL(ndtr, 1)
+DEFINE_SPECIAL_KERNEL(log_ndtr, 1)
+DEFINE_SPECIAL_KERNEL(ndtri, 1)
+DEFINE_SPECIAL_KERNEL(erfcx, 1)
+DEFINE_SPECIAL_KERNEL(bessel_j0, 1)
+DEFINE_SPECIAL_KERNEL(bessel_j1, 1)
+DEFINE_SPECIAL_KERNEL(bessel_y0, 1)
+DEFINE_SPECIAL_KERNEL(bessel_y1, 1)
+DEFINE_SPECIAL_KERNEL(modified_bessel_i0, 1)
+DEFINE_SPECIAL_KERNEL(modified_bessel_i1, 1)
+DEFINE_SPECIAL_KERNEL(modified_bessel_k0, 1)
+DEFINE_SPECIAL_KERNEL(modified_bessel_k1, 1)
+DEFINE_SPECIAL_KERNEL(scaled_modified_bessel_k0, 1)
+DEFINE_SPECIAL_KERNEL(scaled_modified_bessel_k1, 1)
+DEFINE_SPECIAL_KERNEL(spherical_bessel_j0, 1)
+DEFINE_SPECIAL_KERNEL(airy_ai, 1)
+DEFINE_SPECIAL_KERNEL(chebyshev_polynomial_t, 2)
+DEFINE_SPECIAL_KERNEL(chebyshev_polynomial_u, 2)
+DEFINE_SPECIAL_KERNEL(chebyshev_polynomial_v, 2)
+DEFINE_SPECIAL_KERNEL(chebyshev_polynomial_w, 2)
+DEFINE_SPECIAL_KERNEL(shifted_chebyshev_polynomial_t, 2)
+DEFINE_SPECIAL_KERNEL(shifted_chebyshev_polynomial_u, 2)
+DEFINE_SPECIAL_KERNEL(shifted_chebyshev_polynomial_v, 2)
+DEFINE_SPECIAL_KERNEL(shifted_chebyshev_polynomial_w, 2)
+DEFINE_SPECIAL_KERNEL(hermite_polynomial_h, 2)
+DEFINE_SPECIAL_KERNEL(hermite_polynomial_he, 2)
+DEFINE_SPECIAL_KERNEL(laguerre_polynomial_l, 2)
+DEFINE_SPECIAL_KERNEL(legendre_polynomial_p, 2)
+#undef DEFINE_SPECIAL_KERNEL
+
+/* the functional and out= overloads of one op share its kernel */
+#define SPECIAL_REGS(NAME)                                                                \
+    {PTL_OP_special_##NAME, PTL_KEY_CPU, NAME##_cpu},                                     \
+        {PTL_OP_special_##NAME##_out, PTL_KEY_CPU, NAME##_cpu}
+
+static const PtlKernelReg special_cpu[] = {
+    SPECIAL_REGS(zeta), SPECIAL_REGS(entr), SPECIAL_REGS(ndtr), SPECIAL_REGS(log_ndtr),
+    SPECIAL_REGS(ndtri), SPECIAL_REGS(erfcx), SPECIAL_REGS(bessel_j0), SPECIAL_REGS(bessel_j1),
+    SPECIAL_REGS(bessel_y0), SPECIAL_REGS(bessel_y1), SPECIAL_REGS(modified_bessel_i0),
+    SPECIAL_REGS(modified_bessel_i1), SPECIAL_REGS(modified_bessel_k0),
+    SPECIAL_REGS(modified_bessel_k1), SPECIAL_REGS(scaled_modified_bessel_k0),
+    SPECIAL_REGS(scaled_modified_bessel_k1), SPECIAL_REGS(spherical_bessel_j0),
+    SPECIAL_REGS(airy_ai), SPECIAL_REGS(chebyshev_polynomial_t),
+    SPECIAL_REGS(chebyshev_polynomial_u), SPECIAL_REGS(chebyshev_polynomial_v),
+    SPECIAL_REGS(chebyshev_polynomial_w), SPECIAL_REGS(shifted_chebyshev_polynomial_t),
+    SPECIAL_REGS(shifted_chebyshev_polynomial_u), SPECIAL_REGS(shifted_chebyshev_polynomial_v),
+    SPECIAL_REGS(shifted_chebyshev_polynomial_w), SPECIAL_REGS(hermite_polynomial_h),
+    SPECIAL_REGS(hermite_polynomial_he), SPECIAL_REGS(laguerre_polynomial_l),
+    SPECIAL_REGS(legendre_polynomial_p),
+};
+#undef SPECIAL_REGS
+PTL_DEFINE_REGISTER(special_cpu)
