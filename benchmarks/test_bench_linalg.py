@@ -83,6 +83,7 @@ def test_linalg_eigh_f32(benchmark, impl, name, n):
     benchmark(getattr(np.linalg if impl == "numpy" else lib(impl).linalg, name), a)
 
 
+@pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("cols", [1, 8, 16, 32])
 @pytest.mark.parametrize("upper", [False, True], ids=["lower", "upper"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
