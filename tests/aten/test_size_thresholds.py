@@ -39,8 +39,9 @@ gemm.c Note [GEMM narrow N] (transposed when that saves a fifth of the tiles' wo
 gemm.c a last MR + 1 or MR + 2 rows of an A block as two 4-row slivers (AVX2's pair4) ->
     m = 7, 8 (no 6-row sliver), 9 (not paired), 13, 14, 15, and MC + 1 (its second block
     of 67 rows ends with 7).
-gemm.c rows reading B in place (direct_b_max_m, and up to 64 rows when a K block of B spans
-    at most GEMM_DIRECT_B_SPAN = 32 KB) -> m = 64 (n = 48, 47), 65; m = 24, 25 at n = 200.
+gemm.c rows reading B in place (direct_b_max_m: 64 on AVX2, 24 on AVX-512 float64, any height on
+    AVX-512 float32 up to an L2 span; and up to 64 rows when a K block of B spans
+    at most GEMM_DIRECT_B_SPAN = 32 KB) -> m = 64 (n = 48, 47), 65; m = 200 at n = 200.
 gemm.c GEMM_PARALLEL_FLOPS = 2**18 -> gemv rows * k at it; GEMM_THREAD_MACS = 2**20 a
     thread -> 128 x 128 x 127 (one thread), 128 x 128 x 128 (two), 192 x 128 x 128 (three).
 gemm.c GEMM_KSPLIT = 4096 (k >= 2 GEMM_KSPLIT), GEMM_KSPLIT_MAX_CHUNKS = 32,
@@ -136,7 +137,7 @@ PACK_KROWS = 16                    # aten/native/gemm_kernels.c
 # (MR, NR, KC, MC, NC, rows reading B in place) of each GEMM engine, with the prefix of its
 # MR / NR macros
 ENGINE = {"f4": ("F4", 6, 16, 256, 144, 2048, 0), "f4_avx2": ("F4", 6, 16, 256, 144, 2048, 64),
-          "f4_avx512": ("F4_AVX512", 12, 32, 256, 192, 1024, 24),
+          "f4_avx512": ("F4_AVX512", 12, 32, 256, 192, 1024, "INT64_MAX"),
           "f8": ("F8", 6, 8, 256, 72, 1024, 0), "f8_avx2": ("F8", 6, 8, 256, 72, 1024, 64),
           "f8_avx512": ("F8_AVX512", 12, 16, 256, 96, 1024, 24),
           "i8": ("I8", 4, 8, 256, 64, 1024, 0)}
@@ -190,9 +191,11 @@ def test_threshold_constants():
     text = c_source(kernels_c)
     for tag, (up, mr, nr, kc, mc, nc, direct) in ENGINE.items():
         assert (c_define(kernels_c, f"{up}_MR"), c_define(kernels_c, f"{up}_NR")) == (mr, nr)
-        m = re.search(r"engine_%s = \{\s*%s_MR, %s_NR, (\d+), (\d+), (\d+), (\d+),"
+        m = re.search(r"engine_%s = \{\s*%s_MR, %s_NR, (\d+), (\d+), (\d+), (\d+|INT64_MAX),"
                       % (tag, up, up), text)
-        assert m and tuple(map(int, m.groups())) == (kc, mc, nc, direct), tag
+        assert m, tag
+        found = tuple(int(g) if g.isdigit() else g for g in m.groups())
+        assert found == (kc, mc, nc, direct), tag
     red = "aten/native/reduce.c"
     assert c_define(red, "BLOCK") == RED_BLOCK
     assert c_define(red, "MAX_CHUNKS") == RED_MAX_CHUNKS
@@ -351,8 +354,8 @@ GEMM_F4 = [
     (64, 48, 40, ["nn", "tn", "nt"], "m = 64: B in place (AVX2, or a short B span)"),
     (64, 47, 40, ["nn"], "B in place, a narrower last sliver packed"),
     (65, 48, 40, ["nn", "nt"], "m above it: B packed"),
-    (F4X[5], 200, 50, ["nn", "tn"], "m = the AVX-512 in-place rows, B spans 40 KB"),
-    (F4X[5] + 1, 200, 50, ["nn"], "one row more: B packed"),
+    (200, 200, 50, ["nn", "tn"], "AVX-512 float32 reads B in place at any height (40 KB; "
+     "its L2-span limit: tests/aten/test_gemm_in_place.py)"),
     (F4X[0] - 1, F4X[1] - 1, 9, ["nn", "tt"], "one partial AVX-512 tile"),
     (2 * F4X[0] + 1, 2 * F4X[1] + 1, 9, ["nn", "tn", "nt"], "AVX-512 tiles + tails"),
     (F4X[3], 32, 30, ["nn", "tt"], "m = AVX-512 MC"),
