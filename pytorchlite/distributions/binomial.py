@@ -51,27 +51,26 @@ def _binomial_draw(count, probs):
     return base + _count_trials(count, probs)
 
 
-class Binomial(Distribution):
-    """The number of successes in total_count independent trials of probability probs (or
-    sigmoid(logits))."""
-    arg_constraints = {"total_count": constraints.nonnegative_integer,
-                       "probs": constraints.unit_interval, "logits": constraints.real}
-    has_enumerate_support = True
+class _CountDistribution(Distribution):
+    """A count law of total_count and probs or logits (Binomial, NegativeBinomial): the
+    parameters broadcast together, total_count in their dtype; expand keeps whichever of
+    probs/logits was given."""
 
-    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        given = probs if probs is not None else logits
+        self.total_count, given = broadcast_all(total_count, given)
+        self.total_count = self.total_count.type_as(given)
         if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
+            self.probs = given
         else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+            self.logits = given
+        self._param = given
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
+        new = self._get_checked_instance(type(self), _instance)
         batch_shape = torch.Size(batch_shape)
         new.total_count = self.total_count.expand(batch_shape)
         if "probs" in self.__dict__:
@@ -83,6 +82,17 @@ class Binomial(Distribution):
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
+
+
+class Binomial(_CountDistribution):
+    """The number of successes in total_count independent trials of probability probs (or
+    sigmoid(logits))."""
+    arg_constraints = {"total_count": constraints.nonnegative_integer,
+                       "probs": constraints.unit_interval, "logits": constraints.real}
+    has_enumerate_support = True
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        super().__init__(total_count, probs, logits, validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):

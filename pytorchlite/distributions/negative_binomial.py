@@ -3,14 +3,14 @@ torch/distributions/negative_binomial.py."""
 import pytorchlite as torch
 import pytorchlite.nn.functional as F
 from . import constraints
-from .distribution import Distribution
+from .binomial import _CountDistribution
 from .gamma import Gamma
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_CountDistribution):
     """The number of successes (probability probs each) before total_count failures:
     P(k) = C(k + r - 1, k) p^k (1 - p)^r, r = total_count (real, >= 0)."""
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
@@ -18,31 +18,6 @@ class NegativeBinomial(Distribution):
                        "logits": constraints.real}
     support = constraints.nonnegative_integer
 
-    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     @property
     def mean(self):
