@@ -7,7 +7,7 @@ draw costs O(log total_count) tensor passes."""
 import pytorchlite as torch
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _BinaryParameter, broadcast_all
 
 __all__ = ["Binomial"]
 
@@ -51,36 +51,21 @@ def _binomial_draw(count, probs):
     return base + _count_trials(count, probs)
 
 
-class _CountDistribution(Distribution):
+class _CountDistribution(_BinaryParameter, Distribution):
     """A count law of total_count and probs or logits (Binomial, NegativeBinomial): the
     parameters broadcast together, total_count in their dtype; expand keeps whichever of
     probs/logits was given."""
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        self.total_count, given = broadcast_all(total_count, given)
-        self.total_count = self.total_count.type_as(given)
-        if probs is not None:
-            self.probs = given
-        else:
-            self.logits = given
-        self._param = given
+        given = self._set_binary_param(probs, logits)
+        self.total_count, self._param = broadcast_all(total_count, given)
+        self.total_count = self.total_count.type_as(self._param)
+        setattr(self, "probs" if probs is not None else "logits", self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(type(self), _instance)
-        batch_shape = torch.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = self._expand_binary(type(self), batch_shape, _instance)
+        new.total_count = self.total_count.expand(new.batch_shape)
         return new
 
 
@@ -109,18 +94,6 @@ class Binomial(_CountDistribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)

@@ -4,24 +4,17 @@ import pytorchlite as torch
 import pytorchlite.nn.functional as F
 from . import constraints
 from .distribution import Distribution
-from .utils import (_batch_shape_of, _expand_params, broadcast_all, lazy_property,
-                    logits_to_probs, probs_to_logits)
+from .utils import _batch_shape_of, _BinaryParameter, broadcast_all
 
 __all__ = ["Geometric"]
 
-class Geometric(Distribution):
+class Geometric(_BinaryParameter, Distribution):
     """P(k) = (1 - p)^k p for k = 0, 1, ..., p = probs (in (0, 1]) or sigmoid(logits)."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        given = probs if probs is not None else logits
+        given = self._set_binary_param(probs, logits)
         super().__init__(_batch_shape_of(given), validate_args=validate_args)
         if self._validate_args and probs is not None:
             value = self.probs
@@ -33,7 +26,7 @@ class Geometric(Distribution):
                     f"invalid values:\n{value.detach()[~valid]}")
 
     def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, Geometric, batch_shape, ("probs", "logits"), _instance)
+        return self._expand_binary(Geometric, batch_shape, _instance)
 
     @property
     def mean(self):
@@ -46,14 +39,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=torch.Size()):
         """floor(log U / log(1 - p)) for U uniform on [tiny, 1)."""

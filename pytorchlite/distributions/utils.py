@@ -102,6 +102,43 @@ class lazy_property:
         return value
 
 
+class _BinaryParameter:
+    """Mixin of the families whose parameter is one probability, given as probs or as logits
+    (log-odds): each is computed from the other on first use, _param is the one given."""
+
+    def _set_binary_param(self, probs, logits):
+        """Stores probs or logits, whichever was given, broadcast to a tensor, in self and
+        self._param; returns it as given (a number or a tensor)."""
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            (self.probs,) = broadcast_all(probs)
+            self._param = self.probs
+            return probs
+        (self.logits,) = broadcast_all(logits)
+        self._param = self.logits
+        return logits
+
+    def _expand_binary(self, cls, batch_shape, _instance=None):
+        """expand's new instance of cls with probs and/or logits expanded; the caller copies
+        any other parameter."""
+        new = _expand_params(self, cls, batch_shape, ("probs", "logits"), _instance)
+        new._param = new.logits if "logits" in new.__dict__ else new.probs
+        return new
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+
 def _tril_mask(n, diag, device=None):
     """The (n, n) bool mask of the entries on or below diagonal `diag`."""
     rows = torch.arange(n, device=device).reshape(-1, 1)
