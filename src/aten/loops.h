@@ -26,9 +26,13 @@ typedef void (*PtlLoop)(char **data, const int64_t *strides, int64_t n, const vo
  * NumPy's own AVX2 loops had been beating ours.  FMA is left out on purpose: gcc would
  * contract a + x * b into one rounding, and a result must not depend on the CPU.
  * PTL_LOOP_CLONES_WIDE adds an AVX-512 clone (8 doubles a vector; gcc's avx512f target does
- * not contract either): the float64 linear algebra's loops (linalg_*.c), which were compiled
- * for SSE2 only, ran 1.3-2.3x faster with it (eigh 256: 14.3 -> 10.0 ms, solve 256: 2.5 ->
- * 1.5 ms, one thread) and give the same bits.  Elsewhere the macros are empty. */
+ * not contract a + x * b either): the float64 linear algebra's loops (linalg_*.c), which were
+ * compiled for SSE2 only, ran 1.3-2.3x faster with it (eigh 256: 14.3 -> 10.0 ms, solve 256:
+ * 2.5 -> 1.5 ms, one thread) and give the same bits.  One exception: gcc 12 turns products of
+ * complex numbers written as (re, im) pairs into vfmaddsub in the avx512f clone whatever
+ * -ffp-contract says, so loops of those stay out of it (fft.c's stages).  Kernels that fuse on
+ * purpose say so where they do (an explicit _mm256_fmadd_pd, or svd.c's rotations compiled
+ * with fp-contract=fast).  Elsewhere the macros are empty. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(PTL_NO_LOOP_CLONES)
 #define PTL_LOOP_CLONES __attribute__((target_clones("avx2", "default")))
 #define PTL_LOOP_CLONES_WIDE __attribute__((target_clones("avx512f", "avx2", "default")))
