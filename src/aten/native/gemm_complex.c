@@ -1,0 +1,614 @@
+/* gemm_complex.c -- C = alpha * A @ B + beta * S for complex64 and complex128: the engine
+ * under the complex mm, bmm, addmm, baddbmm, addmv, mv, dot, vdot and matmul.  Plays the
+ * role of cgemm/zgemm and cgemv/zgemv in ATen/native/CPUBlas.cpp (PyTorch calls MKL or
+ * OpenBLAS there; we carry our own, as gemm.c does for the real dtypes).
+ *
+ * Note [Complex GEMM]
+ * ~~~~~~~~~~~~~~~~~~~
+ * The three-level blocking of gemm.c (Note [GEMM blocking]), on packed copies that split
+ * each complex number into its parts:
+ *   for jc over NC columns, pc over KC of the k dim: B's kc x nc panel is packed in slivers
+ *   of NR columns, each k step as NR real parts then NR imaginary parts;
+ *   for ic over MC rows (one task each, in parallel): A's mc x kc block is packed in slivers
+ *   of MR rows, each k step as MR real parts then MR imaginary parts (the parts negated
+ *   for conj(A), vdot's);
+ *   for each B sliver, each A sliver: the micro-kernel keeps MR x NR real and MR x NR
+ *   imaginary sums in vector registers, broadcasts a row's two parts and does four
+ *   fused multiply-adds per vector: re += ar br - ai bi, im += ar bi + ai br.
+ * Packing reads A and B through any strides (transposed and mH views, a 0 stride of a
+ * broadcast batch), so nothing is copied whole; it pads the last slivers with zeros, and the
+ * update writes only the valid rows and columns: C = alpha * sums + beta * S on the first
+ * k block (S not read when beta is 0), C += alpha * sums on the next ones.
+ * The micro-kernels exist for AVX-512 (MR 8, NR one 16-float / 8-double vector) and
+ * AVX2 + FMA (MR 6, NR one 8-float / 4-double vector), picked at run time by
+ * ptl_cpu_capability(), and in portable C (MR = NR = 4) elsewhere; their fused
+ * multiply-adds round once, so the last bits depend on the CPU, as they do in gemm.c and
+ * in MKL.  KC keeps a B sliver in L1 (128 x 16 complex64 = 16 KiB), MC an A block in L2.
+ * A product with one column (mv, dot, vdot, matmul's vector cases) or one row skips the
+ * packing: it is a row of dot products (gemv).
+ * Threads: a batch of at least as many products as threads splits over the batch; one
+ * product splits over its MC blocks (and over column groups when there are fewer blocks
+ * than threads), each task packing its own A block.  Below ZGEMM_PARALLEL_MACS complex
+ * multiply-adds everything runs on the calling thread. */
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __x86_64__
+#include <immintrin.h>
+#endif
+
+#include "../../c10/cpu_features.h"
+#include "../../c10/error.h"
+#include "../../c10/parallel.h"
+#include "gemm_complex.h"
+
+#define ZGEMM_PARALLEL_MACS (1 << 16)
+#define ZGEMM_MAX_MR 8
+#define ZGEMM_MAX_NR 16
+
+typedef void (*ZKernelFn)(int64_t kc, const void *ap, const void *bp, void *acc);
+
+/* One engine per dtype and instruction set: the micro-kernel, its tile and the blocking. */
+typedef struct ZEngine {
+    int64_t mr, nr, kc, mc, nc;
+    ZKernelFn kernel;   /* acc (mr rows of nr real parts, then nr imaginary parts) = A @ B */
+} ZEngine;
+
+/* ---- micro-kernels ---- */
+
+/* acc = the kc-step product of an A sliver (MR rows) and a B sliver (VL columns), over
+ * vectors V of VL reals; FMADD(a, b, c) = a b + c, FNMADD(a, b, c) = c - a b. */
+#define ZKERNEL(NAME, ATTR, R, V, VL, MR, LOADV, STOREV, SET1, FMADD, FNMADD, ZEROV)          \
+    ATTR static void NAME(int64_t kc, const void *apv, const void *bpv, void *accv)           \
+    {                                                                                          \
+        const R *ap = apv, *bp = bpv;                                                          \
+        R *acc = accv;                                                                         \
+        V cr[MR], ci[MR];                                                                      \
+        for (int i = 0; i < MR; i++) {                                                         \
+            cr[i] = ZEROV();                                                                   \
+            ci[i] = ZEROV();                                                                   \
+        }                                                                                      \
+        for (int64_t p = 0; p < kc; p++) {                                                     \
+            V br = LOADV(bp), bi = LOADV(bp + VL);                                            \
+            for (int i = 0; i < MR; i++) {                                                     \
+                V ar = SET1(ap[i]), ai = SET1(ap[MR + i]);                                    \
+                cr[i] = FMADD(ar, br, cr[i]);                                                  \
+                ci[i] = FMADD(ar, bi, ci[i]);                                                  \
+                cr[i] = FNMADD(ai, bi, cr[i]);                                                 \
+                ci[i] = FMADD(ai, br, ci[i]);                                                  \
+            }                                                                                  \
+            ap += 2 * MR;                                                                      \
+            bp += 2 * VL;                                                                      \
+        }                                                                                      \
+        for (int i = 0; i < MR; i++) {                                                         \
+            STOREV(acc + 2 * VL * i, cr[i]);                                                   \
+            STOREV(acc + 2 * VL * i + VL, ci[i]);                                              \
+        }                                                                                      \
+    }
+
+#ifdef __x86_64__
+#define AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define AVX2 __attribute__((target("avx2,fma")))
+ZKERNEL(zkernel_c8_avx512, AVX512, float, __m512, 16, 8, _mm512_loadu_ps, _mm512_storeu_ps,
+        _mm512_set1_ps, _mm512_fmadd_ps, _mm512_fnmadd_ps, _mm512_setzero_ps)
+ZKERNEL(zkernel_c16_avx512, AVX512, double, __m512d, 8, 8, _mm512_loadu_pd, _mm512_storeu_pd,
+        _mm512_set1_pd, _mm512_fmadd_pd, _mm512_fnmadd_pd, _mm512_setzero_pd)
+ZKERNEL(zkernel_c8_avx2, AVX2, float, __m256, 8, 6, _mm256_loadu_ps, _mm256_storeu_ps,
+        _mm256_set1_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps, _mm256_setzero_ps)
+ZKERNEL(zkernel_c16_avx2, AVX2, double, __m256d, 4, 6, _mm256_loadu_pd, _mm256_storeu_pd,
+        _mm256_set1_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd, _mm256_setzero_pd)
+#undef AVX512
+#undef AVX2
+#endif
+
+/* The portable kernel: MR = NR = 4 in plain C (one rounding per multiply and add). */
+#define ZKERNEL_C(NAME, R)                                                                     \
+    static void NAME(int64_t kc, const void *apv, const void *bpv, void *accv)                \
+    {                                                                                          \
+        const R *ap = apv, *bp = bpv;                                                          \
+        R cr[4][4] = {{0}}, ci[4][4] = {{0}};                                                  \
+        for (int64_t p = 0; p < kc; p++) {                                                     \
+            for (int i = 0; i < 4; i++) {                                                      \
+                for (int j = 0; j < 4; j++) {                                                  \
+                    cr[i][j] += ap[i] * bp[j] - ap[4 + i] * bp[4 + j];                         \
+                    ci[i][j] += ap[i] * bp[4 + j] + ap[4 + i] * bp[j];                         \
+                }                                                                              \
+            }                                                                                  \
+            ap += 8;                                                                           \
+            bp += 8;                                                                           \
+        }                                                                                      \
+        R *acc = accv;                                                                         \
+        for (int i = 0; i < 4; i++) {                                                          \
+            memcpy(acc + 8 * i, cr[i], sizeof(cr[i]));                                         \
+            memcpy(acc + 8 * i + 4, ci[i], sizeof(ci[i]));                                     \
+        }                                                                                      \
+    }
+ZKERNEL_C(zkernel_c8_c, float)
+ZKERNEL_C(zkernel_c16_c, double)
+
+static const ZEngine *
+zgemm_engine(PtlDtype dt)
+{
+    static const ZEngine generic[2] = {{4, 4, 128, 128, 512, zkernel_c8_c},
+                                       {4, 4, 128, 128, 512, zkernel_c16_c}};
+#ifdef __x86_64__
+    static const ZEngine avx512[2] = {{8, 16, 128, 128, 1024, zkernel_c8_avx512},
+                                      {8, 8, 128, 128, 512, zkernel_c16_avx512}};
+    static const ZEngine avx2[2] = {{6, 8, 128, 120, 1024, zkernel_c8_avx2},
+                                    {6, 4, 128, 120, 512, zkernel_c16_avx2}};
+    PtlCpuCapability cap = ptl_cpu_capability();
+    if (cap >= PTL_CPU_AVX512) {
+        return &avx512[dt == PTL_DTYPE_COMPLEX128];
+    }
+    if (cap >= PTL_CPU_AVX2) {
+        return &avx2[dt == PTL_DTYPE_COMPLEX128];
+    }
+#endif
+    return &generic[dt == PTL_DTYPE_COMPLEX128];
+}
+
+/* ---- the problem ---- */
+
+/* Strides are in reals (twice the tensor's element strides), pointers at the first
+ * matrix of the batch. */
+typedef struct ZProblem {
+    const ZEngine *e;
+    int is64;                       /* complex128 */
+    int conj_a;
+    int nbd;                        /* batch dims */
+    int64_t bsizes[PTL_MAX_DIMS], a_bs[PTL_MAX_DIMS], b_bs[PTL_MAX_DIMS];
+    int64_t c_bs[PTL_MAX_DIMS], s_bs[PTL_MAX_DIMS];
+    int64_t batch, m, n, k;
+    const char *a, *b, *s;          /* s: NULL when beta is 0 */
+    char *c;
+    int64_t ars, acs, brs, bcs, crs, ccs, srs, scs;
+    double alpha[2], beta[2];
+    int parallel;                   /* the product may split over threads */
+} ZProblem;
+
+/* One matrix of the batch: pointers (bytes) and the problem's strides. */
+typedef struct ZMat {
+    const char *a, *b, *s;
+    char *c;
+} ZMat;
+
+static ZMat
+zgemm_mat(const ZProblem *pr, int64_t t)
+{
+    size_t item = pr->is64 ? sizeof(double) : sizeof(float);
+    int64_t oa = 0, ob = 0, oc = 0, os = 0;
+    for (int d = pr->nbd - 1; d >= 0; d--) {
+        int64_t i = t % pr->bsizes[d];
+        t /= pr->bsizes[d];
+        oa += i * pr->a_bs[d];
+        ob += i * pr->b_bs[d];
+        oc += i * pr->c_bs[d];
+        os += i * pr->s_bs[d];
+    }
+    ZMat x = {pr->a + (size_t)oa * item, pr->b + (size_t)ob * item,
+              pr->s ? pr->s + (size_t)os * item : NULL, pr->c + (size_t)oc * item};
+    return x;
+}
+
+/* The parts of the real type R: packing, update, scaling and gemv, stamped for float
+ * (complex64, suffix c8) and double (complex128, suffix c16). */
+#define ZGEMM_TYPED(SUF, R)                                                                    \
+    /* A's rows x kc block into slivers of mr rows: per k step mr real parts, then mr       \
+     * imaginary parts (negated for conj), rows past `rows` zero */                            \
+    static void pack_a_##SUF(R *dst, const R *a, int64_t rs, int64_t cs, int64_t rows,       \
+                             int64_t kc, int64_t mr, int conj)                                 \
+    {                                                                                          \
+        const R sign = conj ? (R)-1 : (R)1;                                                    \
+        for (int64_t i0 = 0; i0 < rows; i0 += mr) {                                            \
+            int64_t h = rows - i0 < mr ? rows - i0 : mr;                                       \
+            for (int64_t p = 0; p < kc; p++, dst += 2 * mr) {                                  \
+                const R *src = a + i0 * rs + p * cs;                                           \
+                int64_t i = 0;                                                                 \
+                for (; i < h; i++) {                                                           \
+                    dst[i] = src[i * rs];                                                      \
+                    dst[mr + i] = sign * src[i * rs + 1];                                      \
+                }                                                                              \
+                for (; i < mr; i++) {                                                          \
+                    dst[i] = 0;                                                                \
+                    dst[mr + i] = 0;                                                           \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    /* B's kc x cols panel into slivers of nr columns, per k step nr real parts then nr     \
+     * imaginary parts, columns past `cols` zero */                                            \
+    static void pack_b_##SUF(R *dst, const R *b, int64_t rs, int64_t cs, int64_t kc,          \
+                             int64_t cols, int64_t nr)                                         \
+    {                                                                                          \
+        for (int64_t j0 = 0; j0 < cols; j0 += nr) {                                            \
+            int64_t w = cols - j0 < nr ? cols - j0 : nr;                                       \
+            for (int64_t p = 0; p < kc; p++, dst += 2 * nr) {                                  \
+                const R *src = b + p * rs + j0 * cs;                                           \
+                int64_t j = 0;                                                                 \
+                for (; j < w; j++) {                                                           \
+                    dst[j] = src[j * cs];                                                      \
+                    dst[nr + j] = src[j * cs + 1];                                             \
+                }                                                                              \
+                for (; j < nr; j++) {                                                          \
+                    dst[j] = 0;                                                                \
+                    dst[nr + j] = 0;                                                           \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    /* C (h x w of the tile) = alpha * acc + beta * S; S is not read when beta is 0 */        \
+    static void update_##SUF(const R *acc, int64_t nr, int64_t h, int64_t w, R *c,            \
+                             int64_t crs, int64_t ccs, const R *s, int64_t srs, int64_t scs,   \
+                             const double *alpha, const double *beta)                          \
+    {                                                                                          \
+        const R ar = (R)alpha[0], ai = (R)alpha[1], br = (R)beta[0], bi = (R)beta[1];         \
+        int read_s = s != NULL && (beta[0] != 0 || beta[1] != 0);                              \
+        for (int64_t i = 0; i < h; i++) {                                                      \
+            const R *re = acc + 2 * nr * i, *im = re + nr;                                     \
+            R *ci = c + i * crs;                                                               \
+            const R *si = read_s ? s + i * srs : NULL;                                         \
+            for (int64_t j = 0; j < w; j++) {                                                  \
+                R xr = ar * re[j] - ai * im[j], xi = ar * im[j] + ai * re[j];                  \
+                if (read_s) {                                                                  \
+                    R sr = si[j * scs], sm = si[j * scs + 1];                                  \
+                    xr += br * sr - bi * sm;                                                   \
+                    xi += br * sm + bi * sr;                                                   \
+                }                                                                              \
+                ci[j * ccs] = xr;                                                              \
+                ci[j * ccs + 1] = xi;                                                          \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    /* C = beta * S over m x n (an empty k), S not read when beta is 0 */                     \
+    static void scale_##SUF(const ZProblem *pr, const ZMat *x)                                \
+    {                                                                                          \
+        R *c = (R *)x->c;                                                                      \
+        const R *s = (const R *)x->s;                                                          \
+        const R br = (R)pr->beta[0], bi = (R)pr->beta[1];                                     \
+        int read_s = s != NULL && (br != 0 || bi != 0);                                        \
+        for (int64_t i = 0; i < pr->m; i++) {                                                  \
+            for (int64_t j = 0; j < pr->n; j++) {                                              \
+                R xr = 0, xi = 0;                                                              \
+                if (read_s) {                                                                  \
+                    R sr = s[i * pr->srs + j * pr->scs], sm = s[i * pr->srs + j * pr->scs + 1]; \
+                    xr = br * sr - bi * sm;                                                    \
+                    xi = br * sm + bi * sr;                                                    \
+                }                                                                              \
+                c[i * pr->crs + j * pr->ccs] = xr;                                             \
+                c[i * pr->crs + j * pr->ccs + 1] = xi;                                         \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    /* out[r] = alpha * sum_p op(M[r, p]) op(v[p]) + beta * S[r] for r in [r0, r1): the       \
+     * products with one column or one row (M's rows mrs apart, its k dim mks) */              \
+    static void gemv_##SUF(const R *mat, int64_t mrs, int64_t mks, int conj_m, const R *v,   \
+                           int64_t vs, int conj_v, int64_t k, R *out, int64_t os,              \
+                           const R *s, int64_t ss, const double *alpha, const double *beta,    \
+                           int64_t r0, int64_t r1)                                             \
+    {                                                                                          \
+        const R sm = conj_m ? (R)-1 : (R)1, sv = conj_v ? (R)-1 : (R)1;                        \
+        R acc[2 * 2];                                                                          \
+        for (int64_t r = r0; r < r1; r++) {                                                    \
+            const R *row = mat + r * mrs;                                                      \
+            R re0 = 0, im0 = 0, re1 = 0, im1 = 0;                                              \
+            int64_t p = 0;                                                                     \
+            for (; p + 1 < k; p += 2) {                                                        \
+                R xr = row[p * mks], xi = sm * row[p * mks + 1];                               \
+                R yr = v[p * vs], yi = sv * v[p * vs + 1];                                     \
+                re0 += xr * yr - xi * yi;                                                      \
+                im0 += xr * yi + xi * yr;                                                      \
+                xr = row[(p + 1) * mks];                                                       \
+                xi = sm * row[(p + 1) * mks + 1];                                              \
+                yr = v[(p + 1) * vs];                                                          \
+                yi = sv * v[(p + 1) * vs + 1];                                                 \
+                re1 += xr * yr - xi * yi;                                                      \
+                im1 += xr * yi + xi * yr;                                                      \
+            }                                                                                  \
+            if (p < k) {                                                                       \
+                R xr = row[p * mks], xi = sm * row[p * mks + 1];                               \
+                R yr = v[p * vs], yi = sv * v[p * vs + 1];                                     \
+                re0 += xr * yr - xi * yi;                                                      \
+                im0 += xr * yi + xi * yr;                                                      \
+            }                                                                                  \
+            acc[0] = re0 + re1;                                                                \
+            acc[1] = im0 + im1;                                                                \
+            acc[2] = 0;                                                                        \
+            acc[3] = 0;                                                                        \
+            /* the 1 x 1 tile: its parts are acc[0] and acc[1] (nr = 1) */                    \
+            update_##SUF(acc, 1, 1, 1, out + r * os, 0, 0, s ? s + r * ss : NULL, 0, 0,       \
+                         alpha, beta);                                                         \
+        }                                                                                      \
+    }
+
+ZGEMM_TYPED(c8, float)
+ZGEMM_TYPED(c16, double)
+#undef ZGEMM_TYPED
+
+/* ---- the blocked product ---- */
+
+typedef struct ZJob {
+    const ZProblem *pr;
+    ZMat x;
+    const void *bpack;              /* the packed kc x nc panel */
+    int64_t jc, nc, pc, kc;
+    int64_t ncg, cgw;               /* column groups and their width (a multiple of nr) */
+} ZJob;
+
+/* A buffer for one packed A block (new; NULL with the error set) */
+static void *
+zalloc(size_t nbytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, nbytes ? nbytes : 64) != 0) {
+        ptl_error_set(PTL_ERR_MEMORY, "gemm: out of memory allocating %zu bytes", nbytes);
+        return NULL;
+    }
+    return p;
+}
+
+/* Tasks [t0, t1) of one (jc, pc) step: task t is the MC block t / ncg and the column group
+ * t % ncg; apack holds an MC x KC block. */
+static void
+zgemm_tasks(const ZJob *jb, void *apack, int64_t t0, int64_t t1)
+{
+    const ZProblem *pr = jb->pr;
+    const ZEngine *e = pr->e;
+    size_t item = pr->is64 ? sizeof(double) : sizeof(float);
+    char acc[2 * ZGEMM_MAX_MR * ZGEMM_MAX_NR * sizeof(double)] __attribute__((aligned(64)));
+    int first = jb->pc == 0;
+    const double one[2] = {1, 0};
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t ic = (t / jb->ncg) * e->mc, g = t % jb->ncg;
+        int64_t mc = pr->m - ic < e->mc ? pr->m - ic : e->mc;
+        int64_t j0 = g * jb->cgw, j1 = j0 + jb->cgw < jb->nc ? j0 + jb->cgw : jb->nc;
+        const char *a = jb->x.a + (size_t)(ic * pr->ars + jb->pc * pr->acs) * item;
+        if (pr->is64) {
+            pack_a_c16(apack, (const double *)a, pr->ars, pr->acs, mc, jb->kc, e->mr,
+                       pr->conj_a);
+        }
+        else {
+            pack_a_c8(apack, (const float *)a, pr->ars, pr->acs, mc, jb->kc, e->mr, pr->conj_a);
+        }
+        for (int64_t jr = j0; jr < j1; jr += e->nr) {
+            int64_t w = j1 - jr < e->nr ? j1 - jr : e->nr;
+            const char *bp = (const char *)jb->bpack + (size_t)(jr * jb->kc * 2) * item;
+            for (int64_t ir = 0; ir < mc; ir += e->mr) {
+                int64_t h = mc - ir < e->mr ? mc - ir : e->mr;
+                const char *ap = (const char *)apack + (size_t)(ir * jb->kc * 2) * item;
+                int64_t ci = ic + ir, cj = jb->jc + jr;
+                char *c = jb->x.c + (size_t)(ci * pr->crs + cj * pr->ccs) * item;
+                const char *s = first ? jb->x.s : c;
+                int64_t srs = first ? pr->srs : pr->crs, scs = first ? pr->scs : pr->ccs;
+                const double *beta = first ? pr->beta : one;
+                if (first && s != NULL) {
+                    s += (size_t)(ci * srs + cj * scs) * item;
+                }
+                e->kernel(jb->kc, ap, bp, acc);
+                if (pr->is64) {
+                    update_c16((const double *)acc, e->nr, h, w, (double *)c, pr->crs, pr->ccs,
+                               (const double *)s, srs, scs, pr->alpha, beta);
+                }
+                else {
+                    update_c8((const float *)acc, e->nr, h, w, (float *)c, pr->crs, pr->ccs,
+                              (const float *)s, srs, scs, pr->alpha, beta);
+                }
+            }
+        }
+    }
+}
+
+static int
+zgemm_tasks_parallel(void *ctx, int64_t t0, int64_t t1)
+{
+    const ZJob *jb = ctx;
+    const ZEngine *e = jb->pr->e;
+    size_t item = jb->pr->is64 ? sizeof(double) : sizeof(float);
+    void *apack = zalloc((size_t)(e->mc * e->kc * 2) * item);
+    if (apack == NULL) {
+        return -1;
+    }
+    zgemm_tasks(jb, apack, t0, t1);
+    free(apack);
+    return 0;
+}
+
+/* One matrix of the batch through the blocked loops; apack and bpack hold an MC x KC block
+ * and a KC x NC panel.  0, or -1 with the error set. */
+static int
+zgemm_blocked(const ZProblem *pr, const ZMat *x, void *apack, void *bpack)
+{
+    const ZEngine *e = pr->e;
+    size_t item = pr->is64 ? sizeof(double) : sizeof(float);
+    int nthreads = pr->parallel ? ptl_get_num_threads() : 1;
+    ZJob jb = {.pr = pr, .x = *x, .bpack = bpack};
+    for (jb.jc = 0; jb.jc < pr->n; jb.jc += e->nc) {
+        jb.nc = pr->n - jb.jc < e->nc ? pr->n - jb.jc : e->nc;
+        int64_t nblk = (pr->m + e->mc - 1) / e->mc, nsliv = (jb.nc + e->nr - 1) / e->nr;
+        jb.ncg = nblk >= nthreads ? 1 : (nthreads + nblk - 1) / nblk;
+        jb.ncg = jb.ncg < nsliv ? jb.ncg : nsliv;
+        jb.cgw = (nsliv + jb.ncg - 1) / jb.ncg * e->nr;
+        jb.ncg = (jb.nc + jb.cgw - 1) / jb.cgw;
+        for (jb.pc = 0; jb.pc < pr->k; jb.pc += e->kc) {
+            jb.kc = pr->k - jb.pc < e->kc ? pr->k - jb.pc : e->kc;
+            const char *b = x->b + (size_t)(jb.pc * pr->brs + jb.jc * pr->bcs) * item;
+            if (pr->is64) {
+                pack_b_c16(bpack, (const double *)b, pr->brs, pr->bcs, jb.kc, jb.nc, e->nr);
+            }
+            else {
+                pack_b_c8(bpack, (const float *)b, pr->brs, pr->bcs, jb.kc, jb.nc, e->nr);
+            }
+            int64_t ntasks = nblk * jb.ncg;
+            if (nthreads > 1 && ntasks > 1) {
+                if (ptl_parallel_for(0, ntasks, 1, zgemm_tasks_parallel, &jb) < 0) {
+                    return -1;
+                }
+            }
+            else {
+                zgemm_tasks(&jb, apack, 0, ntasks);
+            }
+        }
+    }
+    return 0;
+}
+
+/* gemv over rows [r0, r1) of one matrix with one column (n == 1) or one row (m == 1) */
+static void
+zgemm_vector(const ZProblem *pr, const ZMat *x, int64_t r0, int64_t r1)
+{
+    int by_row = pr->n == 1;   /* C's column = op(A) @ b; else C's row = a^T-ish @ B */
+    const char *mat = by_row ? x->a : x->b, *v = by_row ? x->b : x->a;
+    int64_t mrs = by_row ? pr->ars : pr->bcs, mks = by_row ? pr->acs : pr->brs;
+    int64_t vs = by_row ? pr->brs : pr->acs, os = by_row ? pr->crs : pr->ccs;
+    int64_t ss = by_row ? pr->srs : pr->scs;
+    int conj_m = by_row && pr->conj_a, conj_v = !by_row && pr->conj_a;
+    if (pr->is64) {
+        gemv_c16((const double *)mat, mrs, mks, conj_m, (const double *)v, vs, conj_v, pr->k,
+                 (double *)x->c, os, (const double *)x->s, ss, pr->alpha, pr->beta, r0, r1);
+    }
+    else {
+        gemv_c8((const float *)mat, mrs, mks, conj_m, (const float *)v, vs, conj_v, pr->k,
+                (float *)x->c, os, (const float *)x->s, ss, pr->alpha, pr->beta, r0, r1);
+    }
+}
+
+typedef struct ZVecJob {
+    const ZProblem *pr;
+    ZMat x;
+} ZVecJob;
+
+static int
+zgemm_vector_parallel(void *ctx, int64_t r0, int64_t r1)
+{
+    const ZVecJob *vj = ctx;
+    zgemm_vector(vj->pr, &vj->x, r0, r1);
+    return 0;
+}
+
+/* Matrices [t0, t1) of the batch, each on this thread or split over the threads when
+ * pr->parallel.  0, or -1 with the error set. */
+static int
+zgemm_range(const ZProblem *pr, int64_t t0, int64_t t1)
+{
+    const ZEngine *e = pr->e;
+    size_t item = pr->is64 ? sizeof(double) : sizeof(float);
+    int vector = pr->n == 1 || pr->m == 1;
+    void *apack = NULL, *bpack = NULL;
+    int rc = -1;
+    if (!vector && pr->k > 0) {
+        int64_t kc = pr->k < e->kc ? pr->k : e->kc;
+        int64_t nc = pr->n < e->nc ? pr->n : e->nc, mc = pr->m < e->mc ? pr->m : e->mc;
+        nc = (nc + e->nr - 1) / e->nr * e->nr;
+        mc = (mc + e->mr - 1) / e->mr * e->mr;
+        if ((apack = zalloc((size_t)(mc * kc * 2) * item)) == NULL ||
+            (bpack = zalloc((size_t)(nc * kc * 2) * item)) == NULL) {
+            goto done;
+        }
+    }
+    for (int64_t t = t0; t < t1; t++) {
+        ZMat x = zgemm_mat(pr, t);
+        if (pr->k == 0) {
+            if (pr->is64) {
+                scale_c16(pr, &x);
+            }
+            else {
+                scale_c8(pr, &x);
+            }
+        }
+        else if (vector) {
+            int64_t rows = pr->n == 1 ? pr->m : pr->n;
+            ZVecJob vj = {pr, x};
+            int64_t grain = ZGEMM_PARALLEL_MACS / pr->k + 1;
+            if (pr->parallel && ptl_parallel_for(0, rows, grain, zgemm_vector_parallel,
+                                                 &vj) < 0) {
+                goto done;
+            }
+            if (!pr->parallel) {
+                zgemm_vector(pr, &x, 0, rows);
+            }
+        }
+        else if (zgemm_blocked(pr, &x, apack, bpack) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    free(apack);
+    free(bpack);
+    return rc;
+}
+
+static int
+zgemm_batch_parallel(void *ctx, int64_t t0, int64_t t1)
+{
+    return zgemm_range(ctx, t0, t1);
+}
+
+static void
+zgemm_operand(const PtlTensorImpl *t, int off, int64_t *bs, int64_t *rs, int64_t *cs)
+{
+    for (int d = 0; d < off; d++) {
+        bs[d] = 2 * t->strides[d];
+    }
+    *rs = 2 * t->strides[off];
+    *cs = 2 * t->strides[off + 1];
+}
+
+int
+ptl_gemm_complex(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, const double alpha[2],
+                 const double beta[2], PtlTensorImpl *src, int conj_a)
+{
+    ZProblem pr;
+    int off = c->dim - 2;
+
+    if (!ptl_dtype_is_complex(c->dtype) || a->dtype != c->dtype || b->dtype != c->dtype ||
+        a->dim != c->dim || b->dim != c->dim || c->dim < 2 ||
+        (src != NULL && (src->dtype != c->dtype || src->dim != c->dim))) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "gemm: operands must be at least 2-D, of one "
+                             "complex dtype and rank");
+    }
+    if (ptl_tensor_is_meta(c)) {   /* shapes only: Note [Meta kernels] in meta.c */
+        return 0;
+    }
+    memset(&pr, 0, sizeof(pr));
+    pr.e = zgemm_engine(c->dtype);
+    pr.is64 = c->dtype == PTL_DTYPE_COMPLEX128;
+    pr.conj_a = conj_a;
+    pr.nbd = off;
+    pr.batch = 1;
+    for (int d = 0; d < off; d++) {
+        pr.bsizes[d] = c->sizes[d];
+        pr.batch *= c->sizes[d];
+    }
+    pr.m = c->sizes[off];
+    pr.n = c->sizes[off + 1];
+    pr.k = a->sizes[off + 1];
+    if (pr.batch == 0 || pr.m == 0 || pr.n == 0) {
+        return 0;
+    }
+    src = src != NULL ? src : c;
+    zgemm_operand(a, off, pr.a_bs, &pr.ars, &pr.acs);
+    zgemm_operand(b, off, pr.b_bs, &pr.brs, &pr.bcs);
+    zgemm_operand(c, off, pr.c_bs, &pr.crs, &pr.ccs);
+    zgemm_operand(src, off, pr.s_bs, &pr.srs, &pr.scs);
+    pr.a = ptl_tensor_data(a);
+    pr.b = ptl_tensor_data(b);
+    pr.c = ptl_tensor_data(c);
+    pr.s = beta[0] != 0 || beta[1] != 0 ? ptl_tensor_data(src) : NULL;
+    memcpy(pr.alpha, alpha, sizeof(pr.alpha));
+    memcpy(pr.beta, beta, sizeof(pr.beta));
+
+    double macs = (double)pr.batch * (double)pr.m * (double)pr.n * (double)(pr.k + 1);
+    int threads = ptl_in_parallel_region() ? 1 : ptl_get_num_threads();
+    int big = macs >= ZGEMM_PARALLEL_MACS && threads > 1;
+    void *token = macs >= ZGEMM_PARALLEL_MACS ? ptl_nogil_begin() : NULL;
+    int rc;
+    if (big && pr.batch >= threads) {
+        rc = ptl_parallel_for(0, pr.batch, 1, zgemm_batch_parallel, &pr);
+    }
+    else {
+        pr.parallel = big;
+        rc = zgemm_range(&pr, 0, pr.batch);
+    }
+    ptl_nogil_end(token);
+    return rc;
+}
