@@ -16,8 +16,9 @@
  *     arithmetic of C99's <complex.h>;
  *   - ops whose CPU kernel only moves bytes or converts through copy.c's conversion table
  *     (views, copy_, _to_copy, clone, cat, stack, index, fill_, the factories), allclose and
- *     equal (they call isclose and eq) and the ops of this file fall through to the CPU
- *     kernel (`passthrough_ops`);
+ *     equal (they call isclose and eq), the matrix products of linalg.c (their gemm calls
+ *     take complex operands to gemm_complex.c, Note [Complex GEMM]) and the ops of this
+ *     file fall through to the CPU kernel (`passthrough_ops`);
  *   - every other op raises PyTorch's error: its "not supported for complex" message for
  *     the ordering ops (`ordering_errors`), else "\"<op>_cpu\" not implemented for
  *     'ComplexFloat'".

@@ -23,7 +23,11 @@
  * AVX2 + FMA (MR 6, NR one 8-float / 4-double vector), picked at run time by
  * ptl_cpu_capability(), and in portable C (MR = NR = 4) elsewhere; their fused
  * multiply-adds round once, so the last bits depend on the CPU, as they do in gemm.c and
- * in MKL.  KC keeps a B sliver in L1 (128 x 16 complex64 = 16 KiB), MC an A block in L2.
+ * in MKL.  KC is long (512 complex64, 256 complex128) so that C's update pass is rare (a
+ * 512^3 complex64 product has one): the micro-kernel does 32 multiply-adds per two vector
+ * loads of B, so its B sliver need not stay in L1; MC keeps an A block (512 KiB) in L2.
+ * With KC 128 the four update passes over a 512 x 512 C (out of L2) held 512^3 to 0.6 of
+ * PyTorch's speed; with 512, 0.8-1.0 (one thread, a loaded machine).
  * A product with one column (mv, dot, vdot, matmul's vector cases) or one row skips the
  * packing: it is a row of dot products (gemv).
  * Threads: a batch of at least as many products as threads splits over the batch; one
@@ -129,13 +133,13 @@ ZKERNEL_C(zkernel_c16_c, double)
 static const ZEngine *
 zgemm_engine(PtlDtype dt)
 {
-    static const ZEngine generic[2] = {{4, 4, 128, 128, 512, zkernel_c8_c},
-                                       {4, 4, 128, 128, 512, zkernel_c16_c}};
+    static const ZEngine generic[2] = {{4, 4, 512, 128, 512, zkernel_c8_c},
+                                       {4, 4, 256, 128, 512, zkernel_c16_c}};
 #ifdef __x86_64__
-    static const ZEngine avx512[2] = {{8, 16, 128, 128, 1024, zkernel_c8_avx512},
-                                      {8, 8, 128, 128, 512, zkernel_c16_avx512}};
-    static const ZEngine avx2[2] = {{6, 8, 128, 120, 1024, zkernel_c8_avx2},
-                                    {6, 4, 128, 120, 512, zkernel_c16_avx2}};
+    static const ZEngine avx512[2] = {{8, 16, 512, 128, 1024, zkernel_c8_avx512},
+                                      {8, 8, 256, 128, 512, zkernel_c16_avx512}};
+    static const ZEngine avx2[2] = {{6, 8, 512, 120, 1024, zkernel_c8_avx2},
+                                    {6, 4, 256, 120, 512, zkernel_c16_avx2}};
     PtlCpuCapability cap = ptl_cpu_capability();
     if (cap >= PTL_CPU_AVX512) {
         return &avx512[dt == PTL_DTYPE_COMPLEX128];
