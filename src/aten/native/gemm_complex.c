@@ -573,6 +573,10 @@ ptl_gemm_complex(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, const dou
     if (ptl_tensor_is_meta(c)) {   /* shapes only: Note [Meta kernels] in meta.c */
         return 0;
     }
+    if (c->device.type != PTL_DEVICE_CPU) {   /* the Complex key refuses CUDA before this */
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"gemm\" not implemented for '%s' on "
+                             "this device", ptl_dtype_legacy_name(c->dtype));
+    }
     memset(&pr, 0, sizeof(pr));
     pr.e = zgemm_engine(c->dtype);
     pr.is64 = c->dtype == PTL_DTYPE_COMPLEX128;
