@@ -29,7 +29,11 @@
  * With KC 128 the four update passes over a 512 x 512 C (out of L2) held 512^3 to 0.6 of
  * PyTorch's speed; with 512, 0.8-1.0 (one thread, a loaded machine).
  * A product with one column (mv, dot, vdot, matmul's vector cases) or one row skips the
- * packing: it is a row of dot products (gemv).
+ * packing: it is a row of dot products (gemv).  Over contiguous parts they run as products
+ * of real arrays, x * y and x * y with y's parts swapped, in 16 lanes each (loops.h's
+ * clones vectorise them; the lanes are summed in one fixed order, so every CPU gives the
+ * same bits): the real part is the even lanes of the first less its odd lanes, the
+ * imaginary part the sum of the second (signs flipped for a conjugated side).
  * Threads: a batch of at least as many products as threads splits over the batch; one
  * product splits over its MC blocks (and over column groups when there are fewer blocks
  * than threads), each task packing its own A block.  Below ZGEMM_PARALLEL_MACS complex
@@ -44,6 +48,7 @@
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
+#include "../loops.h"
 #include "gemm_complex.h"
 
 #define ZGEMM_PARALLEL_MACS (1 << 16)
@@ -283,6 +288,30 @@ zgemm_mat(const ZProblem *pr, int64_t t)
             }                                                                                  \
         }                                                                                      \
     }                                                                                          \
+    /* {even, odd} lane sums of x * y and of x * swap(y) over k contiguous complex numbers   \
+     * (Note [Complex GEMM]) */                                                                \
+    static PTL_LOOP_CLONES_WIDE void lanes_##SUF(const R *x, const R *y, int64_t k, R *sums)  \
+    {                                                                                          \
+        R a[16] = {0}, b[16] = {0};                                                            \
+        int64_t n = 2 * k, i = 0;                                                              \
+        for (; i + 16 <= n; i += 16) {                                                         \
+            for (int l = 0; l < 16; l++) {                                                     \
+                a[l] += x[i + l] * y[i + l];                                                   \
+                b[l] += x[i + l] * y[i + (l ^ 1)];                                             \
+            }                                                                                  \
+        }                                                                                      \
+        for (int l = 0; i + l < n; l++) {                                                      \
+            a[l] += x[i + l] * y[i + l];                                                       \
+            b[l] += x[i + l] * y[i + (l ^ 1)];                                                 \
+        }                                                                                      \
+        sums[0] = sums[1] = sums[2] = sums[3] = 0;                                             \
+        for (int l = 0; l < 16; l += 2) {                                                      \
+            sums[0] += a[l];                                                                   \
+            sums[1] += a[l + 1];                                                               \
+            sums[2] += b[l];                                                                   \
+            sums[3] += b[l + 1];                                                               \
+        }                                                                                      \
+    }                                                                                          \
     /* out[r] = alpha * sum_p op(M[r, p]) op(v[p]) + beta * S[r] for r in [r0, r1): the       \
      * products with one column or one row (M's rows mrs apart, its k dim mks) */              \
     static void gemv_##SUF(const R *mat, int64_t mrs, int64_t mks, int conj_m, const R *v,   \
@@ -294,6 +323,15 @@ zgemm_mat(const ZProblem *pr, int64_t t)
         R acc[2 * 2];                                                                          \
         for (int64_t r = r0; r < r1; r++) {                                                    \
             const R *row = mat + r * mrs;                                                      \
+            if (mks == 2 && vs == 2) {                                                         \
+                R l[4];                                                                        \
+                lanes_##SUF(row, v, k, l);                                                     \
+                acc[0] = conj_m || conj_v ? l[0] + l[1] : l[0] - l[1];                         \
+                acc[1] = conj_m ? l[2] - l[3] : conj_v ? l[3] - l[2] : l[2] + l[3];            \
+                update_##SUF(acc, 1, 1, 1, out + r * os, 0, 0, s ? s + r * ss : NULL, 0, 0,   \
+                             alpha, beta);                                                     \
+                continue;                                                                      \
+            }                                                                                  \
             R re0 = 0, im0 = 0, re1 = 0, im1 = 0;                                              \
             int64_t p = 0;                                                                     \
             for (; p + 1 < k; p += 2) {                                                        \
