@@ -28,12 +28,17 @@
  * loads of B, so its B sliver need not stay in L1; MC keeps an A block (512 KiB) in L2.
  * With KC 128 the four update passes over a 512 x 512 C (out of L2) held 512^3 to 0.6 of
  * PyTorch's speed; with 512, 0.8-1.0 (one thread, a loaded machine).
+ * A B with contiguous rows is packed row by row (its reads in order, loops.h's clones
+ * splitting the parts); 8 x 1024 @ 1024 x 1024 had spent most of its time packing B.
  * A product with one column (mv, dot, vdot, matmul's vector cases) or one row skips the
  * packing: it is a row of dot products (gemv).  Over contiguous parts they run as products
  * of real arrays, x * y and x * y with y's parts swapped, in 16 lanes each (loops.h's
  * clones vectorise them; the lanes are summed in one fixed order, so every CPU gives the
  * same bits): the real part is the even lanes of the first less its odd lanes, the
- * imaginary part the sum of the second (signs flipped for a conjugated side).
+ * imaginary part the sum of the second (signs flipped for a conjugated side).  When the
+ * matrix's rows are adjacent instead (v @ M of a row-major M, A^T v of an mT view), its
+ * contiguous columns are summed with v's real and imaginary parts as weights into two real
+ * arrays (an axpy, 256 rows at a time) that combine into the complex results.
  * Threads: a batch of at least as many products as threads splits over the batch; one
  * product splits over its MC blocks (and over column groups when there are fewer blocks
  * than threads), each task packing its own A block.  Below ZGEMM_PARALLEL_MACS complex
@@ -226,9 +231,32 @@ zgemm_mat(const ZProblem *pr, int64_t t)
     }                                                                                          \
     /* B's kc x cols panel into slivers of nr columns, per k step nr real parts then nr     \
      * imaginary parts, columns past `cols` zero */                                            \
+    static PTL_LOOP_CLONES_WIDE void split_row_##SUF(R *dst, const R *src, int64_t kc,        \
+                                                     int64_t cols, int64_t nr)                 \
+    {                                                                                          \
+        /* one contiguous row of B into its place in every sliver (kc rows of 2 nr apart) */  \
+        for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += 2 * nr * kc) {                        \
+            int64_t w = cols - j0 < nr ? cols - j0 : nr, j = 0;                                \
+            const R *s = src + 2 * j0;                                                         \
+            for (; j < w; j++) {                                                               \
+                dst[j] = s[2 * j];                                                             \
+                dst[nr + j] = s[2 * j + 1];                                                    \
+            }                                                                                  \
+            for (; j < nr; j++) {                                                              \
+                dst[j] = 0;                                                                    \
+                dst[nr + j] = 0;                                                               \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
     static void pack_b_##SUF(R *dst, const R *b, int64_t rs, int64_t cs, int64_t kc,          \
                              int64_t cols, int64_t nr)                                         \
     {                                                                                          \
+        if (cs == 2) {   /* contiguous rows: read row by row, in order */                     \
+            for (int64_t p = 0; p < kc; p++) {                                                 \
+                split_row_##SUF(dst + 2 * nr * p, b + p * rs, kc, cols, nr);                   \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
         for (int64_t j0 = 0; j0 < cols; j0 += nr) {                                            \
             int64_t w = cols - j0 < nr ? cols - j0 : nr;                                       \
             for (int64_t p = 0; p < kc; p++, dst += 2 * nr) {                                  \
@@ -312,6 +340,32 @@ zgemm_mat(const ZProblem *pr, int64_t t)
             sums[3] += b[l + 1];                                                               \
         }                                                                                      \
     }                                                                                          \
+    /* acc (n <= 256 complex) = sum_p op(v[p]) op(M[:n, p]) over M's adjacent rows (column  \
+     * p of M, at mat + p * mks, is contiguous): the reals of the columns summed with the    \
+     * weights vr and xi (v[p]'s parts after conj) in two arrays, element by element, then   \
+     * re = a_re - b_im, im = a_im + b_re (with M's imaginary parts' sign when conj) */        \
+    static PTL_LOOP_CLONES_WIDE void axpy_##SUF(const R *restrict mat, int64_t mks,            \
+                                                int conj_m, const R *restrict v, int64_t vs,   \
+                                                int conj_v, int64_t k, int64_t n,              \
+                                                R *restrict acc)                               \
+    {                                                                                          \
+        const R sm = conj_m ? (R)-1 : (R)1;                                                    \
+        R a[2 * 256], b[2 * 256];                                                              \
+        memset(a, 0, (size_t)(2 * n) * sizeof(R));                                            \
+        memset(b, 0, (size_t)(2 * n) * sizeof(R));                                            \
+        for (int64_t p = 0; p < k; p++) {                                                      \
+            const R vr = v[p * vs], xi = conj_v ? -v[p * vs + 1] : v[p * vs + 1];              \
+            const R *m = mat + p * mks;                                                        \
+            for (int64_t i = 0; i < 2 * n; i++) {                                              \
+                a[i] += vr * m[i];                                                             \
+                b[i] += xi * m[i];                                                             \
+            }                                                                                  \
+        }                                                                                      \
+        for (int64_t r = 0; r < n; r++) {                                                      \
+            acc[2 * r] = a[2 * r] - sm * b[2 * r + 1];                                         \
+            acc[2 * r + 1] = sm * a[2 * r + 1] + b[2 * r];                                     \
+        }                                                                                      \
+    }                                                                                          \
     /* out[r] = alpha * sum_p op(M[r, p]) op(v[p]) + beta * S[r] for r in [r0, r1): the       \
      * products with one column or one row (M's rows mrs apart, its k dim mks) */              \
     static void gemv_##SUF(const R *mat, int64_t mrs, int64_t mks, int conj_m, const R *v,   \
@@ -321,6 +375,19 @@ zgemm_mat(const ZProblem *pr, int64_t t)
     {                                                                                          \
         const R sm = conj_m ? (R)-1 : (R)1, sv = conj_v ? (R)-1 : (R)1;                        \
         R acc[2 * 2];                                                                          \
+        if (mrs == 2 && !(mks == 2 && vs == 2)) {   /* adjacent rows: axpy, 256 at a time */  \
+            R buf[2 * 256];                                                                    \
+            for (int64_t c0 = r0; c0 < r1; c0 += 256) {                                        \
+                int64_t cn = r1 - c0 < 256 ? r1 - c0 : 256;                                    \
+                axpy_##SUF(mat + 2 * c0, mks, conj_m, v, vs, conj_v, k, cn, buf);              \
+                for (int64_t i = 0; i < cn; i++) {                                             \
+                    int64_t r = c0 + i;                                                        \
+                    update_##SUF(buf + 2 * i, 1, 1, 1, out + r * os, 0, 0,                     \
+                                 s ? s + r * ss : NULL, 0, 0, alpha, beta);                    \
+                }                                                                              \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
         for (int64_t r = r0; r < r1; r++) {                                                    \
             const R *row = mat + r * mrs;                                                      \
             if (mks == 2 && vs == 2) {                                                         \
