@@ -29,7 +29,11 @@
  * With KC 128 the four update passes over a 512 x 512 C (out of L2) held 512^3 to 0.6 of
  * PyTorch's speed; with 512, 0.8-1.0 (one thread, a loaded machine).
  * A B with contiguous rows is packed row by row (its reads in order, loops.h's clones
- * splitting the parts); 8 x 1024 @ 1024 x 1024 had spent most of its time packing B.
+ * splitting the parts); 8 x 1024 @ 1024 x 1024 had spent most of its time packing B.  The
+ * update of a C with contiguous rows is one vectorised loop per tile row (a short k, as in
+ * 1024 x 16 @ 16 x 1024, is mostly updates).  Products of at most ZGEMM_SMALL_MACS (64)
+ * multiply-adds, a batch of 2 x 2 or 4 x 4 matrices, are computed element by element:
+ * packing them cost more than their arithmetic.
  * A product with one column (mv, dot, vdot, matmul's vector cases) or one row skips the
  * packing: it is a row of dot products (gemv).  Over contiguous parts they run as products
  * of real arrays, x * y and x * y with y's parts swapped, in 16 lanes each (loops.h's
@@ -57,6 +61,7 @@
 #include "gemm_complex.h"
 
 #define ZGEMM_PARALLEL_MACS (1 << 16)
+#define ZGEMM_SMALL_MACS 64   /* m * n * k: computed element by element */
 #define ZGEMM_MAX_MR 8
 #define ZGEMM_MAX_NR 16
 
@@ -70,19 +75,27 @@ typedef struct ZEngine {
 
 /* ---- micro-kernels ---- */
 
-/* acc = the kc-step product of an A sliver (MR rows) and a B sliver (VL columns), over
- * vectors V of VL reals; FMADD(a, b, c) = a b + c, FNMADD(a, b, c) = c - a b. */
-#define ZKERNEL(NAME, ATTR, R, V, VL, MR, LOADV, STOREV, SET1, FMADD, FNMADD, ZEROV)          \
+/* acc = the kc-step product (kc >= 1) of an A sliver (MR rows) and a B sliver (VL columns),
+ * over vectors V of VL reals; FMADD(a, b, c) = a b + c, FNMADD(a, b, c) = c - a b.  The
+ * first step sets the sums (zeroing arrays of vectors first made gcc clear them in memory
+ * with rep stos, most of a short kc's time). */
+#define ZKERNEL(NAME, ATTR, R, V, VL, MR, LOADV, STOREV, SET1, MULV, FMADD, FNMADD)           \
     ATTR static void NAME(int64_t kc, const void *apv, const void *bpv, void *accv)           \
     {                                                                                          \
         const R *ap = apv, *bp = bpv;                                                          \
         R *acc = accv;                                                                         \
         V cr[MR], ci[MR];                                                                      \
-        for (int i = 0; i < MR; i++) {                                                         \
-            cr[i] = ZEROV();                                                                   \
-            ci[i] = ZEROV();                                                                   \
+        {                                                                                      \
+            V br = LOADV(bp), bi = LOADV(bp + VL);                                            \
+            for (int i = 0; i < MR; i++) {                                                     \
+                V ar = SET1(ap[i]), ai = SET1(ap[MR + i]);                                    \
+                cr[i] = FNMADD(ai, bi, MULV(ar, br));                                          \
+                ci[i] = FMADD(ai, br, MULV(ar, bi));                                           \
+            }                                                                                  \
+            ap += 2 * MR;                                                                      \
+            bp += 2 * VL;                                                                      \
         }                                                                                      \
-        for (int64_t p = 0; p < kc; p++) {                                                     \
+        for (int64_t p = 1; p < kc; p++) {                                                     \
             V br = LOADV(bp), bi = LOADV(bp + VL);                                            \
             for (int i = 0; i < MR; i++) {                                                     \
                 V ar = SET1(ap[i]), ai = SET1(ap[MR + i]);                                    \
@@ -104,13 +117,13 @@ typedef struct ZEngine {
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define AVX2 __attribute__((target("avx2,fma")))
 ZKERNEL(zkernel_c8_avx512, AVX512, float, __m512, 16, 8, _mm512_loadu_ps, _mm512_storeu_ps,
-        _mm512_set1_ps, _mm512_fmadd_ps, _mm512_fnmadd_ps, _mm512_setzero_ps)
+        _mm512_set1_ps, _mm512_mul_ps, _mm512_fmadd_ps, _mm512_fnmadd_ps)
 ZKERNEL(zkernel_c16_avx512, AVX512, double, __m512d, 8, 8, _mm512_loadu_pd, _mm512_storeu_pd,
-        _mm512_set1_pd, _mm512_fmadd_pd, _mm512_fnmadd_pd, _mm512_setzero_pd)
+        _mm512_set1_pd, _mm512_mul_pd, _mm512_fmadd_pd, _mm512_fnmadd_pd)
 ZKERNEL(zkernel_c8_avx2, AVX2, float, __m256, 8, 6, _mm256_loadu_ps, _mm256_storeu_ps,
-        _mm256_set1_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps, _mm256_setzero_ps)
+        _mm256_set1_ps, _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps)
 ZKERNEL(zkernel_c16_avx2, AVX2, double, __m256d, 4, 6, _mm256_loadu_pd, _mm256_storeu_pd,
-        _mm256_set1_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd, _mm256_setzero_pd)
+        _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd)
 #undef AVX512
 #undef AVX2
 #endif
@@ -274,12 +287,54 @@ zgemm_mat(const ZProblem *pr, int64_t t)
         }                                                                                      \
     }                                                                                          \
     /* C (h x w of the tile) = alpha * acc + beta * S; S is not read when beta is 0 */        \
+    /* the same on rows of contiguous complex numbers (C's, and S's when read), in three     \
+     * loops gcc vectorises (loops.h's clones; the same bits as the generic one): S not      \
+     * read, S = C itself (in place), S elsewhere (not overlapping C, as gemm_complex.h     \
+     * says) */                                                                                \
+    static PTL_LOOP_CLONES_WIDE void update_rows_##SUF(const R *restrict acc, int64_t nr,     \
+                                                       int64_t h, int64_t w, R *c,             \
+                                                       int64_t crs, const R *s, int64_t srs,   \
+                                                       R ar, R ai, R br, R bi, int read_s)     \
+    {                                                                                          \
+        for (int64_t i = 0; i < h; i++) {                                                      \
+            const R *restrict re = acc + 2 * nr * i, *restrict im = re + nr;                   \
+            R *ci = c + i * crs;                                                               \
+            if (!read_s) {                                                                     \
+                R *restrict co = ci;                                                           \
+                for (int64_t j = 0; j < w; j++) {                                              \
+                    co[2 * j] = ar * re[j] - ai * im[j];                                       \
+                    co[2 * j + 1] = ar * im[j] + ai * re[j];                                   \
+                }                                                                              \
+            }                                                                                  \
+            else if (s == c && srs == crs) {                                                   \
+                for (int64_t j = 0; j < w; j++) {                                              \
+                    R sr = ci[2 * j], sm = ci[2 * j + 1];                                      \
+                    R xr = ar * re[j] - ai * im[j], xi = ar * im[j] + ai * re[j];              \
+                    ci[2 * j] = xr + (br * sr - bi * sm);                                      \
+                    ci[2 * j + 1] = xi + (br * sm + bi * sr);                                  \
+                }                                                                              \
+            }                                                                                  \
+            else {                                                                             \
+                R *restrict co = ci;                                                           \
+                const R *restrict si = s + i * srs;                                            \
+                for (int64_t j = 0; j < w; j++) {                                              \
+                    R xr = ar * re[j] - ai * im[j], xi = ar * im[j] + ai * re[j];              \
+                    co[2 * j] = xr + (br * si[2 * j] - bi * si[2 * j + 1]);                    \
+                    co[2 * j + 1] = xi + (br * si[2 * j + 1] + bi * si[2 * j]);                \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
     static void update_##SUF(const R *acc, int64_t nr, int64_t h, int64_t w, R *c,            \
                              int64_t crs, int64_t ccs, const R *s, int64_t srs, int64_t scs,   \
                              const double *alpha, const double *beta)                          \
     {                                                                                          \
         const R ar = (R)alpha[0], ai = (R)alpha[1], br = (R)beta[0], bi = (R)beta[1];         \
         int read_s = s != NULL && (beta[0] != 0 || beta[1] != 0);                              \
+        if (ccs == 2 && (!read_s || scs == 2) && w > 1) {                                      \
+            update_rows_##SUF(acc, nr, h, w, c, crs, s, srs, ar, ai, br, bi, read_s);          \
+            return;                                                                            \
+        }                                                                                      \
         for (int64_t i = 0; i < h; i++) {                                                      \
             const R *re = acc + 2 * nr * i, *im = re + nr;                                     \
             R *ci = c + i * crs;                                                               \
@@ -293,6 +348,31 @@ zgemm_mat(const ZProblem *pr, int64_t t)
                 }                                                                              \
                 ci[j * ccs] = xr;                                                              \
                 ci[j * ccs + 1] = xi;                                                          \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    /* C = alpha * op(A) @ B + beta * S element by element: the products of at most         \
+     * ZGEMM_SMALL_MACS, where packing would cost more than the arithmetic */                  \
+    static void small_##SUF(const ZProblem *pr, const ZMat *x)                                \
+    {                                                                                          \
+        const R *a = (const R *)x->a, *b = (const R *)x->b, *s = (const R *)x->s;             \
+        R *c = (R *)x->c, acc[2];                                                              \
+        const R sa = pr->conj_a ? (R)-1 : (R)1;                                                \
+        for (int64_t i = 0; i < pr->m; i++) {                                                  \
+            for (int64_t j = 0; j < pr->n; j++) {                                              \
+                R re = 0, im = 0;                                                              \
+                for (int64_t p = 0; p < pr->k; p++) {                                          \
+                    const R *ap = a + i * pr->ars + p * pr->acs;                               \
+                    const R *bp = b + p * pr->brs + j * pr->bcs;                               \
+                    R xr = ap[0], xi = sa * ap[1];                                             \
+                    re += xr * bp[0] - xi * bp[1];                                             \
+                    im += xr * bp[1] + xi * bp[0];                                             \
+                }                                                                              \
+                acc[0] = re;                                                                   \
+                acc[1] = im;                                                                   \
+                update_##SUF(acc, 1, 1, 1, c + i * pr->crs + j * pr->ccs, 0, 0,                \
+                             s ? s + i * pr->srs + j * pr->scs : NULL, 0, 0, pr->alpha,        \
+                             pr->beta);                                                        \
             }                                                                                  \
         }                                                                                      \
     }                                                                                          \
@@ -601,9 +681,10 @@ zgemm_range(const ZProblem *pr, int64_t t0, int64_t t1)
     const ZEngine *e = pr->e;
     size_t item = pr->is64 ? sizeof(double) : sizeof(float);
     int vector = pr->n == 1 || pr->m == 1;
+    int small = !vector && pr->m * pr->n * pr->k <= ZGEMM_SMALL_MACS;
     void *apack = NULL, *bpack = NULL;
     int rc = -1;
-    if (!vector && pr->k > 0) {
+    if (!vector && !small && pr->k > 0) {
         int64_t kc = pr->k < e->kc ? pr->k : e->kc;
         int64_t nc = pr->n < e->nc ? pr->n : e->nc, mc = pr->m < e->mc ? pr->m : e->mc;
         nc = (nc + e->nr - 1) / e->nr * e->nr;
@@ -633,6 +714,14 @@ zgemm_range(const ZProblem *pr, int64_t t0, int64_t t1)
             }
             if (!pr->parallel) {
                 zgemm_vector(pr, &x, 0, rows);
+            }
+        }
+        else if (small) {
+            if (pr->is64) {
+                small_c16(pr, &x);
+            }
+            else {
+                small_c8(pr, &x);
             }
         }
         else if (zgemm_blocked(pr, &x, apack, bpack) < 0) {
