@@ -77,56 +77,64 @@ typedef struct ZEngine {
 
 /* acc = the kc-step product (kc >= 1) of an A sliver (MR rows) and a B sliver (VL columns),
  * over vectors V of VL reals; FMADD(a, b, c) = a b + c, FNMADD(a, b, c) = c - a b.  The
- * first step sets the sums (zeroing arrays of vectors first made gcc clear them in memory
- * with rep stos, most of a short kc's time). */
-#define ZKERNEL(NAME, ATTR, R, V, VL, MR, LOADV, STOREV, SET1, MULV, FMADD, FNMADD)           \
+ * rows are written out one by one (ROWS applies a row macro to 0 .. MR-1), each row's sums
+ * in two named vectors: arrays of vectors had gcc zero them in memory with rep stos and
+ * store them through the stack, most of a short kc's time.  The first step sets the sums. */
+#define ZROWS8(X, ...) ZROWS6(X, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__)
+#define ZROWS6(X, ...)                                                                         \
+    X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__) X(4, __VA_ARGS__)  \
+    X(5, __VA_ARGS__)
+#define ZK_FIRST(I, V, MR, SET1, MULV, FMADD, FNMADD)                                          \
+    V cr##I = FNMADD(SET1(ap[MR + I]), bi, MULV(SET1(ap[I]), br));                             \
+    V ci##I = FMADD(SET1(ap[MR + I]), br, MULV(SET1(ap[I]), bi));
+#define ZK_STEP(I, V, MR, SET1, MULV, FMADD, FNMADD)                                           \
+    {                                                                                          \
+        V ar = SET1(ap[I]), ai = SET1(ap[MR + I]);                                             \
+        cr##I = FMADD(ar, br, cr##I);                                                          \
+        ci##I = FMADD(ar, bi, ci##I);                                                          \
+        cr##I = FNMADD(ai, bi, cr##I);                                                         \
+        ci##I = FMADD(ai, br, ci##I);                                                          \
+    }
+#define ZK_STORE(I, VL, STOREV)                                                                \
+    STOREV(acc + 2 * VL * I, cr##I);                                                           \
+    STOREV(acc + 2 * VL * I + VL, ci##I);
+#define ZKERNEL(NAME, ATTR, R, V, VL, MR, ROWS, LOADV, STOREV, SET1, MULV, FMADD, FNMADD)     \
     ATTR static void NAME(int64_t kc, const void *apv, const void *bpv, void *accv)           \
     {                                                                                          \
         const R *ap = apv, *bp = bpv;                                                          \
         R *acc = accv;                                                                         \
-        V cr[MR], ci[MR];                                                                      \
-        {                                                                                      \
-            V br = LOADV(bp), bi = LOADV(bp + VL);                                            \
-            for (int i = 0; i < MR; i++) {                                                     \
-                V ar = SET1(ap[i]), ai = SET1(ap[MR + i]);                                    \
-                cr[i] = FNMADD(ai, bi, MULV(ar, br));                                          \
-                ci[i] = FMADD(ai, br, MULV(ar, bi));                                           \
-            }                                                                                  \
-            ap += 2 * MR;                                                                      \
-            bp += 2 * VL;                                                                      \
-        }                                                                                      \
+        V br = LOADV(bp), bi = LOADV(bp + VL);                                                 \
+        ROWS(ZK_FIRST, V, MR, SET1, MULV, FMADD, FNMADD)                                       \
         for (int64_t p = 1; p < kc; p++) {                                                     \
-            V br = LOADV(bp), bi = LOADV(bp + VL);                                            \
-            for (int i = 0; i < MR; i++) {                                                     \
-                V ar = SET1(ap[i]), ai = SET1(ap[MR + i]);                                    \
-                cr[i] = FMADD(ar, br, cr[i]);                                                  \
-                ci[i] = FMADD(ar, bi, ci[i]);                                                  \
-                cr[i] = FNMADD(ai, bi, cr[i]);                                                 \
-                ci[i] = FMADD(ai, br, ci[i]);                                                  \
-            }                                                                                  \
             ap += 2 * MR;                                                                      \
             bp += 2 * VL;                                                                      \
+            br = LOADV(bp);                                                                    \
+            bi = LOADV(bp + VL);                                                               \
+            ROWS(ZK_STEP, V, MR, SET1, MULV, FMADD, FNMADD)                                    \
         }                                                                                      \
-        for (int i = 0; i < MR; i++) {                                                         \
-            STOREV(acc + 2 * VL * i, cr[i]);                                                   \
-            STOREV(acc + 2 * VL * i + VL, ci[i]);                                              \
-        }                                                                                      \
+        ROWS(ZK_STORE, VL, STOREV)                                                             \
     }
 
 #ifdef __x86_64__
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define AVX2 __attribute__((target("avx2,fma")))
-ZKERNEL(zkernel_c8_avx512, AVX512, float, __m512, 16, 8, _mm512_loadu_ps, _mm512_storeu_ps,
-        _mm512_set1_ps, _mm512_mul_ps, _mm512_fmadd_ps, _mm512_fnmadd_ps)
-ZKERNEL(zkernel_c16_avx512, AVX512, double, __m512d, 8, 8, _mm512_loadu_pd, _mm512_storeu_pd,
-        _mm512_set1_pd, _mm512_mul_pd, _mm512_fmadd_pd, _mm512_fnmadd_pd)
-ZKERNEL(zkernel_c8_avx2, AVX2, float, __m256, 8, 6, _mm256_loadu_ps, _mm256_storeu_ps,
-        _mm256_set1_ps, _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps)
-ZKERNEL(zkernel_c16_avx2, AVX2, double, __m256d, 4, 6, _mm256_loadu_pd, _mm256_storeu_pd,
-        _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd)
+ZKERNEL(zkernel_c8_avx512, AVX512, float, __m512, 16, 8, ZROWS8, _mm512_loadu_ps,
+        _mm512_storeu_ps, _mm512_set1_ps, _mm512_mul_ps, _mm512_fmadd_ps, _mm512_fnmadd_ps)
+ZKERNEL(zkernel_c16_avx512, AVX512, double, __m512d, 8, 8, ZROWS8, _mm512_loadu_pd,
+        _mm512_storeu_pd, _mm512_set1_pd, _mm512_mul_pd, _mm512_fmadd_pd, _mm512_fnmadd_pd)
+ZKERNEL(zkernel_c8_avx2, AVX2, float, __m256, 8, 6, ZROWS6, _mm256_loadu_ps,
+        _mm256_storeu_ps, _mm256_set1_ps, _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps)
+ZKERNEL(zkernel_c16_avx2, AVX2, double, __m256d, 4, 6, ZROWS6, _mm256_loadu_pd,
+        _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd)
 #undef AVX512
 #undef AVX2
 #endif
+#undef ZKERNEL
+#undef ZK_STORE
+#undef ZK_STEP
+#undef ZK_FIRST
+#undef ZROWS6
+#undef ZROWS8
 
 /* The portable kernel: MR = NR = 4 in plain C (one rounding per multiply and add). */
 #define ZKERNEL_C(NAME, R)                                                                     \
