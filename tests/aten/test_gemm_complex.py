@@ -37,11 +37,11 @@ def mm_ref(a, b):
 
 
 # (m, k, n) at and across the tiles and blocks of every engine: MR 4 / 6 / 8 rows, NR 4 / 8
-# / 16 columns, KC 256 (complex128) / 512 (complex64), MC 120 / 128, NC 512 / 1024, one row
+# / 16 columns (AVX-512's half tiles for a last sliver of at most NR / 2), KC 256 (complex128) / 512 (complex64), MC 120 / 128, NC 512 / 1024, one row
 # or column (gemv), empty k, and the products of at most 64 multiply-adds computed directly
 SHAPES = ([(m, 3, 17) for m in (1, 2, 5, 6, 7, 8, 9, 119, 120, 121, 127, 128, 129, 257)] +
-          [(9, 3, n) for n in (1, 2, 3, 4, 5, 8, 9, 15, 16, 17, 511, 512, 513, 1023, 1024,
-                               1025, 2049)] +
+          [(9, 3, n) for n in (1, 2, 3, 4, 5, 8, 9, 12, 13, 15, 16, 17, 24, 25, 511, 512, 513,
+                               1023, 1024, 1025, 2049)] +
           [(9, k, 17) for k in (0, 1, 2, 255, 256, 257, 511, 512, 513, 1025)] +
           [(130, 520, 1030), (33, 257, 513), (1, 300, 1), (300, 129, 1), (1, 129, 300)] +
           [(4, 4, 4), (4, 5, 4), (2, 16, 2), (2, 17, 2), (2, 8, 4), (2, 9, 4), (3, 7, 3)])

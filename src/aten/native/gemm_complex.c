@@ -19,7 +19,9 @@
  * broadcast batch), so nothing is copied whole; it pads the last slivers with zeros, and the
  * update writes only the valid rows and columns: C = alpha * sums + beta * S on the first
  * k block (S not read when beta is 0), C += alpha * sums on the next ones.
- * The micro-kernels exist for AVX-512 (MR 8, NR one 16-float / 8-double vector) and
+ * The micro-kernels exist for AVX-512 (MR 8, NR one 16-float / 8-double vector, and a half
+ * tile of one 8-float / 4-double vector for a last sliver of at most NR / 2 columns: a B of
+ * 8 complex64 columns had been half padding) and
  * AVX2 + FMA (MR 6, NR one 8-float / 4-double vector), picked at run time by
  * ptl_cpu_capability(), and in portable C (MR = NR = 4) elsewhere; their fused
  * multiply-adds round once, so the last bits depend on the CPU, as they do in gemm.c and
@@ -71,6 +73,8 @@ typedef void (*ZKernelFn)(int64_t kc, const void *ap, const void *bp, void *acc)
 typedef struct ZEngine {
     int64_t mr, nr, kc, mc, nc;
     ZKernelFn kernel;   /* acc (mr rows of nr real parts, then nr imaginary parts) = A @ B */
+    ZKernelFn half;     /* the same on the first nr / 2 columns only (a sliver of at most
+                         * nr / 2 valid columns), or NULL */
 } ZEngine;
 
 /* ---- micro-kernels ---- */
@@ -95,36 +99,41 @@ typedef struct ZEngine {
         cr##I = FNMADD(ai, bi, cr##I);                                                         \
         ci##I = FMADD(ai, br, ci##I);                                                          \
     }
-#define ZK_STORE(I, VL, STOREV)                                                                \
-    STOREV(acc + 2 * VL * I, cr##I);                                                           \
-    STOREV(acc + 2 * VL * I + VL, ci##I);
-#define ZKERNEL(NAME, ATTR, R, V, VL, MR, ROWS, LOADV, STOREV, SET1, MULV, FMADD, FNMADD)     \
+#define ZK_STORE(I, NR, STOREV)                                                                \
+    STOREV(acc + 2 * NR * I, cr##I);                                                           \
+    STOREV(acc + 2 * NR * I + NR, ci##I);
+/* NR: the packed sliver's width, VL or (a half tile, the first VL of 2 VL columns) 2 VL */
+#define ZKERNEL(NAME, ATTR, R, V, VL, NR, MR, ROWS, LOADV, STOREV, SET1, MULV, FMADD, FNMADD) \
     ATTR static void NAME(int64_t kc, const void *apv, const void *bpv, void *accv)           \
     {                                                                                          \
         const R *ap = apv, *bp = bpv;                                                          \
         R *acc = accv;                                                                         \
-        V br = LOADV(bp), bi = LOADV(bp + VL);                                                 \
+        V br = LOADV(bp), bi = LOADV(bp + NR);                                                 \
         ROWS(ZK_FIRST, V, MR, SET1, MULV, FMADD, FNMADD)                                       \
         for (int64_t p = 1; p < kc; p++) {                                                     \
             ap += 2 * MR;                                                                      \
-            bp += 2 * VL;                                                                      \
+            bp += 2 * NR;                                                                      \
             br = LOADV(bp);                                                                    \
-            bi = LOADV(bp + VL);                                                               \
+            bi = LOADV(bp + NR);                                                               \
             ROWS(ZK_STEP, V, MR, SET1, MULV, FMADD, FNMADD)                                    \
         }                                                                                      \
-        ROWS(ZK_STORE, VL, STOREV)                                                             \
+        ROWS(ZK_STORE, NR, STOREV)                                                             \
     }
 
 #ifdef __x86_64__
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define AVX2 __attribute__((target("avx2,fma")))
-ZKERNEL(zkernel_c8_avx512, AVX512, float, __m512, 16, 8, ZROWS8, _mm512_loadu_ps,
+ZKERNEL(zkernel_c8_avx512, AVX512, float, __m512, 16, 16, 8, ZROWS8, _mm512_loadu_ps,
         _mm512_storeu_ps, _mm512_set1_ps, _mm512_mul_ps, _mm512_fmadd_ps, _mm512_fnmadd_ps)
-ZKERNEL(zkernel_c16_avx512, AVX512, double, __m512d, 8, 8, ZROWS8, _mm512_loadu_pd,
+ZKERNEL(zkernel_c16_avx512, AVX512, double, __m512d, 8, 8, 8, ZROWS8, _mm512_loadu_pd,
         _mm512_storeu_pd, _mm512_set1_pd, _mm512_mul_pd, _mm512_fmadd_pd, _mm512_fnmadd_pd)
-ZKERNEL(zkernel_c8_avx2, AVX2, float, __m256, 8, 6, ZROWS6, _mm256_loadu_ps,
+ZKERNEL(zkernel_c8_avx512_half, AVX512, float, __m256, 8, 16, 8, ZROWS8, _mm256_loadu_ps,
         _mm256_storeu_ps, _mm256_set1_ps, _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps)
-ZKERNEL(zkernel_c16_avx2, AVX2, double, __m256d, 4, 6, ZROWS6, _mm256_loadu_pd,
+ZKERNEL(zkernel_c16_avx512_half, AVX512, double, __m256d, 4, 8, 8, ZROWS8, _mm256_loadu_pd,
+        _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd)
+ZKERNEL(zkernel_c8_avx2, AVX2, float, __m256, 8, 8, 6, ZROWS6, _mm256_loadu_ps,
+        _mm256_storeu_ps, _mm256_set1_ps, _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps)
+ZKERNEL(zkernel_c16_avx2, AVX2, double, __m256d, 4, 4, 6, ZROWS6, _mm256_loadu_pd,
         _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd)
 #undef AVX512
 #undef AVX2
@@ -164,13 +173,14 @@ ZKERNEL_C(zkernel_c16_c, double)
 static const ZEngine *
 zgemm_engine(PtlDtype dt)
 {
-    static const ZEngine generic[2] = {{4, 4, 512, 128, 512, zkernel_c8_c},
-                                       {4, 4, 256, 128, 512, zkernel_c16_c}};
+    static const ZEngine generic[2] = {{4, 4, 512, 128, 512, zkernel_c8_c, NULL},
+                                       {4, 4, 256, 128, 512, zkernel_c16_c, NULL}};
 #ifdef __x86_64__
-    static const ZEngine avx512[2] = {{8, 16, 512, 128, 1024, zkernel_c8_avx512},
-                                      {8, 8, 256, 128, 512, zkernel_c16_avx512}};
-    static const ZEngine avx2[2] = {{6, 8, 512, 120, 1024, zkernel_c8_avx2},
-                                    {6, 4, 256, 120, 512, zkernel_c16_avx2}};
+    static const ZEngine avx512[2] = {
+        {8, 16, 512, 128, 1024, zkernel_c8_avx512, zkernel_c8_avx512_half},
+        {8, 8, 256, 128, 512, zkernel_c16_avx512, zkernel_c16_avx512_half}};
+    static const ZEngine avx2[2] = {{6, 8, 512, 120, 1024, zkernel_c8_avx2, NULL},
+                                    {6, 4, 256, 120, 512, zkernel_c16_avx2, NULL}};
     PtlCpuCapability cap = ptl_cpu_capability();
     if (cap >= PTL_CPU_AVX512) {
         return &avx512[dt == PTL_DTYPE_COMPLEX128];
@@ -580,7 +590,12 @@ zgemm_tasks(const ZJob *jb, void *apack, int64_t t0, int64_t t1)
                 if (first && s != NULL) {
                     s += (size_t)(ci * srs + cj * scs) * item;
                 }
-                e->kernel(jb->kc, ap, bp, acc);
+                if (e->half != NULL && 2 * w <= e->nr) {
+                    e->half(jb->kc, ap, bp, acc);
+                }
+                else {
+                    e->kernel(jb->kc, ap, bp, acc);
+                }
                 if (pr->is64) {
                     update_c16((const double *)acc, e->nr, h, w, (double *)c, pr->crs, pr->ccs,
                                (const double *)s, srs, scs, pr->alpha, beta);
