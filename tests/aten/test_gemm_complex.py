@@ -36,8 +36,8 @@ def mm_ref(a, b):
     return a @ b, scale
 
 
-# (m, k, n) at and across the tiles and blocks of every engine: MR 4 / 6 / 8 rows, NR 4 / 8
-# / 16 columns (AVX-512's half tiles for a last sliver of at most NR / 2), KC 256 (complex128) / 512 (complex64), MC 120 / 128, NC 512 / 1024, one row
+# (m, k, n) at and across the tiles and blocks of every engine: MR 4 / 6 / 8 rows, NR 2 / 4 /
+# 8 / 16 columns (AVX-512's half tiles for a last sliver of at most NR / 2), KC 256 (complex128) / 512 (complex64), MC 120 / 128, NC 512 / 1024, one row
 # or column (gemv), empty k, and the products of at most 64 multiply-adds computed directly
 SHAPES = ([(m, 3, 17) for m in (1, 2, 5, 6, 7, 8, 9, 119, 120, 121, 127, 128, 129, 257)] +
           [(9, 3, n) for n in (1, 2, 3, 4, 5, 8, 9, 12, 13, 15, 16, 17, 24, 25, 511, 512, 513,

@@ -21,9 +21,9 @@
  * k block (S not read when beta is 0), C += alpha * sums on the next ones.
  * The micro-kernels exist for AVX-512 (MR 8, NR one 16-float / 8-double vector, and a half
  * tile of one 8-float / 4-double vector for a last sliver of at most NR / 2 columns: a B of
- * 8 complex64 columns had been half padding) and
- * AVX2 + FMA (MR 6, NR one 8-float / 4-double vector), picked at run time by
- * ptl_cpu_capability(), and in portable C (MR = NR = 4) elsewhere; their fused
+ * 8 complex64 columns had been half padding) and AVX2 + FMA (MR 6, NR one 8-float /
+ * 4-double vector), picked at run time by ptl_cpu_capability(), and on GCC's portable
+ * vector types (MR 4, NR 4 floats / 2 doubles) elsewhere; the SIMD ones' fused
  * multiply-adds round once, so the last bits depend on the CPU, as they do in gemm.c and
  * in MKL.  KC is long (512 complex64, 256 complex128) so that C's update pass is rare (a
  * 512^3 complex64 product has one): the micro-kernel does 32 multiply-adds per two vector
@@ -138,6 +138,46 @@ ZKERNEL(zkernel_c16_avx2, AVX2, double, __m256d, 4, 4, 6, ZROWS6, _mm256_loadu_p
 #undef AVX512
 #undef AVX2
 #endif
+/* The portable kernels: MR 4 on GCC's 16-byte vector types (one SSE2 or NEON register: NR
+ * 4 floats, 2 doubles), a multiply and an add where the SIMD ones fuse them. */
+#define ZROWS4(X, ...) X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__)
+#define ZVEC_OPS(SUF, R, V)                                                                    \
+    typedef R V __attribute__((vector_size(16)));                                              \
+    static inline V zload_##SUF(const R *p)                                                    \
+    {                                                                                          \
+        V v;                                                                                   \
+        memcpy(&v, p, sizeof(v));                                                              \
+        return v;                                                                              \
+    }                                                                                          \
+    static inline void zstore_##SUF(R *p, V v)                                                 \
+    {                                                                                          \
+        memcpy(p, &v, sizeof(v));                                                              \
+    }                                                                                          \
+    static inline V zset1_##SUF(R x)                                                           \
+    {                                                                                          \
+        V v = {0};                                                                             \
+        return v + x;                                                                          \
+    }                                                                                          \
+    static inline V zmul_##SUF(V a, V b)                                                       \
+    {                                                                                          \
+        return a * b;                                                                          \
+    }                                                                                          \
+    static inline V zmadd_##SUF(V a, V b, V c)                                                 \
+    {                                                                                          \
+        return a * b + c;                                                                      \
+    }                                                                                          \
+    static inline V znmadd_##SUF(V a, V b, V c)                                                \
+    {                                                                                          \
+        return c - a * b;                                                                      \
+    }
+ZVEC_OPS(c8, float, ZVec4f)
+ZVEC_OPS(c16, double, ZVec2d)
+ZKERNEL(zkernel_c8_c, , float, ZVec4f, 4, 4, 4, ZROWS4, zload_c8, zstore_c8, zset1_c8,
+        zmul_c8, zmadd_c8, znmadd_c8)
+ZKERNEL(zkernel_c16_c, , double, ZVec2d, 2, 2, 4, ZROWS4, zload_c16, zstore_c16, zset1_c16,
+        zmul_c16, zmadd_c16, znmadd_c16)
+#undef ZVEC_OPS
+#undef ZROWS4
 #undef ZKERNEL
 #undef ZK_STORE
 #undef ZK_STEP
@@ -145,36 +185,11 @@ ZKERNEL(zkernel_c16_avx2, AVX2, double, __m256d, 4, 4, 6, ZROWS6, _mm256_loadu_p
 #undef ZROWS6
 #undef ZROWS8
 
-/* The portable kernel: MR = NR = 4 in plain C (one rounding per multiply and add). */
-#define ZKERNEL_C(NAME, R)                                                                     \
-    static void NAME(int64_t kc, const void *apv, const void *bpv, void *accv)                \
-    {                                                                                          \
-        const R *ap = apv, *bp = bpv;                                                          \
-        R cr[4][4] = {{0}}, ci[4][4] = {{0}};                                                  \
-        for (int64_t p = 0; p < kc; p++) {                                                     \
-            for (int i = 0; i < 4; i++) {                                                      \
-                for (int j = 0; j < 4; j++) {                                                  \
-                    cr[i][j] += ap[i] * bp[j] - ap[4 + i] * bp[4 + j];                         \
-                    ci[i][j] += ap[i] * bp[4 + j] + ap[4 + i] * bp[j];                         \
-                }                                                                              \
-            }                                                                                  \
-            ap += 8;                                                                           \
-            bp += 8;                                                                           \
-        }                                                                                      \
-        R *acc = accv;                                                                         \
-        for (int i = 0; i < 4; i++) {                                                          \
-            memcpy(acc + 8 * i, cr[i], sizeof(cr[i]));                                         \
-            memcpy(acc + 8 * i + 4, ci[i], sizeof(ci[i]));                                     \
-        }                                                                                      \
-    }
-ZKERNEL_C(zkernel_c8_c, float)
-ZKERNEL_C(zkernel_c16_c, double)
-
 static const ZEngine *
 zgemm_engine(PtlDtype dt)
 {
     static const ZEngine generic[2] = {{4, 4, 512, 128, 512, zkernel_c8_c, NULL},
-                                       {4, 4, 256, 128, 512, zkernel_c16_c, NULL}};
+                                       {4, 2, 256, 128, 512, zkernel_c16_c, NULL}};
 #ifdef __x86_64__
     static const ZEngine avx512[2] = {
         {8, 16, 512, 128, 1024, zkernel_c8_avx512, zkernel_c8_avx512_half},
