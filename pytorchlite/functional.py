@@ -74,9 +74,34 @@ def _outer_checks(vec1, vec2):
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.dim()}-D")
 
 
+# the C type PyTorch converts a Scalar to for a dtype, as its conversion error names it
+_SCALAR_C_TYPE = {_C.float64: "double", _C.int64: "int64_t", _C.int32: "int",
+                  _C.int16: "int16_t", _C.int8: "int8_t", _C.uint8: "uint8_t"}
+
+
+def _check_scalars(product, beta, alpha):
+    """PyTorch's error for a complex beta or alpha with a nonzero imaginary part when the
+    product is real."""
+    if product.is_complex():
+        return
+    for v in (beta, alpha):
+        if isinstance(v, complex) and v.imag != 0:
+            raise RuntimeError("value cannot be converted to type "
+                               f"{_SCALAR_C_TYPE.get(product.dtype, 'float')} without overflow")
+
+
+def _real_scalar(v, product):
+    """A complex v with no imaginary part as the real number a real product takes."""
+    if not isinstance(v, complex) or product.is_complex():
+        return v
+    return v.real if product.is_floating_point() else int(v.real)
+
+
 def _scaled_sum(input, product, beta, alpha):
     """beta * input + alpha * product, where beta == 0 ignores input (NaNs included), as
     PyTorch's addmm family does."""
+    _check_scalars(product, beta, alpha)
+    beta, alpha = _real_scalar(beta, product), _real_scalar(alpha, product)
     if not (product.is_floating_point() or product.is_complex()):
         for name, v in (("beta", beta), ("alpha", alpha)):
             if isinstance(v, float):
@@ -111,11 +136,45 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * the sum over b of batch1[b] @ batch2[b], as one matrix
     product: (n, b*k) @ (b*k, m)."""
     _bmm_checks(batch1, batch2)
+    from .linalg import _LEGACY_NAMES
+    for what, x in (("self", input), ("mat1", batch1)):   # PyTorch's order (addmm's)
+        if x.dtype != batch2.dtype:
+            raise RuntimeError(f"{what} and mat2 must have the same dtype, but got "
+                               f"{_LEGACY_NAMES[x.dtype]} and {_LEGACY_NAMES[batch2.dtype]}")
     b, n, k = batch1.shape
     m = batch2.shape[2]
     product = batch1.permute(1, 0, 2).reshape(n, b * k).mm(batch2.reshape(b * k, m))
     result = _scaled_sum(input, product, beta, alpha)
     return result if out is None else out.copy_(result)
+
+
+def _with_complex_scalars(name):
+    """addmm, addmv or baddbmm with a complex beta or alpha, which the C parser cannot take
+    (no complex Scalar): the op with beta=0 (PyTorch's checks and the product; input is not
+    read), then scaled and summed by mul and add, autograd included."""
+    op = _C._functions[name]
+
+    def call(input, a, b, *, beta=1, alpha=1):
+        product = op(input, a, b, beta=0)
+        _check_scalars(product, beta, alpha)
+        if not product.is_complex():
+            return op(input, a, b, beta=_real_scalar(beta, product),
+                      alpha=_real_scalar(alpha, product))
+        return _scaled_sum(input, product, beta, alpha)
+    return call
+
+
+_COMPLEX_SCALAR_OPS = {name: _with_complex_scalars(name) for name in ("addmm", "addmv", "baddbmm")}
+
+
+def _complex_scalar_fallback(name, args, kwargs):
+    """Called by the C parser for a call with a Python complex that no overload takes
+    (src/python/arg_parse.c); NotImplemented lets it raise its TypeError."""
+    fn = _COMPLEX_SCALAR_OPS.get(name)
+    return NotImplemented if fn is None else fn(*args, **kwargs)
+
+
+_C._set_complex_scalar_fallback(_complex_scalar_fallback)
 
 
 def dist(input, other, p=2):

@@ -629,6 +629,56 @@ no_match_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs, PyObject
     return NULL;
 }
 
+/* ---- complex numbers as Scalars ----
+ * A PtlIValue holds no complex Scalar yet, so a Python complex never matches a Scalar
+ * parameter.  A call that matched no overload and has a complex argument goes, before the
+ * TypeError, to a Python fallback (pytorchlite.functional._complex_scalar_fallback, set at
+ * import): fallback(name, args, kwargs) computes ops such as addmm(..., alpha=1j) from
+ * other ops, or returns NotImplemented for the TypeError.  Calls that parse never get here. */
+
+static PyObject *complex_scalar_fallback = NULL;
+
+static PyObject *
+py_set_complex_scalar_fallback(PyObject *module, PyObject *fn)
+{
+    (void)module;
+    Py_INCREF(fn);
+    Py_XSETREF(complex_scalar_fallback, fn);
+    Py_RETURN_NONE;
+}
+
+/* fallback(name, args, kwargs) when an argument is a Python complex; NotImplemented (a new
+ * reference) when there is no fallback or no such argument, NULL on error */
+static PyObject *
+call_complex_scalar_fallback(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, i;
+    PyObject *pos = NULL, *kw = NULL, *res = NULL;
+    for (i = 0; i < nargs + nkw && !PyComplex_Check(args[i]); i++) {
+    }
+    if (complex_scalar_fallback == NULL || i == nargs + nkw) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    if ((pos = PyTuple_New(nargs)) == NULL || (kw = PyDict_New()) == NULL) {
+        goto done;
+    }
+    for (i = 0; i < nargs; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(pos, i, args[i]);
+    }
+    for (i = 0; i < nkw; i++) {
+        if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) {
+            goto done;
+        }
+    }
+    res = PyObject_CallFunctionObjArgs(complex_scalar_fallback, f->name, pos, kw, NULL);
+done:
+    Py_XDECREF(pos);
+    Py_XDECREF(kw);
+    return res;
+}
+
 /* ---- the callable ---- */
 
 static PyObject *
@@ -670,6 +720,11 @@ opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         }
         return res;
     }
+    PyObject *res = call_complex_scalar_fallback(f, args, nargs, kwnames);
+    if (res != Py_NotImplemented) {
+        return res;
+    }
+    Py_DECREF(res);
     return no_match_error(f, args, nargs, kwnames);
 }
 
@@ -869,6 +924,8 @@ py_get_op(PyObject *module, PyObject *args)
 
 static PyMethodDef ops_module_methods[] = {
     {"_op", py_get_op, METH_VARARGS, "the callable for an operator (and overload) by name"},
+    {"_set_complex_scalar_fallback", py_set_complex_scalar_fallback, METH_O,
+     "fallback(name, args, kwargs) for calls with a complex number no overload takes"},
     {NULL},
 };
 

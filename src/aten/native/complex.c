@@ -16,8 +16,9 @@
  *     arithmetic of C99's <complex.h>;
  *   - ops whose CPU kernel only moves bytes or converts through copy.c's conversion table
  *     (views, copy_, _to_copy, clone, cat, stack, index, fill_, the factories), allclose and
- *     equal (they call isclose and eq) and the ops of this file fall through to the CPU
- *     kernel (`passthrough_ops`);
+ *     equal (they call isclose and eq), the matrix products of linalg.c (their gemm calls
+ *     take complex operands to gemm_complex.c, Note [Complex GEMM]) and the ops of this
+ *     file fall through to the CPU kernel (`passthrough_ops`);
  *   - every other op raises PyTorch's error: its "not supported for complex" message for
  *     the ordering ops (`ordering_errors`), else "\"<op>_cpu\" not implemented for
  *     'ComplexFloat'".
@@ -49,6 +50,9 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_polar, PTL_OP_angle, PTL_OP_conj, PTL_OP_conj_physical,
     PTL_OP_tril_indices, PTL_OP_triu_indices,   /* they refuse every dtype but int32/int64 */
     PTL_OP_allclose, PTL_OP_equal,   /* isclose(...).all() and eq(...).all(): complex below */
+    /* linalg.c's matrix products: gemm_complex.c (Note [Complex GEMM]) */
+    PTL_OP_mm, PTL_OP_mm_out, PTL_OP_bmm, PTL_OP_addmm, PTL_OP_baddbmm, PTL_OP_addmv,
+    PTL_OP_mv, PTL_OP_dot, PTL_OP_vdot,
     /* random.c fills a complex tensor part by part (uniform, normal) and refuses it with
      * PyTorch's messages (exponential, cauchy) */
     PTL_OP_rand, PTL_OP_rand_generator, PTL_OP_randn, PTL_OP_randn_generator,

@@ -87,6 +87,7 @@
 #include "../tensor_iterator.h"
 #include "device_gemm.h"
 #include "gemm.h"
+#include "gemm_complex.h"
 #include "gemm_impl.h"
 
 /* A row-major B is also read in place by products of up to 64 rows when a K block of it spans
@@ -1247,6 +1248,10 @@ ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha,
     GemmProblem pr;
     int off = c->dim - 2;
 
+    if (ptl_dtype_is_complex(c->dtype)) {   /* Note [Complex GEMM] in gemm_complex.c */
+        const double al[2] = {alpha, 0}, be[2] = {beta, 0};
+        return ptl_gemm_complex(c, a, b, al, be, src, 0);
+    }
     if (e != NULL && e->acc_dtype == PTL_DTYPE_INT64) {
         beta = (double)(int64_t)ptl_gemm_scalar_to_u64(beta);
     }

@@ -9,6 +9,7 @@
 
 #include "../../c10/error.h"
 #include "gemm.h"
+#include "gemm_complex.h"
 #include "native.h"
 
 static int
@@ -32,7 +33,8 @@ static double
 effective_beta(const PtlIValue *beta, PtlDtype dt)
 {
     double b = ptl_iv_to_double(beta);
-    return ptl_dtype_is_floating(dt) ? b : (double)ptl_iv_to_int(beta);
+    return ptl_dtype_is_floating(dt) || ptl_dtype_is_complex(dt) ? b
+                                                                 : (double)ptl_iv_to_int(beta);
 }
 
 /* c = alpha * a @ b + beta * c for vectors and matrices given as matrix views. */
@@ -209,6 +211,10 @@ addmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (check_mm_shapes(m1, m2) < 0) {
         goto error;
     }
+    /* PyTorch compares self with mat2 first, then mat1 with mat2, then expands self */
+    PTL_CHECK(self->dtype == m2->dtype, PTL_ERR_RUNTIME,
+              "self and mat2 must have the same dtype, but got %s and %s",
+              ptl_dtype_legacy_name(self->dtype), ptl_dtype_legacy_name(m2->dtype));
     PTL_CHECK(m1->dtype == m2->dtype, PTL_ERR_RUNTIME,
               "mat1 and mat2 must have the same dtype, but got %s and %s",
               ptl_dtype_legacy_name(m1->dtype), ptl_dtype_legacy_name(m2->dtype));
@@ -216,9 +222,6 @@ addmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if ((ex = expand_to(self, 2, sizes)) == NULL) {
         goto error;
     }
-    PTL_CHECK(self->dtype == m2->dtype, PTL_ERR_RUNTIME,
-              "self and mat2 must have the same dtype, but got %s and %s",
-              ptl_dtype_legacy_name(self->dtype), ptl_dtype_legacy_name(m2->dtype));
     return add_product(s, "addmm_impl_cpu_", ex, m1, m2);
 error:
     ptl_xdecref(ex);
@@ -260,8 +263,8 @@ error:
 
 /* ---- addmv, mv, dot, vdot ---- */
 
-/* res (m,) = beta * self + alpha * mat (m, k) @ vec (k,).  self may be NULL (mv: the
- * result dtype is then the promoted one, so a mismatch reports it as "input"). */
+/* res (m,) = beta * self + alpha * mat (m, k) @ vec (k,).  self may be NULL (mv: PyTorch
+ * then reports vec's dtype as "input" in a mismatch). */
 static int
 addmv_impl(PtlIValue *s, PtlTensorImpl *self, PtlTensorImpl *mat, PtlTensorImpl *vec,
            const PtlIValue *beta, const PtlIValue *alpha)
@@ -280,7 +283,7 @@ addmv_impl(PtlIValue *s, PtlTensorImpl *self, PtlTensorImpl *mat, PtlTensorImpl 
                              "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
                              (long long)in, (long long)m, (long long)k, (long long)vec->sizes[0]);
     }
-    PtlDtype dt = self ? self->dtype : ptl_promote_types(mat->dtype, vec->dtype);
+    PtlDtype dt = self ? self->dtype : vec->dtype;
     if (dt != mat->dtype || dt != vec->dtype) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "addmv input tensors must have the same dtype, but got %s, %s, and %s",
@@ -329,11 +332,10 @@ mv_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 }
 
 /* dot(Tensor self, Tensor tensor) / vdot(Tensor self, Tensor other):  (k,) . (k,) -> ()
- * (vdot conjugates self; no complex dtypes here, so the two agree) */
+ * (vdot conjugates self: the same for real dtypes; gemm_complex.c's conj_a for complex) */
 static int
 dot_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)op;
     (void)ks;
     PtlTensorImpl *a = s[0].u.t, *b = s[1].u.t, *res;
 
@@ -361,8 +363,21 @@ dot_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if ((res = ptl_empty(0, NULL, a->dtype, a->device)) == NULL) {
         return -1;
     }
-    if (gemm_views(as_matrix(res, 1, 1, 1, 1), as_matrix(a, 1, k, 1, a->strides[0]),
-                   as_matrix(b, k, 1, b->strides[0], 1), 1.0, 0.0) < 0) {
+    if (op->id == PTL_OP_vdot && ptl_dtype_is_complex(a->dtype)) {
+        static const double one[2] = {1, 0}, zero[2] = {0, 0};
+        PtlTensorImpl *cm = as_matrix(res, 1, 1, 1, 1), *am = as_matrix(a, 1, k, 1, a->strides[0]);
+        PtlTensorImpl *bm = as_matrix(b, k, 1, b->strides[0], 1);
+        int rc = cm && am && bm ? ptl_gemm_complex(cm, am, bm, one, zero, NULL, 1) : -1;
+        ptl_xdecref(cm);
+        ptl_xdecref(am);
+        ptl_xdecref(bm);
+        if (rc < 0) {
+            ptl_decref(res);
+            return -1;
+        }
+    }
+    else if (gemm_views(as_matrix(res, 1, 1, 1, 1), as_matrix(a, 1, k, 1, a->strides[0]),
+                        as_matrix(b, k, 1, b->strides[0], 1), 1.0, 0.0) < 0) {
         ptl_decref(res);
         return -1;
     }

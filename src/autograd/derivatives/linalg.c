@@ -12,7 +12,10 @@
  * transpose's backward, AccumulateGrad stores it without a copy, and the optimizers' fused
  * steps (which take contiguous tensors) apply to it; otherwise every Linear weight's .grad is
  * transposed and the step runs op by op on strided memory.  matmul of two matrices follows
- * the same rule (PyTorch's matmul decomposes into mm); batched products keep the plain ones. */
+ * the same rule (PyTorch's matmul decomposes into mm); batched products keep the plain ones.
+ * Complex operands take PyTorch's conjugates (Note [Complex autograd]): g b^H and a^H g for
+ * the products, g conj(b) and g conj(a) for dot and the vector cases of matmul, the
+ * conjugate copied by CONJ (a no-op for real tensors). */
 static int
 is_column_major(const PtlTensorImpl *t)
 {
@@ -20,28 +23,28 @@ is_column_major(const PtlTensorImpl *t)
            t->strides[0] == 1 && t->strides[1] == t->sizes[0];
 }
 
-/* a's gradient of the product a b through `mm` (mm, bmm or matmul): g b^T, or (b g^T)^T for a
- * column-major 2-D a.  Borrowed from the scope; NULL on error. */
+/* a's gradient of the product a b through `mm` (mm, bmm or matmul): g b^H, or (conj(b) g^T)^T
+ * for a column-major 2-D a.  Borrowed from the scope; NULL on error. */
 static PtlTensorImpl *
 product_grad_first(Scope *sc, PtlOpId mm, PtlTensorImpl *g, PtlTensorImpl *a, PtlTensorImpl *b)
 {
     if (is_column_major(a) && b->dim == 2 && b->sparse == NULL) {
-        return transpose_last(sc, f2(sc, mm, b, transpose_last(sc, g)));
+        return transpose_last(sc, f2(sc, mm, CONJ(b), transpose_last(sc, g)));
     }
-    return f2(sc, mm, g, transpose_last(sc, b));
+    return f2(sc, mm, g, transpose_last(sc, CONJ(b)));
 }
 
-/* b's gradient of a b: a^T g, or (g^T a)^T for a column-major 2-D b */
+/* b's gradient of a b: a^H g, or (g^T conj(a))^T for a column-major 2-D b */
 static PtlTensorImpl *
 product_grad_second(Scope *sc, PtlOpId mm, PtlTensorImpl *g, PtlTensorImpl *a, PtlTensorImpl *b)
 {
     if (is_column_major(b) && a->dim == 2 && a->sparse == NULL) {
-        return transpose_last(sc, f2(sc, mm, transpose_last(sc, g), a));
+        return transpose_last(sc, f2(sc, mm, transpose_last(sc, g), CONJ(a)));
     }
-    return f2(sc, mm, transpose_last(sc, a), g);
+    return f2(sc, mm, transpose_last(sc, CONJ(a)), g);
 }
 
-/* bmm(a, b) (and mm): g b^T, a^T g (Note [Matrix product gradient layout]); baddbmm/addmm
+/* bmm(a, b) (and mm): g b^H, a^H g (Note [Matrix product gradient layout]); baddbmm/addmm
  * scale them by alpha and self by beta */
 static int
 batched_mm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, PtlOpId mm, int first,
@@ -114,18 +117,18 @@ baddbmm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return batched_mm_backward(n, gi, go, PTL_OP_bmm, 1, ptl_iv_to_double(&n->args[4]));
 }
 
-/* mv(a, v) (and addmv's a, v scaled by alpha): outer(g, v), a^T g */
+/* mv(a, v) (and addmv's a, v scaled by alpha): outer(g, conj(v)), a^H g */
 static int
 mv_part(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, int first, double alpha)
 {
     Scope scope = {0}, *sc = &scope;
     PtlTensorImpl *g = alpha == 1.0 ? gi[0] : MULN(gi[0], alpha);
     int rc = -1;
-    if (NEEDS(first) && give(n, go, first, f2(sc, PTL_OP_outer, g, sv(sc, n, 1))) < 0) {
+    if (NEEDS(first) && give(n, go, first, f2(sc, PTL_OP_outer, g, CONJ(sv(sc, n, 1)))) < 0) {
         goto done;
     }
     if (NEEDS(first + 1) &&
-        give(n, go, first + 1, f2(sc, PTL_OP_mv, f1(sc, PTL_OP_t, sv(sc, n, 0)), g)) < 0) {
+        give(n, go, first + 1, f2(sc, PTL_OP_mv, f1(sc, PTL_OP_t, CONJ(sv(sc, n, 0))), g)) < 0) {
         goto done;
     }
     rc = 0;
@@ -148,16 +151,18 @@ addmv_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return mv_part(n, gi, go, 1, ptl_iv_to_double(&n->args[4]));
 }
 
-/* dot/vdot(a, b) (real): g b, g a */
+/* dot(a, b): g conj(b), g conj(a); vdot(a, b) = dot(conj(a), b): conj(g) b, g a */
 int
 dot_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope scope = {0}, *sc = &scope;
-    int rc = -1;
-    if (NEEDS(0) && give(n, go, 0, MUL(gi[0], sv(sc, n, 1))) < 0) {
+    int vdot = n->op->id == PTL_OP_vdot, rc = -1;
+    PtlTensorImpl *g = gi[0];
+    if (NEEDS(0) &&
+        give(n, go, 0, vdot ? MUL(CONJ(g), sv(sc, n, 1)) : MUL(g, CONJ(sv(sc, n, 1)))) < 0) {
         goto done;
     }
-    if (NEEDS(1) && give(n, go, 1, MUL(gi[0], sv(sc, n, 0))) < 0) {
+    if (NEEDS(1) && give(n, go, 1, MUL(g, vdot ? sv(sc, n, 0) : CONJ(sv(sc, n, 0)))) < 0) {
         goto done;
     }
     rc = 0;
@@ -165,16 +170,17 @@ done:
     return scope_end(sc, rc);
 }
 
-/* outer(a, b): g b, g^T a */
+/* outer(a, b): g conj(b), g^T conj(a) */
 int
 outer_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope scope = {0}, *sc = &scope;
     int rc = -1;
-    if (NEEDS(0) && give(n, go, 0, f2(sc, PTL_OP_mv, gi[0], sv(sc, n, 1))) < 0) {
+    if (NEEDS(0) && give(n, go, 0, f2(sc, PTL_OP_mv, gi[0], CONJ(sv(sc, n, 1)))) < 0) {
         goto done;
     }
-    if (NEEDS(1) && give(n, go, 1, f2(sc, PTL_OP_mv, f1(sc, PTL_OP_t, gi[0]), sv(sc, n, 0))) < 0) {
+    if (NEEDS(1) &&
+        give(n, go, 1, f2(sc, PTL_OP_mv, f1(sc, PTL_OP_t, gi[0]), CONJ(sv(sc, n, 0)))) < 0) {
         goto done;
     }
     rc = 0;
@@ -182,11 +188,13 @@ done:
     return scope_end(sc, rc);
 }
 
-/* matmul(a, b) in its four shapes; finish() sums broadcast batch dims back:
- *   1-D . 1-D: g b, g a
- *   N-D @ 1-D: g[..., None] * b, a * g[..., None]            (summed to b's shape)
- *   1-D @ N-D: b * g[..., None, :] (summed over its last dim), a[:, None] * g[..., None, :]
- *   N-D @ N-D: g @ b^T, a^T @ g */
+/* matmul(a, b) in its four shapes; finish() sums broadcast batch dims back (conj() of a
+ * real tensor is the tensor):
+ *   1-D . 1-D: g conj(b), g conj(a)
+ *   N-D @ 1-D: g[..., None] * conj(b), conj(a) * g[..., None]      (summed to b's shape)
+ *   1-D @ N-D: conj(b) * g[..., None, :] (summed over its last dim),
+ *              conj(a)[:, None] * g[..., None, :]
+ *   N-D @ N-D: g @ b^H, a^H @ g */
 int
 matmul_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -194,24 +202,25 @@ matmul_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     PtlTensorImpl *a = sv(sc, n, 0), *b = sv(sc, n, 1), *g = gi[0], *ga = NULL, *gb = NULL;
     int da = n->input_meta[0].dim, db = n->input_meta[1].dim, rc = -1;
     if (da == 1 && db == 1) {
-        ga = NEEDS(0) ? MUL(g, b) : NULL;
-        gb = NEEDS(1) ? MUL(g, a) : NULL;
+        ga = NEEDS(0) ? MUL(g, CONJ(b)) : NULL;
+        gb = NEEDS(1) ? MUL(g, CONJ(a)) : NULL;
     }
     else if (db == 1) {
         PtlTensorImpl *gu = unsq(sc, g, -1);
-        ga = NEEDS(0) ? MUL(gu, b) : NULL;
+        ga = NEEDS(0) ? MUL(gu, CONJ(b)) : NULL;
         /* a sparse a: a^T g through mv (a sparse tensor does not broadcast) */
         gb = !NEEDS(1) ? NULL : a && a->sparse ? f2(sc, PTL_OP_mv, f1(sc, PTL_OP_t, a), g)
-                                               : MUL(a, gu);
+                                               : MUL(CONJ(a), gu);
     }
     else if (da == 1) {
         PtlTensorImpl *gu = unsq(sc, g, -2);
         if (NEEDS(0)) {
             int64_t last = -1;
-            PtlIValue v[3] = {ptl_iv_tensor(MUL(b, gu)), ptl_iv_intlist(&last, 1), ptl_iv_bool(0)};
+            PtlIValue v[3] = {ptl_iv_tensor(MUL(CONJ(b), gu)), ptl_iv_intlist(&last, 1),
+                              ptl_iv_bool(0)};
             ga = fv(sc, PTL_OP_sum_dim_IntList, 3, v);
         }
-        gb = NEEDS(1) ? MUL(unsq(sc, a, -1), gu) : NULL;
+        gb = NEEDS(1) ? MUL(unsq(sc, CONJ(a), -1), gu) : NULL;
     }
     else {
         ga = NEEDS(0) && a && b ? product_grad_first(sc, PTL_OP_matmul, g, a, b) : NULL;

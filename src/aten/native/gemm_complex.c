@@ -1,0 +1,854 @@
+/* gemm_complex.c -- C = alpha * A @ B + beta * S for complex64 and complex128: the engine
+ * under the complex mm, bmm, addmm, baddbmm, addmv, mv, dot, vdot and matmul.  Plays the
+ * role of cgemm/zgemm and cgemv/zgemv in ATen/native/CPUBlas.cpp (PyTorch calls MKL or
+ * OpenBLAS there; we carry our own, as gemm.c does for the real dtypes).
+ *
+ * Note [Complex GEMM]
+ * ~~~~~~~~~~~~~~~~~~~
+ * The three-level blocking of gemm.c (Note [GEMM blocking]), on packed copies that split
+ * each complex number into its parts:
+ *   for jc over NC columns, pc over KC of the k dim: B's kc x nc panel is packed in slivers
+ *   of NR columns, each k step as NR real parts then NR imaginary parts;
+ *   for ic over MC rows (one task each, in parallel): A's mc x kc block is packed in slivers
+ *   of MR rows, each k step as MR real parts then MR imaginary parts (the parts negated
+ *   for conj(A), vdot's);
+ *   for each B sliver, each A sliver: the micro-kernel keeps MR x NR real and MR x NR
+ *   imaginary sums in vector registers, broadcasts a row's two parts and does four
+ *   fused multiply-adds per vector: re += ar br - ai bi, im += ar bi + ai br.
+ * Packing reads A and B through any strides (transposed and mH views, a 0 stride of a
+ * broadcast batch), so nothing is copied whole; it pads the last slivers with zeros, and the
+ * update writes only the valid rows and columns: C = alpha * sums + beta * S on the first
+ * k block (S not read when beta is 0), C += alpha * sums on the next ones.
+ * The micro-kernels exist for AVX-512 (MR 8, NR one 16-float / 8-double vector, and a half
+ * tile of one 8-float / 4-double vector for a last sliver of at most NR / 2 columns: a B of
+ * 8 complex64 columns had been half padding) and AVX2 + FMA (MR 6, NR one 8-float /
+ * 4-double vector), picked at run time by ptl_cpu_capability(), and on GCC's portable
+ * vector types (MR 4, NR 4 floats / 2 doubles) elsewhere; the SIMD ones' fused
+ * multiply-adds round once, so the last bits depend on the CPU, as they do in gemm.c and
+ * in MKL.  KC is long (512 complex64, 256 complex128) so that C's update pass is rare (a
+ * 512^3 complex64 product has one): the micro-kernel does 32 multiply-adds per two vector
+ * loads of B, so its B sliver need not stay in L1; MC keeps an A block (512 KiB) in L2.
+ * With KC 128 the four update passes over a 512 x 512 C (out of L2) held 512^3 to 0.6 of
+ * PyTorch's speed; with 512, 0.8-1.0 (one thread, a loaded machine).
+ * A B with contiguous rows is packed row by row (its reads in order, loops.h's clones
+ * splitting the parts); 8 x 1024 @ 1024 x 1024 had spent most of its time packing B.  The
+ * update of a C with contiguous rows is one vectorised loop per tile row (a short k, as in
+ * 1024 x 16 @ 16 x 1024, is mostly updates).  Products of at most ZGEMM_SMALL_MACS (64)
+ * multiply-adds, a batch of 2 x 2 or 4 x 4 matrices, are computed element by element:
+ * packing them cost more than their arithmetic.
+ * A product with one column (mv, dot, vdot, matmul's vector cases) or one row skips the
+ * packing: it is a row of dot products (gemv).  Over contiguous parts they run as products
+ * of real arrays, x * y and x * y with y's parts swapped, in 16 lanes each (loops.h's
+ * clones vectorise them; the lanes are summed in one fixed order, so every CPU gives the
+ * same bits): the real part is the even lanes of the first less its odd lanes, the
+ * imaginary part the sum of the second (signs flipped for a conjugated side).  When the
+ * matrix's rows are adjacent instead (v @ M of a row-major M, A^T v of an mT view), its
+ * contiguous columns are summed with v's real and imaginary parts as weights into two real
+ * arrays (an axpy, 256 rows at a time) that combine into the complex results.
+ * Threads: a batch of at least as many products as threads splits over the batch; one
+ * product splits over its MC blocks (and over column groups when there are fewer blocks
+ * than threads), each task packing its own A block.  Below ZGEMM_PARALLEL_MACS complex
+ * multiply-adds everything runs on the calling thread. */
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __x86_64__
+#include <immintrin.h>
+#endif
+
+#include "../../c10/cpu_features.h"
+#include "../../c10/error.h"
+#include "../../c10/parallel.h"
+#include "../loops.h"
+#include "gemm_complex.h"
+
+#define ZGEMM_PARALLEL_MACS (1 << 16)
+#define ZGEMM_SMALL_MACS 64   /* m * n * k: computed element by element */
+#define ZGEMM_MAX_MR 8
+#define ZGEMM_MAX_NR 16
+
+typedef void (*ZKernelFn)(int64_t kc, const void *ap, const void *bp, void *acc);
+
+/* One engine per dtype and instruction set: the micro-kernel, its tile and the blocking. */
+typedef struct ZEngine {
+    int64_t mr, nr, kc, mc, nc;
+    ZKernelFn kernel;   /* acc (mr rows of nr real parts, then nr imaginary parts) = A @ B */
+    ZKernelFn half;     /* the same on the first nr / 2 columns only (a sliver of at most
+                         * nr / 2 valid columns), or NULL */
+} ZEngine;
+
+/* ---- micro-kernels ---- */
+
+/* acc = the kc-step product (kc >= 1) of an A sliver (MR rows) and a B sliver (VL columns),
+ * over vectors V of VL reals; FMADD(a, b, c) = a b + c, FNMADD(a, b, c) = c - a b.  The
+ * rows are written out one by one (ROWS applies a row macro to 0 .. MR-1), each row's sums
+ * in two named vectors: arrays of vectors had gcc zero them in memory with rep stos and
+ * store them through the stack, most of a short kc's time.  The first step sets the sums. */
+#define ZROWS8(X, ...) ZROWS6(X, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__)
+#define ZROWS6(X, ...)                                                                         \
+    X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__) X(4, __VA_ARGS__)  \
+    X(5, __VA_ARGS__)
+#define ZK_FIRST(I, V, MR, SET1, MULV, FMADD, FNMADD)                                          \
+    V cr##I = FNMADD(SET1(ap[MR + I]), bi, MULV(SET1(ap[I]), br));                             \
+    V ci##I = FMADD(SET1(ap[MR + I]), br, MULV(SET1(ap[I]), bi));
+#define ZK_STEP(I, V, MR, SET1, MULV, FMADD, FNMADD)                                           \
+    {                                                                                          \
+        V ar = SET1(ap[I]), ai = SET1(ap[MR + I]);                                             \
+        cr##I = FMADD(ar, br, cr##I);                                                          \
+        ci##I = FMADD(ar, bi, ci##I);                                                          \
+        cr##I = FNMADD(ai, bi, cr##I);                                                         \
+        ci##I = FMADD(ai, br, ci##I);                                                          \
+    }
+#define ZK_STORE(I, NR, STOREV)                                                                \
+    STOREV(acc + 2 * NR * I, cr##I);                                                           \
+    STOREV(acc + 2 * NR * I + NR, ci##I);
+/* NR: the packed sliver's width, VL or (a half tile, the first VL of 2 VL columns) 2 VL */
+#define ZKERNEL(NAME, ATTR, R, V, VL, NR, MR, ROWS, LOADV, STOREV, SET1, MULV, FMADD, FNMADD) \
+    ATTR static void NAME(int64_t kc, const void *apv, const void *bpv, void *accv)           \
+    {                                                                                          \
+        const R *ap = apv, *bp = bpv;                                                          \
+        R *acc = accv;                                                                         \
+        V br = LOADV(bp), bi = LOADV(bp + NR);                                                 \
+        ROWS(ZK_FIRST, V, MR, SET1, MULV, FMADD, FNMADD)                                       \
+        for (int64_t p = 1; p < kc; p++) {                                                     \
+            ap += 2 * MR;                                                                      \
+            bp += 2 * NR;                                                                      \
+            br = LOADV(bp);                                                                    \
+            bi = LOADV(bp + NR);                                                               \
+            ROWS(ZK_STEP, V, MR, SET1, MULV, FMADD, FNMADD)                                    \
+        }                                                                                      \
+        ROWS(ZK_STORE, NR, STOREV)                                                             \
+    }
+
+#ifdef __x86_64__
+#define AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define AVX2 __attribute__((target("avx2,fma")))
+ZKERNEL(zkernel_c8_avx512, AVX512, float, __m512, 16, 16, 8, ZROWS8, _mm512_loadu_ps,
+        _mm512_storeu_ps, _mm512_set1_ps, _mm512_mul_ps, _mm512_fmadd_ps, _mm512_fnmadd_ps)
+ZKERNEL(zkernel_c16_avx512, AVX512, double, __m512d, 8, 8, 8, ZROWS8, _mm512_loadu_pd,
+        _mm512_storeu_pd, _mm512_set1_pd, _mm512_mul_pd, _mm512_fmadd_pd, _mm512_fnmadd_pd)
+ZKERNEL(zkernel_c8_avx512_half, AVX512, float, __m256, 8, 16, 8, ZROWS8, _mm256_loadu_ps,
+        _mm256_storeu_ps, _mm256_set1_ps, _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps)
+ZKERNEL(zkernel_c16_avx512_half, AVX512, double, __m256d, 4, 8, 8, ZROWS8, _mm256_loadu_pd,
+        _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd)
+ZKERNEL(zkernel_c8_avx2, AVX2, float, __m256, 8, 8, 6, ZROWS6, _mm256_loadu_ps,
+        _mm256_storeu_ps, _mm256_set1_ps, _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps)
+ZKERNEL(zkernel_c16_avx2, AVX2, double, __m256d, 4, 4, 6, ZROWS6, _mm256_loadu_pd,
+        _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd)
+#undef AVX512
+#undef AVX2
+#endif
+/* The portable kernels: MR 4 on GCC's 16-byte vector types (one SSE2 or NEON register: NR
+ * 4 floats, 2 doubles), a multiply and an add where the SIMD ones fuse them. */
+#define ZROWS4(X, ...) X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__)
+#define ZVEC_OPS(SUF, R, V)                                                                    \
+    typedef R V __attribute__((vector_size(16)));                                              \
+    static inline V zload_##SUF(const R *p)                                                    \
+    {                                                                                          \
+        V v;                                                                                   \
+        memcpy(&v, p, sizeof(v));                                                              \
+        return v;                                                                              \
+    }                                                                                          \
+    static inline void zstore_##SUF(R *p, V v)                                                 \
+    {                                                                                          \
+        memcpy(p, &v, sizeof(v));                                                              \
+    }                                                                                          \
+    static inline V zset1_##SUF(R x)                                                           \
+    {                                                                                          \
+        V v = {0};                                                                             \
+        return v + x;                                                                          \
+    }                                                                                          \
+    static inline V zmul_##SUF(V a, V b)                                                       \
+    {                                                                                          \
+        return a * b;                                                                          \
+    }                                                                                          \
+    static inline V zmadd_##SUF(V a, V b, V c)                                                 \
+    {                                                                                          \
+        return a * b + c;                                                                      \
+    }                                                                                          \
+    static inline V znmadd_##SUF(V a, V b, V c)                                                \
+    {                                                                                          \
+        return c - a * b;                                                                      \
+    }
+ZVEC_OPS(c8, float, ZVec4f)
+ZVEC_OPS(c16, double, ZVec2d)
+ZKERNEL(zkernel_c8_c, , float, ZVec4f, 4, 4, 4, ZROWS4, zload_c8, zstore_c8, zset1_c8,
+        zmul_c8, zmadd_c8, znmadd_c8)
+ZKERNEL(zkernel_c16_c, , double, ZVec2d, 2, 2, 4, ZROWS4, zload_c16, zstore_c16, zset1_c16,
+        zmul_c16, zmadd_c16, znmadd_c16)
+#undef ZVEC_OPS
+#undef ZROWS4
+#undef ZKERNEL
+#undef ZK_STORE
+#undef ZK_STEP
+#undef ZK_FIRST
+#undef ZROWS6
+#undef ZROWS8
+
+static const ZEngine *
+zgemm_engine(PtlDtype dt)
+{
+    static const ZEngine generic[2] = {{4, 4, 512, 128, 512, zkernel_c8_c, NULL},
+                                       {4, 2, 256, 128, 512, zkernel_c16_c, NULL}};
+#ifdef __x86_64__
+    static const ZEngine avx512[2] = {
+        {8, 16, 512, 128, 1024, zkernel_c8_avx512, zkernel_c8_avx512_half},
+        {8, 8, 256, 128, 512, zkernel_c16_avx512, zkernel_c16_avx512_half}};
+    static const ZEngine avx2[2] = {{6, 8, 512, 120, 1024, zkernel_c8_avx2, NULL},
+                                    {6, 4, 256, 120, 512, zkernel_c16_avx2, NULL}};
+    PtlCpuCapability cap = ptl_cpu_capability();
+    if (cap >= PTL_CPU_AVX512) {
+        return &avx512[dt == PTL_DTYPE_COMPLEX128];
+    }
+    if (cap >= PTL_CPU_AVX2) {
+        return &avx2[dt == PTL_DTYPE_COMPLEX128];
+    }
+#endif
+    return &generic[dt == PTL_DTYPE_COMPLEX128];
+}
+
+/* ---- the problem ---- */
+
+/* Strides are in reals (twice the tensor's element strides), pointers at the first
+ * matrix of the batch. */
+typedef struct ZProblem {
+    const ZEngine *e;
+    int is64;                       /* complex128 */
+    int conj_a;
+    int nbd;                        /* batch dims */
+    int64_t bsizes[PTL_MAX_DIMS], a_bs[PTL_MAX_DIMS], b_bs[PTL_MAX_DIMS];
+    int64_t c_bs[PTL_MAX_DIMS], s_bs[PTL_MAX_DIMS];
+    int64_t batch, m, n, k;
+    const char *a, *b, *s;          /* s: NULL when beta is 0 */
+    char *c;
+    int64_t ars, acs, brs, bcs, crs, ccs, srs, scs;
+    double alpha[2], beta[2];
+    int parallel;                   /* the product may split over threads */
+} ZProblem;
+
+/* One matrix of the batch: pointers (bytes) and the problem's strides. */
+typedef struct ZMat {
+    const char *a, *b, *s;
+    char *c;
+} ZMat;
+
+static ZMat
+zgemm_mat(const ZProblem *pr, int64_t t)
+{
+    size_t item = pr->is64 ? sizeof(double) : sizeof(float);
+    int64_t oa = 0, ob = 0, oc = 0, os = 0;
+    for (int d = pr->nbd - 1; d >= 0; d--) {
+        int64_t i = t % pr->bsizes[d];
+        t /= pr->bsizes[d];
+        oa += i * pr->a_bs[d];
+        ob += i * pr->b_bs[d];
+        oc += i * pr->c_bs[d];
+        os += i * pr->s_bs[d];
+    }
+    ZMat x = {pr->a + (size_t)oa * item, pr->b + (size_t)ob * item,
+              pr->s ? pr->s + (size_t)os * item : NULL, pr->c + (size_t)oc * item};
+    return x;
+}
+
+/* The parts of the real type R: packing, update, scaling and gemv, stamped for float
+ * (complex64, suffix c8) and double (complex128, suffix c16). */
+#define ZGEMM_TYPED(SUF, R)                                                                    \
+    /* A's rows x kc block into slivers of mr rows: per k step mr real parts, then mr       \
+     * imaginary parts (negated for conj), rows past `rows` zero */                            \
+    static void pack_a_##SUF(R *dst, const R *a, int64_t rs, int64_t cs, int64_t rows,       \
+                             int64_t kc, int64_t mr, int conj)                                 \
+    {                                                                                          \
+        const R sign = conj ? (R)-1 : (R)1;                                                    \
+        for (int64_t i0 = 0; i0 < rows; i0 += mr) {                                            \
+            int64_t h = rows - i0 < mr ? rows - i0 : mr;                                       \
+            for (int64_t p = 0; p < kc; p++, dst += 2 * mr) {                                  \
+                const R *src = a + i0 * rs + p * cs;                                           \
+                int64_t i = 0;                                                                 \
+                for (; i < h; i++) {                                                           \
+                    dst[i] = src[i * rs];                                                      \
+                    dst[mr + i] = sign * src[i * rs + 1];                                      \
+                }                                                                              \
+                for (; i < mr; i++) {                                                          \
+                    dst[i] = 0;                                                                \
+                    dst[mr + i] = 0;                                                           \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    /* B's kc x cols panel into slivers of nr columns, per k step nr real parts then nr     \
+     * imaginary parts, columns past `cols` zero */                                            \
+    static PTL_LOOP_CLONES_WIDE void split_row_##SUF(R *dst, const R *src, int64_t kc,        \
+                                                     int64_t cols, int64_t nr)                 \
+    {                                                                                          \
+        /* one contiguous row of B into its place in every sliver (kc rows of 2 nr apart) */  \
+        for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += 2 * nr * kc) {                        \
+            int64_t w = cols - j0 < nr ? cols - j0 : nr, j = 0;                                \
+            const R *s = src + 2 * j0;                                                         \
+            for (; j < w; j++) {                                                               \
+                dst[j] = s[2 * j];                                                             \
+                dst[nr + j] = s[2 * j + 1];                                                    \
+            }                                                                                  \
+            for (; j < nr; j++) {                                                              \
+                dst[j] = 0;                                                                    \
+                dst[nr + j] = 0;                                                               \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    static void pack_b_##SUF(R *dst, const R *b, int64_t rs, int64_t cs, int64_t kc,          \
+                             int64_t cols, int64_t nr)                                         \
+    {                                                                                          \
+        if (cs == 2) {   /* contiguous rows: read row by row, in order */                     \
+            for (int64_t p = 0; p < kc; p++) {                                                 \
+                split_row_##SUF(dst + 2 * nr * p, b + p * rs, kc, cols, nr);                   \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
+        for (int64_t j0 = 0; j0 < cols; j0 += nr) {                                            \
+            int64_t w = cols - j0 < nr ? cols - j0 : nr;                                       \
+            for (int64_t p = 0; p < kc; p++, dst += 2 * nr) {                                  \
+                const R *src = b + p * rs + j0 * cs;                                           \
+                int64_t j = 0;                                                                 \
+                for (; j < w; j++) {                                                           \
+                    dst[j] = src[j * cs];                                                      \
+                    dst[nr + j] = src[j * cs + 1];                                             \
+                }                                                                              \
+                for (; j < nr; j++) {                                                          \
+                    dst[j] = 0;                                                                \
+                    dst[nr + j] = 0;                                                           \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    /* C (h x w of the tile) = alpha * acc + beta * S; S is not read when beta is 0 */        \
+    /* the same on rows of contiguous complex numbers (C's, and S's when read), in three     \
+     * loops gcc vectorises (loops.h's clones; the same bits as the generic one): S not      \
+     * read, S = C itself (in place), S elsewhere (not overlapping C, as gemm_complex.h     \
+     * says) */                                                                                \
+    static PTL_LOOP_CLONES_WIDE void update_rows_##SUF(const R *restrict acc, int64_t nr,     \
+                                                       int64_t h, int64_t w, R *c,             \
+                                                       int64_t crs, const R *s, int64_t srs,   \
+                                                       R ar, R ai, R br, R bi, int read_s)     \
+    {                                                                                          \
+        for (int64_t i = 0; i < h; i++) {                                                      \
+            const R *restrict re = acc + 2 * nr * i, *restrict im = re + nr;                   \
+            R *ci = c + i * crs;                                                               \
+            if (!read_s) {                                                                     \
+                R *restrict co = ci;                                                           \
+                for (int64_t j = 0; j < w; j++) {                                              \
+                    co[2 * j] = ar * re[j] - ai * im[j];                                       \
+                    co[2 * j + 1] = ar * im[j] + ai * re[j];                                   \
+                }                                                                              \
+            }                                                                                  \
+            else if (s == c && srs == crs) {                                                   \
+                for (int64_t j = 0; j < w; j++) {                                              \
+                    R sr = ci[2 * j], sm = ci[2 * j + 1];                                      \
+                    R xr = ar * re[j] - ai * im[j], xi = ar * im[j] + ai * re[j];              \
+                    ci[2 * j] = xr + (br * sr - bi * sm);                                      \
+                    ci[2 * j + 1] = xi + (br * sm + bi * sr);                                  \
+                }                                                                              \
+            }                                                                                  \
+            else {                                                                             \
+                R *restrict co = ci;                                                           \
+                const R *restrict si = s + i * srs;                                            \
+                for (int64_t j = 0; j < w; j++) {                                              \
+                    R xr = ar * re[j] - ai * im[j], xi = ar * im[j] + ai * re[j];              \
+                    co[2 * j] = xr + (br * si[2 * j] - bi * si[2 * j + 1]);                    \
+                    co[2 * j + 1] = xi + (br * si[2 * j + 1] + bi * si[2 * j]);                \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    static void update_##SUF(const R *acc, int64_t nr, int64_t h, int64_t w, R *c,            \
+                             int64_t crs, int64_t ccs, const R *s, int64_t srs, int64_t scs,   \
+                             const double *alpha, const double *beta)                          \
+    {                                                                                          \
+        const R ar = (R)alpha[0], ai = (R)alpha[1], br = (R)beta[0], bi = (R)beta[1];         \
+        int read_s = s != NULL && (beta[0] != 0 || beta[1] != 0);                              \
+        if (ccs == 2 && (!read_s || scs == 2) && w > 1) {                                      \
+            update_rows_##SUF(acc, nr, h, w, c, crs, s, srs, ar, ai, br, bi, read_s);          \
+            return;                                                                            \
+        }                                                                                      \
+        for (int64_t i = 0; i < h; i++) {                                                      \
+            const R *re = acc + 2 * nr * i, *im = re + nr;                                     \
+            R *ci = c + i * crs;                                                               \
+            const R *si = read_s ? s + i * srs : NULL;                                         \
+            for (int64_t j = 0; j < w; j++) {                                                  \
+                R xr = ar * re[j] - ai * im[j], xi = ar * im[j] + ai * re[j];                  \
+                if (read_s) {                                                                  \
+                    R sr = si[j * scs], sm = si[j * scs + 1];                                  \
+                    xr += br * sr - bi * sm;                                                   \
+                    xi += br * sm + bi * sr;                                                   \
+                }                                                                              \
+                ci[j * ccs] = xr;                                                              \
+                ci[j * ccs + 1] = xi;                                                          \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    /* C = alpha * op(A) @ B + beta * S element by element: the products of at most         \
+     * ZGEMM_SMALL_MACS, where packing would cost more than the arithmetic */                  \
+    static void small_##SUF(const ZProblem *pr, const ZMat *x)                                \
+    {                                                                                          \
+        const R *a = (const R *)x->a, *b = (const R *)x->b, *s = (const R *)x->s;             \
+        R *c = (R *)x->c, acc[2];                                                              \
+        const R sa = pr->conj_a ? (R)-1 : (R)1;                                                \
+        for (int64_t i = 0; i < pr->m; i++) {                                                  \
+            for (int64_t j = 0; j < pr->n; j++) {                                              \
+                R re = 0, im = 0;                                                              \
+                for (int64_t p = 0; p < pr->k; p++) {                                          \
+                    const R *ap = a + i * pr->ars + p * pr->acs;                               \
+                    const R *bp = b + p * pr->brs + j * pr->bcs;                               \
+                    R xr = ap[0], xi = sa * ap[1];                                             \
+                    re += xr * bp[0] - xi * bp[1];                                             \
+                    im += xr * bp[1] + xi * bp[0];                                             \
+                }                                                                              \
+                acc[0] = re;                                                                   \
+                acc[1] = im;                                                                   \
+                update_##SUF(acc, 1, 1, 1, c + i * pr->crs + j * pr->ccs, 0, 0,                \
+                             s ? s + i * pr->srs + j * pr->scs : NULL, 0, 0, pr->alpha,        \
+                             pr->beta);                                                        \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    /* C = beta * S over m x n (an empty k), S not read when beta is 0 */                     \
+    static void scale_##SUF(const ZProblem *pr, const ZMat *x)                                \
+    {                                                                                          \
+        R *c = (R *)x->c;                                                                      \
+        const R *s = (const R *)x->s;                                                          \
+        const R br = (R)pr->beta[0], bi = (R)pr->beta[1];                                     \
+        int read_s = s != NULL && (br != 0 || bi != 0);                                        \
+        for (int64_t i = 0; i < pr->m; i++) {                                                  \
+            for (int64_t j = 0; j < pr->n; j++) {                                              \
+                R xr = 0, xi = 0;                                                              \
+                if (read_s) {                                                                  \
+                    R sr = s[i * pr->srs + j * pr->scs], sm = s[i * pr->srs + j * pr->scs + 1]; \
+                    xr = br * sr - bi * sm;                                                    \
+                    xi = br * sm + bi * sr;                                                    \
+                }                                                                              \
+                c[i * pr->crs + j * pr->ccs] = xr;                                             \
+                c[i * pr->crs + j * pr->ccs + 1] = xi;                                         \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+    /* {even, odd} lane sums of x * y and of x * swap(y) over k contiguous complex numbers   \
+     * (Note [Complex GEMM]) */                                                                \
+    static PTL_LOOP_CLONES_WIDE void lanes_##SUF(const R *x, const R *y, int64_t k, R *sums)  \
+    {                                                                                          \
+        R a[16] = {0}, b[16] = {0};                                                            \
+        int64_t n = 2 * k, i = 0;                                                              \
+        for (; i + 16 <= n; i += 16) {                                                         \
+            for (int l = 0; l < 16; l++) {                                                     \
+                a[l] += x[i + l] * y[i + l];                                                   \
+                b[l] += x[i + l] * y[i + (l ^ 1)];                                             \
+            }                                                                                  \
+        }                                                                                      \
+        for (int l = 0; i + l < n; l++) {                                                      \
+            a[l] += x[i + l] * y[i + l];                                                       \
+            b[l] += x[i + l] * y[i + (l ^ 1)];                                                 \
+        }                                                                                      \
+        sums[0] = sums[1] = sums[2] = sums[3] = 0;                                             \
+        for (int l = 0; l < 16; l += 2) {                                                      \
+            sums[0] += a[l];                                                                   \
+            sums[1] += a[l + 1];                                                               \
+            sums[2] += b[l];                                                                   \
+            sums[3] += b[l + 1];                                                               \
+        }                                                                                      \
+    }                                                                                          \
+    /* acc (n <= 256 complex) = sum_p op(v[p]) op(M[:n, p]) over M's adjacent rows (column  \
+     * p of M, at mat + p * mks, is contiguous): the reals of the columns summed with the    \
+     * weights vr and xi (v[p]'s parts after conj) in two arrays, element by element, then   \
+     * re = a_re - b_im, im = a_im + b_re (with M's imaginary parts' sign when conj) */        \
+    static PTL_LOOP_CLONES_WIDE void axpy_##SUF(const R *restrict mat, int64_t mks,            \
+                                                int conj_m, const R *restrict v, int64_t vs,   \
+                                                int conj_v, int64_t k, int64_t n,              \
+                                                R *restrict acc)                               \
+    {                                                                                          \
+        const R sm = conj_m ? (R)-1 : (R)1;                                                    \
+        R a[2 * 256], b[2 * 256];                                                              \
+        memset(a, 0, (size_t)(2 * n) * sizeof(R));                                            \
+        memset(b, 0, (size_t)(2 * n) * sizeof(R));                                            \
+        for (int64_t p = 0; p < k; p++) {                                                      \
+            const R vr = v[p * vs], xi = conj_v ? -v[p * vs + 1] : v[p * vs + 1];              \
+            const R *m = mat + p * mks;                                                        \
+            for (int64_t i = 0; i < 2 * n; i++) {                                              \
+                a[i] += vr * m[i];                                                             \
+                b[i] += xi * m[i];                                                             \
+            }                                                                                  \
+        }                                                                                      \
+        for (int64_t r = 0; r < n; r++) {                                                      \
+            acc[2 * r] = a[2 * r] - sm * b[2 * r + 1];                                         \
+            acc[2 * r + 1] = sm * a[2 * r + 1] + b[2 * r];                                     \
+        }                                                                                      \
+    }                                                                                          \
+    /* out[r] = alpha * sum_p op(M[r, p]) op(v[p]) + beta * S[r] for r in [r0, r1): the       \
+     * products with one column or one row (M's rows mrs apart, its k dim mks) */              \
+    static void gemv_##SUF(const R *mat, int64_t mrs, int64_t mks, int conj_m, const R *v,   \
+                           int64_t vs, int conj_v, int64_t k, R *out, int64_t os,              \
+                           const R *s, int64_t ss, const double *alpha, const double *beta,    \
+                           int64_t r0, int64_t r1)                                             \
+    {                                                                                          \
+        const R sm = conj_m ? (R)-1 : (R)1, sv = conj_v ? (R)-1 : (R)1;                        \
+        R acc[2 * 2];                                                                          \
+        if (mrs == 2 && !(mks == 2 && vs == 2)) {   /* adjacent rows: axpy, 256 at a time */  \
+            R buf[2 * 256];                                                                    \
+            for (int64_t c0 = r0; c0 < r1; c0 += 256) {                                        \
+                int64_t cn = r1 - c0 < 256 ? r1 - c0 : 256;                                    \
+                axpy_##SUF(mat + 2 * c0, mks, conj_m, v, vs, conj_v, k, cn, buf);              \
+                for (int64_t i = 0; i < cn; i++) {                                             \
+                    int64_t r = c0 + i;                                                        \
+                    update_##SUF(buf + 2 * i, 1, 1, 1, out + r * os, 0, 0,                     \
+                                 s ? s + r * ss : NULL, 0, 0, alpha, beta);                    \
+                }                                                                              \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
+        for (int64_t r = r0; r < r1; r++) {                                                    \
+            const R *row = mat + r * mrs;                                                      \
+            if (mks == 2 && vs == 2) {                                                         \
+                R l[4];                                                                        \
+                lanes_##SUF(row, v, k, l);                                                     \
+                acc[0] = conj_m || conj_v ? l[0] + l[1] : l[0] - l[1];                         \
+                acc[1] = conj_m ? l[2] - l[3] : conj_v ? l[3] - l[2] : l[2] + l[3];            \
+                update_##SUF(acc, 1, 1, 1, out + r * os, 0, 0, s ? s + r * ss : NULL, 0, 0,   \
+                             alpha, beta);                                                     \
+                continue;                                                                      \
+            }                                                                                  \
+            R re0 = 0, im0 = 0, re1 = 0, im1 = 0;                                              \
+            int64_t p = 0;                                                                     \
+            for (; p + 1 < k; p += 2) {                                                        \
+                R xr = row[p * mks], xi = sm * row[p * mks + 1];                               \
+                R yr = v[p * vs], yi = sv * v[p * vs + 1];                                     \
+                re0 += xr * yr - xi * yi;                                                      \
+                im0 += xr * yi + xi * yr;                                                      \
+                xr = row[(p + 1) * mks];                                                       \
+                xi = sm * row[(p + 1) * mks + 1];                                              \
+                yr = v[(p + 1) * vs];                                                          \
+                yi = sv * v[(p + 1) * vs + 1];                                                 \
+                re1 += xr * yr - xi * yi;                                                      \
+                im1 += xr * yi + xi * yr;                                                      \
+            }                                                                                  \
+            if (p < k) {                                                                       \
+                R xr = row[p * mks], xi = sm * row[p * mks + 1];                               \
+                R yr = v[p * vs], yi = sv * v[p * vs + 1];                                     \
+                re0 += xr * yr - xi * yi;                                                      \
+                im0 += xr * yi + xi * yr;                                                      \
+            }                                                                                  \
+            acc[0] = re0 + re1;                                                                \
+            acc[1] = im0 + im1;                                                                \
+            acc[2] = 0;                                                                        \
+            acc[3] = 0;                                                                        \
+            /* the 1 x 1 tile: its parts are acc[0] and acc[1] (nr = 1) */                    \
+            update_##SUF(acc, 1, 1, 1, out + r * os, 0, 0, s ? s + r * ss : NULL, 0, 0,       \
+                         alpha, beta);                                                         \
+        }                                                                                      \
+    }
+
+ZGEMM_TYPED(c8, float)
+ZGEMM_TYPED(c16, double)
+#undef ZGEMM_TYPED
+
+/* ---- the blocked product ---- */
+
+typedef struct ZJob {
+    const ZProblem *pr;
+    ZMat x;
+    const void *bpack;              /* the packed kc x nc panel */
+    int64_t jc, nc, pc, kc;
+    int64_t ncg, cgw;               /* column groups and their width (a multiple of nr) */
+} ZJob;
+
+/* A buffer for one packed A block (new; NULL with the error set) */
+static void *
+zalloc(size_t nbytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, nbytes ? nbytes : 64) != 0) {
+        ptl_error_set(PTL_ERR_MEMORY, "gemm: out of memory allocating %zu bytes", nbytes);
+        return NULL;
+    }
+    return p;
+}
+
+/* Tasks [t0, t1) of one (jc, pc) step: task t is the MC block t / ncg and the column group
+ * t % ncg; apack holds an MC x KC block. */
+static void
+zgemm_tasks(const ZJob *jb, void *apack, int64_t t0, int64_t t1)
+{
+    const ZProblem *pr = jb->pr;
+    const ZEngine *e = pr->e;
+    size_t item = pr->is64 ? sizeof(double) : sizeof(float);
+    char acc[2 * ZGEMM_MAX_MR * ZGEMM_MAX_NR * sizeof(double)] __attribute__((aligned(64)));
+    int first = jb->pc == 0;
+    const double one[2] = {1, 0};
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t ic = (t / jb->ncg) * e->mc, g = t % jb->ncg;
+        int64_t mc = pr->m - ic < e->mc ? pr->m - ic : e->mc;
+        int64_t j0 = g * jb->cgw, j1 = j0 + jb->cgw < jb->nc ? j0 + jb->cgw : jb->nc;
+        const char *a = jb->x.a + (size_t)(ic * pr->ars + jb->pc * pr->acs) * item;
+        if (pr->is64) {
+            pack_a_c16(apack, (const double *)a, pr->ars, pr->acs, mc, jb->kc, e->mr,
+                       pr->conj_a);
+        }
+        else {
+            pack_a_c8(apack, (const float *)a, pr->ars, pr->acs, mc, jb->kc, e->mr, pr->conj_a);
+        }
+        for (int64_t jr = j0; jr < j1; jr += e->nr) {
+            int64_t w = j1 - jr < e->nr ? j1 - jr : e->nr;
+            const char *bp = (const char *)jb->bpack + (size_t)(jr * jb->kc * 2) * item;
+            for (int64_t ir = 0; ir < mc; ir += e->mr) {
+                int64_t h = mc - ir < e->mr ? mc - ir : e->mr;
+                const char *ap = (const char *)apack + (size_t)(ir * jb->kc * 2) * item;
+                int64_t ci = ic + ir, cj = jb->jc + jr;
+                char *c = jb->x.c + (size_t)(ci * pr->crs + cj * pr->ccs) * item;
+                const char *s = first ? jb->x.s : c;
+                int64_t srs = first ? pr->srs : pr->crs, scs = first ? pr->scs : pr->ccs;
+                const double *beta = first ? pr->beta : one;
+                if (first && s != NULL) {
+                    s += (size_t)(ci * srs + cj * scs) * item;
+                }
+                if (e->half != NULL && 2 * w <= e->nr) {
+                    e->half(jb->kc, ap, bp, acc);
+                }
+                else {
+                    e->kernel(jb->kc, ap, bp, acc);
+                }
+                if (pr->is64) {
+                    update_c16((const double *)acc, e->nr, h, w, (double *)c, pr->crs, pr->ccs,
+                               (const double *)s, srs, scs, pr->alpha, beta);
+                }
+                else {
+                    update_c8((const float *)acc, e->nr, h, w, (float *)c, pr->crs, pr->ccs,
+                              (const float *)s, srs, scs, pr->alpha, beta);
+                }
+            }
+        }
+    }
+}
+
+static int
+zgemm_tasks_parallel(void *ctx, int64_t t0, int64_t t1)
+{
+    const ZJob *jb = ctx;
+    const ZEngine *e = jb->pr->e;
+    size_t item = jb->pr->is64 ? sizeof(double) : sizeof(float);
+    void *apack = zalloc((size_t)(e->mc * e->kc * 2) * item);
+    if (apack == NULL) {
+        return -1;
+    }
+    zgemm_tasks(jb, apack, t0, t1);
+    free(apack);
+    return 0;
+}
+
+/* One matrix of the batch through the blocked loops; apack and bpack hold an MC x KC block
+ * and a KC x NC panel.  0, or -1 with the error set. */
+static int
+zgemm_blocked(const ZProblem *pr, const ZMat *x, void *apack, void *bpack)
+{
+    const ZEngine *e = pr->e;
+    size_t item = pr->is64 ? sizeof(double) : sizeof(float);
+    int nthreads = pr->parallel ? ptl_get_num_threads() : 1;
+    ZJob jb = {.pr = pr, .x = *x, .bpack = bpack};
+    for (jb.jc = 0; jb.jc < pr->n; jb.jc += e->nc) {
+        jb.nc = pr->n - jb.jc < e->nc ? pr->n - jb.jc : e->nc;
+        int64_t nblk = (pr->m + e->mc - 1) / e->mc, nsliv = (jb.nc + e->nr - 1) / e->nr;
+        jb.ncg = nblk >= nthreads ? 1 : (nthreads + nblk - 1) / nblk;
+        jb.ncg = jb.ncg < nsliv ? jb.ncg : nsliv;
+        jb.cgw = (nsliv + jb.ncg - 1) / jb.ncg * e->nr;
+        jb.ncg = (jb.nc + jb.cgw - 1) / jb.cgw;
+        for (jb.pc = 0; jb.pc < pr->k; jb.pc += e->kc) {
+            jb.kc = pr->k - jb.pc < e->kc ? pr->k - jb.pc : e->kc;
+            const char *b = x->b + (size_t)(jb.pc * pr->brs + jb.jc * pr->bcs) * item;
+            if (pr->is64) {
+                pack_b_c16(bpack, (const double *)b, pr->brs, pr->bcs, jb.kc, jb.nc, e->nr);
+            }
+            else {
+                pack_b_c8(bpack, (const float *)b, pr->brs, pr->bcs, jb.kc, jb.nc, e->nr);
+            }
+            int64_t ntasks = nblk * jb.ncg;
+            if (nthreads > 1 && ntasks > 1) {
+                if (ptl_parallel_for(0, ntasks, 1, zgemm_tasks_parallel, &jb) < 0) {
+                    return -1;
+                }
+            }
+            else {
+                zgemm_tasks(&jb, apack, 0, ntasks);
+            }
+        }
+    }
+    return 0;
+}
+
+/* gemv over rows [r0, r1) of one matrix with one column (n == 1) or one row (m == 1) */
+static void
+zgemm_vector(const ZProblem *pr, const ZMat *x, int64_t r0, int64_t r1)
+{
+    int by_row = pr->n == 1;   /* C's column = op(A) @ b; else C's row = a^T-ish @ B */
+    const char *mat = by_row ? x->a : x->b, *v = by_row ? x->b : x->a;
+    int64_t mrs = by_row ? pr->ars : pr->bcs, mks = by_row ? pr->acs : pr->brs;
+    int64_t vs = by_row ? pr->brs : pr->acs, os = by_row ? pr->crs : pr->ccs;
+    int64_t ss = by_row ? pr->srs : pr->scs;
+    int conj_m = by_row && pr->conj_a, conj_v = !by_row && pr->conj_a;
+    if (pr->is64) {
+        gemv_c16((const double *)mat, mrs, mks, conj_m, (const double *)v, vs, conj_v, pr->k,
+                 (double *)x->c, os, (const double *)x->s, ss, pr->alpha, pr->beta, r0, r1);
+    }
+    else {
+        gemv_c8((const float *)mat, mrs, mks, conj_m, (const float *)v, vs, conj_v, pr->k,
+                (float *)x->c, os, (const float *)x->s, ss, pr->alpha, pr->beta, r0, r1);
+    }
+}
+
+typedef struct ZVecJob {
+    const ZProblem *pr;
+    ZMat x;
+} ZVecJob;
+
+static int
+zgemm_vector_parallel(void *ctx, int64_t r0, int64_t r1)
+{
+    const ZVecJob *vj = ctx;
+    zgemm_vector(vj->pr, &vj->x, r0, r1);
+    return 0;
+}
+
+/* Matrices [t0, t1) of the batch, each on this thread or split over the threads when
+ * pr->parallel.  0, or -1 with the error set. */
+static int
+zgemm_range(const ZProblem *pr, int64_t t0, int64_t t1)
+{
+    const ZEngine *e = pr->e;
+    size_t item = pr->is64 ? sizeof(double) : sizeof(float);
+    int vector = pr->n == 1 || pr->m == 1;
+    int small = !vector && pr->m * pr->n * pr->k <= ZGEMM_SMALL_MACS;
+    void *apack = NULL, *bpack = NULL;
+    int rc = -1;
+    if (!vector && !small && pr->k > 0) {
+        int64_t kc = pr->k < e->kc ? pr->k : e->kc;
+        int64_t nc = pr->n < e->nc ? pr->n : e->nc, mc = pr->m < e->mc ? pr->m : e->mc;
+        nc = (nc + e->nr - 1) / e->nr * e->nr;
+        mc = (mc + e->mr - 1) / e->mr * e->mr;
+        if ((apack = zalloc((size_t)(mc * kc * 2) * item)) == NULL ||
+            (bpack = zalloc((size_t)(nc * kc * 2) * item)) == NULL) {
+            goto done;
+        }
+    }
+    for (int64_t t = t0; t < t1; t++) {
+        ZMat x = zgemm_mat(pr, t);
+        if (pr->k == 0) {
+            if (pr->is64) {
+                scale_c16(pr, &x);
+            }
+            else {
+                scale_c8(pr, &x);
+            }
+        }
+        else if (vector) {
+            int64_t rows = pr->n == 1 ? pr->m : pr->n;
+            ZVecJob vj = {pr, x};
+            int64_t grain = ZGEMM_PARALLEL_MACS / pr->k + 1;
+            if (pr->parallel && ptl_parallel_for(0, rows, grain, zgemm_vector_parallel,
+                                                 &vj) < 0) {
+                goto done;
+            }
+            if (!pr->parallel) {
+                zgemm_vector(pr, &x, 0, rows);
+            }
+        }
+        else if (small) {
+            if (pr->is64) {
+                small_c16(pr, &x);
+            }
+            else {
+                small_c8(pr, &x);
+            }
+        }
+        else if (zgemm_blocked(pr, &x, apack, bpack) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    free(apack);
+    free(bpack);
+    return rc;
+}
+
+static int
+zgemm_batch_parallel(void *ctx, int64_t t0, int64_t t1)
+{
+    return zgemm_range(ctx, t0, t1);
+}
+
+static void
+zgemm_operand(const PtlTensorImpl *t, int off, int64_t *bs, int64_t *rs, int64_t *cs)
+{
+    for (int d = 0; d < off; d++) {
+        bs[d] = 2 * t->strides[d];
+    }
+    *rs = 2 * t->strides[off];
+    *cs = 2 * t->strides[off + 1];
+}
+
+int
+ptl_gemm_complex(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, const double alpha[2],
+                 const double beta[2], PtlTensorImpl *src, int conj_a)
+{
+    ZProblem pr;
+    int off = c->dim - 2;
+
+    if (!ptl_dtype_is_complex(c->dtype) || a->dtype != c->dtype || b->dtype != c->dtype ||
+        a->dim != c->dim || b->dim != c->dim || c->dim < 2 ||
+        (src != NULL && (src->dtype != c->dtype || src->dim != c->dim))) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "gemm: operands must be at least 2-D, of one "
+                             "complex dtype and rank");
+    }
+    if (ptl_tensor_is_meta(c)) {   /* shapes only: Note [Meta kernels] in meta.c */
+        return 0;
+    }
+    if (c->device.type != PTL_DEVICE_CPU) {   /* the Complex key refuses CUDA before this */
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"gemm\" not implemented for '%s' on "
+                             "this device", ptl_dtype_legacy_name(c->dtype));
+    }
+    memset(&pr, 0, sizeof(pr));
+    pr.e = zgemm_engine(c->dtype);
+    pr.is64 = c->dtype == PTL_DTYPE_COMPLEX128;
+    pr.conj_a = conj_a;
+    pr.nbd = off;
+    pr.batch = 1;
+    for (int d = 0; d < off; d++) {
+        pr.bsizes[d] = c->sizes[d];
+        pr.batch *= c->sizes[d];
+    }
+    pr.m = c->sizes[off];
+    pr.n = c->sizes[off + 1];
+    pr.k = a->sizes[off + 1];
+    if (pr.batch == 0 || pr.m == 0 || pr.n == 0) {
+        return 0;
+    }
+    src = src != NULL ? src : c;
+    zgemm_operand(a, off, pr.a_bs, &pr.ars, &pr.acs);
+    zgemm_operand(b, off, pr.b_bs, &pr.brs, &pr.bcs);
+    zgemm_operand(c, off, pr.c_bs, &pr.crs, &pr.ccs);
+    zgemm_operand(src, off, pr.s_bs, &pr.srs, &pr.scs);
+    pr.a = ptl_tensor_data(a);
+    pr.b = ptl_tensor_data(b);
+    pr.c = ptl_tensor_data(c);
+    pr.s = beta[0] != 0 || beta[1] != 0 ? ptl_tensor_data(src) : NULL;
+    memcpy(pr.alpha, alpha, sizeof(pr.alpha));
+    memcpy(pr.beta, beta, sizeof(pr.beta));
+
+    double macs = (double)pr.batch * (double)pr.m * (double)pr.n * (double)(pr.k + 1);
+    int threads = ptl_in_parallel_region() ? 1 : ptl_get_num_threads();
+    int big = macs >= ZGEMM_PARALLEL_MACS && threads > 1;
+    void *token = macs >= ZGEMM_PARALLEL_MACS ? ptl_nogil_begin() : NULL;
+    int rc;
+    if (big && pr.batch >= threads) {
+        rc = ptl_parallel_for(0, pr.batch, 1, zgemm_batch_parallel, &pr);
+    }
+    else {
+        pr.parallel = big;
+        rc = zgemm_range(&pr, 0, pr.batch);
+    }
+    ptl_nogil_end(token);
+    return rc;
+}

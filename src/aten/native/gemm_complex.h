@@ -1,0 +1,18 @@
+/* gemm_complex.h -- the complex matrix-multiply engine (gemm_complex.c) under mm, bmm, addmm,
+ * baddbmm, addmv, mv, dot, vdot and matmul of complex64 / complex128 tensors.  Plays the role
+ * of cgemm/zgemm in ATen/native/CPUBlas.cpp.  See Note [Complex GEMM] in gemm_complex.c. */
+#ifndef PTL_ATEN_NATIVE_GEMM_COMPLEX_H
+#define PTL_ATEN_NATIVE_GEMM_COMPLEX_H
+
+#include "../../c10/tensor_impl.h"
+
+/* C = alpha * op(A) @ B + beta * S, alpha and beta complex ({re, im}), op(A) = conj(A) when
+ * conj_a is set (vdot), else A.  Shapes, strides and batch dims as for ptl_gemm (gemm.h):
+ * A (... x m x k), B (... x k x n), C and S (... x m x n), any strides.  S = NULL reads C
+ * itself; S is not read when beta is 0 (NaN in it ignored, as PyTorch's addmm).  All of one
+ * complex dtype.  Borrows every tensor; releases the GIL for large products.  Returns 0, or
+ * -1 with the error set. */
+int ptl_gemm_complex(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, const double alpha[2],
+                     const double beta[2], PtlTensorImpl *src, int conj_a);
+
+#endif
