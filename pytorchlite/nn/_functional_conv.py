@@ -10,6 +10,7 @@ import math
 import pytorchlite as torch
 
 _aten = torch.ops.aten
+from ..functional import conv_tbc  # noqa: E402  (torch.conv_tbc, also F.conv_tbc)
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -18,7 +19,10 @@ __all__ = [
     "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "max_unpool1d", "max_unpool2d", "lp_pool1d",
-    "adaptive_avg_pool3d", "max_unpool3d",
+    "adaptive_avg_pool3d", "max_unpool3d", "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices", "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices", "conv_tbc",
     "lp_pool2d", "lp_pool3d", "pad", "interpolate", "upsample", "upsample_nearest",
     "upsample_bilinear",
     "pixel_shuffle", "pixel_unshuffle", "unfold", "fold", "grid_sample", "affine_grid",
@@ -266,6 +270,75 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     out, idx = adaptive_max_pool2d_with_indices(input, output_size)
+    return (out, idx) if return_indices else out
+
+
+def _list_with_default(out_size, defaults):
+    """output_size with None entries taken from the input's trailing sizes (an int as is)."""
+    if isinstance(out_size, int):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    defaults = list(defaults)[-len(out_size):]
+    return [d if v is None else v for v, d in zip(out_size, defaults)]
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    size = _list(_list_with_default(output_size, input.shape), 3)
+    return _aten.adaptive_max_pool3d(input, size)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    out, idx = adaptive_max_pool3d_with_indices(input, output_size)
+    return (out, idx) if return_indices else out
+
+
+def _fractional_max_pool(input, kernel_size, output_size, output_ratio, samples, nd):
+    """fractional_max_pool{2,3}d: the output size from output_ratio when it is not given,
+    and one random sample per plane and spatial dim, drawn from the default generator when
+    _random_samples is None (Note [Fractional pooling windows] in pool_fractional.c).  A
+    scalar output_ratio is taken for every dim (PyTorch's 2-D function takes len() of it
+    and fails on a number)."""
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if isinstance(output_ratio, (list, tuple)) and len(output_ratio) > nd and nd == 2:
+            raise ValueError("fractional_max_pool2d requires output_ratio to either be a single "
+                             "Int or tuple of Ints.")
+        ratio = _list(output_ratio, nd)
+        output_size = [int(input.shape[input.dim() - nd + i] * ratio[i]) for i in range(nd)]
+    if samples is None:
+        n_batch = 1 if input.dim() == nd + 1 else input.shape[0]
+        samples = torch.rand(n_batch, input.shape[-nd - 1], nd, dtype=input.dtype,
+                             device=input.device)
+    op = _aten.fractional_max_pool2d if nd == 2 else _aten.fractional_max_pool3d
+    return op(input, _list(kernel_size, nd), _list(output_size, nd), samples)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                _random_samples, 2)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    out, idx = _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                    _random_samples, 2)
+    return (out, idx) if return_indices else out
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                _random_samples, 3)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    out, idx = _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                    _random_samples, 3)
     return (out, idx) if return_indices else out
 
 
