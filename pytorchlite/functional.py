@@ -329,6 +329,10 @@ def conv_tbc(input, weight, bias, pad=0):
     if weight.shape[2] != bias.shape[0]:
         raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output "
                            "channels).")
+    if input.dtype != weight.dtype:
+        from ._tensor_types import _NAME
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{_NAME[input.dtype]} and {_NAME[weight.dtype]}")
     t, b = input.shape[0], input.shape[1]
     kw, cout = weight.shape[0], weight.shape[2]
     rows = t + 2 * pad - kw + 1
@@ -336,7 +340,7 @@ def conv_tbc(input, weight, bias, pad=0):
         raise RuntimeError(f"Trying to create tensor with negative dimension {rows}: "
                            f"[{rows}, {b}, {cout}]")
     x = _C._functions["constant_pad_nd"](input, [0, 0, 0, 0, pad, pad]) if pad > 0 else input
-    out = bias.expand(rows, b, cout).contiguous()
+    out = bias.to(input.dtype).expand(rows, b, cout).contiguous()   # in the input's dtype
     for k in range(kw):
         # rows k .. k + rows of the padded input (a negative pad crops it first)
         lo = k - min(pad, 0)

@@ -68,6 +68,19 @@ ERRORS = [
 ]
 
 
+def test_conv_tbc_dtypes():
+    assert_raises_like_torch(lambda lib: lib.conv_tbc(
+        lib.ones(5, 2, 3, dtype=lib.float64), lib.ones(2, 3, 4), lib.ones(4)), RuntimeError,
+        "self and mat2 must have the same dtype, but got Double and Float")
+    assert_raises_like_torch(lambda lib: lib.conv_tbc(
+        lib.ones(5, 2, 3), lib.ones(2, 3, 4, dtype=lib.float64), lib.ones(4)), RuntimeError,
+        "self and mat2 must have the same dtype, but got Float and Double")
+    # a float64 bias leaves a float32 result
+    y = ptl.conv_tbc(ptl.ones(5, 2, 3), ptl.ones(2, 3, 4), ptl.ones(4, dtype=ptl.float64))
+    assert y.dtype == ptl.float32
+    assert_close(y, np.full((4, 2, 4), 7.0, dtype=np.float32))
+
+
 @pytest.mark.parametrize("xs, ws, bs, pad, msg", ERRORS)
 def test_conv_tbc_errors(xs, ws, bs, pad, msg):
     assert_raises_like_torch(lambda lib: lib.conv_tbc(lib.ones(xs), lib.ones(ws), lib.ones(bs),

@@ -151,7 +151,9 @@ def test_adaptive_max_pool3d_against_numpy(shape, size, layout):
 
 
 def test_adaptive_max_pool3d_nan_size_zero_and_threads():
-    a = np.random.default_rng(3).standard_normal((40, 4, 9, 10))
+    """160 planes of 4 x 9 x 10 -> 3 x 4 x 5: planes split over threads in chunks of 79
+    (32768 / (360 + 60) + 1), so two threads share them"""
+    a = np.random.default_rng(3).standard_normal((4, 40, 4, 9, 10))
     a.reshape(-1)[::11] = np.nan
     want, want_idx = _np_adaptive_max3d(a, (3, 4, 5))
     for threads in (1, 2):
