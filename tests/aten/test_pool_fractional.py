@@ -339,6 +339,19 @@ def test_backward_errors(nd, gshape, ishape, idt, gdt, msg):
     assert_raises_like_torch(run, RuntimeError, msg)
 
 
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -1e12])
+def test_samples_that_put_a_window_outside_are_refused(bad):
+    """Any finite sample of moderate size, even outside [0, 1), keeps the windows inside the
+    input; NaN, infinite or huge ones raise where PyTorch reads out of bounds"""
+    x = ptl.randn(1, 2, 9, 10)
+    u = ptl.tensor([[[0.5, 0.5], [0.25, bad]]])
+    with pytest.raises(RuntimeError, match="fractional_max_pool2d: the random sample .* puts a "
+                       "pooling window outside the input along its height"):
+        F.fractional_max_pool2d(x, 3, (4, 5), _random_samples=u)
+    y = F.fractional_max_pool2d(x, 3, (4, 5), _random_samples=ptl.tensor([[[3.5, -2.0]] * 2]))
+    assert tuple(y.shape) == (1, 2, 4, 5)
+
+
 @pytest.mark.parametrize("nd", [2, 3])
 def test_backward_refuses_indices_outside_the_plane(nd):
     """PyTorch fails an internal assert there; we raise a RuntimeError naming the index"""

@@ -95,6 +95,22 @@ def test_threads_and_generators_agree(n):
     assert not np.array_equal(first.numpy(), ptl.binomial(count, prob, generator=g).numpy())
 
 
+def test_each_element_draws_alone():
+    """Element i's value depends on its parameters and its stream only: the constants a run
+    of equal parameters shares are set up again where they change (inversion and BTRS
+    alternating here)"""
+    counts = np.array([10.0, 200.0, 10.0, 200.0, 7.0, 7.0, 1e6, 3.0] * 50)
+    probs = np.array([0.3, 0.3, 0.6, 0.6, 0.5, 0.5, 0.2, 0.9] * 50)
+    mixed = ptl.binomial(ptl.tensor(counts), ptl.tensor(probs),
+                         generator=ptl.Generator().manual_seed(4)).numpy()
+    for c, p in set(zip(counts, probs)):
+        alone = ptl.binomial(ptl.full((len(counts),), c, dtype=ptl.float64),
+                             ptl.full((len(counts),), p, dtype=ptl.float64),
+                             generator=ptl.Generator().manual_seed(4)).numpy()
+        at = (counts == c) & (probs == p)
+        assert np.array_equal(mixed[at], alone[at])
+
+
 def test_autograd_node_is_not_implemented():
     c = ptl.tensor([3.0, 4.0], requires_grad=True)
     y = ptl.binomial(c, ptl.tensor([0.5, 0.2]))

@@ -947,47 +947,74 @@ error:
  * edges follow PyTorch: count <= 0 or prob <= 0 give 0, prob >= 1 gives count itself
  * (unfloored).  PyTorch never returns for a NaN count or prob; we return NaN. */
 
-/* BTRS for n q >= 10, q <= 1/2 */
-static double
-binomial_btrs(double n, double q, PtlPhiloxStream *st)
+/* What draws of Binomial(n, q), q <= 1/2, need from n and q alone: BTRS's constants, or
+ * inversion's pmf at 0 and odds ratio; set up once for a run of equal parameters. */
+typedef struct BinomialPlan {
+    double n, q;
+    int btrs;
+    double ratio, p0;                               /* inversion */
+    double a, b, c, vr, alpha, lpq, m, h;           /* BTRS */
+} BinomialPlan;
+
+static void
+binomial_plan(BinomialPlan *pl, double n, double q)
 {
-    double spq = sqrt(n * q * (1.0 - q)), b = 1.15 + 2.53 * spq;
-    double a = -0.0873 + 0.0248 * b + 0.01 * q, c = n * q + 0.5, vr = 0.92 - 4.2 / b;
-    double alpha = (2.83 + 5.1 / b) * spq, lpq = log(q / (1.0 - q));
-    double m = floor((n + 1.0) * q), h = lgamma(m + 1.0) + lgamma(n - m + 1.0);
+    pl->n = n;
+    pl->q = q;
+    pl->btrs = n * q >= 10.0;
+    if (!pl->btrs) {
+        pl->ratio = q / (1.0 - q);
+        pl->p0 = pow(1.0 - q, n);
+        return;
+    }
+    double spq = sqrt(n * q * (1.0 - q));
+    pl->b = 1.15 + 2.53 * spq;
+    pl->a = -0.0873 + 0.0248 * pl->b + 0.01 * q;
+    pl->c = n * q + 0.5;
+    pl->vr = 0.92 - 4.2 / pl->b;
+    pl->alpha = (2.83 + 5.1 / pl->b) * spq;
+    pl->lpq = log(q / (1.0 - q));
+    pl->m = floor((n + 1.0) * q);
+    pl->h = lgamma(pl->m + 1.0) + lgamma(n - pl->m + 1.0);
+}
+
+/* BTRS: transformed rejection, most draws accepted by the squeeze without a log */
+static double
+binomial_btrs(const BinomialPlan *pl, PtlPhiloxStream *st)
+{
     for (;;) {
         double u = ptl_philox_next_uniform(st) - 0.5, v = ptl_philox_next_uniform(st);
-        double us = 0.5 - fabs(u), k = floor((2.0 * a / us + b) * u + c);
-        if (k < 0.0 || k > n) {
+        double us = 0.5 - fabs(u), k = floor((2.0 * pl->a / us + pl->b) * u + pl->c);
+        if (k < 0.0 || k > pl->n) {
             continue;
         }
-        if (us >= 0.07 && v <= vr) {
+        if (us >= 0.07 && v <= pl->vr) {
             return k;
         }
-        v = log(v * alpha / (a / (us * us) + b));
-        if (v <= h - lgamma(k + 1.0) - lgamma(n - k + 1.0) + (k - m) * lpq) {
+        v = log(v * pl->alpha / (pl->a / (us * us) + pl->b));
+        if (v <= pl->h - lgamma(k + 1.0) - lgamma(pl->n - k + 1.0) + (k - pl->m) * pl->lpq) {
             return k;
         }
     }
 }
 
-/* Inversion for n q < 10, q <= 1/2: the smallest k whose cdf reaches a uniform */
+/* Inversion: the smallest k whose cdf reaches a uniform */
 static double
-binomial_inversion(double n, double q, PtlPhiloxStream *st)
+binomial_inversion(const BinomialPlan *pl, PtlPhiloxStream *st)
 {
-    double ratio = q / (1.0 - q), u = ptl_philox_next_uniform(st);
-    double pk = pow(1.0 - q, n), k = 0.0;
-    while (u > pk && k < n) {
+    double u = ptl_philox_next_uniform(st), pk = pl->p0, k = 0.0;
+    while (u > pk && k < pl->n) {
         u -= pk;
         k += 1.0;
-        pk *= ratio * (n - k + 1.0) / k;
+        pk *= pl->ratio * (pl->n - k + 1.0) / k;
     }
     return k;
 }
 
-/* One Binomial(count, p) draw (Note [Binomial sampling]) */
+/* One Binomial(count, p) draw (Note [Binomial sampling]); pl: the plan of the last draw,
+ * set up again when n or q differ */
 static double
-binomial_draw(double count, double p, PtlPhiloxStream *st)
+binomial_draw(double count, double p, BinomialPlan *pl, PtlPhiloxStream *st)
 {
     if (isnan(count) || isnan(p)) {
         return NAN;
@@ -999,7 +1026,10 @@ binomial_draw(double count, double p, PtlPhiloxStream *st)
         return count;
     }
     double n = floor(count), q = p <= 0.5 ? p : 1.0 - p;
-    double k = n * q < 10.0 ? binomial_inversion(n, q, st) : binomial_btrs(n, q, st);
+    if (n != pl->n || q != pl->q) {
+        binomial_plan(pl, n, q);
+    }
+    double k = pl->btrs ? binomial_btrs(pl, st) : binomial_inversion(pl, st);
     return p <= 0.5 ? k : n - k;
 }
 
@@ -1014,9 +1044,10 @@ static int
 binomial_range(void *ctx, int64_t b, int64_t e)
 {
     const BinomialJob *j = ctx;
+    BinomialPlan plan = {.n = -1.0};
     for (int64_t i = b; i < e; i++) {
         PtlPhiloxStream st = ptl_philox_stream(j->seed, j->offset, (uint64_t)i);
-        double v = binomial_draw(j->count[i], j->prob[i], &st);
+        double v = binomial_draw(j->count[i], j->prob[i], &plan, &st);
         if (j->dt == PTL_DTYPE_FLOAT32) {
             ((float *)j->out)[i] = (float)v;
         }
