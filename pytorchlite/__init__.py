@@ -28,8 +28,7 @@ from ._reductions import (  # noqa: F401
     corrcoef, cov, cumulative_trapezoid, gradient, histogram, histogramdd, nanmean, trapezoid,
     trapz)
 from .functional import (  # noqa: F401
-    addbmm, addr, cdist, chain_matmul, cholesky, cholesky_inverse, cholesky_solve, conv_tbc,
-    dist, einsum,
+    addbmm, addr, cdist, chain_matmul, cholesky, cholesky_inverse, cholesky_solve, dist, einsum,
     frobenius_norm, inner, logdet, lu, lu_solve, lu_unpack, nuclear_norm, orgqr, ormqr,
     pinverse, qr,
     tensordot, triangular_solve, vander)

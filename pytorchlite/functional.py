@@ -4,7 +4,7 @@ string).  Mirrors torch/functional.py; the kernels are aten::einsum, aten::tenso
 aten::cdist (src/aten/native/einsum.c, linalg_norm.c).  Below them, the linear-algebra
 composites inner, addr, addbmm, dist, logdet, pinverse and vander, written with mm, outer,
 tensordot, vector_norm, slogdet, pinv and cumprod as PyTorch's CompositeImplicitAutograd kernels
-are, and conv_tbc as matrix products."""
+are."""
 import warnings
 
 from . import _C
@@ -310,42 +310,6 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
                 "`linalg.vector_norm(A, 2., dim, keepdim)` instead")
     result = linalg.vector_norm(input, 2, dim, keepdim)
     return result if out is None else out.resize_(result.shape).copy_(result)
-
-
-def conv_tbc(input, weight, bias, pad=0):
-    """1-D convolution of a (time, batch, in_channels) input with a (kernel_width,
-    in_channels, out_channels) weight: output row t is bias + sum over k of padded input row
-    t + k times weight[k], for the T + 2 pad - kernel_width + 1 output rows (ATen's
-    ConvolutionTBC.cpp, as matrix products)."""
-    if input.dim() != 3:
-        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
-    if weight.dim() != 3:
-        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
-                           "out_channels.")
-    if bias.dim() != 1:
-        raise RuntimeError("Bias must be 1-D")
-    if input.shape[2] != weight.shape[1]:
-        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
-    if weight.shape[2] != bias.shape[0]:
-        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output "
-                           "channels).")
-    if input.dtype != weight.dtype:
-        from ._tensor_types import _NAME
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{_NAME[input.dtype]} and {_NAME[weight.dtype]}")
-    t, b = input.shape[0], input.shape[1]
-    kw, cout = weight.shape[0], weight.shape[2]
-    rows = t + 2 * pad - kw + 1
-    if rows < 0:
-        raise RuntimeError(f"Trying to create tensor with negative dimension {rows}: "
-                           f"[{rows}, {b}, {cout}]")
-    x = _C._functions["constant_pad_nd"](input, [0, 0, 0, 0, pad, pad]) if pad > 0 else input
-    out = bias.to(input.dtype).expand(rows, b, cout).contiguous()   # in the input's dtype
-    for k in range(kw):
-        # rows k .. k + rows of the padded input (a negative pad crops it first)
-        lo = k - min(pad, 0)
-        out = out + _C._functions["matmul"](x[lo:lo + rows], weight[k])
-    return out
 
 
 def _install(tensor_class):

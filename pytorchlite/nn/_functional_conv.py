@@ -10,7 +10,6 @@ import math
 import pytorchlite as torch
 
 _aten = torch.ops.aten
-from ..functional import conv_tbc  # noqa: E402  (torch.conv_tbc, also F.conv_tbc)
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -340,6 +339,42 @@ def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=Non
     out, idx = _fractional_max_pool(input, kernel_size, output_size, output_ratio,
                                     _random_samples, 3)
     return (out, idx) if return_indices else out
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """1-D convolution of a (time, batch, in_channels) input with a (kernel_width,
+    in_channels, out_channels) weight: output row t is bias + sum over k of padded input row
+    t + k times weight[k], for the T + 2 pad - kernel_width + 1 output rows (ATen's
+    ConvolutionTBC.cpp, as matrix products)."""
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output "
+                           "channels).")
+    if input.dtype != weight.dtype:
+        from .._tensor_types import _NAME
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{_NAME[input.dtype]} and {_NAME[weight.dtype]}")
+    t, b = input.shape[0], input.shape[1]
+    kw, cout = weight.shape[0], weight.shape[2]
+    rows = t + 2 * pad - kw + 1
+    if rows < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {rows}: "
+                           f"[{rows}, {b}, {cout}]")
+    x = _aten.constant_pad_nd(input, [0, 0, 0, 0, pad, pad]) if pad > 0 else input
+    out = bias.to(input.dtype).expand(rows, b, cout).contiguous()   # in the input's dtype
+    for k in range(kw):
+        # rows k .. k + rows of the padded input (a negative pad crops it first)
+        lo = k - min(pad, 0)
+        out = out + torch.matmul(x[lo:lo + rows], weight[k])
+    return out
 
 
 def _unpool_output_size(input, kernel_size, stride, padding, output_size):
