@@ -12,7 +12,8 @@ import pytest
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import assert_close, assert_raises_like_torch, make, num_threads, torch, torch_ref
+from helpers import assert_close, assert_no_leak, assert_raises_like_torch, make, num_threads, \
+    torch, torch_ref
 
 _NP = {ptl.float64: np.float64, ptl.float32: np.float32, ptl.float16: np.float16}
 
@@ -362,6 +363,24 @@ def test_backward_refuses_indices_outside_the_plane(nd):
     with pytest.raises(RuntimeError, match="index %d is out of bounds for an input plane of %d "
                        "elements" % (idx[0, 0].reshape(-1)[0].item(), 90 if nd == 2 else 540)):
         op(ptl.ones(idx.shape), x, [3] * nd, out, idx)
+
+
+def test_no_leaks_on_success_and_error_paths():
+    x = ptl.randn(2, 3, 9, 10, requires_grad=True)
+    u = ptl.rand(2, 3, 2)
+
+    def calls():
+        F.fractional_max_pool2d(x, 3, (4, 5), _random_samples=u).sum().backward()
+        F.fractional_max_pool3d(ptl.randn(1, 2, 5, 6, 7), 2, (2, 3, 3))
+        for bad in (ptl.rand(2, 3, 3), ptl.rand(2, 3, 2, dtype=ptl.float64),
+                    ptl.tensor([[[0.5, math.nan]] * 3] * 2)):
+            with pytest.raises(RuntimeError):
+                F.fractional_max_pool2d(x, 3, (4, 5), _random_samples=bad)
+        with pytest.raises(RuntimeError):
+            ptl.ops.aten.fractional_max_pool2d_backward(
+                ptl.ones(2, 3, 4, 5), x.detach(), [3, 3], [4, 5],
+                ptl.full((2, 3, 4, 5), 99, dtype=ptl.int64))
+    assert_no_leak(calls)
 
 
 @torch_ref

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import assert_raises_like_torch, make, num_threads
+from helpers import assert_no_leak, assert_raises_like_torch, make, num_threads
 
 N = 40000
 
@@ -109,6 +109,15 @@ def test_each_element_draws_alone():
                              generator=ptl.Generator().manual_seed(4)).numpy()
         at = (counts == c) & (probs == p)
         assert np.array_equal(mixed[at], alone[at])
+
+
+def test_no_leaks():
+    def calls():
+        ptl.binomial(ptl.full((3, 1), 20.0), ptl.full((4,), 0.3))
+        for c, p in ((ptl.ones(2), ptl.ones(3)), (ptl.ones(2, dtype=ptl.float64), ptl.ones(2))):
+            with pytest.raises(RuntimeError):
+                ptl.binomial(c, p)
+    assert_no_leak(calls)
 
 
 def test_autograd_node_is_not_implemented():

@@ -11,7 +11,8 @@ import pytest
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import assert_close, assert_raises_like_torch, make, num_threads, torch, torch_ref
+from helpers import assert_close, assert_no_leak, assert_raises_like_torch, make, num_threads, \
+    torch, torch_ref
 
 
 def _bins(n, out):
@@ -208,3 +209,16 @@ def test_adaptive_max_pool3d_errors():
         lib.ones(2, 3, 2, 3, 4), lib.ones(x), lib.zeros(2, 3, 2, 3, 5, dtype=lib.int64)),
         RuntimeError, "expected sizes [2, 3, 2, 3, 5] for `gradOutput` but got sizes "
         "[2, 3, 2, 3, 4]")
+
+
+def test_adaptive_max_pool3d_no_leaks():
+    x = ptl.randn(2, 3, 5, 6, 7, requires_grad=True)
+
+    def calls():
+        F.adaptive_max_pool3d(x, (2, 3, 4)).sum().backward()
+        with pytest.raises(RuntimeError):
+            F.adaptive_max_pool3d(x, (-1, 3, 4))
+        with pytest.raises(RuntimeError):
+            ptl.ops.aten.adaptive_max_pool3d_backward(ptl.ones(2, 3, 2, 3, 4), x.detach(),
+                                                      ptl.zeros(2, 3, 2, 3, 5, dtype=ptl.int64))
+    assert_no_leak(calls)
