@@ -50,6 +50,16 @@ def test_forward_and_backward_against_numpy(size, c, layout):
     assert_close(y32, want.astype(np.float32), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("shape", [(0, 3, 2, 2), (2, 0, 2, 2), (2, 3, 0, 2)])
+def test_size_zero(shape):
+    """Empty results and gradients (PyTorch 2.13 fails on zero channels: a select past the
+    end of its running sum)"""
+    x = ptl.ones(shape, requires_grad=True)
+    y = ptl.nn.CrossMapLRN2d(3)(x)
+    y.sum().backward()
+    assert tuple(y.shape) == shape and tuple(x.grad.shape) == shape
+
+
 def test_repr_and_errors():
     assert repr(ptl.nn.CrossMapLRN2d(3)) == "CrossMapLRN2d(3, alpha=0.0001, beta=0.75, k=1)"
     assert repr(ptl.nn.CrossMapLRN2d(5, 1e-3, 0.5, 2.0)) == \
