@@ -161,6 +161,16 @@ def test_size_zero_and_output_ratio(nd):
     assert tuple(y.shape) == (3,) + tuple(int(s * 0.5) for s in sp[:-1]) + (int(sp[-1] * .3),)
 
 
+@pytest.mark.parametrize("nd", [2, 3])
+def test_extra_sample_rows_are_ignored(nd):
+    """random_samples may hold more rows than the batch (size(0) >= N): the first N count"""
+    x = ptl.randn((2, 3) + (6, 7, 8)[-nd:])
+    u = ptl.rand(5, 3, nd)
+    a, ia = _pool(nd)(x, 2, (3,) * nd, return_indices=True, _random_samples=u)
+    b, ib = _pool(nd)(x, 2, (3,) * nd, return_indices=True, _random_samples=u[:2].clone())
+    assert np.array_equal(a.numpy(), b.numpy()) and np.array_equal(ia.numpy(), ib.numpy())
+
+
 def test_samples_are_drawn_from_the_generator():
     x = ptl.randn(2, 3, 9, 10)
     ptl.manual_seed(7)
