@@ -14,7 +14,8 @@
  * 2 for time, height, width.  The maximum of a window and the flat index of the winner
  * within its plane follow max pooling (`v > max || isnan(v)` from -inf, the window's first
  * position when nothing wins).  Planes run in parallel after the sequences are drawn up.
- * The backward adds grad_output into grad_input at the recorded indices. */
+ * The backward adds grad_output into grad_input at the recorded indices, output by output,
+ * in grad_output's dtype (float16 sums rounded to float16), as PyTorch's does. */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ typedef struct Frac {
     char *y;                 /* forward output / backward grad_input */
     int64_t *idx;            /* forward: written */
     const int64_t *cidx;     /* backward: read */
+    PtlDtype dt;             /* backward: grad_output's dtype, whose arithmetic the sums take */
 } Frac;
 
 /* v rounded to dt's precision (float16 and bfloat16 through float, as their arithmetic) */
@@ -107,7 +109,8 @@ frac_fwd(const Frac *f, int f8, int64_t b, int64_t e)
     return 0;
 }
 
-/* grad_input (zeroed) of planes [b, e) += grad_output at the indices */
+/* grad_input (zeroed) of planes [b, e) += grad_output at the indices, each sum rounded to
+ * f->dt as PyTorch adds in float16 / bfloat16 for those dtypes */
 static inline int
 frac_bwd(const Frac *f, int f8, int64_t b, int64_t e)
 {
@@ -123,7 +126,7 @@ frac_bwd(const Frac *f, int f8, int64_t b, int64_t e)
                                      "bounds for an input plane of %lld elements",
                                      (long long)ix[o], (long long)ivol);
             }
-            nn_store(f8, gi, ix[o], nn_round(f8, nn_load(f8, gi, ix[o]) + nn_load(f8, g, o)));
+            nn_store(f8, gi, ix[o], rnd(f->dt, nn_load(f8, gi, ix[o]) + nn_load(f8, g, o)));
         }
     }
     return 0;
@@ -391,6 +394,7 @@ fractional_max_pool_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, Pt
     f.x = ptl_tensor_data(gc);
     f.y = ptl_tensor_data(gi);
     f.cidx = (const int64_t *)ptl_tensor_data(ic);
+    f.dt = g->dtype;
     if (run_planes(&f, work == PTL_DTYPE_FLOAT32 ? frac_bwd_f4 : frac_bwd_f8) < 0) {
         goto error;
     }
