@@ -404,7 +404,7 @@ def test_no_leaks_on_success_and_error_paths():
 
 @torch_ref
 @pytest.mark.parametrize("shape, k, out", CASES)
-@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
 def test_matches_torch_bit_for_bit(shape, k, out, dtype):
     nd = len(k)
     a = np.random.default_rng(len(shape)).standard_normal(shape)
