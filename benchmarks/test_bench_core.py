@@ -270,6 +270,21 @@ def test_bernoulli_fill(benchmark, impl, op):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("count", [5, 50, 10000])
+def test_binomial(benchmark, impl, count):
+    """binomial of 100000 float32 counts at p = 0.3 (Note [Binomial sampling]: inversion for
+    count 5, BTRS for 50 and 10000); NumPy's Generator.binomial as the reference"""
+    benchmark.group = f"binomial 100000 x Binomial({count}, 0.3) float32"
+    if impl == "numpy":
+        rng = np.random.default_rng(0)
+        benchmark(lambda: rng.binomial(count, 0.3, 100000).astype(np.float32))
+        return
+    L = lib(impl)
+    c, p = L.full((100000,), float(count)), L.full((100000,), 0.3)
+    benchmark(lambda: L.binomial(c, p))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("op", ["rand", "uniform_(-2, 3)", "randn"])
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
 def test_random_fill(benchmark, impl, op, dtype):

@@ -21,13 +21,13 @@ __all__ = [
     "binary_cross_entropy_with_logits", "cosine_embedding_loss", "hinge_embedding_loss",
     "margin_ranking_loss", "triplet_margin_loss", "poisson_nll_loss", "ctc_loss",
     "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator",
-    "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell",
+    "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "conv_tbc",
 ]
 
 # the same signature as nn.functional's: the same function
 conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
 conv_transpose1d, conv_transpose2d = F.conv_transpose1d, F.conv_transpose2d
-conv_transpose3d = F.conv_transpose3d
+conv_transpose3d, conv_tbc = F.conv_transpose3d, F.conv_tbc
 rms_norm, adaptive_avg_pool1d = F.rms_norm, F.adaptive_avg_pool1d
 pixel_shuffle, pixel_unshuffle, prelu, bilinear = (
     F.pixel_shuffle, F.pixel_unshuffle, F.prelu, F.bilinear)

@@ -1321,6 +1321,11 @@ IN_PLACE_RANDOM = RANDOM + " (an in-place write: the old values' history is cut)
 _MP2 = _maxpool_indices((1, 2, 4, 4), [2, 2], 7)
 _MP3 = _maxpool_indices((1, 1, 2, 4, 4), [2, 2, 2], 7)
 _AMP = aten.adaptive_max_pool2d(_f64(1, 2, 4, 4, seed=7), [2, 2])[1]
+_AMP3 = aten.adaptive_max_pool3d(_f64(1, 1, 3, 4, 4, seed=7), [2, 2, 2])[1]
+_FMP2 = aten.fractional_max_pool2d(_f64(1, 2, 5, 5, seed=7), [2, 2], [3, 3],
+                                   ptl.tensor([[[0.3, 0.8], [0.6, 0.1]]], dtype=ptl.float64))[1]
+_FMP3 = aten.fractional_max_pool3d(_f64(1, 1, 4, 5, 5, seed=7), [2, 2, 2], [2, 3, 3],
+                                   ptl.tensor([[[0.3, 0.3, 0.8]]], dtype=ptl.float64))[1]
 _LN = aten.native_layer_norm(_f64(2, 3, seed=2), [3], None, None, 1e-5)
 _GN = aten.native_group_norm(_f64(2, 4, 3, seed=2), None, None, 2, 4, 3, 2, 1e-5)
 _BN = aten.native_batch_norm(_f64(4, 3, 5, seed=2), None, None, None, None, True, 0.1, 1e-5)
@@ -1348,6 +1353,9 @@ ENTRIES += [
            note=IN_PLACE_RANDOM),
     OpInfo("bernoulli_.float", [S(T(2, 3)), S(T(3), 0.3)], grad="zeros", note=IN_PLACE_RANDOM),
     OpInfo("poisson", [S(T(2, 3, low=0.5, high=3))], grad="zeros", note=RANDOM),
+    OpInfo("binomial", [S(T(2, 3, low=1.0, high=30.0), T(2, 3, low=0.1, high=0.9)),
+                        S(T(2, 1, low=0.0, high=5.0), C(3, low=0.0, high=1.0))],
+           grad="error", note="derivatives.yaml: binomial is not_implemented"),
     OpInfo("_standard_gamma", [S(T(2, 3, low=0.5, high=3)), S(T(4, low=0.05, high=0.5))],
            grad="ref", grad_call=lambda op, a: op(a, generator=ptl.Generator().manual_seed(0)),
            grad_ref=_np_standard_gamma_grad,
@@ -1404,6 +1412,19 @@ ENTRIES += [
     OpInfo("adaptive_max_pool2d", [S(T(1, 2, 4, 4, seed=7), [2, 2]), S(T(1, 1, 3, 5), [2, 3])]),
     OpInfo("adaptive_max_pool2d_backward",
            [S(T(1, 2, 2, 2), T(1, 2, 4, 4, seed=7), _values_of(_AMP))]),
+    OpInfo("adaptive_max_pool3d", [S(T(1, 1, 3, 4, 4, seed=7), [2, 2, 2]),
+                                   S(T(2, 2, 3, 5), [1, 2, 3])]),
+    OpInfo("adaptive_max_pool3d_backward",
+           [S(T(1, 1, 2, 2, 2), T(1, 1, 3, 4, 4, seed=7), _values_of(_AMP3))]),
+    OpInfo("fractional_max_pool2d",
+           [S(T(1, 2, 5, 5, seed=7), [2, 2], [3, 3], C(values=[[[0.3, 0.8], [0.6, 0.1]]])),
+            S(T(2, 4, 3), [2, 1], [2, 3], C(values=[[[0.5, 0.2], [0.9, 0.4]]]))]),
+    OpInfo("fractional_max_pool3d",
+           [S(T(1, 1, 4, 5, 5, seed=7), [2, 2, 2], [2, 3, 3], C(values=[[[0.3, 0.3, 0.8]]]))]),
+    OpInfo("fractional_max_pool2d_backward",
+           [S(T(1, 2, 3, 3), C(1, 2, 5, 5), [2, 2], [3, 3], _values_of(_FMP2))]),
+    OpInfo("fractional_max_pool3d_backward",
+           [S(T(1, 1, 2, 3, 3), C(1, 1, 4, 5, 5), [2, 2, 2], [2, 3, 3], _values_of(_FMP3))]),
     OpInfo("avg_pool2d", [S(T(1, 2, 4, 4), [2, 2]),
                           S(T(1, 1, 3, 3), [2, 2], [1, 1], [1, 1], True, False),
                           S(T(1, 1, 4, 4), [3, 3], [2, 2], [1, 1], False, True, 2)]),

@@ -1,54 +1,11 @@
-"""Binomial(total_count, probs or logits).  Mirrors torch/distributions/binomial.py.
-
-pytorchlite has no aten::binomial sampler, so draws are composed from existing ops (see
-_binomial_draw): Beta splitting (Knuth, TAOCP vol. 2, 3.4.1) halves each large count with one
-Beta variate per step, and the at most _TRIALS_PER_BLOCK trials left are counted directly, so a
-draw costs O(log total_count) tensor passes."""
+"""Binomial(total_count, probs or logits).  Mirrors torch/distributions/binomial.py: draws
+come from aten::binomial (Note [Binomial sampling] in src/aten/native/random.c)."""
 import pytorchlite as torch
 from . import constraints
 from .distribution import Distribution
 from .utils import _BinaryParameter, broadcast_all
 
 __all__ = ["Binomial"]
-
-_TRIALS_PER_BLOCK = 64
-
-
-def _count_trials(count, probs):
-    """Successes among count[i] <= _TRIALS_PER_BLOCK Bernoulli(probs[i]) trials: uniforms
-    below probs, the trials past count masked off."""
-    n_max = int(count.max()) if count.numel() else 0
-    if n_max == 0:
-        return torch.zeros_like(probs)
-    u = torch.rand(tuple(probs.shape) + (n_max,), dtype=probs.dtype, device=probs.device)
-    trial = torch.arange(n_max, dtype=probs.dtype, device=probs.device)
-    hit = (u < probs.unsqueeze(-1)) & (trial < count.unsqueeze(-1))
-    return hit.to(probs.dtype).sum(-1)
-
-
-def _binomial_draw(count, probs):
-    """Successes among count[i] trials of probability probs[i] (tensors of one shape).
-
-    Beta splitting: of n uniforms, the a-th smallest X (a = n // 2 + 1) is Beta(a, n + 1 - a).
-    If X >= p the successes (uniforms below p) are among the a - 1 uniforms below X, each
-    below p with probability p / X; otherwise all a uniforms up to X succeed and each of the
-    n - a above X does with probability (p - X) / (1 - X).  Every step halves n."""
-    count, probs = count.clone(), probs.clone()
-    base = torch.zeros_like(probs)
-    one = torch.ones_like(probs)
-    while count.numel() and bool((count > _TRIALS_PER_BLOCK).any()):
-        big = count > _TRIALS_PER_BLOCK
-        a = torch.where(big, torch.floor(count / 2) + 1, one)
-        b = torch.where(big, count + 1 - a, one)
-        ga, gb = torch._standard_gamma(a), torch._standard_gamma(b)
-        x = (ga / (ga + gb)).clamp(min=torch.finfo(probs.dtype).tiny,
-                                   max=1 - torch.finfo(probs.dtype).eps)
-        below = x >= probs
-        base = base + torch.where(big & ~below, a, torch.zeros_like(a))
-        count = torch.where(big, torch.where(below, a - 1, b - 1), count)
-        split_p = torch.where(below, probs / x, (probs - x) / (1 - x))
-        probs = torch.where(big, split_p.clamp(min=0, max=1), probs)
-    return base + _count_trials(count, probs)
 
 
 class _CountDistribution(_BinaryParameter, Distribution):
@@ -98,8 +55,7 @@ class Binomial(_CountDistribution):
     def sample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)
         with torch.no_grad():
-            return _binomial_draw(self.total_count.expand(shape).contiguous(),
-                                  self.probs.expand(shape).contiguous())
+            return torch.binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
         """log C(n, k) + k logits - n log(1 + exp(logits)), the last term as

@@ -18,7 +18,10 @@ __all__ = [
     "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "max_unpool1d", "max_unpool2d", "lp_pool1d",
-    "adaptive_avg_pool3d", "max_unpool3d",
+    "adaptive_avg_pool3d", "max_unpool3d", "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices", "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices", "conv_tbc",
     "lp_pool2d", "lp_pool3d", "pad", "interpolate", "upsample", "upsample_nearest",
     "upsample_bilinear",
     "pixel_shuffle", "pixel_unshuffle", "unfold", "fold", "grid_sample", "affine_grid",
@@ -267,6 +270,111 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     out, idx = adaptive_max_pool2d_with_indices(input, output_size)
     return (out, idx) if return_indices else out
+
+
+def _list_with_default(out_size, defaults):
+    """output_size with None entries taken from the input's trailing sizes (an int as is)."""
+    if isinstance(out_size, int):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    defaults = list(defaults)[-len(out_size):]
+    return [d if v is None else v for v, d in zip(out_size, defaults)]
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    size = _list(_list_with_default(output_size, input.shape), 3)
+    return _aten.adaptive_max_pool3d(input, size)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    out, idx = adaptive_max_pool3d_with_indices(input, output_size)
+    return (out, idx) if return_indices else out
+
+
+def _fractional_max_pool(input, kernel_size, output_size, output_ratio, samples, nd):
+    """fractional_max_pool{2,3}d: the output size from output_ratio when it is not given,
+    and one random sample per plane and spatial dim, drawn from the default generator when
+    _random_samples is None (Note [Fractional pooling windows] in pool_fractional.c).  A
+    scalar output_ratio is taken for every dim (PyTorch's 2-D function takes len() of it
+    and fails on a number)."""
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if isinstance(output_ratio, (list, tuple)) and len(output_ratio) > nd and nd == 2:
+            raise ValueError("fractional_max_pool2d requires output_ratio to either be a single "
+                             "Int or tuple of Ints.")
+        ratio = _list(output_ratio, nd)
+        output_size = [int(input.shape[input.dim() - nd + i] * ratio[i]) for i in range(nd)]
+    if samples is None:
+        n_batch = 1 if input.dim() == nd + 1 else input.shape[0]
+        samples = torch.rand(n_batch, input.shape[-nd - 1], nd, dtype=input.dtype,
+                             device=input.device)
+    op = _aten.fractional_max_pool2d if nd == 2 else _aten.fractional_max_pool3d
+    return op(input, _list(kernel_size, nd), _list(output_size, nd), samples)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                _random_samples, 2)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    out, idx = _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                    _random_samples, 2)
+    return (out, idx) if return_indices else out
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                _random_samples, 3)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    out, idx = _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                    _random_samples, 3)
+    return (out, idx) if return_indices else out
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """1-D convolution of a (time, batch, in_channels) input with a (kernel_width,
+    in_channels, out_channels) weight: output row t is bias + sum over k of padded input row
+    t + k times weight[k], for the T + 2 pad - kernel_width + 1 output rows (ATen's
+    ConvolutionTBC.cpp, as matrix products)."""
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output "
+                           "channels).")
+    if input.dtype != weight.dtype:
+        from .._tensor_types import _NAME
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{_NAME[input.dtype]} and {_NAME[weight.dtype]}")
+    t, b = input.shape[0], input.shape[1]
+    kw, cout = weight.shape[0], weight.shape[2]
+    rows = t + 2 * pad - kw + 1
+    if rows < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {rows}: "
+                           f"[{rows}, {b}, {cout}]")
+    x = _aten.constant_pad_nd(input, [0, 0, 0, 0, pad, pad]) if pad > 0 else input
+    out = bias.to(input.dtype).expand(rows, b, cout).contiguous()   # in the input's dtype
+    for k in range(kw):
+        # rows k .. k + rows of the padded input (a negative pad crops it first)
+        lo = k - min(pad, 0)
+        out = out + torch.matmul(x[lo:lo + rows], weight[k])
+    return out
 
 
 def _unpool_output_size(input, kernel_size, stride, padding, output_size):

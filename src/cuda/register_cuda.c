@@ -1128,7 +1128,7 @@ static const int shared_with_cpu[] = {
     /* adaptive max pooling and max_unpool2d: device_pool.h's hook (Note [CUDA pooling] and
      * Note [CUDA max_unpool] in pool_plan.h) */
     PTL_OP_adaptive_max_pool2d, PTL_OP_adaptive_max_pool2d_backward, PTL_OP_max_unpool2d,
-    PTL_OP_max_unpool2d_backward,
+    PTL_OP_max_unpool2d_backward, PTL_OP_adaptive_max_pool3d, PTL_OP_adaptive_max_pool3d_backward,
     /* where, masked_fill and take: device_index.h's hooks (Note [CUDA masked_fill and take]
      * in index_plan.h) */
     PTL_OP_masked_fill_Scalar, PTL_OP_masked_fill_Tensor, PTL_OP_masked_fill__Scalar,

@@ -1,9 +1,9 @@
 """The pooling kernels' per-element work (src/cuda/pool_plan.c and pool_plan.h, compiled by
 gcc here and by nvcc for pool.cu), checked on the host: with _C._cuda_kernel_emulation on,
-max_pool2d/3d with indices, avg_pool2d/3d and adaptive_avg_pool2d of CPU tensors and their
-backwards go through the CUDA path (the CPU kernel's checks and copies, then the kernels'
-grid-stride loops on the host) and must reproduce a NumPy float64 reference (explicit
-windows) under tunings with grids of one block and many, every float dtype, strides,
+max_pool2d/3d with indices, avg_pool2d/3d, adaptive_avg_pool2d, adaptive_max_pool2d/3d of
+CPU tensors and their backwards go through the CUDA path (the CPU kernel's checks and
+copies, then the kernels' grid-stride loops on the host) and must reproduce a NumPy float64
+reference (explicit windows) under tunings with grids of one block and many, every float dtype, strides,
 paddings, dilations, ceil_mode, count_include_pad, divisor_override, adaptive windows that
 shrink and grow, NaN, non-contiguous and channels-last inputs and an empty batch; the max
 pooling and the average forward reproduce the CPU kernel's bits.  Needs no device."""
@@ -267,6 +267,22 @@ def test_adaptive_max_pool2d_and_its_backward_match_numpy(tuning, dtype):
                 return [adaptive_windows(sh[-2 + i], out[i]) for i in range(2)]
             for nan in (False, True):
                 check(rng, dtype, shape, lambda x: F.adaptive_max_pool2d(x, out), wins, "max",
+                      nan=nan)
+    assert ran["pool"] > 0
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_adaptive_max_pool3d_and_its_backward_match_numpy(tuning, dtype):
+    """adaptive_max_pool3d takes the 3-D max kernel and the gather backward of its 2-D twin"""
+    rng = np.random.default_rng(10)
+    with emulated(TUNINGS[tuning]) as ran:
+        for shape, out in [((2, 3, 4, 6, 5), (2, 3, 4)), ((2, 5, 4, 3), (3, 2, 1)),
+                           ((1, 2, 3, 3, 3), (1, 1, 1))]:
+            def wins(sh, out=out):
+                return [adaptive_windows(sh[-3 + i], out[i]) for i in range(3)]
+            for nan in (False, True):
+                check(rng, dtype, shape, lambda x: F.adaptive_max_pool3d(x, out), wins, "max",
                       nan=nan)
     assert ran["pool"] > 0
 

@@ -124,7 +124,7 @@ def _binned_chi2_pvalue(x, law):
 @pytest.mark.parametrize("n, p", [(1e6, 0.3), (1000.0, 0.01), (257.0, 0.5), (300.0, 0.27),
                                   (64.0, 0.6), (65.0, 0.6), (129.0, 0.05)])
 def test_binomial_large_counts(n, p):
-    """Counts above the direct-count threshold (64) go through Beta splitting."""
+    """Large counts, on both sides of aten::binomial's inversion / BTRS switch (n q = 10)."""
     ptl.manual_seed(47)
     x = Binomial(t64(n), t64(p)).sample((N,)).numpy()
     assert np.all((x >= 0) & (x <= n) & (x == np.floor(x)))

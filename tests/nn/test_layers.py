@@ -384,6 +384,8 @@ def test_every_module_has_a_row():
               "ParameterDict", "Identity", "Flatten", "Unflatten",
               "MultiheadAttention",   # its own tests: tests/nn/test_seq_layers.py
               "AdaptiveAvgPool3d", "MaxUnpool3d",   # tests/nn/test_pooling_3d.py
+              "AdaptiveMaxPool3d",                  # tests/nn/test_pooling_3d.py
+              "FractionalMaxPool2d", "FractionalMaxPool3d",   # tests/aten/test_pool_fractional.py
               "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d",   # tests/nn/
               "LazyConvTranspose1d", "LazyConvTranspose2d",             # test_lazy_modules.py
               "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",

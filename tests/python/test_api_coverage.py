@@ -101,11 +101,10 @@ MISSING = {
             "gru", "lstm", "rnn_relu", "rnn_tanh", "batch_norm_backward_elemt",
             "batch_norm_backward_reduce", "batch_norm_elemt", "batch_norm_gather_stats",
             "batch_norm_gather_stats_with_counts", "batch_norm_stats",
-            "batch_norm_update_stats", "native_norm", "norm_except_dim",
-            "conv_tbc"],
+            "batch_norm_update_stats", "native_norm", "norm_except_dim"],
         "not done yet: each needs a kernel or more time (embedding_bag: its offset2bag / "
         "bag_size outputs follow PyTorch's internal fast paths)": [
-            "binomial", "embedding_bag", "geqrf",
+            "embedding_bag", "geqrf",
             "lobpcg", "pca_lowrank", "svd_lowrank", "segment_reduce", "set_flush_denormal",
             "slice_inverse", "is_inference"],
     },
@@ -135,13 +134,8 @@ MISSING = {
             "Callable", "DType", "Optional", "Tensor", "assert_int_or_pair", "boolean_dispatch",
             "handle_torch_function", "has_torch_function", "has_torch_function_unary",
             "has_torch_function_variadic", "ScalingType", "SwizzleType"],
-        "not done yet: 3-D adaptive max and fractional pooling, conv_tbc, the grouped / "
-        "scaled matmuls and linear_cross_entropy": [
-            "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
-            "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
-            "fractional_max_pool3d", "fractional_max_pool3d_with_indices",
-            "conv_tbc", "grouped_mm", "scaled_grouped_mm", "scaled_mm",
-            "linear_cross_entropy"],
+        "not done yet: the grouped / scaled matmuls and linear_cross_entropy": [
+            "grouped_mm", "scaled_grouped_mm", "scaled_mm", "linear_cross_entropy"],
     },
     "torch.linalg": {
         "docstring fragments of PyTorch's module, not API": ["common_notes"],
@@ -156,11 +150,8 @@ MISSING = {
             "intrinsic", "qat", "quantizable", "quantized"],
         "module helpers of PyTorch's package, not API": [
             "common_types", "factory_kwargs", "grad", "attention", "Container"],
-        "not done yet: 3-D adaptive max / fractional pooling, CrossMapLRN2d, "
-        "LinearCrossEntropyLoss": [
-            "AdaptiveMaxPool3d", "CrossMapLRN2d",
-            "FractionalMaxPool2d", "FractionalMaxPool3d", "LinearCrossEntropyLoss",
-            "LinearCrossEntropyOptions"],
+        "not done yet: LinearCrossEntropyLoss": [
+            "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"],
     },
     "torch.utils.benchmark": {
         "Callgrind instruction counts: pytorchlite has no valgrind client-request bindings, "

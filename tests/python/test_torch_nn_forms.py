@@ -16,7 +16,7 @@ from helpers import LAYOUTS, assert_close, assert_raises_like_torch, make, num_t
 SAME_AS_F = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
              "conv_transpose3d", "rms_norm", "adaptive_avg_pool1d", "pixel_shuffle",
              "pixel_unshuffle", "prelu", "bilinear", "cosine_similarity", "pairwise_distance",
-             "pdist", "channel_shuffle", "native_channel_shuffle"]
+             "pdist", "channel_shuffle", "native_channel_shuffle", "conv_tbc"]
 
 
 def _f64(*shape, seed=0, grad=False):

@@ -32,7 +32,9 @@ from .loss import (  # noqa: F401
     TripletMarginWithDistanceLoss,
 )
 from .module import Module  # noqa: F401
-from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: F401
+from .normalization import (  # noqa: F401
+    CrossMapLRN2d, GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm,
+)
 from .padding import (  # noqa: F401
     CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d,
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
@@ -42,8 +44,9 @@ from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
 from .channelshuffle import ChannelShuffle  # noqa: F401
 from .pooling import (  # noqa: F401
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d,
-    AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, AvgPool3d, LPPool1d, LPPool2d, LPPool3d, MaxPool1d,
-    MaxPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,
+    AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, FractionalMaxPool2d,
+    FractionalMaxPool3d, LPPool1d, LPPool2d, LPPool3d, MaxPool1d, MaxPool2d, MaxPool3d,
+    MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .sparse import Embedding, EmbeddingBag  # noqa: F401

@@ -1,6 +1,6 @@
 """The autograd Functions behind nn modules that are not one operator (mirrors
 torch/nn/modules/_functions.py): SyncBatchNorm's batch statistics and gradient sums, reduced
-across the ranks of a process group.
+across the ranks of a process group, and CrossMapLRN2d.
 
 Note [Synchronized batch norm]
 Every rank normalises its shard with the statistics of the whole global batch, so N ranks of
@@ -89,3 +89,54 @@ class SyncBatchNormFunction(Function):
                           - centred * _per_channel(invstd.square() * mean_dy_xmu, input)) \
                 * _per_channel(scale, input)
         return grad_input, grad_weight, grad_bias, None, None, None, None, None, None
+
+
+def _channel_sum(x, mask):
+    """y[:, c] = sum over j of mask[c, j] * x[:, j] for x [N, C, H, W]."""
+    return (x.permute(0, 2, 3, 1) @ mask.t()).permute(0, 3, 1, 2)
+
+
+def _channel_mask(x, first, last, with_first_channel):
+    """[C, C] mask (x's dtype) of channels c + first <= j <= c + last (and j = 0 when
+    with_first_channel)"""
+    n = x.shape[1]
+    c = _C._functions["arange"](n, device=x.device).reshape(n, 1)
+    j = _C._functions["arange"](n, device=x.device).reshape(1, n)
+    m = (j >= c + first) & (j <= c + last)
+    if with_first_channel:
+        m = m | ((j == 0) & (j <= c + last))
+    return m.to(x.dtype)
+
+
+class CrossMapLRN2d(Function):
+    """Local response normalisation across channels of a 4-D input (the legacy Lua layer):
+    output = input * scale^-beta, scale = k + alpha / size * (sum of input^2 over a channel
+    window).  PyTorch's forward keeps a running window sum that never drops channel 0, so
+    channel c's window is c - pre_pad + 1 .. c + pre_pad - 1 (pre_pad = int((size - 1) / 2
+    + 1)) plus channel 0; its hand-written backward sums grad * output / scale over
+    c - ipp .. c - ipp + size - 1 (ipp = int(size - (size - 1) / 2)).  Both are reproduced
+    as they are, so gradients equal PyTorch's rather than the forward's exact derivative."""
+
+    @staticmethod
+    def forward(ctx, input, size, alpha=1e-4, beta=0.75, k=1):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
+                             "instead.")
+        ctx.size, ctx.alpha, ctx.beta, ctx.k = size, alpha, beta, k
+        pre_pad = int((size - 1) / 2 + 1)
+        mask = _channel_mask(input, 1 - pre_pad, pre_pad - 1, True)
+        scale = _channel_sum(input * input, mask) * (alpha / size) + k
+        output = scale.pow(-beta) * input
+        ctx.save_for_backward(input, output, scale)
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, output, scale = ctx.saved_tensors
+        size = ctx.size
+        ipp = int(size - (size - 1) / 2)
+        mask = _channel_mask(input, -ipp, size - 1 - ipp, False)
+        accum = _channel_sum(grad_output * output / scale, mask)
+        grad = scale.pow(-ctx.beta) * grad_output
+        grad = grad - (2 * ctx.alpha * ctx.beta / size) * input * accum
+        return grad, None, None, None, None

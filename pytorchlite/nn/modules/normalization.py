@@ -1,4 +1,5 @@
-"""LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm (torch/nn/modules/normalization.py)."""
+"""LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm, CrossMapLRN2d
+(torch/nn/modules/normalization.py)."""
 import numbers
 
 from ... import _C
@@ -7,7 +8,9 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+from ._functions import CrossMapLRN2d as _cross_map_lrn2d
+
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _empty(shape, device, dtype):
@@ -120,6 +123,21 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return _cross_map_lrn2d.apply(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,5 +1,5 @@
-"""Pooling modules (torch/nn/modules/pooling.py): max, average, adaptive, LP pooling and
-max unpooling over nn.functional.  Arguments are stored as torch stores them (AvgPool1d
+"""Pooling modules (torch/nn/modules/pooling.py): max, average, adaptive, fractional, LP
+pooling and max unpooling over nn.functional.  Arguments are stored as torch stores them (AvgPool1d
 and MaxUnpool as tuples, the others as given), so reprs match."""
 from .. import functional as F
 from .module import Module
@@ -188,6 +188,52 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
+class _FractionalMaxPoolNd(Module):
+    """FractionalMaxPool{2,3}d: _random_samples (a buffer) fixes the windows; None draws new
+    ones at every call."""
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        nd, name = self._nd, type(self).__name__
+        if nd == 3 and ((isinstance(kernel_size, int) and kernel_size <= 0) or
+                        (isinstance(kernel_size, (tuple, list)) and
+                         not all(k > 0 for k in kernel_size))):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = _ntuple(kernel_size, nd)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, nd) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, nd) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a "
+                             "pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        f = F.fractional_max_pool2d if self._nd == 2 else F.fractional_max_pool3d
+        return f(input, self.kernel_size, self.output_size, self.output_ratio,
+                 self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _nd = 3
 
 
 class _AdaptiveAvgPoolNd(Module):

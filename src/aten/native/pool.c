@@ -1,7 +1,7 @@
 /* pool.c -- max, average and adaptive pooling (2-D and 3-D; 1-D goes through 2-D in
  * Python as in PyTorch), their backwards, and max_unpool2d.  Mirrors
  * ATen/native/DilatedMaxPool2d.cpp, DilatedMaxPool3d.cpp, AveragePool2d.cpp,
- * AveragePool3d.cpp, AdaptiveAveragePooling.cpp, AdaptiveMaxPooling2d.cpp,
+ * AveragePool3d.cpp, AdaptiveAveragePooling.cpp, AdaptiveMaxPooling2d.cpp / 3d.cpp,
  * MaxUnpooling.cpp and the shape checks of Pool.h.
  *
  * Note [Pooling windows]
@@ -1009,19 +1009,24 @@ avg_pool_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- adaptive pooling ---- */
 
+/* The plan of an adaptive pooling of x (nd = 2 or 3 spatial dims) to osize, windows laid,
+ * after PyTorch's checks of the input (avg: adaptive_avg_pool2d's wording).  0 or -1. */
 static int
-adaptive_setup(const char *name, PtlTensorImpl *x, const PtlIValue *osize, PoolPlan *p, int avg)
+adaptive_setup(const char *name, PtlTensorImpl *x, const PtlIValue *osize, int nd, PoolPlan *p,
+               int avg)
 {
     char buf[128];
-    if (osize->u.il.n != 2) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s: output_size must be 2", name);
+    if (osize->u.il.n != nd) {
+        return nd == 2 ? ptl_error_set(PTL_ERR_RUNTIME, "%s: output_size must be 2", name)
+                       : ptl_error_set(PTL_ERR_RUNTIME,
+                                       "%s(): internal error: output_size.size() must be 3", name);
     }
-    if (x->dim != 3 && x->dim != 4) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s(): Expected 3D or 4D tensor, but got%s %s",
-                             name, avg ? "" : ":",
+    if (x->dim != nd + 1 && x->dim != nd + 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s(): Expected %dD or %dD tensor, but got%s %s",
+                             name, nd + 1, nd + 2, avg ? "" : ":",
                              ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes));
     }
-    for (int i = x->dim - 2; i < x->dim; i++) {
+    for (int i = x->dim - nd; i < x->dim; i++) {
         if (x->sizes[i] == 0) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "%s(): Expected input to have non-zero size for non-batch "
@@ -1029,25 +1034,26 @@ adaptive_setup(const char *name, PtlTensorImpl *x, const PtlIValue *osize, PoolP
                                  name, ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes), i);
         }
     }
-    if (osize->u.il.data[0] < 0 || osize->u.il.data[1] < 0) {
+    if (nd == 2 && (osize->u.il.data[0] < 0 || osize->u.il.data[1] < 0)) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "%s: elements of output_size must be greater than or equal to 0 "
                              "but received {%lld, %lld}",
                              name, (long long)osize->u.il.data[0], (long long)osize->u.il.data[1]);
     }
     p->planes = 1;
-    for (int i = 0; i < x->dim - 2; i++) {
+    for (int i = 0; i < x->dim - nd; i++) {
         p->planes *= x->sizes[i];
     }
-    p->in[0] = p->out[0] = 1;
-    p->in[1] = x->sizes[x->dim - 2];
-    p->in[2] = x->sizes[x->dim - 1];
-    p->out[1] = osize->u.il.data[0];
-    p->out[2] = osize->u.il.data[1];
-    /* the output must fit before its window tables are sized (Note [Storage bytes]) */
+    for (int i = 0; i < 3; i++) {
+        int u = i - (3 - nd);
+        p->in[i] = u < 0 ? 1 : x->sizes[x->dim - nd + u];
+        p->out[i] = u < 0 ? 1 : osize->u.il.data[u];
+    }
+    /* the output must fit before its window tables are sized (Note [Storage bytes]); a
+     * negative size of a 3-D output fails here with PyTorch's message */
     int64_t osz[PTL_MAX_DIMS];
     size_t nbytes;
-    out_shape(x, 2, p, osz);
+    out_shape(x, nd, p, osz);
     if (ptl_storage_nbytes(x->dim, osz, NULL, 0, ptl_tensor_itemsize(x), &nbytes) < 0 ||
         pool_plan_alloc(p) < 0) {
         return -1;
@@ -1064,7 +1070,7 @@ static int
 adaptive_avg(PtlIValue *s, PtlTensorImpl *g, PtlTensorImpl *x, const PtlIValue *osize, int bwd)
 {
     PoolPlan p = {0};
-    if (adaptive_setup("adaptive_avg_pool2d", x, osize, &p, 1) < 0) {
+    if (adaptive_setup("adaptive_avg_pool2d", x, osize, 2, &p, 1) < 0) {
         return -1;
     }
     if (bwd && check_out_shape(g, x, 2, &p) < 0) {
@@ -1115,53 +1121,68 @@ adaptive_avg_pool2d_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, Pt
     return adaptive_avg(s, g, x, &osize, 1);
 }
 
-/* adaptive_max_pool2d(Tensor self, output_size) -> (Tensor, Tensor) */
+/* adaptive_max_pool{2,3}d(Tensor self, output_size) -> (Tensor, Tensor) */
 static int
-adaptive_max_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+adaptive_max_pool_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)op;
     (void)ks;
+    int nd = op == ptl_op(PTL_OP_adaptive_max_pool3d) ? 3 : 2;
+    const char *name = nd == 2 ? "adaptive_max_pool2d" : "adaptive_max_pool3d";
     PtlTensorImpl *x = s[0].u.t;
     PoolPlan p = {0};
-    if (adaptive_setup("adaptive_max_pool2d", x, &s[1], &p, 0) < 0) {
+    if (adaptive_setup(name, x, &s[1], nd, &p, 0) < 0) {
         return -1;
     }
-    if (nn_check_dtype("adaptive_max_pool2d", x->dtype, 0) < 0) {
+    if (nn_check_dtype(nd == 2 ? name : "adaptive_max_pool3d_cpu", x->dtype, 0) < 0) {
         pool_plan_free(&p);
         return -1;
     }
-    return max_pool_run(&p, x, 2, s, p.out[1] == 1 && p.out[2] == 1);
+    return max_pool_run(&p, x, nd, s, nd == 2 && p.out[1] == 1 && p.out[2] == 1);
 }
 
-/* adaptive_max_pool2d_backward(grad_output, self, indices) -> grad_input */
+/* adaptive_max_pool{2,3}d_backward(grad_output, self, indices) -> grad_input */
 static int
-adaptive_max_pool2d_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+adaptive_max_pool_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)op;
     (void)ks;
+    int nd = op == ptl_op(PTL_OP_adaptive_max_pool3d_backward) ? 3 : 2;
+    const char *name = nd == 2 ? "adaptive_max_pool2d" : "adaptive_max_pool3d";
     PtlTensorImpl *go = s[0].u.t, *x = s[1].u.t, *idx = s[2].u.t;
     char b1[128], b2[128];
-    if (x->dim != 3 && x->dim != 4) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "adaptive_max_pool2d(): Expected 3D or 4D "
-                             "tensor, but got: %s",
+    if (nd == 3 && idx->dtype != PTL_DTYPE_INT64) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type Long but found %s",
+                             ptl_dtype_legacy_name(idx->dtype));
+    }
+    if (nd == 3 && idx->dim != x->dim) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "expected dimensions %d for `indices` but got dimensions %d",
+                             x->dim, idx->dim);
+    }
+    if (x->dim != nd + 1 && x->dim != nd + 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s(): Expected %dD or %dD tensor, but got: %s",
+                             name, nd + 1, nd + 2,
                              ptl_format_sizes(b1, sizeof(b1), x->dim, x->sizes));
     }
     if (idx->dim != x->dim || go->dim != idx->dim ||
         memcmp(go->sizes, idx->sizes, sizeof(int64_t) * (size_t)go->dim) != 0 ||
-        memcmp(go->sizes, x->sizes, sizeof(int64_t) * (size_t)(x->dim - 2)) != 0) {
+        memcmp(go->sizes, x->sizes, sizeof(int64_t) * (size_t)(x->dim - nd)) != 0) {
         return ptl_error_set(PTL_ERR_RUNTIME,
-                             "expected sizes %s for `grad_output` but got sizes %s",
+                             "expected sizes %s for `%s` but got sizes %s",
                              ptl_format_sizes(b1, sizeof(b1), idx->dim, idx->sizes),
+                             nd == 2 ? "grad_output" : "gradOutput",
                              ptl_format_sizes(b2, sizeof(b2), go->dim, go->sizes));
     }
     if (!pool_on_device(go)) {
-        return ptl_kernel_return(s, scatter_indices(go, x, idx, 2));
+        return ptl_kernel_return(s, scatter_indices(go, x, idx, nd));
     }
     /* the device gathers through the forward's windows (Note [CUDA pooling]) */
-    int64_t os[2] = {go->sizes[go->dim - 2], go->sizes[go->dim - 1]};
-    PtlIValue osize = ptl_iv_intlist(os, 2);
+    int64_t os[3];
+    for (int i = 0; i < nd; i++) {
+        os[i] = go->sizes[go->dim - nd + i];
+    }
+    PtlIValue osize = ptl_iv_intlist(os, nd);
     PoolPlan p = {0};
-    if (adaptive_setup("adaptive_max_pool2d", x, &osize, &p, 0) < 0) {
+    if (adaptive_setup(name, x, &osize, nd, &p, 0) < 0) {
         return -1;
     }
     return ptl_kernel_return(s, pool_gather_indices(go, x, idx, NULL, &p));
@@ -1287,7 +1308,7 @@ error:
 PTL_KERNEL_AS_INPUT(max_pool_with_indices_cpu) PTL_KERNEL_AS_INPUT(max_pool_backward_cpu)
 PTL_KERNEL_AS_INPUT(avg_pool_cpu) PTL_KERNEL_AS_INPUT(avg_pool_backward_cpu)
 PTL_KERNEL_AS_INPUT(adaptive_avg_pool2d_cpu) PTL_KERNEL_AS_INPUT(adaptive_avg_pool2d_backward_cpu)
-PTL_KERNEL_AS_INPUT(adaptive_max_pool2d_cpu) PTL_KERNEL_AS_INPUT(adaptive_max_pool2d_backward_cpu)
+PTL_KERNEL_AS_INPUT(adaptive_max_pool_cpu) PTL_KERNEL_AS_INPUT(adaptive_max_pool_backward_cpu)
 
 static const PtlKernelReg pool_cpu[] = {
     {PTL_OP_max_pool2d_with_indices, PTL_KEY_CPU, max_pool_with_indices_cpu_as_input},
@@ -1300,8 +1321,11 @@ static const PtlKernelReg pool_cpu[] = {
     {PTL_OP_avg_pool3d_backward, PTL_KEY_CPU, avg_pool_backward_cpu_as_input},
     {PTL_OP__adaptive_avg_pool2d, PTL_KEY_CPU, adaptive_avg_pool2d_cpu_as_input},
     {PTL_OP__adaptive_avg_pool2d_backward, PTL_KEY_CPU, adaptive_avg_pool2d_backward_cpu_as_input},
-    {PTL_OP_adaptive_max_pool2d, PTL_KEY_CPU, adaptive_max_pool2d_cpu_as_input},
-    {PTL_OP_adaptive_max_pool2d_backward, PTL_KEY_CPU, adaptive_max_pool2d_backward_cpu_as_input},
+    {PTL_OP_adaptive_max_pool2d, PTL_KEY_CPU, adaptive_max_pool_cpu_as_input},
+    {PTL_OP_adaptive_max_pool2d_backward, PTL_KEY_CPU, adaptive_max_pool_backward_cpu_as_input},
+    /* 3-D: contiguous results whatever the input's layout, as PyTorch's */
+    {PTL_OP_adaptive_max_pool3d, PTL_KEY_CPU, adaptive_max_pool_cpu},
+    {PTL_OP_adaptive_max_pool3d_backward, PTL_KEY_CPU, adaptive_max_pool_backward_cpu},
     {PTL_OP_max_unpool2d, PTL_KEY_CPU, max_unpool2d_cpu},
     {PTL_OP_max_unpool2d_backward, PTL_KEY_CPU, max_unpool2d_cpu},
 };

@@ -1,5 +1,5 @@
 /* random.c -- random numbers: rand, randn, randint, randperm, the *_like family, normal,
- * bernoulli, poisson, _standard_gamma, _sample_dirichlet (their reparameterised
+ * bernoulli, poisson, binomial, _standard_gamma, _sample_dirichlet (their reparameterised
  * gradients: random_grad.c), the in-place samplers uniform_, normal_, random_,
  * exponential_, geometric_, log_normal_, cauchy_, bernoulli_, and native_dropout (+ its
  * backward), whose mask is bernoulli_'s draw.  Mirrors
@@ -934,6 +934,200 @@ error:
     return -1;
 }
 
+/* ---- binomial ---- */
+
+/* Note [Binomial sampling]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * binomial(count, prob) draws element i from its own Philox stream (offset + i, Note
+ * [Philox streams]), so any split over threads gives the same values.  With q = min(p,
+ * 1 - p) and n = floor(count), a mean n q below 10 is sampled by inversion (walking the
+ * pmf from (1 - q)^n by its ratio, expected n q + 1 steps), a larger one by Hormann's BTRS
+ * (transformed rejection with squeeze, "The generation of binomial random variates",
+ * 1993), about 1.2 pairs of uniforms a draw at any n; a draw for 1 - p is mirrored.  The
+ * edges follow PyTorch: count <= 0 or prob <= 0 give 0, prob >= 1 gives count itself
+ * (unfloored).  PyTorch never returns for a NaN count or prob; we return NaN. */
+
+/* What draws of Binomial(n, q), q <= 1/2, need from n and q alone: BTRS's constants, or
+ * inversion's pmf at 0 and odds ratio; set up once for a run of equal parameters. */
+typedef struct BinomialPlan {
+    double n, q;
+    int btrs;
+    double ratio, p0;                               /* inversion */
+    double a, b, c, vr, alpha, lpq, m, h;           /* BTRS */
+} BinomialPlan;
+
+static void
+binomial_plan(BinomialPlan *pl, double n, double q)
+{
+    pl->n = n;
+    pl->q = q;
+    pl->btrs = n * q >= 10.0;
+    if (!pl->btrs) {
+        pl->ratio = q / (1.0 - q);
+        pl->p0 = pow(1.0 - q, n);
+        return;
+    }
+    double spq = sqrt(n * q * (1.0 - q));
+    pl->b = 1.15 + 2.53 * spq;
+    pl->a = -0.0873 + 0.0248 * pl->b + 0.01 * q;
+    pl->c = n * q + 0.5;
+    pl->vr = 0.92 - 4.2 / pl->b;
+    pl->alpha = (2.83 + 5.1 / pl->b) * spq;
+    pl->lpq = log(q / (1.0 - q));
+    pl->m = floor((n + 1.0) * q);
+    pl->h = lgamma(pl->m + 1.0) + lgamma(n - pl->m + 1.0);
+}
+
+/* BTRS: transformed rejection, most draws accepted by the squeeze without a log */
+static double
+binomial_btrs(const BinomialPlan *pl, PtlPhiloxStream *st)
+{
+    for (;;) {
+        double u = ptl_philox_next_uniform(st) - 0.5, v = ptl_philox_next_uniform(st);
+        double us = 0.5 - fabs(u), k = floor((2.0 * pl->a / us + pl->b) * u + pl->c);
+        if (k < 0.0 || k > pl->n) {
+            continue;
+        }
+        if (us >= 0.07 && v <= pl->vr) {
+            return k;
+        }
+        v = log(v * pl->alpha / (pl->a / (us * us) + pl->b));
+        if (v <= pl->h - lgamma(k + 1.0) - lgamma(pl->n - k + 1.0) + (k - pl->m) * pl->lpq) {
+            return k;
+        }
+    }
+}
+
+/* Inversion: the smallest k whose cdf reaches a uniform */
+static double
+binomial_inversion(const BinomialPlan *pl, PtlPhiloxStream *st)
+{
+    double u = ptl_philox_next_uniform(st), pk = pl->p0, k = 0.0;
+    while (u > pk && k < pl->n) {
+        u -= pk;
+        k += 1.0;
+        pk *= pl->ratio * (pl->n - k + 1.0) / k;
+    }
+    return k;
+}
+
+/* One Binomial(count, p) draw (Note [Binomial sampling]); pl: the plan of the last draw,
+ * set up again when n or q differ */
+static double
+binomial_draw(double count, double p, BinomialPlan *pl, PtlPhiloxStream *st)
+{
+    if (isnan(count) || isnan(p)) {
+        return NAN;
+    }
+    if (count <= 0.0 || p <= 0.0) {
+        return 0.0;
+    }
+    if (p >= 1.0 || isinf(count)) {
+        return count;
+    }
+    double n = floor(count), q = p <= 0.5 ? p : 1.0 - p;
+    if (n != pl->n || q != pl->q) {
+        binomial_plan(pl, n, q);
+    }
+    double k = pl->btrs ? binomial_btrs(pl, st) : binomial_inversion(pl, st);
+    return p <= 0.5 ? k : n - k;
+}
+
+typedef struct BinomialJob {
+    const double *count, *prob;
+    char *out;
+    PtlDtype dt;
+    uint64_t seed, offset;
+} BinomialJob;
+
+static int
+binomial_range(void *ctx, int64_t b, int64_t e)
+{
+    const BinomialJob *j = ctx;
+    BinomialPlan plan = {.n = -1.0};
+    for (int64_t i = b; i < e; i++) {
+        PtlPhiloxStream st = ptl_philox_stream(j->seed, j->offset, (uint64_t)i);
+        double v = binomial_draw(j->count[i], j->prob[i], &plan, &st);
+        if (j->dt == PTL_DTYPE_FLOAT32) {
+            ((float *)j->out)[i] = (float)v;
+        }
+        else {
+            ((double *)j->out)[i] = v;
+        }
+    }
+    return 0;
+}
+
+/* binomial(Tensor count, Tensor prob, Generator? generator=None): count and prob
+ * broadcast, float32 or float64 alike; out[i] ~ Binomial(count[i], prob[i]) */
+static int
+binomial_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *count = s[0].u.t, *prob = s[1].u.t, *in[2] = {NULL, NULL}, *out = NULL;
+    int64_t shape[PTL_MAX_DIMS];
+    int dim;
+    PtlGenerator *gen;
+    const char *names[2] = {"count", "prob"};
+    for (int k = 0; k < 2; k++) {
+        PtlDtype dt = (k == 0 ? count : prob)->dtype;
+        if (!ptl_dtype_is_floating(dt)) {
+            return ptl_error_set(PTL_ERR_VALUE,
+                                 "binomial only supports floating-point dtypes for %s, got: %s",
+                                 names[k], ptl_dtype_legacy_name(dt));
+        }
+    }
+    if (prob->dtype != count->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Found dtype %s but expected %s",
+                             ptl_dtype_legacy_name(prob->dtype),
+                             ptl_dtype_legacy_name(count->dtype));
+    }
+    if (count->dtype != PTL_DTYPE_FLOAT32 && count->dtype != PTL_DTYPE_FLOAT64) {
+        return not_implemented("binomial_cpu", count->dtype, count);
+    }
+    if (ptl_broadcast_shapes(count->dim, count->sizes, prob->dim, prob->sizes, &dim, shape) < 0 ||
+        (gen = ptl_random_generator_for(ptl_random_generator_arg(op, s), count->device)) == NULL) {
+        return -1;
+    }
+    for (int k = 0; k < 2; k++) {
+        PtlIValue a[3] = {ptl_iv_tensor(k == 0 ? count : prob), ptl_iv_intlist(shape, dim),
+                          ptl_iv_bool(0)};
+        PtlTensorImpl *e = ptl_call_tensor(PTL_OP_expand, a), *c = e ? ptl_contiguous(e) : NULL;
+        in[k] = c != NULL ? ptl_cast(c, PTL_DTYPE_FLOAT64) : NULL;
+        ptl_xdecref(e);
+        ptl_xdecref(c);
+        if (in[k] == NULL) {
+            goto error;
+        }
+    }
+    if ((out = ptl_empty(dim, shape, count->dtype, count->device)) == NULL) {
+        goto error;
+    }
+    if (out->numel > 0) {
+        BinomialJob j = {(const double *)ptl_tensor_data(in[0]),
+                         (const double *)ptl_tensor_data(in[1]), ptl_tensor_data(out),
+                         count->dtype, 0, 0};
+        if (ptl_generator_reserve(gen, (uint64_t)out->numel, &j.seed, &j.offset) < 0) {
+            goto error;
+        }
+        void *token = ptl_nogil_begin();
+        int rc = ptl_parallel_for(0, out->numel, RANDOM_GRAIN, binomial_range, &j);
+        ptl_nogil_end(token);
+        if (rc < 0) {
+            goto error;
+        }
+    }
+    ptl_decref(in[0]);
+    ptl_decref(in[1]);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    ptl_xdecref(in[0]);
+    ptl_xdecref(in[1]);
+    ptl_xdecref(out);
+    return -1;
+}
+
 /* Gamma(self[i], 1) draws in self's dtype, floored at the dtype's smallest normal number
  * as in PyTorch (so that log of a sample stays finite), from the op's generator argument.
  * New ref or NULL. */
@@ -1186,6 +1380,7 @@ static const PtlKernelReg random_cpu[] = {
     {PTL_OP_bernoulli, PTL_KEY_CPU, bernoulli_cpu},
     {PTL_OP_bernoulli_p, PTL_KEY_CPU, bernoulli_cpu},
     {PTL_OP_poisson, PTL_KEY_CPU, poisson_cpu},
+    {PTL_OP_binomial, PTL_KEY_CPU, binomial_cpu},
     {PTL_OP__standard_gamma, PTL_KEY_CPU, standard_gamma_cpu},
     {PTL_OP__sample_dirichlet, PTL_KEY_CPU, sample_dirichlet_cpu},
     {PTL_OP_uniform_, PTL_KEY_CPU, sampler__cpu},

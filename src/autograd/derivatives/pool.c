@@ -26,24 +26,27 @@ recompute_indices(PtlNode *n, PtlOpId fwd, PtlTensorImpl *self, int nargs)
     return r[1];
 }
 
-/* max_pool{2,3}d_with_indices and adaptive_max_pool2d: the gradient goes to the winners. */
+/* max_pool{2,3}d_with_indices and adaptive_max_pool{2,3}d: the gradient goes to the
+ * winners. */
 int
 max_pool_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     static const int from[5] = {1, 2, 3, 4, 5};
     PtlTensorImpl *self = NULL, *idx = NULL;
     PtlOpId fwd = n->op->id, bwd;
-    int rc = -1, nargs = fwd == PTL_OP_adaptive_max_pool2d ? 2 : 6;
+    int adaptive = fwd == PTL_OP_adaptive_max_pool2d || fwd == PTL_OP_adaptive_max_pool3d;
+    int rc = -1, nargs = adaptive ? 2 : 6;
     if (!NEEDS(0) || gi[0] == NULL) {
         return 0;
     }
     bwd = fwd == PTL_OP_max_pool2d_with_indices   ? PTL_OP_max_pool2d_with_indices_backward
           : fwd == PTL_OP_max_pool3d_with_indices ? PTL_OP_max_pool3d_with_indices_backward
+          : fwd == PTL_OP_adaptive_max_pool3d     ? PTL_OP_adaptive_max_pool3d_backward
                                                   : PTL_OP_adaptive_max_pool2d_backward;
     if (saved(n, 0, &self) < 0 || (idx = recompute_indices(n, fwd, self, nargs)) == NULL) {
         goto done;
     }
-    if (bwd == PTL_OP_adaptive_max_pool2d_backward) {
+    if (adaptive) {
         PtlTensorImpl *t[2] = {self, idx};
         rc = call_into(n, go, 0, bwd, gi[0], t, 2, from, 0);
     }
@@ -147,8 +150,10 @@ struct LinearMap {
     AdjointFn adjoint;
 };
 
-/* max_pool{2,3}d_with_indices_backward(gO, self, ..., indices) and
- * adaptive_max_pool2d_backward(gO, self, indices); saved: indices.  gg gathered at them. */
+/* max_pool{2,3}d_with_indices_backward(gO, self, ..., indices),
+ * adaptive_max_pool{2,3}d_backward(gO, self, indices) and
+ * fractional_max_pool{2,3}d_backward(gO, self, ..., indices); saved: indices.  gg gathered
+ * at them. */
 static PtlTensorImpl *
 max_pool_adjoint(Scope *sc, PtlNode *n, const LinearMap *m, PtlTensorImpl *gg)
 {
@@ -157,7 +162,11 @@ max_pool_adjoint(Scope *sc, PtlNode *n, const LinearMap *m, PtlTensorImpl *gg)
     if (sv_opt(sc, n, 0, &idx) < 0) {
         return NULL;
     }
-    return gather_at(sc, gg, idx, n->op->id == PTL_OP_max_pool3d_with_indices_backward ? 3 : 2);
+    PtlOpId id = n->op->id;
+    int three = id == PTL_OP_max_pool3d_with_indices_backward ||
+                id == PTL_OP_adaptive_max_pool3d_backward ||
+                id == PTL_OP_fractional_max_pool3d_backward;
+    return gather_at(sc, gg, idx, three ? 3 : 2);
 }
 
 /* _adaptive_avg_pool2d_backward(gO, self): the pooling of gg to gO's spatial size */
@@ -201,6 +210,10 @@ static const LinearMap linear_maps[] = {
     {PTL_OP_max_pool2d_with_indices_backward, PTL_OP_gather, 0, 0, 1, max_pool_adjoint},
     {PTL_OP_max_pool3d_with_indices_backward, PTL_OP_gather, 0, 0, 1, max_pool_adjoint},
     {PTL_OP_adaptive_max_pool2d_backward, PTL_OP_gather, 0, 0, 1, max_pool_adjoint},
+    {PTL_OP_adaptive_max_pool3d_backward, PTL_OP_gather, 0, 0, 1, max_pool_adjoint},
+    /* fractional_max_pool{2,3}d_backward(gO, self, kernel_size, output_size, indices) */
+    {PTL_OP_fractional_max_pool2d_backward, PTL_OP_gather, 0, 0, 1, max_pool_adjoint},
+    {PTL_OP_fractional_max_pool3d_backward, PTL_OP_gather, 0, 0, 1, max_pool_adjoint},
     /* avg_pool{2,3}d_backward(gO, self, kernel_size, ..., divisor_override) */
     {PTL_OP_avg_pool2d_backward, PTL_OP_avg_pool2d, 2, 8, 1, NULL},
     {PTL_OP_avg_pool3d_backward, PTL_OP_avg_pool3d, 2, 8, 1, NULL},

@@ -1,6 +1,6 @@
 /* derivatives/random.c -- derivative formulas of the random ops of aten/native/random.c:
  * uniform_, normal_, the normal overloads, random_, exponential_, geometric_, log_normal_,
- * cauchy_, bernoulli, bernoulli_, poisson, _standard_gamma and native_dropout (+ its
+ * cauchy_, bernoulli, bernoulli_, poisson, binomial, _standard_gamma and native_dropout (+ its
  * backward).  Mirrors their
  * derivatives.yaml entries, which are zeros_like but for _standard_gamma: no gradient flows
  * through a sample, but an input that asked for one gets zeros (a leaf's .grad becomes a
@@ -24,6 +24,17 @@ random_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out)
         }
     }
     return 0;
+}
+
+/* derivatives.yaml  binomial:  count, prob: not_implemented("binomial"), a node that raises
+ * when the gradient reaches it */
+int
+binomial_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    (void)n;
+    (void)gi;
+    (void)go;
+    return ptl_error_set(PTL_ERR_RUNTIME, "derivative for aten::binomial is not implemented");
 }
 
 /* derivatives.yaml  _standard_gamma:  self: grad * _standard_gamma_grad(self, result) */
