@@ -36,12 +36,12 @@
  * reduced exactly in integers (q j mod L, j^2 mod 2n) before cos/sin, so each twiddle is
  * within an ulp or so of its value whatever the length.
  *
- * Both precisions compute in double: float32 lines are widened on the gather and rounded
- * on the scatter (PyTorch's pocketfft computes float32 in float32), so a complex64 result
- * is the double result rounded once: against NumPy's float64 on the same float32 inputs,
- * within 3.4e-8 of the result's norm (Frobenius; complex128: 9.3e-16, n up to 65536,
- * Bluestein included).  One code path serves both; a float32 path would be faster
- * (twice the lanes per vector) and less accurate.
+ * float32 / complex64 passes of lengths with factors 2, 3 and 5 compute in float32
+ * (Note [FFT float32] in fft_f32.c: 16 lines a block, twice the lanes of a vector, about
+ * 1.5e-7 of the result's norm, as PyTorch's pocketfft).  Every other pass computes in
+ * double, float32 lines widened on the gather and rounded on the scatter: against NumPy's
+ * float64 on the same float32 inputs, within 3.4e-8 of the result's norm (Frobenius;
+ * complex128: 9.3e-16, n up to 65536, Bluestein included).
  *
  * Plans (factors, twiddles, the Bluestein chirp) are built once per length and kept in a
  * small cache shared by all threads (FFT_CACHE entries, least recently used dropped); a
@@ -59,43 +59,12 @@
 #include "fft_impl.h"
 #include "native.h"
 
-#define FFT_MAX_RADIX 31
-#define FFT_MAX_STAGES 64
 #define FFT_CACHE 16
 #define FFT_CACHE_BYTES ((size_t)512 << 20)
 #define FFT_GRAIN_POINTS 16384
 #define FFT_FOUR_MIN 64
 #define FFT_TWO_PI 6.28318530717958647692
 
-typedef struct Cpx {
-    double re, im;
-} Cpx;
-
-typedef struct Stage {
-    int p;            /* radix */
-    int64_t l;        /* points per DFT before the stage */
-    int64_t r;        /* residues after the stage: n / (l p) */
-    const Cpx *tw;    /* tw[j (p - 1) + q - 1] = w_(lp)^(q j), j < l, 0 < q < p */
-    const Cpx *root;  /* generic radix: root[m] = w_p^m, m < p; NULL otherwise */
-} Stage;
-
-typedef struct FftPlan {
-    atomic_int refcnt;
-    int64_t n;
-    int nstages;
-    Stage stages[FFT_MAX_STAGES];
-    Cpx *table;              /* owns every stage's tw and root */
-    struct FftPlan *sub;     /* Bluestein: the plan of M points (owned), else NULL */
-    int64_t m;               /* Bluestein's M */
-    Cpx *chirp;              /* c_j, j < n */
-    Cpx *bhat;               /* F(b) / M with b_j = conj(c_|j|) wrapped around M */
-    int real;                /* a real plan (Note [Real FFT]): n even, */
-    struct FftPlan *half;    /* the complex plan of n/2 points (owned) */
-    Cpx *rtw;                /* and w_n^k, k < n/2 */
-    struct FftPlan *four;    /* a line alone (Note [Four-step]): the plan of n / 8 (owned) */
-    CpxL *ftw;               /* ftw[j2], lane k1: w_n^(j2 k1), j2 < n / 8 */
-    size_t bytes;            /* of the tables above that this plan allocated itself */
-} FftPlan;
 
 /* exp(-2 pi i num / den) for 0 <= num < den */
 static Cpx
@@ -620,6 +589,11 @@ plan_free(FftPlan *p)
         plan_free(p->four);
     }
     free(p->ftw);
+    if (p->four16 != NULL) {
+        plan_free(p->four16);
+    }
+    free(p->ftwf);
+    free(p->ftable);
     if (p->half != NULL) {
         plan_free(p->half);
     }
@@ -741,6 +715,28 @@ plan_new(int64_t n)
             }
         }
     }
+    int smooth = 1;   /* radices 2 .. 5 only: the float32 path (Note [FFT float32]) */
+    for (int s = 0; s < ns; s++) {
+        smooth &= radices[s] <= 5;
+    }
+    if (smooth && fft_f32_plan(p) < 0) {
+        goto error;
+    }
+    if (smooth && n % (FFT_LANES_F * FFT_LANES_F) == 0) {
+        const int64_t n2 = n / FFT_LANES_F;
+        if ((p->four16 = plan_new(n2)) == NULL ||
+            (p->ftwf = aligned_alloc(64, sizeof(CpxF) * (size_t)n2)) == NULL) {
+            goto error;
+        }
+        p->bytes += sizeof(CpxF) * (size_t)n2;
+        for (int64_t j = 0; j < n2; j++) {
+            for (int k = 0; k < FFT_LANES_F; k++) {
+                Cpx w = unit_root(j * k % n, n);
+                p->ftwf[j].re[k] = (float)w.re;
+                p->ftwf[j].im[k] = (float)w.im;
+            }
+        }
+    }
     return p;
 error:
     plan_free(p);
@@ -780,7 +776,7 @@ static size_t
 plan_bytes(const FftPlan *p)
 {
     return p == NULL ? 0 : p->bytes + plan_bytes(p->sub) + plan_bytes(p->four) +
-                           plan_bytes(p->half);
+                           plan_bytes(p->four16) + plan_bytes(p->half);
 }
 
 /* The cache holds at most FFT_CACHE plans and FFT_CACHE_BYTES of tables (least recently
@@ -850,26 +846,6 @@ plan_get(int64_t n, int real)
 
 /* ---- lines ---- */
 
-enum { PASS_C2C, PASS_R2C, PASS_C2R };
-
-/* One pass: the 1-D transform of every line along dim `d` from src to dst.  Both tensors
- * have the same sizes but along d, where dst holds `out_len` points. */
-typedef struct Pass {
-    const FftPlan *plan;
-    int kind;               /* PASS_* */
-    int inverse;            /* C2C: the backward direction (C2R always is) */
-    double scale;
-    int dim, d;
-    int64_t sizes[PTL_MAX_DIMS];   /* the iteration shape (d: 1) */
-    const char *src;
-    int64_t sstr[PTL_MAX_DIMS];    /* bytes */
-    PtlDtype sdt;
-    char *dst;
-    int64_t dstr[PTL_MAX_DIMS];    /* bytes */
-    PtlDtype ddt;
-    int64_t out_len;
-    int64_t lines;          /* lines in the pass (Note [Four-step]: 1 may take that path) */
-} Pass;
 
 /* the complex point i of a line of dtype dt at p with byte stride s */
 static inline Cpx
@@ -1010,18 +986,6 @@ c2r_line(const Pass *ps, const char *p, Cpx *x, Cpx *z)
     }
 }
 
-/* the byte offsets of line `line` in src and dst */
-static void
-line_offsets(const Pass *ps, int64_t line, int64_t *so, int64_t *dof)
-{
-    *so = *dof = 0;
-    for (int i = ps->dim - 1; i >= 0; i--) {
-        int64_t idx = line % ps->sizes[i];
-        line /= ps->sizes[i];
-        *so += idx * ps->sstr[i];
-        *dof += idx * ps->dstr[i];
-    }
-}
 
 /* the lines' starts in src and dst, FFT_LANES lines from `line` on */
 static void
@@ -1188,6 +1152,9 @@ pass_lines(void *ctx, int64_t begin, int64_t end)
 {
     const Pass *ps = ctx;
     const FftPlan *pl = ps->plan;
+    if (fft_f32_takes(ps)) {
+        return fft_f32_lines(ps, begin, end);
+    }
     const int lanes = (pl->real || (ps->kind == PASS_C2C && pl->n > 1)) &&
                       end - begin >= FFT_LANES;
     const int64_t blocks = pl->real ? pl->n + 1 + lanes_work(pl->half) : pl->n + lanes_work(pl);

@@ -3,8 +3,12 @@
 #ifndef PTL_ATEN_NATIVE_FFT_IMPL_H
 #define PTL_ATEN_NATIVE_FFT_IMPL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "../../c10/dtype.h"
+#include "../../c10/macros.h"
 
 #define FFT_LANES 8
 #define LANE_INLINE static inline __attribute__((always_inline))
@@ -15,6 +19,99 @@ typedef double Lanes __attribute__((vector_size(8 * FFT_LANES)));
 typedef struct CpxL {
     Lanes re, im;
 } CpxL;
+
+/* The float32 path's block (fft_f32.c): point b of FFT_LANES_F lines, 16 floats a vector. */
+#define FFT_LANES_F 16
+typedef float LanesF __attribute__((vector_size(4 * FFT_LANES_F)));
+typedef struct CpxF {
+    LanesF re, im;
+} CpxF;
+
+#define FFT_MAX_RADIX 31
+#define FFT_MAX_STAGES 64
+
+typedef struct Cpx {
+    double re, im;
+} Cpx;
+
+typedef struct Stage {
+    int p;            /* radix */
+    int64_t l;        /* points per DFT before the stage */
+    int64_t r;        /* residues after the stage: n / (l p) */
+    const Cpx *tw;    /* tw[j (p - 1) + q - 1] = w_(lp)^(q j), j < l, 0 < q < p */
+    const Cpx *root;  /* generic radix: root[m] = w_p^m, m < p; NULL otherwise */
+} Stage;
+
+/* a stage of the float32 path (fft_f32.c): radix 8, 4, 2, 3 or 5, its twiddles in float */
+typedef struct StageF {
+    int p;
+    int64_t l, r;
+    const float *tw;  /* (re, im) of w_(lp)^(q j) at 2 (j (p - 1) + q - 1) */
+} StageF;
+
+typedef struct FftPlan {
+    atomic_int refcnt;
+    int64_t n;
+    int nstages;
+    Stage stages[FFT_MAX_STAGES];
+    Cpx *table;              /* owns every stage's tw and root */
+    struct FftPlan *sub;     /* Bluestein: the plan of M points (owned), else NULL */
+    int64_t m;               /* Bluestein's M */
+    Cpx *chirp;              /* c_j, j < n */
+    Cpx *bhat;               /* F(b) / M with b_j = conj(c_|j|) wrapped around M */
+    int real;                /* a real plan (Note [Real FFT]): n even, */
+    struct FftPlan *half;    /* the complex plan of n/2 points (owned) */
+    Cpx *rtw;                /* and w_n^k, k < n/2 */
+    struct FftPlan *four;    /* a line alone (Note [Four-step]): the plan of n / 8 (owned) */
+    CpxL *ftw;               /* ftw[j2], lane k1: w_n^(j2 k1), j2 < n / 8 */
+    struct FftPlan *four16;  /* float32 (fft_f32.c): the plan of n / 16 (owned), */
+    CpxF *ftwf;              /* and ftwf[j2], lane k1: w_n^(j2 k1), j2 < n / 16 */
+    int fnstages;            /* float32 (a plan of radices 2 .. 5): its own stages, */
+    StageF fstages[FFT_MAX_STAGES];
+    float *ftable;           /* owning their twiddles */
+    size_t bytes;            /* of the tables above that this plan allocated itself */
+} FftPlan;
+
+enum { PASS_C2C, PASS_R2C, PASS_C2R };
+
+/* One pass: the 1-D transform of every line along dim `d` from src to dst.  Both tensors
+ * have the same sizes but along d, where dst holds `out_len` points. */
+typedef struct Pass {
+    const FftPlan *plan;
+    int kind;               /* PASS_* */
+    int inverse;            /* C2C: the backward direction (C2R always is) */
+    double scale;
+    int dim, d;
+    int64_t sizes[PTL_MAX_DIMS];   /* the iteration shape (d: 1) */
+    const char *src;
+    int64_t sstr[PTL_MAX_DIMS];    /* bytes */
+    PtlDtype sdt;
+    char *dst;
+    int64_t dstr[PTL_MAX_DIMS];    /* bytes */
+    PtlDtype ddt;
+    int64_t out_len;
+    int64_t lines;          /* lines in the pass (Note [Four-step]: 1 may take that path) */
+} Pass;
+
+/* the byte offsets of line `line` in src and dst */
+static inline void
+line_offsets(const Pass *ps, int64_t line, int64_t *so, int64_t *dof)
+{
+    *so = *dof = 0;
+    for (int i = ps->dim - 1; i >= 0; i--) {
+        int64_t idx = line % ps->sizes[i];
+        line /= ps->sizes[i];
+        *so += idx * ps->sstr[i];
+        *dof += idx * ps->dstr[i];
+    }
+}
+
+/* fft_f32.c (Note [FFT float32]): whether a pass runs in float32 there, and its lines
+ * begin .. end there (0 or -1, a MemoryError set); the float stages of a plan of radices
+ * 2 .. 5 (0 or -1, nothing set: free the plan). */
+int fft_f32_takes(const Pass *ps);
+int fft_f32_plan(FftPlan *p);
+int fft_f32_lines(const Pass *ps, int64_t begin, int64_t end);
 
 /* Complex64 lines move into and out of lane blocks a row at a time where the compiler has
  * the two builtins (gcc 12, clang): lines 8 bytes apart (a transform along an outer dim,
