@@ -34,181 +34,83 @@
 #include "../loops.h"
 #include "fft_impl.h"
 
-/* ---- lane operations and butterflies (the formulas of fft.c's, in float) ---- */
+/* ---- the two block widths ---- */
 
+#define FFT_F32_NARROW_MAX 2048   /* the longest lines in blocks of 8 but for adjacent ones */
+
+typedef float LanesF8 __attribute__((vector_size(32)));
+typedef struct CpxF8 {
+    LanesF8 re, im;
+} CpxF8;
+
+#ifdef FFT_ROW_MOVES
+/* the block of 16 complex64 held in f[0] (points 0 .. 7) and f[1] (8 .. 15), im times sgn */
 LANE_INLINE CpxF
-fmul(CpxF a, float wr, float wi)
+split16(const Floats16 *f, float sgn)
 {
-    return (CpxF){a.re * wr - a.im * wi, a.re * wi + a.im * wr};
+    LanesF re = __builtin_shufflevector(f[0], f[1], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
+                                        24, 26, 28, 30);
+    LanesF im = __builtin_shufflevector(f[0], f[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23,
+                                        25, 27, 29, 31);
+    return (CpxF){re, im * sgn};
 }
 
-LANE_INLINE CpxF
-fadd(CpxF a, CpxF b)
+/* split16's inverse: (re sc, im sim) of x as 16 complex64 in f[0] and f[1] */
+LANE_INLINE void
+join16(CpxF x, float sc, float sim, Floats16 *f)
 {
-    return (CpxF){a.re + b.re, a.im + b.im};
+    LanesF re = x.re * sc, im = x.im * sim;
+    f[0] = __builtin_shufflevector(re, im, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7,
+                                   23);
+    f[1] = __builtin_shufflevector(re, im, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14,
+                                   30, 15, 31);
 }
 
-LANE_INLINE CpxF
-fsub(CpxF a, CpxF b)
+/* split16 and join16 for 8 complex64 in f[0] */
+LANE_INLINE CpxF8
+split8(const Floats16 *f, float sgn)
 {
-    return (CpxF){a.re - b.re, a.im - b.im};
-}
-
-LANE_INLINE CpxF
-fscale(CpxF a, float s)
-{
-    return (CpxF){a.re * s, a.im * s};
-}
-
-/* -i z */
-LANE_INLINE CpxF
-fmul_neg_i(CpxF z)
-{
-    return (CpxF){z.im, -z.re};
+    LanesF8 re = __builtin_shufflevector(f[0], f[0], 0, 2, 4, 6, 8, 10, 12, 14);
+    LanesF8 im = __builtin_shufflevector(f[0], f[0], 1, 3, 5, 7, 9, 11, 13, 15);
+    return (CpxF8){re, im * sgn};
 }
 
 LANE_INLINE void
-fbf2(CpxF *a)
+join8(CpxF8 x, float sc, float sim, Floats16 *f)
 {
-    CpxF t = a[1];
-    a[1] = fsub(a[0], t);
-    a[0] = fadd(a[0], t);
+    LanesF8 re = x.re * sc, im = x.im * sim;
+    f[0] = __builtin_shufflevector(re, im, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7,
+                                   15);
 }
+#endif
 
-LANE_INLINE void
-fbf4(CpxF *a)
+/* whether the w lines start 8 bytes apart */
+static inline int
+adjacent_rows(char *const *p, int w)
 {
-    CpxF t0 = fadd(a[0], a[2]), t1 = fsub(a[0], a[2]);
-    CpxF t2 = fadd(a[1], a[3]), t3 = fmul_neg_i(fsub(a[1], a[3]));
-    a[0] = fadd(t0, t2);
-    a[1] = fadd(t1, t3);
-    a[2] = fsub(t0, t2);
-    a[3] = fsub(t1, t3);
-}
-
-LANE_INLINE void
-fbf3(CpxF *a)
-{
-    const float s3 = 0.86602540378443864676f;
-    CpxF t = fadd(a[1], a[2]);
-    CpxF m = fsub(a[0], fscale(t, 0.5f));
-    CpxF s = fmul_neg_i(fscale(fsub(a[1], a[2]), s3));
-    a[0] = fadd(a[0], t);
-    a[1] = fadd(m, s);
-    a[2] = fsub(m, s);
-}
-
-LANE_INLINE void
-fbf5(CpxF *a)
-{
-    const float c1 = 0.30901699437494742410f, c2 = -0.80901699437494742410f;
-    const float s1 = 0.95105651629515357212f, s2 = 0.58778525229247312917f;
-    CpxF t1 = fadd(a[1], a[4]), t2 = fadd(a[2], a[3]);
-    CpxF d1 = fsub(a[1], a[4]), d2 = fsub(a[2], a[3]);
-    CpxF m1 = fadd(a[0], fadd(fscale(t1, c1), fscale(t2, c2)));
-    CpxF m2 = fadd(a[0], fadd(fscale(t1, c2), fscale(t2, c1)));
-    CpxF n1 = fmul_neg_i(fadd(fscale(d1, s1), fscale(d2, s2)));
-    CpxF n2 = fmul_neg_i(fsub(fscale(d1, s2), fscale(d2, s1)));
-    a[0] = fadd(a[0], fadd(t1, t2));
-    a[1] = fadd(m1, n1);
-    a[4] = fsub(m1, n1);
-    a[2] = fadd(m2, n2);
-    a[3] = fsub(m2, n2);
-}
-
-/* the 8-point DFT: two 4-point ones and w_8^k (as fft.c's dft8) */
-LANE_INLINE void
-fbf8(CpxF *a)
-{
-    const float h = 0.70710678118654752440f;
-    CpxF e[4] = {a[0], a[2], a[4], a[6]}, o[4] = {a[1], a[3], a[5], a[7]};
-    fbf4(e);
-    fbf4(o);
-    CpxF t[4] = {o[0], {(o[1].re + o[1].im) * h, (o[1].im - o[1].re) * h}, fmul_neg_i(o[2]),
-                 {(o[3].im - o[3].re) * h, -(o[3].re + o[3].im) * h}};
-    for (int k = 0; k < 4; k++) {
-        a[k] = fadd(e[k], t[k]);
-        a[k + 4] = fsub(e[k], t[k]);
-    }
-}
-
-typedef void (*ButterflyF)(CpxF *a);
-
-/* fft.c's stage_run_lanes over a float stage: for each j the twiddles w^(qj); for each k
- * the twiddled inputs (j = 0: w = 1, no product), the butterfly, the outputs */
-LANE_INLINE void
-stage_run_f(const StageF *st, const CpxF *in, CpxF *out, const int p, ButterflyF bf)
-{
-    const int64_t l = st->l, r = st->r;
-    float wr[8], wi[8];
-    CpxF a[8];
-    for (int64_t j = 0; j < l; j++) {
-        const CpxF *src = in + j * p * r;
-        CpxF *dst = out + j * r;
-        for (int q = 1; q < p; q++) {
-            wr[q] = st->tw[2 * (j * (p - 1) + q - 1)];
-            wi[q] = st->tw[2 * (j * (p - 1) + q - 1) + 1];
-        }
-        if (j == 0) {
-            for (int64_t k = 0; k < r; k++) {
-                for (int q = 0; q < p; q++) {
-                    a[q] = src[q * r + k];
-                }
-                bf(a);
-                for (int v = 0; v < p; v++) {
-                    dst[v * l * r + k] = a[v];
-                }
-            }
-            continue;
-        }
-        for (int64_t k = 0; k < r; k++) {
-            a[0] = src[k];
-            for (int q = 1; q < p; q++) {
-                a[q] = fmul(src[q * r + k], wr[q], wi[q]);
-            }
-            bf(a);
-            for (int v = 0; v < p; v++) {
-                dst[v * l * r + k] = a[v];
-            }
+    for (int ln = 1; ln < w; ln++) {
+        if (p[ln] - p[0] != 8 * ln) {
+            return 0;
         }
     }
+    return 1;
 }
 
-#define DEFINE_RADIX_F(NAME, P, BF)                              \
-    PTL_LOOP_CLONES_WIDE static void                             \
-    NAME(const StageF *st, const CpxF *in, CpxF *out)            \
-    {                                                            \
-        stage_run_f(st, in, out, P, BF);                         \
-    }
+#define FW 16
+#define LT LanesF
+#define CT CpxF
+#define SFX(NAME) NAME##_16
+#define SPLIT split16
+#define JOIN join16
+#include "fft_f32_lanes.h"
 
-DEFINE_RADIX_F(radix2_f, 2, fbf2)
-DEFINE_RADIX_F(radix3_f, 3, fbf3)
-DEFINE_RADIX_F(radix4_f, 4, fbf4)
-DEFINE_RADIX_F(radix5_f, 5, fbf5)
-DEFINE_RADIX_F(radix8_f, 8, fbf8)
-#undef DEFINE_RADIX_F
-
-/* The forward DFT of 16 lines in lane blocks v[0..n) by p's float stages, work the same
- * size.  Returns the buffer (v or work) that holds the result. */
-static CpxF *
-exec_f(const FftPlan *p, CpxF *v, CpxF *work)
-{
-    CpxF *in = v, *out = work;
-    for (int s = 0; s < p->fnstages; s++) {
-        const StageF *st = &p->fstages[s];
-        switch (st->p) {
-        case 2: radix2_f(st, in, out); break;
-        case 3: radix3_f(st, in, out); break;
-        case 4: radix4_f(st, in, out); break;
-        case 5: radix5_f(st, in, out); break;
-        default: radix8_f(st, in, out); break;
-        }
-        CpxF *t = in;
-        in = out;
-        out = t;
-    }
-    return in;
-}
+#define FW 8
+#define LT LanesF8
+#define CT CpxF8
+#define SFX(NAME) NAME##_8
+#define SPLIT split8
+#define JOIN join8
+#include "fft_f32_lanes.h"
 
 /* The float stages of p (n = 2^e 3^a 5^b): radix 8 while three factors 2 are left, then 4 4,
  * 4 or 2 for the rest (8 ... 8 4 4 rather than 8 ... 8 8 2), then 3 and 5: fewer passes
@@ -272,186 +174,6 @@ fft_f32_plan(FftPlan *p)
     return 0;
 }
 
-/* ---- moving lines into and out of blocks ---- */
-
-#ifdef FFT_ROW_MOVES
-/* the block of 16 complex64 held as lo (points 0 .. 7) and hi (8 .. 15), im times sgn */
-LANE_INLINE CpxF
-split16(Floats16 lo, Floats16 hi, float sgn)
-{
-    LanesF re = __builtin_shufflevector(lo, hi, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
-                                        26, 28, 30);
-    LanesF im = __builtin_shufflevector(lo, hi, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25,
-                                        27, 29, 31);
-    return (CpxF){re, im * sgn};
-}
-
-/* split16's inverse: (re sc, im sim) of x as 16 complex64 in lo and hi */
-LANE_INLINE void
-join16(CpxF x, float sc, float sim, Floats16 *lo, Floats16 *hi)
-{
-    LanesF re = x.re * sc, im = x.im * sim;
-    *lo = __builtin_shufflevector(re, im, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7,
-                                  23);
-    *hi = __builtin_shufflevector(re, im, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14,
-                                  30, 15, 31);
-}
-
-/* whether the 16 lines start 8 bytes apart */
-static inline int
-adjacent16(char *const *p)
-{
-    for (int ln = 1; ln < FFT_LANES_F; ln++) {
-        if (p[ln] - p[0] != 8 * ln) {
-            return 0;
-        }
-    }
-    return 1;
-}
-#endif
-
-/* v[i], lane ln = point i of line src[ln]: the float at src[ln] + i ps and, times sgn, the
- * one imoff bytes on (a complex64 point: imoff 4; a pair of real points: imoff their
- * stride).  Complex64 points move as rows where they can (fft_impl.h): 16 lines 8 bytes
- * apart a 128-byte row per point, contiguous lines as two 8x8 transposes of 8 points. */
-LANE_INLINE void
-gather_f(const char **src, int64_t ps, int64_t imoff, int64_t n, float sgn, CpxF *v)
-{
-    int64_t i = 0;
-#ifdef FFT_ROW_MOVES
-    if (imoff == 4 && adjacent16((char *const *)src)) {
-        for (; i < n; i++) {
-            Floats16 lo, hi;
-            memcpy(&lo, src[0] + i * ps, sizeof(lo));
-            memcpy(&hi, src[0] + i * ps + 64, sizeof(hi));
-            v[i] = split16(lo, hi, sgn);
-        }
-    }
-    for (; imoff == 4 && ps == 8 && i + 8 <= n; i += 8) {
-        Words m[2][8];
-        for (int h = 0; h < 2; h++) {
-            for (int ln = 0; ln < 8; ln++) {
-                memcpy(&m[h][ln], src[8 * h + ln] + i * 8, sizeof(Words));
-            }
-            transpose8(m[h]);
-        }
-        for (int t = 0; t < 8; t++) {
-            v[i + t] = split16((Floats16)m[0][t], (Floats16)m[1][t], sgn);
-        }
-    }
-#endif
-    for (; i < n; i++) {
-        for (int ln = 0; ln < FFT_LANES_F; ln++) {
-            const char *p = src[ln] + i * ps;
-            v[i].re[ln] = *(const float *)p;
-            v[i].im[ln] = sgn * *(const float *)(p + imoff);
-        }
-    }
-}
-
-/* gather_f's inverse: the float at dst[ln] + i ps = re sc, the one imoff bytes on = im sim
- * of r[i], lane ln */
-LANE_INLINE void
-scatter_f(const CpxF *r, int64_t n, float sc, float sim, char **dst, int64_t ps, int64_t imoff)
-{
-    int64_t i = 0;
-#ifdef FFT_ROW_MOVES
-    if (imoff == 4 && adjacent16(dst)) {
-        for (; i < n; i++) {
-            Floats16 lo, hi;
-            join16(r[i], sc, sim, &lo, &hi);
-            memcpy(dst[0] + i * ps, &lo, sizeof(lo));
-            memcpy(dst[0] + i * ps + 64, &hi, sizeof(hi));
-        }
-    }
-    for (; imoff == 4 && ps == 8 && i + 8 <= n; i += 8) {
-        Words m[2][8];
-        for (int t = 0; t < 8; t++) {
-            Floats16 lo, hi;
-            join16(r[i + t], sc, sim, &lo, &hi);
-            m[0][t] = (Words)lo;
-            m[1][t] = (Words)hi;
-        }
-        for (int h = 0; h < 2; h++) {
-            transpose8(m[h]);
-            for (int ln = 0; ln < 8; ln++) {
-                memcpy(dst[8 * h + ln] + i * 8, &m[h][ln], sizeof(Words));
-            }
-        }
-    }
-#endif
-    for (; i < n; i++) {
-        LanesF re = r[i].re * sc, im = r[i].im * sim;
-        for (int ln = 0; ln < FFT_LANES_F; ln++) {
-            char *p = dst[ln] + i * ps;
-            *(float *)p = re[ln];
-            *(float *)(p + imoff) = im[ln];
-        }
-    }
-}
-
-/* ---- blocks of 16 lines ---- */
-
-/* C2C of the lines src[0..16) into dst[0..16) (v: 2 n blocks) */
-PTL_LOOP_CLONES_WIDE static void
-c2c_block_f(const Pass *ps, const char **src, char **dst, CpxF *v)
-{
-    const int64_t n = ps->plan->n;
-    const float sgn = ps->inverse ? -1.0f : 1.0f, sc = (float)ps->scale, sim = sgn * sc;
-    gather_f(src, ps->sstr[ps->d], 4, n, sgn, v);
-    const CpxF *r = exec_f(ps->plan, v, v + n);
-    scatter_f(r, n, sc, sim, dst, ps->dstr[ps->d], 4);
-}
-
-/* R2C of 16 real lines (Note [Real FFT]; v: 3 h + 1 blocks) */
-PTL_LOOP_CLONES_WIDE static void
-r2c_block_f(const Pass *ps, const char **src, char **dst, CpxF *v)
-{
-    const FftPlan *pl = ps->plan;
-    const int64_t n = pl->n, h = n / 2, ss = ps->sstr[ps->d], ds = ps->dstr[ps->d];
-    const float sc = (float)ps->scale;
-    CpxF *x = v + 2 * h;
-    gather_f(src, 2 * ss, ss, h, 1.0f, v);
-    const CpxF *r = exec_f(pl->half, v, v + h);
-    for (int64_t k = 0; k <= h; k++) {
-        CpxF a = r[k == h ? 0 : k], b = r[k == 0 ? 0 : h - k];
-        CpxF e = {(a.re + b.re) * 0.5f, (a.im - b.im) * 0.5f};
-        CpxF o = {(a.im + b.im) * 0.5f, (b.re - a.re) * 0.5f};   /* (a - conj(b)) / 2i */
-        x[k] = k < h ? fadd(e, fmul(o, (float)pl->rtw[k].re, (float)pl->rtw[k].im))
-                     : fsub(e, o);
-    }
-    scatter_f(x, h + 1, sc, sc, dst, ds, 4);
-    for (int64_t k = h + 1; k < ps->out_len; k++) {   /* two-sided: X_k = conj(X_(n-k)) */
-        LanesF re = x[n - k].re * sc, im = x[n - k].im * -sc;
-        for (int ln = 0; ln < FFT_LANES_F; ln++) {
-            float *z = (float *)(dst[ln] + k * ds);
-            z[0] = re[ln];
-            z[1] = im[ln];
-        }
-    }
-}
-
-/* C2R of 16 half spectra (Note [Real FFT]; v: 3 h + 1 blocks: the h + 1 bins, the h points
- * and the half plan's work) */
-PTL_LOOP_CLONES_WIDE static void
-c2r_block_f(const Pass *ps, const char **src, char **dst, CpxF *v)
-{
-    const FftPlan *pl = ps->plan;
-    const int64_t n = pl->n, h = n / 2, ds = ps->dstr[ps->d];
-    const float sc = (float)ps->scale;
-    CpxF *z = v + h + 1;
-    gather_f(src, ps->sstr[ps->d], 4, h + 1, 1.0f, v);
-    v[0].im = v[h].im = (LanesF){0};
-    for (int64_t k = 0; k < h; k++) {
-        CpxF a = v[k], b = {v[h - k].re, -v[h - k].im};
-        CpxF d = fmul(fsub(a, b), (float)pl->rtw[k].re, -(float)pl->rtw[k].im);
-        CpxF sum = fadd(a, b);
-        z[k] = (CpxF){sum.re - d.im, -(sum.im + d.re)};   /* conj(sum + i d) */
-    }
-    const CpxF *r = exec_f(pl->half, z, z + h);
-    scatter_f(r, h, sc, -sc, dst, 2 * ds, ds);   /* (y_2j, y_2j+1) = conj(F(conj(Z)))_j */
-}
-
 /* ---- a line alone: the four-step over 16 ---- */
 
 /* w_16^m, m < 10 (the products b k0 of dft16) */
@@ -476,14 +198,14 @@ dft16(CpxF *c)
     CpxF y[16];
     for (int b = 0; b < 4; b++) {
         CpxF a[4] = {c[b], c[b + 4], c[b + 8], c[b + 12]};
-        fbf4(a);
+        fbf4_16(a);
         for (int k0 = 0; k0 < 4; k0++) {
-            y[4 * b + k0] = b * k0 == 0 ? a[k0] : fmul(a[k0], w16[b * k0][0], w16[b * k0][1]);
+            y[4 * b + k0] = b * k0 == 0 ? a[k0] : fmul_16(a[k0], w16[b * k0][0], w16[b * k0][1]);
         }
     }
     for (int k0 = 0; k0 < 4; k0++) {
         CpxF a[4] = {y[k0], y[4 + k0], y[8 + k0], y[12 + k0]};
-        fbf4(a);
+        fbf4_16(a);
         for (int k1 = 0; k1 < 4; k1++) {
             c[k0 + 4 * k1] = a[k1];
         }
@@ -527,11 +249,10 @@ transpose16(LanesF *m)
 LANE_INLINE CpxF
 load16(const char *p, int64_t s, float sgn)
 {
-    Floats16 lo, hi;
+    Floats16 f[2];
     if (s == 8) {
-        memcpy(&lo, p, sizeof(lo));
-        memcpy(&hi, p + 64, sizeof(hi));
-        return split16(lo, hi, sgn);
+        memcpy(f, p, sizeof(f));
+        return split16(f, sgn);
     }
     float re[FFT_LANES_F], im[FFT_LANES_F];
     for (int t = 0; t < FFT_LANES_F; t++) {
@@ -548,17 +269,16 @@ load16(const char *p, int64_t s, float sgn)
 LANE_INLINE void
 store16(CpxF x, float sc, float sim, char *p, int64_t s)
 {
-    Floats16 lo, hi;
-    join16(x, sc, sim, &lo, &hi);
+    Floats16 f[2];
+    join16(x, sc, sim, f);
     if (s == 8) {
-        memcpy(p, &lo, sizeof(lo));
-        memcpy(p + 64, &hi, sizeof(hi));
+        memcpy(p, f, sizeof(f));
         return;
     }
     for (int t = 0; t < FFT_LANES_F; t++) {
         float *z = (float *)(p + t * s);
-        z[0] = t < 8 ? lo[2 * t] : hi[2 * t - 16];
-        z[1] = t < 8 ? lo[2 * t + 1] : hi[2 * t - 15];
+        z[0] = f[t / 8][2 * (t % 8)];
+        z[1] = f[t / 8][2 * (t % 8) + 1];
     }
 }
 
@@ -588,7 +308,7 @@ four_step_f(const Pass *ps, const char *src, char *dst, CpxF *v)
             v[b + t] = (CpxF){re[t] * w.re - im[t] * w.im, re[t] * w.im + im[t] * w.re};
         }
     }
-    const CpxF *r = exec_f(p->four16, v, v + n2);
+    const CpxF *r = exec_f_16(p->four16, v, v + n2);
     for (int64_t k2 = 0; k2 < n2; k2++) {
         store16(r[k2], sc, sim, dst + FFT_LANES_F * k2 * ds, ds);
     }
@@ -652,9 +372,15 @@ fft_f32_lines(const Pass *ps, int64_t begin, int64_t end)
         return 0;
     }
 #endif
-    for (int64_t line = begin; line < end; line += FFT_LANES_F) {
+    /* Lines 8 bytes apart (a transform along an outer dim) run 16 a block, as rows of 128
+     * bytes, and so do lines over FFT_F32_NARROW_MAX points (16x4096: 107 -> 103 us); others
+     * 8 a block: 16 lines of a power-of-two length lie in one set of the 8-way L1, and the
+     * two 8x8 transposes of 16 lines cost more than the vectors' width saves (one thread,
+     * 64x1024: 88 -> 83 us, 256x256: 67 -> 60 us).  Either width gives a line the same bits
+     * (fft_f32_lanes.h). */
+    for (int64_t line = begin, nl; line < end; line += nl) {
         /* the last block of the task: copies of its last line fill it up */
-        const int64_t nl = end - line < FFT_LANES_F ? end - line : FFT_LANES_F;
+        nl = end - line < FFT_LANES_F ? end - line : FFT_LANES_F;
         const char *src[FFT_LANES_F];
         char *dst[FFT_LANES_F];
         for (int ln = 0; ln < FFT_LANES_F; ln++) {
@@ -663,10 +389,20 @@ fft_f32_lines(const Pass *ps, int64_t begin, int64_t end)
             src[ln] = ps->src + so;
             dst[ln] = ps->dst + dof;
         }
+        if (nl > 8 && (n > FFT_F32_NARROW_MAX || adjacent_rows((char *const *)src, FFT_LANES_F) ||
+                       adjacent_rows(dst, FFT_LANES_F))) {
+            switch (ps->kind) {
+            case PASS_C2C: c2c_block_f_16(ps, src, dst, v); break;
+            case PASS_R2C: r2c_block_f_16(ps, src, dst, v); break;
+            default: c2r_block_f_16(ps, src, dst, v); break;
+            }
+            continue;
+        }
+        nl = nl < 8 ? nl : 8;
         switch (ps->kind) {
-        case PASS_C2C: c2c_block_f(ps, src, dst, v); break;
-        case PASS_R2C: r2c_block_f(ps, src, dst, v); break;
-        default: c2r_block_f(ps, src, dst, v); break;
+        case PASS_C2C: c2c_block_f_8(ps, src, dst, (CpxF8 *)v); break;
+        case PASS_R2C: r2c_block_f_8(ps, src, dst, (CpxF8 *)v); break;
+        default: c2r_block_f_8(ps, src, dst, (CpxF8 *)v); break;
         }
     }
     free(v);
