@@ -172,11 +172,11 @@ stage_run_f(const StageF *st, const CT *in, CT *out, const int p, ButterflyF bf)
     }
 }
 
-#define DEFINE_RADIX_F(NAME, P, BF)                              \
-    PTL_LOOP_CLONES_WIDE static void                             \
-    NAME(const StageF *st, const CT *in, CT *out)            \
-    {                                                            \
-        stage_run_f(st, in, out, P, BF);                         \
+#define DEFINE_RADIX_F(NAME, P, BF)                   \
+    FFT_F32_CLONES static void                        \
+    NAME(const StageF *st, const CT *in, CT *out)     \
+    {                                                 \
+        stage_run_f(st, in, out, P, BF);              \
     }
 
 DEFINE_RADIX_F(radix2_f, 2, fbf2)
@@ -297,7 +297,7 @@ scatter_f(const CT *r, int64_t n, float sc, float sim, char **dst, int64_t ps, i
 /* ---- blocks of 16 lines ---- */
 
 /* C2C of the lines src[0..16) into dst[0..16) (v: 2 n blocks) */
-PTL_LOOP_CLONES_WIDE static void
+FFT_F32_CLONES static void
 c2c_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 {
     const int64_t n = ps->plan->n;
@@ -308,7 +308,7 @@ c2c_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 }
 
 /* R2C of 16 real lines (Note [Real FFT]; v: 3 h + 1 blocks) */
-PTL_LOOP_CLONES_WIDE static void
+FFT_F32_CLONES static void
 r2c_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 {
     const FftPlan *pl = ps->plan;
@@ -337,7 +337,7 @@ r2c_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 
 /* C2R of 16 half spectra (Note [Real FFT]; v: 3 h + 1 blocks: the h + 1 bins, the h points
  * and the half plan's work) */
-PTL_LOOP_CLONES_WIDE static void
+FFT_F32_CLONES static void
 c2r_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 {
     const FftPlan *pl = ps->plan;
