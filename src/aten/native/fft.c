@@ -151,76 +151,34 @@ static inline void
 bf2(Cpx *a, const Stage *st)
 {
     (void)st;
-    Cpx t = a[1];
-    a[1] = csub(a[0], t);
-    a[0] = cadd(a[0], t);
+    FFT_BF2(Cpx, cadd, csub);
 }
 
 static inline void
 bf4(Cpx *a, const Stage *st)
 {
     (void)st;
-    Cpx t0 = cadd(a[0], a[2]), t1 = csub(a[0], a[2]);
-    Cpx t2 = cadd(a[1], a[3]), t3 = mul_neg_i(csub(a[1], a[3]));
-    a[0] = cadd(t0, t2);
-    a[1] = cadd(t1, t3);
-    a[2] = csub(t0, t2);
-    a[3] = csub(t1, t3);
+    FFT_BF4(Cpx, cadd, csub, mul_neg_i);
 }
 
-/* w_3 = -1/2 - i sqrt(3)/2 */
 static inline void
 bf3(Cpx *a, const Stage *st)
 {
     (void)st;
-    const double s3 = 0.86602540378443864676;
-    Cpx t = cadd(a[1], a[2]);
-    Cpx m = csub(a[0], cscale(t, 0.5));
-    Cpx s = mul_neg_i(cscale(csub(a[1], a[2]), s3));
-    a[0] = cadd(a[0], t);
-    a[1] = cadd(m, s);
-    a[2] = csub(m, s);
+    FFT_BF3(Cpx, double, cadd, csub, cscale, mul_neg_i);
 }
 
-/* with t1 = a1 + a4, t2 = a2 + a3, d1 = a1 - a4, d2 = a2 - a3 and th = 2 pi / 5:
- * b1, b4 = a0 + c1 t1 + c2 t2 -+ i (s1 d1 + s2 d2), b2, b3 = a0 + c2 t1 + c1 t2 -+ i (s2 d1
- * - s1 d2), c_m = cos(m th), s_m = sin(m th) */
 static inline void
 bf5(Cpx *a, const Stage *st)
 {
     (void)st;
-    const double c1 = 0.30901699437494742410, c2 = -0.80901699437494742410;
-    const double s1 = 0.95105651629515357212, s2 = 0.58778525229247312917;
-    Cpx t1 = cadd(a[1], a[4]), t2 = cadd(a[2], a[3]);
-    Cpx d1 = csub(a[1], a[4]), d2 = csub(a[2], a[3]);
-    Cpx m1 = cadd(a[0], cadd(cscale(t1, c1), cscale(t2, c2)));
-    Cpx m2 = cadd(a[0], cadd(cscale(t1, c2), cscale(t2, c1)));
-    Cpx n1 = mul_neg_i(cadd(cscale(d1, s1), cscale(d2, s2)));
-    Cpx n2 = mul_neg_i(csub(cscale(d1, s2), cscale(d2, s1)));
-    a[0] = cadd(a[0], cadd(t1, t2));
-    a[1] = cadd(m1, n1);
-    a[4] = csub(m1, n1);
-    a[2] = cadd(m2, n2);
-    a[3] = csub(m2, n2);
+    FFT_BF5(Cpx, double, cadd, csub, cscale, mul_neg_i);
 }
 
-/* any prime p <= FFT_MAX_RADIX: b_v = sum_q a_q w_p^(q v mod p) */
 static void
 bf_generic(Cpx *a, const Stage *st)
 {
-    const int p = st->p;
-    Cpx b[FFT_MAX_RADIX];
-    for (int v = 0; v < p; v++) {
-        Cpx s = a[0];
-        int e = 0;
-        for (int q = 1; q < p; q++) {
-            e += v;
-            e -= e >= p ? p : 0;
-            s = cadd(s, cmul(a[q], st->root[e]));
-        }
-        b[v] = s;
-    }
-    memcpy(a, b, sizeof(Cpx) * (size_t)p);
+    FFT_BF_GENERIC(Cpx, cadd, cmul);
 }
 
 /* one stage function per radix: RUN (stage_run or stage_run_lanes) with constant p, bf */
@@ -277,71 +235,34 @@ LANE_INLINE void
 lbf2(CpxL *a, const Stage *st)
 {
     (void)st;
-    CpxL t = a[1];
-    a[1] = lsub(a[0], t);
-    a[0] = ladd(a[0], t);
+    FFT_BF2(CpxL, ladd, lsub);
 }
 
 LANE_INLINE void
 lbf4(CpxL *a, const Stage *st)
 {
     (void)st;
-    CpxL t0 = ladd(a[0], a[2]), t1 = lsub(a[0], a[2]);
-    CpxL t2 = ladd(a[1], a[3]), t3 = lmul_neg_i(lsub(a[1], a[3]));
-    a[0] = ladd(t0, t2);
-    a[1] = ladd(t1, t3);
-    a[2] = lsub(t0, t2);
-    a[3] = lsub(t1, t3);
+    FFT_BF4(CpxL, ladd, lsub, lmul_neg_i);
 }
 
 LANE_INLINE void
 lbf3(CpxL *a, const Stage *st)
 {
     (void)st;
-    const double s3 = 0.86602540378443864676;
-    CpxL t = ladd(a[1], a[2]);
-    CpxL m = lsub(a[0], lscale(t, 0.5));
-    CpxL s = lmul_neg_i(lscale(lsub(a[1], a[2]), s3));
-    a[0] = ladd(a[0], t);
-    a[1] = ladd(m, s);
-    a[2] = lsub(m, s);
+    FFT_BF3(CpxL, double, ladd, lsub, lscale, lmul_neg_i);
 }
 
 LANE_INLINE void
 lbf5(CpxL *a, const Stage *st)
 {
     (void)st;
-    const double c1 = 0.30901699437494742410, c2 = -0.80901699437494742410;
-    const double s1 = 0.95105651629515357212, s2 = 0.58778525229247312917;
-    CpxL t1 = ladd(a[1], a[4]), t2 = ladd(a[2], a[3]);
-    CpxL d1 = lsub(a[1], a[4]), d2 = lsub(a[2], a[3]);
-    CpxL m1 = ladd(a[0], ladd(lscale(t1, c1), lscale(t2, c2)));
-    CpxL m2 = ladd(a[0], ladd(lscale(t1, c2), lscale(t2, c1)));
-    CpxL n1 = lmul_neg_i(ladd(lscale(d1, s1), lscale(d2, s2)));
-    CpxL n2 = lmul_neg_i(lsub(lscale(d1, s2), lscale(d2, s1)));
-    a[0] = ladd(a[0], ladd(t1, t2));
-    a[1] = ladd(m1, n1);
-    a[4] = lsub(m1, n1);
-    a[2] = ladd(m2, n2);
-    a[3] = lsub(m2, n2);
+    FFT_BF5(CpxL, double, ladd, lsub, lscale, lmul_neg_i);
 }
 
 LANE_INLINE void
 lbf_generic(CpxL *a, const Stage *st)
 {
-    const int p = st->p;
-    CpxL b[FFT_MAX_RADIX];
-    for (int v = 0; v < p; v++) {
-        CpxL s = a[0];
-        int e = 0;
-        for (int q = 1; q < p; q++) {
-            e += v;
-            e -= e >= p ? p : 0;
-            s = ladd(s, lmul(a[q], st->root[e]));
-        }
-        b[v] = s;
-    }
-    memcpy(a, b, sizeof(CpxL) * (size_t)p);
+    FFT_BF_GENERIC(CpxL, ladd, lmul);
 }
 
 typedef void (*ButterflyL)(CpxL *a, const Stage *st);

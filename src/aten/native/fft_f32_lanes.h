@@ -65,53 +65,29 @@ fmul_neg_i(CT z)
     return (CT){z.im, -z.re};
 }
 
+/* fft.c's butterflies (FFT_BF2 .. FFT_BF5 in fft_impl.h) over the block */
 LANE_INLINE void
 fbf2(CT *a)
 {
-    CT t = a[1];
-    a[1] = fsub(a[0], t);
-    a[0] = fadd(a[0], t);
+    FFT_BF2(CT, fadd, fsub);
 }
 
 LANE_INLINE void
 fbf4(CT *a)
 {
-    CT t0 = fadd(a[0], a[2]), t1 = fsub(a[0], a[2]);
-    CT t2 = fadd(a[1], a[3]), t3 = fmul_neg_i(fsub(a[1], a[3]));
-    a[0] = fadd(t0, t2);
-    a[1] = fadd(t1, t3);
-    a[2] = fsub(t0, t2);
-    a[3] = fsub(t1, t3);
+    FFT_BF4(CT, fadd, fsub, fmul_neg_i);
 }
 
 LANE_INLINE void
 fbf3(CT *a)
 {
-    const float s3 = 0.86602540378443864676f;
-    CT t = fadd(a[1], a[2]);
-    CT m = fsub(a[0], fscale(t, 0.5f));
-    CT s = fmul_neg_i(fscale(fsub(a[1], a[2]), s3));
-    a[0] = fadd(a[0], t);
-    a[1] = fadd(m, s);
-    a[2] = fsub(m, s);
+    FFT_BF3(CT, float, fadd, fsub, fscale, fmul_neg_i);
 }
 
 LANE_INLINE void
 fbf5(CT *a)
 {
-    const float c1 = 0.30901699437494742410f, c2 = -0.80901699437494742410f;
-    const float s1 = 0.95105651629515357212f, s2 = 0.58778525229247312917f;
-    CT t1 = fadd(a[1], a[4]), t2 = fadd(a[2], a[3]);
-    CT d1 = fsub(a[1], a[4]), d2 = fsub(a[2], a[3]);
-    CT m1 = fadd(a[0], fadd(fscale(t1, c1), fscale(t2, c2)));
-    CT m2 = fadd(a[0], fadd(fscale(t1, c2), fscale(t2, c1)));
-    CT n1 = fmul_neg_i(fadd(fscale(d1, s1), fscale(d2, s2)));
-    CT n2 = fmul_neg_i(fsub(fscale(d1, s2), fscale(d2, s1)));
-    a[0] = fadd(a[0], fadd(t1, t2));
-    a[1] = fadd(m1, n1);
-    a[4] = fsub(m1, n1);
-    a[2] = fadd(m2, n2);
-    a[3] = fsub(m2, n2);
+    FFT_BF5(CT, float, fadd, fsub, fscale, fmul_neg_i);
 }
 
 /* the 8-point DFT: two 4-point ones and w_8^k (as fft.c's dft8) */

@@ -28,6 +28,79 @@ typedef struct CpxF {
 } CpxF;
 
 #define FFT_MAX_RADIX 31
+
+/* The butterflies (Note [FFT kernel]), written once for every block type T: fft.c's Cpx
+ * (one line) and CpxL (8 lines in double), fft_f32.c's blocks of 16 and 8 in float.  Each is
+ * the body of a function of `a`, the p points to transform in place, through T's ADD, SUB,
+ * SCALE (by a real of type R) and NEG_I (times -i); the same operations in the same order
+ * for every type, so a lane of a block gets the bits of its line alone. */
+#define FFT_BF2(T, ADD, SUB)                                                    \
+    do {                                                                        \
+        T t_ = a[1];                                                            \
+        a[1] = SUB(a[0], t_);                                                   \
+        a[0] = ADD(a[0], t_);                                                   \
+    } while (0)
+
+#define FFT_BF4(T, ADD, SUB, NEG_I)                                             \
+    do {                                                                        \
+        T t0 = ADD(a[0], a[2]), t1 = SUB(a[0], a[2]);                           \
+        T t2 = ADD(a[1], a[3]), t3 = NEG_I(SUB(a[1], a[3]));                    \
+        a[0] = ADD(t0, t2);                                                     \
+        a[1] = ADD(t1, t3);                                                     \
+        a[2] = SUB(t0, t2);                                                     \
+        a[3] = SUB(t1, t3);                                                     \
+    } while (0)
+
+/* w_3 = -1/2 - i sqrt(3)/2 */
+#define FFT_BF3(T, R, ADD, SUB, SCALE, NEG_I)                                   \
+    do {                                                                        \
+        const R s3 = (R)0.86602540378443864676;                                 \
+        T t = ADD(a[1], a[2]);                                                  \
+        T m = SUB(a[0], SCALE(t, (R)0.5));                                      \
+        T s = NEG_I(SCALE(SUB(a[1], a[2]), s3));                                \
+        a[0] = ADD(a[0], t);                                                    \
+        a[1] = ADD(m, s);                                                       \
+        a[2] = SUB(m, s);                                                       \
+    } while (0)
+
+/* with t1 = a1 + a4, t2 = a2 + a3, d1 = a1 - a4, d2 = a2 - a3 and th = 2 pi / 5:
+ * b1, b4 = a0 + c1 t1 + c2 t2 -+ i (s1 d1 + s2 d2), b2, b3 = a0 + c2 t1 + c1 t2 -+ i (s2 d1
+ * - s1 d2), c_m = cos(m th), s_m = sin(m th) */
+#define FFT_BF5(T, R, ADD, SUB, SCALE, NEG_I)                                   \
+    do {                                                                        \
+        const R c1 = (R)0.30901699437494742410, c2 = (R)-0.80901699437494742410; \
+        const R s1 = (R)0.95105651629515357212, s2 = (R)0.58778525229247312917; \
+        T t1 = ADD(a[1], a[4]), t2 = ADD(a[2], a[3]);                           \
+        T d1 = SUB(a[1], a[4]), d2 = SUB(a[2], a[3]);                           \
+        T m1 = ADD(a[0], ADD(SCALE(t1, c1), SCALE(t2, c2)));                    \
+        T m2 = ADD(a[0], ADD(SCALE(t1, c2), SCALE(t2, c1)));                    \
+        T n1 = NEG_I(ADD(SCALE(d1, s1), SCALE(d2, s2)));                        \
+        T n2 = NEG_I(SUB(SCALE(d1, s2), SCALE(d2, s1)));                        \
+        a[0] = ADD(a[0], ADD(t1, t2));                                          \
+        a[1] = ADD(m1, n1);                                                     \
+        a[4] = SUB(m1, n1);                                                     \
+        a[2] = ADD(m2, n2);                                                     \
+        a[3] = SUB(m2, n2);                                                     \
+    } while (0)
+
+/* any prime p <= FFT_MAX_RADIX (st: its Stage): b_v = sum_q a_q w_p^(q v mod p), MULW(z, w)
+ * the product of a T and a Cpx */
+#define FFT_BF_GENERIC(T, ADD, MULW)                                            \
+    do {                                                                        \
+        const int p_ = st->p;                                                   \
+        T b_[FFT_MAX_RADIX];                                                    \
+        for (int v = 0; v < p_; v++) {                                          \
+            T s_ = a[0];                                                        \
+            int e = 0;                                                          \
+            for (int q = 1; q < p_; q++) {                                      \
+                e += v;                                                         \
+                e -= e >= p_ ? p_ : 0;                                          \
+                s_ = ADD(s_, MULW(a[q], st->root[e]));                          \
+            }                                                                   \
+            b_[v] = s_;                                                         \
+        }                                                                       \
+        memcpy(a, b_, sizeof(T) * (size_t)p_);                                  \
+    } while (0)
 #define FFT_MAX_STAGES 64
 
 typedef struct Cpx {
