@@ -118,10 +118,12 @@ def test_threads_across_the_split(lines):
         np.testing.assert_array_equal(one, two)
 
 
-@pytest.mark.parametrize("shape", [(16, 24), (13, 40), (40, 16), (20, 20), (33, 64)])
+@pytest.mark.parametrize("shape", [(16, 24), (13, 40), (40, 16), (20, 20), (33, 64), (20, 8),
+                                   (20, 9), (24, 16), (24, 17)])
 def test_layouts_give_the_same_bits(shape):
-    # contiguous lines move as two 8x8 transposes of 8 points, lines 8 bytes apart (dim 0) a
-    # 128-byte row per point, other strides point by point: all three give the same bits
+    # contiguous lines move as 8x8 transposes of 8 points, lines 8 bytes apart (dim 0) a
+    # 128-byte row per point in blocks of 16 (8, 9, 16, 17 of them: blocks of 8; 8 and 1;
+    # 16; 16 and 1), other strides point by point: all give the same bits
     gen = np.random.default_rng(shape[0])
     a = (gen.standard_normal(shape) + 1j * gen.standard_normal(shape)).astype(np.complex64)
     r = gen.standard_normal(shape).astype(np.float32)

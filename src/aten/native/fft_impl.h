@@ -1,5 +1,6 @@
-/* fft_impl.h -- the lane blocks of native/fft.c (Note [FFT kernel] there) and the vector
- * moves of complex64 rows into and out of them.  Private to fft.c. */
+/* fft_impl.h -- the plans, passes, lane blocks and butterflies of native/fft.c (Note [FFT
+ * kernel] there) and the vector moves of complex64 rows into and out of blocks.  Private to
+ * fft.c and fft_f32.c (Note [FFT float32]). */
 #ifndef PTL_ATEN_NATIVE_FFT_IMPL_H
 #define PTL_ATEN_NATIVE_FFT_IMPL_H
 
