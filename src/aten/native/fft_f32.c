@@ -1,25 +1,26 @@
-/* fft_f32.c -- the float32 / complex64 transforms of native/fft.c in float32 arithmetic, 16
- * lines a block.  Mirrors what pocketfft does for float in ATen/native/mkl/SpectralOps.cpp
+/* fft_f32.c -- the float32 / complex64 transforms of native/fft.c in float32 arithmetic, 8
+ * or 16 lines a block.  Mirrors what pocketfft does for float in ATen/native/mkl/SpectralOps.cpp
  * (float32 computed in float32); the transform is ours, the plans are fft.c's.
  *
  * Note [FFT float32]
  * ~~~~~~~~~~~~~~~~~~
  * A pass whose input and output are both single precision and whose plan has radices 2 .. 5
- * only (no generic prime, no Bluestein; for a real transform, its half plan) runs here:
- * the stages of Note [FFT kernel] over blocks of FFT_LANES_F = 16 lines, point b of the
- * lines as one vector of 16 real parts and one of 16 imaginary parts (one AVX-512 register
- * each; the AVX2 and baseline clones split them; no FMA, so every clone gives the same
- * bits).  The plan keeps float stages of its own (fft_f32_plan: radix 8 first, so fewer
- * passes over the block than fft.c's radix 4) whose twiddles are computed in double and
- * rounded once.  Every line of a pass of several runs in such a block: the last block of a
- * task is filled up with copies of its last line (their results are the same bits, written
- * to the same place again), so a line's bits do not depend on how lines fall into threads
- * or blocks, nor on how they move in and out (rows of 8 points, rows of 16 lines, points).
- * A pass of one complex line of n = 256 m points runs the four-step of Note [Four-step]
- * over 16: 16-point DFTs of the columns, vectorized across 16 neighbouring columns and
- * transposed (16x16) into lane blocks, the twiddles ftwf, then the float stages of the plan
- * of n / 16 (four16).  Other lines alone, and every pass of other lengths or of mixed
- * precision, keep fft.c's double path and its bits.
+ * only (no generic prime, no Bluestein; for a real transform, its half plan) runs here: the
+ * stages of Note [FFT kernel] over blocks of 8 or FFT_LANES_F = 16 lines, point b of the lines
+ * as one vector of their real parts and one of their imaginary parts (16: one AVX-512 register
+ * each; the AVX2 and baseline clones split them; no FMA, so every clone gives the same bits;
+ * the kernels are one template, fft_f32_lanes.h, and a lane computes the same at either width;
+ * fft_f32_lines says which width runs where).  The plan keeps float stages of its own
+ * (fft_f32_plan: radix 8 first, so fewer passes over the block than fft.c's radix 4) whose
+ * twiddles are computed in double and rounded once.  Every line of a pass of several runs in
+ * such a block: the last block of a task is filled up with copies of its last line (their
+ * results are the same bits, written to the same place again), so a line's bits do not depend
+ * on how lines fall into threads or blocks, nor on how they move in and out (rows of 8 points,
+ * rows of 8 or 16 lines, points).  A pass of one complex line of n = 256 m points runs the
+ * four-step of Note [Four-step] over 16: 16-point DFTs of the columns, vectorized across 16
+ * neighbouring columns and transposed (16x16) into lane blocks, the twiddles ftwf, then the
+ * float stages of the plan of n / 16 (four16).  Other lines alone, and every pass of other
+ * lengths or of mixed precision, keep fft.c's double path and its bits.
  *
  * The error is float32 arithmetic's: against NumPy's float64 on the same float32 inputs,
  * at most 1.5e-7 of the result's norm (Frobenius) up to 65536 points where PyTorch 2.13
