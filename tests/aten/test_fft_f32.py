@@ -11,8 +11,8 @@ wrong butterfly constant gives errors of 1e-4 or more.  Where torch is installed
 input is also checked against torch's error on it.
 
 The paths change with the number of lines (1: the four-step or the double path; more:
-blocks of 8 lines, or of 16 where the lines lie 8 bytes apart or are longer than 2048
-points, the last block of a task filled up with copies of its last line), with the length
+blocks of 8 lines, or of 16 where the lines lie 8 bytes apart, the last block of a task
+filled up with copies of its last line), with the length
 (n % 256 == 0: the four-step; the float radices 8 .. 8 4 4 / 4 / 2, 3, 5; a factor above 5:
 the double path) and with the split of lines over threads (FFT_GRAIN_POINTS = 16384 points
 per task); the tests run at and across each, on 1 and 2 threads, and check that a line's
@@ -83,8 +83,8 @@ def test_a_line_alone(n):
                                4096])
 def test_blocks_give_the_same_bits_whatever_the_batch(n):
     # the float radices for 2^e: 2, 4, 8, 4 4, 8 4, 8 8, 8 4 4, 8 8 4 (then 3, 5); a line of
-    # 19 (blocks of 8, 8 and 3, or from 4096 points on of 16 and 3 in one of 8), of the
-    # first 16 and of a batch of 2 (filled up with copies) gives the same bits
+    # 19 (blocks of 8, 8 and 3), of the first 16 and of a batch of 2 (filled up with copies)
+    # gives the same bits
     gen = np.random.default_rng(n)
     a = (gen.standard_normal((19, n)) + 1j * gen.standard_normal((19, n))).astype(np.complex64)
     r = gen.standard_normal((19, n)).astype(np.float32)

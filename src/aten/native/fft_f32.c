@@ -47,8 +47,6 @@
 #define FFT_F32_CLONES
 #endif
 
-#define FFT_F32_NARROW_MAX 2048   /* the longest lines in blocks of 8 but for adjacent ones */
-
 typedef float LanesF8 __attribute__((vector_size(32)));
 typedef struct CpxF8 {
     LanesF8 re, im;
@@ -384,11 +382,11 @@ fft_f32_lines(const Pass *ps, int64_t begin, int64_t end)
     }
 #endif
     /* Lines 8 bytes apart (a transform along an outer dim) run 16 a block, as rows of 128
-     * bytes, and so do lines over FFT_F32_NARROW_MAX points (16x4096: 107 -> 103 us); others
-     * 8 a block: 16 lines of a power-of-two length lie in one set of the 8-way L1, and the
-     * two 8x8 transposes of 16 lines cost more than the vectors' width saves (one thread,
-     * 64x1024: 88 -> 83 us, 256x256: 67 -> 60 us).  Either width gives a line the same bits
-     * (fft_f32_lanes.h). */
+     * bytes; others 8 a block: 16 lines of a power-of-two length lie in one set of the 8-way
+     * L1, the two 8x8 transposes of 16 lines cost more than the vectors' width saves, and a
+     * block of 16 lines of 4096 points fills the L2 (one thread, 64x1024: 88 -> 83 us,
+     * 256x256: 67 -> 60 us, 16x4096: 103 -> 97 us, fastest of 30).  Either width gives a
+     * line the same bits (fft_f32_lanes.h). */
     for (int64_t line = begin, nl; line < end; line += nl) {
         /* the last block of the task: copies of its last line fill it up */
         nl = end - line < FFT_LANES_F ? end - line : FFT_LANES_F;
@@ -400,7 +398,7 @@ fft_f32_lines(const Pass *ps, int64_t begin, int64_t end)
             src[ln] = ps->src + so;
             dst[ln] = ps->dst + dof;
         }
-        if (nl > 8 && (n > FFT_F32_NARROW_MAX || adjacent_rows((char *const *)src, FFT_LANES_F) ||
+        if (nl > 8 && (adjacent_rows((char *const *)src, FFT_LANES_F) ||
                        adjacent_rows(dst, FFT_LANES_F))) {
             switch (ps->kind) {
             case PASS_C2C: c2c_block_f_16(ps, src, dst, v); break;
