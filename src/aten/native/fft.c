@@ -36,12 +36,12 @@
  * reduced exactly in integers (q j mod L, j^2 mod 2n) before cos/sin, so each twiddle is
  * within an ulp or so of its value whatever the length.
  *
- * Both precisions compute in double: float32 lines are widened on the gather and rounded
- * on the scatter (PyTorch's pocketfft computes float32 in float32), so a complex64 result
- * is the double result rounded once: against NumPy's float64 on the same float32 inputs,
- * within 3.4e-8 of the result's norm (Frobenius; complex128: 9.3e-16, n up to 65536,
- * Bluestein included).  One code path serves both; a float32 path would be faster
- * (twice the lanes per vector) and less accurate.
+ * float32 / complex64 passes of lengths with factors 2, 3 and 5 compute in float32
+ * (Note [FFT float32] in fft_f32.c: 16 lines a block, twice the lanes of a vector, about
+ * 1.5e-7 of the result's norm, as PyTorch's pocketfft).  Every other pass computes in
+ * double, float32 lines widened on the gather and rounded on the scatter: against NumPy's
+ * float64 on the same float32 inputs, within 3.4e-8 of the result's norm (Frobenius;
+ * complex128: 9.3e-16, n up to 65536, Bluestein included).
  *
  * Plans (factors, twiddles, the Bluestein chirp) are built once per length and kept in a
  * small cache shared by all threads (FFT_CACHE entries, least recently used dropped); a
@@ -59,43 +59,12 @@
 #include "fft_impl.h"
 #include "native.h"
 
-#define FFT_MAX_RADIX 31
-#define FFT_MAX_STAGES 64
 #define FFT_CACHE 16
 #define FFT_CACHE_BYTES ((size_t)512 << 20)
 #define FFT_GRAIN_POINTS 16384
 #define FFT_FOUR_MIN 64
 #define FFT_TWO_PI 6.28318530717958647692
 
-typedef struct Cpx {
-    double re, im;
-} Cpx;
-
-typedef struct Stage {
-    int p;            /* radix */
-    int64_t l;        /* points per DFT before the stage */
-    int64_t r;        /* residues after the stage: n / (l p) */
-    const Cpx *tw;    /* tw[j (p - 1) + q - 1] = w_(lp)^(q j), j < l, 0 < q < p */
-    const Cpx *root;  /* generic radix: root[m] = w_p^m, m < p; NULL otherwise */
-} Stage;
-
-typedef struct FftPlan {
-    atomic_int refcnt;
-    int64_t n;
-    int nstages;
-    Stage stages[FFT_MAX_STAGES];
-    Cpx *table;              /* owns every stage's tw and root */
-    struct FftPlan *sub;     /* Bluestein: the plan of M points (owned), else NULL */
-    int64_t m;               /* Bluestein's M */
-    Cpx *chirp;              /* c_j, j < n */
-    Cpx *bhat;               /* F(b) / M with b_j = conj(c_|j|) wrapped around M */
-    int real;                /* a real plan (Note [Real FFT]): n even, */
-    struct FftPlan *half;    /* the complex plan of n/2 points (owned) */
-    Cpx *rtw;                /* and w_n^k, k < n/2 */
-    struct FftPlan *four;    /* a line alone (Note [Four-step]): the plan of n / 8 (owned) */
-    CpxL *ftw;               /* ftw[j2], lane k1: w_n^(j2 k1), j2 < n / 8 */
-    size_t bytes;            /* of the tables above that this plan allocated itself */
-} FftPlan;
 
 /* exp(-2 pi i num / den) for 0 <= num < den */
 static Cpx
@@ -182,76 +151,34 @@ static inline void
 bf2(Cpx *a, const Stage *st)
 {
     (void)st;
-    Cpx t = a[1];
-    a[1] = csub(a[0], t);
-    a[0] = cadd(a[0], t);
+    FFT_BF2(Cpx, cadd, csub);
 }
 
 static inline void
 bf4(Cpx *a, const Stage *st)
 {
     (void)st;
-    Cpx t0 = cadd(a[0], a[2]), t1 = csub(a[0], a[2]);
-    Cpx t2 = cadd(a[1], a[3]), t3 = mul_neg_i(csub(a[1], a[3]));
-    a[0] = cadd(t0, t2);
-    a[1] = cadd(t1, t3);
-    a[2] = csub(t0, t2);
-    a[3] = csub(t1, t3);
+    FFT_BF4(Cpx, cadd, csub, mul_neg_i);
 }
 
-/* w_3 = -1/2 - i sqrt(3)/2 */
 static inline void
 bf3(Cpx *a, const Stage *st)
 {
     (void)st;
-    const double s3 = 0.86602540378443864676;
-    Cpx t = cadd(a[1], a[2]);
-    Cpx m = csub(a[0], cscale(t, 0.5));
-    Cpx s = mul_neg_i(cscale(csub(a[1], a[2]), s3));
-    a[0] = cadd(a[0], t);
-    a[1] = cadd(m, s);
-    a[2] = csub(m, s);
+    FFT_BF3(Cpx, double, cadd, csub, cscale, mul_neg_i);
 }
 
-/* with t1 = a1 + a4, t2 = a2 + a3, d1 = a1 - a4, d2 = a2 - a3 and th = 2 pi / 5:
- * b1, b4 = a0 + c1 t1 + c2 t2 -+ i (s1 d1 + s2 d2), b2, b3 = a0 + c2 t1 + c1 t2 -+ i (s2 d1
- * - s1 d2), c_m = cos(m th), s_m = sin(m th) */
 static inline void
 bf5(Cpx *a, const Stage *st)
 {
     (void)st;
-    const double c1 = 0.30901699437494742410, c2 = -0.80901699437494742410;
-    const double s1 = 0.95105651629515357212, s2 = 0.58778525229247312917;
-    Cpx t1 = cadd(a[1], a[4]), t2 = cadd(a[2], a[3]);
-    Cpx d1 = csub(a[1], a[4]), d2 = csub(a[2], a[3]);
-    Cpx m1 = cadd(a[0], cadd(cscale(t1, c1), cscale(t2, c2)));
-    Cpx m2 = cadd(a[0], cadd(cscale(t1, c2), cscale(t2, c1)));
-    Cpx n1 = mul_neg_i(cadd(cscale(d1, s1), cscale(d2, s2)));
-    Cpx n2 = mul_neg_i(csub(cscale(d1, s2), cscale(d2, s1)));
-    a[0] = cadd(a[0], cadd(t1, t2));
-    a[1] = cadd(m1, n1);
-    a[4] = csub(m1, n1);
-    a[2] = cadd(m2, n2);
-    a[3] = csub(m2, n2);
+    FFT_BF5(Cpx, double, cadd, csub, cscale, mul_neg_i);
 }
 
-/* any prime p <= FFT_MAX_RADIX: b_v = sum_q a_q w_p^(q v mod p) */
 static void
 bf_generic(Cpx *a, const Stage *st)
 {
-    const int p = st->p;
-    Cpx b[FFT_MAX_RADIX];
-    for (int v = 0; v < p; v++) {
-        Cpx s = a[0];
-        int e = 0;
-        for (int q = 1; q < p; q++) {
-            e += v;
-            e -= e >= p ? p : 0;
-            s = cadd(s, cmul(a[q], st->root[e]));
-        }
-        b[v] = s;
-    }
-    memcpy(a, b, sizeof(Cpx) * (size_t)p);
+    FFT_BF_GENERIC(Cpx, cadd, cmul);
 }
 
 /* one stage function per radix: RUN (stage_run or stage_run_lanes) with constant p, bf */
@@ -308,71 +235,34 @@ LANE_INLINE void
 lbf2(CpxL *a, const Stage *st)
 {
     (void)st;
-    CpxL t = a[1];
-    a[1] = lsub(a[0], t);
-    a[0] = ladd(a[0], t);
+    FFT_BF2(CpxL, ladd, lsub);
 }
 
 LANE_INLINE void
 lbf4(CpxL *a, const Stage *st)
 {
     (void)st;
-    CpxL t0 = ladd(a[0], a[2]), t1 = lsub(a[0], a[2]);
-    CpxL t2 = ladd(a[1], a[3]), t3 = lmul_neg_i(lsub(a[1], a[3]));
-    a[0] = ladd(t0, t2);
-    a[1] = ladd(t1, t3);
-    a[2] = lsub(t0, t2);
-    a[3] = lsub(t1, t3);
+    FFT_BF4(CpxL, ladd, lsub, lmul_neg_i);
 }
 
 LANE_INLINE void
 lbf3(CpxL *a, const Stage *st)
 {
     (void)st;
-    const double s3 = 0.86602540378443864676;
-    CpxL t = ladd(a[1], a[2]);
-    CpxL m = lsub(a[0], lscale(t, 0.5));
-    CpxL s = lmul_neg_i(lscale(lsub(a[1], a[2]), s3));
-    a[0] = ladd(a[0], t);
-    a[1] = ladd(m, s);
-    a[2] = lsub(m, s);
+    FFT_BF3(CpxL, double, ladd, lsub, lscale, lmul_neg_i);
 }
 
 LANE_INLINE void
 lbf5(CpxL *a, const Stage *st)
 {
     (void)st;
-    const double c1 = 0.30901699437494742410, c2 = -0.80901699437494742410;
-    const double s1 = 0.95105651629515357212, s2 = 0.58778525229247312917;
-    CpxL t1 = ladd(a[1], a[4]), t2 = ladd(a[2], a[3]);
-    CpxL d1 = lsub(a[1], a[4]), d2 = lsub(a[2], a[3]);
-    CpxL m1 = ladd(a[0], ladd(lscale(t1, c1), lscale(t2, c2)));
-    CpxL m2 = ladd(a[0], ladd(lscale(t1, c2), lscale(t2, c1)));
-    CpxL n1 = lmul_neg_i(ladd(lscale(d1, s1), lscale(d2, s2)));
-    CpxL n2 = lmul_neg_i(lsub(lscale(d1, s2), lscale(d2, s1)));
-    a[0] = ladd(a[0], ladd(t1, t2));
-    a[1] = ladd(m1, n1);
-    a[4] = lsub(m1, n1);
-    a[2] = ladd(m2, n2);
-    a[3] = lsub(m2, n2);
+    FFT_BF5(CpxL, double, ladd, lsub, lscale, lmul_neg_i);
 }
 
 LANE_INLINE void
 lbf_generic(CpxL *a, const Stage *st)
 {
-    const int p = st->p;
-    CpxL b[FFT_MAX_RADIX];
-    for (int v = 0; v < p; v++) {
-        CpxL s = a[0];
-        int e = 0;
-        for (int q = 1; q < p; q++) {
-            e += v;
-            e -= e >= p ? p : 0;
-            s = ladd(s, lmul(a[q], st->root[e]));
-        }
-        b[v] = s;
-    }
-    memcpy(a, b, sizeof(CpxL) * (size_t)p);
+    FFT_BF_GENERIC(CpxL, ladd, lmul);
 }
 
 typedef void (*ButterflyL)(CpxL *a, const Stage *st);
@@ -620,6 +510,11 @@ plan_free(FftPlan *p)
         plan_free(p->four);
     }
     free(p->ftw);
+    if (p->four16 != NULL) {
+        plan_free(p->four16);
+    }
+    free(p->ftwf);
+    free(p->ftable);
     if (p->half != NULL) {
         plan_free(p->half);
     }
@@ -741,6 +636,28 @@ plan_new(int64_t n)
             }
         }
     }
+    int smooth = 1;   /* radices 2 .. 5 only: the float32 path (Note [FFT float32]) */
+    for (int s = 0; s < ns; s++) {
+        smooth &= radices[s] <= 5;
+    }
+    if (smooth && fft_f32_plan(p) < 0) {
+        goto error;
+    }
+    if (smooth && n % (FFT_LANES_F * FFT_LANES_F) == 0) {
+        const int64_t n2 = n / FFT_LANES_F;
+        if ((p->four16 = plan_new(n2)) == NULL ||
+            (p->ftwf = aligned_alloc(64, sizeof(CpxF) * (size_t)n2)) == NULL) {
+            goto error;
+        }
+        p->bytes += sizeof(CpxF) * (size_t)n2;
+        for (int64_t j = 0; j < n2; j++) {
+            for (int k = 0; k < FFT_LANES_F; k++) {
+                Cpx w = unit_root(j * k % n, n);
+                p->ftwf[j].re[k] = (float)w.re;
+                p->ftwf[j].im[k] = (float)w.im;
+            }
+        }
+    }
     return p;
 error:
     plan_free(p);
@@ -780,7 +697,7 @@ static size_t
 plan_bytes(const FftPlan *p)
 {
     return p == NULL ? 0 : p->bytes + plan_bytes(p->sub) + plan_bytes(p->four) +
-                           plan_bytes(p->half);
+                           plan_bytes(p->four16) + plan_bytes(p->half);
 }
 
 /* The cache holds at most FFT_CACHE plans and FFT_CACHE_BYTES of tables (least recently
@@ -850,26 +767,6 @@ plan_get(int64_t n, int real)
 
 /* ---- lines ---- */
 
-enum { PASS_C2C, PASS_R2C, PASS_C2R };
-
-/* One pass: the 1-D transform of every line along dim `d` from src to dst.  Both tensors
- * have the same sizes but along d, where dst holds `out_len` points. */
-typedef struct Pass {
-    const FftPlan *plan;
-    int kind;               /* PASS_* */
-    int inverse;            /* C2C: the backward direction (C2R always is) */
-    double scale;
-    int dim, d;
-    int64_t sizes[PTL_MAX_DIMS];   /* the iteration shape (d: 1) */
-    const char *src;
-    int64_t sstr[PTL_MAX_DIMS];    /* bytes */
-    PtlDtype sdt;
-    char *dst;
-    int64_t dstr[PTL_MAX_DIMS];    /* bytes */
-    PtlDtype ddt;
-    int64_t out_len;
-    int64_t lines;          /* lines in the pass (Note [Four-step]: 1 may take that path) */
-} Pass;
 
 /* the complex point i of a line of dtype dt at p with byte stride s */
 static inline Cpx
@@ -1010,18 +907,6 @@ c2r_line(const Pass *ps, const char *p, Cpx *x, Cpx *z)
     }
 }
 
-/* the byte offsets of line `line` in src and dst */
-static void
-line_offsets(const Pass *ps, int64_t line, int64_t *so, int64_t *dof)
-{
-    *so = *dof = 0;
-    for (int i = ps->dim - 1; i >= 0; i--) {
-        int64_t idx = line % ps->sizes[i];
-        line /= ps->sizes[i];
-        *so += idx * ps->sstr[i];
-        *dof += idx * ps->dstr[i];
-    }
-}
 
 /* the lines' starts in src and dst, FFT_LANES lines from `line` on */
 static void
@@ -1188,6 +1073,9 @@ pass_lines(void *ctx, int64_t begin, int64_t end)
 {
     const Pass *ps = ctx;
     const FftPlan *pl = ps->plan;
+    if (fft_f32_takes(ps)) {
+        return fft_f32_lines(ps, begin, end);
+    }
     const int lanes = (pl->real || (ps->kind == PASS_C2C && pl->n > 1)) &&
                       end - begin >= FFT_LANES;
     const int64_t blocks = pl->real ? pl->n + 1 + lanes_work(pl->half) : pl->n + lanes_work(pl);

@@ -1,10 +1,15 @@
-/* fft_impl.h -- the lane blocks of native/fft.c (Note [FFT kernel] there) and the vector
- * moves of complex64 rows into and out of them.  Private to fft.c. */
+/* fft_impl.h -- the plans, passes, lane blocks and butterflies of native/fft.c (Note [FFT
+ * kernel] there) and the vector moves of complex64 rows into and out of blocks.  Private to
+ * fft.c and fft_f32.c (Note [FFT float32]). */
 #ifndef PTL_ATEN_NATIVE_FFT_IMPL_H
 #define PTL_ATEN_NATIVE_FFT_IMPL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "../../c10/dtype.h"
+#include "../../c10/macros.h"
 
 #define FFT_LANES 8
 #define LANE_INLINE static inline __attribute__((always_inline))
@@ -15,6 +20,172 @@ typedef double Lanes __attribute__((vector_size(8 * FFT_LANES)));
 typedef struct CpxL {
     Lanes re, im;
 } CpxL;
+
+/* The float32 path's block (fft_f32.c): point b of FFT_LANES_F lines, 16 floats a vector. */
+#define FFT_LANES_F 16
+typedef float LanesF __attribute__((vector_size(4 * FFT_LANES_F)));
+typedef struct CpxF {
+    LanesF re, im;
+} CpxF;
+
+#define FFT_MAX_RADIX 31
+
+/* The butterflies (Note [FFT kernel]), written once for every block type T: fft.c's Cpx
+ * (one line) and CpxL (8 lines in double), fft_f32.c's blocks of 16 and 8 in float.  Each is
+ * the body of a function of `a`, the p points to transform in place, through T's ADD, SUB,
+ * SCALE (by a real of type R) and NEG_I (times -i); the same operations in the same order
+ * for every type, so a lane of a block gets the bits of its line alone. */
+#define FFT_BF2(T, ADD, SUB)                                                    \
+    do {                                                                        \
+        T t_ = a[1];                                                            \
+        a[1] = SUB(a[0], t_);                                                   \
+        a[0] = ADD(a[0], t_);                                                   \
+    } while (0)
+
+#define FFT_BF4(T, ADD, SUB, NEG_I)                                             \
+    do {                                                                        \
+        T t0 = ADD(a[0], a[2]), t1 = SUB(a[0], a[2]);                           \
+        T t2 = ADD(a[1], a[3]), t3 = NEG_I(SUB(a[1], a[3]));                    \
+        a[0] = ADD(t0, t2);                                                     \
+        a[1] = ADD(t1, t3);                                                     \
+        a[2] = SUB(t0, t2);                                                     \
+        a[3] = SUB(t1, t3);                                                     \
+    } while (0)
+
+/* w_3 = -1/2 - i sqrt(3)/2 */
+#define FFT_BF3(T, R, ADD, SUB, SCALE, NEG_I)                                   \
+    do {                                                                        \
+        const R s3 = (R)0.86602540378443864676;                                 \
+        T t = ADD(a[1], a[2]);                                                  \
+        T m = SUB(a[0], SCALE(t, (R)0.5));                                      \
+        T s = NEG_I(SCALE(SUB(a[1], a[2]), s3));                                \
+        a[0] = ADD(a[0], t);                                                    \
+        a[1] = ADD(m, s);                                                       \
+        a[2] = SUB(m, s);                                                       \
+    } while (0)
+
+/* with t1 = a1 + a4, t2 = a2 + a3, d1 = a1 - a4, d2 = a2 - a3 and th = 2 pi / 5:
+ * b1, b4 = a0 + c1 t1 + c2 t2 -+ i (s1 d1 + s2 d2), b2, b3 = a0 + c2 t1 + c1 t2 -+ i (s2 d1
+ * - s1 d2), c_m = cos(m th), s_m = sin(m th) */
+#define FFT_BF5(T, R, ADD, SUB, SCALE, NEG_I)                                   \
+    do {                                                                        \
+        const R c1 = (R)0.30901699437494742410, c2 = (R)-0.80901699437494742410; \
+        const R s1 = (R)0.95105651629515357212, s2 = (R)0.58778525229247312917; \
+        T t1 = ADD(a[1], a[4]), t2 = ADD(a[2], a[3]);                           \
+        T d1 = SUB(a[1], a[4]), d2 = SUB(a[2], a[3]);                           \
+        T m1 = ADD(a[0], ADD(SCALE(t1, c1), SCALE(t2, c2)));                    \
+        T m2 = ADD(a[0], ADD(SCALE(t1, c2), SCALE(t2, c1)));                    \
+        T n1 = NEG_I(ADD(SCALE(d1, s1), SCALE(d2, s2)));                        \
+        T n2 = NEG_I(SUB(SCALE(d1, s2), SCALE(d2, s1)));                        \
+        a[0] = ADD(a[0], ADD(t1, t2));                                          \
+        a[1] = ADD(m1, n1);                                                     \
+        a[4] = SUB(m1, n1);                                                     \
+        a[2] = ADD(m2, n2);                                                     \
+        a[3] = SUB(m2, n2);                                                     \
+    } while (0)
+
+/* any prime p <= FFT_MAX_RADIX (st: its Stage): b_v = sum_q a_q w_p^(q v mod p), MULW(z, w)
+ * the product of a T and a Cpx */
+#define FFT_BF_GENERIC(T, ADD, MULW)                                            \
+    do {                                                                        \
+        const int p_ = st->p;                                                   \
+        T b_[FFT_MAX_RADIX];                                                    \
+        for (int v = 0; v < p_; v++) {                                          \
+            T s_ = a[0];                                                        \
+            int e = 0;                                                          \
+            for (int q = 1; q < p_; q++) {                                      \
+                e += v;                                                         \
+                e -= e >= p_ ? p_ : 0;                                          \
+                s_ = ADD(s_, MULW(a[q], st->root[e]));                          \
+            }                                                                   \
+            b_[v] = s_;                                                         \
+        }                                                                       \
+        memcpy(a, b_, sizeof(T) * (size_t)p_);                                  \
+    } while (0)
+#define FFT_MAX_STAGES 64
+
+typedef struct Cpx {
+    double re, im;
+} Cpx;
+
+typedef struct Stage {
+    int p;            /* radix */
+    int64_t l;        /* points per DFT before the stage */
+    int64_t r;        /* residues after the stage: n / (l p) */
+    const Cpx *tw;    /* tw[j (p - 1) + q - 1] = w_(lp)^(q j), j < l, 0 < q < p */
+    const Cpx *root;  /* generic radix: root[m] = w_p^m, m < p; NULL otherwise */
+} Stage;
+
+/* a stage of the float32 path (fft_f32.c): radix 8, 4, 2, 3 or 5, its twiddles in float */
+typedef struct StageF {
+    int p;
+    int64_t l, r;
+    const float *tw;  /* (re, im) of w_(lp)^(q j) at 2 (j (p - 1) + q - 1) */
+} StageF;
+
+typedef struct FftPlan {
+    atomic_int refcnt;
+    int64_t n;
+    int nstages;
+    Stage stages[FFT_MAX_STAGES];
+    Cpx *table;              /* owns every stage's tw and root */
+    struct FftPlan *sub;     /* Bluestein: the plan of M points (owned), else NULL */
+    int64_t m;               /* Bluestein's M */
+    Cpx *chirp;              /* c_j, j < n */
+    Cpx *bhat;               /* F(b) / M with b_j = conj(c_|j|) wrapped around M */
+    int real;                /* a real plan (Note [Real FFT]): n even, */
+    struct FftPlan *half;    /* the complex plan of n/2 points (owned) */
+    Cpx *rtw;                /* and w_n^k, k < n/2 */
+    struct FftPlan *four;    /* a line alone (Note [Four-step]): the plan of n / 8 (owned) */
+    CpxL *ftw;               /* ftw[j2], lane k1: w_n^(j2 k1), j2 < n / 8 */
+    struct FftPlan *four16;  /* float32 (fft_f32.c): the plan of n / 16 (owned), */
+    CpxF *ftwf;              /* and ftwf[j2], lane k1: w_n^(j2 k1), j2 < n / 16 */
+    int fnstages;            /* float32 (a plan of radices 2 .. 5): its own stages, */
+    StageF fstages[FFT_MAX_STAGES];
+    float *ftable;           /* owning their twiddles */
+    size_t bytes;            /* of the tables above that this plan allocated itself */
+} FftPlan;
+
+enum { PASS_C2C, PASS_R2C, PASS_C2R };
+
+/* One pass: the 1-D transform of every line along dim `d` from src to dst.  Both tensors
+ * have the same sizes but along d, where dst holds `out_len` points. */
+typedef struct Pass {
+    const FftPlan *plan;
+    int kind;               /* PASS_* */
+    int inverse;            /* C2C: the backward direction (C2R always is) */
+    double scale;
+    int dim, d;
+    int64_t sizes[PTL_MAX_DIMS];   /* the iteration shape (d: 1) */
+    const char *src;
+    int64_t sstr[PTL_MAX_DIMS];    /* bytes */
+    PtlDtype sdt;
+    char *dst;
+    int64_t dstr[PTL_MAX_DIMS];    /* bytes */
+    PtlDtype ddt;
+    int64_t out_len;
+    int64_t lines;          /* lines in the pass (Note [Four-step]: 1 may take that path) */
+} Pass;
+
+/* the byte offsets of line `line` in src and dst */
+static inline void
+line_offsets(const Pass *ps, int64_t line, int64_t *so, int64_t *dof)
+{
+    *so = *dof = 0;
+    for (int i = ps->dim - 1; i >= 0; i--) {
+        int64_t idx = line % ps->sizes[i];
+        line /= ps->sizes[i];
+        *so += idx * ps->sstr[i];
+        *dof += idx * ps->dstr[i];
+    }
+}
+
+/* fft_f32.c (Note [FFT float32]): whether a pass runs in float32 there, and its lines
+ * begin .. end there (0 or -1, a MemoryError set); the float stages of a plan of radices
+ * 2 .. 5 (0 or -1, nothing set: free the plan). */
+int fft_f32_takes(const Pass *ps);
+int fft_f32_plan(FftPlan *p);
+int fft_f32_lines(const Pass *ps, int64_t begin, int64_t end);
 
 /* Complex64 lines move into and out of lane blocks a row at a time where the compiler has
  * the two builtins (gcc 12, clang): lines 8 bytes apart (a transform along an outer dim,

@@ -1,0 +1,419 @@
+/* fft_f32.c -- the float32 / complex64 transforms of native/fft.c in float32 arithmetic, 8
+ * or 16 lines a block.  Mirrors what pocketfft does for float in ATen/native/mkl/SpectralOps.cpp
+ * (float32 computed in float32); the transform is ours, the plans are fft.c's.
+ *
+ * Note [FFT float32]
+ * ~~~~~~~~~~~~~~~~~~
+ * A pass whose input and output are both single precision and whose plan has radices 2 .. 5
+ * only (no generic prime, no Bluestein; for a real transform, its half plan) runs here: the
+ * stages of Note [FFT kernel] over blocks of 8 or FFT_LANES_F = 16 lines, point b of the lines
+ * as one vector of their real parts and one of their imaginary parts (16: one AVX-512 register
+ * each; the AVX2 and baseline clones split them; no FMA, so every clone gives the same bits;
+ * the kernels are one template, fft_f32_lanes.h, and a lane computes the same at either width;
+ * fft_f32_lines says which width runs where).  The plan keeps float stages of its own
+ * (fft_f32_plan: radix 8 first, so fewer passes over the block than fft.c's radix 4) whose
+ * twiddles are computed in double and rounded once.  Every line of a pass of several runs in
+ * such a block: the last block of a task is filled up with copies of its last line (their
+ * results are the same bits, written to the same place again), so a line's bits do not depend
+ * on how lines fall into threads or blocks, nor on how they move in and out (rows of 8 points,
+ * rows of 8 or 16 lines, points).  A pass of one complex line of n = 256 m points runs the
+ * four-step of Note [Four-step] over 16: 16-point DFTs of the columns, vectorized across 16
+ * neighbouring columns and transposed (16x16) into lane blocks, the twiddles ftwf, then the
+ * float stages of the plan of n / 16 (four16).  Other lines alone, and every pass of other
+ * lengths or of mixed precision, keep fft.c's double path and its bits.
+ *
+ * The error is float32 arithmetic's: against NumPy's float64 on the same float32 inputs,
+ * at most 1.5e-7 of the result's norm (Frobenius) up to 65536 points where PyTorch 2.13
+ * (pocketfft in float32) gives 1.6e-7 to 1.9e-7 on the same inputs; per input ours is
+ * 1.0 to 1.4 times PyTorch's (1.8 at a few tiny lengths, n = 6).
+ * tests/aten/test_fft_f32.py bounds it at 2x PyTorch's worst per size class. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "../loops.h"
+#include "fft_impl.h"
+
+/* ---- the two block widths ---- */
+
+/* The kernels' clones (Note [Loop clones] in loops.h): as PTL_LOOP_CLONES_WIDE but AVX-512
+ * with VL (x86-64-v4; gcc 12's target_clones takes no "avx512vl" alone), so that blocks of
+ * 8 (256-bit vectors) get 32 registers too: radix 8 spilled with 16 (one thread, rfft
+ * 64x1024 float32 57 -> 52 us, irfft 55 -> 50 us).  No FMA in them either (objdump). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PTL_NO_LOOP_CLONES)
+#define FFT_F32_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define FFT_F32_CLONES
+#endif
+
+typedef float LanesF8 __attribute__((vector_size(32)));
+typedef struct CpxF8 {
+    LanesF8 re, im;
+} CpxF8;
+
+#ifdef FFT_ROW_MOVES
+/* the block of 16 complex64 held in f[0] (points 0 .. 7) and f[1] (8 .. 15), im times sgn */
+LANE_INLINE CpxF
+split16(const Floats16 *f, float sgn)
+{
+    LanesF re = __builtin_shufflevector(f[0], f[1], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
+                                        24, 26, 28, 30);
+    LanesF im = __builtin_shufflevector(f[0], f[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23,
+                                        25, 27, 29, 31);
+    return (CpxF){re, im * sgn};
+}
+
+/* split16's inverse: (re sc, im sim) of x as 16 complex64 in f[0] and f[1] */
+LANE_INLINE void
+join16(CpxF x, float sc, float sim, Floats16 *f)
+{
+    LanesF re = x.re * sc, im = x.im * sim;
+    f[0] = __builtin_shufflevector(re, im, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7,
+                                   23);
+    f[1] = __builtin_shufflevector(re, im, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14,
+                                   30, 15, 31);
+}
+
+/* split16 and join16 for 8 complex64 in f[0] */
+LANE_INLINE CpxF8
+split8(const Floats16 *f, float sgn)
+{
+    LanesF8 re = __builtin_shufflevector(f[0], f[0], 0, 2, 4, 6, 8, 10, 12, 14);
+    LanesF8 im = __builtin_shufflevector(f[0], f[0], 1, 3, 5, 7, 9, 11, 13, 15);
+    return (CpxF8){re, im * sgn};
+}
+
+LANE_INLINE void
+join8(CpxF8 x, float sc, float sim, Floats16 *f)
+{
+    LanesF8 re = x.re * sc, im = x.im * sim;
+    f[0] = __builtin_shufflevector(re, im, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7,
+                                   15);
+}
+#endif
+
+/* whether the w lines start 8 bytes apart */
+static inline int
+adjacent_rows(char *const *p, int w)
+{
+    for (int ln = 1; ln < w; ln++) {
+        if (p[ln] - p[0] != 8 * ln) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+#define FW 16
+#define LT LanesF
+#define CT CpxF
+#define SFX(NAME) NAME##_16
+#define SPLIT split16
+#define JOIN join16
+#include "fft_f32_lanes.h"
+
+#define FW 8
+#define LT LanesF8
+#define CT CpxF8
+#define SFX(NAME) NAME##_8
+#define SPLIT split8
+#define JOIN join8
+#include "fft_f32_lanes.h"
+
+/* The float stages of p (n = 2^e 3^a 5^b): radix 8 while three factors 2 are left, then 4 4,
+ * 4 or 2 for the rest (8 ... 8 4 4 rather than 8 ... 8 8 2), then 3 and 5: fewer passes
+ * over the block than fft.c's radix 4 (1024: 4 rather than 5, 4096: 4 rather than 6). */
+int
+fft_f32_plan(FftPlan *p)
+{
+    const int64_t n = p->n;
+    int radices[FFT_MAX_STAGES], ns = 0, e = 0;
+    int64_t rest = n;
+    while (rest % 2 == 0) {
+        rest /= 2;
+        e++;
+    }
+    int e8 = e / 3, tail = e % 3;
+    if (tail == 1 && e8 > 0) {
+        e8--;
+        tail = 4;
+    }
+    for (int i = 0; i < e8; i++) {
+        radices[ns++] = 8;
+    }
+    if (tail == 4) {
+        radices[ns++] = 4;
+        radices[ns++] = 4;
+    } else if (tail > 0) {
+        radices[ns++] = tail == 1 ? 2 : 4;
+    }
+    for (int f = 3; f <= 5; f += 2) {
+        while (rest % f == 0) {
+            radices[ns++] = f;
+            rest /= f;
+        }
+    }
+    int64_t total = 0, l = 1;
+    for (int s = 0; s < ns; s++) {
+        total += (int64_t)(radices[s] - 1) * l;
+        l *= radices[s];
+    }
+    if ((p->ftable = malloc(sizeof(float) * 2 * (size_t)(total + 1))) == NULL) {
+        return -1;
+    }
+    p->bytes += sizeof(float) * 2 * (size_t)(total + 1);
+    float *t = p->ftable;
+    l = 1;
+    for (int s = 0; s < ns; s++) {
+        StageF *st = &p->fstages[s];
+        const int r = radices[s];
+        const int64_t len = l * r;
+        *st = (StageF){.p = r, .l = l, .r = n / len, .tw = t};
+        for (int64_t j = 0; j < l; j++) {
+            for (int q = 1; q < r; q++) {
+                double a = -6.28318530717958647692 * ((double)(q * j % len) / (double)len);
+                *t++ = (float)cos(a);
+                *t++ = (float)sin(a);
+            }
+        }
+        l = len;
+    }
+    p->fnstages = ns;
+    return 0;
+}
+
+/* ---- a line alone: the four-step over 16 ---- */
+
+/* w_16^m, m < 10 (the products b k0 of dft16) */
+static const float w16[10][2] = {
+    {1.0f, 0.0f},
+    {0.92387953251128675613f, -0.38268343236508977173f},
+    {0.70710678118654752440f, -0.70710678118654752440f},
+    {0.38268343236508977173f, -0.92387953251128675613f},
+    {0.0f, -1.0f},
+    {-0.38268343236508977173f, -0.92387953251128675613f},
+    {-0.70710678118654752440f, -0.70710678118654752440f},
+    {-0.92387953251128675613f, -0.38268343236508977173f},
+    {-1.0f, 0.0f},
+    {-0.92387953251128675613f, 0.38268343236508977173f},
+};
+
+/* c[k] = sum_j w_16^(j k) c[j] in place: with j = b + 4 a and k = k0 + 4 k1, 4-point DFTs
+ * over a, the twiddles w_16^(b k0), 4-point DFTs over b */
+LANE_INLINE void
+dft16(CpxF *c)
+{
+    CpxF y[16];
+    for (int b = 0; b < 4; b++) {
+        CpxF a[4] = {c[b], c[b + 4], c[b + 8], c[b + 12]};
+        fbf4_16(a);
+        for (int k0 = 0; k0 < 4; k0++) {
+            y[4 * b + k0] = b * k0 == 0 ? a[k0] : fmul_16(a[k0], w16[b * k0][0], w16[b * k0][1]);
+        }
+    }
+    for (int k0 = 0; k0 < 4; k0++) {
+        CpxF a[4] = {y[k0], y[4 + k0], y[8 + k0], y[12 + k0]};
+        fbf4_16(a);
+        for (int k1 = 0; k1 < 4; k1++) {
+            c[k0 + 4 * k1] = a[k1];
+        }
+    }
+}
+
+#ifdef FFT_ROW_MOVES
+#define UNWRAP(...) __VA_ARGS__
+
+/* one step of a 16x16 transpose: rows i and i + D (i & D == 0) swap bit D of the row index
+ * with bit D of the column index; LO and HI (in parentheses) pick from the two rows */
+#define TRANSPOSE_STEP(D, LO, HI)                                                   \
+    do {                                                                            \
+        LanesF t_[16];                                                              \
+        for (int i = 0; i < 16; i++) {                                              \
+            if ((i & (D)) == 0) {                                                   \
+                t_[i] = __builtin_shufflevector(m[i], m[i + (D)], UNWRAP LO);       \
+                t_[i + (D)] = __builtin_shufflevector(m[i], m[i + (D)], UNWRAP HI); \
+            }                                                                       \
+        }                                                                           \
+        memcpy(m, t_, sizeof(t_));                                                  \
+    } while (0)
+
+/* m[i], element j = m[j], element i */
+LANE_INLINE void
+transpose16(LanesF *m)
+{
+    TRANSPOSE_STEP(8, (0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23),
+                   (8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31));
+    TRANSPOSE_STEP(4, (0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27),
+                   (4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31));
+    TRANSPOSE_STEP(2, (0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29),
+                   (2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31));
+    TRANSPOSE_STEP(1, (0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30),
+                   (1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31));
+}
+#undef TRANSPOSE_STEP
+#undef UNWRAP
+
+/* the 16 points at p (byte stride s) as one block, im times sgn */
+LANE_INLINE CpxF
+load16(const char *p, int64_t s, float sgn)
+{
+    Floats16 f[2];
+    if (s == 8) {
+        memcpy(f, p, sizeof(f));
+        return split16(f, sgn);
+    }
+    float re[FFT_LANES_F], im[FFT_LANES_F];
+    for (int t = 0; t < FFT_LANES_F; t++) {
+        re[t] = ((const float *)(p + t * s))[0];
+        im[t] = sgn * ((const float *)(p + t * s))[1];
+    }
+    CpxF x;
+    memcpy(&x.re, re, sizeof(re));
+    memcpy(&x.im, im, sizeof(im));
+    return x;
+}
+
+/* the 16 points at p (byte stride s) = (re sc, im sim) of x */
+LANE_INLINE void
+store16(CpxF x, float sc, float sim, char *p, int64_t s)
+{
+    Floats16 f[2];
+    join16(x, sc, sim, f);
+    if (s == 8) {
+        memcpy(p, f, sizeof(f));
+        return;
+    }
+    for (int t = 0; t < FFT_LANES_F; t++) {
+        float *z = (float *)(p + t * s);
+        z[0] = f[t / 8][2 * (t % 8)];
+        z[1] = f[t / 8][2 * (t % 8) + 1];
+    }
+}
+
+/* Note [FFT float32]: the C2C of the line at src (byte stride ss) into dst (ds) by plan p
+ * (n = 256 m); v: 2 n / 16 blocks */
+FFT_F32_CLONES static void
+four_step_f(const Pass *ps, const char *src, char *dst, CpxF *v)
+{
+    const FftPlan *p = ps->plan;
+    const int64_t n2 = p->n / FFT_LANES_F, ss = ps->sstr[ps->d], ds = ps->dstr[ps->d];
+    const float sgn = ps->inverse ? -1.0f : 1.0f, sc = (float)ps->scale, sim = sgn * sc;
+    for (int64_t b = 0; b < n2; b += FFT_LANES_F) {   /* columns b .. b + 15 */
+        CpxF c[FFT_LANES_F];
+        LanesF re[FFT_LANES_F], im[FFT_LANES_F];
+        for (int j1 = 0; j1 < FFT_LANES_F; j1++) {
+            c[j1] = load16(src + (j1 * n2 + b) * ss, ss, sgn);
+        }
+        dft16(c);
+        for (int k1 = 0; k1 < FFT_LANES_F; k1++) {
+            re[k1] = c[k1].re;
+            im[k1] = c[k1].im;
+        }
+        transpose16(re);
+        transpose16(im);
+        for (int t = 0; t < FFT_LANES_F; t++) {
+            const CpxF w = p->ftwf[b + t];
+            v[b + t] = (CpxF){re[t] * w.re - im[t] * w.im, re[t] * w.im + im[t] * w.re};
+        }
+    }
+    const CpxF *r = exec_f_16(p->four16, v, v + n2);
+    for (int64_t k2 = 0; k2 < n2; k2++) {
+        store16(r[k2], sc, sim, dst + FFT_LANES_F * k2 * ds, ds);
+    }
+}
+#endif
+
+/* ---- passes ---- */
+
+/* a plan the float32 stages run: radices 2 .. 5 only */
+static int
+smooth_plan(const FftPlan *p)
+{
+    if (p->sub != NULL) {
+        return 0;
+    }
+    for (int s = 0; s < p->nstages; s++) {
+        if (p->stages[s].p > 5) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int
+fft_f32_takes(const Pass *ps)
+{
+    const FftPlan *pl = ps->plan;
+    const int single = (ps->sdt == PTL_DTYPE_FLOAT32 || ps->sdt == PTL_DTYPE_COMPLEX64) &&
+                       (ps->ddt == PTL_DTYPE_FLOAT32 || ps->ddt == PTL_DTYPE_COMPLEX64);
+    if (!single) {
+        return 0;
+    }
+    if (ps->kind != PASS_C2C) {
+        return pl->real && ps->lines > 1 && smooth_plan(pl->half);
+    }
+#ifdef FFT_ROW_MOVES
+    if (ps->lines == 1) {
+        return pl->four16 != NULL;
+    }
+#endif
+    return ps->lines > 1 && pl->n > 1 && smooth_plan(pl);
+}
+
+int
+fft_f32_lines(const Pass *ps, int64_t begin, int64_t end)
+{
+    const FftPlan *pl = ps->plan;
+    const int64_t n = pl->n;
+    const int64_t blocks = ps->kind != PASS_C2C ? 3 * (n / 2) + 1 :
+                           ps->lines == 1 ? 2 * (n / FFT_LANES_F) : 2 * n;
+    CpxF *v = aligned_alloc(64, sizeof(CpxF) * (size_t)blocks);
+    if (v == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "fft: out of memory");
+    }
+#ifdef FFT_ROW_MOVES
+    if (ps->kind == PASS_C2C && ps->lines == 1) {
+        int64_t so, dof;
+        line_offsets(ps, 0, &so, &dof);
+        four_step_f(ps, ps->src + so, ps->dst + dof, v);
+        free(v);
+        return 0;
+    }
+#endif
+    /* Lines 8 bytes apart (a transform along an outer dim) run 16 a block, as rows of 128
+     * bytes; others 8 a block: 16 lines of a power-of-two length lie in one set of the 8-way
+     * L1, the two 8x8 transposes of 16 lines cost more than the vectors' width saves, and a
+     * block of 16 lines of 4096 points fills the L2 (one thread, 64x1024: 88 -> 83 us,
+     * 256x256: 67 -> 60 us, 16x4096: 103 -> 97 us, fastest of 30).  Either width gives a
+     * line the same bits (fft_f32_lanes.h). */
+    for (int64_t line = begin, nl; line < end; line += nl) {
+        /* the last block of the task: copies of its last line fill it up */
+        nl = end - line < FFT_LANES_F ? end - line : FFT_LANES_F;
+        const char *src[FFT_LANES_F];
+        char *dst[FFT_LANES_F];
+        for (int ln = 0; ln < FFT_LANES_F; ln++) {
+            int64_t so, dof;
+            line_offsets(ps, line + (ln < nl ? ln : nl - 1), &so, &dof);
+            src[ln] = ps->src + so;
+            dst[ln] = ps->dst + dof;
+        }
+        if (nl > 8 && (adjacent_rows((char *const *)src, FFT_LANES_F) ||
+                       adjacent_rows(dst, FFT_LANES_F))) {
+            switch (ps->kind) {
+            case PASS_C2C: c2c_block_f_16(ps, src, dst, v); break;
+            case PASS_R2C: r2c_block_f_16(ps, src, dst, v); break;
+            default: c2r_block_f_16(ps, src, dst, v); break;
+            }
+            continue;
+        }
+        nl = nl < 8 ? nl : 8;
+        switch (ps->kind) {
+        case PASS_C2C: c2c_block_f_8(ps, src, dst, (CpxF8 *)v); break;
+        case PASS_R2C: r2c_block_f_8(ps, src, dst, (CpxF8 *)v); break;
+        default: c2r_block_f_8(ps, src, dst, (CpxF8 *)v); break;
+        }
+    }
+    free(v);
+    return 0;
+}
