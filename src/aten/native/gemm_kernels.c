@@ -153,10 +153,13 @@ pack_rows8(const float *src, int64_t rs, int64_t h, int64_t hs, int64_t kc8, int
     for (int64_t p = 0; p < kc8; p += 8) {
         __m256 v[8];
         if (ahead && p % 16 == 0) {
-            int64_t q = p + PACK_AHEAD;
-            const float *f = q < kc8 ? src + q : src + h * rs + (q - kc8);
+            /* addresses as integers: they may lie past the matrix (a prefetch does not
+             * fault) */
+            int64_t q = p + PACK_AHEAD, at = q < kc8 ? q : h * rs + (q - kc8);
             for (int r = 0; r < 8; r++) {
-                _mm_prefetch((const char *)(f + r * rs), _MM_HINT_T0);
+                _mm_prefetch((const char *)((uintptr_t)src +
+                                            (uintptr_t)(at + r * rs) * sizeof(float)),
+                             _MM_HINT_T0);
             }
         }
         for (int r = 0; r < 8; r++) {
