@@ -532,16 +532,21 @@ def test_partial_slivers(mkn, restore_threads):
 
 
 # (m, k, n) at and across Note [GEMM direct A]'s rule, for both engines (AVX-512: MR 12, NR 32,
-# at most 256 columns; the AVX2 rerun: MR 6, NR 16, at most 128): n = 256, 128 and 127 read
-# a row-major A in place, 257 (past the limit), 240 and 120 (a narrow last sliver: 16 of 32,
-# 8 of 16) do not, 241 and 121 do; m under one sliver (packed), one sliver and one row more
+# at most 16 slivers, 512 columns; the AVX2 rerun: MR 6, NR 16, at most 256): n = 512, 256 and
+# 255 read a row-major A in place, 544 and 272 (past the limit: 17 slivers), 496 and 248 (a
+# narrow last sliver: 16 of 32, 8 of 16) do not, 497 and 249 do; the old limit of 8 slivers
+# (256, 257, 240, 241 on AVX-512; 128, 127, 120, 121 on AVX2), all in place now but for the
+# narrow last slivers; an MLP's x [128, 784] @ W^T (one A block, four K blocks) and its input
+# gradient g [128, 256] @ W [256, 512]; m under one sliver (packed), one sliver and one row more
 # (the last packed), the AVX2 pair of 4-row slivers (13, 14), several A blocks (m > 192) and
 # several K blocks (k > 320); k = 1024 puts all of a tile's rows in one L1 set (packed), 1000
 # does not, and k = 5 is under one 8-column transpose.
 DIRECT_A = [(12, 64, 256), (13, 64, 256), (11, 64, 256), (24, 40, 257), (25, 40, 240),
             (25, 40, 241), (6, 40, 128), (7, 40, 127), (13, 40, 120), (14, 40, 121),
             (200, 700, 64), (400, 130, 96), (40, 1024, 64), (40, 1000, 64), (37, 5, 32),
-            (1024, 128, 32)]
+            (1024, 128, 32), (12, 64, 512), (13, 40, 544), (25, 40, 496), (25, 40, 497),
+            (6, 40, 256), (7, 40, 255), (7, 40, 272), (13, 40, 248), (14, 40, 249),
+            (128, 784, 512), (128, 256, 512)]
 
 
 @pytest.mark.parametrize("mkn", DIRECT_A)

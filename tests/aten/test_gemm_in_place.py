@@ -104,11 +104,12 @@ def test_b_in_place(case, dtype, restore_threads):
 # 8 KiB: 4, 2, 1 and 1 L1 sets for 64 k steps; the AVX2 tiles pack these, and read 128 (8 sets)
 # and 96 (32 sets) in place), with m at MR (12; AVX2 6), one row over (the last row packed),
 # across MC (192; 400 is three blocks); k under the fetch distance, at and across KC; n at
-# NR, 256 (8 slivers, the limit), a narrow last sliver (48: packed) and 241 (in place)
+# NR, 256 (8 slivers, the old limit), 512 (16, the limit; AVX2: 32, packed), a narrow last
+# sliver (48: packed) and 241 (in place)
 A_CASES = [(12, 64, 32, 256), (13, 64, 64, 512), (24, 5, 128, 1024), (25, 15, 96, 2048),
            (6, 40, 32, 128), (7, 300, 64, 128), (90, 256, 64, 96), (200, 321, 96, 1024),
            (400, 40, 32, 512), (60, 700, 256, 1024), (60, 100, 241, 2048), (60, 100, 48, 512),
-           (130, 1, 64, 1024)]
+           (130, 1, 64, 1024), (40, 64, 512, 1024)]
 
 
 @pytest.mark.parametrize("case", A_CASES)

@@ -1,6 +1,6 @@
 """A transposed A read in place by the GEMM's tiles (gemm.c, Note [GEMM direct A]): a weight
 gradient's g^T of g^T @ x, whose whole MR-row slivers the direct_at tile reads where they lie
-when the product has at most 8 B slivers (AVX-512: 256 columns; AVX2: 128) and no narrow last
+when the product has at most 16 B slivers (AVX-512: 512 columns; AVX2: 256) and no narrow last
 one; on AVX2 also k steps that spread over L1's sets (at most 8 of 64 in one set: a stride of
 128 floats is, 256 is not), on AVX-512 at any stride (test_gemm_in_place.py).  Against NumPy in float64 at, below and above each threshold, and the
 bits of the same product with A packed (a column-strided A) and row-major, on 1 and 2 threads,
@@ -48,8 +48,10 @@ def transposed(a, lda):
 
 
 # (m, k, n, lda) at and across the rule, for both engines: m = MR (12; AVX2 6) one sliver in
-# place, one row under (packed) and over (the last row packed); n = 256 and 128 in place, 257
-# past the limit, 240 and 120 a narrow last sliver (not), 241 and 121 (in place); several A
+# place, one row under (packed) and over (the last row packed); n = 512 and 256 in place, 544
+# and 272 past the limit (17 slivers), 496 and 248 a narrow last sliver (not), 497 and 249 (in
+# place); the old limit's 256, 257, 240, 241 (AVX2: 128, 127, 120, 121); an MLP's weight
+# gradients g^T @ x (g [128, 512] and [128, 256], x [128, 784] and [128, 512]); several A
 # blocks (m > 192) and K blocks (k > 320); lda 64 floats (4 of 64 k steps in one set;
 # doubles: 8), 128 (8; doubles 16: packed on AVX2), 512 (an LSTM's 4H: 32, packed on AVX2),
 # 528 (one line more: in place, Note [Recurrent layer]) and 1024 (all in one set: packed on
@@ -58,7 +60,10 @@ CASES = [(12, 64, 256, 12), (11, 64, 256, 11), (13, 64, 256, 13), (24, 40, 257, 
          (25, 40, 240, 25), (25, 40, 241, 25), (6, 40, 128, 6), (7, 40, 127, 7),
          (13, 40, 120, 13), (14, 40, 121, 14), (200, 700, 64, 200), (400, 130, 96, 400),
          (40, 300, 64, 64), (40, 300, 64, 128), (40, 1000, 64, 512), (40, 1000, 64, 528),
-         (30, 200, 33, 1024), (37, 5, 32, 37), (512, 1024, 64, 528)]
+         (30, 200, 33, 1024), (37, 5, 32, 37), (512, 1024, 64, 528), (12, 64, 512, 12),
+         (24, 40, 544, 24), (25, 40, 496, 25), (25, 40, 497, 25), (6, 40, 256, 6),
+         (7, 40, 272, 7), (13, 40, 248, 13), (14, 40, 249, 14), (512, 128, 784, 512),
+         (256, 128, 512, 256)]
 
 
 @pytest.mark.parametrize("case", CASES)

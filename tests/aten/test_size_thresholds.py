@@ -42,6 +42,9 @@ gemm.c a last MR + 1 or MR + 2 rows of an A block as two 4-row slivers (AVX2's p
 gemm.c rows reading B in place (direct_b_max_m: 64 on AVX2, 24 on AVX-512 float64, any height on
     AVX-512 float32 up to an L2 span; and up to 64 rows when a K block of B spans
     at most GEMM_DIRECT_B_SPAN = 32 KB) -> m = 64 (n = 48, 47), 65; m = 200 at n = 200.
+gemm.c Note [GEMM direct A]: A read in place by products of at most GEMM_DIRECT_A_SLIVERS = 16
+    B slivers (512 columns on AVX-512, 256 on AVX2) -> tests/aten/test_gemm.py test_direct_a
+    and tests/aten/test_gemm_transposed_a.py (n = 16 NR, 17 NR, a narrow last sliver).
 gemm.c GEMM_PARALLEL_FLOPS = 2**18 -> gemv rows * k at it; GEMM_THREAD_MACS = 2**20 a
     thread -> 128 x 128 x 127 (one thread), 128 x 128 x 128 (two), 192 x 128 x 128 (three).
 gemm.c GEMM_KSPLIT = 4096 (k >= 2 GEMM_KSPLIT), GEMM_KSPLIT_MAX_CHUNKS = 32,
@@ -125,6 +128,7 @@ SRC = os.path.join(ROOT, "src")
 GRAIN = 32768                      # c10/parallel.h PTL_GRAIN_SIZE
 COL_BUDGET = 1 << 24               # aten/native/conv.c
 GEMM_DIRECT_B_SPAN = 32 * 1024     # aten/native/gemm.c
+GEMM_DIRECT_A_SLIVERS = 16
 GEMM_PARALLEL_FLOPS = 1 << 18
 GEMM_THREAD_MACS = 1 << 20
 GEMV_COL_BLOCK = 1024
@@ -180,6 +184,7 @@ def test_threshold_constants():
     assert c_define("aten/native/conv_nhwc.c", "FEW_TASK_ROWS") == 8
     gemm = "aten/native/gemm.c"
     assert c_define(gemm, "GEMM_DIRECT_B_SPAN") == GEMM_DIRECT_B_SPAN
+    assert c_define(gemm, "GEMM_DIRECT_A_SLIVERS") == GEMM_DIRECT_A_SLIVERS
     assert c_define(gemm, "GEMM_PARALLEL_FLOPS") == GEMM_PARALLEL_FLOPS
     assert c_define(gemm, "GEMM_THREAD_MACS") == GEMM_THREAD_MACS
     assert c_define(gemm, "GEMV_COL_BLOCK") == GEMV_COL_BLOCK

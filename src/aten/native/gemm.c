@@ -582,9 +582,14 @@ gemm_kc(const GemmEngine *e, int64_t k)
  * reads only the sliver's rows (a batch of 64 x 64 x 64 products, 5 x 12 + 4 rows each, spent a
  * tenth of its time packing and computing the last 4 rows); else it is packed.  The rule
  * (gemm_a_direct): a row-major A of the engine's type, at most GEMM_DIRECT_A_SLIVERS B slivers
- * (past that, 12 interleaved row streams per tile ran 1-3% slower than one packed stream: 1024 x
- * 128 @ 128 x 384), no narrow last B sliver (the direct tile is whole-width, and half and quarter
- * tiles read a packed A), and rows that do not pile up in one L1 set (at most MR / 2 of a tile's
+ * (16: the limit was 8, where 12 interleaved row streams per tile had run 1-3% slower than one
+ * packed stream, 1024 x 128 @ 128 x 384; since the tiles fetch ahead, 9 to 16 slivers in place
+ * ran faster, one Zen 4 core, packed -> in place, us: 1024 x 128 @ 128 x 384 922 -> 894, an
+ * MLP's x [128, 784] @ W^T [784, 512] 972 -> 960, its g [128, 256] @ W [256, 512] 298 -> 292,
+ * 1024 x 128 @ 128 x 512 1215 -> 1195; float64 128 x 784 @ 784 x 256 1080 -> 1024, 256^3 658
+ * -> 622; the AVX2 tiles (16 slivers: 256 columns) 1024 x 128 @ 128 x 256 624 -> 612), no
+ * narrow last B sliver (the direct tile is whole-width, and half and quarter tiles read a
+ * packed A), and rows that do not pile up in one L1 set (at most MR / 2 of a tile's
  * rows: a 4 KiB row stride puts all twelve in one 8-way set).  Measured on one Zen 4 core: 1024 x
  * 512 @ 512 x 128 104 -> 109 GFLOPS, N = 64 96 -> 109, N = 32 76-83 -> 107.  The tile computes the
  * same chain of FMAs over k as the packed one, so the bits do not change.
@@ -607,7 +612,7 @@ gemm_kc(const GemmEngine *e, int64_t k)
  * but 512 (2 sets) 90 -> 85 and 1024 (1 set) 91 -> 30 in place.  Before the fetch, packed / in
  * place for M = 12 .. 1040 (lda = M, or 528 for 512), K = 1024, N = 64 and 128 was
  * 1.02-1.13; K = 4096, N = 32: 1.10-1.48.  The same FMA chain again. */
-#define GEMM_DIRECT_A_SLIVERS 8
+#define GEMM_DIRECT_A_SLIVERS 16
 /* a transposed A is read in place by the AVX2 tiles (MR 6) when no L1 set holds more than
  * this many of 64 k steps; by the AVX-512 tiles (MR 12) at any stride */
 #define GEMM_DIRECT_AT_SET_HITS 8

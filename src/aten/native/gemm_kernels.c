@@ -134,13 +134,34 @@ store_head_ps(float *d, __m256 v, int64_t h)
  * w: a row-major A's 6 or 4 rows) each column is stored as a whole vector whose last 8 - w
  * lanes land on the next column's first rows, stored next; the last column exactly.  One
  * store per column instead of a 4- and a 2-lane one (a 1024 x 128 @ 128 x 65 product spent
- * 15% of its time here). */
+ * 15% of its time here).
+ * With `ahead` (a transposed B's NR-wide slivers: the rows of a Linear's weight W of x @ W^T)
+ * the 8 rows' elements PACK_AHEAD columns on are fetched into L1, one line a row every 16
+ * columns; past kc8 that is the next 8 rows' first columns (h rows on: the same sliver's next
+ * rows or the next sliver's first), so the fetches run on from one call to the next.  Each row
+ * is one K block long (784 floats in 4 blocks of 196: 13 lines), too short a run for the
+ * hardware prefetcher, and in a training step W comes from L3 (the optimizer's step and the
+ * other layers went through L2 since): the transposes waited on every line.  One Zen 4 core,
+ * x [128, 784] @ W^T [784, 512], W and x in L3: 1060 -> 975 us; in L2 972 -> 960 (the fetch
+ * distance: 48 1005, 96 995, 160 972, 256 983, 384 988 us).  Only loads move: the bytes
+ * packed are the same. */
+#define PACK_AHEAD 160
 __attribute__((target("avx2,fma"))) static inline void
 pack_rows8(const float *src, int64_t rs, int64_t h, int64_t hs, int64_t kc8, int64_t w,
-           float *dst, int spill)
+           float *dst, int spill, int ahead)
 {
     for (int64_t p = 0; p < kc8; p += 8) {
         __m256 v[8];
+        if (ahead && p % 16 == 0) {
+            /* addresses as integers: they may lie past the matrix (a prefetch does not
+             * fault) */
+            int64_t q = p + PACK_AHEAD, at = q < kc8 ? q : h * rs + (q - kc8);
+            for (int r = 0; r < 8; r++) {
+                _mm_prefetch((const char *)((uintptr_t)src +
+                                            (uintptr_t)(at + r * rs) * sizeof(float)),
+                             _MM_HINT_T0);
+            }
+        }
         for (int r = 0; r < 8; r++) {
             v[r] = r < h ? _mm256_loadu_ps(src + r * rs + p) : _mm256_setzero_ps();
         }
@@ -161,7 +182,7 @@ __attribute__((target("avx2,fma"))) void
 ptl_gemm_pack_rows8_f4(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w,
                        float *dst)
 {
-    pack_rows8(src, rs, h, h, kc8, w, dst, 0);
+    pack_rows8(src, rs, h, h, kc8, w, dst, 0, 0);
 }
 
 /* A transposed A (or a row-major B) is packed PACK_KROWS rows of K at a time, sliver by
@@ -248,7 +269,7 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
             float *d = dst + i0 * kc;
             for (int64_t r0 = 0; r0 < w; r0 += 8) {
                 int64_t h = w - r0 < 8 ? w - r0 : 8;
-                pack_rows8(s + r0 * rs, rs, h, h, kc8, w, d + r0, w < 8);
+                pack_rows8(s + r0 * rs, rs, h, h, kc8, w, d + r0, w < 8, w >= 16);
             }
             /* the last kc - kc8 columns */
             pack_f4_f4((const char *)(s + kc8), rs, cs, w, kc - kc8, w, d + kc8 * w);
@@ -261,7 +282,7 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
             for (int64_t r0 = 0; r0 < w; r0 += 8) {
                 int64_t h = rows - full - r0, hs = w - r0 < 8 ? w - r0 : 8;
                 h = h < 0 ? 0 : h < hs ? h : hs;
-                pack_rows8(h > 0 ? s + r0 * rs : s, rs, h, hs, kc8, w, d + r0, 0);
+                pack_rows8(h > 0 ? s + r0 * rs : s, rs, h, hs, kc8, w, d + r0, 0, 0);
             }
             pack_f4_f4((const char *)(s + kc8), rs, cs, rows - full, kc - kc8, w, d + kc8 * w);
             full = rows;
