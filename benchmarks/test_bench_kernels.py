@@ -277,6 +277,19 @@ def test_float32_products_few_rows(benchmark, impl, rows, cols):
     benchmark(lambda x: x.prod(0), make(impl, a))
 
 
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("rows,cols", [(2, 40000), (5, 40000), (64, 4000)])
+def test_float32_column_extremes_few_rows(benchmark, impl, rows, cols):
+    """amax(0) of few rows: the column fold four rows a pass, the extremes stored by a typed
+    loop (reduce.c's ptl_red_put_columns), not a call an output."""
+    benchmark.group = f"amax(0) {rows}x{cols} float32"
+    a = randn((rows, cols))
+    if impl == "numpy":
+        benchmark(np.max, a, 0)
+        return
+    benchmark(lambda x: x.amax(0), make(impl, a))
+
 @pytest.mark.parametrize("dtype,impl", LOWP_CASES)
 @pytest.mark.parametrize("op", list(LOWP_REDUCTIONS))
 def test_half_precision_reductions_1e6(benchmark, impl, dtype, op):

@@ -716,6 +716,10 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
         else if (fold) {   /* a value (and a row) per column: sd and si */
             ptl_red_column_fold(pl->dt, col_ops[pl->kind] + (pl->kind == R_NORM && pl->p == 2), p,
                                 pl->rstride[0], pl->R, m, sd, si, avx2);
+            if ((pl->kind == R_MAX || pl->kind == R_MIN) && ptl_dtype_is_floating(pl->odt0)) {
+                ptl_red_put_columns(pl, o0, sd, m);   /* a put an output: 0.04x amax(0) 2x40000 */
+                continue;
+            }
         }
         else {   /* sums */
             memset(sd, 0, sizeof(double) * (size_t)m);

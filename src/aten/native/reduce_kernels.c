@@ -668,6 +668,14 @@ ptl_red_add_row_f8(double *acc, const double *x, int64_t n, int avx2)
  * equal values; prod (float64 here: float32 takes ptl_red_prod_rows_lowp's lanes) multiplies
  * in double in row order, as step_d does, so its bits do not change.  Inlined into a portable and an AVX2 function, so that each vectorizes the
  * row loops for its target. */
+/* One row's value V into a column's extreme B (the first of equal values kept, a NaN B kept)
+ * and its last NaN N; a row twice changes nothing, so a pass of 4 rows repeats the last */
+#define COLUMN_EXTREME_STEP(CMP, V, B, N)                                                 \
+    do {                                                                                  \
+        __typeof__(B) v_ = (V);                                                           \
+        (B) = v_ CMP(B) ? v_ : (B);                                                       \
+        (N) = v_ != v_ ? v_ : (N);                                                        \
+    } while (0)
 #define DEFINE_COLUMN_FOLD(NAME, T)                                                       \
     static inline __attribute__((always_inline)) void NAME(PtlRedColOp op, const char *p, \
                                                            int64_t rs, int64_t R,         \
@@ -717,18 +725,31 @@ ptl_red_add_row_f8(double *acc, const double *x, int64_t n, int avx2)
             for (int64_t k = 0; k < m; k++) {                                             \
                 nan[k] = x0[k] != x0[k] ? x0[k] : 0;                                      \
             }                                                                             \
-            for (int64_t r = 1; r < R; r++) {                                             \
-                const T *x = (const T *)(p + r * rs);                                     \
+            for (int64_t r = 1; r < R; r += 4) {   /* 4 rows a pass, past R row R - 1 again */ \
+                const T *x0 = (const T *)(p + r * rs);                                    \
+                const T *x1 = (const T *)(p + (r + 1 < R ? r + 1 : R - 1) * rs);          \
+                const T *x2 = (const T *)(p + (r + 2 < R ? r + 2 : R - 1) * rs);          \
+                const T *x3 = (const T *)(p + (r + 3 < R ? r + 3 : R - 1) * rs);          \
                 if (is_max) {                                                             \
                     for (int64_t k = 0; k < m; k++) {                                     \
-                        best[k] = x[k] > best[k] ? x[k] : best[k];                        \
-                        nan[k] = x[k] != x[k] ? x[k] : nan[k];                            \
+                        T b = best[k], n = nan[k];                                        \
+                        COLUMN_EXTREME_STEP(>, x0[k], b, n);                              \
+                        COLUMN_EXTREME_STEP(>, x1[k], b, n);                              \
+                        COLUMN_EXTREME_STEP(>, x2[k], b, n);                              \
+                        COLUMN_EXTREME_STEP(>, x3[k], b, n);                              \
+                        best[k] = b;                                                      \
+                        nan[k] = n;                                                       \
                     }                                                                     \
                 }                                                                         \
                 else {                                                                    \
                     for (int64_t k = 0; k < m; k++) {                                     \
-                        best[k] = x[k] < best[k] ? x[k] : best[k];                        \
-                        nan[k] = x[k] != x[k] ? x[k] : nan[k];                            \
+                        T b = best[k], n = nan[k];                                        \
+                        COLUMN_EXTREME_STEP(<, x0[k], b, n);                              \
+                        COLUMN_EXTREME_STEP(<, x1[k], b, n);                              \
+                        COLUMN_EXTREME_STEP(<, x2[k], b, n);                              \
+                        COLUMN_EXTREME_STEP(<, x3[k], b, n);                              \
+                        best[k] = b;                                                      \
+                        nan[k] = n;                                                       \
                     }                                                                     \
                 }                                                                         \
             }                                                                             \
