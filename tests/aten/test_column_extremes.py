@@ -1,7 +1,7 @@
 """Column extremes of float32/float64 (amax(0), amin(0) and the values of max(0) / min(0),
-reduce_kernels.c's column fold): rows folded four a pass (the last pass repeating row R - 1,
-which changes nothing), the extremes stored by reduce.c's typed loop (ptl_red_put_columns)
-rather than a call an output.  Exact against NumPy for every row count across the passes (1
+reduce_kernels.c's column fold, AVX-512, AVX2 and portable): rows 0-4 in the first pass,
+four a pass after (the last pass repeating row R - 1, which changes nothing), the extremes
+stored by reduce.c's typed loop (ptl_red_put_columns) rather than a call an output.  Exact against NumPy for every row count across the passes (1
 to 9, 64, 65), column counts across reduce.c's 2048-column units, on 1 and 2 threads and on
 the AVX2 and portable capabilities; NaN anywhere in a column wins, the first of equal values
 (+0 and -0) is kept; keepdim, non-contiguous and expanded inputs; the error paths."""
@@ -11,7 +11,7 @@ import pytest
 import pytorchlite as ptl
 from helpers import assert_raises_like_torch, num_threads, rerun_with_capability
 
-ROWS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 64, 65]
+ROWS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 64, 65]
 WIDTHS = [1, 7, 100, 2047, 2048, 2049, 5000]
 DTYPES = {"float32": (np.float32, ptl.float32), "float64": (np.float64, ptl.float64)}
 
