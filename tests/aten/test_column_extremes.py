@@ -1,10 +1,12 @@
-"""Column extremes of float32/float64 (amax(0), amin(0) and the values of max(0) / min(0),
+"""Column extremes of float32/float64 (amax(0), amin(0), max(0) / min(0) values and rows;
 reduce_kernels.c's column fold, AVX-512, AVX2 and portable): rows 0-4 in the first pass,
 four a pass after (the last pass repeating row R - 1, which changes nothing), the extremes
-stored by reduce.c's typed loop (ptl_red_put_columns) rather than a call an output.  Exact against NumPy for every row count across the passes (1
-to 9, 64, 65), column counts across reduce.c's 2048-column units, on 1 and 2 threads and on
-the AVX2 and portable capabilities; NaN anywhere in a column wins, the first of equal values
-(+0 and -0) is kept; keepdim, non-contiguous and expanded inputs; the error paths."""
+and max.dim's / min.dim's int64 rows stored by reduce.c's typed loops rather than a call an
+output.  Exact against NumPy for every row count across the passes (1 to 10, 13, 64, 65),
+column counts across reduce.c's 2048-column units, on 1 and 2 threads and on the AVX2 and
+portable capabilities; NaN anywhere in a column wins (max.dim: the first NaN's row), the
+first of equal values (+0 and -0) is kept; keepdim, non-contiguous and expanded inputs; the
+error paths."""
 import numpy as np
 import pytest
 
@@ -31,6 +33,10 @@ def test_column_extremes_bits(threads, dtype):
                     assert got.dtype == pt
                     np.testing.assert_array_equal(got.numpy(), want)
                 np.testing.assert_array_equal(t.max(0).indices.numpy(), a.argmax(0))
+                np.testing.assert_array_equal(t.min(0).indices.numpy(), a.argmin(0))
+                m = t.max(0, keepdim=True)
+                np.testing.assert_array_equal(m.values.numpy(), a.max(0, keepdims=True))
+                np.testing.assert_array_equal(m.indices.numpy(), a.argmax(0)[None])
                 np.testing.assert_array_equal(t.amax(0, keepdim=True).numpy(),
                                               a.max(0, keepdims=True))
 
@@ -47,6 +53,10 @@ def test_column_extremes_nan_and_signed_zeros_bits(threads):
             got = ptl.tensor(a)
             np.testing.assert_array_equal(got.amax(0).numpy(), a.max(0))
             np.testing.assert_array_equal(got.amin(0).numpy(), a.min(0))
+            for name in ["max", "min"]:   # the first NaN's row, as NumPy's argmax / argmin
+                r = getattr(got, name)(0)
+                np.testing.assert_array_equal(r.values.numpy(), getattr(a, name)(0))
+                np.testing.assert_array_equal(r.indices.numpy(), getattr(a, "arg" + name)(0))
             z = np.zeros((R, 40), np.float32)   # 40 columns: the column fold
             z[:, 1::2] = -0.0
             z[0, 0::2], z[0, 1::2] = -0.0, 0.0   # the first zero of each column keeps its sign
