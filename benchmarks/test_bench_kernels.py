@@ -264,10 +264,11 @@ def test_float32_products_1e6(benchmark, impl, op):
 
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("rows,cols", [(2, 100000), (4, 100000), (8, 65536), (16, 65536),
-                                       (32, 4096)])
+                                       (32, 4096), (32, 4000), (48, 4096), (64, 1000)])
 def test_float32_products_few_rows(benchmark, impl, rows, cols):
-    """prod(0) of few rows (Note [Float32 products]: up to 32 rows folded in registers), values
-    near 1."""
+    """prod(0) of few rows (Note [Float32 products]: up to 64 rows folded in registers, or from
+    16 rows whose addresses share L1 sets, rows of 4096 floats, through a stage), values near
+    1."""
     benchmark.group = f"prod(0) {rows}x{cols} float32 near 1"
     a = (1 + randn((rows, cols)) / 1000).astype(np.float32)
     if impl == "numpy":
@@ -275,6 +276,19 @@ def test_float32_products_few_rows(benchmark, impl, rows, cols):
         return
     benchmark(lambda x: x.prod(0), make(impl, a))
 
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("rows,cols", [(2, 40000), (5, 40000), (64, 4000)])
+def test_float32_column_extremes_few_rows(benchmark, impl, rows, cols):
+    """amax(0) of few rows: the column fold four rows a pass, the extremes stored by a typed
+    loop (reduce.c's ptl_red_put_columns), not a call an output."""
+    benchmark.group = f"amax(0) {rows}x{cols} float32"
+    a = randn((rows, cols))
+    if impl == "numpy":
+        benchmark(np.max, a, 0)
+        return
+    benchmark(lambda x: x.amax(0), make(impl, a))
 
 @pytest.mark.parametrize("dtype,impl", LOWP_CASES)
 @pytest.mark.parametrize("op", list(LOWP_REDUCTIONS))

@@ -3,12 +3,12 @@ the lane order (value i of a run into lane i % 64, the lanes folded pairwise) fo
 runs (every length to 200: the last partial group of 8, runs below 8), many runs at once,
 strided runs (1024-value blocks), columns (prod(0): row r into lane r % 64 of its column;
 blocks of 128, 96 or 48 columns, the last shifted left, then 32 and 8, the lanes a row at a
-time below 8; lanes l and l + 32 in registers, rows past R skipped; up to 32 rows folded in
-registers, 16 columns a step) and a whole reduction's chunks, at and across each of those
-sizes, on 1 and 2 threads and on the AVX2 and portable capabilities; the error against
-float64 within the bound of one rounding a multiply (PyTorch's and NumPy's float32 products
-round as often); zeros, infinities and NaN; 0-dim, size-0, expanded and non-contiguous
-inputs; the error paths."""
+time below 8; lanes l and l + 32 in registers, rows past R skipped; up to 64 rows folded in
+registers, 16 columns a step; from 16 rows sharing L1 sets, through a stage of 256 columns)
+and a whole reduction's chunks, at and across each of those sizes, on 1 and 2 threads and
+on the AVX2 and portable capabilities; the error against float64 within the bound of one
+rounding a multiply (PyTorch's and NumPy's float32 products round as often); zeros,
+infinities and NaN; 0-dim, size-0, expanded and non-contiguous inputs; the error paths."""
 import numpy as np
 import pytest
 
@@ -175,11 +175,11 @@ def test_column_blocks_and_rows_bits(threads):
             same(ptl.tensor(a).prod(0), run_products(a.T))
 
 
-# up to 32 rows (PROD_FEW_ROWS) each column's rows are folded in registers (from 17 rows, row
-# l + 16 into lane l first), 16 columns a step, the last 16 shifted left to end at the last
+# up to 64 rows (PROD_FEW_ROWS) each column's rows are folded in registers (from 17 rows, row
+# l + 16 into lane l, from 33 row l + 32), 16 columns a step, the last 16 shifted left to end at the last
 # column, stored as float32 straight into the output; reduce.c hands the kernel units of at
 # most 2048 columns
-FEW_ROWS = list(range(1, 19)) + [24, 31, 32, 33]
+FEW_ROWS = list(range(1, 19)) + [24, 31, 32, 33, 40, 48, 49, 63, 64, 65]
 FEW_WIDTHS = [8, 15, 16, 17, 31, 32, 33, 100, 2047, 2048, 2049, 4100]
 
 
@@ -205,6 +205,48 @@ def test_few_rows_bits(threads):
     assert got[39] == 0.0 and not np.signbit(got[39])
     same(ptl.tensor(v).prod(0), run_products(v.T))
 
+
+
+# rows 4096 bytes apart or any multiple (more than 8 of them in one L1 set: PROD_STAGE_ROWS =
+# 16 rows on, up to PROD_FEW_ROWS = 64) go through the stage in blocks of PROD_STAGE_COLS =
+# 256 columns, the last shifted left; rows 2048 bytes apart from 17 rows; 1040 floats apart
+# never; narrower than 256 columns in registers
+STAGED_ROWS = [8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 40, 47, 48, 49, 56, 63, 64, 65]
+STAGED_WIDTHS = [16, 100, 255, 256, 257, 511, 512, 513, 1000, 2047, 2048, 2049, 4000]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_staged_rows_sharing_l1_sets_bits(threads):
+    rng = np.random.default_rng(36)
+    with num_threads(threads):
+        for R in STAGED_ROWS:
+            for stride in [512, 1024, 1040, 4096]:
+                a = (1 + rng.standard_normal((2 * R, stride)) / 8).astype(np.float32)
+                t = ptl.tensor(a)
+                for n in STAGED_WIDTHS:
+                    if n + 3 > stride:
+                        continue
+                    same(t[:R, 3:3 + n].prod(0), run_products(a[:R, 3:3 + n].T))
+                    same(t[:R, :n].prod(0, keepdim=True), [run_products(a[:R, :n].T)])
+                same(t[::2, :stride].prod(0), run_products(a[::2].T))
+            b = (1 + rng.standard_normal((R, 3, 1024)) / 8).astype(np.float32)
+            same(ptl.tensor(b).prod(0), run_products(b.reshape(R, -1).T).reshape(3, 1024))
+            same(ptl.tensor(b[:, 1]).expand(2, R, 1024).prod(1),
+                 np.tile(run_products(b[:, 1].T), (2, 1)))
+
+
+def test_staged_rows_special_values():
+    # an inf, a zero, a NaN, -0 in rows of every staged lane level (l, l + 8, l + 16, l + 32,
+    # l + 48), rows 4096 bytes apart
+    v = np.ones((64, 1024), np.float32)
+    v[5, 3], v[37, 3], v[63, 700], v[48, 7], v[8, 7] = np.inf, 0.0, np.nan, -0.0, -2.0
+    v[16, 300], v[56, 301] = np.inf, -np.inf
+    got = ptl.tensor(v).prod(0).numpy()
+    assert np.isnan(got[3]) and np.isnan(got[700])
+    assert got[7] == 0.0 and not np.signbit(got[7])
+    assert got[300] == np.inf and got[301] == -np.inf
+    same(ptl.tensor(v).prod(0), run_products(v.T))
+    assert ptl.tensor(np.full((40, 1024), 1e30, np.float32)).prod(0).numpy()[0] == np.inf
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_many_runs_every_length_bits(threads):

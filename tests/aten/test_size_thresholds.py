@@ -209,6 +209,12 @@ def test_threshold_constants():
     assert c_define(kernels, "PTL_RED_COL_GROUP") == RED_COL_GROUP
     # test_reduce.py's lane order of float16/bfloat16 products
     assert c_define("aten/native/reduce_kernels.c", "LOWP_PROD_LANES") == 32
+    # test_prod_f4_lanes.py's column kernels: rows in registers and the stage's sizes
+    prod = "aten/native/reduce_prod.c"
+    assert c_define(prod, "F4_PROD_LANES") == 64
+    assert c_define(prod, "PROD_FEW_ROWS") == 64
+    assert c_define(prod, "PROD_STAGE_ROWS") == 16
+    assert c_define(prod, "PROD_STAGE_COLS") == 256
     assert c_define("aten/native/nn.c", "SM_COLS") == SM_COLS
     assert c_define("aten/native/nn.c", "SM_ROW_GROUP") == SM_ROW_GROUP
     assert c_define("aten/native/sort.c", "SMALL_LANE") == SMALL_LANE

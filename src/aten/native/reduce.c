@@ -716,6 +716,14 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
         else if (fold) {   /* a value (and a row) per column: sd and si */
             ptl_red_column_fold(pl->dt, col_ops[pl->kind] + (pl->kind == R_NORM && pl->p == 2), p,
                                 pl->rstride[0], pl->R, m, sd, si, avx2);
+            int ix = arg && pl->out1 != NULL && pl->odt1 == PTL_DTYPE_INT64;   /* max.dim */
+            if ((pl->kind == R_MAX || pl->kind == R_MIN || ix) && ptl_dtype_is_floating(pl->odt0)) {
+                ptl_red_put_columns(pl, o0, sd, m);   /* a put an output: 0.04x amax(0) 2x40000 */
+                if (ix) {
+                    memcpy((int64_t *)pl->out1 + o0, si, sizeof(int64_t) * (size_t)m);
+                }
+                continue;
+            }
         }
         else {   /* sums */
             memset(sd, 0, sizeof(double) * (size_t)m);
@@ -1160,8 +1168,7 @@ sum_input(PtlTensorImpl *self, PtlDtype dt)
  * mean(Tensor self, *, ScalarType? dtype=None), mean.dim(... like sum.dim_IntList)
  * prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
  * prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None)
- * [*] -> reduced; integer and bool sums and products give int64 unless dtype= says
- * otherwise */
+ * [*] -> reduced; integer and bool sums and products give int64 unless dtype= says so */
 static int
 sum_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {

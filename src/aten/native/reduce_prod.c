@@ -41,21 +41,35 @@
  * 16 take 12 vectors of 1 partner from 128 rows on, where the 2 partners' rows 32 apart
  * (6 vectors) had been 2x slower on rows 4096 bytes apart, and 6 of 2 below.
  *
- * Up to PROD_FEW_ROWS rows (from 16 columns), each row is its own lane: 16 columns of every
- * row in registers (rows 16 on multiplied into lane l - 16 as they are loaded, the fold's
- * level 16), folded pairwise from the first level with a partner, 16 columns a step, the
- * last 16 shifted left to end at the last column; the same bits.  For a float32 output the
- * products go straight into it (ptl_red_prod_rows_f4_put), not through reduce.c's double
- * values (their conversion back was a quarter of 4 x 100000).  Through the blocks, a row
- * costs a lane's 32 vectors of ones, their fold and store, and the memory fold after:
- * prod(0) of 4 x 100000 ran at 0.27x PyTorch's time, 8 x 65536 0.24x, 17 x 65536 0.28x (one
- * thread, Zen 4); with a fold whose levels GCC did not unroll (live rows counted at run
- * time), t[] went through the stack and 8 x 65536 ran at 0.48x; 64 rows read 64 B of each
- * a step (64 streams) ran 64 x 4096 at 0.73x against the blocks' 1.0x. */
+ * Up to PROD_FEW_ROWS rows (from 16 columns), each row is its own lane: 16 columns a step,
+ * the fold's levels from 32 down evaluated depth first in registers (lane l after level 16
+ * is (r_l r_{l+32}) (r_{l+16} r_{l+48}), absent rows skipped), the last 16 columns shifted
+ * left to end at the last column; the same bits.  For a float32 output the products go
+ * straight into it (ptl_red_prod_rows_f4_put), not through reduce.c's double values (their
+ * conversion back was a quarter of 4 x 100000).  Through the blocks, a row costs a lane's
+ * 32 vectors of ones, their fold and store, and the memory fold after: prod(0) of 4 x 100000
+ * ran at 0.27x PyTorch's time, 8 x 65536 0.24x, 17 x 65536 0.28x, and from 33 rows (blocks
+ * again, until session 31) 33 x 4096 0.46x, 64 x 1000 0.58x (one thread, Zen 4); with a
+ * fold whose levels GCC did not unroll (live rows counted at run time), t[] went through
+ * the stack and 8 x 65536 ran at 0.48x.
+ *
+ * Rows whose addresses are equal modulo 4096 (a power-of-two row of 1024 floats or more)
+ * share one set of the 8-way L1: a step's 16 to 64 loads, and the next lines the hardware
+ * prefetches for each, evict one another, and 32 x 4096 ran 2.6x the time of 32 x 4000
+ * (0.9x PyTorch's time, which has the same trouble).  From PROD_STAGE_ROWS rows, where more
+ * than 8 share a set (prod_rows_alias), blocks of PROD_STAGE_COLS columns go through a stage
+ * instead: lane l < 8 after the fold's level 8 (rows l + 8 j, up to 8, read together a
+ * 64-byte step, 1 KiB of each row in turn) into stage[l], then the 8 staged lanes folded in
+ * registers; the same bits again.  32 x 4096 runs at 1.9-2.2x PyTorch's time, 64 x 4096
+ * 2.3-2.4x, 16 x 65536 (from L3) 1.03-1.06x against the registers' 0.87-0.90x.  Below 16
+ * rows the registers stay (9 x 65536: the stage's lanes of one row each ran 0.78x against
+ * 1.0x), and two lanes staged together (16 rows in flight) ran 64 x 4096 at 1.33x. */
 #define F4_PROD_LANES 64
 #define F4_RUN_BLOCK 1024   /* a strided run's values gathered at once (whole lane groups) */
 #define PROD_COL_MAX 128    /* the widest block: columns, and 8 x PROD_COL_NV */
-#define PROD_FEW_ROWS 32    /* up to this many rows in registers (prod_few_rows_f4) */
+#define PROD_STAGE_COLS 256 /* columns a block of prod_few_rows_staged_f4 */
+#define PROD_STAGE_ROWS 16  /* from this many rows sharing L1 sets, through the stage */
+#define PROD_FEW_ROWS 64    /* up to this many rows in registers or the stage */
 
 typedef float ProdVec __attribute__((vector_size(32)));
 typedef float ProdVec16 __attribute__((vector_size(64)));
@@ -239,41 +253,137 @@ prod_block_f4(double *val, float *lanes, const char *q, int64_t rs, int64_t R, c
     }
 }
 
+/* *a = lane l (l < 16) of 16 columns at q after the fold's levels 32 and 16: rows l,
+ * l + 32, l + 16 and l + 48 of R, (r_l r_{l+32}) (r_{l+16} r_{l+48}), the rows from R on
+ * ones (skipped: x * 1 is x); R > l */
+static inline __attribute__((always_inline)) void
+prod_few_leaf(ProdVec16 *a, const char *q, int64_t rs, const int R, const int l)
+{
+    ProdVec16 b, u;
+    memcpy(a, q + l * rs, sizeof(*a));
+    if (l + 32 < R) {
+        memcpy(&u, q + (l + 32) * rs, sizeof(u));
+        *a *= u;
+    }
+    if (l + 16 < R) {
+        memcpy(&b, q + (l + 16) * rs, sizeof(b));
+        if (l + 48 < R) {
+            memcpy(&u, q + (l + 48) * rs, sizeof(u));
+            b *= u;
+        }
+        *a *= b;
+    }
+}
+
+/* *a = lane l after the fold's level W (8, 4, 2, 1; l < W, R > l): lane l of level 2 W
+ * times lane l + W where it holds a row; depth first, so that few vectors are live */
+#define PROD_FEW_NODE(W, CHILD)                                                             \
+    static inline __attribute__((always_inline)) void                                      \
+    prod_few_node##W(ProdVec16 *a, const char *q, int64_t rs, const int R, const int l)    \
+    {                                                                                       \
+        CHILD(a, q, rs, R, l);                                                              \
+        if (l + (W) < R) {                                                                  \
+            ProdVec16 b;                                                                    \
+            CHILD(&b, q, rs, R, l + (W));                                                   \
+            *a *= b;                                                                        \
+        }                                                                                   \
+    }
+PROD_FEW_NODE(8, prod_few_leaf)
+PROD_FEW_NODE(4, prod_few_node8)
+PROD_FEW_NODE(2, prod_few_node4)
+PROD_FEW_NODE(1, prod_few_node2)
+#undef PROD_FEW_NODE
+
 /* val[k] (or out[k], val NULL) = the product of column k of the R rows p, p + rs, ... (k <
- * n) for R <= PROD_FEW_ROWS (a constant once inlined) and n >= 16: each row a lane (rows 16
- * on multiplied into lane l - 16, the fold's level 16), folded pairwise in registers, 16
- * columns at a time, the last 16 shifted left to end at n */
+ * n) for R <= PROD_FEW_ROWS (a constant once inlined) and n >= 16: each row a lane, the
+ * fold's levels from 32 down evaluated depth first in registers, 16 columns at a time, the
+ * last 16 shifted left to end at n */
 static inline __attribute__((always_inline)) void
 prod_few_rows_f4(double *val, float *out, const char *p, int64_t rs, int64_t n, const int R)
 {
     for (int64_t c0 = 0; c0 < n; c0 += 16) {
         const int64_t c = c0 + 16 <= n ? c0 : n - 16;
-        ProdVec16 t[16];
-        for (int l = 0; l < R && l < 16; l++) {
-            memcpy(&t[l], p + l * rs + c * (int64_t)sizeof(float), sizeof(t[l]));
-        }
-        for (int l = 16; l < R; l++) {   /* the fold's level 16 */
-            ProdVec16 u;
-            memcpy(&u, p + l * rs + c * (int64_t)sizeof(float), sizeof(u));
-            t[l - 16] *= u;
-        }
-        int live = R < 16 ? R : 16;   /* the fold's levels from w = 32 down to R's have no pair */
-#pragma GCC unroll 4
-        for (int w = 8; w >= 1; w /= 2) {
-#pragma GCC unroll 8
-            for (int l = 0; l < w; l++) {
-                if (l + w < live) {
-                    t[l] *= t[l + w];
-                }
-            }
-            live = live < w ? live : w;
-        }
+        ProdVec16 t;
+        prod_few_node1(&t, p + c * (int64_t)sizeof(float), rs, R, 0);
         if (val == NULL) {
-            memcpy(out + c, &t[0], sizeof(t[0]));
+            memcpy(out + c, &t, sizeof(t));
             continue;
         }
         for (int k = 0; k < 16; k++) {
-            val[c + k] = t[0][k];
+            val[c + k] = t[k];
+        }
+    }
+}
+
+/* lane[k] = column k's product of the rows l + 8 j (j < 8, those below R: the first cnt)
+ * in the fold's order, lanes l and l + 32, l + 16 and l + 48 (levels 32 and 16), then l and
+ * l + 8 (level 8), for k < PROD_STAGE_COLS; q's rows rs bytes apart */
+static inline __attribute__((always_inline)) void
+prod_stage_lane(float *restrict lane, const char *q, int64_t rs, const int cnt)
+{
+    for (int k = 0; k < PROD_STAGE_COLS; k += 16) {
+        ProdVec16 h[2];   /* lanes l and l + 8 after level 16 */
+        for (int i = 0; i < 2 && i < cnt; i++) {
+            ProdVec16 x, y;
+            memcpy(&h[i], q + (8 * i) * rs + k * (int64_t)sizeof(float), sizeof(h[i]));
+            if (4 + i < cnt) {   /* row + 32 */
+                memcpy(&x, q + (8 * i + 32) * rs + k * (int64_t)sizeof(float), sizeof(x));
+                h[i] *= x;
+            }
+            if (2 + i < cnt) {   /* row + 16, times row + 48 */
+                memcpy(&y, q + (8 * i + 16) * rs + k * (int64_t)sizeof(float), sizeof(y));
+                if (6 + i < cnt) {
+                    memcpy(&x, q + (8 * i + 48) * rs + k * (int64_t)sizeof(float),
+                           sizeof(x));
+                    y *= x;
+                }
+                h[i] *= y;
+            }
+        }
+        if (cnt > 1) {
+            h[0] *= h[1];
+        }
+        memcpy(lane + k, &h[0], sizeof(h[0]));
+    }
+}
+
+/* prod_few_rows_f4 for 8 < R <= PROD_FEW_ROWS and n >= PROD_STAGE_COLS, rows that share L1
+ * sets, through a staging buffer: PROD_STAGE_COLS columns at a time, the 8 lanes after the
+ * fold's levels 32, 16 and 8 into stage (a lane's rows read together), then those 8 lanes
+ * folded in registers; the last block shifted left to end at n */
+PTL_LOOP_CLONES_WIDE static void
+prod_few_rows_staged_f4(double *val, float *out, const char *p, int64_t rs, int64_t R,
+                        int64_t n)
+{
+    float stage[8 * PROD_STAGE_COLS] __attribute__((aligned(64)));
+    for (int64_t c0 = 0; c0 < n; c0 += PROD_STAGE_COLS) {
+        const int64_t c = c0 + PROD_STAGE_COLS <= n ? c0 : n - PROD_STAGE_COLS;
+        const char *q = p + c * (int64_t)sizeof(float);
+        for (int l = 0; l < 8; l++) {
+            float *lane = stage + l * PROD_STAGE_COLS;
+            const char *ql = q + l * rs;
+            switch ((R - l + 7) / 8) {   /* the rows l + 8 j below R */
+            case 1: prod_stage_lane(lane, ql, rs, 1); break;
+            case 2: prod_stage_lane(lane, ql, rs, 2); break;
+            case 3: prod_stage_lane(lane, ql, rs, 3); break;
+            case 4: prod_stage_lane(lane, ql, rs, 4); break;
+            case 5: prod_stage_lane(lane, ql, rs, 5); break;
+            case 6: prod_stage_lane(lane, ql, rs, 6); break;
+            case 7: prod_stage_lane(lane, ql, rs, 7); break;
+            default: prod_stage_lane(lane, ql, rs, 8); break;
+            }
+        }
+        for (int k = 0; k < PROD_STAGE_COLS; k += 16) {
+            ProdVec16 t;
+            prod_few_node1(&t, (const char *)(stage + k),
+                           PROD_STAGE_COLS * (int64_t)sizeof(float), 8, 0);
+            if (val == NULL) {
+                memcpy(out + c + k, &t, sizeof(t));
+                continue;
+            }
+            for (int i = 0; i < 16; i++) {
+                val[c + k + i] = t[i];
+            }
         }
     }
 }
@@ -295,6 +405,14 @@ prod_few_rows_any_f4(double *val, float *out, const char *p, int64_t rs, int64_t
         PROD_FEW_CASE(21) PROD_FEW_CASE(22) PROD_FEW_CASE(23) PROD_FEW_CASE(24)
         PROD_FEW_CASE(25) PROD_FEW_CASE(26) PROD_FEW_CASE(27) PROD_FEW_CASE(28)
         PROD_FEW_CASE(29) PROD_FEW_CASE(30) PROD_FEW_CASE(31) PROD_FEW_CASE(32)
+        PROD_FEW_CASE(33) PROD_FEW_CASE(34) PROD_FEW_CASE(35) PROD_FEW_CASE(36)
+        PROD_FEW_CASE(37) PROD_FEW_CASE(38) PROD_FEW_CASE(39) PROD_FEW_CASE(40)
+        PROD_FEW_CASE(41) PROD_FEW_CASE(42) PROD_FEW_CASE(43) PROD_FEW_CASE(44)
+        PROD_FEW_CASE(45) PROD_FEW_CASE(46) PROD_FEW_CASE(47) PROD_FEW_CASE(48)
+        PROD_FEW_CASE(49) PROD_FEW_CASE(50) PROD_FEW_CASE(51) PROD_FEW_CASE(52)
+        PROD_FEW_CASE(53) PROD_FEW_CASE(54) PROD_FEW_CASE(55) PROD_FEW_CASE(56)
+        PROD_FEW_CASE(57) PROD_FEW_CASE(58) PROD_FEW_CASE(59) PROD_FEW_CASE(60)
+        PROD_FEW_CASE(61) PROD_FEW_CASE(62) PROD_FEW_CASE(63) PROD_FEW_CASE(64)
 #undef PROD_FEW_CASE
     default: return;
     }
@@ -365,10 +483,28 @@ prod_cols_f4_wide(double *val, const char *p, int64_t rs, int64_t R, int64_t n)
 }
 #endif
 
+/* Whether more than 8 of the R rows rs bytes apart share each set of a 4096-byte, 8-way L1
+ * (their addresses equal modulo 4096 / the rows' count of distinct 64-byte sets) */
+static int
+prod_rows_alias(int64_t rs, int64_t R)
+{
+    int64_t g = 4096, a = (rs % 4096 + 4096) % 4096;
+    while (a != 0) {
+        int64_t t = g % a;
+        g = a;
+        a = t;
+    }
+    return R >= PROD_STAGE_ROWS && R * (g < 64 ? 64 : g) / 4096 > 8;
+}
+
 /* (reduce_kernels.h) */
 void
 ptl_red_prod_rows_f4(double *val, const char *p, int64_t rs, int64_t R, int64_t n)
 {
+    if (R <= PROD_FEW_ROWS && n >= PROD_STAGE_COLS && prod_rows_alias(rs, R)) {
+        prod_few_rows_staged_f4(val, NULL, p, rs, R, n);
+        return;
+    }
     if (R >= 1 && R <= PROD_FEW_ROWS && n >= 16) {
         prod_few_rows_any_f4(val, NULL, p, rs, R, n);
         return;
@@ -388,6 +524,10 @@ ptl_red_prod_rows_f4_put(float *out, const char *p, int64_t rs, int64_t R, int64
 {
     if (R < 1 || R > PROD_FEW_ROWS || n < 16) {
         return 0;
+    }
+    if (n >= PROD_STAGE_COLS && prod_rows_alias(rs, R)) {
+        prod_few_rows_staged_f4(NULL, out, p, rs, R, n);
+        return 1;
     }
     prod_few_rows_any_f4(NULL, out, p, rs, R, n);
     return 1;
