@@ -62,8 +62,9 @@ double ptl_red_prod_run_f4(const char *p, int64_t st, int64_t n);
 /* out[r] = the product of the contiguous run at p + r * step (n values, r < runs) */
 void ptl_red_prod_runs_f4(const char *p, int64_t step, int64_t n, int64_t runs, float *out);
 void ptl_red_prod_rows_f4(double *val, const char *p, int64_t rs, int64_t R, int64_t n);
-/* out[k] = the same product, stored as float32, when prod_few_rows takes it (1 <= R <= 32, n
- * >= 16): 1 then, else 0 and nothing done */
+/* out[k] = the same product, stored as float32, when prod_few_rows takes it (1 <= R <= 64, n
+ * >= 16; from 16 rows that share L1 sets, staged 256 columns at a time): 1 then, else 0
+ * and nothing done */
 int ptl_red_prod_rows_f4_put(float *out, const char *p, int64_t rs, int64_t R, int64_t n);
 
 /* Integer and bool (dt) runs, exact (reduce_kernels_int.c): the wrapping int64 sum and
