@@ -508,6 +508,18 @@ def lu(A, *, pivot=True, out=None):
     return linalg_lu(_lu_unpack(LU, pivots))
 
 
+def _permute(P, B):
+    """P @ B for a permutation matrix P; a complex B is permuted part by part with P's real
+    part (no complex matrix product is needed to move rows)."""
+    if P.is_complex() or B.is_complex():
+        from . import complex as make_complex
+        Pr = P.real if P.is_complex() else P
+        Br = B.real if B.is_complex() else B
+        Bi = B.imag if B.is_complex() else zeros_like(B)
+        return make_complex(Pr @ Br, Pr @ Bi)
+    return P @ B
+
+
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """X with A X = B (left=False: X A = B; adjoint: with A^H) from lu_factor(A)."""
     P, L, U = _lu_unpack(LU, pivots)
@@ -519,10 +531,10 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     if left:
         # A = P L U: X = U^-1 L^-1 P^T B (adjoint: A^H = U^H L^H P^T, X = P L^-H U^-H B)
         if upper_first:
-            Y = solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
+            Y = solve_triangular(L, _permute(P.mT, B), upper=False, unitriangular=True)
             return solve_triangular(U, Y, upper=True)
         Y = solve_triangular(L, B, upper=False)
-        return P.mT @ solve_triangular(U, Y, upper=True, unitriangular=True)
+        return _permute(P.mT, solve_triangular(U, Y, upper=True, unitriangular=True))
     return lu_solve(LU, pivots, B.mH, left=True, adjoint=not adjoint).mH
 
 

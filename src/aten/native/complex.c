@@ -48,6 +48,9 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_real, PTL_OP_imag, PTL_OP_view_as_real, PTL_OP_view_as_complex, PTL_OP_complex,
     PTL_OP_polar, PTL_OP_angle, PTL_OP_conj, PTL_OP_conj_physical,
     PTL_OP_tril_indices, PTL_OP_triu_indices,   /* they refuse every dtype but int32/int64 */
+    /* they move or zero whole elements of any size (linalg_complex.c's formulas use them) */
+    PTL_OP_tril, PTL_OP_tril_, PTL_OP_triu, PTL_OP_triu_, PTL_OP_diagonal, PTL_OP_diag_embed,
+    PTL_OP_eye, PTL_OP_eye_m,
     PTL_OP_allclose, PTL_OP_equal,   /* isclose(...).all() and eq(...).all(): complex below */
     /* random.c fills a complex tensor part by part (uniform, normal) and refuses it with
      * PyTorch's messages (exponential, cauchy) */

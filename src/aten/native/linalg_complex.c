@@ -1,0 +1,760 @@
+/* linalg_complex.c -- torch.linalg on complex64 and complex128 matrices: the LU family's
+ * kernels (lu_factor, solve, inv, det, slogdet, solve_triangular; their checks and outputs
+ * are linalg_solve.c's), Cholesky, QR and the Hermitian eigensolver (eigh, eigvalsh).
+ * Mirrors what ATen/native/BatchLinearAlgebra.cpp asks of LAPACK's zgetrf, zgetrs, ztrsm,
+ * zpotrf, zgeqrf/zungqr and zheevd; pytorchlite computes them itself.
+ *
+ * Note [Complex linear algebra]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Every complex tensor carries the Complex dispatch key (Note [Complex dtypes] in complex.c),
+ * whose fallback refuses the op.  This file registers a Complex-key kernel for each linalg
+ * op that takes complex matrices: the LU family's goes on to the CPU kernel of
+ * linalg_solve.c (complex_to_cpu), whose lu_kernel picks the LuJob kernels below; Cholesky,
+ * QR and eigh have kernels of their own here.  On CUDA they raise the fallback's error.
+ *
+ * The kernels are unblocked loops with LAPACK's conventions, so that the factors match
+ * PyTorch's (and NumPy's) and not only their products:
+ *   - LU (zgetf2): partial pivoting on |Re| + |Im| (izamax), pivots 1-based, info the first
+ *     zero pivot; det = (-1)^swaps prod U[r, r], slogdet's sign = det / |det| (0 for a
+ *     singular matrix) and its logabsdet = sum log |U[r, r]|, real.
+ *   - Cholesky (zpotf2): A = L L^H from A's lower triangle (upper: A = U^H U from its upper
+ *     one); only the real part of A's diagonal is read, and info is the first order whose
+ *     pivot Re(a_jj) - |l_j|^2 is not positive (or is NaN).
+ *   - QR (zgeqr2, zung2r): reflectors H = I - tau v v^H with v[0] = 1 and R's diagonal real
+ *     (zlarfg's beta = -sign(Re alpha) |x|), A = H_0 ... H_{k-1} R.
+ *   - eigh (zhetd2 then the real tridiagonal QL of linalg_eigh_dc.c): A = Q T Q^H with T real
+ *     symmetric tridiagonal (each reflector's beta is real), T = Z diag(w) Z^T, V = Q Z;
+ *     eigenvalues ascending.  Eigenvectors are unique up to a unit complex factor each (for
+ *     distinct eigenvalues); PyTorch documents the same and so do the tests.
+ * complex64 factors in single precision (cgetrf's accuracy), except eigh, which computes in
+ * complex128 and casts its results back (Note [Float64 linear algebra] in linalg_solve.c).
+ * Products of two complex numbers use the textbook formula (zmul), as complex.c does: C99's
+ * `*` calls __muldc3. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "../complex_math.h"
+#include "linalg_impl.h"
+
+static inline ptl_complex128
+zmul_c16(ptl_complex128 a, ptl_complex128 b)
+{
+    return ptl_cmplx(creal(a) * creal(b) - cimag(a) * cimag(b),
+                     creal(a) * cimag(b) + cimag(a) * creal(b));
+}
+
+static inline ptl_complex64
+zmul_c8(ptl_complex64 a, ptl_complex64 b)
+{
+    return ptl_cmplxf(crealf(a) * crealf(b) - cimagf(a) * cimagf(b),
+                      crealf(a) * cimagf(b) + cimagf(a) * crealf(b));
+}
+
+/* conj(a) b */
+static inline ptl_complex128
+zcmul_c16(ptl_complex128 a, ptl_complex128 b)
+{
+    return ptl_cmplx(creal(a) * creal(b) + cimag(a) * cimag(b),
+                     creal(a) * cimag(b) - cimag(a) * creal(b));
+}
+
+static inline ptl_complex64
+zcmul_c8(ptl_complex64 a, ptl_complex64 b)
+{
+    return ptl_cmplxf(crealf(a) * crealf(b) + cimagf(a) * cimagf(b),
+                      crealf(a) * cimagf(b) - cimagf(a) * crealf(b));
+}
+
+static inline double
+zabs2_c16(ptl_complex128 a)
+{
+    return creal(a) * creal(a) + cimag(a) * cimag(a);
+}
+
+static inline double
+zabs2_c8(ptl_complex64 a)
+{
+    return (double)crealf(a) * crealf(a) + (double)cimagf(a) * cimagf(a);
+}
+
+/* The kernels on T (ptl_complex64 or ptl_complex128, real part R), in the template's order:
+ *
+ * zload: dst (r x c) = src (r x c) or src^T (src c x r), both row-major.
+ * lu_factor: LU of a (m x n, row-major) in place, piv min(m, n) 1-based pivots; returns the
+ *   first zero pivot (1-based) or 0.
+ * tri_solve: T X = B in place of b (n x nrhs), T the upper or lower triangle of t (n x n),
+ *   ones on its diagonal when unit; each row in solving order.
+ * ptl_linalg_lu_matrix / ptl_linalg_tri_matrix: linalg_solve.c's lu_matrix and tri_matrix
+ *   (LinalgMatrixFn on a LuJob).
+ * cholesky: L (lower, row-major) in place of a's lower triangle; returns info. */
+#define DEFINE_Z_KERNELS(T, R, SUF, CMPLX, REAL, IMAG, SQRT)                                  \
+    static void zload_##SUF(T *dst, const T *src, int64_t r, int64_t c, int trans)            \
+    {                                                                                         \
+        if (!trans) {                                                                         \
+            memcpy(dst, src, sizeof(T) * (size_t)(r * c));                                    \
+            return;                                                                           \
+        }                                                                                     \
+        for (int64_t i = 0; i < r; i++) {                                                     \
+            for (int64_t j = 0; j < c; j++) {                                                 \
+                dst[i * c + j] = src[j * r + i];                                              \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    static int32_t lu_factor_##SUF(T *a, int32_t *piv, int64_t m, int64_t n)                  \
+    {                                                                                         \
+        int64_t k = m < n ? m : n;                                                            \
+        int32_t info = 0;                                                                     \
+        for (int64_t j = 0; j < k; j++) {                                                     \
+            int64_t p = j;                                                                    \
+            R best = fabs(REAL(a[j * n + j])) + fabs(IMAG(a[j * n + j]));                     \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                R v = fabs(REAL(a[i * n + j])) + fabs(IMAG(a[i * n + j]));                    \
+                if (v > best) {                                                               \
+                    best = v;                                                                 \
+                    p = i;                                                                    \
+                }                                                                             \
+            }                                                                                 \
+            piv[j] = (int32_t)(p + 1);                                                        \
+            if (a[p * n + j] == 0) {                                                          \
+                info = info ? info : (int32_t)(j + 1);                                        \
+                continue;                                                                     \
+            }                                                                                 \
+            if (p != j) {                                                                     \
+                for (int64_t c = 0; c < n; c++) {                                             \
+                    T t = a[j * n + c];                                                       \
+                    a[j * n + c] = a[p * n + c];                                              \
+                    a[p * n + c] = t;                                                         \
+                }                                                                             \
+            }                                                                                 \
+            const T *rj = a + j * n;                                                          \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                T *ri = a + i * n;                                                            \
+                T l = ri[j] = ri[j] / rj[j];                                                  \
+                for (int64_t c = j + 1; c < n; c++) {                                         \
+                    ri[c] -= zmul_##SUF(l, rj[c]);                                            \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        return info;                                                                          \
+    }                                                                                         \
+                                                                                              \
+    static void tri_solve_##SUF(const T *t, T *b, int64_t n, int64_t nrhs, int upper,         \
+                                int unit)                                                     \
+    {                                                                                         \
+        for (int64_t s = 0; s < n; s++) {                                                     \
+            int64_t i = upper ? n - 1 - s : s;                                                \
+            T *bi = b + i * nrhs;                                                             \
+            for (int64_t q = 0; q < s; q++) {                                                 \
+                int64_t k = upper ? n - 1 - q : q;                                            \
+                T f = t[i * n + k];                                                           \
+                const T *bk = b + k * nrhs;                                                   \
+                for (int64_t c = 0; c < nrhs; c++) {                                          \
+                    bi[c] -= zmul_##SUF(f, bk[c]);                                            \
+                }                                                                             \
+            }                                                                                 \
+            if (!unit) {                                                                      \
+                T d = t[i * n + i];                                                           \
+                for (int64_t c = 0; c < nrhs; c++) {                                          \
+                    bi[c] = bi[c] / d;                                                        \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    int ptl_linalg_lu_matrix_##SUF(void *ctx, int64_t i)                                      \
+    {                                                                                         \
+        const LuJob *j = ctx;                                                                 \
+        int64_t m = j->m, n = j->n, k = m < n ? m : n;                                        \
+        T *lu = (T *)j->lu + i * m * n;                                                       \
+        int32_t *piv = j->piv + i * k;                                                        \
+        zload_##SUF(lu, (const T *)j->a + i * m * n, m, n, !j->left);                         \
+        j->info[i] = lu_factor_##SUF(lu, piv, m, n);                                          \
+        if (j->b != NULL) {                                                                   \
+            T *b = (T *)j->b + i * n * j->nrhs, *x = b;                                       \
+            if (!j->left && (x = malloc(sizeof(T) * (size_t)(n * j->nrhs + 1))) == NULL) {    \
+                return ptl_error_set(PTL_ERR_MEMORY, "linalg.solve: out of memory");          \
+            }                                                                                 \
+            zload_##SUF(x, b, n, j->nrhs, !j->left);                                          \
+            for (int64_t r = 0; r < n; r++) {                                                 \
+                int64_t p = piv[r] - 1;                                                       \
+                for (int64_t c = 0; p != r && c < j->nrhs; c++) {                             \
+                    T t = x[r * j->nrhs + c];                                                 \
+                    x[r * j->nrhs + c] = x[p * j->nrhs + c];                                  \
+                    x[p * j->nrhs + c] = t;                                                   \
+                }                                                                             \
+            }                                                                                 \
+            tri_solve_##SUF(lu, x, n, j->nrhs, 0, 1);                                         \
+            tri_solve_##SUF(lu, x, n, j->nrhs, 1, 0);                                         \
+            if (x != b) {                                                                     \
+                zload_##SUF(b, x, j->nrhs, n, 1);                                             \
+                free(x);                                                                      \
+            }                                                                                 \
+        }                                                                                     \
+        if (j->det != NULL) {                                                                 \
+            /* det = (-1)^swaps prod U[r, r], in complex128 */                                \
+            ptl_complex128 d = 1, ph = 1;                                                     \
+            double logabs = 0;                                                                \
+            int swaps = 0;                                                                    \
+            for (int64_t r = 0; r < n; r++) {                                                 \
+                ptl_complex128 u = lu[r * n + r];                                             \
+                double au = cabs(u);                                                          \
+                swaps ^= piv[r] - 1 != r;                                                     \
+                d = zmul_c16(d, u);                                                           \
+                ph = au > 0 ? zmul_c16(ph, u / au) : 0;                                       \
+                logabs += log(au);                                                            \
+            }                                                                                 \
+            if (j->sign != NULL) {                                                            \
+                ((T *)j->sign)[i] = (T)(j->info[i] ? 0 : swaps ? -ph : ph);                   \
+                ((R *)j->det)[i] = (R)logabs;                                                 \
+            }                                                                                 \
+            else {                                                                            \
+                ((T *)j->det)[i] = (T)(swaps ? -d : d);                                       \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    int ptl_linalg_tri_matrix_##SUF(void *ctx, int64_t i)                                     \
+    {                                                                                         \
+        const LuJob *j = ctx;                                                                 \
+        int64_t n = j->n, nrhs = j->nrhs;                                                     \
+        T *b = (T *)j->b + i * n * nrhs, *x = b, *at = NULL;                                  \
+        const T *a = (const T *)j->a + i * n * n;                                             \
+        if (!j->left) {                                                                       \
+            /* X A = B is A^T X^T = B^T, solved on transposed copies */                       \
+            if ((at = malloc(sizeof(T) * (size_t)(n * n + n * nrhs + 1))) == NULL) {          \
+                return ptl_error_set(PTL_ERR_MEMORY,                                          \
+                                     "linalg.solve_triangular: out of memory");               \
+            }                                                                                 \
+            x = at + n * n;                                                                   \
+            zload_##SUF(at, a, n, n, 1);                                                      \
+            zload_##SUF(x, b, n, nrhs, 1);                                                    \
+            a = at;                                                                           \
+        }                                                                                     \
+        tri_solve_##SUF(a, x, n, nrhs, j->left ? j->upper : !j->upper, j->unit);              \
+        if (!j->left) {                                                                       \
+            zload_##SUF(b, x, nrhs, n, 1);                                                    \
+            free(at);                                                                         \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    static int32_t cholesky_##SUF(T *a, int64_t n)                                            \
+    {                                                                                         \
+        for (int64_t j = 0; j < n; j++) {                                                     \
+            T *rj = a + j * n;                                                                \
+            double d = REAL(rj[j]);                                                           \
+            for (int64_t k = 0; k < j; k++) {                                                 \
+                d -= zabs2_##SUF(rj[k]);                                                      \
+            }                                                                                 \
+            if (!(d > 0)) {                                                                   \
+                rj[j] = CMPLX((R)d, 0);                                                       \
+                return (int32_t)(j + 1);                                                      \
+            }                                                                                 \
+            R ljj = (R)SQRT(d);                                                               \
+            rj[j] = CMPLX(ljj, 0);                                                            \
+            for (int64_t i = j + 1; i < n; i++) {                                             \
+                T *ri = a + i * n, s = ri[j];                                                 \
+                for (int64_t k = 0; k < j; k++) {                                             \
+                    s -= zcmul_##SUF(rj[k], ri[k]);                                           \
+                }                                                                             \
+                ri[j] = CMPLX(REAL(s) / ljj, IMAG(s) / ljj);                                  \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }
+
+DEFINE_Z_KERNELS(ptl_complex64, float, c8, ptl_cmplxf, crealf, cimagf, sqrt)
+DEFINE_Z_KERNELS(ptl_complex128, double, c16, ptl_cmplx, creal, cimag, sqrt)
+#undef DEFINE_Z_KERNELS
+
+/* One job for the Cholesky, QR and eigh kernels below: matrix i's working tensors are
+ * base + i * (its size); NULL ones are not computed. */
+typedef struct ZJob {
+    const void *a;     /* [B, m, n] the input, contiguous */
+    void *out0;        /* cholesky: L [B, n, n]; qr: R [B, rr, n]; eigh: values [B, n] */
+    void *out1;        /* qr: Q [B, m, qc] or NULL; eigh: vectors [B, n, n] or NULL */
+    int32_t *info;     /* cholesky: [B] */
+    int64_t m, n, rr, qc;
+    int upper;         /* cholesky: U = L^H; eigh: read the upper triangle */
+} ZJob;
+
+/* zlarfg: the reflector H = I - tau v v^H (v[0] = 1, v[1..len) returned in x[1..len) with
+ * stride st) with H^H x = beta e_1, beta real; returns beta, tau in *tau (0 when x[1..) is
+ * zero and x[0] real: H = I, beta = x[0]). */
+static double
+householder_c16(ptl_complex128 *x, int64_t len, int64_t st, ptl_complex128 *tau)
+{
+    double xn2 = 0, ar = creal(x[0]), ai = cimag(x[0]);
+    for (int64_t i = 1; i < len; i++) {
+        xn2 += zabs2_c16(x[i * st]);
+    }
+    if (xn2 == 0 && ai == 0) {
+        *tau = 0;
+        return ar;
+    }
+    double beta = -copysign(sqrt(ar * ar + ai * ai + xn2), ar);
+    *tau = ptl_cmplx((beta - ar) / beta, -ai / beta);
+    ptl_complex128 scal = 1.0 / (x[0] - beta);
+    for (int64_t i = 1; i < len; i++) {
+        x[i * st] = zmul_c16(x[i * st], scal);
+    }
+    return beta;
+}
+
+/* qr_factor: Householder QR of a (m x n, row-major) in place (zgeqr2): R on and above the
+ * diagonal, the reflectors' v below it, their taus in tau (min(m, n)); w: n scratch.
+ * qr_form_q: q (m x qc, row-major) = the first qc columns of Q = H_0 ... H_{k-1}
+ * (zung2r); w: qc scratch.  Both in T's precision; the reflector in complex128. */
+#define DEFINE_Z_QR(T, R, SUF, CMPLX, REAL, IMAG)                                             \
+    static void qr_factor_##SUF(T *a, int64_t m, int64_t n, T *tau, T *w)                     \
+    {                                                                                         \
+        int64_t k = m < n ? m : n;                                                            \
+        ptl_complex128 *x = (ptl_complex128 *)(w + n);                                        \
+        for (int64_t j = 0; j < k; j++) {                                                     \
+            ptl_complex128 t;                                                                 \
+            for (int64_t i = j; i < m; i++) {                                                 \
+                x[i - j] = a[i * n + j];                                                      \
+            }                                                                                 \
+            double beta = householder_c16(x, m - j, 1, &t);                                   \
+            tau[j] = (T)t;                                                                    \
+            a[j * n + j] = CMPLX((R)beta, 0);                                                 \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                a[i * n + j] = (T)x[i - j];                                                   \
+            }                                                                                 \
+            if (t == 0) {                                                                     \
+                continue;                                                                     \
+            }                                                                                 \
+            /* a[j:m, j+1:n] -= conj(tau) v (v^H a[j:m, j+1:n]) */                            \
+            T ct = CMPLX(REAL(tau[j]), -IMAG(tau[j]));                                        \
+            for (int64_t c = j + 1; c < n; c++) {                                             \
+                w[c] = a[j * n + c];                                                          \
+            }                                                                                 \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                T vi = a[i * n + j];                                                          \
+                for (int64_t c = j + 1; c < n; c++) {                                         \
+                    w[c] += zcmul_##SUF(vi, a[i * n + c]);                                    \
+                }                                                                             \
+            }                                                                                 \
+            for (int64_t c = j + 1; c < n; c++) {                                             \
+                w[c] = zmul_##SUF(ct, w[c]);                                                  \
+                a[j * n + c] -= w[c];                                                         \
+            }                                                                                 \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                T vi = a[i * n + j];                                                          \
+                for (int64_t c = j + 1; c < n; c++) {                                         \
+                    a[i * n + c] -= zmul_##SUF(vi, w[c]);                                     \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    static void qr_form_q_##SUF(const T *a, int64_t m, int64_t n, const T *tau, T *q,         \
+                                int64_t qc, T *w)                                             \
+    {                                                                                         \
+        int64_t k = m < n ? m : n;                                                            \
+        memset(q, 0, sizeof(T) * (size_t)(m * qc));                                           \
+        for (int64_t i = 0; i < m && i < qc; i++) {                                           \
+            q[i * qc + i] = 1;                                                                \
+        }                                                                                     \
+        for (int64_t j = k - 1; j >= 0; j--) {                                                \
+            T t = tau[j];                                                                     \
+            if (t == 0 || j >= qc) {                                                          \
+                continue;                                                                     \
+            }                                                                                 \
+            /* q[j:m, j:qc] -= tau v (v^H q[j:m, j:qc]) */                                    \
+            for (int64_t c = j; c < qc; c++) {                                                \
+                w[c] = q[j * qc + c];                                                         \
+            }                                                                                 \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                T vi = a[i * n + j];                                                          \
+                for (int64_t c = j; c < qc; c++) {                                            \
+                    w[c] += zcmul_##SUF(vi, q[i * qc + c]);                                   \
+                }                                                                             \
+            }                                                                                 \
+            for (int64_t c = j; c < qc; c++) {                                                \
+                w[c] = zmul_##SUF(t, w[c]);                                                   \
+                q[j * qc + c] -= w[c];                                                        \
+            }                                                                                 \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                T vi = a[i * n + j];                                                          \
+                for (int64_t c = j; c < qc; c++) {                                            \
+                    q[i * qc + c] -= zmul_##SUF(vi, w[c]);                                    \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    /* matrix i's R into out0 and, when out1 is set, its Q into out1 */                      \
+    static int qr_matrix_##SUF(void *ctx, int64_t i)                                          \
+    {                                                                                         \
+        const ZJob *j = ctx;                                                                  \
+        int64_t m = j->m, n = j->n, k = m < n ? m : n, wn = m > n ? m : n;                    \
+        T *a = malloc(sizeof(T) * (size_t)(m * n + k + wn + 1) +                              \
+                      sizeof(ptl_complex128) * (size_t)(m + 1));                              \
+        if (a == NULL) {                                                                      \
+            return ptl_error_set(PTL_ERR_MEMORY, "linalg.qr: out of memory");                 \
+        }                                                                                     \
+        T *tau = a + m * n, *w = tau + k, *r = (T *)j->out0 + i * j->rr * n;                  \
+        memcpy(a, (const T *)j->a + i * m * n, sizeof(T) * (size_t)(m * n));                 \
+        qr_factor_##SUF(a, m, n, tau, w);                                                     \
+        for (int64_t row = 0; row < j->rr; row++) {                                           \
+            for (int64_t c = 0; c < n; c++) {                                                 \
+                r[row * n + c] = c >= row && row < m ? a[row * n + c] : 0;                    \
+            }                                                                                 \
+        }                                                                                     \
+        if (j->out1 != NULL) {                                                                \
+            qr_form_q_##SUF(a, m, n, tau, (T *)j->out1 + i * m * j->qc, j->qc, w);            \
+        }                                                                                     \
+        free(a);                                                                              \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    /* matrix i's L (or U = L^H) into out0 and its info */                                   \
+    static int cholesky_matrix_##SUF(void *ctx, int64_t i)                                    \
+    {                                                                                         \
+        const ZJob *j = ctx;                                                                  \
+        int64_t n = j->n;                                                                     \
+        const T *src = (const T *)j->a + i * n * n;                                           \
+        T *l = (T *)j->out0 + i * n * n;                                                      \
+        for (int64_t r = 0; r < n; r++) {                                                     \
+            for (int64_t c = 0; c < n; c++) {                                                 \
+                T v = j->upper ? src[c * n + r] : src[r * n + c];                             \
+                l[r * n + c] = c > r ? 0 : j->upper ? CMPLX(REAL(v), -IMAG(v)) : v;           \
+            }                                                                                 \
+        }                                                                                     \
+        j->info[i] = cholesky_##SUF(l, n);                                                    \
+        for (int64_t r = 0; j->upper && r < n; r++) {                                         \
+            for (int64_t c = r; c < n; c++) {                                                 \
+                T v = l[c * n + r];                                                           \
+                l[c * n + r] = c > r ? 0 : l[c * n + r];                                      \
+                l[r * n + c] = CMPLX(REAL(v), -IMAG(v));                                      \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }
+
+DEFINE_Z_QR(ptl_complex64, float, c8, ptl_cmplxf, crealf, cimagf)
+DEFINE_Z_QR(ptl_complex128, double, c16, ptl_cmplx, creal, cimag)
+#undef DEFINE_Z_QR
+
+/* Matrix i of a Hermitian eigenproblem, in complex128 (Note [Complex linear algebra]):
+ * A (the triangle UPLO names and its mirror image, the diagonal's real part) = Q T Q^H by
+ * zhetd2's reflectors, T's eigenvalues and vectors by the real tridiagonal QL, V = Q Z;
+ * values ascending into out0 (double), V into out1 (complex128) when set.  0, or -1. */
+static int
+eigh_matrix_c16(void *ctx, int64_t i)
+{
+    const ZJob *j = ctx;
+    int64_t n = j->n;
+    int vecs = j->out1 != NULL;
+    const ptl_complex128 *src = (const ptl_complex128 *)j->a + i * n * n;
+    ptl_complex128 *a = malloc(sizeof(ptl_complex128) * (size_t)(n * n + 3 * n + 1) +
+                               sizeof(double) * (size_t)((vecs ? n * n : 0) + 4 * n + 1) +
+                               sizeof(int64_t) * (size_t)(n + 1));
+    if (a == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");
+    }
+    ptl_complex128 *tau = a + n * n, *y = tau + n, *v = y + n;
+    double *d = (double *)(v + n), *e = d + n, *rot = e + n, *zt = rot + 2 * n;
+    int64_t *idx = (int64_t *)(zt + (vecs ? n * n : 0));
+    for (int64_t r = 0; r < n; r++) {
+        for (int64_t c = 0; c <= r; c++) {
+            ptl_complex128 x = j->upper ? conj(src[c * n + r]) : src[r * n + c];
+            a[r * n + c] = c == r ? creal(x) : x;
+            a[c * n + r] = conj(a[r * n + c]);
+        }
+    }
+    /* zhetd2 (lower): column j's reflector below the diagonal, then the trailing block
+     * B = a[j+1:, j+1:] becomes H^H B H = B - v w^H - w v^H with y = tau B v,
+     * w = y - tau (y^H v) / 2 v */
+    for (int64_t c = 0; c + 1 < n; c++) {
+        int64_t nb = n - c - 1;
+        ptl_complex128 t;
+        for (int64_t r = 0; r < nb; r++) {
+            v[r] = a[(c + 1 + r) * n + c];
+        }
+        e[c] = householder_c16(v, nb, 1, &t);
+        v[0] = 1;
+        tau[c] = t;
+        d[c] = creal(a[c * n + c]);
+        for (int64_t r = 0; r < nb; r++) {
+            a[(c + 1 + r) * n + c] = r == 0 ? e[c] : v[r];
+            a[c * n + c + 1 + r] = conj(a[(c + 1 + r) * n + c]);
+        }
+        if (t == 0) {
+            continue;
+        }
+        ptl_complex128 yhv = 0;
+        for (int64_t r = 0; r < nb; r++) {
+            const ptl_complex128 *br = a + (c + 1 + r) * n + c + 1;
+            ptl_complex128 sum = 0;
+            for (int64_t q = 0; q < nb; q++) {
+                sum += zmul_c16(br[q], v[q]);
+            }
+            y[r] = zmul_c16(t, sum);
+            yhv += zcmul_c16(y[r], v[r]);
+        }
+        ptl_complex128 alpha = -0.5 * zmul_c16(t, yhv);
+        for (int64_t r = 0; r < nb; r++) {
+            y[r] += zmul_c16(alpha, v[r]);
+        }
+        for (int64_t r = 0; r < nb; r++) {
+            ptl_complex128 *br = a + (c + 1 + r) * n + c + 1;
+            for (int64_t q = 0; q < nb; q++) {
+                br[q] -= zcmul_c16(y[q], v[r]) + zcmul_c16(v[q], y[r]);
+            }
+        }
+    }
+    if (n > 0) {
+        d[n - 1] = creal(a[(n - 1) * n + n - 1]);
+    }
+    if (vecs) {
+        memset(zt, 0, sizeof(double) * (size_t)(n * n));
+        for (int64_t r = 0; r < n; r++) {
+            zt[r * n + r] = 1;
+        }
+    }
+    if (ptl_linalg_tridiagonal_ql(d, e, vecs ? zt : NULL, n, rot) < 0) {
+        free(a);
+        return ptl_error_set(PTL_ERR_LINALG, "linalg.eigh: The algorithm failed to converge "
+                             "because the input matrix is ill-conditioned or has too many "
+                             "repeated eigenvalues (error code: %lld).", (long long)(i + 1));
+    }
+    /* ascending (insertion sort on indices: n is small next to the n^3 above) */
+    for (int64_t r = 0; r < n; r++) {
+        int64_t p = r;
+        while (p > 0 && d[idx[p - 1]] > d[r]) {
+            idx[p] = idx[p - 1];
+            p--;
+        }
+        idx[p] = r;
+    }
+    double *vals = (double *)j->out0 + i * n;
+    for (int64_t c = 0; c < n; c++) {
+        vals[c] = d[idx[c]];
+    }
+    if (vecs) {
+        /* V = H_0 ... H_{n-2} Z, Z's column c the eigenvector of vals[c] (zt's row idx[c]);
+         * H_c acts on rows c + 1 on, its v below a's diagonal in column c */
+        ptl_complex128 *out = (ptl_complex128 *)j->out1 + i * n * n;
+        for (int64_t r = 0; r < n; r++) {
+            for (int64_t c = 0; c < n; c++) {
+                out[r * n + c] = zt[idx[c] * n + r];
+            }
+        }
+        for (int64_t c = n - 2; c >= 0; c--) {
+            ptl_complex128 t = tau[c];
+            int64_t r0 = c + 1;
+            if (t == 0) {
+                continue;
+            }
+            for (int64_t q = 0; q < n; q++) {
+                y[q] = out[r0 * n + q];
+            }
+            for (int64_t r = r0 + 1; r < n; r++) {
+                ptl_complex128 vr = a[r * n + c];
+                for (int64_t q = 0; q < n; q++) {
+                    y[q] += zcmul_c16(vr, out[r * n + q]);
+                }
+            }
+            for (int64_t q = 0; q < n; q++) {
+                y[q] = zmul_c16(t, y[q]);
+                out[r0 * n + q] -= y[q];
+            }
+            for (int64_t r = r0 + 1; r < n; r++) {
+                ptl_complex128 vr = a[r * n + c];
+                for (int64_t q = 0; q < n; q++) {
+                    out[r * n + q] -= zmul_c16(vr, y[q]);
+                }
+            }
+        }
+    }
+    free(a);
+    return 0;
+}
+
+/* ---- the Complex-key entries ---- */
+
+/* The Complex fallback's error for a CUDA call (nothing takes complex CUDA matrices yet):
+ * -1 when ks names CUDA, else 0. */
+static int
+refuse_cuda(const PtlOperator *op, PtlDispatchKeySet ks, const PtlIValue *s)
+{
+    if (!(ks & PTL_KEYSET(PTL_KEY_CUDA))) {
+        return 0;
+    }
+    char kname[80];
+    PtlDtype dt = PTL_DTYPE_COMPLEX64;
+    for (int i = 0; i < op->schema.nargs; i++) {
+        if (s[i].tag == PTL_IV_TENSOR && ptl_dtype_is_complex(s[i].u.t->dtype)) {
+            dt = s[i].u.t->dtype;
+            break;
+        }
+    }
+    ptl_kernel_name(op, kname, sizeof(kname));
+    memcpy(kname + strlen(kname) - 3, "cuda", 5);
+    return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kname,
+                         ptl_dtype_legacy_name(dt));
+}
+
+/* The LU family: linalg_solve.c's CPU kernels take complex matrices themselves. */
+static int
+complex_to_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    if (refuse_cuda(op, ks, s) < 0) {
+        return -1;
+    }
+    return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
+}
+
+#define NOT_POSITIVE_DEFINITE                                                               \
+    "The factorization could not be completed because the input is not positive-definite " \
+    "(the leading minor of order %d is not positive-definite)."
+
+/* Runs fn over A's matrices from the working copy t[0], casts the results t[1], t[2] to
+ * d1 and d2 and returns them in s[0], s[1] (t[0] released).  0, or -1 with all of t
+ * released. */
+static int
+run_two(PtlTensorImpl *A, int64_t work, LinalgMatrixFn fn, ZJob *job, PtlTensorImpl **t,
+        PtlDtype d1, PtlDtype d2, PtlIValue *s)
+{
+    job->a = ptl_tensor_data(t[0]);
+    if (linalg_batch_run(linalg_batch_count(A, 2), work, fn, job) < 0 ||
+        linalg_cast_to(&t[1], d1) < 0 || linalg_cast_to(&t[2], d2) < 0) {
+        return linalg_release_all(t, 3);
+    }
+    ptl_decref(t[0]);
+    s[0] = ptl_iv_tensor(t[1]);
+    s[1] = ptl_iv_tensor(t[2]);
+    return 0;
+}
+
+/* linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False)
+ * -> (Tensor L, Tensor info), complex: A = L L^H (upper: U^H U), linalg_decomp.c's
+ * contract. */
+static int
+cholesky_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *A = s[0].u.t, *t[3] = {NULL, NULL, NULL};
+    if (refuse_cuda(op, ks, s) < 0 || linalg_check_square("linalg.cholesky", A) < 0) {
+        return -1;
+    }
+    int nb = A->dim - 2, c8 = A->dtype == PTL_DTYPE_COMPLEX64;
+    ZJob job = {.m = A->sizes[nb], .n = A->sizes[nb], .upper = s[1].u.b};
+    if ((t[0] = ptl_contiguous(A)) == NULL ||
+        (t[1] = ptl_empty(A->dim, A->sizes, A->dtype, A->device)) == NULL ||
+        (t[2] = ptl_empty(nb, A->sizes, PTL_DTYPE_INT32, A->device)) == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    job.out0 = ptl_tensor_data(t[1]);
+    job.info = (int32_t *)ptl_tensor_data(t[2]);
+    if (run_two(A, 4 * job.n * job.n * job.n / 3 + 1,
+                c8 ? cholesky_matrix_c8 : cholesky_matrix_c16, &job, t, A->dtype,
+                PTL_DTYPE_INT32, s) < 0) {
+        return -1;
+    }
+    if (s[2].u.b && linalg_check_info("linalg.cholesky_ex", s[1].u.t, nb > 0, PTL_ERR_LINALG,
+                                      NOT_POSITIVE_DEFINITE) < 0) {
+        ptl_ivalue_release(&s[0]);
+        ptl_ivalue_release(&s[1]);
+        return -1;
+    }
+    return 0;
+}
+
+/* linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R), complex: linalg_decomp.c's
+ * contract, Q unitary. */
+static int
+qr_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *A = s[0].u.t, *t[3] = {NULL, NULL, NULL};
+    const char *mode = s[1].u.s;
+    int complete = strcmp(mode, "complete") == 0, ronly = strcmp(mode, "r") == 0;
+    if (refuse_cuda(op, ks, s) < 0) {
+        return -1;
+    }
+    if (!complete && !ronly && strcmp(mode, "reduced") != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "qr received unrecognized mode '%s' but expected "
+                             "one of 'reduced' (default), 'r', or 'complete'", mode);
+    }
+    if (linalg_check_matrix("linalg.qr", A, "A") < 0) {
+        return -1;
+    }
+    int nb = A->dim - 2;
+    int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = m < n ? m : n, sz[PTL_MAX_DIMS];
+    int64_t zero = 0;
+    ZJob job = {.m = m, .n = n, .rr = complete ? m : k, .qc = complete ? m : k};
+    memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)nb);
+    sz[nb] = job.rr;
+    sz[nb + 1] = n;
+    if ((t[0] = ptl_contiguous(A)) == NULL ||
+        (t[2] = ptl_empty(nb + 2, sz, A->dtype, A->device)) == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    sz[nb] = m;
+    sz[nb + 1] = job.qc;
+    t[1] = ronly ? ptl_empty(1, &zero, A->dtype, A->device)
+                 : ptl_empty(nb + 2, sz, A->dtype, A->device);
+    if (t[1] == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    job.out0 = ptl_tensor_data(t[2]);
+    job.out1 = ronly ? NULL : ptl_tensor_data(t[1]);
+    return run_two(A, 16 * m * n * (k + 1) + 1,
+                   A->dtype == PTL_DTYPE_COMPLEX64 ? qr_matrix_c8 : qr_matrix_c16, &job, t,
+                   A->dtype, A->dtype, s);
+}
+
+/* _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True)
+ * -> (Tensor eigenvalues, Tensor eigenvectors), complex Hermitian A: real eigenvalues
+ * ascending (float32 for complex64), complex eigenvectors; linalg_decomp.c's contract. */
+static int
+eigh_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *A = s[0].u.t, *t[3] = {NULL, NULL, NULL};
+    const char *uplo = s[1].u.s;
+    int uv = s[2].u.b;
+    if (refuse_cuda(op, ks, s) < 0) {
+        return -1;
+    }
+    if ((uplo[0] != 'L' && uplo[0] != 'U' && uplo[0] != 'l' && uplo[0] != 'u') ||
+        uplo[1] != '\0') {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Expected UPLO argument to be 'L' or 'U', but "
+                             "got %s", uplo);
+    }
+    if (linalg_check_square("linalg.eigh", A) < 0) {
+        return -1;
+    }
+    int nb = A->dim - 2;
+    int64_t n = A->sizes[nb], zero = 0;
+    ZJob job = {.m = n, .n = n, .upper = uplo[0] == 'U' || uplo[0] == 'u'};
+    /* complex128 work (Note [Complex linear algebra]) */
+    if ((t[0] = ptl_cast(A, PTL_DTYPE_COMPLEX128)) == NULL ||
+        (t[1] = ptl_empty(nb + 1, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    t[2] = uv ? ptl_empty(A->dim, A->sizes, PTL_DTYPE_COMPLEX128, A->device)
+              : ptl_empty(1, &zero, A->dtype, A->device);
+    if (t[2] == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    job.out0 = ptl_tensor_data(t[1]);
+    job.out1 = uv ? ptl_tensor_data(t[2]) : NULL;
+    return run_two(A, 20 * n * n * n + 1, eigh_matrix_c16, &job, t,
+                   ptl_dtype_to_real(A->dtype), A->dtype, s);
+}
+
+static const PtlKernelReg linalg_complex_kernels[] = {
+    {PTL_OP_linalg_lu_factor_ex, PTL_KEY_COMPLEX, complex_to_cpu},
+    {PTL_OP__linalg_solve_ex, PTL_KEY_COMPLEX, complex_to_cpu},
+    {PTL_OP_linalg_inv_ex, PTL_KEY_COMPLEX, complex_to_cpu},
+    {PTL_OP__linalg_det, PTL_KEY_COMPLEX, complex_to_cpu},
+    {PTL_OP__linalg_slogdet, PTL_KEY_COMPLEX, complex_to_cpu},
+    {PTL_OP_linalg_solve_triangular, PTL_KEY_COMPLEX, complex_to_cpu},
+    {PTL_OP_linalg_cholesky_ex, PTL_KEY_COMPLEX, cholesky_complex},
+    {PTL_OP_linalg_qr, PTL_KEY_COMPLEX, qr_complex},
+    {PTL_OP__linalg_eigh, PTL_KEY_COMPLEX, eigh_complex},
+};
+PTL_DEFINE_REGISTER(linalg_complex_kernels)
