@@ -393,3 +393,68 @@ def test_byte_moving_ops_take_complex():
     assert d.dtype == ptl.complex128
     _close(d, np.stack([np.diag(r) for r in a[:, 0]]), 0)
     _close(ptl.eye(3, 2, dtype=ptl.complex64), np.eye(3, 2), 0)
+
+
+# ---- SVD ----
+
+def _check_svd(U, S, Vh, a, full, tol):
+    """S real, descending, equal to NumPy's; U and Vh with orthonormal columns / rows of the
+    right shapes; U diag(S) Vh = A; each singular pair equal to NumPy's up to a common unit
+    complex factor (u v^H is phase-free) where the singular values are distinct."""
+    u, s, vh = np.linalg.svd(a, full_matrices=full)
+    scale = np.abs(a).max(initial=1) * max(a.shape[-2:], default=1)
+    assert U.shape == u.shape and Vh.shape == vh.shape and S.shape == s.shape
+    _close(S, s, tol, scale=scale)
+    U, S, Vh = U.numpy(), S.numpy(), Vh.numpy()
+    k = S.shape[-1]
+    _close((U[..., :, :k] * S[..., None, :]) @ Vh[..., :k, :], a, tol, scale=scale)
+    _close(_mh(U) @ U, np.broadcast_to(np.eye(U.shape[-1]), U.shape[:-2] + (U.shape[-1],) * 2),
+           tol, scale=10)
+    _close(Vh @ _mh(Vh), np.broadcast_to(np.eye(Vh.shape[-2]),
+                                         Vh.shape[:-2] + (Vh.shape[-2],) * 2), tol, scale=10)
+    if k:
+        pair = U[..., :, :1] * Vh[..., :1, :]
+        _close(pair, u[..., :, :1] * vh[..., :1, :], tol * 100, scale=10)
+
+
+@pytest.mark.parametrize("batch", [(), (3,), (2, 1)])
+@pytest.mark.parametrize("mn", [(0, 3), (3, 0), (1, 1), (4, 4), (6, 3), (3, 6), (9, 7)])
+@pytest.mark.parametrize("full", [False, True])
+def test_svd(cdt, batch, mn, full, threads):
+    tdt, npdt, tol = cdt
+    A, a = _as(_crand(batch + mn, sum(mn) + 90), npdt, tdt)
+    U, S, Vh = ptl.linalg.svd(A, full_matrices=full)
+    assert U.dtype == tdt and Vh.dtype == tdt
+    assert S.dtype == (ptl.float64 if tdt == ptl.complex128 else ptl.float32)
+    _check_svd(U, S, Vh, a, full, tol)
+    _close(ptl.linalg.svdvals(A), np.linalg.svd(a, compute_uv=False), tol,
+           scale=np.abs(a).max(initial=1) * 10)
+
+
+def test_svd_rank_deficient_and_non_contiguous(cdt):
+    tdt, npdt, tol = cdt
+    r = _crand((7, 2), 91)
+    a = r @ _mh(r)
+    _check_svd(*ptl.linalg.svd(ptl.tensor(a.astype(npdt))), a.astype(npdt).astype(complex),
+               True, tol)
+    _check_svd(*ptl.linalg.svd(ptl.zeros(3, 2, dtype=tdt)), np.zeros((3, 2)), True, tol)
+    big, bn = _as(_crand((6, 10), 92), npdt, tdt)
+    A, sub = big.mT[::2], np.swapaxes(bn, -1, -2)[::2]
+    _check_svd(*ptl.linalg.svd(A, full_matrices=False), sub, False, tol)
+
+
+def test_legacy_svd_returns_v():
+    a = _crand((4, 3), 93)
+    U, S, V = ptl.svd(ptl.tensor(a))
+    _close((U.numpy() * S.numpy()) @ _mh(V.numpy()), a, 1e-10, scale=10)
+
+
+def test_svd_errors():
+    with pytest.raises(RuntimeError, match=re.escape(
+            "linalg.svd: The input tensor A must have at least 2 dimensions.")):
+        ptl.linalg.svd(ptl.ones(3, dtype=ptl.complex64))
+    bad = ptl.tensor(np.array([[1, np.nan], [0, 1j]]))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "linalg.svd: The algorithm failed to converge because the input matrix contained "
+            "non-finite values.")):
+        ptl.linalg.svd(bad)

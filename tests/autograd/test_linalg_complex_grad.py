@@ -151,3 +151,20 @@ def test_complex_eigh_grad(uplo):
 def test_complex_eigvalsh_grad():
     _check(lambda x: ptl.linalg.eigvalsh(x + x.mH), _c((4, 4), 33))
     _check(lambda x: ptl.linalg.eigvalsh(x + x.mH), _c((2, 3, 3), 34))
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+def test_complex_svd_grad(shape):
+    def phase_free(a):
+        U, S, Vh = ptl.linalg.svd(a, full_matrices=False)
+        return S, U[..., :, :1] * Vh[..., :1, :], U.abs(), Vh.abs()
+
+    _check(phase_free, _c(shape, 35))
+    _check(ptl.linalg.svdvals, _c(shape, 36))
+
+
+def test_complex_det_grad_at_singular():
+    a = np.eye(4, dtype=complex)
+    a[3, 3] = 0
+    a = a @ np.asarray(_c((4, 4), 37, requires_grad=False).numpy())
+    _check(ptl.linalg.det, ptl.tensor(a, requires_grad=True))

@@ -15,12 +15,15 @@
  *     abs, eq, ne, isclose, isnan, isinf, isfinite, sum, mean) run it: the complex
  *     arithmetic of C99's <complex.h>;
  *   - ops whose CPU kernel only moves bytes or converts through copy.c's conversion table
- *     (views, copy_, _to_copy, clone, cat, stack, index, fill_, the factories), allclose and
+ *     (views, copy_, _to_copy, clone, cat, stack, index, fill_, the factories, eye, tril/triu,
+ *     diagonal, diag_embed), allclose and
  *     equal (they call isclose and eq) and the ops of this file fall through to the CPU
  *     kernel (`passthrough_ops`);
  *   - every other op raises PyTorch's error: its "not supported for complex" message for
  *     the ordering ops (`ordering_errors`), else "\"<op>_cpu\" not implemented for
  *     'ComplexFloat'".
+ * linalg_complex.c registers the complex linear algebra's kernels at this key (Note
+ * [Complex linear algebra]).
  * On CUDA nothing takes a complex tensor yet ("\"<op>_cuda\" not implemented for ...").
  * resize_ (out= arguments) and the FFT operators of native/fft.c, whose CPU kernels take
  * complex64/complex128 themselves, pass through too.

@@ -1,8 +1,9 @@
 /* linalg_complex.c -- torch.linalg on complex64 and complex128 matrices: the LU family's
  * kernels (lu_factor, solve, inv, det, slogdet, solve_triangular; their checks and outputs
- * are linalg_solve.c's), Cholesky, QR and the Hermitian eigensolver (eigh, eigvalsh).
- * Mirrors what ATen/native/BatchLinearAlgebra.cpp asks of LAPACK's zgetrf, zgetrs, ztrsm,
- * zpotrf, zgeqrf/zungqr and zheevd; pytorchlite computes them itself.
+ * are linalg_solve.c's), Cholesky, QR, the Hermitian eigensolver (eigh, eigvalsh) and the
+ * SVD (svd, svdvals).  Mirrors what ATen/native/BatchLinearAlgebra.cpp asks of LAPACK's
+ * zgetrf, zgetrs, ztrsm, zpotrf, zgeqrf/zungqr, zheevd and zgesdd; pytorchlite computes
+ * them itself.
  *
  * Note [Complex linear algebra]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -10,7 +11,9 @@
  * whose fallback refuses the op.  This file registers a Complex-key kernel for each linalg
  * op that takes complex matrices: the LU family's goes on to the CPU kernel of
  * linalg_solve.c (complex_to_cpu), whose lu_kernel picks the LuJob kernels below; Cholesky,
- * QR and eigh have kernels of their own here.  On CUDA they raise the fallback's error.
+ * QR, eigh and _linalg_svd have kernels of their own here.  On CUDA they raise the
+ * fallback's error.  linalg.eig of a complex matrix is not implemented (pytorchlite/linalg.py
+ * says so).
  *
  * The kernels are unblocked loops with LAPACK's conventions, so that the factors match
  * PyTorch's (and NumPy's) and not only their products:
@@ -26,10 +29,20 @@
  *     symmetric tridiagonal (each reflector's beta is real), T = Z diag(w) Z^T, V = Q Z;
  *     eigenvalues ascending.  Eigenvectors are unique up to a unit complex factor each (for
  *     distinct eigenvalues); PyTorch documents the same and so do the tests.
- * complex64 factors in single precision (cgetrf's accuracy), except eigh, which computes in
- * complex128 and casts its results back (Note [Float64 linear algebra] in linalg_solve.c).
+ *   - SVD: W = A (A^H when m < n, the factors then swapped) = Q R by the QR above, then
+ *     one-sided (Hestenes) Jacobi on R's columns until every pair is orthogonal to
+ *     4 N eps: S their norms (descending, real), U_R the normalised columns, V the
+ *     accumulated rotations.  Columns whose norm is at rounding level (N eps s_max) and the
+ *     full_matrices columns are completed to an orthonormal set (Gram-Schmidt twice from
+ *     e_0, e_1, ...; Q's own extra columns for the full U).  Singular pairs are unique up to
+ *     one unit complex factor each (u v^H is not), as PyTorch documents.
+ * complex64 factors in single precision (cgetrf's accuracy), except eigh and the SVD, which
+ * compute in complex128 and cast their results back (Note [Float64 linear algebra] in
+ * linalg_solve.c).  The loops are unblocked, with no complex GEMM under them: n^3 work at
+ * scalar speed, several times LAPACK's time from n ~ 64 (docs/performance.md).
  * Products of two complex numbers use the textbook formula (zmul), as complex.c does: C99's
  * `*` calls __muldc3. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -575,6 +588,215 @@ eigh_matrix_c16(void *ctx, int64_t i)
     return 0;
 }
 
+/* ---- the SVD ---- */
+
+/* One matrix of _linalg_svd's complex kernel, in complex128. */
+typedef struct ZSvdJob {
+    const ptl_complex128 *a;   /* [B, m, n] */
+    double *s;                 /* [B, k] */
+    ptl_complex128 *u, *vh;    /* [B, m, ucols], [B, vrows, n], or NULL without vectors */
+    int64_t m, n, ucols, vrows;
+} ZSvdJob;
+
+/* Rotates columns p < q of g (stored as rows: gt is N x ld, row j = column j) and of vt the
+ * same way (when set) so that they become orthogonal: one-sided (Hestenes) Jacobi with the
+ * phase of g_p^H g_q taken out first.  Returns 1 when it rotated, 0 when they were
+ * orthogonal to tol already. */
+static int
+jacobi_pair(ptl_complex128 *gt, int64_t ld, int64_t len, ptl_complex128 *vt, int64_t vlen,
+            int64_t p, int64_t q, double tol)
+{
+    ptl_complex128 *gp = gt + p * ld, *gq = gt + q * ld, gamma = 0;
+    double alpha = 0, beta = 0;
+    for (int64_t r = 0; r < len; r++) {
+        alpha += zabs2_c16(gp[r]);
+        beta += zabs2_c16(gq[r]);
+        gamma += zcmul_c16(gp[r], gq[r]);
+    }
+    double ag = cabs(gamma);
+    if (ag == 0 || ag <= tol * sqrt(alpha) * sqrt(beta)) {
+        return 0;
+    }
+    ptl_complex128 ph = conj(gamma) / ag;   /* q' = q conj(e^{i arg gamma}): p^H q' = |gamma| */
+    double zeta = (beta - alpha) / (2 * ag);
+    double t = copysign(1.0, zeta) / (fabs(zeta) + sqrt(1 + zeta * zeta));
+    double c = 1 / sqrt(1 + t * t), sn = c * t;
+    for (int side = 0; side < 2; side++) {
+        ptl_complex128 *x = side ? vt + p * vlen : gp, *y = side ? vt + q * vlen : gq;
+        int64_t cnt = side ? vlen : len;
+        if (side && vt == NULL) {
+            break;
+        }
+        for (int64_t r = 0; r < cnt; r++) {
+            ptl_complex128 xp = x[r], yq = zmul_c16(y[r], ph);
+            x[r] = c * xp - sn * yq;
+            y[r] = sn * xp + c * yq;
+        }
+    }
+    return 1;
+}
+
+/* Completes the columns of ut (rows of ut: N x len, row j = column j) whose flag ok[j] is 0
+ * to an orthonormal set with the others, from the unit vectors e_0, e_1, ... in turn (Gram
+ * Schmidt twice). */
+static void
+complete_columns(ptl_complex128 *ut, int64_t cols, int64_t len, unsigned char *ok)
+{
+    int64_t next = 0;
+    for (int64_t j = 0; j < cols; j++) {
+        ptl_complex128 *x = ut + j * len;
+        while (!ok[j] && next < len) {
+            memset(x, 0, sizeof(ptl_complex128) * (size_t)len);
+            x[next++] = 1;
+            for (int pass = 0; pass < 2; pass++) {
+                for (int64_t o = 0; o < cols; o++) {
+                    const ptl_complex128 *y = ut + o * len;
+                    ptl_complex128 d = 0;
+                    for (int64_t r = 0; o != j && ok[o] && r < len; r++) {
+                        d += zcmul_c16(y[r], x[r]);
+                    }
+                    for (int64_t r = 0; o != j && ok[o] && r < len; r++) {
+                        x[r] -= zmul_c16(d, y[r]);
+                    }
+                }
+            }
+            double nrm = 0;
+            for (int64_t r = 0; r < len; r++) {
+                nrm += zabs2_c16(x[r]);
+            }
+            if (nrm > 0.25) {
+                nrm = 1 / sqrt(nrm);
+                for (int64_t r = 0; r < len; r++) {
+                    x[r] *= nrm;
+                }
+                ok[j] = 1;
+            }
+        }
+    }
+}
+
+/* Matrix i: W = A (m >= n) or A^H (M x N, M >= N) = Q R (qr_factor_c16), R = G by Jacobi
+ * rotations from the right: R Vj = G with orthogonal columns, S = their norms descending,
+ * U_R = G S^-1 (completed where S is 0), W = (Q U_R) S (Vj)^H; A^H's factors swap.  0, or -1
+ * (out of memory). */
+static int
+svd_matrix_c16(void *ctx, int64_t i)
+{
+    const ZSvdJob *j = ctx;
+    int64_t m = j->m, n = j->n, tall = m >= n, M = tall ? m : n, N = tall ? n : m;
+    int vecs = j->u != NULL;
+    /* the side of W's full Q and of its right vectors in the outputs */
+    int64_t qc = tall ? j->ucols : j->vrows;
+    size_t nz = (size_t)(M * N + N + (M > N ? M : N) + 2 * N * N + M * qc + N * M + 1);
+    ptl_complex128 *w = malloc(sizeof(ptl_complex128) * nz + sizeof(double) * (size_t)N +
+                               sizeof(int64_t) * (size_t)N + (size_t)N + 16);
+    if (w == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
+    }
+    ptl_complex128 *tau = w + M * N, *scr = tau + N, *gt = scr + (M > N ? M : N);
+    ptl_complex128 *vt = gt + N * N, *q = vt + N * N, *ut = q + M * qc;
+    double *sv = (double *)(ut + N * M);
+    int64_t *idx = (int64_t *)(sv + N);
+    unsigned char *ok = (unsigned char *)(idx + N);
+    const ptl_complex128 *a = j->a + i * m * n;
+    for (int64_t r = 0; r < M; r++) {
+        for (int64_t c = 0; c < N; c++) {
+            w[r * N + c] = tall ? a[r * n + c] : conj(a[c * n + r]);
+        }
+    }
+    qr_factor_c16(w, M, N, tau, scr);
+    /* gt's row c = R's column c; vt's row c = Vj's column c */
+    for (int64_t c = 0; c < N; c++) {
+        for (int64_t r = 0; r < N; r++) {
+            gt[c * N + r] = r <= c ? w[r * N + c] : 0;
+            vt[c * N + r] = r == c;
+        }
+    }
+    double tol = 4 * DBL_EPSILON * (double)(N > 1 ? N : 1);
+    for (int sweep = 0, rotated = 1; rotated && sweep < 80; sweep++) {
+        rotated = 0;
+        for (int64_t p = 0; p + 1 < N; p++) {
+            for (int64_t c = p + 1; c < N; c++) {
+                rotated |= jacobi_pair(gt, N, N, vecs ? vt : NULL, N, p, c, tol);
+            }
+        }
+    }
+    for (int64_t c = 0; c < N; c++) {
+        double nrm = 0;
+        for (int64_t r = 0; r < N; r++) {
+            nrm += zabs2_c16(gt[c * N + r]);
+        }
+        sv[c] = sqrt(nrm);
+    }
+    /* descending (insertion sort on indices) */
+    for (int64_t r = 0; r < N; r++) {
+        int64_t p = r;
+        while (p > 0 && sv[idx[p - 1]] < sv[r]) {
+            idx[p] = idx[p - 1];
+            p--;
+        }
+        idx[p] = r;
+    }
+    double *s = j->s + i * N;
+    for (int64_t c = 0; c < N; c++) {
+        s[c] = sv[idx[c]];
+    }
+    if (!vecs) {
+        free(w);
+        return 0;
+    }
+    /* U_R's columns (rows of ut, N x N here); a column whose norm is at rounding level
+     * (N eps s_max) is only rounding errors rotated around, so it is completed instead */
+    double small = (double)N * DBL_EPSILON * (N > 0 ? s[0] : 0);
+    for (int64_t c = 0; c < N; c++) {
+        const ptl_complex128 *g = gt + idx[c] * N;
+        ok[c] = s[c] > small;
+        for (int64_t r = 0; r < N; r++) {
+            ut[c * N + r] = ok[c] ? g[r] / s[c] : 0;
+        }
+    }
+    complete_columns(ut, N, N, ok);
+    /* W's left vectors: Q[:, :N] U_R, then Q's other columns (full) */
+    qr_form_q_c16(w, M, N, tau, q, qc, scr);
+    ptl_complex128 *left = tall ? j->u + i * m * j->ucols : NULL;
+    ptl_complex128 *right = tall ? j->vh + i * j->vrows * n : j->u + i * m * j->ucols;
+    ptl_complex128 *wleft = tall ? left : j->vh + i * j->vrows * n;
+    for (int64_t r = 0; r < M; r++) {
+        for (int64_t c = 0; c < qc; c++) {
+            ptl_complex128 x = 0;
+            if (c < N) {
+                for (int64_t t = 0; t < N; t++) {
+                    x += zmul_c16(q[r * qc + t], ut[c * N + t]);
+                }
+            }
+            else {
+                x = q[r * qc + c];
+            }
+            /* tall: U[r, c]; wide: Vh[c, r] = conj(W's U[r, c]) */
+            if (tall) {
+                wleft[r * qc + c] = x;
+            }
+            else {
+                wleft[c * M + r] = conj(x);
+            }
+        }
+    }
+    /* W's right vectors Vj[:, idx]: tall, Vh = Vj^H (N x N); wide, U = Vj (N x N) */
+    for (int64_t c = 0; c < N; c++) {
+        const ptl_complex128 *v = vt + idx[c] * N;
+        for (int64_t r = 0; r < N; r++) {
+            if (tall) {
+                right[c * N + r] = conj(v[r]);
+            }
+            else {
+                right[r * N + c] = v[r];
+            }
+        }
+    }
+    free(w);
+    return 0;
+}
+
 /* ---- the Complex-key entries ---- */
 
 /* The Complex fallback's error for a CUDA call (nothing takes complex CUDA matrices yet):
@@ -746,6 +968,75 @@ eigh_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                    ptl_dtype_to_real(A->dtype), A->dtype, s);
 }
 
+/* _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None)
+ * -> (Tensor U, Tensor S, Tensor Vh), complex: svd.c's contract (S real, descending), in
+ * complex128 (svd_matrix_c16), the results cast back to A's precision. */
+static int
+svd_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *A = s[0].u.t, *a = NULL, *out[3] = {NULL, NULL, NULL};
+    int full = s[1].u.b, uv = s[2].u.b;
+    if (refuse_cuda(op, ks, s) < 0) {
+        return -1;
+    }
+    if (A->dim < 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "linalg.svd: The input tensor A must have at least 2 dimensions.");
+    }
+    if (s[3].tag != PTL_IV_NONE) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "torch.linalg.svd: keyword argument `driver=` is "
+                             "only supported on CUDA inputs with cuSOLVER backend.");
+    }
+    int nd = A->dim;
+    int64_t m = A->sizes[nd - 2], n = A->sizes[nd - 1], k = m < n ? m : n, sz[PTL_MAX_DIMS];
+    int64_t zero = 0;
+    ZSvdJob job = {NULL, NULL, NULL, NULL, m, n, full ? m : k, full ? n : k};
+    if ((a = ptl_cast(A, PTL_DTYPE_COMPLEX128)) == NULL) {
+        return -1;
+    }
+    const double *ad = (const double *)ptl_tensor_data(a);
+    for (int64_t i = 0; i < 2 * a->numel; i++) {
+        if (!isfinite(ad[i])) {
+            ptl_error_set(PTL_ERR_RUNTIME, "linalg.svd: The algorithm failed to converge "
+                          "because the input matrix contained non-finite values.");
+            goto error;
+        }
+    }
+    memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)nd);
+    sz[nd - 1] = job.ucols;
+    out[0] = uv ? ptl_empty(nd, sz, PTL_DTYPE_COMPLEX128, A->device)
+                : ptl_empty(1, &zero, A->dtype, A->device);
+    sz[nd - 2] = k;
+    out[1] = ptl_empty(nd - 1, sz, PTL_DTYPE_FLOAT64, A->device);
+    sz[nd - 2] = job.vrows;
+    sz[nd - 1] = n;
+    out[2] = uv ? ptl_empty(nd, sz, PTL_DTYPE_COMPLEX128, A->device)
+                : ptl_empty(1, &zero, A->dtype, A->device);
+    if (out[0] == NULL || out[1] == NULL || out[2] == NULL) {
+        goto error;
+    }
+    job.a = (const ptl_complex128 *)ad;
+    job.s = (double *)ptl_tensor_data(out[1]);
+    job.u = uv ? (ptl_complex128 *)ptl_tensor_data(out[0]) : NULL;
+    job.vh = uv ? (ptl_complex128 *)ptl_tensor_data(out[2]) : NULL;
+    if (linalg_batch_run(linalg_batch_count(A, 2), 40 * m * n * (k + 1) + 1, svd_matrix_c16,
+                         &job) < 0 ||
+        linalg_cast_to(&out[0], A->dtype) < 0 ||
+        linalg_cast_to(&out[1], ptl_dtype_to_real(A->dtype)) < 0 ||
+        linalg_cast_to(&out[2], A->dtype) < 0) {
+        goto error;
+    }
+    ptl_decref(a);
+    for (int i = 0; i < 3; i++) {
+        s[i] = ptl_iv_tensor(out[i]);
+    }
+    return 0;
+error:
+    ptl_xdecref(a);
+    linalg_release_all(out, 3);
+    return -1;
+}
+
 static const PtlKernelReg linalg_complex_kernels[] = {
     {PTL_OP_linalg_lu_factor_ex, PTL_KEY_COMPLEX, complex_to_cpu},
     {PTL_OP__linalg_solve_ex, PTL_KEY_COMPLEX, complex_to_cpu},
@@ -756,5 +1047,6 @@ static const PtlKernelReg linalg_complex_kernels[] = {
     {PTL_OP_linalg_cholesky_ex, PTL_KEY_COMPLEX, cholesky_complex},
     {PTL_OP_linalg_qr, PTL_KEY_COMPLEX, qr_complex},
     {PTL_OP__linalg_eigh, PTL_KEY_COMPLEX, eigh_complex},
+    {PTL_OP__linalg_svd, PTL_KEY_COMPLEX, svd_complex},
 };
 PTL_DEFINE_REGISTER(linalg_complex_kernels)

@@ -28,6 +28,9 @@
  * - Everything else computes in float64 and casts the results back to the input's dtype:
  *   eig and svdvals/matrix_rank, so their float32 results keep float64 accuracy (and
  *   float64's cost).
+ * - Complex matrices take linalg_complex.c's kernels (Note [Complex linear algebra]): the
+ *   LU family here runs its checks and outputs on them with complex64/complex128 working
+ *   copies (lu_kernel), slogdet's logabsdet real.
  *
  * The float64 instances are the code they were before float32 had its own (the same bits;
  * lstsq's back substitution for one right-hand side now sums each row in eight partial

@@ -7,7 +7,7 @@
  * differentiable again (the permutation of lu_factor_ex is a constant).  Complex inputs take
  * the same formulas with conjugate transposes (MH) in place of transposes and conjugated
  * factors (Note [Complex autograd] in derivatives/complex.c); their products need complex
- * matmul (gemm), and det's singular branch complex svd and where.  The
+ * matmul (gemm).  The
  * determinant's gradient, the cofactor matrix, is det(A) A^-T for an invertible A and goes
  * through the SVD when a matrix of the batch is singular (see linalg_det_backward). */
 #include <float.h>
@@ -156,6 +156,10 @@ linalg_det_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     PtlTensorImpl *gdet = MUL(gi[0], CONJ(det));
     if (ptl_item_readable(any) && !ptl_item_double(any)) {
         return scope_end(sc, give(n, go, 0, scaled_inverse_t(sc, gdet, A)));
+    }
+    if (ptl_dtype_is_complex(A->dtype)) {
+        /* no complex where: the SVD formula, which holds everywhere, for the whole batch */
+        return scope_end(sc, give(n, go, 0, scaled_cofactor_by_svd(sc, gi[0], A)));
     }
     PtlIValue ev[2] = {ptl_iv_int(A->sizes[A->dim - 1]), ptl_iv_dtype(A->dtype)};
     PtlTensorImpl *eye = own(sc, callv(PTL_OP_eye, 2, ev));
