@@ -45,6 +45,9 @@ qr = _C._op("aten::linalg_qr")
 eigh = _C._op("aten::linalg_eigh")
 eigvalsh = _C._op("aten::linalg_eigvalsh")
 _eig_split = _C._op("aten::_linalg_eig_split")
+ldl_factor = _C._op("aten::linalg_ldl_factor")
+ldl_factor_ex = _C._op("aten::linalg_ldl_factor_ex")
+ldl_solve = _C._op("aten::linalg_ldl_solve")
 _lstsq_qr = _C._op("aten::_linalg_lstsq_qr")
 
 
