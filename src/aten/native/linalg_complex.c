@@ -600,19 +600,23 @@ typedef struct ZSvdJob {
 
 /* Rotates columns p < q of g (stored as rows: gt is N x ld, row j = column j) and of vt the
  * same way (when set) so that they become orthogonal: one-sided (Hestenes) Jacobi with the
- * phase of g_p^H g_q taken out first.  Returns 1 when it rotated, 0 when they were
- * orthogonal to tol already. */
+ * phase of g_p^H g_q taken out first.  nrm holds the columns' squared norms, updated (the
+ * rotation moves t |g_p^H g_q| from one to the other).  Returns 1 when it rotated, 0 when
+ * they were orthogonal to tol already. */
 static int
 jacobi_pair(ptl_complex128 *gt, int64_t ld, int64_t len, ptl_complex128 *vt, int64_t vlen,
-            int64_t p, int64_t q, double tol)
+            int64_t p, int64_t q, double tol, double *nrm)
 {
-    ptl_complex128 *gp = gt + p * ld, *gq = gt + q * ld, gamma = 0;
-    double alpha = 0, beta = 0;
+    ptl_complex128 *gp = gt + p * ld, *gq = gt + q * ld;
+    double gr[4] = {0, 0, 0, 0}, gi[4] = {0, 0, 0, 0}, alpha = nrm[p], beta = nrm[q];
+    /* four independent partial sums: one chain of additions was the sweep's bound */
     for (int64_t r = 0; r < len; r++) {
-        alpha += zabs2_c16(gp[r]);
-        beta += zabs2_c16(gq[r]);
-        gamma += zcmul_c16(gp[r], gq[r]);
+        double pr = creal(gp[r]), pi = cimag(gp[r]), qr = creal(gq[r]), qi = cimag(gq[r]);
+        gr[r & 3] += pr * qr + pi * qi;
+        gi[r & 3] += pr * qi - pi * qr;
     }
+    ptl_complex128 gamma = ptl_cmplx((gr[0] + gr[1]) + (gr[2] + gr[3]),
+                                     (gi[0] + gi[1]) + (gi[2] + gi[3]));
     double ag = cabs(gamma);
     if (ag == 0 || ag <= tol * sqrt(alpha) * sqrt(beta)) {
         return 0;
@@ -621,16 +625,20 @@ jacobi_pair(ptl_complex128 *gt, int64_t ld, int64_t len, ptl_complex128 *vt, int
     double zeta = (beta - alpha) / (2 * ag);
     double t = copysign(1.0, zeta) / (fabs(zeta) + sqrt(1 + zeta * zeta));
     double c = 1 / sqrt(1 + t * t), sn = c * t;
+    nrm[p] = alpha - t * ag;
+    nrm[q] = beta + t * ag;
     for (int side = 0; side < 2; side++) {
         ptl_complex128 *x = side ? vt + p * vlen : gp, *y = side ? vt + q * vlen : gq;
         int64_t cnt = side ? vlen : len;
         if (side && vt == NULL) {
             break;
         }
+        double hr = creal(ph), hi = cimag(ph);
         for (int64_t r = 0; r < cnt; r++) {
-            ptl_complex128 xp = x[r], yq = zmul_c16(y[r], ph);
-            x[r] = c * xp - sn * yq;
-            y[r] = sn * xp + c * yq;
+            double xr = creal(x[r]), xi = cimag(x[r]), yr = creal(y[r]), yi = cimag(y[r]);
+            double qr = yr * hr - yi * hi, qi = yr * hi + yi * hr;
+            x[r] = ptl_cmplx(c * xr - sn * qr, c * xi - sn * qi);
+            y[r] = ptl_cmplx(sn * xr + c * qr, sn * xi + c * qi);
         }
     }
     return 1;
@@ -715,9 +723,17 @@ svd_matrix_c16(void *ctx, int64_t i)
     double tol = 4 * DBL_EPSILON * (double)(N > 1 ? N : 1);
     for (int sweep = 0, rotated = 1; rotated && sweep < 80; sweep++) {
         rotated = 0;
+        /* the squared norms afresh each sweep (the updates drift by roundings) */
+        for (int64_t c = 0; c < N; c++) {
+            double nrm = 0;
+            for (int64_t r = 0; r < N; r++) {
+                nrm += zabs2_c16(gt[c * N + r]);
+            }
+            sv[c] = nrm;
+        }
         for (int64_t p = 0; p + 1 < N; p++) {
             for (int64_t c = p + 1; c < N; c++) {
-                rotated |= jacobi_pair(gt, N, N, vecs ? vt : NULL, N, p, c, tol);
+                rotated |= jacobi_pair(gt, N, N, vecs ? vt : NULL, N, p, c, tol, sv);
             }
         }
     }
