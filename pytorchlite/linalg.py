@@ -401,9 +401,6 @@ def _eig_parts(fn, A, compute_v):
     if not isinstance(A, C.TensorBase):
         raise TypeError(f"linalg.{fn}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(A).__name__}")
-    if A.is_complex():
-        raise NotImplementedError(f"linalg.{fn} of a complex matrix is not implemented yet: "
-                                  "its kernel takes real matrices")
     # eigvals' gradient needs the eigenvectors too (PyTorch's linalg_eigvals computes them
     # when A requires grad)
     return _eig_split(A, compute_v or (A.requires_grad and C.is_grad_enabled()))

@@ -458,3 +458,53 @@ def test_svd_errors():
             "linalg.svd: The algorithm failed to converge because the input matrix contained "
             "non-finite values.")):
         ptl.linalg.svd(bad)
+
+
+# ---- eig / eigvals ----
+
+@pytest.mark.parametrize("batch", [(), (3,), (2, 1)])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 8, 17])
+def test_eig(cdt, batch, n, threads):
+    tdt, npdt, tol = cdt
+    A, a = _as(_crand(batch + (n, n), n + 100), npdt, tdt)
+    w, V = ptl.linalg.eig(A)
+    assert w.dtype == tdt and V.dtype == tdt and w.shape == batch + (n,)
+    scale = np.abs(a).max(initial=1) * max(n, 1)
+    _close(np.sort_complex(w.numpy()), np.sort_complex(np.linalg.eigvals(a)), tol * 10,
+           scale=scale)
+    v = V.numpy()
+    _close(a @ v, v * w.numpy()[..., None, :], tol * 10, scale=scale)
+    _close(np.linalg.norm(v, axis=-2), np.ones(batch + (n,)), tol)
+    if n:
+        big = np.argmax(np.abs(v) ** 2, axis=-2)
+        lead = np.take_along_axis(v, big[..., None, :], -2)
+        assert (np.abs(np.imag(lead)) <= tol).all() and (np.real(lead) > 0).all()
+        wn, vn = np.linalg.eig(a)
+        for idx in np.ndindex(*batch):
+            for k in range(n):
+                j = np.argmin(np.abs(wn[idx] - w.numpy()[idx][k]))
+                overlap = np.abs(np.vdot(vn[idx][:, j], v[idx][:, k]))
+                assert abs(overlap - 1) <= tol * 1e3
+    _close(ptl.linalg.eigvals(A), w.numpy(), tol)
+
+
+def test_eig_non_contiguous_and_triangular(cdt):
+    tdt, npdt, tol = cdt
+    big, bn = _as(_crand((8, 8), 110), npdt, tdt)
+    A, a = big.mT[::2, ::2], np.swapaxes(bn, -1, -2)[::2, ::2]
+    w = ptl.linalg.eigvals(A)
+    _close(np.sort_complex(w.numpy()), np.sort_complex(np.linalg.eigvals(a)), tol * 10,
+           scale=10)
+    t = np.triu(_crand((5, 5), 111)).astype(npdt)
+    w, V = ptl.linalg.eig(ptl.tensor(t))
+    _close(w, np.diagonal(t), tol)
+
+
+def test_eig_errors():
+    bad = ptl.tensor(np.array([[1, np.inf], [0, 1j]]))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "torch.linalg.eig: input tensor should not contain infs or NaNs.")):
+        ptl.linalg.eig(bad)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "linalg.eig: A must be batches of square matrices, but they are 2 by 3 matrices")):
+        ptl.linalg.eig(ptl.ones(2, 3, dtype=ptl.complex64))

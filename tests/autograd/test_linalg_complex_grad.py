@@ -168,3 +168,14 @@ def test_complex_det_grad_at_singular():
     a[3, 3] = 0
     a = a @ np.asarray(_c((4, 4), 37, requires_grad=False).numpy())
     _check(ptl.linalg.det, ptl.tensor(a, requires_grad=True))
+
+
+def test_complex_eig_grad():
+    """eig's formula computes in real and imaginary parts (derivatives/linalg_eig.c): no
+    complex matrix product is needed."""
+    def phase_free(a):
+        w, V = ptl.linalg.eig(a)
+        return w, V.abs()
+
+    _check(phase_free, _c((4, 4), 38))
+    _check(ptl.linalg.eigvals, _c((2, 3, 3), 39))

@@ -11,9 +11,8 @@
  * whose fallback refuses the op.  This file registers a Complex-key kernel for each linalg
  * op that takes complex matrices: the LU family's goes on to the CPU kernel of
  * linalg_solve.c (complex_to_cpu), whose lu_kernel picks the LuJob kernels below; Cholesky,
- * QR, eigh and _linalg_svd have kernels of their own here.  On CUDA they raise the
- * fallback's error.  linalg.eig of a complex matrix is not implemented (pytorchlite/linalg.py
- * says so).
+ * QR, eigh, _linalg_svd and _linalg_eig_split (linalg.eig, eigvals) have kernels of their
+ * own here.  On CUDA they raise the fallback's error.
  *
  * The kernels are unblocked loops with LAPACK's conventions, so that the factors match
  * PyTorch's (and NumPy's) and not only their products:
@@ -36,8 +35,12 @@
  *     full_matrices columns are completed to an orthonormal set (Gram-Schmidt twice from
  *     e_0, e_1, ...; Q's own extra columns for the full U).  Singular pairs are unique up to
  *     one unit complex factor each (u v^H is not), as PyTorch documents.
- * complex64 factors in single precision (cgetrf's accuracy), except eigh and the SVD, which
- * compute in complex128 and cast their results back (Note [Float64 linear algebra] in
+ *   - eig (zgehd2, then single-shift QR sweeps as zlahqr's, ztrevc, zgeev's normalisation):
+ *     eigenvalues in the Schur form's diagonal order, each eigenvector of norm 1 with its
+ *     largest component real and positive.  The order can differ from LAPACK's multishift
+ *     QR's where eigenvalues converge in another order (the tests compare sorted values).
+ * complex64 factors in single precision (cgetrf's accuracy), except eigh, eig and the SVD,
+ * which compute in complex128 and cast their results back (Note [Float64 linear algebra] in
  * linalg_solve.c).  The loops are unblocked, with no complex GEMM under them: n^3 work at
  * scalar speed, several times LAPACK's time from n ~ 64 (docs/performance.md).
  * Products of two complex numbers use the textbook formula (zmul), as complex.c does: C99's
@@ -813,6 +816,313 @@ svd_matrix_c16(void *ctx, int64_t i)
     return 0;
 }
 
+/* ---- the nonsymmetric eigenproblem ---- */
+
+static int refuse_cuda(const PtlOperator *op, PtlDispatchKeySet ks, const PtlIValue *s);
+static inline double
+cabs1_c16(ptl_complex128 z)
+{
+    return fabs(creal(z)) + fabs(cimag(z));
+}
+
+typedef struct ZEigJob {
+    const ptl_complex128 *a;   /* [B, n, n] */
+    ptl_complex128 *w;         /* [B, n] */
+    ptl_complex128 *v;         /* [B, n, n] or NULL */
+    int32_t *info;             /* [B] */
+    int64_t n;
+} ZEigJob;
+
+/* The rotation G = [[c, s], [-conj(s), c]] (c real) with G [x; y] = [r; 0]. */
+static void
+zgivens(ptl_complex128 x, ptl_complex128 y, double *c, ptl_complex128 *s)
+{
+    double ax = cabs(x), nrm = hypot(ax, cabs(y));
+    if (nrm == 0) {
+        *c = 1;
+        *s = 0;
+    }
+    else if (ax == 0) {
+        *c = 0;
+        *s = conj(y) / cabs(y);
+    }
+    else {
+        *c = ax / nrm;
+        *s = zmul_c16(x / ax, conj(y)) / nrm;
+    }
+}
+
+/* Householder reduction of h (n x n) to Hessenberg form in place, H := P^H H P for each
+ * column's reflector P, accumulated into z (Z := Z P, z the identity on entry); x: n
+ * scratch. */
+static void
+hessenberg_c16(ptl_complex128 *h, ptl_complex128 *z, ptl_complex128 *x, int64_t n)
+{
+    for (int64_t c = 0; c + 2 < n; c++) {
+        int64_t len = n - c - 1;
+        ptl_complex128 t;
+        for (int64_t r = 0; r < len; r++) {
+            x[r] = h[(c + 1 + r) * n + c];
+        }
+        double beta = householder_c16(x, len, 1, &t);
+        x[0] = 1;
+        h[(c + 1) * n + c] = beta;
+        for (int64_t r = 1; r < len; r++) {
+            h[(c + 1 + r) * n + c] = 0;
+        }
+        if (t == 0) {
+            continue;
+        }
+        /* rows c+1..: H -= conj(t) v (v^H H) on columns c+1.. */
+        for (int64_t q = c + 1; q < n; q++) {
+            ptl_complex128 d = 0;
+            for (int64_t r = 0; r < len; r++) {
+                d += zcmul_c16(x[r], h[(c + 1 + r) * n + q]);
+            }
+            d = zmul_c16(conj(t), d);
+            for (int64_t r = 0; r < len; r++) {
+                h[(c + 1 + r) * n + q] -= zmul_c16(x[r], d);
+            }
+        }
+        /* columns c+1..: M -= (M v) t v^H for M = H and Z, all rows */
+        for (int side = 0; side < 2; side++) {
+            ptl_complex128 *m = side ? z : h;
+            for (int64_t r = 0; r < n; r++) {
+                ptl_complex128 d = 0, *row = m + r * n + c + 1;
+                for (int64_t q = 0; q < len; q++) {
+                    d += zmul_c16(row[q], x[q]);
+                }
+                d = zmul_c16(d, t);
+                for (int64_t q = 0; q < len; q++) {
+                    row[q] -= zmul_c16(d, conj(x[q]));
+                }
+            }
+        }
+    }
+}
+
+/* The eigenvectors of A = Z T Z^H from its Schur form t (upper triangular) and w (T's
+ * diagonal) into v's columns: T x = w_k x with x_k = 1 and x_r = 0 below k by back
+ * substitution, V[:, k] = Z x of norm 1 with its largest component real; x, y: n scratch. */
+static void
+schur_vectors_c16(const ptl_complex128 *h, const ptl_complex128 *z, const ptl_complex128 *w,
+                  ptl_complex128 *v, ptl_complex128 *x, ptl_complex128 *y, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++) {
+        double smin = fmax(DBL_EPSILON * cabs1_c16(w[k]), DBL_MIN / DBL_EPSILON);
+        for (int64_t r = 0; r < n; r++) {
+            x[r] = r == k;
+        }
+        for (int64_t r = k - 1; r >= 0; r--) {
+            ptl_complex128 sum = 0;
+            for (int64_t q = r + 1; q <= k; q++) {
+                sum += zmul_c16(h[r * n + q], x[q]);
+            }
+            ptl_complex128 piv = h[r * n + r] - w[k];
+            if (cabs1_c16(piv) < smin) {
+                piv = smin;
+            }
+            x[r] = -sum / piv;
+        }
+        double nrm = 0, big = -1;
+        int64_t at = 0;
+        for (int64_t r = 0; r < n; r++) {
+            ptl_complex128 sum = 0;
+            for (int64_t q = 0; q <= k; q++) {
+                sum += zmul_c16(z[r * n + q], x[q]);
+            }
+            y[r] = sum;
+            nrm += zabs2_c16(sum);
+        }
+        for (int64_t r = 0; r < n; r++) {
+            y[r] /= sqrt(nrm);
+            if (zabs2_c16(y[r]) > big) {
+                big = zabs2_c16(y[r]);
+                at = r;
+            }
+        }
+        ptl_complex128 ph = conj(y[at]) / cabs(y[at]);
+        for (int64_t r = 0; r < n; r++) {
+            v[r * n + k] = zmul_c16(y[r], ph);
+        }
+        v[at * n + k] = creal(v[at * n + k]);
+    }
+}
+
+/* Matrix i of linalg.eig for a complex A, in complex128 (Note [Complex linear algebra]):
+ * Householder reduction to Hessenberg form H = Q^H A Q, then single-shift QR sweeps
+ * (Wilkinson shifts, exceptional ones at iterations 10 and 20 of an eigenvalue, zlahqr's
+ * scheme) down to the Schur form T = Z^H A Z; eigenvalues T's diagonal in order; the
+ * eigenvectors of T by back substitution (ztrevc: pivots below smin raised to it), times Z,
+ * each normalised to norm 1 with its largest component real (zgeev).  info = 1 when an
+ * eigenvalue takes more than 30 n sweeps. */
+static int
+eig_matrix_c16(void *ctx, int64_t i)
+{
+    const ZEigJob *j = ctx;
+    int64_t n = j->n;
+    int vecs = j->v != NULL;
+    ptl_complex128 *h = malloc(sizeof(ptl_complex128) * (size_t)(2 * n * n + 3 * n + 1));
+    if (h == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.eig: out of memory");
+    }
+    ptl_complex128 *z = h + n * n, *x = z + n * n, *y = x + n;
+    memcpy(h, j->a + i * n * n, sizeof(ptl_complex128) * (size_t)(n * n));
+    memset(z, 0, sizeof(ptl_complex128) * (size_t)(n * n));
+    for (int64_t r = 0; r < n; r++) {
+        z[r * n + r] = 1;
+    }
+    hessenberg_c16(h, z, x, n);
+    /* shifted QR on the active block [lo, hi] of H, the whole Schur form kept */
+    j->info[i] = 0;
+    for (int64_t hi = n - 1, its = 0; hi >= 0;) {
+        int64_t lo = hi;
+        while (lo > 0) {
+            double tst = cabs1_c16(h[(lo - 1) * n + lo - 1]) + cabs1_c16(h[lo * n + lo]);
+            if (cabs1_c16(h[lo * n + lo - 1]) <= DBL_EPSILON * tst ||
+                cabs1_c16(h[lo * n + lo - 1]) < DBL_MIN) {
+                h[lo * n + lo - 1] = 0;
+                break;
+            }
+            lo--;
+        }
+        if (lo == hi) {
+            hi--;
+            its = 0;
+            continue;
+        }
+        if (++its > 30 * (n > 10 ? n : 10)) {
+            j->info[i] = 1;
+            break;
+        }
+        ptl_complex128 mu;
+        if (its == 10 || its == 20) {
+            mu = creal(h[lo * n + lo]) + 0.75 * cabs1_c16(h[(lo + 1) * n + lo]);
+        }
+        else {
+            /* the eigenvalue of the trailing 2 x 2 block nearer its last diagonal entry */
+            ptl_complex128 a = h[(hi - 1) * n + hi - 1], b = h[(hi - 1) * n + hi];
+            ptl_complex128 cc = h[hi * n + hi - 1], d = h[hi * n + hi];
+            ptl_complex128 half = 0.5 * (a - d);
+            ptl_complex128 disc = csqrt(zmul_c16(half, half) + zmul_c16(b, cc));
+            if (creal(half) * creal(disc) + cimag(half) * cimag(disc) < 0) {
+                disc = -disc;
+            }
+            ptl_complex128 den = half + disc;
+            mu = den == 0 ? d : d - zmul_c16(b, cc) / den;
+        }
+        /* the bulge chase: G_k on rows k, k+1 from the left, on columns from the right */
+        ptl_complex128 xx = h[lo * n + lo] - mu, yy = h[(lo + 1) * n + lo];
+        for (int64_t k = lo; k < hi; k++) {
+            double c;
+            ptl_complex128 sn;
+            if (k > lo) {
+                xx = h[k * n + k - 1];
+                yy = h[(k + 1) * n + k - 1];
+            }
+            zgivens(xx, yy, &c, &sn);
+            for (int64_t q = k > lo ? k - 1 : k; q < n; q++) {
+                ptl_complex128 u = h[k * n + q], w = h[(k + 1) * n + q];
+                h[k * n + q] = c * u + zmul_c16(sn, w);
+                h[(k + 1) * n + q] = c * w - zcmul_c16(sn, u);
+            }
+            if (k > lo) {
+                h[(k + 1) * n + k - 1] = 0;
+            }
+            int64_t rend = k + 2 < hi ? k + 2 : hi;
+            for (int side = 0; side < 1 + vecs; side++) {
+                ptl_complex128 *m = side ? z : h;
+                int64_t rows = side ? n - 1 : rend;
+                for (int64_t r = 0; r <= rows; r++) {
+                    ptl_complex128 u = m[r * n + k], w = m[r * n + k + 1];
+                    m[r * n + k] = c * u + zcmul_c16(sn, w);
+                    m[r * n + k + 1] = c * w - zmul_c16(sn, u);
+                }
+            }
+        }
+    }
+    ptl_complex128 *w = j->w + i * n;
+    for (int64_t r = 0; r < n; r++) {
+        w[r] = h[r * n + r];
+    }
+    if (!vecs || j->info[i]) {
+        free(h);
+        return 0;
+    }
+    schur_vectors_c16(h, z, w, j->v + i * n * n, x, y, n);
+    free(h);
+    return 0;
+}
+
+/* _linalg_eig_split(Tensor self, bool compute_v=True) -> (values_real, values_imag,
+ * vectors_real, vectors_imag), complex A: linalg_eig.c's contract (the parts in A's real
+ * dtype), by eig_matrix_c16. */
+static int
+eig_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *A = s[0].u.t, *t[4] = {NULL, NULL, NULL, NULL};
+    int uv = s[1].u.b;
+    if (refuse_cuda(op, ks, s) < 0) {
+        return -1;
+    }
+    if ((t[0] = ptl_cast(A, PTL_DTYPE_COMPLEX128)) == NULL) {
+        return -1;
+    }
+    const double *ad = (const double *)ptl_tensor_data(t[0]);
+    for (int64_t k = 0; k < 2 * t[0]->numel; k++) {
+        if (!isfinite(ad[k])) {
+            linalg_release_all(t, 4);
+            return ptl_error_set(PTL_ERR_RUNTIME, "torch.linalg.eig: input tensor should not "
+                                 "contain infs or NaNs.");
+        }
+    }
+    if (linalg_check_square("linalg.eig", A) < 0) {
+        return linalg_release_all(t, 4);
+    }
+    int nb = A->dim - 2;
+    int64_t n = A->sizes[nb];
+    ZEigJob job = {.a = (const ptl_complex128 *)ad, .n = n};
+    if ((t[1] = ptl_empty(nb + 1, A->sizes, PTL_DTYPE_COMPLEX128, A->device)) == NULL ||
+        (t[2] = ptl_empty(A->dim, A->sizes, PTL_DTYPE_COMPLEX128, A->device)) == NULL ||
+        (t[3] = ptl_empty(nb, A->sizes, PTL_DTYPE_INT32, A->device)) == NULL) {
+        return linalg_release_all(t, 4);
+    }
+    job.w = (ptl_complex128 *)ptl_tensor_data(t[1]);
+    job.v = uv ? (ptl_complex128 *)ptl_tensor_data(t[2]) : NULL;
+    job.info = (int32_t *)ptl_tensor_data(t[3]);
+    if (linalg_batch_run(linalg_batch_count(A, 2), 40 * n * n * n + 1, eig_matrix_c16,
+                         &job) < 0 ||
+        linalg_check_info("linalg.eig", t[3], nb > 0, PTL_ERR_LINALG,
+                          "The algorithm failed to converge because the input matrix is "
+                          "ill-conditioned or has too many repeated eigenvalues (error code: "
+                          "%d).") < 0) {
+        return linalg_release_all(t, 4);
+    }
+    PtlDtype rd = ptl_dtype_to_real(A->dtype);
+    PtlTensorImpl *out[4] = {NULL, NULL, NULL, NULL};
+    int64_t zero = 0;
+    for (int k = 0; k < 4; k++) {
+        PtlIValue v[1] = {ptl_iv_tensor(k < 2 ? t[1] : t[2])};
+        if (k >= 2 && !uv) {
+            out[k] = ptl_empty(1, &zero, A->dtype, A->device);
+        }
+        else {
+            PtlTensorImpl *part = ptl_call_tensor(k % 2 ? PTL_OP_imag : PTL_OP_real, v);
+            out[k] = part != NULL ? ptl_cast(part, rd) : NULL;
+            ptl_xdecref(part);
+        }
+        if (out[k] == NULL) {
+            linalg_release_all(out, 4);
+            return linalg_release_all(t, 4);
+        }
+    }
+    linalg_release_all(t, 4);
+    for (int k = 0; k < 4; k++) {
+        s[k] = ptl_iv_tensor(out[k]);
+    }
+    return 0;
+}
+
 /* ---- the Complex-key entries ---- */
 
 /* The Complex fallback's error for a CUDA call (nothing takes complex CUDA matrices yet):
@@ -1064,5 +1374,6 @@ static const PtlKernelReg linalg_complex_kernels[] = {
     {PTL_OP_linalg_qr, PTL_KEY_COMPLEX, qr_complex},
     {PTL_OP__linalg_eigh, PTL_KEY_COMPLEX, eigh_complex},
     {PTL_OP__linalg_svd, PTL_KEY_COMPLEX, svd_complex},
+    {PTL_OP__linalg_eig_split, PTL_KEY_COMPLEX, eig_complex},
 };
 PTL_DEFINE_REGISTER(linalg_complex_kernels)
