@@ -167,5 +167,8 @@ linalg_eigh_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (gL != NULL) {
         inner = add_opt(sc, inner, f1(sc, PTL_OP_diag_embed, gL));
     }
+    if (inner != NULL && ptl_dtype_is_complex(V->dtype) && !ptl_dtype_is_complex(inner->dtype)) {
+        inner = f2(sc, PTL_OP_complex, inner, zeros_of(sc, inner));   /* mm takes one dtype */
+    }
     return scope_end(sc, give(n, go, 0, MATMUL(MATMUL(V, inner), MH(V))));
 }

@@ -137,6 +137,10 @@ linalg_svd_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_
             goto error;
         }
     }
+    if (ptl_dtype_is_complex(U->dtype) && !ptl_dtype_is_complex(inner->dtype) &&
+        (inner = f2(sc, PTL_OP_complex, inner, zeros_of(sc, inner))) == NULL) {
+        goto error;   /* mm takes one dtype: diag(gS) alone is real */
+    }
     if ((gA = f2(sc, PTL_OP_matmul, U, inner)) == NULL ||
         (gA = f2(sc, PTL_OP_matmul, gA, Vh)) == NULL) {
         goto error;
