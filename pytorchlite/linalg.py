@@ -45,6 +45,9 @@ qr = _C._op("aten::linalg_qr")
 eigh = _C._op("aten::linalg_eigh")
 eigvalsh = _C._op("aten::linalg_eigvalsh")
 _eig_split = _C._op("aten::_linalg_eig_split")
+ldl_factor = _C._op("aten::linalg_ldl_factor")
+ldl_factor_ex = _C._op("aten::linalg_ldl_factor_ex")
+ldl_solve = _C._op("aten::linalg_ldl_solve")
 _lstsq_qr = _C._op("aten::_linalg_lstsq_qr")
 
 
@@ -398,9 +401,6 @@ def _eig_parts(fn, A, compute_v):
     if not isinstance(A, C.TensorBase):
         raise TypeError(f"linalg.{fn}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(A).__name__}")
-    if A.is_complex():
-        raise NotImplementedError(f"linalg.{fn} of a complex matrix is not implemented yet: "
-                                  "its kernel takes real matrices")
     # eigvals' gradient needs the eigenvectors too (PyTorch's linalg_eigvals computes them
     # when A requires grad)
     return _eig_split(A, compute_v or (A.requires_grad and C.is_grad_enabled()))
@@ -508,6 +508,18 @@ def lu(A, *, pivot=True, out=None):
     return linalg_lu(_lu_unpack(LU, pivots))
 
 
+def _permute(P, B):
+    """P @ B for a permutation matrix P; a complex B is permuted part by part with P's real
+    part (no complex matrix product is needed to move rows)."""
+    if P.is_complex() or B.is_complex():
+        from . import complex as make_complex
+        Pr = P.real if P.is_complex() else P
+        Br = B.real if B.is_complex() else B
+        Bi = B.imag if B.is_complex() else zeros_like(B)
+        return make_complex(Pr @ Br, Pr @ Bi)
+    return P @ B
+
+
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """X with A X = B (left=False: X A = B; adjoint: with A^H) from lu_factor(A)."""
     P, L, U = _lu_unpack(LU, pivots)
@@ -519,10 +531,10 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     if left:
         # A = P L U: X = U^-1 L^-1 P^T B (adjoint: A^H = U^H L^H P^T, X = P L^-H U^-H B)
         if upper_first:
-            Y = solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
+            Y = solve_triangular(L, _permute(P.mT, B), upper=False, unitriangular=True)
             return solve_triangular(U, Y, upper=True)
         Y = solve_triangular(L, B, upper=False)
-        return P.mT @ solve_triangular(U, Y, upper=True, unitriangular=True)
+        return _permute(P.mT, solve_triangular(U, Y, upper=True, unitriangular=True))
     return lu_solve(LU, pivots, B.mH, left=True, adjoint=not adjoint).mH
 
 

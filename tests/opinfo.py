@@ -1870,6 +1870,25 @@ def _np_mT(a):
     return np.swapaxes(a, -1, -2)
 
 
+def _np_ldl(a):
+    """ldl_factor_ex's (LD, pivots, info) by LAPACK's dsytrf (lower), matrix by matrix."""
+    from scipy.linalg import lapack
+    a = np.asarray(a, np.float64)
+    ld, piv = np.zeros(a.shape), np.zeros(a.shape[:-1], np.int32)
+    for idx in np.ndindex(*a.shape[:-2]):
+        if a.shape[-1]:
+            f, p, _ = lapack.dsytrf(a[idx], lower=1)
+            ld[idx], piv[idx] = np.tril(f), p
+    return ld, piv, np.zeros(a.shape[:-2], np.int32)
+
+
+# a symmetric indefinite matrix whose LDL^T has a 2 x 2 block with an interchange, its LD
+# and pivots (exact in float32 too)
+_LDL_A = np.array([[0.0, 1, 2], [1, 0, 0.5], [2, 0.5, 1]])
+_LDL_LD = [[0.0, 0, 0], [2, 1, 0], [0, 0.5, -0.25]]
+_LDL_PIV = [-3, -3, 3]
+
+
 def _np_solve(a, b, left=True, check_errors=False):
     """linalg.solve: a vector b when it is 1-D or a's shape without the last dim."""
     if not left:
@@ -2009,6 +2028,23 @@ ENTRIES += [
                                  S(T(0, 0)), S(T(0, 2, 2)), S(T(2, 2), compute_v=False)],
            ref=_np_eig_values, rtol=1e-7, atol=1e-10, grad_call=_eig_phase_free,
            errors=[(S(T(2, 3)), RuntimeError), (S(T(3)), RuntimeError)]),
+    # linalg_ldl.c: LAPACK's sytrf / sytrs (tests/aten/test_linalg_ldl.py has the complex and
+    # hermitian cases); derivatives.yaml has no formula for them
+    OpInfo("linalg_ldl_factor_ex", [S(T(3, 3)), S(T(2, 4, 4, layout="transposed")), S(T(0, 0)),
+                                    S(T(2, 3, 3), hermitian=True)],
+           ref=lambda a, hermitian=False, check_errors=False: _np_ldl(a), grad="error",
+           errors=[(S(T(3)), RuntimeError), (S(T(2, 3)), RuntimeError)],
+           note="derivatives.yaml: ldl_factor has no derivative"),
+    OpInfo("linalg_ldl_factor", [S(T(3, 3)), S(T(2, 3, 3))],
+           ref=lambda a, hermitian=False: _np_ldl(a)[:2], grad="error",
+           note="derivatives.yaml: ldl_factor has no derivative"),
+    OpInfo("linalg_ldl_solve",
+           [S(C(values=_LDL_LD), T(values=_LDL_PIV, dtype=ptl.int32, grad=False), T(3, 2)),
+            S(C(values=_LDL_LD), T(values=_LDL_PIV, dtype=ptl.int32, grad=False), T(2, 3, 1))],
+           ref=lambda ld, piv, b, hermitian=False: np.linalg.solve(_LDL_A, b), grad="error",
+           errors=[(S(C(values=_LDL_LD), T(values=_LDL_PIV, dtype=ptl.int32, grad=False),
+                      T(4, 2)), RuntimeError)],
+           note="derivatives.yaml: ldl_solve has no derivative"),
     # linalg_lstsq.c: lstsq's QR drivers (no rcond: 'gels'; tests/aten/test_linalg_lstsq.py
     # covers rank, residuals and the SVD fallback through linalg.lstsq)
     OpInfo("_linalg_lstsq_qr",

@@ -344,6 +344,8 @@ unsq(Scope *sc, PtlTensorImpl *a, int64_t d)
 
 #define MATMUL(A, B) f2(sc, PTL_OP_matmul, (A), (B))
 #define MT(A) transpose_last(sc, (A))
+/* a.mH: the conjugate transpose of a complex a, a.mT of a real one (the same tensor op) */
+#define MH(A) conj_of(sc, transpose_last(sc, (A)))
 
 /* the matrix diagonals of x as a [*, n] tensor */
 static inline PtlTensorImpl *

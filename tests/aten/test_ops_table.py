@@ -60,6 +60,9 @@ NO_DERIVATIVE = {
     "_sample_dirichlet": "derivatives.yaml: not_implemented(\"_sample_dirichlet\"); "
                          "Dirichlet.rsample differentiates it with _dirichlet_grad",
     "_dirichlet_grad": "derivatives.yaml: not_implemented(\"_dirichlet_grad\")",
+    "linalg_ldl_factor_ex": "derivatives.yaml has no linalg_ldl_factor_ex row (PyTorch: "
+                            "\"derivative for aten::linalg_ldl_factor_ex is not implemented\")",
+    "linalg_ldl_solve": "derivatives.yaml has no linalg_ldl_solve row",
     "_scaled_dot_product_flash_attention_for_cpu_backward": "PyTorch has none either; under "
         "create_graph the forward's formula computes through dispatcher ops "
         "(derivatives/attention.c)",

@@ -139,7 +139,6 @@ MISSING = {
     },
     "torch.linalg": {
         "docstring fragments of PyTorch's module, not API": ["common_notes"],
-        "not done yet": ["ldl_factor", "ldl_factor_ex", "ldl_solve"],
     },
     "torch.special": {
         "module attributes and docstring fragments, not API": [

@@ -15,13 +15,16 @@
  *     abs, eq, ne, isclose, isnan, isinf, isfinite, sum, mean) run it: the complex
  *     arithmetic of C99's <complex.h>;
  *   - ops whose CPU kernel only moves bytes or converts through copy.c's conversion table
- *     (views, copy_, _to_copy, clone, cat, stack, index, fill_, the factories), allclose and
- *     equal (they call isclose and eq), the matrix products of linalg.c (their gemm calls
- *     take complex operands to gemm_complex.c, Note [Complex GEMM]) and the ops of this
- *     file fall through to the CPU kernel (`passthrough_ops`);
+ *     (views, copy_, _to_copy, clone, cat, stack, index, fill_, the factories, eye, tril/triu,
+ *     diagonal, diag_embed), allclose and equal (they call isclose and eq), the matrix
+ *     products of linalg.c (their gemm calls take complex operands to gemm_complex.c, Note
+ *     [Complex GEMM]) and the ops of this file fall through to the CPU kernel
+ *     (`passthrough_ops`);
  *   - every other op raises PyTorch's error: its "not supported for complex" message for
  *     the ordering ops (`ordering_errors`), else "\"<op>_cpu\" not implemented for
  *     'ComplexFloat'".
+ * linalg_complex.c registers the complex linear algebra's kernels at this key (Note
+ * [Complex linear algebra]).
  * On CUDA nothing takes a complex tensor yet ("\"<op>_cuda\" not implemented for ...").
  * resize_ (out= arguments) and the FFT operators of native/fft.c, whose CPU kernels take
  * complex64/complex128 themselves, pass through too.
@@ -49,6 +52,9 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_real, PTL_OP_imag, PTL_OP_view_as_real, PTL_OP_view_as_complex, PTL_OP_complex,
     PTL_OP_polar, PTL_OP_angle, PTL_OP_conj, PTL_OP_conj_physical,
     PTL_OP_tril_indices, PTL_OP_triu_indices,   /* they refuse every dtype but int32/int64 */
+    /* they move or zero whole elements of any size (linalg_complex.c's formulas use them) */
+    PTL_OP_tril, PTL_OP_tril_, PTL_OP_triu, PTL_OP_triu_, PTL_OP_diagonal, PTL_OP_diag_embed,
+    PTL_OP_eye, PTL_OP_eye_m,
     PTL_OP_allclose, PTL_OP_equal,   /* isclose(...).all() and eq(...).all(): complex below */
     /* linalg.c's matrix products: gemm_complex.c (Note [Complex GEMM]) */
     PTL_OP_mm, PTL_OP_mm_out, PTL_OP_bmm, PTL_OP_addmm, PTL_OP_baddbmm, PTL_OP_addmv,

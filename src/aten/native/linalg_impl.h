@@ -126,6 +126,29 @@ LINALG_DEFINE_LOAD(double, f8)
 LINALG_DEFINE_LOAD(float, f4)
 #undef LINALG_DEFINE_LOAD
 
+/* One job for every kernel of the LU family (linalg_solve.c, and its complex instances in
+ * linalg_complex.c): the working tensors of matrix i (float64, or float32 for float32
+ * inputs, or the complex input's own dtype) are base + i * (its size); NULL ones are not
+ * computed. */
+typedef struct LuJob {
+    const void *a;      /* [B, m, n] the input (A, or the triangular matrix) */
+    void *b;            /* [B, n, nrhs] right-hand sides, solved in place (or [B, nrhs, n]) */
+    void *lu;           /* [B, m, n] */
+    int32_t *piv;       /* [B, min(m, n)] */
+    int32_t *info;      /* [B] */
+    void *det, *sign;   /* [B]: det (or logabsdet, real for complex A, when sign is set) */
+    int64_t m, n, nrhs;
+    int left, upper, unit;
+} LuJob;
+
+/* The LuJob kernels of complex64 (_c8) and complex128 (_c16) matrices, in linalg_complex.c
+ * (Note [Complex linear algebra] there): ptl_linalg_lu_matrix_* as linalg_solve.c's
+ * lu_matrix, ptl_linalg_tri_matrix_* as its tri_matrix. */
+int ptl_linalg_lu_matrix_c8(void *ctx, int64_t i);
+int ptl_linalg_lu_matrix_c16(void *ctx, int64_t i);
+int ptl_linalg_tri_matrix_c8(void *ctx, int64_t i);
+int ptl_linalg_tri_matrix_c16(void *ctx, int64_t i);
+
 /* Releases the tensors of t[0..n) (NULL ones skipped); returns -1. */
 static inline int
 linalg_release_all(PtlTensorImpl **t, int n)

@@ -28,6 +28,9 @@
  * - Everything else computes in float64 and casts the results back to the input's dtype:
  *   eig and svdvals/matrix_rank, so their float32 results keep float64 accuracy (and
  *   float64's cost).
+ * - Complex matrices take linalg_complex.c's kernels (Note [Complex linear algebra]): the
+ *   LU family here runs its checks and outputs on them with complex64/complex128 working
+ *   copies (lu_kernel), slogdet's logabsdet real.
  *
  * The float64 instances are the code they were before float32 had its own (the same bits;
  * lstsq's back substitution for one right-hand side now sums each row in eight partial
@@ -471,32 +474,34 @@ DEFINE_TRI_ONE(float, TriVec_f4, f4)
 
 /* ---- the batched kernels ---- */
 
-/* One job for every kernel of this file: the working tensors of matrix i (float64, or
- * float32 for float32 inputs) are base + i * (its size); NULL ones are not computed. */
-typedef struct LuJob {
-    const void *a;      /* [B, m, n] the input (A, or the triangular matrix) */
-    void *b;            /* [B, n, nrhs] right-hand sides, solved in place (or [B, nrhs, n]) */
-    void *lu;           /* [B, m, n] */
-    int32_t *piv;       /* [B, min(m, n)] */
-    int32_t *info;      /* [B] */
-    void *det, *sign;   /* [B]: det (or logabsdet when sign is set) */
-    int64_t m, n, nrhs;
-    int left, upper, unit;
-} LuJob;
-
 DEFINE_LU_KERNELS(double, f8, ptl_gemm_f64, fabs)
 DEFINE_LU_KERNELS(float, f4, ptl_gemm_f32, fabsf)
 #undef DEFINE_LU_KERNELS
 
 /* The LuJob kernel for the working dtype dt: lu_matrix (or tri_matrix when triangular) on
- * float32 for float32, on double otherwise (Note [Float64 linear algebra]). */
+ * float32 for float32, on double for float64 (Note [Float64 linear algebra]), on the complex
+ * dtype itself for complex64 and complex128 (linalg_complex.c). */
 static LinalgMatrixFn
 lu_kernel(PtlDtype dt, int triangular)
 {
+    if (dt == PTL_DTYPE_COMPLEX64) {
+        return triangular ? ptl_linalg_tri_matrix_c8 : ptl_linalg_lu_matrix_c8;
+    }
+    if (dt == PTL_DTYPE_COMPLEX128) {
+        return triangular ? ptl_linalg_tri_matrix_c16 : ptl_linalg_lu_matrix_c16;
+    }
     if (dt == PTL_DTYPE_FLOAT32) {
         return triangular ? tri_matrix_f4 : lu_matrix_f4;
     }
     return triangular ? tri_matrix_f8 : lu_matrix_f8;
+}
+
+/* linalg_check_dtype, with complex64 and complex128 accepted too (they reach these kernels
+ * through linalg_complex.c's Complex-key entry).  0 or -1. */
+static int
+lu_check_dtype(const char *fn, const char *kernel, const PtlTensorImpl *A)
+{
+    return ptl_dtype_is_complex(A->dtype) ? 0 : linalg_check_dtype(fn, kernel, A);
 }
 
 #define LU_ZERO_PIVOT                                                                         \
@@ -548,7 +553,7 @@ linalg_lu_factor_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
                              "dimensions. Got size: %s instead",
                              ptl_format_sizes(buf, sizeof(buf), A->dim, A->sizes));
     }
-    if (linalg_check_kernel_dtype("lu_cpu", A) < 0) {
+    if (!ptl_dtype_is_complex(A->dtype) && linalg_check_kernel_dtype("lu_cpu", A) < 0) {
         return -1;
     }
     if (!s[1].u.b) {
@@ -601,7 +606,7 @@ linalg_solve_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *A = s[0].u.t, *B = s[1].u.t, *t[5] = {NULL, NULL, NULL, NULL, NULL};
     int left = s[2].u.b;
     const char *fn = "linalg.solve";
-    if (linalg_check_matrix(fn, A, "A") < 0 || linalg_check_dtype(fn, "lu_cpu", A) < 0) {
+    if (linalg_check_matrix(fn, A, "A") < 0 || lu_check_dtype(fn, "lu_cpu", A) < 0) {
         return -1;
     }
     if (A->dtype != B->dtype) {
@@ -678,7 +683,7 @@ linalg_inv_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME, "linalg.inv: Low precision dtypes not supported. "
                              "Got %s", ptl_dtype_legacy_name(A->dtype));
     }
-    if (linalg_check_dtype("linalg.inv", "lu_cpu", A) < 0) {
+    if (lu_check_dtype("linalg.inv", "lu_cpu", A) < 0) {
         return -1;
     }
     int nb = A->dim - 2;
@@ -693,8 +698,11 @@ linalg_inv_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     void *eye = ptl_tensor_data(t[1]);
     memset(eye, 0, ptl_dtype_itemsize(A->dtype) * (size_t)t[1]->numel);
     for (int64_t r = 0; r < batch * n; r++) {
-        if (A->dtype == PTL_DTYPE_FLOAT32) {
-            ((float *)eye)[r * n + r % n] = 1;
+        if (A->dtype == PTL_DTYPE_FLOAT32 || A->dtype == PTL_DTYPE_COMPLEX64) {
+            ((float *)eye)[(r * n + r % n) * (A->dtype == PTL_DTYPE_COMPLEX64 ? 2 : 1)] = 1;
+        }
+        else if (A->dtype == PTL_DTYPE_COMPLEX128) {
+            ((double *)eye)[2 * (r * n + r % n)] = 1;
         }
         else {
             ((double *)eye)[r * n + r % n] = 1;
@@ -726,7 +734,7 @@ linalg_det_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *A = s[0].u.t, *t[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
     int logs = op->id == PTL_OP__linalg_slogdet;
     const char *fn = logs ? "linalg.slogdet" : "linalg.det";
-    if (linalg_check_square(fn, A) < 0 || linalg_check_dtype(fn, "lu_cpu", A) < 0) {
+    if (linalg_check_square(fn, A) < 0 || lu_check_dtype(fn, "lu_cpu", A) < 0) {
         return -1;
     }
     int nb = A->dim - 2;
@@ -734,7 +742,8 @@ linalg_det_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     LuJob job = {.m = n, .n = n, .left = 1};
     if ((t[0] = ptl_contiguous(A)) == NULL ||
         lu_outputs(&job, nb, A->sizes, A->dtype, A->device, &t[1], &t[2], &t[3]) < 0 ||
-        (t[4] = ptl_empty(nb, A->sizes, A->dtype, A->device)) == NULL ||
+        (t[4] = ptl_empty(nb, A->sizes, logs ? ptl_dtype_to_real(A->dtype) : A->dtype,
+                          A->device)) == NULL ||
         (logs && (t[5] = ptl_empty(nb, A->sizes, A->dtype, A->device)) == NULL)) {
         return linalg_release_all(t, 6);
     }
@@ -775,7 +784,8 @@ linalg_solve_triangular_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVal
         return -1;
     }
     PtlDtype dt = ptl_result_type(ab, 2);
-    if (!ptl_dtype_is_floating(dt) || dt == PTL_DTYPE_FLOAT16 || dt == PTL_DTYPE_BFLOAT16) {
+    if ((!ptl_dtype_is_floating(dt) && !ptl_dtype_is_complex(dt)) || dt == PTL_DTYPE_FLOAT16 ||
+        dt == PTL_DTYPE_BFLOAT16) {
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"triangular_solve_cpu\" not "
                              "implemented for '%s'", ptl_dtype_legacy_name(dt));
     }

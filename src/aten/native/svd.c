@@ -1257,8 +1257,8 @@ linalg_svdvals_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue 
 }
 
 /* svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)
- * The legacy torch.svd: [*, m, n] -> U [*, m, k or m], S [*, k], V [*, n, k or n] (V, not
- * Vh); without compute_uv, U [*, m, m] and V [*, n, n] are zeros.  Composite over
+ * The legacy torch.svd: [*, m, n] -> U [*, m, k or m], S [*, k], V [*, n, k or n] (V = Vh^H,
+ * not Vh); without compute_uv, U [*, m, m] and V [*, n, n] are zeros.  Composite over
  * _linalg_svd and transpose. */
 static int
 svd_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -1305,6 +1305,12 @@ error:
     PtlIValue tr[3] = {st[2], ptl_iv_int(-2), ptl_iv_int(-1)};
     PtlTensorImpl *V = ptl_call_tensor(PTL_OP_transpose_int, tr);
     ptl_ivalue_release(&st[2]);
+    if (V != NULL && ptl_dtype_is_complex(V->dtype)) {   /* V = Vh^H */
+        PtlIValue cv[1] = {ptl_iv_tensor(V)};
+        PtlTensorImpl *c = ptl_call_tensor(PTL_OP_conj_physical, cv);
+        ptl_decref(V);
+        V = c;
+    }
     if (V == NULL) {
         ptl_ivalue_release(&st[0]);
         ptl_ivalue_release(&st[1]);

@@ -1,8 +1,10 @@
 /* derivatives/linalg_decomp.c -- derivative formulas of the factorisations of
  * aten/native/linalg_decomp.c: linalg_cholesky_ex, linalg_qr and _linalg_eigh.  Mirrors
  * their rows of tools/autograd/derivatives.yaml and cholesky_backward, linalg_qr_backward
- * and linalg_eig_backward (hermitian case) of FunctionsManual.cpp, for real inputs.  The
- * formulas solve through linalg_solve_triangular, so they are differentiable again. */
+ * and linalg_eig_backward (hermitian case) of FunctionsManual.cpp.  The formulas solve
+ * through linalg_solve_triangular, so they are differentiable again.  Complex inputs take
+ * them with conjugate transposes (MH, the transpose for a real input); their products need
+ * complex matmul. */
 #include "../formula.h"
 
 /* linalg_solve_triangular(A, B, upper=upper, left=left) */
@@ -31,9 +33,9 @@ slice(Scope *sc, PtlTensorImpl *x, int64_t dim, int64_t start, int64_t len)
 }
 
 
-/* linalg_cholesky_ex(A, upper) -> L with A = L L^T (upper: U^T U, L = U^T):
- *   Phi = tril(L^T gL) with its diagonal halved,  gA = sym(L^-T Phi L^-1)
- * with sym(X) = (X + X^T) / 2.  Saved: L. */
+/* linalg_cholesky_ex(A, upper) -> L with A = L L^H (upper: U^H U, L = U^H):
+ *   Phi = tril(L^H gL) with its diagonal halved,  gA = sym(L^-H Phi L^-1)
+ * with sym(X) = (X + X^H) / 2.  Saved: L. */
 int
 linalg_cholesky_ex_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -44,13 +46,13 @@ linalg_cholesky_ex_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     }
     PtlTensorImpl *L = sv(sc, n, 0), *gL = gi[0];
     if (upper) {
-        L = MT(L);
-        gL = MT(gL);
+        L = MH(L);
+        gL = MH(gL);
     }
-    PtlTensorImpl *phi = tril(sc, MATMUL(MT(L), gL), 0);
+    PtlTensorImpl *phi = tril(sc, MATMUL(MH(L), gL), 0);
     phi = SUB(phi, MULN(f1(sc, PTL_OP_diag_embed, diag_of(sc, phi)), 0.5));
-    PtlTensorImpl *gA = tri_solve(sc, L, tri_solve(sc, MT(L), phi, 1, 1), 0, 0);
-    gA = MULN(ADD(gA, MT(gA)), 0.5);
+    PtlTensorImpl *gA = tri_solve(sc, L, tri_solve(sc, MH(L), phi, 1, 1), 0, 0);
+    gA = MULN(ADD(gA, MH(gA)), 0.5);
     return scope_end(sc, give(n, go, 0, gA));
 }
 
@@ -62,20 +64,29 @@ add_opt(Scope *sc, PtlTensorImpl *a, PtlTensorImpl *b)
 }
 
 /* The gradient of A = Q R for m >= n (Q m x n, R n x n), gQ or gR possibly NULL:
- *   M = R gR^T - gQ^T Q,  gA = (gQ + Q copyltu(M)) R^-T
- * where copyltu(M) = tril(M) + tril(M, -1)^T. */
+ *   M = R gR^H - gQ^H Q,  gA = (gQ + Q copyltu(M)) R^-H
+ * where copyltu(M) = tril(M) + tril(M, -1)^H; for a complex A (R's diagonal real) its
+ * diagonal is Re(diag(M)), i.e. tril(M, -1) + tril(M, -1)^H + diag(Re diag(M)). */
 static PtlTensorImpl *
 qr_tall_backward(Scope *sc, PtlTensorImpl *Q, PtlTensorImpl *R, PtlTensorImpl *gQ,
                  PtlTensorImpl *gR)
 {
-    PtlTensorImpl *M = gR != NULL ? MATMUL(R, MT(gR)) : NULL;
+    PtlTensorImpl *M = gR != NULL ? MATMUL(R, MH(gR)) : NULL;
     if (gQ != NULL) {
-        PtlTensorImpl *t = MATMUL(MT(gQ), Q);
+        PtlTensorImpl *t = MATMUL(MH(gQ), Q);
         M = M != NULL ? SUB(M, t) : NEG(t);
     }
-    PtlTensorImpl *sym = ADD(tril(sc, M, 0), MT(tril(sc, M, -1)));
+    PtlTensorImpl *sym;
+    if (M != NULL && ptl_dtype_is_complex(M->dtype)) {
+        PtlTensorImpl *low = tril(sc, M, -1);
+        sym = ADD(ADD(low, MH(low)),
+                  f1(sc, PTL_OP_diag_embed, f1(sc, PTL_OP_real, diag_of(sc, M))));
+    }
+    else {
+        sym = ADD(tril(sc, M, 0), MT(tril(sc, M, -1)));
+    }
     PtlTensorImpl *b = add_opt(sc, gQ, MATMUL(Q, sym));
-    return tri_solve(sc, MT(R), b, 0, 0);
+    return tri_solve(sc, MH(R), b, 0, 0);
 }
 
 /* linalg_qr(A, mode) -> (Q, R).  m >= n: qr_tall_backward.  m < n: A = [X | Y] with X = Q U
@@ -115,7 +126,7 @@ linalg_qr_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         PtlTensorImpl *gU = slice(sc, gR, -1, 0, m), *gV = slice(sc, gR, -1, m, nc - m);
         PtlTensorImpl *gY = gV != NULL ? MATMUL(Q, gV) : zeros_of(sc, MATMUL(Q, V));
         if (gV != NULL) {
-            gQ = add_opt(sc, gQ, MATMUL(MATMUL(Q, V), MT(gV)));
+            gQ = add_opt(sc, gQ, MATMUL(MATMUL(Q, V), MH(gV)));
         }
         PtlTensorImpl *parts[2] = {qr_tall_backward(sc, Q, U, gQ, gU), gY};
         PtlIValue v[2] = {ptl_iv_tensorlist(parts, 2), ptl_iv_int(-1)};
@@ -124,10 +135,12 @@ linalg_qr_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return scope_end(sc, give(n, go, 0, gA));
 }
 
-/* _linalg_eigh(A) -> (L, V) with A = V diag(L) V^T:
- *   gA = V (skew(V^T gV) / E + diag(gL)) V^T,  skew(K) = (K - K^T) / 2,
- * E[i, j] = L[j] - L[i] (1 on the diagonal, where skew(K) is 0).  Saved: eigenvalues,
- * eigenvectors. */
+/* _linalg_eigh(A) -> (L, V) with A = V diag(L) V^H:
+ *   gA = V (skew(V^H gV) / E + diag(gL)) V^H,  skew(K) = (K - K^H) / 2,
+ * E[i, j] = L[j] - L[i] (1 on the diagonal).  skew(K)'s diagonal is 0 for a real A; for a
+ * complex one it is i Im(K_ii), which a loss that does not depend on the eigenvectors'
+ * phases leaves 0, and gL replaces it when given (PyTorch's linalg_eig_backward, without its
+ * check that the loss is phase-invariant).  Saved: eigenvalues, eigenvectors. */
 int
 linalg_eigh_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -141,15 +154,21 @@ linalg_eigh_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         return scope_end(sc, -1);
     }
     if (gV != NULL) {
-        PtlTensorImpl *K = MATMUL(MT(V), gV);
-        K = MULN(SUB(K, MT(K)), 0.5);
+        PtlTensorImpl *K = MATMUL(MH(V), gV);
+        K = MULN(SUB(K, MH(K)), 0.5);
         PtlIValue ev[2] = {ptl_iv_int(L->sizes[L->dim - 1]), ptl_iv_dtype(L->dtype)};
         PtlTensorImpl *E = SUB(unsq(sc, L, -2), unsq(sc, L, -1));
         E = ADD(E, own(sc, callv(PTL_OP_eye, 2, ev)));
         inner = DIV(K, E);
+        if (gL != NULL && K != NULL && ptl_dtype_is_complex(K->dtype)) {
+            inner = SUB(inner, f1(sc, PTL_OP_diag_embed, diag_of(sc, inner)));
+        }
     }
     if (gL != NULL) {
         inner = add_opt(sc, inner, f1(sc, PTL_OP_diag_embed, gL));
     }
-    return scope_end(sc, give(n, go, 0, MATMUL(MATMUL(V, inner), MT(V))));
+    if (inner != NULL && ptl_dtype_is_complex(V->dtype) && !ptl_dtype_is_complex(inner->dtype)) {
+        inner = f2(sc, PTL_OP_complex, inner, zeros_of(sc, inner));   /* mm takes one dtype */
+    }
+    return scope_end(sc, give(n, go, 0, MATMUL(MATMUL(V, inner), MH(V))));
 }

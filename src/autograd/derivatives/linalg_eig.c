@@ -12,8 +12,9 @@
  *   M    = VhgV - V^H V diag(Re(diag(VhgV))),
  *   E    = conj(L_j) - conj(L_i) off the diagonal, 1 on it,
  *   gA   = V^-H (M / E with diag(gL) on the diagonal) V^H,
- * and a real A gets Re(gA).  Repeated eigenvalues make E zero off the diagonal, so the
- * gradient is inf or nan there, as in PyTorch. */
+ * and a real A gets Re(gA), a complex A (linalg_complex.c's kernel) gA itself.  Repeated
+ * eigenvalues make E zero off the diagonal, so the gradient is inf or nan there, as in
+ * PyTorch. */
 #include "../formula.h"
 
 typedef struct Cx {
@@ -46,13 +47,15 @@ cx_div(Scope *sc, Cx a, Cx b)
     return r;
 }
 
-/* Re(m^-1 b) for complex m [*, n, n], b [*, n, k]: the real system
- * [[Re m, -Im m], [Im m, Re m]] [x_re; x_im] = [Re b; Im b] */
-static PtlTensorImpl *
-cx_solve_real_part(Scope *sc, Cx m, Cx b, int64_t n)
+/* m^-1 b for complex m [*, n, n], b [*, n, k]: the real system
+ * [[Re m, -Im m], [Im m, Re m]] [x_re; x_im] = [Re b; Im b]; x_im only when want_im */
+static Cx
+cx_solve(Scope *sc, Cx m, Cx b, int64_t n, int want_im)
 {
     PtlTensorImpl *big = cat2(sc, cat2(sc, m.re, NEG(m.im), -1), cat2(sc, m.im, m.re, -1), -2);
-    return block(sc, solve(sc, big, cat2(sc, b.re, b.im, -2), 1), -2, 0, n);
+    PtlTensorImpl *x = solve(sc, big, cat2(sc, b.re, b.im, -2), 1);
+    Cx r = {block(sc, x, -2, 0, n), want_im ? block(sc, x, -2, n, n) : NULL};
+    return r;
 }
 
 /* PyTorch's check that the loss does not depend on the eigenvectors' phases:
@@ -117,6 +120,7 @@ linalg_eig_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     else {
         inner = (Cx){f1(sc, PTL_OP_diag_embed, gL.re), f1(sc, PTL_OP_diag_embed, gL.im)};
     }
-    PtlTensorImpl *gA = cx_solve_real_part(sc, Vh, cx_matmul(sc, inner, Vh), dim);
-    return scope_end(sc, give(n, go, 0, gA));
+    int cplx = ptl_dtype_is_complex(n->input_meta[0].dtype);
+    Cx gA = cx_solve(sc, Vh, cx_matmul(sc, inner, Vh), dim, cplx);
+    return scope_end(sc, give(n, go, 0, cplx ? f2(sc, PTL_OP_complex, gA.re, gA.im) : gA.re));
 }

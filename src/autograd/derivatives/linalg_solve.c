@@ -2,9 +2,12 @@
  * aten/native/linalg_solve.c: _linalg_solve_ex, linalg_inv_ex, _linalg_det, _linalg_slogdet
  * and linalg_solve_triangular.  Mirrors their rows of tools/autograd/derivatives.yaml and
  * linalg_solve_backward, linalg_det_backward, slogdet_backward and
- * linalg_solve_triangular_backward of FunctionsManual.cpp (real inputs).  The formulas solve
- * and invert through the dispatcher (linalg_solve, linalg_inv, linalg_solve_triangular), so
- * they are differentiable again (the permutation of lu_factor_ex is a constant).  The
+ * linalg_solve_triangular_backward of FunctionsManual.cpp.  The formulas solve and invert
+ * through the dispatcher (linalg_solve, linalg_inv, linalg_solve_triangular), so they are
+ * differentiable again (the permutation of lu_factor_ex is a constant).  Complex inputs take
+ * the same formulas with conjugate transposes (MH) in place of transposes and conjugated
+ * factors (Note [Complex autograd] in derivatives/complex.c); their products need complex
+ * matmul (gemm).  The
  * determinant's gradient, the cofactor matrix, is det(A) A^-T for an invertible A and goes
  * through the SVD when a matrix of the batch is singular (see linalg_det_backward). */
 #include <float.h>
@@ -22,8 +25,8 @@ vector_rhs(const PtlNode *n)
 }
 
 /* _linalg_solve_ex(A, B, left) -> X with A X = B (left) or X A = B:
- *   gB = A^-T gX (left) or gX A^-T,  gA = -gB X^T (left) or -X^T gB
- * (for a vector B, gA = -gB x^T, an outer product).  Saved: A, result. */
+ *   gB = A^-H gX (left) or gX A^-H,  gA = -gB X^H (left) or -X^H gB
+ * (for a vector B, gA = -gB x^H, an outer product).  Saved: A, result. */
 int
 linalg_solve_ex_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -33,27 +36,27 @@ linalg_solve_ex_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         return 0;
     }
     PtlTensorImpl *A = sv(sc, n, 0), *X = sv(sc, n, 1);
-    PtlTensorImpl *gB = solve(sc, transpose_last(sc, A), gi[0], left);
+    PtlTensorImpl *gB = solve(sc, MH(A), gi[0], left);
     if (NEEDS(1)) {
         rc = give(n, go, 1, gB);
     }
     if (rc == 0 && NEEDS(0)) {
         PtlTensorImpl *gA;
         if (vector_rhs(n)) {
-            gA = MUL(unsq(sc, gB, -1), unsq(sc, X, -2));
+            gA = MUL(unsq(sc, gB, -1), unsq(sc, CONJ(X), -2));
         }
         else if (left) {
-            gA = f2(sc, PTL_OP_matmul, gB, transpose_last(sc, X));
+            gA = f2(sc, PTL_OP_matmul, gB, MH(X));
         }
         else {
-            gA = f2(sc, PTL_OP_matmul, transpose_last(sc, X), gB);
+            gA = f2(sc, PTL_OP_matmul, MH(X), gB);
         }
         rc = give(n, go, 0, NEG(gA));
     }
     return scope_end(sc, rc);
 }
 
-/* linalg_inv_ex(A) -> A^-1:  gA = -A^-T g A^-T.  Saved: inverse. */
+/* linalg_inv_ex(A) -> A^-1:  gA = -A^-H g A^-H.  Saved: inverse. */
 int
 linalg_inv_ex_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -61,17 +64,17 @@ linalg_inv_ex_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (gi[0] == NULL || !NEEDS(0)) {
         return 0;
     }
-    PtlTensorImpl *Rt = transpose_last(sc, sv(sc, n, 0));
+    PtlTensorImpl *Rt = MH(sv(sc, n, 0));
     PtlTensorImpl *gA = f2(sc, PTL_OP_matmul, f2(sc, PTL_OP_matmul, Rt, gi[0]), Rt);
     return scope_end(sc, give(n, go, 0, NEG(gA)));
 }
 
-/* g[..., None, None] * A^-T */
+/* g[..., None, None] * A^-H */
 static PtlTensorImpl *
 scaled_inverse_t(Scope *sc, PtlTensorImpl *g, PtlTensorImpl *A)
 {
     PtlTensorImpl *inv = A ? own(sc, op1(PTL_OP_linalg_inv, A)) : NULL;
-    return MUL(unsq(sc, unsq(sc, g, -1), -1), transpose_last(sc, inv));
+    return MUL(unsq(sc, unsq(sc, g, -1), -1), MH(inv));
 }
 
 /* out[..., i] = the product of S[..., j] over j != i (k = S's last size >= 1), from the
@@ -100,9 +103,9 @@ products_of_others(Scope *sc, PtlTensorImpl *S, int64_t k)
     return MUL(fv(sc, PTL_OP_cumprod, 2, l), fv(sc, PTL_OP_flip, 2, fr));
 }
 
-/* g[..., None, None] times the cofactor matrix of A, through A = U diag(S) Vh: with
- * alpha = det(U) det(Vh) (+-1), det A = alpha prod S, so
- *   gA = U diag(g alpha prod_{j != i} S_j) Vh,
+/* g[..., None, None] times the conjugated cofactor matrix of A, through A = U diag(S) Vh:
+ * with alpha = det(U) det(Vh) (of modulus 1), det A = alpha prod S, so
+ *   gA = U diag(g conj(alpha) prod_{j != i} S_j) Vh,
  * which holds at singular A as well (PyTorch's singular branch). */
 static PtlTensorImpl *
 scaled_cofactor_by_svd(Scope *sc, PtlTensorImpl *g, PtlTensorImpl *A)
@@ -117,12 +120,13 @@ scaled_cofactor_by_svd(Scope *sc, PtlTensorImpl *g, PtlTensorImpl *A)
         return NULL;
     }
     PtlTensorImpl *alpha = MUL(f1(sc, PTL_OP_linalg_det, U), f1(sc, PTL_OP_linalg_det, Vh));
+    alpha = CONJ(alpha);
     PtlTensorImpl *D = MUL(unsq(sc, MUL(g, alpha), -1),
                            products_of_others(sc, S, S->sizes[S->dim - 1]));
     return f2(sc, PTL_OP_matmul, MUL(U, unsq(sc, D, -2)), Vh);
 }
 
-/* _linalg_det(A) -> det:  gA = g cofactor(A) = g det A^-T.  Saved: A, result.
+/* _linalg_det(A) -> det:  gA = g conj(cofactor(A)) = g conj(det) A^-H.  Saved: A, result.
  * A matrix whose |det| is below 100 eps (PyTorch's test) takes the SVD formula and the
  * others the inverse, each computed with identities in the other's places, which a where
  * drops (their NaN second derivatives included).  This is PyTorch's create_graph branch;
@@ -142,16 +146,20 @@ linalg_det_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (A->numel == 0) {
         return scope_end(sc, give(n, go, 0, zeros_of(sc, A)));
     }
-    double eps = A->dtype == PTL_DTYPE_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
+    double eps = ptl_dtype_to_real(A->dtype) == PTL_DTYPE_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
     PtlTensorImpl *singular = LT(f1(sc, PTL_OP_abs, f1(sc, PTL_OP_detach, det)),
                                  num(sc, 100 * eps));
     PtlTensorImpl *any = f1(sc, PTL_OP_any, singular);
     if (any == NULL) {
         return scope_end(sc, -1);
     }
-    PtlTensorImpl *gdet = MUL(gi[0], det);
+    PtlTensorImpl *gdet = MUL(gi[0], CONJ(det));
     if (ptl_item_readable(any) && !ptl_item_double(any)) {
         return scope_end(sc, give(n, go, 0, scaled_inverse_t(sc, gdet, A)));
+    }
+    if (ptl_dtype_is_complex(A->dtype)) {
+        /* no complex where: the SVD formula, which holds everywhere, for the whole batch */
+        return scope_end(sc, give(n, go, 0, scaled_cofactor_by_svd(sc, gi[0], A)));
     }
     PtlIValue ev[2] = {ptl_iv_int(A->sizes[A->dim - 1]), ptl_iv_dtype(A->dtype)};
     PtlTensorImpl *eye = own(sc, callv(PTL_OP_eye, 2, ev));
@@ -161,30 +169,37 @@ linalg_det_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return scope_end(sc, give(n, go, 0, WHERE(m, by_svd, by_inverse)));
 }
 
-/* _linalg_slogdet(A) -> (sign, logabsdet):  gA = g_logabsdet A^-T (the sign is locally
- * constant), as linalg_solve(A^T, diag_embed(g_logabsdet)), whose error at a singular A is
- * the one PyTorch raises there under create_graph (without it PyTorch returns the infs and
- * NaNs of a solve with the singular LU).  Saved: A. */
+/* _linalg_slogdet(A) -> (sign, logabsdet):  gA = c A^-H with c = g_logabsdet for a real A
+ * (the sign is locally constant) and c = g_logabsdet - i Im(conj(g_sign) sign) for a complex
+ * one (sign = det / |det| moves with the phase of det: d sign = i sign Im(tr(A^-1 dA))), as
+ * linalg_solve(A^H, diag_embed(c)), whose error at a singular A is the one PyTorch raises
+ * there under create_graph (without it PyTorch returns the infs and NaNs of a solve with the
+ * singular LU).  Saved: A, sign. */
 int
 linalg_slogdet_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope scope = {0}, *sc = &scope;
-    if (gi[1] == NULL || !NEEDS(0)) {
-        return 0;
-    }
-    PtlTensorImpl *A = sv(sc, n, 0);
+    PtlTensorImpl *A = sv(sc, n, 0), *c = gi[1];
     if (A == NULL) {
         return scope_end(sc, -1);
     }
+    int cplx = ptl_dtype_is_complex(A->dtype);
+    if ((gi[1] == NULL && !(cplx && gi[0] != NULL)) || !NEEDS(0)) {
+        return scope_end(sc, 0);
+    }
+    if (cplx && gi[0] != NULL) {
+        PtlTensorImpl *im = f1(sc, PTL_OP_imag, MUL(CONJ(gi[0]), sv(sc, n, 1)));
+        c = f2(sc, PTL_OP_complex, c != NULL ? c : zeros_of(sc, im), NEG(im));
+    }
     PtlIValue ev[2] = {ptl_iv_int(A->sizes[A->dim - 1]), ptl_iv_dtype(A->dtype)};
     PtlTensorImpl *eye = own(sc, callv(PTL_OP_eye, 2, ev));
-    PtlTensorImpl *d = MUL(unsq(sc, unsq(sc, gi[1], -1), -1), eye);
-    return scope_end(sc, give(n, go, 0, solve(sc, transpose_last(sc, A), d, 1)));
+    PtlTensorImpl *d = MUL(unsq(sc, unsq(sc, c, -1), -1), eye);
+    return scope_end(sc, give(n, go, 0, solve(sc, MH(A), d, 1)));
 }
 
 /* linalg_solve_triangular(A, B, upper, left, unitriangular) -> X:
- *   gB = solve_triangular(A^T, gX, upper=!upper, left, unitriangular)
- *   gA = -gB X^T (left) or -X^T gB, kept to A's triangle (its strict part when unit).
+ *   gB = solve_triangular(A^H, gX, upper=!upper, left, unitriangular)
+ *   gA = -gB X^H (left) or -X^H gB, kept to A's triangle (its strict part when unit).
  * Saved: self, result. */
 int
 linalg_solve_triangular_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
@@ -195,15 +210,15 @@ linalg_solve_triangular_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl *
         return 0;
     }
     PtlTensorImpl *A = sv(sc, n, 0), *X = sv(sc, n, 1);
-    PtlIValue v[5] = {ptl_iv_tensor(transpose_last(sc, A)), ptl_iv_tensor(gi[0]),
+    PtlIValue v[5] = {ptl_iv_tensor(MH(A)), ptl_iv_tensor(gi[0]),
                       ptl_iv_bool(!upper), ptl_iv_bool(left), ptl_iv_bool(unit)};
     PtlTensorImpl *gB = fv(sc, PTL_OP_linalg_solve_triangular, 5, v);
     if (NEEDS(1)) {
         rc = give(n, go, 1, gB);
     }
     if (rc == 0 && NEEDS(0)) {
-        PtlTensorImpl *gA = left ? f2(sc, PTL_OP_matmul, gB, transpose_last(sc, X))
-                                 : f2(sc, PTL_OP_matmul, transpose_last(sc, X), gB);
+        PtlTensorImpl *gA = left ? f2(sc, PTL_OP_matmul, gB, MH(X))
+                                 : f2(sc, PTL_OP_matmul, MH(X), gB);
         PtlIValue t[2] = {ptl_iv_tensor(NEG(gA)),
                           ptl_iv_int(upper ? (unit ? 1 : 0) : (unit ? -1 : 0))};
         rc = give(n, go, 0, fv(sc, upper ? PTL_OP_triu : PTL_OP_tril, 2, t));
@@ -272,12 +287,12 @@ triangle(Scope *sc, PtlOpId id, PtlTensorImpl *x, int64_t d)
     return fv(sc, id, 2, v);
 }
 
-/* linalg_solve_triangular(A^T, B, upper=upper, left=left, unitriangular=unit) */
+/* linalg_solve_triangular(A^H, B, upper=upper, left=left, unitriangular=unit) */
 static PtlTensorImpl *
 solve_transposed(Scope *sc, PtlTensorImpl *A, PtlTensorImpl *B, int upper, int left,
                  int unit)
 {
-    PtlIValue v[5] = {ptl_iv_tensor(transpose_last(sc, A)), ptl_iv_tensor(B),
+    PtlIValue v[5] = {ptl_iv_tensor(MH(A)), ptl_iv_tensor(B),
                       ptl_iv_bool(upper), ptl_iv_bool(left), ptl_iv_bool(unit)};
     return B ? fv(sc, PTL_OP_linalg_solve_triangular, 5, v) : NULL;
 }
@@ -285,10 +300,11 @@ solve_transposed(Scope *sc, PtlTensorImpl *A, PtlTensorImpl *B, int upper, int l
 /* linalg_lu_factor_ex(A) -> (LU, pivots) with A = P L U, A m x n, k = min(m, n), L m x k
  * unit lower, U k x n upper; gL = gLU[..., :, :k], gU = gLU[..., :k, :].
  *   m <= n (U = [U1 U2], U1 k x k):
- *     X = tril(L^T gL - triu(gU) U^T, -1) U1^-T,  gA = P L^-T [X + triu(gU1), gU2]
+ *     X = tril(L^H gL - triu(gU) U^H, -1) U1^-H,  gA = P L^-H [X + triu(gU1), gU2]
  *   m > n (L = [L1; L2], L1 k x k):
- *     Y = L1^-T triu(gU U^T - L^T tril(gL, -1)),  gA = P [Y + tril(gL1, -1); gL2] U^-T
- * (for m = n both read L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T).  Saved: LU, pivots. */
+ *     Y = L1^-H triu(gU U^H - L^H tril(gL, -1)),  gA = P [Y + tril(gL1, -1); gL2] U^-H
+ * (for m = n both read L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H; ^H is ^T for real
+ * inputs).  Saved: LU, pivots. */
 int
 linalg_lu_factor_ex_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -307,9 +323,9 @@ linalg_lu_factor_ex_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     PtlTensorImpl *U = triangle(sc, PTL_OP_triu, block(sc, LU, -2, 0, k), 0);
     PtlTensorImpl *gL = block(sc, g, -1, 0, k), *gU = block(sc, g, -2, 0, k);
     if (m <= nc) {
-        PtlTensorImpl *phi = SUB(f2(sc, PTL_OP_matmul, transpose_last(sc, L), gL),
+        PtlTensorImpl *phi = SUB(f2(sc, PTL_OP_matmul, MH(L), gL),
                                  f2(sc, PTL_OP_matmul, triangle(sc, PTL_OP_triu, gU, 0),
-                                    transpose_last(sc, U)));
+                                    MH(U)));
         PtlTensorImpl *x = solve_transposed(sc, block(sc, U, -1, 0, k),
                                             triangle(sc, PTL_OP_tril, phi, -1), 0, 0, 0);
         x = ADD(x, triangle(sc, PTL_OP_triu, block(sc, gU, -1, 0, k), 0));
@@ -319,8 +335,8 @@ linalg_lu_factor_ex_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         y = solve_transposed(sc, L, x, 1, 1, 1);
     }
     else {
-        PtlTensorImpl *phi = SUB(f2(sc, PTL_OP_matmul, gU, transpose_last(sc, U)),
-                                 f2(sc, PTL_OP_matmul, transpose_last(sc, L),
+        PtlTensorImpl *phi = SUB(f2(sc, PTL_OP_matmul, gU, MH(U)),
+                                 f2(sc, PTL_OP_matmul, MH(L),
                                     triangle(sc, PTL_OP_tril, gL, -1)));
         PtlTensorImpl *x = solve_transposed(sc, block(sc, L, -2, 0, k),
                                             triangle(sc, PTL_OP_triu, phi, 0), 1, 1, 1);

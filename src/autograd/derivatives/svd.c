@@ -1,5 +1,5 @@
 /* derivatives/svd.c -- the derivative of _linalg_svd (aten/native/svd.c).
- * Mirrors svd_backward of torch/csrc/autograd/FunctionsManual.cpp (real inputs).
+ * Mirrors svd_backward of torch/csrc/autograd/FunctionsManual.cpp.
  *
  * The node saves A, not its factors (a node saves at most outputs 0 and 1): the formula
  * recomputes U, S, Vh = _linalg_svd(A, full_matrices=False) through the dispatcher.  The
@@ -17,11 +17,11 @@ head(Scope *sc, PtlTensorImpl *x, int64_t dim, int64_t len)
     return fv(sc, PTL_OP_narrow, 4, v);
 }
 
-/* x - x^T */
+/* x - x^H */
 static PtlTensorImpl *
 skew(Scope *sc, PtlTensorImpl *x)
 {
-    PtlTensorImpl *xt = transpose_last(sc, x);
+    PtlTensorImpl *xt = x ? MH(x) : NULL;
     return xt ? f2(sc, PTL_OP_sub_Tensor, x, xt) : NULL;
 }
 
@@ -32,12 +32,36 @@ add_opt(Scope *sc, PtlTensorImpl *a, PtlTensorImpl *b)
     return a == NULL ? b : f2(sc, PTL_OP_add_Tensor, a, b);
 }
 
-/* With A = U S Vh (k = len S), gV = gVh^T, J = skew(U^T gU), K = skew(V^T gV) and
+/* inner with its diagonal replaced by i Im(diag(U^H gU) - diag(V^H gV)) / (2 S) (a term
+ * whose gradient is undefined drops out), for a complex A (linalg_svd_backward). */
+static PtlTensorImpl *
+complex_phase_diagonal(Scope *sc, PtlTensorImpl *inner, PtlTensorImpl *U, PtlTensorImpl *gU,
+                       PtlTensorImpl *Vh, PtlTensorImpl *gVh, PtlTensorImpl *S)
+{
+    PtlTensorImpl *im = NULL;
+    if (gU != NULL) {
+        im = f1(sc, PTL_OP_imag, diag_of(sc, MATMUL(MH(U), gU)));
+    }
+    if (gVh != NULL) {
+        /* diag(V^H gV) = conj(diag(gVh V)) */
+        PtlTensorImpl *v = NEG(f1(sc, PTL_OP_imag, diag_of(sc, MATMUL(gVh, MH(Vh)))));
+        im = im != NULL ? SUB(im, v) : NEG(v);
+    }
+    PtlTensorImpl *d = DIV(im, MULN(S, 2.0));
+    d = f2(sc, PTL_OP_complex, zeros_of(sc, d), d);
+    inner = SUB(inner, f1(sc, PTL_OP_diag_embed, diag_of(sc, inner)));
+    return ADD(inner, f1(sc, PTL_OP_diag_embed, d));
+}
+
+/* With A = U S Vh (k = len S), gV = gVh^H, J = skew(U^H gU), K = skew(V^H gV) and
  * E[i, j] = S[j]^2 - S[i]^2 (1 on the diagonal):
  *   gA = U ((J S + S K) / E + diag(gS)) Vh
- *        + (I - U U^T) gU S^-1 Vh         (m > k)
+ *        + (I - U U^H) gU S^-1 Vh         (m > k)
  *        + U S^-1 gVh (I - V Vh)          (n > k)
- * where the terms of undefined gradients drop out. */
+ * where the terms of undefined gradients drop out.  For a complex A, (J S + S K) / E's
+ * diagonal (2i S Im(diag(U^H gU) + diag(V^H gV)), zero for a loss that does not depend on
+ * the vectors' common phases) becomes i Im(diag(U^H gU) - diag(V^H gV)) / (2 S), the phase
+ * term of PyTorch's formula (without its check that the loss is phase-invariant). */
 int
 linalg_svd_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out)
 {
@@ -78,7 +102,7 @@ linalg_svd_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_
     if (gU != NULL || gVh != NULL) {
         PtlTensorImpl *num = NULL, *Ut, *S2, *E, *eye, *x;
         if (gU != NULL) {
-            if ((Ut = transpose_last(sc, U)) == NULL || (x = f2(sc, PTL_OP_matmul, Ut, gU)) == NULL ||
+            if ((Ut = MH(U)) == NULL || (x = f2(sc, PTL_OP_matmul, Ut, gU)) == NULL ||
                 (x = skew(sc, x)) == NULL ||
                 (num = f2(sc, PTL_OP_mul_Tensor, x, Srow)) == NULL) {
                 goto error;
@@ -86,7 +110,7 @@ linalg_svd_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_
         }
         if (gVh != NULL) {
             PtlTensorImpl *gV;
-            if ((gV = transpose_last(sc, gVh)) == NULL ||
+            if ((gV = MH(gVh)) == NULL ||
                 (x = f2(sc, PTL_OP_matmul, Vh, gV)) == NULL || (x = skew(sc, x)) == NULL ||
                 (x = f2(sc, PTL_OP_mul_Tensor, Scol, x)) == NULL ||
                 (num = add_opt(sc, num, x)) == NULL) {
@@ -102,12 +126,20 @@ linalg_svd_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_
             (inner = f2(sc, PTL_OP_div_Tensor, num, E)) == NULL) {
             goto error;
         }
+        if (ptl_dtype_is_complex(inner->dtype) &&
+            (inner = complex_phase_diagonal(sc, inner, U, gU, Vh, gVh, S)) == NULL) {
+            goto error;
+        }
     }
     if (gS != NULL) {
         PtlTensorImpl *d = own(sc, op1(PTL_OP_diag_embed, gS));
         if (d == NULL || (inner = add_opt(sc, inner, d)) == NULL) {
             goto error;
         }
+    }
+    if (ptl_dtype_is_complex(U->dtype) && !ptl_dtype_is_complex(inner->dtype) &&
+        (inner = f2(sc, PTL_OP_complex, inner, zeros_of(sc, inner))) == NULL) {
+        goto error;   /* mm takes one dtype: diag(gS) alone is real */
     }
     if ((gA = f2(sc, PTL_OP_matmul, U, inner)) == NULL ||
         (gA = f2(sc, PTL_OP_matmul, gA, Vh)) == NULL) {
@@ -117,7 +149,7 @@ linalg_svd_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_
         /* (I - U U^T) gU S^-1 Vh */
         PtlTensorImpl *y, *z;
         if ((y = f2(sc, PTL_OP_div_Tensor, gU, Srow)) == NULL ||
-            (z = transpose_last(sc, U)) == NULL || (z = f2(sc, PTL_OP_matmul, z, y)) == NULL ||
+            (z = MH(U)) == NULL || (z = f2(sc, PTL_OP_matmul, z, y)) == NULL ||
             (z = f2(sc, PTL_OP_matmul, U, z)) == NULL ||
             (y = f2(sc, PTL_OP_sub_Tensor, y, z)) == NULL ||
             (y = f2(sc, PTL_OP_matmul, y, Vh)) == NULL ||
@@ -129,7 +161,7 @@ linalg_svd_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_
         /* U S^-1 gVh (I - V Vh) */
         PtlTensorImpl *y, *z;
         if ((y = f2(sc, PTL_OP_div_Tensor, gVh, Scol)) == NULL ||
-            (z = transpose_last(sc, Vh)) == NULL || (z = f2(sc, PTL_OP_matmul, y, z)) == NULL ||
+            (z = MH(Vh)) == NULL || (z = f2(sc, PTL_OP_matmul, y, z)) == NULL ||
             (z = f2(sc, PTL_OP_matmul, z, Vh)) == NULL ||
             (y = f2(sc, PTL_OP_sub_Tensor, y, z)) == NULL ||
             (y = f2(sc, PTL_OP_matmul, U, y)) == NULL ||

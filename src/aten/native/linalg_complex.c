@@ -1,0 +1,1379 @@
+/* linalg_complex.c -- torch.linalg on complex64 and complex128 matrices: the LU family's
+ * kernels (lu_factor, solve, inv, det, slogdet, solve_triangular; their checks and outputs
+ * are linalg_solve.c's), Cholesky, QR, the Hermitian eigensolver (eigh, eigvalsh) and the
+ * SVD (svd, svdvals).  Mirrors what ATen/native/BatchLinearAlgebra.cpp asks of LAPACK's
+ * zgetrf, zgetrs, ztrsm, zpotrf, zgeqrf/zungqr, zheevd and zgesdd; pytorchlite computes
+ * them itself.
+ *
+ * Note [Complex linear algebra]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Every complex tensor carries the Complex dispatch key (Note [Complex dtypes] in complex.c),
+ * whose fallback refuses the op.  This file registers a Complex-key kernel for each linalg
+ * op that takes complex matrices: the LU family's goes on to the CPU kernel of
+ * linalg_solve.c (complex_to_cpu), whose lu_kernel picks the LuJob kernels below; Cholesky,
+ * QR, eigh, _linalg_svd and _linalg_eig_split (linalg.eig, eigvals) have kernels of their
+ * own here.  On CUDA they raise the fallback's error.
+ *
+ * The kernels are unblocked loops with LAPACK's conventions, so that the factors match
+ * PyTorch's (and NumPy's) and not only their products:
+ *   - LU (zgetf2): partial pivoting on |Re| + |Im| (izamax), pivots 1-based, info the first
+ *     zero pivot; det = (-1)^swaps prod U[r, r], slogdet's sign = det / |det| (0 for a
+ *     singular matrix) and its logabsdet = sum log |U[r, r]|, real.
+ *   - Cholesky (zpotf2): A = L L^H from A's lower triangle (upper: A = U^H U from its upper
+ *     one); only the real part of A's diagonal is read, and info is the first order whose
+ *     pivot Re(a_jj) - |l_j|^2 is not positive (or is NaN).
+ *   - QR (zgeqr2, zung2r): reflectors H = I - tau v v^H with v[0] = 1 and R's diagonal real
+ *     (zlarfg's beta = -sign(Re alpha) |x|), A = H_0 ... H_{k-1} R.
+ *   - eigh (zhetd2 then the real tridiagonal QL of linalg_eigh_dc.c): A = Q T Q^H with T real
+ *     symmetric tridiagonal (each reflector's beta is real), T = Z diag(w) Z^T, V = Q Z;
+ *     eigenvalues ascending.  Eigenvectors are unique up to a unit complex factor each (for
+ *     distinct eigenvalues); PyTorch documents the same and so do the tests.
+ *   - SVD: W = A (A^H when m < n, the factors then swapped) = Q R by the QR above, then
+ *     one-sided (Hestenes) Jacobi on R's columns until every pair is orthogonal to
+ *     4 N eps: S their norms (descending, real), U_R the normalised columns, V the
+ *     accumulated rotations.  Columns whose norm is at rounding level (N eps s_max) and the
+ *     full_matrices columns are completed to an orthonormal set (Gram-Schmidt twice from
+ *     e_0, e_1, ...; Q's own extra columns for the full U).  Singular pairs are unique up to
+ *     one unit complex factor each (u v^H is not), as PyTorch documents.
+ *   - eig (zgehd2, then single-shift QR sweeps as zlahqr's, ztrevc, zgeev's normalisation):
+ *     eigenvalues in the Schur form's diagonal order, each eigenvector of norm 1 with its
+ *     largest component real and positive.  The order can differ from LAPACK's multishift
+ *     QR's where eigenvalues converge in another order (the tests compare sorted values).
+ * complex64 factors in single precision (cgetrf's accuracy), except eigh, eig and the SVD,
+ * which compute in complex128 and cast their results back (Note [Float64 linear algebra] in
+ * linalg_solve.c).  The loops are unblocked, with no complex GEMM under them: n^3 work at
+ * scalar speed, several times LAPACK's time from n ~ 64 (docs/performance.md).
+ * Products of two complex numbers use the textbook formula (zmul), as complex.c does: C99's
+ * `*` calls __muldc3. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "../complex_math.h"
+#include "linalg_impl.h"
+
+static inline ptl_complex128
+zmul_c16(ptl_complex128 a, ptl_complex128 b)
+{
+    return ptl_cmplx(creal(a) * creal(b) - cimag(a) * cimag(b),
+                     creal(a) * cimag(b) + cimag(a) * creal(b));
+}
+
+static inline ptl_complex64
+zmul_c8(ptl_complex64 a, ptl_complex64 b)
+{
+    return ptl_cmplxf(crealf(a) * crealf(b) - cimagf(a) * cimagf(b),
+                      crealf(a) * cimagf(b) + cimagf(a) * crealf(b));
+}
+
+/* conj(a) b */
+static inline ptl_complex128
+zcmul_c16(ptl_complex128 a, ptl_complex128 b)
+{
+    return ptl_cmplx(creal(a) * creal(b) + cimag(a) * cimag(b),
+                     creal(a) * cimag(b) - cimag(a) * creal(b));
+}
+
+static inline ptl_complex64
+zcmul_c8(ptl_complex64 a, ptl_complex64 b)
+{
+    return ptl_cmplxf(crealf(a) * crealf(b) + cimagf(a) * cimagf(b),
+                      crealf(a) * cimagf(b) - cimagf(a) * crealf(b));
+}
+
+static inline double
+zabs2_c16(ptl_complex128 a)
+{
+    return creal(a) * creal(a) + cimag(a) * cimag(a);
+}
+
+static inline double
+zabs2_c8(ptl_complex64 a)
+{
+    return (double)crealf(a) * crealf(a) + (double)cimagf(a) * cimagf(a);
+}
+
+/* The kernels on T (ptl_complex64 or ptl_complex128, real part R), in the template's order:
+ *
+ * zload: dst (r x c) = src (r x c) or src^T (src c x r), both row-major.
+ * lu_factor: LU of a (m x n, row-major) in place, piv min(m, n) 1-based pivots; returns the
+ *   first zero pivot (1-based) or 0.
+ * tri_solve: T X = B in place of b (n x nrhs), T the upper or lower triangle of t (n x n),
+ *   ones on its diagonal when unit; each row in solving order.
+ * ptl_linalg_lu_matrix / ptl_linalg_tri_matrix: linalg_solve.c's lu_matrix and tri_matrix
+ *   (LinalgMatrixFn on a LuJob).
+ * cholesky: L (lower, row-major) in place of a's lower triangle; returns info. */
+#define DEFINE_Z_KERNELS(T, R, SUF, CMPLX, REAL, IMAG, SQRT)                                  \
+    static void zload_##SUF(T *dst, const T *src, int64_t r, int64_t c, int trans)            \
+    {                                                                                         \
+        if (!trans) {                                                                         \
+            memcpy(dst, src, sizeof(T) * (size_t)(r * c));                                    \
+            return;                                                                           \
+        }                                                                                     \
+        for (int64_t i = 0; i < r; i++) {                                                     \
+            for (int64_t j = 0; j < c; j++) {                                                 \
+                dst[i * c + j] = src[j * r + i];                                              \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    static int32_t lu_factor_##SUF(T *a, int32_t *piv, int64_t m, int64_t n)                  \
+    {                                                                                         \
+        int64_t k = m < n ? m : n;                                                            \
+        int32_t info = 0;                                                                     \
+        for (int64_t j = 0; j < k; j++) {                                                     \
+            int64_t p = j;                                                                    \
+            R best = fabs(REAL(a[j * n + j])) + fabs(IMAG(a[j * n + j]));                     \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                R v = fabs(REAL(a[i * n + j])) + fabs(IMAG(a[i * n + j]));                    \
+                if (v > best) {                                                               \
+                    best = v;                                                                 \
+                    p = i;                                                                    \
+                }                                                                             \
+            }                                                                                 \
+            piv[j] = (int32_t)(p + 1);                                                        \
+            if (a[p * n + j] == 0) {                                                          \
+                info = info ? info : (int32_t)(j + 1);                                        \
+                continue;                                                                     \
+            }                                                                                 \
+            if (p != j) {                                                                     \
+                for (int64_t c = 0; c < n; c++) {                                             \
+                    T t = a[j * n + c];                                                       \
+                    a[j * n + c] = a[p * n + c];                                              \
+                    a[p * n + c] = t;                                                         \
+                }                                                                             \
+            }                                                                                 \
+            const T *rj = a + j * n;                                                          \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                T *ri = a + i * n;                                                            \
+                T l = ri[j] = ri[j] / rj[j];                                                  \
+                for (int64_t c = j + 1; c < n; c++) {                                         \
+                    ri[c] -= zmul_##SUF(l, rj[c]);                                            \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        return info;                                                                          \
+    }                                                                                         \
+                                                                                              \
+    static void tri_solve_##SUF(const T *t, T *b, int64_t n, int64_t nrhs, int upper,         \
+                                int unit)                                                     \
+    {                                                                                         \
+        for (int64_t s = 0; s < n; s++) {                                                     \
+            int64_t i = upper ? n - 1 - s : s;                                                \
+            T *bi = b + i * nrhs;                                                             \
+            for (int64_t q = 0; q < s; q++) {                                                 \
+                int64_t k = upper ? n - 1 - q : q;                                            \
+                T f = t[i * n + k];                                                           \
+                const T *bk = b + k * nrhs;                                                   \
+                for (int64_t c = 0; c < nrhs; c++) {                                          \
+                    bi[c] -= zmul_##SUF(f, bk[c]);                                            \
+                }                                                                             \
+            }                                                                                 \
+            if (!unit) {                                                                      \
+                T d = t[i * n + i];                                                           \
+                for (int64_t c = 0; c < nrhs; c++) {                                          \
+                    bi[c] = bi[c] / d;                                                        \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    int ptl_linalg_lu_matrix_##SUF(void *ctx, int64_t i)                                      \
+    {                                                                                         \
+        const LuJob *j = ctx;                                                                 \
+        int64_t m = j->m, n = j->n, k = m < n ? m : n;                                        \
+        T *lu = (T *)j->lu + i * m * n;                                                       \
+        int32_t *piv = j->piv + i * k;                                                        \
+        zload_##SUF(lu, (const T *)j->a + i * m * n, m, n, !j->left);                         \
+        j->info[i] = lu_factor_##SUF(lu, piv, m, n);                                          \
+        if (j->b != NULL) {                                                                   \
+            T *b = (T *)j->b + i * n * j->nrhs, *x = b;                                       \
+            if (!j->left && (x = malloc(sizeof(T) * (size_t)(n * j->nrhs + 1))) == NULL) {    \
+                return ptl_error_set(PTL_ERR_MEMORY, "linalg.solve: out of memory");          \
+            }                                                                                 \
+            zload_##SUF(x, b, n, j->nrhs, !j->left);                                          \
+            for (int64_t r = 0; r < n; r++) {                                                 \
+                int64_t p = piv[r] - 1;                                                       \
+                for (int64_t c = 0; p != r && c < j->nrhs; c++) {                             \
+                    T t = x[r * j->nrhs + c];                                                 \
+                    x[r * j->nrhs + c] = x[p * j->nrhs + c];                                  \
+                    x[p * j->nrhs + c] = t;                                                   \
+                }                                                                             \
+            }                                                                                 \
+            tri_solve_##SUF(lu, x, n, j->nrhs, 0, 1);                                         \
+            tri_solve_##SUF(lu, x, n, j->nrhs, 1, 0);                                         \
+            if (x != b) {                                                                     \
+                zload_##SUF(b, x, j->nrhs, n, 1);                                             \
+                free(x);                                                                      \
+            }                                                                                 \
+        }                                                                                     \
+        if (j->det != NULL) {                                                                 \
+            /* det = (-1)^swaps prod U[r, r], in complex128 */                                \
+            ptl_complex128 d = 1, ph = 1;                                                     \
+            double logabs = 0;                                                                \
+            int swaps = 0;                                                                    \
+            for (int64_t r = 0; r < n; r++) {                                                 \
+                ptl_complex128 u = lu[r * n + r];                                             \
+                double au = cabs(u);                                                          \
+                swaps ^= piv[r] - 1 != r;                                                     \
+                d = zmul_c16(d, u);                                                           \
+                ph = au > 0 ? zmul_c16(ph, u / au) : 0;                                       \
+                logabs += log(au);                                                            \
+            }                                                                                 \
+            if (j->sign != NULL) {                                                            \
+                ((T *)j->sign)[i] = (T)(j->info[i] ? 0 : swaps ? -ph : ph);                   \
+                ((R *)j->det)[i] = (R)logabs;                                                 \
+            }                                                                                 \
+            else {                                                                            \
+                ((T *)j->det)[i] = (T)(swaps ? -d : d);                                       \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    int ptl_linalg_tri_matrix_##SUF(void *ctx, int64_t i)                                     \
+    {                                                                                         \
+        const LuJob *j = ctx;                                                                 \
+        int64_t n = j->n, nrhs = j->nrhs;                                                     \
+        T *b = (T *)j->b + i * n * nrhs, *x = b, *at = NULL;                                  \
+        const T *a = (const T *)j->a + i * n * n;                                             \
+        if (!j->left) {                                                                       \
+            /* X A = B is A^T X^T = B^T, solved on transposed copies */                       \
+            if ((at = malloc(sizeof(T) * (size_t)(n * n + n * nrhs + 1))) == NULL) {          \
+                return ptl_error_set(PTL_ERR_MEMORY,                                          \
+                                     "linalg.solve_triangular: out of memory");               \
+            }                                                                                 \
+            x = at + n * n;                                                                   \
+            zload_##SUF(at, a, n, n, 1);                                                      \
+            zload_##SUF(x, b, n, nrhs, 1);                                                    \
+            a = at;                                                                           \
+        }                                                                                     \
+        tri_solve_##SUF(a, x, n, nrhs, j->left ? j->upper : !j->upper, j->unit);              \
+        if (!j->left) {                                                                       \
+            zload_##SUF(b, x, nrhs, n, 1);                                                    \
+            free(at);                                                                         \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    static int32_t cholesky_##SUF(T *a, int64_t n)                                            \
+    {                                                                                         \
+        for (int64_t j = 0; j < n; j++) {                                                     \
+            T *rj = a + j * n;                                                                \
+            double d = REAL(rj[j]);                                                           \
+            for (int64_t k = 0; k < j; k++) {                                                 \
+                d -= zabs2_##SUF(rj[k]);                                                      \
+            }                                                                                 \
+            if (!(d > 0)) {                                                                   \
+                rj[j] = CMPLX((R)d, 0);                                                       \
+                return (int32_t)(j + 1);                                                      \
+            }                                                                                 \
+            R ljj = (R)SQRT(d);                                                               \
+            rj[j] = CMPLX(ljj, 0);                                                            \
+            for (int64_t i = j + 1; i < n; i++) {                                             \
+                T *ri = a + i * n, s = ri[j];                                                 \
+                for (int64_t k = 0; k < j; k++) {                                             \
+                    s -= zcmul_##SUF(rj[k], ri[k]);                                           \
+                }                                                                             \
+                ri[j] = CMPLX(REAL(s) / ljj, IMAG(s) / ljj);                                  \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }
+
+DEFINE_Z_KERNELS(ptl_complex64, float, c8, ptl_cmplxf, crealf, cimagf, sqrt)
+DEFINE_Z_KERNELS(ptl_complex128, double, c16, ptl_cmplx, creal, cimag, sqrt)
+#undef DEFINE_Z_KERNELS
+
+/* One job for the Cholesky, QR and eigh kernels below: matrix i's working tensors are
+ * base + i * (its size); NULL ones are not computed. */
+typedef struct ZJob {
+    const void *a;     /* [B, m, n] the input, contiguous */
+    void *out0;        /* cholesky: L [B, n, n]; qr: R [B, rr, n]; eigh: values [B, n] */
+    void *out1;        /* qr: Q [B, m, qc] or NULL; eigh: vectors [B, n, n] or NULL */
+    int32_t *info;     /* cholesky: [B] */
+    int64_t m, n, rr, qc;
+    int upper;         /* cholesky: U = L^H; eigh: read the upper triangle */
+} ZJob;
+
+/* zlarfg: the reflector H = I - tau v v^H (v[0] = 1, v[1..len) returned in x[1..len) with
+ * stride st) with H^H x = beta e_1, beta real; returns beta, tau in *tau (0 when x[1..) is
+ * zero and x[0] real: H = I, beta = x[0]). */
+static double
+householder_c16(ptl_complex128 *x, int64_t len, int64_t st, ptl_complex128 *tau)
+{
+    double xn2 = 0, ar = creal(x[0]), ai = cimag(x[0]);
+    for (int64_t i = 1; i < len; i++) {
+        xn2 += zabs2_c16(x[i * st]);
+    }
+    if (xn2 == 0 && ai == 0) {
+        *tau = 0;
+        return ar;
+    }
+    double beta = -copysign(sqrt(ar * ar + ai * ai + xn2), ar);
+    *tau = ptl_cmplx((beta - ar) / beta, -ai / beta);
+    ptl_complex128 scal = 1.0 / (x[0] - beta);
+    for (int64_t i = 1; i < len; i++) {
+        x[i * st] = zmul_c16(x[i * st], scal);
+    }
+    return beta;
+}
+
+/* qr_factor: Householder QR of a (m x n, row-major) in place (zgeqr2): R on and above the
+ * diagonal, the reflectors' v below it, their taus in tau (min(m, n)); w: n scratch.
+ * qr_form_q: q (m x qc, row-major) = the first qc columns of Q = H_0 ... H_{k-1}
+ * (zung2r); w: qc scratch.  Both in T's precision; the reflector in complex128. */
+#define DEFINE_Z_QR(T, R, SUF, CMPLX, REAL, IMAG)                                             \
+    static void qr_factor_##SUF(T *a, int64_t m, int64_t n, T *tau, T *w)                     \
+    {                                                                                         \
+        int64_t k = m < n ? m : n;                                                            \
+        ptl_complex128 *x = (ptl_complex128 *)(w + n);                                        \
+        for (int64_t j = 0; j < k; j++) {                                                     \
+            ptl_complex128 t;                                                                 \
+            for (int64_t i = j; i < m; i++) {                                                 \
+                x[i - j] = a[i * n + j];                                                      \
+            }                                                                                 \
+            double beta = householder_c16(x, m - j, 1, &t);                                   \
+            tau[j] = (T)t;                                                                    \
+            a[j * n + j] = CMPLX((R)beta, 0);                                                 \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                a[i * n + j] = (T)x[i - j];                                                   \
+            }                                                                                 \
+            if (t == 0) {                                                                     \
+                continue;                                                                     \
+            }                                                                                 \
+            /* a[j:m, j+1:n] -= conj(tau) v (v^H a[j:m, j+1:n]) */                            \
+            T ct = CMPLX(REAL(tau[j]), -IMAG(tau[j]));                                        \
+            for (int64_t c = j + 1; c < n; c++) {                                             \
+                w[c] = a[j * n + c];                                                          \
+            }                                                                                 \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                T vi = a[i * n + j];                                                          \
+                for (int64_t c = j + 1; c < n; c++) {                                         \
+                    w[c] += zcmul_##SUF(vi, a[i * n + c]);                                    \
+                }                                                                             \
+            }                                                                                 \
+            for (int64_t c = j + 1; c < n; c++) {                                             \
+                w[c] = zmul_##SUF(ct, w[c]);                                                  \
+                a[j * n + c] -= w[c];                                                         \
+            }                                                                                 \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                T vi = a[i * n + j];                                                          \
+                for (int64_t c = j + 1; c < n; c++) {                                         \
+                    a[i * n + c] -= zmul_##SUF(vi, w[c]);                                     \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    static void qr_form_q_##SUF(const T *a, int64_t m, int64_t n, const T *tau, T *q,         \
+                                int64_t qc, T *w)                                             \
+    {                                                                                         \
+        int64_t k = m < n ? m : n;                                                            \
+        memset(q, 0, sizeof(T) * (size_t)(m * qc));                                           \
+        for (int64_t i = 0; i < m && i < qc; i++) {                                           \
+            q[i * qc + i] = 1;                                                                \
+        }                                                                                     \
+        for (int64_t j = k - 1; j >= 0; j--) {                                                \
+            T t = tau[j];                                                                     \
+            if (t == 0 || j >= qc) {                                                          \
+                continue;                                                                     \
+            }                                                                                 \
+            /* q[j:m, j:qc] -= tau v (v^H q[j:m, j:qc]) */                                    \
+            for (int64_t c = j; c < qc; c++) {                                                \
+                w[c] = q[j * qc + c];                                                         \
+            }                                                                                 \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                T vi = a[i * n + j];                                                          \
+                for (int64_t c = j; c < qc; c++) {                                            \
+                    w[c] += zcmul_##SUF(vi, q[i * qc + c]);                                   \
+                }                                                                             \
+            }                                                                                 \
+            for (int64_t c = j; c < qc; c++) {                                                \
+                w[c] = zmul_##SUF(t, w[c]);                                                   \
+                q[j * qc + c] -= w[c];                                                        \
+            }                                                                                 \
+            for (int64_t i = j + 1; i < m; i++) {                                             \
+                T vi = a[i * n + j];                                                          \
+                for (int64_t c = j; c < qc; c++) {                                            \
+                    q[i * qc + c] -= zmul_##SUF(vi, w[c]);                                    \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    /* matrix i's R into out0 and, when out1 is set, its Q into out1 */                      \
+    static int qr_matrix_##SUF(void *ctx, int64_t i)                                          \
+    {                                                                                         \
+        const ZJob *j = ctx;                                                                  \
+        int64_t m = j->m, n = j->n, k = m < n ? m : n, wn = m > n ? m : n;                    \
+        T *a = malloc(sizeof(T) * (size_t)(m * n + k + wn + 1) +                              \
+                      sizeof(ptl_complex128) * (size_t)(m + 1));                              \
+        if (a == NULL) {                                                                      \
+            return ptl_error_set(PTL_ERR_MEMORY, "linalg.qr: out of memory");                 \
+        }                                                                                     \
+        T *tau = a + m * n, *w = tau + k, *r = (T *)j->out0 + i * j->rr * n;                  \
+        memcpy(a, (const T *)j->a + i * m * n, sizeof(T) * (size_t)(m * n));                 \
+        qr_factor_##SUF(a, m, n, tau, w);                                                     \
+        for (int64_t row = 0; row < j->rr; row++) {                                           \
+            for (int64_t c = 0; c < n; c++) {                                                 \
+                r[row * n + c] = c >= row && row < m ? a[row * n + c] : 0;                    \
+            }                                                                                 \
+        }                                                                                     \
+        if (j->out1 != NULL) {                                                                \
+            qr_form_q_##SUF(a, m, n, tau, (T *)j->out1 + i * m * j->qc, j->qc, w);            \
+        }                                                                                     \
+        free(a);                                                                              \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    /* matrix i's L (or U = L^H) into out0 and its info */                                   \
+    static int cholesky_matrix_##SUF(void *ctx, int64_t i)                                    \
+    {                                                                                         \
+        const ZJob *j = ctx;                                                                  \
+        int64_t n = j->n;                                                                     \
+        const T *src = (const T *)j->a + i * n * n;                                           \
+        T *l = (T *)j->out0 + i * n * n;                                                      \
+        for (int64_t r = 0; r < n; r++) {                                                     \
+            for (int64_t c = 0; c < n; c++) {                                                 \
+                T v = j->upper ? src[c * n + r] : src[r * n + c];                             \
+                l[r * n + c] = c > r ? 0 : j->upper ? CMPLX(REAL(v), -IMAG(v)) : v;           \
+            }                                                                                 \
+        }                                                                                     \
+        j->info[i] = cholesky_##SUF(l, n);                                                    \
+        for (int64_t r = 0; j->upper && r < n; r++) {                                         \
+            for (int64_t c = r; c < n; c++) {                                                 \
+                T v = l[c * n + r];                                                           \
+                l[c * n + r] = c > r ? 0 : l[c * n + r];                                      \
+                l[r * n + c] = CMPLX(REAL(v), -IMAG(v));                                      \
+            }                                                                                 \
+        }                                                                                     \
+        return 0;                                                                             \
+    }
+
+DEFINE_Z_QR(ptl_complex64, float, c8, ptl_cmplxf, crealf, cimagf)
+DEFINE_Z_QR(ptl_complex128, double, c16, ptl_cmplx, creal, cimag)
+#undef DEFINE_Z_QR
+
+/* Matrix i of a Hermitian eigenproblem, in complex128 (Note [Complex linear algebra]):
+ * A (the triangle UPLO names and its mirror image, the diagonal's real part) = Q T Q^H by
+ * zhetd2's reflectors, T's eigenvalues and vectors by the real tridiagonal QL, V = Q Z;
+ * values ascending into out0 (double), V into out1 (complex128) when set.  0, or -1. */
+static int
+eigh_matrix_c16(void *ctx, int64_t i)
+{
+    const ZJob *j = ctx;
+    int64_t n = j->n;
+    int vecs = j->out1 != NULL;
+    const ptl_complex128 *src = (const ptl_complex128 *)j->a + i * n * n;
+    ptl_complex128 *a = malloc(sizeof(ptl_complex128) * (size_t)(n * n + 3 * n + 1) +
+                               sizeof(double) * (size_t)((vecs ? n * n : 0) + 4 * n + 1) +
+                               sizeof(int64_t) * (size_t)(n + 1));
+    if (a == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");
+    }
+    ptl_complex128 *tau = a + n * n, *y = tau + n, *v = y + n;
+    double *d = (double *)(v + n), *e = d + n, *rot = e + n, *zt = rot + 2 * n;
+    int64_t *idx = (int64_t *)(zt + (vecs ? n * n : 0));
+    for (int64_t r = 0; r < n; r++) {
+        for (int64_t c = 0; c <= r; c++) {
+            ptl_complex128 x = j->upper ? conj(src[c * n + r]) : src[r * n + c];
+            a[r * n + c] = c == r ? creal(x) : x;
+            a[c * n + r] = conj(a[r * n + c]);
+        }
+    }
+    /* zhetd2 (lower): column j's reflector below the diagonal, then the trailing block
+     * B = a[j+1:, j+1:] becomes H^H B H = B - v w^H - w v^H with y = tau B v,
+     * w = y - tau (y^H v) / 2 v */
+    for (int64_t c = 0; c + 1 < n; c++) {
+        int64_t nb = n - c - 1;
+        ptl_complex128 t;
+        for (int64_t r = 0; r < nb; r++) {
+            v[r] = a[(c + 1 + r) * n + c];
+        }
+        e[c] = householder_c16(v, nb, 1, &t);
+        v[0] = 1;
+        tau[c] = t;
+        d[c] = creal(a[c * n + c]);
+        for (int64_t r = 0; r < nb; r++) {
+            a[(c + 1 + r) * n + c] = r == 0 ? e[c] : v[r];
+            a[c * n + c + 1 + r] = conj(a[(c + 1 + r) * n + c]);
+        }
+        if (t == 0) {
+            continue;
+        }
+        ptl_complex128 yhv = 0;
+        for (int64_t r = 0; r < nb; r++) {
+            const ptl_complex128 *br = a + (c + 1 + r) * n + c + 1;
+            ptl_complex128 sum = 0;
+            for (int64_t q = 0; q < nb; q++) {
+                sum += zmul_c16(br[q], v[q]);
+            }
+            y[r] = zmul_c16(t, sum);
+            yhv += zcmul_c16(y[r], v[r]);
+        }
+        ptl_complex128 alpha = -0.5 * zmul_c16(t, yhv);
+        for (int64_t r = 0; r < nb; r++) {
+            y[r] += zmul_c16(alpha, v[r]);
+        }
+        for (int64_t r = 0; r < nb; r++) {
+            ptl_complex128 *br = a + (c + 1 + r) * n + c + 1;
+            for (int64_t q = 0; q < nb; q++) {
+                br[q] -= zcmul_c16(y[q], v[r]) + zcmul_c16(v[q], y[r]);
+            }
+        }
+    }
+    if (n > 0) {
+        d[n - 1] = creal(a[(n - 1) * n + n - 1]);
+    }
+    if (vecs) {
+        memset(zt, 0, sizeof(double) * (size_t)(n * n));
+        for (int64_t r = 0; r < n; r++) {
+            zt[r * n + r] = 1;
+        }
+    }
+    if (ptl_linalg_tridiagonal_ql(d, e, vecs ? zt : NULL, n, rot) < 0) {
+        free(a);
+        return ptl_error_set(PTL_ERR_LINALG, "linalg.eigh: The algorithm failed to converge "
+                             "because the input matrix is ill-conditioned or has too many "
+                             "repeated eigenvalues (error code: %lld).", (long long)(i + 1));
+    }
+    /* ascending (insertion sort on indices: n is small next to the n^3 above) */
+    for (int64_t r = 0; r < n; r++) {
+        int64_t p = r;
+        while (p > 0 && d[idx[p - 1]] > d[r]) {
+            idx[p] = idx[p - 1];
+            p--;
+        }
+        idx[p] = r;
+    }
+    double *vals = (double *)j->out0 + i * n;
+    for (int64_t c = 0; c < n; c++) {
+        vals[c] = d[idx[c]];
+    }
+    if (vecs) {
+        /* V = H_0 ... H_{n-2} Z, Z's column c the eigenvector of vals[c] (zt's row idx[c]);
+         * H_c acts on rows c + 1 on, its v below a's diagonal in column c */
+        ptl_complex128 *out = (ptl_complex128 *)j->out1 + i * n * n;
+        for (int64_t r = 0; r < n; r++) {
+            for (int64_t c = 0; c < n; c++) {
+                out[r * n + c] = zt[idx[c] * n + r];
+            }
+        }
+        for (int64_t c = n - 2; c >= 0; c--) {
+            ptl_complex128 t = tau[c];
+            int64_t r0 = c + 1;
+            if (t == 0) {
+                continue;
+            }
+            for (int64_t q = 0; q < n; q++) {
+                y[q] = out[r0 * n + q];
+            }
+            for (int64_t r = r0 + 1; r < n; r++) {
+                ptl_complex128 vr = a[r * n + c];
+                for (int64_t q = 0; q < n; q++) {
+                    y[q] += zcmul_c16(vr, out[r * n + q]);
+                }
+            }
+            for (int64_t q = 0; q < n; q++) {
+                y[q] = zmul_c16(t, y[q]);
+                out[r0 * n + q] -= y[q];
+            }
+            for (int64_t r = r0 + 1; r < n; r++) {
+                ptl_complex128 vr = a[r * n + c];
+                for (int64_t q = 0; q < n; q++) {
+                    out[r * n + q] -= zmul_c16(vr, y[q]);
+                }
+            }
+        }
+    }
+    free(a);
+    return 0;
+}
+
+/* ---- the SVD ---- */
+
+/* One matrix of _linalg_svd's complex kernel, in complex128. */
+typedef struct ZSvdJob {
+    const ptl_complex128 *a;   /* [B, m, n] */
+    double *s;                 /* [B, k] */
+    ptl_complex128 *u, *vh;    /* [B, m, ucols], [B, vrows, n], or NULL without vectors */
+    int64_t m, n, ucols, vrows;
+} ZSvdJob;
+
+/* Rotates columns p < q of g (stored as rows: gt is N x ld, row j = column j) and of vt the
+ * same way (when set) so that they become orthogonal: one-sided (Hestenes) Jacobi with the
+ * phase of g_p^H g_q taken out first.  nrm holds the columns' squared norms, updated (the
+ * rotation moves t |g_p^H g_q| from one to the other).  Returns 1 when it rotated, 0 when
+ * they were orthogonal to tol already. */
+static int
+jacobi_pair(ptl_complex128 *gt, int64_t ld, int64_t len, ptl_complex128 *vt, int64_t vlen,
+            int64_t p, int64_t q, double tol, double *nrm)
+{
+    ptl_complex128 *gp = gt + p * ld, *gq = gt + q * ld;
+    double gr[4] = {0, 0, 0, 0}, gi[4] = {0, 0, 0, 0}, alpha = nrm[p], beta = nrm[q];
+    /* four independent partial sums: one chain of additions was the sweep's bound */
+    for (int64_t r = 0; r < len; r++) {
+        double pr = creal(gp[r]), pi = cimag(gp[r]), qr = creal(gq[r]), qi = cimag(gq[r]);
+        gr[r & 3] += pr * qr + pi * qi;
+        gi[r & 3] += pr * qi - pi * qr;
+    }
+    ptl_complex128 gamma = ptl_cmplx((gr[0] + gr[1]) + (gr[2] + gr[3]),
+                                     (gi[0] + gi[1]) + (gi[2] + gi[3]));
+    double ag = cabs(gamma);
+    if (ag == 0 || ag <= tol * sqrt(alpha) * sqrt(beta)) {
+        return 0;
+    }
+    ptl_complex128 ph = conj(gamma) / ag;   /* q' = q conj(e^{i arg gamma}): p^H q' = |gamma| */
+    double zeta = (beta - alpha) / (2 * ag);
+    double t = copysign(1.0, zeta) / (fabs(zeta) + sqrt(1 + zeta * zeta));
+    double c = 1 / sqrt(1 + t * t), sn = c * t;
+    nrm[p] = alpha - t * ag;
+    nrm[q] = beta + t * ag;
+    for (int side = 0; side < 2; side++) {
+        ptl_complex128 *x = side ? vt + p * vlen : gp, *y = side ? vt + q * vlen : gq;
+        int64_t cnt = side ? vlen : len;
+        if (side && vt == NULL) {
+            break;
+        }
+        double hr = creal(ph), hi = cimag(ph);
+        for (int64_t r = 0; r < cnt; r++) {
+            double xr = creal(x[r]), xi = cimag(x[r]), yr = creal(y[r]), yi = cimag(y[r]);
+            double qr = yr * hr - yi * hi, qi = yr * hi + yi * hr;
+            x[r] = ptl_cmplx(c * xr - sn * qr, c * xi - sn * qi);
+            y[r] = ptl_cmplx(sn * xr + c * qr, sn * xi + c * qi);
+        }
+    }
+    return 1;
+}
+
+/* Completes the columns of ut (rows of ut: N x len, row j = column j) whose flag ok[j] is 0
+ * to an orthonormal set with the others, from the unit vectors e_0, e_1, ... in turn (Gram
+ * Schmidt twice). */
+static void
+complete_columns(ptl_complex128 *ut, int64_t cols, int64_t len, unsigned char *ok)
+{
+    int64_t next = 0;
+    for (int64_t j = 0; j < cols; j++) {
+        ptl_complex128 *x = ut + j * len;
+        while (!ok[j] && next < len) {
+            memset(x, 0, sizeof(ptl_complex128) * (size_t)len);
+            x[next++] = 1;
+            for (int pass = 0; pass < 2; pass++) {
+                for (int64_t o = 0; o < cols; o++) {
+                    const ptl_complex128 *y = ut + o * len;
+                    ptl_complex128 d = 0;
+                    for (int64_t r = 0; o != j && ok[o] && r < len; r++) {
+                        d += zcmul_c16(y[r], x[r]);
+                    }
+                    for (int64_t r = 0; o != j && ok[o] && r < len; r++) {
+                        x[r] -= zmul_c16(d, y[r]);
+                    }
+                }
+            }
+            double nrm = 0;
+            for (int64_t r = 0; r < len; r++) {
+                nrm += zabs2_c16(x[r]);
+            }
+            if (nrm > 0.25) {
+                nrm = 1 / sqrt(nrm);
+                for (int64_t r = 0; r < len; r++) {
+                    x[r] *= nrm;
+                }
+                ok[j] = 1;
+            }
+        }
+    }
+}
+
+/* Matrix i: W = A (m >= n) or A^H (M x N, M >= N) = Q R (qr_factor_c16), R = G by Jacobi
+ * rotations from the right: R Vj = G with orthogonal columns, S = their norms descending,
+ * U_R = G S^-1 (completed where S is 0), W = (Q U_R) S (Vj)^H; A^H's factors swap.  0, or -1
+ * (out of memory). */
+static int
+svd_matrix_c16(void *ctx, int64_t i)
+{
+    const ZSvdJob *j = ctx;
+    int64_t m = j->m, n = j->n, tall = m >= n, M = tall ? m : n, N = tall ? n : m;
+    int vecs = j->u != NULL;
+    /* the side of W's full Q and of its right vectors in the outputs */
+    int64_t qc = tall ? j->ucols : j->vrows;
+    size_t nz = (size_t)(M * N + N + (M > N ? M : N) + 2 * N * N + M * qc + N * M + 1);
+    ptl_complex128 *w = malloc(sizeof(ptl_complex128) * nz + sizeof(double) * (size_t)N +
+                               sizeof(int64_t) * (size_t)N + (size_t)N + 16);
+    if (w == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
+    }
+    ptl_complex128 *tau = w + M * N, *scr = tau + N, *gt = scr + (M > N ? M : N);
+    ptl_complex128 *vt = gt + N * N, *q = vt + N * N, *ut = q + M * qc;
+    double *sv = (double *)(ut + N * M);
+    int64_t *idx = (int64_t *)(sv + N);
+    unsigned char *ok = (unsigned char *)(idx + N);
+    const ptl_complex128 *a = j->a + i * m * n;
+    for (int64_t r = 0; r < M; r++) {
+        for (int64_t c = 0; c < N; c++) {
+            w[r * N + c] = tall ? a[r * n + c] : conj(a[c * n + r]);
+        }
+    }
+    qr_factor_c16(w, M, N, tau, scr);
+    /* gt's row c = R's column c; vt's row c = Vj's column c */
+    for (int64_t c = 0; c < N; c++) {
+        for (int64_t r = 0; r < N; r++) {
+            gt[c * N + r] = r <= c ? w[r * N + c] : 0;
+            vt[c * N + r] = r == c;
+        }
+    }
+    double tol = 4 * DBL_EPSILON * (double)(N > 1 ? N : 1);
+    for (int sweep = 0, rotated = 1; rotated && sweep < 80; sweep++) {
+        rotated = 0;
+        /* the squared norms afresh each sweep (the updates drift by roundings) */
+        for (int64_t c = 0; c < N; c++) {
+            double nrm = 0;
+            for (int64_t r = 0; r < N; r++) {
+                nrm += zabs2_c16(gt[c * N + r]);
+            }
+            sv[c] = nrm;
+        }
+        for (int64_t p = 0; p + 1 < N; p++) {
+            for (int64_t c = p + 1; c < N; c++) {
+                rotated |= jacobi_pair(gt, N, N, vecs ? vt : NULL, N, p, c, tol, sv);
+            }
+        }
+    }
+    for (int64_t c = 0; c < N; c++) {
+        double nrm = 0;
+        for (int64_t r = 0; r < N; r++) {
+            nrm += zabs2_c16(gt[c * N + r]);
+        }
+        sv[c] = sqrt(nrm);
+    }
+    /* descending (insertion sort on indices) */
+    for (int64_t r = 0; r < N; r++) {
+        int64_t p = r;
+        while (p > 0 && sv[idx[p - 1]] < sv[r]) {
+            idx[p] = idx[p - 1];
+            p--;
+        }
+        idx[p] = r;
+    }
+    double *s = j->s + i * N;
+    for (int64_t c = 0; c < N; c++) {
+        s[c] = sv[idx[c]];
+    }
+    if (!vecs) {
+        free(w);
+        return 0;
+    }
+    /* U_R's columns (rows of ut, N x N here); a column whose norm is at rounding level
+     * (N eps s_max) is only rounding errors rotated around, so it is completed instead */
+    double small = (double)N * DBL_EPSILON * (N > 0 ? s[0] : 0);
+    for (int64_t c = 0; c < N; c++) {
+        const ptl_complex128 *g = gt + idx[c] * N;
+        ok[c] = s[c] > small;
+        for (int64_t r = 0; r < N; r++) {
+            ut[c * N + r] = ok[c] ? g[r] / s[c] : 0;
+        }
+    }
+    complete_columns(ut, N, N, ok);
+    /* W's left vectors: Q[:, :N] U_R, then Q's other columns (full) */
+    qr_form_q_c16(w, M, N, tau, q, qc, scr);
+    ptl_complex128 *left = tall ? j->u + i * m * j->ucols : NULL;
+    ptl_complex128 *right = tall ? j->vh + i * j->vrows * n : j->u + i * m * j->ucols;
+    ptl_complex128 *wleft = tall ? left : j->vh + i * j->vrows * n;
+    for (int64_t r = 0; r < M; r++) {
+        for (int64_t c = 0; c < qc; c++) {
+            ptl_complex128 x = 0;
+            if (c < N) {
+                for (int64_t t = 0; t < N; t++) {
+                    x += zmul_c16(q[r * qc + t], ut[c * N + t]);
+                }
+            }
+            else {
+                x = q[r * qc + c];
+            }
+            /* tall: U[r, c]; wide: Vh[c, r] = conj(W's U[r, c]) */
+            if (tall) {
+                wleft[r * qc + c] = x;
+            }
+            else {
+                wleft[c * M + r] = conj(x);
+            }
+        }
+    }
+    /* W's right vectors Vj[:, idx]: tall, Vh = Vj^H (N x N); wide, U = Vj (N x N) */
+    for (int64_t c = 0; c < N; c++) {
+        const ptl_complex128 *v = vt + idx[c] * N;
+        for (int64_t r = 0; r < N; r++) {
+            if (tall) {
+                right[c * N + r] = conj(v[r]);
+            }
+            else {
+                right[r * N + c] = v[r];
+            }
+        }
+    }
+    free(w);
+    return 0;
+}
+
+/* ---- the nonsymmetric eigenproblem ---- */
+
+static int refuse_cuda(const PtlOperator *op, PtlDispatchKeySet ks, const PtlIValue *s);
+static inline double
+cabs1_c16(ptl_complex128 z)
+{
+    return fabs(creal(z)) + fabs(cimag(z));
+}
+
+typedef struct ZEigJob {
+    const ptl_complex128 *a;   /* [B, n, n] */
+    ptl_complex128 *w;         /* [B, n] */
+    ptl_complex128 *v;         /* [B, n, n] or NULL */
+    int32_t *info;             /* [B] */
+    int64_t n;
+} ZEigJob;
+
+/* The rotation G = [[c, s], [-conj(s), c]] (c real) with G [x; y] = [r; 0]. */
+static void
+zgivens(ptl_complex128 x, ptl_complex128 y, double *c, ptl_complex128 *s)
+{
+    double ax = cabs(x), nrm = hypot(ax, cabs(y));
+    if (nrm == 0) {
+        *c = 1;
+        *s = 0;
+    }
+    else if (ax == 0) {
+        *c = 0;
+        *s = conj(y) / cabs(y);
+    }
+    else {
+        *c = ax / nrm;
+        *s = zmul_c16(x / ax, conj(y)) / nrm;
+    }
+}
+
+/* Householder reduction of h (n x n) to Hessenberg form in place, H := P^H H P for each
+ * column's reflector P, accumulated into z (Z := Z P, z the identity on entry); x: n
+ * scratch. */
+static void
+hessenberg_c16(ptl_complex128 *h, ptl_complex128 *z, ptl_complex128 *x, int64_t n)
+{
+    for (int64_t c = 0; c + 2 < n; c++) {
+        int64_t len = n - c - 1;
+        ptl_complex128 t;
+        for (int64_t r = 0; r < len; r++) {
+            x[r] = h[(c + 1 + r) * n + c];
+        }
+        double beta = householder_c16(x, len, 1, &t);
+        x[0] = 1;
+        h[(c + 1) * n + c] = beta;
+        for (int64_t r = 1; r < len; r++) {
+            h[(c + 1 + r) * n + c] = 0;
+        }
+        if (t == 0) {
+            continue;
+        }
+        /* rows c+1..: H -= conj(t) v (v^H H) on columns c+1.. */
+        for (int64_t q = c + 1; q < n; q++) {
+            ptl_complex128 d = 0;
+            for (int64_t r = 0; r < len; r++) {
+                d += zcmul_c16(x[r], h[(c + 1 + r) * n + q]);
+            }
+            d = zmul_c16(conj(t), d);
+            for (int64_t r = 0; r < len; r++) {
+                h[(c + 1 + r) * n + q] -= zmul_c16(x[r], d);
+            }
+        }
+        /* columns c+1..: M -= (M v) t v^H for M = H and Z, all rows */
+        for (int side = 0; side < 2; side++) {
+            ptl_complex128 *m = side ? z : h;
+            for (int64_t r = 0; r < n; r++) {
+                ptl_complex128 d = 0, *row = m + r * n + c + 1;
+                for (int64_t q = 0; q < len; q++) {
+                    d += zmul_c16(row[q], x[q]);
+                }
+                d = zmul_c16(d, t);
+                for (int64_t q = 0; q < len; q++) {
+                    row[q] -= zmul_c16(d, conj(x[q]));
+                }
+            }
+        }
+    }
+}
+
+/* The eigenvectors of A = Z T Z^H from its Schur form t (upper triangular) and w (T's
+ * diagonal) into v's columns: T x = w_k x with x_k = 1 and x_r = 0 below k by back
+ * substitution, V[:, k] = Z x of norm 1 with its largest component real; x, y: n scratch. */
+static void
+schur_vectors_c16(const ptl_complex128 *h, const ptl_complex128 *z, const ptl_complex128 *w,
+                  ptl_complex128 *v, ptl_complex128 *x, ptl_complex128 *y, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++) {
+        double smin = fmax(DBL_EPSILON * cabs1_c16(w[k]), DBL_MIN / DBL_EPSILON);
+        for (int64_t r = 0; r < n; r++) {
+            x[r] = r == k;
+        }
+        for (int64_t r = k - 1; r >= 0; r--) {
+            ptl_complex128 sum = 0;
+            for (int64_t q = r + 1; q <= k; q++) {
+                sum += zmul_c16(h[r * n + q], x[q]);
+            }
+            ptl_complex128 piv = h[r * n + r] - w[k];
+            if (cabs1_c16(piv) < smin) {
+                piv = smin;
+            }
+            x[r] = -sum / piv;
+        }
+        double nrm = 0, big = -1;
+        int64_t at = 0;
+        for (int64_t r = 0; r < n; r++) {
+            ptl_complex128 sum = 0;
+            for (int64_t q = 0; q <= k; q++) {
+                sum += zmul_c16(z[r * n + q], x[q]);
+            }
+            y[r] = sum;
+            nrm += zabs2_c16(sum);
+        }
+        for (int64_t r = 0; r < n; r++) {
+            y[r] /= sqrt(nrm);
+            if (zabs2_c16(y[r]) > big) {
+                big = zabs2_c16(y[r]);
+                at = r;
+            }
+        }
+        ptl_complex128 ph = conj(y[at]) / cabs(y[at]);
+        for (int64_t r = 0; r < n; r++) {
+            v[r * n + k] = zmul_c16(y[r], ph);
+        }
+        v[at * n + k] = creal(v[at * n + k]);
+    }
+}
+
+/* Matrix i of linalg.eig for a complex A, in complex128 (Note [Complex linear algebra]):
+ * Householder reduction to Hessenberg form H = Q^H A Q, then single-shift QR sweeps
+ * (Wilkinson shifts, exceptional ones at iterations 10 and 20 of an eigenvalue, zlahqr's
+ * scheme) down to the Schur form T = Z^H A Z; eigenvalues T's diagonal in order; the
+ * eigenvectors of T by back substitution (ztrevc: pivots below smin raised to it), times Z,
+ * each normalised to norm 1 with its largest component real (zgeev).  info = 1 when an
+ * eigenvalue takes more than 30 n sweeps. */
+static int
+eig_matrix_c16(void *ctx, int64_t i)
+{
+    const ZEigJob *j = ctx;
+    int64_t n = j->n;
+    int vecs = j->v != NULL;
+    ptl_complex128 *h = malloc(sizeof(ptl_complex128) * (size_t)(2 * n * n + 3 * n + 1));
+    if (h == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.eig: out of memory");
+    }
+    ptl_complex128 *z = h + n * n, *x = z + n * n, *y = x + n;
+    memcpy(h, j->a + i * n * n, sizeof(ptl_complex128) * (size_t)(n * n));
+    memset(z, 0, sizeof(ptl_complex128) * (size_t)(n * n));
+    for (int64_t r = 0; r < n; r++) {
+        z[r * n + r] = 1;
+    }
+    hessenberg_c16(h, z, x, n);
+    /* shifted QR on the active block [lo, hi] of H, the whole Schur form kept */
+    j->info[i] = 0;
+    for (int64_t hi = n - 1, its = 0; hi >= 0;) {
+        int64_t lo = hi;
+        while (lo > 0) {
+            double tst = cabs1_c16(h[(lo - 1) * n + lo - 1]) + cabs1_c16(h[lo * n + lo]);
+            if (cabs1_c16(h[lo * n + lo - 1]) <= DBL_EPSILON * tst ||
+                cabs1_c16(h[lo * n + lo - 1]) < DBL_MIN) {
+                h[lo * n + lo - 1] = 0;
+                break;
+            }
+            lo--;
+        }
+        if (lo == hi) {
+            hi--;
+            its = 0;
+            continue;
+        }
+        if (++its > 30 * (n > 10 ? n : 10)) {
+            j->info[i] = 1;
+            break;
+        }
+        ptl_complex128 mu;
+        if (its == 10 || its == 20) {
+            mu = creal(h[lo * n + lo]) + 0.75 * cabs1_c16(h[(lo + 1) * n + lo]);
+        }
+        else {
+            /* the eigenvalue of the trailing 2 x 2 block nearer its last diagonal entry */
+            ptl_complex128 a = h[(hi - 1) * n + hi - 1], b = h[(hi - 1) * n + hi];
+            ptl_complex128 cc = h[hi * n + hi - 1], d = h[hi * n + hi];
+            ptl_complex128 half = 0.5 * (a - d);
+            ptl_complex128 disc = csqrt(zmul_c16(half, half) + zmul_c16(b, cc));
+            if (creal(half) * creal(disc) + cimag(half) * cimag(disc) < 0) {
+                disc = -disc;
+            }
+            ptl_complex128 den = half + disc;
+            mu = den == 0 ? d : d - zmul_c16(b, cc) / den;
+        }
+        /* the bulge chase: G_k on rows k, k+1 from the left, on columns from the right */
+        ptl_complex128 xx = h[lo * n + lo] - mu, yy = h[(lo + 1) * n + lo];
+        for (int64_t k = lo; k < hi; k++) {
+            double c;
+            ptl_complex128 sn;
+            if (k > lo) {
+                xx = h[k * n + k - 1];
+                yy = h[(k + 1) * n + k - 1];
+            }
+            zgivens(xx, yy, &c, &sn);
+            for (int64_t q = k > lo ? k - 1 : k; q < n; q++) {
+                ptl_complex128 u = h[k * n + q], w = h[(k + 1) * n + q];
+                h[k * n + q] = c * u + zmul_c16(sn, w);
+                h[(k + 1) * n + q] = c * w - zcmul_c16(sn, u);
+            }
+            if (k > lo) {
+                h[(k + 1) * n + k - 1] = 0;
+            }
+            int64_t rend = k + 2 < hi ? k + 2 : hi;
+            for (int side = 0; side < 1 + vecs; side++) {
+                ptl_complex128 *m = side ? z : h;
+                int64_t rows = side ? n - 1 : rend;
+                for (int64_t r = 0; r <= rows; r++) {
+                    ptl_complex128 u = m[r * n + k], w = m[r * n + k + 1];
+                    m[r * n + k] = c * u + zcmul_c16(sn, w);
+                    m[r * n + k + 1] = c * w - zmul_c16(sn, u);
+                }
+            }
+        }
+    }
+    ptl_complex128 *w = j->w + i * n;
+    for (int64_t r = 0; r < n; r++) {
+        w[r] = h[r * n + r];
+    }
+    if (!vecs || j->info[i]) {
+        free(h);
+        return 0;
+    }
+    schur_vectors_c16(h, z, w, j->v + i * n * n, x, y, n);
+    free(h);
+    return 0;
+}
+
+/* _linalg_eig_split(Tensor self, bool compute_v=True) -> (values_real, values_imag,
+ * vectors_real, vectors_imag), complex A: linalg_eig.c's contract (the parts in A's real
+ * dtype), by eig_matrix_c16. */
+static int
+eig_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *A = s[0].u.t, *t[4] = {NULL, NULL, NULL, NULL};
+    int uv = s[1].u.b;
+    if (refuse_cuda(op, ks, s) < 0) {
+        return -1;
+    }
+    if ((t[0] = ptl_cast(A, PTL_DTYPE_COMPLEX128)) == NULL) {
+        return -1;
+    }
+    const double *ad = (const double *)ptl_tensor_data(t[0]);
+    for (int64_t k = 0; k < 2 * t[0]->numel; k++) {
+        if (!isfinite(ad[k])) {
+            linalg_release_all(t, 4);
+            return ptl_error_set(PTL_ERR_RUNTIME, "torch.linalg.eig: input tensor should not "
+                                 "contain infs or NaNs.");
+        }
+    }
+    if (linalg_check_square("linalg.eig", A) < 0) {
+        return linalg_release_all(t, 4);
+    }
+    int nb = A->dim - 2;
+    int64_t n = A->sizes[nb];
+    ZEigJob job = {.a = (const ptl_complex128 *)ad, .n = n};
+    if ((t[1] = ptl_empty(nb + 1, A->sizes, PTL_DTYPE_COMPLEX128, A->device)) == NULL ||
+        (t[2] = ptl_empty(A->dim, A->sizes, PTL_DTYPE_COMPLEX128, A->device)) == NULL ||
+        (t[3] = ptl_empty(nb, A->sizes, PTL_DTYPE_INT32, A->device)) == NULL) {
+        return linalg_release_all(t, 4);
+    }
+    job.w = (ptl_complex128 *)ptl_tensor_data(t[1]);
+    job.v = uv ? (ptl_complex128 *)ptl_tensor_data(t[2]) : NULL;
+    job.info = (int32_t *)ptl_tensor_data(t[3]);
+    if (linalg_batch_run(linalg_batch_count(A, 2), 40 * n * n * n + 1, eig_matrix_c16,
+                         &job) < 0 ||
+        linalg_check_info("linalg.eig", t[3], nb > 0, PTL_ERR_LINALG,
+                          "The algorithm failed to converge because the input matrix is "
+                          "ill-conditioned or has too many repeated eigenvalues (error code: "
+                          "%d).") < 0) {
+        return linalg_release_all(t, 4);
+    }
+    PtlDtype rd = ptl_dtype_to_real(A->dtype);
+    PtlTensorImpl *out[4] = {NULL, NULL, NULL, NULL};
+    int64_t zero = 0;
+    for (int k = 0; k < 4; k++) {
+        PtlIValue v[1] = {ptl_iv_tensor(k < 2 ? t[1] : t[2])};
+        if (k >= 2 && !uv) {
+            out[k] = ptl_empty(1, &zero, A->dtype, A->device);
+        }
+        else {
+            PtlTensorImpl *part = ptl_call_tensor(k % 2 ? PTL_OP_imag : PTL_OP_real, v);
+            out[k] = part != NULL ? ptl_cast(part, rd) : NULL;
+            ptl_xdecref(part);
+        }
+        if (out[k] == NULL) {
+            linalg_release_all(out, 4);
+            return linalg_release_all(t, 4);
+        }
+    }
+    linalg_release_all(t, 4);
+    for (int k = 0; k < 4; k++) {
+        s[k] = ptl_iv_tensor(out[k]);
+    }
+    return 0;
+}
+
+/* ---- the Complex-key entries ---- */
+
+/* The Complex fallback's error for a CUDA call (nothing takes complex CUDA matrices yet):
+ * -1 when ks names CUDA, else 0. */
+static int
+refuse_cuda(const PtlOperator *op, PtlDispatchKeySet ks, const PtlIValue *s)
+{
+    if (!(ks & PTL_KEYSET(PTL_KEY_CUDA))) {
+        return 0;
+    }
+    char kname[80];
+    PtlDtype dt = PTL_DTYPE_COMPLEX64;
+    for (int i = 0; i < op->schema.nargs; i++) {
+        if (s[i].tag == PTL_IV_TENSOR && ptl_dtype_is_complex(s[i].u.t->dtype)) {
+            dt = s[i].u.t->dtype;
+            break;
+        }
+    }
+    ptl_kernel_name(op, kname, sizeof(kname));
+    memcpy(kname + strlen(kname) - 3, "cuda", 5);
+    return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kname,
+                         ptl_dtype_legacy_name(dt));
+}
+
+/* The LU family: linalg_solve.c's CPU kernels take complex matrices themselves. */
+static int
+complex_to_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    if (refuse_cuda(op, ks, s) < 0) {
+        return -1;
+    }
+    return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
+}
+
+#define NOT_POSITIVE_DEFINITE                                                               \
+    "The factorization could not be completed because the input is not positive-definite " \
+    "(the leading minor of order %d is not positive-definite)."
+
+/* Runs fn over A's matrices from the working copy t[0], casts the results t[1], t[2] to
+ * d1 and d2 and returns them in s[0], s[1] (t[0] released).  0, or -1 with all of t
+ * released. */
+static int
+run_two(PtlTensorImpl *A, int64_t work, LinalgMatrixFn fn, ZJob *job, PtlTensorImpl **t,
+        PtlDtype d1, PtlDtype d2, PtlIValue *s)
+{
+    job->a = ptl_tensor_data(t[0]);
+    if (linalg_batch_run(linalg_batch_count(A, 2), work, fn, job) < 0 ||
+        linalg_cast_to(&t[1], d1) < 0 || linalg_cast_to(&t[2], d2) < 0) {
+        return linalg_release_all(t, 3);
+    }
+    ptl_decref(t[0]);
+    s[0] = ptl_iv_tensor(t[1]);
+    s[1] = ptl_iv_tensor(t[2]);
+    return 0;
+}
+
+/* linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False)
+ * -> (Tensor L, Tensor info), complex: A = L L^H (upper: U^H U), linalg_decomp.c's
+ * contract. */
+static int
+cholesky_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *A = s[0].u.t, *t[3] = {NULL, NULL, NULL};
+    if (refuse_cuda(op, ks, s) < 0 || linalg_check_square("linalg.cholesky", A) < 0) {
+        return -1;
+    }
+    int nb = A->dim - 2, c8 = A->dtype == PTL_DTYPE_COMPLEX64;
+    ZJob job = {.m = A->sizes[nb], .n = A->sizes[nb], .upper = s[1].u.b};
+    if ((t[0] = ptl_contiguous(A)) == NULL ||
+        (t[1] = ptl_empty(A->dim, A->sizes, A->dtype, A->device)) == NULL ||
+        (t[2] = ptl_empty(nb, A->sizes, PTL_DTYPE_INT32, A->device)) == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    job.out0 = ptl_tensor_data(t[1]);
+    job.info = (int32_t *)ptl_tensor_data(t[2]);
+    if (run_two(A, 4 * job.n * job.n * job.n / 3 + 1,
+                c8 ? cholesky_matrix_c8 : cholesky_matrix_c16, &job, t, A->dtype,
+                PTL_DTYPE_INT32, s) < 0) {
+        return -1;
+    }
+    if (s[2].u.b && linalg_check_info("linalg.cholesky_ex", s[1].u.t, nb > 0, PTL_ERR_LINALG,
+                                      NOT_POSITIVE_DEFINITE) < 0) {
+        ptl_ivalue_release(&s[0]);
+        ptl_ivalue_release(&s[1]);
+        return -1;
+    }
+    return 0;
+}
+
+/* linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R), complex: linalg_decomp.c's
+ * contract, Q unitary. */
+static int
+qr_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *A = s[0].u.t, *t[3] = {NULL, NULL, NULL};
+    const char *mode = s[1].u.s;
+    int complete = strcmp(mode, "complete") == 0, ronly = strcmp(mode, "r") == 0;
+    if (refuse_cuda(op, ks, s) < 0) {
+        return -1;
+    }
+    if (!complete && !ronly && strcmp(mode, "reduced") != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "qr received unrecognized mode '%s' but expected "
+                             "one of 'reduced' (default), 'r', or 'complete'", mode);
+    }
+    if (linalg_check_matrix("linalg.qr", A, "A") < 0) {
+        return -1;
+    }
+    int nb = A->dim - 2;
+    int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = m < n ? m : n, sz[PTL_MAX_DIMS];
+    int64_t zero = 0;
+    ZJob job = {.m = m, .n = n, .rr = complete ? m : k, .qc = complete ? m : k};
+    memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)nb);
+    sz[nb] = job.rr;
+    sz[nb + 1] = n;
+    if ((t[0] = ptl_contiguous(A)) == NULL ||
+        (t[2] = ptl_empty(nb + 2, sz, A->dtype, A->device)) == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    sz[nb] = m;
+    sz[nb + 1] = job.qc;
+    t[1] = ronly ? ptl_empty(1, &zero, A->dtype, A->device)
+                 : ptl_empty(nb + 2, sz, A->dtype, A->device);
+    if (t[1] == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    job.out0 = ptl_tensor_data(t[2]);
+    job.out1 = ronly ? NULL : ptl_tensor_data(t[1]);
+    return run_two(A, 16 * m * n * (k + 1) + 1,
+                   A->dtype == PTL_DTYPE_COMPLEX64 ? qr_matrix_c8 : qr_matrix_c16, &job, t,
+                   A->dtype, A->dtype, s);
+}
+
+/* _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True)
+ * -> (Tensor eigenvalues, Tensor eigenvectors), complex Hermitian A: real eigenvalues
+ * ascending (float32 for complex64), complex eigenvectors; linalg_decomp.c's contract. */
+static int
+eigh_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *A = s[0].u.t, *t[3] = {NULL, NULL, NULL};
+    const char *uplo = s[1].u.s;
+    int uv = s[2].u.b;
+    if (refuse_cuda(op, ks, s) < 0) {
+        return -1;
+    }
+    if ((uplo[0] != 'L' && uplo[0] != 'U' && uplo[0] != 'l' && uplo[0] != 'u') ||
+        uplo[1] != '\0') {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Expected UPLO argument to be 'L' or 'U', but "
+                             "got %s", uplo);
+    }
+    if (linalg_check_square("linalg.eigh", A) < 0) {
+        return -1;
+    }
+    int nb = A->dim - 2;
+    int64_t n = A->sizes[nb], zero = 0;
+    ZJob job = {.m = n, .n = n, .upper = uplo[0] == 'U' || uplo[0] == 'u'};
+    /* complex128 work (Note [Complex linear algebra]) */
+    if ((t[0] = ptl_cast(A, PTL_DTYPE_COMPLEX128)) == NULL ||
+        (t[1] = ptl_empty(nb + 1, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    t[2] = uv ? ptl_empty(A->dim, A->sizes, PTL_DTYPE_COMPLEX128, A->device)
+              : ptl_empty(1, &zero, A->dtype, A->device);
+    if (t[2] == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    job.out0 = ptl_tensor_data(t[1]);
+    job.out1 = uv ? ptl_tensor_data(t[2]) : NULL;
+    return run_two(A, 20 * n * n * n + 1, eigh_matrix_c16, &job, t,
+                   ptl_dtype_to_real(A->dtype), A->dtype, s);
+}
+
+/* _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None)
+ * -> (Tensor U, Tensor S, Tensor Vh), complex: svd.c's contract (S real, descending), in
+ * complex128 (svd_matrix_c16), the results cast back to A's precision. */
+static int
+svd_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *A = s[0].u.t, *a = NULL, *out[3] = {NULL, NULL, NULL};
+    int full = s[1].u.b, uv = s[2].u.b;
+    if (refuse_cuda(op, ks, s) < 0) {
+        return -1;
+    }
+    if (A->dim < 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "linalg.svd: The input tensor A must have at least 2 dimensions.");
+    }
+    if (s[3].tag != PTL_IV_NONE) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "torch.linalg.svd: keyword argument `driver=` is "
+                             "only supported on CUDA inputs with cuSOLVER backend.");
+    }
+    int nd = A->dim;
+    int64_t m = A->sizes[nd - 2], n = A->sizes[nd - 1], k = m < n ? m : n, sz[PTL_MAX_DIMS];
+    int64_t zero = 0;
+    ZSvdJob job = {NULL, NULL, NULL, NULL, m, n, full ? m : k, full ? n : k};
+    if ((a = ptl_cast(A, PTL_DTYPE_COMPLEX128)) == NULL) {
+        return -1;
+    }
+    const double *ad = (const double *)ptl_tensor_data(a);
+    for (int64_t i = 0; i < 2 * a->numel; i++) {
+        if (!isfinite(ad[i])) {
+            ptl_error_set(PTL_ERR_RUNTIME, "linalg.svd: The algorithm failed to converge "
+                          "because the input matrix contained non-finite values.");
+            goto error;
+        }
+    }
+    memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)nd);
+    sz[nd - 1] = job.ucols;
+    out[0] = uv ? ptl_empty(nd, sz, PTL_DTYPE_COMPLEX128, A->device)
+                : ptl_empty(1, &zero, A->dtype, A->device);
+    sz[nd - 2] = k;
+    out[1] = ptl_empty(nd - 1, sz, PTL_DTYPE_FLOAT64, A->device);
+    sz[nd - 2] = job.vrows;
+    sz[nd - 1] = n;
+    out[2] = uv ? ptl_empty(nd, sz, PTL_DTYPE_COMPLEX128, A->device)
+                : ptl_empty(1, &zero, A->dtype, A->device);
+    if (out[0] == NULL || out[1] == NULL || out[2] == NULL) {
+        goto error;
+    }
+    job.a = (const ptl_complex128 *)ad;
+    job.s = (double *)ptl_tensor_data(out[1]);
+    job.u = uv ? (ptl_complex128 *)ptl_tensor_data(out[0]) : NULL;
+    job.vh = uv ? (ptl_complex128 *)ptl_tensor_data(out[2]) : NULL;
+    if (linalg_batch_run(linalg_batch_count(A, 2), 40 * m * n * (k + 1) + 1, svd_matrix_c16,
+                         &job) < 0 ||
+        linalg_cast_to(&out[0], A->dtype) < 0 ||
+        linalg_cast_to(&out[1], ptl_dtype_to_real(A->dtype)) < 0 ||
+        linalg_cast_to(&out[2], A->dtype) < 0) {
+        goto error;
+    }
+    ptl_decref(a);
+    for (int i = 0; i < 3; i++) {
+        s[i] = ptl_iv_tensor(out[i]);
+    }
+    return 0;
+error:
+    ptl_xdecref(a);
+    linalg_release_all(out, 3);
+    return -1;
+}
+
+static const PtlKernelReg linalg_complex_kernels[] = {
+    {PTL_OP_linalg_lu_factor_ex, PTL_KEY_COMPLEX, complex_to_cpu},
+    {PTL_OP__linalg_solve_ex, PTL_KEY_COMPLEX, complex_to_cpu},
+    {PTL_OP_linalg_inv_ex, PTL_KEY_COMPLEX, complex_to_cpu},
+    {PTL_OP__linalg_det, PTL_KEY_COMPLEX, complex_to_cpu},
+    {PTL_OP__linalg_slogdet, PTL_KEY_COMPLEX, complex_to_cpu},
+    {PTL_OP_linalg_solve_triangular, PTL_KEY_COMPLEX, complex_to_cpu},
+    {PTL_OP_linalg_cholesky_ex, PTL_KEY_COMPLEX, cholesky_complex},
+    {PTL_OP_linalg_qr, PTL_KEY_COMPLEX, qr_complex},
+    {PTL_OP__linalg_eigh, PTL_KEY_COMPLEX, eigh_complex},
+    {PTL_OP__linalg_svd, PTL_KEY_COMPLEX, svd_complex},
+    {PTL_OP__linalg_eig_split, PTL_KEY_COMPLEX, eig_complex},
+};
+PTL_DEFINE_REGISTER(linalg_complex_kernels)
