@@ -35,6 +35,113 @@ entr_d(double x)
     return x == 0.0 ? 0.0 : -INFINITY;
 }
 
+/* Note [Fast Bessel functions of real argument]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The CPU's J0, J1, Y0, Y1 evaluate fixed polynomials (bessel_math.h's series in
+ * double-double, exact but a hundred times slower, stay the CUDA kernels' formulas):
+ *   |x| < 1: the ascending series (DLMF 10.2.2, 10.8.1-2) as polynomials in z = x^2,
+ *     J0 = A(z), J1 = x B(z), Y0 = 2/pi log(x) J0 + C(z), Y1 = 2/pi log(x) J1 - 2/(pi x)
+ *     + x D(z), twelve terms (the thirteenth is below 1e-22 at x = 1);
+ *   1 <= |x| < 25: a degree-13 polynomial in t = |x| - i - 1/2 on each unit interval
+ *     [i, i + 1) (the Chebyshev interpolant of the function, fitted to 40 digits); below
+ *     3 the Y tables hold the entire S_n = Y_n - 2/pi log(x) J_n (+ 2/(pi x) for n = 1),
+ *     whose logarithmic singularity at 0 would need a higher degree, and the log term is
+ *     added back;
+ *   |x| >= 25: Hankel's expansion as before, its P and Q as polynomials of 11 terms in
+ *     1/x^2 (the 22nd term of the series is below 1e-18 at x = 25).
+ * tools/fit_bessel_jy.py prints the tables (special_tables.c) and their errors: at most 2
+ * ulps of max(|f(x)|, sqrt(2 / (pi x))) in Horner's evaluation, whose rounding, like the
+ * fit's, is absolute near a zero (as the Hankel branch's).  Each element is a table look-up
+ * and 13 multiply-adds (the log below 3 for Y), against the double-double series' ~60
+ * pair operations.  float32 rounds the double result once. */
+
+extern const double ptl_bessel_j0_tab[336], ptl_bessel_j1_tab[336];
+extern const double ptl_bessel_y0_tab[336], ptl_bessel_y1_tab[336];
+extern const double ptl_bessel_j0_ser[12], ptl_bessel_j1_ser[12];
+extern const double ptl_bessel_s0_ser[12], ptl_bessel_s1_ser[12];
+extern const double ptl_bessel_p0_hankel[11], ptl_bessel_q0_hankel[11];
+extern const double ptl_bessel_p1_hankel[11], ptl_bessel_q1_hankel[11];
+
+#define BESSEL_TAB_DEG 13
+
+/* Horner with one rounding a step (fma: the same bits on every CPU; the loops below are
+ * compiled for FMA too, where fma is one instruction: always inlined, for the formulas
+ * to be compiled into each clone) */
+#define SPECIAL_INLINE static inline __attribute__((always_inline))
+
+SPECIAL_INLINE double
+bessel_poly(const double *c, int ncoef, double t)
+{
+    double s = c[ncoef - 1];
+    for (int k = ncoef - 2; k >= 0; k--) {
+        s = fma(s, t, c[k]);
+    }
+    return s;
+}
+
+/* J_n (want_y 0) or Y_n (want_y 1) of x, n 0 or 1 (see the Note) */
+SPECIAL_INLINE double
+bessel_jy_fast(int n, int want_y, double x)
+{
+    double ax = fabs(x);
+    if (want_y && !(x > 0.0)) {
+        return x != x ? x : x == 0.0 ? -INFINITY : NAN;
+    }
+    if (ax < 1.0) {
+        double z = ax * ax, j = bessel_poly(n ? ptl_bessel_j1_ser : ptl_bessel_j0_ser, 12, z);
+        if (n == 1) {
+            j *= ax;
+        }
+        if (!want_y) {
+            return (n == 1 && signbit(x)) ? -j : j;
+        }
+        double sv = bessel_poly(n ? ptl_bessel_s1_ser : ptl_bessel_s0_ser, 12, z);
+        double l = PTL_TWO_OVER_PI * log(ax);
+        return n == 0 ? l * j + sv : l * j + (ax * sv - PTL_TWO_OVER_PI / ax);
+    }
+    if (ax < PTL_BESSEL_JY_SERIES_MAX) {
+        int i = (int)ax;
+        double t = ax - ((double)i + 0.5);
+        int off = (i - 1) * (BESSEL_TAB_DEG + 1);
+        const double *jt = n ? ptl_bessel_j1_tab : ptl_bessel_j0_tab;
+        if (!want_y) {
+            double j = bessel_poly(jt + off, BESSEL_TAB_DEG + 1, t);
+            return (n == 1 && signbit(x)) ? -j : j;
+        }
+        double v = bessel_poly((n ? ptl_bessel_y1_tab : ptl_bessel_y0_tab) + off,
+                               BESSEL_TAB_DEG + 1, t);
+        if (ax < 3.0) {
+            double j = bessel_poly(jt + off, BESSEL_TAB_DEG + 1, t);
+            v += PTL_TWO_OVER_PI * log(ax) * j - (n ? PTL_TWO_OVER_PI / ax : 0.0);
+        }
+        return v;
+    }
+    if (ax != ax || isinf(ax)) {
+        return ax != ax ? x : 0.0;
+    }
+    double y = 1.0 / (ax * ax);
+    double p = bessel_poly(n ? ptl_bessel_p1_hankel : ptl_bessel_p0_hankel, 11, y);
+    double q = bessel_poly(n ? ptl_bessel_q1_hankel : ptl_bessel_q0_hankel, 11, y) / ax;
+    double c, sn, cw, sw;
+    __builtin_sincos(ax, &sn, &c);
+    if (n == 0) {   /* w = x - pi/4, times sqrt(2) */
+        cw = c + sn;
+        sw = sn - c;
+    }
+    else {          /* w = x - 3 pi/4, times sqrt(2) */
+        cw = sn - c;
+        sw = -(sn + c);
+    }
+    double env = 1.0 / sqrt(PTL_PI_D * ax);
+    double v = want_y ? env * (p * sw + q * cw) : env * (p * cw - q * sw);
+    return (n == 1 && !want_y && signbit(x)) ? -v : v;
+}
+
+SPECIAL_INLINE double bessel_j0_fast(double x) { return bessel_jy_fast(0, 0, x); }
+SPECIAL_INLINE double bessel_j1_fast(double x) { return bessel_jy_fast(1, 0, x); }
+SPECIAL_INLINE double bessel_y0_fast(double x) { return bessel_jy_fast(0, 1, x); }
+SPECIAL_INLINE double bessel_y1_fast(double x) { return bessel_jy_fast(1, 1, x); }
+
 /* ---- one-input loops: [*] float -> [*] float, the formula in double ---- */
 
 #define DEFINE_SPECIAL_UNARY(NAME, FN)                                                    \
@@ -54,15 +161,49 @@ entr_d(double x)
     DEFINE_UNARY_LOOP(NAME, double, double, f8, PTL_ID, PTL_ID, NAME##_in_d)              \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
 
+/* the same loops with an FMA clone (besides the baseline), for formulas that call fma */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PTL_NO_LOOP_CLONES)
+#define SPECIAL_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define SPECIAL_FMA_CLONES
+#endif
+
+#define DEFINE_SPECIAL_FMA_LOOP(NAME, T, DT, LOAD, STORE, F)                            \
+    SPECIAL_FMA_CLONES static void                                                        \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            const T a = *(const T *)(d[1] + i * s[1]);                                    \
+            *(T *)(d[0] + i * s[0]) = STORE(F(LOAD(a), extra));                           \
+        }                                                                                 \
+    }
+
+#define DEFINE_SPECIAL_UNARY_FMA(NAME, FN)                                                \
+    SPECIAL_INLINE float NAME##_in_f(float x, const void *e)                              \
+    {                                                                                     \
+        (void)e;                                                                          \
+        return (float)FN((double)x);                                                      \
+    }                                                                                     \
+    SPECIAL_INLINE double NAME##_in_d(double x, const void *e)                            \
+    {                                                                                     \
+        (void)e;                                                                          \
+        return FN(x);                                                                     \
+    }                                                                                     \
+    DEFINE_SPECIAL_FMA_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, NAME##_in_f)    \
+    DEFINE_SPECIAL_FMA_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAME##_in_f)    \
+    DEFINE_SPECIAL_FMA_LOOP(NAME, float, f4, PTL_ID, PTL_ID, NAME##_in_f)                 \
+    DEFINE_SPECIAL_FMA_LOOP(NAME, double, f8, PTL_ID, PTL_ID, NAME##_in_d)                \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
+
 DEFINE_SPECIAL_UNARY(entr, entr_d)
 DEFINE_SPECIAL_UNARY(ndtr, ptl_ndtr_d)
 DEFINE_SPECIAL_UNARY(log_ndtr, ptl_log_ndtr_d)
 DEFINE_SPECIAL_UNARY(ndtri, ptl_ndtri_d)
 DEFINE_SPECIAL_UNARY(erfcx, ptl_erfcx_d)
-DEFINE_SPECIAL_UNARY(bessel_j0, ptl_bessel_j0_d)
-DEFINE_SPECIAL_UNARY(bessel_j1, ptl_bessel_j1_d)
-DEFINE_SPECIAL_UNARY(bessel_y0, ptl_bessel_y0_d)
-DEFINE_SPECIAL_UNARY(bessel_y1, ptl_bessel_y1_d)
+DEFINE_SPECIAL_UNARY_FMA(bessel_j0, bessel_j0_fast)
+DEFINE_SPECIAL_UNARY_FMA(bessel_j1, bessel_j1_fast)
+DEFINE_SPECIAL_UNARY_FMA(bessel_y0, bessel_y0_fast)
+DEFINE_SPECIAL_UNARY_FMA(bessel_y1, bessel_y1_fast)
 DEFINE_SPECIAL_UNARY(modified_bessel_i0, ptl_i0_d)
 DEFINE_SPECIAL_UNARY(modified_bessel_i1, ptl_i1_d)
 DEFINE_SPECIAL_UNARY(modified_bessel_k0, ptl_bessel_k0_d)
