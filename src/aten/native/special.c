@@ -64,19 +64,25 @@ extern const double ptl_bessel_p1_hankel[11], ptl_bessel_q1_hankel[11];
 
 #define BESSEL_TAB_DEG 13
 
-/* Horner with one rounding a step (fma: the same bits on every CPU; the loops below are
- * compiled for FMA too, where fma is one instruction: always inlined, for the formulas
- * to be compiled into each clone) */
+/* sum c[k] t^k, k < ncoef, as four Horner chains in t^4 (c[j], c[j + 4], ... for j < 4)
+ * joined by (s0 + t s1) + t^2 (s2 + t s3): a quarter of Horner's latency, which bounds
+ * these loops (a branch mispredicted between the elements leaves nothing to overlap).
+ * fma: the same bits on every CPU; the loops below are compiled for FMA too, where fma is
+ * one instruction (always inlined, for the formulas to be compiled into each clone). */
 #define SPECIAL_INLINE static inline __attribute__((always_inline))
 
 SPECIAL_INLINE double
 bessel_poly(const double *c, int ncoef, double t)
 {
-    double s = c[ncoef - 1];
-    for (int k = ncoef - 2; k >= 0; k--) {
-        s = fma(s, t, c[k]);
+    double t2 = t * t, t4 = t2 * t2, s[4];
+    for (int j = 0; j < 4; j++) {
+        int top = j + 4 * ((ncoef - 1 - j) / 4);
+        s[j] = top < ncoef ? c[top] : 0.0;
+        for (int k = top - 4; k >= 0; k -= 4) {
+            s[j] = fma(s[j], t4, c[k]);
+        }
     }
-    return s;
+    return fma(t2, fma(s[3], t, s[2]), fma(s[1], t, s[0]));
 }
 
 /* J_n (want_y 0) or Y_n (want_y 1) of x, n 0 or 1 (see the Note) */
@@ -142,6 +148,35 @@ SPECIAL_INLINE double bessel_j1_fast(double x) { return bessel_jy_fast(1, 0, x);
 SPECIAL_INLINE double bessel_y0_fast(double x) { return bessel_jy_fast(0, 1, x); }
 SPECIAL_INLINE double bessel_y1_fast(double x) { return bessel_jy_fast(1, 1, x); }
 
+/* Note [Fast ndtri]
+ * ~~~~~~~~~~~~~~~~~
+ * The CPU's ndtri evaluates fixed polynomials (gaussian_math.h's Newton steps on log_ndtr,
+ * up to eight of them each with a log, an exp and an erfc, stay the CUDA kernels'):
+ * |p - 1/2| <= 1/4, q = p - 1/2 exact: q G(q^2), G of degree 16; p < 1/4: H(r),
+ * r = sqrt(-2 log p) in (1.66, 38.6] (the smallest subnormal p), H of degree 17 on the
+ * unit interval [3/2 + i, 5/2 + i) that holds r; p > 3/4: -H of 1 - p (exact).  Each fit
+ * is within an ulp (tools/fit_ndtri.py); log's rounding moves x by at most 3.2 times its
+ * relative error (r H'(r) / H(r) at p = 1/4, less deeper in the tail). */
+
+extern const double ptl_ndtri_tab[39 * 18];
+
+SPECIAL_INLINE double
+ndtri_fast(double p)
+{
+    if (!(p > 0.0 && p < 1.0)) {
+        return p == 0.0 ? -INFINITY : p == 1.0 ? INFINITY : NAN;
+    }
+    double q = p - 0.5;
+    if (fabs(q) <= 0.25) {
+        return q * bessel_poly(ptl_ndtri_tab + 18 * 38, 18, q * q - 0.03125);
+    }
+    double r = sqrt(-2.0 * log(q < 0.0 ? p : 1.0 - p));
+    int i = (int)(r - 1.5);
+    i = i > 37 ? 37 : i;
+    double x = bessel_poly(ptl_ndtri_tab + 18 * i, 18, r - (2.0 + (double)i));
+    return q < 0.0 ? x : -x;
+}
+
 /* ---- one-input loops: [*] float -> [*] float, the formula in double ---- */
 
 #define DEFINE_SPECIAL_UNARY(NAME, FN)                                                    \
@@ -198,7 +233,7 @@ SPECIAL_INLINE double bessel_y1_fast(double x) { return bessel_jy_fast(1, 1, x);
 DEFINE_SPECIAL_UNARY(entr, entr_d)
 DEFINE_SPECIAL_UNARY(ndtr, ptl_ndtr_d)
 DEFINE_SPECIAL_UNARY(log_ndtr, ptl_log_ndtr_d)
-DEFINE_SPECIAL_UNARY(ndtri, ptl_ndtri_d)
+DEFINE_SPECIAL_UNARY_FMA(ndtri, ndtri_fast)
 DEFINE_SPECIAL_UNARY(erfcx, ptl_erfcx_d)
 DEFINE_SPECIAL_UNARY_FMA(bessel_j0, bessel_j0_fast)
 DEFINE_SPECIAL_UNARY_FMA(bessel_j1, bessel_j1_fast)
