@@ -1,17 +1,20 @@
 /* special.c -- the CPU kernels of torch.special's functions that have no other home:
  * zeta (Hurwitz), entr, ndtr, log_ndtr, ndtri, erfcx, the Bessel functions J0, J1, Y0, Y1,
- * the modified Bessel functions I0, I1, K0, K1 (and e^x K0, e^x K1), the spherical Bessel
+ * the modified Bessel functions K0, K1 (and e^x K0, e^x K1), the spherical Bessel
  * function j0, the Airy function Ai and the orthogonal polynomials (Chebyshev T, U, V, W
- * and their shifted forms, Hermite H and He, Laguerre L, Legendre P).  Mirrors their CPU
- * kernels in ATen/native/cpu/UnaryOpsKernel.cpp and BinaryOpsKernel.cpp.  Every formula
- * runs in double (float32, float16 and bfloat16 round its result once); the formulas are
- * the scalar ones of scalar_math.h (zeta), special_math.h (I0, I1), gaussian_math.h,
- * bessel_math.h and polynomial_math.h, which a CUDA kernel can share.  Integer and bool
- * inputs compute in the default float dtype, as in PyTorch.  See Note [erfcx and the normal
- * distribution], Note [Bessel functions of real argument] and Note [Orthogonal
- * polynomials]. */
+ * and their shifted forms, Hermite H and He, Laguerre L, Legendre P); modified_bessel_i0
+ * and i1 register unary.c's i0 and special_i1 kernels.  Mirrors their CPU kernels in
+ * ATen/native/cpu/UnaryOpsKernel.cpp and BinaryOpsKernel.cpp.  Every formula runs in
+ * double (float32, float16 and bfloat16 round its result once); the formulas are the
+ * scalar ones of scalar_math.h (zeta), gaussian_math.h, bessel_math.h and
+ * polynomial_math.h, which a CUDA kernel can share, but for J0, J1, Y0, Y1, ndtri and ndtr,
+ * whose CPU formulas below are faster (Note [Fast Bessel functions of real argument], Note
+ * [Fast ndtri]).  Integer and bool inputs compute in the default float dtype, as in
+ * PyTorch.  See Note [erfcx and the normal distribution], Note [Bessel functions of real
+ * argument] and Note [Orthogonal polynomials]. */
 #include <math.h>
 
+#include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../bessel_math.h"
 #include "../gaussian_math.h"
@@ -20,6 +23,7 @@
 #include "../special_math.h"
 #include "binary_loops.h"
 #include "native.h"
+#include "unary_f8_erf.h"
 #include "unary_loops.h"
 
 /* entr(x) = -x log x, 0 at 0, -inf below 0 (PyTorch's values: NaN stays NaN) */
@@ -177,6 +181,35 @@ ndtri_fast(double p)
     return q < 0.0 ? x : -x;
 }
 
+/* ndtr(x) = erfc(t) / 2, t = -x / sqrt(2); below x = -1 t = th + tl exactly (1/sqrt(2)
+ * as a pair, th x's rounded product) and erfc(th + tl) = erfc(th) (1 - tl R(th)),
+ * R = 2 / (sqrt(pi) erfcx(th)), to first order (tl^2 R^2 < 1e-29): R by the bound
+ * th + sqrt(th^2 + 4/pi), whose error (0.36 / th at most) costs under 0.4 ulp.  One erfc
+ * where gaussian_math.h's ptl_ndtr_d (the CUDA kernels') takes erfcx (an exp and an erfc)
+ * and an exp: the rounding of t would cost 2 t^2 ulps of erfc(t). */
+#define NDTR_RSQRT2_HI 0.7071067811865476
+#define NDTR_RSQRT2_LO -4.833646656726457e-17
+
+/* ndtr(x) from e = erfc(th), th = fl(-x / sqrt(2)): the correction computed for every x
+ * and selected (a blend, which the block loops vectorize); erfc(th) is 0 from th = 27.3
+ * (x = -38.6) on, and x = -inf's NaN correction is not selected */
+SPECIAL_INLINE double
+ndtr_from_erfc(double x, double e)
+{
+    double th = -x * NDTR_RSQRT2_HI;
+    double tl = fma(-x, NDTR_RSQRT2_HI, -th) + -x * NDTR_RSQRT2_LO;
+    double r = th + sqrt(fma(th, th, 1.2732395447351628));   /* 4 / pi */
+    double c = 1.0 - tl * r;
+    return 0.5 * e * (x < -1.0 && x >= -40.0 ? c : 1.0);   /* NaN stays NaN */
+}
+
+SPECIAL_INLINE double
+ndtr_fast(double x)
+{
+    return ndtr_from_erfc(x, erfc(-x * NDTR_RSQRT2_HI));
+}
+
+
 /* ---- one-input loops: [*] float -> [*] float, the formula in double ---- */
 
 #define DEFINE_SPECIAL_UNARY(NAME, FN)                                                    \
@@ -230,8 +263,100 @@ ndtri_fast(double p)
     DEFINE_SPECIAL_FMA_LOOP(NAME, double, f8, PTL_ID, PTL_ID, NAME##_in_d)                \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
 
+/* float32 and float64 ndtr over contiguous data with AVX2: th for a block of elements into
+ * a buffer, unary.c's vector erfc over it (Note [Vector float64 erf, erfc, erfinv]: 1.45
+ * ulps), then ndtr_from_erfc; elsewhere ndtr_fast per element (libm's erfc) */
+#define NDTR_BLOCK 256
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* sum c[k] t^(n-1-k) as two Horner chains in t^2, what unary_f8_erf.h's erfc expects of
+ * its includer (unary.c's DEFINE_UNARY_VEC_BESSEL has the same function) */
+#define DEFINE_POLY_SPLIT(S)                                                              \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_poly_split_##S(PTL_VT(S) t, const double *c, size_t n)                     \
+    {                                                                                     \
+        PTL_VT(S) t2 = PTL_V(S, mul)(t, t);                                               \
+        PTL_VT(S) a = PTL_V(S, set1)(c[0]), b = PTL_V(S, set1)(c[1]);                     \
+        for (size_t i = 2; i + 1 < n; i += 2) {                                           \
+            a = PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[i]));                             \
+            b = PTL_V(S, fmadd)(b, t2, PTL_V(S, set1)(c[i + 1]));                         \
+        }                                                                                 \
+        if (n % 2 == 1) {                                                                 \
+            return PTL_V(S, fmadd)(b, t, PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[n - 1]))); \
+        }                                                                                 \
+        return PTL_V(S, fmadd)(a, t, b);                                                  \
+    }
+DEFINE_POLY_SPLIT(pd)
+DEFINE_POLY_SPLIT(pd512)
+DEFINE_UNARY_VEC_ERF_D(pd)
+DEFINE_UNARY_VEC_ERF_D(pd512)
+
+#define DEFINE_NDTR_BLOCKS(T, DT, FIN, S)                                                 \
+    PTL_VATTR(S) static void ndtr_blocks_##DT##_##S(T *o, const T *a, int64_t n)          \
+    {                                                                                     \
+        double buf[NDTR_BLOCK];                                                           \
+        for (int64_t i = 0; i < n; i += NDTR_BLOCK) {                                     \
+            int64_t m = n - i < NDTR_BLOCK ? n - i : NDTR_BLOCK;                          \
+            for (int64_t j = 0; j < m; j++) {                                             \
+                buf[j] = -(double)a[i + j] * NDTR_RSQRT2_HI;                              \
+            }                                                                             \
+            ptl_vm_map_erfcd_##S(buf, buf, m);                                            \
+            for (int64_t j = 0; j < m; j++) {                                             \
+                o[i + j] = (T)(FIN((double)a[i + j], buf[j]));                            \
+            }                                                                             \
+        }                                                                                 \
+    }
+/* float32: th's rounding costs under 2e-13 of the result, no correction */
+#define NDTR_HALF_ERFC(X, E) (0.5 * (E))
+DEFINE_NDTR_BLOCKS(float, f4, NDTR_HALF_ERFC, pd)
+DEFINE_NDTR_BLOCKS(double, f8, ndtr_from_erfc, pd)
+DEFINE_NDTR_BLOCKS(float, f4, NDTR_HALF_ERFC, pd512)
+DEFINE_NDTR_BLOCKS(double, f8, ndtr_from_erfc, pd512)
+#define NDTR_BLOCKS(DT, O, A, N, S)                                                       \
+    if ((S)[0] == (S)[1] && ptl_cpu_capability() >= PTL_CPU_AVX2) {                      \
+        if (ptl_cpu_capability() >= PTL_CPU_AVX512) {                                     \
+            ndtr_blocks_##DT##_pd512((O), (A), (N));                                      \
+        }                                                                                 \
+        else {                                                                            \
+            ndtr_blocks_##DT##_pd((O), (A), (N));                                         \
+        }                                                                                 \
+        return;                                                                           \
+    }
+#else
+#define NDTR_BLOCKS(DT, O, A, N, S)
+#endif
+
+SPECIAL_INLINE float
+ndtr_in_f(float x, const void *e)
+{
+    (void)e;
+    return (float)ndtr_fast((double)x);
+}
+
+SPECIAL_INLINE double
+ndtr_in_d(double x, const void *e)
+{
+    (void)e;
+    return ndtr_fast(x);
+}
+
+DEFINE_SPECIAL_FMA_LOOP(ndtr_strided, float, f4, PTL_ID, PTL_ID, ndtr_in_f)
+DEFINE_SPECIAL_FMA_LOOP(ndtr_strided, double, f8, PTL_ID, PTL_ID, ndtr_in_d)
+DEFINE_SPECIAL_FMA_LOOP(ndtr, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, ndtr_in_f)
+DEFINE_SPECIAL_FMA_LOOP(ndtr, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, ndtr_in_f)
+
+#define DEFINE_NDTR_LOOP(T, DT)                                                           \
+    static void ndtr_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)  \
+    {                                                                                     \
+        if (s[0] == sizeof(T)) {                                                          \
+            NDTR_BLOCKS(DT, (T *)d[0], (const T *)d[1], n, s)                             \
+        }                                                                                 \
+        ndtr_strided_loop_##DT(d, s, n, extra);                                           \
+    }
+DEFINE_NDTR_LOOP(float, f4)
+DEFINE_NDTR_LOOP(double, f8)
+static const PtlLoop ndtr_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(ndtr)};
+
 DEFINE_SPECIAL_UNARY(entr, entr_d)
-DEFINE_SPECIAL_UNARY(ndtr, ptl_ndtr_d)
 DEFINE_SPECIAL_UNARY(log_ndtr, ptl_log_ndtr_d)
 DEFINE_SPECIAL_UNARY_FMA(ndtri, ndtri_fast)
 DEFINE_SPECIAL_UNARY(erfcx, ptl_erfcx_d)
@@ -239,8 +364,6 @@ DEFINE_SPECIAL_UNARY_FMA(bessel_j0, bessel_j0_fast)
 DEFINE_SPECIAL_UNARY_FMA(bessel_j1, bessel_j1_fast)
 DEFINE_SPECIAL_UNARY_FMA(bessel_y0, bessel_y0_fast)
 DEFINE_SPECIAL_UNARY_FMA(bessel_y1, bessel_y1_fast)
-DEFINE_SPECIAL_UNARY(modified_bessel_i0, ptl_i0_d)
-DEFINE_SPECIAL_UNARY(modified_bessel_i1, ptl_i1_d)
 DEFINE_SPECIAL_UNARY(modified_bessel_k0, ptl_bessel_k0_d)
 DEFINE_SPECIAL_UNARY(modified_bessel_k1, ptl_bessel_k1_d)
 DEFINE_SPECIAL_UNARY(scaled_modified_bessel_k0, ptl_bessel_k0e_d)
@@ -287,6 +410,10 @@ DEFINE_POLYNOMIAL(laguerre_polynomial_l, ptl_laguerre_l_d)
 DEFINE_POLYNOMIAL(legendre_polynomial_p, ptl_legendre_p_d)
 #undef DEFINE_POLYNOMIAL
 
+/* unary.c's i0 and special_i1 kernels, whose vector lanes compute I0 and I1 */
+int ptl_unary_i0_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s);
+int ptl_unary_special_i1_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s);
+
 static const int self_only[1] = {0};
 static const int self_other[2] = {0, 1};
 
@@ -319,8 +446,6 @@ DEFINE_SPECIAL_KERNEL(bessel_j0, 1)
 DEFINE_SPECIAL_KERNEL(bessel_j1, 1)
 DEFINE_SPECIAL_KERNEL(bessel_y0, 1)
 DEFINE_SPECIAL_KERNEL(bessel_y1, 1)
-DEFINE_SPECIAL_KERNEL(modified_bessel_i0, 1)
-DEFINE_SPECIAL_KERNEL(modified_bessel_i1, 1)
 DEFINE_SPECIAL_KERNEL(modified_bessel_k0, 1)
 DEFINE_SPECIAL_KERNEL(modified_bessel_k1, 1)
 DEFINE_SPECIAL_KERNEL(scaled_modified_bessel_k0, 1)
@@ -349,8 +474,12 @@ DEFINE_SPECIAL_KERNEL(legendre_polynomial_p, 2)
 static const PtlKernelReg special_cpu[] = {
     SPECIAL_REGS(zeta), SPECIAL_REGS(entr), SPECIAL_REGS(ndtr), SPECIAL_REGS(log_ndtr),
     SPECIAL_REGS(ndtri), SPECIAL_REGS(erfcx), SPECIAL_REGS(bessel_j0), SPECIAL_REGS(bessel_j1),
-    SPECIAL_REGS(bessel_y0), SPECIAL_REGS(bessel_y1), SPECIAL_REGS(modified_bessel_i0),
-    SPECIAL_REGS(modified_bessel_i1), SPECIAL_REGS(modified_bessel_k0),
+    SPECIAL_REGS(bessel_y0), SPECIAL_REGS(bessel_y1),
+    {PTL_OP_special_modified_bessel_i0, PTL_KEY_CPU, ptl_unary_i0_cpu},
+    {PTL_OP_special_modified_bessel_i0_out, PTL_KEY_CPU, ptl_unary_i0_cpu},
+    {PTL_OP_special_modified_bessel_i1, PTL_KEY_CPU, ptl_unary_special_i1_cpu},
+    {PTL_OP_special_modified_bessel_i1_out, PTL_KEY_CPU, ptl_unary_special_i1_cpu},
+    SPECIAL_REGS(modified_bessel_k0),
     SPECIAL_REGS(modified_bessel_k1), SPECIAL_REGS(scaled_modified_bessel_k0),
     SPECIAL_REGS(scaled_modified_bessel_k1), SPECIAL_REGS(spherical_bessel_j0),
     SPECIAL_REGS(airy_ai), SPECIAL_REGS(chebyshev_polynomial_t),
