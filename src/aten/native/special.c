@@ -181,6 +181,66 @@ ndtri_fast(double p)
     return q < 0.0 ? x : -x;
 }
 
+/* Note [Fast modified Bessel functions K]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The CPU's K0, K1, e^x K0, e^x K1 evaluate fixed polynomials (bessel_math.h's series
+ * loops and 34-point quadrature, each point a sqrt, stay the CUDA kernels'):
+ *   x < 1: K0 = A(z) - log(x) I0(z), K1 = 1/x + x (log(x) C(z) + D(z)), z = x^2, twelve
+ *     terms each (DLMF 10.31.1-2 regrouped; no cancellation below 1);
+ *   1 <= x < 32: e^x K_n on the 20 intervals [2^k (1 + j/4), 2^k (1 + (j + 1)/4)), the
+ *     exponent and the top two mantissa bits picking the row, a degree-13 polynomial in
+ *     x - the interval's centre (exact);
+ *   x >= 32: sqrt(x) e^x K_n = Hankel's series in 1/x, 18 terms.
+ * tools/fit_bessel_k.py prints the tables (special_tables.c): 1 ulp; K of x >= 1 is then
+ * e^-x times e^x K (libm's exp), e^x K of x < 1 K times e^x. */
+
+extern const double ptl_bessel_k0_tab[20 * 14], ptl_bessel_k1_tab[20 * 14];
+extern const double ptl_bessel_k0_asym[18], ptl_bessel_k1_asym[18];
+extern const double ptl_bessel_k_ser_a[12], ptl_bessel_k_ser_i0[12];
+extern const double ptl_bessel_k_ser_c[12], ptl_bessel_k_ser_d[12];
+
+/* e^x K_n(x) for x >= 1 (inf gives 0) */
+SPECIAL_INLINE double
+bessel_ke_big(int n, double x)
+{
+    if (x < 32.0) {
+        uint64_t bits;
+        memcpy(&bits, &x, sizeof bits);
+        int k = (int)(bits >> 52) - 1023, j = (int)((bits >> 50) & 3);
+        double centre = (1.0 + (double)(2 * j + 1) * 0.125) * (double)(1 << k);
+        const double *c = (n ? ptl_bessel_k1_tab : ptl_bessel_k0_tab) + 14 * (4 * k + j);
+        return bessel_poly(c, 14, x - centre);
+    }
+    return bessel_poly(n ? ptl_bessel_k1_asym : ptl_bessel_k0_asym, 18, 1.0 / x) / sqrt(x);
+}
+
+/* K_n(x) (scaled 0) or e^x K_n(x) (scaled 1), n 0 or 1 */
+SPECIAL_INLINE double
+bessel_k_fast(int n, double x, int scaled)
+{
+    if (!(x > 0.0)) {
+        return x != x ? x : x == 0.0 ? INFINITY : NAN;
+    }
+    if (x >= 1.0) {
+        double v = bessel_ke_big(n, x);
+        return scaled ? v : v * exp(-x);
+    }
+    double z = x * x, l = log(x), v;
+    if (n == 0) {
+        v = bessel_poly(ptl_bessel_k_ser_a, 12, z) - l * bessel_poly(ptl_bessel_k_ser_i0, 12, z);
+    }
+    else {
+        v = 1.0 / x + x * (l * bessel_poly(ptl_bessel_k_ser_c, 12, z) +
+                           bessel_poly(ptl_bessel_k_ser_d, 12, z));
+    }
+    return scaled ? v * exp(x) : v;
+}
+
+SPECIAL_INLINE double bessel_k0_fast(double x) { return bessel_k_fast(0, x, 0); }
+SPECIAL_INLINE double bessel_k1_fast(double x) { return bessel_k_fast(1, x, 0); }
+SPECIAL_INLINE double bessel_k0e_fast(double x) { return bessel_k_fast(0, x, 1); }
+SPECIAL_INLINE double bessel_k1e_fast(double x) { return bessel_k_fast(1, x, 1); }
+
 /* ndtr(x) = erfc(t) / 2, t = -x / sqrt(2); below x = -1 t = th + tl exactly (1/sqrt(2)
  * as a pair, th x's rounded product) and erfc(th + tl) = erfc(th) (1 - tl R(th)),
  * R = 2 / (sqrt(pi) erfcx(th)), to first order (tl^2 R^2 < 1e-29): R by the bound
@@ -364,10 +424,10 @@ DEFINE_SPECIAL_UNARY_FMA(bessel_j0, bessel_j0_fast)
 DEFINE_SPECIAL_UNARY_FMA(bessel_j1, bessel_j1_fast)
 DEFINE_SPECIAL_UNARY_FMA(bessel_y0, bessel_y0_fast)
 DEFINE_SPECIAL_UNARY_FMA(bessel_y1, bessel_y1_fast)
-DEFINE_SPECIAL_UNARY(modified_bessel_k0, ptl_bessel_k0_d)
-DEFINE_SPECIAL_UNARY(modified_bessel_k1, ptl_bessel_k1_d)
-DEFINE_SPECIAL_UNARY(scaled_modified_bessel_k0, ptl_bessel_k0e_d)
-DEFINE_SPECIAL_UNARY(scaled_modified_bessel_k1, ptl_bessel_k1e_d)
+DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k0, bessel_k0_fast)
+DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k1, bessel_k1_fast)
+DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k0, bessel_k0e_fast)
+DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k1, bessel_k1e_fast)
 DEFINE_SPECIAL_UNARY(spherical_bessel_j0, ptl_spherical_bessel_j0_d)
 DEFINE_SPECIAL_UNARY(airy_ai, ptl_airy_ai_d)
 #undef DEFINE_SPECIAL_UNARY
