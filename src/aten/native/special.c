@@ -241,6 +241,80 @@ SPECIAL_INLINE double bessel_k1_fast(double x) { return bessel_k_fast(1, x, 0); 
 SPECIAL_INLINE double bessel_k0e_fast(double x) { return bessel_k_fast(0, x, 1); }
 SPECIAL_INLINE double bessel_k1e_fast(double x) { return bessel_k_fast(1, x, 1); }
 
+/* Note [Fast Airy Ai]
+ * ~~~~~~~~~~~~~~~~~~~
+ * The CPU's Ai evaluates fixed polynomials (bessel_math.h's double-double Maclaurin series
+ * and K_(1/3) quadrature stay the CUDA kernels'):
+ *   -12 <= x < 2: a degree-15 polynomial in x - the centre on each interval of width 1/2;
+ *   2 <= x < 128: e^-zeta times e^zeta Ai, the latter of degree 13 on the 24 intervals
+ *     [2^k (1 + j/4), 2^k (1 + (j + 1)/4)), zeta = 2/3 x^(3/2) as a pair (its rounding
+ *     would cost zeta ulps); 0 from 128 on (Ai(128) = 1e-420);
+ *   x < -12: DLMF 9.7.9 with P and Q of 12 terms in 1/zeta^2, the phase zeta as a pair:
+ *     sin and cos of hi + lo to first order in lo while |lo| < 2^-30 (zeta < 2^22), by
+ *     the sum formulas above; NaN from zeta = 2^64 on, as in bessel_math.h.
+ * tools/fit_airy.py prints the tables (special_tables.c): 1 ulp of max(|Ai|, envelope). */
+
+extern const double ptl_airy_mid_tab[28 * 16], ptl_airy_pos_tab[24 * 14];
+extern const double ptl_airy_p_asym[12], ptl_airy_q_asym[12];
+
+/* zeta = 2/3 z^(3/2) as *hi + *lo (z > 0; bessel_math.h's ptl_airy_zeta, inlined) */
+SPECIAL_INLINE void
+airy_zeta_pair(double z, double *hi, double *lo)
+{
+    double s = sqrt(z), slo = fma(-s, s, z) / (2.0 * s);
+    double p = z * s, plo = fma(z, s, -p) + z * slo;
+    *hi = 2.0 * p / 3.0;
+    *lo = (fma(-*hi, 3.0, 2.0 * p) + 2.0 * plo) / 3.0;
+}
+
+SPECIAL_INLINE double
+airy_ai_fast(double x)
+{
+    double hi, lo;
+    if (x >= -12.0 && x < 2.0) {
+        int i = (int)((x + 12.0) * 2.0);
+        i = i > 27 ? 27 : i;
+        return bessel_poly(ptl_airy_mid_tab + 16 * i, 16, x - (-11.75 + 0.5 * (double)i));
+    }
+    if (x >= 2.0) {
+        if (x >= 128.0) {
+            return 0.0;
+        }
+        uint64_t bits;
+        memcpy(&bits, &x, sizeof bits);
+        int k = (int)(bits >> 52) - 1023, j = (int)((bits >> 50) & 3);
+        double centre = (1.0 + (double)(2 * j + 1) * 0.125) * (double)(1 << k);
+        double f = bessel_poly(ptl_airy_pos_tab + 14 * (4 * (k - 1) + j), 14, x - centre);
+        airy_zeta_pair(x, &hi, &lo);
+        return f * exp(-hi) * (1.0 - lo);
+    }
+    if (x != x || isinf(x)) {
+        return x != x ? x : 0.0;
+    }
+    double z = -x;
+    airy_zeta_pair(z, &hi, &lo);
+    if (hi >= 0x1p64) {   /* the pair's phase error, zeta 2^-105, passes 2^-41 */
+        return NAN;
+    }
+    double y = 1.0 / (hi * hi);
+    double p = bessel_poly(ptl_airy_p_asym, 12, y);
+    double q = bessel_poly(ptl_airy_q_asym, 12, y) / hi;
+    double sh, ch, cz, sz;
+    __builtin_sincos(hi, &sh, &ch);
+    if (hi < 0x1p22) {
+        cz = ch - sh * lo;
+        sz = sh + ch * lo;
+    }
+    else {
+        double cl = cos(lo), sl = sin(lo);
+        cz = ch * cl - sh * sl;
+        sz = sh * cl + ch * sl;
+    }
+    /* cos(zeta - pi/4) and sin(zeta - pi/4), times sqrt(2) */
+    double cw = cz + sz, sw = sz - cz;
+    return (cw * p + sw * q) / (sqrt(2.0 * PTL_PI_D) * sqrt(sqrt(z)));
+}
+
 /* ndtr(x) = erfc(t) / 2, t = -x / sqrt(2); below x = -1 t = th + tl exactly (1/sqrt(2)
  * as a pair, th x's rounded product) and erfc(th + tl) = erfc(th) (1 - tl R(th)),
  * R = 2 / (sqrt(pi) erfcx(th)), to first order (tl^2 R^2 < 1e-29): R by the bound
@@ -429,7 +503,7 @@ DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k1, bessel_k1_fast)
 DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k0, bessel_k0e_fast)
 DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k1, bessel_k1e_fast)
 DEFINE_SPECIAL_UNARY(spherical_bessel_j0, ptl_spherical_bessel_j0_d)
-DEFINE_SPECIAL_UNARY(airy_ai, ptl_airy_ai_d)
+DEFINE_SPECIAL_UNARY_FMA(airy_ai, airy_ai_fast)
 #undef DEFINE_SPECIAL_UNARY
 
 /* ---- zeta: [*] x, [*] q -> [*] float (broadcast) ---- */
