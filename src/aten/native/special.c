@@ -397,9 +397,9 @@ ndtr_fast(double x)
     DEFINE_SPECIAL_FMA_LOOP(NAME, double, f8, PTL_ID, PTL_ID, NAME##_in_d)                \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
 
-/* float32 and float64 ndtr over contiguous data with AVX2: th for a block of elements into
- * a buffer, unary.c's vector erfc over it (Note [Vector float64 erf, erfc, erfinv]: 1.45
- * ulps), then ndtr_from_erfc; elsewhere ndtr_fast per element (libm's erfc) */
+/* float32 and float64 ndtr with AVX2, any layout: th for a block of elements into a
+ * buffer, unary.c's vector erfc over it (Note [Vector float64 erf, erfc, erfinv]: 1.45
+ * ulps), then ndtr_from_erfc; without AVX2 ndtr_fast per element (libm's erfc) */
 #define NDTR_BLOCK 256
 #ifdef PTL_HAVE_AVX2_KERNELS
 /* sum c[k] t^(n-1-k) as two Horner chains in t^2, what unary_f8_erf.h's erfc expects of
@@ -425,17 +425,18 @@ DEFINE_UNARY_VEC_ERF_D(pd)
 DEFINE_UNARY_VEC_ERF_D(pd512)
 
 #define DEFINE_NDTR_BLOCKS(T, DT, FIN, S)                                                 \
-    PTL_VATTR(S) static void ndtr_blocks_##DT##_##S(T *o, const T *a, int64_t n)          \
+    PTL_VATTR(S) static void                                                              \
+        ndtr_blocks_##DT##_##S(T *o, int64_t so, const T *a, int64_t sa, int64_t n)       \
     {                                                                                     \
         double buf[NDTR_BLOCK];                                                           \
         for (int64_t i = 0; i < n; i += NDTR_BLOCK) {                                     \
             int64_t m = n - i < NDTR_BLOCK ? n - i : NDTR_BLOCK;                          \
             for (int64_t j = 0; j < m; j++) {                                             \
-                buf[j] = -(double)a[i + j] * NDTR_RSQRT2_HI;                              \
+                buf[j] = -(double)a[(i + j) * sa] * NDTR_RSQRT2_HI;                       \
             }                                                                             \
             ptl_vm_map_erfcd_##S(buf, buf, m);                                            \
             for (int64_t j = 0; j < m; j++) {                                             \
-                o[i + j] = (T)(FIN((double)a[i + j], buf[j]));                            \
+                o[(i + j) * so] = (T)(FIN((double)a[(i + j) * sa], buf[j]));              \
             }                                                                             \
         }                                                                                 \
     }
@@ -445,18 +446,21 @@ DEFINE_NDTR_BLOCKS(float, f4, NDTR_HALF_ERFC, pd)
 DEFINE_NDTR_BLOCKS(double, f8, ndtr_from_erfc, pd)
 DEFINE_NDTR_BLOCKS(float, f4, NDTR_HALF_ERFC, pd512)
 DEFINE_NDTR_BLOCKS(double, f8, ndtr_from_erfc, pd512)
-#define NDTR_BLOCKS(DT, O, A, N, S)                                                       \
-    if ((S)[0] == (S)[1] && ptl_cpu_capability() >= PTL_CPU_AVX2) {                      \
+/* element strides (every layout takes the vector erfc: the bits do not depend on it) */
+#define NDTR_BLOCKS(T, DT, D, S, N)                                                       \
+    if ((S)[0] % (int64_t)sizeof(T) == 0 && (S)[1] % (int64_t)sizeof(T) == 0 &&           \
+        ptl_cpu_capability() >= PTL_CPU_AVX2) {                                           \
+        int64_t so = (S)[0] / (int64_t)sizeof(T), sa = (S)[1] / (int64_t)sizeof(T);       \
         if (ptl_cpu_capability() >= PTL_CPU_AVX512) {                                     \
-            ndtr_blocks_##DT##_pd512((O), (A), (N));                                      \
+            ndtr_blocks_##DT##_pd512((T *)(D)[0], so, (const T *)(D)[1], sa, (N));        \
         }                                                                                 \
         else {                                                                            \
-            ndtr_blocks_##DT##_pd((O), (A), (N));                                         \
+            ndtr_blocks_##DT##_pd((T *)(D)[0], so, (const T *)(D)[1], sa, (N));           \
         }                                                                                 \
         return;                                                                           \
     }
 #else
-#define NDTR_BLOCKS(DT, O, A, N, S)
+#define NDTR_BLOCKS(T, DT, D, S, N)
 #endif
 
 SPECIAL_INLINE float
@@ -481,9 +485,7 @@ DEFINE_SPECIAL_FMA_LOOP(ndtr, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, ndtr_in_f
 #define DEFINE_NDTR_LOOP(T, DT)                                                           \
     static void ndtr_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)  \
     {                                                                                     \
-        if (s[0] == sizeof(T)) {                                                          \
-            NDTR_BLOCKS(DT, (T *)d[0], (const T *)d[1], n, s)                             \
-        }                                                                                 \
+        NDTR_BLOCKS(T, DT, d, s, n)                                                       \
         ndtr_strided_loop_##DT(d, s, n, extra);                                           \
     }
 DEFINE_NDTR_LOOP(float, f4)

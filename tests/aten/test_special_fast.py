@@ -1,0 +1,105 @@
+"""The CPU's piecewise formulas of torch.special (src/aten/native/special.c: Note [Fast
+Bessel functions of real argument], [Fast ndtri], [Fast modified Bessel functions K],
+[Fast Airy Ai], and ndtr's vector erfc): accuracy against mpmath at and across every
+region boundary and table interval edge (both neighbours of each edge), in float64 with
+test_special_functions.py's bounds and in float32 within 1 ulp; layouts (strided,
+transposed) and one or two threads give the same bits."""
+import math
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from test_special_functions import UNARY, _reference, _ulp_errors
+
+S = ptl.special
+
+
+def _around(edges):
+    """each edge and its two float64 neighbours"""
+    e = np.asarray(edges, dtype=np.float64)
+    return np.concatenate([e, np.nextafter(e, -np.inf), np.nextafter(e, np.inf)])
+
+
+def _pow2_quarters(kmin, kmax):
+    """the edges 2^k (1 + j/4) of the exponent/mantissa tables"""
+    return [2.0 ** k * (1 + j / 4) for k in range(kmin, kmax + 1) for j in range(4)]
+
+
+# name -> the edges of its regions and table intervals
+EDGES = {
+    "bessel_j0": list(range(1, 26)) + [-1.0, -3.0, -24.5, -25.0],
+    "bessel_j1": list(range(1, 26)) + [-1.0, -3.0, -24.5, -25.0],
+    "bessel_y0": list(range(1, 26)) + [0.5],
+    "bessel_y1": list(range(1, 26)) + [0.5],
+    "modified_bessel_k0": _pow2_quarters(0, 5) + [0.5],
+    "modified_bessel_k1": _pow2_quarters(0, 5) + [0.5],
+    "scaled_modified_bessel_k0": _pow2_quarters(0, 5) + [0.5, 1e4],
+    "scaled_modified_bessel_k1": _pow2_quarters(0, 5) + [0.5, 1e4],
+    "airy_ai": [-12 + i / 2 for i in range(29)] + _pow2_quarters(1, 6)[:-1] + [-1e5],
+    # r = sqrt(-2 log p) = 1.5 + i: p = e^(-r^2 / 2), and 1 - p above
+    "ndtri": [0.25, 0.75] + [math.exp(-(1.5 + i) ** 2 / 2) for i in range(1, 37)] +
+             [1 - math.exp(-(1.5 + i) ** 2 / 2) for i in range(1, 8)],
+    "ndtr": [-1.0, -38.5, -38.0, -20.0, -5.0, 0.0, 5.0],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGES))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_accuracy_across_edges(name, dtype):
+    xs = _around(EDGES[name])
+    if dtype == np.float32:
+        xs = np.unique(xs.astype(np.float32)).astype(np.float64)
+    ref = _reference(name, xs)
+    got = getattr(S, name)(ptl.tensor(xs.astype(dtype))).numpy().astype(np.float64)
+    errs = _ulp_errors(got, ref, xs, dtype, UNARY[name][3])
+    assert len(errs) > len(xs) // 2
+    limit = UNARY[name][1] if dtype == np.float64 else UNARY[name][2]
+    i = int(np.argmax(errs))
+    assert errs[i] <= limit, (name, errs[i])
+
+
+@pytest.mark.parametrize("name", ["ndtr", "ndtri", "bessel_j1", "modified_bessel_k0",
+                                  "airy_ai"])
+@pytest.mark.parametrize("dtype", [ptl.float64, ptl.float32])
+def test_layouts_and_threads_agree(name, dtype):
+    """ndtr's vector erfc takes every layout (the bits do not depend on it); the others
+    are per element; one or two threads split the work without changing a bit"""
+    fn = getattr(S, name)
+    rng = np.random.default_rng(7)
+    if name == "ndtri":
+        x = rng.uniform(0, 1, (300, 1001))
+    else:
+        x = rng.standard_normal((300, 1001)) * (15 if name != "modified_bessel_k0" else 5)
+        x = np.abs(x) if name == "modified_bessel_k0" else x
+    a = ptl.tensor(x, dtype=dtype)
+    before = ptl.get_num_threads()
+    try:
+        ptl.set_num_threads(1)
+        one, one_t, one_s = fn(a).numpy(), fn(a.t()).numpy(), fn(a[:, ::3]).numpy()
+        ptl.set_num_threads(2)
+        two = fn(a).numpy()
+    finally:
+        ptl.set_num_threads(before)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_array_equal(one_t, one.T)
+    np.testing.assert_array_equal(one_s, one[:, ::3])
+
+
+def test_ndtr_out_aliasing_its_input():
+    """out= the input itself: the block loop reads each element before writing it"""
+    x = np.random.default_rng(3).standard_normal(1000) * 10
+    a = ptl.tensor(x)
+    want = S.ndtr(a).numpy()
+    S.ndtr(a, out=a)
+    np.testing.assert_array_equal(a.numpy(), want)
+
+
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 513])
+def test_ndtr_block_lengths(n):
+    """the vector erfc runs in blocks of 256 elements: lengths at and across a block agree
+    with each element computed alone"""
+    x = np.random.default_rng(n).standard_normal(n) * 8
+    got = S.ndtr(ptl.tensor(x)).numpy()
+    alone = np.array([S.ndtr(ptl.tensor(x[i:i + 1])).numpy()[0] for i in range(n)])
+    np.testing.assert_array_equal(got, alone.reshape(got.shape))
