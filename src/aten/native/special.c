@@ -518,6 +518,53 @@ static const PtlLoop zeta_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(zeta)};
 /* ---- the orthogonal polynomials: [*] x, [*] n -> [*] float (broadcast); see Note
  * [Orthogonal polynomials] ---- */
 
+/* Hermite H (probabilists 0) and He (1) on the CPU: polynomial_math.h's ptl_hermite with
+ * the step as one fma, fma(c x, H_j, -(c j) H_(j-1)) (c x and c j exact, (c j) H_(j-1)
+ * formed while the previous step runs): one rounding where c (x H_j - j H_(j-1)) takes
+ * three, and a quarter of its latency, which bounds the loop */
+SPECIAL_INLINE double
+hermite_fast(int probabilists, double x, double n)
+{
+    int64_t k = ptl_poly_degree(n);
+    if (k <= 0 || x != x || isinf(x)) {
+        return ptl_hermite(probabilists, x, n);
+    }
+    double c = probabilists ? 1.0 : 2.0, cx = c * x, p = 1.0, q = cx;
+    for (int64_t j = 1; j < k && !isinf(q); j++) {
+        double r = fma(cx, q, -(c * (double)j) * p);
+        p = q;
+        q = r;
+    }
+    return q;
+}
+
+SPECIAL_INLINE double hermite_h_fast(double x, double n) { return hermite_fast(0, x, n); }
+SPECIAL_INLINE double hermite_he_fast(double x, double n) { return hermite_fast(1, x, n); }
+
+/* DEFINE_POLYNOMIAL with the FMA clones of DEFINE_SPECIAL_UNARY_FMA's loops */
+#define DEFINE_POLYNOMIAL_FMA_LOOP(NAME, T, DT, LOAD, STORE, F)                           \
+    SPECIAL_FMA_CLONES static void                                                        \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            const T a = *(const T *)(d[1] + i * s[1]);                                    \
+            const T b = *(const T *)(d[2] + i * s[2]);                                    \
+            *(T *)(d[0] + i * s[0]) = STORE(F(LOAD(a), LOAD(b)));                         \
+        }                                                                                 \
+    }
+#define DEFINE_POLYNOMIAL_FMA(NAME, FN)                                                   \
+    SPECIAL_INLINE float NAME##_in_f(float x, float n)                                    \
+    {                                                                                     \
+        return (float)FN((double)x, (double)n);                                           \
+    }                                                                                     \
+    SPECIAL_INLINE double NAME##_in_d(double x, double n) { return FN(x, n); }            \
+    DEFINE_POLYNOMIAL_FMA_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, NAME##_in_f) \
+    DEFINE_POLYNOMIAL_FMA_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAME##_in_f) \
+    DEFINE_POLYNOMIAL_FMA_LOOP(NAME, float, f4, PTL_ID, PTL_ID, NAME##_in_f)              \
+    DEFINE_POLYNOMIAL_FMA_LOOP(NAME, double, f8, PTL_ID, PTL_ID, NAME##_in_d)             \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
+
 #define DEFINE_POLYNOMIAL(NAME, FN)                                                       \
     static inline float NAME##_in_f(float x, float n, float e)                            \
     {                                                                                     \
@@ -540,8 +587,8 @@ DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_t, ptl_shifted_chebyshev_t_d)
 DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_u, ptl_shifted_chebyshev_u_d)
 DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_v, ptl_shifted_chebyshev_v_d)
 DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_w, ptl_shifted_chebyshev_w_d)
-DEFINE_POLYNOMIAL(hermite_polynomial_h, ptl_hermite_h_d)
-DEFINE_POLYNOMIAL(hermite_polynomial_he, ptl_hermite_he_d)
+DEFINE_POLYNOMIAL_FMA(hermite_polynomial_h, hermite_h_fast)
+DEFINE_POLYNOMIAL_FMA(hermite_polynomial_he, hermite_he_fast)
 DEFINE_POLYNOMIAL(laguerre_polynomial_l, ptl_laguerre_l_d)
 DEFINE_POLYNOMIAL(legendre_polynomial_p, ptl_legendre_p_d)
 #undef DEFINE_POLYNOMIAL
