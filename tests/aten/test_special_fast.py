@@ -1,6 +1,6 @@
 """The CPU's piecewise formulas of torch.special (src/aten/native/special.c: Note [Fast
 Bessel functions of real argument], [Fast ndtri], [Fast modified Bessel functions K],
-[Fast Airy Ai], and ndtr's vector erfc): accuracy against mpmath at and across every
+[Fast Airy Ai], and ndtr's and log_ndtr's vector erfc): accuracy against mpmath at and across every
 region boundary and table interval edge (both neighbours of each edge), in float64 with
 test_special_functions.py's bounds and in float32 within 1 ulp; layouts (strided,
 transposed) and one or two threads give the same bits."""
@@ -41,6 +41,7 @@ EDGES = {
     "ndtri": [0.25, 0.75] + [math.exp(-(1.5 + i) ** 2 / 2) for i in range(1, 37)] +
              [1 - math.exp(-(1.5 + i) ** 2 / 2) for i in range(1, 8)],
     "ndtr": [-1.0, -38.5, -38.0, -20.0, -5.0, 0.0, 5.0],
+    "log_ndtr": [-1.0, -36.0, -37.5, -20.0, 0.0, 5.0, -1e4],
 }
 
 
@@ -59,11 +60,11 @@ def test_accuracy_across_edges(name, dtype):
     assert errs[i] <= limit, (name, errs[i])
 
 
-@pytest.mark.parametrize("name", ["ndtr", "ndtri", "bessel_j1", "modified_bessel_k0",
-                                  "airy_ai"])
+@pytest.mark.parametrize("name", ["ndtr", "log_ndtr", "ndtri", "bessel_j1",
+                                  "modified_bessel_k0", "airy_ai"])
 @pytest.mark.parametrize("dtype", [ptl.float64, ptl.float32])
 def test_layouts_and_threads_agree(name, dtype):
-    """ndtr's vector erfc takes every layout (the bits do not depend on it); the others
+    """ndtr's and log_ndtr's vector erfc takes every layout (the bits do not depend on it); the others
     are per element; one or two threads split the work without changing a bit"""
     fn = getattr(S, name)
     rng = np.random.default_rng(7)

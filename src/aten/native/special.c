@@ -7,11 +7,13 @@
  * ATen/native/cpu/UnaryOpsKernel.cpp and BinaryOpsKernel.cpp.  Every formula runs in
  * double (float32, float16 and bfloat16 round its result once); the formulas are the
  * scalar ones of scalar_math.h (zeta), gaussian_math.h, bessel_math.h and
- * polynomial_math.h, which a CUDA kernel can share, but for J0, J1, Y0, Y1, ndtri and ndtr,
- * whose CPU formulas below are faster (Note [Fast Bessel functions of real argument], Note
- * [Fast ndtri]).  Integer and bool inputs compute in the default float dtype, as in
- * PyTorch.  See Note [erfcx and the normal distribution], Note [Bessel functions of real
- * argument] and Note [Orthogonal polynomials]. */
+ * polynomial_math.h, which a CUDA kernel can share, but for J0, J1, Y0, Y1, K0, K1, Ai,
+ * ndtri, ndtr, log_ndtr and Hermite's, whose faster CPU formulas are below (Note [Fast
+ * Bessel functions of real argument], Note [Fast ndtri], Note [Fast modified Bessel
+ * functions K], Note [Fast Airy Ai]; their tables are special_tables.c's).  Integer and
+ * bool inputs compute in the default float dtype, as in PyTorch.  See Note [erfcx and the
+ * normal distribution], Note [Bessel functions of real argument] and Note [Orthogonal
+ * polynomials]. */
 #include <math.h>
 
 #include "../../c10/cpu_features.h"
@@ -343,6 +345,20 @@ ndtr_fast(double x)
     return ndtr_from_erfc(x, erfc(-x * NDTR_RSQRT2_HI));
 }
 
+/* log_ndtr(x) from e = erfc(fl(|x| / sqrt(2))): s = ndtr(-|x|) by ndtr_from_erfc (2 ulps),
+ * log1p(-s) above 0 and log(s) below, whose relative error is that of s over |log s|
+ * (at least 0.69); below -36 (s is subnormal from -37.5, where the vector erfc's
+ * relative error grows too) and at -inf, gaussian_math.h's erfcx form */
+SPECIAL_INLINE double
+log_ndtr_from_erfc(double x, double e)
+{
+    double s = ndtr_from_erfc(-fabs(x), e);
+    if (x > 0.0) {
+        return log1p(-s);
+    }
+    return x >= -36.0 ? log(s) : ptl_log_ndtr_d(x);   /* NaN stays NaN */
+}
+
 
 /* ---- one-input loops: [*] float -> [*] float, the formula in double ---- */
 
@@ -397,9 +413,10 @@ ndtr_fast(double x)
     DEFINE_SPECIAL_FMA_LOOP(NAME, double, f8, PTL_ID, PTL_ID, NAME##_in_d)                \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
 
-/* float32 and float64 ndtr with AVX2, any layout: th for a block of elements into a
- * buffer, unary.c's vector erfc over it (Note [Vector float64 erf, erfc, erfinv]: 1.45
- * ulps), then ndtr_from_erfc; without AVX2 ndtr_fast per element (libm's erfc) */
+/* float32 and float64 ndtr and log_ndtr with AVX2, any layout: th for a block of elements
+ * into a buffer, unary.c's vector erfc over it (Note [Vector float64 erf, erfc, erfinv]:
+ * 1.45 ulps), then ndtr_from_erfc or log_ndtr_from_erfc; without AVX2 the formulas per
+ * element (libm's erfc) */
 #define NDTR_BLOCK 256
 #ifdef PTL_HAVE_AVX2_KERNELS
 /* sum c[k] t^(n-1-k) as two Horner chains in t^2, what unary_f8_erf.h's erfc expects of
@@ -424,15 +441,16 @@ DEFINE_POLY_SPLIT(pd512)
 DEFINE_UNARY_VEC_ERF_D(pd)
 DEFINE_UNARY_VEC_ERF_D(pd512)
 
-#define DEFINE_NDTR_BLOCKS(T, DT, FIN, S)                                                 \
+/* NAME's blocks: buf = PRE(x), the vector erfc over buf, then FIN(x, buf) */
+#define DEFINE_ERFC_BLOCKS(NAME, T, DT, PRE, FIN, S)                                      \
     PTL_VATTR(S) static void                                                              \
-        ndtr_blocks_##DT##_##S(T *o, int64_t so, const T *a, int64_t sa, int64_t n)       \
+        NAME##_blocks_##DT##_##S(T *o, int64_t so, const T *a, int64_t sa, int64_t n)     \
     {                                                                                     \
         double buf[NDTR_BLOCK];                                                           \
         for (int64_t i = 0; i < n; i += NDTR_BLOCK) {                                     \
             int64_t m = n - i < NDTR_BLOCK ? n - i : NDTR_BLOCK;                          \
             for (int64_t j = 0; j < m; j++) {                                             \
-                buf[j] = -(double)a[(i + j) * sa] * NDTR_RSQRT2_HI;                       \
+                buf[j] = PRE((double)a[(i + j) * sa]);                                    \
             }                                                                             \
             ptl_vm_map_erfcd_##S(buf, buf, m);                                            \
             for (int64_t j = 0; j < m; j++) {                                             \
@@ -440,60 +458,67 @@ DEFINE_UNARY_VEC_ERF_D(pd512)
             }                                                                             \
         }                                                                                 \
     }
+#define DEFINE_ERFC_BLOCK_KINDS(NAME, PRE, FIN_F, FIN_D)                                  \
+    DEFINE_ERFC_BLOCKS(NAME, float, f4, PRE, FIN_F, pd)                                   \
+    DEFINE_ERFC_BLOCKS(NAME, double, f8, PRE, FIN_D, pd)                                  \
+    DEFINE_ERFC_BLOCKS(NAME, float, f4, PRE, FIN_F, pd512)                                \
+    DEFINE_ERFC_BLOCKS(NAME, double, f8, PRE, FIN_D, pd512)
 /* float32: th's rounding costs under 2e-13 of the result, no correction */
+#define NDTR_PRE(X) (-(X) * NDTR_RSQRT2_HI)
 #define NDTR_HALF_ERFC(X, E) (0.5 * (E))
-DEFINE_NDTR_BLOCKS(float, f4, NDTR_HALF_ERFC, pd)
-DEFINE_NDTR_BLOCKS(double, f8, ndtr_from_erfc, pd)
-DEFINE_NDTR_BLOCKS(float, f4, NDTR_HALF_ERFC, pd512)
-DEFINE_NDTR_BLOCKS(double, f8, ndtr_from_erfc, pd512)
+DEFINE_ERFC_BLOCK_KINDS(ndtr, NDTR_PRE, NDTR_HALF_ERFC, ndtr_from_erfc)
+/* log_ndtr: erfc(|x| / sqrt(2)) gives ndtr(-|x|) */
+#define LOG_NDTR_PRE(X) (fabs(X) * NDTR_RSQRT2_HI)
+DEFINE_ERFC_BLOCK_KINDS(log_ndtr, LOG_NDTR_PRE, log_ndtr_from_erfc, log_ndtr_from_erfc)
 /* element strides (every layout takes the vector erfc: the bits do not depend on it) */
-#define NDTR_BLOCKS(T, DT, D, S, N)                                                       \
+#define ERFC_BLOCKS(NAME, T, DT, D, S, N)                                                 \
     if ((S)[0] % (int64_t)sizeof(T) == 0 && (S)[1] % (int64_t)sizeof(T) == 0 &&           \
         ptl_cpu_capability() >= PTL_CPU_AVX2) {                                           \
         int64_t so = (S)[0] / (int64_t)sizeof(T), sa = (S)[1] / (int64_t)sizeof(T);       \
         if (ptl_cpu_capability() >= PTL_CPU_AVX512) {                                     \
-            ndtr_blocks_##DT##_pd512((T *)(D)[0], so, (const T *)(D)[1], sa, (N));        \
+            NAME##_blocks_##DT##_pd512((T *)(D)[0], so, (const T *)(D)[1], sa, (N));      \
         }                                                                                 \
         else {                                                                            \
-            ndtr_blocks_##DT##_pd((T *)(D)[0], so, (const T *)(D)[1], sa, (N));           \
+            NAME##_blocks_##DT##_pd((T *)(D)[0], so, (const T *)(D)[1], sa, (N));         \
         }                                                                                 \
         return;                                                                           \
     }
 #else
-#define NDTR_BLOCKS(T, DT, D, S, N)
+#define ERFC_BLOCKS(NAME, T, DT, D, S, N)
 #endif
 
-SPECIAL_INLINE float
-ndtr_in_f(float x, const void *e)
-{
-    (void)e;
-    return (float)ndtr_fast((double)x);
-}
-
-SPECIAL_INLINE double
-ndtr_in_d(double x, const void *e)
-{
-    (void)e;
-    return ndtr_fast(x);
-}
-
-DEFINE_SPECIAL_FMA_LOOP(ndtr_strided, float, f4, PTL_ID, PTL_ID, ndtr_in_f)
-DEFINE_SPECIAL_FMA_LOOP(ndtr_strided, double, f8, PTL_ID, PTL_ID, ndtr_in_d)
-DEFINE_SPECIAL_FMA_LOOP(ndtr, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, ndtr_in_f)
-DEFINE_SPECIAL_FMA_LOOP(ndtr, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, ndtr_in_f)
-
-#define DEFINE_NDTR_LOOP(T, DT)                                                           \
-    static void ndtr_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)  \
+/* NAME's loops: the blocks with AVX2, else FN (double) per element */
+#define DEFINE_ERFC_LOOPS(NAME, FN)                                                       \
+    SPECIAL_INLINE float NAME##_in_f(float x, const void *e)                              \
     {                                                                                     \
-        NDTR_BLOCKS(T, DT, d, s, n)                                                       \
-        ndtr_strided_loop_##DT(d, s, n, extra);                                           \
-    }
-DEFINE_NDTR_LOOP(float, f4)
-DEFINE_NDTR_LOOP(double, f8)
-static const PtlLoop ndtr_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(ndtr)};
+        (void)e;                                                                          \
+        return (float)FN((double)x);                                                      \
+    }                                                                                     \
+    SPECIAL_INLINE double NAME##_in_d(double x, const void *e)                            \
+    {                                                                                     \
+        (void)e;                                                                          \
+        return FN(x);                                                                     \
+    }                                                                                     \
+    DEFINE_SPECIAL_FMA_LOOP(NAME##_strided, float, f4, PTL_ID, PTL_ID, NAME##_in_f)       \
+    DEFINE_SPECIAL_FMA_LOOP(NAME##_strided, double, f8, PTL_ID, PTL_ID, NAME##_in_d)      \
+    DEFINE_SPECIAL_FMA_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, NAME##_in_f)    \
+    DEFINE_SPECIAL_FMA_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAME##_in_f)    \
+    static void NAME##_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)  \
+    {                                                                                     \
+        ERFC_BLOCKS(NAME, float, f4, d, s, n)                                             \
+        NAME##_strided_loop_f4(d, s, n, extra);                                           \
+    }                                                                                     \
+    static void NAME##_loop_f8(char **d, const int64_t *s, int64_t n, const void *extra)  \
+    {                                                                                     \
+        ERFC_BLOCKS(NAME, double, f8, d, s, n)                                            \
+        NAME##_strided_loop_f8(d, s, n, extra);                                           \
+    }                                                                                     \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
+
+DEFINE_ERFC_LOOPS(ndtr, ndtr_fast)
+DEFINE_ERFC_LOOPS(log_ndtr, ptl_log_ndtr_d)
 
 DEFINE_SPECIAL_UNARY(entr, entr_d)
-DEFINE_SPECIAL_UNARY(log_ndtr, ptl_log_ndtr_d)
 DEFINE_SPECIAL_UNARY_FMA(ndtri, ndtri_fast)
 DEFINE_SPECIAL_UNARY(erfcx, ptl_erfcx_d)
 DEFINE_SPECIAL_UNARY_FMA(bessel_j0, bessel_j0_fast)
