@@ -15,8 +15,8 @@ place of the reference:
            [Bessel functions of real argument]); J and Y to x = 1e300, Ai to x = -1e10
   float32  1 ulp of the same quantity (every formula runs in double and rounds once)
 The CPU evaluates J, Y, K, Ai and ndtri by special.c's fixed polynomials, ndtr and
-log_ndtr by a vector erfc, (and I0, I1
-by unary.c's vector lanes), CUDA by the header formulas: the bounds are the same.
+log_ndtr by a vector erfc, I0 and I1 by unary.c's vector lanes; CUDA by the header
+formulas: the bounds are the same.
 The measured maxima are in the docstring of test_float64_accuracy.  Special values (+-inf,
 NaN, -0.0, poles, domain edges), shapes (0-dim, size-0, non-contiguous, broadcast), dtype
 promotion, out=, gradcheck/gradgradcheck of the differentiable ones and the derivative that
