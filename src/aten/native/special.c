@@ -54,7 +54,9 @@ entr_d(double x)
  *     whose logarithmic singularity at 0 would need a higher degree, and the log term is
  *     added back;
  *   |x| >= 25: Hankel's expansion as before, its P and Q as polynomials of 11 terms in
- *     1/x^2 (the 22nd term of the series is below 1e-18 at x = 25).
+ *     1/x^2 (the 22nd term of the series is below 1e-18 at x = 25), sin |x| and cos |x|
+ *     by vec_math.h's vector sincos for float32 and float64 with AVX2 (a block's worth at
+ *     a time, see DEFINE_JY_BLOCKS; libm's elsewhere: other bits, the same accuracy).
  * tools/fit_bessel_jy.py prints the tables (special_tables.c) and their errors: at most 2
  * ulps of max(|f(x)|, sqrt(2 / (pi x))) in Horner's evaluation, whose rounding, like the
  * fit's, is absolute near a zero (as the Hankel branch's).  Each element is a table look-up
@@ -91,9 +93,10 @@ bessel_poly(const double *c, int ncoef, double t)
     return fma(t2, fma(s[3], t, s[2]), fma(s[1], t, s[0]));
 }
 
-/* J_n (want_y 0) or Y_n (want_y 1) of x, n 0 or 1 (see the Note) */
+/* J_n (want_y 0) or Y_n (want_y 1) of x, n 0 or 1 (see the Note); sc, when not NULL,
+ * holds sin |x| and cos |x| for the Hankel branch */
 SPECIAL_INLINE double
-bessel_jy_fast(int n, int want_y, double x)
+bessel_jy_sc(int n, int want_y, double x, const double *sc)
 {
     double ax = fabs(x);
     if (want_y && !(x > 0.0)) {
@@ -135,7 +138,13 @@ bessel_jy_fast(int n, int want_y, double x)
     double p = bessel_poly(n ? ptl_bessel_p1_hankel : ptl_bessel_p0_hankel, 11, y);
     double q = bessel_poly(n ? ptl_bessel_q1_hankel : ptl_bessel_q0_hankel, 11, y) / ax;
     double c, sn, cw, sw;
-    __builtin_sincos(ax, &sn, &c);
+    if (sc) {
+        sn = sc[0];
+        c = sc[1];
+    }
+    else {
+        __builtin_sincos(ax, &sn, &c);
+    }
     if (n == 0) {   /* w = x - pi/4, times sqrt(2) */
         cw = c + sn;
         sw = sn - c;
@@ -149,10 +158,10 @@ bessel_jy_fast(int n, int want_y, double x)
     return (n == 1 && !want_y && signbit(x)) ? -v : v;
 }
 
-SPECIAL_INLINE double bessel_j0_fast(double x) { return bessel_jy_fast(0, 0, x); }
-SPECIAL_INLINE double bessel_j1_fast(double x) { return bessel_jy_fast(1, 0, x); }
-SPECIAL_INLINE double bessel_y0_fast(double x) { return bessel_jy_fast(0, 1, x); }
-SPECIAL_INLINE double bessel_y1_fast(double x) { return bessel_jy_fast(1, 1, x); }
+SPECIAL_INLINE double bessel_j0_fast(double x) { return bessel_jy_sc(0, 0, x, NULL); }
+SPECIAL_INLINE double bessel_j1_fast(double x) { return bessel_jy_sc(1, 0, x, NULL); }
+SPECIAL_INLINE double bessel_y0_fast(double x) { return bessel_jy_sc(0, 1, x, NULL); }
+SPECIAL_INLINE double bessel_y1_fast(double x) { return bessel_jy_sc(1, 1, x, NULL); }
 
 /* Note [Fast ndtri]
  * ~~~~~~~~~~~~~~~~~
@@ -483,6 +492,57 @@ DEFINE_ERFC_BLOCK_KINDS(log_ndtr, LOG_NDTR_PRE, log_ndtr_from_erfc, log_ndtr_fro
         }                                                                                 \
         return;                                                                           \
     }
+
+/* J0, J1, Y0, Y1 in blocks: where a block has an |x| >= 25, sin |x| and cos |x| of all its
+ * elements by vec_math.h's vector sincos (libm's on its slow lanes: |x| > 2^20, inf, NaN,
+ * near a multiple of pi/2), which the Hankel branch then reads: libm's scalar sincos was
+ * most of its time */
+#define DEFINE_JY_BLOCKS(NAME, NN, WANT_Y, T, DT, S)                                      \
+    PTL_VATTR(S) static void                                                              \
+        NAME##_blocks_##DT##_##S(T *o, int64_t so, const T *a, int64_t sa, int64_t n)     \
+    {                                                                                     \
+        double ax[NDTR_BLOCK], sc[2 * NDTR_BLOCK];                                        \
+        const int64_t L = PTL_VLANES(S);                                                  \
+        for (int64_t i = 0; i < n; i += NDTR_BLOCK) {                                     \
+            int64_t m = n - i < NDTR_BLOCK ? n - i : NDTR_BLOCK, far = 0;                 \
+            for (int64_t j = 0; j < m; j++) {                                             \
+                ax[j] = fabs((double)a[(i + j) * sa]);                                    \
+                far |= !(ax[j] < PTL_BESSEL_JY_SERIES_MAX);                               \
+            }                                                                             \
+            if (far) {                                                                    \
+                int64_t mp = (m + L - 1) / L * L;                                         \
+                for (int64_t j = m; j < mp; j++) {                                        \
+                    ax[j] = 0.0;                                                          \
+                }                                                                         \
+                for (int64_t j = 0; j < mp; j += L) {                                     \
+                    PTL_VT(S) x = PTL_V(S, loadu)(ax + j), vs, vc;                        \
+                    PTL_VMT(S) slow = ptl_vm_sincos_fast_##S(x, &vs, &vc);                \
+                    vs = ptl_vm_patch_##S(vs, x, slow, sin);                              \
+                    vc = ptl_vm_patch_##S(vc, x, slow, cos);                              \
+                    double ts[8], tc[8];                                                  \
+                    PTL_V(S, storeu)(ts, vs);                                             \
+                    PTL_V(S, storeu)(tc, vc);                                             \
+                    for (int64_t l = 0; l < L; l++) {                                     \
+                        sc[2 * (j + l)] = ts[l];                                          \
+                        sc[2 * (j + l) + 1] = tc[l];                                      \
+                    }                                                                     \
+                }                                                                         \
+            }                                                                             \
+            for (int64_t j = 0; j < m; j++) {                                             \
+                double x = (double)a[(i + j) * sa];                                       \
+                o[(i + j) * so] = (T)bessel_jy_sc(NN, WANT_Y, x, sc + 2 * j);             \
+            }                                                                             \
+        }                                                                                 \
+    }
+#define DEFINE_JY_BLOCK_KINDS(NAME, NN, WANT_Y)                                           \
+    DEFINE_JY_BLOCKS(NAME, NN, WANT_Y, float, f4, pd)                                     \
+    DEFINE_JY_BLOCKS(NAME, NN, WANT_Y, double, f8, pd)                                    \
+    DEFINE_JY_BLOCKS(NAME, NN, WANT_Y, float, f4, pd512)                                  \
+    DEFINE_JY_BLOCKS(NAME, NN, WANT_Y, double, f8, pd512)
+DEFINE_JY_BLOCK_KINDS(bessel_j0, 0, 0)
+DEFINE_JY_BLOCK_KINDS(bessel_j1, 1, 0)
+DEFINE_JY_BLOCK_KINDS(bessel_y0, 0, 1)
+DEFINE_JY_BLOCK_KINDS(bessel_y1, 1, 1)
 #else
 #define ERFC_BLOCKS(NAME, T, DT, D, S, N)
 #endif
@@ -517,14 +577,15 @@ DEFINE_ERFC_BLOCK_KINDS(log_ndtr, LOG_NDTR_PRE, log_ndtr_from_erfc, log_ndtr_fro
 
 DEFINE_ERFC_LOOPS(ndtr, ndtr_fast)
 DEFINE_ERFC_LOOPS(log_ndtr, ptl_log_ndtr_d)
+/* (the same block plumbing: ERFC_BLOCKS only names NAME's blocks) */
+DEFINE_ERFC_LOOPS(bessel_j0, bessel_j0_fast)
+DEFINE_ERFC_LOOPS(bessel_j1, bessel_j1_fast)
+DEFINE_ERFC_LOOPS(bessel_y0, bessel_y0_fast)
+DEFINE_ERFC_LOOPS(bessel_y1, bessel_y1_fast)
 
 DEFINE_SPECIAL_UNARY(entr, entr_d)
 DEFINE_SPECIAL_UNARY_FMA(ndtri, ndtri_fast)
 DEFINE_SPECIAL_UNARY(erfcx, ptl_erfcx_d)
-DEFINE_SPECIAL_UNARY_FMA(bessel_j0, bessel_j0_fast)
-DEFINE_SPECIAL_UNARY_FMA(bessel_j1, bessel_j1_fast)
-DEFINE_SPECIAL_UNARY_FMA(bessel_y0, bessel_y0_fast)
-DEFINE_SPECIAL_UNARY_FMA(bessel_y1, bessel_y1_fast)
 DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k0, bessel_k0_fast)
 DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k1, bessel_k1_fast)
 DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k0, bessel_k0e_fast)
