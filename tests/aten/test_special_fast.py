@@ -1,9 +1,10 @@
 """The CPU's piecewise formulas of torch.special (src/aten/native/special.c: Note [Fast
 Bessel functions of real argument], [Fast ndtri], [Fast modified Bessel functions K],
-[Fast Airy Ai], and ndtr's and log_ndtr's vector erfc): accuracy against mpmath at and across every
-region boundary and table interval edge (both neighbours of each edge), in float64 with
-test_special_functions.py's bounds and in float32 within 1 ulp; layouts (strided,
-transposed) and one or two threads give the same bits."""
+[Fast Airy Ai], and the vector erfc, sin and sincos blocks of ndtr, log_ndtr, spherical j0
+and J, Y): accuracy against mpmath at and across every region boundary and table interval
+edge (both neighbours of each edge), in float64 with test_special_functions.py's bounds and
+in float32 within 1 ulp; layouts (strided, transposed) and one or two threads give the
+same bits."""
 import math
 
 import numpy as np
@@ -42,6 +43,7 @@ EDGES = {
              [1 - math.exp(-(1.5 + i) ** 2 / 2) for i in range(1, 8)],
     "ndtr": [-1.0, -38.5, -38.0, -20.0, -5.0, 0.0, 5.0],
     "log_ndtr": [-1.0, -36.0, -37.5, -20.0, 0.0, 5.0, -1e4],
+    "spherical_bessel_j0": [0.5, -0.5, 2.0 ** 20, -(2.0 ** 20), 1e22, math.pi, 100 * math.pi],
 }
 
 
@@ -60,19 +62,20 @@ def test_accuracy_across_edges(name, dtype):
     assert errs[i] <= limit, (name, errs[i])
 
 
-@pytest.mark.parametrize("name", ["ndtr", "log_ndtr", "ndtri", "bessel_j1",
-                                  "modified_bessel_k0", "airy_ai"])
+@pytest.mark.parametrize("name", ["ndtr", "log_ndtr", "ndtri", "bessel_j1", "bessel_y0",
+                                  "spherical_bessel_j0", "modified_bessel_k0", "airy_ai"])
 @pytest.mark.parametrize("dtype", [ptl.float64, ptl.float32])
 def test_layouts_and_threads_agree(name, dtype):
-    """ndtr's and log_ndtr's vector erfc takes every layout (the bits do not depend on it); the others
-    are per element; one or two threads split the work without changing a bit"""
+    """the blocks of ndtr and log_ndtr (vector erfc), J and Y (vector sincos) and spherical
+    j0 (vector sin) take every layout (the bits do not depend on it); one or two threads
+    split the work without changing a bit"""
     fn = getattr(S, name)
     rng = np.random.default_rng(7)
     if name == "ndtri":
         x = rng.uniform(0, 1, (300, 1001))
     else:
         x = rng.standard_normal((300, 1001)) * (15 if name != "modified_bessel_k0" else 5)
-        x = np.abs(x) if name == "modified_bessel_k0" else x
+        x = np.abs(x) if name in ("modified_bessel_k0", "bessel_y0") else x
     a = ptl.tensor(x, dtype=dtype)
     before = ptl.get_num_threads()
     try:

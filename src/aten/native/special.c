@@ -8,9 +8,9 @@
  * double (float32, float16 and bfloat16 round its result once); the formulas are the
  * scalar ones of scalar_math.h (zeta), gaussian_math.h, bessel_math.h and
  * polynomial_math.h, which a CUDA kernel can share, but for J0, J1, Y0, Y1, K0, K1, Ai,
- * ndtri, ndtr, log_ndtr and Hermite's, whose faster CPU formulas are below (Note [Fast
- * Bessel functions of real argument], Note [Fast ndtri], Note [Fast modified Bessel
- * functions K], Note [Fast Airy Ai]; their tables are special_tables.c's).  Integer and
+ * ndtri, ndtr, log_ndtr, spherical j0 and Hermite's, whose faster CPU formulas are below
+ * (Note [Fast Bessel functions of real argument], Note [Fast ndtri], Note [Fast modified
+ * Bessel functions K], Note [Fast Airy Ai]; their tables are special_tables.c's).  Integer and
  * bool inputs compute in the default float dtype, as in PyTorch.  See Note [erfcx and the
  * normal distribution], Note [Bessel functions of real argument] and Note [Orthogonal
  * polynomials]. */
@@ -450,8 +450,11 @@ DEFINE_POLY_SPLIT(pd512)
 DEFINE_UNARY_VEC_ERF_D(pd)
 DEFINE_UNARY_VEC_ERF_D(pd512)
 
-/* NAME's blocks: buf = PRE(x), the vector erfc over buf, then FIN(x, buf) */
+/* NAME's blocks: buf = PRE(x), the vector erfc (MAP in general) over buf, then
+ * FIN(x, buf) */
 #define DEFINE_ERFC_BLOCKS(NAME, T, DT, PRE, FIN, S)                                      \
+    DEFINE_MAP_BLOCKS(NAME, T, DT, PRE, erfcd, FIN, S)
+#define DEFINE_MAP_BLOCKS(NAME, T, DT, PRE, MAP, FIN, S)                                  \
     PTL_VATTR(S) static void                                                              \
         NAME##_blocks_##DT##_##S(T *o, int64_t so, const T *a, int64_t sa, int64_t n)     \
     {                                                                                     \
@@ -461,7 +464,7 @@ DEFINE_UNARY_VEC_ERF_D(pd512)
             for (int64_t j = 0; j < m; j++) {                                             \
                 buf[j] = PRE((double)a[(i + j) * sa]);                                    \
             }                                                                             \
-            ptl_vm_map_erfcd_##S(buf, buf, m);                                            \
+            ptl_vm_map_##MAP##_##S(buf, buf, m);                                          \
             for (int64_t j = 0; j < m; j++) {                                             \
                 o[(i + j) * so] = (T)(FIN((double)a[(i + j) * sa], buf[j]));              \
             }                                                                             \
@@ -479,6 +482,14 @@ DEFINE_ERFC_BLOCK_KINDS(ndtr, NDTR_PRE, NDTR_HALF_ERFC, ndtr_from_erfc)
 /* log_ndtr: erfc(|x| / sqrt(2)) gives ndtr(-|x|) */
 #define LOG_NDTR_PRE(X) (fabs(X) * NDTR_RSQRT2_HI)
 DEFINE_ERFC_BLOCK_KINDS(log_ndtr, LOG_NDTR_PRE, log_ndtr_from_erfc, log_ndtr_from_erfc)
+/* spherical j0: sin x / x from the vector sin, bessel_math.h's Taylor polynomial below
+ * |x| = 1/2 and 0 at +-inf */
+#define SPH_J0_PRE(X) (X)
+#define SPH_J0_FIN(X, S) (fabs(X) < 0.5 || isinf(X) ? ptl_spherical_bessel_j0_d(X) : (S) / (X))
+DEFINE_MAP_BLOCKS(spherical_bessel_j0, float, f4, SPH_J0_PRE, sin, SPH_J0_FIN, pd)
+DEFINE_MAP_BLOCKS(spherical_bessel_j0, double, f8, SPH_J0_PRE, sin, SPH_J0_FIN, pd)
+DEFINE_MAP_BLOCKS(spherical_bessel_j0, float, f4, SPH_J0_PRE, sin, SPH_J0_FIN, pd512)
+DEFINE_MAP_BLOCKS(spherical_bessel_j0, double, f8, SPH_J0_PRE, sin, SPH_J0_FIN, pd512)
 /* element strides (every layout takes the vector erfc: the bits do not depend on it) */
 #define ERFC_BLOCKS(NAME, T, DT, D, S, N)                                                 \
     if ((S)[0] % (int64_t)sizeof(T) == 0 && (S)[1] % (int64_t)sizeof(T) == 0 &&           \
@@ -582,6 +593,7 @@ DEFINE_ERFC_LOOPS(bessel_j0, bessel_j0_fast)
 DEFINE_ERFC_LOOPS(bessel_j1, bessel_j1_fast)
 DEFINE_ERFC_LOOPS(bessel_y0, bessel_y0_fast)
 DEFINE_ERFC_LOOPS(bessel_y1, bessel_y1_fast)
+DEFINE_ERFC_LOOPS(spherical_bessel_j0, ptl_spherical_bessel_j0_d)
 
 DEFINE_SPECIAL_UNARY(entr, entr_d)
 DEFINE_SPECIAL_UNARY_FMA(ndtri, ndtri_fast)
@@ -590,7 +602,6 @@ DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k0, bessel_k0_fast)
 DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k1, bessel_k1_fast)
 DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k0, bessel_k0e_fast)
 DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k1, bessel_k1e_fast)
-DEFINE_SPECIAL_UNARY(spherical_bessel_j0, ptl_spherical_bessel_j0_d)
 DEFINE_SPECIAL_UNARY_FMA(airy_ai, airy_ai_fast)
 #undef DEFINE_SPECIAL_UNARY
 
