@@ -475,10 +475,16 @@ DEFINE_UNARY_VEC_ERF_D(pd512)
     DEFINE_ERFC_BLOCKS(NAME, double, f8, PRE, FIN_D, pd)                                  \
     DEFINE_ERFC_BLOCKS(NAME, float, f4, PRE, FIN_F, pd512)                                \
     DEFINE_ERFC_BLOCKS(NAME, double, f8, PRE, FIN_D, pd512)
-/* float32: th's rounding costs under 2e-13 of the result, no correction */
+/* float32: th's rounding costs under 2e-13 of the result, no correction; th clamped at
+ * 10.0625, where erfc(th) / 2 already rounds to 0 in float32 (the vector erfc's far lanes
+ * are its slow ones; NaN stays NaN) */
 #define NDTR_PRE(X) (-(X) * NDTR_RSQRT2_HI)
 #define NDTR_HALF_ERFC(X, E) (0.5 * (E))
-DEFINE_ERFC_BLOCK_KINDS(ndtr, NDTR_PRE, NDTR_HALF_ERFC, ndtr_from_erfc)
+#define NDTR_PRE_F(X) (NDTR_PRE(X) > 10.0625 ? 10.0625 : NDTR_PRE(X))
+DEFINE_ERFC_BLOCKS(ndtr, float, f4, NDTR_PRE_F, NDTR_HALF_ERFC, pd)
+DEFINE_ERFC_BLOCKS(ndtr, double, f8, NDTR_PRE, ndtr_from_erfc, pd)
+DEFINE_ERFC_BLOCKS(ndtr, float, f4, NDTR_PRE_F, NDTR_HALF_ERFC, pd512)
+DEFINE_ERFC_BLOCKS(ndtr, double, f8, NDTR_PRE, ndtr_from_erfc, pd512)
 /* log_ndtr: erfc(|x| / sqrt(2)) gives ndtr(-|x|) */
 #define LOG_NDTR_PRE(X) (fabs(X) * NDTR_RSQRT2_HI)
 DEFINE_ERFC_BLOCK_KINDS(log_ndtr, LOG_NDTR_PRE, log_ndtr_from_erfc, log_ndtr_from_erfc)
