@@ -1,10 +1,10 @@
-"""The CPU's piecewise formulas of torch.special (src/aten/native/special.c: Note [Fast
-Bessel functions of real argument], [Fast ndtri], [Fast modified Bessel functions K],
-[Fast Airy Ai], and the vector erfc, sin and sincos blocks of ndtr, log_ndtr, spherical j0
-and J, Y): accuracy against mpmath at and across every region boundary and table interval
-edge (both neighbours of each edge), in float64 with test_special_functions.py's bounds and
-in float32 within 1 ulp; layouts (strided, transposed) and one or two threads give the
-same bits."""
+"""The CPU's piecewise formulas of torch.special (src/aten/native/special.c: Note [Fast Bessel
+functions of real argument], [Fast ndtri], [Fast modified Bessel functions K], [Fast Airy
+Ai], and the vector erfc, sin and sincos blocks of ndtr, log_ndtr, erfcx, spherical j0 and
+J, Y): accuracy against mpmath at and across every region boundary and table interval edge
+(both neighbours of each edge), in float64 with test_special_functions.py's bounds and in
+float32 within 1 ulp; layouts (strided, transposed) and one or two threads give the same
+bits."""
 import math
 
 import numpy as np
@@ -44,6 +44,7 @@ EDGES = {
     "ndtr": [-1.0, -38.5, -38.0, -20.0, -5.0, 0.0, 5.0],
     "log_ndtr": [-1.0, -36.0, -37.5, -20.0, 0.0, 5.0, -1e4],
     "spherical_bessel_j0": [0.5, -0.5, 2.0 ** 20, -(2.0 ** 20), 1e22, math.pi, 100 * math.pi],
+    "erfcx": [26.0, -26.0, -26.6, 8.0, 0.5, -0.5, 27.3, 1e5],
 }
 
 
@@ -62,11 +63,12 @@ def test_accuracy_across_edges(name, dtype):
     assert errs[i] <= limit, (name, errs[i])
 
 
-@pytest.mark.parametrize("name", ["ndtr", "log_ndtr", "ndtri", "bessel_j1", "bessel_y0",
-                                  "spherical_bessel_j0", "modified_bessel_k0", "airy_ai"])
+@pytest.mark.parametrize("name", ["ndtr", "log_ndtr", "erfcx", "ndtri", "bessel_j1",
+                                  "bessel_y0", "spherical_bessel_j0", "modified_bessel_k0",
+                                  "airy_ai"])
 @pytest.mark.parametrize("dtype", [ptl.float64, ptl.float32])
 def test_layouts_and_threads_agree(name, dtype):
-    """the blocks of ndtr and log_ndtr (vector erfc), J and Y (vector sincos) and spherical
+    """the blocks of ndtr, log_ndtr and erfcx (vector erfc), J and Y (vector sincos) and spherical
     j0 (vector sin) take every layout (the bits do not depend on it); one or two threads
     split the work without changing a bit"""
     fn = getattr(S, name)

@@ -8,12 +8,12 @@
  * double (float32, float16 and bfloat16 round its result once); the formulas are the
  * scalar ones of scalar_math.h (zeta), gaussian_math.h, bessel_math.h and
  * polynomial_math.h, which a CUDA kernel can share, but for J0, J1, Y0, Y1, K0, K1, Ai,
- * ndtri, ndtr, log_ndtr, spherical j0 and Hermite's, whose faster CPU formulas are below
- * (Note [Fast Bessel functions of real argument], Note [Fast ndtri], Note [Fast modified
- * Bessel functions K], Note [Fast Airy Ai]; their tables are special_tables.c's).  Integer and
- * bool inputs compute in the default float dtype, as in PyTorch.  See Note [erfcx and the
- * normal distribution], Note [Bessel functions of real argument] and Note [Orthogonal
- * polynomials]. */
+ * ndtri, ndtr, log_ndtr, erfcx, spherical j0 and Hermite's, whose faster CPU formulas are
+ * below (Note [Fast Bessel functions of real argument], Note [Fast ndtri], Note [Fast
+ * modified Bessel functions K], Note [Fast Airy Ai]; their tables are special_tables.c's).
+ * Integer and bool inputs compute in the default float dtype, as in PyTorch.  See Note
+ * [erfcx and the normal distribution], Note [Bessel functions of real argument] and Note
+ * [Orthogonal polynomials]. */
 #include <math.h>
 
 #include "../../c10/cpu_features.h"
@@ -422,10 +422,10 @@ log_ndtr_from_erfc(double x, double e)
     DEFINE_SPECIAL_FMA_LOOP(NAME, double, f8, PTL_ID, PTL_ID, NAME##_in_d)                \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
 
-/* float32 and float64 ndtr and log_ndtr with AVX2, any layout: th for a block of elements
- * into a buffer, unary.c's vector erfc over it (Note [Vector float64 erf, erfc, erfinv]:
- * 1.45 ulps), then ndtr_from_erfc or log_ndtr_from_erfc; without AVX2 the formulas per
- * element (libm's erfc) */
+/* float32 and float64 ndtr, log_ndtr and erfcx with AVX2, any layout: th for a block of
+ * elements into a buffer, unary.c's vector erfc over it (Note [Vector float64 erf, erfc, erfinv]:
+ * 1.45 ulps), then ndtr_from_erfc, log_ndtr_from_erfc or erfcx_from_erfc; without AVX2
+ * the formulas per element (libm's erfc) */
 #define NDTR_BLOCK 256
 #ifdef PTL_HAVE_AVX2_KERNELS
 /* sum c[k] t^(n-1-k) as two Horner chains in t^2, what unary_f8_erf.h's erfc expects of
@@ -488,6 +488,24 @@ DEFINE_ERFC_BLOCKS(ndtr, double, f8, NDTR_PRE, ndtr_from_erfc, pd512)
 /* log_ndtr: erfc(|x| / sqrt(2)) gives ndtr(-|x|) */
 #define LOG_NDTR_PRE(X) (fabs(X) * NDTR_RSQRT2_HI)
 DEFINE_ERFC_BLOCK_KINDS(log_ndtr, LOG_NDTR_PRE, log_ndtr_from_erfc, log_ndtr_from_erfc)
+/* erfcx: e^(x^2) erfc(x) below 26 (x^2 = s + lo exactly: e^s (1 + lo)), as
+ * gaussian_math.h's ptl_erfcx_d but with the vector erfc; from 26 on (and NaN) that
+ * function's asymptotic series, the lane clamped at 26 */
+#define ERFCX_PRE(X) ((X) > 26.0 ? 26.0 : (X))
+SPECIAL_INLINE double
+erfcx_from_erfc(double x, double e)
+{
+    if (!(x < 26.0)) {
+        return ptl_erfcx_d(x);
+    }
+    double sq = x * x, lo = fma(x, x, -sq);
+    if (sq > 709.0) {   /* x < -26.6: 2 e^(x^2) overflows */
+        return INFINITY;
+    }
+    double r = exp(sq) * e;
+    return r + r * lo;
+}
+DEFINE_ERFC_BLOCK_KINDS(erfcx, ERFCX_PRE, erfcx_from_erfc, erfcx_from_erfc)
 /* spherical j0: sin x / x from the vector sin, bessel_math.h's Taylor polynomial below
  * |x| = 1/2 and 0 at +-inf */
 #define SPH_J0_PRE(X) (X)
@@ -594,6 +612,7 @@ DEFINE_JY_BLOCK_KINDS(bessel_y1, 1, 1)
 
 DEFINE_ERFC_LOOPS(ndtr, ndtr_fast)
 DEFINE_ERFC_LOOPS(log_ndtr, ptl_log_ndtr_d)
+DEFINE_ERFC_LOOPS(erfcx, ptl_erfcx_d)
 /* (the same block plumbing: ERFC_BLOCKS only names NAME's blocks) */
 DEFINE_ERFC_LOOPS(bessel_j0, bessel_j0_fast)
 DEFINE_ERFC_LOOPS(bessel_j1, bessel_j1_fast)
@@ -603,7 +622,6 @@ DEFINE_ERFC_LOOPS(spherical_bessel_j0, ptl_spherical_bessel_j0_d)
 
 DEFINE_SPECIAL_UNARY(entr, entr_d)
 DEFINE_SPECIAL_UNARY_FMA(ndtri, ndtri_fast)
-DEFINE_SPECIAL_UNARY(erfcx, ptl_erfcx_d)
 DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k0, bessel_k0_fast)
 DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k1, bessel_k1_fast)
 DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k0, bessel_k0e_fast)
