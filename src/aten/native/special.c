@@ -621,7 +621,49 @@ DEFINE_ERFC_LOOPS(bessel_y1, bessel_y1_fast)
 DEFINE_ERFC_LOOPS(spherical_bessel_j0, ptl_spherical_bessel_j0_d)
 
 DEFINE_SPECIAL_UNARY(entr, entr_d)
-DEFINE_SPECIAL_UNARY_FMA(ndtri, ndtri_fast)
+/* ndtri in blocks: the indices of the central elements and of the others collected
+ * without a branch, then each list by its own loop (on uniform p a branch between the
+ * regions per element mispredicted half the time) */
+#define DEFINE_NDTRI_LOOP(T, DT)                                                          \
+    SPECIAL_FMA_CLONES static void                                                        \
+    ndtri_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)             \
+    {                                                                                     \
+        double p[NDTR_BLOCK], res[NDTR_BLOCK];                                            \
+        int mid[NDTR_BLOCK], tail[NDTR_BLOCK];                                            \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i += NDTR_BLOCK) {                                     \
+            int m = (int)(n - i < NDTR_BLOCK ? n - i : NDTR_BLOCK), nm = 0, nt = 0;       \
+            for (int j = 0; j < m; j++) {                                                 \
+                p[j] = (double)*(const T *)(d[1] + (i + j) * s[1]);                       \
+                int c = fabs(p[j] - 0.5) <= 0.25;                                         \
+                mid[nm] = j;                                                              \
+                tail[nt] = j;                                                             \
+                nm += c;                                                                  \
+                nt += !c;                                                                 \
+            }                                                                             \
+            for (int t = 0; t < nm; t++) {                                                \
+                double q = p[mid[t]] - 0.5;                                               \
+                res[mid[t]] = q * bessel_poly(ptl_ndtri_tab + 18 * 38, 18, q * q - 0.03125); \
+            }                                                                             \
+            for (int t = 0; t < nt; t++) {                                                \
+                res[tail[t]] = ndtri_fast(p[tail[t]]);                                    \
+            }                                                                             \
+            for (int j = 0; j < m; j++) {                                                 \
+                *(T *)(d[0] + (i + j) * s[0]) = (T)res[j];                                \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_NDTRI_LOOP(float, f4)
+DEFINE_NDTRI_LOOP(double, f8)
+SPECIAL_INLINE float
+ndtri_in_f(float x, const void *e)
+{
+    (void)e;
+    return (float)ndtri_fast((double)x);
+}
+DEFINE_SPECIAL_FMA_LOOP(ndtri, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, ndtri_in_f)
+DEFINE_SPECIAL_FMA_LOOP(ndtri, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, ndtri_in_f)
+static const PtlLoop ndtri_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(ndtri)};
 DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k0, bessel_k0_fast)
 DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k1, bessel_k1_fast)
 DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k0, bessel_k0e_fast)
