@@ -7,6 +7,7 @@ float32 within 1 ulp; layouts (strided, transposed) and one or two threads give 
 bits."""
 import math
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -109,3 +110,59 @@ def test_ndtr_block_lengths(n):
     got = S.ndtr(ptl.tensor(x)).numpy()
     alone = np.array([S.ndtr(ptl.tensor(x[i:i + 1])).numpy()[0] for i in range(n)])
     np.testing.assert_array_equal(got, alone.reshape(got.shape))
+
+
+def _recurrence(kind, x, k):
+    """p_k(x) of Chebyshev T, U, V, W (kind 0-3) or Hermite H, He ("h", "he") by the
+    three-term recurrence in 40-digit mpmath"""
+    x = mpmath.mpf(float(x))
+    with mpmath.workdps(40):
+        if kind in ("h", "he"):
+            c = 2 if kind == "h" else 1
+            p, q = mpmath.mpf(1), c * x
+            for j in range(1, k):
+                p, q = q, c * (x * q - j * p)
+        else:
+            p = mpmath.mpf(1)
+            q = [x, 2 * x, 2 * x - 1, 2 * x + 1][kind]
+            for _ in range(1, k):
+                p, q = q, 2 * x * q - p
+        return float(q) if k > 0 else 1.0
+
+
+CHEBYSHEV = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+             "chebyshev_polynomial_w"]
+
+
+@pytest.mark.parametrize("kind", range(4))
+@pytest.mark.parametrize("shifted", [False, True])
+def test_chebyshev_recurrence_across_its_degree_limit(kind, shifted):
+    """the CPU's fma recurrence runs degrees 1-16 inside (-1, 1), the closed forms above:
+    degrees 0-20 at random x, within 20 + 2k ulps of the polynomial's size there (1 for T,
+    k + 1 for U, 2k + 1 for V and W; the closed forms' phase k acos x carries k ulps: T_18
+    measured 29)"""
+    x = np.random.default_rng(kind).uniform(-0.999, 0.999, 25)
+    name = ("shifted_" if shifted else "") + CHEBYSHEV[kind]
+    for k in range(21):
+        arg = (x + 1) / 2 if shifted else x
+        got = getattr(S, name)(ptl.tensor(arg), ptl.tensor(np.full(25, float(k)))).numpy()
+        want = np.array([_recurrence(kind, 2 * a - 1 if shifted else a, k) for a in arg])
+        size = [1, k + 1, 2 * k + 1, 2 * k + 1][kind]
+        limit = (20 + 2 * k) * np.spacing(float(size))
+        assert np.all(np.abs(got - want) <= limit), (name, k)
+
+
+@pytest.mark.parametrize("kind", ["h", "he"])
+def test_hermite_fma_step(kind):
+    """the CPU's Hermite step is one fma: degrees 0-40 within 20 ulps of the polynomial's
+    size (e^(x^2/2) sqrt(2^k k!) for H, e^(x^2/4) sqrt(k!) for He)"""
+    x = np.random.default_rng(5).uniform(-6, 6, 25)
+    fn = S.hermite_polynomial_h if kind == "h" else S.hermite_polynomial_he
+    for k in range(41):
+        got = fn(ptl.tensor(x), ptl.tensor(np.full(25, float(k)))).numpy()
+        want = np.array([_recurrence(kind, a, k) for a in x])
+        if kind == "h":
+            size = np.exp(x * x / 2) * math.sqrt(2.0 ** k * math.factorial(k))
+        else:
+            size = np.exp(x * x / 4) * math.sqrt(math.factorial(k))
+        assert np.all(np.abs(got - want) <= 20 * np.spacing(size)), (kind, k)
