@@ -8,10 +8,10 @@
  * double (float32, float16 and bfloat16 round its result once); the formulas are the
  * scalar ones of scalar_math.h (zeta), gaussian_math.h, bessel_math.h and
  * polynomial_math.h, which a CUDA kernel can share, but for J0, J1, Y0, Y1, K0, K1, Ai,
- * ndtri, ndtr, log_ndtr, erfcx, spherical j0, Chebyshev's and Hermite's, whose faster
- * CPU formulas are below (Note [Fast Bessel functions of real argument], Note [Fast
- * ndtri], Note [Fast modified Bessel functions K], Note [Fast Airy Ai]; their tables are
- * special_tables.c's).
+ * ndtri, ndtr, log_ndtr, erfcx, spherical j0, Chebyshev's, Hermite's and Legendre's, whose
+ * faster CPU formulas are below (Note [Fast Bessel functions of real argument], Note
+ * [Fast ndtri], Note [Fast modified Bessel functions K], Note [Fast Airy Ai]; their tables
+ * are special_tables.c's).
  * Integer and bool inputs compute in the default float dtype, as in PyTorch.  See Note
  * [erfcx and the normal distribution], Note [Bessel functions of real argument] and Note
  * [Orthogonal polynomials]. */
@@ -731,6 +731,25 @@ SPECIAL_INLINE double scheb_u_fast(double x, double n) { return cheb_u_fast(2.0 
 SPECIAL_INLINE double scheb_v_fast(double x, double n) { return cheb_v_fast(2.0 * x - 1.0, n); }
 SPECIAL_INLINE double scheb_w_fast(double x, double n) { return cheb_w_fast(2.0 * x - 1.0, n); }
 
+/* Legendre P on the CPU: polynomial_math.h's ptl_legendre inlined, the step
+ * fma((2j + 1) x, P_j, -j P_(j-1)) / (j + 1) (one rounding fewer) */
+SPECIAL_INLINE double
+legendre_fast(double x, double n)
+{
+    int64_t k = ptl_poly_degree(n);
+    if (k <= 0 || !(fabs(x) < 1.0)) {
+        return ptl_legendre(x, n);
+    }
+    double p = 1.0, q = x;
+    for (int64_t j = 1; j < k; j++) {
+        double jj = (double)j;
+        double r = fma((2.0 * jj + 1.0) * x, q, -jj * p) / (jj + 1.0);
+        p = q;
+        q = r;
+    }
+    return q;
+}
+
 SPECIAL_INLINE double hermite_h_fast(double x, double n) { return hermite_fast(0, x, n); }
 SPECIAL_INLINE double hermite_he_fast(double x, double n) { return hermite_fast(1, x, n); }
 
@@ -783,7 +802,7 @@ DEFINE_POLYNOMIAL_FMA(shifted_chebyshev_polynomial_w, scheb_w_fast)
 DEFINE_POLYNOMIAL_FMA(hermite_polynomial_h, hermite_h_fast)
 DEFINE_POLYNOMIAL_FMA(hermite_polynomial_he, hermite_he_fast)
 DEFINE_POLYNOMIAL(laguerre_polynomial_l, ptl_laguerre_l_d)
-DEFINE_POLYNOMIAL(legendre_polynomial_p, ptl_legendre_p_d)
+DEFINE_POLYNOMIAL_FMA(legendre_polynomial_p, legendre_fast)
 #undef DEFINE_POLYNOMIAL
 
 /* unary.c's i0 and special_i1 kernels, whose vector lanes compute I0 and I1 */
