@@ -1,17 +1,23 @@
 /* special.c -- the CPU kernels of torch.special's functions that have no other home:
  * zeta (Hurwitz), entr, ndtr, log_ndtr, ndtri, erfcx, the Bessel functions J0, J1, Y0, Y1,
- * the modified Bessel functions I0, I1, K0, K1 (and e^x K0, e^x K1), the spherical Bessel
+ * the modified Bessel functions K0, K1 (and e^x K0, e^x K1), the spherical Bessel
  * function j0, the Airy function Ai and the orthogonal polynomials (Chebyshev T, U, V, W
- * and their shifted forms, Hermite H and He, Laguerre L, Legendre P).  Mirrors their CPU
- * kernels in ATen/native/cpu/UnaryOpsKernel.cpp and BinaryOpsKernel.cpp.  Every formula
- * runs in double (float32, float16 and bfloat16 round its result once); the formulas are
- * the scalar ones of scalar_math.h (zeta), special_math.h (I0, I1), gaussian_math.h,
- * bessel_math.h and polynomial_math.h, which a CUDA kernel can share.  Integer and bool
- * inputs compute in the default float dtype, as in PyTorch.  See Note [erfcx and the normal
- * distribution], Note [Bessel functions of real argument] and Note [Orthogonal
- * polynomials]. */
+ * and their shifted forms, Hermite H and He, Laguerre L, Legendre P); modified_bessel_i0
+ * and i1 register unary.c's i0 and special_i1 kernels.  Mirrors their CPU kernels in
+ * ATen/native/cpu/UnaryOpsKernel.cpp and BinaryOpsKernel.cpp.  Every formula runs in
+ * double (float32, float16 and bfloat16 round its result once); the formulas are the
+ * scalar ones of scalar_math.h (zeta), gaussian_math.h, bessel_math.h and
+ * polynomial_math.h, which a CUDA kernel can share, but for J0, J1, Y0, Y1, K0, K1, Ai,
+ * ndtri, ndtr, log_ndtr, erfcx, spherical j0, Chebyshev's, Hermite's and Legendre's, whose
+ * faster CPU formulas are below (Note [Fast Bessel functions of real argument], Note
+ * [Fast ndtri], Note [Fast modified Bessel functions K], Note [Fast Airy Ai]; their tables
+ * are special_tables.c's).
+ * Integer and bool inputs compute in the default float dtype, as in PyTorch.  See Note
+ * [erfcx and the normal distribution], Note [Bessel functions of real argument] and Note
+ * [Orthogonal polynomials]. */
 #include <math.h>
 
+#include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../bessel_math.h"
 #include "../gaussian_math.h"
@@ -20,6 +26,7 @@
 #include "../special_math.h"
 #include "binary_loops.h"
 #include "native.h"
+#include "unary_f8_erf.h"
 #include "unary_loops.h"
 
 /* entr(x) = -x log x, 0 at 0, -inf below 0 (PyTorch's values: NaN stays NaN) */
@@ -34,6 +41,334 @@ entr_d(double x)
     }
     return x == 0.0 ? 0.0 : -INFINITY;
 }
+
+/* Note [Fast Bessel functions of real argument]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The CPU's J0, J1, Y0, Y1 evaluate fixed polynomials (bessel_math.h's series in
+ * double-double, exact but a hundred times slower, stay the CUDA kernels' formulas):
+ *   |x| < 1: the ascending series (DLMF 10.2.2, 10.8.1-2) as polynomials in z = x^2,
+ *     J0 = A(z), J1 = x B(z), Y0 = 2/pi log(x) J0 + C(z), Y1 = 2/pi log(x) J1 - 2/(pi x)
+ *     + x D(z), twelve terms (the thirteenth is below 1e-22 at x = 1);
+ *   1 <= |x| < 25: a degree-13 polynomial in t = |x| - i - 1/2 on each unit interval
+ *     [i, i + 1) (the Chebyshev interpolant of the function, fitted to 40 digits); below
+ *     3 the Y tables hold the entire S_n = Y_n - 2/pi log(x) J_n (+ 2/(pi x) for n = 1),
+ *     whose logarithmic singularity at 0 would need a higher degree, and the log term is
+ *     added back;
+ *   |x| >= 25: Hankel's expansion as before, its P and Q as polynomials of 11 terms in
+ *     1/x^2 (the 22nd term of the series is below 1e-18 at x = 25), sin |x| and cos |x|
+ *     by vec_math.h's vector sincos for float32 and float64 with AVX2 (a block's worth at
+ *     a time, see DEFINE_JY_BLOCKS; libm's elsewhere: other bits, the same accuracy).
+ * tools/fit_bessel_jy.py prints the tables (special_tables.c) and their errors: at most 2
+ * ulps of max(|f(x)|, sqrt(2 / (pi x))) in Horner's evaluation, whose rounding, like the
+ * fit's, is absolute near a zero (as the Hankel branch's).  Each element is a table look-up
+ * and 13 multiply-adds (the log below 3 for Y), against the double-double series' ~60
+ * pair operations.  float32 rounds the double result once. */
+
+extern const double ptl_bessel_j0_tab[336], ptl_bessel_j1_tab[336];
+extern const double ptl_bessel_y0_tab[336], ptl_bessel_y1_tab[336];
+extern const double ptl_bessel_j0_ser[12], ptl_bessel_j1_ser[12];
+extern const double ptl_bessel_s0_ser[12], ptl_bessel_s1_ser[12];
+extern const double ptl_bessel_p0_hankel[11], ptl_bessel_q0_hankel[11];
+extern const double ptl_bessel_p1_hankel[11], ptl_bessel_q1_hankel[11];
+
+#define BESSEL_TAB_DEG 13
+
+/* sum c[k] t^k, k < ncoef, as four Horner chains in t^4 (c[j], c[j + 4], ... for j < 4)
+ * joined by (s0 + t s1) + t^2 (s2 + t s3): a quarter of Horner's latency, which bounds
+ * these loops (a branch mispredicted between the elements leaves nothing to overlap).
+ * fma: the same bits on every CPU; the loops below are compiled for FMA too, where fma is
+ * one instruction (always inlined, for the formulas to be compiled into each clone). */
+#define SPECIAL_INLINE static inline __attribute__((always_inline))
+
+SPECIAL_INLINE double
+bessel_poly(const double *c, int ncoef, double t)
+{
+    double t2 = t * t, t4 = t2 * t2, s[4];
+    for (int j = 0; j < 4; j++) {
+        int top = j + 4 * ((ncoef - 1 - j) / 4);
+        s[j] = top < ncoef ? c[top] : 0.0;
+        for (int k = top - 4; k >= 0; k -= 4) {
+            s[j] = fma(s[j], t4, c[k]);
+        }
+    }
+    return fma(t2, fma(s[3], t, s[2]), fma(s[1], t, s[0]));
+}
+
+/* J_n (want_y 0) or Y_n (want_y 1) of x, n 0 or 1 (see the Note); sc, when not NULL,
+ * holds sin |x| and cos |x| for the Hankel branch */
+SPECIAL_INLINE double
+bessel_jy_sc(int n, int want_y, double x, const double *sc)
+{
+    double ax = fabs(x);
+    if (want_y && !(x > 0.0)) {
+        return x != x ? x : x == 0.0 ? -INFINITY : NAN;
+    }
+    if (ax < 1.0) {
+        double z = ax * ax, j = bessel_poly(n ? ptl_bessel_j1_ser : ptl_bessel_j0_ser, 12, z);
+        if (n == 1) {
+            j *= ax;
+        }
+        if (!want_y) {
+            return (n == 1 && signbit(x)) ? -j : j;
+        }
+        double sv = bessel_poly(n ? ptl_bessel_s1_ser : ptl_bessel_s0_ser, 12, z);
+        double l = PTL_TWO_OVER_PI * log(ax);
+        return n == 0 ? l * j + sv : l * j + (ax * sv - PTL_TWO_OVER_PI / ax);
+    }
+    if (ax < PTL_BESSEL_JY_SERIES_MAX) {
+        int i = (int)ax;
+        double t = ax - ((double)i + 0.5);
+        int off = (i - 1) * (BESSEL_TAB_DEG + 1);
+        const double *jt = n ? ptl_bessel_j1_tab : ptl_bessel_j0_tab;
+        if (!want_y) {
+            double j = bessel_poly(jt + off, BESSEL_TAB_DEG + 1, t);
+            return (n == 1 && signbit(x)) ? -j : j;
+        }
+        double v = bessel_poly((n ? ptl_bessel_y1_tab : ptl_bessel_y0_tab) + off,
+                               BESSEL_TAB_DEG + 1, t);
+        if (ax < 3.0) {
+            double j = bessel_poly(jt + off, BESSEL_TAB_DEG + 1, t);
+            v += PTL_TWO_OVER_PI * log(ax) * j - (n ? PTL_TWO_OVER_PI / ax : 0.0);
+        }
+        return v;
+    }
+    if (ax != ax || isinf(ax)) {
+        return ax != ax ? x : 0.0;
+    }
+    double y = 1.0 / (ax * ax);
+    double p = bessel_poly(n ? ptl_bessel_p1_hankel : ptl_bessel_p0_hankel, 11, y);
+    double q = bessel_poly(n ? ptl_bessel_q1_hankel : ptl_bessel_q0_hankel, 11, y) / ax;
+    double c, sn, cw, sw;
+    if (sc) {
+        sn = sc[0];
+        c = sc[1];
+    }
+    else {
+        __builtin_sincos(ax, &sn, &c);
+    }
+    if (n == 0) {   /* w = x - pi/4, times sqrt(2) */
+        cw = c + sn;
+        sw = sn - c;
+    }
+    else {          /* w = x - 3 pi/4, times sqrt(2) */
+        cw = sn - c;
+        sw = -(sn + c);
+    }
+    double env = 1.0 / sqrt(PTL_PI_D * ax);
+    double v = want_y ? env * (p * sw + q * cw) : env * (p * cw - q * sw);
+    return (n == 1 && !want_y && signbit(x)) ? -v : v;
+}
+
+SPECIAL_INLINE double bessel_j0_fast(double x) { return bessel_jy_sc(0, 0, x, NULL); }
+SPECIAL_INLINE double bessel_j1_fast(double x) { return bessel_jy_sc(1, 0, x, NULL); }
+SPECIAL_INLINE double bessel_y0_fast(double x) { return bessel_jy_sc(0, 1, x, NULL); }
+SPECIAL_INLINE double bessel_y1_fast(double x) { return bessel_jy_sc(1, 1, x, NULL); }
+
+/* Note [Fast ndtri]
+ * ~~~~~~~~~~~~~~~~~
+ * The CPU's ndtri evaluates fixed polynomials (gaussian_math.h's Newton steps on log_ndtr,
+ * up to eight of them each with a log, an exp and an erfc, stay the CUDA kernels'):
+ * |p - 1/2| <= 1/4, q = p - 1/2 exact: q G(q^2), G of degree 16; p < 1/4: H(r),
+ * r = sqrt(-2 log p) in (1.66, 38.6] (the smallest subnormal p), H of degree 17 on the
+ * unit interval [3/2 + i, 5/2 + i) that holds r; p > 3/4: -H of 1 - p (exact).  Each fit
+ * is within an ulp (tools/fit_ndtri.py); log's rounding moves x by at most 3.2 times its
+ * relative error (r H'(r) / H(r) at p = 1/4, less deeper in the tail). */
+
+extern const double ptl_ndtri_tab[39 * 18];
+
+SPECIAL_INLINE double
+ndtri_fast(double p)
+{
+    if (!(p > 0.0 && p < 1.0)) {
+        return p == 0.0 ? -INFINITY : p == 1.0 ? INFINITY : NAN;
+    }
+    double q = p - 0.5;
+    if (fabs(q) <= 0.25) {
+        return q * bessel_poly(ptl_ndtri_tab + 18 * 38, 18, q * q - 0.03125);
+    }
+    double r = sqrt(-2.0 * log(q < 0.0 ? p : 1.0 - p));
+    int i = (int)(r - 1.5);
+    i = i > 37 ? 37 : i;
+    double x = bessel_poly(ptl_ndtri_tab + 18 * i, 18, r - (2.0 + (double)i));
+    return q < 0.0 ? x : -x;
+}
+
+/* Note [Fast modified Bessel functions K]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The CPU's K0, K1, e^x K0, e^x K1 evaluate fixed polynomials (bessel_math.h's series
+ * loops and 34-point quadrature, each point a sqrt, stay the CUDA kernels'):
+ *   x < 1: K0 = A(z) - log(x) I0(z), K1 = 1/x + x (log(x) C(z) + D(z)), z = x^2, twelve
+ *     terms each (DLMF 10.31.1-2 regrouped; no cancellation below 1);
+ *   1 <= x < 32: e^x K_n on the 20 intervals [2^k (1 + j/4), 2^k (1 + (j + 1)/4)), the
+ *     exponent and the top two mantissa bits picking the row, a degree-13 polynomial in
+ *     x - the interval's centre (exact);
+ *   x >= 32: sqrt(x) e^x K_n = Hankel's series in 1/x, 18 terms.
+ * tools/fit_bessel_k.py prints the tables (special_tables.c): 1 ulp; K of x >= 1 is then
+ * e^-x times e^x K (libm's exp), e^x K of x < 1 K times e^x. */
+
+extern const double ptl_bessel_k0_tab[20 * 14], ptl_bessel_k1_tab[20 * 14];
+extern const double ptl_bessel_k0_asym[18], ptl_bessel_k1_asym[18];
+extern const double ptl_bessel_k_ser_a[12], ptl_bessel_k_ser_i0[12];
+extern const double ptl_bessel_k_ser_c[12], ptl_bessel_k_ser_d[12];
+
+/* e^x K_n(x) for x >= 1 (inf gives 0) */
+SPECIAL_INLINE double
+bessel_ke_big(int n, double x)
+{
+    if (x < 32.0) {
+        uint64_t bits;
+        memcpy(&bits, &x, sizeof bits);
+        int k = (int)(bits >> 52) - 1023, j = (int)((bits >> 50) & 3);
+        double centre = (1.0 + (double)(2 * j + 1) * 0.125) * (double)(1 << k);
+        const double *c = (n ? ptl_bessel_k1_tab : ptl_bessel_k0_tab) + 14 * (4 * k + j);
+        return bessel_poly(c, 14, x - centre);
+    }
+    return bessel_poly(n ? ptl_bessel_k1_asym : ptl_bessel_k0_asym, 18, 1.0 / x) / sqrt(x);
+}
+
+/* K_n(x) (scaled 0) or e^x K_n(x) (scaled 1), n 0 or 1 */
+SPECIAL_INLINE double
+bessel_k_fast(int n, double x, int scaled)
+{
+    if (!(x > 0.0)) {
+        return x != x ? x : x == 0.0 ? INFINITY : NAN;
+    }
+    if (x >= 1.0) {
+        double v = bessel_ke_big(n, x);
+        return scaled ? v : v * exp(-x);
+    }
+    double z = x * x, l = log(x), v;
+    if (n == 0) {
+        v = bessel_poly(ptl_bessel_k_ser_a, 12, z) - l * bessel_poly(ptl_bessel_k_ser_i0, 12, z);
+    }
+    else {
+        v = 1.0 / x + x * (l * bessel_poly(ptl_bessel_k_ser_c, 12, z) +
+                           bessel_poly(ptl_bessel_k_ser_d, 12, z));
+    }
+    return scaled ? v * exp(x) : v;
+}
+
+SPECIAL_INLINE double bessel_k0_fast(double x) { return bessel_k_fast(0, x, 0); }
+SPECIAL_INLINE double bessel_k1_fast(double x) { return bessel_k_fast(1, x, 0); }
+SPECIAL_INLINE double bessel_k0e_fast(double x) { return bessel_k_fast(0, x, 1); }
+SPECIAL_INLINE double bessel_k1e_fast(double x) { return bessel_k_fast(1, x, 1); }
+
+/* Note [Fast Airy Ai]
+ * ~~~~~~~~~~~~~~~~~~~
+ * The CPU's Ai evaluates fixed polynomials (bessel_math.h's double-double Maclaurin series
+ * and K_(1/3) quadrature stay the CUDA kernels'):
+ *   -12 <= x < 2: a degree-15 polynomial in x - the centre on each interval of width 1/2;
+ *   2 <= x < 128: e^-zeta times e^zeta Ai, the latter of degree 13 on the 24 intervals
+ *     [2^k (1 + j/4), 2^k (1 + (j + 1)/4)), zeta = 2/3 x^(3/2) as a pair (its rounding
+ *     would cost zeta ulps); 0 from 128 on (Ai(128) = 1e-420);
+ *   x < -12: DLMF 9.7.9 with P and Q of 12 terms in 1/zeta^2, the phase zeta as a pair:
+ *     sin and cos of hi + lo to first order in lo while |lo| < 2^-30 (zeta < 2^22), by
+ *     the sum formulas above; NaN from zeta = 2^64 on, as in bessel_math.h.
+ * tools/fit_airy.py prints the tables (special_tables.c): 1 ulp of max(|Ai|, envelope). */
+
+extern const double ptl_airy_mid_tab[28 * 16], ptl_airy_pos_tab[24 * 14];
+extern const double ptl_airy_p_asym[12], ptl_airy_q_asym[12];
+
+/* zeta = 2/3 z^(3/2) as *hi + *lo (z > 0; bessel_math.h's ptl_airy_zeta, inlined) */
+SPECIAL_INLINE void
+airy_zeta_pair(double z, double *hi, double *lo)
+{
+    double s = sqrt(z), slo = fma(-s, s, z) / (2.0 * s);
+    double p = z * s, plo = fma(z, s, -p) + z * slo;
+    *hi = 2.0 * p / 3.0;
+    *lo = (fma(-*hi, 3.0, 2.0 * p) + 2.0 * plo) / 3.0;
+}
+
+SPECIAL_INLINE double
+airy_ai_fast(double x)
+{
+    double hi, lo;
+    if (x >= -12.0 && x < 2.0) {
+        int i = (int)((x + 12.0) * 2.0);
+        i = i > 27 ? 27 : i;
+        return bessel_poly(ptl_airy_mid_tab + 16 * i, 16, x - (-11.75 + 0.5 * (double)i));
+    }
+    if (x >= 2.0) {
+        if (x >= 128.0) {
+            return 0.0;
+        }
+        uint64_t bits;
+        memcpy(&bits, &x, sizeof bits);
+        int k = (int)(bits >> 52) - 1023, j = (int)((bits >> 50) & 3);
+        double centre = (1.0 + (double)(2 * j + 1) * 0.125) * (double)(1 << k);
+        double f = bessel_poly(ptl_airy_pos_tab + 14 * (4 * (k - 1) + j), 14, x - centre);
+        airy_zeta_pair(x, &hi, &lo);
+        return f * exp(-hi) * (1.0 - lo);
+    }
+    if (x != x || isinf(x)) {
+        return x != x ? x : 0.0;
+    }
+    double z = -x;
+    airy_zeta_pair(z, &hi, &lo);
+    if (hi >= 0x1p64) {   /* the pair's phase error, zeta 2^-105, passes 2^-41 */
+        return NAN;
+    }
+    double y = 1.0 / (hi * hi);
+    double p = bessel_poly(ptl_airy_p_asym, 12, y);
+    double q = bessel_poly(ptl_airy_q_asym, 12, y) / hi;
+    double sh, ch, cz, sz;
+    __builtin_sincos(hi, &sh, &ch);
+    if (hi < 0x1p22) {
+        cz = ch - sh * lo;
+        sz = sh + ch * lo;
+    }
+    else {
+        double cl = cos(lo), sl = sin(lo);
+        cz = ch * cl - sh * sl;
+        sz = sh * cl + ch * sl;
+    }
+    /* cos(zeta - pi/4) and sin(zeta - pi/4), times sqrt(2) */
+    double cw = cz + sz, sw = sz - cz;
+    return (cw * p + sw * q) / (sqrt(2.0 * PTL_PI_D) * sqrt(sqrt(z)));
+}
+
+/* ndtr(x) = erfc(t) / 2, t = -x / sqrt(2); below x = -1 t = th + tl exactly (1/sqrt(2)
+ * as a pair, th x's rounded product) and erfc(th + tl) = erfc(th) (1 - tl R(th)),
+ * R = 2 / (sqrt(pi) erfcx(th)), to first order (tl^2 R^2 < 1e-29): R by the bound
+ * th + sqrt(th^2 + 4/pi), whose error (0.36 / th at most) costs under 0.4 ulp.  One erfc
+ * where gaussian_math.h's ptl_ndtr_d (the CUDA kernels') takes erfcx (an exp and an erfc)
+ * and an exp: the rounding of t would cost 2 t^2 ulps of erfc(t). */
+#define NDTR_RSQRT2_HI 0.7071067811865476
+#define NDTR_RSQRT2_LO -4.833646656726457e-17
+
+/* ndtr(x) from e = erfc(th), th = fl(-x / sqrt(2)): the correction computed for every x
+ * and selected (a blend, which the block loops vectorize); erfc(th) is 0 from th = 27.3
+ * (x = -38.6) on, and x = -inf's NaN correction is not selected */
+SPECIAL_INLINE double
+ndtr_from_erfc(double x, double e)
+{
+    double th = -x * NDTR_RSQRT2_HI;
+    double tl = fma(-x, NDTR_RSQRT2_HI, -th) + -x * NDTR_RSQRT2_LO;
+    double r = th + sqrt(fma(th, th, 1.2732395447351628));   /* 4 / pi */
+    double c = 1.0 - tl * r;
+    return 0.5 * e * (x < -1.0 && x >= -40.0 ? c : 1.0);   /* NaN stays NaN */
+}
+
+SPECIAL_INLINE double
+ndtr_fast(double x)
+{
+    return ndtr_from_erfc(x, erfc(-x * NDTR_RSQRT2_HI));
+}
+
+/* log_ndtr(x) from e = erfc(fl(|x| / sqrt(2))): s = ndtr(-|x|) by ndtr_from_erfc (2 ulps),
+ * log1p(-s) above 0 and log(s) below, whose relative error is that of s over |log s|
+ * (at least 0.69); below -36 (s is subnormal from -37.5, where the vector erfc's
+ * relative error grows too) and at -inf, gaussian_math.h's erfcx form */
+SPECIAL_INLINE double
+log_ndtr_from_erfc(double x, double e)
+{
+    double s = ndtr_from_erfc(-fabs(x), e);
+    if (x > 0.0) {
+        return log1p(-s);
+    }
+    return x >= -36.0 ? log(s) : ptl_log_ndtr_d(x);   /* NaN stays NaN */
+}
+
 
 /* ---- one-input loops: [*] float -> [*] float, the formula in double ---- */
 
@@ -54,23 +389,287 @@ entr_d(double x)
     DEFINE_UNARY_LOOP(NAME, double, double, f8, PTL_ID, PTL_ID, NAME##_in_d)              \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
 
+/* the same loops with an FMA clone (besides the baseline), for formulas that call fma */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PTL_NO_LOOP_CLONES)
+#define SPECIAL_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define SPECIAL_FMA_CLONES
+#endif
+
+#define DEFINE_SPECIAL_FMA_LOOP(NAME, T, DT, LOAD, STORE, F)                            \
+    SPECIAL_FMA_CLONES static void                                                        \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            const T a = *(const T *)(d[1] + i * s[1]);                                    \
+            *(T *)(d[0] + i * s[0]) = STORE(F(LOAD(a), extra));                           \
+        }                                                                                 \
+    }
+
+#define DEFINE_SPECIAL_UNARY_FMA(NAME, FN)                                                \
+    SPECIAL_INLINE float NAME##_in_f(float x, const void *e)                              \
+    {                                                                                     \
+        (void)e;                                                                          \
+        return (float)FN((double)x);                                                      \
+    }                                                                                     \
+    SPECIAL_INLINE double NAME##_in_d(double x, const void *e)                            \
+    {                                                                                     \
+        (void)e;                                                                          \
+        return FN(x);                                                                     \
+    }                                                                                     \
+    DEFINE_SPECIAL_FMA_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, NAME##_in_f)    \
+    DEFINE_SPECIAL_FMA_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAME##_in_f)    \
+    DEFINE_SPECIAL_FMA_LOOP(NAME, float, f4, PTL_ID, PTL_ID, NAME##_in_f)                 \
+    DEFINE_SPECIAL_FMA_LOOP(NAME, double, f8, PTL_ID, PTL_ID, NAME##_in_d)                \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
+
+/* float32 and float64 ndtr, log_ndtr and erfcx with AVX2, any layout: th for a block of
+ * elements into a buffer, unary.c's vector erfc over it (Note [Vector float64 erf, erfc, erfinv]:
+ * 1.45 ulps), then ndtr_from_erfc, log_ndtr_from_erfc or erfcx_from_erfc; without AVX2
+ * the formulas per element (libm's erfc) */
+#define NDTR_BLOCK 256
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* sum c[k] t^(n-1-k) as two Horner chains in t^2, what unary_f8_erf.h's erfc expects of
+ * its includer (unary.c's DEFINE_UNARY_VEC_BESSEL has the same function) */
+#define DEFINE_POLY_SPLIT(S)                                                              \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_poly_split_##S(PTL_VT(S) t, const double *c, size_t n)                     \
+    {                                                                                     \
+        PTL_VT(S) t2 = PTL_V(S, mul)(t, t);                                               \
+        PTL_VT(S) a = PTL_V(S, set1)(c[0]), b = PTL_V(S, set1)(c[1]);                     \
+        for (size_t i = 2; i + 1 < n; i += 2) {                                           \
+            a = PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[i]));                             \
+            b = PTL_V(S, fmadd)(b, t2, PTL_V(S, set1)(c[i + 1]));                         \
+        }                                                                                 \
+        if (n % 2 == 1) {                                                                 \
+            return PTL_V(S, fmadd)(b, t, PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[n - 1]))); \
+        }                                                                                 \
+        return PTL_V(S, fmadd)(a, t, b);                                                  \
+    }
+DEFINE_POLY_SPLIT(pd)
+DEFINE_POLY_SPLIT(pd512)
+DEFINE_UNARY_VEC_ERF_D(pd)
+DEFINE_UNARY_VEC_ERF_D(pd512)
+
+/* NAME's blocks: buf = PRE(x), the vector erfc (MAP in general) over buf, then
+ * FIN(x, buf) */
+#define DEFINE_ERFC_BLOCKS(NAME, T, DT, PRE, FIN, S)                                      \
+    DEFINE_MAP_BLOCKS(NAME, T, DT, PRE, erfcd, FIN, S)
+#define DEFINE_MAP_BLOCKS(NAME, T, DT, PRE, MAP, FIN, S)                                  \
+    PTL_VATTR(S) static void                                                              \
+        NAME##_blocks_##DT##_##S(T *o, int64_t so, const T *a, int64_t sa, int64_t n)     \
+    {                                                                                     \
+        double buf[NDTR_BLOCK];                                                           \
+        for (int64_t i = 0; i < n; i += NDTR_BLOCK) {                                     \
+            int64_t m = n - i < NDTR_BLOCK ? n - i : NDTR_BLOCK;                          \
+            for (int64_t j = 0; j < m; j++) {                                             \
+                buf[j] = PRE((double)a[(i + j) * sa]);                                    \
+            }                                                                             \
+            ptl_vm_map_##MAP##_##S(buf, buf, m);                                          \
+            for (int64_t j = 0; j < m; j++) {                                             \
+                o[(i + j) * so] = (T)(FIN((double)a[(i + j) * sa], buf[j]));              \
+            }                                                                             \
+        }                                                                                 \
+    }
+#define DEFINE_ERFC_BLOCK_KINDS(NAME, PRE, FIN_F, FIN_D)                                  \
+    DEFINE_ERFC_BLOCKS(NAME, float, f4, PRE, FIN_F, pd)                                   \
+    DEFINE_ERFC_BLOCKS(NAME, double, f8, PRE, FIN_D, pd)                                  \
+    DEFINE_ERFC_BLOCKS(NAME, float, f4, PRE, FIN_F, pd512)                                \
+    DEFINE_ERFC_BLOCKS(NAME, double, f8, PRE, FIN_D, pd512)
+/* float32: th's rounding costs under 2e-13 of the result, no correction; th clamped at
+ * 10.0625, where erfc(th) / 2 already rounds to 0 in float32 (the vector erfc's far lanes
+ * are its slow ones; NaN stays NaN) */
+#define NDTR_PRE(X) (-(X) * NDTR_RSQRT2_HI)
+#define NDTR_HALF_ERFC(X, E) (0.5 * (E))
+#define NDTR_PRE_F(X) (NDTR_PRE(X) > 10.0625 ? 10.0625 : NDTR_PRE(X))
+DEFINE_ERFC_BLOCKS(ndtr, float, f4, NDTR_PRE_F, NDTR_HALF_ERFC, pd)
+DEFINE_ERFC_BLOCKS(ndtr, double, f8, NDTR_PRE, ndtr_from_erfc, pd)
+DEFINE_ERFC_BLOCKS(ndtr, float, f4, NDTR_PRE_F, NDTR_HALF_ERFC, pd512)
+DEFINE_ERFC_BLOCKS(ndtr, double, f8, NDTR_PRE, ndtr_from_erfc, pd512)
+/* log_ndtr: erfc(|x| / sqrt(2)) gives ndtr(-|x|) */
+#define LOG_NDTR_PRE(X) (fabs(X) * NDTR_RSQRT2_HI)
+DEFINE_ERFC_BLOCK_KINDS(log_ndtr, LOG_NDTR_PRE, log_ndtr_from_erfc, log_ndtr_from_erfc)
+/* erfcx: e^(x^2) erfc(x) below 26 (x^2 = s + lo exactly: e^s (1 + lo)), as
+ * gaussian_math.h's ptl_erfcx_d but with the vector erfc; from 26 on (and NaN) that
+ * function's asymptotic series, the lane clamped at 26 */
+#define ERFCX_PRE(X) ((X) > 26.0 ? 26.0 : (X))
+SPECIAL_INLINE double
+erfcx_from_erfc(double x, double e)
+{
+    if (!(x < 26.0)) {
+        return ptl_erfcx_d(x);
+    }
+    double sq = x * x, lo = fma(x, x, -sq);
+    if (sq > 709.0) {   /* x < -26.6: 2 e^(x^2) overflows */
+        return INFINITY;
+    }
+    double r = exp(sq) * e;
+    return r + r * lo;
+}
+DEFINE_ERFC_BLOCK_KINDS(erfcx, ERFCX_PRE, erfcx_from_erfc, erfcx_from_erfc)
+/* spherical j0: sin x / x from the vector sin, bessel_math.h's Taylor polynomial below
+ * |x| = 1/2 and 0 at +-inf */
+#define SPH_J0_PRE(X) (X)
+#define SPH_J0_FIN(X, S) (fabs(X) < 0.5 || isinf(X) ? ptl_spherical_bessel_j0_d(X) : (S) / (X))
+DEFINE_MAP_BLOCKS(spherical_bessel_j0, float, f4, SPH_J0_PRE, sin, SPH_J0_FIN, pd)
+DEFINE_MAP_BLOCKS(spherical_bessel_j0, double, f8, SPH_J0_PRE, sin, SPH_J0_FIN, pd)
+DEFINE_MAP_BLOCKS(spherical_bessel_j0, float, f4, SPH_J0_PRE, sin, SPH_J0_FIN, pd512)
+DEFINE_MAP_BLOCKS(spherical_bessel_j0, double, f8, SPH_J0_PRE, sin, SPH_J0_FIN, pd512)
+/* element strides (every layout takes the vector erfc: the bits do not depend on it) */
+#define ERFC_BLOCKS(NAME, T, DT, D, S, N)                                                 \
+    if ((S)[0] % (int64_t)sizeof(T) == 0 && (S)[1] % (int64_t)sizeof(T) == 0 &&           \
+        ptl_cpu_capability() >= PTL_CPU_AVX2) {                                           \
+        int64_t so = (S)[0] / (int64_t)sizeof(T), sa = (S)[1] / (int64_t)sizeof(T);       \
+        if (ptl_cpu_capability() >= PTL_CPU_AVX512) {                                     \
+            NAME##_blocks_##DT##_pd512((T *)(D)[0], so, (const T *)(D)[1], sa, (N));      \
+        }                                                                                 \
+        else {                                                                            \
+            NAME##_blocks_##DT##_pd((T *)(D)[0], so, (const T *)(D)[1], sa, (N));         \
+        }                                                                                 \
+        return;                                                                           \
+    }
+
+/* J0, J1, Y0, Y1 in blocks: where a block has an |x| >= 25, sin |x| and cos |x| of all its
+ * elements by vec_math.h's vector sincos (libm's on its slow lanes: |x| > 2^20, inf, NaN,
+ * near a multiple of pi/2), which the Hankel branch then reads: libm's scalar sincos was
+ * most of its time */
+#define DEFINE_JY_BLOCKS(NAME, NN, WANT_Y, T, DT, S)                                      \
+    PTL_VATTR(S) static void                                                              \
+        NAME##_blocks_##DT##_##S(T *o, int64_t so, const T *a, int64_t sa, int64_t n)     \
+    {                                                                                     \
+        double ax[NDTR_BLOCK], sc[2 * NDTR_BLOCK];                                        \
+        const int64_t L = PTL_VLANES(S);                                                  \
+        for (int64_t i = 0; i < n; i += NDTR_BLOCK) {                                     \
+            int64_t m = n - i < NDTR_BLOCK ? n - i : NDTR_BLOCK, far = 0;                 \
+            for (int64_t j = 0; j < m; j++) {                                             \
+                ax[j] = fabs((double)a[(i + j) * sa]);                                    \
+                far |= !(ax[j] < PTL_BESSEL_JY_SERIES_MAX);                               \
+            }                                                                             \
+            if (far) {                                                                    \
+                int64_t mp = (m + L - 1) / L * L;                                         \
+                for (int64_t j = m; j < mp; j++) {                                        \
+                    ax[j] = 0.0;                                                          \
+                }                                                                         \
+                for (int64_t j = 0; j < mp; j += L) {                                     \
+                    PTL_VT(S) x = PTL_V(S, loadu)(ax + j), vs, vc;                        \
+                    PTL_VMT(S) slow = ptl_vm_sincos_fast_##S(x, &vs, &vc);                \
+                    vs = ptl_vm_patch_##S(vs, x, slow, sin);                              \
+                    vc = ptl_vm_patch_##S(vc, x, slow, cos);                              \
+                    double ts[8], tc[8];                                                  \
+                    PTL_V(S, storeu)(ts, vs);                                             \
+                    PTL_V(S, storeu)(tc, vc);                                             \
+                    for (int64_t l = 0; l < L; l++) {                                     \
+                        sc[2 * (j + l)] = ts[l];                                          \
+                        sc[2 * (j + l) + 1] = tc[l];                                      \
+                    }                                                                     \
+                }                                                                         \
+            }                                                                             \
+            for (int64_t j = 0; j < m; j++) {                                             \
+                double x = (double)a[(i + j) * sa];                                       \
+                o[(i + j) * so] = (T)bessel_jy_sc(NN, WANT_Y, x, sc + 2 * j);             \
+            }                                                                             \
+        }                                                                                 \
+    }
+#define DEFINE_JY_BLOCK_KINDS(NAME, NN, WANT_Y)                                           \
+    DEFINE_JY_BLOCKS(NAME, NN, WANT_Y, float, f4, pd)                                     \
+    DEFINE_JY_BLOCKS(NAME, NN, WANT_Y, double, f8, pd)                                    \
+    DEFINE_JY_BLOCKS(NAME, NN, WANT_Y, float, f4, pd512)                                  \
+    DEFINE_JY_BLOCKS(NAME, NN, WANT_Y, double, f8, pd512)
+DEFINE_JY_BLOCK_KINDS(bessel_j0, 0, 0)
+DEFINE_JY_BLOCK_KINDS(bessel_j1, 1, 0)
+DEFINE_JY_BLOCK_KINDS(bessel_y0, 0, 1)
+DEFINE_JY_BLOCK_KINDS(bessel_y1, 1, 1)
+#else
+#define ERFC_BLOCKS(NAME, T, DT, D, S, N)
+#endif
+
+/* NAME's loops: the blocks with AVX2, else FN (double) per element */
+#define DEFINE_ERFC_LOOPS(NAME, FN)                                                       \
+    SPECIAL_INLINE float NAME##_in_f(float x, const void *e)                              \
+    {                                                                                     \
+        (void)e;                                                                          \
+        return (float)FN((double)x);                                                      \
+    }                                                                                     \
+    SPECIAL_INLINE double NAME##_in_d(double x, const void *e)                            \
+    {                                                                                     \
+        (void)e;                                                                          \
+        return FN(x);                                                                     \
+    }                                                                                     \
+    DEFINE_SPECIAL_FMA_LOOP(NAME##_strided, float, f4, PTL_ID, PTL_ID, NAME##_in_f)       \
+    DEFINE_SPECIAL_FMA_LOOP(NAME##_strided, double, f8, PTL_ID, PTL_ID, NAME##_in_d)      \
+    DEFINE_SPECIAL_FMA_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, NAME##_in_f)    \
+    DEFINE_SPECIAL_FMA_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAME##_in_f)    \
+    static void NAME##_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)  \
+    {                                                                                     \
+        ERFC_BLOCKS(NAME, float, f4, d, s, n)                                             \
+        NAME##_strided_loop_f4(d, s, n, extra);                                           \
+    }                                                                                     \
+    static void NAME##_loop_f8(char **d, const int64_t *s, int64_t n, const void *extra)  \
+    {                                                                                     \
+        ERFC_BLOCKS(NAME, double, f8, d, s, n)                                            \
+        NAME##_strided_loop_f8(d, s, n, extra);                                           \
+    }                                                                                     \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
+
+DEFINE_ERFC_LOOPS(ndtr, ndtr_fast)
+DEFINE_ERFC_LOOPS(log_ndtr, ptl_log_ndtr_d)
+DEFINE_ERFC_LOOPS(erfcx, ptl_erfcx_d)
+/* (the same block plumbing: ERFC_BLOCKS only names NAME's blocks) */
+DEFINE_ERFC_LOOPS(bessel_j0, bessel_j0_fast)
+DEFINE_ERFC_LOOPS(bessel_j1, bessel_j1_fast)
+DEFINE_ERFC_LOOPS(bessel_y0, bessel_y0_fast)
+DEFINE_ERFC_LOOPS(bessel_y1, bessel_y1_fast)
+DEFINE_ERFC_LOOPS(spherical_bessel_j0, ptl_spherical_bessel_j0_d)
+
 DEFINE_SPECIAL_UNARY(entr, entr_d)
-DEFINE_SPECIAL_UNARY(ndtr, ptl_ndtr_d)
-DEFINE_SPECIAL_UNARY(log_ndtr, ptl_log_ndtr_d)
-DEFINE_SPECIAL_UNARY(ndtri, ptl_ndtri_d)
-DEFINE_SPECIAL_UNARY(erfcx, ptl_erfcx_d)
-DEFINE_SPECIAL_UNARY(bessel_j0, ptl_bessel_j0_d)
-DEFINE_SPECIAL_UNARY(bessel_j1, ptl_bessel_j1_d)
-DEFINE_SPECIAL_UNARY(bessel_y0, ptl_bessel_y0_d)
-DEFINE_SPECIAL_UNARY(bessel_y1, ptl_bessel_y1_d)
-DEFINE_SPECIAL_UNARY(modified_bessel_i0, ptl_i0_d)
-DEFINE_SPECIAL_UNARY(modified_bessel_i1, ptl_i1_d)
-DEFINE_SPECIAL_UNARY(modified_bessel_k0, ptl_bessel_k0_d)
-DEFINE_SPECIAL_UNARY(modified_bessel_k1, ptl_bessel_k1_d)
-DEFINE_SPECIAL_UNARY(scaled_modified_bessel_k0, ptl_bessel_k0e_d)
-DEFINE_SPECIAL_UNARY(scaled_modified_bessel_k1, ptl_bessel_k1e_d)
-DEFINE_SPECIAL_UNARY(spherical_bessel_j0, ptl_spherical_bessel_j0_d)
-DEFINE_SPECIAL_UNARY(airy_ai, ptl_airy_ai_d)
+/* ndtri in blocks: the indices of the central elements and of the others collected
+ * without a branch, then each list by its own loop (on uniform p a branch between the
+ * regions per element mispredicted half the time) */
+#define DEFINE_NDTRI_LOOP(T, DT)                                                          \
+    SPECIAL_FMA_CLONES static void                                                        \
+    ndtri_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)             \
+    {                                                                                     \
+        double p[NDTR_BLOCK], res[NDTR_BLOCK];                                            \
+        int mid[NDTR_BLOCK], tail[NDTR_BLOCK];                                            \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i += NDTR_BLOCK) {                                     \
+            int m = (int)(n - i < NDTR_BLOCK ? n - i : NDTR_BLOCK), nm = 0, nt = 0;       \
+            for (int j = 0; j < m; j++) {                                                 \
+                p[j] = (double)*(const T *)(d[1] + (i + j) * s[1]);                       \
+                int c = fabs(p[j] - 0.5) <= 0.25;                                         \
+                mid[nm] = j;                                                              \
+                tail[nt] = j;                                                             \
+                nm += c;                                                                  \
+                nt += !c;                                                                 \
+            }                                                                             \
+            for (int t = 0; t < nm; t++) {                                                \
+                double q = p[mid[t]] - 0.5;                                               \
+                res[mid[t]] = q * bessel_poly(ptl_ndtri_tab + 18 * 38, 18, q * q - 0.03125); \
+            }                                                                             \
+            for (int t = 0; t < nt; t++) {                                                \
+                res[tail[t]] = ndtri_fast(p[tail[t]]);                                    \
+            }                                                                             \
+            for (int j = 0; j < m; j++) {                                                 \
+                *(T *)(d[0] + (i + j) * s[0]) = (T)res[j];                                \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_NDTRI_LOOP(float, f4)
+DEFINE_NDTRI_LOOP(double, f8)
+SPECIAL_INLINE float
+ndtri_in_f(float x, const void *e)
+{
+    (void)e;
+    return (float)ndtri_fast((double)x);
+}
+DEFINE_SPECIAL_FMA_LOOP(ndtri, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, ndtri_in_f)
+DEFINE_SPECIAL_FMA_LOOP(ndtri, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, ndtri_in_f)
+static const PtlLoop ndtri_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(ndtri)};
+DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k0, bessel_k0_fast)
+DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k1, bessel_k1_fast)
+DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k0, bessel_k0e_fast)
+DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k1, bessel_k1e_fast)
+DEFINE_SPECIAL_UNARY_FMA(airy_ai, airy_ai_fast)
 #undef DEFINE_SPECIAL_UNARY
 
 /* ---- zeta: [*] x, [*] q -> [*] float (broadcast) ---- */
@@ -82,6 +681,101 @@ static const PtlLoop zeta_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(zeta)};
 
 /* ---- the orthogonal polynomials: [*] x, [*] n -> [*] float (broadcast); see Note
  * [Orthogonal polynomials] ---- */
+
+/* Hermite H (probabilists 0) and He (1) on the CPU: polynomial_math.h's ptl_hermite with
+ * the step as one fma, fma(c x, H_j, -(c j) H_(j-1)) (c x and c j exact, (c j) H_(j-1)
+ * formed while the previous step runs): one rounding where c (x H_j - j H_(j-1)) takes
+ * three, and a quarter of its latency, which bounds the loop */
+SPECIAL_INLINE double
+hermite_fast(int probabilists, double x, double n)
+{
+    int64_t k = ptl_poly_degree(n);
+    if (k <= 0 || x != x || isinf(x)) {
+        return ptl_hermite(probabilists, x, n);
+    }
+    double c = probabilists ? 1.0 : 2.0, cx = c * x, p = 1.0, q = cx;
+    for (int64_t j = 1; j < k && !isinf(q); j++) {
+        double r = fma(cx, q, -(c * (double)j) * p);
+        p = q;
+        q = r;
+    }
+    return q;
+}
+
+/* Chebyshev T, U, V, W (kind 0-3) on the CPU: polynomial_math.h's ptl_chebyshev, whose
+ * recurrence (degrees 1-16 inside (-1, 1)) takes its step as one fma, fma(2x, p_j,
+ * -p_(j-1)) (2x exact), inlined: one rounding instead of two, half the latency */
+SPECIAL_INLINE double
+chebyshev_fast(int kind, double x, double n)
+{
+    int64_t k = ptl_poly_degree(n);
+    if (k <= 0 || k > 16 || !(fabs(x) < 1.0)) {
+        return ptl_chebyshev(kind, x, n);
+    }
+    double x2 = 2.0 * x, p = 1.0;
+    double q = kind == 0 ? x : kind == 1 ? x2 : kind == 2 ? x2 - 1.0 : x2 + 1.0;
+    for (int64_t j = 1; j < k; j++) {
+        double r = fma(x2, q, -p);
+        p = q;
+        q = r;
+    }
+    return q;
+}
+
+SPECIAL_INLINE double cheb_t_fast(double x, double n) { return chebyshev_fast(0, x, n); }
+SPECIAL_INLINE double cheb_u_fast(double x, double n) { return chebyshev_fast(1, x, n); }
+SPECIAL_INLINE double cheb_v_fast(double x, double n) { return chebyshev_fast(2, x, n); }
+SPECIAL_INLINE double cheb_w_fast(double x, double n) { return chebyshev_fast(3, x, n); }
+SPECIAL_INLINE double scheb_t_fast(double x, double n) { return cheb_t_fast(2.0 * x - 1.0, n); }
+SPECIAL_INLINE double scheb_u_fast(double x, double n) { return cheb_u_fast(2.0 * x - 1.0, n); }
+SPECIAL_INLINE double scheb_v_fast(double x, double n) { return cheb_v_fast(2.0 * x - 1.0, n); }
+SPECIAL_INLINE double scheb_w_fast(double x, double n) { return cheb_w_fast(2.0 * x - 1.0, n); }
+
+/* Legendre P on the CPU: polynomial_math.h's ptl_legendre inlined, the step
+ * fma((2j + 1) x, P_j, -j P_(j-1)) / (j + 1) (one rounding fewer) */
+SPECIAL_INLINE double
+legendre_fast(double x, double n)
+{
+    int64_t k = ptl_poly_degree(n);
+    if (k <= 0 || !(fabs(x) < 1.0)) {
+        return ptl_legendre(x, n);
+    }
+    double p = 1.0, q = x;
+    for (int64_t j = 1; j < k; j++) {
+        double jj = (double)j;
+        double r = fma((2.0 * jj + 1.0) * x, q, -jj * p) / (jj + 1.0);
+        p = q;
+        q = r;
+    }
+    return q;
+}
+
+SPECIAL_INLINE double hermite_h_fast(double x, double n) { return hermite_fast(0, x, n); }
+SPECIAL_INLINE double hermite_he_fast(double x, double n) { return hermite_fast(1, x, n); }
+
+/* DEFINE_POLYNOMIAL with the FMA clones of DEFINE_SPECIAL_UNARY_FMA's loops */
+#define DEFINE_POLYNOMIAL_FMA_LOOP(NAME, T, DT, LOAD, STORE, F)                           \
+    SPECIAL_FMA_CLONES static void                                                        \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            const T a = *(const T *)(d[1] + i * s[1]);                                    \
+            const T b = *(const T *)(d[2] + i * s[2]);                                    \
+            *(T *)(d[0] + i * s[0]) = STORE(F(LOAD(a), LOAD(b)));                         \
+        }                                                                                 \
+    }
+#define DEFINE_POLYNOMIAL_FMA(NAME, FN)                                                   \
+    SPECIAL_INLINE float NAME##_in_f(float x, float n)                                    \
+    {                                                                                     \
+        return (float)FN((double)x, (double)n);                                           \
+    }                                                                                     \
+    SPECIAL_INLINE double NAME##_in_d(double x, double n) { return FN(x, n); }            \
+    DEFINE_POLYNOMIAL_FMA_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, NAME##_in_f) \
+    DEFINE_POLYNOMIAL_FMA_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAME##_in_f) \
+    DEFINE_POLYNOMIAL_FMA_LOOP(NAME, float, f4, PTL_ID, PTL_ID, NAME##_in_f)              \
+    DEFINE_POLYNOMIAL_FMA_LOOP(NAME, double, f8, PTL_ID, PTL_ID, NAME##_in_d)             \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
 
 #define DEFINE_POLYNOMIAL(NAME, FN)                                                       \
     static inline float NAME##_in_f(float x, float n, float e)                            \
@@ -97,19 +791,23 @@ static const PtlLoop zeta_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(zeta)};
     DEFINE_BINARY_FLOAT_LOOPS(NAME, NAME##_in_f, NAME##_in_d)                             \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
 
-DEFINE_POLYNOMIAL(chebyshev_polynomial_t, ptl_chebyshev_t_d)
-DEFINE_POLYNOMIAL(chebyshev_polynomial_u, ptl_chebyshev_u_d)
-DEFINE_POLYNOMIAL(chebyshev_polynomial_v, ptl_chebyshev_v_d)
-DEFINE_POLYNOMIAL(chebyshev_polynomial_w, ptl_chebyshev_w_d)
-DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_t, ptl_shifted_chebyshev_t_d)
-DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_u, ptl_shifted_chebyshev_u_d)
-DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_v, ptl_shifted_chebyshev_v_d)
-DEFINE_POLYNOMIAL(shifted_chebyshev_polynomial_w, ptl_shifted_chebyshev_w_d)
-DEFINE_POLYNOMIAL(hermite_polynomial_h, ptl_hermite_h_d)
-DEFINE_POLYNOMIAL(hermite_polynomial_he, ptl_hermite_he_d)
+DEFINE_POLYNOMIAL_FMA(chebyshev_polynomial_t, cheb_t_fast)
+DEFINE_POLYNOMIAL_FMA(chebyshev_polynomial_u, cheb_u_fast)
+DEFINE_POLYNOMIAL_FMA(chebyshev_polynomial_v, cheb_v_fast)
+DEFINE_POLYNOMIAL_FMA(chebyshev_polynomial_w, cheb_w_fast)
+DEFINE_POLYNOMIAL_FMA(shifted_chebyshev_polynomial_t, scheb_t_fast)
+DEFINE_POLYNOMIAL_FMA(shifted_chebyshev_polynomial_u, scheb_u_fast)
+DEFINE_POLYNOMIAL_FMA(shifted_chebyshev_polynomial_v, scheb_v_fast)
+DEFINE_POLYNOMIAL_FMA(shifted_chebyshev_polynomial_w, scheb_w_fast)
+DEFINE_POLYNOMIAL_FMA(hermite_polynomial_h, hermite_h_fast)
+DEFINE_POLYNOMIAL_FMA(hermite_polynomial_he, hermite_he_fast)
 DEFINE_POLYNOMIAL(laguerre_polynomial_l, ptl_laguerre_l_d)
-DEFINE_POLYNOMIAL(legendre_polynomial_p, ptl_legendre_p_d)
+DEFINE_POLYNOMIAL_FMA(legendre_polynomial_p, legendre_fast)
 #undef DEFINE_POLYNOMIAL
+
+/* unary.c's i0 and special_i1 kernels, whose vector lanes compute I0 and I1 */
+int ptl_unary_i0_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s);
+int ptl_unary_special_i1_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s);
 
 static const int self_only[1] = {0};
 static const int self_other[2] = {0, 1};
@@ -143,8 +841,6 @@ DEFINE_SPECIAL_KERNEL(bessel_j0, 1)
 DEFINE_SPECIAL_KERNEL(bessel_j1, 1)
 DEFINE_SPECIAL_KERNEL(bessel_y0, 1)
 DEFINE_SPECIAL_KERNEL(bessel_y1, 1)
-DEFINE_SPECIAL_KERNEL(modified_bessel_i0, 1)
-DEFINE_SPECIAL_KERNEL(modified_bessel_i1, 1)
 DEFINE_SPECIAL_KERNEL(modified_bessel_k0, 1)
 DEFINE_SPECIAL_KERNEL(modified_bessel_k1, 1)
 DEFINE_SPECIAL_KERNEL(scaled_modified_bessel_k0, 1)
@@ -173,8 +869,12 @@ DEFINE_SPECIAL_KERNEL(legendre_polynomial_p, 2)
 static const PtlKernelReg special_cpu[] = {
     SPECIAL_REGS(zeta), SPECIAL_REGS(entr), SPECIAL_REGS(ndtr), SPECIAL_REGS(log_ndtr),
     SPECIAL_REGS(ndtri), SPECIAL_REGS(erfcx), SPECIAL_REGS(bessel_j0), SPECIAL_REGS(bessel_j1),
-    SPECIAL_REGS(bessel_y0), SPECIAL_REGS(bessel_y1), SPECIAL_REGS(modified_bessel_i0),
-    SPECIAL_REGS(modified_bessel_i1), SPECIAL_REGS(modified_bessel_k0),
+    SPECIAL_REGS(bessel_y0), SPECIAL_REGS(bessel_y1),
+    {PTL_OP_special_modified_bessel_i0, PTL_KEY_CPU, ptl_unary_i0_cpu},
+    {PTL_OP_special_modified_bessel_i0_out, PTL_KEY_CPU, ptl_unary_i0_cpu},
+    {PTL_OP_special_modified_bessel_i1, PTL_KEY_CPU, ptl_unary_special_i1_cpu},
+    {PTL_OP_special_modified_bessel_i1_out, PTL_KEY_CPU, ptl_unary_special_i1_cpu},
+    SPECIAL_REGS(modified_bessel_k0),
     SPECIAL_REGS(modified_bessel_k1), SPECIAL_REGS(scaled_modified_bessel_k0),
     SPECIAL_REGS(scaled_modified_bessel_k1), SPECIAL_REGS(spherical_bessel_j0),
     SPECIAL_REGS(airy_ai), SPECIAL_REGS(chebyshev_polynomial_t),

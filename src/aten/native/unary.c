@@ -1368,6 +1368,20 @@ frexp_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     {PTL_OP_##NAME, PTL_KEY_CPU, NAME##_cpu}, {PTL_OP_##NAME##_, PTL_KEY_CPU, NAME##_cpu}, \
         {PTL_OP_##NAME##_out, PTL_KEY_CPU, NAME##_cpu}
 
+/* i0's and special_i1's kernels (their vector lanes) for special.c, which registers them
+ * as torch.special's modified_bessel_i0 and modified_bessel_i1 */
+int
+ptl_unary_i0_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    return i0_cpu(op, ks, s);
+}
+
+int
+ptl_unary_special_i1_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    return special_i1_cpu(op, ks, s);
+}
+
 static const PtlKernelReg unary_cpu[] = {
     UNARY_REGS(neg), UNARY_REGS(abs), UNARY_REGS(sign), UNARY_REGS(exp), UNARY_REGS(exp2),
     UNARY_REGS(expm1), UNARY_REGS(log), UNARY_REGS(log2), UNARY_REGS(log10),
