@@ -355,6 +355,26 @@ diag_of(Scope *sc, PtlTensorImpl *x)
     return fv(sc, PTL_OP_diagonal, 4, v);
 }
 
+/* PyTorch's check that a loss does not depend on the phases of complex eigen- or singular
+ * vectors, which the factorisations leave arbitrary: allclose(a, -b, rtol=1e-2, atol=1e-2),
+ * i.e. |a + b| <= 1e-2 + 1e-2 |b| everywhere (b NULL: |a| <= 1e-2), a and b the imaginary
+ * parts of diag(X^H gX) of the vectors X; RuntimeError `msg` when it fails.  0 or -1. */
+static inline int
+check_phase_free(Scope *sc, PtlTensorImpl *a, PtlTensorImpl *b, const char *msg)
+{
+    PtlTensorImpl *gap = b != NULL ? f1(sc, PTL_OP_abs, ADD(a, b)) : f1(sc, PTL_OP_abs, a);
+    PtlTensorImpl *tol = b != NULL ? ADD(MULN(f1(sc, PTL_OP_abs, b), 1e-2), num(sc, 1e-2))
+                                   : num(sc, 1e-2);
+    PtlTensorImpl *ok = f1(sc, PTL_OP_all, LE(gap, tol));
+    if (ok == NULL) {
+        return -1;
+    }
+    if (ptl_item_readable(ok) && ptl_item_double(ok) == 0.0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s", msg);
+    }
+    return 0;
+}
+
 /* linalg_solve(A, B, left=left) */
 static inline PtlTensorImpl *
 solve(Scope *sc, PtlTensorImpl *A, PtlTensorImpl *B, int left)

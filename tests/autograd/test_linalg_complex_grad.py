@@ -2,9 +2,8 @@
 linalg_decomp.c with conjugate transposes; Note [Complex autograd] in
 derivatives/complex.c), by gradcheck in complex128.  Hermitian positive-definite inputs are
 built as H0 + (X + X^H) / 10 from a constant H0 (no matrix product on the tape), and eigh's
-outputs go through phase-invariant functions (|V|, V_k V_k^H), as PyTorch's own tests do.
-Formulas whose products are complex matrix products (inv, solve with matrix right-hand
-sides, solve_triangular's gA, lu_factor, cholesky, qr, eigh) need complex matmul."""
+outputs go through phase-invariant functions (|V|, V_k V_k^H), as PyTorch's own tests do; a
+loss that depends on the vectors' phases is PyTorch's RuntimeError for eigh and svd."""
 import numpy as np
 import pytest
 
@@ -179,3 +178,42 @@ def test_complex_eig_grad():
 
     _check(phase_free, _c((4, 4), 38))
     _check(ptl.linalg.eigvals, _c((2, 3, 3), 39))
+
+
+_EIGH_PHASE = ("linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
+               "multiplication by e^{i phi}. The specified loss function depends on this "
+               "quantity, so it is ill-defined.")
+_SVD_PHASE = ("svd_backward: The singular vectors in the complex case are specified up to "
+              "multiplication by e^{i phi}. The specified loss function depends on this phase "
+              "term, making it ill-defined.")
+
+
+def test_complex_eigh_phase_dependent_loss_raises():
+    x = _c((4, 4), 41)
+    _, V = ptl.linalg.eigh(x + x.mH)
+    with pytest.raises(RuntimeError) as err:
+        V.real.sum().backward()
+    assert str(err.value) == _EIGH_PHASE
+    _, V = ptl.linalg.eigh(x + x.mH)
+    (V * V.conj()).real.sum().backward()   # |V|^2: phase-free, no error
+    assert x.grad is not None
+
+
+@pytest.mark.parametrize("which", ["U", "Vh", "both"])
+def test_complex_svd_phase_dependent_loss_raises(which):
+    a = _c((5, 3), 42)
+    U, _, Vh = ptl.linalg.svd(a, full_matrices=False)
+    loss = {"U": lambda: U.real.sum(), "Vh": lambda: Vh.imag.sum(),
+            "both": lambda: U.real.sum() + Vh.real.sum()}[which]()
+    with pytest.raises(RuntimeError) as err:
+        loss.backward()
+    assert str(err.value) == _SVD_PHASE
+
+
+def test_complex_svd_common_phase_passes():
+    """u_k vh_k does not change when u_k and v_k turn by the same phase: no error, and the
+    gradient is the one of the same function of A computed through the product."""
+    a = _c((4, 3), 43)
+    U, _, Vh = ptl.linalg.svd(a, full_matrices=False)
+    (U[:, :1] @ Vh[:1, :]).real.sum().backward()
+    assert a.grad is not None and bool(ptl.isfinite(a.grad).all())

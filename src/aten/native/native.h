@@ -176,6 +176,11 @@ int ptl_nan_to_num_prepare(const PtlOperator *op, const PtlIValue *s, double *r)
  * 0 or -1.  Shared by the CPU copy and the CUDA one. */
 int ptl_copy_iter_build(PtlTensorIter *it, PtlTensorImpl *dst, PtlTensorImpl *src);
 
+/* unary.c's i0 and special_i1 kernels (their vector lanes compute I0 and I1), which special.c
+ * registers for modified_bessel_i0 / modified_bessel_i1 too */
+int ptl_unary_i0_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s);
+int ptl_unary_special_i1_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s);
+
 /* The generator argument of a random op (NULL: none given), and the generator its kernels
  * on dev draw from: gen, or dev's default one when gen is NULL; NULL with PyTorch's error when
  * gen belongs to another device type (random.c, shared with random_multinomial.c). */

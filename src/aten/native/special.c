@@ -429,25 +429,8 @@ log_ndtr_from_erfc(double x, double e)
  * the formulas per element (libm's erfc) */
 #define NDTR_BLOCK 256
 #ifdef PTL_HAVE_AVX2_KERNELS
-/* sum c[k] t^(n-1-k) as two Horner chains in t^2, what unary_f8_erf.h's erfc expects of
- * its includer (unary.c's DEFINE_UNARY_VEC_BESSEL has the same function) */
-#define DEFINE_POLY_SPLIT(S)                                                              \
-    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
-        ptl_vm_poly_split_##S(PTL_VT(S) t, const double *c, size_t n)                     \
-    {                                                                                     \
-        PTL_VT(S) t2 = PTL_V(S, mul)(t, t);                                               \
-        PTL_VT(S) a = PTL_V(S, set1)(c[0]), b = PTL_V(S, set1)(c[1]);                     \
-        for (size_t i = 2; i + 1 < n; i += 2) {                                           \
-            a = PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[i]));                             \
-            b = PTL_V(S, fmadd)(b, t2, PTL_V(S, set1)(c[i + 1]));                         \
-        }                                                                                 \
-        if (n % 2 == 1) {                                                                 \
-            return PTL_V(S, fmadd)(b, t, PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[n - 1]))); \
-        }                                                                                 \
-        return PTL_V(S, fmadd)(a, t, b);                                                  \
-    }
-DEFINE_POLY_SPLIT(pd)
-DEFINE_POLY_SPLIT(pd512)
+DEFINE_VM_POLY_SPLIT(pd)
+DEFINE_VM_POLY_SPLIT(pd512)
 DEFINE_UNARY_VEC_ERF_D(pd)
 DEFINE_UNARY_VEC_ERF_D(pd512)
 
@@ -804,10 +787,6 @@ DEFINE_POLYNOMIAL_FMA(hermite_polynomial_he, hermite_he_fast)
 DEFINE_POLYNOMIAL(laguerre_polynomial_l, ptl_laguerre_l_d)
 DEFINE_POLYNOMIAL_FMA(legendre_polynomial_p, legendre_fast)
 #undef DEFINE_POLYNOMIAL
-
-/* unary.c's i0 and special_i1 kernels, whose vector lanes compute I0 and I1 */
-int ptl_unary_i0_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s);
-int ptl_unary_special_i1_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s);
 
 static const int self_only[1] = {0};
 static const int self_other[2] = {0, 1};

@@ -649,20 +649,6 @@ static const double i1e_asym_coef[] = {
  * polynomial as two Horner chains in q^2 (even and odd powers: half the latency) */
 #define DEFINE_UNARY_VEC_BESSEL(S)                                                        \
     PTL_VATTR(S) static inline PTL_VT(S)                                                  \
-        ptl_vm_poly_split_##S(PTL_VT(S) t, const double *c, size_t n)                     \
-    {                                                                                     \
-        PTL_VT(S) t2 = PTL_V(S, mul)(t, t);                                               \
-        PTL_VT(S) a = PTL_V(S, set1)(c[0]), b = PTL_V(S, set1)(c[1]);                     \
-        for (size_t i = 2; i + 1 < n; i += 2) {                                           \
-            a = PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[i]));                             \
-            b = PTL_V(S, fmadd)(b, t2, PTL_V(S, set1)(c[i + 1]));                         \
-        }                                                                                 \
-        if (n % 2 == 1) {   /* c[n - 1] ends the even chain */                            \
-            return PTL_V(S, fmadd)(b, t, PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[n - 1]))); \
-        }                                                                                 \
-        return PTL_V(S, fmadd)(a, t, b);                                                  \
-    }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
         ptl_vm_bessel_##S(PTL_VT(S) x, int order, int scaled)                             \
     {                                                                                     \
         const PTL_VT(S) eight = PTL_V(S, set1)(8.0), sign = PTL_V(S, set1)(-0.0);         \
@@ -706,6 +692,8 @@ static const double i1e_asym_coef[] = {
     DEFINE_F4_IN_DOUBLE_MAP(special_i0e, special_i0e, S)                                  \
     DEFINE_F4_IN_DOUBLE_MAP(special_i1, special_i1, S)                                    \
     DEFINE_F4_IN_DOUBLE_MAP(special_i1e, special_i1e, S)
+DEFINE_VM_POLY_SPLIT(pd)
+DEFINE_VM_POLY_SPLIT(pd512)
 DEFINE_UNARY_VEC_BESSEL(pd)
 DEFINE_UNARY_VEC_BESSEL(pd512)
 DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd)

@@ -2,7 +2,7 @@
  * lanes of kind S (pd, pd512): DEFINE_UNARY_VEC_ERF_D(S) defines ptl_vm_erfd_S, ptl_vm_erfcd_S,
  * ptl_vm_erfinvd_S and their maps for unary.c's vector loop tables, from vec_math.h's double
  * log and exp pieces (the macro expands where unary.c instantiates its double formulas, after
- * vec_math.h).  Private to unary.c. */
+ * vec_math.h).  unary.c's and special.c's (ndtr, log_ndtr, erfcx through the vector erfc). */
 #ifndef PTL_ATEN_NATIVE_UNARY_F8_ERF_H
 #define PTL_ATEN_NATIVE_UNARY_F8_ERF_H
 
@@ -253,7 +253,24 @@ ptl_erf_idx_pd512(__m512i v)
 #define PTL_ERF_IDX(S) PTL_ERF_IDX_##S
 #define PTL_ERF_IDX_pd PtlErfIdx
 #define PTL_ERF_IDX_pd512 __m512i
-/* unary.c's ptl_vm_poly_split (two Horner chains in t^2), defined before these formulas */
+/* ptl_vm_poly_split_S(t, c, n) = sum c[k] t^(n-1-k) as two Horner chains in t^2 (even and
+ * odd powers: half the latency), for these formulas and the includer's own polynomials;
+ * instantiated by the includer per kind before DEFINE_UNARY_VEC_ERF_D */
+#define DEFINE_VM_POLY_SPLIT(S)                                                           \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_poly_split_##S(PTL_VT(S) t, const double *c, size_t n)                     \
+    {                                                                                     \
+        PTL_VT(S) t2 = PTL_V(S, mul)(t, t);                                               \
+        PTL_VT(S) a = PTL_V(S, set1)(c[0]), b = PTL_V(S, set1)(c[1]);                     \
+        for (size_t i = 2; i + 1 < n; i += 2) {                                           \
+            a = PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[i]));                             \
+            b = PTL_V(S, fmadd)(b, t2, PTL_V(S, set1)(c[i + 1]));                         \
+        }                                                                                 \
+        if (n % 2 == 1) {   /* c[n - 1] ends the even chain */                            \
+            return PTL_V(S, fmadd)(b, t, PTL_V(S, fmadd)(a, t2, PTL_V(S, set1)(c[n - 1]))); \
+        }                                                                                 \
+        return PTL_V(S, fmadd)(a, t, b);                                                  \
+    }
 #define PTL_ERF_POLY2(S, t, coef) ptl_vm_poly_split_##S(t, coef, PTL_VM_COUNT(coef))
 #define PTL_ERF_PICK(S, row, idx) PTL_ERF_PICK_##S(row, idx)
 #define PTL_ERF_PICK_pd(row, ix)                                                          \

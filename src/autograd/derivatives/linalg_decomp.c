@@ -139,8 +139,8 @@ linalg_qr_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
  *   gA = V (skew(V^H gV) / E + diag(gL)) V^H,  skew(K) = (K - K^H) / 2,
  * E[i, j] = L[j] - L[i] (1 on the diagonal).  skew(K)'s diagonal is 0 for a real A; for a
  * complex one it is i Im(K_ii), which a loss that does not depend on the eigenvectors'
- * phases leaves 0, and gL replaces it when given (PyTorch's linalg_eig_backward, without its
- * check that the loss is phase-invariant).  Saved: eigenvalues, eigenvectors. */
+ * phases leaves 0 (PyTorch's check: an error when Im(diag(V^H gV)) is not), and gL replaces
+ * it when given (PyTorch's linalg_eig_backward).  Saved: eigenvalues, eigenvectors. */
 int
 linalg_eigh_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -155,6 +155,13 @@ linalg_eigh_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     }
     if (gV != NULL) {
         PtlTensorImpl *K = MATMUL(MH(V), gV);
+        if (K != NULL && ptl_dtype_is_complex(K->dtype) &&
+            check_phase_free(sc, f1(sc, PTL_OP_imag, diag_of(sc, K)), NULL,
+                             "linalg_eigh_backward: The eigenvectors in the complex case are "
+                             "specified up to multiplication by e^{i phi}. The specified loss "
+                             "function depends on this quantity, so it is ill-defined.") < 0) {
+            return scope_end(sc, -1);
+        }
         K = MULN(SUB(K, MH(K)), 0.5);
         PtlIValue ev[2] = {ptl_iv_int(L->sizes[L->dim - 1]), ptl_iv_dtype(L->dtype)};
         PtlTensorImpl *E = SUB(unsq(sc, L, -2), unsq(sc, L, -1));

@@ -58,23 +58,6 @@ cx_solve(Scope *sc, Cx m, Cx b, int64_t n, int want_im)
     return r;
 }
 
-/* PyTorch's check that the loss does not depend on the eigenvectors' phases:
- * allclose(Im(diag(V^H gV)), 0, rtol=1e-2, atol=1e-2).  0 or -1. */
-static int
-check_phase_invariant(Scope *sc, PtlTensorImpl *imag_diag)
-{
-    PtlTensorImpl *ok = f1(sc, PTL_OP_all, LE(f1(sc, PTL_OP_abs, imag_diag), num(sc, 1e-2)));
-    if (ok == NULL) {
-        return -1;
-    }
-    if (ptl_item_readable(ok) && ptl_item_double(ok) == 0.0) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "linalg_eig_backward: The eigenvectors in the complex case are "
-                             "specified up to multiplication by e^{i phi}. The specified loss "
-                             "function depends on this quantity, so it is ill-defined.");
-    }
-    return 0;
-}
 
 /* Saved: values_real, values_imag, vectors_real, vectors_imag (slots 0-3). */
 int
@@ -100,7 +83,11 @@ linalg_eig_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (has_gV) {
         Cx gV = {gi[2] ? gi[2] : zeros_of(sc, V.re), gi[3] ? gi[3] : zeros_of(sc, V.im)};
         Cx VhgV = cx_matmul(sc, Vh, gV);
-        if (VhgV.im == NULL || check_phase_invariant(sc, diag_of(sc, VhgV.im)) < 0) {
+        if (VhgV.im == NULL ||
+            check_phase_free(sc, diag_of(sc, VhgV.im), NULL,
+                             "linalg_eig_backward: The eigenvectors in the complex case are "
+                             "specified up to multiplication by e^{i phi}. The specified loss "
+                             "function depends on this quantity, so it is ill-defined.") < 0) {
             return scope_end(sc, -1);
         }
         PtlTensorImpl *d = unsq(sc, diag_of(sc, VhgV.re), -2);

@@ -33,19 +33,27 @@ add_opt(Scope *sc, PtlTensorImpl *a, PtlTensorImpl *b)
 }
 
 /* inner with its diagonal replaced by i Im(diag(U^H gU) - diag(V^H gV)) / (2 S) (a term
- * whose gradient is undefined drops out), for a complex A (linalg_svd_backward). */
+ * whose gradient is undefined drops out), for a complex A (linalg_svd_backward); NULL with
+ * PyTorch's error when Im(diag(U^H gU) + diag(V^H gV)) is not 0 (a loss that depends on the
+ * singular vectors' phases). */
 static PtlTensorImpl *
 complex_phase_diagonal(Scope *sc, PtlTensorImpl *inner, PtlTensorImpl *U, PtlTensorImpl *gU,
                        PtlTensorImpl *Vh, PtlTensorImpl *gVh, PtlTensorImpl *S)
 {
-    PtlTensorImpl *im = NULL;
+    PtlTensorImpl *im = NULL, *u = NULL, *v = NULL;
     if (gU != NULL) {
-        im = f1(sc, PTL_OP_imag, diag_of(sc, MATMUL(MH(U), gU)));
+        im = u = f1(sc, PTL_OP_imag, diag_of(sc, MATMUL(MH(U), gU)));
     }
     if (gVh != NULL) {
         /* diag(V^H gV) = conj(diag(gVh V)) */
-        PtlTensorImpl *v = NEG(f1(sc, PTL_OP_imag, diag_of(sc, MATMUL(gVh, MH(Vh)))));
+        v = NEG(f1(sc, PTL_OP_imag, diag_of(sc, MATMUL(gVh, MH(Vh)))));
         im = im != NULL ? SUB(im, v) : NEG(v);
+    }
+    if (check_phase_free(sc, u != NULL ? u : v, u != NULL ? v : NULL,
+                         "svd_backward: The singular vectors in the complex case are specified "
+                         "up to multiplication by e^{i phi}. The specified loss function "
+                         "depends on this phase term, making it ill-defined.") < 0) {
+        return NULL;
     }
     PtlTensorImpl *d = DIV(im, MULN(S, 2.0));
     d = f2(sc, PTL_OP_complex, zeros_of(sc, d), d);
@@ -60,8 +68,8 @@ complex_phase_diagonal(Scope *sc, PtlTensorImpl *inner, PtlTensorImpl *U, PtlTen
  *        + U S^-1 gVh (I - V Vh)          (n > k)
  * where the terms of undefined gradients drop out.  For a complex A, (J S + S K) / E's
  * diagonal (2i S Im(diag(U^H gU) + diag(V^H gV)), zero for a loss that does not depend on
- * the vectors' common phases) becomes i Im(diag(U^H gU) - diag(V^H gV)) / (2 S), the phase
- * term of PyTorch's formula (without its check that the loss is phase-invariant). */
+ * the vectors' common phases, which PyTorch's check demands) becomes i Im(diag(U^H gU) -
+ * diag(V^H gV)) / (2 S), the phase term of PyTorch's formula. */
 int
 linalg_svd_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out)
 {
