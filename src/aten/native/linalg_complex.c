@@ -104,19 +104,7 @@ zabs2_c8(ptl_complex64 a)
  *   (LinalgMatrixFn on a LuJob).
  * cholesky: L (lower, row-major) in place of a's lower triangle; returns info. */
 #define DEFINE_Z_KERNELS(T, R, SUF, CMPLX, REAL, IMAG, SQRT)                                  \
-    static void zload_##SUF(T *dst, const T *src, int64_t r, int64_t c, int trans)            \
-    {                                                                                         \
-        if (!trans) {                                                                         \
-            memcpy(dst, src, sizeof(T) * (size_t)(r * c));                                    \
-            return;                                                                           \
-        }                                                                                     \
-        for (int64_t i = 0; i < r; i++) {                                                     \
-            for (int64_t j = 0; j < c; j++) {                                                 \
-                dst[i * c + j] = src[j * r + i];                                              \
-            }                                                                                 \
-        }                                                                                     \
-    }                                                                                         \
-                                                                                              \
+    LINALG_DEFINE_LOAD(T, SUF)                                                                \
     static int32_t lu_factor_##SUF(T *a, int32_t *piv, int64_t m, int64_t n)                  \
     {                                                                                         \
         int64_t k = m < n ? m : n;                                                            \
@@ -184,14 +172,14 @@ zabs2_c8(ptl_complex64 a)
         int64_t m = j->m, n = j->n, k = m < n ? m : n;                                        \
         T *lu = (T *)j->lu + i * m * n;                                                       \
         int32_t *piv = j->piv + i * k;                                                        \
-        zload_##SUF(lu, (const T *)j->a + i * m * n, m, n, !j->left);                         \
+        linalg_load_##SUF(lu, (const T *)j->a + i * m * n, m, n, !j->left);                   \
         j->info[i] = lu_factor_##SUF(lu, piv, m, n);                                          \
         if (j->b != NULL) {                                                                   \
             T *b = (T *)j->b + i * n * j->nrhs, *x = b;                                       \
             if (!j->left && (x = malloc(sizeof(T) * (size_t)(n * j->nrhs + 1))) == NULL) {    \
                 return ptl_error_set(PTL_ERR_MEMORY, "linalg.solve: out of memory");          \
             }                                                                                 \
-            zload_##SUF(x, b, n, j->nrhs, !j->left);                                          \
+            linalg_load_##SUF(x, b, n, j->nrhs, !j->left);                                    \
             for (int64_t r = 0; r < n; r++) {                                                 \
                 int64_t p = piv[r] - 1;                                                       \
                 for (int64_t c = 0; p != r && c < j->nrhs; c++) {                             \
@@ -203,7 +191,7 @@ zabs2_c8(ptl_complex64 a)
             tri_solve_##SUF(lu, x, n, j->nrhs, 0, 1);                                         \
             tri_solve_##SUF(lu, x, n, j->nrhs, 1, 0);                                         \
             if (x != b) {                                                                     \
-                zload_##SUF(b, x, j->nrhs, n, 1);                                             \
+                linalg_load_##SUF(b, x, j->nrhs, n, 1);                                       \
                 free(x);                                                                      \
             }                                                                                 \
         }                                                                                     \
@@ -244,13 +232,13 @@ zabs2_c8(ptl_complex64 a)
                                      "linalg.solve_triangular: out of memory");               \
             }                                                                                 \
             x = at + n * n;                                                                   \
-            zload_##SUF(at, a, n, n, 1);                                                      \
-            zload_##SUF(x, b, n, nrhs, 1);                                                    \
+            linalg_load_##SUF(at, a, n, n, 1);                                                \
+            linalg_load_##SUF(x, b, n, nrhs, 1);                                              \
             a = at;                                                                           \
         }                                                                                     \
         tri_solve_##SUF(a, x, n, nrhs, j->left ? j->upper : !j->upper, j->unit);              \
         if (!j->left) {                                                                       \
-            zload_##SUF(b, x, nrhs, n, 1);                                                    \
+            linalg_load_##SUF(b, x, nrhs, n, 1);                                              \
             free(at);                                                                         \
         }                                                                                     \
         return 0;                                                                             \
@@ -402,7 +390,7 @@ householder_c16(ptl_complex128 *x, int64_t len, int64_t st, ptl_complex128 *tau)
         }                                                                                     \
     }                                                                                         \
                                                                                               \
-    /* matrix i's R into out0 and, when out1 is set, its Q into out1 */                      \
+    /* matrix i's R into out0 and, when out1 is set, its Q into out1 */                       \
     static int qr_matrix_##SUF(void *ctx, int64_t i)                                          \
     {                                                                                         \
         const ZJob *j = ctx;                                                                  \
@@ -413,7 +401,7 @@ householder_c16(ptl_complex128 *x, int64_t len, int64_t st, ptl_complex128 *tau)
             return ptl_error_set(PTL_ERR_MEMORY, "linalg.qr: out of memory");                 \
         }                                                                                     \
         T *tau = a + m * n, *w = tau + k, *r = (T *)j->out0 + i * j->rr * n;                  \
-        memcpy(a, (const T *)j->a + i * m * n, sizeof(T) * (size_t)(m * n));                 \
+        memcpy(a, (const T *)j->a + i * m * n, sizeof(T) * (size_t)(m * n));                  \
         qr_factor_##SUF(a, m, n, tau, w);                                                     \
         for (int64_t row = 0; row < j->rr; row++) {                                           \
             for (int64_t c = 0; c < n; c++) {                                                 \
@@ -427,7 +415,7 @@ householder_c16(ptl_complex128 *x, int64_t len, int64_t st, ptl_complex128 *tau)
         return 0;                                                                             \
     }                                                                                         \
                                                                                               \
-    /* matrix i's L (or U = L^H) into out0 and its info */                                   \
+    /* matrix i's L (or U = L^H) into out0 and its info */                                    \
     static int cholesky_matrix_##SUF(void *ctx, int64_t i)                                    \
     {                                                                                         \
         const ZJob *j = ctx;                                                                  \
@@ -1157,8 +1145,8 @@ complex_to_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
 }
 
-#define NOT_POSITIVE_DEFINITE                                                               \
-    "The factorization could not be completed because the input is not positive-definite " \
+#define NOT_POSITIVE_DEFINITE                                                                 \
+    "The factorization could not be completed because the input is not positive-definite "    \
     "(the leading minor of order %d is not positive-definite)."
 
 /* Runs fn over A's matrices from the working copy t[0], casts the results t[1], t[2] to

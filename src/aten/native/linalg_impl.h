@@ -106,8 +106,9 @@ linalg_cast_to(PtlTensorImpl **t, PtlDtype dt)
     return 0;
 }
 
-/* linalg_load_f8 (double) and linalg_load_f4 (float): dst (r x c) = src (r x c) or src^T
- * (src c x r), both row-major */
+/* linalg_load_f8 (double) and linalg_load_f4 (float), and from LINALG_DEFINE_LOAD the complex
+ * ones of linalg_complex.c (c8, c16): dst (r x c) = src (r x c) or src^T (src c x r), both
+ * row-major */
 #define LINALG_DEFINE_LOAD(T, SUF)                                                            \
     static inline void linalg_load_##SUF(T *dst, const T *src, int64_t r, int64_t c,         \
                                          int trans)                                           \
@@ -124,7 +125,6 @@ linalg_cast_to(PtlTensorImpl **t, PtlDtype dt)
     }
 LINALG_DEFINE_LOAD(double, f8)
 LINALG_DEFINE_LOAD(float, f4)
-#undef LINALG_DEFINE_LOAD
 
 /* One job for every kernel of the LU family (linalg_solve.c, and its complex instances in
  * linalg_complex.c): the working tensors of matrix i (float64, or float32 for float32
