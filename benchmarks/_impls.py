@@ -1,6 +1,8 @@
 """What every ratio benchmark needs: the implementations to run (pytorchlite, NumPy, and
 PyTorch when installed), each tensor library's module, and the same data as each one's array
 type."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,22 @@ TORCH = ["torch"] if torch is not None else []
 IMPLS = ["pytorchlite", "numpy"] + TORCH
 # the libraries with autograd and nn (NumPy has neither, so those groups have no NumPy row)
 TENSOR_IMPLS = ["pytorchlite"] + TORCH
+
+
+@contextlib.contextmanager
+def both_on_one_thread():
+    """pytorchlite and PyTorch (when installed) on one thread inside, as they were after."""
+    old = ptl.get_num_threads()
+    old_t = torch.get_num_threads() if torch is not None else None
+    ptl.set_num_threads(1)
+    if torch is not None:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        ptl.set_num_threads(old)
+        if torch is not None:
+            torch.set_num_threads(old_t)
 
 
 def lib(impl):

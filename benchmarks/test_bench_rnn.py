@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
+from _impls import both_on_one_thread
 
 try:
     import torch
@@ -119,15 +120,8 @@ VOCAB, EMBED, LM_HIDDEN, LM_BATCH, LM_SEQ = 65, 64, 128, 16, 64
 @pytest.fixture
 def one_thread():
     """Both libraries on one thread for the test."""
-    old = ptl.get_num_threads()
-    old_t = torch.get_num_threads() if torch is not None else None
-    ptl.set_num_threads(1)
-    if torch is not None:
-        torch.set_num_threads(1)
-    yield
-    ptl.set_num_threads(old)
-    if torch is not None:
-        torch.set_num_threads(old_t)
+    with both_on_one_thread():
+        yield
 
 
 def lm_step(impl, layers):

@@ -13,22 +13,15 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from _impls import TORCH, lib, make, torch
+from _impls import TORCH, both_on_one_thread, lib, make, torch
 
 N = 10**6
 
 
 @pytest.fixture(autouse=True)
 def one_thread():
-    old = ptl.get_num_threads()
-    ptl.set_num_threads(1)
-    old_t = torch.get_num_threads() if torch is not None else None
-    if torch is not None:
-        torch.set_num_threads(1)
-    yield
-    ptl.set_num_threads(old)
-    if torch is not None:
-        torch.set_num_threads(old_t)
+    with both_on_one_thread():
+        yield
 
 
 def _rng():

@@ -203,27 +203,12 @@ complex_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
 #define DEFINE_Z_BINARY(NAME, F) Z_STAMP(Z_BINARY_LOOP, NAME, F)
 
-/* A real x times a complex scales both parts.  The product of two complex numbers is the
- * textbook formula, as PyTorch's c10::complex and NumPy compute it (C99's `*` calls
- * __mulsc3 to recover infinities from nan results, 4x slower and different from both);
- * division keeps C99's scaled division, which PyTorch's also scales. */
-static inline ptl_complex64
-zmulf(ptl_complex64 a, ptl_complex64 b)
-{
-    return ptl_cmplxf(crealf(a) * crealf(b) - cimagf(a) * cimagf(b),
-                      crealf(a) * cimagf(b) + cimagf(a) * crealf(b));
-}
-
-static inline ptl_complex128
-zmul(ptl_complex128 a, ptl_complex128 b)
-{
-    return ptl_cmplx(creal(a) * creal(b) - cimag(a) * cimag(b),
-                     creal(a) * cimag(b) + cimag(a) * creal(b));
-}
-
+/* A real x times a complex scales both parts.  The product of two complex numbers is
+ * complex_math.h's textbook ptl_cmul / ptl_cmulf; division keeps C99's scaled division,
+ * which PyTorch's also scales. */
 #define ZADD(A, B, X) ((A) + (X) * (B))
 #define ZSUB(A, B, X) ((A) - (X) * (B))
-#define ZMUL(A, B, X) _Generic((A), ptl_complex64: zmulf, default: zmul)(A, B)
+#define ZMUL(A, B, X) _Generic((A), ptl_complex64: ptl_cmulf, default: ptl_cmul)(A, B)
 #define ZDIV(A, B, X) ((A) / (B))
 DEFINE_Z_BINARY(zadd, ZADD)
 DEFINE_Z_BINARY(zsub, ZSUB)
