@@ -711,6 +711,39 @@ def test_pad_ops_refuse_a_padding_list_of_the_wrong_length(mode, nd):
         with pytest.raises(RuntimeError, match=msg):
             backward(g, x, [1] * n)
 
+
+INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
+
+@pytest.mark.parametrize("mode", ["reflection", "replication", "circular"])
+@pytest.mark.parametrize("pad", [[INT64_MIN, INT64_MIN], [INT64_MAX, INT64_MAX], [INT64_MAX, 0],
+                                 [INT64_MAX, INT64_MIN]])
+def test_pad_ops_refuse_pads_whose_output_size_overflows(mode, pad):
+    # in + l + r wrapped around to a small size and the kernel indexed far outside the input
+    # (the fuzzer's reflection_pad1d(x, -2**63) segfault)
+    op = P.ops.aten._pad_circular if mode == "circular" else getattr(P.ops.aten, f"{mode}_pad1d")
+    x = P.randn(2, 2)
+    with pytest.raises(RuntimeError, match=r"^padding \(-?\d+, -?\d+\) at dimension 1 of "
+                                            r"input \[2, 2\] overflows the output size$"):
+        op(x, pad)
+    if mode != "circular":
+        backward = getattr(P.ops.aten, f"{mode}_pad1d_backward")
+        with pytest.raises(RuntimeError, match="overflows the output size"):
+            backward(P.randn(2, 3), x, pad)
+
+
+def test_replication_pad_with_a_left_pad_beyond_the_input_replicates_the_last_element():
+    # a left pad below -in is only reachable with a right pad as large: o - l must not overflow
+    x = P.arange(3.).reshape(1, 3)
+    for pad in ([-2 ** 62, 2 ** 62 + 2], [INT64_MIN, INT64_MAX]):
+        y = P.ops.aten.replication_pad1d(x, pad)
+        assert y.tolist() == [[2.0] * (3 + pad[0] + pad[1])]
+
+
+def test_reflection_pad3d_with_one_int64_min_pad_raises():
+    with pytest.raises(RuntimeError, match="overflows the output size"):
+        P.ops.aten.reflection_pad3d(P.zeros(1, 5, 3, 3, dtype=P.bfloat16), INT64_MIN)
+
 # ---- interpolation ---------------------------------------------------------------------
 
 INTERP_CASES = [

@@ -613,7 +613,14 @@ pad_setup(const PadInfo *pi, PtlTensorImpl *x, const PtlIValue *pad, Maps *m)
     memset(m, 0, sizeof(*m));
     for (int i = 0; i < nd; i++) {
         int d = NN_SPATIAL - 1 - i;
-        m->out[d] = x->sizes[x->dim - 1 - i] + pv[2 * i] + pv[2 * i + 1];
+        if (__builtin_add_overflow(x->sizes[x->dim - 1 - i], pv[2 * i], &m->out[d])
+            || __builtin_add_overflow(m->out[d], pv[2 * i + 1], &m->out[d])) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "padding (%lld, %lld) at dimension %d of input %s overflows "
+                                 "the output size", (long long)pv[2 * i],
+                                 (long long)pv[2 * i + 1], (int)(x->dim - 1 - i),
+                                 ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes));
+        }
     }
     maps_shape(m, x->dim, x->sizes, nd);
     for (int i = 0; i < nd; i++) {
@@ -656,7 +663,9 @@ pad_setup(const PadInfo *pi, PtlTensorImpl *x, const PtlIValue *pad, Maps *m)
         /* circular wraps within what negative pads leave of the input */
         int64_t cut = l < 0 ? -l : 0, kept = in - cut - (r < 0 ? -r : 0);
         for (int64_t o = 0; o < m->out[d]; o++) {
-            int64_t s = o - l;
+            /* only replication takes a left pad below -in (its right pad is unbounded): every
+             * such output replicates the last input, and o - l could overflow */
+            int64_t s = l < -in ? in : o - l;
             if (pi->mode == PAD_REFLECT) {
                 s = s < 0 ? -s : s;
                 s = s >= in ? 2 * (in - 1) - s : s;
