@@ -8,7 +8,8 @@ float64 path's gradient), across the thresholds of its blocking:
   tile rows of one sample when it has more (a short last band);
 - WINO_BUF_BYTES: fewer tiles a task for wide channel counts;
 - the weight gradient's chunks of tasks: fewer tasks than WINO_WGRAD_CHUNKS, as many, more
-  and uneven, and fewer chunks where their sums would pass WINO_WGRAD_BYTES;
+  and uneven, and fewer chunks where their sums would pass WINO_WGRAD_BYTES; their sum and
+  output transform on one thread and on the threads (WINO_OUT_PARALLEL);
 - partial tiles (outputs not a multiple of 4), padding 0 / 1 / 2 (the input gradient's 2 / 1
   / 0), channel counts not multiples of the 8-lane vectors, batch 1 and several, size 0;
 - the mode switch (`_C._conv_winograd_mode`: 0 automatic, 1 always, 2 never) that the tests
@@ -200,6 +201,11 @@ def wgrad_tasks(n, ci, co, h, w, p):
 # whose sums' slabs pass WINO_WGRAD_BYTES (fewer chunks)
 WGRAD_CASES = [(2, 8, 8, 8, 8, 1), (CHUNKS, 9, 7, 4 * 11 + 1, 4 * 11, 1),
                (2 * CHUNKS + 1, 9, 7, 4 * 11 + 1, 4 * 11, 1), (3, 8, 16, 4 * 20, 4 * 20, 1)]
+# the output's slab sum and transform: on the calling thread just under WINO_OUT_PARALLEL
+# floats of slabs, on the threads just over it (shares of WINO_OUT_GRAIN floats, a last
+# block of fewer than 8 channel pairs)
+OUT_PARALLEL, OUT_GRAIN = c_define("WINO_OUT_PARALLEL"), c_define("WINO_OUT_GRAIN")
+OUT_CASES = [(CHUNKS, 13, 35, 4 * 11 + 1, 4 * 11, 1), (CHUNKS, 13, 36, 4 * 11 + 1, 4 * 11, 1)]
 
 
 # channel counts whose chunk sums pass WINO_WGRAD_BYTES: two slabs fit, not three
@@ -210,9 +216,13 @@ def test_wgrad_case_thresholds():
     assert [wgrad_tasks(*c) for c in WGRAD_CASES[:3]] == [1, CHUNKS * 2, (2 * CHUNKS + 1) * 2]
     assert wgrad_tasks(*WGRAD_CASES[3]) % CHUNKS > 0
     assert WGRAD_BYTES // (36 * 4 * WIDE * WIDE) == 2 and wgrad_tasks(40, WIDE, WIDE, 4, 4, 1) > 2
+    floats = [CHUNKS * 36 * c[1] * c[2] for c in OUT_CASES]
+    assert all(wgrad_tasks(*c) >= CHUNKS for c in OUT_CASES)
+    assert floats[0] < OUT_PARALLEL <= floats[1] and 36 * 13 * 36 > 2 * OUT_GRAIN
+    assert (13 * 36) % 8 > 0
 
 
-@pytest.mark.parametrize("n,ci,co,h,w,p", WGRAD_CASES)
+@pytest.mark.parametrize("n,ci,co,h,w,p", WGRAD_CASES + OUT_CASES)
 def test_weight_grad_chunks_match_numpy(n, ci, co, h, w, p):
     rng = np.random.default_rng(n + ci + h)
     x = rng.standard_normal((n, ci, h, w)).astype(np.float32)

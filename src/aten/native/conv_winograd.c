@@ -633,7 +633,9 @@ conv_winograd_fwd(const float *x, const float *w, ConvPackedWeight wkind, const 
  * transform once per call.  The tasks are the forward's (wino_plan); consecutive tasks are
  * grouped into at most WINO_WGRAD_CHUNKS chunks, a number that depends on the shape only,
  * each summing into its own slab of D, and the slabs are added in chunk order, so the result
- * does not depend on the thread count.  Inputs holding an Inf or a NaN keep the direct path,
+ * does not depend on the thread count.  The sum (by ranges of D's elements, each one's in
+ * chunk order) and the output transform (by blocks of channel pairs) run on the threads
+ * too, as two more jobs from WINO_OUT_PARALLEL floats of slabs.  Inputs holding an Inf or a NaN keep the direct path,
  * as in the forward.  Accuracy as the forward's (tests/aten/test_conv_winograd.py). */
 
 /* One weight-gradient task (samples [i0, i0 + ni), tile rows [ty0, ty0 + nty)): V as the
@@ -695,19 +697,37 @@ wino_wgrad_chunks(void *ctx, int64_t begin, int64_t end)
     return rc;
 }
 
-/* gw (co, ci, 3, 3) = A3^T D A3, D the chunks' slabs added in chunk order; WINO_WB
- * channel pairs at a time, so that the loops over them are vector loops. */
-PTL_LOOP_CLONES static void
-wino_wgrad_output(const WinoJob *j, float *gw)
+/* The output's two steps run on the threads from this many floats of D's slabs: on one
+ * they were a ninth of the 64 -> 64 weight gradient on 8x8 (batch 32), which a second
+ * thread then waited out.  Each step's share: WINO_OUT_GRAIN floats of the slab sum,
+ * WINO_OUT_GRAIN / WINO_XI / WINO_WB blocks of the transform. */
+#define WINO_OUT_PARALLEL (1 << 16)
+#define WINO_OUT_GRAIN (1 << 13)
+
+/* D's slab 0 += the other chunks' slabs, in chunk order, floats [i0, i1) */
+PTL_LOOP_CLONES static int
+wino_wgrad_sum(void *ctx, int64_t i0, int64_t i1)
 {
-    const int64_t pairs = j->co * j->ci, slab = WINO_XI * pairs;
+    const WinoJob *j = ctx;
+    const int64_t slab = WINO_XI * j->co * j->ci;
     float *D = j->dw;
     for (int64_t c = 1; c < j->nchunks; c++) {
-        for (int64_t i = 0; i < slab; i++) {
+        for (int64_t i = i0; i < i1; i++) {
             D[i] += D[c * slab + i];
         }
     }
-    for (int64_t p0 = 0; p0 < pairs; p0 += WINO_WB) {
+    return 0;
+}
+
+/* gw (co, ci, 3, 3) = A3^T D A3 for channel pairs [WINO_WB * b0, WINO_WB * b1), D the
+ * chunks' slabs added (wino_wgrad_sum); WINO_WB channel pairs at a time, so that the loops
+ * over them are vector loops. */
+PTL_LOOP_CLONES static void
+wino_wgrad_output(const WinoJob *j, float *gw, int64_t b0, int64_t b1)
+{
+    const int64_t pairs = j->co * j->ci;
+    const float *D = j->dw;
+    for (int64_t p0 = WINO_WB * b0; p0 < pairs && p0 < WINO_WB * b1; p0 += WINO_WB) {
         int64_t np = pairs - p0 < WINO_WB ? pairs - p0 : WINO_WB;
         float m[6][6][WINO_WB] = {{{0}}}, t[3][6][WINO_WB], o[3][3][WINO_WB];
         for (int xi = 0; xi < WINO_XI; xi++) {
@@ -738,6 +758,19 @@ wino_wgrad_output(const WinoJob *j, float *gw)
     }
 }
 
+typedef struct WinoOutJob {
+    const WinoJob *j;
+    float *gw;
+} WinoOutJob;
+
+static int
+wino_wgrad_output_blocks(void *ctx, int64_t b0, int64_t b1)
+{
+    const WinoOutJob *o = ctx;
+    wino_wgrad_output(o->j, o->gw, b0, b1);
+    return 0;
+}
+
 int
 conv_winograd_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
                     int64_t ci, int64_t co)
@@ -754,12 +787,21 @@ conv_winograd_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *
     if ((j.dw = conv_alloc((size_t)(j.nchunks * slab) * sizeof(float))) == NULL) {
         return -1;
     }
+    int64_t blocks = (ci * co + WINO_WB - 1) / WINO_WB;
+    WinoOutJob o = {&j, gw};
     void *tok = ptl_nogil_begin();
     int rc = ptl_parallel_for(0, j.nchunks, 1, wino_wgrad_chunks, &j);
-    ptl_nogil_end(tok);
-    if (rc == 0) {
-        wino_wgrad_output(&j, gw);
+    if (rc == 0 && j.nchunks * slab >= WINO_OUT_PARALLEL) {
+        rc = ptl_parallel_for(0, slab, WINO_OUT_GRAIN, wino_wgrad_sum, &j);
+        rc = rc < 0 ? rc
+                    : ptl_parallel_for(0, blocks, WINO_OUT_GRAIN / (WINO_XI * WINO_WB),
+                                       wino_wgrad_output_blocks, &o);
     }
+    else if (rc == 0) {
+        wino_wgrad_sum(&j, 0, slab);
+        wino_wgrad_output_blocks(&o, 0, blocks);
+    }
+    ptl_nogil_end(tok);
     free(j.dw);
     return rc;
 }
