@@ -7,6 +7,7 @@ float64 path's gradient), across the thresholds of its blocking:
   are not a multiple of the samples per task), exactly WINO_TILES tiles a sample, and bands of
   tile rows of one sample when it has more (a short last band);
 - WINO_BUF_BYTES: fewer tiles a task for wide channel counts;
+- WINO_WEIGHT_PARALLEL: the weight's transform and packing on one thread and on the threads;
 - the weight gradient's chunks of tasks: fewer tasks than WINO_WGRAD_CHUNKS, as many, more
   and uneven, and fewer chunks where their sums would pass WINO_WGRAD_BYTES; their sum and
   output transform on one thread and on the threads (WINO_OUT_PARALLEL);
@@ -150,7 +151,10 @@ CASES = [
     (2, 8, 16, 4 * 8, 4 * 12, 1),  # exactly 96 tiles a sample (checked below)
     (1, 8, 8, 4 * 11 + 1, 4 * 11, 1),  # more than WINO_TILES: bands with a short last one
     (2, 64, 72, 10, 10, 1),       # WINO_BUF_BYTES caps the tiles a task
+    (2, 31, 33, 6, 7, 1),         # the weight's transform on the calling thread, just under
+    (2, 32, 32, 6, 7, 1),         # WINO_WEIGHT_PARALLEL channel pairs, and on the threads
 ]
+WEIGHT_PARALLEL = c_define("WINO_WEIGHT_PARALLEL")
 
 
 def test_case_thresholds():
@@ -158,6 +162,7 @@ def test_case_thresholds():
     assert tiles_of(4 * 11 + 1, 4 * 11, 1) > TILES
     assert TILES % tiles_of(8, 8, 1) == 0 and 26 % (TILES // tiles_of(8, 8, 1)) > 0
     assert BUF // (36 * 4 * (64 + 72)) < TILES
+    assert 31 * 33 < WEIGHT_PARALLEL <= 32 * 32
 
 
 @pytest.mark.parametrize("n,ci,co,h,w,p", CASES)
