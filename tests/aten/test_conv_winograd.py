@@ -8,6 +8,7 @@ float64 path's gradient), across the thresholds of its blocking:
   tile rows of one sample when it has more (a short last band);
 - WINO_BUF_BYTES: fewer tiles a task for wide channel counts;
 - WINO_WEIGHT_PARALLEL: the weight's transform and packing on one thread and on the threads;
+- WINO_SCAN_PARALLEL: the scan for an Inf or NaN on one thread and in shares on the threads;
 - the weight gradient's chunks of tasks: fewer tasks than WINO_WGRAD_CHUNKS, as many, more
   and uneven, and fewer chunks where their sums would pass WINO_WGRAD_BYTES; their sum and
   output transform on one thread and on the threads (WINO_OUT_PARALLEL);
@@ -399,3 +400,25 @@ def test_nonfinite_inputs_keep_the_direct_path():
     ya, _, _, _ = run(np.nan_to_num(x), w, None, 1, ALWAYS)
     yb, _, _, _ = run(np.nan_to_num(x), w, None, 1, NEVER)
     assert not np.array_equal(ya, yb)
+
+
+SCAN_PARALLEL, SCAN_GRAIN = c_define("WINO_SCAN_PARALLEL"), c_define("WINO_SCAN_GRAIN")
+
+
+@pytest.mark.parametrize("side", [45, 48])
+@pytest.mark.parametrize("where", ["first", "last share", "last"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_nonfinite_scan_over_its_threshold(side, where, threads):
+    """The input's scan for an Inf (on the threads from WINO_SCAN_PARALLEL floats, in shares
+    of WINO_SCAN_GRAIN) finds it in any share: the forward then runs the direct path."""
+    shape = (2, 16, side, side)
+    size = int(np.prod(shape))
+    assert (size < SCAN_PARALLEL) == (side == 45) and size > 3 * SCAN_GRAIN
+    x = np.random.default_rng(side).standard_normal(shape).astype(np.float32)
+    at = {"first": 0, "last share": size - SCAN_GRAIN // 2, "last": size - 1}[where]
+    x.reshape(-1)[at] = np.inf
+    w = np.random.default_rng(1).standard_normal((8, 16, 3, 3)).astype(np.float32)
+    ya = run(x, w, None, 1, ALWAYS, threads=threads)[0]
+    yb = run(x, w, None, 1, NEVER, threads=threads)[0]
+    np.testing.assert_array_equal(ya, yb)
+    assert not np.isfinite(ya).all()
