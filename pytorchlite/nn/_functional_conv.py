@@ -292,53 +292,48 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     return (out, idx) if return_indices else out
 
 
-def _fractional_max_pool(input, kernel_size, output_size, output_ratio, samples, nd):
-    """fractional_max_pool{2,3}d: the output size from output_ratio when it is not given,
-    and one random sample per plane and spatial dim, drawn from the default generator when
-    _random_samples is None (Note [Fractional pooling windows] in pool_fractional.c).  A
-    scalar output_ratio is taken for every dim (PyTorch's 2-D function takes len() of it
-    and fails on a number)."""
+def _fractional_max_pool_functions(nd):
+    """PyTorch's fractional_max_pool{nd}d_with_indices and fractional_max_pool{nd}d, one body
+    for both dims: the output size from output_ratio when it is not given, and one random
+    sample per plane and spatial dim, drawn from the default generator when _random_samples
+    is None (Note [Fractional pooling windows] in pool_fractional.c).  A scalar output_ratio
+    is taken for every dim (PyTorch's 2-D function takes len() of it and fails on a
+    number)."""
     name = f"fractional_max_pool{nd}d"
-    if output_size is None and output_ratio is None:
-        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
-    if output_size is None:
-        if isinstance(output_ratio, (list, tuple)) and len(output_ratio) > nd and nd == 2:
-            raise ValueError("fractional_max_pool2d requires output_ratio to either be a single "
-                             "Int or tuple of Ints.")
-        ratio = _list(output_ratio, nd)
-        output_size = [int(input.shape[input.dim() - nd + i] * ratio[i]) for i in range(nd)]
-    if samples is None:
-        n_batch = 1 if input.dim() == nd + 1 else input.shape[0]
-        samples = torch.rand(n_batch, input.shape[-nd - 1], nd, dtype=input.dtype,
-                             device=input.device)
-    op = _aten.fractional_max_pool2d if nd == 2 else _aten.fractional_max_pool3d
-    return op(input, _list(kernel_size, nd), _list(output_size, nd), samples)
+    op = getattr(_aten, name)
+
+    def with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                     return_indices=False, _random_samples=None):
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output_size or an "
+                             "output_ratio")
+        if output_size is None:
+            if isinstance(output_ratio, (list, tuple)) and len(output_ratio) > nd and nd == 2:
+                raise ValueError("fractional_max_pool2d requires output_ratio to either be a "
+                                 "single Int or tuple of Ints.")
+            ratio = _list(output_ratio, nd)
+            output_size = [int(input.shape[input.dim() - nd + i] * ratio[i])
+                           for i in range(nd)]
+        samples = _random_samples
+        if samples is None:
+            n_batch = 1 if input.dim() == nd + 1 else input.shape[0]
+            samples = torch.rand(n_batch, input.shape[-nd - 1], nd, dtype=input.dtype,
+                                 device=input.device)
+        return op(input, _list(kernel_size, nd), _list(output_size, nd), samples)
+
+    def pool(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+             _random_samples=None):
+        out, idx = with_indices(input, kernel_size, output_size, output_ratio,
+                                _random_samples=_random_samples)
+        return (out, idx) if return_indices else out
+
+    with_indices.__name__ = with_indices.__qualname__ = name + "_with_indices"
+    pool.__name__ = pool.__qualname__ = name
+    return with_indices, pool
 
 
-def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
-                                       return_indices=False, _random_samples=None):
-    return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
-                                _random_samples, 2)
-
-
-def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
-                          return_indices=False, _random_samples=None):
-    out, idx = _fractional_max_pool(input, kernel_size, output_size, output_ratio,
-                                    _random_samples, 2)
-    return (out, idx) if return_indices else out
-
-
-def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
-                                       return_indices=False, _random_samples=None):
-    return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
-                                _random_samples, 3)
-
-
-def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
-                          return_indices=False, _random_samples=None):
-    out, idx = _fractional_max_pool(input, kernel_size, output_size, output_ratio,
-                                    _random_samples, 3)
-    return (out, idx) if return_indices else out
+fractional_max_pool2d_with_indices, fractional_max_pool2d = _fractional_max_pool_functions(2)
+fractional_max_pool3d_with_indices, fractional_max_pool3d = _fractional_max_pool_functions(3)
 
 
 def conv_tbc(input, weight, bias, pad=0):

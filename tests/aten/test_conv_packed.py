@@ -41,7 +41,8 @@ threshold of their blocking:
   channels a task and blocks of 4, 5 and 6 taps (at most WG_ROWS_SPLIT_MP), short last
   tasks, output rows filling WG_ROWS_NUM / WG_ROWS_DEN of their vectors
   and just under, stride along the rows or only the columns, border rows and columns,
-  groups, an odd channel count, 3-D, and several blocks of WG_ROWS_BLOCK_BYTES samples.
+  groups, an odd channel count, 3-D, several blocks of WG_ROWS_BLOCK_BYTES samples, and on
+  two threads the tasks in blocks of taps (a thread's share starting inside a group).
 
 Every result is compared on one thread and on two; both must have the same bits (the
 blocks, batches and chunks depend on the shape only).  The checks pass on any CPU; on one
@@ -1003,6 +1004,9 @@ ROWS_CASES = [
      "depthwise, stride 2"),
     ((2, 32, 9, 16), (8, 16, 3, 3), (1, 1), (1, 1), (1, 1), 2,
      "groups 2 of kdim 144, two channels a group's last task"),
+    ((8, 6, 16, 32), (12, 2, 3, 3), (1, 1), (1, 1), (1, 1), 3,
+     "groups 3 of kdim 18, 9 tasks: on two threads (by taps) a share starts inside a group, "
+     "at a block of taps that straddles two channels"),
     ((2, 2, 12, 14), (4, 1, 3, 3), (1, 1), (2, 2), (2, 2), 2,
      "groups 2, dilation 2, padding 2"),
     ((2, 4, 8, 16), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), 4,

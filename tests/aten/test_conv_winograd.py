@@ -7,8 +7,11 @@ float64 path's gradient), across the thresholds of its blocking:
   are not a multiple of the samples per task), exactly WINO_TILES tiles a sample, and bands of
   tile rows of one sample when it has more (a short last band);
 - WINO_BUF_BYTES: fewer tiles a task for wide channel counts;
+- WINO_WEIGHT_PARALLEL: the weight's transform and packing on one thread and on the threads;
+- WINO_SCAN_PARALLEL: the scan for an Inf or NaN on one thread and in shares on the threads;
 - the weight gradient's chunks of tasks: fewer tasks than WINO_WGRAD_CHUNKS, as many, more
-  and uneven, and fewer chunks where their sums would pass WINO_WGRAD_BYTES;
+  and uneven, and fewer chunks where their sums would pass WINO_WGRAD_BYTES; their sum and
+  output transform on one thread and on the threads (WINO_OUT_PARALLEL);
 - partial tiles (outputs not a multiple of 4), padding 0 / 1 / 2 (the input gradient's 2 / 1
   / 0), channel counts not multiples of the 8-lane vectors, batch 1 and several, size 0;
 - the mode switch (`_C._conv_winograd_mode`: 0 automatic, 1 always, 2 never) that the tests
@@ -149,7 +152,10 @@ CASES = [
     (2, 8, 16, 4 * 8, 4 * 12, 1),  # exactly 96 tiles a sample (checked below)
     (1, 8, 8, 4 * 11 + 1, 4 * 11, 1),  # more than WINO_TILES: bands with a short last one
     (2, 64, 72, 10, 10, 1),       # WINO_BUF_BYTES caps the tiles a task
+    (2, 31, 33, 6, 7, 1),         # the weight's transform on the calling thread, just under
+    (2, 32, 32, 6, 7, 1),         # WINO_WEIGHT_PARALLEL channel pairs, and on the threads
 ]
+WEIGHT_PARALLEL = c_define("WINO_WEIGHT_PARALLEL")
 
 
 def test_case_thresholds():
@@ -157,6 +163,7 @@ def test_case_thresholds():
     assert tiles_of(4 * 11 + 1, 4 * 11, 1) > TILES
     assert TILES % tiles_of(8, 8, 1) == 0 and 26 % (TILES // tiles_of(8, 8, 1)) > 0
     assert BUF // (36 * 4 * (64 + 72)) < TILES
+    assert 31 * 33 < WEIGHT_PARALLEL <= 32 * 32
 
 
 @pytest.mark.parametrize("n,ci,co,h,w,p", CASES)
@@ -200,6 +207,11 @@ def wgrad_tasks(n, ci, co, h, w, p):
 # whose sums' slabs pass WINO_WGRAD_BYTES (fewer chunks)
 WGRAD_CASES = [(2, 8, 8, 8, 8, 1), (CHUNKS, 9, 7, 4 * 11 + 1, 4 * 11, 1),
                (2 * CHUNKS + 1, 9, 7, 4 * 11 + 1, 4 * 11, 1), (3, 8, 16, 4 * 20, 4 * 20, 1)]
+# the output's slab sum and transform: on the calling thread just under WINO_OUT_PARALLEL
+# floats of slabs, on the threads just over it (shares of WINO_OUT_GRAIN floats, a last
+# block of fewer than 8 channel pairs)
+OUT_PARALLEL, OUT_GRAIN = c_define("WINO_OUT_PARALLEL"), c_define("WINO_OUT_GRAIN")
+OUT_CASES = [(CHUNKS, 13, 35, 4 * 11 + 1, 4 * 11, 1), (CHUNKS, 13, 36, 4 * 11 + 1, 4 * 11, 1)]
 
 
 # channel counts whose chunk sums pass WINO_WGRAD_BYTES: two slabs fit, not three
@@ -210,9 +222,13 @@ def test_wgrad_case_thresholds():
     assert [wgrad_tasks(*c) for c in WGRAD_CASES[:3]] == [1, CHUNKS * 2, (2 * CHUNKS + 1) * 2]
     assert wgrad_tasks(*WGRAD_CASES[3]) % CHUNKS > 0
     assert WGRAD_BYTES // (36 * 4 * WIDE * WIDE) == 2 and wgrad_tasks(40, WIDE, WIDE, 4, 4, 1) > 2
+    floats = [CHUNKS * 36 * c[1] * c[2] for c in OUT_CASES]
+    assert all(wgrad_tasks(*c) >= CHUNKS for c in OUT_CASES)
+    assert floats[0] < OUT_PARALLEL <= floats[1] and 36 * 13 * 36 > 2 * OUT_GRAIN
+    assert (13 * 36) % 8 > 0
 
 
-@pytest.mark.parametrize("n,ci,co,h,w,p", WGRAD_CASES)
+@pytest.mark.parametrize("n,ci,co,h,w,p", WGRAD_CASES + OUT_CASES)
 def test_weight_grad_chunks_match_numpy(n, ci, co, h, w, p):
     rng = np.random.default_rng(n + ci + h)
     x = rng.standard_normal((n, ci, h, w)).astype(np.float32)
@@ -384,3 +400,25 @@ def test_nonfinite_inputs_keep_the_direct_path():
     ya, _, _, _ = run(np.nan_to_num(x), w, None, 1, ALWAYS)
     yb, _, _, _ = run(np.nan_to_num(x), w, None, 1, NEVER)
     assert not np.array_equal(ya, yb)
+
+
+SCAN_PARALLEL, SCAN_GRAIN = c_define("WINO_SCAN_PARALLEL"), c_define("WINO_SCAN_GRAIN")
+
+
+@pytest.mark.parametrize("side", [45, 48])
+@pytest.mark.parametrize("where", ["first", "last share", "last"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_nonfinite_scan_over_its_threshold(side, where, threads):
+    """The input's scan for an Inf (on the threads from WINO_SCAN_PARALLEL floats, in shares
+    of WINO_SCAN_GRAIN) finds it in any share: the forward then runs the direct path."""
+    shape = (2, 16, side, side)
+    size = int(np.prod(shape))
+    assert (size < SCAN_PARALLEL) == (side == 45) and size > 3 * SCAN_GRAIN
+    x = np.random.default_rng(side).standard_normal(shape).astype(np.float32)
+    at = {"first": 0, "last share": size - SCAN_GRAIN // 2, "last": size - 1}[where]
+    x.reshape(-1)[at] = np.inf
+    w = np.random.default_rng(1).standard_normal((8, 16, 3, 3)).astype(np.float32)
+    ya = run(x, w, None, 1, ALWAYS, threads=threads)[0]
+    yb = run(x, w, None, 1, NEVER, threads=threads)[0]
+    np.testing.assert_array_equal(ya, yb)
+    assert not np.isfinite(ya).all()

@@ -114,17 +114,21 @@ def test_float16_windows_are_drawn_in_float16():
 
 
 @pytest.mark.parametrize("nd", [2, 3])
-def test_channels_last_nan_and_ties(nd):
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("nan_every", [7, 2])
+def test_channels_last_nan_and_ties(nd, dtype, nan_every):
+    """NaN wins over any number and a later NaN over an earlier one (every other element
+    NaN: runs of them in one window); ties go to the first maximum."""
     shape = (2, 3, 7, 8) if nd == 2 else (2, 3, 5, 7, 8)
-    x, a = make(shape, ptl.float64, seed=nd)
+    x, a = make(shape, dtype, seed=nd)
     a = a.copy()
-    a.reshape(-1)[::7] = np.nan
+    a.reshape(-1)[::nan_every] = np.nan
     a.reshape(-1)[3::5] = 1.0       # ties: the first maximum wins
     x = ptl.tensor(a)
     fmt = ptl.channels_last if nd == 2 else ptl.channels_last_3d
-    u = np.random.default_rng(1).random((2, 3, nd))
+    u = np.random.default_rng(1).random((2, 3, nd)).astype(a.dtype)
     k, out = (2,) * nd, (3,) * nd
-    want, want_idx = _np_fractional(a, u, k, out, np.float64)
+    want, want_idx = _np_fractional(a.astype(np.float64), u, k, out, u.dtype.type)
     y, idx = _pool(nd)(x.contiguous(memory_format=fmt), k, out, return_indices=True,
                        _random_samples=ptl.tensor(u))
     assert_close(y, want, rtol=0, atol=0)

@@ -41,7 +41,12 @@
  * stores its accumulators once a block, which cost a 16-row run a third of its time (the
  * 64 -> 128 3x3 stride-2 weight gradient on 32x32, blocks of one sample, ran 0.80x PyTorch
  * against the tiles' 0.86x; of four samples 0.85x).  Each thread copies the block of each
- * group its tasks take and runs them all over it, the accumulators kept between blocks.
+ * group its tasks take and runs them all over it, the accumulators kept between blocks.  On
+ * one thread the tasks go by sets of output channels (a set's output gradient stays in L1
+ * over its blocks of taps) and the whole group is copied at once; on several they go by
+ * blocks of taps, and each thread copies only the input channels its blocks read: by sets,
+ * both threads copied every channel, a tenth of the 16 -> 16 weight gradient's one-thread
+ * time (32x32, stride 1) and a seventh of the 16 -> 32 stride-2 one's, done twice.
  * Each lane sums its pixels in sample and row order and the lanes are added at the end,
  * whatever the threads: a task owns its outputs.
  *
@@ -87,6 +92,7 @@ typedef struct RowsJob {
                                           * output row's first pixel's */
     const __mmask16 *vmask;              /* rows_copy's masks */
     __mmask16 full;                      /* every lane (rows_chunk) */
+    int by_taps;                         /* the tasks' order (rows_task) */
 } RowsJob;
 
 static inline int
@@ -95,13 +101,19 @@ rows_mo(int64_t kdim)
     return kdim > WG_ROWS_KDIM ? ROWS_MO_MAX : kdim <= WG_ROWS_WIDE_KDIM ? 3 : 2;
 }
 
-/* Task t's group and first output channel (its block of taps: t % ntb). */
+/* Task t's group, first output channel and block of taps.  On one thread a group's tasks
+ * go set of output channels by set, each set's blocks of taps in turn (a set's output
+ * gradient stays in L1 while its tasks run); on several, block of taps by block, each
+ * block's sets in turn, so that a thread's share of the tasks reads a share of the input
+ * channels and copies only those (rows_tasks).  A task owns its outputs: the order does not
+ * change the result. */
 static inline void
-rows_task(const RowsJob *j, int64_t t, int64_t *grp, int64_t *o0)
+rows_task(const RowsJob *j, int64_t t, int64_t *grp, int64_t *o0, int64_t *tb)
 {
-    const int64_t nset = (j->opg + j->mo - 1) / j->mo, s = t / j->ntb;
-    *grp = s / nset;
-    *o0 = *grp * j->opg + (s % nset) * j->mo;
+    const int64_t nset = (j->opg + j->mo - 1) / j->mo, u = t % (nset * j->ntb);
+    *grp = t / (nset * j->ntb);
+    *tb = j->by_taps ? u / nset : u % j->ntb;
+    *o0 = *grp * j->opg + (j->by_taps ? u % nset : u / j->ntb) * j->mo;
 }
 
 /* The first tap of block tb (tb = ntb: kdim). */
@@ -118,14 +130,16 @@ conv_wgrad_rows_fit(const ConvGeom *g)
     return (g->s[2] == 1 || g->s[2] == 2) && cols * WG_ROWS_DEN >= lanes * WG_ROWS_NUM;
 }
 
-/* The copy (Note [Weight gradient by rows]) of samples [n0, n1) of group grp into buf:
+/* The copy (Note [Weight gradient by rows]) of channels [c0, c1) of group grp of samples
+ * [n0, n1) into buf:
  * buf[((e * cpg + c) * ext[0] * ext[1] + z * ext[1] + y) * sx * wq + ph * wq + i] = the
  * image of channel c of sample n0 + e at (z - p0, y - p1, i * sx + ph - p2), zero outside
  * it.  Vector v of a phase row reads the image row's 16 * sx elements from v * 16 * sx - p2,
  * 16 at a time through vmask[v * sx + i] (the same for every row); the last is stored
  * through a mask, so that it stops at the phase row's end. */
 AVX512 static void
-rows_copy(const RowsJob *j, int64_t n0, int64_t n1, int64_t grp, float *buf)
+rows_copy(const RowsJob *j, int64_t n0, int64_t n1, int64_t grp, int64_t c0, int64_t c1,
+          float *buf)
 {
     const ConvGeom *g = j->g;
     const int64_t width = g->img[2], wq = j->wq, nv = (wq + 15) / 16, sx = j->sx;
@@ -134,7 +148,7 @@ rows_copy(const RowsJob *j, int64_t n0, int64_t n1, int64_t grp, float *buf)
                                             28, 30);
     const __m512i odds = _mm512_add_epi32(evens, _mm512_set1_epi32(1));
     for (int64_t n = n0; n < n1; n++) {
-        for (int64_t c = 0; c < j->cpg; c++) {
+        for (int64_t c = c0; c < c1; c++) {
             const float *xc = j->x + (n * j->ci + grp * j->cpg + c) * g->img_numel;
             float *d = buf + ((n - n0) * j->cpg + c) * j->plane;
             for (int64_t z = 0; z < j->ext[0]; z++) {
@@ -196,8 +210,8 @@ rows_body(const int MP, const int MO, const RowsJob *j, const float *buf, int64_
 {
     const ConvGeom *g = j->g;
     const int64_t L = g->col_numel, cols = g->col[2], pitch = j->sx * j->wq;
-    int64_t grp, o0;
-    rows_task(j, t, &grp, &o0);
+    int64_t grp, o0, tb;
+    rows_task(j, t, &grp, &o0, &tb);
     int64_t ocl[ROWS_MO_MAX], off[ROWS_MP_MAX];
     for (int c = 0; c < MO; c++) {   /* past the group: its last channel again */
         ocl[c] = (o0 + c < (grp + 1) * j->opg ? o0 + c : (grp + 1) * j->opg - 1) * L;
@@ -246,8 +260,8 @@ rows_body(const int MP, const int MO, const RowsJob *j, const float *buf, int64_
         rows_body(MP, ROWS_MO_MAX, j, buf, t, p0, n0, n1);                                \
         break
 
-/* Tasks [t0, t1), one block of samples at a time, each group's copy made when a task first
- * needs it. */
+/* Tasks [t0, t1), one block of samples at a time, the copy of each input channel made when
+ * a task first reads it (the tasks of a group read their channels in order). */
 AVX512 static int
 rows_tasks(void *ctx, int64_t t0, int64_t t1)
 {
@@ -257,16 +271,24 @@ rows_tasks(void *ctx, int64_t t0, int64_t t1)
         return -1;
     }
     for (int64_t n0 = 0; n0 < j->n; n0 += j->nb) {
-        int64_t n1 = j->n - n0 < j->nb ? j->n : n0 + j->nb, copied = -1;
+        int64_t n1 = j->n - n0 < j->nb ? j->n : n0 + j->nb, copied = -1, c_end = 0;
         for (int64_t t = t0; t < t1; t++) {
-            int64_t grp, o0, p0 = rows_block_tap(j, t % j->ntb);
-            rows_task(j, t, &grp, &o0);
+            int64_t grp, o0, tb;
+            rows_task(j, t, &grp, &o0, &tb);
+            int64_t p0 = rows_block_tap(j, tb), p1 = rows_block_tap(j, tb + 1);
+            /* by taps: the channels of the block's taps; else the group's at once */
+            int64_t c0 = j->by_taps ? p0 / j->g->kvol : 0;
+            int64_t c1 = j->by_taps ? (p1 - 1) / j->g->kvol + 1 : j->cpg;
             if (grp != copied) {
-                rows_copy(j, n0, n1, grp, buf);
                 copied = grp;
+                c_end = c0;
+            }
+            if (c1 > c_end) {
+                rows_copy(j, n0, n1, grp, c_end, c1, buf);
+                c_end = c1;
             }
             if (j->ntb > 1) {
-                switch (rows_block_tap(j, t % j->ntb + 1) - p0) {
+                switch (p1 - p0) {
                     ROWS_SPLIT_CASE(4);
                     ROWS_SPLIT_CASE(5);
                     ROWS_SPLIT_CASE(6);
@@ -351,14 +373,16 @@ conv_wgrad_rows(const float *gy, const float *x, float *gw, const ConvGeom *g, i
     j.toff = toff;
     memset(j.acc, 0, (size_t)(j.ntasks * j.mo * j.kb * 16) * sizeof(float));
     double work = (double)n * (double)co * (double)j.kdim * (double)g->col_numel;
+    int parallel = work >= (1 << 18) && ptl_get_num_threads() > 1 && !ptl_in_parallel_region();
+    j.by_taps = parallel;
     void *tok = ptl_nogil_begin();
-    rc = work >= (1 << 18) ? ptl_parallel_for(0, j.ntasks, 1, rows_tasks, &j)
-                           : rows_tasks(&j, 0, j.ntasks);
+    rc = parallel ? ptl_parallel_for(0, j.ntasks, 1, rows_tasks, &j)
+                  : rows_tasks(&j, 0, j.ntasks);
     ptl_nogil_end(tok);
     for (int64_t t = 0; rc == 0 && t < j.ntasks; t++) {
-        int64_t grp, o0, p0 = rows_block_tap(&j, t % j.ntb);
-        int64_t mp = rows_block_tap(&j, t % j.ntb + 1) - p0;
-        rows_task(&j, t, &grp, &o0);
+        int64_t grp, o0, tb;
+        rows_task(&j, t, &grp, &o0, &tb);
+        int64_t p0 = rows_block_tap(&j, tb), mp = rows_block_tap(&j, tb + 1) - p0;
         const float *acc = j.acc + t * j.mo * j.kb * 16;
         for (int64_t h = 0; h < j.mo && o0 + h < (grp + 1) * j.opg; h++) {
             for (int64_t p = 0; p < mp; p++) {

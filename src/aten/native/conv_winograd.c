@@ -48,6 +48,7 @@
  * each wins.  The transforms are 8-lane vector code, cloned for AVX2
  * (PTL_LOOP_CLONES); the automatic mode takes the path on AVX2 machines only, where the
  * crossover was measured (Note [Winograd crossover]). */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -480,23 +481,30 @@ wino_tasks(void *ctx, int64_t begin, int64_t end)
     return rc;
 }
 
-/* U[xi] (ci x co) = G g G^T of each channel pair's kernel, in double; packed for the
- * products. */
-static int
-wino_weight(WinoJob *j, const float *w, ConvPackedWeight wkind)
+/* The weight's transform and packing (wino_weight), a job for the threads */
+typedef struct WinoWeightJob {
+    WinoJob *j;
+    const float *w;
+    ConvPackedWeight wkind;
+    float *U;
+} WinoWeightJob;
+
+/* U[xi] (ci x co) = G g G^T of the kernels of input channels [c0, c1), in double */
+PTL_LOOP_CLONES static int
+wino_weight_channels(void *ctx, int64_t c0, int64_t c1)
 {
     static const double G[6][3] = {
         {1.0 / 4, 0.0, 0.0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6},
         {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
         {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0.0, 0.0, 1.0},
     };
-    const int64_t ci = j->ci, co = j->co;
-    float *U = conv_alloc((size_t)(WINO_XI * ci * co) * sizeof(float));
-    if (U == NULL) {
-        return -1;
-    }
+    const WinoWeightJob *wj = ctx;
+    const int64_t ci = wj->j->ci, co = wj->j->co;
+    const float *w = wj->w;
+    const ConvPackedWeight wkind = wj->wkind;
+    float *U = wj->U;
     /* WINO_WB output channels at a time, so that the loops over them are vector loops */
-    for (int64_t c = 0; c < ci; c++) {
+    for (int64_t c = c0; c < c1; c++) {
         for (int64_t o0 = 0; o0 < co; o0 += WINO_WB) {
             int64_t no = co - o0 < WINO_WB ? co - o0 : WINO_WB;
             double g[9][WINO_WB] = {{0}}, gg[18][WINO_WB];
@@ -529,12 +537,47 @@ wino_weight(WinoJob *j, const float *w, ConvPackedWeight wkind)
             }
         }
     }
-    int rc = 0;
-    for (int xi = 0; xi < WINO_XI && rc == 0; xi++) {
-        j->u[xi] = ptl_gemm_pack_b(PTL_DTYPE_FLOAT32, ci, co, U + xi * ci * co, co, 1);
-        rc = j->u[xi] == NULL ? -1 : 0;
+    return 0;
+}
+
+/* U[xi] packed for the products, xi in [x0, x1) */
+static int
+wino_weight_pack(void *ctx, int64_t x0, int64_t x1)
+{
+    const WinoWeightJob *wj = ctx;
+    const int64_t ci = wj->j->ci, co = wj->j->co;
+    for (int64_t xi = x0; xi < x1; xi++) {
+        wj->j->u[xi] = ptl_gemm_pack_b(PTL_DTYPE_FLOAT32, ci, co, wj->U + xi * ci * co, co, 1);
+        if (wj->j->u[xi] == NULL) {
+            return -1;
+        }
     }
-    free(U);
+    return 0;
+}
+
+/* U[xi] (ci x co) = G g G^T of each channel pair's kernel, in double; packed for the
+ * products.  Both steps run on the threads from WINO_WEIGHT_PARALLEL channel pairs (on one
+ * they were a seventh of the 64 -> 64 forward on 8x8, batch 32, and serial before its
+ * tasks); each U element and each packing is one task's, so the bits do not change. */
+#define WINO_WEIGHT_PARALLEL 1024
+static int
+wino_weight(WinoJob *j, const float *w, ConvPackedWeight wkind)
+{
+    const int64_t ci = j->ci, co = j->co;
+    WinoWeightJob wj = {j, w, wkind, conv_alloc((size_t)(WINO_XI * ci * co) * sizeof(float))};
+    if (wj.U == NULL) {
+        return -1;
+    }
+    int parallel = ci * co >= WINO_WEIGHT_PARALLEL;
+    void *tok = ptl_nogil_begin();
+    int rc = parallel ? ptl_parallel_for(0, ci, 1, wino_weight_channels, &wj)
+                      : wino_weight_channels(&wj, 0, ci);
+    if (rc == 0) {
+        rc = parallel ? ptl_parallel_for(0, WINO_XI, 1, wino_weight_pack, &wj)
+                      : wino_weight_pack(&wj, 0, WINO_XI);
+    }
+    ptl_nogil_end(tok);
+    free(wj.U);
     return rc;
 }
 
@@ -549,6 +592,43 @@ wino_any_nonfinite(const float *v, int64_t n)
         bad |= (u & 0x7f800000u) == 0x7f800000u;
     }
     return bad != 0;
+}
+
+/* wino_nonfinite's scan on the threads: from WINO_SCAN_PARALLEL floats (the input's scan was
+ * a fortieth of the 64 -> 64 forward on 8x8, batch 32, serial before its tasks), shares of
+ * WINO_SCAN_GRAIN */
+#define WINO_SCAN_PARALLEL (1 << 16)
+#define WINO_SCAN_GRAIN (1 << 14)
+
+typedef struct WinoScan {
+    const float *v;
+    atomic_int bad;
+} WinoScan;
+
+static int
+wino_scan_range(void *ctx, int64_t i0, int64_t i1)
+{
+    WinoScan *s = ctx;
+    if (wino_any_nonfinite(s->v + i0, i1 - i0)) {
+        atomic_store_explicit(&s->bad, 1, memory_order_relaxed);
+    }
+    return 0;
+}
+
+/* Whether any of v[0, n) is Inf or NaN */
+static int
+wino_nonfinite(const float *v, int64_t n)
+{
+    if (n < WINO_SCAN_PARALLEL) {
+        return wino_any_nonfinite(v, n);
+    }
+    WinoScan s = {.v = v};
+    atomic_init(&s.bad, 0);
+    void *tok = ptl_nogil_begin();
+    int rc = ptl_parallel_for(0, n, WINO_SCAN_GRAIN, wino_scan_range, &s);
+    ptl_nogil_end(tok);
+    return rc == 0 ? atomic_load_explicit(&s.bad, memory_order_relaxed) != 0
+                   : wino_any_nonfinite(v, n);
 }
 
 /* The job's geometry and its split into tasks of about WINO_TILES tiles (fewer where V and
@@ -591,7 +671,7 @@ conv_winograd_fwd(const float *x, const float *w, ConvPackedWeight wkind, const 
 {
     /* an Inf would turn whole tiles to NaN (inf - inf in the transforms), where the direct
      * sum gives Inf or NaN at its 3x3 neighbours only: such inputs keep the direct path */
-    if (wino_any_nonfinite(x, n * ci * g->img_numel) || wino_any_nonfinite(w, 9 * ci * co)) {
+    if (wino_nonfinite(x, n * ci * g->img_numel) || wino_nonfinite(w, 9 * ci * co)) {
         return 1;
     }
     WinoJob j = {.x = x, .bias = bias, .y = y};
@@ -633,7 +713,9 @@ conv_winograd_fwd(const float *x, const float *w, ConvPackedWeight wkind, const 
  * transform once per call.  The tasks are the forward's (wino_plan); consecutive tasks are
  * grouped into at most WINO_WGRAD_CHUNKS chunks, a number that depends on the shape only,
  * each summing into its own slab of D, and the slabs are added in chunk order, so the result
- * does not depend on the thread count.  Inputs holding an Inf or a NaN keep the direct path,
+ * does not depend on the thread count.  The sum (by ranges of D's elements, each one's in
+ * chunk order) and the output transform (by blocks of channel pairs) run on the threads
+ * too, as two more jobs from WINO_OUT_PARALLEL floats of slabs.  Inputs holding an Inf or a NaN keep the direct path,
  * as in the forward.  Accuracy as the forward's (tests/aten/test_conv_winograd.py). */
 
 /* One weight-gradient task (samples [i0, i0 + ni), tile rows [ty0, ty0 + nty)): V as the
@@ -695,19 +777,37 @@ wino_wgrad_chunks(void *ctx, int64_t begin, int64_t end)
     return rc;
 }
 
-/* gw (co, ci, 3, 3) = A3^T D A3, D the chunks' slabs added in chunk order; WINO_WB
- * channel pairs at a time, so that the loops over them are vector loops. */
-PTL_LOOP_CLONES static void
-wino_wgrad_output(const WinoJob *j, float *gw)
+/* The output's two steps run on the threads from this many floats of D's slabs: on one
+ * they were a ninth of the 64 -> 64 weight gradient on 8x8 (batch 32), which a second
+ * thread then waited out.  Each step's share: WINO_OUT_GRAIN floats of the slab sum,
+ * WINO_OUT_GRAIN / WINO_XI / WINO_WB blocks of the transform. */
+#define WINO_OUT_PARALLEL (1 << 16)
+#define WINO_OUT_GRAIN (1 << 13)
+
+/* D's slab 0 += the other chunks' slabs, in chunk order, floats [i0, i1) */
+PTL_LOOP_CLONES static int
+wino_wgrad_sum(void *ctx, int64_t i0, int64_t i1)
 {
-    const int64_t pairs = j->co * j->ci, slab = WINO_XI * pairs;
+    const WinoJob *j = ctx;
+    const int64_t slab = WINO_XI * j->co * j->ci;
     float *D = j->dw;
     for (int64_t c = 1; c < j->nchunks; c++) {
-        for (int64_t i = 0; i < slab; i++) {
+        for (int64_t i = i0; i < i1; i++) {
             D[i] += D[c * slab + i];
         }
     }
-    for (int64_t p0 = 0; p0 < pairs; p0 += WINO_WB) {
+    return 0;
+}
+
+/* gw (co, ci, 3, 3) = A3^T D A3 for channel pairs [WINO_WB * b0, WINO_WB * b1), D the
+ * chunks' slabs added (wino_wgrad_sum); WINO_WB channel pairs at a time, so that the loops
+ * over them are vector loops. */
+PTL_LOOP_CLONES static void
+wino_wgrad_output(const WinoJob *j, float *gw, int64_t b0, int64_t b1)
+{
+    const int64_t pairs = j->co * j->ci;
+    const float *D = j->dw;
+    for (int64_t p0 = WINO_WB * b0; p0 < pairs && p0 < WINO_WB * b1; p0 += WINO_WB) {
         int64_t np = pairs - p0 < WINO_WB ? pairs - p0 : WINO_WB;
         float m[6][6][WINO_WB] = {{{0}}}, t[3][6][WINO_WB], o[3][3][WINO_WB];
         for (int xi = 0; xi < WINO_XI; xi++) {
@@ -738,12 +838,24 @@ wino_wgrad_output(const WinoJob *j, float *gw)
     }
 }
 
+typedef struct WinoOutJob {
+    const WinoJob *j;
+    float *gw;
+} WinoOutJob;
+
+static int
+wino_wgrad_output_blocks(void *ctx, int64_t b0, int64_t b1)
+{
+    const WinoOutJob *o = ctx;
+    wino_wgrad_output(o->j, o->gw, b0, b1);
+    return 0;
+}
+
 int
 conv_winograd_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
                     int64_t ci, int64_t co)
 {
-    if (wino_any_nonfinite(x, n * ci * g->img_numel) ||
-        wino_any_nonfinite(gy, n * co * g->col_numel)) {
+    if (wino_nonfinite(x, n * ci * g->img_numel) || wino_nonfinite(gy, n * co * g->col_numel)) {
         return 1;
     }
     WinoJob j = {.x = x, .gy = gy};
@@ -754,12 +866,21 @@ conv_winograd_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *
     if ((j.dw = conv_alloc((size_t)(j.nchunks * slab) * sizeof(float))) == NULL) {
         return -1;
     }
+    int64_t blocks = (ci * co + WINO_WB - 1) / WINO_WB;
+    WinoOutJob o = {&j, gw};
     void *tok = ptl_nogil_begin();
     int rc = ptl_parallel_for(0, j.nchunks, 1, wino_wgrad_chunks, &j);
-    ptl_nogil_end(tok);
-    if (rc == 0) {
-        wino_wgrad_output(&j, gw);
+    if (rc == 0 && j.nchunks * slab >= WINO_OUT_PARALLEL) {
+        rc = ptl_parallel_for(0, slab, WINO_OUT_GRAIN, wino_wgrad_sum, &j);
+        rc = rc < 0 ? rc
+                    : ptl_parallel_for(0, blocks, WINO_OUT_GRAIN / (WINO_XI * WINO_WB),
+                                       wino_wgrad_output_blocks, &o);
     }
+    else if (rc == 0) {
+        wino_wgrad_sum(&j, 0, slab);
+        wino_wgrad_output_blocks(&o, 0, blocks);
+    }
+    ptl_nogil_end(tok);
     free(j.dw);
     return rc;
 }

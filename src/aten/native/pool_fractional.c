@@ -13,9 +13,13 @@
  * with N' >= N; 2-D planes take sample 0 for the width and 1 for the height, 3-D ones 0, 1,
  * 2 for time, height, width.  The maximum of a window and the flat index of the winner
  * within its plane follow max pooling (`v > max || isnan(v)` from -inf, the window's first
- * position when nothing wins).  Planes run in parallel after the sequences are drawn up.
+ * position when nothing wins), taken as a compare mask, not a branch (frac_row: on random
+ * data the branch was a coin toss; with it and one output's comparisons in a chain the
+ * float32 8x32x64x64, k 3 -> 32x32 forward took 8.4 ms, PyTorch's time, and 3.4 without,
+ * one thread).  Planes run in parallel after the sequences are drawn up.
  * The backward adds grad_output into grad_input at the recorded indices, output by output,
  * in grad_output's dtype (float16 sums rounded to float16), as PyTorch's does. */
+#include <emmintrin.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -72,40 +76,72 @@ intervals(PtlDtype dt, double u, int64_t in, int64_t out, int64_t k, int64_t *se
     }
 }
 
+/* One output row (t, h) of a plane: each window row (t2, h2) in turn meets every output
+ * of the row, so that the outputs' comparisons are independent chains (one output's nine
+ * comparisons in a row, each waiting for the last, took most of the time); each output
+ * still sees its window's elements in the order (t2, h2, w2).  m and best: out[2] each. */
+static inline void
+frac_row(const Frac *f, int f8, const char *x, int64_t t0, int64_t h0, const int64_t *sw,
+         double *m, int64_t *best)
+{
+    int64_t ow = f->out[2], kw = f->k[2];
+    for (int64_t w = 0; w < ow; w++) {
+        m[w] = -INFINITY;
+        best[w] = (t0 * f->in[1] + h0) * f->in[2] + sw[w];
+    }
+    for (int64_t t2 = t0; t2 < t0 + f->k[0]; t2++) {
+        for (int64_t h2 = h0; h2 < h0 + f->k[1]; h2++) {
+            int64_t row = (t2 * f->in[1] + h2) * f->in[2];
+            for (int64_t w = 0; w < ow; w++) {
+                __m128d mw = _mm_set_sd(m[w]);
+                int64_t bw = best[w];
+                for (int64_t w2 = row + sw[w]; w2 < row + sw[w] + kw; w2++) {
+                    /* v > mw || isnan(v) as an all-ones mask, not a branch: on random data
+                     * the branch was a coin toss, and the compiler turns a C select back
+                     * into one */
+                    __m128d v = _mm_set_sd(nn_load(f8, x, w2));
+                    __m128d take = _mm_or_pd(_mm_cmpgt_sd(v, mw), _mm_cmpunord_sd(v, v));
+                    int64_t t = _mm_cvtsi128_si64(_mm_castpd_si128(take));
+                    mw = _mm_or_pd(_mm_and_pd(take, v), _mm_andnot_pd(take, mw));
+                    bw = (bw & ~t) | (w2 & t);
+                }
+                m[w] = _mm_cvtsd_f64(mw);
+                best[w] = bw;
+            }
+        }
+    }
+}
+
 /* Max of each window of planes [b, e) (f8: float64, else float32) */
 static inline int
 frac_fwd(const Frac *f, int f8, int64_t b, int64_t e)
 {
     int64_t ivol = f->in[0] * f->in[1] * f->in[2], ovol = f->out[0] * f->out[1] * f->out[2];
-    int64_t nseq = f->out[0] + f->out[1] + f->out[2];
+    int64_t nseq = f->out[0] + f->out[1] + f->out[2], ow = f->out[2];
+    double *m = malloc(sizeof(double) * (size_t)(ow > 0 ? ow : 1));
+    int64_t *best = malloc(sizeof(int64_t) * (size_t)(ow > 0 ? ow : 1));
+    if (m == NULL || best == NULL) {
+        free(m);
+        free(best);
+        return ptl_error_set(PTL_ERR_MEMORY, "can't allocate fractional pooling rows");
+    }
     for (int64_t pl = b; pl < e; pl++) {
         const int64_t *st = f->seq + pl * nseq, *sh = st + f->out[0], *sw = sh + f->out[1];
         const char *x = f->x + (size_t)(pl * ivol) * (f8 ? 8 : 4);
         char *y = f->y + (size_t)(pl * ovol) * (f8 ? 8 : 4);
         int64_t *ix = f->idx + pl * ovol, o = 0;
         for (int64_t t = 0; t < f->out[0]; t++) {
-            for (int64_t h = 0; h < f->out[1]; h++) {
-                for (int64_t w = 0; w < f->out[2]; w++, o++) {
-                    int64_t best = (st[t] * f->in[1] + sh[h]) * f->in[2] + sw[w];
-                    double m = -INFINITY;
-                    for (int64_t t2 = st[t]; t2 < st[t] + f->k[0]; t2++) {
-                        for (int64_t h2 = sh[h]; h2 < sh[h] + f->k[1]; h2++) {
-                            int64_t row = (t2 * f->in[1] + h2) * f->in[2];
-                            for (int64_t w2 = sw[w]; w2 < sw[w] + f->k[2]; w2++) {
-                                double v = nn_load(f8, x, row + w2);
-                                if (v > m || isnan(v)) {
-                                    m = v;
-                                    best = row + w2;
-                                }
-                            }
-                        }
-                    }
-                    nn_store(f8, y, o, m);
-                    ix[o] = best;
+            for (int64_t h = 0; h < f->out[1]; h++, o += ow) {
+                frac_row(f, f8, x, st[t], sh[h], sw, m, best);
+                for (int64_t w = 0; w < ow; w++) {
+                    nn_store(f8, y, o + w, m[w]);
+                    ix[o + w] = best[w];
                 }
             }
         }
     }
+    free(m);
+    free(best);
     return 0;
 }
 
