@@ -3,6 +3,7 @@
  * cells over ranges of rows: what rnn.c's fused cells and recurrent layer run.  See
  * Note [Fused cells] in rnn.c. */
 #include <math.h>
+#include <string.h>
 
 #include "../../c10/cpu_features.h"
 #include "../scalar_math.h"
@@ -412,6 +413,31 @@ rnn_lstm_fwd(void *ctx, int64_t b0, int64_t b1)
     return 0;
 }
 
+/* Note [LSTM backward fetch]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The recurrent layer's backward (rnn.c, Note [Recurrent layer]) reads, at each step, rows
+ * that the forward wrote milliseconds before and that are out of the caches by then: the
+ * step's activated gates (4h a row), c_{t-1} and grad_output[t] (64 x 16 rows of an LSTM
+ * language model's 128 units: 48 KiB a step, a layer's 3 MiB).  perf put three quarters of
+ * the cells' backward samples on the loads of those rows, and the cells at 5% of the 2-layer
+ * step.  So each batch row of the cells' backward first fetches (into L2) the same row of
+ * the next step's gates, of the c_{t-1} that step reads (the one after: that step's own c_t
+ * is this step's c_{t-1}, just read) and of its grad_output: the lines then arrive while
+ * this step's dh W_hh product runs.  Fetching into L1, after the row instead of before it,
+ * two steps ahead, or also the next step's gate-gradient rows for writing, did no better.
+ * No value changes.  docs/performance.md (LSTM backward fetch) has the timings. */
+static void
+fetch_lines(const void *p, int64_t row, int64_t width, size_t es)
+{
+    if (p == NULL) {
+        return;
+    }
+    const char *r = (const char *)p + (size_t)(row * width) * es;
+    for (size_t o = 0; o < (size_t)width * es; o += 64) {
+        __builtin_prefetch(r + o, 0, 2);
+    }
+}
+
 int
 rnn_lstm_bwd(void *ctx, int64_t b0, int64_t b1)
 {
@@ -420,6 +446,9 @@ rnn_lstm_bwd(void *ctx, int64_t b0, int64_t b1)
     int64_t h = c->h, g = 4 * h;
     size_t es = op->es;
     for (int64_t b = b0; b < b1; b++) {
+        fetch_lines(c->next_ws, b, g, es);
+        fetch_lines(c->next_cx, b, h, es);
+        fetch_lines(c->next_gout, b, c->gout_w, es);
         op->lstm_bwd_row(elem(c->gg, b * (c->ggs ? c->ggs : g), es), elem(c->gcx, b * h, es),
                          elem(c->ws, b * g, es), elem(c->cx, b * h, es), elem(c->cy, b * h, es),
                          elem(c->ghy, b * h, es), elem(c->gcy, b * h, es), h);
@@ -493,4 +522,42 @@ rnn_plain_bwd(void *ctx, int64_t b0, int64_t b1)
                         c->relu, w);
     }
     return 0;
+}
+
+/* out[k] = sum over rows of x[r, k] (x [rows, cols] contiguous), in x's dtype */
+void
+rnn_sum_rows(const PtlTensorImpl *x, char *out)
+{
+    int64_t rows = x->dim ? x->sizes[0] : 0, cols = x->dim == 2 ? x->sizes[1] : 0;
+    if (x->dtype == PTL_DTYPE_FLOAT32) {
+        const float *p = (const float *)ptl_tensor_data(x);
+        float *o = (float *)out;
+        memset(o, 0, sizeof(float) * (size_t)cols);
+        for (int64_t r = 0; r < rows; r++) {
+            for (int64_t k = 0; k < cols; k++) {
+                o[k] += p[r * cols + k];
+            }
+        }
+    }
+    else {
+        const double *p = (const double *)ptl_tensor_data(x);
+        double *o = (double *)out;
+        memset(o, 0, sizeof(double) * (size_t)cols);
+        for (int64_t r = 0; r < rows; r++) {
+            for (int64_t k = 0; k < cols; k++) {
+                o[k] += p[r * cols + k];
+            }
+        }
+    }
+}
+
+int
+rnn_all_zero(const void *p, int64_t n, size_t es)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (es == sizeof(float) ? ((const float *)p)[i] != 0 : ((const double *)p)[i] != 0) {
+            return 0;
+        }
+    }
+    return 1;
 }
