@@ -461,8 +461,8 @@ error:
  * several threads the batch rows are cut once for the whole loop (Note [Recurrent layer
  * threads]).  reverse walks t from T - 1 down.  An hx of zeros (+0 or -0; nn.LSTM without a
  * state) on the CPU skips the first step's product, its sums being input_gates[t] (the same
- * bits but maybe a zero's sign), and dW_hh's hx term below (hx_zero).  The backward fetches
- * the next step's rows as it goes (Note [LSTM backward fetch] in rnn_rows.c).
+ * bits but maybe a zero's sign), and dW_hh's hx term below (hx_zero).  An LSTM's loops
+ * fetch the next step's cold rows as they go (Note [LSTM backward fetch] in rnn_rows.c).
  * batch_sizes (a packed sequence, padded, sorted by length) is the number of leading rows
  * that run at step t: the others keep their state, which output[t] repeats (the `keep`
  * masks of nn/modules/rnn.py's loop of ops).  The mode numbers are cuDNN's, as
@@ -696,6 +696,10 @@ layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t
         LstmCtx c = {.cx = cprev, .bi = l->b_ih, .bh = l->b_hh, .cy_out = ct, .ws_out = sum,
                      .h = H, .ops = l->ops};
         c.hy = l->w_hr ? at(l->ws, region_at(l, 2) + (wt * B + r0) * H, es) : ht;
+        int64_t tn = 2 * t - tp;   /* the next step (Note [LSTM backward fetch]) */
+        if (ig != NULL && tp >= 0 && tn >= 0 && tn < l->T) {
+            c.next_ws = gates + (size_t)((tn * B + r0) * G) * es;
+        }
         if (ptl_parallel_for(0, n, row_grain(4 * H), rnn_lstm_fwd, &c) < 0 ||
             (l->w_hr && ptl_gemm_packed(l->w_hr_p, n, c.hy, H, ht, P, NULL, 0, 0.0) < 0)) {
             return -1;

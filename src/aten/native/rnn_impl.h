@@ -58,7 +58,8 @@ typedef struct LstmCtx {
     int64_t ggs;                            /* gg's row stride; 0: 4h */
     /* the recurrent layer's backward: the next step's rows of ws, cx (rows 4h and h apart)
      * and grad_output (rows gout_w apart), fetched row by row ahead of use, or NULL (Note
-     * [LSTM backward fetch] in rnn_rows.c) */
+     * [LSTM backward fetch] in rnn_rows.c); its forward: the next step's input gates in
+     * next_ws */
     const void *next_ws, *next_cx, *next_gout;
     int64_t gout_w;
     CellOps ops;

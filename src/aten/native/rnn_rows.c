@@ -402,27 +402,6 @@ rnn_cell_ops(PtlDtype dt)
 
 /* ---- the cells over batch rows (rnn_impl.h) ---- */
 
-/* Forward rows [b0, b1): the gates (ig + hg, unless the layer's GEMM summed them into the
- * workspace already: ig NULL), their nonlinearities, cy and hy = o tanh(cy), the activated
- * gates kept as the workspace.  Backward: the gates' and cx's grads. */
-int
-rnn_lstm_fwd(void *ctx, int64_t b0, int64_t b1)
-{
-    const LstmCtx *c = ctx;
-    const CellOps *op = &c->ops;
-    int64_t h = c->h, g = 4 * h;
-    size_t es = op->es;
-    for (int64_t b = b0; b < b1; b++) {
-        char *w = elem(c->ws_out, b * g, es);
-        if (c->ig != NULL) {
-            op->gate_sum(w, elem(c->ig, b * g, es), elem(c->hg, b * g, es), NULL, NULL, g);
-        }
-        op->lstm_fwd_row(w, elem(c->cy_out, b * h, es), elem(c->hy, b * h, es),
-                         elem(c->cx, b * h, es), c->bi, c->bh, h);
-    }
-    return 0;
-}
-
 /* Note [LSTM backward fetch]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~
  * The recurrent layer's backward (rnn.c, Note [Recurrent layer]) reads, at each step, rows
@@ -435,7 +414,11 @@ rnn_lstm_fwd(void *ctx, int64_t b0, int64_t b1)
  * is this step's c_{t-1}, just read) and of its grad_output: the lines then arrive while
  * this step's dh W_hh product runs.  Fetching into L1, after the row instead of before it,
  * two steps ahead, or also the next step's gate-gradient rows for writing, did no better.
- * No value changes.  docs/performance.md (LSTM backward fetch) has the timings. */
+ * The forward's rows fetch the next step's input_gates rows the same way (the input
+ * projection wrote all T steps' before the loop, 2 MiB a layer here, out of L2 when the loop
+ * reaches them): a layer's forward op after a 16 MiB pass, 1.68-1.79 -> 1.57-1.72 ms; warm,
+ * no change; also fetching the rows the step's product writes was slower.  No value
+ * changes.  docs/performance.md (LSTM ... the backward's next rows) has the timings. */
 static void
 fetch_lines(const void *p, int64_t row, int64_t width, size_t es)
 {
@@ -446,6 +429,28 @@ fetch_lines(const void *p, int64_t row, int64_t width, size_t es)
     for (size_t o = 0; o < (size_t)width * es; o += 64) {
         __builtin_prefetch(r + o, 0, 2);
     }
+}
+
+/* Forward rows [b0, b1): the gates (ig + hg, unless the layer's GEMM summed them into the
+ * workspace already: ig NULL), their nonlinearities, cy and hy = o tanh(cy), the activated
+ * gates kept as the workspace.  Backward: the gates' and cx's grads. */
+int
+rnn_lstm_fwd(void *ctx, int64_t b0, int64_t b1)
+{
+    const LstmCtx *c = ctx;
+    const CellOps *op = &c->ops;
+    int64_t h = c->h, g = 4 * h;
+    size_t es = op->es;
+    for (int64_t b = b0; b < b1; b++) {
+        char *w = elem(c->ws_out, b * g, es);
+        fetch_lines(c->next_ws, b, g, es);   /* Note [LSTM backward fetch] */
+        if (c->ig != NULL) {
+            op->gate_sum(w, elem(c->ig, b * g, es), elem(c->hg, b * g, es), NULL, NULL, g);
+        }
+        op->lstm_fwd_row(w, elem(c->cy_out, b * h, es), elem(c->hy, b * h, es),
+                         elem(c->cx, b * h, es), c->bi, c->bh, h);
+    }
+    return 0;
 }
 
 int
