@@ -48,6 +48,10 @@ SHAPES = [
     ("lstm wgrad", 512, 1024, 64, True, 528, False, False),
     ("lstm dgrad", 1024, 512, 64, False, 0, False, False),
     ("lstm dgrad", 1024, 64, 512, False, 0, False, False),
+    ("lstm wgrad", 512, 1024, 128, True, 528, False, False),
+    ("lstm dgrad", 1024, 512, 128, False, 0, False, False),
+    ("lstm fwd", 1024, 64, 512, False, 0, True, False),
+    ("lstm fwd", 1024, 128, 512, False, 0, True, False),
 ]
 
 

@@ -158,3 +158,48 @@ def test_gate_sums_every_tail(tmp_path, capability):
                            ("gb_ih", gb), ("gb_hh", gb)):
             np.testing.assert_allclose(r[f"{h} {name}"], want, rtol=2e-5, atol=2e-5,
                                        err_msg=f"{capability} h={h} {name}")
+
+
+# tanh's lanes (Note [LSTM row nonlinearities]): a vector whose lanes are all below 0.625 in
+# |x| skips the exp, one whose lanes are all at or above it skips the polynomial; row 0 of
+# each case has every g gate and c small, row 2 every one large (NaN among them), row 1 the
+# two mixed two lanes by two lanes, so that every width of vector meets all three kinds
+TANH_LANES_SCRIPT = """
+import sys
+import numpy as np, pytorchlite as ptl
+aten = ptl.ops.aten
+out = {}
+for h in (4, 8, 16, 19, 40):
+    rng = np.random.default_rng(h)
+    small = rng.uniform(-0.62, 0.62, h)
+    large = rng.uniform(0.625, 12, h) * rng.choice([-1, 1], h)
+    large[2], large[3] = 0.625, -0.625   # the polynomial's edge, on the exp's side
+    if h > 6:
+        large[6] = np.nan
+    mixed = np.where(np.arange(h) % 4 < 2, small, large)
+    g = np.zeros((3, 4 * h), np.float32)
+    g[:, 2 * h:3 * h] = [small, mixed, large]
+    cx = np.array([small, mixed, large], np.float32)
+    t = [ptl.from_numpy(a) for a in (g, np.zeros_like(g), cx)]
+    hy, cy, ws = aten._thnn_fused_lstm_cell(*t)
+    ones = ptl.ones(3, h)
+    gg, gcx, _ = aten._thnn_fused_lstm_cell_backward_impl(ones, ones, t[2], cy, ws, False)
+    for name, r in (("hy", hy), ("cy", cy), ("ws", ws), ("gg", gg), ("gcx", gcx)):
+        out[f"{h} {name}"] = r.numpy()
+np.savez(sys.argv[1], **out)
+"""
+
+
+def test_lstm_tanh_lanes_do_not_change_bits(tmp_path):
+    """A unit's results do not depend on its neighbours in the vector: row 1's small lanes
+    have row 0's bits and its large ones row 2's (the same gate sums and c_{t-1}), forward
+    (the activated g gate, cy, hy) and backward (tanh(cy) in the gates' gradients)."""
+    for cap, r in _runs(TANH_LANES_SCRIPT, tmp_path).items():
+        for h in (4, 8, 16, 19, 40):
+            take = np.arange(h) % 4 < 2
+            for name in ("hy", "cy", "gcx", "ws", "gg"):
+                got = r[f"{h} {name}"]
+                cols = np.tile(take, got.shape[1] // h)
+                what = f"{cap} h={h} {name}"
+                np.testing.assert_array_equal(got[1][cols], got[0][cols], err_msg=what)
+                np.testing.assert_array_equal(got[1][~cols], got[2][~cols], err_msg=what)

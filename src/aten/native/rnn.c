@@ -128,33 +128,6 @@ static const char *const gru_backward_names[2] = {"workspace", "grad_hy"};
 
 /* ---- the LSTM cell ---- */
 
-/* out[k] = sum over rows of x[r, k] (x [rows, cols] contiguous), in x's dtype */
-static void
-sum_rows(const PtlTensorImpl *x, char *out)
-{
-    int64_t rows = x->dim ? x->sizes[0] : 0, cols = x->dim == 2 ? x->sizes[1] : 0;
-    if (x->dtype == PTL_DTYPE_FLOAT32) {
-        const float *p = DATA(const float, x);
-        float *o = (float *)out;
-        memset(o, 0, sizeof(float) * (size_t)cols);
-        for (int64_t r = 0; r < rows; r++) {
-            for (int64_t k = 0; k < cols; k++) {
-                o[k] += p[r * cols + k];
-            }
-        }
-    }
-    else {
-        const double *p = DATA(const double, x);
-        double *o = (double *)out;
-        memset(o, 0, sizeof(double) * (size_t)cols);
-        for (int64_t r = 0; r < rows; r++) {
-            for (int64_t k = 0; k < cols; k++) {
-                o[k] += p[r * cols + k];
-            }
-        }
-    }
-}
-
 /* _thnn_fused_lstm_cell(input_gates [B, 4H], hidden_gates [B, 4H], cx [B, H],
  *                       input_bias [4H]?, hidden_bias [4H]?) -> (hy [B, H], cy [B, H],
  *                       workspace [B, 4H]) */
@@ -305,7 +278,7 @@ lstm_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
         if ((gb = new_1d(4 * h, in[4])) == NULL) {
             goto error;
         }
-        sum_rows(gg, DATA(char, gb));
+        rnn_sum_rows(gg, DATA(char, gb));
     }
 done:
     release_all(c, 5);
@@ -452,8 +425,8 @@ gru_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         if ((gb = new_2d(2, 3 * h, in[1])) == NULL) {
             goto error;
         }
-        sum_rows(gig, DATA(char, gb));
-        sum_rows(ghg, DATA(char, gb) + 3 * h * (int64_t)ptl_dtype_itemsize(gb->dtype));
+        rnn_sum_rows(gig, DATA(char, gb));
+        rnn_sum_rows(ghg, DATA(char, gb) + 3 * h * (int64_t)ptl_dtype_itemsize(gb->dtype));
     }
 done:
     release_all(c, 2);
@@ -486,7 +459,10 @@ error:
  * (RNN: output[t]), so the cell only adds the biases, in the order the fused cell does (the
  * same bits); GRU's cell needs the hidden n gate apart, so its GEMM writes a scratch.  On
  * several threads the batch rows are cut once for the whole loop (Note [Recurrent layer
- * threads]).  reverse walks t from T - 1 down.
+ * threads]).  reverse walks t from T - 1 down.  An hx of zeros (+0 or -0; nn.LSTM without a
+ * state) on the CPU skips the first step's product, its sums being input_gates[t] (the same
+ * bits but maybe a zero's sign), and dW_hh's hx term below (hx_zero).  An LSTM's loops
+ * fetch the next step's cold rows as they go (Note [LSTM backward fetch] in rnn_rows.c).
  * batch_sizes (a packed sequence, padded, sorted by length) is the number of leading rows
  * that run at step t: the others keep their state, which output[t] repeats (the `keep`
  * masks of nn/modules/rnn.py's loop of ops).  The mode numbers are cuDNN's, as
@@ -540,6 +516,7 @@ typedef struct Layer {
     int64_t I;                              /* the input form: x's width; else 0 */
     int64_t wt;                             /* the workspace's steps: T, or 2 when no
                                              * gradient is wanted (Note [Recurrent layer]) */
+    int hx_zero;                            /* CPU: hx is all zeros, its products skipped */
     CellOps ops;
     const int64_t *batch_sizes;             /* [T], or NULL: every row runs */
     PtlTensorImpl *hx, *cx, *w_hh, *w_hr;   /* contiguous; cx and w_hr may be NULL */
@@ -708,6 +685,9 @@ layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t
             return -1;
         }
     }
+    else if (tp < 0 && l->hx_zero && sum != NULL) {   /* 0 W_hh^T + input_gates[t] */
+        copy_elems(sum, ig, n * G, es);
+    }
     else if (n > 0 && ptl_gemm_packed(l->w_hh_p, n, hprev, P, sum ? sum : hgr, G,
                                       sum ? ig : NULL, G, sum ? 1.0 : 0.0) < 0) {
         return -1;
@@ -716,6 +696,10 @@ layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t
         LstmCtx c = {.cx = cprev, .bi = l->b_ih, .bh = l->b_hh, .cy_out = ct, .ws_out = sum,
                      .h = H, .ops = l->ops};
         c.hy = l->w_hr ? at(l->ws, region_at(l, 2) + (wt * B + r0) * H, es) : ht;
+        int64_t tn = 2 * t - tp;   /* the next step (Note [LSTM backward fetch]) */
+        if (ig != NULL && tp >= 0 && tn >= 0 && tn < l->T) {
+            c.next_ws = gates + (size_t)((tn * B + r0) * G) * es;
+        }
         if (ptl_parallel_for(0, n, row_grain(4 * H), rnn_lstm_fwd, &c) < 0 ||
             (l->w_hr && ptl_gemm_packed(l->w_hr_p, n, c.hy, H, ht, P, NULL, 0, 0.0) < 0)) {
             return -1;
@@ -933,6 +917,14 @@ cell_backward(const Layer *l, LayerGrads *g, int k, int64_t t, int64_t tp, int64
                      .h = H, .ops = l->ops};
         c.cx = tp < 0 ? at(l->cx, r0 * H, es)
                       : at(l->ws, region_at(l, 1) + (tp * B + r0) * H, es);
+        if (tp >= 0) {   /* the next step's rows (Note [LSTM backward fetch]); after it: tq */
+            int64_t tq = 2 * tp - t;
+            c.next_ws = at(l->ws, (tp * B + r0) * G, es);
+            c.next_cx = tq >= 0 && tq < l->T ? at(l->ws, region_at(l, 1) + (tq * B + r0) * H, es)
+                                             : NULL;
+            c.next_gout = g->gout != NULL ? at(g->gout, (tp * B + r0) * P, es) : NULL;
+            c.gout_w = P;
+        }
         if (l->w_hr != NULL) {
             copy_elems(at(g->dhp, (t * B + r0) * P, es), dh, n * P, es);
             char *dr = at(g->dr, r0 * H, es);
@@ -1097,7 +1089,7 @@ static int
 column_sums(const Layer *l, PtlTensorImpl *v, PtlTensorImpl *out)
 {
     if (!l->dev) {
-        sum_rows(v, DATA(char, out));
+        rnn_sum_rows(v, DATA(char, out));
         return 0;
     }
     PtlIValue one = ptl_iv_double(1.0);
@@ -1130,10 +1122,11 @@ layer_weight_grads(const Layer *l, const LayerGrads *g, PtlTensorImpl *gw_hh,
         return 0;
     }
     int64_t gs = g->gs;   /* dgates^T, read in place (Note [Recurrent layer]) */
-    if (mat_gemm(rows_at(gw_hh, 0, G, P), (Mat){g->dgh, rest * B * gs, G, (T - 1) * B, 1, gs},
+    Mat gw = rows_at(gw_hh, 0, G, P);   /* hx's term is zero when hx is */
+    if (mat_gemm(gw, (Mat){g->dgh, rest * B * gs, G, (T - 1) * B, 1, gs},
                  rows_at(l->out, (1 - rest) * B * P, (T - 1) * B, P), 0.0) < 0 ||
-        mat_gemm(rows_at(gw_hh, 0, G, P), (Mat){g->dgh, first * B * gs, G, B, 1, gs},
-                 rows_at(l->hx, 0, B, P), 1.0) < 0) {
+        (!l->hx_zero && mat_gemm(gw, (Mat){g->dgh, first * B * gs, G, B, 1, gs},
+                                 rows_at(l->hx, 0, B, P), 1.0) < 0)) {
         return -1;
     }
     if (gw_hr != NULL && mat_gemm(rows_at(gw_hr, 0, P, H), transposed_at(g->dhp, 0, P, T * B),
@@ -1152,7 +1145,7 @@ layer_weight_grads(const Layer *l, const LayerGrads *g, PtlTensorImpl *gw_hh,
             continue;
         }
         if (g->bsum[0] != NULL) {
-            sum_rows(g->bsum[i == 2 && g->bsum[1] != NULL], DATA(char, grads[i]));
+            rnn_sum_rows(g->bsum[i == 2 && g->bsum[1] != NULL], DATA(char, grads[i]));
             continue;
         }
         if ((v = mat_view(rows_at(i == 1 ? g->dg : g->dgh, 0, T * B, G))) == NULL) {
@@ -1244,6 +1237,7 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     l.w_hr = c[6];
     l.ops = rnn_cell_ops(in[0]->dtype);
     l.dev = !input_form && nn_on_device(in[0], ptl_device_rnn_step_hook != NULL);
+    l.hx_zero = !l.dev && rnn_all_zero(DATA(void, l.hx), l.B * l.P, l.ops.es);
     l.wt = l.dev || l.T <= 2 || (!input_form && layer_wants_grad(in, 7)) ? l.T : 2;
     if (!l.dev) {
         l.w_hh_p = ptl_gemm_pack_b(in[0]->dtype, l.I + l.P, l.G, DATA(void, l.w_hh), 1,
@@ -1423,6 +1417,7 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
         w[3] = new_2d(l.P, l.H, in[7]);
     }
     l.dev = nn_on_device(in[7], ptl_device_rnn_step_hook != NULL);
+    l.hx_zero = !l.dev && rnn_all_zero(DATA(void, l.hx), l.B * l.P, l.ops.es);
     if (!l.dev) {
         l.w_hh_p = ptl_gemm_pack_b(in[7]->dtype, l.G, l.P, DATA(void, l.w_hh), l.P, 1);
         l.w_hr_p = l.w_hr != NULL

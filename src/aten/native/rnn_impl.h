@@ -56,6 +56,12 @@ typedef struct LstmCtx {
     void *hy, *cy_out, *ws_out, *gg, *gcx;
     int64_t h;
     int64_t ggs;                            /* gg's row stride; 0: 4h */
+    /* the recurrent layer's backward: the next step's rows of ws, cx (rows 4h and h apart)
+     * and grad_output (rows gout_w apart), fetched row by row ahead of use, or NULL (Note
+     * [LSTM backward fetch] in rnn_rows.c); its forward: the next step's input gates in
+     * next_ws */
+    const void *next_ws, *next_cx, *next_gout;
+    int64_t gout_w;
     CellOps ops;
 } LstmCtx;
 
@@ -80,6 +86,12 @@ int rnn_gru_fwd(void *ctx, int64_t b0, int64_t b1);
 int rnn_gru_bwd(void *ctx, int64_t b0, int64_t b1);
 int rnn_plain_fwd(void *ctx, int64_t b0, int64_t b1);
 int rnn_plain_bwd(void *ctx, int64_t b0, int64_t b1);
+
+/* out[k] = sum over rows of x[r, k] (x [rows, cols] contiguous), in x's dtype */
+void rnn_sum_rows(const PtlTensorImpl *x, char *out);
+/* Whether the n elements at p (float when es is 4, else double) are all +0 or -0: the
+ * recurrent layer's zero initial state (Note [Recurrent layer]). */
+int rnn_all_zero(const void *p, int64_t n, size_t es);
 
 /* ---- the argument checks (rnn_checks.c); each 0, or -1 with PyTorch's error ---- */
 

@@ -3,6 +3,7 @@
  * cells over ranges of rows: what rnn.c's fused cells and recurrent layer run.  See
  * Note [Fused cells] in rnn.c. */
 #include <math.h>
+#include <string.h>
 
 #include "../../c10/cpu_features.h"
 #include "../scalar_math.h"
@@ -180,7 +181,10 @@ DEFINE_RELU_ROWS(double, f8)
  * NaN: a NaN still goes through.  One Zen 4 core, the fused cell over 256 x 128 units
  * (its ig + hg in gate_sum's vector form too): forward 104 -> 89 us, backward 31.6 -> 30.3
  * us; a layer's forward of 64 steps of 16 x 128, whose step GEMMs take three quarters of
- * it, about 1%. */
+ * it, about 1%.  The tanh computes each lane both ways and keeps one (x + x z P(z) below
+ * 0.625 in |x|); a vector whose lanes all take one way skips the other (an LSTM's g gates
+ * and cells are mostly small): the same bits, tests/nn/test_rnn_vector_rows.py.  A layer's
+ * forward of 64 steps of 16 x 128 units took 1.555 -> 1.47 ms. */
 #define DEFINE_LSTM_VEC_ROWS(S)                                                              \
     PTL_VATTR(S) static inline PTL_VT(S)                                                     \
     lanes_load_##S(const float *p, PTL_VTAILT(S) m, int tail)                                \
@@ -211,15 +215,22 @@ DEFINE_RELU_ROWS(double, f8)
     {                                                                                        \
         const PTL_VT(S) one = PTL_V(S, set1)(1.0f), sign = PTL_V(S, set1)(-0.0f);            \
         PTL_VT(S) ax = PTL_V(S, andnot)(sign, x);                                            \
-        PTL_VT(S) a = PTL_V(S, min)(PTL_V(S, set1)(10.0f), ax);                              \
-        PTL_VT(S) e = ptl_vm_exp_normal_##S(PTL_V(S, add)(a, a));                            \
-        PTL_VT(S) t = PTL_V(S, sub)(one, PTL_V(S, div)(PTL_V(S, set1)(2.0f),                 \
-                                                       PTL_V(S, add)(e, one)));              \
-        t = PTL_V(S, or)(t, PTL_V(S, and)(sign, x));                                         \
-        PTL_VT(S) z = PTL_V(S, mul)(x, x);                                                   \
-        PTL_VT(S) small = PTL_V(S, fmadd)(                                                   \
-            PTL_V(S, mul)(PTL_VM_POLY(S, z, ptl_vm_tanh_coef), z), x, x);                    \
-        return PTL_VSEL(S, PTL_VCMP(S, ax, PTL_V(S, set1)(0.625f), _CMP_LT_OQ), t, small);   \
+        PTL_VT(S) t = x, small = x;                                                          \
+        const int all = (1 << PTL_VLANES(S)) - 1;                                            \
+        int bits = PTL_VBITS(S, PTL_VCMP(S, ax, PTL_V(S, set1)(0.625f), _CMP_LT_OQ));        \
+        if (bits != all) {   /* the lanes of |x| >= 0.625 (or NaN): 1 - 2 / (e^2|x| + 1) */   \
+            PTL_VT(S) a = PTL_V(S, min)(PTL_V(S, set1)(10.0f), ax);                          \
+            PTL_VT(S) e = ptl_vm_exp_normal_##S(PTL_V(S, add)(a, a));                        \
+            t = PTL_V(S, sub)(one, PTL_V(S, div)(PTL_V(S, set1)(2.0f), PTL_V(S, add)(e, one))); \
+            t = PTL_V(S, or)(t, PTL_V(S, and)(sign, x));                                     \
+        }                                                                                    \
+        if (bits != 0) {     /* the others: x + x z P(z) */                                  \
+            PTL_VT(S) z = PTL_V(S, mul)(x, x);                                               \
+            small = PTL_V(S, fmadd)(PTL_V(S, mul)(PTL_VM_POLY(S, z, ptl_vm_tanh_coef), z),   \
+                                    x, x);                                                   \
+        }                                                                                    \
+        return bits == all ? small : bits == 0 ? t : PTL_VSEL(S, PTL_VCMP(S, ax,             \
+                                     PTL_V(S, set1)(0.625f), _CMP_LT_OQ), t, small);         \
     }                                                                                        \
     /* a gate's sums (+ bi + bh) */                                                          \
     PTL_VATTR(S) static inline PTL_VT(S)                                                     \
@@ -391,6 +402,35 @@ rnn_cell_ops(PtlDtype dt)
 
 /* ---- the cells over batch rows (rnn_impl.h) ---- */
 
+/* Note [LSTM backward fetch]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The recurrent layer's backward (rnn.c, Note [Recurrent layer]) reads, at each step, rows
+ * that the forward wrote milliseconds before and that are out of the caches by then: the
+ * step's activated gates (4h a row), c_{t-1} and grad_output[t] (64 x 16 rows of an LSTM
+ * language model's 128 units: 48 KiB a step, a layer's 3 MiB).  perf put three quarters of
+ * the cells' backward samples on the loads of those rows, and the cells at 5% of the 2-layer
+ * step.  So each batch row of the cells' backward first fetches (into L2) the same row of
+ * the next step's gates, of the c_{t-1} that step reads (the one after: that step's own c_t
+ * is this step's c_{t-1}, just read) and of its grad_output: the lines then arrive while
+ * this step's dh W_hh product runs.  Fetching into L1, after the row instead of before it,
+ * two steps ahead, or also the next step's gate-gradient rows for writing, did no better.
+ * The forward's rows fetch the next step's input_gates rows the same way (the input
+ * projection wrote all T steps' before the loop, 2 MiB a layer here, out of L2 when the loop
+ * reaches them): a layer's forward op after a 16 MiB pass, 1.68-1.79 -> 1.57-1.72 ms; warm,
+ * no change; also fetching the rows the step's product writes was slower.  No value
+ * changes.  docs/performance.md (LSTM ... the backward's next rows) has the timings. */
+static void
+fetch_lines(const void *p, int64_t row, int64_t width, size_t es)
+{
+    if (p == NULL) {
+        return;
+    }
+    const char *r = (const char *)p + (size_t)(row * width) * es;
+    for (size_t o = 0; o < (size_t)width * es; o += 64) {
+        __builtin_prefetch(r + o, 0, 2);
+    }
+}
+
 /* Forward rows [b0, b1): the gates (ig + hg, unless the layer's GEMM summed them into the
  * workspace already: ig NULL), their nonlinearities, cy and hy = o tanh(cy), the activated
  * gates kept as the workspace.  Backward: the gates' and cx's grads. */
@@ -403,6 +443,7 @@ rnn_lstm_fwd(void *ctx, int64_t b0, int64_t b1)
     size_t es = op->es;
     for (int64_t b = b0; b < b1; b++) {
         char *w = elem(c->ws_out, b * g, es);
+        fetch_lines(c->next_ws, b, g, es);   /* Note [LSTM backward fetch] */
         if (c->ig != NULL) {
             op->gate_sum(w, elem(c->ig, b * g, es), elem(c->hg, b * g, es), NULL, NULL, g);
         }
@@ -420,6 +461,9 @@ rnn_lstm_bwd(void *ctx, int64_t b0, int64_t b1)
     int64_t h = c->h, g = 4 * h;
     size_t es = op->es;
     for (int64_t b = b0; b < b1; b++) {
+        fetch_lines(c->next_ws, b, g, es);
+        fetch_lines(c->next_cx, b, h, es);
+        fetch_lines(c->next_gout, b, c->gout_w, es);
         op->lstm_bwd_row(elem(c->gg, b * (c->ggs ? c->ggs : g), es), elem(c->gcx, b * h, es),
                          elem(c->ws, b * g, es), elem(c->cx, b * h, es), elem(c->cy, b * h, es),
                          elem(c->ghy, b * h, es), elem(c->gcy, b * h, es), h);
@@ -493,4 +537,42 @@ rnn_plain_bwd(void *ctx, int64_t b0, int64_t b1)
                         c->relu, w);
     }
     return 0;
+}
+
+/* out[k] = sum over rows of x[r, k] (x [rows, cols] contiguous), in x's dtype */
+void
+rnn_sum_rows(const PtlTensorImpl *x, char *out)
+{
+    int64_t rows = x->dim ? x->sizes[0] : 0, cols = x->dim == 2 ? x->sizes[1] : 0;
+    if (x->dtype == PTL_DTYPE_FLOAT32) {
+        const float *p = (const float *)ptl_tensor_data(x);
+        float *o = (float *)out;
+        memset(o, 0, sizeof(float) * (size_t)cols);
+        for (int64_t r = 0; r < rows; r++) {
+            for (int64_t k = 0; k < cols; k++) {
+                o[k] += p[r * cols + k];
+            }
+        }
+    }
+    else {
+        const double *p = (const double *)ptl_tensor_data(x);
+        double *o = (double *)out;
+        memset(o, 0, sizeof(double) * (size_t)cols);
+        for (int64_t r = 0; r < rows; r++) {
+            for (int64_t k = 0; k < cols; k++) {
+                o[k] += p[r * cols + k];
+            }
+        }
+    }
+}
+
+int
+rnn_all_zero(const void *p, int64_t n, size_t es)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (es == sizeof(float) ? ((const float *)p)[i] != 0 : ((const double *)p)[i] != 0) {
+            return 0;
+        }
+    }
+    return 1;
 }
