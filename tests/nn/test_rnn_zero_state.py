@@ -98,3 +98,26 @@ def test_zero_state_module_matches_torch():
             np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-5)
             p.grad = None
             q.grad = None
+
+
+@pytest.mark.parametrize("mode,proj", [("LSTM", 0), ("LSTM", 3), ("RNN_TANH", 0), ("GRU", 0)])
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("dtype", [ptl.float64, ptl.float32])
+def test_zero_state_with_a_nonfinite_w_hh_keeps_the_products(mode, proj, bad, dtype):
+    """0 * inf is nan: with a non-finite W_hh the first step's product and dW_hh's hx term are
+    taken, so nan and inf land where the loop of ops puts them (skipping them would leave the
+    first step finite)."""
+    from pytorchlite.nn.modules import rnn
+    a = _layer_arrays(mode, 3, 2, 4, proj, seed=5)
+    a["hx"] = np.zeros_like(a["hx"])
+    a["w_hh"][1, 0] = bad
+    got = _layer_results(rnn._run_direction, mode, a, dtype, False, None)
+    want = _layer_results(rnn._run_direction_ops, mode, a, dtype, False, None)
+    for name in want:
+        g, w = got[name], want[name]
+        if w is None:
+            continue
+        g, w = g.double().numpy(), w.double().numpy()
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=name)
+        np.testing.assert_array_equal(np.isinf(g), np.isinf(w), err_msg=name)
+    assert np.isnan(got["out0"].double().numpy()[0]).any()

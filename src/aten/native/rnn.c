@@ -461,7 +461,8 @@ error:
  * several threads the batch rows are cut once for the whole loop (Note [Recurrent layer
  * threads]).  reverse walks t from T - 1 down.  An hx of zeros (+0 or -0; nn.LSTM without a
  * state) on the CPU skips the first step's product, its sums being input_gates[t] (the same
- * bits but maybe a zero's sign), and dW_hh's hx term below (hx_zero).  An LSTM's loops
+ * bits but maybe a zero's sign), and dW_hh's hx term below (hx_zero), while W_hh (and for
+ * the term, the first step's gate gradients) are finite: 0 * inf is nan.  An LSTM's loops
  * fetch the next step's cold rows as they go (Note [LSTM backward fetch] in rnn_rows.c).
  * batch_sizes (a packed sequence, padded, sorted by length) is the number of leading rows
  * that run at step t: the others keep their state, which output[t] repeats (the `keep`
@@ -1122,11 +1123,13 @@ layer_weight_grads(const Layer *l, const LayerGrads *g, PtlTensorImpl *gw_hh,
         return 0;
     }
     int64_t gs = g->gs;   /* dgates^T, read in place (Note [Recurrent layer]) */
-    Mat gw = rows_at(gw_hh, 0, G, P);   /* hx's term is zero when hx is */
+    Mat gw = rows_at(gw_hh, 0, G, P);   /* hx's term is zero when hx is and its gates finite */
+    int hx_term = !l->hx_zero || !rnn_all_finite(DATA(char, g->dgh) + first * B * gs * l->ops.es,
+                                                 B, G, gs, l->ops.es);
     if (mat_gemm(gw, (Mat){g->dgh, rest * B * gs, G, (T - 1) * B, 1, gs},
                  rows_at(l->out, (1 - rest) * B * P, (T - 1) * B, P), 0.0) < 0 ||
-        (!l->hx_zero && mat_gemm(gw, (Mat){g->dgh, first * B * gs, G, B, 1, gs},
-                                 rows_at(l->hx, 0, B, P), 1.0) < 0)) {
+        (hx_term && mat_gemm(gw, (Mat){g->dgh, first * B * gs, G, B, 1, gs},
+                             rows_at(l->hx, 0, B, P), 1.0) < 0)) {
         return -1;
     }
     if (gw_hr != NULL && mat_gemm(rows_at(gw_hr, 0, P, H), transposed_at(g->dhp, 0, P, T * B),
@@ -1237,7 +1240,8 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     l.w_hr = c[6];
     l.ops = rnn_cell_ops(in[0]->dtype);
     l.dev = !input_form && nn_on_device(in[0], ptl_device_rnn_step_hook != NULL);
-    l.hx_zero = !l.dev && rnn_all_zero(DATA(void, l.hx), l.B * l.P, l.ops.es);
+    l.hx_zero = !l.dev && rnn_all_zero(DATA(void, l.hx), l.B * l.P, l.ops.es) &&
+                rnn_all_finite(DATA(void, l.w_hh), 1, l.w_hh->numel, 0, l.ops.es);
     l.wt = l.dev || l.T <= 2 || (!input_form && layer_wants_grad(in, 7)) ? l.T : 2;
     if (!l.dev) {
         l.w_hh_p = ptl_gemm_pack_b(in[0]->dtype, l.I + l.P, l.G, DATA(void, l.w_hh), 1,
@@ -1417,7 +1421,8 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
         w[3] = new_2d(l.P, l.H, in[7]);
     }
     l.dev = nn_on_device(in[7], ptl_device_rnn_step_hook != NULL);
-    l.hx_zero = !l.dev && rnn_all_zero(DATA(void, l.hx), l.B * l.P, l.ops.es);
+    l.hx_zero = !l.dev && rnn_all_zero(DATA(void, l.hx), l.B * l.P, l.ops.es) &&
+                rnn_all_finite(DATA(void, l.w_hh), 1, l.w_hh->numel, 0, l.ops.es);
     if (!l.dev) {
         l.w_hh_p = ptl_gemm_pack_b(in[7]->dtype, l.G, l.P, DATA(void, l.w_hh), l.P, 1);
         l.w_hr_p = l.w_hr != NULL

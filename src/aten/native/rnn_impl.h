@@ -92,6 +92,9 @@ void rnn_sum_rows(const PtlTensorImpl *x, char *out);
 /* Whether the n elements at p (float when es is 4, else double) are all +0 or -0: the
  * recurrent layer's zero initial state (Note [Recurrent layer]). */
 int rnn_all_zero(const void *p, int64_t n, size_t es);
+/* Whether the rows x cols elements at p, rows stride elements apart, are all finite: a zero
+ * state's product may be skipped only then (0 * inf is nan) */
+int rnn_all_finite(const void *p, int64_t rows, int64_t cols, int64_t stride, size_t es);
 
 /* ---- the argument checks (rnn_checks.c); each 0, or -1 with PyTorch's error ---- */
 

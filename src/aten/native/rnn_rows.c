@@ -2,6 +2,7 @@
  * vector forms (ATen/native/cuda/RNN.cu's cell kernels, element by element there), and the
  * cells over ranges of rows: what rnn.c's fused cells and recurrent layer run.  See
  * Note [Fused cells] in rnn.c. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -575,4 +576,25 @@ rnn_all_zero(const void *p, int64_t n, size_t es)
         }
     }
     return 1;
+}
+
+int
+rnn_all_finite(const void *p, int64_t rows, int64_t cols, int64_t stride, size_t es)
+{
+    int bad = 0;
+    for (int64_t r = 0; r < rows && !bad; r++) {
+        if (es == sizeof(float)) {
+            const float *x = (const float *)p + r * stride;
+            for (int64_t k = 0; k < cols; k++) {
+                bad |= !(fabsf(x[k]) <= FLT_MAX);
+            }
+        }
+        else {
+            const double *x = (const double *)p + r * stride;
+            for (int64_t k = 0; k < cols; k++) {
+                bad |= !(fabs(x[k]) <= DBL_MAX);
+            }
+        }
+    }
+    return !bad;
 }
