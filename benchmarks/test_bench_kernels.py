@@ -272,10 +272,12 @@ def test_float32_products_few_rows(benchmark, impl, rows, cols):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize("rows,cols", [(2, 40000), (5, 40000), (64, 4000)])
+@pytest.mark.parametrize("rows,cols", [(2, 40000), (5, 40000), (8, 40000), (64, 4000),
+                                       (64, 100000)])
 def test_float32_column_extremes_few_rows(benchmark, impl, rows, cols):
-    """amax(0) of few rows: the column fold four rows a pass, the extremes stored by a typed
-    loop (reduce.c's ptl_red_put_columns), not a call an output."""
+    """amax(0) of few rows: up to 64 rows in registers, each output stored once as float32
+    (reduce_columns.c, Note [Column extremes in registers]); 64 x 100000 (from L3) in
+    groups of 16 rows."""
     benchmark.group = f"amax(0) {rows}x{cols} float32"
     a = randn((rows, cols))
     if impl == "numpy":

@@ -215,6 +215,11 @@ def test_threshold_constants():
     assert c_define(prod, "PROD_FEW_ROWS") == 64
     assert c_define(prod, "PROD_STAGE_ROWS") == 16
     assert c_define(prod, "PROD_STAGE_COLS") == 256
+    # test_column_extremes_rows.py's rows in registers, row groups and column blocks
+    cols = "aten/native/reduce_columns.c"
+    assert c_define(cols, "EXTREME_FEW_ROWS") == 64
+    assert c_define(cols, "EXTREME_GROUP") == 16
+    assert c_define(cols, "EXTREME_COLS") == 2048
     assert c_define("aten/native/nn.c", "SM_COLS") == SM_COLS
     assert c_define("aten/native/nn.c", "SM_ROW_GROUP") == SM_ROW_GROUP
     assert c_define("aten/native/sort.c", "SMALL_LANE") == SMALL_LANE
