@@ -226,6 +226,8 @@ def test_threshold_constants():
     assert "job->nsel < n / 16" in c_source("aten/native/sort.c")
     assert c_define("aten/native/random.c", "RANDOM_GRAIN", {"PTL_GRAIN_SIZE": GRAIN}) == \
         RANDOM_GRAIN
+    # test_random_binomial.py's chi-square cases on both sides of BTRS's log k! memo
+    assert c_define("aten/native/random.c", "BINOMIAL_MEMO") == 1024
 
 
 # ---- helpers ----
