@@ -8,7 +8,8 @@ against NumPy in float64 at and across every one of those sizes (rows 1-7, 15-17
 at most 2048 columns, narrower on two threads) and on the AVX2 and portable capabilities;
 NaN anywhere in a column wins as in PyTorch's amax, +inf with -inf, sums past the float
 range, signed zeros (the first kept), strided, flipped, offset and expanded rows, size 0,
-and the integer dtypes (exact, their own loop) on the same shapes."""
+and the integer dtypes (exact, reduce_columns.c's typed loops) and float16 / bfloat16 (typed
+stores) on the same shapes."""
 import numpy as np
 import pytest
 
@@ -96,16 +97,44 @@ def test_size_zero_and_errors():
                              "amax(): Expected reduction dim 0 to have non-zero size.")
 
 
-@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
-def test_integer_dtypes_exact(dtype):
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64", "bool"])
+def test_integer_dtypes_exact(dtype, threads):
+    """reduce_columns.c's typed loops, two rows a pass (an odd last row paired with itself),
+    the output its own accumulator: exact at the dtype's ends, odd and even row counts"""
     rng = np.random.default_rng(63)
-    info = np.iinfo(dtype)
-    for R in [1, 2, 5, 17, 64, 65]:
-        for n in [16, 33, 2049]:
-            a = rng.integers(info.min, info.max, (R, n), endpoint=True).astype(dtype)
-            t = ptl.tensor(a)
-            np.testing.assert_array_equal(t.amax(0).numpy(), a.max(0))
-            np.testing.assert_array_equal(t.amin(0).numpy(), a.min(0))
+    with num_threads(threads):
+        for R in [1, 2, 3, 4, 5, 17, 64, 65]:
+            for n in [16, 33, 2049, 4100]:
+                if dtype == "bool":
+                    a = rng.random((R, n)) < 0.5
+                else:
+                    info = np.iinfo(dtype)
+                    a = rng.integers(info.min, info.max, (R, n), endpoint=True).astype(dtype)
+                    a[R // 2, :3] = [info.min, info.max, 0]
+                t = ptl.tensor(a)
+                for got, want in [(t.amax(0), a.max(0)), (t.amin(0), a.min(0))]:
+                    assert got.numpy().dtype == a.dtype
+                    np.testing.assert_array_equal(got.numpy(), want)
+                np.testing.assert_array_equal(t[:, 1:].amax(0).numpy(), a[:, 1:].max(0))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_dtypes_exact(dtype, threads):
+    """float16 / bfloat16 amax(0) and amin(0) stored by ptl_red_put_columns' typed loop: the
+    extremes of the rounded values, NaN wins"""
+    rng = np.random.default_rng(64)
+    pt = getattr(ptl, dtype)
+    with num_threads(threads):
+        for R in [1, 2, 5, 17, 65]:
+            for n in [16, 33, 2049]:
+                t = ptl.tensor(rng.standard_normal((R, n)).astype(np.float32)).to(pt)
+                t[R - 1, 5] = float("nan")
+                a = t.float().numpy()
+                for got, want in [(t.amax(0), a.max(0)), (t.amin(0), a.min(0))]:
+                    assert got.dtype == pt
+                    np.testing.assert_array_equal(got.float().numpy(), want)
 
 
 @pytest.mark.parametrize("cap", ["avx2", "default"])

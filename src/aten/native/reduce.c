@@ -695,9 +695,7 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
             }
             continue;
         }
-        if (fold && pl->dt == PTL_DTYPE_FLOAT32 && pl->odt0 == PTL_DTYPE_FLOAT32 &&
-            ptl_red_rows_f4_put(col_ops[pl->kind], (float *)pl->out0 + o0, p, pl->rstride[0],
-                                pl->R, m)) {   /* few rows: prod, amax and amin straight out */
+        if (fold && ptl_red_columns_put(pl, o0, p, m)) {   /* straight out: reduce_columns.c */
             continue;
         }
         if (fold && pl->use_int) {   /* the exact extreme in si, its row in sa */
