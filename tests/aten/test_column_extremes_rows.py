@@ -8,8 +8,9 @@ against NumPy in float64 at and across every one of those sizes (rows 1-7, 15-17
 at most 2048 columns, narrower on two threads) and on the AVX2 and portable capabilities;
 NaN anywhere in a column wins as in PyTorch's amax, +inf with -inf, sums past the float
 range, signed zeros (the first kept), strided, flipped, offset and expanded rows, size 0,
-and the integer dtypes (exact, reduce_columns.c's typed loops) and float16 / bfloat16 (typed
-stores) on the same shapes."""
+float64 up to F8_FEW_ROWS = 16 rows (f8_extreme: two rows a pass, the same rule), the integer
+dtypes (exact, reduce_columns.c's typed loops) and float16 / bfloat16 (typed stores) on the
+same shapes."""
 import numpy as np
 import pytest
 
@@ -24,36 +25,39 @@ def check(t, a):
     """t.amax(0) and t.amin(0) equal a's column extremes computed in float64 (NaN wins)."""
     w = a.astype(np.float64)
     for got, want in [(t.amax(0), w.max(0)), (t.amin(0), w.min(0))]:
-        assert got.dtype == ptl.float32
-        np.testing.assert_array_equal(got.numpy(), want.astype(np.float32))
+        assert got.numpy().dtype == a.dtype
+        np.testing.assert_array_equal(got.numpy(), want.astype(a.dtype))
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_rows_and_widths_bits(threads):
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rows_and_widths_bits(threads, dtype):
+    """float64: f8_extreme's typed loop, two rows a pass, up to F8_FEW_ROWS = 16 rows"""
     rng = np.random.default_rng(60)
     with num_threads(threads):
         for R in ROWS:
             for n in WIDTHS:
-                a = rng.standard_normal((R, n)).astype(np.float32)
+                a = rng.standard_normal((R, n)).astype(dtype)
                 check(ptl.tensor(a), a)
                 np.testing.assert_array_equal(ptl.tensor(a).amax(0, keepdim=True).numpy(),
                                               a.max(0, keepdims=True))
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_nan_wins_in_every_step_bits(threads):
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nan_wins_in_every_step_bits(threads, dtype):
     """A NaN in one column of a step (first, last, in the masked tail, in each row group):
     that column NaN, the step's other columns exact; +inf with -inf in a column (a NaN sum
     without a NaN), and values whose sum passes the float range, stay exact"""
     rng = np.random.default_rng(61)
     with num_threads(threads):
-        for R in [1, 2, 5, 16, 17, 40, 64]:
+        for R in [1, 2, 3, 5, 16, 17, 40, 64]:
             for n in [17, 64, 100, 2049]:
                 for r, c in {(0, 0), (R - 1, n - 1), (R // 2, n // 2), (R - 1, 63 % n)}:
-                    a = rng.standard_normal((R, n)).astype(np.float32)
+                    a = rng.standard_normal((R, n)).astype(dtype)
                     a[r, c] = np.nan
                     check(ptl.tensor(a), a)
-                a = rng.standard_normal((R, n)).astype(np.float32)
+                a = rng.standard_normal((R, n)).astype(dtype)
                 a[0, 3] = np.inf
                 a[R - 1, 3] = -np.inf   # R = 1: -inf alone
                 a[:, 5] = 3e38
@@ -63,9 +67,10 @@ def test_nan_wins_in_every_step_bits(threads):
                 check(ptl.tensor(a), a)
 
 
-def test_signed_zeros_keep_the_first():
-    for R in [2, 3, 17, 64]:
-        z = np.zeros((R, 100), np.float32)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_signed_zeros_keep_the_first(dtype):
+    for R in [2, 3, 5, 16, 17, 64]:
+        z = np.zeros((R, 100), dtype)
         z[1:, 1::2] = -0.0
         z[0, 0::2], z[0, 1::2] = -0.0, 0.0
         for name in ["amax", "amin"]:

@@ -220,6 +220,7 @@ def test_threshold_constants():
     assert c_define(cols, "EXTREME_FEW_ROWS") == 64
     assert c_define(cols, "EXTREME_GROUP") == 16
     assert c_define(cols, "EXTREME_COLS") == 2048
+    assert c_define(cols, "F8_FEW_ROWS") == 16
     assert c_define("aten/native/nn.c", "SM_COLS") == SM_COLS
     assert c_define("aten/native/nn.c", "SM_ROW_GROUP") == SM_ROW_GROUP
     assert c_define("aten/native/sort.c", "SMALL_LANE") == SMALL_LANE

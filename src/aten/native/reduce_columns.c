@@ -35,6 +35,7 @@
 #define EXTREME_GROUP 16      /* rows a pass over the columns */
 #define EXTREME_COLS 2048     /* columns a block of passes */
 #define F4 ((int64_t)sizeof(float))
+#define F8_FEW_ROWS 16        /* up to this many float64 rows by f8_extreme */
 
 /* out[k] for k < n by the column fold's rule, column after column */
 static void
@@ -243,6 +244,42 @@ ptl_red_rows_f4_put(PtlRedColOp op, float *out, const char *p, int64_t rs, int64
             }                                                                             \
         }                                                                                 \
     }
+/* The same for float64 by the column fold's rule: a later value replaces the one kept when it
+ * is larger (smaller) or NaN, so the first of equal values stays and the last NaN wins; two
+ * rows a pass give the same result (the rule picks the same value in any grouping that
+ * keeps the row order) */
+PTL_LOOP_CLONES_WIDE static void
+f8_extreme(double *o, const char *p, int64_t rs, int64_t R, int64_t m, int is_max)
+{
+    const double *a = (const double *)p, *b = (const double *)(p + (R > 1 ? rs : 0));
+    int64_t r = 2;
+    if (is_max) {
+        for (int64_t k = 0; k < m; k++) {
+            o[k] = (b[k] > a[k]) | (b[k] != b[k]) ? b[k] : a[k];
+        }
+        for (; r < R; r += 2) {
+            a = (const double *)(p + r * rs);
+            b = (const double *)(p + (r + 1 < R ? r + 1 : r) * rs);
+            for (int64_t k = 0; k < m; k++) {
+                double v = (b[k] > a[k]) | (b[k] != b[k]) ? b[k] : a[k];
+                o[k] = (v > o[k]) | (v != v) ? v : o[k];
+            }
+        }
+        return;
+    }
+    for (int64_t k = 0; k < m; k++) {
+        o[k] = (b[k] < a[k]) | (b[k] != b[k]) ? b[k] : a[k];
+    }
+    for (; r < R; r += 2) {
+        a = (const double *)(p + r * rs);
+        b = (const double *)(p + (r + 1 < R ? r + 1 : r) * rs);
+        for (int64_t k = 0; k < m; k++) {
+            double v = (b[k] < a[k]) | (b[k] != b[k]) ? b[k] : a[k];
+            o[k] = (v < o[k]) | (v != v) ? v : o[k];
+        }
+    }
+}
+
 DEFINE_INT_EXTREME(uint8_t)
 DEFINE_INT_EXTREME(int8_t)
 DEFINE_INT_EXTREME(int16_t)
@@ -269,13 +306,15 @@ ptl_red_columns_put(const Plan *pl, int64_t o0, const char *p, int64_t m)
         return 0;
     }
     char *o = pl->out0 + o0 * isz;
-    switch (pl->use_int ? pl->dt : PTL_DTYPE_UNDEFINED) {
+    switch (pl->use_int || (pl->dt == PTL_DTYPE_FLOAT64 && pl->R <= F8_FEW_ROWS) ? pl->dt
+                                                                   : PTL_DTYPE_UNDEFINED) {
     case PTL_DTYPE_BOOL:
     case PTL_DTYPE_UINT8: int_extreme_uint8_t((uint8_t *)o, p, rs, pl->R, m, is_max); return 1;
     case PTL_DTYPE_INT8: int_extreme_int8_t((int8_t *)o, p, rs, pl->R, m, is_max); return 1;
     case PTL_DTYPE_INT16: int_extreme_int16_t((int16_t *)o, p, rs, pl->R, m, is_max); return 1;
     case PTL_DTYPE_INT32: int_extreme_int32_t((int32_t *)o, p, rs, pl->R, m, is_max); return 1;
     case PTL_DTYPE_INT64: int_extreme_int64_t((int64_t *)o, p, rs, pl->R, m, is_max); return 1;
+    case PTL_DTYPE_FLOAT64: f8_extreme((double *)o, p, rs, pl->R, m, is_max); return 1;
     default: break;
     }
     if (IS_LOWP(pl->dt)) {
