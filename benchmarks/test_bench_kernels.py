@@ -285,6 +285,21 @@ def test_float32_column_extremes_few_rows(benchmark, impl, rows, cols):
         return
     benchmark(lambda x: x.amax(0), make(impl, a))
 
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "float64", "float16"])
+@pytest.mark.parametrize("rows", [2, 8])
+def test_column_extremes_few_rows_dtypes(benchmark, impl, dtype, rows):
+    """amax(0) of rows x 40000 of the other dtypes, stored straight into the output
+    (reduce_columns.c: integer and float64 typed loops two rows a pass, float16 through
+    ptl_red_put_columns)."""
+    benchmark.group = f"amax(0) {rows}x40000 {dtype}"
+    a = (randn((rows, 40000)) * 100).astype(dtype)
+    if impl == "numpy":
+        benchmark(np.max, a, 0)
+        return
+    benchmark(lambda x: x.amax(0), make(impl, a))
+
 @pytest.mark.parametrize("dtype,impl", LOWP_CASES)
 @pytest.mark.parametrize("op", list(LOWP_REDUCTIONS))
 def test_half_precision_reductions_1e6(benchmark, impl, dtype, op):
