@@ -9,8 +9,8 @@ at most 2048 columns, narrower on two threads) and on the AVX2 and portable capa
 NaN anywhere in a column wins as in PyTorch's amax, +inf with -inf, sums past the float
 range, signed zeros (the first kept), strided, flipped, offset and expanded rows, size 0,
 float64 up to F8_FEW_ROWS = 16 rows (f8_extreme: two rows a pass, the same rule), the integer
-dtypes (exact, reduce_columns.c's typed loops) and float16 / bfloat16 (typed stores) on the
-same shapes."""
+dtypes (exact, reduce_columns.c's typed loops) and float16 / bfloat16 (in float32 between
+the cast loops) on the same shapes."""
 import numpy as np
 import pytest
 
@@ -127,8 +127,8 @@ def test_integer_dtypes_exact(dtype, threads):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_precision_dtypes_exact(dtype, threads):
-    """float16 / bfloat16 amax(0) and amin(0) stored by ptl_red_put_columns' typed loop: the
-    extremes of the rounded values, NaN wins"""
+    """float16 / bfloat16 amax(0) and amin(0): rows cast to float32, folded by the column
+    fold's rule (f4_take), cast back: the extremes of the rounded values, NaN wins"""
     rng = np.random.default_rng(64)
     pt = getattr(ptl, dtype)
     with num_threads(threads):

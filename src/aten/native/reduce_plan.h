@@ -67,8 +67,8 @@ int ptl_red_runs(const Plan *pl, int64_t b, int64_t e);
 void ptl_red_put_columns(const Plan *pl, int64_t o0, double *sd, int64_t m);
 /* Outputs o0 .. o0 + m of a column plan (pl->nr == 1) from the R rows at p, stored by
  * reduce_columns.c's kernels when one takes pl's kind and dtype (float32 prod, amax and
- * amin of few rows; integer, float16 and bfloat16 amax and amin): 1 then, else 0 and
- * nothing done */
+ * amin of few rows; float64 amax and amin of up to 16 rows; integer, float16 and bfloat16
+ * amax and amin): 1 then, else 0 and nothing done */
 int ptl_red_columns_put(const Plan *pl, int64_t o0, const char *p, int64_t m);
 
 #endif
