@@ -8,7 +8,8 @@ against NumPy in float64 at and across every one of those sizes (rows 1-7, 15-17
 at most 2048 columns, narrower on two threads) and on the AVX2 and portable capabilities;
 NaN anywhere in a column wins as in PyTorch's amax, +inf with -inf, sums past the float
 range, signed zeros (the first kept), strided, flipped, offset and expanded rows, size 0,
-float64 up to F8_FEW_ROWS = 16 rows (f8_extreme: two rows a pass, the same rule), the integer
+float64 (AVX-512: the same kernel, 32 columns a step; AVX2: f8_extreme up to F8_FEW_ROWS = 16
+rows, two rows a pass, the same rule), the integer
 dtypes (exact, reduce_columns.c's typed loops) and float16 / bfloat16 (in float32 between
 the cast loops) on the same shapes."""
 import numpy as np
@@ -32,7 +33,8 @@ def check(t, a):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_rows_and_widths_bits(threads, dtype):
-    """float64: f8_extreme's typed loop, two rows a pass, up to F8_FEW_ROWS = 16 rows"""
+    """float64: registers 32 columns a step on AVX-512, f8_extreme's typed loop two rows a
+    pass up to F8_FEW_ROWS = 16 rows on AVX2 (the capability reruns)"""
     rng = np.random.default_rng(60)
     with num_threads(threads):
         for R in ROWS:
