@@ -336,6 +336,13 @@ ptl_red_rows_f4_put(PtlRedColOp op, float *out, const char *p, int64_t rs, int64
             }                                                                             \
         }                                                                                 \
     }
+DEFINE_INT_EXTREME(uint8_t)
+DEFINE_INT_EXTREME(int8_t)
+DEFINE_INT_EXTREME(int16_t)
+DEFINE_INT_EXTREME(int32_t)
+DEFINE_INT_EXTREME(int64_t)
+#undef DEFINE_INT_EXTREME
+
 /* The same for float64 by the column fold's rule: a later value replaces the one kept when it
  * is larger (smaller) or NaN, so the first of equal values stays and the last NaN wins; two
  * rows a pass give the same result (the rule picks the same value in any grouping that
@@ -388,14 +395,8 @@ f4_take(float *o, const float *x, int64_t m, int is_max)
     }
 }
 
-DEFINE_INT_EXTREME(uint8_t)
-DEFINE_INT_EXTREME(int8_t)
-DEFINE_INT_EXTREME(int16_t)
-DEFINE_INT_EXTREME(int32_t)
-DEFINE_INT_EXTREME(int64_t)
-#undef DEFINE_INT_EXTREME
-
-/* (reduce_plan.h) the integer extremes by int_extreme_T, the float64 ones by f8_extreme, the
+/* (reduce_plan.h) the integer extremes by int_extreme_T, the float64 ones in registers on
+ * AVX-512 (extreme_rows_f8_avx512), else by f8_extreme up to F8_FEW_ROWS rows, the
  * float16 / bfloat16 ones in float32 by f4_take between the cast loops: a call an output
  * (reduce.c's acc_finish) had made amax(0) of 2 x 40000 int32 0.04x PyTorch's time, float16
  * 0.05x, bfloat16 0.07x; ptl_red_maxmin_rows_lowp's double values and their conversion back
