@@ -272,12 +272,29 @@ def test_float32_products_few_rows(benchmark, impl, rows, cols):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize("rows,cols", [(2, 40000), (5, 40000), (64, 4000)])
+@pytest.mark.parametrize("rows,cols", [(2, 40000), (5, 40000), (8, 40000), (64, 4000),
+                                       (64, 100000)])
 def test_float32_column_extremes_few_rows(benchmark, impl, rows, cols):
-    """amax(0) of few rows: the column fold four rows a pass, the extremes stored by a typed
-    loop (reduce.c's ptl_red_put_columns), not a call an output."""
+    """amax(0) of few rows: up to 64 rows in registers, each output stored once as float32
+    (reduce_columns.c, Note [Column extremes in registers]); 64 x 100000 (from L3) in
+    groups of 16 rows."""
     benchmark.group = f"amax(0) {rows}x{cols} float32"
     a = randn((rows, cols))
+    if impl == "numpy":
+        benchmark(np.max, a, 0)
+        return
+    benchmark(lambda x: x.amax(0), make(impl, a))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "float64", "float16"])
+@pytest.mark.parametrize("rows", [2, 8])
+def test_column_extremes_few_rows_dtypes(benchmark, impl, dtype, rows):
+    """amax(0) of rows x 40000 of the other dtypes, stored straight into the output
+    (reduce_columns.c: integer and float64 typed loops two rows a pass, float16 through
+    ptl_red_put_columns)."""
+    benchmark.group = f"amax(0) {rows}x40000 {dtype}"
+    a = (randn((rows, 40000)) * 100).astype(dtype)
     if impl == "numpy":
         benchmark(np.max, a, 0)
         return

@@ -215,12 +215,20 @@ def test_threshold_constants():
     assert c_define(prod, "PROD_FEW_ROWS") == 64
     assert c_define(prod, "PROD_STAGE_ROWS") == 16
     assert c_define(prod, "PROD_STAGE_COLS") == 256
+    # test_column_extremes_rows.py's rows in registers, row groups and column blocks
+    cols = "aten/native/reduce_columns.c"
+    assert c_define(cols, "EXTREME_FEW_ROWS") == 64
+    assert c_define(cols, "EXTREME_GROUP") == 16
+    assert c_define(cols, "EXTREME_COLS") == 2048
+    assert c_define(cols, "F8_FEW_ROWS") == 16
     assert c_define("aten/native/nn.c", "SM_COLS") == SM_COLS
     assert c_define("aten/native/nn.c", "SM_ROW_GROUP") == SM_ROW_GROUP
     assert c_define("aten/native/sort.c", "SMALL_LANE") == SMALL_LANE
     assert "job->nsel < n / 16" in c_source("aten/native/sort.c")
     assert c_define("aten/native/random.c", "RANDOM_GRAIN", {"PTL_GRAIN_SIZE": GRAIN}) == \
         RANDOM_GRAIN
+    # test_random_binomial.py's chi-square cases on both sides of BTRS's log k! memo
+    assert c_define("aten/native/random.c", "BINOMIAL_MEMO") == 1024
 
 
 # ---- helpers ----

@@ -16,12 +16,12 @@
  * outputs are split over the threads directly.  Float sums accumulate in double (with
  * independent AVX2 accumulators for contiguous float32/float64 runs, a contiguous float32
  * run's whole blocks of 256 values first in float lanes of eight values each: Note [Float
- * sums in blocks]), integer sums in int64.  When the reduced dim is outer and the kept dim is contiguous (sum(dim=0) of a
- * matrix), sums run "by columns": a block of outputs is accumulated row after row, so the
- * input is read in memory order; so do the float32/float64 extremes (amax/amin, argmax/
- * argmin, max.dim/min.dim), prod and the 1- and 2-norms, which keep a value (and a row) per
- * column.  Contiguous runs of those take vector paths too: the extreme from the max/min
- * chains and then its first position for argmax, sixteen double lanes for the norms.
+ * sums in blocks]), integer sums in int64.  When the reduced dim is outer and the kept dim
+ * is contiguous (sum(dim=0) of a matrix), sums run "by columns": a block of outputs is
+ * accumulated row after row, reading the input in memory order, as do the float extremes
+ * (amax/amin, argmax/argmin, max.dim/min.dim; float32 amax/amin of up to 64 rows in registers,
+ * Note [Column extremes in registers]), prod and the 1- and 2-norms.  Contiguous runs take
+ * vector paths too: max/min chains, then the first position for argmax, the norms in lanes.
  * Contiguous float16/bfloat16 runs sum in float32 lanes (Note [Half-precision sums]) and take
  * their extremes in float32; their products, by runs and by columns, multiply in double lanes
  * (Note [Half-precision products]), float32's in float32 lanes (Note [Float32 products]).
@@ -695,15 +695,14 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
             }
             continue;
         }
+        if (fold && ptl_red_columns_put(pl, o0, p, m)) {   /* straight out: reduce_columns.c */
+            continue;
+        }
         if (fold && pl->use_int) {   /* the exact extreme in si, its row in sa */
             ptl_red_maxmin_rows_int(si, arg ? sa : NULL, pl->dt, p, pl->rstride[0], pl->R, m,
                                     pl->kind == R_MAX || pl->kind == R_ARGMAX);
         }
         else if (fold && PROD_LANES(pl->dt) && pl->kind == R_PROD) {
-            if (pl->dt == PTL_DTYPE_FLOAT32 && pl->odt0 == PTL_DTYPE_FLOAT32 &&
-                ptl_red_prod_rows_f4_put((float *)pl->out0 + o0, p, pl->rstride[0], pl->R, m)) {
-                continue;   /* few rows: float32 straight out (Note [Float32 products]) */
-            }
             ptl_red_prod_rows_lowp(sd, pl->dt, p, pl->rstride[0], pl->R, m);
             if (pl->odt0 == PTL_DTYPE_FLOAT32) {   /* a quarter of prod(A, 0) of 64 x 1000 */
                 ptl_red_put_columns(pl, o0, sd, m);
@@ -1099,8 +1098,7 @@ reduce_into(PtlIValue *s, RedKind kind, PtlTensorImpl *in, uint32_t mask, int ke
     if ((out0 = reduced_empty(in, mask, keepdim, odt0)) == NULL) {
         goto error;
     }
-    if (odt1 != PTL_DTYPE_UNDEFINED &&
-        (out1 = reduced_empty(in, mask, keepdim, odt1)) == NULL) {
+    if (odt1 != PTL_DTYPE_UNDEFINED && (out1 = reduced_empty(in, mask, keepdim, odt1)) == NULL) {
         goto error;
     }
     if (reduce_run(kind, in, mask, keep_order, out0, out1, p, correction, take_sqrt) < 0) {

@@ -66,6 +66,12 @@ void ptl_red_prod_rows_f4(double *val, const char *p, int64_t rs, int64_t R, int
  * >= 16; from 16 rows that share L1 sets, staged 256 columns at a time): 1 then, else 0
  * and nothing done */
 int ptl_red_prod_rows_f4_put(float *out, const char *p, int64_t rs, int64_t R, int64_t n);
+/* out[k] = the float32 result of op (PTL_RED_COL_PROD: ptl_red_prod_rows_f4_put's; MAX, MIN:
+ * the column fold's values, Note [Column extremes in registers] in reduce_columns.c) over
+ * column k of the R float32 rows p, p + rs, ... (k < n) when a kernel that stores float32
+ * takes it: 1 then, else 0 and nothing done */
+int ptl_red_rows_f4_put(PtlRedColOp op, float *out, const char *p, int64_t rs, int64_t R,
+                        int64_t n);
 
 /* Integer and bool (dt) runs, exact (reduce_kernels_int.c): the wrapping int64 sum and
  * product of the contiguous run p[0..n), its maximum (is_max) or minimum (n > 0), acc[k] +=

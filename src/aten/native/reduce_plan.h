@@ -1,5 +1,6 @@
 /* reduce_plan.h -- the plan of a CPU reduction (Note [Reduction plan] in reduce.c), shared by
- * reduce.c and reduce_runs.c (the outputs that are each one contiguous run). */
+ * reduce.c, reduce_runs.c (the outputs that are each one contiguous run) and
+ * reduce_columns.c (column reductions stored straight out). */
 #ifndef PTL_ATEN_NATIVE_REDUCE_PLAN_H
 #define PTL_ATEN_NATIVE_REDUCE_PLAN_H
 
@@ -64,5 +65,10 @@ int ptl_red_runs(const Plan *pl, int64_t b, int64_t e);
 /* Outputs o0 + k = sd[k] (k < m; sd is scratch), divided by R for a mean, in the output's
  * dtype: the column reductions' sums and float32 products (reduce_runs.c) */
 void ptl_red_put_columns(const Plan *pl, int64_t o0, double *sd, int64_t m);
+/* Outputs o0 .. o0 + m of a column plan (pl->nr == 1) from the R rows at p, stored by
+ * reduce_columns.c's kernels when one takes pl's kind and dtype (float32 prod, amax and
+ * amin of few rows; float64 amax and amin of up to 16 rows; integer, float16 and bfloat16
+ * amax and amin): 1 then, else 0 and nothing done */
+int ptl_red_columns_put(const Plan *pl, int64_t o0, const char *p, int64_t m);
 
 #endif

@@ -1,0 +1,456 @@
+/* reduce_columns.c -- column reductions stored straight into their outputs, for reduce.c's
+ * column plans (Note [Reduction plan]): the extremes of the columns of a few float32 rows
+ * (amax(0), amin(0)) in registers, Note [Column extremes in registers]; the float32 products
+ * of reduce_prod.c; the integer, float64, float16 and bfloat16 extremes by typed loops.
+ * Mirrors the outer reductions of ATen/native/cpu/Reduce.h (vectorized_outer_reduction). */
+#include <stdint.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_VECTOR_EXTREMES 1
+#endif
+
+#include "../../c10/cpu_features.h"
+#include "../loops.h"
+#include "native.h"
+#include "reduce_kernels.h"
+#include "reduce_plan.h"
+
+/* Note [Column extremes in registers]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * amax(0) of R x n float32 keeps a step of columns (64 with AVX-512, 32 with AVX2) in
+ * registers down the rows and stores each output once, as PyTorch's outer reduction does,
+ * where reduce_kernels.c's column fold wrote every 2048-column unit as double values, four
+ * rows a pass, that ptl_red_put_columns converted back (amax(0) of 2 x 40000 ran at 0.53x
+ * PyTorch's time, 6 x 40000 0.65x; now 1.5x and 1.3x, one thread, Zen 4).  The rows go
+ * EXTREME_GROUP at a time over a block of EXTREME_COLS columns, the extremes (and sums)
+ * kept in out (and sum) between groups: 64 rows in flight at once lost the prefetchers'
+ * streams (64 x 100000 from L3 at half the column fold's speed).  A row's step is one max
+ * (min) a vector, b = v > b ? v : b, which keeps the first of equal values (+0 and -0) and
+ * drops a NaN v; beside it s += v, whose lanes are NaN wherever a column holds a NaN (or
+ * +inf and -inf, or sums past the range).  A step whose s has a NaN lane is folded again by
+ * extreme_columns_exact, the column fold's own rule (the last NaN of the column in row order
+ * wins, else the extreme), so the values are the fold's bits for every input; a NaN costs
+ * its step a second, scalar pass.  float64 takes the same kernel on AVX-512, 32 columns a
+ * step (5 x 40000 0.89 -> 1.21x).  The last partial step is masked (AVX2: whole vectors of
+ * 8, the columns past them by the scalar rule).  Without AVX2, and above EXTREME_FEW_ROWS
+ * rows (1024 x 1024 and 256 x 1024, rows 4 KiB apart, ran faster by the column fold),
+ * reduce.c keeps the column fold. */
+#define EXTREME_FEW_ROWS 64   /* up to this many rows in registers */
+#define EXTREME_GROUP 16      /* rows a pass over the columns */
+#define EXTREME_COLS 2048     /* columns a block of passes */
+#define F4 ((int64_t)sizeof(float))
+#define F8 ((int64_t)sizeof(double))
+#define F8_FEW_ROWS 16        /* up to this many float64 rows by f8_extreme */
+
+/* out[k] for k < n by the column fold's rule, column after column */
+static void
+extreme_columns_exact(float *out, const char *p, int64_t rs, int64_t R, int64_t n, int is_max)
+{
+    for (int64_t k = 0; k < n; k++) {
+        const float *x = (const float *)p + k;
+        float b = *x, nan = b != b ? b : 0;
+        for (int64_t r = 1; r < R; r++) {
+            float v = *(const float *)((const char *)x + r * rs);
+            b = (is_max ? v > b : v < b) ? v : b;
+            nan = v != v ? v : nan;
+        }
+        out[k] = nan != nan ? nan : b;
+    }
+}
+
+#ifdef HAVE_VECTOR_EXTREMES
+#define AVX512_ATTR __attribute__((target("avx512f,avx512vl")))
+#define AVX2_ATTR __attribute__((target("avx2,fma")))
+
+/* The extremes of the n <= 64 columns at p (16 a vector, masked) over rows r0 .. r1 - 1: from
+ * row 0 when r0 is 0, else from the rows before's extremes in out and sums in sum; into out
+ * and sum, or when r1 is R into out alone, by extreme_columns_exact where a sum is NaN */
+static inline __attribute__((always_inline)) AVX512_ATTR void
+extreme_chunk_avx512(float *out, float *sum, const char *p, int64_t rs, int64_t R, int64_t r0,
+                     int64_t r1, int64_t n, const int is_max)
+{
+    __m512 b[4], s[4];
+    __mmask16 mk[4];
+    const float *x = (const float *)(p + r0 * rs);
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+        int64_t c = n - 16 * j;
+        mk[j] = c >= 16 ? 0xffff : c <= 0 ? 0 : (__mmask16)((1u << c) - 1);
+        b[j] = _mm512_maskz_loadu_ps(mk[j], (r0 == 0 ? x : out) + 16 * j);
+        s[j] = r0 == 0 ? b[j] : _mm512_maskz_loadu_ps(mk[j], sum + 16 * j);
+    }
+    for (int64_t r = r0 + (r0 == 0); r < r1; r++) {
+        x = (const float *)(p + r * rs);
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+            __m512 v = _mm512_maskz_loadu_ps(mk[j], x + 16 * j);
+            b[j] = is_max ? _mm512_max_ps(v, b[j]) : _mm512_min_ps(v, b[j]);
+            s[j] = _mm512_add_ps(s[j], v);
+        }
+    }
+    if (r1 < R) {
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+            _mm512_mask_storeu_ps(out + 16 * j, mk[j], b[j]);
+            _mm512_mask_storeu_ps(sum + 16 * j, mk[j], s[j]);
+        }
+        return;
+    }
+    __m512 t = _mm512_add_ps(_mm512_add_ps(s[0], s[1]), _mm512_add_ps(s[2], s[3]));
+    if (_mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q)) {
+        extreme_columns_exact(out, p, rs, R, n, is_max);
+        return;
+    }
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+        _mm512_mask_storeu_ps(out + 16 * j, mk[j], b[j]);
+    }
+}
+
+/* The same for NV <= 4 vectors of 8 columns, all read */
+static inline __attribute__((always_inline)) AVX2_ATTR void
+extreme_chunk_avx2(float *out, float *sum, const char *p, int64_t rs, int64_t R, int64_t r0,
+                   int64_t r1, const int NV, const int is_max)
+{
+    __m256 b[4], s[4];
+    const float *x = (const float *)(p + r0 * rs);
+    _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++) {
+        b[j] = _mm256_loadu_ps((r0 == 0 ? x : out) + 8 * j);
+        s[j] = r0 == 0 ? b[j] : _mm256_loadu_ps(sum + 8 * j);
+    }
+    for (int64_t r = r0 + (r0 == 0); r < r1; r++) {
+        x = (const float *)(p + r * rs);
+        _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++) {
+            __m256 v = _mm256_loadu_ps(x + 8 * j);
+            b[j] = is_max ? _mm256_max_ps(v, b[j]) : _mm256_min_ps(v, b[j]);
+            s[j] = _mm256_add_ps(s[j], v);
+        }
+    }
+    if (r1 < R) {
+        _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++) {
+            _mm256_storeu_ps(out + 8 * j, b[j]);
+            _mm256_storeu_ps(sum + 8 * j, s[j]);
+        }
+        return;
+    }
+    __m256 t = s[0];
+    _Pragma("GCC unroll 4") for (int j = 1; j < NV; j++) {
+        t = _mm256_add_ps(t, s[j]);
+    }
+    if (_mm256_movemask_ps(_mm256_cmp_ps(t, t, _CMP_UNORD_Q))) {
+        extreme_columns_exact(out, p, rs, R, 8 * NV, is_max);
+        return;
+    }
+    _Pragma("GCC unroll 4") for (int j = 0; j < NV; j++) {
+        _mm256_storeu_ps(out + 8 * j, b[j]);
+    }
+}
+
+/* The columns c0 .. c0 + m of each group of EXTREME_GROUP rows in turn, 64 (AVX2: 32) at a
+ * time; AVX2 leaves the last m % 8 to extreme_columns_exact */
+#define DEFINE_EXTREME_ROWS(NAME, ATTR, AVX512)                                               \
+    static inline __attribute__((always_inline)) ATTR void NAME##_impl(                      \
+        float *out, const char *p, int64_t rs, int64_t R, int64_t n, const int is_max)       \
+    {                                                                                         \
+        float sum[EXTREME_COLS];                                                              \
+        for (int64_t c0 = 0; c0 < n; c0 += EXTREME_COLS) {                                    \
+            int64_t m = n - c0 < EXTREME_COLS ? n - c0 : EXTREME_COLS, k = 0;                 \
+            const char *pc = p + c0 * F4;                                                     \
+            for (int64_t r0 = 0; r0 < R; r0 += EXTREME_GROUP) {                               \
+                int64_t r1 = R - r0 < EXTREME_GROUP ? R : r0 + EXTREME_GROUP;                 \
+                for (k = 0; AVX512 && k < m; k += 64) {                                       \
+                    extreme_chunk_avx512(out + c0 + k, sum + k, pc + k * F4, rs, R, r0, r1,   \
+                                         m - k < 64 ? m - k : 64, is_max);                    \
+                }                                                                             \
+                for (; !AVX512 && k + 32 <= m; k += 32) {                                     \
+                    extreme_chunk_avx2(out + c0 + k, sum + k, pc + k * F4, rs, R, r0, r1, 4,  \
+                                       is_max);                                               \
+                }                                                                             \
+                for (; !AVX512 && k + 8 <= m; k += 8) {                                       \
+                    extreme_chunk_avx2(out + c0 + k, sum + k, pc + k * F4, rs, R, r0, r1, 1,  \
+                                       is_max);                                               \
+                }                                                                             \
+            }                                                                                 \
+            if (k < m) {                                                                      \
+                extreme_columns_exact(out + c0 + k, pc + k * F4, rs, R, m - k, is_max);       \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+    ATTR static void                                                                          \
+    NAME(float *out, const char *p, int64_t rs, int64_t R, int64_t n, int is_max)             \
+    {                                                                                         \
+        if (is_max) {                                                                         \
+            NAME##_impl(out, p, rs, R, n, 1);                                                 \
+        }                                                                                     \
+        else {                                                                                \
+            NAME##_impl(out, p, rs, R, n, 0);                                                 \
+        }                                                                                     \
+    }
+DEFINE_EXTREME_ROWS(extreme_rows_avx512, AVX512_ATTR, 1)
+DEFINE_EXTREME_ROWS(extreme_rows_avx2, AVX2_ATTR, 0)
+#undef DEFINE_EXTREME_ROWS
+
+/* float64 on AVX-512: extreme_columns_exact's and extreme_chunk_avx512's twins, 8 lanes a
+ * vector, 32 columns a step */
+static void
+extreme_columns_exact_f8(double *out, const char *p, int64_t rs, int64_t R, int64_t n,
+                         int is_max)
+{
+    for (int64_t k = 0; k < n; k++) {
+        const double *x = (const double *)p + k;
+        double b = *x, nan = b != b ? b : 0;
+        for (int64_t r = 1; r < R; r++) {
+            double v = *(const double *)((const char *)x + r * rs);
+            b = (is_max ? v > b : v < b) ? v : b;
+            nan = v != v ? v : nan;
+        }
+        out[k] = nan != nan ? nan : b;
+    }
+}
+
+static inline __attribute__((always_inline)) AVX512_ATTR void
+extreme_chunk_f8_avx512(double *out, double *sum, const char *p, int64_t rs, int64_t R,
+                        int64_t r0, int64_t r1, int64_t n, const int is_max)
+{
+    __m512d b[4], s[4];
+    __mmask8 mk[4];
+    const double *x = (const double *)(p + r0 * rs);
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+        int64_t c = n - 8 * j;
+        mk[j] = c >= 8 ? 0xff : c <= 0 ? 0 : (__mmask8)((1u << c) - 1);
+        b[j] = _mm512_maskz_loadu_pd(mk[j], (r0 == 0 ? x : out) + 8 * j);
+        s[j] = r0 == 0 ? b[j] : _mm512_maskz_loadu_pd(mk[j], sum + 8 * j);
+    }
+    for (int64_t r = r0 + (r0 == 0); r < r1; r++) {
+        x = (const double *)(p + r * rs);
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+            __m512d v = _mm512_maskz_loadu_pd(mk[j], x + 8 * j);
+            b[j] = is_max ? _mm512_max_pd(v, b[j]) : _mm512_min_pd(v, b[j]);
+            s[j] = _mm512_add_pd(s[j], v);
+        }
+    }
+    if (r1 < R) {
+        _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+            _mm512_mask_storeu_pd(out + 8 * j, mk[j], b[j]);
+            _mm512_mask_storeu_pd(sum + 8 * j, mk[j], s[j]);
+        }
+        return;
+    }
+    __m512d t = _mm512_add_pd(_mm512_add_pd(s[0], s[1]), _mm512_add_pd(s[2], s[3]));
+    if (_mm512_cmp_pd_mask(t, t, _CMP_UNORD_Q)) {
+        extreme_columns_exact_f8(out, p, rs, R, n, is_max);
+        return;
+    }
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
+        _mm512_mask_storeu_pd(out + 8 * j, mk[j], b[j]);
+    }
+}
+
+static inline __attribute__((always_inline)) AVX512_ATTR void
+extreme_rows_f8_avx512_impl(double *out, const char *p, int64_t rs, int64_t R, int64_t n,
+                            const int is_max)
+{
+    double sum[EXTREME_COLS];
+    for (int64_t c0 = 0; c0 < n; c0 += EXTREME_COLS) {
+        int64_t m = n - c0 < EXTREME_COLS ? n - c0 : EXTREME_COLS;
+        const char *pc = p + c0 * F8;
+        for (int64_t r0 = 0; r0 < R; r0 += EXTREME_GROUP) {
+            int64_t r1 = R - r0 < EXTREME_GROUP ? R : r0 + EXTREME_GROUP;
+            for (int64_t k = 0; k < m; k += 32) {
+                extreme_chunk_f8_avx512(out + c0 + k, sum + k, pc + k * F8, rs, R, r0, r1,
+                                        m - k < 32 ? m - k : 32, is_max);
+            }
+        }
+    }
+}
+
+AVX512_ATTR static void
+extreme_rows_f8_avx512(double *out, const char *p, int64_t rs, int64_t R, int64_t n,
+                       int is_max)
+{
+    if (is_max) {
+        extreme_rows_f8_avx512_impl(out, p, rs, R, n, 1);
+    }
+    else {
+        extreme_rows_f8_avx512_impl(out, p, rs, R, n, 0);
+    }
+}
+#endif
+
+/* (reduce_kernels.h) */
+int
+ptl_red_rows_f4_put(PtlRedColOp op, float *out, const char *p, int64_t rs, int64_t R,
+                    int64_t n)
+{
+    if (op == PTL_RED_COL_PROD) {
+        return ptl_red_prod_rows_f4_put(out, p, rs, R, n);
+    }
+#ifdef HAVE_VECTOR_EXTREMES
+    PtlCpuCapability cap = ptl_cpu_capability();
+    if ((op != PTL_RED_COL_MAX && op != PTL_RED_COL_MIN) || R < 1 || R > EXTREME_FEW_ROWS ||
+        cap < PTL_CPU_AVX2) {
+        return 0;
+    }
+    if (cap >= PTL_CPU_AVX512) {
+        extreme_rows_avx512(out, p, rs, R, n, op == PTL_RED_COL_MAX);
+    }
+    else {
+        extreme_rows_avx2(out, p, rs, R, n, op == PTL_RED_COL_MAX);
+    }
+    return 1;
+#else
+    (void)out, (void)p, (void)rs, (void)R, (void)n;
+    return 0;
+#endif
+}
+
+/* o[k] = the maximum (is_max) or minimum of column k of the R >= 1 rows of T at p, rs bytes
+ * apart (k < m), in o itself two rows a pass: typed loops the clones vectorize (bool as
+ * uint8: its maximum is any, its minimum all) */
+#define DEFINE_INT_EXTREME(T)                                                             \
+    PTL_LOOP_CLONES_WIDE static void                                                      \
+    int_extreme_##T(T *o, const char *p, int64_t rs, int64_t R, int64_t m, int is_max)    \
+    {                                                                                     \
+        const T *a = (const T *)p, *b = (const T *)(p + (R > 1 ? rs : 0));                \
+        int64_t r = 2;                                                                    \
+        if (is_max) {                                                                     \
+            for (int64_t k = 0; k < m; k++) {                                             \
+                o[k] = a[k] > b[k] ? a[k] : b[k];                                         \
+            }                                                                             \
+            for (; r < R; r += 2) {                                                       \
+                a = (const T *)(p + r * rs);                                              \
+                b = (const T *)(p + (r + 1 < R ? r + 1 : r) * rs);                        \
+                for (int64_t k = 0; k < m; k++) {                                         \
+                    T v = a[k] > b[k] ? a[k] : b[k];                                      \
+                    o[k] = v > o[k] ? v : o[k];                                           \
+                }                                                                         \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t k = 0; k < m; k++) {                                                 \
+            o[k] = a[k] < b[k] ? a[k] : b[k];                                             \
+        }                                                                                 \
+        for (; r < R; r += 2) {                                                           \
+            a = (const T *)(p + r * rs);                                                  \
+            b = (const T *)(p + (r + 1 < R ? r + 1 : r) * rs);                            \
+            for (int64_t k = 0; k < m; k++) {                                             \
+                T v = a[k] < b[k] ? a[k] : b[k];                                          \
+                o[k] = v < o[k] ? v : o[k];                                               \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_INT_EXTREME(uint8_t)
+DEFINE_INT_EXTREME(int8_t)
+DEFINE_INT_EXTREME(int16_t)
+DEFINE_INT_EXTREME(int32_t)
+DEFINE_INT_EXTREME(int64_t)
+#undef DEFINE_INT_EXTREME
+
+/* The same for float64 by the column fold's rule: a later value replaces the one kept when it
+ * is larger (smaller) or NaN, so the first of equal values stays and the last NaN wins; two
+ * rows a pass give the same result (the rule picks the same value in any grouping that
+ * keeps the row order) */
+PTL_LOOP_CLONES_WIDE static void
+f8_extreme(double *o, const char *p, int64_t rs, int64_t R, int64_t m, int is_max)
+{
+    const double *a = (const double *)p, *b = (const double *)(p + (R > 1 ? rs : 0));
+    int64_t r = 2;
+    if (is_max) {
+        for (int64_t k = 0; k < m; k++) {
+            o[k] = (b[k] > a[k]) | (b[k] != b[k]) ? b[k] : a[k];
+        }
+        for (; r < R; r += 2) {
+            a = (const double *)(p + r * rs);
+            b = (const double *)(p + (r + 1 < R ? r + 1 : r) * rs);
+            for (int64_t k = 0; k < m; k++) {
+                double v = (b[k] > a[k]) | (b[k] != b[k]) ? b[k] : a[k];
+                o[k] = (v > o[k]) | (v != v) ? v : o[k];
+            }
+        }
+        return;
+    }
+    for (int64_t k = 0; k < m; k++) {
+        o[k] = (b[k] < a[k]) | (b[k] != b[k]) ? b[k] : a[k];
+    }
+    for (; r < R; r += 2) {
+        a = (const double *)(p + r * rs);
+        b = (const double *)(p + (r + 1 < R ? r + 1 : r) * rs);
+        for (int64_t k = 0; k < m; k++) {
+            double v = (b[k] < a[k]) | (b[k] != b[k]) ? b[k] : a[k];
+            o[k] = (v < o[k]) | (v != v) ? v : o[k];
+        }
+    }
+}
+
+/* o[k] = x[k] where the column fold's rule takes it over o[k] (k < m): float16 / bfloat16
+ * rows, converted to float32 exactly, folded row after row */
+PTL_LOOP_CLONES_WIDE static void
+f4_take(float *o, const float *x, int64_t m, int is_max)
+{
+    if (is_max) {
+        for (int64_t k = 0; k < m; k++) {
+            o[k] = (x[k] > o[k]) | (x[k] != x[k]) ? x[k] : o[k];
+        }
+        return;
+    }
+    for (int64_t k = 0; k < m; k++) {
+        o[k] = (x[k] < o[k]) | (x[k] != x[k]) ? x[k] : o[k];
+    }
+}
+
+/* (reduce_plan.h) the integer extremes by int_extreme_T, the float64 ones in registers on
+ * AVX-512 (extreme_rows_f8_avx512), else by f8_extreme up to F8_FEW_ROWS rows, the
+ * float16 / bfloat16 ones in float32 by f4_take between the cast loops: a call an output
+ * (reduce.c's acc_finish) had made amax(0) of 2 x 40000 int32 0.04x PyTorch's time, float16
+ * 0.05x, bfloat16 0.07x; ptl_red_maxmin_rows_lowp's double values and their conversion back
+ * left float16 at 0.42x */
+int
+ptl_red_columns_put(const Plan *pl, int64_t o0, const char *p, int64_t m)
+{
+    int ext = pl->kind == R_MAX || pl->kind == R_MIN, is_max = pl->kind == R_MAX;
+    int64_t rs = pl->rstride[0], isz = (int64_t)ptl_dtype_itemsize(pl->odt0);
+    if (pl->dt == PTL_DTYPE_FLOAT32 && pl->odt0 == PTL_DTYPE_FLOAT32 &&
+        (ext || pl->kind == R_PROD)) {
+        PtlRedColOp op = pl->kind == R_PROD ? PTL_RED_COL_PROD
+                         : is_max           ? PTL_RED_COL_MAX
+                                            : PTL_RED_COL_MIN;
+        return ptl_red_rows_f4_put(op, (float *)pl->out0 + o0, p, rs, pl->R, m);
+    }
+    if (!ext || pl->odt0 != pl->dt || m > PTL_RED_COL_BLOCK) {
+        return 0;
+    }
+    char *o = pl->out0 + o0 * isz;
+#ifdef HAVE_VECTOR_EXTREMES
+    if (pl->dt == PTL_DTYPE_FLOAT64 && pl->R <= EXTREME_FEW_ROWS &&
+        ptl_cpu_capability() >= PTL_CPU_AVX512) {   /* registers, as float32's */
+        extreme_rows_f8_avx512((double *)o, p, rs, pl->R, m, is_max);
+        return 1;
+    }
+#endif
+    switch (pl->use_int || (pl->dt == PTL_DTYPE_FLOAT64 && pl->R <= F8_FEW_ROWS) ? pl->dt
+                                                                   : PTL_DTYPE_UNDEFINED) {
+    case PTL_DTYPE_BOOL:
+    case PTL_DTYPE_UINT8: int_extreme_uint8_t((uint8_t *)o, p, rs, pl->R, m, is_max); return 1;
+    case PTL_DTYPE_INT8: int_extreme_int8_t((int8_t *)o, p, rs, pl->R, m, is_max); return 1;
+    case PTL_DTYPE_INT16: int_extreme_int16_t((int16_t *)o, p, rs, pl->R, m, is_max); return 1;
+    case PTL_DTYPE_INT32: int_extreme_int32_t((int32_t *)o, p, rs, pl->R, m, is_max); return 1;
+    case PTL_DTYPE_INT64: int_extreme_int64_t((int64_t *)o, p, rs, pl->R, m, is_max); return 1;
+    case PTL_DTYPE_FLOAT64: f8_extreme((double *)o, p, rs, pl->R, m, is_max); return 1;
+    default: break;
+    }
+    if (IS_LOWP(pl->dt)) {   /* rows to float32 by the cast loops, the extremes back */
+        float best[PTL_RED_COL_BLOCK], row[PTL_RED_COL_BLOCK];
+        int64_t st[2] = {sizeof(float), 2}, sto[2] = {2, sizeof(float)};
+        PtlLoop to_f4 = ptl_cast_loop(PTL_DTYPE_FLOAT32, pl->dt);
+        char *io[2] = {(char *)best, (char *)p};
+        to_f4(io, st, m, NULL);
+        for (int64_t r = 1; r < pl->R; r++) {
+            io[0] = (char *)row;
+            io[1] = (char *)(p + r * rs);
+            to_f4(io, st, m, NULL);
+            f4_take(best, row, m, is_max);
+        }
+        io[0] = o;
+        io[1] = (char *)best;
+        ptl_cast_loop(pl->dt, PTL_DTYPE_FLOAT32)(io, sto, m, NULL);
+        return 1;
+    }
+    return 0;
+}
