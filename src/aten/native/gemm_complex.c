@@ -895,6 +895,57 @@ zgemm_operand(const PtlTensorImpl *t, int off, int64_t *bs, int64_t *rs, int64_t
     *cs = 2 * t->strides[off + 1];
 }
 
+/* ptl_zgemm_c8 / ptl_zgemm_c16: one product on raw pointers (gemm_complex.h) */
+static int
+zgemm_raw(int is64, int64_t m, int64_t n, int64_t k, const double alpha[2], const void *a,
+          int64_t ars, int64_t acs, const void *b, int64_t brs, int64_t bcs,
+          const double beta[2], void *c, int64_t ldc)
+{
+    ZProblem pr;
+    if (m <= 0 || n <= 0) {
+        return 0;
+    }
+    memset(&pr, 0, sizeof(pr));
+    pr.e = zgemm_engine(is64 ? PTL_DTYPE_COMPLEX128 : PTL_DTYPE_COMPLEX64);
+    pr.is64 = is64;
+    pr.batch = 1;
+    pr.m = m;
+    pr.n = n;
+    pr.k = k;
+    pr.a = a;
+    pr.b = b;
+    pr.c = c;
+    pr.s = beta[0] != 0 || beta[1] != 0 ? c : NULL;
+    pr.ars = 2 * ars;
+    pr.acs = 2 * acs;
+    pr.brs = 2 * brs;
+    pr.bcs = 2 * bcs;
+    pr.crs = pr.srs = 2 * ldc;
+    pr.ccs = pr.scs = 2;
+    memcpy(pr.alpha, alpha, sizeof(pr.alpha));
+    memcpy(pr.beta, beta, sizeof(pr.beta));
+    double macs = (double)m * (double)n * (double)(k + 1);
+    pr.parallel = macs >= ZGEMM_PARALLEL_MACS && !ptl_in_parallel_region() &&
+                  ptl_get_num_threads() > 1;
+    return zgemm_range(&pr, 0, 1);
+}
+
+int
+ptl_zgemm_c8(int64_t m, int64_t n, int64_t k, const double alpha[2], const void *a,
+             int64_t ars, int64_t acs, const void *b, int64_t brs, int64_t bcs,
+             const double beta[2], void *c, int64_t ldc)
+{
+    return zgemm_raw(0, m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc);
+}
+
+int
+ptl_zgemm_c16(int64_t m, int64_t n, int64_t k, const double alpha[2], const void *a,
+              int64_t ars, int64_t acs, const void *b, int64_t brs, int64_t bcs,
+              const double beta[2], void *c, int64_t ldc)
+{
+    return zgemm_raw(1, m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc);
+}
+
 int
 ptl_gemm_complex(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, const double alpha[2],
                  const double beta[2], PtlTensorImpl *src, int conj_a)

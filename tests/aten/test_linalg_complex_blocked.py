@@ -1,0 +1,107 @@
+"""The blocked complex LU and triangular solves (linalg_lu.h's LU, shared with the real
+dtypes, and linalg_complex.c's tri_solve): blocks of ZLU_BLOCK = 16 columns / rows, the
+trailing updates through gemm_complex.c.  Against NumPy / SciPy in complex128 at and across
+the block edges (15, 16, 17, 31, 32, 33, ...), square and rectangular, batched, on one and
+two threads (130: GEMM updates large enough to split over them); a zero pivot in a later
+block; every triangle kind and side."""
+import numpy as np
+import pytest
+import scipy.linalg
+
+import pytorchlite as ptl
+
+DTYPES = [(ptl.complex128, np.complex128, 1e-10), (ptl.complex64, np.complex64, 2e-4)]
+EDGES = [15, 16, 17, 31, 32, 33, 48, 49, 70]
+
+
+def _crand(shape, seed):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+def _general(shape, seed):
+    n = shape[-1]
+    return _crand(shape, seed) + 2 * np.sqrt(max(n, 1)) * np.eye(n)
+
+
+def _as(a, npdt):
+    a = np.asarray(a).astype(npdt)
+    return ptl.tensor(a), a.astype(np.complex128)
+
+
+def _close(got, want, tol):
+    got = got.numpy() if hasattr(got, "numpy") else got
+    assert got.shape == np.shape(want)
+    if np.size(want):
+        err = np.abs(got - want).max()
+        assert err <= tol * max(np.abs(want).max(), 1.0), err
+
+
+@pytest.fixture(params=DTYPES, ids=["complex128", "complex64"])
+def cdt(request):
+    return request.param
+
+
+@pytest.mark.parametrize("shape", [(n, n) for n in EDGES] +
+                         [(40, 17), (17, 40), (33, 50), (50, 33), (3, 20, 20), (2, 33, 33)])
+def test_lu_factor_blocks(cdt, shape, threads):
+    tdt, npdt, tol = cdt
+    A, a = _as(_crand(shape, sum(shape)), npdt)
+    LU, piv = ptl.linalg.lu_factor(A)
+    m, n = shape[-2:]
+    P, L, U = ptl.linalg.lu(A)
+    _close(P.numpy() @ L.numpy() @ U.numpy(), a, tol * max(m, n))
+    if m == n and tdt == ptl.complex128:
+        for idx in np.ndindex(*shape[:-2]):
+            lu, p = scipy.linalg.lu_factor(a[idx])
+            _close(LU.numpy()[idx], lu, tol * n)
+            assert (piv.numpy()[idx] == p + 1).all()
+
+
+# 130: trailing updates of more than 2^16 multiply-adds, split over the threads
+@pytest.mark.parametrize("n", EDGES + [64, 65, 130])
+def test_solve_inv_det_blocks(cdt, n, threads):
+    tdt, npdt, tol = cdt
+    A, a = _as(_general((2, n, n), n), npdt)
+    for nrhs in (1, 3, 40):
+        B, b = _as(_crand((2, n, nrhs), nrhs), npdt)
+        _close(ptl.linalg.solve(A, B), np.linalg.solve(a, b), tol * n)
+        _close(ptl.linalg.solve(A, B.mT.contiguous(), left=False),
+               np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), b), -1, -2), tol * n)
+    _close(ptl.linalg.inv(A), np.linalg.inv(a), tol * n)
+    sign, logabs = ptl.linalg.slogdet(A)   # det itself overflows complex64 from n ~ 40
+    want_sign, want_logabs = np.linalg.slogdet(a)
+    _close(sign, want_sign, tol * n)
+    _close(logabs, want_logabs, tol * n)
+    if n <= 33:
+        _close(ptl.linalg.det(A), np.linalg.det(a), tol * n)
+
+
+@pytest.mark.parametrize("n,col", [(40, 20), (33, 32), (33, 16), (17, 0)])
+def test_zero_pivot_in_a_later_block(cdt, n, col):
+    tdt, npdt, _ = cdt
+    a = _general((n, n), n)
+    a[:, col] = 0
+    A = ptl.tensor(a.astype(npdt))
+    LU, piv, info = ptl.linalg.lu_factor_ex(A)
+    assert int(info.numpy()) == col + 1
+    assert ptl.linalg.det(A).numpy() == 0
+    assert int(ptl.linalg.inv_ex(A)[1].numpy()) == col + 1
+
+
+@pytest.mark.parametrize("n", [15, 16, 17, 33, 50])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("unit", [False, True])
+def test_solve_triangular_blocks(cdt, n, upper, unit, threads):
+    tdt, npdt, tol = cdt
+    # off-diagonals of order 1 / n: a random unit triangle is exponentially ill-conditioned
+    A, a = _as(_crand((2, n, n), 30 + n) / n + 2 * np.eye(n), npdt)
+    t = np.triu(a) if upper else np.tril(a)
+    if unit:
+        t = t * (1 - np.eye(n)) + np.eye(n)
+    for nrhs in (1, 2, 37):
+        B, b = _as(_crand((2, n, nrhs), nrhs), npdt)
+        X = ptl.linalg.solve_triangular(A, B, upper=upper, unitriangular=unit)
+        _close(X, np.linalg.solve(t, b), tol * n)
+        Y = ptl.linalg.solve_triangular(A, B.mT, upper=upper, left=False, unitriangular=unit)
+        _close(Y, np.swapaxes(b, -1, -2) @ np.linalg.inv(t), tol * n)
