@@ -110,7 +110,7 @@ typedef struct ZEngine {
     STOREV(acc + 2 * NR * I, cr##I);                                                           \
     STOREV(acc + 2 * NR * I + NR, ci##I);
 /* NR: the packed sliver's width, VL or (a half tile, the first VL of 2 VL columns) 2 VL */
-#define ZKERNEL(NAME, ATTR, R, V, VL, NR, MR, ROWS, LOADV, STOREV, SET1, MULV, FMADD, FNMADD) \
+#define ZKERNEL(NAME, ATTR, R, VL, NR, MR, ROWS, V, LOADV, STOREV, SET1, MULV, FMADD, FNMADD) \
     ATTR static void NAME(int64_t kc, const void *apv, const void *bpv, void *accv)           \
     {                                                                                          \
         const R *ap = apv, *bp = bpv;                                                          \
@@ -130,18 +130,21 @@ typedef struct ZEngine {
 #ifdef __x86_64__
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define AVX2 __attribute__((target("avx2,fma")))
-ZKERNEL(zkernel_c8_avx512, AVX512, float, __m512, 16, 16, 8, ZROWS8, _mm512_loadu_ps,
-        _mm512_storeu_ps, _mm512_set1_ps, _mm512_mul_ps, _mm512_fmadd_ps, _mm512_fnmadd_ps)
-ZKERNEL(zkernel_c16_avx512, AVX512, double, __m512d, 8, 8, 8, ZROWS8, _mm512_loadu_pd,
-        _mm512_storeu_pd, _mm512_set1_pd, _mm512_mul_pd, _mm512_fmadd_pd, _mm512_fnmadd_pd)
-ZKERNEL(zkernel_c8_avx512_half, AVX512, float, __m256, 8, 16, 8, ZROWS8, _mm256_loadu_ps,
-        _mm256_storeu_ps, _mm256_set1_ps, _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps)
-ZKERNEL(zkernel_c16_avx512_half, AVX512, double, __m256d, 4, 8, 8, ZROWS8, _mm256_loadu_pd,
-        _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd)
-ZKERNEL(zkernel_c8_avx2, AVX2, float, __m256, 8, 8, 6, ZROWS6, _mm256_loadu_ps,
-        _mm256_storeu_ps, _mm256_set1_ps, _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps)
-ZKERNEL(zkernel_c16_avx2, AVX2, double, __m256d, 4, 4, 6, ZROWS6, _mm256_loadu_pd,
-        _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd)
+/* The vector type and operations of one x86 width W (256, 512) on floats (ps) or doubles
+ * (pd, D d): ZKERNEL's last seven arguments, through ZKERNEL_X86 (which expands them
+ * first); the AVX-512 half tiles and the AVX2 tiles share the 256-bit ones. */
+#define ZOPS_X86(W, S, D)                                                                      \
+    __m##W##D, _mm##W##_loadu_##S, _mm##W##_storeu_##S, _mm##W##_set1_##S, _mm##W##_mul_##S,    \
+        _mm##W##_fmadd_##S, _mm##W##_fnmadd_##S
+#define ZKERNEL_X86(...) ZKERNEL(__VA_ARGS__)
+ZKERNEL_X86(zkernel_c8_avx512, AVX512, float, 16, 16, 8, ZROWS8, ZOPS_X86(512, ps, ))
+ZKERNEL_X86(zkernel_c16_avx512, AVX512, double, 8, 8, 8, ZROWS8, ZOPS_X86(512, pd, d))
+ZKERNEL_X86(zkernel_c8_avx512_half, AVX512, float, 8, 16, 8, ZROWS8, ZOPS_X86(256, ps, ))
+ZKERNEL_X86(zkernel_c16_avx512_half, AVX512, double, 4, 8, 8, ZROWS8, ZOPS_X86(256, pd, d))
+ZKERNEL_X86(zkernel_c8_avx2, AVX2, float, 8, 8, 6, ZROWS6, ZOPS_X86(256, ps, ))
+ZKERNEL_X86(zkernel_c16_avx2, AVX2, double, 4, 4, 6, ZROWS6, ZOPS_X86(256, pd, d))
+#undef ZKERNEL_X86
+#undef ZOPS_X86
 #undef AVX512
 #undef AVX2
 #endif
@@ -179,9 +182,9 @@ ZKERNEL(zkernel_c16_avx2, AVX2, double, __m256d, 4, 4, 6, ZROWS6, _mm256_loadu_p
     }
 ZVEC_OPS(c8, float, ZVec4f)
 ZVEC_OPS(c16, double, ZVec2d)
-ZKERNEL(zkernel_c8_c, , float, ZVec4f, 4, 4, 4, ZROWS4, zload_c8, zstore_c8, zset1_c8,
+ZKERNEL(zkernel_c8_c, , float, 4, 4, 4, ZROWS4, ZVec4f, zload_c8, zstore_c8, zset1_c8,
         zmul_c8, zmadd_c8, znmadd_c8)
-ZKERNEL(zkernel_c16_c, , double, ZVec2d, 2, 2, 4, ZROWS4, zload_c16, zstore_c16, zset1_c16,
+ZKERNEL(zkernel_c16_c, , double, 2, 2, 4, ZROWS4, ZVec2d, zload_c16, zstore_c16, zset1_c16,
         zmul_c16, zmadd_c16, znmadd_c16)
 #undef ZVEC_OPS
 #undef ZROWS4
