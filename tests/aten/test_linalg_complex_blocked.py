@@ -3,7 +3,8 @@ dtypes, and linalg_complex.c's tri_solve): blocks of ZLU_BLOCK = 16 columns / ro
 trailing updates through gemm_complex.c.  Against NumPy / SciPy in complex128 at and across
 the block edges (15, 16, 17, 31, 32, 33, ...), square and rectangular, batched, on one and
 two threads (130: GEMM updates large enough to split over them); a zero pivot in a later
-block; every triangle kind and side."""
+block; every triangle kind and side.  The SVD's vectorised Jacobi rotations at column
+lengths around their 4-complex vectors."""
 import numpy as np
 import pytest
 import scipy.linalg
@@ -105,3 +106,21 @@ def test_solve_triangular_blocks(cdt, n, upper, unit, threads):
         _close(X, np.linalg.solve(t, b), tol * n)
         Y = ptl.linalg.solve_triangular(A, B.mT, upper=upper, left=False, unitriangular=unit)
         _close(Y, np.swapaxes(b, -1, -2) @ np.linalg.inv(t), tol * n)
+
+
+# ---- the SVD's Jacobi rotations: 4 complex numbers a vector, then one by one ----
+
+@pytest.mark.parametrize("shape", [(n, n) for n in (1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 33)] +
+                         [(9, 5), (5, 9), (40, 13), (2, 12, 7)])
+def test_svd_rotation_lengths(shape, threads):
+    a = _crand(shape, sum(shape))
+    for tdt, npdt, tol in DTYPES:
+        A, x = _as(a, npdt)
+        U, S, Vh = ptl.linalg.svd(A, full_matrices=False)
+        _close(S, np.linalg.svd(x, compute_uv=False), tol * 10)
+        u, s, vh = U.numpy().astype(np.complex128), S.numpy(), Vh.numpy().astype(np.complex128)
+        _close(u @ (s[..., :, None] * vh), x, tol * 10)
+        k = s.shape[-1]
+        eye = np.broadcast_to(np.eye(k), u.shape[:-2] + (k, k))
+        _close(np.swapaxes(u.conj(), -1, -2) @ u, eye, tol * 10)
+        _close(ptl.linalg.svdvals(A), np.linalg.svd(x, compute_uv=False), tol * 10)
