@@ -124,3 +124,20 @@ def test_svd_rotation_lengths(shape, threads):
         eye = np.broadcast_to(np.eye(k), u.shape[:-2] + (k, k))
         _close(np.swapaxes(u.conj(), -1, -2) @ u, eye, tol * 10)
         _close(ptl.linalg.svdvals(A), np.linalg.svd(x, compute_uv=False), tol * 10)
+
+
+# ---- eigh's vectorised reduction and back-transform (4 complex numbers a vector) ----
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6, 9, 10, 17, 33])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_vector_lengths(n, uplo, threads):
+    a = _crand((2, n, n), n)
+    a = a + np.swapaxes(a.conj(), -1, -2)
+    for tdt, npdt, tol in DTYPES:
+        A, x = _as(a, npdt)
+        w, V = ptl.linalg.eigh(A, UPLO=uplo)
+        _close(w, np.linalg.eigvalsh(x), tol * 10)
+        v = V.numpy().astype(np.complex128)
+        _close(x @ v, v * w.numpy()[..., None, :], tol * 10 * n)
+        _close(np.swapaxes(v.conj(), -1, -2) @ v, np.broadcast_to(np.eye(n), (2, n, n)),
+               tol * 10)
