@@ -141,3 +141,19 @@ def test_eigh_vector_lengths(n, uplo, threads):
         _close(x @ v, v * w.numpy()[..., None, :], tol * 10 * n)
         _close(np.swapaxes(v.conj(), -1, -2) @ v, np.broadcast_to(np.eye(n), (2, n, n)),
                tol * 10)
+
+
+# ---- QR's reflector updates (8 complex64 / 4 complex128 numbers a vector) ----
+
+@pytest.mark.parametrize("shape", [(n, n) for n in (1, 2, 3, 5, 8, 9, 10, 17, 33)] +
+                         [(20, 9), (9, 20), (3, 17, 16)])
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr_vector_lengths(shape, mode, threads):
+    a = _crand(shape, sum(shape))
+    for tdt, npdt, tol in DTYPES:
+        A, x = _as(a, npdt)
+        Q, R = ptl.linalg.qr(A, mode=mode)
+        wq, wr = np.linalg.qr(x, mode=mode) if mode != "r" else (None, np.linalg.qr(x, "r"))
+        _close(R, wr, tol * 10)
+        if mode != "r":
+            _close(Q, wq, tol * 10)
