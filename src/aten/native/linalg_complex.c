@@ -341,15 +341,15 @@ householder_c16(ptl_complex128 *x, int64_t len, int64_t st, ptl_complex128 *tau)
             }                                                                                 \
             for (int64_t i = j + 1; i < m; i++) {                                             \
                 T vi = a[i * n + j];                                                          \
-                ptl_zaxpy_##SUF(w + j + 1, a + i * n + j + 1, CMPLX(REAL(vi), -IMAG(vi)),     \
-                                n - j - 1);                                                   \
+                ptl_zaxpy_##SUF(w + j + 1, a + i * n + j + 1, REAL(vi), -IMAG(vi), n - j - 1); \
             }                                                                                 \
             for (int64_t c = j + 1; c < n; c++) {                                             \
                 w[c] = zmul_##SUF(ct, w[c]);                                                  \
                 a[j * n + c] -= w[c];                                                         \
             }                                                                                 \
             for (int64_t i = j + 1; i < m; i++) {                                             \
-                ptl_zaxpy_##SUF(a + i * n + j + 1, w + j + 1, -a[i * n + j], n - j - 1);      \
+                T vi = a[i * n + j];                                                          \
+                ptl_zaxpy_##SUF(a + i * n + j + 1, w + j + 1, -REAL(vi), -IMAG(vi), n - j - 1); \
             }                                                                                 \
         }                                                                                     \
     }                                                                                         \
@@ -373,14 +373,15 @@ householder_c16(ptl_complex128 *x, int64_t len, int64_t st, ptl_complex128 *tau)
             }                                                                                 \
             for (int64_t i = j + 1; i < m; i++) {                                             \
                 T vi = a[i * n + j];                                                          \
-                ptl_zaxpy_##SUF(w + j, q + i * qc + j, CMPLX(REAL(vi), -IMAG(vi)), qc - j);   \
+                ptl_zaxpy_##SUF(w + j, q + i * qc + j, REAL(vi), -IMAG(vi), qc - j);          \
             }                                                                                 \
             for (int64_t c = j; c < qc; c++) {                                                \
                 w[c] = zmul_##SUF(t, w[c]);                                                   \
                 q[j * qc + c] -= w[c];                                                        \
             }                                                                                 \
             for (int64_t i = j + 1; i < m; i++) {                                             \
-                ptl_zaxpy_##SUF(q + i * qc + j, w + j, -a[i * n + j], qc - j);                \
+                T vi = a[i * n + j];                                                          \
+                ptl_zaxpy_##SUF(q + i * qc + j, w + j, -REAL(vi), -IMAG(vi), qc - j);         \
             }                                                                                 \
         }                                                                                     \
     }                                                                                         \
@@ -545,14 +546,14 @@ eigh_matrix_c16(void *ctx, int64_t i)
                 y[q] = out[r0 * n + q];
             }
             for (int64_t r = r0 + 1; r < n; r++) {
-                ptl_zaxpy_c16(y, out + r * n, conj(a[r * n + c]), n);
+                ptl_zaxpy_c16(y, out + r * n, creal(a[r * n + c]), -cimag(a[r * n + c]), n);
             }
             for (int64_t q = 0; q < n; q++) {
                 y[q] = zmul_c16(t, y[q]);
                 out[r0 * n + q] -= y[q];
             }
             for (int64_t r = r0 + 1; r < n; r++) {
-                ptl_zaxpy_c16(out + r * n, y, -a[r * n + c], n);
+                ptl_zaxpy_c16(out + r * n, y, -creal(a[r * n + c]), -cimag(a[r * n + c]), n);
             }
         }
     }

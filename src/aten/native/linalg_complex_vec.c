@@ -72,14 +72,14 @@ ptl_zher2_row_c16(ptl_complex128 *bc, const ptl_complex128 *yc, const ptl_comple
 }
 
 
-/* x[q] += s z[q] on T (real part R) in vectors V of 64 bytes with index vectors I */
-#define ZAXPY(SUF, T, R, RE, IM, V, I, SWAP, SIGN)                                                 \
+/* x[q] += s z[q] on T (real part R), s = sr + i si (as two reals: a complex64 argument read
+ * back by parts stalled on its store), in vectors V of 64 bytes with index vectors I */
+#define ZAXPY(SUF, T, R, V, I, SWAP, SIGN)                                                         \
     PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                    \
-    ptl_zaxpy_##SUF(T *xc, const T *zc, T s, int64_t len)                                      \
+    ptl_zaxpy_##SUF(T *xc, const T *zc, R sr, R si, int64_t len)                               \
     {                                                                                          \
         R *x = (R *)xc;                                                                        \
         const R *z = (const R *)zc;                                                            \
-        const R sr = RE(s), si = IM(s);                                                        \
         const I swap = SWAP;                                                                   \
         const V sign = SIGN;                                                                   \
         const V re = sign * 0 + sr, im = sign * si;                                            \
@@ -104,5 +104,5 @@ typedef int32_t ZIdx16 __attribute__((vector_size(64)));
 #define ZSIGN16 {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1}
 #define ZSWAP8 {1, 0, 3, 2, 5, 4, 7, 6}
 #define ZSIGN8 {-1, 1, -1, 1, -1, 1, -1, 1}
-ZAXPY(c8, ptl_complex64, float, crealf, cimagf, ZVec16f, ZIdx16, ZSWAP16, ZSIGN16)
-ZAXPY(c16, ptl_complex128, double, creal, cimag, ZVec8, ZIdx8, ZSWAP8, ZSIGN8)
+ZAXPY(c8, ptl_complex64, float, ZVec16f, ZIdx16, ZSWAP16, ZSIGN16)
+ZAXPY(c16, ptl_complex128, double, ZVec8, ZIdx8, ZSWAP8, ZSIGN8)

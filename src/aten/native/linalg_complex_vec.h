@@ -10,9 +10,10 @@
 
 #include "../../c10/dtype.h"
 
-/* x[q] += s z[q], q < len */
-void ptl_zaxpy_c8(ptl_complex64 *x, const ptl_complex64 *z, ptl_complex64 s, int64_t len);
-void ptl_zaxpy_c16(ptl_complex128 *x, const ptl_complex128 *z, ptl_complex128 s, int64_t len);
+/* x[q] += s z[q], q < len, s = sr + i si */
+void ptl_zaxpy_c8(ptl_complex64 *x, const ptl_complex64 *z, float sr, float si, int64_t len);
+void ptl_zaxpy_c16(ptl_complex128 *x, const ptl_complex128 *z, double sr, double si,
+                   int64_t len);
 /* sum x[q] y[q] (no conjugate) */
 ptl_complex128 ptl_zdotu_c16(const ptl_complex128 *x, const ptl_complex128 *y, int64_t len);
 /* b[q] -= conj(y[q]) vr + conj(v[q]) yr */
