@@ -823,7 +823,7 @@ zgemm_range(const ZProblem *pr, int64_t t0, int64_t t1)
     const ZEngine *e = pr->e;
     size_t item = pr->is64 ? sizeof(double) : sizeof(float);
     int vector = pr->n == 1 || pr->m == 1;
-    int tiny = !vector && pr->m * pr->n * pr->k <= ZGEMM_TINY_MACS;
+    int tiny = !vector && (double)pr->m * (double)pr->n * (double)pr->k <= ZGEMM_TINY_MACS;
     void *apack = NULL, *bpack = NULL, *bbuf = NULL;
     int rc = -1;
     if (tiny && pr->bcs != 2 && pr->k > 0 &&
