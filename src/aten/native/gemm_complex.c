@@ -541,7 +541,7 @@ ZGEMM_TYPED(c16, double)
  * Rows go in pairs, four independent sums (one pair of sums had each step wait on the
  * last add).  b: B's first column of the chunk, its rows brs reals apart and contiguous;
  * plain: alpha 1, S not read and C's rows contiguous (bmm's case): rows stored as they are. */
-#define ZTINY_STEP(V, X, Y, AP)                                                                \
+#define ZTINY_STEP(X, Y, AP)                                                                   \
     X += (AP)[0] * bv;                                                                         \
     Y += sa * (AP)[1] * bv;
 #define ZTINY(SUF, R, W)                                                                       \
@@ -579,8 +579,8 @@ ZGEMM_TYPED(c16, double)
             ZTiny##SUF##W x0 = {0}, y0 = {0}, x1 = {0}, y1 = {0}, bv;                          \
             for (int64_t p = 0; p < k; p++) {                                                  \
                 memcpy(&bv, b + p * brs, sizeof(bv));                                          \
-                ZTINY_STEP(V, x0, y0, a0 + p * acs)                                            \
-                ZTINY_STEP(V, x1, y1, a1 + p * acs)                                            \
+                ZTINY_STEP(x0, y0, a0 + p * acs)                                               \
+                ZTINY_STEP(x1, y1, a1 + p * acs)                                               \
             }                                                                                  \
             tiny_out_##SUF##_##W(pr, x0, y0, c + i * pr->crs,                                  \
                                  s != NULL ? s + i * pr->srs : NULL, plain);                   \
@@ -592,15 +592,15 @@ ZGEMM_TYPED(c16, double)
             ZTiny##SUF##W x0 = {0}, y0 = {0}, bv;                                              \
             for (int64_t p = 0; p < k; p++) {                                                  \
                 memcpy(&bv, b + p * brs, sizeof(bv));                                          \
-                ZTINY_STEP(V, x0, y0, a0 + p * acs)                                            \
+                ZTINY_STEP(x0, y0, a0 + p * acs)                                               \
             }                                                                                  \
             tiny_out_##SUF##_##W(pr, x0, y0, c + i * pr->crs,                                  \
                                  s != NULL ? s + i * pr->srs : NULL, plain);                   \
         }                                                                                      \
     }
-/* One matrix in column chunks of 8, 4, 2 and 1 (complex64; n = 7: 4 + 2 + 1) or 4, 2 and 1
- * (complex128; WMAX) complex numbers; a B without
- * contiguous rows (an mT or mH view) is first copied to bbuf (k x n, contiguous). */
+/* One matrix in column chunks of WMAX (8 complex64, 4 complex128), 4, 2 and 1 complex
+ * numbers (n = 7: 4 + 2 + 1); a B without contiguous rows (an mT or mH view) is first
+ * copied to bbuf (k x n, contiguous).  tiny_SUF_8 exists for complex64 only. */
 #define ZTINY_MATRIX(SUF, R, WMAX)                                                             \
     ZTINY(SUF, R, 1)                                                                           \
     ZTINY(SUF, R, 2)                                                                           \
