@@ -157,3 +157,26 @@ def test_qr_vector_lengths(shape, mode, threads):
         _close(R, wr, tol * 10)
         if mode != "r":
             _close(Q, wq, tol * 10)
+
+
+# ---- Cholesky in blocks of 16 (the earlier columns' part through one GEMM a block) ----
+
+@pytest.mark.parametrize("n", [15, 16, 17, 31, 32, 33, 64, 65, 130])
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_blocks(cdt, n, upper, threads):
+    tdt, npdt, tol = cdt
+    a = _crand((2, n, n), n)
+    a = a @ np.swapaxes(a.conj(), -1, -2) + n * np.eye(n)
+    A, x = _as(a, npdt)
+    L = ptl.linalg.cholesky(A, upper=upper)
+    want = np.linalg.cholesky(x)
+    _close(L, np.swapaxes(want.conj(), -1, -2) if upper else want, tol * n)
+
+
+@pytest.mark.parametrize("n,bad", [(40, 20), (33, 32), (33, 16), (17, 0)])
+def test_cholesky_not_positive_definite_in_a_later_block(cdt, n, bad):
+    tdt, npdt, _ = cdt
+    d = np.ones(n)
+    d[bad] = -1.0
+    L, info = ptl.linalg.cholesky_ex(ptl.tensor(np.diag(d).astype(npdt)))
+    assert int(info.numpy()) == bad + 1

@@ -902,7 +902,7 @@ zgemm_operand(const PtlTensorImpl *t, int off, int64_t *bs, int64_t *rs, int64_t
 static int
 zgemm_raw(int is64, int64_t m, int64_t n, int64_t k, const double alpha[2], const void *a,
           int64_t ars, int64_t acs, const void *b, int64_t brs, int64_t bcs,
-          const double beta[2], void *c, int64_t ldc)
+          const double beta[2], void *c, int64_t ldc, int conj_a)
 {
     ZProblem pr;
     if (m <= 0 || n <= 0) {
@@ -911,6 +911,7 @@ zgemm_raw(int is64, int64_t m, int64_t n, int64_t k, const double alpha[2], cons
     memset(&pr, 0, sizeof(pr));
     pr.e = zgemm_engine(is64 ? PTL_DTYPE_COMPLEX128 : PTL_DTYPE_COMPLEX64);
     pr.is64 = is64;
+    pr.conj_a = conj_a;
     pr.batch = 1;
     pr.m = m;
     pr.n = n;
@@ -936,17 +937,17 @@ zgemm_raw(int is64, int64_t m, int64_t n, int64_t k, const double alpha[2], cons
 int
 ptl_zgemm_c8(int64_t m, int64_t n, int64_t k, const double alpha[2], const void *a,
              int64_t ars, int64_t acs, const void *b, int64_t brs, int64_t bcs,
-             const double beta[2], void *c, int64_t ldc)
+             const double beta[2], void *c, int64_t ldc, int conj_a)
 {
-    return zgemm_raw(0, m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc);
+    return zgemm_raw(0, m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc, conj_a);
 }
 
 int
 ptl_zgemm_c16(int64_t m, int64_t n, int64_t k, const double alpha[2], const void *a,
               int64_t ars, int64_t acs, const void *b, int64_t brs, int64_t bcs,
-              const double beta[2], void *c, int64_t ldc)
+              const double beta[2], void *c, int64_t ldc, int conj_a)
 {
-    return zgemm_raw(1, m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc);
+    return zgemm_raw(1, m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc, conj_a);
 }
 
 int
