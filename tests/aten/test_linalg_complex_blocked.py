@@ -1,10 +1,10 @@
 """The blocked complex LU, triangular solves and Cholesky (linalg_lu.h's LU, shared with
 the real dtypes; linalg_complex.c's tri_solve and cholesky): blocks of ZLU_BLOCK = 16
-columns / rows, the updates through gemm_complex.c.  Against NumPy / SciPy in complex128 at and across
-the block edges (15, 16, 17, 31, 32, 33, ...), square and rectangular, batched, on one and
-two threads (130: GEMM updates large enough to split over them); a zero pivot in a later
-block; every triangle kind and side.  The SVD's vectorised Jacobi rotations at column
-lengths around their 4-complex vectors."""
+columns / rows, the updates through gemm_complex.c.  Against NumPy / SciPy in complex128
+at and across the block edges (15, 16, 17, 31, 32, 33, ...), square and rectangular,
+batched, on one and two threads (130: GEMM updates large enough to split over them); a
+zero pivot / failing order in a later block; every triangle kind and side.  QR, eigh and
+the SVD's Jacobi rotations at lengths around their vectors (linalg_complex_vec.c)."""
 import numpy as np
 import pytest
 import scipy.linalg
