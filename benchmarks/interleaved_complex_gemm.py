@@ -7,7 +7,9 @@ second smallest and second largest), as the machine's load moves them.
     ... --rounds 40 --only mm
 
 Rows: mm of squares (64, 256, 512), mm with B^H (an mH view), bmm of 64 matrices of
-64 x 64, mv of 1024 x 1024, in complex64 and complex128.  Needs PyTorch."""
+64 x 64, mv of 1024 x 1024, batches of small matrices (2, 4, 8, 16 squares, 8 x 8 with B^H,
+3 x 5 @ 5 x 7: gemm_complex.c's tiny kernels), in complex64 and complex128.  Needs
+PyTorch."""
 import argparse
 import os
 import sys
@@ -22,7 +24,10 @@ import pytorchlite  # noqa: E402
 # (name, shape of a, shape of b, b as its mH)
 ROWS = [("mm", (64, 64), (64, 64), False), ("mm", (256, 256), (256, 256), False),
         ("mm", (512, 512), (512, 512), False), ("mm B^H", (256, 256), (256, 256), True),
-        ("bmm", (64, 64, 64), (64, 64, 64), False), ("mv", (1024, 1024), (1024,), False)]
+        ("bmm", (64, 64, 64), (64, 64, 64), False), ("mv", (1024, 1024), (1024,), False),
+        ("bmm", (10000, 2, 2), (10000, 2, 2), False), ("bmm", (5000, 4, 4), (5000, 4, 4), False),
+        ("bmm", (2500, 8, 8), (2500, 8, 8), False), ("bmm", (500, 16, 16), (500, 16, 16), False),
+        ("bmm B^H", (2500, 8, 8), (2500, 8, 8), True), ("bmm", (1000, 3, 5), (1000, 5, 7), False)]
 
 
 def crandn(shape, dtype, seed):

@@ -1,7 +1,8 @@
 """Complex GEMM (src/aten/native/gemm_complex.c) on one thread and on two: complex64 and
 complex128 squares 64 to 512, a product with B^H (an mH view, autograd's g @ B^H), a batch
-of 64 matrices of 64 x 64 (bmm) and a 1024 x 1024 matrix-vector product.  Each group runs
-pytorchlite, NumPy and PyTorch when installed (all three on the same number of threads, as
+of 64 matrices of 64 x 64 (bmm), batches of 2 x 2, 8 x 8 and 16 x 16 matrices (the tiny
+kernels) and a 1024 x 1024 matrix-vector product.  Each group runs pytorchlite, NumPy and
+PyTorch when installed (all three on the same number of threads, as
 benchmarks/test_bench_gemm.py sets them).  The one-thread ratios of docs/performance.md come
 from benchmarks/interleaved_complex_gemm.py, which alternates the libraries call by call.
 
@@ -54,6 +55,18 @@ def test_complex_bmm(benchmark, impl, dtype, threads):  # noqa: F811
     a, b = make(impl, crandn((64, 64, 64), dtype)), make(impl, crandn((64, 64, 64), dtype, 1))
     out = benchmark(lambda x, y: x @ y, a, b)
     assert tuple(out.shape) == (64, 64, 64)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("n", [2, 8, 16])
+def test_complex_bmm_small(benchmark, impl, dtype, n, threads):  # noqa: F811
+    _numpy_threads_known(impl)
+    bs = 80000 // n ** 2
+    benchmark.group = f"bmm {bs} x ({n}x{n} @ {n}x{n}) {dtype}, {threads} thread(s)"
+    a, b = make(impl, crandn((bs, n, n), dtype)), make(impl, crandn((bs, n, n), dtype, 1))
+    out = benchmark(lambda x, y: x @ y, a, b)
+    assert tuple(out.shape) == (bs, n, n)
 
 
 @pytest.mark.parametrize("impl", IMPLS)

@@ -33,9 +33,16 @@
  * A B with contiguous rows is packed row by row (its reads in order, loops.h's clones
  * splitting the parts); 8 x 1024 @ 1024 x 1024 had spent most of its time packing B.  The
  * update of a C with contiguous rows is one vectorised loop per tile row (a short k, as in
- * 1024 x 16 @ 16 x 1024, is mostly updates).  Products of at most ZGEMM_SMALL_MACS (64)
- * multiply-adds, a batch of 2 x 2 or 4 x 4 matrices, are computed element by element:
- * packing them cost more than their arithmetic.
+ * 1024 x 16 @ 16 x 1024, is mostly updates).  Products of at most ZGEMM_TINY_MACS (32^3)
+ * multiply-adds, the batches of small matrices, skip the packing (it cost more than their
+ * arithmetic): per matrix, column chunks of at most 64 bytes (8 complex64 / 4 complex128)
+ * sum two rows at a time in GCC vector types, A's elements broadcast and B's rows read in
+ * place (a B with contiguous columns, an mT or mH view, is first copied to rows); their
+ * loops are clones (loops.h) compiled with fp-contract=fast, so the AVX-512 clone fuses
+ * and the others do not (the bits depend on the CPU, as the micro-kernels' do).  They
+ * replaced an element-by-element loop for at most 64 multiply-adds: one thread against
+ * PyTorch, bmm of 10000 x 2 x 2 0.64 -> 1.2-1.5, 2500 x 8 x 8 0.34-0.47 -> 1.9-4, 500 x 16
+ * x 16 0.25-0.39 -> 1.04-1.07 (complex64; the blocked loops had done 8 x 8 and up).
  * A product with one column (mv, dot, vdot, matmul's vector cases) or one row skips the
  * packing: it is a row of dot products (gemv).  Over contiguous parts they run as products
  * of real arrays, x * y and x * y with y's parts swapped, in 16 lanes each (loops.h's
@@ -63,7 +70,7 @@
 #include "gemm_complex.h"
 
 #define ZGEMM_PARALLEL_MACS (1 << 16)
-#define ZGEMM_SMALL_MACS 64   /* m * n * k: computed element by element */
+#define ZGEMM_TINY_MACS 32768  /* m * n * k: the per-matrix kernels without packing */
 #define ZGEMM_MAX_MR 8
 #define ZGEMM_MAX_NR 16
 
@@ -103,7 +110,7 @@ typedef struct ZEngine {
     STOREV(acc + 2 * NR * I, cr##I);                                                           \
     STOREV(acc + 2 * NR * I + NR, ci##I);
 /* NR: the packed sliver's width, VL or (a half tile, the first VL of 2 VL columns) 2 VL */
-#define ZKERNEL(NAME, ATTR, R, V, VL, NR, MR, ROWS, LOADV, STOREV, SET1, MULV, FMADD, FNMADD) \
+#define ZKERNEL(NAME, ATTR, R, VL, NR, MR, ROWS, V, LOADV, STOREV, SET1, MULV, FMADD, FNMADD) \
     ATTR static void NAME(int64_t kc, const void *apv, const void *bpv, void *accv)           \
     {                                                                                          \
         const R *ap = apv, *bp = bpv;                                                          \
@@ -123,18 +130,21 @@ typedef struct ZEngine {
 #ifdef __x86_64__
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define AVX2 __attribute__((target("avx2,fma")))
-ZKERNEL(zkernel_c8_avx512, AVX512, float, __m512, 16, 16, 8, ZROWS8, _mm512_loadu_ps,
-        _mm512_storeu_ps, _mm512_set1_ps, _mm512_mul_ps, _mm512_fmadd_ps, _mm512_fnmadd_ps)
-ZKERNEL(zkernel_c16_avx512, AVX512, double, __m512d, 8, 8, 8, ZROWS8, _mm512_loadu_pd,
-        _mm512_storeu_pd, _mm512_set1_pd, _mm512_mul_pd, _mm512_fmadd_pd, _mm512_fnmadd_pd)
-ZKERNEL(zkernel_c8_avx512_half, AVX512, float, __m256, 8, 16, 8, ZROWS8, _mm256_loadu_ps,
-        _mm256_storeu_ps, _mm256_set1_ps, _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps)
-ZKERNEL(zkernel_c16_avx512_half, AVX512, double, __m256d, 4, 8, 8, ZROWS8, _mm256_loadu_pd,
-        _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd)
-ZKERNEL(zkernel_c8_avx2, AVX2, float, __m256, 8, 8, 6, ZROWS6, _mm256_loadu_ps,
-        _mm256_storeu_ps, _mm256_set1_ps, _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps)
-ZKERNEL(zkernel_c16_avx2, AVX2, double, __m256d, 4, 4, 6, ZROWS6, _mm256_loadu_pd,
-        _mm256_storeu_pd, _mm256_set1_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd)
+/* The vector type and operations of one x86 width W (256, 512) on floats (ps) or doubles
+ * (pd, D d): ZKERNEL's last seven arguments, through ZKERNEL_X86 (which expands them
+ * first); the AVX-512 half tiles and the AVX2 tiles share the 256-bit ones. */
+#define ZOPS_X86(W, S, D)                                                                      \
+    __m##W##D, _mm##W##_loadu_##S, _mm##W##_storeu_##S, _mm##W##_set1_##S, _mm##W##_mul_##S,    \
+        _mm##W##_fmadd_##S, _mm##W##_fnmadd_##S
+#define ZKERNEL_X86(...) ZKERNEL(__VA_ARGS__)
+ZKERNEL_X86(zkernel_c8_avx512, AVX512, float, 16, 16, 8, ZROWS8, ZOPS_X86(512, ps, ))
+ZKERNEL_X86(zkernel_c16_avx512, AVX512, double, 8, 8, 8, ZROWS8, ZOPS_X86(512, pd, d))
+ZKERNEL_X86(zkernel_c8_avx512_half, AVX512, float, 8, 16, 8, ZROWS8, ZOPS_X86(256, ps, ))
+ZKERNEL_X86(zkernel_c16_avx512_half, AVX512, double, 4, 8, 8, ZROWS8, ZOPS_X86(256, pd, d))
+ZKERNEL_X86(zkernel_c8_avx2, AVX2, float, 8, 8, 6, ZROWS6, ZOPS_X86(256, ps, ))
+ZKERNEL_X86(zkernel_c16_avx2, AVX2, double, 4, 4, 6, ZROWS6, ZOPS_X86(256, pd, d))
+#undef ZKERNEL_X86
+#undef ZOPS_X86
 #undef AVX512
 #undef AVX2
 #endif
@@ -172,9 +182,9 @@ ZKERNEL(zkernel_c16_avx2, AVX2, double, __m256d, 4, 4, 6, ZROWS6, _mm256_loadu_p
     }
 ZVEC_OPS(c8, float, ZVec4f)
 ZVEC_OPS(c16, double, ZVec2d)
-ZKERNEL(zkernel_c8_c, , float, ZVec4f, 4, 4, 4, ZROWS4, zload_c8, zstore_c8, zset1_c8,
+ZKERNEL(zkernel_c8_c, , float, 4, 4, 4, ZROWS4, ZVec4f, zload_c8, zstore_c8, zset1_c8,
         zmul_c8, zmadd_c8, znmadd_c8)
-ZKERNEL(zkernel_c16_c, , double, ZVec2d, 2, 2, 4, ZROWS4, zload_c16, zstore_c16, zset1_c16,
+ZKERNEL(zkernel_c16_c, , double, 2, 2, 4, ZROWS4, ZVec2d, zload_c16, zstore_c16, zset1_c16,
         zmul_c16, zmadd_c16, znmadd_c16)
 #undef ZVEC_OPS
 #undef ZROWS4
@@ -384,31 +394,6 @@ zgemm_mat(const ZProblem *pr, int64_t t)
             }                                                                                  \
         }                                                                                      \
     }                                                                                          \
-    /* C = alpha * op(A) @ B + beta * S element by element: the products of at most         \
-     * ZGEMM_SMALL_MACS, where packing would cost more than the arithmetic */                  \
-    static void small_##SUF(const ZProblem *pr, const ZMat *x)                                \
-    {                                                                                          \
-        const R *a = (const R *)x->a, *b = (const R *)x->b, *s = (const R *)x->s;             \
-        R *c = (R *)x->c, acc[2];                                                              \
-        const R sa = pr->conj_a ? (R)-1 : (R)1;                                                \
-        for (int64_t i = 0; i < pr->m; i++) {                                                  \
-            for (int64_t j = 0; j < pr->n; j++) {                                              \
-                R re = 0, im = 0;                                                              \
-                for (int64_t p = 0; p < pr->k; p++) {                                          \
-                    const R *ap = a + i * pr->ars + p * pr->acs;                               \
-                    const R *bp = b + p * pr->brs + j * pr->bcs;                               \
-                    R xr = ap[0], xi = sa * ap[1];                                             \
-                    re += xr * bp[0] - xi * bp[1];                                             \
-                    im += xr * bp[1] + xi * bp[0];                                             \
-                }                                                                              \
-                acc[0] = re;                                                                   \
-                acc[1] = im;                                                                   \
-                update_##SUF(acc, 1, 1, 1, c + i * pr->crs + j * pr->ccs, 0, 0,                \
-                             s ? s + i * pr->srs + j * pr->scs : NULL, 0, 0, pr->alpha,        \
-                             pr->beta);                                                        \
-            }                                                                                  \
-        }                                                                                      \
-    }                                                                                          \
     /* C = beta * S over m x n (an empty k), S not read when beta is 0 */                     \
     static void scale_##SUF(const ZProblem *pr, const ZMat *x)                                \
     {                                                                                          \
@@ -545,6 +530,125 @@ zgemm_mat(const ZProblem *pr, int64_t t)
 ZGEMM_TYPED(c8, float)
 ZGEMM_TYPED(c16, double)
 #undef ZGEMM_TYPED
+
+/* ---- tiny products ---- */
+
+/* Columns [j0, j0 + W) of C = alpha * op(A) @ B + beta * S for one matrix, W a constant of
+ * at most 64 bytes of reals (one AVX-512 register; gcc spilled wider generic vectors to the
+ * stack): each row's sums of op(A[i, p]) * B[p, j0:j0 + W] in two vectors of 2 W reals
+ * (GCC's vector types), x += re(a) * B's row and y += im(a) * B's row (B's row read in
+ * place, its parts interleaved), combined once per row: re = x_re - y_im, im = x_im + y_re.
+ * Rows go in pairs, four independent sums (one pair of sums had each step wait on the
+ * last add).  b: B's first column of the chunk, its rows brs reals apart and contiguous;
+ * plain: alpha 1, S not read and C's rows contiguous (bmm's case): rows stored as they are. */
+#define ZTINY_STEP(X, Y, AP)                                                                   \
+    X += (AP)[0] * bv;                                                                         \
+    Y += sa * (AP)[1] * bv;
+#define ZTINY(SUF, R, W)                                                                       \
+    typedef R ZTiny##SUF##W __attribute__((vector_size(2 * W * sizeof(R))));                   \
+    static inline void tiny_out_##SUF##_##W(const ZProblem *pr, ZTiny##SUF##W x,              \
+                                            ZTiny##SUF##W y, R *c, const R *s, int plain)      \
+    {                                                                                          \
+        R xs[2 * W], ys[2 * W], cv[2 * W];                                                     \
+        memcpy(xs, &x, sizeof(x));                                                             \
+        memcpy(ys, &y, sizeof(y));                                                             \
+        for (int j = 0; j < W; j++) {                                                          \
+            cv[2 * j] = xs[2 * j] - ys[2 * j + 1];                                             \
+            cv[2 * j + 1] = xs[2 * j + 1] + ys[2 * j];                                         \
+        }                                                                                      \
+        if (plain) {                                                                           \
+            memcpy(c, cv, sizeof(cv));                                                         \
+            return;                                                                            \
+        }                                                                                      \
+        R t[2 * W];   /* update's layout: W real parts, then W imaginary parts */             \
+        for (int j = 0; j < W; j++) {                                                          \
+            t[j] = cv[2 * j];                                                                  \
+            t[W + j] = cv[2 * j + 1];                                                          \
+        }                                                                                      \
+        update_##SUF(t, W, 1, W, c, 0, pr->ccs, s, 0, pr->scs, pr->alpha, pr->beta);          \
+    }                                                                                          \
+    static PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void           \
+    tiny_##SUF##_##W(const ZProblem *pr, const R *a, const R *b, int64_t brs, R *c,           \
+                     const R *s, int plain)                                                    \
+    {                                                                                          \
+        const R sa = pr->conj_a ? (R)-1 : (R)1;                                                \
+        const int64_t ars = pr->ars, acs = pr->acs, k = pr->k;                                 \
+        int64_t i = 0;                                                                         \
+        for (; i + 1 < pr->m; i += 2) {                                                        \
+            const R *a0 = a + i * ars, *a1 = a0 + ars;                                         \
+            ZTiny##SUF##W x0 = {0}, y0 = {0}, x1 = {0}, y1 = {0}, bv;                          \
+            for (int64_t p = 0; p < k; p++) {                                                  \
+                memcpy(&bv, b + p * brs, sizeof(bv));                                          \
+                ZTINY_STEP(x0, y0, a0 + p * acs)                                               \
+                ZTINY_STEP(x1, y1, a1 + p * acs)                                               \
+            }                                                                                  \
+            tiny_out_##SUF##_##W(pr, x0, y0, c + i * pr->crs,                                  \
+                                 s != NULL ? s + i * pr->srs : NULL, plain);                   \
+            tiny_out_##SUF##_##W(pr, x1, y1, c + (i + 1) * pr->crs,                            \
+                                 s != NULL ? s + (i + 1) * pr->srs : NULL, plain);             \
+        }                                                                                      \
+        if (i < pr->m) {                                                                       \
+            const R *a0 = a + i * ars;                                                         \
+            ZTiny##SUF##W x0 = {0}, y0 = {0}, bv;                                              \
+            for (int64_t p = 0; p < k; p++) {                                                  \
+                memcpy(&bv, b + p * brs, sizeof(bv));                                          \
+                ZTINY_STEP(x0, y0, a0 + p * acs)                                               \
+            }                                                                                  \
+            tiny_out_##SUF##_##W(pr, x0, y0, c + i * pr->crs,                                  \
+                                 s != NULL ? s + i * pr->srs : NULL, plain);                   \
+        }                                                                                      \
+    }
+/* One matrix in column chunks of WMAX (8 complex64, 4 complex128), 4, 2 and 1 complex
+ * numbers (n = 7: 4 + 2 + 1); a B without contiguous rows (an mT or mH view) is first
+ * copied to bbuf (k x n, contiguous).  tiny_SUF_8 exists for complex64 only. */
+#define ZTINY_MATRIX(SUF, R, WMAX)                                                             \
+    ZTINY(SUF, R, 1)                                                                           \
+    ZTINY(SUF, R, 2)                                                                           \
+    ZTINY(SUF, R, 4)                                                                           \
+    static void tiny_##SUF(const ZProblem *pr, const ZMat *x, R *bbuf)                        \
+    {                                                                                          \
+        const R *b = (const R *)x->b, *s = (const R *)x->s;                                   \
+        R *c = (R *)x->c;                                                                      \
+        int64_t brs = pr->brs;                                                                 \
+        if (pr->bcs != 2) {                                                                    \
+            const int64_t k = pr->k, n = pr->n, bcs = pr->bcs;                                 \
+            R *restrict d = bbuf;                                                              \
+            for (int64_t p = 0; p < k; p++) {                                                  \
+                for (int64_t j = 0; j < n; j++, d += 2) {                                      \
+                    memcpy(d, b + p * brs + j * bcs, 2 * sizeof(R));                           \
+                }                                                                              \
+            }                                                                                  \
+            b = bbuf;                                                                          \
+            brs = 2 * n;                                                                       \
+        }                                                                                      \
+        int plain = pr->alpha[0] == 1 && pr->alpha[1] == 0 && s == NULL && pr->ccs == 2;     \
+        for (int64_t j0 = 0; j0 < pr->n;) {                                                    \
+            int64_t left = pr->n - j0;                                                         \
+            int64_t w = left >= WMAX ? WMAX : left >= 4 ? 4 : left >= 2 ? 2 : 1;              \
+            const R *bj = b + 2 * j0, *sj = s != NULL ? s + j0 * pr->scs : NULL;              \
+            R *cj = c + j0 * pr->ccs;                                                          \
+            const R *ax = (const R *)x->a;                                                     \
+            if (w == WMAX) {                                                                   \
+                tiny_##SUF##_##WMAX(pr, ax, bj, brs, cj, sj, plain);                           \
+            }                                                                                  \
+            else if (w == 4) {                                                                 \
+                tiny_##SUF##_4(pr, ax, bj, brs, cj, sj, plain);                                \
+            }                                                                                  \
+            else if (w == 2) {                                                                 \
+                tiny_##SUF##_2(pr, ax, bj, brs, cj, sj, plain);                                \
+            }                                                                                  \
+            else {                                                                             \
+                tiny_##SUF##_1(pr, ax, bj, brs, cj, sj, plain);                                \
+            }                                                                                  \
+            j0 += w;                                                                           \
+        }                                                                                      \
+    }
+ZTINY(c8, float, 8)
+ZTINY_MATRIX(c8, float, 8)
+ZTINY_MATRIX(c16, double, 4)
+#undef ZTINY_MATRIX
+#undef ZTINY
+#undef ZTINY_STEP
 
 /* ---- the blocked product ---- */
 
@@ -719,10 +823,14 @@ zgemm_range(const ZProblem *pr, int64_t t0, int64_t t1)
     const ZEngine *e = pr->e;
     size_t item = pr->is64 ? sizeof(double) : sizeof(float);
     int vector = pr->n == 1 || pr->m == 1;
-    int small = !vector && pr->m * pr->n * pr->k <= ZGEMM_SMALL_MACS;
-    void *apack = NULL, *bpack = NULL;
+    int tiny = !vector && (double)pr->m * (double)pr->n * (double)pr->k <= ZGEMM_TINY_MACS;
+    void *apack = NULL, *bpack = NULL, *bbuf = NULL;
     int rc = -1;
-    if (!vector && !small && pr->k > 0) {
+    if (tiny && pr->bcs != 2 && pr->k > 0 &&
+        (bbuf = zalloc((size_t)(2 * pr->k * pr->n) * item)) == NULL) {
+        goto done;
+    }
+    if (!vector && !tiny && pr->k > 0) {
         int64_t kc = pr->k < e->kc ? pr->k : e->kc;
         int64_t nc = pr->n < e->nc ? pr->n : e->nc, mc = pr->m < e->mc ? pr->m : e->mc;
         nc = (nc + e->nr - 1) / e->nr * e->nr;
@@ -754,12 +862,12 @@ zgemm_range(const ZProblem *pr, int64_t t0, int64_t t1)
                 zgemm_vector(pr, &x, 0, rows);
             }
         }
-        else if (small) {
+        else if (tiny) {
             if (pr->is64) {
-                small_c16(pr, &x);
+                tiny_c16(pr, &x, bbuf);
             }
             else {
-                small_c8(pr, &x);
+                tiny_c8(pr, &x, bbuf);
             }
         }
         else if (zgemm_blocked(pr, &x, apack, bpack) < 0) {
@@ -770,6 +878,7 @@ zgemm_range(const ZProblem *pr, int64_t t0, int64_t t1)
 done:
     free(apack);
     free(bpack);
+    free(bbuf);
     return rc;
 }
 
@@ -787,6 +896,58 @@ zgemm_operand(const PtlTensorImpl *t, int off, int64_t *bs, int64_t *rs, int64_t
     }
     *rs = 2 * t->strides[off];
     *cs = 2 * t->strides[off + 1];
+}
+
+/* ptl_zgemm_c8 / ptl_zgemm_c16: one product on raw pointers (gemm_complex.h) */
+static int
+zgemm_raw(int is64, int64_t m, int64_t n, int64_t k, const double alpha[2], const void *a,
+          int64_t ars, int64_t acs, const void *b, int64_t brs, int64_t bcs,
+          const double beta[2], void *c, int64_t ldc, int conj_a)
+{
+    ZProblem pr;
+    if (m <= 0 || n <= 0) {
+        return 0;
+    }
+    memset(&pr, 0, sizeof(pr));
+    pr.e = zgemm_engine(is64 ? PTL_DTYPE_COMPLEX128 : PTL_DTYPE_COMPLEX64);
+    pr.is64 = is64;
+    pr.conj_a = conj_a;
+    pr.batch = 1;
+    pr.m = m;
+    pr.n = n;
+    pr.k = k;
+    pr.a = a;
+    pr.b = b;
+    pr.c = c;
+    pr.s = beta[0] != 0 || beta[1] != 0 ? c : NULL;
+    pr.ars = 2 * ars;
+    pr.acs = 2 * acs;
+    pr.brs = 2 * brs;
+    pr.bcs = 2 * bcs;
+    pr.crs = pr.srs = 2 * ldc;
+    pr.ccs = pr.scs = 2;
+    memcpy(pr.alpha, alpha, sizeof(pr.alpha));
+    memcpy(pr.beta, beta, sizeof(pr.beta));
+    double macs = (double)m * (double)n * (double)(k + 1);
+    pr.parallel = macs >= ZGEMM_PARALLEL_MACS && !ptl_in_parallel_region() &&
+                  ptl_get_num_threads() > 1;
+    return zgemm_range(&pr, 0, 1);
+}
+
+int
+ptl_zgemm_c8(int64_t m, int64_t n, int64_t k, const double alpha[2], const void *a,
+             int64_t ars, int64_t acs, const void *b, int64_t brs, int64_t bcs,
+             const double beta[2], void *c, int64_t ldc, int conj_a)
+{
+    return zgemm_raw(0, m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc, conj_a);
+}
+
+int
+ptl_zgemm_c16(int64_t m, int64_t n, int64_t k, const double alpha[2], const void *a,
+              int64_t ars, int64_t acs, const void *b, int64_t brs, int64_t bcs,
+              const double beta[2], void *c, int64_t ldc, int conj_a)
+{
+    return zgemm_raw(1, m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc, conj_a);
 }
 
 int

@@ -48,6 +48,7 @@
 #include "gemm.h"
 #include "../loops.h"
 #include "linalg_impl.h"
+#include "linalg_lu.h"
 
 /* Note [Blocked LU and triangular solves]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -240,14 +241,9 @@ DEFINE_TRI_ONE(float, TriVec_f4, f4)
  * GEMM, FABS): _f8 on double with ptl_gemm_f64 and _f4 on float with ptl_gemm_f32 (Note
  * [Float64 linear algebra]).  In the template's order:
  *
- * lu_panel: eliminates columns j0..j0+jb of a (m x n, row-major), rows j0 on, with partial
- * pivoting: whole rows are swapped, the rows below the pivot updated in columns up to cend.
- * Sets piv[j] (1-based) for those columns and returns the 1-based index of the first zero
- * pivot (0 if none).
- *
- * lu_factor: LU of a (m x n, row-major) in place; piv gets min(m, n) 1-based pivots, *info
- * the first zero pivot (Note [Blocked LU and triangular solves]).  0, or -1 with the error
- * set.
+ * lu_panel, lu_factor: linalg_lu.h's LU (shared with the complex dtypes of
+ * linalg_complex.c), in blocks of LINALG_BLOCK, |x| the pivot's magnitude, the column below
+ * a pivot divided by it.
  *
  * tri_solve: solves the triangular system T X = B in place of b (n x nrhs), T the upper or
  * lower triangle of t (n x n, row-major), with ones on the diagonal when unit: tri_one,
@@ -265,79 +261,8 @@ DEFINE_TRI_ONE(float, TriVec_f4, f4)
  * tri_matrix (a LinalgMatrixFn on a LuJob): solves matrix i of the triangular systems
  * A X = B (left) or X A = B in place of b. */
 #define DEFINE_LU_KERNELS(T, SUF, GEMM, FABS)                                                 \
-    static PTL_LOOP_CLONES_WIDE int32_t lu_panel_##SUF(T *a, int32_t *piv, int64_t m,        \
-                                                       int64_t n, int64_t j0, int64_t jb,    \
-                                                       int64_t cend)                         \
-    {                                                                                         \
-        int32_t info = 0;                                                                     \
-        for (int64_t j = j0; j < j0 + jb; j++) {                                              \
-            int64_t p = j;                                                                    \
-            for (int64_t i = j + 1; i < m; i++) {                                             \
-                if (FABS(a[i * n + j]) > FABS(a[p * n + j])) {                                \
-                    p = i;                                                                    \
-                }                                                                             \
-            }                                                                                 \
-            piv[j] = (int32_t)(p + 1);                                                        \
-            if (a[p * n + j] == 0) {                                                          \
-                info = info ? info : (int32_t)(j + 1);                                        \
-                continue;                                                                     \
-            }                                                                                 \
-            if (p != j) {                                                                     \
-                for (int64_t c = 0; c < n; c++) {                                             \
-                    T t = a[j * n + c];                                                       \
-                    a[j * n + c] = a[p * n + c];                                              \
-                    a[p * n + c] = t;                                                         \
-                }                                                                             \
-            }                                                                                 \
-            const T *rj = a + j * n;                                                          \
-            for (int64_t i = j + 1; i < m; i++) {                                             \
-                T *ri = a + i * n;                                                            \
-                T l = ri[j] /= rj[j];                                                         \
-                for (int64_t c = j + 1; c < cend; c++) {                                      \
-                    ri[c] -= l * rj[c];                                                       \
-                }                                                                             \
-            }                                                                                 \
-        }                                                                                     \
-        return info;                                                                          \
-    }                                                                                         \
-                                                                                              \
-    /* a loop clone for U12's row updates (as baseline SSE2 code they were a quarter of       \
-     * the LU of 256 x 256 float64: 535 -> 475 us) */                                         \
-    static PTL_LOOP_CLONES_WIDE int lu_factor_##SUF(T *a, int32_t *piv, int64_t m, int64_t n, \
-                                                    int32_t *info)                            \
-    {                                                                                         \
-        int64_t k = m < n ? m : n;                                                            \
-        *info = 0;                                                                            \
-        if (k <= LINALG_BLOCK) {                                                              \
-            *info = lu_panel_##SUF(a, piv, m, n, 0, k, n);                                    \
-            return 0;                                                                         \
-        }                                                                                     \
-        for (int64_t j0 = 0; j0 < k; j0 += LINALG_BLOCK) {                                    \
-            int64_t jb = k - j0 < LINALG_BLOCK ? k - j0 : LINALG_BLOCK, c0 = j0 + jb;         \
-            int32_t bad = lu_panel_##SUF(a, piv, m, n, j0, jb, c0);                           \
-            *info = *info ? *info : bad;                                                      \
-            if (c0 == n) {                                                                    \
-                continue;                                                                     \
-            }                                                                                 \
-            /* U12 = L11^-1 A12: row j0+r of the block loses L11[r, t] times row j0+t */      \
-            for (int64_t r = 1; r < jb; r++) {                                                \
-                T *ur = a + (j0 + r) * n;                                                     \
-                for (int64_t t = 0; t < r; t++) {                                             \
-                    T f = ur[j0 + t];                                                         \
-                    const T *ut = a + (j0 + t) * n;                                           \
-                    for (int64_t c = c0; c < n; c++) {                                        \
-                        ur[c] -= f * ut[c];                                                   \
-                    }                                                                         \
-                }                                                                             \
-            }                                                                                 \
-            if (c0 < m && GEMM(m - c0, n - c0, jb, -1.0, a + c0 * n + j0, n, 1,               \
-                               a + j0 * n + c0, n, 1, 1.0, a + c0 * n + c0, n) < 0) {         \
-                return -1;                                                                    \
-            }                                                                                 \
-        }                                                                                     \
-        return 0;                                                                             \
-    }                                                                                         \
-                                                                                              \
+    LINALG_DEFINE_LU(PTL_LOOP_CLONES_WIDE, T, SUF, LINALG_BLOCK, FABS, PTL_ID, LU_DIV,        \
+                     LU_MUL, LU_GEMM_SUB_##SUF)                                               \
     static PTL_LOOP_CLONES_WIDE int tri_solve_##SUF(const T *t, T *b, int64_t n,              \
                                                     int64_t nrhs, int upper, int unit)        \
     {                                                                                         \
@@ -474,9 +399,20 @@ DEFINE_TRI_ONE(float, TriVec_f4, f4)
 
 /* ---- the batched kernels ---- */
 
+/* linalg_lu.h's parameters: the column below a pivot divided by it; C -= A B */
+#define LU_DIV(x, f) ((x) / (f))
+#define LU_MUL(f, x) ((f) * (x))
+#define LU_GEMM_SUB_f8(M, N, K, A, LDA, B, LDB, C, LDC)                                       \
+    ptl_gemm_f64(M, N, K, -1.0, A, LDA, 1, B, LDB, 1, 1.0, C, LDC)
+#define LU_GEMM_SUB_f4(M, N, K, A, LDA, B, LDB, C, LDC)                                       \
+    ptl_gemm_f32(M, N, K, -1.0, A, LDA, 1, B, LDB, 1, 1.0, C, LDC)
 DEFINE_LU_KERNELS(double, f8, ptl_gemm_f64, fabs)
 DEFINE_LU_KERNELS(float, f4, ptl_gemm_f32, fabsf)
 #undef DEFINE_LU_KERNELS
+#undef LU_GEMM_SUB_f8
+#undef LU_GEMM_SUB_f4
+#undef LU_MUL
+#undef LU_DIV
 
 /* The LuJob kernel for the working dtype dt: lu_matrix (or tri_matrix when triangular) on
  * float32 for float32, on double for float64 (Note [Float64 linear algebra]), on the complex
