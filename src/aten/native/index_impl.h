@@ -183,6 +183,33 @@ target_reading(const PtlOperator *op, PtlTensorImpl *self, const PtlTensorImpl *
     return target_of(op, self);
 }
 
+/* 0 when the 0-dim value tensor v converts to dtype, else -1 with c10's checked_convert
+ * error: a complex value with an imaginary part fits no real dtype (masked_fill(m,
+ * tensor(2j)) of a float tensor). */
+static inline int
+complex_value_check(PtlTensorImpl *v, PtlDtype dtype)
+{
+    if (!ptl_dtype_is_complex(v->dtype) || ptl_dtype_is_complex(dtype) ||
+        !ptl_item_readable(v)) {
+        return 0;
+    }
+    double z[2];   /* complex128's layout: real, imaginary */
+    ptl_convert_scalar((char *)z, PTL_DTYPE_COMPLEX128, ptl_tensor_data(v), v->dtype);
+    PtlIValue zv = ptl_iv_complex(z[0], z[1]);
+    return ptl_scalar_check_range(&zv, dtype);
+}
+
+/* masked_fill's loop for complex128 (the Complex key passes masked_fill through): out =
+ * mask ? *extra : self, 16-byte elements [*] out, self, mask (bool) */
+static inline void
+masked_fill_loop_16(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int m = *(const uint8_t *)(d[2] + i * s[2]) != 0;
+        memmove(d[0] + i * s[0], m ? (const char *)extra : d[1] + i * s[1], 16);
+    }
+}
+
 /* A 0-dim tensor of dtype holding a Scalar argument (exact for integers). */
 static inline PtlTensorImpl *
 scalar_of(const PtlIValue *v, PtlDtype dtype)
@@ -191,12 +218,7 @@ scalar_of(const PtlIValue *v, PtlDtype dtype)
     if (t == NULL) {
         return NULL;
     }
-    if (v->tag == PTL_IV_DOUBLE) {
-        ptl_store_double(ptl_tensor_data(t), dtype, v->u.d);
-    }
-    else {
-        ptl_store_int(ptl_tensor_data(t), dtype, ptl_iv_to_int(v));
-    }
+    ptl_store_scalar(ptl_tensor_data(t), dtype, v);
     return t;
 }
 
