@@ -200,13 +200,19 @@ complex_value_check(PtlTensorImpl *v, PtlDtype dtype)
 }
 
 /* masked_fill's loop for complex128 (the Complex key passes masked_fill through): out =
- * mask ? *extra : self, 16-byte elements [*] out, self, mask (bool) */
+ * mask ? *extra : self, 16-byte elements as two 8-byte halves, kept by a bit mask as the
+ * narrower loops do (no branch on the mask): [*] out, self, mask (bool) */
 static inline void
 masked_fill_loop_16(char **d, const int64_t *s, int64_t n, const void *extra)
 {
+    const uint64_t *v = extra;
     for (int64_t i = 0; i < n; i++) {
-        int m = *(const uint8_t *)(d[2] + i * s[2]) != 0;
-        memmove(d[0] + i * s[0], m ? (const char *)extra : d[1] + i * s[1], 16);
+        const uint64_t *a = (const uint64_t *)(d[1] + i * s[1]);
+        uint64_t *o = (uint64_t *)(d[0] + i * s[0]);
+        uint64_t take = (uint64_t)0 - (uint64_t)(*(const uint8_t *)(d[2] + i * s[2]) != 0);
+        uint64_t lo = (v[0] & take) | (a[0] & ~take), hi = (v[1] & take) | (a[1] & ~take);
+        o[0] = lo;
+        o[1] = hi;
     }
 }
 

@@ -168,14 +168,21 @@ DEFINE_WHERE_LOOP(uint32_t, 4)
 DEFINE_WHERE_LOOP(uint64_t, 8)
 #undef WHERE_RUN
 
-/* complex128: a 16-byte element, picked whole (the Complex key passes where through) */
+/* complex128 (the Complex key passes where through): a 16-byte element as two 8-byte
+ * halves, each picked by WHERE_SELECT's mask */
 static void
 where_loop_16(char **d, const int64_t *s, int64_t n, const void *extra)
 {
     (void)extra;
     for (int64_t i = 0; i < n; i++) {
-        int c = *(const uint8_t *)(d[1] + i * s[1]) != 0;
-        memcpy(d[0] + i * s[0], c ? d[2] + i * s[2] : d[3] + i * s[3], 16);
+        uint8_t c = *(const uint8_t *)(d[1] + i * s[1]);
+        const uint64_t *a = (const uint64_t *)(d[2] + i * s[2]);
+        const uint64_t *b = (const uint64_t *)(d[3] + i * s[3]);
+        uint64_t *o = (uint64_t *)(d[0] + i * s[0]);
+        uint64_t lo = WHERE_SELECT(uint64_t, c, a[0], b[0]);
+        uint64_t hi = WHERE_SELECT(uint64_t, c, a[1], b[1]);
+        o[0] = lo;
+        o[1] = hi;
     }
 }
 
