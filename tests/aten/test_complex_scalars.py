@@ -438,3 +438,30 @@ def test_saved_trace_round_trips_a_complex_constant(tmp_path):
     ptl.jit.save(tr, path)
     loaded = ptl.jit.load(path)
     assert_close(loaded(x), tr(x), rtol=0, atol=0)
+
+
+def test_onnx_export_refuses_a_complex_constant():
+    """ONNX operators take no complex scalars: the exporter's constant lookup says so (the
+    onnx package is not needed to reach it)."""
+    from pytorchlite.onnx import _export
+    x = ptl.from_numpy(np.array([1 + 2j, -1j]))
+    graph = ptl.jit.trace(lambda t: ptl.add(t, t, alpha=2 - 1j), x).graph
+    ctx = object.__new__(_export._Context)
+    ctx.producers = {o: n for n in graph.nodes for o in n.outputs}
+    const = next(n for n in graph.nodes
+                 if n.kind == "prim::Constant" and isinstance(n.attrs.get("value"), complex))
+    with pytest.raises(RuntimeError, match="ONNX export: the complex constant"):
+        ctx.const(const.outputs[0])
+
+
+@pytest.mark.parametrize("dtype", [C64, C128])
+def test_indexing_moves_whole_complex_elements(dtype):
+    """x[idx] and index_select of complex128 moved 8 of each element's 16 bytes (their row
+    moves knew element sizes up to 8)."""
+    a = np.arange(12).reshape(3, 4) * (1 + 0.5j)
+    x, idx = ptl.from_numpy(a).to(dtype), ptl.tensor([2, 0, 2])
+    assert_close(x[idx], a[[2, 0, 2]], rtol=0, atol=0)
+    assert_close(x[:, idx], a[:, [2, 0, 2]], rtol=0, atol=0)
+    assert_close(x.index_select(1, idx), a[:, [2, 0, 2]], rtol=0, atol=0)
+    assert_close(x.reshape(-1)[ptl.tensor([5, 11, 0])], a.reshape(-1)[[5, 11, 0]], rtol=0,
+                 atol=0)

@@ -20,7 +20,8 @@ copy_elem(char *dst, const char *src, size_t item)
     case 1: *dst = *src; break;
     case 2: memcpy(dst, src, 2); break;
     case 4: memcpy(dst, src, 4); break;
-    default: memcpy(dst, src, 8); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, 16); break;   /* complex128 */
     }
 }
 
@@ -62,7 +63,8 @@ take_row(char *out, int64_t ostride, const char *self, const int64_t *off, int64
     case 1: ROW_MOVE_LOOP(1, out, j * ostride, self, off[j]) break;
     case 2: ROW_MOVE_LOOP(2, out, j * ostride, self, off[j]) break;
     case 4: take_row4(out, ostride, self, off, n); break;
-    default: ROW_MOVE_LOOP(8, out, j * ostride, self, off[j]) break;
+    case 8: ROW_MOVE_LOOP(8, out, j * ostride, self, off[j]) break;
+    default: ROW_MOVE_LOOP(16, out, j * ostride, self, off[j]) break;   /* complex128 */
     }
 }
 
@@ -74,7 +76,8 @@ put_row(char *self, const int64_t *off, const char *src, int64_t sstride, int64_
     case 1: ROW_MOVE_LOOP(1, self, off[j], src, j * sstride) break;
     case 2: ROW_MOVE_LOOP(2, self, off[j], src, j * sstride) break;
     case 4: ROW_MOVE_LOOP(4, self, off[j], src, j * sstride) break;
-    default: ROW_MOVE_LOOP(8, self, off[j], src, j * sstride) break;
+    case 8: ROW_MOVE_LOOP(8, self, off[j], src, j * sstride) break;
+    default: ROW_MOVE_LOOP(16, self, off[j], src, j * sstride) break;   /* complex128 */
     }
 }
 #undef ROW_MOVE_LOOP
