@@ -335,9 +335,8 @@ complex_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 #define DEFINE_Z_BINARY(NAME, F) Z_STAMP(Z_BINARY_LOOP, NAME, F)
 #define DEFINE_Z_BINARY_C(NAME, F) Z_STAMP(Z_BINARY_LOOP_C, NAME, F)
 
-/* A real x times a complex scales both parts.  The product of two complex numbers is
- * complex_math.h's textbook ptl_cmul / ptl_cmulf; division keeps C99's scaled division,
- * which PyTorch's also scales. */
+/* The product of two complex numbers is complex_math.h's textbook ptl_cmul / ptl_cmulf;
+ * division keeps C99's scaled division, which PyTorch's also scales. */
 #define ZMUL(A, B, X) _Generic((A), ptl_complex64: ptl_cmulf, default: ptl_cmul)(A, B)
 #define ZDIV(A, B, X) ((A) / (B))
 DEFINE_Z_BINARY(zmul, ZMUL)

@@ -517,7 +517,11 @@ scalar_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlDtype dt = dtype_or(&s[1], ptl_default_dtype());
     PtlDevice dev = device_or(&s[3], ptl_device_cpu());
     PtlTensorImpl *t;
-    if (check_device(dev) < 0 || ptl_scalar_check_range(&s[0], dt) < 0 ||
+    /* PyTorch's checked conversion; a half type converts through double there (1e300 gives
+     * inf, 1j double's error) */
+    int halves = dt == PTL_DTYPE_FLOAT16 || dt == PTL_DTYPE_BFLOAT16;
+    if (check_device(dev) < 0 ||
+        ptl_scalar_check_range(&s[0], halves ? PTL_DTYPE_FLOAT64 : dt) < 0 ||
         (t = new_filled(0, NULL, dt, &s[0], dev)) == NULL) {
         return -1;
     }
