@@ -63,6 +63,10 @@ VALUE_CASES = [
     ("xc.masked_fill(m, 1j)", lambda d: np.where(d["m"], 1j, d["z"]), C64),
     ("xz.clone().masked_fill_(m, -1j)", lambda d: np.where(d["m"], -1j, d["z"]), C128),
     ("xz.masked_fill(m, t.tensor(2j))", lambda d: np.where(d["m"], 2j, d["z"]), C128),
+    ("t.index_fill(xz, 0, t.tensor([0, 3]), 2 - 1j)",
+     lambda d: np.where(np.isin(np.arange(5), [0, 3]), 2 - 1j, d["z"]), C128),
+    ("Az.clone().index_fill_(1, t.tensor([2]), t.tensor(1j))",
+     lambda d: np.where(np.arange(3) == 2, 1j, d["A"]), C128),
     ("t.where(m, xf, 1j)", lambda d: np.where(d["m"], d["f"], 1j), C64),
     ("t.where(m, 1j, xf)", lambda d: np.where(d["m"], 1j, d["f"]), C64),
     ("t.where(m, xz, 1j)", lambda d: np.where(d["m"], d["z"], 1j), C128),
@@ -350,6 +354,7 @@ GRAD_CASES = {
     "pow_tensors": (lambda x, y: ptl.pow(x, y), [(4,), (4,)]),
     "masked_fill": (lambda x: x.masked_fill(ptl.tensor([True, False, True, False]), 1j), [(4,)]),
     "where": (lambda x: ptl.where(ptl.tensor([True, False, True, False]), x, 2j), [(4,)]),
+    "index_fill": (lambda x: x.index_fill(0, ptl.tensor([1, 3]), 1j), [(4,)]),
 }
 
 

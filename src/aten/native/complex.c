@@ -60,6 +60,8 @@ static const PtlOpId passthrough_ops[] = {
     /* they select or store whole elements, a complex Scalar included (index.c, ternary.c) */
     PTL_OP_masked_fill_Scalar, PTL_OP_masked_fill__Scalar, PTL_OP_masked_fill_Tensor,
     PTL_OP_masked_fill__Tensor, PTL_OP_where_self, PTL_OP_where_self_out, PTL_OP_scalar_tensor,
+    PTL_OP_index_fill_int_Scalar, PTL_OP_index_fill__int_Scalar, PTL_OP_index_fill_int_Tensor,
+    PTL_OP_index_fill__int_Tensor,
     PTL_OP_real, PTL_OP_imag, PTL_OP_view_as_real, PTL_OP_view_as_complex, PTL_OP_complex,
     PTL_OP_polar, PTL_OP_angle, PTL_OP_conj, PTL_OP_conj_physical,
     PTL_OP_tril_indices, PTL_OP_triu_indices,   /* they refuse every dtype but int32/int64 */
@@ -254,9 +256,11 @@ redispatch_real(const PtlOperator *op, PtlDispatchKeySet below, PtlIValue *s, Pt
     return 0;
 }
 
-/* A call whose complex arguments are all Scalars and whose op has no complex kernel here. */
+/* A call whose complex arguments are all Scalars and whose op has no complex kernel here:
+ * the op's own error, else the CPU kernel of a passthrough op (it reads the Scalar: full's
+ * dtype comes from it), else the real kernel with the Scalar converted. */
 static int
-complex_scalar_call(const PtlOperator *op, PtlDispatchKeySet below, PtlIValue *s)
+complex_scalar_call(const PtlOperator *op, PtlDispatchKeySet below, PtlIValue *s, int cuda)
 {
     size_t n = sizeof(complex_scalar_errors) / sizeof(complex_scalar_errors[0]);
     for (size_t i = 0; i < n; i++) {
@@ -264,6 +268,9 @@ complex_scalar_call(const PtlOperator *op, PtlDispatchKeySet below, PtlIValue *s
             return ptl_error_set(complex_scalar_errors[i].kind, "%s",
                                  complex_scalar_errors[i].msg);
         }
+    }
+    if (!cuda && op->id < PTL_OP_COUNT && passthrough[op->id]) {
+        return ptl_dispatcher_redispatch(op, below, s);
     }
     return redispatch_real(op, below, s, scalar_target_dtype(op, s));
 }
@@ -273,12 +280,12 @@ complex_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlDispatchKeySet below = ks & ptl_keyset_below(PTL_KEY_COMPLEX);
     int cuda = (below & PTL_KEYSET(PTL_KEY_CUDA)) != 0;
-    if (!cuda && op->id < PTL_OP_COUNT && passthrough[op->id]) {
-        return ptl_dispatcher_redispatch(op, below, s);
-    }
     PtlDtype dt = first_complex_dtype(op, s);
     if (dt == PTL_DTYPE_UNDEFINED) {
-        return complex_scalar_call(op, below, s);
+        return complex_scalar_call(op, below, s, cuda);
+    }
+    if (!cuda && op->id < PTL_OP_COUNT && passthrough[op->id]) {
+        return ptl_dispatcher_redispatch(op, below, s);
     }
     for (size_t i = 0; !cuda && i < sizeof(ordering_errors) / sizeof(ordering_errors[0]); i++) {
         if ((int)ordering_errors[i].op == op->id) {
