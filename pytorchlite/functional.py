@@ -97,16 +97,21 @@ def _real_scalar(v, product):
     return v.real if product.is_floating_point() else int(v.real)
 
 
+def _integral_scalar_check(product, beta, alpha, kinds):
+    """PyTorch's error for a beta or alpha of one of `kinds` when the product is integral."""
+    if not (product.is_floating_point() or product.is_complex()):
+        for name, v in (("beta", beta), ("alpha", alpha)):
+            if isinstance(v, kinds):
+                raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                                   "floating point number.")
+
+
 def _scaled_sum(input, product, beta, alpha):
     """beta * input + alpha * product, where beta == 0 ignores input (NaNs included), as
     PyTorch's addmm family does."""
+    _integral_scalar_check(product, beta, alpha, (float,))
     _check_scalars(product, beta, alpha)
     beta, alpha = _real_scalar(beta, product), _real_scalar(alpha, product)
-    if not (product.is_floating_point() or product.is_complex()):
-        for name, v in (("beta", beta), ("alpha", alpha)):
-            if isinstance(v, float):
-                raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
-                                   "floating point number.")
     product = product if alpha == 1 else product * alpha
     if beta == 0:
         return product
@@ -116,7 +121,9 @@ def _scaled_sum(input, product, beta, alpha):
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * outer(vec1, vec2)."""
     _outer_checks(vec1, vec2)
-    result = _scaled_sum(input, vec1.outer(vec2), beta, alpha)
+    product = vec1.outer(vec2)
+    _integral_scalar_check(product, beta, alpha, (float, complex))   # addr's, a complex too
+    result = _scaled_sum(input, product, beta, alpha)
     return result if out is None else out.copy_(result)
 
 
@@ -146,35 +153,6 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     product = batch1.permute(1, 0, 2).reshape(n, b * k).mm(batch2.reshape(b * k, m))
     result = _scaled_sum(input, product, beta, alpha)
     return result if out is None else out.copy_(result)
-
-
-def _with_complex_scalars(name):
-    """addmm, addmv or baddbmm with a complex beta or alpha, which the C parser cannot take
-    (no complex Scalar): the op with beta=0 (PyTorch's checks and the product; input is not
-    read), then scaled and summed by mul and add, autograd included."""
-    op = _C._functions[name]
-
-    def call(input, a, b, *, beta=1, alpha=1):
-        product = op(input, a, b, beta=0)
-        _check_scalars(product, beta, alpha)
-        if not product.is_complex():
-            return op(input, a, b, beta=_real_scalar(beta, product),
-                      alpha=_real_scalar(alpha, product))
-        return _scaled_sum(input, product, beta, alpha)
-    return call
-
-
-_COMPLEX_SCALAR_OPS = {name: _with_complex_scalars(name) for name in ("addmm", "addmv", "baddbmm")}
-
-
-def _complex_scalar_fallback(name, args, kwargs):
-    """Called by the C parser for a call with a Python complex that no overload takes
-    (src/python/arg_parse.c); NotImplemented lets it raise its TypeError."""
-    fn = _COMPLEX_SCALAR_OPS.get(name)
-    return NotImplemented if fn is None else fn(*args, **kwargs)
-
-
-_C._set_complex_scalar_fallback(_complex_scalar_fallback)
 
 
 def dist(input, other, p=2):

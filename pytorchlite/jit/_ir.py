@@ -33,7 +33,8 @@ _DTYPE_NAMES = {
     "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
 }
 _TENSOR_TYPE = re.compile(r"^([A-Za-z0-9]+)\((.*)\)$")
-_SCALAR_TYPES = ("int", "float", "bool", "str", "NoneType", "Device", "ScalarType", "Layout",
+_SCALAR_TYPES = ("int", "float", "complex", "bool", "str", "NoneType", "Device", "ScalarType",
+                 "Layout",
                  "MemoryFormat")
 
 
@@ -262,19 +263,29 @@ def free_values(block):
     return out
 
 
+def _format_float(value, full):
+    text = repr(value)
+    return text[:-1] if text.endswith(".0") and not full else text
+
+
 def _format_constant(value, full):
     if value is None:
         return ""
     if isinstance(value, Tensor):
         if value.dim() == 0 and not full:
             v = value.item()
+            if isinstance(v, complex):   # TorchScript's {(re,im)}
+                return f"[value={{({v.real:g},{v.imag:g})}}]"
             return "[value={" + (repr(v) if not isinstance(v, bool) else str(int(v))) + "}]"
         return "[value=<Tensor>]"
     if isinstance(value, bool):
         return f"[value={int(value)}]"
     if isinstance(value, float):
-        text = repr(value)
-        return f"[value={text[:-1] if text.endswith('.0') and not full else text}]"
+        return f"[value={_format_float(value, full)}]"
+    if isinstance(value, complex):   # TorchScript's 2.-1.j; full: exact, as complex() reads it
+        sign = "-" if value.imag < 0 or repr(value.imag).startswith("-") else "+"
+        return (f"[value={_format_float(value.real, full)}{sign}"
+                f"{_format_float(abs(value.imag), full)}j]")
     if isinstance(value, str):
         return f"[value={json.dumps(value)}]"
     if isinstance(value, int):
@@ -414,9 +425,9 @@ def arg_accepts(schema_type, value_type):
         return schema_type.endswith("?") or base in ("Tensor", "ScalarType", "Layout",
                                                       "Device", "MemoryFormat", "Generator")
     if base == "Tensor":   # a number is wrapped into a tensor, as in eager mode
-        return is_tensor_type(value_type) or value_type in ("int", "float", "bool")
+        return is_tensor_type(value_type) or value_type in ("int", "float", "complex", "bool")
     if base == "Scalar":
-        return value_type in ("int", "float", "bool")
+        return value_type in ("int", "float", "complex", "bool")
     if base == "float":
         return value_type in ("int", "float")
     if base == "int":

@@ -370,6 +370,8 @@ def _constant_value(attr, ty, constants, line_no):
             return int(raw), {}
         if ty == "float":
             return float(raw), {}
+        if ty == "complex":
+            return complex(raw), {}
         if ty == "bool":
             if raw not in ("0", "1"):
                 raise ValueError(raw)

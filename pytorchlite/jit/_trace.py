@@ -170,7 +170,8 @@ class _Recorder:
         if base in ("Layout", "MemoryFormat", "str"):
             return g.constant(x, base)
         return g.constant(x, "bool" if isinstance(x, bool) else
-                          "float" if isinstance(x, float) else "int")
+                          "float" if isinstance(x, float) else
+                          "complex" if isinstance(x, complex) else "int")
 
     def __call__(self, name, overload, args, rets):
         s = _ir.schema(name, overload)
@@ -323,7 +324,9 @@ def _compare_outputs(traced_out, eager_out, tolerance, what):
     _flatten(eager_out, b)
     ok = True
     for i, (x, y) in enumerate(zip(a, b)):
-        x, y = x.detach().double(), y.detach().double()
+        # complex outputs compare as complex128 (double() would drop their imaginary parts)
+        wide = _C.complex128 if x.is_complex() or y.is_complex() else _C.float64
+        x, y = x.detach().to(wide), y.detach().to(wide)
         diff = None
         if x.shape != y.shape:
             diff = f"shapes differ: {tuple(x.shape)} vs {tuple(y.shape)}"

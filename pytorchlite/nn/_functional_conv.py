@@ -451,6 +451,8 @@ _PAD_OPS = {
 
 def pad(input, pad, mode="constant", value=None):
     pad = list(pad)
+    if isinstance(value, complex):   # PyTorch's parser: value is a float there
+        raise TypeError("pad(): argument 'value' (position 4) must be float, not complex")
     # PyTorch's order of checks: the mode, the pad's length, then the mode's own
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")

@@ -73,7 +73,12 @@ class _Context:
             raise KeyError(v)
         if p.kind == "prim::Constant":
             x = p.attrs.get("value")
-            return x.item() if isinstance(x, Tensor) and x.dim() == 0 else x
+            x = x.item() if isinstance(x, Tensor) and x.dim() == 0 else x
+            if isinstance(x, complex):   # a complex Scalar (alpha=1j ...)
+                raise RuntimeError("ONNX export: the complex constant "
+                                   f"{x} is not supported (ONNX operators take no complex "
+                                   "scalars)")
+            return x
         if p.kind == "prim::ListConstruct":
             return [self.const(i) for i in p.inputs]
         raise KeyError(v)
@@ -117,6 +122,8 @@ class _Context:
         return name
 
     def _elem(self, dtype):
+        if dtype not in _ONNX_DTYPES:
+            raise RuntimeError(f"ONNX export: dtype {dtype} is not supported")
         return getattr(self.onnx.TensorProto, _ONNX_DTYPES[dtype])
 
 

@@ -53,6 +53,9 @@ init_op(PtlOperator *op, int id, const char *schema, uint32_t flags)
         if (a->kind == PTL_ARG_DTYPE) {
             op->dtype_args |= 1u << i;
         }
+        if (a->kind == PTL_ARG_SCALAR) {
+            op->scalar_args |= 1u << i;
+        }
         if (a->kind == PTL_ARG_DEVICE && strcmp(a->name, "device") == 0) {
             op->device_arg = i;
         }
@@ -243,11 +246,12 @@ argument_keys(const PtlOperator *op, const PtlIValue *stack)
                         : type == PTL_DEVICE_META ? PTL_KEY_META
                                                   : PTL_KEY_CPU);
     }
-    /* a complex result asked for by `dtype` passes the Complex key too (Note [Complex
-     * dtypes] in native/complex.c) */
-    for (uint32_t d = op->dtype_args; d; d &= d - 1) {
+    /* a complex result asked for by `dtype`, or a complex Scalar, passes the Complex key too
+     * (Note [Complex dtypes] in native/complex.c, Note [Complex Scalars] in ivalue.h) */
+    for (uint32_t d = op->dtype_args | op->scalar_args; d; d &= d - 1) {
         const PtlIValue *v = &stack[__builtin_ctz(d)];
-        if (v->tag == PTL_IV_DTYPE && ptl_dtype_is_complex(v->u.dtype)) {
+        if (v->tag == PTL_IV_COMPLEX ||
+            (v->tag == PTL_IV_DTYPE && ptl_dtype_is_complex(v->u.dtype))) {
             ks |= PTL_KEYSET(PTL_KEY_COMPLEX);
         }
     }

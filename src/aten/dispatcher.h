@@ -29,6 +29,7 @@ struct PtlOperator {
     int device_arg;        /* index of the `Device? device` argument, or -1 */
     uint32_t tensor_args;  /* bit i: argument i is a Tensor, Tensor? or Tensor[] */
     uint32_t dtype_args;   /* bit i: argument i is a ScalarType (a complex one adds Complex) */
+    uint32_t scalar_args;  /* bit i: argument i is a Scalar (a complex one adds Complex) */
     PtlSchema schema;
     PtlKernel kernels[PTL_KEY_COUNT];
     const char *kernel_origin[PTL_KEY_COUNT];   /* "binary.c" etc., for _dispatch_dump */

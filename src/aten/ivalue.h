@@ -7,7 +7,21 @@
  * duration of the call.  A kernel writes its returns to stack[0..nrets) as NEW references
  * (a returned tensor list owns its malloc'd array and every element); the caller releases
  * them with ptl_ivalue_release().  A kernel that fails returns -1 and leaves no owned
- * values on the stack. */
+ * values on the stack.
+ *
+ * Note [Complex Scalars]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * A Scalar argument is an int, a double, a bool or a complex (PTL_IV_COMPLEX: u.z, two
+ * doubles, as c10::Scalar holds a complex<double>).  The parser makes one from a Python
+ * complex, or from a 0-dim complex tensor that needs no gradient.  Its promotion category is
+ * "complex": with a real tensor it asks for the default complex dtype, as PyTorch's.
+ * The dispatcher adds the Complex key to a call with a complex Scalar (as to one with a
+ * complex ScalarType), so a kernel written for real values never sees one: the Complex key
+ * (native/complex.c) runs its complex kernels, passes through the ops whose CPU kernels
+ * read a complex Scalar (fill_, full, masked_fill, the addmm family ...), and refuses the
+ * rest with PyTorch's "value cannot be converted to type float without overflow".
+ * ptl_iv_to_double / ptl_iv_to_int read a complex's real part; ptl_iv_imag its imaginary
+ * part (0 for the real kinds). */
 #ifndef PTL_ATEN_IVALUE_H
 #define PTL_ATEN_IVALUE_H
 
@@ -34,6 +48,7 @@ typedef enum PtlIValueTag {
     PTL_IV_LAYOUT,
     PTL_IV_MEMFORMAT,    /* u.i: a PtlMemoryFormat */
     PTL_IV_GENERATOR,    /* opaque pointer, owned by src/python */
+    PTL_IV_COMPLEX,      /* a complex Scalar: u.z (Note [Complex Scalars]) */
 } PtlIValueTag;
 
 typedef struct PtlIValue {
@@ -43,6 +58,9 @@ typedef struct PtlIValue {
         PtlTensorImpl *t;
         int64_t i;
         double d;
+        struct {
+            double re, im;
+        } z;
         int b;
         const char *s;
         struct {
@@ -81,6 +99,12 @@ static inline PtlIValue
 ptl_iv_double(double d)
 {
     return (PtlIValue){.tag = PTL_IV_DOUBLE, .u.d = d};
+}
+
+static inline PtlIValue
+ptl_iv_complex(double re, double im)
+{
+    return (PtlIValue){.tag = PTL_IV_COMPLEX, .u.z = {re, im}};
 }
 
 static inline PtlIValue
@@ -139,18 +163,30 @@ ptl_iv_string(const char *s)
     return (PtlIValue){.tag = s ? PTL_IV_STRING : PTL_IV_NONE, .u.s = s};
 }
 
-/* A Scalar argument (int, float or bool) as a double / int64. */
+/* A Scalar argument (int, float, bool or complex: its real part) as a double / int64. */
 static inline double
 ptl_iv_to_double(const PtlIValue *v)
 {
-    return v->tag == PTL_IV_DOUBLE ? v->u.d : v->tag == PTL_IV_BOOL ? (double)v->u.b
-                                                                     : (double)v->u.i;
+    return v->tag == PTL_IV_DOUBLE    ? v->u.d
+           : v->tag == PTL_IV_BOOL    ? (double)v->u.b
+           : v->tag == PTL_IV_COMPLEX ? v->u.z.re
+                                      : (double)v->u.i;
 }
 
 static inline int64_t
 ptl_iv_to_int(const PtlIValue *v)
 {
-    return v->tag == PTL_IV_DOUBLE ? (int64_t)v->u.d : v->tag == PTL_IV_BOOL ? v->u.b : v->u.i;
+    return v->tag == PTL_IV_DOUBLE    ? (int64_t)v->u.d
+           : v->tag == PTL_IV_BOOL    ? v->u.b
+           : v->tag == PTL_IV_COMPLEX ? (int64_t)v->u.z.re
+                                      : v->u.i;
+}
+
+/* A Scalar argument's imaginary part: 0 unless it is complex. */
+static inline double
+ptl_iv_imag(const PtlIValue *v)
+{
+    return v->tag == PTL_IV_COMPLEX ? v->u.z.im : 0.0;
 }
 
 /* Releases what an OUTPUT slot owns and sets it to None. */

@@ -452,6 +452,7 @@ format_default(const PtlArg *a, char *buf, size_t n)
     case PTL_IV_BOOL: return snprintf(buf, n, "%s", v->u.b ? "True" : "False");
     case PTL_IV_INT: return snprintf(buf, n, "%lld", (long long)v->u.i);
     case PTL_IV_DOUBLE: return snprintf(buf, n, "%g", v->u.d);
+    case PTL_IV_COMPLEX: return snprintf(buf, n, "%g%+gj", v->u.z.re, v->u.z.im);
     case PTL_IV_STRING:
         return a->kind == PTL_ARG_STR ? snprintf(buf, n, "\"%s\"", v->u.s)
                                       : snprintf(buf, n, "%s", v->u.s);

@@ -64,6 +64,30 @@ mul_num(PtlTensorImpl *a, double v)
     return r;
 }
 
+/* a * conj(v) for a Scalar argument v, as PyTorch's formulas scale by alpha.conj() (Note
+ * [Complex Scalars] in aten/ivalue.h); a real v is mul_num's number. */
+static inline PtlTensorImpl *
+mul_scalar_conj(PtlTensorImpl *a, const PtlIValue *v)
+{
+    if (v->tag != PTL_IV_COMPLEX) {
+        return mul_num(a, ptl_iv_to_double(v));
+    }
+    PtlTensorImpl *w = ptl_wrapped_complex(v->u.z.re, -v->u.z.im), *r;
+    if (w == NULL) {
+        return NULL;
+    }
+    r = op2(PTL_OP_mul_Tensor, a, w);
+    ptl_decref(w);
+    return r;
+}
+
+/* Whether the Scalar argument v is 1 (a formula's factor it can skip). */
+static inline int
+scalar_is_one(const PtlIValue *v)
+{
+    return ptl_iv_to_double(v) == 1.0 && ptl_iv_imag(v) == 0.0;
+}
+
 /* Calls op `id` with the first `k` arguments given, the rest defaulted, and collects its
  * first `nret` returns into out (new refs; undefined returns stay NULL); later returns are
  * released.  The one helper for an op with several returns.  0 or -1. */
@@ -252,6 +276,14 @@ num(Scope *sc, double v)
 #define NOT(A) f1(sc, PTL_OP_logical_not, (A))
 #define WHERE(C, A, B) f3(sc, PTL_OP_where_self, (C), (A), (B))
 #define MULN(A, V) MUL((A), num(sc, (V)))
+
+/* a * conj(v), v a Scalar argument (mul_scalar_conj); a itself when v is 1 */
+static inline PtlTensorImpl *
+muls(Scope *sc, PtlTensorImpl *a, const PtlIValue *v)
+{
+    return a == NULL || scalar_is_one(v) ? a : own(sc, mul_scalar_conj(a, v));
+}
+#define MULS(A, V) muls(sc, (A), (V))
 
 /* conj(a) for a complex a, a itself for a real one: the factor PyTorch's formulas conjugate
  * (Note [Complex autograd] in derivatives/complex.c) */

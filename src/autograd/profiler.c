@@ -135,7 +135,7 @@ arg_code(const PtlIValue *v)
     switch (v->tag) {
     case PTL_IV_TENSOR:
         return v->u.t->dtype;
-    case PTL_IV_INT: case PTL_IV_DOUBLE: case PTL_IV_BOOL:
+    case PTL_IV_INT: case PTL_IV_DOUBLE: case PTL_IV_BOOL: case PTL_IV_COMPLEX:
         return PTL_PROF_ARG_SCALAR;
     case PTL_IV_NONE:
         return PTL_PROF_ARG_NONE;

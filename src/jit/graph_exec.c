@@ -368,11 +368,13 @@ arg_accepts(const PtlArg *a, int tag)
     switch ((PtlArgKind)a->kind) {
     case PTL_ARG_TENSOR:   /* a number becomes a wrapped-number tensor, as in eager calls */
         return tag == PTL_IV_TENSOR || tag == PTL_IV_INT || tag == PTL_IV_BOOL ||
-               tag == PTL_IV_DOUBLE;
+               tag == PTL_IV_DOUBLE || tag == PTL_IV_COMPLEX;
     case PTL_ARG_INT:
     case PTL_ARG_BOOL: return tag == PTL_IV_INT || tag == PTL_IV_BOOL;
-    case PTL_ARG_FLOAT:
-    case PTL_ARG_SCALAR: return tag == PTL_IV_INT || tag == PTL_IV_BOOL || tag == PTL_IV_DOUBLE;
+    case PTL_ARG_FLOAT: return tag == PTL_IV_INT || tag == PTL_IV_BOOL || tag == PTL_IV_DOUBLE;
+    case PTL_ARG_SCALAR:   /* a complex too: Note [Complex Scalars] in aten/ivalue.h */
+        return tag == PTL_IV_INT || tag == PTL_IV_BOOL || tag == PTL_IV_DOUBLE ||
+               tag == PTL_IV_COMPLEX;
     case PTL_ARG_STR: return tag == PTL_IV_STRING;
     case PTL_ARG_DTYPE: return tag == PTL_IV_DTYPE;
     case PTL_ARG_DEVICE: return tag == PTL_IV_DEVICE;
@@ -407,9 +409,11 @@ run_op(const Step *st, PtlIValue *frame)
         }
         if (s->args[i].kind == PTL_ARG_TENSOR && v->tag != PTL_IV_TENSOR &&
             v->tag != PTL_IV_NONE) {
-            PtlTensorImpl *t = v->tag == PTL_IV_DOUBLE ? ptl_wrapped_double(v->u.d)
-                               : v->tag == PTL_IV_BOOL ? ptl_wrapped_bool(v->u.b)
-                                                       : ptl_wrapped_int(v->u.i);
+            PtlTensorImpl *t = v->tag == PTL_IV_DOUBLE    ? ptl_wrapped_double(v->u.d)
+                               : v->tag == PTL_IV_BOOL    ? ptl_wrapped_bool(v->u.b)
+                               : v->tag == PTL_IV_COMPLEX ? ptl_wrapped_complex(v->u.z.re,
+                                                                                v->u.z.im)
+                                                          : ptl_wrapped_int(v->u.i);
             if (t == NULL) {
                 rc = -1;
                 goto done;

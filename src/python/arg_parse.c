@@ -107,6 +107,14 @@ to_scalar(PyObject *o, PtlIValue *out)
         *out = ptl_iv_double(PyFloat_AS_DOUBLE(o));
         return 1;
     }
+    if (PyComplex_Check(o)) {   /* Note [Complex Scalars] */
+        Py_complex z = PyComplex_AsCComplex(o);
+        if (z.real == -1.0 && PyErr_Occurred()) {
+            return -1;
+        }
+        *out = ptl_iv_complex(z.real, z.imag);
+        return 1;
+    }
     int64_t i;
     int r = to_int(o, &i);
     if (r != 0) {
@@ -119,11 +127,15 @@ to_scalar(PyObject *o, PtlIValue *out)
          * masked_fill(m, v) ... differentiate with respect to v */
         PtlTensorImpl *t = PTLPY_IMPL(o);
         if (t->numel != 1 || t->dim != 0 || ptl_requires_grad(t) || t->sparse != NULL ||
-            ptl_dtype_is_complex(t->dtype) ||   /* no complex Scalar yet */
             t->device.type != PTL_DEVICE_CPU) {  /* no value to read here (meta) */
             return 0;
         }
-        if (ptl_dtype_is_floating(t->dtype)) {
+        if (ptl_dtype_is_complex(t->dtype)) {
+            double z[2];   /* complex128's layout: real, imaginary */
+            ptl_convert_scalar((char *)z, PTL_DTYPE_COMPLEX128, ptl_tensor_data(t), t->dtype);
+            *out = ptl_iv_complex(z[0], z[1]);
+        }
+        else if (ptl_dtype_is_floating(t->dtype)) {
             *out = ptl_iv_double(ptl_item_double(t));
         }
         else if (t->dtype == PTL_DTYPE_BOOL) {
@@ -482,6 +494,7 @@ ret_to_py(const PtlArg *r, PtlIValue *v)
     }
     case PTL_IV_INT: return PyLong_FromLongLong(v->u.i);
     case PTL_IV_DOUBLE: return PyFloat_FromDouble(v->u.d);
+    case PTL_IV_COMPLEX: return PyComplex_FromDoubles(v->u.z.re, v->u.z.im);
     case PTL_IV_BOOL: return PyBool_FromLong(v->u.b);
     default:
         (void)r;
@@ -629,56 +642,6 @@ no_match_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs, PyObject
     return NULL;
 }
 
-/* ---- complex numbers as Scalars ----
- * A PtlIValue holds no complex Scalar yet, so a Python complex never matches a Scalar
- * parameter.  A call that matched no overload and has a complex argument goes, before the
- * TypeError, to a Python fallback (pytorchlite.functional._complex_scalar_fallback, set at
- * import): fallback(name, args, kwargs) computes ops such as addmm(..., alpha=1j) from
- * other ops, or returns NotImplemented for the TypeError.  Calls that parse never get here. */
-
-static PyObject *complex_scalar_fallback = NULL;
-
-static PyObject *
-py_set_complex_scalar_fallback(PyObject *module, PyObject *fn)
-{
-    (void)module;
-    Py_INCREF(fn);
-    Py_XSETREF(complex_scalar_fallback, fn);
-    Py_RETURN_NONE;
-}
-
-/* fallback(name, args, kwargs) when an argument is a Python complex; NotImplemented (a new
- * reference) when there is no fallback or no such argument, NULL on error */
-static PyObject *
-call_complex_scalar_fallback(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs,
-                             PyObject *kwnames)
-{
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, i;
-    PyObject *pos = NULL, *kw = NULL, *res = NULL;
-    for (i = 0; i < nargs + nkw && !PyComplex_Check(args[i]); i++) {
-    }
-    if (complex_scalar_fallback == NULL || i == nargs + nkw) {
-        Py_RETURN_NOTIMPLEMENTED;
-    }
-    if ((pos = PyTuple_New(nargs)) == NULL || (kw = PyDict_New()) == NULL) {
-        goto done;
-    }
-    for (i = 0; i < nargs; i++) {
-        Py_INCREF(args[i]);
-        PyTuple_SET_ITEM(pos, i, args[i]);
-    }
-    for (i = 0; i < nkw; i++) {
-        if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) {
-            goto done;
-        }
-    }
-    res = PyObject_CallFunctionObjArgs(complex_scalar_fallback, f->name, pos, kw, NULL);
-done:
-    Py_XDECREF(pos);
-    Py_XDECREF(kw);
-    return res;
-}
-
 /* ---- the callable ---- */
 
 static PyObject *
@@ -720,11 +683,6 @@ opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         }
         return res;
     }
-    PyObject *res = call_complex_scalar_fallback(f, args, nargs, kwnames);
-    if (res != Py_NotImplemented) {
-        return res;
-    }
-    Py_DECREF(res);
     return no_match_error(f, args, nargs, kwnames);
 }
 
@@ -924,8 +882,6 @@ py_get_op(PyObject *module, PyObject *args)
 
 static PyMethodDef ops_module_methods[] = {
     {"_op", py_get_op, METH_VARARGS, "the callable for an operator (and overload) by name"},
-    {"_set_complex_scalar_fallback", py_set_complex_scalar_fallback, METH_O,
-     "fallback(name, args, kwargs) for calls with a complex number no overload takes"},
     {NULL},
 };
 
@@ -1013,6 +969,7 @@ ptlpy_ivalue_to_py(const PtlIValue *v)
         return ptlpy_wrap(v->u.t);
     case PTL_IV_INT: return PyLong_FromLongLong(v->u.i);
     case PTL_IV_DOUBLE: return PyFloat_FromDouble(v->u.d);
+    case PTL_IV_COMPLEX: return PyComplex_FromDoubles(v->u.z.re, v->u.z.im);
     case PTL_IV_BOOL: return PyBool_FromLong(v->u.b);
     case PTL_IV_STRING: return PyUnicode_FromString(v->u.s);
     case PTL_IV_DTYPE: {

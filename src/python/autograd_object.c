@@ -218,6 +218,7 @@ saved_arg(const PtlIValue *v)
     switch (v->tag) {
     case PTL_IV_INT: return PyLong_FromLongLong(v->u.i);
     case PTL_IV_DOUBLE: return PyFloat_FromDouble(v->u.d);
+    case PTL_IV_COMPLEX: return PyComplex_FromDoubles(v->u.z.re, v->u.z.im);
     case PTL_IV_BOOL: return PyBool_FromLong(v->u.b);
     case PTL_IV_STRING: return PyUnicode_FromString(v->u.s);
     case PTL_IV_INTLIST: {

@@ -85,6 +85,9 @@ constant_value(PyObject *type, PyObject *value, PtlIValue *v, int64_t *buf, Py_s
     else if (PyFloat_Check(value)) {
         *v = ptl_iv_double(PyFloat_AS_DOUBLE(value));
     }
+    else if (PyComplex_Check(value)) {   /* Note [Complex Scalars] */
+        *v = ptl_iv_complex(PyComplex_RealAsDouble(value), PyComplex_ImagAsDouble(value));
+    }
     else if (PyUnicode_Check(value)) {
         *v = ptl_iv_string(PyUnicode_AsUTF8(value));
     }
@@ -354,6 +357,9 @@ input_value(PyObject *o, Py_ssize_t i, PtlIValue *v)
     }
     else if (PyFloat_Check(o)) {
         *v = ptl_iv_double(PyFloat_AS_DOUBLE(o));
+    }
+    else if (PyComplex_Check(o)) {
+        *v = ptl_iv_complex(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o));
     }
     else {
         PyErr_Format(PyExc_TypeError, "expected a Tensor or a number for input %zd of the "

@@ -6,23 +6,31 @@
  * Note [Complex dtypes]
  * ~~~~~~~~~~~~~~~~~~~~~
  * Every complex tensor carries the Complex dispatch key (c10's ptl_tensor_keys), just above
- * the backends, and a call whose ScalarType argument is complex gets it too (the
- * dispatcher's argument_keys), so any call with a complex argument or a complex result dtype
- * passes here before a CPU kernel runs.
+ * the backends, and a call whose ScalarType argument is complex gets it too, as does one
+ * with a complex Scalar (the dispatcher's argument_keys; Note [Complex Scalars] in
+ * ivalue.h), so any call with a complex argument or a complex result dtype passes here
+ * before a CPU kernel runs.
  * The CPU kernels were written for real dtypes (many branch on "floating or else integer"),
  * so the key decides, per op, what a complex argument may reach:
- *   - ops with a complex kernel here (add, sub, mul, div, neg, exp, log, sqrt, reciprocal,
- *     abs, eq, ne, isclose, isnan, isinf, isfinite, sum, mean) run it: the complex
- *     arithmetic of C99's <complex.h>;
+ *   - ops with a complex kernel here (add, sub, mul, div, pow, lerp, addcmul, addcdiv, neg,
+ *     exp, log, sqrt, reciprocal, abs, eq, ne, isclose, isnan, isinf, isfinite, sum, mean)
+ *     run it: the complex arithmetic of C99's <complex.h>, a complex Scalar (alpha, value,
+ *     weight, exponent) read as {re, im};
  *   - ops whose CPU kernel only moves bytes or converts through copy.c's conversion table
- *     (views, copy_, _to_copy, clone, cat, stack, index, fill_, the factories, eye, tril/triu,
- *     diagonal, diag_embed), allclose and equal (they call isclose and eq), the matrix
+ *     (views, copy_, _to_copy, clone, cat, stack, index, fill_, masked_fill, where, the
+ *     factories, eye, tril/triu, diagonal, diag_embed; fill_, masked_fill and full store a
+ *     complex Scalar), allclose and equal (they call isclose and eq), the matrix
  *     products of linalg.c (their gemm calls take complex operands to gemm_complex.c, Note
  *     [Complex GEMM]) and the ops of this file fall through to the CPU kernel
  *     (`passthrough_ops`);
  *   - every other op raises PyTorch's error: its "not supported for complex" message for
  *     the ordering ops (`ordering_errors`), else "\"<op>_cpu\" not implemented for
- *     'ComplexFloat'".
+ *     'ComplexFloat'";
+ *   - a call whose only complex arguments are Scalars (real tensors) runs the real kernel
+ *     with each Scalar converted when its imaginary part is 0 (c10's checked_convert), else
+ *     raises PyTorch's "value cannot be converted to type float without overflow" (naming
+ *     double for the ops that read their Scalars as double), or the op's own message
+ *     (`complex_scalar_errors`).
  * linalg_complex.c registers the complex linear algebra's kernels at this key (Note
  * [Complex linear algebra]).
  * On CUDA nothing takes a complex tensor yet ("\"<op>_cuda\" not implemented for ...").
@@ -49,6 +57,11 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_squeeze, PTL_OP_squeeze_dim, PTL_OP_unsqueeze, PTL_OP_flatten_using_ints,
     PTL_OP_detach, PTL_OP_as_strided, PTL_OP_narrow, PTL_OP_unbind_int,
     PTL_OP_cat, PTL_OP_stack, PTL_OP_index_Tensor, PTL_OP_index_select,
+    /* they select or store whole elements, a complex Scalar included (index.c, ternary.c) */
+    PTL_OP_masked_fill_Scalar, PTL_OP_masked_fill__Scalar, PTL_OP_masked_fill_Tensor,
+    PTL_OP_masked_fill__Tensor, PTL_OP_where_self, PTL_OP_where_self_out, PTL_OP_scalar_tensor,
+    PTL_OP_index_fill_int_Scalar, PTL_OP_index_fill__int_Scalar, PTL_OP_index_fill_int_Tensor,
+    PTL_OP_index_fill__int_Tensor,
     PTL_OP_real, PTL_OP_imag, PTL_OP_view_as_real, PTL_OP_view_as_complex, PTL_OP_complex,
     PTL_OP_polar, PTL_OP_angle, PTL_OP_conj, PTL_OP_conj_physical,
     PTL_OP_tril_indices, PTL_OP_triu_indices,   /* they refuse every dtype but int32/int64 */
@@ -127,6 +140,20 @@ static uint8_t passthrough[PTL_OP_COUNT];
 static PtlDtype
 first_complex_dtype(const PtlOperator *op, const PtlIValue *s)
 {
+    /* a wrapped number (x < 1j) counts through the result type, as PyTorch names the
+     * common dtype: ComplexFloat for a float32 x */
+    PtlTensorImpl *ts[PTL_SCHEMA_MAX_ARGS];
+    int nt = 0, wrapped = 0;
+    for (int i = 0; i < op->schema.nargs; i++) {
+        if (s[i].tag == PTL_IV_TENSOR) {
+            wrapped |= (s[i].u.t->flags & PTL_TF_WRAPPED_NUMBER) != 0;
+            ts[nt++] = s[i].u.t;
+        }
+    }
+    PtlDtype rt = wrapped ? ptl_result_type(ts, nt) : PTL_DTYPE_UNDEFINED;
+    if (rt != PTL_DTYPE_UNDEFINED && ptl_dtype_is_complex(rt)) {
+        return rt;
+    }
     for (int i = 0; i < op->schema.nargs; i++) {
         if (s[i].tag == PTL_IV_DTYPE && ptl_dtype_is_complex(s[i].u.dtype)) {
             return s[i].u.dtype;
@@ -142,7 +169,110 @@ first_complex_dtype(const PtlOperator *op, const PtlIValue *s)
             }
         }
     }
-    return PTL_DTYPE_COMPLEX64;
+    return PTL_DTYPE_UNDEFINED;   /* the complex arguments are Scalars */
+}
+
+/* ---- calls whose only complex arguments are Scalars ---- */
+
+/* Ops that refuse a complex Scalar with a message of their own (PyTorch 2.13's). */
+static const struct {
+    PtlOpId op;
+    PtlErrorKind kind;
+    const char *msg;
+} complex_scalar_errors[] = {
+    {PTL_OP_clamp_min, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
+    {PTL_OP_clamp_max, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
+    {PTL_OP_linalg_vector_norm, PTL_ERR_RUNTIME,
+     "linalg.vector_norm: Expected a non-complex scalar as the order of norm."},
+    {PTL_OP_norm_Scalar, PTL_ERR_RUNTIME,
+     "linalg.vector_norm: Expected a non-complex scalar as the order of norm."},
+    {PTL_OP_norm_ScalarOpt_dim, PTL_ERR_RUNTIME,
+     "linalg.vector_norm: Expected a non-complex scalar as the order of norm."},
+    {PTL_OP_index_fill_int_Scalar, PTL_ERR_RUNTIME,
+     "index_fill_(): Converting complex Scalar to non-complex type is not supported"},
+    {PTL_OP_index_fill__int_Scalar, PTL_ERR_RUNTIME,
+     "index_fill_(): Converting complex Scalar to non-complex type is not supported"},
+    {PTL_OP_renorm, PTL_ERR_RUNTIME, "renorm: p must be real-valued"},
+    {PTL_OP_renorm_, PTL_ERR_RUNTIME, "renorm: p must be real-valued"},
+    {PTL_OP_searchsorted_Scalar, PTL_ERR_NOT_IMPLEMENTED,
+     "\"searchsorted_out_cpu\" not implemented for 'ComplexFloat'"},
+    {PTL_OP_bucketize_Scalar, PTL_ERR_NOT_IMPLEMENTED,
+     "\"searchsorted_out_cpu\" not implemented for 'ComplexFloat'"},
+    {PTL_OP_linspace, PTL_ERR_NOT_IMPLEMENTED,
+     "linspace: a complex start or end is not supported by pytorchlite"},
+    {PTL_OP_logspace, PTL_ERR_NOT_IMPLEMENTED,
+     "logspace: a complex start or end is not supported by pytorchlite"},
+};
+
+/* Ops that read their Scalars as double whatever the tensor's dtype, so PyTorch's error
+ * names "double" (clamp's bounds, histc's range, arange's ends, var's correction). */
+static const PtlOpId double_scalar_ops[] = {
+    PTL_OP_clamp, PTL_OP_clamp_, PTL_OP_clamp_out, PTL_OP_clip, PTL_OP_clip_, PTL_OP_clip_out,
+    PTL_OP_histc, PTL_OP_arange, PTL_OP_arange_start, PTL_OP_arange_start_step,
+    PTL_OP_var_correction, PTL_OP_std_correction, PTL_OP_var_mean_correction,
+    PTL_OP_std_mean_correction,
+};
+
+/* The dtype a real kernel converts op's Scalars to: float64 for double_scalar_ops, else
+ * the first tensor argument's (float32 when there is none). */
+static PtlDtype
+scalar_target_dtype(const PtlOperator *op, const PtlIValue *s)
+{
+    for (size_t i = 0; i < sizeof(double_scalar_ops) / sizeof(double_scalar_ops[0]); i++) {
+        if ((int)double_scalar_ops[i] == op->id) {
+            return PTL_DTYPE_FLOAT64;
+        }
+    }
+    for (int i = 0; i < op->schema.nargs; i++) {
+        if (s[i].tag == PTL_IV_TENSOR) {
+            return s[i].u.t->dtype;
+        }
+    }
+    return PTL_DTYPE_FLOAT32;
+}
+
+/* Runs the real kernel below the Complex key with every complex Scalar (imaginary part 0)
+ * as its real part, c10's checked_convert; one with an imaginary part raises PyTorch's
+ * "value cannot be converted to type float without overflow" naming `dt`. */
+static int
+redispatch_real(const PtlOperator *op, PtlDispatchKeySet below, PtlIValue *s, PtlDtype dt)
+{
+    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+    for (int i = 0; i < op->schema.nargs; i++) {
+        st[i] = s[i];
+        if (s[i].tag == PTL_IV_COMPLEX) {
+            if (ptl_scalar_check_range(&s[i], dt) < 0) {
+                return -1;
+            }
+            st[i] = ptl_iv_double(s[i].u.z.re);
+        }
+    }
+    if (ptl_dispatcher_redispatch(op, below, st) < 0) {
+        return -1;
+    }
+    for (int i = 0; i < op->schema.nrets; i++) {
+        s[i] = st[i];
+    }
+    return 0;
+}
+
+/* A call whose complex arguments are all Scalars and whose op has no complex kernel here:
+ * the op's own error, else the CPU kernel of a passthrough op (it reads the Scalar: full's
+ * dtype comes from it), else the real kernel with the Scalar converted. */
+static int
+complex_scalar_call(const PtlOperator *op, PtlDispatchKeySet below, PtlIValue *s, int cuda)
+{
+    size_t n = sizeof(complex_scalar_errors) / sizeof(complex_scalar_errors[0]);
+    for (size_t i = 0; i < n; i++) {
+        if ((int)complex_scalar_errors[i].op == op->id) {
+            return ptl_error_set(complex_scalar_errors[i].kind, "%s",
+                                 complex_scalar_errors[i].msg);
+        }
+    }
+    if (!cuda && op->id < PTL_OP_COUNT && passthrough[op->id]) {
+        return ptl_dispatcher_redispatch(op, below, s);
+    }
+    return redispatch_real(op, below, s, scalar_target_dtype(op, s));
 }
 
 static int
@@ -150,10 +280,13 @@ complex_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlDispatchKeySet below = ks & ptl_keyset_below(PTL_KEY_COMPLEX);
     int cuda = (below & PTL_KEYSET(PTL_KEY_CUDA)) != 0;
+    PtlDtype dt = first_complex_dtype(op, s);
+    if (dt == PTL_DTYPE_UNDEFINED) {
+        return complex_scalar_call(op, below, s, cuda);
+    }
     if (!cuda && op->id < PTL_OP_COUNT && passthrough[op->id]) {
         return ptl_dispatcher_redispatch(op, below, s);
     }
-    PtlDtype dt = first_complex_dtype(op, s);
     for (size_t i = 0; !cuda && i < sizeof(ordering_errors) / sizeof(ordering_errors[0]); i++) {
         if ((int)ordering_errors[i].op == op->id) {
             return ptl_error_set(ordering_errors[i].kind, ordering_errors[i].msg,
@@ -179,12 +312,14 @@ complex_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                 \
         [PTL_DTYPE_COMPLEX64] = NAME##_loop_c8, [PTL_DTYPE_COMPLEX128] = NAME##_loop_c16};
 
-/* o = F(a, b, x) with x the real scalar `extra` points to (add and sub's alpha; the parser
- * has no complex Scalar yet). */
-#define Z_BINARY_LOOP(NAME, SUF, T, R, F)                                                  \
+/* o = F(a, b, x) with x the scalar `extra` points to as {re, im} (add and sub's alpha,
+ * lerp's weight): of the real type R (the real part) in Z_BINARY_LOOP, of the complex
+ * type T in Z_BINARY_LOOP_C. */
+#define Z_BINARY_BODY(NAME, SUF, T, XT, XINIT, F)                                          \
     static void NAME##_loop_##SUF(char **d, const int64_t *s, int64_t n, const void *extra) \
     {                                                                                      \
-        const R x = (R) * (const double *)extra;                                           \
+        const double *e = extra;                                                           \
+        const XT x = XINIT;                                                                \
         (void)x;                                                                           \
         if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T)) {                 \
             T *o = (T *)d[0]; /* contiguous: gcc vectorizes it */                          \
@@ -201,19 +336,93 @@ complex_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             *(T *)(d[0] + i * s[0]) = F(a, b, x);                                          \
         }                                                                                  \
     }
+#define Z_BINARY_LOOP(NAME, SUF, T, R, F) Z_BINARY_BODY(NAME, SUF, T, R, (R)e[0], F)
+#define Z_BINARY_LOOP_C(NAME, SUF, T, R, F) \
+    Z_BINARY_BODY(NAME, SUF, T, T, (T)ptl_cmplx(e[0], e[1]), F)
 #define DEFINE_Z_BINARY(NAME, F) Z_STAMP(Z_BINARY_LOOP, NAME, F)
+#define DEFINE_Z_BINARY_C(NAME, F) Z_STAMP(Z_BINARY_LOOP_C, NAME, F)
 
-/* A real x times a complex scales both parts.  The product of two complex numbers is
- * complex_math.h's textbook ptl_cmul / ptl_cmulf; division keeps C99's scaled division,
- * which PyTorch's also scales. */
-#define ZADD(A, B, X) ((A) + (X) * (B))
-#define ZSUB(A, B, X) ((A) - (X) * (B))
+/* The product of two complex numbers is complex_math.h's textbook ptl_cmul / ptl_cmulf;
+ * division keeps C99's scaled division, which PyTorch's also scales. */
 #define ZMUL(A, B, X) _Generic((A), ptl_complex64: ptl_cmulf, default: ptl_cmul)(A, B)
 #define ZDIV(A, B, X) ((A) / (B))
-DEFINE_Z_BINARY(zadd, ZADD)
-DEFINE_Z_BINARY(zsub, ZSUB)
 DEFINE_Z_BINARY(zmul, ZMUL)
 DEFINE_Z_BINARY(zdiv, ZDIV)
+#define ZSQRT(A) _Generic((A), ptl_complex64: csqrtf, default: csqrt)(A)
+/* add and sub: a +- alpha * b with alpha complex (Note [Complex Scalars] in ivalue.h), a
+ * complex product even for a real alpha, as PyTorch's kernel (so inf + inf j's imaginary
+ * part comes out NaN there too) */
+#define ZADDC(A, B, X) ((A) + ZMUL(X, B, X))
+#define ZSUBC(A, B, X) ((A) - ZMUL(X, B, X))
+DEFINE_Z_BINARY_C(zaddc, ZADDC)
+DEFINE_Z_BINARY_C(zsubc, ZSUBC)
+/* lerp(a, b, w): PyTorch's two-sided form, exact at both ends (|w| < 0.5: from a, else
+ * from b) */
+#define ZABS1(A) _Generic((A), ptl_complex64: cabsf, default: cabs)(A)
+#define ZLERP(A, B, W)                                                                     \
+    (ZABS1(W) < 0.5 ? (A) + ZMUL(W, (B) - (A), W) : (B) - ZMUL((B) - (A), 1 - (W), W))
+DEFINE_Z_BINARY_C(zlerp, ZLERP)
+
+/* o = F(a, b, c, x), x the complex scalar `extra` points to as {re, im} */
+#define Z_TERNARY_LOOP(NAME, SUF, T, R, F)                                                 \
+    static void NAME##_loop_##SUF(char **d, const int64_t *s, int64_t n, const void *extra) \
+    {                                                                                      \
+        const double *e = extra;                                                           \
+        const T x = (T)ptl_cmplx(e[0], e[1]);                                              \
+        (void)x;                                                                           \
+        if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T) &&                 \
+            s[3] == sizeof(T)) {                                                           \
+            T *o = (T *)d[0]; /* contiguous: gcc vectorizes it */                          \
+            const T *a = (const T *)d[1], *b = (const T *)d[2], *c = (const T *)d[3];      \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                o[i] = F(a[i], b[i], c[i], x);                                             \
+            }                                                                              \
+            return;                                                                        \
+        }                                                                                  \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            const T a = *(const T *)(d[1] + i * s[1]);                                     \
+            const T b = *(const T *)(d[2] + i * s[2]);                                     \
+            const T c = *(const T *)(d[3] + i * s[3]);                                     \
+            *(T *)(d[0] + i * s[0]) = F(a, b, c, x);                                       \
+        }                                                                                  \
+    }
+/* addcmul: a + x * b * c, addcdiv: a + x * b / c (PyTorch's order), lerp.Tensor: c the
+ * weight */
+#define ZADDCMUL(A, B, C, X) ((A) + ZMUL(ZMUL(X, B, X), C, X))
+#define ZADDCDIV(A, B, C, X) ((A) + ZMUL(X, B, X) / (C))
+#define ZLERP3(A, B, C, X) ZLERP(A, B, C)
+Z_STAMP(Z_TERNARY_LOOP, zaddcmul, ZADDCMUL)
+Z_STAMP(Z_TERNARY_LOOP, zaddcdiv, ZADDCDIV)
+Z_STAMP(Z_TERNARY_LOOP, zlerp3, ZLERP3)
+
+/* pow(a, b) = exp(b log a) (C99's cpow); a Scalar exponent of 0, 1, 2, 3, -2, 0.5, -0.5
+ * or -1 takes the exact forms PyTorch's kernel takes (`extra` points to the mode). */
+enum { ZPOW_GENERAL, ZPOW_ZERO, ZPOW_ONE, ZPOW_SQUARE, ZPOW_CUBE, ZPOW_INV_SQUARE, ZPOW_SQRT,
+       ZPOW_RSQRT, ZPOW_RECIPROCAL };
+#define ZCPOW(A, B) _Generic((A), ptl_complex64: cpowf, default: cpow)(A, B)
+#define Z_POW_LOOP(NAME, SUF, T, R, F)                                                     \
+    static void NAME##_loop_##SUF(char **d, const int64_t *s, int64_t n, const void *extra) \
+    {                                                                                      \
+        const int mode = *(const int *)extra;                                              \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            const T a = *(const T *)(d[1] + i * s[1]);                                     \
+            const T b = *(const T *)(d[2] + i * s[2]);                                     \
+            T r;                                                                           \
+            switch (mode) {                                                                \
+            case ZPOW_ZERO: r = 1; break;                                                  \
+            case ZPOW_ONE: r = a; break;                                                   \
+            case ZPOW_SQUARE: r = ZMUL(a, a, a); break;                                    \
+            case ZPOW_CUBE: r = ZMUL(ZMUL(a, a, a), a, a); break;                          \
+            case ZPOW_INV_SQUARE: r = 1 / ZMUL(a, a, a); break;                            \
+            case ZPOW_SQRT: r = ZSQRT(a); break;                                           \
+            case ZPOW_RSQRT: r = 1 / ZSQRT(a); break;                                      \
+            case ZPOW_RECIPROCAL: r = 1 / a; break;                                        \
+            default: r = F(a, b); break;                                                   \
+            }                                                                              \
+            *(T *)(d[0] + i * s[0]) = r;                                                   \
+        }                                                                                  \
+    }
+Z_STAMP(Z_POW_LOOP, zpow, ZCPOW)
 
 /* eq / ne: complex inputs, bool output */
 #define Z_COMPARE_LOOP(NAME, SUF, T, R, OPR)                                               \
@@ -289,7 +498,6 @@ Z_STAMP(Z_PREDICATE_LOOP, zisfinite, ZISFINITE)
 #define ZNEG(A) (-(A))
 #define ZEXP(A) _Generic((A), ptl_complex64: cexpf, default: cexp)(A)
 #define ZLOG(A) _Generic((A), ptl_complex64: clogf, default: clog)(A)
-#define ZSQRT(A) _Generic((A), ptl_complex64: csqrtf, default: csqrt)(A)
 #define ZCONJ(A) _Generic((A), ptl_complex64: conjf, default: conj)(A)
 #define ZRECIPROCAL(A) (1 / (A))
 DEFINE_Z_UNARY(zneg, ZNEG)
@@ -322,12 +530,33 @@ DEFINE_Z_TO_REAL(zangle, ZANGLE)
 
 static const int self_other[2] = {0, 1};
 
+static const int self_t1_t2[3] = {0, 1, 2};
+
+/* The result type of the tensors at idx[0..n) (no Scalar among them). */
+static PtlDtype
+tensors_result_type(const PtlIValue *s, const int *idx, int n)
+{
+    PtlTensorImpl *ts[3];
+    for (int i = 0; i < n; i++) {
+        ts[i] = s[idx[i]].u.t;
+    }
+    return ptl_result_type(ts, n);
+}
+
 static int
 add_sub_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)ks;
-    /* alpha is a real Scalar: the parser has no complex Scalar yet */
-    double alpha = ptl_iv_to_double(&s[2]);
+    /* PyTorch's alpha_check, on the inputs' common dtype */
+    double alpha[2] = {ptl_iv_to_double(&s[2]), ptl_iv_imag(&s[2])};
+    PtlDtype rt = tensors_result_type(s, self_other, 2);
+    if (s[2].tag == PTL_IV_COMPLEX && !ptl_dtype_is_complex(rt)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, ptl_dtype_is_floating(rt)
+            ? "For non-complex input tensors, argument alpha must not be a complex number."
+            : "For integral input tensors, argument alpha must not be a floating point number.");
+    }
+    if (ks & PTL_KEYSET(PTL_KEY_CUDA)) {   /* no complex CUDA kernel */
+        return complex_fallback(op, ks, s);
+    }
     const char *name = op->schema.name + 6;
     int is_sub = name[0] == 's' || name[0] == 'r';
     if (op->id == PTL_OP_rsub_Tensor) {   /* other - alpha * self */
@@ -335,24 +564,122 @@ add_sub_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         s[0] = s[1];
         s[1] = t;
     }
-    return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), is_sub ? zsub_loops : zadd_loops,
-                         &alpha);
+    return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(),
+                         is_sub ? zsubc_loops : zaddc_loops, alpha);
 }
+
+static const double no_scalar[2] = {0, 0};
 
 static int
 mul_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
-    double unused = 0;
-    return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), zmul_loops, &unused);
+    return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), zmul_loops, no_scalar);
 }
 
 static int
 div_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
-    double unused = 0;
-    return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), zdiv_loops, &unused);
+    return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), zdiv_loops, no_scalar);
+}
+
+/* A real result type with a complex Scalar: the real kernel below with the Scalar
+ * converted (an imaginary part raises PyTorch's "value cannot be converted to type float
+ * without overflow").  1 when it ran (0 or -1 in *rc), 0 when the result is complex. */
+static int
+real_result(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, PtlDtype rt, int *rc)
+{
+    if (ptl_dtype_is_complex(rt)) {
+        return 0;
+    }
+    *rc = redispatch_real(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s, rt);
+    return 1;
+}
+
+/* addcmul / addcdiv (and their _ and .out forms) of complex tensors, value complex or real */
+static int
+addc_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    int rc, is_div = strncmp(op->schema.name + 6, "addcdiv", 7) == 0;
+    if (ks & PTL_KEYSET(PTL_KEY_CUDA)) {   /* no complex CUDA kernel */
+        return complex_fallback(op, ks, s);
+    }
+    if (real_result(op, ks, s, tensors_result_type(s, self_t1_t2, 3), &rc)) {
+        return rc;
+    }
+    double value[2] = {ptl_iv_to_double(&s[3]), ptl_iv_imag(&s[3])};
+    return ptl_pointwise(op, s, 3, self_t1_t2, ptl_iter_config(),
+                         is_div ? zaddcdiv_loops : zaddcmul_loops, value);
+}
+
+/* lerp.Scalar / lerp.Tensor (and lerp_) of complex tensors */
+static int
+lerp_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    int rc, tensor_weight = s[2].tag == PTL_IV_TENSOR;
+    PtlTensorImpl *self = s[0].u.t, *end = s[1].u.t;
+    PtlDtype rt = tensors_result_type(s, self_t1_t2, tensor_weight ? 3 : 2);
+    if (ks & PTL_KEYSET(PTL_KEY_CUDA)) {   /* no complex CUDA kernel */
+        return complex_fallback(op, ks, s);
+    }
+    if (real_result(op, ks, s, rt, &rc)) {
+        return rc;
+    }
+    /* PyTorch's checks (ptl_lerp_check's, for the complex dtypes) */
+    if (end->dtype != self->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected dtype %s for `end` but got dtype %s",
+                             ptl_dtype_cpp_name(self->dtype), ptl_dtype_cpp_name(end->dtype));
+    }
+    if (tensor_weight && s[2].u.t->dim > 0 && s[2].u.t->dtype != self->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected dtype %s for `weight` but got dtype %s",
+                             ptl_dtype_cpp_name(self->dtype),
+                             ptl_dtype_cpp_name(s[2].u.t->dtype));
+    }
+    if (tensor_weight) {
+        return ptl_pointwise(op, s, 3, self_t1_t2, ptl_iter_config(), zlerp3_loops, no_scalar);
+    }
+    double w[2] = {ptl_iv_to_double(&s[2]), ptl_iv_imag(&s[2])};
+    return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), zlerp_loops, w);
+}
+
+/* pow.Tensor_Tensor, pow.Tensor_Scalar, pow.Scalar (and their _ and .out forms) with a
+ * complex operand or result: a Scalar joins as a wrapped number (its category counts, so
+ * pow(float32 tensor, 1j) is complex64), then zpow's loop. */
+static int
+pow_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    if (ks & PTL_KEYSET(PTL_KEY_CUDA)) {   /* no complex CUDA kernel */
+        return complex_fallback(op, ks, s);
+    }
+    int which = s[0].tag != PTL_IV_TENSOR ? 0 : s[1].tag != PTL_IV_TENSOR ? 1 : -1;
+    int mode = ZPOW_GENERAL;
+    PtlIValue st[3] = {s[0], s[1], op->schema.nargs > 2 ? s[2] : ptl_iv_none()};
+    PtlTensorImpl *w = NULL;
+    if (which >= 0) {
+        if ((w = ptl_wrapped_scalar(&s[which])) == NULL) {
+            return -1;
+        }
+        st[which] = ptl_iv_tensor(w);
+    }
+    if (which == 1 && ptl_iv_imag(&s[1]) == 0) {
+        static const struct {
+            double e;
+            int mode;
+        } exact[] = {{0, ZPOW_ZERO}, {1, ZPOW_ONE}, {2, ZPOW_SQUARE}, {3, ZPOW_CUBE},
+                     {-2, ZPOW_INV_SQUARE}, {0.5, ZPOW_SQRT}, {-0.5, ZPOW_RSQRT},
+                     {-1, ZPOW_RECIPROCAL}};
+        double e = ptl_iv_to_double(&s[1]);
+        for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
+            mode = e == exact[i].e ? exact[i].mode : mode;
+        }
+    }
+    int rc = ptl_pointwise(op, st, 2, self_other, ptl_iter_config(), zpow_loops, &mode);
+    ptl_xdecref(w);
+    if (rc == 0) {
+        s[0] = st[0];
+    }
+    return rc;
 }
 
 static int
@@ -785,6 +1112,24 @@ static const PtlKernelReg complex_kernels[] = {
     {PTL_OP_mul_Tensor, PTL_KEY_COMPLEX, mul_complex},
     {PTL_OP_mul__Tensor, PTL_KEY_COMPLEX, mul_complex},
     {PTL_OP_mul_out, PTL_KEY_COMPLEX, mul_complex},
+    {PTL_OP_addcmul, PTL_KEY_COMPLEX, addc_complex},
+    {PTL_OP_addcmul_, PTL_KEY_COMPLEX, addc_complex},
+    {PTL_OP_addcmul_out, PTL_KEY_COMPLEX, addc_complex},
+    {PTL_OP_addcdiv, PTL_KEY_COMPLEX, addc_complex},
+    {PTL_OP_addcdiv_, PTL_KEY_COMPLEX, addc_complex},
+    {PTL_OP_addcdiv_out, PTL_KEY_COMPLEX, addc_complex},
+    {PTL_OP_lerp_Scalar, PTL_KEY_COMPLEX, lerp_complex},
+    {PTL_OP_lerp__Scalar, PTL_KEY_COMPLEX, lerp_complex},
+    {PTL_OP_lerp_Tensor, PTL_KEY_COMPLEX, lerp_complex},
+    {PTL_OP_lerp__Tensor, PTL_KEY_COMPLEX, lerp_complex},
+    {PTL_OP_pow_Tensor_Tensor, PTL_KEY_COMPLEX, pow_complex},
+    {PTL_OP_pow__Tensor_Tensor, PTL_KEY_COMPLEX, pow_complex},
+    {PTL_OP_pow_Tensor_Tensor_out, PTL_KEY_COMPLEX, pow_complex},
+    {PTL_OP_pow_Tensor_Scalar, PTL_KEY_COMPLEX, pow_complex},
+    {PTL_OP_pow__Scalar, PTL_KEY_COMPLEX, pow_complex},
+    {PTL_OP_pow_Tensor_Scalar_out, PTL_KEY_COMPLEX, pow_complex},
+    {PTL_OP_pow_Scalar, PTL_KEY_COMPLEX, pow_complex},
+    {PTL_OP_pow_Scalar_out, PTL_KEY_COMPLEX, pow_complex},
     {PTL_OP_div_Tensor, PTL_KEY_COMPLEX, div_complex},
     {PTL_OP_div__Tensor, PTL_KEY_COMPLEX, div_complex},
     {PTL_OP_div_out, PTL_KEY_COMPLEX, div_complex},

@@ -1087,10 +1087,35 @@ ptl_item_int(PtlTensorImpl *t)
 /* ---- fill ---- */
 
 /* 0 when the Scalar v fits dt, else -1 with PyTorch's overflow error (c10's
- * checked_convert: unsigned types also take -max..-1, which wrap). */
+ * checked_convert: unsigned types also take -max..-1, which wrap; a complex with a nonzero
+ * imaginary part fits no real dtype). */
 int
 ptl_scalar_check_range(const PtlIValue *v, PtlDtype dt)
 {
+    /* a complex: the type PyTorch's check names (fill_ of one half element names double
+     * there, of more c10::Half: the general case here); bool takes any complex (true when
+     * either part is nonzero) */
+    static const char *const c_names[PTL_DTYPE_COUNT] = {
+        [PTL_DTYPE_UINT8] = "uint8_t", [PTL_DTYPE_INT8] = "int8_t", [PTL_DTYPE_INT16] = "int16_t",
+        [PTL_DTYPE_INT32] = "int", [PTL_DTYPE_INT64] = "int64_t",
+        [PTL_DTYPE_FLOAT16] = "c10::Half", [PTL_DTYPE_BFLOAT16] = "c10::BFloat16",
+        [PTL_DTYPE_FLOAT32] = "float",
+        [PTL_DTYPE_FLOAT64] = "double",
+    };
+    if (v->tag == PTL_IV_COMPLEX && dt == PTL_DTYPE_COMPLEX64 &&
+        ((isfinite(v->u.z.re) && fabs(v->u.z.re) > 3.4028234663852886e38) ||
+         (isfinite(v->u.z.im) && fabs(v->u.z.im) > 3.4028234663852886e38))) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "value cannot be converted to type "
+                             "c10::complex<float> without overflow");
+    }
+    if (ptl_iv_imag(v) != 0 && c_names[dt] != NULL) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "value cannot be converted to type %s without overflow",
+                             c_names[dt]);
+    }
+    if (v->tag == PTL_IV_COMPLEX && ptl_dtype_is_complex(dt)) {
+        return 0;
+    }
     static const struct {
         const char *name;
         double lo, hi;
@@ -1117,17 +1142,38 @@ ptl_scalar_check_range(const PtlIValue *v, PtlDtype dt)
 }
 
 
+void
+ptl_store_scalar(char *p, PtlDtype dtype, const PtlIValue *v)
+{
+    if (v->tag == PTL_IV_DOUBLE) {
+        ptl_store_double(p, dtype, v->u.d);
+    }
+    else if (v->tag == PTL_IV_COMPLEX) {   /* a real dtype keeps the real part, bool both */
+        ptl_complex128 z = ptl_cmplx(v->u.z.re, v->u.z.im);
+        ptl_convert_scalar(p, dtype, (const char *)&z, PTL_DTYPE_COMPLEX128);
+    }
+    else {
+        ptl_store_int(p, dtype, ptl_iv_to_int(v));
+    }
+}
+
+PtlTensorImpl *
+ptl_wrapped_scalar(const PtlIValue *v)
+{
+    switch (v->tag) {
+    case PTL_IV_DOUBLE: return ptl_wrapped_double(v->u.d);
+    case PTL_IV_BOOL: return ptl_wrapped_bool(v->u.b);
+    case PTL_IV_COMPLEX: return ptl_wrapped_complex(v->u.z.re, v->u.z.im);
+    default: return ptl_wrapped_int(ptl_iv_to_int(v));
+    }
+}
+
 int
 ptl_fill_scalar(PtlTensorImpl *t, const PtlIValue *value)
 {
     char buf[16];
     size_t item = ptl_dtype_itemsize(t->dtype);
-    if (value->tag == PTL_IV_DOUBLE) {
-        ptl_store_double(buf, t->dtype, value->u.d);
-    }
-    else {
-        ptl_store_int(buf, t->dtype, ptl_iv_to_int(value));
-    }
+    ptl_store_scalar(buf, t->dtype, value);
     PtlTensorImpl *src = ptl_empty(0, NULL, t->dtype, ptl_device_cpu());
     if (src == NULL) {
         return -1;

@@ -76,12 +76,7 @@ fill_new(PtlTensorImpl *t, const PtlIValue *v)
     if (src == NULL) {
         return -1;
     }
-    if (v->tag == PTL_IV_DOUBLE) {
-        ptl_store_double(ptl_tensor_data(src), t->dtype, v->u.d);
-    }
-    else {
-        ptl_store_int(ptl_tensor_data(src), t->dtype, ptl_iv_to_int(v));
-    }
+    ptl_store_scalar(ptl_tensor_data(src), t->dtype, v);
     int rc = ptl_copy_into(t, src);
     ptl_decref(src);
     return rc;
@@ -156,6 +151,9 @@ fill_factory_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     else if (full && value.tag == PTL_IV_INT) {
         dflt = PTL_DTYPE_INT64;
+    }
+    else if (full && value.tag == PTL_IV_COMPLEX) {   /* the default complex dtype */
+        dflt = ptl_dtype_to_complex(dflt);
     }
     PtlDtype dt = dtype_or(&s[full ? 2 : 1], dflt);
     PtlDevice dev = device_or(&s[full ? 4 : 3], ptl_device_cpu());
@@ -519,7 +517,12 @@ scalar_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlDtype dt = dtype_or(&s[1], ptl_default_dtype());
     PtlDevice dev = device_or(&s[3], ptl_device_cpu());
     PtlTensorImpl *t;
-    if (check_device(dev) < 0 || (t = new_filled(0, NULL, dt, &s[0], dev)) == NULL) {
+    /* PyTorch's checked conversion; a half type converts through double there (1e300 gives
+     * inf, 1j double's error) */
+    int halves = dt == PTL_DTYPE_FLOAT16 || dt == PTL_DTYPE_BFLOAT16;
+    if (check_device(dev) < 0 ||
+        ptl_scalar_check_range(&s[0], halves ? PTL_DTYPE_FLOAT64 : dt) < 0 ||
+        (t = new_filled(0, NULL, dt, &s[0], dev)) == NULL) {
         return -1;
     }
     return set_result(s, t, dev);

@@ -1006,6 +1006,9 @@ value_of(const PtlIValue *v, PtlDtype dtype, const char *name)
                       name, v->u.t->dim);
         return NULL;
     }
+    if (complex_value_check(v->u.t, dtype) < 0) {
+        return NULL;
+    }
     if (v->u.t->device.type != PTL_DEVICE_CUDA) {   /* a meta value stays meta */
         return ptl_cast(v->u.t, dtype);
     }
@@ -1185,7 +1188,8 @@ masked_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     case 1: loop = masked_fill_loop_1; break;
     case 2: loop = masked_fill_loop_2; break;
     case 4: loop = masked_fill_loop_4; break;
-    default: loop = masked_fill_loop_8; break;
+    case 8: loop = masked_fill_loop_8; break;
+    default: loop = masked_fill_loop_16; break;
     }
     static const int order[3] = {2, -1, 1};   /* mask ? value : self */
     if ((index_on_device(out) ? index_select_device(&it, PTL_DEVICE_SEL_WHERE, order, val)

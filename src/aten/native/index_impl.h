@@ -20,7 +20,8 @@ copy_elem(char *dst, const char *src, size_t item)
     case 1: *dst = *src; break;
     case 2: memcpy(dst, src, 2); break;
     case 4: memcpy(dst, src, 4); break;
-    default: memcpy(dst, src, 8); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, 16); break;   /* complex128 */
     }
 }
 
@@ -62,7 +63,8 @@ take_row(char *out, int64_t ostride, const char *self, const int64_t *off, int64
     case 1: ROW_MOVE_LOOP(1, out, j * ostride, self, off[j]) break;
     case 2: ROW_MOVE_LOOP(2, out, j * ostride, self, off[j]) break;
     case 4: take_row4(out, ostride, self, off, n); break;
-    default: ROW_MOVE_LOOP(8, out, j * ostride, self, off[j]) break;
+    case 8: ROW_MOVE_LOOP(8, out, j * ostride, self, off[j]) break;
+    default: ROW_MOVE_LOOP(16, out, j * ostride, self, off[j]) break;   /* complex128 */
     }
 }
 
@@ -74,7 +76,8 @@ put_row(char *self, const int64_t *off, const char *src, int64_t sstride, int64_
     case 1: ROW_MOVE_LOOP(1, self, off[j], src, j * sstride) break;
     case 2: ROW_MOVE_LOOP(2, self, off[j], src, j * sstride) break;
     case 4: ROW_MOVE_LOOP(4, self, off[j], src, j * sstride) break;
-    default: ROW_MOVE_LOOP(8, self, off[j], src, j * sstride) break;
+    case 8: ROW_MOVE_LOOP(8, self, off[j], src, j * sstride) break;
+    default: ROW_MOVE_LOOP(16, self, off[j], src, j * sstride) break;   /* complex128 */
     }
 }
 #undef ROW_MOVE_LOOP
@@ -183,6 +186,39 @@ target_reading(const PtlOperator *op, PtlTensorImpl *self, const PtlTensorImpl *
     return target_of(op, self);
 }
 
+/* 0 when the 0-dim value tensor v converts to dtype, else -1 with c10's checked_convert
+ * error: a complex value with an imaginary part fits no real dtype (masked_fill(m,
+ * tensor(2j)) of a float tensor). */
+static inline int
+complex_value_check(PtlTensorImpl *v, PtlDtype dtype)
+{
+    if (!ptl_dtype_is_complex(v->dtype) || ptl_dtype_is_complex(dtype) ||
+        !ptl_item_readable(v)) {
+        return 0;
+    }
+    double z[2];   /* complex128's layout: real, imaginary */
+    ptl_convert_scalar((char *)z, PTL_DTYPE_COMPLEX128, ptl_tensor_data(v), v->dtype);
+    PtlIValue zv = ptl_iv_complex(z[0], z[1]);
+    return ptl_scalar_check_range(&zv, dtype);
+}
+
+/* masked_fill's loop for complex128 (the Complex key passes masked_fill through): out =
+ * mask ? *extra : self, 16-byte elements as two 8-byte halves, kept by a bit mask as the
+ * narrower loops do (no branch on the mask): [*] out, self, mask (bool) */
+static inline void
+masked_fill_loop_16(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    const uint64_t *v = extra;
+    for (int64_t i = 0; i < n; i++) {
+        const uint64_t *a = (const uint64_t *)(d[1] + i * s[1]);
+        uint64_t *o = (uint64_t *)(d[0] + i * s[0]);
+        uint64_t take = (uint64_t)0 - (uint64_t)(*(const uint8_t *)(d[2] + i * s[2]) != 0);
+        uint64_t lo = (v[0] & take) | (a[0] & ~take), hi = (v[1] & take) | (a[1] & ~take);
+        o[0] = lo;
+        o[1] = hi;
+    }
+}
+
 /* A 0-dim tensor of dtype holding a Scalar argument (exact for integers). */
 static inline PtlTensorImpl *
 scalar_of(const PtlIValue *v, PtlDtype dtype)
@@ -191,12 +227,7 @@ scalar_of(const PtlIValue *v, PtlDtype dtype)
     if (t == NULL) {
         return NULL;
     }
-    if (v->tag == PTL_IV_DOUBLE) {
-        ptl_store_double(ptl_tensor_data(t), dtype, v->u.d);
-    }
-    else {
-        ptl_store_int(ptl_tensor_data(t), dtype, ptl_iv_to_int(v));
-    }
+    ptl_store_scalar(ptl_tensor_data(t), dtype, v);
     return t;
 }
 

@@ -37,11 +37,37 @@ effective_beta(const PtlIValue *beta, PtlDtype dt)
                                                                  : (double)ptl_iv_to_int(beta);
 }
 
+/* A Scalar's {real, imaginary} parts (Note [Complex Scalars] in ivalue.h), beta's real part
+ * as effective_beta gives it; 0 when a complex one does not convert to a real dt (PyTorch's
+ * "value cannot be converted to type float without overflow"), else -1. */
+static int
+scalar_parts(const PtlIValue *v, PtlDtype dt, int is_beta, double out[2])
+{
+    out[0] = is_beta ? effective_beta(v, dt) : ptl_iv_to_double(v);
+    out[1] = ptl_iv_imag(v);
+    return v->tag == PTL_IV_COMPLEX ? ptl_scalar_check_range(v, dt) : 0;
+}
+
+/* c = alpha * a @ b + beta * src (src NULL: c) for any dtype; alpha and beta {re, im}, the
+ * imaginary parts read for complex c only (gemm_complex.c). */
+static int
+gemm_scaled(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, const double alpha[2],
+            const double beta[2], PtlTensorImpl *src)
+{
+    if (ptl_dtype_is_complex(c->dtype)) {
+        return ptl_gemm_complex(c, a, b, alpha, beta, src, 0);
+    }
+    return ptl_gemm_add(c, a, b, alpha[0], beta[0], src);
+}
+
+static const double one[2] = {1, 0}, zero[2] = {0, 0};
+
 /* c = alpha * a @ b + beta * c for vectors and matrices given as matrix views. */
 static int
-gemm_views(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta)
+gemm_views(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, const double alpha[2],
+           const double beta[2])
 {
-    int rc = c && a && b ? ptl_gemm(c, a, b, alpha, beta) : -1;
+    int rc = c && a && b ? gemm_scaled(c, a, b, alpha, beta, NULL) : -1;
     ptl_xdecref(c);
     ptl_xdecref(a);
     ptl_xdecref(b);
@@ -183,9 +209,12 @@ add_product(PtlIValue *s, const char *name, PtlTensorImpl *ex, PtlTensorImpl *a,
         not_implemented(name, ex->dtype);
         goto error;
     }
+    double al[2], be[2];
+    if (scalar_parts(&s[3], ex->dtype, 1, be) < 0 || scalar_parts(&s[4], ex->dtype, 0, al) < 0) {
+        goto error;
+    }
     res = ptl_empty(ex->dim, ex->sizes, ex->dtype, ex->device);
-    if (res == NULL || ptl_gemm_add(res, a, b, ptl_iv_to_double(&s[4]),
-                                    effective_beta(&s[3], res->dtype), ex) < 0) {
+    if (res == NULL || gemm_scaled(res, a, b, al, be, ex) < 0) {
         goto error;
     }
     ptl_decref(ex);
@@ -293,17 +322,20 @@ addmv_impl(PtlIValue *s, PtlTensorImpl *self, PtlTensorImpl *mat, PtlTensorImpl 
     if (dt == PTL_DTYPE_BOOL) {
         return not_implemented("addmv_impl_cpu", dt);
     }
+    double al[2] = {1.0, 0.0}, be[2] = {0.0, 0.0};
+    if ((self != NULL && scalar_parts(beta, dt, 1, be) < 0) ||
+        (alpha != NULL && scalar_parts(alpha, dt, 0, al) < 0)) {
+        return -1;
+    }
     if ((res = ptl_empty(1, &m, dt, mat->device)) == NULL) {
         return -1;
     }
-    double be = self ? effective_beta(beta, dt) : 0.0;
-    if (be != 0 && ptl_copy_into(res, self) < 0) {
+    if ((be[0] != 0 || be[1] != 0) && ptl_copy_into(res, self) < 0) {
         goto error;
     }
     if (gemm_views(as_matrix(res, m, 1, 1, 1), as_matrix(mat, m, k, mat->strides[0],
                                                          mat->strides[1]),
-                   as_matrix(vec, k, 1, vec->strides[0], 1),
-                   alpha ? ptl_iv_to_double(alpha) : 1.0, be) < 0) {
+                   as_matrix(vec, k, 1, vec->strides[0], 1), al, be) < 0) {
         goto error;
     }
     s[0] = ptl_iv_tensor(res);
@@ -364,7 +396,6 @@ dot_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return -1;
     }
     if (op->id == PTL_OP_vdot && ptl_dtype_is_complex(a->dtype)) {
-        static const double one[2] = {1, 0}, zero[2] = {0, 0};
         PtlTensorImpl *cm = as_matrix(res, 1, 1, 1, 1), *am = as_matrix(a, 1, k, 1, a->strides[0]);
         PtlTensorImpl *bm = as_matrix(b, k, 1, b->strides[0], 1);
         int rc = cm && am && bm ? ptl_gemm_complex(cm, am, bm, one, zero, NULL, 1) : -1;
@@ -377,7 +408,7 @@ dot_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         }
     }
     else if (gemm_views(as_matrix(res, 1, 1, 1, 1), as_matrix(a, 1, k, 1, a->strides[0]),
-                        as_matrix(b, k, 1, b->strides[0], 1), 1.0, 0.0) < 0) {
+                        as_matrix(b, k, 1, b->strides[0], 1), one, zero) < 0) {
         ptl_decref(res);
         return -1;
     }

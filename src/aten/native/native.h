@@ -215,6 +215,12 @@ int ptl_fill_scalar(PtlTensorImpl *t, const PtlIValue *value);
 /* 0 when the Scalar v converts to dt, else -1 with PyTorch's "value cannot be converted to
  * type X without overflow" (c10's checked_convert, as fill_, masked_fill, full do). */
 int ptl_scalar_check_range(const PtlIValue *v, PtlDtype dt);
+/* Writes the Scalar v (int, double, bool or complex) converted to dtype at p (one element):
+ * a complex into a real dtype keeps its real part (check the range first). */
+void ptl_store_scalar(char *p, PtlDtype dtype, const PtlIValue *v);
+/* A wrapped-number tensor for the Scalar v (new ref): int64, float64, bool or complex128,
+ * so a result type computed with it follows PyTorch's category rules. */
+PtlTensorImpl *ptl_wrapped_scalar(const PtlIValue *v);
 
 /* logsumexp's vector kernels, the softmax ones without their stores (nn.c, Note [Softmax
  * columns]): for the contiguous float32/float64 run x[0..n), *m = its max (NaN when the run

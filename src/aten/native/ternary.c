@@ -168,9 +168,28 @@ DEFINE_WHERE_LOOP(uint32_t, 4)
 DEFINE_WHERE_LOOP(uint64_t, 8)
 #undef WHERE_RUN
 
+/* complex128 (the Complex key passes where through): a 16-byte element as two 8-byte
+ * halves, each picked by WHERE_SELECT's mask */
+static void
+where_loop_16(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    (void)extra;
+    for (int64_t i = 0; i < n; i++) {
+        uint8_t c = *(const uint8_t *)(d[1] + i * s[1]);
+        const uint64_t *a = (const uint64_t *)(d[2] + i * s[2]);
+        const uint64_t *b = (const uint64_t *)(d[3] + i * s[3]);
+        uint64_t *o = (uint64_t *)(d[0] + i * s[0]);
+        uint64_t lo = WHERE_SELECT(uint64_t, c, a[0], b[0]);
+        uint64_t hi = WHERE_SELECT(uint64_t, c, a[1], b[1]);
+        o[0] = lo;
+        o[1] = hi;
+    }
+}
+
 static const PtlLoop where_loops[PTL_DTYPE_COUNT] = {   /* ORDER DTYPE */
     where_loop_1, where_loop_1, where_loop_1, where_loop_2, where_loop_4,
     where_loop_8, where_loop_2, where_loop_2, where_loop_4, where_loop_8,
+    where_loop_8, where_loop_16,
 };
 
 /* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor (also .self_out) */
@@ -311,13 +330,7 @@ wrap_to(PtlDtype dt, int64_t v)
 static PtlTensorImpl *
 wrap_scalar(const PtlIValue *v)
 {
-    if (v->tag == PTL_IV_DOUBLE) {
-        return ptl_wrapped_double(v->u.d);
-    }
-    if (v->tag == PTL_IV_BOOL) {
-        return ptl_wrapped_bool(v->u.b);
-    }
-    return ptl_wrapped_int(v->u.i);
+    return ptl_wrapped_scalar(v);
 }
 
 /* The scalar forms: clamp(Tensor self, Scalar? min=None, Scalar? max=None) (also clamp_,

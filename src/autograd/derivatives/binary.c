@@ -8,38 +8,62 @@
 
 #include "../formula.h"
 
+/* add(self, other, alpha): g, g conj(alpha) (a complex alpha: Note [Complex Scalars]) */
 int
 add_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    double alpha = ptl_iv_to_double(&n->args[2]);
+    const PtlIValue *alpha = &n->args[2];
     if (NEEDS(0) && put_same(n, go, 0, gi[0]) < 0) {
         return -1;
     }
     if (NEEDS(1)) {
-        return alpha == 1.0 ? put_same(n, go, 1, gi[0]) : put(n, go, 1, mul_num(gi[0], alpha));
+        return scalar_is_one(alpha) ? put_same(n, go, 1, gi[0])
+                                    : put(n, go, 1, mul_scalar_conj(gi[0], alpha));
     }
     return 0;
+}
+
+/* -alpha, the factor of sub's other and rsub's self */
+static PtlIValue
+negated(const PtlIValue *alpha)
+{
+    return alpha->tag == PTL_IV_COMPLEX ? ptl_iv_complex(-alpha->u.z.re, -alpha->u.z.im)
+                                        : ptl_iv_double(-ptl_iv_to_double(alpha));
 }
 
 int
 sub_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    double alpha = ptl_iv_to_double(&n->args[2]);
+    PtlIValue neg = negated(&n->args[2]);
     if (NEEDS(0) && put_same(n, go, 0, gi[0]) < 0) {
         return -1;
     }
-    return NEEDS(1) ? put(n, go, 1, mul_num(gi[0], -alpha)) : 0;
+    return NEEDS(1) ? put(n, go, 1, mul_scalar_conj(gi[0], &neg)) : 0;
 }
 
 /* rsub(self, other, alpha) = other - alpha * self */
 int
 rsub_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    double alpha = ptl_iv_to_double(&n->args[2]);
-    if (NEEDS(0) && put(n, go, 0, mul_num(gi[0], -alpha)) < 0) {
+    PtlIValue neg = negated(&n->args[2]);
+    if (NEEDS(0) && put(n, go, 0, mul_scalar_conj(gi[0], &neg)) < 0) {
         return -1;
     }
     return NEEDS(1) ? put_same(n, go, 1, gi[0]) : 0;
+}
+
+/* *t replaced by conj(*t) when complex (the factor PyTorch's pow formulas conjugate); 0 or
+ * -1 */
+static int
+conj_in_place(PtlTensorImpl **t)
+{
+    if (!ptl_dtype_is_complex((*t)->dtype)) {
+        return 0;
+    }
+    PtlTensorImpl *c = op1(PTL_OP_conj_physical, *t);
+    ptl_decref(*t);
+    *t = c;
+    return c ? 0 : -1;
 }
 
 /* g * conj(other), g * conj(self): the conjugates matter for complex operands only */
@@ -91,7 +115,7 @@ pow_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
             goto done;
         }
         PTL_CLEAR(t1);
-        if ((t1 = op2(PTL_OP_mul_Tensor, t2, ex)) == NULL ||
+        if ((t1 = op2(PTL_OP_mul_Tensor, t2, ex)) == NULL || conj_in_place(&t1) < 0 ||
             put(n, go, 0, op2(PTL_OP_mul_Tensor, gi[0], t1)) < 0) {
             goto done;
         }
@@ -107,7 +131,7 @@ pow_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         }
         PTL_CLEAR(t1);
         PtlIValue w[3] = {ptl_iv_tensor(t3), ptl_iv_tensor(zero), ptl_iv_tensor(t2)};
-        if ((t1 = callv(PTL_OP_where_self, 3, w)) == NULL ||
+        if ((t1 = callv(PTL_OP_where_self, 3, w)) == NULL || conj_in_place(&t1) < 0 ||
             put(n, go, 1, op2(PTL_OP_mul_Tensor, gi[0], t1)) < 0) {
             goto done;
         }
@@ -144,14 +168,18 @@ pow_tensor_scalar_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (!NEEDS(0)) {
         return 0;
     }
-    double e = ptl_iv_to_double(&n->args[1]);
+    double e = ptl_iv_to_double(&n->args[1]), ei = ptl_iv_imag(&n->args[1]);
     PtlTensorImpl *self = sv(sc, n, 0);
-    if (e == 0.0) {
+    if (e == 0.0 && ei == 0.0) {
         return scope_end(sc, give(n, go, 0, zeros_of(sc, self)));
     }
-    PtlIValue v[2] = {ptl_iv_tensor(self), ptl_iv_double(e - 1.0)};
+    /* g conj(e self^(e - 1)): the conjugate matters for a complex self or e only */
+    PtlIValue v[2] = {ptl_iv_tensor(self),
+                      ei != 0.0 ? ptl_iv_complex(e - 1.0, ei) : ptl_iv_double(e - 1.0)};
     PtlTensorImpl *power = fv(sc, PTL_OP_pow_Tensor_Scalar, 2, v);
-    return scope_end(sc, give(n, go, 0, MUL(gi[0], MULN(power, e))));
+    PtlTensorImpl *factor = ei != 0.0 ? MUL(power, own(sc, ptl_wrapped_complex(e, ei)))
+                                      : MULN(power, e);
+    return scope_end(sc, give(n, go, 0, MUL(gi[0], CONJ(factor))));
 }
 
 /* derivatives.yaml  pow.Scalar:  exponent: pow_backward_exponent(grad, self, exponent, result),
@@ -163,12 +191,18 @@ pow_scalar_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (!NEEDS(0)) {
         return 0;
     }
-    double base = ptl_iv_to_double(&n->args[0]);
-    PtlTensorImpl *ex = sv(sc, n, 0), *factor = MULN(sv(sc, n, 1), log(base));
+    double base = ptl_iv_to_double(&n->args[0]), bi = ptl_iv_imag(&n->args[0]);
+    PtlTensorImpl *ex = sv(sc, n, 0), *factor;
+    if (bi != 0.0) {   /* a complex base: g conj(result log(base)), log(base) in double */
+        factor = MUL(sv(sc, n, 1),
+                     own(sc, ptl_wrapped_complex(log(hypot(base, bi)), atan2(bi, base))));
+        return scope_end(sc, give(n, go, 0, MUL(gi[0], CONJ(factor))));
+    }
+    factor = MULN(sv(sc, n, 1), log(base));
     if (base == 0.0) {
         factor = WHERE(GE(ex, inum(sc, 0)), zeros_of(sc, factor), factor);
     }
-    return scope_end(sc, give(n, go, 0, MUL(gi[0], factor)));
+    return scope_end(sc, give(n, go, 0, MUL(gi[0], CONJ(factor))));
 }
 
 /* remainder / fmod(self, other) = self - other * q with q = floor / trunc of self / other:

@@ -48,10 +48,10 @@ product_grad_second(Scope *sc, PtlOpId mm, PtlTensorImpl *g, PtlTensorImpl *a, P
  * scale them by alpha and self by beta */
 static int
 batched_mm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, PtlOpId mm, int first,
-                    double alpha)
+                    const PtlIValue *alpha)
 {
     Scope scope = {0}, *sc = &scope;
-    PtlTensorImpl *g = alpha == 1.0 ? gi[0] : MULN(gi[0], alpha);
+    PtlTensorImpl *g = alpha == NULL ? gi[0] : MULS(gi[0], alpha);   /* g conj(alpha) */
     PtlTensorImpl *a = sv(sc, n, 0), *b = a ? sv(sc, n, 1) : NULL, *ga, *gb;
     int rc = -1;
     if (b == NULL) {
@@ -78,25 +78,24 @@ done:
 int
 mm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    return batched_mm_backward(n, gi, go, PTL_OP_mm, 0, 1.0);
+    return batched_mm_backward(n, gi, go, PTL_OP_mm, 0, NULL);
 }
 
 int
 bmm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    return batched_mm_backward(n, gi, go, PTL_OP_bmm, 0, 1.0);
+    return batched_mm_backward(n, gi, go, PTL_OP_bmm, 0, NULL);
 }
 
-/* self's part of addmm/addmv/baddbmm: beta g (finish() sums the broadcast) */
+/* self's part of addmm/addmv/baddbmm: g conj(beta) (finish() sums the broadcast) */
 static int
 beta_part(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope scope = {0}, *sc = &scope;
-    double beta = ptl_iv_to_double(&n->args[3]);
     if (!NEEDS(0)) {
         return 0;
     }
-    return scope_end(sc, give(n, go, 0, beta == 1.0 ? gi[0] : MULN(gi[0], beta)));
+    return scope_end(sc, give(n, go, 0, MULS(gi[0], &n->args[3])));
 }
 
 int
@@ -105,7 +104,7 @@ addmm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (beta_part(n, gi, go) < 0) {
         return -1;
     }
-    return batched_mm_backward(n, gi, go, PTL_OP_mm, 1, ptl_iv_to_double(&n->args[4]));
+    return batched_mm_backward(n, gi, go, PTL_OP_mm, 1, &n->args[4]);
 }
 
 int
@@ -114,15 +113,15 @@ baddbmm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (beta_part(n, gi, go) < 0) {
         return -1;
     }
-    return batched_mm_backward(n, gi, go, PTL_OP_bmm, 1, ptl_iv_to_double(&n->args[4]));
+    return batched_mm_backward(n, gi, go, PTL_OP_bmm, 1, &n->args[4]);
 }
 
 /* mv(a, v) (and addmv's a, v scaled by alpha): outer(g, conj(v)), a^H g */
 static int
-mv_part(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, int first, double alpha)
+mv_part(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, int first, const PtlIValue *alpha)
 {
     Scope scope = {0}, *sc = &scope;
-    PtlTensorImpl *g = alpha == 1.0 ? gi[0] : MULN(gi[0], alpha);
+    PtlTensorImpl *g = alpha == NULL ? gi[0] : MULS(gi[0], alpha);   /* g conj(alpha) */
     int rc = -1;
     if (NEEDS(first) && give(n, go, first, f2(sc, PTL_OP_outer, g, CONJ(sv(sc, n, 1)))) < 0) {
         goto done;
@@ -139,7 +138,7 @@ done:
 int
 mv_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    return mv_part(n, gi, go, 0, 1.0);
+    return mv_part(n, gi, go, 0, NULL);
 }
 
 int
@@ -148,7 +147,7 @@ addmv_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (beta_part(n, gi, go) < 0) {
         return -1;
     }
-    return mv_part(n, gi, go, 1, ptl_iv_to_double(&n->args[4]));
+    return mv_part(n, gi, go, 1, &n->args[4]);
 }
 
 /* dot(a, b): g conj(b), g conj(a); vdot(a, b) = dot(conj(a), b): conj(g) b, g a */

@@ -3,26 +3,34 @@
  * tools/autograd/derivatives.yaml and FunctionsManual.cpp. */
 #include "../formula.h"
 
-/* lerp(self, end, w) = self + w (end - self): g (1 - w), g w, g (end - self) */
+/* lerp(self, end, w) = self + w (end - self): g conj(1 - w), g conj(w), g conj(end - self)
+ * (the conjugates matter for complex operands only) */
 int
 lerp_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope scope = {0}, *sc = &scope;
-    PtlTensorImpl *w;
+    PtlTensorImpl *w_conj, *one_minus_w_conj;
     int rc = -1;
     if (n->op->id == PTL_OP_lerp_Scalar || n->op->id == PTL_OP_lerp__Scalar) {
-        w = num(sc, ptl_iv_to_double(&n->args[2]));
+        /* conj(w) and conj(1 - w) as numbers, in double (an op on wrapped numbers alone
+         * would compute in the default dtype) */
+        double re = ptl_iv_to_double(&n->args[2]), im = ptl_iv_imag(&n->args[2]);
+        w_conj = im != 0.0 ? own(sc, ptl_wrapped_complex(re, -im)) : num(sc, re);
+        one_minus_w_conj = im != 0.0 ? own(sc, ptl_wrapped_complex(1.0 - re, im))
+                                     : num(sc, 1.0 - re);
     }
     else {
-        w = sv(sc, n, 2);
+        PtlTensorImpl *w = sv(sc, n, 2);
+        w_conj = CONJ(w);
+        one_minus_w_conj = CONJ(f2(sc, PTL_OP_rsub_Tensor, w, inum(sc, 1)));
     }
-    if (NEEDS(0) && give(n, go, 0, MUL(gi[0], f2(sc, PTL_OP_rsub_Tensor, w, inum(sc, 1)))) < 0) {
+    if (NEEDS(0) && give(n, go, 0, MUL(gi[0], one_minus_w_conj)) < 0) {
         goto done;
     }
-    if (NEEDS(1) && give(n, go, 1, MUL(gi[0], w)) < 0) {
+    if (NEEDS(1) && give(n, go, 1, MUL(gi[0], w_conj)) < 0) {
         goto done;
     }
-    if (NEEDS(2) && give(n, go, 2, MUL(gi[0], SUB(sv(sc, n, 1), sv(sc, n, 0)))) < 0) {
+    if (NEEDS(2) && give(n, go, 2, MUL(gi[0], CONJ(SUB(sv(sc, n, 1), sv(sc, n, 0))))) < 0) {
         goto done;
     }
     rc = 0;
@@ -30,20 +38,20 @@ done:
     return scope_end(sc, rc);
 }
 
-/* addcmul(self, t1, t2, value) = self + value t1 t2 */
+/* addcmul(self, t1, t2, value) = self + value t1 t2: g, g conj(value t2), g conj(value t1) */
 int
 addcmul_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope scope = {0}, *sc = &scope;
-    PtlTensorImpl *gv = MULN(gi[0], ptl_iv_to_double(&n->args[3]));
+    PtlTensorImpl *gv = MULS(gi[0], &n->args[3]);
     int rc = -1;
     if (NEEDS(0) && give(n, go, 0, gi[0]) < 0) {
         goto done;
     }
-    if (NEEDS(1) && give(n, go, 1, MUL(gv, sv(sc, n, 1))) < 0) {
+    if (NEEDS(1) && give(n, go, 1, MUL(gv, CONJ(sv(sc, n, 1)))) < 0) {
         goto done;
     }
-    if (NEEDS(2) && give(n, go, 2, MUL(gv, sv(sc, n, 0))) < 0) {
+    if (NEEDS(2) && give(n, go, 2, MUL(gv, CONJ(sv(sc, n, 0)))) < 0) {
         goto done;
     }
     rc = 0;
@@ -51,13 +59,14 @@ done:
     return scope_end(sc, rc);
 }
 
-/* addcdiv(self, t1, t2, value) = self + value t1 / t2 */
+/* addcdiv(self, t1, t2, value) = self + value t1 / t2: g, g conj(value / t2),
+ * -g conj(value t1 / t2^2) */
 int
 addcdiv_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope scope = {0}, *sc = &scope;
-    PtlTensorImpl *t1 = sv(sc, n, 0), *t2 = sv(sc, n, 1);
-    PtlTensorImpl *gv = DIV(MULN(gi[0], ptl_iv_to_double(&n->args[3])), t2);
+    PtlTensorImpl *t1 = CONJ(sv(sc, n, 0)), *t2 = CONJ(sv(sc, n, 1));
+    PtlTensorImpl *gv = DIV(MULS(gi[0], &n->args[3]), t2);
     int rc = -1;
     if (NEEDS(0) && give(n, go, 0, gi[0]) < 0) {
         goto done;
