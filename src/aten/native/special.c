@@ -733,10 +733,334 @@ legendre_fast(double x, double n)
     return q;
 }
 
+/* Laguerre L on the CPU: polynomial_math.h's ptl_laguerre but for the sum of x < 0, whose
+ * term's factor (k - i + 1) |x| / i^2 takes the ratio (k - i + 1) / i^2 first (the same
+ * three roundings a term, without a division per element: the lanes' divisions were the
+ * cost of Laguerre's float32 and float64 loops, Note [Orthogonal polynomials in
+ * lock-step]) */
+SPECIAL_INLINE double
+laguerre_fast(double x, double n)
+{
+    int64_t k = ptl_poly_degree(n);
+    if (k <= 0 || !(x < 0.0) || isinf(x)) {
+        return ptl_laguerre(x, n);
+    }
+    double t = 1.0, sum = 1.0;
+    for (int64_t i = 1; i <= k && !isinf(sum); i++) {
+        t *= -x * ((double)(k - i + 1) / ((double)i * (double)i));
+        sum += t;
+    }
+    return sum;
+}
+
 SPECIAL_INLINE double hermite_h_fast(double x, double n) { return hermite_fast(0, x, n); }
 SPECIAL_INLINE double hermite_he_fast(double x, double n) { return hermite_fast(1, x, n); }
 
-/* DEFINE_POLYNOMIAL with the FMA clones of DEFINE_SPECIAL_UNARY_FMA's loops */
+/* Note [Orthogonal polynomials in lock-step]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A recurrence's steps are serial, so one element at a time is latency-bound (an fma, or
+ * Legendre's and Laguerre's division, per step).  The float32 and float64 loops take
+ * POLY_BLOCK elements at a time: those whose degree is the block's first element's and
+ * whose x lies where the per-element formulas above run their recurrence (poly_lane_class)
+ * are gathered and run together, the inner loop over the elements (which gcc vectorizes:
+ * 4 or 8 doubles per instruction, the steps of different elements overlapping); the others
+ * take the per-element formula.  The lanes perform the per-element formula's operations in
+ * its order (fma where it has fma), so the bits are the same, but for two differences:
+ *   - Hermite and Laguerre stop at the first infinite value; the lanes run on (every 32
+ *     steps they stop once every lane is infinite or NaN) and a lane that ends infinite or
+ *     NaN is recomputed by the per-element formula (from an infinite value on, a step
+ *     gives +-inf or NaN, never a finite number again);
+ *   - float32 (float16 and bfloat16 compute in float32) Chebyshev of degree 17 to
+ *     POLY_CHEB_MAX_F32 inside (-1, 1) runs the fma recurrence in double where
+ *     polynomial_math.h takes the closed forms (acos, then cos or sin): its error, at most
+ *     about k^2 / 2 double ulps of the size E of Note [Orthogonal polynomials] near +-1, is
+ *     below 2e-11 E at k = 256, so the float32 rounding is the same but for ties
+ *     (tests/aten/test_special_polynomials.py checks it against mpmath at those degrees);
+ *     float64 keeps the closed forms from 17 on (the recurrence's k^2 / 2 ulps would pass the
+ *     tests' 8 + 2k).
+ * A block whose n are all equal (a broadcast n, stride 0, or a full one) and whose x are all
+ * in the lanes' domain skips the gathering; Laguerre's then runs both of its lists over the
+ * whole block when it has x of both signs (gathering the two cost more than the lanes of
+ * the PyTorch benchmark's degrees) and takes each element's from its list. */
+#define POLY_BLOCK 256
+#define POLY_CHEB_MAX_F32 256
+#define POLY_ANY INT64_MAX   /* no top degree */
+enum { POLY_CHEB, POLY_HERMITE, POLY_LAGUERRE, POLY_LEGENDRE };
+
+/* where the lanes run x of degree k >= 1: 0 not (the per-element formula), 1 the
+ * recurrence, 2 Laguerre's sum of x < 0 */
+SPECIAL_INLINE int
+poly_lane_class(int fam, double x, int64_t k, int64_t cheb_max)
+{
+    int live = (k >= 1) & (k <= cheb_max);
+    switch (fam) {
+    case POLY_CHEB: return live & (fabs(x) < 1.0);
+    case POLY_LEGENDRE: return live & (fabs(x) < 1.0);
+    case POLY_HERMITE: return live & (fabs(x) < INFINITY);
+    default: return (live & (fabs(x) < INFINITY)) << (x < 0.0);
+    }
+}
+
+/* poly_lane_class(fam, x, k, .) != 0 given k's part of it, without a branch */
+SPECIAL_INLINE int
+poly_lane_first(int fam, double x)
+{
+    switch (fam) {
+    case POLY_CHEB: return fabs(x) < 1.0;
+    case POLY_LEGENDRE: return fabs(x) < 1.0;
+    case POLY_HERMITE: return fabs(x) < INFINITY;
+    default: return fabs(x) < INFINITY;   /* Laguerre: either list (see the loops) */
+    }
+}
+
+/* whether some of v[0..m) is infinite or NaN */
+SPECIAL_INLINE int
+poly_some_nonfinite(const double *v, int m)
+{
+    int bad = 0;
+    for (int l = 0; l < m; l++) {
+        bad |= !(fabs(v[l]) < INFINITY);
+    }
+    return bad;
+}
+
+/* whether none of v[0..m) is finite (the lanes of Hermite and Laguerre may stop) */
+SPECIAL_INLINE int
+poly_none_finite(const double *v, int m)
+{
+    int fin = 0;
+    for (int l = 0; l < m; l++) {
+        fin |= fabs(v[l]) < INFINITY;
+    }
+    return !fin;
+}
+
+/* the steps j = J0, ..., JN - 1 of p, q -> q, STEP(s, q, p) over the m lanes, two a pass
+ * (p and q stay in registers between them); CO(j, s) sets step j's coefficients for slot s;
+ * with CHK, every 32 steps, a stop once no lane is finite */
+#define POLY_STEPS(J0, JN, CO, STEP, CHK)                                                 \
+    {                                                                                     \
+        int64_t j = (J0);                                                                 \
+        for (; j + 1 < (JN); j += 2) {                                                    \
+            CO(j, 0)                                                                      \
+            CO(j + 1, 1)                                                                  \
+            for (int l = 0; l < m; l++) {                                                 \
+                double r0 = STEP(0, q[l], p[l]);                                          \
+                double r1 = STEP(1, r0, q[l]);                                            \
+                p[l] = r0;                                                                \
+                q[l] = r1;                                                                \
+            }                                                                             \
+            if ((CHK) && ((j - (J0)) & 31) == 30 && poly_none_finite(q, m)) {             \
+                break;                                                                    \
+            }                                                                             \
+        }                                                                                 \
+        if (j < (JN)) {                                                                   \
+            CO(j, 0)                                                                      \
+            for (int l = 0; l < m; l++) {                                                 \
+                double r0 = STEP(0, q[l], p[l]);                                          \
+                p[l] = q[l];                                                              \
+                q[l] = r0;                                                                \
+            }                                                                             \
+        }                                                                                 \
+    }
+#define CHEB_CO(J, S)
+#define CHEB_STEP(S, Q, P) fma(a[l], (Q), -(P))
+#define HERMITE_CO(J, S) double cj##S = -(c * (double)(J));
+#define HERMITE_STEP(S, Q, P) fma(a[l], (Q), cj##S * (P))
+#define LEGENDRE_CO(J, S)                                                                 \
+    double jj##S = (double)(J), b##S = 2.0 * jj##S + 1.0, nj##S = -jj##S, dj##S = jj##S + 1.0;
+#define LEGENDRE_STEP(S, Q, P) (fma(b##S * a[l], (Q), nj##S * (P)) / dj##S)
+#define LAGUERRE_CO(J, S)                                                                 \
+    double jj##S = (double)(J), b##S = 2.0 * jj##S + 1.0, dj##S = jj##S + 1.0;
+#define LAGUERRE_STEP(S, Q, P) (((b##S - a[l]) * (Q) - jj##S * (P)) / dj##S)
+
+/* v[0..m) = p_k(v[l]), k >= 1, for family fam (kind: Chebyshev's kind, Hermite's
+ * probabilists flag; list 2: Laguerre's x < 0 sum), the per-element formulas' steps */
+SPECIAL_INLINE void
+poly_lanes_body(int fam, int kind, int list, double *v, int m, int64_t k)
+{
+    double a[POLY_BLOCK], p[POLY_BLOCK], *q = v;   /* the values in place */
+    for (int l = 0; l < m; l++) {
+        double x = v[l], x2 = 2.0 * x;
+        a[l] = fam == POLY_CHEB ? x2 : fam == POLY_HERMITE ? (kind ? x : x2) : x;
+        p[l] = 1.0;
+        q[l] = fam == POLY_CHEB ? (kind == 0 ? x : kind == 1 ? x2 : kind == 2 ? x2 - 1.0
+                                                                           : x2 + 1.0)
+             : fam == POLY_HERMITE ? a[l] : fam == POLY_LAGUERRE ? (list == 2 ? 1.0 : 1.0 - x)
+                                                                : x;
+    }
+    if (fam == POLY_CHEB) {
+        POLY_STEPS(1, k, CHEB_CO, CHEB_STEP, 0)
+    }
+    else if (fam == POLY_HERMITE) {
+        double c = kind ? 1.0 : 2.0;
+        POLY_STEPS(1, k, HERMITE_CO, HERMITE_STEP, 1)
+    }
+    else if (fam == POLY_LEGENDRE) {
+        POLY_STEPS(1, k, LEGENDRE_CO, LEGENDRE_STEP, 0)
+    }
+    else if (list == 1) {   /* Laguerre, x >= 0 */
+        POLY_STEPS(1, k, LAGUERRE_CO, LAGUERRE_STEP, 1)
+    }
+    else {   /* Laguerre, x < 0: the term t in p, the sum in q (laguerre_fast's) */
+        for (int64_t i = 1; i <= k; i++) {
+            double ci = (double)(k - i + 1) / ((double)i * (double)i);
+            for (int l = 0; l < m; l++) {
+                p[l] *= -a[l] * ci;
+                q[l] += p[l];
+            }
+            if ((i & 31) == 0 && poly_none_finite(q, m)) {
+                break;
+            }
+        }
+    }
+}
+#undef POLY_STEPS
+#undef CHEB_CO
+#undef CHEB_STEP
+#undef HERMITE_CO
+#undef HERMITE_STEP
+#undef LEGENDRE_CO
+#undef LEGENDRE_STEP
+#undef LAGUERRE_CO
+#undef LAGUERRE_STEP
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+PTL_VATTR(pd512) static void
+poly_lanes_pd512(int fam, int kind, int list, double *v, int m, int64_t k)
+{
+    poly_lanes_body(fam, kind, list, v, m, k);
+}
+PTL_VATTR(pd) static void
+poly_lanes_pd(int fam, int kind, int list, double *v, int m, int64_t k)
+{
+    poly_lanes_body(fam, kind, list, v, m, k);
+}
+#endif
+
+static void
+poly_lanes(int fam, int kind, int list, double *v, int m, int64_t k)
+{
+    if (m == 0) {
+        return;
+    }
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
+        poly_lanes_pd512(fam, kind, list, v, m, k);
+        return;
+    }
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        poly_lanes_pd(fam, kind, list, v, m, k);
+        return;
+    }
+#endif
+    poly_lanes_body(fam, kind, list, v, m, k);
+}
+
+/* the float32 and float64 loops of Note [Orthogonal polynomials in lock-step]: FN the
+ * per-element formula (of x, not 2x - 1 where SHIFT), CHEB_MAX the lanes' top Chebyshev
+ * degree; xs: the block's x, 2x - 1 where SHIFT; v[c]: list c's (c 0: the per-element
+ * formula's) */
+#define DEFINE_POLY_BLOCK_LOOP(NAME, T, DT, FAM, KIND, SHIFT, CHEB_MAX, FN)               \
+    SPECIAL_FMA_CLONES static void                                                        \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        double x[POLY_BLOCK], nv[POLY_BLOCK], xs[POLY_BLOCK], v[3][POLY_BLOCK];           \
+        int at[3][POLY_BLOCK];                                                            \
+        char *o = d[0];                                                                   \
+        const char *xp = d[1], *np = d[2];                                                \
+        const int64_t so = s[0], sx = s[1], sn = s[2];                                    \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i += POLY_BLOCK) {                                     \
+            int m = (int)(n - i < POLY_BLOCK ? n - i : POLY_BLOCK), cnt[3] = {0, 0, 0};   \
+            if (sx == (int64_t)sizeof(T) && sn == (int64_t)sizeof(T)) {                   \
+                const T *xc = (const T *)xp + i, *nc = (const T *)np + i;                 \
+                for (int j = 0; j < m; j++) {                                             \
+                    x[j] = (double)xc[j];                                                 \
+                    nv[j] = (double)nc[j];                                                \
+                }                                                                         \
+            }                                                                             \
+            else {                                                                        \
+                for (int j = 0; j < m; j++) {                                             \
+                    x[j] = (double)*(const T *)(xp + (i + j) * sx);                       \
+                    nv[j] = (double)*(const T *)(np + (i + j) * sn);                      \
+                }                                                                         \
+            }                                                                             \
+            for (int j = 0; j < m; j++) {                                                 \
+                xs[j] = (SHIFT) ? 2.0 * x[j] - 1.0 : x[j];                                \
+            }                                                                             \
+            double n0 = nv[0];                                                            \
+            int64_t k = ptl_poly_degree(n0);                                              \
+            int in = k >= 1 && k <= (CHEB_MAX), neg = 0, pos = 0;                         \
+            for (int j = 0; j < m; j++) {                                                 \
+                in &= (nv[j] == n0) & poly_lane_first(FAM, xs[j]);                        \
+                neg |= xs[j] < 0.0;                                                       \
+                pos |= !(xs[j] < 0.0);                                                    \
+            }                                                                             \
+            if (in && (FAM) == POLY_LAGUERRE && neg) {                                    \
+                for (int j = 0; j < m; j++) {                                             \
+                    v[2][j] = xs[j];                                                      \
+                }                                                                         \
+                poly_lanes(FAM, KIND, 2, v[2], m, k);                                     \
+                if (pos) {                                                                \
+                    poly_lanes(FAM, KIND, 1, xs, m, k);                                   \
+                }                                                                         \
+                for (int j = 0; j < m; j++) {                                             \
+                    xs[j] = x[j] < 0.0 ? v[2][j] : xs[j];                                 \
+                }                                                                         \
+            }                                                                             \
+            else if (in) {                                                                \
+                poly_lanes(FAM, KIND, 1, xs, m, k);                                       \
+            }                                                                             \
+            if (in) {                                                                     \
+                if (!poly_some_nonfinite(xs, m)) {                                      \
+                    for (int j = 0; j < m; j++) {                                         \
+                        *(T *)(o + (i + j) * so) = (T)xs[j];                              \
+                    }                                                                     \
+                    continue;                                                             \
+                }                                                                         \
+                for (int j = 0; j < m; j++) {                                             \
+                    at[1][j] = j;                                                         \
+                    v[1][j] = xs[j];                                                      \
+                }                                                                         \
+                cnt[1] = m;                                                               \
+            }                                                                             \
+            else {                                                                        \
+                int c0 = 0, c1 = 0, c2 = 0;                                               \
+                for (int j = 0; j < m; j++) {                                             \
+                    int c = nv[j] == n0 || ptl_poly_degree(nv[j]) == k                    \
+                                ? poly_lane_class(FAM, xs[j], k, CHEB_MAX) : 0;           \
+                    at[0][c0] = j;                                                        \
+                    at[1][c1] = j;                                                        \
+                    at[2][c2] = j;                                                        \
+                    v[1][c1] = xs[j];                                                     \
+                    v[2][c2] = xs[j];                                                     \
+                    c0 += c == 0;                                                         \
+                    c1 += c == 1;                                                         \
+                    c2 += c == 2;                                                         \
+                }                                                                         \
+                cnt[0] = c0;                                                              \
+                cnt[1] = c1;                                                              \
+                cnt[2] = c2;                                                              \
+                for (int t = 0; t < cnt[0]; t++) {                                        \
+                    int j = at[0][t];                                                     \
+                    *(T *)(o + (i + j) * so) = (T)FN(x[j], nv[j]);                        \
+                }                                                                         \
+                poly_lanes(FAM, KIND, 1, v[1], cnt[1], k);                                \
+                poly_lanes(FAM, KIND, 2, v[2], cnt[2], k);                                \
+            }                                                                             \
+            for (int c = 1; c <= 2; c++) {                                                \
+                for (int t = 0; t < cnt[c]; t++) {                                        \
+                    int j = at[c][t];                                                     \
+                    double r = v[c][t];                                                   \
+                    r = fabs(r) < INFINITY ? r : FN(x[j], nv[j]);                         \
+                    *(T *)(o + (i + j) * so) = (T)r;                                      \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+/* the per-element loops (float16 and bfloat16) */
 #define DEFINE_POLYNOMIAL_FMA_LOOP(NAME, T, DT, LOAD, STORE, F)                           \
     SPECIAL_FMA_CLONES static void                                                        \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
@@ -748,45 +1072,35 @@ SPECIAL_INLINE double hermite_he_fast(double x, double n) { return hermite_fast(
             *(T *)(d[0] + i * s[0]) = STORE(F(LOAD(a), LOAD(b)));                         \
         }                                                                                 \
     }
-#define DEFINE_POLYNOMIAL_FMA(NAME, FN)                                                   \
+#define DEFINE_POLYNOMIAL_FMA(NAME, FN, FAM, KIND, SHIFT, CHEB_MAX_F4, CHEB_MAX_F8)       \
     SPECIAL_INLINE float NAME##_in_f(float x, float n)                                    \
     {                                                                                     \
         return (float)FN((double)x, (double)n);                                           \
     }                                                                                     \
-    SPECIAL_INLINE double NAME##_in_d(double x, double n) { return FN(x, n); }            \
     DEFINE_POLYNOMIAL_FMA_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, NAME##_in_f) \
     DEFINE_POLYNOMIAL_FMA_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAME##_in_f) \
-    DEFINE_POLYNOMIAL_FMA_LOOP(NAME, float, f4, PTL_ID, PTL_ID, NAME##_in_f)              \
-    DEFINE_POLYNOMIAL_FMA_LOOP(NAME, double, f8, PTL_ID, PTL_ID, NAME##_in_d)             \
+    DEFINE_POLY_BLOCK_LOOP(NAME, float, f4, FAM, KIND, SHIFT, CHEB_MAX_F4, FN)            \
+    DEFINE_POLY_BLOCK_LOOP(NAME, double, f8, FAM, KIND, SHIFT, CHEB_MAX_F8, FN)           \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
+#define DEFINE_CHEBYSHEV(NAME, FN, KIND, SHIFT)                                           \
+    DEFINE_POLYNOMIAL_FMA(NAME, FN, POLY_CHEB, KIND, SHIFT, POLY_CHEB_MAX_F32, 16)
+#define DEFINE_RECURRENCE(NAME, FN, FAM, KIND)                                            \
+    DEFINE_POLYNOMIAL_FMA(NAME, FN, FAM, KIND, 0, POLY_ANY, POLY_ANY)
 
-#define DEFINE_POLYNOMIAL(NAME, FN)                                                       \
-    static inline float NAME##_in_f(float x, float n, float e)                            \
-    {                                                                                     \
-        (void)e;                                                                          \
-        return (float)FN((double)x, (double)n);                                           \
-    }                                                                                     \
-    static inline double NAME##_in_d(double x, double n, double e)                        \
-    {                                                                                     \
-        (void)e;                                                                          \
-        return FN(x, n);                                                                  \
-    }                                                                                     \
-    DEFINE_BINARY_FLOAT_LOOPS(NAME, NAME##_in_f, NAME##_in_d)                             \
-    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
-
-DEFINE_POLYNOMIAL_FMA(chebyshev_polynomial_t, cheb_t_fast)
-DEFINE_POLYNOMIAL_FMA(chebyshev_polynomial_u, cheb_u_fast)
-DEFINE_POLYNOMIAL_FMA(chebyshev_polynomial_v, cheb_v_fast)
-DEFINE_POLYNOMIAL_FMA(chebyshev_polynomial_w, cheb_w_fast)
-DEFINE_POLYNOMIAL_FMA(shifted_chebyshev_polynomial_t, scheb_t_fast)
-DEFINE_POLYNOMIAL_FMA(shifted_chebyshev_polynomial_u, scheb_u_fast)
-DEFINE_POLYNOMIAL_FMA(shifted_chebyshev_polynomial_v, scheb_v_fast)
-DEFINE_POLYNOMIAL_FMA(shifted_chebyshev_polynomial_w, scheb_w_fast)
-DEFINE_POLYNOMIAL_FMA(hermite_polynomial_h, hermite_h_fast)
-DEFINE_POLYNOMIAL_FMA(hermite_polynomial_he, hermite_he_fast)
-DEFINE_POLYNOMIAL(laguerre_polynomial_l, ptl_laguerre_l_d)
-DEFINE_POLYNOMIAL_FMA(legendre_polynomial_p, legendre_fast)
-#undef DEFINE_POLYNOMIAL
+DEFINE_CHEBYSHEV(chebyshev_polynomial_t, cheb_t_fast, 0, 0)
+DEFINE_CHEBYSHEV(chebyshev_polynomial_u, cheb_u_fast, 1, 0)
+DEFINE_CHEBYSHEV(chebyshev_polynomial_v, cheb_v_fast, 2, 0)
+DEFINE_CHEBYSHEV(chebyshev_polynomial_w, cheb_w_fast, 3, 0)
+DEFINE_CHEBYSHEV(shifted_chebyshev_polynomial_t, scheb_t_fast, 0, 1)
+DEFINE_CHEBYSHEV(shifted_chebyshev_polynomial_u, scheb_u_fast, 1, 1)
+DEFINE_CHEBYSHEV(shifted_chebyshev_polynomial_v, scheb_v_fast, 2, 1)
+DEFINE_CHEBYSHEV(shifted_chebyshev_polynomial_w, scheb_w_fast, 3, 1)
+DEFINE_RECURRENCE(hermite_polynomial_h, hermite_h_fast, POLY_HERMITE, 0)
+DEFINE_RECURRENCE(hermite_polynomial_he, hermite_he_fast, POLY_HERMITE, 1)
+DEFINE_RECURRENCE(laguerre_polynomial_l, laguerre_fast, POLY_LAGUERRE, 0)
+DEFINE_RECURRENCE(legendre_polynomial_p, legendre_fast, POLY_LEGENDRE, 0)
+#undef DEFINE_CHEBYSHEV
+#undef DEFINE_RECURRENCE
 
 static const int self_only[1] = {0};
 static const int self_other[2] = {0, 1};

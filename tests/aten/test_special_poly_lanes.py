@@ -1,0 +1,218 @@
+"""The orthogonal polynomials' float32 and float64 loops in lock-step (src/aten/native/special.c,
+Note [Orthogonal polynomials in lock-step]): blocks of 256 elements, those of the block's
+first degree with x in the recurrence's domain run together, the others per element, and
+Hermite's and Laguerre's lanes that overflow are recomputed per element.
+
+Every layout must give the same bits: n a full tensor of one degree (the blocks that skip
+the gathering), n a Python number (stride 0), n with other degrees and other values of the
+same degree mixed in (the gathering), strided x and n, and each element on its own, at sizes
+around the block edges, on one and two threads.  The values are checked against mpmath (and
+NumPy's float64 polynomial evaluation where it has the family) at the degrees where the
+lanes begin and end: Chebyshev 16 and 17 (float64 leaves the lanes above 16) and 256 and 257
+(float32 leaves them above 256)."""
+import math
+import os
+
+import mpmath
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from helpers import rerun_with_capability
+
+S = ptl.special
+NAMES = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+         "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+         "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+         "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+         "laguerre_polynomial_l", "legendre_polynomial_p"]
+SIZES = [0, 1, 15, 16, 17, 255, 256, 257, 600]
+DTYPES = {"float32": ptl.float32, "float64": ptl.float64}
+
+
+def _x(name, size, rng):
+    """mostly the recurrence's domain, some elements outside it and special values"""
+    lo, hi = (0.0, 1.0) if name.startswith("shifted") else (-1.0, 1.0)
+    if name.startswith("hermite"):
+        lo, hi = -4.0, 4.0
+    if name.startswith("laguerre"):
+        lo, hi = -2.0, 8.0
+    x = rng.uniform(lo, hi, size)
+    odd = rng.random(size) < 0.1
+    x[odd] = rng.choice([np.nan, np.inf, -np.inf, 1.0, -1.0, 0.0, 1.5, -3.0, 40.0], odd.sum())
+    return x
+
+
+def _same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("name", NAMES)
+def test_layouts_give_the_same_bits(name, dtype, threads):
+    fn = getattr(S, name)
+    rng = np.random.default_rng(len(name) + len(dtype))
+    dt = DTYPES[dtype]
+    for size in SIZES:
+        for k in (1, 4, 16, 17, 40, 256, 257):
+            x = _x(name, size, rng)
+            xt = ptl.tensor(x, dtype=dt)
+            full = fn(xt, ptl.full((size,), float(k), dtype=dt)).numpy()
+            assert _same(fn(xt, float(k)).numpy(), full)
+            # the same degree as k + 0.5, other degrees, negative and NaN n mixed in
+            n = np.full(size, float(k))
+            n[rng.random(size) < 0.2] = k + 0.5
+            other = rng.random(size) < 0.1
+            n[other] = rng.choice([0.0, 2.0, 3.0, -1.0, np.nan, 300.0], other.sum())
+            mixed = fn(xt, ptl.tensor(n, dtype=dt)).numpy()
+            # strided x and n
+            x2 = np.repeat(x, 2)
+            n2 = np.repeat(n, 2)
+            strided = fn(ptl.tensor(x2, dtype=dt)[::2], ptl.tensor(n2, dtype=dt)[::2]).numpy()
+            assert _same(strided, mixed)
+            if size <= 17:
+                one = [fn(ptl.tensor([a], dtype=dt), ptl.tensor([b], dtype=dt)).item()
+                       for a, b in zip(x, n)]
+                assert _same(np.array(one, dtype=mixed.dtype), mixed)
+                one = [fn(ptl.tensor([a], dtype=dt), float(k)).item() for a in x]
+                assert _same(np.array(one, dtype=full.dtype), full)
+            # each element's value does not depend on the block's other elements
+            keep = n == k
+            assert _same(mixed[keep], full[keep])
+
+
+def _u(k, x):
+    return mpmath.chebyu(k, x) if k >= 0 else mpmath.mpf(0)
+
+
+def _laguerre(k, x):
+    """the explicit sum, exact at 40 + 2k digits (mpmath's hypergeometric form fails to
+    converge at some zeros)"""
+    with mpmath.workdps(40 + 2 * k):
+        return +sum(mpmath.binomial(k, i) * (-x) ** i / mpmath.factorial(i)
+                    for i in range(k + 1))
+
+
+# name -> (mpmath p(k, x), E(x, k): the size where it oscillates, as in
+# test_special_polynomials.py)
+def _cheb(size):
+    return lambda x, k: size(k) if abs(x) <= 1 else 0.0
+
+
+REF = {
+    "chebyshev_polynomial_t": (lambda k, x: mpmath.chebyt(k, x), _cheb(lambda k: 1.0)),
+    "chebyshev_polynomial_u": (_u, _cheb(lambda k: k + 1.0)),
+    "chebyshev_polynomial_v": (lambda k, x: _u(k, x) - _u(k - 1, x), _cheb(lambda k: 2 * k + 1.0)),
+    "chebyshev_polynomial_w": (lambda k, x: _u(k, x) + _u(k - 1, x), _cheb(lambda k: 2 * k + 1.0)),
+    "hermite_polynomial_h": (lambda k, x: mpmath.hermite(k, x),
+                             lambda x, k: math.exp(x * x / 2 + (k * math.log(2) +
+                                                                math.lgamma(k + 1)) / 2)),
+    "hermite_polynomial_he": (lambda k, x: mpmath.hermite(k, x / mpmath.sqrt(2)) *
+                              mpmath.mpf(2) ** (-mpmath.mpf(k) / 2),
+                              lambda x, k: math.exp(x * x / 4 + math.lgamma(k + 1) / 2)),
+    "laguerre_polynomial_l": (lambda k, x: _laguerre(k, x),
+                              lambda x, k: math.exp(x / 2) if x >= 0 else 0.0),
+    "legendre_polynomial_p": (lambda k, x: mpmath.legendre(k, x), _cheb(lambda k: 1.0)),
+}
+
+
+def _ulps(name, x, k, got, dtype):
+    """errors in ulps of max(|p|, E), as test_special_polynomials.py measures them"""
+    shifted = name.startswith("shifted")
+    ref, env = REF[name.replace("shifted_", "")]
+    spacing = np.spacing if dtype == "float64" else (lambda v: np.spacing(np.float32(v)))
+    out = []
+    with mpmath.workdps(40):
+        for xi, g in zip(x, got):
+            xe = 2 * float(xi) - 1 if shifted else float(xi)
+            r = float(ref(k, mpmath.mpf(2) * mpmath.mpf(float(xi)) - 1 if shifted
+                          else mpmath.mpf(float(xi))))
+            scale = max(abs(r), env(xe, k))
+            if not np.isfinite(r) or scale > (3e38 if dtype == "float32" else 1e300):
+                continue
+            out.append(abs(float(g) - r) / float(spacing(scale)))
+    return np.array(out)
+
+
+# the degrees where the lanes start and stop, the domain's edges included
+EDGE_DEGREES = {"float64": [1, 2, 16, 17, 40], "float32": [1, 16, 17, 40, 256, 257]}
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("name", NAMES)
+def test_accuracy_at_the_lanes_edges(name, dtype):
+    """float64 within 8 + 2k ulps, float32 within 1 ulp, of max(|p_k(x)|, E), near +-1
+    (where the Chebyshev recurrence loses the most) and inside"""
+    rng = np.random.default_rng(7)
+    lo, hi = (0.0, 1.0) if name.startswith("shifted") else (-1.0, 1.0)
+    if name.startswith("hermite"):
+        lo, hi = -5.0, 5.0
+    if name.startswith("laguerre"):
+        lo, hi = -3.0, 30.0
+    near = 1.0 - np.exp(rng.uniform(np.log(1e-9), np.log(1e-2), 12))
+    x = np.concatenate([rng.uniform(lo, hi, 36), near, -near if lo < 0 else 1.0 - near])
+    x = x.astype(dtype).astype(np.float64)
+    top = 16 if dtype == "float64" else 256
+    for k in EDGE_DEGREES[dtype] if "chebyshev" in name else [1, 2, 17, 40]:
+        # (float64 Chebyshev above 16 takes polynomial_math.h's closed forms, whose error
+        # grows near +-1: not this file's subject)
+        xk = x[:36] if "chebyshev" in name and k > top else x
+        got = getattr(S, name)(ptl.tensor(xk, dtype=DTYPES[dtype]), float(k)).numpy()
+        err = _ulps(name, xk, k, got, dtype)
+        assert len(err) > 20
+        assert err.max() <= (8 + 2 * k if dtype == "float64" else 1), (k, err.max())
+
+
+# NumPy's float64 series evaluation (Clenshaw) of the families it has
+NUMPY = {"chebyshev_polynomial_t": np.polynomial.chebyshev.chebval,
+         "hermite_polynomial_h": np.polynomial.hermite.hermval,
+         "hermite_polynomial_he": np.polynomial.hermite_e.hermeval,
+         "laguerre_polynomial_l": np.polynomial.laguerre.lagval,
+         "legendre_polynomial_p": np.polynomial.legendre.legval}
+
+
+@pytest.mark.parametrize("name", list(NUMPY))
+def test_float32_matches_numpy(name, threads):
+    """float32 on 1000 elements (four blocks, the last partial) against NumPy in float64,
+    within 2 float32 ulps of max(|p|, E) (NumPy's own error is far below that)"""
+    rng = np.random.default_rng(3)
+    lo, hi = {"hermite_polynomial_h": (-3, 3), "hermite_polynomial_he": (-4, 4),
+              "laguerre_polynomial_l": (-2, 10)}.get(name, (-1, 1))
+    x = rng.uniform(lo, hi, 1000).astype(np.float32)
+    env = REF[name][1]
+    for k in (3, 12, 17, 30):
+        got = getattr(S, name)(ptl.tensor(x), float(k)).numpy().astype(np.float64)
+        want = NUMPY[name](x.astype(np.float64), np.eye(k + 1)[k])
+        scale = np.maximum(np.abs(want), [env(float(a), k) for a in x]).astype(np.float32)
+        assert np.all(np.abs(got - want) <= 2 * np.spacing(scale)), (name, k)
+
+
+@pytest.mark.parametrize("name", ["hermite_polynomial_h", "hermite_polynomial_he",
+                                  "laguerre_polynomial_l"])
+def test_overflowing_lanes_take_the_per_element_formula(name, threads):
+    """lanes that overflow mid-recurrence beside finite ones, and blocks whose lanes all
+    overflow at a huge degree (they stop: 10^9 steps would take minutes)"""
+    fn = getattr(S, name)
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, 300)
+    x[::7] = 1e150
+    x[3::7] = -1e150
+    k = 40.0
+    got = fn(ptl.tensor(x), k).numpy()
+    one = np.array([fn(ptl.tensor([a]), ptl.tensor([k])).item() for a in x])
+    assert _same(got, one)
+    assert np.isinf(got[::7]).all() and np.isfinite(got[1::7]).all()
+    big = np.full(300, 50.0) if name.startswith("hermite") else np.full(300, -50.0)
+    huge = fn(ptl.tensor(big), 1e9).numpy()
+    assert np.isinf(huge).all()
+    assert _same(huge, [fn(ptl.tensor([b]), 1e9).item() for b in big[:3]] * 100)
+
+
+@pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
+                    reason="already running with a capability chosen by a parent run")
+@pytest.mark.parametrize("cap", ["default", "avx2"])
+def test_portable_and_avx2_lanes(cap):
+    """Reruns this file's layout and accuracy tests with the lanes compiled for the
+    baseline x86-64 (fma by libm) and for AVX2 (4 doubles a vector)."""
+    rerun_with_capability(__file__, cap, "-k", "layouts or accuracy")
