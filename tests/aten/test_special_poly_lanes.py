@@ -216,3 +216,24 @@ def test_portable_and_avx2_lanes(cap):
     """Reruns this file's layout and accuracy tests with the lanes compiled for the
     baseline x86-64 (fma by libm) and for AVX2 (4 doubles a vector)."""
     rerun_with_capability(__file__, cap, "-k", "layouts or accuracy")
+
+
+@pytest.mark.parametrize("k", [17.0, 1e3, 1e6, 2.0**40])
+def test_float64_closed_forms_at_large_degrees(k, threads):
+    """float64 Chebyshev above 16 inside (-1, 1) by the vector acos, sin and cos (libm's
+    sin and cos on their slow lanes: arguments past 2^20): NumPy's closed forms in float64
+    within the phase's error, k ulps of the angle"""
+    x = np.random.default_rng(8).uniform(-0.999, 0.999, 300)
+    th = np.arccos(x)
+    tol = 1e-13 + 4 * k * np.spacing(np.pi)
+    want = {"t": np.cos(k * th), "u": np.sin((k + 1) * th) / np.sin(th),
+            "v": np.cos((k + 0.5) * th) / np.cos(th / 2),
+            "w": np.sin((k + 0.5) * th) / np.sin(th / 2)}
+    size = {"t": 1.0, "u": k + 1, "v": 2 * k + 1, "w": 2 * k + 1}
+    for kind, ref in want.items():
+        got = getattr(S, "chebyshev_polynomial_" + kind)(ptl.tensor(x), k).numpy()
+        assert np.all(np.abs(got - ref) <= tol * size[kind] * 10), kind
+        shifted = getattr(S, "shifted_chebyshev_polynomial_" + kind)(
+            ptl.tensor((x + 1) / 2), k).numpy()
+        assert _same(shifted, getattr(S, "chebyshev_polynomial_" + kind)(
+            ptl.tensor(2 * ((x + 1) / 2) - 1), k).numpy())

@@ -28,6 +28,7 @@
 #include "binary_loops.h"
 #include "native.h"
 #include "unary_f8_erf.h"
+#include "unary_f8_trig.h"
 #include "unary_loops.h"
 
 /* entr(x) = -x log x, 0 at 0, -inf below 0 (PyTorch's values: NaN stays NaN) */
@@ -739,13 +740,15 @@ hermite_fast(int probabilists, double x, double n)
 }
 
 /* Chebyshev T, U, V, W (kind 0-3) on the CPU: polynomial_math.h's ptl_chebyshev, whose
- * recurrence (degrees 1-16 inside (-1, 1)) takes its step as one fma, fma(2x, p_j,
- * -p_(j-1)) (2x exact), inlined: one rounding instead of two, half the latency */
+ * recurrence (degrees 1-16 inside (-1, 1); to top, 256 for the float32 result, Note
+ * [Orthogonal polynomials in lock-step]) takes its step as one fma, fma(2x, p_j, -p_(j-1))
+ * (2x exact), inlined: one rounding instead of two, half the latency */
+#define POLY_CHEB_MAX_F32 256
 SPECIAL_INLINE double
-chebyshev_fast(int kind, double x, double n)
+chebyshev_fast(int kind, int64_t top, double x, double n)
 {
     int64_t k = ptl_poly_degree(n);
-    if (k <= 0 || k > 16 || !(fabs(x) < 1.0)) {
+    if (k <= 0 || k > top || !(fabs(x) < 1.0)) {
         return ptl_chebyshev(kind, x, n);
     }
     double x2 = 2.0 * x, p = 1.0;
@@ -758,14 +761,25 @@ chebyshev_fast(int kind, double x, double n)
     return q;
 }
 
-SPECIAL_INLINE double cheb_t_fast(double x, double n) { return chebyshev_fast(0, x, n); }
-SPECIAL_INLINE double cheb_u_fast(double x, double n) { return chebyshev_fast(1, x, n); }
-SPECIAL_INLINE double cheb_v_fast(double x, double n) { return chebyshev_fast(2, x, n); }
-SPECIAL_INLINE double cheb_w_fast(double x, double n) { return chebyshev_fast(3, x, n); }
-SPECIAL_INLINE double scheb_t_fast(double x, double n) { return cheb_t_fast(2.0 * x - 1.0, n); }
-SPECIAL_INLINE double scheb_u_fast(double x, double n) { return cheb_u_fast(2.0 * x - 1.0, n); }
-SPECIAL_INLINE double scheb_v_fast(double x, double n) { return cheb_v_fast(2.0 * x - 1.0, n); }
-SPECIAL_INLINE double scheb_w_fast(double x, double n) { return cheb_w_fast(2.0 * x - 1.0, n); }
+/* the float64 (_d) and float32 (_f) per-element formulas of kind KIND, at 2x - 1 if SHIFT */
+#define DEFINE_CHEB_FAST(NAME, KIND, SHIFT)                                               \
+    SPECIAL_INLINE double NAME##_d(double x, double n)                                    \
+    {                                                                                     \
+        return chebyshev_fast(KIND, 16, (SHIFT) ? 2.0 * x - 1.0 : x, n);                  \
+    }                                                                                     \
+    SPECIAL_INLINE double NAME##_f(double x, double n)                                    \
+    {                                                                                     \
+        return chebyshev_fast(KIND, POLY_CHEB_MAX_F32, (SHIFT) ? 2.0 * x - 1.0 : x, n);   \
+    }
+DEFINE_CHEB_FAST(cheb_t_fast, 0, 0)
+DEFINE_CHEB_FAST(cheb_u_fast, 1, 0)
+DEFINE_CHEB_FAST(cheb_v_fast, 2, 0)
+DEFINE_CHEB_FAST(cheb_w_fast, 3, 0)
+DEFINE_CHEB_FAST(scheb_t_fast, 0, 1)
+DEFINE_CHEB_FAST(scheb_u_fast, 1, 1)
+DEFINE_CHEB_FAST(scheb_v_fast, 2, 1)
+DEFINE_CHEB_FAST(scheb_w_fast, 3, 1)
+#undef DEFINE_CHEB_FAST
 
 /* Legendre P on the CPU: polynomial_math.h's ptl_legendre inlined, the step
  * fma((2j + 1) x, P_j, -j P_(j-1)) / (j + 1) (one rounding fewer) */
@@ -818,25 +832,27 @@ SPECIAL_INLINE double hermite_he_fast(double x, double n) { return hermite_fast(
  * are gathered and run together, the inner loop over the elements (which gcc vectorizes:
  * 4 or 8 doubles per instruction, the steps of different elements overlapping); the others
  * take the per-element formula.  The lanes perform the per-element formula's operations in
- * its order (fma where it has fma), so the bits are the same, but for two differences:
- *   - Hermite and Laguerre stop at the first infinite value; the lanes run on (every 32
- *     steps they stop once every lane is infinite or NaN) and a lane that ends infinite or
- *     NaN is recomputed by the per-element formula (from an infinite value on, a step
- *     gives +-inf or NaN, never a finite number again);
+ * its order (fma where it has fma), so the bits are the same; Hermite and Laguerre stop at
+ * the first infinite value, the lanes run on (every 32 steps they stop once every lane is
+ * infinite or NaN) and a lane that ends infinite or NaN is recomputed by the per-element
+ * formula (from an infinite value on, a step gives +-inf or NaN, never a finite number).
+ * Where the CPU's formulas differ from polynomial_math.h's (the CUDA kernels'), the lanes
+ * and the per-element formulas here agree, so no value depends on its neighbours:
  *   - float32 (float16 and bfloat16 compute in float32) Chebyshev of degree 17 to
  *     POLY_CHEB_MAX_F32 inside (-1, 1) runs the fma recurrence in double where
  *     polynomial_math.h takes the closed forms (acos, then cos or sin): its error, at most
  *     about k^2 / 2 double ulps of the size E of Note [Orthogonal polynomials] near +-1, is
  *     below 2e-11 E at k = 256, so the float32 rounding is the same but for ties
- *     (tests/aten/test_special_polynomials.py checks it against mpmath at those degrees);
- *     float64 keeps the closed forms from 17 on (the recurrence's k^2 / 2 ulps would pass the
- *     tests' 8 + 2k).
+ *     (tests/aten/test_special_poly_lanes.py checks it against mpmath at those degrees);
+ *   - float64 Chebyshev keeps the closed forms from 17 on (the recurrence's k^2 / 2 ulps
+ *     would pass the tests' 8 + 2k), but by vector acos, sin and cos (cheb_closed), every
+ *     such element of a block whatever its degree, with AVX2 (libm's without);
+ *   - Laguerre's sum at x < 0 is laguerre_fast's.
  * A block whose n are all equal (a broadcast n, stride 0, or a full one) and whose x are all
  * in the lanes' domain skips the gathering; Laguerre's then runs both of its lists over the
  * whole block when it has x of both signs (gathering the two cost more than the lanes of
  * the PyTorch benchmark's degrees) and takes each element's from its list. */
 #define POLY_BLOCK 256
-#define POLY_CHEB_MAX_F32 256
 #define POLY_ANY INT64_MAX   /* no top degree */
 enum { POLY_CHEB, POLY_HERMITE, POLY_LAGUERRE, POLY_LEGENDRE };
 
@@ -1010,22 +1026,96 @@ poly_lanes(int fam, int kind, int list, double *v, int m, int64_t k)
     poly_lanes_body(fam, kind, list, v, m, k);
 }
 
+/* float64 Chebyshev of degree k > 16 inside (-1, 1): polynomial_math.h's closed forms,
+ * theta = acos x and the sine or cosine of (k, k + 1 or k + 1/2) theta, by unary.c's
+ * vector acos (0.6 ulp) and vec_math.h's vector sin and cos (0.77 ulp; libm's on their
+ * slow lanes) where libm's took most of the time: the phase's k ulps dominate either way
+ * (Note [Orthogonal polynomials]).  v[l] = p_k(v[l]), k = kv[l], l < m; 0 without AVX2
+ * (the caller takes polynomial_math.h's formulas) */
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* (unary.c's float32 maps of the set are not wanted here) */
+#define DEFINE_F4_IN_DOUBLE_MAP(F, G, S)
+DEFINE_UNARY_VEC_TRIG_D(pd)
+DEFINE_UNARY_VEC_TRIG_D(pd512)
+#undef DEFINE_F4_IN_DOUBLE_MAP
+#define DEFINE_CHEB_CLOSED(S)                                                             \
+    PTL_VATTR(S) static void cheb_closed_##S(int kind, double *v, const double *kv, int m) \
+    {                                                                                     \
+        const int L = PTL_VLANES(S);                                                      \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0), half = PTL_V(S, set1)(0.5);            \
+        const PTL_VT(S) add = PTL_V(S, set1)(kind == 0 ? 0.0 : kind == 1 ? 1.0 : 0.5);    \
+        for (int j = 0; j < m; j += L) {                                                  \
+            double xb[8], kb[8], rb[8];                                                   \
+            int cnt = m - j < L ? m - j : L;                                              \
+            for (int l = 0; l < L; l++) {                                                 \
+                xb[l] = l < cnt ? v[j + l] : 0.0;                                         \
+                kb[l] = l < cnt ? kv[j + l] : 17.0;                                       \
+            }                                                                             \
+            PTL_VT(S) x = PTL_V(S, loadu)(xb), th = ptl_vm_acos_##S(x), sn, cs, r;        \
+            PTL_VT(S) arg = PTL_V(S, mul)(PTL_V(S, add)(PTL_V(S, loadu)(kb), add), th);   \
+            PTL_VMT(S) slow = ptl_vm_sincos_fast_##S(arg, &sn, &cs);                      \
+            if (kind == 0 || kind == 2) {                                                 \
+                r = ptl_vm_patch_##S(cs, arg, slow, cos);                                 \
+            }                                                                             \
+            else {                                                                        \
+                r = ptl_vm_patch_##S(sn, arg, slow, sin);                                 \
+            }                                                                             \
+            PTL_VT(S) dm = PTL_V(S, sub)(one, x), dp = PTL_V(S, add)(one, x);             \
+            if (kind == 1) {                                                              \
+                r = PTL_V(S, div)(r, PTL_V(S, sqrt)(PTL_V(S, mul)(dm, dp)));              \
+            }                                                                             \
+            else if (kind == 2) {                                                         \
+                r = PTL_V(S, div)(r, PTL_V(S, sqrt)(PTL_V(S, mul)(half, dp)));            \
+            }                                                                             \
+            else if (kind == 3) {                                                         \
+                r = PTL_V(S, div)(r, PTL_V(S, sqrt)(PTL_V(S, mul)(half, dm)));            \
+            }                                                                             \
+            PTL_V(S, storeu)(rb, r);                                                      \
+            for (int l = 0; l < cnt; l++) {                                               \
+                v[j + l] = rb[l];                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_CHEB_CLOSED(pd)
+DEFINE_CHEB_CLOSED(pd512)
+#undef DEFINE_CHEB_CLOSED
+#endif
+
+static int
+cheb_closed(int kind, double *v, const double *kv, int m)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
+        cheb_closed_pd512(kind, v, kv, m);
+        return 1;
+    }
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        cheb_closed_pd(kind, v, kv, m);
+        return 1;
+    }
+#endif
+    (void)kind, (void)v, (void)kv, (void)m;
+    return 0;
+}
+
 /* the float32 and float64 loops of Note [Orthogonal polynomials in lock-step]: FN the
  * per-element formula (of x, not 2x - 1 where SHIFT), CHEB_MAX the lanes' top Chebyshev
- * degree; xs: the block's x, 2x - 1 where SHIFT; v[c]: list c's (c 0: the per-element
- * formula's) */
-#define DEFINE_POLY_BLOCK_LOOP(NAME, T, DT, FAM, KIND, SHIFT, CHEB_MAX, FN)               \
+ * degree, CLOSED (float64 Chebyshev) the closed forms' list; xs: the block's x, 2x - 1
+ * where SHIFT; v[c]: list c's (c 0: the per-element formula's; 3: the closed forms', of
+ * degrees kv) */
+#define DEFINE_POLY_BLOCK_LOOP(NAME, T, DT, FAM, KIND, SHIFT, CHEB_MAX, FN, CLOSED)       \
     SPECIAL_FMA_CLONES static void                                                        \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
-        double x[POLY_BLOCK], nv[POLY_BLOCK], xs[POLY_BLOCK], v[3][POLY_BLOCK];           \
-        int at[3][POLY_BLOCK];                                                            \
+        double x[POLY_BLOCK], nv[POLY_BLOCK], xs[POLY_BLOCK], v[4][POLY_BLOCK];           \
+        double kv[POLY_BLOCK];                                                            \
+        int at[4][POLY_BLOCK];                                                            \
         char *o = d[0];                                                                   \
         const char *xp = d[1], *np = d[2];                                                \
         const int64_t so = s[0], sx = s[1], sn = s[2];                                    \
         (void)extra;                                                                      \
         for (int64_t i = 0; i < n; i += POLY_BLOCK) {                                     \
-            int m = (int)(n - i < POLY_BLOCK ? n - i : POLY_BLOCK), cnt[3] = {0, 0, 0};   \
+            int m = (int)(n - i < POLY_BLOCK ? n - i : POLY_BLOCK), cnt[4] = {0, 0, 0, 0};\
             if (sx == (int64_t)sizeof(T) && sn == (int64_t)sizeof(T)) {                   \
                 const T *xc = (const T *)xp + i, *nc = (const T *)np + i;                 \
                 for (int j = 0; j < m; j++) {                                             \
@@ -1066,7 +1156,7 @@ poly_lanes(int fam, int kind, int list, double *v, int m, int64_t k)
                 poly_lanes(FAM, KIND, 1, xs, m, k);                                       \
             }                                                                             \
             if (in) {                                                                     \
-                if (!poly_some_nonfinite(xs, m)) {                                      \
+                if (!poly_some_nonfinite(xs, m)) {                                        \
                     for (int j = 0; j < m; j++) {                                         \
                         *(T *)(o + (i + j) * so) = (T)xs[j];                              \
                     }                                                                     \
@@ -1079,30 +1169,45 @@ poly_lanes(int fam, int kind, int list, double *v, int m, int64_t k)
                 cnt[1] = m;                                                               \
             }                                                                             \
             else {                                                                        \
-                int c0 = 0, c1 = 0, c2 = 0;                                               \
+                int c0 = 0, c1 = 0, c2 = 0, c3 = 0;                                       \
                 for (int j = 0; j < m; j++) {                                             \
                     int c = nv[j] == n0 || ptl_poly_degree(nv[j]) == k                    \
                                 ? poly_lane_class(FAM, xs[j], k, CHEB_MAX) : 0;           \
+                    int64_t kj = (CLOSED) ? ptl_poly_degree(nv[j]) : 0;                   \
+                    int closed = (CLOSED) && kj > (CHEB_MAX) && fabs(xs[j]) < 1.0;        \
+                    c = closed ? 3 : c;                                                   \
                     at[0][c0] = j;                                                        \
                     at[1][c1] = j;                                                        \
                     at[2][c2] = j;                                                        \
                     v[1][c1] = xs[j];                                                     \
                     v[2][c2] = xs[j];                                                     \
+                    if (CLOSED) {                                                         \
+                        at[3][c3] = j;                                                    \
+                        v[3][c3] = xs[j];                                                 \
+                        kv[c3] = (double)kj;                                              \
+                    }                                                                     \
                     c0 += c == 0;                                                         \
                     c1 += c == 1;                                                         \
                     c2 += c == 2;                                                         \
+                    c3 += c == 3;                                                         \
                 }                                                                         \
                 cnt[0] = c0;                                                              \
                 cnt[1] = c1;                                                              \
                 cnt[2] = c2;                                                              \
+                cnt[3] = c3;                                                              \
                 for (int t = 0; t < cnt[0]; t++) {                                        \
                     int j = at[0][t];                                                     \
                     *(T *)(o + (i + j) * so) = (T)FN(x[j], nv[j]);                        \
                 }                                                                         \
                 poly_lanes(FAM, KIND, 1, v[1], cnt[1], k);                                \
                 poly_lanes(FAM, KIND, 2, v[2], cnt[2], k);                                \
+                if (CLOSED && !cheb_closed(KIND, v[3], kv, cnt[3])) {                     \
+                    for (int t = 0; t < cnt[3]; t++) {                                    \
+                        v[3][t] = FN(x[at[3][t]], nv[at[3][t]]);                          \
+                    }                                                                     \
+                }                                                                         \
             }                                                                             \
-            for (int c = 1; c <= 2; c++) {                                                \
+            for (int c = 1; c <= 3; c++) {                                                \
                 for (int t = 0; t < cnt[c]; t++) {                                        \
                     int j = at[c][t];                                                     \
                     double r = v[c][t];                                                   \
@@ -1125,20 +1230,21 @@ poly_lanes(int fam, int kind, int list, double *v, int m, int64_t k)
             *(T *)(d[0] + i * s[0]) = STORE(F(LOAD(a), LOAD(b)));                         \
         }                                                                                 \
     }
-#define DEFINE_POLYNOMIAL_FMA(NAME, FN, FAM, KIND, SHIFT, CHEB_MAX_F4, CHEB_MAX_F8)       \
+#define DEFINE_POLYNOMIAL_FMA(NAME, FN4, FN8, FAM, KIND, SHIFT, CHEB_MAX_F4, CHEB_MAX_F8) \
     SPECIAL_INLINE float NAME##_in_f(float x, float n)                                    \
     {                                                                                     \
-        return (float)FN((double)x, (double)n);                                           \
+        return (float)FN4((double)x, (double)n);                                          \
     }                                                                                     \
     DEFINE_POLYNOMIAL_FMA_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, NAME##_in_f) \
     DEFINE_POLYNOMIAL_FMA_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAME##_in_f) \
-    DEFINE_POLY_BLOCK_LOOP(NAME, float, f4, FAM, KIND, SHIFT, CHEB_MAX_F4, FN)            \
-    DEFINE_POLY_BLOCK_LOOP(NAME, double, f8, FAM, KIND, SHIFT, CHEB_MAX_F8, FN)           \
+    DEFINE_POLY_BLOCK_LOOP(NAME, float, f4, FAM, KIND, SHIFT, CHEB_MAX_F4, FN4, 0)        \
+    DEFINE_POLY_BLOCK_LOOP(NAME, double, f8, FAM, KIND, SHIFT, CHEB_MAX_F8, FN8,          \
+                           (FAM) == POLY_CHEB)                                            \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
 #define DEFINE_CHEBYSHEV(NAME, FN, KIND, SHIFT)                                           \
-    DEFINE_POLYNOMIAL_FMA(NAME, FN, POLY_CHEB, KIND, SHIFT, POLY_CHEB_MAX_F32, 16)
+    DEFINE_POLYNOMIAL_FMA(NAME, FN##_f, FN##_d, POLY_CHEB, KIND, SHIFT, POLY_CHEB_MAX_F32, 16)
 #define DEFINE_RECURRENCE(NAME, FN, FAM, KIND)                                            \
-    DEFINE_POLYNOMIAL_FMA(NAME, FN, FAM, KIND, 0, POLY_ANY, POLY_ANY)
+    DEFINE_POLYNOMIAL_FMA(NAME, FN, FN, FAM, KIND, 0, POLY_ANY, POLY_ANY)
 
 DEFINE_CHEBYSHEV(chebyshev_polynomial_t, cheb_t_fast, 0, 0)
 DEFINE_CHEBYSHEV(chebyshev_polynomial_u, cheb_u_fast, 1, 0)
