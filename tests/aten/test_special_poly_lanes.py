@@ -237,3 +237,21 @@ def test_float64_closed_forms_at_large_degrees(k, threads):
             ptl.tensor((x + 1) / 2), k).numpy()
         assert _same(shifted, getattr(S, "chebyshev_polynomial_" + kind)(
             ptl.tensor(2 * ((x + 1) / 2) - 1), k).numpy())
+
+
+@pytest.mark.parametrize("name", ["chebyshev_polynomial_t", "laguerre_polynomial_l",
+                                  "hermite_polynomial_he", "legendre_polynomial_p"])
+def test_out_may_be_an_input(name):
+    """a block's x and n are read before any of its results is written"""
+    fn = getattr(S, name)
+    rng = np.random.default_rng(9)
+    for dtype in (ptl.float32, ptl.float64):
+        x = ptl.tensor(rng.uniform(-1, 1, 700), dtype=dtype)
+        n = ptl.tensor(rng.integers(0, 30, 700).astype(np.float64), dtype=dtype)
+        want = fn(x, n).numpy()
+        xc = x.clone()
+        assert fn(xc, n, out=xc) is xc
+        np.testing.assert_array_equal(xc.numpy(), want)
+        nc = n.clone()
+        fn(x, nc, out=nc)
+        np.testing.assert_array_equal(nc.numpy(), want)

@@ -1116,29 +1116,36 @@ cheb_closed(int kind, double *v, const double *kv, int m)
         (void)extra;                                                                      \
         for (int64_t i = 0; i < n; i += POLY_BLOCK) {                                     \
             int m = (int)(n - i < POLY_BLOCK ? n - i : POLY_BLOCK), cnt[4] = {0, 0, 0, 0};\
-            if (sx == (int64_t)sizeof(T) && sn == (int64_t)sizeof(T)) {                   \
-                const T *xc = (const T *)xp + i, *nc = (const T *)np + i;                 \
+            /* x, xs and (the common case: contiguous, one degree) n compared in place */ \
+            int dense = sx == (int64_t)sizeof(T) && sn == (int64_t)sizeof(T);             \
+            const T *nc = (const T *)np + i;                                              \
+            if (dense) {                                                                  \
+                const T *xc = (const T *)xp + i;                                          \
                 for (int j = 0; j < m; j++) {                                             \
-                    x[j] = (double)xc[j];                                                 \
-                    nv[j] = (double)nc[j];                                                \
+                    double xv = (double)xc[j];                                            \
+                    x[j] = xv;                                                            \
+                    xs[j] = (SHIFT) ? 2.0 * xv - 1.0 : xv;                                \
                 }                                                                         \
             }                                                                             \
             else {                                                                        \
                 for (int j = 0; j < m; j++) {                                             \
                     x[j] = (double)*(const T *)(xp + (i + j) * sx);                       \
                     nv[j] = (double)*(const T *)(np + (i + j) * sn);                      \
+                    xs[j] = (SHIFT) ? 2.0 * x[j] - 1.0 : x[j];                            \
                 }                                                                         \
             }                                                                             \
-            for (int j = 0; j < m; j++) {                                                 \
-                xs[j] = (SHIFT) ? 2.0 * x[j] - 1.0 : x[j];                                \
-            }                                                                             \
-            double n0 = nv[0];                                                            \
+            double n0 = (double)*(const T *)(np + i * sn);                                \
             int64_t k = ptl_poly_degree(n0);                                              \
             int in = k >= 1 && k <= (CHEB_MAX), neg = 0, pos = 0;                         \
             for (int j = 0; j < m; j++) {                                                 \
-                in &= (nv[j] == n0) & poly_lane_first(FAM, xs[j]);                        \
+                in &= ((dense ? (double)nc[j] : nv[j]) == n0) & poly_lane_first(FAM, xs[j]);\
                 neg |= xs[j] < 0.0;                                                       \
                 pos |= !(xs[j] < 0.0);                                                    \
+            }                                                                             \
+            if (dense && !in) {                                                           \
+                for (int j = 0; j < m; j++) {                                             \
+                    nv[j] = (double)nc[j];                                                \
+                }                                                                         \
             }                                                                             \
             if (in && (FAM) == POLY_LAGUERRE && neg) {                                    \
                 for (int j = 0; j < m; j++) {                                             \
@@ -1165,6 +1172,7 @@ cheb_closed(int kind, double *v, const double *kv, int m)
                 for (int j = 0; j < m; j++) {                                             \
                     at[1][j] = j;                                                         \
                     v[1][j] = xs[j];                                                      \
+                    nv[j] = n0;   /* (all equal, any layout) */                           \
                 }                                                                         \
                 cnt[1] = m;                                                               \
             }                                                                             \
