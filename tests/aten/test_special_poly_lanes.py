@@ -10,7 +10,6 @@ around the block edges, on one and two threads.  The values are checked against 
 NumPy's float64 polynomial evaluation where it has the family) at the degrees where the
 lanes begin and end: Chebyshev 16 and 17 (float64 leaves the lanes above 16) and 256 and 257
 (float32 leaves them above 256)."""
-import math
 import os
 
 import mpmath
@@ -19,6 +18,7 @@ import pytest
 
 import pytorchlite as ptl
 from helpers import rerun_with_capability
+from test_special_polynomials import FAMILIES
 
 S = ptl.special
 NAMES = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
@@ -82,10 +82,6 @@ def test_layouts_give_the_same_bits(name, dtype, threads):
             assert _same(mixed[keep], full[keep])
 
 
-def _u(k, x):
-    return mpmath.chebyu(k, x) if k >= 0 else mpmath.mpf(0)
-
-
 def _laguerre(k, x):
     """the explicit sum, exact at 40 + 2k digits (mpmath's hypergeometric form fails to
     converge at some zeros)"""
@@ -94,27 +90,10 @@ def _laguerre(k, x):
                     for i in range(k + 1))
 
 
-# name -> (mpmath p(k, x), E(x, k): the size where it oscillates, as in
-# test_special_polynomials.py)
-def _cheb(size):
-    return lambda x, k: size(k) if abs(x) <= 1 else 0.0
-
-
-REF = {
-    "chebyshev_polynomial_t": (lambda k, x: mpmath.chebyt(k, x), _cheb(lambda k: 1.0)),
-    "chebyshev_polynomial_u": (_u, _cheb(lambda k: k + 1.0)),
-    "chebyshev_polynomial_v": (lambda k, x: _u(k, x) - _u(k - 1, x), _cheb(lambda k: 2 * k + 1.0)),
-    "chebyshev_polynomial_w": (lambda k, x: _u(k, x) + _u(k - 1, x), _cheb(lambda k: 2 * k + 1.0)),
-    "hermite_polynomial_h": (lambda k, x: mpmath.hermite(k, x),
-                             lambda x, k: math.exp(x * x / 2 + (k * math.log(2) +
-                                                                math.lgamma(k + 1)) / 2)),
-    "hermite_polynomial_he": (lambda k, x: mpmath.hermite(k, x / mpmath.sqrt(2)) *
-                              mpmath.mpf(2) ** (-mpmath.mpf(k) / 2),
-                              lambda x, k: math.exp(x * x / 4 + math.lgamma(k + 1) / 2)),
-    "laguerre_polynomial_l": (lambda k, x: _laguerre(k, x),
-                              lambda x, k: math.exp(x / 2) if x >= 0 else 0.0),
-    "legendre_polynomial_p": (lambda k, x: mpmath.legendre(k, x), _cheb(lambda k: 1.0)),
-}
+# name -> (mpmath p(k, x), E(x, k): the size where it oscillates): test_special_polynomials.py's,
+# Laguerre's by the explicit sum
+REF = dict(FAMILIES, laguerre_polynomial_l=(lambda k, x: _laguerre(k, x),
+                                            FAMILIES["laguerre_polynomial_l"][1]))
 
 
 def _ulps(name, x, k, got, dtype):

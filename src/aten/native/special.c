@@ -589,10 +589,10 @@ DEFINE_ERFC_LOOPS(bessel_y0, bessel_y0_fast)
 DEFINE_ERFC_LOOPS(bessel_y1, bessel_y1_fast)
 DEFINE_ERFC_LOOPS(spherical_bessel_j0, ptl_spherical_bessel_j0_d)
 
-/* entr: -x log x by vec_math.h's double log of positive normal numbers (under 1 ulp) for
- * float32 and float64, a block at a time with AVX2 or AVX-512, by its scalar twin
- * scalar_math.h's ptl_log_normal (the same bits) elsewhere; subnormal x (float64 only), 0,
- * negative x, inf and NaN by entr_d.  libm's log per element was most of the time. */
+/* entr: -x log x by vec_math.h's double log of positive normal numbers (under 1 ulp), a
+ * block at a time with AVX2 or AVX-512, by its scalar twin scalar_math.h's ptl_log_normal
+ * (the same bits) without; subnormal x (float64 only), 0, negative x, inf and NaN by
+ * entr_d.  libm's log per element was most of the time. */
 #define ENTR_BLOCK 256
 #define ENTR_LOG_ARG(X) ((X) >= DBL_MIN && (X) < INFINITY ? (X) : 1.0)
 #ifdef PTL_HAVE_AVX2_KERNELS
@@ -604,12 +604,6 @@ SPECIAL_INLINE double
 entr_from_log(double x, double lg)
 {
     return x >= DBL_MIN && x < INFINITY ? -x * lg : entr_d(x);
-}
-
-SPECIAL_INLINE double
-entr_fast(double x)
-{
-    return entr_from_log(x, ptl_log_normal(ENTR_LOG_ARG(x)));
 }
 
 /* lg[j] = log(a[j]), a[j] positive and normal, j < m */
@@ -631,7 +625,8 @@ entr_logs(double *lg, const double *a, int64_t m)
     }
 }
 
-#define DEFINE_ENTR_LOOP(T, DT)                                                           \
+/* T's loop, the result rounded to ACC (float32 for float16 and bfloat16, as everywhere) */
+#define DEFINE_ENTR_LOOP(T, DT, ACC, LOAD, STORE)                                         \
     static void entr_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)  \
     {                                                                                     \
         double a[ENTR_BLOCK], lg[ENTR_BLOCK];                                             \
@@ -639,26 +634,20 @@ entr_logs(double *lg, const double *a, int64_t m)
         for (int64_t i = 0; i < n; i += ENTR_BLOCK) {                                     \
             int64_t m = n - i < ENTR_BLOCK ? n - i : ENTR_BLOCK;                          \
             for (int64_t j = 0; j < m; j++) {                                             \
-                a[j] = ENTR_LOG_ARG((double)*(const T *)(d[1] + (i + j) * s[1]));         \
+                a[j] = ENTR_LOG_ARG((double)LOAD(*(const T *)(d[1] + (i + j) * s[1])));   \
             }                                                                             \
             entr_logs(lg, a, m);                                                          \
             for (int64_t j = 0; j < m; j++) {                                             \
-                double x = (double)*(const T *)(d[1] + (i + j) * s[1]);                   \
-                *(T *)(d[0] + (i + j) * s[0]) = (T)entr_from_log(x, lg[j]);               \
+                double x = (double)LOAD(*(const T *)(d[1] + (i + j) * s[1]));             \
+                *(T *)(d[0] + (i + j) * s[0]) = STORE((ACC)entr_from_log(x, lg[j]));      \
             }                                                                             \
         }                                                                                 \
     }
-DEFINE_ENTR_LOOP(float, f4)
-DEFINE_ENTR_LOOP(double, f8)
+DEFINE_ENTR_LOOP(ptl_half, f2, float, PTL_LOAD_f2, PTL_STORE_f2)
+DEFINE_ENTR_LOOP(ptl_bf16, bf, float, PTL_LOAD_bf, PTL_STORE_bf)
+DEFINE_ENTR_LOOP(float, f4, float, PTL_ID, PTL_ID)
+DEFINE_ENTR_LOOP(double, f8, double, PTL_ID, PTL_ID)
 #undef DEFINE_ENTR_LOOP
-SPECIAL_INLINE float
-entr_in_f(float x, const void *e)
-{
-    (void)e;
-    return (float)entr_fast((double)x);
-}
-DEFINE_SPECIAL_FMA_LOOP(entr, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, entr_in_f)
-DEFINE_SPECIAL_FMA_LOOP(entr, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, entr_in_f)
 static const PtlLoop entr_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(entr)};
 /* ndtri in blocks: the indices of the central elements and of the others collected
  * without a branch, then each list by its own loop (on uniform p a branch between the
