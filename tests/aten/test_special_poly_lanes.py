@@ -234,3 +234,20 @@ def test_out_may_be_an_input(name):
         nc = n.clone()
         fn(x, nc, out=nc)
         np.testing.assert_array_equal(nc.numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_two_threads_split_blocks_without_changing_bits(dtype, restore_threads):
+    """262147 elements (the iterator gives each thread a part, whose blocks start elsewhere)
+    of one degree and of mixed ones: one and two threads agree"""
+    rng = np.random.default_rng(13)
+    dt = DTYPES[dtype]
+    for name in NAMES:
+        fn = getattr(S, name)
+        x = ptl.tensor(_x(name, 262147, rng), dtype=dt)
+        for n in (ptl.full((262147,), 40.0, dtype=dt),
+                  ptl.tensor(rng.integers(0, 60, 262147).astype(np.float64), dtype=dt)):
+            ptl.set_num_threads(1)
+            one = fn(x, n).numpy()
+            ptl.set_num_threads(2)
+            assert _same(fn(x, n).numpy(), one), name
