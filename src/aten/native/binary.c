@@ -729,13 +729,13 @@ igamma_series_lanes(const double *a0, const double *x0, double *out, int m)
         }
         if (n % IGAMMA_COMPACT == 0) {
             int w = 0;
-            for (int l = 0; l < m; l++) {
-                if (live[l] == 0.0) {
-                    out[idx[l]] = sum[l];
-                    continue;
-                }
-                a[w] = a[l], x[w] = x[l], t[w] = t[l], sum[w] = sum[l];
-                live[w] = 1.0, idx[w++] = idx[l];
+            for (int l = 0; l < m; l++) {   /* (a running lane's out is written again) */
+                out[idx[l]] = sum[l];
+                a[w] = a[l], x[w] = x[l], t[w] = t[l], sum[w] = sum[l], idx[w] = idx[l];
+                w += live[l] != 0.0;
+            }
+            for (int l = 0; l < w; l++) {
+                live[l] = 1.0;
             }
             m = w;
         }
@@ -781,13 +781,14 @@ igamma_fraction_lanes(const double *a0, const double *x0, double *out, int m)
         }
         if (i % IGAMMA_COMPACT == 0) {
             int w = 0;
-            for (int l = 0; l < m; l++) {
-                if (live[l] == 0.0) {
-                    out[idx[l]] = h[l];
-                    continue;
-                }
+            for (int l = 0; l < m; l++) {   /* (a running lane's out is written again) */
+                out[idx[l]] = h[l];
                 a[w] = a[l], b[w] = b[l], c[w] = c[l], d[w] = d[l], h[w] = h[l];
-                live[w] = 1.0, idx[w++] = idx[l];
+                idx[w] = idx[l];
+                w += live[l] != 0.0;
+            }
+            for (int l = 0; l < w; l++) {
+                live[l] = 1.0;
             }
             m = w;
         }
