@@ -8,10 +8,10 @@
  * double (float32, float16 and bfloat16 round its result once); the formulas are the
  * scalar ones of scalar_math.h (zeta), gaussian_math.h, bessel_math.h and
  * polynomial_math.h, which a CUDA kernel can share, but for J0, J1, Y0, Y1, K0, K1, Ai,
- * ndtri, ndtr, log_ndtr, erfcx, spherical j0, Chebyshev's, Hermite's and Legendre's, whose
- * faster CPU formulas are below (Note [Fast Bessel functions of real argument], Note
- * [Fast ndtri], Note [Fast modified Bessel functions K], Note [Fast Airy Ai]; their tables
- * are special_tables.c's).
+ * ndtri, ndtr, log_ndtr, erfcx, spherical j0, entr and the polynomials, whose faster CPU
+ * formulas are below (Note [Fast Bessel functions of real argument], Note [Fast ndtri],
+ * Note [Fast modified Bessel functions K], Note [Fast Airy Ai], Note [Orthogonal
+ * polynomials in lock-step]; their tables are special_tables.c's).
  * Integer and bool inputs compute in the default float dtype, as in PyTorch.  See Note
  * [erfcx and the normal distribution], Note [Bessel functions of real argument] and Note
  * [Orthogonal polynomials]. */
