@@ -685,15 +685,178 @@ atan2_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 #define NEXTAFTER_F(A, B, X) ptl_nextafter_f((A), (B))
 #define NEXTAFTER_D(A, B, X) ptl_nextafter_d((A), (B))
 #define IGAMMA_F(A, B, X) ((float)ptl_igamma_d((A), (B)))
-#define IGAMMA_D(A, B, X) ptl_igamma_d((A), (B))
 #define IGAMMAC_F(A, B, X) ((float)ptl_igammac_d((A), (B)))
-#define IGAMMAC_D(A, B, X) ptl_igammac_d((A), (B))
 #define GCD_I(A, B, X) ptl_gcd_i((A), (B))
 #define LCM_I(A, B, X) ptl_lcm_i((A), (B))
 
 DEFINE_BINARY_FLOAT_LOOPS(hypot, HYPOT_F, HYPOT_D)
-DEFINE_BINARY_FLOAT_LOOPS(igamma, IGAMMA_F, IGAMMA_D)
-DEFINE_BINARY_FLOAT_LOOPS(igammac, IGAMMAC_F, IGAMMAC_D)
+/* igamma and igammac in float32 and float64 blocks: the series and the continued fraction
+ * of special_math.h's ptl_igamma_pq (the CUDA kernels' too) run over a block's elements
+ * together, one step of every element a pass (a loop gcc vectorizes: the continued
+ * fraction's two divisions a step were a serial chain per element), each element frozen
+ * from the step where its own loop stops: the same operations in the same order (no fma),
+ * so the same bits, whatever the block; the prefactor and the special arguments stay
+ * per element. */
+#define IGAMMA_BLOCK 128
+
+/* every 8 steps the lanes still running move to the front (the others' results out by
+ * their index): a pass costs the running elements, not the block */
+#define IGAMMA_COMPACT 8
+
+/* out[l] = ptl_igamma_series's sum at a[l], x[l] */
+PTL_LOOP_CLONES_WIDE static void
+igamma_series_lanes(const double *a0, const double *x0, double *out, int m)
+{
+    double a[IGAMMA_BLOCK], x[IGAMMA_BLOCK], t[IGAMMA_BLOCK], sum[IGAMMA_BLOCK];
+    double live[IGAMMA_BLOCK];
+    int idx[IGAMMA_BLOCK];
+    for (int l = 0; l < m; l++) {
+        a[l] = a0[l];
+        x[l] = x0[l];
+        t[l] = 1.0 / a[l];
+        sum[l] = t[l];
+        live[l] = 1.0;
+        idx[l] = l;
+    }
+    for (int n = 1; n < 100000 && m > 0; n++) {
+        double dn = (double)n;
+        for (int l = 0; l < m; l++) {
+            double tn = t[l] * (x[l] / (a[l] + dn)), sn = sum[l] + tn;
+            int go = live[l] != 0.0;
+            t[l] = go ? tn : t[l];
+            sum[l] = go ? sn : sum[l];
+            live[l] = go && !(tn <= sn * 1e-17) ? 1.0 : 0.0;
+        }
+        if (n % IGAMMA_COMPACT == 0) {
+            int w = 0;
+            for (int l = 0; l < m; l++) {   /* (a running lane's out is written again) */
+                out[idx[l]] = sum[l];
+                a[w] = a[l], x[w] = x[l], t[w] = t[l], sum[w] = sum[l], idx[w] = idx[l];
+                w += live[l] != 0.0;
+            }
+            for (int l = 0; l < w; l++) {
+                live[l] = 1.0;
+            }
+            m = w;
+        }
+    }
+    for (int l = 0; l < m; l++) {
+        out[idx[l]] = sum[l];
+    }
+}
+
+/* out[l] = ptl_igammac_fraction's continued fraction at a[l], x[l] */
+PTL_LOOP_CLONES_WIDE static void
+igamma_fraction_lanes(const double *a0, const double *x0, double *out, int m)
+{
+    const double tiny = 1e-300;
+    double a[IGAMMA_BLOCK], b[IGAMMA_BLOCK], c[IGAMMA_BLOCK], d[IGAMMA_BLOCK];
+    double h[IGAMMA_BLOCK], live[IGAMMA_BLOCK];
+    int idx[IGAMMA_BLOCK];
+    for (int l = 0; l < m; l++) {
+        a[l] = a0[l];
+        b[l] = x0[l] + 1.0 - a[l];
+        c[l] = 1.0 / tiny;
+        d[l] = 1.0 / b[l];
+        h[l] = d[l];
+        live[l] = 1.0;
+        idx[l] = l;
+    }
+    for (int i = 1; i < 100000 && m > 0; i++) {
+        double di = (double)i;
+        for (int l = 0; l < m; l++) {
+            double an = -di * (di - a[l]), bn = b[l] + 2.0;
+            double dn = an * d[l] + bn;
+            dn = fabs(dn) < tiny ? tiny : dn;
+            double cn = bn + an / c[l];
+            cn = fabs(cn) < tiny ? tiny : cn;
+            dn = 1.0 / dn;
+            double step = dn * cn, hn = h[l] * step;
+            int go = live[l] != 0.0;
+            b[l] = go ? bn : b[l];
+            c[l] = go ? cn : c[l];
+            d[l] = go ? dn : d[l];
+            h[l] = go ? hn : h[l];
+            live[l] = go && !(fabs(step - 1.0) <= 1e-16) ? 1.0 : 0.0;
+        }
+        if (i % IGAMMA_COMPACT == 0) {
+            int w = 0;
+            for (int l = 0; l < m; l++) {   /* (a running lane's out is written again) */
+                out[idx[l]] = h[l];
+                a[w] = a[l], b[w] = b[l], c[w] = c[l], d[w] = d[l], h[w] = h[l];
+                idx[w] = idx[l];
+                w += live[l] != 0.0;
+            }
+            for (int l = 0; l < w; l++) {
+                live[l] = 1.0;
+            }
+            m = w;
+        }
+    }
+    for (int l = 0; l < m; l++) {
+        out[idx[l]] = h[l];
+    }
+}
+
+/* whether ptl_igamma_pq takes one of its loops at a, x (else a special value) */
+static inline int
+igamma_regular(double a, double x)
+{
+    return a > 0.0 && x > 0.0 && a < INFINITY && x < INFINITY;
+}
+
+#define DEFINE_IGAMMA_BLOCKS(NAME, UPPER, T, DT)                                          \
+    static void NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra) \
+    {                                                                                     \
+        double a[IGAMMA_BLOCK], x[IGAMMA_BLOCK], la[2][IGAMMA_BLOCK], lx[2][IGAMMA_BLOCK]; \
+        double r[2][IGAMMA_BLOCK];                                                        \
+        int at[3][IGAMMA_BLOCK];                                                          \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i += IGAMMA_BLOCK) {                                   \
+            int m = (int)(n - i < IGAMMA_BLOCK ? n - i : IGAMMA_BLOCK), c0 = 0, c1 = 0, c2 = 0; \
+            for (int j = 0; j < m; j++) {                                                 \
+                a[j] = (double)*(const T *)(d[1] + (i + j) * s[1]);                       \
+                x[j] = (double)*(const T *)(d[2] + (i + j) * s[2]);                       \
+                int reg = igamma_regular(a[j], x[j]), ser = reg && x[j] < a[j] + 1.0;     \
+                int cf = reg && !ser;                                                     \
+                at[0][c0] = j;                                                            \
+                at[1][c1] = j;                                                            \
+                at[2][c2] = j;                                                            \
+                la[0][c1] = a[j];                                                         \
+                lx[0][c1] = x[j];                                                         \
+                la[1][c2] = a[j];                                                         \
+                lx[1][c2] = x[j];                                                         \
+                c0 += !reg;                                                               \
+                c1 += ser;                                                                \
+                c2 += cf;                                                                 \
+            }                                                                             \
+            igamma_series_lanes(la[0], lx[0], r[0], c1);                                  \
+            igamma_fraction_lanes(la[1], lx[1], r[1], c2);                                \
+            for (int t = 0; t < c0; t++) {                                                \
+                int j = at[0][t];                                                         \
+                *(T *)(d[0] + (i + j) * s[0]) = (T)ptl_igamma_pq(a[j], x[j], (UPPER));    \
+            }                                                                             \
+            for (int t = 0; t < c1; t++) {                                                \
+                int j = at[1][t];                                                         \
+                double p = ptl_igamma_prefactor(a[j], x[j]) * r[0][t];                    \
+                *(T *)(d[0] + (i + j) * s[0]) = (T)((UPPER) ? 1.0 - p : p);               \
+            }                                                                             \
+            for (int t = 0; t < c2; t++) {                                                \
+                int j = at[2][t];                                                         \
+                double p = ptl_igamma_prefactor(a[j], x[j]) * r[1][t];                    \
+                *(T *)(d[0] + (i + j) * s[0]) = (T)((UPPER) ? p : 1.0 - p);               \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_IGAMMA_BLOCKS(igamma, 0, float, f4)
+DEFINE_IGAMMA_BLOCKS(igamma, 0, double, f8)
+DEFINE_IGAMMA_BLOCKS(igammac, 1, float, f4)
+DEFINE_IGAMMA_BLOCKS(igammac, 1, double, f8)
+#undef DEFINE_IGAMMA_BLOCKS
+DEFINE_BINARY_LOOP(igamma, ptl_half, f2, float, PTL_LOAD_f2, PTL_STORE_f2, IGAMMA_F)
+DEFINE_BINARY_LOOP(igamma, ptl_bf16, bf, float, PTL_LOAD_bf, PTL_STORE_bf, IGAMMA_F)
+DEFINE_BINARY_LOOP(igammac, ptl_half, f2, float, PTL_LOAD_f2, PTL_STORE_f2, IGAMMAC_F)
+DEFINE_BINARY_LOOP(igammac, ptl_bf16, bf, float, PTL_LOAD_bf, PTL_STORE_bf, IGAMMAC_F)
 DEFINE_BINARY_INT_LOOPS(gcd, GCD_I)
 DEFINE_BINARY_INT_LOOPS(lcm, LCM_I)
 /* nextafter steps in the dtype itself: float16 and bfloat16 on their bits, in a plain

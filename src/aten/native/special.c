@@ -8,13 +8,14 @@
  * double (float32, float16 and bfloat16 round its result once); the formulas are the
  * scalar ones of scalar_math.h (zeta), gaussian_math.h, bessel_math.h and
  * polynomial_math.h, which a CUDA kernel can share, but for J0, J1, Y0, Y1, K0, K1, Ai,
- * ndtri, ndtr, log_ndtr, erfcx, spherical j0, Chebyshev's, Hermite's and Legendre's, whose
- * faster CPU formulas are below (Note [Fast Bessel functions of real argument], Note
- * [Fast ndtri], Note [Fast modified Bessel functions K], Note [Fast Airy Ai]; their tables
- * are special_tables.c's).
+ * ndtri, ndtr, log_ndtr, erfcx, spherical j0, entr and the polynomials, whose faster CPU
+ * formulas are below (Note [Fast Bessel functions of real argument], Note [Fast ndtri],
+ * Note [Fast modified Bessel functions K], Note [Fast Airy Ai], Note [Orthogonal
+ * polynomials in lock-step]; their tables are special_tables.c's).
  * Integer and bool inputs compute in the default float dtype, as in PyTorch.  See Note
  * [erfcx and the normal distribution], Note [Bessel functions of real argument] and Note
  * [Orthogonal polynomials]. */
+#include <float.h>
 #include <math.h>
 
 #include "../../c10/cpu_features.h"
@@ -27,6 +28,7 @@
 #include "binary_loops.h"
 #include "native.h"
 #include "unary_f8_erf.h"
+#include "unary_f8_trig.h"
 #include "unary_loops.h"
 
 /* entr(x) = -x log x, 0 at 0, -inf below 0 (PyTorch's values: NaN stays NaN) */
@@ -372,23 +374,6 @@ log_ndtr_from_erfc(double x, double e)
 
 /* ---- one-input loops: [*] float -> [*] float, the formula in double ---- */
 
-#define DEFINE_SPECIAL_UNARY(NAME, FN)                                                    \
-    static inline float NAME##_in_f(float x, const void *e)                               \
-    {                                                                                     \
-        (void)e;                                                                          \
-        return (float)FN((double)x);                                                      \
-    }                                                                                     \
-    static inline double NAME##_in_d(double x, const void *e)                             \
-    {                                                                                     \
-        (void)e;                                                                          \
-        return FN(x);                                                                     \
-    }                                                                                     \
-    DEFINE_UNARY_LOOP(NAME, ptl_half, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, NAME##_in_f) \
-    DEFINE_UNARY_LOOP(NAME, ptl_bf16, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAME##_in_f) \
-    DEFINE_UNARY_LOOP(NAME, float, float, f4, PTL_ID, PTL_ID, NAME##_in_f)                \
-    DEFINE_UNARY_LOOP(NAME, double, double, f8, PTL_ID, PTL_ID, NAME##_in_d)              \
-    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
-
 /* the same loops with an FMA clone (besides the baseline), for formulas that call fma */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(PTL_NO_LOOP_CLONES)
 #define SPECIAL_FMA_CLONES __attribute__((target_clones("fma", "default")))
@@ -604,7 +589,66 @@ DEFINE_ERFC_LOOPS(bessel_y0, bessel_y0_fast)
 DEFINE_ERFC_LOOPS(bessel_y1, bessel_y1_fast)
 DEFINE_ERFC_LOOPS(spherical_bessel_j0, ptl_spherical_bessel_j0_d)
 
-DEFINE_SPECIAL_UNARY(entr, entr_d)
+/* entr: -x log x by vec_math.h's double log of positive normal numbers (under 1 ulp), a
+ * block at a time with AVX2 or AVX-512, by its scalar twin scalar_math.h's ptl_log_normal
+ * (the same bits) without; subnormal x (float64 only), 0, negative x, inf and NaN by
+ * entr_d.  libm's log per element was most of the time. */
+#define ENTR_BLOCK 256
+#define ENTR_LOG_ARG(X) ((X) >= DBL_MIN && (X) < INFINITY ? (X) : 1.0)
+#ifdef PTL_HAVE_AVX2_KERNELS
+PTL_VM_DEFINE_MAP(log_normal, pd)
+PTL_VM_DEFINE_MAP(log_normal, pd512)
+#endif
+
+SPECIAL_INLINE double
+entr_from_log(double x, double lg)
+{
+    return x >= DBL_MIN && x < INFINITY ? -x * lg : entr_d(x);
+}
+
+/* lg[j] = log(a[j]), a[j] positive and normal, j < m */
+SPECIAL_FMA_CLONES static void
+entr_logs(double *lg, const double *a, int64_t m)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
+        ptl_vm_map_log_normal_pd512(lg, a, m);
+        return;
+    }
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        ptl_vm_map_log_normal_pd(lg, a, m);
+        return;
+    }
+#endif
+    for (int64_t j = 0; j < m; j++) {
+        lg[j] = ptl_log_normal(a[j]);
+    }
+}
+
+/* T's loop, the result rounded to ACC (float32 for float16 and bfloat16, as everywhere) */
+#define DEFINE_ENTR_LOOP(T, DT, ACC, LOAD, STORE)                                         \
+    static void entr_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)  \
+    {                                                                                     \
+        double a[ENTR_BLOCK], lg[ENTR_BLOCK];                                             \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i += ENTR_BLOCK) {                                     \
+            int64_t m = n - i < ENTR_BLOCK ? n - i : ENTR_BLOCK;                          \
+            for (int64_t j = 0; j < m; j++) {                                             \
+                a[j] = ENTR_LOG_ARG((double)LOAD(*(const T *)(d[1] + (i + j) * s[1])));   \
+            }                                                                             \
+            entr_logs(lg, a, m);                                                          \
+            for (int64_t j = 0; j < m; j++) {                                             \
+                double x = (double)LOAD(*(const T *)(d[1] + (i + j) * s[1]));             \
+                *(T *)(d[0] + (i + j) * s[0]) = STORE((ACC)entr_from_log(x, lg[j]));      \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_ENTR_LOOP(ptl_half, f2, float, PTL_LOAD_f2, PTL_STORE_f2)
+DEFINE_ENTR_LOOP(ptl_bf16, bf, float, PTL_LOAD_bf, PTL_STORE_bf)
+DEFINE_ENTR_LOOP(float, f4, float, PTL_ID, PTL_ID)
+DEFINE_ENTR_LOOP(double, f8, double, PTL_ID, PTL_ID)
+#undef DEFINE_ENTR_LOOP
+static const PtlLoop entr_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(entr)};
 /* ndtri in blocks: the indices of the central elements and of the others collected
  * without a branch, then each list by its own loop (on uniform p a branch between the
  * regions per element mispredicted half the time) */
@@ -653,7 +697,6 @@ DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k1, bessel_k1_fast)
 DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k0, bessel_k0e_fast)
 DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k1, bessel_k1e_fast)
 DEFINE_SPECIAL_UNARY_FMA(airy_ai, airy_ai_fast)
-#undef DEFINE_SPECIAL_UNARY
 
 /* ---- zeta: [*] x, [*] q -> [*] float (broadcast) ---- */
 
@@ -686,13 +729,15 @@ hermite_fast(int probabilists, double x, double n)
 }
 
 /* Chebyshev T, U, V, W (kind 0-3) on the CPU: polynomial_math.h's ptl_chebyshev, whose
- * recurrence (degrees 1-16 inside (-1, 1)) takes its step as one fma, fma(2x, p_j,
- * -p_(j-1)) (2x exact), inlined: one rounding instead of two, half the latency */
+ * recurrence (degrees 1-16 inside (-1, 1); to top, 256 for the float32 result, Note
+ * [Orthogonal polynomials in lock-step]) takes its step as one fma, fma(2x, p_j, -p_(j-1))
+ * (2x exact), inlined: one rounding instead of two, half the latency */
+#define POLY_CHEB_MAX_F32 256
 SPECIAL_INLINE double
-chebyshev_fast(int kind, double x, double n)
+chebyshev_fast(int kind, int64_t top, double x, double n)
 {
     int64_t k = ptl_poly_degree(n);
-    if (k <= 0 || k > 16 || !(fabs(x) < 1.0)) {
+    if (k <= 0 || k > top || !(fabs(x) < 1.0)) {
         return ptl_chebyshev(kind, x, n);
     }
     double x2 = 2.0 * x, p = 1.0;
@@ -705,14 +750,25 @@ chebyshev_fast(int kind, double x, double n)
     return q;
 }
 
-SPECIAL_INLINE double cheb_t_fast(double x, double n) { return chebyshev_fast(0, x, n); }
-SPECIAL_INLINE double cheb_u_fast(double x, double n) { return chebyshev_fast(1, x, n); }
-SPECIAL_INLINE double cheb_v_fast(double x, double n) { return chebyshev_fast(2, x, n); }
-SPECIAL_INLINE double cheb_w_fast(double x, double n) { return chebyshev_fast(3, x, n); }
-SPECIAL_INLINE double scheb_t_fast(double x, double n) { return cheb_t_fast(2.0 * x - 1.0, n); }
-SPECIAL_INLINE double scheb_u_fast(double x, double n) { return cheb_u_fast(2.0 * x - 1.0, n); }
-SPECIAL_INLINE double scheb_v_fast(double x, double n) { return cheb_v_fast(2.0 * x - 1.0, n); }
-SPECIAL_INLINE double scheb_w_fast(double x, double n) { return cheb_w_fast(2.0 * x - 1.0, n); }
+/* the float64 (_d) and float32 (_f) per-element formulas of kind KIND, at 2x - 1 if SHIFT */
+#define DEFINE_CHEB_FAST(NAME, KIND, SHIFT)                                               \
+    SPECIAL_INLINE double NAME##_d(double x, double n)                                    \
+    {                                                                                     \
+        return chebyshev_fast(KIND, 16, (SHIFT) ? 2.0 * x - 1.0 : x, n);                  \
+    }                                                                                     \
+    SPECIAL_INLINE double NAME##_f(double x, double n)                                    \
+    {                                                                                     \
+        return chebyshev_fast(KIND, POLY_CHEB_MAX_F32, (SHIFT) ? 2.0 * x - 1.0 : x, n);   \
+    }
+DEFINE_CHEB_FAST(cheb_t_fast, 0, 0)
+DEFINE_CHEB_FAST(cheb_u_fast, 1, 0)
+DEFINE_CHEB_FAST(cheb_v_fast, 2, 0)
+DEFINE_CHEB_FAST(cheb_w_fast, 3, 0)
+DEFINE_CHEB_FAST(scheb_t_fast, 0, 1)
+DEFINE_CHEB_FAST(scheb_u_fast, 1, 1)
+DEFINE_CHEB_FAST(scheb_v_fast, 2, 1)
+DEFINE_CHEB_FAST(scheb_w_fast, 3, 1)
+#undef DEFINE_CHEB_FAST
 
 /* Legendre P on the CPU: polynomial_math.h's ptl_legendre inlined, the step
  * fma((2j + 1) x, P_j, -j P_(j-1)) / (j + 1) (one rounding fewer) */
@@ -733,10 +789,433 @@ legendre_fast(double x, double n)
     return q;
 }
 
+/* Laguerre L on the CPU: polynomial_math.h's ptl_laguerre but for the sum of x < 0, whose
+ * term's factor (k - i + 1) |x| / i^2 takes the ratio (k - i + 1) / i^2 first (the same
+ * three roundings a term, without a division per element: the lanes' divisions were the
+ * cost of Laguerre's float32 and float64 loops, Note [Orthogonal polynomials in
+ * lock-step]) */
+SPECIAL_INLINE double
+laguerre_fast(double x, double n)
+{
+    int64_t k = ptl_poly_degree(n);
+    if (k <= 0 || !(x < 0.0) || isinf(x)) {
+        return ptl_laguerre(x, n);
+    }
+    double t = 1.0, sum = 1.0;
+    for (int64_t i = 1; i <= k && !isinf(sum); i++) {
+        t *= -x * ((double)(k - i + 1) / ((double)i * (double)i));
+        sum += t;
+    }
+    return sum;
+}
+
 SPECIAL_INLINE double hermite_h_fast(double x, double n) { return hermite_fast(0, x, n); }
 SPECIAL_INLINE double hermite_he_fast(double x, double n) { return hermite_fast(1, x, n); }
 
-/* DEFINE_POLYNOMIAL with the FMA clones of DEFINE_SPECIAL_UNARY_FMA's loops */
+/* Note [Orthogonal polynomials in lock-step]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A recurrence's steps are serial, so one element at a time is latency-bound (an fma, or
+ * Legendre's and Laguerre's division, per step).  The float32 and float64 loops take
+ * POLY_BLOCK elements at a time: those whose degree is the block's first element's and
+ * whose x lies where the per-element formulas above run their recurrence (poly_lane_class)
+ * are gathered and run together, the inner loop over the elements (which gcc vectorizes:
+ * 4 or 8 doubles per instruction, the steps of different elements overlapping); the others
+ * take the per-element formula.  The lanes perform the per-element formula's operations in
+ * its order (fma where it has fma), so the bits are the same; Hermite and Laguerre stop at
+ * the first infinite value, the lanes run on (every 32 steps they stop once every lane is
+ * infinite or NaN) and a lane that ends infinite or NaN is recomputed by the per-element
+ * formula (from an infinite value on, a step gives +-inf or NaN, never a finite number).
+ * Where the CPU's formulas differ from polynomial_math.h's (the CUDA kernels'), the lanes
+ * and the per-element formulas here agree, so no value depends on its neighbours:
+ *   - float32 (float16 and bfloat16 compute in float32) Chebyshev of degree 17 to
+ *     POLY_CHEB_MAX_F32 inside (-1, 1) runs the fma recurrence in double where
+ *     polynomial_math.h takes the closed forms (acos, then cos or sin): its error, at most
+ *     about k^2 / 2 double ulps of the size E of Note [Orthogonal polynomials] near +-1, is
+ *     below 2e-11 E at k = 256, so the float32 rounding is the same but for ties
+ *     (tests/aten/test_special_poly_lanes.py checks it against mpmath at those degrees);
+ *   - float64 Chebyshev keeps the closed forms from 17 on (the recurrence's k^2 / 2 ulps
+ *     would pass the tests' 8 + 2k), but by vector acos, sin and cos (cheb_closed), every
+ *     such element of a block whatever its degree, with AVX2 (libm's without);
+ *   - Laguerre's sum at x < 0 is laguerre_fast's.
+ * A block whose n are all equal (a broadcast n, stride 0, or a full one) and whose x are all
+ * in the lanes' domain skips the gathering; Laguerre's then runs both of its lists over the
+ * whole block when it has x of both signs (gathering the two cost more than the lanes of
+ * the PyTorch benchmark's degrees) and takes each element's from its list. */
+#define POLY_BLOCK 256
+#define POLY_ANY INT64_MAX   /* no top degree */
+enum { POLY_CHEB, POLY_HERMITE, POLY_LAGUERRE, POLY_LEGENDRE };
+
+/* where the lanes run x of degree k >= 1: 0 not (the per-element formula), 1 the
+ * recurrence, 2 Laguerre's sum of x < 0 */
+SPECIAL_INLINE int
+poly_lane_class(int fam, double x, int64_t k, int64_t cheb_max)
+{
+    int live = (k >= 1) & (k <= cheb_max);
+    switch (fam) {
+    case POLY_CHEB: return live & (fabs(x) < 1.0);
+    case POLY_LEGENDRE: return live & (fabs(x) < 1.0);
+    case POLY_HERMITE: return live & (fabs(x) < INFINITY);
+    default: return (live & (fabs(x) < INFINITY)) << (x < 0.0);
+    }
+}
+
+/* poly_lane_class(fam, x, k, .) != 0 given k's part of it, without a branch */
+SPECIAL_INLINE int
+poly_lane_first(int fam, double x)
+{
+    switch (fam) {
+    case POLY_CHEB: return fabs(x) < 1.0;
+    case POLY_LEGENDRE: return fabs(x) < 1.0;
+    case POLY_HERMITE: return fabs(x) < INFINITY;
+    default: return fabs(x) < INFINITY;   /* Laguerre: either list (see the loops) */
+    }
+}
+
+/* whether some of v[0..m) is infinite or NaN */
+SPECIAL_INLINE int
+poly_some_nonfinite(const double *v, int m)
+{
+    int bad = 0;
+    for (int l = 0; l < m; l++) {
+        bad |= !(fabs(v[l]) < INFINITY);
+    }
+    return bad;
+}
+
+/* whether none of v[0..m) is finite (the lanes of Hermite and Laguerre may stop) */
+SPECIAL_INLINE int
+poly_none_finite(const double *v, int m)
+{
+    int fin = 0;
+    for (int l = 0; l < m; l++) {
+        fin |= fabs(v[l]) < INFINITY;
+    }
+    return !fin;
+}
+
+/* the steps j = J0, ..., JN - 1 of p, q -> q, STEP(s, q, p) over the m lanes, two a pass
+ * (p and q stay in registers between them); CO(j, s) sets step j's coefficients for slot s;
+ * with CHK, every 32 steps, a stop once no lane is finite */
+#define POLY_STEPS(J0, JN, CO, STEP, CHK)                                                 \
+    {                                                                                     \
+        int64_t j = (J0);                                                                 \
+        for (; j + 1 < (JN); j += 2) {                                                    \
+            CO(j, 0)                                                                      \
+            CO(j + 1, 1)                                                                  \
+            for (int l = 0; l < m; l++) {                                                 \
+                double r0 = STEP(0, q[l], p[l]);                                          \
+                double r1 = STEP(1, r0, q[l]);                                            \
+                p[l] = r0;                                                                \
+                q[l] = r1;                                                                \
+            }                                                                             \
+            if ((CHK) && ((j - (J0)) & 31) == 30 && poly_none_finite(q, m)) {             \
+                break;                                                                    \
+            }                                                                             \
+        }                                                                                 \
+        if (j < (JN)) {                                                                   \
+            CO(j, 0)                                                                      \
+            for (int l = 0; l < m; l++) {                                                 \
+                double r0 = STEP(0, q[l], p[l]);                                          \
+                p[l] = q[l];                                                              \
+                q[l] = r0;                                                                \
+            }                                                                             \
+        }                                                                                 \
+    }
+#define CHEB_CO(J, S)
+#define CHEB_STEP(S, Q, P) fma(a[l], (Q), -(P))
+#define HERMITE_CO(J, S) double cj##S = -(c * (double)(J));
+#define HERMITE_STEP(S, Q, P) fma(a[l], (Q), cj##S * (P))
+#define LEGENDRE_CO(J, S)                                                                 \
+    double jj##S = (double)(J), b##S = 2.0 * jj##S + 1.0, nj##S = -jj##S, dj##S = jj##S + 1.0;
+#define LEGENDRE_STEP(S, Q, P) (fma(b##S * a[l], (Q), nj##S * (P)) / dj##S)
+#define LAGUERRE_CO(J, S)                                                                 \
+    double jj##S = (double)(J), b##S = 2.0 * jj##S + 1.0, dj##S = jj##S + 1.0;
+#define LAGUERRE_STEP(S, Q, P) (((b##S - a[l]) * (Q) - jj##S * (P)) / dj##S)
+
+/* v[0..m) = p_k(v[l]), k >= 1, for family fam (kind: Chebyshev's kind, Hermite's
+ * probabilists flag; list 2: Laguerre's x < 0 sum), the per-element formulas' steps */
+SPECIAL_INLINE void
+poly_lanes_body(int fam, int kind, int list, double *v, int m, int64_t k)
+{
+    double a[POLY_BLOCK], p[POLY_BLOCK], *q = v;   /* the values in place */
+    for (int l = 0; l < m; l++) {
+        double x = v[l], x2 = 2.0 * x;
+        a[l] = fam == POLY_CHEB ? x2 : fam == POLY_HERMITE ? (kind ? x : x2) : x;
+        p[l] = 1.0;
+        q[l] = fam == POLY_CHEB ? (kind == 0 ? x : kind == 1 ? x2 : kind == 2 ? x2 - 1.0
+                                                                           : x2 + 1.0)
+             : fam == POLY_HERMITE ? a[l] : fam == POLY_LAGUERRE ? (list == 2 ? 1.0 : 1.0 - x)
+                                                                : x;
+    }
+    if (fam == POLY_CHEB) {
+        POLY_STEPS(1, k, CHEB_CO, CHEB_STEP, 0)
+    }
+    else if (fam == POLY_HERMITE) {
+        double c = kind ? 1.0 : 2.0;
+        POLY_STEPS(1, k, HERMITE_CO, HERMITE_STEP, 1)
+    }
+    else if (fam == POLY_LEGENDRE) {
+        POLY_STEPS(1, k, LEGENDRE_CO, LEGENDRE_STEP, 0)
+    }
+    else if (list == 1) {   /* Laguerre, x >= 0 */
+        POLY_STEPS(1, k, LAGUERRE_CO, LAGUERRE_STEP, 1)
+    }
+    else {   /* Laguerre, x < 0: the term t in p, the sum in q (laguerre_fast's) */
+        for (int64_t i = 1; i <= k; i++) {
+            double ci = (double)(k - i + 1) / ((double)i * (double)i);
+            for (int l = 0; l < m; l++) {
+                p[l] *= -a[l] * ci;
+                q[l] += p[l];
+            }
+            if ((i & 31) == 0 && poly_none_finite(q, m)) {
+                break;
+            }
+        }
+    }
+}
+#undef POLY_STEPS
+#undef CHEB_CO
+#undef CHEB_STEP
+#undef HERMITE_CO
+#undef HERMITE_STEP
+#undef LEGENDRE_CO
+#undef LEGENDRE_STEP
+#undef LAGUERRE_CO
+#undef LAGUERRE_STEP
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+PTL_VATTR(pd512) static void
+poly_lanes_pd512(int fam, int kind, int list, double *v, int m, int64_t k)
+{
+    poly_lanes_body(fam, kind, list, v, m, k);
+}
+PTL_VATTR(pd) static void
+poly_lanes_pd(int fam, int kind, int list, double *v, int m, int64_t k)
+{
+    poly_lanes_body(fam, kind, list, v, m, k);
+}
+#endif
+
+static void
+poly_lanes(int fam, int kind, int list, double *v, int m, int64_t k)
+{
+    if (m == 0) {
+        return;
+    }
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
+        poly_lanes_pd512(fam, kind, list, v, m, k);
+        return;
+    }
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        poly_lanes_pd(fam, kind, list, v, m, k);
+        return;
+    }
+#endif
+    poly_lanes_body(fam, kind, list, v, m, k);
+}
+
+/* float64 Chebyshev of degree k > 16 inside (-1, 1): polynomial_math.h's closed forms,
+ * theta = acos x and the sine or cosine of (k, k + 1 or k + 1/2) theta, by unary.c's
+ * vector acos (0.6 ulp) and vec_math.h's vector sin and cos (0.77 ulp; libm's on their
+ * slow lanes) where libm's took most of the time: the phase's k ulps dominate either way
+ * (Note [Orthogonal polynomials]).  v[l] = p_k(v[l]), k = kv[l], l < m; 0 without AVX2
+ * (the caller takes polynomial_math.h's formulas) */
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* (unary.c's float32 maps of the set are not wanted here) */
+#define DEFINE_F4_IN_DOUBLE_MAP(F, G, S)
+DEFINE_UNARY_VEC_TRIG_D(pd)
+DEFINE_UNARY_VEC_TRIG_D(pd512)
+#undef DEFINE_F4_IN_DOUBLE_MAP
+#define DEFINE_CHEB_CLOSED(S)                                                             \
+    PTL_VATTR(S) static void cheb_closed_##S(int kind, double *v, const double *kv, int m) \
+    {                                                                                     \
+        const int L = PTL_VLANES(S);                                                      \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0), half = PTL_V(S, set1)(0.5);            \
+        const PTL_VT(S) add = PTL_V(S, set1)(kind == 0 ? 0.0 : kind == 1 ? 1.0 : 0.5);    \
+        for (int j = 0; j < m; j += L) {                                                  \
+            double xb[8], kb[8], rb[8];                                                   \
+            int cnt = m - j < L ? m - j : L;                                              \
+            for (int l = 0; l < L; l++) {                                                 \
+                xb[l] = l < cnt ? v[j + l] : 0.0;                                         \
+                kb[l] = l < cnt ? kv[j + l] : 17.0;                                       \
+            }                                                                             \
+            PTL_VT(S) x = PTL_V(S, loadu)(xb), th = ptl_vm_acos_##S(x), sn, cs, r;        \
+            PTL_VT(S) arg = PTL_V(S, mul)(PTL_V(S, add)(PTL_V(S, loadu)(kb), add), th);   \
+            PTL_VMT(S) slow = ptl_vm_sincos_fast_##S(arg, &sn, &cs);                      \
+            if (kind == 0 || kind == 2) {                                                 \
+                r = ptl_vm_patch_##S(cs, arg, slow, cos);                                 \
+            }                                                                             \
+            else {                                                                        \
+                r = ptl_vm_patch_##S(sn, arg, slow, sin);                                 \
+            }                                                                             \
+            PTL_VT(S) dm = PTL_V(S, sub)(one, x), dp = PTL_V(S, add)(one, x);             \
+            if (kind == 1) {                                                              \
+                r = PTL_V(S, div)(r, PTL_V(S, sqrt)(PTL_V(S, mul)(dm, dp)));              \
+            }                                                                             \
+            else if (kind == 2) {                                                         \
+                r = PTL_V(S, div)(r, PTL_V(S, sqrt)(PTL_V(S, mul)(half, dp)));            \
+            }                                                                             \
+            else if (kind == 3) {                                                         \
+                r = PTL_V(S, div)(r, PTL_V(S, sqrt)(PTL_V(S, mul)(half, dm)));            \
+            }                                                                             \
+            PTL_V(S, storeu)(rb, r);                                                      \
+            for (int l = 0; l < cnt; l++) {                                               \
+                v[j + l] = rb[l];                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_CHEB_CLOSED(pd)
+DEFINE_CHEB_CLOSED(pd512)
+#undef DEFINE_CHEB_CLOSED
+#endif
+
+static int
+cheb_closed(int kind, double *v, const double *kv, int m)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
+        cheb_closed_pd512(kind, v, kv, m);
+        return 1;
+    }
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        cheb_closed_pd(kind, v, kv, m);
+        return 1;
+    }
+#endif
+    (void)kind, (void)v, (void)kv, (void)m;
+    return 0;
+}
+
+/* the float32 and float64 loops of Note [Orthogonal polynomials in lock-step]: FN the
+ * per-element formula (of x, not 2x - 1 where SHIFT), CHEB_MAX the lanes' top Chebyshev
+ * degree, CLOSED (float64 Chebyshev) the closed forms' list; xs: the block's x, 2x - 1
+ * where SHIFT; v[c]: list c's (c 0: the per-element formula's; 3: the closed forms', of
+ * degrees kv) */
+#define DEFINE_POLY_BLOCK_LOOP(NAME, T, DT, FAM, KIND, SHIFT, CHEB_MAX, FN, CLOSED)       \
+    SPECIAL_FMA_CLONES static void                                                        \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        double x[POLY_BLOCK], nv[POLY_BLOCK], xs[POLY_BLOCK], v[4][POLY_BLOCK];           \
+        double kv[POLY_BLOCK];                                                            \
+        int at[4][POLY_BLOCK];                                                            \
+        char *o = d[0];                                                                   \
+        const char *xp = d[1], *np = d[2];                                                \
+        const int64_t so = s[0], sx = s[1], sn = s[2];                                    \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i += POLY_BLOCK) {                                     \
+            int m = (int)(n - i < POLY_BLOCK ? n - i : POLY_BLOCK), cnt[4] = {0, 0, 0, 0};\
+            /* x, xs and (the common case: contiguous, one degree) n compared in place */ \
+            int dense = sx == (int64_t)sizeof(T) && sn == (int64_t)sizeof(T);             \
+            const T *nc = (const T *)np + i;                                              \
+            if (dense) {                                                                  \
+                const T *xc = (const T *)xp + i;                                          \
+                for (int j = 0; j < m; j++) {                                             \
+                    double xv = (double)xc[j];                                            \
+                    x[j] = xv;                                                            \
+                    xs[j] = (SHIFT) ? 2.0 * xv - 1.0 : xv;                                \
+                }                                                                         \
+            }                                                                             \
+            else {                                                                        \
+                for (int j = 0; j < m; j++) {                                             \
+                    x[j] = (double)*(const T *)(xp + (i + j) * sx);                       \
+                    nv[j] = (double)*(const T *)(np + (i + j) * sn);                      \
+                    xs[j] = (SHIFT) ? 2.0 * x[j] - 1.0 : x[j];                            \
+                }                                                                         \
+            }                                                                             \
+            double n0 = (double)*(const T *)(np + i * sn);                                \
+            int64_t k = ptl_poly_degree(n0);                                              \
+            int in = k >= 1 && k <= (CHEB_MAX), neg = 0, pos = 0;                         \
+            for (int j = 0; j < m; j++) {                                                 \
+                in &= ((dense ? (double)nc[j] : nv[j]) == n0) & poly_lane_first(FAM, xs[j]);\
+                neg |= xs[j] < 0.0;                                                       \
+                pos |= !(xs[j] < 0.0);                                                    \
+            }                                                                             \
+            if (dense && !in) {                                                           \
+                for (int j = 0; j < m; j++) {                                             \
+                    nv[j] = (double)nc[j];                                                \
+                }                                                                         \
+            }                                                                             \
+            if (in && (FAM) == POLY_LAGUERRE && neg) {                                    \
+                for (int j = 0; j < m; j++) {                                             \
+                    v[2][j] = xs[j];                                                      \
+                }                                                                         \
+                poly_lanes(FAM, KIND, 2, v[2], m, k);                                     \
+                if (pos) {                                                                \
+                    poly_lanes(FAM, KIND, 1, xs, m, k);                                   \
+                }                                                                         \
+                for (int j = 0; j < m; j++) {                                             \
+                    xs[j] = x[j] < 0.0 ? v[2][j] : xs[j];                                 \
+                }                                                                         \
+            }                                                                             \
+            else if (in) {                                                                \
+                poly_lanes(FAM, KIND, 1, xs, m, k);                                       \
+            }                                                                             \
+            if (in) {                                                                     \
+                if (!poly_some_nonfinite(xs, m)) {                                        \
+                    for (int j = 0; j < m; j++) {                                         \
+                        *(T *)(o + (i + j) * so) = (T)xs[j];                              \
+                    }                                                                     \
+                    continue;                                                             \
+                }                                                                         \
+                for (int j = 0; j < m; j++) {                                             \
+                    at[1][j] = j;                                                         \
+                    v[1][j] = xs[j];                                                      \
+                    nv[j] = n0;   /* (all equal, any layout) */                           \
+                }                                                                         \
+                cnt[1] = m;                                                               \
+            }                                                                             \
+            else {                                                                        \
+                int c0 = 0, c1 = 0, c2 = 0, c3 = 0;                                       \
+                for (int j = 0; j < m; j++) {                                             \
+                    int c = nv[j] == n0 || ptl_poly_degree(nv[j]) == k                    \
+                                ? poly_lane_class(FAM, xs[j], k, CHEB_MAX) : 0;           \
+                    int64_t kj = (CLOSED) ? ptl_poly_degree(nv[j]) : 0;                   \
+                    int closed = (CLOSED) && kj > (CHEB_MAX) && fabs(xs[j]) < 1.0;        \
+                    c = closed ? 3 : c;                                                   \
+                    at[0][c0] = j;                                                        \
+                    at[1][c1] = j;                                                        \
+                    at[2][c2] = j;                                                        \
+                    v[1][c1] = xs[j];                                                     \
+                    v[2][c2] = xs[j];                                                     \
+                    if (CLOSED) {                                                         \
+                        at[3][c3] = j;                                                    \
+                        v[3][c3] = xs[j];                                                 \
+                        kv[c3] = (double)kj;                                              \
+                    }                                                                     \
+                    c0 += c == 0;                                                         \
+                    c1 += c == 1;                                                         \
+                    c2 += c == 2;                                                         \
+                    c3 += c == 3;                                                         \
+                }                                                                         \
+                cnt[0] = c0;                                                              \
+                cnt[1] = c1;                                                              \
+                cnt[2] = c2;                                                              \
+                cnt[3] = c3;                                                              \
+                for (int t = 0; t < cnt[0]; t++) {                                        \
+                    int j = at[0][t];                                                     \
+                    *(T *)(o + (i + j) * so) = (T)FN(x[j], nv[j]);                        \
+                }                                                                         \
+                poly_lanes(FAM, KIND, 1, v[1], cnt[1], k);                                \
+                poly_lanes(FAM, KIND, 2, v[2], cnt[2], k);                                \
+                if (CLOSED && !cheb_closed(KIND, v[3], kv, cnt[3])) {                     \
+                    for (int t = 0; t < cnt[3]; t++) {                                    \
+                        v[3][t] = FN(x[at[3][t]], nv[at[3][t]]);                          \
+                    }                                                                     \
+                }                                                                         \
+            }                                                                             \
+            for (int c = 1; c <= 3; c++) {                                                \
+                for (int t = 0; t < cnt[c]; t++) {                                        \
+                    int j = at[c][t];                                                     \
+                    double r = v[c][t];                                                   \
+                    r = fabs(r) < INFINITY ? r : FN(x[j], nv[j]);                         \
+                    *(T *)(o + (i + j) * so) = (T)r;                                      \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+/* the per-element loops (float16 and bfloat16) */
 #define DEFINE_POLYNOMIAL_FMA_LOOP(NAME, T, DT, LOAD, STORE, F)                           \
     SPECIAL_FMA_CLONES static void                                                        \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
@@ -748,45 +1227,36 @@ SPECIAL_INLINE double hermite_he_fast(double x, double n) { return hermite_fast(
             *(T *)(d[0] + i * s[0]) = STORE(F(LOAD(a), LOAD(b)));                         \
         }                                                                                 \
     }
-#define DEFINE_POLYNOMIAL_FMA(NAME, FN)                                                   \
+#define DEFINE_POLYNOMIAL_FMA(NAME, FN4, FN8, FAM, KIND, SHIFT, CHEB_MAX_F4, CHEB_MAX_F8) \
     SPECIAL_INLINE float NAME##_in_f(float x, float n)                                    \
     {                                                                                     \
-        return (float)FN((double)x, (double)n);                                           \
+        return (float)FN4((double)x, (double)n);                                          \
     }                                                                                     \
-    SPECIAL_INLINE double NAME##_in_d(double x, double n) { return FN(x, n); }            \
     DEFINE_POLYNOMIAL_FMA_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, NAME##_in_f) \
     DEFINE_POLYNOMIAL_FMA_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAME##_in_f) \
-    DEFINE_POLYNOMIAL_FMA_LOOP(NAME, float, f4, PTL_ID, PTL_ID, NAME##_in_f)              \
-    DEFINE_POLYNOMIAL_FMA_LOOP(NAME, double, f8, PTL_ID, PTL_ID, NAME##_in_d)             \
+    DEFINE_POLY_BLOCK_LOOP(NAME, float, f4, FAM, KIND, SHIFT, CHEB_MAX_F4, FN4, 0)        \
+    DEFINE_POLY_BLOCK_LOOP(NAME, double, f8, FAM, KIND, SHIFT, CHEB_MAX_F8, FN8,          \
+                           (FAM) == POLY_CHEB)                                            \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
+#define DEFINE_CHEBYSHEV(NAME, FN, KIND, SHIFT)                                           \
+    DEFINE_POLYNOMIAL_FMA(NAME, FN##_f, FN##_d, POLY_CHEB, KIND, SHIFT, POLY_CHEB_MAX_F32, 16)
+#define DEFINE_RECURRENCE(NAME, FN, FAM, KIND)                                            \
+    DEFINE_POLYNOMIAL_FMA(NAME, FN, FN, FAM, KIND, 0, POLY_ANY, POLY_ANY)
 
-#define DEFINE_POLYNOMIAL(NAME, FN)                                                       \
-    static inline float NAME##_in_f(float x, float n, float e)                            \
-    {                                                                                     \
-        (void)e;                                                                          \
-        return (float)FN((double)x, (double)n);                                           \
-    }                                                                                     \
-    static inline double NAME##_in_d(double x, double n, double e)                        \
-    {                                                                                     \
-        (void)e;                                                                          \
-        return FN(x, n);                                                                  \
-    }                                                                                     \
-    DEFINE_BINARY_FLOAT_LOOPS(NAME, NAME##_in_f, NAME##_in_d)                             \
-    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
-
-DEFINE_POLYNOMIAL_FMA(chebyshev_polynomial_t, cheb_t_fast)
-DEFINE_POLYNOMIAL_FMA(chebyshev_polynomial_u, cheb_u_fast)
-DEFINE_POLYNOMIAL_FMA(chebyshev_polynomial_v, cheb_v_fast)
-DEFINE_POLYNOMIAL_FMA(chebyshev_polynomial_w, cheb_w_fast)
-DEFINE_POLYNOMIAL_FMA(shifted_chebyshev_polynomial_t, scheb_t_fast)
-DEFINE_POLYNOMIAL_FMA(shifted_chebyshev_polynomial_u, scheb_u_fast)
-DEFINE_POLYNOMIAL_FMA(shifted_chebyshev_polynomial_v, scheb_v_fast)
-DEFINE_POLYNOMIAL_FMA(shifted_chebyshev_polynomial_w, scheb_w_fast)
-DEFINE_POLYNOMIAL_FMA(hermite_polynomial_h, hermite_h_fast)
-DEFINE_POLYNOMIAL_FMA(hermite_polynomial_he, hermite_he_fast)
-DEFINE_POLYNOMIAL(laguerre_polynomial_l, ptl_laguerre_l_d)
-DEFINE_POLYNOMIAL_FMA(legendre_polynomial_p, legendre_fast)
-#undef DEFINE_POLYNOMIAL
+DEFINE_CHEBYSHEV(chebyshev_polynomial_t, cheb_t_fast, 0, 0)
+DEFINE_CHEBYSHEV(chebyshev_polynomial_u, cheb_u_fast, 1, 0)
+DEFINE_CHEBYSHEV(chebyshev_polynomial_v, cheb_v_fast, 2, 0)
+DEFINE_CHEBYSHEV(chebyshev_polynomial_w, cheb_w_fast, 3, 0)
+DEFINE_CHEBYSHEV(shifted_chebyshev_polynomial_t, scheb_t_fast, 0, 1)
+DEFINE_CHEBYSHEV(shifted_chebyshev_polynomial_u, scheb_u_fast, 1, 1)
+DEFINE_CHEBYSHEV(shifted_chebyshev_polynomial_v, scheb_v_fast, 2, 1)
+DEFINE_CHEBYSHEV(shifted_chebyshev_polynomial_w, scheb_w_fast, 3, 1)
+DEFINE_RECURRENCE(hermite_polynomial_h, hermite_h_fast, POLY_HERMITE, 0)
+DEFINE_RECURRENCE(hermite_polynomial_he, hermite_he_fast, POLY_HERMITE, 1)
+DEFINE_RECURRENCE(laguerre_polynomial_l, laguerre_fast, POLY_LAGUERRE, 0)
+DEFINE_RECURRENCE(legendre_polynomial_p, legendre_fast, POLY_LEGENDRE, 0)
+#undef DEFINE_CHEBYSHEV
+#undef DEFINE_RECURRENCE
 
 static const int self_only[1] = {0};
 static const int self_other[2] = {0, 1};
