@@ -12,7 +12,8 @@
  * channels of many values spread over threads as well as many small channels do, and every
  * sum is added in the same order whatever the thread count.
  *
- * Forward (training): one pass per chunk sums x - K and (x - K)^2 in double, K the
+ * Forward (training): one pass per chunk sums x - K and (x - K)^2 in double (float32: in
+ * float lanes added to double ones, Note [Batch norm float lanes]), K the
  * channel's first value (the shifted-data algorithm: no cancellation as long as K is a
  * value of the channel), so mean = K + S1 / M and var = S2 / M - (S1 / M)^2; a second pass
  * writes y = x scale + shift with scale = w invstd and shift = b - mean scale.  Eval skips
@@ -70,7 +71,8 @@ bn_task(const BnJob *j, int64_t t, int64_t *c, int64_t *i0, int64_t *i1)
     *i1 = *i0 + BN_CHUNK < m ? *i0 + BN_CHUNK : m;
 }
 
-/* The sums of one run in double, as eight independent partial sums each (lanes k = i mod 8):
+/* float64 (float32 takes Note [Batch norm float lanes]'s path):
+ * the sums of one run in double, as eight independent partial sums each (lanes k = i mod 8):
  * s1 += sum(p - ref), s2 += sum((p - ref)^2) over p[0..n) (x NULL: forward moments), or
  * s1 += sum(p), s2 += sum(p (x - ref)) (p = dy: backward sums).  bn_sums_lanes continues
  * the lanes a, q from value i (the AVX2 loop below stops at a multiple of 8 and hands its
@@ -148,17 +150,181 @@ bn_sums_avx2(int f8, const char *restrict p, const char *restrict x, int64_t n, 
 }
 
 PTL_AVX2 static void
-bn_sums_avx2_f4(const char *p, const char *x, int64_t n, double ref, double *s1, double *s2)
-{
-    bn_sums_avx2(0, p, x, n, ref, s1, s2);
-}
-
-PTL_AVX2 static void
 bn_sums_avx2_f8(const char *p, const char *x, int64_t n, double ref, double *s1, double *s2)
 {
     bn_sums_avx2(1, p, x, n, ref, s1, s2);
 }
 #endif
+
+/* Note [Batch norm float lanes]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * float32 sums: 32 float lanes k = the value's place in its
+ * step of 32 (or 8, a run's rest); every BN_FLUSH steps the lanes are added to 32 double
+ * lanes and cleared; a run's last (< 8) values go to a double tail.  The AVX2 loop keeps
+ * the float lanes in four vectors and gives the same bits (no FMA: -std=c11 contracts
+ * nothing).  A float lane adds at most BN_FLUSH values (relative error ~1e-6 of its
+ * partial sum) before the double lanes take over; eight float lanes a vector and four
+ * vectors break the add latency chain the double lanes had (the sums pass ran at half the
+ * speed of a copy). */
+#define BN_LANES 32
+#define BN_FLUSH 8
+
+typedef struct {
+    float fa[BN_LANES], fq[BN_LANES];
+    double da[BN_LANES], dq[BN_LANES], ta, tq;
+    int steps;
+} BnLanes;
+
+/* adds the float lanes to the double ones */
+static inline void
+bn_lanes_flush(BnLanes *l)
+{
+    for (int k = 0; k < BN_LANES; k++) {
+        l->da[k] += l->fa[k];
+        l->dq[k] += l->fq[k];
+        l->fa[k] = l->fq[k] = 0;
+    }
+    l->steps = 0;
+}
+
+/* values [i, n) (n - i < 8) of a run into the double tail */
+static inline void
+bn_lanes_tail(BnLanes *l, const float *p, const float *x, int64_t i, int64_t n, float rf)
+{
+    for (; i < n; i++) {
+        float v = p[i], d = (x != NULL ? x[i] : v) - rf;
+        v = x != NULL ? v : d;
+        l->ta += v;
+        l->tq += (double)v * d;
+    }
+}
+
+/* s1, s2 += the lanes, added in one fixed order */
+static inline void
+bn_lanes_total(BnLanes *l, double *s1, double *s2)
+{
+    bn_lanes_flush(l);
+    for (int w = BN_LANES / 2; w >= 1; w /= 2) {
+        for (int k = 0; k < w; k++) {
+            l->da[k] += l->da[k + w];
+            l->dq[k] += l->dq[k + w];
+        }
+    }
+    *s1 += l->ta + l->da[0];
+    *s2 += l->tq + l->dq[0];
+}
+
+/* one run of n values into the lanes: p - rf (x NULL) or p and p (x - rf) */
+static void
+bn_lanes_run(BnLanes *l, const float *restrict p, const float *restrict x, int64_t n, float rf)
+{
+    int64_t i = 0;
+    for (int width = BN_LANES; width >= 8; width /= 4) {
+        for (; i + width <= n; i += width) {
+            for (int k = 0; k < width; k++) {
+                float v = p[i + k], d = (x != NULL ? x[i + k] : v) - rf;
+                v = x != NULL ? v : d;
+                l->fa[k] += v;
+                l->fq[k] += v * d;
+            }
+            if (++l->steps == BN_FLUSH) {
+                bn_lanes_flush(l);
+            }
+        }
+    }
+    bn_lanes_tail(l, p, x, i, n, rf);
+}
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* the float lanes fa, fq (four vectors each) added to l's double lanes, then cleared */
+PTL_AVX2 static inline void
+bn_lanes_flush_avx2(BnLanes *l, __m256 *fa, __m256 *fq)
+{
+    for (int v = 0; v < 4; v++) {
+        double *a = l->da + 8 * v, *q = l->dq + 8 * v;
+        _mm256_storeu_pd(a, _mm256_add_pd(_mm256_loadu_pd(a),
+                                          _mm256_cvtps_pd(_mm256_castps256_ps128(fa[v]))));
+        _mm256_storeu_pd(a + 4, _mm256_add_pd(_mm256_loadu_pd(a + 4),
+                                              _mm256_cvtps_pd(_mm256_extractf128_ps(fa[v], 1))));
+        _mm256_storeu_pd(q, _mm256_add_pd(_mm256_loadu_pd(q),
+                                          _mm256_cvtps_pd(_mm256_castps256_ps128(fq[v]))));
+        _mm256_storeu_pd(q + 4, _mm256_add_pd(_mm256_loadu_pd(q + 4),
+                                              _mm256_cvtps_pd(_mm256_extractf128_ps(fq[v], 1))));
+        fa[v] = fq[v] = _mm256_setzero_ps();
+    }
+    l->steps = 0;
+}
+
+/* values [i, i + 8) into the lanes vectors a, q */
+PTL_AVX2 static inline void
+bn_lanes_step8_avx2(const float *p, const float *x, int64_t i, __m256 r, __m256 *a, __m256 *q)
+{
+    __m256 v = _mm256_loadu_ps(p + i);
+    __m256 d = _mm256_sub_ps(x != NULL ? _mm256_loadu_ps(x + i) : v, r);
+    v = x != NULL ? v : d;
+    *a = _mm256_add_ps(*a, v);
+    *q = _mm256_add_ps(*q, _mm256_mul_ps(v, d));
+}
+
+/* bn_lanes_run over every run of channel c's values [i, i1), the float lanes in registers */
+PTL_AVX2 static void
+bn_lanes_chunk_avx2(const BnJob *j, int64_t c, int64_t i, int64_t i1, float rf, BnLanes *l)
+{
+    __m256 fa[4], fq[4], r = _mm256_set1_ps(rf);
+    for (int v = 0; v < 4; v++) {
+        fa[v] = fq[v] = _mm256_setzero_ps();
+    }
+    while (i < i1) {
+        size_t off;
+        int64_t n = bn_run(j, c, i, i1, &off), k = 0;
+        const float *x = (const float *)j->x + off;
+        const float *p = j->dy != NULL ? (const float *)j->dy + off : x;
+        x = j->dy != NULL ? x : NULL;
+        for (; k + BN_LANES <= n; k += BN_LANES) {
+            for (int v = 0; v < 4; v++) {
+                bn_lanes_step8_avx2(p, x, k + 8 * v, r, &fa[v], &fq[v]);
+            }
+            if (++l->steps == BN_FLUSH) {
+                bn_lanes_flush_avx2(l, fa, fq);
+            }
+        }
+        for (; k + 8 <= n; k += 8) {
+            bn_lanes_step8_avx2(p, x, k, r, &fa[0], &fq[0]);
+            if (++l->steps == BN_FLUSH) {
+                bn_lanes_flush_avx2(l, fa, fq);
+            }
+        }
+        bn_lanes_tail(l, p, x, k, n, rf);
+        i += n;
+    }
+    bn_lanes_flush_avx2(l, fa, fq);
+}
+#endif
+
+/* The float32 sums of channel c's values [i, i1) (bn_sums' job for one task). */
+static void
+bn_chunk_sums_f4(const BnJob *j, int64_t c, int64_t i, int64_t i1, double *s1, double *s2)
+{
+    BnLanes l;
+    memset(&l, 0, sizeof l);
+    float rf = (float)j->ref[c];
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        bn_lanes_chunk_avx2(j, c, i, i1, rf, &l);
+        bn_lanes_total(&l, s1, s2);
+        return;
+    }
+#endif
+    while (i < i1) {
+        size_t off;
+        int64_t n = bn_run(j, c, i, i1, &off);
+        const float *x = (const float *)j->x + off;
+        bn_lanes_run(&l, j->dy != NULL ? (const float *)j->dy + off : x,
+                     j->dy != NULL ? x : NULL, n, rf);
+        i += n;
+    }
+    bn_lanes_total(&l, s1, s2);
+}
 
 /* The sums of one run (bn_sums_lanes), on AVX2 where the CPU has it. */
 static inline void
@@ -167,8 +333,10 @@ bn_sums_run(int f8, const char *p, const char *x, int64_t n, double ref, double 
 {
 #ifdef PTL_HAVE_AVX2_KERNELS
     if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
-        (f8 ? bn_sums_avx2_f8 : bn_sums_avx2_f4)(p, x, n, ref, s1, s2);
-        return;
+        if (f8) {
+            bn_sums_avx2_f8(p, x, n, ref, s1, s2);
+            return;
+        }
     }
 #endif
     double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, q[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -209,6 +377,10 @@ bn_sums(const BnJob *j, int f8, int64_t t0, int64_t t1)
         int64_t c, i, i1;
         double s1 = 0, s2 = 0;
         bn_task(j, t, &c, &i, &i1);
+        if (!f8) {
+            bn_chunk_sums_f4(j, c, i, i1, &s1, &s2);
+            i = i1;
+        }
         while (i < i1) {
             size_t off;
             int64_t len = bn_run(j, c, i, i1, &off);
