@@ -161,3 +161,38 @@ def test_one_value_per_channel_in_training():
     assert_raises_like_torch(
         lambda m: m.nn.functional.batch_norm(m.randn(1, 3, 1, 1), None, None, training=True),
         ValueError, "Expected more than 1 value per channel when training")
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("c", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("training", [True, False])
+def test_fused_channels_threshold(dtype, c, training):
+    # Note [Batch norm fused channels]: one task a channel from 2 channels a thread (2 on one
+    # thread, 4 on two), the two-phase passes below; the same bits either way
+    shape = (3, c, 4100)
+    x, xa = make(shape, dtype, seed=41)
+    w, wa = make((c,), dtype, seed=42)
+    b, ba = make((c,), dtype, seed=43)
+    g, ga = make(shape, dtype, seed=44)
+    rm, rma = make((c,), dtype, seed=45)
+    rv, rva = make((c,), dtype, seed=46, low=0.5, high=2)
+    before = ptl.get_num_threads()
+    results = []
+    try:
+        for t in (1, 2):
+            ptl.set_num_threads(t)
+            out, mean, inv = ptl.native_batch_norm(x, w, b, rm.clone(), rv.clone(), training,
+                                                   0.1, 1e-5)
+            r = ptl.ops.aten.native_batch_norm_backward(
+                g, x, w, rm, rv, mean if training else None, inv if training else None,
+                training, 1e-5, [1, 1, 1])
+            results.append([out] + list(r))
+    finally:
+        ptl.set_num_threads(before)
+    eo = bn_ref(xa, wa, ba, rma, rva, training)[0]
+    gx, gw, gb = bn_backward_ref(ga, xa, wa, rma, rva, training)
+    tol = 1e-4 if dtype == ptl.float32 else 1e-9
+    for got, want in zip(results[0], (eo, gx, gw, gb)):
+        assert_close(got, want, rtol=tol, atol=tol * max(1.0, np.abs(want).max()))
+    for a, e in zip(*results):
+        assert np.array_equal(a.numpy(), e.numpy())

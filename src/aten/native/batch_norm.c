@@ -48,6 +48,11 @@ typedef struct {
     double *part;            /* [C * chunks][2] partial sums */
     const double *ref;       /* [C] K (forward statistics) or mean (backward sums) */
     const double *a, *b, *k; /* [C] the elementwise pass: out = a (dy or x) + b x + k */
+    /* fused (Note [Batch norm fused channels]): the coefficients of channel c from its
+     * sums s[2c], s[2c + 1], ctx the caller's scratch */
+    void (*coef)(void *ctx, int64_t c);
+    void *coef_ctx;
+    double *sums;
 } BnJob;
 
 /* The contiguous run of channel c's values [i, i1) that starts at value i (i = n HW + h):
@@ -59,6 +64,15 @@ bn_run(const BnJob *j, int64_t c, int64_t i, int64_t i1, size_t *off)
     int64_t len = j->hw - h < i1 - i ? j->hw - h : i1 - i;
     *off = (size_t)((nn * j->c + c) * j->hw + h);
     return len;
+}
+
+/* The run after one at *off of len values that ended its block of HW (or [i, i1) ends):
+ * sets *off, returns its length (bn_run without the division). */
+static inline int64_t
+bn_next_run(const BnJob *j, int64_t i, int64_t i1, size_t *off, int64_t len)
+{
+    *off += (size_t)(len + (j->c - 1) * j->hw);
+    return j->hw < i1 - i ? j->hw : i1 - i;
 }
 
 /* The values [*i0, *i1) of task t's chunk of channel *c. */
@@ -266,20 +280,21 @@ bn_lanes_step8_avx2(const float *p, const float *x, int64_t i, __m256 r, __m256 
     *q = _mm256_add_ps(*q, _mm256_mul_ps(v, d));
 }
 
-/* bn_lanes_run over every run of channel c's values [i, i1), the float lanes in registers */
-PTL_AVX2 static void
-bn_lanes_chunk_avx2(const BnJob *j, int64_t c, int64_t i, int64_t i1, float rf, BnLanes *l)
+/* bn_lanes_run over every run of channel c's values [i, i1), the float lanes in registers;
+ * bw: backward sums (j->dy given) */
+PTL_AVX2 static inline void
+bn_lanes_chunk_avx2(const BnJob *j, int bw, int64_t c, int64_t i, int64_t i1, float rf,
+                    BnLanes *l)
 {
     __m256 fa[4], fq[4], r = _mm256_set1_ps(rf);
     for (int v = 0; v < 4; v++) {
         fa[v] = fq[v] = _mm256_setzero_ps();
     }
-    while (i < i1) {
-        size_t off;
-        int64_t n = bn_run(j, c, i, i1, &off), k = 0;
-        const float *x = (const float *)j->x + off;
-        const float *p = j->dy != NULL ? (const float *)j->dy + off : x;
-        x = j->dy != NULL ? x : NULL;
+    size_t off;
+    for (int64_t n = bn_run(j, c, i, i1, &off); i < i1; n = bn_next_run(j, i, i1, &off, n)) {
+        int64_t k = 0;
+        const float *x = bw ? (const float *)j->x + off : NULL;
+        const float *p = (const float *)(bw ? j->dy : j->x) + off;
         for (; k + BN_LANES <= n; k += BN_LANES) {
             for (int v = 0; v < 4; v++) {
                 bn_lanes_step8_avx2(p, x, k + 8 * v, r, &fa[v], &fq[v]);
@@ -299,6 +314,18 @@ bn_lanes_chunk_avx2(const BnJob *j, int64_t c, int64_t i, int64_t i1, float rf, 
     }
     bn_lanes_flush_avx2(l, fa, fq);
 }
+
+PTL_AVX2 static void
+bn_lanes_chunk_avx2_fw(const BnJob *j, int64_t c, int64_t i, int64_t i1, float rf, BnLanes *l)
+{
+    bn_lanes_chunk_avx2(j, 0, c, i, i1, rf, l);
+}
+
+PTL_AVX2 static void
+bn_lanes_chunk_avx2_bw(const BnJob *j, int64_t c, int64_t i, int64_t i1, float rf, BnLanes *l)
+{
+    bn_lanes_chunk_avx2(j, 1, c, i, i1, rf, l);
+}
 #endif
 
 /* The float32 sums of channel c's values [i, i1) (bn_sums' job for one task). */
@@ -310,14 +337,13 @@ bn_chunk_sums_f4(const BnJob *j, int64_t c, int64_t i, int64_t i1, double *s1, d
     float rf = (float)j->ref[c];
 #ifdef PTL_HAVE_AVX2_KERNELS
     if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
-        bn_lanes_chunk_avx2(j, c, i, i1, rf, &l);
+        (j->dy != NULL ? bn_lanes_chunk_avx2_bw : bn_lanes_chunk_avx2_fw)(j, c, i, i1, rf, &l);
         bn_lanes_total(&l, s1, s2);
         return;
     }
 #endif
-    while (i < i1) {
-        size_t off;
-        int64_t n = bn_run(j, c, i, i1, &off);
+    size_t off;
+    for (int64_t n = bn_run(j, c, i, i1, &off); i < i1; n = bn_next_run(j, i, i1, &off, n)) {
         const float *x = (const float *)j->x + off;
         bn_lanes_run(&l, j->dy != NULL ? (const float *)j->dy + off : x,
                      j->dy != NULL ? x : NULL, n, rf);
@@ -381,9 +407,9 @@ bn_sums(const BnJob *j, int f8, int64_t t0, int64_t t1)
             bn_chunk_sums_f4(j, c, i, i1, &s1, &s2);
             i = i1;
         }
-        while (i < i1) {
-            size_t off;
-            int64_t len = bn_run(j, c, i, i1, &off);
+        size_t off;
+        for (int64_t len = bn_run(j, c, i, i1, &off); i < i1;
+             len = bn_next_run(j, i, i1, &off, len)) {
             const char *x = j->x + off * isz;
             bn_sums_run(f8, j->dy != NULL ? j->dy + off * isz : x, j->dy != NULL ? x : NULL,
                         len, j->ref[c], &s1, &s2);
@@ -403,9 +429,9 @@ bn_affine(const BnJob *j, int f8, int64_t t0, int64_t t1)
     for (int64_t t = t0; t < t1; t++) {
         int64_t c, i, i1;
         bn_task(j, t, &c, &i, &i1);
-        while (i < i1) {
-            size_t off;
-            int64_t len = bn_run(j, c, i, i1, &off);
+        size_t off;
+        for (int64_t len = bn_run(j, c, i, i1, &off); i < i1;
+             len = bn_next_run(j, i, i1, &off, len)) {
             const char *p = (j->dy != NULL ? j->dy : j->x) + off * isz;
             const char *x = j->dy != NULL && j->b[c] != 0 ? j->x + off * isz : NULL;
             (f8 ? bn_affine_run_f8 : bn_affine_run_f4)(p, x, j->out + off * isz, len, j->a[c],
@@ -431,6 +457,51 @@ DEFINE_BN(f4, 0)
 DEFINE_BN(f8, 1)
 #undef DEFINE_BN
 
+/* Note [Batch norm fused channels]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Where there are channels for every thread (bn_fused), one task does all of a channel:
+ * its chunks' sums, added in chunk order as bn_channel_sums adds them, its coefficients
+ * (j->coef, the same per-channel arithmetic the serial loop does), then its elementwise
+ * pass, which reads the channel again while it is still in the core's cache (the passes
+ * over all channels read it back from memory or L3).  The bits are those of the two-phase
+ * path, whatever the thread count. */
+static inline int
+bn_fused(const BnJob *j, int f8, int64_t c0, int64_t c1)
+{
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t t0 = c * j->chunks, t1 = t0 + j->chunks;
+        bn_sums(j, f8, t0, t1);
+        j->sums[2 * c] = j->sums[2 * c + 1] = 0;
+        for (int64_t t = t0; t < t1; t++) {
+            j->sums[2 * c] += j->part[2 * t];
+            j->sums[2 * c + 1] += j->part[2 * t + 1];
+        }
+        j->coef(j->coef_ctx, c);
+        bn_affine(j, f8, t0, t1);
+    }
+    return 0;
+}
+
+static int
+bn_fused_f4(void *ctx, int64_t c0, int64_t c1)
+{
+    return bn_fused(ctx, 0, c0, c1);
+}
+
+static int
+bn_fused_f8(void *ctx, int64_t c0, int64_t c1)
+{
+    return bn_fused(ctx, 1, c0, c1);
+}
+
+/* Whether the sums and the elementwise pass run fused (Note [Batch norm fused channels]):
+ * two channels a thread at least. */
+static int
+bn_use_fused(const BnJob *j)
+{
+    return j->c >= 2 * (int64_t)ptl_get_num_threads();
+}
+
 /* fn over the C * chunks tasks, about PTL_GRAIN_SIZE values a thread's share at least */
 static int
 bn_run_tasks(BnJob *j, PtlParallelFn fn)
@@ -438,6 +509,18 @@ bn_run_tasks(BnJob *j, PtlParallelFn fn)
     int64_t m = j->n * j->hw, per = m < BN_CHUNK ? m : BN_CHUNK, tasks = j->c * j->chunks;
     void *tok = tasks * per >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
     int rc = ptl_parallel_for(0, tasks, PTL_GRAIN_SIZE / (per + 1) + 1, fn, j);
+    ptl_nogil_end(tok);
+    return rc;
+}
+
+/* bn_fused over the C channels */
+static int
+bn_run_fused(BnJob *j, int f4)
+{
+    int64_t m = j->n * j->hw;
+    void *tok = j->c * m >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    int rc = ptl_parallel_for(0, j->c, PTL_GRAIN_SIZE / (m + 1) + 1,
+                              f4 ? bn_fused_f4 : bn_fused_f8, j);
     ptl_nogil_end(tok);
     return rc;
 }
@@ -632,6 +715,64 @@ bn_scratch(BnScratch *sc, BnJob *j)
     return 0;
 }
 
+/* What the per-channel coefficients of bn_forward_coef and bn_backward_coef read. */
+typedef struct {
+    BnScratch *sc;
+    double m, eps;
+    int training;
+} BnCoef;
+
+/* Forward, channel i: (training) mean and biased var from the sums about ref, then
+ * b = invstd, a = w invstd and k = bias - mean a (out = a x + k). */
+static void
+bn_forward_coef(void *ctx, int64_t i)
+{
+    const BnCoef *q = ctx;
+    BnScratch *sc = q->sc;
+    if (q->training) {
+        double d = sc->sums[2 * i] / q->m, v = sc->sums[2 * i + 1] / q->m - d * d;
+        sc->mean[i] = sc->ref[i] + d;
+        sc->var[i] = v > 0 ? v : 0;
+    }
+    sc->b[i] = 1.0 / sqrt(sc->var[i] + q->eps);   /* invstd */
+    sc->a[i] = sc->w[i] * sc->b[i];
+    sc->k[i] = sc->bias[i] - sc->mean[i] * sc->a[i];
+}
+
+/* Backward, channel i (var holds invstd): dx = a dy + b x + k (Note [Batch norm
+ * channels]). */
+static void
+bn_backward_coef(void *ctx, int64_t i)
+{
+    const BnCoef *q = ctx;
+    BnScratch *sc = q->sc;
+    double inv = sc->var[i], a = sc->w[i] * inv;
+    sc->a[i] = a;
+    sc->b[i] = q->training ? -a * inv * inv * sc->sums[2 * i + 1] / q->m : 0.0;
+    sc->k[i] = q->training ? -a * sc->sums[2 * i] / q->m - sc->b[i] * sc->mean[i] : 0.0;
+}
+
+/* The sums pass, the coefficients (coef) and the elementwise pass (affine) of j: fused
+ * per channel where bn_use_fused says so, else each over all channels. */
+static int
+bn_two_passes(BnJob *j, int f4, void (*coef)(void *, int64_t), BnCoef *q)
+{
+    if (bn_use_fused(j)) {
+        j->coef = coef;
+        j->coef_ctx = q;
+        j->sums = q->sc->sums;
+        return bn_run_fused(j, f4);
+    }
+    if (bn_run_tasks(j, f4 ? bn_sums_f4 : bn_sums_f8) < 0) {
+        return -1;
+    }
+    bn_channel_sums(j, q->sc->sums);
+    for (int64_t i = 0; i < j->c; i++) {
+        coef(q, i);
+    }
+    return bn_run_tasks(j, f4 ? bn_affine_f4 : bn_affine_f8);
+}
+
 /* A new contiguous [n] tensor of dtype dt holding v[0..n) (n may be 0). */
 static PtlTensorImpl *
 bn_channels_tensor(const double *v, int64_t n, PtlDtype dt, PtlDevice dev)
@@ -749,31 +890,24 @@ native_batch_norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     bn_load_channels(p[0], c, 1.0, sc.w);
     bn_load_channels(p[1], c, 0.0, sc.bias);
     double m = (double)(j.n * j.hw);
+    BnCoef q = {&sc, m, eps, training};
     if (training) {
         for (int64_t i = 0; i < c; i++) {
             sc.ref[i] = nn_load(!f4, j.x, i * j.hw);   /* value 0 of channel i */
         }
-        if (bn_run_tasks(&j, f4 ? bn_sums_f4 : bn_sums_f8) < 0) {
+        if (bn_two_passes(&j, f4, bn_forward_coef, &q) < 0) {
             goto error;
-        }
-        bn_channel_sums(&j, sc.sums);
-        for (int64_t i = 0; i < c; i++) {
-            double d = sc.sums[2 * i] / m, v = sc.sums[2 * i + 1] / m - d * d;
-            sc.mean[i] = sc.ref[i] + d;
-            sc.var[i] = v > 0 ? v : 0;
         }
     }
     else {
         bn_load_channels(p[2], c, 0.0, sc.mean);
         bn_load_channels(p[3], c, 1.0, sc.var);
-    }
-    for (int64_t i = 0; i < c; i++) {
-        sc.b[i] = 1.0 / sqrt(sc.var[i] + eps);   /* invstd */
-        sc.a[i] = sc.w[i] * sc.b[i];
-        sc.k[i] = sc.bias[i] - sc.mean[i] * sc.a[i];
-    }
-    if (bn_run_tasks(&j, f4 ? bn_affine_f4 : bn_affine_f8) < 0) {
-        goto error;
+        for (int64_t i = 0; i < c; i++) {
+            bn_forward_coef(&q, i);
+        }
+        if (bn_run_tasks(&j, f4 ? bn_affine_f4 : bn_affine_f8) < 0) {
+            goto error;
+        }
     }
     if ((r[0] = bn_finish(r[0], x, &j, x->dtype)) == NULL ||
         (r[1] = bn_channels_tensor(sc.mean, training ? c : 0, pdt, x->device)) == NULL ||
@@ -909,29 +1043,36 @@ native_batch_norm_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlI
             sc.var[i] = 1.0 / sqrt(sc.var[i] + eps);   /* invstd */
         }
     }
-    double m = (double)(j.n * j.hw);
-    if (training || mask[1] || mask[2]) {
-        if (bn_run_tasks(&j, f4 ? bn_sums_f4 : bn_sums_f8) < 0) {
-            goto error;
-        }
-        bn_channel_sums(&j, sc.sums);
-    }
+    BnCoef q = {&sc, (double)(j.n * j.hw), eps, training};
+    int sums = training || mask[1] || mask[2];
     if (mask[0]) {
         if ((r[0] = ptl_empty(xc->dim, xc->sizes, work, x->device)) == NULL) {
             goto error;
         }
         j.out = ptl_tensor_data(r[0]);
         j.b = sc.b;
-        for (int64_t i = 0; i < c; i++) {
-            double inv = sc.var[i], a = sc.w[i] * inv;
-            sc.a[i] = a;
-            sc.b[i] = training ? -a * inv * inv * sc.sums[2 * i + 1] / m : 0.0;
-            sc.k[i] = training ? -a * sc.sums[2 * i] / m - sc.b[i] * sc.mean[i] : 0.0;
-        }
-        if (bn_run_tasks(&j, f4 ? bn_affine_f4 : bn_affine_f8) < 0 ||
-            (r[0] = bn_finish(r[0], x, &j, x->dtype)) == NULL) {
+    }
+    if (mask[0] && sums) {
+        if (bn_two_passes(&j, f4, bn_backward_coef, &q) < 0) {
             goto error;
         }
+    }
+    else if (sums) {
+        if (bn_run_tasks(&j, f4 ? bn_sums_f4 : bn_sums_f8) < 0) {
+            goto error;
+        }
+        bn_channel_sums(&j, sc.sums);
+    }
+    else if (mask[0]) {
+        for (int64_t i = 0; i < c; i++) {
+            bn_backward_coef(&q, i);
+        }
+        if (bn_run_tasks(&j, f4 ? bn_affine_f4 : bn_affine_f8) < 0) {
+            goto error;
+        }
+    }
+    if (mask[0] && (r[0] = bn_finish(r[0], x, &j, x->dtype)) == NULL) {
+        goto error;
     }
     if (mask[1]) {
         for (int64_t i = 0; i < c; i++) {
