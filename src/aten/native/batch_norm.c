@@ -10,7 +10,8 @@
  * result copied back.  Each channel is split into chunks of BN_CHUNK values, fixed by the
  * sizes alone, and ptl_parallel_for runs over the C * chunks (channel, chunk) tasks: few
  * channels of many values spread over threads as well as many small channels do, and every
- * sum is added in the same order whatever the thread count.
+ * sum is added in the same order whatever the thread count.  With two channels a thread or
+ * more the tasks are whole channels instead (Note [Batch norm fused channels]), same bits.
  *
  * Forward (training): one pass per chunk sums x - K and (x - K)^2 in double (float32: in
  * float lanes added to double ones, Note [Batch norm float lanes]), K the
