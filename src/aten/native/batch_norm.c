@@ -10,9 +10,11 @@
  * result copied back.  Each channel is split into chunks of BN_CHUNK values, fixed by the
  * sizes alone, and ptl_parallel_for runs over the C * chunks (channel, chunk) tasks: few
  * channels of many values spread over threads as well as many small channels do, and every
- * sum is added in the same order whatever the thread count.
+ * sum is added in the same order whatever the thread count.  With two channels a thread or
+ * more the tasks are whole channels instead (Note [Batch norm fused channels]), same bits.
  *
- * Forward (training): one pass per chunk sums x - K and (x - K)^2 in double, K the
+ * Forward (training): one pass per chunk sums x - K and (x - K)^2 in double (float32: in
+ * float lanes added to double ones, Note [Batch norm float lanes]), K the
  * channel's first value (the shifted-data algorithm: no cancellation as long as K is a
  * value of the channel), so mean = K + S1 / M and var = S2 / M - (S1 / M)^2; a second pass
  * writes y = x scale + shift with scale = w invstd and shift = b - mean scale.  Eval skips
@@ -47,6 +49,11 @@ typedef struct {
     double *part;            /* [C * chunks][2] partial sums */
     const double *ref;       /* [C] K (forward statistics) or mean (backward sums) */
     const double *a, *b, *k; /* [C] the elementwise pass: out = a (dy or x) + b x + k */
+    /* fused (Note [Batch norm fused channels]): the coefficients of channel c from its
+     * sums s[2c], s[2c + 1], ctx the caller's scratch */
+    void (*coef)(void *ctx, int64_t c);
+    void *coef_ctx;
+    double *sums;
 } BnJob;
 
 /* The contiguous run of channel c's values [i, i1) that starts at value i (i = n HW + h):
@@ -60,6 +67,15 @@ bn_run(const BnJob *j, int64_t c, int64_t i, int64_t i1, size_t *off)
     return len;
 }
 
+/* The run after one at *off of len values that ended its block of HW (or [i, i1) ends):
+ * sets *off, returns its length (bn_run without the division). */
+static inline int64_t
+bn_next_run(const BnJob *j, int64_t i, int64_t i1, size_t *off, int64_t len)
+{
+    *off += (size_t)(len + (j->c - 1) * j->hw);
+    return j->hw < i1 - i ? j->hw : i1 - i;
+}
+
 /* The values [*i0, *i1) of task t's chunk of channel *c. */
 static inline void
 bn_task(const BnJob *j, int64_t t, int64_t *c, int64_t *i0, int64_t *i1)
@@ -70,7 +86,8 @@ bn_task(const BnJob *j, int64_t t, int64_t *c, int64_t *i0, int64_t *i1)
     *i1 = *i0 + BN_CHUNK < m ? *i0 + BN_CHUNK : m;
 }
 
-/* The sums of one run in double, as eight independent partial sums each (lanes k = i mod 8):
+/* float64 (float32 takes Note [Batch norm float lanes]'s path):
+ * the sums of one run in double, as eight independent partial sums each (lanes k = i mod 8):
  * s1 += sum(p - ref), s2 += sum((p - ref)^2) over p[0..n) (x NULL: forward moments), or
  * s1 += sum(p), s2 += sum(p (x - ref)) (p = dy: backward sums).  bn_sums_lanes continues
  * the lanes a, q from value i (the AVX2 loop below stops at a multiple of 8 and hands its
@@ -148,17 +165,217 @@ bn_sums_avx2(int f8, const char *restrict p, const char *restrict x, int64_t n, 
 }
 
 PTL_AVX2 static void
-bn_sums_avx2_f4(const char *p, const char *x, int64_t n, double ref, double *s1, double *s2)
-{
-    bn_sums_avx2(0, p, x, n, ref, s1, s2);
-}
-
-PTL_AVX2 static void
 bn_sums_avx2_f8(const char *p, const char *x, int64_t n, double ref, double *s1, double *s2)
 {
     bn_sums_avx2(1, p, x, n, ref, s1, s2);
 }
 #endif
+
+/* Note [Batch norm float lanes]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * float32 sums: 32 float lanes k = the value's place in its
+ * step of 32 (or 8, a run's rest); every BN_FLUSH steps the lanes are added to 32 double
+ * lanes and cleared; a run's last (< 8) values go to a double tail.  The AVX2 loop keeps
+ * the float lanes in four vectors and gives the same bits (no FMA: -std=c11 contracts
+ * nothing).  A float lane adds at most BN_FLUSH values (relative error ~1e-6 of its
+ * partial sum) before the double lanes take over; eight float lanes a vector and four
+ * vectors break the add latency chain the double lanes had (the sums pass ran at half the
+ * speed of a copy). */
+#define BN_LANES 32
+#define BN_FLUSH 8
+
+typedef struct {
+    float fa[BN_LANES], fq[BN_LANES];
+    double da[BN_LANES], dq[BN_LANES], ta, tq;
+    int steps;
+} BnLanes;
+
+/* adds the float lanes to the double ones */
+static inline void
+bn_lanes_flush(BnLanes *l)
+{
+    for (int k = 0; k < BN_LANES; k++) {
+        l->da[k] += l->fa[k];
+        l->dq[k] += l->fq[k];
+        l->fa[k] = l->fq[k] = 0;
+    }
+    l->steps = 0;
+}
+
+/* values [i, n) (n - i < 8) of a run into the double tail */
+static inline void
+bn_lanes_tail(BnLanes *l, const float *p, const float *x, int64_t i, int64_t n, float rf)
+{
+    for (; i < n; i++) {
+        float v = p[i], d = (x != NULL ? x[i] : v) - rf;
+        v = x != NULL ? v : d;
+        l->ta += v;
+        l->tq += (double)v * d;
+    }
+}
+
+/* s1, s2 += the lanes, added in one fixed order */
+static inline void
+bn_lanes_total(BnLanes *l, double *s1, double *s2)
+{
+    bn_lanes_flush(l);
+    for (int w = BN_LANES / 2; w >= 1; w /= 2) {
+        for (int k = 0; k < w; k++) {
+            l->da[k] += l->da[k + w];
+            l->dq[k] += l->dq[k + w];
+        }
+    }
+    *s1 += l->ta + l->da[0];
+    *s2 += l->tq + l->dq[0];
+}
+
+/* one run of n values into the lanes: p - rf (x NULL) or p and p (x - rf) */
+static void
+bn_lanes_run(BnLanes *l, const float *restrict p, const float *restrict x, int64_t n, float rf)
+{
+    int64_t i = 0;
+    for (int width = BN_LANES; width >= 8; width /= 4) {
+        for (; i + width <= n; i += width) {
+            for (int k = 0; k < width; k++) {
+                float v = p[i + k], d = (x != NULL ? x[i + k] : v) - rf;
+                v = x != NULL ? v : d;
+                l->fa[k] += v;
+                l->fq[k] += v * d;
+            }
+            if (++l->steps == BN_FLUSH) {
+                bn_lanes_flush(l);
+            }
+        }
+    }
+    bn_lanes_tail(l, p, x, i, n, rf);
+}
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* the float lanes fa, fq (four vectors each) added to l's double lanes, then cleared */
+PTL_AVX2 static inline void
+bn_lanes_flush_avx2(BnLanes *l, __m256 *fa, __m256 *fq)
+{
+    for (int v = 0; v < 4; v++) {
+        double *a = l->da + 8 * v, *q = l->dq + 8 * v;
+        _mm256_storeu_pd(a, _mm256_add_pd(_mm256_loadu_pd(a),
+                                          _mm256_cvtps_pd(_mm256_castps256_ps128(fa[v]))));
+        _mm256_storeu_pd(a + 4, _mm256_add_pd(_mm256_loadu_pd(a + 4),
+                                              _mm256_cvtps_pd(_mm256_extractf128_ps(fa[v], 1))));
+        _mm256_storeu_pd(q, _mm256_add_pd(_mm256_loadu_pd(q),
+                                          _mm256_cvtps_pd(_mm256_castps256_ps128(fq[v]))));
+        _mm256_storeu_pd(q + 4, _mm256_add_pd(_mm256_loadu_pd(q + 4),
+                                              _mm256_cvtps_pd(_mm256_extractf128_ps(fq[v], 1))));
+        fa[v] = fq[v] = _mm256_setzero_ps();
+    }
+    l->steps = 0;
+}
+
+/* values [i, i + 8) into the lanes vectors a, q */
+PTL_AVX2 static inline void
+bn_lanes_step8_avx2(const float *p, const float *x, int64_t i, __m256 r, __m256 *a, __m256 *q)
+{
+    __m256 v = _mm256_loadu_ps(p + i);
+    __m256 d = _mm256_sub_ps(x != NULL ? _mm256_loadu_ps(x + i) : v, r);
+    v = x != NULL ? v : d;
+    *a = _mm256_add_ps(*a, v);
+    *q = _mm256_add_ps(*q, _mm256_mul_ps(v, d));
+}
+
+/* runs ahead that bn_lanes_chunk_avx2 prefetches, and the most lines of a run it fetches:
+ * a channel's short runs lie C HW apart, too far for the hardware's stream prefetch (a
+ * batch norm's input comes cold from memory in a training step) */
+#define BN_AHEAD 2
+#define BN_PREFETCH_LINES 8
+
+/* the first lines of a run of n floats at p (and x) into the cache */
+PTL_AVX2 static inline void
+bn_prefetch_run(const float *p, const float *x, int64_t n)
+{
+    int64_t lines = (n * (int64_t)sizeof(float) + 63) / 64;
+    lines = lines < BN_PREFETCH_LINES ? lines : BN_PREFETCH_LINES;
+    for (int64_t k = 0; k < lines; k++) {
+        _mm_prefetch((const char *)(p + 16 * k), _MM_HINT_T0);
+        if (x != NULL) {
+            _mm_prefetch((const char *)(x + 16 * k), _MM_HINT_T0);
+        }
+    }
+}
+
+/* bn_lanes_run over every run of channel c's values [i, i1), the float lanes in registers;
+ * bw: backward sums (j->dy given) */
+PTL_AVX2 static inline void
+bn_lanes_chunk_avx2(const BnJob *j, int bw, int64_t c, int64_t i, int64_t i1, float rf,
+                    BnLanes *l)
+{
+    __m256 fa[4], fq[4], r = _mm256_set1_ps(rf);
+    for (int v = 0; v < 4; v++) {
+        fa[v] = fq[v] = _mm256_setzero_ps();
+    }
+    size_t off;
+    for (int64_t n = bn_run(j, c, i, i1, &off); i < i1; n = bn_next_run(j, i, i1, &off, n)) {
+        int64_t k = 0;
+        const float *x = bw ? (const float *)j->x + off : NULL;
+        const float *p = (const float *)(bw ? j->dy : j->x) + off;
+        if (i + n + BN_AHEAD * j->hw <= i1) {
+            bn_prefetch_run(p + BN_AHEAD * j->c * j->hw, x != NULL ? x + BN_AHEAD * j->c * j->hw
+                                                                   : NULL, n);
+        }
+        for (; k + BN_LANES <= n; k += BN_LANES) {
+            for (int v = 0; v < 4; v++) {
+                bn_lanes_step8_avx2(p, x, k + 8 * v, r, &fa[v], &fq[v]);
+            }
+            if (++l->steps == BN_FLUSH) {
+                bn_lanes_flush_avx2(l, fa, fq);
+            }
+        }
+        for (; k + 8 <= n; k += 8) {
+            bn_lanes_step8_avx2(p, x, k, r, &fa[0], &fq[0]);
+            if (++l->steps == BN_FLUSH) {
+                bn_lanes_flush_avx2(l, fa, fq);
+            }
+        }
+        bn_lanes_tail(l, p, x, k, n, rf);
+        i += n;
+    }
+    bn_lanes_flush_avx2(l, fa, fq);
+}
+
+PTL_AVX2 static void
+bn_lanes_chunk_avx2_fw(const BnJob *j, int64_t c, int64_t i, int64_t i1, float rf, BnLanes *l)
+{
+    bn_lanes_chunk_avx2(j, 0, c, i, i1, rf, l);
+}
+
+PTL_AVX2 static void
+bn_lanes_chunk_avx2_bw(const BnJob *j, int64_t c, int64_t i, int64_t i1, float rf, BnLanes *l)
+{
+    bn_lanes_chunk_avx2(j, 1, c, i, i1, rf, l);
+}
+#endif
+
+/* The float32 sums of channel c's values [i, i1) (bn_sums' job for one task). */
+static void
+bn_chunk_sums_f4(const BnJob *j, int64_t c, int64_t i, int64_t i1, double *s1, double *s2)
+{
+    BnLanes l;
+    memset(&l, 0, sizeof l);
+    float rf = (float)j->ref[c];
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        (j->dy != NULL ? bn_lanes_chunk_avx2_bw : bn_lanes_chunk_avx2_fw)(j, c, i, i1, rf, &l);
+        bn_lanes_total(&l, s1, s2);
+        return;
+    }
+#endif
+    size_t off;
+    for (int64_t n = bn_run(j, c, i, i1, &off); i < i1; n = bn_next_run(j, i, i1, &off, n)) {
+        const float *x = (const float *)j->x + off;
+        bn_lanes_run(&l, j->dy != NULL ? (const float *)j->dy + off : x,
+                     j->dy != NULL ? x : NULL, n, rf);
+        i += n;
+    }
+    bn_lanes_total(&l, s1, s2);
+}
 
 /* The sums of one run (bn_sums_lanes), on AVX2 where the CPU has it. */
 static inline void
@@ -167,8 +384,10 @@ bn_sums_run(int f8, const char *p, const char *x, int64_t n, double ref, double 
 {
 #ifdef PTL_HAVE_AVX2_KERNELS
     if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
-        (f8 ? bn_sums_avx2_f8 : bn_sums_avx2_f4)(p, x, n, ref, s1, s2);
-        return;
+        if (f8) {
+            bn_sums_avx2_f8(p, x, n, ref, s1, s2);
+            return;
+        }
     }
 #endif
     double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, q[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -209,9 +428,13 @@ bn_sums(const BnJob *j, int f8, int64_t t0, int64_t t1)
         int64_t c, i, i1;
         double s1 = 0, s2 = 0;
         bn_task(j, t, &c, &i, &i1);
-        while (i < i1) {
-            size_t off;
-            int64_t len = bn_run(j, c, i, i1, &off);
+        if (!f8) {
+            bn_chunk_sums_f4(j, c, i, i1, &s1, &s2);
+            i = i1;
+        }
+        size_t off;
+        for (int64_t len = bn_run(j, c, i, i1, &off); i < i1;
+             len = bn_next_run(j, i, i1, &off, len)) {
             const char *x = j->x + off * isz;
             bn_sums_run(f8, j->dy != NULL ? j->dy + off * isz : x, j->dy != NULL ? x : NULL,
                         len, j->ref[c], &s1, &s2);
@@ -231,9 +454,9 @@ bn_affine(const BnJob *j, int f8, int64_t t0, int64_t t1)
     for (int64_t t = t0; t < t1; t++) {
         int64_t c, i, i1;
         bn_task(j, t, &c, &i, &i1);
-        while (i < i1) {
-            size_t off;
-            int64_t len = bn_run(j, c, i, i1, &off);
+        size_t off;
+        for (int64_t len = bn_run(j, c, i, i1, &off); i < i1;
+             len = bn_next_run(j, i, i1, &off, len)) {
             const char *p = (j->dy != NULL ? j->dy : j->x) + off * isz;
             const char *x = j->dy != NULL && j->b[c] != 0 ? j->x + off * isz : NULL;
             (f8 ? bn_affine_run_f8 : bn_affine_run_f4)(p, x, j->out + off * isz, len, j->a[c],
@@ -259,6 +482,51 @@ DEFINE_BN(f4, 0)
 DEFINE_BN(f8, 1)
 #undef DEFINE_BN
 
+/* Note [Batch norm fused channels]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Where there are channels for every thread (bn_fused), one task does all of a channel:
+ * its chunks' sums, added in chunk order as bn_channel_sums adds them, its coefficients
+ * (j->coef, the same per-channel arithmetic the serial loop does), then its elementwise
+ * pass, which reads the channel again while it is still in the core's cache (the passes
+ * over all channels read it back from memory or L3).  The bits are those of the two-phase
+ * path, whatever the thread count. */
+static inline int
+bn_fused(const BnJob *j, int f8, int64_t c0, int64_t c1)
+{
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t t0 = c * j->chunks, t1 = t0 + j->chunks;
+        bn_sums(j, f8, t0, t1);
+        j->sums[2 * c] = j->sums[2 * c + 1] = 0;
+        for (int64_t t = t0; t < t1; t++) {
+            j->sums[2 * c] += j->part[2 * t];
+            j->sums[2 * c + 1] += j->part[2 * t + 1];
+        }
+        j->coef(j->coef_ctx, c);
+        bn_affine(j, f8, t0, t1);
+    }
+    return 0;
+}
+
+static int
+bn_fused_f4(void *ctx, int64_t c0, int64_t c1)
+{
+    return bn_fused(ctx, 0, c0, c1);
+}
+
+static int
+bn_fused_f8(void *ctx, int64_t c0, int64_t c1)
+{
+    return bn_fused(ctx, 1, c0, c1);
+}
+
+/* Whether the sums and the elementwise pass run fused (Note [Batch norm fused channels]):
+ * two channels a thread at least. */
+static int
+bn_use_fused(const BnJob *j)
+{
+    return j->c >= 2 * (int64_t)ptl_get_num_threads();
+}
+
 /* fn over the C * chunks tasks, about PTL_GRAIN_SIZE values a thread's share at least */
 static int
 bn_run_tasks(BnJob *j, PtlParallelFn fn)
@@ -266,6 +534,18 @@ bn_run_tasks(BnJob *j, PtlParallelFn fn)
     int64_t m = j->n * j->hw, per = m < BN_CHUNK ? m : BN_CHUNK, tasks = j->c * j->chunks;
     void *tok = tasks * per >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
     int rc = ptl_parallel_for(0, tasks, PTL_GRAIN_SIZE / (per + 1) + 1, fn, j);
+    ptl_nogil_end(tok);
+    return rc;
+}
+
+/* bn_fused over the C channels */
+static int
+bn_run_fused(BnJob *j, int f4)
+{
+    int64_t m = j->n * j->hw;
+    void *tok = j->c * m >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    int rc = ptl_parallel_for(0, j->c, PTL_GRAIN_SIZE / (m + 1) + 1,
+                              f4 ? bn_fused_f4 : bn_fused_f8, j);
     ptl_nogil_end(tok);
     return rc;
 }
@@ -460,6 +740,64 @@ bn_scratch(BnScratch *sc, BnJob *j)
     return 0;
 }
 
+/* What the per-channel coefficients of bn_forward_coef and bn_backward_coef read. */
+typedef struct {
+    BnScratch *sc;
+    double m, eps;
+    int training;
+} BnCoef;
+
+/* Forward, channel i: (training) mean and biased var from the sums about ref, then
+ * b = invstd, a = w invstd and k = bias - mean a (out = a x + k). */
+static void
+bn_forward_coef(void *ctx, int64_t i)
+{
+    const BnCoef *q = ctx;
+    BnScratch *sc = q->sc;
+    if (q->training) {
+        double d = sc->sums[2 * i] / q->m, v = sc->sums[2 * i + 1] / q->m - d * d;
+        sc->mean[i] = sc->ref[i] + d;
+        sc->var[i] = v > 0 ? v : 0;
+    }
+    sc->b[i] = 1.0 / sqrt(sc->var[i] + q->eps);   /* invstd */
+    sc->a[i] = sc->w[i] * sc->b[i];
+    sc->k[i] = sc->bias[i] - sc->mean[i] * sc->a[i];
+}
+
+/* Backward, channel i (var holds invstd): dx = a dy + b x + k (Note [Batch norm
+ * channels]). */
+static void
+bn_backward_coef(void *ctx, int64_t i)
+{
+    const BnCoef *q = ctx;
+    BnScratch *sc = q->sc;
+    double inv = sc->var[i], a = sc->w[i] * inv;
+    sc->a[i] = a;
+    sc->b[i] = q->training ? -a * inv * inv * sc->sums[2 * i + 1] / q->m : 0.0;
+    sc->k[i] = q->training ? -a * sc->sums[2 * i] / q->m - sc->b[i] * sc->mean[i] : 0.0;
+}
+
+/* The sums pass, the coefficients (coef) and the elementwise pass (affine) of j: fused
+ * per channel where bn_use_fused says so, else each over all channels. */
+static int
+bn_two_passes(BnJob *j, int f4, void (*coef)(void *, int64_t), BnCoef *q)
+{
+    if (bn_use_fused(j)) {
+        j->coef = coef;
+        j->coef_ctx = q;
+        j->sums = q->sc->sums;
+        return bn_run_fused(j, f4);
+    }
+    if (bn_run_tasks(j, f4 ? bn_sums_f4 : bn_sums_f8) < 0) {
+        return -1;
+    }
+    bn_channel_sums(j, q->sc->sums);
+    for (int64_t i = 0; i < j->c; i++) {
+        coef(q, i);
+    }
+    return bn_run_tasks(j, f4 ? bn_affine_f4 : bn_affine_f8);
+}
+
 /* A new contiguous [n] tensor of dtype dt holding v[0..n) (n may be 0). */
 static PtlTensorImpl *
 bn_channels_tensor(const double *v, int64_t n, PtlDtype dt, PtlDevice dev)
@@ -577,31 +915,24 @@ native_batch_norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     bn_load_channels(p[0], c, 1.0, sc.w);
     bn_load_channels(p[1], c, 0.0, sc.bias);
     double m = (double)(j.n * j.hw);
+    BnCoef q = {&sc, m, eps, training};
     if (training) {
         for (int64_t i = 0; i < c; i++) {
             sc.ref[i] = nn_load(!f4, j.x, i * j.hw);   /* value 0 of channel i */
         }
-        if (bn_run_tasks(&j, f4 ? bn_sums_f4 : bn_sums_f8) < 0) {
+        if (bn_two_passes(&j, f4, bn_forward_coef, &q) < 0) {
             goto error;
-        }
-        bn_channel_sums(&j, sc.sums);
-        for (int64_t i = 0; i < c; i++) {
-            double d = sc.sums[2 * i] / m, v = sc.sums[2 * i + 1] / m - d * d;
-            sc.mean[i] = sc.ref[i] + d;
-            sc.var[i] = v > 0 ? v : 0;
         }
     }
     else {
         bn_load_channels(p[2], c, 0.0, sc.mean);
         bn_load_channels(p[3], c, 1.0, sc.var);
-    }
-    for (int64_t i = 0; i < c; i++) {
-        sc.b[i] = 1.0 / sqrt(sc.var[i] + eps);   /* invstd */
-        sc.a[i] = sc.w[i] * sc.b[i];
-        sc.k[i] = sc.bias[i] - sc.mean[i] * sc.a[i];
-    }
-    if (bn_run_tasks(&j, f4 ? bn_affine_f4 : bn_affine_f8) < 0) {
-        goto error;
+        for (int64_t i = 0; i < c; i++) {
+            bn_forward_coef(&q, i);
+        }
+        if (bn_run_tasks(&j, f4 ? bn_affine_f4 : bn_affine_f8) < 0) {
+            goto error;
+        }
     }
     if ((r[0] = bn_finish(r[0], x, &j, x->dtype)) == NULL ||
         (r[1] = bn_channels_tensor(sc.mean, training ? c : 0, pdt, x->device)) == NULL ||
@@ -737,29 +1068,36 @@ native_batch_norm_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlI
             sc.var[i] = 1.0 / sqrt(sc.var[i] + eps);   /* invstd */
         }
     }
-    double m = (double)(j.n * j.hw);
-    if (training || mask[1] || mask[2]) {
-        if (bn_run_tasks(&j, f4 ? bn_sums_f4 : bn_sums_f8) < 0) {
-            goto error;
-        }
-        bn_channel_sums(&j, sc.sums);
-    }
+    BnCoef q = {&sc, (double)(j.n * j.hw), eps, training};
+    int sums = training || mask[1] || mask[2];
     if (mask[0]) {
         if ((r[0] = ptl_empty(xc->dim, xc->sizes, work, x->device)) == NULL) {
             goto error;
         }
         j.out = ptl_tensor_data(r[0]);
         j.b = sc.b;
-        for (int64_t i = 0; i < c; i++) {
-            double inv = sc.var[i], a = sc.w[i] * inv;
-            sc.a[i] = a;
-            sc.b[i] = training ? -a * inv * inv * sc.sums[2 * i + 1] / m : 0.0;
-            sc.k[i] = training ? -a * sc.sums[2 * i] / m - sc.b[i] * sc.mean[i] : 0.0;
-        }
-        if (bn_run_tasks(&j, f4 ? bn_affine_f4 : bn_affine_f8) < 0 ||
-            (r[0] = bn_finish(r[0], x, &j, x->dtype)) == NULL) {
+    }
+    if (mask[0] && sums) {
+        if (bn_two_passes(&j, f4, bn_backward_coef, &q) < 0) {
             goto error;
         }
+    }
+    else if (sums) {
+        if (bn_run_tasks(&j, f4 ? bn_sums_f4 : bn_sums_f8) < 0) {
+            goto error;
+        }
+        bn_channel_sums(&j, sc.sums);
+    }
+    else if (mask[0]) {
+        for (int64_t i = 0; i < c; i++) {
+            bn_backward_coef(&q, i);
+        }
+        if (bn_run_tasks(&j, f4 ? bn_affine_f4 : bn_affine_f8) < 0) {
+            goto error;
+        }
+    }
+    if (mask[0] && (r[0] = bn_finish(r[0], x, &j, x->dtype)) == NULL) {
+        goto error;
     }
     if (mask[1]) {
         for (int64_t i = 0; i < c; i++) {
