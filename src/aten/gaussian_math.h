@@ -306,10 +306,7 @@ ptl_log_ndtr_d(double x)
  * degree 16; p < 1/4: H(r), r = sqrt(-2 log p) in (1.66, 38.6] (the smallest subnormal p),
  * H of degree 17 on the unit interval [3/2 + i, 5/2 + i) that holds r; p > 3/4: -H of 1 - p
  * (exact).  Each fit is within an ulp (tools/fit_ndtri.py); log's rounding moves x by at
- * most 3.2 times its relative error (r H'(r) / H(r) at p = 1/4, less deeper in the tail).
- * The log is scalar_math.h's ptl_log_normal (under an ulp; libm's for a subnormal p), the
- * twin of vec_math.h's ptl_vm_log_normal_S, which special.c's blocks run over their tail
- * elements: libm's scalar log was half of ndtri's time on uniform p. */
+ * most 3.2 times its relative error (r H'(r) / H(r) at p = 1/4, less deeper in the tail). */
 
 /* ndtri for |q| <= 1/4, q = p - 1/2 */
 PTL_DEVICE_FN double
@@ -318,36 +315,21 @@ ptl_ndtri_mid(double q)
     return q * ptl_bessel_poly(ptl_ndtri_tab + 18 * 38, 18, PTL_DMUL_RN(q, q) - 0.03125);
 }
 
-/* the log of a tail's u = min(p, 1 - p): ptl_log_normal, libm's log below the normal range */
-PTL_HD_INLINE double
-ptl_ndtri_log(double u)
-{
-    return u >= 2.2250738585072014e-308 ? ptl_log_normal(u) : log(u);
-}
-
-/* ndtri of p outside [1/4, 3/4] (and of the special values) from lu = ptl_ndtri_log(min(p,
- * 1 - p)), which it ignores for p outside (0, 1) */
 PTL_DEVICE_FN double
-ptl_ndtri_tail(double p, double lu)
+ptl_ndtri_d(double p)
 {
     if (!(p > 0.0 && p < 1.0)) {
         return p == 0.0 ? -INFINITY : p == 1.0 ? INFINITY : NAN;
     }
-    double r = sqrt(-2.0 * lu);
-    int i = (int)(r - 1.5);
-    i = i > 37 ? 37 : i < 0 ? 0 : i;   /* (r > 1.66 for p < 1/4) */
-    double x = ptl_bessel_poly(ptl_ndtri_tab + 18 * i, 18, r - (2.0 + (double)i));
-    return p < 0.5 ? x : -x;
-}
-
-PTL_DEVICE_FN double
-ptl_ndtri_d(double p)
-{
     double q = p - 0.5;
     if (fabs(q) <= 0.25) {
         return ptl_ndtri_mid(q);
     }
-    return ptl_ndtri_tail(p, ptl_ndtri_log(q < 0.0 ? p : 1.0 - p));
+    double r = sqrt(-2.0 * log(q < 0.0 ? p : 1.0 - p));
+    int i = (int)(r - 1.5);
+    i = i > 37 ? 37 : i;
+    double x = ptl_bessel_poly(ptl_ndtri_tab + 18 * i, 18, r - (2.0 + (double)i));
+    return q < 0.0 ? x : -x;
 }
 
 #endif

@@ -80,4 +80,5 @@ def test_integer_inputs_compute_in_the_default_float(name):
     x = ptl.arange(-5, 6) if name != "ndtri" else ptl.tensor([0, 1, 2])
     got = getattr(S, name)(x.cuda())
     assert got.dtype == ptl.float32 and got.device.type == "cuda"
-    np.testing.assert_array_equal(_bits(got), _bits(getattr(S, name)(x)))
+    # values (NaN equal to NaN: the device's may carry other payload bits)
+    np.testing.assert_array_equal(got.cpu().numpy(), getattr(S, name)(x).numpy())

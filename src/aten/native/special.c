@@ -277,85 +277,31 @@ DEFINE_ERFC_LOOPS(bessel_y1, ptl_bessel_y1_d, ptl_bessel_y1_d)
 DEFINE_ERFC_LOOPS(spherical_bessel_j0, ptl_spherical_bessel_j0_d, ptl_spherical_bessel_j0_d)
 
 DEFINE_SPECIAL_UNARY(entr, entr_d)
-/* lu[t] = ptl_ndtri_log(u[t]) for t < n, each u[t] in (0, 1/2] (Note [Fast ndtri]): with
- * AVX2 vec_math.h's ptl_vm_log_normal over the list (ptl_log_normal's bits), libm's log on
- * its subnormal entries after */
-#ifdef PTL_HAVE_AVX2_KERNELS
-#define DEFINE_NDTRI_LOGS(S)                                                              \
-    PTL_VATTR(S) static void ndtri_logs_##S(const double *u, double *lu, int n)           \
-    {                                                                                     \
-        int j = 0;                                                                        \
-        for (; j + PTL_VLANES(S) <= n; j += PTL_VLANES(S)) {                              \
-            PTL_V(S, storeu)(lu + j, ptl_vm_log_normal_##S(PTL_V(S, loadu)(u + j)));      \
-        }                                                                                 \
-        for (; j < n; j++) {                                                              \
-            lu[j] = ptl_log_normal(u[j]);                                                 \
-        }                                                                                 \
-    }
-DEFINE_NDTRI_LOGS(pd)
-DEFINE_NDTRI_LOGS(pd512)
-#endif
-
-static void
-ndtri_logs(const double *u, double *lu, int n)
-{
-#ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
-        if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
-            ndtri_logs_pd512(u, lu, n);
-        }
-        else {
-            ndtri_logs_pd(u, lu, n);
-        }
-        for (int j = 0; j < n; j++) {
-            if (u[j] < 2.2250738585072014e-308) {
-                lu[j] = log(u[j]);
-            }
-        }
-        return;
-    }
-#endif
-    for (int j = 0; j < n; j++) {
-        lu[j] = ptl_ndtri_log(u[j]);
-    }
-}
-
-/* ndtri in blocks: the indices of the central elements, of the tails' and of the special
- * values (0, 1, NaN, outside [0, 1]) collected without a branch, then each list by its own
- * loop (on uniform p a branch between the regions per element mispredicted half the time),
- * the tails' logs by ndtri_logs */
+/* ndtri in blocks: the indices of the central elements and of the others collected
+ * without a branch, then each list by its own loop (on uniform p a branch between the
+ * regions per element mispredicted half the time) */
 #define DEFINE_NDTRI_LOOP(T, DT)                                                          \
     SPECIAL_FMA_CLONES static void                                                        \
     ndtri_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)             \
     {                                                                                     \
-        double p[NDTR_BLOCK], res[NDTR_BLOCK], u[NDTR_BLOCK], lu[NDTR_BLOCK];             \
-        int mid[NDTR_BLOCK], tail[NDTR_BLOCK], odd[NDTR_BLOCK];                           \
+        double p[NDTR_BLOCK], res[NDTR_BLOCK];                                            \
+        int mid[NDTR_BLOCK], tail[NDTR_BLOCK];                                            \
         (void)extra;                                                                      \
         for (int64_t i = 0; i < n; i += NDTR_BLOCK) {                                     \
-            int m = (int)(n - i < NDTR_BLOCK ? n - i : NDTR_BLOCK), nm = 0, nt = 0, no = 0; \
+            int m = (int)(n - i < NDTR_BLOCK ? n - i : NDTR_BLOCK), nm = 0, nt = 0;       \
             for (int j = 0; j < m; j++) {                                                 \
                 p[j] = (double)*(const T *)(d[1] + (i + j) * s[1]);                       \
-                int c = fabs(p[j] - 0.5) <= 0.25, in = p[j] > 0.0 && p[j] < 1.0;          \
+                int c = fabs(p[j] - 0.5) <= 0.25;                                         \
                 mid[nm] = j;                                                              \
                 tail[nt] = j;                                                             \
-                odd[no] = j;                                                              \
                 nm += c;                                                                  \
-                nt += !c && in;                                                           \
-                no += !in;                                                                \
-            }                                                                             \
-            for (int t = 0; t < no; t++) {   /* 0, 1, NaN, outside [0, 1] */              \
-                res[odd[t]] = ptl_ndtri_tail(p[odd[t]], 0.0);                             \
+                nt += !c;                                                                 \
             }                                                                             \
             for (int t = 0; t < nm; t++) {                                                \
                 res[mid[t]] = ptl_ndtri_mid(p[mid[t]] - 0.5);                             \
             }                                                                             \
             for (int t = 0; t < nt; t++) {                                                \
-                double pt = p[tail[t]];                                                   \
-                u[t] = pt < 0.5 ? pt : 1.0 - pt;                                          \
-            }                                                                             \
-            ndtri_logs(u, lu, nt);                                                        \
-            for (int t = 0; t < nt; t++) {                                                \
-                res[tail[t]] = ptl_ndtri_tail(p[tail[t]], lu[t]);                         \
+                res[tail[t]] = ptl_ndtri_d(p[tail[t]]);                                   \
             }                                                                             \
             for (int j = 0; j < m; j++) {                                                 \
                 *(T *)(d[0] + (i + j) * s[0]) = (T)res[j];                                \
