@@ -154,16 +154,16 @@ DEFINE_ERFC_BLOCK_KINDS(log_ndtr, LOG_NDTR_PRE, ptl_log_ndtr_from_erfc,
 #define ERFCX_PRE(X) ((X) > 26.0 ? 26.0 : (X))
 DEFINE_ERFC_BLOCK_KINDS(erfcx, ERFCX_PRE, ptl_erfcx_from_erfc, ptl_erfcx_from_erfc)
 /* spherical j0: sin x / x from the vector sin, bessel_math.h's Taylor polynomial below
- * |x| = 1/2 and 0 at +-inf (ptl_spherical_bessel_j0_from_sin), the polynomial out of line:
- * inlined, gcc if-converted the block's loop into evaluating its seven divisions for every
- * element (2x the time) */
+ * |x| = 1/2 and 0 at +-inf (ptl_spherical_bessel_j0_from_sin), those out of line: inlined,
+ * gcc if-converted the block's loop into evaluating the polynomial's seven divisions for
+ * every element (2x the time) */
 __attribute__((noinline)) static double
 sph_j0_small(double x)
 {
-    return ptl_spherical_bessel_j0_small(x);
+    return ptl_spherical_bessel_j0_from_sin(x, 0.0);   /* |x| < 1/2 or inf: no sin */
 }
 #define SPH_J0_PRE(X) (X)
-#define SPH_J0_FIN(X, S) (isinf(X) ? 0.0 : fabs(X) < 0.5 ? sph_j0_small(X) : (S) / (X))
+#define SPH_J0_FIN(X, S) (fabs(X) < 0.5 || isinf(X) ? sph_j0_small(X) : (S) / (X))
 DEFINE_MAP_BLOCKS(spherical_bessel_j0, float, f4, SPH_J0_PRE, sin, SPH_J0_FIN, pd)
 DEFINE_MAP_BLOCKS(spherical_bessel_j0, double, f8, SPH_J0_PRE, sin, SPH_J0_FIN, pd)
 DEFINE_MAP_BLOCKS(spherical_bessel_j0, float, f4, SPH_J0_PRE, sin, SPH_J0_FIN, pd512)
