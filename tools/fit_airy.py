@@ -1,5 +1,5 @@
-"""Fits the polynomials behind float64 (and float32) Ai on the CPU (the tables of
-src/aten/native/special_tables.c, Note [Fast Airy Ai] in special.c) and prints them as C
+"""Fits the polynomials behind float64 (and float32) Ai (the tables of
+src/aten/special_tables.h, Note [Fast Airy Ai] in bessel_math.h) and prints them as C
 with their largest errors in ulps of max(|Ai(x)|, |x|^(-1/4) / sqrt(pi) below -1) (float64
 Horner, 100 points an interval).
 

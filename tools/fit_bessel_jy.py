@@ -1,6 +1,6 @@
 """Fits the piecewise polynomials behind float64 (and float32) J0, J1, Y0, Y1 on
-1 <= |x| < 25 (the tables of src/aten/native/special.c, Note [Fast Bessel functions of real
-argument]) and prints them as C, with the series coefficients of |x| < 1 and of Hankel's
+1 <= |x| < 25 (the tables of src/aten/special_tables.h, Note [Fast Bessel functions of real
+argument] in src/aten/bessel_math.h) and prints them as C, with the series coefficients of |x| < 1 and of Hankel's
 expansion at |x| >= 25, then the largest error of each table in ulps of
 max(|f(x)|, sqrt(2 / (pi x))) at 400 points of its interval (float64 Horner, as the C
 code evaluates).
@@ -105,7 +105,7 @@ def check(f, coef, a, b, extra):
 
 
 def c_array(name, values, per_line=4):
-    lines = [f"const double {name}[{len(values)}] = {{"]
+    lines = [f"PTL_DEVICE_TABLE static const double {name}[{len(values)}] = {{"]
     row = []
     for v in values:
         row.append(repr(float(v)))

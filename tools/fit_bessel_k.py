@@ -1,6 +1,5 @@
-"""Fits the polynomials behind float64 (and float32) K0, K1, e^x K0, e^x K1 on the CPU (the
-tables of src/aten/native/special_tables.c, Note [Fast modified Bessel functions K] in
-special.c) and prints them as C with their largest relative errors in ulps (float64
+"""Fits the polynomials behind float64 (and float32) K0, K1, e^x K0, e^x K1 (the tables of
+src/aten/special_tables.h, Note [Fast modified Bessel functions K] in bessel_math.h) and prints them as C with their largest relative errors in ulps (float64
 Horner, 200 points an interval).
 
 1 <= x < 32: e^x K_n(x) on the 20 intervals [2^k (1 + j/4), 2^k (1 + (j + 1)/4)), k = 0..4,

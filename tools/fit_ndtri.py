@@ -1,6 +1,5 @@
-"""Fits the polynomials behind float64 (and float32) ndtri on the CPU (the table
-ptl_ndtri_tab of src/aten/native/special_tables.c, Note [Fast ndtri] in
-special.c) and prints them as C with their largest errors in ulps (float64 Horner, at 80
+"""Fits the polynomials behind float64 (and float32) ndtri (the table ptl_ndtri_tab
+of src/aten/special_tables.h, Note [Fast ndtri] in gaussian_math.h) and prints them as C with their largest errors in ulps (float64 Horner, at 80
 points of each interval).
 
 |p - 1/2| <= 1/4: ndtri(1/2 + q) = q G(q^2), G even and analytic for q^2 < 1/4, the

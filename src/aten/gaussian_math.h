@@ -1,62 +1,196 @@
 /* gaussian_math.h -- scalar formulas of the scaled complementary error function erfcx and
- * of the standard normal distribution's ndtr, log_ndtr and ndtri, in double, for the CPU
- * loops (native/special.c); PTL_HD marks them __host__ __device__ under nvcc, so a CUDA
- * kernel can call the same definitions.  Mirrors the scalar code of ATen/native/Math.h
- * (calc_erfcx, calc_log_ndtr, calc_ndtri) in purpose; the methods are our own.  See
- * Note [erfcx and the normal distribution]. */
+ * of the standard normal distribution's ndtr, log_ndtr and ndtri, in double:
+ * native/special.c's CPU loops and src/cuda/elementwise.cu's CUDA kernels evaluate these
+ * definitions (PTL_DEVICE_FN, tables from special_tables.h), and ptl_sp_erfc_d is the
+ * scalar twin of unary_f8_erf.h's vector erfc, through which special.c's vector blocks
+ * compute them.  Mirrors the scalar code of ATen/native/Math.h (calc_erfcx, calc_log_ndtr,
+ * calc_ndtri) in purpose; the methods are our own.  See Note [erfcx and the normal
+ * distribution] and Note [One special formula for the CPU and CUDA]. */
 #ifndef PTL_ATEN_GAUSSIAN_MATH_H
 #define PTL_ATEN_GAUSSIAN_MATH_H
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
+#include "../c10/macros.h"
+#include "bessel_math.h"
 #include "scalar_math.h"
+#include "special_tables.h"
+
+/* Note [One special formula for the CPU and CUDA]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * ndtr, log_ndtr, ndtri, erfcx (here), J0, J1, Y0, Y1, K0, K1 and their scaled forms,
+ * spherical j0 and Ai (bessel_math.h) are one definition each, which special.c's CPU loops
+ * and elementwise.cu's CUDA kernels both call; their coefficient tables are special_tables.h's
+ * PTL_DEVICE_TABLEs.  Every FMA is an fma and every product that feeds an add is rounded
+ * apart (Note [Products rounded apart]: nvcc would fuse it), so the two compilers evaluate
+ * the same IEEE operations.  The parts that special.c's AVX2 / AVX-512 blocks compute in
+ * vector lanes -- erfc (unary_f8_erf.h) for ndtr, log_ndtr and erfcx, sin and cos
+ * (vec_math.h) for J, Y and spherical j0 -- are scalar twins here (ptl_sp_erfc_d,
+ * ptl_sincos_twin; Note [Scalar twins of vector formulas]), so the vector blocks, the scalar
+ * loops (float16, bfloat16, odd strides, PTL_CPU_CAPABILITY=default) and the device give the
+ * same bits (tests/aten/test_special_shared.py checks the CPU's paths bit for bit).  What
+ * stays each backend's own is libm: log, log1p, exp, sin and cos where the formulas call
+ * them (the K, Ai, Y near 0 and ndtri branches, the twins' slow arguments), whose last bit
+ * glibc and CUDA's libdevice may round differently. */
 
 /* Note [erfcx and the normal distribution]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * Everything rests on libm's erfc (relative error about an ulp everywhere it is normal)
- * and on e^(x^2) with x^2 = hi + lo held exactly (fma): e^(x^2) = e^hi (1 + lo), so the
- * rounding of x^2, which would cost x^2 ulps (700 near the overflow), costs nothing.
+ * erfc is ptl_sp_erfc_d (1.45 ulps, Note [Vector float64 erf, erfc, erfinv]); e^(x^2) takes
+ * x^2 = hi + lo held exactly (fma): e^(x^2) = e^hi (1 + lo), so the rounding of x^2, which
+ * would cost x^2 ulps (700 near the overflow), costs nothing.
  *   erfcx(x) = e^(x^2) erfc(x) for x < 26; above, erfc is subnormal and the asymptotic
  *     series 1 / (x sqrt(pi)) sum_k (-1)^k (2k-1)!! / (2 x^2)^k is used (its terms fall
  *     below 1e-17 by the eighth at x = 26).
- *   ndtr(x) = erfc(-x / sqrt(2)) / 2 for x >= -1; below, erfcx(t) e^(-x^2 / 2) / 2 with
- *     t = -x / sqrt(2): erfcx is insensitive to the rounding of t (relative slope ~1),
- *     where erfc(t) would amplify it by 2 t^2.
- *   log_ndtr(x) = log1p(-ndtr(-x)) for x > 0, log(ndtr(x)) on [-1, 0], and
- *     log(erfcx(t) / 2) - x^2 / 2 below (no underflow, no cancellation: both are negative).
- *   ndtri(p): on [1/4, 3/4], x = sqrt(2) erfinv(2p - 1) (2p - 1 exact) and one Newton step
- *     on erf(x / sqrt(2)) = 2p - 1; below 1/4, the start of Abramowitz and Stegun 26.2.23
- *     (4.5e-4 absolute) and Newton steps on log_ndtr(x) = log p, whose step
- *     (log_ndtr(x) - log p) ndtr(x) / ndtr'(x) uses ndtr / ndtr' = sqrt(pi/2) erfcx(t)
- *     (no underflow down to the smallest subnormal p); above 3/4, -ndtri(1 - p), 1 - p
- *     exact.  The Newton steps stop when the step is below 4e-17 of x (at most 8). */
+ *   ndtr(x) = erfc(t) / 2, t = -x / sqrt(2); below x = -1 t = th + tl exactly (1/sqrt(2) as
+ *     a pair, th x's rounded product) and erfc(th + tl) = erfc(th) (1 - tl R(th)), R = 2 /
+ *     (sqrt(pi) erfcx(th)), to first order (tl^2 R^2 < 1e-29): R by the bound th + sqrt(th^2
+ *     + 4/pi), whose error (0.36 / th at most) costs under 0.4 ulp; the rounding of t would
+ *     cost 2 t^2 ulps of erfc(t).  float32 (ptl_ndtr_f32): no correction (th's rounding
+ *     costs under 2e-13 of the result), th clamped at 10.0625, where erfc(th) / 2 already
+ *     rounds to 0 in float32.
+ *   log_ndtr(x): s = ndtr(-|x|) from erfc(|x| / sqrt(2)) as above (2 ulps), log1p(-s) above
+ *     0 and log(s) below, whose relative error is that of s over |log s| (at least 0.69);
+ *     below -36 (s is subnormal from -37.5) log(erfcx(t) / 2) - x^2 / 2 (no underflow, no
+ *     cancellation: both are negative).
+ *   ndtri(p): Note [Fast ndtri] below. */
 
 #define PTL_SQRT1_2 0.70710678118654752440
 #define PTL_SQRT_PI 1.77245385090551602730
 #define PTL_SQRT_2PI 2.50662827463100050242
+/* 1/sqrt(2) as a pair */
+#define PTL_RSQRT2_HI 0.7071067811865476
+#define PTL_RSQRT2_LO -4.833646656726457e-17
+/* e^r's Taylor terms 1/13!, ..., 1/2 (vec_math.h's ptl_vm_exp_coef_pd) */
+#define PTL_EXP_TAYLOR_COEF                                                               \
+    1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,             \
+        1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, \
+        1.0 / 6.0, 0.5
 
-/* x^2 / 2 as hi + lo exactly (the halving is exact) */
-PTL_HD static inline void
-ptl_half_square(double x, double *hi, double *lo)
+/* ---- erfc: the scalar twin of unary_f8_erf.h's ptl_vm_erfcd_S (Note [Vector float64
+ * erf, erfc, erfinv] describes the method; Note [Scalar twins of vector formulas]) ---- */
+
+/* sum c[k] t^(n-1-k) as two Horner chains in t^2: ptl_vm_poly_split_S's twin */
+PTL_HD_INLINE double
+ptl_poly_split(double t, const double *c, int n)
 {
-    double s = x * x;
-    *hi = 0.5 * s;
-    *lo = 0.5 * fma(x, x, -s);
+    double t2 = t * t, a = c[0], b = c[1];
+    for (int i = 2; i + 1 < n; i += 2) {
+        a = fma(a, t2, c[i]);
+        b = fma(b, t2, c[i + 1]);
+    }
+    if (n % 2 == 1) {
+        return fma(b, t, fma(a, t2, c[n - 1]));
+    }
+    return fma(a, t, b);
 }
 
-PTL_HD static inline double
-ptl_erfcx_d(double x)
+/* Horner's rule by fma: ptl_vm_poly_S's twin */
+PTL_HD_INLINE double
+ptl_sp_horner(double t, const double *c, int n)
+{
+    double p = c[0];
+    for (int i = 1; i < n; i++) {
+        p = fma(p, t, c[i]);
+    }
+    return p;
+}
+
+/* e^r - 1 - r = r^2 P(r) by Estrin's scheme: ptl_vm_exp_pair_poly_S's twin */
+PTL_HD_INLINE double
+ptl_exp_pair_poly(double r)
+{
+    const double c[] = {PTL_EXP_TAYLOR_COEF};
+    double r2 = r * r, r4 = r2 * r2;
+    double q0 = fma(c[10], r, c[11]), q1 = fma(c[8], r, c[9]), q2 = fma(c[6], r, c[7]);
+    double q3 = fma(c[4], r, c[5]), q4 = fma(c[2], r, c[3]), q5 = fma(c[0], r, c[1]);
+    double lo = fma(fma(q3, r2, q2), r4, fma(q1, r2, q0));
+    double hi = fma(q5, r2, q4);
+    return fma(hi, r4 * r4, lo);
+}
+
+/* 2^n for integral n in the normal exponent range */
+PTL_HD_INLINE double
+ptl_pow2i(double n)
+{
+    uint64_t bits = (uint64_t)((int64_t)n + 1023) << 52;
+    double r;
+    memcpy(&r, &bits, sizeof r);
+    return r;
+}
+
+/* erfc(a) for a in [0.5, 27.5] (ptl_vm_erfc_big_S's twin) */
+PTL_DEVICE_FN double
+ptl_sp_erfc_big(double a)
+{
+    /* erfcx(a) = c0 + t: below 8 by the interval of a (exponent and two mantissa bits),
+     * d = a - its centre exact */
+    double an = a < 0x1.fffffffffffffp2 ? a : 0x1.fffffffffffffp2, c0, t;
+    uint64_t bits, cb;
+    memcpy(&bits, &an, sizeof bits);
+    int idx = (int)(bits >> 50) - 4088;
+    cb = (bits & ~((1ull << 50) - 1)) | (1ull << 49);
+    double centre;
+    memcpy(&centre, &cb, sizeof centre);
+    double d = an - centre, p = ptl_erfcx_coef[0][idx];
+    for (int r = 1; r < 13; r++) {
+        p = fma(p, d, ptl_erfcx_coef[r][idx]);
+    }
+    t = fma(p, d, ptl_erfcx_coef[14][idx]);
+    c0 = ptl_erfcx_coef[13][idx];
+    if (a >= 8.0) {
+        double du = 1.0 / (a * a) - 0.0085;
+        t = fma(ptl_sp_horner(du, ptl_erfcx_far_coef, 9), du, PTL_ERFCX_FAR_C0_LO);
+        c0 = PTL_ERFCX_FAR_C0_HI;
+    }
+    /* e^(-a^2) = 2^n (1 + rh + m) */
+    double h = a * a, l = fma(a, a, -h);
+    double k = fma(-h, 1.4426950408889634, 6755399441055744.0);
+    double n = k - 6755399441055744.0;
+    double rh = fma(-n, 0.693147180369123816490, -h);
+    double rl = fma(-n, 1.90821492927058770002e-10, -l);
+    double r = rh + rl;
+    double m = fma(ptl_exp_pair_poly(r), r * r, rl);
+    double ah = PTL_DMUL_RN(c0, rh), al = fma(c0, rh, -ah);
+    double sh = c0 + ah, se = (c0 - sh) + ah;
+    double rest = fma(t, rh + m, t);
+    rest = fma(c0, m, al) + rest;
+    double y = sh + (se + rest);
+    if (a >= 8.0) {
+        y = y / a;
+    }
+    double n1 = floor(n * 0.5);
+    y = y * ptl_pow2i(n1);
+    return y * ptl_pow2i(n - n1);
+}
+
+/* erfc(x): ptl_vm_erfcd_S's twin */
+PTL_DEVICE_FN double
+ptl_sp_erfc_d(double x)
 {
     if (x != x) {
         return x;
     }
-    if (x < 26.0) {
-        double s = x * x, lo = fma(x, x, -s);
-        if (s > 709.0) {   /* x < -26.6: 2 e^(x^2) overflows */
-            return INFINITY;
-        }
-        double r = exp(s) * erfc(x);
-        return r + r * lo;
+    double a = fabs(x), c = x >= 0.25 ? 0.5 : 0.0;
+    double small = ptl_poly_split(fma(a < 0.5 ? a : 0.5, a < 0.5 ? a : 0.5, -0.5),
+                                  ptl_erf_small_coef, 13);
+    double y = (1.0 - c) - fma(x, small, x - c);
+    if (a >= 0.5) {
+        double e = ptl_sp_erfc_big(a < 27.5 ? a : 27.5);
+        y = x < 0.0 ? 2.0 - e : e;
+    }
+    return y;
+}
+
+/* ---- erfcx ---- */
+
+/* erfcx by the asymptotic series, x >= 26 (and NaN) */
+PTL_HD_INLINE double
+ptl_erfcx_asym_d(double x)
+{
+    if (x != x) {
+        return x;
     }
     if (x > 1e9) {   /* the series' second term is below 5e-19 */
         return (1.0 / PTL_SQRT_PI) / x;
@@ -72,36 +206,75 @@ ptl_erfcx_d(double x)
     return sum / (x * PTL_SQRT_PI);
 }
 
-PTL_HD static inline double
-ptl_ndtr_d(double x)
+/* erfcx(x) from e = erfc(min(x, 26)) */
+PTL_HD_INLINE double
+ptl_erfcx_from_erfc(double x, double e)
 {
-    if (x != x) {
-        return x;
+    if (!(x < 26.0)) {
+        return ptl_erfcx_asym_d(x);
     }
-    if (x >= -1.0) {
-        return 0.5 * erfc(-x * PTL_SQRT1_2);
+    double sq = x * x, lo = fma(x, x, -sq);
+    if (sq > 709.0) {   /* x < -26.6: 2 e^(x^2) overflows */
+        return INFINITY;
     }
-    if (x < -40.0) {   /* below the smallest subnormal */
-        return 0.0;
-    }
-    double hi, lo;
-    ptl_half_square(x, &hi, &lo);
-    double r = 0.5 * ptl_erfcx_d(-x * PTL_SQRT1_2) * exp(-hi);
-    return r - r * lo;
+    double r = exp(sq) * e;
+    return r + PTL_DMUL_RN(r, lo);
 }
 
-PTL_HD static inline double
-ptl_log_ndtr_d(double x)
+PTL_DEVICE_FN double
+ptl_erfcx_d(double x)
 {
-    if (x != x) {
-        return x;
-    }
-    if (x > 0.0) {
-        return log1p(-ptl_ndtr_d(-x));
-    }
-    if (x >= -1.0) {
-        return log(0.5 * erfc(-x * PTL_SQRT1_2));
-    }
+    return ptl_erfcx_from_erfc(x, x < 26.0 ? ptl_sp_erfc_d(x) : 0.0);
+}
+
+/* ---- ndtr and log_ndtr ---- */
+
+/* ndtr(x) from e = erfc(th), th = fl(-x / sqrt(2)): the correction computed for every x and
+ * selected (a blend, which special.c's blocks vectorize); erfc(th) is 0 from th = 27.3
+ * (x = -38.6) on, and x = -inf's NaN correction is not selected */
+PTL_HD_INLINE double
+ptl_ndtr_from_erfc(double x, double e)
+{
+    double th = -x * PTL_RSQRT2_HI;
+    double tl = fma(-x, PTL_RSQRT2_HI, -th) + PTL_DMUL_RN(-x, PTL_RSQRT2_LO);
+    double r = th + sqrt(fma(th, th, 1.2732395447351628));   /* 4 / pi */
+    double c = 1.0 - PTL_DMUL_RN(tl, r);
+    return 0.5 * e * (x < -1.0 && x >= -40.0 ? c : 1.0);     /* NaN stays NaN */
+}
+
+PTL_DEVICE_FN double
+ptl_ndtr_d(double x)
+{
+    return ptl_ndtr_from_erfc(x, ptl_sp_erfc_d(-x * PTL_RSQRT2_HI));
+}
+
+/* float32's ndtr (rounded by the caller): erfc of th clamped at 10.0625, halved */
+PTL_HD_INLINE double
+ptl_ndtr_f32_arg(double x)
+{
+    double th = -x * PTL_RSQRT2_HI;
+    return th > 10.0625 ? 10.0625 : th;
+}
+
+PTL_DEVICE_FN double
+ptl_ndtr_f32(double x)
+{
+    return 0.5 * ptl_sp_erfc_d(ptl_ndtr_f32_arg(x));
+}
+
+/* x^2 / 2 as hi + lo exactly (the halving is exact) */
+PTL_HD_INLINE void
+ptl_half_square(double x, double *hi, double *lo)
+{
+    double s = x * x;
+    *hi = 0.5 * s;
+    *lo = 0.5 * fma(x, x, -s);
+}
+
+/* log_ndtr(x) for x < -36 (and -inf): log(erfcx(t) / 2) - x^2 / 2, t = -x / sqrt(2) */
+PTL_DEVICE_FN double
+ptl_log_ndtr_tail_d(double x)
+{
     if (x < -1e150) {   /* x^2 may overflow; the rest is below -x^2/2's ulp */
         return (-0.5 * x) * x;
     }
@@ -110,49 +283,53 @@ ptl_log_ndtr_d(double x)
     return (log(0.5 * ptl_erfcx_d(-x * PTL_SQRT1_2)) - hi) - lo;
 }
 
-/* ndtri(p) for 0 < p < 1/4 (a negative x) */
-PTL_HD static inline double
-ptl_ndtri_lower(double p)
+/* log_ndtr(x) from e = erfc(fl(|x| / sqrt(2))) */
+PTL_DEVICE_FN double
+ptl_log_ndtr_from_erfc(double x, double e)
 {
-    double r = sqrt(-2.0 * log(p));
-    double x = -(r - (2.515517 + r * (0.802853 + r * 0.010328)) /
-                         (1.0 + r * (1.432788 + r * (0.189269 + r * 0.001308))));
-    double lp = log(p);
-    for (int i = 0; i < 8; i++) {
-        double step = (ptl_log_ndtr_d(x) - lp) * 1.25331413731550025121 *
-                      ptl_erfcx_d(-x * PTL_SQRT1_2);   /* sqrt(pi/2) erfcx(t) */
-        x -= step;
-        if (fabs(step) <= 4e-17 * fabs(x)) {
-            break;
-        }
+    double s = ptl_ndtr_from_erfc(-fabs(x), e);
+    if (x > 0.0) {
+        return log1p(-s);
     }
-    return x;
+    return x >= -36.0 ? log(s) : ptl_log_ndtr_tail_d(x);   /* NaN stays NaN */
 }
 
-PTL_HD static inline double
+PTL_DEVICE_FN double
+ptl_log_ndtr_d(double x)
+{
+    return ptl_log_ndtr_from_erfc(x, ptl_sp_erfc_d(fabs(x) * PTL_RSQRT2_HI));
+}
+
+/* Note [Fast ndtri]
+ * ~~~~~~~~~~~~~~~~~
+ * ndtri evaluates fixed polynomials: |p - 1/2| <= 1/4, q = p - 1/2 exact: q G(q^2), G of
+ * degree 16; p < 1/4: H(r), r = sqrt(-2 log p) in (1.66, 38.6] (the smallest subnormal p),
+ * H of degree 17 on the unit interval [3/2 + i, 5/2 + i) that holds r; p > 3/4: -H of 1 - p
+ * (exact).  Each fit is within an ulp (tools/fit_ndtri.py); log's rounding moves x by at
+ * most 3.2 times its relative error (r H'(r) / H(r) at p = 1/4, less deeper in the tail). */
+
+/* ndtri for |q| <= 1/4, q = p - 1/2 */
+PTL_DEVICE_FN double
+ptl_ndtri_mid(double q)
+{
+    return q * ptl_bessel_poly(ptl_ndtri_tab + 18 * 38, 18, PTL_DMUL_RN(q, q) - 0.03125);
+}
+
+PTL_DEVICE_FN double
 ptl_ndtri_d(double p)
 {
-    if (p != p || p < 0.0 || p > 1.0) {
-        return NAN;
+    if (!(p > 0.0 && p < 1.0)) {
+        return p == 0.0 ? -INFINITY : p == 1.0 ? INFINITY : NAN;
     }
-    if (p == 0.0) {
-        return -INFINITY;
+    double q = p - 0.5;
+    if (fabs(q) <= 0.25) {
+        return ptl_ndtri_mid(q);
     }
-    if (p == 1.0) {
-        return INFINITY;
-    }
-    if (p < 0.25) {
-        return ptl_ndtri_lower(p);
-    }
-    if (p > 0.75) {
-        return -ptl_ndtri_lower(1.0 - p);
-    }
-    double q = 2.0 * p - 1.0, x = 1.41421356237309504880 * ptl_erfinv_d(q);
-    /* Newton on erf(x / sqrt(2)) = q: erf's slope there is sqrt(2 / pi) e^(-x^2 / 2) */
-    double hi, lo;
-    ptl_half_square(x, &hi, &lo);
-    double slope = 0.79788456080286535588 * exp(-hi) * (1.0 - lo);
-    return x - (erf(x * PTL_SQRT1_2) - q) / slope;
+    double r = sqrt(-2.0 * log(q < 0.0 ? p : 1.0 - p));
+    int i = (int)(r - 1.5);
+    i = i > 37 ? 37 : i;
+    double x = ptl_bessel_poly(ptl_ndtri_tab + 18 * i, 18, r - (2.0 + (double)i));
+    return q < 0.0 ? x : -x;
 }
 
 #endif

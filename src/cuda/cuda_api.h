@@ -221,6 +221,22 @@ typedef enum PtlCudaMathFn {
     PTL_CUDA_MATH_DIGAMMA,          /* in double */
     PTL_CUDA_MATH_POLYGAMMA,        /* in double; p[1]: n */
     PTL_CUDA_MATH_FRAC,
+    /* unary, torch.special's functions of special.c (gaussian_math.h's and bessel_math.h's
+     * formulas) in double, float32 ndtr by ptl_ndtr_f32 as special.c's float loops */
+    PTL_CUDA_MATH_NDTR,
+    PTL_CUDA_MATH_LOG_NDTR,
+    PTL_CUDA_MATH_NDTRI,
+    PTL_CUDA_MATH_ERFCX,
+    PTL_CUDA_MATH_BESSEL_J0,
+    PTL_CUDA_MATH_BESSEL_J1,
+    PTL_CUDA_MATH_BESSEL_Y0,
+    PTL_CUDA_MATH_BESSEL_Y1,
+    PTL_CUDA_MATH_BESSEL_K0,
+    PTL_CUDA_MATH_BESSEL_K1,
+    PTL_CUDA_MATH_BESSEL_K0E,
+    PTL_CUDA_MATH_BESSEL_K1E,
+    PTL_CUDA_MATH_SPHERICAL_J0,
+    PTL_CUDA_MATH_AIRY_AI,
     /* unary, integers too: floor, ceil, trunc and round are their identity there */
     PTL_CUDA_MATH_FLOOR,
     PTL_CUDA_MATH_CEIL,

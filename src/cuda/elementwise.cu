@@ -18,7 +18,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../aten/bessel_math.h"
 #include "../aten/distributions.h"
+#include "../aten/gaussian_math.h"
 #include "../aten/scalar_math.h"
 #include "../aten/special_math.h"
 #include "../c10/dtype.h"
@@ -152,6 +154,30 @@ __device__ inline double nextafter_of(double a, double b, int width)
     return ptl_nextafter_d(a, b);
 }
 
+// torch.special's functions of special.c (gaussian_math.h, bessel_math.h), in double for
+// every dtype, ndtr of float32 (float16, bfloat16) by its float formula as special.c's loops:
+// one out-of-line copy for both of math1_of's
+__device__ __noinline__ double
+special1_of(double x, int fn, bool f32)
+{
+    switch (fn) {
+    case PTL_CUDA_MATH_NDTR: return f32 ? ptl_ndtr_f32(x) : ptl_ndtr_d(x);
+    case PTL_CUDA_MATH_LOG_NDTR: return ptl_log_ndtr_d(x);
+    case PTL_CUDA_MATH_NDTRI: return ptl_ndtri_d(x);
+    case PTL_CUDA_MATH_ERFCX: return ptl_erfcx_d(x);
+    case PTL_CUDA_MATH_BESSEL_J0: return ptl_bessel_j0_d(x);
+    case PTL_CUDA_MATH_BESSEL_J1: return ptl_bessel_j1_d(x);
+    case PTL_CUDA_MATH_BESSEL_Y0: return ptl_bessel_y0_d(x);
+    case PTL_CUDA_MATH_BESSEL_Y1: return ptl_bessel_y1_d(x);
+    case PTL_CUDA_MATH_BESSEL_K0: return ptl_bessel_k0_d(x);
+    case PTL_CUDA_MATH_BESSEL_K1: return ptl_bessel_k1_d(x);
+    case PTL_CUDA_MATH_BESSEL_K0E: return ptl_bessel_k0e_d(x);
+    case PTL_CUDA_MATH_BESSEL_K1E: return ptl_bessel_k1e_d(x);
+    case PTL_CUDA_MATH_SPHERICAL_J0: return ptl_spherical_bessel_j0_d(x);
+    default: return ptl_airy_ai_d(x);
+    }
+}
+
 // the math family (PtlCudaMathFn in p[0]) as unary.c's, binary.c's and ternary.c's loops
 // call scalar_math.h: float16, bfloat16 and float32 in float (erfinv, digamma and polygamma
 // in double, as there), float64 in double; round's 10^|decimals| is p[RP] in the dtype's
@@ -180,6 +206,21 @@ __device__ inline double nextafter_of(double a, double b, int width)
         case PTL_CUDA_MATH_DIGAMMA: return (T)ptl_digamma_d((double)x);                   \
         case PTL_CUDA_MATH_POLYGAMMA: return (T)ptl_polygamma_d((int64_t)p[1], (double)x); \
         case PTL_CUDA_MATH_FRAC: return ptl_frac_##SUF(x);                                \
+        case PTL_CUDA_MATH_NDTR:                                                          \
+        case PTL_CUDA_MATH_LOG_NDTR:                                                      \
+        case PTL_CUDA_MATH_NDTRI:                                                         \
+        case PTL_CUDA_MATH_ERFCX:                                                         \
+        case PTL_CUDA_MATH_BESSEL_J0:                                                     \
+        case PTL_CUDA_MATH_BESSEL_J1:                                                     \
+        case PTL_CUDA_MATH_BESSEL_Y0:                                                     \
+        case PTL_CUDA_MATH_BESSEL_Y1:                                                     \
+        case PTL_CUDA_MATH_BESSEL_K0:                                                     \
+        case PTL_CUDA_MATH_BESSEL_K1:                                                     \
+        case PTL_CUDA_MATH_BESSEL_K0E:                                                    \
+        case PTL_CUDA_MATH_BESSEL_K1E:                                                    \
+        case PTL_CUDA_MATH_SPHERICAL_J0:                                                  \
+        case PTL_CUDA_MATH_AIRY_AI:                                                       \
+            return (T)special1_of((double)x, (int)p[0], sizeof(T) == sizeof(float));      \
         case PTL_CUDA_MATH_FLOOR: return ptl_floor_##SUF(x);                              \
         case PTL_CUDA_MATH_CEIL: return ptl_ceil_##SUF(x);                                \
         case PTL_CUDA_MATH_TRUNC: return ptl_trunc_##SUF(x);                              \

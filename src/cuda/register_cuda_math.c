@@ -170,6 +170,40 @@ polygamma_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_cuda_pointwise_run(op, s, 1, inplace ? first : second, cfg, PTL_CUDA_OP_MATH, p);
 }
 
+/* torch.special's unary functions of special.c (its special_run): integer and bool inputs
+ * compute in the default float dtype; the functional and out= overloads */
+static const struct {
+    PtlOpId op[2];
+    PtlCudaMathFn fn;
+} special_unary[] = {
+#define SPECIAL_ROW(NAME, FN) \
+    {{PTL_OP_special_##NAME, PTL_OP_special_##NAME##_out}, PTL_CUDA_MATH_##FN}
+    SPECIAL_ROW(ndtr, NDTR), SPECIAL_ROW(log_ndtr, LOG_NDTR), SPECIAL_ROW(ndtri, NDTRI),
+    SPECIAL_ROW(erfcx, ERFCX), SPECIAL_ROW(bessel_j0, BESSEL_J0),
+    SPECIAL_ROW(bessel_j1, BESSEL_J1), SPECIAL_ROW(bessel_y0, BESSEL_Y0),
+    SPECIAL_ROW(bessel_y1, BESSEL_Y1), SPECIAL_ROW(modified_bessel_k0, BESSEL_K0),
+    SPECIAL_ROW(modified_bessel_k1, BESSEL_K1),
+    SPECIAL_ROW(scaled_modified_bessel_k0, BESSEL_K0E),
+    SPECIAL_ROW(scaled_modified_bessel_k1, BESSEL_K1E),
+    SPECIAL_ROW(spherical_bessel_j0, SPHERICAL_J0), SPECIAL_ROW(airy_ai, AIRY_AI),
+#undef SPECIAL_ROW
+};
+
+static int
+special_unary_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    for (size_t k = 0; k < sizeof(special_unary) / sizeof(special_unary[0]); k++) {
+        if ((int)special_unary[k].op[0] == op->id || (int)special_unary[k].op[1] == op->id) {
+            double p[PTL_CUDA_MAX_PARAMS] = {special_unary[k].fn, 0, 0, 0};
+            PtlIterConfig cfg = ptl_iter_config();
+            cfg.int_to_float = 1;
+            return ptl_cuda_pointwise_run(op, s, 1, first, cfg, PTL_CUDA_OP_MATH, p);
+        }
+    }
+    return ptl_error_set(PTL_ERR_RUNTIME, "special_unary_cuda: unknown op");
+}
+
 /* threshold(Tensor self, Scalar threshold, Scalar value) (and threshold_): activation.c's
  * act_cpu, both parameters rounded to self's dtype; integers too */
 static int
@@ -466,6 +500,15 @@ static const PtlKernelReg cuda_math_kernels[] = {
     KERNEL(isnan, predicate_cuda), KERNEL(isinf, predicate_cuda),
     KERNEL(isfinite, predicate_cuda), OVERLOADS(logical_not, predicate_cuda),
     KERNEL(isclose, isclose_cuda),
+#define SPECIAL_OVERLOADS(NAME) \
+    KERNEL(special_##NAME, special_unary_cuda), KERNEL(special_##NAME##_out, special_unary_cuda)
+    SPECIAL_OVERLOADS(ndtr), SPECIAL_OVERLOADS(log_ndtr), SPECIAL_OVERLOADS(ndtri),
+    SPECIAL_OVERLOADS(erfcx), SPECIAL_OVERLOADS(bessel_j0), SPECIAL_OVERLOADS(bessel_j1),
+    SPECIAL_OVERLOADS(bessel_y0), SPECIAL_OVERLOADS(bessel_y1),
+    SPECIAL_OVERLOADS(modified_bessel_k0), SPECIAL_OVERLOADS(modified_bessel_k1),
+    SPECIAL_OVERLOADS(scaled_modified_bessel_k0), SPECIAL_OVERLOADS(scaled_modified_bessel_k1),
+    SPECIAL_OVERLOADS(spherical_bessel_j0), SPECIAL_OVERLOADS(airy_ai),
+#undef SPECIAL_OVERLOADS
 };
 #undef TENSOR_OVERLOADS
 #undef OVERLOADS

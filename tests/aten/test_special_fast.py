@@ -1,6 +1,7 @@
-"""The CPU's piecewise formulas of torch.special (src/aten/native/special.c: Note [Fast Bessel
-functions of real argument], [Fast ndtri], [Fast modified Bessel functions K], [Fast Airy
-Ai], and the vector erfc, sin and sincos blocks of ndtr, log_ndtr, erfcx, spherical j0 and
+"""The piecewise formulas of torch.special (src/aten/bessel_math.h and gaussian_math.h, which
+the CPU's src/aten/native/special.c and the CUDA kernels call: Note [Fast Bessel functions of
+real argument], [Fast ndtri], [Fast modified Bessel functions K], [Fast Airy Ai], and
+special.c's vector erfc, sin and sincos blocks of ndtr, log_ndtr, erfcx, spherical j0 and
 J, Y): accuracy against mpmath at and across every region boundary and table interval edge
 (both neighbours of each edge), in float64 with test_special_functions.py's bounds and in
 float32 within 1 ulp; layouts (strided, transposed) and one or two threads give the same

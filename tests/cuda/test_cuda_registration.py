@@ -125,6 +125,19 @@ def test_the_pointwise_math_ops_have_a_cuda_kernel(name):
     assert has_cuda_kernel(name)
 
 
+# register_cuda_math.c's special_unary_cuda: torch.special's functions of special.c
+SPECIAL_OPS = [f"aten::special_{n}{suffix}" for n in (
+    "ndtr", "log_ndtr", "ndtri", "erfcx", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+    "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1", "spherical_bessel_j0", "airy_ai") for suffix in ("", ".out")]
+
+
+@pytest.mark.skipif(not BUILT, reason="the CPU-only build registers no CUDA kernels")
+@pytest.mark.parametrize("name", SPECIAL_OPS)
+def test_the_special_functions_have_a_cuda_kernel(name):
+    assert has_cuda_kernel(name)
+
+
 @pytest.mark.skipif(not BUILT, reason="the CPU-only build registers no CUDA kernels")
 def test_ops_without_a_cuda_kernel_are_left_to_the_dispatcher():
     # the grid sampler's double backward stays on the CPU (Note [CUDA grid sampler]):

@@ -6,12 +6,12 @@
  * and i1 register unary.c's i0 and special_i1 kernels.  Mirrors their CPU kernels in
  * ATen/native/cpu/UnaryOpsKernel.cpp and BinaryOpsKernel.cpp.  Every formula runs in
  * double (float32, float16 and bfloat16 round its result once); the formulas are the
- * scalar ones of scalar_math.h (zeta), gaussian_math.h, bessel_math.h and
- * polynomial_math.h, which a CUDA kernel can share, but for J0, J1, Y0, Y1, K0, K1, Ai,
- * ndtri, ndtr, log_ndtr, erfcx, spherical j0, entr and the polynomials, whose faster CPU
- * formulas are below (Note [Fast Bessel functions of real argument], Note [Fast ndtri],
- * Note [Fast modified Bessel functions K], Note [Fast Airy Ai], Note [Orthogonal
- * polynomials in lock-step]; their tables are special_tables.c's).
+ * scalar ones of scalar_math.h (zeta), gaussian_math.h (ndtr, log_ndtr, ndtri, erfcx),
+ * bessel_math.h (J0, J1, Y0, Y1, K0, K1, spherical j0, Ai; tables in special_tables.h) and
+ * polynomial_math.h, which the CUDA kernels call too (Note [One special formula for the CPU
+ * and CUDA] in gaussian_math.h: the vector blocks below give those formulas' bits), but for
+ * entr and the orthogonal polynomials, whose faster CPU blocks are below (Note [Orthogonal
+ * polynomials in lock-step]).
  * Integer and bool inputs compute in the default float dtype, as in PyTorch.  See Note
  * [erfcx and the normal distribution], Note [Bessel functions of real argument] and Note
  * [Orthogonal polynomials]. */
@@ -44,333 +44,8 @@ entr_d(double x)
     return x == 0.0 ? 0.0 : -INFINITY;
 }
 
-/* Note [Fast Bessel functions of real argument]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * The CPU's J0, J1, Y0, Y1 evaluate fixed polynomials (bessel_math.h's series in
- * double-double, exact but a hundred times slower, stay the CUDA kernels' formulas):
- *   |x| < 1: the ascending series (DLMF 10.2.2, 10.8.1-2) as polynomials in z = x^2,
- *     J0 = A(z), J1 = x B(z), Y0 = 2/pi log(x) J0 + C(z), Y1 = 2/pi log(x) J1 - 2/(pi x)
- *     + x D(z), twelve terms (the thirteenth is below 1e-22 at x = 1);
- *   1 <= |x| < 25: a degree-13 polynomial in t = |x| - i - 1/2 on each unit interval
- *     [i, i + 1) (the Chebyshev interpolant of the function, fitted to 40 digits); below
- *     3 the Y tables hold the entire S_n = Y_n - 2/pi log(x) J_n (+ 2/(pi x) for n = 1),
- *     whose logarithmic singularity at 0 would need a higher degree, and the log term is
- *     added back;
- *   |x| >= 25: Hankel's expansion as before, its P and Q as polynomials of 11 terms in
- *     1/x^2 (the 22nd term of the series is below 1e-18 at x = 25), sin |x| and cos |x|
- *     by vec_math.h's vector sincos for float32 and float64 with AVX2 (a block's worth at
- *     a time, see DEFINE_JY_BLOCKS; libm's elsewhere: other bits, the same accuracy).
- * tools/fit_bessel_jy.py prints the tables (special_tables.c) and their errors: at most 2
- * ulps of max(|f(x)|, sqrt(2 / (pi x))) in Horner's evaluation, whose rounding, like the
- * fit's, is absolute near a zero (as the Hankel branch's).  Each element is a table look-up
- * and 13 multiply-adds (the log below 3 for Y), against the double-double series' ~60
- * pair operations.  float32 rounds the double result once. */
-
-extern const double ptl_bessel_j0_tab[336], ptl_bessel_j1_tab[336];
-extern const double ptl_bessel_y0_tab[336], ptl_bessel_y1_tab[336];
-extern const double ptl_bessel_j0_ser[12], ptl_bessel_j1_ser[12];
-extern const double ptl_bessel_s0_ser[12], ptl_bessel_s1_ser[12];
-extern const double ptl_bessel_p0_hankel[11], ptl_bessel_q0_hankel[11];
-extern const double ptl_bessel_p1_hankel[11], ptl_bessel_q1_hankel[11];
-
-#define BESSEL_TAB_DEG 13
-
-/* sum c[k] t^k, k < ncoef, as four Horner chains in t^4 (c[j], c[j + 4], ... for j < 4)
- * joined by (s0 + t s1) + t^2 (s2 + t s3): a quarter of Horner's latency, which bounds
- * these loops (a branch mispredicted between the elements leaves nothing to overlap).
- * fma: the same bits on every CPU; the loops below are compiled for FMA too, where fma is
- * one instruction (always inlined, for the formulas to be compiled into each clone). */
+/* always inlined, for the formulas to be compiled into each FMA clone of the loops below */
 #define SPECIAL_INLINE static inline __attribute__((always_inline))
-
-SPECIAL_INLINE double
-bessel_poly(const double *c, int ncoef, double t)
-{
-    double t2 = t * t, t4 = t2 * t2, s[4];
-    for (int j = 0; j < 4; j++) {
-        int top = j + 4 * ((ncoef - 1 - j) / 4);
-        s[j] = top < ncoef ? c[top] : 0.0;
-        for (int k = top - 4; k >= 0; k -= 4) {
-            s[j] = fma(s[j], t4, c[k]);
-        }
-    }
-    return fma(t2, fma(s[3], t, s[2]), fma(s[1], t, s[0]));
-}
-
-/* J_n (want_y 0) or Y_n (want_y 1) of x, n 0 or 1 (see the Note); sc, when not NULL,
- * holds sin |x| and cos |x| for the Hankel branch */
-SPECIAL_INLINE double
-bessel_jy_sc(int n, int want_y, double x, const double *sc)
-{
-    double ax = fabs(x);
-    if (want_y && !(x > 0.0)) {
-        return x != x ? x : x == 0.0 ? -INFINITY : NAN;
-    }
-    if (ax < 1.0) {
-        double z = ax * ax, j = bessel_poly(n ? ptl_bessel_j1_ser : ptl_bessel_j0_ser, 12, z);
-        if (n == 1) {
-            j *= ax;
-        }
-        if (!want_y) {
-            return (n == 1 && signbit(x)) ? -j : j;
-        }
-        double sv = bessel_poly(n ? ptl_bessel_s1_ser : ptl_bessel_s0_ser, 12, z);
-        double l = PTL_TWO_OVER_PI * log(ax);
-        return n == 0 ? l * j + sv : l * j + (ax * sv - PTL_TWO_OVER_PI / ax);
-    }
-    if (ax < PTL_BESSEL_JY_SERIES_MAX) {
-        int i = (int)ax;
-        double t = ax - ((double)i + 0.5);
-        int off = (i - 1) * (BESSEL_TAB_DEG + 1);
-        const double *jt = n ? ptl_bessel_j1_tab : ptl_bessel_j0_tab;
-        if (!want_y) {
-            double j = bessel_poly(jt + off, BESSEL_TAB_DEG + 1, t);
-            return (n == 1 && signbit(x)) ? -j : j;
-        }
-        double v = bessel_poly((n ? ptl_bessel_y1_tab : ptl_bessel_y0_tab) + off,
-                               BESSEL_TAB_DEG + 1, t);
-        if (ax < 3.0) {
-            double j = bessel_poly(jt + off, BESSEL_TAB_DEG + 1, t);
-            v += PTL_TWO_OVER_PI * log(ax) * j - (n ? PTL_TWO_OVER_PI / ax : 0.0);
-        }
-        return v;
-    }
-    if (ax != ax || isinf(ax)) {
-        return ax != ax ? x : 0.0;
-    }
-    double y = 1.0 / (ax * ax);
-    double p = bessel_poly(n ? ptl_bessel_p1_hankel : ptl_bessel_p0_hankel, 11, y);
-    double q = bessel_poly(n ? ptl_bessel_q1_hankel : ptl_bessel_q0_hankel, 11, y) / ax;
-    double c, sn, cw, sw;
-    if (sc) {
-        sn = sc[0];
-        c = sc[1];
-    }
-    else {
-        __builtin_sincos(ax, &sn, &c);
-    }
-    if (n == 0) {   /* w = x - pi/4, times sqrt(2) */
-        cw = c + sn;
-        sw = sn - c;
-    }
-    else {          /* w = x - 3 pi/4, times sqrt(2) */
-        cw = sn - c;
-        sw = -(sn + c);
-    }
-    double env = 1.0 / sqrt(PTL_PI_D * ax);
-    double v = want_y ? env * (p * sw + q * cw) : env * (p * cw - q * sw);
-    return (n == 1 && !want_y && signbit(x)) ? -v : v;
-}
-
-SPECIAL_INLINE double bessel_j0_fast(double x) { return bessel_jy_sc(0, 0, x, NULL); }
-SPECIAL_INLINE double bessel_j1_fast(double x) { return bessel_jy_sc(1, 0, x, NULL); }
-SPECIAL_INLINE double bessel_y0_fast(double x) { return bessel_jy_sc(0, 1, x, NULL); }
-SPECIAL_INLINE double bessel_y1_fast(double x) { return bessel_jy_sc(1, 1, x, NULL); }
-
-/* Note [Fast ndtri]
- * ~~~~~~~~~~~~~~~~~
- * The CPU's ndtri evaluates fixed polynomials (gaussian_math.h's Newton steps on log_ndtr,
- * up to eight of them each with a log, an exp and an erfc, stay the CUDA kernels'):
- * |p - 1/2| <= 1/4, q = p - 1/2 exact: q G(q^2), G of degree 16; p < 1/4: H(r),
- * r = sqrt(-2 log p) in (1.66, 38.6] (the smallest subnormal p), H of degree 17 on the
- * unit interval [3/2 + i, 5/2 + i) that holds r; p > 3/4: -H of 1 - p (exact).  Each fit
- * is within an ulp (tools/fit_ndtri.py); log's rounding moves x by at most 3.2 times its
- * relative error (r H'(r) / H(r) at p = 1/4, less deeper in the tail). */
-
-extern const double ptl_ndtri_tab[39 * 18];
-
-SPECIAL_INLINE double
-ndtri_fast(double p)
-{
-    if (!(p > 0.0 && p < 1.0)) {
-        return p == 0.0 ? -INFINITY : p == 1.0 ? INFINITY : NAN;
-    }
-    double q = p - 0.5;
-    if (fabs(q) <= 0.25) {
-        return q * bessel_poly(ptl_ndtri_tab + 18 * 38, 18, q * q - 0.03125);
-    }
-    double r = sqrt(-2.0 * log(q < 0.0 ? p : 1.0 - p));
-    int i = (int)(r - 1.5);
-    i = i > 37 ? 37 : i;
-    double x = bessel_poly(ptl_ndtri_tab + 18 * i, 18, r - (2.0 + (double)i));
-    return q < 0.0 ? x : -x;
-}
-
-/* Note [Fast modified Bessel functions K]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * The CPU's K0, K1, e^x K0, e^x K1 evaluate fixed polynomials (bessel_math.h's series
- * loops and 34-point quadrature, each point a sqrt, stay the CUDA kernels'):
- *   x < 1: K0 = A(z) - log(x) I0(z), K1 = 1/x + x (log(x) C(z) + D(z)), z = x^2, twelve
- *     terms each (DLMF 10.31.1-2 regrouped; no cancellation below 1);
- *   1 <= x < 32: e^x K_n on the 20 intervals [2^k (1 + j/4), 2^k (1 + (j + 1)/4)), the
- *     exponent and the top two mantissa bits picking the row, a degree-13 polynomial in
- *     x - the interval's centre (exact);
- *   x >= 32: sqrt(x) e^x K_n = Hankel's series in 1/x, 18 terms.
- * tools/fit_bessel_k.py prints the tables (special_tables.c): 1 ulp; K of x >= 1 is then
- * e^-x times e^x K (libm's exp), e^x K of x < 1 K times e^x. */
-
-extern const double ptl_bessel_k0_tab[20 * 14], ptl_bessel_k1_tab[20 * 14];
-extern const double ptl_bessel_k0_asym[18], ptl_bessel_k1_asym[18];
-extern const double ptl_bessel_k_ser_a[12], ptl_bessel_k_ser_i0[12];
-extern const double ptl_bessel_k_ser_c[12], ptl_bessel_k_ser_d[12];
-
-/* e^x K_n(x) for x >= 1 (inf gives 0) */
-SPECIAL_INLINE double
-bessel_ke_big(int n, double x)
-{
-    if (x < 32.0) {
-        uint64_t bits;
-        memcpy(&bits, &x, sizeof bits);
-        int k = (int)(bits >> 52) - 1023, j = (int)((bits >> 50) & 3);
-        double centre = (1.0 + (double)(2 * j + 1) * 0.125) * (double)(1 << k);
-        const double *c = (n ? ptl_bessel_k1_tab : ptl_bessel_k0_tab) + 14 * (4 * k + j);
-        return bessel_poly(c, 14, x - centre);
-    }
-    return bessel_poly(n ? ptl_bessel_k1_asym : ptl_bessel_k0_asym, 18, 1.0 / x) / sqrt(x);
-}
-
-/* K_n(x) (scaled 0) or e^x K_n(x) (scaled 1), n 0 or 1 */
-SPECIAL_INLINE double
-bessel_k_fast(int n, double x, int scaled)
-{
-    if (!(x > 0.0)) {
-        return x != x ? x : x == 0.0 ? INFINITY : NAN;
-    }
-    if (x >= 1.0) {
-        double v = bessel_ke_big(n, x);
-        return scaled ? v : v * exp(-x);
-    }
-    double z = x * x, l = log(x), v;
-    if (n == 0) {
-        v = bessel_poly(ptl_bessel_k_ser_a, 12, z) - l * bessel_poly(ptl_bessel_k_ser_i0, 12, z);
-    }
-    else {
-        v = 1.0 / x + x * (l * bessel_poly(ptl_bessel_k_ser_c, 12, z) +
-                           bessel_poly(ptl_bessel_k_ser_d, 12, z));
-    }
-    return scaled ? v * exp(x) : v;
-}
-
-SPECIAL_INLINE double bessel_k0_fast(double x) { return bessel_k_fast(0, x, 0); }
-SPECIAL_INLINE double bessel_k1_fast(double x) { return bessel_k_fast(1, x, 0); }
-SPECIAL_INLINE double bessel_k0e_fast(double x) { return bessel_k_fast(0, x, 1); }
-SPECIAL_INLINE double bessel_k1e_fast(double x) { return bessel_k_fast(1, x, 1); }
-
-/* Note [Fast Airy Ai]
- * ~~~~~~~~~~~~~~~~~~~
- * The CPU's Ai evaluates fixed polynomials (bessel_math.h's double-double Maclaurin series
- * and K_(1/3) quadrature stay the CUDA kernels'):
- *   -12 <= x < 2: a degree-15 polynomial in x - the centre on each interval of width 1/2;
- *   2 <= x < 128: e^-zeta times e^zeta Ai, the latter of degree 13 on the 24 intervals
- *     [2^k (1 + j/4), 2^k (1 + (j + 1)/4)), zeta = 2/3 x^(3/2) as a pair (its rounding
- *     would cost zeta ulps); 0 from 128 on (Ai(128) = 1e-420);
- *   x < -12: DLMF 9.7.9 with P and Q of 12 terms in 1/zeta^2, the phase zeta as a pair:
- *     sin and cos of hi + lo to first order in lo while |lo| < 2^-30 (zeta < 2^22), by
- *     the sum formulas above; NaN from zeta = 2^64 on, as in bessel_math.h.
- * tools/fit_airy.py prints the tables (special_tables.c): 1 ulp of max(|Ai|, envelope). */
-
-extern const double ptl_airy_mid_tab[28 * 16], ptl_airy_pos_tab[24 * 14];
-extern const double ptl_airy_p_asym[12], ptl_airy_q_asym[12];
-
-/* zeta = 2/3 z^(3/2) as *hi + *lo (z > 0; bessel_math.h's ptl_airy_zeta, inlined) */
-SPECIAL_INLINE void
-airy_zeta_pair(double z, double *hi, double *lo)
-{
-    double s = sqrt(z), slo = fma(-s, s, z) / (2.0 * s);
-    double p = z * s, plo = fma(z, s, -p) + z * slo;
-    *hi = 2.0 * p / 3.0;
-    *lo = (fma(-*hi, 3.0, 2.0 * p) + 2.0 * plo) / 3.0;
-}
-
-SPECIAL_INLINE double
-airy_ai_fast(double x)
-{
-    double hi, lo;
-    if (x >= -12.0 && x < 2.0) {
-        int i = (int)((x + 12.0) * 2.0);
-        i = i > 27 ? 27 : i;
-        return bessel_poly(ptl_airy_mid_tab + 16 * i, 16, x - (-11.75 + 0.5 * (double)i));
-    }
-    if (x >= 2.0) {
-        if (x >= 128.0) {
-            return 0.0;
-        }
-        uint64_t bits;
-        memcpy(&bits, &x, sizeof bits);
-        int k = (int)(bits >> 52) - 1023, j = (int)((bits >> 50) & 3);
-        double centre = (1.0 + (double)(2 * j + 1) * 0.125) * (double)(1 << k);
-        double f = bessel_poly(ptl_airy_pos_tab + 14 * (4 * (k - 1) + j), 14, x - centre);
-        airy_zeta_pair(x, &hi, &lo);
-        return f * exp(-hi) * (1.0 - lo);
-    }
-    if (x != x || isinf(x)) {
-        return x != x ? x : 0.0;
-    }
-    double z = -x;
-    airy_zeta_pair(z, &hi, &lo);
-    if (hi >= 0x1p64) {   /* the pair's phase error, zeta 2^-105, passes 2^-41 */
-        return NAN;
-    }
-    double y = 1.0 / (hi * hi);
-    double p = bessel_poly(ptl_airy_p_asym, 12, y);
-    double q = bessel_poly(ptl_airy_q_asym, 12, y) / hi;
-    double sh, ch, cz, sz;
-    __builtin_sincos(hi, &sh, &ch);
-    if (hi < 0x1p22) {
-        cz = ch - sh * lo;
-        sz = sh + ch * lo;
-    }
-    else {
-        double cl = cos(lo), sl = sin(lo);
-        cz = ch * cl - sh * sl;
-        sz = sh * cl + ch * sl;
-    }
-    /* cos(zeta - pi/4) and sin(zeta - pi/4), times sqrt(2) */
-    double cw = cz + sz, sw = sz - cz;
-    return (cw * p + sw * q) / (sqrt(2.0 * PTL_PI_D) * sqrt(sqrt(z)));
-}
-
-/* ndtr(x) = erfc(t) / 2, t = -x / sqrt(2); below x = -1 t = th + tl exactly (1/sqrt(2)
- * as a pair, th x's rounded product) and erfc(th + tl) = erfc(th) (1 - tl R(th)),
- * R = 2 / (sqrt(pi) erfcx(th)), to first order (tl^2 R^2 < 1e-29): R by the bound
- * th + sqrt(th^2 + 4/pi), whose error (0.36 / th at most) costs under 0.4 ulp.  One erfc
- * where gaussian_math.h's ptl_ndtr_d (the CUDA kernels') takes erfcx (an exp and an erfc)
- * and an exp: the rounding of t would cost 2 t^2 ulps of erfc(t). */
-#define NDTR_RSQRT2_HI 0.7071067811865476
-#define NDTR_RSQRT2_LO -4.833646656726457e-17
-
-/* ndtr(x) from e = erfc(th), th = fl(-x / sqrt(2)): the correction computed for every x
- * and selected (a blend, which the block loops vectorize); erfc(th) is 0 from th = 27.3
- * (x = -38.6) on, and x = -inf's NaN correction is not selected */
-SPECIAL_INLINE double
-ndtr_from_erfc(double x, double e)
-{
-    double th = -x * NDTR_RSQRT2_HI;
-    double tl = fma(-x, NDTR_RSQRT2_HI, -th) + -x * NDTR_RSQRT2_LO;
-    double r = th + sqrt(fma(th, th, 1.2732395447351628));   /* 4 / pi */
-    double c = 1.0 - tl * r;
-    return 0.5 * e * (x < -1.0 && x >= -40.0 ? c : 1.0);   /* NaN stays NaN */
-}
-
-SPECIAL_INLINE double
-ndtr_fast(double x)
-{
-    return ndtr_from_erfc(x, erfc(-x * NDTR_RSQRT2_HI));
-}
-
-/* log_ndtr(x) from e = erfc(fl(|x| / sqrt(2))): s = ndtr(-|x|) by ndtr_from_erfc (2 ulps),
- * log1p(-s) above 0 and log(s) below, whose relative error is that of s over |log s|
- * (at least 0.69); below -36 (s is subnormal from -37.5, where the vector erfc's
- * relative error grows too) and at -inf, gaussian_math.h's erfcx form */
-SPECIAL_INLINE double
-log_ndtr_from_erfc(double x, double e)
-{
-    double s = ndtr_from_erfc(-fabs(x), e);
-    if (x > 0.0) {
-        return log1p(-s);
-    }
-    return x >= -36.0 ? log(s) : ptl_log_ndtr_d(x);   /* NaN stays NaN */
-}
-
 
 /* ---- one-input loops: [*] float -> [*] float, the formula in double ---- */
 
@@ -409,9 +84,10 @@ log_ndtr_from_erfc(double x, double e)
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
 
 /* float32 and float64 ndtr, log_ndtr and erfcx with AVX2, any layout: th for a block of
- * elements into a buffer, unary.c's vector erfc over it (Note [Vector float64 erf, erfc, erfinv]:
- * 1.45 ulps), then ndtr_from_erfc, log_ndtr_from_erfc or erfcx_from_erfc; without AVX2
- * the formulas per element (libm's erfc) */
+ * elements into a buffer, unary.c's vector erfc over it (Note [Vector float64 erf, erfc,
+ * erfinv]: 1.45 ulps), then gaussian_math.h's ptl_ndtr_from_erfc, ptl_log_ndtr_from_erfc or
+ * ptl_erfcx_from_erfc; without AVX2 the formulas per element, whose erfc is the vector
+ * one's scalar twin ptl_sp_erfc_d: the same bits */
 #define NDTR_BLOCK 256
 #ifdef PTL_HAVE_AVX2_KERNELS
 DEFINE_VM_POLY_SPLIT(pd)
@@ -447,38 +123,33 @@ DEFINE_UNARY_VEC_ERF_D(pd512)
 /* float32: th's rounding costs under 2e-13 of the result, no correction; th clamped at
  * 10.0625, where erfc(th) / 2 already rounds to 0 in float32 (the vector erfc's far lanes
  * are its slow ones; NaN stays NaN) */
-#define NDTR_PRE(X) (-(X) * NDTR_RSQRT2_HI)
+#define NDTR_PRE(X) (-(X) * PTL_RSQRT2_HI)
 #define NDTR_HALF_ERFC(X, E) (0.5 * (E))
-#define NDTR_PRE_F(X) (NDTR_PRE(X) > 10.0625 ? 10.0625 : NDTR_PRE(X))
+#define NDTR_PRE_F(X) ptl_ndtr_f32_arg(X)
 DEFINE_ERFC_BLOCKS(ndtr, float, f4, NDTR_PRE_F, NDTR_HALF_ERFC, pd)
-DEFINE_ERFC_BLOCKS(ndtr, double, f8, NDTR_PRE, ndtr_from_erfc, pd)
+DEFINE_ERFC_BLOCKS(ndtr, double, f8, NDTR_PRE, ptl_ndtr_from_erfc, pd)
 DEFINE_ERFC_BLOCKS(ndtr, float, f4, NDTR_PRE_F, NDTR_HALF_ERFC, pd512)
-DEFINE_ERFC_BLOCKS(ndtr, double, f8, NDTR_PRE, ndtr_from_erfc, pd512)
+DEFINE_ERFC_BLOCKS(ndtr, double, f8, NDTR_PRE, ptl_ndtr_from_erfc, pd512)
 /* log_ndtr: erfc(|x| / sqrt(2)) gives ndtr(-|x|) */
-#define LOG_NDTR_PRE(X) (fabs(X) * NDTR_RSQRT2_HI)
-DEFINE_ERFC_BLOCK_KINDS(log_ndtr, LOG_NDTR_PRE, log_ndtr_from_erfc, log_ndtr_from_erfc)
+#define LOG_NDTR_PRE(X) (fabs(X) * PTL_RSQRT2_HI)
+DEFINE_ERFC_BLOCK_KINDS(log_ndtr, LOG_NDTR_PRE, ptl_log_ndtr_from_erfc,
+                        ptl_log_ndtr_from_erfc)
 /* erfcx: e^(x^2) erfc(x) below 26 (x^2 = s + lo exactly: e^s (1 + lo)), as
  * gaussian_math.h's ptl_erfcx_d but with the vector erfc; from 26 on (and NaN) that
  * function's asymptotic series, the lane clamped at 26 */
 #define ERFCX_PRE(X) ((X) > 26.0 ? 26.0 : (X))
-SPECIAL_INLINE double
-erfcx_from_erfc(double x, double e)
-{
-    if (!(x < 26.0)) {
-        return ptl_erfcx_d(x);
-    }
-    double sq = x * x, lo = fma(x, x, -sq);
-    if (sq > 709.0) {   /* x < -26.6: 2 e^(x^2) overflows */
-        return INFINITY;
-    }
-    double r = exp(sq) * e;
-    return r + r * lo;
-}
-DEFINE_ERFC_BLOCK_KINDS(erfcx, ERFCX_PRE, erfcx_from_erfc, erfcx_from_erfc)
+DEFINE_ERFC_BLOCK_KINDS(erfcx, ERFCX_PRE, ptl_erfcx_from_erfc, ptl_erfcx_from_erfc)
 /* spherical j0: sin x / x from the vector sin, bessel_math.h's Taylor polynomial below
- * |x| = 1/2 and 0 at +-inf */
+ * |x| = 1/2 and 0 at +-inf (ptl_spherical_bessel_j0_from_sin), those out of line: inlined,
+ * gcc if-converted the block's loop into evaluating the polynomial's seven divisions for
+ * every element (2x the time) */
+__attribute__((noinline)) static double
+sph_j0_small(double x)
+{
+    return ptl_spherical_bessel_j0_from_sin(x, 0.0);   /* |x| < 1/2 or inf: no sin */
+}
 #define SPH_J0_PRE(X) (X)
-#define SPH_J0_FIN(X, S) (fabs(X) < 0.5 || isinf(X) ? ptl_spherical_bessel_j0_d(X) : (S) / (X))
+#define SPH_J0_FIN(X, S) (fabs(X) < 0.5 || isinf(X) ? sph_j0_small(X) : (S) / (X))
 DEFINE_MAP_BLOCKS(spherical_bessel_j0, float, f4, SPH_J0_PRE, sin, SPH_J0_FIN, pd)
 DEFINE_MAP_BLOCKS(spherical_bessel_j0, double, f8, SPH_J0_PRE, sin, SPH_J0_FIN, pd)
 DEFINE_MAP_BLOCKS(spherical_bessel_j0, float, f4, SPH_J0_PRE, sin, SPH_J0_FIN, pd512)
@@ -534,7 +205,7 @@ DEFINE_MAP_BLOCKS(spherical_bessel_j0, double, f8, SPH_J0_PRE, sin, SPH_J0_FIN, 
             }                                                                             \
             for (int64_t j = 0; j < m; j++) {                                             \
                 double x = (double)a[(i + j) * sa];                                       \
-                o[(i + j) * so] = (T)bessel_jy_sc(NN, WANT_Y, x, sc + 2 * j);             \
+                o[(i + j) * so] = (T)ptl_bessel_jy_sc(NN, WANT_Y, x, sc + 2 * j);             \
             }                                                                             \
         }                                                                                 \
     }
@@ -552,11 +223,11 @@ DEFINE_JY_BLOCK_KINDS(bessel_y1, 1, 1)
 #endif
 
 /* NAME's loops: the blocks with AVX2, else FN (double) per element */
-#define DEFINE_ERFC_LOOPS(NAME, FN)                                                       \
+#define DEFINE_ERFC_LOOPS(NAME, FN_F, FN)                                                 \
     SPECIAL_INLINE float NAME##_in_f(float x, const void *e)                              \
     {                                                                                     \
         (void)e;                                                                          \
-        return (float)FN((double)x);                                                      \
+        return (float)FN_F((double)x);                                                    \
     }                                                                                     \
     SPECIAL_INLINE double NAME##_in_d(double x, const void *e)                            \
     {                                                                                     \
@@ -579,15 +250,17 @@ DEFINE_JY_BLOCK_KINDS(bessel_y1, 1, 1)
     }                                                                                     \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
 
-DEFINE_ERFC_LOOPS(ndtr, ndtr_fast)
-DEFINE_ERFC_LOOPS(log_ndtr, ptl_log_ndtr_d)
-DEFINE_ERFC_LOOPS(erfcx, ptl_erfcx_d)
+/* float32, float16 and bfloat16 take FN_F, float64 FN (gaussian_math.h, bessel_math.h: the
+ * CUDA kernels' formulas, with the blocks' bits) */
+DEFINE_ERFC_LOOPS(ndtr, ptl_ndtr_f32, ptl_ndtr_d)
+DEFINE_ERFC_LOOPS(log_ndtr, ptl_log_ndtr_d, ptl_log_ndtr_d)
+DEFINE_ERFC_LOOPS(erfcx, ptl_erfcx_d, ptl_erfcx_d)
 /* (the same block plumbing: ERFC_BLOCKS only names NAME's blocks) */
-DEFINE_ERFC_LOOPS(bessel_j0, bessel_j0_fast)
-DEFINE_ERFC_LOOPS(bessel_j1, bessel_j1_fast)
-DEFINE_ERFC_LOOPS(bessel_y0, bessel_y0_fast)
-DEFINE_ERFC_LOOPS(bessel_y1, bessel_y1_fast)
-DEFINE_ERFC_LOOPS(spherical_bessel_j0, ptl_spherical_bessel_j0_d)
+DEFINE_ERFC_LOOPS(bessel_j0, ptl_bessel_j0_d, ptl_bessel_j0_d)
+DEFINE_ERFC_LOOPS(bessel_j1, ptl_bessel_j1_d, ptl_bessel_j1_d)
+DEFINE_ERFC_LOOPS(bessel_y0, ptl_bessel_y0_d, ptl_bessel_y0_d)
+DEFINE_ERFC_LOOPS(bessel_y1, ptl_bessel_y1_d, ptl_bessel_y1_d)
+DEFINE_ERFC_LOOPS(spherical_bessel_j0, ptl_spherical_bessel_j0_d, ptl_spherical_bessel_j0_d)
 
 /* entr: -x log x by vec_math.h's double log of positive normal numbers (under 1 ulp), a
  * block at a time with AVX2 or AVX-512, by its scalar twin scalar_math.h's ptl_log_normal
@@ -670,11 +343,10 @@ static const PtlLoop entr_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(entr)};
                 nt += !c;                                                                 \
             }                                                                             \
             for (int t = 0; t < nm; t++) {                                                \
-                double q = p[mid[t]] - 0.5;                                               \
-                res[mid[t]] = q * bessel_poly(ptl_ndtri_tab + 18 * 38, 18, q * q - 0.03125); \
+                res[mid[t]] = ptl_ndtri_mid(p[mid[t]] - 0.5);                             \
             }                                                                             \
             for (int t = 0; t < nt; t++) {                                                \
-                res[tail[t]] = ndtri_fast(p[tail[t]]);                                    \
+                res[tail[t]] = ptl_ndtri_d(p[tail[t]]);                                   \
             }                                                                             \
             for (int j = 0; j < m; j++) {                                                 \
                 *(T *)(d[0] + (i + j) * s[0]) = (T)res[j];                                \
@@ -687,16 +359,16 @@ SPECIAL_INLINE float
 ndtri_in_f(float x, const void *e)
 {
     (void)e;
-    return (float)ndtri_fast((double)x);
+    return (float)ptl_ndtri_d((double)x);
 }
 DEFINE_SPECIAL_FMA_LOOP(ndtri, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, ndtri_in_f)
 DEFINE_SPECIAL_FMA_LOOP(ndtri, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, ndtri_in_f)
 static const PtlLoop ndtri_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(ndtri)};
-DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k0, bessel_k0_fast)
-DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k1, bessel_k1_fast)
-DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k0, bessel_k0e_fast)
-DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k1, bessel_k1e_fast)
-DEFINE_SPECIAL_UNARY_FMA(airy_ai, airy_ai_fast)
+DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k0, ptl_bessel_k0_d)
+DEFINE_SPECIAL_UNARY_FMA(modified_bessel_k1, ptl_bessel_k1_d)
+DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k0, ptl_bessel_k0e_d)
+DEFINE_SPECIAL_UNARY_FMA(scaled_modified_bessel_k1, ptl_bessel_k1e_d)
+DEFINE_SPECIAL_UNARY_FMA(airy_ai, ptl_airy_ai_d)
 
 /* ---- zeta: [*] x, [*] q -> [*] float (broadcast) ---- */
 
