@@ -10,16 +10,15 @@ Rows: mm of squares (64, 256, 512), mm with B^H (an mH view), bmm of 64 matrices
 64 x 64, mv of 1024 x 1024, batches of small matrices (2, 4, 8, 16 squares, 8 x 8 with B^H,
 3 x 5 @ 5 x 7: gemm_complex.c's tiny kernels), in complex64 and complex128.  Needs
 PyTorch."""
-import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pytorchlite  # noqa: E402
+from _interleave import best_block, crandn, one_thread_args  # noqa: E402
 
 # (name, shape of a, shape of b, b as its mH)
 ROWS = [("mm", (64, 64), (64, 64), False), ("mm", (256, 256), (256, 256), False),
@@ -30,26 +29,8 @@ ROWS = [("mm", (64, 64), (64, 64), False), ("mm", (256, 256), (256, 256), False)
         ("bmm B^H", (2500, 8, 8), (2500, 8, 8), True), ("bmm", (1000, 3, 5), (1000, 5, 7), False)]
 
 
-def crandn(shape, dtype, seed):
-    g = np.random.default_rng(seed)
-    return (g.standard_normal(shape) + 1j * g.standard_normal(shape)).astype(dtype)
-
-
-def best_block(fn, calls):
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - t0) / calls
-
-
 def main():
-    import torch
-    p = argparse.ArgumentParser()
-    p.add_argument("--rounds", type=int, default=20)
-    p.add_argument("--only", default="")
-    args = p.parse_args()
-    torch.set_num_threads(1)
-    pytorchlite.set_num_threads(1)
+    torch, args = one_thread_args(20)
     for dtype in (np.complex64, np.complex128):
         for name, sa, sb, herm in ROWS:
             if args.only and not name.startswith(args.only):

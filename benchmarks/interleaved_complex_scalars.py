@@ -9,7 +9,6 @@ range is that of the per-round ratios (their second smallest and second largest)
 A row whose op pytorchlite refuses (a build from before complex Scalars) prints its error.
 The last row, x + y of 8 float32 elements, is the dispatcher's per-call cost (its argument
 keys now look at the Scalar arguments too).  Needs PyTorch."""
-import argparse
 import os
 import sys
 import time
@@ -19,11 +18,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pytorchlite  # noqa: E402
-
-
-def crandn(shape, dtype, seed):
-    g = np.random.default_rng(seed)
-    return (g.standard_normal(shape) + 1j * g.standard_normal(shape)).astype(dtype)
+from _interleave import best_block, crandn, one_thread_args  # noqa: E402
 
 
 def rows():
@@ -57,21 +52,8 @@ def rows():
     return out
 
 
-def best_block(fn, calls):
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - t0) / calls
-
-
 def main():
-    import torch
-    p = argparse.ArgumentParser()
-    p.add_argument("--rounds", type=int, default=20)
-    p.add_argument("--only", default="")
-    args = p.parse_args()
-    torch.set_num_threads(1)
-    pytorchlite.set_num_threads(1)
+    torch, args = one_thread_args(20)
     for name, fn, arrays in rows():
         if args.only and not name.startswith(args.only):
             continue

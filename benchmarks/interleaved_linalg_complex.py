@@ -8,7 +8,6 @@ benchmarks/test_bench_linalg_complex.py's Hermitian positive-definite one.
     ... --rounds 20 --only solve,inv --sizes 64,128
 
 Needs PyTorch."""
-import argparse
 import os
 import sys
 import time
@@ -18,6 +17,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pytorchlite  # noqa: E402
+from _interleave import best_block, one_thread_args  # noqa: E402
 
 ROWS = ["solve", "inv", "det", "cholesky", "qr", "eigh", "svd"]
 
@@ -29,22 +29,8 @@ def hpd(n):
     return a / np.exp(np.linalg.slogdet(a)[1] / n)
 
 
-def best_block(fn, calls):
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - t0) / calls
-
-
 def main():
-    import torch
-    p = argparse.ArgumentParser()
-    p.add_argument("--rounds", type=int, default=15)
-    p.add_argument("--only", default="")
-    p.add_argument("--sizes", default="16,64")
-    args = p.parse_args()
-    torch.set_num_threads(1)
-    pytorchlite.set_num_threads(1)
+    torch, args = one_thread_args(15, ("--sizes", "16,64"))
     only = [r for r in args.only.split(",") if r]
     for dtype in (np.complex128, np.complex64):
         for n in map(int, args.sizes.split(",")):
