@@ -79,12 +79,15 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_normal_float_float, PTL_OP_exponential_, PTL_OP_cauchy_,
 };
 
-/* The ordering and random ops' own messages (PyTorch 2.13's wording and exception type). */
-static const struct {
+/* An op's own refusal: PyTorch 2.13's exception type and message */
+typedef struct OpRefusal {
     PtlOpId op;
     PtlErrorKind kind;
     const char *msg;
-} ordering_errors[] = {
+} OpRefusal;
+
+/* The ordering and random ops' own messages (PyTorch 2.13's wording and exception type). */
+static const OpRefusal ordering_errors[] = {
     {PTL_OP_max, PTL_ERR_NOT_IMPLEMENTED, "\"max_all\" not implemented for '%s'"},
     {PTL_OP_min, PTL_ERR_NOT_IMPLEMENTED, "\"min_all\" not implemented for '%s'"},
     {PTL_OP_max_dim, PTL_ERR_RUNTIME, "max(): does not support complex input"},
@@ -175,11 +178,7 @@ first_complex_dtype(const PtlOperator *op, const PtlIValue *s)
 /* ---- calls whose only complex arguments are Scalars ---- */
 
 /* Ops that refuse a complex Scalar with a message of their own (PyTorch 2.13's). */
-static const struct {
-    PtlOpId op;
-    PtlErrorKind kind;
-    const char *msg;
-} complex_scalar_errors[] = {
+static const OpRefusal complex_scalar_errors[] = {
     {PTL_OP_clamp_min, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
     {PTL_OP_clamp_max, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
     {PTL_OP_linalg_vector_norm, PTL_ERR_RUNTIME,
