@@ -2,11 +2,10 @@
 Note [Recurrent layer]; rnn_rows.c).  The CPU backward sums each step's gate gradients into
 one row per group of BSUM_ROWS (4) batch rows: batches below, at and across multiples of 4,
 packed sequences whose running rows end inside a group, against nn/modules/rnn.py's loop of
-ops and, cut into two parts on two threads, the same bits as on one.  rnn_all_finite's vector
-forms (4 vectors a pass: 32 floats in AVX2, 64 in AVX-512, the rest one by one): a zero state
-skips the first step's h W_hh^T only while every element of W_hh is finite, so a single
-infinity or NaN at each position of W_hh, in a child process per capability, makes the first
-step's output NaN."""
+ops and, cut into two parts on two threads, the same bits as on one.  rnn_all_finite: a zero
+state skips the first step's h W_hh^T only while every element of W_hh is finite, so a single
+infinity or NaN at each position of W_hh (16 to 324 elements, float32 and float64), in a
+child process per capability, makes the first step's output NaN."""
 import os
 import subprocess
 import sys

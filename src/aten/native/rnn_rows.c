@@ -578,52 +578,10 @@ rnn_all_zero(const void *p, int64_t n, size_t es)
     return 1;
 }
 
-#ifdef PTL_HAVE_AVX2_KERNELS
-/* Whether the n floats at x are all finite, in vectors of kind S: x 0 + acc in four
- * accumulators, which stay 0 while every x is finite (x 0 is +-0) and turn NaN for an
- * infinity or a NaN; the last n % (4 L) floats one by one.  The recurrent layer asks it of
- * W_hh on every call (Note [Recurrent layer]): 64K floats at 128 hidden units, about 8 us
- * in the scalar loop (SSE's 4 lanes). */
-#define DEFINE_ALL_FINITE_VEC(S)                                                             \
-    PTL_VATTR(S) static int                                                                  \
-    all_finite_##S(const float *x, int64_t n)                                                \
-    {                                                                                        \
-        const int64_t L = PTL_VLANES(S);                                                     \
-        const PTL_VT(S) zero = PTL_V(S, setzero)();                                          \
-        PTL_VT(S) a0 = zero, a1 = zero, a2 = zero, a3 = zero;                                \
-        int64_t k = 0;                                                                       \
-        for (; k + 4 * L <= n; k += 4 * L) {                                                 \
-            a0 = PTL_V(S, fmadd)(PTL_V(S, loadu)(x + k), zero, a0);                          \
-            a1 = PTL_V(S, fmadd)(PTL_V(S, loadu)(x + k + L), zero, a1);                      \
-            a2 = PTL_V(S, fmadd)(PTL_V(S, loadu)(x + k + 2 * L), zero, a2);                  \
-            a3 = PTL_V(S, fmadd)(PTL_V(S, loadu)(x + k + 3 * L), zero, a3);                  \
-        }                                                                                    \
-        PTL_VT(S) a = PTL_V(S, add)(PTL_V(S, add)(a0, a1), PTL_V(S, add)(a2, a3));           \
-        int bad = PTL_VBITS(S, PTL_VCMP(S, a, a, _CMP_UNORD_Q)) != 0;                        \
-        for (; k < n; k++) {                                                                 \
-            bad |= !(fabsf(x[k]) <= FLT_MAX);                                                \
-        }                                                                                    \
-        return !bad;                                                                         \
-    }
-DEFINE_ALL_FINITE_VEC(ps)
-DEFINE_ALL_FINITE_VEC(ps512)
-#undef DEFINE_ALL_FINITE_VEC
-#endif
-
 int
 rnn_all_finite(const void *p, int64_t rows, int64_t cols, int64_t stride, size_t es)
 {
     int bad = 0;
-#ifdef PTL_HAVE_AVX2_KERNELS
-    PtlCpuCapability cap = ptl_cpu_capability();
-    if (es == sizeof(float) && cap >= PTL_CPU_AVX2) {
-        for (int64_t r = 0; r < rows && !bad; r++) {
-            const float *x = (const float *)p + r * stride;
-            bad = !(cap >= PTL_CPU_AVX512 ? all_finite_ps512(x, cols) : all_finite_ps(x, cols));
-        }
-        return !bad;
-    }
-#endif
     for (int64_t r = 0; r < rows && !bad; r++) {
         if (es == sizeof(float)) {
             const float *x = (const float *)p + r * stride;
