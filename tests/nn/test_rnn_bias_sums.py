@@ -109,3 +109,36 @@ def test_w_hh_finiteness_at_every_position(tmp_path, capability):
         assert flags.size == 1 + 3 * 4 * int(key.split()[1]) ** 2, key
         bad = np.flatnonzero(~flags)
         assert bad.size == 0, f"{key}: flag {bad[:5]} (0: the finite W_hh)"
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_backward_zero_state_with_a_nonfinite_w_hh(bad, dtype):
+    """The backward skips dW_hh's hx term for a zero hx whatever W_hh holds (W_hh is not in
+    dg_0^T hx): one step (a longer loop carries W_hh's value into dg_0 through dh), a finite
+    workspace (the forward's, on a finite W_hh) and W_hh holding `bad`: dW_hh is zero,
+    dh_{-1} = dg_0 W_hh takes the non-finite value where NumPy puts it."""
+    aten = ptl.ops.aten
+    T, B, H = 1, 3, 5
+    rng = np.random.default_rng(11)
+    gates = ptl.from_numpy(rng.uniform(-1, 1, (T, B, 4 * H)).astype(dtype))
+    w = rng.uniform(-0.5, 0.5, (4 * H, H)).astype(dtype)
+    b = [ptl.from_numpy(rng.uniform(-0.5, 0.5, 4 * H).astype(dtype)) for _ in range(2)]
+    h0 = ptl.from_numpy(np.zeros((B, H), dtype))
+    wg = ptl.from_numpy(w).requires_grad_()
+    with ptl.enable_grad():
+        out, ws, _, _ = aten._ptl_rnn_layer(gates, h0, h0, wg, b[0], b[1], None, 2, False,
+                                            None)
+    gout = ptl.from_numpy(rng.standard_normal((T, B, H)).astype(dtype))
+    wb = w.copy()
+    wb[2, 1] = bad
+    dg, dhx, _, grads = aten._ptl_rnn_layer_backward(
+        gout, None, None, h0, h0, ptl.from_numpy(wb), None, out.detach(), ws.detach(), 2,
+        False, None, True)
+    dg64 = dg.double().numpy()
+    np.testing.assert_array_equal(grads[0].double().numpy(), np.zeros((4 * H, H)))
+    assert np.isfinite(dg64).all() and np.abs(dg64).max() > 0
+    with np.errstate(invalid="ignore", over="ignore"):
+        ref = dg64[0] @ wb.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(dhx.double().numpy()), np.isnan(ref))
+    np.testing.assert_array_equal(np.isinf(dhx.double().numpy()), np.isinf(ref))

@@ -461,8 +461,8 @@ error:
  * several threads the batch rows are cut once for the whole loop (Note [Recurrent layer
  * threads]).  reverse walks t from T - 1 down.  An hx of zeros (+0 or -0; nn.LSTM without a
  * state) on the CPU skips the first step's product, its sums being input_gates[t] (the same
- * bits but maybe a zero's sign), and dW_hh's hx term below (hx_zero), while W_hh (and for
- * the term, the first step's gate gradients) are finite: 0 * inf is nan.  An LSTM's loops
+ * bits but maybe a zero's sign), and dW_hh's hx term below (hx_zero), while W_hh (for the
+ * term, which W_hh is not in, the first step's gate gradients) is finite: 0 * inf is nan.  An LSTM's loops
  * fetch the next step's cold rows as they go (Note [LSTM backward fetch] in rnn_rows.c).
  * batch_sizes (a packed sequence, padded, sorted by length) is the number of leading rows
  * that run at step t: the others keep their state, which output[t] repeats (the `keep`
@@ -1431,8 +1431,8 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
         w[3] = new_2d(l.P, l.H, in[7]);
     }
     l.dev = nn_on_device(in[7], ptl_device_rnn_step_hook != NULL);
-    l.hx_zero = !l.dev && rnn_all_zero(DATA(void, l.hx), l.B * l.P, l.ops.es) &&
-                rnn_all_finite(DATA(void, l.w_hh), 1, l.w_hh->numel, 0, l.ops.es);
+    /* W_hh is not in dW_hh's hx term: only the first step's gate gradients are checked */
+    l.hx_zero = !l.dev && rnn_all_zero(DATA(void, l.hx), l.B * l.P, l.ops.es);
     if (!l.dev) {
         l.w_hh_p = ptl_gemm_pack_b(in[7]->dtype, l.G, l.P, DATA(void, l.w_hh), l.P, 1);
         l.w_hr_p = l.w_hr != NULL
