@@ -45,8 +45,9 @@ def test_bias_sums_by_groups_match_loop_of_ops(mode, packed, dtype, tol):
 @pytest.mark.parametrize("packed", [False, True])
 @pytest.mark.parametrize("dtype,tol", [(ptl.float64, 1e-10), (ptl.float32, 1e-4)])
 def test_bias_sums_same_bits_on_two_threads(mode, B, packed, dtype, tol):
-    """T 128, H 32: two parts of at least LAYER_SPLIT_MACS on two threads, cut at a multiple
-    of 4 rows (B 10: rows 0-4 and 4-10, B 13: 0-4 and 4-13)."""
+    """T 128, H 32: two parts of at least LAYER_SPLIT_MACS on two threads (LSTM; GRU's
+    3H gates at B 13 only), cut at a multiple of 4 rows (B 10: rows 0-4 and 4-10, B 13: 0-8
+    and 8-13)."""
     from pytorchlite.nn.modules import rnn
     T, H = 128, 32
     a = _layer_arrays(mode, T, B, H, seed=7)
