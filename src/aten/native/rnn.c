@@ -461,8 +461,8 @@ error:
  * several threads the batch rows are cut once for the whole loop (Note [Recurrent layer
  * threads]).  reverse walks t from T - 1 down.  An hx of zeros (+0 or -0; nn.LSTM without a
  * state) on the CPU skips the first step's product, its sums being input_gates[t] (the same
- * bits but maybe a zero's sign), and dW_hh's hx term below (hx_zero), while W_hh (and for
- * the term, the first step's gate gradients) are finite: 0 * inf is nan.  An LSTM's loops
+ * bits but maybe a zero's sign), and dW_hh's hx term below (hx_zero), while W_hh (for the
+ * term, which W_hh is not in, the first step's gate gradients) is finite: 0 * inf is nan.  An LSTM's loops
  * fetch the next step's cold rows as they go (Note [LSTM backward fetch] in rnn_rows.c).
  * batch_sizes (a packed sequence, padded, sorted by length) is the number of leading rows
  * that run at step t: the others keep their state, which output[t] repeats (the `keep`
@@ -490,19 +490,19 @@ error:
  * the others, whose dh and dc pass through), and dh_{t-1} = dgates W_hh (GRU: plus the
  * cell's z dh).  The weights' gradients are GEMMs over all steps at once: dW_hh = sum_t
  * dgates_t^T h_{t-1} is [G, T B] x [T B, P] over output (plus the step from hx), dW_hr =
- * sum_t dh_t^T (o tanh(c_t)); the biases' are column sums of the gates' gradients (GRU's
- * hidden gates differ from its input gates in n): on the CPU each step adds its rows into
- * one row per batch row while they are in the cache (bias_sums_add), and those B rows are
+ * sum_t dh_t^T (o tanh(c_t)); the biases' are column sums of the gates' gradients (GRU's hidden
+ * gates differ from its input gates in n): on the CPU each step adds its rows into one row per
+ * group of BSUM_ROWS batch rows while they are in the cache (bias_sums_add), and those rows are
  * summed at the end, so no pass reads the [T, B, G] gradients again and the order of the
- * additions does not depend on the threads; the device sums the columns at the end.  On the
- * CPU an LSTM's gate gradients keep their rows an odd number of cache lines apart (G padded by
- * one line when its bytes are a multiple of two lines; grad_input_gates is then a strided
- * view), so that dW_hh's GEMM here and the input projection's weight gradient after it read
- * dgates^T in place (Note [GEMM direct A]: 4H = 512 floats, 2 KiB, kept it packed): a 2-layer
- * nn.LSTM(64, 128) backward over 64 x 16 steps took 9.75 -> 9.23 ms on one Zen 4 core.  The
- * backward op has no derivative: a double backward raises "the derivative for ... is not
- * implemented".  Inputs are used contiguous; the loop runs without the GIL when it has
- * enough work. */
+ * additions does not depend on the threads (a part's rows are whole groups); the device sums
+ * the columns at the end.  On the CPU an LSTM's gate gradients keep their rows an odd number of
+ * cache lines apart (G padded by one line when its bytes are a multiple of two lines;
+ * grad_input_gates is then a strided view), so that dW_hh's GEMM here and the input
+ * projection's weight gradient after it read dgates^T in place (Note [GEMM direct A]: 4H = 512
+ * floats, 2 KiB, kept it packed): a 2-layer nn.LSTM(64, 128) backward over 64 x 16 steps took
+ * 9.75 -> 9.23 ms on one Zen 4 core.  The backward op has no derivative: a double backward
+ * raises "the derivative for ... is not implemented".  Inputs are used contiguous; the loop
+ * runs without the GIL when it has enough work. */
 
 /* Loops of fewer multiply-adds keep the GIL. */
 #define LAYER_NOGIL_FLOPS (1 << 18)
@@ -800,8 +800,8 @@ typedef struct LayerGrads {
                                      * rows gs apart */
     int64_t gs;                     /* G, or an LSTM's on the CPU padded (layer_grads_new) */
     PtlTensorImpl *dhp;             /* LSTM with proj_size: [T, B, P], each step's dh */
-    PtlTensorImpl *bsum[2];         /* CPU, with biases: [B, G] the sums over the steps of
-                                     * dg's (GRU: and dgh's) rows (Note [Recurrent layer]) */
+    PtlTensorImpl *bsum[2];         /* CPU, with biases: [ceil(B / BSUM_ROWS), G] dg's (GRU:
+                                     * dgh's) sums by groups of rows (Note [Recurrent layer]) */
 } LayerGrads;
 
 /* Note [Recurrent layer threads]
@@ -823,6 +823,8 @@ typedef struct LayerGrads {
 
 /* Rows per part: a multiple of this. */
 #define LAYER_PART_ROWS 4
+/* Batch rows a row of the bias sums holds (bias_sums_add): parts never split a group. */
+#define BSUM_ROWS LAYER_PART_ROWS
 /* Each part's hidden GEMMs have at least this many multiply-adds (about 70 us here). */
 #define LAYER_SPLIT_MACS (1 << 21)
 
@@ -947,18 +949,25 @@ cell_backward(const Layer *l, LayerGrads *g, int k, int64_t t, int64_t tp, int64
     return ptl_parallel_for(0, n, row_grain(H), rnn_plain_bwd, &c);
 }
 
-/* The bias gradients' running sums: bsum's rows [r0, r0 + n) += step t's gate gradients
- * there, while they are in the cache.  Always 0. */
+/* Bias sums: bsum's row q += step t's gate gradients of the rows [q, q + 1) BSUM_ROWS among
+ * [r0, r0 + n), in row order, ((acc + a) + b) + c a pass, while they are cached.  Always 0. */
 static int
 bias_sums_add(const Layer *l, const LayerGrads *g, int64_t t, int64_t r0, int64_t n)
 {
     size_t es = l->ops.es;
-    int64_t off = (t * l->B + r0) * g->gs;
+    int64_t off = t * l->B * g->gs, G = l->G;
     for (int i = 0; i < 2 && g->bsum[i] != NULL; i++) {
-        for (int64_t r = 0; r < n; r++) {
-            char *acc = at(g->bsum[i], (r0 + r) * l->G, es);
-            l->ops.gate_sum(acc, acc, at(i == 0 ? g->dg : g->dgh, off + r * g->gs, es), NULL,
-                            NULL, l->G);
+        PtlTensorImpl *v = i == 0 ? g->dg : g->dgh;
+        for (int64_t r = r0, end; r < r0 + n; r = end) {
+            end = (r / BSUM_ROWS + 1) * BSUM_ROWS < r0 + n ? (r / BSUM_ROWS + 1) * BSUM_ROWS
+                                                          : r0 + n;
+            char *acc = at(g->bsum[i], r / BSUM_ROWS * G, es);
+            for (int64_t q = r; q < end; q += end - q >= 3 ? 3 : 1) {
+                int three = end - q >= 3;
+                l->ops.gate_sum(acc, acc, at(v, off + q * g->gs, es),
+                                three ? at(v, off + (q + 1) * g->gs, es) : NULL,
+                                three ? at(v, off + (q + 2) * g->gs, es) : NULL, G);
+            }
         }
     }
     return 0;
@@ -1341,11 +1350,12 @@ layer_grads_new(const Layer *l, LayerGrads *g, PtlTensorImpl *ghy, PtlTensorImpl
         return -1;
     }
     for (int i = 0; has_bias && !l->dev && i < (l->mode == MODE_GRU ? 2 : 1); i++) {
-        if ((g->bsum[i] = new_2d(l->B, l->G, like)) == NULL) {
+        int64_t groups = (l->B + BSUM_ROWS - 1) / BSUM_ROWS;
+        if ((g->bsum[i] = new_2d(groups, l->G, like)) == NULL) {
             return -1;
         }
-        if (l->B * l->G > 0) {
-            memset(ptl_tensor_data(g->bsum[i]), 0, (size_t)(l->B * l->G) * l->ops.es);
+        if (groups * l->G > 0) {
+            memset(ptl_tensor_data(g->bsum[i]), 0, (size_t)(groups * l->G) * l->ops.es);
         }
     }
     return fill_from(g->dh[0], ghy) < 0 || (lstm && fill_from(g->dc[0], gcy) < 0) ? -1 : 0;
@@ -1421,8 +1431,8 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
         w[3] = new_2d(l.P, l.H, in[7]);
     }
     l.dev = nn_on_device(in[7], ptl_device_rnn_step_hook != NULL);
-    l.hx_zero = !l.dev && rnn_all_zero(DATA(void, l.hx), l.B * l.P, l.ops.es) &&
-                rnn_all_finite(DATA(void, l.w_hh), 1, l.w_hh->numel, 0, l.ops.es);
+    /* W_hh is not in dW_hh's hx term: only the first step's gate gradients are checked */
+    l.hx_zero = !l.dev && rnn_all_zero(DATA(void, l.hx), l.B * l.P, l.ops.es);
     if (!l.dev) {
         l.w_hh_p = ptl_gemm_pack_b(in[7]->dtype, l.G, l.P, DATA(void, l.w_hh), l.P, 1);
         l.w_hr_p = l.w_hr != NULL
