@@ -14,8 +14,7 @@
  * a time, with swap(x) the vector's parts swapped (index vectors I):
  * zaxpy: x[q] += s z[q], s z being z (Re s, Re s) + swap(z) (-Im s, Im s);
  * zgemv_conj: y[q] += sum_k conj(b_k[q]) s_k, conj(x) s being x (Re s, -Re s) +
- * swap(x) (Im s, Im s); the rows in two chains of additions (even and odd k) so that one
- * vector of y stays in registers over all of them;
+ * swap(x) (Im s, Im s), two rows at a time; zgemv_rows: the same with s_k b_k[q];
  * zher2_rows: b_k[q] -= conj(y[q]) v_k + conj(v[q]) y_k, row by row.
  * The row scalars are read from memory: a complex64 argument read back by parts stalled on
  * its store (so zaxpy takes s as two reals). */
@@ -63,37 +62,45 @@ ZAXPY(c16, ptl_complex128, double, ZVec8, ZIdx8, ZSWAP8, ZSIGN8)
 #define ZPLAIN_MUL(V, sign, p, re, im)                                                             \
     const V re = (sign) * 0 + (p)[0], im = (sign) * (p)[1]
 
-/* y[q] += sum_k MUL(b_k[q], s_k) as ptl_zgemv_<NAME>_<SUF>; W: the vector's reals */
-#define ZGEMV(NAME, MUL, SUF, T, R, V, I, W)                                                       \
-    PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                        \
-    ptl_zgemv_##NAME##_##SUF(T *yc, const T *bc, int64_t ldb, int64_t rows, const T *sc,           \
-                             int64_t len)                                                          \
-    {                                                                                              \
-        R *y = (R *)yc;                                                                            \
-        const R *b = (const R *)bc, *s = (const R *)sc;                                            \
-        const I swap = ZSWAP##W;                                                                   \
-        const V sign = ZSIGN##W;                                                                   \
-        const int64_t step = (int64_t)(sizeof(V) / sizeof(R));                                     \
-        for (int64_t l0 = 0; l0 < 2 * len; l0 += step) {                                           \
-            V acc0, acc1 = sign * 0, z0, z1;                                                       \
-            memcpy(&acc0, y + l0, sizeof(acc0));                                                   \
-            int64_t k = 0;                                                                         \
-            for (; k + 2 <= rows; k += 2) {                                                        \
-                MUL(V, sign, s + 2 * k, re0, im0);                                                 \
-                MUL(V, sign, s + 2 * k + 2, re1, im1);                                             \
-                memcpy(&z0, b + 2 * k * ldb + l0, sizeof(z0));                                     \
-                memcpy(&z1, b + 2 * (k + 1) * ldb + l0, sizeof(z1));                               \
-                acc0 += z0 * re0 + __builtin_shuffle(z0, swap) * im0;                              \
-                acc1 += z1 * re1 + __builtin_shuffle(z1, swap) * im1;                              \
-            }                                                                                      \
-            if (k < rows) {                                                                        \
-                MUL(V, sign, s + 2 * k, re0, im0);                                                 \
-                memcpy(&z0, b + 2 * k * ldb + l0, sizeof(z0));                                     \
-                acc0 += z0 * re0 + __builtin_shuffle(z0, swap) * im0;                              \
-            }                                                                                      \
-            acc0 += acc1;                                                                          \
-            memcpy(y + l0, &acc0, sizeof(acc0));                                                   \
-        }                                                                                          \
+/* y[q] += sum_k MUL(b_k[q], s_k) as ptl_zgemv_<NAME>_<SUF>; W: the vector's reals.  Two rows
+ * at a time along them (one row's vectors down the rows, y in registers, had touched one
+ * L1 set per row at strides of 1-2 KB: complex128 eigh at 128 lost a third) */
+#define ZGEMV(NAME, MUL, SUF, T, R, V, I, W)                                                   \
+    PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                    \
+    ptl_zgemv_##NAME##_##SUF(T *yc, const T *bc, int64_t ldb, int64_t rows, const T *sc,       \
+                             int64_t len)                                                      \
+    {                                                                                          \
+        R *y = (R *)yc;                                                                        \
+        const R *b = (const R *)bc, *s = (const R *)sc;                                        \
+        const I swap = ZSWAP##W;                                                               \
+        const V sign = ZSIGN##W;                                                               \
+        const int64_t step = (int64_t)(sizeof(V) / sizeof(R));                                 \
+        int64_t k = 0;                                                                         \
+        for (; k + 2 <= rows; k += 2) {                                                        \
+            MUL(V, sign, s + 2 * k, re0, im0);                                                 \
+            MUL(V, sign, s + 2 * k + 2, re1, im1);                                             \
+            const R *b0 = b + 2 * k * ldb, *b1 = b0 + 2 * ldb;                                 \
+            for (int64_t l0 = 0; l0 < 2 * len; l0 += step) {                                   \
+                V acc, z0, z1;                                                                 \
+                memcpy(&acc, y + l0, sizeof(acc));                                             \
+                memcpy(&z0, b0 + l0, sizeof(z0));                                              \
+                memcpy(&z1, b1 + l0, sizeof(z1));                                              \
+                acc += z0 * re0 + __builtin_shuffle(z0, swap) * im0;                           \
+                acc += z1 * re1 + __builtin_shuffle(z1, swap) * im1;                           \
+                memcpy(y + l0, &acc, sizeof(acc));                                             \
+            }                                                                                  \
+        }                                                                                      \
+        if (k < rows) {                                                                        \
+            MUL(V, sign, s + 2 * k, re0, im0);                                                 \
+            const R *b0 = b + 2 * k * ldb;                                                     \
+            for (int64_t l0 = 0; l0 < 2 * len; l0 += step) {                                   \
+                V acc, z0;                                                                     \
+                memcpy(&acc, y + l0, sizeof(acc));                                             \
+                memcpy(&z0, b0 + l0, sizeof(z0));                                              \
+                acc += z0 * re0 + __builtin_shuffle(z0, swap) * im0;                           \
+                memcpy(y + l0, &acc, sizeof(acc));                                             \
+            }                                                                                  \
+        }                                                                                      \
     }
 
 /* the rows' updates: zher2_rows, and zger_rows: b_k[q] += s_k x[q] */
