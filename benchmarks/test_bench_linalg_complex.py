@@ -1,5 +1,5 @@
 """Complex linear algebra (src/aten/native/linalg_complex.c, Note [Complex linear algebra]):
-solve, inv, det, cholesky, qr, eigh and svd of one complex128 Hermitian positive-definite
+solve, inv, det, cholesky, qr, eigh, eigvalsh and svd of one complex128 Hermitian positive-definite
 matrix at 16 and 64 (and complex64 at 64), against numpy.linalg and torch.linalg (LAPACK's
 zgetrf/zgetrs, zpotrf, zgeqrf/zungqr, zheevd, zgesdd) in the same process.  pytorchlite's
 LU family and Cholesky are blocked on the complex GEMM, QR / eigh / SVD vectorised loops;
@@ -9,7 +9,7 @@ import pytest
 
 from _impls import IMPLS, lib, make
 
-_ROWS = ["solve", "inv", "det", "cholesky", "qr", "eigh", "svd"]
+_ROWS = ["solve", "inv", "det", "cholesky", "qr", "eigh", "eigvalsh", "svd"]
 
 
 def _hpd(n):

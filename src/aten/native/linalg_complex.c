@@ -35,18 +35,23 @@
  *     (zlarfg's beta = -sign(Re alpha) |x|), A = H_0 ... H_{k-1} R; each reflector's
  *     update is row axpys in vectors (linalg_complex_vec.c): 64 x 64 complex128 0.26 ->
  *     0.14 ms, one thread.
- *   - eigh (zhetd2 then the real tridiagonal QL of linalg_eigh_dc.c): A = Q T Q^H with T real
- *     symmetric tridiagonal (each reflector's beta is real), T = Z diag(w) Z^T, V = Q Z;
- *     eigenvalues ascending.  Eigenvectors are unique up to a unit complex factor each (for
- *     distinct eigenvalues); PyTorch documents the same and so do the tests.  The
- *     reduction's products and rank-2 updates and V's back-transform run in vectors
- *     (linalg_complex_vec.c: fused loop clones): 64 x 64 0.48 -> 0.34 ms, one thread.
- *   - SVD: W = A (A^H when m < n, the factors then swapped) = Q R by the QR above, then
- *     one-sided (Hestenes) Jacobi on R's columns until every pair is orthogonal to
- *     4 N eps: S their norms (descending, real), U_R the normalised columns, V the
- *     accumulated rotations (the sweeps are nearly all of the time: their dot products
- *     and rotations run in vectors, fused, in loop clones; 64 x 64 went from 0.12-0.16 of
- *     PyTorch's speed to about 0.4).  Columns whose norm is at rounding level (N eps
+ *   - eigh (linalg_complex_eigh.c, in A's precision as cheevd / zheevd): zhetd2's
+ *     reflectors give A = Q T Q^H with T real symmetric tridiagonal (each reflector's beta
+ *     is real), T = Z diag(w) Z^T by linalg_eigh_dc.c (the divide and conquer above
+ *     LINALG_DC_LEAF rows, else the QL; the values alone by the root-free QL in double, as
+ *     LAPACK's sterf), V = Q Z; eigenvalues ascending.  Eigenvectors are unique up to a unit
+ *     complex factor each (for distinct eigenvalues); PyTorch documents the same and so do
+ *     the tests.  The reduction runs on rows padded to whole vectors (linalg_complex_vec.c:
+ *     B v as B's rows conjugated, B being Hermitian, then the rank-2 update, each over all
+ *     the rows in one call), and so does V's back-transform: 64 x 64 complex64 0.32 ->
+ *     0.14-0.16 ms, eigvalsh 0.20 -> 0.07 ms, one thread.
+ *   - SVD: W = A (A^H when m < n, the factors then swapped), its columns sorted by norm
+ *     (descending), W P = Q R by the QR above, then one-sided (Hestenes) Jacobi on R^H's
+ *     columns until every pair is orthogonal to 4 N eps: R^H Vj = U_G S, so W = (Q Vj) S
+ *     (P U_G)^H, S the columns' norms (descending, real).  (R^H after the sorted QR is
+ *     nearer diagonal than R: 8-9 sweeps at 64 x 64 and 7-15% less time than Jacobi on R.)
+ *     The sweeps are nearly all of the time: their dot products and rotations run in
+ *     vectors, fused, in loop clones.  U_G's columns whose norm is at rounding level (N eps
  *     s_max) and the full_matrices columns are completed to an orthonormal set
  *     (Gram-Schmidt twice from e_0, e_1, ...; Q's own extra columns for the full U).
  *     Singular pairs are unique up to one unit complex factor each (u v^H is not), as
@@ -55,10 +60,10 @@
  *     eigenvalues in the Schur form's diagonal order, each eigenvector of norm 1 with its
  *     largest component real and positive.  The order can differ from LAPACK's multishift
  *     QR's where eigenvalues converge in another order (the tests compare sorted values).
- * complex64 factors in single precision (cgetrf's accuracy), except eigh, eig and the SVD,
- * which compute in complex128 and cast their results back (Note [Float64 linear algebra] in
- * linalg_solve.c).  The loops other than the LU family's are unblocked, with no complex
- * GEMM under them: n^3 work at scalar speed (docs/performance.md).
+ * complex64 factors and eigh in single precision (cgetrf's and cheevd's accuracy), except
+ * eig and the SVD, which compute in complex128 and cast their results back (Note [Float64
+ * linear algebra] in linalg_solve.c).  QR, eigh, eig and the SVD are unblocked (no complex
+ * GEMM under them), their inner loops in vectors (docs/performance.md).
  * Products of two complex numbers use the textbook formula (zmul), as complex.c does: C99's
  * `*` calls __muldc3. */
 #include <float.h>
@@ -312,39 +317,16 @@ DEFINE_Z_KERNELS(ptl_complex64, float, c8, ptl_cmplxf, crealf, cimagf, sqrt)
 DEFINE_Z_KERNELS(ptl_complex128, double, c16, ptl_cmplx, creal, cimag, sqrt)
 #undef DEFINE_Z_KERNELS
 
-/* One job for the Cholesky, QR and eigh kernels below: matrix i's working tensors are
+/* One job for the Cholesky and QR kernels below: matrix i's working tensors are
  * base + i * (its size); NULL ones are not computed. */
 typedef struct ZJob {
     const void *a;     /* [B, m, n] the input, contiguous */
-    void *out0;        /* cholesky: L [B, n, n]; qr: R [B, rr, n]; eigh: values [B, n] */
-    void *out1;        /* qr: Q [B, m, qc] or NULL; eigh: vectors [B, n, n] or NULL */
+    void *out0;        /* cholesky: L [B, n, n]; qr: R [B, rr, n] */
+    void *out1;        /* qr: Q [B, m, qc] or NULL */
     int32_t *info;     /* cholesky: [B] */
     int64_t m, n, rr, qc;
-    int upper;         /* cholesky: U = L^H; eigh: read the upper triangle */
+    int upper;         /* cholesky: U = L^H */
 } ZJob;
-
-/* zlarfg: the reflector H = I - tau v v^H (v[0] = 1, v[1..len) returned in x[1..len) with
- * stride st) with H^H x = beta e_1, beta real; returns beta, tau in *tau (0 when x[1..) is
- * zero and x[0] real: H = I, beta = x[0]). */
-static double
-householder_c16(ptl_complex128 *x, int64_t len, int64_t st, ptl_complex128 *tau)
-{
-    double xn2 = 0, ar = creal(x[0]), ai = cimag(x[0]);
-    for (int64_t i = 1; i < len; i++) {
-        xn2 += zabs2_c16(x[i * st]);
-    }
-    if (xn2 == 0 && ai == 0) {
-        *tau = 0;
-        return ar;
-    }
-    double beta = -copysign(sqrt(ar * ar + ai * ai + xn2), ar);
-    *tau = ptl_cmplx((beta - ar) / beta, -ai / beta);
-    ptl_complex128 scal = 1.0 / (x[0] - beta);
-    for (int64_t i = 1; i < len; i++) {
-        x[i * st] = zmul_c16(x[i * st], scal);
-    }
-    return beta;
-}
 
 /* qr_factor: Householder QR of a (m x n, row-major) in place (zgeqr2): R on and above the
  * diagonal, the reflectors' v below it, their taus in tau (min(m, n)); w: n scratch.
@@ -360,7 +342,7 @@ householder_c16(ptl_complex128 *x, int64_t len, int64_t st, ptl_complex128 *tau)
             for (int64_t i = j; i < m; i++) {                                                 \
                 x[i - j] = a[i * n + j];                                                      \
             }                                                                                 \
-            double beta = householder_c16(x, m - j, 1, &t);                                   \
+            double beta = ptl_zlarfg_c16(x, m - j, 1, &t);                                   \
             tau[j] = (T)t;                                                                    \
             a[j * n + j] = CMPLX((R)beta, 0);                                                 \
             for (int64_t i = j + 1; i < m; i++) {                                             \
@@ -475,128 +457,6 @@ householder_c16(ptl_complex128 *x, int64_t len, int64_t st, ptl_complex128 *tau)
 DEFINE_Z_QR(ptl_complex64, float, c8, ptl_cmplxf, crealf, cimagf)
 DEFINE_Z_QR(ptl_complex128, double, c16, ptl_cmplx, creal, cimag)
 #undef DEFINE_Z_QR
-
-/* Matrix i of a Hermitian eigenproblem, in complex128 (Note [Complex linear algebra]):
- * A (the triangle UPLO names and its mirror image, the diagonal's real part) = Q T Q^H by
- * zhetd2's reflectors, T's eigenvalues and vectors by the real tridiagonal QL, V = Q Z;
- * values ascending into out0 (double), V into out1 (complex128) when set.  0, or -1. */
-static int
-eigh_matrix_c16(void *ctx, int64_t i)
-{
-    const ZJob *j = ctx;
-    int64_t n = j->n;
-    int vecs = j->out1 != NULL;
-    const ptl_complex128 *src = (const ptl_complex128 *)j->a + i * n * n;
-    ptl_complex128 *a = malloc(sizeof(ptl_complex128) * (size_t)(n * n + 3 * n + 1) +
-                               sizeof(double) * (size_t)((vecs ? n * n : 0) + 4 * n + 1) +
-                               sizeof(int64_t) * (size_t)(n + 1));
-    if (a == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");
-    }
-    ptl_complex128 *tau = a + n * n, *y = tau + n, *v = y + n;
-    double *d = (double *)(v + n), *e = d + n, *rot = e + n, *zt = rot + 2 * n;
-    int64_t *idx = (int64_t *)(zt + (vecs ? n * n : 0));
-    for (int64_t r = 0; r < n; r++) {
-        for (int64_t c = 0; c <= r; c++) {
-            ptl_complex128 x = j->upper ? conj(src[c * n + r]) : src[r * n + c];
-            a[r * n + c] = c == r ? creal(x) : x;
-            a[c * n + r] = conj(a[r * n + c]);
-        }
-    }
-    /* zhetd2 (lower): column j's reflector below the diagonal, then the trailing block
-     * B = a[j+1:, j+1:] becomes H^H B H = B - v w^H - w v^H with y = tau B v,
-     * w = y - tau (y^H v) / 2 v */
-    for (int64_t c = 0; c + 1 < n; c++) {
-        int64_t nb = n - c - 1;
-        ptl_complex128 t;
-        for (int64_t r = 0; r < nb; r++) {
-            v[r] = a[(c + 1 + r) * n + c];
-        }
-        e[c] = householder_c16(v, nb, 1, &t);
-        v[0] = 1;
-        tau[c] = t;
-        d[c] = creal(a[c * n + c]);
-        for (int64_t r = 0; r < nb; r++) {
-            a[(c + 1 + r) * n + c] = r == 0 ? e[c] : v[r];
-            a[c * n + c + 1 + r] = conj(a[(c + 1 + r) * n + c]);
-        }
-        if (t == 0) {
-            continue;
-        }
-        ptl_complex128 yhv = 0;
-        for (int64_t r = 0; r < nb; r++) {
-            y[r] = zmul_c16(t, ptl_zdotu_c16(a + (c + 1 + r) * n + c + 1, v, nb));
-            yhv += zcmul_c16(y[r], v[r]);
-        }
-        ptl_complex128 alpha = -0.5 * zmul_c16(t, yhv);
-        for (int64_t r = 0; r < nb; r++) {
-            y[r] += zmul_c16(alpha, v[r]);
-        }
-        for (int64_t r = 0; r < nb; r++) {
-            ptl_zher2_row_c16(a + (c + 1 + r) * n + c + 1, y, v, v[r], y[r], nb);
-        }
-    }
-    if (n > 0) {
-        d[n - 1] = creal(a[(n - 1) * n + n - 1]);
-    }
-    if (vecs) {
-        memset(zt, 0, sizeof(double) * (size_t)(n * n));
-        for (int64_t r = 0; r < n; r++) {
-            zt[r * n + r] = 1;
-        }
-    }
-    if (ptl_linalg_tridiagonal_ql(d, e, vecs ? zt : NULL, n, rot) < 0) {
-        free(a);
-        return ptl_error_set(PTL_ERR_LINALG, "linalg.eigh: The algorithm failed to converge "
-                             "because the input matrix is ill-conditioned or has too many "
-                             "repeated eigenvalues (error code: %lld).", (long long)(i + 1));
-    }
-    /* ascending (insertion sort on indices: n is small next to the n^3 above) */
-    for (int64_t r = 0; r < n; r++) {
-        int64_t p = r;
-        while (p > 0 && d[idx[p - 1]] > d[r]) {
-            idx[p] = idx[p - 1];
-            p--;
-        }
-        idx[p] = r;
-    }
-    double *vals = (double *)j->out0 + i * n;
-    for (int64_t c = 0; c < n; c++) {
-        vals[c] = d[idx[c]];
-    }
-    if (vecs) {
-        /* V = H_0 ... H_{n-2} Z, Z's column c the eigenvector of vals[c] (zt's row idx[c]);
-         * H_c acts on rows c + 1 on, its v below a's diagonal in column c */
-        ptl_complex128 *out = (ptl_complex128 *)j->out1 + i * n * n;
-        for (int64_t r = 0; r < n; r++) {
-            for (int64_t c = 0; c < n; c++) {
-                out[r * n + c] = zt[idx[c] * n + r];
-            }
-        }
-        for (int64_t c = n - 2; c >= 0; c--) {
-            ptl_complex128 t = tau[c];
-            int64_t r0 = c + 1;
-            if (t == 0) {
-                continue;
-            }
-            for (int64_t q = 0; q < n; q++) {
-                y[q] = out[r0 * n + q];
-            }
-            for (int64_t r = r0 + 1; r < n; r++) {
-                ptl_zaxpy_c16(y, out + r * n, creal(a[r * n + c]), -cimag(a[r * n + c]), n);
-            }
-            for (int64_t q = 0; q < n; q++) {
-                y[q] = zmul_c16(t, y[q]);
-                out[r0 * n + q] -= y[q];
-            }
-            for (int64_t r = r0 + 1; r < n; r++) {
-                ptl_zaxpy_c16(out + r * n, y, -creal(a[r * n + c]), -cimag(a[r * n + c]), n);
-            }
-        }
-    }
-    free(a);
-    return 0;
-}
 
 /* ---- the SVD ---- */
 
@@ -727,10 +587,10 @@ complete_columns(ptl_complex128 *ut, int64_t cols, int64_t len, unsigned char *o
     }
 }
 
-/* Matrix i: W = A (m >= n) or A^H (M x N, M >= N) = Q R (qr_factor_c16), R = G by Jacobi
- * rotations from the right: R Vj = G with orthogonal columns, S = their norms descending,
- * U_R = G S^-1 (completed where S is 0), W = (Q U_R) S (Vj)^H; A^H's factors swap.  0, or -1
- * (out of memory). */
+/* Matrix i: W = A (m >= n) or A^H (M x N, M >= N), W P = Q R (qr_factor_c16, P sorting W's
+ * columns by norm), R^H by Jacobi rotations from the right: R^H Vj = G with orthogonal
+ * columns, S = their norms descending, U_G = G S^-1 (completed where S is 0), W = (Q Vj) S
+ * (P U_G)^H; A^H's factors swap.  0, or -1 (out of memory). */
 static int
 svd_matrix_c16(void *ctx, int64_t i)
 {
@@ -741,26 +601,41 @@ svd_matrix_c16(void *ctx, int64_t i)
     int64_t qc = tall ? j->ucols : j->vrows;
     size_t nz = (size_t)(M * N + N + (M > N ? M : N) + 2 * N * N + M * qc + N * M + 1);
     ptl_complex128 *w = malloc(sizeof(ptl_complex128) * nz + sizeof(double) * (size_t)N +
-                               sizeof(int64_t) * (size_t)N + (size_t)N + 16);
+                               sizeof(int64_t) * (size_t)(2 * N) + (size_t)N + 16);
     if (w == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
     }
     ptl_complex128 *tau = w + M * N, *scr = tau + N, *gt = scr + (M > N ? M : N);
     ptl_complex128 *vt = gt + N * N, *q = vt + N * N, *ut = q + M * qc;
     double *sv = (double *)(ut + N * M);
-    int64_t *idx = (int64_t *)(sv + N);
-    unsigned char *ok = (unsigned char *)(idx + N);
+    int64_t *idx = (int64_t *)(sv + N), *perm = idx + N;
+    unsigned char *ok = (unsigned char *)(perm + N);
     const ptl_complex128 *a = j->a + i * m * n;
+    /* W P (its columns by norm, descending: perm[c] is W's column c of W P) */
+    for (int64_t c = 0; c < N; c++) {
+        double nrm = 0;
+        for (int64_t r = 0; r < M; r++) {
+            nrm += zabs2_c16(tall ? a[r * n + c] : a[c * n + r]);
+        }
+        sv[c] = nrm;
+        int64_t p = c;
+        while (p > 0 && sv[perm[p - 1]] < nrm) {
+            perm[p] = perm[p - 1];
+            p--;
+        }
+        perm[p] = c;
+    }
     for (int64_t r = 0; r < M; r++) {
         for (int64_t c = 0; c < N; c++) {
-            w[r * N + c] = tall ? a[r * n + c] : conj(a[c * n + r]);
+            int64_t pc = perm[c];
+            w[r * N + c] = tall ? a[r * n + pc] : conj(a[pc * n + r]);
         }
     }
     qr_factor_c16(w, M, N, tau, scr);
-    /* gt's row c = R's column c; vt's row c = Vj's column c */
+    /* gt's row c = R^H's column c (R's row c conjugated); vt's row c = Vj's column c */
     for (int64_t c = 0; c < N; c++) {
         for (int64_t r = 0; r < N; r++) {
-            gt[c * N + r] = r <= c ? w[r * N + c] : 0;
+            gt[c * N + r] = r >= c ? conj(w[c * N + r]) : 0;
             vt[c * N + r] = r == c;
         }
     }
@@ -805,17 +680,22 @@ svd_matrix_c16(void *ctx, int64_t i)
         free(w);
         return 0;
     }
-    /* U_R's columns (rows of ut, N x N here); a column whose norm is at rounding level
-     * (N eps s_max) is only rounding errors rotated around, so it is completed instead */
+    /* R^H Vj = G = U_G S, so R = Vj S U_G^H: W's left vectors Q Vj (Vj's columns into
+     * ut's rows), its right ones U_G's columns (into vt's rows); a column of G whose norm
+     * is at rounding level (N eps s_max) is only rounding errors rotated around, so it is
+     * completed instead */
     double small = (double)N * DBL_EPSILON * (N > 0 ? s[0] : 0);
+    for (int64_t c = 0; c < N; c++) {
+        memcpy(ut + c * N, vt + idx[c] * N, sizeof(ptl_complex128) * (size_t)N);
+    }
     for (int64_t c = 0; c < N; c++) {
         const ptl_complex128 *g = gt + idx[c] * N;
         ok[c] = s[c] > small;
         for (int64_t r = 0; r < N; r++) {
-            ut[c * N + r] = ok[c] ? g[r] / s[c] : 0;
+            vt[c * N + r] = ok[c] ? g[r] / s[c] : 0;
         }
     }
-    complete_columns(ut, N, N, ok);
+    complete_columns(vt, N, N, ok);
     /* W's left vectors: Q[:, :N] U_R, then Q's other columns (full) */
     qr_form_q_c16(w, M, N, tau, q, qc, scr);
     ptl_complex128 *left = tall ? j->u + i * m * j->ucols : NULL;
@@ -841,15 +721,16 @@ svd_matrix_c16(void *ctx, int64_t i)
             }
         }
     }
-    /* W's right vectors Vj[:, idx]: tall, Vh = Vj^H (N x N); wide, U = Vj (N x N) */
+    /* W's right vectors P U_G (vt's rows, sorted; U_G's row r W's column perm[r]): tall,
+     * Vh = (P U_G)^H (N x N); wide, U = P U_G */
     for (int64_t c = 0; c < N; c++) {
-        const ptl_complex128 *v = vt + idx[c] * N;
+        const ptl_complex128 *v = vt + c * N;
         for (int64_t r = 0; r < N; r++) {
             if (tall) {
-                right[c * N + r] = conj(v[r]);
+                right[c * N + perm[r]] = conj(v[r]);
             }
             else {
-                right[r * N + c] = v[r];
+                right[perm[r] * N + c] = v[r];
             }
         }
     }
@@ -905,7 +786,7 @@ hessenberg_c16(ptl_complex128 *h, ptl_complex128 *z, ptl_complex128 *x, int64_t 
         for (int64_t r = 0; r < len; r++) {
             x[r] = h[(c + 1 + r) * n + c];
         }
-        double beta = householder_c16(x, len, 1, &t);
+        double beta = ptl_zlarfg_c16(x, len, 1, &t);
         x[0] = 1;
         h[(c + 1) * n + c] = beta;
         for (int64_t r = 1; r < len; r++) {
@@ -1318,21 +1199,24 @@ eigh_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     int nb = A->dim - 2;
     int64_t n = A->sizes[nb], zero = 0;
-    ZJob job = {.m = n, .n = n, .upper = uplo[0] == 'U' || uplo[0] == 'u'};
-    /* complex128 work (Note [Complex linear algebra]) */
-    if ((t[0] = ptl_cast(A, PTL_DTYPE_COMPLEX128)) == NULL ||
-        (t[1] = ptl_empty(nb + 1, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL) {
+    /* in A's precision (Note [Complex linear algebra]) */
+    if ((t[0] = ptl_contiguous(A)) == NULL ||
+        (t[1] = ptl_empty(nb + 1, A->sizes, ptl_dtype_to_real(A->dtype), A->device)) == NULL ||
+        (t[2] = ptl_empty(uv ? A->dim : 1, uv ? A->sizes : &zero, A->dtype, A->device)) == NULL) {
         return linalg_release_all(t, 3);
     }
-    t[2] = uv ? ptl_empty(A->dim, A->sizes, PTL_DTYPE_COMPLEX128, A->device)
-              : ptl_empty(1, &zero, A->dtype, A->device);
-    if (t[2] == NULL) {
+    PtlZEighJob job = {.a = ptl_tensor_data(t[0]), .vals = ptl_tensor_data(t[1]),
+                       .vecs = uv ? ptl_tensor_data(t[2]) : NULL, .n = n,
+                       .upper = uplo[0] == 'U' || uplo[0] == 'u'};
+    if (linalg_batch_run(linalg_batch_count(A, 2), 20 * n * n * n + 1,
+                         A->dtype == PTL_DTYPE_COMPLEX64 ? ptl_zeigh_matrix_c8
+                                                         : ptl_zeigh_matrix_c16, &job) < 0) {
         return linalg_release_all(t, 3);
     }
-    job.out0 = ptl_tensor_data(t[1]);
-    job.out1 = uv ? ptl_tensor_data(t[2]) : NULL;
-    return run_two(A, 20 * n * n * n + 1, eigh_matrix_c16, &job, t,
-                   ptl_dtype_to_real(A->dtype), A->dtype, s);
+    ptl_decref(t[0]);
+    s[0] = ptl_iv_tensor(t[1]);
+    s[1] = ptl_iv_tensor(t[2]);
+    return 0;
 }
 
 /* _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None)

@@ -1,108 +1,182 @@
 /* linalg_complex_vec.c -- the vector loops under linalg_complex.c's Householder updates
- * (linalg_complex_vec.h): eigh's tridiagonalisation and back-transform and the QR's
- * reflector updates, which had run element by element in baseline SSE2 and were most of
- * those ops' time. */
+ * (linalg_complex_vec.h): eigh's tridiagonalisation (B v as a sum of B's rows conjugated,
+ * since B is Hermitian, and the rank-2 update, each over a block of rows in one call) and
+ * back-transform and the QR's reflector updates, which had run element by element in
+ * baseline SSE2 and were most of those ops' time. */
+#include <math.h>
 #include <string.h>
 
 #include "../complex_math.h"
 #include "../loops.h"
 #include "linalg_complex_vec.h"
 
-/* zdotu: sum x[q] y[q] over len complex numbers, in 16 lanes of reals (re: the even lanes
- * of x y less the odd ones; im: every lane of x times y with its parts swapped), summed in
- * a fixed order;
- * zher2_row: b[q] -= conj(y[q]) vr + conj(v[q]) yr, conj(x) s being x (Re s, -Re s) +
- * swap(x) (Im s, Im s) on interleaved parts, 4 complex numbers a GCC vector;
- * zaxpy: x[q] += s z[q], s z being z (Re s, Re s) + swap(z) (-Im s, Im s), 4 complex128
- * or 8 complex64 numbers a vector. */
+/* On interleaved parts, one 64-byte GCC vector V (4 complex128 or 8 complex64 numbers) at
+ * a time, with swap(x) the vector's parts swapped (index vectors I):
+ * zaxpy: x[q] += s z[q], s z being z (Re s, Re s) + swap(z) (-Im s, Im s);
+ * zgemv_conj: y[q] += sum_k conj(b_k[q]) s_k, conj(x) s being x (Re s, -Re s) +
+ * swap(x) (Im s, Im s), two rows at a time; zgemv_rows: the same with s_k b_k[q];
+ * zher2_rows: b_k[q] -= conj(y[q]) v_k + conj(v[q]) y_k, row by row.
+ * The row scalars are read from memory: a complex64 argument read back by parts stalled on
+ * its store (so zaxpy takes s as two reals). */
 typedef double ZVec8 __attribute__((vector_size(64)));
 typedef int64_t ZIdx8 __attribute__((vector_size(64)));
-
-PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) ptl_complex128
-ptl_zdotu_c16(const ptl_complex128 *xc, const ptl_complex128 *yc, int64_t len)
-{
-    const double *x = (const double *)xc, *y = (const double *)yc;
-    double a[16] = {0}, b[16] = {0};
-    int64_t nr = 2 * len, l0 = 0;
-    for (; l0 + 16 <= nr; l0 += 16) {
-        for (int l = 0; l < 16; l++) {
-            a[l] += x[l0 + l] * y[l0 + l];
-            b[l] += x[l0 + l] * y[l0 + (l ^ 1)];
-        }
-    }
-    for (int l = 0; l0 + l < nr; l++) {
-        a[l] += x[l0 + l] * y[l0 + l];
-        b[l] += x[l0 + l] * y[l0 + (l ^ 1)];
-    }
-    double re = 0, im = 0;
-    for (int l = 0; l < 16; l += 2) {
-        re += a[l] - a[l + 1];
-        im += b[l] + b[l + 1];
-    }
-    return ptl_cmplx(re, im);
-}
-
-PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void
-ptl_zher2_row_c16(ptl_complex128 *bc, const ptl_complex128 *yc, const ptl_complex128 *vc,
-              ptl_complex128 vr, ptl_complex128 yr, int64_t len)
-{
-    double *b = (double *)bc;
-    const double *y = (const double *)yc, *v = (const double *)vc;
-    const double var = creal(vr), vai = cimag(vr), yar = creal(yr), yai = cimag(yr);
-    const ZIdx8 swap = {1, 0, 3, 2, 5, 4, 7, 6};
-    const ZVec8 vre = {var, -var, var, -var, var, -var, var, -var};
-    const ZVec8 vim = {vai, vai, vai, vai, vai, vai, vai, vai};
-    const ZVec8 yre = {yar, -yar, yar, -yar, yar, -yar, yar, -yar};
-    const ZVec8 yim = {yai, yai, yai, yai, yai, yai, yai, yai};
-    int64_t nr = 2 * len, l0 = 0;
-    for (; l0 + 8 <= nr; l0 += 8) {
-        ZVec8 bv, yv, vv;
-        memcpy(&bv, b + l0, sizeof(bv));
-        memcpy(&yv, y + l0, sizeof(yv));
-        memcpy(&vv, v + l0, sizeof(vv));
-        bv -= yv * vre + __builtin_shuffle(yv, swap) * vim;
-        bv -= vv * yre + __builtin_shuffle(vv, swap) * yim;
-        memcpy(b + l0, &bv, sizeof(bv));
-    }
-    for (; l0 < nr; l0 += 2) {
-        ptl_complex128 *bq = (ptl_complex128 *)(b + l0);
-        const ptl_complex128 yq = ptl_cmplx(y[l0], y[l0 + 1]), vq = ptl_cmplx(v[l0], v[l0 + 1]);
-        *bq -= ptl_cmul(conj(yq), vr) + ptl_cmul(conj(vq), yr);
-    }
-}
-
-
-/* x[q] += s z[q] on T (real part R), s = sr + i si (as two reals: a complex64 argument read
- * back by parts stalled on its store), in vectors V of 64 bytes with index vectors I */
-#define ZAXPY(SUF, T, R, V, I, SWAP, SIGN)                                                         \
-    PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                    \
-    ptl_zaxpy_##SUF(T *xc, const T *zc, R sr, R si, int64_t len)                               \
-    {                                                                                          \
-        R *x = (R *)xc;                                                                        \
-        const R *z = (const R *)zc;                                                            \
-        const I swap = SWAP;                                                                   \
-        const V sign = SIGN;                                                                   \
-        const V re = sign * 0 + sr, im = sign * si;                                            \
-        const int64_t step = (int64_t)(sizeof(V) / sizeof(R));                                 \
-        int64_t nr = 2 * len, l0 = 0;                                                          \
-        for (; l0 + step <= nr; l0 += step) {                                                  \
-            V xv, zv;                                                                          \
-            memcpy(&xv, x + l0, sizeof(xv));                                                   \
-            memcpy(&zv, z + l0, sizeof(zv));                                                   \
-            xv += zv * re + __builtin_shuffle(zv, swap) * im;                                  \
-            memcpy(x + l0, &xv, sizeof(xv));                                                   \
-        }                                                                                      \
-        for (; l0 < nr; l0 += 2) {                                                             \
-            R zr = z[l0], zi = z[l0 + 1];                                                      \
-            x[l0] += sr * zr - si * zi;                                                        \
-            x[l0 + 1] += sr * zi + si * zr;                                                    \
-        }                                                                                      \
-    }
 typedef float ZVec16f __attribute__((vector_size(64)));
 typedef int32_t ZIdx16 __attribute__((vector_size(64)));
 #define ZSWAP16 {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}
 #define ZSIGN16 {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1}
 #define ZSWAP8 {1, 0, 3, 2, 5, 4, 7, 6}
 #define ZSIGN8 {-1, 1, -1, 1, -1, 1, -1, 1}
+
+/* x[q] += s z[q] on T (real part R), s = sr + i si */
+#define ZAXPY(SUF, T, R, V, I, SWAP, SIGN)                                                         \
+    PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                        \
+    ptl_zaxpy_##SUF(T *xc, const T *zc, R sr, R si, int64_t len)                                   \
+    {                                                                                              \
+        R *x = (R *)xc;                                                                            \
+        const R *z = (const R *)zc;                                                                \
+        const I swap = SWAP;                                                                       \
+        const V sign = SIGN;                                                                       \
+        const V re = sign * 0 + sr, im = sign * si;                                                \
+        const int64_t step = (int64_t)(sizeof(V) / sizeof(R));                                     \
+        int64_t nr = 2 * len, l0 = 0;                                                              \
+        for (; l0 + step <= nr; l0 += step) {                                                      \
+            V xv, zv;                                                                              \
+            memcpy(&xv, x + l0, sizeof(xv));                                                       \
+            memcpy(&zv, z + l0, sizeof(zv));                                                       \
+            xv += zv * re + __builtin_shuffle(zv, swap) * im;                                      \
+            memcpy(x + l0, &xv, sizeof(xv));                                                       \
+        }                                                                                          \
+        for (; l0 < nr; l0 += 2) {                                                                 \
+            R zr = z[l0], zi = z[l0 + 1];                                                          \
+            x[l0] += sr * zr - si * zi;                                                            \
+            x[l0 + 1] += sr * zi + si * zr;                                                        \
+        }                                                                                          \
+    }
 ZAXPY(c8, ptl_complex64, float, ZVec16f, ZIdx16, ZSWAP16, ZSIGN16)
 ZAXPY(c16, ptl_complex128, double, ZVec8, ZIdx8, ZSWAP8, ZSIGN8)
+
+/* conj(x) s's (ZCONJ_MUL) or s x's (ZPLAIN_MUL) two multipliers from s at p (its parts p[0],
+ * p[1]) */
+#define ZCONJ_MUL(V, sign, p, re, im)                                                              \
+    const V re = -(sign) * (p)[0], im = (sign) * 0 + (p)[1]
+#define ZPLAIN_MUL(V, sign, p, re, im)                                                             \
+    const V re = (sign) * 0 + (p)[0], im = (sign) * (p)[1]
+
+/* y[q] += sum_k MUL(b_k[q], s_k) as ptl_zgemv_<NAME>_<SUF>; W: the vector's reals.  Two rows
+ * at a time along them (one row's vectors down the rows, y in registers, had touched one
+ * L1 set per row at strides of 1-2 KB: complex128 eigh at 128 lost a third) */
+#define ZGEMV(NAME, MUL, SUF, T, R, V, I, W)                                                   \
+    PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                    \
+    ptl_zgemv_##NAME##_##SUF(T *yc, const T *bc, int64_t ldb, int64_t rows, const T *sc,       \
+                             int64_t len)                                                      \
+    {                                                                                          \
+        R *y = (R *)yc;                                                                        \
+        const R *b = (const R *)bc, *s = (const R *)sc;                                        \
+        const I swap = ZSWAP##W;                                                               \
+        const V sign = ZSIGN##W;                                                               \
+        const int64_t step = (int64_t)(sizeof(V) / sizeof(R));                                 \
+        int64_t k = 0;                                                                         \
+        for (; k + 2 <= rows; k += 2) {                                                        \
+            MUL(V, sign, s + 2 * k, re0, im0);                                                 \
+            MUL(V, sign, s + 2 * k + 2, re1, im1);                                             \
+            const R *b0 = b + 2 * k * ldb, *b1 = b0 + 2 * ldb;                                 \
+            for (int64_t l0 = 0; l0 < 2 * len; l0 += step) {                                   \
+                V acc, z0, z1;                                                                 \
+                memcpy(&acc, y + l0, sizeof(acc));                                             \
+                memcpy(&z0, b0 + l0, sizeof(z0));                                              \
+                memcpy(&z1, b1 + l0, sizeof(z1));                                              \
+                acc += z0 * re0 + __builtin_shuffle(z0, swap) * im0;                           \
+                acc += z1 * re1 + __builtin_shuffle(z1, swap) * im1;                           \
+                memcpy(y + l0, &acc, sizeof(acc));                                             \
+            }                                                                                  \
+        }                                                                                      \
+        if (k < rows) {                                                                        \
+            MUL(V, sign, s + 2 * k, re0, im0);                                                 \
+            const R *b0 = b + 2 * k * ldb;                                                     \
+            for (int64_t l0 = 0; l0 < 2 * len; l0 += step) {                                   \
+                V acc, z0;                                                                     \
+                memcpy(&acc, y + l0, sizeof(acc));                                             \
+                memcpy(&z0, b0 + l0, sizeof(z0));                                              \
+                acc += z0 * re0 + __builtin_shuffle(z0, swap) * im0;                           \
+                memcpy(y + l0, &acc, sizeof(acc));                                             \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+/* the rows' updates: zher2_rows, and zger_rows: b_k[q] += s_k x[q] */
+#define ZHER2(SUF, T, R, V, I, W)                                                                  \
+    ZGEMV(conj, ZCONJ_MUL, SUF, T, R, V, I, W)                                                     \
+    ZGEMV(rows, ZPLAIN_MUL, SUF, T, R, V, I, W)                                                    \
+                                                                                                   \
+    PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                        \
+    ptl_zger_rows_##SUF(T *bc, int64_t ldb, int64_t rows, const T *xc, const T *sc,                \
+                        int64_t len)                                                               \
+    {                                                                                              \
+        R *b = (R *)bc;                                                                            \
+        const R *x = (const R *)xc, *s = (const R *)sc;                                            \
+        const I swap = ZSWAP##W;                                                                   \
+        const V sign = ZSIGN##W;                                                                   \
+        const int64_t step = (int64_t)(sizeof(V) / sizeof(R));                                     \
+        for (int64_t k = 0; k < rows; k++) {                                                       \
+            ZPLAIN_MUL(V, sign, s + 2 * k, re, im);                                                \
+            R *bk = b + 2 * k * ldb;                                                               \
+            for (int64_t l0 = 0; l0 < 2 * len; l0 += step) {                                       \
+                V bv, xv;                                                                          \
+                memcpy(&bv, bk + l0, sizeof(bv));                                                  \
+                memcpy(&xv, x + l0, sizeof(xv));                                                   \
+                bv += xv * re + __builtin_shuffle(xv, swap) * im;                                  \
+                memcpy(bk + l0, &bv, sizeof(bv));                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                        \
+    ptl_zher2_rows_##SUF(T *bc, int64_t ldb, int64_t rows, const T *yc, const T *vc,               \
+                         const T *ykc, const T *vkc, int64_t len)                                  \
+    {                                                                                              \
+        R *b = (R *)bc;                                                                            \
+        const R *y = (const R *)yc, *v = (const R *)vc;                                            \
+        const R *yk = (const R *)ykc, *vk = (const R *)vkc;                                        \
+        const I swap = ZSWAP##W;                                                                   \
+        const V sign = ZSIGN##W;                                                                   \
+        const int64_t step = (int64_t)(sizeof(V) / sizeof(R));                                     \
+        for (int64_t k = 0; k < rows; k++) {                                                       \
+            ZCONJ_MUL(V, sign, vk + 2 * k, vre, vim);                                              \
+            ZCONJ_MUL(V, sign, yk + 2 * k, yre, yim);                                              \
+            R *bk = b + 2 * k * ldb;                                                               \
+            for (int64_t l0 = 0; l0 < 2 * len; l0 += step) {                                       \
+                V bv, yv, vv;                                                                      \
+                memcpy(&bv, bk + l0, sizeof(bv));                                                  \
+                memcpy(&yv, y + l0, sizeof(yv));                                                   \
+                memcpy(&vv, v + l0, sizeof(vv));                                                   \
+                bv -= yv * vre + __builtin_shuffle(yv, swap) * vim;                                \
+                bv -= vv * yre + __builtin_shuffle(vv, swap) * yim;                                \
+                memcpy(bk + l0, &bv, sizeof(bv));                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+ZHER2(c8, ptl_complex64, float, ZVec16f, ZIdx16, 16)
+ZHER2(c16, ptl_complex128, double, ZVec8, ZIdx8, 8)
+
+/* zlarfg: the reflector H = I - tau v v^H (v[0] = 1, v[1..len) returned in x[1..len) with
+ * stride st) with H^H x = beta e_1, beta real; returns beta, tau in *tau (0 when x[1..) is
+ * zero and x[0] real: H = I, beta = x[0]). */
+double
+ptl_zlarfg_c16(ptl_complex128 *x, int64_t len, int64_t st, ptl_complex128 *tau)
+{
+    double xn2 = 0, ar = creal(x[0]), ai = cimag(x[0]);
+    for (int64_t i = 1; i < len; i++) {
+        xn2 += creal(x[i * st]) * creal(x[i * st]) + cimag(x[i * st]) * cimag(x[i * st]);
+    }
+    if (xn2 == 0 && ai == 0) {
+        *tau = 0;
+        return ar;
+    }
+    double beta = -copysign(sqrt(ar * ar + ai * ai + xn2), ar);
+    *tau = ptl_cmplx((beta - ar) / beta, -ai / beta);
+    ptl_complex128 scal = 1.0 / (x[0] - beta);
+    for (int64_t i = 1; i < len; i++) {
+        x[i * st] = ptl_cmul(x[i * st], scal);
+    }
+    return beta;
+}
