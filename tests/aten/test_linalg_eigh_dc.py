@@ -179,3 +179,40 @@ def test_eigh_not_finite_takes_the_ql():
     w, V = ptl.linalg.eigh(ptl.tensor(a))
     assert np.isnan(w.numpy()).any()
     assert w.shape == (n,) and V.shape == (n, n)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("n", [2, 3, 5, 32, 33, 40])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_of_a_matrix_with_a_nonfinite_entry_is_nan(dtype, n, bad, uplo):
+    """Every value and vector entry nan (Note [Symmetric eigensolver]): a nan on T's
+    subdiagonal had been deflated as negligible and a nan elsewhere lost in the reduction's
+    scaled norms, returning finite values; a nan in the triangle not read changes nothing."""
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, n))
+    a = a + a.T
+    for i, j in [(1, 0), (n - 1, n - 2), (n - 1, 0), (n // 2, n // 2)]:
+        b = a.copy()
+        lo, hi = max(i, j), min(i, j)
+        r, c = (lo, hi) if uplo == "L" else (hi, lo)
+        b[r, c] = bad
+        x = ptl.tensor(b).to(getattr(ptl, dtype))
+        w, v = ptl.linalg.eigh(x, UPLO=uplo)
+        assert ptl.isnan(w).all() and ptl.isnan(v).all(), (i, j)
+        assert ptl.isnan(ptl.linalg.eigvalsh(x, UPLO=uplo)).all(), (i, j)
+        if lo != hi:   # the mirror entry, outside the triangle read
+            b = a.copy()
+            b[c, r] = bad
+            x = ptl.tensor(b).to(getattr(ptl, dtype))
+            w, v = ptl.linalg.eigh(x, UPLO=uplo)
+            want = np.linalg.eigvalsh(a, UPLO=uplo)
+            np.testing.assert_allclose(w.double().numpy(), want, rtol=1e-4, atol=1e-4 * n)
+
+
+def test_eigh_of_a_batch_with_one_nonfinite_matrix():
+    a = np.stack([np.eye(3), np.eye(3)])
+    a[1, 2, 1] = a[1, 1, 2] = np.nan
+    w = ptl.linalg.eigvalsh(ptl.tensor(a))
+    assert w[0].tolist() == [1.0, 1.0, 1.0]
+    assert ptl.isnan(w[1]).all()

@@ -77,9 +77,11 @@
         double *dd = (double *)(x + n), *ee = dd + n;                                         \
         R *d = (R *)dd, *e = (R *)ee, *rot = (R *)(ee + n), *zt = (R *)(ee + 3 * n);          \
         int64_t *idx = (int64_t *)((double *)zt + (vecs ? n * n : 0));                        \
+        int finite = 1;                                                                       \
         for (int64_t r = 0; r < n; r++) {                                                     \
             for (int64_t c = 0; c <= r; c++) {                                                \
                 T xv = j->upper ? src[c * n + r] : src[r * n + c];                            \
+                finite &= isfinite(REAL(xv)) && (c == r || isfinite(IMAG(xv)));               \
                 R im = j->upper ? -IMAG(xv) : IMAG(xv);                                       \
                 a[r * ld + c] = CMPLX(REAL(xv), c == r ? 0 : im);                             \
                 a[c * ld + r] = CMPLX(REAL(xv), c == r ? 0 : -im);                            \
@@ -87,6 +89,16 @@
             for (int64_t c = n; c < ld; c++) {                                                \
                 a[r * ld + c] = 0;                                                            \
             }                                                                                 \
+        }                                                                                     \
+        if (!finite) {   /* Note [Symmetric eigensolver]: nan values and vectors */           \
+            for (int64_t c = 0; c < n; c++) {                                                 \
+                ((R *)j->vals)[i * n + c] = (R)NAN;                                           \
+            }                                                                                 \
+            for (int64_t c = 0; vecs && c < n * n; c++) {                                     \
+                ((T *)j->vecs)[i * n * n + c] = CMPLX((R)NAN, (R)NAN);                        \
+            }                                                                                 \
+            free(a);                                                                          \
+            return 0;                                                                         \
         }                                                                                     \
         /* zhetd2 (lower): column c's reflector below the diagonal, then the trailing block   \
          * B = a[c+1:, c+1:] becomes H^H B H = B - v w^H - w v^H with y = tau B v,            \

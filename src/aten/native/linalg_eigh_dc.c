@@ -180,6 +180,18 @@ ptl_linalg_tridiagonal_values(double *d, double *e, int64_t n)
     {                                                                                         \
         T *cs = rot, *sn = rot + n, floor = 0;                                                \
         int ex = 0;                                                                           \
+        /* a coupling that is not finite (a nan or inf in A) makes its pair's values and      \
+         * vectors nan and is cut: the deflation test below, false for a nan, had read it as  \
+         * negligible and returned finite values for A with a nan (LAPACK gives nan) */        \
+        for (int64_t i = 0; i + 1 < n; i++) {                                                 \
+            if (!isfinite(e[i])) {                                                            \
+                d[i] = d[i + 1] = (T)NAN;                                                     \
+                e[i] = 0;                                                                     \
+                for (int64_t k = 0; zt != NULL && k < n; k++) {                               \
+                    zt[i * n + k] = zt[(i + 1) * n + k] = (T)NAN;                             \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
         if (sizeof(T) == sizeof(float)) {                                                     \
             /* float: T scaled by a power of two near its largest entry, and an e below 2^-60 \
              * of it negligible: a leaf of the divide and conquer whose entries were all near \
