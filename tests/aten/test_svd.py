@@ -194,10 +194,10 @@ SVD_FUNCS = [("svd", lambda m, a, **kw: m.linalg.svd(a, **kw)),
     ((ptl.ones(3, 3),), {"driver": "gesvd"}, RuntimeError,
      "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
      "cuSOLVER backend."),
-    ((ptl.tensor([[1.0, float("nan")], [0.0, 1.0]]),), {}, RuntimeError,
+    ((ptl.tensor([[1.0, float("nan")], [0.0, 1.0]]),), {}, ptl.linalg.LinAlgError,
      "linalg.svd: The algorithm failed to converge because the input matrix contained "
      "non-finite values."),
-    ((ptl.tensor([[1.0, 2.0], [float("inf"), 1.0]]),), {}, RuntimeError,
+    ((ptl.tensor([[1.0, 2.0], [float("inf"), 1.0]]),), {}, ptl.linalg.LinAlgError,
      "linalg.svd: The algorithm failed to converge because the input matrix contained "
      "non-finite values."),
 ])

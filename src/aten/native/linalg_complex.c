@@ -1248,7 +1248,7 @@ svd_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     const double *ad = (const double *)ptl_tensor_data(a);
     for (int64_t i = 0; i < 2 * a->numel; i++) {
         if (!isfinite(ad[i])) {
-            ptl_error_set(PTL_ERR_RUNTIME, "linalg.svd: The algorithm failed to converge "
+            ptl_error_set(PTL_ERR_LINALG, "linalg.svd: The algorithm failed to converge "
                           "because the input matrix contained non-finite values.");
             goto error;
         }

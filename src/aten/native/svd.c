@@ -1166,7 +1166,7 @@ linalg_svd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     const float *af = (const float *)ad;
     for (int64_t i = 0; i < a->numel; i++) {
         if (!isfinite(f32 ? af[i] : ad[i])) {
-            ptl_error_set(PTL_ERR_RUNTIME, "linalg.svd: The algorithm failed to converge "
+            ptl_error_set(PTL_ERR_LINALG, "linalg.svd: The algorithm failed to converge "
                           "because the input matrix contained non-finite values.");
             goto error;
         }
