@@ -222,7 +222,7 @@ def matrix_exp(A):
     through the [13/13] Pade approximant, then squared s times.  Composite, so autograd
     differentiates the approximant."""
     _check_square("linalg.matrix_exp", A)
-    if not A.is_floating_point():
+    if not (A.is_floating_point() or A.is_complex()):
         raise RuntimeError("linalg.matrix_exp: Expected a floating point or complex tensor as "
                            f"input. Got {_legacy(A.dtype)}")
     if A.numel() == 0:
@@ -259,20 +259,20 @@ def _spectrum(A, hermitian):
     if not hermitian:
         return svd(A, full_matrices=False)
     w, V = eigh(A)
-    return V * w.sign().unsqueeze(-2), w.abs(), V.mT
+    return V * w.sign().to(V.dtype).unsqueeze(-2), w.abs(), V.mH
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
     """The pseudo-inverse of the matrices of A from their SVD (eigh when hermitian): the
     singular values at or below the tolerance (see matrix_rank) count as zero."""
-    if A.dim() < 2 or not A.is_floating_point() or A.dtype not in (_C.float32, _C.float64):
+    if A.dim() < 2 or A.dtype not in (_C.float32, _C.float64, _C.complex64, _C.complex128):
         dims = ", ".join(map(str, A.shape))
         raise RuntimeError(f"linalg.pinv({_legacy(A.dtype)}{{[{dims}]}}): expected a tensor "
                            "with 2 or more dimensions of float, double, cfloat or cdouble types")
     U, S, Vh = _spectrum(A, hermitian)
     keep = S > _tolerance(S, A.shape, A.dtype, atol, rtol)
     S_inv = where(keep, 1 / where(keep, S, ones_like(S)), zeros_like(S))
-    return Vh.mT @ (S_inv.unsqueeze(-1) * U.mT)
+    return Vh.mH @ (S_inv.to(U.dtype).unsqueeze(-1) * U.mH)
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):

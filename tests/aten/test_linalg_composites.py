@@ -354,3 +354,62 @@ def test_values_match_torch():
                lambda L: L.linalg.lstsq(L.tensor(a), L.tensor(b), driver="gelsd").solution,
                lambda L: L.linalg.lstsq(L.tensor(a), L.tensor(b), driver="gelsd").residuals):
         np.testing.assert_allclose(fn(ptl).numpy(), fn(torch).numpy(), rtol=1e-9, atol=1e-11)
+
+
+def _crandn(shape, seed, scale=0.5):
+    g = np.random.default_rng(seed)
+    return scale * (g.standard_normal(shape) + 1j * g.standard_normal(shape))
+
+
+def _expm(a):
+    """exp of each matrix of a through its (diagonalisable) eigendecomposition, complex128"""
+    w, v = np.linalg.eig(a)
+    return v @ (np.exp(w)[..., None] * np.linalg.inv(v))
+
+
+@pytest.mark.parametrize("dtype,tol", [(ptl.complex64, 2e-5), (ptl.complex128, 1e-12)])
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (2, 3, 5, 5), (0, 3, 3), (6, 6)])
+def test_complex_matrix_exp_pinv_and_rank(dtype, tol, shape):
+    a = _crandn(shape, 3, 1.5 if shape == (6, 6) else 0.5)   # (6, 6): squarings
+    x = ptl.tensor(a).to(dtype)
+    assert_close(ptl.linalg.matrix_exp(x), _expm(a) if a.size else a, rtol=tol * 10,
+                 atol=tol * 10)
+    assert_close(ptl.linalg.pinv(x), np.linalg.pinv(a) if a.size else np.swapaxes(a, -1, -2),
+                 rtol=tol * 100, atol=tol * 100)
+    h = a + np.conj(np.swapaxes(a, -1, -2))
+    xh = ptl.tensor(h).to(dtype)
+    assert_close(ptl.linalg.pinv(xh, hermitian=True),
+                 np.linalg.pinv(h, hermitian=True) if h.size else h, rtol=tol * 100,
+                 atol=tol * 100)
+    assert ptl.linalg.matrix_rank(x).tolist() == np.linalg.matrix_rank(a).tolist() \
+        if a.size else True
+    # transposed (non-contiguous) input
+    assert_close(ptl.linalg.matrix_exp(x.mT), _expm(np.swapaxes(a, -1, -2)) if a.size else a,
+                 rtol=tol * 10, atol=tol * 10)
+
+
+def test_complex_rank_deficient_pinv_and_rank():
+    g = _crandn((5, 2), 1) @ _crandn((2, 4), 2)
+    x = ptl.tensor(g)
+    assert ptl.linalg.matrix_rank(x).item() == 2
+    assert_close(ptl.linalg.pinv(x), np.linalg.pinv(g), rtol=1e-9, atol=1e-10)
+
+
+def test_complex_matrix_exp_and_pinv_gradcheck():
+    a = ptl.tensor(_crandn((3, 3), 4)).requires_grad_()
+    assert gradcheck(ptl.linalg.matrix_exp, (a,))
+    assert gradcheck(ptl.linalg.pinv, (a,))
+    h = _crandn((3, 3), 5)
+    h = ptl.tensor(h + np.conj(h.T) + 4 * np.eye(3)).requires_grad_()
+    assert gradcheck(lambda m: ptl.linalg.pinv(m + m.mH, hermitian=True), (h,))
+
+
+@torch_ref
+def test_complex_matrix_exp_and_pinv_match_torch():
+    a = _crandn((2, 4, 4), 6)
+    for dt in ("complex64", "complex128"):
+        ours, ref = ptl.tensor(a).to(getattr(ptl, dt)), torch.tensor(a).to(getattr(torch, dt))
+        assert_close(ptl.linalg.matrix_exp(ours), torch.linalg.matrix_exp(ref).numpy(),
+                     rtol=1e-4, atol=1e-5)
+        assert_close(ptl.linalg.pinv(ours), torch.linalg.pinv(ref).numpy(), rtol=1e-3,
+                     atol=1e-4)
