@@ -22,6 +22,7 @@
 #include "device_compose.h"
 #include "device_index.h"
 #include "device_reduce.h"
+#include "index_complex.h"
 #include "index_flat.h"
 #include "index_impl.h"
 #include "native.h"
@@ -636,10 +637,11 @@ adv_gather(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *out)
 }
 
 
-/* self[ai] (op)= values, values broadcast to the indexing result (same dtype as self). */
+/* self[ai] (op)= values, values broadcast to the indexing result (same dtype as self);
+ * alpha_im: the imaginary part of a complex self's alpha (index_add's). */
 static int
 adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Reduce r,
-            double alpha)
+            double alpha, double alpha_im)
 {
     int64_t vst[PTL_MAX_DIMS], *voff = NULL;
     int ok = values->dim <= ai->out_dim;
@@ -720,7 +722,7 @@ adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Redu
                     copy_elem(d, v, item);
                 }
                 else {
-                    combine(d, v, self->dtype, r, alpha);
+                    combine_any(d, v, self->dtype, r, alpha, alpha_im);
                 }
             }
         }
@@ -797,7 +799,7 @@ index_put_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         ptl_decref(out);
         return -1;
     }
-    int rc = adv_scatter(&ai, out, values, s[3].u.b ? RED_SUM : RED_NONE, 1.0);
+    int rc = adv_scatter(&ai, out, values, s[3].u.b ? RED_SUM : RED_NONE, 1.0, 0.0);
     adv_release(&ai);
     return set_out(s, out, rc);
 }
@@ -983,8 +985,8 @@ index_add_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int rc = dim_build(&ai, out, &dim, idx1, is_add ? FL_ADD : FL_COPY, &self1);
     ptl_decref(idx1);
     if (rc == 0) {
-        rc = adv_scatter(&ai, self1, src, is_add ? RED_SUM : RED_NONE,
-                         is_add ? ptl_iv_to_double(&s[4]) : 1.0);
+        double im = 0.0, re = is_add ? scalar_parts(&s[4], &im) : 1.0;
+        rc = adv_scatter(&ai, self1, src, is_add ? RED_SUM : RED_NONE, re, im);
         adv_release(&ai);
         ptl_decref(self1);
     }
@@ -1044,7 +1046,7 @@ index_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int rc = idx1 ? dim_build(&ai, out, &dim, idx1, FL_FILL, &self1) : -1;
     ptl_xdecref(idx1);
     if (rc == 0) {
-        rc = adv_scatter(&ai, self1, val, RED_NONE, 1.0);
+        rc = adv_scatter(&ai, self1, val, RED_NONE, 1.0, 0.0);
         adv_release(&ai);
         ptl_decref(self1);
     }

@@ -10,6 +10,7 @@
 #include "../loops.h"
 #include "device_index.h"
 #include "device_reduce.h"
+#include "index_complex.h"
 #include "index_impl.h"
 #include "native.h"
 
@@ -200,7 +201,8 @@ row_walk_offsets(const RowWalk *w, int64_t *buf, int64_t j0, int64_t m)
     case 1: GATHER_ROW_LOOP(1, I) break;                                                    \
     case 2: GATHER_ROW_LOOP(2, I) break;                                                    \
     case 4: GATHER_ROW_LOOP(4, I) break;                                                    \
-    default: GATHER_ROW_LOOP(8, I) break;                                                   \
+    case 8: GATHER_ROW_LOOP(8, I) break;                                                    \
+    default: GATHER_ROW_LOOP(16, I) break;   /* complex128 */                               \
     }
 
 /* The chunk with its strides as arguments: always inlined, so that a call with constant
@@ -483,6 +485,9 @@ scatter_row(char *self, const int64_t *off, const char *src, int64_t sstride, in
         if (r == RED_NONE || (count != NULL && !include_self && count[off[j]] == 0)) {
             copy_elem(d, v, item);
         }
+        else if (ptl_dtype_is_complex(dt)) {
+            combine_complex(d, v, dt, r, 1.0, 0.0);
+        }
         else {
             combine(d, v, dt, r, 1.0);
         }
@@ -640,6 +645,13 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (!index_dtype_ok(index)) {
         return ptl_error_set(PTL_ERR_RUNTIME, "scatter(): Expected dtype int32/int64 for index");
     }
+    if ((r == RED_AMAX || r == RED_AMIN) && ptl_dtype_is_complex(self->dtype)) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"scatter_gather_tensor_cpu_reduce_%s\" not implemented for "
+                             "'%s'",
+                             r == RED_AMAX ? "amax" : "amin",
+                             ptl_dtype_legacy_name(self->dtype));
+    }
     if (r == RED_MEAN && self->dtype == PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
                              "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for "
@@ -724,7 +736,10 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         if (count[k] == 0) {
             continue;
         }
-        if (ptl_dtype_is_floating(out->dtype)) {
+        if (ptl_dtype_is_complex(out->dtype)) {
+            divide_complex(d, out->dtype, c);
+        }
+        else if (ptl_dtype_is_floating(out->dtype)) {
             ptl_store_double(d, out->dtype, ptl_load_double(d, out->dtype) / (double)c);
         }
         else {
