@@ -689,8 +689,7 @@ adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Redu
     /* values laid out exactly as the indexing result: no offset walk is needed */
     int whole = values->numel == ai->nbefore * ai->bnumel * n && ptl_tensor_is_contiguous(values);
     int rows = whole && n > 1 && is_run(ai->off_after, n) &&
-               (r == RED_NONE || (r == RED_SUM && (self->dtype == PTL_DTYPE_FLOAT32 ||
-                                                   self->dtype == PTL_DTYPE_FLOAT64)));
+               (r == RED_NONE || (r == RED_SUM && row_add_ok(self->dtype)));
     if (!rows && ai->nbefore == 1 && n == 1 && (whole || values->numel == 1) &&
         flat_scatter(dst + (ai->off_before[0] + ai->off_after[0]) * (int64_t)item, ai->off,
                      ai->bnumel, src, whole, self->dtype, r, alpha)) {
@@ -708,7 +707,7 @@ adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Redu
                 memcpy(d, v, (size_t)n * item);
             }
             else {
-                index_add_row(d, v, n, self->dtype == PTL_DTYPE_FLOAT32, alpha);
+                row_add(d, v, n, self->dtype, alpha, alpha_im);
             }
         }
     }

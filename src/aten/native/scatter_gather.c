@@ -471,6 +471,38 @@ scatter_row(char *self, const int64_t *off, const char *src, int64_t sstride, in
     case RED_AMIN: SCATTER_COUNT_LOOP(T, (a != a || a < b) ? a : b) return;                 \
     default: break;                                                                         \
     }
+    /* complex sums and products as pairs of R (index_complex.h's arithmetic, typed: through
+     * combine_complex, scatter_add of 512 x 512 complex128 took 4.3x PyTorch's time) */
+#define SCATTER_COMPLEX_LOOP(R)                                                             \
+    for (int64_t j = 0; j < m; j++) {                                                       \
+        int64_t k = off[j];                                                                 \
+        R *d = (R *)self + 2 * k;                                                           \
+        const R *b = (const R *)src + 2 * j * sstride;                                      \
+        if (count != NULL && !include_self && count[k] == 0) {                              \
+            d[0] = b[0];                                                                    \
+            d[1] = b[1];                                                                    \
+        }                                                                                   \
+        else if (r == RED_PROD) {                                                           \
+            R re = d[0] * b[0] - d[1] * b[1];                                               \
+            d[1] = d[0] * b[1] + d[1] * b[0];                                               \
+            d[0] = re;                                                                      \
+        }                                                                                   \
+        else {                                                                              \
+            d[0] += b[0];                                                                   \
+            d[1] += b[1];                                                                   \
+        }                                                                                   \
+        if (count != NULL) {                                                                \
+            count[k]++;                                                                     \
+        }                                                                                   \
+    }                                                                                       \
+    return;
+    if (dt == PTL_DTYPE_COMPLEX64) {
+        SCATTER_COMPLEX_LOOP(float)
+    }
+    if (dt == PTL_DTYPE_COMPLEX128) {
+        SCATTER_COMPLEX_LOOP(double)
+    }
+#undef SCATTER_COMPLEX_LOOP
     if (count != NULL && dt == PTL_DTYPE_FLOAT32) {
         SCATTER_COUNT_TYPE(float)
     }
@@ -484,9 +516,6 @@ scatter_row(char *self, const int64_t *off, const char *src, int64_t sstride, in
         const char *v = src + j * sstride * (int64_t)item;
         if (r == RED_NONE || (count != NULL && !include_self && count[off[j]] == 0)) {
             copy_elem(d, v, item);
-        }
-        else if (ptl_dtype_is_complex(dt)) {
-            combine_complex(d, v, dt, r, 1.0, 0.0);
         }
         else {
             combine(d, v, dt, r, 1.0);
