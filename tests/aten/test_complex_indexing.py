@@ -532,3 +532,22 @@ def test_scatter_reduce_refuses_complex_autograd(red):
     assert not y.requires_grad
     assert_no_leak(lambda: pytest.raises(RuntimeError, x.scatter_reduce, 0, it([0, 1]),
                                          ptl.ones(2, dtype=ptl.complex128), red))
+
+
+@pytest.mark.parametrize("call", ["scatter", "scatter_reduce_add", "index_add_alpha"])
+def test_real_tensor_complex_scalar(call):
+    """a real tensor with a complex Scalar (value, alpha) that has an imaginary part: c10's
+    checked_convert error, as before these ops took complex tensors; 0 imaginary converts"""
+    def f(lib, v):
+        x = lib.zeros(2, 3)
+        i = lib.tensor([[0, 1], [2, 0]])
+        if call == "scatter":
+            return x.scatter_(1, i, v)
+        if call == "scatter_reduce_add":
+            return x.scatter_(1, i, v, reduce="add")
+        return x.index_add(0, lib.tensor([0]), lib.ones(1, 3), alpha=v)
+    assert_raises_like_torch(lambda lib: f(lib, 1 + 2j), RuntimeError,
+                             "value cannot be converted to type float without overflow")
+    got = f(ptl, 2 + 0j)
+    want = f(ptl, 2.0)
+    assert_close(got, want.numpy(), dtype=ptl.float32, rtol=0, atol=0)

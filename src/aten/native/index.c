@@ -922,7 +922,8 @@ index_add_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int64_t dim = s[1].u.i, nsrc;
     char b1[256], b2[256];
     AdvIndex ai;
-    if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0) {
+    if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0 ||
+        (is_add && complex_scalar_check(&s[4], self->dtype) < 0)) {
         return -1;
     }
     if (index->dim > 1) {

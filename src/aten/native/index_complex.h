@@ -65,6 +65,15 @@ combine_any(char *dst, const char *src, PtlDtype dt, Reduce r, double alpha, dou
     }
 }
 
+/* 0, or -1 with c10's checked_convert error when the Scalar v is complex with an imaginary
+ * part and dt real (x.scatter_(1, i, 1 + 2j) of a float x, index_add's alpha): the Complex
+ * key passes such a call through to the CPU kernel (Note [Complex dtypes]) */
+static inline int
+complex_scalar_check(const PtlIValue *v, PtlDtype dt)
+{
+    return v->tag == PTL_IV_COMPLEX ? ptl_scalar_check_range(v, dt) : 0;
+}
+
 /* A Scalar argument's real part, its imaginary part (0 for a real one) in *im */
 static inline double
 scalar_parts(const PtlIValue *v, double *im)

@@ -695,7 +695,8 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                  "scatter(): Expected self.dtype to be equal to src.dtype");
         }
     }
-    else if ((src = scalar_of(&s[3], self->dtype)) == NULL) {
+    else if (complex_scalar_check(&s[3], self->dtype) < 0 ||
+             (src = scalar_of(&s[3], self->dtype)) == NULL) {
         return -1;
     }
     if ((index->dim > 0 ? index->dim : 1) != (self->dim > 0 ? self->dim : 1)) {
