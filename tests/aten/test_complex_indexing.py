@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import assert_close, assert_no_leak, assert_raises_like_torch, num_threads
+from helpers import (assert_close, assert_no_leak, assert_raises_like_torch, num_threads, torch,
+                     torch_ref)
 from pytorchlite.autograd import gradcheck
 
 ZDTYPES = [ptl.complex64, ptl.complex128]
@@ -551,3 +552,21 @@ def test_real_tensor_complex_scalar(call):
     got = f(ptl, 2 + 0j)
     want = f(ptl, 2.0)
     assert_close(got, want.numpy(), dtype=ptl.float32, rtol=0, atol=0)
+
+
+@torch_ref
+@pytest.mark.parametrize("red", ["sum", "mean", "prod"])
+def test_inplace_scatter_reduce_gradients_match_torch(red):
+    """the in-place scatter_reduce_ records its node on a complex tensor, as PyTorch's does
+    (only the out-of-place op refuses); its gradients are PyTorch's formulas (prod's is not
+    conjugated there: the values are PyTorch's, not gradcheck's)"""
+    x0, s0 = crand((4,), seed=30), crand((3,), seed=31)
+    grads = []
+    for lib in (torch, ptl):
+        x = lib.from_numpy(x0.copy()).requires_grad_()
+        s = lib.from_numpy(s0.copy()).requires_grad_()
+        y = x.clone().scatter_reduce_(0, lib.tensor([0, 2, 0]), s, red)
+        y.abs().sum().backward()
+        grads.append((x.grad.detach().numpy(), s.grad.detach().numpy()))
+    for got, want in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
