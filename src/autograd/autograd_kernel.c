@@ -493,6 +493,14 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
     if (ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s) < 0) {
         goto done;
     }
+    if (op->id == PTL_OP_scatter_reduce_two && ptl_dtype_is_complex(s[0].u.t->dtype)) {
+        /* PyTorch's throw_error_for_complex_autograd, after the forward (the in-place
+         * scatter_reduce_ records its node, as PyTorch's does) */
+        ptl_ivalue_release(&s[0]);
+        ptl_error_set(PTL_ERR_RUNTIME, "scatter_reduce does not support automatic "
+                                       "differentiation for outputs with complex dtype.");
+        goto done;
+    }
     if (!sc->inplace && sc->nrets == 1 && is_output_alias_of_input(&s[0], &in)) {
         rc = 0;   /* contiguous() of a contiguous tensor etc.: the input itself came back */
         goto done;

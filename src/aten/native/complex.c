@@ -21,8 +21,9 @@
  *     factories, eye, tril/triu, diagonal, diag_embed; fill_, masked_fill and full store a
  *     complex Scalar), allclose and equal (they call isclose and eq), the matrix
  *     products of linalg.c (their gemm calls take complex operands to gemm_complex.c, Note
- *     [Complex GEMM]) and the ops of this file fall through to the CPU kernel
- *     (`passthrough_ops`);
+ *     [Complex GEMM]), the gather/scatter and index_put/index_add family (their element
+ *     moves take 16 bytes, their sums and products fold complex values: index_complex.h)
+ *     and the ops of this file fall through to the CPU kernel (`passthrough_ops`);
  *   - every other op raises PyTorch's error: its "not supported for complex" message for
  *     the ordering ops (`ordering_errors`), else "\"<op>_cpu\" not implemented for
  *     'ComplexFloat'";
@@ -62,6 +63,16 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_masked_fill__Tensor, PTL_OP_where_self, PTL_OP_where_self_out, PTL_OP_scalar_tensor,
     PTL_OP_index_fill_int_Scalar, PTL_OP_index_fill__int_Scalar, PTL_OP_index_fill_int_Tensor,
     PTL_OP_index_fill__int_Tensor,
+    /* scatter_gather.c moves 16-byte elements and folds complex sums and products (amax
+     * and amin refuse with PyTorch's message there) */
+    PTL_OP_gather, PTL_OP_scatter_src, PTL_OP_scatter_value, PTL_OP_scatter_reduce,
+    PTL_OP_scatter_value_reduce, PTL_OP_scatter__src, PTL_OP_scatter__value,
+    PTL_OP_scatter__reduce, PTL_OP_scatter__value_reduce, PTL_OP_scatter_add,
+    PTL_OP_scatter_add_, PTL_OP_scatter_reduce_two, PTL_OP_scatter_reduce__two,
+    /* index.c moves 16-byte elements and folds complex sums (index_add's complex alpha) */
+    PTL_OP_index_put_, PTL_OP_index_put, PTL_OP_index_add_, PTL_OP_index_add,
+    PTL_OP_index_copy_, PTL_OP_index_copy, PTL_OP_masked_scatter_, PTL_OP_masked_scatter,
+    PTL_OP_take,
     PTL_OP_real, PTL_OP_imag, PTL_OP_view_as_real, PTL_OP_view_as_complex, PTL_OP_complex,
     PTL_OP_polar, PTL_OP_angle, PTL_OP_conj, PTL_OP_conj_physical,
     PTL_OP_tril_indices, PTL_OP_triu_indices,   /* they refuse every dtype but int32/int64 */

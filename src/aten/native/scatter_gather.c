@@ -10,6 +10,7 @@
 #include "../loops.h"
 #include "device_index.h"
 #include "device_reduce.h"
+#include "index_complex.h"
 #include "index_impl.h"
 #include "native.h"
 
@@ -200,7 +201,8 @@ row_walk_offsets(const RowWalk *w, int64_t *buf, int64_t j0, int64_t m)
     case 1: GATHER_ROW_LOOP(1, I) break;                                                    \
     case 2: GATHER_ROW_LOOP(2, I) break;                                                    \
     case 4: GATHER_ROW_LOOP(4, I) break;                                                    \
-    default: GATHER_ROW_LOOP(8, I) break;                                                   \
+    case 8: GATHER_ROW_LOOP(8, I) break;                                                    \
+    default: GATHER_ROW_LOOP(16, I) break;   /* complex128 */                               \
     }
 
 /* The chunk with its strides as arguments: always inlined, so that a call with constant
@@ -469,6 +471,38 @@ scatter_row(char *self, const int64_t *off, const char *src, int64_t sstride, in
     case RED_AMIN: SCATTER_COUNT_LOOP(T, (a != a || a < b) ? a : b) return;                 \
     default: break;                                                                         \
     }
+    /* complex sums and products as pairs of R (index_complex.h's arithmetic, typed: through
+     * combine_complex, scatter_add of 512 x 512 complex128 took 4.3x PyTorch's time) */
+#define SCATTER_COMPLEX_LOOP(R)                                                             \
+    for (int64_t j = 0; j < m; j++) {                                                       \
+        int64_t k = off[j];                                                                 \
+        R *d = (R *)self + 2 * k;                                                           \
+        const R *b = (const R *)src + 2 * j * sstride;                                      \
+        if (count != NULL && !include_self && count[k] == 0) {                              \
+            d[0] = b[0];                                                                    \
+            d[1] = b[1];                                                                    \
+        }                                                                                   \
+        else if (r == RED_PROD) {                                                           \
+            R re = d[0] * b[0] - d[1] * b[1];                                               \
+            d[1] = d[0] * b[1] + d[1] * b[0];                                               \
+            d[0] = re;                                                                      \
+        }                                                                                   \
+        else {                                                                              \
+            d[0] += b[0];                                                                   \
+            d[1] += b[1];                                                                   \
+        }                                                                                   \
+        if (count != NULL) {                                                                \
+            count[k]++;                                                                     \
+        }                                                                                   \
+    }                                                                                       \
+    return;
+    if (dt == PTL_DTYPE_COMPLEX64) {
+        SCATTER_COMPLEX_LOOP(float)
+    }
+    if (dt == PTL_DTYPE_COMPLEX128) {
+        SCATTER_COMPLEX_LOOP(double)
+    }
+#undef SCATTER_COMPLEX_LOOP
     if (count != NULL && dt == PTL_DTYPE_FLOAT32) {
         SCATTER_COUNT_TYPE(float)
     }
@@ -640,6 +674,13 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (!index_dtype_ok(index)) {
         return ptl_error_set(PTL_ERR_RUNTIME, "scatter(): Expected dtype int32/int64 for index");
     }
+    if ((r == RED_AMAX || r == RED_AMIN) && ptl_dtype_is_complex(self->dtype)) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"scatter_gather_tensor_cpu_reduce_%s\" not implemented for "
+                             "'%s'",
+                             r == RED_AMAX ? "amax" : "amin",
+                             ptl_dtype_legacy_name(self->dtype));
+    }
     if (r == RED_MEAN && self->dtype == PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
                              "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for "
@@ -654,7 +695,8 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                  "scatter(): Expected self.dtype to be equal to src.dtype");
         }
     }
-    else if ((src = scalar_of(&s[3], self->dtype)) == NULL) {
+    else if (complex_scalar_check(&s[3], self->dtype) < 0 ||
+             (src = scalar_of(&s[3], self->dtype)) == NULL) {
         return -1;
     }
     if ((index->dim > 0 ? index->dim : 1) != (self->dim > 0 ? self->dim : 1)) {
@@ -724,7 +766,10 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         if (count[k] == 0) {
             continue;
         }
-        if (ptl_dtype_is_floating(out->dtype)) {
+        if (ptl_dtype_is_complex(out->dtype)) {
+            divide_complex(d, out->dtype, c);
+        }
+        else if (ptl_dtype_is_floating(out->dtype)) {
             ptl_store_double(d, out->dtype, ptl_load_double(d, out->dtype) / (double)c);
         }
         else {

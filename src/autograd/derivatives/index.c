@@ -113,12 +113,13 @@ fill_zero(PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *index)
 }
 
 /* index_add(self, dim, index, source, alpha): self gets g, source gets
- * alpha * g.index_select(dim, index) */
+ * conj(alpha) * g.index_select(dim, index) (PyTorch 2.13 scales by alpha unconjugated, which
+ * fails its own gradcheck for a complex alpha; its other alpha formulas conjugate) */
 int
 index_add_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     PtlTensorImpl *index = NULL, *sel = NULL;
-    double alpha = ptl_iv_to_double(&n->args[4]);
+    int one = n->args[4].tag != PTL_IV_COMPLEX && ptl_iv_to_double(&n->args[4]) == 1.0;
     int rc = -1;
     if (NEEDS(0) && put_same(n, go, 0, gi[0]) < 0) {
         return -1;
@@ -127,7 +128,7 @@ index_add_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         return 0;
     }
     if (saved(n, 0, &index) == 0 && (sel = select_of(n, gi[0], index)) != NULL) {
-        rc = alpha == 1.0 ? put_same(n, go, 2, sel) : put(n, go, 2, mul_num(sel, alpha));
+        rc = one ? put_same(n, go, 2, sel) : put(n, go, 2, mul_scalar_conj(sel, &n->args[4]));
     }
     ptl_xdecref(sel);
     ptl_xdecref(index);

@@ -195,7 +195,11 @@ prod_grads(Scope *tp, PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *self, PtlTens
         PtlIValue w[3] = {ptl_iv_tensor(src_single_zero), ptl_iv_tensor(lone),
                           ptl_iv_tensor(rest)};
         PtlTensorImpl *grad_src = lone && rest ? own(tp, callv(PTL_OP_where_self, 3, w)) : NULL;
-        PtlTensorImpl *many = f1(tp, PTL_OP_any, t_num(tp, PTL_OP_gt_Tensor, src_num_zeros, 1.0));
+        /* the counts of a complex self are complex: compared by their real parts */
+        PtlTensorImpl *counts = src_num_zeros != NULL && ptl_dtype_is_complex(self->dtype)
+                                    ? f1(tp, PTL_OP_real, src_num_zeros)
+                                    : src_num_zeros;
+        PtlTensorImpl *many = f1(tp, PTL_OP_any, t_num(tp, PTL_OP_gt_Tensor, counts, 1.0));
         if (grad_src == NULL || many == NULL) {
             return -1;
         }
