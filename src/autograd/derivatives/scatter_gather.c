@@ -160,20 +160,33 @@ delayed_error(PtlTensorImpl *g)
 
 /* ---- scatter_reduce ---- */
 
+/* t, or its conjugate when cplx (NULL stays NULL) */
+static PtlTensorImpl *
+conj_if(Scope *tp, int cplx, PtlTensorImpl *t)
+{
+    return cplx ? f1(tp, PTL_OP_conj_physical, t) : t;
+}
+
 /* prod.  Elements equal to zero get the product of the others, computed with the zeros
  * masked to one: self through masked_self_result, a lone zero of src (the only zero sent to
  * its slot) through masked_src_result.  src slots with two or more zeros get zero, and a
- * double backward through them raises. */
+ * double backward through them raises.  Complex: g times the conjugate of the others'
+ * product, as every product's gradient (PyTorch 2.13 leaves it unconjugated, which fails
+ * gradcheck; only the in-place scatter_reduce_ records a complex node). */
 static int
 prod_grads(Scope *tp, PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *self, PtlTensorImpl *index,
            PtlTensorImpl *src, PtlTensorImpl *result, PtlTensorImpl **gself,
            PtlTensorImpl **gsrc)
 {
+    int cplx = ptl_dtype_is_complex(self->dtype);
     if (NEEDS(0)) {
         PtlTensorImpl *masked_self = t_fill(tp, self, t_num(tp, PTL_OP_eq_Tensor, self, 0.0), 1.0);
         PtlTensorImpl *masked_self_result = t_scatter_prod(tp, n, masked_self, index, src);
-        *gself = f2(tp, PTL_OP_div_Tensor, f2(tp, PTL_OP_mul_Tensor, g, masked_self_result),
-                    masked_self);
+        *gself = cplx ? f2(tp, PTL_OP_mul_Tensor, g,
+                           f1(tp, PTL_OP_conj_physical,
+                              f2(tp, PTL_OP_div_Tensor, masked_self_result, masked_self)))
+                      : f2(tp, PTL_OP_div_Tensor, f2(tp, PTL_OP_mul_Tensor, g, masked_self_result),
+                           masked_self);
         if (*gself == NULL) {
             return -1;
         }
@@ -187,11 +200,12 @@ prod_grads(Scope *tp, PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *self, PtlTens
                                             t_num(tp, PTL_OP_eq_Tensor, src_num_zeros, 1.0));
         PtlTensorImpl *masked_src = t_fill(tp, src, src_single_zero, 1.0);
         PtlTensorImpl *masked_src_result = t_scatter_prod(tp, n, self, index, masked_src);
-        PtlTensorImpl *lone = t_gather(tp, n, f2(tp, PTL_OP_mul_Tensor, g, masked_src_result),
-                                       index);
+        PtlTensorImpl *lone = t_gather(tp, n, f2(tp, PTL_OP_mul_Tensor, g, conj_if(
+                                           tp, cplx, masked_src_result)), index);
         PtlTensorImpl *rest = f2(tp, PTL_OP_div_Tensor,
-                                 t_gather(tp, n, f2(tp, PTL_OP_mul_Tensor, g, result), index),
-                                 t_fill(tp, src, src_zero, 1.0));
+                                 t_gather(tp, n, f2(tp, PTL_OP_mul_Tensor, g,
+                                                    conj_if(tp, cplx, result)), index),
+                                 conj_if(tp, cplx, t_fill(tp, src, src_zero, 1.0)));
         PtlIValue w[3] = {ptl_iv_tensor(src_single_zero), ptl_iv_tensor(lone),
                           ptl_iv_tensor(rest)};
         PtlTensorImpl *grad_src = lone && rest ? own(tp, callv(PTL_OP_where_self, 3, w)) : NULL;
