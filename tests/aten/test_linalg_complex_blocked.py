@@ -10,19 +10,10 @@ import pytest
 import scipy.linalg
 
 import pytorchlite as ptl
+from test_linalg_complex import _crand, _general
 
 DTYPES = [(ptl.complex128, np.complex128, 1e-10), (ptl.complex64, np.complex64, 2e-4)]
 EDGES = [15, 16, 17, 31, 32, 33, 48, 49, 70]
-
-
-def _crand(shape, seed):
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
-
-
-def _general(shape, seed):
-    n = shape[-1]
-    return _crand(shape, seed) + 2 * np.sqrt(max(n, 1)) * np.eye(n)
 
 
 def _as(a, npdt):
