@@ -37,3 +37,32 @@ def one_thread_args(rounds, *options):
     torch.set_num_threads(1)
     pytorchlite.set_num_threads(1)
     return torch, args
+
+
+def run_rows(torch, rows, rounds, only):
+    """Times each (name, fn, arrays) of rows: fn(lib, *tensors of arrays) for PyTorch and
+    pytorchlite, blocks of calls alternating for `rounds` rounds; prints the fastest blocks'
+    ratio (PyTorch's time / ours) and the range of the rounds' ratios.  A pytorchlite
+    refusal (an older build) is printed instead."""
+    import pytorchlite
+    for name, fn, arrays in rows:
+        if only and not name.startswith(only):
+            continue
+        libs = []
+        for lib in (torch, pytorchlite):
+            xs = [lib.from_numpy(a.copy()) for a in arrays]
+            libs.append(lambda lib=lib, xs=xs: fn(lib, *xs))
+        try:
+            libs[1]()
+        except Exception as exc:  # noqa: BLE001 -- an older build's refusal is the answer
+            print(f"{name:40s} pytorchlite: {type(exc).__name__}: {str(exc)[:60]}", flush=True)
+            continue
+        t0 = time.perf_counter()
+        libs[0]()
+        calls = max(1, min(20000, int(0.02 / max(time.perf_counter() - t0, 1e-7))))
+        times = [[best_block(f, calls) for f in libs] for _ in range(rounds)]
+        tt, tp = (min(r[i] for r in times) for i in (0, 1))
+        ratios = sorted(r[0] / r[1] for r in times)
+        lo, hi = ratios[min(1, len(ratios) - 1)], ratios[max(-2, -len(ratios))]
+        print(f"{name:40s} torch {tt * 1e6:10.2f} us  ours {tp * 1e6:10.2f} us  ratio "
+              f"{tt / tp:5.2f} (rounds {lo:.2f}-{hi:.2f})", flush=True)

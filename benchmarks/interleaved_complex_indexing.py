@@ -11,14 +11,13 @@ A row whose op pytorchlite refuses (a build from before complex indexing) prints
 Needs PyTorch."""
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pytorchlite  # noqa: E402
-from _interleave import best_block, crandn, one_thread_args  # noqa: E402
+from _interleave import crandn, one_thread_args, run_rows  # noqa: E402
 
 
 def rows():
@@ -52,27 +51,7 @@ def rows():
 
 def main():
     torch, args = one_thread_args(20)
-    for name, fn, arrays in rows():
-        if args.only and not name.startswith(args.only):
-            continue
-        libs = []
-        for lib in (torch, pytorchlite):
-            xs = [lib.from_numpy(a.copy()) for a in arrays]
-            libs.append(lambda lib=lib, xs=xs: fn(lib, *xs))
-        try:
-            libs[1]()
-        except Exception as exc:  # noqa: BLE001 -- an older build's refusal is the answer
-            print(f"{name:40s} pytorchlite: {type(exc).__name__}: {str(exc)[:60]}", flush=True)
-            continue
-        t0 = time.perf_counter()
-        libs[0]()
-        calls = max(1, min(20000, int(0.02 / max(time.perf_counter() - t0, 1e-7))))
-        rounds = [[best_block(f, calls) for f in libs] for _ in range(args.rounds)]
-        tt, tp = (min(r[i] for r in rounds) for i in (0, 1))
-        ratios = sorted(r[0] / r[1] for r in rounds)
-        lo, hi = ratios[min(1, len(ratios) - 1)], ratios[max(-2, -len(ratios))]
-        print(f"{name:40s} torch {tt * 1e6:10.2f} us  ours {tp * 1e6:10.2f} us  ratio "
-              f"{tt / tp:5.2f} (rounds {lo:.2f}-{hi:.2f})", flush=True)
+    run_rows(torch, rows(), args.rounds, args.only)
 
 
 if __name__ == "__main__":
