@@ -614,6 +614,27 @@ def _assert_results_close(got, want, tol):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol * scale, err_msg=name)
 
 
+def _one_and_two_threads(mode, a, dtype, reverse, batch_sizes, tol):
+    """The layer op's results on one thread, checked: the same bits on two threads (rows
+    never straddle a task) and close to nn/modules/rnn.py's loop of ops."""
+    from pytorchlite.nn.modules import rnn
+    saved = ptl.get_num_threads()
+    try:
+        runs = []
+        for nt in (1, 2):
+            ptl.set_num_threads(nt)
+            runs.append(_layer_results(rnn._run_direction, mode, a, dtype, reverse,
+                                       batch_sizes))
+        want = _layer_results(rnn._run_direction_ops, mode, a, dtype, reverse, batch_sizes)
+    finally:
+        ptl.set_num_threads(saved)
+    for name in runs[0]:
+        np.testing.assert_array_equal(runs[0][name].numpy(), runs[1][name].numpy(),
+                                      err_msg=name)
+    _assert_results_close(runs[0], want, tol)
+    return runs[0]
+
+
 @pytest.mark.parametrize("mode,proj", LAYER_KINDS)
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("packed", [False, True])
@@ -801,27 +822,14 @@ def test_layer_sizes_and_threads(mode, proj, B, H, dtype, tol):
     """Across the GEMM's and the row split's thresholds: the same bits on 1 and 2 threads
     (Note [GEMM blocking]; rows never straddle a task), the forward against NumPy and every
     gradient against the loop of ops."""
-    from pytorchlite.nn.modules import rnn
     a = _layer_arrays(mode, 3, B, H, proj, seed=B)
     bs = ptl.tensor([B, B - 1, 1])
-    saved = ptl.get_num_threads()
-    try:
-        runs = []
-        for nt in (1, 2):
-            ptl.set_num_threads(nt)
-            runs.append(_layer_results(rnn._run_direction, mode, a, dtype, True, bs))
-        want = _layer_results(rnn._run_direction_ops, mode, a, dtype, True, bs)
-    finally:
-        ptl.set_num_threads(saved)
-    for name in runs[0]:
-        np.testing.assert_array_equal(runs[0][name].numpy(), runs[1][name].numpy(),
-                                      err_msg=name)
-    _assert_results_close(runs[0], want, tol)
+    one = _one_and_two_threads(mode, a, dtype, True, bs, tol)
     x = {n: None if v is None else _as(v, dtype).double().numpy() for n, v in a.items()}
     gates = _as(x["x"] @ x["w_ih"].T, dtype).double().numpy()
     ref = layer_ref(mode, gates, x["hx"], x["cx"], x["w_hh"], x["b_ih"], x["b_hh"],
                     x["w_hr"], True, bs.tolist())
-    np.testing.assert_allclose(runs[0]["out0"].double().numpy(), ref[0], rtol=tol, atol=tol)
+    np.testing.assert_allclose(one["out0"].double().numpy(), ref[0], rtol=tol, atol=tol)
 
 
 # rnn.c Note [Recurrent layer threads]: the CPU loop's batch rows cut once into

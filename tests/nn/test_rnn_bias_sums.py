@@ -15,7 +15,8 @@ import pytest
 
 import pytorchlite as ptl
 from helpers import ROOT
-from test_rnn import _assert_results_close, _layer_arrays, _layer_results
+from test_rnn import (_assert_results_close, _layer_arrays, _layer_results,
+                      _one_and_two_threads)
 
 BATCHES = [1, 2, 3, 4, 5, 7, 8, 9, 12, 13]
 
@@ -48,24 +49,11 @@ def test_bias_sums_same_bits_on_two_threads(mode, B, packed, dtype, tol):
     """T 128, H 32: two parts of at least LAYER_SPLIT_MACS on two threads (LSTM; GRU's
     3H gates at B 13 only), cut at a multiple of 4 rows (B 10: rows 0-4 and 4-10, B 13: 0-8
     and 8-13)."""
-    from pytorchlite.nn.modules import rnn
     T, H = 128, 32
     a = _layer_arrays(mode, T, B, H, seed=7)
     a["w_hh"] /= np.sqrt(a["w_hh"].shape[1])
     bs = ptl.tensor(_sizes(T, B), dtype=ptl.int64) if packed else None
-    saved = ptl.get_num_threads()
-    try:
-        runs = []
-        for nt in (1, 2):
-            ptl.set_num_threads(nt)
-            runs.append(_layer_results(rnn._run_direction, mode, a, dtype, False, bs))
-        want = _layer_results(rnn._run_direction_ops, mode, a, dtype, False, bs)
-    finally:
-        ptl.set_num_threads(saved)
-    for name in runs[0]:
-        np.testing.assert_array_equal(runs[0][name].numpy(), runs[1][name].numpy(),
-                                      err_msg=name)
-    _assert_results_close(runs[1], want, tol)
+    _one_and_two_threads(mode, a, dtype, False, bs, tol)
 
 
 FINITE_SCRIPT = """

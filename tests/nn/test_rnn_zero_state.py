@@ -9,8 +9,8 @@ import pytest
 
 import pytorchlite as ptl
 from helpers import torch, torch_ref
-from test_rnn import (LAYER_KINDS, LAYER_SHAPES, _assert_results_close,
-                      _layer_arrays, _layer_results)
+from test_rnn import (LAYER_KINDS, LAYER_SHAPES, _assert_results_close, _layer_arrays,
+                      _layer_results, _one_and_two_threads)
 
 # LAYER_SHAPES and T = 2 and 3 (the backward's fetch stops one and two steps from the end)
 SHAPES = LAYER_SHAPES + [(2, 4, 5, [4, 2]), (3, 5, 4, [5, 3, 1])]
@@ -49,24 +49,11 @@ def test_zero_state_matches_loop_of_ops(mode, proj, reverse, packed, hx_kind, dt
 def test_zero_state_row_split(mode, proj, reverse, hx_kind, dtype, tol):
     """B 8, T 128, H 32: an LSTM's loop rows cut in two on two threads (at least two
     parts of LAYER_SPLIT_MACS); the same bits as on one thread, and the loop of ops."""
-    from pytorchlite.nn.modules import rnn
     T, B, H = 128, 8, 32
     a = _layer_arrays(mode, T, B, H, proj, seed=3)
     a["w_hh"] /= np.sqrt(a["w_hh"].shape[1])
     a["hx"] = _hx(hx_kind, a["hx"].shape)
-    saved = ptl.get_num_threads()
-    try:
-        runs = []
-        for nt in (1, 2):
-            ptl.set_num_threads(nt)
-            runs.append(_layer_results(rnn._run_direction, mode, a, dtype, reverse, None))
-        want = _layer_results(rnn._run_direction_ops, mode, a, dtype, reverse, None)
-    finally:
-        ptl.set_num_threads(saved)
-    for name in runs[0]:
-        np.testing.assert_array_equal(runs[0][name].numpy(), runs[1][name].numpy(),
-                                      err_msg=name)
-    _assert_results_close(runs[1], want, tol)
+    _one_and_two_threads(mode, a, dtype, reverse, None, tol)
 
 
 @torch_ref
