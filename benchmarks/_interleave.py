@@ -66,3 +66,30 @@ def run_rows(torch, rows, rounds, only):
         lo, hi = ratios[min(1, len(ratios) - 1)], ratios[max(-2, -len(ratios))]
         print(f"{name:40s} torch {tt * 1e6:10.2f} us  ours {tp * 1e6:10.2f} us  ratio "
               f"{tt / tp:5.2f} (rounds {lo:.2f}-{hi:.2f})", flush=True)
+
+
+def run_calls(rows, reps, only, threads, width):
+    """Times each (name, make) of rows, make(lib) returning the call to time, PyTorch's and
+    pytorchlite's alternating call by call for `reps` rounds, both on `threads` threads; prints
+    each one's fastest call and their ratio (PyTorch's time / ours).  One thread is timed by
+    its CPU time, which other processes on the core do not inflate."""
+    import torch
+
+    import pytorchlite
+    torch.set_num_threads(threads)
+    pytorchlite.set_num_threads(threads)
+    clock = time.thread_time if threads == 1 else time.perf_counter
+    for name, make in rows:
+        if only not in name:
+            continue
+        calls = {m: make(m) for m in (torch, pytorchlite)}
+        best = {}
+        for _ in range(reps):
+            for m in (torch, pytorchlite):
+                t0 = clock()
+                calls[m]()
+                dt = clock() - t0
+                best[m] = min(best.get(m, dt), dt)
+        print(f"{name:{width}s} torch {best[torch] * 1e6:8.0f} us  ours "
+              f"{best[pytorchlite] * 1e6:8.0f} us  ratio {best[torch] / best[pytorchlite]:.2f}",
+              flush=True)

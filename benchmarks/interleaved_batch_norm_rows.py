@@ -12,13 +12,13 @@ torch==2.13.0)."""
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pytorchlite  # noqa: E402
+from _interleave import run_calls  # noqa: E402
 
 # the batch norms of the ResNet-style step: (N, C, HW), five of each
 RESNET_BN_SHAPES = [(32, 16, 32), (32, 32, 16), (32, 64, 8)]
@@ -77,24 +77,7 @@ def main(argv=None):
     ap.add_argument("--only", default="", help="the rows whose name contains this")
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
-    import torch
-    torch.set_num_threads(args.threads)
-    pytorchlite.set_num_threads(args.threads)
-    clock = time.thread_time if args.threads == 1 else time.perf_counter
-    for name, make in rows():
-        if args.only not in name:
-            continue
-        calls = {m: make(m) for m in (torch, pytorchlite)}
-        best = {}
-        for _ in range(args.reps):
-            for m in (torch, pytorchlite):
-                t0 = clock()
-                calls[m]()
-                dt = clock() - t0
-                best[m] = min(best.get(m, dt), dt)
-        print(f"{name:48s} torch {best[torch] * 1e6:7.0f} us  ours "
-              f"{best[pytorchlite] * 1e6:7.0f} us  ratio {best[torch] / best[pytorchlite]:.2f}",
-              flush=True)
+    run_calls(rows(), args.reps, args.only, args.threads, 48)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ Needs PyTorch (pip install torch==2.13.0)."""
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -17,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pytorchlite  # noqa: E402
+from _interleave import run_calls  # noqa: E402
 from test_bench_nn import CHANNELS_LAST_CONVS, CNN_CONVS, RESNET_CONVS  # noqa: E402
 from test_bench_nn import conv_backward_args  # noqa: E402
 from test_bench_pool import CASES as POOL_CASES  # noqa: E402
@@ -124,25 +124,7 @@ def main(argv=None):
     ap.add_argument("--only", default="", help="the rows whose name contains this")
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
-    import torch
-    torch.set_num_threads(args.threads)
-    pytorchlite.set_num_threads(args.threads)
-    # one thread: its CPU time, which other processes on the core do not inflate
-    clock = time.thread_time if args.threads == 1 else time.perf_counter
-    for name, make in rows():
-        if args.only not in name:
-            continue
-        calls = {m: make(m) for m in (torch, pytorchlite)}
-        best = {}
-        for _ in range(args.reps):
-            for m in (torch, pytorchlite):
-                t0 = clock()
-                calls[m]()
-                dt = clock() - t0
-                best[m] = min(best.get(m, dt), dt)
-        print(f"{name:58s} torch {best[torch] * 1e6:8.0f} us  ours "
-              f"{best[pytorchlite] * 1e6:8.0f} us  ratio {best[torch] / best[pytorchlite]:.2f}",
-              flush=True)
+    run_calls(rows(), args.reps, args.only, args.threads, 58)
 
 
 if __name__ == "__main__":
