@@ -9,25 +9,9 @@ import pytest
 
 import pytorchlite as ptl
 from helpers import num_threads
+from test_gemm_complex import NP, bmm_on_one_and_two_threads, check, crandn, mm_ref
 
 C64, C128 = ptl.complex64, ptl.complex128
-NP = {C64: np.complex64, C128: np.complex128}
-
-
-def crandn(shape, dtype, seed):
-    g = np.random.default_rng(seed)
-    return (g.standard_normal(shape) + 1j * g.standard_normal(shape)).astype(NP[dtype])
-
-
-def ref_of(a, b):
-    a, b = a.astype(np.complex128), b.astype(np.complex128)
-    return a @ b, (np.abs(a) @ np.abs(b)).max(initial=0.0)
-
-
-def check(out, ref, scale, dtype):
-    assert out.dtype == dtype and tuple(out.shape) == ref.shape
-    tol = (1e-5 if dtype == C64 else 1e-13) * max(float(scale), 1.0)
-    np.testing.assert_allclose(out.numpy().astype(np.complex128), ref, rtol=0, atol=tol)
 
 
 # (m, k, n): n across every chunk split (1 .. 18: 8 + 8 + 2, 4 + 2 + 1, ...), odd and even
@@ -45,7 +29,7 @@ def test_tiny_shapes(dtype, threads):
     with num_threads(threads):
         for i, (m, k, n) in enumerate(SHAPES):
             a, b = crandn((m, k), dtype, i), crandn((k, n), dtype, 500 + i)
-            check(ptl.mm(ptl.from_numpy(a), ptl.from_numpy(b)), *ref_of(a, b), dtype)
+            check(ptl.mm(ptl.from_numpy(a), ptl.from_numpy(b)), *mm_ref(a, b), dtype)
 
 
 # batches: empty, one, odd, and large enough (batch * m * n * (k + 1) >= 2^16) to split
@@ -56,16 +40,7 @@ BATCHES = [(0, 4, 4, 4), (1, 3, 5, 7), (3, 2, 2, 2), (17, 8, 8, 8), (4096, 2, 2,
 
 @pytest.mark.parametrize("dtype", [C64, C128])
 def test_tiny_batches_one_and_two_threads(dtype, restore_threads):
-    for i, (bs, m, k, n) in enumerate(BATCHES):
-        a, b = crandn((bs, m, k), dtype, i), crandn((bs, k, n), dtype, 50 + i)
-        ref, scale = ref_of(a, b)
-        outs = []
-        for threads in (1, 2):
-            ptl.set_num_threads(threads)
-            out = ptl.bmm(ptl.from_numpy(a), ptl.from_numpy(b))
-            check(out, ref, scale, dtype)
-            outs.append(out.numpy())
-        np.testing.assert_array_equal(outs[0], outs[1])
+    bmm_on_one_and_two_threads(BATCHES, dtype)
 
 
 @pytest.mark.parametrize("dtype", [C64, C128])
@@ -74,7 +49,7 @@ def test_tiny_views(dtype):
     a transposed A, a broadcast (stride 0) batch of B, and the conjugated operands."""
     for i, (bs, m, k, n) in enumerate([(5, 3, 4, 5), (7, 8, 8, 8), (3, 9, 7, 13), (2, 1, 1, 2)]):
         a, b = crandn((bs, m, k), dtype, i), crandn((bs, k, n), dtype, 10 + i)
-        ref, scale = ref_of(a, b)
+        ref, scale = mm_ref(a, b)
         ta, tb = ptl.from_numpy(a), ptl.from_numpy(b)
         bt = ptl.from_numpy(np.ascontiguousarray(np.swapaxes(b, -1, -2))).mT
         at = ptl.from_numpy(np.ascontiguousarray(np.swapaxes(a, -1, -2))).mT
@@ -82,9 +57,9 @@ def test_tiny_views(dtype):
         wide = ptl.from_numpy(np.repeat(np.repeat(b, 2, axis=-1), 2, axis=-2))[..., ::2, ::2]
         for x, y in [(ta, bt), (at, tb), (at, bt), (ta, bh), (ta, wide)]:
             check(ptl.bmm(x, y), ref, scale, dtype)
-        check(ptl.bmm(ta.conj(), tb), *ref_of(a.conj(), b), dtype)
+        check(ptl.bmm(ta.conj(), tb), *mm_ref(a.conj(), b), dtype)
         e = ptl.from_numpy(b[:1]).expand(bs, k, n)
-        check(ptl.bmm(ta, e), *ref_of(a, np.broadcast_to(b[:1], (bs, k, n))), dtype)
+        check(ptl.bmm(ta, e), *mm_ref(a, np.broadcast_to(b[:1], (bs, k, n))), dtype)
 
 
 @pytest.mark.parametrize("dtype", [C64, C128])
@@ -97,7 +72,7 @@ def test_tiny_update_paths(dtype, threads):
         for i, (bs, m, k, n) in enumerate([(3, 5, 4, 3), (2, 8, 8, 8), (4, 3, 2, 11)]):
             a, b, c = (crandn((bs, m, k), dtype, i), crandn((bs, k, n), dtype, 20 + i),
                        crandn((bs, m, n), dtype, 40 + i))
-            ref, scale = ref_of(a, b)
+            ref, scale = mm_ref(a, b)
             ta, tb, tc = ptl.from_numpy(a), ptl.from_numpy(b), ptl.from_numpy(c)
             for al, be in [(1, 1), (0.5, -2), (0.5 - 2j, 1j), (2j, 0)]:
                 check(ptl.baddbmm(tc, ta, tb, beta=be, alpha=al), be * c + al * ref,
