@@ -22,6 +22,28 @@ def best_block(fn, calls):
     return (time.perf_counter() - t0) / calls
 
 
+def phase_minima(runs, rounds):
+    """The profile_* scripts' loop: runs maps a library's name to run(T), one step that times
+    each piece as T(name, fn) and returns the step's time.  Over `rounds` rounds, the libraries
+    alternating, the fastest of each piece (a name timed twice in one step adds up) and of the
+    whole step, in thread CPU seconds: ({name: {piece: s}}, {name: s})."""
+    best = {name: {} for name in runs}
+    total = dict.fromkeys(runs, float("inf"))
+    for _ in range(rounds):
+        for name, run in runs.items():
+            seen = {}
+
+            def T(piece, fn, seen=seen):
+                t = time.thread_time()
+                out = fn()
+                seen[piece] = seen.get(piece, 0.0) + time.thread_time() - t
+                return out
+            total[name] = min(total[name], run(T))
+            for piece, dt in seen.items():
+                best[name][piece] = min(best[name].get(piece, float("inf")), dt)
+    return best, total
+
+
 def one_thread_args(rounds, *options):
     """(torch, args): --rounds (default `rounds`), --only and each (flag, default) of
     `options` parsed; PyTorch and pytorchlite both set to one thread."""

@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pytorchlite  # noqa: E402
+from _interleave import phase_minima  # noqa: E402
 import test_bench_rnn as rnn  # noqa: E402
 
 
@@ -113,20 +114,7 @@ def table(title, make, layers, rounds):
     import torch
     libs["torch"] = torch
     runs = {name: make(lib, layers) for name, lib in libs.items()}
-    best = {name: {} for name in runs}
-    total = dict.fromkeys(runs, float("inf"))
-    for _ in range(rounds):
-        for name, run in runs.items():
-            seen = {}
-
-            def T(piece, fn, seen=seen):
-                t = time.thread_time()
-                out = fn()
-                seen[piece] = seen.get(piece, 0.0) + time.thread_time() - t
-                return out
-            total[name] = min(total[name], run(T))
-            for piece, dt in seen.items():
-                best[name][piece] = min(best[name].get(piece, float("inf")), dt)
+    best, total = phase_minima(runs, rounds)
     print(f"\n{title}")
     ours, ref = best["pytorchlite"], best["torch"]
     for piece in ours:

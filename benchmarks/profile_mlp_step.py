@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pytorchlite  # noqa: E402
+from _interleave import phase_minima  # noqa: E402
 import test_bench_training as training  # noqa: E402
 
 
@@ -116,21 +117,7 @@ def tiny(lib):
 
 def table(title, make, rounds):
     runs = {impl: make(training.library(impl)) for impl in ("pytorchlite", "torch")}
-    best = {impl: {} for impl in runs}
-    total = {impl: float("inf") for impl in runs}
-    for _ in range(rounds):
-        for impl, run in runs.items():
-            # the same name twice in one round (bias sums, relu's backward) adds up
-            seen = {}
-
-            def T(name, fn, impl=impl, seen=seen):
-                t = time.thread_time()
-                out = fn()
-                seen[name] = seen.get(name, 0.0) + time.thread_time() - t
-                return out
-            total[impl] = min(total[impl], run(T))
-            for name, dt in seen.items():
-                best[impl][name] = min(best[impl].get(name, float("inf")), dt)
+    best, total = phase_minima(runs, rounds)
     print(f"\n{title}")
     ours, ref = best["pytorchlite"], best["torch"]
     for name in ours:
