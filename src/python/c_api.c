@@ -468,6 +468,12 @@ ptl_api_push_double(PtlApiStack *s, double v)
 }
 
 int
+ptl_api_push_complex(PtlApiStack *s, double re, double im)
+{
+    return stack_push(s, ptl_iv_complex(re, im), 0);
+}
+
+int
 ptl_api_push_bool(PtlApiStack *s, int v)
 {
     return stack_push(s, ptl_iv_bool(v != 0), 0);
@@ -548,10 +554,37 @@ ptl_api_stack_double(const PtlApiStack *s, int64_t i)
     if (v == NULL) {
         return -1;
     }
+    if (v->tag == PTL_IV_COMPLEX) {
+        return ptl_error_set(PTL_ERR_TYPE, "stack value %lld is a complex number: read it with "
+                             "ptl_api_stack_complex", (long long)i);
+    }
     if (v->tag != PTL_IV_INT && v->tag != PTL_IV_BOOL && v->tag != PTL_IV_DOUBLE) {
         return wrong_type(i, "a number");
     }
     return ptl_iv_to_double(v);
+}
+
+int
+ptl_api_stack_complex(const PtlApiStack *s, int64_t i, double *re, double *im)
+{
+    const PtlIValue *v = stack_at(s, i);
+    if (v == NULL) {
+        return -1;
+    }
+    if (v->tag != PTL_IV_INT && v->tag != PTL_IV_BOOL && v->tag != PTL_IV_DOUBLE &&
+        v->tag != PTL_IV_COMPLEX) {
+        return wrong_type(i, "a number");
+    }
+    *re = ptl_iv_to_double(v);
+    *im = ptl_iv_imag(v);
+    return 0;
+}
+
+int
+ptl_api_stack_is_complex(const PtlApiStack *s, int64_t i)
+{
+    const PtlIValue *v = stack_at(s, i);
+    return v == NULL ? -1 : v->tag == PTL_IV_COMPLEX;
 }
 
 int
@@ -631,6 +664,14 @@ ptl_api_pop_double(PtlApiStack *s)
 }
 
 int
+ptl_api_pop_complex(PtlApiStack *s, double *re, double *im)
+{
+    int rc = ptl_api_stack_complex(s, s->n - 1, re, im);
+    drop_top(s);
+    return rc;
+}
+
+int
 ptl_api_pop_bool(PtlApiStack *s)
 {
     int v = ptl_api_stack_bool(s, s->n - 1);
@@ -647,6 +688,9 @@ static const char *const tag_names[] = {"None", "Tensor", "int", "float", "bool"
 static const char *
 tag_name(int tag)
 {
+    if (tag == PTL_IV_COMPLEX) {
+        return "complex";
+    }
     return tag >= 0 && tag < (int)(sizeof(tag_names) / sizeof(tag_names[0])) ? tag_names[tag]
                                                                               : "a value";
 }
@@ -674,7 +718,8 @@ check_arg(const PtlOperator *op, const PtlArg *a, PtlIValue *v)
             ok = v->tag == PTL_IV_INT || v->tag == PTL_IV_BOOL;
             break;
         case PTL_ARG_SCALAR:
-            ok = v->tag == PTL_IV_INT || v->tag == PTL_IV_DOUBLE || v->tag == PTL_IV_BOOL;
+            ok = v->tag == PTL_IV_INT || v->tag == PTL_IV_DOUBLE || v->tag == PTL_IV_BOOL ||
+                 v->tag == PTL_IV_COMPLEX;
             break;
         case PTL_ARG_FLOAT:
             ok = v->tag == PTL_IV_DOUBLE || v->tag == PTL_IV_INT;

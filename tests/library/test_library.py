@@ -11,7 +11,7 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite import _C, library
 from helpers import (BROADCAST_PAIRS, SHAPES, assert_close, assert_raises_like_torch, make,
-                     torch, torch_ref)
+                     to_numpy, torch, torch_ref)
 
 _names = itertools.count()
 
@@ -53,6 +53,22 @@ def test_python_kernel_matches_numpy(lib, key, layout):
         x, xa = make(a, ptl.float32)
         y, ya = make(b, ptl.float32, seed=1)
         assert_close(op(x, y), sigmoid_add_np(xa.astype(np.float64), ya), ptl.float32)
+
+
+@pytest.mark.parametrize("key", ["CPU", "CompositeImplicitAutograd", "CompositeExplicitAutograd"])
+def test_complex_tensors_and_scalars_reach_the_kernel(lib, key):
+    """A library's operator is not refused at the Complex key as an aten op without a complex
+    kernel is: its kernel gets complex tensors and a complex Scalar, as PyTorch's does."""
+    lib.define("scale(Tensor x, Scalar a) -> Tensor")
+    lib.impl("scale", lambda x, a: x * a, key)
+    op = getattr(ptl.ops, lib.ns).scale
+    z = ptl.tensor([1 + 1j, -2j], dtype=ptl.complex64)
+    assert_close(op(z, 2 - 1j), to_numpy(z) * (2 - 1j), ptl.complex64)
+    assert_close(op(z, 3), to_numpy(z) * 3, ptl.complex64)
+    x = ptl.tensor([1.0, 2.0], dtype=ptl.float64)
+    assert op(x, 1j).dtype == ptl.complex128
+    assert_close(op(x, 1j), to_numpy(x) * 1j, ptl.complex128)
+    assert_close(op(x, 0.5), to_numpy(x) * 0.5, ptl.float64)
 
 
 def test_memory_format_reaches_the_kernel_and_a_generator_is_refused(lib):

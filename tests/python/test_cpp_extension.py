@@ -333,8 +333,73 @@ double_it(const PtlApiOperator *op, PtlApiStack *stack, void *data)
     return rc;
 }
 
+/* x ** a through aten::pow.Tensor_Scalar, a pushed back as it came: complex (1j) or real */
+static int
+power(const PtlApiOperator *op, PtlApiStack *stack, void *data)
+{
+    (void)op;
+    (void)data;
+    double re, im;
+    int is_complex = ptl_api_stack_is_complex(stack, 1);
+    if (is_complex < 0 || ptl_api_stack_complex(stack, 1, &re, &im) < 0) {
+        return -1;
+    }
+    PtlApiTensor *x = ptl_api_stack_tensor(stack, 0);
+    PtlApiStack *s = ptl_api_stack_new();
+    PtlApiTensor *r = NULL;
+    if (ptl_api_push_tensor(s, x) == 0 &&
+        (is_complex ? ptl_api_push_complex(s, re, im) : ptl_api_push_double(s, re)) == 0 &&
+        ptl_api_call("aten::pow.Tensor_Scalar", s) == 0) {
+        r = ptl_api_pop_tensor(s);
+    }
+    ptl_api_stack_free(s);
+    if (r == NULL) {
+        return -1;
+    }
+    ptl_api_stack_clear(stack);
+    int rc = ptl_api_push_tensor(stack, r);
+    ptl_api_release(r);
+    return rc;
+}
+
+/* reads its Scalar as a double: a complex one is refused */
+static int
+real_only(const PtlApiOperator *op, PtlApiStack *stack, void *data)
+{
+    (void)op;
+    (void)data;
+    double a = ptl_api_stack_double(stack, 1);
+    if (a == -1 && ptl_api_stack_is_complex(stack, 1) == 1) {
+        return -1;
+    }
+    return identity(op, stack, data);
+}
+
+/* its one Scalar argument, popped with ptl_api_pop_complex, as a float64 tensor [re, im] */
+static int
+parts(const PtlApiOperator *op, PtlApiStack *stack, void *data)
+{
+    (void)op;
+    (void)data;
+    double v[2];
+    int64_t two = 2;
+    if (ptl_api_pop_complex(stack, &v[0], &v[1]) < 0) {
+        return -1;
+    }
+    PtlApiTensor *r = ptl_api_from_data(v, 1, &two, NULL, PTL_API_FLOAT64);
+    if (r == NULL) {
+        return -1;
+    }
+    int rc = ptl_api_push_tensor(stack, r);
+    ptl_api_release(r);
+    return rc;
+}
+
 PTL_LIBRARY(cext_ops, m)
 {
+    ptl_api_def(m, "power(Tensor x, Scalar a) -> Tensor");
+    ptl_api_def(m, "real_only(Tensor x, Scalar a) -> Tensor");
+    ptl_api_def(m, "parts(Scalar a) -> Tensor");
     ptl_api_def(m, "double_it(Tensor x) -> Tensor");
     ptl_api_def(m, "twice(Tensor x, int k=2) -> Tensor");
     ptl_api_def(m, "fails(Tensor x) -> Tensor");
@@ -349,6 +414,9 @@ PTL_LIBRARY_IMPL(cext_ops, CPU, m)
     ptl_api_impl(m, "fails", index_fail, NULL);
     ptl_api_impl(m, "same", identity, NULL);
     ptl_api_impl(m, "badkernel", leaves_two, NULL);
+    ptl_api_impl(m, "power", power, NULL);
+    ptl_api_impl(m, "real_only", real_only, NULL);
+    ptl_api_impl(m, "parts", parts, NULL);
 }
 
 PTL_LIBRARY_IMPL(cext_ops, CompositeImplicitAutograd, m)
@@ -406,6 +474,29 @@ def test_kernel_errors(ops_module):
             "'cext_ops::nokernel' is only available for these backends: [].")):
         ptl.ops.cext_ops.nokernel(x)
     assert_no_leak(lambda: pytest.raises(IndexError, ptl.ops.cext_ops.fails, x))
+
+
+def test_complex_scalars_cross_the_c_abi(ops_module):
+    """A Scalar argument holding Python's 1j reaches a C kernel as a complex number
+    (ptl_api_stack_is_complex / ptl_api_stack_complex), goes back into an aten call
+    (ptl_api_push_complex), and ptl_api_pop_complex reads any number.  The
+    operator is a library's: complex tensors reach its kernel, as in PyTorch."""
+    z = ptl.tensor([1 + 2j, -3j, 0.5], dtype=ptl.complex128)
+    assert_close(ptl.ops.cext_ops.power(z, 2 - 1j), to_numpy(z) ** (2 - 1j))
+    assert_close(ptl.ops.cext_ops.power(z, 3), to_numpy(z) ** 3)
+    x = ptl.tensor([1.0, 2.0], dtype=ptl.float64)
+    y = ptl.ops.cext_ops.power(x, 1j)
+    assert y.dtype == ptl.complex128
+    assert_close(y, to_numpy(x) ** 1j)
+    assert_close(ptl.ops.cext_ops.power(x, 2.5), to_numpy(x) ** 2.5)
+    assert ptl.ops.cext_ops.real_only(x, 2.0) is x
+    with pytest.raises(TypeError, match="^stack value 1 is a complex number: read it with "
+                                        "ptl_api_stack_complex$"):
+        ptl.ops.cext_ops.real_only(x, 1j)
+    assert ptl.ops.cext_ops.parts(2 - 5j).tolist() == [2.0, -5.0]
+    assert ptl.ops.cext_ops.parts(7).tolist() == [7.0, 0.0]
+    assert ptl.ops.cext_ops.parts(True).tolist() == [1.0, 0.0]
+    assert_no_leak(lambda: ptl.ops.cext_ops.power(z, 1j))
 
 
 def test_second_kernel_for_a_key_warns_and_overrides(ops_module):

@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define PTL_API_VERSION_MAJOR 1
-#define PTL_API_VERSION_MINOR 1
+#define PTL_API_VERSION_MINOR 2
 
 #if defined(__GNUC__)
 #define PTL_API __attribute__((visibility("default")))
@@ -150,16 +150,22 @@ PTL_API void ptl_api_stack_clear(PtlApiStack *s);
 PTL_API int ptl_api_push_tensor(PtlApiStack *s, PtlApiTensor *t);
 PTL_API int ptl_api_push_int(PtlApiStack *s, int64_t v);
 PTL_API int ptl_api_push_double(PtlApiStack *s, double v);
+PTL_API int ptl_api_push_complex(PtlApiStack *s, double re, double im);   /* since 1.2 */
 PTL_API int ptl_api_push_bool(PtlApiStack *s, int v);
 PTL_API int ptl_api_push_none(PtlApiStack *s);
 PTL_API int ptl_api_push_int_list(PtlApiStack *s, const int64_t *v, int64_t n);
 /* Reads value i (0 is the bottom): a tensor (borrowed; NULL for None), a number, a bool, an
  * int list (borrowed, its length in *n).  A value of another type sets a TypeError and
- * returns NULL / -1. */
+ * returns NULL / -1.  A Scalar argument may hold a complex number (Python's 1j): the
+ * integer and double readers refuse it, ptl_api_stack_complex reads any number (an
+ * imaginary part 0 for the real ones) and ptl_api_stack_is_complex tells which it is. */
 PTL_API PtlApiTensor *ptl_api_stack_tensor(const PtlApiStack *s, int64_t i);
 PTL_API int64_t ptl_api_stack_int(const PtlApiStack *s, int64_t i);
 PTL_API double ptl_api_stack_double(const PtlApiStack *s, int64_t i);
 PTL_API int ptl_api_stack_bool(const PtlApiStack *s, int64_t i);
+/* since 1.2: 0 / -1, and 1 / 0 / -1 */
+PTL_API int ptl_api_stack_complex(const PtlApiStack *s, int64_t i, double *re, double *im);
+PTL_API int ptl_api_stack_is_complex(const PtlApiStack *s, int64_t i);
 PTL_API int ptl_api_stack_is_none(const PtlApiStack *s, int64_t i);
 PTL_API const int64_t *ptl_api_stack_int_list(const PtlApiStack *s, int64_t i, int64_t *n);
 /* Removes the top value; a tensor comes back as a new reference (NULL for None). */
@@ -167,6 +173,7 @@ PTL_API PtlApiTensor *ptl_api_pop_tensor(PtlApiStack *s);
 PTL_API int64_t ptl_api_pop_int(PtlApiStack *s);
 PTL_API double ptl_api_pop_double(PtlApiStack *s);
 PTL_API int ptl_api_pop_bool(PtlApiStack *s);
+PTL_API int ptl_api_pop_complex(PtlApiStack *s, double *re, double *im);   /* since 1.2 */
 
 /* Calls the operator named "ns::name" or "ns::name.overload" ("aten::add.Tensor") through
  * the dispatcher, as Python's pytorchlite.ops does (autograd included).  The stack holds

@@ -24,6 +24,8 @@
  *     [Complex GEMM]), the gather/scatter and index_put/index_add family (their element
  *     moves take 16 bytes, their sums and products fold complex values: index_complex.h)
  *     and the ops of this file fall through to the CPU kernel (`passthrough_ops`);
+ *   - an operator a library defines (torch.library, a C extension: an id past ops.def's)
+ *     falls through: its kernels get complex tensors and Scalars, as PyTorch's do;
  *   - every other op raises PyTorch's error: its "not supported for complex" message for
  *     the ordering ops (`ordering_errors`), else "\"<op>_cpu\" not implemented for
  *     'ComplexFloat'";
@@ -279,7 +281,7 @@ complex_scalar_call(const PtlOperator *op, PtlDispatchKeySet below, PtlIValue *s
                                  complex_scalar_errors[i].msg);
         }
     }
-    if (!cuda && op->id < PTL_OP_COUNT && passthrough[op->id]) {
+    if (!cuda && passthrough[op->id]) {
         return ptl_dispatcher_redispatch(op, below, s);
     }
     return redispatch_real(op, below, s, scalar_target_dtype(op, s));
@@ -290,11 +292,14 @@ complex_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlDispatchKeySet below = ks & ptl_keyset_below(PTL_KEY_COMPLEX);
     int cuda = (below & PTL_KEYSET(PTL_KEY_CUDA)) != 0;
+    if (op->id >= PTL_OP_COUNT) {
+        return ptl_dispatcher_redispatch(op, below, s);
+    }
     PtlDtype dt = first_complex_dtype(op, s);
     if (dt == PTL_DTYPE_UNDEFINED) {
         return complex_scalar_call(op, below, s, cuda);
     }
-    if (!cuda && op->id < PTL_OP_COUNT && passthrough[op->id]) {
+    if (!cuda && passthrough[op->id]) {
         return ptl_dispatcher_redispatch(op, below, s);
     }
     for (size_t i = 0; !cuda && i < sizeof(ordering_errors) / sizeof(ordering_errors[0]); i++) {
