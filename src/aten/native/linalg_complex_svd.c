@@ -87,6 +87,77 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
 
 /* Matrix i of the complex SVD in T's precision (Note [Complex SVD]).  0, or -1. */
 #define DEFINE_ZSVD(T, R, SUF, CMPLX, REAL, IMAG, F32, EPS)                                        \
+    /* Step k of zgebd2 on W (rb x c, rows ld apart): the left reflector of column k into          \
+     * dd[k], tl[k] (v below the diagonal), applied to columns k+1..; with right, row k's          \
+     * into ee[k], tr[k] (v right of the superdiagonal), applied to the rows below.                \
+     * Scratch: v1, v2 (ld), sv (rb), x (rb). */                                                   \
+    static void bidiag_step_##SUF(T *a, int64_t rb, int64_t c, int64_t ld, int64_t k,              \
+                                  int right, double *dd, double *ee, T *tl, T *tr, T *v1,          \
+                                  T *v2, T *sv, ptl_complex128 *x)                                 \
+    {                                                                                              \
+        const int64_t w = (int64_t)(64 / sizeof(T));                                               \
+        int64_t nr = rb - k, s0 = (k + 1) / w * w, len = ld - s0;                                  \
+        T *rk = a + k * ld;                                                                        \
+        ptl_complex128 t;                                                                          \
+        for (int64_t p = 0; p < nr; p++) {                                                         \
+            x[p] = a[(k + p) * ld + k];                                                            \
+        }                                                                                          \
+        dd[k] = ptl_zlarfg_c16(x, nr, 1, &t);                                                      \
+        for (int64_t p = 1; p < nr; p++) {                                                         \
+            a[(k + p) * ld + k] = (T)x[p];                                                         \
+        }                                                                                          \
+        rk[k] = (R)dd[k];                                                                          \
+        tl[k] = (T)t;                                                                              \
+        ee[k] = 0;                                                                                 \
+        if (k + 1 == c) {                                                                          \
+            return;                                                                                \
+        }                                                                                          \
+        if (t != 0) {                                                                              \
+            /* y = v^H W's columns k+1.. (zero before them), then W -= conj(tau) v y */            \
+            T *y = v1, ct = CMPLX(REAL(tl[k]), -IMAG(tl[k]));                                      \
+            memcpy(y + s0, rk + s0, sizeof(T) * (size_t)len);                                      \
+            for (int64_t p = 1; p < nr; p++) {                                                     \
+                T vp = a[(k + p) * ld + k];                                                        \
+                sv[p - 1] = CMPLX(REAL(vp), -IMAG(vp));                                            \
+            }                                                                                      \
+            ptl_zgemv_rows_##SUF(y + s0, a + (k + 1) * ld + s0, ld, nr - 1, sv, len);              \
+            for (int64_t q = s0; q <= k; q++) {                                                    \
+                y[q] = 0;                                                                          \
+            }                                                                                      \
+            sv[0] = -ct;                                                                           \
+            for (int64_t p = 1; p < nr; p++) {                                                     \
+                sv[p] = -zmul_##SUF(ct, a[(k + p) * ld + k]);                                      \
+            }                                                                                      \
+            ptl_zger_rows_##SUF(rk + s0, ld, nr, y + s0, sv, len);                                 \
+        }                                                                                          \
+        if (!right) {                                                                              \
+            return;                                                                                \
+        }                                                                                          \
+        int64_t nc = c - k - 1;                                                                    \
+        for (int64_t p = 0; p < nc; p++) {                                                         \
+            x[p] = conj((ptl_complex128)rk[k + 1 + p]);                                            \
+        }                                                                                          \
+        ee[k] = ptl_zlarfg_c16(x, nc, 1, &t);                                                      \
+        tr[k] = (T)t;                                                                              \
+        rk[k + 1] = (R)ee[k];                                                                      \
+        T *u = v1, *uc = v2;                                                                       \
+        memset(u + s0, 0, sizeof(T) * (size_t)len);                                                \
+        memset(uc + s0, 0, sizeof(T) * (size_t)len);                                               \
+        u[k + 1] = uc[k + 1] = 1;                                                                  \
+        for (int64_t p = 1; p < nc; p++) {                                                         \
+            u[k + 1 + p] = rk[k + 1 + p] = (T)x[p];                                                \
+            uc[k + 1 + p] = CMPLX(REAL(u[k + 1 + p]), -IMAG(u[k + 1 + p]));                        \
+        }                                                                                          \
+        if (t != 0 && nr > 1) {                                                                    \
+            /* W's rows below k: w -= tau (w u) u^H */                                             \
+            zdot_rows_##SUF(sv, a + (k + 1) * ld + s0, ld, nr - 1, u + s0, len);                   \
+            for (int64_t p = 0; p < nr - 1; p++) {                                                 \
+                sv[p] = -zmul_##SUF(tr[k], sv[p]);                                                 \
+            }                                                                                      \
+            ptl_zger_rows_##SUF(a + (k + 1) * ld + s0, ld, nr - 1, uc + s0, sv, len);              \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
     int ptl_zsvd_matrix_##SUF(void *ctx, int64_t i)                                                \
     {                                                                                              \
         const PtlZSvdJob *j = ctx;                                                                 \
@@ -144,64 +215,19 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
             }                                                                                      \
         }                                                                                          \
         /* zgebd2: the left reflector of column k (v below the diagonal), then the right one       \
-         * of row k (its v right of the superdiagonal) */                                          \
-        for (int64_t k = 0; k < c; k++) {                                                          \
-            int64_t nr = r - k, s0 = (k + 1) / w * w, len = ld - s0;                               \
-            T *rk = a + k * ld;                                                                    \
-            ptl_complex128 t;                                                                      \
-            for (int64_t p = 0; p < nr; p++) {                                                     \
-                x[p] = a[(k + p) * ld + k];                                                        \
-            }                                                                                      \
-            dd[k] = ptl_zlarfg_c16(x, nr, 1, &t);                                                  \
-            for (int64_t p = 1; p < nr; p++) {                                                     \
-                a[(k + p) * ld + k] = (T)x[p];                                                     \
-            }                                                                                      \
-            rk[k] = (R)dd[k];                                                                      \
-            tl[k] = (T)t;                                                                          \
-            ee[k] = 0;                                                                             \
-            if (k + 1 == c) {                                                                      \
-                break;                                                                             \
-            }                                                                                      \
-            if (t != 0) {                                                                          \
-                /* y = v^H W's columns k+1.. (zero before them), then W -= conj(tau) v y */        \
-                T *y = v1, ct = CMPLX(REAL(tl[k]), -IMAG(tl[k]));                                  \
-                memcpy(y + s0, rk + s0, sizeof(T) * (size_t)len);                                  \
-                for (int64_t p = 1; p < nr; p++) {                                                 \
-                    T vp = a[(k + p) * ld + k];                                                    \
-                    sv[p - 1] = CMPLX(REAL(vp), -IMAG(vp));                                        \
+         * of row k (its v right of the superdiagonal).  The values of a tall W (r >= 5c/3,        \
+         * as svd.c's) come from its R: zgeqr2's left reflectors alone first (pass 1), then        \
+         * R's rows (rb = c) are bidiagonalised (pass 0) */                                        \
+        int64_t rb = r, qr = !vecs && 3 * r >= 5 * c;                                              \
+        for (int pass = (int)qr; pass >= 0; pass--) {                                              \
+            if (pass == 0 && qr) {                                                                 \
+                rb = c;                                                                            \
+                for (int64_t p = 1; p < c; p++) {                                                  \
+                    memset(a + p * ld, 0, sizeof(T) * (size_t)p);                                  \
                 }                                                                                  \
-                ptl_zgemv_rows_##SUF(y + s0, a + (k + 1) * ld + s0, ld, nr - 1, sv, len);          \
-                for (int64_t q = s0; q <= k; q++) {                                                \
-                    y[q] = 0;                                                                      \
-                }                                                                                  \
-                sv[0] = -ct;                                                                       \
-                for (int64_t p = 1; p < nr; p++) {                                                 \
-                    sv[p] = -zmul_##SUF(ct, a[(k + p) * ld + k]);                                  \
-                }                                                                                  \
-                ptl_zger_rows_##SUF(rk + s0, ld, nr, y + s0, sv, len);                             \
             }                                                                                      \
-            int64_t nc = c - k - 1;                                                                \
-            for (int64_t p = 0; p < nc; p++) {                                                     \
-                x[p] = conj((ptl_complex128)rk[k + 1 + p]);                                        \
-            }                                                                                      \
-            ee[k] = ptl_zlarfg_c16(x, nc, 1, &t);                                                  \
-            tr[k] = (T)t;                                                                          \
-            rk[k + 1] = (R)ee[k];                                                                  \
-            T *u = v1, *uc = v2;                                                                   \
-            memset(u + s0, 0, sizeof(T) * (size_t)len);                                            \
-            memset(uc + s0, 0, sizeof(T) * (size_t)len);                                           \
-            u[k + 1] = uc[k + 1] = 1;                                                              \
-            for (int64_t p = 1; p < nc; p++) {                                                     \
-                u[k + 1 + p] = rk[k + 1 + p] = (T)x[p];                                            \
-                uc[k + 1 + p] = CMPLX(REAL(u[k + 1 + p]), -IMAG(u[k + 1 + p]));                    \
-            }                                                                                      \
-            if (t != 0 && nr > 1) {                                                                \
-                /* W's rows below k: w -= tau (w u) u^H */                                         \
-                zdot_rows_##SUF(sv, a + (k + 1) * ld + s0, ld, nr - 1, u + s0, len);               \
-                for (int64_t p = 0; p < nr - 1; p++) {                                             \
-                    sv[p] = -zmul_##SUF(tr[k], sv[p]);                                             \
-                }                                                                                  \
-                ptl_zger_rows_##SUF(a + (k + 1) * ld + s0, ld, nr - 1, uc + s0, sv, len);          \
+            for (int64_t k = 0; k < c; k++) {                                                      \
+                bidiag_step_##SUF(a, rb, c, ld, k, !pass, dd, ee, tl, tr, v1, v2, sv, x);          \
             }                                                                                      \
         }                                                                                          \
         int rc = -1;                                                                               \
