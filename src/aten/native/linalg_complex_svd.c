@@ -21,8 +21,9 @@
  * [0.5, 1), as svd.c does (Note [Singular vectors]).  zgebd2's reflectors reduce W to an
  * upper bidiagonal B = U_B^H W V_B: column k's H_k = I - tau v v^H from the left, row k's
  * G_k from the right (zlarfg on the row conjugated), and zlarfg's beta is real, so B is real
- * without phase factors.  Each reflector's update is two passes over the trailing rows in
- * whole 64-byte vectors (linalg_complex_vec.c's zgemv_rows / zger_rows, zdot_rows below):
+ * without phase factors.  Each step is three passes over the trailing rows in whole
+ * 64-byte vectors (zgemv_rows for v^H W, zdot_rows for the left update and W u, zger_rows
+ * for the right update; linalg_complex_vec.c's and below):
  * W's rows are padded to ld, the reflector's vectors zero outside its columns, so that the
  * stored reflectors left of them and the padding right of them are not touched.  B = P S
  * Q^T by svd.c's bidiagonal QR (ptl_svd_bidiagonal_values): its rotations are real, so
@@ -33,7 +34,8 @@
  * deflating at FLT_EPSILON as svd.c's float32 vectors, complex128 in double: U and V are
  * unitary to O(eps) and U S V^H reproduces A to O(eps ||A||), as gesdd's; the values have
  * absolute error O(eps sigma_max) (a Jacobi method's relative accuracy for the small ones is
- * gone, as in gesdd).  svdvals skips the vectors (the QR without rotations).  This replaced
+ * gone, as in gesdd).  svdvals skips the vectors (the QR without rotations), and takes a
+ * tall W's (r >= 5c/3) from its R's bidiagonal, zgeqr2's reflectors first.  This replaced
  * one-sided Jacobi on R^H after a column-sorted QR, in complex128 for both dtypes. */
 
 typedef double ZsVec8 __attribute__((vector_size(64)));
@@ -66,29 +68,50 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
     } while (0)
 
 /* out[k] = sum_q b_k[q] x[q] (no conjugate) for the rows b_k = b + k ldb, k < rows, len a
- * multiple of the vector: lane-wise products with x and with x's parts swapped, the real
- * part the even lanes less the odd ones of the first, the imaginary part all of the second;
- * two rows at a time (two chains of additions), each row's lanes summed as a tree (ZREDUCE;
- * a chain of scalar additions, on rows a few vectors long: svd 64 x 64 complex64 270 -> 247
- * us, 128 x 128 1.60 -> 1.52 ms, one thread) */
-#define ZDOT_ROWS(SUF, T, R, V, I, SWAP)                                                           \
+ * multiple of the vector, after b_k += s[k] y when y is not NULL (the left reflector's
+ * update riding on the right one's pass: svdvals 128 x 128 1.04 -> 0.94 ms complex128,
+ * 0.64 -> 0.59 ms complex64, one thread).  Lane-wise products with x and with x's parts
+ * swapped, the real part the even lanes less the odd ones of the first, the imaginary part
+ * all of the second; two rows at a time (two chains of additions), each row's lanes summed
+ * as a tree (ZREDUCE; a chain of scalar additions, on rows a few vectors long: svd 64 x 64
+ * complex64 270 -> 247 us, 128 x 128 1.60 -> 1.52 ms, one thread) */
+#define ZDOT_ROWS(SUF, T, R, V, I, SWAP, SIGN)                                                     \
     static PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                 \
-    zdot_rows_##SUF(T *outc, const T *bc, int64_t ldb, int64_t rows, const T *xc, int64_t len)     \
+    zdot_rows_##SUF(T *outc, T *bc, int64_t ldb, int64_t rows, const T *xc, const T *yc,           \
+                    const T *sc, int64_t len)                                                      \
     {                                                                                              \
-        R *out = (R *)outc;                                                                        \
-        const R *b = (const R *)bc, *x = (const R *)xc;                                            \
+        R *out = (R *)outc, *b = (R *)bc;                                                          \
+        const R *x = (const R *)xc, *y = (const R *)yc, *sk = (const R *)sc;                       \
+        const V sign = SIGN;                                                                       \
         const I swap = SWAP;                                                                       \
         const int64_t step = (int64_t)(sizeof(V) / sizeof(R));                                     \
         for (int64_t k = 0; k < rows; k += 2) {                                                    \
-            const R *b0 = b + 2 * k * ldb, *b1 = k + 1 < rows ? b0 + 2 * ldb : b0;                 \
+            int two = k + 1 < rows;                                                                \
+            R *b0 = b + 2 * k * ldb, *b1 = two ? b0 + 2 * ldb : b0;                                \
             V a0, c0, a1, c1;                                                                      \
             memset(&a0, 0, sizeof(V));                                                             \
             c0 = a1 = c1 = a0;                                                                     \
+            /* the rows' own updates first when y is set: b_k += s_k y */                          \
+            R s0r = y ? sk[2 * k] : 0, s0i = y ? sk[2 * k + 1] : 0;                                \
+            R s1r = y && two ? sk[2 * k + 2] : 0, s1i = y && two ? sk[2 * k + 3] : 0;              \
+            const V re0 = sign * 0 + s0r, im0 = sign * s0i, re1 = sign * 0 + s1r,                  \
+                    im1 = sign * s1i;                                                              \
             for (int64_t l0 = 0; l0 < 2 * len; l0 += step) {                                       \
                 V xv, xs, z0, z1;                                                                  \
                 memcpy(&xv, x + l0, sizeof(V));                                                    \
                 memcpy(&z0, b0 + l0, sizeof(V));                                                   \
                 memcpy(&z1, b1 + l0, sizeof(V));                                                   \
+                if (y != NULL) {                                                                   \
+                    V yv;                                                                          \
+                    memcpy(&yv, y + l0, sizeof(V));                                                \
+                    V ys = __builtin_shuffle(yv, swap);                                            \
+                    z0 += yv * re0 + ys * im0;                                                     \
+                    z1 += yv * re1 + ys * im1;                                                     \
+                    memcpy(b0 + l0, &z0, sizeof(V));                                               \
+                    if (two) {                                                                     \
+                        memcpy(b1 + l0, &z1, sizeof(V));                                           \
+                    }                                                                              \
+                }                                                                                  \
                 xs = __builtin_shuffle(xv, swap);                                                  \
                 a0 += z0 * xv;                                                                     \
                 c0 += z0 * xs;                                                                     \
@@ -110,10 +133,10 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
     /* Step k of zgebd2 on W (rb x c, rows ld apart): the left reflector of column k into          \
      * dd[k], tl[k] (v below the diagonal), applied to columns k+1..; with right, row k's          \
      * into ee[k], tr[k] (v right of the superdiagonal), applied to the rows below.                \
-     * Scratch: v1, v2 (ld), sv (rb), x (rb). */                                                   \
+     * Scratch: v1, v2, v3 (ld), sv (2 rb), x (rb). */                                             \
     static void bidiag_step_##SUF(T *a, int64_t rb, int64_t c, int64_t ld, int64_t k,              \
                                   int right, double *dd, double *ee, T *tl, T *tr, T *v1,          \
-                                  T *v2, T *sv, ptl_complex128 *x)                                 \
+                                  T *v2, T *v3, T *sv, ptl_complex128 *x)                          \
     {                                                                                              \
         const int64_t w = (int64_t)(64 / sizeof(T));                                               \
         int64_t nr = rb - k, s0 = (k + 1) / w * w, len = ld - s0;                                  \
@@ -132,9 +155,12 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
         if (k + 1 == c) {                                                                          \
             return;                                                                                \
         }                                                                                          \
-        if (t != 0) {                                                                              \
-            /* y = v^H W's columns k+1.. (zero before them), then W -= conj(tau) v y */            \
-            T *y = v1, ct = CMPLX(REAL(tl[k]), -IMAG(tl[k]));                                      \
+        int lt = t != 0;                                                                           \
+        T *y = v1, *sl = sv + rb;                                                                  \
+        if (lt) {                                                                                  \
+            /* y = v^H W's columns k+1.. (zero before them); W -= conj(tau) v y, row k now,        \
+             * the rows below with the right reflector's products */                               \
+            T ct = CMPLX(REAL(tl[k]), -IMAG(tl[k]));                                               \
             memcpy(y + s0, rk + s0, sizeof(T) * (size_t)len);                                      \
             for (int64_t p = 1; p < nr; p++) {                                                     \
                 T vp = a[(k + p) * ld + k];                                                        \
@@ -144,37 +170,44 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
             for (int64_t q = s0; q <= k; q++) {                                                    \
                 y[q] = 0;                                                                          \
             }                                                                                      \
-            sv[0] = -ct;                                                                           \
+            sl[0] = -ct;                                                                           \
             for (int64_t p = 1; p < nr; p++) {                                                     \
-                sv[p] = -zmul_##SUF(ct, a[(k + p) * ld + k]);                                      \
+                sl[p] = -zmul_##SUF(ct, a[(k + p) * ld + k]);                                      \
             }                                                                                      \
-            ptl_zger_rows_##SUF(rk + s0, ld, nr, y + s0, sv, len);                                 \
-        }                                                                                          \
-        if (!right) {                                                                              \
-            return;                                                                                \
+            ptl_zger_rows_##SUF(rk + s0, ld, 1, y + s0, sl, len);                                  \
         }                                                                                          \
         int64_t nc = c - k - 1;                                                                    \
-        for (int64_t p = 0; p < nc; p++) {                                                         \
-            x[p] = conj((ptl_complex128)rk[k + 1 + p]);                                            \
+        T *u = v2, *uc = v3;                                                                       \
+        if (right) {                                                                               \
+            for (int64_t p = 0; p < nc; p++) {                                                     \
+                x[p] = conj((ptl_complex128)rk[k + 1 + p]);                                        \
+            }                                                                                      \
+            ee[k] = ptl_zlarfg_c16(x, nc, 1, &t);                                                  \
+            tr[k] = (T)t;                                                                          \
+            rk[k + 1] = (R)ee[k];                                                                  \
+            memset(u + s0, 0, sizeof(T) * (size_t)len);                                            \
+            memset(uc + s0, 0, sizeof(T) * (size_t)len);                                           \
+            u[k + 1] = uc[k + 1] = 1;                                                              \
+            for (int64_t p = 1; p < nc; p++) {                                                     \
+                u[k + 1 + p] = rk[k + 1 + p] = (T)x[p];                                            \
+                uc[k + 1 + p] = CMPLX(REAL(u[k + 1 + p]), -IMAG(u[k + 1 + p]));                    \
+            }                                                                                      \
         }                                                                                          \
-        ee[k] = ptl_zlarfg_c16(x, nc, 1, &t);                                                      \
-        tr[k] = (T)t;                                                                              \
-        rk[k + 1] = (R)ee[k];                                                                      \
-        T *u = v1, *uc = v2;                                                                       \
-        memset(u + s0, 0, sizeof(T) * (size_t)len);                                                \
-        memset(uc + s0, 0, sizeof(T) * (size_t)len);                                               \
-        u[k + 1] = uc[k + 1] = 1;                                                                  \
-        for (int64_t p = 1; p < nc; p++) {                                                         \
-            u[k + 1 + p] = rk[k + 1 + p] = (T)x[p];                                                \
-            uc[k + 1 + p] = CMPLX(REAL(u[k + 1 + p]), -IMAG(u[k + 1 + p]));                        \
+        if (nr == 1) {                                                                             \
+            return;                                                                                \
         }                                                                                          \
-        if (t != 0 && nr > 1) {                                                                    \
-            /* W's rows below k: w -= tau (w u) u^H */                                             \
-            zdot_rows_##SUF(sv, a + (k + 1) * ld + s0, ld, nr - 1, u + s0, len);                   \
+        T *below = a + (k + 1) * ld + s0;                                                          \
+        if (right && t != 0) {                                                                     \
+            /* the rows below k: w -= conj(tau_l) v_i y (when lt), then w -= tau (w u) u^H, the    \
+             * left update riding on the dot product's pass */                                     \
+            zdot_rows_##SUF(sv, below, ld, nr - 1, u + s0, lt ? y + s0 : NULL, sl + 1, len);       \
             for (int64_t p = 0; p < nr - 1; p++) {                                                 \
                 sv[p] = -zmul_##SUF(tr[k], sv[p]);                                                 \
             }                                                                                      \
-            ptl_zger_rows_##SUF(a + (k + 1) * ld + s0, ld, nr - 1, uc + s0, sv, len);              \
+            ptl_zger_rows_##SUF(below, ld, nr - 1, uc + s0, sv, len);                              \
+        }                                                                                          \
+        else if (lt) {                                                                             \
+            ptl_zger_rows_##SUF(below, ld, nr - 1, y + s0, sl + 1, len);                           \
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
@@ -201,7 +234,8 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
          * r) and V_B^T (c of c), an odd number of vectors apart (svd.c's row_ld) */               \
         const int64_t w = (int64_t)(64 / sizeof(T)), ld = (c + w - 1) / w * w;                     \
         int64_t ldu = ((r + w - 1) / w | 1) * w, ldv = ((c + w - 1) / w | 1) * w;                  \
-        size_t nt = (size_t)((vecs ? qcols * ldu + c * ldv : 0) + r * ld + 2 * c + 2 * ldu + r);   \
+        size_t nt = (size_t)((vecs ? qcols * ldu + c * ldv : 0) + r * ld + 2 * c + 3 * ldu +       \
+                            2 * r);                                                                \
         size_t bytes = sizeof(T) * nt + sizeof(double) * (size_t)(8 * c) +                         \
                        sizeof(int64_t) * (size_t)c + sizeof(ptl_complex128) * (size_t)r + c;       \
         T *ut = aligned_alloc(64, (bytes + 63) & ~(size_t)63);                                     \
@@ -209,8 +243,9 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
             return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");                     \
         }                                                                                          \
         T *vt = ut + (vecs ? qcols * ldu : 0), *a = vt + (vecs ? c * ldv : 0);                     \
-        T *tl = a + r * ld, *tr = tl + c, *v1 = tr + c, *v2 = v1 + ldu, *sv = v2 + ldu;            \
-        double *dd = (double *)(sv + r), *ee = dd + c, *rot = ee + c, *gu = rot + 4 * c;           \
+        T *tl = a + r * ld, *tr = tl + c, *v1 = tr + c, *v2 = v1 + ldu, *v3 = v2 + ldu;            \
+        T *sv = v3 + ldu;                                                                          \
+        double *dd = (double *)(sv + 2 * r), *ee = dd + c, *rot = ee + c, *gu = rot + 4 * c;       \
         double *gv = gu + c;                                                                       \
         int64_t *ord = (int64_t *)(gv + c);                                                        \
         ptl_complex128 *x = (ptl_complex128 *)(ord + c);                                           \
@@ -247,7 +282,7 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
                 }                                                                                  \
             }                                                                                      \
             for (int64_t k = 0; k < c; k++) {                                                      \
-                bidiag_step_##SUF(a, rb, c, ld, k, !pass, dd, ee, tl, tr, v1, v2, sv, x);          \
+                bidiag_step_##SUF(a, rb, c, ld, k, !pass, dd, ee, tl, tr, v1, v2, v3, sv, x);      \
             }                                                                                      \
         }                                                                                          \
         int rc = -1;                                                                               \
@@ -278,7 +313,8 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
                     v1[p] = a[p * ld + k];                                                         \
                     v2[p] = CMPLX(REAL(v1[p]), -IMAG(v1[p]));                                      \
                 }                                                                                  \
-                zdot_rows_##SUF(sv, ut + k * ldu + s0, ldu, qcols - k, v2 + s0, len);              \
+                zdot_rows_##SUF(sv, ut + k * ldu + s0, ldu, qcols - k, v2 + s0, NULL, NULL,        \
+                                len);                                                              \
                 for (int64_t p = 0; p < qcols - k; p++) {                                          \
                     sv[p] = -zmul_##SUF(tl[k], sv[p]);                                             \
                 }                                                                                  \
@@ -296,7 +332,8 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
                     v1[q] = a[k * ld + q];                                                         \
                     v2[q] = CMPLX(REAL(v1[q]), -IMAG(v1[q]));                                      \
                 }                                                                                  \
-                zdot_rows_##SUF(sv, vt + (k + 1) * ldv + s0, ldv, c - k - 1, v2 + s0, len);        \
+                zdot_rows_##SUF(sv, vt + (k + 1) * ldv + s0, ldv, c - k - 1, v2 + s0, NULL, NULL,  \
+                                len);                                                              \
                 for (int64_t p = 0; p < c - k - 1; p++) {                                          \
                     sv[p] = -zmul_##SUF(tr[k], sv[p]);                                             \
                 }                                                                                  \
@@ -357,8 +394,10 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
     }
 
 ZDOT_ROWS(c8, ptl_complex64, float, ZsVec16f, ZsIdx16,
-          ((ZsIdx16){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}))
-ZDOT_ROWS(c16, ptl_complex128, double, ZsVec8, ZsIdx8, ((ZsIdx8){1, 0, 3, 2, 5, 4, 7, 6}))
+          ((ZsIdx16){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}),
+          ((ZsVec16f){-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1}))
+ZDOT_ROWS(c16, ptl_complex128, double, ZsVec8, ZsIdx8, ((ZsIdx8){1, 0, 3, 2, 5, 4, 7, 6}),
+          ((ZsVec8){-1, 1, -1, 1, -1, 1, -1, 1}))
 #undef ZDOT_ROWS
 #undef ZREDUCE
 
