@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import pytorchlite  # noqa: E402
 from _interleave import best_block, one_thread_args  # noqa: E402
 
-ROWS = ["solve", "inv", "det", "cholesky", "qr", "eigh", "eigvalsh", "svd"]
+ROWS = ["solve", "inv", "det", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals"]
 
 
 def hpd(n):

@@ -1,15 +1,16 @@
 """Complex linear algebra (src/aten/native/linalg_complex.c, Note [Complex linear algebra]):
-solve, inv, det, cholesky, qr, eigh, eigvalsh and svd of one complex128 Hermitian positive-definite
-matrix at 16 and 64 (and complex64 at 64), against numpy.linalg and torch.linalg (LAPACK's
-zgetrf/zgetrs, zpotrf, zgeqrf/zungqr, zheevd, zgesdd) in the same process.  pytorchlite's
-LU family and Cholesky are blocked on the complex GEMM, QR / eigh / SVD vectorised loops;
+solve, inv, det, cholesky, qr, eigh, eigvalsh, svd and svdvals of one complex128 Hermitian
+positive-definite matrix at 16 and 64 (and complex64 at 64), against numpy.linalg and
+torch.linalg (LAPACK's zgetrf/zgetrs, zpotrf, zgeqrf/zungqr, zheevd, zgesdd) in the same
+process.  pytorchlite's LU family and Cholesky are blocked on the complex GEMM, QR / eigh /
+SVD vectorised loops (the SVD by bidiagonalisation, linalg_complex_svd.c);
 benchmarks/interleaved_linalg_complex.py gives the one-thread ratios against PyTorch."""
 import numpy as np
 import pytest
 
 from _impls import IMPLS, lib, make
 
-_ROWS = ["solve", "inv", "det", "cholesky", "qr", "eigh", "eigvalsh", "svd"]
+_ROWS = ["solve", "inv", "det", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals"]
 
 
 def _hpd(n):

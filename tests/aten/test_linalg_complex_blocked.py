@@ -4,7 +4,7 @@ columns / rows, the updates through gemm_complex.c.  Against NumPy / SciPy in co
 at and across the block edges (15, 16, 17, 31, 32, 33, ...), square and rectangular,
 batched, on one and two threads (130: GEMM updates large enough to split over them); a
 zero pivot / failing order in a later block; every triangle kind and side.  QR, eigh and
-the SVD's Jacobi rotations at lengths around their vectors (linalg_complex_vec.c)."""
+the SVD at lengths around their vectors (linalg_complex_vec.c, linalg_complex_svd.c)."""
 import numpy as np
 import pytest
 import scipy.linalg
@@ -99,7 +99,7 @@ def test_solve_triangular_blocks(cdt, n, upper, unit, threads):
         _close(Y, np.swapaxes(b, -1, -2) @ np.linalg.inv(t), tol * n)
 
 
-# ---- the SVD's Jacobi rotations: 4 complex numbers a vector, then one by one ----
+# ---- the SVD's reflector updates and rotations: whole vectors of 4 / 8 complex numbers ----
 
 @pytest.mark.parametrize("shape", [(n, n) for n in (1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 33)] +
                          [(9, 5), (5, 9), (40, 13), (2, 12, 7)])

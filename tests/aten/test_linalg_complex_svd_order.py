@@ -1,9 +1,8 @@
-"""The complex SVD's preconditioning (svd_matrix_c16 in linalg_complex.c): W's columns sorted
-by norm before its QR (W P = Q R), then the one-sided Jacobi on R^H, so that W's left vectors
-are Q Vj and its right ones P U_G (U_G completed where a singular value is at rounding
-level).  Against NumPy in complex128: columns in rising and mixed norm order, rank-deficient
-inputs (zero and repeated columns and rows: the completion now on the right side), tall and
-wide, full_matrices, batched on one and two threads."""
+"""The complex SVD on graded and rank-deficient inputs (linalg_complex_svd.c, Note [Complex
+SVD]; these began as the tests of the one-sided Jacobi's column-sorted QR that it replaced).
+Against NumPy in complex128: columns graded in rising and mixed norm order, rank-deficient
+inputs (zero and repeated columns and rows), tall and wide, full_matrices, batched on one and
+two threads."""
 import numpy as np
 import pytest
 

@@ -152,7 +152,7 @@ def test_complex_eigvalsh_grad():
     _check(lambda x: ptl.linalg.eigvalsh(x + x.mH), _c((2, 3, 3), 34))
 
 
-@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (9, 6), (2, 5, 7)])
 def test_complex_svd_grad(shape):
     def phase_free(a):
         U, S, Vh = ptl.linalg.svd(a, full_matrices=False)

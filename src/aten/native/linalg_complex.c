@@ -45,25 +45,20 @@
  *     B v as B's rows conjugated, B being Hermitian, then the rank-2 update, each over all
  *     the rows in one call), and so does V's back-transform: 64 x 64 complex64 0.32 ->
  *     0.14-0.16 ms, eigvalsh 0.20 -> 0.07 ms, one thread.
- *   - SVD: W = A (A^H when m < n, the factors then swapped), its columns sorted by norm
- *     (descending), W P = Q R by the QR above, then one-sided (Hestenes) Jacobi on R^H's
- *     columns until every pair is orthogonal to 4 N eps: R^H Vj = U_G S, so W = (Q Vj) S
- *     (P U_G)^H, S the columns' norms (descending, real).  (R^H after the sorted QR is
- *     nearer diagonal than R: 8-9 sweeps at 64 x 64 and 7-15% less time than Jacobi on R.)
- *     The sweeps are nearly all of the time: their dot products and rotations run in
- *     vectors, fused, in loop clones.  U_G's columns whose norm is at rounding level (N eps
- *     s_max) and the full_matrices columns are completed to an orthonormal set
- *     (Gram-Schmidt twice from e_0, e_1, ...; Q's own extra columns for the full U).
- *     Singular pairs are unique up to one unit complex factor each (u v^H is not), as
- *     PyTorch documents.
+ *   - SVD (linalg_complex_svd.c, in A's precision as cgesdd / zgesdd): zgebd2's reflectors
+ *     reduce W = A (A^H when m < n, the factors then swapped) to a real upper bidiagonal B
+ *     (zlarfg's betas are real), B's SVD by svd.c's bidiagonal QR, whose real rotations act
+ *     on the complex vectors formed from the reflectors (Note [Complex SVD]).  Singular
+ *     pairs are unique up to one unit complex factor each (u v^H is not), as PyTorch
+ *     documents.
  *   - eig (zgehd2, then single-shift QR sweeps as zlahqr's, ztrevc, zgeev's normalisation):
  *     eigenvalues in the Schur form's diagonal order, each eigenvector of norm 1 with its
  *     largest component real and positive.  The order can differ from LAPACK's multishift
  *     QR's where eigenvalues converge in another order (the tests compare sorted values).
- * complex64 factors and eigh in single precision (cgetrf's and cheevd's accuracy), except
- * eig and the SVD, which compute in complex128 and cast their results back (Note [Float64
- * linear algebra] in linalg_solve.c).  QR, eigh, eig and the SVD are unblocked (no complex
- * GEMM under them), their inner loops in vectors (docs/performance.md).
+ * complex64 factors, eigh and the SVD in single precision (cgetrf's, cheevd's and cgesdd's
+ * accuracy), except eig, which computes in complex128 and casts its results back (Note
+ * [Float64 linear algebra] in linalg_solve.c).  QR, eigh, eig and the SVD are unblocked (no
+ * complex GEMM under them), their inner loops in vectors (docs/performance.md).
  * Products of two complex numbers use the textbook formula (zmul), as complex.c does: C99's
  * `*` calls __muldc3. */
 #include <float.h>
@@ -457,286 +452,6 @@ typedef struct ZJob {
 DEFINE_Z_QR(ptl_complex64, float, c8, ptl_cmplxf, crealf, cimagf)
 DEFINE_Z_QR(ptl_complex128, double, c16, ptl_cmplx, creal, cimag)
 #undef DEFINE_Z_QR
-
-/* ---- the SVD ---- */
-
-/* One matrix of _linalg_svd's complex kernel, in complex128. */
-typedef struct ZSvdJob {
-    const ptl_complex128 *a;   /* [B, m, n] */
-    double *s;                 /* [B, k] */
-    ptl_complex128 *u, *vh;    /* [B, m, ucols], [B, vrows, n], or NULL without vectors */
-    int64_t m, n, ucols, vrows;
-} ZSvdJob;
-
-/* Rotates columns p < q of g (stored as rows: gt is N x ld, row j = column j) and of vt the
- * same way (when set) so that they become orthogonal: one-sided (Hestenes) Jacobi with the
- * phase of g_p^H g_q taken out first.  nrm holds the columns' squared norms, updated (the
- * rotation moves t |g_p^H g_q| from one to the other).  Returns 1 when it rotated, 0 when
- * they were orthogonal to tol already.  A loop clone (loops.h) fused on purpose, as svd.c's
- * rotations: the sweeps were nine tenths of svd's time at 64 x 64, in baseline SSE2. */
-static PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) int
-jacobi_pair(ptl_complex128 *gt, int64_t ld, int64_t len, ptl_complex128 *vt, int64_t vlen,
-            int64_t p, int64_t q, double tol, double *nrm)
-{
-    double *gp = (double *)(gt + p * ld), *gq = (double *)(gt + q * ld);
-    double alpha = nrm[p], beta = nrm[q];
-    /* g_p^H g_q over the columns' reals: re = sum gp[l] gq[l], im = the even lanes of
-     * gp[l] gq[l ^ 1] less the odd ones; 16 lanes (one chain of additions had been the
-     * sweep's bound), summed in a fixed order */
-    double a[16] = {0}, b[16] = {0};
-    int64_t nr = 2 * len, l0 = 0;
-    for (; l0 + 16 <= nr; l0 += 16) {
-        for (int l = 0; l < 16; l++) {
-            a[l] += gp[l0 + l] * gq[l0 + l];
-            b[l] += gp[l0 + l] * gq[l0 + (l ^ 1)];
-        }
-    }
-    for (int l = 0; l0 + l < nr; l++) {
-        a[l] += gp[l0 + l] * gq[l0 + l];
-        b[l] += gp[l0 + l] * gq[l0 + (l ^ 1)];
-    }
-    double gr = 0, gi = 0;
-    for (int l = 0; l < 16; l += 2) {
-        gr += a[l] + a[l + 1];
-        gi += b[l] - b[l + 1];
-    }
-    ptl_complex128 gamma = ptl_cmplx(gr, gi);
-    /* |gamma| by its square where that neither overflows nor loses digits below the normal
-     * range (cabs's hypot was a tenth of the sweeps' time) */
-    double ag2 = gr * gr + gi * gi, ag = ag2 > 1e-250 && ag2 < 1e250 ? sqrt(ag2) : cabs(gamma);
-    if (ag == 0 || ag <= tol * sqrt(alpha) * sqrt(beta)) {
-        return 0;
-    }
-    ptl_complex128 ph = conj(gamma) / ag;   /* q' = q conj(e^{i arg gamma}): p^H q' = |gamma| */
-    double zeta = (beta - alpha) / (2 * ag);
-    double t = copysign(1.0, zeta) / (fabs(zeta) + sqrt(1 + zeta * zeta));
-    double c = 1 / sqrt(1 + t * t), sn = c * t;
-    nrm[p] = alpha - t * ag;
-    nrm[q] = beta + t * ag;
-    typedef double JVec __attribute__((vector_size(64)));
-    typedef int64_t JIdx __attribute__((vector_size(64)));
-    const double hr = creal(ph), hi = cimag(ph);
-    const JIdx swap = {1, 0, 3, 2, 5, 4, 7, 6};
-    const JVec hsv = {-hi, hi, -hi, hi, -hi, hi, -hi, hi};
-    for (int side = 0; side < 2; side++) {
-        double *x = side ? (double *)(vt + p * vlen) : gp;
-        double *y = side ? (double *)(vt + q * vlen) : gq;
-        int64_t cnt = 2 * (side ? vlen : len), r0 = 0;
-        if (side && vt == NULL) {
-            break;
-        }
-        /* q' = y ph, x = c x - sn q', y = sn x + c q': 4 complex numbers at a time in GCC
-         * vectors (y's parts swap places in q'), then the rest one by one */
-        for (; r0 + 8 <= cnt; r0 += 8) {
-            JVec xv, yv;
-            memcpy(&xv, x + r0, sizeof(xv));
-            memcpy(&yv, y + r0, sizeof(yv));
-            JVec qv = yv * hr + __builtin_shuffle(yv, swap) * hsv;
-            JVec xo = c * xv - sn * qv, yo = sn * xv + c * qv;
-            memcpy(x + r0, &xo, sizeof(xo));
-            memcpy(y + r0, &yo, sizeof(yo));
-        }
-        for (; r0 < cnt; r0 += 2) {
-            double xr = x[r0], xi = x[r0 + 1], yr = y[r0], yi = y[r0 + 1];
-            double qr = yr * hr - yi * hi, qi = yi * hr + yr * hi;
-            x[r0] = c * xr - sn * qr;
-            x[r0 + 1] = c * xi - sn * qi;
-            y[r0] = sn * xr + c * qr;
-            y[r0 + 1] = sn * xi + c * qi;
-        }
-    }
-    return 1;
-}
-
-/* Completes the columns of ut (rows of ut: N x len, row j = column j) whose flag ok[j] is 0
- * to an orthonormal set with the others, from the unit vectors e_0, e_1, ... in turn (Gram
- * Schmidt twice). */
-static void
-complete_columns(ptl_complex128 *ut, int64_t cols, int64_t len, unsigned char *ok)
-{
-    int64_t next = 0;
-    for (int64_t j = 0; j < cols; j++) {
-        ptl_complex128 *x = ut + j * len;
-        while (!ok[j] && next < len) {
-            memset(x, 0, sizeof(ptl_complex128) * (size_t)len);
-            x[next++] = 1;
-            for (int pass = 0; pass < 2; pass++) {
-                for (int64_t o = 0; o < cols; o++) {
-                    const ptl_complex128 *y = ut + o * len;
-                    ptl_complex128 d = 0;
-                    for (int64_t r = 0; o != j && ok[o] && r < len; r++) {
-                        d += zcmul_c16(y[r], x[r]);
-                    }
-                    for (int64_t r = 0; o != j && ok[o] && r < len; r++) {
-                        x[r] -= zmul_c16(d, y[r]);
-                    }
-                }
-            }
-            double nrm = 0;
-            for (int64_t r = 0; r < len; r++) {
-                nrm += zabs2_c16(x[r]);
-            }
-            if (nrm > 0.25) {
-                nrm = 1 / sqrt(nrm);
-                for (int64_t r = 0; r < len; r++) {
-                    x[r] *= nrm;
-                }
-                ok[j] = 1;
-            }
-        }
-    }
-}
-
-/* Matrix i: W = A (m >= n) or A^H (M x N, M >= N), W P = Q R (qr_factor_c16, P sorting W's
- * columns by norm), R^H by Jacobi rotations from the right: R^H Vj = G with orthogonal
- * columns, S = their norms descending, U_G = G S^-1 (completed where S is 0), W = (Q Vj) S
- * (P U_G)^H; A^H's factors swap.  0, or -1 (out of memory). */
-static int
-svd_matrix_c16(void *ctx, int64_t i)
-{
-    const ZSvdJob *j = ctx;
-    int64_t m = j->m, n = j->n, tall = m >= n, M = tall ? m : n, N = tall ? n : m;
-    int vecs = j->u != NULL;
-    /* the side of W's full Q and of its right vectors in the outputs */
-    int64_t qc = tall ? j->ucols : j->vrows;
-    size_t nz = (size_t)(M * N + N + (M > N ? M : N) + 2 * N * N + M * qc + N * M + 1);
-    ptl_complex128 *w = malloc(sizeof(ptl_complex128) * nz + sizeof(double) * (size_t)N +
-                               sizeof(int64_t) * (size_t)(2 * N) + (size_t)N + 16);
-    if (w == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
-    }
-    ptl_complex128 *tau = w + M * N, *scr = tau + N, *gt = scr + (M > N ? M : N);
-    ptl_complex128 *vt = gt + N * N, *q = vt + N * N, *ut = q + M * qc;
-    double *sv = (double *)(ut + N * M);
-    int64_t *idx = (int64_t *)(sv + N), *perm = idx + N;
-    unsigned char *ok = (unsigned char *)(perm + N);
-    const ptl_complex128 *a = j->a + i * m * n;
-    /* W P (its columns by norm, descending: perm[c] is W's column c of W P) */
-    for (int64_t c = 0; c < N; c++) {
-        double nrm = 0;
-        for (int64_t r = 0; r < M; r++) {
-            nrm += zabs2_c16(tall ? a[r * n + c] : a[c * n + r]);
-        }
-        sv[c] = nrm;
-        int64_t p = c;
-        while (p > 0 && sv[perm[p - 1]] < nrm) {
-            perm[p] = perm[p - 1];
-            p--;
-        }
-        perm[p] = c;
-    }
-    for (int64_t r = 0; r < M; r++) {
-        for (int64_t c = 0; c < N; c++) {
-            int64_t pc = perm[c];
-            w[r * N + c] = tall ? a[r * n + pc] : conj(a[pc * n + r]);
-        }
-    }
-    qr_factor_c16(w, M, N, tau, scr);
-    /* gt's row c = R^H's column c (R's row c conjugated); vt's row c = Vj's column c */
-    for (int64_t c = 0; c < N; c++) {
-        for (int64_t r = 0; r < N; r++) {
-            gt[c * N + r] = r >= c ? conj(w[c * N + r]) : 0;
-            vt[c * N + r] = r == c;
-        }
-    }
-    double tol = 4 * DBL_EPSILON * (double)(N > 1 ? N : 1);
-    for (int sweep = 0, rotated = 1; rotated && sweep < 80; sweep++) {
-        rotated = 0;
-        /* the squared norms afresh each sweep (the updates drift by roundings) */
-        for (int64_t c = 0; c < N; c++) {
-            double nrm = 0;
-            for (int64_t r = 0; r < N; r++) {
-                nrm += zabs2_c16(gt[c * N + r]);
-            }
-            sv[c] = nrm;
-        }
-        for (int64_t p = 0; p + 1 < N; p++) {
-            for (int64_t c = p + 1; c < N; c++) {
-                rotated |= jacobi_pair(gt, N, N, vecs ? vt : NULL, N, p, c, tol, sv);
-            }
-        }
-    }
-    for (int64_t c = 0; c < N; c++) {
-        double nrm = 0;
-        for (int64_t r = 0; r < N; r++) {
-            nrm += zabs2_c16(gt[c * N + r]);
-        }
-        sv[c] = sqrt(nrm);
-    }
-    /* descending (insertion sort on indices) */
-    for (int64_t r = 0; r < N; r++) {
-        int64_t p = r;
-        while (p > 0 && sv[idx[p - 1]] < sv[r]) {
-            idx[p] = idx[p - 1];
-            p--;
-        }
-        idx[p] = r;
-    }
-    double *s = j->s + i * N;
-    for (int64_t c = 0; c < N; c++) {
-        s[c] = sv[idx[c]];
-    }
-    if (!vecs) {
-        free(w);
-        return 0;
-    }
-    /* R^H Vj = G = U_G S, so R = Vj S U_G^H: W's left vectors Q Vj (Vj's columns into
-     * ut's rows), its right ones U_G's columns (into vt's rows); a column of G whose norm
-     * is at rounding level (N eps s_max) is only rounding errors rotated around, so it is
-     * completed instead */
-    double small = (double)N * DBL_EPSILON * (N > 0 ? s[0] : 0);
-    for (int64_t c = 0; c < N; c++) {
-        memcpy(ut + c * N, vt + idx[c] * N, sizeof(ptl_complex128) * (size_t)N);
-    }
-    for (int64_t c = 0; c < N; c++) {
-        const ptl_complex128 *g = gt + idx[c] * N;
-        ok[c] = s[c] > small;
-        for (int64_t r = 0; r < N; r++) {
-            vt[c * N + r] = ok[c] ? g[r] / s[c] : 0;
-        }
-    }
-    complete_columns(vt, N, N, ok);
-    /* W's left vectors: Q[:, :N] U_R, then Q's other columns (full) */
-    qr_form_q_c16(w, M, N, tau, q, qc, scr);
-    ptl_complex128 *left = tall ? j->u + i * m * j->ucols : NULL;
-    ptl_complex128 *right = tall ? j->vh + i * j->vrows * n : j->u + i * m * j->ucols;
-    ptl_complex128 *wleft = tall ? left : j->vh + i * j->vrows * n;
-    for (int64_t r = 0; r < M; r++) {
-        for (int64_t c = 0; c < qc; c++) {
-            ptl_complex128 x = 0;
-            if (c < N) {
-                for (int64_t t = 0; t < N; t++) {
-                    x += zmul_c16(q[r * qc + t], ut[c * N + t]);
-                }
-            }
-            else {
-                x = q[r * qc + c];
-            }
-            /* tall: U[r, c]; wide: Vh[c, r] = conj(W's U[r, c]) */
-            if (tall) {
-                wleft[r * qc + c] = x;
-            }
-            else {
-                wleft[c * M + r] = conj(x);
-            }
-        }
-    }
-    /* W's right vectors P U_G (vt's rows, sorted; U_G's row r W's column perm[r]): tall,
-     * Vh = (P U_G)^H (N x N); wide, U = P U_G */
-    for (int64_t c = 0; c < N; c++) {
-        const ptl_complex128 *v = vt + c * N;
-        for (int64_t r = 0; r < N; r++) {
-            if (tall) {
-                right[c * N + perm[r]] = conj(v[r]);
-            }
-            else {
-                right[perm[r] * N + c] = v[r];
-            }
-        }
-    }
-    free(w);
-    return 0;
-}
 
 /* ---- the nonsymmetric eigenproblem ---- */
 
@@ -1220,8 +935,8 @@ eigh_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 }
 
 /* _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None)
- * -> (Tensor U, Tensor S, Tensor Vh), complex: svd.c's contract (S real, descending), in
- * complex128 (svd_matrix_c16), the results cast back to A's precision. */
+ * -> (Tensor U, Tensor S, Tensor Vh), complex: svd.c's contract (S real, descending), in A's
+ * precision (linalg_complex_svd.c, Note [Complex SVD]). */
 static int
 svd_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -1238,16 +953,16 @@ svd_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME, "torch.linalg.svd: keyword argument `driver=` is "
                              "only supported on CUDA inputs with cuSOLVER backend.");
     }
-    int nd = A->dim;
+    int nd = A->dim, c8 = A->dtype == PTL_DTYPE_COMPLEX64;
     int64_t m = A->sizes[nd - 2], n = A->sizes[nd - 1], k = m < n ? m : n, sz[PTL_MAX_DIMS];
     int64_t zero = 0;
-    ZSvdJob job = {NULL, NULL, NULL, NULL, m, n, full ? m : k, full ? n : k};
-    if ((a = ptl_cast(A, PTL_DTYPE_COMPLEX128)) == NULL) {
+    PtlZSvdJob job = {NULL, NULL, NULL, NULL, m, n, full ? m : k, full ? n : k};
+    if ((a = ptl_contiguous(A)) == NULL) {
         return -1;
     }
-    const double *ad = (const double *)ptl_tensor_data(a);
+    const void *ad = ptl_tensor_data(a);
     for (int64_t i = 0; i < 2 * a->numel; i++) {
-        if (!isfinite(ad[i])) {
+        if (!isfinite(c8 ? ((const float *)ad)[i] : ((const double *)ad)[i])) {
             ptl_error_set(PTL_ERR_LINALG, "linalg.svd: The algorithm failed to converge "
                           "because the input matrix contained non-finite values.");
             goto error;
@@ -1255,26 +970,23 @@ svd_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)nd);
     sz[nd - 1] = job.ucols;
-    out[0] = uv ? ptl_empty(nd, sz, PTL_DTYPE_COMPLEX128, A->device)
+    out[0] = uv ? ptl_empty(nd, sz, A->dtype, A->device)
                 : ptl_empty(1, &zero, A->dtype, A->device);
     sz[nd - 2] = k;
-    out[1] = ptl_empty(nd - 1, sz, PTL_DTYPE_FLOAT64, A->device);
+    out[1] = ptl_empty(nd - 1, sz, ptl_dtype_to_real(A->dtype), A->device);
     sz[nd - 2] = job.vrows;
     sz[nd - 1] = n;
-    out[2] = uv ? ptl_empty(nd, sz, PTL_DTYPE_COMPLEX128, A->device)
+    out[2] = uv ? ptl_empty(nd, sz, A->dtype, A->device)
                 : ptl_empty(1, &zero, A->dtype, A->device);
     if (out[0] == NULL || out[1] == NULL || out[2] == NULL) {
         goto error;
     }
-    job.a = (const ptl_complex128 *)ad;
-    job.s = (double *)ptl_tensor_data(out[1]);
-    job.u = uv ? (ptl_complex128 *)ptl_tensor_data(out[0]) : NULL;
-    job.vh = uv ? (ptl_complex128 *)ptl_tensor_data(out[2]) : NULL;
-    if (linalg_batch_run(linalg_batch_count(A, 2), 40 * m * n * (k + 1) + 1, svd_matrix_c16,
-                         &job) < 0 ||
-        linalg_cast_to(&out[0], A->dtype) < 0 ||
-        linalg_cast_to(&out[1], ptl_dtype_to_real(A->dtype)) < 0 ||
-        linalg_cast_to(&out[2], A->dtype) < 0) {
+    job.a = ad;
+    job.s = ptl_tensor_data(out[1]);
+    job.u = uv ? ptl_tensor_data(out[0]) : NULL;
+    job.vh = uv ? ptl_tensor_data(out[2]) : NULL;
+    if (linalg_batch_run(linalg_batch_count(A, 2), 20 * m * n * (k + 1) + 1,
+                         c8 ? ptl_zsvd_matrix_c8 : ptl_zsvd_matrix_c16, &job) < 0) {
         goto error;
     }
     ptl_decref(a);

@@ -54,4 +54,15 @@ typedef struct PtlZEighJob {
 int ptl_zeigh_matrix_c8(void *ctx, int64_t i);
 int ptl_zeigh_matrix_c16(void *ctx, int64_t i);
 
+/* linalg_complex_svd.c: matrix i of _linalg_svd (linalg_batch_run's LinalgMatrixFn) in A's
+ * precision: a [B, m, n] contiguous and finite; s [B, k] (float / double, descending); u
+ * [B, m, ucols] and vh [B, vrows, n], or both NULL for the values alone.  0, or -1. */
+typedef struct PtlZSvdJob {
+    const void *a;
+    void *s, *u, *vh;
+    int64_t m, n, ucols, vrows;
+} PtlZSvdJob;
+int ptl_zsvd_matrix_c8(void *ctx, int64_t i);
+int ptl_zsvd_matrix_c16(void *ctx, int64_t i);
+
 #endif

@@ -55,6 +55,7 @@
 #include "gemm.h"
 #include "linalg_impl.h"
 #include "native.h"
+#include "svd_bidiagonal.h"
 
 typedef struct SvdJob {
     const void *a;            /* [B, m, n] contiguous, float64 (float32 when f32) */
@@ -550,18 +551,8 @@ bidiagonal_qr_step(double *d, double *e, int64_t lo, int64_t hi, double *rot)
     }
 }
 
-/* The singular vectors that bidiagonal_values rotates: row j of ut (nu entries, ldu apart)
- * is column j of U, row j of vt (nv entries, ldv apart) column j of V, for B = U^T W V, in
- * floats when f32 (else doubles); rot: 4n scratch.  Doubles are rotated with scaled rows
- * (Note [Scaled rotations]): row j of ut is gu[j] times U's column j, of vt gv[j] times V's
- * (n each, 1 to begin with), form: n bytes of scratch; f32 leaves them NULL. */
-typedef struct SvdVecs {
-    void *ut, *vt;
-    double *rot, *gu, *gv;
-    unsigned char *form;
-    int64_t nu, nv, ldu, ldv;
-    int f32;
-} SvdVecs;
+/* The singular vectors that bidiagonal_values rotates (svd_bidiagonal.h). */
+typedef PtlSvdVecs SvdVecs;
 
 /* Note [Scaled rotations]
  * ~~~~~~~~~~~~~~~~~~~~~~~
@@ -810,6 +801,13 @@ bidiagonal_values(double *d, double *e, int64_t n, const SvdVecs *vec, double ep
     }
     return 0;
 }
+
+int
+ptl_svd_bidiagonal_values(double *d, double *e, int64_t n, const PtlSvdVecs *vec, double eps)
+{
+    return bidiagonal_values(d, e, n, vec, eps);
+}
+
 static int
 cmp_desc(const void *x, const void *y)
 {
