@@ -1,15 +1,16 @@
 """The float32 weight gradient by row pairs (conv_packed_wgrad.c, Note [Weight gradient by row
-pairs]): stride-2 2-D convolutions of images at most 16 wide into outputs 8 wide, on AVX-512,
-against a NumPy float64 reference, on one and two threads (the same bits: every sum has one
-order whatever the split).
+pairs]): stride-2 2-D convolutions into outputs 8 wide (images at most 16 wide), or 16 wide
+under kernels 3 wide (images at most 32 wide), on AVX-512, against a NumPy float64 reference,
+on one and two threads (the same bits: every sum has one order whatever the split).
 
 Its thresholds: the lanes' buffer (co x kdim x 16 floats) at most WP_ACC_BYTES (at it and one
 output channel past it, where the tiles take the shape); tiles of WP_MO output channels by
 WP_MT taps (channel and tap counts below, at and across them, clamped at the ends); sample
 blocks of WP_BLOCK_BYTES of input and output gradient (one sample a block, several blocks and
 a short last one); the last vector of a plane half full (an odd output height); threads from
-2**18 multiply-adds (below and above); and the shapes just outside the path (an image 17 wide,
-stride 1, groups 2), which the other kernels take."""
+2**18 multiply-adds (below and above); and the shapes just outside the path (an image 17 wide
+into 8 outputs, 33 wide into 16, a kernel 1 wide into 16, stride 1, groups 2), which the other
+kernels take."""
 import numpy as np
 import pytest
 
@@ -19,7 +20,7 @@ from test_size_thresholds import c_define
 
 SRC = "aten/native/conv_packed_wgrad.c"
 WP_MO, WP_MT = 8, 3
-WP_BLOCK_BYTES, WP_ACC_BYTES = 1024 * 1024, 256 * 1024
+WP_BLOCK_BYTES, WP_ACC_BYTES = 4096 * 1024, 512 * 1024
 PARALLEL_WORK = 1 << 18
 
 
@@ -35,8 +36,8 @@ def out_size(n, k, s, p, d):
 def pairs_fit(ci, h, w, co, k, stride, pad, dil, groups):
     """wgrad_pairs_fit in Python (on AVX-512)."""
     ow = out_size(w, k[1], stride[1], pad[1], dil[1])
-    return (groups == 1 and stride == (2, 2) and ow == 8 and w <= 16 and
-            co * ci * k[0] * k[1] * 64 <= WP_ACC_BYTES)
+    return (groups == 1 and stride == (2, 2) and (ow == 8 or (ow == 16 and k[1] == WP_MT)) and
+            w <= 2 * ow and co * ci * k[0] * k[1] * 64 <= WP_ACC_BYTES)
 
 
 def wgrad_ref(x, gy, k, stride, pad, dil, groups):
@@ -118,18 +119,32 @@ CASES = [
      "co = WP_MO + 1, kdim = WP_MT + 1: clamped tiles"),
     (2, 2, 16, 16, WP_MO - 1, (1, 1), (2, 2), (0, 0), (1, 1), 1, True,
      "co = WP_MO - 1, kdim = WP_MT - 1: one clamped tile"),
-    (2, 64, 16, 16, 64, (1, 1), (2, 2), (0, 0), (1, 1), 1, True,
+    (2, 128, 16, 16, 64, (1, 1), (2, 2), (0, 0), (1, 1), 1, True,
      "the lanes' buffer at WP_ACC_BYTES"),
-    (2, 64, 16, 16, 65, (1, 1), (2, 2), (0, 0), (1, 1), 1, False,
+    (2, 128, 16, 16, 65, (1, 1), (2, 2), (0, 0), (1, 1), 1, False,
      "one output channel past WP_ACC_BYTES: the tiles"),
-    (30, 64, 16, 16, 64, (1, 1), (2, 2), (0, 0), (1, 1), 1, True,
-     "sample blocks of 12, 12 and 6"),
-    (12, 64, 16, 16, 64, (1, 1), (2, 2), (0, 0), (1, 1), 1, True,
+    (16, 512, 16, 16, 16, (1, 1), (2, 2), (0, 0), (1, 1), 1, True,
+     "sample blocks of 7, 7 and 2"),
+    (7, 512, 16, 16, 16, (1, 1), (2, 2), (0, 0), (1, 1), 1, True,
      "one whole sample block"),
-    (13, 64, 16, 16, 64, (1, 1), (2, 2), (0, 0), (1, 1), 1, True,
+    (8, 512, 16, 16, 16, (1, 1), (2, 2), (0, 0), (1, 1), 1, True,
      "one sample block and a last of one sample"),
-    (3, 1024, 16, 16, 4, (1, 1), (2, 2), (0, 0), (1, 1), 1, True,
+    (2, 4096, 16, 16, 2, (1, 1), (2, 2), (0, 0), (1, 1), 1, True,
      "a sample over WP_BLOCK_BYTES: blocks of one sample"),
+    (2, 5, 31, 31, 7, (3, 3), (2, 2), (1, 1), (1, 1), 1, True,
+     "outputs 16 wide, an image 31 wide"),
+    (3, 4, 32, 32, 9, (3, 3), (2, 2), (2, 2), (2, 2), 1, True,
+     "outputs 16 wide, dilation 2, padding 2"),
+    (2, 3, 27, 27, 5, (3, 3), (2, 2), (3, 3), (1, 1), 1, True,
+     "outputs 16 wide, padding 3 (columns past the image on both sides)"),
+    (2, 6, 21, 32, 10, (1, 3), (2, 2), (0, 1), (1, 1), 1, True,
+     "outputs 16 wide, 1x3 kernel, eleven output rows"),
+    (2, 16, 32, 32, 32, (3, 3), (2, 2), (1, 1), (1, 1), 1, True,
+     "ResNet's 3x3 downsampling 16 -> 32 on 32 x 32 (the benchmark's, batch 2)"),
+    (2, 4, 32, 32, 8, (1, 1), (2, 2), (0, 0), (1, 1), 1, False,
+     "outputs 16 wide, a 1x1 kernel: the rows path"),
+    (2, 4, 33, 33, 8, (3, 3), (2, 2), (0, 0), (1, 1), 1, False,
+     "an image 33 wide (outputs 16 wide): the rows path"),
     (1, 1, 16, 16, 1, (1, 1), (2, 2), (0, 0), (1, 1), 1, True,
      "one channel each: under the threads' 2**18 multiply-adds"),
     (1, 64, 16, 16, 64, (1, 1), (2, 2), (0, 0), (1, 1), 1, True,
@@ -150,9 +165,10 @@ def test_cases_cross_their_thresholds():
     works = {c[-1]: c[0] * c[4] * c[1] * c[5][0] * c[5][1] * 64 for c in CASES if c[3] == 16}
     assert works["2**18 multiply-adds: on the threads"] == PARALLEL_WORK
     assert works["just under 2**18 multiply-adds (63 x 65 x 64): inline"] < PARALLEL_WORK
-    per = 64 * 16 * 16 * 4 + 64 * 64 * 4
-    assert WP_BLOCK_BYTES // per == 12
-    assert 1024 * 16 * 16 * 4 + 4 * 64 * 4 > WP_BLOCK_BYTES
+    assert 128 * 64 * 64 == WP_ACC_BYTES and 512 * 16 * 64 == WP_ACC_BYTES
+    per = (512 * 16 * 16 + 16 * 64) * 4
+    assert WP_BLOCK_BYTES // per == 7
+    assert (4096 * 16 * 16 + 2 * 64) * 4 > WP_BLOCK_BYTES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[-1] for c in CASES])
