@@ -11,22 +11,35 @@ a short last one); the last vector of a plane half full (an odd output height); 
 2**18 multiply-adds (below and above); and the shapes just outside the path (an image 17 wide
 into 8 outputs, 33 wide into 16, a kernel 1 wide into 16, stride 1, groups 2), which the other
 kernels take."""
+import os
+import re
+
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck
-from test_size_thresholds import c_define
 
-SRC = "aten/native/conv_packed_wgrad.c"
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                   "src", "aten", "native", "conv_packed_wgrad.c")
 WP_MO, WP_MT = 8, 3
 WP_BLOCK_BYTES, WP_ACC_BYTES = 4096 * 1024, 512 * 1024
 PARALLEL_WORK = 1 << 18
 
 
+def c_define(name):
+    """The value of `#define name expr` in conv_packed_wgrad.c (integers, * and parentheses;
+    this module is also imported by test_conv_packed.py's child processes, whose path has no
+    tests/helpers.py)."""
+    with open(SRC) as f:
+        m = re.search(r"^#define\s+%s\s+(.+?)\s*(?:/\*.*)?$" % name, f.read(), re.M)
+    assert m and re.fullmatch(r"[\d\s()*]+", m.group(1)), name
+    return eval(m.group(1))
+
+
 def test_constants():
     for name in ("WP_MO", "WP_MT", "WP_BLOCK_BYTES", "WP_ACC_BYTES"):
-        assert c_define(SRC, name) == globals()[name], name
+        assert c_define(name) == globals()[name], name
 
 
 def out_size(n, k, s, p, d):
