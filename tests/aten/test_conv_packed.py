@@ -60,6 +60,7 @@ import pytest
 
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
+from test_conv_wgrad_pairs import pairs_fit
 
 SRC = [os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__)))), "src", "aten", "native", f)
@@ -226,6 +227,8 @@ CASES = [
      "stride 1, 17 channels: the wide weight-gradient tile, short"),
     ((4, 6, 16, 15), (10, 6, 1, 1), (2, 2), (0, 0), (1, 1), 1,
      "stride 2 1x1 (1 phase of 4 read): the ResNet shortcut"),
+    ((4, 6, 16, 15), (10, 3, 1, 1), (2, 2), (0, 0), (1, 1), 2,
+     "groups 2, stride 2 1x1: the shortcut's weight gradient on the tiles"),
     ((2, 5, 15, 35), (6, 5, 3, 3), (2, 2), (2, 2), (2, 2), 1,
      "stride 2, dilation 2 (1 phase of 4 read, taps 1 apart in it)"),
     ((8, 512, 4, 4), (288, 512, 3, 3), (1, 1), (1, 1), (1, 1), 1,
@@ -235,10 +238,14 @@ CASES = [
      "compact 13x13 output of 11x11 with padding 2)"),
     ((2, 8, 15, 15), (16, 8, 3, 3), (2, 2), (1, 1), (1, 1), 1,
      "compact: stride 2 (6 windows), rows reading 17 padded elements (two loads)"),
+    ((2, 8, 15, 15), (16, 4, 3, 3), (2, 2), (1, 1), (1, 1), 2,
+     "groups 2, compact, stride 2: the weight gradient on the tiles, not by row pairs"),
     ((3, 4, 12, 12), (6, 2, 5, 5), (3, 3), (2, 2), (1, 1), 2,
      "compact: stride 3, groups 2, 5x5 (15 windows)"),
     ((2, 5, 15, 15), (6, 5, 3, 3), (2, 2), (2, 2), (2, 2), 1,
      "compact: stride 2, dilation 2 (3 windows)"),
+    ((2, 6, 15, 15), (6, 3, 3, 3), (2, 2), (2, 2), (2, 2), 2,
+     "groups 2, compact, stride 2, dilation 2: the weight gradient on the tiles"),
     ((2, 5, 12, 11), (7, 5, 3, 3), (1, 1), (1, 1), (1, 1), 1,
      "compact at the ratio: 9 lane vectors for the phase planes' 10"),
     ((2, 5, 11, 14), (7, 5, 3, 3), (1, 1), (1, 1), (1, 1), 1,
@@ -878,7 +885,11 @@ def test_input_grad_phase_cases_cross_their_thresholds():
 
 
 def rows_path(xs, ws, stride, pad, dil, groups):
-    """Whether the weight gradient runs by rows (Note [Weight gradient by rows])."""
+    """Whether the weight gradient runs by rows (Note [Weight gradient by rows]): where the
+    row pairs (Note [Weight gradient by row pairs], tried first) do not take it."""
+    if len(xs) == 4 and pairs_fit(xs[1], xs[2], xs[3], ws[0], tuple(ws[2:]), tuple(stride),
+                                  tuple(pad), tuple(dil), groups):
+        return False
     cols = (xs[-1] + 2 * pad[-1] - dil[-1] * (ws[-1] - 1) - 1) // stride[-1] + 1
     return stride[-1] in (1, 2) and cols * WG_ROWS_DEN >= -(-cols // 16) * 16 * WG_ROWS_NUM
 
@@ -979,11 +990,11 @@ ROWS_CASES = [
     ((2, 16, 32, 32), (16, 16, 3, 3), (1, 1), (1, 1), (1, 1), 1,
      "16 -> 16 3x3 on 32x32 (the benchmark's): kdim 144 in 24 blocks of 6, rows of two "
      "whole vectors"),
-    ((3, 16, 32, 32), (32, 16, 3, 3), (2, 2), (1, 1), (1, 1), 1,
-     "16 -> 32 3x3 stride 2 on 32x32 (the benchmark's): rows of one whole vector, phase rows "
-     "of 17"),
-    ((1, 16, 32, 32), (16, 16, 3, 3), (2, 2), (1, 1), (1, 1), 1,
-     "stride 2, batch 1"),
+    ((3, 32, 32, 32), (64, 32, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "32 -> 64 3x3 stride 2 on 32x32 (16 -> 32, the benchmark's, runs by row pairs; here their "
+     "lanes' buffer is over WP_ACC_BYTES): rows of one whole vector, phase rows of 17"),
+    ((1, 16, 32, 32), (16, 8, 3, 3), (2, 2), (1, 1), (1, 1), 2,
+     "stride 2, batch 1, groups 2 (one group runs by row pairs)"),
     ((2, 6, 9, 51), (9, 6, 5, 5), (1, 2), (0, 0), (1, 1), 1,
      "stride 2, rows of 24 (a masked second vector), padding 0, kdim 150"),
     ((2, 3, 12, 30), (5, 3, 3, 3), (2, 2), (2, 2), (2, 2), 1,
@@ -1060,7 +1071,7 @@ def test_weight_grad_rows_cases_cross_their_thresholds():
     (k8,) = [lb for lb in by if lb.startswith("kdim 8: 24 accumulators")]
     assert kd[k8] * 3 == ROWS_PLAIN_ACC
     # phase rows: cols + the largest shift of a tap
-    (s2,) = [lb for lb in by if lb.startswith("16 -> 32 3x3 stride 2")]
+    (s2,) = [lb for lb in by if lb.startswith("32 -> 64 3x3 stride 2")]
     assert rows_copy(*by[s2])[0] == 17
     # blocks of samples: by WG_ROWS_BLOCK_BYTES, and raised to WG_ROWS_RUN row vectors
     for label, blk in (("kdim 27 over WG_ROWS_BLOCK_BYTES: two blocks of samples", 2),

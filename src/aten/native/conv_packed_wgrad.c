@@ -24,7 +24,8 @@
  * never more than the tasks.  Blocks, batches and chunks depend only on the shape, never
  * on the thread count, so neither does the result.  Where the output rows fill its vectors
  * (for a stride of 1 or 2 along them) the AVX-512 engine runs by rows instead
- * (conv_wgrad_rows.c, Note [Weight gradient by rows]). */
+ * (conv_wgrad_rows.c, Note [Weight gradient by rows]), and stride-2 outputs 8 wide (and
+ * 16 wide under 3-wide kernels) by row pairs (Note [Weight gradient by row pairs]). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -413,6 +414,250 @@ wgrad_chunks2(void *ctx, int64_t c0, int64_t c1)
     return wgrad_chunks_body(0, (const WgradJob *)ctx, c0, c1);
 }
 
+/* ---- the weight gradient by row pairs ----
+ *
+ * Note [Weight gradient by row pairs]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A stride-2 convolution with outputs 8 pixels wide (a 16-wide image halved: ResNet's
+ * downsampling to 8 x 8) fills half of the rows' 16-lane vectors, so the weight gradient by
+ * rows (conv_wgrad_rows.c) does not take it, and the tiles above spent two fifths of its
+ * time filling the columns and transposing the output gradient (32 -> 64 1x1).  Here a vector
+ * is two output rows, pixels (2v, 0..7) and (2v + 1, 0..7) in order, which is also the output
+ * gradient's memory: gy's vector v of a channel is one load.  A tap's input at those pixels
+ * is every second element of two image rows (input columns 2 * ox + kx * dx - px, rows
+ * 4v + ky * dy - py and two below), at most 16 columns each (the image is at most 16 wide):
+ * two masked loads of the rows (zeros outside the image) and one two-source permute, read
+ * from the image in place.  Outputs 16 wide take the same code with a vector of one output
+ * row, whose image row (at most 32 wide) is the two loads; there only for kernels 3 wide,
+ * where a tile's three taps are one kernel row and permute the same two loads (the rows
+ * path, which copies the image into its stride phases, beat this on 1x1 kernels).
+ *
+ * Each of the co x kdim pairs of (output channel, tap) sums its products in a vector of 16
+ * lanes, WP_MO channels by WP_MT taps of them (24 accumulators) at a time, vector by vector
+ * and in each the samples of a block (WP_BLOCK_BYTES of input and output gradient), and keeps
+ * the lanes in a buffer between blocks (the buffer's loads and stores once a block cost more
+ * than the blocks' reuse of L2 won: 16 -> 32 3x3 on 32 x 32 ran 5% slower in blocks of
+ * 1 MiB); the lanes are added at the end (_mm512_reduce_add_ps).  Threads take whole blocks
+ * of WP_MO output channels, every sample block in order, so every sum has one order whatever
+ * the thread count.  Taken where the lanes' buffer fits WP_ACC_BYTES (32 -> 64 3x3 on
+ * 16 x 16, whose buffer is 1.2 MB, ran no faster here than on the tiles). */
+#define WP_MO 8                          /* output channels per tile */
+#define WP_MT 3                          /* taps per tile */
+#define WP_BLOCK_BYTES (4096 * 1024)     /* input and output gradient per sample block */
+#define WP_ACC_BYTES (512 * 1024)        /* the lanes' buffer at most */
+
+typedef struct PairsJob {
+    const float *gy, *x;
+    float *gw, *acc;                     /* acc: co x kdim x 16 lanes */
+    int64_t n, ci, co, kdim, nb, nv;     /* nb: samples per block; nv: vectors a channel */
+    int64_t *tap;                        /* kdim x 2: the tap's channel plane offset, ky */
+    int64_t *row;                        /* nv x kh x 2: the offsets of rows A and B */
+    __mmask16 *rmask;                    /* nv x kh x 2: their loads' lanes (0: no row) */
+    _Alignas(64) int32_t idx[32][16];    /* by kx: the permute's lanes */
+    __mmask16 kmask[32], last;           /* by kx: the lanes inside the image; gy's last */
+    const ConvGeom *g;
+} PairsJob;
+
+/* Whether the weight gradient by row pairs takes g (groups 1, float32, AVX-512): a 2-D
+ * stride-2 convolution into outputs 8 wide, or 16 wide with a kernel 3 wide, of an image at
+ * most twice as wide (a lane's column inside the image is then one of the two loads' 32),
+ * its lanes' buffer within WP_ACC_BYTES. */
+static int
+wgrad_pairs_fit(const ConvGeom *g, int64_t ci, int64_t co)
+{
+    return g->groups == 1 && g->k[0] == 1 && g->img[0] == 1 && g->col[0] == 1 &&
+           g->s[1] == 2 && g->s[2] == 2 && g->k[2] <= 32 && g->img[2] <= 2 * g->col[2] &&
+           (g->col[2] == 8 || (g->col[2] == 16 && g->k[2] == WP_MT)) &&
+           (double)co * (double)(ci * g->kvol) * 64.0 <= WP_ACC_BYTES;
+}
+
+/* Tile (o0, p0) over samples [n0, n1): WP_MO channels by WP_MT taps, clamped at the ends
+ * (the repeats are computed, not stored); `first`: the lanes start at zero.  `row`: the taps
+ * are kx = 0, 1, 2 of one kernel row of one channel, so they permute the same two loads. */
+AVX512 static inline __attribute__((always_inline)) void
+pairs_tile_body(const int row, const PairsJob *j, int64_t n0, int64_t n1, int64_t o0,
+                int64_t p0, int first)
+{
+    const ConvGeom *g = j->g;
+    const int64_t kh = g->k[1], P = g->col_numel, X = g->img_numel;
+    const int64_t mo = j->co - o0 < WP_MO ? j->co - o0 : WP_MO;
+    const int64_t mt = j->kdim - p0 < WP_MT ? j->kdim - p0 : WP_MT;
+    __m512 acc[WP_MO][WP_MT];
+    __m512i idx[WP_MT];
+    __mmask16 km[WP_MT];
+    int64_t plane[WP_MT], ky[WP_MT], orow[WP_MO];
+    float *lanes[WP_MO][WP_MT];
+    for (int t = 0; t < WP_MT; t++) {
+        int64_t p = p0 + (t < mt ? t : mt - 1), kx = p % g->k[2];
+        plane[t] = j->tap[2 * p];
+        ky[t] = j->tap[2 * p + 1];
+        idx[t] = _mm512_load_si512(j->idx[kx]);
+        km[t] = j->kmask[kx];
+    }
+    for (int o = 0; o < WP_MO; o++) {
+        int64_t oc = o0 + (o < mo ? o : mo - 1);
+        orow[o] = oc * P;
+        for (int t = 0; t < WP_MT; t++) {
+            lanes[o][t] = j->acc + (oc * j->kdim + p0 + (t < mt ? t : mt - 1)) * 16;
+        }
+    }
+#pragma GCC unroll 8
+    for (int o = 0; o < WP_MO; o++) {
+#pragma GCC unroll 3
+        for (int t = 0; t < WP_MT; t++) {
+            acc[o][t] = first ? _mm512_setzero_ps() : _mm512_load_ps(lanes[o][t]);
+        }
+    }
+    /* vector by vector, the samples inside: a vector's rows, masks and offsets are the same
+     * in every sample */
+    const int64_t xs = j->ci * X, gs = j->co * P;
+    for (int64_t v = 0; v < j->nv; v++) {
+        const __mmask16 gm = v == j->nv - 1 ? j->last : (__mmask16)0xffff;
+        const float *xa[WP_MT], *xb[WP_MT], *gn = j->gy + n0 * gs + v * 16;
+        __mmask16 ma[WP_MT], mb[WP_MT];
+        for (int t = 0; t < WP_MT; t++) {
+            const int64_t r = (v * kh + ky[t]) * 2;
+            xa[t] = j->x + n0 * xs + plane[t] + j->row[r];
+            xb[t] = j->x + n0 * xs + plane[t] + j->row[r + 1];
+            ma[t] = j->rmask[r];
+            mb[t] = j->rmask[r + 1];
+        }
+        for (int64_t n = n0; n < n1; n++, gn += gs) {
+            __m512 xv[WP_MT], a = _mm512_setzero_ps(), b = a;
+            const int64_t at = (n - n0) * xs;
+#pragma GCC unroll 3
+            for (int t = 0; t < WP_MT; t++) {
+                if (!row || t == 0) {
+                    a = _mm512_maskz_loadu_ps(ma[t], xa[t] + at);
+                    b = _mm512_maskz_loadu_ps(mb[t], xb[t] + at);
+                }
+                xv[t] = _mm512_maskz_permutex2var_ps(km[t], a, idx[t], b);
+            }
+#pragma GCC unroll 8
+            for (int o = 0; o < WP_MO; o++) {
+                const __m512 gv = _mm512_maskz_loadu_ps(gm, gn + orow[o]);
+#pragma GCC unroll 3
+                for (int t = 0; t < WP_MT; t++) {
+                    acc[o][t] = _mm512_fmadd_ps(gv, xv[t], acc[o][t]);
+                }
+            }
+        }
+    }
+    /* every accumulator through constant indices (a runtime bound on them would keep the
+     * array on the stack, stored at every vector), then the tile's own */
+    _Alignas(64) float out[WP_MO][WP_MT][16];
+#pragma GCC unroll 8
+    for (int o = 0; o < WP_MO; o++) {
+#pragma GCC unroll 3
+        for (int t = 0; t < WP_MT; t++) {
+            _mm512_store_ps(out[o][t], acc[o][t]);
+        }
+    }
+    for (int64_t o = 0; o < mo; o++) {
+        for (int64_t t = 0; t < mt; t++) {
+            _mm512_store_ps(lanes[o][t], _mm512_load_ps(out[o][t]));
+        }
+    }
+}
+
+AVX512 static void
+pairs_tile(const PairsJob *j, int64_t n0, int64_t n1, int64_t o0, int64_t p0, int first)
+{
+    pairs_tile_body(0, j, n0, n1, o0, p0, first);
+}
+
+AVX512 static void
+pairs_tile_row(const PairsJob *j, int64_t n0, int64_t n1, int64_t o0, int64_t p0, int first)
+{
+    pairs_tile_body(1, j, n0, n1, o0, p0, first);
+}
+
+/* Blocks [b0, b1) of WP_MO output channels: every sample block in order, then the lanes'
+ * sums into gw. */
+AVX512 static int
+pairs_blocks(void *ctx, int64_t b0, int64_t b1)
+{
+    const PairsJob *j = ctx;
+    /* a 3-wide kernel: every tile is one kernel row of one channel */
+    const int row = j->g->k[2] == WP_MT;
+    for (int64_t n0 = 0; n0 < j->n; n0 += j->nb) {
+        int64_t n1 = j->n - n0 < j->nb ? j->n : n0 + j->nb;
+        for (int64_t b = b0; b < b1; b++) {
+            for (int64_t p0 = 0; p0 < j->kdim; p0 += WP_MT) {
+                (row ? pairs_tile_row : pairs_tile)(j, n0, n1, b * WP_MO, p0, n0 == 0);
+            }
+        }
+    }
+    int64_t o1 = b1 * WP_MO < j->co ? b1 * WP_MO : j->co;
+    for (int64_t i = b0 * WP_MO * j->kdim; i < o1 * j->kdim; i++) {
+        j->gw[i] = _mm512_reduce_add_ps(_mm512_load_ps(j->acc + i * 16));
+    }
+    return 0;
+}
+
+/* conv_packed_wgrad by row pairs where wgrad_pairs_fit(g, ci, co) (n > 0). */
+AVX512 static int
+wgrad_pairs(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
+            int64_t ci, int64_t co)
+{
+    const int64_t kh = g->k[1], kw = g->k[2], H = g->img[1], W = g->img[2], OH = g->col[1];
+    PairsJob j = {.gy = gy, .x = x, .gw = gw, .n = n, .ci = ci, .co = co, .g = g};
+    j.kdim = ci * g->kvol;
+    j.nv = (g->col_numel + 15) / 16;
+    j.last = lane_mask(0, g->col_numel - (j.nv - 1) * 16);
+    int64_t per = (ci * g->img_numel + co * g->col_numel) * (int64_t)sizeof(float);
+    j.nb = WP_BLOCK_BYTES / per;
+    j.nb = j.nb < 1 ? 1 : j.nb;
+    j.acc = conv_alloc((size_t)(co * j.kdim * 16) * sizeof(float));
+    j.tap = conv_alloc((size_t)(2 * j.kdim + 2 * j.nv * kh) * sizeof(int64_t));
+    j.rmask = conv_alloc((size_t)(2 * j.nv * kh) * sizeof(__mmask16));
+    if (j.acc == NULL || j.tap == NULL || j.rmask == NULL) {
+        free(j.acc);
+        free(j.tap);
+        free(j.rmask);
+        return -1;
+    }
+    j.row = j.tap + 2 * j.kdim;
+    for (int64_t p = 0; p < j.kdim; p++) {
+        j.tap[2 * p] = (p / g->kvol) * g->img_numel;
+        j.tap[2 * p + 1] = (p % g->kvol) / kw;
+    }
+    /* outputs 8 wide: vector v holds output rows 2v (lanes 0-7) and 2v + 1 (lanes 8-15), and
+     * loads A and B their image rows; 16 wide: output row v, and A and B load its image
+     * row's columns 0-15 and 16-31 */
+    const int64_t ow = g->col[2];
+    for (int64_t v = 0; v < j.nv; v++) {
+        for (int64_t ky = 0; ky < kh; ky++) {
+            for (int64_t h = 0; h < 2; h++) {
+                int64_t oy = ow == 8 ? 2 * v + h : v, iy = oy * 2 + ky * g->d[1] - g->p[1];
+                int ok = oy < OH && iy >= 0 && iy < H;
+                int64_t c0 = ow == 8 ? 0 : 16 * h;
+                j.row[(v * kh + ky) * 2 + h] = ok ? iy * W + c0 : 0;
+                j.rmask[(v * kh + ky) * 2 + h] = ok ? lane_mask(0, W - c0) : 0;
+            }
+        }
+    }
+    for (int64_t kx = 0; kx < kw; kx++) {
+        j.kmask[kx] = 0;
+        for (int l = 0; l < 16; l++) {
+            int64_t col = 2 * (l % ow) + kx * g->d[2] - g->p[2];
+            int in = col >= 0 && col < W;
+            j.idx[kx][l] = in ? (int32_t)(col + (l / ow) * 16) : 0;
+            j.kmask[kx] |= in ? (__mmask16)(1u << l) : 0;
+        }
+    }
+    int64_t blocks = (co + WP_MO - 1) / WP_MO;
+    double work = (double)n * (double)co * (double)j.kdim * (double)g->col_numel;
+    void *tok = ptl_nogil_begin();
+    int rc = work >= (1 << 18) ? ptl_parallel_for(0, blocks, 1, pairs_blocks, &j)
+                               : pairs_blocks(&j, 0, blocks);
+    ptl_nogil_end(tok);
+    free(j.acc);
+    free(j.tap);
+    free(j.rmask);
+    return rc;
+}
+
 int
 conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
                   int64_t ci, int64_t co)
@@ -435,6 +680,9 @@ conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g,
     if (n == 0 || len == 0 || g->col_numel == 0) {
         memset(gw, 0, (size_t)len * sizeof(float));
         return 0;
+    }
+    if (j.wide && wgrad_pairs_fit(g, ci, co)) {
+        return wgrad_pairs(gy, x, gw, g, n, ci, co);
     }
     if (j.wide && conv_wgrad_rows_fit(g)) {
         return conv_wgrad_rows(gy, x, gw, g, n, ci, co);
