@@ -146,6 +146,16 @@ def test_shape_ops(benchmark, impl, op):
     run(benchmark, impl, numpy_fn if impl == "numpy" else tensor_fn, randn((1024, 1024)))
 
 
+@pytest.mark.parametrize("impl", IMPLS)
+def test_flip_vector(benchmark, impl):
+    """flip(0) of one long row: a table as long as the row, filled and scanned for the
+    reversed walk (shape.c's table_line, shape_gather.c), in a block from the CPU allocator"""
+    benchmark.group = "flip(0) 65536 float32"
+    fn = (lambda a: np.ascontiguousarray(np.flip(a, 0))) if impl == "numpy" else (
+        lambda x: x.flip(0))
+    run(benchmark, impl, fn, randn(65536))
+
+
 INDEX_OPS = {
     "index_select(0, idx)": (lambda x, i, v: x.index_select(0, i), lambda x, i, v: x[i]),
     "index_add(0, idx, v)": (lambda x, i, v: x.index_add(0, i, v),

@@ -244,11 +244,21 @@ shape_gather_copy(char *dst, const int64_t *dst_strides, const char *src, int64_
     }
     int64_t n = sizes[dim - 1], dst_step = dst_strides[dim - 1] * (int64_t)isz;
     const int64_t *inner = tab[dim - 1];
-    int64_t *runs = dst_step == (int64_t)isz ? contiguous_runs(inner, n, isz, &nruns) : NULL;
-    int reversed = 1;
-    for (int64_t i = 1; i < n && reversed; i++) {
-        reversed = inner[i] == inner[i - 1] - (int64_t)isz;
+    /* whether the reads walk back element by element: blocks of 64 without exits, which
+     * vectorize (element by element with an exit, it did not); a reversed row has no runs
+     * of two, so contiguous_runs' pass over the table is left out */
+    int64_t bad = 0, i = 1;
+    for (; i + 64 <= n && bad == 0; i += 64) {
+        for (int64_t k = i; k < i + 64; k++) {
+            bad |= inner[k] - (inner[k - 1] - (int64_t)isz);
+        }
     }
+    for (; i < n && bad == 0; i++) {
+        bad = inner[i] - (inner[i - 1] - (int64_t)isz);
+    }
+    int reversed = bad == 0;
+    int64_t *runs = dst_step == (int64_t)isz && !reversed
+                        ? contiguous_runs(inner, n, isz, &nruns) : NULL;
     GatherJob job = {dst, dst_strides, src, tab, dim, sizes, isz, runs, nruns, n, dst_step,
                      reversed};
     (void)ptl_parallel_for(0, outer, PTL_GRAIN_SIZE / n + 1, gather_rows, &job); /* no fail */
