@@ -5,7 +5,8 @@ process on the digits MLP (target: 1.6x the samples per second; the best of ten 
 on each side) and on a wider MLP (no target: where the step, not DDP's fixed cost, dominates),
 and the digits MLP's step with DDP next to the plain step in one process (world size 1: what DDP
 adds to a step, which a loaded machine distorts far less than a 2-rank run). Each prints its
-ratio; on a loaded machine the 2-rank numbers are indicative only.
+ratio; on a loaded machine the 2-rank numbers are indicative only.  ddp_step_pieces.py times
+the pieces of a step inside each rank, at world size 1 and 2.
 
     pytest benchmarks/test_bench_distributed.py -q -s
 """
@@ -53,6 +54,25 @@ def test_ddp_two_ranks_vs_one_process():
     ratio = two["samples_per_s"] / one["samples_per_s"]
     print(f"\nDDP digits MLP: 1 process {one['samples_per_s']:.0f} samples/s, 2 ranks "
           f"{two['samples_per_s']:.0f} samples/s: {ratio:.2f}x (target >= 1.6x)")
+
+
+def test_ddp_step_pieces_one_and_two_ranks():
+    for world in (1, 2):
+        for rank, r in enumerate(job(world, "ddp_step_pieces.py", "3000")["ranks"]):
+            print(f"\nDDP digits MLP step, world size {world}, rank {rank}, us (10th "
+                  "percentile/median): " + ", ".join(
+                      f"{k} {r[k][0]:.0f}/{r[k][1]:.0f}" for k in
+                      ("zero_grad", "forward", "backward", "reduction", "step", "total")))
+
+
+def test_ddp_two_ranks_vs_one_process_short_windows():
+    # the best of 150 windows of 20 steps (2-3 ms): on a loaded machine some window on each
+    # side runs undisturbed, where few 200-step windows do
+    one = job(1, "ddp_mlp_throughput.py", "20", "64", "128", "150")
+    two = job(2, "ddp_mlp_throughput.py", "20", "64", "128", "150")
+    ratio = two["samples_per_s"] / one["samples_per_s"]
+    print(f"\nDDP digits MLP, 20-step windows: 1 process {one['samples_per_s']:.0f} samples/s, "
+          f"2 ranks {two['samples_per_s']:.0f} samples/s: {ratio:.2f}x (target >= 1.6x)")
 
 
 def test_ddp_two_ranks_vs_one_process_wide_mlp():

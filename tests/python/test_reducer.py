@@ -106,6 +106,50 @@ def test_scale_multiplies_while_copying(dtype):
     np.testing.assert_allclose(r.launched[-2][1].double().numpy(), got, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16,
+                                   torch.complex128])
+@pytest.mark.parametrize("scale", [1.0, 0.5])
+@pytest.mark.parametrize("strided_grad", [False, True])
+def test_copies_without_and_through_the_dispatcher_agree(dtype, scale, strided_grad):
+    # contiguous float32/float64 gradients are copied by a plain loop (direct_copy in
+    # reducer.c); float16, complex and a strided .grad take the operators: same values, and
+    # the bucket's and the .grad's version counters move as an in-place operator's do
+    params = mlp_params(2, torch.float64)
+    if dtype.is_complex:
+        params = [(p.detach() + 0.5j * p.detach()).requires_grad_() for p in params]
+    else:
+        params = [p.detach().to(dtype).requires_grad_() for p in params]
+    r = Buckets(params, [[3, 2], [1, 0]])
+    r.reducer.set_scale(0, scale)
+    r.reducer.set_scale(1, scale)
+    if strided_grad:                   # backward accumulates into these transposed tensors
+        for p in params:
+            p.grad = torch.zeros(tuple(reversed(p.shape)), dtype=dtype).t() \
+                if p.dim() == 2 else torch.zeros(p.shape[0] * 2, dtype=dtype)[::2]
+        assert not params[0].grad.is_contiguous() and not params[1].grad.is_contiguous()
+    versions = [v._version for v in r.views]
+    r.reducer.prepare()
+    w1, b1, w2, b2 = params          # mlp_loss without tanh (no complex tanh)
+    out = (X.to(dtype) @ w1.t() + b1) @ w2.t() + b2
+    loss = (out * out).sum()
+    (loss.real if dtype.is_complex else loss).backward()
+    assert all(v._version > old for v, old in zip(r.views, versions))
+    want = [p.grad.clone() for p in params]
+    tol = {torch.float16: 1e-3, torch.float32: 1e-6}.get(dtype, 1e-14)
+    for b, flat in r.launched:
+        got = torch.cat([want[i].reshape(-1) for i in r.buckets[b]]) * scale
+        np.testing.assert_allclose(flat.numpy(), got.numpy(), rtol=tol, atol=tol)
+    for flat in r.flats:
+        flat.mul_(2.0)
+    grad_versions = [p.grad._version for p in params]
+    for b in range(2):
+        r.reducer.write_grads(b)
+    for p, g, old in zip(params, want, grad_versions):
+        assert p.grad._version > old
+        np.testing.assert_allclose(p.grad.numpy(), (g * (2 * scale)).numpy(), rtol=tol,
+                                   atol=tol)
+
+
 def test_python_post_accumulate_grad_hooks_run_first():
     params = mlp_params()
     events = []

@@ -95,6 +95,16 @@ class _Bucket:
         return [flat[o:o + s.numel()].view(s) for o, s in zip(self.offsets, self.shapes)]
 
 
+class _Pass:
+    """What DDP keeps about the running reduction, outside Module.__setattr__ (a microsecond
+    per assignment, twice a step)."""
+
+    __slots__ = ("finish_queued",)
+
+    def __init__(self):
+        self.finish_queued = False         # its final callback is queued
+
+
 def _buckets(params, limits):
     """The gradient buckets, assigned as PyTorch's reducer rebuilds them after the first
     iteration (distributed._compute_bucket_assignment_by_size over the order in which the
@@ -248,7 +258,7 @@ class DistributedDataParallel(Module):
                 bucket.message = c10d._buf(bucket.flat)
         self._comm_hook = None        # (state, hook) of register_comm_hook
         self._used = None             # find_unused_parameters: which parameters forward used
-        self._finish_queued = False   # the running reduction's final callback is queued
+        self._pass = _Pass()          # the running reduction's state
         self._reducer = _C._Reducer(self._params, [b.indices for b in self._buckets], views,
                                     self._launch, bool(gradient_as_bucket_view))
         self._set_scales()
@@ -295,7 +305,7 @@ class DistributedDataParallel(Module):
     def _prepare_for_backward(self, out):
         r = self._reducer
         r.prepare()
-        self._finish_queued = False
+        self._pass.finish_queued = False
         if self.find_unused_parameters:
             reached = _reached_parameters(_output_tensors(out))
             self._used = [id(p) in reached for p in self._params]
@@ -310,9 +320,10 @@ class DistributedDataParallel(Module):
         channel]), after which the reduction finishes."""
         bucket = self._buckets[b]
         last = b == len(self._buckets) - 1
-        if not self._finish_queued and _C._current_graph_task_id() >= 0:
+        running = self._pass
+        if not running.finish_queued and _C._current_graph_task_id() >= 0:
             Variable._execution_engine.queue_callback(self._finish)
-            self._finish_queued = True
+            running.finish_queued = True
         if self._comm_hook is not None:
             from ... import distributed as dist
             state, hook = self._comm_hook
@@ -326,7 +337,7 @@ class DistributedDataParallel(Module):
             from ... import distributed as dist
             bucket.work = dist.all_reduce(bucket.flat, op=dist.ReduceOp.AVG,
                                           group=self.process_group, async_op=True)
-        if last and not self._finish_queued:
+        if last and not running.finish_queued:
             self._finish()
 
     def _finish(self):

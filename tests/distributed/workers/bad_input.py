@@ -55,6 +55,7 @@ def main(case):
             model(torch.ones(2, 3)).sum().backward()
         except ValueError as e:
             print(f"rank {rank}: backward raised {e}", flush=True)
+        dist.barrier()     # both ranks have printed before either raises (and aborts the job)
         model(torch.ones(2, 3))
     elif case == "ddp_different_models":
         torch.manual_seed(0)
