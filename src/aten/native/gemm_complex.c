@@ -75,6 +75,10 @@
 #define ZGEMM_MAX_NR 16
 
 typedef void (*ZKernelFn)(int64_t kc, const void *ap, const void *bp, void *acc);
+/* Packs one full sliver of mr rows of A (pack_a's layout) when its layout allows (rows or
+ * columns contiguous): 1, or 0 when it does not (the caller's loop packs it) */
+typedef int (*ZPackFn)(void *dst, const void *a, int64_t rs, int64_t cs, int64_t kc,
+                       int conj);
 
 /* One engine per dtype and instruction set: the micro-kernel, its tile and the blocking. */
 typedef struct ZEngine {
@@ -82,6 +86,7 @@ typedef struct ZEngine {
     ZKernelFn kernel;   /* acc (mr rows of nr real parts, then nr imaginary parts) = A @ B */
     ZKernelFn half;     /* the same on the first nr / 2 columns only (a sliver of at most
                          * nr / 2 valid columns), or NULL */
+    ZPackFn pack_a;     /* a full A sliver with shuffles, or NULL */
 } ZEngine;
 
 /* ---- micro-kernels ---- */
@@ -145,6 +150,121 @@ ZKERNEL_X86(zkernel_c8_avx2, AVX2, float, 8, 8, 6, ZROWS6, ZOPS_X86(256, ps, ))
 ZKERNEL_X86(zkernel_c16_avx2, AVX2, double, 4, 4, 6, ZROWS6, ZOPS_X86(256, pd, d))
 #undef ZKERNEL_X86
 #undef ZOPS_X86
+
+/* A's full slivers of 8 rows for the AVX-512 engines (Note [Complex GEMM]): each k step's 8
+ * complex numbers become 8 real parts then 8 imaginary parts (times -1 for conj, as the
+ * loop's sign does: the same bits).  Rows adjacent (an mT view): one step's 8 numbers are
+ * one or two loads, split by a permute.  Rows contiguous (a row-major A): 8 steps of the 8
+ * rows (complex64) or 4 steps (complex128) are loaded row by row and transposed, a complex
+ * number moving as one 64- or 128-bit unit; the k steps past the last whole group go
+ * element by element. */
+AVX512 static int
+zpack_a_c8_avx512(void *dstv, const void *av, int64_t rs, int64_t cs, int64_t kc, int conj)
+{
+    float *dst = dstv;
+    const float *a = av;
+    const __m512i split = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13,
+                                            15);
+    const __m512 sign = _mm512_setr_ps(1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m512 one = _mm512_set1_ps(1);
+    const __m512 sg = conj ? sign : one;
+    int64_t p = 0;
+    if (rs == 2) {
+        for (; p < kc; p++) {
+            __m512 v = _mm512_permutexvar_ps(split, _mm512_loadu_ps(a + p * cs));
+            _mm512_storeu_ps(dst + 16 * p, _mm512_mul_ps(v, sg));
+        }
+        return 1;
+    }
+    if (cs != 2) {
+        return 0;
+    }
+    const __m512i lo = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+    const __m512i hi = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+    for (; p + 8 <= kc; p += 8) {
+        __m512d r[8], t[8], u[8];
+        for (int i = 0; i < 8; i++) {
+            r[i] = _mm512_loadu_pd((const double *)(a + i * rs + 2 * p));
+        }
+        for (int i = 0; i < 8; i += 2) {   /* t[i]: steps 0 2 4 6 of rows i, i + 1 */
+            t[i] = _mm512_unpacklo_pd(r[i], r[i + 1]);
+            t[i + 1] = _mm512_unpackhi_pd(r[i], r[i + 1]);
+        }
+        for (int h = 0; h < 8; h += 4) {   /* u[h + q]: rows h .. h + 3 of steps q, q + 4 */
+            u[h + 0] = _mm512_permutex2var_pd(t[h], lo, t[h + 2]);
+            u[h + 2] = _mm512_permutex2var_pd(t[h], hi, t[h + 2]);
+            u[h + 1] = _mm512_permutex2var_pd(t[h + 1], lo, t[h + 3]);
+            u[h + 3] = _mm512_permutex2var_pd(t[h + 1], hi, t[h + 3]);
+        }
+        for (int q = 0; q < 4; q++) {
+            __m512d s0 = _mm512_shuffle_f64x2(u[q], u[4 + q], 0x44);
+            __m512d s4 = _mm512_shuffle_f64x2(u[q], u[4 + q], 0xEE);
+            __m512 v0 = _mm512_permutexvar_ps(split, _mm512_castpd_ps(s0));
+            __m512 v4 = _mm512_permutexvar_ps(split, _mm512_castpd_ps(s4));
+            _mm512_storeu_ps(dst + 16 * (p + q), _mm512_mul_ps(v0, sg));
+            _mm512_storeu_ps(dst + 16 * (p + q + 4), _mm512_mul_ps(v4, sg));
+        }
+    }
+    for (; p < kc; p++) {
+        for (int i = 0; i < 8; i++) {
+            dst[16 * p + i] = a[i * rs + 2 * p];
+            dst[16 * p + 8 + i] = (conj ? -1.0f : 1.0f) * a[i * rs + 2 * p + 1];
+        }
+    }
+    return 1;
+}
+
+AVX512 static int
+zpack_a_c16_avx512(void *dstv, const void *av, int64_t rs, int64_t cs, int64_t kc, int conj)
+{
+    double *dst = dstv;
+    const double *a = av;
+    const __m512i re = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+    const __m512i im = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+    const __m512d sg = _mm512_set1_pd(conj ? -1.0 : 1.0);
+    int64_t p = 0;
+    if (rs == 2) {
+        for (; p < kc; p++) {
+            __m512d l = _mm512_loadu_pd(a + p * cs), h = _mm512_loadu_pd(a + p * cs + 8);
+            _mm512_storeu_pd(dst + 16 * p, _mm512_permutex2var_pd(l, re, h));
+            _mm512_storeu_pd(dst + 16 * p + 8, _mm512_mul_pd(_mm512_permutex2var_pd(l, im, h),
+                                                             sg));
+        }
+        return 1;
+    }
+    if (cs != 2) {
+        return 0;
+    }
+    for (; p + 4 <= kc; p += 4) {
+        __m512d st[2][4];   /* st[g][q]: rows 4 g .. 4 g + 3 of step p + q */
+        for (int g = 0; g < 2; g++) {
+            const double *b = a + 4 * g * rs + 2 * p;
+            __m512d r0 = _mm512_loadu_pd(b), r1 = _mm512_loadu_pd(b + rs);
+            __m512d r2 = _mm512_loadu_pd(b + 2 * rs), r3 = _mm512_loadu_pd(b + 3 * rs);
+            __m512d s0 = _mm512_shuffle_f64x2(r0, r1, 0x44);
+            __m512d s1 = _mm512_shuffle_f64x2(r0, r1, 0xEE);
+            __m512d s2 = _mm512_shuffle_f64x2(r2, r3, 0x44);
+            __m512d s3 = _mm512_shuffle_f64x2(r2, r3, 0xEE);
+            st[g][0] = _mm512_shuffle_f64x2(s0, s2, 0x88);
+            st[g][1] = _mm512_shuffle_f64x2(s0, s2, 0xDD);
+            st[g][2] = _mm512_shuffle_f64x2(s1, s3, 0x88);
+            st[g][3] = _mm512_shuffle_f64x2(s1, s3, 0xDD);
+        }
+        for (int q = 0; q < 4; q++) {
+            double *d = dst + 16 * (p + q);
+            _mm512_storeu_pd(d, _mm512_permutex2var_pd(st[0][q], re, st[1][q]));
+            _mm512_storeu_pd(d + 8, _mm512_mul_pd(_mm512_permutex2var_pd(st[0][q], im,
+                                                                         st[1][q]), sg));
+        }
+    }
+    for (; p < kc; p++) {
+        for (int i = 0; i < 8; i++) {
+            dst[16 * p + i] = a[i * rs + 2 * p];
+            dst[16 * p + 8 + i] = (conj ? -1.0 : 1.0) * a[i * rs + 2 * p + 1];
+        }
+    }
+    return 1;
+}
 #undef AVX512
 #undef AVX2
 #endif
@@ -198,14 +318,15 @@ ZKERNEL(zkernel_c16_c, , double, 2, 2, 4, ZROWS4, ZVec2d, zload_c16, zstore_c16,
 static const ZEngine *
 zgemm_engine(PtlDtype dt)
 {
-    static const ZEngine generic[2] = {{4, 4, 512, 128, 512, zkernel_c8_c, NULL},
-                                       {4, 2, 256, 128, 512, zkernel_c16_c, NULL}};
+    static const ZEngine generic[2] = {{4, 4, 512, 128, 512, zkernel_c8_c, NULL, NULL},
+                                       {4, 2, 256, 128, 512, zkernel_c16_c, NULL, NULL}};
 #ifdef __x86_64__
     static const ZEngine avx512[2] = {
-        {8, 16, 512, 128, 1024, zkernel_c8_avx512, zkernel_c8_avx512_half},
-        {8, 8, 256, 128, 512, zkernel_c16_avx512, zkernel_c16_avx512_half}};
-    static const ZEngine avx2[2] = {{6, 8, 512, 120, 1024, zkernel_c8_avx2, NULL},
-                                    {6, 4, 256, 120, 512, zkernel_c16_avx2, NULL}};
+        {8, 16, 512, 128, 1024, zkernel_c8_avx512, zkernel_c8_avx512_half, zpack_a_c8_avx512},
+        {8, 8, 256, 128, 512, zkernel_c16_avx512, zkernel_c16_avx512_half,
+         zpack_a_c16_avx512}};
+    static const ZEngine avx2[2] = {{6, 8, 512, 120, 1024, zkernel_c8_avx2, NULL, NULL},
+                                    {6, 4, 256, 120, 512, zkernel_c16_avx2, NULL, NULL}};
     PtlCpuCapability cap = ptl_cpu_capability();
     if (cap >= PTL_CPU_AVX512) {
         return &avx512[dt == PTL_DTYPE_COMPLEX128];
@@ -266,11 +387,15 @@ zgemm_mat(const ZProblem *pr, int64_t t)
     /* A's rows x kc block into slivers of mr rows: per k step mr real parts, then mr       \
      * imaginary parts (negated for conj), rows past `rows` zero */                            \
     static void pack_a_##SUF(R *dst, const R *a, int64_t rs, int64_t cs, int64_t rows,       \
-                             int64_t kc, int64_t mr, int conj)                                 \
+                             int64_t kc, int64_t mr, int conj, ZPackFn fast)                   \
     {                                                                                          \
         const R sign = conj ? (R)-1 : (R)1;                                                    \
         for (int64_t i0 = 0; i0 < rows; i0 += mr) {                                            \
             int64_t h = rows - i0 < mr ? rows - i0 : mr;                                       \
+            if (h == mr && fast != NULL && fast(dst, a + i0 * rs, rs, cs, kc, conj)) {         \
+                dst += 2 * mr * kc;                                                            \
+                continue;                                                                      \
+            }                                                                                  \
             for (int64_t p = 0; p < kc; p++, dst += 2 * mr) {                                  \
                 const R *src = a + i0 * rs + p * cs;                                           \
                 int64_t i = 0;                                                                 \
@@ -690,10 +815,11 @@ zgemm_tasks(const ZJob *jb, void *apack, int64_t t0, int64_t t1)
         const char *a = jb->x.a + (size_t)(ic * pr->ars + jb->pc * pr->acs) * item;
         if (pr->is64) {
             pack_a_c16(apack, (const double *)a, pr->ars, pr->acs, mc, jb->kc, e->mr,
-                       pr->conj_a);
+                       pr->conj_a, e->pack_a);
         }
         else {
-            pack_a_c8(apack, (const float *)a, pr->ars, pr->acs, mc, jb->kc, e->mr, pr->conj_a);
+            pack_a_c8(apack, (const float *)a, pr->ars, pr->acs, mc, jb->kc, e->mr, pr->conj_a,
+                      e->pack_a);
         }
         for (int64_t jr = j0; jr < j1; jr += e->nr) {
             int64_t w = j1 - jr < e->nr ? j1 - jr : e->nr;
