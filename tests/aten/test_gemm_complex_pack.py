@@ -1,9 +1,10 @@
-"""The packing of A in the complex GEMM (gemm_complex.c, Note [Complex GEMM]): the AVX-512
-engines pack a full sliver of 8 rows with shuffles when A's rows are contiguous (8 k steps of
-complex64, 4 of complex128 at a time, the rest one by one) or adjacent (an mT view), and
-element by element otherwise.  Every layout packs the same numbers, so the products agree bit
-for bit across layouts and thread counts, and with NumPy to rounding, at and across the
-group sizes, the 8-row slivers and the blocks (KC, MC)."""
+"""The packing of A and B in the complex GEMM (gemm_complex.c, Note [Complex GEMM]): the
+AVX-512 engines pack a full sliver of 8 rows of A with shuffles when A's rows are contiguous
+(8 k steps of complex64, 4 of complex128 at a time, the rest one by one) or adjacent (an mT
+view), and element by element otherwise; a row-major B's full slivers by shuffles too.  Every
+layout packs the same numbers, so the products agree bit for bit across layouts and thread
+counts, and with NumPy to rounding, at and across the group sizes, the slivers and the
+blocks (KC, MC, NC)."""
 import numpy as np
 import pytest
 
@@ -58,6 +59,36 @@ def test_a_layouts_same_bits(dtype, threads):
         for i, m in enumerate(MS):
             n = max(20, TINY_MACS // (m * 33) + 1)
             check_layouts(m, 33, n, dtype, 100 + i)
+
+
+def b_layouts(b):
+    """b (k x n) as pytorchlite operands: rows contiguous (packed a row at a time, the full
+    slivers by shuffles), columns contiguous (an mT view) and neither."""
+    yield ptl.from_numpy(b.copy())
+    yield ptl.from_numpy(np.ascontiguousarray(b.T)).mT
+    yield ptl.from_numpy(np.repeat(b, 2, axis=-1))[:, ::2]
+
+
+# n across the slivers of B (16 complex64 / 8 complex128 columns, AVX-512's half tiles for a
+# last one of at most 8 / 4) and NC (1024 / 512)
+NS = [2, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40, 511, 512, 513, 1023, 1024, 1025, 1040]
+
+
+@pytest.mark.parametrize("dtype", [C64, C128])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_b_layouts_same_bits(dtype, threads):
+    with num_threads(threads):
+        for i, n in enumerate(NS):
+            k = max(3, TINY_MACS // (9 * n) + 1)
+            a, b = crandn((9, k), dtype, i), crandn((k, n), dtype, 50 + i)
+            ref = a.astype(np.complex128) @ b.astype(np.complex128)
+            scale = max((np.abs(a).astype(np.float64) @ np.abs(b)).max(), 1.0)
+            ta = ptl.from_numpy(a)
+            outs = [ptl.mm(ta, tb).numpy() for tb in b_layouts(b)]
+            np.testing.assert_allclose(outs[0].astype(np.complex128), ref, rtol=0,
+                                       atol=(1e-5 if dtype == C64 else 1e-13) * scale)
+            for out in outs[1:]:
+                np.testing.assert_array_equal(out, outs[0])
 
 
 @pytest.mark.parametrize("dtype", [C64, C128])

@@ -79,6 +79,10 @@ typedef void (*ZKernelFn)(int64_t kc, const void *ap, const void *bp, void *acc)
  * columns contiguous): 1, or 0 when it does not (the caller's loop packs it) */
 typedef int (*ZPackFn)(void *dst, const void *a, int64_t rs, int64_t cs, int64_t kc,
                        int conj);
+/* One contiguous row of B (cols complex numbers) into its place in every sliver of B's
+ * packed panel (pack_b's layout, kc steps): the full slivers, returning how many columns
+ * it packed (a multiple of nr); the caller packs the rest */
+typedef int64_t (*ZSplitFn)(void *dst, const void *src, int64_t kc, int64_t cols);
 
 /* One engine per dtype and instruction set: the micro-kernel, its tile and the blocking. */
 typedef struct ZEngine {
@@ -87,6 +91,7 @@ typedef struct ZEngine {
     ZKernelFn half;     /* the same on the first nr / 2 columns only (a sliver of at most
                          * nr / 2 valid columns), or NULL */
     ZPackFn pack_a;     /* a full A sliver with shuffles, or NULL */
+    ZSplitFn split_b;   /* a row of B's full slivers with shuffles, or NULL */
 } ZEngine;
 
 /* ---- micro-kernels ---- */
@@ -265,6 +270,42 @@ zpack_a_c16_avx512(void *dstv, const void *av, int64_t rs, int64_t cs, int64_t k
     }
     return 1;
 }
+
+/* A row of B into the full slivers of 16 (complex64) or 8 (complex128) columns: each
+ * sliver's numbers are two loads, split into real and imaginary parts by two permutes */
+AVX512 static int64_t
+zsplit_b_c8_avx512(void *dstv, const void *srcv, int64_t kc, int64_t cols)
+{
+    float *dst = dstv;
+    const float *src = srcv;
+    const __m512i re = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
+                                         30);
+    const __m512i im = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29,
+                                         31);
+    int64_t j0 = 0;
+    for (; j0 + 16 <= cols; j0 += 16, dst += 32 * kc) {
+        __m512 l = _mm512_loadu_ps(src + 2 * j0), h = _mm512_loadu_ps(src + 2 * j0 + 16);
+        _mm512_storeu_ps(dst, _mm512_permutex2var_ps(l, re, h));
+        _mm512_storeu_ps(dst + 16, _mm512_permutex2var_ps(l, im, h));
+    }
+    return j0;
+}
+
+AVX512 static int64_t
+zsplit_b_c16_avx512(void *dstv, const void *srcv, int64_t kc, int64_t cols)
+{
+    double *dst = dstv;
+    const double *src = srcv;
+    const __m512i re = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+    const __m512i im = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+    int64_t j0 = 0;
+    for (; j0 + 8 <= cols; j0 += 8, dst += 16 * kc) {
+        __m512d l = _mm512_loadu_pd(src + 2 * j0), h = _mm512_loadu_pd(src + 2 * j0 + 8);
+        _mm512_storeu_pd(dst, _mm512_permutex2var_pd(l, re, h));
+        _mm512_storeu_pd(dst + 8, _mm512_permutex2var_pd(l, im, h));
+    }
+    return j0;
+}
 #undef AVX512
 #undef AVX2
 #endif
@@ -318,15 +359,16 @@ ZKERNEL(zkernel_c16_c, , double, 2, 2, 4, ZROWS4, ZVec2d, zload_c16, zstore_c16,
 static const ZEngine *
 zgemm_engine(PtlDtype dt)
 {
-    static const ZEngine generic[2] = {{4, 4, 512, 128, 512, zkernel_c8_c, NULL, NULL},
-                                       {4, 2, 256, 128, 512, zkernel_c16_c, NULL, NULL}};
+    static const ZEngine generic[2] = {{4, 4, 512, 128, 512, zkernel_c8_c, NULL, NULL, NULL},
+                                       {4, 2, 256, 128, 512, zkernel_c16_c, NULL, NULL, NULL}};
 #ifdef __x86_64__
     static const ZEngine avx512[2] = {
-        {8, 16, 512, 128, 1024, zkernel_c8_avx512, zkernel_c8_avx512_half, zpack_a_c8_avx512},
-        {8, 8, 256, 128, 512, zkernel_c16_avx512, zkernel_c16_avx512_half,
-         zpack_a_c16_avx512}};
-    static const ZEngine avx2[2] = {{6, 8, 512, 120, 1024, zkernel_c8_avx2, NULL, NULL},
-                                    {6, 4, 256, 120, 512, zkernel_c16_avx2, NULL, NULL}};
+        {8, 16, 512, 128, 1024, zkernel_c8_avx512, zkernel_c8_avx512_half, zpack_a_c8_avx512,
+         zsplit_b_c8_avx512},
+        {8, 8, 256, 128, 512, zkernel_c16_avx512, zkernel_c16_avx512_half, zpack_a_c16_avx512,
+         zsplit_b_c16_avx512}};
+    static const ZEngine avx2[2] = {{6, 8, 512, 120, 1024, zkernel_c8_avx2, NULL, NULL, NULL},
+                                    {6, 4, 256, 120, 512, zkernel_c16_avx2, NULL, NULL, NULL}};
     PtlCpuCapability cap = ptl_cpu_capability();
     if (cap >= PTL_CPU_AVX512) {
         return &avx512[dt == PTL_DTYPE_COMPLEX128];
@@ -430,11 +472,15 @@ zgemm_mat(const ZProblem *pr, int64_t t)
         }                                                                                      \
     }                                                                                          \
     static void pack_b_##SUF(R *dst, const R *b, int64_t rs, int64_t cs, int64_t kc,          \
-                             int64_t cols, int64_t nr)                                         \
+                             int64_t cols, int64_t nr, ZSplitFn fast)                          \
     {                                                                                          \
         if (cs == 2) {   /* contiguous rows: read row by row, in order */                     \
             for (int64_t p = 0; p < kc; p++) {                                                 \
-                split_row_##SUF(dst + 2 * nr * p, b + p * rs, kc, cols, nr);                   \
+                int64_t j = fast != NULL ? fast(dst + 2 * nr * p, b + p * rs, kc, cols) : 0;  \
+                if (j < cols) {                                                                \
+                    split_row_##SUF(dst + 2 * (nr * p + kc * j), b + p * rs + 2 * j, kc,       \
+                                    cols - j, nr);                                             \
+                }                                                                              \
             }                                                                                  \
             return;                                                                            \
         }                                                                                      \
@@ -889,10 +935,12 @@ zgemm_blocked(const ZProblem *pr, const ZMat *x, void *apack, void *bpack)
             jb.kc = pr->k - jb.pc < e->kc ? pr->k - jb.pc : e->kc;
             const char *b = x->b + (size_t)(jb.pc * pr->brs + jb.jc * pr->bcs) * item;
             if (pr->is64) {
-                pack_b_c16(bpack, (const double *)b, pr->brs, pr->bcs, jb.kc, jb.nc, e->nr);
+                pack_b_c16(bpack, (const double *)b, pr->brs, pr->bcs, jb.kc, jb.nc, e->nr,
+                           e->split_b);
             }
             else {
-                pack_b_c8(bpack, (const float *)b, pr->brs, pr->bcs, jb.kc, jb.nc, e->nr);
+                pack_b_c8(bpack, (const float *)b, pr->brs, pr->bcs, jb.kc, jb.nc, e->nr,
+                          e->split_b);
             }
             int64_t ntasks = nblk * jb.ncg;
             if (nthreads > 1 && ntasks > 1) {
