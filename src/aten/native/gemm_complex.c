@@ -39,7 +39,7 @@
  * 128-bit unit, then split; an A with adjacent rows (an mT view) is one permute a step.
  * They copy the same numbers as the element loops (a conj(A) times -1 as there), so every
  * layout gives the same bits.  The element loops had been 20% of bmm 64 x 64^3 complex64 (A)
- * and 11% (B); one thread against PyTorch, mm 64^3 complex64 0.99 -> 1.08-1.10.  The
+ * and 11% (B); one thread against PyTorch, mm 64^3 complex64 0.99 -> 1.08-1.09.  The
  * update of a C with contiguous rows is one vectorised loop per tile row (a short k, as in
  * 1024 x 16 @ 16 x 1024, is mostly updates).  Products of at most ZGEMM_TINY_MACS (32^3)
  * multiply-adds, the batches of small matrices, skip the packing (it cost more than their
@@ -165,13 +165,6 @@ ZKERNEL_X86(zkernel_c16_avx2, AVX2, double, 4, 4, 6, ZROWS6, ZOPS_X86(256, pd, d
 #undef ZKERNEL_X86
 #undef ZOPS_X86
 
-/* A's full slivers of 8 rows for the AVX-512 engines (Note [Complex GEMM]): each k step's 8
- * complex numbers become 8 real parts then 8 imaginary parts (times -1 for conj, as the
- * loop's sign does: the same bits).  Rows adjacent (an mT view): one step's 8 numbers are
- * one or two loads, split by a permute.  Rows contiguous (a row-major A): 8 steps of the 8
- * rows (complex64) or 4 steps (complex128) are loaded row by row and transposed, a complex
- * number moving as one 64- or 128-bit unit; the k steps past the last whole group go
- * element by element. */
 /* out[q] = step q of 8 rows (rs floats apart) of 8 contiguous complex64 steps from a: the
  * rows' numbers in order, their parts interleaved */
 AVX512 static inline void
@@ -183,7 +176,7 @@ ztranspose8_c8(const float *a, int64_t rs, __m512 out[8])
     for (int i = 0; i < 8; i++) {
         r[i] = _mm512_loadu_pd((const double *)(a + i * rs));
     }
-    for (int i = 0; i < 8; i += 2) {   /* t[i]: steps 0 2 4 6 of rows i, i + 1 */
+    for (int i = 0; i < 8; i += 2) {   /* t[i], t[i + 1]: steps 0 2 4 6, 1 3 5 7 of rows i, i + 1 */
         t[i] = _mm512_unpacklo_pd(r[i], r[i + 1]);
         t[i + 1] = _mm512_unpackhi_pd(r[i], r[i + 1]);
     }
@@ -199,6 +192,13 @@ ztranspose8_c8(const float *a, int64_t rs, __m512 out[8])
     }
 }
 
+/* A's full slivers of 8 rows for the AVX-512 engines (Note [Complex GEMM]): each k step's 8
+ * complex numbers become 8 real parts then 8 imaginary parts (times -1 for conj, as the
+ * loop's sign does: the same bits).  Rows adjacent (an mT view): one step's 8 numbers are
+ * one or two loads, split by a permute.  Rows contiguous (a row-major A): 8 steps of the 8
+ * rows (complex64) or 4 steps (complex128) are loaded row by row and transposed, a complex
+ * number moving as one 64- or 128-bit unit; the k steps past the last whole group go
+ * element by element. */
 AVX512 static int
 zpack_a_c8_avx512(void *dstv, const void *av, int64_t rs, int64_t cs, int64_t kc, int conj)
 {
