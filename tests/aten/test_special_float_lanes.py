@@ -266,3 +266,24 @@ def test_capabilities_agree(cap, tmp_path):
     ok = np.isfinite(z) & (z != 0)
     np.testing.assert_array_equal(ok, np.isfinite(other["zeta64"]) & (other["zeta64"] != 0))
     assert np.max(np.abs(other["zeta64"][ok] / z[ok] - 1)) <= 1e-14
+
+
+def test_sinc_float32_rounds_the_float64_value():
+    """float32 sinc on the CPU computes in float64 (vector sin) and rounds once"""
+    rng = np.random.default_rng(2)
+    x = np.concatenate([rng.standard_normal(3000) * 5, [0.0, -0.0, 1.0, -2.0, 1e-30, 1e30,
+                                                        np.inf, -np.inf, np.nan]])
+    x32 = x.astype(F32)
+    got = S.sinc(ptl.tensor(x32)).numpy()
+    assert got.dtype == F32
+    want = np.sinc(x32.astype(np.float64)).astype(F32)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    assert np.all(_float32_ulps(got[ok], want[ok].astype(np.float64)) <= 1.0)
+    assert got[3000] == 1.0 and got[3001] == 1.0
+    out = ptl.empty(x.size, dtype=ptl.float32)
+    assert S.sinc(ptl.tensor(x32), out=out) is out
+    np.testing.assert_array_equal(out.numpy(), got)
+    t = ptl.tensor(x32[:50], requires_grad=True)
+    S.sinc(t).sum().backward()
+    assert t.grad.dtype == ptl.float32 and np.isfinite(t.grad.numpy()).all()
