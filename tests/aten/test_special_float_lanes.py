@@ -270,6 +270,8 @@ def test_capabilities_agree(cap, tmp_path):
 
 def test_sinc_float32_rounds_the_float64_value():
     """float32 sinc on the CPU computes in float64 (vector sin) and rounds once"""
+    if ptl.backends.cpu.get_cpu_capability() == "DEFAULT":
+        pytest.skip("without vector lanes float32 sinc computes in float (sinf)")
     rng = np.random.default_rng(2)
     x = np.concatenate([rng.standard_normal(3000) * 5, [0.0, -0.0, 1.0, -2.0, 1e-30, 1e30,
                                                         np.inf, -np.inf, np.nan]])

@@ -444,8 +444,9 @@ DEFINE_NDTRI_LANES(pd)
 DEFINE_NDTRI_LANES(pd512)
 #endif
 
-/* res[mid[k]] = ptl_ndtri_mid(p[mid[k]] - 1/2), k < nm */
-static void
+/* res[mid[k]] = ptl_ndtri_mid(p[mid[k]] - 1/2), k < nm, in lanes: 0 without AVX2 (the
+ * caller's loop then, compiled in its FMA clone) */
+static int
 ndtri_mid_list(double *res, const double *p, const int *mid, int nm)
 {
 #ifdef PTL_HAVE_AVX2_KERNELS
@@ -467,12 +468,12 @@ ndtri_mid_list(double *res, const double *p, const int *mid, int nm)
         for (int k = 0; k < nm; k++) {
             res[mid[k]] = r[k];
         }
-        return;
+        return 1;
     }
+#else
+    (void)res, (void)p, (void)mid, (void)nm;
 #endif
-    for (int k = 0; k < nm; k++) {
-        res[mid[k]] = ptl_ndtri_mid(p[mid[k]] - 0.5);
-    }
+    return 0;
 }
 
 #define DEFINE_NDTRI_LOOP(T, DT)                                                          \
@@ -492,7 +493,11 @@ ndtri_mid_list(double *res, const double *p, const int *mid, int nm)
                 nm += c;                                                                  \
                 nt += !c;                                                                 \
             }                                                                             \
-            ndtri_mid_list(res, p, mid, nm);                                              \
+            if (!ndtri_mid_list(res, p, mid, nm)) {                                       \
+                for (int t = 0; t < nm; t++) {                                            \
+                    res[mid[t]] = ptl_ndtri_mid(p[mid[t]] - 0.5);                         \
+                }                                                                         \
+            }                                                                             \
             for (int t = 0; t < nt; t++) {                                                \
                 res[tail[t]] = ptl_ndtri_d(p[tail[t]]);                                   \
             }                                                                             \
