@@ -128,7 +128,9 @@ DEFINE_ERFC_BLOCKS(ndtr, double, f8, NDTR_PRE, ptl_ndtr_from_erfc, pd512)
 
 /* float32 ndtr in float lanes (8 a vector with AVX2, 16 with AVX-512): gaussian_math.h's
  * ptl_ndtr_f (Note [Float ndtr]), the same operations in the same order, its table's rows
- * looked up by a permute of the lanes' interval indices (two and a blend with AVX2) */
+ * looked up by a permute of the lanes' interval indices (two and a blend with AVX2).  Lanes
+ * with |x| > 14.5 take the twin's results there, 0 and 1 (ndtr(-14.5) = 6e-48), from a
+ * select, their formula run at |x| = 0: its underflowing products took twice the time. */
 PTL_AVX2 static inline __m256
 ndtr_f_row_ps(const float *row, __m256i idx)
 {
@@ -150,6 +152,8 @@ ndtr_f_row_ps512(const float *row, __m512i idx)
     {                                                                                     \
         PTL_VT(S) a = PTL_V(S, andnot)(PTL_V(S, set1)(-0.0f), x);                         \
         a = PTL_V(S, min)(a, PTL_V(S, set1)(15.0f));                                      \
+        PTL_VMT(S) far = PTL_VCMP(S, a, PTL_V(S, set1)(14.5f), _CMP_GT_OQ);               \
+        a = PTL_VSEL(S, far, a, PTL_V(S, setzero)());                                     \
         PTL_VT(S) h = PTL_V(S, mul)(a, a), l = PTL_V(S, fmsub)(a, a, h);                  \
         PTL_VT(S) y = PTL_V(S, mul)(PTL_V(S, set1)(-0.5f), h);                            \
         PTL_VT(S) magic = PTL_V(S, set1)(12582912.0f);                                    \
@@ -177,6 +181,9 @@ ndtr_f_row_ps512(const float *row, __m512i idx)
                           NDTR_F_SCALE(S, PTL_V(S, sub)(n, n1)));                         \
         PTL_VT(S) res = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, setzero)(), _CMP_LT_OQ),      \
                                  PTL_V(S, sub)(PTL_V(S, set1)(1.0f), v), v);              \
+        PTL_VT(S) ends = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, setzero)(), _CMP_LT_OQ),     \
+                                  PTL_V(S, set1)(1.0f), PTL_V(S, setzero)());             \
+        res = PTL_VSEL(S, far, res, ends);                                                \
         return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), res, x);                      \
     }                                                                                     \
     PTL_VATTR(S) static void                                                              \
