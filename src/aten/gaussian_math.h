@@ -1,5 +1,6 @@
 /* gaussian_math.h -- scalar formulas of the scaled complementary error function erfcx and
- * of the standard normal distribution's ndtr, log_ndtr and ndtri, in double:
+ * of the standard normal distribution's ndtr, log_ndtr and ndtri, in double (float32 ndtr
+ * in float, Note [Float ndtr]):
  * native/special.c's CPU loops and src/cuda/elementwise.cu's CUDA kernels evaluate these
  * definitions (PTL_DEVICE_FN, tables from special_tables.h), and ptl_sp_erfc_d is the
  * scalar twin of unary_f8_erf.h's vector erfc, through which special.c's vector blocks
@@ -27,8 +28,9 @@
  * apart (Note [Products rounded apart]: nvcc would fuse it), so the two compilers evaluate
  * the same IEEE operations.  The parts that special.c's AVX2 / AVX-512 blocks compute in
  * vector lanes -- erfc (unary_f8_erf.h) for ndtr, log_ndtr and erfcx, sin and cos
- * (vec_math.h) for J, Y and spherical j0 -- are scalar twins here (ptl_sp_erfc_d,
- * ptl_sincos_twin; Note [Scalar twins of vector formulas]), so the vector blocks, the scalar
+ * (vec_math.h) for J, Y and spherical j0, float32 ndtr whole in float lanes -- are scalar
+ * twins here (ptl_sp_erfc_d, ptl_sincos_twin, ptl_ndtr_f; Note [Scalar twins of vector
+ * formulas]), so the vector blocks, the scalar
  * loops (float16, bfloat16, odd strides, PTL_CPU_CAPABILITY=default) and the device give the
  * same bits (tests/aten/test_special_shared.py checks the CPU's paths bit for bit).  What
  * stays each backend's own is libm: log, log1p, exp, sin and cos where the formulas call
@@ -47,9 +49,7 @@
  *     a pair, th x's rounded product) and erfc(th + tl) = erfc(th) (1 - tl R(th)), R = 2 /
  *     (sqrt(pi) erfcx(th)), to first order (tl^2 R^2 < 1e-29): R by the bound th + sqrt(th^2
  *     + 4/pi), whose error (0.36 / th at most) costs under 0.4 ulp; the rounding of t would
- *     cost 2 t^2 ulps of erfc(t).  float32 (ptl_ndtr_f32): no correction (th's rounding
- *     costs under 2e-13 of the result), th clamped at 10.0625, where erfc(th) / 2 already
- *     rounds to 0 in float32.
+ *     cost 2 t^2 ulps of erfc(t).  float32: Note [Float ndtr] below, in float arithmetic.
  *   log_ndtr(x): s = ndtr(-|x|) from erfc(|x| / sqrt(2)) as above (2 ulps), log1p(-s) above
  *     0 and log(s) below, whose relative error is that of s over |log s| (at least 0.69);
  *     below -36 (s is subnormal from -37.5) log(erfcx(t) / 2) - x^2 / 2 (no underflow, no
@@ -248,18 +248,62 @@ ptl_ndtr_d(double x)
     return ptl_ndtr_from_erfc(x, ptl_sp_erfc_d(-x * PTL_RSQRT2_HI));
 }
 
-/* float32's ndtr (rounded by the caller): erfc of th clamped at 10.0625, halved */
-PTL_HD_INLINE double
-ptl_ndtr_f32_arg(double x)
+/* Note [Float ndtr]
+ * ~~~~~~~~~~~~~~~~~
+ * float32 ndtr runs in float arithmetic (special.c's blocks: 8 or 16 lanes a vector, this
+ * twin's operations in the same order): t = ndtr(-a) = e^(-a^2/2) Q(a), a = |x| clamped at
+ * 15 (ndtr(-15) = 4e-51 rounds to 0), Q(a) = erfcx(a / sqrt(2)) / 2; ndtr(x) = t below 0,
+ * 1 - t above (t <= 1/2 there: its error is below the result's half ulp).
+ *   a^2 = h + l exactly (fma); -h/2 = n ln2 + r_hi (n = round(-h/2 log2 e), ln2_hi of 16
+ *   bits: r_hi is exact), r = r_hi + (-n ln2_lo - l/2) rounded (1e-8 of e^r at most):
+ *   the rounding of a^2, which would cost a^2/2 ulps (110 at a = 14.8), costs nothing.
+ *   e^r = 1 + er, er = r + r^2 E(r), E of degree 5 (fit 3e-10).
+ *   Q on 13 intervals picked by the bits of a + 2 (width 1/2 below 2, 1 below 6, 2 up to
+ *   14, then [14, 15]): c0 + d P(d), d = a - centre, P of degree 7 (fit 1.3e-9 relative
+ *   with float coefficients; tools/fit_ndtr_f32.py), c0 = Q(centre) within 1e-10 (the
+ *   centres are chosen for it).  The vector blocks look the coefficients up by permutes
+ *   of one 16-float row each.
+ *   t = (Q + Q er) 2^n1 2^n2 (n1 = trunc(n / 2): two normal factors; a subnormal t is
+ *   rounded once more).  NaN stays NaN; +-inf give 1 and 0.
+ * Error: under 2 ulps of float against the float64 value (1.79 measured on 1.2e7 points),
+ * the subnormal tail (x < -12.95) within an ulp of the smallest subnormal. */
+PTL_DEVICE_FN float
+ptl_ndtr_f(float x)
 {
-    double th = -x * PTL_RSQRT2_HI;
-    return th > 10.0625 ? 10.0625 : th;
+    float a = fabsf(x);
+    a = a < 15.0f ? a : 15.0f;   /* NaN: any a, replaced at the end */
+    float h = PTL_FMUL_RN(a, a), l = fmaf(a, a, -h), y = -0.5f * h;
+    float n = fmaf(y, 1.44269504088896341f, 12582912.0f) - 12582912.0f;
+    float r = fmaf(n, -0.693145751953125f, y);
+    r = r + fmaf(n, -1.428606765330187e-06f, -0.5f * l);
+    float e = ptl_ndtr_f_exp[0];
+    for (int k = 1; k < 6; k++) {
+        e = fmaf(e, r, ptl_ndtr_f_exp[k]);
+    }
+    float er = fmaf(PTL_FMUL_RN(r, r), e, r);
+    float a2 = a + 2.0f;
+    uint32_t bits;
+    memcpy(&bits, &a2, sizeof bits);
+    int idx = (int)(bits >> 21) - 512;
+    float d = a - ptl_ndtr_f_tab[idx], q = ptl_ndtr_f_tab[16 + idx];
+    for (int k = 2; k < 9; k++) {
+        q = fmaf(q, d, ptl_ndtr_f_tab[16 * k + idx]);
+    }
+    float v = fmaf(q, er, q), n1 = truncf(0.5f * n);
+    uint32_t b1 = (uint32_t)((int)n1 + 127) << 23, b2 = (uint32_t)((int)(n - n1) + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &b1, sizeof s1);
+    memcpy(&s2, &b2, sizeof s2);
+    v = (v * s1) * s2;
+    float res = x < 0.0f ? v : 1.0f - v;
+    return x != x ? x : res;
 }
 
+/* float32's ndtr for callers in double (the argument a float) */
 PTL_DEVICE_FN double
 ptl_ndtr_f32(double x)
 {
-    return 0.5 * ptl_sp_erfc_d(ptl_ndtr_f32_arg(x));
+    return (double)ptl_ndtr_f((float)x);
 }
 
 /* x^2 / 2 as hi + lo exactly (the halving is exact) */

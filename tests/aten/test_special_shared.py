@@ -1,11 +1,12 @@
 """One formula for the CPU's vector blocks, its scalar loops and the CUDA kernels (Note [One
 special formula for the CPU and CUDA] in src/aten/gaussian_math.h): ndtr, log_ndtr, erfcx,
 J0, J1, Y0, Y1 and spherical j0, whose float32 and float64 loops run unary_f8_erf.h's vector
-erfc or vec_math.h's vector sincos in blocks with AVX2 / AVX-512, give bit for bit the scalar
-formula (its twins ptl_sp_erfc_d and ptl_sincos_twin) that PTL_CPU_CAPABILITY=default's loops
-and the device evaluate: on random inputs, at every region and table interval edge of the
-formulas and of the twins (both neighbours of each), and at the special values.  float16 and
-bfloat16 (the scalar loops) round the float32 formula's result."""
+erfc or vec_math.h's vector sincos in blocks with AVX2 / AVX-512 (float32 ndtr all in float
+lanes), give bit for bit the scalar formula (its twins ptl_sp_erfc_d, ptl_sincos_twin and
+ptl_ndtr_f) that PTL_CPU_CAPABILITY=default's loops and the device evaluate: on random
+inputs, at every region and table interval edge of the formulas and of the twins (both
+neighbours of each), and at the special values.  float16 and bfloat16 (the scalar loops)
+round the float32 formula's result."""
 import math
 import os
 import subprocess
@@ -27,6 +28,8 @@ SPECIAL = [0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, -5e-324, 2.22507385
 # intervals 2^k (1 + j/4) of erfcx below 8, the far fit from 8, the clamp at 27.5
 ERFC_EDGES = [0.25, 0.5, 8.0, 27.5, 26.0, 27.3] + [
     2.0 ** k * (1 + j / 4) for k in range(-1, 3) for j in range(4)]
+# float32 ndtr's interval edges in |x| and its clamp
+NDTR_F_EDGES = [0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 14.0, 15.0]
 # the sincos twin's: its fast range 2^20, sin x = x below 2^-27, multiples of pi/2 (and the
 # Hankel branch's start at 25)
 SINCOS_EDGES = [2.0 ** 20, 2.0 ** -27, 25.0] + [k * math.pi / 2 for k in
@@ -38,6 +41,10 @@ def _points(name):
     edges = list(EDGES[name]) + SINCOS_EDGES
     if name in ("ndtr", "log_ndtr"):
         edges += [s * a * math.sqrt(2) for a in ERFC_EDGES for s in (1, -1)]
+    if name == "ndtr":   # float32's intervals of |x| (Note [Float ndtr]), float neighbours
+        f = np.array(NDTR_F_EDGES, dtype=np.float32)
+        edges += [float(v) for v in np.concatenate(
+            [f, np.nextafter(f, np.float32(0)), np.nextafter(f, np.float32(99))])]
     elif name == "erfcx":
         edges += [s * a for a in ERFC_EDGES for s in (1, -1)]
     mags = 10.0 ** rng.uniform(-30, 30, 1500)

@@ -83,7 +83,8 @@ entr_d(double x)
     DEFINE_SPECIAL_FMA_LOOP(NAME, double, f8, PTL_ID, PTL_ID, NAME##_in_d)                \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
 
-/* float32 and float64 ndtr, log_ndtr and erfcx with AVX2, any layout: th for a block of
+/* float64 ndtr, float32 and float64 log_ndtr and erfcx with AVX2, any layout (float32 ndtr:
+ * float lanes, below): th for a block of
  * elements into a buffer, unary.c's vector erfc over it (Note [Vector float64 erf, erfc,
  * erfinv]: 1.45 ulps), then gaussian_math.h's ptl_ndtr_from_erfc, ptl_log_ndtr_from_erfc or
  * ptl_erfcx_from_erfc; without AVX2 the formulas per element, whose erfc is the vector
@@ -120,16 +121,103 @@ DEFINE_UNARY_VEC_ERF_D(pd512)
     DEFINE_ERFC_BLOCKS(NAME, double, f8, PRE, FIN_D, pd)                                  \
     DEFINE_ERFC_BLOCKS(NAME, float, f4, PRE, FIN_F, pd512)                                \
     DEFINE_ERFC_BLOCKS(NAME, double, f8, PRE, FIN_D, pd512)
-/* float32: th's rounding costs under 2e-13 of the result, no correction; th clamped at
- * 10.0625, where erfc(th) / 2 already rounds to 0 in float32 (the vector erfc's far lanes
- * are its slow ones; NaN stays NaN) */
+/* float64 ndtr: erfc(th), th = fl(-x / sqrt(2)), then the correction of th's rounding */
 #define NDTR_PRE(X) (-(X) * PTL_RSQRT2_HI)
-#define NDTR_HALF_ERFC(X, E) (0.5 * (E))
-#define NDTR_PRE_F(X) ptl_ndtr_f32_arg(X)
-DEFINE_ERFC_BLOCKS(ndtr, float, f4, NDTR_PRE_F, NDTR_HALF_ERFC, pd)
 DEFINE_ERFC_BLOCKS(ndtr, double, f8, NDTR_PRE, ptl_ndtr_from_erfc, pd)
-DEFINE_ERFC_BLOCKS(ndtr, float, f4, NDTR_PRE_F, NDTR_HALF_ERFC, pd512)
 DEFINE_ERFC_BLOCKS(ndtr, double, f8, NDTR_PRE, ptl_ndtr_from_erfc, pd512)
+
+/* float32 ndtr in float lanes (8 a vector with AVX2, 16 with AVX-512): gaussian_math.h's
+ * ptl_ndtr_f (Note [Float ndtr]), the same operations in the same order, its table's rows
+ * looked up by a permute of the lanes' interval indices (two and a blend with AVX2).  Lanes
+ * with |x| > 14.5 take the twin's results there, 0 and 1 (ndtr(-14.5) = 6e-48), from a
+ * select, their formula run at |x| = 0: its underflowing products took twice the time. */
+PTL_AVX2 static inline __m256
+ndtr_f_row_ps(const float *row, __m256i idx)
+{
+    __m256 lo = _mm256_permutevar8x32_ps(_mm256_loadu_ps(row), idx);
+    __m256 up = _mm256_permutevar8x32_ps(_mm256_loadu_ps(row + 8), idx);
+    return _mm256_blendv_ps(lo, up, _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28)));
+}
+PTL_AVX512 static inline __m512
+ndtr_f_row_ps512(const float *row, __m512i idx)
+{
+    return _mm512_permutexvar_ps(idx, _mm512_loadu_ps(row));
+}
+#define NDTR_F_CVT_ps _mm256_cvtps_epi32
+#define NDTR_F_CVT_ps512 _mm512_cvtps_epi32
+#define NDTR_F_SCALE(S, N)                                                                \
+    PTL_VFROMI(S, PTL_VI(S, slli)(PTL_VI(S, add)(NDTR_F_CVT_##S(N), PTL_VI_SET1(S)(127)), 23))
+#define DEFINE_NDTR_F_VEC(S)                                                              \
+    PTL_VATTR(S) static inline PTL_VT(S) ndtr_f_vec_##S(PTL_VT(S) x)                      \
+    {                                                                                     \
+        PTL_VT(S) a = PTL_V(S, andnot)(PTL_V(S, set1)(-0.0f), x);                         \
+        a = PTL_V(S, min)(a, PTL_V(S, set1)(15.0f));                                      \
+        PTL_VMT(S) far = PTL_VCMP(S, a, PTL_V(S, set1)(14.5f), _CMP_GT_OQ);               \
+        a = PTL_VSEL(S, far, a, PTL_V(S, setzero)());                                     \
+        PTL_VT(S) h = PTL_V(S, mul)(a, a), l = PTL_V(S, fmsub)(a, a, h);                  \
+        PTL_VT(S) y = PTL_V(S, mul)(PTL_V(S, set1)(-0.5f), h);                            \
+        PTL_VT(S) magic = PTL_V(S, set1)(12582912.0f);                                    \
+        PTL_VT(S) n = PTL_V(S, sub)(                                                      \
+            PTL_V(S, fmadd)(y, PTL_V(S, set1)(1.44269504088896341f), magic), magic);      \
+        PTL_VT(S) r = PTL_V(S, fmadd)(n, PTL_V(S, set1)(-0.693145751953125f), y);         \
+        r = PTL_V(S, add)(r, PTL_V(S, fmadd)(n, PTL_V(S, set1)(-1.428606765330187e-06f),  \
+                                             PTL_V(S, mul)(PTL_V(S, set1)(-0.5f), l)));   \
+        PTL_VT(S) e = PTL_V(S, set1)(ptl_ndtr_f_exp[0]);                                  \
+        for (int k = 1; k < 6; k++) {                                                     \
+            e = PTL_V(S, fmadd)(e, r, PTL_V(S, set1)(ptl_ndtr_f_exp[k]));                 \
+        }                                                                                 \
+        PTL_VT(S) er = PTL_V(S, fmadd)(PTL_V(S, mul)(r, r), e, r);                        \
+        PTL_VIT(S) idx = PTL_VI(S, sub)(                                                  \
+            PTL_VI(S, srli)(PTL_VTOI(S, PTL_V(S, add)(a, PTL_V(S, set1)(2.0f))), 21),      \
+            PTL_VI_SET1(S)(512));                                                         \
+        PTL_VT(S) d = PTL_V(S, sub)(a, ndtr_f_row_##S(ptl_ndtr_f_tab, idx));              \
+        PTL_VT(S) q = ndtr_f_row_##S(ptl_ndtr_f_tab + 16, idx);                           \
+        for (int k = 2; k < 9; k++) {                                                     \
+            q = PTL_V(S, fmadd)(q, d, ndtr_f_row_##S(ptl_ndtr_f_tab + 16 * k, idx));      \
+        }                                                                                 \
+        PTL_VT(S) v = PTL_V(S, fmadd)(q, er, q);                                          \
+        PTL_VT(S) n1 = PTL_VTRUNC(S, PTL_V(S, mul)(PTL_V(S, set1)(0.5f), n));             \
+        v = PTL_V(S, mul)(PTL_V(S, mul)(v, NDTR_F_SCALE(S, n1)),                          \
+                          NDTR_F_SCALE(S, PTL_V(S, sub)(n, n1)));                         \
+        PTL_VT(S) res = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, setzero)(), _CMP_LT_OQ),      \
+                                 PTL_V(S, sub)(PTL_V(S, set1)(1.0f), v), v);              \
+        PTL_VT(S) ends = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, setzero)(), _CMP_LT_OQ),     \
+                                  PTL_V(S, set1)(1.0f), PTL_V(S, setzero)());             \
+        res = PTL_VSEL(S, far, res, ends);                                                \
+        return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), res, x);                      \
+    }                                                                                     \
+    PTL_VATTR(S) static void                                                              \
+        ndtr_f_blocks_##S(float *o, int64_t so, const float *a, int64_t sa, int64_t n)    \
+    {                                                                                     \
+        const int64_t L = PTL_VLANES(S);                                                  \
+        float buf[NDTR_BLOCK];                                                            \
+        for (int64_t i = 0; i < n; i += NDTR_BLOCK) {                                     \
+            int64_t m = n - i < NDTR_BLOCK ? n - i : NDTR_BLOCK, j = 0;                   \
+            const float *src = a + i * sa;                                                \
+            float *dst = so == 1 ? o + i : buf;                                           \
+            if (sa != 1) {                                                                \
+                for (int64_t k = 0; k < m; k++) {                                         \
+                    buf[k] = a[(i + k) * sa];                                             \
+                }                                                                         \
+                src = buf;                                                                \
+            }                                                                             \
+            for (; j + L <= m; j += L) {                                                  \
+                PTL_V(S, storeu)(dst + j, ndtr_f_vec_##S(PTL_V(S, loadu)(src + j)));      \
+            }                                                                             \
+            if (j < m) {                                                                  \
+                PTL_VTAILT(S) t = PTL_VTAIL(S, m - j);                                    \
+                PTL_VT(S) x = ndtr_f_vec_##S(PTL_VLOAD_TAIL(S, src + j, t));              \
+                PTL_VSTORE_TAIL(S, dst + j, t, x);                                        \
+            }                                                                             \
+            if (so != 1) {                                                                \
+                for (int64_t k = 0; k < m; k++) {                                         \
+                    o[(i + k) * so] = buf[k];                                             \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_NDTR_F_VEC(ps)
+DEFINE_NDTR_F_VEC(ps512)
 /* log_ndtr: erfc(|x| / sqrt(2)) gives ndtr(-|x|) */
 #define LOG_NDTR_PRE(X) (fabs(X) * PTL_RSQRT2_HI)
 DEFINE_ERFC_BLOCK_KINDS(log_ndtr, LOG_NDTR_PRE, ptl_log_ndtr_from_erfc,
@@ -154,19 +242,23 @@ DEFINE_MAP_BLOCKS(spherical_bessel_j0, float, f4, SPH_J0_PRE, sin, SPH_J0_FIN, p
 DEFINE_MAP_BLOCKS(spherical_bessel_j0, double, f8, SPH_J0_PRE, sin, SPH_J0_FIN, pd)
 DEFINE_MAP_BLOCKS(spherical_bessel_j0, float, f4, SPH_J0_PRE, sin, SPH_J0_FIN, pd512)
 DEFINE_MAP_BLOCKS(spherical_bessel_j0, double, f8, SPH_J0_PRE, sin, SPH_J0_FIN, pd512)
-/* element strides (every layout takes the vector erfc: the bits do not depend on it) */
-#define ERFC_BLOCKS(NAME, T, DT, D, S, N)                                                 \
+/* element strides (every layout takes the vector blocks: the bits do not depend on it) */
+#define VEC_BLOCKS(F2, F512, T, D, S, N)                                                  \
     if ((S)[0] % (int64_t)sizeof(T) == 0 && (S)[1] % (int64_t)sizeof(T) == 0 &&           \
         ptl_cpu_capability() >= PTL_CPU_AVX2) {                                           \
         int64_t so = (S)[0] / (int64_t)sizeof(T), sa = (S)[1] / (int64_t)sizeof(T);       \
         if (ptl_cpu_capability() >= PTL_CPU_AVX512) {                                     \
-            NAME##_blocks_##DT##_pd512((T *)(D)[0], so, (const T *)(D)[1], sa, (N));      \
+            F512((T *)(D)[0], so, (const T *)(D)[1], sa, (N));                            \
         }                                                                                 \
         else {                                                                            \
-            NAME##_blocks_##DT##_pd((T *)(D)[0], so, (const T *)(D)[1], sa, (N));         \
+            F2((T *)(D)[0], so, (const T *)(D)[1], sa, (N));                              \
         }                                                                                 \
         return;                                                                           \
     }
+#define ERFC_BLOCKS(NAME, T, DT, D, S, N)                                                 \
+    VEC_BLOCKS(NAME##_blocks_##DT##_pd, NAME##_blocks_##DT##_pd512, T, D, S, N)
+#define NDTR_F_BLOCKS(NAME, T, DT, D, S, N)                                               \
+    VEC_BLOCKS(ndtr_f_blocks_ps, ndtr_f_blocks_ps512, T, D, S, N)
 
 /* J0, J1, Y0, Y1 in blocks: where a block has an |x| >= 25, sin |x| and cos |x| of all its
  * elements by vec_math.h's vector sincos (libm's on its slow lanes: |x| > 2^20, inf, NaN,
@@ -220,10 +312,12 @@ DEFINE_JY_BLOCK_KINDS(bessel_y0, 0, 1)
 DEFINE_JY_BLOCK_KINDS(bessel_y1, 1, 1)
 #else
 #define ERFC_BLOCKS(NAME, T, DT, D, S, N)
+#define NDTR_F_BLOCKS(NAME, T, DT, D, S, N)
 #endif
 
-/* NAME's loops: the blocks with AVX2, else FN (double) per element */
-#define DEFINE_ERFC_LOOPS(NAME, FN_F, FN)                                                 \
+/* NAME's loops: the blocks with AVX2 (float32's F4_BLOCKS), else FN_F (float32, float16,
+ * bfloat16) or FN (float64) per element */
+#define DEFINE_ERFC_LOOPS_F4(NAME, FN_F, FN, F4_BLOCKS)                                   \
     SPECIAL_INLINE float NAME##_in_f(float x, const void *e)                              \
     {                                                                                     \
         (void)e;                                                                          \
@@ -240,7 +334,7 @@ DEFINE_JY_BLOCK_KINDS(bessel_y1, 1, 1)
     DEFINE_SPECIAL_FMA_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAME##_in_f)    \
     static void NAME##_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)  \
     {                                                                                     \
-        ERFC_BLOCKS(NAME, float, f4, d, s, n)                                             \
+        F4_BLOCKS(NAME, float, f4, d, s, n)                                               \
         NAME##_strided_loop_f4(d, s, n, extra);                                           \
     }                                                                                     \
     static void NAME##_loop_f8(char **d, const int64_t *s, int64_t n, const void *extra)  \
@@ -250,9 +344,11 @@ DEFINE_JY_BLOCK_KINDS(bessel_y1, 1, 1)
     }                                                                                     \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
 
+#define DEFINE_ERFC_LOOPS(NAME, FN_F, FN) DEFINE_ERFC_LOOPS_F4(NAME, FN_F, FN, ERFC_BLOCKS)
+
 /* float32, float16 and bfloat16 take FN_F, float64 FN (gaussian_math.h, bessel_math.h: the
  * CUDA kernels' formulas, with the blocks' bits) */
-DEFINE_ERFC_LOOPS(ndtr, ptl_ndtr_f32, ptl_ndtr_d)
+DEFINE_ERFC_LOOPS_F4(ndtr, ptl_ndtr_f32, ptl_ndtr_d, NDTR_F_BLOCKS)
 DEFINE_ERFC_LOOPS(log_ndtr, ptl_log_ndtr_d, ptl_log_ndtr_d)
 DEFINE_ERFC_LOOPS(erfcx, ptl_erfcx_d, ptl_erfcx_d)
 /* (the same block plumbing: ERFC_BLOCKS only names NAME's blocks) */
@@ -324,7 +420,69 @@ DEFINE_ENTR_LOOP(double, f8, double, PTL_ID, PTL_ID)
 static const PtlLoop entr_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(entr)};
 /* ndtri in blocks: the indices of the central elements and of the others collected
  * without a branch, then each list by its own loop (on uniform p a branch between the
- * regions per element mispredicted half the time) */
+ * regions per element mispredicted half the time).  With AVX2 / AVX-512 the central list's
+ * polynomial (Note [Fast ndtri]: ptl_bessel_poly's Estrin scheme, 18 coefficients) runs in
+ * double lanes, the same operations as the scalar formula's (its bits): 6% of uniform p's
+ * time.  The tails stay per element (libm's log; in lanes, each lane's table row gathered,
+ * they took 20% longer). */
+#ifdef PTL_HAVE_AVX2_KERNELS
+#define DEFINE_NDTRI_LANES(S)                                                             \
+    /* res[k] = ptl_ndtri_mid(q[k]), k < m (a multiple of the lanes) */                   \
+    PTL_VATTR(S) static void ndtri_mid_lanes_##S(double *res, const double *q, int m)     \
+    {                                                                                     \
+        const double *c = ptl_ndtri_tab + 18 * 38;                                        \
+        for (int k = 0; k < m; k += PTL_VLANES(S)) {                                      \
+            PTL_VT(S) v = PTL_V(S, loadu)(q + k), sj[4];                                  \
+            PTL_VT(S) t = PTL_V(S, sub)(PTL_V(S, mul)(v, v), PTL_V(S, set1)(0.03125));    \
+            PTL_VT(S) t2 = PTL_V(S, mul)(t, t), t4 = PTL_V(S, mul)(t2, t2);               \
+            for (int j = 0; j < 4; j++) {                                                 \
+                int top = j + 4 * ((17 - j) / 4);                                         \
+                sj[j] = PTL_V(S, set1)(c[top]);                                           \
+                for (int i = top - 4; i >= 0; i -= 4) {                                   \
+                    sj[j] = PTL_V(S, fmadd)(sj[j], t4, PTL_V(S, set1)(c[i]));             \
+                }                                                                         \
+            }                                                                             \
+            PTL_VT(S) g = PTL_V(S, fmadd)(t2, PTL_V(S, fmadd)(sj[3], t, sj[2]),           \
+                                          PTL_V(S, fmadd)(sj[1], t, sj[0]));              \
+            PTL_V(S, storeu)(res + k, PTL_V(S, mul)(v, g));                               \
+        }                                                                                 \
+    }
+DEFINE_NDTRI_LANES(pd)
+DEFINE_NDTRI_LANES(pd512)
+#endif
+
+/* res[mid[k]] = ptl_ndtri_mid(p[mid[k]] - 1/2), k < nm, in lanes: 0 without AVX2 (the
+ * caller's loop then, compiled in its FMA clone) */
+static int
+ndtri_mid_list(double *res, const double *p, const int *mid, int nm)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        double q[NDTR_BLOCK], r[NDTR_BLOCK];
+        int mp = (nm + 7) / 8 * 8;
+        for (int k = 0; k < nm; k++) {
+            q[k] = p[mid[k]] - 0.5;
+        }
+        for (int k = nm; k < mp; k++) {
+            q[k] = 0.0;
+        }
+        if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
+            ndtri_mid_lanes_pd512(r, q, mp);
+        }
+        else {
+            ndtri_mid_lanes_pd(r, q, mp);
+        }
+        for (int k = 0; k < nm; k++) {
+            res[mid[k]] = r[k];
+        }
+        return 1;
+    }
+#else
+    (void)res, (void)p, (void)mid, (void)nm;
+#endif
+    return 0;
+}
+
 #define DEFINE_NDTRI_LOOP(T, DT)                                                          \
     SPECIAL_FMA_CLONES static void                                                        \
     ndtri_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)             \
@@ -342,8 +500,10 @@ static const PtlLoop entr_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(entr)};
                 nm += c;                                                                  \
                 nt += !c;                                                                 \
             }                                                                             \
-            for (int t = 0; t < nm; t++) {                                                \
-                res[mid[t]] = ptl_ndtri_mid(p[mid[t]] - 0.5);                             \
+            if (!ndtri_mid_list(res, p, mid, nm)) {                                       \
+                for (int t = 0; t < nm; t++) {                                            \
+                    res[mid[t]] = ptl_ndtri_mid(p[mid[t]] - 0.5);                         \
+                }                                                                         \
             }                                                                             \
             for (int t = 0; t < nt; t++) {                                                \
                 res[tail[t]] = ptl_ndtri_d(p[tail[t]]);                                   \
@@ -374,7 +534,149 @@ DEFINE_SPECIAL_UNARY_FMA(airy_ai, ptl_airy_ai_d)
 
 #define ZETA_F(A, B, X) ((float)ptl_zeta_d((A), (B)))
 #define ZETA_D(A, B, X) ptl_zeta_d((A), (B))
-DEFINE_BINARY_FLOAT_LOOPS(zeta, ZETA_F, ZETA_D)
+DEFINE_BINARY_LOOP(zeta, ptl_half, f2, float, PTL_LOAD_f2, PTL_STORE_f2, ZETA_F)
+DEFINE_BINARY_LOOP(zeta, ptl_bf16, bf, float, PTL_LOAD_bf, PTL_STORE_bf, ZETA_F)
+DEFINE_BINARY_LOOP(zeta_scalar, float, f4, float, PTL_ID, PTL_ID, ZETA_F)
+DEFINE_BINARY_LOOP(zeta_scalar, double, f8, double, PTL_ID, PTL_ID, ZETA_D)
+
+/* Note [zeta in double lanes]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * float32 and float64 zeta with AVX2 or AVX-512, any layout: blocks of (s, q) gathered into
+ * doubles, the lanes with 1 < s <= 30 and 1e-3 <= q <= 1e6 by ptl_zeta_sum's
+ * Euler-Maclaurin sum in double lanes, the others by ptl_zeta_d per element (libm's pow).
+ * The ten direct terms (q + k)^-s (libm's pow was most of the time: ten calls an element)
+ * are e^-(s L), L = log(q + k) as hi + lo to about 2^-70: q + k = 2^e m, m in [sqrt(1/2),
+ * sqrt(2)), f = m - 1, t = f / (2 + f) as t_hi + t_lo (the residual by fma), log m =
+ * 2 t_hi + 2 t_lo + t^3 P(t^2) (P: 2 / (2k + 1), k = 1..10; |t| <= 0.172), e ln2 in two
+ * parts, summed by two exact two-sums into hi + lo (|lo| <= ulp(hi)); s L = p_hi + p_lo
+ * (the product exact by fma), e^-(s L) = e^-p_hi (1 - p_lo) by vec_math.h's
+ * exp (about 1 ulp).  A plain double log would cost s |L| ulps of the term (26 at s = 10,
+ * q + k = 14; the float64 tests allow 8).  The twelve Bernoulli corrections run in full
+ * (the scalar loop stops at 1e-17 of the sum), b / w as a product by 1 / w; on these lanes
+ * they decrease throughout (their smallest term is past j = pi w > 28).  The results are
+ * not libm pow's bits (PTL_CPU_CAPABILITY=default's): within a few ulps of them (float32:
+ * the same but for values within 1e-15 of a rounding boundary). */
+#define ZETA_BLOCK 256
+#define ZETA_LANE_OK(S, Q) ((S) > 1.0 && (S) <= 30.0 && (Q) >= 1e-3 && (Q) <= 1e6)
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* B_2j / (2j)!, j = 1..12 */
+static const double zeta_bernoulli[12] = {
+    1.0 / 12.0, -1.0 / 720.0, 1.0 / 30240.0, -1.0 / 1209600.0, 1.0 / 47900160.0,
+    -1.0 / 1.8924375803183791606e9, 1.0 / 7.47242496e10, -1.0 / 2.950130727918164224e12,
+    1.0 / 1.1646782814350067249e14, -1.0 / 4.5979787224074726105e15,
+    1.0 / 1.8152105401943546773e17, -1.0 / 7.1661652561756670113e18};
+/* (log m - 2t) / t^3 = sum 2 / (2k + 1) t^(2k - 2), k = 1..10, the highest power first */
+static const double zeta_log_coef[10] = {2.0 / 21, 2.0 / 19, 2.0 / 17, 2.0 / 15, 2.0 / 13,
+                                         2.0 / 11, 2.0 / 9,  2.0 / 7,  2.0 / 5,  2.0 / 3};
+#define DEFINE_ZETA_LANES(S)                                                              \
+    /* a + b = the result + *err exactly */                                               \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        zeta_two_sum_##S(PTL_VT(S) a, PTL_VT(S) b, PTL_VT(S) *err)                        \
+    {                                                                                     \
+        PTL_VT(S) h = PTL_V(S, add)(a, b), bb = PTL_V(S, sub)(h, a);                      \
+        *err = PTL_V(S, add)(PTL_V(S, sub)(a, PTL_V(S, sub)(h, bb)), PTL_V(S, sub)(b, bb)); \
+        return h;                                                                         \
+    }                                                                                     \
+    /* a^-s for positive normal a, 1 < s <= 30 (Note [zeta in double lanes]) */           \
+    PTL_VATTR(S) static inline PTL_VT(S) zeta_pow_##S(PTL_VT(S) a, PTL_VT(S) s)           \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0), two = PTL_V(S, set1)(2.0);             \
+        PTL_VT(S) e, m = ptl_vm_split_##S(a, &e);                                         \
+        PTL_VMT(S) big = PTL_VCMP(S, m, PTL_V(S, set1)(1.4142135623730951), _CMP_GT_OQ);  \
+        m = PTL_VSEL(S, big, m, PTL_V(S, mul)(m, PTL_V(S, set1)(0.5)));                   \
+        e = PTL_VSEL(S, big, e, PTL_V(S, add)(e, one));                                   \
+        PTL_VT(S) f = PTL_V(S, sub)(m, one), d = PTL_V(S, add)(two, f);                   \
+        PTL_VT(S) dl = PTL_V(S, sub)(f, PTL_V(S, sub)(d, two)), r = PTL_V(S, div)(one, d); \
+        PTL_VT(S) th = PTL_V(S, mul)(f, r);                                               \
+        PTL_VT(S) rho = PTL_V(S, fnmadd)(th, dl, PTL_V(S, fnmadd)(th, d, f));             \
+        PTL_VT(S) tl = PTL_V(S, mul)(rho, r), t2 = PTL_V(S, mul)(th, th);                 \
+        PTL_VT(S) tail = PTL_V(S, mul)(PTL_V(S, mul)(t2, th), PTL_VM_POLY(S, t2, zeta_log_coef)); \
+        PTL_VT(S) A = PTL_V(S, mul)(e, PTL_V(S, set1)(PTL_LOG_LN2_HI)), err1, err2;       \
+        PTL_VT(S) h1 = zeta_two_sum_##S(A, PTL_V(S, add)(th, th), &err1);                 \
+        PTL_VT(S) C = PTL_V(S, fmadd)(e, PTL_V(S, set1)(PTL_LOG_LN2_LO),                  \
+                                      PTL_V(S, add)(PTL_V(S, add)(tl, tl), tail));        \
+        PTL_VT(S) hi = zeta_two_sum_##S(h1, C, &err2), lo = PTL_V(S, add)(err1, err2);    \
+        PTL_VT(S) ph = PTL_V(S, mul)(s, hi);                                              \
+        PTL_VT(S) pl = PTL_V(S, fmadd)(s, lo, PTL_V(S, fmsub)(s, hi, ph));                \
+        PTL_VT(S) ex = ptl_vm_exp_##S(PTL_V(S, sub)(PTL_V(S, setzero)(), ph));            \
+        return PTL_V(S, fnmadd)(ex, pl, ex);                                              \
+    }                                                                                     \
+    PTL_VATTR(S) static void                                                              \
+        zeta_lanes_##S(double *out, const double *sv, const double *qv, int64_t m)        \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0);                                        \
+        for (int64_t j = 0; j < m; j += PTL_VLANES(S)) {                                  \
+            PTL_VT(S) s = PTL_V(S, loadu)(sv + j), a = PTL_V(S, loadu)(qv + j);           \
+            PTL_VT(S) b = zeta_pow_##S(a, s), sum = b;                                    \
+            for (int k = 1; k < 10; k++) {                                                \
+                a = PTL_V(S, add)(a, one);                                                \
+                b = zeta_pow_##S(a, s);                                                   \
+                sum = PTL_V(S, add)(sum, b);                                              \
+            }                                                                             \
+            PTL_VT(S) integral = PTL_V(S, div)(PTL_V(S, mul)(b, a), PTL_V(S, sub)(s, one)); \
+            sum = PTL_V(S, add)(sum, PTL_V(S, fnmadd)(PTL_V(S, set1)(0.5), b, integral)); \
+            PTL_VT(S) iw = PTL_V(S, div)(one, a), fac = one, k = PTL_V(S, setzero)();     \
+            for (int t = 0; t < 12; t++) {                                                \
+                fac = PTL_V(S, mul)(fac, PTL_V(S, add)(s, k));                            \
+                b = PTL_V(S, mul)(b, iw);                                                 \
+                PTL_VT(S) term = PTL_V(S, mul)(PTL_V(S, mul)(fac, b),                     \
+                                               PTL_V(S, set1)(zeta_bernoulli[t]));        \
+                sum = PTL_V(S, add)(sum, term);                                           \
+                k = PTL_V(S, add)(k, one);                                                \
+                fac = PTL_V(S, mul)(fac, PTL_V(S, add)(s, k));                            \
+                b = PTL_V(S, mul)(b, iw);                                                 \
+                k = PTL_V(S, add)(k, one);                                                \
+            }                                                                             \
+            PTL_V(S, storeu)(out + j, sum);                                               \
+        }                                                                                 \
+    }
+DEFINE_ZETA_LANES(pd)
+DEFINE_ZETA_LANES(pd512)
+#endif
+
+#define DEFINE_ZETA_LOOP(T, DT)                                                           \
+    static void zeta_loop_##DT(char **d, const int64_t *st, int64_t n, const void *extra) \
+    {                                                                                     \
+        ZETA_BLOCKS(T, d, st, n)                                                          \
+        zeta_scalar_loop_##DT(d, st, n, extra);                                           \
+    }
+#ifdef PTL_HAVE_AVX2_KERNELS
+#define ZETA_BLOCKS(T, D, ST, N)                                                          \
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {                                           \
+        double sv[ZETA_BLOCK], qv[ZETA_BLOCK], r[ZETA_BLOCK];                             \
+        for (int64_t i = 0; i < (N); i += ZETA_BLOCK) {                                   \
+            int64_t m = (N) - i < ZETA_BLOCK ? (N) - i : ZETA_BLOCK, mp = (m + 7) / 8 * 8; \
+            for (int64_t j = 0; j < m; j++) {                                             \
+                double x = *(const T *)((D)[1] + (i + j) * (ST)[1]);                      \
+                double q = *(const T *)((D)[2] + (i + j) * (ST)[2]);                      \
+                int ok = ZETA_LANE_OK(x, q);                                              \
+                sv[j] = ok ? x : 2.0;                                                     \
+                qv[j] = ok ? q : 1.0;                                                     \
+            }                                                                             \
+            for (int64_t j = m; j < mp; j++) {                                            \
+                sv[j] = 2.0;                                                              \
+                qv[j] = 1.0;                                                              \
+            }                                                                             \
+            if (ptl_cpu_capability() >= PTL_CPU_AVX512) {                                 \
+                zeta_lanes_pd512(r, sv, qv, mp);                                          \
+            }                                                                             \
+            else {                                                                        \
+                zeta_lanes_pd(r, sv, qv, mp);                                             \
+            }                                                                             \
+            for (int64_t j = 0; j < m; j++) {                                             \
+                double x = *(const T *)((D)[1] + (i + j) * (ST)[1]);                      \
+                double q = *(const T *)((D)[2] + (i + j) * (ST)[2]);                      \
+                double v = ZETA_LANE_OK(x, q) ? r[j] : ptl_zeta_d(x, q);                  \
+                *(T *)((D)[0] + (i + j) * (ST)[0]) = (T)v;                                \
+            }                                                                             \
+        }                                                                                 \
+        return;                                                                           \
+    }
+#else
+#define ZETA_BLOCKS(T, D, ST, N)
+#endif
+DEFINE_ZETA_LOOP(float, f4)
+DEFINE_ZETA_LOOP(double, f8)
 static const PtlLoop zeta_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(zeta)};
 
 /* ---- the orthogonal polynomials: [*] x, [*] n -> [*] float (broadcast); see Note
