@@ -4,7 +4,7 @@
  *
  * Note [GEMM blocking]
  * ~~~~~~~~~~~~~~~~~~~~
- * for jc over n in steps of NC:                    B block: KC x NC, about half of L2
+ * for jc over n in steps of NC:                    B block: KC x NC, in L2 or L3
  *     for pc over k in steps of KC:
  *         pack B[pc:pc+KC, jc:jc+NC] into NR-wide slivers
  *         for ic over m in steps of MC:            A block: MC x KC, in L2
@@ -31,11 +31,27 @@
  * C always has the engine's type (float, double or int64): ptl_gemm routes other output
  * dtypes through a temporary.
  *
- * Every engine of one type cuts K at the same KC (256, or one block up to 320), and each C
+ * Every engine of one type cuts K at the same KC (float32 512, or one block up to 640;
+ * float64 and int64 256, or up to 320), and each C
  * element is one chain of multiply-adds over k in order from zero within a K block, then
  * alpha * acc + beta' * C rounded as mul, mul, add: the AVX-512 and AVX2 tiles (both FMA)
  * give the same bits (tests/aten/test_gemm.py compares them); the portable kernels, which
  * round each product before adding it, do not.
+ *
+ * Note [GEMM K block]
+ * ~~~~~~~~~~~~~~~~~~~
+ * Each K block is a pass over C: every tile loads its C, adds and stores it, and a 2048^3
+ * product's C (16 MB) then lives in L3, shared with the other core.  float32's KC was 256
+ * (a 12 x 256 A sliver and 256 x 32 B sliver fit L1 together); at 512 a B sliver (64 KB on
+ * AVX-512) no longer fits L1 but streams from L2 in time (a k step reads 176 bytes per 24
+ * cycles of FMAs), and half the passes over C are saved.  One Zen 4 core, GFLOP/s (thread
+ * CPU time, min of 10-30, under a load of 9-11 on the 2 cores), KC 256 -> 512: 2048^3 102 ->
+ * 105-106 (1024 107), 1024^3 100-102 -> 104-105; two threads' CPU time 2048^3 94 -> 103,
+ * 1024^3 88 -> 101; the training shapes with K > 320 (1024 x 512 @ 512 x 128 and friends)
+ * 1-6% faster, the others unchanged (K <= 320 is one block either way).  AVX2's 6 x 16 tile
+ * gains 1-2% (1024^3), and keeps the same KC so that both engines give the same bits.  The
+ * sums' order changes with KC (results differ from KC 256's in the last bits), not across
+ * engines or thread counts.
  *
  * Note [GEMM packing of B]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
@@ -561,8 +577,8 @@ gemm_mc(const GemmEngine *e, int64_t m)
 }
 
 /* The K block: K in equal blocks of at most KC, or one block up to 5/4 KC (a thin last block,
- * 288 = 256 + 32, would cost a whole extra pass over C for little work).  Every path cuts K
- * here, so they all give the same bits. */
+ * 576 = 512 + 64, would cost a whole extra pass over C for little work; Note [GEMM K
+ * block]).  Every path cuts K here, so they all give the same bits. */
 static int64_t
 gemm_kc(const GemmEngine *e, int64_t k)
 {

@@ -369,18 +369,26 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
 #define VECS_1(X, R, ...) X(R, 0, __VA_ARGS__)
 #define VECS_2(X, R, ...) X(R, 0, __VA_ARGS__) X(R, 1, __VA_ARGS__)
 /* the row's accumulators, and C's row (and S's, when beta reads one apart) fetched while
- * they fill.  A C that is only written (beta == 0) is not fetched by a tile of fewer than
+ * they fill: GEMM_FETCH_C_AHEAD k steps before the loop ends (at its start when it is
+ * shorter), not at its start, where the B and A lines the loop streams through L1 pushed
+ * them out again before the store (2048^3, KC 512: 105 -> 106-107 GFLOP/s on one Zen 4 core).
+ * A C that is only written (beta == 0) is not fetched by a tile of fewer than
  * GEMM_FETCH_C_KC steps: its loop is too short to hide the fetches, which then only take
- * load slots (without them a 128 x 10 @ 10 x 256 product ran 7% faster, 64 x 64 x 64 3%). */
-#define GEMM_FETCH_C_KC 128
-#define DECL_VEC(R, J, T, P, V, S)                                                        \
-    V c##R##J = P##_setzero_##S();                                                        \
+ * load slots (without them a 128 x 10 @ 10 x 256 product ran 7% faster).  The limit was 128
+ * steps while the fetch came at the loop's start; fetched late, a tile of 64 steps gains
+ * from it when C is far: a batch of 256 products of 64 x 64 x 64 (4 MiB of C) 8.5 -> 6.9
+ * us a product, batches of 16 and 64 (C in L2) unchanged (5.0-5.2). */
+#define GEMM_FETCH_C_KC 48
+#define GEMM_FETCH_C_AHEAD 32
+#define DECL_VEC(R, J, T, P, V, S) V c##R##J = P##_setzero_##S();
+#define FETCH_C_VEC(R, J, T, P, V, S)                                                     \
     if (fetch_c) {                                                                        \
         _mm_prefetch((const char *)(c + (R) * ldc + (J) * lanes), _MM_HINT_T0);           \
     }                                                                                     \
     if (fetch_s) {                                                                        \
         _mm_prefetch((const char *)(src + (R) * lds + (J) * lanes), _MM_HINT_T0);         \
     }
+#define FETCH_C_ROW(R, VECS, T, P, V, S) VECS(FETCH_C_VEC, R, T, P, V, S)
 #define LOAD_B(R, J, T, P, V, S) const V b##J = P##_loadu_##S(bp + (J) * lanes);
 #define FMA_VEC(R, J, T, P, V, S) c##R##J = P##_fmadd_##S(a, b##J, c##R##J);
 #define STORE_VEC(R, J, T, P, V, S)                                                       \
@@ -450,8 +458,12 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
         const int fetch_b = sizeof(V) == 64 && ldb > 4 * lanes;                           \
         const V al = P##_set1_##S(alpha), be = P##_set1_##S(beta);                        \
         ROWS(DECL_ROW, VECS, T, P, V, S)                                                  \
+        const int64_t fetch_at = kc > GEMM_FETCH_C_AHEAD ? kc - GEMM_FETCH_C_AHEAD : 0;    \
         const T *a0 = ap, *a3 = ap + 3 * ars, *a6 = ap + 6 * ars, *a9 = ap + 9 * ars;     \
         for (int64_t p = 0; p < kc; p++) {                                                \
+            if (p == fetch_at) {                                                          \
+                ROWS(FETCH_C_ROW, VECS, T, P, V, S)                                       \
+            }                                                                             \
             AHEAD(T)                                                                      \
             if (fetch_b) {                                                                \
                 FETCH_RUN((uintptr_t)bp + (uintptr_t)(GEMM_AHEAD_K * ldb) * sizeof(T),    \
@@ -546,6 +558,8 @@ DEFINE_DIRECT_AT_TILE(direct_at_f8_avx512, AVX512, double, _mm512, __m512d, pd, 
 #undef VECS_1
 #undef VECS_2
 #undef DECL_VEC
+#undef FETCH_C_VEC
+#undef FETCH_C_ROW
 #undef LOAD_B
 #undef FMA_VEC
 #undef STORE_VEC
@@ -681,24 +695,25 @@ DEFINE_AXPY(f4, float)
 DEFINE_AXPY(f8, double)
 DEFINE_AXPY(i8, uint64_t)
 
-/* Block sizes: an MC x KC block of A fits L2, a KC x NR sliver of B fits L1.  Every float
- * engine cuts K at the same KC, so they all give the same bits (Note [GEMM blocking]). */
+/* Block sizes: an MC x KC block of A fits L2, a KC x NR sliver of B streams from L2 (Note
+ * [GEMM K block] in gemm.c).  Every engine of one type cuts K at the same KC, so they all
+ * give the same bits (Note [GEMM blocking]). */
 #define F4_PACKS(F4)                                                                      \
     {[PTL_DTYPE_FLOAT32] = F4, [PTL_DTYPE_FLOAT16] = pack_f4_f2,                          \
      [PTL_DTYPE_BFLOAT16] = pack_f4_bf}
 static const GemmEngine engine_f4 = {
-    F4_MR, F4_NR, 256, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
+    F4_MR, F4_NR, 512, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
     kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f4_avx2 = {
-    F4_MR, F4_NR, 256, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
+    F4_MR, F4_NR, 512, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx2, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2), tile4_f4_avx2,
     NULL, NULL, pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2, direct_a_f4_avx2, direct_a4_f4_avx2,
     NULL, direct_at_f4_avx2,
 };
 static const GemmEngine engine_f4_avx512 = {
-    F4_AVX512_MR, F4_AVX512_NR, 256, 192, 1024, INT64_MAX, sizeof(float), PTL_DTYPE_FLOAT32,
+    F4_AVX512_MR, F4_AVX512_NR, 512, 192, 1024, INT64_MAX, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx512, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2),
     tile4_f4_avx512, tile8_f4_avx512, tile10_f4_avx512, NULL, half_f4_avx512, quarter_f4_avx512,
     direct_a_f4_avx512, direct_a4_f4_avx512, direct_a8_f4_avx512, direct_at_f4_avx512,
