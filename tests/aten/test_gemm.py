@@ -216,14 +216,13 @@ def test_addmm_bias_same_bits_as_mm_plus_bias(mkn):
 # MC 144, NC 2048, B in place up to m = 64; portable 6 x 16 / 6 x 8, MC 144 / 72) and of
 # KC (float64 256, one block up to 320; float32 512, up to 640: Note [GEMM K block]); B in
 # place up to 64 rows when a K block of it spans at most
-# 32 KB (64 x 128 floats), not at 64 x 129 or 65 rows; C fetched GEMM_FETCH_C_AHEAD (32) k
-# steps before a tile's end, a C only written from GEMM_FETCH_C_KC (48) steps
+# 32 KB (64 x 128 floats), not at 64 x 129 or 65 rows
 EDGES = [(64, 64, 128), (64, 64, 129), (65, 64, 128), (11, 5, 31), (12, 8, 32), (13, 9, 33), (24, 40, 64), (25, 40, 65), (64, 17, 48),
          (65, 17, 48), (72, 16, 17), (73, 16, 17), (96, 9, 16), (97, 9, 16), (144, 10, 40),
          (145, 10, 40), (192, 12, 33), (193, 12, 33), (12, 256, 32), (13, 257, 31),
          (7, 320, 16), (7, 321, 16), (5, 20, 1024), (5, 20, 1025), (3, 9, 2048),
          (3, 9, 2049), (12, 512, 32), (13, 513, 31), (7, 640, 16), (7, 641, 16),
-         (193, 1537, 33), (12, 32, 32), (12, 33, 32), (24, 47, 64), (24, 48, 64)]
+         (193, 1537, 33)]
 
 
 @pytest.mark.parametrize("mkn", EDGES)

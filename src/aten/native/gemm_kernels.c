@@ -369,26 +369,18 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
 #define VECS_1(X, R, ...) X(R, 0, __VA_ARGS__)
 #define VECS_2(X, R, ...) X(R, 0, __VA_ARGS__) X(R, 1, __VA_ARGS__)
 /* the row's accumulators, and C's row (and S's, when beta reads one apart) fetched while
- * they fill: GEMM_FETCH_C_AHEAD k steps before the loop ends (at its start when it is
- * shorter), not at its start, where the B and A lines the loop streams through L1 pushed
- * them out again before the store (2048^3, KC 512: 105 -> 106-107 GFLOP/s on one Zen 4 core).
- * A C that is only written (beta == 0) is not fetched by a tile of fewer than
+ * they fill.  A C that is only written (beta == 0) is not fetched by a tile of fewer than
  * GEMM_FETCH_C_KC steps: its loop is too short to hide the fetches, which then only take
- * load slots (without them a 128 x 10 @ 10 x 256 product ran 7% faster).  The limit was 128
- * steps while the fetch came at the loop's start; fetched late, a tile of 64 steps gains
- * from it when C is far: a batch of 256 products of 64 x 64 x 64 (4 MiB of C) 8.5 -> 6.9
- * us a product, batches of 16 and 64 (C in L2) unchanged (5.0-5.2). */
-#define GEMM_FETCH_C_KC 48
-#define GEMM_FETCH_C_AHEAD 32
-#define DECL_VEC(R, J, T, P, V, S) V c##R##J = P##_setzero_##S();
-#define FETCH_C_VEC(R, J, T, P, V, S)                                                     \
+ * load slots (without them a 128 x 10 @ 10 x 256 product ran 7% faster, 64 x 64 x 64 3%). */
+#define GEMM_FETCH_C_KC 128
+#define DECL_VEC(R, J, T, P, V, S)                                                        \
+    V c##R##J = P##_setzero_##S();                                                        \
     if (fetch_c) {                                                                        \
         _mm_prefetch((const char *)(c + (R) * ldc + (J) * lanes), _MM_HINT_T0);           \
     }                                                                                     \
     if (fetch_s) {                                                                        \
         _mm_prefetch((const char *)(src + (R) * lds + (J) * lanes), _MM_HINT_T0);         \
     }
-#define FETCH_C_ROW(R, VECS, T, P, V, S) VECS(FETCH_C_VEC, R, T, P, V, S)
 #define LOAD_B(R, J, T, P, V, S) const V b##J = P##_loadu_##S(bp + (J) * lanes);
 #define FMA_VEC(R, J, T, P, V, S) c##R##J = P##_fmadd_##S(a, b##J, c##R##J);
 #define STORE_VEC(R, J, T, P, V, S)                                                       \
@@ -458,12 +450,8 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
         const int fetch_b = sizeof(V) == 64 && ldb > 4 * lanes;                           \
         const V al = P##_set1_##S(alpha), be = P##_set1_##S(beta);                        \
         ROWS(DECL_ROW, VECS, T, P, V, S)                                                  \
-        const int64_t fetch_at = kc > GEMM_FETCH_C_AHEAD ? kc - GEMM_FETCH_C_AHEAD : 0;    \
         const T *a0 = ap, *a3 = ap + 3 * ars, *a6 = ap + 6 * ars, *a9 = ap + 9 * ars;     \
         for (int64_t p = 0; p < kc; p++) {                                                \
-            if (p == fetch_at) {                                                          \
-                ROWS(FETCH_C_ROW, VECS, T, P, V, S)                                       \
-            }                                                                             \
             AHEAD(T)                                                                      \
             if (fetch_b) {                                                                \
                 FETCH_RUN((uintptr_t)bp + (uintptr_t)(GEMM_AHEAD_K * ldb) * sizeof(T),    \
@@ -558,8 +546,6 @@ DEFINE_DIRECT_AT_TILE(direct_at_f8_avx512, AVX512, double, _mm512, __m512d, pd, 
 #undef VECS_1
 #undef VECS_2
 #undef DECL_VEC
-#undef FETCH_C_VEC
-#undef FETCH_C_ROW
 #undef LOAD_B
 #undef FMA_VEC
 #undef STORE_VEC
