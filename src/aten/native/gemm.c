@@ -41,17 +41,20 @@
  * Note [GEMM K block]
  * ~~~~~~~~~~~~~~~~~~~
  * Each K block is a pass over C: every tile loads its C, adds and stores it, and a 2048^3
- * product's C (16 MB) then lives in L3, shared with the other core.  float32's KC was 256
- * (a 12 x 256 A sliver and 256 x 32 B sliver fit L1 together); at 512 a B sliver (64 KB on
- * AVX-512) no longer fits L1 but streams from L2 in time (a k step reads 176 bytes per 24
- * cycles of FMAs), and half the passes over C are saved.  One Zen 4 core, GFLOP/s (thread
- * CPU time, min of 10-30, under a load of 9-11 on the 2 cores), KC 256 -> 512: 2048^3 102 ->
- * 105-106 (1024 107), 1024^3 100-102 -> 104-105; two threads' CPU time 2048^3 94 -> 103,
- * 1024^3 88 -> 101; the training shapes with K > 320 (1024 x 512 @ 512 x 128 and friends)
- * 1-6% faster, the others unchanged (K <= 320 is one block either way).  AVX2's 6 x 16 tile
- * gains 1-2% (1024^3), and keeps the same KC so that both engines give the same bits.  The
- * sums' order changes with KC (results differ from KC 256's in the last bits), not across
- * engines or thread counts.
+ * product's C (16 MiB) then lives in L3, shared with the other core.  float32's KC was 256
+ * (a 12 x 256 A sliver and a 256 x 32 B sliver fit L1 together); at 512 a B sliver (64 KiB
+ * on AVX-512) no longer fits L1 but streams from L2 in time (a k step reads 176 bytes per
+ * 24 cycles of FMAs), and half the passes over C are saved.  One Zen 4 core, thread CPU
+ * time, min of 8-30 runs in one process, load 9-11 on the 2 cores, GFLOP/s, KC 256 -> 512:
+ * 2048^3 102 -> 104-107 (1024: 106-107), 1024^3 100 -> 104-105; AVX2's 6 x 16 tile 1024^3
+ * 102 -> 104 (it keeps the same KC so that both engines give the same bits).  MC (96-240)
+ * and NC (512-2048) moved nothing measurable there.  K <= 320 is one block either way, so
+ * the training shapes change only where K > 320 (within the noise of +-5% there).  Tried
+ * and dropped: fetching C 32 k steps before the tile's end instead of at
+ * its start (1% at 2048^3, but the split loop cost 6% on tiles of 10 k steps: 128 x 10 @
+ * 10 x 256 7.1 -> 7.6 us), and C fetched into L2 only (no change).  The sums' order changes
+ * with KC (results differ from KC 256's in the last bits), not across engines or thread
+ * counts.
  *
  * Note [GEMM packing of B]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
