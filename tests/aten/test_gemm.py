@@ -214,13 +214,15 @@ def test_addmm_bias_same_bits_as_mm_plus_bias(mkn):
 # float / 12 x 16 double tiles, MC 192 / 96, NC 1024, B in place (float64: up to m = 24;
 # float32 at any m, test_gemm_in_place.py); AVX2 6 x 16,
 # MC 144, NC 2048, B in place up to m = 64; portable 6 x 16 / 6 x 8, MC 144 / 72) and of
-# KC (256, one block up to 320); B in place up to 64 rows when a K block of it spans at most
+# KC (float64 256, one block up to 320; float32 512, up to 640: Note [GEMM K block]); B in
+# place up to 64 rows when a K block of it spans at most
 # 32 KB (64 x 128 floats), not at 64 x 129 or 65 rows
 EDGES = [(64, 64, 128), (64, 64, 129), (65, 64, 128), (11, 5, 31), (12, 8, 32), (13, 9, 33), (24, 40, 64), (25, 40, 65), (64, 17, 48),
          (65, 17, 48), (72, 16, 17), (73, 16, 17), (96, 9, 16), (97, 9, 16), (144, 10, 40),
          (145, 10, 40), (192, 12, 33), (193, 12, 33), (12, 256, 32), (13, 257, 31),
          (7, 320, 16), (7, 321, 16), (5, 20, 1024), (5, 20, 1025), (3, 9, 2048),
-         (3, 9, 2049)]
+         (3, 9, 2049), (12, 512, 32), (13, 513, 31), (7, 640, 16), (7, 641, 16),
+         (193, 1537, 33)]
 
 
 @pytest.mark.parametrize("mkn", EDGES)
@@ -580,6 +582,7 @@ def test_direct_a(mkn, dtype, restore_threads):
 
 
 BITS_CASES = [(13, 300, 33), (25, 40, 65), (200, 321, 70), (64, 700, 300), (32, 128, 512),
+              (13, 640, 33), (25, 641, 65), (200, 1537, 40),
               (16, 37, 65), (7, 20, 40), (1024, 128, 65), (128, 256, 10), (36, 30, 9),
               (24, 50, 36), (8, 40, 33), (128, 700, 40), (145, 30, 20)]
 

@@ -18,9 +18,9 @@ aten/tensor_iterator.c ptl_iter_run: inline below GRAIN, split by GRAIN from 2 G
     chunk may start inside a coalesced row; no 32/64-bit or contiguous switch of its own
     (the loops pick contiguous / broadcast-scalar / strided forms) -> numel 2 GRAIN - 1,
     2 GRAIN, 2 GRAIN + 1; 256 x 256 and 263 x 251 contiguous, transposed and broadcast.
-gemm_kernels.c engines (MR, NR, KC, MC, NC, rows reading B in place) f4 (6, 16, 256, 144, 2048),
+gemm_kernels.c engines (MR, NR, KC, MC, NC, rows reading B in place) f4 (6, 16, 512, 144, 2048),
     f8 (6, 8, 256, 72, 1024), i8 (4, 8, 256, 64, 1024), on AVX2 f4 and f8 with B in place
-    up to 64 rows, on AVX-512 f4 (12, 32, 256, 192, 1024, 24) and f8 (12, 16, 256, 96,
+    up to 64 rows, on AVX-512 f4 (12, 32, 512, 192, 1024, any) and f8 (12, 16, 256, 96,
     1024, 24) -> partial / whole tiles (m, n = MR - 1 / MR / 2 MR + 1 ...),
     k = KC, 5/4 KC (one K block), 5/4 KC + 1, 3 KC + 1, m = MC, MC + 1, 2 MC + 7,
     n = NC, NC + 1, 2 NC + 3; layouts nn, tn, nt, tt, and a column stride of 2.  This file
@@ -140,8 +140,8 @@ GEMM_KSPLIT_MAX_MN = 256 * 256
 PACK_KROWS = 16                    # aten/native/gemm_kernels.c
 # (MR, NR, KC, MC, NC, rows reading B in place) of each GEMM engine, with the prefix of its
 # MR / NR macros
-ENGINE = {"f4": ("F4", 6, 16, 256, 144, 2048, 0), "f4_avx2": ("F4", 6, 16, 256, 144, 2048, 64),
-          "f4_avx512": ("F4_AVX512", 12, 32, 256, 192, 1024, "INT64_MAX"),
+ENGINE = {"f4": ("F4", 6, 16, 512, 144, 2048, 0), "f4_avx2": ("F4", 6, 16, 512, 144, 2048, 64),
+          "f4_avx512": ("F4_AVX512", 12, 32, 512, 192, 1024, "INT64_MAX"),
           "f8": ("F8", 6, 8, 256, 72, 1024, 0), "f8_avx2": ("F8", 6, 8, 256, 72, 1024, 64),
           "f8_avx512": ("F8_AVX512", 12, 16, 256, 96, 1024, 24),
           "i8": ("I8", 4, 8, 256, 64, 1024, 0)}
@@ -369,7 +369,10 @@ GEMM_F4 = [
     (F4[0] - 1, F4[1] - 1, 7, ALL_LAYOUTS, "partial tile, k < 8 (no AVX2 transpose packing)"),
     (F4[0], F4[1], 8, ALL_LAYOUTS, "one whole tile, k = 8"),
     (2 * F4[0] + 1, 2 * F4[1] + 1, 9, ALL_LAYOUTS, "whole tiles + tails, k = 9"),
+    (13, 33, F4[2], ["nn", "tn", "nt"], "k = KC: one K block"),
+    (13, 33, F4[2] * 5 // 4, ["nn", "tt", "sn"], "k = 5/4 KC: still one K block"),
     (13, 33, F4[2] * 5 // 4 + 1, ALL_LAYOUTS, "two K blocks"),
+    (F4X[3] + 1, 33, 3 * F4[2] + 1, ["nn", "tn", "nt"], "two A blocks, four K blocks"),
     (64, 48, 40, ["nn", "tn", "nt"], "m = 64: B in place (AVX2, or a short B span)"),
     (64, 47, 40, ["nn"], "B in place, a narrower last sliver packed"),
     (65, 48, 40, ["nn", "nt"], "m above it: B packed"),

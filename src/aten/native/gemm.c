@@ -4,7 +4,7 @@
  *
  * Note [GEMM blocking]
  * ~~~~~~~~~~~~~~~~~~~~
- * for jc over n in steps of NC:                    B block: KC x NC, about half of L2
+ * for jc over n in steps of NC:                    B block: KC x NC, in L2 or L3
  *     for pc over k in steps of KC:
  *         pack B[pc:pc+KC, jc:jc+NC] into NR-wide slivers
  *         for ic over m in steps of MC:            A block: MC x KC, in L2
@@ -31,11 +31,30 @@
  * C always has the engine's type (float, double or int64): ptl_gemm routes other output
  * dtypes through a temporary.
  *
- * Every engine of one type cuts K at the same KC (256, or one block up to 320), and each C
+ * Every engine of one type cuts K at the same KC (float32 512, or one block up to 640;
+ * float64 and int64 256, or up to 320), and each C
  * element is one chain of multiply-adds over k in order from zero within a K block, then
  * alpha * acc + beta' * C rounded as mul, mul, add: the AVX-512 and AVX2 tiles (both FMA)
  * give the same bits (tests/aten/test_gemm.py compares them); the portable kernels, which
  * round each product before adding it, do not.
+ *
+ * Note [GEMM K block]
+ * ~~~~~~~~~~~~~~~~~~~
+ * Each K block is a pass over C: every tile loads its C, adds and stores it, and a 2048^3
+ * product's C (16 MiB) then lives in L3, shared with the other core.  float32's KC was 256
+ * (a 12 x 256 A sliver and a 256 x 32 B sliver fit L1 together); at 512 a B sliver (64 KiB
+ * on AVX-512) no longer fits L1 but streams from L2 in time (a k step reads 176 bytes per
+ * 24 cycles of FMAs), and half the passes over C are saved.  One Zen 4 core, thread CPU
+ * time, min of 8-30 runs in one process, load 9-11 on the 2 cores, GFLOP/s, KC 256 -> 512:
+ * 2048^3 102 -> 104-107 (1024: 106-107), 1024^3 100 -> 104-105; AVX2's 6 x 16 tile 1024^3
+ * 102 -> 104 (it keeps the same KC so that both engines give the same bits).  MC (96-240)
+ * and NC (512-2048) moved nothing measurable there.  K <= 320 is one block either way, so
+ * the training shapes change only where K > 320 (within the noise of +-5% there).  Tried
+ * and dropped: fetching C 32 k steps before the tile's end instead of at
+ * its start (1% at 2048^3, but the split loop cost 6% on tiles of 10 k steps: 128 x 10 @
+ * 10 x 256 7.1 -> 7.6 us), and C fetched into L2 only (no change).  The sums' order changes
+ * with KC (results differ from KC 256's in the last bits), not across engines or thread
+ * counts.
  *
  * Note [GEMM packing of B]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
@@ -561,8 +580,8 @@ gemm_mc(const GemmEngine *e, int64_t m)
 }
 
 /* The K block: K in equal blocks of at most KC, or one block up to 5/4 KC (a thin last block,
- * 288 = 256 + 32, would cost a whole extra pass over C for little work).  Every path cuts K
- * here, so they all give the same bits. */
+ * 576 = 512 + 64, would cost a whole extra pass over C for little work; Note [GEMM K
+ * block]).  Every path cuts K here, so they all give the same bits. */
 static int64_t
 gemm_kc(const GemmEngine *e, int64_t k)
 {

@@ -681,24 +681,25 @@ DEFINE_AXPY(f4, float)
 DEFINE_AXPY(f8, double)
 DEFINE_AXPY(i8, uint64_t)
 
-/* Block sizes: an MC x KC block of A fits L2, a KC x NR sliver of B fits L1.  Every float
- * engine cuts K at the same KC, so they all give the same bits (Note [GEMM blocking]). */
+/* Block sizes: an MC x KC block of A fits L2, a KC x NR sliver of B streams from L2 (Note
+ * [GEMM K block] in gemm.c).  Every engine of one type cuts K at the same KC, so they all
+ * give the same bits (Note [GEMM blocking]). */
 #define F4_PACKS(F4)                                                                      \
     {[PTL_DTYPE_FLOAT32] = F4, [PTL_DTYPE_FLOAT16] = pack_f4_f2,                          \
      [PTL_DTYPE_BFLOAT16] = pack_f4_bf}
 static const GemmEngine engine_f4 = {
-    F4_MR, F4_NR, 256, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
+    F4_MR, F4_NR, 512, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
     kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f4_avx2 = {
-    F4_MR, F4_NR, 256, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
+    F4_MR, F4_NR, 512, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx2, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2), tile4_f4_avx2,
     NULL, NULL, pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2, direct_a_f4_avx2, direct_a4_f4_avx2,
     NULL, direct_at_f4_avx2,
 };
 static const GemmEngine engine_f4_avx512 = {
-    F4_AVX512_MR, F4_AVX512_NR, 256, 192, 1024, INT64_MAX, sizeof(float), PTL_DTYPE_FLOAT32,
+    F4_AVX512_MR, F4_AVX512_NR, 512, 192, 1024, INT64_MAX, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx512, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2),
     tile4_f4_avx512, tile8_f4_avx512, tile10_f4_avx512, NULL, half_f4_avx512, quarter_f4_avx512,
     direct_a_f4_avx512, direct_a4_f4_avx512, direct_a8_f4_avx512, direct_at_f4_avx512,
