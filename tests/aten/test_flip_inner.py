@@ -64,8 +64,11 @@ def test_rows_of_every_length(dtype, threads):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_shapes_layouts_and_dims(dtype, threads):
     """2-D and 3-D shapes with the innermost dim flipped alone or with outer dims, and outer
-    dims only (the table path); sliced and transposed sources; negative dims"""
-    shapes = [(5, 67), (4, 3, 33), (2, 130, 17), (1, 1, 129), (3, 1), (700, 40)]
+    dims only (the table path); sliced and transposed sources; negative dims.  (2000, 40) and
+    (30, 70, 33) are split over two threads (more rows than the grain of PTL_GRAIN_SIZE / n),
+    the latter inside a run of rows along dim 1"""
+    shapes = [(5, 67), (4, 3, 33), (2, 130, 17), (1, 1, 129), (3, 1), (700, 40), (2000, 40),
+              (30, 70, 33)]
     with num_threads(threads):
         for k, shape in enumerate(shapes):
             nd = len(shape)
