@@ -60,6 +60,20 @@ def test_rows_of_every_length(dtype, threads):
                                               expect(a, (0, 1), dtype))
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_long_rows_at_every_alignment(dtype):
+    """rows that end at every offset of a 64-byte line, of lengths on either side of 1 KiB
+    (the kernel's 64-byte loads straddle lines; a masked head that aligned them was no
+    faster)"""
+    t, a = sample((3, 1200), dtype, seed=5)
+    isz = t.element_size()
+    for k in range(64 // isz + 1):
+        for n in (1024 // isz - 1, 1024 // isz, 1024 // isz + 1, 1024 // isz + 37):
+            v, va = t[:, k:k + n], a[:, k:k + n]
+            np.testing.assert_array_equal(to_numpy(v.flip(1)), expect(va, 1, dtype))
+            np.testing.assert_array_equal(to_numpy(v.flip((0, 1))), expect(va, (0, 1), dtype))
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_shapes_layouts_and_dims(dtype, threads):
