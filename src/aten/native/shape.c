@@ -11,7 +11,10 @@
  * offset that is a sum of one term per output dimension: tab[d][i_d].  Flipping dim d is
  * tab[d][i] = (n - 1 - i) * stride; rolling it by s is ((i - s) mod n) * stride; repeating
  * it is (i mod n) * stride; rot90 sends an output dim to the other rotated source dim.  One
- * dtype-generic loop (copying elements by their size) serves them all. */
+ * dtype-generic loop (copying elements by their size) serves them all.  On the CPU a flip
+ * (and rot90's) whose dims include the innermost one has no table for that dim: its rows are
+ * read back from their last element (flip_new; Note [Flip of the innermost dim] in
+ * shape_gather.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
