@@ -148,12 +148,21 @@ def test_shape_ops(benchmark, impl, op):
 
 @pytest.mark.parametrize("impl", IMPLS)
 def test_flip_vector(benchmark, impl):
-    """flip(0) of one long row: a table as long as the row, filled and scanned for the
-    reversed walk (shape.c's table_line, shape_gather.c), in a block from the CPU allocator"""
+    """flip(0) of one long row: no table for the flipped innermost dim, the row reversed by
+    lane permutes (Note [Flip of the innermost dim] in shape_gather.c)"""
     benchmark.group = "flip(0) 65536 float32"
     fn = (lambda a: np.ascontiguousarray(np.flip(a, 0))) if impl == "numpy" else (
         lambda x: x.flip(0))
     run(benchmark, impl, fn, randn(65536))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_flip_short_rows(benchmark, impl):
+    """flip(2) of 64x64x64: 4096 reversed rows of 256 bytes, a run of 64 rows a kernel call"""
+    benchmark.group = "flip(2) 64x64x64 float32"
+    fn = (lambda a: np.ascontiguousarray(np.flip(a, 2))) if impl == "numpy" else (
+        lambda x: x.flip(2))
+    run(benchmark, impl, fn, randn((64, 64, 64)))
 
 
 INDEX_OPS = {

@@ -18,7 +18,7 @@
  *     weight, exponent) read as {re, im};
  *   - ops whose CPU kernel only moves bytes or converts through copy.c's conversion table
  *     (views, copy_, _to_copy, clone, cat, stack, index, fill_, masked_fill, where, the
- *     factories, eye, tril/triu, diagonal, diag_embed; fill_, masked_fill and full store a
+ *     factories, eye, tril/triu, diagonal, diag_embed, flip; fill_, masked_fill and full store a
  *     complex Scalar), allclose and equal (they call isclose and eq), the matrix
  *     products of linalg.c (their gemm calls take complex operands to gemm_complex.c, Note
  *     [Complex GEMM]), the gather/scatter and index_put/index_add family (their element
@@ -80,6 +80,7 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_tril_indices, PTL_OP_triu_indices,   /* they refuse every dtype but int32/int64 */
     /* they move or zero whole elements of any size (linalg_complex.c's formulas use them) */
     PTL_OP_tril, PTL_OP_tril_, PTL_OP_triu, PTL_OP_triu_, PTL_OP_diagonal, PTL_OP_diag_embed,
+    PTL_OP_flip,   /* shape.c: whole elements of 16 bytes (Note [Flip of the innermost dim]) */
     PTL_OP_eye, PTL_OP_eye_m,
     PTL_OP_allclose, PTL_OP_equal,   /* isclose(...).all() and eq(...).all(): complex below */
     /* linalg.c's matrix products: gemm_complex.c (Note [Complex GEMM]) */

@@ -11,7 +11,10 @@
  * offset that is a sum of one term per output dimension: tab[d][i_d].  Flipping dim d is
  * tab[d][i] = (n - 1 - i) * stride; rolling it by s is ((i - s) mod n) * stride; repeating
  * it is (i mod n) * stride; rot90 sends an output dim to the other rotated source dim.  One
- * dtype-generic loop (copying elements by their size) serves them all. */
+ * dtype-generic loop (copying elements by their size) serves them all.  On the CPU a flip
+ * (and rot90's) whose dims include the innermost one has no table for that dim: its rows are
+ * read back from their last element (flip_new; Note [Flip of the innermost dim] in
+ * shape_gather.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,11 +127,13 @@ set_result(PtlIValue *s, PtlTensorImpl *out)
 
 /* ---- flip ---- */
 
+/* the tables of t's dims [0, ndims) for a flip of the dims marked in ctx (an int per dim) */
 static void
-flip_fill(int64_t **tab, const PtlTensorImpl *t, const int64_t *sizes, const void *ctx)
+flip_fill(int64_t **tab, const PtlTensorImpl *t, const int64_t *sizes, const void *ctx,
+          int ndims)
 {
     const int *flipped = ctx;
-    for (int d = 0; d < t->dim; d++) {
+    for (int d = 0; d < ndims; d++) {
         const int64_t step = t->strides[d] * (int64_t)ptl_tensor_itemsize(t);
         if (flipped[d]) {
             table_line(tab[d], sizes[d], (sizes[d] - 1) * step, -step);
@@ -137,6 +142,44 @@ flip_fill(int64_t **tab, const PtlTensorImpl *t, const int64_t *sizes, const voi
             table_identity(tab[d], t, d);
         }
     }
+}
+
+static void
+flip_fill_all(int64_t **tab, const PtlTensorImpl *t, const int64_t *sizes, const void *ctx)
+{
+    flip_fill(tab, t, sizes, ctx, t->dim);
+}
+
+/* flip of t along the dims marked in flipped, into a new tensor of `sizes` (t's, or rot90's
+ * copy of them).  With the innermost dim flipped on the CPU, that dim has no table: it is a
+ * line read back from its last element (Note [Flip of the innermost dim] in
+ * shape_gather.c). */
+static PtlTensorImpl *
+flip_new(PtlTensorImpl *t, const int64_t *sizes, const int *flipped)
+{
+    const int dim = t->dim;
+    if (dim == 0 || !flipped[dim - 1] || shape_on_device(t)) {
+        return gather_new(t, dim, sizes, flip_fill_all, flipped);
+    }
+    Tables tb;
+    const size_t isz = ptl_tensor_itemsize(t);
+    const int64_t step = t->strides[dim - 1] * (int64_t)isz;
+    PtlTensorImpl *out = ptl_empty(dim, sizes, t->dtype, t->device);
+    if (out == NULL || out->numel == 0) {
+        return out;
+    }
+    if (tables_new(&tb, dim - 1, sizes) < 0) {
+        ptl_decref(out);
+        return NULL;
+    }
+    flip_fill(tb.tab, t, sizes, flipped, dim - 1);
+    void *gil = out->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    shape_gather_line(ptl_tensor_data(out), out->strides,
+                      (const char *)ptl_tensor_data(t) + (sizes[dim - 1] - 1) * step, tb.tab,
+                      dim, sizes, isz, -step);
+    ptl_nogil_end(gil);
+    tables_free(&tb);
+    return out;
 }
 
 /* flip(Tensor self, int[] dims) -> Tensor: [*] -> [*], reversed along every dim of dims */
@@ -157,7 +200,7 @@ flip_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                                   "of dims", (long long)d);
         }
     }
-    return set_result(s, gather_new(self, self->dim, self->sizes, flip_fill, flipped));
+    return set_result(s, flip_new(self, self->sizes, flipped));
 }
 
 /* ---- roll ---- */
@@ -300,7 +343,7 @@ rot90_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         int flipped[PTL_MAX_DIMS] = {0};
         int64_t strides[PTL_MAX_DIMS];
         flipped[r.k == 1 ? r.d1 : r.d0] = 1;
-        PtlTensorImpl *out = gather_new(self, self->dim, sizes, flip_fill, flipped);
+        PtlTensorImpl *out = flip_new(self, sizes, flipped);
         if (out == NULL) {
             return -1;
         }

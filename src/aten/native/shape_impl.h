@@ -19,6 +19,13 @@ int shape_gather_device(PtlTensorImpl *out, const PtlTensorImpl *t, const int64_
  * tables]) */
 void shape_gather_copy(char *dst, const int64_t *dst_strides, const char *src,
                        int64_t *const *tab, int dim, const int64_t *sizes, size_t isz);
+/* shape_gather_copy without a table for the innermost dim: its element i is read at
+ * src + sum_{d < dim - 1} tab[d][i_d] + i * step (bytes; flip of that dim passes src at its
+ * last element and a negative step).  Rows with step == -isz go by reversing permutes
+ * (Note [Flip of the innermost dim] in shape_gather.c). */
+void shape_gather_line(char *dst, const int64_t *dst_strides, const char *src,
+                       int64_t *const *tab, int dim, const int64_t *sizes, size_t isz,
+                       int64_t step);
 /* Zeroes the elements of t that tril (lower) or triu with diagonal k drops.  0, or -1. */
 int shape_triangle_device(PtlTensorImpl *t, int64_t k, int lower);
 /* linalg_cross of a and b (checked: dim wrapped, size 3 there, one dtype) and unfold_backward
