@@ -62,13 +62,14 @@ def _random(info):
 
 
 def sweep_names():
-    """The functional ops of the table the sweep covers: floating dtypes, a torch twin, not
-    random, no sparse samples, not an out= variant (it reuses its functional op's kernel)."""
+    """The functional ops of the table the sweep covers: floating dtypes, a torch twin (when
+    torch is here), not random, no sparse samples, not an out= variant (it reuses its
+    functional op's kernel)."""
     names = []
     for name, info in sorted(TABLE.items()):
         if not set(info.dtypes) & set(FLOATING + COMPLEX) or info.out_of is not None:
             continue
-        if info.inplace or _random(info) or torch_op(name) is None:
+        if info.inplace or _random(info) or (torch is not None and torch_op(name) is None):
             continue
         if name in NOT_COMPARABLE:
             continue
