@@ -32,6 +32,9 @@ _F32_LIMITS = ("KNOWN, to decide: our float32 kernels give the limits at +-inf (
                "float64, and SciPy) give nan")
 _POLY = ("float32 at +-inf: ours the polynomial's limit (+-inf), PyTorch's nan; a nan x in "
          "PyTorch's float32 kernel gives finite values (its bug), ours nan")
+_MODE_NAN = ("rows with nan: our mode compares sort keys, so nans are equal (two nans are a "
+             "run of 2, the mode); PyTorch's scan compares with ==, each nan a run of 1, and "
+             "returns a nan for some rows of distinct values")
 _SORTED_NAN = ("nan in the sorted boundaries or rows: ours orders nan last (sort's order); "
                "PyTorch's binary search steps past a nan and its unique_dim sorts nan rows "
                "first")
@@ -92,8 +95,7 @@ EXPECTED = {
                                 "gradient is 0)",
     "lerp.Tensor": "KNOWN, not fixed: end near 1e308 with weight > 1: ours overflows to inf "
                    "where PyTorch's end - (end - start)(1 - w) stays finite",
-    "mode": "KNOWN, not fixed: a row with one nan and no repeated value: PyTorch's mode is "
-            "the nan (sorted last, ties to the largest), ours a finite value",
+    "mode": "KNOWN, to decide: " + _MODE_NAN,
 }
 
 DTYPES = [pytest.param(d, id=str(d).split(".")[-1]) for d in FLOATING]
@@ -283,6 +285,7 @@ EXPECTED_REDUCTIONS = {
     **{("cdist_inf", lab): "PyTorch's p=inf max drops a nan difference (inf - inf too): a "
                            "finite distance; ours is nan" for lab in ("nan", "inf", "-inf",
                                                                        "mixed", "nan_inf")},
+    **{("mode", lab): _MODE_NAN for lab in ("nan", "nan_inf")},
     ("batch_norm", "huge"): "KNOWN, not fixed: float32 channels with |x| near 1e38: the sums "
                             "of squares in float32 lanes (bn_sums_f4) overflow, the channel "
                             "normalizes to 0; PyTorch's float32 gives the values",
