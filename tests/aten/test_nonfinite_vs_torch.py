@@ -160,7 +160,7 @@ def _flat(x, d):
 
 
 def _picked(res, x, d):
-    """topk's and kthvalue's values, and the values their indices pick (the index among
+    """topk's, kthvalue's and mode's values, and the values their indices pick (the index among
     equal values is either's choice)."""
     values, indices = res
     return values, x.gather(d or 0, indices)
@@ -260,7 +260,8 @@ REDUCTIONS = {
     "count_nonzero": _d(lambda m, x, *d: m.count_nonzero(x, *d)),
     "all": _d(lambda m, x, *d: m.all(x, *d)),
     "any": _d(lambda m, x, *d: m.any(x, *d)),
-    "mode": lambda m, x, d: m.mode(x, d if d is not None else -1),
+    "mode": lambda m, x, d: _picked(m.mode(x, -1 if d is None else d, keepdim=True), x,
+                                    -1 if d is None else d),
 }
 
 # the products: their rows are near +-1 (a product of 4099 values in [-2, 2] underflows, and
