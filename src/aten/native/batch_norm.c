@@ -757,7 +757,7 @@ bn_forward_coef(void *ctx, int64_t i)
     if (q->training) {
         double d = sc->sums[2 * i] / q->m, v = sc->sums[2 * i + 1] / q->m - d * d;
         sc->mean[i] = sc->ref[i] + d;
-        sc->var[i] = v > 0 ? v : 0;
+        sc->var[i] = v < 0 ? 0 : v;   /* rounding below 0 clamps; nan stays nan */
     }
     sc->b[i] = 1.0 / sqrt(sc->var[i] + q->eps);   /* invstd */
     sc->a[i] = sc->w[i] * sc->b[i];

@@ -171,7 +171,7 @@ gn_forward(const GnJob *j, int f8, int64_t r0, int64_t r1)
         gn_moments(f8, x, len, k, &s1, &s2);
         double m1 = len > 0 ? s1 / (double)len : 0.0;
         double var = len > 0 ? s2 / (double)len - m1 * m1 : 0.0;
-        double mean = k + m1, rs = 1.0 / sqrt((var > 0 ? var : 0.0) + j->eps);
+        double mean = k + m1, rs = 1.0 / sqrt((var < 0 ? 0.0 : var) + j->eps);
         nn_store(f8, j->mean, r, mean);
         nn_store(f8, j->rstd, r, rs);
         const int64_t c0 = (r % j->g) * j->d;

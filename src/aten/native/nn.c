@@ -1263,6 +1263,10 @@ bce_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             ptl_error_set(PTL_ERR_RUNTIME, "all elements of input should be between 0 and 1");
             goto error;
         }
+        if (!(tv[i] >= 0 && tv[i] <= 1)) {   /* nan included, as PyTorch */
+            ptl_error_set(PTL_ERR_RUNTIME, "all elements of target should be between 0 and 1");
+            goto error;
+        }
         double l = ptl_bce_d(xv[i], tv[i]) * (wv ? wv[i] : 1.0);
         if (red == RED_NONE) {
             ov[i] = l;

@@ -158,9 +158,9 @@ var_combine(Acc *acc, int64_t n, double mean, double m2)
     if (n == 0) {
         return;
     }
-    double total = (double)(acc->n + n), delta = mean - acc->a;
-    acc->a += delta * (double)n / total;
-    acc->b += m2 + delta * delta * (double)acc->n * (double)n / total;
+    double delta = mean - acc->a, w = (double)n / (double)(acc->n + n);   /* delta * n: inf */
+    acc->a = acc->n ? acc->a + delta * w : mean;   /* the first part: inf * 0 would be nan */
+    acc->b += m2 + (acc->n ? delta * delta * (double)acc->n * w : 0);
     acc->n += n;
 }
 
@@ -222,10 +222,11 @@ step_d(const Plan *pl, Acc *acc, const double *x, int64_t n, int64_t idx0)
         break;
         TRUTH_STEP_CASES(x, n, acc);
     case R_VAR:
-        for (int64_t k = 0; k < n; k++) {
-            s += x[k];
-        }
+        s = ptl_red_sum_contiguous(PTL_DTYPE_FLOAT64, (const char *)x, n);
         m = s / (double)n;
+        for (int64_t k = 0; isinf(s) && k < n; k++) {   /* the sum overflowed: sum x / n */
+            m = (k ? m : 0) + x[k] / (double)n;
+        }
         s = 0;
         for (int64_t k = 0; k < n; k++) {
             s += (x[k] - m) * (x[k] - m);

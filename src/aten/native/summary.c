@@ -1,6 +1,7 @@
 /* summary.c -- unique, unique_consecutive, bincount, histc, searchsorted, bucketize, one_hot.
  * Mirrors ATen/native/Unique.cpp, ATen/native/SummaryOps.cpp, ATen/native/Bucketization.cpp
  * and ATen/native/Onehot.cpp. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -635,8 +636,16 @@ bincount_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
  * value's bin (v - min) * bins / (max - min) in float64 by pointwise kernels, the CPU's
  * operations in its order, so the same bin; values outside [min, max] (and NaN) sent to a
  * bin past the last; and the counts by index_add_ of ones into float64 bins, in index order
- * (exact), then cast to self's dtype.  A NaN in the data with min == max: the device's
- * range is NaN where the CPU's loop skips NaN after the first element. */
+ * (exact), then cast to self's dtype.  A range with nan or inf (given, or the data's with
+ * min == max: nan propagates) is refused on both, as PyTorch's. */
+
+/* histc's error for a range (given, or the data's) with nan or inf, PyTorch's.  -1. */
+static int
+histc_not_finite(double lo, double hi)
+{
+    return ptl_error_set(PTL_ERR_RUNTIME, "torch.histc: range of [%f, %f] is not finite", lo,
+                         hi);
+}
 
 /* *v = op id (amin or amax) of all of t, read back as a double.  0 or -1. */
 static int
@@ -748,6 +757,9 @@ histc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                             read_extreme(PTL_OP_amax, self, &hi) < 0)) {
             return -1;
         }
+        if (!isfinite(lo) || !isfinite(hi)) {
+            return histc_not_finite(lo, hi);
+        }
         if (lo == hi) {
             lo -= 1;
             hi += 1;
@@ -764,9 +776,13 @@ histc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         lo = hi = ptl_load_double(p, c->dtype);
         for (int64_t i = 1; i < c->numel; i++) {
             double v = ptl_load_double(p + i * (int64_t)item, c->dtype);
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
+            lo = v < lo || v != v ? v : lo;   /* nan propagates, as aminmax */
+            hi = v > hi || v != v ? v : hi;
         }
+    }
+    if (!isfinite(lo) || !isfinite(hi)) {
+        ptl_decref(c);
+        return histc_not_finite(lo, hi);
     }
     if (lo == hi) {
         lo -= 1;
