@@ -1,6 +1,7 @@
 /* take.c -- take (self.flatten()[index]) and take_along_dim (gather after broadcasting),
  * split from index.c.  Mirrors ATen/native/TensorAdvancedIndexing.cpp (take,
  * take_along_dim) and ATen/native/cpu/IndexKernel.cpp (take_kernel). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,48 +10,137 @@
 #include "index_impl.h"
 #include "native.h"
 
+/* Note [Take chunks]
+ * ~~~~~~~~~~~~~~~~~~
+ * take reads self as if flattened in row-major order, whatever its layout.  A contiguous
+ * self is read at index v itself, and so is a contiguous copy of any other self, unless
+ * the index has fewer than a TAKE_FEW-th of self's elements: then each index becomes its
+ * element's offset by self's sizes and strides (a division per dimension) and take_row
+ * moves them.  A non-contiguous index is copied contiguous first.  The indices go
+ * TAKE_CHUNK at a time: one pass checks a chunk with sign bits as Note [Index row walk]
+ * does (v + n and n - 1 - v are both at least 0 exactly when -n <= v < n, computed as
+ * uint64 so that nothing overflows), a typed loop by element size then moves it, a negative
+ * index wrapped by adding n where its sign bit is set.  A bad chunk is scanned again for its
+ * first bad index, which raises PyTorch's error; out is then discarded.  Through tables of
+ * self's and the index's offsets (both built for every call) and an element copy switched
+ * per element, take of 256K of 512 x 512 complex64 / complex128 had run at 0.29-0.39x /
+ * 0.34-0.40x PyTorch's time, and every dtype went the same way. */
+enum { TAKE_CHUNK = 1024, TAKE_FEW = 4 };
+
+/* 16 bytes (complex128) moved as one element */
+typedef struct TakeElem16 {
+    uint64_t w[2];
+} TakeElem16;
+
+/* out[j] = self[idx[j] wrapped] for j < m */
+#define TAKE_LOOP(T)                                                                        \
+    for (int64_t j = 0; j < m; j++) {                                                       \
+        int64_t v = idx[j];                                                                 \
+        v += (v >> 63) & n;                                                                 \
+        ((T *)out)[j] = ((const T *)self)[v];                                               \
+    }                                                                                       \
+    break
+
+/* Whether idx[0..m) all lie in [-n, n); else the error of the first that does not */
+static int
+take_check(const int64_t *idx, int64_t m, int64_t n)
+{
+    uint64_t un = (uint64_t)n, last = un - 1, bad = 0;
+    for (int64_t j = 0; j < m; j++) {
+        bad |= ((uint64_t)idx[j] + un) | (last - (uint64_t)idx[j]);
+    }
+    for (int64_t j = 0; bad >> 63 && j < m; j++) {
+        if (idx[j] < -n || idx[j] >= n) {
+            return ptl_error_set(PTL_ERR_INDEX, PTL_TAKE_INDEX_ERROR, (long long)idx[j],
+                                 (long long)n);
+        }
+    }
+    return 0;
+}
+
+/* out[j] = self[idx[j]] for j < m, self contiguous with n elements (Note [Take chunks]): 0,
+ * or -1 with the error of the first index outside [-n, n) */
+static int
+take_chunk(char *out, const char *self, const int64_t *idx, int64_t m, int64_t n, size_t item)
+{
+    if (take_check(idx, m, n) < 0) {
+        return -1;
+    }
+    switch (item) {
+    case 1: TAKE_LOOP(uint8_t);
+    case 2: TAKE_LOOP(uint16_t);
+    case 4: TAKE_LOOP(uint32_t);
+    case 8: TAKE_LOOP(uint64_t);
+    default: TAKE_LOOP(TakeElem16);
+    }
+    return 0;
+}
+#undef TAKE_LOOP
+
+/* out[j] = self flattened [idx[j]] for j < m through self's strides (a few indices into a
+ * non-contiguous self, Note [Take chunks]); off: m entries of scratch.  0 or -1. */
+static int
+take_strided(char *out, const PtlTensorImpl *self, const int64_t *idx, int64_t m,
+             int64_t *off)
+{
+    if (take_check(idx, m, self->numel) < 0) {
+        return -1;
+    }
+    for (int64_t j = 0; j < m; j++) {
+        int64_t v = idx[j] < 0 ? idx[j] + self->numel : idx[j], o = 0;
+        for (int d = self->dim - 1; d >= 0; d--) {
+            o += v % self->sizes[d] * self->strides[d];
+            v /= self->sizes[d];
+        }
+        off[j] = o;
+    }
+    take_row(out, 1, ptl_tensor_data(self), off, m, ptl_tensor_itemsize(self));
+    return 0;
+}
+
 /* take(Tensor self, Tensor index): self.flatten()[index], index's shape */
 static int
 take_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *self = s[0].u.t, *index = s[1].u.t, *out = NULL;
-    int64_t *soff = NULL, *ioff = NULL;
+    PtlTensorImpl *self = s[0].u.t, *index = s[1].u.t, *ic = NULL, *sc = NULL, *out = NULL;
+    int64_t off[TAKE_CHUNK];
     if (index->dtype != PTL_DTYPE_INT64) {
         return ptl_error_set(PTL_ERR_RUNTIME, "take(): Expected a long tensor for index, but got "
                                               "%s",
                              ptl_dtype_legacy_name(index->dtype));
     }
+    if (self->numel == 0 && index->numel != 0) {
+        return ptl_error_set(PTL_ERR_INDEX, "take(): tried to take from an empty tensor");
+    }
     if (index_on_device(self)) {
         return ptl_kernel_return(s, index_take_device(self, index));
     }
-    if ((soff = walk_offsets(self->dim, self->sizes, self->strides)) == NULL ||
-        (ioff = walk_offsets(index->dim, index->sizes, index->strides)) == NULL ||
+    int strided = !ptl_tensor_is_contiguous(self) && index->numel < self->numel / TAKE_FEW;
+    if ((ic = ptl_contiguous(index)) == NULL ||
+        (!strided && (sc = ptl_contiguous(self)) == NULL) ||
         (out = ptl_empty(index->dim, index->sizes, self->dtype, self->device)) == NULL) {
         goto error;
     }
     size_t item = ptl_tensor_itemsize(self);
-    const char *src = ptl_tensor_data(self);
-    const int64_t *ip = (const int64_t *)ptl_tensor_data(index);
+    const int64_t *ip = (const int64_t *)ptl_tensor_data(ic);
     char *dst = ptl_tensor_data(out);
-    for (int64_t i = 0; i < index->numel; i++) {
-        int64_t v = ip[ioff[i]];
-        if (v < -self->numel || v >= self->numel) {
-            ptl_error_set(PTL_ERR_INDEX, PTL_TAKE_INDEX_ERROR, (long long)v,
-                          (long long)self->numel);
+    for (int64_t i = 0; i < index->numel; i += TAKE_CHUNK) {
+        int64_t m = index->numel - i < TAKE_CHUNK ? index->numel - i : TAKE_CHUNK;
+        if ((strided ? take_strided(dst + i * (int64_t)item, self, ip + i, m, off)
+                     : take_chunk(dst + i * (int64_t)item, ptl_tensor_data(sc), ip + i, m,
+                                  self->numel, item)) < 0) {
             goto error;
         }
-        copy_elem(dst + i * (int64_t)item,
-                  src + soff[v < 0 ? v + self->numel : v] * (int64_t)item, item);
     }
-    free(soff);
-    free(ioff);
+    ptl_decref(ic);
+    ptl_xdecref(sc);
     s[0] = ptl_iv_tensor(out);
     return 0;
 error:
-    free(soff);
-    free(ioff);
+    ptl_xdecref(ic);
+    ptl_xdecref(sc);
     ptl_xdecref(out);
     return -1;
 }
