@@ -266,15 +266,17 @@ ptlpy_getitem(PyObject *self, PyObject *index)
 }
 
 /* value as a tensor of dtype: a number or a sequence is converted exactly, a tensor of
- * another dtype goes through _to_copy (so autograd sees the cast).  New ref or NULL. */
+ * another dtype goes through _to_copy (so autograd sees the cast) unless `keep`: index_put_
+ * takes it as it is and raises PyTorch's dtype error itself (Note [Index put of one value
+ * through a mask] in aten/native/index.c).  New ref or NULL. */
 static PtlTensorImpl *
-value_tensor(PyObject *value, PtlDtype dtype)
+value_tensor(PyObject *value, PtlDtype dtype, int keep)
 {
     if (!PtlPyTensor_Check(value)) {
         return ptlpy_impl_from_data(value, dtype, ptl_device_cpu());
     }
     PtlTensorImpl *v = PTLPY_IMPL(value);
-    if (v->dtype == dtype) {
+    if (v->dtype == dtype || keep) {
         ptl_incref(v);
         return v;
     }
@@ -320,7 +322,7 @@ ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value)
     int rc;
     int number = PyBool_Check(value) || PyLong_Check(value) || PyFloat_Check(value);
     if (ix.nlist > 0 || !number) {
-        PtlTensorImpl *given = value_tensor(value, ix.view->dtype);
+        PtlTensorImpl *given = value_tensor(value, ix.view->dtype, ix.nlist > 0);
         v = given != NULL ? strip_leading_ones(given) : NULL;
         ptl_xdecref(given);
         if (v == NULL) {
