@@ -191,8 +191,12 @@ def test_checked_complex_fold_errors(dtype, bad):
             lambda m: m.zeros(7, dtype=getattr(m, name)).scatter_reduce(
                 0, m.tensor([1, 2, bad, 3]), m.ones(4, dtype=getattr(m, name)), reduce),
             RuntimeError, f"index {bad} is out of bounds for dimension 0 with size 7")
-    # in place: the values before the bad index are in, those after it are not
-    x = ptl.zeros(7, dtype=dtype)
-    with pytest.raises(RuntimeError):
-        x.scatter_add_(0, ptl.tensor([1, 2, bad, 3]), ptl.full((4,), 5 + 1j, dtype=dtype))
-    np.testing.assert_array_equal(x.numpy(), [0, 5 + 1j, 5 + 1j, 0, 0, 0, 0])
+    # in place: the values before the bad index are in, those after it are not, the bad
+    # index first or second of the sum's pair of elements
+    for idx, want in (([1, 2, bad, 3], [0, 5 + 1j, 5 + 1j, 0, 0, 0, 0]),
+                      ([1, bad, 2, 3], [0, 5 + 1j, 0, 0, 0, 0, 0]),
+                      ([4, 4, 4, bad, 2], [0, 0, 0, 0, 15 + 3j, 0, 0])):
+        x = ptl.zeros(7, dtype=dtype)
+        with pytest.raises(RuntimeError):
+            x.scatter_add_(0, ptl.tensor(idx), ptl.full((len(idx),), 5 + 1j, dtype=dtype))
+        np.testing.assert_array_equal(x.numpy(), want)

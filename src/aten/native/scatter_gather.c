@@ -657,18 +657,45 @@ typedef double PairD __attribute__((vector_size(16)));
         STMT;                                                                               \
     }                                                                                       \
     return m
-#define CHECKED_COMPLEX_SUM(V)                                                              \
-    V a, c;                                                                                 \
-    memcpy(&a, d, sizeof(V));                                                               \
-    memcpy(&c, b, sizeof(V));                                                               \
-    a += c;                                                                                 \
-    memcpy(d, &a, sizeof(V))
+/* self element v (r)+= src element j: the pair as one V */
+#define CHECKED_COMPLEX_ADD(V, v, j)                                                        \
+    do {                                                                                    \
+        V a_, c_;                                                                           \
+        char *d_ = self + (int64_t)sizeof(V) * ((v) * step + (j) * sin);                    \
+        memcpy(&a_, d_, sizeof(V));                                                         \
+        memcpy(&c_, src + (int64_t)sizeof(V) * (j) * sstride, sizeof(V));                   \
+        a_ += c_;                                                                           \
+        memcpy(d_, &a_, sizeof(V));                                                         \
+    } while (0)
+/* the sum two elements an iteration (both indices checked first; a pair with a bad index
+ * goes to the one-at-a-time loop, which stops at it): scatter_add of 512 x 512 complex64
+ * 0.9 -> 0.8 of the time one at a time */
+#define CHECKED_COMPLEX_SUM_LOOP(R, V, I)                                                   \
+    do {                                                                                    \
+        int64_t j = 0;                                                                      \
+        for (; j + 2 <= m; j += 2) {                                                        \
+            int64_t v0 = ((const I *)p)[j * ist], v1 = ((const I *)p)[(j + 1) * ist];       \
+            if ((uint64_t)v0 >= size || (uint64_t)v1 >= size) {                             \
+                break;                                                                      \
+            }                                                                               \
+            CHECKED_COMPLEX_ADD(V, v0, j);                                                  \
+            CHECKED_COMPLEX_ADD(V, v1, j + 1);                                              \
+        }                                                                                   \
+        for (; j < m; j++) {                                                                \
+            int64_t v = ((const I *)p)[j * ist];                                            \
+            if ((uint64_t)v >= size) {                                                      \
+                return j;                                                                   \
+            }                                                                               \
+            CHECKED_COMPLEX_ADD(V, v, j);                                                   \
+        }                                                                                   \
+        return m;                                                                           \
+    } while (0)
 #define CHECKED_COMPLEX_TYPE(R, V, I)                                                       \
     if (r == RED_PROD) {                                                                    \
         CHECKED_COMPLEX_LOOP(R, I, R re = d[0] * b[0] - d[1] * b[1];                        \
                              d[1] = d[0] * b[1] + d[1] * b[0]; d[0] = re);                  \
     }                                                                                       \
-    CHECKED_COMPLEX_LOOP(R, I, CHECKED_COMPLEX_SUM(V))
+    CHECKED_COMPLEX_SUM_LOOP(R, V, I)
 
 /* fold_checked for a complex dt, r a sum or a product */
 static inline __attribute__((always_inline)) int64_t
@@ -688,7 +715,8 @@ fold_checked_complex(char *self, const char *p, int is64, int64_t ist, int64_t s
     CHECKED_COMPLEX_TYPE(float, PairF, int32_t);
 }
 #undef CHECKED_COMPLEX_TYPE
-#undef CHECKED_COMPLEX_SUM
+#undef CHECKED_COMPLEX_SUM_LOOP
+#undef CHECKED_COMPLEX_ADD
 #undef CHECKED_COMPLEX_LOOP
 
 /* fold_checked_row for the complex dtypes (c8: complex128, else complex64) */
