@@ -107,3 +107,16 @@ def test_one_value_through_a_mask_errors():
     t = ptl.zeros(4)
     t[ptl.tensor(m)] = ptl.tensor(2 + 0j)
     assert t.tolist() == [2.0, 0.0, 0.0, 2.0]
+
+
+def test_one_value_through_a_mask_gradients():
+    """autograd sees index_put: the value's gradient sums the masked positions' gradients,
+    in the value's own dtype"""
+    m = ptl.tensor([True, False, True, False])
+    x = ptl.zeros(4, requires_grad=True)
+    v = ptl.tensor([2.0], dtype=ptl.float64, requires_grad=True)
+    y = x.clone().index_put((m,), v)
+    (y * ptl.tensor([1.0, 3.0, 4.0, 5.0])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 3, 0, 5])
+    assert v.grad.dtype == ptl.float64
+    np.testing.assert_array_equal(v.grad.numpy(), [5.0])
