@@ -259,9 +259,6 @@ gather_chunk(const char *p, int is64, char *out, int64_t ostride, const char *se
  * bytes as one element here too (through gather_chunk's select, gather(1, idx) of 512 x 512
  * complex128 ran at 0.77-1.06x PyTorch's time).  1 when an index is outside [0, size), as
  * gather_chunk. */
-typedef struct Elem16 {   /* complex128, moved as one element */
-    uint64_t w[2];
-} Elem16;
 #define GATHER_UNIT_LOOP(T)                                                                 \
     for (; j + 4 <= m; j += 4) {                                                            \
         ((T *)out)[j] = ((const T *)self)[idx[j]];                                          \
@@ -597,6 +594,7 @@ scatter_row(char *self, const int64_t *off, const char *src, int64_t sstride, in
     case RED_AMAX: CHECKED_EXTREME_LOOP(T, I, >);                                           \
     default: CHECKED_EXTREME_LOOP(T, I, <);                                                 \
     }
+
 /* self[index[j0 + j] * step + (j0 + j) * sin] (r)= src[j * sstride] for j < m (self: the row
  * start; p: index[j0]), r one of sum, prod, amax, amin, f8 for float64 else float32: the
  * number of values folded in, m unless index[j0 + that] is outside [0, size).  Always
@@ -668,8 +666,8 @@ typedef double PairD __attribute__((vector_size(16)));
         memcpy(d_, &a_, sizeof(V));                                                         \
     } while (0)
 /* the sum two elements an iteration (both indices checked first; a pair with a bad index
- * goes to the one-at-a-time loop, which stops at it): scatter_add of 512 x 512 complex64
- * 0.9 -> 0.8 of the time one at a time */
+ * goes to the one-at-a-time loop, which stops at it): scatter_add_ of 512 x 512 complex64 in
+ * place 164 -> 150 us, one thread (PyTorch: 181) */
 #define CHECKED_COMPLEX_SUM_LOOP(R, V, I)                                                   \
     do {                                                                                    \
         int64_t j = 0;                                                                      \

@@ -27,11 +27,6 @@
  * 0.34-0.40x PyTorch's time, and every dtype went the same way. */
 enum { TAKE_CHUNK = 1024, TAKE_FEW = 4 };
 
-/* 16 bytes (complex128) moved as one element */
-typedef struct TakeElem16 {
-    uint64_t w[2];
-} TakeElem16;
-
 /* out[j] = self[idx[j] wrapped] for j < m */
 #define TAKE_LOOP(T)                                                                        \
     for (int64_t j = 0; j < m; j++) {                                                       \
@@ -71,7 +66,7 @@ take_chunk(char *out, const char *self, const int64_t *idx, int64_t m, int64_t n
     case 2: TAKE_LOOP(uint16_t);
     case 4: TAKE_LOOP(uint32_t);
     case 8: TAKE_LOOP(uint64_t);
-    default: TAKE_LOOP(TakeElem16);
+    default: TAKE_LOOP(Elem16);
     }
     return 0;
 }
