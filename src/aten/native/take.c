@@ -14,8 +14,8 @@
  * ~~~~~~~~~~~~~~~~~~
  * take reads self as if flattened in row-major order, whatever its layout.  A contiguous
  * self is read at index v itself, and so is a contiguous copy of any other self, unless
- * the index has fewer than a TAKE_FEW-th of self's elements: then each index becomes its
- * element's offset by self's sizes and strides (a division per dimension) and take_row
+ * the index has fewer than 1 / TAKE_FEW as many elements as self: then each index becomes
+ * its element's offset by self's sizes and strides (a division per dimension) and take_row
  * moves them.  A non-contiguous index is copied contiguous first.  The indices go
  * TAKE_CHUNK at a time: one pass checks a chunk with sign bits as Note [Index row walk]
  * does (v + n and n - 1 - v are both at least 0 exactly when -n <= v < n, computed as
