@@ -46,6 +46,10 @@ def rows():
             (f"x[idx] 512 rows {name}", lambda t, a, i: a[i], [x, rows_idx]),
             (f"take 256K of 512x512 {name}", lambda t, a, i: a.take(i), [x, idx]),
         ]
+    for dt in (np.float32, np.int64):   # take walks every dtype the same way
+        x = (crandn((512, 512), np.complex128, 0).real * 100).astype(dt)
+        out.append((f"take 256K of 512x512 {np.dtype(dt).name}", lambda t, a, i: a.take(i),
+                    [x, idx]))
     return out
 
 

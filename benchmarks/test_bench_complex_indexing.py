@@ -1,6 +1,6 @@
 """The gather / scatter / index family on complex128 (tests/aten/test_complex_indexing.py)
 on one thread: gather, scatter_add, scatter_reduce prod, index_add with a complex alpha and
-index_put_ with accumulate.  Each group runs pytorchlite, NumPy (np.take_along_axis,
+index_put_ with accumulate; take of 256K elements for complex and real dtypes (np.take).  Each group runs pytorchlite, NumPy (np.take_along_axis,
 np.add.at, np.multiply.at on complex128 arrays) and PyTorch when installed.  The ratios of
 docs/performance.md come from benchmarks/interleaved_complex_indexing.py, which alternates
 the libraries block by block.
@@ -59,3 +59,13 @@ def test_complex_indexing(benchmark, impl, op):
               "index_add_alpha": lambda: tx.index_add(0, tr, tv, alpha=2 - 1j),
               "index_put_accumulate": lambda: tx.index_put_((tr,), tv, accumulate=True)}[op]
     benchmark(fn)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float32", "int64"])
+def test_take(benchmark, impl, dtype):
+    benchmark.group = f"take 256K of {N}x{N} {dtype}"
+    x, idx, _ = data()
+    x = (x if dtype.startswith("complex") else x.real * 100).astype(dtype)
+    tx, ti = make(impl, x), make(impl, idx)
+    benchmark(lambda: np.take(tx, ti) if impl == "numpy" else tx.take(ti))

@@ -8,6 +8,8 @@
  * aten/native/index.c has the placement rule).  So autograd sees ordinary ops throughout. */
 #include "ptlpy.h"
 
+#include "../aten/native/native.h"
+
 /* Calls a view op on t (borrowed) with int arguments; new ref or NULL (error set). */
 static PtlTensorImpl *
 call_view(PtlOpId id, PtlTensorImpl *t, int nint, const PtlIValue *ints)
@@ -266,15 +268,17 @@ ptlpy_getitem(PyObject *self, PyObject *index)
 }
 
 /* value as a tensor of dtype: a number or a sequence is converted exactly, a tensor of
- * another dtype goes through _to_copy (so autograd sees the cast).  New ref or NULL. */
+ * another dtype goes through _to_copy (so autograd sees the cast) unless `keep`: index_put_
+ * takes it as it is and raises PyTorch's dtype error itself (Note [Index put of one value
+ * through a mask] in aten/native/index.c).  New ref or NULL. */
 static PtlTensorImpl *
-value_tensor(PyObject *value, PtlDtype dtype)
+value_tensor(PyObject *value, PtlDtype dtype, int keep)
 {
     if (!PtlPyTensor_Check(value)) {
         return ptlpy_impl_from_data(value, dtype, ptl_device_cpu());
     }
     PtlTensorImpl *v = PTLPY_IMPL(value);
-    if (v->dtype == dtype) {
+    if (v->dtype == dtype || keep) {
         ptl_incref(v);
         return v;
     }
@@ -303,6 +307,52 @@ strip_leading_ones(PtlTensorImpl *v)
     return r ? r : (ptlpy_raise(), NULL);
 }
 
+/* v as float16 or bfloat16 (dtype) holds it, back in a double: a value past the largest
+ * finite one becomes inf, as PyTorch's conversion of a number for x[...] = v makes it (the
+ * fill_ that x[...] = number runs would refuse it) */
+static double
+half_rounded(double v, PtlDtype dtype)
+{
+    uint16_t h;
+    ptl_store_double((char *)&h, dtype, v);
+    return ptl_load_double((const char *)&h, dtype);
+}
+
+/* A Python complex assigned into a tensor of dtype: for a real dtype its real part as a
+ * Python float (for bool, whether the number is nonzero), else value itself (a new ref);
+ * NULL with PyTorch's error when it does not fit: an imaginary part other than 0 in a real
+ * dtype, or a part outside dtype's range, checked as a double for float16 and bfloat16
+ * (whose overflow becomes inf there). */
+static PyObject *
+complex_value(PyObject *value, PtlDtype dtype)
+{
+    Py_complex z = PyComplex_AsCComplex(value);
+    if (z.real == -1.0 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (ptl_dtype_is_complex(dtype)) {
+        PtlIValue v = ptl_iv_complex(z.real, z.imag);
+        if (ptl_scalar_check_range(&v, dtype) < 0) {
+            ptlpy_raise();
+            return NULL;
+        }
+        Py_INCREF(value);
+        return value;
+    }
+    if (dtype == PTL_DTYPE_BOOL) {
+        return PyBool_FromLong(z.real != 0 || z.imag != 0);
+    }
+    PtlIValue v = ptl_iv_complex(z.real, z.imag);
+    int half = dtype == PTL_DTYPE_FLOAT16 || dtype == PTL_DTYPE_BFLOAT16;
+    if (ptl_scalar_check_range(&v, half ? PTL_DTYPE_FLOAT64 : dtype) < 0) {
+        ptlpy_raise();
+        return NULL;
+    }
+    return PyFloat_FromDouble(half ? half_rounded(z.real, dtype) : z.real);
+}
+
+static int setitem_value(PyObject *self, PyObject *index, PyObject *value);
+
 int
 ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value)
 {
@@ -310,6 +360,29 @@ ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value)
         PyErr_SetString(PyExc_TypeError, "Tensor does not support item deletion");
         return -1;
     }
+    PtlDtype dtype = PTLPY_IMPL(self)->dtype;
+    if (PyFloat_Check(value) && (dtype == PTL_DTYPE_FLOAT16 || dtype == PTL_DTYPE_BFLOAT16)) {
+        PyObject *h = PyFloat_FromDouble(half_rounded(PyFloat_AS_DOUBLE(value), dtype));
+        int rc = h != NULL ? setitem_value(self, index, h) : -1;
+        Py_XDECREF(h);
+        return rc;
+    }
+    if (!PyComplex_Check(value)) {
+        return setitem_value(self, index, value);
+    }
+    PyObject *v = complex_value(value, dtype);
+    if (v == NULL) {
+        return -1;
+    }
+    int rc = setitem_value(self, index, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+/* self[index] = value (not NULL; a Python complex only into a complex self, in range) */
+static int
+setitem_value(PyObject *self, PyObject *index, PyObject *value)
+{
     Indexed ix;
     if (apply_index(PTLPY_IMPL(self), index, &ix) < 0) {
         return -1;
@@ -320,7 +393,7 @@ ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value)
     int rc;
     int number = PyBool_Check(value) || PyLong_Check(value) || PyFloat_Check(value);
     if (ix.nlist > 0 || !number) {
-        PtlTensorImpl *given = value_tensor(value, ix.view->dtype);
+        PtlTensorImpl *given = value_tensor(value, ix.view->dtype, ix.nlist > 0);
         v = given != NULL ? strip_leading_ones(given) : NULL;
         ptl_xdecref(given);
         if (v == NULL) {

@@ -332,6 +332,19 @@ def test_index_add(dtype, idt, alpha, threads):
 
 
 @pytest.mark.parametrize("dtype", ZDTYPES)
+def test_index_add_complex_alpha_rows(dtype):
+    """index_add_row_complex (vectorized, with restrict): rows of every length around the
+    vector widths"""
+    for n in list(range(1, 10)) + [15, 16, 17, 33]:
+        x, src = crand((4, n), seed=n), crand((3, n), seed=n + 50)
+        idx = np.array([3, 0, 3])
+        got = zt(x, dtype).index_add(0, it(idx), zt(src, dtype), alpha=2 - 1j)
+        want = rounded(x, dtype).copy()
+        np.add.at(want, idx, (2 - 1j) * rounded(src, dtype))
+        assert_close(got, want, dtype=dtype, **fold_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", ZDTYPES)
 @pytest.mark.parametrize("idt", IDX)
 def test_index_copy(dtype, idt):
     for xs, dim, idx in [((5, 3), 0, [4, 0, 2]), ((5, 3), 1, [2, 0]), ((6,), 0, [5, 1]),

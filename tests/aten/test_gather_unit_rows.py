@@ -1,8 +1,9 @@
 """x.gather(-1, idx) along a contiguous last dim with int64 indices (gather_unit_i64 in
 scatter_gather.c): after the chunk's index check, the move runs four elements an iteration
 and the rest one by one.  Row lengths around every multiple of four up to nine and across the
-256-index chunk, each item size, contiguous and non-contiguous self and index, a broadcast
-(expanded) index, size-0 and 0-dim inputs, on one and two threads, against NumPy."""
+256-index chunk, each item size (complex128's 16 bytes too), contiguous and non-contiguous
+self and index, a broadcast (expanded) index, size-0 and 0-dim inputs, on one and two
+threads, against NumPy."""
 import numpy as np
 import pytest
 
@@ -10,11 +11,15 @@ import pytorchlite as ptl
 
 LENGTHS = list(range(1, 10)) + [255, 256, 257, 259, 515]
 DTYPES = [(ptl.uint8, np.uint8), (ptl.int16, np.int16), (ptl.float32, np.float32),
-          (ptl.float64, np.float64)]
+          (ptl.float64, np.float64), (ptl.complex64, np.complex64),
+          (ptl.complex128, np.complex128)]
 
 
 def _data(shape, np_dtype, seed):
-    a = np.random.default_rng(seed).integers(0, 100, shape)
+    g = np.random.default_rng(seed)
+    a = g.integers(0, 100, shape)
+    if np.dtype(np_dtype).kind == "c":   # both halves of the element differ
+        return (a + 1j * g.integers(100, 200, shape)).astype(np_dtype)
     return a.astype(np_dtype)
 
 

@@ -10,7 +10,8 @@ import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
 from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE, SHAPES,
-                     assert_close, assert_no_leak, make, to_numpy, torch)
+                     assert_close, assert_no_leak, assert_raises_like_torch, make, to_numpy,
+                     torch)
 
 GEN = np.random.default_rng(1234)
 
@@ -84,7 +85,7 @@ def test_getitem_bool_scalars_and_view_semantics():
 # ---- __setitem__ through index_put_ ----
 
 SETITEM_CASES = [
-    (lambda t: ([0, 2],), lambda s: np.arange(np.prod(s[1:])).reshape(s[1:])),   # broadcast row
+    (lambda t: ([0, 2],), lambda s: np.arange(np.prod(s[1:]), dtype=np.float64).reshape(s[1:])),
     (lambda t: (slice(None), [1, 3]), lambda s: 7.5),
     (lambda t: ([0, 1], [1, 3]), lambda s: np.arange(2.0)),
     (lambda t: (t(np.arange(12).reshape(3, 4) % 5 == 0),), lambda s: -1.0),
@@ -106,14 +107,27 @@ def test_setitem(case, layout):
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_setitem_value_is_converted_to_self_dtype(dtype):
+def test_setitem_value_dtype(dtype):
+    """a tensor value of another dtype is PyTorch's error through an integer index (Note
+    [Index put of one value through a mask]); numbers and a one-element value through one
+    mask convert to self's dtype"""
     x, a = make((4, 3), dtype)
     a = a.copy()
-    x[[1, 3]] = ptl.tensor([1, 0, 1], dtype=ptl.int64)
+    if dtype != ptl.int64:
+        name = str(dtype).split(".")[-1]
+
+        def put(lib):
+            lib.zeros(4, 3, dtype=getattr(lib, name))[[1, 3]] = lib.tensor([1, 0, 1])
+        assert_raises_like_torch(put, RuntimeError, "Index put requires the source and "
+                                                    "destination dtypes match, got ")
+    x[[1, 3]] = ptl.tensor([1, 0, 1], dtype=ptl.int64).to(dtype)
     a[[1, 3]] = np.array([1, 0, 1]).astype(a.dtype)
     assert_close(x, ref(a), dtype=dtype)
     x[x.to(ptl.bool)] = 1
     a[a.astype(bool)] = 1
+    assert_close(x, ref(a), dtype=dtype)
+    x[x.to(ptl.bool)] = ptl.tensor(0, dtype=ptl.int64)
+    a[a.astype(bool)] = 0
     assert_close(x, ref(a), dtype=dtype)
 
 

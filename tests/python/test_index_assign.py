@@ -1,12 +1,12 @@
 """Assignment through an index whose value has extra leading size-1 dimensions (PyTorch
-strips them before broadcasting), and indexing with a range; against NumPy, and PyTorch
-where it is installed."""
+strips them before broadcasting), and indexing with a range; Python numbers (complex ones
+too) into every dtype; against NumPy, and PyTorch where it is installed."""
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
 
-from helpers import torch
+from helpers import assert_raises_like_torch, torch
 
 CASES = [
     ("row", lambda m, x: x.__setitem__(0, m.arange(3.0).reshape(1, 3))),
@@ -73,3 +73,42 @@ def test_index_with_range_in_tuple():
     a = np.arange(12).reshape(3, 4)
     got = ptl.tensor(a)[range(1, 3), 0]
     np.testing.assert_array_equal(got.numpy(), a[[1, 2], 0])
+
+
+# A Python complex assigned into a tensor (src/python/indexing.c's complex_value): a real
+# dtype takes its real part when the imaginary part is 0 (bool: whether it is nonzero), and
+# raises PyTorch's conversion error otherwise or when the part is out of range; float16 and
+# bfloat16 take a number past their range as inf (half_rounded), a Python float too.
+# (dtype, value, the element written or the error's type name)
+NUMBER_INTO = [
+    ("float32", 1.5 + 0j, 1.5), ("float32", 1 + 2j, "float"), ("float32", 1e39 + 0j, "float"),
+    ("float64", 1e39 + 0j, 1e39), ("float64", -2j, "double"), ("float16", 1e39 + 0j, np.inf),
+    ("float16", 1 + 1j, "double"), ("bfloat16", 3 + 0j, 3.0), ("int64", 1.5 + 0j, 1),
+    ("int64", complex(float("nan"), 0), "int64_t"), ("int8", 300 + 0j, "int8_t"),
+    ("uint8", 7 + 0j, 7), ("bool", 2j, True), ("bool", 0j, False),
+    ("complex64", 1e39 + 0j, "c10::complex<float>"), ("complex64", 1 - 2j, 1 - 2j),
+    ("complex128", 1e39 + 1j, 1e39 + 1j), ("float16", 70000.0, np.inf),
+    ("float16", 1e39, np.inf), ("bfloat16", -1e39, -np.inf), ("float16", 65510.0, 65504.0),
+]
+WHERE = {"advanced": [0, 2], "slice": [1, 2], "mask": [0, 2]}
+
+
+@pytest.mark.parametrize("dtype,value,want", NUMBER_INTO)
+@pytest.mark.parametrize("where", list(WHERE))
+def test_python_number_into_each_dtype(dtype, value, want, where):
+    def put(m):
+        x = m.zeros(4, dtype=getattr(m, dtype))
+        key = {"advanced": m.tensor([0, 2]), "slice": slice(1, 3),
+               "mask": m.tensor([True, False, True, False])}[where]
+        x[key] = value
+        return x
+    if isinstance(want, str):
+        assert_raises_like_torch(put, RuntimeError,
+                                 f"value cannot be converted to type {want} without overflow")
+        return
+    expected = np.zeros(4, dtype=np.complex128)
+    expected[WHERE[where]] = want
+    for m in [ptl] + ([torch] if torch is not None else []):
+        got = put(m)
+        got = got.to(m.float32) if dtype == "bfloat16" else got
+        np.testing.assert_array_equal(got.numpy().astype(np.complex128), expected)

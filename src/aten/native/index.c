@@ -1,7 +1,7 @@
 /* index.c -- advanced indexing and the index family: index, index_put_, index_select,
- * index_add_, index_copy_, index_fill_, masked_*, take, take_along_dim, nonzero, argwhere,
- * where(condition); gather and scatter* are in scatter_gather.c.  Mirrors ATen/native/TensorAdvancedIndexing.cpp and
- * ATen/native/IndexingUtils.h.
+ * index_add_, index_copy_, index_fill_, masked_*, nonzero, argwhere, where(condition);
+ * gather and scatter* are in scatter_gather.c, take and take_along_dim in take.c.  Mirrors
+ * ATen/native/TensorAdvancedIndexing.cpp and ATen/native/IndexingUtils.h.
  *
  * Note [Advanced indexing]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
@@ -258,6 +258,7 @@ typedef enum Flavor {
     FL_ADD,      /* index_add_: RuntimeError naming the dimension */
     FL_COPY,     /* index_copy_: IndexError with the op's prefix */
     FL_FILL,     /* index_fill_: IndexError naming the dimension */
+    FL_SHAPE,    /* index_put_ about to raise: the result's shape only, no index read */
 } Flavor;
 
 typedef struct AdvIndex {
@@ -466,7 +467,7 @@ adv_build_host(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, i
         ptl_error_set(PTL_ERR_MEMORY, "out of memory");
         goto done;
     }
-    for (int k = 0; k < nidx && !direct; k++) {
+    for (int k = 0; k < nidx && !direct && fl != FL_SHAPE; k++) {
         int64_t st[PTL_MAX_DIMS], size = self->sizes[dims[k]], stride = self->strides[dims[k]];
         int64_t lo = fl == FL_INDEX || fl == FL_FILL ? -size : 0, bad;
         expanded_strides(idx[k], bdim, bshape, st);
@@ -638,13 +639,10 @@ adv_gather(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *out)
 }
 
 
-/* self[ai] (op)= values, values broadcast to the indexing result (same dtype as self);
- * alpha_im: the imaginary part of a complex self's alpha (index_add's). */
+/* 0 when values broadcast to the indexing result of ai, else -1 with PyTorch's error */
 static int
-adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Reduce r,
-            double alpha, double alpha_im)
+values_fit(const AdvIndex *ai, const PtlTensorImpl *values)
 {
-    int64_t vst[PTL_MAX_DIMS], *voff = NULL;
     int ok = values->dim <= ai->out_dim;
     for (int d = 0; ok && d < values->dim; d++) {
         int64_t want = ai->out_sizes[d + ai->out_dim - values->dim];
@@ -658,6 +656,19 @@ adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Redu
                              "shape mismatch: value tensor of shape %s cannot be broadcast to "
                              "indexing result of shape %s",
                              b1, b2);
+    }
+    return 0;
+}
+
+/* self[ai] (op)= values, values broadcast to the indexing result (same dtype as self);
+ * alpha_im: the imaginary part of a complex self's alpha (index_add's). */
+static int
+adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Reduce r,
+            double alpha, double alpha_im)
+{
+    int64_t vst[PTL_MAX_DIMS], *voff = NULL;
+    if (values_fit(ai, values) < 0) {
+        return -1;
     }
     expanded_strides(values, ai->out_dim, ai->out_sizes, vst);
     if (adv_on_device(self)) {
@@ -769,39 +780,133 @@ index_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return set_out(s, out, rc);
 }
 
+/* Note [Index put of one value through a mask]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * index_put_ wants values of self's dtype ("Index put requires the source and destination
+ * dtypes match"), checked after the indices and the values' shape, as PyTorch's
+ * make_index_put_iterator does; x[idx] = v passes a tensor v as it is (src/python/
+ * indexing.c), so x_c64[idx] = float_tensor raises too.  One case takes any dtype: without
+ * accumulate, a one-element CPU value put through a single bool (or uint8) index among
+ * Nones is PyTorch's masked_fill_(mask, value.item()) (can_dispatch_to_masked_fill), so the
+ * value converts to self's dtype with masked_fill's range check and a uint8 mask gets
+ * masked_fill_'s refusal.  Here the value becomes a 0-dim tensor of self's dtype and the put
+ * runs as usual (the same elements change). */
+
+/* The one value of v (a one-element CPU tensor) as a Scalar, as Tensor.item() reads it */
+static PtlIValue
+item_of(PtlTensorImpl *v)
+{
+    if (ptl_dtype_is_complex(v->dtype)) {
+        double z[2];   /* complex128's layout: real, imaginary */
+        ptl_convert_scalar((char *)z, PTL_DTYPE_COMPLEX128, ptl_tensor_data(v), v->dtype);
+        return ptl_iv_complex(z[0], z[1]);
+    }
+    if (v->dtype == PTL_DTYPE_BOOL) {
+        return ptl_iv_bool(*(const uint8_t *)ptl_tensor_data(v) != 0);
+    }
+    return ptl_dtype_is_floating(v->dtype) ? ptl_iv_double(ptl_item_double(v))
+                                           : ptl_iv_int(ptl_item_int(v));
+}
+
+/* For index_put_(self, items, values, accumulate): 1 with *fill values' one element as a
+ * 0-dim tensor of self's dtype when the put is PyTorch's masked_fill_ (Note [Index put of
+ * one value through a mask]), 0 when it is not, -1 with the error set (the mask's shape, a
+ * uint8 mask, a value out of self's range). */
+static int
+mask_fill_value(PtlTensorImpl *self, PtlTensorImpl *const *items, int64_t n,
+                PtlTensorImpl *values, int accumulate, PtlTensorImpl **fill)
+{
+    const PtlTensorImpl *mask = NULL;
+    int64_t d = 0;
+    *fill = NULL;
+    if (accumulate || values->numel != 1 || !ptl_item_readable(values) ||
+        values->device.type != PTL_DEVICE_CPU) {
+        return 0;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const PtlTensorImpl *t = items[i];
+        if (t == NULL) {
+            d++;
+            continue;
+        }
+        if ((t->dtype != PTL_DTYPE_BOOL && t->dtype != PTL_DTYPE_UINT8) || mask != NULL ||
+            !ptl_device_equal(t->device, self->device)) {
+            return 0;
+        }
+        mask = t;
+        for (int j = 0; j < t->dim; j++) {
+            if (d + j >= self->dim) {
+                return 0;   /* adv_build's "too many indices" */
+            }
+            if (t->sizes[j] != self->sizes[d + j]) {
+                return mask_error(t, j, self, (int)(d + j));
+            }
+        }
+        d += t->dim;
+    }
+    if (mask == NULL) {
+        return 0;
+    }
+    if (mask->dtype != PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "masked_fill_ only supports boolean masks, but got "
+                                              "mask with dtype unsigned char");
+    }
+    PtlIValue v = item_of(values);
+    if (ptl_scalar_check_range(&v, self->dtype) < 0 ||
+        (*fill = scalar_of(&v, self->dtype)) == NULL) {
+        return -1;
+    }
+    return 1;
+}
+
 /* index_put[_](Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) */
 static int
 index_put_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
-    PtlTensorImpl *self = s[0].u.t, *values = s[2].u.t, *out;
+    PtlTensorImpl *self = s[0].u.t, *values = s[2].u.t, *fill = NULL, *out = NULL;
     AdvIndex ai;
-    if (values->dtype != self->dtype) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Index put requires the source and destination dtypes match, got "
-                             "%s for the destination and %s for the source.",
-                             ptl_dtype_legacy_name(self->dtype),
-                             ptl_dtype_legacy_name(values->dtype));
+    int filled = mask_fill_value(self, s[1].u.tl.data, s[1].u.tl.n, values, s[3].u.b, &fill);
+    if (filled < 0) {
+        return -1;
     }
+    values = filled ? fill : values;
     /* an integer index that shares self's bytes is refused as PyTorch does; a mask becomes
      * integer indices before anything is written (PyTorch sends it to masked_fill_) */
     for (int k = 0; op->schema.inplace && k < s[1].u.tl.n; k++) {
         const PtlTensorImpl *ix = s[1].u.tl.data[k];
         if (ix != NULL && ix->dtype != PTL_DTYPE_BOOL && ix->dtype != PTL_DTYPE_UINT8 &&
             ptl_check_no_overlap(self, ix) < 0) {
-            return -1;
+            goto error;
         }
     }
     if ((out = target_reading(op, self, values, NULL)) == NULL) {
-        return -1;
+        goto error;
     }
-    if (adv_build(&ai, out, s[1].u.tl.data, s[1].u.tl.n, FL_INDEX) < 0) {
-        ptl_decref(out);
-        return -1;
+    /* a value of another dtype raises before any index is read (PyTorch's kernel checks the
+     * indices' range, after the iterator's dtype check) */
+    if (adv_build(&ai, out, s[1].u.tl.data, s[1].u.tl.n,
+                  values->dtype == self->dtype ? FL_INDEX : FL_SHAPE) < 0) {
+        goto error;
     }
-    int rc = adv_scatter(&ai, out, values, s[3].u.b ? RED_SUM : RED_NONE, 1.0, 0.0);
+    int rc = values_fit(&ai, values);
+    if (rc == 0 && values->dtype != self->dtype) {
+        rc = ptl_error_set(PTL_ERR_RUNTIME,
+                           "Index put requires the source and destination dtypes match, got %s "
+                           "for the destination and %s for the source.",
+                           ptl_dtype_legacy_name(self->dtype),
+                           ptl_dtype_legacy_name(values->dtype));
+    }
+    if (rc == 0) {
+        rc = adv_scatter(&ai, out, values, s[3].u.b ? RED_SUM : RED_NONE, 1.0, 0.0);
+    }
     adv_release(&ai);
+    ptl_xdecref(fill);
     return set_out(s, out, rc);
+error:
+    ptl_xdecref(fill);
+    ptl_xdecref(out);
+    return -1;
 }
 
 /* ---- index_select, index_add_, index_copy_, index_fill_ (one index along dim) ---- */
@@ -1342,134 +1447,6 @@ done:
     return 0;
 }
 
-/* ---- take, take_along_dim ---- */
-
-/* take(Tensor self, Tensor index): self.flatten()[index], index's shape */
-static int
-take_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    (void)op;
-    (void)ks;
-    PtlTensorImpl *self = s[0].u.t, *index = s[1].u.t, *out = NULL;
-    int64_t *soff = NULL, *ioff = NULL;
-    if (index->dtype != PTL_DTYPE_INT64) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "take(): Expected a long tensor for index, but got "
-                                              "%s",
-                             ptl_dtype_legacy_name(index->dtype));
-    }
-    if (index_on_device(self)) {
-        return ptl_kernel_return(s, index_take_device(self, index));
-    }
-    if ((soff = walk_offsets(self->dim, self->sizes, self->strides)) == NULL ||
-        (ioff = walk_offsets(index->dim, index->sizes, index->strides)) == NULL ||
-        (out = ptl_empty(index->dim, index->sizes, self->dtype, self->device)) == NULL) {
-        goto error;
-    }
-    size_t item = ptl_tensor_itemsize(self);
-    const char *src = ptl_tensor_data(self);
-    const int64_t *ip = (const int64_t *)ptl_tensor_data(index);
-    char *dst = ptl_tensor_data(out);
-    for (int64_t i = 0; i < index->numel; i++) {
-        int64_t v = ip[ioff[i]];
-        if (v < -self->numel || v >= self->numel) {
-            ptl_error_set(PTL_ERR_INDEX, PTL_TAKE_INDEX_ERROR, (long long)v,
-                          (long long)self->numel);
-            goto error;
-        }
-        copy_elem(dst + i * (int64_t)item,
-                  src + soff[v < 0 ? v + self->numel : v] * (int64_t)item, item);
-    }
-    free(soff);
-    free(ioff);
-    s[0] = ptl_iv_tensor(out);
-    return 0;
-error:
-    free(soff);
-    free(ioff);
-    ptl_xdecref(out);
-    return -1;
-}
-
-/* take_along_dim(Tensor self, Tensor indices, int? dim=None): gather along dim after
- * broadcasting self and indices everywhere else; dim None: take from the flattened self.
- * Composite, so autograd sees gather. */
-static int
-take_along_dim_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    (void)op;
-    (void)ks;
-    PtlTensorImpl *self = s[0].u.t, *idx = s[1].u.t, *se = NULL, *ie = NULL, *r = NULL;
-    int64_t minus1 = -1, dim;
-    PtlIValue a[4];
-    if (idx->dtype != PTL_DTYPE_INT64 && idx->dtype != PTL_DTYPE_INT32) {
-        return ptl_error_set(PTL_ERR_INDEX, "torch.take_along_dim(): dtype of indices should be "
-                                            "int64 but got %s",
-                             ptl_dtype_legacy_name(idx->dtype));
-    }
-    if (s[2].tag == PTL_IV_NONE) {
-        a[1] = ptl_iv_intlist(&minus1, 1);
-        a[0] = ptl_iv_tensor(self);
-        if ((se = ptl_call_tensor(PTL_OP_reshape, a)) == NULL) {
-            goto done;
-        }
-        a[0] = ptl_iv_tensor(idx);
-        if ((ie = ptl_call_tensor(PTL_OP_reshape, a)) == NULL) {
-            goto done;
-        }
-        dim = 0;
-    }
-    else {
-        int64_t ss[PTL_MAX_DIMS], is[PTL_MAX_DIMS];
-        dim = s[2].u.i;
-        if (self->dim != idx->dim) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "torch.take_along_dim(): input and indices should have the same "
-                                 "number of dimensions, but got %d dimensions for input, and %d "
-                                 "dimensions for indices",
-                                 self->dim, idx->dim);
-        }
-        if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0) {
-            return -1;
-        }
-        for (int d = 0; d < self->dim; d++) {
-            int64_t a1 = self->sizes[d], b1 = idx->sizes[d];
-            if (d != dim && a1 != b1 && a1 != 1 && b1 != 1) {
-                return ptl_error_set(PTL_ERR_RUNTIME, "The size of tensor a (%lld) must match "
-                                                      "the size of tensor b (%lld) at "
-                                                      "non-singleton dimension %d",
-                                     (long long)a1, (long long)b1, d);
-            }
-            ss[d] = d == dim ? a1 : (a1 == 1 ? b1 : a1);
-            is[d] = d == dim ? b1 : ss[d];
-        }
-        a[0] = ptl_iv_tensor(self);
-        a[1] = ptl_iv_intlist(ss, self->dim);
-        a[2] = ptl_iv_bool(0);
-        if ((se = ptl_call_tensor(PTL_OP_expand, a)) == NULL) {
-            goto done;
-        }
-        a[0] = ptl_iv_tensor(idx);
-        a[1] = ptl_iv_intlist(is, idx->dim);
-        a[2] = ptl_iv_bool(0);
-        if ((ie = ptl_call_tensor(PTL_OP_expand, a)) == NULL) {
-            goto done;
-        }
-    }
-    a[0] = ptl_iv_tensor(se);
-    a[1] = ptl_iv_int(dim);
-    a[2] = ptl_iv_tensor(ie);
-    a[3] = ptl_iv_bool(0);
-    r = ptl_call_tensor(PTL_OP_gather, a);
-done:
-    ptl_xdecref(se);
-    ptl_xdecref(ie);
-    if (r == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(r);
-    return 0;
-}
-
 static const PtlKernelReg index_cpu_kernels[] = {
     {PTL_OP_index_Tensor, PTL_KEY_CPU, index_cpu},
     {PTL_OP_index_put_, PTL_KEY_CPU, index_put_cpu},
@@ -1491,8 +1468,6 @@ static const PtlKernelReg index_cpu_kernels[] = {
     {PTL_OP_masked_select, PTL_KEY_COMPOSITE_IMPLICIT, masked_select_composite},
     {PTL_OP_masked_scatter_, PTL_KEY_CPU, masked_scatter_cpu},
     {PTL_OP_masked_scatter, PTL_KEY_CPU, masked_scatter_cpu},
-    {PTL_OP_take, PTL_KEY_CPU, take_cpu},
-    {PTL_OP_take_along_dim, PTL_KEY_COMPOSITE_IMPLICIT, take_along_dim_composite},
     {PTL_OP_nonzero, PTL_KEY_CPU, nonzero_cpu},
     {PTL_OP_argwhere, PTL_KEY_COMPOSITE_IMPLICIT, argwhere_composite},
     {PTL_OP_where, PTL_KEY_COMPOSITE_IMPLICIT, where_composite},

@@ -93,18 +93,11 @@ row_add_ok(PtlDtype dt)
     return dt == PTL_DTYPE_FLOAT32 || dt == PTL_DTYPE_FLOAT64 || ptl_dtype_is_complex(dt);
 }
 
-/* d[j] += v[j] * alpha (j < n elements of dt, R its real type) for a complex alpha: the
- * textbook product of combine_complex, in R */
-#define ROW_ADD_COMPLEX(R)                                                                 \
-    do {                                                                                   \
-        R *o = (R *)d, ar = (R)alpha, ai = (R)alpha_im;                                    \
-        const R *b = (const R *)v;                                                         \
-        for (int64_t j = 0; j < n; j++) {                                                  \
-            R re = b[2 * j] * ar - b[2 * j + 1] * ai, im = b[2 * j] * ai + b[2 * j + 1] * ar; \
-            o[2 * j] += re;                                                                \
-            o[2 * j + 1] += im;                                                            \
-        }                                                                                  \
-    } while (0)
+/* d[j] += v[j] * (alpha + alpha_im i) (j < n complex elements, c8: complex128, else
+ * complex64) for index_add_'s rows with a complex alpha: the textbook product of
+ * combine_complex in the element's precision (scatter_gather.c) */
+void index_add_row_complex(char *d, const char *v, int64_t n, int c8, double alpha,
+                           double alpha_im);
 
 /* d[j] += v[j] * alpha (j < n elements of dt), for row_add_ok's dtypes: index_add_row, a
  * complex sum with alpha 1 as rows of twice as many reals */
@@ -113,15 +106,9 @@ row_add(char *d, const char *v, int64_t n, PtlDtype dt, double alpha, double alp
 {
     int z = ptl_dtype_is_complex(dt), f4 = dt == PTL_DTYPE_FLOAT32 || dt == PTL_DTYPE_COMPLEX64;
     if (z && (alpha != 1.0 || alpha_im != 0.0)) {
-        if (f4) {
-            ROW_ADD_COMPLEX(float);
-        }
-        else {
-            ROW_ADD_COMPLEX(double);
-        }
+        index_add_row_complex(d, v, n, !f4, alpha, alpha_im);
         return;
     }
     index_add_row(d, v, z ? 2 * n : n, f4, alpha);
 }
-#undef ROW_ADD_COMPLEX
 #endif

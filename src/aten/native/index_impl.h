@@ -25,6 +25,11 @@ copy_elem(char *dst, const char *src, size_t item)
     }
 }
 
+/* A complex128 element, moved as one 16-byte value (gather's and take's typed moves) */
+typedef struct Elem16 {
+    uint64_t w[2];
+} Elem16;
+
 /* The typed element moves under scatter, index_select and x[idx]; offsets and
  * strides in elements of `item` bytes (memcpy of a constant size compiles to one move).
  *   take_row: out[j * ostride] = self[off[j]]     put_row: self[off[j]] = src[j * sstride] */
