@@ -1,0 +1,97 @@
+"""DDP's buckets in MPI shared-memory windows (Note [DDP shared-memory buckets]): under mpirun on
+one machine every rank's float32/float64 buckets are its slots of MPI_Win_allocate_shared
+windows (16-bit buckets, DETAIL mode and gradient_as_bucket_view=True are not), every rank ends
+with bit-identical sums equal to the mean of the ranks' gradients (NumPy, float64) for buckets of
+0 and 1 elements and smaller than, equal to and larger than the number of ranks, a rank whose
+window allocation fails makes every rank keep its buckets private, and destroy_process_group
+frees the windows.  argv[1] == "off" (PTL_DDP_SHARED_MEMORY=0) or "detail"
+(PTL_DISTRIBUTED_DEBUG=DETAIL): no bucket is shared.  Run with plain python it checks a world
+of one, whose reductions have nothing to sum."""
+import sys
+
+import numpy as np
+
+import pytorchlite as torch
+import pytorchlite.distributed as dist
+from pytorchlite import nn
+from pytorchlite.distributed import _shared_buckets
+from pytorchlite.nn.parallel import DistributedDataParallel as DDP
+
+
+class Scale(nn.Module):
+    def __init__(self, n, dtype):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(n, dtype=dtype))
+        self.other = nn.Parameter(torch.zeros(n + 3, dtype=dtype))
+
+    def forward(self, x, y):
+        return (self.weight * x).sum() + (self.other * y).sum()
+
+
+def gathered(t):
+    out = [torch.empty_like(t) for _ in range(dist.get_world_size())]
+    dist.all_gather(out, t)
+    return [o.numpy() for o in out]
+
+
+def check_means(shared_expected):
+    rank, world = dist.get_rank(), dist.get_world_size()
+    gen = np.random.default_rng(3)
+    for dtype, cap in ((torch.float32, None), (torch.float64, None), (torch.float64, 1e-6)):
+        for n in (0, 1, world - 1, world, world + 1, 1000):
+            xs = gen.standard_normal((world, n))
+            ys = gen.standard_normal((world, n + 3))
+            model = DDP(Scale(n, dtype), bucket_cap_mb=cap)
+            assert (model._shared is not None) == shared_expected, model._shared
+            for b in model._buckets:
+                assert (b.shared is not None) == shared_expected, b.shared
+            for _ in range(2):                   # a bucket is reduced again in its slot
+                model.zero_grad()
+                model(torch.tensor(xs[rank], dtype=dtype),
+                      torch.tensor(ys[rank], dtype=dtype)).backward()
+                for p, inputs in ((model.module.weight, xs), (model.module.other, ys)):
+                    np.testing.assert_allclose(p.grad.double().numpy(), inputs.mean(0),
+                                               rtol=1e-6 if dtype == torch.float32 else 1e-12,
+                                               atol=1e-7)
+                    grads = gathered(p.grad)
+                    assert all(np.array_equal(grads[0], g) for g in grads), (dtype, n)
+            if shared_expected:
+                for b in model._buckets:      # the flat tensor is this rank's slot
+                    slot = model._shared.arrays[b.shared][rank]
+                    assert np.shares_memory(b.flat.numpy(), slot) or slot.size == 0
+
+
+def main(mode):
+    dist.init_process_group("mpi")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    shared = mode == "on"
+    check_means(shared)
+    if shared:
+        # 16-bit buckets are summed as float32 by the fingerprinted all_reduce; .grad as a
+        # view of the bucket would outlive the window
+        for dtype in (torch.float16, torch.bfloat16):
+            model = DDP(Scale(4, dtype))
+            assert model._shared is None and model._buckets[0].shared is None
+        model = DDP(Scale(4, torch.float32), gradient_as_bucket_view=True)
+        assert model._shared is None and model._buckets[0].shared is None
+        # one rank's window allocation fails (after MPI's collective part): no rank shares
+        allocate = _shared_buckets._allocate
+        if rank == world - 1:
+            _shared_buckets._allocate = lambda *a: allocate(*a) and None
+        check_means(False)
+        _shared_buckets._allocate = allocate
+        check_means(True)
+    last = DDP(Scale(5, torch.float64))
+    dist.destroy_process_group()
+    if shared:
+        assert last._shared.freed
+        try:
+            last(torch.ones(5, dtype=torch.float64), torch.ones(8, dtype=torch.float64))
+        except RuntimeError as e:
+            assert "process group was destroyed" in str(e), e
+        else:
+            raise AssertionError("a DDP module ran after destroy_process_group")
+    print(f"rank {rank}: OK", flush=True)
+
+
+main(sys.argv[1] if len(sys.argv) > 1 else "on")
