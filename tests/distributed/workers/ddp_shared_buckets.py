@@ -6,7 +6,8 @@ with bit-identical sums equal to the mean of the ranks' gradients (NumPy, float6
 window allocation fails makes every rank keep its buckets private, and destroy_process_group
 frees the windows.  argv[1] == "off" (PTL_DDP_SHARED_MEMORY=0) or "detail"
 (PTL_DISTRIBUTED_DEBUG=DETAIL): no bucket is shared.  Run with plain python it checks a world
-of one, whose reductions have nothing to sum."""
+of one, which has nothing to sum and keeps its buckets private."""
+import os
 import sys
 
 import numpy as np
@@ -64,7 +65,7 @@ def check_means(shared_expected):
 def main(mode):
     dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
-    shared = mode == "on"
+    shared = mode == "on" and world > 1
     check_means(shared)
     if shared:
         # 16-bit buckets are summed as float32 by the fingerprinted all_reduce; .grad as a
@@ -80,6 +81,11 @@ def main(mode):
             _shared_buckets._allocate = lambda *a: allocate(*a) and None
         check_means(False)
         _shared_buckets._allocate = allocate
+        # PTL_DDP_SHARED_MEMORY=0 on one rank only: no rank shares (and none waits)
+        if rank == world - 1:
+            os.environ["PTL_DDP_SHARED_MEMORY"] = "0"
+        check_means(False)
+        os.environ.pop("PTL_DDP_SHARED_MEMORY", None)
         check_means(True)
     last = DDP(Scale(5, torch.float64))
     dist.destroy_process_group()
