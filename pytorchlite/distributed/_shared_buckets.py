@@ -24,9 +24,10 @@ under the bucket's name.  A rank writes its slot of bucket b again only in the n
 after step 3 of this one, when nobody reads it any more.  A world of one rank has nothing to
 sum: it keeps the channel (whose one-rank MPI_Iallreduce took 3 us a step on the digits MLP,
 where the shared path's Python took 5).
-Why: on the digits MLP (one bucket of 17k float32, 2 ranks) MPI_Iallreduce took 25-39 us and
-the blocking MPI_Allreduce about as long, where the steps above take 7-11 us, and the training
-step itself is about 115 us.
+Why: on the digits MLP (one bucket of 17k float32, 2 ranks, 2 cores, load 5-7) the step's
+reduction took 24-38 us (10th percentile) by MPI_Iallreduce and 12-16 us by the steps above
+(two Ibarriers of about 4.5 us each and the chunk's sum), and the whole step 161-198 against
+142-147 us (benchmarks/distributed_jobs/ddp_step_pieces.py).
 The buckets stay in each rank's own memory, summed by MPI, when the ranks span machines, with
 PTL_DISTRIBUTED_DEBUG=DETAIL or 16-bit buckets (both take the fingerprinted all_reduce), with
 gradient_as_bucket_view=True (.grad would be a view of the window, which
