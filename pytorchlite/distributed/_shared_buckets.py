@@ -106,6 +106,7 @@ class SharedBuckets:
                 if win is not None:
                     _stranded.append(win)
                 for w in windows:
+                    w.Unlock_all()
                     w.Free()
                 node.Free()
                 return None

@@ -29,6 +29,17 @@ class Scale(nn.Module):
         return (self.weight * x).sum() + (self.other * y).sum()
 
 
+class Mixed(nn.Module):
+    def __init__(self, rank):
+        super().__init__()
+        self.rank = rank
+        self.a = nn.Parameter(torch.zeros(3, dtype=torch.float32))
+        self.b = nn.Parameter(torch.zeros(3, dtype=torch.float64))
+
+    def forward(self):
+        return (self.a * (self.rank + 1)).sum() + (self.b * (self.rank + 1)).sum()
+
+
 def gathered(t):
     out = [torch.empty_like(t) for _ in range(dist.get_world_size())]
     dist.all_gather(out, t)
@@ -80,6 +91,23 @@ def main(mode):
         if rank == world - 1:
             _shared_buckets._allocate = lambda *a: allocate(*a) and None
         check_means(False)
+        # two windows (float32 and float64 buckets); the second fails on one rank: the
+        # first is released on every rank, and the mixed model trains on MPI's path
+        calls = []
+
+        def fail_second(*args):
+            calls.append(1)
+            win = allocate(*args)
+            return win if len(calls) == 1 else None
+        if rank == world - 1:
+            _shared_buckets._allocate = fail_second
+        mixed = Mixed(rank)
+        model = DDP(mixed, bucket_cap_mb=1e-6)
+        assert len({b.flat.dtype for b in model._buckets}) == 2, model._buckets
+        assert model._shared is None
+        model().backward()
+        for p in (mixed.a, mixed.b):
+            np.testing.assert_allclose(p.grad.double().numpy(), (world + 1) / 2)
         _shared_buckets._allocate = allocate
         # PTL_DDP_SHARED_MEMORY=0 on one rank only: no rank shares (and none waits)
         if rank == world - 1:
