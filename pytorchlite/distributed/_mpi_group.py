@@ -54,8 +54,10 @@ PyTorch's TORCH_DISTRIBUTED_DEBUG=DETAIL wraps every collective in ProcessGroupW
 that runs another collective where the others reduce a bucket then fails at once, naming both,
 where the default mode reports a stall.  What the fingerprints do not catch either (a
 rank that skips a backward) stalls, and the stall inspector reports it: the channel's waits go
-through the group's wait loop.  The buckets are summed by MPI_Iallreduce, driven by the tests
-of later waits while backward goes on; the last one is waited for at once, and when it is large
+through the group's wait loop.  When all the ranks run on one machine the buckets live in
+MPI shared-memory windows and the channel carries only two barriers per bucket (Note [DDP
+shared-memory buckets] in _shared_buckets.py).  Otherwise the buckets are summed by
+MPI_Iallreduce, driven by the tests of later waits while backward goes on; the last one is waited for at once, and when it is large
 (at least _BLOCKING_MIN_BYTES) the ranks first meet in an Ibarrier and then run the blocking
 MPI_Allreduce, as blocking collectives do (Note [Collective fingerprints]).  Below that size
 the handshake did not pay on this 2-core machine under load: on the benchmark MLP (one bucket
@@ -422,6 +424,7 @@ class BucketChannel:
     def __init__(self, group):
         self.group = group
         self.comm = group.comm.Dup()
+        self.shared = []                       # its SharedBuckets, freed with it
         group.channels.append(self)
 
     def all_reduce(self, message, desc, blocking):
@@ -440,6 +443,8 @@ class BucketChannel:
         return _ChannelRequest(self.group, desc, req, run)
 
     def free(self):
+        for shared in self.shared:
+            shared.free()
         self.comm.Free()
 
 

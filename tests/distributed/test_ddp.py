@@ -2,6 +2,8 @@
 (workers/ddp_matches_single_process.py: several buckets, gradient_as_bucket_view, a layer used
 twice, retain_graph, no_sync, find_unused_parameters), and its errors name ranks and
 parameters (workers/bad_input.py)."""
+import sys
+
 import pytest
 
 import mpi_job
@@ -12,6 +14,36 @@ def test_ddp_matches_single_process(nproc):
     rc, out = mpi_job.mpirun(nproc, "ddp_matches_single_process.py", timeout=120)
     assert rc == 0, out
     assert mpi_job.ranks_ok(out) == list(range(nproc)), out
+
+
+@pytest.mark.parametrize("nproc", [2, 4])
+def test_ddp_buckets_in_shared_memory_windows(nproc):
+    rc, out = mpi_job.mpirun(nproc, "ddp_shared_buckets.py", timeout=180)
+    assert rc == 0, out
+    assert mpi_job.ranks_ok(out) == list(range(nproc)), out
+
+
+def test_ddp_buckets_in_shared_memory_windows_world_of_one():
+    mpi_job.require_mpi()
+    rc, out = mpi_job.run([sys.executable, "tests/distributed/workers/ddp_shared_buckets.py"])
+    assert rc == 0 and mpi_job.ranks_ok(out) == [0], out
+
+
+@pytest.mark.parametrize("env, mode", [({"PTL_DDP_SHARED_MEMORY": "0"}, "off"),
+                                       ({"PTL_DISTRIBUTED_DEBUG": "DETAIL"}, "detail")])
+def test_ddp_buckets_not_shared(env, mode):
+    rc, out = mpi_job.mpirun(2, "ddp_shared_buckets.py", mode, timeout=180, **env)
+    assert rc == 0, out
+    assert mpi_job.ranks_ok(out) == [0, 1], out
+
+
+def test_ddp_without_shared_memory_matches_single_process():
+    # PTL_DDP_SHARED_MEMORY=0: MPI sums the private buckets (as across machines), the last
+    # one by MPI_Iallreduce or, from 1 MiB, by the Ibarrier and the blocking MPI_Allreduce
+    rc, out = mpi_job.mpirun(2, "ddp_matches_single_process.py", timeout=120,
+                             PTL_DDP_SHARED_MEMORY="0")
+    assert rc == 0, out
+    assert mpi_job.ranks_ok(out) == [0, 1], out
 
 
 def test_ddp_matches_single_process_in_detail_mode():

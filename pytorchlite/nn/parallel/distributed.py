@@ -18,7 +18,9 @@ Note [DDP reducer]
   parameter, made once -- divided by the world size on the way, as PyTorch does, for the
   buckets DDP sums itself -- and calls _launch(b) once for the bucket.  _launch starts an
   asynchronous sum over the ranks (MPI_Iallreduce) while backward goes on, on the module's
-  own communicator (Note [DDP bucket channel] in distributed/_mpi_group.py).
+  own communicator (Note [DDP bucket channel] in distributed/_mpi_group.py), or, when all
+  the ranks run on one machine, the first barrier of the ranks' own sum over the buckets'
+  MPI shared-memory windows (Note [DDP shared-memory buckets] in distributed/).
 - The first launch inside backward queues an engine final callback (queue_callback, Note
   [Final callbacks] in src/python/autograd_object.c), as PyTorch's reducer does: when the
   whole backward pass has finished, it waits for every bucket and writes the averages into
@@ -88,6 +90,7 @@ class _Bucket:
                                 device=params[indices[0]].device)
         self.views = self.views_of(self.flat)
         self.message = None                    # the MPI message over flat (DDP sets it)
+        self.shared = None                     # its index in DDP's SharedBuckets, if there
         self.work = None                       # the reduction's request, or the hook's Future
 
     def views_of(self, flat):
@@ -245,10 +248,7 @@ class DistributedDataParallel(Module):
                 dist.broadcast(t.detach(), src=pg.ranks[0], group=pg)
         self._channel = BucketChannel(pg)
         detail = debug_level() == "DETAIL"
-        views = [None] * len(self._params)
         for bucket in self._buckets:
-            for i, view in zip(bucket.indices, bucket.views):
-                views[i] = view
             bucket.desc = (f"DDP bucket {bucket.index} all_reduce(numel={bucket.flat.numel()}, "
                            f"dtype={bucket.flat.dtype})")
             # the channel sums the flat tensor itself; 16-bit floats (summed as float32) and
@@ -256,12 +256,35 @@ class DistributedDataParallel(Module):
             if (bucket.flat.dtype not in (torch.float16, torch.bfloat16) and not detail
                     and not bucket.flat.is_cuda):
                 bucket.message = c10d._buf(bucket.flat)
+        self._shared = None if gradient_as_bucket_view else self._share_buckets()
+        views = [None] * len(self._params)
+        for bucket in self._buckets:
+            for i, view in zip(bucket.indices, bucket.views):
+                views[i] = view
         self._comm_hook = None        # (state, hook) of register_comm_hook
         self._used = None             # find_unused_parameters: which parameters forward used
         self._pass = _Pass()          # the running reduction's state
         self._reducer = _C._Reducer(self._params, [b.indices for b in self._buckets], views,
                                     self._launch, bool(gradient_as_bucket_view))
         self._set_scales()
+
+    def _share_buckets(self):
+        """Moves the buckets the channel sums into MPI shared-memory windows when the ranks
+        can share them (Note [DDP shared-memory buckets]); the SharedBuckets, or None."""
+        import pytorchlite as torch
+        from ...distributed import distributed_c10d as c10d
+        from ...distributed._shared_buckets import SharedBuckets
+        summed = [b for b in self._buckets if b.message is not None]
+        shared = SharedBuckets.create(self._channel, [b.flat.numpy().dtype for b in summed],
+                                      [b.flat.numel() for b in summed])
+        if shared is not None:
+            rank = self.process_group.rank
+            for k, bucket in enumerate(summed):
+                bucket.flat = torch.from_numpy(shared.arrays[k][rank])
+                bucket.views = bucket.views_of(bucket.flat)
+                bucket.message = c10d._buf(bucket.flat)
+                bucket.shared = k
+        return shared
 
     def _set_scales(self):
         """The buckets the channel sums get their gradients divided by the world size as they
@@ -276,6 +299,9 @@ class DistributedDataParallel(Module):
         import pytorchlite as torch
         if self._reducer.armed:
             raise RuntimeError(self._unfinished_message())
+        if self._shared is not None and self._shared.freed:
+            raise RuntimeError("DistributedDataParallel: its process group was destroyed "
+                               "(destroy_process_group freed its gradient buckets)")
         if self.broadcast_buffers and self.require_forward_param_sync and self._buffers_to_sync:
             from ... import distributed as dist
             for b in self._buffers_to_sync:
@@ -331,6 +357,8 @@ class DistributedDataParallel(Module):
             if not isinstance(bucket.work, Future):
                 raise RuntimeError(f"the DDP communication hook must return a "
                                    f"torch.futures.Future, got {type(bucket.work).__name__}")
+        elif bucket.shared is not None:
+            bucket.work = self._shared.all_reduce(bucket.shared, bucket.desc)
         elif bucket.message is not None:
             bucket.work = self._channel.all_reduce(bucket.message, bucket.desc, blocking=last)
         else:        # 16-bit floats, or DETAIL mode (Note [DDP bucket channel])

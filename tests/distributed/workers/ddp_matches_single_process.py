@@ -161,8 +161,9 @@ def main():
                                            q.detach().double().numpy(), rtol=tol, atol=tol,
                                            err_msg=f"{dtype} {cap} {name}")
 
-    # a last bucket just below and at _BLOCKING_MIN_BYTES (1 MiB): MPI_Iallreduce, then the
-    # Ibarrier and the blocking MPI_Allreduce; the gradient is every rank's input, averaged
+    # a last bucket just below and at _BLOCKING_MIN_BYTES (1 MiB): in shared-memory windows,
+    # or with PTL_DDP_SHARED_MEMORY=0 MPI_Iallreduce, then the Ibarrier and the blocking
+    # MPI_Allreduce; the gradient is every rank's input, averaged
     for n in (262143, 262144):
         inputs = np.random.default_rng(n).standard_normal((world, n)).astype(np.float32)
         model = DDP(Scale(n))
