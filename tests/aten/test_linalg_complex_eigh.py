@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
+from test_linalg_complex import _crand
 
 DTYPES = [(ptl.complex128, np.complex128, 1e-10), (ptl.complex64, np.complex64, 2e-5)]
 SIZES = [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 65]
@@ -19,11 +20,6 @@ SIZES = [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 65]
 @pytest.fixture(params=DTYPES, ids=["complex128", "complex64"])
 def cdt(request):
     return request.param
-
-
-def _crand(shape, seed):
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
 
 
 def _herm(shape, seed):

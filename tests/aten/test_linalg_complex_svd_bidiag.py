@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
+from test_linalg_complex import _crand
+from test_linalg_complex_svd_order import _mh
 
 DTYPES = [(ptl.complex128, np.complex128, 1e-12), (ptl.complex64, np.complex64, 1e-5)]
 # around 1-3 vectors of complex128 (4) and complex64 (8), and the benchmarks' sizes
@@ -19,15 +21,6 @@ SIDES = [1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 63, 64, 65, 70]
 @pytest.fixture(params=DTYPES, ids=["complex128", "complex64"])
 def cdt(request):
     return request.param
-
-
-def _crand(shape, seed):
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
-
-
-def _mh(x):
-    return np.conj(np.swapaxes(x, -1, -2))
 
 
 def _unitary(n, seed):
