@@ -52,7 +52,6 @@ EXPECTED = {
     "_linalg_det": "LU of a matrix with nan: the pivot picked among nans is undefined (the "
                    "determinant is nan either way)",
     "_linalg_solve_ex": "LU of a matrix with nan: the pivot picked among nans is undefined",
-    "_sample_dirichlet": "random",
     "_linalg_eigh": _LAPACK, "linalg_eigvalsh": _LAPACK, "linalg_svdvals": _LAPACK,
     "_linalg_svd": _LAPACK, "linalg_cholesky": _LAPACK, "linalg_cholesky_ex": _LAPACK,
     "linalg_ldl_factor_ex": _LAPACK, "linalg_qr": _LAPACK, "linalg_solve": _LAPACK,
