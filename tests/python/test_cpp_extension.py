@@ -258,6 +258,20 @@ def test_no_leaks(functions_module):
 
 OPS_SOURCE = r"""
 /* cext_ops::twice(Tensor x, int k=2) -> Tensor: x * k through the dispatcher */
+/* A kernel's return: the stack becomes r alone (r's reference is released); -1 when r
+ * is NULL (its error is set). */
+static int
+return_tensor(PtlApiStack *stack, PtlApiTensor *r)
+{
+    if (r == NULL) {
+        return -1;
+    }
+    ptl_api_stack_clear(stack);
+    int rc = ptl_api_push_tensor(stack, r);
+    ptl_api_release(r);
+    return rc;
+}
+
 static int
 twice_cpu(const PtlApiOperator *op, PtlApiStack *stack, void *data)
 {
@@ -273,13 +287,7 @@ twice_cpu(const PtlApiOperator *op, PtlApiStack *stack, void *data)
     }
     ptl_api_release(kt);
     ptl_api_stack_free(s);
-    if (r == NULL) {
-        return -1;
-    }
-    ptl_api_stack_clear(stack);
-    int rc = ptl_api_push_tensor(stack, r);
-    ptl_api_release(r);
-    return rc;
+    return return_tensor(stack, r);
 }
 
 static int
@@ -324,13 +332,7 @@ double_it(const PtlApiOperator *op, PtlApiStack *stack, void *data)
         r = ptl_api_pop_tensor(s);
     }
     ptl_api_stack_free(s);
-    if (r == NULL) {
-        return -1;
-    }
-    ptl_api_stack_clear(stack);
-    int rc = ptl_api_push_tensor(stack, r);
-    ptl_api_release(r);
-    return rc;
+    return return_tensor(stack, r);
 }
 
 /* x ** a through aten::pow.Tensor_Scalar, a pushed back as it came: complex (1j) or real */
@@ -353,13 +355,7 @@ power(const PtlApiOperator *op, PtlApiStack *stack, void *data)
         r = ptl_api_pop_tensor(s);
     }
     ptl_api_stack_free(s);
-    if (r == NULL) {
-        return -1;
-    }
-    ptl_api_stack_clear(stack);
-    int rc = ptl_api_push_tensor(stack, r);
-    ptl_api_release(r);
-    return rc;
+    return return_tensor(stack, r);
 }
 
 /* reads its Scalar as a double: a complex one is refused */
@@ -386,13 +382,7 @@ parts(const PtlApiOperator *op, PtlApiStack *stack, void *data)
     if (ptl_api_pop_complex(stack, &v[0], &v[1]) < 0) {
         return -1;
     }
-    PtlApiTensor *r = ptl_api_from_data(v, 1, &two, NULL, PTL_API_FLOAT64);
-    if (r == NULL) {
-        return -1;
-    }
-    int rc = ptl_api_push_tensor(stack, r);
-    ptl_api_release(r);
-    return rc;
+    return return_tensor(stack, ptl_api_from_data(v, 1, &two, NULL, PTL_API_FLOAT64));
 }
 
 PTL_LIBRARY(cext_ops, m)
