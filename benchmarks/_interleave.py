@@ -90,6 +90,17 @@ def run_rows(torch, rows, rounds, only):
               f"{tt / tp:5.2f} (rounds {lo:.2f}-{hi:.2f})", flush=True)
 
 
+def calls_main(doc, rows, reps, width, argv=None):
+    """The command line of the run_calls scripts: --reps (default `reps`), --only (the rows
+    whose name contains it) and --threads; rows() builds the rows, width pads their names."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=reps)
+    ap.add_argument("--only", default="", help="the rows whose name contains this")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    run_calls(rows(), args.reps, args.only, args.threads, width)
+
+
 def run_calls(rows, reps, only, threads, width):
     """Times each (name, make) of rows, make(lib) returning the call to time, PyTorch's and
     pytorchlite's alternating call by call for `reps` rounds, both on `threads` threads; prints

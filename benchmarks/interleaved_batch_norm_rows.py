@@ -9,7 +9,6 @@ the two libraries interleaved call by call in one process, fastest of --reps eac
 
 One thread times its CPU time, two threads wall time.  Needs PyTorch (pip install
 torch==2.13.0)."""
-import argparse
 import os
 import sys
 
@@ -18,7 +17,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pytorchlite  # noqa: E402
-from _interleave import run_calls  # noqa: E402
+from _interleave import calls_main  # noqa: E402
 
 # the batch norms of the ResNet-style step: (N, C, HW), five of each
 RESNET_BN_SHAPES = [(32, 16, 32), (32, 32, 16), (32, 64, 8)]
@@ -72,12 +71,7 @@ def rows():
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=50)
-    ap.add_argument("--only", default="", help="the rows whose name contains this")
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args(argv)
-    run_calls(rows(), args.reps, args.only, args.threads, 48)
+    calls_main(__doc__, rows, 50, 48, argv)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ one process, fastest of --reps each, one thread (its CPU time):
     taskset -c 1 python benchmarks/interleaved_conv_rows.py [--only SUBSTRING] [--reps N]
 
 Needs PyTorch (pip install torch==2.13.0)."""
-import argparse
 import os
 import sys
 
@@ -16,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pytorchlite  # noqa: E402
-from _interleave import run_calls  # noqa: E402
+from _interleave import calls_main  # noqa: E402
 from test_bench_nn import CHANNELS_LAST_CONVS, CNN_CONVS, RESNET_CONVS  # noqa: E402
 from test_bench_nn import conv_backward_args  # noqa: E402
 from test_bench_pool import CASES as POOL_CASES  # noqa: E402
@@ -119,12 +118,7 @@ def rows():
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--only", default="", help="the rows whose name contains this")
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args(argv)
-    run_calls(rows(), args.reps, args.only, args.threads, 58)
+    calls_main(__doc__, rows, 30, 58, argv)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ CPU time:
     taskset -c 1 python benchmarks/interleaved_flip.py [--only "flip(0)"] [--reps 150]
 
 Needs PyTorch (pip install torch==2.13.0)."""
-import argparse
 import os
 import sys
 
@@ -15,7 +14,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks._interleave import run_calls  # noqa: E402
+from benchmarks._interleave import calls_main  # noqa: E402
 
 
 def arr(shape, dtype=np.float32):
@@ -51,13 +50,8 @@ def rows():
     ]
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=150)
-    ap.add_argument("--only", default="")
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args()
-    run_calls(rows(), args.reps, args.only, args.threads, 36)
+def main(argv=None):
+    calls_main(__doc__, rows, 150, 36, argv)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ fastest of --reps each in thread CPU time:
 
 Run it once with main's build on PYTHONPATH and once with a branch's, alternately, to compare
 builds.  Needs PyTorch (pip install torch==2.13.0)."""
-import argparse
 import os
 import sys
 
@@ -15,7 +14,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks._interleave import run_calls  # noqa: E402
+from benchmarks._interleave import calls_main  # noqa: E402
 
 
 def randn(shape, seed=0):
@@ -82,13 +81,8 @@ def rows():
     ]
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=40)
-    ap.add_argument("--only", default="")
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args()
-    run_calls(rows(), args.reps, args.only, args.threads, 40)
+def main(argv=None):
+    calls_main(__doc__, rows, 40, 40, argv)
 
 
 if __name__ == "__main__":
