@@ -38,6 +38,8 @@ at a different time on every rank, cannot free them); a DDP module must not run 
 group is destroyed (its forward raises)."""
 import numpy as np
 
+from ._mpi_group import DistBackendError, _ChannelRequest
+
 _ALIGN = 64
 _stranded = []      # windows some rank failed to allocate: MPI_Win_free would wait for it
 
@@ -149,22 +151,21 @@ class SharedBuckets:
         self.node.Free()
 
 
-class _SharedReduction:
-    """One bucket's reduction (Note [DDP shared-memory buckets]): wait() drives its two
-    barriers through the group's wait loop, with the sum between them."""
+class _SharedReduction(_ChannelRequest):
+    """One bucket's reduction (Note [DDP shared-memory buckets]): the inherited wait() drives
+    its two barriers through the group's wait loop, with the sum between them."""
 
-    __slots__ = ("_shared", "_group", "desc", "_b", "_win", "_req", "_summed", "_exc")
+    __slots__ = ("_shared", "_b", "_win", "_summed")
 
     def __init__(self, shared, b, desc):
-        self._shared, self._group, self.desc, self._b = shared, shared.channel.group, desc, b
-        self._exc = None
+        super().__init__(shared.channel.group, desc, None, None)
+        self._shared, self._b = shared, b
         self._summed = False
         self._win = shared._win[b]
         self._win.Sync()
         self._req = shared.channel.comm.Ibarrier()
 
     def _test(self):
-        from ._mpi_group import DistBackendError
         MPI = self._group.mpi
         try:
             while self._req is not None:
@@ -180,15 +181,3 @@ class _SharedReduction:
         except MPI.Exception as e:
             raise DistBackendError(f"{self.desc} failed: {e}") from e
         return True
-
-    def wait(self):
-        from ._mpi_group import DistError
-        if self._exc is not None:
-            raise self._exc
-        try:
-            done = self._test()
-        except DistError as e:
-            self._exc = self._group.broken = e
-            raise
-        if not done:
-            self._group.wait_for(self)
