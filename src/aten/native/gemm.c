@@ -65,7 +65,11 @@
  * engine with a tile (AVX2 and AVX-512) does not pack a row-major B at all in products of at
  * most direct_b_max_m rows (64 on AVX2, 24 on AVX-512), nor in products of at most 64 rows
  * whose K block of B spans at most GEMM_DIRECT_B_SPAN bytes: the tile reads its NR columns
- * in place, row after row (only a narrower last sliver is packed).  Taller products pack it,
+ * in place, row after row; a last sliver of exactly NR / 2 or NR / 4 columns too, by the
+ * half or quarter tile, which reads no column past it (others are packed and zero-padded: 16
+ * x 784 @ 784 x 16 spent two fifths of its time packing, 12.2 -> 9.2 us on one Zen 4 core,
+ * 784 x 8 9.8 -> 6.9; docs/performance.md, GEMM: narrow last slivers of B in place).
+ * Taller products pack it,
  * since each sliver is then read by many A slivers and B's rows, a power of two apart,
  * collide in L1 (64 x 4096 @ 4096 x 1024 ran at 0.65x OpenBLAS reading B in place with the
  * 32-wide AVX-512 tile, 0.95x packing it), unless K is at most GEMM_DIRECT_B_SMALL_K: a
@@ -261,19 +265,6 @@ gemm_step(const GemmStep *st)
         for (int64_t s = 0; s < nsl; s++) {
             int64_t jr = s * e->nr;
             int64_t nr = st->nc - jr < e->nr ? st->nc - jr : e->nr;
-            const char *bs = sliver;
-            int64_t ldb = e->nr;
-            if (st->bp != NULL) {
-                bs = st->bp + (size_t)(jr * st->kc) * e->item;
-            }
-            else if (st->b_direct && nr == e->nr) {
-                bs = st->b + (size_t)jr * bitem;
-                ldb = pr->b.rs;
-            }
-            else {
-                pr->pack_b(st->b + (size_t)(jr * pr->b.cs) * bitem, pr->b.cs, pr->b.rs, nr,
-                           st->kc, e->nr, sliver);
-            }
             /* a last sliver of fewer columns: the narrowest tile that covers them */
             TileFn wide = e->tile;
             int64_t tile_nr = e->nr;
@@ -284,6 +275,21 @@ gemm_step(const GemmStep *st)
             else if (nr <= e->nr / 2 && e->half != NULL) {
                 wide = e->half;
                 tile_nr = e->nr / 2;
+            }
+            /* B read in place by a tile exactly as wide as the sliver (Note [GEMM packing of
+             * B]): whole slivers, and a last one of NR / 2 or NR / 4 columns */
+            const char *bs = sliver;
+            int64_t ldb = e->nr;
+            if (st->bp != NULL) {
+                bs = st->bp + (size_t)(jr * st->kc) * e->item;
+            }
+            else if (st->b_direct && nr == tile_nr) {
+                bs = st->b + (size_t)jr * bitem;
+                ldb = pr->b.rs;
+            }
+            else {
+                pr->pack_b(st->b + (size_t)(jr * pr->b.cs) * bitem, pr->b.cs, pr->b.rs, nr,
+                           st->kc, e->nr, sliver);
             }
             char *cs = st->c + (size_t)(ic * crs + jr * ccs) * e->item;
             const char *ss = st->s + (size_t)(ic * srs + jr * scs) * e->item;
