@@ -213,6 +213,8 @@ INT_REDUCTIONS = {
                lambda a: a.reshape(1000, 1000).sum(0, dtype=np.int64)),
     "sum(1)": (lambda x: x.view(1000, 1000).sum(1),
                lambda a: a.reshape(1000, 1000).sum(1, dtype=np.int64)),
+    "sum(1) of rows of 16": (lambda x: x.view(62500, 16).sum(1),
+                             lambda a: a.reshape(62500, 16).sum(1, dtype=np.int64)),
     "amax(0)": (lambda x: x.view(1000, 1000).amax(0), lambda a: a.reshape(1000, 1000).max(0)),
     "amax(1)": (lambda x: x.view(1000, 1000).amax(1), lambda a: a.reshape(1000, 1000).max(1)),
 }

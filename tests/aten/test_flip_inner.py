@@ -62,13 +62,16 @@ def test_rows_of_every_length(dtype, threads):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_long_rows_at_every_alignment(dtype):
-    """rows that end at every offset of a 64-byte line, of lengths on either side of 1 KiB
-    (the kernel's 64-byte loads straddle lines; a masked head that aligned them was no
-    faster)"""
+    """rows that end at every offset of a 64-byte line (the AVX-512 kernel's aligned loads
+    combined by lane permutes, its first and last loads masked to the row; the unaligned
+    loads of 1-byte elements), of lengths on either side of one, two and sixteen 64-byte
+    blocks"""
     t, a = sample((3, 1200), dtype, seed=5)
     isz = t.element_size()
     for k in range(64 // isz + 1):
-        for n in (1024 // isz - 1, 1024 // isz, 1024 // isz + 1, 1024 // isz + 37):
+        for n in (64 // isz - 1, 64 // isz, 64 // isz + 1, 128 // isz - 1, 128 // isz,
+                  128 // isz + 1, 1024 // isz - 1, 1024 // isz, 1024 // isz + 1,
+                  1024 // isz + 37):
             v, va = t[:, k:k + n], a[:, k:k + n]
             np.testing.assert_array_equal(to_numpy(v.flip(1)), expect(va, 1, dtype))
             np.testing.assert_array_equal(to_numpy(v.flip((0, 1))), expect(va, (0, 1), dtype))

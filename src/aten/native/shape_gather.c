@@ -38,7 +38,11 @@ copy_elem(char *dst, const char *src, size_t isz)
  * bytes a step, loaded from the row's end and reversed in the register (a lane permute for
  * elements of 2, 4, 8 and 16 bytes; bytes reversed within 16-byte lanes by a shuffle, then
  * the lanes), the AVX2 build gcc's vectorization of the plain loop, the baseline build the
- * plain loop.  Other steps (a transposed or sliced source) go element by element. */
+ * plain loop.  Where the row's end is not on a 64-byte boundary (NumPy's arrays sit 16 bytes
+ * off one) and the elements are wider than a byte, each output vector comes from the two
+ * aligned source blocks that hold it by one two-source lane permute, so no load splits a
+ * cache line (reverse_blocks_aligned_avx512; 5% off the kernel's time on 1024 x 1024
+ * float32).  Other steps (a transposed or sliced source) go element by element. */
 
 /* o[i] = a[-i] for n elements of T: flip of the innermost dim.  The baseline build reverses 16
  * bytes per step; the AVX2 build permutes 32 (flip(1) of 1024x1024 float32 took 2.3x
@@ -100,15 +104,75 @@ reverse_blocks_avx512(char *o, const char *a, int64_t n, size_t isz)
     return i;
 }
 
+/* The lanes of a block's reversal from two aligned blocks (reverse_blocks_aligned_avx512) for
+ * elements of isz = 2, 4, 8 or 16 bytes in lanes of min(isz, 8) bytes: output lane l takes
+ * lane base[l] + s of (lo, hi), s the lanes of the row's end past its 64-byte boundary */
+REVERSE_AVX512 static inline __m512i
+reverse_window_base(size_t isz)
+{
+    switch (isz) {
+    case 2:
+        return _mm512_set_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                                18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+    case 4:
+        return _mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    case 8:
+        return _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    default:
+        return _mm512_set_epi64(1, 0, 3, 2, 5, 4, 7, 6);
+    }
+}
+
+/* reverse_blocks_avx512 for a row whose end (a + isz) lies e bytes past a 64-byte boundary,
+ * e a whole number of lanes (reverse_window_base): each block of output from the two aligned
+ * blocks that hold its bytes, one lane permute, so no load splits a cache line; the first
+ * and last loads masked to the row's bytes.  The count done. */
+REVERSE_AVX512 static int64_t
+reverse_blocks_aligned_avx512(char *o, const char *a, int64_t n, size_t isz, int64_t e,
+                              __m512i base)
+{
+    const int64_t nb = n * (int64_t)isz / 64, lane = isz < 8 ? (int64_t)isz : 8;
+    const char *top = a + (int64_t)isz - e;
+    __m512i hi = _mm512_maskz_loadu_epi8((1ULL << e) - 1, top), idx;
+    switch (lane) {
+    case 2:
+        idx = _mm512_add_epi16(base, _mm512_set1_epi16((short)(e / 2)));
+        break;
+    case 4:
+        idx = _mm512_add_epi32(base, _mm512_set1_epi32((int)(e / 4)));
+        break;
+    default:
+        idx = _mm512_add_epi64(base, _mm512_set1_epi64(e / 8));
+        break;
+    }
+    for (int64_t k = 0; k < nb; k++) {
+        __m512i lo = k + 1 < nb ? _mm512_load_si512(top - 64 * (k + 1))
+                                : _mm512_maskz_loadu_epi8(~0ULL << e, top - 64 * (k + 1));
+        __m512i v = lane == 2   ? _mm512_permutex2var_epi16(lo, idx, hi)
+                    : lane == 4 ? _mm512_permutex2var_epi32(lo, idx, hi)
+                                : _mm512_permutex2var_epi64(lo, idx, hi);
+        _mm512_storeu_si512(o + 64 * k, v);
+        hi = lo;
+    }
+    return nb * 64 / (int64_t)isz;
+}
+
 /* `rows` rows of o[i] = a[-i] (n elements of isz bytes), the k-th at o + k o_row and
- * a + k a_row (bytes): the blocks, then the tail by one masked load and store (the bytes
- * outside the row are masked off, which suppresses their faults) */
+ * a + k a_row (bytes): the blocks (from aligned loads where the row's end allows, else
+ * unaligned ones: rows 16 bytes off, as NumPy's arrays are, took 5% longer), then the tail by
+ * one masked load and store (the bytes outside the row are masked off, which suppresses their
+ * faults) */
 REVERSE_AVX512 static void
 reverse_rows_avx512(char *o, const char *a, int64_t n, size_t isz, int64_t rows,
                     int64_t o_row, int64_t a_row)
 {
+    const __m512i base = reverse_window_base(isz);
+    const int64_t lane = isz < 8 ? (int64_t)isz : 8;
     for (int64_t k = 0; k < rows; k++, o += o_row, a += a_row) {
-        int64_t i = reverse_blocks_avx512(o, a, n, isz);
+        int64_t e = (int64_t)((uintptr_t)(a + isz) & 63);
+        int64_t i = isz > 1 && e != 0 && e % lane == 0
+                        ? reverse_blocks_aligned_avx512(o, a, n, isz, e, base)
+                        : reverse_blocks_avx512(o, a, n, isz);
         int64_t rb = (n - i) * (int64_t)isz; /* the tail's bytes, 0..63 */
         if (rb > 0) {
             const char *from = a + (int64_t)isz - n * (int64_t)isz - (64 - rb);
