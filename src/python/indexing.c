@@ -108,18 +108,32 @@ indexed_release(Indexed *ix)
  * aten/native/index.c).  Only a Python bool that is the whole index stays a view (an
  * unsqueeze, sliced empty for False): PyTorch's fast path, which copies v into it. */
 
-/* The advanced index of a bool (Note [Bool indices]): int64 [0] or [] on `device` (new ref,
- * or NULL with a Python error). */
+/* The advanced index of bool o, a Python bool or a 0-dim bool tensor (Note [Bool indices]):
+ * int64 [0] or [] on `device` (new ref, or NULL with a Python error). */
 static PtlTensorImpl *
-bool_index(int truth, PtlDevice device)
+bool_index(PyObject *o, PtlDevice device)
 {
-    int64_t n = truth ? 1 : 0;
+    int64_t n = o == Py_True || (PtlPyTensor_Check(o) && *ptl_tensor_data(PTLPY_IMPL(o)) != 0);
     PtlIValue zero = ptl_iv_int(0);
     PtlTensorImpl *t = ptl_empty(1, &n, PTL_DTYPE_INT64, device);
     if (t != NULL && ptl_fill_scalar(t, &zero) < 0) {
         PTL_CLEAR(t);
     }
     return t != NULL ? t : (ptlpy_raise(), NULL);
+}
+
+/* Records t (owned) as the advanced index of the view's dimension *d, which spans `span`
+ * dimensions; the dimensions between the last one listed and *d take NULL (whole). */
+static void
+add_advanced(Indexed *ix, PtlTensorImpl *t, int span, int64_t *d, int64_t *listed)
+{
+    while (*listed < *d) {
+        ix->list[ix->nlist++] = NULL;
+        (*listed)++;
+    }
+    ix->list[ix->nlist++] = t;
+    *d += span;
+    *listed += span;
 }
 
 /* Applies the basic part of self[index] and collects the advanced part; 0 or -1. */
@@ -175,24 +189,15 @@ apply_index(PtlTensorImpl *self, PyObject *index, Indexed *ix)
             continue;
         }
         if (is_bool_scalar(o) && !lone_bool) {
-            int truth = o == Py_True ||
-                        (PtlPyTensor_Check(o) && *ptl_tensor_data(PTLPY_IMPL(o)) != 0);
-            PtlTensorImpl *t = bool_index(truth, self->device);
             a[0] = ptl_iv_int(d);
-            next = t != NULL ? call_view(PTL_OP_unsqueeze, cur, 1, a) : NULL;
+            next = call_view(PTL_OP_unsqueeze, cur, 1, a);
             ptl_decref(cur);
-            if (next == NULL) {
-                ptl_xdecref(t);
+            PtlTensorImpl *t = (cur = next) != NULL ? bool_index(o, self->device) : NULL;
+            if (t == NULL) {
+                ptl_xdecref(cur);
                 goto error;
             }
-            cur = next;
-            while (listed < d) {   /* whole dimensions before this index */
-                ix->list[ix->nlist++] = NULL;
-                listed++;
-            }
-            ix->list[ix->nlist++] = t;
-            d++;
-            listed++;
+            add_advanced(ix, t, 1, &d, &listed);
             continue;
         }
         if (o == Py_None || PyBool_Check(o)) {
@@ -241,14 +246,8 @@ apply_index(PtlTensorImpl *self, PyObject *index, Indexed *ix)
                 ptl_decref(cur);
                 goto error;
             }
-            while (listed < d) {   /* whole dimensions before this index */
-                ix->list[ix->nlist++] = NULL;
-                listed++;
-            }
-            ix->list[ix->nlist++] = t;
-            int span = (t->dtype == PTL_DTYPE_BOOL || t->dtype == PTL_DTYPE_UINT8) ? t->dim : 1;
-            d += span;
-            listed += span;
+            int mask = t->dtype == PTL_DTYPE_BOOL || t->dtype == PTL_DTYPE_UINT8;
+            add_advanced(ix, t, mask ? t->dim : 1, &d, &listed);
             continue;
         }
         else {
