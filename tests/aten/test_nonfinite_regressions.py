@@ -321,3 +321,187 @@ def test_batch_norm_float32_near_1e38_normalizes(m, threads):
     # holds it
     np.testing.assert_allclose(w.grad.numpy(), (dy * want).sum(0), rtol=1e-4, atol=1e-4)
     assert np.all(np.isfinite(x.grad.numpy()))
+
+
+# ---- special functions at the infinities (Note [Special functions at the infinities]) ----
+
+_NAN_AT_INF = [ptl.special.bessel_j0, ptl.special.bessel_j1, ptl.special.airy_ai, ptl.i0,
+               ptl.special.i1, ptl.special.modified_bessel_i0, ptl.special.modified_bessel_i1]
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("n", [1, 7, 33, 300])   # the vector lanes, their tails, the blocks
+def test_bessel_airy_i0_i1_are_nan_at_the_infinities(dtype, n):
+    # PyTorch's float32 and float64 (and SciPy's j0, j1, y0, y1, airy, i0, i1) give NaN; ours
+    # gave the limits 0 and +-inf
+    a = np.random.default_rng(n).uniform(-3, 3, 2 * n)
+    a[0], a[-2] = np.inf, -np.inf
+    for x in (ptl.tensor(a, dtype=dtype), ptl.tensor(a, dtype=dtype)[::2]):
+        inf = np.isinf(x.numpy())
+        for f in _NAN_AT_INF + [ptl.special.bessel_y0, ptl.special.bessel_y1]:
+            got = f(x).numpy()
+            assert np.all(np.isnan(got[inf])), (f, got[inf])
+            pos = ~inf & (x.numpy() > 0)
+            assert np.all(np.isfinite(got[pos])), f
+    for f in (ptl.special.i0e, ptl.special.i1e, ptl.special.spherical_bessel_j0):
+        got = f(ptl.tensor([np.inf, -np.inf], dtype=dtype)).numpy()
+        assert np.array_equal(got, [0.0, 0.0]), (f, got)   # as PyTorch's
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+def test_zeta_and_polygamma_at_the_infinities(dtype):
+    # PyTorch's: zeta(s, +inf) NaN but zeta(1, q) inf, zeta(s, -inf) inf (a pole);
+    # trigamma 0 at +inf, NaN at -inf (no limit); polygamma(2, +inf) NaN (zeta's)
+    s = ptl.tensor([2.0, 3.0, 1.0, 2.0], dtype=dtype)
+    q = ptl.tensor([np.inf, np.inf, np.inf, -np.inf], dtype=dtype)
+    np.testing.assert_array_equal(ptl.special.zeta(s, q).numpy(), [np.nan, np.nan, np.inf,
+                                                                    np.inf])
+    for x in (ptl.tensor([np.inf, -np.inf, 2.0] * 11, dtype=dtype),
+              ptl.tensor([np.inf, -np.inf, 2.0] * 22, dtype=dtype)[::2]):
+        t = ptl.polygamma(1, x).numpy()
+        inf = x.numpy()
+        assert np.all(t[inf == np.inf] == 0.0) and np.all(np.isnan(t[inf == -np.inf]))
+        assert np.all(np.isnan(ptl.polygamma(2, x).numpy()[inf == np.inf]))
+
+
+# ---- Chebyshev polynomials next to x = +-1 ----
+
+def _cheb_ref(kind, k, x):
+    import mpmath
+    with mpmath.workdps(50):
+        x = mpmath.mpf(x)
+        if kind == "t":
+            return mpmath.chebyt(k, x)
+        u, u1 = mpmath.chebyu(k, x), mpmath.chebyu(k - 1, x)
+        return {"u": u, "v": u - u1, "w": u + u1}[kind]
+
+
+# the degrees at and across the kernels' switches: the recurrence to 16 (float64) or 256
+# (float32's lanes), the closed forms above, the recurrence outside [-1, 1] to 1024
+CHEB_DEGREES = [15, 16, 17, 40, 255, 256, 257, 1023, 1024, 1025]
+
+
+@pytest.mark.parametrize("kind", "tuvw")
+@pytest.mark.parametrize("shifted", [False, True])
+def test_chebyshev_next_to_plus_minus_one(kind, shifted):
+    # U and V took theta = acos x next to pi at x -> -1: sin((k + 1) theta) lost 3 to 6
+    # digits (4e-10 relative at k = 17); outside, the recurrence lost k^2 / 100 ulps
+    import mpmath
+    name = ("shifted_" if shifted else "") + f"chebyshev_polynomial_{kind}"
+    f = getattr(ptl.special, name)
+    gen = np.random.default_rng(1)
+    xs = []
+    for d in (1e-12, 1e-9, 1e-6, 1e-4, 1e-2, 0.3):
+        for side in (1, -1):
+            xs += [side * (1 - d * gen.uniform(0.5, 1)), side * (1 + d * gen.uniform(0.5, 1))]
+    xs = np.array(xs)
+    pts = (xs + 1) / 2 if shifted else xs   # the shifted ones at 2x - 1: x next to 0 and 1
+    for dtype, tol in ((ptl.float64, None), (ptl.float32, 2.0 ** -21)):
+        pd = ptl.tensor(pts, dtype=dtype)
+        for k in CHEB_DEGREES:
+            got = f(pd, ptl.tensor([float(k)] * len(pts), dtype=dtype)).numpy()
+            for p, g in zip(pd.numpy().astype(np.float64), got.astype(np.float64)):
+                xp = 2 * mpmath.mpf(p) - 1 if shifted else mpmath.mpf(p)
+                ref = _cheb_ref(kind, k, xp)
+                env = max(abs(ref), {"t": 1, "u": k + 1}.get(kind, 2 * k + 1)) \
+                    if abs(xp) < 1 else abs(ref)
+                err = float(abs(g - ref) / env)
+                if tol is None and abs(ref) < 1e308:   # an ulp a degree outside [-1, 1]
+                    bound = 48 + (k / 4 if abs(xp) < 1 else k)
+                    assert err <= bound * 2.0 ** -52, (name, k, p, err / 2.0 ** -52)
+                elif tol is not None and abs(ref) < 3e38:
+                    assert err <= tol * (1 if abs(xp) < 1 else k / 16), (name, k, p, g, err)
+
+
+# ---- lerp next to the top of the range ----
+
+def _lerp_exact(a, b, w, dtype):
+    """lerp's value rounded once from the exact a + w (b - a) (the fused form's, as PyTorch's
+    vector kernel, is fma(w - 1, fl(b - a), b): within an ulp of it)"""
+    from fractions import Fraction as F
+    np_dt = np.float32 if dtype == ptl.float32 else np.float64
+    out = []
+    for x, y, z in zip(a, b, w):
+        v = F(float(x)) + F(float(z)) * (F(float(y)) - F(float(x)))
+        try:
+            with np.errstate(over="ignore"):
+                out.append(float(np_dt(float(v))))
+        except OverflowError:
+            out.append(math.inf if v > 0 else -math.inf)
+    return np.array(out, dtype=np.float64)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("n", [1, 5, 16, 37])   # the vector lanes and their tails
+def test_lerp_whose_product_overflows_but_result_does_not(dtype, n):
+    # end = 1e308 (float32: 1.5e38 from -1e38), weight -1.6: (w - 1) (end - start) overflows,
+    # the result does not; ours computed end - (end - start) (1 - w) with the product rounded
+    big = 1e308 if dtype == ptl.float64 else 1.5e38
+    gen = np.random.default_rng(n)
+    a = np.where(np.arange(n) % 2 == 0, gen.uniform(-2, 2, n), -big / 1.5)
+    b = np.full(n, big)
+    w = np.where(np.arange(n) % 3 == 0, -1.6, gen.uniform(-2.5, 2.5, n))
+    w[np.arange(n) % 2 == 1] = -0.55
+    np_dt = np.float32 if dtype == ptl.float32 else np.float64
+    a, b, w = a.astype(np_dt), b.astype(np_dt), w.astype(np_dt)
+    want = _lerp_exact(a, b, w, dtype)
+    for start, end, weight in ((ptl.tensor(a), ptl.tensor(b), ptl.tensor(w)),
+                               (ptl.tensor(np.repeat(a, 2))[::2], ptl.tensor(b[:1]),
+                                ptl.tensor(np.repeat(w, 3))[::3])):
+        got = ptl.lerp(start, end, weight).numpy().astype(np.float64)
+        assert np.array_equal(np.isinf(got), np.isinf(want)), (got, want)
+        np.testing.assert_allclose(got, want, rtol=4 * np.finfo(np_dt).eps)
+    got = ptl.lerp(ptl.tensor(a), ptl.tensor(b), -1.6).numpy().astype(np.float64)
+    want = _lerp_exact(a, b, np.full(n, np_dt(-1.6)), dtype)
+    assert np.all(np.isfinite(got)) or not np.all(np.isfinite(want))
+    np.testing.assert_allclose(got, want, rtol=4 * np.finfo(np_dt).eps)
+
+
+# ---- float32 products whose lanes leave the range ----
+
+def _prod_class_ref(a, axis):
+    """The exact product's float32 value along axis: its sign, inf, 0 or NaN, and its
+    magnitude from the sum of logs (no underflow in between)"""
+    with np.errstate(all="ignore"):
+        nan = np.isnan(a).any(axis) | (np.isinf(a).any(axis) & (a == 0).any(axis))
+        sign = np.where((np.signbit(a).sum(axis) % 2) == 1, -1.0, 1.0)
+        logs = np.log(np.abs(a.astype(np.float64))).sum(axis)
+        mag = np.exp(np.clip(logs, -800, 800))
+    ref = np.where(logs > np.log(3.4028234663852886e38), np.inf, mag)
+    ref = np.where(logs < np.log(2.0 ** -150), 0.0, ref)
+    return np.where(nan, np.nan, sign * ref)
+
+
+# the lengths at and across the float32 lanes (64), a strided run's block (1024), and the
+# column kernels' rows and widths (16, 64, 128, 256)
+PROD_SIZES = [(3, 63), (3, 65), (2, 1025), (2, 2049), (17, 129), (65, 257), (5, 4099)]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", PROD_SIZES, ids=str)
+def test_float32_prod_of_lanes_that_underflow_then_meet_inf(shape, threads):
+    # 2049 values in [-2, 2] and an inf: a lane's product underflowed to 0, then 0 * inf =
+    # NaN where the product is +-inf; a lane with 1e30 twice and 1e-30 twice overflowed
+    R, n = shape
+    gen = np.random.default_rng(R * n)
+    for a in (gen.uniform(-2, 2, (R, n)), np.ones((R, n))):
+        a = a.astype(np.float32)
+        if a[0, 0] == 1.0:   # one lane's 1e30, 1e30, 1e-30, 1e-30 (values 64 apart)
+            for c, v in zip(range(0, min(n, 256), 64), (1e30, 1e30, 1e-30, 1e-30)):
+                a[:, c] = v
+        else:
+            a[:, n // 2] = np.inf
+            a[R // 2, 0] = -np.inf
+        with num_threads(threads):
+            for x, dim, axis in ((ptl.tensor(a), 1, 1), (ptl.tensor(a.T.copy()), 0, 1),
+                                 (ptl.tensor(a.T.copy()).t(), -1, 1),
+                                 (ptl.tensor(a), None, None)):
+                got = (ptl.prod(x) if dim is None else ptl.prod(x, dim)).numpy()
+                ref = _prod_class_ref(a, axis)
+                assert np.array_equal(np.isnan(got), np.isnan(ref)), (dim, got, ref)
+                assert np.array_equal(np.isinf(got), np.isinf(ref)), (dim, got, ref)
+                assert np.array_equal(got == 0, ref == 0), (dim, got, ref)
+                fin = np.isfinite(ref)
+                np.testing.assert_allclose(got[fin], ref[fin], rtol=2e-3)
+                assert np.array_equal(np.sign(got[~np.isnan(ref)]),
+                                      np.sign(ref[~np.isnan(ref)])), (dim, got, ref)

@@ -27,9 +27,6 @@ _BACKWARD_ORDER = ("inf in a gradient or saved statistic: the formula's order of
                    "decides between inf and nan (inf - inf); inputs outside the domain")
 _ZERO_TAP = ("a tap of weight exactly 0 (zero padding, an interpolation weight of 0) still "
              "multiplies: 0 * nan is nan (IEEE); PyTorch skips those taps")
-_F32_LIMITS = ("KNOWN, to decide: our float32 kernels give the limits at +-inf (j0, airy_ai, "
-               "zeta(x, inf) -> 0; i0, i1, trigamma -> +-inf) where PyTorch (and our "
-               "float64, and SciPy) give nan")
 _POLY = ("float32 at +-inf: ours the polynomial's limit (+-inf), PyTorch's nan; a nan x in "
          "PyTorch's float32 kernel gives finite values (its bug), ours nan")
 _MODE_NAN = ("rows with nan: PyTorch's std::sort with < leaves nans anywhere (its answer "
@@ -65,10 +62,6 @@ EXPECTED = {
                                       "binary_cross_entropy_backward", "mish_backward")},
     **{op: _ZERO_TAP for op in ("convolution", "convolution_backward", "upsample_trilinear3d",
                                 "upsample_trilinear3d_backward")},
-    **{op: _F32_LIMITS for op in ("special_airy_ai", "special_bessel_j0", "special_bessel_j1",
-                                  "special_bessel_y0", "special_bessel_y1", "special_i1",
-                                  "special_modified_bessel_i0", "special_modified_bessel_i1",
-                                  "i0", "special_zeta", "polygamma")},
     **{"special_" + op + "_polynomial_" + k: _POLY for op, ks in (
         ("chebyshev", "tuvw"), ("shifted_chebyshev", "tuvw"), ("hermite", ("h", "he")),
         ("laguerre", "l"), ("legendre", "p")) for k in ks},
@@ -96,8 +89,6 @@ EXPECTED = {
     **{op: "a nan or inf grid coordinate (zeros padding): ours nan, as grid_sampler_2d in both "
            "(Note [Grid sampler non-finite coordinates]); PyTorch's 3-d kernel moves it "
            "outside and samples 0" for op in ("grid_sampler_3d", "grid_sampler_3d_backward")},
-    "lerp.Tensor": "KNOWN, not fixed: end near 1e308 with weight > 1: ours overflows to inf "
-                   "where PyTorch's end - (end - start)(1 - w) stays finite",
     "mode": _MODE_NAN,
 }
 
