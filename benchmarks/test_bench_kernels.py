@@ -1,5 +1,6 @@
 """Kernel benchmarks: vectorized exp/expm1/log1p/erf/sigmoid/tanh and activations (gelu, elu,
-softplus, mish, relu, leaky_relu, hardtanh, hardswish), pointwise ops on strided operands,
+softplus, mish, relu, leaky_relu, hardtanh, hardswish), float32 sin and cos at 1e3, 1e5 and
+1e6, pointwise ops on strided operands,
 gelu and elu forward+backward, softmax and log_softmax rows, amax over the last dim,
 max/argmax/norm over either dim, layer and batch norm, addcmul/addcdiv broadcast, softmax /
 log_softmax over the outer dim (forward, and forward+backward) and logsumexp over either
@@ -120,6 +121,16 @@ def test_unary_float64_1e6(benchmark, impl, op):
     L = lib(impl)
     fn = (lambda t: L.logit(t, 1e-6)) if op == "logit(eps=1e-6)" else getattr(L, op.split()[0])
     benchmark(fn, make(impl, x))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+@pytest.mark.parametrize("n", [10**3, 10**5, 10**6])
+@pytest.mark.parametrize("op", ["sin", "cos"])
+def test_sin_cos_float32(benchmark, impl, op, n):
+    """float32 sin and cos in float lanes (Note [Vector float32 sin, cos]) on 3 * randn"""
+    benchmark.group = f"{op} {n:.0e} float32"
+    x = make(impl, randn(n) * 3)
+    benchmark(getattr(np, op) if impl == "numpy" else getattr(lib(impl), op), x)
 
 
 STRIDED = {

@@ -6,10 +6,10 @@
  * compute integer and bool inputs in the default float dtype (TensorIterator's
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
  * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, erfinv, sigmoid,
- * tanh, sinh, cosh, exp2, log2, tan, atan, asin, acos, asinh, acosh, erfc, i0, special_i0e,
- * special_i1 and special_i1e and float64 exp, expm1, log, log1p, sigmoid, tanh, sin, cos,
- * log2, tan, exp2, asin, acos, atan, asinh, acosh, erf, erfc and erfinv have AVX2 and
- * AVX-512 loops chosen at run time (DispatchStub's cpu capability); float32 / float64
+ * tanh, sinh, cosh, sin, cos, exp2, log2, tan, atan, asin, acos, asinh, acosh, erfc, i0,
+ * special_i0e, special_i1 and special_i1e and float64 exp, expm1, log, log1p, sigmoid, tanh,
+ * sin, cos, log2, tan, exp2, asin, acos, atan, asinh, acosh, erf, erfc and erfinv have AVX2
+ * and AVX-512 loops chosen at run time (DispatchStub's cpu capability); float32 / float64
  * lgamma, digamma and polygamma(0 or 1, .) and float64 i0, special_i0e, special_i1 and
  * special_i1e send contiguous data to unary_special.c's (Note [Vector lgamma and digamma],
  * Note [Float64 lgamma and Bessel lanes]). */
@@ -271,7 +271,7 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
 /* ---- vector loops: float32 exp, expm1, erf, erfinv, log, log1p, sigmoid, tanh, sinh, cosh,
- * exp2, log2, tan, atan, asin, acos, asinh, acosh, erfc, i0, i0e, i1, i1e; float64 exp,
+ * sin, cos, exp2, log2, tan, atan, asin, acos, asinh, acosh, erfc, i0, i0e, i1, i1e; float64 exp,
  * expm1, log, log1p, sigmoid, tanh, sin, cos, log2, tan, exp2, asin, acos, atan, asinh, acosh,
  * erf, erfc, erfinv
  *
@@ -744,8 +744,8 @@ DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd512)
     DEFINE_VEC_OP2(sigmoid, S, D)                                                         \
     DEFINE_VEC_OP2(tanh, S, D)                                                            \
     DEFINE_VEC_OP_D(erfinv, S, D)                                                         \
-    DEFINE_VEC_OP_F8(sin, S, D)                                                           \
-    DEFINE_VEC_OP_F8(cos, S, D)                                                           \
+    DEFINE_VEC_OP2(sin, S, D)                                                             \
+    DEFINE_VEC_OP2(cos, S, D)                                                             \
     DEFINE_VEC_OP2(exp2, S, D)                                                            \
     DEFINE_VEC_OP2(atan, S, D)                                                            \
     DEFINE_VEC_OP2(asin, S, D)                                                            \
@@ -862,8 +862,8 @@ DEFINE_UNARY_KERNEL(log10, PICK_VEC(log10), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL_HALVES(log1p)
 DEFINE_UNARY_KERNEL(sqrt, sqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(rsqrt, rsqrt_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(sin, PICK_VEC(sin), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(cos, PICK_VEC(cos), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(sin, PICK_VEC(sin), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL(cos, PICK_VEC(cos), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(tan, PICK_VEC(tan), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(asin, PICK_VEC(asin), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(acos, PICK_VEC(acos), U_FLOAT | U_VEC_F4, NULL)
