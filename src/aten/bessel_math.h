@@ -62,11 +62,11 @@ ptl_bessel_poly(const double *c, int ncoef, double t)
 /* *s = sin x, *c = cos x: the scalar twin of vec_math.h's ptl_vm_sincos_fast_S with
  * ptl_vm_patch_S's libm sin and cos on its slow arguments (Note [Vector float64 sin, cos,
  * tanh, sigmoid]: |x| > 2^20, inf, NaN, x within 2^-58 relative of a multiple of pi/2), under
- * the rules of Note [Scalar twins of vector formulas]; the kernel is ptl_sincos2pi's */
+ * the rules of Note [Scalar twins of vector formulas]; the kernel is scalar_math.h's
+ * ptl_sincos_kernel, ptl_sincos2pi's */
 PTL_HD_INLINE void
 ptl_sincos_twin(double x, double *s, double *c)
 {
-    const double sc[] = {PTL_SIN2PI_COEF}, cc[] = {PTL_COS2PI_COEF};
     double k = fma(x, PTL_TWO_OVER_PI, PTL_SINCOS2PI_MAGIC);
     double q = k - PTL_SINCOS2PI_MAGIC;
     uint64_t kbits;
@@ -81,16 +81,10 @@ ptl_sincos_twin(double x, double *s, double *c)
         *c = cos(x);
         return;
     }
-    double z = PTL_DMUL_RN(xh, xh);
-    double v = PTL_DMUL_RN(z, xh);
-    double a = fma(-v, ptl_poly_fma(z, sc, 5), 0.5 * xl);
-    double sn = xh - fma(-v, PTL_SIN2PI_S1, fma(z, a, -xl));
-    double hz = PTL_DMUL_RN(0.5, z), w = 1.0 - hz;
-    double r = PTL_DMUL_RN(z, ptl_poly_fma(z, cc, 6));
-    double cs = w + (((1.0 - w) - hz) + fma(z, r, -PTL_DMUL_RN(xh, xl)));
-    double p = (kbits & 1u) ? cs : sn, o = (kbits & 1u) ? sn : cs;
-    *s = ax < 0x1p-27 ? x : (kbits & 2u) ? -p : p;
-    *c = ((kbits + 1u) & 2u) ? -o : o;
+    ptl_sincos_kernel(xh, xl, kbits, s, c);
+    if (ax < 0x1p-27) {
+        *s = x;
+    }
 }
 
 /* Note [Fast Bessel functions of real argument]

@@ -568,19 +568,14 @@ ptl_log_normal(double x)
     return fma(e, PTL_LOG_LN2_HI, -y);
 }
 
-/* *s = sin(2 pi u), *c = cos(2 pi u) for |u| < 2^50 (the twin of ptl_vm_sincos2pi_##S for
- * pd, pd512) */
-PTL_HD static inline void
-ptl_sincos2pi(double u, double *s, double *c)
+/* *s, *c = the sine and cosine of the angle xh + xl (|xh| <= pi / 4) plus kbits quarter turns
+ * (kbits: the low bits of the 1.5 * 2^52 trick's sum): fdlibm's k_sin.c and k_cos.c on xh + xl
+ * and the quadrant rule, the kernel of ptl_sincos2pi and of bessel_math.h's ptl_sincos_twin
+ * (always inlined: special.c's FMA clones compile it with their fma) */
+PTL_HD_INLINE void
+ptl_sincos_kernel(double xh, double xl, uint64_t kbits, double *s, double *c)
 {
     const double sc[] = {PTL_SIN2PI_COEF}, cc[] = {PTL_COS2PI_COEF};
-    double k = PTL_DMUL_RN(u, 4.0) + PTL_SINCOS2PI_MAGIC;
-    double q = k - PTL_SINCOS2PI_MAGIC;
-    uint64_t kbits;
-    memcpy(&kbits, &k, sizeof kbits);
-    double t = fma(-q, 0.25, u);
-    double xh = PTL_DMUL_RN(t, PTL_SINCOS2PI_TWOPI_HI);
-    double xl = fma(t, PTL_SINCOS2PI_TWOPI_HI, -xh) + PTL_DMUL_RN(t, PTL_SINCOS2PI_TWOPI_LO);
     double z = PTL_DMUL_RN(xh, xh);
     double v = PTL_DMUL_RN(z, xh);
     double a = fma(-v, ptl_poly_fma(z, sc, 5), 0.5 * xl);
@@ -591,6 +586,21 @@ ptl_sincos2pi(double u, double *s, double *c)
     double p = (kbits & 1u) ? cs : sn, o = (kbits & 1u) ? sn : cs;
     *s = (kbits & 2u) ? -p : p;
     *c = ((kbits + 1u) & 2u) ? -o : o;
+}
+
+/* *s = sin(2 pi u), *c = cos(2 pi u) for |u| < 2^50 (the twin of ptl_vm_sincos2pi_##S for
+ * pd, pd512) */
+PTL_HD static inline void
+ptl_sincos2pi(double u, double *s, double *c)
+{
+    double k = PTL_DMUL_RN(u, 4.0) + PTL_SINCOS2PI_MAGIC;
+    double q = k - PTL_SINCOS2PI_MAGIC;
+    uint64_t kbits;
+    memcpy(&kbits, &k, sizeof kbits);
+    double t = fma(-q, 0.25, u);
+    double xh = PTL_DMUL_RN(t, PTL_SINCOS2PI_TWOPI_HI);
+    double xl = fma(t, PTL_SINCOS2PI_TWOPI_HI, -xh) + PTL_DMUL_RN(t, PTL_SINCOS2PI_TWOPI_LO);
+    ptl_sincos_kernel(xh, xl, kbits, s, c);
 }
 
 /* ---- maximum / minimum: NaN propagating (fmax/fmin are C's NaN ignoring ones) ---- */

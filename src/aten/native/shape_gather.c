@@ -262,6 +262,40 @@ copy_run(char *dst, const char *src, size_t n)
     memcpy(dst + i, src + i, n - i);
 }
 
+/* n elements of isz bytes, dst_step apart, element i read at src + inner[i], or at
+ * src + i * step when inner is NULL (shape_gather_line's rows); `reversed`: the reads walk
+ * the source backwards element by element, so that a contiguous destination is
+ * reverse_copy's from the first read (Note [Flip of the innermost dim]).  Always inlined:
+ * each caller's loops are compiled for its own kind of row. */
+static inline __attribute__((always_inline)) void
+typed_row(char *dst, int64_t dst_step, const char *src, const int64_t *inner, int64_t step,
+          int64_t n, size_t isz, int reversed, PtlCpuCapability cap)
+{
+#define TYPED_ROW(T)                                                                      \
+    if (reversed && dst_step == (int64_t)sizeof(T)) {                                     \
+        reverse_copy_##T((T *)dst, (const T *)(inner != NULL ? src + inner[0] : src), n,  \
+                         cap);                                                            \
+        return;                                                                           \
+    }                                                                                     \
+    for (int64_t i = 0; i < n; i++) {                                                     \
+        const char *at = src + (inner != NULL ? inner[i] : i * step);                     \
+        *(T *)(dst + i * dst_step) = *(const T *)at;                                      \
+    }                                                                                     \
+    return
+    switch (isz) {
+    case 1: TYPED_ROW(uint8_t);
+    case 2: TYPED_ROW(uint16_t);
+    case 4: TYPED_ROW(uint32_t);
+    case 8: TYPED_ROW(uint64_t);
+    case 16: TYPED_ROW(Elem16);
+    default:
+        for (int64_t i = 0; i < n; i++) {
+            memcpy(dst + i * dst_step, src + (inner != NULL ? inner[i] : i * step), isz);
+        }
+    }
+#undef TYPED_ROW
+}
+
 /* One inner row of gather_copy: n elements of isz bytes, dst_step apart, read at
  * src + inner[i]; `runs` (NULL: none) lists where the reads are contiguous: starts
  * runs[0] = 0 < runs[1] < ... < runs[nruns] = n, each run one memcpy when the destination
@@ -269,7 +303,7 @@ copy_run(char *dst, const char *src, size_t n)
  * (flip of the innermost dim, reverse_copy). */
 static void
 gather_row(char *dst, int64_t dst_step, const char *src, const int64_t *inner, int64_t n,
-           size_t isz, const int64_t *runs, int64_t nruns, int reversed)
+           size_t isz, const int64_t *runs, int64_t nruns, int reversed, PtlCpuCapability cap)
 {
     if (runs != NULL) {
         for (int64_t r = 0; r < nruns; r++) {
@@ -278,27 +312,7 @@ gather_row(char *dst, int64_t dst_step, const char *src, const int64_t *inner, i
         }
         return;
     }
-#define GATHER_ROW(T)                                                                     \
-    if (reversed && dst_step == (int64_t)sizeof(T)) {                                     \
-        reverse_copy_##T((T *)dst, (const T *)(src + inner[0]), n, ptl_cpu_capability()); \
-        return;                                                                           \
-    }                                                                                     \
-    for (int64_t i = 0; i < n; i++) {                                                     \
-        *(T *)(dst + i * dst_step) = *(const T *)(src + inner[i]);                        \
-    }                                                                                     \
-    return
-    switch (isz) {
-    case 1: GATHER_ROW(uint8_t);
-    case 2: GATHER_ROW(uint16_t);
-    case 4: GATHER_ROW(uint32_t);
-    case 8: GATHER_ROW(uint64_t);
-    case 16: GATHER_ROW(Elem16);
-    default:
-        for (int64_t i = 0; i < n; i++) {
-            memcpy(dst + i * dst_step, src + inner[i], isz);
-        }
-    }
-#undef GATHER_ROW
+    typed_row(dst, dst_step, src, inner, 0, n, isz, reversed, cap);
 }
 
 /* The runs of contiguous reads of an inner table (see gather_row), or NULL when they are
@@ -343,35 +357,6 @@ typedef struct GatherJob {
     PtlCpuCapability cap;   /* read once a call, not once a row */
 } GatherJob;
 
-/* One row of shape_gather_line: n elements of isz bytes, dst_step apart, read at
- * src + i * step; a reversed contiguous row is reverse_copy */
-static void
-line_row(char *dst, int64_t dst_step, const char *src, int64_t step, int64_t n, size_t isz,
-         PtlCpuCapability cap)
-{
-#define LINE_ROW(T)                                                                       \
-    if (step == -(int64_t)sizeof(T) && dst_step == (int64_t)sizeof(T)) {                  \
-        reverse_copy_##T((T *)dst, (const T *)src, n, cap);                               \
-        return;                                                                           \
-    }                                                                                     \
-    for (int64_t i = 0; i < n; i++) {                                                     \
-        *(T *)(dst + i * dst_step) = *(const T *)(src + i * step);                        \
-    }                                                                                     \
-    return
-    switch (isz) {
-    case 1: LINE_ROW(uint8_t);
-    case 2: LINE_ROW(uint16_t);
-    case 4: LINE_ROW(uint32_t);
-    case 8: LINE_ROW(uint64_t);
-    case 16: LINE_ROW(Elem16);
-    default:
-        for (int64_t i = 0; i < n; i++) {
-            memcpy(dst + i * dst_step, src + i * step, isz);
-        }
-    }
-#undef LINE_ROW
-}
-
 /* The inner rows [b, e) of gather_copy (row-major over the outer dims).  A row that is one
  * contiguous run joins the previous row's copy when it continues it in the source and the
  * destination (repeat(2, 1) of 1024 x 1024: two copies of 4 MiB, not 2048 of 4 KiB). */
@@ -396,7 +381,7 @@ gather_rows(void *ctx, int64_t b, int64_t e)
         }
         if (!whole) {
             gather_row(j->dst + doff, j->dst_step, j->src + soff, j->tab[j->dim - 1], j->n,
-                       j->isz, j->runs, j->nruns, j->reversed);
+                       j->isz, j->runs, j->nruns, j->reversed, j->cap);
         }
         else if (len > 0 && j->dst + doff == at + len &&
                  j->src + soff + j->tab[j->dim - 1][0] == from + len) {
@@ -461,8 +446,8 @@ line_rows(void *ctx, int64_t b, int64_t e)
         }
 #endif
         for (int64_t k = 0; !vec && k < count; k++) {
-            line_row(j->dst + doff + k * dst_row, j->dst_step, j->src + soff + k * src_row,
-                     j->step, j->n, j->isz, j->cap);
+            typed_row(j->dst + doff + k * dst_row, j->dst_step, j->src + soff + k * src_row,
+                      NULL, j->step, j->n, j->isz, j->step == -isz, j->cap);
         }
         o += count;
         if (last >= 0) {
@@ -513,7 +498,7 @@ shape_gather_copy(char *dst, const int64_t *dst_strides, const char *src, int64_
     int64_t *runs = dst_step == (int64_t)isz && !reversed
                         ? contiguous_runs(inner, n, isz, &nruns) : NULL;
     GatherJob job = {dst, dst_strides, src, tab, dim, sizes, isz, runs, nruns, n, dst_step,
-                     reversed, 0, 0, PTL_CPU_DEFAULT};
+                     reversed, 0, 0, ptl_cpu_capability()};
     (void)ptl_parallel_for(0, outer, PTL_GRAIN_SIZE / n + 1, gather_rows, &job); /* no fail */
     free(runs);
 }
