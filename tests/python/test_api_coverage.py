@@ -15,7 +15,7 @@ _TORCHSCRIPT = "TorchScript / JIT, IR and serialization internals: no TorchScrip
 _QUANTIZED = "quantized tensors and their ops: not in this project"
 _VENDOR = "cuDNN / MIOpen / oneDNN (mkldnn) / FBGEMM entry points: not in this project"
 _SPARSE_COMPRESSED = "sparse compressed layouts (CSR / CSC / BSR / BSC): only COO exists here"
-_SYMBOLIC = "symbolic shapes, compile, vmap, control-flow operators: not in this project"
+_SYMBOLIC = "symbolic shapes, vmap, control-flow operators: not in this project"
 
 MISSING = {
     "torch": {
@@ -71,7 +71,7 @@ MISSING = {
         _SYMBOLIC: [
             "SymBool", "SymBoolType", "SymFloat", "SymInt", "SymIntType", "sym_constrain_range",
             "sym_constrain_range_for_size", "sym_float", "sym_fresh_size", "sym_int", "sym_ite",
-            "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "compile", "vmap", "cond",
+            "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "vmap", "cond",
             "while_loop", "fork", "wait", "Future", "DisableTorchFunction",
             "DisableTorchFunctionSubclass", "classproperty"],
         "autocast internals (torch.amp has the public autocast API)": [

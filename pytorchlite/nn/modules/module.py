@@ -621,6 +621,13 @@ class Module:
                 out = result
         return out
 
+    def compile(self, *args, **kwargs):
+        """Compiles this module's forward with torch.compile's arguments, checked as
+        PyTorch's; the module runs as written (Note [torch.compile runs the code as written]
+        in pytorchlite/compiler/__init__.py)."""
+        from ...compiler import compile as compile_fn
+        compile_fn(self.forward, *args, **kwargs)
+
     # ---- printing ----
     def extra_repr(self):
         return ""
