@@ -94,6 +94,8 @@ from . import profiler  # noqa: E402,F401
 from . import testing  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401
 from .compiler import compile  # noqa: E402,F401,A004  (torch.compile, as PyTorch's)
+from . import func  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401
 from .torch_version import __version__  # noqa: E402,F401
 
 _C._set_tensor_class(Tensor)

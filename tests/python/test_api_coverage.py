@@ -15,7 +15,7 @@ _TORCHSCRIPT = "TorchScript / JIT, IR and serialization internals: no TorchScrip
 _QUANTIZED = "quantized tensors and their ops: not in this project"
 _VENDOR = "cuDNN / MIOpen / oneDNN (mkldnn) / FBGEMM entry points: not in this project"
 _SPARSE_COMPRESSED = "sparse compressed layouts (CSR / CSC / BSR / BSC): only COO exists here"
-_SYMBOLIC = "symbolic shapes, vmap, control-flow operators: not in this project"
+_SYMBOLIC = "symbolic shapes and control-flow operators: not in this project"
 
 MISSING = {
     "torch": {
@@ -71,7 +71,7 @@ MISSING = {
         _SYMBOLIC: [
             "SymBool", "SymBoolType", "SymFloat", "SymInt", "SymIntType", "sym_constrain_range",
             "sym_constrain_range_for_size", "sym_float", "sym_fresh_size", "sym_int", "sym_ite",
-            "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "vmap", "cond",
+            "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "cond",
             "while_loop", "fork", "wait", "Future", "DisableTorchFunction",
             "DisableTorchFunctionSubclass", "classproperty"],
         "autocast internals (torch.amp has the public autocast API)": [
@@ -164,6 +164,9 @@ MISSING = {
     "torch.multiprocessing": {
         "modules imported by PyTorch's package, not API": ["sys", "torch"],
     },
+    "torch.func": {
+        "einops-style rearrange: not done yet (needs an einops pattern parser)": ["rearrange"],
+    },
 }
 
 # which names are compared: the callable ones for torch and torch.nn.functional, all public
@@ -176,7 +179,7 @@ def _ours(namespace):
         return importlib.import_module("pytorchlite" + namespace[len("torch"):])
     return {"torch": ptl, "torch.Tensor": ptl.Tensor, "torch.nn.functional": F,
             "torch.linalg": ptl.linalg, "torch.special": ptl.special, "torch.nn": ptl.nn,
-            "torch.fft": ptl.fft}[namespace]
+            "torch.fft": ptl.fft, "torch.func": ptl.func}[namespace]
 
 
 def _documented(namespace):
@@ -194,7 +197,7 @@ def test_listed_names_are_missing(namespace):
 @torch_ref
 @pytest.mark.parametrize("namespace", list(MISSING))
 def test_list_is_pytorchs_gap(namespace):
-    if namespace in ("torch.utils.benchmark", "torch.multiprocessing"):
+    if namespace in ("torch.utils.benchmark", "torch.multiprocessing", "torch.func"):
         theirs = importlib.import_module(namespace)
     else:
         theirs = {"torch": torch, "torch.Tensor": torch.Tensor, "torch.nn.functional":
