@@ -532,8 +532,6 @@ def test_unsupported_ops_raise():
              (lambda: ptl.sigmoid(z), NotImplementedError, "\"sigmoid_cpu\" not implemented"),
              (lambda: ptl.arange(3, dtype=C64), NotImplementedError,
               "\"arange_cpu\" not implemented for 'ComplexFloat'"),
-             (lambda: ptl.ones(3).cumsum(0, dtype=C128), NotImplementedError,
-              "\"cumsum_cpu\" not implemented for 'ComplexDouble'"),
              (lambda: ptl.zeros(2).fill_(1j), RuntimeError,
               "value cannot be converted to type float without overflow"),
              (lambda: z.sign(), NotImplementedError, "Please use torch.sgn instead")]

@@ -288,6 +288,8 @@ static PtlTensorImpl *
 prod_grad(Scope *sc, PtlTensorImpl *g, PtlTensorImpl *x, PtlTensorImpl *r, int64_t dim)
 {
     PtlTensorImpl *zero = inum(sc, 0), *one = inum(sc, 1);
+    x = CONJ(x);   /* complex: the conjugated factors (Note [Complex autograd]) */
+    r = CONJ(r);
     PtlTensorImpl *z = EQ(x, zero), *any = f1(sc, PTL_OP_any, z);
     if (any == NULL) {
         return NULL;
