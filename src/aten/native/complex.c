@@ -93,12 +93,11 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_normal_float_float, PTL_OP_exponential_, PTL_OP_cauchy_,
     /* shape ops: the views of view.c and shape.c (unfold), cat's composites (join.c), and
      * kernels that move whole elements of any size: roll, rot90 and repeat through
-     * shape_gather.c (16-byte elements), constant_pad_nd by fills and copies of bytes */
+     * shape_gather.c (16-byte elements); constant_pad_nd: complex_parts.c */
     PTL_OP_swapaxes, PTL_OP_swapdims, PTL_OP_broadcast_to, PTL_OP_squeeze_dims,
     PTL_OP_unflatten_int, PTL_OP_movedim_int, PTL_OP_moveaxis_int, PTL_OP_movedim_intlist,
     PTL_OP_split_Tensor, PTL_OP_split_sizes, PTL_OP_split_with_sizes, PTL_OP_chunk,
     PTL_OP_unfold, PTL_OP_hstack, PTL_OP_vstack, PTL_OP_roll, PTL_OP_rot90, PTL_OP_repeat,
-    PTL_OP_constant_pad_nd,
 };
 
 /* An op's own refusal: PyTorch 2.13's exception type and message */

@@ -1,9 +1,9 @@
-/* complex_parts.c -- complex64/complex128 kernels, at the Complex dispatch key, of the ops
- * that are linear with real coefficients and whose real kernels compute in the tensor's
- * dtype: the reflection, replication and circular pads and their backwards, unfold's
- * backward, im2col and col2im.  Mirrors their complex dispatch in ATen/native/
- * ReflectionPad.cpp, ReplicationPadding.cpp, PadNd.cpp, UnfoldBackward.cpp, Im2Col.cpp and
- * Col2Im.cpp.  See Note [Complex dtypes] in complex.c.
+/* complex_parts.c -- complex64/complex128 kernels, at the Complex dispatch key, of the pads
+ * and of the ops that are linear with real coefficients and whose real kernels compute in
+ * the tensor's dtype: the reflection, replication and circular pads and their backwards,
+ * unfold's backward, im2col and col2im; and constant_pad_nd.  Mirrors their complex dispatch
+ * in ATen/native/ReflectionPad.cpp, ReplicationPadding.cpp, PadNd.cpp, UnfoldBackward.cpp,
+ * Im2Col.cpp and Col2Im.cpp.  See Note [Complex dtypes] in complex.c.
  *
  * Note [Complex ops part by part]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -53,6 +53,19 @@ done:
     return 0;
 }
 
+/* constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0): the CPU kernel fills and
+ * copies whole elements of any size, a complex value included.  A real self reaches this
+ * key with a complex value only: the Complex key's fallback converts it, or raises
+ * PyTorch's "value cannot be converted" (the CPU kernel would keep its real part). */
+static int
+constant_pad_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    if (!ptl_dtype_is_complex(s[0].u.t->dtype)) {
+        return ptl_dispatcher_fallback(PTL_KEY_COMPLEX)(op, ks, s);
+    }
+    return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
+}
+
 #define PARTS(ID) {PTL_OP_##ID, PTL_KEY_COMPLEX, parts_complex}
 static const PtlKernelReg complex_parts_kernels[] = {
     PARTS(reflection_pad1d), PARTS(reflection_pad2d), PARTS(reflection_pad3d),
@@ -63,6 +76,7 @@ static const PtlKernelReg complex_parts_kernels[] = {
     PARTS(replication_pad2d_backward), PARTS(replication_pad3d_backward),
     PARTS(_pad_circular_backward),
     PARTS(unfold_backward), PARTS(im2col), PARTS(col2im),
+    {PTL_OP_constant_pad_nd, PTL_KEY_COMPLEX, constant_pad_complex},
 };
 #undef PARTS
 PTL_DEFINE_REGISTER(complex_parts_kernels)

@@ -967,9 +967,6 @@ constant_pad_nd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
     PTL_CHECK(np % 2 == 0, PTL_ERR_RUNTIME, "Length of pad must be even but instead it equals %lld",
               (long long)np);
-    if (ptl_scalar_check_range(&s[2], x->dtype) < 0) {   /* fill_'s check of the value */
-        return -1;
-    }
     PTL_CHECK(np / 2 <= x->dim, PTL_ERR_RUNTIME,   /* PyTorch's words and spacing */
               "Length of pad should be no more than twice the number of dimensions of the "
               "input. Pad length is %lldwhile the input has %ddimensions.",
