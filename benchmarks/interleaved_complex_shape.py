@@ -50,10 +50,6 @@ def rows():
     return out
 
 
-def main():
-    torch, args = one_thread_args(20)
-    run_rows(torch, rows(), args.rounds, args.only)
-
-
 if __name__ == "__main__":
-    main()
+    TORCH, ARGS = one_thread_args(20)
+    run_rows(TORCH, rows(), ARGS.rounds, ARGS.only)

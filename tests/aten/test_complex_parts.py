@@ -7,31 +7,13 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import assert_close, assert_no_leak, assert_raises_like_torch, torch, torch_ref
+from helpers import (assert_close, assert_no_leak, assert_raises_like_torch, crandn, torch,
+                     torch_ref)
 from pytorchlite.autograd import gradcheck
 
 C64, C128 = ptl.complex64, ptl.complex128
-NPZ = {C64: np.complex64, C128: np.complex128}
 F = ptl.nn.functional
 NP_MODE = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
-
-
-def zrand(shape, dtype=C128, layout="contiguous", seed=0):
-    gen = np.random.default_rng(seed)
-
-    def draw(s):
-        a = gen.standard_normal(s) + 1j * gen.standard_normal(s)
-        return a.astype(NPZ[dtype]).astype(np.complex128)
-    shape = tuple(shape)
-    if layout == "transposed":
-        a = draw(shape[::-1])
-        return ptl.tensor(a, dtype=dtype).permute(*reversed(range(len(shape)))), a.transpose()
-    if layout == "sliced":
-        a = draw(tuple(2 * s for s in shape))
-        index = tuple(slice(None, None, 2) for _ in shape)
-        return ptl.tensor(a, dtype=dtype)[index], a[index]
-    a = draw(shape)
-    return ptl.tensor(a, dtype=dtype), a
 
 
 def np_pad(a, pad, mode):
@@ -52,12 +34,12 @@ CASES = [((2, 5), (1, 2)), ((2, 3, 5), (2, 1)), ((2, 4, 5), (1, 2, 2, 1)),
 @pytest.mark.parametrize("mode", sorted(NP_MODE))
 @pytest.mark.parametrize("shape,pad", CASES, ids=str)
 def test_pads(shape, pad, mode, layout, dtype):
-    x, a = zrand(shape, dtype, layout)
+    x, a = crandn(shape, dtype, layout)
     assert_close(F.pad(x, pad, mode=mode), np_pad(a, pad, mode), dtype, rtol=0, atol=0)
 
 
 def test_im2col_col2im():
-    x, a = zrand((2, 3, 4, 5), C128)
+    x, a = crandn((2, 3, 4, 5), C128)
     cols = F.unfold(x, (2, 3), stride=(1, 2))
     want = np.stack([a[:, :, i:i + 2, j:j + 3].reshape(2, -1)
                      for i in range(3) for j in range(0, 3, 2)], -1)
@@ -87,7 +69,7 @@ GRADS = {
 @pytest.mark.parametrize("name", sorted(GRADS))
 def test_gradcheck_and_gradgradcheck(name):
     for shape, layout in [((3, 4), "contiguous"), ((4, 4), "transposed")]:
-        z, _ = zrand(shape, C128, layout, seed=3)
+        z, _ = crandn(shape, C128, layout, seed=3)
         z = z.detach().requires_grad_()
         assert gradcheck(GRADS[name], (z,)), (name, shape)
         assert ptl.autograd.gradgradcheck(GRADS[name], (z,)), (name, shape)
@@ -96,7 +78,7 @@ def test_gradcheck_and_gradgradcheck(name):
 @torch_ref
 @pytest.mark.parametrize("name", sorted(GRADS))
 def test_gradients_match_torch(name):
-    z, a = zrand((4, 4), C128, seed=4)
+    z, a = crandn((4, 4), C128, seed=4)
     z = z.detach().requires_grad_()
     t = torch.tensor(a).requires_grad_()
     out = GRADS[name](z)
@@ -148,6 +130,6 @@ def test_errors(code, exc, msg):
 
 
 def test_no_leaks():
-    x, _ = zrand((1, 2, 4, 5), C128)
+    x, _ = crandn((1, 2, 4, 5), C128)
     assert_no_leak(lambda: (F.pad(x, (1, 1, 2, 0), mode="reflect"),
                             F.pad(x, (1, 1, 1, 1), mode="circular"), F.unfold(x, 2)))

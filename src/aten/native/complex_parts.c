@@ -46,11 +46,7 @@ done:
     }
     ptl_xdecref(part[0]);
     ptl_xdecref(part[1]);
-    if (out == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(out);
-    return 0;
+    return ptl_kernel_return(s, out);
 }
 
 /* constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0): the CPU kernel fills and

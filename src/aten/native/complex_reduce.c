@@ -40,6 +40,28 @@ off_cpu_refusal(const PtlOperator *op, const PtlTensorImpl *self)
                          ptl_dtype_legacy_name(self->dtype));
 }
 
+/* op called with its arguments s but self (s[0]) replaced by t (borrowed) and, when
+ * none_at >= 0, the argument there None; its results in s on success.  0 or -1. */
+static int
+call_with_self(const PtlOperator *op, PtlIValue *s, PtlTensorImpl *t, int none_at)
+{
+    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+    for (int i = 0; i < op->schema.nargs; i++) {
+        st[i] = s[i];
+    }
+    st[0] = ptl_iv_tensor(t);
+    if (none_at >= 0) {
+        st[none_at] = ptl_iv_none();
+    }
+    if (ptl_dispatcher_call(op, st) < 0) {
+        return -1;
+    }
+    for (int i = 0; i < op->schema.nrets; i++) {
+        s[i] = st[i];
+    }
+    return 0;
+}
+
 /* The op's dtype= argument (at `at`) applied: 1 when a real dtype sent the call to the real
  * kernel (its status in *rc), else 0 with *x a new reference to self in the complex dtype
  * to fold (NULL, with *rc = -1, on error). */
@@ -63,27 +85,28 @@ apply_dtype(const PtlOperator *op, PtlIValue *s, int at, PtlTensorImpl **x, int 
         *x = c;
         return 0;
     }
-    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-    for (int i = 0; i < op->schema.nargs; i++) {
-        st[i] = s[i];
-    }
-    st[0] = ptl_iv_tensor(c);
-    st[at] = ptl_iv_none();
-    *rc = ptl_dispatcher_call(op, st);
+    *rc = call_with_self(op, s, c, at);
     ptl_decref(c);
-    if (*rc == 0) {
-        s[0] = st[0];
-    }
     return 1;
 }
 
+/* The start of prod, cumsum and cumprod: the dim at s[1] wrapped into *d (has_dim), dtype=
+ * at `at` applied (apply_dtype) and a tensor off the CPU refused.  0 with *x a new
+ * reference to fold, or 1 with *rc the call's status (the real kernel ran, or an error). */
 static int
-set_result(PtlIValue *s, PtlTensorImpl *t)
+fold_input(const PtlOperator *op, PtlIValue *s, int has_dim, int at, int64_t *d,
+           PtlTensorImpl **x, int *rc)
 {
-    if (t == NULL) {
-        return -1;
+    *rc = -1;
+    *d = has_dim ? s[1].u.i : 0;
+    if ((has_dim && ptl_wrap_dim(d, s[0].u.t->dim) < 0) || apply_dtype(op, s, at, x, rc)) {
+        return 1;
     }
-    s[0] = ptl_iv_tensor(t);
+    if ((*x)->device.type != PTL_DEVICE_CPU) {
+        *rc = off_cpu_refusal(op, *x);
+        PTL_CLEAR(*x);
+        return 1;
+    }
     return 0;
 }
 
@@ -191,33 +214,6 @@ for_each_row(PtlTensorImpl *out, PtlTensorImpl *x, int d, RowFold fold)
     }
 }
 
-/* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor: [*] -> [*] */
-static int
-cumprod_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    (void)ks;
-    PtlTensorImpl *x, *out;
-    int64_t d = s[1].u.i;
-    int rc;
-    if (ptl_wrap_dim(&d, s[0].u.t->dim) < 0) {
-        return -1;
-    }
-    if (apply_dtype(op, s, 2, &x, &rc)) {
-        return rc;
-    }
-    if (x->device.type != PTL_DEVICE_CPU) {
-        rc = off_cpu_refusal(op, x);
-        ptl_decref(x);
-        return rc;
-    }
-    if ((out = ptl_empty(x->dim, x->sizes, x->dtype, x->device)) != NULL) {
-        int c16 = x->dtype == PTL_DTYPE_COMPLEX128;
-        for_each_row(out, x, x->dim > 0 ? (int)d : -1, c16 ? cumprod_row_c16 : cumprod_row_c8);
-    }
-    ptl_decref(x);
-    return set_result(s, out);
-}
-
 /* out[o * inner + j] = the product over i < n of x[(o * n + i) * inner + j] (x contiguous,
  * [outer, n, inner]; out [outer, inner]): the rows of x in memory order, one partial
  * product per column in acc (inner of them), so the multiplications of a row are
@@ -273,17 +269,9 @@ prod_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     int has_dim = op->id == PTL_OP_prod_dim_int, rc;
-    int64_t d = has_dim ? s[1].u.i : 0, sizes[PTL_MAX_DIMS];
+    int64_t d, sizes[PTL_MAX_DIMS];
     PtlTensorImpl *x, *c = NULL, *out = NULL;
-    if (has_dim && ptl_wrap_dim(&d, s[0].u.t->dim) < 0) {
-        return -1;
-    }
-    if (apply_dtype(op, s, has_dim ? 3 : 1, &x, &rc)) {
-        return rc;
-    }
-    if (x->device.type != PTL_DEVICE_CPU) {
-        rc = off_cpu_refusal(op, x);
-        ptl_decref(x);
+    if (fold_input(op, s, has_dim, has_dim ? 3 : 1, &d, &x, &rc)) {
         return rc;
     }
     int by_dim = has_dim && x->dim > 0, dim = 0;
@@ -313,37 +301,33 @@ prod_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     ptl_decref(x);
     ptl_xdecref(c);
-    return set_result(s, out);
+    return ptl_kernel_return(s, out);
 }
 
-/* ---- cumsum and trace: the real kernels' sums ---- */
+/* ---- cumsum, cumprod and trace ---- */
 
-/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor: [*] -> [*]: along a
- * dim of unit stride, row by row here; along any other, the parts scanned by the real
- * kernel on view_as_real(self), whose tiles walk the rows in memory order (a 0-dim self is
- * its own sum) */
+/* cumsum / cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor: [*] -> [*].
+ * A product, or a sum along a dim of unit stride, row by row here; a sum along any other
+ * dim: the parts scanned by the real kernel on view_as_real(self), whose tiles walk the
+ * rows in memory order (a 0-dim self is its own sum or product) */
 static int
-cumsum_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+scan_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     PtlTensorImpl *x, *r = NULL, *scanned = NULL, *c = NULL, *out = NULL;
-    int64_t d = s[1].u.i;
-    int rc;
-    if (ptl_wrap_dim(&d, s[0].u.t->dim) < 0) {
-        return -1;
-    }
-    if (apply_dtype(op, s, 2, &x, &rc)) {
+    int64_t d;
+    int rc, is_prod = op->id == PTL_OP_cumprod;
+    if (fold_input(op, s, 1, 2, &d, &x, &rc)) {
         return rc;
     }
     PtlIValue a[3] = {ptl_iv_tensor(x), ptl_iv_int(d), ptl_iv_none()};
-    if (x->dim == 0) {
-        out = ptl_call_k(PTL_OP_clone, 1, a);
-    }
-    else if (x->strides[d] == 1 && x->device.type == PTL_DEVICE_CPU) {
-        /* along rows in memory: the real scan would see rows of 2 (0.25x PyTorch's time) */
+    if (x->dim == 0 || is_prod || x->strides[d] == 1) {
+        /* along rows in memory, the real scan would see rows of 2 (0.25x PyTorch's time) */
+        static const RowFold folds[2][2] = {{cumsum_row_c8, cumsum_row_c16},
+                                            {cumprod_row_c8, cumprod_row_c16}};
         if ((out = ptl_empty(x->dim, x->sizes, x->dtype, x->device)) != NULL) {
-            int c16 = x->dtype == PTL_DTYPE_COMPLEX128;
-            for_each_row(out, x, (int)d, c16 ? cumsum_row_c16 : cumsum_row_c8);
+            for_each_row(out, x, x->dim > 0 ? (int)d : -1,
+                         folds[is_prod][x->dtype == PTL_DTYPE_COMPLEX128]);
         }
     }
     else if ((r = ptl_call_k(PTL_OP_view_as_real, 1, a)) != NULL) {
@@ -358,7 +342,7 @@ cumsum_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ptl_xdecref(r);
     ptl_xdecref(scanned);
     ptl_xdecref(c);
-    return set_result(s, out);
+    return ptl_kernel_return(s, out);
 }
 
 /* trace(Tensor self) -> Tensor: [m, n] -> [], the diagonal's sum */
@@ -379,7 +363,7 @@ trace_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     a[0] = ptl_iv_tensor(diag);
     out = ptl_call_k(PTL_OP_sum, 1, a);
     ptl_decref(diag);
-    return set_result(s, out);
+    return ptl_kernel_return(s, out);
 }
 
 /* ---- count_nonzero, nonzero, all and any: through ne(self, 0) ---- */
@@ -402,16 +386,8 @@ nonzero_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (ne == NULL) {
         return -1;
     }
-    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-    for (int i = 0; i < op->schema.nargs; i++) {
-        st[i] = s[i];
-    }
-    st[0] = ptl_iv_tensor(ne);
-    int rc = ptl_dispatcher_call(op, st);
+    int rc = call_with_self(op, s, ne, -1);
     ptl_decref(ne);
-    if (rc == 0) {
-        s[0] = st[0];
-    }
     return rc;
 }
 
@@ -497,8 +473,8 @@ done:
 }
 
 static const PtlKernelReg complex_reduce_kernels[] = {
-    {PTL_OP_cumsum, PTL_KEY_COMPLEX, cumsum_complex},
-    {PTL_OP_cumprod, PTL_KEY_COMPLEX, cumprod_complex},
+    {PTL_OP_cumsum, PTL_KEY_COMPLEX, scan_complex},
+    {PTL_OP_cumprod, PTL_KEY_COMPLEX, scan_complex},
     {PTL_OP_prod, PTL_KEY_COMPLEX, prod_complex},
     {PTL_OP_prod_dim_int, PTL_KEY_COMPLEX, prod_complex},
     {PTL_OP_trace, PTL_KEY_COMPLEX, trace_complex},
