@@ -1,8 +1,8 @@
 """The scans and folds of complex64/complex128 (src/aten/native/complex_reduce.c, Note
 [Complex folds]): cumsum, cumprod, prod, trace, count_nonzero, nonzero, all, any, var, std,
-var_mean and std_mean, and the composites on them (vander, cumulative_trapezoid, trapezoid,
-cov, corrcoef, nanmean's refusal).  Values against NumPy complex128 on 0-dim, size-0,
-transposed, sliced and expanded inputs; dtype= as PyTorch; gradients by gradcheck in
+var_mean, std_mean and logsumexp, and the composites on them (vander, cumulative_trapezoid,
+trapezoid, cov, corrcoef, nanmean's refusal).  Values against NumPy complex128 on 0-dim,
+size-0, transposed, sliced and expanded inputs; dtype= as PyTorch; gradients by gradcheck in
 complex128 (zeros in prod and cumprod included); PyTorch's results, layouts and messages
 where torch is installed.  No kernel here splits its work by size or between threads; cumsum
 runs the real scan on view_as_real, whose tiles are crossed by the wide shapes below, on 1
@@ -164,6 +164,22 @@ def test_var_std(layout, dtype):
     assert_close(x.std(1, unbiased=False), np.std(a, 1), real)
 
 
+@pytest.mark.parametrize("dtype", [C64, C128])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_logsumexp(layout, dtype):
+    x, a = crandn((3, 4), dtype, layout)
+    x, a = 4 * x, 4 * a   # exact: a power of 2
+    for d, keep in [(0, False), (1, True), ((0, 1), False), ((), False)]:
+        ax = d if d != () else None
+        want = np.log(np.sum(np.exp(a), axis=ax, keepdims=keep))
+        assert_close(ptl.logsumexp(x, d, keepdim=keep), want, dtype)
+    e, b = crandn((0, 3), dtype)
+    assert_close(ptl.logsumexp(e, 0), np.full(3, -np.inf + 0j), dtype)
+    assert_close(ptl.logsumexp(e, 1), np.zeros(0), dtype)
+    big = ptl.tensor([1000 + 1j, 1000 - 2j], dtype=dtype)   # exp would overflow unshifted
+    assert_close(ptl.logsumexp(big, 0), 1000 + np.log(np.exp(1j) + np.exp(-2j)), dtype)
+
+
 def test_composites():
     x, a = crandn((3, 4), C128)
     assert_close(ptl.linalg.vander(x[0]), np.vander(a[0], increasing=True))
@@ -187,6 +203,7 @@ GRADS = {
     "var": lambda z: z.var(-1) if z.dim() else z.abs(),
     "std_mean": lambda z: ptl.std_mean(z, 0)[1] if z.dim() else z,
     "cumulative_trapezoid": lambda z: ptl.cumulative_trapezoid(z) if z.dim() else z,
+    "logsumexp": lambda z: ptl.logsumexp(z, -1) if z.dim() else z.exp(),
 }
 
 
@@ -229,6 +246,7 @@ def test_gradients_match_torch(name):
             "var": "z.var(-1) if z.dim() else z.abs()",
             "std_mean": "torch.std_mean(z, 0)[1] if z.dim() else z",
             "cumulative_trapezoid": "torch.cumulative_trapezoid(z) if z.dim() else z",
+            "logsumexp": "torch.logsumexp(z, -1) if z.dim() else z.exp()",
         }[name], {"torch": torch})(theirs)
         w = np.random.default_rng(2).standard_normal(tuple(out.shape))
         ((out * ptl.tensor(w)).abs().sum() if out.is_complex() else
@@ -244,7 +262,8 @@ def test_values_and_layouts_match_torch():
     a = np.random.default_rng(4).standard_normal((3, 4, 5)) * (1 + 0.5j)
     for code in ["x.cumsum(1)", "x.cumprod(0)", "x.prod(2)", "x.prod()", "x[0].trace()",
                  "L.count_nonzero(x, 1)", "x.nonzero()", "x.all(1)", "L.var(x, 1)",
-                 "L.std_mean(x, (0, 2))[1]", "x.cumsum(0, dtype=L.complex64)"]:
+                 "L.std_mean(x, (0, 2))[1]", "x.cumsum(0, dtype=L.complex64)",
+                 "L.logsumexp(x, 1)", "L.logsumexp(x * 300, (0, 2), keepdim=True)"]:
         for perm in [(0, 1, 2), (2, 0, 1)]:
             ours = eval(code, {"x": ptl.tensor(a).permute(*perm), "L": ptl})  # noqa: S307
             theirs = eval(code, {"x": torch.tensor(a).permute(*perm), "L": torch})  # noqa: S307

@@ -1,6 +1,6 @@
 /* complex_reduce.c -- the complex64/complex128 kernels of the scans and folds at the Complex
  * dispatch key: cumsum, cumprod, prod, trace, count_nonzero, nonzero, all, any, var and
- * std (and var_mean, std_mean).  Mirrors the
+ * std (and var_mean, std_mean), logsumexp.  Mirrors the
  * complex paths of ATen/native/ReduceOps.cpp (cumsum, cumprod, prod, trace) and
  * TensorAdvancedIndexing.cpp (count_nonzero, nonzero).  See Note [Complex dtypes] in
  * complex.c, and Note [Complex folds] below.
@@ -10,7 +10,7 @@
  * The linear ones reuse the real kernels where those are fast: cumsum along a dim of stride
  * other than 1 runs the real scan on view_as_real(self) (the parts scan independently, and
  * the scan's tiles walk rows in memory order), trace sums the diagonal (sum's complex
- * kernel), and var and std add the parts' variances.  count_nonzero, nonzero, all and any
+ * kernel), var and std add the parts' variances, and logsumexp is PyTorch's composite.  count_nonzero, nonzero, all and any
  * ask ne(self, 0) first: a NaN part counts as nonzero, -0.0 as zero, as PyTorch's `!= 0`.
  * The scans along a unit-stride dim and cumprod along any walk self's rows where they lie
  * (any strides); prod folds self made contiguous, a row in four interleaved partial
@@ -472,6 +472,80 @@ done:
     return rc;
 }
 
+/* ---- logsumexp ---- */
+
+/* logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor, self complex: PyTorch's
+ * composite, log(sum(exp(self - m))) + m with m the largest real part along dim (0 where
+ * it is infinite), so no exp overflows; the imaginary part is the principal log's. */
+static int
+logsumexp_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    enum { RE, MAX, INF, M, DIFF, EXP, SUM, LOG, MSQ, OUT, NT };
+    PtlTensorImpl *t[NT] = {NULL};
+    PtlIValue a[4] = {s[0]};
+    if (s[0].u.t->numel == 0) {   /* no max to take: the sums are 0, their logs -inf */
+        a[0] = s[0], a[1] = s[1], a[2] = s[2], a[3] = ptl_iv_none();
+        if ((t[EXP] = ptl_call_k(PTL_OP_sum_dim_IntList, 4, a)) != NULL) {
+            a[0] = ptl_iv_tensor(t[EXP]);
+            t[OUT] = ptl_call_k(PTL_OP_log, 1, a);
+        }
+        goto done;
+    }
+    if ((t[RE] = ptl_call_k(PTL_OP_real, 1, a)) == NULL) {
+        goto done;
+    }
+    a[0] = ptl_iv_tensor(t[RE]), a[1] = s[1], a[2] = ptl_iv_bool(1);
+    if ((t[MAX] = ptl_call_k(PTL_OP_amax, 3, a)) == NULL) {
+        goto done;
+    }
+    a[0] = ptl_iv_tensor(t[MAX]);
+    if ((t[INF] = ptl_call_k(PTL_OP_isinf, 1, a)) == NULL) {
+        goto done;
+    }
+    a[1] = ptl_iv_tensor(t[INF]), a[2] = ptl_iv_double(0);
+    if ((t[M] = ptl_call_k(PTL_OP_masked_fill_Scalar, 3, a)) == NULL) {
+        goto done;
+    }
+    a[0] = s[0], a[1] = ptl_iv_tensor(t[M]);
+    if ((t[DIFF] = ptl_call_k(PTL_OP_sub_Tensor, 2, a)) == NULL) {
+        goto done;
+    }
+    a[0] = ptl_iv_tensor(t[DIFF]);
+    if ((t[EXP] = ptl_call_k(PTL_OP_exp, 1, a)) == NULL) {
+        goto done;
+    }
+    a[0] = ptl_iv_tensor(t[EXP]), a[1] = s[1], a[2] = s[2], a[3] = ptl_iv_none();
+    if ((t[SUM] = ptl_call_k(PTL_OP_sum_dim_IntList, 4, a)) == NULL) {
+        goto done;
+    }
+    a[0] = ptl_iv_tensor(t[SUM]);
+    if ((t[LOG] = ptl_call_k(PTL_OP_log, 1, a)) == NULL) {
+        goto done;
+    }
+    /* m without the reduced dims (all of them for dim=[], as the real kernel) */
+    a[0] = ptl_iv_tensor(t[M]), a[1] = s[1];
+    if (s[2].u.b) {
+        ptl_incref(t[M]);
+        t[MSQ] = t[M];
+    }
+    else {
+        t[MSQ] = ptl_call_k(s[1].u.il.n ? PTL_OP_squeeze_dims : PTL_OP_squeeze,
+                            s[1].u.il.n ? 2 : 1, a);
+    }
+    if (t[MSQ] == NULL) {
+        goto done;
+    }
+    a[0] = ptl_iv_tensor(t[LOG]), a[1] = ptl_iv_tensor(t[MSQ]);
+    t[OUT] = ptl_call_k(PTL_OP_add_Tensor, 2, a);
+done:
+    for (int i = 0; i < OUT; i++) {
+        ptl_xdecref(t[i]);
+    }
+    return ptl_kernel_return(s, t[OUT]);
+}
+
 static const PtlKernelReg complex_reduce_kernels[] = {
     {PTL_OP_cumsum, PTL_KEY_COMPLEX, scan_complex},
     {PTL_OP_cumprod, PTL_KEY_COMPLEX, scan_complex},
@@ -499,5 +573,6 @@ static const PtlKernelReg complex_reduce_kernels[] = {
     {PTL_OP_std_mean, PTL_KEY_COMPLEX, var_complex},
     {PTL_OP_std_mean_dim, PTL_KEY_COMPLEX, var_complex},
     {PTL_OP_std_mean_correction, PTL_KEY_COMPLEX, var_complex},
+    {PTL_OP_logsumexp, PTL_KEY_COMPLEX, logsumexp_complex},
 };
 PTL_DEFINE_REGISTER(complex_reduce_kernels)
