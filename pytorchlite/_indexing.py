@@ -99,9 +99,9 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
         test_elements = tensor(test_elements, device=elements.device)
     for t in (elements, test_elements):
         if t.dtype == _C.bool or t.is_complex():
-            from ._tensor_types import _NAME
+            from .linalg import _legacy
             raise RuntimeError(f"Unsupported input type encountered for isin(): "
-                               f"{_NAME[t.dtype]}")
+                               f"{_legacy(t.dtype)}")
     dtype = _C.promote_types(elements.dtype, test_elements.dtype)
     elements, test_elements = elements.to(dtype), test_elements.to(dtype)
     if test_elements.numel() == 0:

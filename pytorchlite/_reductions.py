@@ -12,10 +12,10 @@ from ._tensor_types import _NAME
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """The mean of the non-NaN elements over dim (all of them when dim is None): nansum
     divided by the count of non-NaN elements; NaN where every element is NaN."""
-    if not input.is_floating_point():
+    if not (input.is_floating_point() or input.is_complex()):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_NAME[input.dtype]}")
-    if dtype is not None and not dtype.is_floating_point:
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be "
                            f"either a floating point or complex dtype. Got: {_NAME[dtype]}")
     count = input.isnan().logical_not().sum(dim, keepdim=keepdim)
@@ -93,6 +93,8 @@ def corrcoef(input):
     stddev = c.diagonal().sqrt()
     c = c / stddev.view(-1, 1)
     c = c / stddev.view(1, -1)
+    if c.is_complex():   # PyTorch clips the real and imaginary parts apart
+        return _C._functions["complex"](c.real.clip(-1, 1), c.imag.clip(-1, 1))
     return c.clip(-1, 1)
 
 

@@ -253,3 +253,29 @@ def graph_kinds(graph):
                 walk(b.nodes)
     walk(graph.nodes)
     return out
+
+
+def crandn(shape, dtype=None, layout="contiguous", seed=0):
+    """(tensor, complex128 ndarray) with equal values (drawn in complex128, rounded to dtype,
+    complex128 by default), laid out as asked: contiguous, transposed (a permuted view),
+    sliced (a stepped view), expanded (stride 0)."""
+    dtype = ptl.complex128 if dtype is None else dtype
+    gen = np.random.default_rng(seed)
+    npz = np.complex64 if dtype == ptl.complex64 else np.complex128
+
+    def draw(s):
+        a = gen.standard_normal(s) + 1j * gen.standard_normal(s)
+        return a.astype(npz).astype(np.complex128)
+    shape = tuple(shape)
+    if layout == "transposed" and len(shape) >= 2:
+        a = draw(shape[::-1])
+        return ptl.tensor(a, dtype=dtype).permute(*reversed(range(len(shape)))), a.transpose()
+    if layout == "sliced" and len(shape) >= 1:
+        a = draw(tuple(2 * s for s in shape))
+        index = tuple(slice(None, None, 2) for _ in shape)
+        return ptl.tensor(a, dtype=dtype)[index], a[index]
+    if layout == "expanded" and len(shape) >= 1:
+        a = draw((1,) + shape[1:])
+        return ptl.tensor(a, dtype=dtype).expand(*shape), np.broadcast_to(a, shape)
+    a = draw(shape)
+    return ptl.tensor(a, dtype=dtype), a

@@ -91,6 +91,13 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_rand, PTL_OP_rand_generator, PTL_OP_randn, PTL_OP_randn_generator,
     PTL_OP_rand_like, PTL_OP_randn_like, PTL_OP_uniform_, PTL_OP_normal_,
     PTL_OP_normal_float_float, PTL_OP_exponential_, PTL_OP_cauchy_,
+    /* shape ops: the views of view.c and shape.c (unfold), cat's composites (join.c), and
+     * kernels that move whole elements of any size: roll, rot90 and repeat through
+     * shape_gather.c (16-byte elements); constant_pad_nd: complex_parts.c */
+    PTL_OP_swapaxes, PTL_OP_swapdims, PTL_OP_broadcast_to, PTL_OP_squeeze_dims,
+    PTL_OP_unflatten_int, PTL_OP_movedim_int, PTL_OP_moveaxis_int, PTL_OP_movedim_intlist,
+    PTL_OP_split_Tensor, PTL_OP_split_sizes, PTL_OP_split_with_sizes, PTL_OP_chunk,
+    PTL_OP_unfold, PTL_OP_hstack, PTL_OP_vstack, PTL_OP_roll, PTL_OP_rot90, PTL_OP_repeat,
 };
 
 /* An op's own refusal: PyTorch 2.13's exception type and message */
@@ -150,6 +157,31 @@ static const OpRefusal ordering_errors[] = {
     {PTL_OP_sign, PTL_ERR_NOT_IMPLEMENTED,
      "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
      "torch.sgn instead."},
+    /* the shape, scan and reduction ops PyTorch refuses: nansum (nanmean calls it) with a
+     * message of its own, clip as clamp, the others naming the kernel that refuses */
+    {PTL_OP_nansum, PTL_ERR_RUNTIME, "nansum on CPU does not support complex inputs"},
+    {PTL_OP_clip, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
+    {PTL_OP_clip_, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
+    {PTL_OP_clip_out, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
+    {PTL_OP_clip_Tensor, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
+    {PTL_OP_clip__Tensor, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
+    {PTL_OP_clip_Tensor_out, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
+    {PTL_OP_clamp_out, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
+    {PTL_OP_clamp_Tensor, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
+    {PTL_OP_clamp__Tensor, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
+    {PTL_OP_clamp_Tensor_out, PTL_ERR_NOT_IMPLEMENTED,
+     "clamp is not supported for complex types"},
+    {PTL_OP__unique2, PTL_ERR_NOT_IMPLEMENTED, "\"unique\" not implemented for '%s'"},
+    {PTL_OP_unique_consecutive, PTL_ERR_NOT_IMPLEMENTED, "\"unique\" not implemented for '%s'"},
+    {PTL_OP_unique_dim, PTL_ERR_NOT_IMPLEMENTED, "\"unique_dim\" not implemented for '%s'"},
+    {PTL_OP_amax, PTL_ERR_NOT_IMPLEMENTED, "\"max_values_cpu\" not implemented for '%s'"},
+    {PTL_OP_amin, PTL_ERR_NOT_IMPLEMENTED, "\"min_values_cpu\" not implemented for '%s'"},
+    {PTL_OP_histc, PTL_ERR_NOT_IMPLEMENTED, "\"aminmax_cpu\" not implemented for '%s'"},
+    {PTL_OP_nanmedian, PTL_ERR_NOT_IMPLEMENTED, "\"median_cpu\" not implemented for '%s'"},
+    {PTL_OP_searchsorted_Tensor, PTL_ERR_NOT_IMPLEMENTED,
+     "\"searchsorted_out_cpu\" not implemented for '%s'"},
+    {PTL_OP_bucketize_Tensor, PTL_ERR_NOT_IMPLEMENTED,
+     "\"searchsorted_out_cpu\" not implemented for '%s'"},
 };
 
 static uint8_t passthrough[PTL_OP_COUNT];

@@ -7,12 +7,12 @@
  *
  * Note [Gather by offset tables]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * flip, roll, rot90 and repeat all read output index (i0, ..., ik) from the source at a byte
+ * flip, roll and repeat all read output index (i0, ..., ik) from the source at a byte
  * offset that is a sum of one term per output dimension: tab[d][i_d].  Flipping dim d is
  * tab[d][i] = (n - 1 - i) * stride; rolling it by s is ((i - s) mod n) * stride; repeating
- * it is (i mod n) * stride; rot90 sends an output dim to the other rotated source dim.  One
- * dtype-generic loop (copying elements by their size) serves them all.  On the CPU a flip
- * (and rot90's) whose dims include the innermost one has no table for that dim: its rows are
+ * it is (i mod n) * stride (rot90 is a flip, and a transposed view).  One dtype-generic
+ * loop (copying elements by their size) serves them all.  On the CPU a flip (and rot90's)
+ * whose dims include the innermost one has no table for that dim: its rows are
  * read back from their last element (flip_new; Note [Flip of the innermost dim] in
  * shape_gather.c). */
 #include <stdio.h>
@@ -345,41 +345,14 @@ roll_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- rot90 ---- */
 
-typedef struct Rot {
-    int64_t d0, d1, k;
-} Rot;
-
-static void
-rot_fill(int64_t **tab, const PtlTensorImpl *t, const int64_t *sizes, const void *ctx)
-{
-    const Rot *r = ctx;
-    int64_t isz = (int64_t)ptl_tensor_itemsize(t), n0 = t->sizes[r->d0], n1 = t->sizes[r->d1];
-    int64_t st0 = t->strides[r->d0] * isz, st1 = t->strides[r->d1] * isz;
-    for (int d = 0; d < t->dim; d++) {
-        if (d != r->d0 && d != r->d1) {
-            table_identity(tab[d], t, d);
-        }
-    }
-    for (int64_t i = 0; i < sizes[r->d0]; i++) {
-        tab[r->d0][i] = r->k == 0 ? i * st0
-                        : r->k == 1 ? (n1 - 1 - i) * st1
-                        : r->k == 2 ? (n0 - 1 - i) * st0
-                                    : i * st1;
-    }
-    for (int64_t j = 0; j < sizes[r->d1]; j++) {
-        tab[r->d1][j] = r->k == 0 ? j * st1
-                        : r->k == 1 ? j * st0
-                        : r->k == 2 ? (n1 - 1 - j) * st1
-                                    : (n0 - 1 - j) * st0;
-    }
-}
-
 /* rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor: [.., n0 @d0, .., n1 @d1, ..] ->
  * the same with n0 and n1 swapped when k is odd; turns from dims[0] towards dims[1].  As
  * PyTorch, an odd k gives a transposed view of a flipped copy (flip(d1), or flip(d0) for
- * k = 3, then d0 and d1 swapped): the copy reads and writes in memory order, where gathering
+ * k = 3, then d0 and d1 swapped), k = 2 the flip of both dims and k = 0 a contiguous copy:
+ * the flips keep self's layout (Note [Flip keeps the layout]), so the strides are PyTorch's
+ * for a permuted self too, and the copy reads and writes in memory order, where gathering
  * the rotation into a contiguous result read every value across rows (0.13x PyTorch's time
- * on 1000x1000, issue 16), and the strides are PyTorch's. */
+ * on 1000x1000, issue 16). */
 static int
 rot90_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -387,7 +360,7 @@ rot90_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     PtlTensorImpl *self = s[0].u.t;
     int64_t sizes[PTL_MAX_DIMS];
-    Rot r;
+    int64_t d0, d1, k;
     if (s[2].u.il.n != 2) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "expected total rotation dims == 2, but got dims = %lld",
@@ -397,36 +370,45 @@ rot90_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME, "expected total dims >= 2, but got total dims = %d",
                              self->dim);
     }
-    r.d0 = s[2].u.il.data[0];
-    r.d1 = s[2].u.il.data[1];
-    if (r.d0 == r.d1 || llabs(r.d0 - r.d1) == self->dim) {
+    d0 = s[2].u.il.data[0];
+    d1 = s[2].u.il.data[1];
+    if (d0 == d1 || llabs(d0 - d1) == self->dim) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "expected rotation dims to be different, but got dim0 = %lld and "
                              "dim1 = %lld",
-                             (long long)r.d0, (long long)r.d1);
+                             (long long)d0, (long long)d1);
     }
-    if (ptl_wrap_dim(&r.d0, self->dim) < 0 || ptl_wrap_dim(&r.d1, self->dim) < 0) {
+    if (ptl_wrap_dim(&d0, self->dim) < 0 || ptl_wrap_dim(&d1, self->dim) < 0) {
         return -1;
     }
-    r.k = ((s[1].u.i % 4) + 4) % 4;
+    k = ((s[1].u.i % 4) + 4) % 4;
     memcpy(sizes, self->sizes, sizeof(sizes));
-    if (r.k % 2 == 1) {
+    if (k % 2 == 1) {
         int flipped[PTL_MAX_DIMS] = {0};
         int64_t strides[PTL_MAX_DIMS];
-        flipped[r.k == 1 ? r.d1 : r.d0] = 1;
-        PtlTensorImpl *out = flip_new(self, sizes, flipped);
+        flipped[k == 1 ? d1 : d0] = 1;
+        PtlTensorImpl *out = flip_like_input(self, flipped);
         if (out == NULL) {
             return -1;
         }
         memcpy(strides, out->strides, sizeof(strides));
-        sizes[r.d0] = self->sizes[r.d1];
-        sizes[r.d1] = self->sizes[r.d0];
-        strides[r.d0] = out->strides[r.d1];
-        strides[r.d1] = out->strides[r.d0];
+        sizes[d0] = self->sizes[d1];
+        sizes[d1] = self->sizes[d0];
+        strides[d0] = out->strides[d1];
+        strides[d1] = out->strides[d0];
         ptl_tensor_impl_set_sizes(out, out->dim, sizes, strides);
         return set_result(s, out);
     }
-    return set_result(s, gather_new(self, self->dim, sizes, rot_fill, &r));
+    if (k == 2) {
+        int flipped[PTL_MAX_DIMS] = {0};
+        flipped[d0] = flipped[d1] = 1;
+        return set_result(s, flip_like_input(self, flipped));
+    }
+    PtlTensorImpl *out = ptl_empty(self->dim, sizes, self->dtype, self->device);
+    if (out != NULL && ptl_copy_into(out, self) < 0) {
+        PTL_CLEAR(out);
+    }
+    return set_result(s, out);
 }
 
 /* ---- repeat ---- */

@@ -288,6 +288,8 @@ static PtlTensorImpl *
 prod_grad(Scope *sc, PtlTensorImpl *g, PtlTensorImpl *x, PtlTensorImpl *r, int64_t dim)
 {
     PtlTensorImpl *zero = inum(sc, 0), *one = inum(sc, 1);
+    x = CONJ(x);   /* complex: the conjugated factors (Note [Complex autograd]) */
+    r = CONJ(r);
     PtlTensorImpl *z = EQ(x, zero), *any = f1(sc, PTL_OP_any, z);
     if (any == NULL) {
         return NULL;
@@ -361,7 +363,7 @@ logsumexp_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     }
     reduced_from(&r, &n->input_meta[0], &n->args[1], ptl_iv_to_int(&n->args[2]));
     PtlTensorImpl *e = f1(sc, PTL_OP_exp, SUB(sv(sc, n, 0), keep(sc, sv(sc, n, 1), &r)));
-    return scope_end(sc, give(n, go, 0, MUL(keep(sc, gi[0], &r), e)));
+    return scope_end(sc, give(n, go, 0, MUL(keep(sc, gi[0], &r), CONJ(e))));   /* complex */
 }
 
 /* The dims, correction and keepdim of var/std/var_mean/std_mean in their three overloads:

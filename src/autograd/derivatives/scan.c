@@ -41,7 +41,9 @@ cumprod_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         return give(n, go, 0, gi[0]);
     }
     int64_t dim = ptl_iv_to_int(&n->args[1]);
-    PtlTensorImpl *x = sv(sc, n, 0), *r = sv(sc, n, 1), *zero = inum(sc, 0), *one = inum(sc, 1);
+    /* complex: the conjugated factors (Note [Complex autograd]) */
+    PtlTensorImpl *x = CONJ(sv(sc, n, 0)), *r = CONJ(sv(sc, n, 1));
+    PtlTensorImpl *zero = inum(sc, 0), *one = inum(sc, 1);
     PtlTensorImpl *z = EQ(x, zero), *any = f1(sc, PTL_OP_any, z);
     PtlTensorImpl *gr = reverse_cumsum(sc, MUL(gi[0], r), dim);
     if (any == NULL) {
