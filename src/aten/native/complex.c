@@ -150,6 +150,11 @@ static const OpRefusal ordering_errors[] = {
     {PTL_OP_sign, PTL_ERR_NOT_IMPLEMENTED,
      "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
      "torch.sgn instead."},
+    /* the NaN-ignoring maximum and minimum (the pointwise math: complex_unary.c) */
+    {PTL_OP_fmax, PTL_ERR_RUNTIME, "fmax not implemented for complex tensors."},
+    {PTL_OP_fmax_out, PTL_ERR_RUNTIME, "fmax not implemented for complex tensors."},
+    {PTL_OP_fmin, PTL_ERR_RUNTIME, "fmin not implemented for complex tensors."},
+    {PTL_OP_fmin_out, PTL_ERR_RUNTIME, "fmin not implemented for complex tensors."},
 };
 
 static uint8_t passthrough[PTL_OP_COUNT];
