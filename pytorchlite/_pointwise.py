@@ -183,7 +183,9 @@ def copysign(input, other, *, out=None):
     """|input| with the sign bit of other (of -0.0 and NaNs too), in the promoted float
     dtype (the default float one for integer operands)."""
     dtype = _C.result_type(input, other)
-    if not (dtype.is_floating_point or dtype.is_complex):
+    if dtype.is_complex:   # PyTorch's kernel has no complex loop
+        raise _not_implemented("copysign_cpu", dtype)
+    if not dtype.is_floating_point:
         dtype = _C.get_default_dtype()
     magnitude = input.to(dtype).abs()
     if isinstance(other, _C.TensorBase):

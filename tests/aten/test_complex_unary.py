@@ -13,34 +13,11 @@ import pytest
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 from helpers import assert_close, assert_raises_like_torch, num_threads, torch, torch_ref
+from test_complex import crandn
 
 C64, C128 = ptl.complex64, ptl.complex128
-NP_OF = {C64: np.complex64, C128: np.complex128}
 SHAPES = [(), (0,), (5,), (3, 4), (0, 3), (2, 1, 3)]
 LAYOUTS = ["contiguous", "transposed", "sliced", "expanded"]
-
-
-def crand(shape, dtype, layout="contiguous", seed=0, scale=3.0):
-    """(tensor, complex128 ndarray) with equal values (parts uniform in [-scale, scale)),
-    laid out as asked."""
-    gen = np.random.default_rng(seed)
-    shape = tuple(shape)
-
-    def draw(s):
-        a = gen.uniform(-scale, scale, s) + 1j * gen.uniform(-scale, scale, s)
-        return a.astype(NP_OF[dtype]).astype(np.complex128)
-    if layout == "transposed" and len(shape) >= 2:
-        a = draw(shape[::-1])
-        return ptl.tensor(a, dtype=dtype).permute(*reversed(range(len(shape)))), a.transpose()
-    if layout == "sliced" and len(shape) >= 1:
-        a = draw(tuple(2 * s for s in shape))
-        index = tuple(slice(None, None, 2) for _ in shape)
-        return ptl.tensor(a, dtype=dtype)[index], a[index]
-    if layout == "expanded" and len(shape) >= 1:
-        a = draw((1,) + shape[1:])
-        return ptl.tensor(a, dtype=dtype).expand(*shape), np.broadcast_to(a, shape)
-    a = draw(shape)
-    return ptl.tensor(a, dtype=dtype), a
 
 
 def _sigmoid(z):
@@ -72,14 +49,14 @@ def test_values_match_numpy(name, dtype):
     fn, ref = UNARY[name]
     for shape in SHAPES:
         for layout in LAYOUTS:
-            t, a = crand(shape, dtype, layout, seed=len(shape))
+            t, a = crandn(shape, dtype, layout, seed=len(shape))
             assert_close(fn(t), ref(a), dtype=dtype)
 
 
 @pytest.mark.parametrize("name", ["sin", "tanh", "asinh", "sigmoid", "log1p", "exp2", "square"])
 def test_in_place_and_out_forms(name):
     fn = getattr(ptl, name)
-    t, a = crand((3, 4), C128, seed=1)
+    t, a = crandn((3, 4), C128, seed=1)
     want = fn(t)
     y = t.clone()
     assert getattr(y, name + "_")() is y
@@ -104,7 +81,7 @@ def test_out_of_a_real_dtype_is_refused(name):
 
 
 def test_large_inputs_split_over_threads_give_the_same_values():
-    t, a = crand((3, 70001), C128, "transposed", seed=3)
+    t, a = crandn((3, 70001), C128, "transposed", seed=3)
     for name in ("tanh", "log1p", "sigmoid"):
         fn, ref = UNARY[name]
         with num_threads(1):
@@ -144,7 +121,7 @@ def test_log1p_and_expm1_keep_their_accuracy_near_zero():
 
 
 def test_complex64_rounds_the_complex128_result_once():
-    t, a = crand((2000,), C64, seed=5)
+    t, a = crandn((2000,), C64, seed=5)
     for name in ("sin", "tanh", "acos", "log1p", "sigmoid", "exp2"):
         fn, _ = UNARY[name]
         want = fn(ptl.tensor(a, dtype=C128)).numpy().astype(np.complex64)
@@ -265,8 +242,8 @@ def _logaddexp_ref(a, b):
 @pytest.mark.parametrize("dtype", [C64, C128], ids=str)
 def test_logaddexp_matches_its_formula(dtype):
     for shapes in (((3, 4), (3, 4)), ((2, 1, 3), (4, 1)), ((), (5,)), ((0, 3), (3,))):
-        ta, a = crand(shapes[0], dtype, seed=1)
-        tb, b = crand(shapes[1], dtype, "sliced" if shapes[1] else "contiguous", seed=2)
+        ta, a = crandn(shapes[0], dtype, seed=1)
+        tb, b = crandn(shapes[1], dtype, "sliced" if shapes[1] else "contiguous", seed=2)
         assert_close(ptl.logaddexp(ta, tb), _logaddexp_ref(a, b), dtype=dtype)
     x = ptl.tensor([1.0, -2.0], dtype=ptl.float64)   # a real operand joins in complex128
     assert_close(ptl.logaddexp(x, ptl.tensor([1j, 2 + 0j], dtype=C64)),
@@ -310,6 +287,14 @@ REFUSED = {
              "fmax not implemented for complex tensors."),
     "fmin": (lambda lib, z: lib.fmin(z, z.real), RuntimeError,
              "fmin not implemented for complex tensors."),
+    "trunc": (lambda lib, z: lib.trunc(z), NotImplementedError,
+              "trunc is not supported for complex inputs"),
+    "relu6": (lambda lib, z: lib.nn.functional.relu6(z), NotImplementedError,
+              "clamp is not supported for complex types"),
+    "hardtanh_": (lambda lib, z: lib.nn.functional.hardtanh_(z), NotImplementedError,
+                  "clamp is not supported for complex types"),
+    "copysign": (lambda lib, z: lib.copysign(z, 1.0), NotImplementedError,
+                 "\"copysign_cpu\" not implemented for 'ComplexFloat'"),
     "sign": (lambda lib, z: lib.sign(z), NotImplementedError,
              "Unlike NumPy, torch.sign is not intended to support complex numbers."),
     "float_power_": (lambda lib, z: z.float_power_(2), RuntimeError,

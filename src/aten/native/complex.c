@@ -150,7 +150,13 @@ static const OpRefusal ordering_errors[] = {
     {PTL_OP_sign, PTL_ERR_NOT_IMPLEMENTED,
      "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
      "torch.sgn instead."},
-    /* the NaN-ignoring maximum and minimum (the pointwise math: complex_unary.c) */
+    /* the NaN-ignoring maximum and minimum, trunc and hardtanh (the pointwise math:
+     * complex_unary.c) */
+    {PTL_OP_trunc, PTL_ERR_NOT_IMPLEMENTED, "trunc is not supported for complex inputs"},
+    {PTL_OP_trunc_, PTL_ERR_NOT_IMPLEMENTED, "trunc is not supported for complex inputs"},
+    {PTL_OP_trunc_out, PTL_ERR_NOT_IMPLEMENTED, "trunc is not supported for complex inputs"},
+    {PTL_OP_hardtanh, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
+    {PTL_OP_hardtanh_, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
     {PTL_OP_fmax, PTL_ERR_RUNTIME, "fmax not implemented for complex tensors."},
     {PTL_OP_fmax_out, PTL_ERR_RUNTIME, "fmax not implemented for complex tensors."},
     {PTL_OP_fmin, PTL_ERR_RUNTIME, "fmin not implemented for complex tensors."},

@@ -24,8 +24,9 @@
  *     z sigmoid(z);
  *   - exp2(z) = 2^x e^{i y ln 2}, log2 and log10 scale clog's parts: exact on the real axis
  *     (2^x is exp2(x), not exp(x ln 2));
- *   - rsqrt(z) = 1 / sqrt(z) with C99's division (inf + nan i at 0, as PyTorch), square is
- *     the textbook z z as mul (complex_math.h's ptl_cmul);
+ *   - rsqrt(z) = 1 / sqrt(z) with C99's division (inf + nan i at 0, as PyTorch); square is
+ *     the exception to the widening: the textbook z z in the tensor's dtype, as mul computes
+ *     it (complex_math.h's ptl_cmul / ptl_cmulf);
  *   - a real part or an imaginary part at +-inf with y = 0 keeps y exact: expm1(inf + 0i) is
  *     inf + 0i (PyTorch gives inf + nan i from inf * 0).
  * nan_to_num replaces the parts separately (their dtype's largest value for +-inf), and the
@@ -37,6 +38,7 @@
 #include "../../c10/error.h"
 #include "../complex_math.h"
 #include "native.h"
+#include "unary_loops.h"
 
 #define LN2 0.693147180559945309417232121458176568
 #define LN10 2.30258509299404568401799145468436421
@@ -130,27 +132,20 @@ zlog10(ptl_complex128 z)
 
 /* ---- loops: o = F(a) over complex64 (through complex128) and complex128 ---- */
 
-#define Z_MATH_LOOPS(NAME, F)                                                              \
-    static void NAME##_loop_c8(char **d, const int64_t *s, int64_t n, const void *extra)   \
+/* NAME_loops: FN (a function of a complex128) as unary_loops.h's loops, complex64 widened */
+#define Z_WIDEN(A) ((ptl_complex128)(A))
+#define Z_NARROW(A) ((ptl_complex64)(A))
+#define Z_MATH_LOOPS(NAME, FN)                                                             \
+    static inline ptl_complex128 NAME##_of(ptl_complex128 z, const void *extra)            \
     {                                                                                      \
         (void)extra;                                                                       \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            ptl_complex128 a = *(const ptl_complex64 *)(d[1] + i * s[1]);                  \
-            *(ptl_complex64 *)(d[0] + i * s[0]) = (ptl_complex64)F(a);                     \
-        }                                                                                  \
+        return FN(z);                                                                      \
     }                                                                                      \
-    static void NAME##_loop_c16(char **d, const int64_t *s, int64_t n, const void *extra)  \
-    {                                                                                      \
-        (void)extra;                                                                       \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            ptl_complex128 a = *(const ptl_complex128 *)(d[1] + i * s[1]);                 \
-            *(ptl_complex128 *)(d[0] + i * s[0]) = F(a);                                   \
-        }                                                                                  \
-    }                                                                                      \
+    DEFINE_UNARY_LOOP(NAME, ptl_complex64, ptl_complex64, c8, Z_WIDEN, Z_NARROW, NAME##_of) \
+    DEFINE_UNARY_LOOP(NAME, ptl_complex128, ptl_complex128, c16, PTL_ID, PTL_ID, NAME##_of) \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                 \
         [PTL_DTYPE_COMPLEX64] = NAME##_loop_c8, [PTL_DTYPE_COMPLEX128] = NAME##_loop_c16};
 
-#define ZSQUARE(A) ptl_cmul((A), (A))
 Z_MATH_LOOPS(zsin, csin)
 Z_MATH_LOOPS(zcos, ccos)
 Z_MATH_LOOPS(ztan, ctan)
@@ -170,9 +165,17 @@ Z_MATH_LOOPS(zexpm1, zexpm1)
 Z_MATH_LOOPS(zexp2, zexp2)
 Z_MATH_LOOPS(zlog2, zlog2)
 Z_MATH_LOOPS(zlog10, zlog10)
-Z_MATH_LOOPS(zsquare, ZSQUARE)
 #define ZSILU(A) ptl_cmul((A), zsigmoid(A))
 Z_MATH_LOOPS(zsilu, ZSILU)
+
+/* square: z z in the tensor's own dtype, as mul computes it (complex_math.h's textbook
+ * product) */
+#define ZSQUARE_C8(A, E) ptl_cmulf((A), (A))
+#define ZSQUARE_C16(A, E) ptl_cmul((A), (A))
+DEFINE_UNARY_LOOP(zsquare, ptl_complex64, ptl_complex64, c8, PTL_ID, PTL_ID, ZSQUARE_C8)
+DEFINE_UNARY_LOOP(zsquare, ptl_complex128, ptl_complex128, c16, PTL_ID, PTL_ID, ZSQUARE_C16)
+static const PtlLoop zsquare_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_COMPLEX64] = zsquare_loop_c8, [PTL_DTYPE_COMPLEX128] = zsquare_loop_c16};
 
 /* nan_to_num: each part's NaN, +inf and -inf replaced by r[0], r[1], r[2] */
 static inline double
@@ -201,7 +204,7 @@ static const PtlLoop znan_to_num_loops[PTL_DTYPE_COUNT] = {
 /* logical_not (one input) and logical_and / or / xor (two): bool results, a complex value
  * true when either part is nonzero */
 #define ZTRUE(A) (__real__(A) != 0 || __imag__(A) != 0)
-#define ZNOT(A, B) (!ZTRUE(A))
+#define ZNOT(A, B) ((void)(B), !ZTRUE(A))
 #define ZAND(A, B) (ZTRUE(A) && ZTRUE(B))
 #define ZOR(A, B) (ZTRUE(A) || ZTRUE(B))
 #define ZXOR(A, B) (ZTRUE(A) != ZTRUE(B))
@@ -209,10 +212,17 @@ static const PtlLoop znan_to_num_loops[PTL_DTYPE_COUNT] = {
     static void NAME##_loop_##SUF(char **d, const int64_t *s, int64_t n, const void *extra) \
     {                                                                                      \
         (void)extra;                                                                       \
+        if (s[0] == 1 && s[1] == sizeof(T) && (NIN == 1 || s[NIN] == sizeof(T))) {         \
+            uint8_t *o = (uint8_t *)d[0];                                                  \
+            const T *a = (const T *)d[1], *b = (const T *)d[NIN];                          \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                o[i] = (uint8_t)F(a[i], b[i]);                                             \
+            }                                                                              \
+            return;                                                                        \
+        }                                                                                  \
         for (int64_t i = 0; i < n; i++) {                                                  \
             T a = *(const T *)(d[1] + i * s[1]);                                           \
-            T b = NIN == 2 ? *(const T *)(d[NIN] + i * s[NIN]) : a;                        \
-            (void)b;                                                                       \
+            T b = *(const T *)(d[NIN] + i * s[NIN]);                                       \
             *(uint8_t *)(d[0] + i * s[0]) = (uint8_t)F(a, b);                              \
         }                                                                                  \
     }

@@ -65,16 +65,10 @@ int
 silu_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope scope = {0}, *sc = &scope;
-    PtlTensorImpl *x;
-    if (!NEEDS(0)) {
-        return 0;
-    }
-    if ((x = sv(sc, n, 0)) == NULL) {
-        return scope_end(sc, -1);
-    }
-    if (!ptl_dtype_is_complex(x->dtype)) {
-        return scope_end(sc, pointwise_grad(n, gi, go, PTL_OP_silu_backward, 0, no_params,
-                                            ptl_iv_none()));
+    PtlTensorImpl *x = NEEDS(0) ? sv(sc, n, 0) : NULL;
+    if (x == NULL || !ptl_dtype_is_complex(x->dtype)) {   /* a failed sv fails there again */
+        scope_end(sc, 0);
+        return pointwise_grad(n, gi, go, PTL_OP_silu_backward, 0, no_params, ptl_iv_none());
     }
     PtlTensorImpl *slope = ADD(f1(sc, PTL_OP_sigmoid, x), MUL(x, sigmoid_slope(sc, x)));
     return scope_end(sc, give(n, go, 0, MUL(gi[0], CONJ(slope))));
