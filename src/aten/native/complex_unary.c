@@ -318,21 +318,8 @@ logical_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     for (int i = 0; i < nin; i++) {
         any_complex |= ptl_dtype_is_complex(s[i].u.t->dtype);
     }
-    if (!any_complex) {   /* only the out= tensor is complex: the real kernel's bools */
-        PtlIValue a[2] = {s[0], nin == 2 ? s[1] : ptl_iv_none()};
-        PtlTensorImpl *out = ptl_kernel_out(op, s);
-        PtlOpId f = nin == 1 ? PTL_OP_logical_not
-                    : op_loops[op->id] == zand_loops ? PTL_OP_logical_and
-                    : op_loops[op->id] == zor_loops  ? PTL_OP_logical_or
-                                                     : PTL_OP_logical_xor;
-        PtlTensorImpl *r = ptl_call_k(f, nin, a);
-        if (r == NULL) {
-            return -1;
-        }
-        PtlIValue c[3] = {ptl_iv_tensor(out), ptl_iv_tensor(r), ptl_iv_bool(0)};
-        PtlTensorImpl *done = ptl_call_tensor(PTL_OP_copy_, c);
-        ptl_decref(r);
-        return ptl_kernel_return(s, done);
+    if (!any_complex) {   /* only the out= tensor is complex: the real kernel writes it */
+        return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
     }
     return ptl_pointwise(op, s, nin, self_other, cfg, op_loops[op->id], NULL);
 }
