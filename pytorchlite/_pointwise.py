@@ -8,7 +8,6 @@ import math
 
 from . import _C
 from ._functions import _in_place
-from ._tensor_types import _NAME
 
 _f = _C._functions
 
@@ -116,10 +115,41 @@ def isreal(input):
     return _f["ones_like"](input, dtype=_C.bool)
 
 
+def _not_implemented(kernel, dtype):
+    """PyTorch's NotImplementedError of a kernel without a loop for dtype (its ScalarType
+    name: 'ComplexFloat')."""
+    from .linalg import _legacy
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_legacy(dtype)}\'')
+
+
+def _logaddexp_complex(input, other, dtype):
+    """logaddexp of complex values, PyTorch's choices: hi + log1p(exp(lo - hi)) with hi the
+    operand of the larger real part (other on a tie); where both real parts are the same
+    infinity, lo at -inf and log(exp(lo) + exp(hi)) at +inf; NaN + NaN j where either has a
+    NaN part.  The branches not taken see finite stand-ins, so that no NaN reaches the
+    gradient through them (as Note [logaddexp of equal infinities] does for real ones)."""
+    a, b = (t.to(dtype) if isinstance(t, _C.TensorBase) else _C.tensor(t, dtype=dtype)
+            for t in (input, other))
+    swap = a.real < b.real
+    hi, lo = _f["where"](swap, b, a), _f["where"](swap, a, b)
+    both_inf = lo.real.isinf().logical_and(lo.real == hi.real)
+    result = hi + (lo - hi).masked_fill(both_inf, 0).exp().log1p()
+    finite = both_inf.logical_not()
+    lo_inf, hi_inf = lo.masked_fill(finite, 0), hi.masked_fill(finite, 0)
+    # the parts add as real numbers: complex add's alpha product would turn inf + 0j into
+    # inf + nan j (Note [Complex Scalars] in ivalue.h)
+    parts = _f["view_as_real"](lo_inf.exp()) + _f["view_as_real"](hi_inf.exp())
+    at_inf = _f["where"](lo_inf.real < 0, lo_inf, _f["view_as_complex"](parts).log())
+    result = _f["where"](both_inf, at_inf, result)
+    return result.masked_fill(a.isnan().logical_or(b.isnan()), complex(math.nan, math.nan))
+
+
 def _logaddexp(name, input, other, log1p_exp_neg):
     dtype = _C.result_type(input, other)
-    if not (dtype.is_floating_point or dtype.is_complex):
-        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_NAME[dtype]}\'')
+    if dtype.is_complex and name == "logaddexp":
+        return _logaddexp_complex(input, other, dtype)
+    if not dtype.is_floating_point:
+        raise _not_implemented(f"{name}_cpu", dtype)
     # Note [logaddexp of equal infinities]: max + log1p(exp(-|a - b|)) is stable for every
     # finite pair, but two infinities of the same sign give inf - inf = NaN in |a - b|; PyTorch
     # returns that infinity.  The masked-off branch sees a 0 difference so that its NaN does
@@ -130,7 +160,8 @@ def _logaddexp(name, input, other, log1p_exp_neg):
 
 
 def logaddexp(input, other, *, out=None):
-    """log(exp(input) + exp(other)) computed as max + log1p(exp(-|input - other|))."""
+    """log(exp(input) + exp(other)) computed as max + log1p(exp(-|input - other|)) (complex
+    operands: _logaddexp_complex); logaddexp2 refuses complex ones, as PyTorch's does."""
     result = _logaddexp("logaddexp", input, other, lambda d: d.neg().exp().log1p())
     return result if out is None else out.copy_(result)
 
@@ -152,7 +183,9 @@ def copysign(input, other, *, out=None):
     """|input| with the sign bit of other (of -0.0 and NaNs too), in the promoted float
     dtype (the default float one for integer operands)."""
     dtype = _C.result_type(input, other)
-    if not (dtype.is_floating_point or dtype.is_complex):
+    if dtype.is_complex:   # PyTorch's kernel has no complex loop
+        raise _not_implemented("copysign_cpu", dtype)
+    if not dtype.is_floating_point:
         dtype = _C.get_default_dtype()
     magnitude = input.to(dtype).abs()
     if isinstance(other, _C.TensorBase):
@@ -202,8 +235,9 @@ def float_power(input, exponent, *, out=None):
 def _float_power_(self, exponent):
     dtype = _float_power_dtype(self, exponent)
     if self.dtype != dtype:
-        raise RuntimeError(f"the base given to float_power_ has dtype {_NAME[self.dtype]} but "
-                           f"the operation's result requires dtype {_NAME[dtype]}")
+        from .linalg import _legacy
+        raise RuntimeError(f"the base given to float_power_ has dtype {_legacy(self.dtype)} "
+                           f"but the operation's result requires dtype {_legacy(dtype)}")
     if isinstance(exponent, _C.TensorBase):
         exponent = exponent.to(dtype)
     return self.pow_(exponent)

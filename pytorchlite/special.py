@@ -4,6 +4,7 @@ xlog1py, sinc and multigammaln, a composite of them)."""
 import math
 
 from . import _C
+from ._pointwise import _not_implemented
 
 _f = _C._functions
 
@@ -108,8 +109,11 @@ def logit(input, eps=None, *, out=None):
     log1p(-p)'s four; with eps, in place on the clamped copy unless autograd records), p
     being input, or with eps >= 0 given eps where input < eps, else 1 - eps where
     input > 1 - eps (NaN kept): the order of PyTorch's test, which a clamp matches for
-    eps <= 1/2.  A negative eps clamps nothing."""
-    if not (input.is_floating_point() or input.is_complex()):   # bool has no negation
+    eps <= 1/2.  A negative eps clamps nothing.  Complex inputs are refused, as PyTorch's
+    kernel refuses them."""
+    if input.is_complex():
+        raise _not_implemented("logit_cpu", input.dtype)
+    if not input.is_floating_point():   # bool has no negation
         input = input.to(_C.get_default_dtype())
     p = input
     if eps is not None and eps >= 0:
@@ -128,6 +132,9 @@ def _x_log(name, log, input, other, out):
     either argument may be a Python number (not both)."""
     if not isinstance(input, _C.TensorBase) and not isinstance(other, _C.TensorBase):
         raise TypeError(f"{name}(): expected a Tensor as input or other, got two numbers")
+    dtype = _C.result_type(input, other)
+    if dtype.is_complex:   # PyTorch's kernels have no complex loop
+        raise _not_implemented(f"{name}_cpu", dtype)
     if not isinstance(other, _C.TensorBase):
         # a number other is a Python scalar in the promotion: input's float dtype wins
         dtype = input.dtype if input.is_floating_point() else _C.get_default_dtype()

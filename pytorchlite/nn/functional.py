@@ -16,6 +16,7 @@ import warnings
 
 import pytorchlite as torch
 from pytorchlite import _C
+from pytorchlite._pointwise import _not_implemented
 
 aten = torch.ops.aten
 
@@ -280,6 +281,8 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
 
 
 def glu(input, dim=-1):
+    if input.is_complex():   # PyTorch's kernel has no complex loop
+        raise _not_implemented("glu_cpu", input.dtype)
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     d = dim + input.dim() if dim < 0 else dim

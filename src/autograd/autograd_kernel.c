@@ -445,6 +445,30 @@ set_history(const PtlOperator *op, PtlIValue *s, PtlNode *node, const Inputs *in
     return 0;
 }
 
+/* PyTorch's throw_error_for_complex_autograd: the functional ops whose complex result it
+ * refuses to differentiate, after the forward (their in-place forms record a node, as
+ * PyTorch's do).  -1 with the error set for one of them, else 0. */
+static int
+complex_autograd_refused(const PtlOperator *op, const PtlIValue *s)
+{
+    static const struct {
+        PtlOpId op;
+        const char *name;
+    } refused[] = {
+        {PTL_OP_scatter_reduce_two, "scatter_reduce"},
+        {PTL_OP_silu, "silu"},
+        {PTL_OP_nan_to_num, "nan_to_num"},
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        if (op->id == (int)refused[i].op && ptl_dtype_is_complex(s[0].u.t->dtype)) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "%s does not support automatic "
+                                 "differentiation for outputs with complex dtype.",
+                                 refused[i].name);
+        }
+    }
+    return 0;
+}
+
 /* The autograd kernel of one call (Note [Autograd key]): refuse what cannot be recorded,
  * take the inputs' gradient edges, run the op below Autograd, then make the node, save what
  * its formula needs and give it to the outputs (an in-place op on a view rewrites the base's
@@ -493,12 +517,8 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
     if (ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s) < 0) {
         goto done;
     }
-    if (op->id == PTL_OP_scatter_reduce_two && ptl_dtype_is_complex(s[0].u.t->dtype)) {
-        /* PyTorch's throw_error_for_complex_autograd, after the forward (the in-place
-         * scatter_reduce_ records its node, as PyTorch's does) */
+    if (complex_autograd_refused(op, s) < 0) {
         ptl_ivalue_release(&s[0]);
-        ptl_error_set(PTL_ERR_RUNTIME, "scatter_reduce does not support automatic "
-                                       "differentiation for outputs with complex dtype.");
         goto done;
     }
     if (!sc->inplace && sc->nrets == 1 && is_output_alias_of_input(&s[0], &in)) {

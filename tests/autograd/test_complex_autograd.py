@@ -13,7 +13,7 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import assert_no_leak, torch, torch_ref
+from helpers import assert_no_leak, assert_raises_like_torch, torch, torch_ref
 
 C64, C128 = ptl.complex64, ptl.complex128
 RNG = np.random.RandomState(1234)
@@ -60,6 +60,15 @@ UNARY = {
     "mean": lambda z: z.mean(),
     "mean_dim": lambda z: z.mean(0, keepdim=True) if z.dim() else z.mean(),
     "to_complex64_and_back": lambda z: z.to(C64).to(C128),
+    # complex_unary.c's kernels; derivatives/unary.c conjugates their factors
+    **{name: getattr(ptl, name) for name in (
+        "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh",
+        "atanh", "sigmoid", "rsqrt", "log1p", "expm1", "exp2", "log2", "log10", "square",
+        "sinc")},
+    # torch 2.13's in-place silu gives the unconjugated factor (its gradcheck fails) and
+    # its functional silu refuses complex gradients: ours passes
+    "silu_": lambda z: ptl.nn.functional.silu(z.clone(), inplace=True),
+    "tanhshrink": ptl.nn.functional.tanhshrink,
 }
 
 
@@ -82,7 +91,18 @@ BINARY = {
     "rsub": lambda a, b: ptl.rsub(a, b, alpha=0.5),
     "mul": lambda a, b: a * b,
     "div": lambda a, b: a / b,
+    "logaddexp": ptl.logaddexp,
 }
+
+
+@pytest.mark.parametrize("name", ["silu", "nan_to_num"])
+def test_functional_forms_refuse_complex_gradients_as_torch(name):
+    fn = {"silu": lambda lib, z: lib.nn.functional.silu(z),
+          "nan_to_num": lambda lib, z: lib.nan_to_num(z)}[name]
+    assert_raises_like_torch(
+        lambda lib: fn(lib, lib.ones(2, dtype=lib.complex128, requires_grad=True)),
+        RuntimeError, f"{name} does not support automatic differentiation for outputs with "
+                      "complex dtype.")
 
 
 @pytest.mark.parametrize("name", sorted(BINARY))
@@ -321,6 +341,11 @@ TORCH_GRAPHS = {
     "to_real": lambda lib, a, b: (lib.log(a) * b.abs()).real + lib.angle(b) - a.imag.mean(),
     "views": lambda lib, a, b: lib.view_as_real(a * lib.conj_physical(b)).sum(-1),
     "reduce": lambda lib, a, b: (a.reciprocal() - 1.5 * b).sum(0) * a.mean(),
+    "trig": lambda lib, a, b: lib.tan(a) * lib.asinh(b) - lib.acos(a).cosh() / lib.atanh(b),
+    "exp_log": lambda lib, a, b: lib.sigmoid(a) * lib.log1p(b) + lib.expm1(a).rsqrt() -
+    lib.exp2(b).log10() + lib.acosh(-a) * lib.log2(b),
+    "activations": lambda lib, a, b: lib.nn.functional.tanhshrink(a) + lib.logaddexp(a, b) +
+    lib.tanh(b).square(),
 }
 
 

@@ -182,6 +182,17 @@ static const OpRefusal ordering_errors[] = {
      "\"searchsorted_out_cpu\" not implemented for '%s'"},
     {PTL_OP_bucketize_Tensor, PTL_ERR_NOT_IMPLEMENTED,
      "\"searchsorted_out_cpu\" not implemented for '%s'"},
+    /* the NaN-ignoring maximum and minimum, trunc and hardtanh (the pointwise math:
+     * complex_unary.c) */
+    {PTL_OP_trunc, PTL_ERR_NOT_IMPLEMENTED, "trunc is not supported for complex inputs"},
+    {PTL_OP_trunc_, PTL_ERR_NOT_IMPLEMENTED, "trunc is not supported for complex inputs"},
+    {PTL_OP_trunc_out, PTL_ERR_NOT_IMPLEMENTED, "trunc is not supported for complex inputs"},
+    {PTL_OP_hardtanh, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
+    {PTL_OP_hardtanh_, PTL_ERR_NOT_IMPLEMENTED, "clamp is not supported for complex types"},
+    {PTL_OP_fmax, PTL_ERR_RUNTIME, "fmax not implemented for complex tensors."},
+    {PTL_OP_fmax_out, PTL_ERR_RUNTIME, "fmax not implemented for complex tensors."},
+    {PTL_OP_fmin, PTL_ERR_RUNTIME, "fmin not implemented for complex tensors."},
+    {PTL_OP_fmin_out, PTL_ERR_RUNTIME, "fmin not implemented for complex tensors."},
 };
 
 static uint8_t passthrough[PTL_OP_COUNT];

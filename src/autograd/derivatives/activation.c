@@ -54,10 +54,24 @@ gelu_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return pointwise_grad(n, gi, go, PTL_OP_gelu_backward, 0, no_params, ptl_iv_string(mode));
 }
 
+static PtlTensorImpl *sigmoid_slope(Scope *sc, PtlTensorImpl *z);
+
+/* silu_backward(g, self); for a complex self (silu_: the functional silu refuses to
+ * differentiate a complex result, as PyTorch's, in autograd_kernel.c) g * conj(s + x s (1 - s)),
+ * s = sigmoid(x), written with dispatcher ops (silu_backward has no complex kernel; Note
+ * [Complex autograd] in derivatives/complex.c), so that its own derivatives come from theirs.
+ * PyTorch's in-place silu leaves the factor unconjugated (its gradcheck fails); this passes. */
 int
 silu_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    return pointwise_grad(n, gi, go, PTL_OP_silu_backward, 0, no_params, ptl_iv_none());
+    Scope scope = {0}, *sc = &scope;
+    PtlTensorImpl *x = NEEDS(0) ? sv(sc, n, 0) : NULL;
+    if (x == NULL || !ptl_dtype_is_complex(x->dtype)) {   /* a failed sv fails there again */
+        scope_end(sc, 0);
+        return pointwise_grad(n, gi, go, PTL_OP_silu_backward, 0, no_params, ptl_iv_none());
+    }
+    PtlTensorImpl *slope = ADD(f1(sc, PTL_OP_sigmoid, x), MUL(x, sigmoid_slope(sc, x)));
+    return scope_end(sc, give(n, go, 0, MUL(gi[0], CONJ(slope))));
 }
 
 int

@@ -206,6 +206,7 @@ UNARY_BACKWARD(square_backward, twice)
 
 typedef PtlTensorImpl *(*FactorFn)(Scope *sc, PtlTensorImpl *x);
 
+/* g * conj(factor) (a complex factor is that of a holomorphic f: Note [Complex autograd]) */
 static int
 unary_factor(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, FactorFn factor)
 {
@@ -213,7 +214,7 @@ unary_factor(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, FactorFn factor
     if (!NEEDS(0)) {
         return 0;
     }
-    return scope_end(sc, give(n, go, 0, MUL(gi[0], factor(sc, sv(sc, n, 0)))));
+    return scope_end(sc, give(n, go, 0, MUL(gi[0], CONJ(factor(sc, sv(sc, n, 0))))));
 }
 
 /* r ln 2 from r = 2^x */
@@ -336,10 +337,15 @@ trigamma_of(Scope *sc, PtlTensorImpl *x)
     return polygamma_of(sc, 1, x);
 }
 
-/* 1 / sqrt(x^2 - 1) */
+/* 1 / sqrt(x^2 - 1); for a complex x 1 / (sqrt(x - 1) sqrt(x + 1)), which is acosh's
+ * derivative on both sides of the imaginary axis (sqrt(x^2 - 1) changes sign across it) */
 static PtlTensorImpl *
 acosh_factor(Scope *sc, PtlTensorImpl *x)
 {
+    if (x != NULL && ptl_dtype_is_complex(x->dtype)) {
+        return MUL(f1(sc, PTL_OP_rsqrt, SUB(x, inum(sc, 1))),
+                   f1(sc, PTL_OP_rsqrt, ADD(x, inum(sc, 1))));
+    }
     return f1(sc, PTL_OP_rsqrt, SUB(MUL(x, x), inum(sc, 1)));
 }
 
