@@ -281,6 +281,124 @@ def sweep_public():
     return out, unprobed
 
 
+# ---- the gradients ----
+
+def _tensors(x):
+    if isinstance(x, (list, tuple)):
+        return [t for y in x for t in _tensors(y)]
+    return [x] if hasattr(x, "requires_grad") else []
+
+
+def _grad_of(lib, fn, args, kwargs, leaves, seed):
+    """d(sum re(conj(g) * out))/d(leaves) for random g (PyTorch's vector-Jacobian product of
+    a complex function), or an outcome tuple when the call or its backward raises."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            outs = [o for o in _tensors(fn(*args, **kwargs))
+                    if o.requires_grad and (o.dtype.is_floating_point or o.dtype.is_complex)]
+            if not outs:
+                return ("no-grad", None)
+            gen = np.random.default_rng(seed)
+            gos = []
+            for o in outs:
+                g = gen.standard_normal(tuple(o.shape))
+                if o.dtype.is_complex:
+                    g = g + 1j * gen.standard_normal(tuple(o.shape))
+                gos.append(lib.tensor(g, dtype=o.dtype))
+            grads = lib.autograd.grad(outs, leaves, gos, allow_unused=True)
+    except Exception as e:   # the sweep records every refusal
+        return type(e).__name__, str(e).split("\n")[0][:120]
+    return [None if g is None else np.array(g.detach().resolve_conj().numpy()
+                                            if hasattr(g, "resolve_conj") else g.numpy())
+            for g in grads]
+
+
+def _grad_pair(sample, domain):
+    """The sample in complex128 with every complex tensor a leaf, in both libraries."""
+    oa, ok_, ta, tk = _build(sample, domain, ptl.complex128)
+    ol = [t for t in _tensors(oa) + _tensors(list(ok_.values())) if t.dtype.is_complex]
+    tl = [t for t in _tensors(ta) + _tensors(list(tk.values())) if t.dtype.is_complex]
+    ol = [t.detach().requires_grad_(True) for t in ol]
+    tl = [t.detach().requires_grad_(True) for t in tl]
+    # put the leaves back where the sample had them
+    oi, ti = iter(ol), iter(tl)
+
+    def swap(x, it):
+        if isinstance(x, (list, tuple)):
+            return type(x)(swap(y, it) for y in x)
+        if hasattr(x, "requires_grad") and x.dtype.is_complex:
+            return next(it)
+        return x
+    oa = [swap(x, oi) for x in oa]
+    ok_ = {k: swap(v, oi) for k, v in ok_.items()}
+    ta = [swap(x, ti) for x in ta]
+    tk = {k: swap(v, ti) for k, v in tk.items()}
+    return (oa, ok_, ol), (ta, tk, tl)
+
+
+def sweep_grads():
+    """{"aten::<name>": (kind, sample, detail)} for the ops whose complex128 forward runs in
+    both libraries: "grad-gap" (PyTorch differentiates, pytorchlite raises), "grad-value"
+    (the gradients differ), "grad-extra" (pytorchlite differentiates what PyTorch refuses)."""
+    out = {}
+    for name, info in sorted(opinfo.TABLE.items()):
+        if info.out_of is not None or info.grad not in ("check",) or info.inplace:
+            continue
+        if not any(t.dtype is None for s in info.samples for t in s.specs()):
+            continue
+        try:
+            tfn = _aten_op(torch, name)
+        except (AttributeError, RuntimeError):
+            continue
+        ofn = _aten_op(ptl, name)
+        for i, s in enumerate(info.samples):
+            if any(0 in t.shape for t in s.specs()):
+                continue
+            try:
+                (oa, ok_, ol), (ta, tk, tl) = _grad_pair(s, info.domain)
+            except _Unsupported:
+                continue
+            if not ol:
+                continue
+            if outcome(tfn, *ta, **tk)[0] != "ok" or outcome(ofn, *oa, **ok_)[0] != "ok":
+                continue
+            theirs = _grad_of(torch, tfn, ta, tk, tl, i)
+            ours = _grad_of(ptl, ofn, oa, ok_, ol, i)
+            t_ok, o_ok = isinstance(theirs, list), isinstance(ours, list)
+            if t_ok and not o_ok:
+                out["aten::" + name] = ("grad-gap", repr(s), ours)
+                break
+            if o_ok and not t_ok:
+                if theirs[0] != "no-grad":
+                    out["aten::" + name] = ("grad-extra", repr(s), theirs)
+                    break
+                continue
+            if not t_ok:
+                continue
+            bad = _first_mismatch(ours, theirs)
+            if bad is not None:
+                out["aten::" + name] = ("grad-value", repr(s), bad)
+                break
+    return out
+
+
+def _first_mismatch(ours, theirs):
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        if a is None and b is None:
+            continue
+        if a is None or b is None:
+            return f"input {k}: ours={'None' if a is None else 'grad'} torch=" + \
+                ("None" if b is None else "grad")
+        a = np.broadcast_to(a, b.shape) if a.shape != b.shape and a.size == 1 else a
+        if a.shape != b.shape:
+            return f"input {k}: shape {a.shape} vs {b.shape}"
+        if not np.allclose(a, b, rtol=1e-6, atol=1e-8, equal_nan=True):
+            j = np.unravel_index(np.argmax(np.abs(a - b)), a.shape) if a.ndim else ()
+            return f"input {k}: ours {a[j]!r} torch {b[j]!r} at {j}"
+    return None
+
+
 def sweep():
     found = sweep_aten()
     public, unprobed = sweep_public()
@@ -303,9 +421,17 @@ def format_report(found, unprobed):
     return "\n".join(lines) + "\n"
 
 
+def format_grads(found):
+    lines = ["# complex128 gradients vs torch (vector-Jacobian products with random complex "
+             "grad_outputs): kind name  sample  detail"]
+    for name, (kind, sample, detail) in sorted(found.items()):
+        lines.append(f"{kind:10s} {name:40s} {sample}  {detail}")
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
     f, u = sweep()
-    text = format_report(f, u)
+    text = format_report(f, u) + format_grads(sweep_grads())
     if len(sys.argv) > 1:
         with open(sys.argv[1], "w") as fh:
             fh.write(text)
