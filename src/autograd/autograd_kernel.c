@@ -493,12 +493,13 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
     if (ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s) < 0) {
         goto done;
     }
-    if (op->id == PTL_OP_scatter_reduce_two && ptl_dtype_is_complex(s[0].u.t->dtype)) {
+    if ((op->id == PTL_OP_scatter_reduce_two || op->id == PTL_OP_embedding ||
+         op->id == PTL_OP_affine_grid_generator) && ptl_dtype_is_complex(s[0].u.t->dtype)) {
         /* PyTorch's throw_error_for_complex_autograd, after the forward (the in-place
          * scatter_reduce_ records its node, as PyTorch's does) */
         ptl_ivalue_release(&s[0]);
-        ptl_error_set(PTL_ERR_RUNTIME, "scatter_reduce does not support automatic "
-                                       "differentiation for outputs with complex dtype.");
+        ptl_error_set(PTL_ERR_RUNTIME, "%s does not support automatic differentiation for "
+                      "outputs with complex dtype.", op->schema.name + 6);
         goto done;
     }
     if (!sc->inplace && sc->nrets == 1 && is_output_alias_of_input(&s[0], &in)) {

@@ -17,8 +17,10 @@ REASONS = {
     "cplxlinalg": "no complex kernel for this norm, variance or linear-algebra op yet",
     "cplxsweep": "no complex kernel for this nn.functional, random, sparse or creation op yet",
     "type": "both refuse complex, with another exception type than PyTorch's",
-    "extra": "pytorchlite accepts the call PyTorch refuses (not a complex matter: the "
-             "real dtypes behave the same)",
+    "extra": "pytorchlite computes what PyTorch refuses: repeat_interleave() without repeats "
+             "(the real dtypes too), and convolution and its backward, which take complex "
+             "tensors themselves (Note [Complex ops by parts] in native/complex_parts.c) where "
+             "PyTorch's take them only through conv1d/conv2d/conv3d/conv_transpose*",
 }
 
 GAPS_BY_AREA = {
@@ -98,24 +100,20 @@ GAPS_BY_AREA = {
         torch.renorm torch.std torch.std_mean torch.triplet_margin_loss torch.var torch.var_mean
     """,
     'cplxsweep': """
-        Tensor.bincount Tensor.to_dense Tensor.type aten::affine_grid_generator
-        aten::affine_grid_generator_backward aten::bincount aten::col2im aten::embedding
-        aten::embedding_dense_backward aten::embedding_renorm_ aten::im2col aten::native_dropout
-        aten::native_dropout_backward aten::normal.Tensor_float aten::set_.source_Tensor
+        Tensor.to_dense aten::embedding_renorm_ aten::normal.Tensor_float
         aten::sparse_coo_tensor.indices aten::to_dense aten::to_sparse aten::to_sparse.sparse_dim
-        torch.adaptive_avg_pool1d torch.affine_grid_generator torch.bincount torch.embedding
-        torch.embedding_renorm_ torch.linspace torch.logspace torch.native_dropout
-        torch.nn.functional.adaptive_avg_pool1d torch.nn.functional.adaptive_avg_pool2d
-        torch.nn.functional.dropout3d torch.normal torch.sparse_coo_tensor
+        torch.adaptive_avg_pool1d torch.embedding_renorm_
+        torch.linspace torch.logspace torch.nn.functional.adaptive_avg_pool1d
+        torch.nn.functional.adaptive_avg_pool2d torch.nn.functional.dropout3d torch.normal
+        torch.sparse_coo_tensor
     """,
     'type': """
         aten::_cdist_forward aten::_pin_memory aten::_scaled_dot_product_flash_attention_for_cpu
-        aten::binomial aten::fmax aten::fmin aten::frexp.Tensor aten::log_sigmoid_backward
-        aten::max.other aten::min.other aten::multinomial aten::nansum aten::native_group_norm
-        aten::normal.Tensor_Tensor aten::normal.float_Tensor
+        aten::log_sigmoid_backward aten::nansum aten::native_group_norm aten::normal.Tensor_Tensor
+        aten::normal.float_Tensor
     """,
     'extra': """
-        Tensor.repeat_interleave
+        Tensor.repeat_interleave aten::convolution aten::convolution_backward torch.convolution
     """,
 }
 

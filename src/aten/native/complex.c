@@ -91,6 +91,10 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_rand, PTL_OP_rand_generator, PTL_OP_randn, PTL_OP_randn_generator,
     PTL_OP_rand_like, PTL_OP_randn_like, PTL_OP_uniform_, PTL_OP_normal_,
     PTL_OP_normal_float_float, PTL_OP_exponential_, PTL_OP_cauchy_,
+    /* nn, storage: native_dropout multiplies by its bool mask and scale, and its backward
+     * likewise, through dispatcher ops (random.c); set_ takes the source's storage whole
+     * (factory.c) */
+    PTL_OP_native_dropout, PTL_OP_native_dropout_backward, PTL_OP_set__source_Tensor,
 };
 
 /* An op's own refusal: PyTorch 2.13's exception type and message */
@@ -150,6 +154,20 @@ static const OpRefusal ordering_errors[] = {
     {PTL_OP_sign, PTL_ERR_NOT_IMPLEMENTED,
      "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
      "torch.sgn instead."},
+    /* the ops that check for floating or ordered inputs before their kernel runs */
+    {PTL_OP_fmax, PTL_ERR_RUNTIME, "fmax not implemented for complex tensors."},
+    {PTL_OP_fmin, PTL_ERR_RUNTIME, "fmin not implemented for complex tensors."},
+    {PTL_OP_fmax_out, PTL_ERR_RUNTIME, "fmax not implemented for complex tensors."},
+    {PTL_OP_fmin_out, PTL_ERR_RUNTIME, "fmin not implemented for complex tensors."},
+    {PTL_OP_max_other, PTL_ERR_RUNTIME, "maximum not implemented for complex tensors."},
+    {PTL_OP_min_other, PTL_ERR_RUNTIME, "minimum not implemented for complex tensors."},
+    {PTL_OP_frexp_Tensor, PTL_ERR_RUNTIME, "torch.frexp() only supports floating-point dtypes"},
+    {PTL_OP_frexp_Tensor_out, PTL_ERR_RUNTIME,
+     "torch.frexp() only supports floating-point dtypes"},
+    {PTL_OP_multinomial, PTL_ERR_RUNTIME,
+     "multinomial only supports floating-point dtypes for input, got: %s"},
+    {PTL_OP_binomial, PTL_ERR_VALUE,
+     "binomial only supports floating-point dtypes for count, got: %s"},
 };
 
 static uint8_t passthrough[PTL_OP_COUNT];
