@@ -103,7 +103,7 @@ GAPS_BY_AREA = {
         Tensor.to_dense aten::embedding_renorm_ aten::normal.Tensor_float
         aten::sparse_coo_tensor.indices aten::to_dense aten::to_sparse aten::to_sparse.sparse_dim
         torch.adaptive_avg_pool1d torch.embedding_renorm_
-        torch.linspace torch.logspace torch.nn.functional.adaptive_avg_pool1d
+        torch.nn.functional.adaptive_avg_pool1d
         torch.nn.functional.adaptive_avg_pool2d torch.nn.functional.dropout3d torch.normal
         torch.sparse_coo_tensor
     """,

@@ -217,3 +217,48 @@ def test_refusals_match_torch(call):
             return type(e).__name__, str(e)
         return "ok", None
     assert run(ptl) == run(torch)
+
+
+@pytest.mark.parametrize("start, end, steps", [(0, 1j, 3), (-1 - 2j, 3 + 1j, 7), (2.5, -1j, 1),
+                                               (1j, 1 + 1j, 0), (0, 1 + 1j, 1001)])
+@pytest.mark.parametrize("dtype", [None] + CDTYPES)
+def test_linspace_logspace_complex_match_numpy(start, end, steps, dtype):
+    got = ptl.linspace(start, end, steps, dtype=dtype)
+    assert got.dtype == (dtype or ptl.complex64)
+    tol = TOL[got.dtype]
+    np.testing.assert_allclose(got.numpy(), np.linspace(start, end, steps), rtol=tol, atol=tol)
+    got = ptl.logspace(start, end, steps, base=2.0, dtype=dtype)
+    ref = 2.0 ** np.linspace(start, end, steps)
+    np.testing.assert_allclose(got.numpy(), ref, rtol=10 * tol, atol=10 * tol)
+
+
+def test_linspace_complex_default_dtype_and_refusals():
+    old = ptl.get_default_dtype()
+    ptl.set_default_dtype(ptl.float64)
+    try:
+        assert ptl.linspace(0, 1j, 3).dtype == ptl.complex128
+    finally:
+        ptl.set_default_dtype(old)
+    assert ptl.linspace(0, 1, 5, dtype=ptl.complex64).tolist() == [0, 0.25, 0.5, 0.75, 1]
+    with pytest.raises(RuntimeError, match=r"^torch.linspace\(\): inferred dtype "
+                                           r"c10::complex<float> can't be safely cast to "
+                                           r"passed dtype Float$"):
+        ptl.linspace(0, 1j, 3, dtype=ptl.float32)
+    with pytest.raises(RuntimeError, match=r"^torch.logspace\(\): inferred dtype "
+                                           r"c10::complex<float> can't be safely cast to "
+                                           r"passed dtype Long$"):
+        ptl.logspace(0, 1j, 3, dtype=ptl.int64)
+    with pytest.raises(RuntimeError, match="^number of steps must be non-negative$"):
+        ptl.linspace(0, 1j, -1)
+
+
+@torch_ref
+@pytest.mark.parametrize("call", [
+    lambda L: L.linspace(-1 - 2j, 3 + 1j, 9, dtype=L.complex128),
+    lambda L: L.linspace(0, 1, 4, dtype=L.complex64), lambda L: L.linspace(0, 2j, 5),
+    lambda L: L.logspace(1j, 2, 4, dtype=L.complex128), lambda L: L.logspace(0, 1j, 3, base=3),
+], ids=["linspace", "linspace-real-ends", "linspace-default", "logspace", "logspace-base"])
+def test_linspace_logspace_complex_match_torch(call):
+    ours, theirs = call(ptl), call(torch)
+    assert str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-12)

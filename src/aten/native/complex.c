@@ -229,10 +229,6 @@ static const OpRefusal complex_scalar_errors[] = {
      "\"searchsorted_out_cpu\" not implemented for 'ComplexFloat'"},
     {PTL_OP_bucketize_Scalar, PTL_ERR_NOT_IMPLEMENTED,
      "\"searchsorted_out_cpu\" not implemented for 'ComplexFloat'"},
-    {PTL_OP_linspace, PTL_ERR_NOT_IMPLEMENTED,
-     "linspace: a complex start or end is not supported by pytorchlite"},
-    {PTL_OP_logspace, PTL_ERR_NOT_IMPLEMENTED,
-     "logspace: a complex start or end is not supported by pytorchlite"},
 };
 
 /* Ops that read their Scalars as double whatever the tensor's dtype, so PyTorch's error

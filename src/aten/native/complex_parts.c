@@ -16,6 +16,9 @@
  * vector-Jacobian product of Note [Complex autograd] (derivatives/complex.c): the input's
  * gradient pairs the output's gradient with conj(weight), the weight's with conj(input),
  * four real convolution_backward calls on the parts.
+ * linspace and logspace with a complex start, end or dtype: the linspace of the starts' and
+ * ends' parts, joined (logspace then raises base to it, complex pow); a real dtype with a
+ * complex end point refuses as PyTorch's does.
  * bincount reads complex weights as PyTorch does: their real parts, in double.
  * As PyTorch's, embedding and affine_grid_generator refuse to record a complex gradient
  * (the autograd kernel's throw_error_for_complex_autograd).
@@ -133,6 +136,58 @@ bincount_weights(PtlIValue *s)
     PtlIValue st[3] = {s[0], ptl_iv_tensor(w), s[2]};
     PtlTensorImpl *out = ptl_call_tensor(PTL_OP_bincount, st);
     ptl_decref(w);
+    if (out == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* ---- linspace, logspace ---- */
+
+/* linspace(start, end, steps, *, dtype, layout, device, pin_memory) and logspace(start, end,
+ * steps, base, *, dtype, ...): the result dtype is `dtype`, else the default dtype's complex
+ * one (a complex start or end brought the call here). */
+static int
+linspace_parts(const PtlOperator *op, PtlIValue *s)
+{
+    int log = op->id == PTL_OP_logspace, di = log ? 4 : 3;
+    int complex_ends = ptl_iv_imag(&s[0]) != 0 || ptl_iv_imag(&s[1]) != 0 ||
+                       s[0].tag == PTL_IV_COMPLEX || s[1].tag == PTL_IV_COMPLEX;
+    PtlDtype inferred = complex_ends ? ptl_dtype_to_complex(ptl_default_dtype())
+                                     : ptl_default_dtype();
+    PtlDtype dt = s[di].tag == PTL_IV_DTYPE ? s[di].u.dtype : inferred;
+    if (!ptl_dtype_is_complex(dt)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "torch.%s(): inferred dtype %s can't be safely "
+                             "cast to passed dtype %s", log ? "logspace" : "linspace",
+                             ptl_dtype_cpp_name(inferred), ptl_dtype_legacy_name(dt));
+    }
+    PtlTensorImpl *r[2] = {NULL, NULL};
+    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+    for (int j = 0; j < 2; j++) {   /* the real parts, then the imaginary ones */
+        memcpy(st, s, sizeof(PtlIValue) * (size_t)op->schema.nargs);
+        st[0] = ptl_iv_double(j == 0 ? ptl_iv_to_double(&s[0]) : ptl_iv_imag(&s[0]));
+        st[1] = ptl_iv_double(j == 0 ? ptl_iv_to_double(&s[1]) : ptl_iv_imag(&s[1]));
+        st[di] = ptl_iv_dtype(ptl_dtype_to_real(dt));
+        if (log) {   /* the exponents: a linspace of the parts */
+            PtlIValue lin[7] = {st[0], st[1], st[2], st[4], st[5], st[6], st[7]};
+            r[j] = ptl_call_tensor(PTL_OP_linspace, lin);
+        }
+        else {
+            r[j] = ptl_call_tensor(PTL_OP_linspace, st);
+        }
+        if (r[j] == NULL) {
+            ptl_xdecref(r[0]);
+            return -1;
+        }
+    }
+    PtlTensorImpl *out = join_parts(r[0], r[1]);
+    if (out != NULL && log) {
+        PtlIValue pw[2] = {s[3], ptl_iv_tensor(out)};
+        PtlTensorImpl *e = out;
+        out = ptl_call_k(PTL_OP_pow_Scalar, 2, pw);
+        ptl_decref(e);
+    }
     if (out == NULL) {
         return -1;
     }
@@ -303,6 +358,8 @@ parts_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     tls->excluded |= PTL_KEYSET(PTL_KEY_AUTOGRAD);
     switch (op->id) {
     case PTL_OP_convolution: rc = convolution_parts(s); break;
+    case PTL_OP_linspace:
+    case PTL_OP_logspace: rc = linspace_parts(op, s); break;
     case PTL_OP_convolution_backward: rc = convolution_backward_parts(s); break;
     case PTL_OP_bincount:
         rc = s[1].tag == PTL_IV_TENSOR && ptl_dtype_is_complex(s[1].u.t->dtype)
@@ -323,6 +380,8 @@ static const PtlKernelReg complex_parts_kernels[] = {
     {PTL_OP_affine_grid_generator, PTL_KEY_COMPLEX, parts_complex},
     {PTL_OP_affine_grid_generator_backward, PTL_KEY_COMPLEX, parts_complex},
     {PTL_OP_bincount, PTL_KEY_COMPLEX, parts_complex},
+    {PTL_OP_linspace, PTL_KEY_COMPLEX, parts_complex},
+    {PTL_OP_logspace, PTL_KEY_COMPLEX, parts_complex},
     {PTL_OP_convolution, PTL_KEY_COMPLEX, parts_complex},
     {PTL_OP_convolution_backward, PTL_KEY_COMPLEX, parts_complex},
 };
