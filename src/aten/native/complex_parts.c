@@ -163,20 +163,13 @@ linspace_parts(const PtlOperator *op, PtlIValue *s)
                              ptl_dtype_cpp_name(inferred), ptl_dtype_legacy_name(dt));
     }
     PtlTensorImpl *r[2] = {NULL, NULL};
-    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-    for (int j = 0; j < 2; j++) {   /* the real parts, then the imaginary ones */
-        memcpy(st, s, sizeof(PtlIValue) * (size_t)op->schema.nargs);
-        st[0] = ptl_iv_double(j == 0 ? ptl_iv_to_double(&s[0]) : ptl_iv_imag(&s[0]));
-        st[1] = ptl_iv_double(j == 0 ? ptl_iv_to_double(&s[1]) : ptl_iv_imag(&s[1]));
-        st[di] = ptl_iv_dtype(ptl_dtype_to_real(dt));
-        if (log) {   /* the exponents: a linspace of the parts */
-            PtlIValue lin[7] = {st[0], st[1], st[2], st[4], st[5], st[6], st[7]};
-            r[j] = ptl_call_tensor(PTL_OP_linspace, lin);
-        }
-        else {
-            r[j] = ptl_call_tensor(PTL_OP_linspace, st);
-        }
-        if (r[j] == NULL) {
+    for (int j = 0; j < 2; j++) {   /* the real parts, then the imaginary ones (logspace: the
+                                     * exponents' parts) */
+        PtlIValue lin[7] = {
+            ptl_iv_double(j == 0 ? ptl_iv_to_double(&s[0]) : ptl_iv_imag(&s[0])),
+            ptl_iv_double(j == 0 ? ptl_iv_to_double(&s[1]) : ptl_iv_imag(&s[1])), s[2],
+            ptl_iv_dtype(ptl_dtype_to_real(dt)), s[di + 1], s[di + 2], s[di + 3]};
+        if ((r[j] = ptl_call_tensor(PTL_OP_linspace, lin)) == NULL) {
             ptl_xdecref(r[0]);
             return -1;
         }
