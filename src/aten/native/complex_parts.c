@@ -9,7 +9,8 @@
  * gradient of embedding's backward, im2col's and col2im's input, affine_grid_generator's
  * theta and its backward's gradient) is the complex tensor of the op on the real part and
  * the op on the imaginary part: two calls of the real kernel on strided views of the parts,
- * then complex(re, im).  Its other tensors (indices) are real.
+ * then complex(re, im).  Its other tensors (indices) are real.  embedding of a contiguous
+ * weight runs once instead, on the [V, 2D] real view whose rows hold each row's parts.
  * convolution is bilinear in input and weight: as PyTorch, three real convolutions (Gauss's
  * product, a = x_r * w_r, b = x_i * w_i, c = (x_r + x_i) * (w_r + w_i); the output is
  * a - b + i (c - a - b), the bias's parts joining a and c).  Its backward is the
@@ -122,6 +123,51 @@ linear_by_parts(const PtlOperator *op, PtlIValue *s)
     }
     s[0] = ptl_iv_tensor(out);
     return 0;
+}
+
+/* embedding(weight, indices, ...) of a contiguous [V, D] complex weight: one real embedding of
+ * its [V, 2D] real view (a row's parts are adjacent), viewed back as [*, D] complex; 0 when
+ * the weight is not laid out so (linear_by_parts then runs). */
+static int
+embedding_pairs(const PtlOperator *op, PtlIValue *s, int *rc)
+{
+    PtlTensorImpl *w = s[0].u.t, *r = NULL, *rows = NULL, *e = NULL, *pairs = NULL;
+    if (w->dim != 2 || !ptl_tensor_is_contiguous(w)) {
+        return 0;
+    }
+    int64_t flat[2] = {w->sizes[0], 2 * w->sizes[1]}, sizes[PTL_MAX_DIMS + 2];
+    PtlIValue a[1] = {ptl_iv_tensor(w)};
+    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+    *rc = -1;
+    if ((r = ptl_call_k(PTL_OP_view_as_real, 1, a)) != NULL) {
+        PtlIValue v[2] = {ptl_iv_tensor(r), ptl_iv_intlist(flat, 2)};
+        rows = ptl_call_k(PTL_OP_view, 2, v);
+    }
+    if (rows != NULL) {
+        memcpy(st, s, sizeof(PtlIValue) * (size_t)op->schema.nargs);
+        st[0] = ptl_iv_tensor(rows);
+        e = ptl_call_tensor(PTL_OP_embedding, st);
+    }
+    if (e != NULL) {   /* [*, 2D] -> [*, D, 2] */
+        memcpy(sizes, e->sizes, sizeof(int64_t) * (size_t)e->dim);
+        sizes[e->dim - 1] = w->sizes[1];
+        sizes[e->dim] = 2;
+        PtlIValue v[2] = {ptl_iv_tensor(e), ptl_iv_intlist(sizes, e->dim + 1)};
+        pairs = ptl_call_k(PTL_OP_view, 2, v);
+    }
+    if (pairs != NULL) {
+        PtlIValue c[1] = {ptl_iv_tensor(pairs)};
+        PtlTensorImpl *out = ptl_call_k(PTL_OP_view_as_complex, 1, c);
+        if (out != NULL) {
+            s[0] = ptl_iv_tensor(out);
+            *rc = 0;
+        }
+    }
+    ptl_xdecref(r);
+    ptl_xdecref(rows);
+    ptl_xdecref(e);
+    ptl_xdecref(pairs);
+    return 1;
 }
 
 /* bincount(self, weights, minlength) with complex weights: the real parts in double, with
@@ -358,6 +404,11 @@ parts_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         rc = s[1].tag == PTL_IV_TENSOR && ptl_dtype_is_complex(s[1].u.t->dtype)
                  ? bincount_weights(s)
                  : ptl_dtype_not_implemented(op, s[0].u.t->dtype);
+        break;
+    case PTL_OP_embedding:
+        if (!embedding_pairs(op, s, &rc)) {
+            rc = linear_by_parts(op, s);
+        }
         break;
     default: rc = linear_by_parts(op, s); break;
     }
