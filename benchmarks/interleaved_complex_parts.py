@@ -2,13 +2,12 @@
 src/aten/native/complex_parts.c) and complex parameters in the optimizers (Note [Complex
 parameters] in pytorchlite/optim/_functional.py) against PyTorch in the same process, one
 thread: each row's ratio (PyTorch's time / ours, > 1: we are faster), the libraries
-alternating block by block and each one's fastest block counting; the range is that of the
-per-round ratios (their second smallest and second largest).
+alternating call by call and each one's fastest call in thread CPU time counting (other
+processes on the core do not inflate it).
 
     taskset -c 1 /work/venv-torch/bin/python benchmarks/interleaved_complex_parts.py
-    ... --rounds 20 --only conv2d
+    ... --reps 40 --only conv2d
 
-A row whose op pytorchlite refuses (a build from before these kernels) prints its error.
 Needs PyTorch."""
 import os
 import sys
@@ -18,7 +17,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import pytorchlite  # noqa: E402
-from _interleave import crandn, one_thread_args, run_rows  # noqa: E402
+from _interleave import calls_main, crandn  # noqa: E402
 
 
 def _conv_step(t, x, w, b, conv):
@@ -39,13 +38,13 @@ def _adam(t, p, g):
 
 
 def rows():
-    """(name, function of (lib, arrays), arrays)"""
+    """(name, make): make(lib) returns the call to time"""
     c64 = np.complex64
     c1 = lambda t, x, w, b: t.nn.functional.conv1d(x, w, b, padding=1)  # noqa: E731
     c2 = lambda t, x, w, b: t.nn.functional.conv2d(x, w, b, padding=1)  # noqa: E731
     a1 = [crandn((8, 16, 256), c64, 0), crandn((32, 16, 3), c64, 1), crandn(32, c64, 2)]
     a2 = [crandn((4, 8, 32, 32), c64, 0), crandn((16, 8, 3, 3), c64, 1), crandn(16, c64, 2)]
-    return [
+    table = [
         ("conv1d 8x16x256 k3 complex64", lambda t, x, w, b: c1(t, x, w, b), a1),
         ("conv2d 4x8x32x32 k3 complex64", lambda t, x, w, b: c2(t, x, w, b), a2),
         ("conv2d fwd+bwd 4x8x32x32 complex64",
@@ -59,11 +58,13 @@ def rows():
          [crandn((256, 256), c64, 0), crandn((256, 256), c64, 1)]),
     ]
 
-
-def main():
-    torch, args = one_thread_args(10)
-    run_rows(torch, rows(), args.rounds, args.only)
+    def make(fn, arrays):
+        def build(lib):
+            xs = [lib.from_numpy(a.copy()) for a in arrays]
+            return lambda: fn(lib, *xs)
+        return build
+    return [(name, make(fn, arrays)) for name, fn, arrays in table]
 
 
 if __name__ == "__main__":
-    main()
+    calls_main(__doc__, rows, 20, 36)
