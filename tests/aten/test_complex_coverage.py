@@ -100,17 +100,16 @@ GAPS_BY_AREA = {
         torch.renorm torch.std torch.std_mean torch.triplet_margin_loss torch.var torch.var_mean
     """,
     'cplxsweep': """
-        Tensor.to_dense aten::embedding_renorm_ aten::normal.Tensor_float
+        Tensor.to_dense aten::embedding_renorm_
         aten::sparse_coo_tensor.indices aten::to_dense aten::to_sparse aten::to_sparse.sparse_dim
         torch.adaptive_avg_pool1d torch.embedding_renorm_
         torch.nn.functional.adaptive_avg_pool1d
-        torch.nn.functional.adaptive_avg_pool2d torch.nn.functional.dropout3d torch.normal
+        torch.nn.functional.adaptive_avg_pool2d torch.nn.functional.dropout3d
         torch.sparse_coo_tensor
     """,
     'type': """
         aten::_cdist_forward aten::_pin_memory aten::_scaled_dot_product_flash_attention_for_cpu
-        aten::log_sigmoid_backward aten::nansum aten::native_group_norm aten::normal.Tensor_Tensor
-        aten::normal.float_Tensor
+        aten::log_sigmoid_backward aten::nansum aten::native_group_norm
     """,
     'extra': """
         Tensor.repeat_interleave aten::convolution aten::convolution_backward torch.convolution
