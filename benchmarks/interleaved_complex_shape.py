@@ -1,5 +1,5 @@
 """The complex shape ops, scans and folds (tests/aten/test_complex_shape.py,
-test_complex_reduce.py, test_complex_parts.py) against PyTorch in the same process, one
+test_complex_reduce.py, test_complex_pads.py) against PyTorch in the same process, one
 thread: each row's ratio (PyTorch's time / ours, > 1: we are faster), the libraries
 alternating block by block and each one's fastest block counting; the range is that of the
 per-round ratios (their second smallest and second largest).

@@ -213,7 +213,10 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
 
 
 def affine_grid_generator(theta, size, align_corners):
-    return F.affine_grid(theta, size, align_corners)
+    """The ATen op itself, as torch's: F.affine_grid's checks (a floating theta of its
+    shape) are F's alone, so a complex theta computes here as in PyTorch."""
+    from . import ops
+    return ops.aten.affine_grid_generator(theta, list(size), align_corners)
 
 
 # ---- one step of the recurrent cells with explicit weights ----

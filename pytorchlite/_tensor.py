@@ -128,6 +128,13 @@ class Tensor(_C.TensorBase):
         raise RuntimeError(
             f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
 
+    def __complex__(self):
+        """complex(t) of a one-element tensor of any dtype (Python's complex() would otherwise
+        take float(t) and drop a complex tensor's imaginary part)."""
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return complex(self.item())
+
     def __reversed__(self):
         if self.dim() == 0:
             return self

@@ -20,6 +20,10 @@ _LEGACY = [
 _NAME = {dt: name for dt, name, _ in _LEGACY}
 _CPP_NAME = {dt: cpp for dt, _, cpp in _LEGACY}
 _DTYPE_BY_NAME = {name + "Tensor": dt for dt, name, _ in _LEGACY}
+# complex tensors have legacy type names (Tensor.type()), but no typed classes in torch's namespace
+_NAME.update({_C.complex64: "ComplexFloat", _C.complex128: "ComplexDouble"})
+_DTYPE_BY_NAME.update({"ComplexFloatTensor": _C.complex64,
+                       "ComplexDoubleTensor": _C.complex128})
 
 _SIGNATURES = (
     " * (*, torch.device device = None)\n"

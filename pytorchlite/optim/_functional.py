@@ -47,6 +47,22 @@ def next_step(state, p, *buffers, **scalars):
     return state["step"].item()
 
 
+def as_real(*tensors):
+    """Each complex tensor as its real view, [..., 2] of its parts (view_as_real), any other
+    tensor or None as given.
+
+    Note [Complex parameters]
+    ~~~~~~~~~~~~~~~~~~~~~~~~~
+    As PyTorch's, the optimizers update a complex parameter as the real tensor of its parts:
+    the parameter, its gradient and its state buffers (complex, made like the parameter, so a
+    state_dict holds what PyTorch's holds) are viewed as real before the update.  Adam's
+    second moment is then per part (g.real^2 and g.imag^2), not |g|^2, and the updates match
+    PyTorch's to the rounding; the fused float step applies to the views as to any real
+    parameter."""
+    return tuple(None if t is None or not t.is_complex() else _C._functions["view_as_real"](t)
+                 for t in tensors)
+
+
 def grads(group):
     """(param, grad) for each param with a gradient; grad negated when maximizing."""
     for p in group["params"]:

@@ -1,6 +1,6 @@
 """Adadelta (torch/optim/adadelta.py): steps scaled by RMS[delta] / RMS[grad], both running
 averages with decay rho."""
-from ._functional import apply_weight_decay, check_nonneg, grads, next_step
+from ._functional import apply_weight_decay, as_real, check_nonneg, grads, next_step
 from .optimizer import Optimizer
 
 
@@ -22,8 +22,10 @@ class Adadelta(Optimizer):
             for p, g in grads(group):
                 state = self.state[p]
                 next_step(state, p, "square_avg", "acc_delta")
-                g = apply_weight_decay(p, g, lr, wd)
                 square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+                if p.is_complex():   # Note [Complex parameters] in _functional.py
+                    p, g, square_avg, acc_delta = as_real(p, g, square_avg, acc_delta)
+                g = apply_weight_decay(p, g, lr, wd)
                 square_avg.mul_(rho).addcmul_(g, g, value=1 - rho)
                 std = square_avg.add(eps).sqrt_()
                 delta = acc_delta.add(eps).sqrt_().div_(std).mul_(g)

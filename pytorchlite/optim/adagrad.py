@@ -1,7 +1,8 @@
 """Adagrad (torch/optim/adagrad.py): steps divided by the root of the summed squared
 gradients; the learning rate decays as lr / (1 + (t - 1) * lr_decay)."""
 from .. import _C
-from ._functional import apply_weight_decay, check_nonneg, grads, next_step, step_tensor
+from ._functional import (apply_weight_decay, as_real, check_nonneg, grads, next_step,
+                          step_tensor)
 from .optimizer import Optimizer
 
 
@@ -23,7 +24,10 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 state = self.state[p]
                 state["step"] = step_tensor()
-                state["sum"] = _C._functions["full_like"](p, group["initial_accumulator_value"])
+                # a complex parameter's parts each start from the initial value
+                init = group["initial_accumulator_value"]
+                state["sum"] = _C._functions["full_like"](
+                    p, complex(init, init) if p.is_complex() else init)
 
     def step(self, closure=None):
         def update(group):
@@ -32,9 +36,12 @@ class Adagrad(Optimizer):
             for p, g in grads(group):
                 state = self.state[p]
                 step = next_step(state, p)
+                total = state["sum"]
+                if p.is_complex():   # Note [Complex parameters] in _functional.py
+                    p, g, total = as_real(p, g, total)
                 g = apply_weight_decay(p, g, lr, wd)
                 clr = lr / (1 + (step - 1) * lr_decay)
-                state["sum"].addcmul_(g, g, value=1)
-                std = state["sum"].sqrt().add_(eps)
+                total.addcmul_(g, g, value=1)
+                std = total.sqrt().add_(eps)
                 p.addcdiv_(g, std, value=-clr)
         return self._run_step(closure, update)

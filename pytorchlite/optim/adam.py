@@ -4,8 +4,8 @@ step from its first step on; the op-by-op update below is its reference."""
 import math
 
 from .. import _C
-from ._functional import (adam_defaults, apply_weight_decay, bias_corrections, fusable,
-                          fused_adam_step_, fused_allowed, next_step, update_moments)
+from ._functional import (adam_defaults, apply_weight_decay, as_real, bias_corrections,
+                          fusable, fused_adam_step_, fused_allowed, next_step, update_moments)
 from .optimizer import Optimizer
 
 
@@ -33,12 +33,16 @@ class Adam(Optimizer):
                 step = next_step(state, p, *buffers)
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 max_exp_avg_sq = state["max_exp_avg_sq"] if amsgrad else None
-                if fused_ok and fusable(p, p.grad, exp_avg, exp_avg_sq,
+                grad = p.grad
+                if p.is_complex():   # Note [Complex parameters] in _functional.py
+                    p, grad, exp_avg, exp_avg_sq, max_exp_avg_sq = as_real(
+                        p, grad, exp_avg, exp_avg_sq, max_exp_avg_sq)
+                if fused_ok and fusable(p, grad, exp_avg, exp_avg_sq,
                                         *((max_exp_avg_sq,) if amsgrad else ())):
-                    fused_adam_step_(p, p.grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr,
+                    fused_adam_step_(p, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr,
                                      beta1, beta2, wd, eps, maximize, decoupled)
                     continue
-                g = apply_weight_decay(p, -p.grad if maximize else p.grad, lr, wd, decoupled)
+                g = apply_weight_decay(p, -grad if maximize else grad, lr, wd, decoupled)
                 update_moments(exp_avg, exp_avg_sq, g, beta1, beta2)
                 bias1, bias2 = bias_corrections(beta1, beta2, step)
                 if amsgrad:

@@ -1,6 +1,7 @@
 """Adamax (torch/optim/adamax.py): Adam with the infinity norm of past gradients."""
 from .. import _C
-from ._functional import adam_defaults, apply_weight_decay, bias_corrections, grads, next_step
+from ._functional import (adam_defaults, apply_weight_decay, as_real, bias_corrections, grads,
+                          next_step)
 from .optimizer import Optimizer
 
 
@@ -18,8 +19,10 @@ class Adamax(Optimizer):
             for p, g in grads(group):
                 state = self.state[p]
                 step = next_step(state, p, "exp_avg", "exp_inf")
-                g = apply_weight_decay(p, g, lr, wd)
                 exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+                if p.is_complex():   # Note [Complex parameters] in _functional.py
+                    p, g, exp_avg, exp_inf = as_real(p, g, exp_avg, exp_inf)
+                g = apply_weight_decay(p, g, lr, wd)
                 exp_avg.lerp_(g, 1 - beta1)
                 # u_t = max(beta2 * u_{t-1}, |g| + eps)
                 _C._functions["maximum"](exp_inf.mul_(beta2), g.abs().add_(eps), out=exp_inf)

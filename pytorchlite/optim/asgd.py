@@ -3,7 +3,7 @@ rate eta = lr / (1 + lambd lr t)^alpha and a decay of the parameter by lambd eta
 `ax` the running average of the parameters from step t0 on (before t0 it tracks the
 parameter itself)."""
 from .. import _C
-from ._functional import apply_weight_decay, check_nonneg, grads, next_step
+from ._functional import apply_weight_decay, as_real, check_nonneg, grads, next_step
 from .optimizer import Optimizer
 
 
@@ -26,12 +26,14 @@ class ASGD(Optimizer):
                 state = self.state[p]
                 step = next_step(state, p, "ax", eta=lr, mu=1.0) if not state \
                     else next_step(state, p)
+                ax = state["ax"]
+                if p.is_complex():   # Note [Complex parameters] in _functional.py
+                    p, g, ax = as_real(p, g, ax)
                 g = apply_weight_decay(p, g, lr, group["weight_decay"])
                 # eta and mu live in 0-dim float32 tensors, as PyTorch keeps them: their
                 # values are float32 roundings
                 eta, mu = state["eta"].item(), state["mu"].item()
                 p.mul_(1 - lambd * eta).add_(g, alpha=-eta)
-                ax = state["ax"]
                 if mu != 1:
                     ax.add_(p.sub(ax).mul_(mu))
                 else:

@@ -2,7 +2,7 @@
 the adaptive learning rate, and plain momentum SGD while that variance is intractable."""
 import math
 
-from ._functional import (adam_defaults, apply_weight_decay, bias_corrections, grads,
+from ._functional import (adam_defaults, apply_weight_decay, as_real, bias_corrections, grads,
                           next_step, update_moments)
 from .optimizer import Optimizer
 
@@ -24,8 +24,10 @@ class RAdam(Optimizer):
             for p, g in grads(group):
                 state = self.state[p]
                 step = next_step(state, p, "exp_avg", "exp_avg_sq")
-                g = apply_weight_decay(p, g, lr, wd, group["decoupled_weight_decay"])
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                if p.is_complex():   # Note [Complex parameters] in _functional.py
+                    p, g, exp_avg, exp_avg_sq = as_real(p, g, exp_avg, exp_avg_sq)
+                g = apply_weight_decay(p, g, lr, wd, group["decoupled_weight_decay"])
                 update_moments(exp_avg, exp_avg_sq, g, beta1, beta2)
                 bias1, bias2 = bias_corrections(beta1, beta2, step)
                 corrected = exp_avg / bias1

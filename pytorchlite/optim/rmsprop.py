@@ -1,6 +1,6 @@
 """RMSprop (torch/optim/rmsprop.py): steps scaled by a running RMS of gradients; centered
 subtracts the running mean's square, momentum keeps a buffer of scaled steps."""
-from ._functional import apply_weight_decay, check_nonneg, grads, next_step
+from ._functional import apply_weight_decay, as_real, check_nonneg, grads, next_step
 from .optimizer import Optimizer
 
 
@@ -27,18 +27,19 @@ class RMSprop(Optimizer):
             for p, g in grads(group):
                 state = self.state[p]
                 next_step(state, p, *buffers)
+                square_avg, buf, grad_avg = (state.get(name) for name in
+                                             ("square_avg", "momentum_buffer", "grad_avg"))
+                if p.is_complex():   # Note [Complex parameters] in _functional.py
+                    p, g, square_avg, buf, grad_avg = as_real(p, g, square_avg, buf, grad_avg)
                 g = apply_weight_decay(p, g, lr, wd)
-                square_avg = state["square_avg"]
                 square_avg.mul_(alpha).addcmul_(g, g, value=1 - alpha)
                 if group["centered"]:
-                    grad_avg = state["grad_avg"]
                     grad_avg.lerp_(g, 1 - alpha)
                     avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
                 else:
                     avg = square_avg.sqrt()
                 avg.add_(eps)
                 if momentum > 0:
-                    buf = state["momentum_buffer"]
                     buf.mul_(momentum).addcdiv_(g, avg)
                     p.add_(buf, alpha=-lr)
                 else:

@@ -3,7 +3,7 @@ size, grown by etaplus while its gradient keeps its sign and shrunk by etaminus 
 flips (that element then skips the step and forgets its gradient); the update moves by the
 step size against the gradient's sign, its magnitude unused."""
 from .. import _C
-from ._functional import check_nonneg, grads, next_step
+from ._functional import as_real, check_nonneg, grads, next_step
 from .optimizer import Optimizer
 
 
@@ -27,10 +27,14 @@ class Rprop(Optimizer):
                 state = self.state[p]
                 if not state:
                     next_step(state, p, "prev")
-                    state["step_size"] = _C._functions["full_like"](g, group["lr"])
+                    # a complex parameter's parts are two real ones, each with its step size
+                    lr = complex(group["lr"], group["lr"]) if p.is_complex() else group["lr"]
+                    state["step_size"] = _C._functions["full_like"](g, lr)
                 else:
                     next_step(state, p)
                 prev, step_size = state["prev"], state["step_size"]
+                if p.is_complex():   # Note [Complex parameters] in _functional.py
+                    p, g, prev, step_size = as_real(p, g, prev, step_size)
                 # the factor of each element: etaplus where g and prev agree in sign, etaminus
                 # where they differ, 1 where either is zero (NaN stays NaN)
                 agreement = g.mul(prev).sign()

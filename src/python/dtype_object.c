@@ -62,8 +62,42 @@ static PyGetSetDef dtype_getset[] = {
     {NULL},
 };
 
+/* dtype.to_real(): a complex dtype's part dtype, any other dtype itself */
+static PyObject *
+dtype_to_real(PtlPyDtype *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *r = ptlpy_dtype_object(ptl_dtype_to_real(self->dtype));
+    Py_INCREF(r);
+    return r;
+}
+
+/* dtype.to_complex(): the complex dtype of a floating one's parts (c10's toComplexType);
+ * float16's is complex32, which pytorchlite does not have, and the integer dtypes have none
+ * (PyTorch's message) */
+static PyObject *
+dtype_to_complex(PtlPyDtype *self, PyObject *unused)
+{
+    (void)unused;
+    PtlDtype dt = self->dtype;
+    if (dt == PTL_DTYPE_FLOAT16) {
+        PyErr_SetString(PyExc_RuntimeError, "complex32 is not supported by pytorchlite");
+        return NULL;
+    }
+    if (!ptl_dtype_is_floating(dt) && !ptl_dtype_is_complex(dt)) {
+        PyErr_Format(PyExc_RuntimeError, "Unknown Complex ScalarType for %s",
+                     ptl_dtype_legacy_name(dt));
+        return NULL;
+    }
+    PyObject *r = ptlpy_dtype_object(ptl_dtype_to_complex(dt));
+    Py_INCREF(r);
+    return r;
+}
+
 static PyMethodDef dtype_methods[] = {
     {"__reduce__", (PyCFunction)dtype_reduce, METH_NOARGS, NULL},
+    {"to_real", (PyCFunction)dtype_to_real, METH_NOARGS, NULL},
+    {"to_complex", (PyCFunction)dtype_to_complex, METH_NOARGS, NULL},
     {NULL},
 };
 

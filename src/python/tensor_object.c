@@ -884,6 +884,31 @@ one_element(PtlTensorImpl *t, const char *what, const char *kind)
     return host_values(t, "a Python scalar");
 }
 
+/* The imaginary part of a one-element host tensor (0 for the real dtypes): bool(t) of a
+ * complex t asks whether either part is nonzero, and int(t) and float(t) refuse a nonzero
+ * imaginary part as PyTorch's checked conversion does (`type` names the C type there). */
+static double
+item_imag(PtlTensorImpl *host)
+{
+    const char *p = ptl_tensor_data(host);
+    switch (host->dtype) {
+    case PTL_DTYPE_COMPLEX64: return ((const float *)p)[1];
+    case PTL_DTYPE_COMPLEX128: return ((const double *)p)[1];
+    default: return 0.0;
+    }
+}
+
+static int
+check_real_item(PtlTensorImpl *host, const char *type)
+{
+    if (item_imag(host) != 0.0) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "value cannot be converted to type %s without overflow", type);
+        return -1;
+    }
+    return 0;
+}
+
 static int
 nb_bool(PyObject *a)
 {
@@ -896,7 +921,7 @@ nb_bool(PyObject *a)
     if (host == NULL) {
         return -1;
     }
-    int truth = ptl_item_double(host) != 0.0;
+    int truth = ptl_item_double(host) != 0.0 || item_imag(host) != 0.0;
     ptl_decref(host);
     return truth;
 }
@@ -906,6 +931,10 @@ nb_int(PyObject *a)
 {
     PtlTensorImpl *host = one_element(PTLPY_IMPL(a), NULL, "integer");
     if (host == NULL) {
+        return NULL;
+    }
+    if (check_real_item(host, "int64_t") < 0) {
+        ptl_decref(host);
         return NULL;
     }
     PyObject *r;
@@ -926,6 +955,10 @@ nb_float(PyObject *a)
 {
     PtlTensorImpl *host = one_element(PTLPY_IMPL(a), NULL, "float");
     if (host == NULL) {
+        return NULL;
+    }
+    if (check_real_item(host, "double") < 0) {
+        ptl_decref(host);
         return NULL;
     }
     PyObject *r = PyFloat_FromDouble(ptl_item_double(host));

@@ -98,3 +98,41 @@ def test_errors_match_pytorch():
         z.normal_(0.0, -1.0)
     with pytest.raises(RuntimeError, match="uniform_ expects to return a"):
         z.uniform_(1.0, 0.0)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("form", ["Tensor_float", "Tensor_Tensor", "broadcast"])
+def test_normal_of_a_complex_mean(dtype, form):
+    """normal(complex mean, std): mean + std times a standard complex draw (each part of
+    variance 1/2, normal_'s), in mean's dtype and the broadcast shape, as PyTorch's."""
+    n = 100000
+    mean = ptl.full((n,), 1 + 2j, dtype=dtype)
+    std = ptl.full((n,), 2.0, dtype=ptl.float64)
+    g = ptl.Generator().manual_seed(3)
+    if form == "Tensor_float":
+        z = ptl.normal(mean, 2.0, generator=g)
+    elif form == "Tensor_Tensor":
+        z = ptl.normal(mean, std, generator=g)
+    else:
+        z = ptl.normal(mean[:1], std, generator=g)
+    assert z.dtype == dtype and tuple(z.shape) == (n,)
+    p = _parts(z)
+    for k, centre in enumerate((1.0, 2.0)):
+        assert stats.kstest((p[:, k] - centre) / math.sqrt(2.0), "norm").pvalue > 1e-4
+    again = ptl.normal(mean[:1] if form == "broadcast" else mean,
+                       2.0 if form == "Tensor_float" else std,
+                       generator=ptl.Generator().manual_seed(3))
+    np.testing.assert_array_equal(again.numpy(), z.numpy())
+
+
+def test_normal_refuses_a_complex_std_or_a_negative_one():
+    m = ptl.zeros(3, dtype=ptl.complex64)
+    for call in (lambda: ptl.normal(m, ptl.ones(3, dtype=ptl.complex64)),
+                 lambda: ptl.normal(1.0, ptl.ones(3, dtype=ptl.complex64))):
+        with pytest.raises(RuntimeError, match="^normal expects standard deviation to be "
+                                               "non-complex$"):
+            call()
+    with pytest.raises(RuntimeError, match="^normal expects std >= 0.0, but found std -1"):
+        ptl.normal(m, -1.0)
+    with pytest.raises(RuntimeError, match="^normal expects all elements of std >= 0.0$"):
+        ptl.normal(m, -ptl.ones(3, dtype=ptl.float64))

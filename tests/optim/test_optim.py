@@ -9,7 +9,7 @@ import pytest
 
 import pytorchlite as ptl
 import golden
-from helpers import assert_close, torch
+from helpers import assert_close, torch, torch_ref
 
 
 CASES = [
@@ -67,6 +67,46 @@ def test_steps_match_torch(name, kwargs):
             steps.append(np.concatenate([np.array(p.tolist()).ravel() for p in ps]))
         return {"parameters": np.array(steps)}
     golden.assert_same_results(run, rtol=1e-10, atol=1e-12)
+
+
+@torch_ref
+@pytest.mark.parametrize("foreach", [None, False])
+@pytest.mark.parametrize("name, kwargs", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_complex_steps_match_torch(name, kwargs, foreach):
+    """Complex parameters step as the real tensors of their parts (Note [Complex parameters]
+    in optim/_functional.py): the parameters and the state after each of 6 steps, a
+    contiguous and a transposed complex128 parameter (the fused step takes the first's real
+    view), as PyTorch's."""
+    def run(lib):
+        rng = np.random.default_rng(1)
+        init = [rng.normal(size=(3, 4)) + 1j * rng.normal(size=(3, 4)),
+                rng.normal(size=(4, 2)) + 1j * rng.normal(size=(4, 2))]
+        ps = [lib.tensor(init[0], dtype=lib.complex128, requires_grad=True),
+              lib.tensor(init[1], dtype=lib.complex128).t().detach().requires_grad_(True)]
+        kw = dict(kwargs, foreach=foreach) if name != "Adafactor" else kwargs
+        opt = getattr(lib.optim, name)(ps, **kw)
+        steps = []
+        for step in range(6):
+            for p in ps:
+                g = rng.normal(size=tuple(p.shape)) + 1j * rng.normal(size=tuple(p.shape))
+                p.grad = lib.tensor(g, dtype=lib.complex128)
+            opt.step()
+            steps.append(np.concatenate([np.array(p.tolist()).ravel() for p in ps]))
+        state = [np.array(v.tolist()) for p in ps for k, v in sorted(opt.state[p].items())
+                 if hasattr(v, "tolist") and v.dim() > 0]
+        return np.array(steps), state
+    if name == "Adafactor":
+        with pytest.raises(RuntimeError, match="Adafactor does not support complex parameters"):
+            run(ptl)
+        with pytest.raises(RuntimeError, match="Adafactor does not support complex parameters"):
+            run(torch)
+        return
+    ours, ours_state = run(ptl)
+    theirs, theirs_state = run(torch)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+    assert len(ours_state) == len(theirs_state)
+    for a, b in zip(ours_state, theirs_state):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
 def state_dict_layout(sd):

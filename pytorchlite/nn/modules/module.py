@@ -1,6 +1,7 @@
 """nn.Module (torch/nn/modules/module.py): registration of parameters, buffers and submodules,
 traversal, state_dict, train/eval, dtype/device moves, hooks and PyTorch's repr."""
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 
 from ... import _C, __future__
@@ -391,15 +392,23 @@ class Module:
                 dtype, device = a.dtype, a.device
             else:
                 device = a
-        if dtype is not None and not dtype.is_floating_point:
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
+        if dtype is not None and dtype.is_complex:
+            warnings.warn(
+                "Complex modules are a new feature under active development whose design may "
+                "change, and some modules might not work as expected when using complex tensors "
+                "as parameters or buffers. Please file an issue at "
+                "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml if a "
+                "complex module does not work as expected.", stacklevel=2)
 
         def convert(t):
+            # floating and complex tensors take the dtype; integer buffers keep theirs
+            to = dtype if t.is_floating_point() or t.is_complex() else None
             if memory_format is not None and t.dim() in (4, 5):
-                return t.to(device=device, dtype=dtype if t.is_floating_point() else None,
-                            memory_format=memory_format)
-            return t.to(device=device, dtype=dtype if t.is_floating_point() else None)
+                return t.to(device=device, dtype=to, memory_format=memory_format)
+            return t.to(device=device, dtype=to)
         return self._apply(convert)
 
     def to_empty(self, *, device, recurse=True):

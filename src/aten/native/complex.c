@@ -98,6 +98,10 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_unflatten_int, PTL_OP_movedim_int, PTL_OP_moveaxis_int, PTL_OP_movedim_intlist,
     PTL_OP_split_Tensor, PTL_OP_split_sizes, PTL_OP_split_with_sizes, PTL_OP_chunk,
     PTL_OP_unfold, PTL_OP_hstack, PTL_OP_vstack, PTL_OP_roll, PTL_OP_rot90, PTL_OP_repeat,
+    /* nn, storage: native_dropout multiplies by its bool mask and scale, and its backward
+     * likewise, through dispatcher ops (random.c); set_ takes the source's storage whole
+     * (factory.c) */
+    PTL_OP_native_dropout, PTL_OP_native_dropout_backward, PTL_OP_set__source_Tensor,
 };
 
 /* An op's own refusal: PyTorch 2.13's exception type and message */
@@ -193,6 +197,17 @@ static const OpRefusal ordering_errors[] = {
     {PTL_OP_fmax_out, PTL_ERR_RUNTIME, "fmax not implemented for complex tensors."},
     {PTL_OP_fmin, PTL_ERR_RUNTIME, "fmin not implemented for complex tensors."},
     {PTL_OP_fmin_out, PTL_ERR_RUNTIME, "fmin not implemented for complex tensors."},
+    /* the ops that check for floating or ordered inputs before their kernel runs (fmax,
+     * fmin: above) */
+    {PTL_OP_max_other, PTL_ERR_RUNTIME, "maximum not implemented for complex tensors."},
+    {PTL_OP_min_other, PTL_ERR_RUNTIME, "minimum not implemented for complex tensors."},
+    {PTL_OP_frexp_Tensor, PTL_ERR_RUNTIME, "torch.frexp() only supports floating-point dtypes"},
+    {PTL_OP_frexp_Tensor_out, PTL_ERR_RUNTIME,
+     "torch.frexp() only supports floating-point dtypes"},
+    {PTL_OP_multinomial, PTL_ERR_RUNTIME,
+     "multinomial only supports floating-point dtypes for input, got: %s"},
+    {PTL_OP_binomial, PTL_ERR_VALUE,
+     "binomial only supports floating-point dtypes for count, got: %s"},
 };
 
 static uint8_t passthrough[PTL_OP_COUNT];
@@ -254,10 +269,6 @@ static const OpRefusal complex_scalar_errors[] = {
      "\"searchsorted_out_cpu\" not implemented for 'ComplexFloat'"},
     {PTL_OP_bucketize_Scalar, PTL_ERR_NOT_IMPLEMENTED,
      "\"searchsorted_out_cpu\" not implemented for 'ComplexFloat'"},
-    {PTL_OP_linspace, PTL_ERR_NOT_IMPLEMENTED,
-     "linspace: a complex start or end is not supported by pytorchlite"},
-    {PTL_OP_logspace, PTL_ERR_NOT_IMPLEMENTED,
-     "logspace: a complex start or end is not supported by pytorchlite"},
 };
 
 /* Ops that read their Scalars as double whatever the tensor's dtype, so PyTorch's error

@@ -1,24 +1,449 @@
-/* complex_parts.c -- complex64/complex128 kernels, at the Complex dispatch key, of the pads
- * and of the ops that are linear with real coefficients and whose real kernels compute in
- * the tensor's dtype: the reflection, replication and circular pads and their backwards,
- * unfold's backward, im2col and col2im; and constant_pad_nd.  Mirrors their complex dispatch
- * in ATen/native/ReflectionPad.cpp, ReplicationPadding.cpp, PadNd.cpp, UnfoldBackward.cpp,
- * Im2Col.cpp and Col2Im.cpp.  See Note [Complex dtypes] in complex.c.
+/* complex_parts.c -- complex64/complex128 kernels made of the real kernels run on the parts
+ * of their complex tensors.  Mirrors complex_convolution in ATen/native/Convolution.cpp and
+ * the complex paths of Embedding.cpp, Im2Col.cpp, Col2Im.cpp, AffineGridGenerator.cpp and
+ * SummaryOps.cpp (bincount), and of the pads (ReflectionPad.cpp, ReplicationPadding.cpp,
+ * PadNd.cpp, UnfoldBackward.cpp, below).  See Note [Complex
+ * dtypes] in complex.c.
  *
- * Note [Complex ops part by part]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * Such an op f maps x + iy to f(x) + i f(y), so the kernel runs the real kernel twice, on
- * the real and the imaginary parts (strided views, no copy), and joins the two results with
- * complex().  The real kernels read their input through its strides and check it as they do
- * a real one, so the errors are theirs.  PyTorch instead stamps each kernel for the complex
- * types; a pad is a copy, so the parts' three passes cost time, not accuracy. */
+ * Note [Complex ops by parts]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * An op that is linear over the reals in its one complex tensor (embedding's weight, the
+ * gradient of embedding's backward, im2col's and col2im's input, affine_grid_generator's
+ * theta and its backward's gradient) is the complex tensor of the op on the real part and
+ * the op on the imaginary part: two calls of the real kernel on strided views of the parts,
+ * then complex(re, im).  Its other tensors (indices) are real.  embedding of a contiguous
+ * weight runs once instead, on the [V, 2D] real view whose rows hold each row's parts.
+ * convolution is bilinear in input and weight: as PyTorch, three real convolutions (Gauss's
+ * product, a = x_r * w_r, b = x_i * w_i, c = (x_r + x_i) * (w_r + w_i); the output is
+ * a - b + i (c - a - b), the bias's parts joining a and c).  Its backward is the
+ * vector-Jacobian product of Note [Complex autograd] (derivatives/complex.c): the input's
+ * gradient pairs the output's gradient with conj(weight), the weight's with conj(input),
+ * four real convolution_backward calls on the parts.
+ * linspace and logspace with a complex start, end or dtype: the linspace of the starts' and
+ * ends' parts, joined (logspace then raises base to it, complex pow); a real dtype with a
+ * complex end point refuses as PyTorch's does.
+ * bincount reads complex weights as PyTorch does: their real parts, in double.
+ * As PyTorch's, embedding and affine_grid_generator refuse to record a complex gradient
+ * (the autograd kernel's throw_error_for_complex_autograd).
+ * The real kernels run with the Autograd key excluded: the autograd kernel above records the
+ * op itself. */
+#include <string.h>
+
 #include "../../c10/error.h"
+#include "../../c10/tls.h"
 #include "native.h"
+
+/* ---- the parts and their sums, through the dispatcher below Autograd ---- */
+
+typedef struct Parts {
+    PtlTensorImpl *re, *im;
+} Parts;
+
+static void
+parts_clear(Parts *p)
+{
+    PTL_CLEAR(p->re);
+    PTL_CLEAR(p->im);
+}
+
+/* Strided views of t's real and imaginary parts (t complex), or of t and NULL (t real). */
+static int
+parts_of(PtlTensorImpl *t, Parts *p)
+{
+    PtlIValue a[1] = {ptl_iv_tensor(t)};
+    p->re = p->im = NULL;
+    if (!ptl_dtype_is_complex(t->dtype)) {
+        ptl_incref(t);
+        p->re = t;
+        return 0;
+    }
+    if ((p->re = ptl_call_k(PTL_OP_real, 1, a)) == NULL ||
+        (p->im = ptl_call_k(PTL_OP_imag, 1, a)) == NULL) {
+        parts_clear(p);
+        return -1;
+    }
+    return 0;
+}
+
+/* a + b or a - b (new refs; borrowed operands) */
+static PtlTensorImpl *
+add_sub(PtlTensorImpl *a, PtlTensorImpl *b, int sub)
+{
+    PtlIValue v[2] = {ptl_iv_tensor(a), ptl_iv_tensor(b)};
+    return ptl_call_k(sub ? PTL_OP_sub_Tensor : PTL_OP_add_Tensor, 2, v);
+}
+
+/* complex(re, im): a new reference; steals re and im */
+static PtlTensorImpl *
+join_parts(PtlTensorImpl *re, PtlTensorImpl *im)
+{
+    PtlTensorImpl *out = NULL;
+    if (re != NULL && im != NULL) {
+        PtlIValue v[2] = {ptl_iv_tensor(re), ptl_iv_tensor(im)};
+        out = ptl_call_k(PTL_OP_complex, 2, v);
+    }
+    ptl_xdecref(re);
+    ptl_xdecref(im);
+    return out;
+}
+
+/* ---- ops linear in their one complex tensor ---- */
+
+static int
+linear_by_parts(const PtlOperator *op, PtlIValue *s)
+{
+    int k = -1;
+    for (int i = 0; i < op->schema.nargs; i++) {
+        if (s[i].tag == PTL_IV_TENSOR && s[i].u.t != NULL &&
+            ptl_dtype_is_complex(s[i].u.t->dtype)) {
+            if (k >= 0) {   /* complex indices and the like */
+                return ptl_dtype_not_implemented(op, s[i].u.t->dtype);
+            }
+            k = i;
+        }
+    }
+    if (k < 0) {   /* a complex Scalar only: the real kernel's own refusal */
+        return ptl_dtype_not_implemented(op, PTL_DTYPE_COMPLEX64);
+    }
+    Parts p;
+    PtlTensorImpl *r[2] = {NULL, NULL};
+    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+    if (parts_of(s[k].u.t, &p) < 0) {
+        return -1;
+    }
+    for (int j = 0; j < 2; j++) {
+        memcpy(st, s, sizeof(PtlIValue) * (size_t)op->schema.nargs);
+        st[k] = ptl_iv_tensor(j == 0 ? p.re : p.im);
+        if ((r[j] = ptl_call_tensor(op->id, st)) == NULL) {
+            break;
+        }
+    }
+    parts_clear(&p);
+    PtlTensorImpl *out = join_parts(r[0], r[1]);
+    if (out == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* embedding(weight, indices, ...) of a contiguous [V, D] complex weight: one real embedding of
+ * its [V, 2D] real view (a row's parts are adjacent), viewed back as [*, D] complex; 0 when
+ * the weight is not laid out so (linear_by_parts then runs). */
+static int
+embedding_pairs(const PtlOperator *op, PtlIValue *s, int *rc)
+{
+    PtlTensorImpl *w = s[0].u.t, *r = NULL, *rows = NULL, *e = NULL, *pairs = NULL;
+    if (w->dim != 2 || !ptl_tensor_is_contiguous(w)) {
+        return 0;
+    }
+    int64_t flat[2] = {w->sizes[0], 2 * w->sizes[1]}, sizes[PTL_MAX_DIMS + 2];
+    PtlIValue a[1] = {ptl_iv_tensor(w)};
+    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+    *rc = -1;
+    if ((r = ptl_call_k(PTL_OP_view_as_real, 1, a)) != NULL) {
+        PtlIValue v[2] = {ptl_iv_tensor(r), ptl_iv_intlist(flat, 2)};
+        rows = ptl_call_k(PTL_OP_view, 2, v);
+    }
+    if (rows != NULL) {
+        memcpy(st, s, sizeof(PtlIValue) * (size_t)op->schema.nargs);
+        st[0] = ptl_iv_tensor(rows);
+        e = ptl_call_tensor(PTL_OP_embedding, st);
+    }
+    if (e != NULL) {   /* [*, 2D] -> [*, D, 2] */
+        memcpy(sizes, e->sizes, sizeof(int64_t) * (size_t)e->dim);
+        sizes[e->dim - 1] = w->sizes[1];
+        sizes[e->dim] = 2;
+        PtlIValue v[2] = {ptl_iv_tensor(e), ptl_iv_intlist(sizes, e->dim + 1)};
+        pairs = ptl_call_k(PTL_OP_view, 2, v);
+    }
+    if (pairs != NULL) {
+        PtlIValue c[1] = {ptl_iv_tensor(pairs)};
+        PtlTensorImpl *out = ptl_call_k(PTL_OP_view_as_complex, 1, c);
+        if (out != NULL) {
+            s[0] = ptl_iv_tensor(out);
+            *rc = 0;
+        }
+    }
+    ptl_xdecref(r);
+    ptl_xdecref(rows);
+    ptl_xdecref(e);
+    ptl_xdecref(pairs);
+    return 1;
+}
+
+/* bincount(self, weights, minlength) with complex weights: the real parts in double, with
+ * the conversion's warning */
+static int
+bincount_weights(PtlIValue *s)
+{
+    PtlTensorImpl *w = ptl_cast(s[1].u.t, PTL_DTYPE_FLOAT64);
+    if (w == NULL) {
+        return -1;
+    }
+    PtlIValue st[3] = {s[0], ptl_iv_tensor(w), s[2]};
+    PtlTensorImpl *out = ptl_call_tensor(PTL_OP_bincount, st);
+    ptl_decref(w);
+    if (out == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* ---- linspace, logspace ---- */
+
+/* linspace(start, end, steps, *, dtype, layout, device, pin_memory) and logspace(start, end,
+ * steps, base, *, dtype, ...): the result dtype is `dtype`, else the default dtype's complex
+ * one (a complex start or end brought the call here). */
+static int
+linspace_parts(const PtlOperator *op, PtlIValue *s)
+{
+    int log = op->id == PTL_OP_logspace, di = log ? 4 : 3;
+    int complex_ends = ptl_iv_imag(&s[0]) != 0 || ptl_iv_imag(&s[1]) != 0 ||
+                       s[0].tag == PTL_IV_COMPLEX || s[1].tag == PTL_IV_COMPLEX;
+    PtlDtype inferred = complex_ends ? ptl_dtype_to_complex(ptl_default_dtype())
+                                     : ptl_default_dtype();
+    PtlDtype dt = s[di].tag == PTL_IV_DTYPE ? s[di].u.dtype : inferred;
+    if (!ptl_dtype_is_complex(dt)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "torch.%s(): inferred dtype %s can't be safely "
+                             "cast to passed dtype %s", log ? "logspace" : "linspace",
+                             ptl_dtype_cpp_name(inferred), ptl_dtype_legacy_name(dt));
+    }
+    PtlTensorImpl *r[2] = {NULL, NULL};
+    for (int j = 0; j < 2; j++) {   /* the real parts, then the imaginary ones (logspace: the
+                                     * exponents' parts) */
+        PtlIValue lin[7] = {
+            ptl_iv_double(j == 0 ? ptl_iv_to_double(&s[0]) : ptl_iv_imag(&s[0])),
+            ptl_iv_double(j == 0 ? ptl_iv_to_double(&s[1]) : ptl_iv_imag(&s[1])), s[2],
+            ptl_iv_dtype(ptl_dtype_to_real(dt)), s[di + 1], s[di + 2], s[di + 3]};
+        if ((r[j] = ptl_call_tensor(PTL_OP_linspace, lin)) == NULL) {
+            ptl_xdecref(r[0]);
+            return -1;
+        }
+    }
+    PtlTensorImpl *out = join_parts(r[0], r[1]);
+    if (out != NULL && log) {
+        PtlIValue pw[2] = {s[3], ptl_iv_tensor(out)};
+        PtlTensorImpl *e = out;
+        out = ptl_call_k(PTL_OP_pow_Scalar, 2, pw);
+        ptl_decref(e);
+    }
+    if (out == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* ---- convolution ---- */
+
+/* convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+ * groups) -> Tensor: input, weight (and bias) of one complex dtype. */
+static int
+convolution_parts(PtlIValue *s)
+{
+    PtlTensorImpl *x = s[0].u.t, *w = s[1].u.t;
+    PtlTensorImpl *b = s[2].tag == PTL_IV_TENSOR ? s[2].u.t : NULL;
+    if (ptl_dtype_is_complex(x->dtype) && !ptl_dtype_is_complex(w->dtype)) {
+        /* PyTorch's complex_convolution checks this first, in its own words */
+        return ptl_error_set(PTL_ERR_RUNTIME, "Input type (CPU%sType) and weight type "
+                             "(torch.%sTensor) should be the same",
+                             ptl_dtype_legacy_name(x->dtype), ptl_dtype_legacy_name(w->dtype));
+    }
+    if (x->dtype != w->dtype) {   /* conv_args.c's check, before the parts */
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
+                             ptl_dtype_legacy_name(x->dtype), ptl_dtype_legacy_name(w->dtype));
+    }
+    if (b != NULL && b->dtype != x->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Input type (%s) and bias type (%s) should be the same",
+                             ptl_dtype_cpp_name(x->dtype), ptl_dtype_cpp_name(b->dtype));
+    }
+    Parts xp = {NULL, NULL}, wp = {NULL, NULL}, bp = {NULL, NULL};
+    PtlTensorImpl *xs = NULL, *ws = NULL, *bs = NULL, *br = NULL, *conv[3] = {NULL, NULL, NULL};
+    PtlTensorImpl *out = NULL;
+    PtlIValue st[9];
+    if (parts_of(x, &xp) < 0 || parts_of(w, &wp) < 0 || (b != NULL && parts_of(b, &bp) < 0) ||
+        (xs = add_sub(xp.re, xp.im, 0)) == NULL || (ws = add_sub(wp.re, wp.im, 0)) == NULL) {
+        goto done;
+    }
+    if (b != NULL && ((br = ptl_contiguous(bp.re)) == NULL ||
+                      (bs = add_sub(bp.re, bp.im, 0)) == NULL)) {
+        goto done;
+    }
+    /* a = conv(x_r, w_r) + b_r, b = conv(x_i, w_i), c = conv(x_r + x_i, w_r + w_i) + b_r + b_i */
+    PtlTensorImpl *in[3][3] = {{xp.re, wp.re, br}, {xp.im, wp.im, NULL}, {xs, ws, bs}};
+    for (int j = 0; j < 3; j++) {
+        memcpy(st, s, sizeof(st));
+        st[0] = ptl_iv_tensor(in[j][0]);
+        st[1] = ptl_iv_tensor(in[j][1]);
+        st[2] = in[j][2] != NULL ? ptl_iv_tensor(in[j][2]) : ptl_iv_none();
+        if ((conv[j] = ptl_call_tensor(PTL_OP_convolution, st)) == NULL) {
+            goto done;
+        }
+    }
+    /* re = a - b, im = c - a - b */
+    PtlTensorImpl *re = add_sub(conv[0], conv[1], 1), *ab = add_sub(conv[0], conv[1], 0);
+    PtlTensorImpl *im = ab != NULL ? add_sub(conv[2], ab, 1) : NULL;
+    ptl_xdecref(ab);
+    out = join_parts(re, im);
+done:
+    parts_clear(&xp);
+    parts_clear(&wp);
+    parts_clear(&bp);
+    ptl_xdecref(xs);
+    ptl_xdecref(ws);
+    ptl_xdecref(bs);
+    ptl_xdecref(br);
+    for (int j = 0; j < 3; j++) {
+        ptl_xdecref(conv[j]);
+    }
+    if (out == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+ * transposed, output_padding, groups, output_mask) -> (gI, gW, gB), complex: with g, x, w
+ * split in parts and B(g, x, w) the real backward's (gI(g, w), gW(g, x), gB(g)),
+ *   gI = gI(g_r, w_r) + gI(g_i, w_i) + i (gI(g_i, w_r) - gI(g_r, w_i))
+ *   gW = gW(g_r, x_r) + gW(g_i, x_i) + i (gW(g_i, x_r) - gW(g_r, x_i))
+ *   gB = gB(g_r) + i gB(g_i). */
+static int
+convolution_backward_parts(PtlIValue *s)
+{
+    PtlTensorImpl *g = s[0].u.t, *x = s[1].u.t, *w = s[2].u.t;
+    if (x->dtype != w->dtype || g->dtype != x->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
+                             ptl_dtype_legacy_name(x->dtype),
+                             ptl_dtype_legacy_name(x->dtype != w->dtype ? w->dtype : g->dtype));
+    }
+    const int64_t *mask = s[10].u.il.data;
+    Parts gp = {NULL, NULL}, xp = {NULL, NULL}, wp = {NULL, NULL};
+    PtlTensorImpl *r[4][3];
+    PtlTensorImpl *out[3] = {NULL, NULL, NULL};
+    int rc = -1;
+    memset(r, 0, sizeof(r));
+    if (parts_of(g, &gp) < 0 || parts_of(x, &xp) < 0 || parts_of(w, &wp) < 0) {
+        goto done;
+    }
+    /* the calls (g, x and w parts, bias mask): (r, r, r, 1), (i, i, i, 0), (i, r, r, 1),
+     * (r, i, i, 0) */
+    PtlTensorImpl *args[4][3] = {{gp.re, xp.re, wp.re}, {gp.im, xp.im, wp.im},
+                                 {gp.im, xp.re, wp.re}, {gp.re, xp.im, wp.im}};
+    for (int j = 0; j < 4; j++) {
+        int64_t m[3] = {mask[0], mask[1], mask[2] && (j == 0 || j == 2)};
+        PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+        memcpy(st, s, sizeof(PtlIValue) * 11);
+        for (int i = 0; i < 3; i++) {
+            st[i] = ptl_iv_tensor(args[j][i]);
+        }
+        st[10] = ptl_iv_intlist(m, 3);
+        if (ptl_dispatcher_call(ptl_op(PTL_OP_convolution_backward), st) < 0) {
+            goto done;
+        }
+        for (int i = 0; i < 3; i++) {
+            r[j][i] = st[i].tag == PTL_IV_TENSOR ? st[i].u.t : NULL;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        if (!mask[i]) {
+            continue;
+        }
+        PtlTensorImpl *re = add_sub(r[0][i], r[1][i], 0);
+        PtlTensorImpl *im = re != NULL ? add_sub(r[2][i], r[3][i], 1) : NULL;
+        if ((out[i] = join_parts(re, im)) == NULL) {
+            goto done;
+        }
+    }
+    if (mask[2]) {
+        ptl_incref(r[0][2]);
+        ptl_incref(r[2][2]);
+        if ((out[2] = join_parts(r[0][2], r[2][2])) == NULL) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    parts_clear(&gp);
+    parts_clear(&xp);
+    parts_clear(&wp);
+    for (int j = 0; j < 4; j++) {
+        for (int i = 0; i < 3; i++) {
+            ptl_xdecref(r[j][i]);
+        }
+    }
+    if (rc < 0) {
+        for (int i = 0; i < 3; i++) {
+            ptl_xdecref(out[i]);
+        }
+        return -1;
+    }
+    for (int i = 0; i < 3; i++) {
+        s[i] = ptl_iv_tensor(out[i]);
+    }
+    return 0;
+}
+
+/* The Complex key's kernel of every op here: the parts' calls run below Autograd. */
+static int
+parts_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlLocalState *tls = ptl_tls();
+    const PtlDispatchKeySet excluded = tls->excluded;
+    int rc;
+    tls->excluded |= PTL_KEYSET(PTL_KEY_AUTOGRAD);
+    switch (op->id) {
+    case PTL_OP_convolution: rc = convolution_parts(s); break;
+    case PTL_OP_linspace:
+    case PTL_OP_logspace: rc = linspace_parts(op, s); break;
+    case PTL_OP_convolution_backward: rc = convolution_backward_parts(s); break;
+    case PTL_OP_bincount:
+        rc = s[1].tag == PTL_IV_TENSOR && ptl_dtype_is_complex(s[1].u.t->dtype)
+                 ? bincount_weights(s)
+                 : ptl_dtype_not_implemented(op, s[0].u.t->dtype);
+        break;
+    case PTL_OP_embedding:
+        if (!embedding_pairs(op, s, &rc)) {
+            rc = linear_by_parts(op, s);
+        }
+        break;
+    default: rc = linear_by_parts(op, s); break;
+    }
+    tls->excluded = excluded;
+    return rc;
+}
+
+static const PtlKernelReg complex_parts_kernels[] = {
+    {PTL_OP_embedding, PTL_KEY_COMPLEX, parts_complex},
+    {PTL_OP_embedding_dense_backward, PTL_KEY_COMPLEX, parts_complex},
+    {PTL_OP_im2col, PTL_KEY_COMPLEX, parts_complex},
+    {PTL_OP_col2im, PTL_KEY_COMPLEX, parts_complex},
+    {PTL_OP_affine_grid_generator, PTL_KEY_COMPLEX, parts_complex},
+    {PTL_OP_affine_grid_generator_backward, PTL_KEY_COMPLEX, parts_complex},
+    {PTL_OP_bincount, PTL_KEY_COMPLEX, parts_complex},
+    {PTL_OP_linspace, PTL_KEY_COMPLEX, parts_complex},
+    {PTL_OP_logspace, PTL_KEY_COMPLEX, parts_complex},
+    {PTL_OP_convolution, PTL_KEY_COMPLEX, parts_complex},
+    {PTL_OP_convolution_backward, PTL_KEY_COMPLEX, parts_complex},
+};
+PTL_DEFINE_REGISTER(complex_parts_kernels)
+
+/* ---- the pads and unfold's backward: every complex argument by its parts ---- */
+
+/* The pads are linear in their input as the ops above (Note [Complex ops by parts]), and
+ * their backwards take two complex tensors (the gradient, and self for its shape): every
+ * complex argument is replaced by its part.  A pad is a copy, so the parts' passes cost
+ * time, not accuracy. */
 
 /* op(args) with every complex tensor argument replaced by its real parts, then its
  * imaginary parts; the two results joined as complex(real, imag) */
 static int
-parts_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+each_part_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     PtlIValue st[PTL_SCHEMA_MAX_ARGS];
@@ -62,8 +487,8 @@ constant_pad_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
 }
 
-#define PARTS(ID) {PTL_OP_##ID, PTL_KEY_COMPLEX, parts_complex}
-static const PtlKernelReg complex_parts_kernels[] = {
+#define PARTS(ID) {PTL_OP_##ID, PTL_KEY_COMPLEX, each_part_complex}
+static const PtlKernelReg complex_pad_kernels[] = {
     PARTS(reflection_pad1d), PARTS(reflection_pad2d), PARTS(reflection_pad3d),
     PARTS(replication_pad1d), PARTS(replication_pad2d), PARTS(replication_pad3d),
     PARTS(_pad_circular),
@@ -71,8 +496,8 @@ static const PtlKernelReg complex_parts_kernels[] = {
     PARTS(reflection_pad3d_backward), PARTS(replication_pad1d_backward),
     PARTS(replication_pad2d_backward), PARTS(replication_pad3d_backward),
     PARTS(_pad_circular_backward),
-    PARTS(unfold_backward), PARTS(im2col), PARTS(col2im),
+    PARTS(unfold_backward),
     {PTL_OP_constant_pad_nd, PTL_KEY_COMPLEX, constant_pad_complex},
 };
 #undef PARTS
-PTL_DEFINE_REGISTER(complex_parts_kernels)
+PTL_DEFINE_REGISTER(complex_pad_kernels)

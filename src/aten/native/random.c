@@ -808,6 +808,68 @@ error:
     return -1;
 }
 
+/* The same three with a complex argument (the Complex key), as PyTorch's normal_out_impl: a
+ * complex mean takes a standard complex draw (normal_'s complex fill, each part of variance
+ * 1/2) times std plus mean, in mean's dtype and the broadcast shape; a complex std refuses. */
+static int
+normal_tensor_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int tstd = op->id != PTL_OP_normal_Tensor_float;
+    PtlTensorImpl *mean = s[0].tag == PTL_IV_TENSOR ? s[0].u.t : NULL;
+    PtlTensorImpl *std = tstd ? s[1].u.t : NULL, *ps = NULL, *t = NULL, *r = NULL;
+    int64_t sizes[PTL_MAX_DIMS];
+    int dim = 0;
+    if ((std != NULL && ptl_dtype_is_complex(std->dtype)) || mean == NULL) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "normal expects standard deviation to be non-complex");
+    }
+    if (!tstd && check_std(s[1].u.d) < 0) {
+        return -1;
+    }
+    if (std != NULL) {
+        if (ptl_broadcast_shapes(mean->dim, mean->sizes, std->dim, std->sizes, &dim, sizes) < 0 ||
+            (ps = expanded_f64(std, dim, sizes)) == NULL) {
+            return -1;
+        }
+        int ok = all_in_range(ps, 0.0, INFINITY) > 0;
+        ptl_decref(ps);
+        if (!ok) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "normal expects all elements of std >= 0.0");
+        }
+    }
+    else {
+        dim = mean->dim;
+        memcpy(sizes, mean->sizes, sizeof(int64_t) * (size_t)dim);
+    }
+    PtlLocalState *tls = ptl_tls();
+    const PtlDispatchKeySet excluded = tls->excluded;
+    tls->excluded |= PTL_KEYSET(PTL_KEY_AUTOGRAD);
+    if ((t = ptl_empty(dim, sizes, mean->dtype, mean->device)) != NULL) {
+        PtlIValue a[4] = {ptl_iv_tensor(t), ptl_iv_double(0.0),
+                          ptl_iv_double(tstd ? 1.0 : s[1].u.d), s[2]};
+        r = ptl_call_tensor(PTL_OP_normal_, a);
+    }
+    ptl_xdecref(r);
+    if (r != NULL && std != NULL) {
+        PtlIValue m[2] = {ptl_iv_tensor(t), ptl_iv_tensor(std)};
+        r = ptl_call_tensor(PTL_OP_mul__Tensor, m);
+        ptl_xdecref(r);
+    }
+    if (r != NULL) {
+        PtlIValue a[3] = {ptl_iv_tensor(t), ptl_iv_tensor(mean), ptl_iv_int(1)};
+        r = ptl_call_tensor(PTL_OP_add__Tensor, a);
+        ptl_xdecref(r);
+    }
+    tls->excluded = excluded;
+    if (r == NULL) {
+        ptl_xdecref(t);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+}
+
 /* ---- dropout ---- */
 
 /* a * b through the dispatcher (b a tensor, or the wrapped number bd when b is NULL), into
@@ -1407,6 +1469,9 @@ static const PtlKernelReg random_cpu[] = {
     {PTL_OP_normal_Tensor_Tensor, PTL_KEY_CPU, normal_tensor_cpu},
     {PTL_OP_normal_Tensor_float, PTL_KEY_CPU, normal_tensor_cpu},
     {PTL_OP_normal_float_Tensor, PTL_KEY_CPU, normal_tensor_cpu},
+    {PTL_OP_normal_Tensor_Tensor, PTL_KEY_COMPLEX, normal_tensor_complex},
+    {PTL_OP_normal_Tensor_float, PTL_KEY_COMPLEX, normal_tensor_complex},
+    {PTL_OP_normal_float_Tensor, PTL_KEY_COMPLEX, normal_tensor_complex},
     {PTL_OP_bernoulli, PTL_KEY_CPU, bernoulli_cpu},
     {PTL_OP_bernoulli_p, PTL_KEY_CPU, bernoulli_cpu},
     {PTL_OP_poisson, PTL_KEY_CPU, poisson_cpu},
