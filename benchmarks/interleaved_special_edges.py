@@ -1,8 +1,9 @@
 """PyTorch's time / ours for the kernels of docs/performance.md's "Special functions at +-inf,
 Chebyshev next to +-1, lerp's fused form, float32 prod's second pass": lerp (Tensor and Scalar
 weight), i0, i1, bessel_j0, airy_ai, trigamma, chebyshev_u (the recurrence, the closed forms)
-and float32 prod over either dim of 1000 x 1000, with and without a 0 in every row; the two
-libraries alternating call by call in one process, fastest of --reps each in thread CPU time:
+and float32 prod over either dim of 1000 x 1000, with and without a 0 in every row (in its
+middle, at its end); the two libraries alternating call by call in one process, fastest of
+--reps each in thread CPU time:
 
     taskset -c 1 python benchmarks/interleaved_special_edges.py [--only lerp] [--reps 150]
 
@@ -53,7 +54,9 @@ def rows():
     m = arr((1000, 1000), 0.9, 1.1, np.float32)
     mz = m.copy()
     mz[:, 500] = 0
-    for label, a in (("", m), (" a 0 a row", mz)):
+    me = m.copy()
+    me[:, -1] = 0
+    for label, a in (("", m), (" a 0 a row", mz), (" a 0 at each row's end", me)):
         for d in (0, 1):
             out.append(case(f"prod({d}) float32 1000x1000{label}",
                             lambda L, a, d=d: L.prod(a, d), a))

@@ -91,3 +91,28 @@ def test_column_extremes_errors():
 @pytest.mark.parametrize("cap", ["avx2", "default"])
 def test_capabilities(cap):
     rerun_with_capability(__file__, cap, "-k", "bits and not capabilities")
+
+
+INT_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64"]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_integer_column_extremes_exact(threads, dtype):
+    # reduce_columns.c's int_extreme_T: four rows a pass, the last pass repeating row R - 1;
+    # every row count across the passes, the 2048-column units, the type's own extremes
+    rng = np.random.default_rng(41)
+    info = np.iinfo(dtype) if dtype != "bool" else None
+    with num_threads(threads):
+        for R in ROWS:
+            for n in WIDTHS:
+                if dtype == "bool":
+                    a = rng.random((R, n)) < 0.5
+                else:
+                    a = rng.integers(info.min, info.max, (R, n), dtype=dtype, endpoint=True)
+                    a[rng.integers(0, R), rng.integers(0, n)] = info.min
+                    a[rng.integers(0, R), rng.integers(0, n)] = info.max
+                t = ptl.tensor(a)
+                np.testing.assert_array_equal(t.amax(0).numpy(), a.max(0))
+                np.testing.assert_array_equal(t.amin(0).numpy(), a.min(0))
+                np.testing.assert_array_equal(t[:, ::2].amax(0).numpy(), a[:, ::2].max(0))

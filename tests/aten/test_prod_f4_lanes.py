@@ -273,3 +273,53 @@ def test_special_values_in_columns_and_tails():
 @pytest.mark.parametrize("cap", ["avx2", "default"])
 def test_capabilities(cap):
     rerun_with_capability(__file__, cap, "-k", "bits and not capabilities")
+
+
+def zero_lane_rows(n, rng):
+    """Rows of n values near 1 (n > 0), each with the 0s or the underflowing lanes of one case:
+    a 0 in every position in turn; a lane that underflows (1e-20 three times, 64 apart, and
+    1e30 once in the next lane: the product is near 1e-30) alone, after a lane with a 0, and
+    before one"""
+    rows = []
+    for pos in range(n):
+        r = (1 + rng.standard_normal(n) / 8).astype(np.float32)
+        r[pos] = -0.0 if pos % 3 == 0 else 0.0
+        rows.append(r)
+    if n >= 3 * LANES + 2:
+        for lane in (0, 1, 31, 32, 62):
+            for zero_at in (None, lane - 1, lane + 2, n - 1):
+                r = (1 + rng.standard_normal(n) / 8).astype(np.float32)
+                r[lane:lane + 3 * LANES:LANES] = 1e-20
+                r[lane + 1] = 1e30
+                if zero_at is not None and zero_at >= 0 and zero_at not in (lane, lane + 1):
+                    r[zero_at] = 0.0
+                rows.append(r)
+    return np.array(rows)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_zero_found_in_its_lane(threads):
+    # Note [Float32 products at the ends of the range]: a 0 product of a contiguous run is
+    # checked in the values of its last lane that is 0; a lane that underflowed has no 0, and
+    # then the run is searched or multiplied again exactly.  Every position of the 0 for the
+    # lengths about the partial groups of 8 and 64, the blocks and the grain, against float64.
+    rng = np.random.default_rng(35)
+    with num_threads(threads):
+        for n in list(range(1, 34)) + [63, 64, 65, 127, 128, 129, 200, 1000, 1023, 1025]:
+            a = zero_lane_rows(n, rng)
+            want = np.prod(a.astype(np.float64), axis=1).astype(np.float32)
+            got = ptl.tensor(a).prod(1).numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=0)
+            assert np.array_equal(got == 0, want == 0), n
+            assert np.array_equal(np.signbit(got), np.signbit(want)), n
+            for r in range(0, len(a), max(1, len(a) // 8)):   # a whole run, and strided
+                np.testing.assert_allclose(ptl.tensor(a[r]).prod().item(), want[r], rtol=1e-5)
+                x = ptl.tensor(np.repeat(a[r:r + 1], 2, 0).T.copy()).t()[0]
+                np.testing.assert_allclose(x.prod().item(), want[r], rtol=1e-5)
+        # many rows: the runs split at the grain (GRAIN values) among the threads
+        for rows in (GRAIN // 100 - 1, GRAIN // 100, GRAIN // 100 + 1, 3 * GRAIN // 100):
+            a = (1 + rng.standard_normal((rows, 100)) / 8).astype(np.float32)
+            a[np.arange(rows), rng.integers(0, 100, rows)] = 0.0
+            a[::7] = np.where(a[::7] == 0, 1.0, a[::7])
+            want = np.prod(a.astype(np.float64), axis=1).astype(np.float32)
+            np.testing.assert_allclose(ptl.tensor(a).prod(1).numpy(), want, rtol=1e-5, atol=0)

@@ -251,3 +251,39 @@ def test_two_threads_split_blocks_without_changing_bits(dtype, restore_threads):
             one = fn(x, n).numpy()
             ptl.set_num_threads(2)
             assert _same(fn(x, n).numpy(), one), name
+
+
+CHEB_NAMES = [n for n in NAMES if "chebyshev" in n]
+
+
+@pytest.mark.parametrize("name", CHEB_NAMES)
+def test_float32_chebyshev_above_the_lanes_takes_the_float64_closed_forms(name, threads):
+    """float32 Chebyshev of degree above 256 inside the domain: the float64 closed forms'
+    value rounded once (Note [Orthogonal polynomials in lock-step]), in blocks of 256 -+ 1
+    that mix those degrees with the lanes' (17, 256) and points outside; and within one
+    float32 ulp of max(|p|, E) against mpmath next to the ends"""
+    rng = np.random.default_rng(11)
+    lo = 0.0 if name.startswith("shifted") else -1.0
+    fn = getattr(S, name)
+    for m in (1, 255, 256, 257, 513):
+        x = rng.uniform(lo, 1.0, m)
+        x[::5] = 1.0 - np.exp(rng.uniform(np.log(1e-7), np.log(1e-2), len(x[::5])))
+        x[1::9] = lo + np.exp(rng.uniform(np.log(1e-7), np.log(1e-2), len(x[1::9])))
+        x[2::11] = rng.choice([lo, 1.0, 1.5, lo - 0.5], len(x[2::11]))
+        x = x.astype(np.float32)
+        k = rng.choice([17.0, 256.0, 257.0, 1000.0, 4097.0], m).astype(np.float32)
+        for xs, ks in ((x, k), (x, np.full(m, np.float32(1000)))):
+            got = fn(ptl.tensor(xs), ptl.tensor(ks)).numpy()
+            want = fn(ptl.tensor(xs.astype(np.float64)), ptl.tensor(ks.astype(np.float64)))
+            with np.errstate(over="ignore"):   # outside the domain, from 1.5 on
+                want = want.numpy().astype(np.float32)
+            inside = (ks > 256) & (xs > lo) & (xs < 1.0)
+            np.testing.assert_array_equal(got[inside], want[inside])
+            strided = fn(ptl.tensor(np.repeat(xs, 2))[::2], ptl.tensor(ks)).numpy()
+            np.testing.assert_array_equal(strided, got)
+    near = 1.0 - np.exp(rng.uniform(np.log(1e-7), np.log(1e-2), 24))
+    x = np.concatenate([near, lo + 1.0 - near, rng.uniform(lo, 1.0, 24)]).astype(np.float32)
+    for k in (257, 1000):
+        got = fn(ptl.tensor(x), float(k)).numpy()
+        err = _ulps(name, x.astype(np.float64), k, got, "float32")
+        assert len(err) > 60 and err.max() <= 1, (k, err.max())
