@@ -148,7 +148,7 @@ MISSING = {
         "submodules for quantization and fusion: not in this project": [
             "intrinsic", "qat", "quantizable", "quantized"],
         "module helpers of PyTorch's package, not API": [
-            "common_types", "factory_kwargs", "grad", "attention", "Container"],
+            "common_types", "factory_kwargs", "grad", "Container"],
         "not done yet: LinearCrossEntropyLoss": [
             "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"],
     },
