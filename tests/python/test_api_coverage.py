@@ -95,7 +95,7 @@ MISSING = {
             "Stream", "AcceleratorError", "FatalError", "get_device_module", "init_num_threads",
             "is_distributed", "prepare_multiprocessing_environment",
             "profiler_allow_cudagraph_cupti_lazy_reinit_cuda12", "thread_safe_generator",
-            "to_dlpack", "BufferDict", "ModuleDict", "ParameterDict", "hash_tensor"],
+            "BufferDict", "ModuleDict", "ParameterDict", "hash_tensor"],
         "the fused RNN layers and the batch-norm statistics ops for SyncBatchNorm (nn.LSTM / "
         "nn.GRU / nn.RNN run their own layer op)": [
             "gru", "lstm", "rnn_relu", "rnn_tanh", "batch_norm_backward_elemt",
