@@ -87,6 +87,7 @@ from . import utils  # noqa: E402,F401
 from .utils.dlpack import to_dlpack  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
+from . import signal  # noqa: E402,F401
 from ._stft import istft, stft  # noqa: E402,F401
 from .special import logit, sinc, xlogy  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
