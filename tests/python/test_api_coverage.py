@@ -104,8 +104,8 @@ MISSING = {
             "batch_norm_update_stats", "native_norm", "norm_except_dim"],
         "not done yet: each needs a kernel or more time (embedding_bag: its offset2bag / "
         "bag_size outputs follow PyTorch's internal fast paths)": [
-            "embedding_bag", "geqrf",
-            "lobpcg", "pca_lowrank", "svd_lowrank", "segment_reduce", "set_flush_denormal",
+            "embedding_bag",
+            "lobpcg", "segment_reduce", "set_flush_denormal",
             "slice_inverse", "is_inference"],
     },
     "torch.Tensor": {
@@ -122,7 +122,7 @@ MISSING = {
         "other devices and layouts (XPU, IPU, MTIA, oneDNN, nested, chalf)": [
             "ipu", "mtia", "xpu", "to_mkldnn", "to_padded_tensor", "chalf"],
         "not done yet (see torch)": [
-            "as_subclass", "geqrf", "is_inference",
+            "as_subclass", "is_inference",
             "slice_inverse", "index", "grad_dtype", "hash_tensor", "module_load"],
     },
     "torch.fft": {
