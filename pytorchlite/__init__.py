@@ -29,11 +29,12 @@ from ._reductions import (  # noqa: F401
     trapz)
 from .functional import (  # noqa: F401
     addbmm, addr, cdist, chain_matmul, cholesky, cholesky_inverse, cholesky_solve, dist, einsum,
-    frobenius_norm, inner, logdet, lu, lu_solve, lu_unpack, nuclear_norm, orgqr, ormqr,
-    pinverse, qr,
+    frobenius_norm, geqrf, inner, logdet, lu, lu_solve, lu_unpack, nuclear_norm, orgqr,
+    ormqr, pinverse, qr,
     tensordot, triangular_solve, vander)
 from . import functional, linalg  # noqa: F401
 from .linalg import matrix_exp, matrix_power  # noqa: F401
+from ._lowrank import pca_lowrank, svd_lowrank  # noqa: F401
 from . import _indexing, _pointwise, _shape_functions
 from ._pointwise import (  # noqa: F401
     copysign, deg2rad, fill, float_power, frexp, heaviside, isneginf, isposinf, isreal, ldexp,
@@ -84,8 +85,10 @@ from ._nn_ops import *  # noqa: E402,F401,F403  (torch.conv2d, torch.dropout, ..
 from . import multiprocessing  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401  (does not start MPI: init_process_group does)
 from . import utils  # noqa: E402,F401
+from .utils.dlpack import to_dlpack  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
+from . import signal  # noqa: E402,F401
 from ._stft import istft, stft  # noqa: E402,F401
 from .special import logit, sinc, xlogy  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401

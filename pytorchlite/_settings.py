@@ -1,6 +1,6 @@
 """The process-wide switches of the torch namespace that torch/__init__.py defines: warn-always,
-the deterministic debug mode, the inter-op thread count, the default tensor type and the
-anomaly-mode switch.  Each records its setting and has PyTorch's checks; what a switch changes
+the deterministic debug mode, the inter-op thread count, the default tensor type, the
+anomaly-mode switch and flushing denormals.  Each records its setting and has PyTorch's checks; what a switch changes
 elsewhere is said next to it."""
 import os
 import warnings
@@ -12,7 +12,7 @@ __all__ = [
     "set_warn_always", "is_warn_always_enabled", "set_deterministic_debug_mode",
     "get_deterministic_debug_mode", "set_num_interop_threads", "get_num_interop_threads",
     "set_default_tensor_type", "set_anomaly_enabled", "is_anomaly_enabled",
-    "is_anomaly_check_nan_enabled",
+    "is_anomaly_check_nan_enabled", "set_flush_denormal",
 ]
 
 _warn_always = False
@@ -73,6 +73,17 @@ def set_num_interop_threads(nthreads):
 def get_num_interop_threads():
     """The recorded inter-op thread count; by default the number of CPUs, as PyTorch's."""
     return _interop_threads if _interop_threads is not None else (os.cpu_count() or 1)
+
+
+def set_flush_denormal(mode):
+    """Flushes denormal floats to zero (mode True) or stops (False) on the calling thread, and
+    says whether the CPU allows it (x86-64 with SSE3, aarch64).  Note [Flushing denormals]: as
+    PyTorch's, the switch is the calling thread's floating-point control register, so kernels
+    that a large tensor splits over the intra-op pool's other threads still see denormals;
+    results on one thread (set_num_threads(1), or tensors below the split sizes) flush."""
+    if type(mode) is not bool:
+        raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
+    return _C._set_flush_denormal(mode)
 
 
 def set_default_tensor_type(t):

@@ -47,16 +47,41 @@ def _rebuild_sparse_tensor(indices, values, shape, coalesced, requires_grad):
 _DL_CPU, _DL_CUDA = 1, 2   # DLDeviceType codes
 
 
-def from_dlpack(ext_tensor):
+def from_dlpack(ext_tensor, *, device=None, copy=None):
     """A tensor sharing memory with ext_tensor: an object with __dlpack__ (a NumPy array, a
-    torch or pytorchlite tensor) or a DLPack capsule, consumed once."""
-    if hasattr(ext_tensor, "__dlpack__"):
-        kwargs = {"stream": 1} if ext_tensor.__dlpack_device__()[0] == _DL_CUDA else {}
+    torch or pytorchlite tensor) or a DLPack capsule, consumed once.  copy=True asks for a copy
+    (made here when the producer cannot); device moves the result, which needs copy not
+    False when it is another device than ext_tensor's."""
+    if not hasattr(ext_tensor, "__dlpack__"):
+        if device is not None or copy is not None:
+            raise AssertionError("device and copy kwargs not supported when ext_tensor is "
+                                 "already a DLPack capsule.")
+        return _C._from_dlpack(ext_tensor)
+    source = tuple(ext_tensor.__dlpack_device__())
+    kwargs = {"stream": 1} if source[0] == _DL_CUDA else {}
+    move = False
+    if device is not None:
+        device = _C.device(device)
+        target = (_DL_CUDA, device.index or 0) if device.type == "cuda" else (_DL_CPU, 0)
+        move = target != source
+        if move and copy is False:
+            raise ValueError(f"cannot move DLPack tensor from device {source} to {target} "
+                             "without copying. Set copy=None or copy=True.")
+    # newest protocol first: DLPack 1.0 with copy, then without max_version, then without copy
+    tries = [dict(kwargs, max_version=(1, 0)), dict(kwargs)]
+    if copy is not None:
+        tries = [dict(t, copy=copy) for t in tries] + [dict(kwargs)]
+    for i, kw in enumerate(tries):
         try:
-            ext_tensor = ext_tensor.__dlpack__(max_version=(1, 0), **kwargs)
-        except TypeError:   # a producer older than DLPack 1.0
-            ext_tensor = ext_tensor.__dlpack__(**kwargs)
-    return _C._from_dlpack(ext_tensor)
+            capsule = ext_tensor.__dlpack__(**kw)
+            break
+        except TypeError:
+            if i == len(tries) - 1:
+                raise
+    out = _C._from_dlpack(capsule)
+    if copy and "copy" not in kw and not move:
+        out = out.clone()
+    return out.to(device) if move else out
 
 
 class Tensor(_C.TensorBase):

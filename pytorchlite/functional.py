@@ -309,6 +309,18 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     return result if out is None else out.resize_(result.shape).copy_(result)
 
 
+def geqrf(input, *, out=None):
+    """(a, tau) of LAPACK's geqrf, the compact QR that orgqr / ormqr take (linalg._geqrf)."""
+    from .linalg import _geqrf
+    from .return_types import geqrf as result_type
+    a, tau = _geqrf(input)
+    if out is not None:
+        out[0].resize_(a.shape).copy_(a)
+        out[1].resize_(tau.shape).copy_(tau)
+        a, tau = out
+    return result_type((a, tau))
+
+
 def chain_matmul(*matrices, out=None):
     """matrices[0] @ matrices[1] @ ... for 2-D matrices (linalg.multi_dot of varargs)."""
     from . import linalg
@@ -354,7 +366,7 @@ def _install(tensor_class):
     from .linalg import matrix_exp, matrix_power
     for fn in (inner, addr, addbmm, dist, logdet, pinverse, matrix_exp, matrix_power,
                cholesky, cholesky_solve, cholesky_inverse, qr, triangular_solve, lu_solve,
-               orgqr, ormqr):
+               orgqr, ormqr, geqrf):
         setattr(tensor_class, fn.__name__, fn)
 
     def _lu(self, pivot=True, get_infos=False):

@@ -657,6 +657,45 @@ def _reflectors(name, A, tau):
     return lower + eye(m, k, dtype=A.dtype, device=A.device)
 
 
+def _geqrf(A):
+    """(a, tau) of LAPACK's geqrf: R on and above the diagonal of a, and below it the vectors
+    v_i (unit first entry implied) of Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^H, k = min(m, n).
+    Each reflection is LAPACK's larfg: beta = -sign(Re alpha) |(alpha, x)|, tau = (beta - alpha)
+    / beta, v = x / (alpha - beta); a column with nothing to reflect (x = 0, alpha real) gets
+    tau = 0.  Column by column with batched dispatcher ops, without autograd (PyTorch has no
+    derivative for geqrf either)."""
+    from .autograd.grad_mode import no_grad
+    if A.dim() < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    if A.dtype not in (_C.float32, _C.float64, _C.complex64, _C.complex128):
+        raise NotImplementedError(f"\"geqrf_cpu\" not implemented for "
+                                  f"'{_LEGACY_NAMES.get(A.dtype, A.dtype)}'")
+    m, n = A.shape[-2], A.shape[-1]
+    k = min(m, n)
+    with no_grad():
+        a = A.clone(memory_format=_C.contiguous_format)
+        tau = _C._functions["zeros"](list(A.shape[:-2]) + [k], dtype=A.dtype, device=A.device)
+        for j in range(k):
+            alpha, x = a[..., j, j], a[..., j + 1:, j]
+            xnorm = vector_norm(x.abs() if x.is_complex() else x, dim=-1)
+            real = alpha.real if alpha.is_complex() else alpha
+            still = (xnorm == 0) & (alpha.imag == 0 if alpha.is_complex() else True)
+            size = alpha.abs().hypot(xnorm)
+            beta = where(still, real, where(real >= 0, -size, size))
+            t = where(still, 0.0, (beta - alpha) / where(still, 1.0, beta))
+            v = x / where(still, 1.0, alpha - beta).unsqueeze(-1)
+            a[..., j, j] = beta
+            a[..., j + 1:, j] = v
+            tau[..., j] = t
+            if j + 1 < n:
+                head = ones_like(alpha).unsqueeze(-1)
+                vj = _C._functions["cat"]([head, v], -1).unsqueeze(-1)      # (*, m - j, 1)
+                tj = (t.conj() if t.is_complex() else t).unsqueeze(-1).unsqueeze(-1)
+                block = a[..., j:, j + 1:]
+                block.sub_((tj * vj) @ (vj.mH @ block))
+    return a, tau
+
+
 def _apply_reflectors(V, tau, C, transpose):
     """Q C for Q = H_1 H_2 ... H_k (Q^H C with transpose), one rank-1 update per reflector."""
     k = tau.shape[-1]

@@ -29,6 +29,7 @@ for _name, _fields in _C._named_returns:
 linalg_lstsq = _make("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 linalg_eig = _make("linalg_eig", ("eigenvalues", "eigenvectors"))
 qr = _make("qr", ("Q", "R"))
+geqrf = _make("geqrf", ("a", "tau"))
 triangular_solve = _make("triangular_solve", ("solution", "cloned_coefficient"))
 lu_unpack = _make("lu_unpack", ("P", "L", "U"))
 linalg_lu = _make("linalg_lu", ("P", "L", "U"))

@@ -92,3 +92,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         from .. import zeros_like
         result = tuple(zeros_like(i) if g is None else g for g, i in zip(result, inputs))
     return result
+from . import forward_ad  # noqa: E402,F401  (needs grad, defined above)

@@ -13,7 +13,29 @@ class _MatmulFlags:
         self.allow_bf16_reduced_precision_reduction = True
 
 
+# The scaled_dot_product_attention backends a program allows (torch.backends.cuda's
+# enable_*_sdp switches, which PyTorch applies on the CPU too).  On the CPU only "flash" (the
+# fused kernel, for the inputs PyTorch's CPU flash kernel takes) and "math" (the composite)
+# compute anything; see F.scaled_dot_product_attention.
+_sdp_enabled = {"cudnn": True, "flash": True, "mem_efficient": True, "math": True,
+                "overrideable": True}
+
+
+def _sdp_switches(name):
+    def enable(enabled):
+        _sdp_enabled[name] = bool(enabled)
+
+    def query():
+        return _sdp_enabled[name]
+    return staticmethod(enable), staticmethod(query)
+
+
 class _CudaBackend:
+    enable_math_sdp, math_sdp_enabled = _sdp_switches("math")
+    enable_flash_sdp, flash_sdp_enabled = _sdp_switches("flash")
+    enable_mem_efficient_sdp, mem_efficient_sdp_enabled = _sdp_switches("mem_efficient")
+    enable_cudnn_sdp, cudnn_sdp_enabled = _sdp_switches("cudnn")
+
     def __init__(self):
         self.matmul = _MatmulFlags()
 

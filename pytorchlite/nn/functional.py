@@ -1188,6 +1188,46 @@ def _sdpa_fused(query, key, value, attn_mask, is_causal, scale):
     return out
 
 
+def _flash_refusal(query, key, value, dropout_p):
+    """Why PyTorch's CPU flash kernel would refuse these inputs (its first reason), or None."""
+    if dropout_p != 0.0:
+        return "Both fused kernels do not support non-zero dropout."
+    if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
+        return ("All fused kernels requires query, key and value to be 4 dimensional, but got "
+                f"Query dim: {query.dim()}, Key dim: {key.dim()}, Value dim: {value.dim()} "
+                "instead.")
+    if not query.size(-1) == key.size(-1) == value.size(-1):
+        return ("Flash attention requires q,k,v to have the same last dimension. Got "
+                f"Query.size(-1): {query.size(-1)}, Key.size(-1): {key.size(-1)}, "
+                f"Value.size(-1): {value.size(-1)} instead.")
+    return None
+
+
+def _sdp_backend(query, key, value, dropout_p):
+    """"flash" or "math", as PyTorch's CPU selection picks among the allowed backends
+    (torch.nn.attention.sdpa_kernel): flash where its kernel takes the inputs, else math.
+    Note [SDPA backends on the CPU]: the choice decides only which calls run and which raise,
+    as in PyTorch.  What computes them is ours: while flash is allowed, the fused kernel takes
+    every call it can (ranks 2 to 4, _sdpa_fusable) and the composite the rest (both compute
+    the same function); with math alone, the composite takes all.  The other backends exist
+    only on CUDA in PyTorch, so allowing only them leaves nothing."""
+    enabled = torch.backends._sdp_enabled
+    if query.numel() == 0 or key.numel() == 0 or value.numel() == 0:
+        return "math"   # PyTorch answers empty inputs before it looks at the switches
+    if not enabled["math"] and not enabled["flash"]:
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
+                           "is likely due to turning off both the math kernel and the fused "
+                           "kernels.")
+    reason = _flash_refusal(query, key, value, dropout_p) if enabled["flash"] else "off"
+    if reason is None:
+        return "flash"
+    if enabled["math"]:
+        return "math"
+    warnings.warn("Flash attention kernel not used because:", stacklevel=3)
+    warnings.warn(reason, stacklevel=3)
+    raise RuntimeError("No available kernel.  Aborting execution.")
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(q k^T * scale + mask) v.  [*, L, E], [*, S, E], [*, S, Ev] -> [*, L, Ev];
@@ -1206,7 +1246,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
-    if _sdpa_fusable(query, key, value, attn_mask, dropout_p):
+    _sdp_backend(query, key, value, dropout_p)
+    if (torch.backends._sdp_enabled["flash"]
+            and _sdpa_fusable(query, key, value, attn_mask, dropout_p)):
         return _sdpa_fused(query, key, value, attn_mask, is_causal, scale)
     # scale whichever is smaller, the query [L, E] or the scores [L, S]
     if query.size(-1) < S:

@@ -9,6 +9,7 @@
 #include "../aten/native/conv_impl.h"
 #include "../c10/allocator.h"
 #include "../c10/cpu_features.h"
+#include "../c10/fpu.h"
 #include "../c10/debug_counts.h"
 #include "../c10/parallel.h"
 #include "../c10/tls.h"
@@ -114,6 +115,19 @@ py_set_num_threads(PyObject *m, PyObject *arg)
         return ptlpy_raise();
     }
     Py_RETURN_NONE;
+}
+
+/* set_flush_denormal(mode) -> bool: flush denormals to zero on the calling thread (see
+ * pytorchlite/_settings.py's set_flush_denormal). */
+static PyObject *
+py_set_flush_denormal(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) {
+        return NULL;
+    }
+    return PyBool_FromLong(ptl_fpu_set_flush_denormal(on));
 }
 
 static PyObject *
@@ -558,6 +572,7 @@ static PyMethodDef module_methods[] = {
     {"_suggest_memory_format", py_suggest_memory_format, METH_O, NULL},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, NULL},
     {"set_num_threads", py_set_num_threads, METH_O, NULL},
+    {"_set_flush_denormal", py_set_flush_denormal, METH_O, NULL},
     {"_conv_winograd_mode", py_conv_winograd_mode, METH_O, NULL},
     {"get_default_dtype", py_get_default_dtype, METH_NOARGS, NULL},
     {"set_default_dtype", py_set_default_dtype, METH_O, NULL},

@@ -184,3 +184,55 @@ def test_unsupported_dtypes(np_dtype, message):
     with pytest.raises(RuntimeError, match=re.escape(message)):
         ptl.from_dlpack(cap)
     assert "used" not in repr(cap)   # an error leaves the capsule to its own destructor
+
+
+@pytest.mark.parametrize("layout,shape", LAYOUT_SHAPES)
+def test_utils_dlpack_round_trip(layout, shape):
+    t, a = make(shape, ptl.float64, layout, seed=2)
+    for capsule in (ptl.to_dlpack(t), ptl.utils.dlpack.to_dlpack(t)):
+        assert "dltensor" in repr(capsule)
+        back = ptl.utils.dlpack.from_dlpack(capsule)
+        assert tuple(back.stride()) == tuple(t.stride())
+        np.testing.assert_array_equal(back.numpy(), a)
+        if t.numel():
+            assert back.data_ptr() == t.data_ptr()
+    assert ptl.utils.dlpack.from_dlpack is ptl.from_dlpack
+
+
+def test_utils_dlpack_copy_and_device():
+    a = np.arange(6.0)
+    shared = ptl.from_dlpack(a, copy=False)
+    copied = ptl.from_dlpack(a, copy=True)
+    moved = ptl.from_dlpack(a, device="cpu")
+    a[0] = 42.0
+    assert shared[0].item() == 42.0 and moved[0].item() == 42.0 and copied[0].item() == 0.0
+    t = ptl.arange(3.0)
+    assert ptl.from_dlpack(t, copy=True).data_ptr() != t.data_ptr()
+    assert ptl.from_dlpack(t, device=ptl.device("cpu")).data_ptr() == t.data_ptr()
+    # a tensor that requires grad exports through the legacy function, as in PyTorch
+    w = ptl.ones(2, requires_grad=True)
+    assert not ptl.from_dlpack(ptl.to_dlpack(w)).requires_grad
+
+
+def test_utils_dlpack_errors_and_device_types():
+    D = ptl.utils.dlpack.DLDeviceType
+    assert (D.kDLCPU, D.kDLCUDA, D.kDLROCM, D.kDLMAIA) == (1, 2, 10, 17)
+    with pytest.raises(TypeError, match=re.escape("_to_dlpack(): argument 'data' (position 1) "
+                                                  "must be Tensor, not int")):
+        ptl.to_dlpack(3)
+    with pytest.raises(AssertionError, match="device and copy kwargs not supported when "
+                                             "ext_tensor is already a DLPack capsule."):
+        ptl.from_dlpack(ptl.to_dlpack(ptl.ones(1)), copy=True)
+
+
+@torch_ref
+def test_utils_dlpack_with_torch():
+    assert [(m.name, int(m)) for m in ptl.utils.dlpack.DLDeviceType] == [
+        (m.name, int(m)) for m in torch.utils.dlpack.DLDeviceType]
+    t = ptl.arange(5.0)
+    theirs = torch.utils.dlpack.from_dlpack(ptl.utils.dlpack.to_dlpack(t))
+    assert theirs.data_ptr() == t.data_ptr()
+    ours = ptl.utils.dlpack.from_dlpack(torch.to_dlpack(torch.arange(4)))
+    assert ours.tolist() == [0, 1, 2, 3] and ours.dtype == ptl.int64
+    copied = ptl.from_dlpack(torch.arange(3.0), copy=True)
+    assert copied.tolist() == [0.0, 1.0, 2.0]

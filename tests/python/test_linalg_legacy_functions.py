@@ -1,6 +1,6 @@
 """The deprecated torch-namespace linear algebra (cholesky, cholesky_solve, cholesky_inverse,
 qr, triangular_solve, lu, lu_unpack, lu_solve, chain_matmul, nuclear_norm, frobenius_norm,
-orgqr, ormqr) and linalg.lu / lu_solve / multi_dot / vander / diagonal / tensorinv /
+orgqr, ormqr, geqrf) and linalg.lu / lu_solve / multi_dot / vander / diagonal / tensorinv /
 tensorsolve / cond / householder_product: against
 NumPy in float64 on batched inputs, gradcheck, PyTorch's deprecation warnings and errors, and
 torch when installed."""
@@ -335,3 +335,59 @@ def test_matches_torch():
         Qt, Rt = torch.qr(torch.tensor(a))
         signs = np.sign(np.diagonal(R.numpy(), 0, -2, -1) * np.diagonal(Rt.numpy(), 0, -2, -1))
         assert_close(Q * ptl.tensor(signs[:, None, :]), Qt.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4), (2, 3, 2), (1, 1), (0, 3), (3, 0),
+                                   (2, 0, 2)])
+@pytest.mark.parametrize("dtype", [ptl.float64, ptl.complex128, ptl.float32])
+def test_geqrf_reconstructs(shape, dtype):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(shape)
+    if dtype.is_complex:
+        a = a + 1j * rng.standard_normal(shape)
+    x = ptl.tensor(a, dtype=dtype)
+    if len(shape) == 3:
+        x = x.transpose(-1, -2).contiguous().transpose(-1, -2)   # non-contiguous input
+    res = ptl.geqrf(x)
+    assert res._fields == ("a", "tau") and res.a.dtype == dtype and res.tau.dtype == dtype
+    m, n = shape[-2:]
+    k = min(m, n)
+    assert tuple(res.tau.shape) == shape[:-2] + (k,)
+    assert x.geqrf().a.tolist() == res.a.tolist()
+    q = ptl.linalg.householder_product(res.a[..., :, :k], res.tau)
+    r = res.a[..., :k, :].triu()
+    tol = 1e-5 if dtype == ptl.float32 else 1e-12
+    np.testing.assert_allclose((q @ r).numpy(), a, rtol=tol, atol=tol)
+    # R's diagonal: LAPACK's sign convention, beta = -sign(Re alpha) |column|
+    if k and len(shape) == 2 and dtype == ptl.float64:
+        col = a[:, 0]
+        expect = np.linalg.norm(col) * (-1 if col[0] >= 0 else 1) if np.any(col[1:]) else col[0]
+        assert res.a[0, 0].item() == pytest.approx(expect, rel=1e-12)
+
+
+def test_geqrf_zero_columns_out_and_errors():
+    res = ptl.geqrf(ptl.tensor([[2.0, 1.0], [0.0, 3.0]], dtype=ptl.float64))
+    assert res.tau.tolist() == [0.0, 0.0]           # nothing to reflect: H = I
+    assert res.a.tolist() == [[2.0, 1.0], [0.0, 3.0]]
+    out = (ptl.empty(0, dtype=ptl.float64), ptl.empty(0, dtype=ptl.float64))
+    got = ptl.geqrf(ptl.ones(3, 2, dtype=ptl.float64), out=out)
+    assert got.a is out[0] and tuple(out[0].shape) == (3, 2) and tuple(out[1].shape) == (2,)
+    assert_raises_like_torch(lambda lib: lib.geqrf(lib.ones(3)), RuntimeError,
+                             "torch.geqrf: input must have at least 2 dimensions.")
+    assert_raises_like_torch(lambda lib: lib.geqrf(lib.ones(2, 2, dtype=lib.int64)),
+                             NotImplementedError, "\"geqrf_cpu\" not implemented for 'Long'")
+    assert_raises_like_torch(lambda lib: lib.geqrf(lib.ones(2, 2, dtype=lib.float16)),
+                             NotImplementedError, "\"geqrf_cpu\" not implemented for 'Half'")
+
+
+@torch_ref
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4)])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_geqrf_matches_torch(shape, dtype):
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if "complex" in dtype
+                                      else 0)
+    ours = ptl.geqrf(ptl.tensor(a, dtype=getattr(ptl, dtype)))
+    theirs = torch.geqrf(torch.tensor(a, dtype=getattr(torch, dtype)))
+    for x, y in zip(ours, theirs):
+        np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-10, atol=1e-12)

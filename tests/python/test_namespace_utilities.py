@@ -331,3 +331,30 @@ def test_matches_torch():
     for shape, perm in [((2, 3, 4), (2, 0, 1)), ((3, 1, 2), (0, 2, 1)), ((4,), (0,))]:
         assert ptl.ones(shape).permute(perm).dim_order() == \
             torch.ones(shape).permute(perm).dim_order()
+
+
+def test_set_flush_denormal():
+    tiny = np.array([1e-310, -3e-320, 1.0])      # float64 denormals and a normal number
+    try:
+        assert ptl.set_flush_denormal(True) is True
+        # a few elements run on the calling thread, whose switch it is (Note [Flushing
+        # denormals])
+        got = (ptl.from_numpy(tiny) * 1.0).tolist()
+        f32 = (ptl.tensor([1e-39, 2.0]) * 1.0).tolist()
+        assert got == [0.0, 0.0, 1.0] and f32 == [0.0, 2.0]
+    finally:
+        assert ptl.set_flush_denormal(False) is True
+    assert (ptl.from_numpy(tiny) * 1.0).tolist() == tiny.tolist()
+    for bad in (1, "x", None):
+        with pytest.raises(RuntimeError, match=f"^flush_denormal expects a bool, but got "
+                                               f"{type(bad).__name__}$"):
+            ptl.set_flush_denormal(bad)
+
+
+@torch_ref
+def test_set_flush_denormal_answer_matches_torch():
+    try:
+        assert ptl.set_flush_denormal(True) == torch.set_flush_denormal(True)
+    finally:
+        ptl.set_flush_denormal(False)
+        torch.set_flush_denormal(False)

@@ -1,0 +1,2 @@
+"""torch.signal: window functions (signal.windows)."""
+from . import windows  # noqa: F401
