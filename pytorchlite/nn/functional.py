@@ -792,18 +792,6 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     return input / div
 
 
-def _vector_norm(x, p, dim, keepdim):
-    if p == 2:
-        return (x * x).sum(dim, keepdim=keepdim).sqrt()
-    if p == 1:
-        return x.abs().sum(dim, keepdim=keepdim)
-    if p == math.inf:
-        return x.abs().amax(dim, keepdim=keepdim)
-    if p == 0:
-        return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim)
-    return (x.abs() ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)
-
-
 def _clamp_min(x, lo):
     above = _mask(x > lo, x)
     return x * above + (1 - above) * lo
@@ -1248,8 +1236,8 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     d = x1 - x2 + eps
     dim = -1 if d.dim() > 0 else 0
     if d.dim() == 0:
-        return _vector_norm(d.reshape(1), p, 0, keepdim)
-    return _vector_norm(d, p, dim, keepdim)
+        return torch.linalg.vector_norm(d.reshape(1), p, 0, keepdim)
+    return torch.linalg.vector_norm(d, p, dim, keepdim)
 
 
 _PDIST_CHUNK = 1 << 18   # pdist's elements of differences at a time (off the CPU)

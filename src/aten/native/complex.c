@@ -91,6 +91,9 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_rand, PTL_OP_rand_generator, PTL_OP_randn, PTL_OP_randn_generator,
     PTL_OP_rand_like, PTL_OP_randn_like, PTL_OP_uniform_, PTL_OP_normal_,
     PTL_OP_normal_float_float, PTL_OP_exponential_, PTL_OP_cauchy_,
+    /* linear algebra: shape.c's linalg_cross multiplies complex elements (complex_norm.c
+     * holds the norms' and moments' Complex-key kernels) */
+    PTL_OP_linalg_cross,
 };
 
 /* An op's own refusal: PyTorch 2.13's exception type and message */

@@ -68,6 +68,10 @@ linalg_check_dtype(const char *fn, const char *kernel, const PtlTensorImpl *A)
     return 0;
 }
 
+/* A Complex-key kernel's refusal of a call on CUDA (linalg_complex.c): the complex fallback's
+ * "\"<op>_cuda\" not implemented for 'ComplexFloat'" and -1 when ks names CUDA, else 0. */
+int ptl_linalg_refuse_cuda(const PtlOperator *op, PtlDispatchKeySet ks, const PtlIValue *s);
+
 /* The number of matrices in t: the product of its dims before the last `nlast`. */
 static inline int64_t
 linalg_batch_count(const PtlTensorImpl *t, int nlast)
