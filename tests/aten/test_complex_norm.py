@@ -255,3 +255,32 @@ def test_var_degrees_of_freedom_warning_matches_torch():
         x = lib.ones(1, dtype=lib.complex64)
         with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
             assert math.isnan(lib.var(x).item())
+
+
+@torch_ref
+@pytest.mark.parametrize("dtype", ["complex128", "complex64", "float64", "float32"])
+def test_torch_norm_forms_match_torch(dtype):
+    """torch.norm / Tensor.norm: a string p ('fro', 'nuc'), dtype and out as PyTorch's
+    torch.functional.norm routes them (vector_norm or matrix_norm)."""
+    a = _crand((3, 4, 5), 9)
+    a = a if dtype.startswith("complex") else a.real
+    wide = {"complex128": "complex128", "complex64": "complex128", "float64": "float64",
+            "float32": "float64"}[dtype]
+    calls = [lambda lib, x: x.norm(), lambda lib, x: lib.norm(x, 3),
+             lambda lib, x: x.norm(2, 1), lambda lib, x: lib.norm(x, "fro"),
+             lambda lib, x: lib.norm(x[0], "nuc"), lambda lib, x: lib.norm(x, p=None),
+             lambda lib, x: lib.norm(x, "fro", dim=(0, 1)),
+             lambda lib, x: lib.norm(x, dtype=getattr(lib, wide)),
+             lambda lib, x: x.norm(p=1, dim=[0, 2], keepdim=True),
+             lambda lib, x: lib.norm(x, "nuc", dim=(1, 2), keepdim=True),
+             lambda lib, x: x.norm(math.inf, -1, dtype=getattr(lib, wide))]
+    for call in calls:
+        got = call(ptl, ptl.tensor(a, dtype=getattr(ptl, dtype)))
+        want = call(torch, torch.tensor(a, dtype=getattr(torch, dtype)))
+        assert str(got.dtype) == str(want.dtype) and tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5)
+    out = ptl.empty(0, dtype=ptl.float64)
+    ptl.norm(ptl.tensor(a), "fro", out=out)
+    assert out.item() == pytest.approx(np.linalg.norm(a))
+    assert_raises_like_torch(lambda lib: lib.norm(lib.ones(2, 2, 2), "fro", dim=(0, 1, 2)),
+                             RuntimeError, "linalg.matrix_norm: dim must be a 2-tuple. Got 0 1 2")

@@ -600,3 +600,12 @@ def test_lstsq_errors():
             "torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
             "input's dtype ComplexFloat and other's dtype Float")):
         ptl.linalg.lstsq(ptl.ones(3, 2, dtype=ptl.complex64), ptl.ones(3, 1))
+
+
+def test_logdet(cdt):
+    tdt, npdt, tol = cdt
+    A, a = _as(_general((2, 4, 4), 129), npdt, tdt)
+    got = ptl.logdet(A)
+    assert got.dtype == tdt
+    _close(got, np.log(np.linalg.det(a)), tol * 10)
+    _close(A.logdet(), np.log(np.linalg.det(a)), tol * 10)

@@ -238,3 +238,7 @@ def test_complex_vecdot_grad():
 def test_complex_lstsq_grad(driver, shape_a, shape_b):
     a, b = _c(shape_a, 56), _c(shape_b, 57)
     _check(lambda x, y: ptl.linalg.lstsq(x, y, driver=driver).solution, a, b)
+
+
+def test_complex_logdet_grad():
+    _check(ptl.logdet, _c((2, 3, 3), 58, tri="g"))
