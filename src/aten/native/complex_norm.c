@@ -139,12 +139,17 @@ error:
 }
 
 /* linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *,
- * ScalarType? dtype=None) -> Tensor, complex self: [*] -> the reduced shape, real.  dtype
- * (complex, no narrowing) converts self first. */
+ * ScalarType? dtype=None) -> Tensor
+ * norm.Scalar(Tensor self, Scalar p=2) -> Tensor
+ * norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
+ * complex self: [*] -> the reduced shape, real: the real op on |self| (self first converted
+ * to vector_norm's complex dtype) */
 static int
-vector_norm_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+norm_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlTensorImpl *self = s[0].u.t, *x, *a;
+    int full = op->id == PTL_OP_norm_Scalar, vector = op->id == PTL_OP_linalg_vector_norm;
+    PtlIValue none = ptl_iv_none();
     if (!ptl_dtype_is_complex(self->dtype)) {
         return ptl_dispatcher_redispatch(op, BELOW_COMPLEX(ks), s);
     }
@@ -155,66 +160,15 @@ vector_norm_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: Expected a non-complex "
                              "scalar as the order of norm.");
     }
-    if (s[4].tag == PTL_IV_NONE || s[4].u.dtype == self->dtype) {
-        ptl_incref(self);
-        x = self;
-    }
-    else {
-        PtlDtype dt = s[4].u.dtype;
-        if (!ptl_dtype_is_complex(dt)) {
-            return ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: dtype should be complex "
-                                 "for complex inputs, but got %s", ptl_dtype_legacy_name(dt));
-        }
-        if (ptl_promote_types(self->dtype, dt) != dt) {
-            return ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: the dtype of the input "
-                                 "(%s) should be convertible without narrowing to the specified "
-                                 "dtype (%s)", ptl_dtype_legacy_name(self->dtype),
-                                 ptl_dtype_legacy_name(dt));
-        }
-        PtlIValue c[7] = {ptl_iv_tensor(self), ptl_iv_dtype(dt), ptl_iv_none(), ptl_iv_none(),
-                          ptl_iv_none(), ptl_iv_bool(0), ptl_iv_none()};
-        if ((x = redispatch_tensor(BELOW_COMPLEX(ks), PTL_OP__to_copy, c)) == NULL) {
-            return -1;
-        }
+    if ((x = ptl_vector_norm_input(BELOW_COMPLEX(ks), self, vector ? &s[4] : &none)) == NULL) {
+        return -1;
     }
     a = redispatch1(ks, PTL_OP_abs, x);
     ptl_decref(x);
     if (a == NULL) {
         return -1;
     }
-    PtlIValue args[5] = {ptl_iv_tensor(a), s[1], s[2], s[3], ptl_iv_none()};
-    int rc = norm_of_abs(op, ks, args, ptl_iv_to_double(&s[1]), 2, s[3].u.b);
-    ptl_decref(a);
-    if (rc < 0) {
-        return -1;
-    }
-    s[0] = args[0];
-    return 0;
-}
-
-/* norm.Scalar(Tensor self, Scalar p=2) -> Tensor
- * norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
- * complex self: the norm of |self|, real */
-static int
-norm_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    PtlTensorImpl *self = s[0].u.t, *a;
-    int full = op->id == PTL_OP_norm_Scalar;
-    if (!ptl_dtype_is_complex(self->dtype)) {
-        return ptl_dispatcher_redispatch(op, BELOW_COMPLEX(ks), s);
-    }
-    if (ptl_linalg_refuse_cuda(op, ks, s) < 0) {
-        return -1;
-    }
-    if (s[1].tag == PTL_IV_COMPLEX) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: Expected a non-complex "
-                             "scalar as the order of norm.");
-    }
-    if ((a = redispatch1(ks, PTL_OP_abs, self)) == NULL) {
-        return -1;
-    }
-    PtlIValue args[4] = {ptl_iv_tensor(a), s[1], full ? ptl_iv_none() : s[2],
-                         full ? ptl_iv_none() : s[3]};
+    PtlIValue args[5] = {ptl_iv_tensor(a), s[1], full ? none : s[2], full ? none : s[3], none};
     double p = s[1].tag == PTL_IV_NONE ? 2.0 : ptl_iv_to_double(&s[1]);
     int rc = norm_of_abs(op, ks, args, p, full ? -1 : 2, !full && s[3].u.b);
     ptl_decref(a);
@@ -323,7 +277,7 @@ error:
 }
 
 static const PtlKernelReg complex_norm_kernels[] = {
-    {PTL_OP_linalg_vector_norm, PTL_KEY_COMPLEX, vector_norm_complex},
+    {PTL_OP_linalg_vector_norm, PTL_KEY_COMPLEX, norm_complex},
     {PTL_OP_norm_Scalar, PTL_KEY_COMPLEX, norm_complex},
     {PTL_OP_norm_ScalarOpt_dim, PTL_KEY_COMPLEX, norm_complex},
     {PTL_OP_var, PTL_KEY_COMPLEX, moments_complex},
