@@ -1226,7 +1226,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim."""
+    """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim, x1 and x2 broadcast in their
+    common dtype, which must be floating point (complex is refused, as PyTorch)."""
+    common = torch.result_type(x1, x2)
+    if not common.is_floating_point:
+        from ..linalg import _legacy
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{_legacy(common)}")
+    x1, x2 = torch.broadcast_tensors(x1.to(common), x2.to(common))
     n1 = _clamp_min(torch.linalg.vector_norm(x1, 2, dim, True), eps)
     n2 = _clamp_min(torch.linalg.vector_norm(x2, 2, dim, True), eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)

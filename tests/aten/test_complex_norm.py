@@ -284,3 +284,31 @@ def test_torch_norm_forms_match_torch(dtype):
     assert out.item() == pytest.approx(np.linalg.norm(a))
     assert_raises_like_torch(lambda lib: lib.norm(lib.ones(2, 2, 2), "fro", dim=(0, 1, 2)),
                              RuntimeError, "linalg.matrix_norm: dim must be a 2-tuple. Got 0 1 2")
+
+
+def test_real_input_complex_dtype_and_cosine_similarity_refused():
+    assert_raises_like_torch(
+        lambda lib: lib.linalg.vector_norm(lib.ones(3), dtype=lib.complex64),
+        RuntimeError, "linalg.vector_norm: dtype should be real for real inputs, but got "
+        "ComplexFloat")
+    assert_raises_like_torch(
+        lambda lib: lib.nn.functional.cosine_similarity(lib.ones(2, 3, dtype=lib.complex64),
+                                                        lib.ones(2, 3)),
+        RuntimeError, "expected common dtype to be floating point, yet common dtype is "
+        "ComplexFloat")
+    assert_raises_like_torch(
+        lambda lib: lib.nn.functional.cosine_similarity(lib.ones(2, 3, dtype=lib.int64),
+                                                        lib.ones(2, 3, dtype=lib.int64)),
+        RuntimeError, "expected common dtype to be floating point, yet common dtype is Long")
+
+
+def test_cosine_similarity_broadcasts_in_the_common_dtype():
+    a = np.random.default_rng(11).standard_normal((2, 3))
+    b = np.random.default_rng(12).standard_normal(3).astype(np.float32).astype(np.float64)
+    got = ptl.nn.functional.cosine_similarity(ptl.tensor(a), ptl.tensor(b, dtype=ptl.float32))
+    assert got.dtype == ptl.float64
+    want = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    half = ptl.nn.functional.cosine_similarity(ptl.ones(2, 3, dtype=ptl.float16),
+                                               ptl.ones(2, 3, dtype=ptl.int64))
+    assert half.dtype == ptl.float16
