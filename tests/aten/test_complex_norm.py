@@ -312,3 +312,21 @@ def test_cosine_similarity_broadcasts_in_the_common_dtype():
     half = ptl.nn.functional.cosine_similarity(ptl.ones(2, 3, dtype=ptl.float16),
                                                ptl.ones(2, 3, dtype=ptl.int64))
     assert half.dtype == ptl.float16
+
+
+GRAIN = 32768   # c10/parallel.h's PTL_GRAIN_SIZE: the real reductions split from 2 * GRAIN
+
+
+@pytest.mark.parametrize("shape,dim", [((2 * GRAIN - 1,), None), ((2 * GRAIN,), None),
+                                       ((2 * GRAIN + 1,), None), ((GRAIN // 64, 64), 1),
+                                       ((GRAIN // 64 + 1, 64), 1), ((3, 2 * GRAIN + 7), 1),
+                                       ((2 * GRAIN + 7, 3), 0)])
+def test_norm_and_var_across_the_reduction_thresholds(shape, dim, threads):
+    x, a = _tensor(shape, np.complex128, "contiguous", 13)
+    for ord in (2, 1, math.inf):
+        _close(ptl.linalg.vector_norm(x, ord, dim), _np_norm(a, ord, dim, False),
+               ptl.float64, 1e-12)
+    _close(ptl.var(x, dim), _np_var(a, dim, 1, False), ptl.float64, 1e-12)
+    r, m = ptl.std_mean(x, dim)
+    _close(r, np.sqrt(_np_var(a, dim, 1, False)), ptl.float64, 1e-12)
+    np.testing.assert_allclose(m.numpy(), a.mean(axis=dim), rtol=1e-11, atol=1e-12)

@@ -35,7 +35,8 @@
  *     double for the ops that read their Scalars as double), or the op's own message
  *     (`complex_scalar_errors`).
  * linalg_complex.c registers the complex linear algebra's kernels at this key (Note
- * [Complex linear algebra]).
+ * [Complex linear algebra]), complex_norm.c the norms' and moments' (Note [Complex norms and
+ * moments]).
  * On CUDA nothing takes a complex tensor yet ("\"<op>_cuda\" not implemented for ...").
  * resize_ (out= arguments) and the FFT operators of native/fft.c, whose CPU kernels take
  * complex64/complex128 themselves, pass through too.
