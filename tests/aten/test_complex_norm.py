@@ -330,3 +330,22 @@ def test_norm_and_var_across_the_reduction_thresholds(shape, dim, threads):
     r, m = ptl.std_mean(x, dim)
     _close(r, np.sqrt(_np_var(a, dim, 1, False)), ptl.float64, 1e-12)
     np.testing.assert_allclose(m.numpy(), a.mean(axis=dim), rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_complex_scalar_arguments_refused(dtype):
+    """A complex ord is refused, a complex correction converted as a double (refused with an
+    imaginary part), for real and complex inputs alike."""
+    def x(lib):
+        return lib.ones(3, dtype=getattr(lib, dtype))
+    for call in (lambda lib: lib.linalg.vector_norm(x(lib), 1j),
+                 lambda lib: lib.linalg.vector_norm(x(lib), 1 + 0j),
+                 lambda lib: lib.norm(x(lib), 2j), lambda lib: x(lib).norm(1 + 0j)):
+        assert_raises_like_torch(call, RuntimeError, "linalg.vector_norm: Expected a "
+                                 "non-complex scalar as the order of norm.")
+    for call in (lambda lib: lib.var(x(lib), correction=1j),
+                 lambda lib: lib.var_mean(x(lib), correction=1j),
+                 lambda lib: lib.std(x(lib), 0, correction=2 - 1j)):
+        assert_raises_like_torch(call, RuntimeError, "value cannot be converted to type double "
+                                 "without overflow")
+    assert ptl.var(x(ptl), correction=0j).item() == 0

@@ -150,15 +150,15 @@ norm_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *self = s[0].u.t, *x, *a;
     int full = op->id == PTL_OP_norm_Scalar, vector = op->id == PTL_OP_linalg_vector_norm;
     PtlIValue none = ptl_iv_none();
+    if (s[1].tag == PTL_IV_COMPLEX) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: Expected a non-complex "
+                             "scalar as the order of norm.");
+    }
     if (!ptl_dtype_is_complex(self->dtype)) {
         return ptl_dispatcher_redispatch(op, BELOW_COMPLEX(ks), s);
     }
     if (ptl_linalg_refuse_cuda(op, ks, s) < 0) {
         return -1;
-    }
-    if (s[1].tag == PTL_IV_COMPLEX) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: Expected a non-complex "
-                             "scalar as the order of norm.");
     }
     if ((x = ptl_vector_norm_input(BELOW_COMPLEX(ks), self, vector ? &s[4] : &none)) == NULL) {
         return -1;
@@ -197,6 +197,13 @@ moments_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                   op->id == PTL_OP_var_mean_correction || op->id == PTL_OP_std_mean_correction;
     int64_t dims[PTL_MAX_DIMS + 1], nd = 0, one = 1;
 
+    /* a complex correction is read as a double (c10's checked_convert) */
+    if (is_corr && s[2].tag == PTL_IV_COMPLEX) {
+        if (ptl_scalar_check_range(&s[2], PTL_DTYPE_FLOAT64) < 0) {
+            return -1;
+        }
+        s[2] = ptl_iv_double(s[2].u.z.re);
+    }
     if (!ptl_dtype_is_complex(self->dtype)) {
         return ptl_dispatcher_redispatch(op, BELOW_COMPLEX(ks), s);
     }
