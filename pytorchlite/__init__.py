@@ -29,7 +29,7 @@ from ._reductions import (  # noqa: F401
     trapz)
 from .functional import (  # noqa: F401
     addbmm, addr, cdist, chain_matmul, cholesky, cholesky_inverse, cholesky_solve, dist, einsum,
-    frobenius_norm, geqrf, inner, logdet, lu, lu_solve, lu_unpack, nuclear_norm, orgqr,
+    frobenius_norm, geqrf, inner, logdet, lu, lu_solve, lu_unpack, norm, nuclear_norm, orgqr,
     ormqr, pinverse, qr,
     tensordot, triangular_solve, vander)
 from . import functional, linalg  # noqa: F401

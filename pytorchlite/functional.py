@@ -168,9 +168,11 @@ def dist(input, other, p=2):
 
 def logdet(input):
     """log(det(input)): NaN for a negative determinant, -inf for a zero one (slogdet's
-    logabsdet where its sign is not negative)."""
+    logabsdet where its sign is not negative); complex: log(sign) + logabsdet."""
     from .linalg import slogdet
     sign, logabsdet = slogdet(input)
+    if sign.is_complex():
+        return sign.log() + logabsdet
     return _C._functions["where"](sign < 0, float("nan"), logabsdet)
 
 
@@ -338,6 +340,28 @@ def chain_matmul(*matrices, out=None):
     return linalg.multi_dot(matrices, out=out)
 
 
+_norm_op = _C._functions["norm"]
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm: the 2-norm ('fro', None) or p-norm (a number) of input's elements over dim
+    (every dim when None), as linalg.vector_norm; 'nuc', and 'fro' over more than two dims
+    (PyTorch's error), as linalg.matrix_norm over dim.  Without a dtype or out, a vector norm
+    is the operator aten::norm (NormBackward0/1)."""
+    from . import linalg
+    dims = [dim] if isinstance(dim, int) else None if dim is None else list(dim)
+    vector = not isinstance(p, str) or (p == "fro" and (dims is None or len(dims) <= 2))
+    order = 2 if p is None or isinstance(p, str) else p
+    if vector and dtype is None and out is None:
+        return _norm_op(input, order) if dims is None else _norm_op(input, order, dims, keepdim)
+    if vector:
+        result = linalg.vector_norm(input, order, dims, keepdim, dtype=dtype)
+    else:
+        result = linalg.matrix_norm(input, p, list(range(input.dim())) if dims is None else dims,
+                                    keepdim, dtype=dtype)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
 def nuclear_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
     """The sum of the singular values of the matrices over dim (linalg.matrix_norm 'nuc');
     nuclear_norm(input, True) keeps the dims."""
@@ -364,7 +388,7 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
 def _install(tensor_class):
     from ._functions import _in_place
     from .linalg import matrix_exp, matrix_power
-    for fn in (inner, addr, addbmm, dist, logdet, pinverse, matrix_exp, matrix_power,
+    for fn in (inner, addr, addbmm, dist, logdet, norm, pinverse, matrix_exp, matrix_power,
                cholesky, cholesky_solve, cholesky_inverse, qr, triangular_solve, lu_solve,
                orgqr, ormqr, geqrf):
         setattr(tensor_class, fn.__name__, fn)

@@ -95,9 +95,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
-    if not A.is_floating_point():
+    if not (A.is_floating_point() or A.is_complex()):
         raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor "
                            f"as input. Got {_legacy(A.dtype)}")
+    if A.is_complex() and dtype is not None and not dtype.is_complex:
+        raise RuntimeError("linalg.matrix_norm: dtype should be complex for complex inputs, "
+                           f"but got {_legacy(dtype)}")
     dim = _dims(dim)
     if len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
@@ -131,7 +134,7 @@ def _spectral_norm(A, ord, d0, d1, keepdim, dtype):
     'nuc': their sum."""
     if dtype is not None:
         A = A.to(dtype)
-    S = svdvals(A.movedim((d0, d1), (-2, -1)))
+    S = svdvals(A.permute([d for d in range(A.dim()) if d not in (d0, d1)] + [d0, d1]))
     if ord == "nuc":
         res = S.sum(-1)
     elif ord == 2:
@@ -171,15 +174,16 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 
 
 def vecdot(x, y, *, dim=-1):
-    """The dot product of x and y along dim (broadcasting the other dims)."""
+    """The dot product of x and y along dim (broadcasting the other dims); complex x is
+    conjugated, sum(conj(x) * y)."""
     if x.dtype != y.dtype:
         raise RuntimeError("linalg.vecdot: Expected x and y to have the same dtype, but found x "
                            f"of type {_legacy(x.dtype)} and y of type "
                            f"{_legacy(y.dtype)} instead")
-    if not x.is_floating_point():
+    if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError("linalg.vecdot: Expected a floating point or complex tensor as "
                            f"input. Got {_legacy(x.dtype)}")
-    return (x * y).sum(dim)
+    return ((x.conj_physical() if x.is_complex() else x) * y).sum(dim)
 
 
 def _check_square(fn, A):
@@ -318,8 +322,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
       'gelsd', 'gelss' the SVD path: X = pinv(A) B with the singular values at or below
                        rcond * the largest dropped.
     Without a gradient to record, 'gels' and 'gelsy' are one call of _linalg_lstsq_qr
-    (src/aten/native/linalg_lstsq.c, Note [Least squares by one QR]); with one, the same
-    QR as a composite of differentiable operators (_qr_lstsq).  rcond defaults to
+    (src/aten/native/linalg_lstsq.c, Note [Least squares by one QR]) for real A; with one,
+    and for complex A, the same QR as a composite of differentiable operators (_qr_lstsq,
+    conjugate transposes where the real path transposes).  rcond defaults to
     eps * max(m, n).  residuals (the squared residual norms of each column of B, [*, 1] for
     a vector B) are computed for tall A of full rank with every driver but 'gelsy', as in
     PyTorch; otherwise empty."""
@@ -348,13 +353,15 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if driver not in _LSTSQ_DRIVERS:
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
                            "(gels, gelsy, gelsd, gelss)")
-    if A.dtype not in (_C.float32, _C.float64):
+    if A.dtype not in (_C.float32, _C.float64, _C.complex64, _C.complex128):
+        # PyTorch's text, complex dtypes being handled too
         raise RuntimeError("This function doesn't handle types other than float and double")
     if rcond is None:
-        rcond = (_EPS64 if A.dtype == _C.float64 else _EPS32) * max(m, n)
+        rcond = (_EPS64 if A.dtype in (_C.float64, _C.complex128) else _EPS32) * max(m, n)
     from .return_types import linalg_lstsq
-    none = empty(0, dtype=A.dtype)
-    if driver in ("gels", "gelsy") and not (
+    # residuals and singular values are real (empty ones too)
+    none = empty(0, dtype=A.real.dtype if A.is_complex() else A.dtype)
+    if driver in ("gels", "gelsy") and not A.is_complex() and not (
             _C.is_grad_enabled() and (A.requires_grad or B.requires_grad)):
         X, residuals, rank = _lstsq_qr(A, B, float(rcond) if driver == "gelsy" else None)
         if driver == "gels" or not rank.numel() or int(rank.amin()) >= 0:
@@ -381,7 +388,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         keep = S > _tolerance(S, A.shape, A.dtype, None, rcond)
         rank = keep.sum(-1)
         S_inv = where(keep, 1 / where(keep, S, ones_like(S)), zeros_like(S))
-        X = Vh.mT @ (S_inv.unsqueeze(-1) * (U.mT @ B))
+        X = Vh.mH @ (S_inv.to(U.dtype).unsqueeze(-1) * (U.mH @ B))
     full = ((X is not None and driver in ("gels", "gelsy")) or
             bool((rank == min(m, n)).all()))
     if X is None:
@@ -389,7 +396,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     residuals = none
     if m > n and full and driver != "gelsy":
         # PyTorch's 'gels' leaves zeros when A has no columns, its SVD drivers ||B||^2
-        residuals = ((A @ X - B) ** 2).sum(-2)
+        E = A @ X - B
+        residuals = ((E.abs() if E.is_complex() else E) ** 2).sum(-2)
         if driver == "gels" and n == 0:
             residuals = zeros_like(residuals)
     return linalg_lstsq((X.squeeze(-1) if vector else X, residuals, rank,
@@ -429,8 +437,8 @@ def eigvals(A, *, out=None):
 def _qr_lstsq(A, B, rcond):
     """lstsq's 'gelsy' (and 'gels', rcond None: full rank assumed, rank not counted):
     (rank, X) from one QR, X None when some matrix is rank deficient.  Tall A: the R of
-    [A B] (no Q formed) holds R and Q^T B in its first n rows; wide A: the QR of A^T, X = Q
-    R^-T B.  Full rank is proved by ||R||_F ||R^-1||_F < 1 / rcond (an upper bound on
+    [A B] (no Q formed) holds R and Q^H B in its first n rows; wide A: the QR of A^H, X = Q
+    R^-H B.  Full rank is proved by ||R||_F ||R^-1||_F < 1 / rcond (an upper bound on
     sigma_max / sigma_min); failing that, A's singular values count it."""
     m, n = A.shape[-2], A.shape[-1]
     k = min(m, n)
@@ -448,7 +456,7 @@ def _qr_lstsq(A, B, rcond):
         Rb = qr(AB, mode="reduced" if grad else "r")[1]
         R, C = Rb[..., :n, :n], Rb[..., :n, n:]
     else:
-        Q, R = qr(A.mT)
+        Q, R = qr(A.mH)
     if rcond is None:
         rank = None
     elif bool((_vector_norm(R, 2, (-2, -1)) * _vector_norm(solve_triangular(
@@ -462,17 +470,17 @@ def _qr_lstsq(A, B, rcond):
             return rank, None
     if m >= n:
         return rank, solve_triangular(R, C, upper=True)
-    return rank, Q @ solve_triangular(R.mT, B, upper=False)
+    return rank, Q @ solve_triangular(R.mH, B, upper=False)
 
 
 def _qr_solve(A, B):
-    """Least squares for full-rank A by Householder QR: tall, X = R^-1 Q^T B; wide (minimum
-    norm), A^T = Q R gives X = Q R^-T B."""
+    """Least squares for full-rank A by Householder QR: tall, X = R^-1 Q^H B; wide (minimum
+    norm), A^H = Q R gives X = Q R^-H B."""
     if A.shape[-2] >= A.shape[-1]:
         Q, R = qr(A)
-        return solve_triangular(R, Q.mT @ B, upper=True)
-    Q, R = qr(A.mT)
-    return Q @ solve_triangular(R.mT, B, upper=False)
+        return solve_triangular(R, Q.mH @ B, upper=True)
+    Q, R = qr(A.mH)
+    return Q @ solve_triangular(R.mH, B, upper=False)
 
 
 # ---- LU from lu_factor's packed form; multi_dot, vander and diagonal ----
@@ -621,7 +629,7 @@ _COND_ORDS = (None, 2, -2, "fro", "nuc", math.inf, -math.inf, 1, -1)
 def cond(A, p=None, *, out=None):
     """The condition number of A: the ratio of its extreme singular values (p None, 2, -2:
     any shape), else matrix_norm(A, p) * matrix_norm(inv(A), p) for square A, inf where A is
-    singular."""
+    singular (nan for 'nuc', as PyTorch)."""
     if p not in _COND_ORDS:
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     if p in (None, 2, -2):
@@ -633,8 +641,13 @@ def cond(A, p=None, *, out=None):
             raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, "
                                f"but they are {shape} matrices")
         inverse, info = inv_ex(A)
+        singular = info > 0
+        if p == "nuc":
+            # a singular matrix's non-finite inverse has no SVD: PyTorch's result is nan
+            inverse = where(singular.unsqueeze(-1).unsqueeze(-1), zeros_like(inverse), inverse)
         result = matrix_norm(A, p) * matrix_norm(inverse, p)
-        result = where(info > 0, _C._functions["full_like"](result, math.inf), result)
+        result = where(singular, _C._functions["full_like"](
+            result, math.nan if p == "nuc" else math.inf), result)
     return result if out is None else out.resize_(result.shape).copy_(result)
 
 

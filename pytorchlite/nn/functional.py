@@ -795,18 +795,6 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     return input / div
 
 
-def _vector_norm(x, p, dim, keepdim):
-    if p == 2:
-        return (x * x).sum(dim, keepdim=keepdim).sqrt()
-    if p == 1:
-        return x.abs().sum(dim, keepdim=keepdim)
-    if p == math.inf:
-        return x.abs().amax(dim, keepdim=keepdim)
-    if p == 0:
-        return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim)
-    return (x.abs() ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)
-
-
 def _clamp_min(x, lo):
     above = _mask(x > lo, x)
     return x * above + (1 - above) * lo
@@ -1283,7 +1271,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim."""
+    """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim, x1 and x2 broadcast in their
+    common dtype, which must be floating point (complex is refused, as PyTorch)."""
+    common = torch.result_type(x1, x2)
+    if not common.is_floating_point:
+        from ..linalg import _legacy
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{_legacy(common)}")
+    x1, x2 = torch.broadcast_tensors(x1.to(common), x2.to(common))
     n1 = _clamp_min(torch.linalg.vector_norm(x1, 2, dim, True), eps)
     n2 = _clamp_min(torch.linalg.vector_norm(x2, 2, dim, True), eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
@@ -1293,8 +1288,8 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     d = x1 - x2 + eps
     dim = -1 if d.dim() > 0 else 0
     if d.dim() == 0:
-        return _vector_norm(d.reshape(1), p, 0, keepdim)
-    return _vector_norm(d, p, dim, keepdim)
+        return torch.linalg.vector_norm(d.reshape(1), p, 0, keepdim)
+    return torch.linalg.vector_norm(d, p, dim, keepdim)
 
 
 _PDIST_CHUNK = 1 << 18   # pdist's elements of differences at a time (off the CPU)

@@ -508,3 +508,104 @@ def test_eig_errors():
     with pytest.raises(RuntimeError, match=re.escape(
             "linalg.eig: A must be batches of square matrices, but they are 2 by 3 matrices")):
         ptl.linalg.eig(ptl.ones(2, 3, dtype=ptl.complex64))
+
+
+# ---- cross, vecdot and lstsq ----
+
+@pytest.mark.parametrize("shape_a,shape_b,dim", [((3,), (3,), -1), ((4, 3), (4, 3), -1),
+                                                 ((3, 5), (3, 1), 0), ((2, 1, 3), (1, 4, 3), -1),
+                                                 ((0, 3), (0, 3), 1)])
+def test_cross(cdt, shape_a, shape_b, dim):
+    tdt, npdt, tol = cdt
+    A, a = _as(_crand(shape_a, 120), npdt, tdt)
+    B, b = _as(_crand(shape_b, 121), npdt, tdt)
+    want = np.cross(np.moveaxis(a, dim, -1), np.moveaxis(b, dim, -1)) if a.size else \
+        np.zeros(np.broadcast_shapes(shape_a, shape_b))
+    want = np.moveaxis(want, -1, dim) if a.size else want
+    got = ptl.linalg.cross(A, B, dim=dim)
+    assert got.dtype == tdt
+    _close(got, want, tol)
+    _close(ptl.cross(A, B, dim=dim), want, tol)
+    # non-contiguous operands: a transposed and a stepped view
+    rev = list(range(a.ndim))[::-1]
+    At = ptl.tensor(np.ascontiguousarray(np.transpose(a, rev)).astype(npdt)).permute(rev)
+    Bs = ptl.tensor(np.repeat(b, 2, axis=-1).astype(npdt))[..., ::2]
+    _close(ptl.linalg.cross(At, Bs, dim=dim), want, tol)
+
+
+def test_cross_errors():
+    with pytest.raises(RuntimeError, match=re.escape("expected scalar type ComplexFloat but "
+                                                     "found ComplexDouble")):
+        ptl.linalg.cross(ptl.ones(3, dtype=ptl.complex64), ptl.ones(3, dtype=ptl.complex128))
+    with pytest.raises(RuntimeError, match="inputs dimension -1 must have length 3"):
+        ptl.linalg.cross(ptl.ones(4, dtype=ptl.complex64), ptl.ones(4, dtype=ptl.complex64))
+
+
+def test_vecdot_conjugates_x(cdt):
+    tdt, npdt, tol = cdt
+    X, x = _as(_crand((3, 4), 122), npdt, tdt)
+    Y, y = _as(_crand((4,), 123), npdt, tdt)
+    _close(ptl.linalg.vecdot(X, Y), (np.conj(x) * y).sum(-1), tol)
+    _close(ptl.linalg.vecdot(X.mT, X.mT, dim=0), (np.abs(x) ** 2).sum(-1), tol)
+
+
+def _np_lstsq_c(a, b):
+    """Per matrix minimum-norm least squares of complex a, b (batch dims equal)."""
+    if a.ndim == 2:
+        return np.linalg.lstsq(a, b, rcond=None)[0]
+    return np.stack([_np_lstsq_c(x, y) for x, y in zip(a, b)])
+
+
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize("shape_a,shape_b", [((5, 3), (5, 2)), ((3, 5), (3, 2)),
+                                             ((2, 6, 4), (2, 6, 1)), ((4, 4), (4, 3)),
+                                             ((5, 3), (5,)), ((0, 3), (0, 2)),
+                                             ((3, 0), (3, 2))])
+def test_lstsq(cdt, driver, shape_a, shape_b, threads):
+    tdt, npdt, tol = cdt
+    A, a = _as(_crand(shape_a, 124), npdt, tdt)
+    B, b = _as(_crand(shape_b, 125), npdt, tdt)
+    vec = len(shape_b) == 1
+    m, n = shape_a[-2], shape_a[-1]
+    if driver == "gels" and m < n and m == 0:
+        return
+    res = ptl.linalg.lstsq(A, B, driver=driver)
+    rdt = ptl.float64 if tdt == ptl.complex128 else ptl.float32
+    assert res.solution.dtype == tdt
+    assert res.residuals.dtype == rdt and res.singular_values.dtype == rdt
+    bm = b[..., None] if vec else b
+    want = _np_lstsq_c(a, bm) if min(m, n) else np.zeros(shape_a[:-2] + (n, bm.shape[-1]))
+    _close(res.solution, want[..., 0] if vec else want, tol * 10, scale=10)
+    if driver in ("gelsd", "gelss"):
+        _close(res.singular_values, np.linalg.svd(a, compute_uv=False), tol * 10, scale=10)
+        assert (res.rank.numpy() == min(m, n)).all()
+    if m > n and n and driver not in (None, "gelsy"):
+        _close(res.residuals, (np.abs(a @ want - bm) ** 2).sum(-2), tol * 10, scale=10)
+
+
+def test_lstsq_rank_deficient(cdt):
+    tdt, npdt, tol = cdt
+    u = _crand((6, 1), 126)
+    a = (u @ _crand((1, 3), 127)).astype(npdt)   # rank 1
+    b = _crand((6, 2), 128).astype(npdt)
+    want = np.linalg.pinv(a.astype(np.complex128), rcond=tol) @ b
+    for driver in ("gelsy", "gelsd", "gelss"):
+        res = ptl.linalg.lstsq(ptl.tensor(a), ptl.tensor(b), driver=driver)
+        assert int(res.rank) == 1
+        _close(res.solution, want, tol * 100, scale=10)
+
+
+def test_lstsq_errors():
+    with pytest.raises(RuntimeError, match=re.escape(
+            "torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
+            "input's dtype ComplexFloat and other's dtype Float")):
+        ptl.linalg.lstsq(ptl.ones(3, 2, dtype=ptl.complex64), ptl.ones(3, 1))
+
+
+def test_logdet(cdt):
+    tdt, npdt, tol = cdt
+    A, a = _as(_general((2, 4, 4), 129), npdt, tdt)
+    got = ptl.logdet(A)
+    assert got.dtype == tdt
+    _close(got, np.log(np.linalg.det(a)), tol * 10)
+    _close(A.logdet(), np.log(np.linalg.det(a)), tol * 10)

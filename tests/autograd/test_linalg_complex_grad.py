@@ -217,3 +217,28 @@ def test_complex_svd_common_phase_passes():
     U, _, Vh = ptl.linalg.svd(a, full_matrices=False)
     (U[:, :1] @ Vh[:1, :]).real.sum().backward()
     assert a.grad is not None and bool(ptl.isfinite(a.grad).all())
+
+
+# ---- cross, vecdot and lstsq ----
+
+def test_complex_cross_grad():
+    a, b = _c((4, 3), 50), _c((4, 3), 51)
+    _check(lambda x, y: ptl.linalg.cross(x, y), a, b)
+    _check(lambda x, y: ptl.cross(x.mT, y.mT, dim=0), a, b)
+    _check(lambda x, y: ptl.linalg.cross(x, y), _c((2, 1, 3), 52), _c((1, 4, 3), 53))
+
+
+def test_complex_vecdot_grad():
+    _check(lambda x, y: ptl.linalg.vecdot(x, y), _c((3, 4), 54), _c((4,), 55))
+
+
+@pytest.mark.parametrize("driver", ["gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize("shape_a,shape_b", [((5, 3), (5, 2)), ((3, 5), (3, 2)),
+                                             ((2, 4, 3), (2, 4, 1))])
+def test_complex_lstsq_grad(driver, shape_a, shape_b):
+    a, b = _c(shape_a, 56), _c(shape_b, 57)
+    _check(lambda x, y: ptl.linalg.lstsq(x, y, driver=driver).solution, a, b)
+
+
+def test_complex_logdet_grad():
+    _check(ptl.logdet, _c((2, 3, 3), 58, tri="g"))

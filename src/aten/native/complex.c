@@ -35,7 +35,8 @@
  *     double for the ops that read their Scalars as double), or the op's own message
  *     (`complex_scalar_errors`).
  * linalg_complex.c registers the complex linear algebra's kernels at this key (Note
- * [Complex linear algebra]).
+ * [Complex linear algebra]), complex_norm.c the norms' and moments' (Note [Complex norms and
+ * moments]).
  * On CUDA nothing takes a complex tensor yet ("\"<op>_cuda\" not implemented for ...").
  * resize_ (out= arguments) and the FFT operators of native/fft.c, whose CPU kernels take
  * complex64/complex128 themselves, pass through too.
@@ -102,6 +103,9 @@ static const PtlOpId passthrough_ops[] = {
      * likewise, through dispatcher ops (random.c); set_ takes the source's storage whole
      * (factory.c) */
     PTL_OP_native_dropout, PTL_OP_native_dropout_backward, PTL_OP_set__source_Tensor,
+    /* linear algebra: shape.c's linalg_cross multiplies complex elements (complex_norm.c
+     * holds the norms' and moments' Complex-key kernels) */
+    PTL_OP_linalg_cross,
 };
 
 /* An op's own refusal: PyTorch 2.13's exception type and message */

@@ -407,7 +407,6 @@ DEFINE_Z_QR(ptl_complex128, double, c16, ptl_cmplx, creal, cimag)
 
 /* ---- the nonsymmetric eigenproblem ---- */
 
-static int refuse_cuda(const PtlOperator *op, PtlDispatchKeySet ks, const PtlIValue *s);
 static inline double
 cabs1_c16(ptl_complex128 z)
 {
@@ -651,7 +650,7 @@ eig_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlTensorImpl *A = s[0].u.t, *t[4] = {NULL, NULL, NULL, NULL};
     int uv = s[1].u.b;
-    if (refuse_cuda(op, ks, s) < 0) {
+    if (ptl_linalg_refuse_cuda(op, ks, s) < 0) {
         return -1;
     }
     if ((t[0] = ptl_cast(A, PTL_DTYPE_COMPLEX128)) == NULL) {
@@ -716,8 +715,8 @@ eig_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* The Complex fallback's error for a CUDA call (nothing takes complex CUDA matrices yet):
  * -1 when ks names CUDA, else 0. */
-static int
-refuse_cuda(const PtlOperator *op, PtlDispatchKeySet ks, const PtlIValue *s)
+int
+ptl_linalg_refuse_cuda(const PtlOperator *op, PtlDispatchKeySet ks, const PtlIValue *s)
 {
     if (!(ks & PTL_KEYSET(PTL_KEY_CUDA))) {
         return 0;
@@ -740,7 +739,7 @@ refuse_cuda(const PtlOperator *op, PtlDispatchKeySet ks, const PtlIValue *s)
 static int
 complex_to_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    if (refuse_cuda(op, ks, s) < 0) {
+    if (ptl_linalg_refuse_cuda(op, ks, s) < 0) {
         return -1;
     }
     return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
@@ -775,7 +774,8 @@ static int
 cholesky_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlTensorImpl *A = s[0].u.t, *t[3] = {NULL, NULL, NULL};
-    if (refuse_cuda(op, ks, s) < 0 || linalg_check_square("linalg.cholesky", A) < 0) {
+    if (ptl_linalg_refuse_cuda(op, ks, s) < 0 ||
+        linalg_check_square("linalg.cholesky", A) < 0) {
         return -1;
     }
     int nb = A->dim - 2, c8 = A->dtype == PTL_DTYPE_COMPLEX64;
@@ -809,7 +809,7 @@ qr_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *A = s[0].u.t, *t[3] = {NULL, NULL, NULL};
     const char *mode = s[1].u.s;
     int complete = strcmp(mode, "complete") == 0, ronly = strcmp(mode, "r") == 0;
-    if (refuse_cuda(op, ks, s) < 0) {
+    if (ptl_linalg_refuse_cuda(op, ks, s) < 0) {
         return -1;
     }
     if (!complete && !ronly && strcmp(mode, "reduced") != 0) {
@@ -853,7 +853,7 @@ eigh_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *A = s[0].u.t, *t[3] = {NULL, NULL, NULL};
     const char *uplo = s[1].u.s;
     int uv = s[2].u.b;
-    if (refuse_cuda(op, ks, s) < 0) {
+    if (ptl_linalg_refuse_cuda(op, ks, s) < 0) {
         return -1;
     }
     if ((uplo[0] != 'L' && uplo[0] != 'U' && uplo[0] != 'l' && uplo[0] != 'u') ||
@@ -894,7 +894,7 @@ svd_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlTensorImpl *A = s[0].u.t, *a = NULL, *out[3] = {NULL, NULL, NULL};
     int full = s[1].u.b, uv = s[2].u.b;
-    if (refuse_cuda(op, ks, s) < 0) {
+    if (ptl_linalg_refuse_cuda(op, ks, s) < 0) {
         return -1;
     }
     if (A->dim < 2) {

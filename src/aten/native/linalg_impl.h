@@ -68,6 +68,17 @@ linalg_check_dtype(const char *fn, const char *kernel, const PtlTensorImpl *A)
     return 0;
 }
 
+/* A Complex-key kernel's refusal of a call on CUDA (linalg_complex.c): the complex fallback's
+ * "\"<op>_cuda\" not implemented for 'ComplexFloat'" and -1 when ks names CUDA, else 0. */
+int ptl_linalg_refuse_cuda(const PtlOperator *op, PtlDispatchKeySet ks, const PtlIValue *s);
+
+/* linalg_vector_norm's input in the dtype its `dtype` argument names (None: self itself),
+ * converted with ks (linalg_norm.c): a new reference, or NULL with PyTorch's error for a
+ * dtype that is not floating point or complex, not complex for a complex self (not real for
+ * a real one) or narrower than self's. */
+PtlTensorImpl *ptl_vector_norm_input(PtlDispatchKeySet ks, PtlTensorImpl *self,
+                                     const PtlIValue *dtype);
+
 /* The number of matrices in t: the product of its dims before the last `nlast`. */
 static inline int64_t
 linalg_batch_count(const PtlTensorImpl *t, int nlast)

@@ -16,6 +16,7 @@
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "device_compose.h"
+#include "linalg_impl.h"
 #include "native.h"
 #include "vec_math.h"
 
@@ -31,6 +32,40 @@ call1(PtlOpId id, PtlTensorImpl *a)
 {
     PtlIValue args[1] = {ptl_iv_tensor(a)};
     return ptl_call_tensor(id, args);
+}
+
+PtlTensorImpl *
+ptl_vector_norm_input(PtlDispatchKeySet ks, PtlTensorImpl *self, const PtlIValue *dtype)
+{
+    if (dtype->tag == PTL_IV_NONE || dtype->u.dtype == self->dtype) {
+        ptl_incref(self);
+        return self;
+    }
+    PtlDtype dt = dtype->u.dtype;
+    if (ptl_dtype_is_complex(self->dtype) && !ptl_dtype_is_complex(dt)) {
+        ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: dtype should be complex for "
+                      "complex inputs, but got %s", ptl_dtype_legacy_name(dt));
+        return NULL;
+    }
+    if (!ptl_dtype_is_complex(self->dtype) && ptl_dtype_is_complex(dt)) {
+        ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: dtype should be real for real "
+                      "inputs, but got %s", ptl_dtype_legacy_name(dt));
+        return NULL;
+    }
+    if (!ptl_dtype_is_differentiable(dt)) {
+        ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: dtype should be floating point or "
+                      "complex, but got %s", ptl_dtype_legacy_name(dt));
+        return NULL;
+    }
+    if (ptl_promote_types(self->dtype, dt) != dt) {
+        ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: the dtype of the input (%s) should "
+                      "be convertible without narrowing to the specified dtype (%s)",
+                      ptl_dtype_legacy_name(self->dtype), ptl_dtype_legacy_name(dt));
+        return NULL;
+    }
+    PtlIValue c[7] = {ptl_iv_tensor(self), ptl_iv_dtype(dt), ptl_iv_none(), ptl_iv_none(),
+                      ptl_iv_none(), ptl_iv_bool(0), ptl_iv_none()};
+    return ptl_dispatcher_redispatch(ptl_op(PTL_OP__to_copy), ks, c) < 0 ? NULL : c[0].u.t;
 }
 
 /* linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *,
@@ -50,28 +85,8 @@ linalg_vector_norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
                              "complex tensor as input. Got %s",
                              ptl_dtype_legacy_name(self->dtype));
     }
-    if (s[4].tag == PTL_IV_NONE || s[4].u.dtype == self->dtype) {
-        ptl_incref(self);
-        x = self;
-    }
-    else {
-        PtlDtype dt = s[4].u.dtype;
-        if (!ptl_dtype_is_floating(dt)) {
-            return ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: dtype should be floating "
-                                 "point or complex, but got %s", ptl_dtype_legacy_name(dt));
-        }
-        if (ptl_promote_types(self->dtype, dt) != dt) {
-            return ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: the dtype of the input "
-                                 "(%s) should be convertible without narrowing to the specified "
-                                 "dtype (%s)", ptl_dtype_legacy_name(self->dtype),
-                                 ptl_dtype_legacy_name(dt));
-        }
-        PtlIValue c[7] = {ptl_iv_tensor(self), ptl_iv_dtype(dt), ptl_iv_none(), ptl_iv_none(),
-                          ptl_iv_none(), ptl_iv_bool(0), ptl_iv_none()};
-        if (ptl_dispatcher_redispatch(ptl_op(PTL_OP__to_copy), ks, c) < 0) {
-            return -1;
-        }
-        x = c[0].u.t;
+    if ((x = ptl_vector_norm_input(ks, self, &s[4])) == NULL) {
+        return -1;
     }
     PtlIValue args[4] = {ptl_iv_tensor(x), s[1], ptl_iv_intlist(n ? s[2].u.il.data : NULL, n),
                          ptl_iv_bool(s[3].u.b)};

@@ -23,6 +23,7 @@
 #include "../../c10/error.h"
 #include "../../c10/memory_format.h"
 #include "../../c10/parallel.h"
+#include "../complex_math.h"
 #include "../loops.h"
 #include "device_compose.h"
 #include "shape_impl.h"
@@ -853,10 +854,44 @@ store_int(char *p, PtlDtype dt, uint64_t v)
     }
 }
 
+/* One complex 3-vector cross product (no conjugation, as PyTorch's), in complex128 with
+ * complex_math.h's textbook products; complex64 values are widened and rounded back. */
+static void
+cross3_complex(char *o, int64_t so, const char *a, int64_t sa, const char *b, int64_t sb,
+               PtlDtype dt)
+{
+    ptl_complex128 x[3], y[3], r[3];
+    for (int i = 0; i < 3; i++) {
+        if (dt == PTL_DTYPE_COMPLEX64) {
+            x[i] = *(const ptl_complex64 *)(a + i * sa);
+            y[i] = *(const ptl_complex64 *)(b + i * sb);
+        }
+        else {
+            x[i] = *(const ptl_complex128 *)(a + i * sa);
+            y[i] = *(const ptl_complex128 *)(b + i * sb);
+        }
+    }
+    r[0] = ptl_cmul(x[1], y[2]) - ptl_cmul(x[2], y[1]);
+    r[1] = ptl_cmul(x[2], y[0]) - ptl_cmul(x[0], y[2]);
+    r[2] = ptl_cmul(x[0], y[1]) - ptl_cmul(x[1], y[0]);
+    for (int i = 0; i < 3; i++) {
+        if (dt == PTL_DTYPE_COMPLEX64) {
+            *(ptl_complex64 *)(o + i * so) = (ptl_complex64)r[i];
+        }
+        else {
+            *(ptl_complex128 *)(o + i * so) = r[i];
+        }
+    }
+}
+
 /* One 3-vector cross product: a, b, o at byte strides sa, sb, so along the cross dim. */
 static void
 cross3(char *o, int64_t so, const char *a, int64_t sa, const char *b, int64_t sb, PtlDtype dt)
 {
+    if (ptl_dtype_is_complex(dt)) {
+        cross3_complex(o, so, a, sa, b, sb, dt);
+        return;
+    }
     if (ptl_dtype_is_floating(dt)) {
         double x[3], y[3];
         for (int i = 0; i < 3; i++) {

@@ -446,6 +446,17 @@ std_mean_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return moments_backward(n, gi, go, 1, 1);
 }
 
+/* sign(x), and for a complex x sgn(x) = x / |x| (0 at 0; Note [Complex autograd]) */
+static PtlTensorImpl *
+sign_or_sgn(Scope *sc, PtlTensorImpl *x)
+{
+    if (x == NULL || !ptl_dtype_is_complex(x->dtype)) {
+        return f1(sc, PTL_OP_sign, x);
+    }
+    PtlTensorImpl *a = f1(sc, PTL_OP_abs, x);
+    return DIV(x, ADD(a, EQ(a, inum(sc, 0))));
+}
+
 /* norm(self, p, dims, keepdim) = (sum |x|^p)^(1/p).  p = 0: zeros; p = 1: g sign(x);
  * p = 2: g x / r; p = +-inf: g sign(x) evenly among the |x| equal to r; otherwise
  * g sign(x) |x|^(p-1) / r^(p-1).  Where r = 0 (and, for p < 1, where x = 0) the
@@ -471,22 +482,23 @@ norm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     nr = keep(sc, sv(sc, n, 1), &r);
     g = keep(sc, gi[0], &r);
     zero = inum(sc, 0);
+    PtlTensorImpl *sign = sign_or_sgn(sc, x);
     if (p == 0.0) {
         res = zeros_of(sc, x);
     }
     else if (p == 1.0) {
-        res = MUL(g, f1(sc, PTL_OP_sign, x));
+        res = MUL(g, sign);
     }
     else if (p == 2.0) {
         res = MUL(x, WHERE(EQ(nr, zero), zero, DIV(g, nr)));
     }
     else if (isinf(p)) {
-        res = MUL(f1(sc, PTL_OP_sign, x), evenly(sc, g, f1(sc, PTL_OP_abs, x), nr, &r));
+        res = MUL(sign, evenly(sc, g, f1(sc, PTL_OP_abs, x), nr, &r));
     }
     else {
         PtlTensorImpl *pw = f2(sc, PTL_OP_pow_Tensor_Tensor, f1(sc, PTL_OP_abs, x), num(sc, p - 1.0));
         PtlTensorImpl *den = f2(sc, PTL_OP_pow_Tensor_Tensor, nr, num(sc, p - 1.0));
-        res = MUL(MUL(f1(sc, PTL_OP_sign, x), pw), WHERE(EQ(nr, zero), zero, DIV(g, den)));
+        res = MUL(MUL(sign, pw), WHERE(EQ(nr, zero), zero, DIV(g, den)));
         if (p < 1.0) {
             res = WHERE(EQ(x, zero), zero, res);
         }

@@ -180,6 +180,11 @@ linalg_cross_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope scope = {0}, *sc = &scope;
     PtlTensorImpl *self = sv(sc, n, 0), *other = sv(sc, n, 1);
+    if (self != NULL && other != NULL && ptl_dtype_is_complex(self->dtype)) {
+        /* PyTorch's: cross(conj(other), g) and cross(g, conj(self)) */
+        self = f1(sc, PTL_OP_conj_physical, self);
+        other = f1(sc, PTL_OP_conj_physical, other);
+    }
     PtlIValue a0[3] = {ptl_iv_tensor(other), ptl_iv_tensor(gi[0]), n->args[2]};
     PtlIValue a1[3] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(self), n->args[2]};
     if (self == NULL || other == NULL ||
