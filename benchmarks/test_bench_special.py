@@ -112,6 +112,22 @@ def test_special_binary_1e6(benchmark, impl, name, dtype):
               make(impl, b.astype(dtype)))
 
 
+def _gammainc_large_a():
+    """a log-uniform in [1e2, 1e12], x = a (1 + t / sqrt(a)), t normal with deviation 3:
+    Temme's expansion in ours (Note [Incomplete gamma for large a])"""
+    a = _log_uniform(1e2, 1e12)
+    return a, a * (1 + _normal(3) / np.sqrt(a))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_special_gammainc_large_a_1e6(benchmark, impl, dtype):
+    benchmark.group = f"special.gammainc large a 1e6 {dtype}"
+    a, x = _gammainc_large_a()
+    benchmark(lib(impl).special.gammainc, make(impl, a.astype(dtype)),
+              make(impl, x.astype(dtype)))
+
+
 POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
                "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",

@@ -695,8 +695,8 @@ DEFINE_BINARY_FLOAT_LOOPS(hypot, HYPOT_F, HYPOT_D)
  * together, one step of every element a pass (a loop gcc vectorizes: the continued
  * fraction's two divisions a step were a serial chain per element), each element frozen
  * from the step where its own loop stops: the same operations in the same order (no fma),
- * so the same bits, whatever the block; the prefactor and the special arguments stay
- * per element. */
+ * so the same bits, whatever the block; the prefactor, the special arguments and Temme's
+ * expansion (large a near x, no loop to share) stay per element. */
 #define IGAMMA_BLOCK 128
 
 /* every 8 steps the lanes still running move to the front (the others' results out by
@@ -798,18 +798,19 @@ igamma_fraction_lanes(const double *a0, const double *x0, double *out, int m)
     }
 }
 
-/* whether ptl_igamma_pq takes one of its loops at a, x (else a special value) */
+/* whether ptl_igamma_pq may take one of its loops at a, x (else a special value or Temme's
+ * expansion); a prefactor of 0 leaves the element to ptl_igamma_pq too */
 static inline int
 igamma_regular(double a, double x)
 {
-    return a > 0.0 && x > 0.0 && a < INFINITY && x < INFINITY;
+    return a > 0.0 && x > 0.0 && a < INFINITY && x < INFINITY && !ptl_igamma_uses_temme(a, x);
 }
 
 #define DEFINE_IGAMMA_BLOCKS(NAME, UPPER, T, DT)                                          \
     static void NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra) \
     {                                                                                     \
         double a[IGAMMA_BLOCK], x[IGAMMA_BLOCK], la[2][IGAMMA_BLOCK], lx[2][IGAMMA_BLOCK]; \
-        double r[2][IGAMMA_BLOCK];                                                        \
+        double r[2][IGAMMA_BLOCK], pre[IGAMMA_BLOCK];                                     \
         int at[3][IGAMMA_BLOCK];                                                          \
         (void)extra;                                                                      \
         for (int64_t i = 0; i < n; i += IGAMMA_BLOCK) {                                   \
@@ -817,8 +818,10 @@ igamma_regular(double a, double x)
             for (int j = 0; j < m; j++) {                                                 \
                 a[j] = (double)*(const T *)(d[1] + (i + j) * s[1]);                       \
                 x[j] = (double)*(const T *)(d[2] + (i + j) * s[2]);                       \
-                int reg = igamma_regular(a[j], x[j]), ser = reg && x[j] < a[j] + 1.0;     \
-                int cf = reg && !ser;                                                     \
+                int reg = igamma_regular(a[j], x[j]);                                     \
+                pre[j] = reg ? ptl_igamma_prefactor(a[j], x[j]) : 0.0;                    \
+                reg = reg && pre[j] != 0.0;                                               \
+                int ser = reg && x[j] < a[j] + 1.0, cf = reg && !ser;                     \
                 at[0][c0] = j;                                                            \
                 at[1][c1] = j;                                                            \
                 at[2][c2] = j;                                                            \
@@ -838,12 +841,12 @@ igamma_regular(double a, double x)
             }                                                                             \
             for (int t = 0; t < c1; t++) {                                                \
                 int j = at[1][t];                                                         \
-                double p = ptl_igamma_prefactor(a[j], x[j]) * r[0][t];                    \
+                double p = pre[j] * r[0][t];                                              \
                 *(T *)(d[0] + (i + j) * s[0]) = (T)((UPPER) ? 1.0 - p : p);               \
             }                                                                             \
             for (int t = 0; t < c2; t++) {                                                \
                 int j = at[2][t];                                                         \
-                double p = ptl_igamma_prefactor(a[j], x[j]) * r[1][t];                    \
+                double p = pre[j] * r[1][t];                                              \
                 *(T *)(d[0] + (i + j) * s[0]) = (T)((UPPER) ? p : 1.0 - p);               \
             }                                                                             \
         }                                                                                 \
