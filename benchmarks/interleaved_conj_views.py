@@ -26,6 +26,8 @@ def rows():
                 (f"x.conj() + y 256x256 {tag}", lambda lib, x, y: x.conj() + y, [a, b]),
                 (f"x.mH @ y 256x256 {tag}", lambda lib, x, y: x.mH @ y, [a, b]),
                 (f"x.conj().sum() 1024x1024 {tag}", lambda lib, x: x.conj().sum(), [big])]
+    c, d = crandn((1024, 1024), np.complex64, 3), crandn((1024, 1024), np.complex64, 4)
+    out.append(("x.mH @ y 1024x1024 complex64", lambda lib, x, y: x.mH @ y, [c, d]))
     return out
 
 
