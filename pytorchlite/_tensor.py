@@ -327,16 +327,15 @@ class Tensor(_C.TensorBase):
     def imag(self):
         return _C._functions["imag"](self)
 
-    def is_conj(self):
-        return False
-
     def is_neg(self):
         return False
 
-    # No tensor carries a lazy conjugate or negative bit, so resolving one is self.
     def resolve_conj(self):
-        return self
+        """A new tensor holding this conj view's values (conj(x) of its base x, computed),
+        else self (Note [Conjugate views] in src/aten/native/conjugate.c)."""
+        return _C._functions["conj_physical"](self.conj()) if self.is_conj() else self
 
+    # No tensor carries a lazy negative bit, so resolving one is self.
     def resolve_neg(self):
         return self
 
@@ -480,6 +479,8 @@ class Tensor(_C.TensorBase):
             raise BufferError("Can't export tensors with layout other than torch.strided")
         if self.requires_grad:
             raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if self.is_conj():
+            raise BufferError("Can't export tensors with the conjugate bit set")
         if self.device.type == "meta":
             raise BufferError("Cannot pack tensors on meta")
         if stream is not None and type(stream) is not int:
@@ -517,6 +518,11 @@ class Tensor(_C.TensorBase):
                             "Tensor.cpu() to copy the tensor to host memory first.")
         if self.dtype == _C.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
+        if self.is_conj():
+            if not force:
+                raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. "
+                                   "Use tensor.resolve_conj().numpy() instead.")
+            return self.detach().resolve_conj().numpy()
         return np.asarray(memoryview(self))
 
     def __array__(self, dtype=None, copy=None):
@@ -696,8 +702,8 @@ class Tensor(_C.TensorBase):
 
     @property
     def mH(self):
-        """The conjugate transpose of the last two dims (for a complex tensor a copy here:
-        conj() materializes)."""
+        """The conjugate transpose of the last two dims: a view (with the conjugate bit for
+        a complex tensor)."""
         if self.dim() < 2:
             raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
                                f"Got {self.dim()}-D tensor.")

@@ -152,7 +152,7 @@ def _c2c_1d(fname, input, n, dim, norm, forward, out):
     else:
         y = _r2c(x, [d], mode, False)   # PyTorch's real-input path: no complex copy
         if not forward:
-            y = y.conj()
+            y = y.conj_physical()   # PyTorch's result carries no conjugate bit
     return _finish(fname, y, out, True)
 
 
@@ -254,7 +254,7 @@ def _c2c_nd(fname, input, s, dim, norm, forward, out):
     else:
         y = _r2c(x, dims, mode, False)
         if not forward:
-            y = y.conj()
+            y = y.conj_physical()   # PyTorch's result carries no conjugate bit
     return _finish(fname, y, out, True, len(dims))
 
 
@@ -291,7 +291,8 @@ def _r2c_nd(fname, input, s, dim, norm, forward, out):
                            if fname.endswith("2") else
                            f"{fname} must transform at least one axis")
     y = _r2c(_resize(x, dims, sizes), dims, _norm(norm, forward, fname), True)
-    return _finish(fname, y if forward else y.conj(), out, True, 1 if forward else len(dims))
+    return _finish(fname, y if forward else y.conj_physical(), out, True,
+                   1 if forward else len(dims))
 
 
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):

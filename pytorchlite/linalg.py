@@ -751,4 +751,4 @@ def _ormqr(A, tau, other, left=True, transpose=False):
     if left:
         return _apply_reflectors(V, tau, other, transpose)
     # C Q = (Q^H C^H)^H
-    return _apply_reflectors(V, tau, other.mH, not transpose).mH
+    return _apply_reflectors(V, tau, other.mH, not transpose).mH.resolve_conj()

@@ -205,9 +205,11 @@ class _Pickler(pickle._Pickler):
             return (_global("torch.serialization", "_get_layout"), ("torch." + obj._name,))
         if isinstance(obj, _C.TensorBase):
             t = obj.detach()
-            return (_global("torch._utils", "_rebuild_tensor_v2"),
-                    (self.storage_ref(t), t.storage_offset(), tuple(t.shape), tuple(t.stride()),
-                     obj.requires_grad, collections.OrderedDict()))
+            args = (self.storage_ref(t), t.storage_offset(), tuple(t.shape), tuple(t.stride()),
+                    obj.requires_grad, collections.OrderedDict())
+            if t.is_conj():   # the storage keeps its bytes, the bit goes in PyTorch's metadata
+                args += ({"conj": True},)
+            return (_global("torch._utils", "_rebuild_tensor_v2"), args)
         if isinstance(obj, _C.device):
             return (_global("torch", "device"), (str(obj),))
         if isinstance(obj, Size):
@@ -218,7 +220,7 @@ class _Pickler(pickle._Pickler):
 def _storage_bytes(t):
     """The bytes of the whole storage under t (not just t's elements)."""
     numel = t._storage_nbytes() // t.element_size()
-    full = t.as_strided((numel,), (1,), 0)
+    full = (t.conj() if t.is_conj() else t).as_strided((numel,), (1,), 0)   # memory, not values
     if full.device.type != "cpu":
         full = full.cpu()
     return _C._tensor_bytes(full)
@@ -348,6 +350,8 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
                            f"{storage.tensor.numel()} elements (Note [Checkpoint size limits])")
     with no_grad():
         t = storage.tensor.as_strided(tuple(size), tuple(stride), storage.offset + storage_offset)
+        if isinstance(metadata, dict) and metadata.get("conj"):
+            t = t.conj()
     if requires_grad:
         t.requires_grad_(True)
     return t

@@ -167,7 +167,7 @@ def to_numpy(t):
     """A float64 (or exact integer/bool) NumPy copy of a pytorchlite tensor."""
     if t.dtype == ptl.bfloat16:
         return np.array(t.float().numpy(), dtype=np.float64)
-    a = np.array(t.numpy())
+    a = np.array(t.resolve_conj().numpy())   # a conj view's values, not its memory
     return a.astype(np.float64) if a.dtype.kind == "f" else \
         a.astype(np.complex128) if a.dtype.kind == "c" else a
 

@@ -28,9 +28,10 @@ def _unravel(k, shape):
 
 def _real_view(t):
     """t, or for a complex t its (..., 2) real view: the real numbers gradcheck perturbs and
-    compares (a complex number is two of them, as in PyTorch's gradcheck)."""
+    compares (a complex number is two of them, as in PyTorch's gradcheck); a conj view's
+    resolved values (view_as_real refuses the view itself)."""
     from .. import view_as_real
-    return view_as_real(t) if t.dtype.is_complex else t
+    return view_as_real(t.resolve_conj()) if t.dtype.is_complex else t
 
 
 def _flat_values(t):

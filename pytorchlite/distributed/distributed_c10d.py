@@ -122,6 +122,8 @@ def _buf(t, per_rank=1):
     """The MPI message [buffer, count, datatype] over contiguous tensor t's own bytes; the
     count is numel / per_rank (a gather's receive count is per rank)."""
     from mpi4py import MPI
+    if t.is_conj():   # its bytes are its values' conjugates: PyTorch's collectives refuse it
+        torch.view_as_real(t)
     nbytes = t.numel() * t.element_size()
     return [MPI.buffer.fromaddress(t.data_ptr(), nbytes), t.numel() // per_rank,
             _mpi_type(t.dtype)]

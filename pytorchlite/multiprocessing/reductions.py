@@ -127,8 +127,10 @@ def _rebuild_segment(address, key, nbytes):
     return _C._tensor_from_shared_fd(_fetch_fd(address, key), nbytes)
 
 
-def _rebuild_tensor(segment, dtype_name, sizes, strides, offset, requires_grad):
+def _rebuild_tensor(segment, dtype_name, sizes, strides, offset, requires_grad, conj=False):
     t = _C._tensor_on_storage(segment, getattr(_C, dtype_name), sizes, strides, offset)
+    if conj:   # the segment holds the memory; a conj view reads it conjugated
+        t = t.conj()
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -152,7 +154,7 @@ def reduce_tensor(tensor):
         segment = _segments[key] = _Segment(tensor)
     return (_rebuild_tensor, (segment, str(tensor.dtype).split(".")[1], tuple(tensor.shape),
                               tuple(tensor.stride()), tensor.storage_offset(),
-                              tensor.requires_grad))
+                              tensor.requires_grad, tensor.is_conj()))
 
 
 def init_reductions():

@@ -96,6 +96,9 @@ typedef struct PtlViewInfo {
      * view_as_complex of a real one): the complex side's geometry is kept in real units
      * with a trailing [2] dim, and the backward buffers hold real numbers */
     uint8_t parts, base_parts;
+    /* a side with the conjugate bit (a conj view, Note [Conjugate views]): its windows are
+     * read and written through conj(), the buffers holding the gradient of the memory */
+    uint8_t conj, base_conj;
 } PtlViewInfo;
 
 struct PtlNode {

@@ -40,8 +40,8 @@ reach(int dim, const int64_t *sizes, const int64_t *strides, int64_t offset)
     return end;
 }
 
-/* as_strided(buf, geometry) through the dispatcher (new ref or NULL); `base` picks the
- * base's geometry, else the view's. */
+/* as_strided(buf, geometry) through the dispatcher, conj() of it for a side with the
+ * conjugate bit (new ref or NULL); `base` picks the base's geometry, else the view's. */
 static PtlTensorImpl *
 window(PtlTensorImpl *buf, const PtlViewInfo *v, int base)
 {
@@ -50,7 +50,14 @@ window(PtlTensorImpl *buf, const PtlViewInfo *v, int base)
                       ptl_iv_intlist(base ? v->base_strides : v->strides,
                                      base ? v->base_dim : v->dim),
                       ptl_iv_int(base ? v->base_offset : v->offset)};
-    return ptl_call_tensor(PTL_OP_as_strided, a);
+    PtlTensorImpl *w = ptl_call_tensor(PTL_OP_as_strided, a), *c;
+    if (w == NULL || !(base ? v->base_conj : v->conj)) {
+        return w;
+    }
+    PtlIValue b[1] = {ptl_iv_tensor(w)};
+    c = ptl_call_tensor(PTL_OP_conj, b);
+    ptl_decref(w);
+    return c;
 }
 
 /* buf[window] = src (src NULL: zeros), through the dispatcher so that, under create_graph,
@@ -250,6 +257,8 @@ view_info(const PtlTensorImpl *self, const PtlTensorImpl *base)
     }
     v->parts = self->dtype != base->dtype && ptl_dtype_is_complex(self->dtype);
     v->base_parts = self->dtype != base->dtype && ptl_dtype_is_complex(base->dtype);
+    v->conj = (uint8_t)ptl_tensor_is_conj(self);
+    v->base_conj = (uint8_t)ptl_tensor_is_conj(base);
     int64_t a = reach(v->dim, v->sizes, v->strides, v->offset);
     int64_t b = reach(v->base_dim, v->base_sizes, v->base_strides, v->base_offset);
     v->extent = a > b ? a : b;

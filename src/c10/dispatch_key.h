@@ -11,6 +11,11 @@
  * through to a dense kernel, Note [Sparse tensors]); Complex, which only complex64/complex128
  * tensors carry, sits above them (Note [Complex dtypes] in aten/native/complex.c: its kernels
  * and fallback decide what a complex argument may reach; a meta call never takes it);
+ * Conjugate, which only a complex tensor whose conjugate bit is set carries (x.conj(), Note
+ * [Conjugate views] in aten/native/conjugate.c), sits above Complex and below
+ * CompositeImplicit, as in PyTorch: composite ops decompose first, its fallback resolves the
+ * bit for every other op, so each kernel below it (Complex's, the backends') sees resolved
+ * values, and view ops pass through it keeping the bit;
  * CompositeImplicit sits just above them and is always in the set (ops written in terms of
  * other ops take it before any backend kernel); Autograd wraps them, Tracer (included only
  * while pytorchlite.jit.trace runs, Note [Tracing] in python/tracer.c) records what reaches
@@ -37,6 +42,7 @@ extern "C" {
     _(META, "Meta")                                    \
     _(SPARSE_CPU, "SparseCPU")                         \
     _(COMPLEX, "Complex")                              \
+    _(CONJUGATE, "Conjugate")                          \
     _(COMPOSITE_IMPLICIT, "CompositeImplicitAutograd") \
     _(AUTOGRAD, "Autograd")                            \
     _(TRACER, "Tracer")                                \

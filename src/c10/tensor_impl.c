@@ -379,6 +379,7 @@ ptl_tensor_impl_alias(PtlTensorImpl *t)
     if (a == NULL) {
         return NULL;
     }
+    a->keys |= t->keys & PTL_KEYSET(PTL_KEY_CONJUGATE);   /* the same values: its bit too */
     a->version = t->version;
     atomic_fetch_add_explicit(&a->version->refcnt, 1, memory_order_relaxed);
     return a;
@@ -397,7 +398,8 @@ ptl_tensor_impl_set_data(PtlTensorImpl *t, PtlTensorImpl *src)
     t->storage = src->storage;
     t->dtype = src->dtype;
     t->device = src->device;
-    t->keys = ptl_tensor_keys(src->device, src->dtype);
+    t->keys = ptl_tensor_keys(src->device, src->dtype) |
+              (src->keys & PTL_KEYSET(PTL_KEY_CONJUGATE));
     t->storage_offset = src->storage_offset;
     ptl_tensor_impl_set_sizes(t, src->dim, src->sizes, src->strides);
     return 0;

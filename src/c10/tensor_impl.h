@@ -111,8 +111,9 @@ PtlTensorImpl *ptl_empty_strided(int dim, const int64_t *sizes, const int64_t *s
  * dense and non-overlapping (PyTorch's preserve_format, and the layout AccumulateGrad gives
  * a .grad); returns 1 then, 0 when t is not (or is empty) and out is unspecified. */
 int ptl_tensor_impl_dense_strides(const PtlTensorImpl *t, int64_t *out);
-/* A new tensor over t's storage and geometry that shares t's version counter but owns
- * neither t nor its autograd history (what a node saves of its own output).  New ref. */
+/* A new tensor over t's storage and geometry (and conjugate bit) that shares t's version
+ * counter but owns neither t nor its autograd history (what a node saves of its own output).
+ * New ref. */
 PtlTensorImpl *ptl_tensor_impl_alias(PtlTensorImpl *t);
 /* The dispatch keys of a dense tensor on device d of dtype dt: its backend, Autograd, and
  * Complex for complex dtypes. */
@@ -224,6 +225,14 @@ ptl_tensor_bump_version(PtlTensorImpl *t)
 
 /* Wraps a negative dim and checks range; -1 with PyTorch's IndexError on failure. */
 int ptl_wrap_dim(int64_t *d, int64_t dim);
+
+/* Whether t's conjugate bit is set: its values are the conjugates of its memory's (Note
+ * [Conjugate views] in aten/native/conjugate.c). */
+static inline int
+ptl_tensor_is_conj(const PtlTensorImpl *t)
+{
+    return (t->keys & PTL_KEYSET(PTL_KEY_CONJUGATE)) != 0;
+}
 
 #ifdef __cplusplus
 }

@@ -133,7 +133,7 @@ to_scalar(PyObject *o, PtlIValue *out)
         if (ptl_dtype_is_complex(t->dtype)) {
             double z[2];   /* complex128's layout: real, imaginary */
             ptl_convert_scalar((char *)z, PTL_DTYPE_COMPLEX128, ptl_tensor_data(t), t->dtype);
-            *out = ptl_iv_complex(z[0], z[1]);
+            *out = ptl_iv_complex(z[0], ptl_tensor_is_conj(t) ? -z[1] : z[1]);
         }
         else if (ptl_dtype_is_floating(t->dtype)) {
             *out = ptl_iv_double(ptl_item_double(t));

@@ -166,6 +166,10 @@ ptlpy_to_dlpack(PyObject *module, PyObject *args)
         return NULL;
     }
     PtlTensorImpl *t = PTLPY_IMPL(arg);
+    if (ptl_tensor_is_conj(t)) {
+        PyErr_SetString(PyExc_BufferError, "Can't export tensors with the conjugate bit set");
+        return NULL;
+    }
     Exported *e = PyMem_RawCalloc(1, sizeof(Exported));
     if (e == NULL) {
         return PyErr_NoMemory();

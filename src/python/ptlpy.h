@@ -38,6 +38,9 @@ int ptlpy_tensor_init_type(PyObject *module);
 /* A Python number or a tensor as an impl (new ref); NULL without error when o is neither. */
 PtlTensorImpl *ptlpy_to_impl(PyObject *o);
 PyObject *ptlpy_tolist(PtlTensorImpl *t);
+/* t's values in a tensor without the conjugate bit: t itself, or a resolved copy of a conj
+ * view made with grad mode off (new ref); NULL with a Python exception set. */
+PtlTensorImpl *ptlpy_resolve_conj(PtlTensorImpl *t);
 PyObject *ptlpy_scalar_to_py(const char *p, PtlDtype dt);
 
 /* ---- dtype, device, Size ---- */

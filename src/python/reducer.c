@@ -105,6 +105,7 @@ direct_copy(PtlTensorImpl *dst, PtlTensorImpl *src, const double *factor)
         dst->device.type != PTL_DEVICE_CPU || src->device.type != PTL_DEVICE_CPU ||
         dst->sparse != NULL || src->sparse != NULL || !ptl_tensor_is_contiguous(dst) ||
         !ptl_tensor_is_contiguous(src) || dst->storage == src->storage ||
+        ptl_tensor_is_conj(dst) || ptl_tensor_is_conj(src) ||
         (dst->dtype != PTL_DTYPE_FLOAT32 && dst->dtype != PTL_DTYPE_FLOAT64)) {
         return 0;
     }

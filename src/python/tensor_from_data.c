@@ -663,7 +663,12 @@ ptlpy_tensor_bytes(PyObject *module, PyObject *arg)
         PyErr_SetString(PyExc_TypeError, "_tensor_bytes() expects a CPU tensor");
         return NULL;
     }
-    PtlTensorImpl *c = ptl_contiguous(t);
+    PtlTensorImpl *r = ptlpy_resolve_conj(t), *c;
+    if (r == NULL) {
+        return NULL;
+    }
+    c = ptl_contiguous(r);
+    ptl_decref(r);
     if (c == NULL) {
         return ptlpy_raise();
     }

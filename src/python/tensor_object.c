@@ -298,6 +298,22 @@ tolist_rec(PtlTensorImpl *t, int d, const char *p)
     return list;
 }
 
+PtlTensorImpl *
+ptlpy_resolve_conj(PtlTensorImpl *t)
+{
+    if (!ptl_tensor_is_conj(t)) {
+        ptl_incref(t);
+        return t;
+    }
+    PtlLocalState *tls = ptl_tls();
+    int grad_was = tls->grad_enabled;
+    PtlIValue a[2] = {ptl_iv_tensor(t), ptl_iv_none()};
+    tls->grad_enabled = 0;
+    PtlTensorImpl *r = ptl_call_tensor(PTL_OP_clone, a);   /* the Conjugate fallback resolves */
+    tls->grad_enabled = grad_was;
+    return r != NULL ? r : (ptlpy_raise(), NULL);
+}
+
 /* Reading a meta tensor's values: PyTorch's error for each way (Note [Meta tensors]). */
 static int
 meta_has_no_data(const char *what)
@@ -324,6 +340,15 @@ meta_has_no_data(const char *what)
 static PtlTensorImpl *
 host_values(PtlTensorImpl *t, const char *what)
 {
+    if (ptl_tensor_is_conj(t)) {
+        PtlTensorImpl *r = ptlpy_resolve_conj(t), *h;
+        if (r == NULL) {
+            return NULL;
+        }
+        h = host_values(r, what);
+        ptl_decref(r);
+        return h;
+    }
     if (t->device.type == PTL_DEVICE_CPU) {
         ptl_incref(t);
         return t;
@@ -590,6 +615,13 @@ tensor_data_ptr(PyObject *self, PyObject *unused)
         return PyLong_FromLong(0);
     }
     return PyLong_FromVoidPtr(t->numel ? ptl_tensor_data(t) : t->storage->data);
+}
+
+static PyObject *
+tensor_is_conj(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyBool_FromLong(ptl_tensor_is_conj(PTLPY_IMPL(self)));
 }
 
 static PyObject *
@@ -1060,6 +1092,10 @@ tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
     if (check_strided(t) < 0) {
         return -1;
     }
+    if (ptl_tensor_is_conj(t)) {   /* its memory holds the conjugates of its values */
+        PyErr_SetString(PyExc_BufferError, "Can't export tensors with the conjugate bit set");
+        return -1;
+    }
     if (t->device.type == PTL_DEVICE_META) {
         return meta_has_no_data("numpy");
     }
@@ -1125,6 +1161,7 @@ static PyMethodDef tensor_methods[] = {
      METH_VARARGS | METH_KEYWORDS, NULL},
     {"data_ptr", tensor_data_ptr, METH_NOARGS, NULL},
     {"element_size", tensor_element_size, METH_NOARGS, NULL},
+    {"is_conj", tensor_is_conj, METH_NOARGS, NULL},
     {"storage_offset", tensor_storage_offset, METH_NOARGS, NULL},
     {"is_floating_point", tensor_is_floating_point, METH_NOARGS, NULL},
     {"item", tensor_item, METH_NOARGS, NULL},

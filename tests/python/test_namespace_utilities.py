@@ -28,7 +28,8 @@ def test_predicates():
               ptl.float32, ptl.float64, ptl.complex64, ptl.complex128}
     for dt in signed | {ptl.uint8, ptl.bool}:
         assert ptl.is_signed(ptl.ones(1, dtype=dt)) == (dt in signed)
-    z = ptl.tensor([1 + 1j])   # conj() materializes here (no lazy conjugate bit): both False
+    z = ptl.tensor([1 + 1j])   # z.conj() carries the conjugate bit (a view), its imag a copy
+    assert z.conj().is_conj() and not z.conj().imag.is_neg()
     for t in (z, z.conj(), z.conj().imag):
         assert ptl.is_conj(t) is t.is_conj() and ptl.is_neg(t) is t.is_neg()
     assert ptl.get_device(ptl.ones(1)) == -1

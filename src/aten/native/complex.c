@@ -1170,20 +1170,24 @@ angle_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_pointwise(op, s, 1, self_only, cfg, real_loops, NULL);
 }
 
-/* conj(Tensor(a) self) -> Tensor(a): PyTorch sets a lazy conjugate bit; here a complex
- * tensor gets an eager copy (is_conj() stays False) and a real one comes back as an alias.
+/* conj(Tensor(a) self) -> Tensor(a): a view of self with the conjugate bit flipped for a
+ * complex self (Note [Conjugate views] in conjugate.c), an alias of a real one.
  * conj_physical(Tensor self) -> Tensor: always a new tensor. */
 static int
 conj_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     PtlTensorImpl *self = s[0].u.t;
+    if (op->id == PTL_OP_conj) {
+        PtlTensorImpl *v = ptl_tensor_impl_view(self, self->dim, self->sizes, self->strides,
+                                                self->storage_offset);
+        if (v != NULL && ptl_dtype_is_complex(self->dtype)) {
+            v->keys ^= PTL_KEYSET(PTL_KEY_CONJUGATE);
+        }
+        return set_result(s, v);
+    }
     if (ptl_dtype_is_complex(self->dtype)) {
         return ptl_pointwise(op, s, 1, self_only, ptl_iter_config(), zconj_loops, NULL);
-    }
-    if (op->id == PTL_OP_conj) {
-        return set_result(s, ptl_tensor_impl_view(self, self->dim, self->sizes, self->strides,
-                                                  self->storage_offset));
     }
     PtlIValue a[2] = {ptl_iv_tensor(self), ptl_iv_none()};
     return set_result(s, ptl_call_tensor(PTL_OP_clone, a));

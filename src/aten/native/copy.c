@@ -942,6 +942,12 @@ ptl_copy_into(PtlTensorImpl *dst, PtlTensorImpl *src)
                  ? copy_same_dtype(&it, item)
                  : ptl_iter_run_direct(&it, conv_loop(dst->dtype, src->dtype), NULL);
     ptl_iter_release(&it);
+    /* bytes moved between a conj view and a plain tensor (a caller above the Conjugate key):
+     * dst's values must be src's (Note [Conjugate views] in conjugate.c) */
+    if (rc == 0 && ptl_tensor_is_conj(dst) != ptl_tensor_is_conj(src) &&
+        ptl_dtype_is_complex(dst->dtype) && ptl_dtype_is_complex(src->dtype)) {
+        rc = ptl_conj_memory(dst);
+    }
     return rc;
 }
 

@@ -499,9 +499,12 @@ batched_product(PtlTensorImpl *e1, PtlTensorImpl *e2, int nb, const int64_t *bat
     int64_t sizes[PTL_MAX_DIMS + 2];
     PtlTensorImpl *b1 = NULL, *b2 = NULL, *prod = NULL;
 
+    /* a conj view goes through bmm, whose Conjugate fallback resolves it (this composite
+     * runs above the key, Note [Conjugate views]) */
     if (e1->device.type == PTL_DEVICE_CPU && e2->device.type == PTL_DEVICE_CPU &&
         e1->sparse == NULL && e2->sparse == NULL && e1->dtype == e2->dtype &&
-        e1->dtype != PTL_DTYPE_BOOL && e2->sizes[nb] == k) {
+        e1->dtype != PTL_DTYPE_BOOL && e2->sizes[nb] == k && !ptl_tensor_is_conj(e1) &&
+        !ptl_tensor_is_conj(e2)) {
         memcpy(sizes, batch, (size_t)nb * sizeof(int64_t));
         sizes[nb] = n;
         sizes[nb + 1] = p;

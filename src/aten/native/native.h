@@ -231,4 +231,9 @@ int ptl_softmax_expsum_row(PtlDtype dt, const char *x, int64_t n, double *m, dou
 int ptl_softmax_expsum_cols(PtlDtype dt, const char *x, int64_t n, int64_t rs, int64_t w,
                             double *m, double *s);
 
+/* Conjugates t's memory in place (t's values, read through its bit, become their
+ * conjugates): what ptl_copy_into does after moving bytes between a conj view and a plain
+ * tensor.  0 or -1.  See Note [Conjugate views] in conjugate.c. */
+int ptl_conj_memory(PtlTensorImpl *t);
+
 #endif
