@@ -429,6 +429,19 @@ ptl_igamma_pq(double a, double x, int upper)
     return upper ? p : 1.0 - p;
 }
 
+/* x^(a-1) e^-x / Gamma(a), the Gamma(a) density, d/dx P(a, x) = -d/dx Q(a, x): from the
+ * prefactor for a >= PTL_IGAMMA_LARGE_A and 0 < x < inf (Note [Incomplete gamma for large
+ * a]), elsewhere as PyTorch's formula e^((a - 1) log x - x - lgamma(a)) with its special
+ * values (NaN at a = 1, x = 0 and at x = inf) */
+PTL_HD static inline double
+ptl_igamma_density_d(double a, double x)
+{
+    if (a >= PTL_IGAMMA_LARGE_A && a < INFINITY && x > 0.0 && x < INFINITY) {
+        return ptl_igamma_prefactor(a, x) / x;
+    }
+    return exp((a - 1.0) * log(x) - x - lgamma(a));
+}
+
 PTL_HD static inline double ptl_igamma_d(double a, double x) { return ptl_igamma_pq(a, x, 0); }
 PTL_HD static inline double ptl_igammac_d(double a, double x) { return ptl_igamma_pq(a, x, 1); }
 

@@ -162,19 +162,11 @@ def test_empty_and_zero_dim():
     assert p.shape == () and abs(p - 0.5000042052208701) < 1e-15
 
 
-_DENSITY_KNOWN = pytest.mark.xfail(
-    strict=True, reason="KNOWN: the derivative is derivatives.yaml's exp((a - 1) log x - x - "
-    "lgamma(a)), whose exponent's rounding (|a log x| ulps) is 0.4% of it at a = 1e12 and all "
-    "of it at 1e17; the upgrade path is a hidden op from special_math.h's prefactor (Note "
-    "[Incomplete gamma for large a])")
-
-
-@pytest.mark.parametrize("a, rtol", [(150.0, 1e-12), (1e5, 1e-8), (1e9, 1e-5),
-                                     pytest.param(1e12, 1e-5, marks=_DENSITY_KNOWN),
-                                     pytest.param(1e17, 1e-5, marks=_DENSITY_KNOWN)])
+@pytest.mark.parametrize("a, rtol", [(150.0, 1e-12), (1e5, 1e-12), (1e9, 1e-12),
+                                     (1e12, 1e-12), (1e17, 1e-12)])
 def test_gradient_large_a(a, rtol):
-    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a): a float64 gradcheck near x = a, and the value
-    against mpmath's density to rtol (the formula's exponent loses |a log x| ulps)"""
+    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) (the hidden op _ptl_igamma_density): a float64
+    gradcheck near x = a, and the value against mpmath's density"""
     s = math.sqrt(a)
     x = ptl.tensor([a - 3 * s, a - 0.5 * s, a, a + 2 * s], dtype=ptl.float64,
                    requires_grad=True)
