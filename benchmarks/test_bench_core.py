@@ -165,6 +165,16 @@ def test_flip_short_rows(benchmark, impl):
     run(benchmark, impl, fn, randn((64, 64, 64)))
 
 
+@pytest.mark.parametrize("impl", IMPLS)
+def test_flip_of_a_transposed_input(benchmark, impl):
+    """flip(1) of a transposed 1024x1024: the result keeps the input's layout and the copy
+    walks the input's memory order (Note [Flip keeps the layout] in shape.c)"""
+    benchmark.group = "flip(1) of .t() 1024x1024 float32"
+    fn = (lambda a: np.flip(a.T, 1).copy(order="K")) if impl == "numpy" else (
+        lambda x: x.t().flip(1))
+    run(benchmark, impl, fn, randn((1024, 1024)))
+
+
 INDEX_OPS = {
     "index_select(0, idx)": (lambda x, i, v: x.index_select(0, i), lambda x, i, v: x[i]),
     "index_add(0, idx, v)": (lambda x, i, v: x.index_add(0, i, v),

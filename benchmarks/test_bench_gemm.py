@@ -79,9 +79,12 @@ def test_sgemm(benchmark, impl, m, k, n, bt, threads):
 
 
 # (rows, in, out) of the training steps' linear layers: the GPT's (1024 tokens; attention
-# projections, MLP up and down, head) and the MLP's (batch 128)
+# projections, MLP up and down, head) and the MLP's (batch 128); and a layer of 65 inputs
+# (a one-hot vocabulary: its weight gradient's last column is a tail of a transposed A, Note
+# [GEMM last columns])
 TRAINING_LAYERS = [(1024, 128, 384), (1024, 128, 128), (1024, 128, 512), (1024, 512, 128),
-                   (1024, 128, 65), (128, 784, 512), (128, 512, 256), (128, 256, 10)]
+                   (1024, 128, 65), (128, 784, 512), (128, 512, 256), (128, 256, 10),
+                   (1024, 65, 1024)]
 # each layer's three products: (a shape, b shape, transpose a, transpose b)
 TRAINING_FORMS = {
     "forward x @ W^T": lambda r, i, o: ((r, i), (o, i), False, True),

@@ -1,5 +1,6 @@
 """Kernel benchmarks: vectorized exp/expm1/log1p/erf/sigmoid/tanh and activations (gelu, elu,
-softplus, mish, relu, leaky_relu, hardtanh, hardswish), pointwise ops on strided operands,
+softplus, mish, relu, leaky_relu, hardtanh, hardswish), float32 sin and cos at 1e3, 1e5 and
+1e6, pointwise ops on strided operands,
 gelu and elu forward+backward, softmax and log_softmax rows, amax over the last dim,
 max/argmax/norm over either dim, layer and batch norm, addcmul/addcdiv broadcast, softmax /
 log_softmax over the outer dim (forward, and forward+backward) and logsumexp over either
@@ -122,6 +123,16 @@ def test_unary_float64_1e6(benchmark, impl, op):
     benchmark(fn, make(impl, x))
 
 
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+@pytest.mark.parametrize("n", [10**3, 10**5, 10**6])
+@pytest.mark.parametrize("op", ["sin", "cos"])
+def test_sin_cos_float32(benchmark, impl, op, n):
+    """float32 sin and cos in float lanes (Note [Vector float32 sin, cos]) on 3 * randn"""
+    benchmark.group = f"{op} {n:.0e} float32"
+    x = make(impl, randn(n) * 3)
+    benchmark(getattr(np, op) if impl == "numpy" else getattr(lib(impl), op), x)
+
+
 STRIDED = {
     "stepped * 2": lambda x, y: x[:, ::2] * 2,
     "stepped exp": lambda x, y: x[:, ::2].exp() if hasattr(x, "exp") else np.exp(x[:, ::2]),
@@ -213,6 +224,8 @@ INT_REDUCTIONS = {
                lambda a: a.reshape(1000, 1000).sum(0, dtype=np.int64)),
     "sum(1)": (lambda x: x.view(1000, 1000).sum(1),
                lambda a: a.reshape(1000, 1000).sum(1, dtype=np.int64)),
+    "sum(1) of rows of 16": (lambda x: x.view(62500, 16).sum(1),
+                             lambda a: a.reshape(62500, 16).sum(1, dtype=np.int64)),
     "amax(0)": (lambda x: x.view(1000, 1000).amax(0), lambda a: a.reshape(1000, 1000).max(0)),
     "amax(1)": (lambda x: x.view(1000, 1000).amax(1), lambda a: a.reshape(1000, 1000).max(1)),
 }

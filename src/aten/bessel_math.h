@@ -27,11 +27,11 @@
  * ptl_sincos_twin's, the bits of special.c's vector sincos; log, exp, sqrt's neighbours and
  * the sin / cos of the slow arguments are each backend's libm.
  *
- * Special values follow the limits (SciPy's): J, j0, Ai -> 0 at +-inf (Ai(-inf) = 0), Y ->
- * 0 at +inf, Y(0) = -inf, K(0) = inf, K(+inf) = 0; Y, K of x < 0 are NaN.  PyTorch returns
- * NaN at the infinities (its fits' inf * 0).  Ai(-z) is NaN once zeta = 2/3 z^(3/2) >= 2^64
- * (z above about 3.2e12), where the phase error of zeta as a pair would pass 2^-41; SciPy
- * gives NaN from z = 1e8 on. */
+ * Special values: J, Y and Ai are NaN at +-inf, as PyTorch's (float32 and float64) and
+ * SciPy's: see Note [Special functions at the infinities] in special_math.h.  The spherical
+ * j0 is 0 at +-inf and K(+inf) 0, as theirs; Y(0) = -inf, K(0) = inf; Y, K of x < 0 are
+ * NaN.  Ai(-z) is NaN once zeta = 2/3 z^(3/2) >= 2^64 (z above about 3.2e12), where the
+ * phase error of zeta as a pair would pass 2^-41; SciPy gives NaN from z = 1e8 on. */
 
 #define PTL_BESSEL_JY_SERIES_MAX 25.0
 #define PTL_TWO_OVER_PI 0.63661977236758134308
@@ -62,11 +62,11 @@ ptl_bessel_poly(const double *c, int ncoef, double t)
 /* *s = sin x, *c = cos x: the scalar twin of vec_math.h's ptl_vm_sincos_fast_S with
  * ptl_vm_patch_S's libm sin and cos on its slow arguments (Note [Vector float64 sin, cos,
  * tanh, sigmoid]: |x| > 2^20, inf, NaN, x within 2^-58 relative of a multiple of pi/2), under
- * the rules of Note [Scalar twins of vector formulas]; the kernel is ptl_sincos2pi's */
+ * the rules of Note [Scalar twins of vector formulas]; the kernel is scalar_math.h's
+ * ptl_sincos_kernel, ptl_sincos2pi's */
 PTL_HD_INLINE void
 ptl_sincos_twin(double x, double *s, double *c)
 {
-    const double sc[] = {PTL_SIN2PI_COEF}, cc[] = {PTL_COS2PI_COEF};
     double k = fma(x, PTL_TWO_OVER_PI, PTL_SINCOS2PI_MAGIC);
     double q = k - PTL_SINCOS2PI_MAGIC;
     uint64_t kbits;
@@ -81,16 +81,10 @@ ptl_sincos_twin(double x, double *s, double *c)
         *c = cos(x);
         return;
     }
-    double z = PTL_DMUL_RN(xh, xh);
-    double v = PTL_DMUL_RN(z, xh);
-    double a = fma(-v, ptl_poly_fma(z, sc, 5), 0.5 * xl);
-    double sn = xh - fma(-v, PTL_SIN2PI_S1, fma(z, a, -xl));
-    double hz = PTL_DMUL_RN(0.5, z), w = 1.0 - hz;
-    double r = PTL_DMUL_RN(z, ptl_poly_fma(z, cc, 6));
-    double cs = w + (((1.0 - w) - hz) + fma(z, r, -PTL_DMUL_RN(xh, xl)));
-    double p = (kbits & 1u) ? cs : sn, o = (kbits & 1u) ? sn : cs;
-    *s = ax < 0x1p-27 ? x : (kbits & 2u) ? -p : p;
-    *c = ((kbits + 1u) & 2u) ? -o : o;
+    ptl_sincos_kernel(xh, xl, kbits, s, c);
+    if (ax < 0x1p-27) {
+        *s = x;
+    }
 }
 
 /* Note [Fast Bessel functions of real argument]
@@ -155,8 +149,8 @@ ptl_bessel_jy_sc(int n, int want_y, double x, const double *sc)
         }
         return v;
     }
-    if (ax != ax || isinf(ax)) {
-        return ax != ax ? x : 0.0;
+    if (ax != ax || isinf(ax)) {   /* Note [Special functions at the infinities] */
+        return ax != ax ? x : NAN;
     }
     double y = 1.0 / (ax * ax);
     double p = ptl_bessel_poly(n ? ptl_bessel_p1_hankel : ptl_bessel_p0_hankel, 11, y);
@@ -323,8 +317,8 @@ ptl_airy_ai_d(double x)
                                x - (-11.75 + PTL_DMUL_RN(0.5, (double)i)));
     }
     if (x >= 2.0) {
-        if (x >= 128.0) {
-            return 0.0;
+        if (x >= 128.0) {   /* Note [Special functions at the infinities]: NaN at +inf */
+            return isinf(x) ? NAN : 0.0;
         }
         int row;
         double centre = ptl_quarter_centre(x, &row);
@@ -333,7 +327,7 @@ ptl_airy_ai_d(double x)
         return f * exp(-hi) * (1.0 - lo);
     }
     if (x != x || isinf(x)) {
-        return x != x ? x : 0.0;
+        return x != x ? x : NAN;
     }
     double z = -x;
     ptl_airy_zeta_pair(z, &hi, &lo);

@@ -43,6 +43,10 @@
  * to about one ulp per degree for T (the phase k acos x carries k ulps) and L, and for all
  * of them outside [-1, 1]; under 20 for U, V, W, H, He and P on [-1, 1]. */
 
+/* |x| from which Chebyshev degrees 17 to 1024 outside [-1, 1] take the recurrence (below,
+ * where it loses about k^2 / 100 ulps, the hyperbolic forms) */
+#define PTL_CHEB_RECURRENCE_FROM 1.5
+
 /* the degree of a floating n: truncated; -1 (the caller returns 0) for negative or NaN n
  * and for n >= 2^63, +inf included, which PyTorch's cast to int64 turns into INT64_MIN */
 PTL_HD static inline int64_t
@@ -69,9 +73,37 @@ ptl_poly_at_inf(double x, int64_t k, double lead)
     return (x > 0 ? lead : lead * ptl_poly_parity(k)) * INFINITY;
 }
 
-/* Chebyshev polynomials; kind 0, 1, 2, 3: T, U, V, W */
+/* Chebyshev T, U, V, W (kind 0-3) of degree k > 16 inside (-1, 1), or k > 1024 or near the
+ * ends outside, by the closed forms of Note [Orthogonal polynomials] at a = |x| (x = +-1
+ * excluded), d = 1 - a given exactly by the caller (the shifted forms' 2x or 2 - 2x); the
+ * sign and the kind of p_k(-a) = (-1)^k p_k(a) (T, U), V_k(-a) = (-1)^k W_k(a) put back */
 PTL_HD static inline double
-ptl_chebyshev(int kind, double x, double n)
+ptl_chebyshev_closed(int kind, double x, double d, int64_t k)
+{
+    double kk = (double)k, a = fabs(x), s = x > 0 ? 1.0 : ptl_poly_parity(k);
+    int kd = (x < 0 && kind >= 2) ? 5 - kind : kind;
+    if (d > 0.0) {   /* theta = acos a = 2 asin sqrt(d / 2) */
+        double th = 2.0 * asin(sqrt(0.5 * d));
+        switch (kd) {
+        case 0: return s * cos(kk * th);
+        case 1: return s * sin((kk + 1.0) * th) / sqrt(d * (1.0 + a));
+        case 2: return s * cos((kk + 0.5) * th) / sqrt(0.5 * (1.0 + a));
+        default: return s * sin((kk + 0.5) * th) / sqrt(0.5 * d);
+        }
+    }
+    double e = -d, t = 2.0 * asinh(sqrt(0.5 * e));   /* t = acosh a */
+    switch (kd) {
+    case 0: return s * cosh(kk * t);
+    case 1: return s * sinh((kk + 1.0) * t) / sqrt(e * (a + 1.0));
+    case 2: return s * cosh((kk + 0.5) * t) / sqrt(0.5 * (a + 1.0));
+    default: return s * sinh((kk + 0.5) * t) / sqrt(0.5 * e);
+    }
+}
+
+/* Chebyshev polynomials, kind 0, 1, 2, 3: T, U, V, W, at x with d = 1 - |x| (see
+ * ptl_chebyshev_closed) */
+PTL_HD static inline double
+ptl_chebyshev_gap(int kind, double x, double d, double n)
 {
     int64_t k = ptl_poly_degree(n);
     if (k < 0) {
@@ -92,7 +124,7 @@ ptl_chebyshev(int kind, double x, double n)
         double atm1[4] = {1.0, kk + 1.0, 2.0 * kk + 1.0, 1.0};
         return s * (x > 0 ? at1[kind] : atm1[kind]);
     }
-    if (k <= 16 || (fabs(x) > 1.0 && k <= 1024)) {
+    if (k <= 16 || (fabs(x) >= PTL_CHEB_RECURRENCE_FROM && k <= 1024)) {
         double p = 1.0, q = kind == 0 ? x : kind == 1 ? 2.0 * x : kind == 2 ? 2.0 * x - 1.0
                                                                            : 2.0 * x + 1.0;
         for (int64_t j = 1; j < k; j++) {
@@ -102,25 +134,28 @@ ptl_chebyshev(int kind, double x, double n)
         }
         return q;
     }
-    double kk = (double)k;
-    if (fabs(x) < 1.0) {
-        double th = acos(x);
-        switch (kind) {
-        case 0: return cos(kk * th);
-        case 1: return sin((kk + 1.0) * th) / sqrt((1.0 - x) * (1.0 + x));
-        case 2: return cos((kk + 0.5) * th) / sqrt(0.5 * (1.0 + x));
-        default: return sin((kk + 0.5) * th) / sqrt(0.5 * (1.0 - x));
-        }
+    return ptl_chebyshev_closed(kind, x, d, k);
+}
+
+/* the point of Chebyshev at x: x, or 2x - 1 when shift; *d = 1 - |point|, for the shifted
+ * ones 2x below 1/2 and 2 - 2x above, exact where it matters (next to x = 0 and 1) */
+PTL_HD static inline double
+ptl_chebyshev_point(double x, int shift, double *d)
+{
+    if (!shift) {
+        *d = 1.0 - fabs(x);
+        return x;
     }
-    /* |x| > 1: p_k(-x) = (-1)^k p_k(x) for T and U; V and W trade places */
-    double ax = fabs(x), t = acosh(ax), s = x > 0 ? 1.0 : ptl_poly_parity(k);
-    int kd = (x < 0 && kind >= 2) ? 5 - kind : kind;
-    switch (kd) {
-    case 0: return s * cosh(kk * t);
-    case 1: return s * sinh((kk + 1.0) * t) / sqrt((ax - 1.0) * (ax + 1.0));
-    case 2: return s * cosh((kk + 0.5) * t) / sqrt(0.5 * (ax + 1.0));
-    default: return s * sinh((kk + 0.5) * t) / sqrt(0.5 * (ax - 1.0));
-    }
+    *d = x < 0.5 ? 2.0 * x : 2.0 - 2.0 * x;
+    return 2.0 * x - 1.0;
+}
+
+/* Chebyshev polynomials at x (shift 0) or the shifted ones (at 2x - 1) */
+PTL_HD static inline double
+ptl_chebyshev(int kind, int shift, double x, double n)
+{
+    double d, xp = ptl_chebyshev_point(x, shift, &d);
+    return ptl_chebyshev_gap(kind, xp, d, n);
 }
 
 /* Hermite H (physicists', norm 0) and He (probabilists', norm 1) */
@@ -214,30 +249,6 @@ ptl_legendre(double x, double n)
     return q;
 }
 
-PTL_HD static inline double ptl_chebyshev_t_d(double x, double n) { return ptl_chebyshev(0, x, n); }
-PTL_HD static inline double ptl_chebyshev_u_d(double x, double n) { return ptl_chebyshev(1, x, n); }
-PTL_HD static inline double ptl_chebyshev_v_d(double x, double n) { return ptl_chebyshev(2, x, n); }
-PTL_HD static inline double ptl_chebyshev_w_d(double x, double n) { return ptl_chebyshev(3, x, n); }
-PTL_HD static inline double
-ptl_shifted_chebyshev_t_d(double x, double n)
-{
-    return ptl_chebyshev(0, 2.0 * x - 1.0, n);
-}
-PTL_HD static inline double
-ptl_shifted_chebyshev_u_d(double x, double n)
-{
-    return ptl_chebyshev(1, 2.0 * x - 1.0, n);
-}
-PTL_HD static inline double
-ptl_shifted_chebyshev_v_d(double x, double n)
-{
-    return ptl_chebyshev(2, 2.0 * x - 1.0, n);
-}
-PTL_HD static inline double
-ptl_shifted_chebyshev_w_d(double x, double n)
-{
-    return ptl_chebyshev(3, 2.0 * x - 1.0, n);
-}
 PTL_HD static inline double ptl_hermite_h_d(double x, double n) { return ptl_hermite(0, x, n); }
 PTL_HD static inline double ptl_hermite_he_d(double x, double n) { return ptl_hermite(1, x, n); }
 PTL_HD static inline double ptl_laguerre_l_d(double x, double n) { return ptl_laguerre(x, n); }

@@ -223,24 +223,32 @@ ptl_clamp_i(int64_t x, int64_t lo, int64_t hi)
     return x > hi ? hi : x;
 }
 
-/* lerp: the two-sided form keeps lerp(a, b, 1) == b exactly.  Both sides are computed and
- * one is picked by a bit mask, so the loops vectorise: a branch on a weight tensor's
- * |w| < 0.5 mispredicts, and GCC turns a floating-point select back into one (it may not
- * compute a side speculatively under -ftrapping-math). */
-#define PTL_DEFINE_LERP(NAME, T, U, FABS)                                                 \
+/* lerp: PyTorch's two-sided form, a + w (b - a) for |w| < 0.5, else b + (w - 1) (b - a),
+ * each as one fused multiply-add, as PyTorch's vector kernel (lerp_vec's fmadd): lerp(a, b,
+ * 1) == b exactly, and the product, unrounded, does not overflow on the way to a finite
+ * result (b = 1e308, a = 0, w = -1.6: (w - 1) (b - a) is -2.6e308, the result -1.6e308).
+ * The coefficient and the base are picked by a bit mask, so the loops vectorise: a branch
+ * on a weight tensor's |w| < 0.5 mispredicts, and GCC turns a floating-point select back
+ * into one.  Without FMA hardware fma() is libm's (exact, slower); the loops (ternary.c)
+ * have an FMA clone. */
+#define PTL_DEFINE_LERP(NAME, T, U, FABS, FMA)                                            \
     PTL_HD static inline T                                                                \
     NAME(T a, T b, T w)                                                                   \
     {                                                                                     \
-        T d = b - a, lo = a + w * d, hi = b - d * ((T)1 - w), r;                          \
-        U l, h, m = 0 - (U)(FABS(w) < (T)0.5);                                            \
-        memcpy(&l, &lo, sizeof l);                                                        \
-        memcpy(&h, &hi, sizeof h);                                                        \
-        h = (l & m) | (h & ~m);                                                           \
-        memcpy(&r, &h, sizeof r);                                                         \
-        return r;                                                                         \
+        T wm1 = w - (T)1, coef, base;                                                     \
+        U aw, am1, ua, ub, m = 0 - (U)(FABS(w) < (T)0.5);                                 \
+        memcpy(&aw, &w, sizeof aw);                                                       \
+        memcpy(&am1, &wm1, sizeof am1);                                                   \
+        memcpy(&ua, &a, sizeof ua);                                                       \
+        memcpy(&ub, &b, sizeof ub);                                                       \
+        aw = (aw & m) | (am1 & ~m);                                                       \
+        ua = (ua & m) | (ub & ~m);                                                        \
+        memcpy(&coef, &aw, sizeof coef);                                                  \
+        memcpy(&base, &ua, sizeof base);                                                  \
+        return FMA(coef, b - a, base);                                                    \
     }
-PTL_DEFINE_LERP(ptl_lerp_d, double, uint64_t, fabs)
-PTL_DEFINE_LERP(ptl_lerp_f, float, uint32_t, fabsf)
+PTL_DEFINE_LERP(ptl_lerp_d, double, uint64_t, fabs, fma)
+PTL_DEFINE_LERP(ptl_lerp_f, float, uint32_t, fabsf, fmaf)
 #undef PTL_DEFINE_LERP
 
 /* ---- division family.  Integer formulas take b != 0 (the loops check) and compute in
@@ -560,19 +568,14 @@ ptl_log_normal(double x)
     return fma(e, PTL_LOG_LN2_HI, -y);
 }
 
-/* *s = sin(2 pi u), *c = cos(2 pi u) for |u| < 2^50 (the twin of ptl_vm_sincos2pi_##S for
- * pd, pd512) */
-PTL_HD static inline void
-ptl_sincos2pi(double u, double *s, double *c)
+/* *s, *c = the sine and cosine of the angle xh + xl (|xh| <= pi / 4) plus kbits quarter turns
+ * (kbits: the low bits of the 1.5 * 2^52 trick's sum): fdlibm's k_sin.c and k_cos.c on xh + xl
+ * and the quadrant rule, the kernel of ptl_sincos2pi and of bessel_math.h's ptl_sincos_twin
+ * (always inlined: special.c's FMA clones compile it with their fma) */
+PTL_HD_INLINE void
+ptl_sincos_kernel(double xh, double xl, uint64_t kbits, double *s, double *c)
 {
     const double sc[] = {PTL_SIN2PI_COEF}, cc[] = {PTL_COS2PI_COEF};
-    double k = PTL_DMUL_RN(u, 4.0) + PTL_SINCOS2PI_MAGIC;
-    double q = k - PTL_SINCOS2PI_MAGIC;
-    uint64_t kbits;
-    memcpy(&kbits, &k, sizeof kbits);
-    double t = fma(-q, 0.25, u);
-    double xh = PTL_DMUL_RN(t, PTL_SINCOS2PI_TWOPI_HI);
-    double xl = fma(t, PTL_SINCOS2PI_TWOPI_HI, -xh) + PTL_DMUL_RN(t, PTL_SINCOS2PI_TWOPI_LO);
     double z = PTL_DMUL_RN(xh, xh);
     double v = PTL_DMUL_RN(z, xh);
     double a = fma(-v, ptl_poly_fma(z, sc, 5), 0.5 * xl);
@@ -583,6 +586,21 @@ ptl_sincos2pi(double u, double *s, double *c)
     double p = (kbits & 1u) ? cs : sn, o = (kbits & 1u) ? sn : cs;
     *s = (kbits & 2u) ? -p : p;
     *c = ((kbits + 1u) & 2u) ? -o : o;
+}
+
+/* *s = sin(2 pi u), *c = cos(2 pi u) for |u| < 2^50 (the twin of ptl_vm_sincos2pi_##S for
+ * pd, pd512) */
+PTL_HD static inline void
+ptl_sincos2pi(double u, double *s, double *c)
+{
+    double k = PTL_DMUL_RN(u, 4.0) + PTL_SINCOS2PI_MAGIC;
+    double q = k - PTL_SINCOS2PI_MAGIC;
+    uint64_t kbits;
+    memcpy(&kbits, &k, sizeof kbits);
+    double t = fma(-q, 0.25, u);
+    double xh = PTL_DMUL_RN(t, PTL_SINCOS2PI_TWOPI_HI);
+    double xl = fma(t, PTL_SINCOS2PI_TWOPI_HI, -xh) + PTL_DMUL_RN(t, PTL_SINCOS2PI_TWOPI_LO);
+    ptl_sincos_kernel(xh, xl, kbits, s, c);
 }
 
 /* ---- maximum / minimum: NaN propagating (fmax/fmin are C's NaN ignoring ones) ---- */
@@ -980,12 +998,12 @@ ptl_zeta_sum(double s, double q)
     return sum;
 }
 
-/* zeta(s, q): inf at the poles q = 0, -1, ...; nan for s <= 1 or, as PyTorch, for q <= 0
- * and non-integer s.  A q < -16 (not an integer, so above -2^52) is -n + f with 0 < f < 1:
- * its n negative terms -(j - f), j = 1..n, sum to (-1)^s (zeta(s, 1 - f) - zeta(s, n+1-f)),
- * so zeta(s, q) = zeta(s, f) + (-1)^s (zeta(s, 1 - f) - zeta(s, n + 1 - f)), three sums of
- * a few dozen terms where the direct walk from q would take n steps (PyTorch's: 4 s at
- * q = -1e8 + 0.5; hours at -1e15 + 0.5). */
+/* zeta(s, q): inf at the poles q = 0, -1, ... (and -inf); nan for s <= 1 or, as PyTorch,
+ * for q <= 0 and non-integer s, and at q = +inf.  A q < -16 (not an integer, so above
+ * -2^52) is -n + f with 0 < f < 1: its n negative terms -(j - f), j = 1..n, sum to (-1)^s
+ * (zeta(s, 1 - f) - zeta(s, n+1-f)), so zeta(s, q) = zeta(s, f) + (-1)^s (zeta(s, 1 - f) -
+ * zeta(s, n + 1 - f)), three sums of a few dozen terms where the direct walk from q would
+ * take n steps (PyTorch's: 4 s at q = -1e8 + 0.5; hours at -1e15 + 0.5). */
 PTL_HD static inline double
 ptl_zeta_d(double s, double q)
 {
@@ -993,6 +1011,9 @@ ptl_zeta_d(double s, double q)
         return INFINITY;
     }
     if (!(s > 1.0)) {
+        return NAN;
+    }
+    if (q == INFINITY) {   /* Note [Special functions at the infinities] */
         return NAN;
     }
     if (q <= 0.0) {
@@ -1019,8 +1040,9 @@ ptl_polygamma_d(int64_t n, double x)
     if (n == 0) {
         return ptl_digamma_d(x);
     }
-    if (n == 1 && x == INFINITY) {
-        return 0.0; /* PyTorch's trigamma at +inf (zeta's Euler-Maclaurin sum gives nan) */
+    if (n == 1 && isinf(x)) {   /* PyTorch's trigamma: 0 at +inf, NaN at -inf (Note [Special
+                                 * functions at the infinities] in special_math.h) */
+        return x > 0 ? 0.0 : NAN;
     }
     double sign = n % 2 == 1 ? 1.0 : -1.0;
     return sign * exp(lgamma((double)n + 1.0)) * ptl_zeta_d((double)n + 1.0, x);

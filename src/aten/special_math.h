@@ -195,7 +195,24 @@ ptl_bessel_ie_asymptotic(int n, double ax)
                              : 2.5066282746310002 * sqrt(ax));
 }
 
-/* I_n(x) (scaled 0: the function; 1: e^-|x| I_n(x)); I1 is odd */
+/* Note [Special functions at the infinities]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * At x = +-inf the Bessel functions J0, J1, Y0, Y1 (bessel_math.h), the Airy function Ai,
+ * the modified Bessel functions I0, I1 (i0, special_i1, modified_bessel_i0 and _i1), zeta(s,
+ * +inf) (scalar_math.h, and polygamma of order 2 and up through it) and trigamma(-inf) are
+ * NaN, in every dtype and on every device: the values of PyTorch's float32 and float64
+ * kernels (Cephes' fits, whose inf * 0 or sin(inf) gives NaN) and of SciPy's j0, j1, y0, y1,
+ * airy, i0, i1 (NumPy's i0 too).  Our kernels had given the limits (0, +-inf) in both dtypes;
+ * the non-finite sweep against PyTorch (tests/aten/test_nonfinite_vs_torch.py) then had to
+ * leave these ops out whole.  The limits are not wrong for I0 (+inf) and zeta(s, +inf) (0,
+ * SciPy's value), but no reference we test against gives them, and NaN says that the
+ * kernel evaluated no formula there.  trigamma(-inf) has no limit (a pole at each negative
+ * integer): NaN is the value, PyTorch's.  Kept as PyTorch's: the scaled forms i0e, i1e and
+ * K(+inf), K's scaled forms and the spherical j0 are 0 at the infinities, trigamma(+inf) is
+ * 0, zeta(1, q) inf and zeta(s, -inf) inf (a pole, as every non-positive integer q). */
+
+/* I_n(x) (scaled 0: the function; 1: e^-|x| I_n(x)); I1 is odd; NaN at +-inf unscaled
+ * (Note [Special functions at the infinities]) */
 PTL_HD static inline double
 ptl_bessel_i(int n, double x, int scaled)
 {
@@ -208,7 +225,7 @@ ptl_bessel_i(int n, double x, int scaled)
         v = scaled ? v * exp(-ax) : v;
     }
     else if (isinf(ax)) {
-        v = scaled ? 0.0 : INFINITY;
+        return scaled ? copysign(0.0, n == 1 ? x : 1.0) : NAN;
     }
     else {
         v = ptl_bessel_ie_asymptotic(n, ax);

@@ -12,22 +12,22 @@
 #ifndef PTL_ATEN_SPECIAL_TABLES_H
 #define PTL_ATEN_SPECIAL_TABLES_H
 
+#include "../c10/macros.h"
+
 /* PTL_DEVICE_TABLE declares a table the device reads too: a __device__ array under nvcc
  * (both of its passes see the declaration, as nvcc requires), a plain static array in C;
  * each translation unit that includes this header has its own copy (special.c, unary.c and
  * elementwise.cu).  Host code may not read a __device__ array, so the formulas that read
  * one are PTL_DEVICE_FN: __device__ alone under nvcc (the host side of a .cu never calls
  * them), an always inlined static function in C, so that special.c's FMA clones compile the
- * whole formula with their instructions; PTL_HD_INLINE is the same for the formulas without
- * a table, __host__ __device__ under nvcc. */
+ * whole formula with their instructions; c10/macros.h's PTL_HD_INLINE is the same for the
+ * formulas without a table, __host__ __device__ under nvcc. */
 #ifdef __CUDACC__
 #define PTL_DEVICE_TABLE __device__
 #define PTL_DEVICE_FN __device__ static inline
-#define PTL_HD_INLINE __host__ __device__ static inline
 #else
 #define PTL_DEVICE_TABLE
 #define PTL_DEVICE_FN static inline __attribute__((always_inline))
-#define PTL_HD_INLINE static inline __attribute__((always_inline))
 #endif
 
 PTL_DEVICE_TABLE static const double ptl_bessel_j0_tab[336] = {

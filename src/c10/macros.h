@@ -8,6 +8,15 @@
 #define PTL_HD
 #endif
 
+/* A formula for both backends that the CPU always inlines, so that the callers compiled for
+ * several instruction sets (loops.h's clones, special.c's FMA clones) compile it with their
+ * instructions: its fma an instruction, not a call of libm's */
+#ifdef __CUDACC__
+#define PTL_HD_INLINE __host__ __device__ static inline
+#else
+#define PTL_HD_INLINE static inline __attribute__((always_inline))
+#endif
+
 #if defined(__GNUC__)
 #define PTL_LIKELY(X) __builtin_expect(!!(X), 1)
 #define PTL_UNLIKELY(X) __builtin_expect(!!(X), 0)

@@ -348,7 +348,8 @@ ptl_attn_loop_range(int kind, const PtlDeviceAttnJob *j, const PtlCudaAttnPlan *
         }                                                                                 \
     }                                                                                     \
                                                                                           \
-    /* forward FINISH: out = acc / l (0 for an empty row), lse = m + log l (+inf) */      \
+    /* forward FINISH: out = acc / l (0 for an empty row), lse = m + log l (+inf; nan     \
+     * for l nan: Note [Attention with NaN] in attention.c) */                            \
     PTL_HD static inline void ptl_attn_write_out_##DT(const PtlDeviceAttnJob *j,          \
                                                       const PtlAttnTile *tl, const T *acc, \
                                                       int64_t ld, const T *m, const T *l, \
@@ -357,12 +358,12 @@ ptl_attn_loop_range(int kind, const PtlDeviceAttnJob *j, const PtlCudaAttnPlan *
         T *out = (T *)j->out.data, *lse = (T *)j->lse.data;                               \
         for (int64_t u = t; u < tl->nq * j->Ev; u += nt) {                                \
             const int64_t i = u / j->Ev, e = u % j->Ev;                                   \
-            const T inv = l[i] > 0 ? 1 / l[i] : (T)0;                                     \
+            const T inv = l[i] == 0 ? (T)0 : 1 / l[i];                                    \
             out[ptl_attn_at(&j->out, tl->b, tl->h, tl->i0 + i, e)] = acc[i * ld + e] * inv; \
         }                                                                                 \
         for (int64_t i = t; i < tl->nq; i += nt) {                                        \
             lse[ptl_attn_at(&j->lse, tl->b, tl->h, tl->i0 + i, 0)] =                      \
-                l[i] > 0 ? m[i] + LOG(l[i]) : (T)INFINITY;                                \
+                l[i] == 0 ? (T)INFINITY : m[i] + LOG(l[i]);                               \
         }                                                                                 \
     }                                                                                     \
                                                                                           \

@@ -99,11 +99,50 @@ indexed_release(Indexed *ix)
     ix->nlist = 0;
 }
 
+/* Note [Bool indices]
+ * ~~~~~~~~~~~~~~~~~~~
+ * A bool index adds a dimension of size 1 and indexes it with [0] (true) or [] (false):
+ * PyTorch's boolToIndexingTensor makes that an advanced index, so x[torch.tensor(True)] = v
+ * and x[..., True] = v go through index_put_, which refuses a v of another dtype unless
+ * it is one element through one mask (Note [Index put of one value through a mask] in
+ * aten/native/index.c).  Only a Python bool that is the whole index stays a view (an
+ * unsqueeze, sliced empty for False): PyTorch's fast path, which copies v into it. */
+
+/* The advanced index of bool o, a Python bool or a 0-dim bool tensor (Note [Bool indices]):
+ * int64 [0] or [] on `device` (new ref, or NULL with a Python error). */
+static PtlTensorImpl *
+bool_index(PyObject *o, PtlDevice device)
+{
+    int64_t n = o == Py_True || (PtlPyTensor_Check(o) && *ptl_tensor_data(PTLPY_IMPL(o)) != 0);
+    PtlIValue zero = ptl_iv_int(0);
+    PtlTensorImpl *t = ptl_empty(1, &n, PTL_DTYPE_INT64, device);
+    if (t != NULL && ptl_fill_scalar(t, &zero) < 0) {
+        PTL_CLEAR(t);
+    }
+    return t != NULL ? t : (ptlpy_raise(), NULL);
+}
+
+/* Records t (owned) as the advanced index of the view's dimension *d, which spans `span`
+ * dimensions; the dimensions between the last one listed and *d take NULL (whole). */
+static void
+add_advanced(Indexed *ix, PtlTensorImpl *t, int span, int64_t *d, int64_t *listed)
+{
+    while (*listed < *d) {
+        ix->list[ix->nlist++] = NULL;
+        (*listed)++;
+    }
+    ix->list[ix->nlist++] = t;
+    *d += span;
+    *listed += span;
+}
+
 /* Applies the basic part of self[index] and collects the advanced part; 0 or -1. */
 static int
 apply_index(PtlTensorImpl *self, PyObject *index, Indexed *ix)
 {
     PyObject *items;
+    /* a Python bool that is the whole index is a view (Note [Bool indices]) */
+    int lone_bool = PyBool_Check(index);
     memset(ix, 0, sizeof(*ix));
     if (PyTuple_Check(index)) {
         items = index;
@@ -149,9 +188,20 @@ apply_index(PtlTensorImpl *self, PyObject *index, Indexed *ix)
             d += self->dim - consumed;
             continue;
         }
-        if (o == Py_None || is_bool_scalar(o)) {
-            int truth = o == Py_None || o == Py_True ||
-                        (PtlPyTensor_Check(o) && *ptl_tensor_data(PTLPY_IMPL(o)) != 0);
+        if (is_bool_scalar(o) && !lone_bool) {
+            a[0] = ptl_iv_int(d);
+            next = call_view(PTL_OP_unsqueeze, cur, 1, a);
+            ptl_decref(cur);
+            PtlTensorImpl *t = (cur = next) != NULL ? bool_index(o, self->device) : NULL;
+            if (t == NULL) {
+                ptl_xdecref(cur);
+                goto error;
+            }
+            add_advanced(ix, t, 1, &d, &listed);
+            continue;
+        }
+        if (o == Py_None || PyBool_Check(o)) {
+            int truth = o != Py_False;
             a[0] = ptl_iv_int(d);
             next = call_view(PTL_OP_unsqueeze, cur, 1, a);
             if (next != NULL && !truth) {
@@ -196,14 +246,8 @@ apply_index(PtlTensorImpl *self, PyObject *index, Indexed *ix)
                 ptl_decref(cur);
                 goto error;
             }
-            while (listed < d) {   /* whole dimensions before this index */
-                ix->list[ix->nlist++] = NULL;
-                listed++;
-            }
-            ix->list[ix->nlist++] = t;
-            int span = (t->dtype == PTL_DTYPE_BOOL || t->dtype == PTL_DTYPE_UINT8) ? t->dim : 1;
-            d += span;
-            listed += span;
+            int mask = t->dtype == PTL_DTYPE_BOOL || t->dtype == PTL_DTYPE_UINT8;
+            add_advanced(ix, t, mask ? t->dim : 1, &d, &listed);
             continue;
         }
         else {
@@ -267,7 +311,7 @@ ptlpy_getitem(PyObject *self, PyObject *index)
     return ptlpy_wrap(r);
 }
 
-/* value as a tensor of dtype: a number or a sequence is converted exactly, a tensor of
+/* value as a tensor of dtype: a number (a numpy integer) is converted exactly, a tensor of
  * another dtype goes through _to_copy (so autograd sees the cast) unless `keep`: index_put_
  * takes it as it is and raises PyTorch's dtype error itself (Note [Index put of one value
  * through a mask] in aten/native/index.c).  New ref or NULL. */
@@ -353,6 +397,20 @@ complex_value(PyObject *value, PtlDtype dtype)
 
 static int setitem_value(PyObject *self, PyObject *index, PyObject *value);
 
+/* 1 when self[...] = value may take value: a tensor, a Python number (bool, int, float,
+ * complex, or a subclass such as numpy.float64) or a numpy integer scalar, as PyTorch's
+ * THPVariable_setitem.  A list, a tuple or a numpy array is refused, not converted. */
+static int
+setitem_takes(PyObject *value)
+{
+    const char *name = Py_TYPE(value)->tp_name;
+    return PtlPyTensor_Check(value) || PyLong_Check(value) || PyFloat_Check(value) ||
+           PyComplex_Check(value) ||
+           (PyIndex_Check(value) && strncmp(name, "numpy.", 6) == 0 &&
+            strcmp(name, "numpy.ndarray") != 0 && strcmp(name, "numpy.bool") != 0 &&
+            strcmp(name, "numpy.bool_") != 0);
+}
+
 int
 ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value)
 {
@@ -361,6 +419,13 @@ ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value)
         return -1;
     }
     PtlDtype dtype = PTLPY_IMPL(self)->dtype;
+    if (!setitem_takes(value)) {
+        PyErr_Format(PyExc_TypeError, "can't assign a %s to a torch.%s%sTensor",
+                     Py_TYPE(value)->tp_name,
+                     PTLPY_IMPL(self)->device.type == PTL_DEVICE_CUDA ? "cuda." : "",
+                     ptl_dtype_legacy_name(dtype));
+        return -1;
+    }
     if (PyFloat_Check(value) && (dtype == PTL_DTYPE_FLOAT16 || dtype == PTL_DTYPE_BFLOAT16)) {
         PyObject *h = PyFloat_FromDouble(half_rounded(PyFloat_AS_DOUBLE(value), dtype));
         int rc = h != NULL ? setitem_value(self, index, h) : -1;

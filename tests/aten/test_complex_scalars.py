@@ -315,6 +315,31 @@ def test_pointwise_kernels_over_layouts(threads, shape, dtype):
             assert_close(out, a + al * a * b, **tol)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [C64, C128])
+def test_scalar_operand_on_either_side(threads, shape, dtype):
+    """A 0-dim complex tensor (or a Python complex on the right) beside a tensor: its
+    stride-0 loop gives NumPy's values and the bits of the same op against a full tensor of
+    it (a Python number on the left of / is reciprocal() * c, as PyTorch's __rtruediv__)"""
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == C64 else dict(rtol=1e-12, atol=1e-12)
+    c = 0.75 - 1.25j
+    with num_threads(threads):
+        for x, a in layouts(shape, dtype, 3):
+            full = ptl.full_like(x, c).contiguous()
+            zero_dim = ptl.tensor(c, dtype=dtype)
+            for fn, ref in ((lambda u, v: u + v, lambda u, v: u + v),
+                            (lambda u, v: ptl.sub(u, v, alpha=2j), lambda u, v: u - 2j * v),
+                            (lambda u, v: u * v, lambda u, v: u * v),
+                            (lambda u, v: u / v, lambda u, v: u / v)):
+                right, left = fn(x, zero_dim), fn(zero_dim, x)
+                assert_close(right, ref(a, c), **tol)
+                assert_close(left, ref(c, a), **tol)
+                assert np.array_equal(right.numpy(), fn(x, full).numpy(), equal_nan=True)
+                assert np.array_equal(left.numpy(), fn(full, x).numpy(), equal_nan=True)
+                assert np.array_equal(fn(x, c).numpy(), right.numpy(), equal_nan=True)
+
+
 def test_broadcast_and_real_operands():
     x = ptl.from_numpy(np.arange(6.0).reshape(2, 3)).to(C128)
     y = ptl.from_numpy(np.array([1.0, -1.0, 2.0]))   # a real float64 row, broadcast

@@ -11,7 +11,7 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck
 
-from helpers import make, num_threads, rerun_with_capability, to_numpy
+from helpers import make, num_threads, rerun_with_capability, to_numpy, torch, torch_ref
 
 DTYPES = [ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64, ptl.float16,
           ptl.bfloat16, ptl.float32, ptl.float64, ptl.complex64, ptl.complex128]
@@ -62,13 +62,16 @@ def test_rows_of_every_length(dtype, threads):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_long_rows_at_every_alignment(dtype):
-    """rows that end at every offset of a 64-byte line, of lengths on either side of 1 KiB
-    (the kernel's 64-byte loads straddle lines; a masked head that aligned them was no
-    faster)"""
+    """rows that end at every offset of a 64-byte line (the AVX-512 kernel's aligned loads
+    combined by lane permutes, its first and last loads masked to the row; the unaligned
+    loads of 1-byte elements), of lengths on either side of one, two and sixteen 64-byte
+    blocks"""
     t, a = sample((3, 1200), dtype, seed=5)
     isz = t.element_size()
     for k in range(64 // isz + 1):
-        for n in (1024 // isz - 1, 1024 // isz, 1024 // isz + 1, 1024 // isz + 37):
+        for n in (64 // isz - 1, 64 // isz, 64 // isz + 1, 128 // isz - 1, 128 // isz,
+                  128 // isz + 1, 1024 // isz - 1, 1024 // isz, 1024 // isz + 1,
+                  1024 // isz + 37):
             v, va = t[:, k:k + n], a[:, k:k + n]
             np.testing.assert_array_equal(to_numpy(v.flip(1)), expect(va, 1, dtype))
             np.testing.assert_array_equal(to_numpy(v.flip((0, 1))), expect(va, (0, 1), dtype))
@@ -93,6 +96,62 @@ def test_shapes_layouts_and_dims(dtype, threads):
                 for dims in dim_lists:
                     np.testing.assert_array_equal(to_numpy(t.flip(dims)),
                                                   expect(a, dims, dtype))
+
+
+PERMUTED = [((40, 70), (1, 0)), ((4, 3, 33), (2, 0, 1)), ((4, 3, 33), (1, 2, 0)),
+            ((2, 5, 1, 7), (0, 2, 3, 1)), ((3, 1, 6), (2, 1, 0)), ((300, 257), (1, 0)),
+            ((2, 0, 5), (2, 1, 0))]
+
+
+def permuted(shape, order, dtype, sliced, seed):
+    """a tensor of shape[order] whose memory runs along `shape` (sliced: every other element
+    of a twice-as-big one, so not dense), and its NumPy twin"""
+    big = tuple(2 * n for n in shape) if sliced else shape
+    t, a = sample(big, dtype, seed=seed)
+    if sliced:
+        idx = tuple(slice(None, None, 2) for _ in shape)
+        t, a = t[idx], a[idx]
+    return t.permute(*order), a.transpose(order)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [ptl.uint8, ptl.float32, ptl.float64, ptl.complex128],
+                         ids=str)
+def test_result_keeps_the_input_layout(dtype, threads):
+    """Note [Flip keeps the layout]: the result is laid out as empty_like lays out the input
+    (PyTorch's strides: x.t().flip(1).stride() == (1, n)), each dims list, dense and sliced
+    inputs; (300, 257) is split over two threads"""
+    with num_threads(threads):
+        for k, (shape, order) in enumerate(PERMUTED):
+            for sliced in (False, True):
+                t, a = permuted(shape, order, dtype, sliced, seed=k)
+                nd = len(order)
+                for dims in [(0,), (nd - 1,), (0, nd - 1), tuple(range(nd))]:
+                    got = t.flip(dims)
+                    np.testing.assert_array_equal(to_numpy(got), expect(a, dims, dtype))
+                    assert got.stride() == ptl.empty_like(t).stride(), (shape, order, dims)
+
+
+@torch_ref
+def test_result_strides_as_pytorch():
+    # (an empty tensor has no layout to keep: the size-0 case is left out)
+    for shape, order in [p for p in PERMUTED if 0 not in p[0]] + [((6, 5, 4, 3), (0, 2, 3, 1))]:
+        for sliced in (False, True):
+            t, a = permuted(shape, order, ptl.float32, sliced, seed=1)
+            ref = torch.from_numpy(np.ascontiguousarray(a))
+            ref = ref.permute(*np.argsort(order)).contiguous().permute(*order)
+            if sliced:
+                big = torch.zeros(tuple(2 * n for n in shape))
+                big[tuple(slice(None, None, 2) for _ in shape)] = ref.permute(*np.argsort(order))
+                ref = big[tuple(slice(None, None, 2) for _ in shape)].permute(*order)
+            for dims in [(0,), (len(order) - 1,), tuple(range(len(order)))]:
+                assert t.flip(dims).stride() == ref.flip(dims).stride(), (shape, order, dims)
+
+
+def test_backward_of_a_transposed_input():
+    x = ptl.randn(5, 7, dtype=ptl.float64).t().requires_grad_()
+    assert gradcheck(lambda v: v.flip(1), (x,))
+    assert gradcheck(lambda v: v.permute(1, 0).flip((0, 1)), (x,))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)

@@ -60,7 +60,9 @@ def transposed(a, lda):
 # and at and across MC (192: one block, 193: two) and two MC blocks plus a tile of 4 rows;
 # k at and across KC (float64 256, one block up to 320: 321 is two; float32 512, up to 640:
 # 641 is two), one under the fetch distance (16)
-# and k = 1; n at NR (32) and a narrow last sliver (48 = 32 + 16, packed), the last columns
+# and k = 1; n at NR (32), a narrow last sliver read in place by the tile exactly as wide
+# (AVX-512: 40 = 32 + 8 and 48 = 32 + 16, n = 16 alone, 300 rows on two threads; AVX2: 36 =
+# 32 + 4 and 40 = 32 + 8) and packed one column on either side (44, 47, 49), the last columns
 # (65 = 64 + 1: a vector product) and at and across NC (1024, 1025); rows a power of two
 # apart (1024 floats: 4 KiB, one L1 set; 2048) and rows that do not start on a line (ldb 1000,
 # offset 3); several A blocks whose K block of B spans 512 KiB (256 rows 2 KiB apart: in place)
@@ -71,7 +73,9 @@ B_CASES = [(65, 40, 64, 64, 0), (192, 33, 96, 96, 0), (193, 70, 96, 128, 0),
            (70, 40, 48, 64, 0), (70, 40, 65, 1024, 0), (30, 24, 1024, 1024, 0),
            (200, 24, 1025, 2048, 7), (25, 600, 128, 1024, 0), (200, 256, 64, 512, 0),
            (200, 257, 64, 512, 0), (150, 300, 64, 2048, 0), (100, 640, 64, 1024, 0),
-           (100, 641, 64, 1000, 3), (200, 1537, 64, 512, 0)]
+           (100, 641, 64, 1000, 3), (200, 1537, 64, 512, 0), (70, 40, 40, 1000, 3),
+           (70, 40, 36, 64, 0), (70, 40, 44, 64, 0), (70, 40, 47, 64, 0), (70, 40, 49, 64, 0),
+           (20, 300, 16, 16, 0), (300, 300, 48, 1024, 0)]
 
 
 @pytest.mark.parametrize("case", B_CASES)

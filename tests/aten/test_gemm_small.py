@@ -1,11 +1,11 @@
 """The GEMM engine's paths for small and edge products (gemm.c, Notes [GEMM last columns],
 [GEMM direct A] and [GEMM packing of B]): the last 1 or 2 columns past a multiple of 32
-computed as dot products, a row-major A's last 4 or 8 rows read in place by the edge tiles, a
-row-major B read in place by products of any height when K <= 32 and a K block spans at most
-32 KiB, and the step's buffers on the stack.  Against NumPy in float64 at, below and above
-each threshold, with transposed and strided operands, alpha/beta (addmm), on 1 and 2 threads;
-every path gives the bits of the generic one.  The file reruns itself under
-PTL_CPU_CAPABILITY=avx2 and =default."""
+computed as dot products (a transposed A's rows packed up to 16 at a time), a row-major A's
+last 4 or 8 rows read in place by the edge tiles, a row-major B read in place by products of
+any height when K <= 32 and a K block spans at most 32 KiB, and the step's buffers on the
+stack.  Against NumPy in float64 at, below and above each threshold, with transposed and
+strided operands, alpha/beta (addmm), on 1 and 2 threads; every path gives the bits of the
+generic one.  The file reruns itself under PTL_CPU_CAPABILITY=avx2 and =default."""
 import os
 
 import numpy as np
@@ -93,6 +93,51 @@ def test_last_columns_batched(bmkn, restore_threads):
                                    rtol=1e-5, atol=1.6e-6 * k)
         for i in range(bt):
             assert np.array_equal(r[i], bits(ptl.mm(ptl.tensor(a[i]), ptl.tensor(b[i]))))
+
+
+# (m, k, n): a tail's rows packed 16 at a time (gemv_rows, GEMV_PACK_ROWS), at most 256 KiB
+# of them: m below, at and past one and two blocks of 16; k = 4096 (16 rows of 16 KiB) and
+# 4097 (15 rows a block); k below 8; rows split among two threads (rows x k >= 2^18) in
+# chunks of 33 rows (k = 1000) and of 9 (k = 4096)
+TAIL_ROWS = [(15, 40, 33), (16, 40, 33), (17, 40, 33), (32, 40, 65), (33, 40, 65),
+             (35, 4096, 33), (35, 4097, 34), (17, 3, 33), (40, 7, 34), (300, 1000, 33),
+             (100, 4096, 33)]
+
+
+@pytest.mark.parametrize("mkn", TAIL_ROWS)
+def test_last_columns_transposed_a(mkn, restore_threads):
+    """A transposed A's tail rows are packed several at a time, reading A along its lines:
+    against NumPy, the bits of a contiguous and a strided A and of A @ each last column (dot
+    products of A's rows), on one and two threads."""
+    m, k, n = mkn
+    a, b = rand((m, k), 18), rand((k, n), 19)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        r = bits(ptl.mm(operand(a, "transposed"), ptl.tensor(b)))
+        close(ptl.tensor(r), exp, k, np.float32)
+        for la in ("contiguous", "strided"):
+            assert np.array_equal(bits(ptl.mm(operand(a, la), ptl.tensor(b))), r), (nt, la)
+        tiles = ptl.backends.cpu.get_cpu_capability() != "DEFAULT"   # (no tail without)
+        for j in range(n - n % 32 if tiles else n, n):
+            col = np.ascontiguousarray(b[:, j:j + 1])
+            assert np.array_equal(bits(ptl.mm(ptl.tensor(a), ptl.tensor(col)))[:, 0], r[:, j]), j
+
+
+# k at GEMV_PACK_BYTES's limits for float16 rows (packed to float32): 16 rows a block up to
+# k = 4096, 15 at 4097, one at 65536 and past it
+@pytest.mark.parametrize("k", [4096, 4097, 65536, 65537])
+def test_half_matrix_vector_rows(k):
+    """float16 A @ x packs A's rows to float32 several at a time: the bits of every layout
+    of A, against NumPy."""
+    m = 33
+    a = (rand((m, k), 23) / 4).astype(np.float16)
+    x = (rand((k,), 24) / 4).astype(np.float16)
+    exp = a.astype(np.float64) @ x.astype(np.float64)
+    r = bits(ptl.mv(operand(a, "transposed"), ptl.tensor(x)).float())
+    np.testing.assert_allclose(r, exp, rtol=2e-2, atol=2e-3 * np.sqrt(k))
+    for la in ("contiguous", "strided"):
+        assert np.array_equal(bits(ptl.mv(operand(a, la), ptl.tensor(x)).float()), r), la
 
 
 def test_last_columns_half():

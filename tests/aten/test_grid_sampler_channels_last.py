@@ -40,11 +40,12 @@ def reference(x, grid, go, mode, pad, align):
             with np.errstate(invalid="ignore"):
                 inside &= (i >= 0) & (i < sizes[d])
             idx.append(np.where(inside, i, 0).astype(np.int64))
-        w = np.where(inside, w, 0.0)
+        # a tap outside reads 0 but still multiplies its weight (nan for a nan coordinate:
+        # Note [Grid sampler non-finite coordinates]); it takes no gradient
         for b in range(x.shape[0]):
             at = (slice(None),) + tuple(i[b] for i in idx)
-            y[b] += x[b][at] * w[b]
-            np.add.at(gx[b], at, go[b] * w[b])
+            y[b] += np.where(inside[b], x[b][at], 0.0) * w[b]
+            np.add.at(gx[b], at, go[b] * np.where(inside[b], w[b], 0.0))
     return y, gx
 
 
@@ -82,8 +83,9 @@ def special_grid(rng, shape, nan=True):
 def test_matches_numpy(mode, pad, align, c):
     rng = np.random.default_rng(c)
     xa = rng.standard_normal((2, c, 5, 6))
-    # NaN grid values: zeros padding has no tap (output 0); PyTorch's border/reflection
-    # results for NaN are the per-channel path's (test_matches_the_per_channel_path)
+    # NaN grid values: zeros padding has no tap inside (output nan, nearest 0); PyTorch's
+    # border/reflection results for NaN are the per-channel path's
+    # (test_matches_the_per_channel_path)
     ga = special_grid(rng, (2, 7, 9, 2), nan=pad == "zeros")
     goa = rng.standard_normal((2, c, 7, 9))
     y, gx, gg = run(ptl.tensor(xa), ptl.tensor(ga), ptl.tensor(goa), mode=mode,

@@ -131,9 +131,9 @@ def test_setitem_value_dtype(dtype):
     assert_close(x, ref(a), dtype=dtype)
 
 
-def test_setitem_from_list_and_scalar_exact_int64():
+def test_setitem_from_tensor_and_scalar_exact_int64():
     x = ptl.zeros(4, dtype=ptl.int64)
-    x[[0, 3]] = [2 ** 60 + 1, -5]
+    x[[0, 3]] = ptl.tensor([2 ** 60 + 1, -5])
     assert x.tolist() == [2 ** 60 + 1, 0, 0, -5]
     x[ptl.tensor([1])] = 2 ** 62 + 3
     assert x.tolist() == [2 ** 60 + 1, 2 ** 62 + 3, 0, -5]
@@ -1433,3 +1433,67 @@ def test_index_select_last_dim_every_length_around_the_four_moves(dtype):
         np.testing.assert_array_equal(x[:, :, ::2].index_select(2, ptl.tensor(half)).numpy(),
                                       np.take(a[:, :, ::2], half, 2))
         np.testing.assert_array_equal(x[..., ptl.tensor(idx)].numpy(), a[..., idx])
+
+
+_LEGACY = {ptl.float32: "Float", ptl.float64: "Double", ptl.float16: "Half",
+           ptl.bfloat16: "BFloat16", ptl.int64: "Long", ptl.int32: "Int", ptl.int16: "Short",
+           ptl.int8: "Char", ptl.uint8: "Byte", ptl.bool: "Bool",
+           ptl.complex64: "ComplexFloat", ptl.complex128: "ComplexDouble"}
+
+
+@pytest.mark.parametrize("dtype", list(_LEGACY), ids=str)
+@pytest.mark.parametrize("value, name", [([1.0, 2.0], "list"), ((1.0, 2.0), "tuple"),
+                                         (np.array([1.0, 2.0]), "numpy.ndarray"),
+                                         (np.float32(1.5), "numpy.float32"),
+                                         (np.bool_(True), "numpy.bool"), (None, "NoneType")])
+def test_setitem_refuses_what_is_not_a_tensor_or_a_number(dtype, value, name):
+    # a list was converted (x[idx] = [1.0, 2.0] assigned); PyTorch refuses it
+    for index in (ptl.tensor([0, 1]), slice(0, 2), 1, ...):
+        x = ptl.zeros(4, dtype=dtype)
+        with pytest.raises(TypeError, match=rf"^can't assign a {name} to a "
+                                            rf"torch\.{_LEGACY[dtype]}Tensor$"):
+            x[index] = value
+        assert not x.to(ptl.complex128).abs().sum().item()
+
+
+@pytest.mark.parametrize("value", [2, 2.5, True, 1 + 0j, np.float64(2.5), np.int64(3),
+                                   np.uint8(3)], ids=repr)
+def test_setitem_takes_numbers(value):
+    x = ptl.zeros(3, dtype=ptl.complex64)
+    x[ptl.tensor([0, 2])] = value
+    assert x.tolist() == [complex(value), 0j, complex(value)]
+
+
+@pytest.mark.parametrize("index", [lambda: ptl.tensor(True), lambda: ptl.tensor(False),
+                                   lambda: (Ellipsis, ptl.tensor(True)), lambda: (True, 0),
+                                   lambda: (0, ptl.tensor(True))])
+@pytest.mark.parametrize("shape", [(1,), ()])
+def test_setitem_bool_index_needs_the_dtype(index, shape):
+    # a 0-dim bool tensor (or a bool among other indices) is an advanced index: index_put_
+    # refuses a value of another dtype, where it was a copy that cast
+    x = ptl.zeros(2, 2, dtype=ptl.complex64)
+    with pytest.raises(RuntimeError, match=r"Index put requires the source and destination "
+                                           r"dtypes match, got ComplexFloat for the "
+                                           r"destination and Float for the source\."):
+        x[index()] = ptl.full(shape, 2.0)
+    assert x.abs().sum().item() == 0
+    with pytest.raises(RuntimeError, match=r"shape mismatch: value tensor of shape \[2\] cannot "
+                                           r"be broadcast to indexing result of shape "
+                                           r"\[2, 2, 1\]"):
+        x[..., ptl.tensor(True)] = ptl.full((2,), 2.0 + 0j)
+
+
+def test_setitem_bool_index_same_dtype_and_masks():
+    x = ptl.zeros(2, 2, dtype=ptl.complex64)
+    x[ptl.tensor(True)] = ptl.full((2,), 2.0 + 1j)
+    assert x.tolist() == [[2 + 1j, 2 + 1j]] * 2
+    assert tuple(x[ptl.tensor(True)].shape) == (1, 2, 2)
+    assert tuple(x[ptl.tensor(False)].shape) == (0, 2, 2)
+    x[ptl.tensor(False)] = ptl.full((2,), 5.0 + 0j)
+    assert x.tolist() == [[2 + 1j, 2 + 1j]] * 2
+    # one element through one mask is a masked fill, any dtype (PyTorch's exception)
+    x[ptl.tensor([[True, False], [False, True]])] = ptl.tensor([3.0])
+    assert x.tolist() == [[3 + 0j, 2 + 1j], [2 + 1j, 3 + 0j]]
+    # a lone Python bool is a view that the value is copied into, cast
+    x[True] = ptl.tensor([1.0, 1.0])
+    assert x.tolist() == [[1 + 0j, 1 + 0j]] * 2

@@ -26,6 +26,13 @@ INT_LENGTHS = list(range(1, 80)) + [95, 96, 97, 127, 128, 129, 159, 160, 161, 25
                                     289, 1000]
 
 
+def random_ints(rng, npdt, shape):
+    """Integers of NumPy dtype npdt over its whole range (bool: int8's, then > 0)."""
+    info = np.iinfo(np.int8 if npdt == np.bool_ else npdt)
+    a = rng.integers(info.min, info.max, shape, endpoint=True)
+    return (a > 0) if npdt == np.bool_ else a.astype(npdt)
+
+
 def every_position(base, value):
     """Rows of base (length n), row j with value at position j: one call covers them all."""
     rows = np.repeat(base[None, :], len(base), axis=0)
@@ -114,14 +121,12 @@ def test_integer_row_sums_and_column_sums(dtype, threads):
     # rows: fold_runs' sums; columns: four rows at a time into int64, then the rest one by one
     npdt = INT_NP[dtype]
     rng = np.random.default_rng(3)
-    info = np.iinfo(np.int8 if npdt == np.bool_ else npdt)
     with num_threads(threads):
         for rows in list(range(1, 10)) + [31, 33, 1000]:
             for cols in [1, 15, 16, 17, 64, 2047, 2049]:
                 if rows * cols > 300000:
                     continue
-                a = rng.integers(info.min, info.max, (rows, cols), endpoint=True)
-                a = (a > 0) if npdt == np.bool_ else a.astype(npdt)
+                a = random_ints(rng, npdt, (rows, cols))
                 t = ptl.tensor(a)
                 with np.errstate(over="ignore"):
                     for dim in (0, 1):
@@ -134,6 +139,39 @@ def test_integer_row_sums_and_column_sums(dtype, threads):
         with np.errstate(over="ignore"):
             np.testing.assert_array_equal(ptl.tensor(big).sum(0).numpy(), big.sum(0))
             np.testing.assert_array_equal(ptl.tensor(big).sum(1).numpy(), big.sum(1))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", list(INT_NP), ids=str)
+def test_integer_sums_of_many_short_rows(dtype, threads):
+    # ptl_red_sum_runs_int: the int64 sums of a block of rows in one call, the rows' loop
+    # inlined: row counts around the grain of a thread's block (PTL_GRAIN_SIZE / 16 + 1 = 2049
+    # rows of 16) and past two blocks, rows of every length to 40 and past a vector, the kept
+    # dims of a 3-D tensor (evenly tiled: one call; sliced: a row at a time), a strided row
+    # (the other path), int32 outputs (a row at a time), empty rows and a 0-dim tensor
+    rng = np.random.default_rng(8)
+
+    def ints(shape):
+        return random_ints(rng, INT_NP[dtype], shape)
+
+    with num_threads(threads), np.errstate(over="ignore"):
+        for rows, n in [(2048, 16), (2049, 16), (2050, 16), (4099, 16), (3, 1), (1, 33)] + [
+                (37, k) for k in range(1, 41)] + [(5, 67), (2, 1000)]:
+            a = ints((rows, n))
+            t = ptl.tensor(a)
+            np.testing.assert_array_equal(t.sum(1).numpy(), a.astype(np.int64).sum(1))
+            np.testing.assert_array_equal(t.sum(-1, dtype=ptl.int32).numpy(),
+                                          a.astype(np.int64).sum(1).astype(np.int32))
+        a = ints((6, 7, 19))
+        t = ptl.tensor(a)
+        for got, want in [(t.sum(2), a), (t[:, 1:5].sum(2), a[:, 1:5]),
+                          (t[:, :, 1:].sum(2), a[:, :, 1:]), (t[:, :, ::2].sum(2), a[:, :, ::2]),
+                          (t.transpose(1, 2).sum(2), a.transpose(0, 2, 1))]:
+            np.testing.assert_array_equal(got.numpy(), want.astype(np.int64).sum(2))
+        e = ptl.tensor(ints((5, 0)))
+        np.testing.assert_array_equal(e.sum(1).numpy(), np.zeros(5, np.int64))
+        z = ints(())
+        assert ptl.tensor(z).sum(0).item() == int(z)
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -361,7 +361,7 @@ def test_setitem_tensor_broadcasts(index, value_shape):
     t[index] = v
     a[index] = va
     assert_close(t, a, dtype=F32)
-    t[0, 0] = [1, 2, 3, 4, 5]
+    t[0, 0] = ptl.tensor([1, 2, 3, 4, 5])
     a[0, 0] = [1, 2, 3, 4, 5]
     assert_close(t, a, dtype=F32)
 

@@ -399,7 +399,9 @@ def test_helpers():
     # debug=True is accepted (the errors carry no operator trace here)
     y = c.checkpoint(lambda t: t.sin(), x, use_reentrant=False, debug=True)
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), np.cos(x.detach().numpy()), rtol=1e-15)
+    # float32 cos is within 1 ulp of the float64 value (Note [Vector float32 sin, cos])
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(x.detach().numpy().astype(np.float64)),
+                               rtol=1.2e-7)
 
 
 @pytest.mark.parametrize("reentrant", MODES)

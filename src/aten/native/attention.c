@@ -51,7 +51,16 @@
  * loops are compiled twice, for the baseline and for AVX2 with FMA (Note [Loop clones] in
  * loops.h describes the trick), and chosen by ptl_cpu_capability().  CUDA tensors share these
  * kernels' checks, casts and outputs, and their last step goes to device_attention.h's hook
- * (Note [CUDA flash attention] in src/cuda/attention_plan.h). */
+ * (Note [CUDA flash attention] in src/cuda/attention_plan.h).
+ *
+ * Note [Attention with NaN]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A nan score (a nan in the query row, in a key, or in the mask) makes the row's sum l nan,
+ * so its output and logsumexp are nan, as softmax gives (and PyTorch's math attention).  The
+ * exponentials make l nan where the block has a number; a block whose scores are all -inf
+ * or nan (the row maximum skips nan, so it looks masked) sets l to nan where a score is nan.
+ * PyTorch's flash kernel agrees where the row has a number (nan, nan), but a row whose every
+ * score is nan it takes for a masked one: output 0, logsumexp 0. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -228,8 +237,9 @@ sdpa_width(int64_t nv, int64_t n)
         for (int64_t j = 0; j < n; j++) {                                                 \
             mx = s[j] > mx ? s[j] : mx;                                                   \
         }                                                                                 \
-        if (mx == -(T)INFINITY) {                                                         \
+        if (mx == -(T)INFINITY) { /* every score -inf or nan: Note [Attention with NaN] */ \
             for (int64_t j = 0; j < n; j++) {                                             \
+                *l = s[j] == s[j] ? *l : (T)NAN;                                          \
                 s[j] = 0;                                                                 \
             }                                                                             \
             return;                                                                       \
@@ -279,13 +289,14 @@ sdpa_width(int64_t nv, int64_t n)
         }                                                                                 \
     }
 
-/* lse[r] = m[r] + log l[r] over the rows r < n, +inf where l[r] is 0 (no key seen) */
+/* lse[r] = m[r] + log l[r] over the rows r < n, +inf where l[r] is 0 (no key seen), nan
+ * where it is nan */
 #define DEFINE_SDPA_LSE(T, DT, LOG)                                                        \
     SDPA_INLINE void sdpa_lse_##DT(const T *m, const T *l, int64_t n, T *lse, int fma)     \
     {                                                                                     \
         (void)fma;                                                                        \
         for (int64_t r = 0; r < n; r++) {                                                 \
-            lse[r] = l[r] > 0 ? m[r] + LOG(l[r]) : (T)INFINITY;                           \
+            lse[r] = l[r] == 0 ? (T)INFINITY : m[r] + LOG(l[r]);                          \
         }                                                                                 \
     }
 
@@ -465,6 +476,17 @@ sdpa_expsum_f4_avx2(float *s, int64_t n, float sub)
            ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
 }
 
+/* A block of a row whose scores s[0..n) are all -inf or nan: probabilities 0, and *l nan
+ * where a score is nan (Note [Attention with NaN]) */
+SDPA_INLINE void
+sdpa_empty_block_f4(float *s, int64_t n, float *l)
+{
+    for (int64_t j = 0; j < n; j++) {
+        *l = s[j] == s[j] ? *l : NAN;
+        s[j] = 0;
+    }
+}
+
 /* sdpa_online_f4p with the AVX2 row maximum and exponentials */
 static PTL_AVX2 void
 sdpa_online_f4_avx2(float *restrict s, int64_t n, float *m, float *l, float *restrict acc,
@@ -472,7 +494,7 @@ sdpa_online_f4_avx2(float *restrict s, int64_t n, float *m, float *l, float *res
 {
     float mx = sdpa_rowmax_f4_avx2(s, n, *m);
     if (mx == -INFINITY) {
-        memset(s, 0, sizeof(float) * (size_t)n);
+        sdpa_empty_block_f4(s, n, l);
         return;
     }
     float sum = sdpa_expsum_f4_avx2(s, n, mx);
@@ -515,8 +537,8 @@ sdpa_lse_f4_avx2(const float *m, const float *l, int64_t n, float *lse)
         memcpy(mt, m + r, sizeof(float) * (size_t)k);
         __m256 lv = _mm256_loadu_ps(lt);
         __m256 y = _mm256_add_ps(_mm256_loadu_ps(mt), ptl_vm_log_ps(lv));
-        y = _mm256_blendv_ps(_mm256_set1_ps(INFINITY), y,
-                             _mm256_cmp_ps(lv, _mm256_setzero_ps(), _CMP_GT_OQ));
+        y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY),
+                             _mm256_cmp_ps(lv, _mm256_setzero_ps(), _CMP_EQ_OQ));
         _mm256_storeu_ps(out, y);
         memcpy(lse + r, out, sizeof(float) * (size_t)k);
     }
@@ -566,7 +588,7 @@ sdpa_row_forward_f4_avx2(float *restrict s, int64_t nv, int64_t n, float scale, 
         mx = s[c] > mx ? s[c] : mx;
     }
     if (mx == -INFINITY) {
-        memset(s, 0, sizeof(float) * (size_t)w);
+        sdpa_empty_block_f4(s, w, l);
     }
     else {
         float sum = sdpa_expsum_f4_avx2(s, w, mx);
@@ -948,7 +970,7 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
             }                                                                             \
             for (int64_t r = 0; r < nq; r++) {                                            \
                 T *o = AT(T, j->out, b, h, q0 + r, 0);                                    \
-                const T inv = sum[r] > 0 ? 1 / sum[r] : 0;                                \
+                const T inv = sum[r] == 0 ? 0 : 1 / sum[r];                               \
                 for (int64_t e = 0; e < Ev; e++) {                                        \
                     o[e] = acc[r * Ev + e] * inv;                                         \
                 }                                                                         \

@@ -353,9 +353,10 @@ bn_lanes_chunk_avx2_bw(const BnJob *j, int64_t c, int64_t i, int64_t i1, float r
 }
 #endif
 
-/* The float32 sums of channel c's values [i, i1) (bn_sums' job for one task). */
-static void
-bn_chunk_sums_f4(const BnJob *j, int64_t c, int64_t i, int64_t i1, double *s1, double *s2)
+/* The float32 sums of channel c's values [i, i1) by the float lanes; 0, or -1 where a
+ * sum is not finite (bn_chunk_sums_f4 then sums again in double). */
+static int
+bn_chunk_lanes_f4(const BnJob *j, int64_t c, int64_t i, int64_t i1, double *s1, double *s2)
 {
     BnLanes l;
     memset(&l, 0, sizeof l);
@@ -364,7 +365,7 @@ bn_chunk_sums_f4(const BnJob *j, int64_t c, int64_t i, int64_t i1, double *s1, d
     if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
         (j->dy != NULL ? bn_lanes_chunk_avx2_bw : bn_lanes_chunk_avx2_fw)(j, c, i, i1, rf, &l);
         bn_lanes_total(&l, s1, s2);
-        return;
+        return isfinite(*s1) && isfinite(*s2) ? 0 : -1;
     }
 #endif
     size_t off;
@@ -375,6 +376,37 @@ bn_chunk_sums_f4(const BnJob *j, int64_t c, int64_t i, int64_t i1, double *s1, d
         i += n;
     }
     bn_lanes_total(&l, s1, s2);
+    return isfinite(*s1) && isfinite(*s2) ? 0 : -1;
+}
+
+/* Note [Batch norm float overflow]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The float lanes (Note [Batch norm float lanes]) square and add in float, so a channel
+ * with values beyond ~1e19 from its first value (or lanes of values near 1e38) overflows to
+ * inf, and the channel normalized to 0 where PyTorch (which sums float32 in double) gives
+ * the values.  A chunk whose lane sums are not finite is summed again by the double lanes
+ * (bn_sums_lanes reading floats), whose squares reach 1e308: the channels with finite sums,
+ * all of them in practice, keep the float lanes' speed and bits, and a channel holding inf
+ * or nan pays one more pass for the same inf or nan. */
+
+/* The float32 sums of channel c's values [i, i1) (bn_sums' job for one task). */
+static void
+bn_chunk_sums_f4(const BnJob *j, int64_t c, int64_t i, int64_t i1, double *s1, double *s2)
+{
+    double l1 = 0, l2 = 0;
+    if (bn_chunk_lanes_f4(j, c, i, i1, &l1, &l2) == 0) {
+        *s1 += l1;
+        *s2 += l2;
+        return;
+    }
+    size_t off;
+    for (int64_t n = bn_run(j, c, i, i1, &off); i < i1; n = bn_next_run(j, i, i1, &off, n)) {
+        const char *x = j->x + off * sizeof(float);
+        double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, q[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        bn_sums_lanes(0, j->dy != NULL ? j->dy + off * sizeof(float) : x,
+                      j->dy != NULL ? x : NULL, 0, n, j->ref[c], a, q, s1, s2);
+        i += n;
+    }
 }
 
 /* The sums of one run (bn_sums_lanes), on AVX2 where the CPU has it. */

@@ -337,12 +337,26 @@ complex_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         const double *e = extra;                                                           \
         const XT x = XINIT;                                                                \
         (void)x;                                                                           \
+        T *o = (T *)d[0]; /* contiguous, or one side a scalar: gcc vectorizes them */      \
+        const T *a = (const T *)d[1];                                                      \
+        const T *b = (const T *)d[2];                                                      \
         if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T)) {                 \
-            T *o = (T *)d[0]; /* contiguous: gcc vectorizes it */                          \
-            const T *a = (const T *)d[1];                                                  \
-            const T *b = (const T *)d[2];                                                  \
             for (int64_t i = 0; i < n; i++) {                                              \
                 o[i] = F(a[i], b[i], x);                                                   \
+            }                                                                              \
+            return;                                                                        \
+        }                                                                                  \
+        if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == 0) {                         \
+            const T bv = b[0];                                                             \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                o[i] = F(a[i], bv, x);                                                     \
+            }                                                                              \
+            return;                                                                        \
+        }                                                                                  \
+        if (s[0] == sizeof(T) && s[1] == 0 && s[2] == sizeof(T)) {                         \
+            const T av = a[0];                                                             \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                o[i] = F(av, b[i], x);                                                     \
             }                                                                              \
             return;                                                                        \
         }                                                                                  \

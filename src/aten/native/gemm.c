@@ -65,7 +65,11 @@
  * engine with a tile (AVX2 and AVX-512) does not pack a row-major B at all in products of at
  * most direct_b_max_m rows (64 on AVX2, 24 on AVX-512), nor in products of at most 64 rows
  * whose K block of B spans at most GEMM_DIRECT_B_SPAN bytes: the tile reads its NR columns
- * in place, row after row (only a narrower last sliver is packed).  Taller products pack it,
+ * in place, row after row; a last sliver of exactly NR / 2 or NR / 4 columns too, by the
+ * half or quarter tile, which reads no column past it (others are packed and zero-padded: 16
+ * x 784 @ 784 x 16 spent two fifths of its time packing, 12.2 -> 9.2 us on one Zen 4 core,
+ * 784 x 8 9.8 -> 6.9; docs/performance.md, GEMM: narrow last slivers of B in place).
+ * Taller products pack it,
  * since each sliver is then read by many A slivers and B's rows, a power of two apart,
  * collide in L1 (64 x 4096 @ 4096 x 1024 ran at 0.65x OpenBLAS reading B in place with the
  * 32-wide AVX-512 tile, 0.95x packing it), unless K is at most GEMM_DIRECT_B_SMALL_K: a
@@ -261,19 +265,6 @@ gemm_step(const GemmStep *st)
         for (int64_t s = 0; s < nsl; s++) {
             int64_t jr = s * e->nr;
             int64_t nr = st->nc - jr < e->nr ? st->nc - jr : e->nr;
-            const char *bs = sliver;
-            int64_t ldb = e->nr;
-            if (st->bp != NULL) {
-                bs = st->bp + (size_t)(jr * st->kc) * e->item;
-            }
-            else if (st->b_direct && nr == e->nr) {
-                bs = st->b + (size_t)jr * bitem;
-                ldb = pr->b.rs;
-            }
-            else {
-                pr->pack_b(st->b + (size_t)(jr * pr->b.cs) * bitem, pr->b.cs, pr->b.rs, nr,
-                           st->kc, e->nr, sliver);
-            }
             /* a last sliver of fewer columns: the narrowest tile that covers them */
             TileFn wide = e->tile;
             int64_t tile_nr = e->nr;
@@ -284,6 +275,21 @@ gemm_step(const GemmStep *st)
             else if (nr <= e->nr / 2 && e->half != NULL) {
                 wide = e->half;
                 tile_nr = e->nr / 2;
+            }
+            /* B read in place by a tile exactly as wide as the sliver (Note [GEMM packing of
+             * B]): whole slivers, and a last one of NR / 2 or NR / 4 columns */
+            const char *bs = sliver;
+            int64_t ldb = e->nr;
+            if (st->bp != NULL) {
+                bs = st->bp + (size_t)(jr * st->kc) * e->item;
+            }
+            else if (st->b_direct && nr == tile_nr) {
+                bs = st->b + (size_t)jr * bitem;
+                ldb = pr->b.rs;
+            }
+            else {
+                pr->pack_b(st->b + (size_t)(jr * pr->b.cs) * bitem, pr->b.cs, pr->b.rs, nr,
+                           st->kc, e->nr, sliver);
             }
             char *cs = st->c + (size_t)(ic * crs + jr * ccs) * e->item;
             const char *ss = st->s + (size_t)(ic * srs + jr * scs) * e->item;
@@ -380,7 +386,19 @@ typedef struct GemvJob {
     int64_t cs;                          /* element stride of c */
 } GemvJob;
 
-/* Rows [r0, r1): rows that are not contiguous in the engine type are packed first. */
+/* Rows that are not contiguous in the engine type are packed before their dot products; rows
+ * that are adjacent (A's columns contiguous: a transposed A's last columns, Note [GEMM last
+ * columns], or a float16 A^T @ x) up to GEMV_PACK_ROWS at a time, at most GEMV_PACK_BYTES of
+ * them, so that each of A's lines is read once (by 8 x 8 transposes for float32), not once
+ * per row.  A 1024 x 1024 @ 1024 x 65 product with a transposed A (a weight gradient g^T @ x
+ * of 65 features) spent 3.3 ms on its last column gathered row by row, 4 KiB apart, and
+ * 1.2 ms on the other 64; one Zen 4 core, the product 4.5 -> 1.55 ms (docs/performance.md,
+ * GEMM: a transposed A's last columns).  The same values are packed: the bits do not
+ * change. */
+#define GEMV_PACK_ROWS 16
+#define GEMV_PACK_BYTES (256 * 1024)
+
+/* Rows [r0, r1). */
 static int
 gemv_rows(void *ctx, int64_t r0, int64_t r1)
 {
@@ -389,22 +407,38 @@ gemv_rows(void *ctx, int64_t r0, int64_t r1)
     const size_t aitem = ptl_dtype_itemsize(g->adtype);
     const int64_t k = g->pr->k;
     int direct = g->adtype == e->acc_dtype && g->acs == 1;
-    char *row = direct ? NULL : gemm_alloc((size_t)k * e->item);
+    int64_t block = (int64_t)(GEMV_PACK_BYTES / ((size_t)k * e->item));
+    block = direct || block < 1 ? 1 : block < GEMV_PACK_ROWS ? block : GEMV_PACK_ROWS;
+    /* packed rows ld apart: a line more than k, so that rows 4 KiB long do not all land in
+     * one L1 set */
+    const int64_t ld = k + 64 / (int64_t)e->item;
+    char *rows = direct ? NULL : gemm_alloc((size_t)(block * ld) * e->item);
     _Alignas(64) char acc[16];
 
-    if (!direct && row == NULL) {
+    if (!direct && rows == NULL) {
         return -1;
     }
-    for (int64_t i = r0; i < r1; i++) {
-        const char *ai = g->a + (size_t)(i * g->ars) * aitem;
-        if (!direct) {
-            e->pack[g->adtype](ai, 1, g->acs, 1, k, 1, row);
+    for (int64_t i0 = r0; i0 < r1; i0 += block) {
+        int64_t h = r1 - i0 < block ? r1 - i0 : block;
+        const char *a0 = g->a + (size_t)(i0 * g->ars) * aitem;
+        /* row i at rows + i * ld: when the rows are adjacent, A^T's k rows as one sliver ld
+         * wide (by 8 x 8 transposes for float32), else row by row */
+        if (!direct && g->ars == 1) {
+            e->pack[g->adtype](a0, g->acs, 1, k, h, ld, rows);
         }
-        e->dot(direct ? ai : row, g->x, k, acc);
-        e->update(acc, 1, 1, 1, g->c + (size_t)(i * g->cs) * e->item, 0, 0, g->pr->alpha,
-                  g->pr->beta);
+        for (int64_t i = 0; !direct && g->ars != 1 && i < h; i++) {
+            e->pack[g->adtype](a0 + (size_t)(i * g->ars) * aitem, 1, g->acs, 1, k, 1,
+                               rows + (size_t)(i * ld) * e->item);
+        }
+        for (int64_t i = 0; i < h; i++) {
+            const char *ai = direct ? a0 + (size_t)(i * g->ars) * aitem
+                                    : rows + (size_t)(i * ld) * e->item;
+            e->dot(ai, g->x, k, acc);
+            e->update(acc, 1, 1, 1, g->c + (size_t)((i0 + i) * g->cs) * e->item, 0, 0,
+                      g->pr->alpha, g->pr->beta);
+        }
     }
-    free(row);
+    free(rows);
     return 0;
 }
 

@@ -146,6 +146,36 @@ typedef struct ZEngine {
         ROWS(ZK_STORE, NR, STOREV)                                                             \
     }
 
+/* ---- packing ---- */
+
+/* Steps [p0, kc) of one sliver of mr rows of a (rs reals apart, steps cs apart) in pack_a's
+ * layout, 2 mr reals a step: the first h rows' real parts, then their imaginary parts times
+ * sign, rows h .. mr - 1 zero.  pack_a's and pack_b's loops and the last steps of the
+ * AVX-512 packers (B's columns as its rows); always inlined, for the callers' constants and
+ * loop clones to shape its loops. */
+#define ZPACK_STEPS(SUF, R)                                                                    \
+    static inline __attribute__((always_inline)) void                                          \
+    zpack_steps_##SUF(R *dst, const R *a, int64_t rs, int64_t cs, int64_t p0, int64_t kc,      \
+                      int64_t h, int64_t mr, R sign)                                           \
+    {                                                                                          \
+        for (int64_t p = p0; p < kc; p++) {                                                    \
+            R *d = dst + 2 * mr * p;                                                           \
+            const R *src = a + p * cs;                                                         \
+            int64_t i = 0;                                                                     \
+            for (; i < h; i++) {                                                               \
+                d[i] = src[i * rs];                                                            \
+                d[mr + i] = sign * src[i * rs + 1];                                            \
+            }                                                                                  \
+            for (; i < mr; i++) {                                                              \
+                d[i] = 0;                                                                      \
+                d[mr + i] = 0;                                                                 \
+            }                                                                                  \
+        }                                                                                      \
+    }
+ZPACK_STEPS(c8, float)
+ZPACK_STEPS(c16, double)
+#undef ZPACK_STEPS
+
 #ifdef __x86_64__
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define AVX2 __attribute__((target("avx2,fma")))
@@ -228,12 +258,7 @@ zpack_a_c8_avx512(void *dstv, const void *av, int64_t rs, int64_t cs, int64_t kc
                              _mm512_mul_ps(_mm512_permutexvar_ps(split, v[q]), sg));
         }
     }
-    for (; p < kc; p++) {
-        for (int i = 0; i < 8; i++) {
-            dst[16 * p + i] = a[i * rs + 2 * p];
-            dst[16 * p + 8 + i] = (conj ? -1.0f : 1.0f) * a[i * rs + 2 * p + 1];
-        }
-    }
+    zpack_steps_c8(dst, a, rs, 2, p, kc, 8, 8, conj ? -1.0f : 1.0f);
     return 1;
 }
 
@@ -263,12 +288,7 @@ zpack_b_c8_avx512(void *dstv, const void *bv, int64_t rs, int64_t cs, int64_t kc
             _mm512_storeu_ps(dst + 32 * (p + q) + 16, _mm512_permutex2var_ps(v[q], im, w[q]));
         }
     }
-    for (; p < kc; p++) {
-        for (int j = 0; j < 16; j++) {
-            dst[32 * p + j] = b[j * rs + 2 * p];
-            dst[32 * p + 16 + j] = b[j * rs + 2 * p + 1];
-        }
-    }
+    zpack_steps_c8(dst, b, rs, 2, p, kc, 16, 16, 1.0f);
     return 1;
 }
 
@@ -315,12 +335,7 @@ zpack_a_c16_avx512(void *dstv, const void *av, int64_t rs, int64_t cs, int64_t k
                                                                          st[1][q]), sg));
         }
     }
-    for (; p < kc; p++) {
-        for (int i = 0; i < 8; i++) {
-            dst[16 * p + i] = a[i * rs + 2 * p];
-            dst[16 * p + 8 + i] = (conj ? -1.0 : 1.0) * a[i * rs + 2 * p + 1];
-        }
-    }
+    zpack_steps_c16(dst, a, rs, 2, p, kc, 8, 8, conj ? -1.0 : 1.0);
     return 1;
 }
 
@@ -489,22 +504,10 @@ zgemm_mat(const ZProblem *pr, int64_t t)
         const R sign = conj ? (R)-1 : (R)1;                                                    \
         for (int64_t i0 = 0; i0 < rows; i0 += mr) {                                            \
             int64_t h = rows - i0 < mr ? rows - i0 : mr;                                       \
-            if (h == mr && fast != NULL && fast(dst, a + i0 * rs, rs, cs, kc, conj)) {         \
-                dst += 2 * mr * kc;                                                            \
-                continue;                                                                      \
+            if (h < mr || fast == NULL || !fast(dst, a + i0 * rs, rs, cs, kc, conj)) {         \
+                zpack_steps_##SUF(dst, a + i0 * rs, rs, cs, 0, kc, h, mr, sign);               \
             }                                                                                  \
-            for (int64_t p = 0; p < kc; p++, dst += 2 * mr) {                                  \
-                const R *src = a + i0 * rs + p * cs;                                           \
-                int64_t i = 0;                                                                 \
-                for (; i < h; i++) {                                                           \
-                    dst[i] = src[i * rs];                                                      \
-                    dst[mr + i] = sign * src[i * rs + 1];                                      \
-                }                                                                              \
-                for (; i < mr; i++) {                                                          \
-                    dst[i] = 0;                                                                \
-                    dst[mr + i] = 0;                                                           \
-                }                                                                              \
-            }                                                                                  \
+            dst += 2 * mr * kc;                                                                \
         }                                                                                      \
     }                                                                                          \
     /* B's kc x cols panel into slivers of nr columns, per k step nr real parts then nr     \
@@ -512,18 +515,11 @@ zgemm_mat(const ZProblem *pr, int64_t t)
     static PTL_LOOP_CLONES_WIDE void split_row_##SUF(R *dst, const R *src, int64_t kc,        \
                                                      int64_t cols, int64_t nr)                 \
     {                                                                                          \
-        /* one contiguous row of B into its place in every sliver (kc rows of 2 nr apart) */  \
+        /* one contiguous row of B into its place in every sliver (kc rows of 2 nr apart): \
+         * a step of each sliver, its columns as zpack_steps' rows */                          \
         for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += 2 * nr * kc) {                        \
-            int64_t w = cols - j0 < nr ? cols - j0 : nr, j = 0;                                \
-            const R *s = src + 2 * j0;                                                         \
-            for (; j < w; j++) {                                                               \
-                dst[j] = s[2 * j];                                                             \
-                dst[nr + j] = s[2 * j + 1];                                                    \
-            }                                                                                  \
-            for (; j < nr; j++) {                                                              \
-                dst[j] = 0;                                                                    \
-                dst[nr + j] = 0;                                                               \
-            }                                                                                  \
+            int64_t w = cols - j0 < nr ? cols - j0 : nr;                                       \
+            zpack_steps_##SUF(dst, src + 2 * j0, 2, 0, 0, 1, w, nr, (R)1);                     \
         }                                                                                      \
     }                                                                                          \
     static void pack_b_##SUF(R *dst, const R *b, int64_t rs, int64_t cs, int64_t kc,          \
@@ -539,25 +535,8 @@ zgemm_mat(const ZProblem *pr, int64_t t)
             }                                                                                  \
             return;                                                                            \
         }                                                                                      \
-        for (int64_t j0 = 0; j0 < cols; j0 += nr) {                                            \
-            int64_t w = cols - j0 < nr ? cols - j0 : nr;                                       \
-            if (w == nr && sliver != NULL && sliver(dst, b + j0 * cs, cs, rs, kc, 0)) {        \
-                dst += 2 * nr * kc;                                                            \
-                continue;                                                                      \
-            }                                                                                  \
-            for (int64_t p = 0; p < kc; p++, dst += 2 * nr) {                                  \
-                const R *src = b + p * rs + j0 * cs;                                           \
-                int64_t j = 0;                                                                 \
-                for (; j < w; j++) {                                                           \
-                    dst[j] = src[j * cs];                                                      \
-                    dst[nr + j] = src[j * cs + 1];                                             \
-                }                                                                              \
-                for (; j < nr; j++) {                                                          \
-                    dst[j] = 0;                                                                \
-                    dst[nr + j] = 0;                                                           \
-                }                                                                              \
-            }                                                                                  \
-        }                                                                                      \
+        /* B's columns are pack_a's rows */                                                   \
+        pack_a_##SUF(dst, b, cs, rs, cols, kc, nr, 0, sliver);                                 \
     }                                                                                          \
     /* C (h x w of the tile) = alpha * acc + beta * S; S is not read when beta is 0 */        \
     /* the same on rows of contiguous complex numbers (C's, and S's when read), in three     \

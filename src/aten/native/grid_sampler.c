@@ -115,6 +115,11 @@ gs_block_fill(const PtlGridSampler *a, int64_t n, int64_t p0, int64_t np, int le
                 }
             }
         }
+        if (m == blk->start[p] && a->y != NULL && ptl_gs_nonfinite(a, g)) {
+            /* Note [Grid sampler non-finite coordinates] */
+            blk->off[m] = 0;
+            blk->w[m++] = (double)NAN;
+        }
         blk->start[p + 1] = m;
         blk->nt = p == 0 || (blk->nt == m - blk->start[p]) ? m - blk->start[p] : -1;
     }
@@ -679,6 +684,30 @@ gs_cl_input_job(void *ctx, int64_t b, int64_t e)
     return 0;
 }
 
+/* Writes the grid gradient rows gg of n's points [p0, p0 + np) with taps t, where wanted; a
+ * point without taps takes ptl_gs_nonfinite_grad's row where a coordinate is not finite
+ * (Note [Grid sampler non-finite coordinates]). */
+static void
+gs_block_ggrid(const GsBlockJob *bj, const GsBlock *t, int64_t n, int64_t p0, int64_t np,
+               double (*gg)[3])
+{
+    const PtlGridSampler *a = bj->a;
+    for (int64_t p = 0; p < np && a->ggrid != NULL; p++) {
+        int64_t q = n * a->npts + p0 + p;
+        int bad = t->start[p] == t->start[p + 1] ? ptl_gs_nonfinite(a, a->grid + q * a->nd) : 0;
+        if (bad) {
+            double zero = 0.0;
+            for (int64_t c = 0; c < a->c; c++) {
+                zero += 0.0 * gs_at(bj->go, bj->f8, (n * a->c + c) * a->npts + p0 + p);
+            }
+            ptl_gs_nonfinite_grad(a, bad, zero, gg[p]);
+        }
+        for (int d = 0; d < a->nd; d++) {
+            a->ggrid[q * a->nd + d] = gg[p][d];
+        }
+    }
+}
+
 /* The channels-last backward of sample n: its input gradient (bj->gx, written whole) and
  * grid gradient rows, as wanted. */
 static int
@@ -708,11 +737,7 @@ gs_cl_bwd_sample(const GsBlockJob *bj, int64_t n)
         bj->cl->tr((const char *)bj->go + (size_t)(n * c * a->npts + p0) * es, a->npts, gob, c,
                    c, np);
         bj->cl->bwd(t, np, c, a->nd, xcl, gob, gxcl, a->ggrid != NULL ? gg : NULL);
-        for (int64_t p = 0; p < np && a->ggrid != NULL; p++) {
-            for (int d = 0; d < a->nd; d++) {
-                a->ggrid[(n * a->npts + p0 + p) * a->nd + d] = gg[p][d];
-            }
-        }
+        gs_block_ggrid(bj, t, n, p0, np, gg);
         free(t);
     }
     /* gxcl's rows of GS_BLOCK pixels rounded to the dtype (float32: in gob), transposed */
@@ -806,11 +831,7 @@ gs_block_bwd_job(void *ctx, int64_t b, int64_t e)
                     }
                 }
             }
-            for (int64_t p = 0; p < np && a->ggrid != NULL; p++) {
-                for (int d = 0; d < nd; d++) {
-                    a->ggrid[(n * a->npts + p0 + p) * nd + d] = gg[p][d];
-                }
-            }
+            gs_block_ggrid(bj, t, n, p0, np, gg);
             free(t);
         }
     }

@@ -177,8 +177,48 @@ ptl_gs_taps1(double g, int64_t size, int mode, int padding, int align, PtlGsTaps
     }
 }
 
+/* Note [Grid sampler non-finite coordinates]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A grid value that is nan or +-inf has a nan fractional part, so every weight of that dim
+ * is nan.  Border and reflection padding move the coordinate or the taps inside (nan clips to
+ * 0 as in PyTorch's 2-d kernel), and nearest has no weights, so only bilinear and bicubic
+ * with zeros padding are special: all of the point's taps are outside.  PyTorch's 2-d CPU
+ * kernel still multiplies the zeros those taps read by their nan weights, so the output is
+ * nan, the taps take no input gradient, and grid component d's gradient, sum_taps W_d 0 go,
+ * is nan where W_d is (bicubic, or another component is not finite) and 0 go otherwise.  We
+ * give those values in 2-d and in 3-d (PyTorch's 3-d CPU kernel and its CUDA kernels move
+ * such a coordinate to -100 and sample zeros: a nan in, a finite number out, silently).
+ * A finite grid value whose pixel coordinate overflows (near 1e308) samples zeros, as
+ * PyTorch's (its unnormalizing, g s + o, stays finite there).  ptl_gs_nonfinite finds the
+ * points; the forward gives each one tap at offset 0 with weight nan (nan whatever the input
+ * holds there), the backward writes the grid gradient with ptl_gs_nonfinite_grad. */
+
+/* Bit k set where grid point g's component k is not finite and the point's taps are all
+ * outside for it (zeros padding, bilinear or bicubic). */
+PTL_HD static inline int
+ptl_gs_nonfinite(const PtlGridSampler *j, const double *g)
+{
+    int bad = 0;
+    for (int k = 0; k < j->nd && j->padding == PTL_GS_ZEROS && j->mode != PTL_GS_NEAREST; k++) {
+        bad |= isfinite(g[k]) ? 0 : 1 << k;
+    }
+    return bad;
+}
+
+/* The grid gradient gg (j->nd components) of a point with non-finite components `bad`, zero
+ * being sum_c 0 go (0, or nan where a go is not finite). */
+PTL_HD static inline void
+ptl_gs_nonfinite_grad(const PtlGridSampler *j, int bad, double zero, double *gg)
+{
+    for (int d = 0; d < j->nd; d++) {
+        gg[d] = j->mode == PTL_GS_BICUBIC || (bad & ~(1 << d)) ? (double)NAN : zero;
+    }
+}
+
 /* The valid taps of grid point g (j->nd components): weights, with level >= 1 their first
- * derivatives, and where wdd is not NULL their second derivatives wdd[tap][d][e]. */
+ * derivatives, and where wdd is not NULL their second derivatives wdd[tap][d][e].  In a
+ * forward (j->y set) a point with a non-finite coordinate gets its nan tap (Note [Grid
+ * sampler non-finite coordinates]). */
 PTL_HD static inline void
 ptl_gs_point(const PtlGridSampler *j, const double *g, int level, PtlGsTaps *t,
              double (*wdd)[3][3])
@@ -228,6 +268,11 @@ ptl_gs_point(const PtlGridSampler *j, const double *g, int level, PtlGsTaps *t,
                 }
             }
         }
+    }
+    if (t->n == 0 && j->y != NULL && ptl_gs_nonfinite(j, g)) {
+        t->n = 1;
+        t->off[0] = 0;
+        t->w[0] = (double)NAN;
     }
 }
 
@@ -279,6 +324,14 @@ ptl_gs_backward_at(const PtlGridSampler *j, int64_t q)
                 gg[d] += t.wd[k][d] * j->x[pl + t.off[k]] * g;
             }
         }
+    }
+    int bad = t.n == 0 && j->ggrid != NULL ? ptl_gs_nonfinite(j, j->grid + q * j->nd) : 0;
+    if (bad) {
+        double zero = 0.0;
+        for (int64_t c = 0; c < j->c; c++) {
+            zero += 0.0 * j->go[(n * j->c + c) * j->npts + p];
+        }
+        ptl_gs_nonfinite_grad(j, bad, zero, gg);
     }
     for (int d = 0; d < j->nd && j->ggrid != NULL; d++) {
         j->ggrid[q * j->nd + d] = gg[d];

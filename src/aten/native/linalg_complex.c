@@ -124,8 +124,9 @@ zabs2_c8(ptl_complex64 a)
  *   first zero pivot (1-based) or 0.
  * tri_solve: T X = B in place of b (n x nrhs), T the upper or lower triangle of t (n x n),
  *   ones on its diagonal when unit; each row in solving order.
- * ptl_linalg_lu_matrix / ptl_linalg_tri_matrix: linalg_solve.c's lu_matrix and tri_matrix
- *   (LinalgMatrixFn on a LuJob).
+ * lu_det: the determinant (or the sign and log |det|) from the factors, in complex128.
+ * ptl_linalg_lu_matrix / ptl_linalg_tri_matrix: linalg_lu.h's lu_matrix and tri_matrix
+ *   (LinalgMatrixFn on a LuJob), as linalg_solve.c's.
  * cholesky: L (lower, row-major) in place of a's lower triangle; returns info. */
 #define DEFINE_Z_KERNELS(T, R, SUF, CMPLX, REAL, IMAG, SQRT)                                  \
     LINALG_DEFINE_LOAD(T, SUF)                                                                \
@@ -167,88 +168,39 @@ zabs2_c8(ptl_complex64 a)
         return 0;                                                                             \
     }                                                                                         \
                                                                                               \
+    /* matrix i's det = (-1)^swaps prod U[r, r] (or its sign and log |det|), in complex128 */ \
+    static void lu_det_##SUF(const LuJob *j, int64_t i, const T *lu, const int32_t *piv)      \
+    {                                                                                         \
+        ptl_complex128 d = 1, ph = 1;                                                         \
+        double logabs = 0;                                                                    \
+        int swaps = 0;                                                                        \
+        for (int64_t r = 0; r < j->n; r++) {                                                  \
+            ptl_complex128 u = lu[r * j->n + r];                                              \
+            double au = cabs(u);                                                              \
+            swaps ^= piv[r] - 1 != r;                                                         \
+            d = zmul_c16(d, u);                                                               \
+            ph = au > 0 ? zmul_c16(ph, u / au) : 0;                                           \
+            logabs += log(au);                                                                \
+        }                                                                                     \
+        if (j->sign != NULL) {                                                                \
+            ((T *)j->sign)[i] = (T)(j->info[i] ? 0 : swaps ? -ph : ph);                       \
+            ((R *)j->det)[i] = (R)logabs;                                                     \
+        }                                                                                     \
+        else {                                                                                \
+            ((T *)j->det)[i] = (T)(swaps ? -d : d);                                           \
+        }                                                                                     \
+    }                                                                                         \
+                                                                                              \
+    LINALG_DEFINE_LU_SOLVES(, T, SUF)                                                         \
+                                                                                              \
     int ptl_linalg_lu_matrix_##SUF(void *ctx, int64_t i)                                      \
     {                                                                                         \
-        const LuJob *j = ctx;                                                                 \
-        int64_t m = j->m, n = j->n, k = m < n ? m : n;                                        \
-        T *lu = (T *)j->lu + i * m * n;                                                       \
-        int32_t *piv = j->piv + i * k;                                                        \
-        linalg_load_##SUF(lu, (const T *)j->a + i * m * n, m, n, !j->left);                   \
-        if (lu_factor_##SUF(lu, piv, m, n, &j->info[i]) < 0) {                                \
-            return -1;                                                                        \
-        }                                                                                     \
-        if (j->b != NULL) {                                                                   \
-            T *b = (T *)j->b + i * n * j->nrhs, *x = b;                                       \
-            if (!j->left && (x = malloc(sizeof(T) * (size_t)(n * j->nrhs + 1))) == NULL) {    \
-                return ptl_error_set(PTL_ERR_MEMORY, "linalg.solve: out of memory");          \
-            }                                                                                 \
-            linalg_load_##SUF(x, b, n, j->nrhs, !j->left);                                    \
-            for (int64_t r = 0; r < n; r++) {                                                 \
-                int64_t p = piv[r] - 1;                                                       \
-                for (int64_t c = 0; p != r && c < j->nrhs; c++) {                             \
-                    T t = x[r * j->nrhs + c];                                                 \
-                    x[r * j->nrhs + c] = x[p * j->nrhs + c];                                  \
-                    x[p * j->nrhs + c] = t;                                                   \
-                }                                                                             \
-            }                                                                                 \
-            int rc = tri_solve_##SUF(lu, x, n, j->nrhs, 0, 1) < 0                             \
-                         ? -1                                                                 \
-                         : tri_solve_##SUF(lu, x, n, j->nrhs, 1, 0);                          \
-            if (x != b) {                                                                     \
-                linalg_load_##SUF(b, x, j->nrhs, n, 1);                                       \
-                free(x);                                                                      \
-            }                                                                                 \
-            if (rc < 0) {                                                                     \
-                return -1;                                                                    \
-            }                                                                                 \
-        }                                                                                     \
-        if (j->det != NULL) {                                                                 \
-            /* det = (-1)^swaps prod U[r, r], in complex128 */                                \
-            ptl_complex128 d = 1, ph = 1;                                                     \
-            double logabs = 0;                                                                \
-            int swaps = 0;                                                                    \
-            for (int64_t r = 0; r < n; r++) {                                                 \
-                ptl_complex128 u = lu[r * n + r];                                             \
-                double au = cabs(u);                                                          \
-                swaps ^= piv[r] - 1 != r;                                                     \
-                d = zmul_c16(d, u);                                                           \
-                ph = au > 0 ? zmul_c16(ph, u / au) : 0;                                       \
-                logabs += log(au);                                                            \
-            }                                                                                 \
-            if (j->sign != NULL) {                                                            \
-                ((T *)j->sign)[i] = (T)(j->info[i] ? 0 : swaps ? -ph : ph);                   \
-                ((R *)j->det)[i] = (R)logabs;                                                 \
-            }                                                                                 \
-            else {                                                                            \
-                ((T *)j->det)[i] = (T)(swaps ? -d : d);                                       \
-            }                                                                                 \
-        }                                                                                     \
-        return 0;                                                                             \
+        return lu_matrix_##SUF(ctx, i);                                                       \
     }                                                                                         \
                                                                                               \
     int ptl_linalg_tri_matrix_##SUF(void *ctx, int64_t i)                                     \
     {                                                                                         \
-        const LuJob *j = ctx;                                                                 \
-        int64_t n = j->n, nrhs = j->nrhs;                                                     \
-        T *b = (T *)j->b + i * n * nrhs, *x = b, *at = NULL;                                  \
-        const T *a = (const T *)j->a + i * n * n;                                             \
-        if (!j->left) {                                                                       \
-            /* X A = B is A^T X^T = B^T, solved on transposed copies */                       \
-            if ((at = malloc(sizeof(T) * (size_t)(n * n + n * nrhs + 1))) == NULL) {          \
-                return ptl_error_set(PTL_ERR_MEMORY,                                          \
-                                     "linalg.solve_triangular: out of memory");               \
-            }                                                                                 \
-            x = at + n * n;                                                                   \
-            linalg_load_##SUF(at, a, n, n, 1);                                                \
-            linalg_load_##SUF(x, b, n, nrhs, 1);                                              \
-            a = at;                                                                           \
-        }                                                                                     \
-        int rc = tri_solve_##SUF(a, x, n, nrhs, j->left ? j->upper : !j->upper, j->unit);     \
-        if (!j->left) {                                                                       \
-            linalg_load_##SUF(b, x, nrhs, n, 1);                                              \
-            free(at);                                                                         \
-        }                                                                                     \
-        return rc;                                                                            \
+        return tri_matrix_##SUF(ctx, i);                                                      \
     }                                                                                         \
                                                                                               \
     /* the conjugates of a rows x cols block (row-major, ld apart) in place */                \

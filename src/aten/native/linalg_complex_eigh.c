@@ -24,25 +24,14 @@
  * by the root-free QL in double on T (as linalg_decomp.c's float32 eigvalsh and LAPACK's
  * sterf under zheevd's jobz = N), QL_FN for a T that is not finite.  0, or -1. */
 #define DEFINE_Z_EIGH(T, R, SUF, F, CMPLX, REAL, IMAG, QL_FN, DC_FN)                          \
-    /* T's eigenvectors (zt's rows) and values ascending by DC_FN on T scaled by a power of   \
-     * two near its largest entry, as linalg_decomp.c's eigh_dc: 0, -1 (error set), -2 (a     \
+    /* T's eigenvectors (zt's rows) and values ascending by DC_FN on T scaled by            \
+     * linalg_tridiagonal_scale, as linalg_decomp.c's eigh_dc: 0, -1 (error set), -2 (a       \
      * leaf's QL did not converge), or 1 when T is not finite (d, e untouched: the QL's) */   \
     static int eigh_dc_##SUF(R *d, R *e, R *zt, int64_t n)                                    \
     {                                                                                         \
-        R big = 0;                                                                            \
-        for (int64_t c = 0; c < n; c++) {                                                     \
-            if (!isfinite(d[c]) || !isfinite(e[c])) {                                         \
-                return 1;                                                                     \
-            }                                                                                 \
-            big = fmax##F(big, fmax##F(fabs##F(d[c]), fabs##F(e[c])));                        \
-        }                                                                                     \
-        int ex = 0;                                                                           \
-        if (big > 0) {                                                                        \
-            frexp##F(big, &ex);                                                               \
-        }                                                                                     \
-        for (int64_t c = 0; c < n; c++) {                                                     \
-            d[c] = ldexp##F(d[c], -ex);                                                       \
-            e[c] = ldexp##F(e[c], -ex);                                                       \
+        int ex;                                                                               \
+        if (linalg_tridiagonal_scale##F(d, e, n, &ex)) {                                      \
+            return 1;                                                                         \
         }                                                                                     \
         R *work = malloc(sizeof(R) * (size_t)ptl_linalg_tridiagonal_dc_scratch(n));           \
         if (work == NULL) {                                                                   \

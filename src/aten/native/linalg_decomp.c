@@ -989,28 +989,17 @@ tridiagonalize_scratch(int64_t n)
     }                                                                                         \
                                                                                               \
     /* eigh's values and vectors above LINALG_DC_LEAF rows from tridiagonalize's a, tau, d and e: \
-     * T's eigenvectors Z (into zt, n x n, as rows) by ptl_linalg_tridiagonal_dc on T scaled by a \
-     * power of two near its largest entry (exact, and the secular equation's terms stay far  \
-     * from overflow), then vecs = Q Z by tridiagonal_apply_q.  0, -1 (error set), -2 (a leaf's \
-     * QL did not converge), or 1 when T is not finite (left to the QL; d and e untouched). */ \
+     * T's eigenvectors Z (into zt, n x n, as rows) by ptl_linalg_tridiagonal_dc on T scaled by \
+     * linalg_tridiagonal_scale (linalg_impl.h), then vecs = Q Z by tridiagonal_apply_q.  0,  \
+     * -1 (error set), -2 (a leaf's QL did not converge), or 1 when T is not finite (left to  \
+     * the QL; d and e untouched). */                                                         \
     static int                                                                                \
     eigh_dc_##SUF(const T *a, const T *tau, T *d, T *e, T *zt, int64_t n,                     \
             T *vals, T *vecs)                                                                 \
     {                                                                                         \
-        T big = 0;                                                                            \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-            if (!isfinite(d[i]) || !isfinite(e[i])) {                                         \
-                return 1;                                                                     \
-            }                                                                                 \
-            big = fmax##F(big, fmax##F(fabs##F(d[i]), fabs##F(e[i])));                        \
-        }                                                                                     \
-        int ex = 0;                                                                           \
-        if (big > 0) {                                                                        \
-            frexp##F(big, &ex);                                                               \
-        }                                                                                     \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-            d[i] = ldexp##F(d[i], -ex);                                                       \
-            e[i] = ldexp##F(e[i], -ex);                                                       \
+        int ex;                                                                               \
+        if (linalg_tridiagonal_scale##F(d, e, n, &ex)) {                                      \
+            return 1;                                                                         \
         }                                                                                     \
         int64_t m = n - 1, qs = m * (n - 2) + ptl_linalg_qr_scratch(m, n - 2, n);             \
         int64_t ds = ptl_linalg_tridiagonal_dc_scratch(n);                                    \

@@ -6,6 +6,7 @@
 #ifndef PTL_ATEN_NATIVE_LINALG_IMPL_H
 #define PTL_ATEN_NATIVE_LINALG_IMPL_H
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -206,6 +207,36 @@ int ptl_linalg_tridiagonal_dc(double *d, double *e, int64_t n, double *zt, int64
                               double *work);
 int ptl_linalg_tridiagonal_dc_f32(float *d, float *e, int64_t n, float *zt, int64_t ldz,
                                   float *work);
+
+/* Before the divide and conquer (linalg_decomp.c's eigh_dc, linalg_complex_eigh.c's): T (d, e
+ * on n rows) scaled by 2^-ex, ex the exponent of its largest entry (frexp's; 0 for a zero T),
+ * which is exact and keeps the secular equation's terms far from overflow; 0, or 1 when an
+ * entry is not finite (d, e untouched).  linalg_tridiagonal_scale (double) and
+ * linalg_tridiagonal_scalef (float), named as libm's functions, for the F of the kernels'
+ * macros. */
+#define LINALG_DEFINE_TRIDIAGONAL_SCALE(T, F)                                                 \
+    static inline int linalg_tridiagonal_scale##F(T *d, T *e, int64_t n, int *ex)            \
+    {                                                                                         \
+        T big = 0;                                                                            \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+            if (!isfinite(d[i]) || !isfinite(e[i])) {                                         \
+                return 1;                                                                     \
+            }                                                                                 \
+            big = fmax##F(big, fmax##F(fabs##F(d[i]), fabs##F(e[i])));                        \
+        }                                                                                     \
+        *ex = 0;                                                                              \
+        if (big > 0) {                                                                        \
+            frexp##F(big, ex);                                                                \
+        }                                                                                     \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+            d[i] = ldexp##F(d[i], -*ex);                                                      \
+            e[i] = ldexp##F(e[i], -*ex);                                                      \
+        }                                                                                     \
+        return 0;                                                                             \
+    }
+LINALG_DEFINE_TRIDIAGONAL_SCALE(double, )
+LINALG_DEFINE_TRIDIAGONAL_SCALE(float, f)
+#undef LINALG_DEFINE_TRIDIAGONAL_SCALE
 
 /* The work on one matrix of a batch: 0, or -1 with the error set. */
 typedef int (*LinalgMatrixFn)(void *ctx, int64_t i);

@@ -1,7 +1,7 @@
 /* linalg_lu.h -- the LU factorisation with partial pivoting (LAPACK's getrf: getf2 panels,
- * blocked) once, for the real dtypes (linalg_solve.c: float32, float64) and the complex ones
- * (linalg_complex.c: complex64, complex128).  Note [Blocked LU and triangular solves] in
- * linalg_solve.c describes the blocking. */
+ * blocked) and the solves of the LuJob kernels once, for the real dtypes (linalg_solve.c:
+ * float32, float64) and the complex ones (linalg_complex.c: complex64, complex128).  Note
+ * [Blocked LU and triangular solves] in linalg_solve.c describes the blocking. */
 #ifndef PTL_ATEN_NATIVE_LINALG_LU_H
 #define PTL_ATEN_NATIVE_LINALG_LU_H
 
@@ -94,6 +94,89 @@
             }                                                                                 \
         }                                                                                     \
         return 0;                                                                             \
+    }
+
+/* Defines, on T (suffix SUF) with the attribute ATTR, the LuJob kernels (linalg_impl.h) of
+ * linalg_solve.c and linalg_complex.c, after LINALG_DEFINE_LU, linalg_impl.h's
+ * linalg_load_SUF and the file's
+ *   tri_solve_SUF(t, b, n, nrhs, upper, unit): b = T^-1 b in place for the upper or lower
+ *     triangle of t, ones on its diagonal when unit; 0 or -1 (error set);
+ *   lu_det_SUF(j, i, lu, piv): matrix i's det (or sign and log |det|) from its factors.
+ *
+ * lu_matrix_SUF(j, i) (a LinalgMatrixFn): LU of matrix i into lu, piv, info; when b is set,
+ * the solve with it in place (transposed when not left: X A = B is A^T X^T = B^T, so LU then
+ * holds A^T's factors): the rows swapped as piv says, then L^-1 and U^-1; when det is set,
+ * lu_det.  0 or -1 (error set).
+ *
+ * tri_matrix_SUF(j, i) (a LinalgMatrixFn): solves matrix i of the triangular systems A X = B
+ * (left) or X A = B in place of b.  0 or -1 (error set). */
+#define LINALG_DEFINE_LU_SOLVES(ATTR, T, SUF)                                                 \
+    static ATTR int lu_matrix_##SUF(void *ctx, int64_t i)                                     \
+    {                                                                                         \
+        const LuJob *j = ctx;                                                                 \
+        int64_t m = j->m, n = j->n, k = m < n ? m : n;                                        \
+        T *lu = (T *)j->lu + i * m * n;                                                       \
+        int32_t *piv = j->piv + i * k;                                                        \
+        linalg_load_##SUF(lu, (const T *)j->a + i * m * n, m, n, !j->left);                   \
+        if (lu_factor_##SUF(lu, piv, m, n, &j->info[i]) < 0) {                                \
+            return -1;                                                                        \
+        }                                                                                     \
+        if (j->b != NULL) {                                                                   \
+            T *b = (T *)j->b + i * n * j->nrhs, *x = b;                                       \
+            if (!j->left && (x = malloc(sizeof(T) * (size_t)(n * j->nrhs + 1))) == NULL) {    \
+                return ptl_error_set(PTL_ERR_MEMORY, "linalg.solve: out of memory");          \
+            }                                                                                 \
+            linalg_load_##SUF(x, b, n, j->nrhs, !j->left);                                    \
+            for (int64_t r = 0; r < n; r++) {                                                 \
+                int64_t p = piv[r] - 1;                                                       \
+                if (p != r) {                                                                 \
+                    for (int64_t c = 0; c < j->nrhs; c++) {                                   \
+                        T t = x[r * j->nrhs + c];                                             \
+                        x[r * j->nrhs + c] = x[p * j->nrhs + c];                              \
+                        x[p * j->nrhs + c] = t;                                               \
+                    }                                                                         \
+                }                                                                             \
+            }                                                                                 \
+            int rc = tri_solve_##SUF(lu, x, n, j->nrhs, 0, 1) < 0                             \
+                         ? -1                                                                 \
+                         : tri_solve_##SUF(lu, x, n, j->nrhs, 1, 0);                          \
+            if (x != b) {                                                                     \
+                linalg_load_##SUF(b, x, j->nrhs, n, 1);                                       \
+                free(x);                                                                      \
+            }                                                                                 \
+            if (rc < 0) {                                                                     \
+                return -1;                                                                    \
+            }                                                                                 \
+        }                                                                                     \
+        if (j->det != NULL) {                                                                 \
+            lu_det_##SUF(j, i, lu, piv);                                                      \
+        }                                                                                     \
+        return 0;                                                                             \
+    }                                                                                         \
+                                                                                              \
+    static ATTR int tri_matrix_##SUF(void *ctx, int64_t i)                                    \
+    {                                                                                         \
+        const LuJob *j = ctx;                                                                 \
+        int64_t n = j->n, nrhs = j->nrhs;                                                     \
+        T *b = (T *)j->b + i * n * nrhs, *x = b, *at = NULL;                                  \
+        const T *a = (const T *)j->a + i * n * n;                                             \
+        if (!j->left) {                                                                       \
+            /* X A = B is A^T X^T = B^T, solved on transposed copies */                       \
+            if ((at = malloc(sizeof(T) * (size_t)(n * n + n * nrhs + 1))) == NULL) {          \
+                return ptl_error_set(PTL_ERR_MEMORY,                                          \
+                                     "linalg.solve_triangular: out of memory");               \
+            }                                                                                 \
+            x = at + n * n;                                                                   \
+            linalg_load_##SUF(at, a, n, n, 1);                                                \
+            linalg_load_##SUF(x, b, n, nrhs, 1);                                              \
+            a = at;                                                                           \
+        }                                                                                     \
+        int rc = tri_solve_##SUF(a, x, n, nrhs, j->left ? j->upper : !j->upper, j->unit);     \
+        if (!j->left) {                                                                       \
+            linalg_load_##SUF(b, x, nrhs, n, 1);                                              \
+            free(at);                                                                         \
+        }                                                                                     \
+        return rc;                                                                            \
     }
 
 #endif

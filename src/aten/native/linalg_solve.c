@@ -250,16 +250,12 @@ DEFINE_TRI_ONE(float, TriVec_f4, f4)
  * tri_narrow or a block of rows at a time (Note [Triangular substitution in solving order]).
  * 0, or -1 with the error set.
  *
- * lu_solve: solves A X = B in place of b (n x nrhs) from A's LU factors lu and pivots piv.
- * 0, or -1 with the error set.
+ * lu_det: the determinant (or the sign and log |det|) from the factors, accumulated in
+ * double.
  *
- * lu_matrix (a LinalgMatrixFn on a LuJob): LU of matrix i into lu, piv, info; when b is set,
- * solves with it (transposed when not left: X A = B is A^T X^T = B^T, so LU then holds A^T's
- * factors); when det is set, the determinant (or the sign and log |det|) from the factors,
- * accumulated in double.
- *
- * tri_matrix (a LinalgMatrixFn on a LuJob): solves matrix i of the triangular systems
- * A X = B (left) or X A = B in place of b. */
+ * lu_matrix, tri_matrix (LinalgMatrixFn on a LuJob): linalg_lu.h's (shared with the complex
+ * dtypes): LU of matrix i into lu, piv, info, and the solve with b when set, and lu_det when
+ * det is set; the triangular systems A X = B (left) or X A = B in place of b. */
 #define DEFINE_LU_KERNELS(T, SUF, GEMM, FABS)                                                 \
     LINALG_DEFINE_LU(PTL_LOOP_CLONES_WIDE, T, SUF, LINALG_BLOCK, FABS, PTL_ID, LU_DIV,        \
                      LU_MUL, LU_GEMM_SUB_##SUF)                                               \
@@ -307,95 +303,28 @@ DEFINE_TRI_ONE(float, TriVec_f4, f4)
         return 0;                                                                             \
     }                                                                                         \
                                                                                               \
-    static PTL_LOOP_CLONES_WIDE int lu_solve_##SUF(const T *lu, const int32_t *piv, T *b,    \
-                                                   int64_t n, int64_t nrhs)                   \
+    /* matrix i's det = (-1)^swaps prod U[r, r] (or its sign and log |det|), in double */     \
+    static void lu_det_##SUF(const LuJob *j, int64_t i, const T *lu, const int32_t *piv)      \
     {                                                                                         \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-            int64_t p = piv[i] - 1;                                                           \
-            if (p != i) {                                                                     \
-                for (int64_t c = 0; c < nrhs; c++) {                                          \
-                    T t = b[i * nrhs + c];                                                    \
-                    b[i * nrhs + c] = b[p * nrhs + c];                                        \
-                    b[p * nrhs + c] = t;                                                      \
-                }                                                                             \
-            }                                                                                 \
+        double d = 1, logabs = 0;                                                             \
+        int swaps = 0, neg = 0;                                                               \
+        for (int64_t r = 0; r < j->n; r++) {                                                  \
+            double u = lu[r * j->n + r];                                                      \
+            swaps ^= piv[r] - 1 != r;                                                         \
+            neg ^= u < 0;                                                                     \
+            d *= u;                                                                           \
+            logabs += log(fabs(u));                                                           \
         }                                                                                     \
-        return tri_solve_##SUF(lu, b, n, nrhs, 0, 1) < 0                                      \
-                   ? -1                                                                       \
-                   : tri_solve_##SUF(lu, b, n, nrhs, 1, 0);                                   \
+        if (j->sign != NULL) {                                                                \
+            ((T *)j->sign)[i] = j->info[i] ? 0 : ((swaps ^ neg) ? -1 : 1);                    \
+            ((T *)j->det)[i] = (T)logabs;                                                     \
+        }                                                                                     \
+        else {                                                                                \
+            ((T *)j->det)[i] = (T)(swaps ? -d : d);                                           \
+        }                                                                                     \
     }                                                                                         \
                                                                                               \
-    static PTL_LOOP_CLONES_WIDE int lu_matrix_##SUF(void *ctx, int64_t i)                    \
-    {                                                                                         \
-        const LuJob *j = ctx;                                                                 \
-        int64_t m = j->m, n = j->n, k = m < n ? m : n;                                        \
-        T *lu = (T *)j->lu + i * m * n;                                                       \
-        int32_t *piv = j->piv + i * k;                                                        \
-        linalg_load_##SUF(lu, (const T *)j->a + i * m * n, m, n, !j->left);                   \
-        if (lu_factor_##SUF(lu, piv, m, n, &j->info[i]) < 0) {                                \
-            return -1;                                                                        \
-        }                                                                                     \
-        if (j->b != NULL) {                                                                   \
-            T *b = (T *)j->b + i * n * j->nrhs, *t = b;                                       \
-            if (!j->left && (t = malloc(sizeof(T) * (size_t)(n * j->nrhs + 1))) == NULL) {    \
-                return ptl_error_set(PTL_ERR_MEMORY, "linalg.solve: out of memory");          \
-            }                                                                                 \
-            linalg_load_##SUF(t, b, n, j->nrhs, !j->left);                                    \
-            int rc = lu_solve_##SUF(lu, piv, t, n, j->nrhs);                                  \
-            if (t != b) {                                                                     \
-                linalg_load_##SUF(b, t, j->nrhs, n, 1);                                       \
-                free(t);                                                                      \
-            }                                                                                 \
-            if (rc < 0) {                                                                     \
-                return -1;                                                                    \
-            }                                                                                 \
-        }                                                                                     \
-        if (j->det != NULL) {                                                                 \
-            /* det = (-1)^swaps prod U[r, r] */                                               \
-            double d = 1, logabs = 0;                                                         \
-            int swaps = 0, neg = 0;                                                           \
-            for (int64_t r = 0; r < n; r++) {                                                 \
-                double u = lu[r * n + r];                                                     \
-                swaps ^= piv[r] - 1 != r;                                                     \
-                neg ^= u < 0;                                                                 \
-                d *= u;                                                                       \
-                logabs += log(fabs(u));                                                       \
-            }                                                                                 \
-            if (j->sign != NULL) {                                                            \
-                ((T *)j->sign)[i] = j->info[i] ? 0 : ((swaps ^ neg) ? -1 : 1);                \
-                ((T *)j->det)[i] = (T)logabs;                                                 \
-            }                                                                                 \
-            else {                                                                            \
-                ((T *)j->det)[i] = (T)(swaps ? -d : d);                                       \
-            }                                                                                 \
-        }                                                                                     \
-        return 0;                                                                             \
-    }                                                                                         \
-                                                                                              \
-    static PTL_LOOP_CLONES_WIDE int tri_matrix_##SUF(void *ctx, int64_t i)                   \
-    {                                                                                         \
-        const LuJob *j = ctx;                                                                 \
-        int64_t n = j->n, nrhs = j->nrhs;                                                     \
-        T *b = (T *)j->b + i * n * nrhs, *x = b, *at = NULL;                                  \
-        const T *a = (const T *)j->a + i * n * n;                                             \
-        if (!j->left) {                                                                       \
-            /* X A = B is A^T X^T = B^T, solved on transposed copies */                       \
-            if ((at = malloc(sizeof(T) * (size_t)(n * n + n * nrhs + 1))) == NULL) {          \
-                return ptl_error_set(PTL_ERR_MEMORY,                                          \
-                                     "linalg.solve_triangular: out of memory");               \
-            }                                                                                 \
-            x = at + n * n;                                                                   \
-            linalg_load_##SUF(at, a, n, n, 1);                                                \
-            linalg_load_##SUF(x, b, n, nrhs, 1);                                              \
-            a = at;                                                                           \
-        }                                                                                     \
-        int rc = tri_solve_##SUF(a, x, n, nrhs, j->left ? j->upper : !j->upper, j->unit);     \
-        if (!j->left) {                                                                       \
-            linalg_load_##SUF(b, x, nrhs, n, 1);                                              \
-            free(at);                                                                         \
-        }                                                                                     \
-        return rc;                                                                            \
-    }
+    LINALG_DEFINE_LU_SOLVES(PTL_LOOP_CLONES_WIDE, T, SUF)
 
 /* ---- the batched kernels ---- */
 

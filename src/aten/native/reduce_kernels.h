@@ -79,6 +79,9 @@ int ptl_red_rows_f4_put(PtlRedColOp op, float *out, const char *p, int64_t rs, i
  * column k of those rows (R > 0, k < n <= PTL_RED_COL_BLOCK), at[k] its first row where at is
  * not NULL */
 int64_t ptl_red_sum_int(PtlDtype dt, const char *p, int64_t n);
+/* out[r] = ptl_red_sum_int(dt, p + r * step, n) (r < runs), the run's loop inlined */
+void ptl_red_sum_runs_int(PtlDtype dt, const char *p, int64_t step, int64_t n, int64_t runs,
+                          int64_t *out);
 int64_t ptl_red_prod_int(PtlDtype dt, const char *p, int64_t n);
 int64_t ptl_red_maxmin_int(PtlDtype dt, const char *p, int64_t n, int is_max);
 /* out[r] = ptl_red_maxmin_int(dt, p + r * step, n, is_max) in dt (r < runs) and 1 where the

@@ -159,6 +159,12 @@ PTL_FORALL_INT_RUNS(DEFINE_INT_RUNS)
     case PTL_DTYPE_##E:                                                                   \
         imaxmin_rows_loop_##DT(acc, at, p, rs, R, n, is_max);                                 \
         return;
+#define INT_RUN_CASE_SUM_RUNS(E, T, DT)                                                   \
+    case PTL_DTYPE_##E:                                                                   \
+        for (int64_t r = 0; r < runs; r++) {                                              \
+            out[r] = isum_loop_##DT((const T *)(p + r * step), n);                        \
+        }                                                                                 \
+        return;
 #define DEFINE_INT_TARGET(ISA, ATTR)                                                      \
     ATTR static int64_t                                                                   \
     isum_##ISA(PtlDtype dt, const char *p, int64_t n)                                     \
@@ -167,6 +173,16 @@ PTL_FORALL_INT_RUNS(DEFINE_INT_RUNS)
             PTL_FORALL_INT_RUNS(INT_RUN_CASE_SUM)                                         \
         default:                                                                          \
             return 0;                                                                     \
+        }                                                                                 \
+    }                                                                                     \
+    ATTR static void                                                                      \
+    isum_runs_##ISA(PtlDtype dt, const char *p, int64_t step, int64_t n, int64_t runs,    \
+                    int64_t *out)                                                         \
+    {                                                                                     \
+        switch (dt) {                                                                     \
+            PTL_FORALL_INT_RUNS(INT_RUN_CASE_SUM_RUNS)                                    \
+        default:                                                                          \
+            return;                                                                       \
         }                                                                                 \
     }                                                                                     \
     ATTR static int64_t                                                                   \
@@ -223,6 +239,7 @@ DEFINE_INT_TARGET(avx512, PTL_AVX512)
 #endif
 #undef DEFINE_INT_TARGET
 #undef INT_RUN_CASE_SUM
+#undef INT_RUN_CASE_SUM_RUNS
 #undef INT_RUN_CASE_PROD
 #undef INT_RUN_CASE_MAXMIN
 #undef INT_RUN_CASE_ADD_ROWS
@@ -244,6 +261,13 @@ int64_t
 ptl_red_sum_int(PtlDtype dt, const char *p, int64_t n)
 {
     return INT_TARGET(isum)(dt, p, n);
+}
+
+void
+ptl_red_sum_runs_int(PtlDtype dt, const char *p, int64_t step, int64_t n, int64_t runs,
+                     int64_t *out)
+{
+    INT_TARGET(isum_runs)(dt, p, step, n, runs, out);
 }
 
 int64_t

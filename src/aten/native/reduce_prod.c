@@ -2,6 +2,9 @@
  * of a run and the products of the columns of a block of rows, which reduce_kernels.c's
  * ptl_red_prod_lowp and ptl_red_prod_rows_lowp take for float32 (reduce.c's plans, Note
  * [Reduction plan]).  Mirrors the float32 prod of ATen/native/cpu/ReduceOpsKernel.cpp. */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "../../c10/cpu_features.h"
@@ -64,6 +67,21 @@
  * 2.3-2.4x, 16 x 65536 (from L3) 1.03-1.06x against the registers' 0.87-0.90x.  Below 16
  * rows the registers stay (9 x 65536: the stage's lanes of one row each ran 0.78x against
  * 1.0x), and two lanes staged together (16 rows in flight) ran 64 x 4096 at 1.33x. */
+/* Note [Float32 products at the ends of the range]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A lane's partial product can underflow to 0 or overflow to inf where the whole product
+ * does not: 2049 values in [-2, 2] and an inf gave NaN (a lane's 0 times the inf's) where
+ * the product is +-inf, and 1e30, 1e30, 1e-30, 1e-30 in one lane gave inf for 1.  A
+ * partial product that left the normal range leaves its mark on the result, which is then
+ * 0, a subnormal, +-inf or NaN.  The lanes' signs are exact, an inf or NaN value makes the
+ * result inf or NaN, a 0 value makes it 0 or NaN: so a 0 result is right when a value is 0,
+ * an inf when a value is inf, a NaN when a value is NaN (prod_suspect looks for the first
+ * such value, so a run with zeros costs a search to its first 0).  Otherwise the run (or
+ * column) is multiplied again by prod_exact_f4: in double with the exponent kept apart
+ * (frexp every 4 values: four float32 factors stay inside double's range), which gives the
+ * exact product's rounding, 0 or +-inf only when that is, NaN only for a NaN or a 0 times
+ * an inf.  PyTorch's float32 lanes give NaN or 0 there (its NaN for 2049 values and an inf
+ * at the end). */
 #define F4_PROD_LANES 64
 #define F4_RUN_BLOCK 1024   /* a strided run's values gathered at once (whole lane groups) */
 #define PROD_COL_MAX 128    /* the widest block: columns, and 8 x PROD_COL_NV */
@@ -154,6 +172,72 @@ prod_lanes_f4(float *lanes, const float *x, int64_t n, int fold)
     return prod_lanes_body(lanes, x, n, fold);
 }
 
+/* Whether one of the n values p[0], p[st], ... is 0 (what 0), +-inf (1) or NaN (2): its bits
+ * shifted past the sign in [lo, hi], 512 values at a time, the contiguous ones in a loop gcc
+ * vectorizes (64 at a time, its reduction and exit test ran at a third of the speed) */
+PTL_LOOP_CLONES static int
+prod_has_f4(const char *p, int64_t st, int64_t n, int what)
+{
+    const uint32_t lo = what == 0 ? 0 : what == 1 ? 0xff000000u : 0xff000001u;
+    const uint32_t span = (what == 2 ? 0xffffffffu : lo) - lo;
+    for (int64_t i = 0; i < n; i += 512) {
+        int64_t m = n - i < 512 ? n - i : 512;
+        uint32_t hit = 0, b;
+        if (st == (int64_t)sizeof(float)) {
+            const uint32_t *x = (const uint32_t *)(const void *)p + i;
+            for (int64_t j = 0; j < m; j++) {
+                hit |= (x[j] << 1) - lo <= span;
+            }
+        }
+        else {
+            for (int64_t j = 0; j < m; j++) {
+                memcpy(&b, p + (i + j) * st, sizeof b);
+                hit |= (b << 1) - lo <= span;
+            }
+        }
+        if (hit) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether the lanes' product v of the n values p[0], p[st], ... may not be the exact
+ * product's rounding (Note [Float32 products at the ends of the range]): a normal v is;
+ * a 0 is when a value is 0, an inf when a value is inf, a NaN when a value is NaN */
+static int
+prod_suspect(float v, const char *p, int64_t st, int64_t n)
+{
+    float a = fabsf(v);
+    if (a >= FLT_MIN && a <= FLT_MAX) {
+        return 0;
+    }
+    int what = a == 0.0f ? 0 : a == INFINITY ? 1 : v != v ? 2 : -1;
+    return what < 0 || !prod_has_f4(p, st, n, what);
+}
+
+/* The product of the n float32 values p[0], p[st], ... in double, the exponent kept apart:
+ * the exact product's rounding to double (Note [Float32 products at the ends of the
+ * range]) */
+static double
+prod_exact_f4(const char *p, int64_t st, int64_t n)
+{
+    double m = 1.0;
+    int64_t e = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float x;
+        memcpy(&x, p + i * st, sizeof x);
+        m *= (double)x;
+        if ((i & 3) == 3 && m != 0.0 && isfinite(m)) {
+            int k;
+            m = frexp(m, &k);
+            e += k;
+        }
+    }
+    e = e < -4000 ? -4000 : e > 4000 ? 4000 : e;
+    return ldexp(m, (int)e);
+}
+
 /* (reduce_kernels.h) the runs' loop in the clone, so that one run's multiplies overlap the
  * last one's fold (a call a run had cost prod(A, 1) of 1000 x 1000 a tenth, and of 10000 x
  * 100 half its time) */
@@ -162,12 +246,14 @@ ptl_red_prod_runs_f4(const char *p, int64_t step, int64_t n, int64_t runs, float
 {
     for (int64_t r = 0; r < runs; r++) {
         out[r] = prod_lanes_body(NULL, (const float *)(p + r * step), n, 1);
+        if (prod_suspect(out[r], p + r * step, (int64_t)sizeof(float), n)) {
+            out[r] = (float)prod_exact_f4(p + r * step, (int64_t)sizeof(float), n);
+        }
     }
 }
 
-/* (reduce_kernels.h) */
-double
-ptl_red_prod_run_f4(const char *p, int64_t st, int64_t n)
+static float
+prod_run_lanes_f4(const char *p, int64_t st, int64_t n)
 {
     float lanes[F4_PROD_LANES], buf[F4_RUN_BLOCK];
     if (st == (int64_t)sizeof(float)) {
@@ -187,6 +273,14 @@ ptl_red_prod_run_f4(const char *p, int64_t st, int64_t n)
         prod_lanes_f4(lanes, buf, m, 0);
     }
     return 1;   /* n == 0 */
+}
+
+/* (reduce_kernels.h) */
+double
+ptl_red_prod_run_f4(const char *p, int64_t st, int64_t n)
+{
+    float v = prod_run_lanes_f4(p, st, n);
+    return prod_suspect(v, p, st, n) ? prod_exact_f4(p, st, n) : v;
 }
 
 /* row[k] *= x[k] in float32 (k < n) */
@@ -497,9 +591,9 @@ prod_rows_alias(int64_t rs, int64_t R)
     return R >= PROD_STAGE_ROWS && R * (g < 64 ? 64 : g) / 4096 > 8;
 }
 
-/* (reduce_kernels.h) */
-void
-ptl_red_prod_rows_f4(double *val, const char *p, int64_t rs, int64_t R, int64_t n)
+/* The columns' products of the lanes (ptl_red_prod_rows_f4's, into val) */
+static void
+prod_rows_lanes_f4(double *val, const char *p, int64_t rs, int64_t R, int64_t n)
 {
     if (R <= PROD_FEW_ROWS && n >= PROD_STAGE_COLS && prod_rows_alias(rs, R)) {
         prod_few_rows_staged_f4(val, NULL, p, rs, R, n);
@@ -519,6 +613,19 @@ ptl_red_prod_rows_f4(double *val, const char *p, int64_t rs, int64_t R, int64_t 
 }
 
 /* (reduce_kernels.h) */
+void
+ptl_red_prod_rows_f4(double *val, const char *p, int64_t rs, int64_t R, int64_t n)
+{
+    prod_rows_lanes_f4(val, p, rs, R, n);
+    for (int64_t k = 0; k < n; k++) {
+        const char *col = p + k * (int64_t)sizeof(float);
+        if (prod_suspect((float)val[k], col, rs, R)) {
+            val[k] = prod_exact_f4(col, rs, R);
+        }
+    }
+}
+
+/* (reduce_kernels.h) */
 int
 ptl_red_prod_rows_f4_put(float *out, const char *p, int64_t rs, int64_t R, int64_t n)
 {
@@ -527,8 +634,15 @@ ptl_red_prod_rows_f4_put(float *out, const char *p, int64_t rs, int64_t R, int64
     }
     if (n >= PROD_STAGE_COLS && prod_rows_alias(rs, R)) {
         prod_few_rows_staged_f4(NULL, out, p, rs, R, n);
-        return 1;
     }
-    prod_few_rows_any_f4(NULL, out, p, rs, R, n);
+    else {
+        prod_few_rows_any_f4(NULL, out, p, rs, R, n);
+    }
+    for (int64_t k = 0; k < n; k++) {
+        const char *col = p + k * (int64_t)sizeof(float);
+        if (prod_suspect(out[k], col, rs, R)) {
+            out[k] = (float)prod_exact_f4(col, rs, R);
+        }
+    }
     return 1;
 }

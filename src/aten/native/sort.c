@@ -312,15 +312,29 @@ select_pos(const LaneJob *job, const uint32_t *k32, const uint64_t *k64, int64_t
     return nnan == n ? 0 : (n - nnan - 1) / 2;
 }
 
-/* mode: the longest run of equal keys (the smallest value among equally long runs) and
- * the last input index in it */
+/* Note [Mode with NaN]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * mode is PyTorch's CPU algorithm: sort the lane, walk its runs of equal values (compared
+ * with ==, so each NaN is a run of its own, as torch.unique counts them), report the first
+ * longest run (the smallest value among equally long runs) and the last input index in it.
+ * PyTorch sorts with std::sort and `<`, which is no ordering once a NaN is in the lane: the
+ * NaNs land anywhere and can split the runs of equal numbers, so its answer depends on
+ * where the NaNs were and on the row's length (a NaN first in a short row is reported as
+ * the mode of distinct numbers).  We sort in sort's order (stable, NaN last), which is where
+ * PyTorch's sort leaves trailing NaNs: the mode is the most frequent number, and NaN only
+ * when the lane is all NaN (then its first NaN, index 0, as PyTorch's).  The same holds on
+ * the device (Note [Device selections and scans]). */
+
+/* mode: the longest run of equal keys (the smallest value among equally long runs; each NaN
+ * key of a floating lane a run of its own) and the last input index in it */
 static int64_t
-mode_pos(const uint32_t *k32, const uint64_t *k64, int64_t n)
+mode_pos(const uint32_t *k32, const uint64_t *k64, int64_t n, int floating)
 {
     int64_t best = 0, best_len = 0;
     for (int64_t i = 0; i < n;) {
         int64_t j = i + 1;
-        while (j < n && (k32 ? k32[j] == k32[i] : k64[j] == k64[i])) {
+        int nan = floating && (k32 ? k32[i] == 0xFFFFFFFFu : k64[i] == ~(uint64_t)0);
+        while (j < n && !nan && (k32 ? k32[j] == k32[i] : k64[j] == k64[i])) {
             j++;
         }
         if (j - i > best_len) {
@@ -626,7 +640,8 @@ run_lanes(void *ctx, int64_t b, int64_t e)
             continue;
         }
         LaneJob one = *job;
-        one.pos = job->kind == L_MODE ? mode_pos(k32, k64, n) : select_pos(job, k32, k64, n);
+        one.pos = job->kind == L_MODE ? mode_pos(k32, k64, n, ptl_dtype_is_floating(job->dt))
+                                      : select_pos(job, k32, k64, n);
         emit_sorted(&one, p, ix, l, isz);
     }
     if (mem != job->scratch) {

@@ -20,9 +20,10 @@
  * ops, and gather takes the values and indices there.  The position is select_pos's and
  * mode_pos's: kthvalue k - 1; median (n - 1) / 2, or the first NaN's n - nnan when the lane
  * has NaNs (nnan = the lane's count of NaN); nanmedian (n - nnan - 1) / 2, 0 when the lane
- * is all NaN; mode the last element of the first longest run of equal values (i minus the
- * start of i's run, the run starts being a cummax of the positions where the value
- * changes, and argmax taking the first maximum).  So the results, indices included, are
+ * is all NaN; mode the last element of the first longest run of equal values (each NaN a
+ * run of its own: Note [Mode with NaN] in sort.c; i minus the start of i's run, the run
+ * starts being a cummax of the positions where the value changes, and argmax taking the
+ * first maximum).  So the results, indices included, are
  * the CPU's.  Nothing is read back to the host.  cummax, cummin and logcumsumexp take the
  * scan kernel of cumsum (device_reduce.h's hook, Note [CUDA scans] in
  * src/cuda/reduce_plan.h). */
@@ -81,25 +82,11 @@ mode_positions(PtlTensorImpl *sv, int64_t d)
     int64_t one = 1;
     PtlIValue roll[3] = {ptl_iv_tensor(sv), ptl_iv_intlist(&one, 1), ptl_iv_intlist(&d, 1)};
     PtlIValue ones = ptl_iv_int(1);
-    /* t0 the previous element, t1 same as it (NaN equal to NaN), t2 the positions i */
+    /* t0 the previous element, t1 equal to it (a NaN never: Note [Mode with NaN] in
+     * sort.c), t2 the positions i */
     if ((t[0] = ptl_call_k(PTL_OP_roll, 3, roll)) == NULL ||
         (t[1] = call_tt(PTL_OP_eq_Tensor, sv, t[0])) == NULL) {
         goto done;
-    }
-    if (ptl_dtype_is_floating(sv->dtype)) {
-        if ((t[2] = call_tt(PTL_OP_isnan, sv, NULL)) == NULL ||
-            (t[3] = call_tt(PTL_OP_isnan, t[0], NULL)) == NULL ||
-            (t[4] = call_tt(PTL_OP_logical_and, t[2], t[3])) == NULL) {
-            goto done;
-        }
-        PTL_CLEAR(t[2]);
-        PTL_CLEAR(t[3]);
-        PtlTensorImpl *same = call_tt(PTL_OP_logical_or, t[1], t[4]);
-        PTL_CLEAR(t[4]);
-        ptl_decref(t[1]);
-        if ((t[1] = same) == NULL) {
-            goto done;
-        }
     }
     if ((t[2] = ptl_empty(sv->dim, sv->sizes, PTL_DTYPE_INT64, sv->device)) == NULL ||
         ptl_fill_scalar(t[2], &ones) < 0 ||

@@ -708,11 +708,12 @@ hermite_fast(int probabilists, double x, double n)
  * (2x exact), inlined: one rounding instead of two, half the latency */
 #define POLY_CHEB_MAX_F32 256
 SPECIAL_INLINE double
-chebyshev_fast(int kind, int64_t top, double x, double n)
+chebyshev_fast(int kind, int shift, int64_t top, double x0, double n)
 {
     int64_t k = ptl_poly_degree(n);
+    double d, x = ptl_chebyshev_point(x0, shift, &d);
     if (k <= 0 || k > top || !(fabs(x) < 1.0)) {
-        return ptl_chebyshev(kind, x, n);
+        return ptl_chebyshev_gap(kind, x, d, n);
     }
     double x2 = 2.0 * x, p = 1.0;
     double q = kind == 0 ? x : kind == 1 ? x2 : kind == 2 ? x2 - 1.0 : x2 + 1.0;
@@ -728,11 +729,11 @@ chebyshev_fast(int kind, int64_t top, double x, double n)
 #define DEFINE_CHEB_FAST(NAME, KIND, SHIFT)                                               \
     SPECIAL_INLINE double NAME##_d(double x, double n)                                    \
     {                                                                                     \
-        return chebyshev_fast(KIND, 16, (SHIFT) ? 2.0 * x - 1.0 : x, n);                  \
+        return chebyshev_fast(KIND, SHIFT, 16, x, n);                                     \
     }                                                                                     \
     SPECIAL_INLINE double NAME##_f(double x, double n)                                    \
     {                                                                                     \
-        return chebyshev_fast(KIND, POLY_CHEB_MAX_F32, (SHIFT) ? 2.0 * x - 1.0 : x, n);   \
+        return chebyshev_fast(KIND, SHIFT, POLY_CHEB_MAX_F32, x, n);                      \
     }
 DEFINE_CHEB_FAST(cheb_t_fast, 0, 0)
 DEFINE_CHEB_FAST(cheb_u_fast, 1, 0)
@@ -989,12 +990,13 @@ poly_lanes(int fam, int kind, int list, double *v, int m, int64_t k)
     poly_lanes_body(fam, kind, list, v, m, k);
 }
 
-/* float64 Chebyshev of degree k > 16 inside (-1, 1): polynomial_math.h's closed forms,
- * theta = acos x and the sine or cosine of (k, k + 1 or k + 1/2) theta, by unary.c's
- * vector acos (0.6 ulp) and vec_math.h's vector sin and cos (0.77 ulp; libm's on their
- * slow lanes) where libm's took most of the time: the phase's k ulps dominate either way
- * (Note [Orthogonal polynomials]).  v[l] = p_k(v[l]), k = kv[l], l < m; 0 without AVX2
- * (the caller takes polynomial_math.h's formulas) */
+/* float64 Chebyshev of degree k > 16 inside (-1, 1): polynomial_math.h's closed forms
+ * (ptl_chebyshev_closed: at a = |x|, theta = 2 asin sqrt(d / 2), d = 1 - a exact, the sign
+ * and V <-> W of x < 0 put back) and the sine or cosine of (k, k + 1 or k + 1/2) theta, by
+ * unary.c's vector asin (0.6 ulp) and vec_math.h's vector sin and cos (0.77 ulp; libm's on
+ * their slow lanes) where libm's took most of the time: the phase's k ulps dominate either
+ * way (Note [Orthogonal polynomials]).  v[l] = p_k(v[l]) (at 2 v[l] - 1 when shift), k =
+ * kv[l], l < m; 0 without AVX2 (the caller takes polynomial_math.h's formulas) */
 #ifdef PTL_HAVE_AVX2_KERNELS
 /* (unary.c's float32 maps of the set are not wanted here) */
 #define DEFINE_F4_IN_DOUBLE_MAP(F, G, S)
@@ -1002,40 +1004,49 @@ DEFINE_UNARY_VEC_TRIG_D(pd)
 DEFINE_UNARY_VEC_TRIG_D(pd512)
 #undef DEFINE_F4_IN_DOUBLE_MAP
 #define DEFINE_CHEB_CLOSED(S)                                                             \
-    PTL_VATTR(S) static void cheb_closed_##S(int kind, double *v, const double *kv, int m) \
+    PTL_VATTR(S) static void                                                              \
+        cheb_closed_##S(int kind, int shift, double *v, const double *kv, int m)          \
     {                                                                                     \
         const int L = PTL_VLANES(S);                                                      \
         const PTL_VT(S) one = PTL_V(S, set1)(1.0), half = PTL_V(S, set1)(0.5);            \
         const PTL_VT(S) add = PTL_V(S, set1)(kind == 0 ? 0.0 : kind == 1 ? 1.0 : 0.5);    \
         for (int j = 0; j < m; j += L) {                                                  \
-            double xb[8], kb[8], rb[8];                                                   \
+            double ab[8], db[8], kb[8], sb[8], fb[8], rb[8];                              \
             int cnt = m - j < L ? m - j : L;                                              \
             for (int l = 0; l < L; l++) {                                                 \
-                xb[l] = l < cnt ? v[j + l] : 0.0;                                         \
+                double x = ptl_chebyshev_point(l < cnt ? v[j + l] : 0.0, shift, &db[l]);  \
                 kb[l] = l < cnt ? kv[j + l] : 17.0;                                       \
+                ab[l] = fabs(x);                                                          \
+                sb[l] = x > 0 ? 1.0 : ptl_poly_parity((int64_t)kb[l]);                    \
+                fb[l] = x < 0 ? 1.0 : 0.0;   /* V <-> W, below */                         \
             }                                                                             \
-            PTL_VT(S) x = PTL_V(S, loadu)(xb), th = ptl_vm_acos_##S(x), sn, cs, r;        \
+            PTL_VT(S) a = PTL_V(S, loadu)(ab), d = PTL_V(S, loadu)(db), sn, cs, r;        \
+            PTL_VT(S) th = ptl_vm_asin_##S(PTL_V(S, sqrt)(PTL_V(S, mul)(half, d)));      \
+            th = PTL_V(S, add)(th, th);                                                   \
             PTL_VT(S) arg = PTL_V(S, mul)(PTL_V(S, add)(PTL_V(S, loadu)(kb), add), th);   \
             PTL_VMT(S) slow = ptl_vm_sincos_fast_##S(arg, &sn, &cs);                      \
-            if (kind == 0 || kind == 2) {                                                 \
-                r = ptl_vm_patch_##S(cs, arg, slow, cos);                                 \
+            if (kind != 1) {                                                              \
+                cs = ptl_vm_patch_##S(cs, arg, slow, cos);                                \
             }                                                                             \
-            else {                                                                        \
-                r = ptl_vm_patch_##S(sn, arg, slow, sin);                                 \
+            if (kind != 0) {                                                              \
+                sn = ptl_vm_patch_##S(sn, arg, slow, sin);                                \
             }                                                                             \
-            PTL_VT(S) dm = PTL_V(S, sub)(one, x), dp = PTL_V(S, add)(one, x);             \
-            if (kind == 1) {                                                              \
-                r = PTL_V(S, div)(r, PTL_V(S, sqrt)(PTL_V(S, mul)(dm, dp)));              \
+            PTL_VT(S) dp = PTL_V(S, add)(one, a);                                         \
+            if (kind == 0) {                                                              \
+                r = cs;                                                                   \
             }                                                                             \
-            else if (kind == 2) {                                                         \
-                r = PTL_V(S, div)(r, PTL_V(S, sqrt)(PTL_V(S, mul)(half, dp)));            \
+            else if (kind == 1) {                                                         \
+                r = PTL_V(S, div)(sn, PTL_V(S, sqrt)(PTL_V(S, mul)(d, dp)));              \
             }                                                                             \
-            else if (kind == 3) {                                                         \
-                r = PTL_V(S, div)(r, PTL_V(S, sqrt)(PTL_V(S, mul)(half, dm)));            \
+            else {   /* V at x >= 0 and W at x < 0: cos; the others sin */                \
+                PTL_VT(S) rc = PTL_V(S, div)(cs, PTL_V(S, sqrt)(PTL_V(S, mul)(half, dp))); \
+                PTL_VT(S) rs = PTL_V(S, div)(sn, PTL_V(S, sqrt)(PTL_V(S, mul)(half, d))); \
+                PTL_VMT(S) flip = PTL_VCMP(S, PTL_V(S, loadu)(fb), half, _CMP_GT_OQ);     \
+                r = kind == 2 ? PTL_VSEL(S, flip, rc, rs) : PTL_VSEL(S, flip, rs, rc);    \
             }                                                                             \
             PTL_V(S, storeu)(rb, r);                                                      \
             for (int l = 0; l < cnt; l++) {                                               \
-                v[j + l] = rb[l];                                                         \
+                v[j + l] = sb[l] * rb[l];                                                 \
             }                                                                             \
         }                                                                                 \
     }
@@ -1045,19 +1056,19 @@ DEFINE_CHEB_CLOSED(pd512)
 #endif
 
 static int
-cheb_closed(int kind, double *v, const double *kv, int m)
+cheb_closed(int kind, int shift, double *v, const double *kv, int m)
 {
 #ifdef PTL_HAVE_AVX2_KERNELS
     if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
-        cheb_closed_pd512(kind, v, kv, m);
+        cheb_closed_pd512(kind, shift, v, kv, m);
         return 1;
     }
     if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
-        cheb_closed_pd(kind, v, kv, m);
+        cheb_closed_pd(kind, shift, v, kv, m);
         return 1;
     }
 #endif
-    (void)kind, (void)v, (void)kv, (void)m;
+    (void)kind, (void)shift, (void)v, (void)kv, (void)m;
     return 0;
 }
 
@@ -1154,7 +1165,7 @@ cheb_closed(int kind, double *v, const double *kv, int m)
                     v[2][c2] = xs[j];                                                     \
                     if (CLOSED) {                                                         \
                         at[3][c3] = j;                                                    \
-                        v[3][c3] = xs[j];                                                 \
+                        v[3][c3] = x[j];                                                  \
                         kv[c3] = (double)kj;                                              \
                     }                                                                     \
                     c0 += c == 0;                                                         \
@@ -1172,7 +1183,7 @@ cheb_closed(int kind, double *v, const double *kv, int m)
                 }                                                                         \
                 poly_lanes(FAM, KIND, 1, v[1], cnt[1], k);                                \
                 poly_lanes(FAM, KIND, 2, v[2], cnt[2], k);                                \
-                if (CLOSED && !cheb_closed(KIND, v[3], kv, cnt[3])) {                     \
+                if (CLOSED && !cheb_closed(KIND, SHIFT, v[3], kv, cnt[3])) {              \
                     for (int t = 0; t < cnt[3]; t++) {                                    \
                         v[3][t] = FN(x[at[3][t]], nv[at[3][t]]);                          \
                     }                                                                     \

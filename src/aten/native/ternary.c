@@ -18,9 +18,11 @@
 #define DEFINE_LOOP1(NAME, T, DT, LOAD, STORE, F) \
     DEFINE_UNARY_LOOP(NAME, T, T, DT, LOAD, STORE, F)
 
-/* o = STORE(F(LOAD(a), LOAD(b), extra)) */
+/* o = STORE(F(LOAD(a), LOAD(b), extra)); CLONES the loop's target clones */
 #define DEFINE_LOOP2(NAME, T, DT, LOAD, STORE, F)                                         \
-    PTL_LOOP_CLONES static void                                                           \
+    DEFINE_LOOP2_CLONES(PTL_LOOP_CLONES, NAME, T, DT, LOAD, STORE, F)
+#define DEFINE_LOOP2_CLONES(CLONES, NAME, T, DT, LOAD, STORE, F)                          \
+    CLONES static void                                                                    \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
         (void)extra;                                                                      \
@@ -44,7 +46,9 @@
  * loop serves every mix of the two (binary_loops.h spells out its two mixes instead). */
 #define LOOP3_BLOCK 256
 #define DEFINE_LOOP3(NAME, T, DT, LOAD, STORE, F)                                         \
-    PTL_LOOP_CLONES static void                                                           \
+    DEFINE_LOOP3_CLONES(PTL_LOOP_CLONES, NAME, T, DT, LOAD, STORE, F)
+#define DEFINE_LOOP3_CLONES(CLONES, NAME, T, DT, LOAD, STORE, F)                          \
+    CLONES static void                                                                    \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
         (void)extra;                                                                      \
@@ -458,18 +462,25 @@ clamp_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- lerp ---- */
 
+/* scalar_math.h's fused form: the loops' clones with FMA (which implies AVX), where fma()
+ * is one instruction ("arch=haswell" would keep GCC from inlining ptl_lerp_d into them) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PTL_NO_LOOP_CLONES)
+#define LERP_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define LERP_CLONES
+#endif
 #define LERP_S_F(A, B, E) ptl_lerp_f((A), (B), (float)*(const double *)(E))
 #define LERP_S_D(A, B, E) ptl_lerp_d((A), (B), *(const double *)(E))
 #define LERP_T_F(A, B, W, E) ptl_lerp_f((A), (B), (W))
 #define LERP_T_D(A, B, W, E) ptl_lerp_d((A), (B), (W))
-DEFINE_LOOP2(lerp_scalar, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, LERP_S_F)
-DEFINE_LOOP2(lerp_scalar, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, LERP_S_F)
-DEFINE_LOOP2(lerp_scalar, float, f4, PTL_ID, PTL_ID, LERP_S_F)
-DEFINE_LOOP2(lerp_scalar, double, f8, PTL_ID, PTL_ID, LERP_S_D)
-DEFINE_LOOP3(lerp_tensor, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, LERP_T_F)
-DEFINE_LOOP3(lerp_tensor, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, LERP_T_F)
-DEFINE_LOOP3(lerp_tensor, float, f4, PTL_ID, PTL_ID, LERP_T_F)
-DEFINE_LOOP3(lerp_tensor, double, f8, PTL_ID, PTL_ID, LERP_T_D)
+DEFINE_LOOP2_CLONES(LERP_CLONES, lerp_scalar, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, LERP_S_F)
+DEFINE_LOOP2_CLONES(LERP_CLONES, lerp_scalar, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, LERP_S_F)
+DEFINE_LOOP2_CLONES(LERP_CLONES, lerp_scalar, float, f4, PTL_ID, PTL_ID, LERP_S_F)
+DEFINE_LOOP2_CLONES(LERP_CLONES, lerp_scalar, double, f8, PTL_ID, PTL_ID, LERP_S_D)
+DEFINE_LOOP3_CLONES(LERP_CLONES, lerp_tensor, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, LERP_T_F)
+DEFINE_LOOP3_CLONES(LERP_CLONES, lerp_tensor, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, LERP_T_F)
+DEFINE_LOOP3_CLONES(LERP_CLONES, lerp_tensor, float, f4, PTL_ID, PTL_ID, LERP_T_F)
+DEFINE_LOOP3_CLONES(LERP_CLONES, lerp_tensor, double, f8, PTL_ID, PTL_ID, LERP_T_D)
 static const PtlLoop lerp_scalar_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(lerp_scalar)};
 static const PtlLoop lerp_tensor_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(lerp_tensor)};
 

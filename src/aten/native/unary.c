@@ -6,10 +6,10 @@
  * compute integer and bool inputs in the default float dtype (TensorIterator's
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
  * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, erfinv, sigmoid,
- * tanh, sinh, cosh, exp2, log2, tan, atan, asin, acos, asinh, acosh, erfc, i0, special_i0e,
- * special_i1 and special_i1e and float64 exp, expm1, log, log1p, sigmoid, tanh, sin, cos,
- * log2, tan, exp2, asin, acos, atan, asinh, acosh, erf, erfc and erfinv have AVX2 and
- * AVX-512 loops chosen at run time (DispatchStub's cpu capability); float32 / float64
+ * tanh, sinh, cosh, sin, cos, exp2, log2, tan, atan, asin, acos, asinh, acosh, erfc, i0,
+ * special_i0e, special_i1 and special_i1e and float64 exp, expm1, log, log1p, sigmoid, tanh,
+ * sin, cos, log2, tan, exp2, asin, acos, atan, asinh, acosh, erf, erfc and erfinv have AVX2
+ * and AVX-512 loops chosen at run time (DispatchStub's cpu capability); float32 / float64
  * lgamma, digamma and polygamma(0 or 1, .) and float64 i0, special_i0e, special_i1 and
  * special_i1e send contiguous data to unary_special.c's (Note [Vector lgamma and digamma],
  * Note [Float64 lgamma and Bessel lanes]). */
@@ -271,7 +271,7 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
 /* ---- vector loops: float32 exp, expm1, erf, erfinv, log, log1p, sigmoid, tanh, sinh, cosh,
- * exp2, log2, tan, atan, asin, acos, asinh, acosh, erfc, i0, i0e, i1, i1e; float64 exp,
+ * sin, cos, exp2, log2, tan, atan, asin, acos, asinh, acosh, erfc, i0, i0e, i1, i1e; float64 exp,
  * expm1, log, log1p, sigmoid, tanh, sin, cos, log2, tan, exp2, asin, acos, atan, asinh, acosh,
  * erf, erfc, erfinv
  *
@@ -592,7 +592,8 @@ DEFINE_UNARY_VEC_ERFC(pd512)
  * (positive terms, no cancellation; the rest is below 1e-12 relative), above it
  * e^|x| / sqrt|x| R(1 / |x|), R a degree-7 Chebyshev fit of sqrt(x) i0e(x) on [8, 92.5]
  * converted to powers (2.8e-10 relative), |x| clamped at 100 (float32 overflows from 91.9);
- * the second branch runs only for vectors with a lane above 8.  NaN propagates. */
+ * the second branch runs only for vectors with a lane above 8.  +-inf gives NaN (Note
+ * [Special functions at the infinities] in special_math.h), NaN propagates. */
 static const double i0_series_coef[] = {
     1.6894710964510562e-37, 6.757884385804225e-35, 2.4395962632753253e-32,
     7.904291893012054e-30, 2.2843403570804838e-27, 5.8479113141260385e-25,
@@ -618,6 +619,8 @@ static const double i0_asym_coef[] = {
             r = PTL_V(S, div)(PTL_V(S, mul)(r, ptl_vm_exp_##S(ab)), PTL_V(S, sqrt)(ab));  \
             y = PTL_VSEL(S, big, y, r);                                                   \
         }                                                                                 \
+        y = PTL_VSEL(S, PTL_VCMP(S, ax, PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ), y,         \
+                     PTL_V(S, set1)(NAN));                                                \
         return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
     }                                                                                     \
     DEFINE_F4_IN_DOUBLE_MAP(i0, i0, S)
@@ -628,7 +631,8 @@ DEFINE_UNARY_VEC_I0(pd512)
  * of i1(x) = x/2 sum (x^2 / 4)^k / (k! (k + 1)!) up to k = 20, times e^-|x| for the scaled
  * forms; above it sqrt(x) i0e(x) or sqrt(x) i1e(x) as R(1 / x), R a degree-9 Chebyshev fit
  * on [0, 1/8] converted to powers (4e-11 relative), times sqrt(1 / x), times e^|x| (|x| clamped at
- * 100) for i1; i1 and i1e are odd (x's sign put back: -0 stays -0).  NaN propagates. */
+ * 100) for i1; i1 and i1e are odd (x's sign put back: -0 stays -0).  i1(+-inf) is NaN (Note
+ * [Special functions at the infinities] in special_math.h), NaN propagates. */
 static const double i1_series_coef[] = {
     8.045100459290744e-39, 3.3789421929021126e-36, 1.2839980333028028e-33,
     4.391273273895586e-31, 1.3437296218120491e-28, 3.654944571328774e-26,
@@ -675,6 +679,10 @@ static const double i1e_asym_coef[] = {
             y = PTL_VSEL(S, big, y, r);                                                   \
         }                                                                                 \
         y = order == 0 ? y : PTL_V(S, or)(y, PTL_V(S, and)(sign, x));                     \
+        if (!scaled) {                                                                    \
+            y = PTL_VSEL(S, PTL_VCMP(S, ax, PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ), y,     \
+                         PTL_V(S, set1)(NAN));                                            \
+        }                                                                                 \
         return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
     }                                                                                     \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_special_i0e_##S(PTL_VT(S) x)              \
@@ -736,8 +744,8 @@ DEFINE_UNARY_VEC_DOUBLE_FORMULAS(pd512)
     DEFINE_VEC_OP2(sigmoid, S, D)                                                         \
     DEFINE_VEC_OP2(tanh, S, D)                                                            \
     DEFINE_VEC_OP_D(erfinv, S, D)                                                         \
-    DEFINE_VEC_OP_F8(sin, S, D)                                                           \
-    DEFINE_VEC_OP_F8(cos, S, D)                                                           \
+    DEFINE_VEC_OP2(sin, S, D)                                                             \
+    DEFINE_VEC_OP2(cos, S, D)                                                             \
     DEFINE_VEC_OP2(exp2, S, D)                                                            \
     DEFINE_VEC_OP2(atan, S, D)                                                            \
     DEFINE_VEC_OP2(asin, S, D)                                                            \
@@ -854,8 +862,8 @@ DEFINE_UNARY_KERNEL(log10, PICK_VEC(log10), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL_HALVES(log1p)
 DEFINE_UNARY_KERNEL(sqrt, sqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(rsqrt, rsqrt_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(sin, PICK_VEC(sin), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(cos, PICK_VEC(cos), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(sin, PICK_VEC(sin), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL(cos, PICK_VEC(cos), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(tan, PICK_VEC(tan), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(asin, PICK_VEC(asin), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(acos, PICK_VEC(acos), U_FLOAT | U_VEC_F4, NULL)

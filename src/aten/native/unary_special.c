@@ -39,8 +39,8 @@
  * then 1/z + 1/(2 z^2) + sum_k B_2k / z^(2k+1) to B_16 (the next term is under 6e-18
  * relative).  x < 0 by psi1(x) = pi^2 / sin^2(pi x) - psi1(1 - x) (no cancellation: the
  * first term is at least pi^2, the second at most pi^2 / 6).  0 < x < 1e-100 gives
- * 1/x^2 + pi^2 / 6.  +-0, the negative integers and -inf give +inf, +inf gives 0, NaN
- * propagates: ptl_polygamma_d(1, .)'s values. */
+ * 1/x^2 + pi^2 / 6.  +-0 and the negative integers give +inf, -inf NaN (no limit), +inf
+ * 0, NaN propagates: ptl_polygamma_d(1, .)'s values. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -110,7 +110,8 @@ static const double trigamma_series_coef[] = {-3617.0 / 510, 7.0 / 6,    -691.0 
  * fall fast, so the powers cost nothing in accuracy; truncation under 1e-17), divided by
  * sqrt(x), times e^x for i0 / i1 (e^(x/2) twice past 700, where e^x alone would overflow
  * before I_n does).  i1 and i1e are odd (x's sign put back: -0 stays -0); i0(+-inf) and
- * i1(+-inf) are +-inf, the scaled forms 0 (with x's sign for i1e); NaN propagates. */
+ * i1(+-inf) are NaN (Note [Special functions at the infinities] in special_math.h), the
+ * scaled forms 0 (with x's sign for i1e); NaN propagates. */
 static const double lgamma2_coef[] = {
     -4.078534068052586e-08, -3.4479731556290396e-08, -3.935367409100538e-09,
     1.0494396669769736e-07, -9.14935328797869e-08, 1.8260106722411254e-07,
@@ -263,7 +264,7 @@ static const double lgamma_stirling8_coef[] = {-3617.0 / 122400, 1.0 / 156, -691
                     rh = PTL_VSEL(S, huge, rh, r2);                                       \
                 }                                                                         \
                 PTL_VMT(S) inf = PTL_VCMP(S, ab, PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ);   \
-                r = PTL_VSEL(S, inf, rh, PTL_V(S, set1)(INFINITY));                       \
+                r = PTL_VSEL(S, inf, rh, PTL_V(S, set1)(NAN));                            \
             }                                                                             \
             y = PTL_VSEL(S, big, y, r);                                                   \
         }                                                                                 \
@@ -387,6 +388,8 @@ DEFINE_F8_FORMULAS(pd512)
                                     PTL_VCMP(S, x, rd, _CMP_EQ_OQ));                      \
         y = PTL_VSEL(S, pole, y, PTL_V(S, set1)(INFINITY));                               \
         y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ), y, zero);   \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(-INFINITY), _CMP_EQ_OQ), y,         \
+                     PTL_V(S, set1)(NAN));                                                \
         return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
     }                                                                                     \
     PTL_VATTR(S) static inline PTL_VT(S) apply_##S(PTL_VT(S) v, int fn)                   \

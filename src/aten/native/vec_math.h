@@ -1,5 +1,5 @@
-/* vec_math.h -- vectorized exp, expm1, erf, sigmoid, tanh, log, log1p, sinh, cosh and the
- * sine and cosine of 2 pi u shared by the unary, activation, softmax, recurrent-cell and
+/* vec_math.h -- vectorized exp, expm1, erf, sigmoid, tanh, log, log1p, sinh, cosh, sin, cos
+ * and the sine and cosine of 2 pi u shared by the unary, activation, softmax, recurrent-cell and
  * random kernels.  Mirrors the exp/erf of
  * ATen/cpu/vec/vec256/vec256_float.h and vec256_double.h (Sleef there; our own polynomials
  * here).
@@ -22,8 +22,8 @@
  * also as portable scalar code without branches or libm calls, which gcc auto-vectorizes in
  * plain loops.  log (on positive normal numbers) and sincos2pi have scalar twins with the
  * same bits in scalar_math.h, for the host and the CUDA device (Note [Scalar twins of
- * vector formulas]).  expm1, sigmoid, tanh, log, log1p, sinh and cosh (float only) have only
- * vector versions in the unary kernels; the portable loops use scalar_math.h and libm. */
+ * vector formulas]).  expm1, sigmoid, tanh, log, log1p, sinh, cosh, sin and cos (float only)
+ * have only vector versions in the unary kernels; the portable loops use scalar_math.h and libm. */
 #ifndef PTL_ATEN_NATIVE_VEC_MATH_H
 #define PTL_ATEN_NATIVE_VEC_MATH_H
 
@@ -722,7 +722,9 @@ PTL_VM_DEFINE_DOUBLE_FORMULAS(pd512)
 #define PTL_VM_PIO2_C1 0x1.921fb54400000p+0
 #define PTL_VM_PIO2_C2 0x1.0b4611a600000p-34
 #define PTL_VM_PIO2_C3 0x1.3198a2e037073p-69
-#define PTL_VM_DEFINE_FLOAT64_TRIG(S)                                                     \
+/* The helpers of the sine and cosine lanes of every kind: a two-sum, the patch of a
+ * formula's slow lanes by a scalar function, and the last step of both kinds' sincos. */
+#define PTL_VM_DEFINE_SINCOS_HELPERS(S)                                                   \
     /* s + e = a + b exactly (two-sum) */                                                 \
     PTL_VATTR(S) static inline PTL_VT(S)                                                  \
         ptl_vm_two_sum_##S(PTL_VT(S) a, PTL_VT(S) b, PTL_VT(S) *e)                        \
@@ -732,14 +734,15 @@ PTL_VM_DEFINE_DOUBLE_FORMULAS(pd512)
         return s;                                                                         \
     }                                                                                     \
     /* y with its lanes in slow replaced by f(x) */                                       \
-    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
-        ptl_vm_patch_##S(PTL_VT(S) y, PTL_VT(S) x, PTL_VMT(S) slow, double (*f)(double))  \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_patch_##S(PTL_VT(S) y, PTL_VT(S) x,       \
+                                                          PTL_VMT(S) slow,                \
+                                                          PTL_VE(S) (*f)(PTL_VE(S)))      \
     {                                                                                     \
         int bits = PTL_VBITS(S, slow);                                                    \
         if (bits == 0) {                                                                  \
             return y;                                                                     \
         }                                                                                 \
-        double xs[PTL_VLANES(S)], ys[PTL_VLANES(S)];                                      \
+        PTL_VE(S) xs[PTL_VLANES(S)], ys[PTL_VLANES(S)];                                   \
         PTL_V(S, storeu)(xs, x);                                                          \
         PTL_V(S, storeu)(ys, y);                                                          \
         for (int i = 0; i < PTL_VLANES(S); i++) {                                         \
@@ -749,12 +752,31 @@ PTL_VM_DEFINE_DOUBLE_FORMULAS(pd512)
         }                                                                                 \
         return PTL_V(S, loadu)(ys);                                                       \
     }                                                                                     \
+    /* sin x in *s, cos x in *c from sn, cs, the sine and cosine of x - q pi/2 = xh + .., \
+     * k x 2/pi plus the rounding constant (q = round(x 2/pi) in its low bits); sin x = x \
+     * for |x| < tiny.  Returns the slow lanes: |x| > 2^20, inf, NaN and |xh| < |q| cut. */ \
+    PTL_VATTR(S) static inline PTL_VMT(S)                                                 \
+        ptl_vm_sincos_finish_##S(PTL_VT(S) x, PTL_VT(S) q, PTL_VT(S) k, PTL_VT(S) xh,      \
+                                 PTL_VT(S) sn, PTL_VT(S) cs, PTL_VE(S) tiny,              \
+                                 PTL_VE(S) cut, PTL_VT(S) *s, PTL_VT(S) *c)               \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0);                                      \
+        ptl_vm_quadrant_##S(q, PTL_VTOI(S, k), sn, cs, s, c);                             \
+        PTL_VT(S) ax = PTL_V(S, andnot)(sign, x);                                         \
+        *s = PTL_VSEL(S, PTL_VCMP(S, ax, PTL_V(S, set1)(tiny), _CMP_LT_OQ), *s, x);       \
+        PTL_VT(S) qcut = PTL_V(S, mul)(PTL_V(S, andnot)(sign, q), PTL_V(S, set1)(cut));   \
+        return PTL_VMOR(S, PTL_VCMP(S, ax, PTL_V(S, set1)(0x1p20), _CMP_NLE_UQ),          \
+                        PTL_VCMP(S, PTL_V(S, andnot)(sign, xh), qcut, _CMP_LT_OQ));       \
+    }
+PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_SINCOS_HELPERS)
+#undef PTL_VM_DEFINE_SINCOS_HELPERS
+
+#define PTL_VM_DEFINE_FLOAT64_TRIG(S)                                                     \
     /* sin x in *s, cos x in *c, slow lanes in the mask returned (Note [Vector float64     \
      * sin, cos, tanh, sigmoid]) */                                                       \
     PTL_VATTR(S) static inline PTL_VMT(S)                                                 \
         ptl_vm_sincos_fast_##S(PTL_VT(S) x, PTL_VT(S) *s, PTL_VT(S) *c)                   \
     {                                                                                     \
-        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0);                                      \
         const PTL_VT(S) magic = PTL_V(S, set1)(PTL_SINCOS2PI_MAGIC);                      \
         PTL_VT(S) k = PTL_V(S, fmadd)(x, PTL_V(S, set1)(0.63661977236758134308), magic);  \
         PTL_VT(S) q = PTL_V(S, sub)(k, magic), e, sn, cs;                                 \
@@ -765,27 +787,7 @@ PTL_VM_DEFINE_DOUBLE_FORMULAS(pd512)
         PTL_VT(S) xh = PTL_V(S, add)(rh, rl);                                             \
         PTL_VT(S) xl = PTL_V(S, sub)(rl, PTL_V(S, sub)(xh, rh));                          \
         ptl_vm_sincos_kernel_##S(xh, xl, &sn, &cs);                                       \
-        ptl_vm_quadrant_##S(q, PTL_VTOI(S, k), sn, cs, s, c);                             \
-        PTL_VT(S) ax = PTL_V(S, andnot)(sign, x);                                         \
-        *s = PTL_VSEL(S, PTL_VCMP(S, ax, PTL_V(S, set1)(0x1p-27), _CMP_LT_OQ), *s, x);    \
-        PTL_VT(S) cut = PTL_V(S, mul)(PTL_V(S, andnot)(sign, q), PTL_V(S, set1)(0x1p-58)); \
-        return PTL_VMOR(S, PTL_VCMP(S, ax, PTL_V(S, set1)(0x1p20), _CMP_NLE_UQ),          \
-                        PTL_VCMP(S, PTL_V(S, andnot)(sign, xh), cut, _CMP_LT_OQ));        \
-    }                                                                                     \
-    /* cos x if cosine, else sin x; libm's on the slow lanes */                           \
-    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_sin_or_cos_##S(PTL_VT(S) x, int cosine)   \
-    {                                                                                     \
-        PTL_VT(S) s, c;                                                                   \
-        PTL_VMT(S) slow = ptl_vm_sincos_fast_##S(x, &s, &c);                              \
-        return ptl_vm_patch_##S(cosine ? c : s, x, slow, cosine ? cos : sin);             \
-    }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_sin_##S(PTL_VT(S) x)                      \
-    {                                                                                     \
-        return ptl_vm_sin_or_cos_##S(x, 0);                                               \
-    }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_cos_##S(PTL_VT(S) x)                      \
-    {                                                                                     \
-        return ptl_vm_sin_or_cos_##S(x, 1);                                               \
+        return ptl_vm_sincos_finish_##S(x, q, k, xh, sn, cs, 0x1p-27, 0x1p-58, s, c);     \
     }                                                                                     \
     /* ptl_vm_exp_coef_pd's polynomial in r by Estrin's scheme: pairs c[k] r + c[k + 1]  \
      * joined by r^2, r^4, r^8, a chain of 4 dependent steps instead of Horner's 11 */     \
@@ -889,6 +891,108 @@ PTL_VM_DEFINE_DOUBLE_FORMULAS(pd512)
 PTL_VM_DEFINE_FLOAT64_TRIG(pd)
 PTL_VM_DEFINE_FLOAT64_TRIG(pd512)
 #undef PTL_VM_DEFINE_FLOAT64_TRIG
+
+/* Note [Vector float32 sin, cos]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * libm's sinf and cosf per element made float32 sin and cos 0.17x PyTorch's Sleef loops
+ * (1e5 and 1e6 values, one thread; 1.9-2.1x in these lanes, docs/performance.md).  In float
+ * lanes (8 with AVX2, 16 with AVX-512):
+ *
+ * q = round(x 2/pi) (one FMA with the rounding constant, whose low bits give the quadrant),
+ * and x - q pi/2 as a float pair xh + xl, pi/2 = C1 + C2 + C3 in floats (what is left is
+ * 1e-23).  t = x - q C1 by one FMA is exact: for |x| >= 1 both x and q C1 are multiples of
+ * 2^-23 and their difference is below 2 (|q| < 2^20), for |x| < 1 q is 0 or +-1 and
+ * Sterbenz's lemma applies.  t - q C2 keeps both its rounding errors (the product's by an
+ * FMA, the difference's by a two-sum) and q C3 goes into the tail, so xh + xl is off by
+ * about |q| 2^-72.  Slow lanes: |xh| < |q| 2^-42 (x within 2^-30 relative of a multiple of
+ * pi/2; three floats below 2^20 have it), |x| > 2^20, inf and NaN; they take libm's float64
+ * sin or cos rounded to float32 (libm reduces huge arguments exactly).
+ *
+ * sin(xh + xl) = xh + (xh z P(z) + xl), z = xh^2 (cos(xh) xl = xl to the last bit), and
+ * cos(xh + xl) = w + (((1 - w) - z/2) + (z^2 Q(z) - zl/2 - xh xl)) with w = 1 - z/2 and
+ * zl = xh^2 - z exact by an FMA (fdlibm's k_cos arrangement; without zl, z's rounding
+ * costs 0.15 ulp), then the quadrant rule of ptl_vm_quadrant.  P, Q: degree-3 and degree-2
+ * fits of (sin r - r) / r^3 and (cos r - 1 + r^2/2) / r^4 in r^2 on |r| <= 0.82 (with 2/pi
+ * rounded to float, q can be one off round(x 2/pi) and |r| pass pi/4 by up to 0.03 near
+ * 2^20), 2^-32 relative with float coefficients (tools/fit_sincos_f32.py).  |x| < 2^-12 gives sin x =
+ * x (keeps -0).  Measured exhaustively over every float32 |x| <= 2^20 against float64
+ * libm: 0.86 ulp at most for sin, 0.87 for cos (Sleef's u10, PyTorch's, is 1.0). */
+#define PTL_VM_PIO2F_C1 0x1.921fb6p+0f
+#define PTL_VM_PIO2F_C2 -0x1.777a5cp-25f
+#define PTL_VM_PIO2F_C3 -0x1.ee59dap-50f
+/* (sin r - r) / r^3 and (cos r - 1 + r^2 / 2) / r^4 in r^2, the highest power first */
+static const float ptl_vm_sinf_coef[] = {2.803717280e-06f, -1.985064009e-04f,
+                                         8.333374746e-03f, -1.666666716e-01f};
+static const float ptl_vm_cosf_coef[] = {2.439365016e-05f, -1.388695906e-03f,
+                                         4.166663811e-02f};
+
+/* the slow lanes' sin and cos: float64 libm's, rounded */
+static inline float
+ptl_vm_sinf_slow(float x)
+{
+    return (float)sin(x);
+}
+
+static inline float
+ptl_vm_cosf_slow(float x)
+{
+    return (float)cos(x);
+}
+
+#define PTL_VM_DEFINE_FLOAT32_TRIG(S)                                                     \
+    /* sin x in *s, cos x in *c, slow lanes in the mask returned */                       \
+    PTL_VATTR(S) static inline PTL_VMT(S)                                                 \
+        ptl_vm_sincos_fast_##S(PTL_VT(S) x, PTL_VT(S) *s, PTL_VT(S) *c)                   \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f), half = PTL_V(S, set1)(0.5f);          \
+        const PTL_VT(S) magic = PTL_V(S, set1)(PTL_VM_MAGIC_ps);                          \
+        const PTL_VT(S) mc2 = PTL_V(S, set1)(-PTL_VM_PIO2F_C2);                           \
+        PTL_VT(S) k = PTL_V(S, fmadd)(x, PTL_V(S, set1)(0.636619772f), magic);            \
+        PTL_VT(S) q = PTL_V(S, sub)(k, magic), e, sn, cs;                                 \
+        PTL_VT(S) t = PTL_V(S, fnmadd)(q, PTL_V(S, set1)(PTL_VM_PIO2F_C1), x);            \
+        /* t - q C2 = rh + e + pe exactly: the product's error pe by an FMA, e by a two-sum */ \
+        PTL_VT(S) p = PTL_V(S, mul)(q, mc2), pe = PTL_V(S, fmsub)(q, mc2, p);             \
+        PTL_VT(S) rh = ptl_vm_two_sum_##S(t, p, &e);                                      \
+        PTL_VT(S) rl = PTL_V(S, fnmadd)(q, PTL_V(S, set1)(PTL_VM_PIO2F_C3),               \
+                                        PTL_V(S, add)(e, pe));                            \
+        PTL_VT(S) xh = PTL_V(S, add)(rh, rl);                                             \
+        PTL_VT(S) xl = PTL_V(S, sub)(rl, PTL_V(S, sub)(xh, rh));                          \
+        PTL_VT(S) z = PTL_V(S, mul)(xh, xh), zl = PTL_V(S, fmsub)(xh, xh, z);             \
+        sn = PTL_V(S, fmadd)(PTL_V(S, mul)(xh, z), PTL_VM_POLY(S, z, ptl_vm_sinf_coef), xl); \
+        sn = PTL_V(S, add)(xh, sn);                                                       \
+        PTL_VT(S) hz = PTL_V(S, mul)(half, z), w = PTL_V(S, sub)(one, hz);                \
+        PTL_VT(S) tail = PTL_V(S, fmsub)(PTL_V(S, mul)(z, z), PTL_VM_POLY(S, z, ptl_vm_cosf_coef), \
+                                         PTL_V(S, fmadd)(half, zl, PTL_V(S, mul)(xh, xl))); \
+        cs = PTL_V(S, add)(w, PTL_V(S, add)(PTL_V(S, sub)(PTL_V(S, sub)(one, w), hz), tail)); \
+        return ptl_vm_sincos_finish_##S(x, q, k, xh, sn, cs, 0x1p-12f, 0x1p-42f, s, c);   \
+    }
+PTL_VM_FOR_FLOAT_KINDS(PTL_VM_DEFINE_FLOAT32_TRIG)
+#undef PTL_VM_DEFINE_FLOAT32_TRIG
+
+/* sin x and cos x of every kind: ptl_vm_sincos_fast, libm's (float64) on the slow lanes */
+#define PTL_VM_SIN_SLOW_pd sin
+#define PTL_VM_SIN_SLOW_ps ptl_vm_sinf_slow
+#define PTL_VM_COS_SLOW_pd cos
+#define PTL_VM_COS_SLOW_ps ptl_vm_cosf_slow
+#define PTL_VM_DEFINE_SIN_COS(S)                                                          \
+    /* cos x if cosine, else sin x */                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_sin_or_cos_##S(PTL_VT(S) x, int cosine)   \
+    {                                                                                     \
+        PTL_VT(S) s, c;                                                                   \
+        PTL_VMT(S) slow = ptl_vm_sincos_fast_##S(x, &s, &c);                              \
+        return ptl_vm_patch_##S(cosine ? c : s, x, slow,                                  \
+                                cosine ? PTL_VK(S, PTL_VM_COS_SLOW) : PTL_VK(S, PTL_VM_SIN_SLOW)); \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_sin_##S(PTL_VT(S) x)                      \
+    {                                                                                     \
+        return ptl_vm_sin_or_cos_##S(x, 0);                                               \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_cos_##S(PTL_VT(S) x)                      \
+    {                                                                                     \
+        return ptl_vm_sin_or_cos_##S(x, 1);                                               \
+    }
+PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_SIN_COS)
+#undef PTL_VM_DEFINE_SIN_COS
 
 /* The float formulas of vector kind S (ps or ps512).
  *
@@ -1195,6 +1299,8 @@ PTL_VM_FOR_FLOAT_KINDS(PTL_VM_DEFINE_ATAN2_ERFINV)
     PTL_VM_DEFINE_MAP(log1p, S)                                                           \
     PTL_VM_DEFINE_MAP(sinh, S)                                                            \
     PTL_VM_DEFINE_MAP(cosh, S)                                                            \
+    PTL_VM_DEFINE_MAP(sin, S)                                                             \
+    PTL_VM_DEFINE_MAP(cos, S)                                                             \
     PTL_VM_DEFINE_MAP(erfinv, S)
 
 PTL_VM_DEFINE_FLOAT_MAPS(ps)

@@ -41,7 +41,12 @@ def main(case):
         model = DDP(nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2)))
         for _ in range(2):
             model.module[0](torch.ones(2, 3)).sum().backward()
-            model(torch.ones(2, 3))
+            try:
+                model(torch.ones(2, 3))
+            except RuntimeError as e:
+                print(f"rank {rank}: forward raised {e}", flush=True)
+                dist.barrier()     # both ranks have printed before either raises (and aborts)
+                raise
     elif case == "ddp_hook_raises":
         # a Python post-accumulate-grad hook raises: backward stops before the parameter is
         # ready, so the reduction never finishes and the next forward says which parameters
