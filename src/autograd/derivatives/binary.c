@@ -287,7 +287,7 @@ nextafter_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 /* igamma(a, x) and igammac(a, x): d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) = -d/dx Q(a, x),
  * the hidden op _ptl_igamma_density (derivatives.yaml writes it as exp((a - 1) log x - x -
  * lgamma(a)), whose exponent's rounding, |a log x| ulps, is all of it from a ~ 1e16: see
- * Note [Incomplete gamma for large a]); the derivative in a is not implemented (PyTorch's
+ * Note [Incomplete gamma density]); the derivative in a is not implemented (PyTorch's
  * not_implemented("igamma: input")) */
 static int
 igamma_pq_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, int upper)
