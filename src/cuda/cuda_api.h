@@ -135,7 +135,7 @@ typedef enum PtlCudaPointwiseOp {
     PTL_CUDA_OP_I1,
     PTL_CUDA_OP_I1E,
     PTL_CUDA_OP_HYPOT,
-    PTL_CUDA_OP_IGAMMA,
+    PTL_CUDA_OP_IGAMMA,             /* p[0] != 0: its derivative in x, _ptl_igamma_density */
     PTL_CUDA_OP_IGAMMAC,
     /* distributions.h's reparameterised gradients: (self, output) and (x, alpha, total) */
     PTL_CUDA_OP_STANDARD_GAMMA_GRAD,

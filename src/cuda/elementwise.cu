@@ -291,7 +291,9 @@ apply(const A *x, const double *p)
     case PTL_CUDA_OP_I1: return (A)ptl_i1_d((double)x[0]);
     case PTL_CUDA_OP_I1E: return (A)ptl_i1e_d((double)x[0]);
     case PTL_CUDA_OP_HYPOT: return hypot_of(x[0], x[1]);
-    case PTL_CUDA_OP_IGAMMA: return (A)ptl_igamma_d((double)x[0], (double)x[1]);
+    case PTL_CUDA_OP_IGAMMA:   // p[0] != 0: _ptl_igamma_density, its derivative in x
+        return (A)(p[0] != 0.0 ? ptl_igamma_density_d((double)x[0], (double)x[1])
+                               : ptl_igamma_d((double)x[0], (double)x[1]));
     case PTL_CUDA_OP_IGAMMAC: return (A)ptl_igammac_d((double)x[0], (double)x[1]);
     case PTL_CUDA_OP_STANDARD_GAMMA_GRAD:
         return (A)ptl_standard_gamma_grad((double)x[0], (double)x[1]);

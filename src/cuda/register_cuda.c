@@ -259,16 +259,19 @@ special_unary_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_error_set(PTL_ERR_RUNTIME, "special_unary_cuda: unknown op");
 }
 
-/* hypot, igamma, igammac (+ in-place, out=): floating dtypes only */
+/* hypot, igamma, igammac (+ in-place, out=), _ptl_igamma_density (igamma's op with the
+ * parameter 1): floating dtypes only */
 static int
 special_binary_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
+    static const double density[1] = {1.0};
     const char *name = op->schema.name + strlen("aten::");
     PtlCudaPointwiseOp cop = strncmp(name, "hypot", 5) == 0     ? PTL_CUDA_OP_HYPOT
                              : strncmp(name, "igammac", 7) == 0 ? PTL_CUDA_OP_IGAMMAC
                                                                 : PTL_CUDA_OP_IGAMMA;
     (void)ks;
-    return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), cop, NULL);
+    return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), cop,
+                          op->id == PTL_OP__ptl_igamma_density ? density : NULL);
 }
 
 /* _standard_gamma_grad(self, output) and _dirichlet_grad(x, alpha, total): the CPU kernels'
@@ -969,6 +972,7 @@ static const PtlKernelReg cuda_kernels[] = {
     POINTWISE(igammac, special_binary_cuda),
     POINTWISE(igammac_, special_binary_cuda),
     POINTWISE(igammac_out, special_binary_cuda),
+    POINTWISE(_ptl_igamma_density, special_binary_cuda),
     POINTWISE(silu, act_cuda),
     POINTWISE(silu_, act_cuda),
     POINTWISE(silu_backward, act_cuda),

@@ -74,6 +74,7 @@ BINARY = {
     "hypot": ptl.hypot,
     "igamma": lambda a, x: ptl.igamma(a.abs(), x.abs()),
     "igammac": lambda a, x: ptl.igammac(a.abs(), x.abs()),
+    "igamma_density": lambda a, x: _C._op("aten::_ptl_igamma_density")(a.abs() * 8, x.abs() * 8),
     "silu_backward": lambda g, x: _C._op("aten::silu_backward")(g, x),
     "mish_backward": lambda g, x: _C._op("aten::mish_backward")(g, x),
     "elu_backward": lambda g, x: _C._op("aten::elu_backward")(g, 0.7, 1.2, 0.9, False, x),

@@ -22,6 +22,7 @@ CUDA_OPS = [
     "aten::erfc", "aten::erfc_", "aten::i0", "aten::i0.out", "aten::special_i0e",
     "aten::special_i1", "aten::special_i1e.out", "aten::hypot", "aten::hypot_",
     "aten::hypot.out", "aten::igamma", "aten::igammac", "aten::igammac_",
+    "aten::_ptl_igamma_density",
     "aten::silu", "aten::silu_", "aten::silu_backward", "aten::mish", "aten::mish_backward",
     "aten::elu", "aten::elu_", "aten::elu_backward", "aten::softplus",
     "aten::softplus_backward", "aten::log_sigmoid", "aten::log_sigmoid_backward",
