@@ -1,7 +1,8 @@
-"""Norms and moments of complex tensors (src/aten/native/complex_norm.c, Note [Complex norms
-and moments]) and complex linalg.cross against PyTorch in the same process: each row's
-fastest call of each library, the two alternating call by call, and their ratio (PyTorch's
-time / ours, > 1: we are faster); one thread is timed by its CPU time.
+"""Norms (src/aten/native/complex_norm.c, Note [Complex norms]) and moments
+(complex_reduce.c) of complex tensors and complex linalg.cross against PyTorch in the same
+process: each row's fastest call of each library, the two alternating call by call, and
+their ratio (PyTorch's time / ours, > 1: we are faster); one thread is timed by its CPU
+time.
 
     taskset -c 1 /work/venv-torch/bin/python benchmarks/interleaved_complex_norm.py
     ... --reps 40 --only var
