@@ -1191,29 +1191,26 @@ def _flash_refusal(query, key, value, dropout_p):
     return None
 
 
-def _sdp_backend(query, key, value, dropout_p):
-    """"flash" or "math", as PyTorch's CPU selection picks among the allowed backends
-    (torch.nn.attention.sdpa_kernel): flash where its kernel takes the inputs, else math.
-    Note [SDPA backends on the CPU]: the choice decides only which calls run and which raise,
-    as in PyTorch.  What computes them is ours: while flash is allowed, the fused kernel takes
-    every call it can (ranks 2 to 4, _sdpa_fusable) and the composite the rest (both compute
-    the same function); with math alone, the composite takes all.  The other backends exist
-    only on CUDA in PyTorch, so allowing only them leaves nothing."""
-    enabled = torch.backends._sdp_enabled
+def _check_sdp_backends(query, key, value, dropout_p):
+    """Raises as PyTorch's CPU selection does when the allowed backends
+    (torch.nn.attention.sdpa_kernel) leave none for these inputs; called only while math is
+    off, since the math backend takes any call.  Note [SDPA backends on the CPU]: the
+    switches decide only which calls run and which raise, as in PyTorch.  What computes them
+    is ours: while flash is allowed, the fused kernel takes every call it can (ranks 2 to 4,
+    _sdpa_fusable) and the composite the rest (both compute the same function); with math
+    alone, the composite takes all.  The other backends exist only on CUDA in PyTorch, so
+    allowing only them leaves nothing."""
     if query.numel() == 0 or key.numel() == 0 or value.numel() == 0:
-        return "math"   # PyTorch answers empty inputs before it looks at the switches
-    if not enabled["math"] and not enabled["flash"]:
+        return   # PyTorch answers empty inputs before it looks at the switches
+    if not torch.backends._sdp_enabled["flash"]:
         raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
                            "is likely due to turning off both the math kernel and the fused "
                            "kernels.")
-    reason = _flash_refusal(query, key, value, dropout_p) if enabled["flash"] else "off"
-    if reason is None:
-        return "flash"
-    if enabled["math"]:
-        return "math"
-    warnings.warn("Flash attention kernel not used because:", stacklevel=3)
-    warnings.warn(reason, stacklevel=3)
-    raise RuntimeError("No available kernel.  Aborting execution.")
+    reason = _flash_refusal(query, key, value, dropout_p)
+    if reason is not None:
+        warnings.warn("Flash attention kernel not used because:", stacklevel=3)
+        warnings.warn(reason, stacklevel=3)
+        raise RuntimeError("No available kernel.  Aborting execution.")
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
@@ -1234,7 +1231,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
-    _sdp_backend(query, key, value, dropout_p)
+    if not torch.backends._sdp_enabled["math"]:
+        _check_sdp_backends(query, key, value, dropout_p)
     if (torch.backends._sdp_enabled["flash"]
             and _sdpa_fusable(query, key, value, attn_mask, dropout_p)):
         return _sdpa_fused(query, key, value, attn_mask, is_causal, scale)
