@@ -87,6 +87,40 @@ join_parts(PtlTensorImpl *re, PtlTensorImpl *im)
     return out;
 }
 
+/* op(args) with every complex tensor argument replaced by its real part, then by its
+ * imaginary part; the two results joined as complex(real, imag) in s[0].  0 or -1. */
+static int
+run_on_parts(const PtlOperator *op, PtlIValue *s)
+{
+    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+    PtlTensorImpl *views[PTL_SCHEMA_MAX_ARGS] = {NULL}, *part[2] = {NULL, NULL}, *out = NULL;
+    for (int p = 0; p < 2; p++) {
+        for (int i = 0; i < op->schema.nargs; i++) {
+            st[i] = s[i];
+            if (s[i].tag == PTL_IV_TENSOR && s[i].u.t != NULL &&
+                ptl_dtype_is_complex(s[i].u.t->dtype)) {
+                PTL_CLEAR(views[i]);
+                if ((views[i] = ptl_call_k(p ? PTL_OP_imag : PTL_OP_real, 1, &s[i])) == NULL) {
+                    goto done;
+                }
+                st[i] = ptl_iv_tensor(views[i]);
+            }
+        }
+        if ((part[p] = ptl_call_tensor((PtlOpId)op->id, st)) == NULL) {
+            goto done;
+        }
+    }
+    PtlIValue a[2] = {ptl_iv_tensor(part[0]), ptl_iv_tensor(part[1])};
+    out = ptl_call_k(PTL_OP_complex, 2, a);
+done:
+    for (int i = 0; i < op->schema.nargs; i++) {
+        ptl_xdecref(views[i]);
+    }
+    ptl_xdecref(part[0]);
+    ptl_xdecref(part[1]);
+    return ptl_kernel_return(s, out);
+}
+
 /* ---- ops linear in their one complex tensor ---- */
 
 static int
@@ -105,26 +139,7 @@ linear_by_parts(const PtlOperator *op, PtlIValue *s)
     if (k < 0) {   /* a complex Scalar only: the real kernel's own refusal */
         return ptl_dtype_not_implemented(op, PTL_DTYPE_COMPLEX64);
     }
-    Parts p;
-    PtlTensorImpl *r[2] = {NULL, NULL};
-    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-    if (parts_of(s[k].u.t, &p) < 0) {
-        return -1;
-    }
-    for (int j = 0; j < 2; j++) {
-        memcpy(st, s, sizeof(PtlIValue) * (size_t)op->schema.nargs);
-        st[k] = ptl_iv_tensor(j == 0 ? p.re : p.im);
-        if ((r[j] = ptl_call_tensor(op->id, st)) == NULL) {
-            break;
-        }
-    }
-    parts_clear(&p);
-    PtlTensorImpl *out = join_parts(r[0], r[1]);
-    if (out == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(out);
-    return 0;
+    return run_on_parts(op, s);
 }
 
 /* embedding(weight, indices, ...) of a contiguous [V, D] complex weight: one real embedding of
@@ -440,38 +455,12 @@ PTL_DEFINE_REGISTER(complex_parts_kernels)
  * complex argument is replaced by its part.  A pad is a copy, so the parts' passes cost
  * time, not accuracy. */
 
-/* op(args) with every complex tensor argument replaced by its real parts, then its
- * imaginary parts; the two results joined as complex(real, imag) */
+/* The Complex key's kernel of the pads: run_on_parts. */
 static int
 each_part_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
-    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-    PtlTensorImpl *views[PTL_SCHEMA_MAX_ARGS] = {NULL}, *part[2] = {NULL, NULL}, *out = NULL;
-    for (int p = 0; p < 2; p++) {
-        for (int i = 0; i < op->schema.nargs; i++) {
-            st[i] = s[i];
-            if (s[i].tag == PTL_IV_TENSOR && ptl_dtype_is_complex(s[i].u.t->dtype)) {
-                PTL_CLEAR(views[i]);
-                if ((views[i] = ptl_call_k(p ? PTL_OP_imag : PTL_OP_real, 1, &s[i])) == NULL) {
-                    goto done;
-                }
-                st[i] = ptl_iv_tensor(views[i]);
-            }
-        }
-        if ((part[p] = ptl_call_tensor((PtlOpId)op->id, st)) == NULL) {
-            goto done;
-        }
-    }
-    PtlIValue a[2] = {ptl_iv_tensor(part[0]), ptl_iv_tensor(part[1])};
-    out = ptl_call_k(PTL_OP_complex, 2, a);
-done:
-    for (int i = 0; i < op->schema.nargs; i++) {
-        ptl_xdecref(views[i]);
-    }
-    ptl_xdecref(part[0]);
-    ptl_xdecref(part[1]);
-    return ptl_kernel_return(s, out);
+    return run_on_parts(op, s);
 }
 
 /* constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0): the CPU kernel fills and
