@@ -5,6 +5,11 @@ import tempfile
 
 import pytest
 
+# NumPy computes the references on one thread: OpenBLAS's spinning worker threads would compete
+# with pytorchlite's own pool for the same cores (beside other work, a 3x133x133 reference
+# solve took 0.4-1.3 s on OpenBLAS's threads and 0.03 s on one).  Set before NumPy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 # Test the package of this checkout (built in place), whatever else is installed.
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(_here))
