@@ -70,6 +70,41 @@ def _same_padding(input, weight, stride, dilation, nd):
     return input, left
 
 
+def _type_name(t):
+    """A CPU tensor's type as PyTorch's messages print it: torch.FloatTensor, or
+    CPUComplexFloatType for the complex dtypes, which have no legacy tensor type."""
+    from .._tensor_types import _NAME
+    return f"CPU{_NAME[t.dtype]}Type" if t.is_complex() else f"torch.{_NAME[t.dtype]}Tensor"
+
+
+def _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                 groups):
+    """aten::convolution, or for a complex input PyTorch's complex_convolution: convolution
+    is bilinear in input and weight, so three real convolutions of the parts (Gauss's
+    product) make the complex one: a = conv(x_r, w_r) + b_r, b = conv(x_i, w_i),
+    c = conv(x_r + x_i, w_r + w_i) + b_r + b_i, and the result is a - b + i (c - a - b).
+    Its gradients follow through the parts' ops.  aten::convolution itself refuses complex
+    tensors, as PyTorch's does."""
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    if not input.is_complex():
+        return torch.convolution(input, weight, bias, *args)
+    if weight.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({_type_name(input)}) and weight type "
+                           f"({_type_name(weight)}) should be the same")
+    if bias is not None and bias.dtype != input.dtype:
+        return torch.convolution(input, weight, bias, *args)   # its bias-type error
+    x, w = input.resolve_conj(), weight.resolve_conj()
+    xr, xi, wr, wi = x.real, x.imag, w.real, w.imag
+    br = bs = None
+    if bias is not None:
+        b = bias.resolve_conj()
+        br, bs = b.real, b.real + b.imag
+    a = torch.convolution(xr, wr, br, *args)
+    b = torch.convolution(xi, wi, None, *args)
+    c = torch.convolution(xr + xi, wr + wi, bs, *args)
+    return torch.complex(a - b, c - a - b)
+
+
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
     _check_conv_dim(input, nd, name)
     if isinstance(padding, str):
@@ -82,8 +117,8 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
     unbatched = input.dim() == nd + 1
     if unbatched:
         input = input.unsqueeze(0)
-    out = torch.convolution(input, weight, bias, _list(stride, nd), _list(padding, nd),
-                            _list(dilation, nd), False, [0] * nd, groups)
+    out = _convolution(input, weight, bias, _list(stride, nd), _list(padding, nd),
+                       _list(dilation, nd), False, [0] * nd, groups)
     return _drop(out, 0) if unbatched else out
 
 
@@ -104,8 +139,8 @@ def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilati
     unbatched = input.dim() == nd + 1
     if unbatched:
         input = input.unsqueeze(0)
-    out = torch.convolution(input, weight, bias, _list(stride, nd), _list(padding, nd),
-                            _list(dilation, nd), True, _list(output_padding, nd), groups)
+    out = _convolution(input, weight, bias, _list(stride, nd), _list(padding, nd),
+                       _list(dilation, nd), True, _list(output_padding, nd), groups)
     return _drop(out, 0) if unbatched else out
 
 
@@ -220,30 +255,58 @@ def _adaptive_size(input, output_size, nd):
     return [input.shape[input.dim() - nd + i] if s is None else s for i, s in enumerate(sizes)]
 
 
+def _global_avg(input, nd):
+    """Adaptive average pooling to a single bin as PyTorch's adaptive_avg_pool2d/3d take it,
+    before any other check: the mean over the last nd dims, kept; a channels-last input
+    gives a channels-last output.  So every input of at least nd dims, and every dtype the
+    mean takes (complex ones too), pools to one bin.  None where the pooling kernel takes
+    the input (floating, nd + 1 or nd + 2 dims, no empty pooled dim) and gives the same
+    values: its global path (Note [Global average pooling] in native/pool.c)."""
+    if (input.is_floating_point() and input.dim() in (nd + 1, nd + 2)
+            and all(input.shape[-1 - i] > 0 for i in range(nd))):
+        return None
+    out = input.mean(list(range(-1, -nd - 1, -1)), keepdim=True)
+    fmt = torch.channels_last if nd == 2 else torch.channels_last_3d
+    if input.dim() == nd + 2 and torch._C._suggest_memory_format(input) is fmt:
+        c = input.shape[1]
+        out = out.as_strided(out.shape, [c, 1] + [c] * nd)
+    return out
+
+
 def adaptive_avg_pool1d(input, output_size):
     _check_1d(input, "adaptive_avg_pool1d")
     o = _one(output_size, "adaptive_avg_pool1d", "output_size")
-    return _drop(_aten._adaptive_avg_pool2d(input.unsqueeze(-2), [1, o]), -2)
+    return _drop(adaptive_avg_pool2d(input.unsqueeze(-2), [1, o]), -2)
 
 
 def adaptive_avg_pool2d(input, output_size):
-    return _aten._adaptive_avg_pool2d(input, _adaptive_size(input, output_size, 2))
+    size = _adaptive_size(input, output_size, 2)
+    out = _global_avg(input, 2) if size == [1, 1] else None
+    return _aten._adaptive_avg_pool2d(input, size) if out is None else out
 
 
 def adaptive_avg_pool3d(input, output_size):
     """Adaptive average pooling over the last three dims: the bins are products of one
     interval per dim, so the mean over a bin is the mean over depth of 2-D bin means (two
-    passes of the 2-D kernel)."""
+    passes of the 2-D kernel).  A complex input pools to one bin only, as PyTorch's
+    (its 3-D kernel has no complex loop)."""
+    if isinstance(output_size, (list, tuple)) and len(output_size) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    out = _global_avg(input, 3) if _adaptive_size(input, output_size, 3) == [1, 1, 1] else None
+    if out is not None:
+        return out
     if input.dim() not in (4, 5):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                            f"{list(input.shape)}")
-    if isinstance(output_size, (list, tuple)) and len(output_size) != 3:
-        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
     for d in range(input.dim() - 3, input.dim()):
         if input.shape[d] == 0:
             raise RuntimeError("adaptive_avg_pool3d(): Expected input to have non-zero size for "
                                f"non-batch dimensions, but input has sizes {list(input.shape)} "
                                f"with dimension {d} being empty")
+    if input.is_complex():
+        from .._tensor_types import _NAME
+        raise NotImplementedError(f'"adaptive_avg_pool3d_cpu" not implemented for '
+                                  f"'{_NAME[input.dtype]}'")
     od, oh, ow = _adaptive_size(input, output_size, 3)
     lead, (d, h, w) = list(input.shape[:-3]), input.shape[-3:]
     planes = _aten._adaptive_avg_pool2d(input.reshape([-1, d, h, w]), [oh, ow])

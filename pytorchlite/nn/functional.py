@@ -982,8 +982,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
 def _keep_mask(shape, dtype, p, input):
     """1/(1-p) where an element is kept (probability 1-p), 0 where it is dropped, on the
     input's device (a CUDA input draws the CPU's mask for the same seed: Note [CUDA random
-    fills]; a meta input gets a meta mask, no values to draw)."""
-    if not dtype.is_floating_point:
+    fills]; a meta input gets a meta mask, no values to draw).  A complex input's mask is
+    complex, as PyTorch's, so its draw refuses it ("bernoulli_scalar_cpu_" not
+    implemented), except for p = 1, which PyTorch takes without a draw."""
+    if not dtype.is_floating_point and not (dtype.is_complex and p < 1):
         dtype = torch.get_default_dtype()
     mask = torch.empty(shape, dtype=dtype, device=input.device)
     mask = mask.bernoulli_(1 - p)
@@ -1036,6 +1038,17 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, 2, "dropout1d")
 
 
+def _warn_feature_dropout_rank(nd, dim):
+    """PyTorch's warning of dropout{nd}d for an input of dim dims that is neither nd + 1
+    nor nd + 2 (at the caller of dropout{nd}d)."""
+    warnings.warn(f"dropout{nd}d: Received a {dim}-D input to dropout{nd}d, which is deprecated "
+                  "and will result in an error in a future release. To retain the behavior and "
+                  "silence this warning, please use dropout instead. Note that "
+                  f"dropout{nd}d exists to provide channel-wise dropout on inputs with {nd} "
+                  "spatial dimensions, a channel dimension, and an optional batch dimension "
+                  f"(i.e. {nd + 1}D or {nd + 2}D inputs).", stacklevel=3)
+
+
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Zeroes whole channels: entries of dims 0 and 1 with everything after them.  As in
     PyTorch, an input that is not 4-D warns and is still treated as (N, C, ...): a 3-D input
@@ -1043,12 +1056,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     dim = input.dim()
     if dim not in (3, 4):
-        warnings.warn(f"dropout2d: Received a {dim}-D input to dropout2d, which is deprecated "
-                      "and will result in an error in a future release. To retain the "
-                      "behavior and silence this warning, please use dropout instead. Note "
-                      "that dropout2d exists to provide channel-wise dropout on inputs with 2 "
-                      "spatial dimensions, a channel dimension, and an optional batch "
-                      "dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+        _warn_feature_dropout_rank(2, dim)
     if dim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
                       "channel-wise 1D dropout behavior is desired - input is interpreted as "
@@ -1071,7 +1079,17 @@ def _channel_dropout(input, p, training, inplace):
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, 4, "dropout3d")
+    """Zeroes whole channels of an (N, C, D, H, W) input.  As in PyTorch, an input that is
+    not 5-D warns and gets a batch dim of 1 in front, so its dim 0 holds the channels
+    dropped: rows of a 2-D input, each element of a 1-D one."""
+    _check_p(p)
+    dim = input.dim()
+    if dim not in (4, 5):
+        _warn_feature_dropout_rank(3, dim)
+    if dim == 5:
+        return _channel_dropout(input, p, training, inplace)
+    out = _channel_dropout(input.unsqueeze(0), p, training, inplace)
+    return input if inplace else out.squeeze(0)
 
 
 _SELU_NEG = -_SELU_ALPHA * _SELU_SCALE

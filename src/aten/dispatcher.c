@@ -258,6 +258,12 @@ argument_keys(const PtlOperator *op, const PtlIValue *stack)
     if (ks & PTL_KEYSET(PTL_KEY_META)) {
         ks &= ~PTL_KEYSET(PTL_KEY_COMPLEX);   /* the Meta kernels compute shapes, not values */
     }
+    /* the SparseCPU kernels compute through dispatcher ops on their (dense) values, which
+     * pass the Complex key themselves; a Complex kernel would read a sparse tensor's empty
+     * storage */
+    if (ks & PTL_KEYSET(PTL_KEY_SPARSE_CPU)) {
+        ks &= ~PTL_KEYSET(PTL_KEY_COMPLEX);
+    }
     return ks;
 }
 

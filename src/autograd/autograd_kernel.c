@@ -460,6 +460,7 @@ complex_autograd_refused(const PtlOperator *op, const PtlIValue *s)
         {PTL_OP_nan_to_num, "nan_to_num"},
         {PTL_OP_embedding, "embedding"},
         {PTL_OP_affine_grid_generator, "affine_grid_generator"},
+        {PTL_OP__adaptive_avg_pool2d, "_adaptive_avg_pool2d"},   /* its empty complex output */
     };
     for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
         if (op->id == (int)refused[i].op && ptl_dtype_is_complex(s[0].u.t->dtype)) {

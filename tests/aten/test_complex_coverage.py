@@ -17,10 +17,10 @@ REASONS = {
     "linalg": "no complex kernel for this norm, variance or linear-algebra op yet",
     "nn_and_creation": "no complex kernel for this nn.functional, random, sparse or creation op yet",
     "type": "both refuse complex, with another exception type than PyTorch's",
-    "extra": "pytorchlite computes what PyTorch refuses: repeat_interleave() without repeats "
-             "(the real dtypes too), and convolution and its backward, which take complex "
-             "tensors themselves (Note [Complex ops by parts] in native/complex_parts.c) where "
-             "PyTorch's take them only through conv1d/conv2d/conv3d/conv_transpose*",
+    "extra": "pytorchlite computes what PyTorch refuses: aten::sparse_coo_tensor.indices "
+             "takes the size as a third positional argument, for every dtype (PyTorch's "
+             ".indices overload has no size; its .indices_size has, and pytorchlite's "
+             ".indices is both)",
 }
 
 GAPS_BY_AREA = {
@@ -37,11 +37,6 @@ GAPS_BY_AREA = {
         torch.renorm
     """,
     'nn_and_creation': """
-        Tensor.to_dense aten::embedding_renorm_ aten::sparse_coo_tensor.indices
-        aten::to_dense aten::to_sparse aten::to_sparse.sparse_dim torch.adaptive_avg_pool1d
-        torch.embedding_renorm_ torch.nn.functional.adaptive_avg_pool1d
-        torch.nn.functional.adaptive_avg_pool2d torch.nn.functional.dropout3d
-        torch.sparse_coo_tensor
     """,
     'type': """
         aten::_cdist_forward aten::_pin_memory
@@ -49,8 +44,7 @@ GAPS_BY_AREA = {
         aten::native_group_norm
     """,
     'extra': """
-        Tensor.repeat_interleave aten::convolution aten::convolution_backward
-        torch.convolution
+        aten::sparse_coo_tensor.indices
     """,
 }
 

@@ -1,5 +1,6 @@
 """Complex ops made of the real kernels on the parts (Note [Complex ops by parts] in
-src/aten/native/complex_parts.c): convolution and its backward, embedding, im2col/col2im
+src/aten/native/complex_parts.c): conv1d/2d/3d and conv_transpose* (and aten::convolution and
+its backward refusing complex tensors, as PyTorch's), embedding, im2col/col2im
 (F.unfold/fold), affine_grid_generator, bincount's complex weights; and the complex calls of
 native_dropout and set_, and the refusals of fmax/fmin/max/min/frexp/multinomial/binomial, as
 PyTorch's."""
@@ -125,6 +126,62 @@ def test_conv_errors_match_torch():
         with pytest.raises(RuntimeError) as theirs:
             case(torch)
         assert str(ours.value) == str(theirs.value).split("\n")[0]
+
+
+def test_aten_convolution_refuses_complex():
+    """PyTorch's aten::convolution takes complex tensors only through conv1d/2d/3d and
+    conv_transpose*: its own CPU kernels have no complex loop."""
+    x, w = ptl.ones(1, 2, 3, 3, dtype=ptl.complex64), ptl.ones(2, 2, 2, 2, dtype=ptl.complex64)
+    args = ([1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+    with pytest.raises(NotImplementedError, match="\"slow_conv2d_cpu\" not implemented for "
+                                                  "'ComplexFloat'"):
+        ptl.convolution(x, w, None, *args)
+    g = ptl.tensor(np.arange(8).reshape(1, 2, 2, 2) * (1 - 2j), dtype=ptl.complex64)
+    with pytest.raises(NotImplementedError, match="\"slow_conv2d_cpu_grad_input\" not "
+                                                  "implemented for 'ComplexFloat'"):
+        ptl.ops.aten.convolution_backward(g, x, w, [2], *args, [True, True, True])
+    # the bias's gradient alone is a sum, which PyTorch's computes
+    gi, gw, gb = ptl.ops.aten.convolution_backward(g, x, w, [2], *args, [False, False, True])
+    assert gi is None and gw is None
+    np.testing.assert_allclose(gb.numpy(), g.numpy().sum(axis=(0, 2, 3)))
+
+
+def _conv_case(nd, transposed, dilation, groups, dtype, lib):
+    x = lib.ones(1, 2, *([5] * nd), dtype=dtype)
+    w = lib.ones(2, 2 // groups, *([2] * nd), dtype=dtype)
+    return x, w, ([1] * nd, [0] * nd, [dilation] * nd, transposed, [0] * nd, groups)
+
+
+@torch_ref
+@pytest.mark.parametrize("dtype", ["complex64", "bool"])
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dilation, groups", [(1, 1), (2, 1), (1, 2)])
+def test_aten_convolution_refusals_match_torch(dtype, nd, transposed, dilation, groups):
+    """Each refusal names the kernel PyTorch's backend choice reaches (im2col 2-D or 3-D,
+    dilated, transposed; the input's and the weight's gradients apart)."""
+    def run(lib, call):
+        try:
+            out = call(lib)
+        except Exception as e:   # compared with torch's
+            return type(e).__name__, str(e).split("\n")[0]
+        return "ok", None if out is None else [None if o is None else o.shape for o in out]
+
+    def forward(lib):
+        x, w, args = _conv_case(nd, transposed, dilation, groups, getattr(lib, dtype), lib)
+        lib.ops.aten.convolution(x, w, None, *args)
+
+    assert run(ptl, forward) == run(torch, forward)
+    for mask in ([True, True, True], [True, False, False], [False, True, False],
+                 [False, False, True]):
+        def backward(lib):
+            x, w, args = _conv_case(nd, transposed, dilation, groups, getattr(lib, dtype), lib)
+            xd, wd, _ = _conv_case(nd, transposed, dilation, groups, lib.float64, lib)
+            y = lib.ops.aten.convolution(xd, wd, None, *args)
+            return lib.ops.aten.convolution_backward(y.to(x.dtype), x, w, [2], *args, mask)
+        if dtype == "bool" and mask == [False, False, True]:
+            continue   # a bool bias gradient: not this test's matter
+        assert run(ptl, backward) == run(torch, backward), mask
 
 
 @pytest.mark.parametrize("dtype", CDTYPES)

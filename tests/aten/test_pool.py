@@ -4,12 +4,14 @@ their window tables.  Shapes here hit both (padding, ceil_mode, dilation, stride
 sizes, non-contiguous inputs, size-0 batches); values and indices are compared with a NumPy
 float64 walk over each window, NaN and tie rules with PyTorch itself, gradients with gradcheck."""
 import re
+import warnings
 
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
+from pytorchlite.autograd import gradcheck
 from golden import golden
 from helpers import assert_close, make, torch, torch_ref
 
@@ -718,3 +720,123 @@ def test_max_pool2d_backward_index_checked_in_every_plane(bad, threads):
                                          r"of 81 elements$"):
         ptl.ops.aten.max_pool2d_with_indices_backward(ptl.ones_like(y), x, [3, 3], [3, 3],
                                                       [0, 0], [1, 1], False, ptl.tensor(idx))
+
+
+# ---- complex adaptive average pooling: one bin (a mean) or an empty output, as PyTorch's ----
+
+CDTYPES = [ptl.complex64, ptl.complex128]
+
+
+def complex_input(shape, dtype, layout, seed=0):
+    """A complex tensor of these sizes and its values; transposed: a permuted view."""
+    gen = np.random.default_rng(seed)
+    a = gen.standard_normal(shape) + 1j * gen.standard_normal(shape)
+    if layout == "transposed" and len(shape) > 1:
+        t = ptl.tensor(np.ascontiguousarray(a.T), dtype=dtype)
+        return t.permute(*reversed(range(len(shape)))), a
+    return ptl.tensor(a, dtype=dtype), a
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 5), (2, 3, 4, 5), (1, 2, 3, 4, 5), (2, 0, 3)],
+                         ids=str)
+def test_complex_adaptive_avg_pool_to_one_bin_is_the_mean(shape, dtype, layout):
+    x, a = complex_input(shape, dtype, layout)
+    tol = 1e-6 if dtype == ptl.complex64 else 1e-13
+    with warnings.catch_warnings():   # the mean of an empty slice: nan, as ours
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want2 = a.mean(axis=(-1, -2), keepdims=True)
+        want1 = a.mean(axis=-1, keepdims=True)
+        want3 = a.mean(axis=(-1, -2, -3), keepdims=True) if len(shape) >= 3 else None
+    y = F.adaptive_avg_pool2d(x, 1)
+    assert y.dtype == dtype
+    np.testing.assert_allclose(y.numpy(), want2, rtol=tol, atol=tol)
+    if 0 not in shape:   # None keeps a size, here 1
+        np.testing.assert_allclose(F.adaptive_avg_pool2d(x[..., :1, :], (None, 1)).numpy(),
+                                   a[..., :1, :].mean(axis=-1, keepdims=True), rtol=tol,
+                                   atol=tol)
+    if len(shape) in (2, 3):
+        np.testing.assert_allclose(F.adaptive_avg_pool1d(x, 1).numpy(), want1, rtol=tol, atol=tol)
+    if len(shape) >= 3:
+        np.testing.assert_allclose(F.adaptive_avg_pool3d(x, 1).numpy(), want3, rtol=tol,
+                                   atol=tol)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_complex_adaptive_avg_pool_empty_outputs(dtype):
+    x, _ = complex_input((2, 3, 4), dtype, "contiguous")
+    for y, shape in [(F.adaptive_avg_pool1d(x[0], 0), (3, 0)),
+                     (F.adaptive_avg_pool2d(x, 0), (2, 0, 0)),
+                     (F.adaptive_avg_pool2d(x, (0, 2)), (2, 0, 2)),
+                     (F.adaptive_avg_pool2d(x[:0], (2, 3)), (0, 2, 3)),
+                     (F.adaptive_avg_pool2d(x[:0, None], (2, 3)), (0, 1, 2, 3))]:
+        assert y.dtype == dtype and tuple(y.shape) == shape
+
+
+def test_complex_adaptive_avg_pool_gradcheck():
+    x, _ = complex_input((2, 3, 4), ptl.complex128, "transposed", seed=1)
+    x.requires_grad_(True)
+    assert gradcheck(lambda x: F.adaptive_avg_pool2d(x, 1), (x,))
+    assert gradcheck(lambda x: F.adaptive_avg_pool1d(x, 1), (x,))
+    assert gradcheck(lambda x: F.adaptive_avg_pool3d(x[None], 1), (x,))
+
+
+def test_complex_adaptive_avg_pool_refusals():
+    x, _ = complex_input((1, 3, 4), ptl.complex64, "contiguous")
+    msg2 = "\"adaptive_avg_pool2d\" not implemented for 'ComplexFloat'"
+    for call in (lambda: F.adaptive_avg_pool2d(x, 2), lambda: F.adaptive_avg_pool1d(x, 2),
+                 lambda: F.adaptive_avg_pool2d(x, (None, 1)),
+                 lambda: ptl.ops.aten._adaptive_avg_pool2d(x, [1, 1])):
+        with pytest.raises(NotImplementedError, match=re.escape(msg2)):
+            call()
+    for size in (2, 0):
+        with pytest.raises(NotImplementedError, match=re.escape(
+                "\"adaptive_avg_pool3d_cpu\" not implemented for 'ComplexDouble'")):
+            F.adaptive_avg_pool3d(x[None].to(ptl.complex128), size)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "_adaptive_avg_pool2d does not support automatic differentiation for outputs with "
+            "complex dtype.")):
+        F.adaptive_avg_pool2d(x.requires_grad_(True), 0)
+
+
+@torch_ref
+@pytest.mark.parametrize("call", [
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, 1),
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x[0], 1),
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x[0, 0], 1),
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x[None, None], 1),
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, 2),
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, (0, 3)),
+    lambda L, x: L.nn.functional.adaptive_avg_pool1d(x[0], 1),
+    lambda L, x: L.nn.functional.adaptive_avg_pool1d(x[0], 0),
+    lambda L, x: L.nn.functional.adaptive_avg_pool1d(x[0, 0], 1),
+    lambda L, x: L.nn.functional.adaptive_avg_pool3d(x, 1),
+    lambda L, x: L.nn.functional.adaptive_avg_pool3d(x[0], 1),
+    lambda L, x: L.nn.functional.adaptive_avg_pool3d(x[None], 2),
+    lambda L, x: L.adaptive_avg_pool1d(x[0], 1),
+    lambda L, x: L.ops.aten._adaptive_avg_pool2d(x, [0, 2]),
+    lambda L, x: L.ops.aten._adaptive_avg_pool2d(x, [1, 1]),
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x.real, 1),
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x.real[0], 1),
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x.real[None, None], 1),
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x.real.to(L.int64), 1),
+    lambda L, x: L.nn.functional.adaptive_avg_pool2d(x.real.to(L.int64), 2),
+    lambda L, x: L.nn.functional.adaptive_avg_pool3d(x.real[0], 1),
+])
+def test_adaptive_avg_pool_one_bin_and_complex_match_torch(call):
+    """PyTorch's adaptive_avg_pool2d/3d take one bin as a mean before any other check (so
+    any rank of at least 2/3 dims pools, and an integer input gets mean's error), and the
+    kernels compute a complex output only when it is empty."""
+    a = np.random.default_rng(5).standard_normal((2, 3, 4, 5, 2)).view(np.complex128)[..., 0]
+
+    def run(lib):
+        try:
+            out = call(lib, lib.tensor(a, dtype=lib.complex64))
+        except Exception as e:   # compared with torch's
+            return type(e).__name__, str(e).split("\n")[0]
+        return out.dtype.is_complex, tuple(out.shape), out.numpy()
+    ours, theirs = run(ptl), run(torch)
+    assert ours[:2] == theirs[:2]
+    if len(ours) == 3:
+        np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-5, atol=1e-6)

@@ -229,7 +229,11 @@ def test_repeat_interleave():
     for dt in (ptl.int32, ptl.int64):
         r = ptl.tensor([2, 0, 3, 1], dtype=dt)
         assert_close(ptl.repeat_interleave(r), np.repeat(np.arange(4), [2, 0, 3, 1]), dtype=dt)
-        assert_close(r.repeat_interleave(output_size=6), np.repeat(np.arange(4), [2, 0, 3, 1]))
+        assert_close(ptl.repeat_interleave(r, output_size=6),
+                     np.repeat(np.arange(4), [2, 0, 3, 1]))
+        # as PyTorch's, the method needs repeats (repeat_interleave.Tensor is a function)
+        with pytest.raises(TypeError, match="repeat_interleave"):
+            r.repeat_interleave()
     assert_close(ptl.repeat_interleave(ptl.tensor([], dtype=ptl.int64)),
                  np.zeros(0, dtype=np.int64))
 

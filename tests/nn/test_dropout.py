@@ -1,5 +1,6 @@
 """F.dropout2d / nn.Dropout2d on inputs that are not 4-D: PyTorch's warnings, and its
-(N, C, ...) reading of them (2-D: each element on its own; 3-D: whole rows of L).
+(N, C, ...) reading of them (2-D: each element on its own; 3-D: whole rows of L); F.dropout3d
+on inputs that are not 5-D (a batch dim of 1 in front); complex inputs refused as PyTorch's.
 native_dropout and its backward: the mask is bernoulli_(1 - p)'s draw for the seed (the
 draw F.dropout makes too, and the CUDA kernel reproduces: tests/cuda), the values and
 gradients are input * mask * 1/(1-p) exactly (NumPy float64), PyTorch's errors."""
@@ -76,6 +77,79 @@ def test_warnings_as_torch(shape):
     _, mine = messages(lambda: F.dropout2d(ptl.ones(*shape), 0.5))
     _, ref = messages(lambda: torch.nn.functional.dropout2d(torch.ones(*shape), 0.5))
     assert mine == ref
+
+
+def deprecated_3d(dim):
+    return (f"dropout3d: Received a {dim}-D input to dropout3d, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout3d exists to provide "
+            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 4D or 5D inputs).")
+
+
+@pytest.mark.parametrize("shape", [(40, 50), (30, 4, 5), (200,), (2, 30, 1, 2, 1, 3)], ids=str)
+def test_dropout3d_unbatched_inputs_warn_and_drop_along_dim_0(shape):
+    """As PyTorch's, an input that is not 4-D or 5-D warns and gets a batch dim of 1, so its
+    dim 0 holds the channels: rows of a 2-D input, blocks of a 3-D one, single elements of a
+    1-D one."""
+    ptl.manual_seed(0)
+    out, msgs = messages(lambda: F.dropout3d(ptl.ones(*shape), 0.5))
+    assert msgs == [deprecated_3d(len(shape))] and tuple(out.shape) == shape
+    a = out.numpy().reshape(shape[0], -1)
+    assert set(np.unique(a).tolist()) <= {0.0, 2.0}
+    assert np.all(a.min(1) == a.max(1))   # each channel kept or dropped whole
+    assert 0.2 < (a[:, 0] == 0).mean() < 0.8
+
+
+def test_dropout3d_four_and_five_dims_inplace_and_eval():
+    _, msgs = messages(lambda: F.dropout3d(ptl.ones(2, 3, 2, 2, 2), 0.5))
+    assert msgs == []
+    ptl.manual_seed(1)
+    out, msgs = messages(lambda: F.dropout3d(ptl.ones(6, 2, 2, 2), 0.5))
+    assert msgs == [] and np.all(out.numpy().reshape(6, -1).min(1) ==
+                                 out.numpy().reshape(6, -1).max(1))
+    x = ptl.ones(30, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ptl.manual_seed(2)
+        assert F.dropout3d(x, 0.5, inplace=True) is x and x.shape == (30, 4)
+        assert 0 < (x.numpy() == 0).mean() < 1 and np.all(x.numpy().min(1) == x.numpy().max(1))
+        y = F.dropout3d(x, 0.5, training=False)
+        assert y.shape == x.shape and np.array_equal(y.numpy(), x.numpy())
+        with pytest.raises(RuntimeError, match="^Feature dropout requires at least 2 dimensions "
+                                               "in the input$"):
+            F.dropout3d(ptl.ones(()), 0.5)
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("shape", [(), (3,), (3, 4), (2, 3, 4), (2, 3, 4, 4), (1, 2, 3, 4, 4)],
+                         ids=str)
+def test_dropout3d_warnings_and_errors_as_torch(shape):
+    def run(lib):
+        try:
+            out, msgs = messages(lambda: lib.nn.functional.dropout3d(lib.ones(shape), 0.5))
+        except RuntimeError as e:
+            return str(e)
+        return tuple(out.shape), msgs
+    assert run(ptl) == run(torch)
+
+
+@pytest.mark.parametrize("fn", [F.dropout, F.dropout1d, F.dropout2d, F.dropout3d,
+                                F.alpha_dropout, F.feature_alpha_dropout], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [ptl.complex64, ptl.complex128], ids=str)
+def test_complex_dropout_refuses_the_draw_as_torch(fn, dtype):
+    """PyTorch draws a complex input's mask in its dtype, which bernoulli_ refuses; p = 0
+    returns the input and p = 1 zeroes it without a draw."""
+    x = ptl.full((2, 3, 4), 1 + 2j, dtype=dtype)
+    name = "ComplexFloat" if dtype == ptl.complex64 else "ComplexDouble"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(NotImplementedError, match=f"^\"bernoulli_scalar_cpu_\" not "
+                                                      f"implemented for '{name}'$"):
+            fn(x, 0.5, True)
+        assert fn(x, 0.0, True) is x or np.array_equal(fn(x, 0.0, True).numpy(), x.numpy())
+        zero = fn(x, 1.0, True)
+        assert zero.dtype == dtype and not zero.numpy().any()
 
 
 def _mask_of_seed(shape, p, seed, dtype=ptl.float32):

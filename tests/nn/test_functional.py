@@ -1029,6 +1029,43 @@ def test_embedding_max_norm():
     close_to_torch(w, lambda: wt)
 
 
+@pytest.mark.parametrize("dtype", [ptl.float64, ptl.complex64, ptl.complex128], ids=str)
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0, math.inf, -math.inf, 0.0], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_embedding_renorm_matches_numpy(dtype, p, layout):
+    """Each row the indices name, once, whose p-norm (of |z| for complex rows; max, min
+    and the count of nonzeros for inf, -inf and 0, as PyTorch's norm) exceeds max_norm is
+    scaled in place by max_norm / (norm + 1e-7); the other rows stay."""
+    gen = np.random.default_rng(3)
+    a = 2 * gen.standard_normal((6, 4))
+    if dtype.is_complex:
+        a = a + 2j * gen.standard_normal((6, 4))
+    a[1, 0] = 0
+    idx = [0, 2, 2, 5, 1, 3]
+    w = ptl.tensor(a, dtype=dtype)
+    if layout == "transposed":
+        w = ptl.tensor(np.ascontiguousarray(a.T), dtype=dtype).t()
+    out = ptl.embedding_renorm_(w, ptl.tensor(idx), 1.5, p)
+    ref = a.copy()
+    for i in sorted(set(idx)):
+        n = np.linalg.norm(np.abs(a[i]), ord=p)
+        if n > 1.5:
+            ref[i] = a[i] * (1.5 / (n + 1e-7))
+    tol = 1e-6 if dtype == ptl.complex64 else 1e-12
+    assert out is w and out.dtype == dtype
+    np.testing.assert_allclose(w.numpy(), ref, rtol=tol, atol=tol)
+
+
+@torch_ref
+@pytest.mark.parametrize("p", [2.0, math.inf])
+def test_embedding_renorm_complex_matches_torch(p):
+    a = np.random.default_rng(4).standard_normal((5, 3, 2)).view(np.complex128)[..., 0] * 2
+    w, wt = ptl.tensor(a, dtype=ptl.complex64), torch.tensor(a, dtype=torch.complex64)
+    ptl.embedding_renorm_(w, ptl.tensor([4, 0, 4]), 1.0, p)
+    torch.embedding_renorm_(wt, torch.tensor([4, 0, 4]), 1.0, p)
+    np.testing.assert_allclose(w.numpy(), wt.numpy(), rtol=1e-6, atol=1e-6)
+
+
 def test_embedding_errors():
     w = ptl.ones(3, 4)
     with pytest.raises(IndexError, match=re.escape("index out of range in self")):

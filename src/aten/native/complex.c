@@ -106,6 +106,15 @@ static const PtlOpId passthrough_ops[] = {
     /* linear algebra: shape.c's linalg_cross multiplies complex elements (complex_norm.c
      * holds the norms' and moments' Complex-key kernels) */
     PTL_OP_linalg_cross,
+    /* sparse and nn: sparse.c builds and converts through dispatcher ops on whole
+     * elements (a call with a sparse argument skips this key: argument_keys in
+     * dispatcher.c); embedding_renorm_ scales rows by their norms of |z|; the CPU
+     * kernels of _adaptive_avg_pool2d and convolution(_backward) make PyTorch's checks and
+     * refuse complex with its kernels' messages (an empty pooled output is computed, as
+     * PyTorch's is) */
+    PTL_OP_sparse_coo_tensor_indices, PTL_OP_to_dense, PTL_OP_to_sparse,
+    PTL_OP_to_sparse_sparse_dim, PTL_OP_coalesce, PTL_OP_embedding_renorm_,
+    PTL_OP__adaptive_avg_pool2d, PTL_OP_convolution, PTL_OP_convolution_backward,
 };
 
 /* An op's own refusal: PyTorch 2.13's exception type and message */

@@ -1,9 +1,8 @@
 /* complex_parts.c -- complex64/complex128 kernels made of the real kernels run on the parts
- * of their complex tensors.  Mirrors complex_convolution in ATen/native/Convolution.cpp and
- * the complex paths of Embedding.cpp, Im2Col.cpp, Col2Im.cpp, AffineGridGenerator.cpp and
- * SummaryOps.cpp (bincount), and of the pads (ReflectionPad.cpp, ReplicationPadding.cpp,
- * PadNd.cpp, UnfoldBackward.cpp, below).  See Note [Complex
- * dtypes] in complex.c.
+ * of their complex tensors.  Mirrors the complex paths of Embedding.cpp, Im2Col.cpp,
+ * Col2Im.cpp, AffineGridGenerator.cpp and SummaryOps.cpp (bincount), and of the pads
+ * (ReflectionPad.cpp, ReplicationPadding.cpp, PadNd.cpp, UnfoldBackward.cpp, below).  See
+ * Note [Complex dtypes] in complex.c.
  *
  * Note [Complex ops by parts]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -13,12 +12,10 @@
  * the op on the imaginary part: two calls of the real kernel on strided views of the parts,
  * then complex(re, im).  Its other tensors (indices) are real.  embedding of a contiguous
  * weight runs once instead, on the [V, 2D] real view whose rows hold each row's parts.
- * convolution is bilinear in input and weight: as PyTorch, three real convolutions (Gauss's
- * product, a = x_r * w_r, b = x_i * w_i, c = (x_r + x_i) * (w_r + w_i); the output is
- * a - b + i (c - a - b), the bias's parts joining a and c).  Its backward is the
- * vector-Jacobian product of Note [Complex autograd] (derivatives/complex.c): the input's
- * gradient pairs the output's gradient with conj(weight), the weight's with conj(input),
- * four real convolution_backward calls on the parts.
+ * convolution is bilinear in input and weight: conv1d/2d/3d and conv_transpose1d/2d/3d
+ * compute a complex one from three real convolutions of the parts, as PyTorch's
+ * complex_convolution does (_convolution in nn/_functional_conv.py), and aten::convolution
+ * and its backward refuse complex tensors with PyTorch's messages (conv.c).
  * linspace and logspace with a complex start, end or dtype: the linspace of the starts' and
  * ends' parts, joined (logspace then raises base to it, complex pow); a real dtype with a
  * complex end point refuses as PyTorch's does.
@@ -33,45 +30,7 @@
 #include "../../c10/tls.h"
 #include "native.h"
 
-/* ---- the parts and their sums, through the dispatcher below Autograd ---- */
-
-typedef struct Parts {
-    PtlTensorImpl *re, *im;
-} Parts;
-
-static void
-parts_clear(Parts *p)
-{
-    PTL_CLEAR(p->re);
-    PTL_CLEAR(p->im);
-}
-
-/* Strided views of t's real and imaginary parts (t complex), or of t and NULL (t real). */
-static int
-parts_of(PtlTensorImpl *t, Parts *p)
-{
-    PtlIValue a[1] = {ptl_iv_tensor(t)};
-    p->re = p->im = NULL;
-    if (!ptl_dtype_is_complex(t->dtype)) {
-        ptl_incref(t);
-        p->re = t;
-        return 0;
-    }
-    if ((p->re = ptl_call_k(PTL_OP_real, 1, a)) == NULL ||
-        (p->im = ptl_call_k(PTL_OP_imag, 1, a)) == NULL) {
-        parts_clear(p);
-        return -1;
-    }
-    return 0;
-}
-
-/* a + b or a - b (new refs; borrowed operands) */
-static PtlTensorImpl *
-add_sub(PtlTensorImpl *a, PtlTensorImpl *b, int sub)
-{
-    PtlIValue v[2] = {ptl_iv_tensor(a), ptl_iv_tensor(b)};
-    return ptl_call_k(sub ? PTL_OP_sub_Tensor : PTL_OP_add_Tensor, 2, v);
-}
+/* ---- the parts, through the dispatcher below Autograd ---- */
 
 /* complex(re, im): a new reference; steals re and im */
 static PtlTensorImpl *
@@ -251,158 +210,6 @@ linspace_parts(const PtlOperator *op, PtlIValue *s)
     return 0;
 }
 
-/* ---- convolution ---- */
-
-/* convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
- * groups) -> Tensor: input, weight (and bias) of one complex dtype. */
-static int
-convolution_parts(PtlIValue *s)
-{
-    PtlTensorImpl *x = s[0].u.t, *w = s[1].u.t;
-    PtlTensorImpl *b = s[2].tag == PTL_IV_TENSOR ? s[2].u.t : NULL;
-    if (ptl_dtype_is_complex(x->dtype) && !ptl_dtype_is_complex(w->dtype)) {
-        /* PyTorch's complex_convolution checks this first, in its own words */
-        return ptl_error_set(PTL_ERR_RUNTIME, "Input type (CPU%sType) and weight type "
-                             "(torch.%sTensor) should be the same",
-                             ptl_dtype_legacy_name(x->dtype), ptl_dtype_legacy_name(w->dtype));
-    }
-    if (x->dtype != w->dtype) {   /* conv_args.c's check, before the parts */
-        return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
-                             ptl_dtype_legacy_name(x->dtype), ptl_dtype_legacy_name(w->dtype));
-    }
-    if (b != NULL && b->dtype != x->dtype) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Input type (%s) and bias type (%s) should be the same",
-                             ptl_dtype_cpp_name(x->dtype), ptl_dtype_cpp_name(b->dtype));
-    }
-    Parts xp = {NULL, NULL}, wp = {NULL, NULL}, bp = {NULL, NULL};
-    PtlTensorImpl *xs = NULL, *ws = NULL, *bs = NULL, *br = NULL, *conv[3] = {NULL, NULL, NULL};
-    PtlTensorImpl *out = NULL;
-    PtlIValue st[9];
-    if (parts_of(x, &xp) < 0 || parts_of(w, &wp) < 0 || (b != NULL && parts_of(b, &bp) < 0) ||
-        (xs = add_sub(xp.re, xp.im, 0)) == NULL || (ws = add_sub(wp.re, wp.im, 0)) == NULL) {
-        goto done;
-    }
-    if (b != NULL && ((br = ptl_contiguous(bp.re)) == NULL ||
-                      (bs = add_sub(bp.re, bp.im, 0)) == NULL)) {
-        goto done;
-    }
-    /* a = conv(x_r, w_r) + b_r, b = conv(x_i, w_i), c = conv(x_r + x_i, w_r + w_i) + b_r + b_i */
-    PtlTensorImpl *in[3][3] = {{xp.re, wp.re, br}, {xp.im, wp.im, NULL}, {xs, ws, bs}};
-    for (int j = 0; j < 3; j++) {
-        memcpy(st, s, sizeof(st));
-        st[0] = ptl_iv_tensor(in[j][0]);
-        st[1] = ptl_iv_tensor(in[j][1]);
-        st[2] = in[j][2] != NULL ? ptl_iv_tensor(in[j][2]) : ptl_iv_none();
-        if ((conv[j] = ptl_call_tensor(PTL_OP_convolution, st)) == NULL) {
-            goto done;
-        }
-    }
-    /* re = a - b, im = c - a - b */
-    PtlTensorImpl *re = add_sub(conv[0], conv[1], 1), *ab = add_sub(conv[0], conv[1], 0);
-    PtlTensorImpl *im = ab != NULL ? add_sub(conv[2], ab, 1) : NULL;
-    ptl_xdecref(ab);
-    out = join_parts(re, im);
-done:
-    parts_clear(&xp);
-    parts_clear(&wp);
-    parts_clear(&bp);
-    ptl_xdecref(xs);
-    ptl_xdecref(ws);
-    ptl_xdecref(bs);
-    ptl_xdecref(br);
-    for (int j = 0; j < 3; j++) {
-        ptl_xdecref(conv[j]);
-    }
-    if (out == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(out);
-    return 0;
-}
-
-/* convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
- * transposed, output_padding, groups, output_mask) -> (gI, gW, gB), complex: with g, x, w
- * split in parts and B(g, x, w) the real backward's (gI(g, w), gW(g, x), gB(g)),
- *   gI = gI(g_r, w_r) + gI(g_i, w_i) + i (gI(g_i, w_r) - gI(g_r, w_i))
- *   gW = gW(g_r, x_r) + gW(g_i, x_i) + i (gW(g_i, x_r) - gW(g_r, x_i))
- *   gB = gB(g_r) + i gB(g_i). */
-static int
-convolution_backward_parts(PtlIValue *s)
-{
-    PtlTensorImpl *g = s[0].u.t, *x = s[1].u.t, *w = s[2].u.t;
-    if (x->dtype != w->dtype || g->dtype != x->dtype) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
-                             ptl_dtype_legacy_name(x->dtype),
-                             ptl_dtype_legacy_name(x->dtype != w->dtype ? w->dtype : g->dtype));
-    }
-    const int64_t *mask = s[10].u.il.data;
-    Parts gp = {NULL, NULL}, xp = {NULL, NULL}, wp = {NULL, NULL};
-    PtlTensorImpl *r[4][3];
-    PtlTensorImpl *out[3] = {NULL, NULL, NULL};
-    int rc = -1;
-    memset(r, 0, sizeof(r));
-    if (parts_of(g, &gp) < 0 || parts_of(x, &xp) < 0 || parts_of(w, &wp) < 0) {
-        goto done;
-    }
-    /* the calls (g, x and w parts, bias mask): (r, r, r, 1), (i, i, i, 0), (i, r, r, 1),
-     * (r, i, i, 0) */
-    PtlTensorImpl *args[4][3] = {{gp.re, xp.re, wp.re}, {gp.im, xp.im, wp.im},
-                                 {gp.im, xp.re, wp.re}, {gp.re, xp.im, wp.im}};
-    for (int j = 0; j < 4; j++) {
-        int64_t m[3] = {mask[0], mask[1], mask[2] && (j == 0 || j == 2)};
-        PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-        memcpy(st, s, sizeof(PtlIValue) * 11);
-        for (int i = 0; i < 3; i++) {
-            st[i] = ptl_iv_tensor(args[j][i]);
-        }
-        st[10] = ptl_iv_intlist(m, 3);
-        if (ptl_dispatcher_call(ptl_op(PTL_OP_convolution_backward), st) < 0) {
-            goto done;
-        }
-        for (int i = 0; i < 3; i++) {
-            r[j][i] = st[i].tag == PTL_IV_TENSOR ? st[i].u.t : NULL;
-        }
-    }
-    for (int i = 0; i < 2; i++) {
-        if (!mask[i]) {
-            continue;
-        }
-        PtlTensorImpl *re = add_sub(r[0][i], r[1][i], 0);
-        PtlTensorImpl *im = re != NULL ? add_sub(r[2][i], r[3][i], 1) : NULL;
-        if ((out[i] = join_parts(re, im)) == NULL) {
-            goto done;
-        }
-    }
-    if (mask[2]) {
-        ptl_incref(r[0][2]);
-        ptl_incref(r[2][2]);
-        if ((out[2] = join_parts(r[0][2], r[2][2])) == NULL) {
-            goto done;
-        }
-    }
-    rc = 0;
-done:
-    parts_clear(&gp);
-    parts_clear(&xp);
-    parts_clear(&wp);
-    for (int j = 0; j < 4; j++) {
-        for (int i = 0; i < 3; i++) {
-            ptl_xdecref(r[j][i]);
-        }
-    }
-    if (rc < 0) {
-        for (int i = 0; i < 3; i++) {
-            ptl_xdecref(out[i]);
-        }
-        return -1;
-    }
-    for (int i = 0; i < 3; i++) {
-        s[i] = ptl_iv_tensor(out[i]);
-    }
-    return 0;
-}
-
 /* The Complex key's kernel of every op here: the parts' calls run below Autograd. */
 static int
 parts_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -413,10 +220,8 @@ parts_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int rc;
     tls->excluded |= PTL_KEYSET(PTL_KEY_AUTOGRAD);
     switch (op->id) {
-    case PTL_OP_convolution: rc = convolution_parts(s); break;
     case PTL_OP_linspace:
     case PTL_OP_logspace: rc = linspace_parts(op, s); break;
-    case PTL_OP_convolution_backward: rc = convolution_backward_parts(s); break;
     case PTL_OP_bincount:
         rc = s[1].tag == PTL_IV_TENSOR && ptl_dtype_is_complex(s[1].u.t->dtype)
                  ? bincount_weights(s)
@@ -443,8 +248,6 @@ static const PtlKernelReg complex_parts_kernels[] = {
     {PTL_OP_bincount, PTL_KEY_COMPLEX, parts_complex},
     {PTL_OP_linspace, PTL_KEY_COMPLEX, parts_complex},
     {PTL_OP_logspace, PTL_KEY_COMPLEX, parts_complex},
-    {PTL_OP_convolution, PTL_KEY_COMPLEX, parts_complex},
-    {PTL_OP_convolution_backward, PTL_KEY_COMPLEX, parts_complex},
 };
 PTL_DEFINE_REGISTER(complex_parts_kernels)
 

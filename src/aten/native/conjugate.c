@@ -298,7 +298,9 @@ conj_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (id == PTL_OP_resize_ || id == PTL_OP_resize_as_ || id == PTL_OP_set__source_Tensor) {
         return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_CONJUGATE), s);
     }
-    int self = view_self(op, s);
+    /* to_dense of a strided tensor returns an alias of it (PyTorch's returns self), so it
+     * passes as a view; with another dtype it copies and view_call resolves */
+    int self = id == PTL_OP_to_dense ? 0 : view_self(op, s);
     if (self >= 0 && ptl_tensor_is_conj(s[self].u.t)) {
         if (id == PTL_OP_view_as_real) {
             return ptl_error_set(PTL_ERR_RUNTIME,

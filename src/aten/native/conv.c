@@ -850,14 +850,31 @@ conv_geom(const ConvArgs *a, const PtlTensorImpl *w, const int64_t *xsp, ConvGeo
     geom_finish(g);
 }
 
+/* The parts of a convolution a dtype check names: the forward and the three gradients. */
+enum { CONV_FORWARD, CONV_GRAD_INPUT, CONV_GRAD_WEIGHT, CONV_GRAD_BIAS };
+
+/* Refuses the dtypes PyTorch's CPU convolution has no loop for (complex and bool; the
+ * integers pass), naming the kernel of `part` that PyTorch's backend choice reaches for
+ * these arguments: the transposed ones, the dilated one, else the 2-D (1-D: 2-D) or 3-D
+ * im2col ones.  Its bias gradient is a sum every dtype takes, except in the dilated and the
+ * 3-D transposed kernels.  0 or -1. */
 static int
-conv_dtype_check(const ConvArgs *a, PtlDtype dt)
+conv_dtype_check(const ConvArgs *a, PtlDtype dt, int part)
 {
-    static const char *const names[3] = {"slow_conv2d_cpu", "slow_conv2d_cpu", "slow_conv3d_cpu"};
-    static const char *const tnames[3] = {"slow_conv_transpose2d_out_cpu",
-                                          "slow_conv_transpose2d_out_cpu",
-                                          "slow_conv_transpose3d_out_cpu"};
-    return nn_check_dtype((a->transposed ? tnames : names)[a->nd - 1], dt, 1);
+    static const char *const transposed[2][4] = {   /* [3-D][part] */
+        {"slow_conv_transpose2d_out_cpu", "slow_conv_transpose2d_backward_out_cpu",
+         "slow_conv_transpose2d_acc_grad_parameters_cpu", NULL},
+        {"slow_conv_transpose3d_out_cpu", "slow_conv_transpose3d_backward_out_cpu",
+         "slow_conv_transpose3d_acc_grad_parameters_cpu",
+         "slow_conv_transpose3d_acc_grad_parameters_cpu"}};
+    static const char *const direct[2][4] = {
+        {"slow_conv2d_cpu", "slow_conv2d_cpu_grad_input", "slow_conv2d_cpu", NULL},
+        {"compute_columns3d", "slow_conv3d_cpu_grad_input", "compute_columns3d", NULL}};
+    int dilated = a->dil[0] != 1 || a->dil[1] != 1 || a->dil[2] != 1;
+    const char *name = a->transposed ? transposed[a->nd == 3][part]
+                       : dilated     ? "slow_conv_dilated<>"
+                                     : direct[a->nd == 3][part];
+    return name == NULL ? 0 : nn_check_dtype(name, dt, 1);
 }
 
 /* convolution(Tensor input, Tensor weight, Tensor? bias, stride, padding, dilation,
@@ -874,7 +891,8 @@ convolution_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ConvArgs a;
     ConvGeom g;
 
-    if (ptl_conv_check(x, w, bias, s, &a) < 0 || conv_dtype_check(&a, x->dtype) < 0) {
+    if (ptl_conv_check(x, w, bias, s, &a) < 0 ||
+        conv_dtype_check(&a, x->dtype, CONV_FORWARD) < 0) {
         return -1;
     }
     PtlDtype work = nn_work_dtype(x->dtype);
@@ -921,6 +939,28 @@ error:
     return -1;
 }
 
+/* convolution_backward's (None, None, grad_bias) of a complex grad_output go (N, C, *):
+ * its sum over every dim but the channels', where the mask asks for it (else None). */
+static int
+complex_bias_grad(PtlIValue *s, PtlTensorImpl *go, int want)
+{
+    int64_t dims[PTL_MAX_DIMS], n = 0;
+    for (int d = 0; d < go->dim; d++) {
+        if (d != 1) {
+            dims[n++] = d;
+        }
+    }
+    PtlIValue v[4] = {ptl_iv_tensor(go), ptl_iv_intlist(dims, n), ptl_iv_bool(0), ptl_iv_none()};
+    PtlTensorImpl *gb = want ? ptl_call_tensor(PTL_OP_sum_dim_IntList, v) : NULL;
+    if (want && gb == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(NULL);
+    s[1] = ptl_iv_tensor(NULL);
+    s[2] = ptl_iv_tensor(gb);
+    return 0;
+}
+
 /* convolution_backward(grad_output, input, weight, bias_sizes?, stride, padding, dilation,
  * transposed, output_padding, groups, output_mask) -> (grad_input, grad_weight, grad_bias);
  * undefined (None) where output_mask is 0. */
@@ -943,8 +983,14 @@ convolution_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue 
     for (int i = 3; i < 9; i++) {
         cs[i] = s[i + 1];
     }
-    if (ptl_conv_check(x, w, NULL, cs, &a) < 0 || conv_dtype_check(&a, x->dtype) < 0) {
+    if (ptl_conv_check(x, w, NULL, cs, &a) < 0 ||
+        (mask[0] && conv_dtype_check(&a, x->dtype, CONV_GRAD_INPUT) < 0) ||
+        (mask[1] && conv_dtype_check(&a, x->dtype, CONV_GRAD_WEIGHT) < 0) ||
+        (mask[2] && conv_dtype_check(&a, x->dtype, CONV_GRAD_BIAS) < 0)) {
         return -1;
+    }
+    if (ptl_dtype_is_complex(x->dtype)) {   /* the bias's gradient alone got here */
+        return complex_bias_grad(s, go, (int)mask[2]);
     }
     PtlDtype work = nn_work_dtype(x->dtype);
     conv_geom(&a, w, x->sizes + 2, &g);

@@ -792,6 +792,33 @@ done:
     return rc;
 }
 
+/* The p-norm of the 1-D row as PyTorch's norm(p) computes it: of |x| (|z| of a complex
+ * row), the largest for p = inf, the smallest for p = -inf, the count of nonzeros for
+ * p = 0, in double.  0 or -1. */
+static int
+row_norm(PtlTensorImpl *row, double p, double *norm)
+{
+    int cplx = ptl_dtype_is_complex(row->dtype);
+    PtlTensorImpl *r64 = ptl_cast(row, cplx ? PTL_DTYPE_COMPLEX128 : PTL_DTYPE_FLOAT64);
+    if (r64 == NULL) {
+        return -1;
+    }
+    const double *rv = (const double *)ptl_tensor_data(r64);
+    int64_t n = row->sizes[0];
+    double acc = isinf(p) && p < 0 ? INFINITY : 0;
+    for (int64_t k = 0; k < n; k++) {
+        double a = cplx ? hypot(rv[2 * k], rv[2 * k + 1]) : fabs(rv[k]);
+        acc = isinf(p) ? ((p > 0 ? a > acc : a < acc) || a != a ? a : acc)   /* nan wins */
+              : p == 0 ? acc + (a != 0)
+              : p == 1 ? acc + a
+              : p == 2 ? acc + a * a
+                       : acc + pow(a, p);
+    }
+    *norm = isinf(p) || p == 0 || p == 1 ? acc : p == 2 ? sqrt(acc) : pow(acc, 1.0 / p);
+    ptl_decref(r64);
+    return 0;
+}
+
 /* embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type):
  * rows named by indices whose norm exceeds max_norm are scaled to max_norm (in place). */
 static int
@@ -838,17 +865,10 @@ embedding_renorm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         if ((rowv = ptl_call_tensor(PTL_OP_select_int, sel)) == NULL) {
             goto error;
         }
-        PtlTensorImpl *r64 = ptl_cast(rowv, PTL_DTYPE_FLOAT64);
-        if (r64 == NULL) {
+        double norm;
+        if (row_norm(rowv, p, &norm) < 0) {
             goto error;
         }
-        const double *rv = (const double *)ptl_tensor_data(r64);
-        double norm = 0;
-        for (int64_t k = 0; k < w->sizes[1]; k++) {
-            norm += p == 1 ? fabs(rv[k]) : p == 2 ? rv[k] * rv[k] : pow(fabs(rv[k]), p);
-        }
-        norm = p == 1 ? norm : p == 2 ? sqrt(norm) : pow(norm, 1.0 / p);
-        ptl_decref(r64);
         if (norm > max_norm) {
             double f = max_norm / (norm + 1e-7);
             PtlIValue m[2] = {ptl_iv_tensor(rowv), ptl_iv_none()};

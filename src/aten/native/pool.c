@@ -1070,12 +1070,29 @@ static int
 adaptive_avg(PtlIValue *s, PtlTensorImpl *g, PtlTensorImpl *x, const PtlIValue *osize, int bwd)
 {
     PoolPlan p = {0};
+    int64_t osz[PTL_MAX_DIMS], onumel = 1;
     if (adaptive_setup("adaptive_avg_pool2d", x, osize, 2, &p, 1) < 0) {
         return -1;
     }
     if (bwd && check_out_shape(g, x, 2, &p) < 0) {
         pool_plan_free(&p);
         return -1;
+    }
+    if (!bwd) {
+        out_shape(x, 2, &p, osz);
+        for (int i = 0; i < x->dim; i++) {
+            onumel *= osz[i];
+        }
+        /* as PyTorch's, an empty output returns before the dtype's loop is looked up, so a
+         * complex input gets one too */
+        if (onumel == 0) {
+            pool_plan_free(&p);
+            return ptl_kernel_return(s, ptl_empty(x->dim, osz, x->dtype, x->device));
+        }
+        if (nn_check_dtype("adaptive_avg_pool2d", x->dtype, 0) < 0) {
+            pool_plan_free(&p);
+            return -1;
+        }
     }
     int64_t narrowest = p.out[2] > 0 ? p.w[2][0].count : 0;
     for (int64_t ox = 1; ox < p.out[2]; ox++) {
@@ -1096,9 +1113,6 @@ adaptive_avg_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
 {
     (void)op;
     (void)ks;
-    if (nn_check_dtype("adaptive_avg_pool2d", s[0].u.t->dtype, 0) < 0) {
-        return -1;
-    }
     return adaptive_avg(s, s[0].u.t, s[0].u.t, &s[1], 0);
 }
 

@@ -440,10 +440,15 @@ to_dense_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_kernel_return(s, d);
 }
 
-/* The rows of the [rows, cols] contiguous data p that hold a nonzero (new 1-D int64). */
+/* The rows of the [rows, cols] contiguous data p that hold a nonzero (new 1-D int64); a
+ * complex element is nonzero when either of its parts is. */
 static PtlTensorImpl *
 nonzero_rows(const char *p, int64_t rows, int64_t cols, PtlDtype dt)
 {
+    if (ptl_dtype_is_complex(dt)) {   /* [rows, 2 * cols] of the parts' dtype */
+        dt = ptl_dtype_to_real(dt);
+        cols *= 2;
+    }
     size_t isz = ptl_dtype_itemsize(dt);
     int64_t n = 0;
     PtlTensorImpl *r = new_index(rows);
@@ -474,6 +479,11 @@ dense_to_sparse(PtlTensorImpl *t, int64_t sd)
                       "dense_to_sparse: sparse_dim argument must be in [0,%d] range, but %lld "
                       "is given",
                       t->dim, (long long)sd);
+        return NULL;
+    }
+    if (sd == 0 && t->dim > 0) {
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "dense_to_sparse: sparse_dim argument must be in >0 when self.dim()>0");
         return NULL;
     }
     for (int d = 0; d < t->dim; d++) {
