@@ -182,3 +182,27 @@ def test_index_fill_and_index_put_keep_self_layout(layout):
         assert r.stride() == x.stride()
     assert x.index_add(1, idx, ptl.ones(x.shape[0], 2, *x.shape[2:],
                                         dtype=ptl.float64)).is_contiguous()
+
+
+# ---- pixel_shuffle, pixel_unshuffle ----
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "transposed"])
+def test_pixel_shuffle_keeps_channels_last(layout):
+    x, a = make((2, 8, 3, 4), ptl.float64, "contiguous", seed=5)
+    if layout == "channels_last":
+        x = x.contiguous(memory_format=ptl.channels_last)
+    elif layout == "transposed":
+        x = x.transpose(2, 3).contiguous().transpose(2, 3)
+    F = ptl.nn.functional
+    y = F.pixel_shuffle(x, 2)
+    want = a.reshape(2, 2, 2, 2, 3, 4).transpose(0, 1, 4, 2, 5, 3).reshape(2, 2, 6, 8)
+    np.testing.assert_array_equal(y.numpy(), want)
+    z = F.pixel_unshuffle(y, 2)
+    np.testing.assert_array_equal(z.numpy(), a)
+    cl = layout == "channels_last"
+    for r in (y, z):
+        assert r.is_contiguous(memory_format=ptl.channels_last) == cl
+        assert r.is_contiguous() == (not cl)
+    g = x.detach().requires_grad_()
+    assert ptl.autograd.gradcheck(lambda t: F.pixel_unshuffle(F.pixel_shuffle(t, 2) * 2, 2),
+                                  (g,))
