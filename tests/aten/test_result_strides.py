@@ -96,6 +96,19 @@ def test_nonzero_is_column_major(shape, layout):
             np.testing.assert_array_equal(c.numpy(), w)
 
 
+def test_nonzero_on_the_device_path_is_column_major():
+    # the host walk's result moves to the device row-major, then is laid out again
+    t, a = make((4, 6), ptl.int64, "transposed", seed=7, low=-1, high=1)
+    ptl._C._cuda_kernel_emulation((64, 6, 3, 8))
+    try:
+        r = t.nonzero()
+    finally:
+        ran = ptl._C._cuda_kernel_emulation(None)
+    assert ran, "the emulated kernels did not run"
+    assert r.stride() == (1, r.shape[0])
+    np.testing.assert_array_equal(r.numpy(), np.argwhere(a))
+
+
 def test_boolean_mask_indices_read_nonzero_columns():
     x, a = make((4, 5, 3), ptl.float64, "contiguous", seed=3)
     m = x[..., 0] > 0

@@ -215,25 +215,15 @@ nonzero_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (ptl_run_on_host(nonzero_host, op, ks, s) < 0) {
         return -1;
     }
-    PtlTensorImpl *r = s[0].u.t, *cols, *c;
-    int64_t n = r->sizes[0], nd = r->sizes[1];
-    int64_t csizes[2] = {nd, n}, cstrides[2] = {r->strides[1], r->strides[0]};
-    int64_t sizes[2] = {n, nd}, strides[2] = {1, n};
-    cols = ptl_tensor_impl_view(r, 2, csizes, cstrides, r->storage_offset);
-    c = cols != NULL ? ptl_contiguous(cols) : NULL;
-    ptl_xdecref(cols);
+    PtlTensorImpl *r = s[0].u.t, *c;
+    int64_t strides[2] = {1, r->sizes[0]};
+    if ((c = ptl_empty_strided(2, r->sizes, strides, r->dtype, r->device)) != NULL &&
+        ptl_copy_into(c, r) < 0) {
+        PTL_CLEAR(c);
+    }
     ptl_decref(r);
-    s[0] = ptl_iv_none();
-    if (c == NULL) {
-        return -1;
-    }
-    r = ptl_tensor_impl_view(c, 2, sizes, strides, c->storage_offset);
-    ptl_decref(c);
-    if (r == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(r);
-    return 0;
+    s[0] = c != NULL ? ptl_iv_tensor(c) : ptl_iv_none();
+    return c != NULL ? 0 : -1;
 }
 
 /* argwhere(Tensor self) = nonzero(self) */

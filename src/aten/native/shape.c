@@ -198,25 +198,6 @@ flip_new(PtlTensorImpl *t, const int64_t *sizes, const int *flipped)
     return out;
 }
 
-/* perm = the dims of a tensor with strides `like` from the outermost in memory to the
- * innermost (descending strides, stable); 1 when that is the identity. */
-static int
-dims_in_memory_order(const int64_t *like, int dim, int *perm)
-{
-    int identity = 1;
-    for (int i = 0; i < dim; i++) {   /* insertion sort */
-        int j = i;
-        for (; j > 0 && like[perm[j - 1]] < like[i]; j--) {
-            perm[j] = perm[j - 1];
-        }
-        perm[j] = i;
-    }
-    for (int i = 0; i < dim; i++) {
-        identity &= perm[i] == i;
-    }
-    return identity;
-}
-
 /* Note [Flip keeps the layout]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * flip's result is laid out as empty_like lays out its input (PyTorch's TensorIterator
@@ -235,7 +216,7 @@ flip_like_input(PtlTensorImpl *t, const int *flipped)
         ptl_error_clear();
         return flip_new(t, t->sizes, flipped);
     }
-    if (dims_in_memory_order(like, dim, perm)) {
+    if (shape_dims_in_memory_order(like, dim, perm)) {
         return flip_new(t, t->sizes, flipped);
     }
     PtlTensorImpl *out = ptl_empty_strided(dim, t->sizes, like, t->dtype, t->device);
@@ -313,7 +294,7 @@ roll_in_format(PtlTensorImpl *self, const int64_t *shift)
         return gather_new(self, dim, self->sizes, roll_fill, shift);
     }
     ptl_memory_format_strides(f, dim, self->sizes, like);
-    dims_in_memory_order(like, dim, perm);
+    shape_dims_in_memory_order(like, dim, perm);
     for (int i = 0; i < dim; i++) {
         sizes[i] = self->sizes[perm[i]];
         strides[i] = self->strides[perm[i]];
