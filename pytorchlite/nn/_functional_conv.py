@@ -631,6 +631,15 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
 # ---- pixel shuffle, fold ----------------------------------------------------------------
 
+def _like_channels_last(input, out):
+    """out, channels-last when input is a channels-last 4-d tensor (PyTorch's pixel_shuffle
+    and pixel_unshuffle keep the format)"""
+    if input.dim() == 4 and input.is_contiguous(memory_format=torch.channels_last) and \
+            not input.is_contiguous():
+        return out.contiguous(memory_format=torch.channels_last)
+    return out
+
+
 def _check_pixel_shuffle(input, r, name, factor_name):
     if input.dim() < 3:
         raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got "
@@ -650,7 +659,7 @@ def pixel_shuffle(input, upscale_factor):
     n = len(lead)
     x = input.reshape(lead + [c // (r * r), r, r, h, w])
     x = x.permute(list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2])
-    return x.reshape(lead + [c // (r * r), h * r, w * r])
+    return _like_channels_last(input, x.reshape(lead + [c // (r * r), h * r, w * r]))
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -666,7 +675,7 @@ def pixel_unshuffle(input, downscale_factor):
     n = len(lead)
     x = input.reshape(lead + [c, h // r, r, w // r, r])
     x = x.permute(list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3])
-    return x.reshape(lead + [c * r * r, h // r, w // r])
+    return _like_channels_last(input, x.reshape(lead + [c * r * r, h // r, w // r]))
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):

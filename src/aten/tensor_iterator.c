@@ -412,13 +412,31 @@ iter_dense_run(PtlTensorIter *it, const int64_t *shape, int ndim)
     }
 }
 
-/* Step 3: allocates the output in it->ops[0], contiguous in iteration order (perm[0], the
- * innermost dim, gets stride 1), and fills its byte strides.  -1 with the error set.  As in
- * PyTorch, an unpermuted order gives the plain contiguous strides, where a size-0 dim counts
- * as 1 ((2, 0, 4, 5): (20, 20, 5, 1)), and a permuted one the running products of the sizes
- * ((2, 0, 4, 5) permuted to channels-last: (0, 1, 0, 0)). */
+/* The output of `shape` with element strides st: a new tensor, or `reuse` (out= that step 3
+ * resized, borrowed) restrided in place, as PyTorch's set_output_raw_strided restrides a
+ * resized out= to the strides it would give a new output: add(x.t(), y.t(), out=empty(0))
+ * is transposed like x.t() + y.t().  New reference, or NULL with the error set. */
+static PtlTensorImpl *
+iter_new_output(const PtlTensorIter *it, PtlTensorImpl *reuse, int ndim, const int64_t *shape,
+                const int64_t *st, PtlDevice dev)
+{
+    if (reuse == NULL) {
+        return ptl_empty_strided(ndim, shape, st, it->out_dtype, dev);
+    }
+    ptl_tensor_impl_set_sizes(reuse, ndim, shape, st);
+    ptl_incref(reuse);
+    return reuse;
+}
+
+/* Step 3: allocates the output in it->ops[0] (or restrides `reuse`, iter_new_output),
+ * contiguous in iteration order (perm[0], the innermost dim, gets stride 1), and fills its
+ * byte strides.  -1 with the error set.  As in PyTorch, an unpermuted order gives the plain
+ * contiguous strides, where a size-0 dim counts as 1 ((2, 0, 4, 5): (20, 20, 5, 1)), and a
+ * permuted one the running products of the sizes ((2, 0, 4, 5) permuted to channels-last:
+ * (0, 1, 0, 0)). */
 static int
-iter_allocate_output(PtlTensorIter *it, const int *perm, const int64_t *shape, PtlDevice dev)
+iter_allocate_output(PtlTensorIter *it, PtlTensorImpl *reuse, const int *perm,
+                     const int64_t *shape, PtlDevice dev)
 {
     int ndim = it->ndim, permuted = 0;
     int64_t st[PTL_MAX_DIMS], s = 1;
@@ -430,7 +448,7 @@ iter_allocate_output(PtlTensorIter *it, const int *perm, const int64_t *shape, P
         st[ndim - 1 - perm[d]] = s;
         s *= permuted || size > 1 ? size : 1;
     }
-    PtlTensorImpl *o = ptl_empty_strided(ndim, shape, st, it->out_dtype, dev);
+    PtlTensorImpl *o = iter_new_output(it, reuse, ndim, shape, st, dev);
     if (o == NULL) {
         return -1;
     }
@@ -559,6 +577,18 @@ ptl_check_no_overlap(const PtlTensorImpl *written, const PtlTensorImpl *read)
                          "the tensor before performing the operation.");
 }
 
+/* out= of another dtype than the result's (borrowed) becomes the writeback target of the
+ * temporary in it->ops[0], restrided as the temporary when step 3 resized it. */
+static void
+iter_keep_writeback(PtlTensorIter *it, PtlTensorImpl *out, int resized)
+{
+    if (resized) {
+        ptl_tensor_impl_set_sizes(out, out->dim, out->sizes, it->ops[0]->strides);
+    }
+    ptl_incref(out);
+    it->writeback = out;
+}
+
 /* The steps of Note [TensorIterator], in PyTorch's order of checks. */
 int
 ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
@@ -581,6 +611,9 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
     iter_compute_dtypes(it, cfg);
     it->out_dim = ndim;
     memcpy(it->out_sizes, shape, sizeof(int64_t) * (size_t)ndim);
+    int resized = out != NULL && !cfg->is_inplace &&
+                  (out->dim != ndim ||
+                   memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) != 0);
     if (out != NULL &&
         (iter_check_output(it, cfg, ndim, shape) < 0 || iter_check_overlap(cfg) < 0)) {
         goto error;
@@ -588,8 +621,11 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
     if (iter_cast_inputs(it, cfg) < 0) {
         goto error;
     }
+    /* a resized out= is laid out as a new output would be (iter_new_output): as one when
+     * it has the output's dtype, else after the temporary that stands for it */
     int need_temp = out != NULL && out->dtype != it->out_dtype;
-    int alloc_out = out == NULL || need_temp;
+    int alloc_out = out == NULL || need_temp || resized;
+    PtlTensorImpl *reuse = resized && !need_temp ? out : NULL;
     if (!alloc_out) {
         ptl_incref(out);
         it->ops[0] = out;
@@ -600,7 +636,7 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
     if (fast != PTL_MEMORY_FORMAT_PRESERVE && alloc_out) {
         int64_t st[PTL_MAX_DIMS];
         ptl_memory_format_strides(fast, ndim, shape, st);
-        if ((it->ops[0] = ptl_empty_strided(ndim, shape, st, it->out_dtype, dev)) == NULL) {
+        if ((it->ops[0] = iter_new_output(it, reuse, ndim, shape, st, dev)) == NULL) {
             goto error;
         }
     }
@@ -608,20 +644,18 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
         (alloc_out || ptl_tensor_impl_is_contiguous_as(it->ops[0], fast))) {
         iter_dense_run(it, shape, ndim);
         if (need_temp) {
-            ptl_incref(out);
-            it->writeback = out;
+            iter_keep_writeback(it, out, resized);
         }
         return 0;
     }
     iter_set_strides(it, alloc_out && it->ops[0] == NULL ? 1 : 0, ndim, shape);
     iter_reorder_dims(it, alloc_out && it->ops[0] == NULL ? 1 : 0, perm);
     if (alloc_out) {
-        if (it->ops[0] == NULL && iter_allocate_output(it, perm, shape, dev) < 0) {
+        if (it->ops[0] == NULL && iter_allocate_output(it, reuse, perm, shape, dev) < 0) {
             goto error;
         }
         if (need_temp) {
-            ptl_incref(out);
-            it->writeback = out;
+            iter_keep_writeback(it, out, resized);
         }
     }
     it->numel = 1;

@@ -115,8 +115,8 @@ row_flags(const char *p, int64_t st, int64_t n, PtlDtype dt, uint8_t *flags)
 
 /* Walks t's rows (Note [Mask rows]).  out == NULL: returns the number of nonzero elements.
  * Else writes the first `total` entries to out and returns how many it wrote: coordinates
- * (t->dim per entry; t->dim >= 1) when strides is NULL, else element offsets with t's dim
- * d mapped to strides[d]. */
+ * when strides is NULL (t->dim >= 1; column-major, dim d's of entry k at out[d * total + k]),
+ * else element offsets with t's dim d mapped to strides[d]. */
 static int64_t
 mask_rows(const PtlTensorImpl *t, const int64_t *strides, int64_t *out, int64_t total)
 {
@@ -143,14 +143,14 @@ mask_rows(const PtlTensorImpl *t, const int64_t *strides, int64_t *out, int64_t 
             }
             else if (strides == NULL) {
                 /* the last coordinate per element, then the row's others per entry written */
-                int64_t k0 = k;
+                int64_t k0 = k, *last_col = out + (nd - 1) * total;
                 for (int64_t j = 0; j < n && k < total; j++) {
-                    out[k * nd + nd - 1] = j0 + j;
+                    last_col[k] = j0 + j;
                     k += f[j] != 0;
                 }
                 for (int d = 0; d < nd - 1; d++) {
                     for (int64_t q = k0; q < k; q++) {
-                        out[q * nd + d] = idx[d];
+                        out[d * total + q] = idx[d];
                     }
                 }
             }
@@ -171,12 +171,19 @@ mask_rows(const PtlTensorImpl *t, const int64_t *strides, int64_t *out, int64_t 
     return k;
 }
 
-/* nonzero(Tensor self) -> Tensor: (N, self.dim()) int64 coordinates in row-major order */
+/* Note [nonzero is column-major]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * nonzero(self) is the (N, self.dim()) int64 coordinates of the nonzero elements in
+ * row-major order, laid out column-major as PyTorch's is: strides (1, N), so each column (a
+ * dim's coordinates: where(cond)'s tensors, the indices a mask in an index becomes) is
+ * contiguous, and code that reads x.nonzero().stride() or hands the result to a kernel
+ * that cares sees torch's layout. */
 static PtlTensorImpl *
 nonzero_impl(PtlTensorImpl *self)
 {
     int64_t sizes[2] = {mask_rows(self, NULL, NULL, 0), self->dim};
-    PtlTensorImpl *out = ptl_empty(2, sizes, PTL_DTYPE_INT64, self->device);
+    int64_t strides[2] = {1, sizes[0]};
+    PtlTensorImpl *out = ptl_empty_strided(2, sizes, strides, PTL_DTYPE_INT64, self->device);
     if (out != NULL && self->dim > 0) {
         mask_rows(self, NULL, (int64_t *)ptl_tensor_data(out), sizes[0]);
     }
@@ -197,12 +204,26 @@ nonzero_host(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 }
 
 /* nonzero: on CUDA (or while the tests emulate it) a walk of a host copy (Note [Host walks
- * for data-dependent sizes] in device_compose.h) */
+ * for data-dependent sizes] in device_compose.h), whose move to the device is row-major:
+ * laid out column-major again there (Note [nonzero is column-major]) */
 static int
 nonzero_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    return ptl_on_device_path(s[0].u.t) ? ptl_run_on_host(nonzero_host, op, ks, s)
-                                        : nonzero_host(op, ks, s);
+    if (!ptl_on_device_path(s[0].u.t)) {
+        return nonzero_host(op, ks, s);
+    }
+    if (ptl_run_on_host(nonzero_host, op, ks, s) < 0) {
+        return -1;
+    }
+    PtlTensorImpl *r = s[0].u.t, *c;
+    int64_t strides[2] = {1, r->sizes[0]};
+    if ((c = ptl_empty_strided(2, r->sizes, strides, r->dtype, r->device)) != NULL &&
+        ptl_copy_into(c, r) < 0) {
+        PTL_CLEAR(c);
+    }
+    ptl_decref(r);
+    s[0] = c != NULL ? ptl_iv_tensor(c) : ptl_iv_none();
+    return c != NULL ? 0 : -1;
 }
 
 /* argwhere(Tensor self) = nonzero(self) */
@@ -424,8 +445,8 @@ adv_build_host(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, i
             }
             masks[nmasks++] = nz;
             for (int j = 0; j < t->dim; j++) {
-                int64_t col_size = nz->sizes[0], col_stride = nz->sizes[1];
-                idx[nidx] = ptl_tensor_impl_view(nz, 1, &col_size, &col_stride, j);
+                int64_t col_size = nz->sizes[0], col_stride = 1;
+                idx[nidx] = ptl_tensor_impl_view(nz, 1, &col_size, &col_stride, j * col_size);
                 if (idx[nidx] == NULL) {
                     goto done;
                 }
@@ -880,7 +901,7 @@ index_put_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             goto error;
         }
     }
-    if ((out = target_reading(op, self, values, NULL)) == NULL) {
+    if ((out = target_reading(op, self, values, NULL, 1)) == NULL) {
         goto error;
     }
     /* a value of another dtype raises before any index is read (PyTorch's kernel checks the
@@ -1077,7 +1098,7 @@ index_add_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                       "to source.size(dim) (%lld)",
                                       (long long)index->numel, (long long)nsrc);
     }
-    if ((out = target_reading(op, self, src, index)) == NULL) {
+    if ((out = target_reading(op, self, src, index, 0)) == NULL) {
         return -1;
     }
     int64_t flat = index->numel;
@@ -1141,7 +1162,7 @@ index_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if ((val = value_of(&s[3], self->dtype, "index_fill_")) == NULL) {
         return -1;
     }
-    if ((out = target_reading(op, self, index, NULL)) == NULL) {
+    if ((out = target_reading(op, self, index, NULL, 1)) == NULL) {
         ptl_decref(val);
         return -1;
     }

@@ -167,28 +167,32 @@ same_device(const PtlTensorImpl *self, const PtlTensorImpl *t)
                          t->device.type == PTL_DEVICE_CPU ? "" : ":0");
 }
 
-/* The tensor an in-place/functional pair writes: self (in-place) or a contiguous copy. */
+/* The tensor an in-place/functional pair writes: self (in-place), or a copy of self laid
+ * out as PyTorch's functional op lays out its result: like self for index_fill and
+ * index_put (self.clone(at::MemoryFormat::Preserve)), contiguous for index_add,
+ * index_copy and scatter (their structured kernels' new outputs), as `keep_layout` says. */
 static inline PtlTensorImpl *
-target_of(const PtlOperator *op, PtlTensorImpl *self)
+target_of(const PtlOperator *op, PtlTensorImpl *self, int keep_layout)
 {
     if (op->schema.inplace) {
         ptl_incref(self);
         return self;
     }
-    return ptl_cast(self, self->dtype);
+    return keep_layout ? ptl_copy_as(self, PTL_MEMORY_FORMAT_PRESERVE)
+                       : ptl_cast(self, self->dtype);
 }
 
 /* target_of for an op that reads a and b (either may be NULL) while it writes: in place,
  * PyTorch's assert_no_overlap of self with each first. */
 static inline PtlTensorImpl *
 target_reading(const PtlOperator *op, PtlTensorImpl *self, const PtlTensorImpl *a,
-               const PtlTensorImpl *b)
+               const PtlTensorImpl *b, int keep_layout)
 {
     if (op->schema.inplace && ((a != NULL && ptl_check_no_overlap(self, a) < 0) ||
                                (b != NULL && ptl_check_no_overlap(self, b) < 0))) {
         return NULL;
     }
-    return target_of(op, self);
+    return target_of(op, self, keep_layout);
 }
 
 /* 0 when the 0-dim value tensor v converts to dtype, else -1 with c10's checked_convert

@@ -861,7 +861,7 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             goto error;
         }
     }
-    if ((out = target_reading(op, self, src, index)) == NULL) {
+    if ((out = target_reading(op, self, src, index, 0)) == NULL) {
         goto error;
     }
     if ((rc = scatter_gather_on_device(1, out, dim, index, src, r, include_self)) <= 0) {

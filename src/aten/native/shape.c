@@ -216,18 +216,7 @@ flip_like_input(PtlTensorImpl *t, const int *flipped)
         ptl_error_clear();
         return flip_new(t, t->sizes, flipped);
     }
-    int identity = 1;
-    for (int i = 0; i < dim; i++) {   /* insertion sort: descending strides, stable */
-        int j = i;
-        for (; j > 0 && like[perm[j - 1]] < like[i]; j--) {
-            perm[j] = perm[j - 1];
-        }
-        perm[j] = i;
-    }
-    for (int i = 0; i < dim; i++) {
-        identity &= perm[i] == i;
-    }
-    if (identity) {
+    if (shape_dims_in_memory_order(like, dim, perm)) {
         return flip_new(t, t->sizes, flipped);
     }
     PtlTensorImpl *out = ptl_empty_strided(dim, t->sizes, like, t->dtype, t->device);
@@ -290,6 +279,36 @@ roll_fill(int64_t **tab, const PtlTensorImpl *t, const int64_t *sizes, const voi
     }
 }
 
+/* roll of self along its dims by shift[d] each, laid out in self's suggested memory format
+ * as PyTorch's (a channels-last input rolls into a channels-last result; any other into a
+ * contiguous one): the gather runs over views in that format's memory order, into a result
+ * contiguous in that order, which then takes self's dims back. */
+static PtlTensorImpl *
+roll_in_format(PtlTensorImpl *self, const int64_t *shift)
+{
+    PtlMemoryFormat f = ptl_tensor_impl_suggest_memory_format(self);
+    int64_t like[PTL_MAX_DIMS], sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    int64_t pshift[PTL_MAX_DIMS];
+    int dim = self->dim, perm[PTL_MAX_DIMS];
+    if (f == PTL_MEMORY_FORMAT_CONTIGUOUS) {
+        return gather_new(self, dim, self->sizes, roll_fill, shift);
+    }
+    ptl_memory_format_strides(f, dim, self->sizes, like);
+    shape_dims_in_memory_order(like, dim, perm);
+    for (int i = 0; i < dim; i++) {
+        sizes[i] = self->sizes[perm[i]];
+        strides[i] = self->strides[perm[i]];
+        pshift[i] = shift[perm[i]];
+    }
+    PtlTensorImpl *v = ptl_tensor_impl_view(self, dim, sizes, strides, self->storage_offset);
+    PtlTensorImpl *out = v != NULL ? gather_new(v, dim, sizes, roll_fill, pshift) : NULL;
+    ptl_xdecref(v);
+    if (out != NULL) {
+        ptl_tensor_impl_set_sizes(out, dim, self->sizes, like);
+    }
+    return out;
+}
+
 /* roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor: [*] -> [*]; out[i] =
  * self[i - shift] along each rolled dim (cyclically); without dims the flattened tensor
  * rolls */
@@ -341,7 +360,7 @@ roll_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             shift[d] = (shift[d] + s[1].u.il.data[i] % self->sizes[d]) % self->sizes[d];
         }
     }
-    return set_result(s, gather_new(self, self->dim, self->sizes, roll_fill, shift));
+    return set_result(s, roll_in_format(self, shift));
 }
 
 /* ---- rot90 ---- */

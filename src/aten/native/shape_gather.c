@@ -525,3 +525,21 @@ shape_gather_line(char *dst, const int64_t *dst_strides, const char *src, int64_
                      dst_strides[dim - 1] * (int64_t)isz, 0, step, even, ptl_cpu_capability()};
     (void)ptl_parallel_for(0, outer, PTL_GRAIN_SIZE / n + 1, line_rows, &job); /* no fail */
 }
+
+/* shape_impl.h: flip's and roll's walk in the memory order of their result's layout */
+int
+shape_dims_in_memory_order(const int64_t *like, int dim, int *perm)
+{
+    int identity = 1;
+    for (int i = 0; i < dim; i++) {   /* insertion sort */
+        int j = i;
+        for (; j > 0 && like[perm[j - 1]] < like[i]; j--) {
+            perm[j] = perm[j - 1];
+        }
+        perm[j] = i;
+    }
+    for (int i = 0; i < dim; i++) {
+        identity &= perm[i] == i;
+    }
+    return identity;
+}

@@ -26,6 +26,9 @@ void shape_gather_copy(char *dst, const int64_t *dst_strides, const char *src,
 void shape_gather_line(char *dst, const int64_t *dst_strides, const char *src,
                        int64_t *const *tab, int dim, const int64_t *sizes, size_t isz,
                        int64_t step);
+/* perm = the dims of a tensor with strides `like` from the outermost in memory to the
+ * innermost (descending strides, stable; shape_gather.c); 1 when that is the identity. */
+int shape_dims_in_memory_order(const int64_t *like, int dim, int *perm);
 /* Zeroes the elements of t that tril (lower) or triu with diagonal k drops.  0, or -1. */
 int shape_triangle_device(PtlTensorImpl *t, int64_t k, int lower);
 /* linalg_cross of a and b (checked: dim wrapped, size 3 there, one dtype) and unfold_backward
