@@ -1,8 +1,8 @@
-"""The reflection, replication and circular pads (Note [Gathers by runs] in
-src/aten/native/resample.c) on float32 inputs, contiguous and strided, and on complex ones,
-against PyTorch in the same process, one thread: each row's ratio (PyTorch's time / ours,
-> 1: we are faster), the libraries alternating block by block and each one's fastest block
-counting; the range is that of the per-round ratios (their second smallest and second
+"""The reflection, replication and circular pads and nearest upsampling (Note [Gathers by
+runs] in src/aten/native/resample.c) on float32 inputs, contiguous and strided, and on complex
+ones, against PyTorch in the same process, one thread: each row's ratio (PyTorch's time /
+ours, > 1: we are faster), the libraries alternating block by block and each one's fastest
+block counting; the range is that of the per-round ratios (their second smallest and second
 largest).
 
     taskset -c 1 /work/venv-torch/bin/python benchmarks/interleaved_pads.py
@@ -45,6 +45,10 @@ def rows():
                      lambda t, a, mode=mode: t.nn.functional.pad(a.transpose(-1, -2),
                                                                  (2, 2, 2, 2), mode=mode),
                      [c])]
+    out += [("nearest x2 4x16x64x64 float32",
+             lambda t, a: t.nn.functional.interpolate(a, scale_factor=2, mode="nearest"), [f4]),
+            ("nearest to 48x80 4x16x64x64 float32",
+             lambda t, a: t.nn.functional.interpolate(a, size=(48, 80), mode="nearest"), [f4])]
     return out
 
 

@@ -9,18 +9,25 @@
  * ~~~~~~~~~~~~~~~~~~~~
  * The linear ones reuse the real kernels where those are fast: cumsum along a dim of stride
  * other than 1 runs the real scan on view_as_real(self) (the parts scan independently, and
- * the scan's tiles walk rows in memory order), trace sums the diagonal (sum's complex
- * kernel), var and std add the parts' variances, and logsumexp is PyTorch's composite.  count_nonzero, nonzero, all and any
- * ask ne(self, 0) first: a NaN part counts as nonzero, -0.0 as zero, as PyTorch's `!= 0`.
+ * the scan's tiles walk rows in memory order), var and std add the parts' variances, and
+ * logsumexp is PyTorch's composite.  trace sums the diagonal where it lies (on the CPU; the
+ * view and sum's dispatch cost more than a short diagonal).  count_nonzero, nonzero, all and
+ * any ask self != 0 first (on the CPU a bool mask of the parts' bits, or the count itself):
+ * a NaN part counts as nonzero, -0.0 as zero, as PyTorch's `!= 0`.
  * The scans along a unit-stride dim and cumprod along any walk self's rows where they lie
- * (any strides); prod folds self made contiguous, a row in four interleaved partial
- * products, columns a row of them at a time.
- * Sums and products are accumulated in complex128, products by the textbook formula
- * (ptl_cmul, as PyTorch's), and rounded once per result for complex64: as the real prod of
- * float32 here and PyTorch's cumprod, a complex64 product does not overflow on the way
- * (PyTorch's prod of 1e30, 1e30, 1e-30 is inf, ours 1e30).  A dtype= argument converts self
- * first; a real one takes the real parts (PyTorch's cast, with copy_'s warning) and runs the
- * real kernel. */
+ * (any strides); prod folds self made contiguous, a row in interleaved partial products,
+ * columns a block of them at a time.
+ * Sums, scans and complex128 products are accumulated in complex128, products by the
+ * textbook formula (ptl_cmul, as PyTorch's).  A complex64 prod runs, where the CPU has AVX2,
+ * in 32 float lanes (a row) or a float lane a column, as PyTorch's, whose complex<float>
+ * product accumulates in complex<float>; a row's lanes are joined in complex128.  A lane
+ * whose partial product left float's normal range (an overflow, an underflow, a zero or NaN
+ * factor) has its row or column refolded in complex128 and rounded once, so a complex64
+ * product overflows only where its result does (PyTorch's prod of 1e30, 1e30, 1e-30 is inf,
+ * ours 1e30); an underflow on the way that later factors undo is not seen (PyTorch's
+ * class).  Without AVX2, and for cumprod, complex64 accumulates in complex128 throughout.
+ * A dtype= argument converts self first; a real one takes the real parts (PyTorch's cast,
+ * with copy_'s warning) and runs the real kernel. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -187,6 +194,43 @@ cmul_pd(__m256d *ar, __m256d *ai, __m256d br, __m256d bi)
     *ar = r;
 }
 
+/* Four sets of lanes (r[k], m[k]): their real and imaginary parts, set to 1 or stored */
+PROD_AVX2 static inline void
+lanes_one_ps(__m256 *r, __m256 *m)
+{
+    for (int k = 0; k < 4; k++) {
+        r[k] = _mm256_set1_ps(1.0f);
+        m[k] = _mm256_setzero_ps();
+    }
+}
+
+PROD_AVX2 static inline void
+lanes_store_ps(const __m256 *r, const __m256 *m, float *re, float *im)
+{
+    for (int k = 0; k < 4; k++) {
+        _mm256_storeu_ps(re + 8 * k, r[k]);
+        _mm256_storeu_ps(im + 8 * k, m[k]);
+    }
+}
+
+PROD_AVX2 static inline void
+lanes_one_pd(__m256d *r, __m256d *m)
+{
+    for (int k = 0; k < 4; k++) {
+        r[k] = _mm256_set1_pd(1.0);
+        m[k] = _mm256_setzero_pd();
+    }
+}
+
+PROD_AVX2 static inline void
+lanes_store_pd(const __m256d *r, const __m256d *m, double *re, double *im)
+{
+    for (int k = 0; k < 4; k++) {
+        _mm256_storeu_pd(re + 4 * k, r[k]);
+        _mm256_storeu_pd(im + 4 * k, m[k]);
+    }
+}
+
 /* The lanes times 16 complex64 at f (32 floats): their parts split by two shuffles, lane k
  * of (r[0], m[0]) taking element PERM_C8[k], lane k of (r[1], m[1]) element 8 + PERM_C8[k] */
 static const int PERM_C8[8] = {0, 1, 4, 5, 2, 3, 6, 7};
@@ -221,10 +265,7 @@ prod_row_c8_avx2(const ptl_complex64 *x, int64_t n, ptl_complex128 *p)
     float re[32], im[32];
     int64_t i = 0;
     int ok = 1;
-    for (int k = 0; k < 4; k++) {
-        r[k] = _mm256_set1_ps(1.0f);
-        m[k] = _mm256_setzero_ps();
-    }
+    lanes_one_ps(r, m);
     for (; i + 32 <= n; i += 32) {
         mul16_c8(f + 2 * i, r, m);
         mul16_c8(f + 2 * i + 32, r + 2, m + 2);
@@ -233,10 +274,7 @@ prod_row_c8_avx2(const ptl_complex64 *x, int64_t n, ptl_complex128 *p)
         mul16_c8(f + 2 * i, r, m);
     }
     *p = prod_row_c8(x + i, n - i);
-    for (int k = 0; k < 4; k++) {
-        _mm256_storeu_ps(re + 8 * k, r[k]);
-        _mm256_storeu_ps(im + 8 * k, m[k]);
-    }
+    lanes_store_ps(r, m, re, im);
     for (int k = 0; k < 32; k++) {
         ok &= lane_in_range(re[k], im[k]);
         *p = ptl_cmul(*p, ptl_cmplx(re[k], im[k]));
@@ -252,10 +290,7 @@ prod_row_c16_avx2(const ptl_complex128 *x, int64_t n)
     __m256d r[4], m[4];
     double re[16], im[16];
     int64_t i = 0;
-    for (int k = 0; k < 4; k++) {
-        r[k] = _mm256_set1_pd(1.0);
-        m[k] = _mm256_setzero_pd();
-    }
+    lanes_one_pd(r, m);
     for (; i + 16 <= n; i += 16) {
         mul8_c16(f + 2 * i, r, m);
         mul8_c16(f + 2 * i + 16, r + 2, m + 2);
@@ -264,10 +299,7 @@ prod_row_c16_avx2(const ptl_complex128 *x, int64_t n)
         mul8_c16(f + 2 * i, r, m);
     }
     ptl_complex128 p = prod_row_c16(x + i, n - i);
-    for (int k = 0; k < 4; k++) {
-        _mm256_storeu_pd(re + 4 * k, r[k]);
-        _mm256_storeu_pd(im + 4 * k, m[k]);
-    }
+    lanes_store_pd(r, m, re, im);
     for (int k = 0; k < 16; k++) {
         p = ptl_cmul(p, ptl_cmplx(re[k], im[k]));
     }
@@ -281,10 +313,7 @@ prod_cols_c8_avx2(const ptl_complex64 *x, int64_t n, int64_t inner, int w, ptl_c
 {
     __m256 r[4], m[4];
     float re[32], im[32];
-    for (int k = 0; k < 4; k++) {
-        r[k] = _mm256_set1_ps(1.0f);
-        m[k] = _mm256_setzero_ps();
-    }
+    lanes_one_ps(r, m);
     for (int64_t i = 0; i < n; i++) {
         const float *f = (const float *)(x + i * inner);
         mul16_c8(f, r, m);
@@ -292,10 +321,7 @@ prod_cols_c8_avx2(const ptl_complex64 *x, int64_t n, int64_t inner, int w, ptl_c
             mul16_c8(f + 32, r + 2, m + 2);
         }
     }
-    for (int k = 0; k < 4; k++) {
-        _mm256_storeu_ps(re + 8 * k, r[k]);
-        _mm256_storeu_ps(im + 8 * k, m[k]);
-    }
+    lanes_store_ps(r, m, re, im);
     for (int k = 0; k < w; k++) {
         int c = k / 8 * 8 + PERM_C8[k % 8];
         out[c] = lane_in_range(re[k], im[k])
@@ -311,10 +337,7 @@ prod_cols_c16_avx2(const ptl_complex128 *x, int64_t n, int64_t inner, int w,
 {
     __m256d r[4], m[4];
     double re[16], im[16];
-    for (int k = 0; k < 4; k++) {
-        r[k] = _mm256_set1_pd(1.0);
-        m[k] = _mm256_setzero_pd();
-    }
+    lanes_one_pd(r, m);
     for (int64_t i = 0; i < n; i++) {
         const double *f = (const double *)(x + i * inner);
         mul8_c16(f, r, m);
@@ -322,10 +345,7 @@ prod_cols_c16_avx2(const ptl_complex128 *x, int64_t n, int64_t inner, int w,
             mul8_c16(f + 16, r + 2, m + 2);
         }
     }
-    for (int k = 0; k < 4; k++) {
-        _mm256_storeu_pd(re + 4 * k, r[k]);
-        _mm256_storeu_pd(im + 4 * k, m[k]);
-    }
+    lanes_store_pd(r, m, re, im);
     for (int k = 0; k < w; k++) {
         out[k / 4 * 4 + PERM_C16[k % 4]] = ptl_cmplx(re[k], im[k]);
     }
