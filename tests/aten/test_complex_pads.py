@@ -72,6 +72,19 @@ def test_im2col_moves_whole_elements(layout, dtype):
                      want.reshape(2, -1, oh * ow), dtype, rtol=0, atol=0)
 
 
+def test_forwards_move_whole_elements_in_one_pass():
+    """On the CPU the pads' forwards and im2col run the real kernel once on the complex
+    tensor: no real/imag views, no join (the by-parts path ran it twice)."""
+    x, _ = crandn((1, 2, 4, 5), C64, "transposed")
+    with ptl.profiler.profile() as prof:
+        for mode in ("reflect", "replicate", "circular"):
+            F.pad(x, (1, 1, 1, 1), mode=mode)
+        F.unfold(x, 2)
+    names = {e.name for e in prof.events()}
+    assert {"aten::reflection_pad2d", "aten::replication_pad2d", "aten::im2col"} <= names
+    assert not names & {"aten::real", "aten::imag", "aten::complex"}, names
+
+
 GRADS = {
     "reflect1d": lambda z: F.pad(z[None], (2, 1), mode="reflect"),
     "reflect2d": lambda z: F.pad(z[None, None], (1, 2, 1, 1), mode="reflect"),

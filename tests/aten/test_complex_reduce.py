@@ -8,6 +8,7 @@ where torch is installed.  No kernel here splits its work between threads; prod 
 vector lanes by blocks (crossed below: every lane tail, every column block), and cumsum runs
 the real scan on view_as_real, whose tiles are crossed by the wide shapes below, on 1 and 2
 threads."""
+import os
 import warnings
 
 import numpy as np
@@ -15,7 +16,7 @@ import pytest
 
 import pytorchlite as ptl
 from helpers import (assert_close, assert_no_leak, assert_raises_like_torch, crandn,
-                     num_threads, torch, torch_ref)
+                     num_threads, rerun_with_capability, torch, torch_ref)
 from pytorchlite.autograd import gradcheck
 
 C64, C128 = ptl.complex64, ptl.complex128
@@ -108,6 +109,14 @@ def test_complex64_lanes_that_leave_float_range_are_refolded_in_complex128():
         assert_close(ptl.tensor(col, dtype=C64).prod(0), want, C64, rtol=1e-5)
 
 
+@pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
+                    reason="already running with a capability chosen by a parent run")
+def test_portable_prod_and_count_nonzero_loops():
+    """Reruns the prod and count_nonzero tests with the portable loops (no AVX2 lanes)."""
+    rerun_with_capability(__file__, "default", "-k",
+                          "prod or count_nonzero or nonzero_count or signed_zeros")
+
+
 def test_real_and_complex_dtype_arguments():
     x, a = crandn((3, 4), C64)
     with warnings.catch_warnings():
@@ -183,6 +192,18 @@ def test_count_nonzero_of_special_parts_in_any_layout(dtype):
         assert_close(ptl.count_nonzero(z, (0, 2)), m.sum((0, 2)), ptl.int64)
         assert_close(z.nonzero(), np.argwhere(m), ptl.int64)
         assert_close(z.any(1), m.any(1), ptl.bool)
+
+
+def test_count_nonzero_and_trace_read_self_in_place():
+    """On the CPU count_nonzero counts the parts' bits and trace sums the diagonal where it
+    lies: no ne(self, 0) tensor, no diagonal view and sum."""
+    x, _ = crandn((6, 5), C128, "sliced")
+    with ptl.profiler.profile() as prof:
+        ptl.count_nonzero(x)
+        x.trace()
+    names = {e.name for e in prof.events()}
+    assert {"aten::count_nonzero", "aten::trace"} <= names
+    assert not names & {"aten::ne", "aten::diagonal", "aten::sum"}, names
 
 
 def test_nonzero_of_signed_zeros_and_nans():

@@ -154,8 +154,11 @@ DEFINE_PROD_ROW(prod_row_c8, ptl_complex64)
 DEFINE_PROD_ROW(prod_row_c16, ptl_complex128)
 #undef DEFINE_PROD_ROW
 
-/* The product of column c of x, n rows `stride` elements apart, in complex128 (a row or
- * column whose float lanes left float's range is refolded so: Note [Complex folds]) */
+#ifdef __x86_64__
+#define PROD_AVX2 __attribute__((target("avx2,fma")))
+
+/* The product in complex128 of the n complex64 at x, `stride` elements apart (a column
+ * whose float lane left float's range is refolded so: Note [Complex folds]) */
 static ptl_complex128
 prod_strided_c8(const ptl_complex64 *x, int64_t n, int64_t stride)
 {
@@ -173,9 +176,6 @@ lane_in_range(float re, float im)
     float a = fabsf(re) + fabsf(im);
     return a >= FLT_MIN && a <= FLT_MAX;
 }
-
-#ifdef __x86_64__
-#define PROD_AVX2 __attribute__((target("avx2,fma")))
 
 /* (ar, ai) *= (br, bi), lane by lane, by the textbook formula */
 PROD_AVX2 static inline void
