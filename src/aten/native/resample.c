@@ -458,44 +458,6 @@ gather_runs(const Maps *m, GatherRun *runs)
     return n;
 }
 
-/* n elements of item bytes to y (contiguous) from x, sb bytes apart (any sign).  A
- * contiguous run of 32 to 512 bytes goes by fixed-size 32-byte copies that compile to vector
- * moves, the last one overlapping the one before (libc's memcpy cost as much in its call as
- * a pad's row of 64 floats: 0.8x PyTorch's time). */
-#define GATHER_AS(W)                                  \
-    for (int64_t k = 0; k < n; k++) {                 \
-        memcpy(y + k * (W), x + k * sb, (W));         \
-    }                                                 \
-    break;
-static inline void
-gather_run(char *y, const char *x, int64_t n, int64_t sb, size_t item)
-{
-    const int64_t bytes = n * (int64_t)item;
-    if (sb == (int64_t)item && bytes >= 32 && bytes <= 512) {
-        for (int64_t i = 0; i < bytes; i += 32) {
-            int64_t at = i < bytes - 32 ? i : bytes - 32;
-            memcpy(y + at, x + at, 32);
-        }
-        return;
-    }
-    if (sb == (int64_t)item && bytes > 32) {
-        memcpy(y, x, (size_t)bytes);
-        return;
-    }
-    switch (item) {
-    case 1: GATHER_AS(1)
-    case 2: GATHER_AS(2)
-    case 4: GATHER_AS(4)
-    case 8: GATHER_AS(8)
-    case 16: GATHER_AS(16)
-    default:
-        for (int64_t k = 0; k < n; k++) {
-            memcpy(y + (size_t)k * item, x + k * sb, item);
-        }
-    }
-}
-#undef GATHER_AS
-
 /* y[k] = the element at x + off[k], for k < n */
 #define GATHER_AT(W)                                  \
     for (int64_t k = 0; k < n; k++) {                 \
@@ -518,6 +480,57 @@ gather_at(char *y, const char *x, const int64_t *off, int64_t n, size_t item)
     }
 }
 #undef GATHER_AT
+
+/* One output row from its input row through the runs, for elements of W bytes (a constant:
+ * a run's copy is then a few moves; a test of the size a run cost as much as the bytes of a
+ * row of 64 floats).  A contiguous run of 32 to 512 bytes goes by fixed-size 32-byte copies
+ * that compile to vector moves, the last one overlapping the one before (libc's memcpy cost
+ * as much in its call as such a row: 0.8x PyTorch's time). */
+#define DEFINE_GATHER_ROW(W)                                                               \
+    static void                                                                            \
+    gather_row_##W(char *y, const char *row, const GatherRun *runs, int64_t nruns)         \
+    {                                                                                      \
+        for (int64_t r = 0; r < nruns; r++) {                                              \
+            char *yo = y + runs[r].o;                                                      \
+            const char *xo = row + runs[r].i;                                              \
+            const int64_t n = runs[r].n, sb = runs[r].step, bytes = n * (W);               \
+            if (sb == (W) && bytes >= 32 && bytes <= 512) {                                \
+                for (int64_t i = 0; i < bytes; i += 32) {                                  \
+                    int64_t at = i < bytes - 32 ? i : bytes - 32;                          \
+                    memcpy(yo + at, xo + at, 32);                                          \
+                }                                                                          \
+                continue;                                                                  \
+            }                                                                              \
+            if (sb == (W) && bytes > 512) {                                                \
+                memcpy(yo, xo, (size_t)bytes);                                             \
+                continue;                                                                  \
+            }                                                                              \
+            for (int64_t k = 0; k < n; k++) {                                              \
+                memcpy(yo + k * (W), xo + k * sb, (W));                                    \
+            }                                                                              \
+        }                                                                                  \
+    }
+DEFINE_GATHER_ROW(1)
+DEFINE_GATHER_ROW(2)
+DEFINE_GATHER_ROW(4)
+DEFINE_GATHER_ROW(8)
+DEFINE_GATHER_ROW(16)
+#undef DEFINE_GATHER_ROW
+
+typedef void (*GatherRowFn)(char *y, const char *row, const GatherRun *runs, int64_t nruns);
+
+/* The row copy for elements of item bytes (every dtype's size is one of these) */
+static GatherRowFn
+gather_row_fn(size_t item)
+{
+    switch (item) {
+    case 1: return gather_row_1;
+    case 2: return gather_row_2;
+    case 4: return gather_row_4;
+    case 8: return gather_row_8;
+    default: return gather_row_16;
+    }
+}
 
 /* The element offset in x of plane pl's first element (its leading-dim index). */
 static int64_t
@@ -542,6 +555,7 @@ gather_rows_job(void *ctx, int64_t b, int64_t e)
     const int64_t *off = j->off, *iz = m->idx[0], *iy = m->idx[1];
     const char *x = j->x;
     const size_t item = j->item;
+    const GatherRowFn copy_row = gather_row_fn(item);
     const int64_t oh = m->out[1], od = m->out[0], ow = m->out[2], nruns = j->nruns;
     const int64_t rowb = ow * (int64_t)item, zb = j->sp[0] * (int64_t)item;
     const int64_t yb = j->sp[1] * (int64_t)item;
@@ -553,8 +567,8 @@ gather_rows_job(void *ctx, int64_t b, int64_t e)
         if (off != NULL) {
             gather_at(y, row, off, ow, item);
         }
-        for (int64_t r = 0; off == NULL && r < nruns; r++) {
-            gather_run(y + runs[r].o, row + runs[r].i, runs[r].n, runs[r].step, item);
+        else {
+            copy_row(y, row, runs, nruns);
         }
         if (++oy == oh) {
             oy = 0;
@@ -616,8 +630,8 @@ gather_rows(const Maps *m, PtlTensorImpl *x, int nd, PtlTensorImpl *y)
 
 /* Forward through the maps: x (any layout) -> new tensor shaped (lead..., out...).  Gather
  * mode (weighted 0) copies raw elements in x's dtype (Note [Gathers by runs] on the CPU);
- * weighted mode computes in double and
- * casts to out_dt (uint8 images: the double rounded to the nearest value, clamped). */
+ * weighted mode computes in double and casts to out_dt (uint8 images: the double rounded to
+ * the nearest value, clamped). */
 static PtlTensorImpl *
 maps_forward(const Maps *m, PtlTensorImpl *x, int nd, int weighted, PtlDtype out_dt)
 {
