@@ -1,8 +1,9 @@
-"""The complex64/complex128 pads and folds computed part by part (src/aten/native/complex_parts.c,
-Note [Complex ops by parts]): reflection, replication and circular pads in 1, 2 and 3 dims
-and their backwards, unfold's backward, im2col (F.unfold) and col2im (F.fold).  Values
-against NumPy complex128 on contiguous, transposed and sliced inputs; gradients by gradcheck
-in complex128; errors are the real kernels', as PyTorch's."""
+"""The complex64/complex128 pads and folds (src/aten/native/complex_parts.c, Note [Complex
+ops by parts]; the forwards of the pads and im2col move whole elements in the real kernels on
+the CPU): reflection, replication and circular pads in 1, 2 and 3 dims and their backwards,
+unfold's backward, im2col (F.unfold) and col2im (F.fold).  Values against NumPy complex128
+on contiguous, transposed and sliced inputs; gradients by gradcheck in complex128; errors are
+the real kernels', as PyTorch's."""
 import numpy as np
 import pytest
 
@@ -49,6 +50,39 @@ def test_im2col_col2im():
                   (4, 5), (2, 3), stride=(1, 2))
     assert_close(back, a * ones.numpy(), C128)
     assert_close(F.unfold(x.to(C64), 2), F.unfold(x, 2).numpy(), C64)
+
+
+@pytest.mark.parametrize("dtype", [C64, C128])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded"])
+def test_im2col_moves_whole_elements(layout, dtype):
+    """F.unfold of a complex input on the CPU is the real kernel's copy of 8- or 16-byte
+    elements: rows of the unit-stride run of 8 and more (and the shorter ones), strides,
+    dilations and padding, against the patches taken in NumPy."""
+    x, a = crandn((2, 3, 7, 19), dtype, layout)
+    for k, d, p, st in [((2, 3), 1, 0, 1), (3, 1, 1, 1), ((3, 2), (2, 1), (1, 2), (2, 1)),
+                        (1, 1, 0, 1), (5, 2, 2, 3), ((1, 9), 1, (0, 4), 1)]:
+        k, d, p, st = ((v, v) if isinstance(v, int) else v for v in (k, d, p, st))
+        ap = np.pad(a, [(0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])])
+        oh = (ap.shape[2] - d[0] * (k[0] - 1) - 1) // st[0] + 1
+        ow = (ap.shape[3] - d[1] * (k[1] - 1) - 1) // st[1] + 1
+        want = np.stack([ap[:, :, i * d[0]:i * d[0] + st[0] * (oh - 1) + 1:st[0],
+                            j * d[1]:j * d[1] + st[1] * (ow - 1) + 1:st[1]]
+                         for i in range(k[0]) for j in range(k[1])], 2)
+        assert_close(F.unfold(x, k, dilation=d, padding=p, stride=st),
+                     want.reshape(2, -1, oh * ow), dtype, rtol=0, atol=0)
+
+
+def test_forwards_move_whole_elements_in_one_pass():
+    """On the CPU the pads' forwards and im2col run the real kernel once on the complex
+    tensor: no real/imag views, no join (the by-parts path ran it twice)."""
+    x, _ = crandn((1, 2, 4, 5), C64, "transposed")
+    with ptl.profiler.profile() as prof:
+        for mode in ("reflect", "replicate", "circular"):
+            F.pad(x, (1, 1, 1, 1), mode=mode)
+        F.unfold(x, 2)
+    names = {e.name for e in prof.events()}
+    assert {"aten::reflection_pad2d", "aten::replication_pad2d", "aten::im2col"} <= names
+    assert not names & {"aten::real", "aten::imag", "aten::complex"}, names
 
 
 GRADS = {

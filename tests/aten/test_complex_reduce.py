@@ -4,9 +4,11 @@ var_mean, std_mean and logsumexp, and the composites on them (vander, cumulative
 trapezoid, cov, corrcoef, nanmean's refusal).  Values against NumPy complex128 on 0-dim,
 size-0, transposed, sliced and expanded inputs; dtype= as PyTorch; gradients by gradcheck in
 complex128 (zeros in prod and cumprod included); PyTorch's results, layouts and messages
-where torch is installed.  No kernel here splits its work by size or between threads; cumsum
-runs the real scan on view_as_real, whose tiles are crossed by the wide shapes below, on 1
-and 2 threads."""
+where torch is installed.  No kernel here splits its work between threads; prod runs in
+vector lanes by blocks (crossed below: every lane tail, every column block), and cumsum runs
+the real scan on view_as_real, whose tiles are crossed by the wide shapes below, on 1 and 2
+threads."""
+import os
 import warnings
 
 import numpy as np
@@ -14,7 +16,7 @@ import pytest
 
 import pytorchlite as ptl
 from helpers import (assert_close, assert_no_leak, assert_raises_like_torch, crandn,
-                     num_threads, torch, torch_ref)
+                     num_threads, rerun_with_capability, torch, torch_ref)
 from pytorchlite.autograd import gradcheck
 
 C64, C128 = ptl.complex64, ptl.complex128
@@ -71,11 +73,48 @@ def test_prod_and_cumprod_special_values_match_torch():
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=code)
 
 
-def test_complex64_products_accumulate_in_complex128():
+def test_complex64_products_overflow_only_where_their_result_does():
     # as the real prod of float32 here (and PyTorch's cumprod): no overflow on the way
     z = ptl.tensor([1e30, 1e30, 1e-30], dtype=C64)
     assert_close(z.prod(), np.array(1e30 + 0j), C64)
     assert_close(z.cumprod(0), np.array([1e30, np.inf, 1e30]) + 0j, C64)
+
+
+@pytest.mark.parametrize("dtype", [C64, C128])
+def test_prod_across_the_lane_tails_and_column_blocks(dtype):
+    """Rows of 0 to 70 (the 16- and 32-lane loops of complex64, the 8- and 16-lane loops of
+    complex128, and every tail of them), and 0 to 70 columns (blocks of 32 and 16, or 16 and
+    8, then single columns), contiguous and transposed (made contiguous first)."""
+    for n in range(71):
+        x, a = crandn((3, n), dtype, seed=n)
+        assert_close(x.prod(1), np.prod(a, 1), dtype, **tol(dtype, n))
+        assert_close(x.prod(), np.prod(a), dtype, **tol(dtype, 3 * n))
+        assert_close(x.prod(0), np.prod(a, 0), dtype, **tol(dtype, 3))
+        y, b = crandn((n, 5), dtype, "transposed", seed=n)
+        assert_close(y.prod(0), np.prod(b, 0), dtype, **tol(dtype, n))
+        assert_close(y.prod(1), np.prod(b, 1), dtype, **tol(dtype, 5))
+    x, a = crandn((2, 37, 45), dtype, seed=1)
+    assert_close(x.prod(1), np.prod(a, 1), dtype, **tol(dtype, 37))
+
+
+def test_complex64_lanes_that_leave_float_range_are_refolded_in_complex128():
+    # a lane of 16 factors 1e5 (1e80: past float) then 16 of 1e-5, in a row (lanes k and
+    # k + 32 share a chain) and in a column; and the same for 1e-5 first (an underflow)
+    for big in (1e5, 1e-5):
+        row = np.array([big if i % 32 < 16 else 1 / big for i in range(512)]) * (1 + 0j)
+        want = np.prod(row.astype(np.complex64).astype(np.complex128))
+        assert_close(ptl.tensor(row, dtype=C64).prod(), np.array(want), C64, rtol=1e-5)
+        col = np.repeat(np.array([big] * 16 + [1 / big] * 16)[:, None] * (1 + 1j), 40, 1)
+        want = np.prod(col.astype(np.complex64).astype(np.complex128), 0)
+        assert_close(ptl.tensor(col, dtype=C64).prod(0), want, C64, rtol=1e-5)
+
+
+@pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
+                    reason="already running with a capability chosen by a parent run")
+def test_portable_prod_and_count_nonzero_loops():
+    """Reruns the prod and count_nonzero tests with the portable loops (no AVX2 lanes)."""
+    rerun_with_capability(__file__, "default", "-k",
+                          "prod or count_nonzero or nonzero_count or signed_zeros")
 
 
 def test_real_and_complex_dtype_arguments():
@@ -105,9 +144,11 @@ def test_cumsum_across_the_scan_tiles_on_one_and_two_threads():
 @pytest.mark.parametrize("dtype", [C64, C128])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
 def test_trace(layout, dtype):
-    for shape in [(3, 4), (4, 3), (0, 2), (1, 1)]:
+    for shape in [(3, 4), (4, 3), (0, 2), (1, 1), (0, 0), (70, 65)]:
         x, a = crandn(shape, dtype, layout)
         assert_close(x.trace(), np.trace(a), dtype)
+    x, a = crandn((5, 6), dtype, "expanded")
+    assert_close(x.trace(), np.trace(a), dtype)
     with pytest.raises(RuntimeError, match="trace: expected a matrix, but got tensor with dim 1"):
         ptl.ones(3, dtype=C64).trace()
 
@@ -134,6 +175,35 @@ def test_nonzero_count_all_any(shape, layout):
     if len(shape) == 3:
         assert_close(ptl.count_nonzero(z, (0, 2)), nz.sum((0, 2)), ptl.int64)
     assert_close(x.all(), np.array((a != 0).all()), ptl.bool)
+
+
+@pytest.mark.parametrize("dtype", [C64, C128])
+def test_count_nonzero_of_special_parts_in_any_layout(dtype):
+    vals = [0j, complex(-0.0, -0.0), complex(0, -0.0), complex(-0.0, 1e-44), complex(1e-44, 0),
+            complex(0, float("nan")), complex(float("inf"), 0), 2 - 1j]
+    a = np.array(vals * 6)[np.random.default_rng(7).permutation(48)].reshape(4, 3, 4)
+    nz = a != 0
+    for z, m in [(ptl.tensor(a, dtype=dtype), nz), (ptl.tensor(a, dtype=dtype).transpose(0, 2),
+                                                    nz.transpose(2, 1, 0)),
+                 (ptl.tensor(a, dtype=dtype)[::2, :, ::3], nz[::2, :, ::3]),
+                 (ptl.tensor(a[:1], dtype=dtype).expand(5, 3, 4), np.broadcast_to(nz[:1],
+                                                                                 (5, 3, 4)))]:
+        assert_close(ptl.count_nonzero(z), np.array(np.count_nonzero(m)), ptl.int64)
+        assert_close(ptl.count_nonzero(z, (0, 2)), m.sum((0, 2)), ptl.int64)
+        assert_close(z.nonzero(), np.argwhere(m), ptl.int64)
+        assert_close(z.any(1), m.any(1), ptl.bool)
+
+
+def test_count_nonzero_and_trace_read_self_in_place():
+    """On the CPU count_nonzero counts the parts' bits and trace sums the diagonal where it
+    lies: no ne(self, 0) tensor, no diagonal view and sum."""
+    x, _ = crandn((6, 5), C128, "sliced")
+    with ptl.profiler.profile() as prof:
+        ptl.count_nonzero(x)
+        x.trace()
+    names = {e.name for e in prof.events()}
+    assert {"aten::count_nonzero", "aten::trace"} <= names
+    assert not names & {"aten::ne", "aten::diagonal", "aten::sum"}, names
 
 
 def test_nonzero_of_signed_zeros_and_nans():

@@ -1,5 +1,5 @@
-"""constant_pad_nd's row path (Note [Constant pad rows] in src/aten/native/resample.c): CPU
-inputs with no negative pad and a unit-strided last dim are written run of value, input row,
+"""constant_pad_nd's row path (Note [Constant pad rows] in src/aten/native/constant_pad.c):
+CPU inputs with no negative pad and a unit-strided last dim are written run of value, input row,
 run of value, ... against np.pad in the same dtype (a copy: exact).  Runs of up to 32 bytes
 are stored inline (at and across that size, for 1-, 2-, 4- and 8-byte elements), rows whose
 gap and row take at most 128 bytes go by blocks of 128 rows (at and across both), the

@@ -7,10 +7,10 @@
  * Note [Complex ops by parts]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * An op that is linear over the reals in its one complex tensor (embedding's weight, the
- * gradient of embedding's backward, im2col's and col2im's input, affine_grid_generator's
- * theta and its backward's gradient) is the complex tensor of the op on the real part and
- * the op on the imaginary part: two calls of the real kernel on strided views of the parts,
- * then complex(re, im).  Its other tensors (indices) are real.  embedding of a contiguous
+ * gradient of embedding's backward, col2im's input and im2col's off the CPU,
+ * affine_grid_generator's theta and its backward's gradient) is the complex tensor of the op
+ * on the real part and the op on the imaginary part: two calls of the real kernel on strided
+ * views of the parts, then complex(re, im).  Its other tensors (indices) are real.  embedding of a contiguous
  * weight runs once instead, on the [V, 2D] real view whose rows hold each row's parts.
  * convolution is bilinear in input and weight: conv1d/2d/3d and conv_transpose1d/2d/3d
  * compute a complex one from three real convolutions of the parts, as PyTorch's
@@ -241,7 +241,6 @@ parts_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 static const PtlKernelReg complex_parts_kernels[] = {
     {PTL_OP_embedding, PTL_KEY_COMPLEX, parts_complex},
     {PTL_OP_embedding_dense_backward, PTL_KEY_COMPLEX, parts_complex},
-    {PTL_OP_im2col, PTL_KEY_COMPLEX, parts_complex},
     {PTL_OP_col2im, PTL_KEY_COMPLEX, parts_complex},
     {PTL_OP_affine_grid_generator, PTL_KEY_COMPLEX, parts_complex},
     {PTL_OP_affine_grid_generator_backward, PTL_KEY_COMPLEX, parts_complex},
@@ -251,18 +250,30 @@ static const PtlKernelReg complex_parts_kernels[] = {
 };
 PTL_DEFINE_REGISTER(complex_parts_kernels)
 
-/* ---- the pads and unfold's backward: every complex argument by its parts ---- */
+/* ---- the pads, im2col and unfold's backward ---- */
 
-/* The pads are linear in their input as the ops above (Note [Complex ops by parts]), and
- * their backwards take two complex tensors (the gradient, and self for its shape): every
- * complex argument is replaced by its part.  A pad is a copy, so the parts' passes cost
- * time, not accuracy. */
+/* The pads' backwards are linear in their gradient as the ops above (Note [Complex ops by
+ * parts]) and take two complex tensors (the gradient, and self for its shape): every complex
+ * argument is replaced by its part.  A pad is a copy, so the parts' passes cost time, not
+ * accuracy; the forwards on the CPU move whole complex elements instead (moves_complex). */
 
-/* The Complex key's kernel of the pads: run_on_parts. */
+/* The Complex key's kernel of the pads' backwards and unfold_backward: run_on_parts. */
 static int
 each_part_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
+    return run_on_parts(op, s);
+}
+
+/* The pads' forwards and im2col: on the CPU the real kernel itself, whose gather moves
+ * whole complex elements (Note [Gathers by runs] in resample.c, conv.c's im2col_plane: one
+ * pass instead of two over strided part views and a join); elsewhere by parts. */
+static int
+moves_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    if (s[0].u.t->device.type == PTL_DEVICE_CPU) {
+        return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
+    }
     return run_on_parts(op, s);
 }
 
@@ -280,10 +291,11 @@ constant_pad_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 }
 
 #define PARTS(ID) {PTL_OP_##ID, PTL_KEY_COMPLEX, each_part_complex}
+#define MOVES(ID) {PTL_OP_##ID, PTL_KEY_COMPLEX, moves_complex}
 static const PtlKernelReg complex_pad_kernels[] = {
-    PARTS(reflection_pad1d), PARTS(reflection_pad2d), PARTS(reflection_pad3d),
-    PARTS(replication_pad1d), PARTS(replication_pad2d), PARTS(replication_pad3d),
-    PARTS(_pad_circular),
+    MOVES(reflection_pad1d), MOVES(reflection_pad2d), MOVES(reflection_pad3d),
+    MOVES(replication_pad1d), MOVES(replication_pad2d), MOVES(replication_pad3d),
+    MOVES(_pad_circular), MOVES(im2col),
     PARTS(reflection_pad1d_backward), PARTS(reflection_pad2d_backward),
     PARTS(reflection_pad3d_backward), PARTS(replication_pad1d_backward),
     PARTS(replication_pad2d_backward), PARTS(replication_pad3d_backward),
@@ -292,4 +304,5 @@ static const PtlKernelReg complex_pad_kernels[] = {
     {PTL_OP_constant_pad_nd, PTL_KEY_COMPLEX, constant_pad_complex},
 };
 #undef PARTS
+#undef MOVES
 PTL_DEFINE_REGISTER(complex_pad_kernels)

@@ -233,8 +233,12 @@ valid_range(int64_t size, int64_t s, int64_t off, int64_t ncol, int64_t *lo, int
         }                                                                                    \
     }
 
+typedef struct Elem16 {   /* a complex128 as raw bytes */
+    uint64_t w[2];
+} Elem16;
 DEFINE_COPY_ROW(u4, uint32_t)
 DEFINE_COPY_ROW(u8, uint64_t)
+DEFINE_COPY_ROW(u16, Elem16)
 #undef DEFINE_COPY_ROW
 
 /* Copies the kvol patches of one image plane into kvol rows of col (row kk at
@@ -267,6 +271,10 @@ im2col_plane(const char *img, char *col, int64_t ld, const ConvGeom *g, size_t i
                         else if (isz == 8) {
                             copy_row_u8((uint64_t *)dst, (const uint64_t *)src, g->col[2], lo, hi,
                                         g->s[2], offx);
+                        }
+                        else if (isz == 16) {
+                            copy_row_u16((Elem16 *)dst, (const Elem16 *)src, g->col[2], lo, hi,
+                                         g->s[2], offx);
                         }
                         else {
                             memset(dst, 0, (size_t)g->col[2] * isz);
@@ -1195,8 +1203,10 @@ im2col_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "and other non-zero dimensions for input, but got: %s",
                              ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes));
     }
-    /* a raw copy: PyTorch's kernel takes the float types and bool, not the integers */
-    if (x->dtype != PTL_DTYPE_BOOL && nn_check_dtype("im2col_out_cpu", x->dtype, 0) < 0) {
+    /* a raw copy: PyTorch's kernel takes the float and complex types and bool, not the
+     * integers (complex comes from complex_parts.c's Complex key kernel) */
+    if (x->dtype != PTL_DTYPE_BOOL && !ptl_dtype_is_complex(x->dtype) &&
+        nn_check_dtype("im2col_out_cpu", x->dtype, 0) < 0) {
         return -1;
     }
     int64_t n = batched ? x->sizes[0] : 1, c = x->sizes[x->dim - 3];

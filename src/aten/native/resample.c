@@ -1,6 +1,6 @@
-/* resample.c -- padding (constant, reflect, replicate, circular), upsampling (nearest,
- * linear, bilinear, trilinear, bicubic) and affine_grid_generator, with their backwards
- * (grid_sampler_*d is in grid_sampler.c).  Mirrors ATen/native/PadNd.cpp, ReflectionPad.cpp,
+/* resample.c -- padding (reflect, replicate, circular; the constant pad is constant_pad.c's),
+ * upsampling (nearest, linear, bilinear, trilinear, bicubic) and affine_grid_generator, with
+ * their backwards (grid_sampler_*d is in grid_sampler.c).  Mirrors ATen/native/PadNd.cpp, ReflectionPad.cpp,
  * ReplicationPadding.cpp, UpSample.h and UpSample*.cpp and AffineGridGenerator.cpp.
  *
  * Note [Index maps]
@@ -71,28 +71,6 @@ typedef struct MapJob {
     char *y;
     size_t isz;   /* gather: element size */
 } MapJob;
-
-/* Pads: y[plane][o] = x[plane][map(o)], raw elements. */
-static int
-gather_job(void *ctx, int64_t b, int64_t e)
-{
-    const MapJob *j = ctx;
-    const Maps *m = j->m;
-    int64_t ivol = m->in[0] * m->in[1] * m->in[2], ovol = m->out[0] * m->out[1] * m->out[2];
-    for (int64_t pl = b; pl < e; pl++) {
-        const char *x = j->x + (size_t)(pl * ivol) * j->isz;
-        char *y = j->y + (size_t)(pl * ovol) * j->isz;
-        for (int64_t oz = 0; oz < m->out[0]; oz++) {
-            for (int64_t oy = 0; oy < m->out[1]; oy++) {
-                int64_t row = (m->idx[0][oz * MAX_TAPS] * m->in[1] + m->idx[1][oy * MAX_TAPS]) * m->in[2];
-                for (int64_t ox = 0; ox < m->out[2]; ox++, y += j->isz) {
-                    memcpy(y, x + (size_t)(row + m->idx[2][ox * MAX_TAPS]) * j->isz, j->isz);
-                }
-            }
-        }
-    }
-    return 0;
-}
 
 /* Weighted: forward y = sum of taps (bwd 0), or backward x += w * y (bwd 1); doubles. */
 static void
@@ -431,9 +409,229 @@ sep_bwd_job(void *ctx, int64_t b, int64_t e)
     return 0;
 }
 
+/* Note [Gathers by runs]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * The maps' gathers (the pads, nearest upsampling) on the CPU read x where it lies, at any
+ * strides, and move whole elements of any size (complex ones too: the pads' Complex key
+ * kernel sends its CPU calls here).  Along W an output row is a few runs of outputs whose
+ * input positions step by a fixed amount (a reflection pad's row: the left pad stepping -1,
+ * the interior +1, the right pad -1; a replication pad's edges step 0), found once from the
+ * W map; a row is then a few loops, the interior of a pad one memcpy where x's rows are
+ * unit-strided.  Where the runs are short (under 4 elements on average: nearest upsampling
+ * by 2 repeats each input twice), a row is one loop over byte offsets found once instead.
+ * What it replaces, x made contiguous then one memcpy call an element, ran at 0.1-0.5x
+ * PyTorch's speed on a strided float32 input, and the complex pads (run on each part's
+ * strided view) at 0.05-0.15x.  The units of the parallel loop are output rows, so every
+ * split writes the same bytes. */
+typedef struct GatherRun {
+    int64_t o, i, n, step;   /* y[o + k] = x[i + k * step] along W, for k < n; o, i and step
+                              * in bytes once gather_rows has x's strides */
+} GatherRun;
+
+typedef struct GatherJob {
+    const Maps *m;
+    const GatherRun *runs;
+    int64_t nruns;
+    const int64_t *off;              /* short runs: x's byte offset of each output along W */
+    const char *x;
+    char *y;
+    size_t item;
+    int lead;                        /* x's leading (plane) dims */
+    const int64_t *sizes, *strides;  /* x's, in elements */
+    int64_t sp[NN_SPATIAL];          /* x's strides along D, H, W; 0 where absent */
+} GatherJob;
+
+/* The runs of m's W map into runs[] (room for m->out[2]); their count. */
+static int64_t
+gather_runs(const Maps *m, GatherRun *runs)
+{
+    const int64_t ow = m->out[2], *idx = m->idx[2];
+    int64_t n = 0;
+    for (int64_t o = 0; o < ow;) {
+        int64_t step = o + 1 < ow ? idx[(o + 1) * MAX_TAPS] - idx[o * MAX_TAPS] : 1, k = 1;
+        while (o + k < ow && idx[(o + k) * MAX_TAPS] - idx[(o + k - 1) * MAX_TAPS] == step) {
+            k++;
+        }
+        runs[n++] = (GatherRun){o, idx[o * MAX_TAPS], k, step};
+        o += k;
+    }
+    return n;
+}
+
+/* y[k] = the element at x + off[k], for k < n */
+#define GATHER_AT(W)                                  \
+    for (int64_t k = 0; k < n; k++) {                 \
+        memcpy(y + k * (W), x + off[k], (W));         \
+    }                                                 \
+    break;
+static inline void
+gather_at(char *y, const char *x, const int64_t *off, int64_t n, size_t item)
+{
+    switch (item) {
+    case 1: GATHER_AT(1)
+    case 2: GATHER_AT(2)
+    case 4: GATHER_AT(4)
+    case 8: GATHER_AT(8)
+    case 16: GATHER_AT(16)
+    default:
+        for (int64_t k = 0; k < n; k++) {
+            memcpy(y + (size_t)k * item, x + off[k], item);
+        }
+    }
+}
+#undef GATHER_AT
+
+/* One output row from its input row through the runs, for elements of W bytes (a constant:
+ * a run's copy is then a few moves; a test of the size a run cost as much as the bytes of a
+ * row of 64 floats).  A contiguous run of 32 to 512 bytes goes by fixed-size 32-byte copies
+ * that compile to vector moves, the last one overlapping the one before (libc's memcpy cost
+ * as much in its call as such a row: 0.8x PyTorch's time). */
+#define DEFINE_GATHER_ROW(W)                                                               \
+    static void                                                                            \
+    gather_row_##W(char *y, const char *row, const GatherRun *runs, int64_t nruns)         \
+    {                                                                                      \
+        for (int64_t r = 0; r < nruns; r++) {                                              \
+            char *yo = y + runs[r].o;                                                      \
+            const char *xo = row + runs[r].i;                                              \
+            const int64_t n = runs[r].n, sb = runs[r].step, bytes = n * (W);               \
+            if (sb == (W) && bytes >= 32 && bytes <= 512) {                                \
+                for (int64_t i = 0; i < bytes; i += 32) {                                  \
+                    int64_t at = i < bytes - 32 ? i : bytes - 32;                          \
+                    memcpy(yo + at, xo + at, 32);                                          \
+                }                                                                          \
+                continue;                                                                  \
+            }                                                                              \
+            if (sb == (W) && bytes > 512) {                                                \
+                memcpy(yo, xo, (size_t)bytes);                                             \
+                continue;                                                                  \
+            }                                                                              \
+            for (int64_t k = 0; k < n; k++) {                                              \
+                memcpy(yo + k * (W), xo + k * sb, (W));                                    \
+            }                                                                              \
+        }                                                                                  \
+    }
+DEFINE_GATHER_ROW(1)
+DEFINE_GATHER_ROW(2)
+DEFINE_GATHER_ROW(4)
+DEFINE_GATHER_ROW(8)
+DEFINE_GATHER_ROW(16)
+#undef DEFINE_GATHER_ROW
+
+typedef void (*GatherRowFn)(char *y, const char *row, const GatherRun *runs, int64_t nruns);
+
+/* The row copy for elements of item bytes (every dtype's size is one of these) */
+static GatherRowFn
+gather_row_fn(size_t item)
+{
+    switch (item) {
+    case 1: return gather_row_1;
+    case 2: return gather_row_2;
+    case 4: return gather_row_4;
+    case 8: return gather_row_8;
+    default: return gather_row_16;
+    }
+}
+
+/* The element offset in x of plane pl's first element (its leading-dim index). */
+static int64_t
+gather_plane(const GatherJob *j, int64_t pl)
+{
+    int64_t off = 0;
+    for (int d = j->lead - 1; d >= 0; d--) {
+        off += pl % j->sizes[d] * j->strides[d];
+        pl /= j->sizes[d];
+    }
+    return off;
+}
+
+/* Output rows [b, e): row u is (plane, oz, oy) in C order.  The job's fields are read into
+ * locals first: the stores through y (char *) may alias them, so they would be reloaded. */
+static int
+gather_rows_job(void *ctx, int64_t b, int64_t e)
+{
+    const GatherJob *j = ctx;
+    const Maps *m = j->m;
+    const GatherRun *runs = j->runs;
+    const int64_t *off = j->off, *iz = m->idx[0], *iy = m->idx[1];
+    const char *x = j->x;
+    const size_t item = j->item;
+    const GatherRowFn copy_row = gather_row_fn(item);
+    const int64_t oh = m->out[1], od = m->out[0], ow = m->out[2], nruns = j->nruns;
+    const int64_t rowb = ow * (int64_t)item, zb = j->sp[0] * (int64_t)item;
+    const int64_t yb = j->sp[1] * (int64_t)item;
+    int64_t oy = b % oh, oz = b / oh % od, pl = b / oh / od;
+    int64_t base = gather_plane(j, pl) * (int64_t)item;
+    char *y = j->y + b * rowb;
+    for (int64_t u = b; u < e; u++, y += rowb) {
+        const char *row = x + base + iz[oz * MAX_TAPS] * zb + iy[oy * MAX_TAPS] * yb;
+        if (off != NULL) {
+            gather_at(y, row, off, ow, item);
+        }
+        else {
+            copy_row(y, row, runs, nruns);
+        }
+        if (++oy == oh) {
+            oy = 0;
+            if (++oz == od) {
+                oz = 0;
+                base = gather_plane(j, ++pl) * (int64_t)item;
+            }
+        }
+    }
+    return 0;
+}
+
+/* y (contiguous, x's leading dims then m->out's last nd) gathered from x in place through
+ * the maps (Note [Gathers by runs]).  0, or -1 out of memory. */
+static int
+gather_rows(const Maps *m, PtlTensorImpl *x, int nd, PtlTensorImpl *y)
+{
+    const int64_t ow = m->out[2] > 0 ? m->out[2] : 1;
+    GatherRun *runs = malloc(sizeof(GatherRun) * (size_t)ow);
+    int64_t *off = malloc(sizeof(int64_t) * (size_t)ow);
+    if (runs == NULL || off == NULL) {
+        free(runs);
+        free(off);
+        return ptl_error_set(PTL_ERR_MEMORY, "can't allocate resampling maps");
+    }
+    GatherJob j = {m, runs, gather_runs(m, runs), NULL, ptl_tensor_data(x), ptl_tensor_data(y),
+                   ptl_tensor_itemsize(x), x->dim - nd, x->sizes, x->strides, {0, 0, 0}};
+    for (int i = 0; i < nd; i++) {
+        j.sp[NN_SPATIAL - nd + i] = x->strides[x->dim - nd + i];
+    }
+    const int64_t item = (int64_t)j.item, wb = j.sp[2] * item;
+    for (int64_t r = 1; r < j.nruns; r++) {   /* the longest run first: it streams x's row in */
+        if (runs[r].n > runs[0].n) {
+            GatherRun t = runs[0];
+            runs[0] = runs[r];
+            runs[r] = t;
+        }
+    }
+    for (int64_t r = 0; r < j.nruns; r++) {
+        runs[r].o *= item;
+        runs[r].i *= wb;
+        runs[r].step *= wb;
+    }
+    if (j.nruns * 4 > m->out[2]) {
+        for (int64_t o = 0; o < m->out[2]; o++) {
+            off[o] = m->idx[2][o * MAX_TAPS] * wb;
+        }
+        j.off = off;
+    }
+    int64_t rows = m->planes * m->out[0] * m->out[1];
+    void *tok = ptl_nogil_begin();
+    int rc = ptl_parallel_for(0, rows, PTL_GRAIN_SIZE / (m->out[2] + 1) + 1, gather_rows_job,
+                              &j);
+    ptl_nogil_end(tok);
+    free(runs);
+    free(off);
+    return rc;
+}
+
 /* Forward through the maps: x (any layout) -> new tensor shaped (lead..., out...).  Gather
- * mode (weighted 0) copies raw elements in x's dtype; weighted mode computes in double and
- * casts to out_dt (uint8 images: the double rounded to the nearest value, clamped). */
+ * mode (weighted 0) copies raw elements in x's dtype (Note [Gathers by runs] on the CPU);
+ * weighted mode computes in double and casts to out_dt (uint8 images: the double rounded to
+ * the nearest value, clamped). */
 static PtlTensorImpl *
 maps_forward(const Maps *m, PtlTensorImpl *x, int nd, int weighted, PtlDtype out_dt)
 {
@@ -443,6 +641,13 @@ maps_forward(const Maps *m, PtlTensorImpl *x, int nd, int weighted, PtlDtype out
     memcpy(ysz, x->sizes, sizeof(int64_t) * (size_t)x->dim);
     for (int i = 0; i < nd; i++) {
         ysz[x->dim - nd + i] = m->out[NN_SPATIAL - nd + i];
+    }
+    if (!weighted && !nn_on_device(x, ptl_device_resample_hook != NULL)) {
+        if ((y = ptl_empty(x->dim, ysz, x->dtype, x->device)) == NULL ||
+            gather_rows(m, x, nd, y) < 0) {
+            goto error;
+        }
+        return y;
     }
     int sep = weighted && !round_u8 && !nn_on_device(x, ptl_device_resample_hook != NULL) &&
               sep_applies(m, x->dtype);
@@ -465,7 +670,7 @@ maps_forward(const Maps *m, PtlTensorImpl *x, int nd, int weighted, PtlDtype out
         }
     }
     else {
-        if (run_maps(m, weighted ? taps_fwd_job : gather_job, &j) < 0) {
+        if (run_maps(m, taps_fwd_job, &j) < 0) {
             goto error;
         }
         for (int64_t i = 0; round_u8 && i < y->numel; i++) {
@@ -579,9 +784,10 @@ pad_info(const PtlOperator *op)
     return table[0].info;
 }
 
-/* Checks x against the pads and builds the maps. */
+/* Checks x against the pads and builds the maps; a complex x passes for a forward (fwd 1:
+ * the gather moves whole elements, Note [Gathers by runs]). */
 static int
-pad_setup(const PadInfo *pi, PtlTensorImpl *x, const PtlIValue *pad, Maps *m)
+pad_setup(const PadInfo *pi, PtlTensorImpl *x, const PtlIValue *pad, Maps *m, int fwd)
 {
     static const char *const dn[3] = {"D", "H", "W"};
     char buf[128];
@@ -603,7 +809,8 @@ pad_setup(const PadInfo *pi, PtlTensorImpl *x, const PtlIValue *pad, Maps *m)
                                  nd + 1, nd + 2,
                                  ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes));
         }
-        if (nn_check_dtype(pi->name, x->dtype, 1) < 0) {
+        if ((!fwd || !ptl_dtype_is_complex(x->dtype)) &&
+            nn_check_dtype(pi->name, x->dtype, 1) < 0) {
             return -1;
         }
     }
@@ -693,7 +900,7 @@ pad_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PadInfo pi = pad_info(op);
     PtlTensorImpl *x = s[0].u.t, *y;
     Maps m;
-    if (pad_setup(&pi, x, &s[1], &m) < 0) {
+    if (pad_setup(&pi, x, &s[1], &m, 1) < 0) {
         return -1;
     }
     y = maps_forward(&m, x, pi.nd ? pi.nd : (int)(s[1].u.il.n / 2), 0, x->dtype);
@@ -715,7 +922,7 @@ pad_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     Maps m;
     int nd = pi.nd ? pi.nd : (int)(s[2].u.il.n / 2), bad;
     int64_t want[PTL_MAX_DIMS];
-    if (pad_setup(&pi, x, &s[2], &m) < 0) {
+    if (pad_setup(&pi, x, &s[2], &m, 0) < 0) {
         return -1;
     }
     if (!grad_matches(&m, g, x->dim, x->sizes, nd, &bad, want)) {
@@ -740,330 +947,6 @@ pad_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     s[0] = ptl_iv_tensor(gi);
     return 0;
-}
-
-/* Note [Constant pad rows]
- * ~~~~~~~~~~~~~~~~~~~~~~~
- * On the CPU, with no negative pad and the input's last dim unit-strided, constant_pad_nd
- * writes the output once, in order: a run of the value, an input row, a run of the value, ...
- * The run between two input rows (the right pad of one, any rows of pad, the left pad of the
- * next) is one fill.  The general path (the value everywhere, then copy_ into the box, chunk
- * by chunk) wrote every output byte twice and copied through the iterator.  Written per
- * output row instead (left pad, row, right pad: three calls a row) it was no faster on
- * 34-float rows; runs of a few words are stored inline here, the row's position is carried
- * from row to row (a division per dim per row cost more than the copy), and the rows of a
- * run along dim -2 go through a loop of their own, a fixed gap and step apart (rows of two
- * floats padded by (1, 1): 0.55x PyTorch's time with the carry a row, 1.08x).  If a row and
- * the gap before it take at most SMALL_ROW_BYTES, a block of SMALL_ROW_BLOCK of them is
- * filled whole with the value, then the rows are stored over it (a fixed-size copy for
- * rows of 2, 4, 8, 16, 32 bytes): row by row, the size tests of a few bytes' fill and copy
- * cost more than the bytes (two floats padded by (1, 1): 0.88x -> 3.3-4.7x PyTorch's speed).
- * Unit k of the parallel loop is the run before input row k and that row (unit `rows`: the
- * run after the last row), so the bytes are the same for any split. */
-typedef struct PadRowsJob {
-    int dim;
-    const int64_t *ysz, *lo, *xsz, *xstr;   /* xstr in elements */
-    const char *x, *pat;                    /* pat: one element of the value */
-    char *y;
-    size_t item;
-    int bytewise;                           /* every byte of pat equal: memset */
-} PadRowsJob;
-
-/* n elements of item bytes from src; a few words without a call */
-static inline void
-copy_elems(char *dst, const char *src, int64_t n, size_t item)
-{
-    size_t total = (size_t)n * item;
-    if (total <= 32 && total % 8 == 0) {
-        for (size_t i = 0; i < total; i += 8) {
-            uint64_t v;
-            memcpy(&v, src + i, 8);
-            memcpy(dst + i, &v, 8);
-        }
-    }
-    else if (total <= 32 && total % 4 == 0) {
-        for (size_t i = 0; i < total; i += 4) {
-            uint32_t v;
-            memcpy(&v, src + i, 4);
-            memcpy(dst + i, &v, 4);
-        }
-    }
-    else {
-        memcpy(dst, src, total);
-    }
-}
-
-/* n copies of the item bytes at pat */
-static inline void
-fill_elems(char *dst, const char *pat, size_t item, int bytewise, int64_t n)
-{
-    size_t total = (size_t)n * item, done = item;
-    if (n <= 0) {
-        return;
-    }
-    if (total <= 32 && (item == 4 || item == 8)) {
-        for (size_t i = 0; i < total; i += item) {
-            copy_elems(dst + i, pat, 1, item);
-        }
-        return;
-    }
-    if (bytewise) {
-        memset(dst, (unsigned char)pat[0], total);
-        return;
-    }
-    memcpy(dst, pat, item);
-    while (done < total) {   /* doubling: a few calls for any n */
-        size_t k = done < total - done ? done : total - done;
-        memcpy(dst + done, dst, k);
-        done += k;
-    }
-}
-
-/* cnt rows of n elements from yp on, each after a gap of the value, read xs elements apart
- * from xp on; small ones by blocks (Note [Constant pad rows]) */
-#define SMALL_ROW_BYTES 128
-#define SMALL_ROW_BLOCK 128
-#define STORE_ROWS(W)                                                                     \
-    for (int64_t t = 0; t < m; t++, yq += unit, xp += xstep) {                            \
-        memcpy(yq, xp, W);                                                                \
-    }
-static void
-pad_row_run(char *yp, const char *xp, int64_t cnt, int64_t gap, int64_t n, int64_t xs,
-            const char *pat, size_t item, int bytewise)
-{
-    const size_t unit = (size_t)(gap + n) * item, nb = (size_t)n * item;
-    const int64_t xstep = xs * (int64_t)item;
-    for (int64_t t = 0; t < cnt && unit > SMALL_ROW_BYTES; t++, yp += unit, xp += xstep) {
-        fill_elems(yp, pat, item, bytewise, gap);
-        copy_elems(yp + (size_t)gap * item, xp, n, item);
-    }
-    for (int64_t t0 = 0; t0 < cnt && unit <= SMALL_ROW_BYTES; t0 += SMALL_ROW_BLOCK) {
-        int64_t m = cnt - t0 < SMALL_ROW_BLOCK ? cnt - t0 : SMALL_ROW_BLOCK;
-        fill_elems(yp, pat, item, bytewise, m * (gap + n));
-        char *yq = yp + (size_t)gap * item;
-        switch (nb) {
-        case 2: STORE_ROWS(2) break;
-        case 4: STORE_ROWS(4) break;
-        case 8: STORE_ROWS(8) break;
-        case 16: STORE_ROWS(16) break;
-        case 32: STORE_ROWS(32) break;
-        default:
-            for (int64_t t = 0; t < m; t++, yq += unit, xp += xstep) {
-                copy_elems(yq, xp, n, item);
-            }
-        }
-        yp += (size_t)m * unit;
-    }
-}
-#undef STORE_ROWS
-
-static int
-pad_rows_job(void *ctx, int64_t b, int64_t e)
-{
-    const PadRowsJob *j = ctx;
-    /* locals: the stores through y (char *) may alias *j, so its fields would be reloaded */
-    const char *x = j->x, *pat = j->pat;
-    char *y = j->y;
-    size_t item = j->item;
-    int bytewise = j->bytewise, last = j->dim - 1;
-    int64_t rows = 1, ynumel = j->ysz[last], n = j->xsz[last], xoff = 0, yoff = j->lo[last];
-    int64_t idx[PTL_MAX_DIMS], ystr[PTL_MAX_DIMS], xsz[PTL_MAX_DIMS], xstr[PTL_MAX_DIMS];
-    for (int d = last - 1; d >= 0; d--) {
-        ystr[d] = ynumel;
-        xsz[d] = j->xsz[d];
-        xstr[d] = j->xstr[d];
-        rows *= xsz[d];
-        ynumel *= j->ysz[d];
-    }
-    /* start at row b - 1, whose end starts unit b's run (or at row 0) */
-    int64_t k = b > 0 ? b - 1 : 0, r = k, prev = 0;
-    for (int d = last - 1; d >= 0 && rows > 0; d--) {
-        idx[d] = r % xsz[d];
-        r /= xsz[d];
-        yoff += (idx[d] + j->lo[d]) * ystr[d];
-        xoff += idx[d] * xstr[d];
-    }
-    for (; k < e; k++) {
-        int64_t start = k < rows ? yoff : ynumel;
-        if (k >= b) {
-            fill_elems(y + (size_t)prev * item, pat, item, bytewise, start - prev);
-            if (k < rows) {
-                copy_elems(y + (size_t)start * item, x + (size_t)xoff * item, n, item);
-            }
-        }
-        prev = start + n;
-        /* the next rows of this run along dim last - 1, in this unit range: a fixed gap of
-         * ystr - n elements before each, x a fixed step on (rows of a few elements: the
-         * carry and the offsets a row cost as much as the row) */
-        int64_t cnt = last > 0 && k >= b && k + 1 < rows ? xsz[last - 1] - 1 - idx[last - 1] : 0;
-        cnt = cnt < e - 1 - k ? cnt : e - 1 - k;
-        if (cnt > 0) {
-            int64_t gap = ystr[last - 1] - n, xs = xstr[last - 1];
-            char *yp = y + (size_t)prev * item;
-            const char *xp = x + (size_t)(xoff + xs) * item;
-            pad_row_run(yp, xp, cnt, gap, n, xs, pat, item, bytewise);
-            idx[last - 1] += cnt;
-            yoff += cnt * ystr[last - 1];
-            xoff += cnt * xs;
-            prev = yoff + n;
-            k += cnt;
-        }
-        for (int d = last - 1; d >= 0 && k + 1 < rows; d--) {   /* to row k + 1 */
-            yoff += ystr[d];
-            xoff += xstr[d];
-            if (++idx[d] < xsz[d]) {
-                break;
-            }
-            yoff -= idx[d] * ystr[d];
-            xoff -= idx[d] * xstr[d];
-            idx[d] = 0;
-        }
-    }
-    return 0;
-}
-
-/* y (new, contiguous) from x padded by lo before each dim, all pads >= 0, x's last dim
- * unit-strided (Note [Constant pad rows]). */
-static int
-pad_rows(PtlTensorImpl *y, PtlTensorImpl *x, const int64_t *lo, const PtlIValue *value)
-{
-    PtlTensorImpl *v = ptl_empty(0, NULL, x->dtype, x->device);
-    if (v == NULL || ptl_fill_scalar(v, value) < 0) {
-        ptl_xdecref(v);
-        return -1;
-    }
-    PadRowsJob j = {x->dim, y->sizes, lo, x->sizes, x->strides, ptl_tensor_data(x),
-                    ptl_tensor_data(v), ptl_tensor_data(y), ptl_tensor_itemsize(x), 1};
-    for (size_t i = 1; i < j.item; i++) {
-        j.bytewise &= j.pat[i] == j.pat[0];
-    }
-    int64_t rows = 1;
-    for (int d = 0; d < x->dim - 1; d++) {
-        rows *= x->sizes[d];
-    }
-    /* units: rows + 1 (the last one: the run after the last row); about ynumel / rows
-     * output elements each */
-    int64_t per = y->numel / (rows + 1) + 1;
-    void *tok = ptl_nogil_begin();
-    int rc = ptl_parallel_for(0, rows + 1, PTL_GRAIN_SIZE / per + 1, pad_rows_job, &j);
-    ptl_nogil_end(tok);
-    ptl_decref(v);
-    return rc;
-}
-
-#define PAD_CHUNK_BYTES ((int64_t)128 << 10)
-/* constant_pad_nd(Tensor self, pad, Scalar value=0): on the CPU with no negative pad and a
- * unit-strided last dim, by rows (Note [Constant pad rows]); else the value, then self (or
- * the part of it negative pads keep) copied into place.  Any dtype. */
-static int
-constant_pad_nd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    (void)op;
-    (void)ks;
-    PtlTensorImpl *x = s[0].u.t, *y = NULL, *src = NULL, *dst = NULL;
-    const int64_t *pv = s[1].u.il.data;
-    int64_t np = s[1].u.il.n, ysz[PTL_MAX_DIMS], soff = 0;
-    int64_t ssz[PTL_MAX_DIMS], ystr[PTL_MAX_DIMS], lo[PTL_MAX_DIMS];
-
-    PTL_CHECK(np % 2 == 0, PTL_ERR_RUNTIME, "Length of pad must be even but instead it equals %lld",
-              (long long)np);
-    PTL_CHECK(np / 2 <= x->dim, PTL_ERR_RUNTIME,   /* PyTorch's words and spacing */
-              "Length of pad should be no more than twice the number of dimensions of the "
-              "input. Pad length is %lldwhile the input has %ddimensions.",
-              (long long)np, (int)x->dim);
-    memcpy(ysz, x->sizes, sizeof(int64_t) * (size_t)x->dim);
-    memcpy(ssz, x->sizes, sizeof(int64_t) * (size_t)x->dim);
-    for (int64_t i = 0; i < np / 2; i++) {
-        int d = x->dim - 1 - (int)i;
-        int64_t l = pv[2 * i], r = pv[2 * i + 1];
-        ysz[d] = x->sizes[d] + l + r;
-        /* PyTorch narrows self by the negative pads first */
-        ssz[d] = x->sizes[d] + (l < 0 ? l : 0) + (r < 0 ? r : 0);
-        PTL_CHECK(ssz[d] >= 0, PTL_ERR_RUNTIME, "narrow(): length must be non-negative.");
-        PTL_CHECK(ysz[d] >= 0, PTL_ERR_RUNTIME,
-                  "The input size %lld, plus negative padding %lld and %lld resulted in a negative "
-                  "output size, which is invalid. Check dimension %d of your input.",
-                  (long long)x->sizes[d], (long long)l, (long long)r, d);
-    }
-    int64_t st = 1;
-    for (int d = x->dim - 1; d >= 0; d--) {
-        ystr[d] = st;
-        st *= ysz[d] > 1 ? ysz[d] : 1;
-        lo[d] = 0;
-    }
-    for (int64_t i = 0; i < np / 2; i++) {
-        int d = x->dim - 1 - (int)i;
-        int64_t l = pv[2 * i];
-        soff += l < 0 ? -l * x->strides[d] : 0;
-        lo[d] = l > 0 ? l : 0;
-    }
-    if ((y = ptl_empty(x->dim, ysz, x->dtype, x->device)) == NULL) {
-        return -1;
-    }
-    if (x->dim == 0) {
-        if (ptl_copy_into(y, x) < 0) {
-            goto error;
-        }
-        s[0] = ptl_iv_tensor(y);
-        return 0;
-    }
-    int rows_ok = x->device.type == PTL_DEVICE_CPU && soff == 0 &&
-                  (x->strides[x->dim - 1] == 1 || x->sizes[x->dim - 1] <= 1);
-    for (int d = 0; d < x->dim && rows_ok; d++) {
-        rows_ok = ssz[d] == x->sizes[d];   /* no negative pad */
-    }
-    if (rows_ok) {
-        if (pad_rows(y, x, lo, &s[2]) < 0) {
-            goto error;
-        }
-        s[0] = ptl_iv_tensor(y);
-        return 0;
-    }
-    /* Chunks of about PAD_CHUNK_BYTES along dim 0, each filled and then copied into while its
-     * lines are in the cache: filled whole before the copy, a large output was written twice
-     * through memory; filled only around the copied box, a padded last dim took a store miss
-     * at each row's ends (no faster). */
-    int64_t row_bytes = ystr[0] * (int64_t)ptl_dtype_itemsize(x->dtype);
-    int64_t step = row_bytes > 0 && row_bytes < PAD_CHUNK_BYTES ? PAD_CHUNK_BYTES / row_bytes : 1;
-    step = x->device.type == PTL_DEVICE_CUDA ? ysz[0] : step;   /* no cache: one fill, one copy */
-    for (int64_t i0 = 0; i0 < ysz[0]; i0 += step) {
-        int64_t csz[PTL_MAX_DIMS], cbox[PTL_MAX_DIMS];
-        memcpy(csz, ysz, sizeof(int64_t) * (size_t)x->dim);
-        memcpy(cbox, ssz, sizeof(int64_t) * (size_t)x->dim);
-        csz[0] = ysz[0] - i0 < step ? ysz[0] - i0 : step;
-        int64_t b0 = lo[0] > i0 ? lo[0] : i0;
-        int64_t b1 = lo[0] + ssz[0] < i0 + csz[0] ? lo[0] + ssz[0] : i0 + csz[0];
-        cbox[0] = b1 > b0 ? b1 - b0 : 0;
-        PtlTensorImpl *win = ptl_tensor_impl_view(y, x->dim, csz, ystr, i0 * ystr[0]);
-        int rc = win == NULL ? -1 : ptl_fill_scalar(win, &s[2]);
-        ptl_xdecref(win);
-        if (rc < 0) {
-            goto error;
-        }
-        if (cbox[0] == 0) {
-            continue;
-        }
-        int64_t doff = (b0 - lo[0]) * ystr[0];
-        for (int d = 0; d < x->dim; d++) {
-            doff += lo[d] * ystr[d];
-        }
-        if ((src = ptl_tensor_impl_view(x, x->dim, cbox, x->strides,
-                                        x->storage_offset + soff + (b0 - lo[0]) * x->strides[0])) ==
-                NULL ||
-            (dst = ptl_tensor_impl_view(y, x->dim, cbox, ystr, doff)) == NULL ||
-            ptl_copy_into(dst, src) < 0) {
-            goto error;
-        }
-        PTL_CLEAR(src);
-        PTL_CLEAR(dst);
-    }
-    s[0] = ptl_iv_tensor(y);
-    return 0;
-error:
-    ptl_xdecref(src);
-    ptl_xdecref(dst);
-    ptl_xdecref(y);
-    return -1;
 }
 
 /* ---- upsampling ---- */
@@ -1463,9 +1346,6 @@ error:
 PTL_KERNEL_AS_INPUT(upsample_cpu)
 
 static const PtlKernelReg resample_cpu[] = {
-    {PTL_OP_constant_pad_nd, PTL_KEY_CPU, constant_pad_nd_cpu},
-    /* device-generic: fill and copy through ptl_fill_scalar and ptl_copy_into (copy_) */
-    {PTL_OP_constant_pad_nd, PTL_KEY_CUDA, constant_pad_nd_cpu},
     {PTL_OP_reflection_pad1d, PTL_KEY_CPU, pad_cpu},
     {PTL_OP_reflection_pad2d, PTL_KEY_CPU, pad_cpu},
     {PTL_OP_reflection_pad3d, PTL_KEY_CPU, pad_cpu},

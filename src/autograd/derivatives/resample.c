@@ -1,26 +1,9 @@
-/* derivatives/resample.c -- derivative formulas of the ops of aten/native/resample.c:
- * constant_pad_nd, the reflection, replication and circular pads, upsample_* and
- * affine_grid_generator.  Mirrors their rows of tools/autograd/derivatives.yaml; each
- * formula calls the op's *_backward kernel through the dispatcher with the forward's
- * arguments (node->args).  Their backward ops' own derivatives are in derivatives/pool.c
- * (linear_backward_backward). */
+/* derivatives/resample.c -- derivative formulas of the ops of aten/native/resample.c: the
+ * reflection, replication and circular pads, upsample_* and affine_grid_generator.  Mirrors
+ * their rows of tools/autograd/derivatives.yaml; each formula calls the op's *_backward
+ * kernel through the dispatcher with the forward's arguments (node->args).  Their backward
+ * ops' own derivatives are in derivatives/pool.c (linear_backward_backward). */
 #include "../formula.h"
-
-/* constant_pad_nd: the gradient is the same pad with the pads negated (a crop). */
-int
-constant_pad_nd_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    int64_t neg[2 * PTL_MAX_DIMS];
-    int64_t np = n->args[1].u.il.n;
-    if (!NEEDS(0) || gi[0] == NULL) {
-        return 0;
-    }
-    for (int64_t i = 0; i < np && i < 2 * PTL_MAX_DIMS; i++) {
-        neg[i] = -n->args[1].u.il.data[i];
-    }
-    PtlIValue a[2] = {ptl_iv_tensor(gi[0]), ptl_iv_intlist(neg, np)};
-    return put(n, go, 0, callv(PTL_OP_constant_pad_nd, 2, a));
-}
 
 /* reflection / replication / circular pads: *_backward(grad, self, padding). */
 int
