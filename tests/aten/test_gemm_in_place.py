@@ -78,7 +78,20 @@ B_CASES = [(65, 40, 64, 64, 0), (192, 33, 96, 96, 0), (193, 70, 96, 128, 0),
            (20, 300, 16, 16, 0), (300, 300, 48, 1024, 0)]
 
 
-@pytest.mark.parametrize("case", B_CASES)
+# Note [GEMM one A block] (AVX-512 float32): a row-major A read in place is one block when its
+# K block spans at most 1 MiB (m * kc * 4 bytes), so that a B whose K block spans more than
+# 512 KiB is read in place instead of packed.  m at MC (192: one block either way) and one
+# over (193, 12 x 16 + 1: the 1-row edge tile), 200 (16 x 12 + 8: the 8-row edge) and 205 with
+# two K blocks of 321 (k = 641) and rows off a line (ldb 1000, offset 3); B's span one float
+# row over 512 KiB (ldb 513) and a power of two (4 KiB rows); A's span at 1 MiB (1024 x 256:
+# one block, on two threads two of 512 rows) and one row over (1025: blocks, B packed);
+# 512^3 (1 MiB each); a narrow last sliver (n 40: A packed, the rule off)
+ONE_A_BLOCK_CASES = [(192, 256, 64, 513, 0), (193, 256, 64, 513, 0), (200, 512, 96, 1024, 0),
+                     (205, 641, 64, 1000, 3), (1024, 256, 64, 520, 0), (1025, 256, 64, 520, 0),
+                     (512, 512, 512, 512, 0), (300, 512, 40, 1024, 0)]
+
+
+@pytest.mark.parametrize("case", B_CASES + ONE_A_BLOCK_CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_b_in_place(case, dtype, restore_threads):
     m, k, n, ldb, offset = case

@@ -128,6 +128,8 @@ SRC = os.path.join(ROOT, "src")
 GRAIN = 32768                      # c10/parallel.h PTL_GRAIN_SIZE
 COL_BUDGET = 1 << 24               # aten/native/conv.c
 GEMM_DIRECT_B_SPAN = 32 * 1024     # aten/native/gemm.c
+GEMM_DIRECT_B_L2_SPAN = 512 * 1024  # test_gemm_in_place.py's ONE_A_BLOCK_CASES cross these two
+GEMM_ONE_A_BLOCK_BYTES = 1024 * 1024
 GEMM_DIRECT_A_SLIVERS = 16
 GEMM_PARALLEL_FLOPS = 1 << 18
 GEMM_THREAD_MACS = 1 << 20
@@ -184,6 +186,8 @@ def test_threshold_constants():
     assert c_define("aten/native/conv_nhwc.c", "FEW_TASK_ROWS") == 8
     gemm = "aten/native/gemm.c"
     assert c_define(gemm, "GEMM_DIRECT_B_SPAN") == GEMM_DIRECT_B_SPAN
+    assert c_define(gemm, "GEMM_DIRECT_B_L2_SPAN") == GEMM_DIRECT_B_L2_SPAN
+    assert c_define(gemm, "GEMM_ONE_A_BLOCK_BYTES") == GEMM_ONE_A_BLOCK_BYTES
     assert c_define(gemm, "GEMM_DIRECT_A_SLIVERS") == GEMM_DIRECT_A_SLIVERS
     assert c_define(gemm, "GEMM_PARALLEL_FLOPS") == GEMM_PARALLEL_FLOPS
     assert c_define(gemm, "GEMM_THREAD_MACS") == GEMM_THREAD_MACS
