@@ -24,18 +24,6 @@ REASONS = {
 }
 
 GAPS_BY_AREA = {
-    'pointwise': """
-        Tensor.eq_ Tensor.ne_ Tensor.not_equal_ Tensor.sgn_ aten::div.Tensor_mode
-        aten::div_.Tensor_mode aten::eq_.Tensor aten::ne_.Tensor aten::silu_backward
-        torch.nn.functional.soft_margin_loss
-    """,
-    'shape': """
-        Tensor.logcumsumexp aten::concat aten::logcumsumexp torch.concat torch.logcumsumexp
-    """,
-    'linalg': """
-        Tensor.renorm Tensor.renorm_ aten::_pdist_forward aten::renorm aten::renorm_
-        torch.renorm
-    """,
     'nn_and_creation': """
         Tensor.to_dense aten::embedding_renorm_ aten::sparse_coo_tensor.indices
         aten::to_dense aten::to_sparse aten::to_sparse.sparse_dim torch.adaptive_avg_pool1d
@@ -44,9 +32,7 @@ GAPS_BY_AREA = {
         torch.sparse_coo_tensor
     """,
     'type': """
-        aten::_cdist_forward aten::_pin_memory
-        aten::_scaled_dot_product_flash_attention_for_cpu aten::log_sigmoid_backward
-        aten::native_group_norm
+        aten::log_sigmoid_backward
     """,
     'extra': """
         Tensor.repeat_interleave aten::convolution aten::convolution_backward
