@@ -414,7 +414,11 @@ def test_pdist_forward_refuses_complex_after_its_trivial_results(cdt):
 def test_pdist_and_cdist_refusals_match_torch():
     def z(lib, *shape):
         return lib.ones(shape, dtype=lib.complex64)
-    pdist, cdist = (lambda lib: lib.ops.aten._pdist_forward), (lambda lib: lib.ops.aten._cdist_forward)
+    def pdist(lib):
+        return lib.ops.aten._pdist_forward
+
+    def cdist(lib):
+        return lib.ops.aten._cdist_forward
     for call, exc, msg in [
             (lambda lib: pdist(lib)(z(lib, 3, 2), 2.0), NotImplementedError,
              "\"pdist\" not implemented for 'ComplexFloat'"),

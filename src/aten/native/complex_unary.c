@@ -1,9 +1,9 @@
 /* complex_unary.c -- the complex64/complex128 kernels of the unary pointwise math ops
  * (trigonometric and hyperbolic functions and their inverses, sigmoid, silu, rsqrt, log1p,
  * expm1, log10, log2, exp2, square, nan_to_num), of silu_backward and of the logical ops,
- * registered at the Complex key.  Mirrors the complex branches of ATen/native/cpu/UnaryOpsKernel.cpp and
- * c10/util/complex_math.h.  See Note [Complex dtypes] in complex.c and Note [Complex
- * elementwise math] below.
+ * registered at the Complex key.  Mirrors the complex branches of
+ * ATen/native/cpu/UnaryOpsKernel.cpp and c10/util/complex_math.h.  See Note [Complex
+ * dtypes] in complex.c and Note [Complex elementwise math] below.
  *
  * Note [Complex elementwise math]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
