@@ -1,4 +1,4 @@
-"""Norms (src/aten/native/complex_norm.c, Note [Complex norms]) and moments
+"""Norms (src/aten/native/complex_norm.c, Note [Complex norms]), renorm and moments
 (complex_reduce.c) of complex tensors and complex linalg.cross against PyTorch in the same
 process: each row's fastest call of each library, the two alternating call by call, and
 their ratio (PyTorch's time / ours, > 1: we are faster); one thread is timed by its CPU
@@ -38,6 +38,7 @@ def rows():
         row("var", "1M", lambda t, x: t.var(x))
         row("std dim=0", "1024x1024", lambda t, x: t.std(x, 0))
         row("cross", "349525x3", lambda t, x: t.linalg.cross(x, x.flip(0)))
+        row("renorm dim=0", "1024x1024", lambda t, x: t.renorm(x, 2, 0, 10.0))
     return out
 
 

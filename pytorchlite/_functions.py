@@ -42,6 +42,14 @@ def _install(tensor_class):
             setattr(tensor_class, alias + "_", getattr(tensor_class, op + "_"))
 
 
+def _check_result_cast(result_dtype, dtype):
+    """PyTorch's error when an output of `dtype` cannot hold a result of `result_dtype`."""
+    if not _C.can_cast(result_dtype, dtype):
+        from ._tensor_types import _NAME
+        raise RuntimeError(f"result type {_NAME[result_dtype]} can't be cast to the desired "
+                           f"output type {_NAME[dtype]}")
+
+
 def _in_place(fn):
     """The in-place method self.NAME_(...) of a composite NAME(self, ...): the composite's
     result copied into self, which must be able to hold its dtype (PyTorch's "result type"
@@ -49,10 +57,7 @@ def _in_place(fn):
     its input for backward, and the copy_ into self would leave that saved tensor modified."""
     def method(self, *args, **kwargs):
         result = fn(self.clone() if self.requires_grad else self, *args, **kwargs)
-        if not _C.can_cast(result.dtype, self.dtype):
-            from ._tensor_types import _NAME
-            raise RuntimeError(f"result type {_NAME[result.dtype]} can't be cast to the desired "
-                               f"output type {_NAME[self.dtype]}")
+        _check_result_cast(result.dtype, self.dtype)
         return self.copy_(result)
     method.__name__ = fn.__name__ + "_"
     method.__doc__ = f"In-place {fn.__name__}."

@@ -46,6 +46,14 @@ def sgn(input, *, out=None):
     return result if out is None else out.copy_(result)
 
 
+_sgn_in_place = _in_place(sgn)
+
+
+def _sgn_(self):
+    """In-place sgn: sign_ for real dtypes, self / |self| (0 at 0) for complex ones."""
+    return _sgn_in_place(self) if self.is_complex() else self.sign_()
+
+
 def mvlgamma(input, p, *, out=None):
     """The multivariate log-gamma function of dimension p: sum_j lgamma(input - j/2) over
     j < p, plus p (p - 1) / 4 log(pi); integer inputs compute in the default float dtype.
@@ -260,7 +268,7 @@ def _install(tensor_class):
         setattr(tensor_class, fn.__name__, fn)
     for fn in (deg2rad, rad2deg, ldexp, copysign, heaviside):
         setattr(tensor_class, fn.__name__ + "_", _in_place(fn))
-    tensor_class.sgn_ = tensor_class.sign_
+    tensor_class.sgn_ = _sgn_
     tensor_class.conj_physical_ = _in_place(_f["conj_physical"])
     tensor_class.float_power_ = _float_power_
     tensor_class.mvlgamma_ = _mvlgamma_

@@ -16,6 +16,7 @@ import warnings
 
 import pytorchlite as torch
 from pytorchlite import _C
+from pytorchlite._functions import _check_result_cast
 from pytorchlite._pointwise import _not_implemented
 
 aten = torch.ops.aten
@@ -574,8 +575,15 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 @_autocast_to_float32
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    # log(1 + e^(-y x)) with no linear cut-off (softplus's threshold), as PyTorch computes it
-    return _reduce(aten.softplus(-target * input, 1.0, math.inf), reduction)
+    # log(1 + e^(-y x)) with no linear cut-off (softplus's threshold), as PyTorch computes it;
+    # softplus has no complex form, so a complex -y x takes exp and log1p.  PyTorch writes
+    # the loss in the input's dtype (its out= form).
+    z = -target * input
+    loss = z.exp().log1p() if z.is_complex() else aten.softplus(z, 1.0, math.inf)
+    if loss.dtype != input.dtype and (input.is_floating_point() or input.is_complex()):
+        _check_result_cast(loss.dtype, input.dtype)
+        loss = loss.to(input.dtype)
+    return _reduce(loss, reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,

@@ -7,8 +7,10 @@
 #include <complex.h>
 #undef I
 #undef complex
+#include <math.h>
 
 #include "../c10/dtype.h"
+#include "special_math.h"
 
 static inline ptl_complex128
 ptl_cmplx(double re, double im)
@@ -43,6 +45,29 @@ ptl_cmulf(ptl_complex64 a, ptl_complex64 b)
 {
     return ptl_cmplxf(crealf(a) * crealf(b) - cimagf(a) * cimagf(b),
                       crealf(a) * cimagf(b) + cimagf(a) * crealf(b));
+}
+
+/* 2x + x^2 + y^2 with the rounding errors of the squares and of their sum added back: the
+ * 2x and x^2 + y^2 that cancel on |1 + z| = 1 are then both exact or nearly so */
+static inline double
+ptl_clog1p_arg(double x, double y)
+{
+    double xx = x * x, yy = y * y, e1 = fma(x, x, -xx), e2 = fma(y, y, -yy), e3;
+    double sq = ptl_two_sum_d(xx, yy, &e3);
+    return (2.0 * x + sq) + (e1 + e2 + e3);
+}
+
+/* log(1 + z) = log|1 + z| + i arg(1 + z), log|1 + z| = log1p(2x + x^2 + y^2) / 2 near 0
+ * (Note [Complex elementwise math] in native/complex_unary.c) */
+static inline ptl_complex128
+ptl_clog1p(ptl_complex128 z)
+{
+    double x = creal(z), y = cimag(z);
+    if (!isfinite(x) || !isfinite(y) || fabs(x) + fabs(y) >= 0.5) {
+        return clog(1.0 + z);
+    }
+    double m = ptl_clog1p_arg(x, y);
+    return ptl_cmplx(m == 0 ? x : 0.5 * log1p(m), atan2(y, 1.0 + x));
 }
 
 #endif

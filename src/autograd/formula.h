@@ -313,6 +313,17 @@ inum(Scope *sc, int64_t v)
     return own(sc, ptl_wrapped_int(v));
 }
 
+/* sign(x), and for a complex x sgn(x) = x / |x| (0 at 0; Note [Complex autograd]) */
+static inline PtlTensorImpl *
+sign_or_sgn(Scope *sc, PtlTensorImpl *x)
+{
+    if (x == NULL || !ptl_dtype_is_complex(x->dtype)) {
+        return f1(sc, PTL_OP_sign, x);
+    }
+    PtlTensorImpl *a = f1(sc, PTL_OP_abs, x);
+    return DIV(x, ADD(a, EQ(a, inum(sc, 0))));
+}
+
 /* saved slot k (must be defined) */
 static inline PtlTensorImpl *
 sv(Scope *sc, PtlNode *n, int k)

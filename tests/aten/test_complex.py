@@ -517,3 +517,125 @@ def test_unsupported_ops_raise():
             fn()
 
 
+
+
+# ---- in-place comparisons, rounding division, out= of real operands, sgn_, concat ----
+
+@pytest.mark.parametrize("dtype", [C64, C128], ids=str)
+@pytest.mark.parametrize("layout", LAYOUTS[:3])
+def test_eq_ne_in_place_write_one_and_zero(dtype, layout):
+    x, a = crandn((2, 3), dtype, layout, seed=1)
+    b = a.copy()
+    b[0, 1] += 1j
+    other = ptl.tensor(b, dtype=dtype)
+    for name, want in (("eq_", a == b), ("ne_", a != b), ("not_equal_", a != b)):
+        y = x.clone()
+        assert getattr(y, name)(other) is y
+        assert_close(y, want.astype(NP_OF[dtype]), dtype=dtype, rtol=0, atol=0)
+    y = x.clone()
+    y.eq_(ptl.tensor(a[0], dtype=dtype))   # broadcast other; a Python number
+    assert_close(y, (a == a[0]).astype(NP_OF[dtype]), dtype=dtype, rtol=0, atol=0)
+    assert_close(x.clone().ne_(complex(a[1, 2])), (a != a[1, 2]).astype(NP_OF[dtype]),
+                 rtol=0, atol=0)
+
+
+def test_eq_in_place_of_a_real_self_compares_as_complex():
+    z = ptl.tensor([1 + 1j, 2 + 0j])
+    assert ptl.tensor([1.0, 2.0]).eq_(z).tolist() == [0.0, 1.0]
+    assert ptl.tensor([1, 2]).ne_(z).tolist() == [1, 0]
+    assert ptl.tensor([True, False]).eq_(ptl.tensor([1 + 0j, 2 + 0j])).tolist() == [True, False]
+    nan = ptl.tensor([complex(float("nan"), 0)])
+    assert nan.clone().eq_(nan).tolist() == [0j] and nan.clone().ne_(nan).tolist() == [1 + 0j]
+    with pytest.raises(RuntimeError, match=r"output with shape \[2\] doesn't match the "
+                       r"broadcast shape \[2, 2\]"):
+        z.clone().eq_(ptl.tensor([[1 + 1j], [2]]))
+
+
+@pytest.mark.parametrize("dtype", [C64, C128], ids=str)
+def test_div_without_rounding_mode_is_complex_division(dtype):
+    x, a = crandn((3, 4), dtype, "transposed", seed=2)
+    y, b = crandn((4,), dtype, seed=3)
+    want = (a / b).astype(NP_OF[dtype])
+    assert_close(ptl.div(x, y, rounding_mode=None), want, dtype=dtype)
+    z = x.clone()
+    assert z.div_(y, rounding_mode=None) is z
+    assert_close(z, want, dtype=dtype)
+    out = ptl.empty(0, dtype=C128)
+    assert ptl.div(x, y, rounding_mode=None, out=out) is out   # computed in x's dtype
+    assert_close(out, want.astype(np.complex128), dtype=C128, rtol=1e-6, atol=1e-6)
+    assert_close(ptl.div(x.real, y, rounding_mode=None), (a.real / b).astype(NP_OF[dtype]))
+
+
+@torch_ref
+def test_div_rounding_modes_and_real_operands_match_torch():
+    def calls(lib):
+        f, z = lib.tensor([1.0, 2.0, 3.0]), lib.tensor([1 + 1j, 2 - 1j, 3j])
+        cout = lib.empty(3, dtype=lib.complex64)
+        yield lambda: lib.div(f, f, out=cout)
+        yield lambda: lib.add(f, f, alpha=2, out=cout)
+        yield lambda: lib.sub(f, f.flip(0), out=cout)
+        yield lambda: lib.mul(f, f, out=lib.empty(3, dtype=lib.complex128))
+        yield lambda: lib.div(z, f, rounding_mode=None, out=lib.empty(3))
+        yield lambda: lib.div(z, f, rounding_mode="bad")
+        for mode in ("trunc", "floor"):
+            yield lambda: lib.div(f, f + 0.5, rounding_mode=mode, out=cout)
+            yield lambda: lib.div(z, 2, rounding_mode=mode)
+            yield lambda: lib.div(f.double(), z, rounding_mode=mode)
+            yield lambda: f.clone().div_(z, rounding_mode=mode)
+            yield lambda: lib.div(f, 1j, rounding_mode=mode)
+    for ours, theirs in zip(calls(ptl), calls(torch)):
+        assert outcome(ours) == outcome(theirs)
+
+
+@pytest.mark.parametrize("dtype", [C64, C128], ids=str)
+def test_sgn_in_place(dtype):
+    x, a = crandn((3, 4), dtype, "sliced", seed=4)
+    x = x.clone()
+    x[0, 0] = 0
+    a[0, 0] = 0
+    with np.errstate(invalid="ignore"):
+        want = np.where(a == 0, 0, a / np.abs(a)).astype(NP_OF[dtype])
+    assert x.sgn_() is x
+    assert_close(x, want, dtype=dtype)
+    r = ptl.tensor([-2.0, 0.0, 3.0])
+    assert r.sgn_().tolist() == [-1.0, 0.0, 1.0]
+
+
+def test_concat_is_cat():
+    x, a = crandn((2, 3), C64, "transposed", seed=5)
+    y, b = crandn((1, 3), C128, seed=6)
+    assert_close(ptl.concat([x, y], -2), np.concatenate([a, b], -2), dtype=C128)
+    assert_close(ptl.concat([x, ptl.ones(2, 3)], 0),
+                 np.concatenate([a, np.ones((2, 3))]).astype(np.complex64), dtype=C64)
+    assert_close(ptl.ops.aten.concat([x, x], 1), np.concatenate([a, a], 1), dtype=C64)
+
+
+@torch_ref
+def test_refusals_match_torch():
+    """pin_memory without an accelerator, flash attention and group norm refuse complex
+    inputs as PyTorch does, after the checks it makes first (the layout, the query's dtype)."""
+    def z(lib, *shape):
+        return lib.ones(shape, dtype=lib.complex64)
+    for call in [
+            lambda lib: lib.ops.aten._pin_memory(z(lib, 2, 3)),
+            lambda lib: z(lib, 2).pin_memory(),
+            lambda lib: lib.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+                z(lib, 1, 2, 3, 4), z(lib, 1, 2, 5, 4), z(lib, 1, 2, 5, 4)),
+            lambda lib: lib.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+                z(lib, 1, 2, 3, 4), lib.ones(1, 2, 5, 4), lib.ones(1, 2, 5, 4)),
+            lambda lib: lib.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+                z(lib, 2, 3, 4), z(lib, 2, 5, 4), z(lib, 2, 5, 4), 0.5),
+            lambda lib: lib.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+                lib.ones(1, 2, 3, 4), z(lib, 1, 2, 5, 4), z(lib, 1, 2, 5, 4)),
+            lambda lib: lib.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+                lib.ones(1, 2, 3, 4, dtype=lib.int64), z(lib, 2, 5, 4), z(lib, 2, 5, 4)),
+            lambda lib: lib.ops.aten.native_group_norm(
+                z(lib, 2, 4, 2, 2).transpose(2, 3), None, z(lib, 4), 2, 4, 4, 1, 1e-3),
+            lambda lib: lib.ops.aten.native_group_norm(
+                z(lib, 2, 4, 2, 2), None, None, 2, 4, 4, 1, 1e-3),
+            lambda lib: lib.ops.aten.native_group_norm(
+                z(lib, 2, 4, 2, 2), None, None, 2, 4, 3, 1, 1e-3),
+            lambda lib: lib.ops.aten.native_group_norm(
+                z(lib, 2, 4, 2, 2), None, None, 2, 4, 4, 3, 1e-3),
+            lambda lib: lib.nn.functional.group_norm(z(lib, 2, 4, 2, 2), 2)]:
+        assert outcome(lambda: call(ptl)) == outcome(lambda: call(torch))

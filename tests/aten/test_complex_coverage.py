@@ -24,24 +24,10 @@ REASONS = {
 }
 
 GAPS_BY_AREA = {
-    'pointwise': """
-        Tensor.eq_ Tensor.ne_ Tensor.not_equal_ Tensor.sgn_ aten::div.Tensor_mode
-        aten::div_.Tensor_mode aten::eq_.Tensor aten::ne_.Tensor aten::silu_backward
-        torch.nn.functional.soft_margin_loss
-    """,
-    'shape': """
-        Tensor.logcumsumexp aten::concat aten::logcumsumexp torch.concat torch.logcumsumexp
-    """,
-    'linalg': """
-        Tensor.renorm Tensor.renorm_ aten::_pdist_forward aten::renorm aten::renorm_
-        torch.renorm
-    """,
     'nn_and_creation': """
     """,
     'type': """
-        aten::_cdist_forward aten::_pin_memory
-        aten::_scaled_dot_product_flash_attention_for_cpu aten::log_sigmoid_backward
-        aten::native_group_norm
+        aten::log_sigmoid_backward
     """,
     'extra': """
         aten::sparse_coo_tensor.indices

@@ -349,3 +349,99 @@ def test_complex_scalar_arguments_refused(dtype):
         assert_raises_like_torch(call, RuntimeError, "value cannot be converted to type double "
                                  "without overflow")
     assert ptl.var(x(ptl), correction=0j).item() == 0
+
+
+def _np_renorm(a, p, dim, maxnorm):
+    """Each slice along dim whose p-norm exceeds maxnorm scaled by maxnorm / (norm + 1e-7)."""
+    axes = tuple(d for d in range(a.ndim) if d != dim % a.ndim)
+    norm = _np_norm(a, p, axes, True)
+    return a * np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape,dim", [((3, 4), 0), ((3, 4), 1), ((2, 3, 4), -1), ((0, 3), 1),
+                                       ((4, 0), 0), ((2, 1, 3), 1)])
+@pytest.mark.parametrize("p", [2, 1, 3, 0.5, math.inf])
+def test_renorm(cdt, layout, shape, dim, p):
+    dt, npdt, _, tol = cdt
+    x, a = _tensor(shape, npdt, layout, seed=len(shape))
+    x = x.to(dt)
+    if p == math.inf and 0 in shape and x.numel() == 0 and shape[dim] != 0:
+        with pytest.raises(RuntimeError, match="cannot compute the inf norm"):
+            ptl.renorm(x, p, dim, 1.5)   # an empty slice has no max (PyTorch's error too)
+        return
+    want = _np_renorm(a, p, dim, 1.5)
+    for got in (ptl.renorm(x, p, dim, 1.5), x.renorm(p, dim, 1.5)):
+        assert got.dtype == dt
+        np.testing.assert_allclose(got.numpy(), want, rtol=tol * 10, atol=tol * 10)
+    y = x.clone()
+    assert y.renorm_(p, dim, 1.5) is y
+    np.testing.assert_allclose(y.numpy(), want, rtol=tol * 10, atol=tol * 10)
+
+
+@torch_ref
+def test_renorm_errors_match_torch():
+    def z(lib):
+        return lib.ones(3, 2, dtype=lib.complex64)
+    for call, msg in [(lambda lib: lib.renorm(z(lib), 1j, 0, 1.0), "renorm: p must be real-valued"),
+                      (lambda lib: lib.renorm(z(lib), 2, 0, 1j),
+                       "renorm: maxnorm must be real-valued"),
+                      (lambda lib: lib.renorm(z(lib), -1, 0, 1j),
+                       "renorm: non-positive-norm not supported"),
+                      (lambda lib: lib.renorm(z(lib), 0, 0, 1.0),
+                       "renorm: non-positive-norm not supported"),
+                      (lambda lib: lib.renorm(z(lib), 2, 0, -1.0),
+                       "renorm: expected maxnorm to be >= 0 but got -1"),
+                      (lambda lib: lib.renorm(lib.ones(3, dtype=lib.complex64), 2, 0, 1.0),
+                       "renorm: input needs at least 2 dimensions, got 1 dimensions"),
+                      (lambda lib: lib.renorm(lib.ones(3, 2), 2, 0, 2j),
+                       "renorm: maxnorm must be real-valued")]:
+        assert_raises_like_torch(call, RuntimeError, msg)
+
+
+def test_pdist_forward_refuses_complex_after_its_trivial_results(cdt):
+    dt = cdt[0]
+    pdist = ptl.ops.aten._pdist_forward
+    for shape, pairs in [((1, 2), 0), ((0, 2), 0), ((3, 0), 3), ((2, 0), 1), ((3, 0, 2), 3)]:
+        r = pdist(ptl.ones(shape, dtype=dt), 2.0)
+        assert r.dtype == dt and tuple(r.shape) == (pairs,) and (r.numpy() == 0).all()
+    name = "ComplexDouble" if dt == ptl.complex128 else "ComplexFloat"
+    with pytest.raises(NotImplementedError, match=f"\"pdist\" not implemented for '{name}'"):
+        pdist(ptl.ones(3, 2, dtype=dt), 2.0)
+
+
+@torch_ref
+def test_pdist_and_cdist_refusals_match_torch():
+    def z(lib, *shape):
+        return lib.ones(shape, dtype=lib.complex64)
+    def pdist(lib):
+        return lib.ops.aten._pdist_forward
+
+    def cdist(lib):
+        return lib.ops.aten._cdist_forward
+    for call, exc, msg in [
+            (lambda lib: pdist(lib)(z(lib, 3, 2), 2.0), NotImplementedError,
+             "\"pdist\" not implemented for 'ComplexFloat'"),
+            (lambda lib: pdist(lib)(z(lib, 3, 2), -1.0), NotImplementedError,
+             "\"pdist\" not implemented for 'ComplexFloat'"),
+            (lambda lib: pdist(lib)(z(lib, 3, 2).t(), 2.0), RuntimeError,
+             "_pdist_forward requires contiguous input"),
+            (lambda lib: pdist(lib)(z(lib, 3), 2.0), IndexError,
+             "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+            (lambda lib: pdist(lib)(z(lib), 2.0), IndexError,
+             "Dimension specified as 0 but tensor has no dimensions"),
+            (lambda lib: lib.nn.functional.pdist(z(lib, 3, 2)), RuntimeError,
+             "pdist only supports floating-point dtypes"),
+            (lambda lib: cdist(lib)(z(lib, 3, 2), z(lib, 2, 2), 2.0, None), RuntimeError,
+             "cdist only supports floating-point dtypes, X1 got: ComplexFloat"),
+            (lambda lib: cdist(lib)(lib.ones(3, 2), z(lib, 2, 2), 2.0, None), RuntimeError,
+             "cdist only supports floating-point dtypes, X2 got: ComplexFloat"),
+            (lambda lib: cdist(lib)(z(lib, 0, 2), z(lib, 2, 2), 2.0, None), RuntimeError,
+             "cdist only supports floating-point dtypes, X1 got: ComplexFloat"),
+            (lambda lib: cdist(lib)(z(lib, 3, 2), z(lib, 2, 3), 2.0, None), RuntimeError,
+             "X1 and X2 must have the same number of columns. X1: 2 X2: 3"),
+            (lambda lib: cdist(lib)(z(lib, 3), z(lib, 2, 3), 2.0, None), RuntimeError,
+             "cdist only supports at least 2D tensors, X1 got: 1D"),
+            (lambda lib: lib.cdist(z(lib, 3, 2), z(lib, 2, 2)), RuntimeError,
+             "cdist only supports floating-point dtypes, X1 got: ComplexFloat")]:
+        assert_raises_like_torch(call, exc, msg)

@@ -1,10 +1,12 @@
-"""The complex kernels of the unary pointwise math ops, silu and the logical ops
-(src/aten/native/complex_unary.c, Note [Complex elementwise math]), logaddexp's complex
-composite and the complex refusals of logit, xlogy, xlog1py, glu, logaddexp2, fmax and fmin:
+"""The complex kernels of the unary pointwise math ops, silu, silu_backward and the logical ops
+(src/aten/native/complex_unary.c, Note [Complex elementwise math]), soft_margin_loss's and
+logaddexp's complex composites and the complex refusals of logit, xlogy, xlog1py, glu,
+logaddexp2, fmax and fmin:
 values against NumPy's complex128 on random shapes and layouts (0-dim, size-0, broadcast,
 non-contiguous), accuracy near 0 against mpmath, branch cuts, infinities and NaNs against
 torch 2.13, in-place and out= forms, and the errors PyTorch raises."""
 import math
+import re
 
 import mpmath
 import numpy as np
@@ -308,3 +310,60 @@ def test_refusals_match_torch(name):
     fn, exc, msg = REFUSED[name]
     assert_raises_like_torch(lambda lib: fn(lib, lib.ones(2, 4, dtype=lib.complex64)), exc,
                              msg)
+
+
+@pytest.mark.parametrize("dtype", [C64, C128], ids=str)
+def test_silu_backward_values(dtype):
+    """aten.silu_backward(g, x) = g s (1 + x (1 - s)), s = sigmoid(x), unconjugated as
+    PyTorch's kernel; a real g promotes."""
+    for shape in SHAPES:
+        for layout in LAYOUTS:
+            x, a = crandn(shape, dtype, layout, seed=len(shape))
+            g, b = crandn(shape, dtype, "contiguous", seed=7)
+            s = _sigmoid(a)
+            want = b * s * (1 + a * (1 - s))
+            assert_close(ptl.ops.aten.silu_backward(g, x), want, dtype=dtype)
+            assert_close(ptl.ops.aten.silu_backward(g.real.contiguous(), x),
+                         b.real * s * (1 + a * (1 - s)), dtype=dtype)
+
+
+def test_silu_backward_has_no_derivative_for_complex():
+    g, _ = crandn((3,), C128, seed=1)
+    x, _ = crandn((3,), C128, seed=2)
+    y = ptl.ops.aten.silu_backward(g.requires_grad_(), x.requires_grad_())
+    with pytest.raises(RuntimeError, match="derivative for aten::silu_backward is not "
+                       "implemented"):   # PyTorch has none, for any dtype
+        y.abs().sum().backward()
+
+
+@pytest.mark.parametrize("dtype", [C64, C128], ids=str)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_soft_margin_loss(dtype, reduction):
+    x, a = crandn((3, 4), dtype, "transposed", seed=3)
+    for target, t in ((ptl.tensor([1.0, -1.0, 1.0, -1.0]), np.array([1.0, -1.0, 1.0, -1.0])),
+                      crandn((3, 4), dtype, seed=4)):
+        loss = np.log(1 + np.exp(-t * a))
+        want = {"mean": loss.mean(), "sum": loss.sum(), "none": loss}[reduction]
+        assert_close(F.soft_margin_loss(x, target, reduction=reduction), want, dtype=dtype)
+    target = ptl.tensor(t, dtype=C128)
+    assert ptl.autograd.gradcheck(lambda z: F.soft_margin_loss(z, target, reduction=reduction),
+                                  (ptl.tensor(a, requires_grad=True),))
+
+
+@torch_ref
+def test_soft_margin_loss_dtypes_match_torch():
+    """The loss takes the input's dtype (PyTorch computes into it): a complex target of a
+    real input is refused, a float64 target of a float32 input gives float32."""
+    def calls(lib):
+        f, z = lib.tensor([1.0, -1.0, 2.0]), lib.tensor([1 + 1j, 2 - 1j, 3j])
+        yield lambda: lib.nn.functional.soft_margin_loss(f, z).dtype
+        yield lambda: lib.nn.functional.soft_margin_loss(f.double(), z).dtype
+        yield lambda: lib.nn.functional.soft_margin_loss(f, f.double()).dtype
+        yield lambda: lib.nn.functional.soft_margin_loss(z, z.to(lib.complex128)).dtype
+        yield lambda: lib.nn.functional.soft_margin_loss(z.to(lib.complex128), z).dtype
+    for ours, theirs in zip(calls(ptl), calls(torch)):
+        try:
+            assert str(ours()) == str(theirs())
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError, match=re.escape(str(e))):
+                theirs()

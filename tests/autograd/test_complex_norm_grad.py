@@ -79,3 +79,29 @@ def test_norm_grad_at_zero_matches_torch(ord):
         lib.linalg.vector_norm(t, ord, 1).sum().backward()
         grads.append(t.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("p", [2, 1, 3, 1.5, 0.5, math.inf])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_renorm_grad(p, dim):
+    """renorm's factor comes from a real norm of complex slices: its share of the gradient
+    takes real(conj(x) g) (derivatives/linalg_norm.c).  Rows of norm 0.6 to 3 straddle the
+    maxnorm of 1.5."""
+    x = _c((3, 4), 7)
+    _check(lambda t: ptl.renorm(t, p, dim, 1.5), x)
+    _check(lambda t: ptl.renorm(t, p, dim, 1.5), _c((2, 3, 2), 8))
+
+
+@torch_ref
+@pytest.mark.parametrize("p", [2, 1, 3, math.inf])
+def test_renorm_grad_matches_torch(p):
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
+    g = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
+    for dim in (0, 1):
+        x = ptl.tensor(a, requires_grad=True)
+        ptl.renorm(x, p, dim, 1.0).backward(ptl.tensor(g))
+        tx = torch.tensor(a, requires_grad=True)
+        torch.renorm(tx, p, dim, 1.0).backward(torch.tensor(g))
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.resolve_conj().numpy(), rtol=1e-12,
+                                   atol=1e-14)

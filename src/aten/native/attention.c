@@ -1114,6 +1114,12 @@ sdpa_check(PtlTensorImpl *q, PtlTensorImpl *k, PtlTensorImpl *v, PtlTensorImpl *
            double dropout_p, SdpaJob *j)
 {
     char b1[128], b2[128], b3[128];
+    if (!ptl_dtype_is_floating(q->dtype)) {   /* PyTorch's first check */
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             SDPA_ERR "Expected data type in FP32, FP64, BF16, FP16, but got "
+                                      "%s instead.",
+                             ptl_dtype_legacy_name(q->dtype));
+    }
     if (dropout_p != 0.0) {
         return ptl_error_set(PTL_ERR_RUNTIME, SDPA_ERR "Currently do not support dropout > 0");
     }
@@ -1128,12 +1134,6 @@ sdpa_check(PtlTensorImpl *q, PtlTensorImpl *k, PtlTensorImpl *v, PtlTensorImpl *
                                  ptl_dtype_legacy_name(q->dtype),
                                  ptl_dtype_legacy_name(kv[i]->dtype));
         }
-    }
-    if (!ptl_dtype_is_floating(q->dtype)) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             SDPA_ERR "Expected data type in FP32, FP64, BF16, FP16, but got "
-                                      "%s instead.",
-                             ptl_dtype_legacy_name(q->dtype));
     }
     if (k->sizes[3] != q->sizes[3] || v->sizes[3] != q->sizes[3]) {
         return ptl_error_set(PTL_ERR_RUNTIME, SDPA_ERR "Q/K/V should have the same head size");

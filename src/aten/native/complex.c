@@ -115,6 +115,12 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_sparse_coo_tensor_indices, PTL_OP_to_dense, PTL_OP_to_sparse,
     PTL_OP_to_sparse_sparse_dim, PTL_OP_coalesce, PTL_OP_embedding_renorm_,
     PTL_OP__adaptive_avg_pool2d, PTL_OP_convolution, PTL_OP_convolution_backward,
+    /* the complex pointwise, scan and norm gaps: concat is cat (join.c); _pin_memory copies
+     * whole elements (copy.c); the flash attention and group norm kernels refuse a complex
+     * input with PyTorch's messages, after the checks PyTorch makes first (attention.c,
+     * group_norm.c) */
+    PTL_OP_concat, PTL_OP__pin_memory, PTL_OP__scaled_dot_product_flash_attention_for_cpu,
+    PTL_OP_native_group_norm,
 };
 
 /* An op's own refusal: PyTorch 2.13's exception type and message */
@@ -276,8 +282,6 @@ static const OpRefusal complex_scalar_errors[] = {
      "index_fill_(): Converting complex Scalar to non-complex type is not supported"},
     {PTL_OP_index_fill__int_Scalar, PTL_ERR_RUNTIME,
      "index_fill_(): Converting complex Scalar to non-complex type is not supported"},
-    {PTL_OP_renorm, PTL_ERR_RUNTIME, "renorm: p must be real-valued"},
-    {PTL_OP_renorm_, PTL_ERR_RUNTIME, "renorm: p must be real-valued"},
     {PTL_OP_searchsorted_Scalar, PTL_ERR_NOT_IMPLEMENTED,
      "\"searchsorted_out_cpu\" not implemented for 'ComplexFloat'"},
     {PTL_OP_bucketize_Scalar, PTL_ERR_NOT_IMPLEMENTED,
@@ -640,6 +644,19 @@ tensors_result_type(const PtlIValue *s, const int *idx, int n)
     return ptl_result_type(ts, n);
 }
 
+/* Two real operands whose out= tensor alone is complex: the real kernel below computes in
+ * their dtype and writes into the out= tensor, as PyTorch's does.  1 when it ran (0 or -1
+ * in *rc), 0 when an operand is complex. */
+static int
+real_operands(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, int *rc)
+{
+    if (ptl_dtype_is_complex(s[0].u.t->dtype) || ptl_dtype_is_complex(s[1].u.t->dtype)) {
+        return 0;
+    }
+    *rc = ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
+    return 1;
+}
+
 static int
 add_sub_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -653,6 +670,10 @@ add_sub_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (ks & PTL_KEYSET(PTL_KEY_CUDA)) {   /* no complex CUDA kernel */
         return complex_fallback(op, ks, s);
+    }
+    int rc;
+    if (real_operands(op, ks, s, &rc)) {
+        return rc;
     }
     const char *name = op->schema.name + 6;
     int is_sub = name[0] == 's' || name[0] == 'r';
@@ -670,15 +691,38 @@ static const double no_scalar[2] = {0, 0};
 static int
 mul_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)ks;
+    int rc;
+    if (real_operands(op, ks, s, &rc)) {
+        return rc;
+    }
     return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), zmul_loops, no_scalar);
 }
 
 static int
 div_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)ks;
+    int rc;
+    if (real_operands(op, ks, s, &rc)) {
+        return rc;
+    }
     return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), zdiv_loops, no_scalar);
+}
+
+/* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor (and div_,
+ * .out): without a rounding mode div's complex division.  A rounding mode, or real
+ * operands with a complex out= tensor, go to the real kernel below: it checks the mode,
+ * refuses complex operands with PyTorch's "div_trunc_cpu" / "div_floor_cpu" messages and
+ * writes real quotients into a complex out= tensor, as PyTorch's kernels do. */
+static int
+div_mode_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    if (ks & PTL_KEYSET(PTL_KEY_CUDA)) {   /* no complex CUDA kernel */
+        return complex_fallback(op, ks, s);
+    }
+    if (s[2].tag == PTL_IV_NONE) {
+        return div_complex(op, ks, s);
+    }
+    return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
 }
 
 /* A real result type with a complex Scalar: the real kernel below with the Scalar
@@ -785,10 +829,7 @@ compare_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     const char *name = op->schema.name + 6;
     PtlIterConfig cfg = ptl_iter_config();
-    cfg.out_dtype = PTL_DTYPE_BOOL;
-    if (op->schema.inplace) {   /* eq_: the result is written in self's dtype */
-        return ptl_dtype_not_implemented(op, s[0].u.t->dtype);
-    }
+    cfg.out_dtype = PTL_DTYPE_BOOL;   /* eq_ / ne_: written through bool into self's dtype */
     return ptl_pointwise(op, s, 2, self_other, cfg, name[0] == 'e' ? zeq_loops : zne_loops,
                          NULL);
 }
@@ -1234,6 +1275,9 @@ static const PtlKernelReg complex_kernels[] = {
     {PTL_OP_div_Tensor, PTL_KEY_COMPLEX, div_complex},
     {PTL_OP_div__Tensor, PTL_KEY_COMPLEX, div_complex},
     {PTL_OP_div_out, PTL_KEY_COMPLEX, div_complex},
+    {PTL_OP_div_Tensor_mode, PTL_KEY_COMPLEX, div_mode_complex},
+    {PTL_OP_div__Tensor_mode, PTL_KEY_COMPLEX, div_mode_complex},
+    {PTL_OP_div_Tensor_mode_out, PTL_KEY_COMPLEX, div_mode_complex},
     {PTL_OP_eq_Tensor, PTL_KEY_COMPLEX, compare_complex},
     {PTL_OP_eq__Tensor, PTL_KEY_COMPLEX, compare_complex},
     {PTL_OP_eq_out, PTL_KEY_COMPLEX, compare_complex},

@@ -1,7 +1,9 @@
 /* complex_norm.c -- the norms of complex64/complex128 tensors, whose results are real:
  * linalg_vector_norm and norm (Tensor.norm, torch.norm), as Complex-key kernels (Note [Complex
- * dtypes] in complex.c).  Mirrors the complex path of linalg_vector_norm
- * (ATen/native/LinearAlgebra.cpp).  The var / std family of complex tensors: complex_reduce.c.
+ * dtypes] in complex.c), and renorm, which scales complex slices by them; pdist and cdist's
+ * kernels refuse complex tensors as PyTorch's do.  Mirrors the complex path of
+ * linalg_vector_norm (ATen/native/LinearAlgebra.cpp), renorm (Normalization.cpp) and
+ * Distance.cpp.  The var / std family of complex tensors: complex_reduce.c.
  *
  * Note [Complex norms]
  * ~~~~~~~~~~~~~~~~~~~~
@@ -174,9 +176,78 @@ norm_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
+/* renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor (and renorm_): PyTorch's
+ * checks of complex Scalars, then the real kernel's composite with the Complex key, whose
+ * norm is complex_norm's and whose factor, of the norm's real dtype, scales self */
+static int
+renorm_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    if (s[1].tag == PTL_IV_COMPLEX) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "renorm: p must be real-valued");
+    }
+    if (s[3].tag == PTL_IV_COMPLEX) {
+        return ptl_error_set(PTL_ERR_RUNTIME, ptl_iv_to_double(&s[1]) > 0
+                             ? "renorm: maxnorm must be real-valued"
+                             : "renorm: non-positive-norm not supported");
+    }
+    if (ptl_linalg_refuse_cuda(op, ks, s) < 0) {
+        return -1;
+    }
+    return ptl_renorm_cpu(op, ks, s);
+}
+
+/* _pdist_forward(Tensor self, float p=2) -> Tensor of a complex self [N, M]: PyTorch's
+ * kernel refuses complex values, after its layout check and its results that need none:
+ * empty for N < 2, zeros [N (N - 1) / 2] for M = 0 */
+static int
+pdist_forward_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *self = s[0].u.t, *out;
+    if (ptl_linalg_refuse_cuda(op, ks, s) < 0) {
+        return -1;
+    }
+    if (!ptl_tensor_is_contiguous(self)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "_pdist_forward requires contiguous input");
+    }
+    if (self->dim == 0) {
+        return ptl_error_set(PTL_ERR_INDEX, "Dimension specified as 0 but tensor has no "
+                             "dimensions");
+    }
+    if (self->dim == 1) {
+        return ptl_error_set(PTL_ERR_INDEX, "Dimension out of range (expected to be in range "
+                             "of [-1, 0], but got 1)");
+    }
+    int64_t n = self->sizes[0], pairs = n >= 2 ? n * (n - 1) / 2 : 0;
+    if (n >= 2 && self->sizes[1] > 0) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"pdist\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(self->dtype));
+    }
+    if ((out = ptl_empty(1, &pairs, self->dtype, self->device)) == NULL) {
+        return -1;
+    }
+    memset(ptl_tensor_data(out), 0, (size_t)pairs * ptl_tensor_itemsize(out));
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* _cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor with a complex
+ * operand: PyTorch's checks, in its order, end in its refusal of complex dtypes */
+static int
+cdist_forward_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    if (ptl_linalg_refuse_cuda(op, ks, s) < 0) {
+        return -1;
+    }
+    return ptl_cdist_check(s[0].u.t, s[1].u.t);
+}
+
 static const PtlKernelReg complex_norm_kernels[] = {
     {PTL_OP_linalg_vector_norm, PTL_KEY_COMPLEX, norm_complex},
     {PTL_OP_norm_Scalar, PTL_KEY_COMPLEX, norm_complex},
     {PTL_OP_norm_ScalarOpt_dim, PTL_KEY_COMPLEX, norm_complex},
+    {PTL_OP_renorm, PTL_KEY_COMPLEX, renorm_complex},
+    {PTL_OP_renorm_, PTL_KEY_COMPLEX, renorm_complex},
+    {PTL_OP__pdist_forward, PTL_KEY_COMPLEX, pdist_forward_complex},
+    {PTL_OP__cdist_forward, PTL_KEY_COMPLEX, cdist_forward_complex},
 };
 PTL_DEFINE_REGISTER(complex_norm_kernels)

@@ -1,9 +1,9 @@
 /* complex_unary.c -- the complex64/complex128 kernels of the unary pointwise math ops
  * (trigonometric and hyperbolic functions and their inverses, sigmoid, silu, rsqrt, log1p,
- * expm1, log10, log2, exp2, square, nan_to_num) and of the logical ops, registered at the Complex
- * key.  Mirrors the complex branches of ATen/native/cpu/UnaryOpsKernel.cpp and
- * c10/util/complex_math.h.  See Note [Complex dtypes] in complex.c and Note [Complex
- * elementwise math] below.
+ * expm1, log10, log2, exp2, square, nan_to_num), of silu_backward and of the logical ops,
+ * registered at the Complex key.  Mirrors the complex branches of
+ * ATen/native/cpu/UnaryOpsKernel.cpp and c10/util/complex_math.h.  See Note [Complex
+ * dtypes] in complex.c and Note [Complex elementwise math] below.
  *
  * Note [Complex elementwise math]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -37,8 +37,8 @@
 
 #include "../../c10/error.h"
 #include "../complex_math.h"
+#include "binary_loops.h"
 #include "native.h"
-#include "unary_loops.h"
 
 #define LN2 0.693147180559945309417232121458176568
 #define LN10 2.30258509299404568401799145468436421
@@ -59,36 +59,6 @@ static inline ptl_complex128
 zrsqrt(ptl_complex128 z)
 {
     return 1.0 / csqrt(z);
-}
-
-/* a + b exactly as s + err (Knuth's two-sum) */
-static inline double
-two_sum(double a, double b, double *err)
-{
-    double s = a + b, bb = s - a;
-    *err = (a - (s - bb)) + (b - bb);
-    return s;
-}
-
-/* 2x + x^2 + y^2 with the rounding errors of the squares and of their sum added back: the
- * 2x and x^2 + y^2 that cancel on |1 + z| = 1 are then both exact or nearly so */
-static inline double
-log1p_arg(double x, double y)
-{
-    double xx = x * x, yy = y * y, e1 = fma(x, x, -xx), e2 = fma(y, y, -yy), e3;
-    double sq = two_sum(xx, yy, &e3);
-    return (2.0 * x + sq) + (e1 + e2 + e3);
-}
-
-static inline ptl_complex128
-zlog1p(ptl_complex128 z)
-{
-    double x = creal(z), y = cimag(z);
-    if (!isfinite(x) || !isfinite(y) || fabs(x) + fabs(y) >= 0.5) {
-        return clog(1.0 + z);
-    }
-    double m = log1p_arg(x, y);
-    return ptl_cmplx(m == 0 ? x : 0.5 * log1p(m), atan2(y, 1.0 + x));
 }
 
 static inline ptl_complex128
@@ -160,13 +130,31 @@ Z_MATH_LOOPS(zacosh, cacosh)
 Z_MATH_LOOPS(zatanh, catanh)
 Z_MATH_LOOPS(zsigmoid, zsigmoid)
 Z_MATH_LOOPS(zrsqrt, zrsqrt)
-Z_MATH_LOOPS(zlog1p, zlog1p)
+Z_MATH_LOOPS(zlog1p, ptl_clog1p)
 Z_MATH_LOOPS(zexpm1, zexpm1)
 Z_MATH_LOOPS(zexp2, zexp2)
 Z_MATH_LOOPS(zlog2, zlog2)
 Z_MATH_LOOPS(zlog10, zlog10)
 #define ZSILU(A) ptl_cmul((A), zsigmoid(A))
 Z_MATH_LOOPS(zsilu, ZSILU)
+
+/* silu_backward(g, x) = g s (1 + x (1 - s)), s = sigmoid(x): PyTorch's kernel, whose
+ * derivative factor is not conjugated (autograd's silu conjugates it instead:
+ * derivatives/activation.c) */
+static inline ptl_complex128
+zsilu_backward(ptl_complex128 g, ptl_complex128 x)
+{
+    ptl_complex128 s = zsigmoid(x);
+    return ptl_cmul(ptl_cmul(g, s), 1.0 + ptl_cmul(x, 1.0 - s));
+}
+#define ZSILU_BACKWARD(G, X, E) zsilu_backward((G), (X))
+DEFINE_BINARY_LOOP(zsilu_backward, ptl_complex64, c8, ptl_complex128, Z_WIDEN, Z_NARROW,
+                   ZSILU_BACKWARD)
+DEFINE_BINARY_LOOP(zsilu_backward, ptl_complex128, c16, ptl_complex128, PTL_ID, PTL_ID,
+                   ZSILU_BACKWARD)
+static const PtlLoop zsilu_backward_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_COMPLEX64] = zsilu_backward_loop_c8,
+    [PTL_DTYPE_COMPLEX128] = zsilu_backward_loop_c16};
 
 /* square: z z in the tensor's own dtype, as mul computes it (complex_math.h's textbook
  * product) */
@@ -303,6 +291,18 @@ nan_to_num_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_pointwise(op, s, 1, self_other, ptl_iter_config(), znan_to_num_loops, r);
 }
 
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor with a complex operand */
+static int
+silu_backward_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const double unused = 0;
+    if (ks & PTL_KEYSET(PTL_KEY_CUDA)) {
+        return cuda_refusal(op, s);
+    }
+    return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), zsilu_backward_loops,
+                         &unused);
+}
+
 /* logical_not / logical_and / logical_or / logical_xor (and their _ and .out forms) with a
  * complex operand: bool, written into an in-place or out= tensor in its own dtype */
 static int
@@ -364,8 +364,9 @@ static const struct {
 int
 ptl_register_complex_unary_kernels(void)
 {
-    PtlKernelReg regs[3 * NFAMILIES];
+    PtlKernelReg regs[3 * NFAMILIES + 1];
     size_t nregs = 0;
+    regs[nregs++] = (PtlKernelReg){PTL_OP_silu_backward, PTL_KEY_COMPLEX, silu_backward_complex};
     for (size_t f = 0; f < NFAMILIES; f++) {
         const PtlLoop *loops = families[f].loops;
         PtlKernel k = loops == znan_to_num_loops ? nan_to_num_complex

@@ -305,16 +305,25 @@ gn_check(PtlTensorImpl *x, PtlTensorImpl *const *params, const char *const *name
                                  ptl_format_sizes(b2, sizeof b2, x->dim, x->sizes));
         }
     }
+    /* PyTorch checks the layout here.  The real kernels take any layout (nn_prepare
+     * copies), so only a complex input, which they refuse below, gets its message. */
+    if (ptl_dtype_is_complex(x->dtype) &&
+        !ptl_tensor_impl_is_contiguous_as(x, ptl_tensor_impl_suggest_memory_format(x))) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected X.is_contiguous(memory_format) to be true, but got "
+                             "false.  (Could this error message be improved?  If so, please "
+                             "report an enhancement request to PyTorch.)");
+    }
+    if (!ptl_dtype_is_floating(x->dtype)) {   /* PyTorch's kernel checks the size after */
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"GroupNormKernelImpl\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(x->dtype));
+    }
     if (n < 0 || hw < 0 || x->numel != n * c * hw) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Expected X.numel() == N * C * HxW to be true, but got false.  "
                              "(Could this error message be improved?  If so, please report an "
                              "enhancement request to PyTorch.)");
-    }
-    if (!ptl_dtype_is_floating(x->dtype)) {
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
-                             "\"GroupNormKernelImpl\" not implemented for '%s'",
-                             ptl_dtype_legacy_name(x->dtype));
     }
     return nn_check_mixed_dtype(x, params, k);
 }

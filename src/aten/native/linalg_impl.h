@@ -79,6 +79,14 @@ int ptl_linalg_refuse_cuda(const PtlOperator *op, PtlDispatchKeySet ks, const Pt
 PtlTensorImpl *ptl_vector_norm_input(PtlDispatchKeySet ks, PtlTensorImpl *self,
                                      const PtlIValue *dtype);
 
+/* cdist's first checks, in PyTorch's order and words (linalg_norm.c; _cdist_forward of a
+ * complex tensor makes them too: complex_norm.c): both at least 2-D, one column count,
+ * floating dtypes.  0, or -1 with the error set. */
+int ptl_cdist_check(const PtlTensorImpl *x1, const PtlTensorImpl *x2);
+
+/* renorm and renorm_'s kernel (linalg_norm.c); complex_norm.c's runs it for a complex self */
+int ptl_renorm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s);
+
 /* The number of matrices in t: the product of its dims before the last `nlast`. */
 static inline int64_t
 linalg_batch_count(const PtlTensorImpl *t, int nlast)

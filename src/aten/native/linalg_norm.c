@@ -953,15 +953,9 @@ cdist_direct(PtlTensorImpl *x1, PtlTensorImpl *x2, double p)
  * x1 [*, P, M], x2 [*, R, M] -> [*, P, R]: the p-norm distance of every row pair, the batch
  * dims broadcast.  compute_mode: None/0 uses the matmul path for p = 2 when P > 25 or
  * R > 25, 1 always for p = 2, 2 never (torch.cdist maps its strings to these). */
-static int
-cdist_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+int
+ptl_cdist_check(const PtlTensorImpl *x1, const PtlTensorImpl *x2)
 {
-    (void)op;
-    (void)ks;
-    PtlTensorImpl *x1 = s[0].u.t, *x2 = s[1].u.t, *res;
-    double p = ptl_iv_to_double(&s[2]);
-    int64_t mode = s[3].tag == PTL_IV_NONE ? 0 : s[3].u.i;
-
     if (x1->dim < 2) {
         return ptl_error_set(PTL_ERR_RUNTIME, "cdist only supports at least 2D tensors, X1 got: "
                              "%dD", x1->dim);
@@ -982,6 +976,21 @@ cdist_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (!ptl_dtype_is_floating(x2->dtype)) {
         return ptl_error_set(PTL_ERR_RUNTIME, "cdist only supports floating-point dtypes, X2 "
                              "got: %s", ptl_dtype_legacy_name(x2->dtype));
+    }
+    return 0;
+}
+
+static int
+cdist_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *x1 = s[0].u.t, *x2 = s[1].u.t, *res;
+    double p = ptl_iv_to_double(&s[2]);
+    int64_t mode = s[3].tag == PTL_IV_NONE ? 0 : s[3].u.i;
+
+    if (ptl_cdist_check(x1, x2) < 0) {
+        return -1;
     }
     if (!(p >= 0)) {
         return ptl_error_set(PTL_ERR_RUNTIME, "cdist only supports non-negative p values");
@@ -1020,7 +1029,8 @@ redispatch2(PtlDispatchKeySet ks, PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b
 }
 
 /* self * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1), the norm of each slice along
- * dim, every op redispatched with ks (new ref) */
+ * dim: the norm and the product redispatched with ks, the factor's ops (of the norm's real
+ * dtype, a complex self's too) with the keys below Complex (new ref) */
 static PtlTensorImpl *
 renorm_of(PtlDispatchKeySet ks, PtlTensorImpl *self, const PtlIValue *s)
 {
@@ -1028,6 +1038,7 @@ renorm_of(PtlDispatchKeySet ks, PtlTensorImpl *self, const PtlIValue *s)
     int64_t dim = s[2].u.i, dims[PTL_MAX_DIMS];
     PtlTensorImpl *nr = NULL, *den = NULL, *q = NULL, *big = NULL, *fac = NULL, *res = NULL;
     PtlTensorImpl *mx = NULL, *one = NULL, *eps = NULL;
+    PtlDispatchKeySet real_ks = ks & ptl_keyset_below(PTL_KEY_COMPLEX);
     int n = 0;
 
     if (ptl_wrap_dim(&dim, self->dim) < 0) {
@@ -1058,16 +1069,16 @@ renorm_of(PtlDispatchKeySet ks, PtlTensorImpl *self, const PtlIValue *s)
     }
     nr = nargs[0].u.t;
     /* host scalars: 0-dim CPU operands, which a CUDA self's ops take by value */
-    if ((mx = ptl_scalar_tensor(maxnorm, self->dtype, ptl_device_cpu())) == NULL ||
-        (one = ptl_scalar_tensor(1, self->dtype, ptl_device_cpu())) == NULL ||
-        (eps = ptl_scalar_tensor(1e-7, self->dtype, ptl_device_cpu())) == NULL ||
-        (den = redispatch2(ks, PTL_OP_add_Tensor, nr, eps)) == NULL ||
-        (q = redispatch2(ks, PTL_OP_div_Tensor, mx, den)) == NULL ||
-        (big = redispatch2(ks, PTL_OP_gt_Tensor, nr, mx)) == NULL) {
+    if ((mx = ptl_scalar_tensor(maxnorm, nr->dtype, ptl_device_cpu())) == NULL ||
+        (one = ptl_scalar_tensor(1, nr->dtype, ptl_device_cpu())) == NULL ||
+        (eps = ptl_scalar_tensor(1e-7, nr->dtype, ptl_device_cpu())) == NULL ||
+        (den = redispatch2(real_ks, PTL_OP_add_Tensor, nr, eps)) == NULL ||
+        (q = redispatch2(real_ks, PTL_OP_div_Tensor, mx, den)) == NULL ||
+        (big = redispatch2(real_ks, PTL_OP_gt_Tensor, nr, mx)) == NULL) {
         goto error;
     }
     PtlIValue w[3] = {ptl_iv_tensor(big), ptl_iv_tensor(q), ptl_iv_tensor(one)};
-    if (ptl_dispatcher_redispatch(ptl_op(PTL_OP_where_self), ks, w) < 0) {
+    if (ptl_dispatcher_redispatch(ptl_op(PTL_OP_where_self), real_ks, w) < 0) {
         goto error;
     }
     fac = w[0].u.t;
@@ -1087,9 +1098,10 @@ error:
 /* renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
  * renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)
  * [*] -> [*]: each slice along dim whose p-norm exceeds maxnorm scaled down to maxnorm.
- * Derivative: RenormBackward0 (autograd/derivatives/linalg_norm.c). */
-static int
-renorm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+ * Derivative: RenormBackward0 (autograd/derivatives/linalg_norm.c).  A complex self's
+ * kernel (complex_norm.c) calls it with the Complex key in ks. */
+int
+ptl_renorm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlTensorImpl *self = s[0].u.t, *res;
 
@@ -1115,7 +1127,7 @@ static const PtlKernelReg linalg_norm_kernels[] = {
     {PTL_OP__cdist_backward, PTL_KEY_CPU, _cdist_backward_cpu},
     {PTL_OP__pdist_forward, PTL_KEY_CPU, _pdist_forward_cpu},
     {PTL_OP__pdist_backward, PTL_KEY_CPU, _pdist_backward_cpu},
-    {PTL_OP_renorm, PTL_KEY_CPU, renorm_cpu},
-    {PTL_OP_renorm_, PTL_KEY_CPU, renorm_cpu},
+    {PTL_OP_renorm, PTL_KEY_CPU, ptl_renorm_cpu},
+    {PTL_OP_renorm_, PTL_KEY_CPU, ptl_renorm_cpu},
 };
 PTL_DEFINE_REGISTER(linalg_norm_kernels)

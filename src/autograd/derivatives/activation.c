@@ -347,6 +347,10 @@ activation_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (gg == NULL) {
         return 0;
     }
+    if (ptl_dtype_is_complex(gg->dtype)) {   /* silu_backward's: PyTorch has none either */
+        return ptl_error_set(PTL_ERR_RUNTIME, "derivative for %s is not implemented",
+                             n->op->schema.name);
+    }
     if ((second != NULL && sv_opt(sc, n, 0, &g) < 0) || sv_opt(sc, n, second != NULL, &x) < 0) {
         goto done;
     }

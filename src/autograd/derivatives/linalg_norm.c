@@ -92,12 +92,13 @@ sum_dims(Scope *sc, PtlTensorImpl *a, const int64_t *dims, int nd)
 #define POW(A, V) f2(sc, PTL_OP_pow_Tensor_Tensor, (A), num(sc, (V)))
 
 /* d norm / d x times G: the gradient of the p-norm `norm` of x over dims (keepdim), for an
- * incoming gradient G of norm's shape (linalg_vector_norm_backward, p > 0) */
+ * incoming gradient G of norm's shape (linalg_vector_norm_backward, p > 0); sgn for sign
+ * when x is complex */
 static PtlTensorImpl *
 vector_norm_grad(Scope *sc, PtlTensorImpl *G, PtlTensorImpl *x, double p, PtlTensorImpl *norm,
                  const int64_t *dims, int nd)
 {
-    PtlTensorImpl *zero = num(sc, 0), *sg = f1(sc, PTL_OP_sign, x), *ax = f1(sc, PTL_OP_abs, x);
+    PtlTensorImpl *zero = num(sc, 0), *sg = sign_or_sgn(sc, x), *ax = f1(sc, PTL_OP_abs, x);
     if (p == 1) {
         return MUL(sg, G);
     }
@@ -121,7 +122,8 @@ vector_norm_grad(Scope *sc, PtlTensorImpl *G, PtlTensorImpl *x, double p, PtlTen
 /* renorm(self, p, dim, maxnorm) = self * factor, factor = maxnorm / (norm + 1e-7) where the
  * slice norm exceeds maxnorm (else 1):
  *   grad = where(norm > maxnorm, factor g - factor / (norm + 1e-7) * nb, g)
- * with nb the norm's gradient for the incoming sum(self * g) over the slice.  Saved: self. */
+ * with nb the norm's gradient for the incoming sum(real(conj(self) g)) over the slice (the
+ * real norm's share of a complex g: Note [Complex autograd]).  Saved: self. */
 int
 renorm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -147,8 +149,8 @@ renorm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     }
     PtlIValue nv[4] = {ptl_iv_tensor(x), n->args[1], ptl_iv_intlist(dims, nd), ptl_iv_bool(1)};
     PtlTensorImpl *norm = own(sc, callv(PTL_OP_linalg_vector_norm, 4, nv));
-    PtlTensorImpl *nb = vector_norm_grad(sc, sum_dims(sc, MUL(x, g), dims, nd), x, p, norm,
-                                         dims, nd);
+    PtlTensorImpl *xg = f1(sc, PTL_OP_real, MUL(CONJ(x), g));
+    PtlTensorImpl *nb = vector_norm_grad(sc, sum_dims(sc, xg, dims, nd), x, p, norm, dims, nd);
     PtlTensorImpl *inv = f1(sc, PTL_OP_reciprocal, ADD(norm, num(sc, 1e-7)));
     PtlTensorImpl *factor = MUL(inv, num(sc, maxnorm));
     PtlTensorImpl *res = WHERE(GT(norm, num(sc, maxnorm)),

@@ -446,17 +446,6 @@ std_mean_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return moments_backward(n, gi, go, 1, 1);
 }
 
-/* sign(x), and for a complex x sgn(x) = x / |x| (0 at 0; Note [Complex autograd]) */
-static PtlTensorImpl *
-sign_or_sgn(Scope *sc, PtlTensorImpl *x)
-{
-    if (x == NULL || !ptl_dtype_is_complex(x->dtype)) {
-        return f1(sc, PTL_OP_sign, x);
-    }
-    PtlTensorImpl *a = f1(sc, PTL_OP_abs, x);
-    return DIV(x, ADD(a, EQ(a, inum(sc, 0))));
-}
-
 /* norm(self, p, dims, keepdim) = (sum |x|^p)^(1/p).  p = 0: zeros; p = 1: g sign(x);
  * p = 2: g x / r; p = +-inf: g sign(x) evenly among the |x| equal to r; otherwise
  * g sign(x) |x|^(p-1) / r^(p-1).  Where r = 0 (and, for p < 1, where x = 0) the

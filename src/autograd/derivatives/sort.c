@@ -140,7 +140,9 @@ lcse_part(Scope *sc, PtlTensorImpl *g, PtlTensorImpl *logabs, PtlTensorImpl *sel
 }
 
 /* logcumsumexp(self, dim) -> result: self gets pos - neg (lcse_part), which equals
- * sum_{i >= j} g_i exp(self_j - result_i) */
+ * sum_{i >= j} g_i exp(self_j - result_i); for a complex self the factors are conjugated
+ * (Note [Complex autograd]), and the sum needs no split by sign:
+ * conj(exp(reverse_logcumsumexp(log(conj(g)) - result) + self)) */
 int
 logcumsumexp_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -156,6 +158,11 @@ logcumsumexp_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         return -1;
     }
     PtlTensorImpl *self = sv(sc, n, 0), *res = sv(sc, n, 1);
+    if (ptl_dtype_is_complex(gi[0]->dtype)) {
+        PtlTensorImpl *diff = SUB(f1(sc, PTL_OP_log, CONJ(gi[0])), res);
+        PtlTensorImpl *rl = diff ? own(sc, reverse_logcumsumexp(diff, d)) : NULL;
+        return scope_end(sc, give(n, go, 0, CONJ(f1(sc, PTL_OP_exp, ADD(rl, self)))));
+    }
     PtlTensorImpl *la = f1(sc, PTL_OP_log, f1(sc, PTL_OP_abs, gi[0]));
     PtlTensorImpl *pos = lcse_part(sc, gi[0], la, self, res, d, 1.0);
     PtlTensorImpl *neg = lcse_part(sc, gi[0], la, self, res, d, -1.0);
