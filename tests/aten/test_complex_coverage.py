@@ -7,15 +7,11 @@ import pytest
 
 from helpers import torch_ref
 
-# Why each callable still differs, by the area that owns it (the kernels' homes: complex
-# pointwise math, complex shape/index/scan/reduction ops, complex norms/std/var/linalg, and the
-# rest: nn.functional, random, sparse, creation and conversions), then the two calls refuse
-# with different exception types, then pytorchlite computes what PyTorch refuses.
+# Why each callable still differs: a gap (PyTorch computes, pytorchlite has no complex kernel
+# yet), the two calls refuse with different exception types, or pytorchlite computes what
+# PyTorch refuses.
 REASONS = {
-    "pointwise": "no complex kernel for this pointwise op yet",
-    "shape": "no complex kernel for this shape, index, scan or reduction op yet",
-    "linalg": "no complex kernel for this norm, variance or linear-algebra op yet",
-    "nn_and_creation": "no complex kernel for this nn.functional, random, sparse or creation op yet",
+    "gap": "no complex kernel for this op yet",
     "type": "both refuse complex, with another exception type than PyTorch's",
     "extra": "pytorchlite computes what PyTorch refuses: aten::sparse_coo_tensor.indices "
              "takes the size as a third positional argument, for every dtype (PyTorch's "
@@ -24,8 +20,6 @@ REASONS = {
 }
 
 GAPS_BY_AREA = {
-    'nn_and_creation': """
-    """,
     'type': """
         aten::log_sigmoid_backward
     """,
