@@ -321,3 +321,34 @@ def test_runs_of_equal_a_and_broadcast_a(threads):
                 full)
             at = rs.randint(0, n, 5)
             np.testing.assert_array_equal(full[at], [_density(a0, v).item() for v in x[at]])
+
+
+def test_log_side_of_a_phi_at_large_a():
+    """a phi's logarithmic side (|x - a| > a / 2) from a = 1e3 to 2e4, where a phi stays under
+    700: a log m's rounding cost 2e-13 there (a = 5000, x = 1.52 a) before log m was a
+    double-double; now within 2e-14 (checked against mpmath, and each element alone)"""
+    rs = np.random.RandomState(8)
+    a = 10.0 ** rs.uniform(3, 4.3, 300)
+    lam = np.where(rs.rand(300) < 0.5, 1.5 + rs.uniform(0, 0.3, 300),
+                   0.5 - rs.uniform(0, 0.15, 300))
+    keep = a * (lam - 1 - np.log(lam)) < 700
+    _check(a[keep], (a * lam)[keep], rtol=2e-14)
+
+
+def test_plain_and_double_double_exponents_below_a_10():
+    """below a = 10 the lanes sum the exponent in plain doubles where |(a - 1) log x| +
+    |lgamma a| + x <= 32, else as a double-double (Note [Incomplete gamma density lanes]): at
+    and across that switch, and at random, within 1e-14 of mpmath"""
+    pts = []
+    for a in (1e-3, 0.4, 1.0, 2.5, 5.0, 9.9):
+        size = lambda x, a=a: abs((a - 1) * math.log(x)) + abs(math.lgamma(a)) + x - 32.0  # noqa: E731
+        x0 = optimize.brentq(size, 1.0, 40.0)
+        pts += [(a, x) for x in _around(x0) + [x0 * (1 - 1e-9), x0 * (1 + 1e-9)]]
+        if a < 1.0:
+            x1 = optimize.brentq(size, 1e-300, 1.0)
+            pts += [(a, x) for x in _around(x1)]
+    rs = np.random.RandomState(9)
+    a = 10.0 ** rs.uniform(-3, 1, 400)
+    pts += list(zip(a, a * 10.0 ** rs.uniform(-3, 1.7, 400)))
+    a, x = np.array(pts).T
+    _check(a, x, rtol=1e-14)

@@ -16,25 +16,31 @@
 
 /* Note [Incomplete gamma density lanes]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * ptl_igamma_density_d element by element (libm's log, exp and lgamma or Gamma*(a) each
+ * ptl_igamma_density_d element by element (libm's log, two exp and lgamma or Gamma*(a) each
  * time) made igamma's backward in x 0.5-0.9x PyTorch's speed in float64 and 0.3-0.6x in
- * float32.  The lanes run the same double-double formulas (both forms, and both ways of a
- * phi: its series near a and its logarithm) with vec_math.h's log (on m in [sqrt(1/2),
- * sqrt(2)): log x = k ln2_hi + (k ln2_lo + log m) as in ptl_log_split_d) and exp, so the
- * error budget of the Note is unchanged but for an ulp or so of log m and of each exp (1e-16
- * relative).  The series of a phi runs until every lane's term is under 1e-17 (the extra
- * terms only add accuracy), with 1 / j from a table.
- * What depends on a alone, lgamma(a) below PTL_IGAMMA_DENSITY_STIRLING_A and
- * sqrt(a / 2 pi) / Gamma*(a) above, is computed once per run of equal a (a broadcast operand,
- * or a tensor of one value, is one run): a vector whose lanes all hold the last a takes the
- * kept value, any other computes it lane by lane.
- * Slow lanes, which take ptl_igamma_density_d itself: outside a > 0, a < inf, x < inf, x
- * normal (its special values; subnormal x, which the exponent split cannot take), x > 700
- * below the Stirling form (e^-x in two halves), and x / a below the normal range on the
- * logarithm's side.  Every dtype and layout goes through the same lanes (float64 contiguous
- * data in place, the rest copied into blocks of doubles), so an element's value does not
- * depend on its neighbours, the layout, the block or the thread split; float32, float16 and
- * bfloat16 round the float64 value (through float, as the portable loops do). */
+ * float32 (docs/performance.md).  The lanes run its formulas with vec_math.h's log and exp
+ * (about an ulp each, 1e-16 relative), with these differences:
+ * - Below PTL_IGAMMA_DENSITY_STIRLING_A, a lane whose |(a - 1) log x| + |lgamma a| + x is at
+ *   most DENSITY_PLAIN_MAX (32) sums its exponent in plain doubles: its few roundings, each
+ *   at most 32 2^-53, bound the error by about 1.5e-14 (measured against mpmath: within
+ *   5e-15, as with the double-double sum, whose error is lgamma's).  Other lanes take the double-double
+ *   sum, with e^-x folded into one exponential (e^-x e^v differs only where e^v alone
+ *   overflows, x < 1e-300, where e^-x is 1).
+ * - a phi's series is a fixed polynomial to r^36 / 39 (r^2 <= 1/9 there, so what it leaves
+ *   out is under 1e-18), as two chains in r^4; r = (x - a) / (x + a) comes from one
+ *   reciprocal, not correctly rounded, as rl takes what r misses.
+ * - e^(-a phi) is always taken in two halves.
+ * - lgamma(a) (unary_special.c's float64 lanes) or sqrt(a / 2 pi) / Gamma*(a) is kept for the
+ *   last a seen: a vector whose lanes all hold it (a broadcast operand, or a tensor of one
+ *   value) skips it; any other computes it for its lanes.
+ * Slow lanes take ptl_igamma_density_d itself: outside a > 0, a < inf, x < inf, x normal (its
+ * special values; subnormal x, which the exponent split cannot take), x > 700 below the
+ * Stirling form (e^-x in two halves), and x / a below the normal range.  Each lane's value
+ * depends on its own a and x alone (a vector computes every form one of its lanes needs and
+ * each lane keeps its own), and every dtype and layout goes through the same lanes (float64
+ * contiguous data in place, the rest copied into blocks of doubles): the value of an element
+ * does not depend on its neighbours, the layout, the block or the thread split, and float32,
+ * float16 and bfloat16 round the float64 value (through float, as the portable loops do). */
 
 /* the last a of the lanes and what they computed from it: lgamma(a), or sqrt(a / 2 pi) /
  * Gamma*(a) from PTL_IGAMMA_DENSITY_STIRLING_A */
@@ -60,11 +66,11 @@ density_lanes_scalar(const double *a, const double *x, double *out, int64_t n, D
  * PTL_IGAMMA_DENSITY_STIRLING_A sums in plain doubles (Note [Incomplete gamma density lanes]) */
 #define DENSITY_PLAIN_MAX 32.0
 
-/* Stirling's series of log Gamma*(a) = (1/12 - 1/(360 a^2) + ...) / a in 1 / a^2
- * (ptl_igamma_gamma_star's), the highest power first */
-static const double density_gamma_star_coef[] = {
-    -3617.0 / 122400.0, 1.0 / 156.0,   -691.0 / 360360.0, 1.0 / 1188.0,
-    -1.0 / 1680.0,      1.0 / 1260.0,  -1.0 / 360.0,      1.0 / 12.0};
+/* ptl_igamma_gamma_star's series */
+static const double density_gamma_star_coef[] = {PTL_IGAMMA_GAMMA_STAR_COEF};
+
+/* log m's tail s^3 P(s^2) (ptl_log_m_dd) */
+static const double density_log_tail_coef[] = {PTL_LOG_ATANH_TAIL_COEF};
 
 /* a phi's series sum_k r^2k / (2k + 3) to k = 18 (r^2 <= 1/9 where it is used, so what is
  * left out is under 1e-18) as E(r^4) + r^2 O(r^4), two chains half as long: the even k's
@@ -79,16 +85,36 @@ static const double density_series_odd[] = {1.0 / 37, 1.0 / 33, 1.0 / 29, 1.0 / 
  * density_vec_S one vector (slow lanes not yet patched, returned in *slow), density_lanes_S
  * the loop. */
 #define DEFINE_DENSITY_LANES(S)                                                           \
-    /* log y as *hi + the result, y positive and normal (ptl_log_split_d) */              \
-    PTL_VATTR(S) static inline PTL_VT(S) density_log_split_##S(PTL_VT(S) y, PTL_VT(S) *hi) \
+    /* m in (sqrt(1/2), sqrt(2)] and k (in *k) with y = m 2^k, y positive and normal     \
+     * (ptl_log_reduce_d) */                                                              \
+    PTL_VATTR(S) static inline PTL_VT(S) density_log_reduce_##S(PTL_VT(S) y, PTL_VT(S) *k) \
     {                                                                                     \
         PTL_VT(S) e, m = ptl_vm_split_##S(y, &e);                                         \
         PTL_VMT(S) big = PTL_VCMP(S, m, PTL_V(S, set1)(1.4142135623730951), _CMP_GT_OQ);  \
-        m = PTL_VSEL(S, big, m, PTL_V(S, mul)(m, PTL_V(S, set1)(0.5)));                   \
-        e = PTL_VSEL(S, big, e, PTL_V(S, add)(e, PTL_V(S, set1)(1.0)));                   \
-        *hi = PTL_V(S, mul)(e, PTL_V(S, set1)(6.93147180369123816490e-01));               \
-        return PTL_V(S, fmadd)(e, PTL_V(S, set1)(1.90821492927058770002e-10),             \
-                               ptl_vm_log_normal_##S(m));                                 \
+        *k = PTL_VSEL(S, big, e, PTL_V(S, add)(e, PTL_V(S, set1)(1.0)));                  \
+        return PTL_VSEL(S, big, m, PTL_V(S, mul)(m, PTL_V(S, set1)(0.5)));                \
+    }                                                                                     \
+    /* log y as *hi + the result, y positive and normal (ptl_log_split_d) */              \
+    PTL_VATTR(S) static inline PTL_VT(S) density_log_split_##S(PTL_VT(S) y, PTL_VT(S) *hi) \
+    {                                                                                     \
+        PTL_VT(S) k, m = density_log_reduce_##S(y, &k);                                   \
+        *hi = PTL_V(S, mul)(k, PTL_V(S, set1)(PTL_LN2_HI_32));                            \
+        return PTL_V(S, fmadd)(k, PTL_V(S, set1)(PTL_LN2_LO_32), ptl_vm_log_normal_##S(m)); \
+    }                                                                                     \
+    /* log m as *hi + the result for m in [sqrt(1/2), sqrt(2)] (ptl_log_m_dd; s = f / u   \
+     * by a product with 1 / u need not be rounded correctly: sl takes what it misses) */ \
+    PTL_VATTR(S) static inline PTL_VT(S) density_log_m_dd_##S(PTL_VT(S) m, PTL_VT(S) *hi)  \
+    {                                                                                     \
+        PTL_VT(S) f = PTL_V(S, sub)(m, PTL_V(S, set1)(1.0)), ul;                          \
+        PTL_VT(S) u = ptl_vm_two_sum_##S(PTL_V(S, set1)(2.0), f, &ul);                    \
+        PTL_VT(S) inv = PTL_V(S, div)(PTL_V(S, set1)(1.0), u), s = PTL_V(S, mul)(f, inv); \
+        PTL_VT(S) sl = PTL_V(S, mul)(                                                     \
+            PTL_V(S, sub)(PTL_V(S, fnmadd)(s, u, f), PTL_V(S, mul)(s, ul)), inv);         \
+        PTL_VT(S) z = PTL_V(S, mul)(s, s);                                                \
+        *hi = PTL_V(S, add)(s, s);                                                        \
+        return PTL_V(S, add)(PTL_V(S, add)(sl, sl),                                       \
+                             PTL_V(S, mul)(PTL_V(S, mul)(s, z),                           \
+                                           PTL_VM_POLY(S, z, density_log_tail_coef)));    \
     }                                                                                     \
     /* e^w, w = (a - 1) log x - lg - x, for x normal, x <= 700: in doubles on the lanes   \
      * where |(a - 1) log x| + |lg| + x is at most DENSITY_PLAIN_MAX, else w + wl in       \
@@ -152,23 +178,28 @@ static const double density_series_odd[] = {1.0 / 37, 1.0 / 33, 1.0 / 29, 1.0 / 
         }                                                                                 \
         if (nser != full) {                                                               \
             PTL_VT(S) lam = PTL_V(S, div)(x, a);                                          \
-            PTL_VT(S) laml = PTL_V(S, div)(PTL_V(S, fnmadd)(lam, a, x), a), kh;           \
+            PTL_VT(S) laml = PTL_V(S, div)(PTL_V(S, fnmadd)(lam, a, x), a), k, l1, e3, dle; \
             PTL_VMT(S) tiny = PTL_VCMP(S, lam, PTL_V(S, set1)(DBL_MIN), _CMP_NGE_UQ);     \
             /* the tiny lanes are slow: any normal value keeps their arithmetic quiet */  \
             lam = PTL_VSEL(S, tiny, lam, PTL_V(S, set1)(1.0));                            \
-            PTL_VT(S) l = PTL_V(S, add)(density_log_split_##S(lam, &kh),                  \
-                                        PTL_V(S, div)(laml, lam));                        \
-            PTL_VT(S) p = PTL_V(S, mul)(a, kh), q = PTL_V(S, mul)(a, l), dle;             \
+            PTL_VT(S) m = density_log_reduce_##S(lam, &k);                                \
+            PTL_VT(S) l2 = PTL_V(S, add)(                                                 \
+                density_log_m_dd_##S(m, &l1),                                             \
+                PTL_V(S, fmadd)(k, PTL_V(S, set1)(PTL_LN2_LO_32), PTL_V(S, div)(laml, lam))); \
+            PTL_VT(S) kh = PTL_V(S, mul)(k, PTL_V(S, set1)(PTL_LN2_HI_32));               \
+            PTL_VT(S) p = PTL_V(S, mul)(a, kh), q1 = PTL_V(S, mul)(a, l1);                \
+            PTL_VT(S) q2 = PTL_V(S, mul)(a, l2);                                          \
             PTL_VT(S) dl = ptl_vm_two_sum_##S(x, PTL_V(S, sub)(zero, a), &dle);           \
             PTL_VT(S) h = ptl_vm_two_sum_##S(                                             \
-                ptl_vm_two_sum_##S(dl, PTL_V(S, sub)(zero, p), &e1), PTL_V(S, sub)(zero, q), \
-                &e2);                                                                     \
-            PTL_VT(S) l2 = PTL_V(S, sub)(                                                 \
-                PTL_V(S, sub)(PTL_V(S, add)(PTL_V(S, add)(e1, e2), dle),                  \
-                              PTL_V(S, fmsub)(a, kh, p)),                                 \
-                PTL_V(S, fmsub)(a, l, q));                                                \
+                ptl_vm_two_sum_##S(ptl_vm_two_sum_##S(dl, PTL_V(S, sub)(zero, p), &e1),   \
+                                   PTL_V(S, sub)(zero, q1), &e2),                         \
+                PTL_V(S, sub)(zero, q2), &e3);                                            \
+            PTL_VT(S) hl = PTL_V(S, add)(PTL_V(S, add)(PTL_V(S, add)(e1, e2), e3), dle);  \
+            hl = PTL_V(S, sub)(PTL_V(S, sub)(PTL_V(S, sub)(hl, PTL_V(S, fmsub)(a, kh, p)), \
+                                             PTL_V(S, fmsub)(a, l1, q1)),                 \
+                               PTL_V(S, fmsub)(a, l2, q2));                               \
             hi = PTL_VSEL(S, ser, h, hi);                                                 \
-            *lo = nser != 0 ? PTL_VSEL(S, ser, l2, *lo) : l2;                             \
+            *lo = nser != 0 ? PTL_VSEL(S, ser, hl, *lo) : hl;                             \
             *slow = PTL_VMOR(S, *slow, tiny);                                             \
         }                                                                                 \
         return hi;                                                                        \
