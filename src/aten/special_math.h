@@ -322,11 +322,15 @@ ptl_igamma_phi(double a, double x)
 
 /* Gamma*(a) = Gamma(a) / (sqrt(2 pi / a) (a/e)^a) for a >= PTL_IGAMMA_LARGE_A:
  * e^(sum_j B_2j / (2j (2j - 1) a^(2j - 1))), j <= 8 (the next term is below 2e-18) */
+/* Stirling's series of log Gamma*(a) = (1/12 - 1/(360 a^2) + ...) / a in 1 / a^2, the highest
+ * power first (the density's vector lanes use it too) */
+#define PTL_IGAMMA_GAMMA_STAR_COEF                                                        \
+    -3617.0 / 122400.0, 1.0 / 156.0, -691.0 / 360360.0, 1.0 / 1188.0, -1.0 / 1680.0,      \
+        1.0 / 1260.0, -1.0 / 360.0, 1.0 / 12.0
 PTL_HD static inline double
 ptl_igamma_gamma_star(double a)
 {
-    const double c[] = {-3617.0 / 122400.0, 1.0 / 156.0, -691.0 / 360360.0, 1.0 / 1188.0,
-                        -1.0 / 1680.0, 1.0 / 1260.0, -1.0 / 360.0, 1.0 / 12.0};
+    const double c[] = {PTL_IGAMMA_GAMMA_STAR_COEF};
     double z = 1.0 / (a * a), s = 0.0;
     for (int i = 0; i < 8; i++) {
         s = s * z + c[i];
@@ -458,13 +462,18 @@ ptl_igamma_pq(double a, double x, int upper)
  * sqrt(a / 2 pi) e^(-a phi) / (Gamma*(a) x) with a phi = x - a - a log(x / a) (Note
  * [Incomplete gamma for large a]; Stirling's series for Gamma* is within 2e-18 from a = 10),
  * and below it e^-x e^((a - 1) log x - lgamma(a)).  Either exponent is summed as a
- * double-double (TwoSum, fma's exact products, log as k ln 2 + log m with k ln2_hi exact) and
- * e^(hi + lo) is e^hi (1 + lo), which leaves log m's and lgamma's roundings and a few ulps of
- * the series' cubic part (a sixth of a phi at most).  Below e^-700 the exponential is taken in
- * two halves, since the product may still be normal.  Measured against mpmath at a in
- * 1e-3..1e300 and x from 1e-320 to the density's underflow: within 5e-14 wherever the density
- * is a normal double.  Outside a > 0, 0 < x < inf, a < inf it is the formula, for PyTorch's
- * special values (NaN at a = 1, x = 0 and at a >= 1, x = inf; 0 at a = 0, x > 0). */
+ * double-double (TwoSum, fma's exact products, log as k ln 2 + log m with k ln2_hi exact; on
+ * a phi's logarithmic side, where a multiplies it, log m itself as a double-double by
+ * ptl_log_m_dd) and e^(hi + lo) is e^hi (1 + lo), which leaves lgamma's rounding (and log m's
+ * below a = 10, times a - 1) and a few ulps of the series' cubic part (a sixth of a phi at
+ * most).  Below e^-700 the exponential is taken in two halves, since the product may still be
+ * normal.  Measured against mpmath at a in 1e-3..1e300 and x from 1e-320 to the density's
+ * underflow, wherever the density is a normal double: within 6e-15 below a = 10, 7e-14 above
+ * (the cubic part at |x - a| near a / 2, a phi near 700; 4e-15 on the logarithmic side,
+ * where a log m rounded to one double cost up to 4e-13 from a = 2000).  Outside a > 0,
+ * 0 < x < inf, a < inf it is the formula, for PyTorch's special values (NaN at a = 1, x = 0
+ * and at a >= 1, x = inf; 0 at a = 0, x > 0).  The CPU kernel runs these formulas on vector
+ * lanes (Note [Incomplete gamma density lanes] in native/igamma_density.c). */
 
 /* the smallest a of the density's Stirling form (Note [Incomplete gamma density]) */
 #define PTL_IGAMMA_DENSITY_STIRLING_A 10.0
@@ -478,21 +487,55 @@ ptl_two_sum_d(double a, double b, double *err)
     return s;
 }
 
-/* log y for 0 < y < inf as *hi + the result: *hi = k ln2_hi (the 32 leading bits of ln 2, so
- * exact), the result k ln2_lo + log m with m = y 2^-k in [sqrt(1/2), sqrt(2)), within 3e-17
- * (half an ulp of |log m| <= 0.35) */
+/* ln 2 as its 32 leading bits (k ln2_hi is exact for |k| < 2^21) and the rest */
+#define PTL_LN2_HI_32 6.93147180369123816490e-01
+#define PTL_LN2_LO_32 1.90821492927058770002e-10
+
+/* m with y = m 2^k, m in (sqrt(1/2), sqrt(2)], for 0 < y < inf; k in *k */
 PTL_HD static inline double
-ptl_log_split_d(double y, double *hi)
+ptl_log_reduce_d(double y, double *k)
 {
-    int k;
-    double m = 2.0 * frexp(y, &k);
+    int e;
+    double m = 2.0 * frexp(y, &e);
     if (m > 1.4142135623730951) {
         m *= 0.5;
     } else {
-        k -= 1;
+        e -= 1;
     }
-    *hi = (double)k * 6.93147180369123816490e-01;
-    return (double)k * 1.90821492927058770002e-10 + log(m);
+    *k = (double)e;
+    return m;
+}
+
+/* log y for 0 < y < inf as *hi + the result: *hi = k ln2_hi (exact), the result k ln2_lo +
+ * log m (ptl_log_reduce_d's m and k), within 3e-17 (half an ulp of |log m| <= 0.35) */
+PTL_HD static inline double
+ptl_log_split_d(double y, double *hi)
+{
+    double k, m = ptl_log_reduce_d(y, &k);
+    *hi = k * PTL_LN2_HI_32;
+    return k * PTL_LN2_LO_32 + log(m);
+}
+
+/* 2 atanh(s) = log((1 + s) / (1 - s)) less 2 s, over s^3, in s^2: 2/3 + 2 s^2/5 + ... to
+ * 2 s^22/25, the highest power first (|s| <= 0.172 leaves out under 2e-22 of log m) */
+#define PTL_LOG_ATANH_TAIL_COEF                                                          \
+    2.0 / 25, 2.0 / 23, 2.0 / 21, 2.0 / 19, 2.0 / 17, 2.0 / 15, 2.0 / 13, 2.0 / 11, 2.0 / 9, \
+        2.0 / 7, 2.0 / 5, 2.0 / 3
+
+/* log m for m in [sqrt(1/2), sqrt(2)] as *hi + the result, within 1e-19: s + sl = (m - 1) /
+ * (m + 1) as a double-double (m - 1 exact, 2 + (m - 1) by a two-sum), *hi = 2 s (exact) and
+ * the result 2 sl + s^3 P(s^2) (under 0.0034, rounded once) */
+PTL_HD static inline double
+ptl_log_m_dd(double m, double *hi)
+{
+    const double c[] = {PTL_LOG_ATANH_TAIL_COEF};
+    double f = m - 1.0, ul, u = ptl_two_sum_d(2.0, f, &ul);
+    double s = f / u, sl = (fma(-s, u, f) - s * ul) / u, z = s * s, p = 0.0;
+    for (int i = 0; i < (int)(sizeof(c) / sizeof(c[0])); i++) {
+        p = p * z + c[i];
+    }
+    *hi = 2.0 * s;
+    return 2.0 * sl + s * z * p;
 }
 
 /* a phi(a, x) = x - a - a log(x / a) >= 0 for 0 < a, x < inf, as hi + *lo: the products by
@@ -517,13 +560,15 @@ ptl_igamma_a_phi(double a, double x, double *lo)
         *lo = e2 + fma(r, d, -p) + rl * d;
         return hi;
     }
-    /* log(x / a) = kh + l, x / a = lam + laml */
-    double lam = x / a, laml = fma(-lam, a, x) / a, kh;
-    double l = ptl_log_split_d(lam, &kh) + laml / lam;
-    double p = a * kh, q = a * l, dl, dle;
+    /* log(x / a) = kh + l1 + l2 (kh = k ln2_hi, l1 + l2 = log m + k ln2_lo + laml / lam by
+     * ptl_log_m_dd), x / a = lam + laml: a log m's error is a 1e-19, where one double's
+     * rounding of it cost a 3e-17 (2e-13 of the density at a = 5000, x = 1.52 a) */
+    double lam = x / a, laml = fma(-lam, a, x) / a, k, m = ptl_log_reduce_d(lam, &k), l1;
+    double l2 = ptl_log_m_dd(m, &l1) + (k * PTL_LN2_LO_32 + laml / lam), kh = k * PTL_LN2_HI_32;
+    double p = a * kh, q1 = a * l1, q2 = a * l2, dl, dle, e3;
     dl = ptl_two_sum_d(x, -a, &dle);
-    hi = ptl_two_sum_d(ptl_two_sum_d(dl, -p, &e1), -q, &e2);
-    *lo = e1 + e2 + dle - fma(a, kh, -p) - fma(a, l, -q);
+    hi = ptl_two_sum_d(ptl_two_sum_d(ptl_two_sum_d(dl, -p, &e1), -q1, &e2), -q2, &e3);
+    *lo = e1 + e2 + e3 + dle - fma(a, kh, -p) - fma(a, l1, -q1) - fma(a, l2, -q2);
     return hi;
 }
 

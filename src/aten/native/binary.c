@@ -18,6 +18,7 @@
 #include "../scalar_math.h"
 #include "../special_math.h"
 #include "binary_loops.h"
+#include "igamma_density.h"
 #include "native.h"
 #include "unary_f8_trig.h"
 #include "vec_math.h"
@@ -686,13 +687,10 @@ atan2_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 #define NEXTAFTER_D(A, B, X) ptl_nextafter_d((A), (B))
 #define IGAMMA_F(A, B, X) ((float)ptl_igamma_d((A), (B)))
 #define IGAMMAC_F(A, B, X) ((float)ptl_igammac_d((A), (B)))
-#define IGAMMA_DENSITY_F(A, B, X) ((float)ptl_igamma_density_d((A), (B)))
-#define IGAMMA_DENSITY_D(A, B, X) ptl_igamma_density_d((A), (B))
 #define GCD_I(A, B, X) ptl_gcd_i((A), (B))
 #define LCM_I(A, B, X) ptl_lcm_i((A), (B))
 
 DEFINE_BINARY_FLOAT_LOOPS(hypot, HYPOT_F, HYPOT_D)
-DEFINE_BINARY_FLOAT_LOOPS(igamma_density, IGAMMA_DENSITY_F, IGAMMA_DENSITY_D)
 /* igamma and igammac in float32 and float64 blocks: the series and the continued fraction
  * of special_math.h's ptl_igamma_pq (the CUDA kernels' too) run over a block's elements
  * together, one step of every element a pass (a loop gcc vectorizes: the continued
@@ -887,7 +885,6 @@ static const PtlLoop hypot_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(hypot)};
 static const PtlLoop nextafter_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(nextafter)};
 static const PtlLoop igamma_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(igamma)};
 static const PtlLoop igammac_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(igammac)};
-static const PtlLoop igamma_density_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(igamma_density)};
 static const PtlLoop gcd_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(gcd)};
 static const PtlLoop lcm_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(lcm)};
 
@@ -905,7 +902,6 @@ DEFINE_BINARY_KERNEL(hypot)
 DEFINE_BINARY_KERNEL(nextafter)
 DEFINE_BINARY_KERNEL(igamma)
 DEFINE_BINARY_KERNEL(igammac)
-DEFINE_BINARY_KERNEL(igamma_density)
 DEFINE_BINARY_KERNEL(gcd)
 DEFINE_BINARY_KERNEL(lcm)
 #undef DEFINE_BINARY_KERNEL
@@ -1014,7 +1010,7 @@ static const PtlKernelReg binary_cpu[] = {
     {PTL_OP_igammac, PTL_KEY_CPU, igammac_cpu},
     {PTL_OP_igammac_, PTL_KEY_CPU, igammac_cpu},
     {PTL_OP_igammac_out, PTL_KEY_CPU, igammac_cpu},
-    {PTL_OP__ptl_igamma_density, PTL_KEY_CPU, igamma_density_cpu},
+    {PTL_OP__ptl_igamma_density, PTL_KEY_CPU, ptl_igamma_density_cpu},
     {PTL_OP_gcd, PTL_KEY_CPU, gcd_cpu},
     {PTL_OP_gcd_, PTL_KEY_CPU, gcd_cpu},
     {PTL_OP_gcd_out, PTL_KEY_CPU, gcd_cpu},
