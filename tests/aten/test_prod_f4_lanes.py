@@ -376,7 +376,7 @@ def test_short_runs_special_values_in_some_runs(threads):
 def test_few_rows_special_values_in_wide_columns(threads):
     # up to 64 rows the products of all the columns are checked at once for one that left the
     # normal range, then those columns one at a time: an inf, a 0, a NaN, a 0 times an inf, a
-    # column that overflows where its product does not, and one that underflows to 0
+    # column whose lanes overflow where its product does not, and one that underflows to 0
     rng = np.random.default_rng(39)
     hi, lo = np.float32(2.0 ** 100), np.float32(2.0 ** -100)
     with num_threads(threads):
@@ -385,9 +385,10 @@ def test_few_rows_special_values_in_wide_columns(threads):
             a[0, 5], a[R - 1, 6], a[R // 2, 2999] = np.inf, 0, np.nan
             a[0, 7], a[R - 1, 7] = 0, -np.inf
             a[:, 100] = lo
-            if R >= 4:
-                a[[0, 1], 200] = hi
-                a[[2, 3], 200] = lo
+            if R >= 4:   # rows 0 and far are the first pair the fold multiplies
+                far = min(32, 1 << (R - 1).bit_length() - 1)
+                a[[0, far], 200] = hi
+                a[[k for k in range(1, R) if k != far][:2], 200] = lo
             with np.errstate(invalid="ignore"):
                 want = np.prod(a.astype(np.float64), 0).astype(np.float32)
             got = ptl.tensor(a).prod(0).numpy()
