@@ -323,3 +323,75 @@ def test_zero_found_in_its_lane(threads):
             a[::7] = np.where(a[::7] == 0, 1.0, a[::7])
             want = np.prod(a.astype(np.float64), axis=1).astype(np.float32)
             np.testing.assert_allclose(ptl.tensor(a).prod(1).numpy(), want, rtol=1e-5, atol=0)
+
+
+# runs of up to 128 values (PROD_SHORT_RUN) take a loop for their length (below 8) or for
+# their count of vectors (8 to 128), and are checked for values that left the normal range
+# 256 runs at a time (PROD_SHORT_CHECK); the runs split among threads from 2 GRAIN values
+SHORT_LENGTHS = [0, 1, 2, 5, 7, 8, 9, 15, 16, 17, 33, 63, 64, 65, 100, 120, 127, 128, 129]
+SHORT_RUNS = [1, 255, 256, 257, 513]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_short_runs_bits_across_checks_and_threads(threads):
+    rng = np.random.default_rng(37)
+    with num_threads(threads):
+        for n in SHORT_LENGTHS:
+            for rows in SHORT_RUNS + [2 * GRAIN // max(n, 1) + 3]:
+                a = (1 + rng.standard_normal((rows, n)) / 8).astype(np.float32)
+                same(ptl.tensor(a).prod(1), run_products(a))
+                if n > 1:
+                    same(ptl.tensor(a)[:, 1:].prod(1), run_products(a[:, 1:]))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_short_runs_special_values_in_some_runs(threads):
+    # in a few runs of each block of 256: a lane that overflows (2^100 twice, in the lanes the
+    # fold multiplies first) beside two values of 2^-100, so that the product is near 1; a 0,
+    # a -0, an inf, a NaN, a 0 times an inf, and 2^-100 everywhere (0 without a 0 value); the
+    # other runs are plain
+    rng = np.random.default_rng(38)
+    hi, lo = np.float32(2.0 ** 100), np.float32(2.0 ** -100)
+    with num_threads(threads):
+        for n in [4, 5, 7, 8, 9, 16, 31, 40, 64, 65, 100, 128]:
+            a = (1 + rng.standard_normal((700, n)) / 8).astype(np.float32)
+            far = min(32, 1 << (n - 1).bit_length() - 1)   # the largest power of 2 below n
+            lows = [k for k in range(1, n) if k != far][:2]
+            for r in (3, 300, 699):
+                a[r, [0, far]] = hi
+                a[r, lows] = lo
+            a[10, n - 1], a[11, n // 2], a[12, 0], a[13, n - 1] = 0.0, -0.0, np.inf, np.nan
+            a[14, 0], a[14, n - 1] = 0.0, -np.inf
+            a[15, :] = lo
+            with np.errstate(invalid="ignore"):
+                want = np.prod(a.astype(np.float64), 1).astype(np.float32)
+            got = ptl.tensor(a).prod(1).numpy()
+            np.testing.assert_allclose(got, want, rtol=2e-6, atol=0)
+            assert np.array_equal(np.signbit(got), np.signbit(want)), n
+            assert all(np.isfinite(got[[3, 300, 699]])) and got[15] == 0.0, n
+            assert np.isnan(got[13]) and np.isnan(got[14]), n
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_few_rows_special_values_in_wide_columns(threads):
+    # up to 64 rows the products of all the columns are checked at once for one that left the
+    # normal range, then those columns one at a time: an inf, a 0, a NaN, a 0 times an inf, a
+    # column whose lanes overflow where its product does not, and one that underflows to 0
+    rng = np.random.default_rng(39)
+    hi, lo = np.float32(2.0 ** 100), np.float32(2.0 ** -100)
+    with num_threads(threads):
+        for R in [2, 3, 8, 17, 64]:
+            a = (1 + rng.standard_normal((R, 3000)) / 8).astype(np.float32)
+            a[0, 5], a[R - 1, 6], a[R // 2, 2999] = np.inf, 0, np.nan
+            a[0, 7], a[R - 1, 7] = 0, -np.inf
+            a[:, 100] = lo
+            if R >= 4:   # rows 0 and far are the first pair the fold multiplies
+                far = min(32, 1 << (R - 1).bit_length() - 1)
+                a[[0, far], 200] = hi
+                a[[k for k in range(1, R) if k != far][:2], 200] = lo
+            with np.errstate(invalid="ignore"):
+                want = np.prod(a.astype(np.float64), 0).astype(np.float32)
+            got = ptl.tensor(a).prod(0).numpy()
+            np.testing.assert_allclose(got, want, rtol=2e-6, atol=0)
+            assert np.array_equal(np.signbit(got), np.signbit(want)), R
+            assert got[100] == 0.0 and np.isnan(got[7]) and np.isnan(got[2999]), R

@@ -66,7 +66,19 @@
  * registers; the same bits again.  32 x 4096 runs at 1.9-2.2x PyTorch's time, 64 x 4096
  * 2.3-2.4x, 16 x 65536 (from L3) 1.03-1.06x against the registers' 0.87-0.90x.  Below 16
  * rows the registers stay (9 x 65536: the stage's lanes of one row each ran 0.78x against
- * 1.0x), and two lanes staged together (16 rows in flight) ran 64 x 4096 at 1.33x. */
+ * 1.0x), and two lanes staged together (16 rows in flight) ran 64 x 4096 at 1.33x.
+ *
+ * Many contiguous runs (prod(1)) take a loop made for their length: below 8 values the
+ * fold's last three levels of the values themselves; up to PROD_SHORT_RUN values the
+ * vectors that hold values (ceil(n / 8), the last moved down with ones above), folded only
+ * where they hold values; past that the lanes with the last group's count of vectors a
+ * constant.  The runs up to PROD_SHORT_RUN values are checked for a product that left the
+ * normal range PROD_SHORT_CHECK at a time (a 0 product looks for a 0 in its run, 128 values
+ * at most, in place), as are the products of the columns of up to PROD_FEW_ROWS rows, all at once.  The
+ * same bits; the one loop for any length, its last group's vectors picked at run time and
+ * its lanes through the stack, ran prod(1) of 100000 x 5 at 0.59x PyTorch's time, 100000 x
+ * 8 0.73x, 20000 x 33 0.50x, 10000 x 100 0.55x, 5000 x 129 0.58x, and prod_suspect a column
+ * (a call each) prod(0) of 2 x 100000 at 0.22x (one thread, Zen 4). */
 /* Note [Float32 products at the ends of the range]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * A lane's partial product can underflow to 0 or overflow to inf where the whole product
@@ -94,6 +106,13 @@
 #define PROD_STAGE_COLS 256 /* columns a block of prod_few_rows_staged_f4 */
 #define PROD_STAGE_ROWS 16  /* from this many rows sharing L1 sets, through the stage */
 #define PROD_FEW_ROWS 64    /* up to this many rows in registers or the stage */
+#define PROD_SHORT_RUN 128  /* runs up to this long each in its own loop (prod_short_runs_f4) */
+#define PROD_SHORT_CHECK 256 /* those runs checked at once */
+
+/* C(K) for K = B + 1 .. B + 8: the cases of a switch over a count that the kernels take as
+ * a constant */
+#define PROD_CASES_8(C, B) C((B) + 1) C((B) + 2) C((B) + 3) C((B) + 4) C((B) + 5) C((B) + 6) \
+                           C((B) + 7) C((B) + 8)
 
 typedef float ProdVec __attribute__((vector_size(32)));
 typedef float ProdVec16 __attribute__((vector_size(64)));
@@ -101,22 +120,43 @@ typedef int ProdIdx __attribute__((vector_size(32)));
 
 #define PROD_ONES ((ProdVec){1, 1, 1, 1, 1, 1, 1, 1})
 
-/* The lanes a[0..8) after the values x[i..n) of the last group (i + 64 > n), into lanes
- * 8v + k from value i + 8v + k */
+/* *t = the values x[n - rem..n) in lanes 0..rem with ones above (1 <= rem <= 8 <= n) */
 static inline __attribute__((always_inline)) void
-prod_lanes_tail(ProdVec *a, const float *x, int64_t i, int64_t n)
+prod_last_vec(ProdVec *t, const float *x, int64_t n, int rem)
 {
+    ProdIdx iota = {0, 1, 2, 3, 4, 5, 6, 7}, keep = iota < rem;
+    memcpy(t, x + n - 8, sizeof(*t));
+    *t = __builtin_shuffle(*t, (iota + (8 - rem)) & 7);
+    *t = (ProdVec)(((ProdIdx)*t & keep) | ((ProdIdx)PROD_ONES & ~keep));
+}
+
+/* The lanes a[0..8) after the values x[i..n) of the last group (i + 64 > n), into lanes
+ * 8v + k from value i + 8v + k; nt: the group's count of vectors, ceil((n - i) / 8), when
+ * a constant (and n >= 8), else -1 */
+static inline __attribute__((always_inline)) void
+prod_lanes_tail(ProdVec *a, const float *x, int64_t i, int64_t n, const int nt)
+{
+    if (nt >= 0) {
+        for (int v = 0; v < nt; v++) {
+            ProdVec t;
+            if (v < nt - 1) {
+                memcpy(&t, x + i + 8 * v, sizeof(t));
+            }
+            else {
+                prod_last_vec(&t, x, n, (int)(n - i - 8 * v));
+            }
+            a[v] *= t;
+        }
+        return;
+    }
+#pragma GCC unroll 8
     for (int v = 0; v < F4_PROD_LANES / 8 && i < n; v++, i += 8) {
         ProdVec t = PROD_ONES;
         if (i + 8 <= n) {
             memcpy(&t, x + i, sizeof(t));
         }
         else if (n >= 8) {   /* x[n - 8 .. n): values i.. down to lanes 0.., ones above */
-            int rem = (int)(n - i);
-            ProdIdx iota = {0, 1, 2, 3, 4, 5, 6, 7}, keep = iota < rem;
-            memcpy(&t, x + n - 8, sizeof(t));
-            t = __builtin_shuffle(t, (iota + (8 - rem)) & 7);
-            t = (ProdVec)(((ProdIdx)t & keep) | ((ProdIdx)PROD_ONES & ~keep));
+            prod_last_vec(&t, x, n, (int)(n - i));
         }
         else {
             for (int k = 0; k < n - i; k++) {
@@ -125,6 +165,13 @@ prod_lanes_tail(ProdVec *a, const float *x, int64_t i, int64_t n)
         }
         a[v] *= t;
     }
+}
+
+/* The product of lanes t[0..8) in the fold's last three levels (w = 4, 2, 1) */
+static inline __attribute__((always_inline)) float
+prod_fold8(const float *t)
+{
+    return ((t[0] * t[4]) * (t[2] * t[6])) * ((t[1] * t[5]) * (t[3] * t[7]));
 }
 
 /* Whether one of the values x[l], x[l + F4_PROD_LANES], ... (those below n) is 0 */
@@ -145,7 +192,7 @@ prod_lane_has_zero(const float *x, int64_t l, int64_t n)
  * (not NULL, with lanes NULL and fold): set to 1 when the product is 0 and a value is 0,
  * found in the last lane that is 0 (Note [Float32 products at the ends of the range]). */
 static inline __attribute__((always_inline)) float
-prod_lanes_body(float *lanes, const float *x, int64_t n, int fold, int *zero)
+prod_lanes_body(float *lanes, const float *x, int64_t n, int fold, int *zero, const int nt)
 {
     ProdVec a[F4_PROD_LANES / 8], c[F4_PROD_LANES / 32], b;
     int64_t i = 0;
@@ -154,7 +201,7 @@ prod_lanes_body(float *lanes, const float *x, int64_t n, int fold, int *zero)
         for (int64_t k = 0; k < n; k++) {
             t[k] = x[k];
         }
-        float v = ((t[0] * t[4]) * (t[2] * t[6])) * ((t[1] * t[5]) * (t[3] * t[7]));
+        float v = prod_fold8(t);
         for (int64_t k = 0; zero != NULL && v == 0.0f && k < n; k++) {
             *zero |= x[k] == 0.0f;
         }
@@ -173,7 +220,7 @@ prod_lanes_body(float *lanes, const float *x, int64_t n, int fold, int *zero)
             a[v] *= t;
         }
     }
-    prod_lanes_tail(a, x, i, n);
+    prod_lanes_tail(a, x, i, n, nt);
     if (!fold) {
         memcpy(lanes, a, sizeof(a));
         return 0;
@@ -214,7 +261,7 @@ prod_lanes_body(float *lanes, const float *x, int64_t n, int fold, int *zero)
 PTL_LOOP_CLONES static float
 prod_lanes_f4(float *lanes, const float *x, int64_t n, int fold, int *zero)
 {
-    return prod_lanes_body(lanes, x, n, fold, zero);
+    return prod_lanes_body(lanes, x, n, fold, zero, -1);
 }
 
 /* Whether one of the n values p[0], p[st], ... is 0 (what 0), +-inf (1) or NaN (2): its bits
@@ -262,6 +309,20 @@ prod_suspect(float v, int zero, const char *p, int64_t st, int64_t n)
     return what < 0 || !prod_has_f4(p, st, n, what);
 }
 
+/* Whether the m products v[0..m) are all normal, so that none is suspect (prod_suspect): a
+ * loop gcc vectorizes (prod_suspect a column, a call each, had been 6 times the products of
+ * prod(0) of 2 x 100000) */
+PTL_LOOP_CLONES static int
+prod_all_normal_f4(const float *v, int64_t m)
+{
+    int normal = 1;
+    for (int64_t k = 0; k < m; k++) {
+        float a = fabsf(v[k]);
+        normal &= (a >= FLT_MIN) & (a <= FLT_MAX);
+    }
+    return normal;
+}
+
 /* The product of the n float32 values p[0], p[st], ... in double, the exponent kept apart:
  * the exact product's rounding to double (Note [Float32 products at the ends of the
  * range]) */
@@ -284,18 +345,121 @@ prod_exact_f4(const char *p, int64_t st, int64_t n)
     return ldexp(m, (int)e);
 }
 
-/* (reduce_kernels.h) the runs' loop in the clone, so that one run's multiplies overlap the
- * last one's fold (a call a run had cost prod(A, 1) of 1000 x 1000 a tenth, and of 10000 x
- * 100 half its time) */
-PTL_LOOP_CLONES void
-ptl_red_prod_runs_f4(const char *p, int64_t step, int64_t n, int64_t runs, float *out)
+/* The lanes' product of the contiguous run x[0..n) of 8 (nv - 1) < n <= 8 nv values, nv <=
+ * 16 (a constant once inlined): vector v of the lanes is x[8 v..) (v < 8) times x[64 + 8 v..)
+ * (v + 8 < nv), the last vector x[n - 8..n) moved down with ones above, and only the vectors
+ * that hold values are folded */
+static inline __attribute__((always_inline)) float
+prod_group_f4(const float *x, int64_t n, const int nv)
+{
+    ProdVec a[8], b, t;
+    const int rem = (int)(n - 8 * (nv - 1));   /* 1..8 */
+    int live = nv < 8 ? nv : 8;
+    for (int v = 0; v < nv; v++) {
+        if (v < nv - 1) {
+            memcpy(&t, x + 8 * v, sizeof(t));
+        }
+        else {
+            prod_last_vec(&t, x, n, rem);
+        }
+        if (v < 8) {
+            a[v] = t;
+        }
+        else {
+            a[v - 8] *= t;
+        }
+    }
+    for (int w = F4_PROD_LANES / 16; w >= 1; w /= 2) {   /* w = 32, 16, 8 lanes */
+        for (int v = 0; v < w && v + w < live; v++) {
+            a[v] *= a[v + w];
+        }
+        live = live < w ? live : w;
+    }
+    b = a[0];
+    b *= __builtin_shuffle(b, (ProdIdx){4, 5, 6, 7, 4, 5, 6, 7});
+    b *= __builtin_shuffle(b, (ProdIdx){2, 3, 2, 3, 2, 3, 2, 3});
+    b *= __builtin_shuffle(b, (ProdIdx){1, 1, 1, 1, 1, 1, 1, 1});
+    return b[0];
+}
+
+/* out[r] = the product of the run at p + r * step of n values (r < runs): below 8 (nv 0) the
+ * fold's last three levels of the values, else prod_group_f4's (nv = ceil(n / 8), a constant
+ * once inlined); then the suspect ones multiplied again, PROD_SHORT_CHECK runs at a time (a
+ * 0 product searches its run for a 0: at most 128 values) */
+static inline __attribute__((always_inline)) void
+prod_short_runs_f4(const char *p, int64_t step, int64_t n, int64_t runs, float *out,
+                   const int nv)
+{
+    for (int64_t r0 = 0; r0 < runs; r0 += PROD_SHORT_CHECK) {
+        const int64_t m = runs - r0 < PROD_SHORT_CHECK ? runs - r0 : PROD_SHORT_CHECK;
+        for (int64_t r = r0; r < r0 + m; r++) {
+            const float *x = (const float *)(p + r * step);
+            if (nv > 0) {
+                out[r] = prod_group_f4(x, n, nv);
+                continue;
+            }
+            float t[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+            for (int k = 0; k < n; k++) {
+                t[k] = x[k];
+            }
+            out[r] = prod_fold8(t);
+        }
+        const int normal = prod_all_normal_f4(out + r0, m);
+        for (int64_t r = r0; !normal && r < r0 + m; r++) {
+            const float *x = (const float *)(p + r * step);
+            int zero = 0;
+            for (int64_t k = 0; out[r] == 0.0f && k < n; k++) {
+                zero |= x[k] == 0.0f;
+            }
+            if (prod_suspect(out[r], zero, p + r * step, (int64_t)sizeof(float), n)) {
+                out[r] = (float)prod_exact_f4(p + r * step, (int64_t)sizeof(float), n);
+            }
+        }
+    }
+}
+
+/* out[r] = the product of the run at p + r * step of n > PROD_SHORT_RUN values (r < runs),
+ * its last group nt vectors (a constant once inlined) */
+static inline __attribute__((always_inline)) void
+prod_long_runs_f4(const char *p, int64_t step, int64_t n, int64_t runs, float *out,
+                  const int nt)
 {
     for (int64_t r = 0; r < runs; r++) {
         int zero = 0;
-        out[r] = prod_lanes_body(NULL, (const float *)(p + r * step), n, 1, &zero);
+        out[r] = prod_lanes_body(NULL, (const float *)(p + r * step), n, 1, &zero, nt);
         if (prod_suspect(out[r], zero, p + r * step, (int64_t)sizeof(float), n)) {
             out[r] = (float)prod_exact_f4(p + r * step, (int64_t)sizeof(float), n);
         }
+    }
+}
+
+/* (reduce_kernels.h) the runs' loop in the clone, so that one run's multiplies overlap the
+ * last one's fold (a call a run had cost prod(A, 1) of 1000 x 1000 a tenth, and of 10000 x
+ * 100 half its time); a loop for each short length and count of vectors (Note [Float32
+ * products]) */
+PTL_LOOP_CLONES void
+ptl_red_prod_runs_f4(const char *p, int64_t step, int64_t n, int64_t runs, float *out)
+{
+    switch (n) {
+#define PROD_SHORT_CASE(K)                                                                \
+    case K: prod_short_runs_f4(p, step, K, runs, out, 0); return;
+        PROD_CASES_8(PROD_SHORT_CASE, -1)
+#undef PROD_SHORT_CASE
+    default: break;
+    }
+    switch (n <= PROD_SHORT_RUN ? (n + 7) / 8 : 0) {
+#define PROD_GROUP_CASE(K)                                                                \
+    case K: prod_short_runs_f4(p, step, n, runs, out, K); return;
+        PROD_CASES_8(PROD_GROUP_CASE, 0) PROD_CASES_8(PROD_GROUP_CASE, 8)
+#undef PROD_GROUP_CASE
+    default: break;
+    }
+    switch ((n % F4_PROD_LANES + 7) / 8) {
+#define PROD_LONG_CASE(K)                                                                 \
+    case K: prod_long_runs_f4(p, step, n, runs, out, K); return;
+        PROD_CASES_8(PROD_LONG_CASE, -1) PROD_LONG_CASE(8)
+#undef PROD_LONG_CASE
+    default: return;
     }
 }
 
@@ -541,22 +705,10 @@ prod_few_rows_any_f4(double *val, float *out, const char *p, int64_t rs, int64_t
     switch (R) {
 #define PROD_FEW_CASE(K)                                                                  \
     case K: prod_few_rows_f4(val, out, p, rs, n, K); return;
-        PROD_FEW_CASE(1) PROD_FEW_CASE(2) PROD_FEW_CASE(3) PROD_FEW_CASE(4)
-        PROD_FEW_CASE(5) PROD_FEW_CASE(6) PROD_FEW_CASE(7) PROD_FEW_CASE(8)
-        PROD_FEW_CASE(9) PROD_FEW_CASE(10) PROD_FEW_CASE(11) PROD_FEW_CASE(12)
-        PROD_FEW_CASE(13) PROD_FEW_CASE(14) PROD_FEW_CASE(15) PROD_FEW_CASE(16)
-        PROD_FEW_CASE(17) PROD_FEW_CASE(18) PROD_FEW_CASE(19) PROD_FEW_CASE(20)
-        PROD_FEW_CASE(21) PROD_FEW_CASE(22) PROD_FEW_CASE(23) PROD_FEW_CASE(24)
-        PROD_FEW_CASE(25) PROD_FEW_CASE(26) PROD_FEW_CASE(27) PROD_FEW_CASE(28)
-        PROD_FEW_CASE(29) PROD_FEW_CASE(30) PROD_FEW_CASE(31) PROD_FEW_CASE(32)
-        PROD_FEW_CASE(33) PROD_FEW_CASE(34) PROD_FEW_CASE(35) PROD_FEW_CASE(36)
-        PROD_FEW_CASE(37) PROD_FEW_CASE(38) PROD_FEW_CASE(39) PROD_FEW_CASE(40)
-        PROD_FEW_CASE(41) PROD_FEW_CASE(42) PROD_FEW_CASE(43) PROD_FEW_CASE(44)
-        PROD_FEW_CASE(45) PROD_FEW_CASE(46) PROD_FEW_CASE(47) PROD_FEW_CASE(48)
-        PROD_FEW_CASE(49) PROD_FEW_CASE(50) PROD_FEW_CASE(51) PROD_FEW_CASE(52)
-        PROD_FEW_CASE(53) PROD_FEW_CASE(54) PROD_FEW_CASE(55) PROD_FEW_CASE(56)
-        PROD_FEW_CASE(57) PROD_FEW_CASE(58) PROD_FEW_CASE(59) PROD_FEW_CASE(60)
-        PROD_FEW_CASE(61) PROD_FEW_CASE(62) PROD_FEW_CASE(63) PROD_FEW_CASE(64)
+        PROD_CASES_8(PROD_FEW_CASE, 0) PROD_CASES_8(PROD_FEW_CASE, 8)
+        PROD_CASES_8(PROD_FEW_CASE, 16) PROD_CASES_8(PROD_FEW_CASE, 24)
+        PROD_CASES_8(PROD_FEW_CASE, 32) PROD_CASES_8(PROD_FEW_CASE, 40)
+        PROD_CASES_8(PROD_FEW_CASE, 48) PROD_CASES_8(PROD_FEW_CASE, 56)
 #undef PROD_FEW_CASE
     default: return;
     }
@@ -688,7 +840,8 @@ ptl_red_prod_rows_f4_put(float *out, const char *p, int64_t rs, int64_t R, int64
     else {
         prod_few_rows_any_f4(NULL, out, p, rs, R, n);
     }
-    for (int64_t k = 0; k < n; k++) {
+    const int normal = prod_all_normal_f4(out, n);
+    for (int64_t k = 0; !normal && k < n; k++) {
         const char *col = p + k * (int64_t)sizeof(float);
         if (prod_suspect(out[k], 0, col, rs, R)) {
             out[k] = (float)prod_exact_f4(col, rs, R);
