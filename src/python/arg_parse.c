@@ -239,6 +239,14 @@ convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scr
         *out = ptl_iv_none();
         return 1;
     }
+    /* PyTorch's parser reads None for an int list whose default is [] as that default
+     * (amax(x, None), roll(x, 1, None)); a list without a default, or with another, refuses
+     * None (logsumexp(x, None), max_pool2d's padding=None) */
+    if (o == Py_None && a->kind == PTL_ARG_INTLIST && a->has_default &&
+        a->def.tag == PTL_IV_INTLIST && a->def.u.il.n == 0) {
+        *out = a->def;
+        return 1;
+    }
     switch ((PtlArgKind)a->kind) {
     case PTL_ARG_TENSOR:
         if (PtlPyTensor_Check(o)) {
