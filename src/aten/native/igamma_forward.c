@@ -6,6 +6,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../../c10/cpu_features.h"
 #include "../special_math.h"
@@ -137,11 +138,21 @@ DEFINE_TEMME_LANES(pd512)
 /* Stirling's series of log Gamma*(a) (ptl_igamma_gamma_star) */
 static const double prefactor_gamma_star_coef[] = {PTL_IGAMMA_GAMMA_STAR_COEF};
 
-/* prefactor_vec_S: the prefactor of one vector, lg = lgamma(a) on the lanes below
- * PTL_IGAMMA_LARGE_A (the slow lanes or-ed into *slow); prefactor_lanes_S: the loop */
+/* prefactor_c_S: sqrt(a / 2 pi) / Gamma*(a); prefactor_vec_S: the prefactor of one vector,
+ * k = lgamma(a) on the lanes below PTL_IGAMMA_LARGE_A and prefactor_c_S's above (the slow
+ * lanes or-ed into *slow); prefactor_lanes_S: the loop, same: every a is a[0] (the
+ * constants once) */
 #define DEFINE_PREFACTOR_LANES(S)                                                         \
+    PTL_VATTR(S) static inline PTL_VT(S) prefactor_c_##S(PTL_VT(S) a)                     \
+    {                                                                                     \
+        PTL_VT(S) z = PTL_V(S, div)(PTL_V(S, set1)(1.0), PTL_V(S, mul)(a, a));            \
+        PTL_VT(S) g = ptl_vm_exp_##S(                                                     \
+            PTL_V(S, div)(PTL_VM_POLY(S, z, prefactor_gamma_star_coef), a));              \
+        return PTL_V(S, mul)(PTL_V(S, div)(PTL_V(S, set1)(0.3989422804014327), g),        \
+                             PTL_V(S, sqrt)(a));                                          \
+    }                                                                                     \
     PTL_VATTR(S) static inline PTL_VT(S)                                                  \
-        prefactor_vec_##S(PTL_VT(S) a, PTL_VT(S) x, PTL_VT(S) lg, PTL_VMT(S) *slow)       \
+        prefactor_vec_##S(PTL_VT(S) a, PTL_VT(S) x, PTL_VT(S) k, PTL_VMT(S) *slow)        \
     {                                                                                     \
         const PTL_VT(S) one = PTL_V(S, set1)(1.0), normal = PTL_V(S, set1)(DBL_MIN);      \
         PTL_VMT(S) small = PTL_VCMP(S, a, PTL_V(S, set1)(PTL_IGAMMA_LARGE_A), _CMP_LT_OQ); \
@@ -163,7 +174,7 @@ static const double prefactor_gamma_star_coef[] = {PTL_IGAMMA_GAMMA_STAR_COEF};
             PTL_VT(S) u = ptl_vm_two_sum_##S(                                             \
                 ptl_vm_two_sum_##S(ptl_vm_two_sum_##S(p, q, &e1),                         \
                                    PTL_V(S, sub)(PTL_V(S, setzero)(), x), &e2),           \
-                PTL_V(S, sub)(PTL_V(S, setzero)(), lg), &e3);                             \
+                PTL_V(S, sub)(PTL_V(S, setzero)(), k), &e3);                              \
             PTL_VT(S) ul = PTL_V(S, add)(                                                 \
                 PTL_V(S, add)(PTL_V(S, add)(e1, e2), e3),                                 \
                 PTL_V(S, add)(PTL_V(S, fmsub)(a, lh, p), PTL_V(S, fmsub)(a, ll, q)));     \
@@ -176,14 +187,9 @@ static const double prefactor_gamma_star_coef[] = {PTL_IGAMMA_GAMMA_STAR_COEF};
             PTL_VMT(S) tiny = PTL_VCMP(S, lam, normal, _CMP_LT_OQ);                       \
             lam = PTL_VSEL(S, tiny, lam, one);                                            \
             PTL_VT(S) phi = PTL_V(S, sub)(PTL_V(S, sub)(lam, one), ptl_vm_log_normal_##S(lam)); \
-            PTL_VT(S) z = PTL_V(S, div)(one, PTL_V(S, mul)(a, a));                        \
-            PTL_VT(S) g = ptl_vm_exp_##S(                                                 \
-                PTL_V(S, div)(PTL_VM_POLY(S, z, prefactor_gamma_star_coef), a));          \
-            PTL_VT(S) c = PTL_V(S, mul)(PTL_V(S, div)(PTL_V(S, set1)(0.3989422804014327), g), \
-                                        PTL_V(S, sqrt)(a));                               \
             PTL_VT(S) h = ptl_vm_exp_##S(PTL_V(S, mul)(PTL_V(S, set1)(-0.5),              \
                                                        PTL_V(S, mul)(a, phi)));           \
-            PTL_VT(S) big = PTL_V(S, mul)(PTL_V(S, mul)(h, c), h);                        \
+            PTL_VT(S) big = PTL_V(S, mul)(PTL_V(S, mul)(h, k), h);                        \
             y = nsmall == 0 ? big : PTL_VSEL(S, small, big, y);                           \
             *slow = PTL_VMOR(S, *slow, PTL_VMAND(S, tiny, PTL_VCMP(S, a, PTL_V(S, set1)(  \
                                                     PTL_IGAMMA_LARGE_A), _CMP_GE_OQ)));   \
@@ -191,9 +197,11 @@ static const double prefactor_gamma_star_coef[] = {PTL_IGAMMA_GAMMA_STAR_COEF};
         return y;                                                                         \
     }                                                                                     \
     PTL_VATTR(S) static void prefactor_lanes_##S(const double *a, const double *x,        \
-                                                 const double *lg, double *out, int64_t n) \
+                                                 const double *lg, double *out, int64_t n, \
+                                                 int same)                                \
     {                                                                                     \
         const int L = PTL_VLANES(S);                                                      \
+        PTL_VT(S) c = same && n ? prefactor_c_##S(PTL_V(S, set1)(a[0])) : PTL_V(S, setzero)(); \
         for (int64_t i = 0; i < n; i += L) {                                              \
             int m = n - i < L ? (int)(n - i) : L;                                         \
             double pa[PTL_VLANES(S)], px[PTL_VLANES(S)], pl[PTL_VLANES(S)];               \
@@ -204,8 +212,13 @@ static const double prefactor_gamma_star_coef[] = {PTL_IGAMMA_GAMMA_STAR_COEF};
                 pl[l] = lg[i + (l < m ? l : m - 1)];                                      \
             }                                                                             \
             PTL_VMT(S) slow;                                                              \
-            PTL_V(S, storeu)(po, prefactor_vec_##S(PTL_V(S, loadu)(pa), PTL_V(S, loadu)(px), \
-                                                   PTL_V(S, loadu)(pl), &slow));          \
+            PTL_VT(S) va = PTL_V(S, loadu)(pa), k = c;                                    \
+            PTL_VMT(S) small = PTL_VCMP(S, va, PTL_V(S, set1)(PTL_IGAMMA_LARGE_A), _CMP_LT_OQ); \
+            if (!same && PTL_VBITS(S, small) != (1 << PTL_VLANES(S)) - 1) {               \
+                k = prefactor_c_##S(va);                                                  \
+            }                                                                             \
+            k = PTL_VSEL(S, small, k, PTL_V(S, loadu)(pl));                               \
+            PTL_V(S, storeu)(po, prefactor_vec_##S(va, PTL_V(S, loadu)(px), k, &slow));    \
             int bits = PTL_VBITS(S, slow);                                                \
             for (int l = 0; l < m; l++) {                                                 \
                 out[i + l] = bits & (1 << l) ? ptl_igamma_prefactor(pa[l], px[l]) : po[l]; \
@@ -242,7 +255,7 @@ ptl_igamma_prefactor_lanes(const double *a, const double *x, double *out, int64_
 {
 #ifdef PTL_HAVE_AVX2_KERNELS
     /* lgamma(a) for the lanes below PTL_IGAMMA_LARGE_A, if any, once for a run of one a (a
-     * broadcast operand); the other lanes do not read it */
+     * broadcast operand: the lanes' other constant once too); the other lanes do not use it */
     double lg[256];
     PtlCpuCapability cap = ptl_cpu_capability();
     if (cap >= PTL_CPU_AVX2) {
@@ -257,11 +270,13 @@ ptl_igamma_prefactor_lanes(const double *a, const double *x, double *out, int64_
                 for (int64_t j = 1; same && j < m; j++) {
                     lg[j] = lg[0];
                 }
+            } else {
+                memset(lg, 0, (size_t)m * sizeof(double));
             }
             if (cap >= PTL_CPU_AVX512) {
-                prefactor_lanes_pd512(a + i, x + i, lg, out + i, m);
+                prefactor_lanes_pd512(a + i, x + i, lg, out + i, m, (int)same);
             } else {
-                prefactor_lanes_pd(a + i, x + i, lg, out + i, m);
+                prefactor_lanes_pd(a + i, x + i, lg, out + i, m, (int)same);
             }
         }
         return;
