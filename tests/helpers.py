@@ -279,3 +279,26 @@ def crandn(shape, dtype=None, layout="contiguous", seed=0):
         return ptl.tensor(a, dtype=dtype).expand(*shape), np.broadcast_to(a, shape)
     a = draw(shape)
     return ptl.tensor(a, dtype=dtype), a
+
+
+def assert_binary_bits_in_layouts(fn, a, x, dtype, each_alone):
+    """fn(a, x) of the float64 arrays a, x (1-D, one size) converted to the ptl dtype gives
+    the same bits strided, with each row of a[:9, None] broadcast against x as with that a
+    alone, and (each_alone) each element as it comes alone: kernels whose blocks and lanes
+    must not change an element's value."""
+    def same(u, v):
+        return u.shape == v.shape and bool(same_each(u, v).all())
+    at, xt = ptl.tensor(a, dtype=dtype), ptl.tensor(x, dtype=dtype)
+    got = fn(at, xt).numpy()
+    strided = fn(ptl.tensor(np.repeat(a, 2), dtype=dtype)[::2],
+                 ptl.tensor(np.repeat(x, 2), dtype=dtype)[::2]).numpy()
+    assert same(strided, got), len(a)
+    if each_alone:
+        one = [fn(ptl.tensor([u], dtype=dtype), ptl.tensor([v], dtype=dtype)).item()
+               for u, v in zip(a, x)]
+        assert same(np.array(one, dtype=got.dtype), got), len(a)
+    if len(a):
+        rows = fn(at[:9, None], xt).numpy()
+        for r in range(rows.shape[0]):
+            alone = fn(ptl.full((len(a),), float(at[r].item()), dtype=dtype), xt).numpy()
+            assert same(rows[r], alone), len(a)

@@ -13,7 +13,7 @@ import pytest
 from scipy import special as sp
 
 import pytorchlite as ptl
-from helpers import rerun_with_capability
+from helpers import assert_binary_bits_in_layouts, rerun_with_capability
 
 SIZES = [0, 1, 7, 8, 9, 127, 128, 129, 300]
 SPECIALS = [0.0, np.inf, np.nan, -1.0, 5e-324, 1e300]
@@ -44,20 +44,7 @@ def test_layouts_give_the_per_element_bits(fn, dtype, threads):
     dt = getattr(ptl, dtype)
     for size in SIZES:
         a, x = _ax(size, rng)
-        at, xt = ptl.tensor(a, dtype=dt), ptl.tensor(x, dtype=dt)
-        got = fn(at, xt).numpy()
-        strided = fn(ptl.tensor(np.repeat(a, 2), dtype=dt)[::2],
-                     ptl.tensor(np.repeat(x, 2), dtype=dt)[::2]).numpy()
-        assert _same(strided, got)
-        if size <= 9:
-            one = [fn(ptl.tensor([u], dtype=dt), ptl.tensor([v], dtype=dt)).item()
-                   for u, v in zip(a, x)]
-            assert _same(np.array(one, dtype=dtype), got)
-        if size:
-            rows = fn(at[:, None] if size < 10 else at[:9, None], xt).numpy()
-            for r in range(rows.shape[0]):
-                alone = fn(ptl.full((size,), float(at[r].item()), dtype=dt), xt).numpy()
-                assert _same(rows[r], alone)
+        assert_binary_bits_in_layouts(fn, a, x, dt, size <= 9)
 
 
 @pytest.mark.parametrize("upper", [False, True])

@@ -19,6 +19,7 @@
 #include "../special_math.h"
 #include "binary_loops.h"
 #include "igamma_density.h"
+#include "igamma_forward.h"
 #include "native.h"
 #include "unary_f8_trig.h"
 #include "vec_math.h"
@@ -696,8 +697,9 @@ DEFINE_BINARY_FLOAT_LOOPS(hypot, HYPOT_F, HYPOT_D)
  * together, one step of every element a pass (a loop gcc vectorizes: the continued
  * fraction's two divisions a step were a serial chain per element), each element frozen
  * from the step where its own loop stops: the same operations in the same order (no fma),
- * so the same bits, whatever the block; the prefactor, the special arguments and Temme's
- * expansion (large a near x, no loop to share) stay per element. */
+ * so the same bits, whatever the block; the special arguments stay per element, and the
+ * loops' prefactor and Temme's expansion (large a near x) run on vector lanes
+ * (igamma_forward.c). */
 #define IGAMMA_BLOCK 128
 
 /* every 8 steps the lanes still running move to the front (the others' results out by
@@ -799,56 +801,93 @@ igamma_fraction_lanes(const double *a0, const double *x0, double *out, int m)
     }
 }
 
-/* whether ptl_igamma_pq may take one of its loops at a, x (else a special value or Temme's
- * expansion); a prefactor of 0 leaves the element to ptl_igamma_pq too */
+/* whether a, x is a special argument of ptl_igamma_pq (0, inf, NaN, negative) */
 static inline int
-igamma_regular(double a, double x)
+igamma_special(double a, double x)
 {
-    return a > 0.0 && x > 0.0 && a < INFINITY && x < INFINITY && !ptl_igamma_uses_temme(a, x);
+    return !(a > 0.0 && x > 0.0 && a < INFINITY && x < INFINITY);
+}
+
+/* A block's elements, by index j in the block: the special arguments (ptl_igamma_pq), Temme's
+ * region (ptl_igamma_temme_lanes) and the loops' (their prefactor by
+ * ptl_igamma_prefactor_lanes; one of 0 makes the loop's side 0 and the other 1, as in
+ * ptl_igamma_pq, and so does in float32 a side that surely rounds to 0 there), then the
+ * series' and the continued fraction's: the lists' a, x, index, prefactor and result (Note
+ * [Incomplete gamma forward lanes]) */
+typedef struct IgammaList {
+    double a[IGAMMA_BLOCK], x[IGAMMA_BLOCK], pre[IGAMMA_BLOCK], r[IGAMMA_BLOCK];
+    int at[IGAMMA_BLOCK], n;
+} IgammaList;
+
+/* appends element j (a, x, prefactor pre) to list l */
+static inline void
+igamma_list_add(IgammaList *l, int j, double a, double x, double pre)
+{
+    l->at[l->n] = j;
+    l->a[l->n] = a;
+    l->x[l->n] = x;
+    l->pre[l->n++] = pre;
+}
+
+/* whether the series' side (ser) or the continued fraction's, pre times the loop's result,
+ * is surely below half float's smallest subnormal, so that it rounds to 0 and its complement
+ * to 1 in float32: the series' sum is at most (a + 1) / (a (a + 1 - x)) (its terms fall
+ * faster than x / (a + 1) from 1 / a), the continued fraction at most 1 (Q(a, x) <= x^(a-1)
+ * e^-x max(1, x / (x + 1 - a)) for x >= a + 1) */
+static inline int
+igamma_float_zero(double a, double x, double pre, int ser)
+{
+    return pre * (ser ? (a + 1.0) / (a * (a + 1.0 - x)) : 1.0) < 1e-46;
 }
 
 #define DEFINE_IGAMMA_BLOCKS(NAME, UPPER, T, DT)                                          \
     static void NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra) \
     {                                                                                     \
-        double a[IGAMMA_BLOCK], x[IGAMMA_BLOCK], la[2][IGAMMA_BLOCK], lx[2][IGAMMA_BLOCK]; \
-        double r[2][IGAMMA_BLOCK], pre[IGAMMA_BLOCK];                                     \
-        int at[3][IGAMMA_BLOCK];                                                          \
+        IgammaList special, temme, loops, series, fraction;                               \
         (void)extra;                                                                      \
         for (int64_t i = 0; i < n; i += IGAMMA_BLOCK) {                                   \
-            int m = (int)(n - i < IGAMMA_BLOCK ? n - i : IGAMMA_BLOCK), c0 = 0, c1 = 0, c2 = 0; \
+            int m = (int)(n - i < IGAMMA_BLOCK ? n - i : IGAMMA_BLOCK);                   \
+            special.n = temme.n = loops.n = series.n = fraction.n = 0;                    \
             for (int j = 0; j < m; j++) {                                                 \
-                a[j] = (double)*(const T *)(d[1] + (i + j) * s[1]);                       \
-                x[j] = (double)*(const T *)(d[2] + (i + j) * s[2]);                       \
-                int reg = igamma_regular(a[j], x[j]);                                     \
-                pre[j] = reg ? ptl_igamma_prefactor(a[j], x[j]) : 0.0;                    \
-                reg = reg && pre[j] != 0.0;                                               \
-                int ser = reg && x[j] < a[j] + 1.0, cf = reg && !ser;                     \
-                at[0][c0] = j;                                                            \
-                at[1][c1] = j;                                                            \
-                at[2][c2] = j;                                                            \
-                la[0][c1] = a[j];                                                         \
-                lx[0][c1] = x[j];                                                         \
-                la[1][c2] = a[j];                                                         \
-                lx[1][c2] = x[j];                                                         \
-                c0 += !reg;                                                               \
-                c1 += ser;                                                                \
-                c2 += cf;                                                                 \
+                double a = (double)*(const T *)(d[1] + (i + j) * s[1]);                   \
+                double x = (double)*(const T *)(d[2] + (i + j) * s[2]);                   \
+                igamma_list_add(igamma_special(a, x)            ? &special                \
+                                : ptl_igamma_uses_temme(a, x) ? &temme                    \
+                                                                : &loops,                 \
+                                j, a, x, 0.0);                                            \
             }                                                                             \
-            igamma_series_lanes(la[0], lx[0], r[0], c1);                                  \
-            igamma_fraction_lanes(la[1], lx[1], r[1], c2);                                \
-            for (int t = 0; t < c0; t++) {                                                \
-                int j = at[0][t];                                                         \
-                *(T *)(d[0] + (i + j) * s[0]) = (T)ptl_igamma_pq(a[j], x[j], (UPPER));    \
+            ptl_igamma_prefactor_lanes(loops.a, loops.x, loops.pre, loops.n);             \
+            for (int t = 0; t < loops.n; t++) {                                           \
+                double a = loops.a[t], x = loops.x[t], pre = loops.pre[t];                \
+                int ser = x < a + 1.0;                                                    \
+                int zero = pre == 0.0 ||                                                  \
+                           (sizeof(T) == sizeof(float) && igamma_float_zero(a, x, pre, ser)); \
+                if (!zero) {                                                              \
+                    igamma_list_add(ser ? &series : &fraction, loops.at[t], a, x, pre);   \
+                } else {                                                                  \
+                    *(T *)(d[0] + (i + loops.at[t]) * s[0]) =                             \
+                        (T)(ser == (UPPER) ? 1.0 : 0.0);                                  \
+                }                                                                         \
             }                                                                             \
-            for (int t = 0; t < c1; t++) {                                                \
-                int j = at[1][t];                                                         \
-                double p = pre[j] * r[0][t];                                              \
-                *(T *)(d[0] + (i + j) * s[0]) = (T)((UPPER) ? 1.0 - p : p);               \
+            ptl_igamma_temme_lanes(temme.a, temme.x, temme.r, temme.n, (UPPER),             \
+                                   sizeof(T) == sizeof(float) ? PTL_IGAMMA_TEMME_ZERO_F4      \
+                                                              : PTL_IGAMMA_TEMME_ZERO_F8);    \
+            igamma_series_lanes(series.a, series.x, series.r, series.n);                  \
+            igamma_fraction_lanes(fraction.a, fraction.x, fraction.r, fraction.n);        \
+            for (int t = 0; t < special.n; t++) {                                         \
+                *(T *)(d[0] + (i + special.at[t]) * s[0]) =                               \
+                    (T)ptl_igamma_pq(special.a[t], special.x[t], (UPPER));                \
             }                                                                             \
-            for (int t = 0; t < c2; t++) {                                                \
-                int j = at[2][t];                                                         \
-                double p = pre[j] * r[1][t];                                              \
-                *(T *)(d[0] + (i + j) * s[0]) = (T)((UPPER) ? p : 1.0 - p);               \
+            for (int t = 0; t < temme.n; t++) {                                           \
+                *(T *)(d[0] + (i + temme.at[t]) * s[0]) = (T)temme.r[t];                  \
+            }                                                                             \
+            for (int t = 0; t < series.n; t++) {                                          \
+                double p = series.pre[t] * series.r[t];                                   \
+                *(T *)(d[0] + (i + series.at[t]) * s[0]) = (T)((UPPER) ? 1.0 - p : p);    \
+            }                                                                             \
+            for (int t = 0; t < fraction.n; t++) {                                        \
+                double p = fraction.pre[t] * fraction.r[t];                               \
+                *(T *)(d[0] + (i + fraction.at[t]) * s[0]) = (T)((UPPER) ? p : 1.0 - p);  \
             }                                                                             \
         }                                                                                 \
     }
