@@ -6,7 +6,9 @@ backward as np.add.at through the same maps) for every mode in 1, 2 and 3 dims, 
 batch-less, pads 0, positive, negative (cropping) and at the reflect limit (size - 1), on
 contiguous and strided gradients and inputs; the thread split at and across its grain (1 and
 2 threads give the same bytes); float16 keeps the weighted maps' path; gradcheck in float64
-and complex128; complex gradients in one pass (no real/imag parts)."""
+and complex128; complex gradients in one pass (no real/imag parts).  Channels-last inputs
+(Note [Pads keep channels-last]): reflect and replicate keep the format forward and
+backward, as PyTorch does, circular returns contiguous results."""
 import numpy as np
 import pytest
 
@@ -202,3 +204,84 @@ def test_errors(op, gshape, msg):
         lambda lib: getattr(lib.ops.aten, op)(lib.zeros(gshape, dtype=lib.complex64),
                                               lib.zeros((1, 2, 4, 5), dtype=lib.complex64),
                                               [1, 1, 1, 1]), RuntimeError, msg)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.complex64, ptl.complex128,
+                                   ptl.float16])
+@pytest.mark.parametrize("mode", sorted(NP_MODE))
+@pytest.mark.parametrize("fmt,shape,pad", [
+    ("channels_last", (2, 5, 6, 7), (1, 2, 0, 3)),
+    ("channels_last", (2, 3, 5, 6), (-1, 2, 1, -2)),
+    ("channels_last", (1, 4, 3, 3), (2, 2, 2, 2)),
+    ("channels_last", (0, 3, 5, 6), (1, 1, 1, 1)),
+    ("channels_last_3d", (2, 3, 4, 5, 6), (1, 0, 2, 1, 0, 2)),
+    ("channels_last_3d", (1, 2, 3, 4, 5), (-1, 1, 1, 1, 2, -1)),
+], ids=str)
+@pytest.mark.parametrize("grad_layout", ["like_output", "contiguous"])
+def test_channels_last(fmt, shape, pad, mode, dtype, grad_layout):
+    if not allowed(shape, pad, mode):
+        pytest.skip("PyTorch refuses this pad")
+    memory_format = getattr(ptl, fmt)
+    a = data(shape, dtype, 11)
+    x = ptl.tensor(a).contiguous(memory_format=memory_format).requires_grad_()
+    y = F.pad(x, pad, mode=mode)
+    gy = data(tuple(y.shape), dtype, 12)
+    g = ptl.tensor(gy)
+    if grad_layout == "like_output":
+        g = g.contiguous(memory_format=memory_format)
+    (gx,) = ptl.autograd.grad(y, x, g)
+    keeps = mode != "circular" and shape[0] > 0   # an empty batch suggests contiguous
+    assert y.is_contiguous(memory_format=memory_format if keeps else ptl.contiguous_format)
+    assert gx.is_contiguous(memory_format=memory_format if keeps else ptl.contiguous_format)
+    want_y, want_g = reference(a, gy, pad, mode)
+    np.testing.assert_array_equal(y.detach().numpy(), want_y.astype(NP_DT[dtype]))
+    tol = TOL[dtype] * max([1.0] + list(np.abs(want_g).ravel()))
+    np.testing.assert_allclose(gx.numpy(), want_g, rtol=0, atol=tol)
+
+
+def test_channels_last_sliced_input():
+    """a channels-last tensor sliced along H still suggests channels-last: the pad reads it
+    densely laid out first"""
+    a = data((2, 4, 10, 6), ptl.float32, 13)
+    x = ptl.tensor(a).contiguous(memory_format=ptl.channels_last)[:, :, ::2]
+    for mode in ("reflect", "replicate"):
+        y = F.pad(x, (1, 2, 2, 1), mode=mode)
+        assert y.is_contiguous(memory_format=ptl.channels_last)
+        np.testing.assert_array_equal(y.numpy(), reference(a[:, :, ::2], np.zeros(
+            tuple(y.shape), np.float32), (1, 2, 2, 1), mode)[0].astype(np.float32))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("h", [2, 203, 204, 205, 310])
+def test_channels_last_thread_split(threads, h):
+    """pixels of 16 float32 in rows of 20 after the pad: the gather's grain is
+    32768 // (20 * 16 + 1) + 1 = 103 of its h + 2 output rows, the backward's
+    32768 // ((h + 2) * 320 // h + 1) + 1 = 102 of its h input rows near h = 204, so both
+    split from h = 204 on; the same bytes on 1 and 2 threads"""
+    a = data((1, 16, h, 16), ptl.float32, 14)
+    gy = data((1, 16, h + 2, 20), ptl.float32, 15)
+    want_y, want_g = reference(a, gy, (2, 2, 1, 1), "reflect")
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        x = ptl.tensor(a).contiguous(memory_format=ptl.channels_last).requires_grad_()
+        y = F.pad(x, (2, 2, 1, 1), mode="reflect")
+        (gx,) = ptl.autograd.grad(y, x, ptl.tensor(gy).contiguous(
+            memory_format=ptl.channels_last))
+    finally:
+        ptl.set_num_threads(old)
+    np.testing.assert_array_equal(y.detach().numpy(), want_y.astype(np.float32))
+    np.testing.assert_allclose(gx.numpy(), want_g, rtol=0, atol=1e-5)
+
+
+@torch_ref
+@pytest.mark.parametrize("mode", sorted(NP_MODE))
+def test_channels_last_strides_like_torch(mode):
+    a = data((2, 3, 5, 6), ptl.float32, 16)
+    strides = []
+    for lib in (ptl, torch):
+        x = lib.tensor(a).contiguous(memory_format=lib.channels_last).requires_grad_()
+        y = lib.nn.functional.pad(x, (1, 2, 2, 1), mode=mode)
+        (gx,) = lib.autograd.grad(y, x, lib.ones_like(y))
+        strides.append((y.stride(), gx.stride()))
+    assert strides[0] == strides[1]

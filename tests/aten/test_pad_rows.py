@@ -277,7 +277,8 @@ def test_like_torch():
 @pytest.mark.parametrize("fmt,shape", [("channels_last", (2, 3, 4, 5)),
                                        ("channels_last_3d", (2, 3, 2, 4, 3))])
 @pytest.mark.parametrize("pads", [(1, 2), (1, 2, 0, 1), (0, 0, 2, 1), (-1, 2, 1, -1),
-                                  (1, 1, 1, 1, 1, 1), (0, 0, 0, 0, 2, -1), (1, 0, 0, 1, 0, 0, 1, 1)])
+                                  (1, 1, 1, 1, 1, 1), (0, 0, 0, 0, 2, -1),
+                                  (1, 0, 0, 1, 0, 0, 1, 1)])
 @pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int8])
 def test_channels_last_stays_channels_last(fmt, shape, pads, dtype):
     if len(pads) // 2 > len(shape):

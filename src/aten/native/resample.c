@@ -15,22 +15,14 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../../c10/memory_format.h"
 #include "../../c10/parallel.h"
 #include "device_compose.h"
 #include "device_nn.h"
 #include "nn_common.h"
-
-#define MAX_TAPS PTL_DEVICE_MAX_TAPS
+#include "resample_impl.h"
 
 /* ---- shared: planes x three spatial dims ---- */
-
-typedef struct Maps {
-    int64_t planes;
-    int64_t in[NN_SPATIAL], out[NN_SPATIAL];
-    int ntaps[NN_SPATIAL];
-    int64_t *idx[NN_SPATIAL];   /* [out * ntaps]; -1: outside (reads zero / writes nothing) */
-    double *wt[NN_SPATIAL];     /* [out * ntaps] */
-} Maps;
 
 static void
 maps_free(Maps *m)
@@ -423,11 +415,6 @@ sep_bwd_job(void *ctx, int64_t b, int64_t e)
  * PyTorch's speed on a strided float32 input, and the complex pads (run on each part's
  * strided view) at 0.05-0.15x.  The units of the parallel loop are output rows, so every
  * split writes the same bytes. */
-typedef struct GatherRun {
-    int64_t o, i, n, step;   /* y[o + k] = x[i + k * step] along W, for k < n; o, i and step
-                              * in bytes once gather_rows has x's strides */
-} GatherRun;
-
 typedef struct GatherJob {
     const Maps *m;
     const GatherRun *runs;
@@ -439,11 +426,11 @@ typedef struct GatherJob {
     int lead;                        /* x's leading (plane) dims */
     const int64_t *sizes, *strides;  /* x's, in elements */
     int64_t sp[NN_SPATIAL];          /* x's strides along D, H, W; 0 where absent */
+    int64_t grain;                   /* output rows */
 } GatherJob;
 
-/* The runs of m's W map over outputs [b, e) into runs[] (room for e - b); their count. */
-static int64_t
-gather_runs(const Maps *m, int64_t b, int64_t e, GatherRun *runs)
+int64_t
+resample_gather_runs(const Maps *m, int64_t b, int64_t e, GatherRun *runs)
 {
     const int64_t *idx = m->idx[2];
     int64_t n = 0;
@@ -488,8 +475,10 @@ gather_at(char *y, const char *x, const int64_t *off, int64_t n, size_t item)
  * as much in its call as such a row: 0.8x PyTorch's time). */
 #define DEFINE_GATHER_ROW(W)                                                               \
     static void                                                                            \
-    gather_row_##W(char *y, const char *row, const GatherRun *runs, int64_t nruns)         \
+    gather_row_##W(char *y, const char *row, const GatherRun *runs, int64_t nruns,         \
+                   size_t item)                                                            \
     {                                                                                      \
+        (void)item;                                                                        \
         for (int64_t r = 0; r < nruns; r++) {                                              \
             char *yo = y + runs[r].o;                                                      \
             const char *xo = row + runs[r].i;                                              \
@@ -517,9 +506,28 @@ DEFINE_GATHER_ROW(8)
 DEFINE_GATHER_ROW(16)
 #undef DEFINE_GATHER_ROW
 
-typedef void (*GatherRowFn)(char *y, const char *row, const GatherRun *runs, int64_t nruns);
+/* The row copy for elements of any size (a channels-last pixel's C values): a call a run
+ * or an element, worth it for elements of tens of bytes on. */
+static void
+gather_row_any(char *y, const char *row, const GatherRun *runs, int64_t nruns, size_t item)
+{
+    for (int64_t r = 0; r < nruns; r++) {
+        char *yo = y + runs[r].o;
+        const char *xo = row + runs[r].i;
+        if (runs[r].step == (int64_t)item) {
+            memcpy(yo, xo, (size_t)runs[r].n * item);
+            continue;
+        }
+        for (int64_t k = 0; k < runs[r].n; k++) {
+            memcpy(yo + (size_t)k * item, xo + k * runs[r].step, item);
+        }
+    }
+}
 
-/* The row copy for elements of item bytes (every dtype's size is one of these) */
+typedef void (*GatherRowFn)(char *y, const char *row, const GatherRun *runs, int64_t nruns,
+                            size_t item);
+
+/* The row copy for elements of item bytes */
 static GatherRowFn
 gather_row_fn(size_t item)
 {
@@ -528,7 +536,8 @@ gather_row_fn(size_t item)
     case 2: return gather_row_2;
     case 4: return gather_row_4;
     case 8: return gather_row_8;
-    default: return gather_row_16;
+    case 16: return gather_row_16;
+    default: return gather_row_any;
     }
 }
 
@@ -568,7 +577,7 @@ gather_rows_job(void *ctx, int64_t b, int64_t e)
             gather_at(y, row, off, ow, item);
         }
         else {
-            copy_row(y, row, runs, nruns);
+            copy_row(y, row, runs, nruns, item);
         }
         if (++oy == oh) {
             oy = 0;
@@ -581,11 +590,25 @@ gather_rows_job(void *ctx, int64_t b, int64_t e)
     return 0;
 }
 
-/* y (contiguous, x's leading dims then m->out's last nd) gathered from x in place through
- * the maps (Note [Gathers by runs]).  0, or -1 out of memory. */
-static int
-gather_rows(const Maps *m, PtlTensorImpl *x, int nd, PtlTensorImpl *y)
+/* The gather of x's elements (y contiguous: x's leading dims, then m->out's last nd) */
+static GatherJob
+gather_of(const Maps *m, PtlTensorImpl *x, int nd, PtlTensorImpl *y)
 {
+    GatherJob j = {m, NULL, 0, NULL, ptl_tensor_data(x), ptl_tensor_data(y),
+                   ptl_tensor_itemsize(x), x->dim - nd, x->sizes, x->strides, {0, 0, 0},
+                   PTL_GRAIN_SIZE / (m->out[2] + 1) + 1};
+    for (int i = 0; i < nd; i++) {
+        j.sp[NN_SPATIAL - nd + i] = x->strides[x->dim - nd + i];
+    }
+    return j;
+}
+
+/* Runs gather j (its runs and offsets found here from j.m) over every output row, in place
+ * through the maps (Note [Gathers by runs]).  0, or -1 out of memory. */
+static int
+gather_rows(GatherJob j)
+{
+    const Maps *m = j.m;
     const int64_t ow = m->out[2] > 0 ? m->out[2] : 1;
     GatherRun *runs = malloc(sizeof(GatherRun) * (size_t)ow);
     int64_t *off = malloc(sizeof(int64_t) * (size_t)ow);
@@ -594,11 +617,8 @@ gather_rows(const Maps *m, PtlTensorImpl *x, int nd, PtlTensorImpl *y)
         free(off);
         return ptl_error_set(PTL_ERR_MEMORY, "can't allocate resampling maps");
     }
-    GatherJob j = {m, runs, gather_runs(m, 0, m->out[2], runs), NULL, ptl_tensor_data(x), ptl_tensor_data(y),
-                   ptl_tensor_itemsize(x), x->dim - nd, x->sizes, x->strides, {0, 0, 0}};
-    for (int i = 0; i < nd; i++) {
-        j.sp[NN_SPATIAL - nd + i] = x->strides[x->dim - nd + i];
-    }
+    j.runs = runs;
+    j.nruns = resample_gather_runs(m, 0, m->out[2], runs);
     const int64_t item = (int64_t)j.item, wb = j.sp[2] * item;
     for (int64_t r = 1; r < j.nruns; r++) {   /* the longest run first: it streams x's row in */
         if (runs[r].n > runs[0].n) {
@@ -620,8 +640,7 @@ gather_rows(const Maps *m, PtlTensorImpl *x, int nd, PtlTensorImpl *y)
     }
     int64_t rows = m->planes * m->out[0] * m->out[1];
     void *tok = ptl_nogil_begin();
-    int rc = ptl_parallel_for(0, rows, PTL_GRAIN_SIZE / (m->out[2] + 1) + 1, gather_rows_job,
-                              &j);
+    int rc = ptl_parallel_for(0, rows, j.grain, gather_rows_job, &j);
     ptl_nogil_end(tok);
     free(runs);
     free(off);
@@ -644,7 +663,7 @@ maps_forward(const Maps *m, PtlTensorImpl *x, int nd, int weighted, PtlDtype out
     }
     if (!weighted && !nn_on_device(x, ptl_device_resample_hook != NULL)) {
         if ((y = ptl_empty(x->dim, ysz, x->dtype, x->device)) == NULL ||
-            gather_rows(m, x, nd, y) < 0) {
+            gather_rows(gather_of(m, x, nd, y)) < 0) {
             goto error;
         }
         return y;
@@ -891,195 +910,62 @@ pad_setup(const PadInfo *pi, PtlTensorImpl *x, const PtlIValue *pad, Maps *m)
     return 0;
 }
 
-/* Note [Pad backward by input rows]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * A pad's backward on the CPU, for float32, float64, complex64 and complex128 gradients, is
- * the transposed gather: each row of the input gradient (plane, z, y) is written once, by
- * one thread, as the sum of the output rows that read it (the D and H maps inverted into
- * lists: one row for the interior, two or a few at the borders).  Along W the outputs
- * [l, l + W) read the input row in order where both pads are >= 0: the first output row is
- * copied there and the others added in one unit-strided loop; the border runs of the W map
- * (Note [Gathers by runs]) are then added element by element.  Complex elements add as two
- * real scalars, so complex64 costs what float32 does with rows twice as long.  What it
- * replaces: the weighted maps' scatter through double planes (zeroed, summed, cast back;
- * 0.97-1.3x PyTorch's time on float32), and for complex the same on each part's strided
- * copy (0.3-0.5x).  Float16 and bfloat16 still go that way. */
-typedef struct PadBwdJob {
-    const Maps *m;
-    const int64_t *zs, *zl, *ys, *yl;   /* the outputs reading input z: zl[zs[z] .. zs[z + 1]) */
-    const GatherRun *runs;              /* the W map's runs outside [cover, cover + W) */
-    int64_t nruns, cover;               /* cover: -1 where no outputs read the row in order */
-    const char *g;
-    char *gi;
-    size_t esz;                         /* an element's bytes */
-    void (*add_row)(char *gi, const char *g, int assign, const struct PadBwdJob *j);
-} PadBwdJob;
-
-typedef void (*PadBwdRowFn)(char *gi, const char *g, int assign, const PadBwdJob *j);
-
-/* gi (one input row) = (assign) or += what output row g gives it; T scalars, L to an
- * element */
-#define DEFINE_PAD_BWD_ROW(DT, T, L)                                                       \
-    static void                                                                            \
-    pad_bwd_row_##DT(char *gi_, const char *g_, int assign, const PadBwdJob *j)            \
-    {                                                                                      \
-        T *restrict gi = (T *)gi_;                                                         \
-        const T *restrict g = (const T *)g_;                                               \
-        const int64_t w = j->m->in[2] * (L), nruns = j->nruns;                             \
-        if (j->cover >= 0 && assign) {                                                     \
-            memcpy(gi, g + j->cover * (L), (size_t)w * sizeof(T));                         \
-        }                                                                                  \
-        else if (j->cover >= 0) {                                                          \
-            const T *restrict gc = g + j->cover * (L);                                     \
-            for (int64_t q = 0; q < w; q++) {                                              \
-                gi[q] += gc[q];                                                            \
-            }                                                                              \
-        }                                                                                  \
-        for (int64_t r = 0; r < nruns; r++) {                                              \
-            const T *gs = g + j->runs[r].o * (L);                                          \
-            T *d = gi + j->runs[r].i * (L);                                                \
-            const int64_t n = j->runs[r].n, st = j->runs[r].step * (L);                    \
-            for (int64_t k = 0; k < n; k++) {                                              \
-                for (int c = 0; c < (L); c++) {                                            \
-                    d[k * st + c] += gs[k * (L) + c];                                      \
-                }                                                                          \
-            }                                                                              \
-        }                                                                                  \
-    }
-DEFINE_PAD_BWD_ROW(f4, float, 1)
-DEFINE_PAD_BWD_ROW(f8, double, 1)
-DEFINE_PAD_BWD_ROW(c8, float, 2)
-DEFINE_PAD_BWD_ROW(c16, double, 2)
-#undef DEFINE_PAD_BWD_ROW
-
-/* The row function of dtype dt, or NULL (the weighted maps' path) */
-static PadBwdRowFn
-pad_bwd_row_fn(PtlDtype dt)
+/* Note [Pads keep channels-last]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * PyTorch's reflection and replication pads of a batched channels-last input (4-d for the
+ * 2-d pads, 5-d channels_last_3d for the 3-d ones) return channels-last results, and their
+ * backwards lay the input gradient out as self suggests; _pad_circular (a composite there)
+ * returns contiguous ones.  On the CPU a channels-last tensor is (N, [D,] H, W) pixels of C
+ * values each, so the pads run on it as on a contiguous one whose elements are pixels: the
+ * gather's runs copy whole pixels (Note [Gathers by runs]) and the backward adds them with
+ * C (2 C for complex) lanes (Note [Pad backward by input rows]).  What it replaces: a gather
+ * reading x along W at a stride of C (0.4-0.55x PyTorch's time on 8x16x64x64), a
+ * contiguous result, and a contiguous copy of the channels-last gradient. */
+static PtlMemoryFormat
+pad_format(const PadInfo *pi, const PtlTensorImpl *x, int nd)
 {
-    switch (dt) {
-    case PTL_DTYPE_FLOAT32: return pad_bwd_row_f4;
-    case PTL_DTYPE_FLOAT64: return pad_bwd_row_f8;
-    case PTL_DTYPE_COMPLEX64: return pad_bwd_row_c8;
-    case PTL_DTYPE_COMPLEX128: return pad_bwd_row_c16;
-    default: return NULL;
+    if (pi->mode == PAD_CIRCULAR || x->dim != nd + 2 || x->device.type != PTL_DEVICE_CPU) {
+        return PTL_MEMORY_FORMAT_CONTIGUOUS;
     }
+    return ptl_tensor_impl_suggest_memory_format(x);
 }
 
-/* Input-gradient rows [b, e): row u is (plane, z, y) in C order */
-static int
-pad_bwd_job(void *ctx, int64_t b, int64_t e)
-{
-    const PadBwdJob *j = ctx;
-    const Maps *m = j->m;
-    const PadBwdRowFn add_row = j->add_row;
-    const int64_t ih = m->in[1], id = m->in[0], oh = m->out[1], od = m->out[0];
-    const size_t orow = (size_t)m->out[2] * j->esz, irow = (size_t)m->in[2] * j->esz;
-    int64_t iy = b % ih, iz = b / ih % id, pl = b / ih / id;
-    for (int64_t u = b; u < e; u++) {
-        char *gi = j->gi + (size_t)u * irow;
-        int64_t nz = j->zs[iz + 1] - j->zs[iz], ny = j->ys[iy + 1] - j->ys[iy];
-        int first = 1;
-        if (j->cover < 0 || nz * ny == 0) {
-            memset(gi, 0, irow);
-            first = 0;
-        }
-        for (int64_t a = j->zs[iz]; a < j->zs[iz + 1]; a++) {
-            for (int64_t c = j->ys[iy]; c < j->ys[iy + 1]; c++, first = 0) {
-                add_row(gi, j->g + (size_t)((pl * od + j->zl[a]) * oh + j->yl[c]) * orow,
-                        first, j);
-            }
-        }
-        if (++iy == ih) {
-            iy = 0;
-            if (++iz == id) {
-                iz = 0;
-                pl++;
-            }
-        }
-    }
-    return 0;
-}
-
-/* The lists of the outputs of map idx (out positions over in inputs) reading each input:
- * list[start[i] .. start[i + 1]); start has in + 1 entries, list out. */
-static void
-pad_bwd_lists(const int64_t *idx, int64_t out, int64_t in, int64_t *start, int64_t *list)
-{
-    memset(start, 0, sizeof(int64_t) * (size_t)(in + 1));
-    for (int64_t o = 0; o < out; o++) {
-        start[idx[o * MAX_TAPS] + 1]++;
-    }
-    for (int64_t i = 0; i < in; i++) {
-        start[i + 1] += start[i];
-    }
-    for (int64_t o = 0; o < out; o++) {
-        list[start[idx[o * MAX_TAPS]]++] = o;
-    }
-    for (int64_t i = in; i > 0; i--) {
-        start[i] = start[i - 1];
-    }
-    start[0] = 0;
-}
-
-/* The input gradient (dim dims shaped in_sizes, g's dtype, contiguous) from g through the
- * maps (Note [Pad backward by input rows]); g's dtype has a row function.  New ref, or NULL
- * with the error set. */
+/* The pad of x (batched, format f channels-last) through the maps as a gather of its
+ * pixels; the result in format f.  New ref, or NULL with the error set. */
 static PtlTensorImpl *
-pad_backward_rows(const Maps *m, PtlTensorImpl *g, int dim, const int64_t *in_sizes)
+pad_channels_last(const Maps *m, PtlTensorImpl *x, int nd, PtlMemoryFormat f)
 {
-    PtlTensorImpl *gc = NULL, *gi = NULL;
-    const int64_t id = m->in[0], ih = m->in[1], iw = m->in[2], ow = m->out[2];
-    int64_t *lists = malloc(sizeof(int64_t) * (size_t)(id + 1 + m->out[0] + ih + 1 + m->out[1]));
-    GatherRun *runs = malloc(sizeof(GatherRun) * (size_t)(ow > 0 ? ow : 1));
-    if (lists == NULL || runs == NULL) {
-        ptl_error_set(PTL_ERR_MEMORY, "can't allocate resampling maps");
+    PtlTensorImpl *xc = NULL, *y = NULL;
+    int64_t ysz[PTL_MAX_DIMS], plane_stride;
+    ysz[0] = x->sizes[0];
+    ysz[1] = x->sizes[1];
+    for (int i = 0; i < nd; i++) {
+        ysz[2 + i] = m->out[NN_SPATIAL - nd + i];
+    }
+    if ((xc = resample_dense_as(x, f)) == NULL ||
+        (y = ptl_empty_format(x->dim, ysz, f, x->dtype, x->device)) == NULL) {
         goto error;
     }
-    if ((gc = ptl_contiguous(g)) == NULL || (gi = ptl_empty(dim, in_sizes, g->dtype, g->device))
-                                               == NULL) {
-        goto error;
-    }
-    PadBwdJob j = {m, lists, lists + id + 1, lists + id + 1 + m->out[0],
-                   lists + id + 1 + m->out[0] + ih + 1, runs, 0, -1, ptl_tensor_data(gc),
-                   ptl_tensor_data(gi), ptl_tensor_itemsize(gc), pad_bwd_row_fn(g->dtype)};
-    pad_bwd_lists(m->idx[0], m->out[0], id, (int64_t *)j.zs, (int64_t *)j.zl);
-    pad_bwd_lists(m->idx[1], m->out[1], ih, (int64_t *)j.ys, (int64_t *)j.yl);
-    /* the outputs reading the row in order: the first o reading inputs 0 and 1, if it and
-     * the W - 1 after it read 0 .. W - 1 */
-    for (int64_t o = 0; o + iw <= ow; o++) {
-        if (m->idx[2][o * MAX_TAPS] == 0 && (iw < 2 || m->idx[2][(o + 1) * MAX_TAPS] == 1)) {
-            int64_t k = 0;
-            while (k < iw && m->idx[2][(o + k) * MAX_TAPS] == k) {
-                k++;
-            }
-            j.cover = k == iw ? o : -1;
-            break;
+    if (y->numel > 0) {
+        const int64_t c = x->sizes[1];
+        Maps pixels = *m;   /* N planes of pixels; the maps themselves stay m's */
+        pixels.planes = x->sizes[0];
+        plane_stride = xc->strides[0] / c;
+        GatherJob j = {&pixels, NULL, 0, NULL, ptl_tensor_data(xc), ptl_tensor_data(y),
+                       (size_t)c * ptl_tensor_itemsize(xc), 1, xc->sizes, &plane_stride,
+                       {0, 0, 0}, PTL_GRAIN_SIZE / (m->out[2] * c + 1) + 1};
+        for (int i = 0; i < nd; i++) {
+            j.sp[NN_SPATIAL - nd + i] = xc->strides[2 + i] / c;
+        }
+        if (gather_rows(j) < 0) {
+            goto error;
         }
     }
-    if (j.cover >= 0) {
-        j.nruns = gather_runs(m, 0, j.cover, runs);
-        j.nruns += gather_runs(m, j.cover + iw, ow, runs + j.nruns);
-    }
-    else {
-        j.nruns = gather_runs(m, 0, ow, runs);
-    }
-    int64_t rows = gi->numel > 0 ? m->planes * id * ih : 0;
-    int64_t per = (m->out[0] * m->out[1] * ow) / (id * ih > 0 ? id * ih : 1) + 1;
-    void *tok = ptl_nogil_begin();
-    int rc = ptl_parallel_for(0, rows, PTL_GRAIN_SIZE / per + 1, pad_bwd_job, &j);
-    ptl_nogil_end(tok);
-    if (rc < 0) {
-        goto error;
-    }
-    free(lists);
-    free(runs);
-    ptl_decref(gc);
-    return gi;
+    ptl_decref(xc);
+    return y;
 error:
-    free(lists);
-    free(runs);
-    ptl_xdecref(gc);
-    ptl_xdecref(gi);
+    ptl_xdecref(xc);
+    ptl_xdecref(y);
     return NULL;
 }
 
@@ -1095,7 +981,10 @@ pad_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (pad_setup(&pi, x, &s[1], &m) < 0) {
         return -1;
     }
-    y = maps_forward(&m, x, pi.nd ? pi.nd : (int)(s[1].u.il.n / 2), 0, x->dtype);
+    int nd = pi.nd ? pi.nd : (int)(s[1].u.il.n / 2);
+    PtlMemoryFormat f = pad_format(&pi, x, nd);
+    y = f == PTL_MEMORY_FORMAT_CONTIGUOUS ? maps_forward(&m, x, nd, 0, x->dtype)
+                                          : pad_channels_last(&m, x, nd, f);
     maps_free(&m);
     if (y == NULL) {
         return -1;
@@ -1132,10 +1021,17 @@ pad_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                                                                  : names[3],
                              (long long)want[bad], (long long)g->sizes[bad]);
     }
-    gi = g->device.type == PTL_DEVICE_CPU && pad_bwd_row_fn(g->dtype) != NULL
-             ? pad_backward_rows(&m, g, x->dim, x->sizes)
+    PtlMemoryFormat f = pad_format(&pi, x, nd);
+    gi = g->device.type == PTL_DEVICE_CPU && resample_pad_backward_supports(g->dtype)
+             ? resample_pad_backward_rows(&m, g, x->dim, x->sizes, f)
              : maps_backward(&m, g, x->dim, x->sizes);
     maps_free(&m);
+    if (gi != NULL && f != PTL_MEMORY_FORMAT_CONTIGUOUS &&
+        !ptl_tensor_impl_is_contiguous_as(gi, f)) {
+        PtlTensorImpl *t = gi;   /* float16, bfloat16: the weighted maps' result, laid out */
+        gi = ptl_copy_as(t, f);
+        ptl_decref(t);
+    }
     if (gi == NULL) {
         return -1;
     }
