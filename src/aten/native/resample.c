@@ -541,14 +541,32 @@ gather_row_fn(size_t item)
     }
 }
 
-/* The element offset in x of plane pl's first element (its leading-dim index). */
+/* The element offset in x of plane pl's first element, and its leading-dim index in at[] */
 static int64_t
-gather_plane(const GatherJob *j, int64_t pl)
+gather_plane(const GatherJob *j, int64_t pl, int64_t *at)
 {
     int64_t off = 0;
     for (int d = j->lead - 1; d >= 0; d--) {
-        off += pl % j->sizes[d] * j->strides[d];
+        at[d] = pl % j->sizes[d];
+        off += at[d] * j->strides[d];
         pl /= j->sizes[d];
+    }
+    return off;
+}
+
+/* The element offset of the plane after the one at[] indexes (at[] moved to it): a carry
+ * instead of a division a leading dim (rows of a 1-d pad are planes: 0.74x PyTorch's time
+ * with the divisions) */
+static int64_t
+gather_next_plane(const GatherJob *j, int64_t off, int64_t *at)
+{
+    for (int d = j->lead - 1; d >= 0; d--) {
+        off += j->strides[d];
+        if (++at[d] < j->sizes[d]) {
+            return off;
+        }
+        off -= at[d] * j->strides[d];
+        at[d] = 0;
     }
     return off;
 }
@@ -568,8 +586,8 @@ gather_rows_job(void *ctx, int64_t b, int64_t e)
     const int64_t oh = m->out[1], od = m->out[0], ow = m->out[2], nruns = j->nruns;
     const int64_t rowb = ow * (int64_t)item, zb = j->sp[0] * (int64_t)item;
     const int64_t yb = j->sp[1] * (int64_t)item;
-    int64_t oy = b % oh, oz = b / oh % od, pl = b / oh / od;
-    int64_t base = gather_plane(j, pl) * (int64_t)item;
+    int64_t oy = b % oh, oz = b / oh % od, at[PTL_MAX_DIMS];
+    int64_t plane = gather_plane(j, b / oh / od, at), base = plane * (int64_t)item;
     char *y = j->y + b * rowb;
     for (int64_t u = b; u < e; u++, y += rowb) {
         const char *row = x + base + iz[oz * MAX_TAPS] * zb + iy[oy * MAX_TAPS] * yb;
@@ -583,7 +601,8 @@ gather_rows_job(void *ctx, int64_t b, int64_t e)
             oy = 0;
             if (++oz == od) {
                 oz = 0;
-                base = gather_plane(j, ++pl) * (int64_t)item;
+                plane = gather_next_plane(j, plane, at);
+                base = plane * (int64_t)item;
             }
         }
     }
