@@ -285,3 +285,19 @@ def test_channels_last_strides_like_torch(mode):
         (gx,) = lib.autograd.grad(y, x, lib.ones_like(y))
         strides.append((y.stride(), gx.stride()))
     assert strides[0] == strides[1]
+
+
+@pytest.mark.parametrize("mode,shape,pad,exc,msg", [
+    ("reflect", (1, 2, 4), (4, 0), RuntimeError,
+     "Argument #4: Padding size should be less than the corresponding input dimension, but "
+     "got: padding (4, 0) at dimension 2 of input [1, 2, 4]"),
+    ("reflect", (1, 2, 3, 4), (1, 1, 3, 0), RuntimeError,
+     "Argument #6: Padding size should be less than the corresponding input dimension"),
+    ("circular", (1, 2, 4), (5, 0), RuntimeError,
+     "Padding value causes wrapping around more than once."),
+    ("replicate", (1, 2, 4), (-3, -2), RuntimeError, "input (W: 4) is too small. "
+                                                     "Calculated output W: -1"),
+])
+def test_pads_too_large_raise_as_torch(mode, shape, pad, exc, msg):
+    assert_raises_like_torch(
+        lambda lib: lib.nn.functional.pad(lib.zeros(shape), pad, mode=mode), exc, msg)
