@@ -1,9 +1,10 @@
 """The reflection, replication and circular pads and nearest upsampling (Note [Gathers by
 runs] in src/aten/native/resample.c) on float32 inputs, contiguous and strided, and on complex
-ones, against PyTorch in the same process, one thread: each row's ratio (PyTorch's time /
-ours, > 1: we are faster), the libraries alternating block by block and each one's fastest
-block counting; the range is that of the per-round ratios (their second smallest and second
-largest).
+ones; the four pads on channels-last inputs and their backwards (forward and backward timed
+together: Note [Pad backward by input rows] in src/aten/native/pad_backward.c), against
+PyTorch in the same process, one thread: each row's ratio (PyTorch's time / ours, > 1: we
+are faster), the libraries alternating block by block and each one's fastest block counting;
+the range is that of the per-round ratios (their second smallest and second largest).
 
     taskset -c 1 /work/venv-torch/bin/python benchmarks/interleaved_pads.py
     ... --rounds 40 --only "reflect 2d"
@@ -45,6 +46,23 @@ def rows():
                      lambda t, a, mode=mode: t.nn.functional.pad(a.transpose(-1, -2),
                                                                  (2, 2, 2, 2), mode=mode),
                      [c])]
+    nhwc = np.ascontiguousarray(f4.transpose(0, 2, 3, 1))   # permuted back: channels-last
+    for mode in ("constant", "reflect", "replicate", "circular"):
+        def cl(t, a, mode=mode):
+            return t.nn.functional.pad(a.permute(0, 3, 1, 2), (2, 2, 2, 2), mode=mode)
+
+        def backward(t, a, mode=mode):
+            x = a.detach().requires_grad_()
+            y = t.nn.functional.pad(x, (2, 2, 2, 2), mode=mode)
+            return t.autograd.grad(y, x, t.ones_like(y))
+
+        def cl_backward(t, a, mode=mode):
+            return backward(t, a.permute(0, 3, 1, 2), mode)
+        c = crandn((2, 16, 64, 64), np.complex64, 2)
+        out += [(f"{mode} 2d 4x16x64x64 float32 channels_last", cl, [nhwc]),
+                (f"{mode} 2d 4x16x64x64 float32 backward", backward, [f4]),
+                (f"{mode} 2d 4x16x64x64 float32 channels_last backward", cl_backward, [nhwc]),
+                (f"{mode} 2d 2x16x64x64 complex64 backward", backward, [c])]
     out += [("nearest x2 4x16x64x64 float32",
              lambda t, a: t.nn.functional.interpolate(a, scale_factor=2, mode="nearest"), [f4]),
             ("nearest to 48x80 4x16x64x64 float32",

@@ -270,3 +270,48 @@ def test_like_torch():
     got = F.pad(ptl.tensor(a), (1, 2, 3, 0, 1, 1), value=0.75)
     ref = torch.nn.functional.pad(torch.tensor(a), (1, 2, 3, 0, 1, 1), value=0.75)
     assert np.array_equal(got.numpy(), ref.numpy())
+
+
+# Note [Constant pad keeps channels-last]: the result in self's suggested memory format, its
+# rows in (N, [D,] H, W, C) order; pads of any dim, negative ones included
+@pytest.mark.parametrize("fmt,shape", [("channels_last", (2, 3, 4, 5)),
+                                       ("channels_last_3d", (2, 3, 2, 4, 3))])
+@pytest.mark.parametrize("pads", [(1, 2), (1, 2, 0, 1), (0, 0, 2, 1), (-1, 2, 1, -1),
+                                  (1, 1, 1, 1, 1, 1), (0, 0, 0, 0, 2, -1),
+                                  (1, 0, 0, 1, 0, 0, 1, 1)])
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int8])
+def test_channels_last_stays_channels_last(fmt, shape, pads, dtype):
+    if len(pads) // 2 > len(shape):
+        pytest.skip("more pads than dims")
+    a = data(shape, dtype, 11)
+    x = ptl.tensor(a, dtype=dtype).contiguous(memory_format=getattr(ptl, fmt))
+    y = F.pad(x, pads, value=-2)
+    if min(pads) < 0:
+        keep = tuple(slice(max(0, -lo), n - max(0, -hi)) for n, (lo, hi)
+                     in zip(a.shape, widths(a.ndim, pads)))
+        a = a[keep]
+    ref = np.pad(a, [(max(0, lo), max(0, hi)) for lo, hi in widths(a.ndim, pads)],
+                 constant_values=-2)
+    assert y.is_contiguous(memory_format=getattr(ptl, fmt))
+    assert np.array_equal(y.numpy(), ref)
+
+
+def test_unpadded_trailing_dims_join_the_row():
+    """pads on the leading dims only: rows of the trailing dims' product (and a sliced x,
+    whose trailing dims do not join, the same values)"""
+    a = data((3, 4, 5, 6), ptl.float32, 12)
+    for pads in [(0, 0, 1, 2), (0, 0, 0, 0, 2, 1), (0, 0, 0, 0, 0, 0, 1, 0)]:
+        ref = np.pad(a, widths(4, pads), constant_values=1.5)
+        assert np.array_equal(F.pad(ptl.tensor(a), pads, value=1.5).numpy(), ref)
+        wide = ptl.tensor(np.concatenate([a, a], -1))[..., :6]
+        assert np.array_equal(F.pad(wide, pads, value=1.5).numpy(), ref)
+
+
+@pytest.mark.skipif(torch is None, reason="cross-check with PyTorch: pip install torch==2.13.0")
+def test_channels_last_strides_like_torch():
+    a = data((2, 3, 4, 5), ptl.float32, 13)
+    for pads in [(1, 1), (1, 1, 1, 1, 1, 1), (-1, 1, 0, 2)]:
+        got = F.pad(ptl.tensor(a).contiguous(memory_format=ptl.channels_last), pads)
+        ref = torch.nn.functional.pad(
+            torch.tensor(a).contiguous(memory_format=torch.channels_last), pads)
+        assert got.stride() == ref.stride() and np.array_equal(got.numpy(), ref.numpy())

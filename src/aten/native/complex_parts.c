@@ -252,12 +252,11 @@ PTL_DEFINE_REGISTER(complex_parts_kernels)
 
 /* ---- the pads, im2col and unfold's backward ---- */
 
-/* The pads' backwards are linear in their gradient as the ops above (Note [Complex ops by
- * parts]) and take two complex tensors (the gradient, and self for its shape): every complex
- * argument is replaced by its part.  A pad is a copy, so the parts' passes cost time, not
- * accuracy; the forwards on the CPU move whole complex elements instead (moves_complex). */
+/* unfold_backward is linear in its gradient as the ops above (Note [Complex ops by parts]):
+ * every complex argument is replaced by its part.  The pads on the CPU move or add whole
+ * complex elements instead (moves_complex). */
 
-/* The Complex key's kernel of the pads' backwards and unfold_backward: run_on_parts. */
+/* The Complex key's kernel of unfold_backward: run_on_parts. */
 static int
 each_part_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -265,9 +264,10 @@ each_part_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return run_on_parts(op, s);
 }
 
-/* The pads' forwards and im2col: on the CPU the real kernel itself, whose gather moves
- * whole complex elements (Note [Gathers by runs] in resample.c, conv.c's im2col_plane: one
- * pass instead of two over strided part views and a join); elsewhere by parts. */
+/* The pads, their backwards and im2col: on the CPU the real kernel itself, whose gather
+ * moves whole complex elements (Note [Gathers by runs] in resample.c, conv.c's
+ * im2col_plane: one pass instead of two over strided part views and a join) and whose
+ * backward adds them (Note [Pad backward by input rows]); elsewhere by parts. */
 static int
 moves_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -296,10 +296,10 @@ static const PtlKernelReg complex_pad_kernels[] = {
     MOVES(reflection_pad1d), MOVES(reflection_pad2d), MOVES(reflection_pad3d),
     MOVES(replication_pad1d), MOVES(replication_pad2d), MOVES(replication_pad3d),
     MOVES(_pad_circular), MOVES(im2col),
-    PARTS(reflection_pad1d_backward), PARTS(reflection_pad2d_backward),
-    PARTS(reflection_pad3d_backward), PARTS(replication_pad1d_backward),
-    PARTS(replication_pad2d_backward), PARTS(replication_pad3d_backward),
-    PARTS(_pad_circular_backward),
+    MOVES(reflection_pad1d_backward), MOVES(reflection_pad2d_backward),
+    MOVES(reflection_pad3d_backward), MOVES(replication_pad1d_backward),
+    MOVES(replication_pad2d_backward), MOVES(replication_pad3d_backward),
+    MOVES(_pad_circular_backward),
     PARTS(unfold_backward),
     {PTL_OP_constant_pad_nd, PTL_KEY_COMPLEX, constant_pad_complex},
 };

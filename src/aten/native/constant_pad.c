@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../../c10/error.h"
+#include "../../c10/memory_format.h"
 #include "../../c10/parallel.h"
 #include "native.h"
 
@@ -217,60 +218,19 @@ pad_rows(PtlTensorImpl *y, PtlTensorImpl *x, const int64_t *lo, const PtlIValue 
 }
 
 #define PAD_CHUNK_BYTES ((int64_t)128 << 10)
-/* constant_pad_nd(Tensor self, pad, Scalar value=0): on the CPU with no negative pad and a
- * unit-strided last dim, by rows (Note [Constant pad rows]); else the value, then self (or
- * the part of it negative pads keep) copied into place.  Any dtype. */
+/* y (new, dense in C order; borrowed) from x padded: ysz its sizes, ssz the part of x that
+ * negative pads keep (soff elements on), lo the pads >= 0 before each dim.  On the CPU with
+ * no negative pad and a unit-strided last dim, by rows (Note [Constant pad rows]); else the
+ * value, then that part copied into place.  Any dtype.  0, or -1 with the error set. */
 static int
-constant_pad_nd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+pad_into(PtlTensorImpl *y, PtlTensorImpl *x, const int64_t *ysz, const int64_t *ssz,
+         const int64_t *lo, int64_t soff, const PtlIValue *value)
 {
-    (void)op;
-    (void)ks;
-    PtlTensorImpl *x = s[0].u.t, *y = NULL, *src = NULL, *dst = NULL;
-    const int64_t *pv = s[1].u.il.data;
-    int64_t np = s[1].u.il.n, ysz[PTL_MAX_DIMS], soff = 0;
-    int64_t ssz[PTL_MAX_DIMS], ystr[PTL_MAX_DIMS], lo[PTL_MAX_DIMS];
-
-    PTL_CHECK(np % 2 == 0, PTL_ERR_RUNTIME, "Length of pad must be even but instead it equals %lld",
-              (long long)np);
-    PTL_CHECK(np / 2 <= x->dim, PTL_ERR_RUNTIME,   /* PyTorch's words and spacing */
-              "Length of pad should be no more than twice the number of dimensions of the "
-              "input. Pad length is %lldwhile the input has %ddimensions.",
-              (long long)np, (int)x->dim);
-    memcpy(ysz, x->sizes, sizeof(int64_t) * (size_t)x->dim);
-    memcpy(ssz, x->sizes, sizeof(int64_t) * (size_t)x->dim);
-    for (int64_t i = 0; i < np / 2; i++) {
-        int d = x->dim - 1 - (int)i;
-        int64_t l = pv[2 * i], r = pv[2 * i + 1];
-        ysz[d] = x->sizes[d] + l + r;
-        /* PyTorch narrows self by the negative pads first */
-        ssz[d] = x->sizes[d] + (l < 0 ? l : 0) + (r < 0 ? r : 0);
-        PTL_CHECK(ssz[d] >= 0, PTL_ERR_RUNTIME, "narrow(): length must be non-negative.");
-        PTL_CHECK(ysz[d] >= 0, PTL_ERR_RUNTIME,
-                  "The input size %lld, plus negative padding %lld and %lld resulted in a negative "
-                  "output size, which is invalid. Check dimension %d of your input.",
-                  (long long)x->sizes[d], (long long)l, (long long)r, d);
-    }
-    int64_t st = 1;
+    PtlTensorImpl *src = NULL, *dst = NULL;
+    int64_t ystr[PTL_MAX_DIMS], st = 1;
     for (int d = x->dim - 1; d >= 0; d--) {
         ystr[d] = st;
         st *= ysz[d] > 1 ? ysz[d] : 1;
-        lo[d] = 0;
-    }
-    for (int64_t i = 0; i < np / 2; i++) {
-        int d = x->dim - 1 - (int)i;
-        int64_t l = pv[2 * i];
-        soff += l < 0 ? -l * x->strides[d] : 0;
-        lo[d] = l > 0 ? l : 0;
-    }
-    if ((y = ptl_empty(x->dim, ysz, x->dtype, x->device)) == NULL) {
-        return -1;
-    }
-    if (x->dim == 0) {
-        if (ptl_copy_into(y, x) < 0) {
-            goto error;
-        }
-        s[0] = ptl_iv_tensor(y);
-        return 0;
     }
     int rows_ok = x->device.type == PTL_DEVICE_CPU && soff == 0 &&
                   (x->strides[x->dim - 1] == 1 || x->sizes[x->dim - 1] <= 1);
@@ -278,11 +238,32 @@ constant_pad_nd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         rows_ok = ssz[d] == x->sizes[d];   /* no negative pad */
     }
     if (rows_ok) {
-        if (pad_rows(y, x, lo, &s[2]) < 0) {
-            goto error;
+        /* an unpadded last dim joins the one before where x allows: longer rows */
+        int k = x->dim;
+        int64_t xs[PTL_MAX_DIMS], ys[PTL_MAX_DIMS], ks[PTL_MAX_DIMS], yst[PTL_MAX_DIMS];
+        int64_t los[PTL_MAX_DIMS];
+        memcpy(xs, x->sizes, sizeof(int64_t) * (size_t)k);
+        memcpy(ys, ysz, sizeof(int64_t) * (size_t)k);
+        memcpy(los, lo, sizeof(int64_t) * (size_t)k);
+        while (k >= 2 && ys[k - 1] == xs[k - 1] && x->strides[k - 2] == xs[k - 1]) {
+            los[k - 2] *= xs[k - 1];
+            xs[k - 2] *= xs[k - 1];
+            ys[k - 2] *= ys[k - 1];
+            k--;
         }
-        s[0] = ptl_iv_tensor(y);
-        return 0;
+        if (k == x->dim) {
+            return pad_rows(y, x, lo, value);
+        }
+        memcpy(ks, x->strides, sizeof(int64_t) * (size_t)k);
+        memcpy(yst, ystr, sizeof(int64_t) * (size_t)k);
+        ks[k - 1] = yst[k - 1] = 1;
+        PtlTensorImpl *xv = ptl_tensor_impl_view(x, k, xs, ks, x->storage_offset);
+        PtlTensorImpl *yv = xv == NULL ? NULL : ptl_tensor_impl_view(y, k, ys, yst,
+                                                                    y->storage_offset);
+        int rc = yv == NULL ? -1 : pad_rows(yv, xv, los, value);
+        ptl_xdecref(xv);
+        ptl_xdecref(yv);
+        return rc;
     }
     /* Chunks of about PAD_CHUNK_BYTES along dim 0, each filled and then copied into while its
      * lines are in the cache: filled whole before the copy, a large output was written twice
@@ -299,8 +280,9 @@ constant_pad_nd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         int64_t b0 = lo[0] > i0 ? lo[0] : i0;
         int64_t b1 = lo[0] + ssz[0] < i0 + csz[0] ? lo[0] + ssz[0] : i0 + csz[0];
         cbox[0] = b1 > b0 ? b1 - b0 : 0;
-        PtlTensorImpl *win = ptl_tensor_impl_view(y, x->dim, csz, ystr, i0 * ystr[0]);
-        int rc = win == NULL ? -1 : ptl_fill_scalar(win, &s[2]);
+        PtlTensorImpl *win = ptl_tensor_impl_view(y, x->dim, csz, ystr,
+                                                  y->storage_offset + i0 * ystr[0]);
+        int rc = win == NULL ? -1 : ptl_fill_scalar(win, value);
         ptl_xdecref(win);
         if (rc < 0) {
             goto error;
@@ -308,7 +290,7 @@ constant_pad_nd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         if (cbox[0] == 0) {
             continue;
         }
-        int64_t doff = (b0 - lo[0]) * ystr[0];
+        int64_t doff = y->storage_offset + (b0 - lo[0]) * ystr[0];
         for (int d = 0; d < x->dim; d++) {
             doff += lo[d] * ystr[d];
         }
@@ -322,11 +304,100 @@ constant_pad_nd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         PTL_CLEAR(src);
         PTL_CLEAR(dst);
     }
-    s[0] = ptl_iv_tensor(y);
     return 0;
 error:
     ptl_xdecref(src);
     ptl_xdecref(dst);
+    return -1;
+}
+
+/* Note [Constant pad keeps channels-last]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * PyTorch lays constant_pad_nd's result out in self's suggested memory format, a padded
+ * channel dim included.  A channels-last result is C-order dense in (N, [D,] H, W, C), so
+ * self, the result and the sizes are read in that order and padded as a contiguous pair
+ * would be: the rows are then W * C elements long (C alone for a pad of the channels) and
+ * the same row kernel writes them once. */
+static const int CHANNELS_LAST_ORDER[2][5] = {{0, 2, 3, 1}, {0, 2, 3, 4, 1}};
+
+/* constant_pad_nd(Tensor self, pad, Scalar value=0): the result in self's suggested memory
+ * format (Note [Constant pad keeps channels-last]), filled by pad_into. */
+static int
+constant_pad_nd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *x = s[0].u.t, *y = NULL, *xv = NULL, *yv = NULL;
+    const int64_t *pv = s[1].u.il.data;
+    int64_t np = s[1].u.il.n, ysz[PTL_MAX_DIMS], soff = 0;
+    int64_t ssz[PTL_MAX_DIMS], lo[PTL_MAX_DIMS];
+
+    PTL_CHECK(np % 2 == 0, PTL_ERR_RUNTIME, "Length of pad must be even but instead it equals %lld",
+              (long long)np);
+    PTL_CHECK(np / 2 <= x->dim, PTL_ERR_RUNTIME,   /* PyTorch's words and spacing */
+              "Length of pad should be no more than twice the number of dimensions of the "
+              "input. Pad length is %lldwhile the input has %ddimensions.",
+              (long long)np, (int)x->dim);
+    memcpy(ysz, x->sizes, sizeof(int64_t) * (size_t)x->dim);
+    memcpy(ssz, x->sizes, sizeof(int64_t) * (size_t)x->dim);
+    for (int d = 0; d < x->dim; d++) {
+        lo[d] = 0;
+    }
+    for (int64_t i = 0; i < np / 2; i++) {
+        int d = x->dim - 1 - (int)i;
+        int64_t l = pv[2 * i], r = pv[2 * i + 1];
+        ysz[d] = x->sizes[d] + l + r;
+        /* PyTorch narrows self by the negative pads first */
+        ssz[d] = x->sizes[d] + (l < 0 ? l : 0) + (r < 0 ? r : 0);
+        PTL_CHECK(ssz[d] >= 0, PTL_ERR_RUNTIME, "narrow(): length must be non-negative.");
+        PTL_CHECK(ysz[d] >= 0, PTL_ERR_RUNTIME,
+                  "The input size %lld, plus negative padding %lld and %lld resulted in a negative "
+                  "output size, which is invalid. Check dimension %d of your input.",
+                  (long long)x->sizes[d], (long long)l, (long long)r, d);
+        soff += l < 0 ? -l * x->strides[d] : 0;
+        lo[d] = l > 0 ? l : 0;
+    }
+    PtlMemoryFormat fmt = ptl_tensor_impl_suggest_memory_format(x);
+    if ((y = ptl_empty_format(x->dim, ysz, fmt, x->dtype, x->device)) == NULL) {
+        return -1;
+    }
+    if (x->dim == 0) {
+        if (ptl_copy_into(y, x) < 0) {
+            goto error;
+        }
+        s[0] = ptl_iv_tensor(y);
+        return 0;
+    }
+    if (fmt == PTL_MEMORY_FORMAT_CONTIGUOUS) {
+        if (pad_into(y, x, ysz, ssz, lo, soff, &s[2]) < 0) {
+            goto error;
+        }
+        s[0] = ptl_iv_tensor(y);
+        return 0;
+    }
+    const int *order = CHANNELS_LAST_ORDER[fmt == PTL_MEMORY_FORMAT_CHANNELS_LAST_3D];
+    int64_t xs[PTL_MAX_DIMS], xst[PTL_MAX_DIMS], ys[PTL_MAX_DIMS], yst[PTL_MAX_DIMS];
+    int64_t ss[PTL_MAX_DIMS], los[PTL_MAX_DIMS];
+    for (int d = 0; d < x->dim; d++) {
+        xs[d] = x->sizes[order[d]];
+        xst[d] = x->strides[order[d]];
+        ys[d] = ysz[order[d]];
+        yst[d] = y->strides[order[d]];
+        ss[d] = ssz[order[d]];
+        los[d] = lo[order[d]];
+    }
+    if ((xv = ptl_tensor_impl_view(x, x->dim, xs, xst, x->storage_offset)) == NULL ||
+        (yv = ptl_tensor_impl_view(y, x->dim, ys, yst, y->storage_offset)) == NULL ||
+        pad_into(yv, xv, ys, ss, los, soff, &s[2]) < 0) {
+        goto error;
+    }
+    ptl_decref(xv);
+    ptl_decref(yv);
+    s[0] = ptl_iv_tensor(y);
+    return 0;
+error:
+    ptl_xdecref(xv);
+    ptl_xdecref(yv);
     ptl_xdecref(y);
     return -1;
 }

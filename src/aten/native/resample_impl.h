@@ -1,0 +1,53 @@
+/* resample_impl.h -- what resample.c shares with pad_backward.c: the index maps (Note [Index
+ * maps] in resample.c), the runs of a gather along W (Note [Gathers by runs]) and the pads'
+ * backward by input rows (Note [Pad backward by input rows] in pad_backward.c). */
+#ifndef PTL_ATEN_NATIVE_RESAMPLE_IMPL_H
+#define PTL_ATEN_NATIVE_RESAMPLE_IMPL_H
+
+#include <stdint.h>
+
+#include "../../c10/memory_format.h"
+#include "device_nn.h"
+#include "native.h"
+#include "nn_common.h"
+
+#define MAX_TAPS PTL_DEVICE_MAX_TAPS
+
+/* planes x three spatial dims, each output position reading ntaps inputs */
+typedef struct Maps {
+    int64_t planes;
+    int64_t in[NN_SPATIAL], out[NN_SPATIAL];
+    int ntaps[NN_SPATIAL];
+    int64_t *idx[NN_SPATIAL];   /* [out * ntaps]; -1: outside (reads zero / writes nothing) */
+    double *wt[NN_SPATIAL];     /* [out * ntaps] */
+} Maps;
+
+typedef struct GatherRun {
+    int64_t o, i, n, step;   /* y[o + k] = x[i + k * step] along W, for k < n; o, i and step
+                              * in bytes once gather_rows has x's strides */
+} GatherRun;
+
+/* The runs of m's W map over outputs [b, e) into runs[] (room for e - b); their count. */
+int64_t resample_gather_runs(const Maps *m, int64_t b, int64_t e, GatherRun *runs);
+
+/* g laid out in format f: a new reference to g itself where it is already */
+static inline PtlTensorImpl *
+resample_dense_as(PtlTensorImpl *g, PtlMemoryFormat f)
+{
+    if (ptl_tensor_impl_is_contiguous_as(g, f)) {
+        ptl_incref(g);
+        return g;
+    }
+    return ptl_copy_as(g, f);
+}
+
+/* Whether the pads' backward by input rows takes gradients of dtype dt */
+int resample_pad_backward_supports(PtlDtype dt);
+/* The input gradient (dim dims shaped in_sizes, g's dtype, in format f) from g through the
+ * maps (Note [Pad backward by input rows]; channels-last: elements of a pixel's C values,
+ * Note [Pads keep channels-last] in resample.c); g's dtype is supported.  New ref, or NULL
+ * with the error set. */
+PtlTensorImpl *resample_pad_backward_rows(const Maps *m, PtlTensorImpl *g, int dim,
+                                          const int64_t *in_sizes, PtlMemoryFormat f);
+
+#endif
