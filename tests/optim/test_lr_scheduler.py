@@ -443,3 +443,28 @@ def test_plateau_min_lrs_follow_new_groups():
                                        exact(sched.min_lrs), exact(sched.get_last_lr())]
         return out
     golden.assert_same_results(run)
+
+
+@pytest.mark.parametrize("name", ["ExponentialLR", "CosineAnnealingLR", "CyclicLR-exp_range",
+                                  "OneCycleLR-linear-3phase", "ReduceLROnPlateau"])
+def test_tensor_lr_updated_in_place(name):
+    """A tensor lr stays the same tensor, filled with each new value; base_lrs and
+    get_last_lr() hold copies of it, never the group's tensor itself."""
+    def run(lib):
+        a = lib.ones(2, requires_grad=True)
+        b = lib.ones(3, requires_grad=True)
+        opt = lib.optim.SGD([{"params": [a], "lr": lib.tensor(0.1, dtype=lib.float64)},
+                             {"params": [b], "lr": lib.tensor(0.05, dtype=lib.float64)}],
+                            lr=0.1, momentum=0.9)
+        tensors = [g["lr"] for g in opt.param_groups]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # no optimizer.step(): the order warning
+            sched = CASES[name](lib, opt)
+            lrs = []
+            for i in range(12):
+                sched.step(*((metric(i),) if name == "ReduceLROnPlateau" else ()))
+                lrs.append([float(v) for v in sched.get_last_lr()])
+        assert all(g["lr"] is t for g, t in zip(opt.param_groups, tensors))
+        assert all(v is not t for v, t in zip(sched.get_last_lr(), tensors))
+        return {"lrs": np.array(lrs), "types": [type(v).__name__ for v in sched.get_last_lr()]}
+    golden.assert_same_results(run, rtol=1e-15, atol=0)
