@@ -11,7 +11,7 @@ import pytest
 
 import pytorchlite as ptl
 import golden
-from helpers import torch
+from helpers import torch, torch_ref
 
 
 def S(lib):
@@ -468,3 +468,20 @@ def test_tensor_lr_updated_in_place(name):
         assert all(v is not t for v, t in zip(sched.get_last_lr(), tensors))
         return {"lrs": np.array(lrs), "types": [type(v).__name__ for v in sched.get_last_lr()]}
     golden.assert_same_results(run, rtol=1e-15, atol=0)
+
+
+@torch_ref
+@pytest.mark.parametrize("name", list(CASES))
+def test_loads_torch_state_dict(name):
+    """A state_dict saved by torch's scheduler after 10 steps (with its optimizer's group
+    values) loads into ours, which then goes on bit for bit as torch's."""
+    opt_t, sched_t, _ = fresh(torch, name)
+    for i in range(10):
+        step_and_record(torch, name, opt_t, sched_t, i)
+    opt, sched, _ = fresh(ptl, name)
+    for group, saved in zip(opt.param_groups, opt_t.state_dict()["param_groups"]):
+        group.update({k: v for k, v in saved.items() if k != "params"})
+    sched.load_state_dict(copy.deepcopy(sched_t.state_dict()))
+    for i in range(10, 20):
+        assert step_and_record(ptl, name, opt, sched, i) == \
+            step_and_record(torch, name, opt_t, sched_t, i)
