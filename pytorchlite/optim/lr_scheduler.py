@@ -51,8 +51,8 @@ def _group_values(optimizer, key):
 
 
 def _set_group_value(group, key, value):
-    """group[key] = value, in place when the group holds a tensor (a tensor lr stays the same
-    tensor, so that a compiled step sees the change)."""
+    """group[key] = value, in place when the group holds a tensor (as in PyTorch, a tensor lr
+    stays the same tensor object: whoever holds it sees the new value)."""
     if isinstance(group[key], _C.TensorBase):
         if isinstance(value, _C.TensorBase) and value.dim() != 0:
             value = value.squeeze()

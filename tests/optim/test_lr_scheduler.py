@@ -179,6 +179,7 @@ def test_state_dict_resumes(name):
     opt = optimizer(ptl, adam)
     sched = CASES[name](ptl, opt)
     for _ in range(9):
+        opt.step()
         sched.step()
     state = sched.state_dict()
     assert "optimizer" not in state
@@ -187,6 +188,7 @@ def test_state_dict_resumes(name):
     sched2.load_state_dict(state)
     for g, g2 in zip(opt.param_groups, opt2.param_groups):
         g2["lr"] = g["lr"]
+    opt2.step()
     for _ in range(9):
         sched.step()
         sched2.step()
@@ -266,6 +268,7 @@ def test_errors_match_torch(i):
 def test_one_cycle_overstep():
     opt = optimizer(ptl)
     sched = ptl.optim.lr_scheduler.OneCycleLR(opt, 0.1, total_steps=3)
+    opt.step()
     for _ in range(3):
         sched.step()
     with pytest.raises(ValueError, match=re.escape("Tried to step 4 times. The specified number "
