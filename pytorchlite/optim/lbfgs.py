@@ -249,4 +249,8 @@ class LBFGS(Optimizer):
                 break
             if d.mul(t).abs().max() <= tol_change or abs(loss - prev_loss) < tol_change:
                 break
+        # the step's results last, in PyTorch's order (state_dict() lists the keys so)
+        for key in ("d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad",
+                    "prev_loss"):
+            state[key] = state.pop(key)
         return orig_loss

@@ -6,11 +6,15 @@ several schedulers can act on one optimizer at once (ChainedScheduler) and a sch
 over where another stopped (SequentialLR).  The closed form, used when step() is given an
 epoch, computes the lr from base_lr directly.  Both follow PyTorch's arithmetic term by term,
 so sequences agree with it to the last bits."""
+import functools
 import math
 import types
+import warnings
+import weakref
 from bisect import bisect_right
 from collections import Counter
 
+from .. import _C
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
@@ -19,15 +23,42 @@ __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR
            "SequentialLR", "ChainedScheduler"]
 
 
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
+    "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if "
+    "epoch is different from None, the closed form is used instead of the new chainable form, "
+    "where available. Please open an issue if you are unable to replicate your use case: "
+    "https://github.com/pytorch/pytorch/issues/new/choose.")
+
+
 def _per_group(name, optimizer, value):
-    """value repeated for each param group, or checked to have one entry per group."""
+    """value repeated for each param group, or checked to have one entry per group; tensors
+    are copied."""
     n = len(optimizer.param_groups)
     if isinstance(value, (list, tuple)):
         if len(value) != n:
             raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
                              f"{name} has {len(value)} values, param_groups has {n}.")
-        return list(value)
-    return [value] * n
+    else:
+        value = [value] * n
+    return [v.clone() if isinstance(v, _C.TensorBase) else v for v in value]
+
+
+def _group_values(optimizer, key):
+    """group[key] of every param group (tensors copied: never an alias of the group's)."""
+    return [g[key].clone() if isinstance(g[key], _C.TensorBase) else g[key]
+            for g in optimizer.param_groups]
+
+
+def _set_group_value(group, key, value):
+    """group[key] = value, in place when the group holds a tensor (as in PyTorch, a tensor lr
+    stays the same tensor object: whoever holds it sees the new value)."""
+    if isinstance(group[key], _C.TensorBase):
+        if isinstance(value, _C.TensorBase) and value.dim() != 0:
+            value = value.squeeze()
+        group[key].fill_(value)
+    else:
+        group[key] = value
 
 
 def _set_momentum(group, value, use_beta1):
@@ -37,26 +68,76 @@ def _set_momentum(group, value, use_beta1):
         group["momentum"] = value
 
 
-def _init_momentum_cycle(optimizer, base_momentum, max_momentum, fresh):
-    """Checks the optimizer has a momentum (or beta1) to cycle and, on a fresh start, sets it
-    to max_momentum; returns (use_beta1, base momentums, max momentums)."""
+def _init_momentum_cycle(scheduler, optimizer, base_momentum, max_momentum, fresh):
+    """Checks the optimizer has a momentum (or beta1) to cycle and sets scheduler.use_beta1;
+    on a fresh start sets each group's momentum to max_momentum.  Returns (base momentums,
+    max momentums)."""
     if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
         raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
                          "option enabled")
-    use_beta1 = "betas" in optimizer.defaults
+    scheduler.use_beta1 = "betas" in optimizer.defaults
     bases = _per_group("base_momentum", optimizer, base_momentum)
     maxes = _per_group("max_momentum", optimizer, max_momentum)
     if fresh:
         for hi, lo, group in zip(maxes, bases, optimizer.param_groups):
-            _set_momentum(group, hi, use_beta1)
+            _set_momentum(group, hi, scheduler.use_beta1)
             group["max_momentum"] = hi
             group["base_momentum"] = lo
-    return use_beta1, bases, maxes
+    return bases, maxes
+
+
+def _track_optimizer_step(optimizer):
+    """Wraps optimizer.step (once, on the instance) to record in optimizer._opt_called that it
+    ran, for LRScheduler.step's order check.  The wrapper holds the optimizer weakly, so the
+    optimizer and its bound step do not keep each other alive."""
+    if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
+        return
+    opt_ref = weakref.ref(optimizer)
+    func = optimizer.step.__func__
+
+    @functools.wraps(func)
+    def step(*args, **kwargs):
+        opt = opt_ref()
+        opt._opt_called = True
+        return func.__get__(opt, type(opt))(*args, **kwargs)
+    step._wrapped_by_lr_sched = True
+    optimizer.step = step
+
+
+def _warn_get_lr_called_within_step(scheduler):
+    if not scheduler._get_lr_called_within_step:
+        warnings.warn("To get the last learning rate computed by the scheduler, please use "
+                      "`get_last_lr()`.", UserWarning, stacklevel=3)
+
+
+class _Flag:
+    """Sets scheduler.<name> to True for the duration of a with block."""
+
+    def __init__(self, scheduler, name):
+        self.scheduler, self.name = scheduler, name
+
+    def __enter__(self):
+        setattr(self.scheduler, self.name, True)
+        return self
+
+    def __exit__(self, *exc):
+        setattr(self.scheduler, self.name, False)
 
 
 class LRScheduler:
     """Sets each param group's lr from get_lr() at every step(); last_epoch counts steps
-    (-1 before the first, which the constructor takes)."""
+    (-1 before the first, which the constructor takes).
+
+    Note [Scheduler step flags]
+    Two flags, False on the class and set on the instance while they hold (so that, as in
+    PyTorch, both are in state_dict() once the constructor has run): _is_initial during the
+    constructor's step, which a chainable get_lr answers with the current lr (testing
+    last_epoch == 0 instead would be wrong for a scheduler resumed with last_epoch=k or
+    stepped with step(0)); _get_lr_called_within_step while step() calls get_lr, so that
+    get_lr() called by the user warns to use get_last_lr()."""
+
+    _get_lr_called_within_step = False
+    _is_initial = False
 
     def __init__(self, optimizer, last_epoch=-1):
         if not isinstance(optimizer, Optimizer):
@@ -64,19 +145,27 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                lr = group["lr"]
+                group.setdefault("initial_lr", lr.clone() if isinstance(lr, _C.TensorBase)
+                                 else lr)
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
-                                   "when resuming an optimizer")
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when "
+                        "resuming scheduler with last_epoch >= 0.\nThis typically happens "
+                        "when:\n1. You're trying to resume training from a checkpoint but "
+                        "haven't properly loaded the optimizer state\n2. You're using "
+                        "last_epoch >= 0 for a fresh training run (not recommended)")
+        self.base_lrs = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
+        _track_optimizer_step(optimizer)
         self._initial_step()
 
     def _initial_step(self):
         self._step_count = 0
-        self.step()
+        with _Flag(self, "_is_initial"):
+            self.step()
 
     def state_dict(self):
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
@@ -91,20 +180,48 @@ class LRScheduler:
         raise NotImplementedError
 
     def step(self, epoch=None):
+        if self._step_count == 1:
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn(
+                    "Seems like `optimizer.step()` has been overridden after learning rate "
+                    "scheduler initialization. Please, make sure to call `optimizer.step()` "
+                    "before `lr_scheduler.step()`. See more details at https://pytorch.org/"
+                    "docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning,
+                    stacklevel=2)
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn(
+                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In "
+                    "PyTorch 1.1.0 and later, you should call them in the opposite order: "
+                    "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will "
+                    "result in PyTorch skipping the first value of the learning rate schedule. "
+                    "See more details at https://pytorch.org/docs/stable/optim.html"
+                    "#how-to-adjust-learning-rate", UserWarning, stacklevel=2)
         self._step_count += 1
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
-            self.last_epoch = epoch
-            closed = getattr(self, "_get_closed_form_lr", None)
-            values = closed() if closed is not None else self.get_lr()
-        for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        """One step of the schedule (chainable), or the closed form at epoch where the class
+        has one; no warnings (SequentialLR restarts a scheduler with _update_lr(0))."""
+        with _Flag(self, "_get_lr_called_within_step"):
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed = getattr(self, "_get_closed_form_lr", None)
+                values = closed() if closed is not None else self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
+            _set_group_value(group, "lr", lr)
+        self._last_lr = _group_values(self.optimizer, "lr")
 
     def _lrs(self):
-        return [group["lr"] for group in self.optimizer.param_groups]
+        return _group_values(self.optimizer, "lr")
+
+
+class _LRScheduler(LRScheduler):
+    """The old name of LRScheduler, kept as a subclass (PyTorch's)."""
 
 
 class _LambdaState:
@@ -143,6 +260,7 @@ class LambdaLR(_LambdaState, LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
 
@@ -151,12 +269,16 @@ class MultiplicativeLR(_LambdaState, LRScheduler):
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self._set_lambdas(optimizer, lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        if self.last_epoch > 0:
-            return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._lrs())]
-        return self._lrs()
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial:
+            return self._lrs()
+        return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._lrs())]
 
 
 class StepLR(LRScheduler):
@@ -167,6 +289,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return self._lrs()
         return [lr * self.gamma for lr in self._lrs()]
@@ -184,6 +307,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch not in self.milestones:
             return self._lrs()
         return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in self._lrs()]
@@ -204,6 +328,7 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [lr * self.factor for lr in self._lrs()]
         if self.last_epoch != self.total_iters:
@@ -230,9 +355,10 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [lr * self.start_factor for lr in self._lrs()]
-        if self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return self._lrs()
         span = self.end_factor - self.start_factor
         ratio = 1.0 + span / (self.total_iters * self.start_factor + (self.last_epoch - 1) * span)
@@ -252,7 +378,8 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        if self.last_epoch == 0:
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial:
             return self._lrs()
         return [lr * self.gamma for lr in self._lrs()]
 
@@ -268,7 +395,8 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        if self.last_epoch == 0 or self.last_epoch > self.total_iters:
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial or self.last_epoch > self.total_iters:
             return self._lrs()
         decay = ((1.0 - self.last_epoch / self.total_iters)
                  / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
@@ -288,8 +416,9 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         e, T, eta = self.last_epoch, self.T_max, self.eta_min
-        if e == 0:
+        if self._is_initial:
             return self._lrs()
         if self._step_count == 1 and e > 0:
             return [eta + (base - eta) * (1 + math.cos(e * math.pi / T)) / 2
@@ -323,17 +452,20 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         return [self.eta_min + (base - self.eta_min)
                 * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2 for base in self.base_lrs]
 
     def step(self, epoch=None):
+        """A step of one epoch, or to epoch (fractional epochs allowed); unlike the other
+        schedulers (and as in PyTorch) it neither counts _step_count nor warns."""
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:
             epoch = self.last_epoch + 1
             self.T_cur = self.T_cur + 1
             if self.T_cur >= self.T_i:
-                self.T_cur = self.T_cur - self.T_i
+                self.T_cur = self.T_cur % self.T_i
                 self.T_i = self.T_i * self.T_mult
         else:
             if epoch < 0:
@@ -349,9 +481,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_0
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        self._step_count += 1
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            group["lr"] = lr
+        with _Flag(self, "_get_lr_called_within_step"):
+            for group, lr in zip(self.optimizer.param_groups, self.get_lr(), strict=True):
+                _set_group_value(group, "lr", lr)
         self._last_lr = self._lrs()
 
 
@@ -363,10 +495,13 @@ class CyclicLR(LRScheduler):
     def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
                  mode="triangular", gamma=1.0, scale_fn=None, scale_mode="cycle",
                  cycle_momentum=True, base_momentum=0.8, max_momentum=0.9, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
         base_lrs = _per_group("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
+                _set_group_value(group, "lr", lr)
         self.max_lrs = _per_group("max_lr", optimizer, max_lr)
         up = float(step_size_up)
         down = float(step_size_down) if step_size_down is not None else up
@@ -376,26 +511,49 @@ class CyclicLR(LRScheduler):
             raise ValueError("mode is invalid and scale_fn is None")
         self.mode, self.gamma = mode, gamma
         self._scale_fn_custom = scale_fn
-        if scale_fn is None:
-            scale_mode = "iterations" if mode == "exp_range" else "cycle"
         self.scale_mode = scale_mode
+        self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            self.use_beta1, self.base_momentums, self.max_momentums = _init_momentum_cycle(
-                optimizer, base_momentum, max_momentum, last_epoch == -1)
+            self.base_momentums, self.max_momentums = _init_momentum_cycle(
+                self, optimizer, base_momentum, max_momentum, last_epoch == -1)
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
+
+    def _init_scale_fn(self):
+        """The built-in mode's scale function and the scale_mode it implies (kept out of
+        state_dict, rebuilt by load_state_dict)."""
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "triangular":
+            self._scale_fn_ref = self._triangular_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "triangular2":
+            self._scale_fn_ref = self._triangular2_scale_fn
+            self.scale_mode = "cycle"
+        else:
+            self._scale_fn_ref = functools.partial(self._exp_range_scale_fn, self.gamma)
+            self.scale_mode = "iterations"
 
     def scale_fn(self, x):
         if self._scale_fn_custom is not None:
             return self._scale_fn_custom(x)
-        if self.mode == "triangular":
-            return 1.0
-        if self.mode == "triangular2":
-            return 1 / (2.0 ** (x - 1))
-        return self.gamma ** x
+        return self._scale_fn_ref(x)
+
+    @staticmethod
+    def _triangular_scale_fn(x):
+        return 1.0
+
+    @staticmethod
+    def _triangular2_scale_fn(x):
+        return 1 / (2.0 ** (x - 1))
+
+    @staticmethod
+    def _exp_range_scale_fn(gamma, x):
+        return gamma ** x
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         cycle = math.floor(1 + self.last_epoch / self.total_size)
         x = 1.0 + self.last_epoch / self.total_size - cycle
         if x <= self.step_ratio:
@@ -413,6 +571,7 @@ class CyclicLR(LRScheduler):
 
     def state_dict(self):
         state = super().state_dict()
+        state.pop("_scale_fn_ref", None)
         fn = state.pop("_scale_fn_custom")
         state["_scale_fn_custom"] = None
         if fn is not None and not isinstance(fn, types.FunctionType):
@@ -425,6 +584,7 @@ class CyclicLR(LRScheduler):
         super().load_state_dict(state_dict)
         if fn is not None:
             self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
 
 
 class OneCycleLR(LRScheduler):
@@ -453,20 +613,16 @@ class OneCycleLR(LRScheduler):
         else:
             raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
         n = self.total_steps
+        phases = [(float(pct_start * n) - 1, "initial_lr", "max_lr", "max_momentum",
+                   "base_momentum")]
         if three_phase:
-            self._schedule_phases = [
-                (float(pct_start * n) - 1, "initial_lr", "max_lr", "max_momentum",
-                 "base_momentum"),
-                (float(2 * pct_start * n) - 2, "max_lr", "initial_lr", "base_momentum",
-                 "max_momentum"),
-                (n - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
-            ]
+            phases += [(float(2 * pct_start * n) - 2, "max_lr", "initial_lr", "base_momentum",
+                        "max_momentum"),
+                       (n - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
         else:
-            self._schedule_phases = [
-                (float(pct_start * n) - 1, "initial_lr", "max_lr", "max_momentum",
-                 "base_momentum"),
-                (n - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
-            ]
+            phases += [(n - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        keys = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
+        self._schedule_phases = [dict(zip(keys, phase)) for phase in phases]
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):
@@ -481,8 +637,7 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            self.use_beta1 = _init_momentum_cycle(optimizer, base_momentum, max_momentum,
-                                                  last_epoch == -1)[0]
+            _init_momentum_cycle(self, optimizer, base_momentum, max_momentum, last_epoch == -1)
         super().__init__(optimizer, last_epoch)
 
     def _anneal(self, start, end, pct):
@@ -491,6 +646,7 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         step = self.last_epoch
         if step > self.total_steps:
             raise ValueError(f"Tried to step {step} times. The specified number of total steps "
@@ -498,12 +654,15 @@ class OneCycleLR(LRScheduler):
         lrs = []
         for group in self.optimizer.param_groups:
             start = 0.0
-            for i, (end, lr0, lr1, m0, m1) in enumerate(self._schedule_phases):
+            for i, phase in enumerate(self._schedule_phases):
+                end = phase["end_step"]
                 if step <= end or i == len(self._schedule_phases) - 1:
                     pct = (step - start) / (end - start)
-                    lrs.append(self._anneal(group[lr0], group[lr1], pct))
+                    lrs.append(self._anneal(group[phase["start_lr"]], group[phase["end_lr"]],
+                                            pct))
                     if self.cycle_momentum:
-                        _set_momentum(group, self._anneal(group[m0], group[m1], pct),
+                        _set_momentum(group, self._anneal(group[phase["start_momentum"]],
+                                                          group[phase["end_momentum"]], pct),
                                       self.use_beta1)
                     break
                 start = end
@@ -518,9 +677,9 @@ class ReduceLROnPlateau(LRScheduler):
                  threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
-        self.factor = factor
         self.optimizer = optimizer
         n = len(optimizer.param_groups)
         if isinstance(min_lr, (list, tuple)):
@@ -531,16 +690,19 @@ class ReduceLROnPlateau(LRScheduler):
         else:
             self.default_min_lr = min_lr
             self.min_lrs = [min_lr] * n
+        self.patience, self.cooldown, self.eps = patience, cooldown, eps
+        self.last_epoch = 0
+        self._last_lr = self._lrs()
+        self._init_is_better(mode, threshold, threshold_mode)
+        self._reset()
+
+    def _init_is_better(self, mode, threshold, threshold_mode):
         if mode not in ("min", "max"):
             raise ValueError("mode " + mode + " is unknown!")
         if threshold_mode not in ("rel", "abs"):
             raise ValueError("threshold mode " + threshold_mode + " is unknown!")
-        self.patience, self.cooldown, self.eps = patience, cooldown, eps
-        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
         self.mode_worse = math.inf if mode == "min" else -math.inf
-        self.last_epoch = 0
-        self._last_lr = self._lrs()
-        self._reset()
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
 
     def _reset(self):
         self.best = self.mode_worse
@@ -551,7 +713,7 @@ class ReduceLROnPlateau(LRScheduler):
     def in_cooldown(self):
         return self.cooldown_counter > 0
 
-    def is_better(self, a, best):
+    def _is_better(self, a, best):
         if self.mode == "min":
             if self.threshold_mode == "rel":
                 return a < best * (1.0 - self.threshold)
@@ -562,8 +724,12 @@ class ReduceLROnPlateau(LRScheduler):
 
     def step(self, metrics, epoch=None):
         current = float(metrics)
-        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
-        if self.is_better(current, self.best):
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
+        if self._is_better(current, self.best):
             self.best = current
             self.num_bad_epochs = 0
         else:
@@ -572,14 +738,31 @@ class ReduceLROnPlateau(LRScheduler):
             self.cooldown_counter -= 1
             self.num_bad_epochs = 0
         if self.num_bad_epochs > self.patience:
-            for i, group in enumerate(self.optimizer.param_groups):
-                old = float(group["lr"])
-                new = max(old * self.factor, self.min_lrs[i])
-                if old - new > self.eps:
-                    group["lr"] = new
+            self._reduce_lr()
             self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
         self._last_lr = self._lrs()
+
+    def _reduce_lr(self):
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` ({len(groups)}) differs "
+                    f"from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), "
+                    "usually due to a new param group being added to the optimizer. Please "
+                    "modify the `min_lrs` field to match the length of the `optimizer` param "
+                    "groups.")
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for group, min_lr in zip(groups, self.min_lrs):
+            old = float(group["lr"])
+            new = max(old * self.factor, min_lr)
+            if old - new > self.eps:
+                _set_group_value(group, "lr", new)
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)
+        self._init_is_better(self.mode, self.threshold, self.threshold_mode)
 
 
 class _Composite(LRScheduler):
@@ -593,6 +776,11 @@ class _Composite(LRScheduler):
             if not hasattr(s, "optimizer"):
                 raise TypeError(f"{type(self).__name__} at index {i} should have `optimizer` as "
                                 "its attribute.")
+            if isinstance(s, ReduceLROnPlateau):
+                raise ValueError(f"{type(self).__name__} does not support `ReduceLROnPlateau` "
+                                 "scheduler as it requires additional kwargs to be specified "
+                                 f"when calling `step`, but got one at index {i} in the given "
+                                 "schedulers sequence.")
             if s.optimizer is not optimizer:
                 raise ValueError(f"{type(self).__name__} expects all schedulers to belong to "
                                  f"the same optimizer, but got scheduler {type(s).__name__} at "
@@ -628,18 +816,27 @@ class SequentialLR(_Composite):
         self.optimizer = optimizer
         # the schedulers' constructors each took a step: undo them, then redo the first's
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
-        for s in schedulers:
-            s.last_epoch -= 1
-        schedulers[0]._initial_step()
-        self._last_lr = schedulers[0].get_last_lr()
+            _set_group_value(group, "lr", group["initial_lr"])
+        self.recursive_undo()
+        idx = bisect_right(milestones, 0)
+        schedulers[idx]._initial_step()
+        self._last_lr = schedulers[idx].get_last_lr()
+
+    def recursive_undo(self, sched=None):
+        """last_epoch -= 1 on every scheduler within (into nested composites)."""
+        sched = self if sched is None else sched
+        if hasattr(sched, "_schedulers"):
+            for s in sched._schedulers:
+                self.recursive_undo(s)
+        elif hasattr(sched, "last_epoch"):
+            sched.last_epoch -= 1
 
     def step(self):
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[idx]
         if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
-            scheduler.step(0)
+            scheduler._update_lr(0)
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
@@ -654,9 +851,9 @@ class ChainedScheduler(_Composite):
         self._check(schedulers, optimizer, " to be chained")
         self._schedulers = schedulers
         self.optimizer = optimizer
-        self._last_lr = self._lrs()
+        self._last_lr = _group_values(schedulers[-1].optimizer, "lr")
 
     def step(self):
         for s in self._schedulers:
             s.step()
-        self._last_lr = self._lrs()
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")

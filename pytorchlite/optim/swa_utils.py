@@ -16,7 +16,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module
-from .lr_scheduler import LRScheduler, _per_group
+from .lr_scheduler import LRScheduler, _per_group, _warn_get_lr_called_within_step
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn",
            "get_swa_multi_avg_fn", "get_ema_avg_fn", "get_swa_avg_fn"]
@@ -212,6 +212,7 @@ class SWALR(LRScheduler):
                             else self._linear_anneal)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)

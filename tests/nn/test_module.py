@@ -168,6 +168,63 @@ def test_parameter_repr_matches_torch():
     assert repr(p) == golden.answer(lambda: repr(torch.nn.Parameter(torch.tensor([1.0, 2.0]))))
 
 
+def parameter_containers(lib):
+    """ParameterList and ParameterDict with 0, 1 and 2 entries, float64 and int entries, a
+    plain tensor entry (set past __setitem__, which would make it a Parameter) and other
+    objects, and both inside a module."""
+    nn_, P = lib.nn, lib.nn.Parameter
+    out = {"list 0": nn_.ParameterList(), "list 1": nn_.ParameterList([P(lib.ones(2))]),
+           "list 2": nn_.ParameterList([P(lib.ones(2, 3)),
+                                        P(lib.ones((), dtype=lib.float64))]),
+           "list int": nn_.ParameterList([P(lib.ones(4, dtype=lib.int64), requires_grad=False),
+                                          lib.zeros(0, 2)])}
+    out["list objects"] = nn_.ParameterList([P(lib.ones(1))]).extend([3, "x"])
+    out["list tensor"] = nn_.ParameterList([P(lib.ones(1))])
+    object.__setattr__(out["list tensor"], "0", lib.ones(2))
+    out["dict 0"] = nn_.ParameterDict()
+    out["dict 1"] = nn_.ParameterDict({"w": P(lib.ones(2))})
+    out["dict 2"] = nn_.ParameterDict({"w": P(lib.ones(2, 3)),
+                                       "b": lib.ones(3, dtype=lib.float64)})
+    out["dict int"] = nn_.ParameterDict({"i": P(lib.ones(2, dtype=lib.int32),
+                                                requires_grad=False)})
+    out["dict objects"] = nn_.ParameterDict([("z", P(lib.ones(1))), ("a", 5)])
+    out["dict tensor"] = nn_.ParameterDict({"t": P(lib.ones(1))})
+    object.__setattr__(out["dict tensor"], "t", lib.ones(2, 2))
+    m = nn_.Module()
+    m.plist = nn_.ParameterList([P(lib.ones(2))])
+    m.pdict = nn_.ParameterDict({"b": P(lib.ones(2)), "a": P(lib.ones(1))})
+    out["in a module"] = m
+    return out
+
+
+def test_parameter_container_repr_matches_torch():
+    """Module.__repr__ over the containers' extra_repr: one line for one entry, the dtype
+    (ParameterList) or the tensor type (ParameterDict), "Tensor containing" for a plain tensor
+    and "Object of type" for anything else; a plain dict's keys in sorted order."""
+    ours = {k: repr(v) for k, v in parameter_containers(ptl).items()}
+    golden.assert_same_results(lambda lib: ours if lib is ptl else
+                               {k: repr(v) for k, v in parameter_containers(lib).items()})
+
+
+def test_parameter_container_behaviour_matches_torch():
+    raised = golden._raised     # [exception class name, message], or None
+
+    def run(lib):
+        pl = lib.nn.ParameterList([lib.ones(1), 2.5])
+        pd = lib.nn.ParameterDict({"b": lib.ones(1), "a": 3})
+        return {"list entries": [type(v).__name__ for v in pl] + [len(pl[0:1]), len(pl[::-1])],
+                "list errors": [raised(lambda: pl[2]), raised(lambda: pl.extend(lib.ones(2))),
+                                raised(lambda: pl(1))],
+                "dict keys": [list(pd), list(reversed(pd)), list(pd.copy()),
+                              list(pd | lib.nn.ParameterDict({"c": 1}))],
+                "dict entries": [type(pd.get("a")).__name__, pd.get("z"),
+                                 type(pd.setdefault("c", lib.ones(2))).__name__,
+                                 pd.pop("c").shape[0], pd.popitem()[0], len(pd)],
+                "dict errors": [raised(lambda: pd[1]), raised(lambda: pd.update(5)),
+                                raised(lambda: pd.update([("a", 1, 2)])), raised(lambda: pd(1))]}
+    golden.assert_same_results(run)
+
+
 def test_linear_init_bounds_like_torch():
     import math
     m = nn.Linear(50, 20)

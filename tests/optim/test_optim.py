@@ -133,6 +133,44 @@ def test_state_dict_structure_matches_torch():
     assert opt2.param_groups[0]["lr"] == 0.1
 
 
+def layout(v):
+    """A state entry's structure: a tensor's dtype and shape, a list's length and first
+    entry, another value's type (values themselves are compared by the step tests)."""
+    if hasattr(v, "shape"):
+        return ["tensor", str(v.dtype).split(".")[-1], list(v.shape)]
+    if isinstance(v, list):
+        return ["list", len(v)] + [layout(x) for x in v[:1]]
+    return type(v).__name__
+
+
+@pytest.mark.parametrize("name, kwargs", CASES + [("LBFGS", dict(lr=0.5, history_size=3, max_iter=5)),
+                                                  ("LBFGS", dict(line_search_fn="strong_wolfe", max_iter=4))],
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)] + ["LBFGS-0",
+                                                                              "LBFGS-1"])
+def test_repr_and_state_dict_match_torch(name, kwargs):
+    """After two steps on two param groups (LBFGS: one): repr(optimizer), every group's keys
+    in order with their values, and the state's keys in order with the structure of each."""
+    def run(lib):
+        a = lib.linspace(-1, 1, 6).reshape(2, 3).requires_grad_()
+        b = lib.linspace(0.5, 2, 3).requires_grad_()
+        groups = [a, b] if name == "LBFGS" else [{"params": [a]}, {"params": [b], "lr": 0.02}]
+        opt = getattr(lib.optim, name)(groups, **kwargs)
+
+        def closure():
+            opt.zero_grad()
+            loss = (a * a).sum() + (b ** 3).sum()
+            loss.backward()
+            return loss
+        for _ in range(2):
+            opt.step(closure)
+        sd = opt.state_dict()
+        return {"repr": repr(opt),
+                "param_groups": [[[k, repr(v)] for k, v in g.items()] for g in sd["param_groups"]],
+                "state": [[k, [[key, layout(v)] for key, v in entry.items()]]
+                          for k, entry in sd["state"].items()]}
+    golden.assert_same_results(run)
+
+
 def test_errors():
     p = ptl.ones(2, requires_grad=True)
     with pytest.raises(ValueError, match="Invalid learning rate: -1"):

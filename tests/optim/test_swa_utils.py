@@ -219,3 +219,21 @@ def test_swalr_after_cosine_matches_torch(strategy, epochs):
             seq.append([g["lr"] for g in opt.param_groups])
         lrs[lib] = seq
     np.testing.assert_allclose(lrs[ptl], lrs[torch], rtol=1e-12)
+
+
+@torch_ref
+def test_swalr_get_lr_warns_and_state_dict_keys_match_torch():
+    """get_lr() called outside step() warns to use get_last_lr(), as every scheduler; the
+    state_dict keys are torch's (the step flags included)."""
+    import warnings
+
+    def run(lib):
+        opt = lib.optim.SGD([lib.ones(2, requires_grad=True)], lr=0.1)
+        sched = lib.optim.swa_utils.SWALR(opt, swa_lr=0.05, anneal_epochs=3)
+        opt.step()
+        sched.step()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lrs = sched.get_lr()
+        return lrs, [str(w.message) for w in caught], list(sched.state_dict())
+    assert run(ptl) == run(torch)

@@ -2,20 +2,47 @@
 (torch/nn/modules/container.py)."""
 import operator
 from collections import OrderedDict
+from collections.abc import Iterable, Mapping
 from itertools import islice
 
+from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
+
+
+def _abs_index(idx, n):
+    """idx (negative: from the end) as a position in a sequence of n; IndexError outside."""
+    idx = operator.index(idx)
+    if not (-n <= idx < n):
+        raise IndexError(f"index {idx} is out of range")
+    return idx % n
+
+
+def _entry_repr(key, value, dtype_name):
+    """One line of ParameterList's / ParameterDict's extra_repr, as torch prints it: a tensor
+    as "Parameter containing: [<dtype_name(value)> of size 2x3]" (" (cuda:0)" after the size
+    on a GPU; "Tensor" for a plain tensor), another object by its type."""
+    if isinstance(value, Tensor):
+        size = "x".join(str(s) for s in value.size())
+        device = f" ({value.device})" if value.device.type == "cuda" else ""
+        kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+        return f"  ({key}): {kind} containing: [{dtype_name(value)} of size {size}{device}]"
+    return f"  ({key}): Object of type: {type(value).__name__}"
+
+
+def _as_entry(value):
+    """A tensor becomes a Parameter (an existing one is kept); other objects stay as they
+    are, plain attributes of the container."""
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
 
 
 class _ModuleSequence(Module):
     """What Sequential and ModuleList share: modules kept in order, indexed by position."""
 
     def _abs(self, idx):
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        return idx % len(self)
+        return _abs_index(idx, len(self))
 
     def __delitem__(self, idx):
         keys = list(self._modules.keys())
@@ -186,6 +213,9 @@ class ModuleDict(Module):
 
 
 class ParameterList(Module):
+    """A list of Parameters (tensors put in are made Parameters; other objects are kept as
+    they are), registered with the module."""
+
     def __init__(self, values=None):
         super().__init__()
         self._size = 0
@@ -194,19 +224,14 @@ class ParameterList(Module):
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
-            return ParameterList([getattr(self, str(i)) for i in range(len(self))[idx]])
-        idx = operator.index(idx)
-        if idx < 0:
-            idx += len(self)
-        return getattr(self, str(idx))
+            out = self.__class__()
+            for i in range(*idx.indices(len(self))):
+                out.append(self[i])
+            return out
+        return getattr(self, str(_abs_index(idx, len(self))))
 
     def __setitem__(self, idx, param):
-        idx = operator.index(idx)
-        if idx < 0:
-            idx += len(self)
-        if not isinstance(param, Parameter):
-            param = Parameter(param)
-        setattr(self, str(idx), param)
+        setattr(self, str(_abs_index(idx, len(self))), _as_entry(param))
 
     def __len__(self):
         return self._size
@@ -217,6 +242,9 @@ class ParameterList(Module):
     def __iadd__(self, parameters):
         return self.extend(parameters)
 
+    def __dir__(self):
+        return [key for key in super().__dir__() if not key.isdigit()]
+
     def append(self, value):
         new_idx = len(self)
         self._size += 1
@@ -224,40 +252,49 @@ class ParameterList(Module):
         return self
 
     def extend(self, values):
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError("ParameterList.extend should be called with an iterable, but got "
+                            + type(values).__name__)
         for v in values:
             self.append(v)
         return self
 
     def extra_repr(self):
-        lines = []
-        for k, p in enumerate(self):
-            size = "x".join(str(s) for s in p.size())
-            lines.append(f"  ({k}): Parameter containing: [{p.type()} of size {size}]")
-        return "\n".join(lines)
+        return "\n".join(_entry_repr(k, p, lambda t: t.dtype) for k, p in enumerate(self))
 
-    def __repr__(self):
-        return "ParameterList(\n" + self.extra_repr() + "\n)" if len(self) else "ParameterList()"
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterList should not be called.")
 
 
 class ParameterDict(Module):
+    """A dict of Parameters by str key (tensors put in are made Parameters; other objects are
+    kept as they are), registered with the module.  update() from a plain dict takes its
+    items in sorted key order (an OrderedDict, a ParameterDict or pairs: in their order)."""
+
     def __init__(self, parameters=None):
         super().__init__()
         self._keys = {}
         if parameters is not None:
             self.update(parameters)
 
+    @staticmethod
+    def _key_to_attr(key):
+        if not isinstance(key, str):
+            raise TypeError("Index given to ParameterDict cannot be used as a key as it is not "
+                            f"a string (type is '{type(key).__name__}'). Open an issue on "
+                            "github if you need non-string keys.")
+        return key
+
     def __getitem__(self, key):
-        return getattr(self, key)
+        return getattr(self, self._key_to_attr(key))
 
     def __setitem__(self, key, value):
         self._keys[key] = None
-        if not isinstance(value, Parameter):
-            value = Parameter(value)
-        setattr(self, key, value)
+        setattr(self, self._key_to_attr(key), _as_entry(value))
 
     def __delitem__(self, key):
         del self._keys[key]
-        delattr(self, key)
+        delattr(self, self._key_to_attr(key))
 
     def __len__(self):
         return len(self._keys)
@@ -265,8 +302,41 @@ class ParameterDict(Module):
     def __iter__(self):
         return iter(self._keys)
 
+    def __reversed__(self):
+        return reversed(self._keys)
+
     def __contains__(self, key):
         return key in self._keys
+
+    def copy(self):
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        for k in list(self._keys):
+            del self[k]
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def popitem(self):
+        k, _ = self._keys.popitem()
+        self._keys[k] = None
+        val = self[k]
+        del self[k]
+        return k, val
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys, default=None):
+        return ParameterDict((k, default) for k in keys)
 
     def keys(self):
         return self._keys.keys()
@@ -278,6 +348,42 @@ class ParameterDict(Module):
         return (self[k] for k in self._keys)
 
     def update(self, parameters):
-        items = parameters.items() if hasattr(parameters, "items") else parameters
-        for k, v in items:
-            self[k] = v
+        if not isinstance(parameters, Iterable):
+            raise TypeError("ParametersDict.update should be called with an iterable of "
+                            "key/value pairs, but got " + type(parameters).__name__)
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            items = parameters.items()
+        elif isinstance(parameters, Mapping):
+            items = sorted(parameters.items())
+        else:
+            items = []
+            for j, p in enumerate(parameters):
+                if not isinstance(p, Iterable):
+                    raise TypeError(f"ParameterDict update sequence element #{j} should be "
+                                    f"Iterable; is{type(p).__name__}")
+                if len(p) != 2:
+                    raise ValueError(f"ParameterDict update sequence element #{j} has length "
+                                     f"{len(p)}; 2 is required")
+                items.append(p)
+        for key, value in items:
+            self[key] = value
+
+    def extra_repr(self):
+        return "\n".join(_entry_repr(k, p, lambda t: t.type()) for k, p in self.items())
+
+    def __call__(self, input):
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __or__(self, other):
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ror__(self, other):
+        out = other.copy()
+        out.update(self)
+        return out
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
