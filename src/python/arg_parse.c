@@ -615,9 +615,177 @@ append_signature(PyObject *parts, const PtlOperator *op, int method)
     }
 }
 
+/* The type a parameter wants, as PyTorch's "argument 'x' must be T" names it */
+static const char *
+wanted_type_name(const PtlArg *a)
+{
+    switch ((PtlArgKind)a->kind) {
+    case PTL_ARG_DTYPE: return "torch.dtype";
+    case PTL_ARG_DEVICE: return "torch.device";
+    case PTL_ARG_LAYOUT: return "torch.layout";
+    case PTL_ARG_MEMFORMAT: return "torch.memory_format";
+    case PTL_ARG_GENERATOR: return "torch.Generator";
+    default: return arg_type_name(a);
+    }
+}
+
+static int
+arg_required(const PtlSchema *s, int i)
+{
+    return !s->args[i].has_default && !(s->args[i].optional && i != s->out_index);
+}
+
+/* "missing 1 required positional arguments" and "missing 2 required positional argument":
+ * PyTorch's words, plural swapped, naming each required parameter from the first missing one
+ * on that no positional argument filled (a keyword argument does not take a name off) */
+static PyObject *
+missing_error(PyObject *name, const PtlSchema *s, int from, Py_ssize_t nargs)
+{
+    PyObject *names = PyUnicode_FromString("");
+    int n = 0;
+    for (int i = from; names != NULL && i < s->nargs; i++) {
+        if (arg_required(s, i) && i >= nargs) {
+            const char *pname = (i == 0 && strcmp(s->args[i].name, "self") == 0)
+                                    ? "input" : s->args[i].name;
+            PyUnicode_AppendAndDel(&names, PyUnicode_FromFormat("%s\"%s\"", n ? ", " : "",
+                                                                 pname));
+            n++;
+        }
+    }
+    if (names != NULL) {
+        PyErr_Format(PyExc_TypeError, "%U() missing %d required positional argument%s: %U",
+                     name, n, n == 1 ? "s" : "", names);
+        Py_DECREF(names);
+    }
+    return NULL;
+}
+
+/* "takes 2 positional arguments but 3 were given", counted without a method's self */
+static PyObject *
+too_many_error(PyObject *name, const PtlSchema *s, int first, int npos, Py_ssize_t nargs)
+{
+    int lo = 0;
+    for (int i = first; i < npos; i++) {
+        lo += arg_required(s, i);
+    }
+    int hi = npos - first;
+    if (lo == hi) {
+        PyErr_Format(PyExc_TypeError, "%U() takes %d positional argument%s but %zd were given",
+                     name, hi, hi == 1 ? "" : "s", nargs - first);
+    }
+    else {
+        PyErr_Format(PyExc_TypeError,
+                     "%U() takes from %d to %d positional arguments but %zd were given", name,
+                     lo, hi, nargs - first);
+    }
+    return NULL;
+}
+
+/* Whether the keyword names a parameter (or is a factory's requires_grad) */
+static int
+known_keyword(const PtlOperator *op, const char *kw)
+{
+    if (op->device_arg >= 0 && strcmp(kw, "requires_grad") == 0) {
+        return 1;
+    }
+    for (int i = 0; i < op->schema.nargs; i++) {
+        if (name_matches(&op->schema.args[i], i, kw)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A call that the function's one signature refuses gets PyTorch's message for the first thing
+ * wrong with it, in the order its parser looks: too many positional arguments, then each
+ * parameter (given twice, missing, or of the wrong type), then an unknown keyword.  NULL with
+ * no exception set: nothing found (the int-list varargs form), the caller's general message. */
+static PyObject *
+single_signature_error(PtlPyOpFunc *f, const PtlOperator *op, PyObject *const *args,
+                       Py_ssize_t nargs, PyObject *kwnames)
+{
+    const PtlSchema *s = &op->schema;
+    int first = f->method ? 1 : 0, npos = 0;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    while (npos < s->nargs && !s->args[npos].kwarg_only) {
+        npos++;
+    }
+    if (nargs > npos) {
+        if (npos > 0 && s->args[npos - 1].kind == PTL_ARG_INTLIST &&
+            is_int_like(args[npos - 1])) {
+            return NULL;   /* the varargs form, x.permute(0, 1, "a"): the general message */
+        }
+        return too_many_error(f->name, s, first, npos, nargs);
+    }
+    for (int i = first; i < s->nargs; i++) {
+        const PtlArg *a = &s->args[i];
+        PyObject *v = i < nargs ? args[i] : NULL;
+        for (Py_ssize_t k = 0; k < nkw; k++) {
+            const char *kw = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+            if (kw == NULL) {
+                return NULL;
+            }
+            if (name_matches(a, i, kw)) {
+                if (v != NULL) {
+                    PyErr_Format(PyExc_TypeError, "%U() got multiple values for argument '%s'",
+                                 f->name, (i == 0 && !strcmp(a->name, "self")) ? "input" : a->name);
+                    return NULL;
+                }
+                v = args[nargs + k];
+            }
+        }
+        if (v == NULL) {
+            if (arg_required(s, i)) {
+                return missing_error(f->name, s, i, nargs);
+            }
+            continue;
+        }
+        Scratch sc;
+        PtlIValue iv;
+        sc.nheap = 0;
+        sc.nowned = 0;
+        sc.requires_grad = -1;
+        sc.pin_memory = 0;
+        int r = convert(op, a, v, &iv, &sc, i);
+        scratch_clear(&sc);
+        if (r < 0) {
+            return NULL;
+        }
+        if (r == 0) {
+            const char *pname = (i == 0 && !strcmp(a->name, "self")) ? "input" : a->name;
+            PyObject *pos = i < nargs ? PyUnicode_FromFormat(" (position %d)", i + 1 - first)
+                                      : PyUnicode_FromString("");
+            if (pos != NULL) {
+                PyErr_Format(PyExc_TypeError, "%U(): argument '%s'%U must be %s, not %s",
+                             f->name, pname, pos, wanted_type_name(a), py_type_name(v));
+                Py_DECREF(pos);
+            }
+            return NULL;
+        }
+    }
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        const char *kw = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+        if (kw == NULL) {
+            return NULL;
+        }
+        if (!known_keyword(op, kw)) {
+            PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%s'",
+                         f->name, kw);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
 static PyObject *
 no_match_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
+    if (f->n == 1) {
+        single_signature_error(f, ptl_dispatcher_op_at(f->ids[0]), args, nargs, kwnames);
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+    }
     PyObject *parts = PyList_New(0);
     if (parts == NULL) {
         return NULL;
