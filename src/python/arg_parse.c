@@ -615,6 +615,26 @@ append_signature(PyObject *parts, const PtlOperator *op, int method)
     }
 }
 
+/* Note [Bad call messages]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * A call that no overload accepts gets the message PyTorch's python_arg_parser gives it, and
+ * PyTorch chooses between two forms by counting its Python signatures:
+ * - a function with one signature in all names the first fault of the call against it;
+ * - otherwise the signatures shown in its messages (all but the hidden, deprecated ones)
+ *   whose parameter count admits the number of arguments given (positional plus keyword)
+ *   are "plausible": when exactly one is, it names the fault against that one;
+ * - otherwise the general "received an invalid combination of arguments" form lists them.
+ * A Python signature is not an overload here: an out= overload whose other parameters are
+ * another overload's is that overload's optional `out` (PyTorch merges them), and the hidden
+ * signatures are the deprecated forms of deprecated.yaml (add(Tensor self, Scalar alpha,
+ * Tensor other) ...), which PyTorch also gives to the in-place methods, plus copy_'s; they
+ * are a table here (hidden_signatures) because no schema of ours spells them.  The first
+ * fault is found in the order PyTorch's FunctionSignature::parse looks: too many positional
+ * arguments, then each parameter in turn (missing, or of the wrong type), then the keywords
+ * left over (unknown, or naming a parameter a positional argument filled).  The messages
+ * keep PyTorch's words, "missing 1 required positional arguments" included.  Accepted calls
+ * never come here. */
+
 /* The type a parameter wants, as PyTorch's "argument 'x' must be T" names it */
 static const char *
 wanted_type_name(const PtlArg *a)
@@ -629,26 +649,183 @@ wanted_type_name(const PtlArg *a)
     }
 }
 
+/* The Python type of a value as PyTorch's messages name it (Py_TYPE(o)->tp_name) */
+static const char *
+given_type_name(PyObject *o)
+{
+    return PtlPyTensor_Check(o) ? "Tensor" : Py_TYPE(o)->tp_name;
+}
+
+/* A parameter's name in PyTorch's Python signatures, where self is input */
+static const char *
+param_name(const PtlSchema *s, int i)
+{
+    return strcmp(s->args[i].name, "self") == 0 ? "input" : s->args[i].name;
+}
+
+/* Whether PyTorch's Python signature requires the parameter: it has no default (a `Tensor?
+ * bias` without one is required, though None may be passed) */
 static int
 arg_required(const PtlSchema *s, int i)
 {
-    return !s->args[i].has_default && !(s->args[i].optional && i != s->out_index);
+    return !s->args[i].has_default;
 }
 
-/* "missing 1 required positional arguments" and "missing 2 required positional argument":
- * PyTorch's words, plural swapped, naming each required parameter from the first missing one
- * on that no positional argument filled (a keyword argument does not take a name off) */
+/* Functions and methods with hidden signatures in PyTorch (Note [Bad call messages]) */
+static const char *const hidden_signatures[] = {
+    "add", "add_", "sub", "sub_", "addbmm", "addbmm_", "addcdiv", "addcdiv_", "addcmul",
+    "addcmul_", "addmm", "addmm_", "addmv", "addmv_", "addr", "addr_", "baddbmm", "baddbmm_",
+    "sspaddmm", "copy_",
+};
+
+static int
+has_hidden_signature(PyObject *name)
+{
+    const char *n = PyUnicode_AsUTF8(name);
+    for (size_t i = 0; n != NULL && i < sizeof(hidden_signatures) / sizeof(*hidden_signatures);
+         i++) {
+        if (strcmp(n, hidden_signatures[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Functions (F) and methods (M) for which PyTorch has one more shown signature than we have
+ * overloads: a twin of our widest signature (the one with the most parameters) that takes
+ * `more` required parameters besides: a Number where we take a Tensor (more 0: eq(Tensor
+ * input, Number other), bitwise_and(Number self, Tensor other), narrow(..., Tensor start,
+ * ...), the Dimname forms of max and min), an out_dtype (addmm, mm: more 1) or a generator
+ * (rand_like: more 1).  Note [Bad call messages]. */
+enum { TWIN_F = 1, TWIN_M = 2 };
+static const struct {
+    const char *name;
+    int where, more;
+} twin_signatures[] = {
+    {"addmm", TWIN_F, 1}, {"baddbmm", TWIN_F, 1}, {"bmm", TWIN_F, 1}, {"mm", TWIN_F, 1},
+    {"rand_like", TWIN_F, 1}, {"randn_like", TWIN_F, 1}, {"linspace", TWIN_F, 0},
+    {"logspace", TWIN_F, 0}, {"max", TWIN_F, 0}, {"min", TWIN_F, 0}, {"rsub", TWIN_F, 0},
+    {"where", TWIN_F | TWIN_M, 0}, {"moveaxis", TWIN_F | TWIN_M, 0},
+    {"narrow", TWIN_F | TWIN_M, 0}, {"clamp_max", TWIN_F | TWIN_M, 0},
+    {"clamp_min", TWIN_F | TWIN_M, 0}, {"div", TWIN_M, 0}, {"div_", TWIN_M, 0},
+    {"bitwise_and", TWIN_F | TWIN_M, 0}, {"bitwise_and_", TWIN_M, 0},
+    {"bitwise_or", TWIN_F | TWIN_M, 0}, {"bitwise_or_", TWIN_M, 0},
+    {"bitwise_xor", TWIN_F | TWIN_M, 0}, {"bitwise_xor_", TWIN_M, 0},
+    {"bitwise_left_shift", TWIN_F | TWIN_M, 0}, {"bitwise_left_shift_", TWIN_M, 0},
+    {"bitwise_right_shift", TWIN_F | TWIN_M, 0}, {"bitwise_right_shift_", TWIN_M, 0},
+    {"eq", TWIN_F | TWIN_M, 0}, {"eq_", TWIN_M, 0}, {"ne", TWIN_F | TWIN_M, 0},
+    {"ne_", TWIN_M, 0}, {"ge", TWIN_F | TWIN_M, 0}, {"ge_", TWIN_M, 0},
+    {"gt", TWIN_F | TWIN_M, 0}, {"gt_", TWIN_M, 0}, {"le", TWIN_F | TWIN_M, 0},
+    {"le_", TWIN_M, 0}, {"lt", TWIN_F | TWIN_M, 0}, {"lt_", TWIN_M, 0},
+    {"floor_divide", TWIN_M, 0}, {"floor_divide_", TWIN_M, 0},
+    {"fmod", TWIN_F | TWIN_M, 0}, {"fmod_", TWIN_M, 0}, {"remainder", TWIN_F | TWIN_M, 0},
+    {"remainder_", TWIN_M, 0},
+};
+
+/* The twin's extra required parameters, or -1 when PyTorch has no twin */
+static int
+twin_signature(const PtlPyOpFunc *f)
+{
+    const char *n = PyUnicode_AsUTF8(f->name);
+    for (size_t i = 0; n != NULL && i < sizeof(twin_signatures) / sizeof(*twin_signatures);
+         i++) {
+        if (strcmp(n, twin_signatures[i].name) == 0 &&
+            (twin_signatures[i].where & (f->method ? TWIN_M : TWIN_F))) {
+            return twin_signatures[i].more;
+        }
+    }
+    return -1;
+}
+
+/* Whether out overload o is overload s with an out= parameter added (PyTorch's one Python
+ * signature for both) */
+static int
+is_out_twin(const PtlSchema *o, const PtlSchema *s)
+{
+    if (o->out_index < 0 || s->out_index >= 0 || o->nargs != s->nargs + 1 ||
+        o->out_index != s->nargs) {
+        return 0;
+    }
+    for (int i = 0; i < s->nargs; i++) {
+        if (strcmp(o->args[i].name, s->args[i].name) != 0 || o->args[i].kind != s->args[i].kind) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* One Python signature: an overload, and whether an out overload merged into it */
+typedef struct PySignature {
+    const PtlOperator *op;
+    int has_out;
+} PySignature;
+
+static int
+python_signatures(const PtlPyOpFunc *f, PySignature *sigs)
+{
+    int n = 0;
+    for (int k = 0; k < f->n; k++) {
+        const PtlOperator *op = ptl_dispatcher_op_at(f->ids[k]);
+        int twin = -1;
+        for (int j = 0; j < f->n && twin < 0; j++) {
+            if (j != k && is_out_twin(&op->schema, &ptl_dispatcher_op_at(f->ids[j])->schema)) {
+                twin = j;
+            }
+        }
+        if (twin < 0) {
+            sigs[n].op = op;
+            sigs[n].has_out = 0;
+            for (int j = 0; j < f->n; j++) {
+                sigs[n].has_out |= j != k && is_out_twin(&ptl_dispatcher_op_at(f->ids[j])->schema,
+                                                          &op->schema);
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
+/* PyTorch's min_args (required parameters, keyword-only ones included) and max_args (all
+ * parameters: a factory's requires_grad, a merged out) of a signature, a method's self aside */
+static void
+signature_arg_counts(const PySignature *sig, int method, int *min_args, int *max_args)
+{
+    const PtlSchema *s = &sig->op->schema;
+    *min_args = 0;
+    *max_args = sig->has_out + (sig->op->device_arg >= 0);
+    for (int i = method ? 1 : 0; i < s->nargs; i++) {
+        *min_args += arg_required(s, i);
+        (*max_args)++;
+    }
+}
+
+/* "takes 2 positional arguments but 3 were given", counted without a method's self */
 static PyObject *
-missing_error(PyObject *name, const PtlSchema *s, int from, Py_ssize_t nargs)
+too_many_error(PyObject *name, const PySignature *sig, int method, int max_pos, Py_ssize_t given)
+{
+    int min_args, max_args;
+    signature_arg_counts(sig, method, &min_args, &max_args);
+    if (min_args != max_pos) {
+        return PyErr_Format(PyExc_TypeError,
+                            "%U() takes from %d to %d positional arguments but %zd were given",
+                            name, min_args, max_pos, given);
+    }
+    return PyErr_Format(PyExc_TypeError, "%U() takes %d positional argument%s but %zd %s given",
+                        name, max_pos, max_pos == 1 ? "" : "s", given,
+                        given == 1 ? "was" : "were");
+}
+
+/* "missing 1 required positional arguments: "other"": every required parameter from the
+ * first missing one on, given by keyword or not (PyTorch's words, plural swapped) */
+static PyObject *
+missing_error(PyObject *name, const PtlSchema *s, int from)
 {
     PyObject *names = PyUnicode_FromString("");
     int n = 0;
     for (int i = from; names != NULL && i < s->nargs; i++) {
-        if (arg_required(s, i) && i >= nargs) {
-            const char *pname = (i == 0 && strcmp(s->args[i].name, "self") == 0)
-                                    ? "input" : s->args[i].name;
+        if (arg_required(s, i)) {
             PyUnicode_AppendAndDel(&names, PyUnicode_FromFormat("%s\"%s\"", n ? ", " : "",
-                                                                 pname));
+                                                                 param_name(s, i)));
             n++;
         }
     }
@@ -660,128 +837,227 @@ missing_error(PyObject *name, const PtlSchema *s, int from, Py_ssize_t nargs)
     return NULL;
 }
 
-/* "takes 2 positional arguments but 3 were given", counted without a method's self */
-static PyObject *
-too_many_error(PyObject *name, const PtlSchema *s, int first, int npos, Py_ssize_t nargs)
+/* The parameter index a keyword names in a signature (the merged out and a factory's
+ * requires_grad count as parameters after the schema's), or -1 */
+static int
+keyword_index(const PySignature *sig, const char *kw)
 {
-    int lo = 0;
-    for (int i = first; i < npos; i++) {
-        lo += arg_required(s, i);
+    const PtlSchema *s = &sig->op->schema;
+    for (int i = 0; i < s->nargs; i++) {
+        if (name_matches(&s->args[i], i, kw)) {
+            return i;
+        }
     }
-    int hi = npos - first;
-    if (lo == hi) {
-        PyErr_Format(PyExc_TypeError, "%U() takes %d positional argument%s but %zd were given",
-                     name, hi, hi == 1 ? "" : "s", nargs - first);
+    if (sig->has_out && strcmp(kw, "out") == 0) {
+        return s->nargs;
     }
-    else {
-        PyErr_Format(PyExc_TypeError,
-                     "%U() takes from %d to %d positional arguments but %zd were given", name,
-                     lo, hi, nargs - first);
+    if (sig->op->device_arg >= 0 && strcmp(kw, "requires_grad") == 0) {
+        return s->nargs + 1;
+    }
+    return -1;
+}
+
+static PyObject *
+keyword_value(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const PySignature *sig,
+              int index)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        const char *kw = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+        if (kw != NULL && keyword_index(sig, kw) == index) {
+            return args[nargs + k];
+        }
     }
     return NULL;
 }
 
-/* Whether the keyword names a parameter (or is a factory's requires_grad) */
+/* Whether v passes parameter i's check (the out and requires_grad parameters included):
+ * 1 yes, 0 no, -1 error */
 static int
-known_keyword(const PtlOperator *op, const char *kw)
+param_accepts(const PySignature *sig, int i, PyObject *v)
 {
-    if (op->device_arg >= 0 && strcmp(kw, "requires_grad") == 0) {
-        return 1;
+    const PtlSchema *s = &sig->op->schema;
+    if (i == s->nargs) {
+        return v == Py_None || PtlPyTensor_Check(v);
     }
-    for (int i = 0; i < op->schema.nargs; i++) {
-        if (name_matches(&op->schema.args[i], i, kw)) {
-            return 1;
-        }
+    if (i == s->nargs + 1) {
+        return PyBool_Check(v);
     }
-    return 0;
+    Scratch sc;
+    PtlIValue iv;
+    sc.nheap = 0;
+    sc.nowned = 0;
+    sc.requires_grad = -1;
+    sc.pin_memory = 0;
+    int r = convert(sig->op, &s->args[i], v, &iv, &sc, i);
+    scratch_clear(&sc);
+    return r;
 }
 
-/* A call that the function's one signature refuses gets PyTorch's message for the first thing
- * wrong with it, in the order its parser looks: too many positional arguments, then each
- * parameter (given twice, missing, or of the wrong type), then an unknown keyword.  NULL with
- * no exception set: nothing found (the int-list varargs form), the caller's general message. */
-static PyObject *
-single_signature_error(PtlPyOpFunc *f, const PtlOperator *op, PyObject *const *args,
-                       Py_ssize_t nargs, PyObject *kwnames)
+static int
+all_int_like(PyObject *const *args, Py_ssize_t from, Py_ssize_t nargs)
 {
-    const PtlSchema *s = &op->schema;
-    int first = f->method ? 1 : 0, npos = 0;
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    while (npos < s->nargs && !s->args[npos].kwarg_only) {
-        npos++;
-    }
-    if (nargs > npos) {
-        if (npos > 0 && s->args[npos - 1].kind == PTL_ARG_INTLIST &&
-            is_int_like(args[npos - 1])) {
-            return NULL;   /* the varargs form, x.permute(0, 1, "a"): the general message */
+    for (Py_ssize_t k = from; k < nargs; k++) {
+        if (!is_int_like(args[k])) {
+            return 0;
         }
-        return too_many_error(f->name, s, first, npos, nargs);
     }
-    for (int i = first; i < s->nargs; i++) {
-        const PtlArg *a = &s->args[i];
-        PyObject *v = i < nargs ? args[i] : NULL;
-        for (Py_ssize_t k = 0; k < nkw; k++) {
-            const char *kw = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
-            if (kw == NULL) {
-                return NULL;
-            }
-            if (name_matches(a, i, kw)) {
-                if (v != NULL) {
-                    PyErr_Format(PyExc_TypeError, "%U() got multiple values for argument '%s'",
-                                 f->name, (i == 0 && !strcmp(a->name, "self")) ? "input" : a->name);
-                    return NULL;
-                }
-                v = args[nargs + k];
-            }
+    return 1;
+}
+
+/* Raises PyTorch's message for the first fault of the call against one signature.  Returns
+ * NULL, with no exception set when it finds none (the signature accepts what no overload
+ * did): the caller gives the general message then. */
+static PyObject *
+signature_error(PtlPyOpFunc *f, const PySignature *sig, PyObject *const *args, Py_ssize_t nargs,
+                PyObject *kwnames)
+{
+    const PtlSchema *s = &sig->op->schema;
+    int first = f->method ? 1 : 0, max_pos = 0;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, left = nkw, pos = first;
+    for (int i = first; i < s->nargs && !s->args[i].kwarg_only; i++) {
+        max_pos++;
+    }
+    if (f->method && s->nargs == 1 && !sig->has_out) {
+        /* PyTorch binds a method without parameters as METH_NOARGS: CPython's words */
+        if (nkw > 0) {
+            return PyErr_Format(PyExc_TypeError, "Tensor.%U() takes no keyword arguments",
+                                f->name);
         }
-        if (v == NULL) {
-            if (arg_required(s, i)) {
-                return missing_error(f->name, s, i, nargs);
+        return PyErr_Format(PyExc_TypeError, "Tensor.%U() takes no arguments (%zd given)",
+                            f->name, nargs - first);
+    }
+    int varargs = max_pos == 1 && s->args[first].kind == PTL_ARG_INTLIST;
+    if (nargs - first > max_pos && !varargs) {
+        return too_many_error(f->name, sig, f->method, max_pos, nargs - first);
+    }
+    int nparams = s->nargs + sig->has_out;
+    for (int i = first; i < nparams; i++) {
+        int extra = i >= s->nargs;   /* the merged out */
+        int keyword = 0;
+        PyObject *v;
+        if (pos < nargs) {
+            if (extra || s->args[i].kwarg_only) {
+                return too_many_error(f->name, sig, f->method, max_pos, nargs - first);
             }
+            v = args[pos];
+        }
+        else {
+            v = keyword_value(args, nargs, kwnames, sig, i);
+            keyword = 1;
+        }
+        int optional = extra || s->args[i].optional;
+        if (v == NULL && (extra || !arg_required(s, i))) {
             continue;
         }
-        Scratch sc;
-        PtlIValue iv;
-        sc.nheap = 0;
-        sc.nowned = 0;
-        sc.requires_grad = -1;
-        sc.pin_memory = 0;
-        int r = convert(op, a, v, &iv, &sc, i);
-        scratch_clear(&sc);
+        if (v == NULL) {
+            return missing_error(f->name, s, i);
+        }
+        int r = (v == Py_None && optional) ? 1 : param_accepts(sig, i, v);
         if (r < 0) {
             return NULL;
         }
+        if (r == 0 && varargs && pos == first && !keyword && all_int_like(args, pos, nargs)) {
+            pos = nargs;
+            continue;
+        }
         if (r == 0) {
-            const char *pname = (i == 0 && !strcmp(a->name, "self")) ? "input" : a->name;
-            PyObject *pos = i < nargs ? PyUnicode_FromFormat(" (position %d)", i + 1 - first)
-                                      : PyUnicode_FromString("");
-            if (pos != NULL) {
-                PyErr_Format(PyExc_TypeError, "%U(): argument '%s'%U must be %s, not %s",
-                             f->name, pname, pos, wanted_type_name(a), py_type_name(v));
-                Py_DECREF(pos);
+            const char *pname = extra ? "out" : param_name(s, i);
+            const char *want = extra ? "Tensor" : wanted_type_name(&s->args[i]);
+            PyObject *head = (!extra && s->args[i].kind == PTL_ARG_INTLIST &&
+                              (PyList_Check(v) || PyTuple_Check(v)) && PySequence_Size(v) > 0)
+                                 ? PySequence_Fast_GET_ITEM(v, 0)
+                                 : NULL;
+            if (!keyword && head != NULL && !is_int_like(head)) {
+                /* PyTorch checks an int list by its first element and names it */
+                return PyErr_Format(PyExc_TypeError,
+                                    "%U(): argument '%s' (position %zd) must be %s, but found "
+                                    "element of type %s at pos 0",
+                                    f->name, pname, pos + 1 - first, want,
+                                    given_type_name(head));
             }
-            return NULL;
+            if (keyword) {
+                return PyErr_Format(PyExc_TypeError, "%U(): argument '%s' must be %s, not %s",
+                                    f->name, pname, want, given_type_name(v));
+            }
+            return PyErr_Format(PyExc_TypeError,
+                                "%U(): argument '%s' (position %zd) must be %s, not %s", f->name,
+                                pname, pos + 1 - first, want, given_type_name(v));
+        }
+        if (!keyword) {
+            pos++;
+        }
+        else {
+            left--;
         }
     }
-    for (Py_ssize_t k = 0; k < nkw; k++) {
+    if (pos < nargs) {
+        return too_many_error(f->name, sig, f->method, max_pos, nargs - first);
+    }
+    PyObject *rg = sig->op->device_arg >= 0 ? keyword_value(args, nargs, kwnames, sig,
+                                                            s->nargs + 1)
+                                            : NULL;
+    if (rg != NULL && !PyBool_Check(rg)) {
+        return PyErr_Format(PyExc_TypeError, "%U(): argument 'requires_grad' must be bool, not %s",
+                            f->name, given_type_name(rg));
+    }
+    left -= rg != NULL;
+    for (Py_ssize_t k = 0; left > 0 && k < nkw; k++) {
         const char *kw = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
         if (kw == NULL) {
             return NULL;
         }
-        if (!known_keyword(op, kw)) {
-            PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%s'",
-                         f->name, kw);
-            return NULL;
+        int i = keyword_index(sig, kw);
+        if (i < 0) {
+            return PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%s'",
+                                f->name, kw);
+        }
+        if (i < nargs) {
+            return PyErr_Format(PyExc_TypeError, "%U() got multiple values for argument '%s'",
+                                f->name, kw);
         }
     }
     return NULL;
+}
+
+/* The signature PyTorch names the fault against (Note [Bad call messages]), or -1 for the
+ * general message */
+static int
+blamed_signature(PtlPyOpFunc *f, const PySignature *sigs, int nsigs, Py_ssize_t nargs,
+                 PyObject *kwnames)
+{
+    int more = twin_signature(f);
+    if (nsigs == 1 && more < 0 && !has_hidden_signature(f->name)) {
+        return 0;
+    }
+    Py_ssize_t given = nargs - (f->method ? 1 : 0) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    int blamed = -1, plausible = 0, widest_min = 0, widest_max = -1;
+    for (int k = 0; k < nsigs; k++) {
+        int min_args, max_args;
+        signature_arg_counts(&sigs[k], f->method, &min_args, &max_args);
+        if (given >= min_args && given <= max_args) {
+            blamed = k;
+            plausible++;
+        }
+        if (max_args > widest_max) {
+            widest_min = min_args;
+            widest_max = max_args;
+        }
+    }
+    if (more >= 0 && given >= widest_min + more && given <= widest_max + more) {
+        plausible++;
+    }
+    return plausible == 1 ? blamed : -1;
 }
 
 static PyObject *
 no_match_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    if (f->n == 1) {
-        single_signature_error(f, ptl_dispatcher_op_at(f->ids[0]), args, nargs, kwnames);
+    PySignature psigs[MAX_OVERLOADS];
+    int npsigs = python_signatures(f, psigs);
+    int blamed = blamed_signature(f, psigs, npsigs, nargs, kwnames);
+    if (blamed >= 0) {
+        signature_error(f, &psigs[blamed], args, nargs, kwnames);
         if (PyErr_Occurred()) {
             return NULL;
         }
