@@ -628,12 +628,17 @@ append_signature(PyObject *parts, const PtlOperator *op, int method)
  * another overload's is that overload's optional `out` (PyTorch merges them), and the hidden
  * signatures are the deprecated forms of deprecated.yaml (add(Tensor self, Scalar alpha,
  * Tensor other) ...), which PyTorch also gives to the in-place methods, plus copy_'s; they
- * are a table here (hidden_signatures) because no schema of ours spells them.  The first
+ * are a table here (hidden_signatures) because no schema of ours spells them.  PyTorch also
+ * shows signatures that we fold into one overload (a Number twin of a Tensor parameter, an
+ * out_dtype or generator form): a second table (twin_signatures) counts them.  The first
  * fault is found in the order PyTorch's FunctionSignature::parse looks: too many positional
  * arguments, then each parameter in turn (missing, or of the wrong type), then the keywords
  * left over (unknown, or naming a parameter a positional argument filled).  The messages
- * keep PyTorch's words, "missing 1 required positional arguments" included.  Accepted calls
- * never come here. */
+ * keep PyTorch's words, "missing 1 required positional arguments" included; a method without
+ * parameters has CPython's METH_NOARGS words.  The general form lists our overloads, not
+ * PyTorch's text of its signatures (no defaults, no "didn't match because" lines), and
+ * tests/python/test_bad_call_messages.py compares only its head.  Accepted calls never come
+ * here. */
 
 /* The type a parameter wants, as PyTorch's "argument 'x' must be T" names it */
 static const char *
@@ -894,24 +899,41 @@ param_accepts(const PySignature *sig, int i, PyObject *v)
     return r;
 }
 
-static int
-all_int_like(PyObject *const *args, Py_ssize_t from, Py_ssize_t nargs)
+/* The index of the first item that is not an int, or -1 */
+static Py_ssize_t
+first_non_int(PyObject *const *items, Py_ssize_t n)
 {
-    for (Py_ssize_t k = from; k < nargs; k++) {
-        if (!is_int_like(args[k])) {
-            return 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (!is_int_like(items[k])) {
+            return k;
         }
     }
-    return 1;
+    return -1;
+}
+
+/* PyTorch checks an int list by its first item; a later item that is not an int fails when
+ * the list is read, with these words (1-based position, no space after the comma) */
+static PyObject *
+unpack_error(PyObject *name, const char *pname, Py_ssize_t k, PyObject *item)
+{
+    return PyErr_Format(PyExc_TypeError,
+                        "%U(): argument '%s' failed to unpack the object at pos %zd with error "
+                        "\"type must be tuple of ints,but got %s\"",
+                        name, pname, k + 1, given_type_name(item));
 }
 
 /* Raises PyTorch's message for the first fault of the call against one signature.  Returns
  * NULL, with no exception set when it finds none (the signature accepts what no overload
- * did): the caller gives the general message then. */
+ * did): the caller gives the general message then.  An int list whose first item is an int
+ * passes PyTorch's check, so a later item that is not is reported only when nothing else is
+ * wrong (*unpack is set then), as PyTorch reads the list after the signature matched. */
 static PyObject *
 signature_error(PtlPyOpFunc *f, const PySignature *sig, PyObject *const *args, Py_ssize_t nargs,
-                PyObject *kwnames)
+                PyObject *kwnames, int *unpack)
 {
+    const char *unpack_name = NULL;
+    PyObject *unpack_item = NULL;
+    Py_ssize_t unpack_at = 0;
     const PtlSchema *s = &sig->op->schema;
     int first = f->method ? 1 : 0, max_pos = 0;
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, left = nkw, pos = first;
@@ -953,28 +975,45 @@ signature_error(PtlPyOpFunc *f, const PySignature *sig, PyObject *const *args, P
         if (v == NULL) {
             return missing_error(f->name, s, i);
         }
+        if (varargs && pos == first && !keyword && nargs - pos > 1) {
+            /* the varargs form, x.permute(0, 1): every positional argument is the list */
+            if (!is_int_like(v)) {
+                return too_many_error(f->name, sig, f->method, max_pos, nargs - first);
+            }
+            Py_ssize_t k = first_non_int(&args[pos], nargs - pos);
+            if (k >= 0 && unpack_name == NULL) {
+                unpack_name = param_name(s, i);
+                unpack_at = k;
+                unpack_item = args[pos + k];
+            }
+            pos = nargs;
+            continue;
+        }
         int r = (v == Py_None && optional) ? 1 : param_accepts(sig, i, v);
         if (r < 0) {
             return NULL;
         }
-        if (r == 0 && varargs && pos == first && !keyword && all_int_like(args, pos, nargs)) {
-            pos = nargs;
-            continue;
+        Py_ssize_t k = (r == 0 && !extra && s->args[i].kind == PTL_ARG_INTLIST &&
+                        (PyList_Check(v) || PyTuple_Check(v)))
+                           ? first_non_int(PySequence_Fast_ITEMS(v), PySequence_Fast_GET_SIZE(v))
+                           : -1;
+        if (k > 0) {
+            if (unpack_name == NULL) {
+                unpack_name = param_name(s, i);
+                unpack_at = k;
+                unpack_item = PySequence_Fast_GET_ITEM(v, k);
+            }
+            r = 1;
         }
         if (r == 0) {
             const char *pname = extra ? "out" : param_name(s, i);
             const char *want = extra ? "Tensor" : wanted_type_name(&s->args[i]);
-            PyObject *head = (!extra && s->args[i].kind == PTL_ARG_INTLIST &&
-                              (PyList_Check(v) || PyTuple_Check(v)) && PySequence_Size(v) > 0)
-                                 ? PySequence_Fast_GET_ITEM(v, 0)
-                                 : NULL;
-            if (!keyword && head != NULL && !is_int_like(head)) {
-                /* PyTorch checks an int list by its first element and names it */
+            if (k == 0 && !keyword) {
                 return PyErr_Format(PyExc_TypeError,
                                     "%U(): argument '%s' (position %zd) must be %s, but found "
                                     "element of type %s at pos 0",
                                     f->name, pname, pos + 1 - first, want,
-                                    given_type_name(head));
+                                    given_type_name(PySequence_Fast_GET_ITEM(v, 0)));
             }
             if (keyword) {
                 return PyErr_Format(PyExc_TypeError, "%U(): argument '%s' must be %s, not %s",
@@ -1017,6 +1056,10 @@ signature_error(PtlPyOpFunc *f, const PySignature *sig, PyObject *const *args, P
                                 f->name, kw);
         }
     }
+    if (unpack_name != NULL) {
+        *unpack = 1;
+        return unpack_error(f->name, unpack_name, unpack_at, unpack_item);
+    }
     return NULL;
 }
 
@@ -1056,8 +1099,19 @@ no_match_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs, PyObject
     PySignature psigs[MAX_OVERLOADS];
     int npsigs = python_signatures(f, psigs);
     int blamed = blamed_signature(f, psigs, npsigs, nargs, kwnames);
+    /* PyTorch tries every signature before it reports: one that passes its checks but for
+     * an int list's later item fails reading the list */
+    for (int k = 0; npsigs > 1 && k < npsigs; k++) {
+        int unpack = 0;
+        signature_error(f, &psigs[k], args, nargs, kwnames, &unpack);
+        if (unpack || (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_TypeError))) {
+            return NULL;
+        }
+        PyErr_Clear();
+    }
     if (blamed >= 0) {
-        signature_error(f, &psigs[blamed], args, nargs, kwnames);
+        int unpack = 0;
+        signature_error(f, &psigs[blamed], args, nargs, kwnames, &unpack);
         if (PyErr_Occurred()) {
             return NULL;
         }

@@ -28,6 +28,7 @@ EXPECTED = {
     "m.norm": _PYTHON_IN_TORCH,
     "m.unflatten": _PYTHON_IN_TORCH,
     "f.broadcast_tensors": _PYTHON_IN_TORCH,
+    "f.tensordot.dims_self=intstrlist": _PYTHON_IN_TORCH,
     "f.norm": "torch.norm is Python and calls linalg_matrix_norm (TypeError); ours raises ValueError",
     "f.frexp": _PYTHON_HERE,
     "m.resize_": _PYTHON_HERE,
@@ -109,7 +110,7 @@ def _bad_values(lib, typ):
     if base in ("int", "SymInt"):
         bad += [("float", 1.5), ("tensor", lib.ones(2, 2))]
     if base.startswith("int[") or base.startswith("SymInt["):
-        bad += [("strlist", ["a"]), ("floatlist", [1.5])]
+        bad += [("strlist", ["a"]), ("floatlist", [1.5]), ("intstrlist", [1, "a"])]
     if base == "Tensor[]":
         bad += [("tensor", lib.ones(2, 2)), ("intlist", [1, 2])]
     if base == "ScalarType":
@@ -143,6 +144,9 @@ def _cases():
                 cases.append((f"{kind}.{name}.{tag}", method, name, build))
 
             add("none", lambda lib: ((), {}))
+            if method and npos == 1 and re.match(r"(Sym)?[Ii]nt\[\]", params[0][1]):
+                add("varargs_str", lambda lib: ([1, "a"], {}))
+                add("varargs_first_str", lambda lib: (["a", 1], {}))
             add("toomany", lambda lib, pos=pos, npos=npos:
                 ([_value(lib, t) for _, t, _, _ in pos] + ["a"] * (npos - len(pos) + 1), {}))
             add("unknown_kw", lambda lib, pos=pos:
@@ -166,13 +170,57 @@ def _cases():
     return cases
 
 
-CASES = _cases()
+# nn.functional entries that torch binds from schemas: the arguments of a good call
+FUNCTIONAL = {
+    "linear": lambda lib: [lib.ones(2, 2), lib.ones(2, 2)],
+    "conv1d": lambda lib: [lib.ones(1, 1, 4), lib.ones(1, 1, 2)],
+    "conv2d": lambda lib: [lib.ones(1, 1, 4, 4), lib.ones(1, 1, 2, 2)],
+    "avg_pool1d": lambda lib: [lib.ones(1, 1, 4), 2],
+    "avg_pool2d": lambda lib: [lib.ones(1, 1, 4, 4), 2],
+    "adaptive_avg_pool1d": lambda lib: [lib.ones(1, 1, 4), 2],
+    "gelu": lambda lib: [lib.ones(2, 2)],
+    "softplus": lambda lib: [lib.ones(2, 2)],
+    "hardshrink": lambda lib: [lib.ones(2, 2)],
+    "softshrink": lambda lib: [lib.ones(2, 2)],
+    "logsigmoid": lambda lib: [lib.ones(2, 2)],
+    "pixel_shuffle": lambda lib: [lib.ones(1, 4, 2, 2), 2],
+    "one_hot": lambda lib: [lib.zeros(2, dtype=lib.int64)],
+    "pdist": lambda lib: [lib.ones(3, 2)],
+    "prelu": lambda lib: [lib.ones(2, 2), lib.ones(1)],
+    "cosine_similarity": lambda lib: [lib.ones(2, 2), lib.ones(2, 2)],
+    "relu_": lambda lib: [lib.ones(2, 2)],
+}
+
+
+def _functional_cases():
+    cases = []
+    for name, good in FUNCTIONAL.items():
+        def add(tag, build, name=name):
+            cases.append((f"F.{name}.{tag}", "F", name, build))
+        add("none", lambda lib: ((), {}))
+        add("toomany", lambda lib, good=good: (good(lib) + ["a"] * 12, {}))
+        add("unknown_kw", lambda lib, good=good: (good(lib), {"foo": 1}))
+        add("dup_kw", lambda lib, good=good: (good(lib), {"input": good(lib)[0]}))
+        add("input=str", lambda lib, good=good: (["a"] + good(lib)[1:], {}))
+        add("input=None", lambda lib, good=good: ([None] + good(lib)[1:], {}))
+        if len(good(ptl)) > 1:
+            add("second=str", lambda lib, good=good: (good(lib)[:1] + ["a"] + good(lib)[2:], {}))
+    return cases
+
+
+CASES = _cases() + _functional_cases()
+# torch binds these from schemas; ours are Python functions in nn/functional.py, so CPython
+# words the count faults and a wrong type reaches the op they call (another name, or an
+# AttributeError before it)
+EXPECTED.update({f"F.{name}": "our nn.functional entry is a Python function" for name in FUNCTIONAL})
 
 
 def _outcome(lib, method, name, build):
     args, kwargs = build(lib)
     try:
-        if method:
+        if method == "F":
+            getattr(lib.nn.functional, name)(*args, **kwargs)
+        elif method:
             getattr(lib.ones(2, 2), name)(*args, **kwargs)
         else:
             getattr(lib, name)(*args, **kwargs)
@@ -185,7 +233,8 @@ def _outcome(lib, method, name, build):
 
 def _compare(case):
     cid, method, name, build = case
-    if method and not hasattr(torch.Tensor, name) or not method and not hasattr(torch, name):
+    owner = {"F": torch.nn.functional, True: torch.Tensor, False: torch}[method]
+    if not hasattr(owner, name) or method == "F" and not hasattr(ptl.nn.functional, name):
         return None
     want = _outcome(torch, method, name, build)
     if want[0] != "TypeError":
