@@ -3,9 +3,13 @@
 The calls are generated from our schemas (every function and method bound from ops.def):
 too many positional arguments, none, an unknown keyword, a positional argument given again
 by keyword, a wrong type (str, None, a float for an int, a tensor for an int, a list of the
-wrong element type, a str for a dtype) at each parameter.  Each runs on pytorchlite and on
-torch; where torch refuses it with a TypeError we must raise the same type and text (the
-module name torch/pytorchlite aside).  See Note [Bad call messages] in src/python/arg_parse.c.
+wrong element type, a str for a dtype) at each parameter, and the varargs form of int
+lists; a few nn.functional entries that torch binds from schemas are added by hand.  Each
+runs on pytorchlite and on torch; where torch refuses it with a TypeError we must raise the
+same type and text (the module name torch/pytorchlite aside).  Where torch gives the general
+"received an invalid combination of arguments" form, ours must too and only its head is
+compared: the signature lists it prints are not torch's text yet.  See Note [Bad call
+messages] in src/python/arg_errors.c.
 """
 import re
 
