@@ -13,20 +13,11 @@
  * str objects; only numbers turned into wrapped 0-dim tensors and long int lists are owned
  * by the call's scratch space and released after it. */
 #include "ptlpy.h"
+#include "arg_parse_impl.h"
 #include "../autograd/autograd.h"
 
 #include <string.h>
 
-#define MAX_OVERLOADS 12
-
-typedef struct PtlPyOpFunc {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    PyObject *name;          /* "add" */
-    int method;              /* args[0] is self */
-    int n;
-    int ids[MAX_OVERLOADS];  /* operator indices */
-} PtlPyOpFunc;
 
 typedef struct Scratch {
     int64_t lists[PTL_SCHEMA_MAX_ARGS][PTL_MAX_DIMS];
@@ -560,94 +551,32 @@ ptlpy_call_op(const PtlOperator *op, PtlIValue *stack)
     return tup;
 }
 
-/* ---- the error for no matching overload ---- */
+/* ---- for arg_errors.c ---- */
 
-static const char *
-py_type_name(PyObject *o)
+int
+ptlpy_is_int_like(PyObject *o)
 {
-    if (PtlPyTensor_Check(o)) {
-        return "Tensor";
-    }
-    if (Py_IS_TYPE(o, &PtlPyDtype_Type)) {
-        return "dtype";
-    }
-    return Py_TYPE(o)->tp_name;
+    return is_int_like(o);
 }
 
-static const char *
-arg_type_name(const PtlArg *a)
+int
+ptlpy_arg_name_matches(const PtlArg *a, int index, const char *kw)
 {
-    switch ((PtlArgKind)a->kind) {
-    case PTL_ARG_SCALAR: return "Number";
-    case PTL_ARG_DTYPE: return "dtype";
-    case PTL_ARG_TENSORLIST: return "tuple of Tensors";
-    case PTL_ARG_INTLIST: return "tuple of ints";
-    case PTL_ARG_FLOATLIST: return "tuple of floats";
-    default: return ptl_arg_kind_name((PtlArgKind)a->kind);
-    }
+    return name_matches(a, index, kw);
 }
 
-static void
-append_signature(PyObject *parts, const PtlOperator *op, int method)
+int
+ptlpy_arg_accepts(const PtlOperator *op, int i, PyObject *v)
 {
-    const PtlSchema *s = &op->schema;
-    PyObject *sig = PyUnicode_FromString(" * (");
-    int first = 1, star = 0;
-    for (int i = method ? 1 : 0; sig != NULL && i < s->nargs; i++) {
-        const PtlArg *a = &s->args[i];
-        PyObject *piece;
-        if (a->kwarg_only && !star) {
-            piece = PyUnicode_FromFormat("%s*", first ? "" : ", ");
-            PyUnicode_AppendAndDel(&sig, piece);
-            star = 1;
-            first = 0;
-        }
-        const char *name = (i == 0 && strcmp(a->name, "self") == 0) ? "input" : a->name;
-        piece = PyUnicode_FromFormat("%s%s%s %s", first ? "" : ", ", arg_type_name(a),
-                                     a->optional ? "?" : "", name);
-        PyUnicode_AppendAndDel(&sig, piece);
-        first = 0;
-    }
-    PyUnicode_AppendAndDel(&sig, PyUnicode_FromString(")\n"));
-    if (sig != NULL) {
-        PyList_Append(parts, sig);
-        Py_DECREF(sig);
-    }
-}
-
-static PyObject *
-no_match_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    PyObject *parts = PyList_New(0);
-    if (parts == NULL) {
-        return NULL;
-    }
-    PyObject *got = PyUnicode_FromString("");
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t i = f->method ? 1 : 0; got != NULL && i < nargs + nkw; i++) {
-        const char *sep = PyUnicode_GET_LENGTH(got) ? ", " : "";
-        PyObject *piece = i < nargs ? PyUnicode_FromFormat("%s%s", sep, py_type_name(args[i]))
-                                    : PyUnicode_FromFormat("%s%U=%s", sep,
-                                                           PyTuple_GET_ITEM(kwnames, i - nargs),
-                                                           py_type_name(args[i]));
-        PyUnicode_AppendAndDel(&got, piece);
-    }
-    for (int k = 0; k < f->n; k++) {
-        append_signature(parts, ptl_dispatcher_op_at(f->ids[k]), f->method);
-    }
-    PyObject *empty = PyUnicode_FromString("");
-    PyObject *sigs = empty ? PyUnicode_Join(empty, parts) : NULL;
-    if (got != NULL && sigs != NULL) {
-        PyErr_Format(PyExc_TypeError,
-                     "%U() received an invalid combination of arguments - got (%U), but "
-                     "expected one of:\n%U",
-                     f->name, got, sigs);
-    }
-    Py_XDECREF(empty);
-    Py_XDECREF(sigs);
-    Py_XDECREF(got);
-    Py_DECREF(parts);
-    return NULL;
+    Scratch sc;
+    PtlIValue iv;
+    sc.nheap = 0;
+    sc.nowned = 0;
+    sc.requires_grad = -1;
+    sc.pin_memory = 0;
+    int r = convert(op, &op->schema.args[i], v, &iv, &sc, i);
+    scratch_clear(&sc);
+    return r;
 }
 
 /* ---- the callable ---- */
@@ -691,7 +620,7 @@ opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         }
         return res;
     }
-    return no_match_error(f, args, nargs, kwnames);
+    return ptlpy_bad_call_error(f, args, nargs, kwnames);
 }
 
 static void

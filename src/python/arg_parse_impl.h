@@ -1,0 +1,31 @@
+/* arg_parse_impl.h -- what arg_parse.c (the bindings) and arg_errors.c (their TypeError for a
+ * call no overload accepts) share.  Private to src/python. */
+#ifndef PTL_PYTHON_ARG_PARSE_IMPL_H
+#define PTL_PYTHON_ARG_PARSE_IMPL_H
+
+#include "ptlpy.h"
+
+#define MAX_OVERLOADS 12
+
+/* One callable per operator name: pytorchlite.add, TensorBase.add (Note [Binding from
+ * schemas]) */
+typedef struct PtlPyOpFunc {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *name;          /* "add" */
+    int method;              /* args[0] is self */
+    int n;
+    int ids[MAX_OVERLOADS];  /* operator indices */
+} PtlPyOpFunc;
+
+/* Whether o is an int to the parser (an index, not a bool, float or tensor) */
+int ptlpy_is_int_like(PyObject *o);
+/* Whether keyword kw names parameter `index` (input for a leading self) */
+int ptlpy_arg_name_matches(const PtlArg *a, int index, const char *kw);
+/* Whether parameter i of op takes v: 1 yes, 0 no, -1 with a Python error set */
+int ptlpy_arg_accepts(const PtlOperator *op, int i, PyObject *v);
+/* Raises the TypeError for a call no overload of f accepts; always NULL */
+PyObject *ptlpy_bad_call_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames);
+
+#endif
