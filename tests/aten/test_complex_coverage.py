@@ -66,9 +66,6 @@ EXPECTED_GRAD_GAPS = {
     "aten::linalg_cholesky": ("grad-value", "linalg: the gradient is projected on "
                               "Hermitian matrices (real diagonal); PyTorch's is not"),
     "aten::linalg_cholesky_ex": ("grad-value", "linalg: as linalg_cholesky"),
-    "aten::pow.Scalar": ("grad-gap", "pointwise: a zero base's exponent gradient masks with "
-                         "exponent >= 0, which complex refuses (PyTorch: imag == 0 and "
-                         "real >= 0)"),
 }
 
 
