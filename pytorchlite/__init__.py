@@ -101,6 +101,8 @@ from . import func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
 from .torch_version import __version__  # noqa: E402,F401
 from . import version  # noqa: E402,F401
+from . import overrides  # noqa: E402,F401
+from ._C import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402,F401
 
 _C._set_tensor_class(Tensor)
 _C._set_size_class(Size)
