@@ -100,6 +100,9 @@ from .compiler import compile  # noqa: E402,F401,A004  (torch.compile, as PyTorc
 from . import func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
 from .torch_version import __version__  # noqa: E402,F401
+from . import version  # noqa: E402,F401
+from . import overrides  # noqa: E402,F401
+from ._C import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402,F401
 
 _C._set_tensor_class(Tensor)
 _C._set_size_class(Size)

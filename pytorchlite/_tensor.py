@@ -6,6 +6,7 @@ import warnings
 
 from . import _C
 from . import _layout, _reductions, _tensor_types, storage
+from . import overrides as _overrides
 from ._functions import _in_place
 from ._size import Size
 
@@ -26,6 +27,23 @@ def _rebuild_tensor(data, dtype_name, shape, requires_grad, device="cpu",
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    """A pickled Tensor subclass (torch._tensor._rebuild_from_type_v2): func(*args) as
+    new_type (as_subclass), its attributes restored from state (a dict, or PyTorch's
+    (dict, slots) pair, or None), through new_type.__setstate__ when it defines one."""
+    ret = func(*args)
+    if type(ret) is not new_type:
+        ret = ret.as_subclass(new_type)
+    if getattr(new_type, "__setstate__", None) is not None:
+        ret.__setstate__(state)
+        return ret
+    attrs, slots = state if isinstance(state, tuple) else (state, None)
+    for mapping in (attrs, slots):
+        for name, value in (mapping or {}).items():
+            setattr(ret, name, value)
+    return ret
 
 
 def _rebuild_meta_tensor(dtype_name, shape, stride, requires_grad):
@@ -84,6 +102,16 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
     return out.to(device) if move else out
 
 
+_nowrap = None
+
+
+def _nowrap_functions():
+    global _nowrap
+    if _nowrap is None:
+        _nowrap = _overrides.get_default_nowrap_functions()
+    return _nowrap
+
+
 class Tensor(_C.TensorBase):
     __slots__ = ("__weakref__",)   # retain_grad and hooks refer to tensors weakly
     __array_priority__ = 1000   # NumPy defers to our reflected operators
@@ -94,6 +122,26 @@ class Tensor(_C.TensorBase):
         t = _tensor_types.legacy_new(_C.get_default_dtype(), _C.device("cpu"), args, kwargs,
                                      check_other=False)
         return t if cls is Tensor else Tensor._make_subclass(cls, t, t.requires_grad)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _overrides._route_subclass(cls)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default every subclass inherits (Note [Torch function]): func(*args, **kwargs)
+        with subclass handling off, its tensors returned as cls (but for the functions of
+        overrides.get_default_nowrap_functions()); NotImplemented when a type of `types` is
+        not a base of cls."""
+        if kwargs is None:
+            kwargs = {}
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with _C.DisableTorchFunctionSubclass():
+            ret = func(*args, **kwargs)
+            if func in _nowrap_functions():
+                return ret
+            return _overrides._convert(ret, cls)
 
     def new(self, *args, **kwargs):
         """The legacy constructor in self's dtype and device (see Tensor.__new__)."""
@@ -170,7 +218,11 @@ class Tensor(_C.TensorBase):
         from . import stack
         return stack(list(t.unbind(0))[::-1])
 
+    __rdiv__ = _C.TensorBase.__rtruediv__   # PyTorch's name for 2 / x (__torch_function__ sees it)
+
     def __rpow__(self, other):
+        if _C._has_torch_function_variadic(self, other):   # Note [Torch function]
+            return _overrides.handle_torch_function(Tensor.__rpow__, (self, other), self, other)
         from . import pow as _pow
         return _pow(other, self)
 
@@ -226,6 +278,15 @@ class Tensor(_C.TensorBase):
         return new
 
     def __reduce_ex__(self, proto):
+        rebuild, args = self._reduce_values()
+        if type(self) is Tensor:
+            return rebuild, args
+        # a subclass comes back as its type, with its attributes (as PyTorch's
+        # _rebuild_from_type_v2)
+        state = getattr(self, "__dict__", None)
+        return _rebuild_from_type_v2, (rebuild, type(self), args, dict(state) if state else None)
+
+    def _reduce_values(self):
         info = self._sparse_info()
         if info is not None:
             return (_rebuild_sparse_tensor, (self._indices().detach(), self._values().detach(),

@@ -9,8 +9,13 @@ def _make(name, fields):
         return f"torch.return_types.{name}(\n{body})"
 
     def __new__(cls, *args):
-        if len(args) == 1 and isinstance(args[0], tuple) and len(args[0]) == len(fields):
-            args = args[0]
+        # PyTorch's structseq takes one sequence of the fields (torch.return_types.max((v, i)),
+        # or a generator of them); the values one by one are accepted too
+        if len(args) == 1 and len(fields) > 1:
+            args = tuple(args[0])
+            if len(args) != len(fields):
+                raise TypeError(f"torch.return_types.{name}() takes a {len(fields)}-sequence "
+                                f"({len(args)}-sequence given)")
         return tuple.__new__(cls, args)
 
     ns = {"__slots__": (), "__new__": __new__, "__repr__": __repr__, "_fields": fields,

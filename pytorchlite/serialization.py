@@ -66,6 +66,7 @@ from contextlib import contextmanager
 
 from . import _C, _layout
 from ._size import Size
+from ._tensor import Tensor, _rebuild_from_type_v2
 from .autograd.grad_mode import no_grad
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
@@ -209,7 +210,13 @@ class _Pickler(pickle._Pickler):
                     obj.requires_grad, collections.OrderedDict())
             if t.is_conj():   # the storage keeps its bytes, the bit goes in PyTorch's metadata
                 args += ({"conj": True},)
-            return (_global("torch._utils", "_rebuild_tensor_v2"), args)
+            rebuild = _global("torch._utils", "_rebuild_tensor_v2")
+            if type(obj) is Tensor:
+                return (rebuild, args)
+            # a subclass: PyTorch's _rebuild_from_type_v2(func, type, args, state)
+            state = getattr(obj, "__dict__", None)
+            return (_global("torch._tensor", "_rebuild_from_type_v2"),
+                    (rebuild, type(obj), args, dict(state) if state else None))
         if isinstance(obj, _C.device):
             return (_global("torch", "device"), (str(obj),))
         if isinstance(obj, Size):
@@ -417,6 +424,7 @@ def _allowed_globals():
         ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
         ("torch.serialization", "_get_layout"): _get_layout,
         ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
+        ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
         ("torch", "Size"): _make_size,
         ("torch", "device"): _make_device,
         ("torch.nn.parameter", "Parameter"): Parameter,

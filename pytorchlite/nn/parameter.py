@@ -4,7 +4,9 @@ from .._tensor import Tensor
 
 
 class Parameter(Tensor):
-    """A tensor that a Module registers as a parameter when assigned as an attribute."""
+    """A tensor that a Module registers as a parameter when assigned as an attribute.  Its
+    arithmetic gives plain tensors (no __torch_function__: Note [Torch function])."""
+    __torch_function__ = _C._disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -30,7 +32,9 @@ def _rebuild_parameter(data, requires_grad):
 
 
 class Buffer(Tensor):
-    """Marks a tensor as a buffer when assigned to a Module attribute (persistent by default)."""
+    """Marks a tensor as a buffer when assigned to a Module attribute (persistent by default).
+    Its arithmetic gives plain tensors, as PyTorch's (whose Buffer(t) is t itself)."""
+    __torch_function__ = _C._disabled_torch_function_impl
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
@@ -38,6 +42,12 @@ class Buffer(Tensor):
         t = Tensor._make_subclass(cls, data, data.requires_grad)
         t._persistent = persistent
         return t
+
+
+def _uninitialized_allowed():
+    names = ("__hash__", "size", "copy_", "is_complex", "is_floating_point", "half", "float",
+             "double", "char", "short", "int", "long", "cuda", "cpu", "to", "get_device")
+    return {getattr(Tensor, n) for n in names if hasattr(Tensor, n)}
 
 
 class UninitializedTensorMixin:
@@ -62,6 +72,19 @@ class UninitializedTensorMixin:
 
     def __repr__(self):
         return f"<{self.__class__.__name__}>"
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """Only the calls that do not read the values (size, copy_, to, the dtype
+        conversions...) work before materialize(); others raise PyTorch's ValueError."""
+        if func in _uninitialized_allowed() or type(func).__name__ == "method-wrapper":
+            return super().__torch_function__(func, types, args, kwargs or {})
+        raise ValueError(
+            f"Attempted to use an uninitialized parameter in {func}. This error happens when "
+            "you are using a `LazyModule` or explicitly manipulating "
+            f"`torch.nn.parameter.{cls.__name__}` objects. When using LazyModules Call "
+            "`forward` with a dummy batch to initialize the parameters before calling torch "
+            "functions")
 
     def __deepcopy__(self, memo):
         if id(self) not in memo:

@@ -27,6 +27,8 @@ typedef struct Scratch {
     int nowned;
     int requires_grad;   /* factory kwarg, -1 when absent */
     int pin_memory;      /* factory kwarg pin_memory=True: the result is pinned */
+    int overloaded;      /* a tensor argument's type has __torch_function__ (Note [Torch
+                          * function]): the call goes there instead */
 } Scratch;
 
 static void
@@ -213,6 +215,9 @@ to_tensorlist(const PtlArg *a, PyObject *o, PtlIValue *out, Scratch *sc)
         }
         else if (PtlPyTensor_Check(e)) {
             arr[i] = PTLPY_IMPL(e);
+            if (PTL_UNLIKELY(Py_TYPE(e) != ptlpy_tensor_class) && ptlpy_tf_subclass(e)) {
+                sc->overloaded = 1;
+            }
         }
         else {
             return 0;
@@ -242,6 +247,9 @@ convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scr
     case PTL_ARG_TENSOR:
         if (PtlPyTensor_Check(o)) {
             *out = ptl_iv_tensor(PTLPY_IMPL(o));
+            if (PTL_UNLIKELY(Py_TYPE(o) != ptlpy_tensor_class) && ptlpy_tf_subclass(o)) {
+                sc->overloaded = 1;
+            }
             return 1;
         }
         if ((op->flags & PTL_OPF_POINTWISE) &&
@@ -586,6 +594,13 @@ opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
 {
     PtlPyOpFunc *f = (PtlPyOpFunc *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    /* Note [Torch function]: a mode sees every call; an argument of a Tensor subclass with
+     * __torch_function__ is found while parsing (sc.overloaded), any other object with one
+     * when no overload accepts the call */
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (PTL_UNLIKELY(ptlpy_tf_modes) && ptlpy_tf_overloaded(args, nargs + nkw)) {
+        return ptlpy_tf_dispatch(callable, args, nargs, kwnames);
+    }
     PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
     Scratch sc;
     sc.nheap = 0;
@@ -594,6 +609,7 @@ opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
     sc.pin_memory = 0;
     for (int k = 0; k < f->n; k++) {
         const PtlOperator *op = ptl_dispatcher_op_at(f->ids[k]);
+        sc.overloaded = 0;
         int r = try_parse(op, args, nargs, kwnames, stack, &sc);
         if (r < 0) {
             scratch_clear(&sc);
@@ -602,6 +618,10 @@ opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         if (r == 0) {
             scratch_clear(&sc);
             continue;
+        }
+        if (PTL_UNLIKELY(sc.overloaded)) {
+            scratch_clear(&sc);
+            return ptlpy_tf_dispatch(callable, args, nargs, kwnames);
         }
         int rg = sc.requires_grad;
         if (sc.pin_memory && ptlpy_pin_memory_check() < 0) {
@@ -619,6 +639,9 @@ opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
             }
         }
         return res;
+    }
+    if (ptlpy_tf_overloaded(args, nargs + nkw)) {   /* a tensor-like that is no Tensor */
+        return ptlpy_tf_dispatch(callable, args, nargs, kwnames);
     }
     return ptlpy_bad_call_error(f, args, nargs, kwnames);
 }

@@ -103,6 +103,60 @@ void ptlpy_fill_defaults(const PtlOperator *op, PtlIValue *stack, int from);
 PyObject *ptlpy_getitem(PyObject *self, PyObject *index);
 int ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value);
 
+/* ---- __torch_function__ (torch_function.c, Note [Torch function]) ---- */
+#if defined(__GNUC__)
+#define PTLPY_COLD __attribute__((cold, noinline))
+#else
+#define PTLPY_COLD
+#endif
+extern int ptlpy_tf_modes;                 /* TorchFunctionModes active on any thread */
+extern PyObject *ptlpy_tf_disabled_impl;   /* _C._disabled_torch_function_impl */
+int ptlpy_torch_function_init(PyObject *module);
+/* 1 when a call with these n arguments goes to __torch_function__ (the full check) */
+PTLPY_COLD int ptlpy_tf_overloaded(PyObject *const *args, Py_ssize_t n);
+/* func(*args, **kwargs) through pytorchlite.overrides (vectorcall arguments); new ref */
+PTLPY_COLD PyObject *ptlpy_tf_dispatch(PyObject *func, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames);
+/* 1 when o, a tensor of a Tensor subclass, is overloaded here (its type's __torch_function__
+ * is enabled and not _disabled_torch_function_impl, and no Disable* block runs) */
+PTLPY_COLD int ptlpy_tf_subclass(PyObject *o);
+/* the same with func = Tensor.<name> */
+PTLPY_COLD PyObject *ptlpy_tf_dispatch_slot(const char *name, PyObject *const *args,
+                                             Py_ssize_t nargs);
+/* a binary operator slot: Tensor.<name>(a, b) when a is a tensor, else Tensor.<rname>(b, a) */
+PTLPY_COLD PyObject *ptlpy_tf_binary_slot(PyObject *a, PyObject *b, const char *name,
+                                           const char *rname);
+
+/* The operator slots' fast check, inlined without a stack frame: 1 (plain) when no mode is
+ * active and each operand is an exact Tensor, an int or a float (a type compare each); else
+ * the slot calls its cold *_or function, which makes the full check and either goes to
+ * __torch_function__ or calls the slot's own function */
+static inline int
+ptlpy_tf_plain_fast(PyTypeObject *t)
+{
+    return t == ptlpy_tensor_class || t == &PyLong_Type || t == &PyFloat_Type;
+}
+
+static inline int
+ptlpy_tf_plain1(PyObject *a)
+{
+    return !ptlpy_tf_modes && ptlpy_tf_plain_fast(Py_TYPE(a));
+}
+
+static inline int
+ptlpy_tf_plain2(PyObject *a, PyObject *b)
+{
+    return !ptlpy_tf_modes && ptlpy_tf_plain_fast(Py_TYPE(a)) && ptlpy_tf_plain_fast(Py_TYPE(b));
+}
+
+/* a binary operator slot: ptlpy_tf_binary_slot when an operand is overloaded, else slot(a, b) */
+PTLPY_COLD PyObject *ptlpy_tf_binary_or(PyObject *a, PyObject *b, const char *name,
+                                        const char *rname, binaryfunc slot);
+/* Tensor.<name>(a, b) through __torch_function__ when overloaded, else slot(a, b) */
+PTLPY_COLD PyObject *ptlpy_tf_call2_or(PyObject *a, PyObject *b, const char *name,
+                                       binaryfunc slot);
+PTLPY_COLD PyObject *ptlpy_tf_unary_or(PyObject *a, const char *name, unaryfunc slot);
+
 /* ---- the dispatcher from Python, Python kernels (library.c) ---- */
 int ptlpy_library_init(PyObject *module);
 /* ---- storages (storage_object.c) ---- */

@@ -704,6 +704,21 @@ tensor_make_subclass(PyObject *unused, PyObject *args, PyObject *kwargs)
     return ptlpy_wrap_as(t, (PyTypeObject *)cls);
 }
 
+/* Tensor.as_subclass(cls): an alias of self (a view of all of it, sharing its autograd
+ * history) as an object of type cls, as PyTorch's. */
+static PyObject *
+tensor_as_subclass(PyObject *self, PyObject *cls)
+{
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &PtlPyTensorBase_Type)) {
+        PyErr_SetString(PyExc_TypeError, "Creating a Tensor subclass from a class that does not "
+                        "inherit from Tensor is not possible. Make sure your class inherits from "
+                        "Tensor.");
+        return NULL;
+    }
+    PtlIValue v[1] = {ptl_iv_tensor(PTLPY_IMPL(self))};
+    return ptlpy_wrap_as(ptl_call_tensor(PTL_OP_alias, v), (PyTypeObject *)cls);
+}
+
 /* ---- number protocol ---- */
 
 static PyObject *
@@ -1017,40 +1032,123 @@ nb_index(PyObject *a)
     return r;
 }
 
+/* The operator slots as the table installs them: an operand that is overloaded (Note [Torch
+ * function]) sends the call to __torch_function__ with func the Tensor attribute PyTorch
+ * passes for that operator: Tensor.add for `x + 1` and `1 + x` (args (x, 1)),
+ * Tensor.__rsub__ for `1 - x`, Tensor.lt for `x < 1`, Tensor.add_ for `x += 1` ... */
+#define TF_BINARY(SLOT, NAME, RNAME)                              \
+    static PyObject *                                             \
+    tf_##SLOT(PyObject *a, PyObject *b)                           \
+    {                                                             \
+        if (PTL_LIKELY(ptlpy_tf_plain2(a, b))) {                  \
+            return SLOT(a, b);                                    \
+        }                                                         \
+        return ptlpy_tf_binary_or(a, b, NAME, RNAME, SLOT);       \
+    }
+TF_BINARY(nb_add, "add", "add")
+TF_BINARY(nb_sub, "sub", "__rsub__")
+TF_BINARY(nb_mul, "mul", "mul")
+TF_BINARY(nb_truediv, "div", "__rdiv__")
+TF_BINARY(nb_floordiv, "__floordiv__", "__rfloordiv__")
+TF_BINARY(nb_remainder, "remainder", "__rmod__")
+TF_BINARY(nb_matmul, "matmul", "__rmatmul__")
+TF_BINARY(nb_and, "__and__", "bitwise_and")
+TF_BINARY(nb_or, "__or__", "bitwise_or")
+TF_BINARY(nb_xor, "__xor__", "bitwise_xor")
+TF_BINARY(nb_lshift, "__lshift__", "__rlshift__")
+TF_BINARY(nb_rshift, "__rshift__", "__rrshift__")
+TF_BINARY(nb_iadd, "add_", "add_")
+TF_BINARY(nb_isub, "sub_", "sub_")
+TF_BINARY(nb_imul, "mul_", "mul_")
+TF_BINARY(nb_itruediv, "div_", "div_")
+TF_BINARY(nb_ifloordiv, "floor_divide_", "floor_divide_")
+TF_BINARY(nb_iremainder, "remainder_", "remainder_")
+TF_BINARY(nb_iand, "__iand__", "__iand__")
+TF_BINARY(nb_ior, "__ior__", "__ior__")
+TF_BINARY(nb_ixor, "__ixor__", "__ixor__")
+TF_BINARY(nb_ilshift, "__ilshift__", "__ilshift__")
+TF_BINARY(nb_irshift, "__irshift__", "__irshift__")
+#undef TF_BINARY
+
+static PyObject *
+pow2(PyObject *a, PyObject *b)
+{
+    return nb_pow(a, b, Py_None);
+}
+
+static PyObject *
+ipow2(PyObject *a, PyObject *b)
+{
+    return nb_ipow(a, b, Py_None);
+}
+
+static PyObject *
+tf_nb_pow(PyObject *a, PyObject *b, PyObject *mod)
+{
+    if (PTL_LIKELY(mod != Py_None || ptlpy_tf_plain2(a, b))) {
+        return nb_pow(a, b, mod);
+    }
+    return ptlpy_tf_binary_or(a, b, "__pow__", "__rpow__", pow2);
+}
+
+static PyObject *
+tf_nb_ipow(PyObject *a, PyObject *b, PyObject *mod)
+{
+    if (PTL_LIKELY(mod != Py_None || ptlpy_tf_plain2(a, b))) {
+        return nb_ipow(a, b, mod);
+    }
+    return ptlpy_tf_binary_or(a, b, "__ipow__", "__ipow__", ipow2);
+}
+
+#define TF_UNARY(SLOT, NAME)                                      \
+    static PyObject *                                             \
+    tf_##SLOT(PyObject *a)                                        \
+    {                                                             \
+        if (PTL_LIKELY(ptlpy_tf_plain1(a))) {                     \
+            return SLOT(a);                                       \
+        }                                                         \
+        return ptlpy_tf_unary_or(a, NAME, SLOT);                  \
+    }
+TF_UNARY(nb_neg, "neg")
+TF_UNARY(nb_pos, "positive")
+TF_UNARY(nb_abs, "abs")
+TF_UNARY(nb_invert, "__invert__")
+#undef TF_UNARY
+
 static PyNumberMethods tensor_as_number = {
-    .nb_add = nb_add,
-    .nb_subtract = nb_sub,
-    .nb_multiply = nb_mul,
-    .nb_remainder = nb_remainder,
-    .nb_power = nb_pow,
-    .nb_negative = nb_neg,
-    .nb_positive = nb_pos,
-    .nb_absolute = nb_abs,
+    .nb_add = tf_nb_add,
+    .nb_subtract = tf_nb_sub,
+    .nb_multiply = tf_nb_mul,
+    .nb_remainder = tf_nb_remainder,
+    .nb_power = tf_nb_pow,
+    .nb_negative = tf_nb_neg,
+    .nb_positive = tf_nb_pos,
+    .nb_absolute = tf_nb_abs,
     .nb_bool = nb_bool,
-    .nb_invert = nb_invert,
-    .nb_lshift = nb_lshift,
-    .nb_rshift = nb_rshift,
-    .nb_and = nb_and,
-    .nb_xor = nb_xor,
-    .nb_or = nb_or,
+    .nb_invert = tf_nb_invert,
+    .nb_lshift = tf_nb_lshift,
+    .nb_rshift = tf_nb_rshift,
+    .nb_and = tf_nb_and,
+    .nb_xor = tf_nb_xor,
+    .nb_or = tf_nb_or,
     .nb_int = nb_int,
     .nb_float = nb_float,
-    .nb_inplace_add = nb_iadd,
-    .nb_inplace_subtract = nb_isub,
-    .nb_inplace_multiply = nb_imul,
-    .nb_inplace_remainder = nb_iremainder,
-    .nb_inplace_power = nb_ipow,
-    .nb_inplace_lshift = nb_ilshift,
-    .nb_inplace_rshift = nb_irshift,
-    .nb_inplace_and = nb_iand,
-    .nb_inplace_xor = nb_ixor,
-    .nb_inplace_or = nb_ior,
-    .nb_floor_divide = nb_floordiv,
-    .nb_true_divide = nb_truediv,
-    .nb_inplace_floor_divide = nb_ifloordiv,
-    .nb_inplace_true_divide = nb_itruediv,
+    .nb_inplace_add = tf_nb_iadd,
+    .nb_inplace_subtract = tf_nb_isub,
+    .nb_inplace_multiply = tf_nb_imul,
+    .nb_inplace_remainder = tf_nb_iremainder,
+    .nb_inplace_power = tf_nb_ipow,
+    .nb_inplace_lshift = tf_nb_ilshift,
+    .nb_inplace_rshift = tf_nb_irshift,
+    .nb_inplace_and = tf_nb_iand,
+    .nb_inplace_xor = tf_nb_ixor,
+    .nb_inplace_or = tf_nb_ior,
+    .nb_floor_divide = tf_nb_floordiv,
+    .nb_true_divide = tf_nb_truediv,
+    .nb_inplace_floor_divide = tf_nb_ifloordiv,
+    .nb_inplace_true_divide = tf_nb_itruediv,
     .nb_index = nb_index,
-    .nb_matrix_multiply = nb_matmul,
+    .nb_matrix_multiply = tf_nb_matmul,
 };
 
 static PyObject *
@@ -1060,6 +1158,16 @@ tensor_richcompare(PyObject *a, PyObject *b, int cmp)
         [Py_LT] = PTL_OP_lt_Tensor, [Py_LE] = PTL_OP_le_Tensor, [Py_EQ] = PTL_OP_eq_Tensor,
         [Py_NE] = PTL_OP_ne_Tensor, [Py_GT] = PTL_OP_gt_Tensor, [Py_GE] = PTL_OP_ge_Tensor,
     };
+    static const char *names[6] = {
+        [Py_LT] = "lt", [Py_LE] = "le", [Py_EQ] = "__eq__",
+        [Py_NE] = "ne", [Py_GT] = "gt", [Py_GE] = "ge",
+    };
+    if (PTL_UNLIKELY(!ptlpy_tf_plain2(a, b))) {   /* Note [Torch function] */
+        PyObject *ab[2] = {a, b};
+        if (ptlpy_tf_overloaded(ab, 2)) {
+            return ptlpy_tf_binary_slot(a, b, names[cmp], names[cmp]);
+        }
+    }
     return binary_slot(ids[cmp], a, b);
 }
 
@@ -1076,10 +1184,35 @@ tensor_length(PyObject *self)
     return (Py_ssize_t)t->sizes[0];
 }
 
+/* x[i] and x[i] = v: an overloaded operand goes to __torch_function__ (Note [Torch
+ * function]) as Tensor.__getitem__ / Tensor.__setitem__ */
+static PyObject *
+tf_getitem(PyObject *self, PyObject *index)
+{
+    if (PTL_LIKELY(ptlpy_tf_plain2(self, index))) {
+        return ptlpy_getitem(self, index);
+    }
+    return ptlpy_tf_call2_or(self, index, "__getitem__", ptlpy_getitem);
+}
+
+static int
+tf_setitem(PyObject *self, PyObject *index, PyObject *value)
+{
+    if (PTL_UNLIKELY(value != NULL && !(ptlpy_tf_plain2(self, index) && ptlpy_tf_plain1(value)))) {
+        PyObject *args[3] = {self, index, value};
+        if (ptlpy_tf_overloaded(args, 3)) {
+            PyObject *r = ptlpy_tf_dispatch_slot("__setitem__", args, 3);
+            Py_XDECREF(r);
+            return r != NULL ? 0 : -1;
+        }
+    }
+    return ptlpy_setitem(self, index, value);
+}
+
 static PyMappingMethods tensor_as_mapping = {
     .mp_length = tensor_length,
-    .mp_subscript = ptlpy_getitem,
-    .mp_ass_subscript = ptlpy_setitem,
+    .mp_subscript = tf_getitem,
+    .mp_ass_subscript = tf_setitem,
 };
 
 /* ---- buffer protocol (NumPy interop without importing NumPy) ---- */
@@ -1169,6 +1302,8 @@ static PyMethodDef tensor_methods[] = {
     {"_storage_nbytes", tensor_untyped_storage_nbytes, METH_NOARGS, NULL},
     {"_storage_ptr", tensor_storage_ptr, METH_NOARGS, NULL},
     {"_sparse_info", tensor_sparse_info, METH_NOARGS, NULL},
+    {"as_subclass", tensor_as_subclass, METH_O,
+     "as_subclass(cls) -> Tensor: self's values and history as an object of type cls"},
     {"_make_subclass", (PyCFunction)(void (*)(void))tensor_make_subclass,
      METH_VARARGS | METH_KEYWORDS | METH_STATIC, NULL},
     {NULL},

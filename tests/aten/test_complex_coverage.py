@@ -62,14 +62,7 @@ def test_no_stale_entry(sweep):
 # The complex128 gradients (vector-Jacobian products with the same random complex
 # grad_outputs in both) of the ops whose forward runs in both libraries: where they still
 # differ from PyTorch's, and why.
-EXPECTED_GRAD_GAPS = {
-    "aten::linalg_cholesky": ("grad-value", "linalg: the gradient is projected on "
-                              "Hermitian matrices (real diagonal); PyTorch's is not"),
-    "aten::linalg_cholesky_ex": ("grad-value", "linalg: as linalg_cholesky"),
-    "aten::pow.Scalar": ("grad-gap", "pointwise: a zero base's exponent gradient masks with "
-                         "exponent >= 0, which complex refuses (PyTorch: imag == 0 and "
-                         "real >= 0)"),
-}
+EXPECTED_GRAD_GAPS = {}
 
 
 @torch_ref

@@ -140,6 +140,30 @@ def test_builders_gradcheck():
         assert gradgradcheck(fn, args)
 
 
+@pytest.mark.parametrize("base", [0.0, 0j, -2.0, 3.0, -2 + 0j, 1 + 1j, 1j])
+def test_pow_of_a_scalar_base_gradient_in_a_complex_exponent(base):
+    """pow.Scalar's exponent gradient g conj(base^e log(base)): a real base is taken as complex
+    (a negative one's log has imaginary part pi), and a zero base gives 0 where the exponent is
+    real and >= 0 (imag == 0 and real >= 0), base^e log(base) elsewhere, as PyTorch's."""
+    e_np = np.array([2 + 0j, 2 + 1j, -1 + 0j, 0.5 - 0.5j, 0j, 2j, -0.5 + 0j])
+    g_np = np.array([1 + 2j, 0.5 - 1j, 1j, 2 + 0j, -1j, 1 + 1j, 3 - 1j])
+    e = ptl.tensor(e_np, dtype=C128, requires_grad=True)
+    (grad,) = ptl.autograd.grad(ptl.pow(base, e), e, ptl.tensor(g_np, dtype=C128))
+    b = complex(base)
+    with np.errstate(all="ignore"):
+        result = np.array([b ** x if b != 0 else (0j if x.real > 0 else
+                           (1 + 0j if x == 0 else complex(np.inf, np.nan))) for x in e_np])
+        expect = g_np * np.conj(result * np.log(b))
+    if b == 0:
+        expect = np.where((e_np.imag == 0) & (e_np.real >= 0), 0j, expect)
+    got = grad.numpy()
+    finite = np.isfinite(expect)
+    np.testing.assert_allclose(got[finite], expect[finite], rtol=1e-13)
+    assert (~np.isfinite(got[~finite])).all()
+    if b != 0:
+        assert gradcheck(lambda x: ptl.pow(base, x), (crand(2, 3),))
+
+
 def test_composite_graph_gradcheck():
     a, b = crand(3, 2, layout="transposed"), crand(2)
 

@@ -72,8 +72,7 @@ MISSING = {
             "SymBool", "SymBoolType", "SymFloat", "SymInt", "SymIntType", "sym_constrain_range",
             "sym_constrain_range_for_size", "sym_float", "sym_fresh_size", "sym_int", "sym_ite",
             "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "cond",
-            "while_loop", "fork", "wait", "Future", "DisableTorchFunction",
-            "DisableTorchFunctionSubclass", "classproperty"],
+            "while_loop", "fork", "wait", "Future", "classproperty"],
         "autocast internals (torch.amp has the public autocast API)": [
             "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache",
             "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "get_autocast_ipu_dtype",
@@ -122,8 +121,7 @@ MISSING = {
         "other devices and layouts (XPU, IPU, MTIA, oneDNN, nested, chalf)": [
             "ipu", "mtia", "xpu", "to_mkldnn", "to_padded_tensor", "chalf"],
         "not done yet (see torch)": [
-            "as_subclass", "is_inference",
-            "slice_inverse", "index", "grad_dtype", "hash_tensor", "module_load"],
+            "is_inference", "slice_inverse", "index", "grad_dtype", "hash_tensor", "module_load"],
     },
     "torch.fft": {
         "imports and docstring helpers of PyTorch's module, not API": [

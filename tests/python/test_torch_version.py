@@ -62,3 +62,36 @@ def test_version_compares_with_packaging_versions():
     v = ptl.__version__
     assert v > version.Version("1.9") and v < version.Version("2.14") and not (
         v == version.Version("2.13.0"))
+
+
+def test_version_module():
+    """torch.version: __version__, the CUDA version compiled against (None without nvcc),
+    debug, git_version and the never-built HIP/ROCm/XPU."""
+    import pytorchlite.version as v
+    assert ptl.version is v
+    assert v.__version__ == ptl.__version__
+    config = ptl._C._config()
+    assert v.debug is config["debug"]
+    assert v.hip is None and v.rocm is None and v.xpu is None
+    assert v.git_version == "Unknown"
+    if config["cuda_built"]:
+        major, minor = divmod(config["cuda_runtime_version"], 1000)
+        assert v.cuda == f"{major}.{minor // 10}"
+    else:
+        assert v.cuda is None
+    assert sorted(v.__all__) == ["__version__", "cuda", "debug", "git_version", "hip", "rocm",
+                                 "xpu"]
+
+
+@pytest.mark.parametrize("built, runtime, expected", [
+    (True, 13000, "13.0"), (True, 12040, "12.4"), (True, 11080, "11.8"), (True, 0, None),
+    (False, 0, None), (False, 12040, None)])
+def test_version_cuda_string(built, runtime, expected):
+    import pytorchlite.version as v
+    assert v._cuda_version({"cuda_built": built, "cuda_runtime_version": runtime}) == expected
+
+
+@torch_ref
+def test_version_module_has_torchs_names():
+    names = {n for n in dir(torch.version) if not n.startswith("_") and n != "Optional"}
+    assert names <= set(dir(ptl.version))

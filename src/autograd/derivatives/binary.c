@@ -183,7 +183,9 @@ pow_tensor_scalar_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 }
 
 /* derivatives.yaml  pow.Scalar:  exponent: pow_backward_exponent(grad, self, exponent, result),
- * i.e. g * result * log(self), 0 where self == 0 and exponent >= 0 */
+ * i.e. g conj(result log(self)), 0 where self == 0 and the exponent is real and >= 0 (a
+ * complex exponent: imag == 0 and real >= 0).  With a complex exponent a real base is taken
+ * as complex, so a negative base's log is log|self| + i pi, as PyTorch's */
 int
 pow_scalar_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -193,14 +195,19 @@ pow_scalar_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     }
     double base = ptl_iv_to_double(&n->args[0]), bi = ptl_iv_imag(&n->args[0]);
     PtlTensorImpl *ex = sv(sc, n, 0), *factor;
-    if (bi != 0.0) {   /* a complex base: g conj(result log(base)), log(base) in double */
+    int complex_ex = ptl_dtype_is_complex(ex->dtype);
+    if (bi != 0.0 || complex_ex) {   /* log(base) in double */
         factor = MUL(sv(sc, n, 1),
                      own(sc, ptl_wrapped_complex(log(hypot(base, bi)), atan2(bi, base))));
-        return scope_end(sc, give(n, go, 0, MUL(gi[0], CONJ(factor))));
+    } else {
+        factor = MULN(sv(sc, n, 1), log(base));
     }
-    factor = MULN(sv(sc, n, 1), log(base));
-    if (base == 0.0) {
-        factor = WHERE(GE(ex, inum(sc, 0)), zeros_of(sc, factor), factor);
+    if (base == 0.0 && bi == 0.0) {
+        PtlTensorImpl *zero = inum(sc, 0);
+        PtlTensorImpl *mask = complex_ex
+            ? AND(EQ(f1(sc, PTL_OP_imag, ex), zero), GE(f1(sc, PTL_OP_real, ex), zero))
+            : GE(ex, zero);
+        factor = WHERE(mask, zeros_of(sc, factor), factor);
     }
     return scope_end(sc, give(n, go, 0, MUL(gi[0], CONJ(factor))));
 }

@@ -34,8 +34,11 @@ slice(Scope *sc, PtlTensorImpl *x, int64_t dim, int64_t start, int64_t len)
 
 
 /* linalg_cholesky_ex(A, upper) -> L with A = L L^H (upper: U^H U, L = U^H):
- *   Phi = tril(L^H gL) with its diagonal halved,  gA = sym(L^-H Phi L^-1)
- * with sym(X) = (X + X^H) / 2.  Saved: L. */
+ *   M = tril(L^H gL),  Phi = (M + tril(M, -1)^H) / 2,  gA = L^-H Phi L^-1
+ * (Phi is Hermitian but for its diagonal, diag(M) / 2).  A real A's gradient is symmetric; a
+ * complex A's diagonal keeps the imaginary part of diag(M) / 2, as PyTorch's: the gradient is
+ * not projected on Hermitian matrices, which only a loss of a Hermitian leaf itself would
+ * see (an A built as X X^H projects it through its own backward).  Saved: L. */
 int
 linalg_cholesky_ex_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -49,11 +52,9 @@ linalg_cholesky_ex_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         L = MH(L);
         gL = MH(gL);
     }
-    PtlTensorImpl *phi = tril(sc, MATMUL(MH(L), gL), 0);
-    phi = SUB(phi, MULN(f1(sc, PTL_OP_diag_embed, diag_of(sc, phi)), 0.5));
-    PtlTensorImpl *gA = tri_solve(sc, L, tri_solve(sc, MH(L), phi, 1, 1), 0, 0);
-    gA = MULN(ADD(gA, MH(gA)), 0.5);
-    return scope_end(sc, give(n, go, 0, gA));
+    PtlTensorImpl *m = tril(sc, MATMUL(MH(L), gL), 0);
+    PtlTensorImpl *phi = MULN(ADD(m, MH(tril(sc, m, -1))), 0.5);
+    return scope_end(sc, give(n, go, 0, tri_solve(sc, L, tri_solve(sc, MH(L), phi, 1, 1), 0, 0)));
 }
 
 /* a + b where either may be NULL (zero) */

@@ -1,0 +1,302 @@
+"""torch.overrides: the __torch_function__ protocol (Note [Torch function] in
+src/python/torch_function.c).
+
+A call of a pytorchlite function, Tensor method or operator whose arguments include an
+object of a type other than Tensor that defines ``__torch_function__`` (a Tensor subclass,
+any tensor-like class), or made while a TorchFunctionMode is active, is handed to
+``handle_torch_function``: the active mode first, then each overloaded argument's type
+(subclasses before their base classes, otherwise left to right, one per type) is called as
+``__torch_function__(func, types, args, kwargs)`` until one returns something other than
+NotImplemented.  ``Tensor.__torch_function__``, which every subclass inherits, computes the
+call with subclass handling disabled and returns its tensors as the subclass.
+"""
+import contextlib
+import threading
+
+from . import _C
+
+__all__ = [
+    "BaseTorchFunctionMode", "TorchFunctionMode", "get_default_nowrap_functions",
+    "handle_torch_function", "has_torch_function", "has_torch_function_unary",
+    "has_torch_function_variadic", "is_tensor_like", "is_tensor_method_or_property",
+    "wrap_torch_function",
+]
+
+has_torch_function = _C._has_torch_function
+has_torch_function_unary = _C._has_torch_function_unary
+has_torch_function_variadic = _C._has_torch_function_variadic
+_is_torch_function_enabled = _C._is_torch_function_enabled
+_disabled_torch_function_impl = _C._disabled_torch_function_impl
+
+
+def _get_overloaded_args(relevant_args, get_type_fn=None):
+    """The arguments whose type's __torch_function__ is called, in calling order: one per
+    type, a subclass before any of its base classes, otherwise in argument order (NEP 18's
+    rule, as PyTorch's)."""
+    type_of = type if get_type_fn is None else get_type_fn
+    if not _C._is_torch_function_enabled():
+        return []
+    seen = set()
+    ordered = []
+    for arg in relevant_args:
+        t = type_of(arg)
+        if t in seen:
+            continue
+        impl = getattr(t, "__torch_function__", None)
+        if impl is None or impl is _disabled_torch_function_impl:
+            continue
+        seen.add(t)
+        at = len(ordered)
+        for i, earlier in enumerate(ordered):
+            if issubclass(t, type_of(earlier)):
+                at = i
+                break
+        ordered.insert(at, arg)
+    return ordered
+
+
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """Calls the active TorchFunctionMode, then the __torch_function__ of each overloaded
+    argument of relevant_args, with (public_api, types, args, kwargs), and returns the first
+    answer that is not NotImplemented; TypeError when none answers."""
+    overloaded = _get_overloaded_args(relevant_args)
+    return _call_overloads(public_api, overloaded, args, kwargs)
+
+
+def _handle_from_c(func, relevant, args, kwargs):
+    """The entry of calls from C (operators, methods, operator slots): relevant holds the
+    overloaded arguments in argument order (exact Tensors excluded, as PyTorch's C check
+    does)."""
+    return _call_overloads(func, _get_overloaded_args(relevant), args, kwargs)
+
+
+def _call_overloads(func, overloaded, args, kwargs):
+    types = tuple(type(a) for a in overloaded)
+    if _is_torch_function_mode_enabled():
+        with _pop_mode_temporarily() as mode:
+            result = mode.__torch_function__(func, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    for arg in overloaded:
+        result = arg.__torch_function__(func, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    name = f"{getattr(func, '__module__', None) or 'torch'}.{getattr(func, '__name__', func)}"
+    msg = (f"no implementation found for '{name}' on types that implement "
+           f"__torch_function__: {[type(a) for a in overloaded]}")
+    if _is_torch_function_mode_enabled():
+        msg += f" nor in mode {_get_current_function_mode()}"
+    raise TypeError(msg)
+
+
+_C._set_torch_function_handler(_handle_from_c)
+
+
+def get_default_nowrap_functions():
+    """The functions whose results Tensor.__torch_function__ returns unconverted (their
+    tensors are not turned into the subclass): the getters of .grad, ._grad and ._base."""
+    from ._tensor import Tensor
+    return {getattr(Tensor, name).__get__ for name in ("_base", "grad", "_grad")
+            if hasattr(Tensor, name) and hasattr(getattr(Tensor, name), "__get__")}
+
+
+def _convert(ret, cls):
+    """ret with its tensors (also inside tuples and lists) as objects of cls."""
+    from ._tensor import Tensor
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        return type(ret)(_convert(r, cls) for r in ret)
+    return ret
+
+
+def is_tensor_like(inp):
+    """True for a Tensor (or subclass) and for an object whose type defines
+    __torch_function__."""
+    from ._tensor import Tensor
+    return type(inp) is Tensor or hasattr(inp, "__torch_function__")
+
+
+def is_tensor_method_or_property(func):
+    """Whether func is a method or property of Tensor (so __torch_function__ sees self as
+    args[0])."""
+    from ._tensor import Tensor
+    return func in vars(Tensor).values() or func in vars(_C.TensorBase).values() or \
+        getattr(func, "__name__", None) == "__get__"
+
+
+def wrap_torch_function(dispatcher):
+    """A decorator for a function of tensor-likes: dispatcher(*args, **kwargs) returns the
+    arguments to check for __torch_function__."""
+    import functools
+
+    def inner(func):
+        @functools.wraps(func)
+        def wrapped(*args, **kwargs):
+            relevant = dispatcher(*args, **kwargs)
+            if has_torch_function(relevant):
+                return handle_torch_function(wrapped, relevant, *args, **kwargs)
+            return func(*args, **kwargs)
+        return wrapped
+    return inner
+
+
+# ---- Tensor subclasses: the methods and properties that are not operators ----
+
+# the special methods that PyTorch routes through __torch_function__ (not __iter__, __hash__)
+_ROUTED_SPECIAL = ("__len__", "__format__", "__repr__", "__bool__", "__float__", "__int__",
+                   "__index__", "__complex__", "__contains__", "__reversed__", "__array__")
+_NOT_ROUTED = ("as_subclass", "__torch_function__")
+_routed = None
+
+
+def _routed_attributes():
+    """(name, raw attribute) of Tensor's methods and properties that C does not route: Python
+    functions, C methods, properties and C getters (the operators, _OpFunction objects, route
+    themselves in C)."""
+    global _routed
+    if _routed is None:
+        import inspect
+        from ._tensor import Tensor
+        op_type = type(Tensor.add)
+        found = []
+        for name in dir(Tensor):
+            if (name.startswith("_") and name not in _ROUTED_SPECIAL) or name in _NOT_ROUTED:
+                continue
+            raw = inspect.getattr_static(Tensor, name)
+            if isinstance(raw, (staticmethod, classmethod, op_type)):
+                continue
+            if isinstance(raw, property) or inspect.isgetsetdescriptor(raw) or callable(raw):
+                found.append((name, raw))
+        _routed = tuple(found)
+    return _routed
+
+
+def _routed_method(name, base):
+    def method(self, *args, **kwargs):
+        if has_torch_function_unary(self):   # not inside the default __torch_function__
+            return handle_torch_function(base, (self,) + args, self, *args, **kwargs)
+        return base(self, *args, **kwargs)
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = getattr(base, "__doc__", None)
+    return method
+
+
+def _routed_property(name, raw):
+    def fget(self):
+        if has_torch_function_unary(self):
+            return handle_torch_function(raw.__get__, (self,), self)
+        return raw.__get__(self)
+
+    def fset(self, value):
+        if has_torch_function_unary(self):
+            return handle_torch_function(raw.__set__, (self, value), self, value)
+        return raw.__set__(self, value)
+
+    def fdel(self):
+        if has_torch_function_unary(self):
+            return handle_torch_function(raw.__delete__, (self,), self)
+        return raw.__delete__(self)
+    return property(fget, fset, fdel, getattr(raw, "__doc__", None))
+
+
+def _route_subclass(cls):
+    """Gives a Tensor subclass whose __torch_function__ is enabled, for every method and
+    property of Tensor it does not define itself, one that goes to __torch_function__ with
+    func = Tensor.<name> (a property: Tensor.<name>.__get__ / __set__), as PyTorch's methods
+    do.  Plain tensors keep the methods as they are (no cost on the hot path)."""
+    impl = getattr(cls, "__torch_function__", None)
+    if impl is None or impl is _disabled_torch_function_impl:
+        return
+    import inspect
+    from ._tensor import Tensor
+    for name, raw in _routed_attributes():
+        if inspect.getattr_static(cls, name, None) is not raw:
+            continue   # cls or a class between defines its own (or a base routed it already)
+        if isinstance(raw, property) or inspect.isgetsetdescriptor(raw):
+            setattr(cls, name, _routed_property(name, raw))
+        else:
+            setattr(cls, name, _routed_method(name, getattr(Tensor, name)))
+
+
+# ---- modes ----
+
+_modes = threading.local()
+
+
+def _stack():
+    stack = getattr(_modes, "stack", None)
+    if stack is None:
+        stack = _modes.stack = []
+    return stack
+
+
+def _is_torch_function_mode_enabled():
+    return bool(_stack()) and _C._is_torch_function_all_enabled()
+
+
+def _get_current_function_mode():
+    stack = _stack()
+    return stack[-1] if stack else None
+
+
+def _get_current_function_mode_stack():
+    return list(_stack())
+
+
+def _len_torch_function_stack():
+    return len(_stack())
+
+
+def _push_mode(mode):
+    _stack().append(mode)
+    _C._torch_function_mode_count(1)
+
+
+def _pop_mode():
+    stack = _stack()
+    if not stack:
+        raise RuntimeError("Trying to pop from an empty mode stack")
+    mode = stack.pop()
+    _C._torch_function_mode_count(-1)
+    return mode
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily():
+    mode = _pop_mode()
+    try:
+        yield mode
+    finally:
+        _push_mode(mode)
+
+
+class TorchFunctionMode:
+    """A context manager that sees every pytorchlite call made inside it, tensors of any type:
+    override ``__torch_function__(self, func, types, args=(), kwargs=None)``.  While it runs,
+    the mode is off (the calls it makes go to the modes below it, or compute)."""
+
+    def __init__(self):
+        pass
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError
+
+    def __enter__(self):
+        _push_mode(self)
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        _pop_mode()
+
+
+class BaseTorchFunctionMode(TorchFunctionMode):
+    """A mode that computes every call unchanged (subclass it and call super())."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        return func(*args, **kwargs)
