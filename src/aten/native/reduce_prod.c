@@ -78,8 +78,8 @@
  * as they are made, 16 at a time, when one is not normal (prod_mark_abnormal: an and, a
  * subtraction, a compare and an or a vector), and only then checked one by one: a second
  * pass over the products had kept prod(0) of 2 x 100000 at 0.94x PyTorch's time, 4 x
- * 100000 at 0.90x (one thread, Zen 4).  The same bits; the one loop for any length, its last group's vectors picked at run time and
- * its lanes through the stack, ran prod(1) of 100000 x 5 at 0.59x PyTorch's time, 100000 x
+ * 100000 at 0.90x (one thread, Zen 4).  The same bits; the one loop for any length, its
+ * last group's vectors picked at run time and its lanes through the stack, ran prod(1) of 100000 x 5 at 0.59x PyTorch's time, 100000 x
  * 8 0.73x, 20000 x 33 0.50x, 10000 x 100 0.55x, 5000 x 129 0.58x, and prod_suspect a column
  * (a call each) prod(0) of 2 x 100000 at 0.22x (one thread, Zen 4). */
 /* Note [Float32 products at the ends of the range]
