@@ -327,3 +327,51 @@ def test_short_run_extremes_strided_expanded_and_signed_zeros(dtype):
             z = short_tensor(np.array([[first, -first, first, -first, -first]] * 3), dtype)
             for op in ("amax", "amin"):
                 assert np.signbit(float(getattr(z, op)(1)[0])) == np.signbit(first), op
+
+
+def lowp_lane_sums(a):
+    """The float32 sums of the rows of a (float32, up to 64 columns) in the lanes of Note
+    [Half-precision sums]: value k into lane k (0 + the value), lane k += lane k + w for w =
+    32, 16, ..., 1"""
+    lanes = np.zeros((a.shape[0], 64), np.float32)
+    with np.errstate(all="ignore"):
+        lanes[:, :a.shape[1]] += a
+        w = 32
+        while w >= 1:
+            lanes[:, :w] += lanes[:, w:2 * w]
+            w //= 2
+    return lanes[:, 0]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [ptl.float16, ptl.bfloat16])
+def test_short_run_half_precision_sums_bits(dtype, threads):
+    # sums and means of runs of 1..16 values in registers (Note [Half-precision sums of short
+    # runs]), 256 runs cast at a time: the bits of the lanes; 17 on, and runs apart, as before
+    rng = np.random.default_rng(23)
+    with num_threads(threads):
+        for n in list(range(1, 18)) + [33]:
+            for rows in (1, 255, 256, 257, max(300, 40000 // n)):
+                a = (rng.standard_normal((rows, n)) *
+                     rng.choice([1e-3, 1, 100, 3e4], (rows, n))).astype(np.float32)
+                a[rng.random(a.shape) < 0.02] = -0.0
+                a[rng.random(a.shape) < 0.005] = np.nan
+                a[rng.random(a.shape) < 0.005] = -np.inf
+                t = ptl.tensor(a).to(dtype)
+                v = t.float().numpy()
+                want = ptl.tensor(lowp_lane_sums(v)).to(dtype)
+                np.testing.assert_array_equal(t.sum(1).float().numpy(), want.float().numpy(),
+                                              err_msg=f"sum {dtype} {a.shape}")
+                mean = t.mean(1).float().numpy()
+                with np.errstate(invalid="ignore"):
+                    ref = v.astype(np.float64).mean(1)
+                tol = 1e-2 if dtype == ptl.bfloat16 else 2e-3
+                np.testing.assert_allclose(mean, ref, rtol=tol, atol=tol * np.abs(v[np.isfinite(v)]).max(),
+                                           err_msg=f"mean {dtype} {a.shape}")
+        w = ptl.tensor(rng.standard_normal((300, 40)).astype(np.float32)).to(dtype)
+        for n in (2, 5, 16):
+            for view in (w[:, 3:3 + n], w[::2, :n], w[:, :2 * n:2]):
+                v = view.float().numpy()
+                np.testing.assert_array_equal(view.sum(1).float().numpy(),
+                                              ptl.tensor(lowp_lane_sums(v)).to(dtype).float()
+                                              .numpy())

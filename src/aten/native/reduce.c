@@ -650,9 +650,7 @@ add_row(const Plan *pl, double *acc, const char *p, int64_t n, int avx2)
 static int
 column_fold_kind(RedKind kind, PtlDtype dt, double p)
 {
-    if (kind == R_ALL || kind == R_ANY) {   /* reduce_truth.c's, for the real dtypes */
-        return !ptl_dtype_is_complex(dt);
-    }
+    if (kind == R_ALL || kind == R_ANY) { return !ptl_dtype_is_complex(dt); }  /* reduce_truth.c */
     if (ptl_dtype_is_integral(dt, 1)) {
         return kind == R_MAX || kind == R_MIN || kind == R_ARGMAX || kind == R_ARGMIN;
     }
@@ -699,8 +697,7 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
             }
             continue;
         }
-        if (fold && (ptl_red_columns_put(pl, o0, p, m) ||   /* straight out: reduce_columns.c */
-                     ptl_red_truth_columns(pl, o0, p, m))) {   /* and reduce_truth.c */
+        if (ptl_red_columns_put(pl, o0, p, m)) {   /* straight out: reduce_columns.c */
             continue;
         }
         if (fold && pl->use_int) {   /* the exact extreme in si, its row in sa */
@@ -740,10 +737,6 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
             }
             else if (pl->use_int) {
                 ptl_red_add_rows_int(si, pl->dt, p, pl->rstride[0], pl->R, m);
-                if (pl->odt0 == PTL_DTYPE_INT64) {   /* a put an output: 0.07x sum(0) 2 x 65536 */
-                    memcpy((int64_t *)pl->out0 + o0, si, sizeof(int64_t) * (size_t)m);
-                    continue;
-                }
             }
             else {
                 for (int64_t r = 0; r < pl->R; r++) {
