@@ -375,3 +375,25 @@ def test_short_run_half_precision_sums_bits(dtype, threads):
                 np.testing.assert_array_equal(view.sum(1).float().numpy(),
                                               ptl.tensor(lowp_lane_sums(v)).to(dtype).float()
                                               .numpy())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("npdt", list(INT_NP.values()))
+def test_short_run_integer_sums(npdt, threads):
+    # sums into int64 of runs of 1..16 values each in a loop of its own length, 17 on as
+    # before; the whole range of each dtype (int64 wraps, as PyTorch's), strided and sliced
+    rng = np.random.default_rng(24)
+    with num_threads(threads):
+        for n in list(range(1, 18)) + [33]:
+            for rows in (1, 3, max(300, 40000 // n)):
+                a = random_ints(rng, npdt, (rows, n))
+                got = ptl.tensor(a).sum(1)
+                assert got.dtype == ptl.int64
+                np.testing.assert_array_equal(got.numpy(), a.astype(np.int64).sum(1),
+                                              err_msg=f"{npdt} {a.shape}")
+        a = random_ints(rng, npdt, (200, 40))
+        t = ptl.tensor(a)
+        for n in (2, 5, 16):
+            for view, ref in ((t[:, 3:3 + n], a[:, 3:3 + n]), (t[::3, :n], a[::3, :n]),
+                              (t[:, :2 * n:2], a[:, :2 * n:2])):
+                np.testing.assert_array_equal(view.sum(1).numpy(), ref.astype(np.int64).sum(1))
