@@ -395,3 +395,36 @@ def test_few_rows_special_values_in_wide_columns(threads):
             np.testing.assert_allclose(got, want, rtol=2e-6, atol=0)
             assert np.array_equal(np.signbit(got), np.signbit(want)), R
             assert got[100] == 0.0 and np.isnan(got[7]) and np.isnan(got[2999]), R
+
+
+def lanes_overflow_column(R):
+    """A column of R >= 4 rows whose exact product is 1 but whose lanes overflow: 2^100 in
+    rows 0 and far (the first pair the fold multiplies), 2^-100 in two other rows"""
+    c = np.ones(R, np.float32)
+    far = min(32, 1 << (R - 1).bit_length() - 1)
+    c[[0, far]] = 2.0 ** 100
+    c[[k for k in range(1, R) if k != far][:2]] = 2.0 ** -100
+    return c
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_few_rows_check_fused_into_every_step(threads):
+    # the normal-range check rides on the pass that makes the products (16 columns a step,
+    # the last step shifted left to end at the last column; the stage's blocks of 256): one
+    # column whose lanes overflow, in each position in turn, is found and multiplied again
+    rng = np.random.default_rng(41)
+    with num_threads(threads):
+        for R, stride, widths in [(4, 64, [16, 17, 31, 32, 33, 47]), (5, 64, [16, 40]),
+                                  (16, 1024, [256, 257, 300]), (64, 1024, [256, 513])]:
+            a = (1 + rng.standard_normal((R, stride)) / 64).astype(np.float32)
+            for n in widths:
+                ks = range(n) if n <= 64 else sorted({k % n for k in (0, 15, 16, 255, 256,
+                                                                       n - 17, n - 16, n - 1,
+                                                                       n // 2)})
+                for k in ks:
+                    b = a.copy()
+                    b[:, k] = lanes_overflow_column(R)
+                    got = ptl.tensor(b)[:, :n].prod(0).numpy()
+                    want = run_products(b[:, :n].T)
+                    want[k] = 1
+                    np.testing.assert_array_equal(got, want, err_msg=f"R {R} n {n} k {k}")

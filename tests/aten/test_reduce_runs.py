@@ -264,3 +264,136 @@ def test_column_means_round_once_power_of_two_or_not(threads):
             assert np.array_equal(x.mean((2, 3)).numpy().view(np.uint32), want.view(np.uint32))
             y = ptl.nn.functional.adaptive_avg_pool2d(x, 1).numpy().reshape(3, 32)
             assert np.array_equal(y.view(np.uint32), want.view(np.uint32))
+
+
+SHORT_DTYPES = ["uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+                "float64"]
+
+
+def short_tensor(a, dtype):
+    """a (float64, values exact in dtype) as a pytorchlite tensor of dtype"""
+    if dtype == "bfloat16":
+        return ptl.tensor(a.astype(np.float32)).to(ptl.bfloat16)
+    return ptl.tensor(a.astype(dtype))
+
+
+def check_short_extremes(t, a, dtype):
+    for op, ref in (("amax", np.max), ("amin", np.min)):
+        got = getattr(t, op)(1)
+        assert got.dtype == t.dtype
+        np.testing.assert_array_equal(got.float().numpy().astype(np.float64), ref(a, 1),
+                                      err_msg=f"{op} {dtype} {a.shape}")
+    for op, ref in (("argmax", np.argmax), ("argmin", np.argmin)):
+        np.testing.assert_array_equal(getattr(t, op)(1).numpy(), ref(a, 1),
+                                      err_msg=f"{op} {dtype} {a.shape}")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", SHORT_DTYPES)
+def test_short_run_extremes_every_length_and_position(dtype, threads):
+    # runs of 2..16 values each take a loop of their own length (Note [Extremes of short
+    # runs]); 1 and 17 on do not; float16 and bfloat16 go through float32 256 runs at a time;
+    # the extreme, ties (the first wins) and NaN (the first) in every position
+    rng = np.random.default_rng(21)
+    floats = dtype.startswith("float") or dtype == "bfloat16"
+    with num_threads(threads):
+        for n in list(range(1, 18)) + [33]:
+            for rows in (1, 255, 256, 257, max(300, 40000 // n)):
+                a = rng.integers(0 if dtype == "uint8" else -4, 5, (rows, n)).astype(np.float64)
+                if floats:
+                    a[rng.random(a.shape) < 0.02] = np.nan
+                    a[rng.random(a.shape) < 0.05] = -np.inf
+                check_short_extremes(short_tensor(a, dtype), a, dtype)
+            for value in ([9.0, -9.0, np.nan, np.inf, -np.inf] if floats else [9.0, 0.0]):
+                a = every_position(np.full(n, 1.0), value)
+                a = np.concatenate([a, a[::-1]])
+                check_short_extremes(short_tensor(a, dtype), a, dtype)
+
+
+@pytest.mark.parametrize("dtype", SHORT_DTYPES)
+def test_short_run_extremes_strided_expanded_and_signed_zeros(dtype):
+    rng = np.random.default_rng(22)
+    a = rng.integers(0, 7, (300, 40)).astype(np.float64)
+    t = short_tensor(a, dtype)
+    for n in (2, 3, 8, 16):
+        check_short_extremes(t[:, 5:5 + n], a[:, 5:5 + n], dtype)   # runs 40 values apart
+        check_short_extremes(t[::3, :n], a[::3, :n], dtype)
+        check_short_extremes(t[:, :2 * n:2], a[:, :2 * n:2], dtype)   # strided runs
+        e = short_tensor(a[:1, :n].copy(), dtype).expand(50, n)
+        check_short_extremes(e, np.broadcast_to(a[:1, :n], (50, n)), dtype)
+    if dtype.startswith("float") or dtype == "bfloat16":
+        # the first of -0.0 and +0.0, as PyTorch's amax and amin give
+        for first in (-0.0, 0.0):
+            z = short_tensor(np.array([[first, -first, first, -first, -first]] * 3), dtype)
+            for op in ("amax", "amin"):
+                assert np.signbit(float(getattr(z, op)(1)[0])) == np.signbit(first), op
+
+
+def lowp_lane_sums(a):
+    """The float32 sums of the rows of a (float32, up to 64 columns) in the lanes of Note
+    [Half-precision sums]: value k into lane k (0 + the value), lane k += lane k + w for w =
+    32, 16, ..., 1"""
+    lanes = np.zeros((a.shape[0], 64), np.float32)
+    with np.errstate(all="ignore"):
+        lanes[:, :a.shape[1]] += a
+        w = 32
+        while w >= 1:
+            lanes[:, :w] += lanes[:, w:2 * w]
+            w //= 2
+    return lanes[:, 0]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [ptl.float16, ptl.bfloat16])
+def test_short_run_half_precision_sums_bits(dtype, threads):
+    # sums and means of runs of 1..16 values in registers (Note [Half-precision sums of short
+    # runs]), 256 runs cast at a time: the bits of the lanes; 17 on, and runs apart, as before
+    rng = np.random.default_rng(23)
+    with num_threads(threads):
+        for n in list(range(1, 18)) + [33]:
+            for rows in (1, 255, 256, 257, max(300, 40000 // n)):
+                a = (rng.standard_normal((rows, n)) *
+                     rng.choice([1e-3, 1, 100, 3e4], (rows, n))).astype(np.float32)
+                a[rng.random(a.shape) < 0.02] = -0.0
+                a[rng.random(a.shape) < 0.005] = np.nan
+                a[rng.random(a.shape) < 0.005] = -np.inf
+                t = ptl.tensor(a).to(dtype)
+                v = t.float().numpy()
+                want = ptl.tensor(lowp_lane_sums(v)).to(dtype)
+                np.testing.assert_array_equal(t.sum(1).float().numpy(), want.float().numpy(),
+                                              err_msg=f"sum {dtype} {a.shape}")
+                mean = t.mean(1).float().numpy()
+                with np.errstate(invalid="ignore"):
+                    ref = v.astype(np.float64).mean(1)
+                tol = 1e-2 if dtype == ptl.bfloat16 else 2e-3
+                np.testing.assert_allclose(mean, ref, rtol=tol, atol=tol * np.abs(v[np.isfinite(v)]).max(),
+                                           err_msg=f"mean {dtype} {a.shape}")
+        w = ptl.tensor(rng.standard_normal((300, 40)).astype(np.float32)).to(dtype)
+        for n in (2, 5, 16):
+            for view in (w[:, 3:3 + n], w[::2, :n], w[:, :2 * n:2]):
+                v = view.float().numpy()
+                np.testing.assert_array_equal(view.sum(1).float().numpy(),
+                                              ptl.tensor(lowp_lane_sums(v)).to(dtype).float()
+                                              .numpy())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("npdt", list(INT_NP.values()))
+def test_short_run_integer_sums(npdt, threads):
+    # sums into int64 of runs of 1..16 values each in a loop of its own length, 17 on as
+    # before; the whole range of each dtype (int64 wraps, as PyTorch's), strided and sliced
+    rng = np.random.default_rng(24)
+    with num_threads(threads):
+        for n in list(range(1, 18)) + [33]:
+            for rows in (1, 3, max(300, 40000 // n)):
+                a = random_ints(rng, npdt, (rows, n))
+                got = ptl.tensor(a).sum(1)
+                assert got.dtype == ptl.int64
+                np.testing.assert_array_equal(got.numpy(), a.astype(np.int64).sum(1),
+                                              err_msg=f"{npdt} {a.shape}")
+        a = random_ints(rng, npdt, (200, 40))
+        t = ptl.tensor(a)
+        for n in (2, 5, 16):
+            for view, ref in ((t[:, 3:3 + n], a[:, 3:3 + n]), (t[::3, :n], a[::3, :n]),
+                              (t[:, :2 * n:2], a[:, :2 * n:2])):
+                np.testing.assert_array_equal(view.sum(1).numpy(), ref.astype(np.int64).sum(1))

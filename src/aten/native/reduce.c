@@ -593,7 +593,7 @@ reduce_outputs(void *ctx, int64_t b, int64_t e)
 {
     const Plan *pl = ctx;
     Acc acc;
-    if (ptl_red_runs(pl, b, e)) {
+    if (ptl_red_runs(pl, b, e) || ptl_red_truth_runs(pl, b, e)) {
         return 0;
     }
     int64_t step;
@@ -650,6 +650,7 @@ add_row(const Plan *pl, double *acc, const char *p, int64_t n, int avx2)
 static int
 column_fold_kind(RedKind kind, PtlDtype dt, double p)
 {
+    if (kind == R_ALL || kind == R_ANY) { return !ptl_dtype_is_complex(dt); }  /* reduce_truth.c */
     if (ptl_dtype_is_integral(dt, 1)) {
         return kind == R_MAX || kind == R_MIN || kind == R_ARGMAX || kind == R_ARGMIN;
     }
@@ -696,7 +697,7 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
             }
             continue;
         }
-        if (fold && ptl_red_columns_put(pl, o0, p, m)) {   /* straight out: reduce_columns.c */
+        if (ptl_red_columns_put(pl, o0, p, m)) {   /* straight out: reduce_columns.c */
             continue;
         }
         if (fold && pl->use_int) {   /* the exact extreme in si, its row in sa */

@@ -1,9 +1,10 @@
 /* reduce_columns.c -- column reductions stored straight into their outputs, for reduce.c's
  * column plans (Note [Reduction plan]): the extremes of the columns of a few float32 rows
  * (amax(0), amin(0)) in registers, Note [Column extremes in registers]; the float32 products
- * of reduce_prod.c; the integer, float64, float16 and bfloat16 extremes by typed loops.
- * Mirrors the outer reductions of ATen/native/cpu/Reduce.h (vectorized_outer_reduction). */
+ * of reduce_prod.c; the integer, float64, float16 and bfloat16 extremes by typed loops; the
+ * integer sums into int64; all and any (reduce_truth.c).  Mirrors the outer reductions of ATen/native/cpu/Reduce.h (vectorized_outer_reduction). */
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -394,12 +395,23 @@ f4_take(float *o, const float *x, int64_t m, int is_max)
  * float16 / bfloat16 ones in float32 by f4_take between the cast loops: a call an output
  * (reduce.c's acc_finish) had made amax(0) of 2 x 40000 int32 0.04x PyTorch's time, float16
  * 0.05x, bfloat16 0.07x; ptl_red_maxmin_rows_lowp's double values and their conversion back
- * left float16 at 0.42x */
+ * left float16 at 0.42x; the integer sums into int64 by ptl_red_add_rows_int, all and any
+ * by reduce_truth.c */
 int
 ptl_red_columns_put(const Plan *pl, int64_t o0, const char *p, int64_t m)
 {
     int ext = pl->kind == R_MAX || pl->kind == R_MIN, is_max = pl->kind == R_MAX;
     int64_t rs = pl->rstride[0], isz = (int64_t)ptl_dtype_itemsize(pl->odt0);
+    if ((pl->kind == R_SUM || pl->kind == R_NANSUM) && pl->use_int &&
+        pl->odt0 == PTL_DTYPE_INT64) {   /* through a put an output: 0.07x sum(0) 2 x 65536 */
+        int64_t *o = (int64_t *)pl->out0 + o0;
+        memset(o, 0, sizeof(int64_t) * (size_t)m);
+        ptl_red_add_rows_int(o, pl->dt, p, rs, pl->R, m);
+        return 1;
+    }
+    if (ptl_red_truth_columns(pl, o0, p, m)) {
+        return 1;
+    }
     if (pl->dt == PTL_DTYPE_FLOAT32 && pl->odt0 == PTL_DTYPE_FLOAT32 &&
         (ext || pl->kind == R_PROD)) {
         PtlRedColOp op = pl->kind == R_PROD ? PTL_RED_COL_PROD

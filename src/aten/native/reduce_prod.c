@@ -74,9 +74,12 @@
  * where they hold values; past that the lanes with the last group's count of vectors a
  * constant.  The runs up to PROD_SHORT_RUN values are checked for a product that left the
  * normal range PROD_SHORT_CHECK at a time (a 0 product looks for a 0 in its run, 128 values
- * at most, in place), as are the products of the columns of up to PROD_FEW_ROWS rows, all at once.  The
- * same bits; the one loop for any length, its last group's vectors picked at run time and
- * its lanes through the stack, ran prod(1) of 100000 x 5 at 0.59x PyTorch's time, 100000 x
+ * at most, in place).  The products of the columns of up to PROD_FEW_ROWS rows are marked
+ * as they are made, 16 at a time, when one is not normal (prod_mark_abnormal: an and, a
+ * subtraction, a compare and an or a vector), and only then checked one by one: a second
+ * pass over the products had kept prod(0) of 2 x 100000 at 0.94x PyTorch's time, 4 x
+ * 100000 at 0.90x (one thread, Zen 4).  The same bits; the one loop for any length, its
+ * last group's vectors picked at run time and its lanes through the stack, ran prod(1) of 100000 x 5 at 0.59x PyTorch's time, 100000 x
  * 8 0.73x, 20000 x 33 0.50x, 10000 x 100 0.55x, 5000 x 129 0.58x, and prod_suspect a column
  * (a call each) prod(0) of 2 x 100000 at 0.22x (one thread, Zen 4). */
 /* Note [Float32 products at the ends of the range]
@@ -117,6 +120,7 @@
 typedef float ProdVec __attribute__((vector_size(32)));
 typedef float ProdVec16 __attribute__((vector_size(64)));
 typedef int ProdIdx __attribute__((vector_size(32)));
+typedef unsigned ProdBits16 __attribute__((vector_size(64)));
 
 #define PROD_ONES ((ProdVec){1, 1, 1, 1, 1, 1, 1, 1})
 
@@ -321,6 +325,28 @@ prod_all_normal_f4(const float *v, int64_t m)
         normal &= (a >= FLT_MIN) & (a <= FLT_MAX);
     }
     return normal;
+}
+
+/* *bad |= lanes of t that are not normal (0, subnormal, +-inf, NaN): |t|'s bits less those
+ * of FLT_MIN are below those of FLT_MAX less FLT_MIN only for a normal t (a 0 or a
+ * subnormal wraps around), the check of prod_all_normal_f4 fused into the pass that makes
+ * the products */
+static inline __attribute__((always_inline)) void
+prod_mark_abnormal(ProdBits16 *bad, ProdVec16 t)
+{
+    ProdBits16 u = ((ProdBits16)t & 0x7fffffffu) - 0x00800000u;
+    *bad |= (ProdBits16)(u >= 0x7f000000u);
+}
+
+/* Whether no lane of bad is marked (prod_mark_abnormal) */
+static inline __attribute__((always_inline)) int
+prod_none_marked(ProdBits16 bad)
+{
+    unsigned any = 0;
+    for (int k = 0; k < 16; k++) {
+        any |= bad[k];
+    }
+    return any == 0;
 }
 
 /* The product of the n float32 values p[0], p[st], ... in double, the exponent kept apart:
@@ -605,22 +631,26 @@ PROD_FEW_NODE(1, prod_few_node2)
 /* val[k] (or out[k], val NULL) = the product of column k of the R rows p, p + rs, ... (k <
  * n) for R <= PROD_FEW_ROWS (a constant once inlined) and n >= 16: each row a lane, the
  * fold's levels from 32 down evaluated depth first in registers, 16 columns at a time, the
- * last 16 shifted left to end at n */
-static inline __attribute__((always_inline)) void
+ * last 16 shifted left to end at n.  Returns whether every product is normal (into out
+ * only; 0 for val) */
+static inline __attribute__((always_inline)) int
 prod_few_rows_f4(double *val, float *out, const char *p, int64_t rs, int64_t n, const int R)
 {
+    ProdBits16 bad = {0};
     for (int64_t c0 = 0; c0 < n; c0 += 16) {
         const int64_t c = c0 + 16 <= n ? c0 : n - 16;
         ProdVec16 t;
         prod_few_node1(&t, p + c * (int64_t)sizeof(float), rs, R, 0);
         if (val == NULL) {
             memcpy(out + c, &t, sizeof(t));
+            prod_mark_abnormal(&bad, t);
             continue;
         }
         for (int k = 0; k < 16; k++) {
             val[c + k] = t[k];
         }
     }
+    return val == NULL && prod_none_marked(bad);
 }
 
 /* lane[k] = column k's product of the rows l + 8 j (j < 8, those below R: the first cnt)
@@ -658,12 +688,14 @@ prod_stage_lane(float *restrict lane, const char *q, int64_t rs, const int cnt)
 /* prod_few_rows_f4 for 8 < R <= PROD_FEW_ROWS and n >= PROD_STAGE_COLS, rows that share L1
  * sets, through a staging buffer: PROD_STAGE_COLS columns at a time, the 8 lanes after the
  * fold's levels 32, 16 and 8 into stage (a lane's rows read together), then those 8 lanes
- * folded in registers; the last block shifted left to end at n */
-PTL_LOOP_CLONES_WIDE static void
+ * folded in registers; the last block shifted left to end at n.  Returns prod_few_rows_f4's
+ * flag */
+PTL_LOOP_CLONES_WIDE static int
 prod_few_rows_staged_f4(double *val, float *out, const char *p, int64_t rs, int64_t R,
                         int64_t n)
 {
     float stage[8 * PROD_STAGE_COLS] __attribute__((aligned(64)));
+    ProdBits16 bad = {0};
     for (int64_t c0 = 0; c0 < n; c0 += PROD_STAGE_COLS) {
         const int64_t c = c0 + PROD_STAGE_COLS <= n ? c0 : n - PROD_STAGE_COLS;
         const char *q = p + c * (int64_t)sizeof(float);
@@ -687,6 +719,7 @@ prod_few_rows_staged_f4(double *val, float *out, const char *p, int64_t rs, int6
                            PROD_STAGE_COLS * (int64_t)sizeof(float), 8, 0);
             if (val == NULL) {
                 memcpy(out + c + k, &t, sizeof(t));
+                prod_mark_abnormal(&bad, t);
                 continue;
             }
             for (int i = 0; i < 16; i++) {
@@ -694,23 +727,24 @@ prod_few_rows_staged_f4(double *val, float *out, const char *p, int64_t rs, int6
             }
         }
     }
+    return val == NULL && prod_none_marked(bad);
 }
 
 /* prod_few_rows_f4 for each R up to PROD_FEW_ROWS (a function of its own, so that the
- * blocks' code in prod_cols_f4 stays as it was) */
-PTL_LOOP_CLONES_WIDE static void
+ * blocks' code in prod_cols_f4 stays as it was); returns its flag */
+PTL_LOOP_CLONES_WIDE static int
 prod_few_rows_any_f4(double *val, float *out, const char *p, int64_t rs, int64_t R,
                      int64_t n)
 {
     switch (R) {
 #define PROD_FEW_CASE(K)                                                                  \
-    case K: prod_few_rows_f4(val, out, p, rs, n, K); return;
+    case K: return prod_few_rows_f4(val, out, p, rs, n, K);
         PROD_CASES_8(PROD_FEW_CASE, 0) PROD_CASES_8(PROD_FEW_CASE, 8)
         PROD_CASES_8(PROD_FEW_CASE, 16) PROD_CASES_8(PROD_FEW_CASE, 24)
         PROD_CASES_8(PROD_FEW_CASE, 32) PROD_CASES_8(PROD_FEW_CASE, 40)
         PROD_CASES_8(PROD_FEW_CASE, 48) PROD_CASES_8(PROD_FEW_CASE, 56)
 #undef PROD_FEW_CASE
-    default: return;
+    default: return 0;
     }
 }
 
@@ -834,13 +868,9 @@ ptl_red_prod_rows_f4_put(float *out, const char *p, int64_t rs, int64_t R, int64
     if (R < 1 || R > PROD_FEW_ROWS || n < 16) {
         return 0;
     }
-    if (n >= PROD_STAGE_COLS && prod_rows_alias(rs, R)) {
-        prod_few_rows_staged_f4(NULL, out, p, rs, R, n);
-    }
-    else {
-        prod_few_rows_any_f4(NULL, out, p, rs, R, n);
-    }
-    const int normal = prod_all_normal_f4(out, n);
+    const int normal = n >= PROD_STAGE_COLS && prod_rows_alias(rs, R)
+                           ? prod_few_rows_staged_f4(NULL, out, p, rs, R, n)
+                           : prod_few_rows_any_f4(NULL, out, p, rs, R, n);
     for (int64_t k = 0; !normal && k < n; k++) {
         const char *col = p + k * (int64_t)sizeof(float);
         if (prod_suspect(out[k], 0, col, rs, R)) {

@@ -199,10 +199,341 @@ fold_runs(const Plan *pl, RunFold how, int64_t b, int64_t e)
     }
 }
 
+/* Note [Extremes of short runs]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Runs of up to SHORT_EXTREME_RUN values (amax(1), amin(1), argmax(1), argmin(1) of 65536 x 2
+ * to 16) take a loop over the runs with the run's length a constant (a case for each length)
+ * and the run's values compared in a register: amax and amin of float32, float64 and the
+ * integers keep the extreme value (a NaN, once seen, stays: nothing compares greater than
+ * it, and a NaN replaces a number), argmax and argmin keep the extreme's position (the first
+ * of equal values, the first NaN); float16 and bfloat16 runs are cast to float32 256 at a
+ * time and their extremes cast back.  The same values as the run kernels of Note
+ * [Runs without accumulators] (the vector chains, a call a run: 7-9 ns a run, amax(1) of
+ * 65536 x 2 float32 at 0.19x PyTorch's time, int32 0.14x, float16 0.12x; argmax(1)
+ * 0.10-0.32x, one thread), and of -0.0 and +0.0 the first, as PyTorch's (the float64 chain
+ * had given the last of 5). */
+#define SHORT_EXTREME_RUN 16
+
+/* out[o] = the extreme (is_max: the largest) of the run x + o * step, x[0..n) (o < m, 1 <= n);
+ * T compares itself (a float or an integer type); n a constant in the cases below */
+#define DEFINE_SHORT_EXTREMES(T)                                                             \
+    static inline __attribute__((always_inline)) void                                        \
+    short_extremes_body_##T(T *out, const char *x, int64_t step, int64_t n, int64_t m,        \
+                            int is_max)                                                       \
+    {                                                                                         \
+        for (int64_t o = 0; o < m; o++) {                                                     \
+            const T *v = (const T *)(x + o * step);                                           \
+            T best = v[0];                                                                    \
+            for (int64_t k = 1; k < n; k++) {                                                 \
+                T y = v[k];                                                                   \
+                int take = (is_max ? y > best : y < best) | (y != y);                         \
+                best = take ? y : best;                                                       \
+            }                                                                                 \
+            out[o] = best;                                                                    \
+        }                                                                                     \
+    }                                                                                         \
+    PTL_LOOP_CLONES static void                                                              \
+    short_extremes_##T(T *out, const char *x, int64_t step, int64_t n, int64_t m, int is_max) \
+    {                                                                                         \
+        switch (n * 2 + is_max) {                                                             \
+            SHORT_CASES(T, short_extremes_body_##T, out)                                      \
+        default: short_extremes_body_##T(out, x, step, n, m, is_max); return;                 \
+        }                                                                                     \
+    }
+/* The cases of n = 2..16 and is_max = 0, 1 of a switch over n * 2 + is_max */
+#define SHORT_CASE(T, BODY, OUT, N)                                                          \
+    case 2 * (N): BODY(OUT, x, step, N, m, 0); return;                                        \
+    case 2 * (N) + 1: BODY(OUT, x, step, N, m, 1); return;
+#define SHORT_CASES(T, BODY, OUT)                                                            \
+    SHORT_CASE(T, BODY, OUT, 2) SHORT_CASE(T, BODY, OUT, 3) SHORT_CASE(T, BODY, OUT, 4)      \
+    SHORT_CASE(T, BODY, OUT, 5) SHORT_CASE(T, BODY, OUT, 6) SHORT_CASE(T, BODY, OUT, 7)      \
+    SHORT_CASE(T, BODY, OUT, 8) SHORT_CASE(T, BODY, OUT, 9) SHORT_CASE(T, BODY, OUT, 10)     \
+    SHORT_CASE(T, BODY, OUT, 11) SHORT_CASE(T, BODY, OUT, 12) SHORT_CASE(T, BODY, OUT, 13)   \
+    SHORT_CASE(T, BODY, OUT, 14) SHORT_CASE(T, BODY, OUT, 15) SHORT_CASE(T, BODY, OUT, 16)
+DEFINE_SHORT_EXTREMES(float)
+DEFINE_SHORT_EXTREMES(double)
+DEFINE_SHORT_EXTREMES(uint8_t)
+DEFINE_SHORT_EXTREMES(int8_t)
+DEFINE_SHORT_EXTREMES(int16_t)
+DEFINE_SHORT_EXTREMES(int32_t)
+DEFINE_SHORT_EXTREMES(int64_t)
+#undef DEFINE_SHORT_EXTREMES
+
+/* idx[o] = the position of the extreme of the run x + o * step, x[0..n) of type T (the
+ * first of equal values, the first NaN): the comparisons with || and &&, on which GCC
+ * branches, as it does for any form tried (| and &: 12 ns a run of 4; the extreme and then
+ * its position, integer selects only: 9 ns); the branches are cheaper than both from 4
+ * values on */
+#define DEFINE_SHORT_ARG(T)                                                                   \
+    static inline __attribute__((always_inline)) void                                        \
+    short_arg_body_##T(int64_t *idx, const char *x, int64_t step, int64_t n, int64_t m,       \
+                       int is_max)                                                            \
+    {                                                                                         \
+        for (int64_t o = 0; o < m; o++) {                                                     \
+            const T *v = (const T *)(x + o * step);                                           \
+            T best = v[0];                                                                    \
+            int64_t at = 0;                                                                   \
+            for (int64_t k = 1; k < n; k++) {                                                 \
+                T y = v[k];                                                                   \
+                int take = (is_max ? y > best : y < best) || (y != y && best == best);        \
+                best = take ? y : best;                                                       \
+                at = take ? k : at;                                                           \
+            }                                                                                 \
+            idx[o] = at;                                                                      \
+        }                                                                                     \
+    }                                                                                         \
+    PTL_LOOP_CLONES static void                                                              \
+    short_arg_##T(int64_t *idx, const char *x, int64_t step, int64_t n, int64_t m, int is_max)\
+    {                                                                                         \
+        switch (n * 2 + is_max) {                                                             \
+            SHORT_CASES(T, short_arg_body_##T, idx)                                           \
+        default: short_arg_body_##T(idx, x, step, n, m, is_max); return;                      \
+        }                                                                                     \
+    }
+DEFINE_SHORT_ARG(float)
+DEFINE_SHORT_ARG(double)
+DEFINE_SHORT_ARG(uint8_t)
+DEFINE_SHORT_ARG(int8_t)
+DEFINE_SHORT_ARG(int16_t)
+DEFINE_SHORT_ARG(int32_t)
+DEFINE_SHORT_ARG(int64_t)
+#undef DEFINE_SHORT_ARG
+#undef SHORT_CASES
+#undef SHORT_CASE
+
+/* short_extremes for float16 and bfloat16 runs that follow one another (x, m runs of pl->R
+ * values): SHORT_LOWP_RUNS runs at a time cast to float32 by the cast loops, their extremes
+ * cast back (exact: each is one of the values) or their positions stored; returns 1 */
+#define SHORT_LOWP_RUNS 256
+static int
+short_extremes_lowp(const Plan *pl, const char *x, char *out, int64_t m, int is_max, int arg)
+{
+    float rows[SHORT_LOWP_RUNS * SHORT_EXTREME_RUN], best[SHORT_LOWP_RUNS];
+    int64_t R = pl->R, to_f4_st[2] = {sizeof(float), 2}, back_st[2] = {2, sizeof(float)};
+    PtlLoop to_f4 = ptl_cast_loop(PTL_DTYPE_FLOAT32, pl->dt);
+    PtlLoop back = ptl_cast_loop(pl->dt, PTL_DTYPE_FLOAT32);
+    for (int64_t o0 = 0; o0 < m; o0 += SHORT_LOWP_RUNS) {
+        int64_t mm = m - o0 < SHORT_LOWP_RUNS ? m - o0 : SHORT_LOWP_RUNS;
+        char *io[2] = {(char *)rows, (char *)(x + o0 * R * 2)};
+        char *bo[2] = {out + o0 * 2, (char *)best};
+        const char *r = (const char *)rows;
+        to_f4(io, to_f4_st, mm * R, NULL);
+        if (arg) {
+            short_arg_float((int64_t *)out + o0, r, R * (int64_t)sizeof(float), R, mm, is_max);
+            continue;
+        }
+        short_extremes_float(best, r, R * (int64_t)sizeof(float), R, mm, is_max);
+        back(bo, back_st, mm, NULL);
+    }
+    return 1;
+}
+
+/* reduce_outputs' outputs [b, e) of pl by the loops of Note [Extremes of short runs], when
+ * they take pl: 1 then, else 0 and nothing done */
+#define SHORT_EXT(T) short_extremes_##T((T *)out, x, step, pl->R, m, is_max)
+static int
+short_extremes(const Plan *pl, int64_t b, int64_t e)
+{
+    int64_t step, isz = (int64_t)ptl_dtype_itemsize(pl->dt), m = e - b;
+    int ext = pl->kind == R_MAX || pl->kind == R_MIN;
+    int arg = (pl->kind == R_ARGMAX || pl->kind == R_ARGMIN) && pl->out1 == NULL &&
+              pl->odt0 == PTL_DTYPE_INT64;
+    int is_max = pl->kind == R_MAX || pl->kind == R_ARGMAX;
+    if (!(ext && pl->odt0 == pl->dt) && !arg) {
+        return 0;
+    }
+    if (pl->nr != 1 || pl->rstride[0] != isz || pl->R < 2 || pl->R > SHORT_EXTREME_RUN ||
+        !kept_even(pl, &step) || pl->dt == PTL_DTYPE_BOOL || ptl_dtype_is_complex(pl->dt)) {
+        return 0;
+    }
+    const char *x = pl->base + b * step;
+    char *out = pl->out0 + b * (int64_t)ptl_dtype_itemsize(pl->odt0);
+    if (IS_LOWP(pl->dt)) {
+        return step == pl->R * isz && short_extremes_lowp(pl, x, out, m, is_max, arg);
+    }
+    if (ext) {
+        switch (pl->dt) {
+        case PTL_DTYPE_FLOAT32: SHORT_EXT(float); return 1;
+        case PTL_DTYPE_FLOAT64: SHORT_EXT(double); return 1;
+        case PTL_DTYPE_UINT8: SHORT_EXT(uint8_t); return 1;
+        case PTL_DTYPE_INT8: SHORT_EXT(int8_t); return 1;
+        case PTL_DTYPE_INT16: SHORT_EXT(int16_t); return 1;
+        case PTL_DTYPE_INT32: SHORT_EXT(int32_t); return 1;
+        case PTL_DTYPE_INT64: SHORT_EXT(int64_t); return 1;
+        default: return 0;
+        }
+    }
+    int64_t *at = (int64_t *)out;
+    switch (pl->dt) {
+    case PTL_DTYPE_FLOAT32: short_arg_float(at, x, step, pl->R, m, is_max); return 1;
+    case PTL_DTYPE_FLOAT64: short_arg_double(at, x, step, pl->R, m, is_max); return 1;
+    case PTL_DTYPE_UINT8: short_arg_uint8_t(at, x, step, pl->R, m, is_max); return 1;
+    case PTL_DTYPE_INT8: short_arg_int8_t(at, x, step, pl->R, m, is_max); return 1;
+    case PTL_DTYPE_INT16: short_arg_int16_t(at, x, step, pl->R, m, is_max); return 1;
+    case PTL_DTYPE_INT32: short_arg_int32_t(at, x, step, pl->R, m, is_max); return 1;
+    case PTL_DTYPE_INT64: short_arg_int64_t(at, x, step, pl->R, m, is_max); return 1;
+    default: return 0;
+    }
+}
+#undef SHORT_EXT
+
+/* Note [Half-precision sums of short runs]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A float16 or bfloat16 sum or mean of runs of up to SHORT_LOWP_SUM values gives the bits of
+ * Note [Half-precision sums] (value k into float32 lane k, 0 + the value, the lanes folded
+ * pairwise, lane k += lane k + w for w = 32, 16, ..., 1, the sum 0 + the fold in double,
+ * divided by the count for a mean, cast to the dtype): the lanes past the run hold +0, which
+ * changes no lane (a lane is never -0: 0 + -0 is +0), so the fold starts at w = 8 over 16
+ * lanes, in registers, the run's length a constant.  SHORT_LOWP_RUNS runs at a time are cast
+ * to float32, and their results stored by one cast loop call.  A call a run
+ * (ptl_red_sum_lowp, the accumulator, a store through a switch) had cost 25 ns a run: sum(1)
+ * of 65536 x 2 to 16 at 0.25-0.32x PyTorch's time, mean(1) 0.17-0.33x (one thread). */
+#define SHORT_LOWP_SUM 16
+
+/* The sum of v[0..n) in the lanes of Note [Half-precision sums of short runs] (n <= 16, a
+ * constant): lane k += lane k + w only where lane k + w holds a value (the others hold +0,
+ * which changes nothing), written out so that the lanes stay in registers (GCC's loops had
+ * kept them in the stack for some n: 20 ns a run) */
+static inline __attribute__((always_inline)) float
+short_lowp_fold(const float *v, const int n)
+{
+    float l[16];
+    for (int k = 0; k < 16; k++) {
+        l[k] = k < n ? 0.0f + v[k] : 0.0f;
+    }
+#define FOLD(K, W)                                                                            \
+    if ((K) + (W) < n) {                                                                      \
+        l[K] += l[(K) + (W)];                                                                 \
+    }
+    FOLD(0, 8) FOLD(1, 8) FOLD(2, 8) FOLD(3, 8) FOLD(4, 8) FOLD(5, 8) FOLD(6, 8) FOLD(7, 8)
+    FOLD(0, 4) FOLD(1, 4) FOLD(2, 4) FOLD(3, 4)
+    FOLD(0, 2) FOLD(1, 2)
+    FOLD(0, 1)
+#undef FOLD
+    return l[0];
+}
+
+/* d[o] = 0 + the sum of the run rows + o * n (o < m), divided by n when mean; n a constant in
+ * the cases below */
+static inline __attribute__((always_inline)) void
+short_lowp_sums_body(double *d, const float *rows, const int n, int64_t m, int mean)
+{
+    for (int64_t o = 0; o < m; o++) {
+        double s = 0.0 + (double)short_lowp_fold(rows + o * n, n);
+        d[o] = mean ? s / n : s;
+    }
+}
+
+PTL_LOOP_CLONES static void
+short_lowp_sums(double *d, const float *rows, int64_t n, int64_t m, int mean)
+{
+    switch (n) {
+#define SHORT_SUM_CASE(N)                                                                     \
+    case N: short_lowp_sums_body(d, rows, N, m, mean); return;
+        SHORT_SUM_CASE(1) SHORT_SUM_CASE(2) SHORT_SUM_CASE(3) SHORT_SUM_CASE(4)
+        SHORT_SUM_CASE(5) SHORT_SUM_CASE(6) SHORT_SUM_CASE(7) SHORT_SUM_CASE(8)
+        SHORT_SUM_CASE(9) SHORT_SUM_CASE(10) SHORT_SUM_CASE(11) SHORT_SUM_CASE(12)
+        SHORT_SUM_CASE(13) SHORT_SUM_CASE(14) SHORT_SUM_CASE(15) SHORT_SUM_CASE(16)
+#undef SHORT_SUM_CASE
+    default: return;
+    }
+}
+
+/* reduce_outputs' outputs [b, e) of pl by Note [Half-precision sums of short runs] when they
+ * are such sums of runs that follow one another: 1 then, else 0 and nothing done */
+static int
+short_sums_lowp(const Plan *pl, int64_t b, int64_t e)
+{
+    int64_t step, R = pl->R;
+    if ((pl->kind != R_SUM && pl->kind != R_MEAN) || !IS_LOWP(pl->dt) || pl->odt0 != pl->dt ||
+        pl->nr != 1 || pl->rstride[0] != 2 || R < 1 || R > SHORT_LOWP_SUM ||
+        !kept_even(pl, &step) || step != 2 * R) {
+        return 0;
+    }
+    float rows[SHORT_LOWP_RUNS * SHORT_LOWP_SUM];
+    double d[SHORT_LOWP_RUNS];
+    int64_t to_f4_st[2] = {sizeof(float), 2}, out_st[2] = {2, sizeof(double)};
+    PtlLoop to_f4 = ptl_cast_loop(PTL_DTYPE_FLOAT32, pl->dt);
+    PtlLoop to_out = ptl_cast_loop(pl->dt, PTL_DTYPE_FLOAT64);
+    for (int64_t o0 = b; o0 < e; o0 += SHORT_LOWP_RUNS) {
+        int64_t mm = e - o0 < SHORT_LOWP_RUNS ? e - o0 : SHORT_LOWP_RUNS;
+        char *in[2] = {(char *)rows, (char *)(pl->base + o0 * step)};
+        char *out[2] = {pl->out0 + o0 * 2, (char *)d};
+        to_f4(in, to_f4_st, mm * R, NULL);
+        short_lowp_sums(d, rows, R, mm, pl->kind == R_MEAN);
+        to_out(out, out_st, mm, NULL);
+    }
+    return 1;
+}
+
+/* out[o] = the sum of the integer run x + o * step, x[0..n) of type T, into int64 (wrapping
+ * as PyTorch's: in uint64), for n of 1 to 16 each a loop of its own: a call a few runs
+ * (ptl_red_sum_runs_int's loop, its length not a constant) had left sum(1) of 65536 x 2
+ * int8, int32 and int64 at 0.73-0.89x PyTorch's time (one thread) */
+#define DEFINE_SHORT_INT_SUMS(T)                                                              \
+    static inline __attribute__((always_inline)) void                                        \
+    short_isums_body_##T(int64_t *out, const char *x, int64_t step, int64_t n, int64_t m)     \
+    {                                                                                         \
+        for (int64_t o = 0; o < m; o++) {                                                     \
+            const T *v = (const T *)(x + o * step);                                           \
+            uint64_t sum = 0;                                                                 \
+            for (int64_t k = 0; k < n; k++) {                                                 \
+                sum += (uint64_t)v[k];                                                        \
+            }                                                                                 \
+            out[o] = (int64_t)sum;                                                            \
+        }                                                                                     \
+    }                                                                                         \
+    PTL_LOOP_CLONES static void                                                              \
+    short_isums_##T(int64_t *out, const char *x, int64_t step, int64_t n, int64_t m)          \
+    {                                                                                         \
+        switch (n) {                                                                          \
+            ISUM_CASE(T, 1) ISUM_CASE(T, 2) ISUM_CASE(T, 3) ISUM_CASE(T, 4) ISUM_CASE(T, 5)  \
+            ISUM_CASE(T, 6) ISUM_CASE(T, 7) ISUM_CASE(T, 8) ISUM_CASE(T, 16)                 \
+        default: short_isums_body_##T(out, x, step, n, m); return;                            \
+        }                                                                                     \
+    }
+#define ISUM_CASE(T, N)                                                                       \
+    case N: short_isums_body_##T(out, x, step, N, m); return;
+DEFINE_SHORT_INT_SUMS(uint8_t)
+DEFINE_SHORT_INT_SUMS(int8_t)
+DEFINE_SHORT_INT_SUMS(int16_t)
+DEFINE_SHORT_INT_SUMS(int32_t)
+DEFINE_SHORT_INT_SUMS(int64_t)
+#undef ISUM_CASE
+#undef DEFINE_SHORT_INT_SUMS
+
+/* reduce_outputs' outputs [b, e) of pl by short_isums_T when they are integer sums into
+ * int64 of contiguous runs of 1 to 16 values: 1 then, else 0 and nothing done */
+static int
+short_sums_int(const Plan *pl, int64_t b, int64_t e)
+{
+    int64_t step;
+    if ((pl->kind != R_SUM && pl->kind != R_NANSUM) || !pl->use_int ||
+        pl->odt0 != PTL_DTYPE_INT64 || pl->nr != 1 ||
+        pl->rstride[0] != (int64_t)ptl_dtype_itemsize(pl->dt) || pl->R < 1 || pl->R > 16 ||
+        !kept_even(pl, &step)) {
+        return 0;
+    }
+    const char *x = pl->base + b * step;
+    int64_t *out = (int64_t *)pl->out0 + b, R = pl->R, m = e - b;
+    switch (pl->dt) {
+    case PTL_DTYPE_BOOL:
+    case PTL_DTYPE_UINT8: short_isums_uint8_t(out, x, step, R, m); return 1;
+    case PTL_DTYPE_INT8: short_isums_int8_t(out, x, step, R, m); return 1;
+    case PTL_DTYPE_INT16: short_isums_int16_t(out, x, step, R, m); return 1;
+    case PTL_DTYPE_INT32: short_isums_int32_t(out, x, step, R, m); return 1;
+    case PTL_DTYPE_INT64: short_isums_int64_t(out, x, step, R, m); return 1;
+    default: return 0;
+    }
+}
+
 int
 ptl_red_runs(const Plan *pl, int64_t b, int64_t e)
 {
     RunFold how = run_fold(pl);
+    if (short_extremes(pl, b, e) || short_sums_lowp(pl, b, e) || short_sums_int(pl, b, e)) {
+        return 1;
+    }
     if (is_sum_runs(pl)) {
         sum_runs(pl, b, e);
         return 1;
