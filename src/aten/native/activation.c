@@ -24,8 +24,10 @@
 
 /* Note [Select formulas]
  * ~~~~~~~~~~~~~~~~~~~~~~
- * The loop of a formula CALL of x (the last input, d[LAST]) and g (d[1], the incoming
- * gradient of a backward loop; a forward loop has LAST = 1 and no g); p is a copy of the
+ * The loop of a formula CALL of x (the input d[X]) and g (d[G], the incoming gradient of a
+ * backward loop: d[1] and x d[2], or the other way round for the two backward ops that
+ * PyTorch's TensorIterator takes self first, which decides their results' layout; a
+ * forward loop has X = G = 1 and no g); p is a copy of the
  * parameters (every caller passes a double[ACT_NPARAMS] as extra).  Piecewise formulas
  * (relu's and threshold's backward, leaky_relu, hardtanh, the shrinks, hardswish) must not
  * branch per element: on random signs the branch mispredicts half the time, 5-7 ns an
@@ -42,7 +44,7 @@
  * give the same bits either way (one operation on floats rounds the same in double, which
  * has over 2 x 24 + 2 bits); hardswish, its backward and hardsigmoid round after each
  * operation in float, in PyTorch's order, so they give PyTorch's float32 bits. */
-#define DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, C, LAST, CALL)                       \
+#define DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, C, X, G, CALL)                       \
     PTL_LOOP_CLONES static void                                                           \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
@@ -50,9 +52,9 @@
         const double *e = (const double *)extra;                                          \
         const act_t p[ACT_NPARAMS] = {(act_t)e[0], (act_t)e[1], (act_t)e[2], (act_t)e[3]}; \
         (void)p;                                                                          \
-        if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[LAST] == sizeof(T)) {             \
+        if (s[0] == sizeof(T) && s[G] == sizeof(T) && s[X] == sizeof(T)) {                \
             T *o = (T *)d[0];                                                             \
-            const T *gs = (const T *)d[1], *xs = (const T *)d[LAST];                      \
+            const T *gs = (const T *)d[G], *xs = (const T *)d[X];                         \
             for (int64_t i = 0; i < n; i++) {                                             \
                 act_t g = (act_t)LOAD(gs[i]);                                             \
                 act_t x = (act_t)LOAD(xs[i]);                                             \
@@ -62,16 +64,18 @@
             return;                                                                       \
         }                                                                                 \
         for (int64_t i = 0; i < n; i++) {                                                 \
-            act_t g = (act_t)LOAD(*(const T *)(d[1] + i * s[1]));                         \
-            act_t x = (act_t)LOAD(*(const T *)(d[LAST] + i * s[LAST]));                   \
+            act_t g = (act_t)LOAD(*(const T *)(d[G] + i * s[G]));                         \
+            act_t x = (act_t)LOAD(*(const T *)(d[X] + i * s[X]));                         \
             (void)g;                                                                      \
             *(T *)(d[0] + i * s[0]) = STORE(CALL);                                        \
         }                                                                                 \
     }
 #define DEFINE_ACT_LOOP(NAME, T, DT, LOAD, STORE, C, F)                                   \
-    DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, C, 1, F(x, p))
+    DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, C, 1, 1, F(x, p))
 #define DEFINE_ACT_GRAD_LOOP(NAME, T, DT, LOAD, STORE, C, G)                              \
-    DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, C, 2, G(g, x, p))
+    DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, C, 2, 1, G(g, x, p))
+#define DEFINE_ACT_GRAD_SELF_FIRST_LOOP(NAME, T, DT, LOAD, STORE, C, G)                   \
+    DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, C, 1, 2, G(g, x, p))
 
 #define TO_F(X) ((float)(X))
 #define TO_F2(X) PTL_STORE_f2((float)(X))
@@ -100,6 +104,9 @@
 #define DEFINE_SELECT(NAME, F) DEFINE_SELECT_LOOPS(NAME, F) DEFINE_FLOAT_TABLE(NAME)
 #define DEFINE_SELECT_GRAD(NAME, G)                                                       \
     DEFINE_FLOAT_LOOPS_AS(DEFINE_ACT_GRAD_LOOP, NAME, G, float) DEFINE_FLOAT_TABLE(NAME)
+#define DEFINE_SELECT_GRAD_SELF_FIRST(NAME, G)                                            \
+    DEFINE_FLOAT_LOOPS_AS(DEFINE_ACT_GRAD_SELF_FIRST_LOOP, NAME, G, float)                \
+    DEFINE_FLOAT_TABLE(NAME)
 
 /* ---- formulas: x the input, g the incoming gradient, p the parameters ---- */
 
@@ -651,7 +658,7 @@ DEFINE_FAST_TABLE(hardswish, 0)
 #undef DEFINE_FAST_TABLE
 #undef VEC_LOOPS
 DEFINE_SELECT(leaky_relu, LEAKY_F)
-DEFINE_SELECT_GRAD(leaky_relu_grad, LEAKY_G)
+DEFINE_SELECT_GRAD_SELF_FIRST(leaky_relu_grad, LEAKY_G)
 DEFINE_SELECT_LOOPS(hardtanh, HARDTANH_F)
 DEFINE_SELECT_GRAD(hardtanh_grad, HARDTANH_G)
 DEFINE_SELECT_GRAD(hardswish_grad, HARDSWISH_G)
@@ -661,7 +668,7 @@ DEFINE_SELECT(softshrink, SOFTSHRINK_F)
 DEFINE_SELECT(hardshrink, HARDSHRINK_F)
 DEFINE_SELECT_GRAD(shrink_grad, SHRINK_G)
 DEFINE_SELECT_LOOPS(threshold, THRESHOLD_F)
-DEFINE_SELECT_GRAD(threshold_grad, THRESHOLD_G)
+DEFINE_SELECT_GRAD_SELF_FIRST(threshold_grad, THRESHOLD_G)
 
 #define INT_AND_FLOAT_ENTRIES(NAME, INAME)                                                \
     [PTL_DTYPE_UINT8] = INAME##_loop_u1, [PTL_DTYPE_INT8] = INAME##_loop_i1,              \
@@ -677,8 +684,11 @@ static const PtlLoop threshold_all_loops[PTL_DTYPE_COUNT] = {
 
 /* ---- kernels ---- */
 
+/* the stack slots of the inputs, in the iterator's order (its first input breaks the ties
+ * of its result's layout) */
 static const int fwd_inputs[1] = {0};
 static const int grad_inputs[2] = {0, 1};
+static const int self_first_inputs[2] = {1, 0};
 
 /* Which stack slots hold an op's parameters, in the order its formula reads p[]. */
 typedef struct ActKernel {
@@ -689,40 +699,41 @@ typedef struct ActKernel {
     int param_slot[3];
     const char *kname;      /* the kernel PyTorch's dtype error names; NULL: "<op>_cpu" */
     unsigned in_dtype;      /* bit j: p[j] is a bound the input is compared with */
+    int self_first;         /* a backward that PyTorch iterates as (self, grad_output) */
 } ActKernel;
 
 /* [*] -> [*] (forward) and [*], [*] -> [*] (backward) */
 static const ActKernel act_table[] = {
-    {PTL_OP__gelu, gelu_fast_loops, 1, 1, {1}, "GeluKernelImpl", 0},
-    {PTL_OP_silu, silu_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_silu_, silu_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_silu_backward, silu_grad_loops, 2, 0, {0}, NULL, 0},
-    {PTL_OP_mish, mish_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_mish_, mish_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_mish_backward, mish_grad_loops, 2, 0, {0}, NULL, 0},
-    {PTL_OP_elu, elu_loops, 1, 3, {1, 2, 3}, NULL, 0},
-    {PTL_OP_elu_, elu_loops, 1, 3, {1, 2, 3}, NULL, 0},
-    {PTL_OP_leaky_relu, leaky_relu_loops, 1, 1, {1}, NULL, 0},
-    {PTL_OP_leaky_relu_, leaky_relu_loops, 1, 1, {1}, NULL, 0},
-    {PTL_OP_leaky_relu_backward, leaky_relu_grad_loops, 2, 1, {2}, NULL, 0},
-    {PTL_OP_hardtanh, hardtanh_all_loops, 1, 2, {1, 2}, NULL, 3},
-    {PTL_OP_hardtanh_, hardtanh_all_loops, 1, 2, {1, 2}, NULL, 3},
-    {PTL_OP_hardtanh_backward, hardtanh_grad_loops, 2, 2, {2, 3}, NULL, 3},
-    {PTL_OP_softplus, softplus_loops, 1, 2, {1, 2}, NULL, 0},
-    {PTL_OP_softplus_backward, softplus_grad_loops, 2, 2, {2, 3}, NULL, 0},
-    {PTL_OP_hardswish, hardswish_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_hardswish_, hardswish_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_hardswish_backward, hardswish_grad_loops, 2, 0, {0}, NULL, 0},
-    {PTL_OP_hardsigmoid, hardsigmoid_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_hardsigmoid_, hardsigmoid_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_hardsigmoid_backward, hardsigmoid_grad_loops, 2, 0, {0}, NULL, 0},
-    {PTL_OP_softshrink, softshrink_loops, 1, 1, {1}, "softshrink_check", 1},
-    {PTL_OP_softshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL, 1},
-    {PTL_OP_hardshrink, hardshrink_loops, 1, 1, {1}, NULL, 1},
-    {PTL_OP_hardshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL, 1},
-    {PTL_OP_threshold, threshold_all_loops, 1, 2, {1, 2}, NULL, 3},
-    {PTL_OP_threshold_, threshold_all_loops, 1, 2, {1, 2}, NULL, 3},
-    {PTL_OP_threshold_backward, threshold_grad_loops, 2, 1, {2}, NULL, 1},
+    {PTL_OP__gelu, gelu_fast_loops, 1, 1, {1}, "GeluKernelImpl", 0, 0},
+    {PTL_OP_silu, silu_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_silu_, silu_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_silu_backward, silu_grad_loops, 2, 0, {0}, NULL, 0, 0},
+    {PTL_OP_mish, mish_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_mish_, mish_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_mish_backward, mish_grad_loops, 2, 0, {0}, NULL, 0, 0},
+    {PTL_OP_elu, elu_loops, 1, 3, {1, 2, 3}, NULL, 0, 0},
+    {PTL_OP_elu_, elu_loops, 1, 3, {1, 2, 3}, NULL, 0, 0},
+    {PTL_OP_leaky_relu, leaky_relu_loops, 1, 1, {1}, NULL, 0, 0},
+    {PTL_OP_leaky_relu_, leaky_relu_loops, 1, 1, {1}, NULL, 0, 0},
+    {PTL_OP_leaky_relu_backward, leaky_relu_grad_loops, 2, 1, {2}, NULL, 0, 1},
+    {PTL_OP_hardtanh, hardtanh_all_loops, 1, 2, {1, 2}, NULL, 3, 0},
+    {PTL_OP_hardtanh_, hardtanh_all_loops, 1, 2, {1, 2}, NULL, 3, 0},
+    {PTL_OP_hardtanh_backward, hardtanh_grad_loops, 2, 2, {2, 3}, NULL, 3, 0},
+    {PTL_OP_softplus, softplus_loops, 1, 2, {1, 2}, NULL, 0, 0},
+    {PTL_OP_softplus_backward, softplus_grad_loops, 2, 2, {2, 3}, NULL, 0, 0},
+    {PTL_OP_hardswish, hardswish_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_hardswish_, hardswish_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_hardswish_backward, hardswish_grad_loops, 2, 0, {0}, NULL, 0, 0},
+    {PTL_OP_hardsigmoid, hardsigmoid_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_hardsigmoid_, hardsigmoid_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_hardsigmoid_backward, hardsigmoid_grad_loops, 2, 0, {0}, NULL, 0, 0},
+    {PTL_OP_softshrink, softshrink_loops, 1, 1, {1}, "softshrink_check", 1, 0},
+    {PTL_OP_softshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL, 1, 0},
+    {PTL_OP_hardshrink, hardshrink_loops, 1, 1, {1}, NULL, 1, 0},
+    {PTL_OP_hardshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL, 1, 0},
+    {PTL_OP_threshold, threshold_all_loops, 1, 2, {1, 2}, NULL, 3, 0},
+    {PTL_OP_threshold_, threshold_all_loops, 1, 2, {1, 2}, NULL, 3, 0},
+    {PTL_OP_threshold_backward, threshold_grad_loops, 2, 1, {2}, NULL, 1, 1},
 };
 
 /* A parameter as PyTorch's kernels see it: a bound the input is compared with in the
@@ -761,8 +772,10 @@ act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             p[j] = ptl_activation_param(ptl_iv_to_double(&s[a->param_slot[j]]), dt,
                                         (a->in_dtype >> j) & 1);
         }
-        return ptl_pointwise_named(op, s, a->ninputs, a->ninputs == 1 ? fwd_inputs : grad_inputs,
-                                   ptl_iter_config(), a->loops, p, a->kname);
+        const int *in = a->ninputs == 1 ? fwd_inputs
+                        : a->self_first ? self_first_inputs : grad_inputs;
+        return ptl_pointwise_named(op, s, a->ninputs, in, ptl_iter_config(), a->loops, p,
+                                   a->kname);
     }
     return ptl_error_set(PTL_ERR_RUNTIME, "activation kernel for an unknown op");
 }
