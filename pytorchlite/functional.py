@@ -8,6 +8,7 @@ are."""
 import warnings
 
 from . import _C
+from ._arg_check import check_arg, typed
 
 _einsum = _C._op("aten::einsum")
 _tensordot = _C._op("aten::tensordot")
@@ -48,6 +49,11 @@ def tensordot(a, b, dims=2, out=None):
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each pair of rows of x1 [*, P, M] and x2 [*, R, M]."""
+    # PyTorch's Python cdist passes x1, x2 and p by position to the native one, whose parser
+    # names them
+    for k, (name, kind, v) in enumerate((("x1", "Tensor", x1), ("x2", "Tensor", x2),
+                                         ("p", "float", p))):
+        check_arg("cdist", name, kind, v, k + 1)
     if compute_mode not in _COMPUTE_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     return _cdist(x1, x2, p, _COMPUTE_MODES[compute_mode])
@@ -155,6 +161,10 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return result if out is None else out.copy_(result)
 
 
+_DIST_ARGS = (("input", "Tensor"), ("other", "Tensor"), ("p", "Number"))
+
+
+@typed("dist", *_DIST_ARGS)
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast), over all elements."""
     from .linalg import vector_norm
@@ -388,10 +398,11 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
 def _install(tensor_class):
     from ._functions import _in_place
     from .linalg import matrix_exp, matrix_power
-    for fn in (inner, addr, addbmm, dist, logdet, norm, pinverse, matrix_exp, matrix_power,
+    for fn in (inner, addr, addbmm, logdet, norm, pinverse, matrix_exp, matrix_power,
                cholesky, cholesky_solve, cholesky_inverse, qr, triangular_solve, lu_solve,
                orgqr, ormqr, geqrf):
         setattr(tensor_class, fn.__name__, fn)
+    tensor_class.dist = typed("dist", *_DIST_ARGS, method=True)(dist.__wrapped__)
 
     def _lu(self, pivot=True, get_infos=False):
         return lu(self, pivot, get_infos)
