@@ -5,6 +5,7 @@ aten::cdist (src/aten/native/einsum.c, linalg_norm.c).  Below them, the linear-a
 composites inner, addr, addbmm, dist, logdet, pinverse and vander, written with mm, outer,
 tensordot, vector_norm, slogdet, pinv and cumprod as PyTorch's CompositeImplicitAutograd kernels
 are."""
+import numbers
 import warnings
 
 from . import _C
@@ -359,9 +360,17 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     (PyTorch's error), as linalg.matrix_norm over dim.  Without a dtype or out, a vector norm
     is the operator aten::norm (NormBackward0/1)."""
     from . import linalg
+    # PyTorch's torch.norm calls linalg.vector_norm, whose parser names a bad dim or p
+    if not (dim is None or isinstance(dim, numbers.Integral) or
+            (isinstance(dim, (list, tuple)) and all(isinstance(d, numbers.Integral)
+                                                    for d in dim))):
+        raise TypeError("linalg_vector_norm(): argument 'dim' (position 3) must be tuple of "
+                        f"ints, not {type(dim).__name__}")
     dims = [dim] if isinstance(dim, int) else None if dim is None else list(dim)
     vector = not isinstance(p, str) or (p == "fro" and (dims is None or len(dims) <= 2))
     order = 2 if p is None or isinstance(p, str) else p
+    if vector:
+        check_arg("linalg_vector_norm", "ord", "Number", order, 2)
     if vector and dtype is None and out is None:
         return _norm_op(input, order) if dims is None else _norm_op(input, order, dims, keepdim)
     if vector:

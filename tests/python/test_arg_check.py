@@ -66,6 +66,15 @@ CASES = [
      "triplet_margin_loss(): argument 'swap' (position 7) must be bool, not str"),
     (lambda m: m.nn.functional.triplet_margin_loss([1.0], _x(m), _x(m)),
      "triplet_margin_loss(): argument 'anchor' (position 1) must be Tensor, not list"),
+    # torch.norm is PyTorch's Python composite over linalg.vector_norm, which names these
+    (lambda m: m.norm(_x(m), p=[1]),
+     "linalg_vector_norm(): argument 'ord' (position 2) must be Number, not list"),
+    (lambda m: m.norm(_x(m), dim="a"),
+     "linalg_vector_norm(): argument 'dim' (position 3) must be tuple of ints, not str"),
+    (lambda m: m.norm(_x(m), 2, 1.5),
+     "linalg_vector_norm(): argument 'dim' (position 3) must be tuple of ints, not float"),
+    (lambda m: _x(m).norm(2, "a"),
+     "linalg_vector_norm(): argument 'dim' (position 3) must be tuple of ints, not str"),
 ]
 
 
