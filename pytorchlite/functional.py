@@ -5,9 +5,11 @@ aten::cdist (src/aten/native/einsum.c, linalg_norm.c).  Below them, the linear-a
 composites inner, addr, addbmm, dist, logdet, pinverse and vander, written with mm, outer,
 tensordot, vector_norm, slogdet, pinv and cumprod as PyTorch's CompositeImplicitAutograd kernels
 are."""
+import numbers
 import warnings
 
 from . import _C
+from ._arg_check import check_arg, typed
 
 _einsum = _C._op("aten::einsum")
 _tensordot = _C._op("aten::tensordot")
@@ -48,6 +50,11 @@ def tensordot(a, b, dims=2, out=None):
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each pair of rows of x1 [*, P, M] and x2 [*, R, M]."""
+    # PyTorch's Python cdist passes x1, x2 and p by position to the native one, whose parser
+    # names them
+    for k, (name, kind, v) in enumerate((("x1", "Tensor", x1), ("x2", "Tensor", x2),
+                                         ("p", "float", p))):
+        check_arg("cdist", name, kind, v, k + 1)
     if compute_mode not in _COMPUTE_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     return _cdist(x1, x2, p, _COMPUTE_MODES[compute_mode])
@@ -155,6 +162,10 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return result if out is None else out.copy_(result)
 
 
+_DIST_ARGS = (("input", "Tensor"), ("other", "Tensor"), ("p", "Number"))
+
+
+@typed("dist", *_DIST_ARGS)
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast), over all elements."""
     from .linalg import vector_norm
@@ -349,9 +360,17 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     (PyTorch's error), as linalg.matrix_norm over dim.  Without a dtype or out, a vector norm
     is the operator aten::norm (NormBackward0/1)."""
     from . import linalg
+    # PyTorch's torch.norm calls linalg.vector_norm, whose parser names a bad dim or p
+    if not (dim is None or isinstance(dim, numbers.Integral) or
+            (isinstance(dim, (list, tuple)) and all(isinstance(d, numbers.Integral)
+                                                    for d in dim))):
+        raise TypeError("linalg_vector_norm(): argument 'dim' (position 3) must be tuple of "
+                        f"ints, not {type(dim).__name__}")
     dims = [dim] if isinstance(dim, int) else None if dim is None else list(dim)
     vector = not isinstance(p, str) or (p == "fro" and (dims is None or len(dims) <= 2))
     order = 2 if p is None or isinstance(p, str) else p
+    if vector:
+        check_arg("linalg_vector_norm", "ord", "Number", order, 2)
     if vector and dtype is None and out is None:
         return _norm_op(input, order) if dims is None else _norm_op(input, order, dims, keepdim)
     if vector:
@@ -388,10 +407,11 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
 def _install(tensor_class):
     from ._functions import _in_place
     from .linalg import matrix_exp, matrix_power
-    for fn in (inner, addr, addbmm, dist, logdet, norm, pinverse, matrix_exp, matrix_power,
+    for fn in (inner, addr, addbmm, logdet, norm, pinverse, matrix_exp, matrix_power,
                cholesky, cholesky_solve, cholesky_inverse, qr, triangular_solve, lu_solve,
                orgqr, ormqr, geqrf):
         setattr(tensor_class, fn.__name__, fn)
+    tensor_class.dist = typed("dist", *_DIST_ARGS, method=True)(dist.__wrapped__)
 
     def _lu(self, pivot=True, get_infos=False):
         return lu(self, pivot, get_infos)

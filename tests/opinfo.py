@@ -333,6 +333,12 @@ def _np_sigmoid(a):
     return 1 / (1 + np.exp(-a))
 
 
+def _np_log_sigmoid_forward(a):
+    """log_sigmoid_forward's (output, buffer): log(sigmoid(a)) and the e^-|a| its CPU
+    backward reads"""
+    return -np.log1p(np.exp(-a)), np.exp(-np.abs(a))
+
+
 _np_erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
@@ -566,15 +572,20 @@ def _constant_first(samples):
 
 
 class PairOutOpInfo(OpInfo):
-    """An op with two out= tensors (frexp.Tensor_out: mantissa, exponent), called as the
-    Python function is, with out=(first, second)."""
+    """An op with two out= tensors named out_names (frexp.Tensor_out: mantissa, exponent),
+    called as the Python function is, with out=(first, second)."""
+
+    def __init__(self, name, samples=None, out_names=("mantissa", "exponent"), **kw):
+        super().__init__(name, samples, **kw)
+        self.out_names = out_names
 
     @property
     def op(self):
-        base = getattr(aten, self.name.split(".")[0]).Tensor_out
+        base = super().op
+        first, second = self.out_names
 
         def call(*args, out, **kwargs):
-            return base(*args, mantissa=out[0], exponent=out[1], **kwargs)
+            return base(*args, **{first: out[0], second: out[1]}, **kwargs)
         return call
 
 
@@ -1210,6 +1221,9 @@ ENTRIES += [
     unary("hardsigmoid", lambda a: np.clip(a + 3, 0, 6) / 6, domain=(-4.0, 4.0),
           gradgrad="hardsigmoid_backward has no derivative in PyTorch (NotImplemented)"),
     unary("log_sigmoid", lambda a: -np.log1p(np.exp(-a))),
+    unary("log_sigmoid_forward", _np_log_sigmoid_forward, grad_outputs=lambda o: o[:1]),
+    PairOutOpInfo("log_sigmoid_forward.output", unary_samples(), ref=_np_log_sigmoid_forward,
+                  grad="none", out_of="log_sigmoid_forward", out_names=("output", "buffer")),
     OpInfo("softshrink", [S(T(2, 3)), S(T(2, 3), 1.0)],
            ref=lambda a, l=0.5: np.where(a > l, a - l, np.where(a < -l, a + l, 0))),
     OpInfo("hardshrink", [S(T(2, 3)), S(T(2, 3), 1.0)],
@@ -1243,7 +1257,15 @@ ENTRIES += [
     _grad_and_self("hardsigmoid_backward", lambda go, a: go * ((a > -3) & (a < 3)) / 6,
                    domain=(-4.0, 4.0), grad="error",
                    note="derivatives.yaml: hardsigmoid_backward is not differentiable"),
-    _grad_and_self("log_sigmoid_backward", lambda go, a: go * _np_sigmoid(-a)),
+    OpInfo("log_sigmoid_backward",
+           [S(T(2, 3), T(2, 3), C(2, 3, low=0.05, high=1)),
+            S(T(3, 2, layout="transposed"), T(3, 2), C(3, 2, low=0.05, high=1)),
+            S(T(2, 3), T(2, 3), C(3, low=0.05, high=1)), S(T(0, 3), T(0, 3), C(0, 3))],
+           ref=lambda go, a, b: go * np.where(a < 0, 1, b) / (1 + b),
+           grad_samples=[S(T(2, 3), T(2, 3, grad=False), C(2, 3, low=0.05, high=1))],
+           note="self's derivative (log_sigmoid'', PyTorch's formula) holds for the forward's "
+                "own buffer e^-|self| only: gradcheck differentiates grad_output, and "
+                "tests/aten/test_log_sigmoid.py the composite twice"),
     _grad_and_self("softshrink_backward", lambda go, a, lambd: go * (np.abs(a) > lambd),
                    extra=(0.5,)),
     _grad_and_self("hardshrink_backward", lambda go, a, lambd: go * (np.abs(a) > lambd),
@@ -2063,15 +2085,22 @@ ENTRIES += [
 ENTRIES += [
     # sparse COO tensors (sparse.c): Sp samples compare as their dense form; gradcheck runs
     # through dense leaves converted in grad_call (gradcheck takes dense tensors)
-    OpInfo("sparse_coo_tensor.indices",
-           [S(I([[0, 1, 1], [2, 0, 2]]), T(3), [2, 3]), S(I([[0, 1, 0]]), T(3, 2)),
+    OpInfo("sparse_coo_tensor.indices_size",
+           [S(I([[0, 1, 1], [2, 0, 2]]), T(3), [2, 3]),
             S(I(np.zeros((2, 0), dtype=np.int64)), T(0), [2, 3]),
             S(I([[1, 0]]), T(2, 2, layout="transposed"), [3, 2])],
            ref=_np_coo, dtypes=NUMERIC, grad_call=_dense(lambda f, *a, **k: f(*a, **k)),
-           grad_samples=[S(I([[0, 1, 1], [2, 0, 2]]), T(3), [2, 3]),
-                         S(I([[0, 1, 0]]), T(3, 2))],
+           grad_samples=[S(I([[0, 1, 1], [2, 0, 2]]), T(3), [2, 3])],
            errors=[(S(I([[0, 1]]), T(3), [2]), RuntimeError),
                    (S(I([[0, 1]]), T(2), [2, 3]), RuntimeError)]),
+    OpInfo("sparse_coo_tensor.indices",
+           [S(I([[0, 1, 1], [2, 0, 2]]), T(3)), S(I([[0, 1, 0]]), T(3, 2)),
+            S(I(np.zeros((2, 0), dtype=np.int64)), T(0)),
+            S(I([[1, 0]]), T(2, 2, layout="transposed"))],
+           ref=_np_coo, dtypes=NUMERIC, grad_call=_dense(lambda f, *a, **k: f(*a, **k)),
+           grad_samples=[S(I([[0, 1, 1], [2, 0, 2]]), T(3)), S(I([[0, 1, 0]]), T(3, 2))],
+           errors=[(S(I([[0, 1]]), T(3)), RuntimeError),
+                   (S(I([[0, 1]]), T(2), [2, 3]), TypeError)]),
     OpInfo("_indices", [S(Sp(3, 4)), S(Sp(4, 2, sparse_dim=1))],
            ref=lambda a: np.array(np.nonzero(a.reshape(a.shape[0], -1).any(1))
                                   if a.ndim == 2 and a.shape[1] == 2 else np.nonzero(a)),

@@ -16,6 +16,7 @@ import warnings
 
 import pytorchlite as torch
 from pytorchlite import _C
+from pytorchlite._arg_check import check_arg, typed
 from pytorchlite._functions import _check_result_cast
 from pytorchlite._pointwise import _not_implemented
 
@@ -656,7 +657,17 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
 @_autocast_to_float32
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
+    # PyTorch's Python wrapper checks the margin, then passes every argument by position to
+    # the native triplet_margin_loss, whose parser names them
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    for k, (name, kind, v) in enumerate((("anchor", "Tensor", anchor),
+                                         ("positive", "Tensor", positive),
+                                         ("negative", "Tensor", negative),
+                                         ("margin", "float", margin), ("p", "float", p),
+                                         ("eps", "float", eps), ("swap", "bool", swap))):
+        check_arg("triplet_margin_loss", name, kind, v, k + 1)
     dims = {anchor.dim(), positive.dim(), negative.dim()}
     if len(dims) != 1:
         raise RuntimeError(
@@ -1294,6 +1305,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return torch.matmul(attn, value)
 
 
+@typed("cosine_similarity", ("x1", "Tensor"), ("x2", "Tensor"), ("dim", "int"), ("eps", "float"))
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim, x1 and x2 broadcast in their
     common dtype, which must be floating point (complex is refused, as PyTorch)."""
@@ -1308,6 +1320,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
+@typed("pairwise_distance", ("x1", "Tensor"), ("x2", "Tensor"), ("p", "float"), ("eps", "float"),
+       ("keepdim", "bool"))
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     d = x1 - x2 + eps
     dim = -1 if d.dim() > 0 else 0
@@ -1319,6 +1333,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 _PDIST_CHUNK = 1 << 18   # pdist's elements of differences at a time (off the CPU)
 
 
+@typed("pdist", ("input", "Tensor"), ("p", "float"))
 def pdist(input, p=2):
     """The p-norm distances between the rows of input [N, M]: the upper triangle of
     cdist(input, input) without the diagonal, row by row (N * (N - 1) / 2 values)."""

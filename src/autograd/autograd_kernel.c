@@ -395,8 +395,11 @@ save_variables(PtlNode *node, const PtlOperator *op, const PtlIValue *args, cons
         ptl_saved_set(node, slot++, s[0].u.t, 1, 0);
     }
     if (save & PTL_SAVE_RESULT1) {
-        /* an integer output (indices) has no grad_fn, so it is saved as a plain tensor */
-        ptl_saved_set(node, slot++, s[1].u.t, ptl_dtype_is_differentiable(s[1].u.t->dtype), 1);
+        /* an integer output (indices) or a non-differentiable one (log_sigmoid_forward's
+         * buffer) has no grad_fn, so it is saved as a plain tensor */
+        ptl_saved_set(node, slot++, s[1].u.t,
+                      ptl_dtype_is_differentiable(s[1].u.t->dtype) &&
+                          !(nondiff_args_by_op[op->id] & PTL_SAVE_RESULT1), 1);
     }
     if (save & PTL_SAVE_RESULT2) {
         ptl_saved_set(node, slot++, s[2].u.t, 1, 2);
@@ -437,7 +440,11 @@ set_history(const PtlOperator *op, PtlIValue *s, PtlNode *node, const Inputs *in
             }
             continue;
         }
-        if (s[k].tag == PTL_IV_TENSOR && ptl_dtype_is_differentiable(s[k].u.t->dtype)) {
+        /* an output PTL_NONDIFF names (output_differentiability False) gets no history */
+        int nondiff = k < 4 && op->id < PTL_OP_COUNT &&
+                      (nondiff_args_by_op[op->id] & (PTL_SAVE_RESULT << k));
+        if (s[k].tag == PTL_IV_TENSOR && ptl_dtype_is_differentiable(s[k].u.t->dtype) &&
+            !nondiff) {
             ptl_set_grad_fn(s[k].u.t, node, nr);
         }
         nr++;

@@ -323,7 +323,8 @@ static const CudaAct cuda_acts[] = {
     {PTL_OP_elu_backward, PTL_CUDA_OP_ELU_BACKWARD, 2, 4, {0, 5}, {1, 2, 3, 4}, 0},
     {PTL_OP_softplus, PTL_CUDA_OP_SOFTPLUS, 1, 2, {0}, {1, 2}, 0},
     {PTL_OP_softplus_backward, PTL_CUDA_OP_SOFTPLUS_BACKWARD, 2, 2, {0, 1}, {2, 3}, 0},
-    {PTL_OP_log_sigmoid, PTL_CUDA_OP_LOG_SIGMOID, 1, 0, {0}, {0}, 0},
+    {PTL_OP_log_sigmoid_forward, PTL_CUDA_OP_LOG_SIGMOID, 1, 0, {0}, {0}, 0},
+    {PTL_OP_log_sigmoid_forward_output, PTL_CUDA_OP_LOG_SIGMOID, 1, 0, {0}, {0}, 0},
     {PTL_OP_log_sigmoid_backward, PTL_CUDA_OP_LOG_SIGMOID_BACKWARD, 2, 0, {0, 1}, {0}, 0},
     {PTL_OP_hardswish, PTL_CUDA_OP_HARDSWISH, 1, 0, {0}, {0}, 0},
     {PTL_OP_hardswish_, PTL_CUDA_OP_HARDSWISH, 1, 0, {0}, {0}, 0},
@@ -365,6 +366,29 @@ act_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return cuda_pointwise(op, s, a->ninputs, a->inputs, ptl_iter_config(), a->cop, p);
     }
     return ptl_error_set(PTL_ERR_RUNTIME, "act_cuda: unknown op");
+}
+
+/* log_sigmoid_forward(self) -> (output, buffer) (and .output): the output as act_cuda
+ * computes it and, as PyTorch's CUDA kernel, an empty buffer (or the given one, untouched),
+ * which log_sigmoid_backward's CUDA kernel never reads (Note [Log-sigmoid buffer]) */
+static int
+log_sigmoid_forward_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *self = s[0].u.t, *buffer;
+    int64_t zero = 0;
+    if (op->id == PTL_OP_log_sigmoid_forward_output) {
+        buffer = s[2].u.t;
+        ptl_incref(buffer);
+    }
+    else if ((buffer = ptl_empty(1, &zero, self->dtype, self->device)) == NULL) {
+        return -1;
+    }
+    if (act_cuda(op, ks, s) < 0) {
+        ptl_decref(buffer);
+        return -1;
+    }
+    s[1] = ptl_iv_tensor(buffer);
+    return 0;
 }
 
 /* celu(Tensor self, Scalar alpha=1.0) (and celu_): elu with scale 1 and input_scale
@@ -984,7 +1008,8 @@ static const PtlKernelReg cuda_kernels[] = {
     POINTWISE(elu_backward, act_cuda),
     POINTWISE(softplus, act_cuda),
     POINTWISE(softplus_backward, act_cuda),
-    POINTWISE(log_sigmoid, act_cuda),
+    POINTWISE(log_sigmoid_forward, log_sigmoid_forward_cuda),
+    POINTWISE(log_sigmoid_forward_output, log_sigmoid_forward_cuda),
     POINTWISE(log_sigmoid_backward, act_cuda),
     POINTWISE(hardswish, act_cuda),
     POINTWISE(hardswish_, act_cuda),

@@ -13,20 +13,10 @@ from helpers import torch_ref
 REASONS = {
     "gap": "no complex kernel for this op yet",
     "type": "both refuse complex, with another exception type than PyTorch's",
-    "extra": "pytorchlite computes what PyTorch refuses: aten::sparse_coo_tensor.indices "
-             "takes the size as a third positional argument, for every dtype (PyTorch's "
-             ".indices overload has no size; its .indices_size has, and pytorchlite's "
-             ".indices is both)",
+    "extra": "pytorchlite computes what PyTorch refuses",
 }
 
-GAPS_BY_AREA = {
-    'type': """
-        aten::log_sigmoid_backward
-    """,
-    'extra': """
-        aten::sparse_coo_tensor.indices
-    """,
-}
+GAPS_BY_AREA = {}
 
 EXPECTED_GAPS = {name: (area, REASONS[area]) for area, names in GAPS_BY_AREA.items()
                  for name in names.split()}

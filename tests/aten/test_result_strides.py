@@ -1,10 +1,11 @@
 """Result layouts as PyTorch's: nonzero is column-major (Note [nonzero is column-major] in
 native/index.c), a resized out= takes the layout a new result would have (iter_new_output in
 tensor_iterator.c), roll keeps a channels-last input's format, index_fill and index_put keep
-self's layout; and the sweep of the operator table (tests/aten/stride_sweep.py: every op on
-contiguous, transposed, channels-last and stepped inputs) against torch 2.13, whose remaining
-differences EXPECTED lists with their reasons.  A difference fixed must leave the list: a
-stale entry fails too."""
+self's layout, stack, group norm, max_unpool2d, the elementwise losses, bce's backward and
+the self-first backward ops lay their results out as PyTorch's; and the sweep of the operator
+table (tests/aten/stride_sweep.py: every op on contiguous, transposed, channels-last and
+stepped inputs) against torch 2.13, whose remaining differences EXPECTED lists with their
+reasons.  A difference fixed must leave the list: a stale entry fails too."""
 import numpy as np
 import pytest
 
@@ -23,18 +24,12 @@ REASONS = {
                  "an internal buffer); ours is contiguous",
     "sort": "PyTorch's sort lays values and indices out like self (infer_dense_strides); "
             "ours writes them contiguous (the lane kernel's output geometry)",
-    "fused_loss": "the fused loss kernel writes a contiguous result; PyTorch's TensorIterator "
-                  "follows the input's order",
-    "backward_order": "ours follows grad_output's order where grad_output and self differ; "
-                      "PyTorch's TensorIterator takes self first",
-    "channels_last": "a channels-last input gives a contiguous result here (the kernel "
-                     "computes in NCHW); PyTorch keeps channels-last",
 }
 
 DIFFERENCES = {
     "contiguous_in_torch": """
-        _dirichlet_grad _standard_gamma_grad bernoulli bernoulli.p log_sigmoid pow.Scalar
-        pow.Scalar_out relu.out renorm special_ndtr.out
+        _dirichlet_grad _standard_gamma_grad bernoulli bernoulli.p pow.Scalar pow.Scalar_out
+        relu.out renorm special_ndtr.out
     """,
     "alias_in_torch": "conj_physical",
     "lapack": """
@@ -49,9 +44,6 @@ DIFFERENCES = {
         _scaled_dot_product_flash_attention_for_cpu_backward affine_grid_generator_backward
     """,
     "sort": "argsort msort sort sort.stable",
-    "fused_loss": "binary_cross_entropy_backward huber_loss mse_loss smooth_l1_loss",
-    "backward_order": "leaky_relu_backward threshold_backward",
-    "channels_last": "max_unpool2d native_group_norm stack",
 }
 
 EXPECTED = {name: REASONS[why] for why, names in DIFFERENCES.items() for name in names.split()}
@@ -219,3 +211,84 @@ def test_pixel_shuffle_keeps_channels_last(layout):
     g = x.detach().requires_grad_()
     assert ptl.autograd.gradcheck(lambda t: F.pixel_unshuffle(F.pixel_shuffle(t, 2) * 2, 2),
                                   (g,))
+
+
+# ---- layouts kept as PyTorch keeps them (each was an EXPECTED entry) ----
+
+def _channels_last(shape=(2, 3, 4, 5), seed=8):
+    x, a = make(shape, ptl.float64, "contiguous", seed=seed)
+    return x.contiguous(memory_format=ptl.channels_last), a
+
+
+@pytest.mark.parametrize("dim, strides", [(0, (120, 60, 1, 15, 3)), (1, (120, 3, 1, 30, 6)),
+                                          (2, (120, 1, 60, 15, 3)), (-1, (120, 40, 10, 2, 1))])
+def test_stack_of_channels_last_is_cat_split(dim, strides):
+    # PyTorch stacks below the rank as cat along dim viewed with that dim split; the strides
+    # are torch 2.13's
+    x, a = _channels_last()
+    y, b = _channels_last(seed=9)
+    r = ptl.stack([x, y], dim)
+    np.testing.assert_array_equal(r.numpy(), np.stack([a, b], dim))
+    assert r.stride() == strides
+    g = x.detach().requires_grad_()
+    assert ptl.autograd.gradcheck(lambda t: ptl.stack([t, t * 2], dim), (g,))
+
+
+def test_group_norm_and_max_unpool2d_keep_channels_last():
+    x, a = _channels_last((2, 4, 3, 5))
+    out, mean, rstd = ptl.ops.aten.native_group_norm(x, None, None, 2, 4, 15, 2, 1e-5)
+    want = ptl.ops.aten.native_group_norm(ptl.tensor(a), None, None, 2, 4, 15, 2, 1e-5)
+    assert out.is_contiguous(memory_format=ptl.channels_last) and not out.is_contiguous()
+    for r, w in zip((out, mean, rstd), want):
+        np.testing.assert_allclose(r.numpy(), w.numpy(), rtol=1e-13, atol=1e-13)
+    F = ptl.nn.functional
+    pooled, idx = F.max_pool2d(x, 2, return_indices=True)
+    u = F.max_unpool2d(pooled, idx, 2, output_size=(3, 5))
+    assert u.is_contiguous(memory_format=ptl.channels_last)
+    want = F.max_unpool2d(pooled.contiguous(), idx.contiguous(), 2, output_size=(3, 5))
+    np.testing.assert_array_equal(u.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("op", ["threshold_backward", "leaky_relu_backward"])
+def test_backward_follows_self_where_grad_output_differs(op):
+    # PyTorch's TensorIterator for these two takes self before grad_output
+    g, ga = make((3, 4), ptl.float64, "transposed", seed=10)
+    x, xa = make((3, 4), ptl.float64, "contiguous", seed=11)
+    f = getattr(ptl.ops.aten, op)
+    args = (0.5,) if op == "threshold_backward" else (0.2, False)
+    r = f(g, x, *args)
+    assert r.is_contiguous()
+    want = np.where(xa > 0.5, ga, 0) if op == "threshold_backward" else \
+        ga * np.where(xa > 0, 1, 0.2)
+    np.testing.assert_array_equal(r.numpy(), want)
+    assert f(x, g, *args).stride() == g.stride()
+
+
+@pytest.mark.parametrize("loss", ["mse_loss", "huber_loss", "smooth_l1_loss"])
+@pytest.mark.parametrize("layout", ["channels_last", "transposed"])
+def test_elementwise_losses_follow_their_inputs(loss, layout):
+    x, a = _channels_last()
+    t, b = _channels_last(seed=12)
+    if layout == "transposed":
+        x, t, a, b = x.contiguous().transpose(1, 3), t.contiguous().transpose(1, 3), \
+            a.swapaxes(1, 3), b.swapaxes(1, 3)
+    F = ptl.nn.functional
+    r = getattr(F, loss)(x, t, reduction="none")
+    want = getattr(F, loss)(ptl.tensor(a), ptl.tensor(b), reduction="none")
+    assert r.stride() == x.stride()
+    np.testing.assert_array_equal(r.numpy(), want.numpy())
+    # a channels-last input with a contiguous target: the input's order comes first
+    r2 = getattr(F, loss)(x, ptl.tensor(b), reduction="none")
+    assert r2.stride() == x.stride()
+
+
+def test_binary_cross_entropy_backward_is_laid_out_as_self():
+    x, a = _channels_last()
+    x = (x.sigmoid() * 0.8 + 0.1).contiguous(memory_format=ptl.channels_last)
+    t = ptl.rand(2, 3, 4, 5, dtype=ptl.float64)
+    g = ptl.ops.aten.binary_cross_entropy_backward(ptl.ones(2, 3, 4, 5, dtype=ptl.float64),
+                                                   x, t, None, 0)
+    assert g.stride() == x.stride()
+    want = ptl.ops.aten.binary_cross_entropy_backward(
+        ptl.ones(2, 3, 4, 5, dtype=ptl.float64), x.contiguous(), t, None, 0)
+    np.testing.assert_array_equal(g.numpy(), want.numpy())

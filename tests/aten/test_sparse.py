@@ -67,6 +67,28 @@ def test_size_is_inferred_as_torch_infers_it():
     assert empty.shape == (0, 0)
 
 
+def test_overloads_are_torchs():
+    # .indices takes no size (a third positional argument is refused); .indices_size needs
+    # one; the Python function takes either form, as PyTorch's
+    i, v = ptl.tensor([[0, 1, 1], [2, 0, 2]]), ptl.tensor([1.0, 2.0, 3.0])
+    aten = ptl.ops.aten
+    assert aten.sparse_coo_tensor.indices(i, v).shape == (2, 3)
+    assert aten.sparse_coo_tensor.indices_size(i, v, [4, 5]).shape == (4, 5)
+    with pytest.raises(TypeError):
+        aten.sparse_coo_tensor.indices(i, v, [4, 5])
+    with pytest.raises(TypeError):
+        aten.sparse_coo_tensor.indices_size(i, v)
+    for s, shape in ((ptl.sparse_coo_tensor(i, v), (2, 3)),
+                     (ptl.sparse_coo_tensor(i, v, (4, 5)), (4, 5)),
+                     (ptl.sparse_coo_tensor(i, v, size=(4, 5), is_coalesced=False), (4, 5)),
+                     (ptl.sparse_coo_tensor(i, v, [3, 3], dtype=ptl.float64,
+                                            check_invariants=True), (3, 3))):
+        assert s.shape == shape
+        want = np.zeros(shape)
+        np.add.at(want, (np.array([0, 1, 1]), np.array([2, 0, 2])), [1.0, 2.0, 3.0])
+        np.testing.assert_array_equal(s.to_dense().double().numpy(), want)
+
+
 def test_non_contiguous_inputs_and_dtype_conversions():
     ind = ptl.tensor([[0, 2], [1, 0], [2, 2]]).t()          # non-contiguous [2, 3]
     vals = ptl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).t()[:, 0]   # strided

@@ -1,14 +1,14 @@
-"""The AVX-512 and AVX2 forms of vec_math.h's formulas (Note [Vector twins]) give the same
-bits: every float32 routine (exp, expm1, sigmoid, tanh, erf, log, log1p, sinh, cosh, gelu in
-both forms, silu, elu with selu's and celu's parameters, softplus, logsigmoid, mish, their
-backwards, hardswish, exp2, log2, tan, atan, erfc, asin, i0), float64 exp, sin, cos, tanh,
-sigmoid, log2, tan and exp2, softmax and log_softmax rows and columns (forward and backward,
-float32 and float64), logsumexp's rows and columns, and every pointwise-program instruction
-run in a subprocess with PTL_CPU_CAPABILITY=avx2 and in one with the CPU's own capability,
-on random values plus the specials and the edges of each formula's ranges, at every tail
-length from 0 to 40, around 1e5 and on strided inputs. The fused program equals eager mode
-bit for bit at either width, and a result does not depend on the thread count (Note [Vector
-activations])."""
+"""The AVX-512 and AVX2 forms of vec_math.h's formulas (Note [Vector twins]) give the same bits:
+every float32 routine (exp, expm1, sigmoid, tanh, erf, log, log1p, sinh, cosh, gelu in both
+forms, silu, elu with selu's and celu's parameters, softplus, logsigmoid (and its buffer),
+mish, their backwards, hardswish, exp2, log2, tan, atan, erfc, asin, i0), float64 exp, sin,
+cos, tanh, sigmoid, log2, tan and exp2, softmax and log_softmax rows and columns (forward and
+backward, float32 and float64), logsumexp's rows and columns, and every pointwise-program
+instruction run in a subprocess with PTL_CPU_CAPABILITY=avx2 and in one with the CPU's own
+capability, on random values plus the specials and the edges of each formula's ranges, at
+every tail length from 0 to 40, around 1e5 and on strided inputs. The fused program equals
+eager mode bit for bit at either width, and a result does not depend on the thread count
+(Note [Vector activations])."""
 import os
 import subprocess
 import sys
@@ -51,6 +51,7 @@ ops = [("exp", ptl.exp), ("sigmoid", ptl.sigmoid), ("tanh", ptl.tanh), ("erf", p
        ("celu", lambda t: F.celu(t, 0.7)), ("celu_neg", lambda t: F.celu(t, -0.5)),
        ("log1p", ptl.log1p), ("sinh", ptl.sinh), ("cosh", ptl.cosh), ("softplus", F.softplus),
        ("softplus_b2", lambda t: F.softplus(t, 2.0, 30.0)), ("logsigmoid", F.logsigmoid),
+       ("logsigmoid_buffer", lambda t: ptl.ops.aten.log_sigmoid_forward(t)[1]),
        ("mish", F.mish), ("hardswish", F.hardswish), ("exp2", ptl.exp2), ("log2", ptl.log2),
        ("tan", ptl.tan), ("atan", ptl.atan), ("erfc", ptl.erfc),
        ("asin", ptl.asin), ("i0", ptl.i0)]
@@ -61,7 +62,8 @@ grads = [("gelu_bw", lambda g, t: ptl.ops.aten.gelu_backward(g, t)),
          ("celu_bw", lambda g, t: ptl.ops.aten.elu_backward(g, -0.5, 1, -2.0, False, t)),
          ("elu_result_bw", lambda g, t: ptl.ops.aten.elu_backward(g, 0.7, 1, 1 / 0.7, True, t)),
          ("softplus_bw", lambda g, t: ptl.ops.aten.softplus_backward(g, t, 2.0, 30.0)),
-         ("logsigmoid_bw", lambda g, t: ptl.ops.aten.log_sigmoid_backward(g, t)),
+         ("logsigmoid_bw", lambda g, t: ptl.ops.aten.log_sigmoid_backward(
+             g, t, ptl.ops.aten.log_sigmoid_forward(t)[1])),
          ("mish_bw", lambda g, t: ptl.ops.aten.mish_backward(g, t))]
 out = sys.stdout.buffer
 def emit(t):

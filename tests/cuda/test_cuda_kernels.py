@@ -81,7 +81,9 @@ BINARY = {
     "elu_backward_result": lambda g, y: _C._op("aten::elu_backward")(g, 0.7, 1.2, 0.9, True,
                                                                        y),
     "softplus_backward": lambda g, x: _C._op("aten::softplus_backward")(g, x, 1.5, 3.0),
-    "log_sigmoid_backward": lambda g, x: _C._op("aten::log_sigmoid_backward")(g, x),
+    # the buffer e^-|x| that the CPU kernel reads (the CUDA one ignores it)
+    "log_sigmoid_backward": lambda g, x: _C._op("aten::log_sigmoid_backward")(
+        g, x, ptl.exp(-x.abs())),
     "hardswish_backward": lambda g, x: _C._op("aten::hardswish_backward")(g, x),
     "hardsigmoid_backward": lambda g, x: _C._op("aten::hardsigmoid_backward")(g, x),
     "leaky_relu_backward": lambda g, x: _C._op("aten::leaky_relu_backward")(g, x, 0.3, False),

@@ -24,8 +24,10 @@
 
 /* Note [Select formulas]
  * ~~~~~~~~~~~~~~~~~~~~~~
- * The loop of a formula CALL of x (the last input, d[LAST]) and g (d[1], the incoming
- * gradient of a backward loop; a forward loop has LAST = 1 and no g); p is a copy of the
+ * The loop of a formula CALL of x (the input d[X]) and g (d[G], the incoming gradient of a
+ * backward loop: d[1] and x d[2], or the other way round for the two backward ops that
+ * PyTorch's TensorIterator takes self first, which decides their results' layout; a
+ * forward loop has X = G = 1 and no g); p is a copy of the
  * parameters (every caller passes a double[ACT_NPARAMS] as extra).  Piecewise formulas
  * (relu's and threshold's backward, leaky_relu, hardtanh, the shrinks, hardswish) must not
  * branch per element: on random signs the branch mispredicts half the time, 5-7 ns an
@@ -42,7 +44,7 @@
  * give the same bits either way (one operation on floats rounds the same in double, which
  * has over 2 x 24 + 2 bits); hardswish, its backward and hardsigmoid round after each
  * operation in float, in PyTorch's order, so they give PyTorch's float32 bits. */
-#define DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, C, LAST, CALL)                       \
+#define DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, C, X, G, CALL)                       \
     PTL_LOOP_CLONES static void                                                           \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
@@ -50,9 +52,9 @@
         const double *e = (const double *)extra;                                          \
         const act_t p[ACT_NPARAMS] = {(act_t)e[0], (act_t)e[1], (act_t)e[2], (act_t)e[3]}; \
         (void)p;                                                                          \
-        if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[LAST] == sizeof(T)) {             \
+        if (s[0] == sizeof(T) && s[G] == sizeof(T) && s[X] == sizeof(T)) {                \
             T *o = (T *)d[0];                                                             \
-            const T *gs = (const T *)d[1], *xs = (const T *)d[LAST];                      \
+            const T *gs = (const T *)d[G], *xs = (const T *)d[X];                         \
             for (int64_t i = 0; i < n; i++) {                                             \
                 act_t g = (act_t)LOAD(gs[i]);                                             \
                 act_t x = (act_t)LOAD(xs[i]);                                             \
@@ -62,16 +64,18 @@
             return;                                                                       \
         }                                                                                 \
         for (int64_t i = 0; i < n; i++) {                                                 \
-            act_t g = (act_t)LOAD(*(const T *)(d[1] + i * s[1]));                         \
-            act_t x = (act_t)LOAD(*(const T *)(d[LAST] + i * s[LAST]));                   \
+            act_t g = (act_t)LOAD(*(const T *)(d[G] + i * s[G]));                         \
+            act_t x = (act_t)LOAD(*(const T *)(d[X] + i * s[X]));                         \
             (void)g;                                                                      \
             *(T *)(d[0] + i * s[0]) = STORE(CALL);                                        \
         }                                                                                 \
     }
 #define DEFINE_ACT_LOOP(NAME, T, DT, LOAD, STORE, C, F)                                   \
-    DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, C, 1, F(x, p))
+    DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, C, 1, 1, F(x, p))
 #define DEFINE_ACT_GRAD_LOOP(NAME, T, DT, LOAD, STORE, C, G)                              \
-    DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, C, 2, G(g, x, p))
+    DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, C, 2, 1, G(g, x, p))
+#define DEFINE_ACT_GRAD_SELF_FIRST_LOOP(NAME, T, DT, LOAD, STORE, C, G)                   \
+    DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, C, 1, 2, G(g, x, p))
 
 #define TO_F(X) ((float)(X))
 #define TO_F2(X) PTL_STORE_f2((float)(X))
@@ -100,6 +104,9 @@
 #define DEFINE_SELECT(NAME, F) DEFINE_SELECT_LOOPS(NAME, F) DEFINE_FLOAT_TABLE(NAME)
 #define DEFINE_SELECT_GRAD(NAME, G)                                                       \
     DEFINE_FLOAT_LOOPS_AS(DEFINE_ACT_GRAD_LOOP, NAME, G, float) DEFINE_FLOAT_TABLE(NAME)
+#define DEFINE_SELECT_GRAD_SELF_FIRST(NAME, G)                                            \
+    DEFINE_FLOAT_LOOPS_AS(DEFINE_ACT_GRAD_SELF_FIRST_LOOP, NAME, G, float)                \
+    DEFINE_FLOAT_TABLE(NAME)
 
 /* ---- formulas: x the input, g the incoming gradient, p the parameters ---- */
 
@@ -139,7 +146,7 @@
 #define HARDSIGMOID_G(G, X, P)                                                            \
     _Generic((X), float: ptl_hardsigmoid_grad_f, default: ptl_hardsigmoid_grad_d)((G), (X))
 #define LOGSIG_F(X, P) ptl_log_sigmoid_d(X)
-#define LOGSIG_G(G, X, P) ((G) * ptl_sigmoid_d(-(X)))
+#define LOGSIG_BUFFER_F(X, P) exp(-fabs(X))
 #define SOFTSHRINK_F(X, P) SOFTSHRINK((X), (P)[0])
 #define SHRINK_G(G, X, P) SHRINK_GRAD((G), (X), (P)[0])
 #define HARDSHRINK_F(X, P) HARDSHRINK((X), (P)[0])
@@ -164,7 +171,7 @@ DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, elu_result_grad, ELU_RG)
 DEFINE_ACT_FLOAT_LOOPS(softplus, SOFTPLUS_F)
 DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, softplus_grad, SOFTPLUS_G)
 DEFINE_ACT_FLOAT_LOOPS(log_sigmoid, LOGSIG_F)
-DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, log_sigmoid_grad, LOGSIG_G)
+DEFINE_ACT_FLOAT_LOOPS(log_sigmoid_buffer, LOGSIG_BUFFER_F)
 DEFINE_ACT_FLOAT_LOOPS(mish, MISH_F)
 DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, mish_grad, MISH_G)
 DEFINE_SELECT_LOOPS(hardswish, HARDSWISH_F)
@@ -203,9 +210,9 @@ DEFINE_SELECT_LOOPS(hardswish, HARDSWISH_F)
  * leaves their fast paths for nothing; nothing cancels, so only NaN has a limit.
  * softplus: log(1 + e^t) / beta, t = beta x, as max(t, 0) + log1p(e^-|t|) (Note [Vector
  * expm1]'s log1p), which neither overflows nor cancels, and x where t > threshold; backward
- * sigmoid(t) there, else 1.  log_sigmoid: min(x, 0) - log1p(e^-|x|), backward sigmoid(-x);
- * both backwards take sigmoid from e^-|t| (e^t / (1 + e^t) for t < 0), right down to the
- * subnormals.
+ * sigmoid(t) there, else 1, sigmoid taken from e^-|t| (e^t / (1 + e^t) for t < 0), right
+ * down to the subnormals.  log_sigmoid: min(x, 0) - log1p(e^-|x|), and its buffer e^-|x|
+ * (Note [Log-sigmoid buffer]).
  * mish: x tanh(softplus(x)) with tanh(log(1 + e^x)) = n / (n + 2), n = e^x (e^x + 2), and
  * 1 - tanh^2 = 4 (n + 1) / (n + 2)^2, neither cancelling (1 - t^2 would in float for
  * x > 4); backward t + x sigmoid(x) (1 - t^2); the limit is -80, where e^x nears the
@@ -439,10 +446,10 @@ static const float gelu_exp2_16th[16] = {
         return PTL_V(S, sub)(PTL_V(S, min)(x, PTL_V(S, setzero)()),                       \
                              ptl_vm_log1p_##S(ptl_vm_exp_##S(na)));                       \
     }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) log_sigmoid_dydx_##S(PTL_VT(S) x, const double *p) \
+    PTL_VATTR(S) static inline PTL_VT(S) log_sigmoid_buffer_y_##S(PTL_VT(S) x, const double *p) \
     {                                                                                     \
         (void)p;                                                                          \
-        return sigmoid_full_##S(PTL_V(S, sub)(PTL_V(S, setzero)(), x));                   \
+        return ptl_vm_exp_##S(PTL_V(S, or)(x, PTL_V(S, set1)(-0.0f)));                    \
     }                                                                                     \
     /* tanh(softplus(x)) = n / (n + 2), n = e^x (e^x + 2), x clamped at 20 (t is 1 in      \
      * float from 9 on); returns 1 - t^2 = 4 (n + 1) / (n + 2)^2 in *sech2 */              \
@@ -568,8 +575,8 @@ act_redo_f4(PtlLoop scalar, int grad, char **d, const int64_t *s, int64_t i, uns
     DEFINE_ACT_VEC_LOOP(softplus, S, softplus_y, 0, -INFINITY, softplus_loop_f4)          \
     DEFINE_ACT_VEC_LOOP(softplus_grad, S, softplus_dydx, 1, -INFINITY, softplus_grad_loop_f4) \
     DEFINE_ACT_VEC_LOOP(log_sigmoid, S, log_sigmoid_y, 0, -INFINITY, log_sigmoid_loop_f4) \
-    DEFINE_ACT_VEC_LOOP(log_sigmoid_grad, S, log_sigmoid_dydx, 1, -INFINITY,              \
-                        log_sigmoid_grad_loop_f4)                                         \
+    DEFINE_ACT_VEC_LOOP(log_sigmoid_buffer, S, log_sigmoid_buffer_y, 0, -INFINITY,        \
+                        log_sigmoid_buffer_loop_f4)                                       \
     DEFINE_ACT_VEC_LOOP(mish, S, mish_y, 0, -80.0f, mish_loop_f4)                         \
     DEFINE_ACT_VEC_LOOP(mish_grad, S, mish_dydx, 1, -80.0f, mish_grad_loop_f4)            \
     DEFINE_ACT_VEC_LOOP(hardswish, S, hardswish_y, 0, -INFINITY, hardswish_loop_f4)
@@ -644,14 +651,14 @@ DEFINE_FAST_TABLE(elu_result_grad, 1)
 DEFINE_FAST_TABLE(softplus, 0)
 DEFINE_FAST_TABLE(softplus_grad, 1)
 DEFINE_FAST_TABLE(log_sigmoid, 0)
-DEFINE_FAST_TABLE(log_sigmoid_grad, 1)
+DEFINE_FAST_TABLE(log_sigmoid_buffer, 0)
 DEFINE_FAST_TABLE(mish, 0)
 DEFINE_FAST_TABLE(mish_grad, 1)
 DEFINE_FAST_TABLE(hardswish, 0)
 #undef DEFINE_FAST_TABLE
 #undef VEC_LOOPS
 DEFINE_SELECT(leaky_relu, LEAKY_F)
-DEFINE_SELECT_GRAD(leaky_relu_grad, LEAKY_G)
+DEFINE_SELECT_GRAD_SELF_FIRST(leaky_relu_grad, LEAKY_G)
 DEFINE_SELECT_LOOPS(hardtanh, HARDTANH_F)
 DEFINE_SELECT_GRAD(hardtanh_grad, HARDTANH_G)
 DEFINE_SELECT_GRAD(hardswish_grad, HARDSWISH_G)
@@ -661,7 +668,7 @@ DEFINE_SELECT(softshrink, SOFTSHRINK_F)
 DEFINE_SELECT(hardshrink, HARDSHRINK_F)
 DEFINE_SELECT_GRAD(shrink_grad, SHRINK_G)
 DEFINE_SELECT_LOOPS(threshold, THRESHOLD_F)
-DEFINE_SELECT_GRAD(threshold_grad, THRESHOLD_G)
+DEFINE_SELECT_GRAD_SELF_FIRST(threshold_grad, THRESHOLD_G)
 
 #define INT_AND_FLOAT_ENTRIES(NAME, INAME)                                                \
     [PTL_DTYPE_UINT8] = INAME##_loop_u1, [PTL_DTYPE_INT8] = INAME##_loop_i1,              \
@@ -677,8 +684,11 @@ static const PtlLoop threshold_all_loops[PTL_DTYPE_COUNT] = {
 
 /* ---- kernels ---- */
 
+/* the stack slots of the inputs, in the iterator's order (its first input breaks the ties
+ * of its result's layout) */
 static const int fwd_inputs[1] = {0};
 static const int grad_inputs[2] = {0, 1};
+static const int self_first_inputs[2] = {1, 0};
 
 /* Which stack slots hold an op's parameters, in the order its formula reads p[]. */
 typedef struct ActKernel {
@@ -689,42 +699,41 @@ typedef struct ActKernel {
     int param_slot[3];
     const char *kname;      /* the kernel PyTorch's dtype error names; NULL: "<op>_cpu" */
     unsigned in_dtype;      /* bit j: p[j] is a bound the input is compared with */
+    int self_first;         /* a backward that PyTorch iterates as (self, grad_output) */
 } ActKernel;
 
 /* [*] -> [*] (forward) and [*], [*] -> [*] (backward) */
 static const ActKernel act_table[] = {
-    {PTL_OP__gelu, gelu_fast_loops, 1, 1, {1}, "GeluKernelImpl", 0},
-    {PTL_OP_silu, silu_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_silu_, silu_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_silu_backward, silu_grad_loops, 2, 0, {0}, NULL, 0},
-    {PTL_OP_mish, mish_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_mish_, mish_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_mish_backward, mish_grad_loops, 2, 0, {0}, NULL, 0},
-    {PTL_OP_elu, elu_loops, 1, 3, {1, 2, 3}, NULL, 0},
-    {PTL_OP_elu_, elu_loops, 1, 3, {1, 2, 3}, NULL, 0},
-    {PTL_OP_leaky_relu, leaky_relu_loops, 1, 1, {1}, NULL, 0},
-    {PTL_OP_leaky_relu_, leaky_relu_loops, 1, 1, {1}, NULL, 0},
-    {PTL_OP_leaky_relu_backward, leaky_relu_grad_loops, 2, 1, {2}, NULL, 0},
-    {PTL_OP_hardtanh, hardtanh_all_loops, 1, 2, {1, 2}, NULL, 3},
-    {PTL_OP_hardtanh_, hardtanh_all_loops, 1, 2, {1, 2}, NULL, 3},
-    {PTL_OP_hardtanh_backward, hardtanh_grad_loops, 2, 2, {2, 3}, NULL, 3},
-    {PTL_OP_softplus, softplus_loops, 1, 2, {1, 2}, NULL, 0},
-    {PTL_OP_softplus_backward, softplus_grad_loops, 2, 2, {2, 3}, NULL, 0},
-    {PTL_OP_hardswish, hardswish_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_hardswish_, hardswish_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_hardswish_backward, hardswish_grad_loops, 2, 0, {0}, NULL, 0},
-    {PTL_OP_hardsigmoid, hardsigmoid_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_hardsigmoid_, hardsigmoid_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_hardsigmoid_backward, hardsigmoid_grad_loops, 2, 0, {0}, NULL, 0},
-    {PTL_OP_log_sigmoid, log_sigmoid_loops, 1, 0, {0}, NULL, 0},
-    {PTL_OP_log_sigmoid_backward, log_sigmoid_grad_loops, 2, 0, {0}, NULL, 0},
-    {PTL_OP_softshrink, softshrink_loops, 1, 1, {1}, "softshrink_check", 1},
-    {PTL_OP_softshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL, 1},
-    {PTL_OP_hardshrink, hardshrink_loops, 1, 1, {1}, NULL, 1},
-    {PTL_OP_hardshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL, 1},
-    {PTL_OP_threshold, threshold_all_loops, 1, 2, {1, 2}, NULL, 3},
-    {PTL_OP_threshold_, threshold_all_loops, 1, 2, {1, 2}, NULL, 3},
-    {PTL_OP_threshold_backward, threshold_grad_loops, 2, 1, {2}, NULL, 1},
+    {PTL_OP__gelu, gelu_fast_loops, 1, 1, {1}, "GeluKernelImpl", 0, 0},
+    {PTL_OP_silu, silu_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_silu_, silu_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_silu_backward, silu_grad_loops, 2, 0, {0}, NULL, 0, 0},
+    {PTL_OP_mish, mish_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_mish_, mish_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_mish_backward, mish_grad_loops, 2, 0, {0}, NULL, 0, 0},
+    {PTL_OP_elu, elu_loops, 1, 3, {1, 2, 3}, NULL, 0, 0},
+    {PTL_OP_elu_, elu_loops, 1, 3, {1, 2, 3}, NULL, 0, 0},
+    {PTL_OP_leaky_relu, leaky_relu_loops, 1, 1, {1}, NULL, 0, 0},
+    {PTL_OP_leaky_relu_, leaky_relu_loops, 1, 1, {1}, NULL, 0, 0},
+    {PTL_OP_leaky_relu_backward, leaky_relu_grad_loops, 2, 1, {2}, NULL, 0, 1},
+    {PTL_OP_hardtanh, hardtanh_all_loops, 1, 2, {1, 2}, NULL, 3, 0},
+    {PTL_OP_hardtanh_, hardtanh_all_loops, 1, 2, {1, 2}, NULL, 3, 0},
+    {PTL_OP_hardtanh_backward, hardtanh_grad_loops, 2, 2, {2, 3}, NULL, 3, 0},
+    {PTL_OP_softplus, softplus_loops, 1, 2, {1, 2}, NULL, 0, 0},
+    {PTL_OP_softplus_backward, softplus_grad_loops, 2, 2, {2, 3}, NULL, 0, 0},
+    {PTL_OP_hardswish, hardswish_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_hardswish_, hardswish_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_hardswish_backward, hardswish_grad_loops, 2, 0, {0}, NULL, 0, 0},
+    {PTL_OP_hardsigmoid, hardsigmoid_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_hardsigmoid_, hardsigmoid_loops, 1, 0, {0}, NULL, 0, 0},
+    {PTL_OP_hardsigmoid_backward, hardsigmoid_grad_loops, 2, 0, {0}, NULL, 0, 0},
+    {PTL_OP_softshrink, softshrink_loops, 1, 1, {1}, "softshrink_check", 1, 0},
+    {PTL_OP_softshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL, 1, 0},
+    {PTL_OP_hardshrink, hardshrink_loops, 1, 1, {1}, NULL, 1, 0},
+    {PTL_OP_hardshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL, 1, 0},
+    {PTL_OP_threshold, threshold_all_loops, 1, 2, {1, 2}, NULL, 3, 0},
+    {PTL_OP_threshold_, threshold_all_loops, 1, 2, {1, 2}, NULL, 3, 0},
+    {PTL_OP_threshold_backward, threshold_grad_loops, 2, 1, {2}, NULL, 1, 1},
 };
 
 /* A parameter as PyTorch's kernels see it: a bound the input is compared with in the
@@ -763,8 +772,10 @@ act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             p[j] = ptl_activation_param(ptl_iv_to_double(&s[a->param_slot[j]]), dt,
                                         (a->in_dtype >> j) & 1);
         }
-        return ptl_pointwise_named(op, s, a->ninputs, a->ninputs == 1 ? fwd_inputs : grad_inputs,
-                                   ptl_iter_config(), a->loops, p, a->kname);
+        const int *in = a->ninputs == 1 ? fwd_inputs
+                        : a->self_first ? self_first_inputs : grad_inputs;
+        return ptl_pointwise_named(op, s, a->ninputs, in, ptl_iter_config(), a->loops, p,
+                                   a->kname);
     }
     return ptl_error_set(PTL_ERR_RUNTIME, "activation kernel for an unknown op");
 }
@@ -902,6 +913,157 @@ celu_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_pointwise_named(op, s, 1, fwd_inputs, ptl_iter_config(), elu_loops, p, "elu_cpu");
 }
 
+/* Note [Log-sigmoid buffer]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * As in PyTorch, log_sigmoid(x) is log_sigmoid_forward(x)[0], and log_sigmoid_forward also
+ * returns the buffer e^-|x| that its CPU backward log_sigmoid_backward(g, x, buffer) reads:
+ * (x < 0 ? 1 - t : t) g with t = b / (1 + b), which is g sigmoid(-x) for b = e^-|x|.  The
+ * backward computes that formula from whatever buffer it is given (broadcast with g and x,
+ * all three of one dtype: PyTorch's checks and messages), as PyTorch's CPU kernel does; its
+ * CUDA kernel (PyTorch's and ours) ignores the buffer, and log_sigmoid_forward on CUDA
+ * returns an empty one.  The buffer is no differentiable output (no grad_fn).  The forward
+ * runs twice over x, once per result, with the float32 vector loops. */
+
+/* Runs loops (a forward activation's, no parameters) over self into out, or (out NULL)
+ * into a new contiguous tensor, as PyTorch's CPU kernel allocates both results whatever
+ * self's layout; the result (a new reference; out's version bumped) or NULL with the error
+ * set, naming the kernel "log_sigmoid_cpu" as PyTorch's. */
+static PtlTensorImpl *
+log_sigmoid_part(PtlTensorImpl *self, PtlTensorImpl *out, const PtlLoop *loops)
+{
+    static const double p[ACT_NPARAMS] = {0, 0, 0, 0};
+    PtlIterConfig cfg = ptl_iter_config();
+    PtlTensorIter it;
+    PtlTensorImpl *fresh = NULL, *r;
+    if (loops[self->dtype] == NULL) {
+        ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"log_sigmoid_cpu\" not implemented for '%s'",
+                      ptl_dtype_legacy_name(self->dtype));
+        return NULL;
+    }
+    if (out == NULL &&
+        (fresh = out = ptl_empty(self->dim, self->sizes, self->dtype, self->device)) == NULL) {
+        return NULL;
+    }
+    cfg.ninputs = 1;
+    cfg.inputs[0] = self;
+    cfg.out = out;
+    if (ptl_iter_build(&it, &cfg) < 0) {
+        ptl_xdecref(fresh);
+        return NULL;
+    }
+    if (loops[it.compute_dtype] == NULL) {   /* an out= of an integer dtype */
+        ptl_iter_release(&it);
+        ptl_xdecref(fresh);
+        ptl_dtype_not_implemented(ptl_op(PTL_OP_log_sigmoid), it.compute_dtype);
+        return NULL;
+    }
+    if (ptl_iter_run(&it, loops[it.compute_dtype], p) < 0) {
+        ptl_iter_release(&it);
+        ptl_xdecref(fresh);
+        return NULL;
+    }
+    r = ptl_iter_finish(&it);
+    if (r != NULL && fresh == NULL) {
+        ptl_tensor_bump_version(r);
+    }
+    ptl_xdecref(fresh);
+    return r;
+}
+
+/* log_sigmoid_forward(self) -> (output, buffer) and .output(self, *, output, buffer):
+ * [*] -> [*], [*] (Note [Log-sigmoid buffer]) */
+static int
+log_sigmoid_forward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    int out = op->id == PTL_OP_log_sigmoid_forward_output;
+    PtlTensorImpl *self = s[0].u.t, *y, *b;
+    (void)ks;
+    if ((y = log_sigmoid_part(self, out ? s[1].u.t : NULL, log_sigmoid_loops)) == NULL) {
+        return -1;
+    }
+    if ((b = log_sigmoid_part(self, out ? s[2].u.t : NULL, log_sigmoid_buffer_loops)) == NULL) {
+        ptl_decref(y);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(y);
+    s[1] = ptl_iv_tensor(b);
+    return 0;
+}
+
+/* log_sigmoid(self) = log_sigmoid_forward(self)[0] */
+static int
+log_sigmoid_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlIValue a[1] = {s[0]};
+    (void)op;
+    (void)ks;
+    return ptl_kernel_return(s, ptl_call_tensor(PTL_OP_log_sigmoid_forward, a));
+}
+
+/* PyTorch's TensorIterator check of log_sigmoid_backward's operands (s: grad_output, self,
+ * buffer): buffer and grad_output in self's dtype ("Found dtype Float but expected Double");
+ * 0, or -1 with the error set */
+static int
+log_sigmoid_backward_check(const PtlIValue *s)
+{
+    PtlDtype want = s[1].u.t->dtype;
+    const PtlTensorImpl *other[2] = {s[2].u.t, s[0].u.t};
+    for (int k = 0; k < 2; k++) {
+        if (other[k]->dtype != want) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "Found dtype %s but expected %s",
+                                 ptl_dtype_legacy_name(other[k]->dtype),
+                                 ptl_dtype_legacy_name(want));
+        }
+    }
+    return 0;
+}
+
+/* log_sigmoid_backward(grad_output, self, buffer): [*], [*], [*] -> [*] (broadcast), in
+ * PyTorch's order of operations, t = b / (1 + b) and (x < 0 ? 1 - t : t) g (float32 in
+ * float, as its kernel: Note [Log-sigmoid buffer]); contiguous operands as plain arrays, so
+ * that gcc vectorizes the select (Note [Select formulas]) */
+#define LOGSIG_GRAD(G, X, B, ONE)                                                         \
+    (((X) < 0 ? (ONE) - (B) / ((ONE) + (B)) : (B) / ((ONE) + (B))) * (G))
+#define DEFINE_LOGSIG_GRAD_LOOP(NAME, T, DT, LOAD, STORE, C, F)                            \
+    PTL_LOOP_CLONES static void                                                           \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        const C one = 1;                                                                  \
+        (void)extra;                                                                      \
+        if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T) &&                \
+            s[3] == sizeof(T)) {                                                          \
+            T *o = (T *)d[0];                                                             \
+            const T *gs = (const T *)d[1], *xs = (const T *)d[2], *bs = (const T *)d[3];  \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                C b = (C)LOAD(bs[i]);                                                     \
+                o[i] = STORE(LOGSIG_GRAD((C)LOAD(gs[i]), (C)LOAD(xs[i]), b, one));        \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            C g = (C)LOAD(*(const T *)(d[1] + i * s[1]));                                 \
+            C x = (C)LOAD(*(const T *)(d[2] + i * s[2]));                                 \
+            C b = (C)LOAD(*(const T *)(d[3] + i * s[3]));                                 \
+            *(T *)(d[0] + i * s[0]) = STORE(LOGSIG_GRAD(g, x, b, one));                   \
+        }                                                                                 \
+    }
+DEFINE_FLOAT_LOOPS_AS(DEFINE_LOGSIG_GRAD_LOOP, log_sigmoid_grad, 0, float)
+DEFINE_FLOAT_TABLE(log_sigmoid_grad)
+#undef DEFINE_LOGSIG_GRAD_LOOP
+#undef LOGSIG_GRAD
+
+static int
+log_sigmoid_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int inputs[3] = {0, 1, 2};
+    static const double p[ACT_NPARAMS] = {0, 0, 0, 0};
+    (void)ks;
+    if (log_sigmoid_backward_check(s) < 0) {
+        return -1;
+    }
+    return ptl_pointwise(op, s, 3, inputs, ptl_iter_config(), log_sigmoid_grad_loops, p);
+}
+
 static const PtlKernelReg activation_cpu[] = {
     {PTL_OP__gelu, PTL_KEY_CPU, act_cpu},
     {PTL_OP_gelu, PTL_KEY_COMPOSITE_IMPLICIT, gelu_composite},
@@ -931,8 +1093,10 @@ static const PtlKernelReg activation_cpu[] = {
     {PTL_OP_hardsigmoid, PTL_KEY_CPU, act_cpu},
     {PTL_OP_hardsigmoid_, PTL_KEY_CPU, act_cpu},
     {PTL_OP_hardsigmoid_backward, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_log_sigmoid, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_log_sigmoid_backward, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_log_sigmoid, PTL_KEY_COMPOSITE_IMPLICIT, log_sigmoid_composite},
+    {PTL_OP_log_sigmoid_forward, PTL_KEY_CPU, log_sigmoid_forward_cpu},
+    {PTL_OP_log_sigmoid_forward_output, PTL_KEY_CPU, log_sigmoid_forward_cpu},
+    {PTL_OP_log_sigmoid_backward, PTL_KEY_CPU, log_sigmoid_backward_cpu},
     {PTL_OP_softshrink, PTL_KEY_CPU, checked_act_cpu},
     {PTL_OP_softshrink_backward, PTL_KEY_CPU, act_cpu},
     {PTL_OP_hardshrink, PTL_KEY_CPU, act_cpu},

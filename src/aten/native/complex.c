@@ -112,8 +112,8 @@ static const PtlOpId passthrough_ops[] = {
      * kernels of _adaptive_avg_pool2d and convolution(_backward) make PyTorch's checks and
      * refuse complex with its kernels' messages (an empty pooled output is computed, as
      * PyTorch's is) */
-    PTL_OP_sparse_coo_tensor_indices, PTL_OP_to_dense, PTL_OP_to_sparse,
-    PTL_OP_to_sparse_sparse_dim, PTL_OP_coalesce, PTL_OP_embedding_renorm_,
+    PTL_OP_sparse_coo_tensor_indices, PTL_OP_sparse_coo_tensor_indices_size, PTL_OP_to_dense,
+    PTL_OP_to_sparse, PTL_OP_to_sparse_sparse_dim, PTL_OP_coalesce, PTL_OP_embedding_renorm_,
     PTL_OP__adaptive_avg_pool2d, PTL_OP_convolution, PTL_OP_convolution_backward,
     /* the complex pointwise, scan and norm gaps: concat is cat (join.c); _pin_memory copies
      * whole elements (copy.c); the flash attention and group norm kernels refuse a complex
@@ -205,6 +205,10 @@ static const OpRefusal ordering_errors[] = {
      "\"searchsorted_out_cpu\" not implemented for '%s'"},
     {PTL_OP_bucketize_Tensor, PTL_ERR_NOT_IMPLEMENTED,
      "\"searchsorted_out_cpu\" not implemented for '%s'"},
+    {PTL_OP_log_sigmoid_forward, PTL_ERR_NOT_IMPLEMENTED,
+     "\"log_sigmoid_cpu\" not implemented for '%s'"},
+    {PTL_OP_log_sigmoid_forward_output, PTL_ERR_NOT_IMPLEMENTED,
+     "\"log_sigmoid_cpu\" not implemented for '%s'"},
     /* the NaN-ignoring maximum and minimum, trunc and hardtanh (the pointwise math:
      * complex_unary.c) */
     {PTL_OP_trunc, PTL_ERR_NOT_IMPLEMENTED, "trunc is not supported for complex inputs"},

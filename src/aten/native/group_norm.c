@@ -330,7 +330,9 @@ gn_check(PtlTensorImpl *x, PtlTensorImpl *const *params, const char *const *name
 
 /* native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C,
  *     SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
- * input [N, C, *] -> out [N, C, *] (contiguous), mean [N, group], rstd [N, group] */
+ * input [N, C, *] -> out [N, C, *] (contiguous; registered as_input, so a channels-last
+ * input gets a channels-last out: Note [Channels-last at the kernel boundary]),
+ * mean [N, group], rstd [N, group] */
 static int
 native_group_norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -457,8 +459,10 @@ error:
     return nn_return(s, r, NULL, 3, in, 5, 0);
 }
 
+PTL_KERNEL_AS_INPUT(native_group_norm_cpu)
+
 static const PtlKernelReg group_norm_cpu[] = {
-    {PTL_OP_native_group_norm, PTL_KEY_CPU, native_group_norm_cpu},
+    {PTL_OP_native_group_norm, PTL_KEY_CPU, native_group_norm_cpu_as_input},
     {PTL_OP_native_group_norm_backward, PTL_KEY_CPU, native_group_norm_backward_cpu},
 };
 PTL_DEFINE_REGISTER(group_norm_cpu)

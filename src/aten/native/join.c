@@ -440,8 +440,52 @@ atleast_view(PtlTensorImpl *t, int64_t ndim)
     return v;
 }
 
-/* stack(Tensor[] tensors, int dim=0): every tensor (all of one shape) unsqueezed at dim,
- * then cat */
+/* The memory format of cat's result: the one every input suggests, contiguous when they
+ * differ (PyTorch's compute_output_memory_format; Note [Channels-last at the kernel
+ * boundary]). */
+static PtlMemoryFormat
+cat_format(PtlTensorImpl *const *ts, int64_t n)
+{
+    PtlMemoryFormat f = PTL_MEMORY_FORMAT_CONTIGUOUS;
+    for (int64_t i = 0; i < n; i++) {
+        PtlMemoryFormat fi = ptl_tensor_impl_suggest_memory_format(ts[i]);
+        if (fi == PTL_MEMORY_FORMAT_CONTIGUOUS || (i > 0 && fi != f)) {
+            return PTL_MEMORY_FORMAT_CONTIGUOUS;
+        }
+        f = fi;
+    }
+    return f;
+}
+
+/* stack of ts[0..n) (n > 0, one shape) along dim < their rank, as PyTorch's: cat along dim,
+ * laid out as cat lays it out, and that dim split into (n, its size) by a view, so that a
+ * channels-last input gives a channels-last slice layout.  A new reference, or NULL. */
+static PtlTensorImpl *
+stack_by_cat(PtlTensorImpl *const *ts, int64_t n, int64_t dim)
+{
+    PtlMemoryFormat f = cat_format(ts, n);
+    PtlTensorImpl *c = cat_impl(ts, n, dim), *r;
+    int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS], k = ts[0]->sizes[dim];
+    if (c != NULL && f != PTL_MEMORY_FORMAT_CONTIGUOUS) {
+        PtlTensorImpl *laid = ptl_copy_as(c, f);
+        ptl_decref(c);
+        c = laid;
+    }
+    if (c == NULL) {
+        return NULL;
+    }
+    for (int i = 0, j = 0; i <= c->dim; i++) {
+        sizes[i] = i == dim ? n : i == dim + 1 ? k : c->sizes[j];
+        strides[i] = i == dim ? c->strides[dim] * k : c->strides[j];
+        j += i != dim;
+    }
+    r = ptl_tensor_impl_view(c, c->dim + 1, sizes, strides, c->storage_offset);
+    ptl_decref(c);
+    return r;
+}
+
+/* stack(Tensor[] tensors, int dim=0): every tensor (all of one shape) joined along a new
+ * dim: stack_by_cat below their rank, else each unsqueezed at dim, then cat */
 static int
 stack_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -466,6 +510,9 @@ stack_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                  "entry 0 and %s at entry %lld",
                                  b1, b2, (long long)i);
         }
+    }
+    if (dim < ts[0]->dim) {
+        return ptl_kernel_return(s, stack_by_cat(ts, n, dim));
     }
     return cat_of_views(s, ts, n, unsqueeze_view, dim, dim);
 }
@@ -497,21 +544,11 @@ vstack_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return cat_of_views(s, s[0].u.tl.data, n, atleast_view, 2, 0);
 }
 
-/* cat's result is laid out in the format every input suggests, contiguous when they differ
- * (PyTorch's compute_output_memory_format; Note [Channels-last at the kernel boundary]). */
+/* cat's result laid out in cat_format */
 static int
 cat_as_inputs(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    PtlMemoryFormat f = PTL_MEMORY_FORMAT_CONTIGUOUS;
-    for (int64_t i = 0; i < s[0].u.tl.n; i++) {
-        PtlMemoryFormat fi = ptl_tensor_impl_suggest_memory_format(s[0].u.tl.data[i]);
-        if (fi == PTL_MEMORY_FORMAT_CONTIGUOUS || (i > 0 && fi != f)) {
-            f = PTL_MEMORY_FORMAT_CONTIGUOUS;
-            break;
-        }
-        f = fi;
-    }
-    return ptl_kernel_run_as(cat_cpu, op, ks, s, f);
+    return ptl_kernel_run_as(cat_cpu, op, ks, s, cat_format(s[0].u.tl.data, s[0].u.tl.n));
 }
 
 static const PtlKernelReg join_kernels[] = {

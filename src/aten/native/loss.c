@@ -266,6 +266,41 @@ reg_run(RegJob *job, PtlRegLoss k, int f8)
     return rc;
 }
 
+/* r (stolen: a contiguous result of x's and t's broadcast shape) laid out as TensorIterator
+ * lays out a result of x and t, as PyTorch's elementwise losses (reduction 'none') are: r
+ * itself when that layout is contiguous (always so for contiguous x and t), else a copy.  A
+ * new reference, or NULL with the error set. */
+static PtlTensorImpl *
+reg_iter_layout(PtlTensorImpl *r, PtlTensorImpl *x, PtlTensorImpl *t)
+{
+    PtlIterConfig cfg = ptl_iter_config();
+    PtlTensorIter it;
+    PtlTensorImpl *laid;
+    if (r == NULL || (ptl_tensor_is_contiguous(x) && ptl_tensor_is_contiguous(t))) {
+        return r;
+    }
+    cfg.ninputs = 2;
+    cfg.inputs[0] = x;
+    cfg.inputs[1] = t;
+    cfg.no_promote = 3;   /* only the layout is wanted: no cast copies */
+    cfg.out_dtype = r->dtype;
+    if (ptl_iter_build(&it, &cfg) < 0 || (laid = ptl_iter_finish(&it)) == NULL) {
+        ptl_decref(r);
+        return NULL;
+    }
+    if (ptl_tensor_is_contiguous(laid)) {
+        ptl_decref(laid);
+        return r;
+    }
+    int rc = ptl_copy_into(laid, r);
+    ptl_decref(r);
+    if (rc < 0) {
+        ptl_decref(laid);
+        return NULL;
+    }
+    return laid;
+}
+
 /* mse_loss(self, target, reduction), smooth_l1_loss(self, target, reduction, beta),
  * huber_loss(self, target, reduction, delta): [*], [*] -> [*] (none) or [] (mean, sum);
  * and their backward ops <loss>_backward(grad_output, self, target, reduction[, beta or
@@ -316,7 +351,8 @@ reg_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         ptl_store_double(ptl_tensor_data(out), out->dtype,
                          red == LOSS_MEAN ? acc / (double)job->n : acc);
     }
-    s[0] = ptl_iv_tensor(nn_finish(out, dt));
+    out = nn_finish(out, dt);
+    s[0] = ptl_iv_tensor(!bw && red == LOSS_NONE ? reg_iter_layout(out, in[0], in[1]) : out);
     out = NULL;
     rc = s[0].u.t != NULL ? 0 : -1;
 done:

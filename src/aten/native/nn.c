@@ -1317,12 +1317,12 @@ bce_grad_output(PtlTensorImpl *g, PtlTensorImpl *x)
 }
 
 /* binary_cross_entropy_backward(grad_output, self, target, weight, reduction)
- * [*] or [], [*], [*] -> [*] */
+ * [*] or [], [*], [*] -> [*], laid out as empty_like(self) (PyTorch's grad_input) */
 static int
 bce_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlTensorImpl *x = s[1].u.t, *g = NULL, *gi = NULL, *res = NULL;
-    int64_t red = s[4].u.i, numel = x->numel;
+    int64_t red = s[4].u.i, numel = x->numel, strides[PTL_MAX_DIMS];
     LossData d = {NULL, NULL, NULL};
     (void)op;
     (void)ks;
@@ -1340,7 +1340,9 @@ bce_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         double ge = red == RED_MEAN ? gv[i] / (double)numel : gv[i];
         ov[i] = ptl_bce_grad_d(ge, xv[i], tv[i]) * (wv ? wv[i] : 1.0);
     }
-    if ((res = ptl_cast(gi, x->dtype)) == NULL) {
+    if (ptl_memory_format_like_strides(x, PTL_MEMORY_FORMAT_PRESERVE, strides) < 0 ||
+        (res = ptl_empty_strided(x->dim, x->sizes, strides, x->dtype, x->device)) == NULL ||
+        ptl_copy_into(res, gi) < 0) {
         goto error;
     }
     ptl_decref(gi);
@@ -1352,6 +1354,7 @@ error:
     loss_data_release(&d);
     ptl_xdecref(g);
     ptl_xdecref(gi);
+    ptl_xdecref(res);
     return -1;
 }
 

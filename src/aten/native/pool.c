@@ -1323,6 +1323,7 @@ PTL_KERNEL_AS_INPUT(max_pool_with_indices_cpu) PTL_KERNEL_AS_INPUT(max_pool_back
 PTL_KERNEL_AS_INPUT(avg_pool_cpu) PTL_KERNEL_AS_INPUT(avg_pool_backward_cpu)
 PTL_KERNEL_AS_INPUT(adaptive_avg_pool2d_cpu) PTL_KERNEL_AS_INPUT(adaptive_avg_pool2d_backward_cpu)
 PTL_KERNEL_AS_INPUT(adaptive_max_pool_cpu) PTL_KERNEL_AS_INPUT(adaptive_max_pool_backward_cpu)
+PTL_KERNEL_AS_INPUT(max_unpool2d_cpu)
 
 static const PtlKernelReg pool_cpu[] = {
     {PTL_OP_max_pool2d_with_indices, PTL_KEY_CPU, max_pool_with_indices_cpu_as_input},
@@ -1340,7 +1341,7 @@ static const PtlKernelReg pool_cpu[] = {
     /* 3-D: contiguous results whatever the input's layout, as PyTorch's */
     {PTL_OP_adaptive_max_pool3d, PTL_KEY_CPU, adaptive_max_pool_cpu},
     {PTL_OP_adaptive_max_pool3d_backward, PTL_KEY_CPU, adaptive_max_pool_backward_cpu},
-    {PTL_OP_max_unpool2d, PTL_KEY_CPU, max_unpool2d_cpu},
+    {PTL_OP_max_unpool2d, PTL_KEY_CPU, max_unpool2d_cpu_as_input},
     {PTL_OP_max_unpool2d_backward, PTL_KEY_CPU, max_unpool2d_cpu},
 };
 PTL_DEFINE_REGISTER(pool_cpu)

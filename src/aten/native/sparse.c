@@ -211,26 +211,29 @@ check_bounds(PtlTensorImpl *t)
     return 0;
 }
 
-/* sparse_coo_tensor.indices(Tensor indices, Tensor values, int[]? size=None, *, dtype,
- * layout, device, pin_memory, bool? check_invariants, bool? is_coalesced):
- * indices [sparse_dim, nnz] (int64), values [nnz, *dense sizes] -> sparse tensor.  Without
- * a size, each sparse size is one past the largest index (0 without entries). */
+/* sparse_coo_tensor.indices(Tensor indices, Tensor values, *, dtype, layout, device,
+ * pin_memory, bool? check_invariants, bool? is_coalesced) and .indices_size(indices, values,
+ * int[] size, *, ...): indices [sparse_dim, nnz] (int64), values [nnz, *dense sizes] ->
+ * sparse tensor.  Without a size, each sparse size is one past the largest index (0 without
+ * entries). */
 static int
 sparse_coo_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)op;
     (void)ks;
     PtlTensorImpl *indices = s[0].u.t, *values = s[1].u.t, *v = NULL, *ic = NULL, *r = NULL;
+    /* the size argument, and the shift it gives the keyword arguments after it */
+    const PtlIValue *size = op->id == PTL_OP_sparse_coo_tensor_indices_size ? &s[2] : NULL;
+    const PtlIValue *kw = s + (size != NULL);
     int64_t sizes[PTL_MAX_DIMS];
     if (check_coo_args(indices, values) < 0) {
         return -1;
     }
     int64_t sd = indices->sizes[0], nnz = indices->sizes[1], dd = values->dim - 1;
-    if (s[2].tag == PTL_IV_INTLIST && s[2].u.il.n != sd + dd) {
+    if (size != NULL && size->u.il.n != sd + dd) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) "
                              "= %lld, sparse_dim = %lld, dense_dim = %lld",
-                             (long long)s[2].u.il.n, (long long)sd, (long long)dd);
+                             (long long)size->u.il.n, (long long)sd, (long long)dd);
     }
     if (sd + dd > PTL_MAX_DIMS) {
         return ptl_error_set(PTL_ERR_RUNTIME,
@@ -243,8 +246,8 @@ sparse_coo_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (ic == NULL) {
         return -1;
     }
-    if (s[2].tag == PTL_IV_INTLIST) {
-        memcpy(sizes, s[2].u.il.data, sizeof(int64_t) * (size_t)(sd + dd));
+    if (size != NULL) {
+        memcpy(sizes, size->u.il.data, sizeof(int64_t) * (size_t)(sd + dd));
     }
     else {
         const int64_t *idx = (const int64_t *)ptl_tensor_data(ic);
@@ -268,13 +271,13 @@ sparse_coo_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                       ptl_format_sizes(b, sizeof(b), values->dim, values->sizes));
         goto error;
     }
-    v = s[3].tag == PTL_IV_DTYPE ? cast(values, s[3].u.dtype) : (ptl_incref(values), values);
+    v = kw[2].tag == PTL_IV_DTYPE ? cast(values, kw[2].u.dtype) : (ptl_incref(values), values);
     if (v == NULL) {
         goto error;
     }
-    int coalesced = s[8].tag == PTL_IV_BOOL && s[8].u.b;
+    int coalesced = kw[7].tag == PTL_IV_BOOL && kw[7].u.b;
     r = sparse_new((int)(sd + dd), sizes, (int)sd, ic, v, coalesced || nnz < 2);
-    if (r == NULL || (s[7].tag == PTL_IV_BOOL && s[7].u.b && check_bounds(r) < 0)) {
+    if (r == NULL || (kw[6].tag == PTL_IV_BOOL && kw[6].u.b && check_bounds(r) < 0)) {
         goto error;
     }
     ptl_decref(ic);
@@ -1017,6 +1020,7 @@ sparse_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 static const PtlKernelReg sparse_kernels[] = {
     {PTL_OP_sparse_coo_tensor_indices, PTL_KEY_CPU, sparse_coo_tensor_cpu},
+    {PTL_OP_sparse_coo_tensor_indices_size, PTL_KEY_CPU, sparse_coo_tensor_cpu},
     {PTL_OP__indices, PTL_KEY_SPARSE_CPU, indices_sparse},
     {PTL_OP__values, PTL_KEY_SPARSE_CPU, indices_sparse},
     {PTL_OP_indices, PTL_KEY_SPARSE_CPU, indices_sparse},

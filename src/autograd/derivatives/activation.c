@@ -135,10 +135,22 @@ hardsigmoid_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return pointwise_grad(n, gi, go, PTL_OP_hardsigmoid_backward, 0, no_params, ptl_iv_none());
 }
 
+/* log_sigmoid_forward(self) -> (output, buffer): self gets log_sigmoid_backward(grad, self,
+ * buffer) (saved 0 and 1); the buffer is no differentiable output (PyTorch's
+ * output_differentiability [True, False]), so its gradient, if any, is dropped. */
 int
 log_sigmoid_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    return pointwise_grad(n, gi, go, PTL_OP_log_sigmoid_backward, 0, no_params, ptl_iv_none());
+    Scope s = {.n = 0}, *sc = &s;
+    PtlTensorImpl *x, *buffer;
+    if (!NEEDS(0) || gi[0] == NULL) {
+        return 0;
+    }
+    if ((x = sv(sc, n, 0)) == NULL || (buffer = sv(sc, n, 1)) == NULL) {
+        return scope_end(sc, -1);
+    }
+    PtlIValue a[3] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(x), ptl_iv_tensor(buffer)};
+    return scope_end(sc, give(n, go, 0, fv(sc, PTL_OP_log_sigmoid_backward, 3, a)));
 }
 
 int
@@ -315,7 +327,6 @@ static const struct {
     {PTL_OP_mish_backward, 1, mish_second},
     {PTL_OP_softplus_backward, 1, softplus_second},
     {PTL_OP_hardswish_backward, 1, hardswish_second},
-    {PTL_OP_log_sigmoid_backward, 1, log_sigmoid_second},
     {PTL_OP_elu_backward, 5, elu_second},
     {PTL_OP_leaky_relu_backward, 1, NULL},
     {PTL_OP_hardtanh_backward, 1, NULL},
@@ -367,6 +378,31 @@ activation_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     rc = 0;
 done:
     return scope_end(sc, rc);
+}
+
+/* log_sigmoid_backward(gO, self, buffer) with incoming gg (saved gO, self, buffer):
+ * grad_output gets log_sigmoid_backward(gg, self, buffer), self gg gO log_sigmoid''(self);
+ * the buffer is not differentiated (PTL_NONDIFF). */
+int
+log_sigmoid_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope s = {.n = 0}, *sc = &s;
+    PtlTensorImpl *g, *x, *buffer, *gg = gi[0];
+    if (gg == NULL) {
+        return 0;
+    }
+    if ((g = sv(sc, n, 0)) == NULL || (x = sv(sc, n, 1)) == NULL ||
+        (buffer = sv(sc, n, 2)) == NULL) {
+        return scope_end(sc, -1);
+    }
+    PtlIValue a[3] = {ptl_iv_tensor(gg), ptl_iv_tensor(x), ptl_iv_tensor(buffer)};
+    if (NEEDS(0) && give(n, go, 0, fv(sc, PTL_OP_log_sigmoid_backward, 3, a)) < 0) {
+        return scope_end(sc, -1);
+    }
+    if (NEEDS(1) && give(n, go, 1, MUL(MUL(gg, g), log_sigmoid_second(sc, n, x))) < 0) {
+        return scope_end(sc, -1);
+    }
+    return scope_end(sc, 0);
 }
 
 /* PyTorch has no derivative for hardsigmoid_backward and raises. */

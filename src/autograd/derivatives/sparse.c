@@ -21,7 +21,7 @@ ptl_grad_mask_like(PtlTensorImpl *g, PtlTensorImpl *like)
     return m;
 }
 
-/* sparse_coo_tensor(indices, values, size): values gets grad at each entry's indices,
+/* sparse_coo_tensor(indices, values[, size]): values gets grad at each entry's indices,
  * grad[indices[0][k], ..., indices[sd-1][k]] for entry k, duplicates each their own. */
 int
 sparse_coo_tensor_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
@@ -67,7 +67,7 @@ values_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     }
     PtlIValue v[3] = {ptl_iv_tensor(ind), ptl_iv_tensor(gi[0]),
                       ptl_iv_intlist(self->sizes, self->dim)};
-    return scope_end(sc, give(n, go, 0, fv(sc, PTL_OP_sparse_coo_tensor_indices, 3, v)));
+    return scope_end(sc, give(n, go, 0, fv(sc, PTL_OP_sparse_coo_tensor_indices_size, 3, v)));
 }
 
 /* to_dense(self): grad masked to self's pattern (a strided self: grad) */
