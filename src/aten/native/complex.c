@@ -866,7 +866,9 @@ predicate_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 static int
 unary_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)ks;
+    if (!ptl_dtype_is_complex(s[0].u.t->dtype)) {   /* complex out= only: as unary_math_complex */
+        return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
+    }
     const char *name = op->schema.name + 6;
     const PtlLoop *loops = strncmp(name, "neg", 3) == 0    ? zneg_loops
                            : strncmp(name, "exp", 3) == 0  ? zexp_loops
