@@ -15,6 +15,8 @@ recorded with its repro, and the batch goes on in a fresh child after the failin
     python -m tools.fuzz.op_fuzzer --repro 0:1234            # print and run one call
     python -m tools.fuzz.op_fuzzer --show 0:1234             # print it only
     python -m tools.fuzz.op_fuzzer --grad --ops '^(mul|exp|complex|polar)$' --calls 2000
+    python -m tools.fuzz.op_fuzzer --torch --calls 20000 --jobs 1   # against torch
+    python -m tools.fuzz.op_fuzzer --torch --repro 0:1234            # both outcomes
 
 --ops REGEX draws only the operators whose name (without overload) matches.  --grad makes
 every floating and complex tensor argument a leaf that requires grad and, after a call that
@@ -22,7 +24,16 @@ returns a result with a grad_fn, runs autograd.grad from it with a seeded gradie
 dtype (complex gradients included), every other call with create_graph=True and then a
 second backward through the first gradient.  A repro needs the same flags.
 
-Exit status: 0 without findings, 1 with.  The children get a 1 GiB address-space limit
+--torch (run with a Python that has torch) is differential: each call also runs in torch,
+its source unchanged but its names bound to torch (tensors built from the same seeded NumPy
+values), and tools/fuzz/differential.py compares the outcomes: a value, dtype, shape or
+structure that differs (the arguments an in-place or out= call wrote included), a call one
+side refuses and the other computes, and, as lower classes that do not fail the run,
+differing exception types, refusals of meta tensors, dtypes torch lacks, argument parsers'
+differences and torch's own crashes and hangs.  Random, uninitialised and tie-dependent
+results are skipped or partly compared (differential.SKIP, COMPARED, each with its reason).
+
+Exit status: 0 without findings (of a lower class only, with --torch), 1 with.  The children get a 1 GiB address-space limit
 (not under AddressSanitizer, which reserves terabytes of shadow memory and takes
 allocator_may_return_null instead), so a huge allocation is a MemoryError, not a swap storm.
 """
