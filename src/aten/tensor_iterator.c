@@ -523,7 +523,7 @@ iter_dense_range(const PtlTensorImpl *t, int64_t *begin, int64_t *end)
 static int
 iter_check_self_overlap(const PtlTensorImpl *out)
 {
-    if (out->device.type == PTL_DEVICE_META) {
+    if (out->numel == 0 || out->device.type == PTL_DEVICE_META) {
         return 0;
     }
     for (int d = 0; d < out->dim; d++) {

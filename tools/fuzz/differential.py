@@ -10,7 +10,7 @@ The classes of a difference, most important first:
     value    both returned, and a dtype, a shape, a structure or a value differs
     accepts  pytorchlite returned where torch raised
     refuses  pytorchlite raised where torch returned
-and the lower classes, which do not fail a run:
+and the lower classes, which do not fail a run (LOWER):
     type     both raised, with different exception types
     meta     pytorchlite refused a call with a meta tensor (torch's meta kernels check
              less: dtypes and devices go unchecked there)
@@ -64,6 +64,12 @@ COMPARED = {
     **dict.fromkeys(("_linalg_svd", "linalg_svd", "svd"),
                     ((1,), "a singular vector's sign or phase is unspecified")),
 }
+
+# Operators whose torch results are less accurate than float64 in places: compared with a
+# float32 tolerance (pytorchlite's agree with mpmath there)
+LOOSE = dict.fromkeys(
+    ("special_bessel_j1", "special_airy_ai"),
+    "torch's float64 loses 5-6 digits (bessel_j1 for |x| in 5..7, airy_ai near -2.2)")
 
 TOLERANCES = {   # dtype: (rtol, atol); atol scales with the largest finite reference value
     "float16": (1e-2, 1e-2), "bfloat16": (2e-2, 2e-2), "complex32": (1e-2, 1e-2),
@@ -167,6 +173,8 @@ def verdict(src, ours, theirs):
         # unspecified: only `info` is compared
         got, want = got[-1:], want[-1:]
     tol = loosest(theirs[1], theirs[2])
+    if name in LOOSE:
+        tol = max(tol, TOLERANCES["float32"])
     diff = difference(got, want, "result", tol)
     for i, (a, b) in enumerate(zip(ours[2], theirs[2])):
         diff = diff or difference(a, b, f"tensor argument {i}", tol)

@@ -46,6 +46,8 @@ import subprocess
 import sys
 import time
 
+from tools.fuzz.differential import LOWER, MAJOR
+
 DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
           "float32", "float64", "complex64", "complex128")
 HUGE_INTS = (2**31 - 1, 2**31, 2**32, 2**40, 2**62, 2**63 - 1, -2**63, -2**31)
@@ -467,6 +469,9 @@ def run_batch(seed, start, count, hang_after, env, log, flags):
                 kind = kind.strip()
                 if detail:
                     findings.append((int(index), kind, detail[0].strip()))
+                    if kind not in LOWER:   # as it comes, so that a stopped run keeps it
+                        print(f"{kind} at {seed}:{index}: {detail[0].strip()}",
+                              file=sys.stderr, flush=True)
                 tally[kind] = tally.get(kind, 0) + 1
                 continue
             last, in_torch = int(line.split()[0]), line.strip().endswith("torch")
@@ -575,7 +580,6 @@ def fuzz(a):
             lambda b: run_batch(a.seed, b[0], b[1], a.hang_after, env,
                                 os.path.join(tmp, f"stderr-{b[0]}"), mode_flags(a)), batches))
     # most important first; the lower classes of --torch do not fail the run
-    from tools.fuzz.differential import LOWER, MAJOR
     findings = sorted((f for r in results for f in r[0]),
                       key=lambda f: (f[1] in LOWER, f[1] not in MAJOR,
                                      MAJOR.index(f[1]) if f[1] in MAJOR else 0, f))
