@@ -504,7 +504,9 @@ iter_coalesce(PtlTensorIter *it)
  * overlaps itself; two dense non-overlapping tensors over one storage overlap fully when
  * they cover the same bytes with the same strides (in-place `x.add_(x)`: fine) and
  * partially when their byte ranges meet otherwise.  Both are errors; other layouts are too
- * hard to decide and pass, as in PyTorch. */
+ * hard to decide and pass, as in PyTorch.  The stride-0 rule is checked on the out= tensor
+ * as given, before a resize, as PyTorch's compute_mem_overlaps precedes its resize: an
+ * expanded out= of the wrong shape is refused, not silently reallocated. */
 static int
 iter_dense_range(const PtlTensorImpl *t, int64_t *begin, int64_t *end)
 {
@@ -519,10 +521,8 @@ iter_dense_range(const PtlTensorImpl *t, int64_t *begin, int64_t *end)
 }
 
 static int
-iter_check_overlap(const PtlIterConfig *cfg)
+iter_check_self_overlap(const PtlTensorImpl *out)
 {
-    const PtlTensorImpl *out = cfg->out;
-    int64_t ob, oe, ib, ie;
     if (out->numel == 0 || out->device.type == PTL_DEVICE_META) {
         return 0;
     }
@@ -533,6 +533,17 @@ iter_check_overlap(const PtlIterConfig *cfg)
                                  "tensor refers to a single memory location. Please clone() the "
                                  "tensor before performing the operation.");
         }
+    }
+    return 0;
+}
+
+static int
+iter_check_overlap(const PtlIterConfig *cfg)
+{
+    const PtlTensorImpl *out = cfg->out;
+    int64_t ob, oe, ib, ie;
+    if (out->numel == 0 || out->device.type == PTL_DEVICE_META) {
+        return 0;
     }
     if (!iter_dense_range(out, &ob, &oe)) {
         return 0;
@@ -614,8 +625,9 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
     int resized = out != NULL && !cfg->is_inplace &&
                   (out->dim != ndim ||
                    memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) != 0);
-    if (out != NULL &&
-        (iter_check_output(it, cfg, ndim, shape) < 0 || iter_check_overlap(cfg) < 0)) {
+    if (out != NULL && (iter_check_self_overlap(out) < 0 ||
+                        iter_check_output(it, cfg, ndim, shape) < 0 ||
+                        iter_check_overlap(cfg) < 0)) {
         goto error;
     }
     if (iter_cast_inputs(it, cfg) < 0) {

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.special
 
 import pytorchlite as ptl
 from helpers import assert_close, crandn, torch, torch_ref
@@ -639,3 +640,29 @@ def test_refusals_match_torch():
                 z(lib, 2, 4, 2, 2), None, None, 2, 4, 4, 3, 1e-3),
             lambda lib: lib.nn.functional.group_norm(z(lib, 2, 4, 2, 2), 2)]:
         assert outcome(lambda: call(ptl)) == outcome(lambda: call(torch))
+
+
+# name -> the real function NumPy or math has of it; the complex fallback (complex.c) hands a
+# pointwise op whose only complex tensor is its out= to the real kernel
+REAL_INTO_COMPLEX = {"erf": scipy.special.erf, "erfc": scipy.special.erfc,
+                     "lgamma": scipy.special.gammaln, "special_i0e": scipy.special.i0e,
+                     "special_airy_ai": lambda x: scipy.special.airy(x)[0],
+                     "frac": None, "floor": None, "abs": None}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_INTO_COMPLEX))
+def test_a_pointwise_op_of_real_inputs_casts_into_a_complex_out(name):
+    """PyTorch computes erf.out(float32, out=complex64) in float32 and casts; ops that keep
+    their input's dtype (floor, frac, abs) demand an out= of that dtype, complex too."""
+    a = np.array([[-3.0, -0.5, 0.0], [0.25, 2.0, 7.5]])
+    x = ptl.tensor(a, dtype=ptl.float32).t()
+    op = getattr(ptl.ops.aten, name).out
+    for out_dtype in (ptl.complex64, ptl.complex128):
+        out = ptl.empty(0, dtype=out_dtype)
+        if REAL_INTO_COMPLEX[name] is None:
+            with pytest.raises(RuntimeError, match="Found dtype Complex.* but expected Float"):
+                op(x, out=out)
+            continue
+        assert op(x, out=out) is out
+        want = REAL_INTO_COMPLEX[name](a.T.astype(np.float32).astype(np.float64))
+        assert_close(out, want.astype(np.complex128), dtype=out_dtype, rtol=1e-5)

@@ -387,3 +387,26 @@ def test_no_leaks():
     assert_no_leak(lambda: (x.cumsum(0), x.cumprod(1), x.prod(), x.prod(0), x.trace(),
                             ptl.count_nonzero(x), x.nonzero(), x.all(), ptl.var_mean(x, 1),
                             x.std()))
+
+
+@pytest.mark.parametrize("dtype", [ptl.bool, ptl.uint8, ptl.int16, ptl.int64], ids=str)
+def test_an_integral_dtype_is_the_result_dtype_of_a_complex_fold(dtype):
+    """prod, cumsum and cumprod of a complex tensor with an integral dtype= cast (the real
+    part; bool: either part nonzero) and fold in that dtype, as PyTorch: int16 stays int16,
+    not int64."""
+    z, a = crandn((3, 4), ptl.complex64, "transposed", seed=2)
+    c = np.trunc(a.real) + 0.25j
+    x = ptl.tensor(c).to(ptl.complex64)
+    npdt = {ptl.bool: np.bool_, ptl.uint8: np.uint8, ptl.int16: np.int16,
+            ptl.int64: np.int64}[dtype]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = c.astype(npdt)
+        cases = [(ptl.prod(x, dtype=dtype), np.prod(r, dtype=npdt)),
+                 (ptl.prod(x, 1, True, dtype=dtype), np.prod(r, 1, npdt, keepdims=True))]
+        if dtype != ptl.bool:
+            cases += [(ptl.cumsum(x, 0, dtype=dtype), np.cumsum(r, 0, npdt)),
+                      (ptl.cumprod(x, 1, dtype=dtype), np.cumprod(r, 1, npdt))]
+    for got, want in cases:
+        assert got.dtype == dtype
+        assert_close(got, np.asarray(want), dtype=dtype)

@@ -72,7 +72,31 @@ def test_in_place_and_out_forms(name):
     x = ptl.tensor([0.25, -0.5, 2.0], dtype=ptl.float64)   # a real input, a complex out=
     outc = ptl.empty(3, dtype=C128)
     fn(x, out=outc)
-    assert_close(outc, fn(x.to(C128)).numpy(), rtol=0, atol=0)
+    assert_close(outc, fn(x).numpy().astype(np.complex128), rtol=0, atol=0)
+
+
+# name -> NumPy's real function: outside its real domain it gives nan
+REAL_DOMAIN = {"log2": np.log2, "log10": np.log10, "log": np.log, "sqrt": np.sqrt,
+               "rsqrt": lambda x: 1 / np.sqrt(x), "acosh": np.arccosh, "asin": np.arcsin,
+               "log1p": np.log1p, "atanh": np.arctanh, "sin": np.sin, "exp": np.exp,
+               "reciprocal": np.reciprocal, "square": np.square}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_DOMAIN))
+@pytest.mark.parametrize("dtype", [ptl.int32, ptl.float32, ptl.float64], ids=str)
+def test_a_real_input_computes_in_its_real_dtype_into_a_complex_out(name, dtype):
+    """PyTorch computes in the input's (floating) dtype and casts into a complex out=
+    tensor: log2(-3) is nan + 0i there, not log2(3) + i pi / ln 2 (and sqrt, log, exp,
+    reciprocal computed at all)."""
+    a = np.array([[-3, -1, 0], [1, 2, 5]])
+    x = ptl.tensor(a).to(dtype).t()
+    for out_dtype in (C64, C128):
+        out = ptl.empty(0, dtype=out_dtype)
+        with np.errstate(all="ignore"):
+            want = REAL_DOMAIN[name](a.T.astype(np.float64 if dtype == ptl.float64 else
+                                                np.float32))
+        assert getattr(ptl, name)(x, out=out) is out
+        assert_close(out, want.astype(np.complex128), dtype=out_dtype, rtol=1e-6)
 
 
 @pytest.mark.parametrize("name", ["sin", "sigmoid"])

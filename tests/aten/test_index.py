@@ -1497,3 +1497,10 @@ def test_setitem_bool_index_same_dtype_and_masks():
     # a lone Python bool is a view that the value is copied into, cast
     x[True] = ptl.tensor([1.0, 1.0])
     assert x.tolist() == [[1 + 0j, 1 + 0j]] * 2
+
+
+def test_index_with_no_indices_raises_like_torch():
+    """aten::index.Tensor with an empty list of indices: PyTorch's IndexError (index_put_
+    takes [] and puts everywhere; index does not)."""
+    assert_raises_like_torch(lambda lib: lib.ops.aten.index.Tensor(lib.ones(3), []),
+                             IndexError, "at least one index must be provided")

@@ -1,10 +1,13 @@
 """tools/fuzz/op_fuzzer.py: its calls are reproducible, reach most ops, give every argument
-type of ops.def real values, and --show prints the call that --repro runs."""
+type of ops.def real values, and --show prints the call that --repro runs; its --torch mode
+(tools/fuzz/differential.py) reports a planted difference and not a matching call."""
 import os
 import subprocess
 import sys
 
-from helpers import TESTS
+import pytest
+
+from helpers import TESTS, torch, torch_ref
 from tools.fuzz import op_fuzzer
 
 
@@ -55,3 +58,132 @@ def test_ops_filter_and_grad_mode():
                           "--ops", "^exp$", "--grad"], cwd=os.path.dirname(TESTS),
                          capture_output=True, text=True, timeout=120)
     assert out.stdout.startswith("aten.exp.")
+
+
+# ---- --torch: the differential mode (tools/fuzz/differential.py) ----
+
+def planted(fn):
+    """A pytorchlite namespace whose `aten` runs `fn(name, overload, op, args, kwargs)` in
+    place of each operator (the rest of the namespace as op_fuzzer builds it)."""
+    ns = op_fuzzer.namespace()
+    real = ns["aten"]
+
+    class Packet:
+        def __init__(self, name):
+            self.name = name
+
+        def __getattr__(self, overload):
+            op = getattr(getattr(real, self.name), overload)
+            return lambda *a, **k: fn(self.name, overload, op, a, k)
+
+    class Aten:
+        def __getattr__(self, name):
+            return Packet(name)
+    ns["aten"] = Aten()
+    return ns
+
+
+def torch_verdict(src, ours_ns=None):
+    from tools.fuzz import differential
+    ours = differential.outcome(src, ours_ns or op_fuzzer.namespace())
+    theirs = differential.outcome(src, op_fuzzer.namespace(lib=torch))
+    return differential.verdict(src, ours, theirs)
+
+
+MATCHING = [
+    "aten.add.Tensor(T((2, 3), 'float32', 't', 1), T((3,), 'float64', 's', 2), alpha=2)",
+    "aten.mul_.Tensor(T((3, 2), 'int64', 'o', 3), T((2,), 'int64', 'e', 4))",
+    "aten.max.dim(T((4, 5), 'float32', 'c', 5), 1, True)",
+    "aten.exp.out(T((2, 2), 'float16', 'c', 6), out=T((0,), 'float32', 'c', 7))",
+    "aten.sin.default(T((3,), 'complex64', 'c', 8))",
+    "aten.linalg_cholesky_ex.default(T((4, 4), 'float32', 'c', 32211), upper=True)",
+    "aten.sort.default(T((6,), 'int64', 'c', 9))",
+    "aten.sum.default(T((0, 3), 'bfloat16', 'c', 10))",
+    "aten.div.Tensor(T((3,), 'int64', 'c', 11), T((3,), 'int64', 'c', 12))",
+    "aten.nonzero.default(T((2, 3), 'bool', 'e', 13))",
+    "aten.log2.out(T((2, 5), 'int32', 's', 56889), out=T((2, 5), 'complex64', 't', 60658))",
+]
+
+
+@torch_ref
+@pytest.mark.parametrize("src", MATCHING)
+def test_torch_mode_finds_no_difference_in_matching_calls(src):
+    assert torch_verdict(src) is None
+
+
+@torch_ref
+def test_torch_mode_reports_a_planted_value_difference():
+    src = "aten.add.Tensor(T((2, 3), 'float32', 't', 1), T((3,), 'float32', 'c', 2))"
+
+    def off_by_a_little(name, overload, op, a, k):
+        out = op(*a, **k)
+        out[1, 2] += 0.01   # -13.3 vs -13.31: past float32's rtol of 1e-4
+        return out
+    kind, detail = torch_verdict(src, planted(off_by_a_little))
+    assert kind == "value" and "result float32: 1 of 6 differ; at [1, 2]" in detail
+
+    def nan_moved(name, overload, op, a, k):
+        return op(*a, **k) * float("nan") if overload == "Tensor" else op(*a, **k)
+    assert torch_verdict(src, planted(nan_moved))[0] == "value"
+
+    def wrong_dtype(name, overload, op, a, k):
+        return op(*a, **k).double()
+    kind, detail = torch_verdict(src, planted(wrong_dtype))
+    assert kind == "value" and "ours float64 [2, 3], torch float32 [2, 3]" in detail
+
+
+@torch_ref
+def test_torch_mode_compares_the_arguments_an_op_writes():
+    """An in-place op or an out= tensor is compared through the tensors the call made; an
+    integer result compares exactly."""
+    src = "aten.add.out(T((3,), 'int64', 'c', 1), T((3,), 'int64', 'c', 2), out=T((3,), " \
+          "'int64', 'c', 3))"
+
+    def writes_one_more(name, overload, op, a, k):
+        result = op(*a, **k).clone()   # the result itself right
+        k["out"][0] += 1
+        return result
+    kind, detail = torch_verdict(src, planted(writes_one_more))
+    assert kind == "value" and detail.startswith("tensor argument 2 int64: 1 of 3 differ")
+
+
+@torch_ref
+def test_torch_mode_classes_of_raising():
+    src = "aten.add.Tensor(T((2, 3), 'float32', 'c', 1), T((3,), 'float32', 'c', 2))"
+
+    def refuse(name, overload, op, a, k):
+        raise RuntimeError("planted")
+    assert torch_verdict(src, planted(refuse))[0] == "refuses"
+    bad = "aten.add.Tensor(T((2, 3), 'float32', 'c', 1), T((4,), 'float32', 'c', 2))"
+    assert torch_verdict(bad) is None   # both raise RuntimeError
+    assert torch_verdict(bad, planted(lambda n, o, op, a, k: a[0]))[0] == "accepts"
+
+    def index_error(name, overload, op, a, k):
+        raise IndexError("planted")
+    kind, detail = torch_verdict(bad, planted(index_error))
+    assert kind == "type" and "ours IndexError" in detail and "torch RuntimeError" in detail
+
+
+def test_torch_mode_skips_random_and_uninitialised_ops():
+    from tools.fuzz import differential
+    rows = {r[0] for r in op_fuzzer.schema_rows()}
+    for name in ("rand", "randn", "normal", "bernoulli", "multinomial", "native_dropout",
+                 "empty", "empty_like"):
+        assert name in differential.SKIP and name in rows
+    assert differential.BAD_DTYPE.search("aten.sum.default(T((2,), 'int8', 'c', 5), dtype=99)")
+    assert not differential.BAD_DTYPE.search("aten.sum.default(T((2,), 'int8', 'c', 99))")
+
+
+@torch_ref
+def test_torch_mode_runs_and_repros_from_the_command_line():
+    """--torch runs calls in children and prints its tally; --repro with --torch prints both
+    outcomes and the verdict."""
+    root = os.path.dirname(TESTS)
+    out = subprocess.run([sys.executable, "-m", "tools.fuzz.op_fuzzer", "--torch", "--ops",
+                          "^(abs|neg)$", "--calls", "20", "--jobs", "1"], cwd=root,
+                         capture_output=True, text=True, timeout=300)
+    assert "20 calls (seed 0" in out.stdout and "against torch: " in out.stdout, out.stderr
+    out = subprocess.run([sys.executable, "-m", "tools.fuzz.op_fuzzer", "--torch", "--repro",
+                          "0:3", "--ops", "^neg$"], cwd=root, capture_output=True, text=True,
+                         timeout=300)
+    assert out.stdout.startswith("aten.neg.") and "\ntorch: (" in out.stdout

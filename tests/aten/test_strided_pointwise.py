@@ -314,3 +314,18 @@ def test_overlap_matches_torch():
             except RuntimeError as e:
                 results.append(("error", str(e)))
         assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("op", ["sin", "erf", "add"])
+def test_an_expanded_out_of_another_shape_is_refused_before_its_resize(op):
+    """PyTorch checks an out= tensor for overlapping itself before it resizes it: an expanded
+    out= of the wrong shape raises rather than being reallocated (Note [Overlapping output])."""
+    x = ptl.zeros(3, 1)
+    fn = getattr(ptl, op)
+    with pytest.raises(RuntimeError) as e:
+        fn(ptl.ones(2, 3), *([1] if op == "add" else []), out=x.expand(3, 4))
+    assert str(e.value) == OVERLAP_SELF
+    assert x.tolist() == [[0], [0], [0]]
+    out = x.expand(3, 1)   # size 1 along the stride-0 dim: no overlap
+    fn(ptl.ones(2, 3), *([1] if op == "add" else []), out=out)
+    assert out.shape == (2, 3)

@@ -13,7 +13,7 @@ import scipy.special
 
 import pytorchlite as ptl
 from helpers import (ROOT, ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE, SHAPES,
-                     assert_close, make, to_numpy, torch)
+                     assert_close, assert_raises_like_torch, make, to_numpy, torch)
 
 
 def _sign(x):
@@ -280,6 +280,12 @@ def test_unary_inplace_and_out(name):
             if name in STRICT_OUT:
                 msg = (f"Found dtype {'Double' if other == ptl.float64 else 'Int'} but "
                        f"expected {'Float' if dt == ptl.float32 else 'Long'}")
+                with pytest.raises(RuntimeError, match=re.escape(msg)):
+                    getattr(ptl, name)(x, out=out)
+            elif name == "relu":   # PyTorch's relu.out keeps the input dtype
+                msg = (f"Expected out tensor to have dtype "
+                       f"{'float' if dt == ptl.float32 else 'long int'}, but got "
+                       f"{'double' if other == ptl.float64 else 'int'} instead")
                 with pytest.raises(RuntimeError, match=re.escape(msg)):
                     getattr(ptl, name)(x, out=out)
             elif name == "nan_to_num":
@@ -698,3 +704,14 @@ def test_abs_of_half_types_clears_the_sign_bit(dt, threads):
             ptl.abs(x, out=ptl.empty(1 << 16))
     finally:
         ptl.set_num_threads(prev)
+
+
+@pytest.mark.parametrize("dt", [ptl.float64, ptl.int64, ptl.complex64], ids=str)
+def test_relu_out_demands_the_input_dtype(dt):
+    x = ptl.tensor([-1.0, 2.0])
+    assert_raises_like_torch(
+        lambda lib: lib.ops.aten.relu.out(lib.tensor([-1.0, 2.0]), out=lib.empty(2, dtype=getattr(
+            lib, str(dt).rpartition(".")[2]))),
+        RuntimeError, "Expected out tensor to have dtype float, but got ")
+    out = ptl.empty(0)
+    assert ptl.ops.aten.relu.out(x, out=out) is out and out.tolist() == [0.0, 2.0]

@@ -15,6 +15,8 @@ recorded with its repro, and the batch goes on in a fresh child after the failin
     python -m tools.fuzz.op_fuzzer --repro 0:1234            # print and run one call
     python -m tools.fuzz.op_fuzzer --show 0:1234             # print it only
     python -m tools.fuzz.op_fuzzer --grad --ops '^(mul|exp|complex|polar)$' --calls 2000
+    python -m tools.fuzz.op_fuzzer --torch --calls 20000 --jobs 1   # against torch
+    python -m tools.fuzz.op_fuzzer --torch --repro 0:1234            # both outcomes
 
 --ops REGEX draws only the operators whose name (without overload) matches.  --grad makes
 every floating and complex tensor argument a leaf that requires grad and, after a call that
@@ -22,7 +24,16 @@ returns a result with a grad_fn, runs autograd.grad from it with a seeded gradie
 dtype (complex gradients included), every other call with create_graph=True and then a
 second backward through the first gradient.  A repro needs the same flags.
 
-Exit status: 0 without findings, 1 with.  The children get a 1 GiB address-space limit
+--torch (run with a Python that has torch) is differential: each call also runs in torch,
+its source unchanged but its names bound to torch (tensors built from the same seeded NumPy
+values), and tools/fuzz/differential.py compares the outcomes: a value, dtype, shape or
+structure that differs (the arguments an in-place or out= call wrote included), a call one
+side refuses and the other computes, and, as lower classes that do not fail the run,
+differing exception types, refusals of meta tensors, dtypes torch lacks, argument parsers'
+differences and torch's own crashes and hangs.  Random, uninitialised and tie-dependent
+results are skipped or partly compared (differential.SKIP, COMPARED, each with its reason).
+
+Exit status: 0 without findings (of a lower class only, with --torch), 1 with.  The children get a 1 GiB address-space limit
 (not under AddressSanitizer, which reserves terabytes of shadow memory and takes
 allocator_may_return_null instead), so a huge allocation is a MemoryError, not a swap storm.
 """
@@ -34,6 +45,8 @@ import select
 import subprocess
 import sys
 import time
+
+from tools.fuzz.differential import LOWER, MAJOR
 
 DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
           "float32", "float64", "complex64", "complex128")
@@ -52,14 +65,16 @@ STARTUP_SECONDS = 120
 
 # ---- the values a call is made of (evaluated in the child) ----
 
-def make_tensor(shape, dtype, layout, seed, leaves=None):
+def make_tensor(shape, dtype, layout, seed, leaves=None, lib=None):
     """A tensor of `shape` and `dtype` with seeded values, laid out as `layout` says:
     c contiguous, t transposed, s sliced with a step, e expanded, o at a storage offset, m on
     the meta device (no data: Note [Meta tensors] in src/c10/device.h).  With a `leaves`
     list (--grad) a floating or complex tensor is made from a leaf that requires grad,
-    appended to it."""
+    appended to it.  `lib` is the module that makes it: pytorchlite, or torch (--torch)."""
     import numpy as np
-    import pytorchlite as ptl
+    ptl = lib
+    if ptl is None:
+        import pytorchlite as ptl
     rng = np.random.RandomState(seed)
     shape = tuple(shape)
     ndim = len(shape)
@@ -101,15 +116,21 @@ def make_tensor(shape, dtype, layout, seed, leaves=None):
     return base
 
 
-def namespace(leaves=None):
-    """The names a call's source uses; with a `leaves` list (--grad) its tensors collect
-    there."""
-    import pytorchlite as ptl
+def namespace(leaves=None, lib=None):
+    """The names a call's source uses, bound to pytorchlite or to the module `lib` (torch,
+    for --torch); with a `leaves` list (--grad) its tensors collect there.  The tensors a call
+    makes are listed in order under "made"."""
+    ptl = lib
+    if ptl is None:
+        import pytorchlite as ptl
+    made = []
 
     def tensor(shape, dtype, layout, seed):
-        return make_tensor(shape, dtype, layout, seed, leaves)
+        t = make_tensor(shape, dtype, layout, seed, leaves, ptl)
+        made.append(t)
+        return t
     return {"aten": ptl.ops.aten, "ptl": ptl, "T": tensor, "inf": float("inf"),
-            "nan": float("nan")}
+            "nan": float("nan"), "made": made}
 
 
 # ---- the generator ----
@@ -310,10 +331,30 @@ def backward_through(result, leaves, second_order):
         touch(list(ptl.autograd.grad([again], leaves, [gg], allow_unused=True)))
 
 
-def run_child(seed, start, count, ops=None, grad=False):
+def address_space():
+    """Bytes of address space this process maps now (0 where /proc does not say)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def run_child(seed, start, count, ops=None, grad=False, torch=False):
+    """Runs calls [start, start + count), writing each index before its call (and, with
+    `torch`, "INDEX torch" before torch's side of it and one line "= INDEX CLASS DETAIL" or
+    "= INDEX ok|skipped|absent" after it: tools/fuzz/differential.py)."""
+    lib = None
+    if torch:
+        import torch as lib
+        lib.set_num_threads(1)
     if os.environ.get("PTL_FUZZ_ADDRESS_LIMIT"):
         import resource
-        limit = int(os.environ["PTL_FUZZ_ADDRESS_LIMIT"])
+        # torch maps most of a gigabyte of libraries before it makes a tensor
+        limit = int(os.environ["PTL_FUZZ_ADDRESS_LIMIT"]) + (address_space() if torch else 0)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     import warnings
     warnings.simplefilter("ignore")
@@ -323,6 +364,10 @@ def run_child(seed, start, count, ops=None, grad=False):
         src = maker.call(seed, index)
         out.write(f"{index}\n")
         out.flush()
+        if torch:
+            out.write(f"= {index} {compare_call(src, index, lib, out)}\n")
+            out.flush()
+            continue
         leaves = [] if grad else None
         try:
             result = eval(src, namespace(leaves))
@@ -333,6 +378,22 @@ def run_child(seed, start, count, ops=None, grad=False):
             pass
     out.write("done\n")
     out.flush()
+
+
+def compare_call(src, index, torch, out):
+    """--torch: runs `src` on pytorchlite and, unless its operator is skipped or torch lacks
+    it, on torch; returns "CLASS DETAIL" for a difference, else ok, skipped or absent."""
+    from tools.fuzz import differential
+    ours = differential.outcome(src, namespace())
+    if differential.op_name(src)[0] in differential.SKIP or differential.BAD_DTYPE.search(src):
+        return "skipped"
+    if not differential.torch_has(src):
+        return "absent"
+    out.write(f"{index} torch\n")
+    out.flush()
+    theirs = differential.outcome(src, namespace(lib=torch))
+    found = differential.verdict(src, ours, theirs)
+    return "ok" if found is None else " ".join(found)
 
 
 # ---- the parent ----
@@ -357,9 +418,10 @@ def child_env():
 
 
 def mode_flags(a):
-    """The command-line flags that choose the calls (--ops, --grad), for children and
-    repros."""
-    return (["--ops", a.ops] if a.ops is not None else []) + (["--grad"] if a.grad else [])
+    """The command-line flags that choose the calls and how they run (--ops, --grad,
+    --torch), for children and repros."""
+    return (["--ops", a.ops] if a.ops is not None else []) + (["--grad"] if a.grad else []) + \
+        (["--torch"] if a.torch else [])
 
 
 def run_alone(seed, index, hang_after, env, root, flags):
@@ -377,8 +439,9 @@ def run_alone(seed, index, hang_after, env, root, flags):
 
 def run_batch(seed, start, count, hang_after, env, log, flags):
     """Runs calls [start, start + count) in children; returns the findings
-    [(index, kind, detail)] and the number of calls made."""
-    findings, made = [], 0
+    [(index, kind, detail)], the number of calls made, and (--torch) how many calls were
+    compared, skipped or absent from torch {outcome: count}."""
+    findings, made, tally = [], 0, {}
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     while count > 0:
         err = open(log, "w+")
@@ -386,7 +449,7 @@ def run_batch(seed, start, count, hang_after, env, log, flags):
             [sys.executable, "-m", "tools.fuzz.op_fuzzer", "--child", str(seed), str(start),
              str(count)] + flags, stdout=subprocess.PIPE, stderr=err, cwd=root, env=env,
             text=True)
-        last, done, hung = None, False, False
+        last, done, hung, in_torch = None, False, False, False
         while True:
             # importing pytorchlite on a busy machine is not a hang
             wait = hang_after if last is not None else hang_after + STARTUP_SECONDS
@@ -401,7 +464,17 @@ def run_batch(seed, start, count, hang_after, env, log, flags):
             if line.strip() == "done":
                 done = True
                 break
-            last = int(line)
+            if line.startswith("= "):
+                _, index, kind, *detail = line.split(" ", 3)
+                kind = kind.strip()
+                if detail:
+                    findings.append((int(index), kind, detail[0].strip()))
+                    if kind not in LOWER:   # as it comes, so that a stopped run keeps it
+                        print(f"{kind} at {seed}:{index}: {detail[0].strip()}",
+                              file=sys.stderr, flush=True)
+                tally[kind] = tally.get(kind, 0) + 1
+                continue
+            last, in_torch = int(line.split()[0]), line.strip().endswith("torch")
         rc = proc.wait()
         proc.stdout.close()
         err.seek(0)
@@ -415,7 +488,7 @@ def run_batch(seed, start, count, hang_after, env, log, flags):
             findings.append((start, "startup", f"the child made no call (exit status {rc}, "
                                                f"hung: {hung}): {stderr.strip()[-300:]}"))
             break
-        if hung:
+        if hung and not in_torch:
             alone = run_alone(seed, last, hang_after, env, root, flags)
             if alone is not None:
                 hung, (rc, stderr) = False, alone
@@ -433,12 +506,14 @@ def run_batch(seed, start, count, hang_after, env, log, flags):
             kind, detail = "crash", f"signal {-rc}"
         else:
             kind, detail = "crash", f"exit status {rc}: {stderr.strip()[-300:]}"
+        if in_torch:   # torch's side of a --torch call: not pytorchlite's finding
+            kind = "torch-" + kind
         findings.append((last, kind, detail))
         print(f"{kind} at {seed}:{last}: {detail}", file=sys.stderr, flush=True)
         made += last - start + 1
         count -= last - start + 1
         start = last + 1
-    return findings, made
+    return findings, made, tally
 
 
 def main(argv=None):
@@ -456,15 +531,21 @@ def main(argv=None):
     p.add_argument("--ops", metavar="REGEX", help="only the operators whose name matches")
     p.add_argument("--grad", action="store_true",
                    help="tensors require grad, and each call is followed by a backward")
+    p.add_argument("--torch", action="store_true",
+                   help="also run each call in torch and report the differences")
     p.add_argument("--child", nargs=3, type=int, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
+    if a.torch and a.grad:
+        p.error("--torch compares forward results: it does not combine with --grad")
     if a.child:
-        run_child(*a.child, ops=a.ops, grad=a.grad)
+        run_child(*a.child, ops=a.ops, grad=a.grad, torch=a.torch)
         return 0
     if a.repro or a.show:
         seed, _, index = (a.repro or a.show).partition(":")
         src = CallMaker(schema_rows(a.ops)).call(int(seed), int(index))
         print(src, flush=True)
+        if a.repro and a.torch:
+            return repro_against_torch(src)
         if a.repro:
             leaves = [] if a.grad else None
             result = eval(src, namespace(leaves))
@@ -473,6 +554,18 @@ def main(argv=None):
                 backward_through(result, leaves, int(index) % 2 == 1)
         return 0
     return fuzz(a)
+
+
+def repro_against_torch(src):
+    """--repro with --torch: prints both outcomes and the verdict; 1 if they differ."""
+    import torch
+    from tools.fuzz import differential
+    ours = differential.outcome(src, namespace())
+    theirs = differential.outcome(src, namespace(lib=torch))
+    print(f"ours:  {ours}\ntorch: {theirs}")
+    found = differential.verdict(src, ours, theirs)
+    print("same" if found is None else " ".join(found))
+    return 0 if found is None else 1
 
 
 def fuzz(a):
@@ -486,8 +579,15 @@ def fuzz(a):
         results = list(pool.map(
             lambda b: run_batch(a.seed, b[0], b[1], a.hang_after, env,
                                 os.path.join(tmp, f"stderr-{b[0]}"), mode_flags(a)), batches))
-    findings = sorted(f for r in results for f in r[0])
+    # most important first; the lower classes of --torch do not fail the run
+    findings = sorted((f for r in results for f in r[0]),
+                      key=lambda f: (f[1] in LOWER, f[1] not in MAJOR,
+                                     MAJOR.index(f[1]) if f[1] in MAJOR else 0, f))
     made = sum(r[1] for r in results)
+    tally = {}
+    for r in results:
+        for kind, n in r[2].items():
+            tally[kind] = tally.get(kind, 0) + n
     maker = CallMaker(schema_rows(a.ops))
     flags = " ".join(f"'{f}'" if f == a.ops else f for f in mode_flags(a))
     for index, kind, detail in findings:
@@ -495,7 +595,9 @@ def fuzz(a):
               f" {flags}\n    {maker.call(a.seed, index)}")
     print(f"{made} calls (seed {a.seed}, indices {a.start}..{a.start + a.calls - 1}), "
           f"{len(findings)} findings, {time.time() - t0:.0f} s")
-    return 1 if findings else 0
+    if a.torch:
+        print("against torch: " + ", ".join(f"{n} {kind}" for kind, n in sorted(tally.items())))
+    return 1 if any(kind not in LOWER for _, kind, _ in findings) else 0
 
 
 if __name__ == "__main__":

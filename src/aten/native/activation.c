@@ -737,12 +737,16 @@ static const ActKernel act_table[] = {
 };
 
 /* A parameter as PyTorch's kernels see it: a bound the input is compared with in the
- * input's dtype (Scalar.to<scalar_t>: threshold(0.1) keeps a float32 0.1f), any other in
- * float for the float32, float16 and bfloat16 inputs (their opmath type) and in double
- * for float64; integer inputs keep the double. */
+ * input's dtype (Scalar.to<scalar_t>: threshold(0.1) keeps a float32 0.1f, an int32
+ * threshold(-0.8) compares with 0), any other in float for the float32, float16 and
+ * bfloat16 inputs (their opmath type) and in double for float64; integer inputs keep the
+ * double. */
 double
 ptl_activation_param(double v, PtlDtype dt, int in_dtype)
 {
+    if (in_dtype && !ptl_dtype_is_floating(dt) && !ptl_dtype_is_complex(dt)) {
+        return trunc(v);
+    }
     if (dt == PTL_DTYPE_FLOAT32 || ((dt == PTL_DTYPE_FLOAT16 || dt == PTL_DTYPE_BFLOAT16) &&
                                     !in_dtype)) {
         return (double)(float)v;

@@ -363,12 +363,34 @@ complex_scalar_call(const PtlOperator *op, PtlDispatchKeySet below, PtlIValue *s
     return redispatch_real(op, below, s, scalar_target_dtype(op, s));
 }
 
+/* Whether the out= tensor `out` is the only complex argument of the call */
+static int
+only_out_is_complex(const PtlOperator *op, const PtlIValue *s, const PtlTensorImpl *out)
+{
+    for (int i = 0; i < op->schema.nargs; i++) {
+        if ((s[i].tag == PTL_IV_TENSOR && s[i].u.t != out &&
+             ptl_dtype_is_complex(s[i].u.t->dtype)) || s[i].tag == PTL_IV_COMPLEX ||
+            s[i].tag == PTL_IV_TENSORLIST ||
+            (s[i].tag == PTL_IV_DTYPE && ptl_dtype_is_complex(s[i].u.dtype))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static int
 complex_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlDispatchKeySet below = ks & ptl_keyset_below(PTL_KEY_COMPLEX);
     int cuda = (below & PTL_KEYSET(PTL_KEY_CUDA)) != 0;
     if (op->id >= PTL_OP_COUNT) {
+        return ptl_dispatcher_redispatch(op, below, s);
+    }
+    /* a pointwise op of real inputs into a complex out=: the real kernel computes in the
+     * inputs' dtype and casts into it, as PyTorch's TensorIterator does (erf.out) */
+    PtlTensorImpl *out = ptl_kernel_out(op, s);
+    if (!cuda && (op->flags & PTL_OPF_POINTWISE) && out != NULL &&
+        only_out_is_complex(op, s, out)) {
         return ptl_dispatcher_redispatch(op, below, s);
     }
     PtlDtype dt = first_complex_dtype(op, s);
@@ -870,7 +892,9 @@ predicate_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 static int
 unary_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)ks;
+    if (!ptl_dtype_is_complex(s[0].u.t->dtype)) {   /* complex out= only: as unary_math_complex */
+        return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
+    }
     const char *name = op->schema.name + 6;
     const PtlLoop *loops = strncmp(name, "neg", 3) == 0    ? zneg_loops
                            : strncmp(name, "exp", 3) == 0  ? zexp_loops
@@ -884,7 +908,9 @@ unary_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 static int
 to_real_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const PtlLoop *loops)
 {
-    (void)ks;
+    if (!ptl_dtype_is_complex(s[0].u.t->dtype)) {   /* complex out= only: as unary_math_complex */
+        return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
+    }
     PtlIterConfig cfg = ptl_iter_config();
     if (op->schema.inplace) {
         return ptl_error_set(PTL_ERR_RUNTIME, "In-place %.*s is not supported for complex "

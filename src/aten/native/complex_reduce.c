@@ -55,19 +55,16 @@ off_cpu_refusal(const PtlOperator *op, const PtlTensorImpl *self)
                          ptl_dtype_legacy_name(self->dtype));
 }
 
-/* op called with its arguments s but self (s[0]) replaced by t (borrowed) and, when
- * none_at >= 0, the argument there None; its results in s on success.  0 or -1. */
+/* op called with its arguments s but self (s[0]) replaced by t (borrowed); its results in
+ * s on success.  0 or -1. */
 static int
-call_with_self(const PtlOperator *op, PtlIValue *s, PtlTensorImpl *t, int none_at)
+call_with_self(const PtlOperator *op, PtlIValue *s, PtlTensorImpl *t)
 {
     PtlIValue st[PTL_SCHEMA_MAX_ARGS];
     for (int i = 0; i < op->schema.nargs; i++) {
         st[i] = s[i];
     }
     st[0] = ptl_iv_tensor(t);
-    if (none_at >= 0) {
-        st[none_at] = ptl_iv_none();
-    }
     if (ptl_dispatcher_call(op, st) < 0) {
         return -1;
     }
@@ -100,7 +97,7 @@ apply_dtype(const PtlOperator *op, PtlIValue *s, int at, PtlTensorImpl **x, int 
         *x = c;
         return 0;
     }
-    *rc = call_with_self(op, s, c, at);
+    *rc = call_with_self(op, s, c);   /* dtype= kept: an integral one is the result's */
     ptl_decref(c);
     return 1;
 }
@@ -770,7 +767,7 @@ nonzero_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             return -1;
         }
     }
-    int rc = call_with_self(op, s, ne, -1);
+    int rc = call_with_self(op, s, ne);
     ptl_decref(ne);
     return rc;
 }

@@ -248,28 +248,19 @@ cuda_refusal(const PtlOperator *op, const PtlIValue *s)
                          ptl_dtype_legacy_name(dt));
 }
 
-/* The config of a complex op: a real input with a complex out= tensor computes in the out
- * tensor's dtype, as PyTorch's does */
-static PtlIterConfig
-complex_config(const PtlOperator *op, const PtlIValue *s)
-{
-    PtlIterConfig cfg = ptl_iter_config();
-    PtlTensorImpl *out = ptl_kernel_out(op, s);
-    if (out != NULL && ptl_dtype_is_complex(out->dtype) &&
-        !ptl_dtype_is_complex(s[0].u.t->dtype)) {
-        cfg.compute_dtype = out->dtype;
-    }
-    return cfg;
-}
-
-/* sin(Tensor self) -> Tensor and the other math ops of `families` (their _ and .out forms) */
+/* sin(Tensor self) -> Tensor and the other math ops of `families` (their _ and .out forms).
+ * A real input with a complex out= tensor computes in its real dtype, as PyTorch's does
+ * (log2 of -1 is nan, cast to nan + 0i): the real kernel writes the out= tensor. */
 static int
 unary_math_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
+    if (!ptl_dtype_is_complex(s[0].u.t->dtype)) {
+        return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
+    }
     if (ks & PTL_KEYSET(PTL_KEY_CUDA)) {
         return cuda_refusal(op, s);
     }
-    return ptl_pointwise(op, s, 1, self_other, complex_config(op, s), op_loops[op->id], NULL);
+    return ptl_pointwise(op, s, 1, self_other, ptl_iter_config(), op_loops[op->id], NULL);
 }
 
 /* nan_to_num(Tensor self, float? nan, float? posinf, float? neginf): the defaults for +-inf

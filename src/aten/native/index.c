@@ -789,6 +789,9 @@ index_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *out;
     AdvIndex ai;
+    if (s[1].u.tl.n == 0) {   /* PyTorch's index_put_ takes [] (puts everywhere); index not */
+        return ptl_error_set(PTL_ERR_INDEX, "at least one index must be provided");
+    }
     if (adv_build(&ai, self, s[1].u.tl.data, s[1].u.tl.n, FL_INDEX) < 0) {
         return -1;
     }

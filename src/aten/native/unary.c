@@ -914,13 +914,20 @@ sign_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return unary_run(op, s, loops, U_STRICT, NULL, NULL);
 }
 
-/* relu(Tensor self) -> Tensor */
+/* relu(Tensor self) -> Tensor; relu.out demands an out= of self's dtype, as PyTorch */
 static int
 relu_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
+    PtlTensorImpl *out = ptl_kernel_out(op, s);
     if (s[0].u.t->dtype == PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_RUNTIME, "Boolean inputs not supported for relu");
+    }
+    if (out != NULL && out->dtype != s[0].u.t->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected out tensor to have dtype %s, but got %s instead",
+                             ptl_dtype_cpp_name(s[0].u.t->dtype),
+                             ptl_dtype_cpp_name(out->dtype));
     }
     return unary_run(op, s, relu_loops, 0, NULL, NULL);
 }
