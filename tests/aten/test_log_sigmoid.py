@@ -3,11 +3,15 @@ log_sigmoid_forward returns (output, buffer = e^-|x|), both contiguous; log_sigm
 F.logsigmoid are its first result, recorded as LogSigmoidBackward0; log_sigmoid_backward(g,
 x, buffer) computes g (x < 0 ? 1 : b) / (1 + b) from the buffer it is given, broadcast, all
 three of one dtype, and refuses complex and integer tensors with PyTorch's messages."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import assert_close, assert_raises_like_torch, make, torch, torch_ref
+from helpers import ROOT, assert_close, assert_raises_like_torch, make, torch, torch_ref
 
 aten = ptl.ops.aten
 F = ptl.nn.functional
@@ -33,6 +37,60 @@ def test_forward_output_and_buffer(shape, layout, dtype):
     assert out.is_contiguous() and buffer.is_contiguous()
     for r in (aten.log_sigmoid(x), F.logsigmoid(x)):
         assert_close(r, np_log_sigmoid(a), dtype=dtype)
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 15, 16, 17, 31, 33, 1000, 32767, 32768, 32769, 65537,
+                               100003])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_contiguous_float32_pair_loop_matches_the_two_loops(n, threads):
+    """A contiguous float32 input's two results come from one pass that computes e^-|x| once
+    (log_sigmoid_pair: whole vectors, the tail and the vectors holding a NaN by the two loops,
+    grains of 32768 across threads): the same bits as a strided input's two loops, at and
+    across the lane widths and the grain, with NaN, inf and -0 among the values."""
+    rng = np.random.RandomState(n)
+    a = rng.uniform(-40, 40, size=n).astype(np.float32)
+    specials = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 88.0, -104.0], np.float32)
+    a[rng.randint(0, n, size=min(n, 7))] = specials[:min(n, 7)]
+    x = ptl.tensor(a)
+    strided = ptl.tensor(np.repeat(a, 2))[::2]
+    saved = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        out, buffer = aten.log_sigmoid_forward(x)
+        ref_out, ref_buffer = aten.log_sigmoid_forward(strided)
+    finally:
+        ptl.set_num_threads(saved)
+    np.testing.assert_array_equal(out.numpy().view(np.uint32), ref_out.numpy().view(np.uint32))
+    np.testing.assert_array_equal(buffer.numpy().view(np.uint32),
+                                  ref_buffer.numpy().view(np.uint32))
+    finite = np.isfinite(a)
+    np.testing.assert_allclose(out.numpy()[finite], np_log_sigmoid(a[finite].astype(np.float64)),
+                               rtol=2e-6, atol=1e-7)
+
+
+PAIR_SCRIPT = """
+import numpy as np, pytorchlite as ptl
+for n in (1, 7, 8, 9, 15, 16, 17, 33, 4099):
+    a = np.random.RandomState(n).uniform(-40, 40, size=n).astype(np.float32)
+    a[n // 2] = np.nan
+    o, b = ptl.ops.aten.log_sigmoid_forward(ptl.tensor(a))
+    ro, rb = ptl.ops.aten.log_sigmoid_forward(ptl.tensor(np.repeat(a, 2))[::2])
+    assert o.numpy().tobytes() == ro.numpy().tobytes(), n
+    assert b.numpy().tobytes() == rb.numpy().tobytes(), n
+print(ptl.backends.cpu.get_cpu_capability())
+"""
+
+
+@pytest.mark.parametrize("cap", ["avx2", "default"])
+def test_pair_loop_on_each_capability(cap):
+    """The AVX2 pair loop (8 lanes) and the portable path (no pair loop) give the two loops'
+    bits too; the AVX-512 one runs in-process on a machine that has it."""
+    env = dict(os.environ, PTL_CPU_CAPABILITY=cap,
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", PAIR_SCRIPT], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() in (cap.upper(), "DEFAULT")
 
 
 @pytest.mark.parametrize("dtype", [ptl.float16, ptl.bfloat16])

@@ -14,6 +14,7 @@
 
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
+#include "../../c10/parallel.h"
 #include "../scalar_math.h"
 #include "native.h"
 #include "unary_loops.h"
@@ -584,10 +585,43 @@ act_redo_f4(PtlLoop scalar, int grad, char **d, const int64_t *s, int64_t i, uns
 DEFINE_ACT_VEC_LOOPS(ps)
 DEFINE_ACT_VEC_LOOPS(ps512)
 
+/* log_sigmoid_forward's two float32 results of n contiguous values in one pass (Note
+ * [Log-sigmoid buffer]): the buffer e = e^-|x| and the output min(x, 0) - log1p(e) from the
+ * same e, which are log_sigmoid_y's and log_sigmoid_buffer_y's operations, so the bits of
+ * the two loops; a vector holding a NaN, and the last n % L values, go to those loops
+ * (log_sigmoid_pair_rest) */
+static void log_sigmoid_pair_rest(float *o, float *b, const float *a, int64_t n);
+#define DEFINE_LOGSIG_PAIR_LOOP(S)                                                        \
+    PTL_VATTR(S) static void                                                              \
+        log_sigmoid_pair_f4_##S(float *o, float *b, const float *a, int64_t n)           \
+    {                                                                                     \
+        int64_t i = 0;                                                                    \
+        for (; i + PTL_VLANES(S) <= n; i += PTL_VLANES(S)) {                              \
+            PTL_VT(S) x = PTL_V(S, loadu)(a + i);                                         \
+            PTL_VT(S) e = ptl_vm_exp_##S(PTL_V(S, or)(x, PTL_V(S, set1)(-0.0f)));         \
+            PTL_V(S, storeu)(b + i, e);                                                   \
+            PTL_V(S, storeu)(o + i, PTL_V(S, sub)(PTL_V(S, min)(x, PTL_V(S, setzero)()),  \
+                                                  ptl_vm_log1p_##S(e)));                  \
+            if (__builtin_expect(PTL_VBITS(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q)) != 0, 0)) { \
+                log_sigmoid_pair_rest(o + i, b + i, a + i, PTL_VLANES(S));                \
+            }                                                                             \
+        }                                                                                 \
+        if (i < n) {                                                                      \
+            log_sigmoid_pair_rest(o + i, b + i, a + i, n - i);                            \
+        }                                                                                 \
+    }
+DEFINE_LOGSIG_PAIR_LOOP(ps)
+DEFINE_LOGSIG_PAIR_LOOP(ps512)
+#undef DEFINE_LOGSIG_PAIR_LOOP
+#define LOGSIG_PAIR_LOOPS                                                                 \
+    ((void (*const[2])(float *, float *, const float *, int64_t)){log_sigmoid_pair_f4_ps,  \
+                                                                 log_sigmoid_pair_f4_ps512})
+
 /* the AVX2 and the AVX-512 loop of NAME */
 #define VEC_LOOPS(NAME) ((const PtlLoop[2]){NAME##_loop_f4_ps, NAME##_loop_f4_ps512})
 #else
 #define VEC_LOOPS(NAME) NULL
+#define LOGSIG_PAIR_LOOPS NULL
 #endif
 
 /* Runs vec[1] (AVX-512) or vec[0] (AVX2), the widest the CPU has, where vec is not NULL and
@@ -657,6 +691,18 @@ DEFINE_FAST_TABLE(mish_grad, 1)
 DEFINE_FAST_TABLE(hardswish, 0)
 #undef DEFINE_FAST_TABLE
 #undef VEC_LOOPS
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+static void
+log_sigmoid_pair_rest(float *o, float *b, const float *a, int64_t n)
+{
+    static const double p[ACT_NPARAMS] = {0, 0, 0, 0};
+    static const int64_t st[2] = {sizeof(float), sizeof(float)};
+    char *dy[2] = {(char *)o, (char *)a}, *db[2] = {(char *)b, (char *)a};
+    log_sigmoid_fast_loop_f4(dy, st, n, p);
+    log_sigmoid_buffer_fast_loop_f4(db, st, n, p);
+}
+#endif
 DEFINE_SELECT(leaky_relu, LEAKY_F)
 DEFINE_SELECT_GRAD_SELF_FIRST(leaky_relu_grad, LEAKY_G)
 DEFINE_SELECT_LOOPS(hardtanh, HARDTANH_F)
@@ -925,8 +971,9 @@ celu_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
  * backward computes that formula from whatever buffer it is given (broadcast with g and x,
  * all three of one dtype: PyTorch's checks and messages), as PyTorch's CPU kernel does; its
  * CUDA kernel (PyTorch's and ours) ignores the buffer, and log_sigmoid_forward on CUDA
- * returns an empty one.  The buffer is no differentiable output (no grad_fn).  The forward
- * runs twice over x, once per result, with the float32 vector loops. */
+ * returns an empty one.  The buffer is no differentiable output (no grad_fn).  A contiguous
+ * float32 x takes one pass that computes e^-|x| once for both results (log_sigmoid_pair, the
+ * same bits as the two loops); other inputs run twice over x, once per result. */
 
 /* Runs loops (a forward activation's, no parameters) over self into out, or (out NULL)
  * into a new contiguous tensor, as PyTorch's CPU kernel allocates both results whatever
@@ -974,14 +1021,68 @@ log_sigmoid_part(PtlTensorImpl *self, PtlTensorImpl *out, const PtlLoop *loops)
     return r;
 }
 
+/* A contiguous float32 self's two results in one pass (LOGSIG_PAIR_LOOPS), split across
+ * threads in grains of LOGSIG_GRAIN values */
+#define LOGSIG_GRAIN 32768
+
+typedef struct LogSigPair {
+    void (*loop)(float *, float *, const float *, int64_t);
+    float *y, *b;
+    const float *x;
+} LogSigPair;
+
+static int
+log_sigmoid_pair_range(void *ctx, int64_t begin, int64_t end)
+{
+    const LogSigPair *j = ctx;
+    j->loop(j->y + begin, j->b + begin, j->x + begin, end - begin);
+    return 0;
+}
+
+/* 1 with the two new results in *y and *b when self is a contiguous float32 tensor on a CPU
+ * with the vector loops, 0 when it is not, -1 with the error set */
+static int
+log_sigmoid_pair(PtlTensorImpl *self, PtlTensorImpl **y, PtlTensorImpl **b)
+{
+    PtlCpuCapability cap = ptl_cpu_capability();
+    if (LOGSIG_PAIR_LOOPS == NULL || cap < PTL_CPU_AVX2 || self->dtype != PTL_DTYPE_FLOAT32 ||
+        self->numel == 0 || !ptl_tensor_is_contiguous(self)) {
+        return 0;
+    }
+    LogSigPair j = {LOGSIG_PAIR_LOOPS[cap >= PTL_CPU_AVX512], NULL, NULL,
+                    (const float *)ptl_tensor_data(self)};
+    *y = ptl_empty(self->dim, self->sizes, self->dtype, self->device);
+    *b = *y != NULL ? ptl_empty(self->dim, self->sizes, self->dtype, self->device) : NULL;
+    if (*b == NULL) {
+        ptl_xdecref(*y);
+        return -1;
+    }
+    j.y = (float *)ptl_tensor_data(*y);
+    j.b = (float *)ptl_tensor_data(*b);
+    if (ptl_parallel_for(0, self->numel, LOGSIG_GRAIN, log_sigmoid_pair_range, &j) < 0) {
+        ptl_decref(*y);
+        ptl_decref(*b);
+        return -1;
+    }
+    return 1;
+}
+
 /* log_sigmoid_forward(self) -> (output, buffer) and .output(self, *, output, buffer):
  * [*] -> [*], [*] (Note [Log-sigmoid buffer]) */
 static int
 log_sigmoid_forward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    int out = op->id == PTL_OP_log_sigmoid_forward_output;
+    int out = op->id == PTL_OP_log_sigmoid_forward_output, r;
     PtlTensorImpl *self = s[0].u.t, *y, *b;
     (void)ks;
+    if (!out && (r = log_sigmoid_pair(self, &y, &b)) != 0) {
+        if (r < 0) {
+            return -1;
+        }
+        s[0] = ptl_iv_tensor(y);
+        s[1] = ptl_iv_tensor(b);
+        return 0;
+    }
     if ((y = log_sigmoid_part(self, out ? s[1].u.t : NULL, log_sigmoid_loops)) == NULL) {
         return -1;
     }
