@@ -1039,14 +1039,15 @@ log_sigmoid_pair_range(void *ctx, int64_t begin, int64_t end)
     return 0;
 }
 
-/* 1 with the two new results in *y and *b when self is a contiguous float32 tensor on a CPU
- * with the vector loops, 0 when it is not, -1 with the error set */
+/* 1 with the two new results in *y and *b when self is a contiguous float32 CPU tensor (a meta
+ * one has no data) on a CPU with the vector loops, 0 when it is not, -1 with the error set */
 static int
 log_sigmoid_pair(PtlTensorImpl *self, PtlTensorImpl **y, PtlTensorImpl **b)
 {
     PtlCpuCapability cap = ptl_cpu_capability();
     if (LOGSIG_PAIR_LOOPS == NULL || cap < PTL_CPU_AVX2 || self->dtype != PTL_DTYPE_FLOAT32 ||
-        self->numel == 0 || !ptl_tensor_is_contiguous(self)) {
+        self->device.type != PTL_DEVICE_CPU || self->numel == 0 ||
+        !ptl_tensor_is_contiguous(self)) {
         return 0;
     }
     LogSigPair j = {LOGSIG_PAIR_LOOPS[cap >= PTL_CPU_AVX512], NULL, NULL,
