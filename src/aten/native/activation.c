@@ -1100,7 +1100,7 @@ log_sigmoid_forward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
 static int
 log_sigmoid_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    PtlIValue a[1] = {s[0]};
+    PtlIValue a[2] = {s[0]};   /* one argument, two results (the buffer is released) */
     (void)op;
     (void)ks;
     return ptl_kernel_return(s, ptl_call_tensor(PTL_OP_log_sigmoid_forward, a));
