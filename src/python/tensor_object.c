@@ -1070,35 +1070,24 @@ TF_BINARY(nb_ilshift, "__ilshift__", "__ilshift__")
 TF_BINARY(nb_irshift, "__irshift__", "__irshift__")
 #undef TF_BINARY
 
-static PyObject *
-pow2(PyObject *a, PyObject *b)
-{
-    return nb_pow(a, b, Py_None);
-}
-
-static PyObject *
-ipow2(PyObject *a, PyObject *b)
-{
-    return nb_ipow(a, b, Py_None);
-}
-
-static PyObject *
-tf_nb_pow(PyObject *a, PyObject *b, PyObject *mod)
-{
-    if (PTL_LIKELY(mod != Py_None || ptlpy_tf_plain2(a, b))) {
-        return nb_pow(a, b, mod);
+/* ** and **= take a third (modulo) argument that only the plain slot answers */
+#define TF_POW(SLOT, NAME, RNAME, INPLACE)                                   \
+    static PyObject *                                                        \
+    SLOT##_2(PyObject *a, PyObject *b)                                       \
+    {                                                                        \
+        return pow_slot(a, b, INPLACE);                                      \
+    }                                                                        \
+    static PyObject *                                                        \
+    tf_##SLOT(PyObject *a, PyObject *b, PyObject *mod)                       \
+    {                                                                        \
+        if (PTL_LIKELY(mod != Py_None || ptlpy_tf_plain2(a, b))) {           \
+            return SLOT(a, b, mod);                                          \
+        }                                                                    \
+        return ptlpy_tf_binary_or(a, b, NAME, RNAME, SLOT##_2);              \
     }
-    return ptlpy_tf_binary_or(a, b, "__pow__", "__rpow__", pow2);
-}
-
-static PyObject *
-tf_nb_ipow(PyObject *a, PyObject *b, PyObject *mod)
-{
-    if (PTL_LIKELY(mod != Py_None || ptlpy_tf_plain2(a, b))) {
-        return nb_ipow(a, b, mod);
-    }
-    return ptlpy_tf_binary_or(a, b, "__ipow__", "__ipow__", ipow2);
-}
+TF_POW(nb_pow, "__pow__", "__rpow__", 0)
+TF_POW(nb_ipow, "__ipow__", "__ipow__", 1)
+#undef TF_POW
 
 #define TF_UNARY(SLOT, NAME)                                      \
     static PyObject *                                             \

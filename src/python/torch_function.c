@@ -72,21 +72,29 @@ ptlpy_tf_subclass(PyObject *o)
     return !all_off && !subclasses_off;
 }
 
-/* appends o (or the overloaded items of a list or tuple o) to list; -1 on error */
+/* Visits o, or the items of a list or tuple o, that are overloaded: with a list, appends each
+   (returns -1 on error, else 0); without one, returns 1 at the first. */
 static int
-collect(PyObject *list, PyObject *o)
+visit_overloaded(PyObject *o, PyObject *list)
 {
+    PyObject **items = &o;
+    Py_ssize_t n = 1;
     if (PyList_CheckExact(o) || PyTuple_CheckExact(o)) {
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-        PyObject **items = PySequence_Fast_ITEMS(o);
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if (overloaded_object(items[i]) && PyList_Append(list, items[i]) < 0) {
-                return -1;
-            }
-        }
-        return 0;
+        items = PySequence_Fast_ITEMS(o);
+        n = PySequence_Fast_GET_SIZE(o);
     }
-    return overloaded_object(o) ? PyList_Append(list, o) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!overloaded_object(items[i])) {
+            continue;
+        }
+        if (list == NULL) {
+            return 1;
+        }
+        if (PyList_Append(list, items[i]) < 0) {
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int
@@ -94,17 +102,7 @@ ptlpy_tf_overloaded(PyObject *const *args, Py_ssize_t n)
 {
     int found = 0;
     for (Py_ssize_t i = 0; i < n && !found; i++) {
-        PyObject *o = args[i];
-        if (PyList_CheckExact(o) || PyTuple_CheckExact(o)) {
-            Py_ssize_t m = PySequence_Fast_GET_SIZE(o);
-            PyObject **items = PySequence_Fast_ITEMS(o);
-            for (Py_ssize_t k = 0; k < m && !found; k++) {
-                found = overloaded_object(items[k]);
-            }
-        }
-        else {
-            found = overloaded_object(o);
-        }
+        found = visit_overloaded(args[i], NULL);
     }
     /* the thread's state only when something may be overloaded */
     if ((!found && !ptlpy_tf_modes) || all_off) {
@@ -129,13 +127,13 @@ ptlpy_tf_dispatch(PyObject *func, PyObject *const *args, Py_ssize_t nargs, PyObj
     for (Py_ssize_t i = 0; i < nargs; i++) {
         Py_INCREF(args[i]);
         PyTuple_SET_ITEM(tup, i, args[i]);
-        if (collect(relevant, args[i]) < 0) {
+        if (visit_overloaded(args[i], relevant) < 0) {
             goto done;
         }
     }
     for (Py_ssize_t i = 0; i < nkw; i++) {
         if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0 ||
-            collect(relevant, args[nargs + i]) < 0) {
+            visit_overloaded(args[nargs + i], relevant) < 0) {
             goto done;
         }
     }
