@@ -116,3 +116,27 @@ def test_set_shares_device_storage_and_refuses_another_device():
                                            r'"cpu" to a storage on different device "cuda:0"\.  '
                                            r'This is no longer allowed; the devices must match\.$'):
         ptl.empty(0).set_(src)
+
+
+class Logged(ptl.Tensor):
+    calls = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(getattr(func, "__name__", str(func)))
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_a_subclass_of_a_device_tensor_keeps_its_type_and_device():
+    base = ptl.arange(6, dtype=ptl.float32).reshape(2, 3)
+    x = base.cuda().as_subclass(Logged)
+    Logged.calls.clear()
+    results = [x + 1, 2 * x, x @ x.t(), x[1], x.sum(1), ptl.relu(x - 2)]
+    assert Logged.calls[:2] == ["add", "mul"]
+    for r, want in zip(results, [base + 1, 2 * base, base @ base.t(), base[1], base.sum(1),
+                                 ptl.relu(base - 2)]):
+        assert type(r) is Logged and r.device.type == "cuda"
+        assert r.cpu().as_subclass(ptl.Tensor).tolist() == want.tolist()
+    y = x.clone()
+    y += 1
+    assert type(y) is Logged and y.device.type == "cuda" and y.cpu().tolist() == (base + 1).tolist()
