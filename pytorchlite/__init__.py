@@ -5,6 +5,8 @@ surface.  The C core lives in pytorchlite._C; this package adds the Python half 
 the schema-driven functions, and the pure-Python modules (nn, optim, utils.data, ...).
 """
 import builtins
+import sys as _sys
+import types as _types
 
 from . import _C
 from ._C import (  # noqa: F401  (dtype objects and C functions re-exported)
@@ -65,7 +67,12 @@ from . import __config__  # noqa: F401
 from . import amp  # noqa: F401
 from . import futures  # noqa: F401
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: F401
-from .amp.autocast_mode import set_autocast_dtype, set_autocast_enabled  # noqa: F401
+from .amp import GradScaler  # noqa: F401
+from .amp.autocast_mode import (  # noqa: F401
+    autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
+    get_autocast_cpu_dtype, get_autocast_gpu_dtype, is_autocast_cache_enabled,
+    is_autocast_cpu_enabled, set_autocast_cache_enabled, set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled, set_autocast_dtype, set_autocast_enabled, set_autocast_gpu_dtype)
 from . import __future__  # noqa: F401
 from . import backends  # noqa: F401
 from .backends import (  # noqa: F401
@@ -179,6 +186,41 @@ def is_neg(input):
 def get_device(input):
     """-1 for a CPU tensor, the device index for a CUDA one."""
     return input.get_device()
+
+
+def get_device_module(device=None):
+    """The module of a device type (pytorchlite.cpu, pytorchlite.cuda): of `device` (a
+    torch.device or its string), or of the current accelerator when it is available, else
+    the CPU's."""
+    if isinstance(device, _C.device):
+        name = device.type
+    elif isinstance(device, str):
+        name = _C.device(device).type
+    elif device is None:
+        found = accelerator.current_accelerator(check_available=True)
+        name = "cpu" if found is None else found.type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or "
+                           "None")
+    module = _sys.modules[__name__].__dict__.get(name)
+    if not isinstance(module, _types.ModuleType):
+        raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as "
+                           f"'torch.{name}'.")
+    return module
+
+
+def is_distributed(input):
+    """False: a tensor here is never spread over processes (PyTorch's answer for every
+    tensor outside its deprecated THD backend)."""
+    if not isinstance(input, _C.TensorBase):
+        raise TypeError("is_distributed(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return False
+
+
+def init_num_threads():
+    """Sets up the calling thread's intra-op thread count: pytorchlite's pool reads the
+    count at each parallel region, so there is nothing to set up."""
 
 
 def is_storage(obj):

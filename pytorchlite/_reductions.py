@@ -246,7 +246,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     return result_type((hist, tuple(edges)))
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """The histogram of input's elements: (hist, bin_edges) for `bins` equal bins over range
     (default: input's min and max) or the given edges."""
     from .return_types import histogram as result_type

@@ -2,6 +2,7 @@
 
 The C half, _C.TensorBase, holds the TensorImpl and every schema-driven method; this class
 adds what is clearer in Python: printing, conversions, NumPy/DLPack interop, pickling."""
+import math
 import warnings
 
 from . import _C
@@ -470,6 +471,29 @@ class Tensor(_C.TensorBase):
         if self.requires_grad:
             raise RuntimeError("cannot resize variables that require grad")
         return _C.TensorBase.resize_(self, *size, memory_format=memory_format)
+
+    def resize(self, *sizes):
+        """Deprecated out-of-place resize: self's elements in the shape `sizes` (their count
+        must not change), a view when self is contiguous."""
+        warnings.warn("non-inplace resize is deprecated", stacklevel=2)
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = tuple(sizes[0])
+        count = math.prod(sizes)
+        if count != self.numel():
+            shape = "x".join(str(n) for n in self.shape)
+            raise RuntimeError(
+                f"requested resize to {'x'.join(str(n) for n in sizes)} ({count} elements in "
+                f"total), but the given tensor has a size of {shape} ({self.numel()} "
+                "elements). autograd's resize can only change the shape of a given tensor, "
+                "while preserving the number of elements. ")
+        return self.contiguous().view(sizes)
+
+    def resize_as(self, tensor):
+        """Deprecated out-of-place resize_as: resize to tensor's shape."""
+        warnings.warn("non-inplace resize_as is deprecated", stacklevel=2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return self.resize(tuple(tensor.shape))
 
     def resize_as_(self, the_template, *, memory_format=None):
         """resize_ to the sizes of `the_template`."""

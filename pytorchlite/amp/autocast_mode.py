@@ -6,6 +6,7 @@ decorator, and the per-device enabled flag and dtype.  "cpu" really autocasts; "
 its flag and dtype and disables itself with PyTorch's warning where CUDA is unavailable."""
 import collections.abc
 import functools
+import threading
 import warnings
 
 from .. import _C
@@ -32,7 +33,18 @@ def is_autocast_enabled(device_type="cuda"):
     return device_type in _DEVICE_TYPES and _C._autocast_state(device_type)[0]
 
 
-def set_autocast_enabled(device_type, enabled):
+_NOT_GIVEN = object()
+
+
+def set_autocast_enabled(device_type, enabled=_NOT_GIVEN):
+    """set_autocast_enabled(device_type, enabled), or PyTorch's older set_autocast_enabled(
+    enabled) for CUDA."""
+    position = 2
+    if enabled is _NOT_GIVEN:
+        device_type, enabled, position = "cuda", device_type, 1
+    if not isinstance(enabled, bool):
+        raise TypeError(f"set_autocast_enabled(): argument 'enabled' (position {position}) must "
+                        f"be bool, not {type(enabled).__name__}")
     _check(device_type)
     _C._set_autocast_state(device_type, bool(enabled), _C._autocast_state(device_type)[1])
 
@@ -47,6 +59,93 @@ def get_autocast_dtype(device_type):
 def set_autocast_dtype(device_type, dtype):
     _check(device_type)
     _C._set_autocast_state(device_type, _C._autocast_state(device_type)[0], dtype)
+
+
+def _deprecated(old, new):
+    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.",
+                  DeprecationWarning, stacklevel=3)
+
+
+def _require_bool(value):
+    if not isinstance(value, bool):
+        raise TypeError(f"enabled must be a bool (got {type(value).__name__})")
+
+
+def _require_dtype(value):
+    if not isinstance(value, _C.dtype):
+        raise TypeError(f"dtype must be a torch.dtype (got {type(value).__name__})")
+
+
+# PyTorch's older per-device entry points (torch.set_autocast_cpu_enabled, ...): each is
+# the device_type form above for "cpu" or "cuda" ("gpu"), with PyTorch's DeprecationWarning
+
+
+def set_autocast_cpu_enabled(enabled):
+    _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
+    _require_bool(enabled)
+    set_autocast_enabled("cpu", enabled)
+
+
+def is_autocast_cpu_enabled():
+    _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
+    return is_autocast_enabled("cpu")
+
+
+def get_autocast_cpu_dtype():
+    _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype):
+    _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
+    _require_dtype(dtype)
+    set_autocast_dtype("cpu", dtype)
+
+
+def get_autocast_gpu_dtype():
+    _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
+    return get_autocast_dtype("cuda")
+
+
+def set_autocast_gpu_dtype(dtype):
+    _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
+    _require_dtype(dtype)
+    set_autocast_dtype("cuda", dtype)
+
+
+class _ThreadAutocast(threading.local):
+    """The per-thread autocast region depth and cache flag (Note [Autocast]: pytorchlite
+    casts without a cache, so the flag is kept for PyTorch's API and changes nothing)."""
+    nesting = 0
+    cache_enabled = True
+
+
+_thread = _ThreadAutocast()
+
+
+def autocast_increment_nesting():
+    """One more autocast region entered on this thread; returns the new depth."""
+    _thread.nesting += 1
+    return _thread.nesting
+
+
+def autocast_decrement_nesting():
+    """One autocast region left on this thread; returns the new depth."""
+    _thread.nesting -= 1
+    return _thread.nesting
+
+
+def is_autocast_cache_enabled():
+    return _thread.cache_enabled
+
+
+def set_autocast_cache_enabled(enabled):
+    _require_bool(enabled)
+    _thread.cache_enabled = enabled
+
+
+def clear_autocast_cache():
+    """Empties the autocast cache: pytorchlite keeps none (Note [Autocast])."""
 
 
 class autocast:
@@ -78,10 +177,16 @@ class autocast:
 
     def __enter__(self):
         self.prev = _C._autocast_state(self.device)
+        self.prev_cache = _thread.cache_enabled
         _C._set_autocast_state(self.device, bool(self._enabled), self.fast_dtype)
+        _thread.cache_enabled = bool(self._cache_enabled)
+        autocast_increment_nesting()
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
+        if autocast_decrement_nesting() == 0:
+            clear_autocast_cache()
+        _thread.cache_enabled = self.prev_cache
         _C._set_autocast_state(self.device, *self.prev)
         return False
 

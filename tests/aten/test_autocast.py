@@ -260,6 +260,104 @@ def test_state_and_nesting():
     assert ptl.get_autocast_dtype("cuda") == ptl.float16
 
 
+# PyTorch's older spellings: (call, its replacement in the DeprecationWarning)
+LEGACY = [
+    (lambda m: m.set_autocast_cpu_enabled(True), "set_autocast_cpu_enabled(enabled)",
+     "set_autocast_enabled('cpu', enabled)"),
+    (lambda m: m.is_autocast_cpu_enabled(), "is_autocast_cpu_enabled()",
+     "is_autocast_enabled('cpu')"),
+    (lambda m: m.get_autocast_cpu_dtype(), "get_autocast_cpu_dtype()",
+     "get_autocast_dtype('cpu')"),
+    (lambda m: m.set_autocast_cpu_dtype(m.float16), "set_autocast_cpu_dtype(dtype)",
+     "set_autocast_dtype('cpu', dtype)"),
+    (lambda m: m.get_autocast_gpu_dtype(), "get_autocast_gpu_dtype()",
+     "get_autocast_dtype('cuda')"),
+    (lambda m: m.set_autocast_gpu_dtype(m.bfloat16), "set_autocast_gpu_dtype(dtype)",
+     "set_autocast_dtype('cuda', dtype)"),
+]
+
+
+@pytest.mark.parametrize("call, old, new", LEGACY, ids=[c[1] for c in LEGACY])
+def test_legacy_spellings_warn_and_act_on_their_device(call, old, new):
+    saved = [(d, ptl.is_autocast_enabled(d), ptl.get_autocast_dtype(d)) for d in ("cpu", "cuda")]
+    try:
+        with pytest.warns(DeprecationWarning) as record:
+            call(ptl)
+        assert str(record[0].message) == f"torch.{old} is deprecated. Please use torch.{new} " \
+                                         "instead."
+        assert ptl.is_autocast_cpu_enabled() is ptl.is_autocast_enabled("cpu")
+        assert ptl.get_autocast_cpu_dtype() is ptl.get_autocast_dtype("cpu")
+        assert ptl.get_autocast_gpu_dtype() is ptl.get_autocast_dtype("cuda")
+    finally:
+        for d, on, dtype in saved:
+            ptl.set_autocast_enabled(d, on)
+            ptl.set_autocast_dtype(d, dtype)
+    if "cpu_enabled" in old:
+        assert ptl.is_autocast_enabled("cpu") is False
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_legacy_setters_refuse_wrong_types():
+    for fn in (ptl.set_autocast_cpu_enabled, ptl.set_autocast_cache_enabled):
+        with pytest.raises(TypeError, match=r"^enabled must be a bool \(got str\)$"):
+            fn("yes")
+    for fn in (ptl.set_autocast_cpu_dtype, ptl.set_autocast_gpu_dtype):
+        with pytest.raises(TypeError, match=r"^dtype must be a torch.dtype \(got int\)$"):
+            fn(1)
+    with pytest.raises(TypeError, match=r"argument 'enabled' \(position 2\) must be bool, "
+                                        r"not int$"):
+        ptl.set_autocast_enabled("cpu", 1)
+    with pytest.raises(TypeError, match=r"argument 'enabled' \(position 1\) must be bool, "
+                                        r"not int$"):
+        ptl.set_autocast_enabled(1)
+
+
+def test_one_argument_set_autocast_enabled_is_cudas():
+    ptl.set_autocast_enabled(True)
+    try:
+        assert ptl.is_autocast_enabled() is True and ptl.is_autocast_enabled("cpu") is False
+    finally:
+        ptl.set_autocast_enabled(False)
+    assert ptl.is_autocast_enabled("cuda") is False
+
+
+def test_nesting_depth_and_cache_flag_follow_the_regions():
+    assert ptl.autocast_increment_nesting() == 1 and ptl.autocast_decrement_nesting() == 0
+    assert ptl.is_autocast_cache_enabled() is True
+    with ptl.autocast("cpu", cache_enabled=False):
+        assert ptl.is_autocast_cache_enabled() is False
+        with ptl.autocast("cpu"):
+            assert ptl.is_autocast_cache_enabled() is True
+            assert ptl.autocast_increment_nesting() == 3
+            assert ptl.autocast_decrement_nesting() == 2
+        assert ptl.is_autocast_cache_enabled() is False
+    assert ptl.is_autocast_cache_enabled() is True
+    with pytest.raises(ValueError):
+        with ptl.autocast("cpu", cache_enabled=False):
+            raise ValueError
+    assert ptl.is_autocast_cache_enabled() is True and ptl.autocast_increment_nesting() == 1
+    assert ptl.autocast_decrement_nesting() == 0
+    ptl.set_autocast_cache_enabled(False)
+    assert ptl.is_autocast_cache_enabled() is False
+    ptl.set_autocast_cache_enabled(True)
+    assert ptl.clear_autocast_cache() is None and ptl.GradScaler is ptl.amp.GradScaler
+
+
+@needs_torch
+def test_legacy_api_as_torch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for m in (ptl, torch):
+            assert m.get_autocast_cpu_dtype() == m.bfloat16
+            assert m.get_autocast_gpu_dtype() == m.float16
+            assert m.is_autocast_cpu_enabled() is False and m.is_autocast_cache_enabled()
+            depth = m.autocast_increment_nesting()
+            with m.autocast("cpu"):
+                assert m.autocast_increment_nesting() == depth + 2
+                m.autocast_decrement_nesting()
+            assert m.autocast_decrement_nesting() == depth - 1
+
+
 def test_state_restored_after_exception():
     with pytest.raises(ValueError):
         with ptl.autocast("cpu"):

@@ -73,14 +73,10 @@ MISSING = {
             "sym_constrain_range_for_size", "sym_float", "sym_fresh_size", "sym_int", "sym_ite",
             "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "cond",
             "while_loop", "fork", "wait", "Future", "classproperty"],
-        "autocast internals (torch.amp has the public autocast API)": [
-            "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache",
-            "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "get_autocast_ipu_dtype",
-            "get_autocast_xla_dtype", "is_autocast_cache_enabled", "is_autocast_cpu_enabled",
-            "is_autocast_ipu_enabled", "is_autocast_xla_enabled", "set_autocast_cache_enabled",
-            "set_autocast_cpu_dtype", "set_autocast_cpu_enabled", "set_autocast_gpu_dtype",
-            "set_autocast_ipu_dtype", "set_autocast_ipu_enabled", "set_autocast_xla_dtype",
-            "set_autocast_xla_enabled", "GradScaler"],
+        "autocast for IPU and XLA devices: no such devices here": [
+            "get_autocast_ipu_dtype", "get_autocast_xla_dtype", "is_autocast_ipu_enabled",
+            "is_autocast_xla_enabled", "set_autocast_ipu_dtype", "set_autocast_ipu_enabled",
+            "set_autocast_xla_dtype", "set_autocast_xla_enabled"],
         "the legacy typed storages (torch.FloatStorage, ...): untyped_storage() and "
         "TypedStorage exist": [
             "BFloat16Storage", "BoolStorage", "ByteStorage", "CharStorage",
@@ -91,8 +87,7 @@ MISSING = {
             "eig", "lstsq", "matrix_rank", "solve", "symeig"],
         "dispatcher / runtime objects without a counterpart here": [
             "DispatchKey", "DispatchKeySet", "ExcludeDispatchKeyGuard", "Tag", "Event",
-            "Stream", "AcceleratorError", "FatalError", "get_device_module", "init_num_threads",
-            "is_distributed", "prepare_multiprocessing_environment",
+            "Stream", "AcceleratorError", "FatalError", "prepare_multiprocessing_environment",
             "profiler_allow_cudagraph_cupti_lazy_reinit_cuda12", "thread_safe_generator",
             "BufferDict", "ModuleDict", "ParameterDict", "hash_tensor"],
         "the fused RNN layers and the batch-norm statistics ops for SyncBatchNorm (nn.LSTM / "
@@ -116,8 +111,7 @@ MISSING = {
             "to_sparse_bsr", "to_sparse_csc", "to_sparse_csr", "resize_as_sparse_",
             "sparse_resize_", "sparse_resize_and_clear_", "smm", "sspaddmm", "to_sparse_coo"],
         "removed from PyTorch or legacy attributes": [
-            "eig", "lstsq", "solve", "symeig", "reinforce", "volatile", "resize", "resize_as",
-            "storage_type", "name"],
+            "eig", "lstsq", "solve", "symeig", "reinforce", "volatile", "storage_type", "name"],
         "other devices and layouts (XPU, IPU, MTIA, oneDNN, nested, chalf)": [
             "ipu", "mtia", "xpu", "to_mkldnn", "to_padded_tensor", "chalf"],
         "not done yet (see torch)": [

@@ -27,6 +27,15 @@ def test_histogram_against_numpy(shape, bins):
     assert_close(hist, want)
 
 
+def test_histogram_takes_100_bins_by_default():
+    x, a = make((7, 5), ptl.float64)
+    hist, edges = ptl.histogram(x)
+    want_hist, want_edges = np.histogram(a, 100)
+    assert_close(hist, want_hist.astype(np.float64))
+    assert_close(edges, want_edges)
+    assert x.histogram()[0].shape == (100,)
+
+
 def test_histogram_edges_outliers_and_float32():
     x = ptl.tensor([0.0, 1, 2, 3, 3, -1, 9, float("nan")])
     hist, edges = ptl.histogram(x, ptl.tensor([0.0, 1, 3]))

@@ -1,5 +1,6 @@
 """The small torch-namespace functions: the tensor predicates (is_nonzero, is_same_size,
-is_signed, is_conj, is_neg, get_device), typename / is_storage, the process switches of
+is_signed, is_conj, is_neg, get_device, is_distributed), get_device_module, init_num_threads,
+the deprecated Tensor.resize / resize_as, typename / is_storage, the process switches of
 pytorchlite/_settings.py, fill, the unsafe_ splits, nonzero_static, and the creation functions
 of pytorchlite/_creation.py (asarray, frombuffer, empty_permuted, range): values against NumPy,
 memory sharing, PyTorch's warnings and errors, and the same calls in torch when installed."""
@@ -33,6 +34,46 @@ def test_predicates():
     for t in (z, z.conj(), z.conj().imag):
         assert ptl.is_conj(t) is t.is_conj() and ptl.is_neg(t) is t.is_neg()
     assert ptl.get_device(ptl.ones(1)) == -1
+
+
+def test_is_distributed_get_device_module_and_init_num_threads():
+    assert ptl.is_distributed(ptl.ones(2)) is False and ptl.init_num_threads() is None
+    assert_raises_like_torch(lambda lib: lib.is_distributed(1), TypeError,
+                             "is_distributed(): argument 'input' (position 1) must be Tensor, "
+                             "not int")
+    assert ptl.get_device_module("cpu") is ptl.cpu
+    assert ptl.get_device_module(ptl.device("cuda", 0)) is ptl.cuda
+    assert ptl.get_device_module("cuda:1") is ptl.cuda
+    assert ptl.get_device_module() is (ptl.cuda if ptl.cuda.is_available() else ptl.cpu)
+    assert_raises_like_torch(lambda lib: lib.get_device_module(3), RuntimeError,
+                             "Invalid value of device '3', expect torch.device, str, or None")
+    assert_raises_like_torch(lambda lib: lib.get_device_module("meta"), RuntimeError,
+                             "Device 'meta' does not have a corresponding module registered as "
+                             "'torch.meta'.")
+    assert_raises_like_torch(lambda lib: lib.get_device_module("xyz"), RuntimeError,
+                             "device type at start of device string: xyz")
+
+
+@pytest.mark.filterwarnings("ignore:non-inplace resize")
+def test_deprecated_out_of_place_resize():
+    x, a = make((2, 3, 4), ptl.float64, "transposed")
+    with pytest.warns(UserWarning, match="^non-inplace resize is deprecated$"):
+        y = x.resize(4, 6)
+    assert_close(y, a.reshape(4, 6))
+    assert x.resize((24,)).shape == (24,) and x.shape == (2, 3, 4)
+    c = ptl.ones(2, 3)
+    assert c.resize(3, 2)._base is c
+    with pytest.warns(UserWarning, match="^non-inplace resize_as is deprecated$"):
+        z = x.resize_as(ptl.empty(6, 4))
+    assert_close(z, a.reshape(6, 4))
+    assert_raises_like_torch(
+        lambda lib: lib.ones(2, 3).resize(7), RuntimeError,
+        "requested resize to 7 (7 elements in total), but the given tensor has a size of 2x3 "
+        "(6 elements). autograd's resize can only change the shape of a given tensor, while "
+        "preserving the number of elements.")
+    w = ptl.ones(2, 3, dtype=ptl.float64, requires_grad=True)
+    (w.resize(6) * ptl.arange(6.0, dtype=ptl.float64)).sum().backward()
+    assert w.grad.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
 
 
 def test_typename_and_is_storage():
