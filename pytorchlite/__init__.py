@@ -9,6 +9,7 @@ import sys as _sys
 import types as _types
 
 from . import _C
+from ._native_signature import native as _native
 from ._C import (  # noqa: F401  (dtype objects and C functions re-exported)
     bfloat16, bool, can_cast, cdouble, cfloat, complex64, complex128, device, double, dtype, float, float16, float32, float64,
     from_numpy, get_default_device, get_default_dtype, get_num_threads, half, int, int8, int16, int32, int64,
@@ -138,26 +139,32 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+@_native
 def is_floating_point(input):
     return input.is_floating_point()
 
 
+@_native
 def is_complex(input):
     return input.is_complex()
 
 
+@_native
 def resolve_conj(input):
     return input.resolve_conj()
 
 
+@_native
 def resolve_neg(input):
     return input.resolve_neg()
 
 
+@_native
 def numel(input):
     return input.numel()
 
 
+@_native
 def is_nonzero(input):
     """The truth of a one-element tensor."""
     if input.numel() == 0:
@@ -167,22 +174,27 @@ def is_nonzero(input):
     return builtins.bool(input.item())
 
 
+@_native
 def is_same_size(input, other):
     return input.shape == other.shape
 
 
+@_native
 def is_signed(input):
     return input.dtype.is_signed
 
 
+@_native
 def is_conj(input):
     return input.is_conj()
 
 
+@_native
 def is_neg(input):
     return input.is_neg()
 
 
+@_native
 def get_device(input):
     """-1 for a CPU tensor, the device index for a CUDA one."""
     return input.get_device()
@@ -209,6 +221,7 @@ def get_device_module(device=None):
     return module
 
 
+@_native
 def is_distributed(input):
     """False: a tensor here is never spread over processes (PyTorch's answer for every
     tensor outside its deprecated THD backend)."""
@@ -250,26 +263,32 @@ from ._C import (channels_last, channels_last_3d, contiguous_format,  # noqa: E4
 
 
 # the function forms of in-place methods that PyTorch also has in its namespace
+@_native
 def adjoint(input):
     return input.adjoint()
 
 
+@_native
 def detach_(input):
     return input.detach_()
 
 
+@_native
 def as_strided_(input, size, stride, storage_offset=None):
     return input.as_strided_(size, stride, storage_offset)
 
 
+@_native
 def conj_physical_(input):
     return input.conj_physical_()
 
 
+@_native
 def addmv_(input, mat, vec, *, beta=1, alpha=1):
     return input.addmv_(mat, vec, beta=beta, alpha=alpha)
 
 
+@_native
 def resize_as_(input, the_template, *, memory_format=None):
     """input.resize_as_(the_template): see Tensor.resize_."""
     return input.resize_as_(the_template, memory_format=memory_format)

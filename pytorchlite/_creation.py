@@ -7,6 +7,7 @@ import math
 import warnings
 
 from . import _C
+from ._native_signature import native
 
 __all__ = ["asarray", "frombuffer", "empty_permuted", "range"]
 
@@ -88,6 +89,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     return result.requires_grad_(requires_grad) if requires_grad else result
 
 
+@native
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
                    requires_grad=False, pin_memory=False):
     """An uninitialized tensor of `size` whose dims lie in memory in the order physical_layout
@@ -112,6 +114,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     return result.requires_grad_(requires_grad) if requires_grad else result
 
 
+@native
 def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
           requires_grad=False):
     """Deprecated: start, start + step, ... up to and including end, in the default dtype

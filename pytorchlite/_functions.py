@@ -4,6 +4,7 @@ They are C objects (see src/python/arg_parse.c, Note [Binding from schemas]); th
 only exposes them under their PyTorch names, and under the alias names PyTorch gives some of
 them (native_functions.yaml's "alias for" entries: torch.divide is torch.div)."""
 from . import _C
+from ._native_signature import native
 
 # alias -> operator, ORDER: none.  PyTorch's aliases are CompositeImplicitAutograd kernels that
 # call the operator, so binding the operator's own function and methods under the alias gives
@@ -64,6 +65,32 @@ def _in_place(fn):
     return method
 
 
+_CPP_NAMES = {_C.float32: "float", _C.float64: "double", _C.complex64: "c10::complex<float>",
+              _C.complex128: "c10::complex<double>", _C.int32: "int", _C.int64: "long int"}
+
+
+def _write_one(result, out):
+    if out.dtype != result.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype "
+                           f"{_CPP_NAMES.get(result.dtype, result.dtype)}, but got "
+                           f"{_CPP_NAMES.get(out.dtype, out.dtype)} instead")
+    return out.resize_(result.shape).copy_(result)
+
+
+def _write_out(result, out):
+    """result written into out= as PyTorch's out= overloads write it: one tensor, or for a
+    tuple result a tuple of as many, each resized to its result (same dtype required).
+    Returns out (a tuple as result's type); result itself when out is None."""
+    if out is None:
+        return result
+    if not isinstance(result, tuple):
+        return _write_one(result, out)
+    if len(out) != len(result):
+        raise TypeError(f"expected tuple of {len(result)} elements but got {len(out)}")
+    written = tuple(_write_one(r, o) for r, o in zip(result, out))
+    return written if type(result) is tuple else type(result)(written)
+
+
 def _method_function(name):
     """torch.NAME(input, ...) for a Tensor method NAME that has no operator of its own
     (torch.ldexp_, torch.clamp_min_: PyTorch has both forms)."""
@@ -71,4 +98,4 @@ def _method_function(name):
         return getattr(input, name)(*args, **kwargs)
     function.__name__ = name
     function.__doc__ = f"input.{name}(...)"
-    return function
+    return native(function)

@@ -5,12 +5,14 @@ The kernels are aten::nonzero, aten::_unique2, aten::unique_dim, aten::unique_co
 Below them, the index composites unravel_index
 (torch/functional.py) and isin (a binary search in _unique2's sorted values)."""
 from . import _C
+from ._native_signature import native
 
 
 def _op(name):
     return _C._op("aten::" + name)
 
 
+@native
 def nonzero(input, *, as_tuple=False):
     """Indices of the nonzero elements: an (N, ndim) tensor, or with as_tuple one 1-D tensor
     per dimension (a 0-dim input counts as 1-D)."""
@@ -87,6 +89,7 @@ def unravel_index(indices, shape):
                  .unbind(-1))
 
 
+@native
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """True where an element of elements is among test_elements (either may be a number),
     compared in their promoted dtype; NaN is never found.  One binary search of each element
@@ -143,6 +146,7 @@ def put_(self, index, source, accumulate=False):
     return self
 
 
+@native
 def put(input, index, source, accumulate=False):
     """The out-of-place put_: a copy of input with source put at index."""
     return put_(input.clone(), index, source, accumulate)
@@ -151,6 +155,7 @@ def put(input, index, source, accumulate=False):
 _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 
 
+@native
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """input with source's slices along dim reduced (prod, mean, amax, amin) into the slices
     that index names, counting input's own values unless include_self=False: scatter_reduce
@@ -190,6 +195,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     return input.scatter_reduce(dim, spread_index, source, reduce, include_self=include_self)
 
 
+@native
 def nonzero_static(input, *, size, fill_value=-1):
     """nonzero(input) cut or padded (with rows of fill_value) to exactly `size` rows."""
     if not isinstance(size, int) or size < 0:

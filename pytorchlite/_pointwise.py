@@ -7,6 +7,7 @@ ATen/native/cpu/BinaryOpsKernel.cpp and UnaryOps.cpp."""
 import math
 
 from . import _C
+from ._native_signature import native
 from ._functions import _in_place
 
 _f = _C._functions
@@ -22,6 +23,7 @@ def _real_only(name, input):
         raise RuntimeError(f"{name} is not supported for complex tensors.")
 
 
+@native
 def deg2rad(input, *, out=None):
     """input * pi / 180, in the default float dtype for integer and bool inputs."""
     _real_only("deg2rad", input)
@@ -29,6 +31,7 @@ def deg2rad(input, *, out=None):
     return result if out is None else out.copy_(result)
 
 
+@native
 def rad2deg(input, *, out=None):
     """input * 180 / pi, in the default float dtype for integer and bool inputs."""
     _real_only("rad2deg", input)
@@ -36,6 +39,7 @@ def rad2deg(input, *, out=None):
     return result if out is None else out.copy_(result)
 
 
+@native
 def sgn(input, *, out=None):
     """sign(input) for real dtypes, input / |input| (0 at 0) for complex ones."""
     if input.is_complex():
@@ -54,6 +58,7 @@ def _sgn_(self):
     return _sgn_in_place(self) if self.is_complex() else self.sign_()
 
 
+@native
 def mvlgamma(input, p, *, out=None):
     """The multivariate log-gamma function of dimension p: sum_j lgamma(input - j/2) over
     j < p, plus p (p - 1) / 4 log(pi); integer inputs compute in the default float dtype.
@@ -67,6 +72,7 @@ def mvlgamma(input, p, *, out=None):
     return result if out is None else out.copy_(result)
 
 
+@native
 def frexp(input, *, out=None):
     """(mantissa, exponent) with input = mantissa * 2^exponent, 0.5 <= |mantissa| < 1; out=
     is the pair of tensors to write them into (the operator's mantissa= and exponent=)."""
@@ -82,6 +88,7 @@ def _mvlgamma_(self, p):
     return self.copy_(mvlgamma(self.clone() if self.requires_grad else self, p))
 
 
+@native
 def signbit(input, *, out=None):
     """True where the sign bit of input is set (-0.0 and NaNs with the bit included); False
     everywhere for unsigned and bool dtypes."""
@@ -104,18 +111,21 @@ def _inf_test(name, input, inf):
     return _f["zeros_like"](input, dtype=_C.bool)
 
 
+@native
 def isposinf(input, *, out=None):
     """True where input is +inf (never for integer and bool dtypes)."""
     result = _inf_test("isposinf", input, math.inf)
     return result if out is None else out.copy_(result)
 
 
+@native
 def isneginf(input, *, out=None):
     """True where input is -inf (never for integer and bool dtypes)."""
     result = _inf_test("isneginf", input, -math.inf)
     return result if out is None else out.copy_(result)
 
 
+@native
 def isreal(input):
     """True where the imaginary part is 0: everywhere for real dtypes."""
     if input.is_complex():
@@ -167,6 +177,7 @@ def _logaddexp(name, input, other, log1p_exp_neg):
     return _f["maximum"](input, other) + log1p_exp_neg(diff)
 
 
+@native
 def logaddexp(input, other, *, out=None):
     """log(exp(input) + exp(other)) computed as max + log1p(exp(-|input - other|)) (complex
     operands: _logaddexp_complex); logaddexp2 refuses complex ones, as PyTorch's does."""
@@ -174,6 +185,7 @@ def logaddexp(input, other, *, out=None):
     return result if out is None else out.copy_(result)
 
 
+@native
 def logaddexp2(input, other, *, out=None):
     """log2(2**input + 2**other) computed as max + log1p(2**-|input - other|) / log(2)."""
     result = _logaddexp("logaddexp2", input, other,
@@ -181,12 +193,14 @@ def logaddexp2(input, other, *, out=None):
     return result if out is None else out.copy_(result)
 
 
+@native
 def ldexp(input, other, *, out=None):
     """input * 2 ** other (in the default float dtype for integer inputs)."""
     result = input * _f["pow"](2.0, other)
     return result if out is None else out.copy_(result)
 
 
+@native
 def copysign(input, other, *, out=None):
     """|input| with the sign bit of other (of -0.0 and NaNs too), in the promoted float
     dtype (the default float one for integer operands)."""
@@ -203,6 +217,7 @@ def copysign(input, other, *, out=None):
     return result if out is None else out.copy_(result)
 
 
+@native
 def heaviside(input, values, *, out=None):
     """The step function: 0 where input < 0 (or NaN), 1 where input > 0, values where
     input == 0; input and values must have one dtype."""
@@ -215,6 +230,7 @@ def heaviside(input, values, *, out=None):
     return result if out is None else out.copy_(result)
 
 
+@native
 def positive(input):
     """input itself (unary +), which bool tensors do not have."""
     if input.dtype == _C.bool:
@@ -228,6 +244,7 @@ def _float_power_dtype(input, exponent):
     return _C.complex128 if complex_ else _C.float64
 
 
+@native
 def float_power(input, exponent, *, out=None):
     """input ** exponent computed in float64 (complex128 when either is complex), as
     PyTorch's float_power is; either argument may be a Python number (not both)."""
@@ -251,6 +268,7 @@ def _float_power_(self, exponent):
     return self.pow_(exponent)
 
 
+@native
 def fill(input, value):
     """A new tensor shaped like input with every element value (a number or a 0-dim tensor,
     which then receives the gradient), in input's dtype."""

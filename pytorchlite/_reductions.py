@@ -6,9 +6,12 @@ import builtins
 import warnings
 
 from . import _C
+from ._functions import _write_out
+from ._native_signature import native
 from ._tensor_types import _NAME
 
 
+@native
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """The mean of the non-NaN elements over dim (all of them when dim is None): nansum
     divided by the count of non-NaN elements; NaN where every element is NaN."""
@@ -39,6 +42,7 @@ def _check_weights(kind, w, observations, want, want_name):
         raise RuntimeError(f"cov(): {kind} cannot be negative")
 
 
+@native
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance matrix of the variables in the rows of input (observations in its
     columns; a 1-D input is one variable), weighted by the observation counts fweights and
@@ -81,6 +85,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return c.true_divide(norm_factor).squeeze()
 
 
+@native
 def corrcoef(input):
     """The Pearson correlation coefficients of the variables in the rows of input: cov
     normalised by the standard deviations and clipped to [-1, 1]."""
@@ -136,6 +141,7 @@ def _pair_sums(y, dim):
     return left + right
 
 
+@native
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The integral of y along dim by the trapezoidal rule, the samples at x (or dx apart);
     0 for no samples, as NumPy's."""
@@ -151,11 +157,13 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return (spacing * _pair_sums(y, dim) / 2.0).sum(dim)
 
 
+@native
 def trapz(y, x=None, *, dx=None, dim=-1):
     """trapezoid under its older name."""
-    return trapezoid(y, x, dx=dx, dim=dim)
+    return trapezoid.__wrapped__(y, x, dx=dx, dim=dim)
 
 
+@native
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal integral of y along dim (one element fewer than y there)."""
     if y.dim() == 0:
@@ -198,6 +206,7 @@ def _histogram_edges(column, bins, lo_hi, d):
                                      device=column.device)
 
 
+@native
 def histogramdd(input, bins, *, range=None, weight=None, density=False):
     """The D-dimensional histogram of the points input[..., D]: counts (or summed weights) per
     bin, a bin holding its left edge and the last one also its right edge; points outside
@@ -246,6 +255,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     return result_type((hist, tuple(edges)))
 
 
+@native
 def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """The histogram of input's elements: (hist, bin_edges) for `bins` equal bins over range
     (default: input's min and max) or the given edges."""
@@ -257,7 +267,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
                               range=None if range is None else list(range),
                               weight=None if weight is None else weight.reshape(-1),
                               density=density)
-    return result_type((hist, edges[0]))
+    return _write_out(result_type((hist, edges[0])), out)
 
 
 

@@ -9,6 +9,7 @@ autograd differentiates them through those ops."""
 import warnings
 
 from . import _C
+from ._native_signature import native
 from ._size import Size
 
 
@@ -60,6 +61,7 @@ def meshgrid(*tensors, indexing=None):
 # ---- composites of the view and join ops (CompositeImplicitAutograd in PyTorch, so autograd
 # differentiates through the ops they call) ----
 
+@native
 def ravel(input):
     """The elements of input as a 1-D tensor: a view when input is contiguous, else a copy."""
     return input.contiguous().view(-1)
@@ -118,6 +120,7 @@ def _nonempty(name, tensors):
     return tensors
 
 
+@native
 def column_stack(tensors, *, out=None):
     """hstack of the tensors, each 0-D or 1-D one taken as a column."""
     tensors = [t.reshape(t.numel(), 1) if t.dim() <= 1 else t
@@ -126,6 +129,7 @@ def column_stack(tensors, *, out=None):
     return result if out is None else out.copy_(result)
 
 
+@native
 def dstack(tensors, *, out=None):
     """cat along the third dim of the tensors lifted by atleast_3d."""
     tensors = [_lift_3d(t) for t in _nonempty("dstack", tensors)]
@@ -146,21 +150,25 @@ def _split_along(name, input, indices_or_sections, min_dim, dim):
     return input.tensor_split(indices_or_sections, dim)
 
 
+@native
 def hsplit(input, indices_or_sections):
     """tensor_split along dim 1 (dim 0 of a 1-D tensor); an int must divide that dim."""
     return _split_along("hsplit", input, indices_or_sections, 1, 0 if input.dim() == 1 else 1)
 
 
+@native
 def vsplit(input, indices_or_sections):
     """tensor_split along dim 0 of a tensor of at least 2 dims."""
     return _split_along("vsplit", input, indices_or_sections, 2, 0)
 
 
+@native
 def dsplit(input, indices_or_sections):
     """tensor_split along dim 2 of a tensor of at least 3 dims."""
     return _split_along("dsplit", input, indices_or_sections, 3, 2)
 
 
+@native
 def diagflat(input, offset=0):
     """A 2-D tensor with the elements of input (flattened) on its offset-th diagonal."""
     return ravel(input).diag(offset)
@@ -172,6 +180,7 @@ def _contiguous_copy(part):
     return part.clone() if part.is_contiguous() else part.contiguous()
 
 
+@native
 def narrow_copy(input, dim, start, length):
     """A contiguous copy of input.narrow(dim, start, length)."""
     return _contiguous_copy(input.narrow(dim, start, length))
@@ -201,7 +210,7 @@ def _view_copy_function(name, view):
         return _copy_out(_contiguous_copy(result), out)
     view_copy.__name__ = view_copy.__qualname__ = name
     view_copy.__doc__ = f"A contiguous copy of the {name[:-5]} view, not sharing its memory."
-    return view_copy
+    return native(view_copy)
 
 
 def _squeeze(input, dim=None):
@@ -257,21 +266,25 @@ def _scatter_into(input, src, view):
     return out
 
 
+@native
 def select_scatter(input, src, dim, index):
     """input with input[..., index, ...] (along dim) replaced by src."""
     return _scatter_into(input, src, lambda t: t.select(dim, index))
 
 
+@native
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """input with the slice start:end:step along dim replaced by src."""
     return _scatter_into(input, src, lambda t: _slice(t, dim, start, end, step))
 
 
+@native
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """input with its diagonal(offset, dim1, dim2) replaced by src."""
     return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2))
 
 
+@native
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """A clone of input with src written through as_strided(size, stride, storage_offset) of
     the clone (whose strides are input's when input is dense, else contiguous)."""
@@ -335,6 +348,7 @@ def cartesian_prod(*tensors):
     return _C._functions["stack"]([g.flatten() for g in grids], 1)
 
 
+@native
 def combinations(input, r=2, with_replacement=False):
     """The length-r combinations of the elements of a 1-D tensor, in lexicographic order of
     their positions, as rows (itertools.combinations; with_replacement: _with_replacement)."""
@@ -354,14 +368,17 @@ def combinations(input, r=2, with_replacement=False):
 
 
 # PyTorch's unsafe_ splits skip view tracking for speed; here they are the splits themselves
+@native
 def unsafe_chunk(input, chunks, dim=0):
     return input.chunk(chunks, dim)
 
 
+@native
 def unsafe_split(input, split_size, dim=0):
     return input.split(split_size, dim)
 
 
+@native
 def unsafe_split_with_sizes(input, split_sizes, dim=0):
     return input.split_with_sizes(split_sizes, dim)
 

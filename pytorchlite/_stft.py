@@ -10,6 +10,7 @@ squared window (which must not vanish: the NOLA condition)."""
 import warnings
 
 from . import _C
+from ._native_signature import native
 from . import fft as _fft
 
 _f = _C._functions
@@ -111,6 +112,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     return spec if return_complex else _f["view_as_real"](spec)
 
 
+@native
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
           normalized=False, onesided=None, length=None, return_complex=False):
     """The inverse of stft: overlap-added inverse transforms of the frames, divided by the

@@ -10,6 +10,7 @@ import math
 import operator
 
 from . import _C
+from ._native_signature import native
 from ._layout import strided
 
 _f = _C._functions
@@ -64,6 +65,7 @@ def _cosine_sum(name, window_length, periodic, coefficients, dtype, layout, devi
     return _finish(values, window_length, dtype, device, requires_grad)
 
 
+@native
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                 pin_memory=False, requires_grad=False):
     """0.5 - 0.5 cos(2 pi n / (N - 1))."""
@@ -71,6 +73,7 @@ def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device
                        requires_grad)
 
 
+@native
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
                    layout=None, device=None, pin_memory=False, requires_grad=False):
     """alpha - beta cos(2 pi n / (N - 1))."""
@@ -78,6 +81,7 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
                        device, requires_grad)
 
 
+@native
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                     pin_memory=False, requires_grad=False):
     """0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
@@ -85,6 +89,7 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
                        layout, device, requires_grad)
 
 
+@native
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                     pin_memory=False, requires_grad=False):
     """The triangle 1 - |2n / (N - 1) - 1|."""
@@ -109,6 +114,7 @@ def _i0_series(x):
         k += 1
 
 
+@native
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
                   device=None, pin_memory=False, requires_grad=False):
     """I0(beta sqrt(1 - ((n - m) / m)^2)) / I0(beta), m = (N - 1) / 2."""

@@ -9,6 +9,8 @@ import numbers
 import warnings
 
 from . import _C
+from ._functions import _write_out
+from ._native_signature import native
 from ._arg_check import check_arg, typed
 
 _einsum = _C._op("aten::einsum")
@@ -62,6 +64,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 # ---- linear-algebra composites (CompositeImplicitAutograd in PyTorch) ----
 
+@native
 def inner(input, other, *, out=None):
     """The sum of products over the last dim of both (input * other for a 0-D one): the
     result has shape input.shape[:-1] + other.shape[:-1]."""
@@ -125,6 +128,7 @@ def _scaled_sum(input, product, beta, alpha):
     return product + (input if beta == 1 else input * beta)
 
 
+@native
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * outer(vec1, vec2)."""
     _outer_checks(vec1, vec2)
@@ -146,6 +150,7 @@ def _bmm_checks(batch1, batch2):
                            f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
 
 
+@native
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * the sum over b of batch1[b] @ batch2[b], as one matrix
     product: (n, b*k) @ (b*k, m)."""
@@ -165,7 +170,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 _DIST_ARGS = (("input", "Tensor"), ("other", "Tensor"), ("p", "Number"))
 
 
-@typed("dist", *_DIST_ARGS)
+@native
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast), over all elements."""
     from .linalg import vector_norm
@@ -177,6 +182,7 @@ def dist(input, other, p=2):
     return vector_norm(diff, p)
 
 
+@native
 def logdet(input):
     """log(det(input)): NaN for a negative determinant, -inf for a zero one (slogdet's
     logabsdet where its sign is not negative); complex: log(sign) + logabsdet."""
@@ -187,12 +193,14 @@ def logdet(input):
     return _C._functions["where"](sign < 0, float("nan"), logabsdet)
 
 
+@native
 def pinverse(input, rcond=1e-15):
     """linalg.pinv with rcond as its relative tolerance (and no absolute one)."""
     from .linalg import pinv
     return pinv(input, atol=0.0, rtol=rcond)
 
 
+@native
 def vander(x, N=None, increasing=False):
     """The Vandermonde matrix of a 1-D x: column j is x ** (N - 1 - j) (x ** j when
     increasing), built by a cumulative product, in x's dtype promoted with int64."""
@@ -216,6 +224,7 @@ def _deprecated(message):
     warnings.warn(message, UserWarning, stacklevel=3)
 
 
+@native
 def cholesky(input, upper=False, *, out=None):
     """L with input = L L^H (upper=True: U with input = U^H U)."""
     from . import linalg
@@ -229,6 +238,7 @@ def cholesky(input, upper=False, *, out=None):
     return result if out is None else out.resize_(result.shape).copy_(result)
 
 
+@native
 def cholesky_solve(B, L, upper=False, *, out=None):
     """X with A X = B for A = L L^H (upper=True: A = U^H U with U = L)."""
     from .linalg import solve_triangular
@@ -241,6 +251,7 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     return result if out is None else out.resize_(result.shape).copy_(result)
 
 
+@native
 def cholesky_inverse(L, upper=False, *, out=None):
     """The inverse of A = L L^H (upper=True: A = U^H U) from its Cholesky factor."""
     from ._functions import eye
@@ -252,6 +263,7 @@ def cholesky_inverse(L, upper=False, *, out=None):
     return cholesky_solve(identity, L, upper, out=out)
 
 
+@native
 def qr(input, some=True, *, out=None):
     """(Q, R): linalg.qr with mode 'reduced' (some=True) or 'complete'."""
     from . import linalg
@@ -260,9 +272,10 @@ def qr(input, some=True, *, out=None):
                 "future PyTorch release.\nThe boolean parameter 'some' has been replaced with "
                 "a string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced "
                 "with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
-    return qr_result(linalg.qr(input, "reduced" if some else "complete"))
+    return _write_out(qr_result(linalg.qr(input, "reduced" if some else "complete")), out)
 
 
+@native
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """(X, A.clone()) with A X = b (transpose: A^T X = b), A triangular."""
     from .linalg import solve_triangular
@@ -275,7 +288,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     coefficient = A.mT if transpose else A
     solution = solve_triangular(coefficient, b, upper=upper != transpose,
                                 unitriangular=unitriangular)
-    return result_type((solution, A.clone()))
+    return _write_out(result_type((solution, A.clone())), out)
 
 
 def lu(A, pivot=True, get_infos=False, out=None):
@@ -288,16 +301,19 @@ def lu(A, pivot=True, get_infos=False, out=None):
                 "torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, "
                 "pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)")
     LU, pivots, info = linalg.lu_factor_ex(A, pivot=pivot)
-    return (LU, pivots, info) if get_infos else (LU, pivots)
+    return _write_out((LU, pivots, info) if get_infos else (LU, pivots), out)
 
 
+@native
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """(P, L, U) with A = P @ L @ U from lu_factor's packed LU and pivots."""
     from .linalg import _lu_unpack
     from .return_types import lu_unpack as result_type
-    return result_type(_lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots))
+    return _write_out(result_type(_lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)),
+                      out)
 
 
+@native
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
     """X with A X = b from lu_factor(A) (linalg.lu_solve with the arguments reversed)."""
     from . import linalg
@@ -308,12 +324,14 @@ def lu_solve(b, LU_data, LU_pivots, *, out=None):
     return linalg.lu_solve(LU_data, LU_pivots, b, out=out)
 
 
+@native
 def orgqr(input, tau, *, out=None):
     """linalg.householder_product: Q from geqrf's (input, tau)."""
     from . import linalg
     return linalg.householder_product(input, tau, out=out)
 
 
+@native
 def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     """op(Q) @ other (left) or other @ op(Q) for Q of geqrf's (input, tau), op the conjugate
     transpose when transpose."""
@@ -322,6 +340,7 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     return result if out is None else out.resize_(result.shape).copy_(result)
 
 
+@native
 def geqrf(input, *, out=None):
     """(a, tau) of LAPACK's geqrf, the compact QR that orgqr / ormqr take (linalg._geqrf)."""
     from .linalg import _geqrf
@@ -381,6 +400,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return result if out is None else out.resize_(result.shape).copy_(result)
 
 
+@native
 def nuclear_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
     """The sum of the singular values of the matrices over dim (linalg.matrix_norm 'nuc');
     nuclear_norm(input, True) keeps the dims."""
@@ -394,6 +414,7 @@ def nuclear_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
     return result if out is None else out.resize_(result.shape).copy_(result)
 
 
+@native
 def frobenius_norm(input, dim, keepdim=False, *, out=None):
     """The 2-norm of input's elements over dim (linalg.vector_norm(input, 2, dim))."""
     from . import linalg

@@ -13,7 +13,7 @@ tensors assembled from the real and imaginary parts that the operator aten::_lin
 import math
 
 from . import _C
-from ._functions import empty, eye, ones_like, where, zeros_like
+from ._functions import _write_out, empty, eye, ones_like, where, zeros_like
 from ._shape_functions import broadcast_shapes as _broadcast_shapes
 from ._type_info import finfo
 
@@ -513,7 +513,7 @@ def lu(A, *, pivot=True, out=None):
     """(P, L, U) with A = P @ L @ U, L unit lower triangular (m x k), U upper (k x n)."""
     from .return_types import linalg_lu
     LU, pivots = lu_factor(A, pivot=pivot)
-    return linalg_lu(_lu_unpack(LU, pivots))
+    return _write_out(linalg_lu(_lu_unpack(LU, pivots)), out)
 
 
 def _permute(P, B):
@@ -530,6 +530,10 @@ def _permute(P, B):
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """X with A X = B (left=False: X A = B; adjoint: with A^H) from lu_factor(A)."""
+    return _write_out(_lu_solve(LU, pivots, B, left, adjoint), out)
+
+
+def _lu_solve(LU, pivots, B, left, adjoint):
     P, L, U = _lu_unpack(LU, pivots)
     if adjoint:
         P, L, U = P.mT, U.mH, L.mH
@@ -543,7 +547,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
             return solve_triangular(U, Y, upper=True)
         Y = solve_triangular(L, B, upper=False)
         return _permute(P.mT, solve_triangular(U, Y, upper=True, unitriangular=True))
-    return lu_solve(LU, pivots, B.mH, left=True, adjoint=not adjoint).mH
+    return _lu_solve(LU, pivots, B.mH, True, not adjoint).mH
 
 
 def multi_dot(tensors, *, out=None):

@@ -151,6 +151,78 @@ to_scalar(PyObject *o, PtlIValue *out)
     return 0;
 }
 
+/* PyTorch's double: a float, an int (of any size), a bool or a 0-dim tensor no gradient has
+ * to reach (to_scalar's rules), not a complex */
+static int
+to_double(PyObject *o, double *out)
+{
+    if (PyLong_CheckExact(o)) {
+        double d = PyLong_AsDouble(o);
+        if (d == -1.0 && PyErr_Occurred()) {
+            return -1;
+        }
+        *out = d;
+        return 1;
+    }
+    PtlIValue v;
+    int r = to_scalar(o, &v);
+    if (r != 1) {
+        return r;
+    }
+    switch (v.tag) {
+    case PTL_IV_DOUBLE:
+        *out = v.u.d;
+        return 1;
+    case PTL_IV_INT:
+        *out = (double)v.u.i;
+        return 1;
+    case PTL_IV_BOOL:
+        *out = v.u.b ? 1.0 : 0.0;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* float[N]: a list or tuple of doubles, or (with a length N) one double for all N */
+static int
+to_floatlist(const PtlArg *a, PyObject *o, PtlIValue *out, Scratch *sc, int slot)
+{
+    double *buf = (double *)sc->lists[slot];   /* PTL_MAX_DIMS 8-byte slots */
+    Py_ssize_t n;
+    if (!PyTuple_Check(o) && !PyList_Check(o)) {
+        if (a->list_len <= 0 || PtlPyTensor_Check(o)) {
+            return 0;
+        }
+        double d;
+        int r = to_double(o, &d);
+        if (r <= 0) {
+            return r;
+        }
+        for (int i = 0; i < a->list_len; i++) {
+            buf[i] = d;
+        }
+        *out = (PtlIValue){.tag = PTL_IV_DOUBLELIST, .u.dl = {buf, a->list_len}};
+        return 1;
+    }
+    n = PySequence_Fast_GET_SIZE(o);
+    if (n > PTL_MAX_DIMS) {
+        if ((buf = PyMem_Malloc(sizeof(double) * (size_t)n)) == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        sc->heap[sc->nheap++] = buf;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int r = to_double(PySequence_Fast_GET_ITEM(o, i), &buf[i]);
+        if (r <= 0) {
+            return r;
+        }
+    }
+    *out = (PtlIValue){.tag = PTL_IV_DOUBLELIST, .u.dl = {buf, n}};
+    return 1;
+}
+
 static int
 to_intlist(const PtlArg *a, PyObject *o, PtlIValue *out, Scratch *sc, int slot)
 {
@@ -271,16 +343,14 @@ convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scr
         }
         return r;
     }
-    case PTL_ARG_FLOAT:
-        if (PyFloat_Check(o) || is_int_like(o)) {
-            double d = PyFloat_AsDouble(o);
-            if (d == -1.0 && PyErr_Occurred()) {
-                return -1;
-            }
+    case PTL_ARG_FLOAT: {
+        double d;
+        int r = to_double(o, &d);
+        if (r == 1) {
             *out = ptl_iv_double(d);
-            return 1;
         }
-        return 0;
+        return r;
+    }
     case PTL_ARG_BOOL:
         if (PyBool_Check(o)) {
             *out = ptl_iv_bool(o == Py_True);
@@ -341,6 +411,7 @@ convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scr
     case PTL_ARG_INTLIST:
         return to_intlist(a, o, out, sc, slot);
     case PTL_ARG_FLOATLIST:
+        return to_floatlist(a, o, out, sc, slot);
     default:
         return 0;
     }
@@ -589,11 +660,62 @@ ptlpy_arg_accepts(const PtlOperator *op, int i, PyObject *v)
 
 /* ---- the callable ---- */
 
+/* PyTorch's Python signature of a function with an out= overload ends in `Tensor out=None`:
+ * a call that passes out=None is the call without it.  Calls vc (the binding's or the
+ * checker's vectorcall) without that keyword when f has an out overload and the call passes
+ * out=None; NULL with *done = 0 otherwise. */
+static PyObject *
+call_without_out_none(PtlPyOpFunc *f, vectorcallfunc vc, PyObject *const *args,
+                      Py_ssize_t nargs, PyObject *kwnames, int *done)
+{
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames), at = -1;
+    *done = 0;
+    for (Py_ssize_t k = 0; k < nkw && at < 0; k++) {
+        if (args[nargs + k] == Py_None &&
+            PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), "out") == 0) {
+            at = k;
+        }
+    }
+    int has_out = 0;
+    for (int k = 0; k < f->n && at >= 0; k++) {
+        has_out |= ptl_dispatcher_op_at(f->ids[k])->schema.out_index >= 0;
+    }
+    PyObject *buf[PTL_SCHEMA_MAX_ARGS];
+    if (!has_out || nargs + nkw > PTL_SCHEMA_MAX_ARGS) {
+        return NULL;
+    }
+    PyObject *names = PyTuple_New(nkw - 1);
+    if (names == NULL) {
+        *done = 1;
+        return NULL;
+    }
+    memcpy(buf, args, sizeof(PyObject *) * (size_t)nargs);
+    for (Py_ssize_t k = 0, j = 0; k < nkw; k++) {
+        if (k != at) {
+            PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+            Py_INCREF(name);
+            PyTuple_SET_ITEM(names, j, name);
+            buf[nargs + j++] = args[nargs + k];
+        }
+    }
+    *done = 1;
+    PyObject *res = vc((PyObject *)f, buf, (size_t)nargs, nkw > 1 ? names : NULL);
+    Py_DECREF(names);
+    return res;
+}
+
 static PyObject *
 opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     PtlPyOpFunc *f = (PtlPyOpFunc *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (PTL_UNLIKELY(kwnames != NULL)) {
+        int done;
+        PyObject *res = call_without_out_none(f, opfunc_vectorcall, args, nargs, kwnames, &done);
+        if (done) {
+            return res;
+        }
+    }
     /* Note [Torch function]: a mode sees every call; an argument of a Tensor subclass with
      * __torch_function__ is found while parsing (sc.overloaded), any other object with one
      * when no overload accepts the call */
@@ -840,8 +962,94 @@ py_get_op(PyObject *module, PyObject *args)
     return (PyObject *)f;
 }
 
+/* Note [Native signatures]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * Some functions written in Python here (F.conv1d, torch.addbmm, ...) are native functions
+ * in PyTorch, whose argument parser refuses a bad call with a TypeError naming the fault
+ * ("addbmm(): argument 'batch1' (position 2) must be Tensor, not str").  Such a function
+ * declares PyTorch's schemas (pytorchlite/_native_signature.py), which are defined as
+ * operators without kernels in the `native_signature` namespace, and checks each call with
+ * the object _C._signature(qualname) returns: the binding's parser run over the overloads,
+ * in the bindings' order, without a dispatch.  It answers None when an overload accepts the
+ * call (the Python function then runs with its own arguments: nothing converted is kept),
+ * and raises the bindings' TypeError (Note [Bad call messages]) when none does.  A
+ * tensor-like that is no Tensor passes: its __torch_function__ answers the function. */
+static PyObject *
+signature_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
+                     PyObject *kwnames)
+{
+    PtlPyOpFunc *f = (PtlPyOpFunc *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (kwnames != NULL) {
+        int done;
+        PyObject *res = call_without_out_none(f, signature_vectorcall, args, nargs, kwnames,
+                                              &done);
+        if (done) {
+            return res;
+        }
+    }
+    PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
+    Scratch sc;
+    sc.nheap = 0;
+    sc.nowned = 0;
+    sc.requires_grad = -1;
+    sc.pin_memory = 0;
+    for (int k = 0; k < f->n; k++) {
+        sc.overloaded = 0;
+        int r = try_parse(ptl_dispatcher_op_at(f->ids[k]), args, nargs, kwnames, stack, &sc);
+        scratch_clear(&sc);
+        if (r < 0) {
+            return NULL;
+        }
+        if (r == 1) {
+            Py_RETURN_NONE;
+        }
+    }
+    if (ptlpy_tf_overloaded(args, nargs + nkw)) {
+        Py_RETURN_NONE;
+    }
+    return ptlpy_bad_call_error(f, args, nargs, kwnames);
+}
+
+/* _C._signature(qualname): the checker of Note [Native signatures] for the operators
+ * named qualname ("native_signature::addbmm"), every overload. */
+static PyObject *
+py_signature(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (name == NULL) {
+        return NULL;
+    }
+    const char *short_name = strstr(name, "::") ? strstr(name, "::") + 2 : name;
+    PyObject *group = PyDict_New();
+    if (group == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < ptl_dispatcher_num_ops(); i++) {
+        if (strcmp(ptl_dispatcher_op_at(i)->schema.name, name) == 0 &&
+            group_add(group, short_name, i, 0) < 0) {
+            Py_DECREF(group);
+            return NULL;
+        }
+    }
+    PtlPyOpFunc *f = (PtlPyOpFunc *)PyDict_GetItemString(group, short_name);
+    if (f == NULL) {
+        Py_DECREF(group);
+        PyErr_Format(PyExc_AttributeError, "no operator named '%s'", name);
+        return NULL;
+    }
+    Py_INCREF(f);
+    Py_DECREF(group);
+    f->vectorcall = signature_vectorcall;
+    return (PyObject *)f;
+}
+
 static PyMethodDef ops_module_methods[] = {
     {"_op", py_get_op, METH_VARARGS, "the callable for an operator (and overload) by name"},
+    {"_signature", py_signature, METH_O,
+     "the argument checker of the operators named qualname (Note [Native signatures])"},
     {NULL},
 };
 

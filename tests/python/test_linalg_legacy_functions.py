@@ -391,3 +391,65 @@ def test_geqrf_matches_torch(shape, dtype):
     theirs = torch.geqrf(torch.tensor(a, dtype=getattr(torch, dtype)))
     for x, y in zip(ours, theirs):
         np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _first(out):
+    return None if out is None else out[0]
+
+
+def _empties(*dtypes):
+    return tuple(ptl.empty(0, dtype=d) for d in dtypes)
+
+
+F64 = ptl.float64
+# name -> (call with out=, how many outputs and their dtypes); every one of these ignored its
+# out= before (the tensors stayed empty)
+OUT_CALLS = {
+    "qr": (lambda A, LU, piv, out: ptl.qr(A, out=out), (F64, F64)),
+    "triangular_solve": (lambda A, LU, piv, out: ptl.triangular_solve(A, A.triu(), out=out),
+                         (F64, F64)),
+    "lu": (lambda A, LU, piv, out: ptl.lu(A, out=out), (F64, ptl.int32)),
+    "lu_unpack": (lambda A, LU, piv, out: ptl.lu_unpack(LU, piv, out=out), (F64, F64, F64)),
+    "lu_solve": (lambda A, LU, piv, out: ptl.lu_solve(A, LU, piv, out=_first(out)), (F64,)),
+    "linalg.lu": (lambda A, LU, piv, out: ptl.linalg.lu(A, out=out), (F64, F64, F64)),
+    "linalg.lu_solve": (lambda A, LU, piv, out: ptl.linalg.lu_solve(LU, piv, A,
+                                                                    out=_first(out)), (F64,)),
+    "histogram": (lambda A, LU, piv, out: ptl.histogram(A, 3, out=out), (F64, F64)),
+}
+
+
+@pytest.mark.parametrize("name", OUT_CALLS)
+def test_out_arguments_are_written(name):
+    call, dtypes = OUT_CALLS[name]
+    a = _rand(2, 4, 4) + 4 * np.eye(4)
+    A = ptl.tensor(a)
+    LU, piv = ptl.linalg.lu_factor(A)
+    want = call(A, LU, piv, None)
+    out = _empties(*dtypes)
+    got = call(A, LU, piv, out)
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(want) == len(out)
+    for g, o, w in zip(got, out, want):
+        assert g is o
+        assert_close(o, w.numpy())
+    if len(out) > 1:
+        assert type(got) is type(want)
+        with pytest.raises(TypeError, match=rf"^expected tuple of {len(out)} elements but got 1$"):
+            call(A, LU, piv, out[:1])
+    wrong = _empties(*(ptl.float32 if d is F64 else d for d in dtypes))
+    with pytest.raises(RuntimeError, match="^Expected out tensor to have dtype double, but got "
+                                           "float instead$"):
+        call(A, LU, piv, wrong)
+
+
+@torch_ref
+def test_out_errors_as_torch():
+    a = _rand(3, 3) + 3 * np.eye(3)
+    for lib in (ptl, torch):
+        A = lib.tensor(a)
+        with pytest.raises(TypeError, match="^expected tuple of 2 elements but got 1$"):
+            lib.qr(A, out=(lib.empty(0, dtype=lib.float64),))
+        with pytest.raises(RuntimeError, match="^Expected out tensor to have dtype double, but "
+                                               "got float instead$"):
+            lib.qr(A, out=(lib.empty(0), lib.empty(0)))

@@ -1,0 +1,200 @@
+"""Python functions whose PyTorch twin is native check their calls against PyTorch's schemas
+(Note [Native signatures], pytorchlite/_native_signature.py): bad calls raise PyTorch's
+TypeError before the body runs (compared with torch where installed, stored cases without),
+good calls run unchanged; the parser's float and float[] rules and out=None, which the check
+made visible, hold for the operator bindings too."""
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite import _C
+from pytorchlite._native_schemas import SCHEMAS
+from pytorchlite._native_signature import _checker
+from helpers import assert_close, make, torch, torch_ref
+
+NAMES = sorted(SCHEMAS)
+
+
+def _raised(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return type(e), str(e)
+    return None
+
+
+def _bad_calls(lib, name):
+    """Calls of torch.<name> that a parser refuses: a str where the first parameter is, one
+    positional argument too many, an unknown keyword."""
+    f = getattr(lib, name)
+    x = lib.ones(2, 3)
+    return {
+        "str first": lambda: f("a"),
+        "too many": lambda: f(x, x, x, x, x, x, x, x, x),
+        "unknown keyword": lambda: f(x, bogus_keyword=1),
+    }
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_listed_function_is_checked(name):
+    f = getattr(ptl, name)
+    assert hasattr(f, "__wrapped__"), f"{name} is not decorated with @native"
+    assert f.__name__ == name
+    for call in _bad_calls(ptl, name).values():
+        got = _raised(call)
+        assert got is not None and got[0] is TypeError, got
+
+
+@torch_ref
+@pytest.mark.parametrize("name", NAMES)
+def test_bad_calls_raise_torchs_type_error(name):
+    for what, call in _bad_calls(ptl, name).items():
+        ours = _raised(call)
+        theirs = _raised(_bad_calls(torch, name)[what])
+        assert theirs is not None and ours is not None, (what, ours, theirs)
+        assert ours[0] is theirs[0] is TypeError, (what, ours, theirs)
+        # where both name the fault, the words are the same; which of the two forms a call
+        # takes (the general "invalid combination" list or one fault) follows the bindings'
+        # choice (Note [Bad call messages]), compared in test_bad_call_messages.py
+        if "invalid combination" not in theirs[1] + ours[1]:
+            assert ours[1] == theirs[1], what
+
+
+@torch_ref
+@pytest.mark.parametrize("name", NAMES)
+def test_the_table_is_torchs(name):
+    """Every overload of the table is one of torch's (in the Python binding's form), and
+    every torch overload without named dimensions is in the table."""
+    theirs = [str(s)[len("aten::"):] for s in torch._C._jit_get_schemas_for_operator(
+        "aten::" + name)]
+    theirs = [s for s in theirs if "Dimname" not in s]
+    ours = SCHEMAS[name]
+    heads = {s.split("(", 1)[0] for s in ours}
+    missing = [s for s in theirs if s.split("(", 1)[0] not in heads and
+               "Tensor" in s[s.index("(") + 1:]]
+    assert not missing, missing
+
+
+STORED = [
+    (lambda: ptl.addbmm(ptl.ones(2, 2), "b", ptl.ones(1, 2, 2)),
+     "addbmm(): argument 'batch1' (position 2) must be Tensor, not str"),
+    (lambda: ptl.cholesky_inverse(2),
+     "cholesky_inverse(): argument 'input' (position 1) must be Tensor, not int"),
+    (lambda: ptl.column_stack(ptl.ones(2)),
+     "column_stack(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"),
+    (lambda: ptl.qr(ptl.eye(2), None),
+     "qr(): argument 'some' (position 2) must be bool, not NoneType"),
+    (lambda: ptl.pinverse(ptl.eye(2), ptl.ones(2)),
+     "pinverse(): argument 'rcond' (position 2) must be float, not Tensor"),
+    (lambda: ptl.unsafe_split_with_sizes(ptl.ones(4), "2"),
+     "unsafe_split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, "
+     "not str"),
+    (lambda: ptl.logaddexp(ptl.ones(2), ptl.ones(2), 3),
+     "logaddexp() takes 2 positional arguments but 3 were given"),
+]
+
+
+@pytest.mark.parametrize("call, message", STORED, ids=range(len(STORED)))
+def test_stored_messages(call, message):
+    with pytest.raises(TypeError) as info:
+        call()
+    assert str(info.value) == message
+
+
+def test_accepted_calls_run_the_body_with_their_own_arguments():
+    x, a = make((3, 4), ptl.float64)
+    y, b = make((3, 4), ptl.float64, seed=1)
+    assert_close(ptl.logaddexp(x, y), np.logaddexp(a, b))
+    assert_close(ptl.copysign(x, -1.0), -np.abs(a))
+    q, r = ptl.qr(x.t() @ x)
+    assert_close(q @ r, a.T @ a)
+    out = (ptl.empty(0, dtype=ptl.float64), ptl.empty(0, dtype=ptl.float64))
+    ptl.qr(x.t() @ x, out=out)
+    assert_close(out[0] @ out[1], a.T @ a)
+    assert [t.tolist() for t in ptl.nonzero(ptl.tensor([[1, 0], [0, 2]]), as_tuple=True)] == \
+        [[0, 1], [0, 1]]
+    assert ptl.hann_window(4, False).shape == (4,) and ptl.trapz(x).shape == (3,)
+
+
+def test_a_subclass_and_a_tensor_like_pass_the_check():
+    class Sub(ptl.Tensor):
+        pass
+
+    x = ptl.ones(2).as_subclass(Sub)
+    assert type(ptl.logaddexp(x, x)) is Sub
+
+    class Duck:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return "duck"
+
+    assert _C._signature("native_signature::logaddexp")(Duck(), Duck()) is None
+
+
+def test_the_checker_is_the_parser_without_a_dispatch():
+    check = _checker(SCHEMAS["addr"])
+    v = ptl.ones(2)
+    assert check(ptl.ones(2, 2), v, v, beta=2, alpha=0.5) is None
+    assert check(ptl.ones(2, 2), v, v, out=None) is None
+    with pytest.raises(TypeError, match=r"^addr\(\) got an unexpected keyword argument 'gamma'$"):
+        check(ptl.ones(2, 2), v, v, gamma=1)
+    with pytest.raises(AttributeError, match="no operator named 'native_signature::nothing'"):
+        _C._signature("native_signature::nothing")
+
+
+# a float parameter (isclose's rtol): PyTorch's parser takes a bool, an int of any size and a
+# 0-dim tensor that does not require grad; it refuses a complex, a 1-element 1-d tensor, a
+# tensor requiring grad, a str and None
+@pytest.mark.parametrize("value, ok", [
+    (True, True), (2, True), (2 ** 70, True), (np.float32(0.5), True), (np.int64(1), True),
+    (ptl.tensor(0.5), True), (ptl.tensor(1), True), (ptl.tensor(True), True),
+    (1j, False), (ptl.tensor([0.5]), False), (ptl.tensor(0.5, requires_grad=True), False),
+    ("0.5", False), (None, False)])
+def test_float_parameters_take_what_torchs_parser_takes(value, ok):
+    a = np.array([1.0, 1.4, 3.0, 10.0])
+    b = np.array([1.2, 1.0, 2.0, 0.0])
+    x, y = ptl.tensor(a), ptl.tensor(b)
+    if ok:
+        got = ptl.isclose(x, y, float(value))
+        assert got.tolist() == np.isclose(a, b, rtol=float(value), atol=1e-8).tolist()
+    else:
+        with pytest.raises(TypeError, match=r"^isclose\(\): argument 'rtol' \(position 3\) "
+                                            r"must be float, not "):
+            ptl.isclose(x, y, value)
+    if torch is not None:
+        got = _raised(lambda: torch.isclose(torch.tensor(a), torch.tensor(b), _as_torch(value)))
+        assert (got is None) == ok, got
+
+
+def _as_torch(v):
+    if isinstance(v, ptl.Tensor):
+        t = torch.tensor(v.tolist())
+        return t.requires_grad_() if v.requires_grad else t
+    return v
+
+
+@pytest.mark.parametrize("dims", [1, 2, 8, 9])
+def test_float_lists_of_every_length_convert(dims):
+    """histogramdd's range is a float[] of 2 * dims numbers: past 16 the list lives on the
+    heap (the scratch buffer holds 16)."""
+    pts, a = make((50, dims), ptl.float64)
+    rng = [v for _ in range(dims) for v in (-1.0, 1)]
+    hist, edges = ptl.histogramdd(pts, 2, range=rng)
+    want, want_edges = np.histogramdd(a, 2, range=[(-1.0, 1.0)] * dims)
+    assert_close(hist, want.astype(np.float64))
+    assert all(np.allclose(e.numpy(), w) for e, w in zip(edges, want_edges))
+    with pytest.raises(TypeError, match="tuple of floats"):
+        ptl.histogramdd(pts, 2, range=rng[:-1] + ["x"])
+
+
+def test_out_none_is_the_call_without_out():
+    x = ptl.ones(2)
+    assert ptl.add(x, x, out=None).tolist() == [2.0, 2.0]
+    assert ptl.exp(ptl.zeros(1), out=None).tolist() == [1.0]
+    with pytest.raises(TypeError, match=r"^conj\(\) got an unexpected keyword argument 'out'$"):
+        ptl.conj(x, out=None)
+    if torch is not None:
+        with pytest.raises(TypeError, match=r"^conj\(\) got an unexpected keyword argument "
+                                            r"'out'$"):
+            torch.conj(torch.ones(2), out=None)
+        assert torch.add(torch.ones(2), 1, out=None).tolist() == [2.0, 2.0]
