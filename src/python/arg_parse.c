@@ -151,6 +151,23 @@ to_scalar(PyObject *o, PtlIValue *out)
     return 0;
 }
 
+/* Room for n 8-byte list items of argument `slot`: its scratch row, or (past PTL_MAX_DIMS)
+ * a heap block the scratch releases; NULL with MemoryError set */
+static void *
+list_buffer(Scratch *sc, int slot, Py_ssize_t n)
+{
+    if (n <= PTL_MAX_DIMS) {
+        return sc->lists[slot];
+    }
+    void *buf = PyMem_Malloc(sizeof(int64_t) * (size_t)n);
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    sc->heap[sc->nheap++] = buf;
+    return buf;
+}
+
 /* PyTorch's double: a float, an int (of any size), a bool or a 0-dim tensor no gradient has
  * to reach (to_scalar's rules), not a complex */
 static int
@@ -206,12 +223,8 @@ to_floatlist(const PtlArg *a, PyObject *o, PtlIValue *out, Scratch *sc, int slot
         return 1;
     }
     n = PySequence_Fast_GET_SIZE(o);
-    if (n > PTL_MAX_DIMS) {
-        if ((buf = PyMem_Malloc(sizeof(double) * (size_t)n)) == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        sc->heap[sc->nheap++] = buf;
+    if ((buf = list_buffer(sc, slot, n)) == NULL) {
+        return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         int r = to_double(PySequence_Fast_GET_ITEM(o, i), &buf[i]);
@@ -243,13 +256,9 @@ to_intlist(const PtlArg *a, PyObject *o, PtlIValue *out, Scratch *sc, int slot)
         return 0;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-    int64_t *buf = sc->lists[slot];
-    if (n > PTL_MAX_DIMS) {
-        if ((buf = PyMem_Malloc(sizeof(int64_t) * (size_t)n)) == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        sc->heap[sc->nheap++] = buf;
+    int64_t *buf = list_buffer(sc, slot, n);
+    if (buf == NULL) {
+        return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *e = PySequence_Fast_GET_ITEM(o, i);
@@ -459,13 +468,9 @@ try_parse(const PtlOperator *op, PyObject *const *args, Py_ssize_t nargs, PyObje
             /* varargs form: x.view(2, 3), only when the list is the last positional
              * parameter (PyTorch's allow_varargs_intlist), so sum(x, 0, True) is dim, keepdim */
             Py_ssize_t n = nargs - ai;
-            int64_t *buf = sc->lists[i];
-            if (n > PTL_MAX_DIMS) {
-                if ((buf = PyMem_Malloc(sizeof(int64_t) * (size_t)n)) == NULL) {
-                    PyErr_NoMemory();
-                    return -1;
-                }
-                sc->heap[sc->nheap++] = buf;
+            int64_t *buf = list_buffer(sc, i, n);
+            if (buf == NULL) {
+                return -1;
             }
             for (Py_ssize_t k = 0; k < n; k++) {
                 r = to_int(args[ai + k], &buf[k]);
