@@ -145,6 +145,16 @@ def _pair_sums(y, dim):
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The integral of y along dim by the trapezoidal rule, the samples at x (or dx apart);
     0 for no samples, as NumPy's."""
+    return _trapezoid(y, x, dx, dim)
+
+
+@native
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """trapezoid under its older name."""
+    return _trapezoid(y, x, dx, dim)
+
+
+def _trapezoid(y, x, dx, dim):
     if y.dim() == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = dim + y.dim() if dim < 0 else dim
@@ -155,12 +165,6 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     if isinstance(spacing, float):   # at::native's sum - (first + last) / 2 form
         return (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * spacing
     return (spacing * _pair_sums(y, dim) / 2.0).sum(dim)
-
-
-@native
-def trapz(y, x=None, *, dx=None, dim=-1):
-    """trapezoid under its older name."""
-    return trapezoid.__wrapped__(y, x, dx=dx, dim=dim)
 
 
 @native

@@ -173,6 +173,10 @@ _DIST_ARGS = (("input", "Tensor"), ("other", "Tensor"), ("p", "Number"))
 @native
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast), over all elements."""
+    return _dist(input, other, p)
+
+
+def _dist(input, other, p=2):
     from .linalg import vector_norm
     diff = input - other
     if not (diff.is_floating_point() or diff.is_complex()):
@@ -432,7 +436,7 @@ def _install(tensor_class):
                cholesky, cholesky_solve, cholesky_inverse, qr, triangular_solve, lu_solve,
                orgqr, ormqr, geqrf):
         setattr(tensor_class, fn.__name__, fn)
-    tensor_class.dist = typed("dist", *_DIST_ARGS, method=True)(dist.__wrapped__)
+    tensor_class.dist = typed("dist", *_DIST_ARGS, method=True)(_dist)
 
     def _lu(self, pivot=True, get_infos=False):
         return lu(self, pivot, get_infos)
