@@ -244,8 +244,11 @@ to_intlist(const PtlArg *a, PyObject *o, PtlIValue *out, Scratch *sc, int slot)
     if (r < 0) {
         return -1;
     }
-    if (r == 1) {   /* a single int stands for [v] * N */
-        int n = a->list_len > 0 ? a->list_len : 1;
+    if (r == 1) {   /* a single int stands for [v] * N, only where the list has a length N */
+        if (a->list_len <= 0) {
+            return 0;
+        }
+        int n = a->list_len;
         for (int i = 0; i < n; i++) {
             sc->lists[slot][i] = v;
         }
@@ -450,8 +453,8 @@ default_device_applies(const PtlOperator *op, PtlIValue *out)
 
 /* 1: the overload accepts the arguments (stack filled); 0: it does not; -1: error. */
 static int
-try_parse(const PtlOperator *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-          PtlIValue *stack, Scratch *sc)
+try_parse(const PtlOperator *op, int method, PyObject *const *args, Py_ssize_t nargs,
+          PyObject *kwnames, PtlIValue *stack, Scratch *sc)
 {
     const PtlSchema *s = &op->schema;
     uint32_t given = 0;
@@ -463,10 +466,11 @@ try_parse(const PtlOperator *op, PyObject *const *args, Py_ssize_t nargs, PyObje
     for (int i = 0; i < npos && ai < nargs; i++, ai++) {
         const PtlArg *a = &s->args[i];
         int r;
-        if (a->kind == PTL_ARG_INTLIST && i == npos - 1 && nargs - ai > 1 &&
+        if (a->kind == PTL_ARG_INTLIST && i == npos - 1 && npos == 1 + method &&
             is_int_like(args[ai])) {
-            /* varargs form: x.view(2, 3), only when the list is the last positional
-             * parameter (PyTorch's allow_varargs_intlist), so sum(x, 0, True) is dim, keepdim */
+            /* varargs form: x.view(2, 3), zeros(2), x.permute(0): only when the list is the
+             * one positional parameter of the Python signature (self aside: PyTorch's
+             * allow_varargs_intlist), so torch.permute(x, 0) refuses an int as PyTorch's */
             Py_ssize_t n = nargs - ai;
             int64_t *buf = list_buffer(sc, i, n);
             if (buf == NULL) {
@@ -737,7 +741,7 @@ opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
     for (int k = 0; k < f->n; k++) {
         const PtlOperator *op = ptl_dispatcher_op_at(f->ids[k]);
         sc.overloaded = 0;
-        int r = try_parse(op, args, nargs, kwnames, stack, &sc);
+        int r = try_parse(op, f->method, args, nargs, kwnames, stack, &sc);
         if (r < 0) {
             scratch_clear(&sc);
             return NULL;
@@ -1002,7 +1006,8 @@ signature_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
     sc.pin_memory = 0;
     for (int k = 0; k < f->n; k++) {
         sc.overloaded = 0;
-        int r = try_parse(ptl_dispatcher_op_at(f->ids[k]), args, nargs, kwnames, stack, &sc);
+        int r = try_parse(ptl_dispatcher_op_at(f->ids[k]), f->method, args, nargs, kwnames,
+                          stack, &sc);
         scratch_clear(&sc);
         if (r < 0) {
             return NULL;

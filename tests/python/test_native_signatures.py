@@ -1,8 +1,8 @@
 """Python functions whose PyTorch twin is native check their calls against PyTorch's schemas
 (Note [Native signatures], pytorchlite/_native_signature.py): bad calls raise PyTorch's
 TypeError before the body runs (compared with torch where installed, stored cases without),
-good calls run unchanged; the parser's float and float[] rules and out=None, which the check
-made visible, hold for the operator bindings too."""
+good calls run unchanged; the parser's rules that the check made visible hold for the operator
+bindings too: float and float[], out=None, and a single int for an int list."""
 import numpy as np
 import pytest
 
@@ -13,6 +13,7 @@ from pytorchlite._native_signature import _checker
 from helpers import assert_close, make, torch, torch_ref
 
 NAMES = sorted(SCHEMAS)
+pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated")
 
 
 def _raised(fn):
@@ -198,3 +199,45 @@ def test_out_none_is_the_call_without_out():
                                             r"'out'$"):
             torch.conj(torch.ones(2), out=None)
         assert torch.add(torch.ones(2), 1, out=None).tolist() == [2.0, 2.0]
+
+
+# an int list without a length takes a single int only as the one positional parameter of
+# the Python signature (self aside: x.view(6), zeros(2), x.permute(0)), as PyTorch's
+# allow_varargs_intlist; a list with a length (int[1] dim) broadcasts one int
+INT_LISTS = [
+    (lambda lib, x: x.view(6), None),
+    (lambda lib, x: x.view(3, 2), None),
+    (lambda lib, x: lib.zeros(2), None),
+    (lambda lib, x: lib.zeros(2, 3), None),
+    (lambda lib, x: x.flip(0), None),
+    (lambda lib, x: x.flip(0, 1), None),
+    (lambda lib, x: x.reshape(6), None),
+    (lambda lib, x: x.tile(2), None),
+    (lambda lib, x: lib.sum(x, 0), None),
+    (lambda lib, x: x.sum(0, True), None),
+    (lambda lib, x: lib.amax(x, 1), None),
+    (lambda lib, x: lib.flip(x, 0), "flip(): argument 'dims' (position 2) must be tuple of ints, "
+                                    "not int"),
+    (lambda lib, x: lib.permute(x, 0), "permute(): argument 'dims' (position 2) must be tuple "
+                                       "of ints, not int"),
+    (lambda lib, x: lib.reshape(x, 6), "reshape(): argument 'shape' (position 2) must be tuple "
+                                       "of ints, not int"),
+    (lambda lib, x: lib.tile(x, 2), "tile(): argument 'dims' (position 2) must be tuple of "
+                                    "ints, not int"),
+    (lambda lib, x: lib.split_with_sizes(x, 2), "split_with_sizes(): argument 'split_sizes' "
+                                                "(position 2) must be tuple of ints, not int"),
+    (lambda lib, x: lib.unflatten(x, 1, 3), "unflatten(): argument 'sizes' (position 3) must be "
+                                            "tuple of ints, not int"),
+]
+
+
+@pytest.mark.parametrize("call, message", INT_LISTS, ids=range(len(INT_LISTS)))
+def test_a_single_int_for_an_int_list(call, message):
+    for lib in [ptl] + ([torch] if torch is not None else []):
+        x = lib.ones(2, 3)
+        if message is None:
+            call(lib, x)
+        else:
+            with pytest.raises(TypeError) as info:
+                call(lib, x)
+            assert str(info.value) == message, lib.__name__
