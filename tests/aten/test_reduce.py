@@ -690,6 +690,30 @@ def test_norm(dtype):
                                                              False), dtype=dtype)
 
 
+ONE_ELEMENT_NORMS = [  # (shape, layout, dim): every reduced dimension has size 1
+    ((), "contiguous", None), ((1,), "contiguous", None), ((1, 1), "transposed", None),
+    ((3, 1), "contiguous", 1), ((1, 4), "transposed", [0]), ((2, 1, 3), "sliced", [1]),
+    ((0, 1), "contiguous", [1]), ((1, 5), "expanded", [-2])]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape,layout,dim", ONE_ELEMENT_NORMS)
+def test_norm_of_one_element_is_its_abs(dtype, shape, layout, dim):
+    """Note [Norm of one element]: over size-1 dimensions the p-norm is |x| (x != 0 for
+    p = 0) whatever p: a huge, tiny, negative or nan p and a huge x do not under- or
+    overflow through |x|^p (0.09 with p = 2^32 was 0; 1e30 with p = 2 was inf)."""
+    t = make(shape, dtype, layout)[0] * (1e30 if dtype in (ptl.float32, ptl.float64) else 1e3)
+    a = to_numpy(t)
+    ax = None if dim is None else np_axis(tuple(dim) if isinstance(dim, list) else dim, a.ndim)
+    for p in (2**32, -2**32, 1000, 2, 3, 1, 0.5, -1.5, 1e-300, np.nan, np.inf, -np.inf, 0):
+        for keepdim in (False, True):
+            want = (np.abs(a) if p != 0 else (a != 0) * 1.0).sum(axis=ax, keepdims=keepdim)
+            assert_close(ptl.linalg.vector_norm(t, p, dim, keepdim), want, dtype=dtype)
+            assert_close(ptl.norm(t, p, [] if dim is None else dim, keepdim), want, dtype=dtype)
+    assert_close(ptl.linalg.vector_norm(t, 2**32, dim, dtype=ptl.float64),
+                 np.abs(a).sum(axis=ax), dtype=ptl.float64)
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_logsumexp(dtype):
     out_dtype = dtype if dtype in FLOAT_DTYPES else ptl.float32

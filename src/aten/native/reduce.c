@@ -1403,6 +1403,19 @@ norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             }
         }
     }
+    /* Note [Norm of one element]
+     * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+     * Where every reduced dimension has size 1, PyTorch's linalg_vector_norm (which norm
+     * calls) returns |x| (x != 0 for p = 0) without the powers: (|x|^p)^(1/p) underflows or
+     * overflows for a large |p| or |x| (0.09 for p = 2^32 gave 0, 1e200 for p = 2 gave inf),
+     * and a nan p gave nan.  The 1-norm's sum of one |x| is that exact answer. */
+    int64_t count = 1;
+    for (int d = 0; d < self->dim; d++) {
+        count *= (mask & (1u << d)) ? self->sizes[d] : 1;
+    }
+    if (count == 1 && p != 0) {
+        p = 1;
+    }
     return reduce_into(s, R_NORM, self, mask, !full && s[3].u.b, self->dtype,
                        PTL_DTYPE_UNDEFINED, p, 0, 0);
 }
