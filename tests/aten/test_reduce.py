@@ -655,6 +655,22 @@ def test_var_degrees_of_freedom_match_torch():
         ptl.std(ptl.tensor(np.zeros(1, dtype=np.float32)))
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [ptl.complex64, ptl.complex128])
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom")
+def test_var_of_nothing_is_nan_whatever_the_correction(dtype):
+    """An empty reduction is nan even with a negative correction (0 / (0 - correction) had
+    given 0), as PyTorch, which fills the result with nan when the input is empty."""
+    e = ptl.zeros(0, 3, 2, dtype=dtype)
+    for correction in (-0.894, -2, 0, 1):
+        for fn in (ptl.var, ptl.std):
+            assert np.isnan(to_numpy(fn(e, correction=correction))).all()
+            assert np.isnan(to_numpy(fn(e, 0, correction=correction))).all()
+            assert fn(e, 1, correction=correction).shape == (0, 2)
+        v, m = ptl.var_mean(e, [0, 2], correction=correction)
+        assert np.isnan(to_numpy(v)).all() and np.isnan(to_numpy(m)).all() and v.shape == (3,)
+    assert np.isnan(to_numpy(ptl.zeros(2, 0, dtype=dtype).var(1, correction=-1))).all()
+
+
 def test_var_is_stable():
     a = 1e8 + np.random.default_rng(2).uniform(size=1000)
     assert_close(ptl.tensor(a).var(), a.var(ddof=1), dtype=ptl.float64, rtol=1e-6)

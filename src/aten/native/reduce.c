@@ -1365,6 +1365,9 @@ var_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                  "the reduction factor (input numel divided by output numel).",
                  (int)strcspn(name, "."), name);
     }
+    if (n == 0) {   /* nan whatever the correction (0 / 0.5 gave 0): PyTorch's empty input */
+        correction = 0;
+    }
     return reduce_into(s, R_VAR, self, mask, keepdim, self->dtype,
                        with_mean ? self->dtype : PTL_DTYPE_UNDEFINED, 0, correction, is_std);
 }
