@@ -195,3 +195,17 @@ def test_torch_mode_runs_and_repros_from_the_command_line():
                           "0:3", "--ops", "^neg$"], cwd=root, capture_output=True, text=True,
                          timeout=300)
     assert out.stdout.startswith("aten.neg.") and "\ntorch: (" in out.stdout
+
+
+def test_fail_on_names_classes_of_difference():
+    """--fail-on (CI's smoke: value) chooses the classes that fail a --torch run; a name
+    that is no class is refused."""
+    root = os.path.dirname(TESTS)
+    out = subprocess.run([sys.executable, "-m", "tools.fuzz.op_fuzzer", "--torch",
+                          "--fail-on", "value,wrong", "--calls", "1"], cwd=root,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "--fail-on takes classes of value, accepts" in out.stderr
+    findings = [(1, "accepts", ""), (2, "type", "")]
+    assert op_fuzzer.failed(findings, ("value",)) is False
+    assert op_fuzzer.failed(findings, ("value", "accepts")) is True
+    assert op_fuzzer.failed(findings + [(3, "crash", "")], ()) is True
