@@ -83,12 +83,18 @@ COMPARED = {
 # float32 tolerance
 LOOSE = {
     **dict.fromkeys(
-        ("special_bessel_j1", "special_bessel_y0", "special_bessel_y1", "special_airy_ai"),
+        ("special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1",
+         "special_airy_ai"),
         "torch's float64 loses 5-6 digits (the Bessel functions for x in 5..7, airy_ai near "
         "-2.2); pytorchlite's agree with SciPy and mpmath there"),
     "_dirichlet_grad": "torch approximates it piecewise (to about 1e-7 in float64); "
                        "pytorchlite sums the exact series (src/aten/distributions.h)",
 }
+
+# Operators whose second result, the mean, torch's Welford steps make nan of an infinite
+# input but the last (inf - inf); pytorchlite's is torch.mean's: compared only where the
+# inputs are finite
+WELFORD_MEAN = dict.fromkeys(("var_mean", "std_mean"), "torch's mean of [1, inf, 2] is nan")
 
 # Operators whose results pytorchlite defines as nan or inf where torch's formulas give
 # numbers: the elements that are not finite in pytorchlite's result are not compared
@@ -204,6 +210,9 @@ def verdict(src, ours, theirs):
         # and of the tensors the call wrote
         got, want = strip_values(got), strip_values(want)
         args_got, args_want = strip_values(args_got), strip_values(args_want)
+    if name in WELFORD_MEAN and nonfinite(theirs[2]) and isinstance(got, list) and \
+            isinstance(want, list):
+        got, want = got[:1], want[:1]
     if name.endswith("_ex") and failed_ex(want):
         # a linalg *_ex op that reports a failure in `info` leaves its other results
         # unspecified: only `info` is compared
