@@ -966,10 +966,10 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
     pl.odt0 = out0->dtype;
     pl.out1 = out1 ? ptl_tensor_data(out1) : NULL;
     pl.odt1 = out1 ? out1->dtype : PTL_DTYPE_UNDEFINED;
-    pl.p = p;
-    pl.correction = correction;
     pl.take_sqrt = take_sqrt;
     plan_dims(&pl, in, mask, keep_order);
+    pl.p = kind == R_NORM && pl.R == 1 && p != 0 ? 1 : p;   /* Note [Norm of one element] */
+    pl.correction = pl.R == 0 ? 0 : correction;   /* var of nothing: nan, as PyTorch's */
     if (pl.nout == 0) {
         return 0;
     }
@@ -1365,9 +1365,6 @@ var_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                  "the reduction factor (input numel divided by output numel).",
                  (int)strcspn(name, "."), name);
     }
-    if (n == 0) {   /* nan whatever the correction (0 / 0.5 gave 0): PyTorch's empty input */
-        correction = 0;
-    }
     return reduce_into(s, R_VAR, self, mask, keepdim, self->dtype,
                        with_mean ? self->dtype : PTL_DTYPE_UNDEFINED, 0, correction, is_std);
 }
@@ -1405,19 +1402,6 @@ norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                      "operation does not have an identity", p, d);
             }
         }
-    }
-    /* Note [Norm of one element]
-     * ~~~~~~~~~~~~~~~~~~~~~~~~~~
-     * Where every reduced dimension has size 1, PyTorch's linalg_vector_norm (which norm
-     * calls) returns |x| (x != 0 for p = 0) without the powers: (|x|^p)^(1/p) underflows or
-     * overflows for a large |p| or |x| (0.09 for p = 2^32 gave 0, 1e200 for p = 2 gave inf),
-     * and a nan p gave nan.  The 1-norm's sum of one |x| is that exact answer. */
-    int64_t count = 1;
-    for (int d = 0; d < self->dim; d++) {
-        count *= (mask & (1u << d)) ? self->sizes[d] : 1;
-    }
-    if (count == 1 && p != 0) {
-        p = 1;
     }
     return reduce_into(s, R_NORM, self, mask, !full && s[3].u.b, self->dtype,
                        PTL_DTYPE_UNDEFINED, p, 0, 0);
