@@ -178,6 +178,26 @@ def test_softmax_backward_grad_shape(op, name, grad):
         getattr(A, op)(ones(*grad), ones(3, 4), 1, ptl.float32)
 
 
+@pytest.mark.parametrize("op", ["_softmax_backward_data", "_log_softmax_backward_data"])
+def test_softmax_backward_result_has_the_grads_dtype(op):
+    """The result takes grad_output's dtype whatever input_dtype says (uint8 had made a uint8
+    gradient), but for a float32 grad_output of a float16 input (half_to_float's backward),
+    as PyTorch's."""
+    a = np.random.default_rng(0).random((3, 4))
+    y = np.exp(a) / np.exp(a).sum(1, keepdims=True)
+    g = np.linspace(-1, 1, 12).reshape(3, 4)
+    want = y * (g - (g * y).sum(1, keepdims=True)) if op[1] == "s" else \
+        g - np.exp(np.log(y)) * g.sum(1, keepdims=True)
+    out = y if op[1] == "s" else np.log(y)
+    for dt, in_dt, res_dt in [(ptl.float64, ptl.uint8, ptl.float64),
+                              (ptl.float64, ptl.float32, ptl.float64),
+                              (ptl.float32, ptl.bfloat16, ptl.float32),
+                              (ptl.float16, ptl.float32, ptl.float16),
+                              (ptl.float32, ptl.float16, ptl.float16)]:
+        got = getattr(A, op)(ptl.tensor(g, dtype=dt), ptl.tensor(out, dtype=dt), 1, in_dt)
+        assert_close(got, want, dtype=res_dt)
+
+
 @pytest.mark.parametrize("grad,sizes,dim,size,step,msg", [
     ((9, 9, 9), [2, 6], 1, 2, 1, "unfold_backward: expected grad_in of shape [2, 5, 2] but "
                                  "got [9, 9, 9]"),

@@ -238,6 +238,28 @@ def test_inplace_and_out():
         ptl.ones(3).mul_(1j)   # an in-place real tensor cannot hold a complex result
 
 
+@pytest.mark.parametrize("dtype", [C64, C128])
+def test_pow_of_reals_into_a_complex_out(dtype):
+    """Real operands of pow with a complex out= tensor compute in their own dtype and are
+    cast into it, as PyTorch's (a negative base to a fractional power is nan + 0j, not
+    complex; pow(2.6, x, out=) had refused "pow_cpu" for Float); a complex exponent still
+    computes in complex."""
+    a = np.array([0.5, 1.0, -2.0, 0.0])
+    x, i = ptl.tensor(a, dtype=ptl.float64), ptl.tensor([2, 3, -1, 0])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cases = [(lambda o: ptl.pow(2.618, x, out=o), 2.618 ** a),
+                 (lambda o: ptl.pow(-2.618, x, out=o), np.power(-2.618, a)),
+                 (lambda o: ptl.pow(x, 0.5, out=o), np.sqrt(a)),
+                 (lambda o: ptl.pow(x, x, out=o), np.power(a, a)),
+                 (lambda o: ptl.pow(x, 3, out=o), a ** 3),
+                 (lambda o: ptl.pow(2, i.abs(), out=o), 2.0 ** np.abs([2, 3, -1, 0])),
+                 (lambda o: ptl.pow(x, 1j, out=o), np.power(a.astype(complex), 1j))]
+    for fn, want in cases:
+        out = ptl.zeros(4, dtype=dtype)
+        assert fn(out) is out
+        assert_close(out, np.asarray(want, complex), dtype=dtype, equal_nan=True)
+
+
 UNARY = {
     "neg": (ptl.neg, np.negative, 0),
     "exp": (ptl.exp, np.exp, 1e-5),

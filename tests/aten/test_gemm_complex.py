@@ -10,7 +10,8 @@ import pytest
 
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
-from helpers import assert_raises_like_torch, num_threads, rerun_with_capability
+from helpers import (assert_raises_like_torch, num_threads, rerun_with_capability, torch,
+                     torch_ref)
 from pytorchlite.autograd import gradcheck
 
 C64, C128 = ptl.complex64, ptl.complex128
@@ -154,6 +155,56 @@ def test_vector_products(dtype):
           dtype)
     check(ptl.mv(ptl.from_numpy(np.ascontiguousarray(m.T)).mT, ptl.from_numpy(v)), ref[:, 0],
           scale, dtype)
+
+
+def naive_products(a, b):
+    """a @ b as sums of elementwise complex products (NumPy's multiply: re = ar br - ai bi,
+    im = ar bi + ai br), as torch's dot sums them; complex128."""
+    a, b = a.astype(np.complex128), b.astype(np.complex128)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return (a[..., :, :, None] * b[..., None, :, :]).sum(-2)
+
+
+@pytest.mark.parametrize("dtype", [C64, C128])
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (1, 7, 1), (6, 300, 1), (1, 300, 6), (4, 4, 4),
+                                   (3, 7, 3), (9, 3, 17), (9, 600, 17), (130, 520, 40)])
+def test_infinite_sums_keep_their_parts(dtype, m, k, n):
+    """An alpha of 1 leaves the sums as they are: (-inf + 0i)(2 - 0.39i) = -inf + inf i, and
+    so is dot's result, as torch's dot (1 * the sum as a complex product had made it nan +
+    nan i).  Every path: one row or column (dot, vdot, mv over rows and over adjacent
+    rows), the tiny products, the blocked engine over one and several k blocks (C += sums),
+    addmm's C = S + sums."""
+    a, b = crandn((m, k), dtype, m + k), crandn((k, n), dtype, n)
+    a[m // 2, k // 3] = complex(-np.inf, 0)
+    b[k - 1, n - 1] = complex(0.5, np.inf)
+    want = naive_products(a, b)
+    assert np.isinf(want).any()
+    ta, tb = ptl.from_numpy(a), ptl.from_numpy(b)
+    np.testing.assert_allclose(ptl.mm(ta, tb).numpy(), want, rtol=1e-4)
+    np.testing.assert_allclose((ta.mT.contiguous().mT @ tb).numpy(), want, rtol=1e-4)
+    s = crandn((m, n), dtype, 7)
+    np.testing.assert_allclose(ptl.addmm(ptl.from_numpy(s), ta, tb).numpy(), want + s,
+                               rtol=1e-4)
+    if n == 1:
+        np.testing.assert_allclose(ptl.mv(ta, tb[:, 0]).numpy(), want[:, 0], rtol=1e-4)
+        np.testing.assert_allclose(ptl.mv(ta.mT.contiguous().mT, tb[:, 0]).numpy(),
+                                   want[:, 0], rtol=1e-4)
+    if m == 1 and n == 1:
+        np.testing.assert_allclose(ptl.dot(ta[0], tb[:, 0]).numpy(), want[0, 0], rtol=1e-4)
+        np.testing.assert_allclose(ptl.vdot(ta[0].conj(), tb[:, 0]).numpy(), want[0, 0],
+                                   rtol=1e-4)
+
+
+@torch_ref
+def test_dot_of_an_infinite_product_as_torch():
+    inf = float("inf")
+    for dtype in ("complex64", "complex128"):
+        x, y = [complex(-inf, 0), 1 + 1j, 2], [2 - 0.39j, 1j, 3]
+        ours = ptl.dot(ptl.tensor(x, dtype=getattr(ptl, dtype)),
+                       ptl.tensor(y, dtype=getattr(ptl, dtype)))
+        theirs = torch.dot(torch.tensor(x, dtype=getattr(torch, dtype)),
+                           torch.tensor(y, dtype=getattr(torch, dtype)))
+        assert ours.item() == theirs.item() == complex(-inf, inf)
 
 
 @pytest.mark.parametrize("dtype", [C64, C128])

@@ -938,6 +938,19 @@ def test_unique_consecutive(dtype):
     assert v.tolist() == [[1, 1], [2, 0], [1, 1]] and c.tolist() == [2, 1, 1]
 
 
+@pytest.mark.parametrize("flags", [(False, False), (True, False), (False, True)])
+def test_unique_consecutive_op_with_dim_returns_inverse_and_counts(flags):
+    """aten's unique_consecutive with a dim fills inverse and counts whatever the flags say
+    (PyTorch's unique_dim_consecutive, as unique_dim); without a dim only the asked ones."""
+    x = ptl.tensor([[1, 1, 2, 1], [0, 0, 5, 0]])
+    v, i, c = ptl.ops.aten.unique_consecutive(x, *flags, dim=1)
+    assert v.tolist() == [[1, 2, 1], [0, 5, 0]]
+    assert i.tolist() == [0, 0, 1, 2] and c.tolist() == [2, 1, 1]
+    v, i, c = ptl.ops.aten.unique_consecutive(x, *flags)
+    assert i.tolist() == ([[0, 0, 1, 2], [3, 3, 4, 5]] if flags[0] else [])
+    assert c.tolist() == ([2, 1, 1, 2, 1, 1] if flags[1] else [])
+
+
 # ---- bincount, histc, searchsorted, bucketize, one_hot ----
 
 @pytest.mark.parametrize("dtype", INT_DTYPES)

@@ -102,6 +102,24 @@ MATCHING = [
     "aten.div.Tensor(T((3,), 'int64', 'c', 11), T((3,), 'int64', 'c', 12))",
     "aten.nonzero.default(T((2, 3), 'bool', 'e', 13))",
     "aten.log2.out(T((2, 5), 'int32', 's', 56889), out=T((2, 5), 'complex64', 't', 60658))",
+    # -inf + 0i among the values: torch's dot gives -inf + inf i, its BLAS mm nan + nan i
+    "aten.dot.default(T((3,), 'complex128', 'c', 21), T((3,), 'complex128', 'c', 5))",
+    "aten.mm.default(T((1, 3), 'complex64', 'c', 21), T((3, 1), 'complex64', 't', 5))",
+    "aten.linalg_vector_norm.default(T((1, 1), 'float32', 'o', 39164), 4294967296)",
+    # differences by design, each with its reason in differential.py: the polynomials at
+    # +-inf (an out= included), a pole of polygamma, the domains of the gamma and Dirichlet
+    # gradients, Welford's mean of an inf, torch's imprecise bessel_j0
+    "aten.special_chebyshev_polynomial_t.default(T((1,), 'float64', 'e', 40696), "
+    "T((1, 5), 'int8', 's', 32473))",
+    "aten.special_chebyshev_polynomial_u.out(T((3,), 'float32', 'c', 32226), "
+    "T((3,), 'uint8', 't', 41626), out=T((4,), 'float32', 'c', 49577))",
+    "aten.polygamma.default(1, T((3,), 'int64', 'c', 23840))",
+    "aten._standard_gamma_grad.default(T((3, 1, 1, 3, 1), 'float32', 's', 65036), "
+    "T((3, 1, 1, 3, 1), 'float32', 'c', 25912))",
+    "aten._dirichlet_grad.default(T((1, 1, 3, 1), 'float32', 'c', 33073), "
+    "T((1, 2), 'float32', 'c', 61316), T((1, 1, 3, 1), 'float32', 'o', 65179))",
+    "aten.std_mean.default(T((3,), 'float64', 't', 45534), False)",
+    "aten.special_bessel_j0.default(T((3, 4, 3, 1, 5), 'float64', 't', 54047))",
 ]
 
 
@@ -162,6 +180,10 @@ def test_torch_mode_classes_of_raising():
         raise IndexError("planted")
     kind, detail = torch_verdict(bad, planted(index_error))
     assert kind == "type" and "ours IndexError" in detail and "torch RuntimeError" in detail
+    # torch.ops takes 2 for a bool where pytorchlite's parser refuses it: a parser difference
+    two = "aten.sum.dim_IntList(T((2, 3), 'float32', 'c', 1), [1], 2)"
+    kind, detail = torch_verdict(two)
+    assert kind == "parser" and "must be bool, not int" in detail
 
 
 def test_torch_mode_skips_random_and_uninitialised_ops():
@@ -187,3 +209,17 @@ def test_torch_mode_runs_and_repros_from_the_command_line():
                           "0:3", "--ops", "^neg$"], cwd=root, capture_output=True, text=True,
                          timeout=300)
     assert out.stdout.startswith("aten.neg.") and "\ntorch: (" in out.stdout
+
+
+def test_fail_on_names_classes_of_difference():
+    """--fail-on (CI's smoke: value) chooses the classes that fail a --torch run; a name
+    that is no class is refused."""
+    root = os.path.dirname(TESTS)
+    out = subprocess.run([sys.executable, "-m", "tools.fuzz.op_fuzzer", "--torch",
+                          "--fail-on", "value,wrong", "--calls", "1"], cwd=root,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "--fail-on takes classes of value, accepts" in out.stderr
+    findings = [(1, "accepts", ""), (2, "type", "")]
+    assert op_fuzzer.failed(findings, ("value",)) is False
+    assert op_fuzzer.failed(findings, ("value", "accepts")) is True
+    assert op_fuzzer.failed(findings + [(3, "crash", "")], ()) is True

@@ -655,6 +655,22 @@ def test_var_degrees_of_freedom_match_torch():
         ptl.std(ptl.tensor(np.zeros(1, dtype=np.float32)))
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [ptl.complex64, ptl.complex128])
+@pytest.mark.filterwarnings("ignore:.*degrees of freedom")
+def test_var_of_nothing_is_nan_whatever_the_correction(dtype):
+    """An empty reduction is nan even with a negative correction (0 / (0 - correction) had
+    given 0), as PyTorch, which fills the result with nan when the input is empty."""
+    e = ptl.zeros(0, 3, 2, dtype=dtype)
+    for correction in (-0.894, -2, 0, 1):
+        for fn in (ptl.var, ptl.std):
+            assert np.isnan(to_numpy(fn(e, correction=correction))).all()
+            assert np.isnan(to_numpy(fn(e, 0, correction=correction))).all()
+            assert fn(e, 1, correction=correction).shape == (0, 2)
+        v, m = ptl.var_mean(e, [0, 2], correction=correction)
+        assert np.isnan(to_numpy(v)).all() and np.isnan(to_numpy(m)).all() and v.shape == (3,)
+    assert np.isnan(to_numpy(ptl.zeros(2, 0, dtype=dtype).var(1, correction=-1))).all()
+
+
 def test_var_is_stable():
     a = 1e8 + np.random.default_rng(2).uniform(size=1000)
     assert_close(ptl.tensor(a).var(), a.var(ddof=1), dtype=ptl.float64, rtol=1e-6)
@@ -688,6 +704,30 @@ def test_norm(dtype):
             assert_close(got, norm_ref(a, p, ax, keepdim), dtype=dtype)
     assert_close(ptl.norm(make((3, 4), dtype)[0]), norm_ref(make((3, 4), dtype)[1], 2, None,
                                                              False), dtype=dtype)
+
+
+ONE_ELEMENT_NORMS = [  # (shape, layout, dim): every reduced dimension has size 1
+    ((), "contiguous", None), ((1,), "contiguous", None), ((1, 1), "transposed", None),
+    ((3, 1), "contiguous", 1), ((1, 4), "transposed", [0]), ((2, 1, 3), "sliced", [1]),
+    ((0, 1), "contiguous", [1]), ((1, 5), "expanded", [-2])]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape,layout,dim", ONE_ELEMENT_NORMS)
+def test_norm_of_one_element_is_its_abs(dtype, shape, layout, dim):
+    """Note [Norm of one element]: over size-1 dimensions the p-norm is |x| (x != 0 for
+    p = 0) whatever p: a huge, tiny, negative or nan p and a huge x do not under- or
+    overflow through |x|^p (0.09 with p = 2^32 was 0; 1e30 with p = 2 was inf)."""
+    t = make(shape, dtype, layout)[0] * (1e30 if dtype in (ptl.float32, ptl.float64) else 1e3)
+    a = to_numpy(t)
+    ax = None if dim is None else np_axis(tuple(dim) if isinstance(dim, list) else dim, a.ndim)
+    for p in (2**32, -2**32, 1000, 2, 3, 1, 0.5, -1.5, 1e-300, np.nan, np.inf, -np.inf, 0):
+        for keepdim in (False, True):
+            want = (np.abs(a) if p != 0 else (a != 0) * 1.0).sum(axis=ax, keepdims=keepdim)
+            assert_close(ptl.linalg.vector_norm(t, p, dim, keepdim), want, dtype=dtype)
+            assert_close(ptl.norm(t, p, [] if dim is None else dim, keepdim), want, dtype=dtype)
+    assert_close(ptl.linalg.vector_norm(t, 2**32, dim, dtype=ptl.float64),
+                 np.abs(a).sum(axis=ax), dtype=ptl.float64)
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)

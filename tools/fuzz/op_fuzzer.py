@@ -33,7 +33,9 @@ differing exception types, refusals of meta tensors, dtypes torch lacks, argumen
 differences and torch's own crashes and hangs.  Random, uninitialised and tie-dependent
 results are skipped or partly compared (differential.SKIP, COMPARED, each with its reason).
 
-Exit status: 0 without findings (of a lower class only, with --torch), 1 with.  The children get a 1 GiB address-space limit
+Exit status: 0 without findings (of a lower class only, with --torch), 1 with; with
+--fail-on CLASSES only a crash, a hang or a difference of those classes fails (CI's smoke:
+--fail-on value).  The children get a 1 GiB address-space limit
 (not under AddressSanitizer, which reserves terabytes of shadow memory and takes
 allocator_may_return_null instead), so a huge allocation is a MemoryError, not a swap storm.
 """
@@ -533,10 +535,16 @@ def main(argv=None):
                    help="tensors require grad, and each call is followed by a backward")
     p.add_argument("--torch", action="store_true",
                    help="also run each call in torch and report the differences")
+    p.add_argument("--fail-on", metavar="CLASSES", default=",".join(MAJOR),
+                   help="--torch: the comma-separated classes of difference that fail the "
+                        "run (default: %(default)s; crashes and hangs always do)")
     p.add_argument("--child", nargs=3, type=int, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.torch and a.grad:
         p.error("--torch compares forward results: it does not combine with --grad")
+    a.fail_on = tuple(k for k in a.fail_on.split(",") if k)
+    if any(k not in MAJOR + LOWER for k in a.fail_on):
+        p.error(f"--fail-on takes classes of {', '.join(MAJOR + LOWER)}")
     if a.child:
         run_child(*a.child, ops=a.ops, grad=a.grad, torch=a.torch)
         return 0
@@ -597,7 +605,13 @@ def fuzz(a):
           f"{len(findings)} findings, {time.time() - t0:.0f} s")
     if a.torch:
         print("against torch: " + ", ".join(f"{n} {kind}" for kind, n in sorted(tally.items())))
-    return 1 if any(kind not in LOWER for _, kind, _ in findings) else 0
+    return 1 if failed(findings, a.fail_on) else 0
+
+
+def failed(findings, fail_on):
+    """Whether [(index, kind, detail)] fails a run: a crash, hang or sanitizer report, or a
+    --torch difference of a class in `fail_on`."""
+    return any(kind in fail_on or kind not in MAJOR + LOWER for _, kind, _ in findings)
 
 
 if __name__ == "__main__":

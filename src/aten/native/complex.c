@@ -819,6 +819,16 @@ pow_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (ks & PTL_KEYSET(PTL_KEY_CUDA)) {   /* no complex CUDA kernel */
         return complex_fallback(op, ks, s);
     }
+    /* real operands into a complex out= tensor: the real kernel computes in their dtype and
+     * writes into it, as PyTorch's does (pow(2.6, x, out=) had refused a float32 x) */
+    int real = 1;
+    for (int i = 0; i < 2; i++) {
+        real &= s[i].tag == PTL_IV_TENSOR ? !ptl_dtype_is_complex(s[i].u.t->dtype)
+                                           : s[i].tag != PTL_IV_COMPLEX;
+    }
+    if (real) {
+        return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_COMPLEX), s);
+    }
     int which = s[0].tag != PTL_IV_TENSOR ? 0 : s[1].tag != PTL_IV_TENSOR ? 1 : -1;
     int mode = ZPOW_GENERAL;
     PtlIValue st[3] = {s[0], s[1], op->schema.nargs > 2 ? s[2] : ptl_iv_none()};

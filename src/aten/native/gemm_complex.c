@@ -538,7 +538,10 @@ zgemm_mat(const ZProblem *pr, int64_t t)
         /* B's columns are pack_a's rows */                                                   \
         pack_a_##SUF(dst, b, cs, rs, cols, kc, nr, 0, sliver);                                 \
     }                                                                                          \
-    /* C (h x w of the tile) = alpha * acc + beta * S; S is not read when beta is 0 */        \
+    /* C (h x w of the tile) = alpha * acc + beta * S; S is not read when beta is 0, and an    \
+     * alpha (beta) of 1, one (one_s), takes acc (S) as it is: 1 times an infinite part as a   \
+     * complex product is nan (1 * inf - 0 * im), where torch's dot gives -inf + inf i, and    \
+     * the blocked engine's C += sums of its later k blocks had made nan of an infinite C */   \
     /* the same on rows of contiguous complex numbers (C's, and S's when read), in three     \
      * loops gcc vectorises (loops.h's clones; the same bits as the generic one): S not      \
      * read, S = C itself (in place), S elsewhere (not overlapping C, as gemm_complex.h     \
@@ -546,7 +549,8 @@ zgemm_mat(const ZProblem *pr, int64_t t)
     static PTL_LOOP_CLONES_WIDE void update_rows_##SUF(const R *restrict acc, int64_t nr,     \
                                                        int64_t h, int64_t w, R *c,             \
                                                        int64_t crs, const R *s, int64_t srs,   \
-                                                       R ar, R ai, R br, R bi, int read_s)     \
+                                                       R ar, R ai, R br, R bi, int read_s,     \
+                                                       int one, int one_s)                     \
     {                                                                                          \
         for (int64_t i = 0; i < h; i++) {                                                      \
             const R *restrict re = acc + 2 * nr * i, *restrict im = re + nr;                   \
@@ -554,25 +558,28 @@ zgemm_mat(const ZProblem *pr, int64_t t)
             if (!read_s) {                                                                     \
                 R *restrict co = ci;                                                           \
                 for (int64_t j = 0; j < w; j++) {                                              \
-                    co[2 * j] = ar * re[j] - ai * im[j];                                       \
-                    co[2 * j + 1] = ar * im[j] + ai * re[j];                                   \
+                    co[2 * j] = one ? re[j] : ar * re[j] - ai * im[j];                         \
+                    co[2 * j + 1] = one ? im[j] : ar * im[j] + ai * re[j];                     \
                 }                                                                              \
             }                                                                                  \
             else if (s == c && srs == crs) {                                                   \
                 for (int64_t j = 0; j < w; j++) {                                              \
                     R sr = ci[2 * j], sm = ci[2 * j + 1];                                      \
-                    R xr = ar * re[j] - ai * im[j], xi = ar * im[j] + ai * re[j];              \
-                    ci[2 * j] = xr + (br * sr - bi * sm);                                      \
-                    ci[2 * j + 1] = xi + (br * sm + bi * sr);                                  \
+                    R xr = one ? re[j] : ar * re[j] - ai * im[j];                              \
+                    R xi = one ? im[j] : ar * im[j] + ai * re[j];                              \
+                    ci[2 * j] = xr + (one_s ? sr : br * sr - bi * sm);                         \
+                    ci[2 * j + 1] = xi + (one_s ? sm : br * sm + bi * sr);                     \
                 }                                                                              \
             }                                                                                  \
             else {                                                                             \
                 R *restrict co = ci;                                                           \
                 const R *restrict si = s + i * srs;                                            \
                 for (int64_t j = 0; j < w; j++) {                                              \
-                    R xr = ar * re[j] - ai * im[j], xi = ar * im[j] + ai * re[j];              \
-                    co[2 * j] = xr + (br * si[2 * j] - bi * si[2 * j + 1]);                    \
-                    co[2 * j + 1] = xi + (br * si[2 * j + 1] + bi * si[2 * j]);                \
+                    R xr = one ? re[j] : ar * re[j] - ai * im[j];                              \
+                    R xi = one ? im[j] : ar * im[j] + ai * re[j];                              \
+                    R sr = si[2 * j], sm = si[2 * j + 1];                                      \
+                    co[2 * j] = xr + (one_s ? sr : br * sr - bi * sm);                         \
+                    co[2 * j + 1] = xi + (one_s ? sm : br * sm + bi * sr);                     \
                 }                                                                              \
             }                                                                                  \
         }                                                                                      \
@@ -583,8 +590,10 @@ zgemm_mat(const ZProblem *pr, int64_t t)
     {                                                                                          \
         const R ar = (R)alpha[0], ai = (R)alpha[1], br = (R)beta[0], bi = (R)beta[1];         \
         int read_s = s != NULL && (beta[0] != 0 || beta[1] != 0);                              \
+        int one = alpha[0] == 1 && alpha[1] == 0, one_s = beta[0] == 1 && beta[1] == 0;        \
         if (ccs == 2 && (!read_s || scs == 2) && w > 1) {                                      \
-            update_rows_##SUF(acc, nr, h, w, c, crs, s, srs, ar, ai, br, bi, read_s);          \
+            update_rows_##SUF(acc, nr, h, w, c, crs, s, srs, ar, ai, br, bi, read_s, one,      \
+                              one_s);                                                          \
             return;                                                                            \
         }                                                                                      \
         for (int64_t i = 0; i < h; i++) {                                                      \
@@ -592,11 +601,12 @@ zgemm_mat(const ZProblem *pr, int64_t t)
             R *ci = c + i * crs;                                                               \
             const R *si = read_s ? s + i * srs : NULL;                                         \
             for (int64_t j = 0; j < w; j++) {                                                  \
-                R xr = ar * re[j] - ai * im[j], xi = ar * im[j] + ai * re[j];                  \
+                R xr = one ? re[j] : ar * re[j] - ai * im[j];                                  \
+                R xi = one ? im[j] : ar * im[j] + ai * re[j];                                  \
                 if (read_s) {                                                                  \
                     R sr = si[j * scs], sm = si[j * scs + 1];                                  \
-                    xr += br * sr - bi * sm;                                                   \
-                    xi += br * sm + bi * sr;                                                   \
+                    xr += one_s ? sr : br * sr - bi * sm;                                      \
+                    xi += one_s ? sm : br * sm + bi * sr;                                      \
                 }                                                                              \
                 ci[j * ccs] = xr;                                                              \
                 ci[j * ccs + 1] = xi;                                                          \

@@ -8,7 +8,15 @@
  * with PyTorch's texts and then calls other ops through the dispatcher.  Its direct path
  * is the CPU kernel _cdist_forward (loops over every row pair, with CdistBackward0 and
  * _cdist_backward, PyTorch's formulas); its matmul path for p = 2 is composite.  pdist's
- * CPU kernels _pdist_forward / _pdist_backward (PdistBackward0) are Note [Pdist loops]. */
+ * CPU kernels _pdist_forward / _pdist_backward (PdistBackward0) are Note [Pdist loops].
+ *
+ * Note [Norm of one element]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Where every reduced dimension has size 1, PyTorch's linalg_vector_norm (which its norm
+ * calls) returns |x| (x != 0 for p = 0) without the powers: (|x|^p)^(1/p) underflows or
+ * overflows for a large |p| or |x| (0.09 for p = 2^32 gave 0, 1e200 for p = 2 gave inf)
+ * and a nan p gave nan.  reduce.c's plan takes such a norm (linalg_vector_norm's and
+ * norm's, real or of a complex |z|) as the 1-norm, whose sum of one |x| is that answer. */
 #include <math.h>
 #include <stdlib.h>
 

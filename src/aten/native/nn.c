@@ -878,8 +878,12 @@ softmax_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (!ptl_tensor_is_meta(out) && softmax_run(&j, y, dim) < 0) {
         goto error;
     }
-    if (in_dt != work) {
-        if ((res = ptl_cast(out, in_dt)) == NULL) {
+    /* grad_output's dtype, as PyTorch's; Half for a Float grad_output of a Half input (its
+     * half_to_float softmax): input_dtype had been the result's (uint8 for uint8) */
+    PtlDtype res_dt = g0->dtype == PTL_DTYPE_FLOAT32 && in_dt == PTL_DTYPE_FLOAT16 ? in_dt
+                                                                                   : g0->dtype;
+    if (res_dt != work) {
+        if ((res = ptl_cast(out, res_dt)) == NULL) {
             goto error;
         }
         PTL_CLEAR(out);

@@ -966,10 +966,10 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
     pl.odt0 = out0->dtype;
     pl.out1 = out1 ? ptl_tensor_data(out1) : NULL;
     pl.odt1 = out1 ? out1->dtype : PTL_DTYPE_UNDEFINED;
-    pl.p = p;
-    pl.correction = correction;
     pl.take_sqrt = take_sqrt;
     plan_dims(&pl, in, mask, keep_order);
+    pl.p = kind == R_NORM && pl.R == 1 && p != 0 ? 1 : p;   /* Note [Norm of one element] */
+    pl.correction = pl.R == 0 ? 0 : correction;   /* var of nothing: nan, as PyTorch's */
     if (pl.nout == 0) {
         return 0;
     }

@@ -313,8 +313,9 @@ unique_host(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (vals == NULL) {
         goto error;
     }
-    /* unique_dim returns inverse and counts whatever it was asked, as PyTorch does */
-    int dim_op = op->id == PTL_OP_unique_dim;
+    /* unique_dim and unique_consecutive with a dim return inverse and counts whatever
+     * they were asked, as PyTorch's unique_dim_consecutive does */
+    int dim_op = has_dim;
     if (want_inv || dim_op) {
         inv = has_dim ? empty_1d(n, PTL_DTYPE_INT64)
                       : ptl_empty(self->dim, self->sizes, PTL_DTYPE_INT64, self->device);
