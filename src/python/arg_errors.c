@@ -980,6 +980,70 @@ type_matches(const char *type, PyObject *o)
     return strcmp(type, tp) == 0;
 }
 
+/* PyTorch lists the keyword arguments in the order its std::unordered_map<std::string, ...>
+ * iterates them, and libstdc++'s (64-bit) decides it: the keys hash with _Hash_bytes
+ * (MurmurHash2-64A, seed 0xc70f6907) into 13 buckets (its first allocation, up to 13 keys);
+ * each new key goes before the first key of its bucket, or in front of all when its bucket
+ * is empty.  With more keys we keep the order given.  A marked description lists them in
+ * the signature's order instead. */
+enum { KW_BUCKETS = 13 };
+
+static uint64_t
+murmur_shift_mix(uint64_t v)
+{
+    return v ^ (v >> 47);
+}
+
+static uint64_t
+libstdcxx_string_hash(const char *s, size_t len)
+{
+    const uint64_t mul = ((uint64_t)0xc6a4a793u << 32) + 0x5bd1e995u;
+    uint64_t h = 0xc70f6907u ^ (len * mul);
+    size_t aligned = len & ~(size_t)7;
+    for (size_t i = 0; i < aligned; i += 8) {
+        uint64_t d = 0;
+        for (int b = 7; b >= 0; b--) {
+            d = (d << 8) | (unsigned char)s[i + (size_t)b];
+        }
+        h = (h ^ (murmur_shift_mix(d * mul) * mul)) * mul;
+    }
+    if (len & 7) {
+        uint64_t d = 0;
+        for (size_t b = len; b > aligned; b--) {
+            d = (d << 8) | (unsigned char)s[b - 1];
+        }
+        h = (h ^ d) * mul;
+    }
+    return murmur_shift_mix(murmur_shift_mix(h) * mul);
+}
+
+/* The index in kwnames of the keyword PyTorch lists pos-th */
+static Py_ssize_t
+keyword_at(PyObject *kwnames, Py_ssize_t pos)
+{
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames), order[KW_BUCKETS];
+    int bucket[KW_BUCKETS];
+    if (nkw > KW_BUCKETS) {
+        return pos;
+    }
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        Py_ssize_t len = 0, at = 0;
+        const char *kw = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(kwnames, k), &len);
+        if (kw == NULL) {
+            PyErr_Clear();
+            return pos;
+        }
+        bucket[k] = (int)(libstdcxx_string_hash(kw, (size_t)len) % KW_BUCKETS);
+        while (at < k && bucket[order[at]] != bucket[k]) {
+            at++;
+        }
+        at = at == k ? 0 : at;   /* an empty bucket: in front of all */
+        memmove(&order[at + 1], &order[at], sizeof(*order) * (size_t)(k - at));
+        order[at] = k;
+    }
+    return order[pos];
+}
+
 /* The keyword argument named kw, or NULL */
 static PyObject *
 kwarg_named(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *kw)
@@ -1005,16 +1069,17 @@ describe_arguments(PyObject *const *args, Py_ssize_t first, Py_ssize_t nargs,
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, npos = nargs - first;
     for (Py_ssize_t i = 0; out != NULL && i < npos + nkw; i++) {
         int kw = i >= npos;
+        Py_ssize_t k = kw ? keyword_at(kwnames, i - npos) : 0;
         PyObject *v = kw && tok ? kwarg_named(args, nargs, kwnames, tok[i].name) : NULL;
         if (v == NULL) {   /* positional, or a keyword no parameter name of the tail names */
-            v = kw ? args[nargs + i - npos] : args[first + i];
+            v = kw ? args[nargs + k] : args[first + i];
         }
         const char *mark = tok != NULL && !type_matches(tok[i].type, v) ? "!" : "";
         PyUnicode_AppendAndDel(&out, PyUnicode_FromString(mark));
         if (kw) {
             PyUnicode_AppendAndDel(&out, tok ? PyUnicode_FromFormat("%s=", tok[i].name)
                                              : PyUnicode_FromFormat(
-                                                   "%U=", PyTuple_GET_ITEM(kwnames, i - npos)));
+                                                   "%U=", PyTuple_GET_ITEM(kwnames, k)));
         }
         if (out != NULL) {
             append_value(&out, v, tok != NULL);
@@ -1035,7 +1100,8 @@ unmatched_keywords(PyObject *kwnames, const Token *tok, int ntok)
     PyObject *out = PyUnicode_FromString("");
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     Py_ssize_t start = ntok - nkw > 0 ? ntok - nkw : 0;
-    for (Py_ssize_t k = 0; out != NULL && k < nkw; k++) {
+    for (Py_ssize_t pos = 0; out != NULL && pos < nkw; pos++) {
+        Py_ssize_t k = keyword_at(kwnames, pos);
         const char *kw = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
         int found = 0;
         for (Py_ssize_t j = start; kw != NULL && j < ntok && !found; j++) {

@@ -277,3 +277,18 @@ def test_sweep_compares_the_general_form():
     """Over a hundred of those calls get torch's general form, signature strings and all"""
     results = [_compare(c) for c in CASES[:600]]
     assert sum(r is not None and GENERAL in r[2][1] for r in results) > 100
+
+
+KEYWORD_SETS = [("stable", "dim"), ("foo", "bar", "zz"), ("dim", "keepdim", "out", "a"),
+                ("alpha", "other", "input", "b", "dtype", "descending", "rounding_mode")]
+
+
+@pytest.mark.parametrize("names", KEYWORD_SETS, ids=["-".join(n) for n in KEYWORD_SETS])
+@pytest.mark.parametrize("method", [False, True])
+def test_general_form_lists_keywords_in_torch_order(names, method):
+    """torch lists keyword arguments in its hash map's order, not in the order given"""
+    def build(lib):
+        return [lib.ones(2)] * (2 if method else 3), {n: "a" for n in names}
+    want = _outcome(torch, method, "max", build)
+    assert GENERAL in want[1]
+    assert _outcome(ptl, method, "max", build) == want
