@@ -106,6 +106,7 @@ parse_type(Parser *ps, PtlArg *a)
         return fail(ps, what);
     }
     a->kind = (uint8_t)base_types[i].kind;
+    a->symint = strcmp(tname, "SymInt") == 0;
     if (*ps->p == '(') {   /* alias annotation: (a), (a!), (a0!), (a -> *) */
         ps->p++;
         if (!isalpha((unsigned char)*ps->p)) {
@@ -318,7 +319,20 @@ parse_arg(Parser *ps, PtlArg *a, int kwarg_only, int is_return)
         a->name[0] = '\0';
     }
     if (!is_return && accept(ps, "=")) {
-        return parse_default(ps, a);
+        /* def_str keeps the default's text as written (a str default's without its quotes),
+         * which the TypeError for a bad call prints (src/python/arg_errors.c) */
+        skip_ws(ps);
+        const char *start = ps->p;
+        if (parse_default(ps, a) < 0) {
+            return -1;
+        }
+        if (a->def_str[0] == '\0') {
+            size_t n = (size_t)(ps->p - start);
+            n = n < sizeof(a->def_str) ? n : sizeof(a->def_str) - 1;
+            memcpy(a->def_str, start, n);
+            a->def_str[n] = '\0';
+        }
+        return 0;
     }
     return 0;
 }

@@ -40,6 +40,7 @@ typedef struct PtlArg {
     uint8_t kwarg_only;   /* after `*` */
     uint8_t alias_write;  /* Tensor(a!) */
     char alias_set;       /* 'a' in Tensor(a) / Tensor(a!), 0 when none */
+    uint8_t symint;       /* spelled SymInt or SymInt[] (an int to us) */
     int32_t list_len;     /* N of int[N]; 0 when unsized */
     uint8_t elem_optional;/* Tensor?[] */
     uint8_t elem_bool;    /* bool[N]: an int list of 0 and 1 */

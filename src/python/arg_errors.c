@@ -7,59 +7,6 @@
 
 #include <string.h>
 
-static const char *
-py_type_name(PyObject *o)
-{
-    if (PtlPyTensor_Check(o)) {
-        return "Tensor";
-    }
-    if (Py_IS_TYPE(o, &PtlPyDtype_Type)) {
-        return "dtype";
-    }
-    return Py_TYPE(o)->tp_name;
-}
-
-static const char *
-arg_type_name(const PtlArg *a)
-{
-    switch ((PtlArgKind)a->kind) {
-    case PTL_ARG_SCALAR: return "Number";
-    case PTL_ARG_DTYPE: return "dtype";
-    case PTL_ARG_TENSORLIST: return "tuple of Tensors";
-    case PTL_ARG_INTLIST: return "tuple of ints";
-    case PTL_ARG_FLOATLIST: return "tuple of floats";
-    default: return ptl_arg_kind_name((PtlArgKind)a->kind);
-    }
-}
-
-static void
-append_signature(PyObject *parts, const PtlOperator *op, int method)
-{
-    const PtlSchema *s = &op->schema;
-    PyObject *sig = PyUnicode_FromString(" * (");
-    int first = 1, star = 0;
-    for (int i = method ? 1 : 0; sig != NULL && i < s->nargs; i++) {
-        const PtlArg *a = &s->args[i];
-        PyObject *piece;
-        if (a->kwarg_only && !star) {
-            piece = PyUnicode_FromFormat("%s*", first ? "" : ", ");
-            PyUnicode_AppendAndDel(&sig, piece);
-            star = 1;
-            first = 0;
-        }
-        const char *name = (i == 0 && strcmp(a->name, "self") == 0) ? "input" : a->name;
-        piece = PyUnicode_FromFormat("%s%s%s %s", first ? "" : ", ", arg_type_name(a),
-                                     a->optional ? "?" : "", name);
-        PyUnicode_AppendAndDel(&sig, piece);
-        first = 0;
-    }
-    PyUnicode_AppendAndDel(&sig, PyUnicode_FromString(")\n"));
-    if (sig != NULL) {
-        PyList_Append(parts, sig);
-        Py_DECREF(sig);
-    }
-}
-
 /* Note [Bad call messages]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
  * A call that no overload accepts gets the message PyTorch's python_arg_parser gives it, and
@@ -75,17 +22,18 @@ append_signature(PyObject *parts, const PtlOperator *op, int method)
  * Tensor other) ...), which PyTorch also gives to the in-place methods, plus copy_'s; they
  * are a table here (hidden_signatures) because no schema of ours spells them.  PyTorch also
  * shows signatures that we fold into one overload (a Number twin of a Tensor parameter, an
- * out_dtype or generator form): a second table (twin_signatures) counts them.  The first
- * fault is found in the order PyTorch's FunctionSignature::parse looks: too many positional
- * arguments, then each parameter in turn (missing, or of the wrong type), then the keywords
- * left over (unknown, or naming a parameter a positional argument filled).  The messages
- * keep PyTorch's words, "missing 1 required positional arguments" included; a method without
- * parameters has CPython's METH_NOARGS words.  The general form lists our overloads, not
- * PyTorch's text of its signatures (no defaults, no "didn't match because" lines), and
- * tests/python/test_bad_call_messages.py compares only its head.  Accepted calls never come
- * here. */
+ * out_dtype or generator form): a second table (twin_signatures) derives each from one of
+ * ours, to show and count it; and a third (torch_out_overloads) names the overloads whose
+ * PyTorch function takes an out= that we lack.  The first fault is found in the order
+ * PyTorch's FunctionSignature::parse looks: too many positional arguments, then each
+ * parameter in turn (missing, or of the wrong type), then the keywords left over (unknown,
+ * or naming a parameter a positional argument filled).  The messages keep PyTorch's words,
+ * "missing 1 required positional arguments" included; a method without parameters has
+ * CPython's METH_NOARGS words.  The general form prints PyTorch's signature strings (Note
+ * [Signature strings]).  Accepted calls never come here. */
 
-/* The type a parameter wants, as PyTorch's "argument 'x' must be T" names it */
+/* The type a parameter wants, as PyTorch's "argument 'x' must be T" and its signature strings
+ * name it */
 static const char *
 wanted_type_name(const PtlArg *a)
 {
@@ -95,7 +43,11 @@ wanted_type_name(const PtlArg *a)
     case PTL_ARG_LAYOUT: return "torch.layout";
     case PTL_ARG_MEMFORMAT: return "torch.memory_format";
     case PTL_ARG_GENERATOR: return "torch.Generator";
-    default: return arg_type_name(a);
+    case PTL_ARG_SCALAR: return "Number";
+    case PTL_ARG_TENSORLIST: return "tuple of Tensors";
+    case PTL_ARG_INTLIST: return "tuple of ints";
+    case PTL_ARG_FLOATLIST: return "tuple of floats";
+    default: return ptl_arg_kind_name((PtlArgKind)a->kind);
     }
 }
 
@@ -141,58 +93,151 @@ has_hidden_signature(PyObject *name)
     return 0;
 }
 
-/* Functions (F) and methods (M) for which PyTorch has one more shown signature than we have
- * overloads: a twin of our widest signature (the one with the most parameters) that takes
- * `more` required parameters besides: a Number where we take a Tensor (more 0: eq(Tensor
- * input, Number other), bitwise_and(Number self, Tensor other), narrow(..., Tensor start,
- * ...), the Dimname forms of max and min), an out_dtype (addmm, mm: more 1) or a generator
- * (rand_like: more 1).  Note [Bad call messages]. */
+/* PyTorch's signatures that no overload of ours spells, each derived from one of ours
+ * (`base`: its overload name) by edits: `name:Type` gives a parameter another type (Scalar,
+ * Tensor, int[]), `name:positional` makes a keyword-only one positional, `+name:Type@i`
+ * (`+*` keyword-only) inserts a required parameter at schema index i.  `out`: PyTorch's has
+ * out= (a function's).  They are shown and counted, never blamed.  Note [Bad call
+ * messages]. */
 enum { TWIN_F = 1, TWIN_M = 2 };
 static const struct {
     const char *name;
-    int where, more;
+    int where;
+    const char *base, *edits;
+    int out;
 } twin_signatures[] = {
-    {"addmm", TWIN_F, 1}, {"baddbmm", TWIN_F, 1}, {"bmm", TWIN_F, 1}, {"mm", TWIN_F, 1},
-    {"rand_like", TWIN_F, 1}, {"randn_like", TWIN_F, 1}, {"linspace", TWIN_F, 0},
-    {"logspace", TWIN_F, 0}, {"max", TWIN_F, 0}, {"min", TWIN_F, 0}, {"rsub", TWIN_F, 0},
-    {"where", TWIN_F | TWIN_M, 0}, {"moveaxis", TWIN_F | TWIN_M, 0},
-    {"narrow", TWIN_F | TWIN_M, 0}, {"clamp_max", TWIN_F | TWIN_M, 0},
-    {"clamp_min", TWIN_F | TWIN_M, 0}, {"div", TWIN_M, 0}, {"div_", TWIN_M, 0},
-    {"bitwise_and", TWIN_F | TWIN_M, 0}, {"bitwise_and_", TWIN_M, 0},
-    {"bitwise_or", TWIN_F | TWIN_M, 0}, {"bitwise_or_", TWIN_M, 0},
-    {"bitwise_xor", TWIN_F | TWIN_M, 0}, {"bitwise_xor_", TWIN_M, 0},
-    {"bitwise_left_shift", TWIN_F | TWIN_M, 0}, {"bitwise_left_shift_", TWIN_M, 0},
-    {"bitwise_right_shift", TWIN_F | TWIN_M, 0}, {"bitwise_right_shift_", TWIN_M, 0},
-    {"eq", TWIN_F | TWIN_M, 0}, {"eq_", TWIN_M, 0}, {"ne", TWIN_F | TWIN_M, 0},
-    {"ne_", TWIN_M, 0}, {"ge", TWIN_F | TWIN_M, 0}, {"ge_", TWIN_M, 0},
-    {"gt", TWIN_F | TWIN_M, 0}, {"gt_", TWIN_M, 0}, {"le", TWIN_F | TWIN_M, 0},
-    {"le_", TWIN_M, 0}, {"lt", TWIN_F | TWIN_M, 0}, {"lt_", TWIN_M, 0},
-    {"floor_divide", TWIN_M, 0}, {"floor_divide_", TWIN_M, 0},
-    {"fmod", TWIN_F | TWIN_M, 0}, {"fmod_", TWIN_M, 0}, {"remainder", TWIN_F | TWIN_M, 0},
-    {"remainder_", TWIN_M, 0},
+    {"addmm", TWIN_F, "", "+out_dtype:ScalarType@3", 1},
+    {"baddbmm", TWIN_F, "", "+out_dtype:ScalarType@3", 1},
+    {"bmm", TWIN_F, "", "+out_dtype:ScalarType@2", 1},
+    {"mm", TWIN_F, "", "+out_dtype:ScalarType@2", 1},
+    {"rand_like", TWIN_F, "", "+*generator:Generator@1", 0},
+    {"randn_like", TWIN_F, "", "+*generator:Generator@1", 0},
+    {"randint_like", TWIN_F, "low_dtype", "+*generator:Generator@3", 0},
+    {"randint_like", TWIN_F, "", "high:Tensor,+*generator:Generator@2", 0},
+    {"randint_like", TWIN_F, "", "high:Tensor", 0},
+    {"randint_like", TWIN_F, "", "+*generator:Generator@2", 0},
+    {"linspace", TWIN_F, "", "start:Tensor,end:Tensor", 1},
+    {"linspace", TWIN_F, "", "end:Tensor", 1},
+    {"linspace", TWIN_F, "", "start:Tensor", 1},
+    {"logspace", TWIN_F, "", "start:Tensor,end:Tensor", 1},
+    {"logspace", TWIN_F, "", "end:Tensor", 1},
+    {"logspace", TWIN_F, "", "start:Tensor", 1},
+    {"rsub", TWIN_F, "Tensor", "other:Scalar,alpha:positional", 0},
+    {"where", TWIN_F, "self", "self:Scalar", 0},
+    {"where", TWIN_F | TWIN_M, "self", "other:Scalar", 0},
+    {"where", TWIN_F, "self", "self:Scalar,other:Scalar", 0},
+    {"moveaxis", TWIN_F | TWIN_M, "int", "source:int[],destination:int[]", 0},
+    {"narrow", TWIN_F | TWIN_M, "", "start:Tensor", 0},
+    {"clamp_max", TWIN_F | TWIN_M, "", "max:Tensor", 1},
+    {"clamp_min", TWIN_F | TWIN_M, "", "min:Tensor", 1},
+    {"div", TWIN_F | TWIN_M, "Tensor_mode", "other:Scalar", 0},
+    {"div_", TWIN_M, "Tensor_mode", "other:Scalar", 0},
+    {"floor_divide", TWIN_F | TWIN_M, "", "other:Scalar", 0},
+    {"floor_divide_", TWIN_M, "", "other:Scalar", 0},
+#define NUMBER_SELF_TWIN(NAME)                                    \
+    {#NAME, TWIN_F, "Tensor", "self:Scalar", 0},                  \
+    {#NAME, TWIN_F | TWIN_M, "Tensor", "other:Scalar", 1},        \
+    {#NAME "_", TWIN_M, "Tensor", "other:Scalar", 0},
+#define NUMBER_OTHER_TWIN(NAME)                                   \
+    {#NAME, TWIN_F | TWIN_M, "Tensor", "other:Scalar", 1},        \
+    {#NAME "_", TWIN_M, "Tensor", "other:Scalar", 0},
+    NUMBER_SELF_TWIN(bitwise_and) NUMBER_SELF_TWIN(bitwise_or) NUMBER_SELF_TWIN(bitwise_xor)
+    NUMBER_SELF_TWIN(bitwise_left_shift) NUMBER_SELF_TWIN(bitwise_right_shift)
+    NUMBER_SELF_TWIN(remainder)
+    NUMBER_OTHER_TWIN(eq) NUMBER_OTHER_TWIN(ne) NUMBER_OTHER_TWIN(ge) NUMBER_OTHER_TWIN(gt)
+    NUMBER_OTHER_TWIN(le) NUMBER_OTHER_TWIN(lt) NUMBER_OTHER_TWIN(fmod)
+#undef NUMBER_SELF_TWIN
+#undef NUMBER_OTHER_TWIN
 };
 
-/* The twin's extra required parameters, or -1 when PyTorch has no twin */
+/* Overloads (name.overload) whose PyTorch function takes out=, where we have no out
+ * overload to merge: PyTorch's signature shows and counts it (functions only) */
+static const char *const torch_out_overloads[] = {
+    "addmm", "addmv", "all", "all.dim", "all.dims", "any", "any.dim", "any.dims", "arange",
+    "arange.start_step", "argsort.stable", "baddbmm", "bernoulli", "bmm", "bucketize.Tensor",
+    "clamp_max", "clamp_min", "eye", "eye.m", "lerp.Scalar", "lerp.Tensor", "linspace",
+    "logspace", "max", "max.dim", "max.other", "mean", "mean.dim", "median.dim", "min",
+    "min.dim", "min.other", "nanmedian.dim", "nanquantile", "nanquantile.scalar",
+    "normal.Tensor_Tensor", "normal.Tensor_float", "normal.float_Tensor", "normal.float_float",
+    "prod.dim_int", "quantile", "quantile.scalar", "rand", "rand.generator", "randint",
+    "randint.generator", "randint.low", "randint.low_generator", "randn", "randn.generator",
+    "randperm", "randperm.generator", "scatter.reduce", "scatter.src", "scatter.value",
+    "scatter.value_reduce", "searchsorted.Scalar", "searchsorted.Tensor", "sort",
+    "sort.stable", "std.correction", "std.dim", "sum.dim_IntList", "var.correction", "var.dim",
+};
+
+/* Whether the schema is name.overload (a bare name when overload is "") */
 static int
-twin_signature(const PtlPyOpFunc *f)
+schema_is(const PtlSchema *s, const char *name, const char *overload)
 {
-    const char *n = PyUnicode_AsUTF8(f->name);
-    for (size_t i = 0; n != NULL && i < sizeof(twin_signatures) / sizeof(*twin_signatures);
-         i++) {
-        if (strcmp(n, twin_signatures[i].name) == 0 &&
-            (twin_signatures[i].where & (f->method ? TWIN_M : TWIN_F))) {
-            return twin_signatures[i].more;
-        }
-    }
-    return -1;
+    const char *n = strncmp(s->name, "aten::", 6) == 0 ? s->name + 6 : s->name;
+    return strcmp(n, name) == 0 && strcmp(s->overload, overload) == 0;
 }
 
-/* Whether out overload o is overload s with an out= parameter added (PyTorch's one Python
- * signature for both) */
 static int
-is_out_twin(const PtlSchema *o, const PtlSchema *s)
+torch_has_out(const PtlSchema *s)
 {
-    if (o->out_index < 0 || s->out_index >= 0 || o->nargs != s->nargs + 1 ||
+    for (size_t i = 0; i < sizeof(torch_out_overloads) / sizeof(*torch_out_overloads); i++) {
+        const char *dot = strchr(torch_out_overloads[i], '.');
+        char name[64];
+        snprintf(name, sizeof(name), "%.*s",
+                 dot ? (int)(dot - torch_out_overloads[i]) : (int)strlen(torch_out_overloads[i]),
+                 torch_out_overloads[i]);
+        if (schema_is(s, name, dot ? dot + 1 : "")) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Applies a twin's edits to a copy of its base schema (twin_signatures) */
+static void
+apply_twin_edits(PtlSchema *t, const char *edits)
+{
+    const char *p = edits;
+    while (*p != '\0') {
+        char item[64], name[32], type[32];
+        size_t len = strcspn(p, ",");
+        snprintf(item, sizeof(item), "%.*s", (int)len, p);
+        p += len + (p[len] == ',');
+        int insert = item[0] == '+', kwarg = insert && item[1] == '*', at = 0;
+        if (sscanf(item + insert + kwarg, "%31[^:]:%31[^@]@%d", name, type, &at) < 2) {
+            continue;
+        }
+        PtlArg *a = NULL;
+        if (insert && at <= t->nargs && t->nargs < PTL_SCHEMA_MAX_ARGS) {
+            memmove(&t->args[at + 1], &t->args[at], sizeof(PtlArg) * (size_t)(t->nargs - at));
+            a = &t->args[at];
+            memset(a, 0, sizeof(*a));
+            snprintf(a->name, sizeof(a->name), "%s", name);
+            a->kwarg_only = (uint8_t)kwarg;
+            t->nargs++;
+        }
+        for (int i = 0; !insert && i < t->nargs; i++) {
+            a = strcmp(t->args[i].name, name) == 0 ? &t->args[i] : a;
+        }
+        if (a == NULL) {
+            continue;
+        }
+        if (strcmp(type, "positional") == 0) {
+            a->kwarg_only = 0;
+            continue;
+        }
+        a->symint = 0;
+        a->kind = strcmp(type, "Scalar") == 0       ? PTL_ARG_SCALAR
+                  : strcmp(type, "Tensor") == 0     ? PTL_ARG_TENSOR
+                  : strcmp(type, "int[]") == 0      ? PTL_ARG_INTLIST
+                  : strcmp(type, "ScalarType") == 0 ? PTL_ARG_DTYPE
+                                                    : PTL_ARG_GENERATOR;
+    }
+}
+
+/* The number of out= parameters of out overload o when it is overload s with them added
+ * (PyTorch's one Python signature for both), else 0 */
+static int
+out_twin_count(const PtlSchema *o, const PtlSchema *s)
+{
+    if (o->out_index < 0 || s->out_index >= 0 || o->nargs <= s->nargs ||
         o->out_index != s->nargs) {
         return 0;
     }
@@ -201,15 +246,27 @@ is_out_twin(const PtlSchema *o, const PtlSchema *s)
             return 0;
         }
     }
-    return 1;
+    for (int i = o->out_index; i < o->nargs; i++) {
+        if (!o->args[i].alias_write || !o->args[i].kwarg_only) {
+            return 0;
+        }
+    }
+    return o->nargs - s->nargs;
 }
 
-/* One Python signature: an overload, and whether an out overload merged into it */
+/* One Python signature: an overload (or a twin derived from one), and how many outputs its
+ * out= parameter takes (0: none) */
 typedef struct PySignature {
     const PtlOperator *op;
+    const PtlSchema *schema;   /* op's, or the twin's */
     int has_out;
+    int nouts;
+    int twin;                  /* one of twin_signatures */
+    PtlSchema twin_schema;
 } PySignature;
 
+/* Fills sigs (room for MAX_OVERLOADS) with f's Python signatures: its overloads with their
+ * out overloads merged, then PyTorch's twins of them */
 static int
 python_signatures(const PtlPyOpFunc *f, PySignature *sigs)
 {
@@ -218,18 +275,51 @@ python_signatures(const PtlPyOpFunc *f, PySignature *sigs)
         const PtlOperator *op = ptl_dispatcher_op_at(f->ids[k]);
         int twin = -1;
         for (int j = 0; j < f->n && twin < 0; j++) {
-            if (j != k && is_out_twin(&op->schema, &ptl_dispatcher_op_at(f->ids[j])->schema)) {
+            if (j != k && out_twin_count(&op->schema, &ptl_dispatcher_op_at(f->ids[j])->schema)) {
                 twin = j;
             }
         }
         if (twin < 0) {
             sigs[n].op = op;
-            sigs[n].has_out = 0;
-            for (int j = 0; j < f->n; j++) {
-                sigs[n].has_out |= j != k && is_out_twin(&ptl_dispatcher_op_at(f->ids[j])->schema,
-                                                          &op->schema);
+            sigs[n].schema = &op->schema;
+            sigs[n].twin = 0;
+            sigs[n].nouts = 0;
+            for (int j = 0; j < f->n && sigs[n].nouts == 0; j++) {
+                sigs[n].nouts = j != k ? out_twin_count(&ptl_dispatcher_op_at(f->ids[j])->schema,
+                                                        &op->schema)
+                                       : 0;
             }
+            if (sigs[n].nouts == 0 && !f->method && torch_has_out(&op->schema)) {
+                sigs[n].nouts = op->schema.nrets;
+            }
+            sigs[n].has_out = sigs[n].nouts > 0;
             n++;
+        }
+    }
+    const char *name = PyUnicode_AsUTF8(f->name);
+    int nours = n;
+    for (size_t i = 0; name != NULL && i < sizeof(twin_signatures) / sizeof(*twin_signatures) &&
+                       n < MAX_OVERLOADS;
+         i++) {
+        if (strcmp(name, twin_signatures[i].name) != 0 ||
+            !(twin_signatures[i].where & (f->method ? TWIN_M : TWIN_F))) {
+            continue;
+        }
+        for (int k = 0; k < nours; k++) {
+            const PtlSchema *base = sigs[k].schema;
+            const char *n0 = strncmp(base->name, "aten::", 6) == 0 ? base->name + 6 : base->name;
+            if (!schema_is(base, n0, twin_signatures[i].base) || strcmp(n0, name) != 0) {
+                continue;
+            }
+            sigs[n] = sigs[k];
+            sigs[n].twin_schema = *base;
+            apply_twin_edits(&sigs[n].twin_schema, twin_signatures[i].edits);
+            sigs[n].schema = &sigs[n].twin_schema;
+            sigs[n].twin = 1;
+            sigs[n].nouts = !f->method && twin_signatures[i].out;
+            sigs[n].has_out = sigs[n].nouts;
+            n++;
+            break;
         }
     }
     return n;
@@ -240,7 +330,7 @@ python_signatures(const PtlPyOpFunc *f, PySignature *sigs)
 static void
 signature_arg_counts(const PySignature *sig, int method, int *min_args, int *max_args)
 {
-    const PtlSchema *s = &sig->op->schema;
+    const PtlSchema *s = sig->schema;
     *min_args = 0;
     *max_args = sig->has_out + (sig->op->device_arg >= 0);
     for (int i = method ? 1 : 0; i < s->nargs; i++) {
@@ -292,7 +382,7 @@ missing_error(PyObject *name, const PtlSchema *s, int from)
 static int
 keyword_index(const PySignature *sig, const char *kw)
 {
-    const PtlSchema *s = &sig->op->schema;
+    const PtlSchema *s = sig->schema;
     for (int i = 0; i < s->nargs; i++) {
         if (ptlpy_arg_name_matches(&s->args[i], i, kw)) {
             return i;
@@ -326,7 +416,7 @@ keyword_value(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const 
 static int
 param_accepts(const PySignature *sig, int i, PyObject *v)
 {
-    const PtlSchema *s = &sig->op->schema;
+    const PtlSchema *s = sig->schema;
     if (i == s->nargs) {
         return v == Py_None || PtlPyTensor_Check(v);
     }
@@ -371,7 +461,7 @@ signature_error(PtlPyOpFunc *f, const PySignature *sig, PyObject *const *args, P
     const char *unpack_name = NULL;
     PyObject *unpack_item = NULL;
     Py_ssize_t unpack_at = 0;
-    const PtlSchema *s = &sig->op->schema;
+    const PtlSchema *s = sig->schema;
     int first = f->method ? 1 : 0, max_pos = 0;
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, left = nkw, pos = first;
     for (int i = first; i < s->nargs && !s->args[i].kwarg_only; i++) {
@@ -506,42 +596,641 @@ static int
 blamed_signature(PtlPyOpFunc *f, const PySignature *sigs, int nsigs, Py_ssize_t nargs,
                  PyObject *kwnames)
 {
-    int more = twin_signature(f);
-    if (nsigs == 1 && more < 0 && !has_hidden_signature(f->name)) {
+    if (nsigs == 1 && !has_hidden_signature(f->name)) {
         return 0;
     }
     Py_ssize_t given = nargs - (f->method ? 1 : 0) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
-    int blamed = -1, plausible = 0, widest_min = 0, widest_max = -1;
+    int blamed = -1, plausible = 0;
     for (int k = 0; k < nsigs; k++) {
         int min_args, max_args;
         signature_arg_counts(&sigs[k], f->method, &min_args, &max_args);
         if (given >= min_args && given <= max_args) {
-            blamed = k;
+            blamed = sigs[k].twin ? blamed : k;
             plausible++;
         }
-        if (max_args > widest_max) {
-            widest_min = min_args;
-            widest_max = max_args;
-        }
-    }
-    if (more >= 0 && given >= widest_min + more && given <= widest_max + more) {
-        plausible++;
     }
     return plausible == 1 ? blamed : -1;
+}
+
+/* Note [Signature strings]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * The general form lists PyTorch's Python signatures as its FunctionSignature::toString
+ * prints them, and we derive each from a schema (an overload's, or a twin's: Note [Bad call
+ * messages]): the parameters in order (a method's self left out, a function's Tensor self
+ * named input), each as `type name` with PyTorch's type words (Number, tuple of ints,
+ * torch.dtype; no `?`: a Tensor? or int? prints as Tensor, int), ` = default` where the
+ * schema has one (native_functions.yaml's text through PyTorch's codegen: [] and None are
+ * None, [0, 1] is {0,1}, "mean" keeps its quotes, Mean is at::Reduction::Mean), `*, `
+ * before the first keyword-only one.  An out= (ours merged, or PyTorch's that we lack)
+ * adds `Tensor out = None` (`tuple of Tensors out = None` for several outputs) after the
+ * schema's parameters, in functions only; a factory's dtype, layout, device and
+ * pin_memory move behind it as PyTorch's TensorOptions, with requires_grad after them.
+ *
+ * The order is PyTorch's codegen's (sort_overloads): the signatures sorted by their C++
+ * parse strings ("std(Tensor input, IntArrayRef[1]? dim, ...)"), then a stable topological
+ * sort that puts a signature after any of the same length whose every parameter type is
+ * equal or preferred to its own (Tensor before Scalar, int before int[], Tensor before int,
+ * any list before Tensor[], int[] before SymInt[]).
+ *
+ * Under each signature whose parameter count (its `*` counted as one, as PyTorch's
+ * invalid_arguments.cpp reparses the printed string) equals the number of arguments given
+ * comes one "didn't match because" line: the keywords that name none of its last
+ * parameters, or else the arguments with the mismatching ones between `!`.  The reparse
+ * takes the word after the last space as the parameter's name and the words before it as
+ * its type, so a parameter with a default (`bool keepdim = False`) never matches and a
+ * keyword never names it; a type matches a value whose type is named the same (float
+ * takes an int as well).  We keep those outcomes: they are PyTorch's text.  With one shown
+ * signature (the others hidden) the message takes PyTorch's single form. */
+
+enum { MAX_FORMALS = PTL_SCHEMA_MAX_ARGS + 6, FORMAL_LEN = 128, SIG_LEN = 2048 };
+
+/* One parameter of a Python signature */
+typedef struct Formal {
+    char shown[FORMAL_LEN];   /* "tuple of ints dim = None" */
+    char key[FORMAL_LEN];     /* "IntArrayRef[1]? dim=None": the codegen's, to sort by */
+    char type[48];            /* "int[1]?": the schema's type, for the partial order */
+    int kwarg_only;
+    int out;
+} Formal;
+
+typedef struct SignatureText {
+    int n;
+    Formal f[MAX_FORMALS];
+    char shown[SIG_LEN];      /* "(Tensor input, *, torch.dtype dtype = None)" */
+    char key[SIG_LEN];
+} SignatureText;
+
+/* A parameter's C++ type in PyTorch's parse strings (key 1) and its schema type (key 0) */
+static void
+formal_type(const PtlArg *a, int cpp, char *buf, size_t n)
+{
+    static const char *const cpp_names[PTL_ARG_KIND_COUNT] = {   /* ORDER PtlArgKind */
+        "Tensor", "int64_t", "double", "bool", "c10::string_view", "Scalar", "ScalarType",
+        "Device", "Layout", "MemoryFormat", "Generator", "TensorList", "IntArrayRef",
+        "ArrayRef<double>",
+    };
+    const char *q = a->optional ? "?" : "";
+    int list = a->kind == PTL_ARG_TENSORLIST || a->kind == PTL_ARG_INTLIST ||
+               a->kind == PTL_ARG_FLOATLIST;
+    char size[16] = "";
+    if (a->list_len > 0) {
+        snprintf(size, sizeof(size), "[%d]", (int)a->list_len);
+    }
+    if (cpp) {
+        if (a->symint) {
+            snprintf(buf, n, "%s%s%s", list ? "SymIntArrayRef" : "SymInt", size, q);
+        }
+        else if (a->kind == PTL_ARG_TENSORLIST && a->elem_optional) {
+            snprintf(buf, n, "c10::List<::std::optional<Tensor>>%s", q);
+        }
+        else if (a->kind == PTL_ARG_INTLIST && a->elem_bool) {
+            snprintf(buf, n, "::std::array<bool,%d>%s", (int)a->list_len, q);
+        }
+        else {
+            snprintf(buf, n, "%s%s%s", cpp_names[a->kind], a->kind == PTL_ARG_FLOATLIST ? "" : size,
+                     q);
+        }
+        return;
+    }
+    if (!list) {
+        snprintf(buf, n, "%s%s", a->symint ? "SymInt" : ptl_arg_kind_name((PtlArgKind)a->kind), q);
+        return;
+    }
+    const char *elem = a->kind == PTL_ARG_TENSORLIST ? (a->elem_optional ? "Tensor?" : "Tensor")
+                       : a->kind == PTL_ARG_FLOATLIST ? "float"
+                       : a->elem_bool                 ? "bool"
+                       : a->symint                    ? "SymInt"
+                                                      : "int";
+    snprintf(buf, n, "%s%s%s", elem, a->list_len > 0 ? size : "[]", q);
+}
+
+/* A default as PyTorch's signatures print it (the schema's text through its codegen) */
+static void
+default_text(const PtlArg *a, char *buf, size_t n)
+{
+    const char *d = a->def_str;
+    if (a->def.tag == PTL_IV_NONE || strcmp(d, "[]") == 0) {
+        snprintf(buf, n, "None");
+    }
+    else if (a->kind == PTL_ARG_STR) {
+        snprintf(buf, n, "\"%s\"", d);
+    }
+    else if (strcmp(d, "Mean") == 0) {
+        snprintf(buf, n, "at::Reduction::Mean");
+    }
+    else if (a->kind == PTL_ARG_DTYPE && strcmp(d, "long") == 0) {
+        snprintf(buf, n, "torch.int64");
+    }
+    else if (d[0] == '[') {   /* [0, 1] -> {0,1} */
+        size_t k = 0;
+        for (const char *c = d; *c != '\0' && k + 1 < n; c++) {
+            if (*c != ' ') {
+                buf[k++] = *c == '[' ? '{' : *c == ']' ? '}' : *c;
+            }
+        }
+        buf[k] = '\0';
+    }
+    else {
+        snprintf(buf, n, "%s", d);
+    }
+}
+
+static void
+add_formal(SignatureText *t, const char *shown_type, const char *cpp_type, const char *type,
+           const char *name, const char *def, int kwarg_only, int out)
+{
+    Formal *f = &t->f[t->n++];
+    snprintf(f->shown, sizeof(f->shown), "%s %s%s%s", shown_type, name, def ? " = " : "",
+             def ? def : "");
+    snprintf(f->key, sizeof(f->key), "%s %s%s%s", cpp_type, name, def ? "=" : "", def ? def : "");
+    snprintf(f->type, sizeof(f->type), "%s", type);
+    f->kwarg_only = kwarg_only;
+    f->out = out;
+}
+
+/* Whether a factory's parameter is one of PyTorch's TensorOptions */
+static int
+is_tensor_option(const PtlArg *a)
+{
+    return a->kwarg_only &&
+           ((a->kind == PTL_ARG_DTYPE && strcmp(a->name, "dtype") == 0) ||
+            a->kind == PTL_ARG_LAYOUT ||
+            (a->kind == PTL_ARG_DEVICE && strcmp(a->name, "device") == 0) ||
+            (a->kind == PTL_ARG_BOOL && strcmp(a->name, "pin_memory") == 0));
+}
+
+/* Appends text to buf (of size n, holding *off characters), cutting what does not fit */
+static void
+append_text(char *buf, size_t n, size_t *off, const char *text)
+{
+    int k = snprintf(buf + *off, n - *off, "%s", text);
+    *off += k < 0 ? 0 : (size_t)k < n - *off ? (size_t)k : n - *off - 1;
+}
+
+/* Joins the formals into "(a, *, b)"; with name, the codegen's "name(a, *, b)" to sort by */
+static void
+join_formals(SignatureText *t, const char *name, char *buf, size_t n)
+{
+    size_t off = 0;
+    int star = 0;
+    buf[0] = '\0';
+    append_text(buf, n, &off, name ? name : "");
+    append_text(buf, n, &off, "(");
+    for (int i = 0; i < t->n; i++) {
+        append_text(buf, n, &off, i ? ", " : "");
+        if (t->f[i].kwarg_only && !star) {
+            append_text(buf, n, &off, "*, ");
+            star = 1;
+        }
+        append_text(buf, n, &off, name ? t->f[i].key : t->f[i].shown);
+    }
+    append_text(buf, n, &off, ")");
+}
+
+/* The Python signature's parameters and strings (Note [Signature strings]) */
+static void
+signature_text(const PtlPyOpFunc *f, const PySignature *sig, SignatureText *t)
+{
+    const PtlSchema *s = sig->schema;
+    const char *name = PyUnicode_AsUTF8(f->name);
+    int factory = 0;
+    for (int i = 0; i < s->nargs; i++) {
+        factory |= s->args[i].kind == PTL_ARG_DEVICE && s->args[i].kwarg_only &&
+                   strcmp(s->args[i].name, "device") == 0;
+    }
+    int self = 0;
+    for (int i = 0; f->method && i < s->nargs; i++) {
+        self = strcmp(s->args[i].name, "self") == 0 ? i : self;
+    }
+    t->n = 0;
+    for (int i = 0; i < s->nargs; i++) {
+        const PtlArg *a = &s->args[i];
+        char cpp[64], type[48], def[48];
+        if ((f->method && i == self) || (factory && is_tensor_option(a))) {
+            continue;
+        }
+        formal_type(a, 1, cpp, sizeof(cpp));
+        formal_type(a, 0, type, sizeof(type));
+        if (a->has_default) {
+            default_text(a, def, sizeof(def));
+        }
+        add_formal(t, wanted_type_name(a), cpp, type,
+                   a->kind == PTL_ARG_SCALAR ? a->name : param_name(s, i),
+                   a->has_default ? def : NULL, a->kwarg_only, 0);
+    }
+    if (sig->has_out && !f->method) {
+        char cpp[32];
+        snprintf(cpp, sizeof(cpp), "TensorList[%d]", sig->nouts);
+        add_formal(t, sig->nouts > 1 ? "tuple of Tensors" : "Tensor",
+                   sig->nouts > 1 ? cpp : "Tensor", "Tensor", "out", "None", 1, 1);
+    }
+    if (factory) {
+        add_formal(t, "torch.dtype", "ScalarType?", "ScalarType?", "dtype", "None", 1, 0);
+        add_formal(t, "torch.layout", "Layout?", "Layout?", "layout", "None", 1, 0);
+        add_formal(t, "torch.device", "Device?", "Device?", "device", "None", 1, 0);
+        add_formal(t, "bool", "bool?", "bool?", "pin_memory", "False", 1, 0);
+        add_formal(t, "bool", "bool", "bool", "requires_grad", "False", 1, 0);
+    }
+    join_formals(t, NULL, t->shown, sizeof(t->shown));
+    join_formals(t, name ? name : "", t->key, sizeof(t->key));
+}
+
+/* Whether PyTorch's codegen prefers a parameter of type t2 to one of type t1 */
+static int
+is_arg_smaller(const char *t1, const char *t2)
+{
+    return (strcmp(t1, "Scalar") == 0 && strcmp(t2, "Tensor") == 0) ||
+           (strcmp(t1, "Scalar?") == 0 && strcmp(t2, "Tensor?") == 0) ||
+           (strcmp(t1, "int[]") == 0 && (strcmp(t2, "int") == 0 || strcmp(t2, "int?") == 0)) ||
+           (strcmp(t1, "Tensor[]") == 0 && strstr(t2, "[]") != NULL) ||
+           (strcmp(t1, "SymInt[]") == 0 && strcmp(t2, "int[]") == 0) ||
+           ((strcmp(t1, "int") == 0 || strcmp(t1, "SymInt") == 0) && strcmp(t2, "Tensor") == 0);
+}
+
+/* Whether signature a comes after signature b in PyTorch's partial order */
+static int
+is_smaller(const SignatureText *a, const SignatureText *b)
+{
+    int i = 0, j = 0, equal = 1;
+    for (;;) {
+        while (i < a->n && a->f[i].out) {
+            i++;
+        }
+        while (j < b->n && b->f[j].out) {
+            j++;
+        }
+        if (i == a->n || j == b->n) {
+            return i == a->n && j == b->n && !equal;
+        }
+        if (strcmp(a->f[i].type, b->f[j].type) != 0) {
+            if (!is_arg_smaller(a->f[i].type, b->f[j].type)) {
+                return 0;
+            }
+            equal = 0;
+        }
+        i++;
+        j++;
+    }
+}
+
+/* Orders t[0..n) as PyTorch's codegen does (Note [Signature strings]) into order[] */
+static void
+sort_signatures(SignatureText *const *t, int n, int *order)
+{
+    int by_key[MAX_OVERLOADS], done = 0, left[MAX_OVERLOADS] = {0};
+    int larger[MAX_OVERLOADS][MAX_OVERLOADS] = {{0}};
+    for (int k = 0; k < n; k++) {   /* insertion sort by the parse string */
+        int j = k;
+        while (j > 0 && strcmp(t[by_key[j - 1]]->key, t[k]->key) > 0) {
+            by_key[j] = by_key[j - 1];
+            j--;
+        }
+        by_key[j] = k;
+    }
+    for (int a = 0; a < n; a++) {
+        for (int b = 0; b < n; b++) {
+            larger[a][b] = is_smaller(t[by_key[a]], t[by_key[b]]);
+            left[a] += larger[a][b];
+        }
+    }
+    for (int a = 0; a < n; a++) {
+        if (left[a] == 0) {
+            order[done++] = a;
+        }
+    }
+    for (int idx = 0; idx < done; idx++) {
+        for (int a = 0; a < n; a++) {
+            if (left[a] > 0 && larger[a][order[idx]]) {
+                larger[a][order[idx]] = 0;
+                if (--left[a] == 0) {
+                    order[done++] = a;
+                }
+            }
+        }
+    }
+    for (int k = 0; k < done; k++) {
+        order[k] = by_key[order[k]];
+    }
+}
+
+/* Appends a value's description as PyTorch's general form gives it: its type's tp_name, or
+ * with items a list's or tuple's item types */
+static void
+append_value(PyObject **out, PyObject *o, int items)
+{
+    int tuple = PyTuple_Check(o);
+    if (!items || (!tuple && !PyList_Check(o))) {
+        PyUnicode_AppendAndDel(out, PyUnicode_FromString(Py_TYPE(o)->tp_name));
+        return;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    PyUnicode_AppendAndDel(out, PyUnicode_FromFormat("%s of %s", Py_TYPE(o)->tp_name,
+                                                     tuple ? "(" : "["));
+    for (Py_ssize_t k = 0; *out != NULL && k < n; k++) {
+        PyUnicode_AppendAndDel(out, PyUnicode_FromFormat(
+                                        "%s%s", k ? ", " : "",
+                                        Py_TYPE(PySequence_Fast_GET_ITEM(o, k))->tp_name));
+    }
+    PyUnicode_AppendAndDel(out, PyUnicode_FromString(tuple ? (n == 1 ? ",)" : ")") : "]"));
+}
+
+/* A parameter of a printed signature as PyTorch reparses it: the word after the last space
+ * is its name, the words before it its type */
+typedef struct Token {
+    char type[FORMAL_LEN];
+    char name[FORMAL_LEN];
+} Token;
+
+static int
+reparse_signature(const char *shown, Token *tok, int max)
+{
+    int n = 0;
+    const char *p = shown + 1, *end = shown + strlen(shown) - 1;
+    while (n < max) {
+        const char *comma = strstr(p, ", ");
+        const char *stop = comma != NULL && comma < end ? comma : end;
+        const char *space = NULL;
+        for (const char *c = p; c < stop; c++) {
+            space = *c == ' ' ? c : space;
+        }
+        int tlen = (int)((space ? space : stop) - p);
+        snprintf(tok[n].type, sizeof(tok[n].type), "%.*s", tlen, p);
+        snprintf(tok[n].name, sizeof(tok[n].name), "%.*s", (int)(stop - (space ? space + 1 : p)),
+                 space ? space + 1 : p);
+        n++;
+        if (stop == end) {
+            break;
+        }
+        p = stop + 2;
+    }
+    return n;
+}
+
+/* Whether a reparsed type accepts a value (invalid_arguments.cpp's matching) */
+static int
+type_matches(const char *type, PyObject *o)
+{
+    const char *tp = Py_TYPE(o)->tp_name;
+    if (strcmp(type, "float") == 0 && strcmp(tp, "int") == 0) {
+        return 1;
+    }
+    if (strncmp(type, "torch.", 6) == 0 && strncmp(tp, "pytorchlite.", 12) == 0) {
+        return strcmp(type + 6, tp + 12) == 0;
+    }
+    return strcmp(type, tp) == 0;
+}
+
+/* PyTorch lists the keyword arguments in the order its std::unordered_map<std::string, ...>
+ * iterates them, and libstdc++'s (64-bit) decides it: the keys hash with _Hash_bytes
+ * (MurmurHash2-64A, seed 0xc70f6907) into 13 buckets (its first allocation, up to 13 keys);
+ * each new key goes before the first key of its bucket, or in front of all when its bucket
+ * is empty.  With more keys we keep the order given.  A marked description lists them in
+ * the signature's order instead. */
+enum { KW_BUCKETS = 13 };
+
+static uint64_t
+murmur_shift_mix(uint64_t v)
+{
+    return v ^ (v >> 47);
+}
+
+static uint64_t
+libstdcxx_string_hash(const char *s, size_t len)
+{
+    const uint64_t mul = ((uint64_t)0xc6a4a793u << 32) + 0x5bd1e995u;
+    uint64_t h = 0xc70f6907u ^ (len * mul);
+    size_t aligned = len & ~(size_t)7;
+    for (size_t i = 0; i < aligned; i += 8) {
+        uint64_t d = 0;
+        for (int b = 7; b >= 0; b--) {
+            d = (d << 8) | (unsigned char)s[i + (size_t)b];
+        }
+        h = (h ^ (murmur_shift_mix(d * mul) * mul)) * mul;
+    }
+    if (len & 7) {
+        uint64_t d = 0;
+        for (size_t b = len; b > aligned; b--) {
+            d = (d << 8) | (unsigned char)s[b - 1];
+        }
+        h = (h ^ d) * mul;
+    }
+    return murmur_shift_mix(murmur_shift_mix(h) * mul);
+}
+
+/* The index in kwnames of the keyword PyTorch lists pos-th */
+static Py_ssize_t
+keyword_at(PyObject *kwnames, Py_ssize_t pos)
+{
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames), order[KW_BUCKETS];
+    int bucket[KW_BUCKETS];
+    if (nkw > KW_BUCKETS) {
+        return pos;
+    }
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        Py_ssize_t len = 0, at = 0;
+        const char *kw = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(kwnames, k), &len);
+        if (kw == NULL) {
+            PyErr_Clear();
+            return pos;
+        }
+        bucket[k] = (int)(libstdcxx_string_hash(kw, (size_t)len) % KW_BUCKETS);
+        while (at < k && bucket[order[at]] != bucket[k]) {
+            at++;
+        }
+        at = at == k ? 0 : at;   /* an empty bucket: in front of all */
+        memmove(&order[at + 1], &order[at], sizeof(*order) * (size_t)(k - at));
+        order[at] = k;
+    }
+    return order[pos];
+}
+
+/* The keyword argument named kw, or NULL */
+static PyObject *
+kwarg_named(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, const char *kw)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+        if (name != NULL && strcmp(name, kw) == 0) {
+            return args[nargs + k];
+        }
+    }
+    return NULL;
+}
+
+/* "(Tensor, str, dim=int)", or with tokens "(Tensor, !str!, dim=int)": the arguments with
+ * those that do not match the signature marked.  Like PyTorch's, it keeps the trailing
+ * ", " after keyword arguments when no positional one was given. */
+static PyObject *
+describe_arguments(PyObject *const *args, Py_ssize_t first, Py_ssize_t nargs,
+                   PyObject *kwnames, const Token *tok)
+{
+    PyObject *out = PyUnicode_FromString("(");
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0, npos = nargs - first;
+    for (Py_ssize_t i = 0; out != NULL && i < npos + nkw; i++) {
+        int kw = i >= npos;
+        Py_ssize_t k = kw ? keyword_at(kwnames, i - npos) : 0;
+        PyObject *v = kw && tok ? kwarg_named(args, nargs, kwnames, tok[i].name) : NULL;
+        if (v == NULL) {   /* positional, or a keyword no parameter name of the tail names */
+            v = kw ? args[nargs + k] : args[first + i];
+        }
+        const char *mark = tok != NULL && !type_matches(tok[i].type, v) ? "!" : "";
+        PyUnicode_AppendAndDel(&out, PyUnicode_FromString(mark));
+        if (kw) {
+            PyUnicode_AppendAndDel(&out, tok ? PyUnicode_FromFormat("%s=", tok[i].name)
+                                             : PyUnicode_FromFormat(
+                                                   "%U=", PyTuple_GET_ITEM(kwnames, k)));
+        }
+        if (out != NULL) {
+            append_value(&out, v, tok != NULL);
+        }
+        PyUnicode_AppendAndDel(&out, PyUnicode_FromFormat("%s, ", mark));
+    }
+    if (out != NULL && npos > 0) {
+        Py_SETREF(out, PyUnicode_Substring(out, 0, PyUnicode_GET_LENGTH(out) - 2));
+    }
+    PyUnicode_AppendAndDel(&out, PyUnicode_FromString(")"));
+    return out;
+}
+
+/* The keywords that name none of the signature's last parameters, "a, b", or "" */
+static PyObject *
+unmatched_keywords(PyObject *kwnames, const Token *tok, int ntok)
+{
+    PyObject *out = PyUnicode_FromString("");
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    Py_ssize_t start = ntok - nkw > 0 ? ntok - nkw : 0;
+    for (Py_ssize_t pos = 0; out != NULL && pos < nkw; pos++) {
+        Py_ssize_t k = keyword_at(kwnames, pos);
+        const char *kw = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+        int found = 0;
+        for (Py_ssize_t j = start; kw != NULL && j < ntok && !found; j++) {
+            found = strcmp(tok[j].name, kw) == 0;
+        }
+        if (!found) {
+            PyUnicode_AppendAndDel(&out, PyUnicode_FromFormat("%s%U",
+                                                              PyUnicode_GET_LENGTH(out) ? ", " : "",
+                                                              PyTuple_GET_ITEM(kwnames, k)));
+        }
+    }
+    return out;
+}
+
+/* Raises the general message: PyTorch's format_invalid_args over its shown signatures */
+static PyObject *
+general_error(PtlPyOpFunc *f, const PySignature *psigs, int npsigs, PyObject *const *args,
+              Py_ssize_t nargs, PyObject *kwnames)
+{
+    SignatureText *texts[MAX_OVERLOADS] = {NULL};
+    Token *tok = PyMem_Malloc(sizeof(Token) * MAX_FORMALS);
+    PyObject *msg = NULL;
+    int order[MAX_OVERLOADS];
+    Py_ssize_t first = f->method ? 1 : 0, nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    Py_ssize_t given = nargs - first + nkw;
+    for (int k = 0; k < npsigs; k++) {
+        texts[k] = PyMem_Malloc(sizeof(SignatureText));
+        if (texts[k] == NULL) {
+            goto done;
+        }
+        signature_text(f, &psigs[k], texts[k]);
+    }
+    if (tok == NULL) {
+        goto done;
+    }
+    sort_signatures(texts, npsigs, order);
+    if (npsigs == 1) {
+        int ntok = reparse_signature(texts[0]->shown, tok, MAX_FORMALS);
+        PyObject *unmatched = unmatched_keywords(kwnames, tok, ntok);
+        PyObject *desc = unmatched == NULL ? NULL
+                         : PyUnicode_GET_LENGTH(unmatched) > 0
+                             ? NULL
+                             : describe_arguments(args, first, nargs, kwnames,
+                                                  given == ntok ? tok : NULL);
+        if (unmatched != NULL && PyUnicode_GET_LENGTH(unmatched) > 0) {
+            msg = PyUnicode_FromFormat("%U() received an invalid combination of arguments - got "
+                                       "unrecognized keyword arguments: %U",
+                                       f->name, unmatched);
+        }
+        else if (desc != NULL) {
+            msg = PyUnicode_FromFormat("%U() received an invalid combination of arguments - got "
+                                       "%U, but expected %s",
+                                       f->name, desc, texts[0]->shown);
+        }
+        Py_XDECREF(unmatched);
+        Py_XDECREF(desc);
+        goto done;
+    }
+    PyObject *got = describe_arguments(args, first, nargs, kwnames, NULL);
+    if (got != NULL) {
+        msg = PyUnicode_FromFormat("%U() received an invalid combination of arguments - got %U, "
+                                   "but expected one of:\n",
+                                   f->name, got);
+        Py_DECREF(got);
+    }
+    for (int k = 0; msg != NULL && k < npsigs; k++) {
+        const SignatureText *t = texts[order[k]];
+        PyUnicode_AppendAndDel(&msg, PyUnicode_FromFormat(" * %s\n", t->shown));
+        int ntok = reparse_signature(t->shown, tok, MAX_FORMALS);
+        if (msg == NULL || given != ntok) {
+            continue;
+        }
+        PyObject *unmatched = nkw > 0 ? unmatched_keywords(kwnames, tok, ntok)
+                                      : PyUnicode_FromString("");
+        if (unmatched != NULL && PyUnicode_GET_LENGTH(unmatched) > 0) {
+            PyUnicode_AppendAndDel(&msg, PyUnicode_FromFormat(
+                                             "      didn't match because some of the keywords "
+                                             "were incorrect: %U\n",
+                                             unmatched));
+        }
+        else if (unmatched != NULL) {
+            PyObject *desc = describe_arguments(args, first, nargs, kwnames, tok);
+            if (desc != NULL) {
+                PyUnicode_AppendAndDel(&msg, PyUnicode_FromFormat(
+                                                 "      didn't match because some of the "
+                                                 "arguments have invalid types: %U\n",
+                                                 desc));
+                Py_DECREF(desc);
+            }
+        }
+        else {
+            Py_CLEAR(msg);
+        }
+        Py_XDECREF(unmatched);
+    }
+done:
+    if (msg != NULL) {
+        PyErr_SetObject(PyExc_TypeError, msg);
+        Py_DECREF(msg);
+    }
+    else if (!PyErr_Occurred()) {
+        PyErr_NoMemory();
+    }
+    for (int k = 0; k < npsigs; k++) {
+        PyMem_Free(texts[k]);
+    }
+    PyMem_Free(tok);
+    return NULL;
 }
 
 PyObject *
 ptlpy_bad_call_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    PySignature psigs[MAX_OVERLOADS];
+    PySignature *psigs = PyMem_Malloc(sizeof(PySignature) * MAX_OVERLOADS);
+    if (psigs == NULL) {
+        return PyErr_NoMemory();
+    }
     int npsigs = python_signatures(f, psigs);
     int blamed = blamed_signature(f, psigs, npsigs, nargs, kwnames);
     /* PyTorch tries every signature before it reports: one that passes its checks but for
      * an int list's later item fails reading the list */
     for (int k = 0; npsigs > 1 && k < npsigs; k++) {
         int unpack = 0;
+        if (psigs[k].twin) {
+            continue;
+        }
         signature_error(f, &psigs[k], args, nargs, kwnames, &unpack);
         if (unpack || (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_TypeError))) {
+            PyMem_Free(psigs);
             return NULL;
         }
         PyErr_Clear();
@@ -549,38 +1238,10 @@ ptlpy_bad_call_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs, Py
     if (blamed >= 0) {
         int unpack = 0;
         signature_error(f, &psigs[blamed], args, nargs, kwnames, &unpack);
-        if (PyErr_Occurred()) {
-            return NULL;
-        }
     }
-    PyObject *parts = PyList_New(0);
-    if (parts == NULL) {
-        return NULL;
+    if (!PyErr_Occurred()) {
+        general_error(f, psigs, npsigs, args, nargs, kwnames);
     }
-    PyObject *got = PyUnicode_FromString("");
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t i = f->method ? 1 : 0; got != NULL && i < nargs + nkw; i++) {
-        const char *sep = PyUnicode_GET_LENGTH(got) ? ", " : "";
-        PyObject *piece = i < nargs ? PyUnicode_FromFormat("%s%s", sep, py_type_name(args[i]))
-                                    : PyUnicode_FromFormat("%s%U=%s", sep,
-                                                           PyTuple_GET_ITEM(kwnames, i - nargs),
-                                                           py_type_name(args[i]));
-        PyUnicode_AppendAndDel(&got, piece);
-    }
-    for (int k = 0; k < f->n; k++) {
-        append_signature(parts, ptl_dispatcher_op_at(f->ids[k]), f->method);
-    }
-    PyObject *empty = PyUnicode_FromString("");
-    PyObject *sigs = empty ? PyUnicode_Join(empty, parts) : NULL;
-    if (got != NULL && sigs != NULL) {
-        PyErr_Format(PyExc_TypeError,
-                     "%U() received an invalid combination of arguments - got (%U), but "
-                     "expected one of:\n%U",
-                     f->name, got, sigs);
-    }
-    Py_XDECREF(empty);
-    Py_XDECREF(sigs);
-    Py_XDECREF(got);
-    Py_DECREF(parts);
+    PyMem_Free(psigs);
     return NULL;
 }
