@@ -2,7 +2,8 @@
  * column plans (Note [Reduction plan]): the extremes of the columns of a few float32 rows
  * (amax(0), amin(0)) in registers, Note [Column extremes in registers]; the float32 products
  * of reduce_prod.c; the integer, float64, float16 and bfloat16 extremes by typed loops; the
- * integer sums into int64; all and any (reduce_truth.c).  Mirrors the outer reductions of ATen/native/cpu/Reduce.h (vectorized_outer_reduction). */
+ * integer sums into int64; the float32 and float64 sums and means of few rows (Note [Column
+ * sums of few rows]); all and any (reduce_truth.c).  Mirrors the outer reductions of ATen/native/cpu/Reduce.h (vectorized_outer_reduction). */
 #include <stdint.h>
 #include <string.h>
 
@@ -312,10 +313,12 @@ ptl_red_rows_f4_put(PtlRedColOp op, float *out, const char *p, int64_t rs, int64
  * then copied out.  The register chain adds the same values in the same order from the same
  * +0, so the bits are theirs: float32's float chain of up to PTL_RED_COL_GROUP rows is the
  * buffer's group sum, which the double buffer held exactly and gave back; float64's chain is
- * the buffer's row after row.  The rows go SUM_GROUP at a time (the chain kept in the output
- * between groups: SUM_GROUP rows in flight keep the prefetchers' streams), a mean divides
- * the finished sum by R in double, as ptl_red_put_columns does.  (sum(0) of 8 x 65536
- * float32 had run at 0.79x PyTorch's time, float64 at 0.61x, one thread.) */
+ * the buffer's row after row.  The rows go SUM_GROUP at a time, the chain kept in the output
+ * between passes: 16 rows a pass, 256 KiB apart for 65536 float32 columns, share the 8-way
+ * L1's sets and evicted one another (sum(0) of 16 x 65536 float32 took 1.7x the time of
+ * two passes of 8).  A mean divides the finished sum by R in double, as ptl_red_put_columns
+ * does.  (sum(0) of 8 x 65536 float32 had run at 0.79x PyTorch's time, float64 at 0.61x,
+ * one thread, Zen 4.) */
 #define SUM_FEW_ROWS PTL_RED_COL_GROUP   /* float32: one float chain (add_rows_f4's group) */
 #define SUM_GROUP 8                      /* rows a pass over the columns */
 
