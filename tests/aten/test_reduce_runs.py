@@ -5,7 +5,10 @@ integer column sums, four rows at a time.  Exact against NumPy, at every length 
 vectors, the four-vector blocks and the overlapping last vector, with the extreme or a NaN in
 every position, at 1 and 2 threads and with the portable loops (PTL_CPU_CAPABILITY=default)
 and AVX2 only.  The column reductions' stores (ptl_red_put_columns): float32 means by a
-division, or by a product where the row count is a power of two, the same bits."""
+division, or by a product where the row count is a power of two, the same bits.  The column
+sums of few rows in registers (Note [Column sums of few rows]), the norms of short runs (Note
+[Norms of short runs]) and the float32 products of short rows with a 0: the bits of the
+chains and folds they keep, at every row count and length around their thresholds."""
 import os
 import subprocess
 import sys
@@ -397,3 +400,210 @@ def test_short_run_integer_sums(npdt, threads):
             for view, ref in ((t[:, 3:3 + n], a[:, 3:3 + n]), (t[::3, :n], a[::3, :n]),
                               (t[:, :2 * n:2], a[:, :2 * n:2])):
                 np.testing.assert_array_equal(view.sum(1).numpy(), ref.astype(np.int64).sum(1))
+
+
+def column_chain(a, dt):
+    """The sums of the columns of a (R x n) as reduce.c adds them: float64 row after row from
+    +0; float32 in float32 from +0, PTL_RED_COL_GROUP (32) rows a group, each group's sum
+    added in float64 (one group: the float32 chain itself).  Returned in float64."""
+    if dt == np.float64:
+        s = np.zeros(a.shape[1])
+        for row in a:
+            s = s + row
+        return s
+    total = np.zeros(a.shape[1])
+    for g in range(0, a.shape[0], 32):
+        s = np.zeros(a.shape[1], np.float32)
+        for row in a[g:g + 32]:
+            s = s + row
+        total = total + s.astype(np.float64)
+    return total
+
+
+def check_column_sums(t, a, dt):
+    """sum(0) and mean(0) of t (the values a) against column_chain: the same bits"""
+    with np.errstate(all="ignore"):
+        s = column_chain(a, dt)
+        mean = (s / a.shape[0]).astype(dt)
+    np.testing.assert_array_equal(t.sum(0).numpy().view(np.uint8), s.astype(dt).view(np.uint8),
+                                  err_msg=f"sum {dt} {a.shape}")
+    np.testing.assert_array_equal(t.mean(0).numpy().view(np.uint8), mean.view(np.uint8),
+                                  err_msg=f"mean {dt} {a.shape}")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", list(FLOAT_NP), ids=str)
+def test_column_sums_of_few_rows_bits(dtype, threads):
+    # Note [Column sums of few rows]: float32 up to 32 rows and float64 any count, 8 rows a
+    # pass, straight into the output: the bits of the buffer's chains, at every row count
+    # around the passes and the float32 group, columns around the 2048-column units, the
+    # vectors and the 16 columns a column plan takes; -0.0 columns sum to +0.0, NaN and inf
+    # where they fall
+    dt = FLOAT_NP[dtype]
+    rng = np.random.default_rng(30)
+    with num_threads(threads):
+        for R in list(range(2, 42)) + [63, 64, 65, 100]:
+            for n in (15, 16, 17, 31, 33, 100, 2047, 2048, 2049, 4100):
+                if R * n > 120000:
+                    continue
+                a = (rng.standard_normal((R, n)) * np.exp(4 * rng.standard_normal((R, n))))
+                a = a.astype(dt)
+                a[:, 0] = -0.0
+                a[rng.random(a.shape) < 0.001] = np.nan
+                a[rng.random(a.shape) < 0.001] = np.inf
+                if n >= 16:
+                    check_column_sums(ptl.tensor(a), a, dt)
+                    continue
+                with np.errstate(invalid="ignore"):   # below 16 columns: strided runs
+                    w = a.astype(np.float64).sum(0)
+                np.testing.assert_allclose(ptl.tensor(a).sum(0).numpy(), w, rtol=1e-5,
+                                           atol=1e-5 * np.abs(a[np.isfinite(a)]).sum())
+
+
+@pytest.mark.parametrize("dtype", list(FLOAT_NP), ids=str)
+def test_column_sums_views_keepdim_and_dtype(dtype):
+    dt = FLOAT_NP[dtype]
+    rng = np.random.default_rng(31)
+    a = rng.standard_normal((40, 300)).astype(dt)
+    t = ptl.tensor(a)
+    for R in (2, 7, 8, 9, 16, 17, 33):
+        # rows apart, flipped (negative stride), columns from an offset, a transposed view
+        for view, ref in ((t[:2 * R:2], a[:2 * R:2]), (t[:R].flip(0), a[:R][::-1]),
+                          (t[:R, 3:], a[:R, 3:]), (t.t()[:, :R].t(), a[:R])):
+            check_column_sums(view, np.ascontiguousarray(ref), dt)
+        k = t[:R].sum(0, keepdim=True)
+        assert tuple(k.shape) == (1, 300)
+        np.testing.assert_array_equal(k.numpy()[0], t[:R].sum(0).numpy())
+        d = t[:R].sum(0, dtype=ptl.float64).numpy()
+        np.testing.assert_allclose(d, a[:R].astype(np.float64).sum(0), rtol=1e-6, atol=1e-6)
+    b = rng.standard_normal((3, 5, 40)).astype(dt)   # the middle dim, outer kept dims
+    np.testing.assert_allclose(ptl.tensor(b).sum(1).numpy(), b.astype(np.float64).sum(1),
+                               rtol=1e-5, atol=1e-5)
+    assert ptl.tensor(np.array(2.5, dt)).sum(0).item() == 2.5
+    np.testing.assert_array_equal(ptl.zeros((0, 20), dtype=dtype).sum(0).numpy(), np.zeros(20))
+    assert tuple(ptl.zeros((5, 0), dtype=dtype).mean(0).shape) == (0,)
+
+
+def test_column_sums_long_float64_columns():
+    # columns whose row-after-row sum drifts (an offset of 1e8): sum(0) of 16 columns (the
+    # column plan) keeps the chain of the rows, NumPy's axis-0 sum, the same bits as before
+    # the register chain; 3 columns (strided runs) and one contiguous run keep the blocked
+    # sums' accuracy
+    import math
+    rng = np.random.default_rng(32)
+    a = rng.random((200000, 16)) + 1e8
+    got = ptl.tensor(a).sum(0).numpy()
+    np.testing.assert_array_equal(got, column_chain(a, np.float64))
+    np.testing.assert_array_equal(got, a.sum(0))
+    a = rng.random((1000000, 3)) + 1e8
+    exact = np.array([math.fsum(a[:, j]) for j in range(3)])
+    for got in (ptl.tensor(a).sum(0).numpy(), ptl.tensor(np.ascontiguousarray(a.T)).sum(1)
+                .numpy()):
+        assert np.abs(got - exact).max() / exact.max() < 2e-14
+
+
+def norm_chain(a, square, fold16=True):
+    """0 + the sum of |x| or x^2 of each row of a (float64 values) in the order of Note [Norms
+    of short runs]: value after value from +0 below 16 values, the 16 lanes' fold at 16 (with
+    fold16; strided runs go value after value at any length, step_d's blocks)"""
+    terms = a * a if square else np.abs(a)
+    if a.shape[1] != 16 or not fold16:
+        s = np.zeros(a.shape[0])
+        for k in range(a.shape[1]):
+            s = s + terms[:, k]
+        return s
+    lanes = terms[:, :8] + terms[:, 8:]
+    return (((lanes[:, 0] + lanes[:, 1]) + (lanes[:, 2] + lanes[:, 3])) +
+            ((lanes[:, 4] + lanes[:, 5]) + (lanes[:, 6] + lanes[:, 7])))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.float16, ptl.bfloat16],
+                         ids=str)
+def test_short_run_norms_bits(dtype, threads):
+    # Note [Norms of short runs]: runs of 1..16 values, 256 runs a block; the sums in double
+    # in the Note's order, their square roots rounded once to the dtype (float16 and bfloat16
+    # through PyTorch's double-to-dtype rounding, ptl's own cast); 17 on as before
+    rng = np.random.default_rng(33)
+    with num_threads(threads):
+        for n in list(range(1, 18)) + [33]:
+            for rows in (1, 255, 256, 257, 1000):
+                a = (rng.standard_normal((rows, n)) *
+                     rng.choice([1e-3, 1, 100, 3e3], (rows, n)))
+                a[rng.random(a.shape) < 0.02] = -0.0
+                a[rng.random(a.shape) < 0.003] = np.nan
+                a[rng.random(a.shape) < 0.003] = -np.inf
+                t = ptl.tensor(a).to(dtype)
+                v = t.to(ptl.float64).numpy()
+                for p in (1, 2):
+                    got = t.norm(p, 1).to(ptl.float64).numpy()
+                    if n > 16:
+                        with np.errstate(invalid="ignore"):
+                            ref = np.sqrt((v * v).sum(1)) if p == 2 else np.abs(v).sum(1)
+                        np.testing.assert_allclose(got, ref, rtol=1e-2)
+                        continue
+                    s = norm_chain(v, p == 2)
+                    want = ptl.tensor(np.sqrt(s) if p == 2 else s).to(dtype)
+                    np.testing.assert_array_equal(got, want.to(ptl.float64).numpy(),
+                                                  err_msg=f"{dtype} p={p} {a.shape}")
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.bfloat16], ids=str)
+def test_short_run_norms_views_keepdim_and_empty(dtype):
+    rng = np.random.default_rng(34)
+    t = ptl.tensor(rng.standard_normal((300, 40))).to(dtype)
+    for n in (2, 5, 16):
+        # runs 40 values apart, every other row, strided runs (the general loop), expanded
+        for view in (t[:, 3:3 + n], t[::2, :n], t[:, :2 * n:2],
+                     t[:1, :n].expand(50, n)):
+            v = view.to(ptl.float64).numpy()
+            fold = view.stride(1) == 1
+            for p in (1, 2):
+                want = ptl.tensor(np.sqrt(norm_chain(v, True, fold)) if p == 2
+                                  else norm_chain(v, False, fold)).to(dtype)
+                np.testing.assert_array_equal(view.norm(p, 1).to(ptl.float64).numpy(),
+                                              want.to(ptl.float64).numpy())
+        k = t[:, :n].norm(dim=1, keepdim=True)
+        assert tuple(k.shape) == (300, 1)
+        np.testing.assert_array_equal(k.to(ptl.float64).numpy()[:, 0],
+                                      ptl.linalg.vector_norm(t[:, :n], dim=1)
+                                      .to(ptl.float64).numpy())
+    np.testing.assert_array_equal(ptl.zeros((3, 0), dtype=dtype).norm(dim=1)
+                                  .to(ptl.float64).numpy(), np.zeros(3))
+    assert tuple(ptl.zeros((0, 4), dtype=dtype).norm(dim=1).shape) == (0,)
+    assert ptl.tensor(-3.0).to(dtype).norm(dim=0).item() == 3.0
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_float32_prod_of_short_rows_with_zeros(threads):
+    # prod(1) of short float32 rows whose products are 0: a row with a 0 value keeps its 0
+    # (sign: the product of the signs), found by comparing the whole row at once; one whose
+    # product underflowed without a 0 is multiplied again exactly; a 0 and an inf give NaN
+    rng = np.random.default_rng(35)
+    with num_threads(threads):
+        for n in list(range(1, 18)) + [31, 33, 64, 100, 127, 128]:
+            rows = 600
+            a = rng.uniform(0.5, 2, (rows, n)).astype(np.float32)
+            a *= rng.choice([-1, 1], a.shape).astype(np.float32)
+            at = rng.integers(0, n, rows)
+            zero = np.arange(rows) % 3 == 0
+            a[np.arange(rows)[zero], at[zero]] = rng.choice([0.0, -0.0], zero.sum())
+            tiny = np.arange(rows) % 3 == 1   # underflows in float32 lanes, no 0 value
+            a[tiny] = np.float32(1e-6) * np.sign(a[tiny])
+            lanes0 = np.arange(rows) % 3 == 2
+            if n >= 7:   # lanes whose partial products underflow to 0, the product normal
+                a[lanes0] = 1
+                a[lanes0, 0:min(n, 8):2] = np.float32(1e-12)
+                a[lanes0, 1:min(n, 8):2] = np.float32(1e5)
+            if n > 1:
+                a[5, 0], a[5, -1] = 0.0, np.inf
+            got = ptl.tensor(a).prod(1).numpy()
+            with np.errstate(all="ignore"):
+                want = np.prod(a.astype(np.float64), 1)
+                w32 = want.astype(np.float32)
+            # the products out of the normal range are the exact product's rounding
+            exact = zero | (tiny & (np.abs(w32) < np.finfo(np.float32).tiny))
+            exact |= (np.arange(rows) == 5) | (lanes0 & (n >= 7))
+            np.testing.assert_array_equal(got[exact].view(np.uint32), w32[exact].view(np.uint32),
+                                          err_msg=f"n={n}")
+            np.testing.assert_allclose(got[~exact], want[~exact], rtol=1e-5)

@@ -68,7 +68,8 @@ void ptl_red_put_columns(const Plan *pl, int64_t o0, double *sd, int64_t m);
 /* Outputs o0 .. o0 + m of a column plan (pl->nr == 1) from the R rows at p, stored by
  * reduce_columns.c's kernels when one takes pl's kind and dtype (float32 prod, amax and
  * amin of few rows; float64 amax and amin of up to 16 rows; integer, float16 and bfloat16
- * amax and amin; integer sums into int64; all and any): 1 then, else 0 and nothing done */
+ * amax and amin; integer sums into int64; float32 sums and means of up to 32 rows, float64
+ * of any count; all and any): 1 then, else 0 and nothing done */
 int ptl_red_columns_put(const Plan *pl, int64_t o0, const char *p, int64_t m);
 /* all and any of reduce_truth.c (Note [Truth of bits]) into their one-byte outputs: the
  * outputs [b, e) of a plan whose outputs are each one contiguous run, or the column plan's

@@ -408,6 +408,32 @@ prod_group_f4(const float *x, int64_t n, const int nv)
     return b[0];
 }
 
+/* Whether one of the values of the run x[0..n) is 0 (n < 8 for nv 0, else 8 (nv - 1) < n <=
+ * 8 nv, nv a constant once inlined): below 8 values the least of their bits past the sign
+ * (0 only for +-0), else the run compared whole, prod_group_f4's nv vectors (the last one
+ * ending at x[n]) at a time, the lanes' hits folded in the vector.  The search that stopped
+ * at the first 0 went value after value: a 0 in each row had left prod(1) of 100000 x 5 at
+ * 0.80x PyTorch's time, 10000 x 100 at 0.64x, 20000 x 33 at 0.60x (one thread). */
+static inline __attribute__((always_inline)) int
+prod_run_has_zero(const float *x, int64_t n, const int nv)
+{
+    ProdIdx hit = {0};
+    ProdVec b;
+    uint32_t least = UINT32_MAX, u;
+    for (int64_t k = 0; nv == 0 && k < n; k++) {
+        memcpy(&u, x + k, sizeof u);
+        least = u << 1 < least ? u << 1 : least;
+    }
+    for (int v = 0; v < nv; v++) {
+        memcpy(&b, v < nv - 1 ? x + 8 * v : x + n - 8, sizeof(b));
+        hit |= b == 0.0f;
+    }
+    hit |= __builtin_shuffle(hit, (ProdIdx){4, 5, 6, 7, 4, 5, 6, 7});
+    hit |= __builtin_shuffle(hit, (ProdIdx){2, 3, 2, 3, 2, 3, 2, 3});
+    hit |= __builtin_shuffle(hit, (ProdIdx){1, 1, 1, 1, 1, 1, 1, 1});
+    return least == 0 || hit[0] != 0;
+}
+
 /* out[r] = the product of the run at p + r * step of n values (r < runs): below 8 (nv 0) the
  * fold's last three levels of the values, else prod_group_f4's (nv = ceil(n / 8), a constant
  * once inlined); then the suspect ones multiplied again, PROD_SHORT_CHECK runs at a time (a
@@ -433,11 +459,10 @@ prod_short_runs_f4(const char *p, int64_t step, int64_t n, int64_t runs, float *
         const int normal = prod_all_normal_f4(out + r0, m);
         for (int64_t r = r0; !normal && r < r0 + m; r++) {
             const float *x = (const float *)(p + r * step);
-            int zero = 0;
-            for (int64_t k = 0; out[r] == 0.0f && k < n; k++) {
-                zero |= x[k] == 0.0f;
+            if (out[r] == 0.0f && prod_run_has_zero(x, n, nv)) {   /* a 0 value's 0: right */
+                continue;
             }
-            if (prod_suspect(out[r], zero, p + r * step, (int64_t)sizeof(float), n)) {
+            if (prod_suspect(out[r], 0, p + r * step, (int64_t)sizeof(float), n)) {
                 out[r] = (float)prod_exact_f4(p + r * step, (int64_t)sizeof(float), n);
             }
         }
