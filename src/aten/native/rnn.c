@@ -98,7 +98,8 @@
  * in L1 was measured slower than the one product (backward 9.36 -> 9.48 ms): that product
  * already reads dgates at the tiles' full rate.  Nothing outlives the call: the scratch is the
  * call's own, each part's thread writes only its own rows of it, and the outputs are new
- * tensors as before.  x is the copy, so an in-place change to x after the forward no longer
+ * tensors as before.  The device's steps (the CUDA kernels emulated on CPU tensors) project
+ * the whole input first.  x is the copy, so an in-place change to x after the forward no longer
  * makes the backward raise (mm's node saved x); the gradient is that of the x the forward read. */
 
 /* Loops of fewer multiply-adds keep the GIL. */
@@ -273,6 +274,19 @@ copy_from(PtlTensorImpl *dst, PtlTensorImpl *src, int64_t off)
     PtlTensorImpl *v = ptl_tensor_impl_view(src, dst->dim, dst->sizes, strides,
                                             src->storage_offset + off);
     int rc = v != NULL ? ptl_copy_into(dst, v) : -1;
+    ptl_xdecref(v);
+    return rc;
+}
+
+/* dst's rows x cols elements from element off = src's first rows x cols, on any device.  0 or
+ * -1. */
+static int
+copy_rows(PtlTensorImpl *dst, int64_t off, PtlTensorImpl *src, int64_t rows, int64_t cols)
+{
+    PtlTensorImpl *d = mat_view(rows_at(dst, off, rows, cols));
+    PtlTensorImpl *v = d != NULL ? mat_view(rows_at(src, 0, rows, cols)) : NULL;
+    int rc = v != NULL ? ptl_copy_into(d, v) : -1;
+    ptl_xdecref(d);
     ptl_xdecref(v);
     return rc;
 }
@@ -553,6 +567,9 @@ layer_forward(const Layer *l, PtlTensorImpl *gates, PtlTensorImpl *hg, PtlTensor
             if (layer_forward_step_device(l, gates, hg, t, tp) < 0) {
                 return -1;
             }
+        }
+        if (l->step_proj && copy_rows(l->ws, x_region(l), l->x, l->T * l->B, l->I) < 0) {
+            return -1;
         }
     }
     else {
@@ -932,9 +949,10 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     l.w_hr = l.step_proj ? NULL : c[6];
     l.w_ih = l.step_proj ? c[6] : NULL;
     l.x = l.step_proj ? c[0] : NULL;
-    l.proj_rows = l.step_proj && ptl_gemm_packed_rows_exact(in[0]->dtype, l.T * l.B, l.G, l.I);
     l.ops = rnn_cell_ops(in[0]->dtype);
-    l.dev = !input_form && !l.step_proj && nn_on_device(in[0], ptl_device_rnn_step_hook != NULL);
+    l.dev = !input_form && nn_on_device(in[0], ptl_device_rnn_step_hook != NULL);
+    l.proj_rows = l.step_proj && !l.dev &&
+                  ptl_gemm_packed_rows_exact(in[0]->dtype, l.T * l.B, l.G, l.I);
     l.hx_zero = !l.dev && rnn_all_zero(DATA(void, l.hx), l.B * l.P, l.ops.es) &&
                 rnn_all_finite(DATA(void, l.w_hh), 1, l.w_hh->numel, 0, l.ops.es);
     l.wt = l.dev || l.T <= 2 || (!input_form && layer_wants_grad(in, 7)) ? l.T : 2;
@@ -1151,7 +1169,7 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
         int64_t x_sizes[3] = {l.T, l.B, l.I};
         g.dx = ptl_empty(3, x_sizes, in[7]->dtype, in[7]->device);
     }
-    l.dev = !l.step_proj && nn_on_device(in[7], ptl_device_rnn_step_hook != NULL);
+    l.dev = nn_on_device(in[7], ptl_device_rnn_step_hook != NULL);
     /* W_hh is not in dW_hh's hx term: only the first step's gate gradients are checked */
     l.hx_zero = !l.dev && rnn_all_zero(DATA(void, l.hx), l.B * l.P, l.ops.es);
     if (!l.dev) {
