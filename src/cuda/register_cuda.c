@@ -1203,7 +1203,8 @@ static const int shared_with_cpu[] = {
     /* the recurrent layer: device GEMMs and device_nn.h's cell hook (Note [CUDA recurrent
      * layer] in rnn_plan.h) */
     PTL_OP__ptl_rnn_layer, PTL_OP__ptl_rnn_layer_backward,
-    /* the fused cells: one launch of the same cell kernel (Note [CUDA fused cells] in rnn.c) */
+    /* the fused cells: one launch of the same cell kernel (Note [CUDA fused cells] in
+     * rnn_cells.c) */
     PTL_OP__thnn_fused_lstm_cell, PTL_OP__thnn_fused_lstm_cell_backward_impl,
     PTL_OP__thnn_fused_gru_cell, PTL_OP__thnn_fused_gru_cell_backward,
     /* cummax, cummin, logcumsumexp: the scan kernel; kthvalue, median, nanmedian and mode:

@@ -23,7 +23,7 @@
  * results differ from the CPU's in the last bits only (the CPU's float rows are vector code
  * and the device fuses multiply-adds).  The fused cells (_thnn_fused_lstm_cell,
  * _thnn_fused_gru_cell and their backwards) are one launch of the same kernel over every row,
- * LSTM's gates given apart (Note [CUDA fused cells] in rnn.c). */
+ * LSTM's gates given apart (Note [CUDA fused cells] in rnn_cells.c). */
 #ifndef PTL_CUDA_RNN_PLAN_H
 #define PTL_CUDA_RNN_PLAN_H
 

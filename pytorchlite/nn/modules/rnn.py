@@ -36,7 +36,7 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 # The gate projections input_gates = x W_ih^T and hidden_gates = h W_hh^T come without the
 # biases; the cell adds them.  _lstm_cell_ops / _gru_cell_ops are the composites of ops that
 # define the cells; float32 / float64 run the fused kernels that compute the same in one pass
-# (Note [Fused cells] in native/rnn.c; tests/nn/test_rnn.py holds them to the composites).
+# (Note [Fused cells] in native/rnn_cells.c; tests/nn/test_rnn.py holds them to the composites).
 
 def _lstm_cell_ops(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
     """(hy, cy) of aten::_thnn_fused_lstm_cell, composed of ops: gates i, f, g, o."""
@@ -154,6 +154,8 @@ _LAYER_DTYPES = (torch.float32, torch.float64)
 _LAYER_MODES = {"RNN_RELU": 0, "RNN_TANH": 1, "LSTM": 2, "GRU": 3}
 # added to the mode: the op's input form (x and [W_ih, W_hh] for input_gates and w_hh)
 _INPUT_FORM = 8
+# added to an LSTM's mode: x and W_ih (in w_hr's place), projected step by step in the loop
+_STEP_PROJECTIONS = 16
 
 
 def _input_form(mode, x, state, weights):
@@ -165,6 +167,14 @@ def _input_form(mode, x, state, weights):
         return True
     states = state if isinstance(state, tuple) else (state,)
     return not any(t is not None and t.requires_grad for t in (x,) + states + tuple(weights))
+
+
+def _step_projections(mode, x, weights):
+    """Whether _run_direction may hand the layer x and W_ih (Note [LSTM step projections] in
+    aten/native/rnn.c): a CPU LSTM without proj_size whose x and W_ih both want gradients (the
+    op's backward always gives both)."""
+    return (mode == "LSTM" and x.device.type == "cpu" and weights[4] is None and
+            torch.is_grad_enabled() and x.requires_grad and weights[0].requires_grad)
 
 
 def _keep_masks(batch_sizes, batch):
@@ -189,6 +199,11 @@ def _run_direction(mode, x, state, weights, reverse, batch_sizes=None):
                                              w_hr, _LAYER_MODES[mode] + _INPUT_FORM, reverse,
                                              batch_sizes)
         return out, ((hy, cy) if lstm else hy)
+    if _step_projections(mode, x, weights):
+        out, _, hy, cy = aten._ptl_rnn_layer(x, h, c, w_hh, b_ih, b_hh, w_ih,
+                                             _LAYER_MODES[mode] + _STEP_PROJECTIONS, reverse,
+                                             batch_sizes)
+        return out, (hy, cy)
     out, _, hy, cy = aten._ptl_rnn_layer(F.linear(x, w_ih), h, c, w_hh, b_ih, b_hh, w_hr,
                                          _LAYER_MODES[mode], reverse, batch_sizes)
     return out, ((hy, cy) if lstm else hy)

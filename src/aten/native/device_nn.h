@@ -1,5 +1,5 @@
-/* device_nn.h -- how layer_norm.c, nn.c, batch_norm.c, resample.c, grid_sampler.c and
- * rnn.c hand layer norm, nll_loss, embedding, batch norm, the pads, upsampling, grid
+/* device_nn.h -- how layer_norm.c, nn.c, batch_norm.c, resample.c, grid_sampler.c, rnn.c and
+ * rnn_cells.c hand layer norm, nll_loss, embedding, batch norm, the pads, upsampling, grid
  * sampling and the recurrent layer's cells to the CUDA backend's kernels without including
  * it: the backend (src/cuda/nn_plan.c, resample_plan.c, grid_sampler_plan.c, rnn_plan.c)
  * sets the hooks.  The argument checks, casts and contiguous copies stay the CPU kernels';

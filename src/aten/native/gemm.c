@@ -1275,6 +1275,23 @@ ptl_gemm_packed(const PtlGemmPackedB *pb, int64_t m, const void *a, int64_t lda,
     return gemm_packed_cols(&job, 0, units);
 }
 
+int
+ptl_gemm_packed_rows_exact(PtlDtype dtype, int64_t m, int64_t n, int64_t k)
+{
+    const GemmEngine *e = ptl_gemm_engine(dtype);
+    GemmProblem pr;
+    memset(&pr, 0, sizeof(pr));
+    pr.e = e;
+    pr.m = m;
+    pr.n = n;
+    pr.k = k;
+    /* gemm_one's blocked product, neither transposed nor with vector-product columns */
+    return e != NULL && !ptl_dtype_is_complex(dtype) && e->acc_dtype != PTL_DTYPE_INT64 &&
+           m > 1 && n > 1 && k > 0 && !(k >= 2 * GEMM_KSPLIT && m * n <= GEMM_KSPLIT_MAX_MN) &&
+           gemm_tail(&pr) == 0 &&
+           !(e->tile != NULL && 5 * tile_work(e, n, m) < 4 * tile_work(e, m, n));
+}
+
 int (*ptl_device_gemm_hook)(const PtlDeviceGemmArgs *a);
 int ptl_device_gemm_emulation;
 

@@ -63,5 +63,10 @@ void ptl_gemm_packed_b_free(PtlGemmPackedB *pb);
  * set (out of memory). */
 int ptl_gemm_packed(const PtlGemmPackedB *pb, int64_t m, const void *a, int64_t lda, void *c,
                     int64_t ldc, const void *s, int64_t lds, double beta);
+/* Whether ptl_gemm of an m x k by k x n product in dtype (the CPU, one batch) has the bits of
+ * ptl_gemm_packed over any split of its rows: the blocked product, not one it computes
+ * transposed, by vector products or split along k (a recurrent layer's projections, one
+ * step's rows at a time: Note [LSTM step projections] in rnn.c). */
+int ptl_gemm_packed_rows_exact(PtlDtype dtype, int64_t m, int64_t n, int64_t k);
 
 #endif

@@ -1,22 +1,7 @@
-/* rnn.c -- the fused recurrent cells (_thnn_fused_lstm_cell, _thnn_fused_gru_cell, their
- * backward kernels; ATen/native/cuda/RNN.cu, CUDA-only in PyTorch) and the recurrent layer
- * that runs them over time in C (_ptl_rnn_layer and its backward: Note [Recurrent layer]).
- *
- * Note [Fused cells]
- * ~~~~~~~~~~~~~~~~~~
- * The caller computes the gate projections input_gates = x W_ih^T and hidden_gates =
- * h W_hh^T ([B, G], G = 4H for LSTM, 3H for GRU); the kernel adds the biases, applies the
- * nonlinearities and the state update in one pass per batch row, and keeps a workspace
- * that its backward needs:
- *   LSTM  workspace [B, 4H] = the activated gates (i, f, g, o) = (s(.), s(.), tanh(.), s(.))
- *         cy = f cx + i g,  hy = o tanh(cy)
- *   GRU   workspace [B, 5H] = (r, z, n, hx, hn), r, z = s(.), hn = hidden_n + b_hn,
- *         n = tanh(input_n + b_in + r hn),  hy = n + z (hx - n)
- * The bias gradients are the batch sums of the gate gradients (one for LSTM, where both
- * biases get it; two for GRU, where the n gate differs, stacked in one [2, 3H] tensor).
- * Every input is used contiguous (a copy when it is not); outputs are new contiguous
- * tensors.  The formulas over one batch row, per dtype and (float32) per vector width, are
- * in rnn_rows.c (rnn_impl.h). */
+/* rnn.c -- the recurrent layer (_ptl_rnn_layer and its backward: Note [Recurrent layer]): one
+ * layer and direction of nn.RNN / LSTM / GRU over time in C, each step a GEMM and the fused
+ * cells' row formulas; and the registration of the family's kernels, the fused cells' too
+ * (rnn_cells.c, Note [Fused cells]). */
 #include <stdio.h>
 #include <string.h>
 
@@ -28,421 +13,6 @@
 #include "native.h"
 #include "nn_common.h"
 #include "rnn_impl.h"
-
-/* Contiguous versions of the k tensors t[i] (NULL stays NULL): new refs in c[]. */
-static int
-contiguous_all(PtlTensorImpl *const *t, PtlTensorImpl **c, int k)
-{
-    for (int i = 0; i < k; i++) {
-        c[i] = NULL;
-    }
-    for (int i = 0; i < k; i++) {
-        if (t[i] != NULL && (c[i] = ptl_contiguous(t[i])) == NULL) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static void
-release_all(PtlTensorImpl **t, int k)
-{
-    for (int i = 0; i < k; i++) {
-        PTL_CLEAR(t[i]);
-    }
-}
-
-static PtlTensorImpl *
-new_2d(int64_t rows, int64_t cols, const PtlTensorImpl *like)
-{
-    int64_t sizes[2] = {rows, cols};
-    return ptl_empty(2, sizes, like->dtype, like->device);
-}
-
-static PtlTensorImpl *
-new_1d(int64_t n, const PtlTensorImpl *like)
-{
-    return ptl_empty(1, &n, like->dtype, like->device);
-}
-
-#define DATA(T, X) ((X) != NULL ? (T *)ptl_tensor_data(X) : NULL)
-
-/* Rows per parallel chunk for rows of `width` elements. */
-static int64_t
-row_grain(int64_t width)
-{
-    return width > 0 ? PTL_GRAIN_SIZE / width + 1 : 1;
-}
-
-/* Note [CUDA fused cells]
- * ~~~~~~~~~~~~~~~~~~~~~~~
- * The fused cells and their backwards of CUDA tensors (and of CPU ones while the tests
- * emulate the CUDA kernels) keep the CPU kernels' checks (rnn_checks.c), contiguous
- * copies and outputs and run one launch of the recurrent layer's cell kernel (device_nn.h's
- * rnn step hook, Note [CUDA recurrent layer] in src/cuda/rnn_plan.h) over every row (n = B,
- * P = H): its forward takes LSTM's input and hidden gates apart (summed as the CPU's
- * gate_sum) and GRU's as the layer gives them; its backward takes LSTM's grad_hy and
- * grad_cy, each may be None.  The bias gradients are the device's sum over the rows
- * (device_sum_rows). */
-
-/* out's elements [off, off + cols) = the sums over the rows of v [rows, cols] on the
- * device (the sum kernel, into out's dtype).  0 or -1. */
-static int
-device_sum_rows(PtlTensorImpl *v, PtlTensorImpl *out, int64_t off)
-{
-    int64_t d = 0, cols = v->sizes[1], one = 1;
-    PtlIValue a[2] = {ptl_iv_tensor(v), ptl_iv_intlist(&d, 1)};
-    PtlTensorImpl *sum = ptl_call_k(PTL_OP_sum_dim_IntList, 2, a);
-    PtlTensorImpl *part = ptl_tensor_impl_view(out, 1, &cols, &one, out->storage_offset + off);
-    int rc = sum != NULL && part != NULL ? ptl_copy_into(part, sum) : -1;
-    ptl_xdecref(sum);
-    ptl_xdecref(part);
-    return rc;
-}
-
-/* The cells' device path (Note [CUDA fused cells]) */
-static int
-cell_on_device(const PtlTensorImpl *t)
-{
-    return nn_on_device(t, ptl_device_rnn_step_hook != NULL);
-}
-
-/* The step hook's arguments for a fused cell over rows rows of h units */
-static PtlDeviceRnnStepArgs
-cell_args(int pass, int mode, const PtlTensorImpl *like, int64_t rows, int64_t h)
-{
-    PtlDeviceRnnStepArgs a = {.pass = pass, .mode = mode, .dtype = (int32_t)like->dtype,
-                              .n = rows, .B = rows, .H = h, .P = h};
-    return a;
-}
-
-/* The cells' argument names, in their device checks' order (the workspace first in the
- * backwards, whose outputs take its device) */
-static const char *const cell_names_lstm[5] = {"input_gates", "hidden_gates", "cx",
-                                               "input_bias", "hidden_bias"};
-static const char *const cell_names_gru[5] = {"input_gates", "hidden_gates", "hx",
-                                              "input_bias", "hidden_bias"};
-static const char *const lstm_backward_names[5] = {"workspace", "grad_hy", "grad_cy", "cx",
-                                                   "cy"};
-static const char *const gru_backward_names[2] = {"workspace", "grad_hy"};
-
-/* ---- the LSTM cell ---- */
-
-/* _thnn_fused_lstm_cell(input_gates [B, 4H], hidden_gates [B, 4H], cx [B, H],
- *                       input_bias [4H]?, hidden_bias [4H]?) -> (hy [B, H], cy [B, H],
- *                       workspace [B, 4H]) */
-static int
-lstm_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    PtlTensorImpl *in[5], *c[5] = {NULL}, *hy = NULL, *cy = NULL, *ws = NULL;
-    int64_t h, rows;
-    LstmCtx ctx;
-    (void)ks;
-    for (int i = 0; i < 5; i++) {
-        in[i] = s[i].tag == PTL_IV_TENSOR ? s[i].u.t : NULL;
-    }
-    if (rnn_check_cell(op, "_thnn_fused_lstm_cell", s, "cx", 4, &h) < 0 ||
-        rnn_check_same_device("_thnn_fused_lstm_cell", in, cell_names_lstm, 5) < 0 ||
-        contiguous_all(in, c, 5) < 0) {
-        release_all(c, 5);
-        return -1;
-    }
-    rows = in[0]->sizes[0];
-    hy = new_2d(rows, h, in[0]);
-    cy = new_2d(rows, h, in[0]);
-    ws = new_2d(rows, 4 * h, in[0]);
-    if (hy == NULL || cy == NULL || ws == NULL) {
-        goto error;
-    }
-    if (cell_on_device(in[0])) {
-        PtlDeviceRnnStepArgs a = cell_args(PTL_DEVICE_RNN_FORWARD, MODE_LSTM, in[0], rows, h);
-        a.ig = DATA(char, c[0]);
-        a.hg = DATA(char, c[1]);
-        a.cprev = DATA(char, c[2]);
-        a.bi = DATA(char, c[3]);
-        a.bh = DATA(char, c[4]);
-        a.hprev = DATA(char, hy);   /* read only for rows past n: none */
-        a.ht = DATA(char, hy);
-        a.ct = DATA(char, cy);
-        a.ws = DATA(char, ws);
-        if (ptl_device_rnn_step_hook(&a) < 0) {
-            goto error;
-        }
-        goto done;
-    }
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.ig = DATA(void, c[0]);
-    ctx.hg = DATA(void, c[1]);
-    ctx.cx = DATA(void, c[2]);
-    ctx.bi = DATA(void, c[3]);
-    ctx.bh = DATA(void, c[4]);
-    ctx.hy = DATA(void, hy);
-    ctx.cy_out = DATA(void, cy);
-    ctx.ws_out = DATA(void, ws);
-    ctx.h = h;
-    ctx.ops = rnn_cell_ops(in[0]->dtype);
-    if (ptl_parallel_for(0, rows, row_grain(4 * h), rnn_lstm_fwd, &ctx) < 0) {
-        goto error;
-    }
-done:
-    release_all(c, 5);
-    s[0] = ptl_iv_tensor(hy);
-    s[1] = ptl_iv_tensor(cy);
-    s[2] = ptl_iv_tensor(ws);
-    return 0;
-error:
-    release_all(c, 5);
-    ptl_xdecref(hy);
-    ptl_xdecref(cy);
-    ptl_xdecref(ws);
-    return -1;
-}
-
-/* _thnn_fused_lstm_cell_backward_impl(grad_hy [B, H]?, grad_cy [B, H]?, cx [B, H],
- *     cy [B, H], workspace [B, 4H], bool has_bias) -> (grad_gates [B, 4H], grad_cx [B, H],
- *     grad_bias [4H] or None) */
-static int
-lstm_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    const char *fn = "_thnn_fused_lstm_cell_backward_impl";
-    PtlTensorImpl *in[5], *c[5] = {NULL}, *gg = NULL, *gcx = NULL, *gb = NULL;
-    RnnArg a[5];
-    int64_t h, rows;
-    LstmCtx ctx;
-    (void)ks;
-    for (int i = 0; i < 5; i++) {
-        in[i] = s[i].tag == PTL_IV_TENSOR ? s[i].u.t : NULL;
-    }
-    a[0] = (RnnArg){in[4], "workspace", 5};
-    a[1] = (RnnArg){in[0], "grad_hy", 1};
-    a[2] = (RnnArg){in[1], "grad_cy", 2};
-    a[3] = (RnnArg){in[2], "cx", 3};
-    a[4] = (RnnArg){in[3], "cy", 4};
-    if (rnn_check_dtypes(op, a, 5) < 0 || rnn_check_dim(fn, a[0], 2) < 0 ||
-        rnn_check_dim(fn, a[3], 2) < 0) {
-        return -1;
-    }
-    h = in[2]->sizes[1];
-    rows = in[2]->sizes[0];
-    if (in[4]->sizes[0] != rows || in[4]->sizes[1] != 4 * h) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s: workspace must have size [%lld, %lld]", fn,
-                             (long long)rows, (long long)(4 * h));
-    }
-    for (int i = 1; i < 5; i++) {
-        if (i != 3 && a[i].t != NULL && rnn_check_same_size(fn, a[i], a[3]) < 0) {
-            return -1;
-        }
-    }
-    PtlTensorImpl *by_ws[5] = {in[4], in[0], in[1], in[2], in[3]};
-    if (rnn_check_same_device(fn, by_ws, lstm_backward_names, 5) < 0 ||
-        contiguous_all(in, c, 5) < 0) {
-        goto error;
-    }
-    gg = new_2d(rows, 4 * h, in[4]);
-    gcx = new_2d(rows, h, in[4]);
-    if (gg == NULL || gcx == NULL) {
-        goto error;
-    }
-    if (cell_on_device(in[4])) {
-        PtlDeviceRnnStepArgs d = cell_args(PTL_DEVICE_RNN_BACKWARD, MODE_LSTM, in[4], rows, h);
-        d.ghy = DATA(char, c[0]);
-        d.dc = DATA(char, c[1]);
-        d.cprev = DATA(char, c[2]);
-        d.ct = DATA(char, c[3]);
-        d.ws = DATA(char, c[4]);
-        d.dg = DATA(char, gg);
-        d.dgh = DATA(char, gg);    /* GRU's alone */
-        d.dcn = DATA(char, gcx);
-        if (ptl_device_rnn_step_hook(&d) < 0) {
-            goto error;
-        }
-        if (s[5].u.b && ((gb = new_1d(4 * h, in[4])) == NULL || device_sum_rows(gg, gb, 0) < 0)) {
-            goto error;
-        }
-        goto done;
-    }
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.ghy = DATA(void, c[0]);
-    ctx.gcy = DATA(void, c[1]);
-    ctx.cx = DATA(void, c[2]);
-    ctx.cy = DATA(void, c[3]);
-    ctx.ws = DATA(void, c[4]);
-    ctx.gg = DATA(void, gg);
-    ctx.gcx = DATA(void, gcx);
-    ctx.h = h;
-    ctx.ops = rnn_cell_ops(in[4]->dtype);
-    if (ptl_parallel_for(0, rows, row_grain(4 * h), rnn_lstm_bwd, &ctx) < 0) {
-        goto error;
-    }
-    if (s[5].u.b) {
-        if ((gb = new_1d(4 * h, in[4])) == NULL) {
-            goto error;
-        }
-        rnn_sum_rows(gg, DATA(char, gb));
-    }
-done:
-    release_all(c, 5);
-    s[0] = ptl_iv_tensor(gg);
-    s[1] = ptl_iv_tensor(gcx);
-    s[2] = gb != NULL ? ptl_iv_tensor(gb) : ptl_iv_none();
-    return 0;
-error:
-    release_all(c, 5);
-    ptl_xdecref(gg);
-    ptl_xdecref(gcx);
-    ptl_xdecref(gb);
-    return -1;
-}
-
-/* ---- the GRU cell ---- */
-
-/* _thnn_fused_gru_cell(input_gates [B, 3H], hidden_gates [B, 3H], hx [B, H],
- *                      input_bias [3H]?, hidden_bias [3H]?) -> (hy [B, H],
- *                      workspace [B, 5H]) */
-static int
-gru_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    PtlTensorImpl *in[5], *c[5] = {NULL}, *hy = NULL, *ws = NULL;
-    int64_t h, rows;
-    GruCtx ctx;
-    (void)ks;
-    for (int i = 0; i < 5; i++) {
-        in[i] = s[i].tag == PTL_IV_TENSOR ? s[i].u.t : NULL;
-    }
-    if (rnn_check_cell(op, "_thnn_fused_gru_cell", s, "hx", 3, &h) < 0 ||
-        rnn_check_same_device("_thnn_fused_gru_cell", in, cell_names_gru, 5) < 0 ||
-        contiguous_all(in, c, 5) < 0) {
-        release_all(c, 5);
-        return -1;
-    }
-    rows = in[0]->sizes[0];
-    hy = new_2d(rows, h, in[0]);
-    ws = new_2d(rows, 5 * h, in[0]);
-    if (hy == NULL || ws == NULL) {
-        goto error;
-    }
-    if (cell_on_device(in[0])) {
-        PtlDeviceRnnStepArgs a = cell_args(PTL_DEVICE_RNN_FORWARD, MODE_GRU, in[0], rows, h);
-        a.ig = DATA(char, c[0]);
-        a.hg = DATA(char, c[1]);
-        a.hprev = DATA(char, c[2]);
-        a.bi = DATA(char, c[3]);
-        a.bh = DATA(char, c[4]);
-        a.ht = DATA(char, hy);
-        a.ws = DATA(char, ws);
-        if (ptl_device_rnn_step_hook(&a) < 0) {
-            goto error;
-        }
-        goto done;
-    }
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.ig = DATA(void, c[0]);
-    ctx.hg = DATA(void, c[1]);
-    ctx.hx = DATA(void, c[2]);
-    ctx.bi = DATA(void, c[3]);
-    ctx.bh = DATA(void, c[4]);
-    ctx.hy = DATA(void, hy);
-    ctx.ws_out = DATA(void, ws);
-    ctx.h = h;
-    ctx.ops = rnn_cell_ops(in[0]->dtype);
-    if (ptl_parallel_for(0, rows, row_grain(5 * h), rnn_gru_fwd, &ctx) < 0) {
-        goto error;
-    }
-done:
-    release_all(c, 5);
-    s[0] = ptl_iv_tensor(hy);
-    s[1] = ptl_iv_tensor(ws);
-    return 0;
-error:
-    release_all(c, 5);
-    ptl_xdecref(hy);
-    ptl_xdecref(ws);
-    return -1;
-}
-
-/* _thnn_fused_gru_cell_backward(grad_hy [B, H], workspace [B, 5H], bool has_bias) ->
- *     (grad_input_gates [B, 3H], grad_hidden_gates [B, 3H], grad_hx [B, H],
- *      grad_biases [2, 3H] (input_bias's, hidden_bias's) or None) */
-static int
-gru_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    const char *fn = "_thnn_fused_gru_cell_backward";
-    PtlTensorImpl *in[2] = {s[0].u.t, s[1].u.t}, *c[2] = {NULL, NULL};
-    PtlTensorImpl *gig = NULL, *ghg = NULL, *ghx = NULL, *gb = NULL;
-    RnnArg a[2] = {{in[1], "workspace", 2}, {in[0], "grad_hy", 1}};
-    int64_t h, rows;
-    GruCtx ctx;
-    (void)ks;
-    if (rnn_check_dtypes(op, a, 2) < 0 || rnn_check_dim(fn, a[0], 2) < 0 ||
-        rnn_check_dim(fn, a[1], 2) < 0) {
-        return -1;
-    }
-    h = in[0]->sizes[1];
-    rows = in[0]->sizes[0];
-    if (in[1]->sizes[0] != rows || in[1]->sizes[1] != 5 * h) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s: workspace must have size [%lld, %lld]", fn,
-                             (long long)rows, (long long)(5 * h));
-    }
-    PtlTensorImpl *by_ws[2] = {in[1], in[0]};
-    if (rnn_check_same_device(fn, by_ws, gru_backward_names, 2) < 0 ||
-        contiguous_all(in, c, 2) < 0) {
-        goto error;
-    }
-    gig = new_2d(rows, 3 * h, in[1]);
-    ghg = new_2d(rows, 3 * h, in[1]);
-    ghx = new_2d(rows, h, in[1]);
-    if (gig == NULL || ghg == NULL || ghx == NULL) {
-        goto error;
-    }
-    if (cell_on_device(in[1])) {
-        PtlDeviceRnnStepArgs d = cell_args(PTL_DEVICE_RNN_BACKWARD, MODE_GRU, in[1], rows, h);
-        d.ghy = DATA(char, c[0]);
-        d.ws = DATA(char, c[1]);
-        d.dg = DATA(char, gig);
-        d.dgh = DATA(char, ghg);
-        d.dhn = DATA(char, ghx);
-        if (ptl_device_rnn_step_hook(&d) < 0) {
-            goto error;
-        }
-        if (s[2].u.b && ((gb = new_2d(2, 3 * h, in[1])) == NULL ||
-                         device_sum_rows(gig, gb, 0) < 0 || device_sum_rows(ghg, gb, 3 * h) < 0)) {
-            goto error;
-        }
-        goto done;
-    }
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.ghy = DATA(void, c[0]);
-    ctx.ws = DATA(void, c[1]);
-    ctx.gig = DATA(void, gig);
-    ctx.ghg = DATA(void, ghg);
-    ctx.ghx = DATA(void, ghx);
-    ctx.h = h;
-    ctx.ops = rnn_cell_ops(in[1]->dtype);
-    if (ptl_parallel_for(0, rows, row_grain(5 * h), rnn_gru_bwd, &ctx) < 0) {
-        goto error;
-    }
-    if (s[2].u.b) {
-        if ((gb = new_2d(2, 3 * h, in[1])) == NULL) {
-            goto error;
-        }
-        rnn_sum_rows(gig, DATA(char, gb));
-        rnn_sum_rows(ghg, DATA(char, gb) + 3 * h * (int64_t)ptl_dtype_itemsize(gb->dtype));
-    }
-done:
-    release_all(c, 2);
-    s[0] = ptl_iv_tensor(gig);
-    s[1] = ptl_iv_tensor(ghg);
-    s[2] = ptl_iv_tensor(ghx);
-    s[3] = gb != NULL ? ptl_iv_tensor(gb) : ptl_iv_none();
-    return 0;
-error:
-    release_all(c, 2);
-    ptl_xdecref(gig);
-    ptl_xdecref(ghg);
-    ptl_xdecref(ghx);
-    ptl_xdecref(gb);
-    return -1;
-}
 
 /* ---- the recurrent layer: the time loop of one layer and direction ---- */
 
@@ -479,7 +49,8 @@ error:
  *
  * The workspace is 1-D: regions of [T, B, width] in time order, what the backward needs
  * besides output and the initial states:
- *   LSTM  [T, B, 4H] activated gates, [T, B, H] c_t, with proj_size [T, B, H] o tanh(c_t)
+ *   LSTM  [T, B, 4H] activated gates, [T, B, H] c_t, with proj_size [T, B, H] o tanh(c_t),
+ *         with step projections [T, B, I] x (Note [LSTM step projections])
  *   GRU   [T, B, 5H] the cell's workspace (r, z, n, h_{t-1}, hn)
  *   RNN   nothing: tanh' and relu' come from h_t (output)
  * When no gradient can be asked for (grad mode off, or no input that requires one; always
@@ -504,6 +75,33 @@ error:
  * raises "the derivative for ... is not implemented".  Inputs are used contiguous; the loop
  * runs without the GIL when it has enough work. */
 
+/* Note [LSTM step projections]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * With MODE_STEP_PROJECTIONS added to an LSTM's mode (no proj_size; CPU; nn/modules/rnn.py
+ * when x and W_ih both want gradients) the layer takes x [T, B, I] for input_gates and W_ih
+ * [G, I] in w_hr's place, and projects x W_ih^T itself, PROJ_STEPS_MAX steps at a time into
+ * a scratch of at most PROJ_BYTES_MAX that the next steps' GEMMs read as their S.  Before,
+ * F.linear wrote the whole [T, B, G] projection (2 MiB for the language model's T 64, B 16,
+ * H 128) and the loop read it back: on a core with 2 MiB of L2 and a step that touches about
+ * 12 MiB, both went to L3 (the projection 0.60 ms warm, 0.73 in the step).  The buffer was not
+ * fresh memory: the allocator's big-block cache handed back the same block every step (0.05
+ * page faults a training step), so keeping it across steps could not help; it is cold by
+ * capacity, and only writing fewer bytes before reading them does.
+ * The bits are F.linear's: ptl_gemm_packed gives ptl_gemm's bits over any split of the rows
+ * when ptl_gemm_packed_rows_exact says the whole product takes the plain blocked path
+ * (proj_rows); otherwise the op computes the whole projection first, as mm would.  The
+ * backward gives x's gradient dgates W_ih and W_ih's dgates^T x, each one product over every
+ * step in mm's backward's layout (Note [Matrix product gradient layout]), so the same bits
+ * again; W_ih's gradient leaves through w_hr's edge, so no torch.cat / split of [W_ih, W_hh]
+ * as in the input form.  The node does not save input_gates, so the forward copies x into the
+ * workspace (its last region) as it projects.  dgates_t W_ih step by step while its rows are
+ * in L1 was measured slower than the one product (backward 9.36 -> 9.48 ms): that product
+ * already reads dgates at the tiles' full rate.  Nothing outlives the call: the scratch is the
+ * call's own, each part's thread writes only its own rows of it, and the outputs are new
+ * tensors as before.  The device's steps (the CUDA kernels emulated on CPU tensors) project
+ * the whole input first.  x is the copy, so an in-place change to x after the forward no longer
+ * makes the backward raise (mm's node saved x); the gradient is that of the x the forward read. */
+
 /* Loops of fewer multiply-adds keep the GIL. */
 #define LAYER_NOGIL_FLOPS (1 << 18)
 
@@ -514,15 +112,23 @@ typedef struct Layer {
                                              * ones while the tests emulate the kernels */
     int64_t T, B, H, P, G;                  /* P: h's width (proj_size, else H) */
     int input_form;                         /* MODE_INPUT_FORM was added to the mode */
-    int64_t I;                              /* the input form: x's width; else 0 */
+    int step_proj;                          /* MODE_STEP_PROJECTIONS was (Note [LSTM step
+                                             * projections]) */
+    int proj_rows;                          /* step_proj: x W_ih^T computed step by step */
+    int64_t proj_steps;                     /* proj_rows: the steps projected at a time */
+    int64_t I;                              /* the input form and step_proj: x's width;
+                                             * else 0 */
     int64_t wt;                             /* the workspace's steps: T, or 2 when no
                                              * gradient is wanted (Note [Recurrent layer]) */
     int hx_zero;                            /* CPU: hx is all zeros, its products skipped */
     CellOps ops;
     const int64_t *batch_sizes;             /* [T], or NULL: every row runs */
     PtlTensorImpl *hx, *cx, *w_hh, *w_hr;   /* contiguous; cx and w_hr may be NULL */
+    PtlTensorImpl *w_ih, *x;                /* step_proj: W_ih [G, I] and (forward) x
+                                             * [T, B, I], contiguous; else NULL */
     PtlGemmPackedB *w_hh_p, *w_hr_p;        /* packed W_hh^T, W_hr^T (backward: W_hh,
                                              * W_hr); CPU */
+    PtlGemmPackedB *w_ih_p;                 /* proj_rows: packed W_ih^T */
     const void *b_ih, *b_hh;
     PtlTensorImpl *out, *ws;                /* output [T, B, P], workspace (Note) */
 } Layer;
@@ -545,7 +151,27 @@ static int64_t
 workspace_numel(const Layer *l)
 {
     int64_t w = gates_width(l) + (l->mode == MODE_LSTM ? l->H : 0) + (l->w_hr ? l->H : 0);
-    return l->wt * l->B * w;
+    return l->wt * l->B * (w + (l->step_proj ? l->I : 0));
+}
+
+/* step_proj: where the workspace's copy of x ([T, B, I], after c_t) starts */
+static int64_t
+x_region(const Layer *l)
+{
+    return region_at(l, 2);
+}
+
+/* proj_rows: how many steps' projections the scratch holds (Note [LSTM step projections]) */
+#define PROJ_STEPS_MAX 4
+#define PROJ_BYTES_MAX ((int64_t)128 << 10)
+static int64_t
+proj_steps(const Layer *l)
+{
+    int64_t step = l->B * l->G * (int64_t)l->ops.es;
+    int64_t n = step > 0 ? PROJ_BYTES_MAX / step : PROJ_STEPS_MAX;
+    n = n < PROJ_STEPS_MAX ? n : PROJ_STEPS_MAX;
+    n = n < l->T ? n : l->T;
+    return n > 1 ? n : 1;
 }
 
 /* The workspace's step that holds time t's rows: t, or t % 2 when it keeps two steps. */
@@ -652,20 +278,67 @@ copy_from(PtlTensorImpl *dst, PtlTensorImpl *src, int64_t off)
     return rc;
 }
 
+/* dst's rows x cols elements from element off = src's first rows x cols, on any device.  0 or
+ * -1. */
+static int
+copy_rows(PtlTensorImpl *dst, int64_t off, PtlTensorImpl *src, int64_t rows, int64_t cols)
+{
+    PtlTensorImpl *d = mat_view(rows_at(dst, off, rows, cols));
+    PtlTensorImpl *v = d != NULL ? mat_view(rows_at(src, 0, rows, cols)) : NULL;
+    int rc = v != NULL ? ptl_copy_into(d, v) : -1;
+    ptl_xdecref(d);
+    ptl_xdecref(v);
+    return rc;
+}
+
+/* step_proj: the steps [s0, s1) of the rows [r0, r1) (Note [LSTM step projections]): x_t
+ * into the workspace for dW_ih, and with proj_rows x_t W_ih^T into hg, [s1 - s0, B, G] in
+ * time order from the chunk's earliest time *lo.  0 or -1. */
+static int
+project_steps(const Layer *l, PtlTensorImpl *hg, int64_t s0, int64_t s1, int64_t r0, int64_t r1,
+              int64_t *lo)
+{
+    int64_t B = l->B, G = l->G, I = l->I, m = r1 - r0;
+    size_t es = l->ops.es;
+    int64_t ta = step_time(l, s0), tb = step_time(l, s1 - 1);
+    *lo = ta < tb ? ta : tb;
+    for (int64_t t = *lo; t < *lo + s1 - s0; t++) {
+        copy_elems(at(l->ws, x_region(l) + (ws_step(l, t) * B + r0) * I, es),
+                   at(l->x, (t * B + r0) * I, es), m * I, es);
+    }
+    if (!l->proj_rows) {
+        return 0;
+    }
+    if (m == B) {   /* whole steps: one product over the chunk's consecutive rows */
+        return ptl_gemm_packed(l->w_ih_p, (s1 - s0) * B, at(l->x, *lo * B * I, es), I,
+                               DATA(char, hg), G, NULL, 0, 0.0);
+    }
+    for (int64_t t = *lo; t < *lo + s1 - s0; t++) {
+        if (ptl_gemm_packed(l->w_ih_p, m, at(l->x, (t * B + r0) * I, es), I,
+                            at(hg, ((t - *lo) * B + r0) * G, es), G, NULL, 0, 0.0) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Step t of the forward over the batch rows [r0, r1) (tp: the time of the step before, -1
  * for the first): h_{t-1} W_hh^T over the running rows among them (plus input_gates[t] but
  * for GRU), the cell, LSTM's projection, then the other rows' states carried over.  hg:
- * [B, G] scratch for GRU.  0 or -1. */
+ * [B, G] scratch for GRU.  proj (proj_rows): x_t W_ih^T's rows [r0, r1), for input_gates[t].
+ * 0 or -1. */
 static int
-layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t t, int64_t tp,
-                   int64_t r0, int64_t r1)
+layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, const char *proj,
+                   int64_t t, int64_t tp, int64_t r0, int64_t r1)
 {
     int64_t B = l->B, H = l->H, P = l->P, G = l->G, run = running_rows(l, t);
     int64_t m = r1 - r0, n = run < r1 ? (run > r0 ? run - r0 : 0) : m;
     int64_t wt = ws_step(l, t), wp = ws_step(l, tp);
     size_t es = l->ops.es;
     char *ws = DATA(char, l->ws), *ht = at(l->out, (t * B + r0) * P, es);
-    const char *ig = l->input_form ? NULL : gates + (size_t)((t * B + r0) * G) * es;
+    char *hgr = at(hg, r0 * (l->input_form ? l->I + P : G), es);
+    const char *ig = l->input_form ? NULL
+                     : proj != NULL ? proj : gates + (size_t)((t * B + r0) * G) * es;
     const char *hprev = tp < 0 ? at(l->hx, r0 * P, es) : at(l->out, (tp * B + r0) * P, es);
     char *cprev = NULL, *ct = NULL;
     if (l->mode == MODE_LSTM) {
@@ -674,7 +347,6 @@ layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t
     }
     char *sum = l->mode == MODE_LSTM ? at(l->ws, (wt * B + r0) * G, es)
                 : l->mode == MODE_GRU    ? NULL : ht;
-    char *hgr = at(hg, r0 * (l->input_form ? l->I + P : G), es);
     if (l->input_form) {   /* the input form: [x_t, h_{t-1}] [W_ih, W_hh]^T, one product */
         int64_t K = l->I + P;
         for (int64_t r = 0; r < n; r++) {
@@ -698,7 +370,7 @@ layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t
                      .h = H, .ops = l->ops};
         c.hy = l->w_hr ? at(l->ws, region_at(l, 2) + (wt * B + r0) * H, es) : ht;
         int64_t tn = 2 * t - tp;   /* the next step (Note [LSTM backward fetch]) */
-        if (ig != NULL && tp >= 0 && tn >= 0 && tn < l->T) {
+        if (ig != NULL && proj == NULL && tp >= 0 && tn >= 0 && tn < l->T) {
             c.next_ws = gates + (size_t)((tn * B + r0) * G) * es;
         }
         if (ptl_parallel_for(0, n, row_grain(4 * H), rnn_lstm_fwd, &c) < 0 ||
@@ -800,6 +472,7 @@ typedef struct LayerGrads {
                                      * rows gs apart */
     int64_t gs;                     /* G, or an LSTM's on the CPU padded (layer_grads_new) */
     PtlTensorImpl *dhp;             /* LSTM with proj_size: [T, B, P], each step's dh */
+    PtlTensorImpl *dx;              /* step_proj: [T, B, I], x's gradient dgates W_ih */
     PtlTensorImpl *bsum[2];         /* CPU, with biases: [ceil(B / BSUM_ROWS), G] dg's (GRU:
                                      * dgh's) sums by groups of rows (Note [Recurrent layer]) */
 } LayerGrads;
@@ -865,10 +538,17 @@ layer_forward_parts(void *ctx, int64_t p0, int64_t p1)
 {
     const LayerJob *j = ctx;
     const Layer *l = j->l;
-    int64_t r0 = part_row(l, j->parts, p0), r1 = part_row(l, j->parts, p1);
+    int64_t r0 = part_row(l, j->parts, p0), r1 = part_row(l, j->parts, p1), lo = 0;
     for (int64_t s = 0; s < l->T; s++) {
         int64_t t = step_time(l, s), tp = s > 0 ? step_time(l, s - 1) : -1;
-        if (layer_forward_step(l, j->gates, j->hg, t, tp, r0, r1) < 0) {
+        if (l->step_proj && s % l->proj_steps == 0 &&
+            project_steps(l, j->hg, s, s + l->proj_steps < l->T ? s + l->proj_steps : l->T,
+                          r0, r1, &lo) < 0) {
+            return -1;
+        }
+        const char *proj = l->proj_rows ? at(j->hg, ((t - lo) * l->B + r0) * l->G, l->ops.es)
+                                        : NULL;
+        if (layer_forward_step(l, j->gates, j->hg, proj, t, tp, r0, r1) < 0) {
             return -1;
         }
     }
@@ -887,6 +567,9 @@ layer_forward(const Layer *l, PtlTensorImpl *gates, PtlTensorImpl *hg, PtlTensor
             if (layer_forward_step_device(l, gates, hg, t, tp) < 0) {
                 return -1;
             }
+        }
+        if (l->step_proj && copy_rows(l->ws, x_region(l), l->x, l->T * l->B, l->I) < 0) {
+            return -1;
         }
     }
     else {
@@ -1114,7 +797,8 @@ column_sums(const Layer *l, PtlTensorImpl *v, PtlTensorImpl *out)
 }
 
 /* The weights' gradients, each over all steps at once (Note [Recurrent layer]); gb_ih,
- * gb_hh and gw_hr may be NULL. */
+ * gb_hh and gw_hr may be NULL, and gw_hr is W_ih's with step_proj (dgates^T x, the product
+ * nn.functional.linear's backward takes: Note [LSTM step projections]). */
 static int
 layer_weight_grads(const Layer *l, const LayerGrads *g, PtlTensorImpl *gw_hh,
                    PtlTensorImpl *gb_ih, PtlTensorImpl *gb_hh, PtlTensorImpl *gw_hr)
@@ -1141,8 +825,14 @@ layer_weight_grads(const Layer *l, const LayerGrads *g, PtlTensorImpl *gw_hh,
                              rows_at(l->hx, 0, B, P), 1.0) < 0)) {
         return -1;
     }
-    if (gw_hr != NULL && mat_gemm(rows_at(gw_hr, 0, P, H), transposed_at(g->dhp, 0, P, T * B),
-                                  rows_at(l->ws, region_at(l, 2), T * B, H), 0.0) < 0) {
+    if (gw_hr != NULL && l->step_proj &&
+        mat_gemm(rows_at(gw_hr, 0, G, l->I), (Mat){g->dg, 0, G, T * B, 1, g->gs},
+                 rows_at(l->ws, x_region(l), T * B, l->I), 0.0) < 0) {
+        return -1;
+    }
+    if (gw_hr != NULL && !l->step_proj &&
+        mat_gemm(rows_at(gw_hr, 0, P, H), transposed_at(g->dhp, 0, P, T * B),
+                 rows_at(l->ws, region_at(l, 2), T * B, H), 0.0) < 0) {
         return -1;
     }
     for (int i = 1; i < 3; i++) {
@@ -1197,13 +887,14 @@ layer_wants_grad(PtlTensorImpl *const *in, int k)
 /* _ptl_rnn_layer(input_gates [T, B, G], hx [B, P], cx [B, H]?, w_hh [G, P], b_ih [G]?,
  *                b_hh [G]?, w_hr [P, H]?, int mode, bool reverse, batch_sizes [T]?) ->
  *     (output [T, B, P], workspace (Note [Recurrent layer]), hy [B, P], cy [B, H] or None);
- *     mode + MODE_INPUT_FORM: x [T, B, I] for input_gates, [W_ih, W_hh] [G, I + P] for w_hh */
+ *     mode + MODE_INPUT_FORM: x [T, B, I] for input_gates, [W_ih, W_hh] [G, I + P] for w_hh;
+ *     LSTM + MODE_STEP_PROJECTIONS: x [T, B, I] for input_gates, W_ih [G, I] for w_hr */
 static int
 rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     const char *fn = "_ptl_rnn_layer";
     PtlTensorImpl *in[7], *c[7] = {NULL}, *bs = NULL, *hg = NULL, *out = NULL, *ws = NULL;
-    PtlTensorImpl *hy = NULL, *cy = NULL;
+    PtlTensorImpl *hy = NULL, *cy = NULL, *gates = NULL;
     Layer l;
     (void)ks;
     for (int i = 0; i < 7; i++) {
@@ -1215,21 +906,30 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     l.mode = (int)s[7].u.i;
     l.reverse = s[8].u.b;
     int input_form = l.mode >= MODE_INPUT_FORM && l.mode < MODE_INPUT_FORM + MODE_GRU;
-    l.mode -= input_form ? MODE_INPUT_FORM : 0;
+    l.step_proj = l.mode == MODE_STEP_PROJECTIONS + MODE_LSTM;
+    l.mode -= input_form ? MODE_INPUT_FORM : l.step_proj ? MODE_STEP_PROJECTIONS : 0;
     l.input_form = input_form;
     if (rnn_check_dtypes(op, a, 7) < 0 || rnn_check_dim(fn, a[0], 3) < 0 ||
-        (input_form && rnn_check_dim(fn, a[3], 2) < 0)) {
+        ((input_form || l.step_proj) && rnn_check_dim(fn, a[3], 2) < 0)) {
         return -1;
     }
     l.T = in[0]->sizes[0];
     l.B = in[0]->sizes[1];
-    l.G = input_form ? in[3]->sizes[0] : in[0]->sizes[2];
-    l.I = input_form ? in[0]->sizes[2] : 0;
+    l.G = input_form || l.step_proj ? in[3]->sizes[0] : in[0]->sizes[2];
+    l.I = input_form || l.step_proj ? in[0]->sizes[2] : 0;
     if (input_form && (layer_wants_grad(in, 7) || in[0]->device.type != PTL_DEVICE_CPU)) {
         return ptl_error_set(PTL_ERR_RUNTIME, "%s: the input form (mode %d) is for CPU "
                              "tensors that need no gradient", fn, (int)s[7].u.i);
     }
-    if (rnn_check_layer(fn, l.mode, l.B, l.G, l.I, a[1], a[2], a[3], a[6], &l.H, &l.P) < 0 ||
+    if (l.step_proj && in[0]->device.type != PTL_DEVICE_CPU) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: the step projections (mode %d) are for "
+                             "CPU tensors", fn, (int)s[7].u.i);
+    }
+    int64_t ih_sizes[2] = {l.G, l.I};
+    RnnArg none = {NULL, "w_hr", 7};
+    if (rnn_check_layer(fn, l.mode, l.B, l.G, input_form ? l.I : 0, a[1], a[2], a[3],
+                        l.step_proj ? none : a[6], &l.H, &l.P) < 0 ||
+        (l.step_proj && rnn_check_size(fn, a[6], 2, ih_sizes) < 0) ||
         rnn_check_given(fn, a[5], a[4].t != NULL, "b_ih and b_hh must be given together") < 0 ||
         (a[4].t != NULL && (rnn_check_size(fn, a[4], 1, &l.G) < 0 ||
                             rnn_check_size(fn, a[5], 1, &l.G) < 0))) {
@@ -1246,41 +946,60 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     l.w_hh = c[3];
     l.b_ih = DATA(void, c[4]);
     l.b_hh = DATA(void, c[5]);
-    l.w_hr = c[6];
+    l.w_hr = l.step_proj ? NULL : c[6];
+    l.w_ih = l.step_proj ? c[6] : NULL;
+    l.x = l.step_proj ? c[0] : NULL;
     l.ops = rnn_cell_ops(in[0]->dtype);
     l.dev = !input_form && nn_on_device(in[0], ptl_device_rnn_step_hook != NULL);
+    l.proj_rows = l.step_proj && !l.dev &&
+                  ptl_gemm_packed_rows_exact(in[0]->dtype, l.T * l.B, l.G, l.I);
     l.hx_zero = !l.dev && rnn_all_zero(DATA(void, l.hx), l.B * l.P, l.ops.es) &&
                 rnn_all_finite(DATA(void, l.w_hh), 1, l.w_hh->numel, 0, l.ops.es);
     l.wt = l.dev || l.T <= 2 || (!input_form && layer_wants_grad(in, 7)) ? l.T : 2;
     if (!l.dev) {
-        l.w_hh_p = ptl_gemm_pack_b(in[0]->dtype, l.I + l.P, l.G, DATA(void, l.w_hh), 1,
-                                   l.I + l.P);
+        int64_t k = input_form ? l.I + l.P : l.P;
+        l.w_hh_p = ptl_gemm_pack_b(in[0]->dtype, k, l.G, DATA(void, l.w_hh), 1, k);
         l.w_hr_p = l.w_hr != NULL
                        ? ptl_gemm_pack_b(in[0]->dtype, l.H, l.P, DATA(void, l.w_hr), 1, l.H)
                        : NULL;
+        l.w_ih_p = l.proj_rows
+                       ? ptl_gemm_pack_b(in[0]->dtype, l.I, l.G, DATA(void, l.w_ih), 1, l.I)
+                       : NULL;
+    }
+    if (l.step_proj && !l.proj_rows) {   /* x W_ih^T as one product, as F.linear's */
+        int64_t g_sizes[3] = {l.T, l.B, l.G};
+        if ((gates = ptl_empty(3, g_sizes, in[0]->dtype, in[0]->device)) == NULL ||
+            mat_gemm(rows_at(gates, 0, l.T * l.B, l.G), rows_at(l.x, 0, l.T * l.B, l.I),
+                     transposed_at(l.w_ih, 0, l.I, l.G), 0.0) < 0) {
+            goto error;
+        }
     }
     int64_t out_sizes[3] = {l.T, l.B, l.P}, ws_numel = workspace_numel(&l);
     out = ptl_empty(3, out_sizes, in[0]->dtype, in[0]->device);
     ws = new_1d(ws_numel, in[0]);
-    hg = new_2d(l.B, input_form ? l.I + l.P : l.G, in[0]);
+    l.proj_steps = l.proj_rows ? proj_steps(&l) : 1;
+    hg = new_2d(l.proj_steps * l.B, input_form ? l.I + l.P : l.G, in[0]);
     hy = new_2d(l.B, l.P, in[0]);
     cy = l.mode == MODE_LSTM ? new_2d(l.B, l.H, in[0]) : NULL;
     if (out == NULL || ws == NULL || hg == NULL || hy == NULL ||
-        (!l.dev && (l.w_hh_p == NULL || (l.w_hr != NULL && l.w_hr_p == NULL))) ||
+        (!l.dev && (l.w_hh_p == NULL || (l.w_hr != NULL && l.w_hr_p == NULL) ||
+                    (l.proj_rows && l.w_ih_p == NULL))) ||
         (l.mode == MODE_LSTM && cy == NULL)) {
         goto error;
     }
     l.out = out;
     l.ws = ws;
     void *token = layer_nogil_begin(&l);
-    int rc = layer_forward(&l, c[0], hg, hy, cy);
+    int rc = layer_forward(&l, gates != NULL ? gates : c[0], hg, hy, cy);
     ptl_nogil_end(token);
     if (rc < 0) {
         goto error;
     }
+    ptl_xdecref(gates);
     release_all(c, 7);
     ptl_gemm_packed_b_free(l.w_hh_p);
     ptl_gemm_packed_b_free(l.w_hr_p);
+    ptl_gemm_packed_b_free(l.w_ih_p);
     ptl_xdecref(bs);
     ptl_decref(hg);
     s[0] = ptl_iv_tensor(out);
@@ -1289,9 +1008,11 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     s[3] = cy != NULL ? ptl_iv_tensor(cy) : ptl_iv_none();
     return 0;
 error:
+    ptl_xdecref(gates);
     release_all(c, 7);
     ptl_gemm_packed_b_free(l.w_hh_p);
     ptl_gemm_packed_b_free(l.w_hr_p);
+    ptl_gemm_packed_b_free(l.w_ih_p);
     ptl_xdecref(bs);
     ptl_xdecref(hg);
     ptl_xdecref(out);
@@ -1304,9 +1025,9 @@ error:
 static void
 layer_grads_release(LayerGrads *g)
 {
-    PtlTensorImpl **all[11] = {&g->gout, &g->dh[0], &g->dh[1], &g->dc[0], &g->dc[1], &g->dr,
-                               &g->dg, &g->dgh, &g->dhp, &g->bsum[0], &g->bsum[1]};
-    for (int i = 0; i < 11; i++) {
+    PtlTensorImpl **all[12] = {&g->gout, &g->dh[0], &g->dh[1], &g->dc[0], &g->dc[1], &g->dr,
+                               &g->dg, &g->dgh, &g->dhp, &g->bsum[0], &g->bsum[1], &g->dx};
+    for (int i = 0; i < 12; i++) {
         PTL_CLEAR(*all[i]);
     }
 }
@@ -1365,7 +1086,8 @@ layer_grads_new(const Layer *l, LayerGrads *g, PtlTensorImpl *ghy, PtlTensorImpl
  *     w_hh, w_hr?, output, workspace, int mode, bool reverse, batch_sizes?, bool has_bias)
  *     -> (grad_input_gates [T, B, G], grad_hx [B, P], grad_cx [B, H] or None,
  *         grad_weights [w_hh, then b_ih and b_hh with has_bias, then w_hr when given]):
- *     the forward's arguments and outputs as _ptl_rnn_layer took and returned them. */
+ *     the forward's arguments and outputs as _ptl_rnn_layer took and returned them (with step
+ *     projections: x's gradient for grad_input_gates, W_ih's for w_hr's). */
 static int
 rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -1386,19 +1108,31 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     memset(&g, 0, sizeof(g));
     l.mode = (int)s[9].u.i;
     l.reverse = s[10].u.b;
+    l.step_proj = l.mode == MODE_STEP_PROJECTIONS + MODE_LSTM;
+    l.mode -= l.step_proj ? MODE_STEP_PROJECTIONS : 0;
     if (rnn_check_dtypes(op, a, 9) < 0 || rnn_check_dim(fn, a[0], 3) < 0 ||
-        rnn_check_dim(fn, a[6], 2) < 0) {
+        rnn_check_dim(fn, a[6], 2) < 0 || (l.step_proj && rnn_check_dim(fn, a[7], 2) < 0)) {
         return -1;
+    }
+    if (l.step_proj && in[7]->device.type != PTL_DEVICE_CPU) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: the step projections (mode %d) are for "
+                             "CPU tensors", fn, (int)s[9].u.i);
     }
     l.T = in[7]->sizes[0];
     l.B = in[7]->sizes[1];
     l.G = in[5]->sizes[0];
+    l.I = l.step_proj ? in[6]->sizes[1] : 0;
     l.wt = l.T;
-    if (rnn_check_layer(fn, l.mode, l.B, l.G, 0, a[4], a[5], a[6], a[7], &l.H, &l.P) < 0) {
+    int64_t ih_sizes[2] = {l.G, l.I};
+    RnnArg none = {NULL, "w_hr", 7};
+    if (rnn_check_layer(fn, l.mode, l.B, l.G, 0, a[4], a[5], a[6], l.step_proj ? none : a[7],
+                        &l.H, &l.P) < 0 ||
+        (l.step_proj && rnn_check_size(fn, a[7], 2, ih_sizes) < 0)) {
         return -1;
     }
     int64_t out_sizes[3] = {l.T, l.B, l.P}, h_sizes[2] = {l.B, l.P}, c_sizes[2] = {l.B, l.H};
-    l.w_hr = in[6];   /* its contiguous copy below; workspace_numel asks whether it is given */
+    /* its contiguous copy below; workspace_numel asks whether it is given */
+    l.w_hr = l.step_proj ? NULL : in[6];
     int64_t ws_numel = workspace_numel(&l);
     if (rnn_check_size(fn, a[0], 3, out_sizes) < 0 || rnn_check_size(fn, a[8], 1, &ws_numel) < 0 ||
         (in[0] != NULL && rnn_check_size(fn, a[1], 3, out_sizes) < 0) ||
@@ -1416,7 +1150,8 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     l.hx = c[3];
     l.cx = c[4];
     l.w_hh = c[5];
-    l.w_hr = c[6];
+    l.w_hr = l.step_proj ? NULL : c[6];
+    l.w_ih = l.step_proj ? c[6] : NULL;
     l.out = c[7];
     l.ws = c[8];
     l.ops = rnn_cell_ops(in[7]->dtype);
@@ -1427,8 +1162,12 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
         w[1] = new_1d(l.G, in[7]);
         w[2] = new_1d(l.G, in[7]);
     }
-    if (l.w_hr != NULL) {
-        w[3] = new_2d(l.P, l.H, in[7]);
+    if (l.w_hr != NULL || l.step_proj) {
+        w[3] = l.step_proj ? new_2d(l.G, l.I, in[7]) : new_2d(l.P, l.H, in[7]);
+    }
+    if (l.step_proj) {
+        int64_t x_sizes[3] = {l.T, l.B, l.I};
+        g.dx = ptl_empty(3, x_sizes, in[7]->dtype, in[7]->device);
     }
     l.dev = nn_on_device(in[7], ptl_device_rnn_step_hook != NULL);
     /* W_hh is not in dW_hh's hx term: only the first step's gate gradients are checked */
@@ -1440,8 +1179,10 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
                        : NULL;
     }
     if (layer_grads_new(&l, &g, c[1], c[2], in[7], has_bias) < 0 || w[0] == NULL ||
-        (!l.dev && (l.w_hh_p == NULL || (l.w_hr != NULL && l.w_hr_p == NULL))) ||
-        (has_bias && (w[1] == NULL || w[2] == NULL)) || (l.w_hr != NULL && w[3] == NULL)) {
+        (!l.dev && (l.w_hh_p == NULL || (l.w_hr != NULL && l.w_hr_p == NULL) ||
+                    (l.step_proj && g.dx == NULL))) ||
+        (has_bias && (w[1] == NULL || w[2] == NULL)) ||
+        ((l.w_hr != NULL || l.step_proj) && w[3] == NULL)) {
         goto error;
     }
     void *token = layer_nogil_begin(&l);
@@ -1459,6 +1200,10 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
         k = (int)(l.T % 2);
     }
     rc = rc < 0 ? -1 : layer_weight_grads(&l, &g, w[0], w[1], w[2], w[3]);
+    if (rc == 0 && l.step_proj && l.T * l.B > 0) {   /* dx = dgates W_ih, F.linear's product */
+        rc = mat_gemm(rows_at(g.dx, 0, l.T * l.B, l.I), (Mat){g.dg, 0, l.T * l.B, l.G, g.gs, 1},
+                      rows_at(l.w_ih, 0, l.G, l.I), 0.0);
+    }
     ptl_nogil_end(token);
     if (rc < 0 || (list = ptl_tensorlist_new(4)) == NULL) {
         goto error;
@@ -1469,10 +1214,11 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
             w[i] = NULL;
         }
     }
-    s[0] = ptl_iv_tensor(g.dg);
+    s[0] = ptl_iv_tensor(l.step_proj ? g.dx : g.dg);
     s[1] = ptl_iv_tensor(g.dh[k]);
     s[2] = l.mode == MODE_LSTM ? ptl_iv_tensor(g.dc[k]) : ptl_iv_none();
-    g.dg = g.dh[k] = g.dc[k] = NULL;
+    *(l.step_proj ? &g.dx : &g.dg) = NULL;
+    g.dh[k] = g.dc[k] = NULL;
     release_all(c, 9);
     ptl_gemm_packed_b_free(l.w_hh_p);
     ptl_gemm_packed_b_free(l.w_hr_p);
@@ -1490,10 +1236,10 @@ error:
 }
 
 static const PtlKernelReg rnn_kernels[] = {
-    {PTL_OP__thnn_fused_lstm_cell, PTL_KEY_CPU, lstm_cell_cpu},
-    {PTL_OP__thnn_fused_lstm_cell_backward_impl, PTL_KEY_CPU, lstm_cell_backward_cpu},
-    {PTL_OP__thnn_fused_gru_cell, PTL_KEY_CPU, gru_cell_cpu},
-    {PTL_OP__thnn_fused_gru_cell_backward, PTL_KEY_CPU, gru_cell_backward_cpu},
+    {PTL_OP__thnn_fused_lstm_cell, PTL_KEY_CPU, rnn_lstm_cell_cpu},
+    {PTL_OP__thnn_fused_lstm_cell_backward_impl, PTL_KEY_CPU, rnn_lstm_cell_backward_cpu},
+    {PTL_OP__thnn_fused_gru_cell, PTL_KEY_CPU, rnn_gru_cell_cpu},
+    {PTL_OP__thnn_fused_gru_cell_backward, PTL_KEY_CPU, rnn_gru_cell_backward_cpu},
     {PTL_OP__ptl_rnn_layer, PTL_KEY_CPU, rnn_layer_cpu},
     {PTL_OP__ptl_rnn_layer_backward, PTL_KEY_CPU, rnn_layer_backward_cpu},
 };

@@ -1,5 +1,5 @@
 /* rnn_cell_math.h -- the recurrent cells' formulas for one hidden unit j of a batch row
- * (Note [Fused cells] in rnn.c), per dtype: what rnn_rows.c's scalar rows loop over, and
+ * (Note [Fused cells] in rnn_cells.c), per dtype: what rnn_rows.c's scalar rows loop over, and
  * what the CUDA recurrent layer's cell kernels (src/cuda/rnn_plan.h) run per thread.  One
  * source, two compilers, as scalar_math.h; rnn_rows.c's vector rows compute the same
  * operations in the same order.  Rows: w the gates (LSTM 4h, GRU's workspace 5h), others

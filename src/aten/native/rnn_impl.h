@@ -1,7 +1,7 @@
-/* rnn_impl.h -- what rnn.c (the fused cells and the recurrent layer) shares with the cells'
- * row formulas in rnn_rows.c (one dtype's nonlinearities and rows, and the cells over a
- * range of batch rows, Note [Fused cells]) and with its argument checks in rnn_checks.c
- * (the cells' and the layer's). */
+/* rnn_impl.h -- what the fused cells (rnn_cells.c) and the recurrent layer (rnn.c) share with
+ * each other, with the cells' row formulas in rnn_rows.c (one dtype's nonlinearities and rows,
+ * and the cells over a range of batch rows, Note [Fused cells]) and with their argument checks
+ * in rnn_checks.c. */
 #ifndef PTL_ATEN_NATIVE_RNN_IMPL_H
 #define PTL_ATEN_NATIVE_RNN_IMPL_H
 
@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "../../c10/dtype.h"
+#include "../../c10/parallel.h"
 #include "native.h"
 
 typedef void (*ArrayFn)(void *y, int64_t n);
@@ -19,6 +20,9 @@ enum { MODE_RNN_RELU = 0, MODE_RNN_TANH = 1, MODE_LSTM = 2, MODE_GRU = 3 };
 /* added to the layer's mode: its input form (LSTM and RNN, no gradient; Note [Recurrent
  * layer]) */
 enum { MODE_INPUT_FORM = 8 };
+/* added to an LSTM's mode: x, with W_ih in w_hr's place, projected step by step (Note [LSTM
+ * step projections] in rnn.c) */
+enum { MODE_STEP_PROJECTIONS = 16 };
 
 /* One dtype's element size, nonlinearities (in place) and row formulas. */
 typedef struct CellOps {
@@ -49,7 +53,7 @@ elem(const void *p, int64_t i, size_t es)
 }
 
 /* The cells over batch rows [b0, b1), as ptl_parallel_for tasks (Note [Fused cells] in
- * rnn.c): what the fused cell ops and the recurrent layer's steps run.  LSTM and GRU: a
+ * rnn_cells.c): what the fused cell ops and the recurrent layer's steps run.  LSTM and GRU: a
  * forward and a backward each; RNN_TANH / RNN_RELU (plain): the same. */
 typedef struct LstmCtx {
     const void *ig, *hg, *cx, *bi, *bh, *ghy, *gcy, *cy, *ws;
@@ -127,5 +131,58 @@ int rnn_check_layer(const char *fn, int mode, int64_t B, int64_t G, int64_t I, R
 /* batch_sizes: None (*c = NULL), or int64 [T] of values in [0, B]: *c its contiguous copy
  * (new ref) */
 int rnn_check_batch_sizes(const char *fn, RnnArg a, int64_t T, int64_t B, PtlTensorImpl **c);
+
+/* ---- what the cells (rnn_cells.c) and the layer (rnn.c) share ---- */
+
+/* The fused cells' CPU kernels (rnn_cells.c), registered in rnn.c's table */
+int rnn_lstm_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s);
+int rnn_lstm_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s);
+int rnn_gru_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s);
+int rnn_gru_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s);
+
+/* Contiguous versions of the k tensors t[i] (NULL stays NULL): new refs in c[]. */
+static inline int
+contiguous_all(PtlTensorImpl *const *t, PtlTensorImpl **c, int k)
+{
+    for (int i = 0; i < k; i++) {
+        c[i] = NULL;
+    }
+    for (int i = 0; i < k; i++) {
+        if (t[i] != NULL && (c[i] = ptl_contiguous(t[i])) == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static inline void
+release_all(PtlTensorImpl **t, int k)
+{
+    for (int i = 0; i < k; i++) {
+        PTL_CLEAR(t[i]);
+    }
+}
+
+static inline PtlTensorImpl *
+new_2d(int64_t rows, int64_t cols, const PtlTensorImpl *like)
+{
+    int64_t sizes[2] = {rows, cols};
+    return ptl_empty(2, sizes, like->dtype, like->device);
+}
+
+static inline PtlTensorImpl *
+new_1d(int64_t n, const PtlTensorImpl *like)
+{
+    return ptl_empty(1, &n, like->dtype, like->device);
+}
+
+#define DATA(T, X) ((X) != NULL ? (T *)ptl_tensor_data(X) : NULL)
+
+/* Rows per parallel chunk for rows of `width` elements. */
+static inline int64_t
+row_grain(int64_t width)
+{
+    return width > 0 ? PTL_GRAIN_SIZE / width + 1 : 1;
+}
 
 #endif
