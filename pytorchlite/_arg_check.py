@@ -19,13 +19,15 @@ def _is_scalar_tensor(v):
 
 # kind -> what PyTorch's parser accepts for it: Number (a Scalar) and float (a 0-dim tensor
 # too), int (not a bool; PyTorch also takes a 0-dim tensor, which the composites here cannot
-# use as a dim), bool (a Python bool alone), Tensor
+# use as a dim), bool (a Python bool alone), Tensor, tuple of ints (a sequence: PyTorch's
+# parser takes a single int only where the list has a size, int[2], not for an int[])
 _ACCEPTS = {
     "Tensor": _is_tensor,
     "Number": lambda v: isinstance(v, numbers.Number) or _is_scalar_tensor(v),
     "float": lambda v: isinstance(v, numbers.Real) or _is_scalar_tensor(v),
     "int": lambda v: isinstance(v, numbers.Integral) and not isinstance(v, bool),
     "bool": lambda v: isinstance(v, bool),
+    "tuple of ints": lambda v: isinstance(v, (list, tuple)),
 }
 
 
@@ -57,3 +59,45 @@ def typed(fname, *params, method=False):
             return fn(*args, **kwargs)
         return checked
     return decorate
+
+
+# Note [Native signatures of composites]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# Many functions written here in Python are native functions in PyTorch (conv2d, avg_pool1d,
+# cross_entropy_loss, ...): PyTorch's argument parser refuses a call whose arguments fit none
+# of their signatures before anything runs, with a TypeError that names the function and the
+# fault ("conv1d() received an invalid combination of arguments - ...").  native_fault gives
+# that TypeError by declaring torch's signatures once, as operators of their own namespace
+# without kernels, and calling their binding with the same arguments: the binding's parser
+# (src/python/arg_errors.c, Note [Bad call messages]) finds the fault as PyTorch's does.  The
+# composites call it where they fail (an exception of their own) or where a cheap check finds
+# a type their body would take, so that a good call pays nothing for it.
+_NATIVE_NS = "_ptl_native"
+_native_ops = {}
+
+
+def _is_default(value, default):
+    return value is default or (type(value) is type(default) and value == default)
+
+
+def native_fault(schemas, *args, defaults=(), **kwargs):
+    """Raises PyTorch's parser TypeError when args and kwargs fit none of schemas (a native
+    function's signatures, torch's native_functions.yaml `func:` lines without the
+    namespace, overloads in its order); returns when they fit one.  defaults: those of the
+    last parameters of the Python function, whose trailing arguments equal to them are left
+    out, as a call that did not give them (PyTorch's message lists the arguments given)."""
+    args = list(args)
+    for default in reversed(defaults):
+        if not args or not _is_default(args[-1], default):
+            break
+        args.pop()
+    op = _native_ops.get(schemas)
+    if op is None:
+        for schema in schemas:
+            _C._register_op(f"{_NATIVE_NS}::{schema}")
+        name = schemas[0].split("(")[0].split(".")[0]
+        op = _native_ops[schemas] = _C._op(f"{_NATIVE_NS}::{name}")
+    try:
+        op(*args, **kwargs)
+    except (NotImplementedError, RuntimeError):   # parsed: no kernel to run
+        pass

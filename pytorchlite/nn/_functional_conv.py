@@ -6,8 +6,11 @@ ATen operator (src/aten/native/conv.c, pool.c, resample.c); 1-D pooling goes thr
 2-D kernels on an unsqueezed input, as PyTorch does.
 """
 import math
+import operator
 
 import pytorchlite as torch
+from .._arg_check import check_arg
+from ._native_signatures import fault as _native_fault
 
 _aten = torch.ops.aten
 
@@ -106,19 +109,24 @@ def _convolution(input, weight, bias, stride, padding, dilation, transposed, out
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
-    _check_conv_dim(input, nd, name)
-    if isinstance(padding, str):
-        if padding == "valid":
-            padding = 0
-        elif padding == "same":
-            input, padding = _same_padding(input, weight, stride, dilation, nd)
-        else:
-            raise RuntimeError(f"Invalid padding string: '{padding}'")
-    unbatched = input.dim() == nd + 1
-    if unbatched:
-        input = input.unsqueeze(0)
-    out = _convolution(input, weight, bias, _list(stride, nd), _list(padding, nd),
-                       _list(dilation, nd), False, [0] * nd, groups)
+    try:
+        _check_conv_dim(input, nd, name)
+        if isinstance(padding, str):
+            if padding == "valid":
+                padding = 0
+            elif padding == "same":
+                input, padding = _same_padding(input, weight, stride, dilation, nd)
+            else:
+                raise RuntimeError(f"Invalid padding string: '{padding}'")
+        unbatched = input.dim() == nd + 1
+        if unbatched:
+            input = input.unsqueeze(0)
+        out = _convolution(input, weight, bias, _list(stride, nd), _list(padding, nd),
+                           _list(dilation, nd), False, [0] * nd, groups)
+    except Exception:
+        _native_fault(name, input, weight, bias, stride, padding, dilation, groups,
+                      defaults=(None, 1, 0, 1, 1))
+        raise
     return _drop(out, 0) if unbatched else out
 
 
@@ -135,12 +143,17 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
-    _check_conv_dim(input, nd, name)
-    unbatched = input.dim() == nd + 1
-    if unbatched:
-        input = input.unsqueeze(0)
-    out = _convolution(input, weight, bias, _list(stride, nd), _list(padding, nd),
-                       _list(dilation, nd), True, _list(output_padding, nd), groups)
+    try:
+        _check_conv_dim(input, nd, name)
+        unbatched = input.dim() == nd + 1
+        if unbatched:
+            input = input.unsqueeze(0)
+        out = _convolution(input, weight, bias, _list(stride, nd), _list(padding, nd),
+                           _list(dilation, nd), True, _list(output_padding, nd), groups)
+    except Exception:
+        _native_fault(name, input, weight, bias, stride, padding, output_padding, groups,
+                      dilation, defaults=(None, 1, 0, 0, 1, 1))
+        raise
     return _drop(out, 0) if unbatched else out
 
 
@@ -176,24 +189,33 @@ def _one(v, name, what):
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):
-    if input.dim() not in (2, 3):
-        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
-                           f"dim batch size for input, but got:{list(input.shape)}")
-    k = _one(kernel_size, "max_pool1d", "kernel_size")
-    s = k if stride is None or stride == [] or stride == () else _one(stride, "max_pool1d",
-                                                                       "stride")
-    p = _one(padding, "max_pool1d", "padding")
-    d = _one(dilation, "max_pool1d", "dilation")
-    out, idx = torch.max_pool2d_with_indices(input.unsqueeze(-2), [1, k], [1, s], [0, p],
-                                             [1, d], ceil_mode)
+    stride = [] if stride is None else stride
+    try:
+        if input.dim() not in (2, 3):
+            raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional "
+                               f"0 dim batch size for input, but got:{list(input.shape)}")
+        k = _one(kernel_size, "max_pool1d", "kernel_size")
+        s = k if stride == [] or stride == () else _one(stride, "max_pool1d", "stride")
+        p = _one(padding, "max_pool1d", "padding")
+        d = _one(dilation, "max_pool1d", "dilation")
+        out, idx = torch.max_pool2d_with_indices(input.unsqueeze(-2), [1, k], [1, s], [0, p],
+                                                 [1, d], ceil_mode)
+    except Exception:
+        _native_fault("max_pool1d_with_indices", input, kernel_size, stride, padding, dilation,
+                      ceil_mode, defaults=([], 0, 1, False))
+        raise
     return _drop(out, -2), _drop(idx, -2)
 
 
-def _native_max_pool(op, name):
-    """max_pool{2,3}d_with_indices over the ATen op: stride None means the kernel size."""
+def _native_max_pool(op, name, first_is_cuda):
+    """max_pool{2,3}d_with_indices over the ATen op: stride None means the kernel size.  The
+    3-D one (first_is_cuda) asks whether the input is on CUDA first, as torch's: an
+    AttributeError for an input that is no tensor."""
     def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                               ceil_mode=False, return_indices=True):
         stride = [] if stride is None else stride
+        if first_is_cuda and not isinstance(input, torch.Tensor):
+            raise AttributeError(f"'{type(input).__name__}' object has no attribute 'is_cuda'")
         return op(input, kernel_size, stride, padding, dilation, ceil_mode)
     max_pool_with_indices.__name__ = max_pool_with_indices.__qualname__ = name
     return max_pool_with_indices
@@ -203,16 +225,22 @@ def _without_indices(with_indices, name):
     """max_pool{1,2,3}d from its _with_indices twin: the indices only when return_indices."""
     def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                  return_indices=False):
-        out, idx = with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-        return (out, idx) if return_indices else out
+        if return_indices:
+            return with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+        try:
+            return with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)[0]
+        except Exception:
+            _native_fault(name, input, kernel_size, [] if stride is None else stride, padding,
+                          dilation, ceil_mode, defaults=([], 0, 1, False))
+            raise
     max_pool.__name__ = max_pool.__qualname__ = name
     return max_pool
 
 
 max_pool2d_with_indices = _native_max_pool(torch.max_pool2d_with_indices,
-                                           "max_pool2d_with_indices")
+                                           "max_pool2d_with_indices", False)
 max_pool3d_with_indices = _native_max_pool(torch.max_pool3d_with_indices,
-                                           "max_pool3d_with_indices")
+                                           "max_pool3d_with_indices", True)
 max_pool1d = _without_indices(max_pool1d_with_indices, "max_pool1d")
 max_pool2d = _without_indices(max_pool2d_with_indices, "max_pool2d")
 max_pool3d = _without_indices(max_pool3d_with_indices, "max_pool3d")
@@ -226,13 +254,18 @@ def _check_1d(input, name):
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
-    _check_1d(input, "avg_pool1d")
-    k = _one(kernel_size, "avg_pool1d", "kernel_size")
-    s = k if stride is None or stride == [] or stride == () else _one(stride, "avg_pool1d",
-                                                                       "stride")
-    p = _one(padding, "avg_pool1d", "padding")
-    out = torch.avg_pool2d(input.unsqueeze(-2), [1, k], [1, s], [0, p], ceil_mode,
-                           count_include_pad)
+    stride = [] if stride is None else stride
+    try:
+        _check_1d(input, "avg_pool1d")
+        k = _one(kernel_size, "avg_pool1d", "kernel_size")
+        s = k if stride == [] or stride == () else _one(stride, "avg_pool1d", "stride")
+        p = _one(padding, "avg_pool1d", "padding")
+        out = torch.avg_pool2d(input.unsqueeze(-2), [1, k], [1, s], [0, p], ceil_mode,
+                               count_include_pad)
+    except Exception:
+        _native_fault("avg_pool1d", input, kernel_size, stride, padding, ceil_mode,
+                      count_include_pad, defaults=([], 0, False, True))
+        raise
     return _drop(out, -2)
 
 
@@ -274,15 +307,24 @@ def _global_avg(input, nd):
 
 
 def adaptive_avg_pool1d(input, output_size):
-    _check_1d(input, "adaptive_avg_pool1d")
-    o = _one(output_size, "adaptive_avg_pool1d", "output_size")
-    return _drop(adaptive_avg_pool2d(input.unsqueeze(-2), [1, o]), -2)
+    try:
+        _check_1d(input, "adaptive_avg_pool1d")
+        o = _one(output_size, "adaptive_avg_pool1d", "output_size")
+        return _drop(adaptive_avg_pool2d(input.unsqueeze(-2), [1, o]), -2)
+    except Exception:
+        _native_fault("adaptive_avg_pool1d", input, output_size)
+        raise
 
 
 def adaptive_avg_pool2d(input, output_size):
-    size = _adaptive_size(input, output_size, 2)
-    out = _global_avg(input, 2) if size == [1, 1] else None
-    return _aten._adaptive_avg_pool2d(input, size) if out is None else out
+    output_size = _list_with_default(output_size, input.size())
+    try:
+        size = _adaptive_size(input, output_size, 2)
+        out = _global_avg(input, 2) if size == [1, 1] else None
+        return _aten._adaptive_avg_pool2d(input, size) if out is None else out
+    except Exception:
+        _native_fault("adaptive_avg_pool2d", input, output_size)
+        raise
 
 
 def adaptive_avg_pool3d(input, output_size):
@@ -290,6 +332,15 @@ def adaptive_avg_pool3d(input, output_size):
     interval per dim, so the mean over a bin is the mean over depth of 2-D bin means (two
     passes of the 2-D kernel).  A complex input pools to one bin only, as PyTorch's
     (its 3-D kernel has no complex loop)."""
+    output_size = _list_with_default(output_size, input.size())
+    try:
+        return _adaptive_avg_pool3d(input, output_size)
+    except Exception:
+        _native_fault("adaptive_avg_pool3d", input, output_size)
+        raise
+
+
+def _adaptive_avg_pool3d(input, output_size):
     if isinstance(output_size, (list, tuple)) and len(output_size) != 3:
         raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
     out = _global_avg(input, 3) if _adaptive_size(input, output_size, 3) == [1, 1, 1] else None
@@ -309,50 +360,76 @@ def adaptive_avg_pool3d(input, output_size):
                                   f"'{_NAME[input.dtype]}'")
     od, oh, ow = _adaptive_size(input, output_size, 3)
     lead, (d, h, w) = list(input.shape[:-3]), input.shape[-3:]
+    if od * oh * ow == 0:   # no bins: an empty view of the input
+        return input.flatten(-3)[..., :0].reshape(lead + [od, oh, ow])
     planes = _aten._adaptive_avg_pool2d(input.reshape([-1, d, h, w]), [oh, ow])
     depth = _aten._adaptive_avg_pool2d(planes.reshape([-1, 1, d, oh * ow]), [od, oh * ow])
     return depth.reshape(lead + [od, oh, ow])
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
-    _check_1d(input, "adaptive_max_pool1d")
-    o = _one(output_size, "adaptive_max_pool1d", "output_size")
-    out, idx = _aten.adaptive_max_pool2d(input.unsqueeze(-2), [1, o])
+    try:
+        _check_1d(input, "adaptive_max_pool1d")
+        o = _one(output_size, "adaptive_max_pool1d", "output_size")
+        out, idx = _aten.adaptive_max_pool2d(input.unsqueeze(-2), [1, o])
+    except Exception:
+        _native_fault("adaptive_max_pool1d", input, output_size)
+        raise
     return _drop(out, -2), _drop(idx, -2)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    out, idx = adaptive_max_pool1d_with_indices(input, output_size)
-    return (out, idx) if return_indices else out
+    if return_indices:   # torch's boolean_dispatch asks first
+        return adaptive_max_pool1d_with_indices(input, output_size)
+    return adaptive_max_pool1d_with_indices(input, output_size)[0]
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
-    return _aten.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))
+    output_size = _list_with_default(output_size, input.size())
+    try:
+        return _aten.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))
+    except Exception:
+        _native_fault("adaptive_max_pool2d", input, output_size)
+        raise
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    out, idx = adaptive_max_pool2d_with_indices(input, output_size)
-    return (out, idx) if return_indices else out
+    if return_indices:   # torch's boolean_dispatch asks first
+        return adaptive_max_pool2d_with_indices(input, output_size)
+    return adaptive_max_pool2d_with_indices(input, output_size)[0]
 
 
 def _list_with_default(out_size, defaults):
-    """output_size with None entries taken from the input's trailing sizes (an int as is)."""
+    """output_size with None entries taken from the input's trailing sizes (an int as is),
+    as torch's: the first thing its adaptive pools of 2 and 3 dims do."""
     if isinstance(out_size, int):
         return out_size
     if len(defaults) <= len(out_size):
         raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
     defaults = list(defaults)[-len(out_size):]
-    return [d if v is None else v for v, d in zip(out_size, defaults)]
+    return [d if v is None else _index(v) for v, d in zip(out_size, defaults)]
+
+
+def _index(v):
+    """An integer tensor as an int, as PyTorch's parser takes it in a list of ints."""
+    if isinstance(v, torch.Tensor) and not (v.is_floating_point() or v.is_complex()):
+        return operator.index(v)
+    return v
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
-    size = _list(_list_with_default(output_size, input.shape), 3)
-    return _aten.adaptive_max_pool3d(input, size)
+    output_size = _list_with_default(output_size, input.size())
+    try:
+        return _aten.adaptive_max_pool3d(input, _list(output_size, 3))
+    except Exception:
+        _native_fault("adaptive_max_pool3d", input, output_size)
+        raise
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
-    out, idx = adaptive_max_pool3d_with_indices(input, output_size)
-    return (out, idx) if return_indices else out
+    if return_indices:   # torch's boolean_dispatch asks first
+        return adaptive_max_pool3d_with_indices(input, output_size)
+    return adaptive_max_pool3d_with_indices(input, output_size)[0]
 
 
 def _fractional_max_pool_functions(nd):
@@ -400,6 +477,14 @@ fractional_max_pool3d_with_indices, fractional_max_pool3d = _fractional_max_pool
 
 
 def conv_tbc(input, weight, bias, pad=0):
+    try:
+        return _conv_tbc(input, weight, bias, pad)
+    except Exception:
+        _native_fault("conv_tbc", input, weight, bias, pad, defaults=(0,))
+        raise
+
+
+def _conv_tbc(input, weight, bias, pad):
     """1-D convolution of a (time, batch, in_channels) input with a (kernel_width,
     in_channels, out_channels) weight: output row t is bias + sum over k of padded input row
     t + k times weight[k], for the T + 2 pad - kernel_width + 1 output rows (ATen's
@@ -513,7 +598,17 @@ _PAD_OPS = {
 
 
 def pad(input, pad, mode="constant", value=None):
-    pad = list(pad)
+    if not isinstance(pad, (list, tuple)):   # the input first, as torch's parser
+        _native_fault("pad", input, [])
+        check_arg("pad", "pad", "tuple of ints", pad, 2)
+    try:
+        return _pad(input, list(pad), mode, value)
+    except Exception:
+        _native_fault("pad", input, pad, mode, value, defaults=("constant", None))
+        raise
+
+
+def _pad(input, pad, mode, value):
     if isinstance(value, complex):   # PyTorch's parser: value is a float there
         raise TypeError("pad(): argument 'value' (position 4) must be float, not complex")
     # PyTorch's order of checks: the mode, the pad's length, then the mode's own
@@ -649,7 +744,14 @@ def _check_pixel_shuffle(input, r, name, factor_name):
 
 
 def pixel_shuffle(input, upscale_factor):
-    r = upscale_factor
+    try:
+        return _pixel_shuffle(input, upscale_factor)
+    except Exception:
+        _native_fault("pixel_shuffle", input, upscale_factor)
+        raise
+
+
+def _pixel_shuffle(input, r):
     _check_pixel_shuffle(input, r, "pixel_shuffle", "upscale_factor")
     *lead, c, h, w = input.shape
     if c % (r * r) != 0:
@@ -663,7 +765,14 @@ def pixel_shuffle(input, upscale_factor):
 
 
 def pixel_unshuffle(input, downscale_factor):
-    r = downscale_factor
+    try:
+        return _pixel_unshuffle(input, downscale_factor)
+    except Exception:
+        _native_fault("pixel_unshuffle", input, downscale_factor)
+        raise
+
+
+def _pixel_unshuffle(input, r):
     _check_pixel_shuffle(input, r, "pixel_unshuffle", "downscale_factor")
     *lead, c, h, w = input.shape
     if h % r != 0:
@@ -699,6 +808,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if padding_mode not in paddings:
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
+    if not (isinstance(input, torch.Tensor) and isinstance(grid, torch.Tensor)):
+        _native_fault("grid_sampler", input, grid, modes[mode], paddings[padding_mode],
+                      bool(align_corners))
     sampler = _aten.grid_sampler_2d if input.dim() == 4 else _aten.grid_sampler_3d
     return sampler(input, grid, modes[mode], paddings[padding_mode], bool(align_corners))
 

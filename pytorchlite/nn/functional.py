@@ -17,8 +17,10 @@ import warnings
 import pytorchlite as torch
 from pytorchlite import _C
 from pytorchlite._arg_check import check_arg, typed
+from pytorchlite._tensor_types import _NAME
 from pytorchlite._functions import _check_result_cast
 from pytorchlite._pointwise import _not_implemented
+from pytorchlite.nn._native_signatures import fault as _native_fault
 
 aten = torch.ops.aten
 
@@ -93,15 +95,16 @@ def _softmax_dim(ndim):
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    # torch's Python: the method, so that what is no tensor raises an AttributeError
     if dim is None:
         dim = _softmax_dim(input.dim())
-    return torch.softmax(input, dim, dtype=dtype)
+    return input.softmax(dim, dtype=dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim(input.dim())
-    return torch.softmax(-input, dim, dtype=dtype)
+    return (-input).softmax(dim, dtype=dtype)
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
@@ -122,7 +125,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim(input.dim())
-    return torch.log_softmax(input, dim, dtype=dtype)
+    return input.log_softmax(dim, dtype=dtype)
 
 
 # ---- activations ----
@@ -132,19 +135,28 @@ def _inplace(fn_, fn, input, inplace, *args):
 
 
 def relu(input, inplace=False):
-    return torch.relu_(input) if inplace else torch.relu(input)
+    # the methods: torch.relu takes a number (a pointwise op's binding does), torch's refuses it
+    try:
+        return input.relu_() if inplace else input.relu()
+    except AttributeError:
+        _native_fault("relu_" if inplace else "relu", input)
+        raise
 
 
 def relu_(input):
-    return torch.relu_(input)
+    try:
+        return input.relu_()
+    except AttributeError:
+        _native_fault("relu_", input)
+        raise
 
 
 def tanh(input):
-    return torch.tanh(input)
+    return input.tanh()
 
 
 def sigmoid(input):
-    return torch.sigmoid(input)
+    return input.sigmoid()
 
 
 def gelu(input, approximate="none"):
@@ -163,8 +175,9 @@ def elu(input, alpha=1.0, inplace=False):
     return _inplace(aten.elu_, aten.elu, input, inplace, alpha)
 
 
-def elu_(input, alpha=1.0):
-    return aten.elu_(input, alpha)
+def elu_(input, alpha=1.0, scale=1.0, input_scale=1.0):
+    # torch's is the native elu_, with its scales
+    return aten.elu_(input, alpha, scale, input_scale)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -172,11 +185,15 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def selu(input, inplace=False):
-    return _inplace(aten.elu_, aten.elu, input, inplace, _SELU_ALPHA, _SELU_SCALE)
+    try:
+        return _inplace(aten.elu_, aten.elu, input, inplace, _SELU_ALPHA, _SELU_SCALE)
+    except Exception:
+        _native_fault("selu_" if inplace else "selu", input)
+        raise
 
 
 def selu_(input):
-    return aten.elu_(input, _SELU_ALPHA, _SELU_SCALE)
+    return selu(input, inplace=True)
 
 
 def celu(input, alpha=1.0, inplace=False):
@@ -202,11 +219,16 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
-    return hardtanh(input, min_val, max_val, inplace=True)
+    # torch's is the native op, without hardtanh's check of min_val against max_val
+    return aten.hardtanh_(input, min_val, max_val)
 
 
 def relu6(input, inplace=False):
-    return hardtanh(input, 0.0, 6.0, inplace)
+    try:
+        return hardtanh(input, 0.0, 6.0, inplace)
+    except Exception:
+        _native_fault("relu6_" if inplace else "relu6", input)
+        raise
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -251,6 +273,11 @@ def threshold_(input, threshold, value):
 
 def prelu(input, weight):
     """max(0, x) + weight * min(0, x), weight broadcast along the channel dim (dim 1)."""
+    if not (isinstance(input, torch.Tensor) and isinstance(weight, torch.Tensor)):
+        _native_fault("prelu", input, weight)
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_NAME[input.dtype]} and "
+                           f"{_NAME[weight.dtype]}")
     if weight.numel() != 1:
         channels = input.size(1) if input.dim() >= 2 else 1
         if input.dim() == 0 or weight.numel() != channels:
@@ -279,14 +306,20 @@ def _rrelu(input, lower, upper, training, inplace, generator):
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    _native_fault("rrelu_", input, lower, upper, training)
+    if not lower <= upper:   # torch's check, as its native rrelu_ makes it (NaN fails it)
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     return rrelu(input, lower, upper, training, inplace=True)
 
 
 def glu(input, dim=-1):
-    if input.is_complex():   # PyTorch's kernel has no complex loop
-        raise _not_implemented("glu_cpu", input.dtype)
+    # torch's Python refuses a 0-dim input, then its native glu's parser the rest
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    if not isinstance(dim, int) or not isinstance(input, torch.Tensor):
+        _native_fault("glu", input, dim)
+    if input.is_complex():   # PyTorch's kernel has no complex loop
+        raise _not_implemented("glu_cpu", input.dtype)
     d = dim + input.dim() if dim < 0 else dim
     n = input.size(d)
     if n % 2:
@@ -302,17 +335,29 @@ def linear(input, weight, bias=None):
     any rank as one [N, in] matrix viewed back to [*, out]: the weight's gradient is then one
     mm instead of a batched product summed over the batch; with a bias it is one addmm
     (AddmmBackward0, as torch's)."""
-    if weight.dim() == 2 and input.dim() >= 2 and (input.dim() == 2 or input.is_contiguous()) \
-            and (bias is None or bias.dim() <= 1):
-        x = input if input.dim() == 2 else input.reshape(-1, input.size(-1))
-        out = torch.mm(x, weight.t()) if bias is None else torch.addmm(bias, x, weight.t())
-        return out if input.dim() == 2 else out.view(list(input.shape[:-1]) + [out.size(-1)])
-    out = torch.matmul(input, weight.t())
-    return out if bias is None else out + bias
+    try:
+        if weight.dim() == 2 and input.dim() >= 2 and (input.dim() == 2 or input.is_contiguous()) \
+                and (bias is None or bias.dim() <= 1):
+            x = input if input.dim() == 2 else input.reshape(-1, input.size(-1))
+            out = torch.mm(x, weight.t()) if bias is None else torch.addmm(bias, x, weight.t())
+            return out if input.dim() == 2 else out.view(list(input.shape[:-1]) + [out.size(-1)])
+        out = torch.matmul(input, weight.t())
+        return out if bias is None else out + bias
+    except Exception:
+        _native_fault("linear", input, weight, bias, defaults=(None,))
+        raise
 
 
 def bilinear(input1, input2, weight, bias=None):
     """y[..., o] = x1 W[o] x2 + b[o].  [*, i1], [*, i2], [o, i1, i2] -> [*, o]"""
+    try:
+        return _bilinear(input1, input2, weight, bias)
+    except Exception:
+        _native_fault("bilinear", input1, input2, weight, bias, defaults=(None,))
+        raise
+
+
+def _bilinear(input1, input2, weight, bias):
     if input1.dim() != input2.dim():
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} "
                            f"and {input2.dim()}")
@@ -379,44 +424,50 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduce=None, reduction="mean", label_smoothing=0.0):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     red = _reduction_enum(reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    class_dim = 0 if input.dim() == 1 else 1
-    n_classes = input.size(class_dim)
-    lsm = log_softmax(input, class_dim)
-    if target.is_floating_point():
-        # class probabilities: target has input's shape
-        if tuple(target.shape) != tuple(input.shape):
+    try:
+        if not 0.0 <= label_smoothing <= 1.0:
             raise RuntimeError(
-                "Expected target size " + str(list(input.shape)) + ", got " + str(list(target.shape)))
-        if label_smoothing > 0:
-            target = target * (1 - label_smoothing) + label_smoothing / n_classes
-        prod = lsm * target
-        if weight is not None:
-            prod = prod * _class_view(weight, input, class_dim)
-        loss = -prod.sum(class_dim)
+                f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        class_dim = 0 if input.dim() == 1 else 1
+        n_classes = input.size(class_dim)
+        lsm = log_softmax(input, class_dim)
+        if target.is_floating_point():
+            # class probabilities: target has input's shape
+            if tuple(target.shape) != tuple(input.shape):
+                raise RuntimeError(
+                    f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+            if label_smoothing > 0:
+                target = target * (1 - label_smoothing) + label_smoothing / n_classes
+            prod = lsm * target
+            if weight is not None:
+                prod = prod * _class_view(weight, input, class_dim)
+            loss = -prod.sum(class_dim)
+            if red == 0:
+                return loss
+            if red == 2:
+                return loss.sum()
+            return loss.sum() / (input.numel() / n_classes)
+        nll = aten.nll_loss_nd(lsm, target, weight, red, ignore_index)
+        if label_smoothing == 0:
+            return nll
+        keep = _mask(target != ignore_index, lsm)
+        smooth = lsm if weight is None else lsm * _class_view(weight, input, class_dim)
+        smooth = -smooth.sum(class_dim) * keep
         if red == 0:
-            return loss
-        if red == 2:
-            return loss.sum()
-        return loss.sum() / (input.numel() / n_classes)
-    nll = aten.nll_loss_nd(lsm, target, weight, red, ignore_index)
-    if label_smoothing == 0:
-        return nll
-    keep = _mask(target != ignore_index, lsm)
-    smooth = lsm if weight is None else lsm * _class_view(weight, input, class_dim)
-    smooth = -smooth.sum(class_dim) * keep
-    if red == 0:
-        pass
-    elif red == 2:
-        smooth = smooth.sum()
-    elif weight is None:
-        smooth = smooth.sum() / keep.sum()
-    else:
-        # normalized by the weights of the counted targets, like nll_loss
-        total = aten.nll_loss_nd(-torch.ones_like(lsm), target, weight, 2, ignore_index)
-        smooth = smooth.sum() / total
-    return nll * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
+            pass
+        elif red == 2:
+            smooth = smooth.sum()
+        elif weight is None:
+            smooth = smooth.sum() / keep.sum()
+        else:
+            # normalized by the weights of the counted targets, like nll_loss
+            total = aten.nll_loss_nd(-torch.ones_like(lsm), target, weight, 2, ignore_index)
+            smooth = smooth.sum() / total
+        return nll * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
+    except Exception:
+        _native_fault("cross_entropy_loss", input, target, weight, red, ignore_index,
+                      label_smoothing)
+        raise
 
 
 def _check_same_size_warning(input, target, name):
@@ -511,9 +562,14 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """(1 - t) x - (1 + (pos_weight - 1) t) log(sigmoid(x)): stable for large |x|."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     red = _reduction_enum(reduction)
-    if tuple(target.shape) != tuple(input.shape):
+    if tuple(target.size()) != tuple(input.size()):
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    if not all(t is None or isinstance(t, torch.Tensor) for t in (input, weight, pos_weight)):
+        _native_fault("binary_cross_entropy_with_logits", input, target, weight, pos_weight, red)
+    if not (target.is_floating_point() or target.dtype == torch.bool):
+        # torch's kernel writes (1 - target) * input into a tensor of target's dtype
+        _check_result_cast(torch.result_type(input, target), target.dtype)
     ls = aten.log_sigmoid(input)
     if pos_weight is not None:
         loss = (1 - target) * input - ((pos_weight - 1) * target + 1) * ls
@@ -528,6 +584,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce, reduction)
+    red = 2 if reduction == "batchmean" else _reduction_enum(reduction)
+    if not (isinstance(input, torch.Tensor) and isinstance(target, torch.Tensor)
+            and isinstance(log_target, bool)):
+        _native_fault("kl_div", input, target, red, log_target=log_target)
+    if not (input.is_floating_point() or input.is_complex()) or \
+            not (target.is_floating_point() or target.is_complex()):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -554,6 +617,9 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    red = _reduction_enum(reduction)
+    if not (isinstance(input, torch.Tensor) and isinstance(target, torch.Tensor)):
+        _native_fault("hinge_embedding_loss", input, target, margin, red)
     from_margin = _mask(target != 1, input) * torch.relu(margin - input)
     from_self = _mask(target != -1, input) * input
     return _reduce(from_margin + from_self, reduction)
@@ -563,6 +629,9 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    red = _reduction_enum(reduction)
+    if not all(isinstance(t, torch.Tensor) for t in (input1, input2, target)):
+        _native_fault("cosine_embedding_loss", input1, input2, target, margin, red)
     eps = 1e-12
     prod = (input1 * input2).sum(-1)
     mag1 = (input1 * input1).sum(-1) + eps
@@ -576,6 +645,9 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 @_autocast_to_float32
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    red = _reduction_enum(reduction)
+    if not (isinstance(input, torch.Tensor) and isinstance(target, torch.Tensor)):
+        _native_fault("soft_margin_loss", input, target, red)
     # log(1 + e^(-y x)) with no linear cut-off (softplus's threshold), as PyTorch computes it;
     # softplus has no complex form, so a complex -y x takes exp and log1p.  PyTorch writes
     # the loss in the input's dtype (its out= form).
@@ -607,8 +679,13 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                       reduce=None, reduction="mean"):
     """sum over i != y of max(0, margin - x[y] + x[i])^p / C (weighted by weight[y])."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    red = _reduction_enum(reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    if not (isinstance(input, torch.Tensor) and isinstance(target, torch.Tensor)):
+        _native_fault("multi_margin_loss", input, target, p, margin, weight, red)
     x = input if input.dim() == 2 else input.reshape(1, -1)
     t = target.reshape(-1)
     n_classes = x.size(1)
@@ -632,6 +709,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     """For each sample: sum over targets j (up to the first -1) and non-targets k of
     max(0, 1 - (x[j] - x[k])) / C."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    red = _reduction_enum(reduction)
+    if not (isinstance(input, torch.Tensor) and isinstance(target, torch.Tensor)):
+        _native_fault("multilabel_margin_loss", input, target, red)
     x = input if input.dim() == 2 else input.reshape(1, -1)
     n_classes = x.size(1)
     rows = target.reshape(x.size(0), n_classes).tolist()
@@ -711,6 +791,38 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                momentum=0.1, eps=1e-5):
     """aten.native_batch_norm (src/aten/native/batch_norm.c: one pass for the statistics, one
     for the output; training updates the running statistics in place)."""
+    if training:
+        _verify_batch_size(input.size())
+    args = (input, weight, bias, running_mean, running_var, training, momentum, eps, True)
+    if not all(a is None or isinstance(a, torch.Tensor) for a in args[1:5]):
+        _native_fault("batch_norm", *args)
+    try:
+        return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
+                           eps)
+    except Exception:
+        _native_fault("batch_norm", *args)
+        raise
+
+
+def _verify_batch_size(size):
+    """torch's check of a batch norm's input size in training: more than one value per
+    channel (size[0] times the sizes after the channel dim)."""
+    values = size[0]
+    for s in size[2:]:
+        values *= s
+    if values == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{size}")
+
+
+def _verify_spatial_size(size):
+    """torch's check of an instance norm's input size: more than one spatial element."""
+    if math.prod(size[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{size}")
+
+
+def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
     if input.dim() < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
     if input.numel() == 0:
@@ -722,24 +834,39 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if bias is not None:
             out = out + bias[0]
         return out
-    if training:
-        count = input.numel() // input.size(1)
-        if count == 1:
-            raise ValueError("Expected more than 1 value per channel when training, got input "
-                             f"size {input.shape}")
-    elif running_mean is None or running_var is None:
+    if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
     return aten.native_batch_norm(input, weight, bias, running_mean, running_var, training,
                                   0.1 if momentum is None else momentum, eps)[0]
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    normalized_shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
-    return aten.native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
+    # torch's native layer_norm takes a list of ints as normalized_shape (not an int)
+    if not isinstance(normalized_shape, (list, tuple)):
+        _native_fault("layer_norm", input, [])
+        check_arg("layer_norm", "normalized_shape", "tuple of ints", normalized_shape, 2)
+    try:
+        return aten.native_layer_norm(input, list(normalized_shape), weight, bias, eps)[0]
+    except Exception:
+        _native_fault("layer_norm", input, normalized_shape, weight, bias, eps, True)
+        raise
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
-    normalized_shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    if not isinstance(normalized_shape, (list, tuple)):
+        _native_fault("rms_norm", input, [])
+        check_arg("rms_norm", "normalized_shape", "tuple of ints", normalized_shape, 2)
+    if not (isinstance(input, torch.Tensor)
+            and (weight is None or isinstance(weight, torch.Tensor))):
+        _native_fault("rms_norm", input, normalized_shape, weight, eps)
+    try:
+        return _rms_norm(input, list(normalized_shape), weight, eps)
+    except Exception:
+        _native_fault("rms_norm", input, normalized_shape, weight, eps)
+        raise
+
+
+def _rms_norm(input, normalized_shape, weight, eps):
     k = len(normalized_shape)
     if input.dim() < k or list(input.shape[input.dim() - k:]) != normalized_shape:
         raise RuntimeError(
@@ -758,6 +885,16 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if input.dim() < 2:
         raise RuntimeError(
             f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups]
+                       + list(input.size()[2:]))
+    try:
+        return _group_norm(input, num_groups, weight, bias, eps)
+    except Exception:
+        _native_fault("group_norm", input, num_groups, weight, bias, eps, True)
+        raise
+
+
+def _group_norm(input, num_groups, weight, bias, eps):
     n, c = input.size(0), input.size(1)
     if c % num_groups != 0:
         raise RuntimeError(
@@ -779,6 +916,22 @@ def _group_norm_composite(input, num_groups, weight, bias, eps):
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    args = (input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+            True)
+    if not all(a is None or isinstance(a, torch.Tensor) for a in args[1:5]):
+        _native_fault("instance_norm", *args)
+    try:
+        return _instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                              momentum, eps)
+    except Exception:
+        _native_fault("instance_norm", *args)
+        raise
+
+
+def _instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum,
+                   eps):
     if input.dim() < 3:
         raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
     if use_input_stats:
@@ -803,6 +956,13 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
             f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
     if input.numel() == 0:
         return input
+    # torch's pads the squares with these, then pools them with a window of `size`
+    pads = [0, 0] * (input.dim() - 2 if input.dim() < 4 else 2) + [size // 2, (size - 1) // 2]
+    if not all(isinstance(p, int) for p in pads):
+        _native_fault("pad", input, pads)
+    if size <= 0:
+        window = f"kH: {size} kW: 1" if input.dim() == 3 else f"kT: {size} kH: 1 kW: 1"
+        raise RuntimeError(f"kernel size should be greater than zero, but got {window}")
     c = input.size(1)
     band = [[1.0 if -(size // 2) <= j - i <= (size - 1) // 2 else 0.0 for i in range(c)]
             for j in range(c)]
@@ -820,7 +980,8 @@ def _clamp_min(x, lo):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    denom = _clamp_min(torch.linalg.vector_norm(input, p, dim, True), eps)
+    # the method, as torch's: what is no tensor raises an AttributeError
+    denom = _clamp_min(input.norm(p, dim, keepdim=True), eps)
     res = input / denom
     if out is not None:
         out.copy_(res)
@@ -1254,6 +1415,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(q k^T * scale + mask) v.  [*, L, E], [*, S, E], [*, S, Ev] -> [*, L, Ev];
     rows whose every key is masked out give zeros (as torch's CPU kernel does)."""
+    try:
+        return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    except Exception:
+        given = {k: v for k, v in (("scale", scale), ("enable_gqa", enable_gqa))
+                 if v is not None and v is not False}
+        _native_fault("scaled_dot_product_attention", query, key, value, attn_mask, dropout_p,
+                      is_causal, defaults=(None, 0.0, False), **given)
+        raise
+
+
+def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
     L, S = query.size(-2), key.size(-2)
     if scale is None:
         scale = 1.0 / math.sqrt(query.size(-1))
@@ -1366,6 +1538,10 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction not in _REDUCTIONS:
         raise ValueError(reduction + " is not a valid value for reduction")
+    if not (isinstance(input, torch.Tensor) and isinstance(target, torch.Tensor)
+            and isinstance(log_input, bool) and isinstance(full, bool)):
+        _native_fault("poisson_nll_loss", input, target, log_input, full, eps,
+                      _REDUCTIONS[reduction])
     if log_input:
         loss = torch.exp(input) - target * input
     else:
@@ -1601,6 +1777,22 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 def channel_shuffle(input, groups):
     """Splits the channels (dim 1) of input [N, C, *] into `groups` groups and interleaves
     them: channel k of group g moves to position k * groups + g."""
+    return _channel_shuffle(input, groups, "channel_shuffle")
+
+
+def native_channel_shuffle(input, groups):
+    return _channel_shuffle(input, groups, "native_channel_shuffle")
+
+
+def _channel_shuffle(input, groups, name):
+    try:
+        return _shuffle(input, groups)
+    except Exception:
+        _native_fault(name, input, groups)
+        raise
+
+
+def _shuffle(input, groups):
     if input.dim() <= 2:
         raise RuntimeError("channel_shuffle expects input with > 2 dims, but got input with "
                            f"sizes {list(input.shape)}")
@@ -1614,9 +1806,6 @@ def channel_shuffle(input, groups):
     n, rest = input.size(0), list(input.shape[2:])
     x = input.reshape([n, groups, c // groups] + rest).transpose(1, 2)
     return x.reshape(list(input.shape))
-
-
-native_channel_shuffle = channel_shuffle
 
 
 def one_hot(tensor, num_classes=-1):

@@ -122,23 +122,27 @@ ptl_dispatcher_find(const char *name, const char *overload)
 PtlOperator *
 ptl_dispatcher_add_op(const char *schema, uint32_t flags)
 {
-    PtlOperator tmp;
     if (num_ops >= PTL_OP_COUNT + MAX_DYNAMIC_OPS) {
         ptl_error_set(PTL_ERR_RUNTIME, "too many operators registered");
         return NULL;
     }
-    if (init_op(&tmp, num_ops, schema, flags) < 0) {
+    /* parsed in its slot, not copied there: a default string or list (PtlArg.def) points
+     * into its own argument, so a copy's would point into the parse's stack frame */
+    PtlOperator *op = &ptl_ops[num_ops];
+    if (init_op(op, num_ops, schema, flags) < 0) {
+        memset(op, 0, sizeof(*op));
         return NULL;
     }
-    if (ptl_dispatcher_find(tmp.schema.name, tmp.schema.overload) != NULL) {
+    if (ptl_dispatcher_find(op->schema.name, op->schema.overload) != NULL) {
         ptl_error_set(PTL_ERR_RUNTIME,
                       "Tried to register an operator (%s%s%s) with the same name and overload "
                       "name multiple times.",
-                      tmp.schema.name, tmp.schema.overload[0] ? "." : "", tmp.schema.overload);
+                      op->schema.name, op->schema.overload[0] ? "." : "", op->schema.overload);
+        memset(op, 0, sizeof(*op));
         return NULL;
     }
-    ptl_ops[num_ops] = tmp;
-    return &ptl_ops[num_ops++];
+    num_ops++;
+    return op;
 }
 
 int

@@ -235,3 +235,16 @@ def test_schema_parser_keeps_long_tensor_list_lengths_and_extreme_defaults():
     assert _C._parse_schema("f(int x=-9223372036854775808) -> Tensor") == \
         "aten::f(int x=-9223372036854775808) -> Tensor"
     assert _C._parse_schema("f(int[3] x=7) -> Tensor") == "aten::f(int[3] x=[7, 7, 7]) -> Tensor"
+
+
+def test_registered_ops_keep_their_own_defaults():
+    # a registered op's default string and list point into its own argument: two ops with
+    # defaults at the same positions each keep theirs
+    for i, mode in enumerate(["near", "far"]):
+        _C._register_op(f'_ptl_defaults_test::f{i}(Tensor self, int[2] size=[{i}, 4], '
+                        f'str mode="{mode}") -> Tensor')
+    rows = sorted(r["schema"] for r in _C._schemas()
+                  if r["schema"].startswith("_ptl_defaults_test::"))
+    assert rows == [
+        '_ptl_defaults_test::f0(Tensor self, int[2] size=[0, 4], str mode="near") -> Tensor',
+        '_ptl_defaults_test::f1(Tensor self, int[2] size=[1, 4], str mode="far") -> Tensor']
