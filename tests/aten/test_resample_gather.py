@@ -194,3 +194,15 @@ def test_channels_last_pixels_of_every_job(mode, channels):
     x = ptl.tensor(np.ascontiguousarray(a.transpose(0, 2, 3, 1))).permute(0, 3, 1, 2)
     for pad in ((2, 3, 1, 0), (0, 0, 4, 4), (10 if mode == "replicate" else 4, 1, 0, 2)):
         check(x, a, pad, mode)
+
+
+@pytest.mark.parametrize("dtype", [ptl.uint8, ptl.float16, ptl.float32, ptl.float64], ids=str)
+def test_nearest_x2_by_offsets_every_width_and_element_size(dtype):
+    """Nearest upsampling by 2 repeats each input twice: runs of 2, so each row goes by byte
+    offsets, 4 elements a step and the rest one by one (gather_at); output widths 2 to 22 and
+    the element sizes it takes (1, 2, 4, 8 bytes), exact against NumPy's repeat."""
+    for w in range(1, 12):
+        a = draw((2, 1, 3, w), DTYPES[dtype], seed=w)
+        x, b = laid_out(a, dtype, "contiguous")
+        got = F.interpolate(x, scale_factor=2, mode="nearest").numpy()
+        np.testing.assert_array_equal(got, b.repeat(2, axis=2).repeat(2, axis=3), err_msg=str(w))
