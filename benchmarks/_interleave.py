@@ -14,12 +14,12 @@ def crandn(shape, dtype, seed):
     return (g.standard_normal(shape) + 1j * g.standard_normal(shape)).astype(dtype)
 
 
-def best_block(fn, calls):
-    """Seconds per call of `calls` calls of fn in a row."""
-    t0 = time.perf_counter()
+def best_block(fn, calls, clock=time.perf_counter):
+    """Seconds per call of `calls` calls of fn in a row, by `clock`."""
+    t0 = clock()
     for _ in range(calls):
         fn()
-    return (time.perf_counter() - t0) / calls
+    return (clock() - t0) / calls
 
 
 def phase_minima(runs, rounds):
@@ -61,11 +61,12 @@ def one_thread_args(rounds, *options):
     return torch, args
 
 
-def run_rows(torch, rows, rounds, only):
+def run_rows(torch, rows, rounds, only, clock=time.perf_counter):
     """Times each (name, fn, arrays) of rows: fn(lib, *tensors of arrays) for PyTorch and
-    pytorchlite, blocks of calls alternating for `rounds` rounds; prints the fastest blocks'
-    ratio (PyTorch's time / ours) and the range of the rounds' ratios.  A pytorchlite
-    refusal (an older build) is printed instead."""
+    pytorchlite, blocks of calls alternating for `rounds` rounds, by `clock` (time.thread_time:
+    one thread's CPU time, which other processes on the core do not inflate); prints the
+    fastest blocks' ratio (PyTorch's time / ours) and the range of the rounds' ratios.  A
+    pytorchlite refusal (an older build) is printed instead."""
     import pytorchlite
     for name, fn, arrays in rows:
         if only and not name.startswith(only):
@@ -82,7 +83,7 @@ def run_rows(torch, rows, rounds, only):
         t0 = time.perf_counter()
         libs[0]()
         calls = max(1, min(20000, int(0.02 / max(time.perf_counter() - t0, 1e-7))))
-        times = [[best_block(f, calls) for f in libs] for _ in range(rounds)]
+        times = [[best_block(f, calls, clock) for f in libs] for _ in range(rounds)]
         tt, tp = (min(r[i] for r in times) for i in (0, 1))
         ratios = sorted(r[0] / r[1] for r in times)
         lo, hi = ratios[min(1, len(ratios) - 1)], ratios[max(-2, -len(ratios))]

@@ -1,7 +1,8 @@
 """PyTorch's time / ours for the rows whose result layout follows PyTorch's (docs/decisions.md,
 "Result layouts follow PyTorch's where users can see them"): the contiguous pointwise path
 they must not slow (x + y, x * y, out= of the right shape), a resized out=, nonzero
-(column-major) and roll of a channels-last tensor; both libraries on one thread, blocks of
+(column-major), roll of a channels-last tensor and a stepped view into a contiguous result
+(`x[:, ::2] * 2`: Note [Staged strided runs]); both libraries on one thread, blocks of
 calls alternating round by round, fastest block of each:
 
     taskset -c 1 python benchmarks/interleaved_layout_rows.py [--rounds 15] [--only "x + y"]
@@ -37,6 +38,11 @@ def rows():
         ("nonzero 1024^2 half density", lambda L, x: x.nonzero(), [half]),
         ("roll channels-last 8x16x32x32", lambda L, x: L.roll(x.permute(0, 3, 1, 2), 1, 2),
          [cl]),
+        ("x[:, ::2] * 2 512x1024", lambda L, x: x[:, ::2] * 2, [arr(512, 1024)]),
+        ("x[:, ::2] + x[:, 1::2] 512x1024", lambda L, x: x[:, ::2] + x[:, 1::2],
+         [arr(512, 1024)]),
+        ("x[:, ::2] * 2 512x1024 float64", lambda L, x: x[:, ::2] * 2,
+         [arr(512, 1024).astype(np.float64)]),
     ]
 
 

@@ -5,6 +5,7 @@ together: Note [Pad backward by input rows] in src/aten/native/pad_backward.c), 
 PyTorch in the same process, one thread: each row's ratio (PyTorch's time / ours, > 1: we
 are faster), the libraries alternating block by block and each one's fastest block counting;
 the range is that of the per-round ratios (their second smallest and second largest).
+Blocks are timed in the thread's CPU time (--clock thread, the default) or wall time (wall).
 
     taskset -c 1 /work/venv-torch/bin/python benchmarks/interleaved_pads.py
     ... --rounds 40 --only "reflect 2d"
@@ -12,6 +13,7 @@ the range is that of the per-round ratios (their second smallest and second larg
 Needs PyTorch."""
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -71,5 +73,6 @@ def rows():
 
 
 if __name__ == "__main__":
-    TORCH, ARGS = one_thread_args(20)
-    run_rows(TORCH, rows(), ARGS.rounds, ARGS.only)
+    TORCH, ARGS = one_thread_args(20, ("--clock", "thread"))
+    run_rows(TORCH, rows(), ARGS.rounds, ARGS.only,
+             time.thread_time if ARGS.clock == "thread" else time.perf_counter)

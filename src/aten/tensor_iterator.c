@@ -694,7 +694,8 @@ error:
  * element), so `x[:, ::2].neg()` or `x + y.t()` ran at a third of PyTorch's speed.  So a run
  * in which some operand has another stride goes through the loop in pieces of up to
  * ITER_STAGE_BYTES per operand: each such input is first gathered into a contiguous buffer
- * (one load and one store per element), the loop runs on the buffers with contiguous
+ * (one load and one store per element; every other 4- or 8-byte element, `x[:, ::2]`, by
+ * AVX2 shuffles, stage_copy), the loop runs on the buffers with contiguous
  * strides, and a strided output is scattered back (not gathered: a pointwise loop writes
  * every output element and never reads one).  An input that is transposed to the iteration
  * (closer in memory along dim 1 than along the run, `y.t()` in `x + y.t()`) would be read a
@@ -721,10 +722,48 @@ typedef struct RunCtx {
     int64_t tile_cols;                   /* elements per tile row */
 } RunCtx;
 
-/* n elements of `item` bytes from src (stride ss bytes) to dst (stride ds) */
+#ifdef PTL_HAVE_TRANSPOSE_BLOCK
+/* The leading elements of a gather of every other element of 4 or 8 bytes (src's stride 2
+ * item) into dst, 32 bytes a step: two vectors of src loaded, the even elements of each
+ * 16-byte lane picked (a shuffle of floats, or the low doubles), and the 8-byte pairs put in
+ * order (a0 a2 b0 b2 | a4 a6 b4 b6 -> a0 a2 a4 a6 b0 b2 b4 b6).  A step reads the 64 bytes
+ * from element 2 i on, so it runs only while the element after them is one of the n: no
+ * read past the operand's last element.  Returns the elements done. */
+__attribute__((target("avx2"))) static int64_t
+stage_evens_avx2(char *dst, const char *src, int64_t n, size_t item)
+{
+    const int64_t step = 32 / (int64_t)item;
+    int64_t i = 0;
+    for (; i + step < n; i += step) {
+        const char *s = src + 2 * (int64_t)item * i;
+        __m256d a = _mm256_loadu_pd((const double *)s);
+        __m256d b = _mm256_loadu_pd((const double *)(s + 32));
+        __m256d e = item == 4 ? _mm256_castps_pd(_mm256_shuffle_ps(
+                                    _mm256_castpd_ps(a), _mm256_castpd_ps(b),
+                                    _MM_SHUFFLE(2, 0, 2, 0)))
+                              : _mm256_unpacklo_pd(a, b);
+        _mm256_storeu_pd((double *)(dst + (int64_t)item * i),
+                         _mm256_permute4x64_pd(e, _MM_SHUFFLE(3, 1, 2, 0)));
+    }
+    return i;
+}
+#endif
+
+/* n elements of `item` bytes from src (stride ss bytes) to dst (stride ds).  A gather of
+ * every other 4- or 8-byte element (`x[:, ::2]`) into a buffer goes by vectors on AVX2: the
+ * scalar loop took 58% of `x[:, ::2] * 2`.  The shuffles move bits, so any dtype's. */
 static void
 stage_copy(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n, size_t item)
 {
+#ifdef PTL_HAVE_TRANSPOSE_BLOCK
+    if (ds == (int64_t)item && ss == 2 * ds && (item == 4 || item == 8) &&
+        ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        int64_t done = stage_evens_avx2(dst, src, n, item);
+        dst += done * ds;
+        src += done * ss;
+        n -= done;
+    }
+#endif
 #define STAGE_COPY(ITEM)                                                                        \
     for (int64_t i = 0; i < n; i++) {                                                         \
         memcpy(dst + i * ds, src + i * ss, ITEM);                                             \

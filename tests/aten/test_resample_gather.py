@@ -163,3 +163,46 @@ def test_complex_pads_refuse_widths_of_the_input_size_as_torch():
             lambda lib, dt=dtype: lib.nn.functional.pad(
                 lib.zeros(1, 2, 3, dtype=getattr(lib, dt)), (0, 4), mode="circular"),
             RuntimeError, "Padding value causes wrapping around more than once.")
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES), ids=str)
+@pytest.mark.parametrize("mode", sorted(NP_MODE))
+def test_rows_of_every_length_across_the_run_copies(mode, dtype):
+    """Input rows of 1 to 40 and 63 to 66 elements (the interior run of 1-byte uint8 to
+    16-byte complex128 elements at, under and over 32 bytes, from which a contiguous run is
+    two 32-byte moves, and 64, over which it is one memcpy), pads of 0 to 3 on each side,
+    contiguous and stepped: each element size's job (DEFINE_GATHER_ROWS_JOB), exact against
+    np.pad, on 1 and 2 threads."""
+    for w in list(range(1, 41)) + [63, 64, 65, 66]:
+        a = draw((3, 2, w), DTYPES[dtype], seed=w)
+        for layout in ("contiguous", "sliced"):
+            x, b = laid_out(a, dtype, layout)
+            for left, right in ((0, 0), (1, 2), (3, 3), (2, 0)):
+                if max(left, right) >= w + (mode != "reflect"):   # reflect: < w, others <= w
+                    continue
+                for threads in (1, 2):
+                    with num_threads(threads):
+                        check(x, b, (left, right, 1, 0), mode)
+
+
+@pytest.mark.parametrize("channels", [1, 2, 3, 4, 8, 9])
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_channels_last_pixels_of_every_job(mode, channels):
+    """Channels-last pads gather pixels of C values: float32 pixels of 4, 8 and 16 bytes take
+    those sizes' jobs, 12, 32 and 36 bytes the job for any size; exact against np.pad."""
+    a = draw((2, channels, 5, 11), np.float32, seed=channels)
+    x = ptl.tensor(np.ascontiguousarray(a.transpose(0, 2, 3, 1))).permute(0, 3, 1, 2)
+    for pad in ((2, 3, 1, 0), (0, 0, 4, 4), (10 if mode == "replicate" else 4, 1, 0, 2)):
+        check(x, a, pad, mode)
+
+
+@pytest.mark.parametrize("dtype", [ptl.uint8, ptl.float16, ptl.float32, ptl.float64], ids=str)
+def test_nearest_x2_by_offsets_every_width_and_element_size(dtype):
+    """Nearest upsampling by 2 repeats each input twice: runs of 2, so each row goes by byte
+    offsets, 4 elements a step and the rest one by one (gather_at); output widths 2 to 22 and
+    the element sizes it takes (1, 2, 4, 8 bytes), exact against NumPy's repeat."""
+    for w in range(1, 12):
+        a = draw((2, 1, 3, w), DTYPES[dtype], seed=w)
+        x, b = laid_out(a, dtype, "contiguous")
+        got = F.interpolate(x, scale_factor=2, mode="nearest").numpy()
+        np.testing.assert_array_equal(got, b.repeat(2, axis=2).repeat(2, axis=3), err_msg=str(w))

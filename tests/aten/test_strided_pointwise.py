@@ -86,6 +86,34 @@ def test_complex_on_stepped_input(dtype, threads):
             assert_close(out, ref(to_numpy(t)))
 
 
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.int32, ptl.float64, ptl.int64,
+                                   ptl.complex64], ids=str)
+def test_every_other_element_gathered_by_vectors(dtype, threads):
+    """Every other 4- or 8-byte element (x[:, ::2]; a stepped complex64 is 8-byte elements
+    16 bytes apart) is gathered 8 (4-byte) or 4 (8-byte) a step while the step's last read
+    stays below the run's last element, the rest one by one: runs of 1 to 20 elements and
+    around each piece, their values exact against NumPy and the contiguous path's; a 1-d
+    view whose last element ends its storage (the step must not read past it)."""
+    def values(shape, seed):
+        if dtype != ptl.complex64:
+            return make(shape, dtype, seed=seed, low=-50, high=50)
+        g = np.random.default_rng(seed)
+        a = (g.integers(-50, 50, shape) + 1j * g.integers(-50, 50, shape)).astype(np.complex64)
+        return ptl.tensor(a), a
+
+    piece = STAGE_BYTES // ITEM[dtype]
+    for cols in list(range(1, 21)) + [piece - 9, piece - 8, piece - 1, piece, piece + 1,
+                                      piece + 9, 2 * piece + 5]:
+        rows = max(3, GRAIN // cols + 1) if threads == 2 else 3
+        t, a = values((rows, 2 * cols), cols)
+        t, a = t[:, ::2], a[:, ::2]
+        assert_same_bits(t * 2, t.contiguous() * 2)
+        np.testing.assert_array_equal((t * 2).numpy(), a * 2)
+        np.testing.assert_array_equal((t + t).numpy(), a + a)
+        line, b = values((2 * cols - 1,), cols + 1)
+        np.testing.assert_array_equal((line[::2] * 2).numpy(), b[::2] * 2)
+
+
 @pytest.mark.parametrize("dtype", [ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32,
                                    ptl.int64], ids=str)
 def test_integer_and_bool_on_stepped_input_exact(dtype, threads):

@@ -445,11 +445,17 @@ resample_gather_runs(const Maps *m, int64_t b, int64_t e, GatherRun *runs)
     return n;
 }
 
-/* y[k] = the element at x + off[k], for k < n */
-#define GATHER_AT(W)                                  \
-    for (int64_t k = 0; k < n; k++) {                 \
-        memcpy(y + k * (W), x + off[k], (W));         \
-    }                                                 \
+/* y[k] = the element at x + off[k], for k < n, 4 a step (one a step ran at 1.7x the time
+ * where its 3 instructions straddled a 64-byte line) */
+#define GATHER_AT(W)                                                  \
+    for (int64_t k = 0; k + 4 <= n; k += 4) {                         \
+        for (int u = 0; u < 4; u++) {                                 \
+            memcpy(y + (k + u) * (W), x + off[k + u], (W));           \
+        }                                                             \
+    }                                                                 \
+    for (int64_t k = n & ~(int64_t)3; k < n; k++) {                   \
+        memcpy(y + k * (W), x + off[k], (W));                         \
+    }                                                                 \
     break;
 static inline void
 gather_at(char *y, const char *x, const int64_t *off, int64_t n, size_t item)
@@ -469,12 +475,13 @@ gather_at(char *y, const char *x, const int64_t *off, int64_t n, size_t item)
 #undef GATHER_AT
 
 /* One output row from its input row through the runs, for elements of W bytes (a constant:
- * a run's copy is then a few moves; a test of the size a run cost as much as the bytes of a
- * row of 64 floats).  A contiguous run of 32 to 512 bytes goes by fixed-size 32-byte copies
- * that compile to vector moves, the last one overlapping the one before (libc's memcpy cost
- * as much in its call as such a row: 0.8x PyTorch's time). */
+ * a run's copy is then a few moves).  A contiguous run of more than 64 bytes is one memcpy:
+ * on reflect-padded rows of 64 floats libc's copy (loads before stores) took 7.8 ns a row, a
+ * loop of 32-byte moves (a store, then the next load) 10.5.  One of 32 to 64 bytes is two
+ * 32-byte moves, the second ending at its end (a call cost a tenth of a circular pad of
+ * complex128 rows, whose edges are such runs).  Inlined in W's job (DEFINE_GATHER_ROWS_JOB). */
 #define DEFINE_GATHER_ROW(W)                                                               \
-    static void                                                                            \
+    static inline void                                                                     \
     gather_row_##W(char *y, const char *row, const GatherRun *runs, int64_t nruns,         \
                    size_t item)                                                            \
     {                                                                                      \
@@ -483,15 +490,13 @@ gather_at(char *y, const char *x, const int64_t *off, int64_t n, size_t item)
             char *yo = y + runs[r].o;                                                      \
             const char *xo = row + runs[r].i;                                              \
             const int64_t n = runs[r].n, sb = runs[r].step, bytes = n * (W);               \
-            if (sb == (W) && bytes >= 32 && bytes <= 512) {                                \
-                for (int64_t i = 0; i < bytes; i += 32) {                                  \
-                    int64_t at = i < bytes - 32 ? i : bytes - 32;                          \
-                    memcpy(yo + at, xo + at, 32);                                          \
-                }                                                                          \
+            if (sb == (W) && bytes > 64) {                                                 \
+                memcpy(yo, xo, (size_t)bytes);                                             \
                 continue;                                                                  \
             }                                                                              \
-            if (sb == (W) && bytes > 512) {                                                \
-                memcpy(yo, xo, (size_t)bytes);                                             \
+            if (sb == (W) && bytes >= 32) {                                                \
+                memcpy(yo, xo, 32);                                                        \
+                memcpy(yo + bytes - 32, xo + bytes - 32, 32);                              \
                 continue;                                                                  \
             }                                                                              \
             for (int64_t k = 0; k < n; k++) {                                              \
@@ -521,23 +526,6 @@ gather_row_any(char *y, const char *row, const GatherRun *runs, int64_t nruns, s
         for (int64_t k = 0; k < runs[r].n; k++) {
             memcpy(yo + (size_t)k * item, xo + k * runs[r].step, item);
         }
-    }
-}
-
-typedef void (*GatherRowFn)(char *y, const char *row, const GatherRun *runs, int64_t nruns,
-                            size_t item);
-
-/* The row copy for elements of item bytes */
-static GatherRowFn
-gather_row_fn(size_t item)
-{
-    switch (item) {
-    case 1: return gather_row_1;
-    case 2: return gather_row_2;
-    case 4: return gather_row_4;
-    case 8: return gather_row_8;
-    case 16: return gather_row_16;
-    default: return gather_row_any;
     }
 }
 
@@ -571,18 +559,18 @@ gather_next_plane(const GatherJob *j, int64_t off, int64_t *at)
     return off;
 }
 
+typedef void (*GatherRowFn)(char *, const char *, const GatherRun *, int64_t, size_t);
 /* Output rows [b, e): row u is (plane, oz, oy) in C order.  The job's fields are read into
- * locals first: the stores through y (char *) may alias them, so they would be reloaded. */
-static int
-gather_rows_job(void *ctx, int64_t b, int64_t e)
+ * locals first: the stores through y (char *) may alias them, so they would be reloaded.
+ * copy_row, a constant in each job below, is inlined (an indirect call a row took 10%). */
+static inline __attribute__((always_inline)) int
+gather_rows_loop(const GatherJob *j, int64_t b, int64_t e, GatherRowFn copy_row)
 {
-    const GatherJob *j = ctx;
     const Maps *m = j->m;
     const GatherRun *runs = j->runs;
     const int64_t *off = j->off, *iz = m->idx[0], *iy = m->idx[1];
     const char *x = j->x;
     const size_t item = j->item;
-    const GatherRowFn copy_row = gather_row_fn(item);
     const int64_t oh = m->out[1], od = m->out[0], ow = m->out[2], nruns = j->nruns;
     const int64_t rowb = ow * (int64_t)item, zb = j->sp[0] * (int64_t)item;
     const int64_t yb = j->sp[1] * (int64_t)item;
@@ -607,6 +595,29 @@ gather_rows_job(void *ctx, int64_t b, int64_t e)
         }
     }
     return 0;
+}
+
+/* The row jobs of W-byte elements (gather_rows_loop, gather_row_W inlined), chosen by item */
+#define DEFINE_GATHER_ROWS_JOB(W, ROW)                                  \
+    static int                                                          \
+    gather_rows_job_##W(void *ctx, int64_t b, int64_t e)                \
+    {                                                                   \
+        return gather_rows_loop(ctx, b, e, ROW);                        \
+    }
+DEFINE_GATHER_ROWS_JOB(1, gather_row_1)
+DEFINE_GATHER_ROWS_JOB(2, gather_row_2)
+DEFINE_GATHER_ROWS_JOB(4, gather_row_4)
+DEFINE_GATHER_ROWS_JOB(8, gather_row_8)
+DEFINE_GATHER_ROWS_JOB(16, gather_row_16)
+DEFINE_GATHER_ROWS_JOB(any, gather_row_any)
+#undef DEFINE_GATHER_ROWS_JOB
+
+static PtlParallelFn
+gather_rows_job(size_t item)
+{
+    static const PtlParallelFn jobs[17] = {[1] = gather_rows_job_1, [2] = gather_rows_job_2,
+        [4] = gather_rows_job_4, [8] = gather_rows_job_8, [16] = gather_rows_job_16};
+    return item <= 16 && jobs[item] != NULL ? jobs[item] : gather_rows_job_any;
 }
 
 /* The gather of x's elements (y contiguous: x's leading dims, then m->out's last nd) */
@@ -659,7 +670,7 @@ gather_rows(GatherJob j)
     }
     int64_t rows = m->planes * m->out[0] * m->out[1];
     void *tok = ptl_nogil_begin();
-    int rc = ptl_parallel_for(0, rows, j.grain, gather_rows_job, &j);
+    int rc = ptl_parallel_for(0, rows, j.grain, gather_rows_job(j.item), &j);
     ptl_nogil_end(tok);
     free(runs);
     free(off);
