@@ -8,6 +8,7 @@ ATen operator (src/aten/native/conv.c, pool.c, resample.c); 1-D pooling goes thr
 import math
 
 import pytorchlite as torch
+from pytorchlite import overrides as _overrides
 
 _aten = torch.ops.aten
 
@@ -723,3 +724,7 @@ def affine_grid(theta, size, align_corners=None):
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {tuple(size)}")
     return _aten.affine_grid_generator(theta, size, align_corners)
+
+# each public function goes to __torch_function__ first (Note [Torch function]), but the
+# upsample ones: PyTorch's are not routed, the interpolate they call is
+_overrides._route_functions(globals(), skip=("upsample", "upsample_bilinear", "upsample_nearest"))
