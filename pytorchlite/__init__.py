@@ -308,3 +308,15 @@ from . import sparse  # noqa: E402
 def spmm(input, mat2):
     """Sparse COO input @ dense mat2 (torch.sparse.mm)."""
     return sparse.mm(input, mat2)
+
+
+# each function above and each Python method of Tensor goes to __torch_function__ first (Note
+# [Torch function]), but those PyTorch does not route and the helpers of the class
+overrides._route_functions(globals(), names=(
+    "addmv_", "adjoint", "as_strided_", "clamp_max_", "clamp_min_", "conj_physical_", "deg2rad_",
+    "detach_", "get_device", "is_complex", "is_conj", "is_floating_point", "is_neg",
+    "is_nonzero", "is_same_size", "is_signed", "ldexp_", "logit_", "numel", "rad2deg_",
+    "resize_as_", "resolve_conj", "resolve_neg", "sinc_", "spmm", "xlogy_"))
+overrides._route_functions(Tensor, skip=(
+    "__iter__", "__new__", "__init_subclass__", "__reduce_ex__", "__deepcopy__",
+    "_cast", "_map_elements", "_reduce_values", "_take_geometry"))

@@ -7,6 +7,7 @@ import math
 import warnings
 
 from . import _C
+from . import overrides as _overrides
 from ._native_signature import native
 
 __all__ = ["asarray", "frombuffer", "empty_permuted", "range"]
@@ -135,3 +136,7 @@ def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
     if out is not None:
         return out.resize_(result.shape).copy_(result)
     return result.requires_grad_(requires_grad) if requires_grad else result
+
+# each public function goes to __torch_function__ first (Note [Torch function]), but those
+# that PyTorch does not route
+_overrides._route_functions(globals(), skip=("frombuffer", "range"))

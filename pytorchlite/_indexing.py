@@ -5,6 +5,7 @@ The kernels are aten::nonzero, aten::_unique2, aten::unique_dim, aten::unique_co
 Below them, the index composites unravel_index
 (torch/functional.py) and isin (a binary search in _unique2's sorted values)."""
 from . import _C
+from . import overrides as _overrides
 from ._native_signature import native
 
 
@@ -206,3 +207,6 @@ def nonzero_static(input, *, size, fill_value=-1):
     pad = _op("full")([size - found.size(0), found.size(1)], fill_value, dtype=_C.int64,
                       device=input.device)
     return _op("cat")([found, pad], 0)
+
+# each public function goes to __torch_function__ first (Note [Torch function])
+_overrides._route_functions(globals())

@@ -7,6 +7,7 @@ the small projected matrix then gets an exact SVD.  pytorchlite's generator diff
 PyTorch's, so the same seed gives other (equally good) factors; for a matrix of rank at most
 q both are exact up to the signs of the singular vectors."""
 from . import _C, linalg
+from . import overrides as _overrides
 
 __all__ = ["svd_lowrank", "pca_lowrank"]
 
@@ -64,3 +65,6 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     if not center:
         return _svd_lowrank(A, q, niter, None)
     return _svd_lowrank(A - A.mean(dim=(-2,), keepdim=True), q, niter, None)
+
+# each public function goes to __torch_function__ first (Note [Torch function])
+_overrides._route_functions(globals())

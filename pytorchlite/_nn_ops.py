@@ -7,6 +7,7 @@ grid sampling modes as integers, the cuDNN switches accepted and ignored.  Each 
 nn.functional implementation (or the RNN cell step of nn/modules/rnn.py); where the signature
 is the same as F's, the name is bound to F's function itself."""
 from .nn import functional as F
+from . import overrides as _overrides
 from .nn.modules import rnn as _rnn
 
 __all__ = [
@@ -241,3 +242,6 @@ def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 def _install(tensor_class):
     """Tensor.prelu (the only one of these PyTorch has as a method)."""
     tensor_class.prelu = prelu
+
+# each public function goes to __torch_function__ first (Note [Torch function])
+_overrides._route_functions(globals())

@@ -7,6 +7,7 @@ ATen/native/cpu/BinaryOpsKernel.cpp and UnaryOps.cpp."""
 import math
 
 from . import _C
+from . import overrides as _overrides
 from ._native_signature import native
 from ._functions import _in_place
 
@@ -290,3 +291,6 @@ def _install(tensor_class):
     tensor_class.conj_physical_ = _in_place(_f["conj_physical"])
     tensor_class.float_power_ = _float_power_
     tensor_class.mvlgamma_ = _mvlgamma_
+
+# each public function goes to __torch_function__ first (Note [Torch function])
+_overrides._route_functions(globals())

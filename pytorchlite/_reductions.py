@@ -6,6 +6,7 @@ import builtins
 import warnings
 
 from . import _C
+from . import overrides as _overrides
 from ._functions import _write_out
 from ._native_signature import native
 from ._tensor_types import _NAME
@@ -356,3 +357,6 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     f = input if input.is_floating_point() or input.is_complex() else \
         input.to(_C.get_default_dtype())
     return tuple(_gradient_one(f, d, s, edge_order) for d, s in zip(dims, spacings))
+
+# each public function goes to __torch_function__ first (Note [Torch function])
+_overrides._route_functions(globals())

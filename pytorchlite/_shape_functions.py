@@ -9,6 +9,7 @@ autograd differentiates them through those ops."""
 import warnings
 
 from . import _C
+from . import overrides as _overrides
 from ._native_signature import native
 from ._size import Size
 
@@ -388,3 +389,7 @@ def _install(tensor_class):
                select_scatter, slice_scatter, diagonal_scatter, as_strided_scatter,
                unsafe_chunk, unsafe_split, unsafe_split_with_sizes):
         setattr(tensor_class, fn.__name__, fn)
+
+# each public function goes to __torch_function__ first (Note [Torch function]), but
+# broadcast_shapes (of shapes, not routed in PyTorch)
+_overrides._route_functions(globals(), skip=("broadcast_shapes",))

@@ -10,6 +10,7 @@ squared window (which must not vanish: the NOLA condition)."""
 import warnings
 
 from . import _C
+from . import overrides as _overrides
 from ._native_signature import native
 from . import fft as _fft
 
@@ -214,3 +215,6 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
 def _install(tensor_class):
     tensor_class.stft = stft
     tensor_class.istft = istft
+
+# each public function goes to __torch_function__ first (Note [Torch function])
+_overrides._route_functions(globals())

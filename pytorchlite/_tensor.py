@@ -192,9 +192,10 @@ class Tensor(_C.TensorBase):
 
     # ---- Python protocols ----
     def __iter__(self):
+        """The rows, unbind(0) as PyTorch's (not itself routed: the unbind is)."""
         if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return iter([self[i] for i in range(self.size(0))])
+        return iter(self.unbind(0))
 
     def __contains__(self, element):
         if isinstance(element, (Tensor, int, float, bool)):
@@ -222,8 +223,6 @@ class Tensor(_C.TensorBase):
     __rdiv__ = _C.TensorBase.__rtruediv__   # PyTorch's name for 2 / x (__torch_function__ sees it)
 
     def __rpow__(self, other):
-        if _C._has_torch_function_variadic(self, other):   # Note [Torch function]
-            return _overrides.handle_torch_function(Tensor.__rpow__, (self, other), self, other)
         from . import pow as _pow
         return _pow(other, self)
 

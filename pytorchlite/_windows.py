@@ -10,6 +10,7 @@ import math
 import operator
 
 from . import _C
+from . import overrides as _overrides
 from ._native_signature import native
 from ._layout import strided
 
@@ -126,3 +127,6 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
         arg = (1 - r * r).sqrt() * beta
         values = _i0_series(arg) / _i0_series(_f["full_like"](arg[:1], beta))
     return _finish(values, window_length, dtype, device, requires_grad)
+
+# each public function goes to __torch_function__ first (Note [Torch function])
+_overrides._route_functions(globals())

@@ -15,6 +15,7 @@ with zeros or trims each transformed dim to the requested number of points first
 import operator
 
 from . import _C
+from . import overrides as _overrides
 from .linalg import _legacy   # PyTorch's ScalarType names ("ComplexFloat") for messages
 
 _f = _C._functions
@@ -408,3 +409,6 @@ def fftshift(input, dim=None):
 def ifftshift(input, dim=None):
     """The inverse of fftshift: rolled by (size + 1) // 2."""
     return _shift(input, dim, 1)
+
+# each public function goes to __torch_function__ first (Note [Torch function])
+_overrides._route_functions(globals())

@@ -9,6 +9,7 @@ import numbers
 import warnings
 
 from . import _C
+from . import overrides as _overrides
 from ._functions import _write_out
 from ._native_signature import native
 from ._arg_check import check_arg, typed
@@ -445,3 +446,6 @@ def _install(tensor_class):
         setattr(tensor_class, name + "_", _in_place(_C._functions[name]))
     tensor_class.addr_ = _in_place(addr)
     tensor_class.addbmm_ = _in_place(addbmm)
+
+# each public function goes to __torch_function__ first (Note [Torch function])
+_overrides._route_functions(globals())

@@ -13,6 +13,7 @@ tensors assembled from the real and imaginary parts that the operator aten::_lin
 import math
 
 from . import _C
+from . import overrides as _overrides
 from ._functions import _write_out, empty, eye, ones_like, where, zeros_like
 from ._shape_functions import broadcast_shapes as _broadcast_shapes
 from ._type_info import finfo
@@ -756,3 +757,6 @@ def _ormqr(A, tau, other, left=True, transpose=False):
         return _apply_reflectors(V, tau, other, transpose)
     # C Q = (Q^H C^H)^H
     return _apply_reflectors(V, tau, other.mH, not transpose).mH.resolve_conj()
+
+# each public function goes to __torch_function__ first (Note [Torch function])
+_overrides._route_functions(globals())

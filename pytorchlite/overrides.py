@@ -11,7 +11,9 @@ NotImplemented.  ``Tensor.__torch_function__``, which every subclass inherits, c
 call with subclass handling disabled and returns its tensors as the subclass.
 """
 import contextlib
+import functools
 import threading
+import types
 
 from . import _C
 
@@ -130,7 +132,6 @@ def is_tensor_method_or_property(func):
 def wrap_torch_function(dispatcher):
     """A decorator for a function of tensor-likes: dispatcher(*args, **kwargs) returns the
     arguments to check for __torch_function__."""
-    import functools
 
     def inner(func):
         @functools.wraps(func)
@@ -143,6 +144,43 @@ def wrap_torch_function(dispatcher):
     return inner
 
 
+# ---- functions written in Python ----
+
+def _route(func):
+    """func as a _C._RoutedFunction: the call goes to __torch_function__ with the wrapper
+    itself as func when an argument or a mode asks for it, else to func (Note [Torch
+    function])."""
+    routed = _C._RoutedFunction(func)
+    functools.update_wrapper(routed, func)
+    return routed
+
+
+def _route_functions(namespace, skip=(), names=None):
+    """Makes _RoutedFunction objects of the Python functions of namespace (a module's
+    globals(), or a class): those of names, or else every public function the module
+    defines (every function of a class), but those of skip.  PyTorch routes such functions
+    (its C ones, and its Python ones through handle_torch_function), so a subclass or a mode
+    sees them rather than the operators they call.  Called once at the bottom of each module
+    that defines them."""
+    owner = namespace if isinstance(namespace, type) else None
+    items = vars(owner) if owner is not None else namespace
+    module = None if owner is not None else namespace["__name__"]
+    if names is None:
+        names = [n for n, f in items.items() if isinstance(f, types.FunctionType) and
+                 (owner is not None or (f.__module__ == module and not n.startswith("_")))]
+    for name in names:
+        func = items[name]
+        if name in skip or not isinstance(func, types.FunctionType):
+            continue
+        if owner is not None:
+            routed = _route(func)   # named as the method, as PyTorch's (Tensor.unique)
+            routed.__name__, routed.__module__ = name, owner.__module__
+            routed.__qualname__ = f"{owner.__name__}.{name}"
+            setattr(owner, name, routed)
+        else:
+            namespace[name] = _route(func)
+
+
 # ---- Tensor subclasses: the methods and properties that are not operators ----
 
 # the special methods that PyTorch routes through __torch_function__ (not __iter__, __hash__)
@@ -153,20 +191,21 @@ _routed = None
 
 
 def _routed_attributes():
-    """(name, raw attribute) of Tensor's methods and properties that C does not route: Python
-    functions, C methods, properties and C getters (the operators, _OpFunction objects, route
-    themselves in C)."""
+    """(name, raw attribute) of Tensor's methods and properties that do not route themselves:
+    C methods, properties and C getters.  The operators (_OpFunction objects) route themselves
+    in C, and the Python methods are _RoutedFunction objects, or become ones at the end of the
+    package's import (a subclass made before inherits them)."""
     global _routed
     if _routed is None:
         import inspect
         from ._tensor import Tensor
-        op_type = type(Tensor.add)
+        op_type = (type(Tensor.add), _C._RoutedFunction, types.FunctionType)
         found = []
         for name in dir(Tensor):
             if (name.startswith("_") and name not in _ROUTED_SPECIAL) or name in _NOT_ROUTED:
                 continue
             raw = inspect.getattr_static(Tensor, name)
-            if isinstance(raw, (staticmethod, classmethod, op_type)):
+            if isinstance(raw, (staticmethod, classmethod) + op_type):
                 continue
             if isinstance(raw, property) or inspect.isgetsetdescriptor(raw) or callable(raw):
                 found.append((name, raw))
@@ -204,10 +243,11 @@ def _routed_property(name, raw):
 
 
 def _route_subclass(cls):
-    """Gives a Tensor subclass whose __torch_function__ is enabled, for every method and
-    property of Tensor it does not define itself, one that goes to __torch_function__ with
-    func = Tensor.<name> (a property: Tensor.<name>.__get__ / __set__), as PyTorch's methods
-    do.  Plain tensors keep the methods as they are (no cost on the hot path)."""
+    """Gives a Tensor subclass whose __torch_function__ is enabled, for every C method and
+    property of Tensor (_routed_attributes) it does not define itself, one that goes to
+    __torch_function__ with func = Tensor.<name> (a property: Tensor.<name>.__get__ /
+    __set__), as PyTorch's methods do.  Plain tensors keep the methods as they are (no cost
+    on the hot path)."""
     impl = getattr(cls, "__torch_function__", None)
     if impl is None or impl is _disabled_torch_function_impl:
         return

@@ -4,6 +4,7 @@ xlog1py, sinc and multigammaln, a composite of them)."""
 import math
 
 from . import _C
+from . import overrides as _overrides
 from ._pointwise import _not_implemented
 
 _f = _C._functions
@@ -183,3 +184,6 @@ def _install(tensor_class):
     for fn in (logit, xlogy, sinc):
         setattr(tensor_class, fn.__name__, fn)
         setattr(tensor_class, fn.__name__ + "_", _in_place(fn))
+
+# each public function goes to __torch_function__ first (Note [Torch function])
+_overrides._route_functions(globals())

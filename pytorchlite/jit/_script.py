@@ -1377,6 +1377,8 @@ class _Compiler:
         lowering = next((f for k, f in _LOWERINGS.items() if k is obj), None)
         if lowering is not None:
             return lowering(self, node, self.py_args(obj, args, kwargs, node))
+        if isinstance(obj, _C._RoutedFunction):   # a Python function (Note [Torch function])
+            obj = obj.__wrapped__
         lib = getattr(obj, "__module__", None) or ""
         name = getattr(obj, "__name__", "")
         if type(obj).__name__ == "_OpFunction" or lib.startswith("pytorchlite") or \
@@ -1871,6 +1873,8 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
         return obj
     if isinstance(obj, Module):
         return _script_module(obj, {})
+    if isinstance(obj, _C._RoutedFunction):   # a Python function (Note [Torch function])
+        obj = obj.__wrapped__
     if not inspect.isfunction(obj):
         raise RuntimeError(f"Type '{type(obj).__name__}' cannot be compiled since it is not a "
                            "function or a Module")

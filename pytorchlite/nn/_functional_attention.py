@@ -4,6 +4,7 @@ import math
 import warnings
 
 import pytorchlite as torch
+from pytorchlite import overrides as _overrides
 
 __all__ = ["multi_head_attention_forward"]
 
@@ -223,3 +224,6 @@ def _heads(t, static, bsz, num_heads, head_dim, name):
         raise AssertionError(f"expecting static_{name}.size(2) of {head_dim}, but got "
                              f"{static.size(2)}")
     return static
+
+# each public function goes to __torch_function__ first (Note [Torch function])
+_overrides._route_functions(globals())

@@ -11,6 +11,7 @@ import operator
 import pytorchlite as torch
 from .._arg_check import check_arg
 from ._native_signatures import fault as _native_fault
+from pytorchlite import overrides as _overrides
 
 _aten = torch.ops.aten
 
@@ -835,3 +836,7 @@ def affine_grid(theta, size, align_corners=None):
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {tuple(size)}")
     return _aten.affine_grid_generator(theta, size, align_corners)
+
+# each public function goes to __torch_function__ first (Note [Torch function]), but the
+# upsample ones: PyTorch's are not routed, the interpolate they call is
+_overrides._route_functions(globals(), skip=("upsample", "upsample_bilinear", "upsample_nearest"))

@@ -16,6 +16,7 @@ import warnings
 
 import pytorchlite as torch
 from pytorchlite import _C
+from pytorchlite import overrides as _overrides
 from pytorchlite._arg_check import check_arg, typed
 from pytorchlite._tensor_types import _NAME
 from pytorchlite._functions import _check_result_cast
@@ -1817,3 +1818,7 @@ def one_hot(tensor, num_classes=-1):
 from ._functional_conv import *  # noqa: E402,F401,F403  (convolution, pooling, padding, resampling)
 from ._functional_attention import *  # noqa: E402,F401,F403  (multi_head_attention_forward)
 from ._functional_attention import _canonical_mask, _mha_shape_check, _none_or_dtype  # noqa: E402,F401
+
+# each public function goes to __torch_function__ first (Note [Torch function]), but sigmoid
+# and tanh: PyTorch's call the Tensor methods, and those are what a mode sees
+_overrides._route_functions(globals(), skip=("sigmoid", "tanh"))

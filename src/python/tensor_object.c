@@ -1162,9 +1162,19 @@ tensor_richcompare(PyObject *a, PyObject *b, int cmp)
 
 /* ---- sequence / mapping ---- */
 
+/* len(x); an overloaded x (or a mode) goes to __torch_function__ as Tensor.__len__ */
 static Py_ssize_t
 tensor_length(PyObject *self)
 {
+    if (PTL_UNLIKELY(!ptlpy_tf_plain1(self)) && ptlpy_tf_overloaded(&self, 1)) {
+        PyObject *r = ptlpy_tf_dispatch_slot("__len__", &self, 1);
+        if (r == NULL) {
+            return -1;
+        }
+        Py_ssize_t n = PyNumber_AsSsize_t(r, PyExc_OverflowError);
+        Py_DECREF(r);
+        return n;
+    }
     PtlTensorImpl *t = PTLPY_IMPL(self);
     if (t->dim == 0) {
         PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");

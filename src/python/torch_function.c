@@ -17,7 +17,17 @@
  *
  * The hot path pays one type compare per argument: an exact Tensor, int, float, bool or None
  * is never overloaded, and `ptlpy_tf_modes` (modes active on any thread) is read once.  Only
- * a call with another argument type looks further (ptlpy_tf_overloaded). */
+ * a call with another argument type looks further (ptlpy_tf_overloaded).
+ *
+ * Functions written in Python (nn.functional, torch.functional, Tensor.to ...) are wrapped
+ * once, by pytorchlite.overrides, in a _C._RoutedFunction: a C callable that makes the same
+ * check on its arguments and goes to __torch_function__ with itself as func, or else calls
+ * the Python function through vectorcall (no tuple, no dict).  So a subclass or a mode sees
+ * F.linear or Tensor.to, as in PyTorch, rather than the operators they call.  A plain call
+ * pays the C-to-Python call, 15-70 ns (docs/performance.md); PyTorch's
+ * `if has_torch_function_unary(input)` written at the top of each function costs less (23 ns
+ * for F.relu) but is code in every function, and the functions here are many and spread over
+ * modules. */
 #include "ptlpy.h"
 
 PyObject *ptlpy_tf_disabled_impl = NULL;   /* _C._disabled_torch_function_impl */
@@ -37,22 +47,24 @@ plain_type(PyTypeObject *t)
            t == &PySlice_Type || t == &PyEllipsis_Type || t == &PtlPyDevice_Type;
 }
 
+/* The last tensor subclass found not overloaded (nn.Parameter, whose parameters come to every
+ * linear layer), by type and version tag: a type that changes gets a new tag */
+static PyTypeObject *plain_subclass = NULL;
+static unsigned int plain_subclass_tag = 0;
+
 /* whether o's type (not an exact Tensor) defines an enabled __torch_function__ */
 static int
 overloaded_object(PyObject *o)
 {
     PyTypeObject *t = Py_TYPE(o);
-    if (t == ptlpy_tensor_class || plain_type(t)) {
+    if (t == ptlpy_tensor_class || plain_type(t) ||
+        (t == plain_subclass && t->tp_version_tag == plain_subclass_tag &&
+         (t->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))) {
         return 0;
     }
     PyObject *f = _PyType_Lookup(t, name_tf);
     return f != NULL && f != ptlpy_tf_disabled_impl;
 }
-
-/* The last tensor subclass found not overloaded (nn.Parameter, whose parameters come to every
- * linear layer), by type and version tag: a type that changes gets a new tag */
-static PyTypeObject *plain_subclass = NULL;
-static unsigned int plain_subclass_tag = 0;
 
 int
 ptlpy_tf_subclass(PyObject *o)
@@ -189,6 +201,151 @@ ptlpy_tf_unary_or(PyObject *a, const char *name, unaryfunc slot)
 {
     return ptlpy_tf_overloaded(&a, 1) ? ptlpy_tf_dispatch_slot(name, &a, 1) : slot(a);
 }
+
+/* ---- _RoutedFunction: a Python function that checks for __torch_function__ first ---- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *func;      /* the Python function */
+    PyObject *dict;      /* __name__, __qualname__, __module__, __doc__, __wrapped__ */
+    vectorcallfunc vectorcall;
+} RoutedFunction;
+
+static PyObject *
+routed_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t n = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
+    Py_ssize_t i = 0;
+    /* the inlined check of ptlpy_tf_plain1 and None; anything else gets the full one */
+    while (i < n && !ptlpy_tf_modes &&
+           (ptlpy_tf_plain_fast(Py_TYPE(args[i])) || args[i] == Py_None)) {
+        i++;
+    }
+    if (i < n && ptlpy_tf_overloaded(args, n)) {
+        return ptlpy_tf_dispatch(self, args, nargs, kwnames);
+    }
+    return PyObject_Vectorcall(((RoutedFunction *)self)->func, args, nargsf, kwnames);
+}
+
+static PyObject *
+routed_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *func;
+    if (!PyArg_ParseTuple(args, "O:_RoutedFunction", &func)) {
+        return NULL;
+    }
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) > 0) {
+        PyErr_SetString(PyExc_TypeError, "_RoutedFunction takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyCallable_Check(func)) {
+        PyErr_SetString(PyExc_TypeError, "_RoutedFunction expects a callable");
+        return NULL;
+    }
+    RoutedFunction *self = (RoutedFunction *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    Py_INCREF(func);
+    self->func = func;
+    self->vectorcall = routed_vectorcall;
+    return (PyObject *)self;
+}
+
+static int
+routed_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(((RoutedFunction *)self)->func);
+    Py_VISIT(((RoutedFunction *)self)->dict);
+    return 0;
+}
+
+static int
+routed_clear(PyObject *self)
+{
+    Py_CLEAR(((RoutedFunction *)self)->func);
+    Py_CLEAR(((RoutedFunction *)self)->dict);
+    return 0;
+}
+
+static void
+routed_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    routed_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+/* a method of a class (Tensor.to): bound to the instance as a Python function is */
+static PyObject *
+routed_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    if (obj == NULL || obj == Py_None) {
+        return Py_NewRef(self);
+    }
+    return PyMethod_New(self, obj);
+}
+
+/* what the wrapper does not hold itself (__code__, __defaults__ ...) is the function's */
+static PyObject *
+routed_getattro(PyObject *self, PyObject *name)
+{
+    PyObject *r = PyObject_GenericGetAttr(self, name);
+    if (r == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        r = PyObject_GetAttr(((RoutedFunction *)self)->func, name);
+    }
+    return r;
+}
+
+static PyObject *
+routed_repr(PyObject *self)
+{
+    return PyObject_Repr(((RoutedFunction *)self)->func);
+}
+
+/* pickled by name, as a function is (its module's attribute __qualname__) */
+static PyObject *
+routed_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyObject_GetAttrString(self, "__qualname__");
+}
+
+static PyMethodDef routed_methods[] = {
+    {"__reduce__", routed_reduce, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static PyGetSetDef routed_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL},
+};
+
+static PyTypeObject Routed_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pytorchlite._C._RoutedFunction",
+    .tp_basicsize = sizeof(RoutedFunction),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_vectorcall_offset = offsetof(RoutedFunction, vectorcall),
+    .tp_dictoffset = offsetof(RoutedFunction, dict),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = routed_new,
+    .tp_traverse = routed_traverse,
+    .tp_clear = routed_clear,
+    .tp_dealloc = routed_dealloc,
+    .tp_descr_get = routed_get,
+    .tp_getattro = routed_getattro,
+    .tp_repr = routed_repr,
+    .tp_methods = routed_methods,
+    .tp_getset = routed_getset,
+    .tp_doc = "_RoutedFunction(func): func, a function written in Python, that goes to "
+              "__torch_function__ first when an argument or a mode asks for it "
+              "(Note [Torch function])",
+};
 
 /* ---- _C functions and the context managers ---- */
 
@@ -374,7 +531,8 @@ ptlpy_torch_function_init(PyObject *module)
 {
     name_tf = PyUnicode_InternFromString("__torch_function__");
     if (name_tf == NULL || PyModule_AddFunctions(module, tf_methods) < 0 ||
-        PyType_Ready(&DisableSubclass_Type) < 0 || PyType_Ready(&DisableAll_Type) < 0) {
+        PyType_Ready(&DisableSubclass_Type) < 0 || PyType_Ready(&DisableAll_Type) < 0 ||
+        PyType_Ready(&Routed_Type) < 0) {
         return -1;
     }
     ptlpy_tf_disabled_impl = PyObject_GetAttrString(module, "_disabled_torch_function_impl");
@@ -390,6 +548,11 @@ ptlpy_torch_function_init(PyObject *module)
     Py_INCREF(&DisableAll_Type);
     if (PyModule_AddObject(module, "DisableTorchFunction", (PyObject *)&DisableAll_Type) < 0) {
         Py_DECREF(&DisableAll_Type);
+        return -1;
+    }
+    Py_INCREF(&Routed_Type);
+    if (PyModule_AddObject(module, "_RoutedFunction", (PyObject *)&Routed_Type) < 0) {
+        Py_DECREF(&Routed_Type);
         return -1;
     }
     return 0;

@@ -651,3 +651,18 @@ def test_control_flow_nodes_match_torch(fn, tmp_path):
     for kind in ("prim::Loop", "aten::Bool", "aten::__isnot__", "prim::unchecked_cast"):
         assert ours.count(kind) == theirs.count(kind), kind
     assert ("prim::If" in ours) == ("prim::If" in theirs)
+
+
+def _python_activations(x):
+    return ptl.nn.functional.softsign(x) + ptl.nn.functional.tanhshrink(x) + \
+        ptl.nn.functional.softmin(x, 0)
+
+
+def test_a_routed_python_function_is_inlined():
+    """nn.functional's Python functions are _C._RoutedFunction objects (Note [Torch
+    function]): scripting compiles the Python function they wrap."""
+    x = ptl.tensor([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(ptl.jit.script(_python_activations)(x).numpy(),
+                               _python_activations(x).numpy(), rtol=1e-6)
+    assert ptl.jit.script(ptl.nn.functional.softsign)(x).tolist() == \
+        ptl.nn.functional.softsign(x).tolist()
