@@ -7,6 +7,7 @@ import functools
 import numbers
 
 from . import _C
+from ._native_signature import _checker
 
 
 def _is_tensor(v):
@@ -67,13 +68,13 @@ def typed(fname, *params, method=False):
 # cross_entropy_loss, ...): PyTorch's argument parser refuses a call whose arguments fit none
 # of their signatures before anything runs, with a TypeError that names the function and the
 # fault ("conv1d() received an invalid combination of arguments - ...").  native_fault gives
-# that TypeError by declaring torch's signatures once, as operators of their own namespace
-# without kernels, and calling their binding with the same arguments: the binding's parser
-# (src/python/arg_errors.c, Note [Bad call messages]) finds the fault as PyTorch's does.  The
-# composites call it where they fail (an exception of their own) or where a cheap check finds
-# a type their body would take, so that a good call pays nothing for it.
-_NATIVE_NS = "_ptl_native"
-_native_ops = {}
+# that TypeError with the checker of Note [Native signatures] (src/python/arg_parse.c,
+# pytorchlite/_native_signature.py): torch's signatures declared once as operators without
+# kernels, and the bindings' parser run over them (src/python/arg_errors.c, Note [Bad call
+# messages]).  The nn.functional composites call it where they fail (an exception of their
+# own) or where a cheap check finds a type their body would take, so that a good call pays
+# nothing for it; the torch namespace's composites check every call (@native).
+_native_checks = {}
 
 
 def _is_default(value, default):
@@ -91,13 +92,7 @@ def native_fault(schemas, *args, defaults=(), **kwargs):
         if not args or not _is_default(args[-1], default):
             break
         args.pop()
-    op = _native_ops.get(schemas)
-    if op is None:
-        for schema in schemas:
-            _C._register_op(f"{_NATIVE_NS}::{schema}")
-        name = schemas[0].split("(")[0].split(".")[0]
-        op = _native_ops[schemas] = _C._op(f"{_NATIVE_NS}::{name}")
-    try:
-        op(*args, **kwargs)
-    except (NotImplementedError, RuntimeError):   # parsed: no kernel to run
-        pass
+    check = _native_checks.get(schemas)
+    if check is None:
+        check = _native_checks[schemas] = _checker(schemas)
+    check(*args, **kwargs)
