@@ -189,6 +189,14 @@ def is_conj(input):
     return input.is_conj()
 
 
+def is_inference(input):
+    """Whether input was made in inference mode (Tensor.is_inference)."""
+    if not isinstance(input, Tensor):
+        raise TypeError("is_inference(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_inference()
+
+
 @_native
 def is_neg(input):
     return input.is_neg()

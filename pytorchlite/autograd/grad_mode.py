@@ -1,19 +1,15 @@
 """Grad mode: no_grad, enable_grad, set_grad_enabled, inference_mode (torch/autograd/grad_mode.py).
 
-Grad mode is thread-local state of the C core (src/c10/tls.h): turning it off excludes the
-Autograd dispatch key, so ops skip graph recording entirely (Note [Autograd key])."""
+Grad mode and inference mode are thread-local state of the C core (src/c10/tls.h), their one
+home: turning grad mode off excludes the Autograd dispatch key, so ops skip graph recording
+entirely (Note [Autograd key]); inference mode also marks the tensors made inside it as
+inference tensors (Note [Inference tensors] in src/c10/tensor_impl.h)."""
 import functools
-import threading
 
 from .. import _C
 
 is_grad_enabled = _C.is_grad_enabled
-_state = threading.local()
-
-
-def is_inference_mode_enabled():
-    """True inside an enabled inference_mode block (on this thread)."""
-    return getattr(_state, "inference", False)
+is_inference_mode_enabled = _C._is_inference_mode_enabled
 
 
 class _DecoratorContextManager:
@@ -69,23 +65,27 @@ class set_grad_enabled(_GradModeContext):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like no_grad (pytorchlite does not yet keep inference tensors apart)."""
+    """inference_mode(mode=True): inside, grad mode is off and new tensors are inference
+    tensors (no version counter, never saved for backward, not modifiable in place outside
+    the mode); inference_mode(False) turns it off within an enabled block.  Works as a
+    decorator, called or bare."""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
 
     def __init__(self, mode=True):
         self.mode = mode
 
     def __enter__(self):
         self.prev = _C.is_grad_enabled()
-        self.prev_inference = is_inference_mode_enabled()
-        _state.inference = bool(self.mode)
-        _C._set_inference_mode(bool(self.mode))
-        if self.mode:
-            _C._set_grad_enabled(False)
+        self.prev_inference = _C._is_inference_mode_enabled()
+        _C._set_inference_mode(self.mode)
 
     def __exit__(self, *exc):
-        _C._set_grad_enabled(self.prev)
-        _state.inference = self.prev_inference
         _C._set_inference_mode(self.prev_inference)
+        _C._set_grad_enabled(self.prev)
         return False
 
     def clone(self):

@@ -49,6 +49,7 @@ init_op(PtlOperator *op, int id, const char *schema, uint32_t flags)
         const PtlArg *a = &op->schema.args[i];
         if (a->kind == PTL_ARG_TENSOR || a->kind == PTL_ARG_TENSORLIST) {
             op->tensor_args |= 1u << i;
+            op->write_args |= a->alias_write ? 1u << i : 0;
         }
         if (a->kind == PTL_ARG_DTYPE) {
             op->dtype_args |= 1u << i;
@@ -371,10 +372,32 @@ ptl_dispatcher_redispatch(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
     return ptl_dispatcher_no_kernel_error(op, all);
 }
 
+/* Every tensor op writes may be written now (ptl_tensor_impl_check_inplace: Note
+ * [Inference tensors] in c10/tensor_impl.h): 0, or -1 with the error set. */
+static int
+check_writes(const PtlOperator *op, const PtlIValue *stack)
+{
+    for (uint32_t m = op->write_args; m; m &= m - 1) {
+        const PtlIValue *v = &stack[__builtin_ctz(m)];
+        if (v->tag == PTL_IV_TENSOR && ptl_tensor_impl_check_inplace(v->u.t) < 0) {
+            return -1;
+        }
+        for (int64_t j = 0; v->tag == PTL_IV_TENSORLIST && j < v->u.tl.n; j++) {
+            if (v->u.tl.data[j] != NULL && ptl_tensor_impl_check_inplace(v->u.tl.data[j]) < 0) {
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 int
 ptl_dispatcher_call(const PtlOperator *op, PtlIValue *stack)
 {
     const PtlLocalState *tls = ptl_tls();
+    if (PTL_UNLIKELY(op->write_args != 0) && !tls->inference_mode && check_writes(op, stack) < 0) {
+        return -1;
+    }
     PtlDispatchKeySet ks = argument_keys(op, stack) | tls->included;
     if (PTL_UNLIKELY(tls->trace_dispatch)) {
         trace_masked = ks & tls->excluded;

@@ -28,6 +28,7 @@ struct PtlOperator {
     uint32_t flags;        /* PTL_OPF_* */
     int device_arg;        /* index of the `Device? device` argument, or -1 */
     uint32_t tensor_args;  /* bit i: argument i is a Tensor, Tensor? or Tensor[] */
+    uint32_t write_args;   /* bit i: argument i is written, Tensor(a!) or Tensor(a!)[] */
     uint32_t dtype_args;   /* bit i: argument i is a ScalarType (a complex one adds Complex) */
     uint32_t scalar_args;  /* bit i: argument i is a Scalar (a complex one adds Complex) */
     PtlSchema schema;

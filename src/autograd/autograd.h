@@ -253,6 +253,10 @@ uint64_t ptl_next_sequence_nr(void);
 /* The number the next node will get, without taking it (the profiler's forward-to-backward
  * link: Note [Profiler] in profiler.h). */
 uint64_t ptl_peek_sequence_nr(void);
+/* Whether t (borrowed; NULL allowed) may be saved for backward: 0, or -1 with PyTorch's
+ * RuntimeError for an inference tensor outside inference mode (Note [Inference tensors]).
+ * Callers check before they run the forward, so a refused call changes nothing. */
+int ptl_saved_check(const PtlTensorImpl *t);
 /* Saves t (borrowed; NULL allowed) into slot i. */
 void ptl_saved_set(PtlNode *n, int i, PtlTensorImpl *t, int is_output, int output_nr);
 /* Unpacks slot i (new ref; NULL for an undefined tensor), checking the version counter:
@@ -330,9 +334,14 @@ int ptl_anomaly_enabled(void);
 int ptl_anomaly_check_nan(void);     /* the check_nan setting, kept while anomaly mode is off */
 void ptl_anomaly_set(int on, int check_nan);
 
-/* ---- grad mode ---- */
+/* ---- grad mode and inference mode (the thread's; Note [Inference tensors]) ---- */
 int ptl_grad_mode_enabled(void);
+/* Sets grad mode; the Autograd key stays excluded while inference mode is on. */
 void ptl_grad_mode_set(int on);
+int ptl_inference_mode_enabled(void);
+/* Enters (on) or leaves inference mode, setting grad mode to !on as PyTorch's InferenceMode
+ * guard does; the caller restores the previous grad mode after leaving. */
+void ptl_inference_mode_set(int on);
 
 /* ---- registration ---- */
 int ptl_autograd_init(void);

@@ -365,6 +365,31 @@ make_node(const PtlOperator *op, const PtlGradRow *row, const PtlIValue *args,
     return node;
 }
 
+/* The inference tensors among the arguments the op's row saves are refused before the op
+ * runs (Note [Inference tensors] in c10/tensor_impl.h); 0 when there are none.  A row saves
+ * its tensors whichever inputs need a gradient, where PyTorch saves only those the needed
+ * formulas read: so `x * 2` with x an inference tensor that requires grad is refused here
+ * (x is saved) and allowed by PyTorch (x only serves the gradient of 2). */
+static int
+check_saved_args(const PtlOperator *op, const PtlIValue *s)
+{
+    uint32_t save = saves_by_op[op->id];
+    for (int i = 0; i < PTL_SAVE_ARG_MAX && i < op->schema.nargs; i++) {
+        if (!(save & PTL_SAVE_ARG(i))) {
+            continue;
+        }
+        if (s[i].tag == PTL_IV_TENSOR && ptl_saved_check(s[i].u.t) < 0) {
+            return -1;
+        }
+        for (int64_t k = 0; s[i].tag == PTL_IV_TENSORLIST && k < s[i].u.tl.n; k++) {
+            if (ptl_saved_check(s[i].u.tl.data[k]) < 0) {
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 /* Saves what the op's row names (derivatives.def): the arguments in schema order (self as
  * it was before an in-place op), then outputs 0, 1, 2, then the elements of a tensor list. */
 static void
@@ -499,7 +524,8 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
         inputs_release(&in);
         return run_untracked(op, ks, s);
     }
-    if (check_call(op, s, &in) < 0 || (sc->inplace && prepare_inplace(op, row, s[0].u.t, &ip) < 0)) {
+    if (check_call(op, s, &in) < 0 || (row != NULL && check_saved_args(op, s) < 0) ||
+        (sc->inplace && prepare_inplace(op, row, s[0].u.t, &ip) < 0)) {
         inputs_release(&in);
         ptl_xdecref(ip.orig);
         return -1;

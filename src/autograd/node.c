@@ -45,7 +45,9 @@ ptl_anomaly_set(int on, int check_nan)
     atomic_store_explicit(&anomaly_mode, (on ? 1 : 0) | (check_nan ? 2 : 0), memory_order_relaxed);
 }
 
-/* ---- grad mode (Note [Autograd key]: off = the Autograd key is excluded) ---- */
+/* ---- grad mode (Note [Autograd key]: off = the Autograd key is excluded) and inference
+ * mode (Note [Inference tensors]: on = grad mode off and the Autograd key excluded even
+ * under enable_grad) ---- */
 
 int
 ptl_grad_mode_enabled(void)
@@ -58,12 +60,25 @@ ptl_grad_mode_set(int on)
 {
     PtlLocalState *tls = ptl_tls();
     tls->grad_enabled = on != 0;
-    if (on) {
+    if (on && !tls->inference_mode) {
         tls->excluded &= ~PTL_KEYSET(PTL_KEY_AUTOGRAD);
     }
     else {
         tls->excluded |= PTL_KEYSET(PTL_KEY_AUTOGRAD);
     }
+}
+
+int
+ptl_inference_mode_enabled(void)
+{
+    return ptl_tls()->inference_mode;
+}
+
+void
+ptl_inference_mode_set(int on)
+{
+    ptl_tls()->inference_mode = on != 0;
+    ptl_grad_mode_set(!on);
 }
 
 /* ---- metadata ---- */
@@ -155,6 +170,10 @@ ptl_is_leaf(const PtlTensorImpl *t)
 int
 ptl_set_requires_grad(PtlTensorImpl *t, int on)
 {
+    if (on && ptl_tensor_is_inference(t) && !ptl_tls()->inference_mode) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Setting requires_grad=True on inference tensor "
+                             "outside InferenceMode is not allowed.");
+    }
     if (!ptl_is_leaf(t)) {
         if (on) {
             return 0;
@@ -549,6 +568,20 @@ ptl_node_decref(PtlNode *n)
 }
 
 /* ---- saved variables ---- */
+
+int
+ptl_saved_check(const PtlTensorImpl *t)
+{
+    if (t != NULL && ptl_tensor_is_inference(t) && !ptl_tls()->inference_mode) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Inference tensors cannot be saved for backward. Please do not use "
+                             "Tensors created in inference mode in computation tracked by "
+                             "autograd. To work around this, you can make a clone to get a normal "
+                             "tensor and use it in autograd, or use `torch.no_grad()` instead of "
+                             "`torch.inference_mode()`.");
+    }
+    return 0;
+}
 
 void
 ptl_saved_set(PtlNode *n, int i, PtlTensorImpl *t, int is_output, int output_nr)

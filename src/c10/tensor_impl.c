@@ -8,6 +8,7 @@
 
 #include "debug_counts.h"
 #include "error.h"
+#include "tls.h"
 
 _Atomic int64_t ptl_live_counts[PTL_COUNT_KINDS];
 void (*ptl_autograd_meta_free)(void *meta) = NULL;
@@ -202,7 +203,7 @@ ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim, const int64_t 
     }
     version_init(&t->own_version);
     atomic_init(&t->refcnt, 1);
-    t->flags = 0;
+    t->flags = ptl_tls()->inference_mode ? PTL_TF_INFERENCE : 0;   /* Note [Inference tensors] */
     t->dtype = dtype;
     t->device = storage->device;
     t->keys = ptl_tensor_keys(storage->device, dtype);
@@ -298,7 +299,7 @@ ptl_tensor_impl_view(PtlTensorImpl *base, int dim, const int64_t *sizes,
     }
     PtlTensorImpl *root = base->base ? base->base : base;
     atomic_init(&t->refcnt, 1);
-    t->flags = PTL_TF_IS_VIEW;
+    t->flags = PTL_TF_IS_VIEW | (base->flags & PTL_TF_INFERENCE);
     t->dtype = base->dtype;
     t->device = base->device;
     t->keys = base->keys;
@@ -362,6 +363,29 @@ version_decref(PtlVersionCounter *vc)
     }
 }
 
+int
+ptl_tensor_impl_version(const PtlTensorImpl *t, int64_t *out)
+{
+    if (ptl_tensor_is_inference(t)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Inference tensors do not track version counter.");
+    }
+    *out = atomic_load(&t->version->version);
+    return 0;
+}
+
+int
+ptl_tensor_impl_check_inplace(const PtlTensorImpl *t)
+{
+    if (ptl_tensor_is_inference(t) && !ptl_tls()->inference_mode) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Inplace update to inference tensor outside InferenceMode is not "
+                             "allowed.You can make a clone to get a normal tensor before doing "
+                             "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                             "more details.");
+    }
+    return 0;
+}
+
 PtlTensorImpl *
 ptl_tensor_impl_alias(PtlTensorImpl *t)
 {
@@ -380,6 +404,7 @@ ptl_tensor_impl_alias(PtlTensorImpl *t)
         return NULL;
     }
     a->keys |= t->keys & PTL_KEYSET(PTL_KEY_CONJUGATE);   /* the same values: its bit too */
+    a->flags = (a->flags & ~(uint32_t)PTL_TF_INFERENCE) | (t->flags & PTL_TF_INFERENCE);
     a->version = t->version;
     atomic_fetch_add_explicit(&a->version->refcnt, 1, memory_order_relaxed);
     return a;

@@ -53,7 +53,30 @@ enum {
     PTL_TF_WRAPPED_NUMBER = 1,   /* a Python number turned into a 0-dim tensor */
     PTL_TF_CONTIGUOUS = 2,       /* cached: row-major contiguous */
     PTL_TF_IS_VIEW = 4,
+    PTL_TF_INFERENCE = 8,        /* made in inference mode (Note [Inference tensors]) */
 };
+
+/* Note [Inference tensors]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A tensor made while the thread's inference mode is on (PtlLocalState.inference_mode, set
+ * by torch.inference_mode through src/autograd) is an inference tensor: PTL_TF_INFERENCE in
+ * its flags, set once by ptl_tensor_impl_new and inherited by its views and aliases, so a
+ * view of a normal tensor made inside the mode stays normal and a view of an inference
+ * tensor made outside is one too.  It is one bit in a word every tensor has (PyTorch drops
+ * the ADInplaceOrView and Autograd keys instead; our key set stays the backend's).  Each rule
+ * lives with the concept it guards:
+ * - version counter (here): ptl_tensor_impl_version refuses to read it ("Inference tensors
+ *   do not track version counter.").  The counter still exists and in-place kernels still
+ *   bump it, which nothing can observe; so kernels need no branch.  Normal tensors modified
+ *   inside the mode are bumped as everywhere (as in PyTorch).
+ * - in-place (ptl_tensor_impl_check_inplace, called by aten/dispatcher.c for every `(a!)`
+ *   argument: self of an in-place op, out=; and by src/python's set_): outside the mode, a
+ *   call that writes an inference tensor raises before any kernel runs, in grad mode or not.
+ *   Operators that write nothing pay one test of op->write_args.
+ * - autograd (autograd/node.c): outside the mode, a node may not save an inference tensor,
+ *   and requires_grad may not be turned on for one.  Inside, the Autograd key stays
+ *   excluded even under enable_grad, so nothing is recorded.
+ * Rejected: a NULL version pointer for inference tensors (every bump would need a test). */
 
 /* Note [Sparse tensors]
  * ~~~~~~~~~~~~~~~~~~~~~~
@@ -216,6 +239,19 @@ ptl_tensor_itemsize(const PtlTensorImpl *t)
 {
     return ptl_dtype_itemsize(t->dtype);
 }
+
+static inline int
+ptl_tensor_is_inference(const PtlTensorImpl *t)
+{
+    return (t->flags & PTL_TF_INFERENCE) != 0;
+}
+
+/* t's version into *out; 0, or -1 with PyTorch's RuntimeError for an inference tensor
+ * (Note [Inference tensors]). */
+int ptl_tensor_impl_version(const PtlTensorImpl *t, int64_t *out);
+/* Whether t may be modified in place now: 0, or -1 with PyTorch's RuntimeError for an
+ * inference tensor outside inference mode (Note [Inference tensors]). */
+int ptl_tensor_impl_check_inplace(const PtlTensorImpl *t);
 
 static inline void
 ptl_tensor_bump_version(PtlTensorImpl *t)

@@ -5,7 +5,6 @@
  * See Note [Autograd ownership]. */
 #include "autograd_python.h"
 #include "../autograd/derivatives.h"
-#include "../c10/tls.h"
 
 #include <string.h>
 
@@ -878,7 +877,16 @@ py_set_grad_enabled(PyObject *m, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-/* Inference mode, for the error about views made inside it (Note [View regeneration]). */
+static PyObject *
+py_is_inference_mode_enabled(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyBool_FromLong(ptl_inference_mode_enabled());
+}
+
+/* Enters or leaves the thread's inference mode, grad mode following (Note [Inference
+ * tensors]); torch.inference_mode restores both on exit. */
 static PyObject *
 py_set_inference_mode(PyObject *m, PyObject *arg)
 {
@@ -887,7 +895,7 @@ py_set_inference_mode(PyObject *m, PyObject *arg)
     if (on < 0) {
         return NULL;
     }
-    ptl_tls()->inference_mode = on;
+    ptl_inference_mode_set(on);
     Py_RETURN_NONE;
 }
 
@@ -900,6 +908,7 @@ static PyMethodDef autograd_module_methods[] = {
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
     {"_set_inference_mode", py_set_inference_mode, METH_O, NULL},
+    {"_is_inference_mode_enabled", py_is_inference_mode_enabled, METH_NOARGS, NULL},
     {NULL},
 };
 

@@ -213,6 +213,10 @@ py_function_record(PyObject *m, PyObject *args)
                          "argument %d is of type %s", i, Py_TYPE(o)->tp_name);
             goto error;
         }
+        if (ptl_saved_check(PTLPY_IMPL(o)) < 0) {
+            ptlpy_raise();
+            goto error;
+        }
         int k = index_of(PTLPY_IMPL(o), result);
         ptl_saved_set(node, i, PTLPY_IMPL(o), k >= 0, k >= 0 ? k : 0);
         if (k >= 0) {

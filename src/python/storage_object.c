@@ -246,8 +246,9 @@ int_seq(PyObject *o, int64_t *out, const char *what)
 
 /* _set_storage(tensor, storage, storage_offset, size, stride): Tensor.set_ with a storage
  * (None: a new empty one) and a geometry (stride None: contiguous); returns tensor.  An
- * in-place op: bumps the version; refused on a leaf that requires grad (PyTorch's error) and
- * on a non-leaf in the graph, whose history set_ would make wrong. */
+ * in-place op: bumps the version; refused on an inference tensor outside inference mode and
+ * on a leaf that requires grad (PyTorch's errors), and on a non-leaf in the graph, whose
+ * history set_ would make wrong. */
 static PyObject *
 py_set_storage(PyObject *m, PyObject *args)
 {
@@ -279,6 +280,9 @@ py_set_storage(PyObject *m, PyObject *args)
                          dim, sdim);
             return NULL;
         }
+    }
+    if (ptl_tensor_impl_check_inplace(t) < 0) {
+        return ptlpy_raise();
     }
     if (ptl_grad_mode_enabled() && ptl_requires_grad(t)) {
         PyErr_SetString(PyExc_RuntimeError, ptl_is_leaf(t)

@@ -476,7 +476,11 @@ static PyObject *
 tensor_get_version(PyObject *self, void *c)
 {
     (void)c;
-    return PyLong_FromLongLong(atomic_load(&PTLPY_IMPL(self)->version->version));
+    int64_t version;
+    if (ptl_tensor_impl_version(PTLPY_IMPL(self), &version) < 0) {
+        return ptlpy_raise();
+    }
+    return PyLong_FromLongLong(version);
 }
 
 static PyObject *
@@ -625,6 +629,13 @@ tensor_is_conj(PyObject *self, PyObject *unused)
 }
 
 static PyObject *
+tensor_is_inference(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyBool_FromLong(ptl_tensor_is_inference(PTLPY_IMPL(self)));
+}
+
+static PyObject *
 tensor_element_size(PyObject *self, PyObject *unused)
 {
     (void)unused;
@@ -674,7 +685,7 @@ tensor_sparse_info(PyObject *self, PyObject *unused)
 }
 
 /* Tensor._make_subclass(cls, data, require_grad=False): a new object of type cls sharing
- * data's storage (nn.Parameter). */
+ * data's storage, an inference tensor when data is one (nn.Parameter). */
 static PyObject *
 tensor_make_subclass(PyObject *unused, PyObject *args, PyObject *kwargs)
 {
@@ -697,6 +708,7 @@ tensor_make_subclass(PyObject *unused, PyObject *args, PyObject *kwargs)
     if (t == NULL) {
         return ptlpy_raise();
     }
+    t->flags |= d->flags & PTL_TF_INFERENCE;   /* data's alias (Note [Inference tensors]) */
     if (ptl_set_requires_grad(t, rg) < 0) {
         ptl_decref(t);
         return ptlpy_raise();
@@ -1294,6 +1306,7 @@ static PyMethodDef tensor_methods[] = {
     {"data_ptr", tensor_data_ptr, METH_NOARGS, NULL},
     {"element_size", tensor_element_size, METH_NOARGS, NULL},
     {"is_conj", tensor_is_conj, METH_NOARGS, NULL},
+    {"is_inference", tensor_is_inference, METH_NOARGS, NULL},
     {"storage_offset", tensor_storage_offset, METH_NOARGS, NULL},
     {"is_floating_point", tensor_is_floating_point, METH_NOARGS, NULL},
     {"item", tensor_item, METH_NOARGS, NULL},

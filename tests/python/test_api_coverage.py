@@ -100,7 +100,7 @@ MISSING = {
         "bag_size outputs follow PyTorch's internal fast paths)": [
             "embedding_bag",
             "lobpcg", "segment_reduce",
-            "slice_inverse", "is_inference"],
+            "slice_inverse"],
     },
     "torch.Tensor": {
         _QUANTIZED: [
@@ -115,7 +115,7 @@ MISSING = {
         "other devices and layouts (XPU, IPU, MTIA, oneDNN, nested, chalf)": [
             "ipu", "mtia", "xpu", "to_mkldnn", "to_padded_tensor", "chalf"],
         "not done yet (see torch)": [
-            "is_inference", "slice_inverse", "index", "grad_dtype", "hash_tensor", "module_load"],
+            "slice_inverse", "index", "grad_dtype", "hash_tensor", "module_load"],
     },
     "torch.fft": {
         "imports and docstring helpers of PyTorch's module, not API": [
