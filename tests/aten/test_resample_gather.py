@@ -1,4 +1,4 @@
-"""The gathers of src/aten/native/resample.c (Note [Gathers by runs]): the reflection,
+"""The gathers of src/aten/native/resample_gather.c (Note [Gathers by runs]): the reflection,
 replication and circular pads' forwards and nearest upsampling on the CPU read their input
 where it lies and copy runs of whole elements.  Against np.pad in the same dtype (a copy:
 exact) for every pad width up to the largest each mode takes, in 1, 2 and 3 dims, on
