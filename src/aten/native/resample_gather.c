@@ -17,7 +17,8 @@
  * kernel sends its CPU calls here).  Along W an output row is a few runs of outputs whose
  * input positions step by a fixed amount (a reflection pad's row: the left pad stepping -1,
  * the interior +1, the right pad -1; a replication pad's edges step 0), found once from the
- * W map; a row is then a few loops, the interior of a pad one memcpy where x's rows are
+ * W map; a row is then a few loops, the interior of a pad one in-order vector copy
+ * (copy_run_avx512, copy_run_avx2; memcpy in the portable build) where x's rows are
  * unit-strided.  Where the runs are short (under 4 elements on average: nearest upsampling
  * by 2 repeats each input twice), a row is one loop over byte offsets found once instead.
  * What it replaces, x made contiguous then one memcpy call an element, ran at 0.1-0.5x
