@@ -207,7 +207,7 @@ static const double prefactor_gamma_star_coef[] = {PTL_IGAMMA_GAMMA_STAR_COEF};
             double pa[PTL_VLANES(S)], px[PTL_VLANES(S)], pl[PTL_VLANES(S)];               \
             double po[PTL_VLANES(S)];                                                     \
             const double *va_at = a + i, *vx_at = x + i, *vl_at = lg + i;                  \
-            if (m < L) {   /* a full vector loads in place: copies stall the loads */     \
+            if (m < L) {   /* a full vector loads in place (copied, its loads stalled) */ \
                 for (int l = 0; l < L; l++) {                                             \
                     pa[l] = a[i + (l < m ? l : m - 1)];                                   \
                     px[l] = x[i + (l < m ? l : m - 1)];                                   \

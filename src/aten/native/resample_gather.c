@@ -100,7 +100,8 @@ copy_run_avx2(char *d, const char *s, int64_t n)
     for (; k + 32 < n; k += 32) {
         _mm256_storeu_si256((__m256i *)(d + k), _mm256_loadu_si256((const __m256i *)(s + k)));
     }
-    _mm256_storeu_si256((__m256i *)(d + n - 32), _mm256_loadu_si256((const __m256i *)(s + n - 32)));
+    _mm256_storeu_si256((__m256i *)(d + n - 32),
+                        _mm256_loadu_si256((const __m256i *)(s + n - 32)));
 }
 
 static inline PTL_AVX512 void
