@@ -1,4 +1,4 @@
-"""The gathers of src/aten/native/resample.c (Note [Gathers by runs]): the reflection,
+"""The gathers of src/aten/native/resample_gather.c (Note [Gathers by runs]): the reflection,
 replication and circular pads' forwards and nearest upsampling on the CPU read their input
 where it lies and copy runs of whole elements.  Against np.pad in the same dtype (a copy:
 exact) for every pad width up to the largest each mode takes, in 1, 2 and 3 dims, on
@@ -6,11 +6,14 @@ contiguous, transposed, stepped-slice and expanded inputs of 1-, 2-, 4-, 8- and 
 elements (uint8, float16, float32, float64, int64, complex64, complex128), size-0 batches,
 and output rows split among threads at and across the parallel grain on 1 and 2 threads;
 negative pads, out-of-range pads and dtypes as PyTorch's where torch is installed."""
+import os
+
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import assert_raises_like_torch, num_threads, torch, torch_ref
+from helpers import (assert_raises_like_torch, num_threads, rerun_with_capability, torch,
+                     torch_ref)
 
 F = ptl.nn.functional
 NP_MODE = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
@@ -206,3 +209,30 @@ def test_nearest_x2_by_offsets_every_width_and_element_size(dtype):
         x, b = laid_out(a, dtype, "contiguous")
         got = F.interpolate(x, scale_factor=2, mode="nearest").numpy()
         np.testing.assert_array_equal(got, b.repeat(2, axis=2).repeat(2, axis=3), err_msg=str(w))
+
+
+@pytest.mark.parametrize("dtype", [ptl.uint8, ptl.float16, ptl.float32, ptl.complex128],
+                         ids=str)
+@pytest.mark.parametrize("mode", sorted(NP_MODE))
+def test_long_runs_across_the_vector_steps(mode, dtype):
+    """Interior runs of more than 64 bytes go by vectors in order (copy_run_avx512: 256 bytes
+    a step, then 64, the last vector ending at the run's end; copy_run_avx2: 128, then 32):
+    rows whose interior is one element under, at and over each multiple of 32 bytes from 64
+    to 544, at byte offsets 0 to 3 elements into the output row, exact against np.pad."""
+    item = np.dtype(DTYPES[dtype]).itemsize
+    widths = sorted({max(1, (32 * k) // item + d) for k in range(2, 18) for d in (-1, 0, 1)})
+    for w in widths:
+        a = draw((2, 3, w), DTYPES[dtype], seed=w)
+        x, b = laid_out(a, dtype, "contiguous")
+        for left, right in ((0, 0), (1, 2), (3, 1)):
+            if max(left, right) < w:
+                check(x, b, (left, right), mode)
+
+
+@pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
+                    reason="already running with a capability chosen by a parent run")
+@pytest.mark.parametrize("cap", ["avx2", "default"])
+def test_row_copies_of_each_capability(cap):
+    """Reruns the row tests with AVX2's copy (32-byte vectors) and the portable one
+    (memcpy)."""
+    rerun_with_capability(__file__, cap, "-k", "runs or rows or every_width_along_w")

@@ -265,7 +265,7 @@ each_part_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 }
 
 /* The pads, their backwards and im2col: on the CPU the real kernel itself, whose gather
- * moves whole complex elements (Note [Gathers by runs] in resample.c, conv.c's
+ * moves whole complex elements (Note [Gathers by runs] in resample_gather.c, conv.c's
  * im2col_plane: one pass instead of two over strided part views and a join) and whose
  * backward adds them (Note [Pad backward by input rows]); elsewhere by parts. */
 static int

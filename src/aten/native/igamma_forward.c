@@ -206,22 +206,34 @@ static const double prefactor_gamma_star_coef[] = {PTL_IGAMMA_GAMMA_STAR_COEF};
             int m = n - i < L ? (int)(n - i) : L;                                         \
             double pa[PTL_VLANES(S)], px[PTL_VLANES(S)], pl[PTL_VLANES(S)];               \
             double po[PTL_VLANES(S)];                                                     \
-            for (int l = 0; l < L; l++) {                                                 \
-                pa[l] = a[i + (l < m ? l : m - 1)];                                       \
-                px[l] = x[i + (l < m ? l : m - 1)];                                       \
-                pl[l] = lg[i + (l < m ? l : m - 1)];                                      \
+            const double *va_at = a + i, *vx_at = x + i, *vl_at = lg + i;                  \
+            if (m < L) {   /* a full vector loads in place (copied, its loads stalled) */ \
+                for (int l = 0; l < L; l++) {                                             \
+                    pa[l] = a[i + (l < m ? l : m - 1)];                                   \
+                    px[l] = x[i + (l < m ? l : m - 1)];                                   \
+                    pl[l] = lg[i + (l < m ? l : m - 1)];                                  \
+                }                                                                         \
+                va_at = pa;                                                               \
+                vx_at = px;                                                               \
+                vl_at = pl;                                                               \
             }                                                                             \
             PTL_VMT(S) slow;                                                              \
-            PTL_VT(S) va = PTL_V(S, loadu)(pa), k = c;                                    \
+            PTL_VT(S) va = PTL_V(S, loadu)(va_at), k = c;                                 \
             PTL_VMT(S) small = PTL_VCMP(S, va, PTL_V(S, set1)(PTL_IGAMMA_LARGE_A), _CMP_LT_OQ); \
             if (!same && PTL_VBITS(S, small) != (1 << PTL_VLANES(S)) - 1) {               \
                 k = prefactor_c_##S(va);                                                  \
             }                                                                             \
-            k = PTL_VSEL(S, small, k, PTL_V(S, loadu)(pl));                               \
-            PTL_V(S, storeu)(po, prefactor_vec_##S(va, PTL_V(S, loadu)(px), k, &slow));    \
+            k = PTL_VSEL(S, small, k, PTL_V(S, loadu)(vl_at));                            \
+            PTL_VT(S) y = prefactor_vec_##S(va, PTL_V(S, loadu)(vx_at), k, &slow);        \
             int bits = PTL_VBITS(S, slow);                                                \
+            if (m == L && bits == 0) {                                                    \
+                PTL_V(S, storeu)(out + i, y);                                             \
+                continue;                                                                 \
+            }                                                                             \
+            PTL_V(S, storeu)(po, y);                                                      \
             for (int l = 0; l < m; l++) {                                                 \
-                out[i + l] = bits & (1 << l) ? ptl_igamma_prefactor(pa[l], px[l]) : po[l]; \
+                out[i + l] = bits & (1 << l) ? ptl_igamma_prefactor(va_at[l], vx_at[l])   \
+                                             : po[l];                                     \
             }                                                                             \
         }                                                                                 \
     }

@@ -1,6 +1,7 @@
-/* resample_impl.h -- what resample.c shares with pad_backward.c: the index maps (Note [Index
- * maps] in resample.c), the runs of a gather along W (Note [Gathers by runs]) and the pads'
- * backward by input rows (Note [Pad backward by input rows] in pad_backward.c). */
+/* resample_impl.h -- what resample.c shares with resample_gather.c and pad_backward.c: the
+ * index maps (Note [Index maps] in resample.c), the gathers along W by runs (Note [Gathers by
+ * runs] in resample_gather.c) and the pads' backward by input rows (Note [Pad backward by
+ * input rows] in pad_backward.c). */
 #ifndef PTL_ATEN_NATIVE_RESAMPLE_IMPL_H
 #define PTL_ATEN_NATIVE_RESAMPLE_IMPL_H
 
@@ -29,6 +30,28 @@ typedef struct GatherRun {
 
 /* The runs of m's W map over outputs [b, e) into runs[] (room for e - b); their count. */
 int64_t resample_gather_runs(const Maps *m, int64_t b, int64_t e, GatherRun *runs);
+
+/* A gather through the maps (Note [Gathers by runs] in resample_gather.c): x's elements of
+ * `item` bytes to the contiguous y, x's leading dims being the planes */
+typedef struct GatherJob {
+    const Maps *m;
+    const GatherRun *runs;
+    int64_t nruns;
+    const int64_t *off;              /* short runs: x's byte offset of each output along W */
+    const char *x;
+    char *y;
+    size_t item;
+    int lead;                        /* x's leading (plane) dims */
+    const int64_t *sizes, *strides;  /* x's, in elements */
+    int64_t sp[NN_SPATIAL];          /* x's strides along D, H, W; 0 where absent */
+    int64_t grain;                   /* output rows */
+} GatherJob;
+
+/* The gather of x's elements (y contiguous: x's leading dims, then m->out's last nd) */
+GatherJob resample_gather_of(const Maps *m, PtlTensorImpl *x, int nd, PtlTensorImpl *y);
+/* Runs gather j (its runs and offsets found here from j.m) over every output row, in place
+ * through the maps.  0, or -1 out of memory (error set). */
+int resample_gather_rows(GatherJob j);
 
 /* g laid out in format f: a new reference to g itself where it is already */
 static inline PtlTensorImpl *
