@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks._interleave import calls_main  # noqa: E402
 from benchmarks.interleaved_prod_rows import case  # noqa: E402
 
-COLUMNS = [2, 4, 8, 12, 15, 16, 17, 24, 32, 33, 64]
+COLUMNS = [2, 3, 4, 5, 6, 8, 12, 15, 16, 17, 24, 32, 33, 64]
 RUNS = [15, 16, 17, 20, 24, 31, 32, 33, 48, 64, 100, 128]
 ZERO_ROWS = [(100000, 5), (20000, 33), (10000, 64), (10000, 100), (5000, 128), (1000, 1000)]
 
