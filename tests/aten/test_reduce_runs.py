@@ -607,3 +607,119 @@ def test_float32_prod_of_short_rows_with_zeros(threads):
             np.testing.assert_array_equal(got[exact].view(np.uint32), w32[exact].view(np.uint32),
                                           err_msg=f"n={n}")
             np.testing.assert_allclose(got[~exact], want[~exact], rtol=1e-5)
+
+
+def powsum_lanes(v, square):
+    """The sum of |x| or x^2 of each row of v (float64 values) in ptl_red_powsum_contiguous's
+    order: sixteen lanes from +0, value i of the whole groups of 16 in lane i % 16, the values
+    past them into lane 0 one by one, lane k += lane k + 8, then ((0 + 1) + (2 + 3)) + ((4 +
+    5) + (6 + 7)); at most 16 values it is norm_chain's"""
+    terms = v * v if square else np.abs(v)
+    full = terms.shape[1] // 16 * 16
+    lanes = np.zeros((terms.shape[0], 16))
+    for i in range(0, full, 16):
+        lanes = lanes + terms[:, i:i + 16]
+    for i in range(full, terms.shape[1]):
+        lanes[:, 0] = lanes[:, 0] + terms[:, i]
+    h = lanes[:, :8] + lanes[:, 8:]
+    return ((h[:, 0] + h[:, 1]) + (h[:, 2] + h[:, 3])) + ((h[:, 4] + h[:, 5]) + (h[:, 6] + h[:, 7]))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", list(FLOAT_NP), ids=str)
+def test_norms_of_many_runs_bits(dtype, threads):
+    # float32 and float64 runs of more than 16 values: the kernel's loop over the runs
+    # (ptl_red_powsum_runs) has the bits of its call a run, at every tail length and across
+    # the 256 runs a block; 16 and under stay Note [Norms of short runs]'s
+    rng = np.random.default_rng(36)
+    with num_threads(threads):
+        for n in list(range(15, 50)) + [63, 64, 65, 100, 257]:
+            for rows in (1, 255, 256, 257, 700):
+                a = rng.standard_normal((rows, n)) * rng.choice([1e-3, 1, 100, 3e3], (rows, n))
+                a[rng.random(a.shape) < 0.003] = np.nan
+                a[rng.random(a.shape) < 0.003] = -np.inf
+                t = ptl.tensor(a).to(dtype)
+                v = t.to(ptl.float64).numpy()
+                for p in (1, 2):
+                    with np.errstate(invalid="ignore"):
+                        s = powsum_lanes(v, p == 2)
+                        want = ptl.tensor(np.sqrt(s) if p == 2 else s).to(dtype).numpy()
+                    got = t.norm(p, 1).numpy()
+                    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8),
+                                                  err_msg=f"{dtype} p={p} {a.shape}")
+        t = ptl.tensor(rng.standard_normal((40, 90))).to(dtype)
+        for view in (t[:, 5:75], t[::3, :33], t[:1, :40].expand(9, 40)):
+            want = np.sqrt(powsum_lanes(view.to(ptl.float64).numpy(), True))
+            np.testing.assert_array_equal(view.norm(dim=1).numpy(),
+                                          ptl.tensor(want).to(dtype).numpy())
+        k = t.norm(dim=1, keepdim=True)
+        np.testing.assert_array_equal(k.numpy()[:, 0], t.norm(dim=1).numpy())
+
+
+def narrow_blocks(v):
+    """Each column's sum of v (float64 values) in the order of Note [Sums of narrow columns]:
+    blocks of 256 rows, each summed in sixteen lanes (row i % 16), folded (l + l+4) + (l+8 +
+    l+12), then (0 + 2) + (1 + 3), the rows past the last 16 added one by one, the block sums
+    added from +0"""
+    acc = np.zeros(v.shape[1:])
+    for b0 in range(0, v.shape[0], 256):
+        blk = v[b0:b0 + 256]
+        full = len(blk) // 16 * 16
+        lanes = np.zeros((16,) + v.shape[1:])
+        for i in range(0, full, 16):
+            lanes = lanes + blk[i:i + 16]
+        h = (lanes[0:4] + lanes[4:8]) + (lanes[8:12] + lanes[12:16])
+        s = (h[0] + h[2]) + (h[1] + h[3])
+        for i in range(full, len(blk)):
+            s = s + blk[i]
+        acc = acc + s
+    return acc
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", list(FLOAT_NP), ids=str)
+def test_sums_of_narrow_columns_bits(dtype, threads):
+    # sum(0) and mean(0) of 2 to 15 columns (strided runs): the bits of each column's blocked
+    # fold, at row counts around the lanes' 16 and the 256-row blocks, on rows that are
+    # contiguous, wider (a slice of columns), every other one, under an outer kept dim, into
+    # float64 (dtype=) and keepdim
+    if os.environ.get("PTL_CPU_CAPABILITY") == "default":
+        pytest.skip("the portable loops sum a block in 8 lanes, not 16")
+    dt = FLOAT_NP[dtype]
+    rng = np.random.default_rng(37)
+    with num_threads(threads):
+        for R in list(range(2, 36)) + [255, 256, 257, 511, 513, 1000, 4099]:
+            for c in (2, 3, 7, 8, 9, 15, 16):
+                a = (rng.standard_normal((R, c)) * np.exp(4 * rng.standard_normal((R, c))))
+                a = a.astype(dt)
+                a[rng.random(a.shape) < 0.001] = np.nan
+                a[rng.random(a.shape) < 0.001] = np.inf
+                v = a.astype(np.float64)
+                with np.errstate(all="ignore"):
+                    s = column_chain(a, dt) if c == 16 else narrow_blocks(v)
+                    want, mean = s.astype(dt), (s / R).astype(dt)
+                t = ptl.tensor(a)
+                np.testing.assert_array_equal(t.sum(0).numpy().view(np.uint8), want.view(np.uint8),
+                                              err_msg=f"sum {dt} {a.shape}")
+                np.testing.assert_array_equal(t.mean(0).numpy().view(np.uint8), mean.view(np.uint8),
+                                              err_msg=f"mean {dt} {a.shape}")
+                if c == 16 or R > 600:
+                    continue
+                wide = ptl.tensor(np.concatenate([a, a, a], 1))[:, c:2 * c]
+                np.testing.assert_array_equal(wide.sum(0).numpy(), t.sum(0).numpy())
+                if dt == np.float32:
+                    d = t.sum(0, dtype=ptl.float64).numpy()
+                    with np.errstate(all="ignore"):
+                        np.testing.assert_array_equal(d, narrow_blocks(v))
+                outer = ptl.tensor(np.stack([a, a[::-1].copy()]))
+                got = outer.mean(1, keepdim=True).numpy()
+                with np.errstate(all="ignore"):
+                    rev = (narrow_blocks(v[::-1]) / R).astype(dt)
+                np.testing.assert_array_equal(got[0, 0], mean)
+                np.testing.assert_array_equal(got[1, 0], rev)
+                with np.errstate(all="ignore"):   # every other row (sum has no out= yet)
+                    np.testing.assert_array_equal(t[::2].sum(0).numpy(),
+                                                  narrow_blocks(v[::2]).astype(dt))
+    assert tuple(ptl.zeros((0, 5), dtype=dtype).sum(0).shape) == (5,)
+    np.testing.assert_array_equal(ptl.zeros((0, 5), dtype=dtype).sum(0).numpy(), np.zeros(5))
+    assert ptl.tensor(np.ones((1, 5), dt)).mean(0).numpy().tolist() == [1.0] * 5

@@ -65,7 +65,6 @@ typedef struct Acc {
     int64_t i, j, n, idx;
 } Acc;
 
-
 /* ---- the accumulator of each kind ---- */
 
 static void
@@ -593,7 +592,8 @@ reduce_outputs(void *ctx, int64_t b, int64_t e)
 {
     const Plan *pl = ctx;
     Acc acc;
-    if (ptl_red_runs(pl, b, e) || ptl_red_truth_runs(pl, b, e)) {
+    if (ptl_red_runs(pl, b, e) || ptl_red_truth_runs(pl, b, e) ||
+        ptl_red_narrow_columns(pl, b, e)) {
         return 0;
     }
     int64_t step;

@@ -530,7 +530,42 @@ powsum_avx2(PtlDtype dt, const char *p, int64_t n, int square)
     return dt == PTL_DTYPE_FLOAT32 ? powsum_f4_avx2((const float *)p, n, square)
                                    : powsum_f8_avx2((const double *)p, n, square);
 }
+
+/* ptl_red_powsum_runs' loops, the run's kernel inlined in each */
+#define DEFINE_POWSUM_RUNS(NAME, T, DIR)                                                  \
+    __attribute__((target("avx2,fma"))) static void                                       \
+    NAME(const char *p, int64_t step, int64_t n, int64_t runs, int square, double *d)     \
+    {                                                                                     \
+        for (int64_t r = 0; square && r < runs; r++) {                                    \
+            d[r] = DIR((const T *)(p + r * step), n, 1);                                  \
+        }                                                                                 \
+        for (int64_t r = 0; !square && r < runs; r++) {                                   \
+            d[r] = DIR((const T *)(p + r * step), n, 0);                                  \
+        }                                                                                 \
+    }
+DEFINE_POWSUM_RUNS(powsum_runs_f4_avx2, float, powsum_f4_avx2_dir)
+DEFINE_POWSUM_RUNS(powsum_runs_f8_avx2, double, powsum_f8_avx2_dir)
+#undef DEFINE_POWSUM_RUNS
 #endif
+
+int
+ptl_red_powsum_runs(PtlDtype dt, const char *p, int64_t step, int64_t n, int64_t runs,
+                    int square, double *d)
+{
+#ifdef HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        if (dt == PTL_DTYPE_FLOAT32) {
+            powsum_runs_f4_avx2(p, step, n, runs, square, d);
+        }
+        else {
+            powsum_runs_f8_avx2(p, step, n, runs, square, d);
+        }
+        return 1;
+    }
+#endif
+    (void)dt, (void)p, (void)step, (void)n, (void)runs, (void)square, (void)d;
+    return 0;
+}
 
 double
 ptl_red_powsum_contiguous(PtlDtype dt, const char *p, int64_t n, int square)

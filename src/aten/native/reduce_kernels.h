@@ -23,6 +23,10 @@ void ptl_red_sum_runs(PtlDtype dt, const char *p, int64_t step, int64_t n, int64
 double ptl_red_maxmin_contiguous(PtlDtype dt, const char *p, int64_t n, int is_max);
 /* The sum of x^2 (square) or |x| of the run, in double. */
 double ptl_red_powsum_contiguous(PtlDtype dt, const char *p, int64_t n, int square);
+/* d[r] = ptl_red_powsum_contiguous(dt, p + r * step, n, square) (r < runs), the run's loop
+ * inlined, and 1 where the CPU has AVX2; 0, touching nothing, otherwise */
+int ptl_red_powsum_runs(PtlDtype dt, const char *p, int64_t step, int64_t n, int64_t runs,
+                        int square, double *d);
 /* acc[k] += the sum of the nrows float32 rows x, x + rs, ... (k < n <= PTL_RED_COL_BLOCK). */
 void ptl_red_add_rows_f4(double *acc, const char *x, int64_t rs, int64_t nrows, int64_t n,
                          int avx2);
