@@ -36,7 +36,7 @@ from .functional import (  # noqa: F401
     ormqr, pinverse, qr,
     tensordot, triangular_solve, vander)
 from . import functional, linalg  # noqa: F401
-from .linalg import matrix_exp, matrix_power  # noqa: F401
+matrix_exp, matrix_power = (_native(f) for f in linalg._TWINS)
 from ._lowrank import pca_lowrank, svd_lowrank  # noqa: F401
 from . import _indexing, _pointwise, _shape_functions
 from ._pointwise import (  # noqa: F401
@@ -98,7 +98,7 @@ from . import special  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
 from . import signal  # noqa: E402,F401
 from ._stft import istft, stft  # noqa: E402,F401
-from .special import logit, sinc, xlogy  # noqa: E402,F401
+logit, xlogy, sinc = (_native(f) for f in special._TWINS)
 from . import distributions  # noqa: E402,F401
 from . import library  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
@@ -323,8 +323,9 @@ def spmm(input, mat2):
 overrides._route_functions(globals(), names=(
     "addmv_", "adjoint", "as_strided_", "clamp_max_", "clamp_min_", "conj_physical_", "deg2rad_",
     "detach_", "get_device", "is_complex", "is_conj", "is_floating_point", "is_neg",
-    "is_nonzero", "is_same_size", "is_signed", "ldexp_", "logit_", "numel", "rad2deg_",
-    "resize_as_", "resolve_conj", "resolve_neg", "sinc_", "spmm", "xlogy_"))
+    "is_nonzero", "is_same_size", "is_signed", "ldexp_", "logit", "logit_", "matrix_exp",
+    "matrix_power", "numel", "rad2deg_", "resize_as_", "resolve_conj", "resolve_neg", "sinc",
+    "sinc_", "spmm", "xlogy", "xlogy_"))
 overrides._route_functions(Tensor, skip=(
     "__iter__", "__new__", "__init_subclass__", "__reduce_ex__", "__deepcopy__",
     "_cast", "_map_elements", "_reduce_values", "_take_geometry"))

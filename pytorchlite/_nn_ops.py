@@ -5,9 +5,12 @@ weights before the running statistics, reductions as ATen's integers (0 none, 1 
 none by default, as PyTorch's bindings parse the default),
 grid sampling modes as integers, the cuDNN switches accepted and ignored.  Each calls the
 nn.functional implementation (or the RNN cell step of nn/modules/rnn.py); where the signature
-is the same as F's, the name is bound to F's function itself."""
+is the same as F's, the name is bound to F's function itself (which checks its arguments
+where it fails, Note [Native signatures of composites]); the others check every call against
+PyTorch's schemas (@native)."""
 from .nn import functional as F
 from . import overrides as _overrides
+from ._native_signature import native
 from .nn.modules import rnn as _rnn
 
 __all__ = [
@@ -61,7 +64,7 @@ def _dropout_form(name, f_dropout, inplace):
         _check_p(p)
         return f_dropout(input, p, train, inplace)
     dropout_form.__name__ = dropout_form.__qualname__ = name
-    return dropout_form
+    return native(dropout_form)
 
 
 dropout = _dropout_form("dropout", F.dropout, False)
@@ -76,49 +79,59 @@ feature_alpha_dropout_ = _dropout_form("feature_alpha_dropout_", F.feature_alpha
 
 # ---- normalization: weights before running statistics, cuDNN switch ignored ----
 
+@native
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                cudnn_enabled):
     return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
+@native
 def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
                   eps, cudnn_enabled):
     return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
                            momentum, eps)
 
 
+@native
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
     return F.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
+@native
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     return F.group_norm(input, num_groups, weight, bias, eps)
 
 
 # ---- pooling: stride () means the kernel size; no return_indices switch ----
 
+@native
 def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     return F.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
+@native
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     return F.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
+@native
 def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     return F.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
+@native
 def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1,
                             ceil_mode=False):
     return F.max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
+@native
 def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False,
                count_include_pad=True):
     return F.avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad)
 
 
+@native
 def adaptive_max_pool1d(input, output_size):
     """(values, indices), always."""
     return F.adaptive_max_pool1d_with_indices(input, output_size)
@@ -126,26 +139,32 @@ def adaptive_max_pool1d(input, output_size):
 
 # ---- activations without F's inplace switch ----
 
+@native
 def selu(input):
     return F.selu(input)
 
 
+@native
 def selu_(input):
     return F.selu_(input)
 
 
+@native
 def celu(input, alpha=1.0):
     return F.celu(input, alpha)
 
 
+@native
 def celu_(input, alpha=1.0):
     return F.celu_(input, alpha)
 
 
+@native
 def rrelu(input, lower=0.125, upper=1.0 / 3, training=False, generator=None):
     return F._rrelu(input, lower, upper, training, False, generator)
 
 
+@native
 def rrelu_(input, lower=0.125, upper=1.0 / 3, training=False, generator=None):
     return F._rrelu(input, lower, upper, training, True, generator)
 
@@ -155,41 +174,48 @@ def rrelu_(input, lower=0.125, upper=1.0 / 3, training=False, generator=None):
 # says `int reduction=Mean`, and PyTorch's Python argument parser reads that default with atol,
 # which gives 0; torch.kl_div(input, target) returns the elementwise loss.
 
+@native
 def kl_div(input, target, reduction=0, *, log_target=False):
     return F.kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
 
 
+@native
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
-    return F.binary_cross_entropy_with_logits(input, target, weight,
-                                              reduction=_reduction(reduction),
-                                              pos_weight=pos_weight)
+    _reduction(reduction)   # ATen's check of the integer
+    return F._bce_with_logits(input, target, weight, pos_weight, reduction)
 
 
+@native
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     return F.cosine_embedding_loss(input1, input2, target, margin,
                                    reduction=_reduction(reduction))
 
 
+@native
 def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
+@native
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     return F.margin_ranking_loss(input1, input2, target, margin,
                                  reduction=_reduction(reduction))
 
 
+@native
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False,
                         reduction=0):
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                  reduction=_reduction(reduction))
 
 
+@native
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     return F.poisson_nll_loss(input, target, log_input, full, eps=eps,
                               reduction=_reduction(reduction))
 
 
+@native
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0,
              zero_infinity=False):
     return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
@@ -202,6 +228,7 @@ _INTERPOLATION_MODES = ("bilinear", "nearest", "bicubic")
 _PADDING_MODES = ("zeros", "border", "reflection")
 
 
+@native
 def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     """interpolation_mode 0 bilinear, 1 nearest, 2 bicubic; padding_mode 0 zeros, 1 border,
     2 reflection."""
@@ -213,6 +240,7 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
                          _PADDING_MODES[padding_mode], align_corners)
 
 
+@native
 def affine_grid_generator(theta, size, align_corners):
     """The ATen op itself, as torch's: F.affine_grid's checks (a floating theta of its
     shape) are F's alone, so a complex theta computes here as in PyTorch."""
@@ -222,19 +250,23 @@ def affine_grid_generator(theta, size, align_corners):
 
 # ---- one step of the recurrent cells with explicit weights ----
 
+@native
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """(h', c') from hx = (h, c)."""
     return _rnn._cell_function("LSTM", input, hx, w_ih, w_hh, b_ih, b_hh)
 
 
+@native
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return _rnn._cell_function("GRU", input, hx, w_ih, w_hh, b_ih, b_hh)
 
 
+@native
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return _rnn._cell_function("RNN_TANH", input, hx, w_ih, w_hh, b_ih, b_hh)
 
 
+@native
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return _rnn._cell_function("RNN_RELU", input, hx, w_ih, w_hh, b_ih, b_hh)
 

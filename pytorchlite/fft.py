@@ -16,8 +16,10 @@ import operator
 
 from . import _C
 from . import overrides as _overrides
+from ._native_signature import native_prefixed
 from .linalg import _legacy   # PyTorch's ScalarType names ("ComplexFloat") for messages
 
+_native = native_prefixed("fft_")   # PyTorch's argument checks (Note [Native signatures])
 _f = _C._functions
 _c2c = _C._op("aten::_fft_c2c")
 _r2c = _C._op("aten::_fft_r2c")
@@ -29,10 +31,9 @@ __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rf
 
 
 
-def _norm(norm, forward, fname="fft"):
-    """The operators' normalization for `norm` and a transform in this direction."""
-    if norm is not None and not isinstance(norm, str):
-        raise TypeError(f"fft_{fname}(): argument 'norm' must be str, not {type(norm).__name__}")
+def _norm(norm, forward):
+    """The operators' normalization for `norm` (a str or None: the schemas' check) and a
+    transform in this direction."""
     if norm is None or norm == "backward":
         return 0 if forward else 2
     if norm == "forward":
@@ -42,17 +43,10 @@ def _norm(norm, forward, fname="fft"):
     raise RuntimeError(f'Invalid normalization mode: "{norm}"')
 
 
-def _check_int(fname, name, v):
-    """v as an int (a 0-dim integer tensor counts), PyTorch's TypeError otherwise."""
-    if v is None or (isinstance(v, int) and not isinstance(v, bool)):
-        return v
-    try:
-        if isinstance(v, bool):
-            raise TypeError
-        return operator.index(v)
-    except TypeError:
-        raise TypeError(f"fft_{fname}(): argument '{name}' must be int, not "
-                        f"{type(v).__name__}") from None
+def _as_int(v):
+    """v (None, an int, or a 0-dim integer tensor, which PyTorch's parser takes for an int)
+    as an int or None."""
+    return v if v is None or isinstance(v, int) else operator.index(v)
 
 
 def _wrap(d, ndim):
@@ -136,8 +130,8 @@ def _finish(name, result, out, complex_out, ndims=1):
 # ---- one dim ----
 
 def _one_dim(fname, input, n, dim):
-    n = _check_int(fname, "n", n)
-    dim = _check_int(fname, "dim", dim)
+    n = _as_int(n)
+    dim = _as_int(dim)
     d = _wrap(dim, input.dim())
     return n, d
 
@@ -146,7 +140,7 @@ def _c2c_1d(fname, input, n, dim, norm, forward, out):
     n, d = _one_dim(fname, input, n, dim)
     x = _float_input(input)
     n = _points(x.shape[d] if n is None else n)
-    mode = _norm(norm, forward, fname)
+    mode = _norm(norm, forward)
     x = _resize(x, [d], [n])
     if x.dtype.is_complex:
         y = _c2c(x, [d], mode, forward)
@@ -157,11 +151,13 @@ def _c2c_1d(fname, input, n, dim, norm, forward, out):
     return _finish(fname, y, out, True)
 
 
+@_native
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
     """The 1-D discrete Fourier transform of input along dim."""
     return _c2c_1d("fft", input, n, dim, norm, True, out)
 
 
+@_native
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """The 1-D inverse discrete Fourier transform of input along dim."""
     return _c2c_1d("ifft", input, n, dim, norm, False, out)
@@ -175,21 +171,23 @@ def _real_input(fname, x, message=None):
     return x
 
 
+@_native
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The 1-D Fourier transform of a real input: the n/2 + 1 non-negative frequencies."""
     n, d = _one_dim("rfft", input, n, dim)
     x = _real_input("rfft", input)
     n = _points(x.shape[d] if n is None else n)
-    y = _r2c(_resize(x, [d], [n]), [d], _norm(norm, True, "rfft"), True)
+    y = _r2c(_resize(x, [d], [n]), [d], _norm(norm, True), True)
     return _finish("rfft", y, out, True)
 
 
+@_native
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of hfft: the n/2 + 1 bins of the inverse transform of a real input."""
     n, d = _one_dim("ihfft", input, n, dim)
     x = _real_input("ihfft", input)
     n = _points(x.shape[d] if n is None else n)
-    y = _r2c(_resize(x, [d], [n]), [d], _norm(norm, False, "ihfft"), True).conj()
+    y = _r2c(_resize(x, [d], [n]), [d], _norm(norm, False), True).conj()
     return _finish("ihfft", y, out, True)
 
 
@@ -200,14 +198,16 @@ def _c2r_1d(fname, input, n, dim, norm, forward, out):
     x = _resize(x, [d], [n // 2 + 1])
     if forward:   # hfft: the forward transform of the Hermitian signal
         x = x.conj()
-    return _finish(fname, _c2r(x, [d], _norm(norm, forward, fname), n), out, False)
+    return _finish(fname, _c2r(x, [d], _norm(norm, forward), n), out, False)
 
 
+@_native
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of rfft: n real points (default 2 (m - 1)) from m half-spectrum bins."""
     return _c2r_1d("irfft", input, n, dim, norm, False, out)
 
 
+@_native
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The Fourier transform of a Hermitian-symmetric signal given by its first half: n real
     points (default 2 (m - 1))."""
@@ -216,15 +216,19 @@ def hfft(input, n=None, dim=-1, norm=None, *, out=None):
 
 # ---- several dims ----
 
+def _int_list(v):
+    """v as a list: the parser's int[1] takes one int for a list of it (s=4, dim=0)."""
+    return [v] if isinstance(v, int) else v
+
+
 def _nd(fname, input, s, dim, check_last=True):
     """(sizes, dims) after PyTorch's checks: dims wrapped and distinct, s with -1 read from
     the input (s None: the sizes of the dims; dim None: the last len(s) dims, or all); the
     last size is left to the caller unless check_last."""
     ndim = input.dim()
+    s = _int_list(s)
     if dim is not None:
-        if isinstance(dim, int):
-            dim = [dim]
-        dims = [_wrap(_check_int(fname, "dim", d), ndim) for d in dim]
+        dims = [_wrap(_as_int(d), ndim) for d in _int_list(dim)]
         if len(set(dims)) != len(dims):
             raise RuntimeError("FFT dims must be unique")
         if s is not None and len(s) != len(dims):
@@ -239,7 +243,7 @@ def _nd(fname, input, s, dim, check_last=True):
     if s is None:
         sizes = [input.shape[d] for d in dims]
     else:
-        sizes = [input.shape[d] if _check_int(fname, "s", n) == -1 else n
+        sizes = [input.shape[d] if _as_int(n) == -1 else n
                  for d, n in zip(dims, s)]
     for n in sizes[:-1] if not check_last else sizes:
         _points(n)
@@ -249,7 +253,7 @@ def _nd(fname, input, s, dim, check_last=True):
 def _c2c_nd(fname, input, s, dim, norm, forward, out):
     sizes, dims = _nd(fname, input, s, dim)
     x = _resize(_float_input(input), dims, sizes)
-    mode = _norm(norm, forward, fname)
+    mode = _norm(norm, forward)
     if x.dtype.is_complex or not dims:
         y = _c2c(_to_complex(x), dims, mode, forward)
     else:
@@ -259,21 +263,25 @@ def _c2c_nd(fname, input, s, dim, norm, forward, out):
     return _finish(fname, y, out, True, len(dims))
 
 
+@_native
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
     """The N-D discrete Fourier transform over dim (default: all dims, or the last len(s))."""
     return _c2c_nd("fftn", input, s, dim, norm, True, out)
 
 
+@_native
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     """The N-D inverse discrete Fourier transform."""
     return _c2c_nd("ifftn", input, s, dim, norm, False, out)
 
 
+@_native
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-D discrete Fourier transform (fftn over the last two dims)."""
     return _c2c_nd("fft2", input, s, dim, norm, True, out)
 
 
+@_native
 def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-D inverse discrete Fourier transform."""
     return _c2c_nd("ifft2", input, s, dim, norm, False, out)
@@ -291,26 +299,30 @@ def _r2c_nd(fname, input, s, dim, norm, forward, out):
         raise RuntimeError(f"{fname.rstrip('2')}n must transform at least one axis"
                            if fname.endswith("2") else
                            f"{fname} must transform at least one axis")
-    y = _r2c(_resize(x, dims, sizes), dims, _norm(norm, forward, fname), True)
+    y = _r2c(_resize(x, dims, sizes), dims, _norm(norm, forward), True)
     return _finish(fname, y if forward else y.conj_physical(), out, True,
                    1 if forward else len(dims))
 
 
+@_native
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The N-D Fourier transform of a real input, the last dim halved to n/2 + 1 bins."""
     return _r2c_nd("rfftn", input, s, dim, norm, True, out)
 
 
+@_native
 def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-D Fourier transform of a real input."""
     return _r2c_nd("rfftn", input, s, dim, norm, True, out)
 
 
+@_native
 def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse of hfftn: the half spectrum of the inverse transform of a real input."""
     return _r2c_nd("ihfftn", input, s, dim, norm, False, out)
 
 
+@_native
 def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-D inverse of hfft2."""
     return _r2c_nd("ihfftn", input, s, dim, norm, False, out)
@@ -319,6 +331,7 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 def _c2r_nd(fname, input, s, dim, norm, forward, out):
     """irfftn, and hfftn (forward True: the transform of the conjugate)."""
     x = _to_complex(_float_input(input))
+    s = _int_list(s)
     sizes, dims = _nd(fname, x, s, dim, check_last=False)
     if not dims:
         raise RuntimeError(f"{fname} must transform at least one axis")
@@ -327,26 +340,30 @@ def _c2r_nd(fname, input, s, dim, norm, forward, out):
     x = _resize(x, dims, sizes)
     if forward:
         x = x.conj()
-    return _finish(fname, _c2r(x, dims, _norm(norm, forward, fname), n), out, False)
+    return _finish(fname, _c2r(x, dims, _norm(norm, forward), n), out, False)
 
 
+@_native
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse of rfftn: real output whose last dim has s[-1] points (default
     2 (m - 1) from m bins)."""
     return _c2r_nd("irfftn", input, s, dim, norm, False, out)
 
 
+@_native
 def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The inverse of rfft2."""
     return _c2r_nd("irfftn", input, s, dim, norm, False, out)
 
 
+@_native
 def hfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The N-D Fourier transform of a Hermitian-symmetric signal given by its half
     spectrum: real output."""
     return _c2r_nd("hfftn", input, s, dim, norm, True, out)
 
 
+@_native
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The 2-D hfftn."""
     return _c2r_nd("hfftn", input, s, dim, norm, True, out)
@@ -361,7 +378,9 @@ def _freq_dtype(fname, dtype):
     return dtype
 
 
-def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+@_native
+def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
+            requires_grad=False):
     """The sample frequencies of an n-point fft: [0, 1, ..., -(n//2), ..., -1] / (d n)."""
     dtype = _freq_dtype("fftfreq", dtype)
     r = _f["arange"](n, dtype=dtype, device=device)
@@ -372,7 +391,9 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, require
     return _finish_freq(r, out, requires_grad)
 
 
-def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+@_native
+def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
+             requires_grad=False):
     """The sample frequencies of an n-point rfft: [0, 1, ..., n//2] / (d n)."""
     dtype = _freq_dtype("rfftfreq", dtype)
     r = _f["arange"](n // 2 + 1, dtype=dtype, device=device)
@@ -400,12 +421,14 @@ def _shift(input, dim, inverse):
     return _f["roll"](input, shifts, dims)
 
 
+@_native
 def fftshift(input, dim=None):
     """input rolled by size // 2 along dim (all dims by default): the zero frequency to the
     centre."""
     return _shift(input, dim, 0)
 
 
+@_native
 def ifftshift(input, dim=None):
     """The inverse of fftshift: rolled by (size + 1) // 2."""
     return _shift(input, dim, 1)

@@ -12,7 +12,7 @@ from . import _C
 from . import overrides as _overrides
 from ._functions import _write_out
 from ._native_signature import native
-from ._arg_check import check_arg, typed
+from ._arg_check import check_arg
 
 _einsum = _C._op("aten::einsum")
 _tensordot = _C._op("aten::tensordot")
@@ -166,9 +166,6 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     product = batch1.permute(1, 0, 2).reshape(n, b * k).mm(batch2.reshape(b * k, m))
     result = _scaled_sum(input, product, beta, alpha)
     return result if out is None else out.copy_(result)
-
-
-_DIST_ARGS = (("input", "Tensor"), ("other", "Tensor"), ("p", "Number"))
 
 
 @native
@@ -432,12 +429,13 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
 
 def _install(tensor_class):
     from ._functions import _in_place
-    from .linalg import matrix_exp, matrix_power
-    for fn in (inner, addr, addbmm, logdet, norm, pinverse, matrix_exp, matrix_power,
-               cholesky, cholesky_solve, cholesky_inverse, qr, triangular_solve, lu_solve,
-               orgqr, ormqr, geqrf):
+    from .linalg import _TWINS
+    for fn in (inner, addr, addbmm, logdet, norm, pinverse, cholesky, cholesky_solve,
+               cholesky_inverse, qr, triangular_solve, lu_solve, orgqr, ormqr, geqrf):
         setattr(tensor_class, fn.__name__, fn)
-    tensor_class.dist = typed("dist", *_DIST_ARGS, method=True)(_dist)
+    for fn in _TWINS:
+        setattr(tensor_class, fn.__name__, native(fn, method=True))
+    tensor_class.dist = native(_dist, "dist", method=True)
 
     def _lu(self, pivot=True, get_infos=False):
         return lu(self, pivot, get_infos)

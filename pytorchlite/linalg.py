@@ -14,6 +14,7 @@ import math
 
 from . import _C
 from . import overrides as _overrides
+from ._native_signature import native_prefixed
 from ._functions import _write_out, empty, eye, ones_like, where, zeros_like
 from ._shape_functions import broadcast_shapes as _broadcast_shapes
 from ._type_info import finfo
@@ -23,6 +24,7 @@ _LEGACY_NAMES = {
     _C.int64: "Long", _C.int32: "Int", _C.int16: "Short", _C.int8: "Char", _C.uint8: "Byte",
     _C.bool: "Bool", _C.complex64: "ComplexFloat", _C.complex128: "ComplexDouble",
 }
+_native = native_prefixed("linalg_")   # PyTorch's argument checks (Note [Native signatures])
 _vector_norm = _C._op("aten::linalg_vector_norm")
 matmul = _C._op("aten::matmul")
 cross = _C._op("aten::linalg_cross")
@@ -62,11 +64,13 @@ def _dims(dim):
     return [dim] if isinstance(dim, int) else [int(d) for d in dim]
 
 
+@_native
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """The ord-norm of x over dim (every dim when None), as if x were flattened."""
     return _vector_norm(x, ord, _dims(dim), keepdim, dtype=dtype)
 
 
+@_native
 def svd(A, full_matrices=True, *, driver=None):
     """A = U diag(S) Vh for the matrices of A (batched over leading dims): a named tuple
     (U, S, Vh) with S descending; U and Vh are square with full_matrices, else k = min(m, n)
@@ -74,6 +78,7 @@ def svd(A, full_matrices=True, *, driver=None):
     return _svd(A, full_matrices, driver=driver)
 
 
+@_native
 def svdvals(A, *, driver=None):
     """The singular values of the matrices of A, descending.  Without a gradient to record
     this is _linalg_svd without the vectors (Note [Bidiagonal singular values] in svd.c)
@@ -91,6 +96,7 @@ def _ord_text(ord):
     return str(ord)
 
 
+@_native
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The ord-norm of the matrices of A over the two dims of dim: 'fro', 1, -1, inf, -inf."""
     if A.dim() < 2:
@@ -150,6 +156,7 @@ def _spectral_norm(A, ord, d0, d1, keepdim, dtype):
     return res
 
 
+@_native
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector norm (dim an int, or A 1-D) or a matrix norm (dim a pair, or A 2-D); with
     ord and dim None, the 2-norm of A flattened."""
@@ -174,6 +181,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     return matrix_norm(A, ord, dim, keepdim, dtype=dtype)
 
 
+@_native
 def vecdot(x, y, *, dim=-1):
     """The dot product of x and y along dim (broadcasting the other dims); complex x is
     conjugated, sum(conj(x) * y)."""
@@ -252,10 +260,20 @@ def matrix_exp(A):
 
 def _tolerance(S, shape, dtype, atol, rtol):
     """PyTorch's cutoff for small singular values: max(atol, rtol * largest), with rtol
-    eps * max(m, n) when neither is given (0 when only atol is)."""
+    eps * max(m, n) when neither is given (0 where atol > 0 when only atol is).  atol and
+    rtol may be tensors, one value per matrix (broadcast over the batch)."""
+    largest = S.amax(-1, keepdim=True) if S.shape[-1] else S.sum(-1, keepdim=True)
     if rtol is None:
-        rtol = finfo(dtype).eps * max(shape[-2], shape[-1]) if not atol else 0.0
-    tol = rtol * (S.amax(-1, keepdim=True) if S.shape[-1] else S.sum(-1, keepdim=True))
+        rtol = finfo(dtype).eps * max(shape[-2], shape[-1])
+        if isinstance(atol, _C.TensorBase):
+            rtol = where(atol > 0, 0.0, rtol)
+        elif atol:
+            rtol = 0.0
+    if isinstance(rtol, _C.TensorBase):
+        rtol = rtol.unsqueeze(-1)
+    tol = rtol * largest
+    if isinstance(atol, _C.TensorBase):
+        return tol.maximum(atol.unsqueeze(-1).to(tol.dtype))
     return tol.clamp(min=atol) if atol else tol
 
 
@@ -267,9 +285,13 @@ def _spectrum(A, hermitian):
     return V * w.sign().to(V.dtype).unsqueeze(-2), w.abs(), V.mH
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False):
+@_native
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """The pseudo-inverse of the matrices of A from their SVD (eigh when hermitian): the
-    singular values at or below the tolerance (see matrix_rank) count as zero."""
+    singular values at or below the tolerance (see matrix_rank) count as zero.  The older
+    form pinv(A, rcond, hermitian) is rtol = rcond, atol = 0, as in PyTorch."""
+    if rcond is not None:
+        atol, rtol = 0.0, rcond
     if A.dim() < 2 or A.dtype not in (_C.float32, _C.float64, _C.complex64, _C.complex128):
         dims = ", ".join(map(str, A.shape))
         raise RuntimeError(f"linalg.pinv({_legacy(A.dtype)}{{[{dims}]}}): expected a tensor "
@@ -280,9 +302,13 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     return Vh.mH @ (S_inv.to(U.dtype).unsqueeze(-1) * U.mH)
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+@_native
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     """The number of singular values (|eigenvalues| when hermitian) of each matrix above
-    max(atol, rtol * the largest); rtol defaults to eps * max(m, n) unless atol is given."""
+    max(atol, rtol * the largest); rtol defaults to eps * max(m, n) unless atol is given.
+    The older form matrix_rank(A, tol, hermitian) is atol = tol, rtol = 0, as in PyTorch."""
+    if tol is not None:
+        atol, rtol = tol, 0.0
     if A.dim() < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
                            "2 dimensions.")
@@ -308,6 +334,7 @@ def _infer_size(a, b):
     return out
 
 
+@_native
 def lstsq(A, B, rcond=None, *, driver=None):
     """The least-squares solutions X of A X = B (minimum norm when A is wide or rank
     deficient), as PyTorch's named tuple (solution, residuals, rank, singular_values).
@@ -415,6 +442,7 @@ def _eig_parts(fn, A, compute_v):
     return _eig_split(A, compute_v or (A.requires_grad and C.is_grad_enabled()))
 
 
+@_native
 def eig(A, *, out=None):
     """The eigenvalues and right eigenvectors of square matrices (..., n, n), as complex
     tensors: A @ V = V @ diag(L); each eigenvector has norm 1 (geev's normalisation)."""
@@ -426,6 +454,7 @@ def eig(A, *, out=None):
     return linalg_eig((make_complex(wr, wi), make_complex(vr, vi)))
 
 
+@_native
 def eigvals(A, *, out=None):
     """The eigenvalues of square matrices (..., n, n), as a complex tensor (eig's order)."""
     from . import complex as make_complex
@@ -510,6 +539,7 @@ def _lu_unpack(LU, pivots, unpack_data=True, unpack_pivots=True):
     return P, L, U
 
 
+@_native
 def lu(A, *, pivot=True, out=None):
     """(P, L, U) with A = P @ L @ U, L unit lower triangular (m x k), U upper (k x n)."""
     from .return_types import linalg_lu
@@ -529,6 +559,7 @@ def _permute(P, B):
     return P @ B
 
 
+@_native
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """X with A X = B (left=False: X A = B; adjoint: with A^H) from lu_factor(A)."""
     return _write_out(_lu_solve(LU, pivots, B, left, adjoint), out)
@@ -551,6 +582,7 @@ def _lu_solve(LU, pivots, B, left, adjoint):
     return _lu_solve(LU, pivots, B.mH, True, not adjoint).mH
 
 
+@_native
 def multi_dot(tensors, *, out=None):
     """tensors[0] @ tensors[1] @ ...: the first may be 1-D (a row), the last 1-D (a column),
     the others 2-D; multiplied left to right."""
@@ -573,6 +605,7 @@ def multi_dot(tensors, *, out=None):
     return result
 
 
+@_native
 def vander(x, *, N=None):
     """The Vandermonde matrix with increasing powers x^0 .. x^(N-1) along the last dim, for x
     of shape (*, n)."""
@@ -585,6 +618,7 @@ def vander(x, *, N=None):
     return _C._functions["cat"]([ones_like(x).unsqueeze(-1), powers], -1)
 
 
+@_native
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """A.diagonal(offset, dim1, dim2), defaulting to the last two dims (the matrices)."""
     return A.diagonal(offset, dim1, dim2)
@@ -599,6 +633,7 @@ def _prod(sizes):
     return result
 
 
+@_native
 def tensorinv(A, ind=2, *, out=None):
     """The inverse of A seen as a matrix of shape (prod(shape[:ind]), prod(shape[ind:])),
     returned with shape shape[ind:] + shape[:ind] (tensordot(inv, A, ind) is the identity)."""
@@ -612,6 +647,7 @@ def tensorinv(A, ind=2, *, out=None):
     return result if out is None else out.resize_(result.shape).copy_(result)
 
 
+@_native
 def tensorsolve(A, B, dims=None, *, out=None):
     """X with tensordot(A, X, X.ndim) == B: A's dims in `dims` are moved last first, then A
     is solved as a matrix of shape (prod(B.shape), prod(A.shape[B.ndim:]))."""
@@ -631,6 +667,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
 _COND_ORDS = (None, 2, -2, "fro", "nuc", math.inf, -math.inf, 1, -1)
 
 
+@_native
 def cond(A, p=None, *, out=None):
     """The condition number of A: the ratio of its extreme singular values (p None, 2, -2:
     any shape), else matrix_norm(A, p) * matrix_norm(inv(A), p) for square A, inf where A is
@@ -726,6 +763,7 @@ def _apply_reflectors(V, tau, C, transpose):
     return C
 
 
+@_native
 def householder_product(A, tau, *, out=None):
     """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^H with v_i stored
     below the diagonal of A's column i (geqrf's output): LAPACK's orgqr."""
@@ -757,6 +795,12 @@ def _ormqr(A, tau, other, left=True, transpose=False):
         return _apply_reflectors(V, tau, other, transpose)
     # C Q = (Q^H C^H)^H
     return _apply_reflectors(V, tau, other.mH, not transpose).mH.resolve_conj()
+
+# torch.matrix_exp, torch.matrix_power and their methods are these functions checked against
+# the schemas of aten::matrix_exp and aten::matrix_power (package __init__,
+# functional._install), torch.linalg's against those of aten::linalg_matrix_exp, ...
+_TWINS = (matrix_exp, matrix_power)
+matrix_exp, matrix_power = (_native(f) for f in _TWINS)
 
 # each public function goes to __torch_function__ first (Note [Torch function])
 _overrides._route_functions(globals())

@@ -5,8 +5,10 @@ import math
 
 from . import _C
 from . import overrides as _overrides
+from ._native_signature import native, native_prefixed
 from ._pointwise import _not_implemented
 
+_native = native_prefixed("special_")   # PyTorch's argument checks (Note [Native signatures])
 _f = _C._functions
 
 gammaln = _f["lgamma"]
@@ -52,32 +54,26 @@ spherical_bessel_j0 = _C._op("aten::special_spherical_bessel_j0")
 airy_ai = _C._op("aten::special_airy_ai")
 
 
-def _tensor_or_number(op, name, a, b, names, out):
-    """op(a, b), either of which may be a Python number (it takes the other's dtype), not
-    both (PyTorch's TypeError)."""
-    if not isinstance(a, _C.TensorBase) and not isinstance(b, _C.TensorBase):
-        first, second = names
-        raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                        f"({type(a).__name__}, {type(b).__name__}), but expected one of: "
-                        f"(Tensor {first}, Tensor {second}), (Number {first}, Tensor "
-                        f"{second}), (Tensor {first}, Number {second})")
+def _tensor_or_number(op, a, b, out):
+    """op(a, b), either of which may be a Python number (it takes the other's dtype)."""
     return op(a, b) if out is None else op(a, b, out=out)
 
 
+@_native
 def zeta(input, other, *, out=None):
     """The Hurwitz zeta function sum_{k >= 0} (other + k)^-input."""
-    return _tensor_or_number(_zeta, "special_zeta", input, other, ("input", "other"), out)
+    return _tensor_or_number(_zeta, input, other, out)
 
 
 def _polynomial(name, doc):
     op = _C._op(f"aten::special_{name}")
 
     def polynomial(x, n, *, out=None):
-        return _tensor_or_number(op, f"special_{name}", x, n, ("x", "n"), out)
+        return _tensor_or_number(op, x, n, out)
     polynomial.__name__ = polynomial.__qualname__ = name
     polynomial.__doc__ = (f"{doc} of degree n (truncated toward zero; 0 for n < 0) at x "
                           "(Note [Orthogonal polynomials] in src/aten/polynomial_math.h).")
-    return polynomial
+    return _native(polynomial)
 
 
 chebyshev_polynomial_t = _polynomial("chebyshev_polynomial_t", "The Chebyshev polynomial T")
@@ -99,6 +95,7 @@ laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", "The Laguerre polyn
 legendre_polynomial_p = _polynomial("legendre_polynomial_p", "The Legendre polynomial P")
 
 
+@_native
 def multigammaln(input, p, *, out=None):
     """The multivariate log-gamma function (torch.mvlgamma)."""
     from ._pointwise import mvlgamma
@@ -130,9 +127,7 @@ def logit(input, eps=None, *, out=None):
 
 def _x_log(name, log, input, other, out):
     """input * log(other) (log: log or log1p), with 0 where input == 0 unless other is NaN;
-    either argument may be a Python number (not both)."""
-    if not isinstance(input, _C.TensorBase) and not isinstance(other, _C.TensorBase):
-        raise TypeError(f"{name}(): expected a Tensor as input or other, got two numbers")
+    either argument may be a Python number (not both: the schemas refuse that call)."""
     dtype = _C.result_type(input, other)
     if dtype.is_complex:   # PyTorch's kernels have no complex loop
         raise _not_implemented(f"{name}_cpu", dtype)
@@ -155,6 +150,7 @@ def xlogy(input, other, *, out=None):
     return _x_log("xlogy", lambda t: t.log(), input, other, out)
 
 
+@_native
 def xlog1py(input, other, *, out=None):
     """input * log1p(other), 0 where input == 0 unless other is NaN."""
     return _x_log("xlog1py", lambda t: t.log1p(), input, other, out)
@@ -179,11 +175,19 @@ def sinc(input, *, out=None):
     return result if out is None else out.copy_(result)
 
 
+# torch.logit, torch.xlogy, torch.sinc and their methods are these functions checked against
+# the schemas of aten::logit, aten::xlogy and aten::sinc (package __init__, _install),
+# torch.special's against those of aten::special_logit, ...
+_TWINS = (logit, xlogy, sinc)
+logit, xlogy, sinc = (_native(f) for f in _TWINS)
+
+
 def _install(tensor_class):
     from ._functions import _in_place
-    for fn in (logit, xlogy, sinc):
-        setattr(tensor_class, fn.__name__, fn)
-        setattr(tensor_class, fn.__name__ + "_", _in_place(fn))
+    for fn in _TWINS:
+        method = native(fn, method=True)
+        setattr(tensor_class, fn.__name__, method)
+        setattr(tensor_class, fn.__name__ + "_", _in_place(method))
 
 # each public function goes to __torch_function__ first (Note [Torch function])
 _overrides._route_functions(globals())

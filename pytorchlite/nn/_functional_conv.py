@@ -10,7 +10,7 @@ import operator
 
 import pytorchlite as torch
 from .._arg_check import check_arg
-from ._native_signatures import fault as _native_fault
+from .._native_signature import native_fault as _native_fault
 from pytorchlite import overrides as _overrides
 
 _aten = torch.ops.aten

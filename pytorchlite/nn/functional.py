@@ -17,11 +17,11 @@ import warnings
 import pytorchlite as torch
 from pytorchlite import _C
 from pytorchlite import overrides as _overrides
-from pytorchlite._arg_check import check_arg, typed
+from pytorchlite._arg_check import check_arg
 from pytorchlite._tensor_types import _NAME
 from pytorchlite._functions import _check_result_cast
 from pytorchlite._pointwise import _not_implemented
-from pytorchlite.nn._native_signatures import fault as _native_fault
+from pytorchlite._native_signature import native, native_fault as _native_fault
 
 aten = torch.ops.aten
 
@@ -307,7 +307,9 @@ def _rrelu(input, lower, upper, training, inplace, generator):
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
-    _native_fault("rrelu_", input, lower, upper, training)
+    if not (isinstance(input, torch.Tensor) and isinstance(lower, (int, float)) and
+            isinstance(upper, (int, float)) and isinstance(training, bool)):
+        _native_fault("rrelu_", input, lower, upper, training)
     if not lower <= upper:   # torch's check, as its native rrelu_ makes it (NaN fails it)
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     return rrelu(input, lower, upper, training, inplace=True)
@@ -568,6 +570,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
             f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     if not all(t is None or isinstance(t, torch.Tensor) for t in (input, weight, pos_weight)):
         _native_fault("binary_cross_entropy_with_logits", input, target, weight, pos_weight, red)
+    return _bce_with_logits(input, target, weight, pos_weight, red)
+
+
+def _bce_with_logits(input, target, weight, pos_weight, red):
+    """The loss of binary_cross_entropy_with_logits after F's checks (torch's native form,
+    torch.binary_cross_entropy_with_logits, broadcasts input and target instead)."""
     if not (target.is_floating_point() or target.dtype == torch.bool):
         # torch's kernel writes (1 - target) * input into a tensor of target's dtype
         _check_result_cast(torch.result_type(input, target), target.dtype)
@@ -1478,7 +1486,7 @@ def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     return torch.matmul(attn, value)
 
 
-@typed("cosine_similarity", ("x1", "Tensor"), ("x2", "Tensor"), ("dim", "int"), ("eps", "float"))
+@native
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim, x1 and x2 broadcast in their
     common dtype, which must be floating point (complex is refused, as PyTorch)."""
@@ -1493,8 +1501,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
-@typed("pairwise_distance", ("x1", "Tensor"), ("x2", "Tensor"), ("p", "float"), ("eps", "float"),
-       ("keepdim", "bool"))
+@native
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     d = x1 - x2 + eps
     dim = -1 if d.dim() > 0 else 0
@@ -1506,7 +1513,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 _PDIST_CHUNK = 1 << 18   # pdist's elements of differences at a time (off the CPU)
 
 
-@typed("pdist", ("input", "Tensor"), ("p", "float"))
+@native
 def pdist(input, p=2):
     """The p-norm distances between the rows of input [N, M]: the upper triangle of
     cdist(input, input) without the diagonal, row by row (N * (N - 1) / 2 values)."""
@@ -1514,7 +1521,7 @@ def pdist(input, p=2):
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if not input.is_floating_point():
         raise RuntimeError("pdist only supports floating-point dtypes")
-    if p < 0:
+    if not p >= 0:   # NaN too, as PyTorch's check
         raise RuntimeError("pdist only supports non-negative p values")
     if input.device.type == "cpu":   # float32 / float64 only, as PyTorch's CPU kernel
         return _C._op("aten::_pdist_forward")(input, p)   # Note [Pdist loops]

@@ -350,6 +350,18 @@ convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scr
     case PTL_ARG_INT: {
         int64_t v;
         int r = to_int(o, &v);
+        if (r == 0 && PtlPyTensor_Check(o)) {
+            /* PyTorch's int: also a 0-dim integer tensor (not bool) no gradient has to reach,
+             * as torch.fft.fft(x, n=torch.tensor(4)) or x.sum(torch.tensor(0)) */
+            PtlTensorImpl *t = PTLPY_IMPL(o);
+            if (t->dim != 0 || ptl_dtype_is_floating(t->dtype) ||
+                ptl_dtype_is_complex(t->dtype) || t->dtype == PTL_DTYPE_BOOL ||
+                ptl_requires_grad(t) || t->sparse != NULL || t->device.type != PTL_DEVICE_CPU) {
+                return 0;
+            }
+            v = ptl_item_int(t);
+            r = 1;
+        }
         if (r == 1) {
             *out = ptl_iv_int(v);
         }
@@ -1022,14 +1034,16 @@ signature_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
     return ptlpy_bad_call_error(f, args, nargs, kwnames);
 }
 
-/* _C._signature(qualname): the checker of Note [Native signatures] for the operators
- * named qualname ("native_signature::addbmm"), every overload. */
+/* _C._signature(qualname, method=False): the checker of Note [Native signatures] for the
+ * operators named qualname ("native_signature::addbmm"), every overload; a method's checker
+ * takes self first and counts positions without it, as a Tensor method's binding does. */
 static PyObject *
-py_signature(PyObject *module, PyObject *arg)
+py_signature(PyObject *module, PyObject *args)
 {
     (void)module;
-    const char *name = PyUnicode_AsUTF8(arg);
-    if (name == NULL) {
+    const char *name;
+    int method = 0;
+    if (!PyArg_ParseTuple(args, "s|p:_signature", &name, &method)) {
         return NULL;
     }
     const char *short_name = strstr(name, "::") ? strstr(name, "::") + 2 : name;
@@ -1038,8 +1052,12 @@ py_signature(PyObject *module, PyObject *arg)
         return NULL;
     }
     for (int i = 0; i < ptl_dispatcher_num_ops(); i++) {
-        if (strcmp(ptl_dispatcher_op_at(i)->schema.name, name) == 0 &&
-            group_add(group, short_name, i, 0) < 0) {
+        const PtlSchema *s = &ptl_dispatcher_op_at(i)->schema;
+        int self_first = s->nargs > 0 && s->args[0].kind == PTL_ARG_TENSOR &&
+                         strcmp(s->args[0].name, "self") == 0;
+        /* a method has the overloads whose self is a Tensor (not xlogy.Scalar_Self) */
+        if (strcmp(s->name, name) == 0 && (!method || self_first) &&
+            group_add(group, short_name, i, method) < 0) {
             Py_DECREF(group);
             return NULL;
         }
@@ -1058,8 +1076,9 @@ py_signature(PyObject *module, PyObject *arg)
 
 static PyMethodDef ops_module_methods[] = {
     {"_op", py_get_op, METH_VARARGS, "the callable for an operator (and overload) by name"},
-    {"_signature", py_signature, METH_O,
-     "the argument checker of the operators named qualname (Note [Native signatures])"},
+    {"_signature", py_signature, METH_VARARGS,
+     "_signature(qualname, method=False): the argument checker of the operators named "
+     "qualname (Note [Native signatures])"},
     {NULL},
 };
 

@@ -1,6 +1,6 @@
 """nn.functional refuses bad arguments as torch's does: the exception type, and the message
 where torch's comes from its argument parser (Note [Native signatures of composites] in
-pytorchlite/_arg_check.py).  Stored cases run without torch; a fixed hostile sweep compares
+pytorchlite/_native_signature.py).  Stored cases run without torch; a fixed hostile sweep compares
 with torch where it is installed."""
 import re
 

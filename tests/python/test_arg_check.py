@@ -1,7 +1,7 @@
-"""The Python composites whose PyTorch twin is native (pytorchlite/_arg_check.py): a bad
-argument raises PyTorch's TypeError naming the function called and its own argument, by
-position when passed by position, never an internal op's argument (dist's p once surfaced as
-linalg_vector_norm's `ord`)."""
+"""The Python composites whose PyTorch twin is native (pytorchlite/_native_signature.py,
+_arg_check.py): a bad argument raises PyTorch's TypeError naming the function called and its
+own argument, by position when passed by position, never an internal op's argument (dist's p
+once surfaced as linalg_vector_norm's `ord`)."""
 import numpy as np
 import pytest
 

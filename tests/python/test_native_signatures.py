@@ -12,8 +12,30 @@ from pytorchlite._native_schemas import SCHEMAS
 from pytorchlite._native_signature import _checker
 from helpers import assert_close, make, torch, torch_ref
 
-NAMES = sorted(SCHEMAS)
 pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated")
+MODULES = ("", "linalg", "special", "fft", "nn.functional")
+
+
+def _module(lib, path):
+    for part in filter(None, path.split(".")):
+        lib = getattr(lib, part)
+    return lib
+
+
+def _decorated():
+    """{schema name: (module path, function name)} of the functions decorated @native."""
+    found = {}
+    for path in MODULES:
+        module = _module(ptl, path)
+        for name in dir(module):
+            native_name = getattr(getattr(module, name), "native_name", None)
+            if isinstance(native_name, str):
+                found.setdefault(native_name, (path, name))
+    return found
+
+
+DECORATED = _decorated()
+NAMES = sorted(DECORATED)
 
 
 def _raised(fn):
@@ -25,9 +47,11 @@ def _raised(fn):
 
 
 def _bad_calls(lib, name):
-    """Calls of torch.<name> that a parser refuses: a str where the first parameter is, one
-    positional argument too many, an unknown keyword."""
-    f = getattr(lib, name)
+    """Calls of the function checked against the schemas of aten::<name> that a parser
+    refuses: a str where the first parameter is, one positional argument too many, an unknown
+    keyword."""
+    path, attr = DECORATED[name]
+    f = getattr(_module(lib, path), attr)
     x = lib.ones(2, 3)
     return {
         "str first": lambda: f("a"),
@@ -36,29 +60,27 @@ def _bad_calls(lib, name):
     }
 
 
+def test_every_schema_of_the_table_has_a_user():
+    """Each name of the one table is a function's @native check, or an nn.functional
+    composite's native_fault check (Note [Native signatures of composites])."""
+    import glob
+    import os
+    from helpers import ROOT
+    source = "".join(open(f).read() for f in glob.glob(os.path.join(ROOT, "pytorchlite", "nn",
+                                                                      "*.py")))
+    unused = [n for n in SCHEMAS if n not in DECORATED and f'"{n}"' not in source]
+    assert not unused
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_every_listed_function_is_checked(name):
-    f = getattr(ptl, name)
+    path, attr = DECORATED[name]
+    f = getattr(_module(ptl, path), attr)
     assert hasattr(f, "__wrapped__"), f"{name} is not decorated with @native"
-    assert f.__name__ == name
+    assert f.__name__ == attr
     for call in _bad_calls(ptl, name).values():
         got = _raised(call)
         assert got is not None and got[0] is TypeError, got
-
-
-@torch_ref
-@pytest.mark.parametrize("name", NAMES)
-def test_bad_calls_raise_torchs_type_error(name):
-    for what, call in _bad_calls(ptl, name).items():
-        ours = _raised(call)
-        theirs = _raised(_bad_calls(torch, name)[what])
-        assert theirs is not None and ours is not None, (what, ours, theirs)
-        assert ours[0] is theirs[0] is TypeError, (what, ours, theirs)
-        # where both name the fault, the words are the same; which of the two forms a call
-        # takes (the general "invalid combination" list or one fault) follows the bindings'
-        # choice (Note [Bad call messages]), compared in test_bad_call_messages.py
-        if "invalid combination" not in theirs[1] + ours[1]:
-            assert ours[1] == theirs[1], what
 
 
 @torch_ref
@@ -92,6 +114,23 @@ STORED = [
      "not str"),
     (lambda: ptl.logaddexp(ptl.ones(2), ptl.ones(2), 3),
      "logaddexp() takes 2 positional arguments but 3 were given"),
+    # torch.linalg, torch.special, torch.fft: aten's names
+    (lambda: ptl.linalg.svd("a"),
+     "linalg_svd(): argument 'A' (position 1) must be Tensor, not str"),
+    (lambda: ptl.linalg.vector_norm(ptl.ones(2), "a"),
+     "linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str"),
+    (lambda: ptl.special.logit(ptl.ones(2), "a"),
+     "special_logit(): argument 'eps' (position 2) must be float, not str"),
+    (lambda: ptl.fft.rfft(ptl.ones(4), 2.5),
+     "fft_rfft(): argument 'n' (position 2) must be int, not float"),
+    # the torch namespace's twins and their methods: aten::logit's words, a method's positions
+    (lambda: ptl.logit(ptl.ones(2), "a"),
+     "logit(): argument 'eps' (position 2) must be float, not str"),
+    (lambda: ptl.ones(2).logit("a"), "logit(): argument 'eps' (position 1) must be float, not str"),
+    (lambda: ptl.eye(2).matrix_power(0.5),
+     "matrix_power(): argument 'n' (position 1) must be int, not float"),
+    (lambda: ptl.dropout(ptl.ones(2), 0.5, "a"),
+     "dropout(): argument 'train' (position 3) must be bool, not str"),
 ]
 
 
@@ -115,6 +154,22 @@ def test_accepted_calls_run_the_body_with_their_own_arguments():
     assert [t.tolist() for t in ptl.nonzero(ptl.tensor([[1, 0], [0, 2]]), as_tuple=True)] == \
         [[0, 1], [0, 1]]
     assert ptl.hann_window(4, False).shape == (4,) and ptl.trapz(x).shape == (3,)
+    # out= of a function written without it (the twin has an out= overload): written as
+    # PyTorch's out= overloads write, resized, the dtype checked
+    out = ptl.empty(0, dtype=ptl.float64)
+    assert ptl.linalg.vector_norm(x, out=out) is out
+    assert_close(out, np.linalg.norm(a))
+    usv = tuple(ptl.empty(0, dtype=ptl.float64) for _ in range(3))
+    u, s, vh = ptl.linalg.svd(x, full_matrices=False, out=usv)
+    assert s is usv[1] and u.shape == (3, 3)
+    assert_close(s, np.linalg.svd(a, compute_uv=False))
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype double"):
+        ptl.linalg.vector_norm(x, out=ptl.empty(0, dtype=ptl.int64))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
+        ptl.matrix_exp(x @ x.t(), out=out)   # aten::matrix_exp has no out= overload
+    # the older positional forms: pinv(A, rcond, hermitian), matrix_rank(A, tol, hermitian)
+    assert_close(ptl.linalg.pinv(x, 0.3), np.linalg.pinv(a, rcond=0.3))
+    assert int(ptl.linalg.matrix_rank(x, 5.0)) == int(np.linalg.matrix_rank(a, tol=5.0)) == 2
 
 
 def test_a_subclass_and_a_tensor_like_pass_the_check():
@@ -172,6 +227,25 @@ def _as_torch(v):
         t = torch.tensor(v.tolist())
         return t.requires_grad_() if v.requires_grad else t
     return v
+
+
+# an int parameter (diagonal's offset, fft's n): PyTorch's parser also takes a 0-dim integer
+# tensor that does not require grad; it refuses a bool, a float or a 1-element 1-d tensor
+@pytest.mark.parametrize("make_value, ok", [
+    (lambda lib: lib.tensor(1), True), (lambda lib: lib.tensor(1, dtype=lib.uint8), True),
+    (lambda lib: lib.tensor(True), False), (lambda lib: lib.tensor(1.0), False),
+    (lambda lib: lib.tensor([1]), False), (lambda lib: 1.0, False), (lambda lib: True, False)],
+    ids=range(7))
+def test_int_parameters_take_what_torchs_parser_takes(make_value, ok):
+    for lib in [ptl] + ([torch] if torch is not None else []):
+        x, value = lib.arange(9.0).reshape(3, 3), make_value(lib)
+        if ok:
+            assert lib.diagonal(x, value).tolist() == [1.0, 5.0]
+            assert lib.fft.fft(lib.ones(8), n=value).shape == (1,)
+        else:
+            with pytest.raises(TypeError, match=r"^diagonal\(\): argument 'offset' \(position "
+                                                r"2\) must be int, not "):
+                lib.diagonal(x, value)
 
 
 @pytest.mark.parametrize("dims", [1, 2, 8, 9])
