@@ -4,6 +4,7 @@ torch/functional.py and the as_tuple handling of torch/csrc/autograd/python_torc
 The kernels are aten::nonzero, aten::_unique2, aten::unique_dim, aten::unique_consecutive.
 Below them, the index composites unravel_index
 (torch/functional.py) and isin (a binary search in _unique2's sorted values)."""
+from ._out_arguments import write_cast as _write_cast
 from . import _C
 from . import overrides as _overrides
 from ._native_signature import native
@@ -14,12 +15,12 @@ def _op(name):
 
 
 @native
-def nonzero(input, *, as_tuple=False):
+def nonzero(input, *, out=None, as_tuple=False):
     """Indices of the nonzero elements: an (N, ndim) tensor, or with as_tuple one 1-D tensor
     per dimension (a 0-dim input counts as 1-D)."""
     if as_tuple:
         return tuple(_op("where")(input))
-    return _op("nonzero")(input)
+    return _write_cast(_op("nonzero")(input), out)
 
 
 def _pick(res, return_inverse, return_counts):

@@ -12,6 +12,7 @@ tensors assembled from the real and imaginary parts that the operator aten::_lin
 (src/aten/native/linalg_eig.c, LAPACK geev's algorithm) computes."""
 import math
 
+from ._out_arguments import write_cast as _write_cast
 from . import _C
 from . import overrides as _overrides
 from ._functions import _write_out, empty, eye, ones_like, where, zeros_like
@@ -62,9 +63,9 @@ def _dims(dim):
     return [dim] if isinstance(dim, int) else [int(d) for d in dim]
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The ord-norm of x over dim (every dim when None), as if x were flattened."""
-    return _vector_norm(x, ord, _dims(dim), keepdim, dtype=dtype)
+    return _write_cast(_vector_norm(x, ord, _dims(dim), keepdim, dtype=dtype), out)
 
 
 def svd(A, full_matrices=True, *, driver=None):
@@ -91,8 +92,12 @@ def _ord_text(ord):
     return str(ord)
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """The ord-norm of the matrices of A over the two dims of dim: 'fro', 1, -1, inf, -inf."""
+    return _write_cast(_matrix_norm(A, ord, dim, keepdim, dtype), out)
+
+
+def _matrix_norm(A, ord, dim, keepdim, dtype):
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
