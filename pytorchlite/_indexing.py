@@ -92,7 +92,7 @@ def unravel_index(indices, shape):
 
 
 @native
-def isin(elements, test_elements, *, assume_unique=False, invert=False):
+def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None):
     """True where an element of elements is among test_elements (either may be a number),
     compared in their promoted dtype; NaN is never found.  One binary search of each element
     in the sorted unique test elements, whatever the sizes (assume_unique changes nothing
@@ -115,7 +115,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
         table = _op("_unique2")(test_elements.flatten(), True, False, False)[0]
         where = _op("searchsorted")(table, elements).clamp(max=table.numel() - 1)
         found = table[where] == elements
-    return found.logical_not() if invert else found
+    return _write_cast(found.logical_not() if invert else found, out)
 
 
 # ---- put and index_reduce ----
@@ -158,7 +158,7 @@ _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 
 
 @native
-def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
     """input with source's slices along dim reduced (prod, mean, amax, amin) into the slices
     that index names, counting input's own values unless include_self=False: scatter_reduce
     with index spread over source's shape."""
@@ -194,20 +194,21 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if source.dim() > 0:
         spread[dim] = index.numel()
     spread_index = index.to(_C.int64).reshape(spread).expand(source.shape)
-    return input.scatter_reduce(dim, spread_index, source, reduce, include_self=include_self)
+    return _write_cast(input.scatter_reduce(dim, spread_index, source, reduce,
+                                            include_self=include_self), out)
 
 
 @native
-def nonzero_static(input, *, size, fill_value=-1):
+def nonzero_static(input, *, size, fill_value=-1, out=None):
     """nonzero(input) cut or padded (with rows of fill_value) to exactly `size` rows."""
     if not isinstance(size, int) or size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
     found = nonzero(input)
     if found.size(0) >= size:
-        return found[:size].clone()
+        return _write_cast(found[:size].clone(), out)
     pad = _op("full")([size - found.size(0), found.size(1)], fill_value, dtype=_C.int64,
                       device=input.device)
-    return _op("cat")([found, pad], 0)
+    return _write_cast(_op("cat")([found, pad], 0), out)
 
 # each public function goes to __torch_function__ first (Note [Torch function])
 _overrides._route_functions(globals())

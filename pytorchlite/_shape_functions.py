@@ -183,9 +183,9 @@ def _contiguous_copy(part):
 
 
 @native
-def narrow_copy(input, dim, start, length):
+def narrow_copy(input, dim, start, length, *, out=None):
     """A contiguous copy of input.narrow(dim, start, length)."""
-    return _contiguous_copy(input.narrow(dim, start, length))
+    return _write_cast(_contiguous_copy(input.narrow(dim, start, length)), out)
 
 
 # ---- the view-copy functions: NAME_copy(input, ...) is a contiguous copy of the view ----
@@ -275,9 +275,10 @@ def select_scatter(input, src, dim, index):
 
 
 @native
-def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None):
     """input with the slice start:end:step along dim replaced by src."""
-    return _scatter_into(input, src, lambda t: _slice(t, dim, start, end, step))
+    return _write_cast(_scatter_into(input, src, lambda t: _slice(t, dim, start, end, step)),
+                       out)
 
 
 @native

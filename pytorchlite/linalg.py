@@ -200,8 +200,12 @@ def _check_square(fn, A):
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
 
 
-def matrix_power(A, n):
+def matrix_power(A, n, *, out=None):
     """A^n for the square matrices of A by repeated squaring (n < 0: inv(A)^-n; n = 0: I)."""
+    return _write_cast(_matrix_power(A, n), out)
+
+
+def _matrix_power(A, n):
     _check_square("linalg.matrix_power", A)
     if n == 0:
         return eye(A.shape[-1], dtype=A.dtype).expand(A.shape).clone()
