@@ -125,6 +125,12 @@ class _Checker:
             raise GradcheckError(msg)
         return False
 
+    def not_reentrant(self, nondet_tol):
+        return self.fail("Backward is not reentrant, i.e., running backward with same input "
+                         "and grad_output multiple times gives different values, although "
+                         "analytical gradient matches numerical gradient. The tolerance for "
+                         f"nondeterminism was {nondet_tol}.")
+
     def output(self, j):
         """func's output j, computed afresh (finite differences bump the inputs' versions)."""
         return _as_tuple(self.func(*self.inputs))[j]
@@ -230,11 +236,7 @@ class _Checker:
                         return self.fail(msg)
                     if any(not self.close(a, b, nondet_tol)
                            for ra, rb in zip(analytical[i], again[i]) for a, b in zip(ra, rb)):
-                        return self.fail(
-                            "Backward is not reentrant, i.e., running backward with same input "
-                            "and grad_output multiple times gives different values, although "
-                            "analytical gradient matches numerical gradient. The tolerance for "
-                            f"nondeterminism was {nondet_tol}.")
+                        return self.not_reentrant(nondet_tol)
                 if forward:
                     msg = self.mismatch("Jacobian computed with forward mode mismatch", j, i,
                                         numerical, self.forward_jacobian(j, i), out)
@@ -279,11 +281,7 @@ class _Checker:
                                          f"for random u and v; run with fast_mode=False for "
                                          f"the entries)")
                     if not self.close(results[0], results[1], nondet_tol):
-                        return self.fail(
-                            "Backward is not reentrant, i.e., running backward with same input "
-                            "and grad_output multiple times gives different values, although "
-                            "analytical gradient matches numerical gradient. The tolerance for "
-                            f"nondeterminism was {nondet_tol}.")
+                        return self.not_reentrant(nondet_tol)
                 if forward:
                     from . import forward_ad as fwAD
                     with fwAD.dual_level():

@@ -669,6 +669,29 @@ ptlpy_arg_accepts(const PtlOperator *op, int i, PyObject *v)
 
 /* ---- the callable ---- */
 
+/* The vectorcall arguments without keyword `at`: the values in buf (room for
+ * PTL_SCHEMA_MAX_ARGS), the remaining keyword names in *names (NULL when none is left). */
+static int
+without_keyword(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t at,
+                PyObject **buf, PyObject **names)
+{
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+    *names = nkw > 1 ? PyTuple_New(nkw - 1) : NULL;
+    if (nkw > 1 && *names == NULL) {
+        return -1;
+    }
+    memcpy(buf, args, sizeof(PyObject *) * (size_t)nargs);
+    for (Py_ssize_t k = 0, j = 0; k < nkw; k++) {
+        if (k != at) {
+            PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+            Py_INCREF(name);
+            PyTuple_SET_ITEM(*names, j, name);
+            buf[nargs + j++] = args[nargs + k];
+        }
+    }
+    return 0;
+}
+
 /* PyTorch's Python signature of a function with an out= overload ends in `Tensor out=None`:
  * a call that passes out=None is the call without it.  Calls vc (the binding's or the
  * checker's vectorcall) without that keyword when f has an out overload and the call passes
@@ -693,23 +716,13 @@ call_without_out_none(PtlPyOpFunc *f, vectorcallfunc vc, PyObject *const *args,
     if (!has_out || nargs + nkw > PTL_SCHEMA_MAX_ARGS) {
         return NULL;
     }
-    PyObject *names = PyTuple_New(nkw - 1);
-    if (names == NULL) {
-        *done = 1;
+    PyObject *names;
+    *done = 1;
+    if (without_keyword(args, nargs, kwnames, at, buf, &names) < 0) {
         return NULL;
     }
-    memcpy(buf, args, sizeof(PyObject *) * (size_t)nargs);
-    for (Py_ssize_t k = 0, j = 0; k < nkw; k++) {
-        if (k != at) {
-            PyObject *name = PyTuple_GET_ITEM(kwnames, k);
-            Py_INCREF(name);
-            PyTuple_SET_ITEM(names, j, name);
-            buf[nargs + j++] = args[nargs + k];
-        }
-    }
-    *done = 1;
-    PyObject *res = vc((PyObject *)f, buf, (size_t)nargs, nkw > 1 ? names : NULL);
-    Py_DECREF(names);
+    PyObject *res = vc((PyObject *)f, buf, (size_t)nargs, names);
+    Py_XDECREF(names);
     return res;
 }
 
@@ -803,19 +816,10 @@ call_with_functional_out(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs
     if (at < 0 || nargs + nkw > PTL_SCHEMA_MAX_ARGS) {
         return NULL;
     }
-    PyObject *names = nkw > 1 ? PyTuple_New(nkw - 1) : NULL;
-    if (nkw > 1 && names == NULL) {
+    PyObject *names;
+    if (without_keyword(args, nargs, kwnames, at, buf, &names) < 0) {
         *done = 1;
         return NULL;
-    }
-    memcpy(buf, args, sizeof(PyObject *) * (size_t)nargs);
-    for (Py_ssize_t k = 0, j = 0; k < nkw; k++) {
-        if (k != at) {
-            PyObject *name = PyTuple_GET_ITEM(kwnames, k);
-            Py_INCREF(name);
-            PyTuple_SET_ITEM(names, j, name);
-            buf[nargs + j++] = args[nargs + k];
-        }
     }
     PyObject *res = NULL;
     for (int k = 0; k < f->n && !*done; k++) {
