@@ -58,6 +58,7 @@ from ._tensor_str import set_printoptions  # noqa: F401
 from ._windows import *  # noqa: F401,F403  (hann_window, ..., kaiser_window)
 from . import return_types  # noqa: F401
 from . import cpu, cuda  # noqa: F401
+from . import hub  # noqa: F401
 from ._C import OutOfMemoryError  # noqa: F401
 from . import accelerator  # noqa: F401
 from . import autograd  # noqa: F401

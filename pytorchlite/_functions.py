@@ -5,6 +5,8 @@ only exposes them under their PyTorch names, and under the alias names PyTorch g
 them (native_functions.yaml's "alias for" entries: torch.divide is torch.div)."""
 from . import _C
 from ._native_signature import native
+from ._out_arguments import check_result_cast as _check_result_cast
+from ._out_arguments import resize_output as _resize_output
 
 # alias -> operator, ORDER: none.  PyTorch's aliases are CompositeImplicitAutograd kernels that
 # call the operator, so binding the operator's own function and methods under the alias gives
@@ -43,14 +45,6 @@ def _install(tensor_class):
             setattr(tensor_class, alias + "_", getattr(tensor_class, op + "_"))
 
 
-def _check_result_cast(result_dtype, dtype):
-    """PyTorch's error when an output of `dtype` cannot hold a result of `result_dtype`."""
-    if not _C.can_cast(result_dtype, dtype):
-        from ._tensor_types import _NAME
-        raise RuntimeError(f"result type {_NAME[result_dtype]} can't be cast to the desired "
-                           f"output type {_NAME[dtype]}")
-
-
 def _in_place(fn):
     """The in-place method self.NAME_(...) of a composite NAME(self, ...): the composite's
     result copied into self, which must be able to hold its dtype (PyTorch's "result type"
@@ -74,7 +68,8 @@ def _write_one(result, out):
         raise RuntimeError(f"Expected out tensor to have dtype "
                            f"{_CPP_NAMES.get(result.dtype, result.dtype)}, but got "
                            f"{_CPP_NAMES.get(out.dtype, out.dtype)} instead")
-    return out.resize_(result.shape).copy_(result)
+    _resize_output(out, result.shape)
+    return out.copy_(result)
 
 
 def _write_out(result, out):

@@ -6,6 +6,7 @@ Mirrors their rows of aten/src/ATen/native/native_functions.yaml; the formulas a
 ATen/native/cpu/BinaryOpsKernel.cpp and UnaryOps.cpp."""
 import math
 
+from ._out_arguments import write_cast as _write_cast
 from . import _C
 from . import overrides as _overrides
 from ._native_signature import native
@@ -29,7 +30,7 @@ def deg2rad(input, *, out=None):
     """input * pi / 180, in the default float dtype for integer and bool inputs."""
     _real_only("deg2rad", input)
     result = input * (math.pi / 180.0)
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 @native
@@ -37,7 +38,7 @@ def rad2deg(input, *, out=None):
     """input * 180 / pi, in the default float dtype for integer and bool inputs."""
     _real_only("rad2deg", input)
     result = input * (180.0 / math.pi)
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 @native
@@ -48,7 +49,7 @@ def sgn(input, *, out=None):
         result = input / magnitude.masked_fill(magnitude == 0, 1.0)
     else:
         result = input.sign()
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 _sgn_in_place = _in_place(sgn)
@@ -70,7 +71,7 @@ def mvlgamma(input, p, *, out=None):
         input = input.to(_C.get_default_dtype())
     shifts = _f["arange"](p, dtype=input.dtype, device=input.device) * -0.5
     result = (input.unsqueeze(-1) + shifts).lgamma().sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 @native
@@ -101,7 +102,7 @@ def signbit(input, *, out=None):
         result = _f["zeros_like"](input, dtype=_C.bool)
     else:
         result = input < 0
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 def _inf_test(name, input, inf):
@@ -116,14 +117,14 @@ def _inf_test(name, input, inf):
 def isposinf(input, *, out=None):
     """True where input is +inf (never for integer and bool dtypes)."""
     result = _inf_test("isposinf", input, math.inf)
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 @native
 def isneginf(input, *, out=None):
     """True where input is -inf (never for integer and bool dtypes)."""
     result = _inf_test("isneginf", input, -math.inf)
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 @native
@@ -183,7 +184,7 @@ def logaddexp(input, other, *, out=None):
     """log(exp(input) + exp(other)) computed as max + log1p(exp(-|input - other|)) (complex
     operands: _logaddexp_complex); logaddexp2 refuses complex ones, as PyTorch's does."""
     result = _logaddexp("logaddexp", input, other, lambda d: d.neg().exp().log1p())
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 @native
@@ -191,14 +192,14 @@ def logaddexp2(input, other, *, out=None):
     """log2(2**input + 2**other) computed as max + log1p(2**-|input - other|) / log(2)."""
     result = _logaddexp("logaddexp2", input, other,
                         lambda d: d.neg().exp2().log1p() * (1.0 / math.log(2.0)))
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 @native
 def ldexp(input, other, *, out=None):
     """input * 2 ** other (in the default float dtype for integer inputs)."""
     result = input * _f["pow"](2.0, other)
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 @native
@@ -215,7 +216,7 @@ def copysign(input, other, *, out=None):
         result = _f["where"](signbit(other), magnitude.neg(), magnitude)
     else:
         result = magnitude.neg() if math.copysign(1.0, other) < 0 else magnitude
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 @native
@@ -228,7 +229,7 @@ def heaviside(input, values, *, out=None):
         raise RuntimeError("heaviside is not yet implemented for tensors with different "
                            "dtypes.")
     result = _f["where"](input == 0, values, (input > 0).to(input.dtype))
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 @native
@@ -255,7 +256,7 @@ def float_power(input, exponent, *, out=None):
     if isinstance(exponent, _C.TensorBase):
         exponent = exponent.to(dtype)
     result = _f["pow"](input, exponent)
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 def _float_power_(self, exponent):

@@ -5,6 +5,7 @@ cov / corrcoef (ATen/native/Correlation.cpp) and trapezoid / cumulative_trapezoi
 import builtins
 import warnings
 
+from ._out_arguments import write_cast as _write_cast
 from . import _C
 from . import overrides as _overrides
 from ._functions import _write_out
@@ -24,9 +25,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
                            f"either a floating point or complex dtype. Got: {_NAME[dtype]}")
     count = input.isnan().logical_not().sum(dim, keepdim=keepdim)
     result = _C._functions["nansum"](input, dim, keepdim=keepdim, dtype=dtype).div(count)
-    if out is None:
-        return result
-    return out.copy_(result)
+    return _write_cast(result, out)
 
 
 def _check_weights(kind, w, observations, want, want_name):

@@ -8,6 +8,7 @@ cartesian_prod, combinations, ...), composed here of the view, join and index op
 autograd differentiates them through those ops."""
 import warnings
 
+from ._out_arguments import write_cast as _write_cast
 from . import _C
 from . import overrides as _overrides
 from ._native_signature import native
@@ -127,7 +128,7 @@ def column_stack(tensors, *, out=None):
     tensors = [t.reshape(t.numel(), 1) if t.dim() <= 1 else t
                for t in _nonempty("column_stack", tensors)]
     result = _C._functions["hstack"](tensors)
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 @native
@@ -135,7 +136,7 @@ def dstack(tensors, *, out=None):
     """cat along the third dim of the tensors lifted by atleast_3d."""
     tensors = [_lift_3d(t) for t in _nonempty("dstack", tensors)]
     result = _C._functions["cat"](tensors, 2)
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 def _split_along(name, input, indices_or_sections, min_dim, dim):

@@ -707,10 +707,24 @@ class Tensor(_C.TensorBase):
     def const_data_ptr(self):
         return self.data_ptr()
 
-    def dim_order(self):
+    def dim_order(self, *, ambiguity_check=False):
         """The dims from the outermost in memory to the innermost: largest stride first, ties
-        in the dims' order; a dim of size 1 has no place in memory and keeps its own."""
+        in the dims' order; a dim of size 1 has no place in memory and keeps its own.  With
+        ambiguity_check (True, or a list of memory formats) a tensor with more than one such
+        order (a size-1 dim, two neighbouring dims of one stride) is refused unless it is
+        contiguous in exactly one of the formats listed, as PyTorch's."""
         strides, sizes = self.stride(), self.shape
+        if not isinstance(ambiguity_check, (bool, list)) or (
+                isinstance(ambiguity_check, list) and
+                not all(isinstance(m, _C.memory_format) for m in ambiguity_check)):
+            raise TypeError("The ambiguity_check argument must be a bool or a list of memory "
+                            "formats.")
+        formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+        several = any(a == b for a, b in zip(strides, strides[1:])) or 1 in sizes
+        if (ambiguity_check is True or formats) and several and \
+                sum(self.is_contiguous(memory_format=m) for m in formats) != 1:
+            raise RuntimeError("The tensor does not have unique dim order, or cannot map to "
+                               "exact one of the given memory formats.")
         moving = [d for d in range(self.dim()) if sizes[d] != 1]
         ordered = iter(sorted(moving, key=lambda d: -strides[d]))
         return tuple(next(ordered) if sizes[d] != 1 else d for d in range(self.dim()))

@@ -4,6 +4,7 @@ src/c10/allocator.c): allocation, allocated_bytes and reserved_bytes, "all" entr
 saved_tensor_bytes, the bytes of the storages the autograd graph's saved tensors keep alive
 (Note [Saved tensor bytes] in src/c10/storage.h)."""
 import collections
+import sys
 
 from . import _C
 
@@ -81,3 +82,7 @@ def memory_summary(abbreviated=False):
             ("saved_tensor_bytes", "Saved tensors", _format_size))
     return _summary(memory_stats(), "pytorchlite CPU memory summary", None, True, rows=rows,
                     single_rows=())
+
+
+from .amp import cpu_aliases as amp  # noqa: E402  (torch.cpu.amp, deprecated spellings)
+sys.modules[__name__ + ".amp"] = amp

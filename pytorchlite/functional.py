@@ -8,6 +8,7 @@ are."""
 import numbers
 import warnings
 
+from ._out_arguments import write_cast as _write_cast
 from . import _C
 from . import overrides as _overrides
 from ._functions import _write_out
@@ -45,10 +46,7 @@ def tensordot(a, b, dims=2, out=None):
         dims_a, dims_b = dims
         dims_a = [dims_a] if isinstance(dims_a, int) else [int(d) for d in dims_a]
         dims_b = [dims_b] if isinstance(dims_b, int) else [int(d) for d in dims_b]
-    res = _tensordot(a, b, dims_a, dims_b)
-    if out is not None:
-        return out.copy_(res)
-    return res
+    return _write_out(_tensordot(a, b, dims_a, dims_b), out)
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
@@ -76,7 +74,7 @@ def inner(input, other, *, out=None):
             raise RuntimeError("inner() the last dimension must match on both input tensors "
                                f"but got shapes {list(input.shape)} and {list(other.shape)}")
         result = _tensordot(input, other, [-1], [-1])
-    return result if out is None else out.copy_(result)
+    return _write_out(result, out)
 
 
 def _outer_checks(vec1, vec2):
@@ -136,7 +134,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     product = vec1.outer(vec2)
     _integral_scalar_check(product, beta, alpha, (float, complex))   # addr's, a complex too
     result = _scaled_sum(input, product, beta, alpha)
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 def _bmm_checks(batch1, batch2):
@@ -165,7 +163,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     m = batch2.shape[2]
     product = batch1.permute(1, 0, 2).reshape(n, b * k).mm(batch2.reshape(b * k, m))
     result = _scaled_sum(input, product, beta, alpha)
-    return result if out is None else out.copy_(result)
+    return _write_out(result, out)
 
 
 @native

@@ -3,6 +3,7 @@ torch/special/__init__.py; each is an operator of src/aten/ops.def (or, for logi
 xlog1py, sinc and multigammaln, a composite of them)."""
 import math
 
+from ._out_arguments import write_cast as _write_cast
 from . import _C
 from . import overrides as _overrides
 from ._native_signature import native, native_prefixed
@@ -120,9 +121,9 @@ def logit(input, eps=None, *, out=None):
             _C._functions["where"](input < lo, lo, input.clamp(max=hi))
         if not p.requires_grad:   # p is new and ours: the last two passes run in place on it
             result = p.div_(1 - p).log_()
-            return result if out is None else out.copy_(result)
+            return _write_cast(result, out)
     result = (p / (1 - p)).log()
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 def _x_log(name, log, input, other, out):
@@ -142,7 +143,7 @@ def _x_log(name, log, input, other, out):
     # so that the gradient there is 0 rather than 0 * log(0) = NaN
     zero = other.isnan().logical_not().logical_and(is_zero)
     result = input * _C._functions["where"](zero, 0.0, log(other))
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 def xlogy(input, other, *, out=None):
@@ -168,11 +169,11 @@ def sinc(input, *, out=None):
     if (input.dtype == _C.float32 and input.device.type == "cpu"
             and _C._config()["cpu_capability"] != "DEFAULT"):
         result = sinc(input.double()).float()
-        return result if out is None else out.copy_(result)
+        return _write_cast(result, out)
     zero = input == 0
     px = (input * math.pi).masked_fill(zero, 1.0)
     result = (px.sin() / px).masked_fill(zero, 1.0)
-    return result if out is None else out.copy_(result)
+    return _write_cast(result, out)
 
 
 # torch.logit, torch.xlogy, torch.sinc and their methods are these functions checked against

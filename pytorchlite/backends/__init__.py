@@ -1,6 +1,11 @@
 """torch.backends: the switches PyTorch programs set for their backends.  pytorchlite has no
-cuDNN, MPS or TF32 hardware path, so the switches keep PyTorch's defaults and whatever a
-program sets (they change nothing here), and the availability queries say False."""
+cuDNN, MPS, oneDNN or TF32 hardware path, so the switches keep PyTorch's defaults and whatever
+a program sets (they change nothing here), and the availability queries say False.  Each
+backend is a module object (`import torch.backends.cudnn as cudnn` works) registered under its
+path."""
+import sys
+import types
+
 from .. import _C
 
 
@@ -30,13 +35,14 @@ def _sdp_switches(name):
     return staticmethod(enable), staticmethod(query)
 
 
-class _CudaBackend:
+class _CudaBackend(types.ModuleType):
     enable_math_sdp, math_sdp_enabled = _sdp_switches("math")
     enable_flash_sdp, flash_sdp_enabled = _sdp_switches("flash")
     enable_mem_efficient_sdp, mem_efficient_sdp_enabled = _sdp_switches("mem_efficient")
     enable_cudnn_sdp, cudnn_sdp_enabled = _sdp_switches("cudnn")
 
-    def __init__(self):
+    def __init__(self, name):
+        super().__init__(name)
         self.matmul = _MatmulFlags()
 
     @staticmethod
@@ -45,8 +51,9 @@ class _CudaBackend:
         return bool(_C._config()["cuda_built"])
 
 
-class _CudnnBackend:
-    def __init__(self):
+class _CudnnBackend(types.ModuleType):
+    def __init__(self, name):
+        super().__init__(name)
         self.enabled = True
         self.benchmark = False
         self.deterministic = False
@@ -61,7 +68,7 @@ class _CudnnBackend:
         return None
 
 
-class _MpsBackend:
+class _MpsBackend(types.ModuleType):
     @staticmethod
     def is_available():
         return False
@@ -71,15 +78,16 @@ class _MpsBackend:
         return False
 
 
-class _CpuBackend:
+class _CpuBackend(types.ModuleType):
     @staticmethod
     def get_cpu_capability():
         """The SIMD level the CPU kernels use: "AVX2" or "DEFAULT", as PyTorch names them."""
         return _C._config()["cpu_capability"]
 
 
-class _OptEinsumBackend:
-    def __init__(self):
+class _OptEinsumBackend(types.ModuleType):
+    def __init__(self, name):
+        super().__init__(name)
         self.enabled = False
         self.strategy = None
 
@@ -88,11 +96,31 @@ class _OptEinsumBackend:
         return False
 
 
-cuda = _CudaBackend()
-cudnn = _CudnnBackend()
-mps = _MpsBackend()
-cpu = _CpuBackend()
-opt_einsum = _OptEinsumBackend()
+class _MkldnnBackend(types.ModuleType):
+    """torch.backends.mkldnn: PyTorch's oneDNN switch; pytorchlite's kernels are its own."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.enabled = True
+        self.deterministic = False
+
+    @staticmethod
+    def is_available():
+        return False
+
+
+def _backend(kind, name):
+    module = kind(f"{__name__}.{name}")
+    sys.modules[module.__name__] = module
+    return module
+
+
+cuda = _backend(_CudaBackend, "cuda")
+cudnn = _backend(_CudnnBackend, "cudnn")
+mps = _backend(_MpsBackend, "mps")
+cpu = _backend(_CpuBackend, "cpu")
+opt_einsum = _backend(_OptEinsumBackend, "opt_einsum")
+mkldnn = _backend(_MkldnnBackend, "mkldnn")
 
 _MATMUL_PRECISIONS = ("highest", "high", "medium")
 _matmul_precision = "highest"

@@ -7,6 +7,8 @@ enabled"); with the backend but no device, as PyTorch's CUDA build without a GPU
 (RuntimeError "No CUDA GPUs are available").  Where that build itself fails with an AttributeError or KeyError (set_device,
 reset_peak_memory_stats, memory_summary, memory_snapshot, caching_allocator_delete,
 get_allocator_backend) the same AssertionError is raised instead."""
+import sys
+
 from .. import _C
 
 OutOfMemoryError = _C.OutOfMemoryError
@@ -262,6 +264,7 @@ def stream(stream):
 
 
 from ..amp import cuda_aliases as amp  # noqa: E402  (torch.cuda.amp, deprecated spellings)
+sys.modules[__name__ + ".amp"] = amp   # `from torch.cuda.amp import GradScaler`
 from .streams import Event, ExternalStream, Stream  # noqa: E402
 from . import memory, random  # noqa: E402
 from .random import (  # noqa: E402,F401

@@ -3,6 +3,8 @@ its control flow, into a typed graph IR that prints like TorchScript, optimise i
 freeze), save it without the model's code and load it anywhere (save/load,
 `python -m pytorchlite.jit`)."""
 from . import frontend, passes
+from ._annotations import (Attribute, Final, annotate, export, fork, ignore, interface,
+                           is_scripting, is_tracing, unused, wait)
 from ._builtins import Error
 from ._freeze import freeze, optimize_for_inference
 from ._script import RecursiveScriptModule, ScriptModule, script
@@ -12,4 +14,6 @@ from ._trace import (CacheInfo, ScriptFunction, TracedModule, TracerWarning, Tra
 
 __all__ = ["Error", "trace", "save", "load", "freeze", "optimize_for_inference", "passes",
            "TracerWarning", "TracingCheckError", "ScriptFunction", "TracedModule", "CacheInfo",
-           "script", "ScriptModule", "RecursiveScriptModule", "frontend"]
+           "script", "ScriptModule", "RecursiveScriptModule", "frontend", "Attribute", "Final",
+           "annotate", "export", "fork", "ignore", "interface", "is_scripting", "is_tracing",
+           "unused", "wait"]

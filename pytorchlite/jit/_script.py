@@ -52,7 +52,7 @@ from .._tensor import Tensor
 from ..nn import functional as F
 from ..nn import modules as _nn
 from ..nn.modules.module import Module
-from . import _ir, passes
+from . import _annotations, _ir, passes
 from ._builtins import NUMBER_OVERLOADS
 from ._interpreter import Interpreter
 from ._trace import ScriptFunction, _module_type
@@ -1323,11 +1323,16 @@ class _Compiler:
             callee = self.attribute(func, base)
         else:
             callee = self.expr(func, env)
+        if isinstance(callee, _PythonValue) and callee.obj is _annotations.annotate and \
+                len(node.args) == 2 and not node.keywords:
+            return self.typed_expr(node.args[1], self.annotation(node.args[0]), env)
         args = [self.expr(a, env) for a in node.args]
         kwargs = {k.arg: self.expr(k.value, env) for k in node.keywords}
         if isinstance(callee, _ModuleValue):
             return self.call_module(node, callee, args, kwargs)
         if isinstance(callee, _Method):
+            if _annotations.modifier(callee.fn) in (_annotations._UNUSED, _annotations._IGNORE):
+                return self.call_left_to_python(node, callee.fn)
             return self.inline(callee.fn, [callee.owner] + args, kwargs, node)
         if isinstance(callee, _PythonValue):
             return self.call_python(node, callee.obj, args, kwargs)
@@ -1374,6 +1379,10 @@ class _Compiler:
                        NotSupportedError)
         if isinstance(obj, ScriptFunction):
             obj = obj._fn
+        if obj is _annotations.is_scripting or obj is _annotations.is_tracing:
+            return self.const(obj is _annotations.is_scripting)
+        if _annotations.modifier(obj) in (_annotations._UNUSED, _annotations._IGNORE):
+            return self.call_left_to_python(node, obj)
         lowering = next((f for k, f in _LOWERINGS.items() if k is obj), None)
         if lowering is not None:
             return lowering(self, node, self.py_args(obj, args, kwargs, node))
@@ -1394,6 +1403,18 @@ class _Compiler:
         if inspect.isfunction(obj):
             return self.inline(obj, args, kwargs, node)
         self.error(node, f"Python builtin {obj} is currently not supported in Torchscript")
+
+    def call_left_to_python(self, node, fn):
+        """A call of a function marked @unused compiles to PyTorch's raise; of one marked
+        @ignore is refused (TorchScript calls it in Python; our graphs hold operators)."""
+        if _annotations.modifier(fn) == _annotations._UNUSED:
+            self.emit_raise(self.const("This Python function is annotated to be ignored and "
+                                       "cannot be run"), None, node)
+            return self.const(None)
+        self.error(node, f"{getattr(fn, '__name__', fn)} is marked @torch.jit.ignore: "
+                         "TorchScript would call it in Python, and a pytorchlite graph holds "
+                         "operators only; script the caller without it, or trace instead",
+                   NotSupportedError)
 
     def convert(self, node, fn, v):
         name = fn.__name__

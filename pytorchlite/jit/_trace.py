@@ -24,7 +24,7 @@ import warnings
 from .. import _C
 from .._tensor import Tensor
 from ..nn.modules.module import Module
-from . import _ir
+from . import _annotations, _ir
 from ._interpreter import Interpreter
 
 
@@ -241,9 +241,11 @@ def _record(fn, inputs, module):
         name = top.get(pos) if pos is not None else None
         rec.bind(t, graph.add_input(_ir.tensor_type(t), name))
     _C._jit_tracer_start(rec, TracerWarning)
+    _annotations._tracing(1)
     try:
         out = fn(*inputs)
     finally:
+        _annotations._tracing(-1)
         _C._jit_tracer_stop()
     graph.outputs = [rec.output(out)]
     return graph, _guard_key(structure, leaves)

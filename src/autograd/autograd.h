@@ -82,6 +82,8 @@ typedef struct PtlNodeKind {
     const char *name;        /* "AddBackward0" */
     PtlBackwardFn apply;
     int is_accumulate_grad;
+    int runs_without_grads;  /* applied even when no gradient reached it, every input NULL (a
+                              * custom Function: PyTorch calls its backward with None) */
 } PtlNodeKind;
 
 /* Where a view lies in its base's storage (CopySlices, AsStridedBackward0; see

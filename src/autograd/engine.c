@@ -422,8 +422,9 @@ capture_grads(const Slot *s, Capture *caps, int ncaps)
     }
 }
 
-/* Whether a ready node is passed over: no gradient reached it, it leads to no captured
- * input (autograd.grad), or it accumulates into a leaf backward(inputs=) did not list. */
+/* Whether a ready node is passed over: no gradient reached it (unless its kind runs
+ * without one), it leads to no captured input (autograd.grad), or it accumulates into a
+ * leaf backward(inputs=) did not list. */
 static int
 skips(const Slot *s, PtlTensorImpl **only, int nonly, const Capture *caps)
 {
@@ -432,7 +433,7 @@ skips(const Slot *s, PtlTensorImpl **only, int nonly, const Capture *caps)
     for (int k = 0; k < node->num_outputs; k++) {
         any |= s->buf[k] != NULL;
     }
-    int skip = !any || (caps != NULL && !(s->needed & 2));
+    int skip = (!any && !node->kind->runs_without_grads) || (caps != NULL && !(s->needed & 2));
     if (node->kind->is_accumulate_grad && nonly > 0) {
         int listed = 0;
         for (int k = 0; k < nonly; k++) {

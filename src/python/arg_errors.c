@@ -150,21 +150,7 @@ static const struct {
 #undef NUMBER_OTHER_TWIN
 };
 
-/* Overloads (name.overload) whose PyTorch function takes out=, where we have no out
- * overload to merge: PyTorch's signature shows and counts it (functions only) */
-static const char *const torch_out_overloads[] = {
-    "addmm", "addmv", "all", "all.dim", "all.dims", "any", "any.dim", "any.dims", "arange",
-    "arange.start_step", "argsort.stable", "baddbmm", "bernoulli", "bmm", "bucketize.Tensor",
-    "clamp_max", "clamp_min", "eye", "eye.m", "lerp.Scalar", "lerp.Tensor", "linspace",
-    "logspace", "max", "max.dim", "max.other", "mean", "mean.dim", "median.dim", "min",
-    "min.dim", "min.other", "nanmedian.dim", "nanquantile", "nanquantile.scalar",
-    "normal.Tensor_Tensor", "normal.Tensor_float", "normal.float_Tensor", "normal.float_float",
-    "prod.dim_int", "quantile", "quantile.scalar", "rand", "rand.generator", "randint",
-    "randint.generator", "randint.low", "randint.low_generator", "randn", "randn.generator",
-    "randperm", "randperm.generator", "scatter.reduce", "scatter.src", "scatter.value",
-    "scatter.value_reduce", "searchsorted.Scalar", "searchsorted.Tensor", "sort",
-    "sort.stable", "std.correction", "std.dim", "sum.dim_IntList", "var.correction", "var.dim",
-};
+#include "torch_out_overloads.h"
 
 /* Whether the schema is name.overload (a bare name when overload is "") */
 static int
@@ -174,6 +160,7 @@ schema_is(const PtlSchema *s, const char *name, const char *overload)
     return strcmp(n, name) == 0 && strcmp(s->overload, overload) == 0;
 }
 
+/* Whether PyTorch's function takes out= on overload s, which has no out overload of ours */
 static int
 torch_has_out(const PtlSchema *s)
 {
@@ -1244,4 +1231,59 @@ ptlpy_bad_call_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs, Py
     }
     PyMem_Free(psigs);
     return NULL;
+}
+
+/* Note [Operator docstrings]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * help(torch.add) and torch.add.__doc__ show what a binding takes and where a call goes: its
+ * Python signatures as the bad-call TypeError lists them (Note [Signature strings], PyTorch's
+ * order), then the dispatcher operators it parses a call into, in the order it tries them
+ * (the first that accepts the arguments is called).  The text is built on each read from the
+ * schemas, so an operator registered from Python shows up too. */
+PyObject *
+ptlpy_op_doc(PtlPyOpFunc *f)
+{
+    PySignature *psigs = PyMem_Malloc(sizeof(PySignature) * MAX_OVERLOADS);
+    SignatureText *texts[MAX_OVERLOADS] = {NULL};
+    int order[MAX_OVERLOADS], npsigs = 0;
+    PyObject *doc = NULL;
+    if (psigs == NULL) {
+        return PyErr_NoMemory();
+    }
+    npsigs = python_signatures(f, psigs);
+    for (int k = 0; k < npsigs; k++) {
+        texts[k] = PyMem_Malloc(sizeof(SignatureText));
+        if (texts[k] == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        signature_text(f, &psigs[k], texts[k]);
+    }
+    sort_signatures(texts, npsigs, order);
+    doc = PyUnicode_FromString("");
+    for (int k = 0; doc != NULL && k < npsigs; k++) {
+        PyUnicode_AppendAndDel(&doc,
+                               PyUnicode_FromFormat("%U%s\n", f->name, texts[order[k]]->shown));
+    }
+    if (doc != NULL) {
+        PyUnicode_AppendAndDel(&doc, PyUnicode_FromString(
+                                         "\nDispatcher operators, tried in this order:\n"));
+    }
+    for (int k = 0; doc != NULL && k < f->n; k++) {
+        char buf[1024];
+        ptl_schema_format(&ptl_dispatcher_op_at(f->ids[k])->schema, buf, sizeof(buf));
+        PyUnicode_AppendAndDel(&doc, PyUnicode_FromFormat("    %s\n", buf));
+    }
+done:
+    for (int k = 0; k < npsigs; k++) {
+        PyMem_Free(texts[k]);
+    }
+    PyMem_Free(psigs);
+    return doc;
+}
+
+int
+ptlpy_torch_has_out(const PtlSchema *s)
+{
+    return torch_has_out(s);
 }

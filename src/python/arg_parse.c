@@ -681,6 +681,29 @@ ptlpy_arg_accepts(const PtlOperator *op, int i, PyObject *v)
 
 /* ---- the callable ---- */
 
+/* The vectorcall arguments without keyword `at`: the values in buf (room for
+ * PTL_SCHEMA_MAX_ARGS), the remaining keyword names in *names (NULL when none is left). */
+static int
+without_keyword(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t at,
+                PyObject **buf, PyObject **names)
+{
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+    *names = nkw > 1 ? PyTuple_New(nkw - 1) : NULL;
+    if (nkw > 1 && *names == NULL) {
+        return -1;
+    }
+    memcpy(buf, args, sizeof(PyObject *) * (size_t)nargs);
+    for (Py_ssize_t k = 0, j = 0; k < nkw; k++) {
+        if (k != at) {
+            PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+            Py_INCREF(name);
+            PyTuple_SET_ITEM(*names, j, name);
+            buf[nargs + j++] = args[nargs + k];
+        }
+    }
+    return 0;
+}
+
 /* PyTorch's Python signature of a function with an out= overload ends in `Tensor out=None`:
  * a call that passes out=None is the call without it.  Calls vc (the binding's or the
  * checker's vectorcall) without that keyword when f has an out overload and the call passes
@@ -705,23 +728,168 @@ call_without_out_none(PtlPyOpFunc *f, vectorcallfunc vc, PyObject *const *args,
     if (!has_out || nargs + nkw > PTL_SCHEMA_MAX_ARGS) {
         return NULL;
     }
-    PyObject *names = PyTuple_New(nkw - 1);
-    if (names == NULL) {
+    PyObject *names;
+    *done = 1;
+    if (without_keyword(args, nargs, kwnames, at, buf, &names) < 0) {
+        return NULL;
+    }
+    PyObject *res = vc((PyObject *)f, buf, (size_t)nargs, names);
+    Py_XDECREF(names);
+    return res;
+}
+
+/* Calls op on a parsed stack: the factory options the schema lacks (pin_memory,
+ * requires_grad) applied to the result.  Clears sc. */
+static PyObject *
+call_parsed(const PtlOperator *op, PtlIValue *stack, Scratch *sc)
+{
+    int rg = sc->requires_grad, pin = sc->pin_memory;
+    if (pin && ptlpy_pin_memory_check() < 0) {
+        scratch_clear(sc);
+        return NULL;
+    }
+    PyObject *res = ptlpy_call_op(op, stack);
+    scratch_clear(sc);
+    if (res != NULL && pin) {
+        Py_SETREF(res, PyObject_CallMethod(res, "pin_memory", NULL));
+    }
+    if (res != NULL && rg == 1 && PtlPyTensor_Check(res)) {
+        if (PyObject_SetAttrString(res, "requires_grad", Py_True) < 0) {
+            Py_CLEAR(res);
+        }
+    }
+    return res;
+}
+
+/* Note [Out through the functional overload]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * PyTorch's functions take out= on almost every overload that makes new tensors; many of our
+ * operators have no out overload (cumsum, cat, matmul, sum over dims, argmax, zeros...).  When
+ * no overload accepts a call that passes out=, and the overload that accepts it without out=
+ * is one whose PyTorch function takes out= (torch_out_overloads.h, generated from torch's
+ * binding stubs by tools/torch_out_overloads.py), the binding runs that overload and writes
+ * the result into out as PyTorch's out= overloads do: refused when grad mode is on and an
+ * input requires grad; a `dtype` parameter left None is out's dtype (sum, cumsum, zeros
+ * compute in it, as PyTorch's do); each output resized to its result (with PyTorch's warning
+ * when it had elements) and the result copied in when its dtype can be cast to out's
+ * (pytorchlite._out_arguments.write_cast).  Returns out.  out=None is the call
+ * without out.  Our own out overloads, where they exist, are tried first and keep their
+ * in-kernel writes. */
+static int
+out_fits(const PtlSchema *s, PyObject *out)
+{
+    if (out == Py_None) {
+        return 1;
+    }
+    if (s->nrets == 1) {
+        return PtlPyTensor_Check(out);
+    }
+    if (!PyTuple_Check(out) && !PyList_Check(out)) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(out); i++) {
+        if (!PtlPyTensor_Check(PySequence_Fast_ITEMS(out)[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int
+stack_requires_grad(const PtlSchema *s, const PtlIValue *stack)
+{
+    for (int i = 0; i < s->nargs; i++) {
+        const PtlIValue *v = &stack[i];
+        if (v->tag == PTL_IV_TENSOR && ptl_requires_grad(v->u.t)) {
+            return 1;
+        }
+        for (int64_t j = 0; v->tag == PTL_IV_TENSORLIST && j < v->u.tl.n; j++) {
+            if (v->u.tl.data[j] != NULL && ptl_requires_grad(v->u.tl.data[j])) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static PyObject *
+call_with_functional_out(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames, int *done)
+{
+    static PyObject *write_out;
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames), at = -1;
+    *done = 0;
+    for (Py_ssize_t k = 0; k < nkw && at < 0; k++) {
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), "out") == 0) {
+            at = k;
+        }
+    }
+    PyObject *buf[PTL_SCHEMA_MAX_ARGS], *out = at >= 0 ? args[nargs + at] : NULL;
+    if (at < 0 || nargs + nkw > PTL_SCHEMA_MAX_ARGS) {
+        return NULL;
+    }
+    PyObject *names;
+    if (without_keyword(args, nargs, kwnames, at, buf, &names) < 0) {
         *done = 1;
         return NULL;
     }
-    memcpy(buf, args, sizeof(PyObject *) * (size_t)nargs);
-    for (Py_ssize_t k = 0, j = 0; k < nkw; k++) {
-        if (k != at) {
-            PyObject *name = PyTuple_GET_ITEM(kwnames, k);
-            Py_INCREF(name);
-            PyTuple_SET_ITEM(names, j, name);
-            buf[nargs + j++] = args[nargs + k];
+    PyObject *res = NULL;
+    for (int k = 0; k < f->n && !*done; k++) {
+        const PtlOperator *op = ptl_dispatcher_op_at(f->ids[k]);
+        const PtlSchema *s = &op->schema;
+        if (s->out_index >= 0 || !ptlpy_torch_has_out(s)) {
+            continue;
         }
+        PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
+        Scratch sc;
+        sc.nheap = 0;
+        sc.nowned = 0;
+        sc.requires_grad = -1;
+        sc.pin_memory = 0;
+        sc.overloaded = 0;
+        int r = try_parse(op, f->method, buf, nargs, names, stack, &sc);
+        if (r <= 0 || !out_fits(s, out)) {
+            scratch_clear(&sc);
+            *done = r < 0;
+            continue;
+        }
+        *done = 1;
+        if (PTL_UNLIKELY(sc.overloaded)) {
+            scratch_clear(&sc);
+            res = ptlpy_tf_dispatch((PyObject *)f, args, nargs, kwnames);
+            break;
+        }
+        if (out == Py_None) {
+            res = call_parsed(op, stack, &sc);
+            break;
+        }
+        if (ptl_grad_mode_enabled() && stack_requires_grad(s, stack)) {
+            scratch_clear(&sc);
+            PyErr_Format(PyExc_RuntimeError,
+                         "%U(): functions with out=... arguments don't support automatic "
+                         "differentiation, but one of the arguments requires grad.",
+                         f->name);
+            break;
+        }
+        for (int i = 0; i < s->nargs && s->nrets == 1; i++) {
+            if (s->args[i].kind == PTL_ARG_DTYPE && strcmp(s->args[i].name, "dtype") == 0 &&
+                stack[i].tag == PTL_IV_NONE) {
+                stack[i] = ptl_iv_dtype(PTLPY_IMPL(out)->dtype);
+            }
+        }
+        if (write_out == NULL) {
+            PyObject *m = PyImport_ImportModule("pytorchlite._out_arguments");
+            write_out = m != NULL ? PyObject_GetAttrString(m, "write_cast") : NULL;
+            Py_XDECREF(m);
+        }
+        PyObject *result = write_out != NULL ? call_parsed(op, stack, &sc) : NULL;
+        if (write_out == NULL) {
+            scratch_clear(&sc);
+        }
+        res = result != NULL ? PyObject_CallFunctionObjArgs(write_out, result, out, NULL) : NULL;
+        Py_XDECREF(result);
     }
-    *done = 1;
-    PyObject *res = vc((PyObject *)f, buf, (size_t)nargs, nkw > 1 ? names : NULL);
-    Py_DECREF(names);
+    Py_XDECREF(names);
     return res;
 }
 
@@ -766,25 +934,17 @@ opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
             scratch_clear(&sc);
             return ptlpy_tf_dispatch(callable, args, nargs, kwnames);
         }
-        int rg = sc.requires_grad;
-        if (sc.pin_memory && ptlpy_pin_memory_check() < 0) {
-            scratch_clear(&sc);
-            return NULL;
-        }
-        PyObject *res = ptlpy_call_op(op, stack);
-        scratch_clear(&sc);
-        if (res != NULL && sc.pin_memory) {
-            Py_SETREF(res, PyObject_CallMethod(res, "pin_memory", NULL));
-        }
-        if (res != NULL && rg == 1 && PtlPyTensor_Check(res)) {
-            if (PyObject_SetAttrString(res, "requires_grad", Py_True) < 0) {
-                Py_CLEAR(res);
-            }
-        }
-        return res;
+        return call_parsed(op, stack, &sc);
     }
     if (ptlpy_tf_overloaded(args, nargs + nkw)) {   /* a tensor-like that is no Tensor */
         return ptlpy_tf_dispatch(callable, args, nargs, kwnames);
+    }
+    if (kwnames != NULL && !f->method) {
+        int done;
+        PyObject *res = call_with_functional_out(f, args, nargs, kwnames, &done);
+        if (done) {
+            return res;
+        }
     }
     return ptlpy_bad_call_error(f, args, nargs, kwnames);
 }
@@ -835,8 +995,16 @@ opfunc_get_schemas(PtlPyOpFunc *self, void *c)
     return list;
 }
 
+static PyObject *
+opfunc_get_doc(PtlPyOpFunc *self, void *c)
+{
+    (void)c;
+    return ptlpy_op_doc(self);
+}
+
 static PyGetSetDef opfunc_getset[] = {
     {"__name__", (getter)opfunc_get_name, NULL, NULL, NULL},
+    {"__doc__", (getter)opfunc_get_doc, NULL, NULL, NULL},
     {"_schemas", (getter)opfunc_get_schemas, NULL, "the schemas of the overloads", NULL},
     {NULL},
 };

@@ -27,5 +27,9 @@ int ptlpy_arg_accepts(const PtlOperator *op, int i, PyObject *v);
 /* Raises the TypeError for a call no overload of f accepts; always NULL */
 PyObject *ptlpy_bad_call_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames);
+/* Whether PyTorch's function takes out= on overload s (torch_out_overloads.h) */
+int ptlpy_torch_has_out(const PtlSchema *s);
+/* f's docstring: its Python signatures and dispatcher operators (Note [Operator docstrings]) */
+PyObject *ptlpy_op_doc(PtlPyOpFunc *f);
 
 #endif

@@ -103,6 +103,7 @@ kind_for(PyObject *name)
     }
     k->name = buf;
     k->apply = function_apply;
+    k->runs_without_grads = 1;
     cap = PyCapsule_New(k, "PtlNodeKind", kind_free);
     if (cap == NULL) {
         free((char *)k->name);

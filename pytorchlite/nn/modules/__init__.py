@@ -53,3 +53,6 @@ from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
                           TransformerEncoder, TransformerEncoderLayer)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
+
+# `from .modules import *` in nn must not bind nn.utils to this package's utils module
+__all__ = [name for name in dir() if not name.startswith("_") and name != "utils"]

@@ -124,11 +124,13 @@ class _LazyNormBase(LazyModuleMixin):
     _inferred_size = "num_features"
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-                 device=None, dtype=None):
-        super().__init__(0, eps, momentum, affine, track_running_stats, device, dtype)
+                 device=None, dtype=None, *, bias=True):
+        super().__init__(0, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)
         if affine:
             self.weight = UninitializedParameter(device=device, dtype=dtype)
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
         if track_running_stats:
             self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
             self.running_var = UninitializedBuffer(device=device, dtype=dtype)
@@ -137,7 +139,9 @@ class _LazyNormBase(LazyModuleMixin):
         if self.has_uninitialized_params():
             self.num_features = input.shape[1]
             n = (self.num_features,)
-            _materialize(self, {"weight": n, "bias": n, "running_mean": n, "running_var": n})
+            _materialize(self, {k: n for k in ("weight", "bias", "running_mean", "running_var")
+                                if isinstance(getattr(self, k), (UninitializedParameter,
+                                                                 UninitializedBuffer))})
 
 
 def _lazy_norm(norm):

@@ -10,10 +10,7 @@ from .. import init
 from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin, _materialize
 from .module import Module
-
-
-def _ntuple(v, n):
-    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+from .utils import _repeat as _ntuple
 
 
 class _ConvNd(Module):

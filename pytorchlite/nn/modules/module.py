@@ -289,8 +289,8 @@ class Module:
                 memo.add(id(module))
                 yield name, module
 
-    def modules(self):
-        for _, m in self.named_modules():
+    def modules(self, remove_duplicate=True):
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):

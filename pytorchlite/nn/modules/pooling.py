@@ -3,10 +3,7 @@ pooling and max unpooling over nn.functional.  Arguments are stored as torch sto
 and MaxUnpool as tuples, the others as given), so reprs match."""
 from .. import functional as F
 from .module import Module
-
-
-def _ntuple(v, n):
-    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+from .utils import _repeat as _ntuple
 
 
 class _MaxPoolNd(Module):

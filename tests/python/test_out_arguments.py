@@ -1,0 +1,209 @@
+"""out= on the operator functions that have no out overload of their own (Note [Out through
+the functional overload] in src/python/arg_parse.c) and on the Python composites: the value is
+the call's without out, written into out (resized, cast), and out is what is returned; PyTorch's
+errors and warning.  The generated table is checked against the installed torch."""
+import warnings
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from helpers import torch, torch_ref
+
+x = np.random.default_rng(0).standard_normal((3, 4))
+m = np.random.default_rng(1).standard_normal((4, 5))
+v = np.random.default_rng(2).standard_normal(4)
+b3 = np.random.default_rng(3).standard_normal((2, 3, 4))
+b4 = np.random.default_rng(4).standard_normal((2, 4, 5))
+idx = np.array([[0], [2], [1]])
+sq = np.random.default_rng(5).standard_normal((3, 3)) + 3 * np.eye(3)
+
+
+def _t(lib, a, dtype=None):
+    return lib.tensor(a, dtype=dtype if dtype is not None else lib.float64)
+
+
+# name -> (call(lib, out), outputs: dtypes of the out tensors ("f": float64, "l": int64, "b": bool))
+CASES = {
+    "addmm": (lambda L, o: L.addmm(_t(L, np.ones((3, 5))), _t(L, x), _t(L, m), out=o), "f"),
+    "addmv": (lambda L, o: L.addmv(_t(L, np.ones(3)), _t(L, x), _t(L, v), out=o), "f"),
+    "all_dim": (lambda L, o: L.all(_t(L, x) > 0, 1, out=o), "b"),
+    "any": (lambda L, o: L.any(_t(L, x) > 0, out=o), "b"),
+    "arange": (lambda L, o: L.arange(0, 5, out=o), "f"),
+    "argmax": (lambda L, o: L.argmax(_t(L, x), 1, out=o), "l"),
+    "argsort": (lambda L, o: L.argsort(_t(L, x), stable=True, out=o), "l"),
+    "baddbmm": (lambda L, o: L.baddbmm(_t(L, np.ones((2, 3, 5))), _t(L, b3), _t(L, b4), out=o),
+                "f"),
+    "bmm": (lambda L, o: L.bmm(_t(L, b3), _t(L, b4), out=o), "f"),
+    "cat": (lambda L, o: L.cat([_t(L, x), _t(L, x)], 1, out=o), "f"),
+    "clamp_min": (lambda L, o: L.clamp_min(_t(L, x), 0.25, out=o), "f"),
+    "cummax": (lambda L, o: L.cummax(_t(L, x), 1, out=o), "fl"),
+    "cumsum": (lambda L, o: L.cumsum(_t(L, x), 1, out=o), "f"),
+    "diag": (lambda L, o: L.diag(_t(L, v), out=o), "f"),
+    "dot": (lambda L, o: L.dot(_t(L, v), _t(L, v), out=o), "f"),
+    "eye": (lambda L, o: L.eye(3, 2, out=o), "f"),
+    "gather": (lambda L, o: L.gather(_t(L, x), 1, L.tensor(idx), out=o), "f"),
+    "index_reduce": (lambda L, o: L.index_reduce(_t(L, x), 0, L.tensor([0, 0, 2]), _t(L, x), "amax",
+                                                 out=o), "f"),
+    "isin": (lambda L, o: L.isin(_t(L, x), _t(L, x[0]), out=o), "b"),
+    "kthvalue": (lambda L, o: L.kthvalue(_t(L, x), 2, 1, out=o), "fl"),
+    "lerp": (lambda L, o: L.lerp(_t(L, x), _t(L, x) * 2, 0.25, out=o), "f"),
+    "linalg.inv": (lambda L, o: L.linalg.inv(_t(L, sq), out=o), "f"),
+    "linalg.matrix_norm": (lambda L, o: L.linalg.matrix_norm(_t(L, x), out=o), "f"),
+    "linalg.vector_norm": (lambda L, o: L.linalg.vector_norm(_t(L, x), dim=1, out=o), "f"),
+    "linalg.matrix_power": (lambda L, o: L.linalg.matrix_power(_t(L, sq), 3, out=o), "f"),
+    "logsumexp": (lambda L, o: L.logsumexp(_t(L, x), 1, out=o), "f"),
+    "masked_select": (lambda L, o: L.masked_select(_t(L, x), _t(L, x) > 0, out=o), "f"),
+    "matmul": (lambda L, o: L.matmul(_t(L, x), _t(L, m), out=o), "f"),
+    "max_dim": (lambda L, o: L.max(_t(L, x), 1, out=o), "fl"),
+    "max_other": (lambda L, o: L.max(_t(L, x), _t(L, x) * -1, out=o), "f"),
+    "mean_dim": (lambda L, o: L.mean(_t(L, x), 1, out=o), "f"),
+    "nanmean": (lambda L, o: L.nanmean(_t(L, x), 1, out=o), "f"),
+    "narrow_copy": (lambda L, o: L.narrow_copy(_t(L, x), 1, 1, 2, out=o), "f"),
+    "nonzero": (lambda L, o: L.nonzero(_t(L, x) > 0, out=o), "l"),
+    "nonzero_static": (lambda L, o: L.nonzero_static(_t(L, x) > 0, size=4, out=o), "l"),
+    "ones": (lambda L, o: L.ones(2, 3, out=o), "f"),
+    "outer": (lambda L, o: L.outer(_t(L, v), _t(L, v), out=o), "f"),
+    "prod_dim": (lambda L, o: L.prod(_t(L, x), 1, out=o), "f"),
+    "quantile": (lambda L, o: L.quantile(_t(L, x), 0.25, 1, out=o), "f"),
+    "slice_scatter": (lambda L, o: L.slice_scatter(_t(L, x), _t(L, np.zeros((3, 1))), 1, 0, 1,
+                                                   out=o), "f"),
+    "sort": (lambda L, o: L.sort(_t(L, x), 1, out=o), "fl"),
+    "stack": (lambda L, o: L.stack([_t(L, x), _t(L, x)], out=o), "f"),
+    "std_dim": (lambda L, o: L.std(_t(L, x), 1, out=o), "f"),
+    "sum_dim": (lambda L, o: L.sum(_t(L, x), (0, 1), out=o), "f"),
+    "take": (lambda L, o: L.take(_t(L, x), L.tensor([0, 5, 11]), out=o), "f"),
+    "tensordot": (lambda L, o: L.tensordot(_t(L, x), _t(L, m), 1, out=o), "f"),
+    "topk": (lambda L, o: L.topk(_t(L, x), 2, out=o), "fl"),
+    "tril": (lambda L, o: L.tril(_t(L, x), out=o), "f"),
+    "var_dim": (lambda L, o: L.var(_t(L, x), 1, out=o), "f"),
+    "zeros": (lambda L, o: L.zeros(2, 3, out=o), "f"),
+}
+KINDS = {"f": "float64", "l": "int64", "b": "bool"}
+
+
+def _outs(lib, kinds):
+    made = tuple(lib.empty(0, dtype=getattr(lib, KINDS[k])) for k in kinds)
+    return made[0] if len(made) == 1 else made
+
+
+def _arrays(r):
+    return [t.numpy() for t in (r if isinstance(r, tuple) else (r,))]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_out_is_written_with_the_value_of_the_call_without_it(name):
+    call, kinds = CASES[name]
+    out = _outs(ptl, kinds)
+    got = call(ptl, out)
+    want = call(ptl, None)
+    outs = out if isinstance(out, tuple) else (out,)
+    for o, r in zip(outs, got if isinstance(got, tuple) else (got,)):
+        assert o is r
+    for a, b, k in zip(_arrays(got), _arrays(want), kinds):
+        assert a.dtype == np.dtype(KINDS[k]) and a.shape == b.shape   # factories: out's dtype
+        np.testing.assert_array_equal(a, b)
+
+
+@torch_ref
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_out_matches_torch(name):
+    call, kinds = CASES[name]
+    got = call(ptl, _outs(ptl, kinds))
+    want = call(torch, _outs(torch, kinds))
+    for a, b in zip(_arrays(got), [t.numpy() for t in (want if isinstance(want, tuple)
+                                                        else (want,))]):
+        assert a.shape == b.shape and str(a.dtype) == str(b.dtype)
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_a_dtype_parameter_left_none_is_outs():
+    """sum, cumsum and zeros compute in out's dtype, as PyTorch's out= overloads do."""
+    a = ptl.tensor([[1.5, 2.25], [3.0, 4.5]])
+    o = ptl.empty(0, dtype=ptl.float64)
+    ptl.sum(a, 1, out=o)
+    assert o.dtype == ptl.float64 and o.tolist() == [3.75, 7.5]
+    z = ptl.empty(0, dtype=ptl.int64)
+    assert ptl.zeros(2, out=z).dtype == ptl.int64 and z.tolist() == [0, 0]
+    c = ptl.empty(0, dtype=ptl.float64)
+    ptl.cumsum(ptl.tensor([1, 2, 3]), 0, out=c)
+    assert c.tolist() == [1.0, 3.0, 6.0]
+
+
+def test_a_result_out_cannot_hold_is_refused_before_writing():
+    o = ptl.full((2,), 7, dtype=ptl.int64)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired "
+                                           "output type Long"):
+        ptl.cat([ptl.ones(1), ptl.ones(1)], out=o)
+    assert o.tolist() == [7, 7]
+
+
+def test_out_with_elements_of_another_shape_is_resized_with_pytorchs_warning():
+    o = ptl.empty(2)
+    with pytest.warns(UserWarning, match=r"An output with one or more elements was resized "
+                                         r"since it had shape \[2\], which does not match the "
+                                         r"required output shape \[3, 4\]"):
+        ptl.cumsum(ptl.ones(3, 4), 1, out=o)
+    assert o.shape == (3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ptl.cumsum(ptl.ones(3, 4), 1, out=ptl.empty(0))
+        ptl.cumsum(ptl.ones(3, 4), 1, out=o)
+
+
+def test_out_none_is_the_call_without_out():
+    assert ptl.cumsum(ptl.ones(3), 0, out=None).tolist() == [1.0, 2.0, 3.0]
+    assert ptl.sum(ptl.ones(2, 2), 0, out=None).tolist() == [2.0, 2.0]
+
+
+def test_inputs_that_require_grad_are_refused():
+    a = ptl.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"^cumsum\(\): functions with out=\.\.\. arguments "
+                                           r"don't support automatic differentiation, but one "
+                                           r"of the arguments requires grad\.$"):
+        ptl.cumsum(a, 0, out=ptl.empty(0))
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        ptl.cat([ptl.ones(1), a], out=ptl.empty(0))
+    with ptl.no_grad():
+        assert ptl.cumsum(a, 0, out=ptl.empty(0)).tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ptl.cumsum(ptl.ones(3), 0, out=3), "cumsum(): argument 'out' must be Tensor, not int"),
+    (lambda: ptl.max(ptl.ones(2, 2), 1, out=ptl.empty(0)), "max() received an invalid"),
+    (lambda: ptl.transpose(ptl.ones(2, 2), 0, 1, out=ptl.empty(0)), "transpose()"),
+])
+def test_an_out_of_the_wrong_kind_or_on_a_function_without_out_is_a_type_error(call, message):
+    with pytest.raises(TypeError) as e:
+        call()
+    assert message in str(e.value)
+
+
+def test_a_tuple_out_of_the_wrong_length_is_a_type_error():
+    with pytest.raises(TypeError, match="expected tuple of 2 elements but got 3"):
+        ptl.sort(ptl.ones(3), out=(ptl.empty(0), ptl.empty(0, dtype=ptl.int64), ptl.empty(0)))
+
+
+def test_docstrings_show_the_python_signatures_and_the_dispatcher_operators():
+    doc = ptl.add.__doc__
+    assert doc.startswith("add(Tensor input, Tensor other, *, Number alpha = 1, "
+                          "Tensor out = None)\n")
+    assert "    aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor\n" in doc
+    assert "cumsum(Tensor input, int dim, *, torch.dtype dtype = None, Tensor out = None)" in \
+        ptl.cumsum.__doc__
+    assert ptl.Tensor.add.__doc__.startswith("add(Tensor other, *, Number alpha = 1)\n")
+
+
+@torch_ref
+def test_the_table_is_what_the_tool_writes_from_torch():
+    """src/python/torch_out_overloads.h is tools/torch_out_overloads.py's output for the
+    installed torch and this build, byte for byte."""
+    import importlib.util
+    import os
+    from helpers import ROOT
+    spec = importlib.util.spec_from_file_location(
+        "torch_out_overloads_tool", os.path.join(ROOT, "tools", "torch_out_overloads.py"))
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    with open(tool.HEADER) as f:
+        assert f.read() == tool.generate()
