@@ -616,9 +616,14 @@ t_detach_(PyObject *self, PyObject *unused)
     }
     PtlTensorImpl *t = PTLPY_IMPL(self);
     PtlAutogradMeta *m = ptl_autograd_meta(t, 0);
-    if ((t->flags & PTL_TF_IS_VIEW) && ptl_requires_grad(t)) {
+    if (t->flags & PTL_TF_IS_VIEW) {   /* any view, as PyTorch's (also one without grad) */
         PyErr_SetString(PyExc_RuntimeError,
-                        "Can't detach views in-place. Use detach() instead.");
+                        "Can't detach views in-place. Use detach() instead. If you are using "
+                        "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view "
+                        "is set as True, gradients are views of DDP buckets, and hence detach_() "
+                        "cannot be called on these gradients. To fix this error, please refer to "
+                        "the Optimizer.zero_grad() function in torch/optim/optimizer.py as the "
+                        "solution.");
         return NULL;
     }
     if (m != NULL) {

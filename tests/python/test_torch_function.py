@@ -492,6 +492,7 @@ PYTHON_LEVEL = [
     ('float(s)', ['__float__'], ['__float__'], 'float'),
     ('i[0].__index__()', ['__getitem__', '__index__'], ['__getitem__', '__index__'], 'int'),
     ('v.requires_grad_()', ['requires_grad_'], ['requires_grad_'], 'Log'),
+    ('v.detach_()', ['detach_'], ['detach_', "EXC RuntimeError: Can't detach views in-place. Use detach() instead. If you ar"], None),
     ("setattr(v, 'requires_grad', True)", ['__set__'], ['__set__'], 'NoneType'),
     ("setattr(v, 'grad', torch.ones(3))", ['ones', '__set__'], ['__set__'], 'NoneType'),
     ("delattr(v, 'grad')", ['__delete__'], ['__delete__'], 'NoneType'),
