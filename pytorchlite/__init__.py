@@ -328,5 +328,5 @@ overrides._route_functions(globals(), names=(
     "matrix_power", "numel", "rad2deg_", "resize_as_", "resolve_conj", "resolve_neg", "sinc",
     "sinc_", "spmm", "xlogy", "xlogy_"))
 overrides._route_functions(Tensor, skip=(
-    "__iter__", "__new__", "__init_subclass__", "__reduce_ex__", "__deepcopy__",
+    "__iter__", "__new__", "__reduce_ex__", "__deepcopy__",
     "_cast", "_map_elements", "_reduce_values", "_take_geometry"))

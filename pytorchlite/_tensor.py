@@ -124,10 +124,6 @@ class Tensor(_C.TensorBase):
                                      check_other=False)
         return t if cls is Tensor else Tensor._make_subclass(cls, t, t.requires_grad)
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        _overrides._route_subclass(cls)
-
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         """The default every subclass inherits (Note [Torch function]): func(*args, **kwargs)
@@ -191,8 +187,13 @@ class Tensor(_C.TensorBase):
         return self._base is not None
 
     # ---- Python protocols ----
+    def __dir__(self):
+        """The attribute names (a function here only so that dir() reaches
+        __torch_function__, as PyTorch's)."""
+        return object.__dir__(self)
+
     def __iter__(self):
-        """The rows, unbind(0) as PyTorch's (not itself routed: the unbind is)."""
+        """The rows, unbind(0) as PyTorch's (not itself routed: its dim() and unbind are)."""
         if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))

@@ -165,6 +165,8 @@ def _route_functions(namespace, skip=(), names=None):
     owner = namespace if isinstance(namespace, type) else None
     items = vars(owner) if owner is not None else namespace
     module = None if owner is not None else namespace["__name__"]
+    if owner is not None:
+        _route_properties(owner, skip)
     if names is None:
         names = [n for n, f in items.items() if isinstance(f, types.FunctionType) and
                  (owner is not None or (f.__module__ == module and not n.startswith("_")))]
@@ -181,85 +183,13 @@ def _route_functions(namespace, skip=(), names=None):
             namespace[name] = _route(func)
 
 
-# ---- Tensor subclasses: the methods and properties that are not operators ----
-
-# the special methods that PyTorch routes through __torch_function__ (not __iter__, __hash__)
-_ROUTED_SPECIAL = ("__len__", "__format__", "__repr__", "__bool__", "__float__", "__int__",
-                   "__index__", "__complex__", "__contains__", "__reversed__", "__array__")
-_NOT_ROUTED = ("as_subclass", "__torch_function__")
-_routed = None
-
-
-def _routed_attributes():
-    """(name, raw attribute) of Tensor's methods and properties that do not route themselves:
-    C methods, properties and C getters.  The operators (_OpFunction objects) route themselves
-    in C, and the Python methods are _RoutedFunction objects, or become ones at the end of the
-    package's import (a subclass made before inherits them)."""
-    global _routed
-    if _routed is None:
-        import inspect
-        from ._tensor import Tensor
-        op_type = (type(Tensor.add), _C._RoutedFunction, types.FunctionType)
-        found = []
-        for name in dir(Tensor):
-            if (name.startswith("_") and name not in _ROUTED_SPECIAL) or name in _NOT_ROUTED:
-                continue
-            raw = inspect.getattr_static(Tensor, name)
-            if isinstance(raw, (staticmethod, classmethod) + op_type):
-                continue
-            if isinstance(raw, property) or inspect.isgetsetdescriptor(raw) or callable(raw):
-                found.append((name, raw))
-        _routed = tuple(found)
-    return _routed
-
-
-def _routed_method(name, base):
-    def method(self, *args, **kwargs):
-        if has_torch_function_unary(self):   # not inside the default __torch_function__
-            return handle_torch_function(base, (self,) + args, self, *args, **kwargs)
-        return base(self, *args, **kwargs)
-    method.__name__ = name
-    method.__qualname__ = f"Tensor.{name}"
-    method.__doc__ = getattr(base, "__doc__", None)
-    return method
-
-
-def _routed_property(name, raw):
-    def fget(self):
-        if has_torch_function_unary(self):
-            return handle_torch_function(raw.__get__, (self,), self)
-        return raw.__get__(self)
-
-    def fset(self, value):
-        if has_torch_function_unary(self):
-            return handle_torch_function(raw.__set__, (self, value), self, value)
-        return raw.__set__(self, value)
-
-    def fdel(self):
-        if has_torch_function_unary(self):
-            return handle_torch_function(raw.__delete__, (self,), self)
-        return raw.__delete__(self)
-    return property(fget, fset, fdel, getattr(raw, "__doc__", None))
-
-
-def _route_subclass(cls):
-    """Gives a Tensor subclass whose __torch_function__ is enabled, for every C method and
-    property of Tensor (_routed_attributes) it does not define itself, one that goes to
-    __torch_function__ with func = Tensor.<name> (a property: Tensor.<name>.__get__ /
-    __set__), as PyTorch's methods do.  Plain tensors keep the methods as they are (no cost
-    on the hot path)."""
-    impl = getattr(cls, "__torch_function__", None)
-    if impl is None or impl is _disabled_torch_function_impl:
-        return
-    import inspect
-    from ._tensor import Tensor
-    for name, raw in _routed_attributes():
-        if inspect.getattr_static(cls, name, None) is not raw:
-            continue   # cls or a class between defines its own (or a base routed it already)
-        if isinstance(raw, property) or inspect.isgetsetdescriptor(raw):
-            setattr(cls, name, _routed_property(name, raw))
-        else:
-            setattr(cls, name, _routed_method(name, getattr(Tensor, name)))
+def _route_properties(owner, skip=()):
+    """Makes _C._RoutedProperty objects of owner's properties (but those of skip): an access
+    goes to __torch_function__ with func = owner.<name>.__get__ (an assignment: __set__) when
+    the tensor or a mode asks for it, as PyTorch's getters in C do."""
+    for name, prop in list(vars(owner).items()):
+        if isinstance(prop, property) and name not in skip:
+            setattr(owner, name, _C._RoutedProperty(name, prop.fget, prop.fset, prop.__doc__))
 
 
 # ---- modes ----

@@ -5,13 +5,15 @@ Every function validates its arguments with torch.nn.functional's messages and c
 ATen operator (src/aten/native/conv.c, pool.c, resample.c); 1-D pooling goes through the
 2-D kernels on an unsqueezed input, as PyTorch does.
 """
+import functools
+import inspect
 import math
 import operator
 
 import pytorchlite as torch
 from .._arg_check import check_arg
 from .._native_signature import native_fault as _native_fault
-from pytorchlite import overrides as _overrides
+from pytorchlite import _C, overrides as _overrides
 
 _aten = torch.ops.aten
 
@@ -840,3 +842,27 @@ def affine_grid(theta, size, align_corners=None):
 # each public function goes to __torch_function__ first (Note [Torch function]), but the
 # upsample ones: PyTorch's are not routed, the interpolate they call is
 _overrides._route_functions(globals(), skip=("upsample", "upsample_bilinear", "upsample_nearest"))
+
+
+def _boolean_dispatch(name):
+    """F.<name> as PyTorch's boolean_dispatch makes it: a true return_indices (by keyword or
+    at its place) calls F.<name>_with_indices, which __torch_function__ then sees; otherwise
+    the pool without indices, seen as F.<name> itself."""
+    routed = globals()[name]
+    with_indices = globals()[name + "_with_indices"]
+    pool = routed.__wrapped__
+    at = list(inspect.signature(pool).parameters).index("return_indices")
+
+    def dispatch(*args, **kwargs):
+        flag = kwargs["return_indices"] if "return_indices" in kwargs else \
+            len(args) > at and args[at]
+        return (with_indices if flag else without)(*args, **kwargs)
+    functools.update_wrapper(dispatch, pool)
+    without = _C._RoutedFunction(pool, dispatch)
+    globals()[name] = dispatch
+
+
+for _name in ("max_pool1d", "max_pool2d", "max_pool3d", "adaptive_max_pool1d",
+              "adaptive_max_pool2d", "adaptive_max_pool3d", "fractional_max_pool2d",
+              "fractional_max_pool3d"):
+    _boolean_dispatch(_name)

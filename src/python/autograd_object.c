@@ -394,6 +394,9 @@ static PyObject *
 t_get_requires_grad(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "requires_grad");
+    }
     return PyBool_FromLong(ptl_requires_grad(PTLPY_IMPL(self)));
 }
 
@@ -401,6 +404,9 @@ static int
 t_set_requires_grad(PyObject *self, PyObject *value, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_setter(self, "requires_grad", value);
+    }
     if (value == NULL || !PyBool_Check(value)) {
         PyErr_SetString(PyExc_TypeError, "requires_grad must be a bool");
         return -1;
@@ -411,6 +417,9 @@ t_set_requires_grad(PyObject *self, PyObject *value, void *c)
 static PyObject *
 t_requires_grad_(PyObject *self, PyObject *args, PyObject *kwargs)
 {
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "requires_grad_", args, kwargs);
+    }
     static char *kwlist[] = {"requires_grad", NULL};
     int on = 1;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p:requires_grad_", kwlist, &on)) {
@@ -427,6 +436,9 @@ static PyObject *
 t_get_is_leaf(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "is_leaf");
+    }
     PtlTensorImpl *t = PTLPY_IMPL(self);
     if ((t->flags & PTL_TF_IS_VIEW) && ptl_view_check(t) < 0) {
         return ptlpy_raise();
@@ -438,6 +450,9 @@ static PyObject *
 t_get_grad_fn(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "grad_fn");
+    }
     PtlTensorImpl *t = PTLPY_IMPL(self);
     if ((t->flags & PTL_TF_IS_VIEW) && ptl_view_check(t) < 0) {
         return ptlpy_raise();
@@ -454,6 +469,9 @@ static PyObject *
 t_get_output_nr(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "output_nr");
+    }
     PtlAutogradMeta *m = ptl_autograd_meta(PTLPY_IMPL(self), 0);
     return PyLong_FromLong(m ? m->output_nr : 0);
 }
@@ -462,6 +480,9 @@ static PyObject *
 t_get_grad(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "grad");
+    }
     PtlAutogradMeta *m = ptl_autograd_meta(PTLPY_IMPL(self), 0);
     return ptlpy_wrap_borrowed(m != NULL ? m->grad : NULL);
 }
@@ -489,6 +510,9 @@ static int
 t_set_grad(PyObject *self, PyObject *value, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_setter(self, "grad", value);
+    }
     PtlTensorImpl *t = PTLPY_IMPL(self);
     if (value == NULL || value == Py_None) {
         PtlAutogradMeta *m = ptl_autograd_meta(t, 0);
@@ -532,6 +556,9 @@ static PyObject *
 t_get_data(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "data");
+    }
     /* not a view: the same storage under a new tensor with its own version counter */
     PtlTensorImpl *t = PTLPY_IMPL(self);
     ptl_storage_incref(t->storage);
@@ -550,6 +577,9 @@ static int
 t_set_data(PyObject *self, PyObject *value, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_setter(self, "data", value);
+    }
     if (value == NULL) {
         PyErr_SetString(PyExc_RuntimeError,
                         "Deleting tensor data is not allowed. Delete tensor instead!");
@@ -581,11 +611,19 @@ static PyObject *
 t_detach_(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "detach_", NULL, NULL);
+    }
     PtlTensorImpl *t = PTLPY_IMPL(self);
     PtlAutogradMeta *m = ptl_autograd_meta(t, 0);
-    if ((t->flags & PTL_TF_IS_VIEW) && ptl_requires_grad(t)) {
+    if (t->flags & PTL_TF_IS_VIEW) {   /* any view, as PyTorch's (also one without grad) */
         PyErr_SetString(PyExc_RuntimeError,
-                        "Can't detach views in-place. Use detach() instead.");
+                        "Can't detach views in-place. Use detach() instead. If you are using "
+                        "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view "
+                        "is set as True, gradients are views of DDP buckets, and hence detach_() "
+                        "cannot be called on these gradients. To fix this error, please refer to "
+                        "the Optimizer.zero_grad() function in torch/optim/optimizer.py as the "
+                        "solution.");
         return NULL;
     }
     if (m != NULL) {

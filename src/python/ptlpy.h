@@ -157,6 +157,22 @@ PTLPY_COLD PyObject *ptlpy_tf_call2_or(PyObject *a, PyObject *b, const char *nam
                                        binaryfunc slot);
 PTLPY_COLD PyObject *ptlpy_tf_unary_or(PyObject *a, const char *name, unaryfunc slot);
 
+/* Tensor's getters, setters and methods that are not operators (x.shape, x.grad = g,
+ * x.dim() ...): ptlpy_tf_self(self) says whether the call goes to __torch_function__ (a mode
+ * is active or self's type overloads it; a flag and a type compare on the plain path), and
+ * then ptlpy_tf_getter passes func = Tensor.<name>.__get__ and args (self,), ptlpy_tf_setter
+ * Tensor.<name>.__set__ (self, value) or __delete__ (self,) when value is NULL (0 or -1), and
+ * ptlpy_tf_method Tensor.<name> with (self, *args) and kwargs (either may be NULL) */
+static inline int
+ptlpy_tf_self(PyObject *self)
+{
+    return PTL_UNLIKELY(!ptlpy_tf_plain1(self)) && ptlpy_tf_overloaded(&self, 1);
+}
+PTLPY_COLD PyObject *ptlpy_tf_getter(PyObject *self, const char *name);
+PTLPY_COLD int ptlpy_tf_setter(PyObject *self, const char *name, PyObject *value);
+PTLPY_COLD PyObject *ptlpy_tf_method(PyObject *self, const char *name, PyObject *args,
+                                     PyObject *kwargs);
+
 /* ---- the dispatcher from Python, Python kernels (library.c) ---- */
 int ptlpy_library_init(PyObject *module);
 /* ---- storages (storage_object.c) ---- */

@@ -402,6 +402,9 @@ static PyObject *
 tensor_tolist(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "tolist", NULL, NULL);
+    }
     if (ptlpy_tracer_python_value("list") < 0) {
         return NULL;
     }
@@ -412,6 +415,9 @@ static PyObject *
 tensor_item(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "item", NULL, NULL);
+    }
     PtlTensorImpl *t = PTLPY_IMPL(self);
     if (t->numel != 1) {
         PyErr_Format(PyExc_RuntimeError, "a Tensor with %lld elements cannot be converted to Scalar",
@@ -434,6 +440,9 @@ static PyObject *
 tensor_get_shape(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "shape");
+    }
     PtlTensorImpl *t = PTLPY_IMPL(self);
     return ptlpy_make_size(t->dim, t->sizes);
 }
@@ -442,6 +451,9 @@ static PyObject *
 tensor_get_dtype(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "dtype");
+    }
     PyObject *o = ptlpy_dtype_object(PTLPY_IMPL(self)->dtype);
     Py_INCREF(o);
     return o;
@@ -451,6 +463,9 @@ static PyObject *
 tensor_get_device(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "device");
+    }
     PtlDevice d = PTLPY_IMPL(self)->device;
     if (d.type == PTL_DEVICE_CUDA && d.index < 0) {
         d.index = 0;
@@ -462,6 +477,9 @@ static PyObject *
 tensor_get_ndim(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "ndim");
+    }
     return PyLong_FromLong(PTLPY_IMPL(self)->dim);
 }
 
@@ -469,6 +487,9 @@ static PyObject *
 tensor_get_is_cuda(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "is_cuda");
+    }
     return PyBool_FromLong(PTLPY_IMPL(self)->device.type == PTL_DEVICE_CUDA);
 }
 
@@ -476,6 +497,9 @@ static PyObject *
 tensor_get_version(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "_version");
+    }
     int64_t version;
     if (ptl_tensor_impl_version(PTLPY_IMPL(self), &version) < 0) {
         return ptlpy_raise();
@@ -487,6 +511,9 @@ static PyObject *
 tensor_get_itemsize(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "itemsize");
+    }
     return PyLong_FromSize_t(ptl_tensor_itemsize(PTLPY_IMPL(self)));
 }
 
@@ -494,6 +521,9 @@ static PyObject *
 tensor_get_nbytes(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "nbytes");
+    }
     PtlTensorImpl *t = PTLPY_IMPL(self);
     return PyLong_FromLongLong(t->numel * (int64_t)ptl_tensor_itemsize(t));
 }
@@ -509,6 +539,9 @@ static PyObject *
 tensor_get_base(PyObject *self, void *c)
 {
     (void)c;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_getter(self, "_base");
+    }
     return ptlpy_wrap_borrowed(PTLPY_IMPL(self)->base);
 }
 
@@ -532,6 +565,9 @@ static PyObject *
 tensor_dim(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "dim", NULL, NULL);
+    }
     return PyLong_FromLong(PTLPY_IMPL(self)->dim);
 }
 
@@ -539,6 +575,9 @@ static PyObject *
 tensor_numel(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "numel", NULL, NULL);
+    }
     return PyLong_FromLongLong(PTLPY_IMPL(self)->numel);
 }
 
@@ -578,12 +617,18 @@ size_or_stride(PyObject *self, PyObject *args, PyObject *kwargs, int stride)
 static PyObject *
 tensor_size(PyObject *self, PyObject *args, PyObject *kwargs)
 {
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "size", args, kwargs);
+    }
     return size_or_stride(self, args, kwargs, 0);
 }
 
 static PyObject *
 tensor_stride(PyObject *self, PyObject *args, PyObject *kwargs)
 {
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "stride", args, kwargs);
+    }
     return size_or_stride(self, args, kwargs, 1);
 }
 
@@ -591,6 +636,9 @@ tensor_stride(PyObject *self, PyObject *args, PyObject *kwargs)
 static PyObject *
 tensor_is_contiguous(PyObject *self, PyObject *args, PyObject *kwargs)
 {
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "is_contiguous", args, kwargs);
+    }
     static char *kwlist[] = {"memory_format", NULL};
     PyObject *fo = NULL;
     PtlMemoryFormat f = PTL_MEMORY_FORMAT_CONTIGUOUS;
@@ -611,6 +659,9 @@ static PyObject *
 tensor_data_ptr(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "data_ptr", NULL, NULL);
+    }
     PtlTensorImpl *t = PTLPY_IMPL(self);
     if (check_strided(t) < 0) {
         return NULL;
@@ -625,6 +676,9 @@ static PyObject *
 tensor_is_conj(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "is_conj", NULL, NULL);
+    }
     return PyBool_FromLong(ptl_tensor_is_conj(PTLPY_IMPL(self)));
 }
 
@@ -632,6 +686,9 @@ static PyObject *
 tensor_is_inference(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "is_inference", NULL, NULL);
+    }
     return PyBool_FromLong(ptl_tensor_is_inference(PTLPY_IMPL(self)));
 }
 
@@ -639,6 +696,9 @@ static PyObject *
 tensor_element_size(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "element_size", NULL, NULL);
+    }
     return PyLong_FromSize_t(ptl_tensor_itemsize(PTLPY_IMPL(self)));
 }
 
@@ -646,6 +706,9 @@ static PyObject *
 tensor_storage_offset(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "storage_offset", NULL, NULL);
+    }
     return PyLong_FromLongLong(PTLPY_IMPL(self)->storage_offset);
 }
 
@@ -653,6 +716,9 @@ static PyObject *
 tensor_is_floating_point(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (ptlpy_tf_self(self)) {
+        return ptlpy_tf_method(self, "is_floating_point", NULL, NULL);
+    }
     return PyBool_FromLong(ptl_dtype_is_floating(PTLPY_IMPL(self)->dtype));
 }
 
@@ -968,9 +1034,17 @@ check_real_item(PtlTensorImpl *host, const char *type)
     return 0;
 }
 
+/* bool(x), int(x), float(x), operator.index(x) of an overloaded x (or under a mode) go to
+ * __torch_function__ as Tensor.__bool__ ... (Note [Torch function]) */
 static int
 nb_bool(PyObject *a)
 {
+    if (ptlpy_tf_self(a)) {
+        PyObject *r = ptlpy_tf_dispatch_slot("__bool__", &a, 1);
+        int truth = r != NULL ? PyObject_IsTrue(r) : -1;
+        Py_XDECREF(r);
+        return truth;
+    }
     PtlTensorImpl *t = PTLPY_IMPL(a);
     PtlTensorImpl *host = one_element(t, t->numel == 0
                                              ? "Boolean value of Tensor with no values is ambiguous"
@@ -988,6 +1062,9 @@ nb_bool(PyObject *a)
 static PyObject *
 nb_int(PyObject *a)
 {
+    if (ptlpy_tf_self(a)) {
+        return ptlpy_tf_dispatch_slot("__int__", &a, 1);
+    }
     PtlTensorImpl *host = one_element(PTLPY_IMPL(a), NULL, "integer");
     if (host == NULL) {
         return NULL;
@@ -1012,6 +1089,9 @@ nb_int(PyObject *a)
 static PyObject *
 nb_float(PyObject *a)
 {
+    if (ptlpy_tf_self(a)) {
+        return ptlpy_tf_dispatch_slot("__float__", &a, 1);
+    }
     PtlTensorImpl *host = one_element(PTLPY_IMPL(a), NULL, "float");
     if (host == NULL) {
         return NULL;
@@ -1028,6 +1108,9 @@ nb_float(PyObject *a)
 static PyObject *
 nb_index(PyObject *a)
 {
+    if (ptlpy_tf_self(a)) {
+        return ptlpy_tf_dispatch_slot("__index__", &a, 1);
+    }
     PtlTensorImpl *t = PTLPY_IMPL(a);
     if (t->numel != 1 || !ptl_dtype_is_integral(t->dtype, 1)) {
         PyErr_SetString(PyExc_TypeError,

@@ -27,8 +27,18 @@
  * pays the C-to-Python call, 15-70 ns (docs/performance.md); PyTorch's
  * `if has_torch_function_unary(input)` written at the top of each function costs less (23 ns
  * for F.relu) but is code in every function, and the functions here are many and spread over
- * modules. */
+ * modules.
+ *
+ * Tensor's getters, setters and methods that are not operators (x.shape, x.grad = g, x.dim(),
+ * x.size(0), bool(x) ...) make the same check on self (ptlpy_tf_self: a flag and a type
+ * compare on the plain path) and pass PyTorch's func: Tensor.<name>.__get__, __set__ or
+ * __delete__ for a property, Tensor.<name> for a method (Tensor.dim for ndimension, as
+ * PyTorch's).  The properties written in Python (T, mT, real, is_cpu, layout ...) are
+ * _RoutedProperty objects that do the same.  A mode sees them all, as PyTorch's, and a
+ * subclass through the same check (no per-subclass wrappers). */
 #include "ptlpy.h"
+
+#include <structmember.h>
 
 PyObject *ptlpy_tf_disabled_impl = NULL;   /* _C._disabled_torch_function_impl */
 int ptlpy_tf_modes = 0;                    /* modes pushed on all threads */
@@ -202,12 +212,84 @@ ptlpy_tf_unary_or(PyObject *a, const char *name, unaryfunc slot)
     return ptlpy_tf_overloaded(&a, 1) ? ptlpy_tf_dispatch_slot(name, &a, 1) : slot(a);
 }
 
+/* ---- Tensor's getters, setters and methods that are not operators ---- */
+
+/* Tensor.<name>, or its attribute dunder (__get__, __set__, __delete__) when dunder is set */
+static PyObject *
+tensor_attr(const char *name, const char *dunder)
+{
+    PyObject *a = PyObject_GetAttrString((PyObject *)ptlpy_tensor_class, name);
+    if (a == NULL || dunder == NULL) {
+        return a;
+    }
+    PyObject *f = PyObject_GetAttrString(a, dunder);
+    Py_DECREF(a);
+    return f;
+}
+
+static PyObject *
+dispatch_attr(const char *name, const char *dunder, PyObject *const *args, Py_ssize_t nargs,
+              PyObject *kwnames)
+{
+    PyObject *func = tensor_attr(name, dunder);
+    if (func == NULL) {
+        return NULL;
+    }
+    PyObject *res = ptlpy_tf_dispatch(func, args, nargs, kwnames);
+    Py_DECREF(func);
+    return res;
+}
+
+PyObject *
+ptlpy_tf_getter(PyObject *self, const char *name)
+{
+    return dispatch_attr(name, "__get__", &self, 1, NULL);
+}
+
+int
+ptlpy_tf_setter(PyObject *self, const char *name, PyObject *value)
+{
+    PyObject *args[2] = {self, value};
+    PyObject *res = value != NULL ? dispatch_attr(name, "__set__", args, 2, NULL)
+                                  : dispatch_attr(name, "__delete__", args, 1, NULL);
+    Py_XDECREF(res);
+    return res != NULL ? 0 : -1;
+}
+
+PyObject *
+ptlpy_tf_method(PyObject *self, const char *name, PyObject *args, PyObject *kwargs)
+{
+    Py_ssize_t na = args != NULL ? PyTuple_GET_SIZE(args) : 0;
+    Py_ssize_t nk = kwargs != NULL ? PyDict_GET_SIZE(kwargs) : 0;
+    PyObject **v = PyMem_Malloc(sizeof(PyObject *) * (size_t)(1 + na + nk));
+    PyObject *kwnames = nk > 0 ? PyTuple_New(nk) : NULL, *key, *value, *res = NULL;
+    Py_ssize_t pos = 0, i = 0;
+    if (v == NULL || (nk > 0 && kwnames == NULL)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    v[0] = self;
+    for (Py_ssize_t k = 0; k < na; k++) {
+        v[1 + k] = PyTuple_GET_ITEM(args, k);
+    }
+    while (nk > 0 && PyDict_Next(kwargs, &pos, &key, &value)) {
+        PyTuple_SET_ITEM(kwnames, i, Py_NewRef(key));
+        v[1 + na + i++] = value;
+    }
+    res = dispatch_attr(name, NULL, v, 1 + na, kwnames);
+done:
+    PyMem_Free(v);
+    Py_XDECREF(kwnames);
+    return res;
+}
+
 /* ---- _RoutedFunction: a Python function that checks for __torch_function__ first ---- */
 
 typedef struct {
     PyObject_HEAD
     PyObject *func;      /* the Python function */
     PyObject *dict;      /* __name__, __qualname__, __module__, __doc__, __wrapped__ */
+    PyObject *public;    /* the func __torch_function__ sees: NULL for the wrapper itself */
     vectorcallfunc vectorcall;
 } RoutedFunction;
 
@@ -223,7 +305,8 @@ routed_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject
         i++;
     }
     if (i < n && ptlpy_tf_overloaded(args, n)) {
-        return ptlpy_tf_dispatch(self, args, nargs, kwnames);
+        PyObject *public = ((RoutedFunction *)self)->public;
+        return ptlpy_tf_dispatch(public != NULL ? public : self, args, nargs, kwnames);
     }
     return PyObject_Vectorcall(((RoutedFunction *)self)->func, args, nargsf, kwnames);
 }
@@ -231,8 +314,8 @@ routed_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject
 static PyObject *
 routed_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *func;
-    if (!PyArg_ParseTuple(args, "O:_RoutedFunction", &func)) {
+    PyObject *func, *public = NULL;
+    if (!PyArg_ParseTuple(args, "O|O:_RoutedFunction", &func, &public)) {
         return NULL;
     }
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) > 0) {
@@ -247,8 +330,8 @@ routed_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (self == NULL) {
         return NULL;
     }
-    Py_INCREF(func);
-    self->func = func;
+    self->func = Py_NewRef(func);
+    self->public = Py_XNewRef(public == Py_None ? NULL : public);
     self->vectorcall = routed_vectorcall;
     return (PyObject *)self;
 }
@@ -258,6 +341,7 @@ routed_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(((RoutedFunction *)self)->func);
     Py_VISIT(((RoutedFunction *)self)->dict);
+    Py_VISIT(((RoutedFunction *)self)->public);
     return 0;
 }
 
@@ -266,6 +350,7 @@ routed_clear(PyObject *self)
 {
     Py_CLEAR(((RoutedFunction *)self)->func);
     Py_CLEAR(((RoutedFunction *)self)->dict);
+    Py_CLEAR(((RoutedFunction *)self)->public);
     return 0;
 }
 
@@ -342,9 +427,140 @@ static PyTypeObject Routed_Type = {
     .tp_repr = routed_repr,
     .tp_methods = routed_methods,
     .tp_getset = routed_getset,
-    .tp_doc = "_RoutedFunction(func): func, a function written in Python, that goes to "
-              "__torch_function__ first when an argument or a mode asks for it "
-              "(Note [Torch function])",
+    .tp_doc = "_RoutedFunction(func, public=None): func, a function written in Python, that "
+              "goes to __torch_function__ first when an argument or a mode asks for it, with "
+              "public (else the wrapper itself) as the func it sees (Note [Torch function])",
+};
+
+/* ---- _RoutedProperty: a property written in Python that checks for __torch_function__ ---- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *name;      /* the attribute's name, for the messages */
+    PyObject *fget;
+    PyObject *fset;      /* NULL: read-only */
+    PyObject *doc;
+} RoutedProperty;
+
+/* x.<name>: fget(x), or Tensor.<name>.__get__ through __torch_function__ when x is
+ * overloaded or a mode is active, as PyTorch's getters (Note [Torch function]) */
+static PyObject *
+rprop_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    if (obj == NULL || obj == Py_None) {
+        return Py_NewRef(self);
+    }
+    if (ptlpy_tf_self(obj)) {
+        PyObject *func = PyObject_GetAttrString(self, "__get__");
+        PyObject *res = func != NULL ? ptlpy_tf_dispatch(func, &obj, 1, NULL) : NULL;
+        Py_XDECREF(func);
+        return res;
+    }
+    return PyObject_Vectorcall(((RoutedProperty *)self)->fget, &obj, 1, NULL);
+}
+
+static int
+rprop_set(PyObject *self, PyObject *obj, PyObject *value)
+{
+    RoutedProperty *p = (RoutedProperty *)self;
+    if (ptlpy_tf_self(obj)) {
+        PyObject *args[2] = {obj, value};
+        PyObject *func = PyObject_GetAttrString(self, value != NULL ? "__set__" : "__delete__");
+        PyObject *res = func != NULL ? ptlpy_tf_dispatch(func, args, value != NULL ? 2 : 1, NULL)
+                                     : NULL;
+        Py_XDECREF(func);
+        Py_XDECREF(res);
+        return res != NULL ? 0 : -1;
+    }
+    if (p->fset == NULL || value == NULL) {
+        PyErr_Format(PyExc_AttributeError, "property '%U' of '%s' object has no %s", p->name,
+                     Py_TYPE(obj)->tp_name, value != NULL ? "setter" : "deleter");
+        return -1;
+    }
+    PyObject *args[2] = {obj, value};
+    PyObject *res = PyObject_Vectorcall(p->fset, args, 2, NULL);
+    Py_XDECREF(res);
+    return res != NULL ? 0 : -1;
+}
+
+static PyObject *
+rprop_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *name, *fget, *fset = Py_None, *doc = Py_None;
+    static char *kwlist[] = {"name", "fget", "fset", "doc", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO|OO:_RoutedProperty", kwlist, &name,
+                                     &fget, &fset, &doc)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(fget) || (fset != Py_None && !PyCallable_Check(fset))) {
+        PyErr_SetString(PyExc_TypeError, "_RoutedProperty expects callables");
+        return NULL;
+    }
+    RoutedProperty *self = (RoutedProperty *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->name = Py_NewRef(name);
+    self->fget = Py_NewRef(fget);
+    self->fset = fset != Py_None ? Py_NewRef(fset) : NULL;
+    self->doc = Py_NewRef(doc);
+    return (PyObject *)self;
+}
+
+static int
+rprop_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    RoutedProperty *p = (RoutedProperty *)self;
+    Py_VISIT(p->name);
+    Py_VISIT(p->fget);
+    Py_VISIT(p->fset);
+    Py_VISIT(p->doc);
+    return 0;
+}
+
+static int
+rprop_clear(PyObject *self)
+{
+    RoutedProperty *p = (RoutedProperty *)self;
+    Py_CLEAR(p->name);
+    Py_CLEAR(p->fget);
+    Py_CLEAR(p->fset);
+    Py_CLEAR(p->doc);
+    return 0;
+}
+
+static void
+rprop_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    rprop_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyMemberDef rprop_members[] = {
+    {"__name__", T_OBJECT, offsetof(RoutedProperty, name), READONLY, NULL},
+    {"fget", T_OBJECT, offsetof(RoutedProperty, fget), READONLY, NULL},
+    {"fset", T_OBJECT, offsetof(RoutedProperty, fset), READONLY, NULL},
+    {"__doc__", T_OBJECT, offsetof(RoutedProperty, doc), READONLY, NULL},
+    {NULL},
+};
+
+static PyTypeObject RoutedProperty_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pytorchlite._C._RoutedProperty",
+    .tp_basicsize = sizeof(RoutedProperty),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = rprop_new,
+    .tp_traverse = rprop_traverse,
+    .tp_clear = rprop_clear,
+    .tp_dealloc = rprop_dealloc,
+    .tp_descr_get = rprop_get,
+    .tp_descr_set = rprop_set,
+    .tp_members = rprop_members,
+    .tp_doc = "_RoutedProperty(name, fget, fset=None, doc=None): a property of Tensor written "
+              "in Python that goes to __torch_function__ (func Tensor.<name>.__get__ / __set__) "
+              "when its tensor or a mode asks for it (Note [Torch function])",
 };
 
 /* ---- _C functions and the context managers ---- */
@@ -532,7 +748,7 @@ ptlpy_torch_function_init(PyObject *module)
     name_tf = PyUnicode_InternFromString("__torch_function__");
     if (name_tf == NULL || PyModule_AddFunctions(module, tf_methods) < 0 ||
         PyType_Ready(&DisableSubclass_Type) < 0 || PyType_Ready(&DisableAll_Type) < 0 ||
-        PyType_Ready(&Routed_Type) < 0) {
+        PyType_Ready(&Routed_Type) < 0 || PyType_Ready(&RoutedProperty_Type) < 0) {
         return -1;
     }
     ptlpy_tf_disabled_impl = PyObject_GetAttrString(module, "_disabled_torch_function_impl");
@@ -553,6 +769,11 @@ ptlpy_torch_function_init(PyObject *module)
     Py_INCREF(&Routed_Type);
     if (PyModule_AddObject(module, "_RoutedFunction", (PyObject *)&Routed_Type) < 0) {
         Py_DECREF(&Routed_Type);
+        return -1;
+    }
+    Py_INCREF(&RoutedProperty_Type);
+    if (PyModule_AddObject(module, "_RoutedProperty", (PyObject *)&RoutedProperty_Type) < 0) {
+        Py_DECREF(&RoutedProperty_Type);
         return -1;
     }
     return 0;

@@ -565,6 +565,10 @@ def test_detach_in_place_and_inference_mode_flag():
     v = (a * 1)[0:1]
     with pytest.raises(RuntimeError, match="Can't detach views in-place. Use detach\\(\\) instead."):
         v.detach_()
+    w = ptl.ones(3)[:2]   # a view without grad too, as PyTorch's
+    with pytest.raises(RuntimeError, match="Can't detach views in-place. Use detach\\(\\) instead."):
+        w.detach_()
+    assert ptl.ones(3).detach_().shape == (3,)
     assert not ptl.is_inference_mode_enabled()
     with ptl.inference_mode():
         assert ptl.is_inference_mode_enabled() and not ptl.is_grad_enabled()

@@ -441,6 +441,75 @@ PYTHON_LEVEL = [
     ('v.nanmean()', ['nanmean'], ['nanmean'], 'Log'),
     ('v.clamp_min_(0)', ['clamp_min_'], ['clamp_min_'], 'Log'),
     ('v.cumsum_(0)', ['cumsum_'], ['cumsum_'], 'Log'),
+    # Tensor's getters, setters and methods that are no operators (C or Python), iteration,
+    # and the pools that return indices (torch's boolean_dispatch)
+    ('list(v)', ['dim', 'unbind', '__len__'], ['dim', 'unbind', '__len__'], 'list[Log]'),
+    ('v.T', ['__get__'], ['__get__'], 'Log'),
+    ('x.mT', ['__get__'], ['__get__'], 'Log'),
+    ('x.H', ['__get__'], ['__get__'], 'Log'),
+    ('x.mH', ['__get__'], ['__get__'], 'Log'),
+    ('v.real', ['__get__'], ['__get__'], 'Log'),
+    ('v.imag', ['EXC RuntimeError: imag is not implemented for tensors with non-complex dtypes.'], ['__get__', 'EXC RuntimeError: imag is not implemented for tensors with non-complex dtypes.'], None),
+    ('v.is_cpu', ['__get__'], ['__get__'], 'bool'),
+    ('v.layout', ['__get__'], ['__get__'], 'layout'),
+    ('v.is_sparse', ['__get__'], ['__get__'], 'bool'),
+    ('v.requires_grad', ['__get__'], ['__get__'], 'bool'),
+    ('v.dim()', ['dim'], ['dim'], 'int'),
+    ('v.ndimension()', ['dim'], ['dim'], 'int'),
+    ('v.ndim', ['__get__'], ['__get__'], 'int'),
+    ('v.shape', ['__get__'], ['__get__'], 'Size[int]'),
+    ('v.size()', ['size'], ['size'], 'Size[int]'),
+    ('v.size(0)', ['size'], ['size'], 'int'),
+    ('v.size(dim=0)', ['size'], ['size'], 'int'),
+    ('v.stride()', ['stride'], ['stride'], 'tuple[int]'),
+    ('v.stride(0)', ['stride'], ['stride'], 'int'),
+    ('v.numel()', ['numel'], ['numel'], 'int'),
+    ('v.nelement()', ['numel'], ['numel'], 'int'),
+    ('v.dtype', ['__get__'], ['__get__'], 'dtype'),
+    ('v.device', ['__get__'], ['__get__'], 'device'),
+    ('v.is_cuda', ['__get__'], ['__get__'], 'bool'),
+    ('v.grad', ['__get__'], ['__get__'], 'NoneType'),
+    ('v.is_leaf', ['__get__'], ['__get__'], 'bool'),
+    ('v.grad_fn', ['__get__'], ['__get__'], 'NoneType'),
+    ('v.output_nr', ['__get__'], ['__get__'], 'int'),
+    ('v.data', ['__get__'], ['__get__'], 'Log'),
+    ('v._base', ['__get__'], ['__get__'], 'Tensor'),
+    ('v._version', ['__get__'], ['__get__'], 'int'),
+    ('v.itemsize', ['__get__'], ['__get__'], 'int'),
+    ('v.nbytes', ['__get__'], ['__get__'], 'int'),
+    ('v.retains_grad', ['__get__'], ['__get__'], 'bool'),
+    ('v.data_ptr() > 0', ['data_ptr'], ['data_ptr'], 'bool'),
+    ('v.element_size()', ['element_size'], ['element_size'], 'int'),
+    ('v.is_contiguous()', ['is_contiguous'], ['is_contiguous'], 'bool'),
+    ('v.is_floating_point()', ['is_floating_point'], ['is_floating_point'], 'bool'),
+    ('v.is_conj()', ['is_conj'], ['is_conj'], 'bool'),
+    ('v.is_inference()', ['is_inference'], ['is_inference'], 'bool'),
+    ('v.storage_offset()', ['storage_offset'], ['storage_offset'], 'int'),
+    ('s.item()', ['item'], ['item'], 'float'),
+    ('v.tolist()', ['tolist'], ['tolist'], 'list[float]'),
+    ('bool(s)', ['__bool__'], ['__bool__'], 'bool'),
+    ('int(s)', ['__int__'], ['__int__'], 'int'),
+    ('float(s)', ['__float__'], ['__float__'], 'float'),
+    ('i[0].__index__()', ['__getitem__', '__index__'], ['__getitem__', '__index__'], 'int'),
+    ('v.requires_grad_()', ['requires_grad_'], ['requires_grad_'], 'Log'),
+    ('v.detach_()', ['detach_'], ['detach_', "EXC RuntimeError: Can't detach views in-place. Use detach() instead. If you ar"], None),
+    ("setattr(v, 'requires_grad', True)", ['__set__'], ['__set__'], 'NoneType'),
+    ("setattr(v, 'grad', torch.ones(3))", ['ones', '__set__'], ['__set__'], 'NoneType'),
+    ("delattr(v, 'grad')", ['__delete__'], ['__delete__'], 'NoneType'),
+    ("setattr(v, 'data', torch.ones(3))", ['ones', '__set__'], ['__set__'], 'NoneType'),
+    ('dir(v)', ['__dir__'], ['__dir__'], 'list[str]'),
+    ('v.fill_diagonal_(0) if v.dim() > 1 else x.fill_diagonal_(0)', ['dim', 'fill_diagonal_'], ['dim', 'fill_diagonal_'], 'Log'),
+    ('F.max_pool1d(img[0], 2, return_indices=True)', ['__getitem__', 'max_pool1d_with_indices'], ['__getitem__', 'max_pool1d_with_indices'], 'tuple[Log]'),
+    ('F.max_pool2d(img, 2, return_indices=True)', ['max_pool2d_with_indices'], ['max_pool2d_with_indices'], 'tuple[Log]'),
+    ('F.max_pool2d(img, 2, 2, 0, 1, False, True)', ['max_pool2d_with_indices'], ['max_pool2d_with_indices'], 'tuple[Log]'),
+    ('F.max_pool3d(img, 1, return_indices=True)', ['max_pool3d_with_indices'], ['max_pool3d_with_indices'], 'tuple[Log]'),
+    ('F.adaptive_max_pool1d(img[0], 2, return_indices=True)', ['__getitem__', 'adaptive_max_pool1d_with_indices'], ['__getitem__', 'adaptive_max_pool1d_with_indices'], 'tuple[Log]'),
+    ('F.adaptive_max_pool2d(img, 2, True)', ['adaptive_max_pool2d_with_indices'], ['adaptive_max_pool2d_with_indices'], 'tuple[Log]'),
+    ('F.adaptive_max_pool3d(img, 2, return_indices=True)', ['adaptive_max_pool3d_with_indices'], ['adaptive_max_pool3d_with_indices'], 'tuple[Log]'),
+    ('F.fractional_max_pool2d(img, 2, output_size=2, return_indices=True)', ['fractional_max_pool2d_with_indices'], ['fractional_max_pool2d_with_indices'], 'tuple[Log]'),
+    ('F.fractional_max_pool2d(img, 2, output_size=2)', ['fractional_max_pool2d'], ['fractional_max_pool2d'], 'Log'),
+    ('F.adaptive_max_pool2d(img, 2)', ['adaptive_max_pool2d'], ['adaptive_max_pool2d'], 'Log'),
+    ('F.max_pool1d(img[0], 2)', ['__getitem__', 'max_pool1d'], ['__getitem__', 'max_pool1d'], 'Log'),
 ]
 
 
@@ -525,9 +594,48 @@ def test_iteration_is_unbind_and_len_is_routed():
         len(ptl.tensor(1.0))
     with Log() as mode:
         n, rows = len(x), list(x)
-    # PyTorch's mode sees __iter__'s dim() too: a mode sees no C method that is no operator
-    # here (see docs/handbook/tensor-subclasses.md)
-    assert n == 3 and mode.calls == ["__len__", "unbind", "__len__"]
+    assert n == 3 and mode.calls == ["__len__", "dim", "unbind", "__len__"]   # torch's
     x.requires_grad_(True)
     sum(r.sum() for r in x).backward()
     assert x.grad.tolist() == [[1.0, 1.0]] * 3
+
+
+def test_getters_reach_a_mode_with_torchs_func_objects():
+    seen = []
+
+    class Spy(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append((func, args, kwargs))
+            return func(*args, **(kwargs or {}))
+    x, g = ptl.ones(2, 3), ptl.zeros(2, 3)
+    p = ptl.nn.Parameter(ptl.ones(2))
+    with Spy():
+        assert x.shape == (2, 3) and x.dim() == 2 and x.size(0) == 2 and x.size(dim=1) == 3
+        assert x.T.shape == (3, 2) and p.requires_grad
+        x.requires_grad = True
+        x.grad = g
+        del x.grad
+    assert seen[0][0] == ptl.Tensor.shape.__get__ and seen[0][1][0] is x
+    assert seen[1][0] is ptl.Tensor.dim and seen[2][0] is ptl.Tensor.size
+    assert seen[2][1] == (x, 0) and seen[3][1] == (x,) and seen[3][2] == {"dim": 1}
+    assert seen[4][0] == ptl.Tensor.T.__get__ and seen[4][0] != ptl.Tensor.mT.__get__
+    assert seen[6][0] == ptl.Tensor.requires_grad.__get__ and seen[6][1][0] is p
+    assert seen[7][0] == ptl.Tensor.requires_grad.__set__ and seen[7][1] == (x, True)
+    assert seen[8][0] == ptl.Tensor.grad.__set__ and seen[8][1][1] is g
+    assert seen[9][0] == ptl.Tensor.grad.__delete__ and len(seen) == 10
+    assert x.requires_grad and x.grad is None
+    seen.clear()
+    assert x.shape == (2, 3) and x.T.shape == (3, 2) and seen == []   # no mode: not seen
+
+
+def test_python_properties_behave_as_properties():
+    x = ptl.ones(2, 3)
+    T = ptl.Tensor.__dict__["T"]
+    assert ptl.Tensor.T is T and T.__name__ == "T" and T.fget(x).shape == (3, 2)
+    assert T.__doc__ is None and ptl.Tensor.mH.__doc__.startswith("The conjugate transpose")
+    with pytest.raises(AttributeError, match="property 'T' of 'Tensor' object has no setter"):
+        x.T = x
+    with pytest.raises(AttributeError, match="property 'is_cpu' of 'Tensor' object has no "
+                                             "deleter"):
+        del x.is_cpu
+    assert x.is_cpu and not x.is_sparse and x.mT.shape == (3, 2)
