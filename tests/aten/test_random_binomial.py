@@ -35,11 +35,14 @@ def test_mean_and_variance(count, prob, dtype):
 
 
 @pytest.mark.parametrize("count, prob", [(10, 0.3), (200, 0.4), (60, 0.8), (12, 0.93),
-                                         (1023, 0.5), (1024, 0.5), (1500, 0.3), (2100, 0.5)])
+                                         (1023, 0.5), (1024, 0.5), (1500, 0.3), (2100, 0.5),
+                                         (10000, 0.3), (200000, 0.5)])
 def test_distribution_chi_square(count, prob):
-    """The draws' histogram against scipy's pmf; BTRS's exact test takes log k! from its memo
-    (k < BINOMIAL_MEMO = 1024: 1023 and 1024 trials), from lgamma (2100), or one of each
-    (1500 x 0.3: k near 450, n - k near 1050)"""
+    """The draws' histogram against scipy's pmf; BTRS's exact test takes log k! and
+    log (n - k)! from two direct-mapped tables of BINOMIAL_MEMO = 1024 slots (slot k mod
+    1024): k and n - k below 1024 (1023 and 1024 trials), across it (1500 x 0.3: k near 450,
+    n - k near 1050; 2100; 10000 x 0.3), and draws spread over more than 1024 values, so that
+    k's share a slot (200000 x 0.5: standard deviation 224)"""
     stats = pytest.importorskip("scipy.stats", reason="scipy gives the reference pmf")
     g = ptl.Generator().manual_seed(count)
     a = ptl.binomial(ptl.full((N,), float(count)), ptl.full((N,), prob), generator=g).numpy()
