@@ -3,8 +3,9 @@ so pytest-benchmark cannot time them in this process): all_reduce of 1e7 float32
 to mpi4py's Allreduce on a NumPy array (target: within 1.2x), and DDP on 2 ranks next to one
 process on the digits MLP (target: 1.6x the samples per second; the best of ten 200-step windows
 on each side) and on a wider MLP (no target: where the step, not DDP's fixed cost, dominates),
-and the digits MLP's step with DDP next to the plain step in one process (world size 1: what DDP
-adds to a step, which a loaded machine distorts far less than a 2-rank run). Each prints its
+and the digits MLP's step with DDP next to the plain step in one process (world size 1, which
+reduces nothing: the wrapper's and the hooks' cost, which a loaded machine distorts far less
+than a 2-rank run). Each prints its
 ratio; on a loaded machine the 2-rank numbers are indicative only.  ddp_step_pieces.py times
 the pieces of a step inside each rank, at world size 1 and 2.
 

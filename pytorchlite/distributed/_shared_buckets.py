@@ -22,8 +22,7 @@ a barrier, MPI_Win_sync.  A reduction of bucket b on W ranks is then
 Both barriers are waited for in the group's stall-bounded wait loop (Note [Stall inspector])
 under the bucket's name.  A rank writes its slot of bucket b again only in the next backward,
 after step 3 of this one, when nobody reads it any more.  A world of one rank has nothing to
-sum: it keeps the channel (whose one-rank MPI_Iallreduce took 3 us a step on the digits MLP,
-where the shared path's Python took 5).
+sum and reduces nothing (Note [DDP reducer]): its buckets stay private.
 Why: on the digits MLP (one bucket of 17k float32, 2 ranks, 2 cores, load 5-7) the step's
 reduction took 24-38 us (10th percentile) by MPI_Iallreduce and 12-16 us by the steps above
 (two Ibarriers of about 4.5 us each and the chunk's sum), and the whole step 161-198 against

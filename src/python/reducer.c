@@ -16,6 +16,7 @@
  * while it calls `launch`, which may drop the last other reference. */
 #include "ptlpy.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "../autograd/autograd.h"
@@ -45,6 +46,8 @@ struct Reducer {
     int next_bucket;             /* the next bucket to launch (they launch in order) */
     int armed;                   /* a forward prepared a reduction that has not finished */
     int as_view;                 /* gradient_as_bucket_view: .grad becomes the bucket view */
+    int local;                   /* nothing to reduce (a world of one): a completed bucket is
+                                  * neither filled nor launched, Note [DDP reducer] */
     PyObject *launch;            /* launch(bucket index), owned */
 };
 
@@ -180,6 +183,13 @@ mark_ready(Reducer *r, int i)
     r->ready[i] = 1;
     int b = r->bucket_of[i];
     if (--r->pending[b] > 0 || b != r->next_bucket) {
+        return 0;
+    }
+    if (r->local) {
+        while (r->next_bucket < r->nbuckets && r->pending[r->next_bucket] == 0) {
+            r->next_bucket++;
+        }
+        r->armed = r->next_bucket < r->nbuckets;
         return 0;
     }
     int rc = 0, grad_mode = ptl_grad_mode_enabled();
@@ -370,6 +380,7 @@ reducer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     r->next_bucket = 0;
     r->armed = 0;
     r->as_view = as_view;
+    r->local = 0;
     Py_INCREF(launch);
     r->launch = launch;
     PyObject_GC_Track(r);
@@ -559,25 +570,25 @@ reducer_write_grads(Reducer *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* The int flags `armed` and `local`: the closure is the flag's offset in Reducer. */
 static PyObject *
-reducer_get_armed(Reducer *self, void *c)
+reducer_get_flag(Reducer *self, void *offset)
 {
-    (void)c;
-    return PyBool_FromLong(self->armed);
+    return PyBool_FromLong(*(int *)((char *)self + (size_t)offset));
 }
 
 static int
-reducer_set_armed(Reducer *self, PyObject *value, void *c)
+reducer_set_flag(Reducer *self, PyObject *value, void *offset)
 {
-    (void)c;
     int on = value != NULL ? PyObject_IsTrue(value) : -1;
     if (on < 0) {
         if (value == NULL) {
-            PyErr_SetString(PyExc_AttributeError, "can't delete armed");
+            PyErr_Format(PyExc_AttributeError, "can't delete %s",
+                         (size_t)offset == offsetof(Reducer, armed) ? "armed" : "local");
         }
         return -1;
     }
-    self->armed = on;
+    *(int *)((char *)self + (size_t)offset) = on;
     return 0;
 }
 
@@ -591,8 +602,12 @@ static PyMethodDef reducer_methods[] = {
 };
 
 static PyGetSetDef reducer_getset[] = {
-    {"armed", (getter)reducer_get_armed, (setter)reducer_set_armed,
-     "a forward prepared a reduction that has not finished", NULL},
+    {"armed", (getter)reducer_get_flag, (setter)reducer_set_flag,
+     "a forward prepared a reduction that has not finished",
+     (void *)offsetof(Reducer, armed)},
+    {"local", (getter)reducer_get_flag, (setter)reducer_set_flag,
+     "nothing to reduce (a world of one): the reduction ends when every bucket is complete",
+     (void *)offsetof(Reducer, local)},
     {NULL},
 };
 

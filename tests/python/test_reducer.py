@@ -191,6 +191,33 @@ def test_not_armed_does_nothing():
     np.testing.assert_allclose(r.launched[0][1].numpy()[:3], 2 * want[3], rtol=1e-12)
 
 
+def test_local_counts_down_without_copies_or_launches():
+    # a world of one (DDP sets local): the reduction ends with the last bucket, the buckets
+    # stay untouched and .grad is backward's own; a bucket left waiting keeps it armed
+    params = mlp_params()
+    r = Buckets(params, [[3, 2], [1, 0]])
+    r.reducer.local = True
+    assert r.reducer.local
+    r.flats[0].fill_(7.0)
+    r.reducer.prepare()
+    mlp_loss(params, X).backward()
+    assert r.launched == [] and not r.reducer.armed and r.reducer.unready() == []
+    np.testing.assert_array_equal(r.flats[0].numpy(), np.full(18, 7.0))
+    for p, g in zip(params, numpy_grads(params, X)):
+        np.testing.assert_allclose(p.grad.numpy(), g, rtol=1e-12, atol=1e-12)
+        p.grad = None
+    r.reducer.prepare()
+    w1, b1, w2, _ = params
+    (torch.tanh(X @ w1.t() + b1) @ w2.t()).pow(2).sum().backward()
+    assert r.reducer.armed and r.reducer.unready() == [3]
+    r.reducer.mark_ready(3)                       # find_unused_parameters
+    assert not r.reducer.armed and r.launched == [] and params[3].grad is None
+    r.reducer.local = False
+    r.reducer.prepare()
+    mlp_loss(params, X).backward()
+    assert r.order() == [0, 1]
+
+
 def test_retain_graph_second_backward_does_not_launch_again():
     params = mlp_params()
     for disarm in (True, False):
@@ -420,6 +447,8 @@ def test_bad_arguments_raise():
         r.write_grads(0, ["x"])
     with pytest.raises(AttributeError, match="can't delete armed"):
         del r.armed
+    with pytest.raises(AttributeError, match="can't delete local"):
+        del r.local
     # the reducers that failed to build left no hook, and this one is not armed: backward
     # runs as without them
     (p * 2).sum().backward()

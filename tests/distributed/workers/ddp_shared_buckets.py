@@ -6,7 +6,8 @@ with bit-identical sums equal to the mean of the ranks' gradients (NumPy, float6
 window allocation fails makes every rank keep its buckets private, and destroy_process_group
 frees the windows.  argv[1] == "off" (PTL_DDP_SHARED_MEMORY=0) or "detail"
 (PTL_DISTRIBUTED_DEBUG=DETAIL): no bucket is shared.  Run with plain python it checks a world
-of one, which has nothing to sum and keeps its buckets private."""
+of one, which has nothing to sum and keeps its buckets private (and untouched, unless a
+communication hook or gradient_as_bucket_view needs them)."""
 import os
 import sys
 
@@ -73,6 +74,36 @@ def check_means(shared_expected):
                     assert np.shares_memory(b.flat.numpy(), slot) or slot.size == 0
 
 
+def check_world_of_one():
+    """A world of one has nothing to reduce (Note [DDP reducer]): no copy into the buckets,
+    .grad bit-equal to the module's own backward; a communication hook still runs, and so does
+    gradient_as_bucket_view."""
+    x, y = torch.randn(6, dtype=torch.float64), torch.randn(9, dtype=torch.float64)
+    plain = Scale(6, torch.float64)
+    plain(x, y).backward()
+    for kwargs in ({}, {"gradient_as_bucket_view": True}, {"hook": True}):
+        module = Scale(6, torch.float64)
+        hook = kwargs.pop("hook", False)
+        model = DDP(module, **kwargs)
+        calls = []
+        if hook:
+            from pytorchlite.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+            def counting(state, bucket):
+                calls.append(bucket.index())
+                return default_hooks.allreduce_hook(state, bucket)
+            model.register_comm_hook(None, counting)
+        model._buckets[0].flat.fill_(7.0)
+        for _ in range(2):
+            module.zero_grad()
+            model(x, y).backward()
+            for mine, theirs in ((module.weight, plain.weight), (module.other, plain.other)):
+                np.testing.assert_array_equal(mine.grad.numpy(), theirs.grad.numpy())
+        untouched = bool((model._buckets[0].flat == 7.0).all())
+        assert untouched == (not hook and not kwargs), kwargs
+        assert calls == ([0, 0] if hook else []), calls
+
+
 def main(mode):
     dist.init_process_group("mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -115,6 +146,8 @@ def main(mode):
         check_means(False)
         os.environ.pop("PTL_DDP_SHARED_MEMORY", None)
         check_means(True)
+    if world == 1:
+        check_world_of_one()
     last = DDP(Scale(5, torch.float64))
     dist.destroy_process_group()
     if shared:
