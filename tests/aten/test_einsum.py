@@ -617,3 +617,20 @@ def test_linalg_cross(layout):
             "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2")):
         ptl.linalg.cross(ptl.ones(2), ptl.ones(2))
 
+
+@pytest.mark.parametrize("shape,exc,msg", [
+    ((), IndexError, "Dimension specified as 0 but tensor has no dimensions"),
+    ((2,), IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+    ((5,), IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+])
+def test_pdist_forward_reads_sizes_as_pytorch(shape, exc, msg):
+    """_pdist_forward (not torch.pdist, which checks in Python) reads size(0), returns an empty
+    result for at most one row (any dim, dtype and p), and then reads size(1)"""
+    _raises(lambda: ptl.ops.aten._pdist_forward(ptl.ones(shape)), exc, msg)
+    for shape, dtype, p in [((0,), ptl.float32, 2.0), ((1,), ptl.int32, 2.0),
+                            ((1,), ptl.float16, -1.0), ((1, 3), ptl.int64, 1.0),
+                            ((0, 2, 2), ptl.float64, 2.0)]:
+        r = ptl.ops.aten._pdist_forward(ptl.ones(shape, dtype=dtype), p)
+        assert r.shape == (0,) and r.dtype == dtype
+    _raises(lambda: ptl.nn.functional.pdist(ptl.ones(3)), RuntimeError,
+            "pdist only supports 2D tensors, got: 1D")
