@@ -634,3 +634,9 @@ def test_pdist_forward_reads_sizes_as_pytorch(shape, exc, msg):
         assert r.shape == (0,) and r.dtype == dtype
     _raises(lambda: ptl.nn.functional.pdist(ptl.ones(3)), RuntimeError,
             "pdist only supports 2D tensors, got: 1D")
+    x = ptl.randn(4, 3, dtype=ptl.float64)
+    _raises(lambda: ptl.ops.aten._pdist_forward(x.t()), RuntimeError,
+            "_pdist_forward requires contiguous input")
+    assert_close(ptl.nn.functional.pdist(x.t()), ptl.nn.functional.pdist(x.t().contiguous()))
+    r = ptl.ops.aten._pdist_forward(ptl.ones(1, dtype=ptl.complex128))
+    assert r.shape == (0,) and r.dtype == ptl.complex128

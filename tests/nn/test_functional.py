@@ -1928,3 +1928,9 @@ def test_huber_loss_backward_wants_one_dtype(dtypes, msg):
         g, x, t = (lib.ones(2, dtype=getattr(lib, d)) for d in dtypes)
         lib.ops.aten.huber_loss_backward(g, x, t, 1, 1.0)
     assert_raises_like_torch(call, RuntimeError, msg)
+
+
+def test_gelu_backward_refuses_an_unknown_approximation():
+    assert_raises_like_torch(
+        lambda lib: lib.ops.aten.gelu_backward(lib.ones(3), lib.ones(3), approximate="constant"),
+        RuntimeError, "approximate argument must be either none or tanh.")

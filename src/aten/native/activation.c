@@ -977,6 +977,9 @@ gelu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     const char *mode = s[2].tag == PTL_IV_STRING ? s[2].u.s : "none";
     double p[ACT_NPARAMS] = {strcmp(mode, "tanh") == 0, 0, 0, 0};
     (void)ks;
+    if (p[0] == 0 && strcmp(mode, "none") != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "approximate argument must be either none or tanh.");
+    }
     return ptl_pointwise(op, s, 2, grad_inputs, ptl_iter_config(), gelu_grad_fast_loops, p);
 }
 

@@ -503,8 +503,12 @@ _pdist_forward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *self = s[0].u.t, *x = NULL, *out = NULL;
     double p = ptl_iv_to_double(&s[1]);
     int64_t none = 0;
-    /* PyTorch's _pdist_forward reads N = size(0) first, returns an empty result for N <= 1
-     * (any dtype, any p), and then reads size(1) (torch.pdist checks the rest in Python) */
+    /* PyTorch's _pdist_forward wants a contiguous self, reads N = size(0), returns an empty
+     * result for N <= 1 (any dtype, any p), and then reads size(1) (torch.pdist checks the
+     * rest in Python and passes a contiguous input) */
+    if (!ptl_tensor_is_contiguous(self)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "_pdist_forward requires contiguous input");
+    }
     if (self->dim == 0) {
         return ptl_error_set(PTL_ERR_INDEX, "Dimension specified as 0 but tensor has no "
                                             "dimensions");
