@@ -80,9 +80,8 @@ def frexp(input, *, out=None):
     is the pair of tensors to write them into (the operator's mantissa= and exponent=)."""
     if out is None:
         return _f["frexp"](input)
-    if not isinstance(out, (tuple, list)) or len(out) != 2:
-        raise TypeError("frexp(): argument 'out' must be tuple of Tensors, not "
-                        f"{type(out).__name__}")
+    if len(out) != 2:
+        raise TypeError(f"expected tuple of 2 elements but got {len(out)}")
     return _f["frexp"](input, mantissa=out[0], exponent=out[1])
 
 

@@ -26,11 +26,38 @@ _COMPUTE_MODES = {
 }
 
 
-def einsum(equation, *operands):
+def _sublist_letters(sublist):
+    """The equation letters of one subscript list: 0-25 are A-Z, 26-51 are a-z and Ellipsis
+    is '...'; the comparisons raise PyTorch's TypeError for a subscript that is no number."""
+    letters = []
+    for n in sublist:
+        if n is Ellipsis:
+            letters.append("...")
+        elif n >= 0 and n < 52:
+            letters.append(chr(ord("A") + n) if n < 26 else chr(ord("a") + n - 26))
+        else:
+            raise ValueError(
+                "einsum(): subscript in subscript list is not within the valid range [0, 52)")
+    return "".join(letters)
+
+
+def einsum(*args):
     """Sums the product of the operands over the subscripts the equation contracts:
-    einsum('ij,jk->ik', a, b) or einsum('ij,jk->ik', [a, b])."""
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = operands[0]
+    einsum('ij,jk->ik', a, b), einsum('ij,jk->ik', [a, b]), or the sublist form
+    einsum(a, [0, 1], b, [1, 2], [0, 2]) (each operand followed by its subscripts as ints in
+    [0, 52) or Ellipsis, then optionally the output's)."""
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    if isinstance(args[0], _C.TensorBase):
+        equation = ",".join(_sublist_letters(sub) for sub in args[1::2])
+        if len(args) % 2 == 1:
+            equation += "->" + _sublist_letters(args[-1])
+        operands = args[0:len(args) - 1:2] if len(args) % 2 == 1 else args[0::2]
+    else:
+        equation, operands = args[0], args[1:]
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = operands[0]
     return _einsum(equation, list(operands))
 
 

@@ -1524,7 +1524,7 @@ def pdist(input, p=2):
     if not p >= 0:   # NaN too, as PyTorch's check
         raise RuntimeError("pdist only supports non-negative p values")
     if input.device.type == "cpu":   # float32 / float64 only, as PyTorch's CPU kernel
-        return _C._op("aten::_pdist_forward")(input, p)   # Note [Pdist loops]
+        return _C._op("aten::_pdist_forward")(input.contiguous(), p)   # Note [Pdist loops]
     i, j = torch.triu_indices(input.size(0), input.size(0), 1, device=input.device)
     if input.size(1) == 0:   # no coordinates: every distance 0 (the inf norm has no identity)
         return (input[i] - input[j]).sum(1)

@@ -47,6 +47,35 @@ ptl_cmulf(ptl_complex64 a, ptl_complex64 b)
                       crealf(a) * cimagf(b) + cimagf(a) * crealf(b));
 }
 
+/* a / b by Smith's method (scale by the ratio of b's smaller part to its larger), as PyTorch's
+ * c10::complex and NumPy divide: C99's `/` also recovers infinities from nan results, so
+ * (-inf + nan i) / (2 + i) is -inf + inf i there and nan + nan i here and in PyTorch.  A zero
+ * b divides each part by zero. */
+#define PTL_CDIV_BODY(T, FABS, MK, RE, IM)                                                \
+    T ar = RE(a), ai = IM(a), br = RE(b), bi = IM(b);                                    \
+    if (FABS(br) >= FABS(bi)) {                                                           \
+        if (br == 0 && bi == 0) {                                                         \
+            return MK(ar / FABS(br), ai / FABS(bi));                                      \
+        }                                                                                 \
+        T rat = bi / br, scl = (T)1 / (br + bi * rat);                                    \
+        return MK((ar + ai * rat) * scl, (ai - ar * rat) * scl);                          \
+    }                                                                                     \
+    T rat = br / bi, scl = (T)1 / (bi + br * rat);                                        \
+    return MK((ar * rat + ai) * scl, (ai * rat - ar) * scl);
+
+static inline ptl_complex128
+ptl_cdiv(ptl_complex128 a, ptl_complex128 b)
+{
+    PTL_CDIV_BODY(double, fabs, ptl_cmplx, creal, cimag)
+}
+
+static inline ptl_complex64
+ptl_cdivf(ptl_complex64 a, ptl_complex64 b)
+{
+    PTL_CDIV_BODY(float, fabsf, ptl_cmplxf, crealf, cimagf)
+}
+#undef PTL_CDIV_BODY
+
 /* 2x + x^2 + y^2 with the rounding errors of the squares and of their sum added back: the
  * 2x and x^2 + y^2 that cancel on |1 + z| = 1 are then both exact or nearly so */
 static inline double

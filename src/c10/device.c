@@ -40,10 +40,6 @@ ptl_device_parse(const char *s, PtlDevice *out)
             (colon[1] == '0' && colon[2] != '\0')) {
             return ptl_error_set(PTL_ERR_RUNTIME, "Invalid device string: '%s'", s);
         }
-        if (out->type == PTL_DEVICE_CPU && index != 0) {
-            return ptl_error_set(PTL_ERR_RUNTIME, "CPU device index must be -1 or zero, got %ld",
-                                 index);
-        }
     }
     out->index = (int8_t)index;
     return 0;

@@ -17,7 +17,9 @@
  *   are "plausible": when exactly one is, it names the fault against that one;
  * - otherwise the general "received an invalid combination of arguments" form lists them.
  * A Python signature is not an overload here: an out= overload whose other parameters are
- * another overload's is that overload's optional `out` (PyTorch merges them), and the hidden
+ * another overload's is that overload's optional `out` (PyTorch merges them: a tuple of
+ * Tensors when the overload has several out= parameters or one Tensor[], as frexp's and the
+ * PyTorch schemas of the functions written in Python spell it), and the hidden
  * signatures are the deprecated forms of deprecated.yaml (add(Tensor self, Scalar alpha,
  * Tensor other) ...), which PyTorch also gives to the in-place methods, plus copy_'s; they
  * are a table here (hidden_signatures) because no schema of ours spells them.  PyTorch also
@@ -241,13 +243,22 @@ out_twin_count(const PtlSchema *o, const PtlSchema *s)
     return o->nargs - s->nargs;
 }
 
+/* Whether out overload o's one out= parameter is a Tensor[]: the tuple of tensors PyTorch's
+ * binding takes (frexp(x, out=(m, e)), qr, histogram, unbind_copy) */
+static int
+out_is_list(const PtlSchema *o)
+{
+    return o->out_index == o->nargs - 1 && o->args[o->out_index].kind == PTL_ARG_TENSORLIST;
+}
+
 /* One Python signature: an overload (or a twin derived from one), and how many outputs its
- * out= parameter takes (0: none) */
+ * out= parameter takes (0: none; a tuple's size when out_list) */
 typedef struct PySignature {
     const PtlOperator *op;
     const PtlSchema *schema;   /* op's, or the twin's */
     int has_out;
     int nouts;
+    int out_list;              /* out= is a tuple of Tensors (nouts > 1, or a Tensor[] out) */
     int twin;                  /* one of twin_signatures */
     PtlSchema twin_schema;
 } PySignature;
@@ -271,15 +282,21 @@ python_signatures(const PtlPyOpFunc *f, PySignature *sigs)
             sigs[n].schema = &op->schema;
             sigs[n].twin = 0;
             sigs[n].nouts = 0;
-            for (int j = 0; j < f->n && sigs[n].nouts == 0; j++) {
-                sigs[n].nouts = j != k ? out_twin_count(&ptl_dispatcher_op_at(f->ids[j])->schema,
-                                                        &op->schema)
-                                       : 0;
+            sigs[n].out_list = 0;
+            for (int j = 0; j < f->n && sigs[n].nouts == 0 && !sigs[n].out_list; j++) {
+                const PtlSchema *o = &ptl_dispatcher_op_at(f->ids[j])->schema;
+                sigs[n].nouts = j != k ? out_twin_count(o, &op->schema) : 0;
+                if (sigs[n].nouts > 0 && out_is_list(o)) {
+                    sigs[n].nouts = o->nrets;
+                    sigs[n].out_list = 1;
+                }
             }
-            if (sigs[n].nouts == 0 && !f->method && torch_has_out(&op->schema)) {
+            if (sigs[n].nouts == 0 && !sigs[n].out_list && !f->method &&
+                torch_has_out(&op->schema)) {
                 sigs[n].nouts = op->schema.nrets;
             }
-            sigs[n].has_out = sigs[n].nouts > 0;
+            sigs[n].has_out = sigs[n].nouts > 0 || sigs[n].out_list;
+            sigs[n].out_list |= sigs[n].nouts > 1;
             n++;
         }
     }
@@ -305,6 +322,7 @@ python_signatures(const PtlPyOpFunc *f, PySignature *sigs)
             sigs[n].twin = 1;
             sigs[n].nouts = !f->method && twin_signatures[i].out;
             sigs[n].has_out = sigs[n].nouts;
+            sigs[n].out_list = 0;
             n++;
             break;
         }
@@ -404,8 +422,16 @@ static int
 param_accepts(const PySignature *sig, int i, PyObject *v)
 {
     const PtlSchema *s = sig->schema;
+    if (i == s->nargs && sig->out_list && (PyTuple_Check(v) || PyList_Check(v))) {
+        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(v); k++) {
+            if (!PtlPyTensor_Check(PySequence_Fast_GET_ITEM(v, k))) {
+                return 0;
+            }
+        }
+        return 1;
+    }
     if (i == s->nargs) {
-        return v == Py_None || PtlPyTensor_Check(v);
+        return v == Py_None || (!sig->out_list && PtlPyTensor_Check(v));
     }
     if (i == s->nargs + 1) {
         return PyBool_Check(v);
@@ -440,7 +466,8 @@ unpack_error(PyObject *name, const char *pname, Py_ssize_t k, PyObject *item)
  * NULL, with no exception set when it finds none (the signature accepts what no overload
  * did): the caller gives the general message then.  An int list whose first item is an int
  * passes PyTorch's check, so a later item that is not is reported only when nothing else is
- * wrong (*unpack is set then), as PyTorch reads the list after the signature matched. */
+ * wrong (*unpack is set then), as PyTorch reads the list after the signature matched.  An
+ * item of a tensor list that is no Tensor sets *unpack too: PyTorch raises that at once. */
 static PyObject *
 signature_error(PtlPyOpFunc *f, const PySignature *sig, PyObject *const *args, Py_ssize_t nargs,
                 PyObject *kwnames, int *unpack)
@@ -519,9 +546,27 @@ signature_error(PtlPyOpFunc *f, const PySignature *sig, PyObject *const *args, P
             }
             r = 1;
         }
+        int tensors = extra ? sig->out_list : s->args[i].kind == PTL_ARG_TENSORLIST;
+        if (r == 0 && tensors && (PyList_Check(v) || PyTuple_Check(v))) {
+            /* PyTorch checks every item of a tensor list as it matches the signature, and
+             * raises at once (*unpack: whichever signature it tries) */
+            for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(v); k++) {
+                PyObject *item = PySequence_Fast_GET_ITEM(v, k);
+                if (!PtlPyTensor_Check(item) &&
+                    !(item == Py_None && !extra && s->args[i].elem_optional)) {
+                    *unpack = 1;
+                    return PyErr_Format(PyExc_TypeError,
+                                        "expected Tensor as element %zd in argument %d, but got "
+                                        "%s",
+                                        k, i - first, given_type_name(item));
+                }
+            }
+        }
         if (r == 0) {
             const char *pname = extra ? "out" : param_name(s, i);
-            const char *want = extra ? "Tensor" : wanted_type_name(&s->args[i]);
+            const char *want = !extra        ? wanted_type_name(&s->args[i])
+                               : sig->out_list ? "tuple of Tensors"
+                                               : "Tensor";
             if (k == 0 && !keyword) {
                 return PyErr_Format(PyExc_TypeError,
                                     "%U(): argument '%s' (position %zd) must be %s, but found "
@@ -807,9 +852,9 @@ signature_text(const PtlPyOpFunc *f, const PySignature *sig, SignatureText *t)
     }
     if (sig->has_out && !f->method) {
         char cpp[32];
-        snprintf(cpp, sizeof(cpp), "TensorList[%d]", sig->nouts);
-        add_formal(t, sig->nouts > 1 ? "tuple of Tensors" : "Tensor",
-                   sig->nouts > 1 ? cpp : "Tensor", "Tensor", "out", "None", 1, 1);
+        snprintf(cpp, sizeof(cpp), sig->nouts > 1 ? "TensorList[%d]" : "TensorList", sig->nouts);
+        add_formal(t, sig->out_list ? "tuple of Tensors" : "Tensor",
+                   sig->out_list ? cpp : "Tensor", "Tensor", "out", "None", 1, 1);
     }
     if (factory) {
         add_formal(t, "torch.dtype", "ScalarType?", "ScalarType?", "dtype", "None", 1, 0);
@@ -1209,7 +1254,8 @@ ptlpy_bad_call_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs, Py
     int npsigs = python_signatures(f, psigs);
     int blamed = blamed_signature(f, psigs, npsigs, nargs, kwnames);
     /* PyTorch tries every signature before it reports: one that passes its checks but for
-     * an int list's later item fails reading the list */
+     * an int list's later item fails reading the list, one that meets a tensor list with an
+     * item that is no Tensor fails at once */
     for (int k = 0; npsigs > 1 && k < npsigs; k++) {
         int unpack = 0;
         if (psigs[k].twin) {

@@ -409,6 +409,9 @@ convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scr
         if (ptlpy_parse_device(o, &d, 1) < 0) {
             return -1;
         }
+        if (d.type == PTL_DEVICE_CPU) {   /* cpu:1 is a device object's; a tensor's is cpu */
+            d.index = -1;
+        }
         *out = ptl_iv_device(d);
         return 1;
     }

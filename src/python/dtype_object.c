@@ -224,10 +224,6 @@ device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             PyErr_Format(PyExc_RuntimeError, "Device index must not be negative");
             return NULL;
         }
-        if (d.type == PTL_DEVICE_CPU && i != 0) {
-            PyErr_Format(PyExc_RuntimeError, "CPU device index must be -1 or zero, got %ld", i);
-            return NULL;
-        }
         d.index = (int8_t)i;
     }
     return ptlpy_device_object(d);

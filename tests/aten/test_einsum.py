@@ -10,7 +10,7 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
 from golden import golden
-from helpers import FLOAT_DTYPES, LAYOUTS, assert_close, make, torch
+from helpers import FLOAT_DTYPES, LAYOUTS, assert_close, make, torch, torch_ref
 
 
 # (equation, operand shapes)
@@ -138,6 +138,83 @@ def test_einsum_no_operands():
     msg = ("einsum(): must specify the equation string and at least one operand, or at least "
            "one operand and its subscripts list")
     _raises(lambda: ptl.einsum("ij", []), ValueError, msg)
+
+
+# the sublist form: (operand shapes, their subscript lists, the output's or None)
+SUBLISTS = [
+    ([(3, 4), (4, 5)], [[0, 1], [1, 2]], [0, 2]),
+    ([(3, 4), (4, 5)], [[0, 1], [1, 2]], None),
+    ([(2, 3, 4), (2, 4, 5)], [[26, 27, 28], [26, 28, 29]], [26, 27, 29]),
+    ([(4, 4)], [[8, 8]], [8]),
+    ([(4, 4)], [[8, 8]], None),
+    ([(3,), (4,)], [[0], [1]], [1, 0]),
+    ([(2, 3, 4), (4, 5)], [[Ellipsis, 0, 1], [1, 2]], [Ellipsis, 0, 2]),
+    ([(2, 1, 3, 4), (5, 4, 2)], [[Ellipsis, 0, 1], [Ellipsis, 1, 2]], [Ellipsis, 0, 2]),
+    ([(3, 2, 4)], [[0, Ellipsis]], [Ellipsis]),
+    ([(3, 4)], [[25, 51]], []),
+    ([()], [[]], None),
+    ([(), ()], [[], []], []),
+    ([(0, 4), (4, 5)], [[0, 1], [1, 2]], [0, 2]),
+    ([(3, 0), (0, 5)], [[0, 1], [1, 2]], [0, 2]),
+    ([(2, 3), (3, 4), (4, 5)], [(0, 1), (1, 2), (2, 3)], (0, 3)),
+]
+
+
+def _sublist_args(operands, subs, out):
+    args = [x for pair in zip(operands, subs) for x in pair]
+    return args if out is None else args + [out]
+
+
+@pytest.mark.parametrize("shapes,subs,out", SUBLISTS, ids=[str(s[1:]) for s in SUBLISTS])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_einsum_sublist_form_matches_numpy(shapes, subs, out, layout):
+    ops = [make(s, ptl.float64, layout, seed=i) for i, s in enumerate(shapes)]
+    got = ptl.einsum(*_sublist_args([t for t, _ in ops], subs, out))
+    expected = np.einsum(*_sublist_args([a for _, a in ops], subs, out))
+    assert_close(got, expected, dtype=ptl.float64)
+
+
+def test_einsum_sublist_subscripts_take_ints_like_torch():
+    # bool, NumPy and 0-dim tensor subscripts are ints to torch's comparisons and chr()
+    x, a = make((2, 3), ptl.float64, "transposed")
+    for sub in ([False, True], [np.int64(0), np.int64(1)], [ptl.tensor(0), ptl.tensor(1)]):
+        assert_close(ptl.einsum(x, sub, [sub[1]]), a.sum(0))
+
+
+@torch_ref
+@pytest.mark.parametrize("args,exc,msg", [
+    ((a23, [0, 52]), ValueError,
+     "einsum(): subscript in subscript list is not within the valid range [0, 52)"),
+    ((a23, [0, -1]), ValueError,
+     "einsum(): subscript in subscript list is not within the valid range [0, 52)"),
+    ((a23, [0, 1], [60]), ValueError,
+     "einsum(): subscript in subscript list is not within the valid range [0, 52)"),
+    ((a23, [0, "x"]), TypeError, "'>=' not supported between instances of 'str' and 'int'"),
+    ((a23, [0, 1.5]), TypeError, "'float' object cannot be interpreted as an integer"),
+    ((a23, [0, 1], 5), TypeError, "'int' object is not iterable"),
+    ((a23,), ValueError,
+     "einsum(): must specify the equation string and at least one operand, or at least one "
+     "operand and its subscripts list"),
+    ((a23, [0]), RuntimeError,
+     "einsum(): the number of subscripts in the equation (1) does not match the number of "
+     "dimensions (2) for operand 0 and no ellipsis was given"),
+    ((a23, [1, 1]), RuntimeError,
+     "einsum(): subscript B is repeated for operand 0 but the sizes don't match, 3 != 2"),
+    ((a23, [0, 1], a23, [0, 1], [0, 1], [0]), TypeError,
+     "expected Tensor as element 2 in argument 1, but got list"),
+], ids=lambda v: str(v)[:30] if isinstance(v, str) else None)
+def test_einsum_sublist_errors_match_torch(args, exc, msg):
+    _raises(lambda: ptl.einsum(*args), exc, msg)
+    targs = [torch.from_numpy(a.numpy()) if isinstance(a, ptl.Tensor) else a for a in args]
+    _raises(lambda: torch.einsum(*targs), exc, msg)
+
+
+def test_einsum_sublist_gradcheck():
+    ops = [make(s, ptl.float64, "transposed", seed=i)[0].requires_grad_()
+           for i, s in enumerate([(3, 4), (4, 2)])]
+    fn = lambda x, y: ptl.einsum(x, [0, 1], y, [1, 2], [2, 0])  # noqa: E731
+    assert gradcheck(fn, ops)
+    assert gradgradcheck(fn, ops)
 
 
 @pytest.mark.parametrize("eq,shapes", [
@@ -539,3 +616,27 @@ def test_linalg_cross(layout):
     with pytest.raises(RuntimeError, match=re.escape(
             "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2")):
         ptl.linalg.cross(ptl.ones(2), ptl.ones(2))
+
+
+@pytest.mark.parametrize("shape,exc,msg", [
+    ((), IndexError, "Dimension specified as 0 but tensor has no dimensions"),
+    ((2,), IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+    ((5,), IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+])
+def test_pdist_forward_reads_sizes_as_pytorch(shape, exc, msg):
+    """_pdist_forward (not torch.pdist, which checks in Python) reads size(0), returns an empty
+    result for at most one row (any dim, dtype and p), and then reads size(1)"""
+    _raises(lambda: ptl.ops.aten._pdist_forward(ptl.ones(shape)), exc, msg)
+    for shape, dtype, p in [((0,), ptl.float32, 2.0), ((1,), ptl.int32, 2.0),
+                            ((1,), ptl.float16, -1.0), ((1, 3), ptl.int64, 1.0),
+                            ((0, 2, 2), ptl.float64, 2.0)]:
+        r = ptl.ops.aten._pdist_forward(ptl.ones(shape, dtype=dtype), p)
+        assert r.shape == (0,) and r.dtype == dtype
+    _raises(lambda: ptl.nn.functional.pdist(ptl.ones(3)), RuntimeError,
+            "pdist only supports 2D tensors, got: 1D")
+    x = ptl.randn(4, 3, dtype=ptl.float64)
+    _raises(lambda: ptl.ops.aten._pdist_forward(x.t()), RuntimeError,
+            "_pdist_forward requires contiguous input")
+    assert_close(ptl.nn.functional.pdist(x.t()), ptl.nn.functional.pdist(x.t().contiguous()))
+    r = ptl.ops.aten._pdist_forward(ptl.ones(1, dtype=ptl.complex128))
+    assert r.shape == (0,) and r.dtype == ptl.complex128

@@ -765,8 +765,9 @@ def test_take_along_dim(dtype):
     assert_close(x.take_along_dim(ptl.tensor(row), dim=0), ref(np.take_along_axis(a, row, 0)))
     col = np.array([[1], [0], [3]])   # broadcast along the other dim
     assert_close(x.take_along_dim(ptl.tensor(col), dim=1), ref(np.take_along_axis(a, col, 1)))
-    flat = np.array([11, 0, 5])
-    assert_close(ptl.take_along_dim(x, ptl.tensor(flat)), ref(np.take(a.reshape(-1), flat)))
+    flat = np.array([11, 0, 5])   # dim None views x as 1-d: a contiguous x
+    assert_close(ptl.take_along_dim(x.contiguous(), ptl.tensor(flat)),
+                 ref(np.take(a.reshape(-1), flat)))
 
 
 # ---- nonzero, argwhere, where ----
@@ -1517,3 +1518,37 @@ def test_index_with_no_indices_raises_like_torch():
     takes [] and puts everywhere; index does not)."""
     assert_raises_like_torch(lambda lib: lib.ops.aten.index.Tensor(lib.ones(3), []),
                              IndexError, "at least one index must be provided")
+
+
+@pytest.mark.parametrize("dtype,lo,hi,ctype", [
+    ("float16", -1e308, -2, "c10::Half"), ("float16", -1e6, -2, "c10::Half"),
+    ("float16", -2, 1e6, "c10::Half"), ("float32", -2, 1e39, "float"),
+    ("bfloat16", -2, 1e39, "c10::BFloat16")])
+@pytest.mark.parametrize("n", [3, 0])
+def test_histc_range_that_overflows_the_dtype_is_refused(dtype, lo, hi, ctype, n):
+    # PyTorch's linspace of the outer edges converts them to self's dtype, with c10's check
+    assert_raises_like_torch(
+        lambda lib: lib.histc(lib.ones(n, dtype=getattr(lib, dtype)), min=lo, max=hi),
+        RuntimeError, f"value cannot be converted to type {ctype} without overflow")
+
+
+def test_histc_range_within_the_dtype_computes():
+    x = ptl.tensor([1.0, 2.0, 60000.0], dtype=ptl.float16)
+    assert ptl.histc(x, bins=2, min=0, max=65504).tolist() == [2.0, 1.0]
+    assert ptl.histc(x.double(), bins=2, min=-2, max=1e39).tolist() == [3.0, 0.0]
+
+
+@pytest.mark.parametrize("build", [
+    lambda lib: (lib.ones(4, 4, 4).transpose(0, 1), lib.zeros(1, 4, 1, dtype=lib.long)),
+    lambda lib: (lib.ones(4, 1, 4).expand(4, 4, 4), lib.zeros(3, dtype=lib.long)),
+    lambda lib: (lib.ones(4, 4), lib.zeros(4, 4, dtype=lib.long).t()),
+])
+def test_take_along_dim_without_dim_views_both_as_pytorch(build):
+    """dim=None flattens self and indices with view(-1): PyTorch's error where their
+    elements are not one stride apart"""
+    assert_raises_like_torch(
+        lambda lib: lib.take_along_dim(*build(lib)), RuntimeError,
+        "view size is not compatible with input tensor's size and stride (at least one "
+        "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    x = ptl.arange(12.0).view(3, 4)[:, 1:3]   # rows one stride apart: views fine
+    assert ptl.take_along_dim(x[0], ptl.tensor([1, 0])).tolist() == [2.0, 1.0]

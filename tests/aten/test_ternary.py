@@ -8,7 +8,7 @@ import pytest
 import pytorchlite as ptl
 from golden import golden
 from helpers import (ALL_DTYPES, BROADCAST_PAIRS, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE,
-                     SHAPES, assert_close, make, to_numpy, torch)
+                     SHAPES, assert_close, assert_raises_like_torch, make, to_numpy, torch)
 
 PROMOTE = {ptl.bool: 0, ptl.uint8: 1, ptl.int8: 2, ptl.int16: 3, ptl.int32: 4, ptl.int64: 5,
            ptl.float16: 6, ptl.bfloat16: 7, ptl.float32: 8, ptl.float64: 9}
@@ -518,3 +518,63 @@ def test_addc_errors():
     if torch is not None:
         with pytest.raises(RuntimeError, match=re.escape(msg)):
             torch.addcdiv(torch.tensor([1.0]), torch.tensor([1]), torch.tensor([1]))
+
+
+@pytest.mark.parametrize("name", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("dtype,value,ctype", [
+    ("uint8", 300, "uint8_t"), ("int8", 200, "int8_t"), ("float32", 1e308, "float"),
+    ("float16", 1e39, "float"), ("bfloat16", -1e39, "float")])
+@pytest.mark.parametrize("shape", [(3,), (0,), ()])
+def test_addc_value_that_overflows_the_opmath_type_is_refused(name, dtype, value, ctype, shape):
+    """value reaches the kernel as the opmath type (float for the half types, the integer
+    type itself) with c10's overflow check, even for an empty input"""
+    if name == "addcdiv" and dtype in ("uint8", "int8"):
+        return   # integer addcdiv is refused first
+    def call(lib):
+        t = lib.ones(shape, dtype=getattr(lib, dtype))
+        getattr(lib, name)(t, t, t, value=value)
+    assert_raises_like_torch(call, RuntimeError,
+                             f"value cannot be converted to type {ctype} without overflow")
+
+
+def test_addc_value_within_the_opmath_type_computes():
+    # uint8 takes -255..255 (c10's check of an unsigned type); float16 computes in float, so
+    # a value past float16's range is fine
+    u = ptl.tensor([1, 2], dtype=ptl.uint8)
+    assert ptl.addcmul(u, u, u, value=-1).tolist() == [0, 254]
+    h = ptl.tensor([1e-3], dtype=ptl.float16)
+    for name in ("addcmul", "addcdiv"):
+        r = getattr(ptl, name)(ptl.zeros(1, dtype=ptl.float16), h,
+                               ptl.ones(1, dtype=ptl.float16), value=1e6)
+        assert abs(r.item() - 1e6 * h.item()) < 1
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+def test_addcdiv_multiplies_by_value_before_it_divides(dtype):
+    # PyTorch's CPU kernel computes self + (value * t1) / t2: float32 1e10 * 1e30 overflows
+    n = 20   # the vector body and the tail
+    b = ptl.full((n,), 1e30, dtype=dtype)
+    r = ptl.addcdiv(ptl.zeros(n, dtype=dtype), b, b, value=1e10)
+    with np.errstate(over="ignore"):
+        want = np.float32(1e10) * np.float32(1e30) / np.float32(1e30) \
+            if dtype == ptl.float32 else 1e10
+    assert np.all(r.numpy() == want)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_division_is_smiths_without_infinity_recovery(dtype):
+    # c10::complex's and NumPy's a / b: C99's `/` turns (-inf + nan i) / (2 + i) into an
+    # infinity; PyTorch's gives nan + nan i, and addcdiv's value * t1 (5 (-inf + 0i) =
+    # -inf + nan i) reaches it so
+    inf, nan = float("inf"), float("nan")
+    a = np.array([complex(-inf, nan), complex(-inf, 0), 1 + 2j, complex(inf, inf), 3 - 4j,
+                  1e30 + 1e30j, 2 + 0j, 0j], dtype=dtype)
+    b = np.array([2 + 1j, 2 + 1j, 0j, 2 + 1j, 1e-3 + 2e3j, 1e30 + 1e30j, 0j, 0j], dtype=dtype)
+    got = (ptl.tensor(a) / ptl.tensor(b)).numpy()
+    with np.errstate(all="ignore"):
+        want = a / b
+    assert np.array_equal(got.real, want.real, equal_nan=True)
+    assert np.array_equal(got.imag, want.imag, equal_nan=True)
+    z = ptl.zeros(1, dtype=getattr(ptl, dtype))
+    r = ptl.addcdiv(z, ptl.tensor(a[1:2]), ptl.tensor(b[1:2]), value=5).numpy()
+    assert np.isnan(r.real).all() and np.isnan(r.imag).all()

@@ -587,10 +587,13 @@ def test_frexp_out_and_errors():
     with pytest.raises(RuntimeError, match=re.escape(
             "torch.frexp() expects mantissa to have dtype Float but got Double")):
         ptl.frexp(x, out=(ptl.empty(0, dtype=ptl.float64), ptl.empty(0, dtype=ptl.int32)))
-    # PyTorch: "frexp(): argument 'out' must be tuple of Tensors, not Tensor"; ours is the
-    # general form naming `out` (Note [Native signatures]: one Tensor[] out= shown as a Tensor)
-    with pytest.raises(TypeError, match=r"^frexp\(\).* out"):
-        ptl.frexp(x, out=ptl.empty(0))
+    # out= is one tuple of two Tensors (PyTorch's TensorList[2])
+    for out, msg in [(ptl.empty(0), "frexp(): argument 'out' must be tuple of Tensors, not Tensor"),
+                     (5, "frexp(): argument 'out' must be tuple of Tensors, not int"),
+                     ((ptl.empty(0),), "expected tuple of 2 elements but got 1"),
+                     ((1, 2), "expected Tensor as element 0 in argument 1, but got int")]:
+        with pytest.raises(TypeError, match="^" + re.escape(msg) + "$"):
+            ptl.frexp(x, out=out)
 
 
 def test_frexp_gradient_is_grad_over_two_to_the_exponent():

@@ -12,8 +12,8 @@ import pytest
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import (FLOAT_DTYPES, LAYOUTS, SHAPES, assert_close, assert_no_leak, make, to_numpy,
-                     torch, torch_ref)
+from helpers import (FLOAT_DTYPES, LAYOUTS, SHAPES, assert_close, assert_no_leak,
+                     assert_raises_like_torch, make, to_numpy, torch, torch_ref)
 import golden
 
 TF = torch.nn.functional if torch is not None else None
@@ -1864,3 +1864,73 @@ def test_gumbel_softmax():
     assert x.grad is not None and float(x.grad.abs().sum()) > 0   # straight-through gradient
     with pytest.warns(UserWarning, match="`eps` parameter is deprecated"):
         F.gumbel_softmax(x, eps=1e-5)
+
+
+@pytest.mark.parametrize("dtype,ctype", [(ptl.float32, "float"), (ptl.float16, "float"),
+                                         (ptl.bfloat16, "float")])
+@pytest.mark.parametrize("shape", [(3,), (5, 0)])
+def test_elu_parameters_that_overflow_the_opmath_type_are_refused(dtype, ctype, shape):
+    """elu's alpha, scale and input_scale (and celu's alpha and 1 / alpha) reach the kernel as
+    float for float32 and the half types, with c10's overflow check: float64 takes them"""
+    msg = f"value cannot be converted to type {ctype} without overflow"
+    aten = lambda lib: lib.ops.aten  # noqa: E731
+    calls = [
+        lambda lib: lib.nn.functional.elu(lib.ones(shape, dtype=_dtype_of(lib, dtype)), alpha=1e308),
+        lambda lib: lib.nn.functional.celu(lib.ones(shape, dtype=_dtype_of(lib, dtype)), alpha=1e-40),
+        lambda lib: aten(lib).elu_(lib.ones(shape, dtype=_dtype_of(lib, dtype)), 1, 1e39),
+    ] + [lambda lib, i=i: aten(lib).elu_backward(
+        lib.ones(shape, dtype=_dtype_of(lib, dtype)), *[1e39 if j == i else 1 for j in range(3)],
+        False, lib.ones(shape, dtype=_dtype_of(lib, dtype))) for i in range(3)]
+    for call in calls:
+        assert_raises_like_torch(call, RuntimeError, msg)
+    x = ptl.tensor([-1.0, 2.0], dtype=ptl.float64)
+    assert_close(F.elu(x, alpha=1e308), np.array([1e308 * math.expm1(-1.0), 2.0]))
+
+
+def _dtype_of(lib, dtype):
+    return getattr(lib, str(dtype).split(".")[-1])
+
+
+@pytest.mark.parametrize("grad_dtype,self_dtype,want", [
+    (ptl.float32, ptl.int16, None), (ptl.float64, ptl.float32, ptl.float32),
+    (ptl.float32, ptl.float64, ptl.float64), (ptl.int16, ptl.float32, ptl.float32),
+    (ptl.float16, ptl.float32, ptl.float32)])
+def test_mish_backward_returns_selfs_dtype(grad_dtype, self_dtype, want):
+    """PyTorch's mish_backward writes into empty_like(self): the promoted result is cast to
+    self's dtype, and refused when it cannot be"""
+    g, x = ptl.tensor([1.0, -2.0, 0.5]).to(grad_dtype), ptl.tensor([0.3, -1.0, 2.0]).to(self_dtype)
+    if want is None:
+        assert_raises_like_torch(
+            lambda lib: lib.ops.aten.mish_backward(lib.ones(2, dtype=lib.float32),
+                                                   lib.ones(2, dtype=lib.int16)),
+            RuntimeError, "result type Float can't be cast to the desired output type Short")
+        return
+    r = ptl.ops.aten.mish_backward(g, x)
+    assert r.dtype == want
+    xd = x.to(ptl.float64).numpy()
+    sp = np.tanh(np.log1p(np.exp(xd)))
+    sig = 1 / (1 + np.exp(-xd))
+    expected = g.to(ptl.float64).numpy() * (sp + xd * sig * (1 - sp * sp))
+    assert_close(r, expected.astype(np.float32 if want == ptl.float32 else np.float64),
+                 dtype=want)
+
+
+@pytest.mark.parametrize("dtypes,msg", [
+    (("float64", "float64", "int64"), "Found dtype Long but expected Double"),
+    (("float64", "float32", "float32"), "Found dtype Double but expected Float"),
+    (("float32", "float64", "float64"), "Found dtype Float but expected Double"),
+    (("float32", "float32", "float64"), "Found dtype Double but expected Float"),
+    (("float16", "float32", "float32"), "Found dtype Half but expected Float")])
+def test_huber_loss_backward_wants_one_dtype(dtypes, msg):
+    """PyTorch's huber_loss_backward iterates grad_input (like self), self, target and
+    grad_output with every dtype checked against self's"""
+    def call(lib):
+        g, x, t = (lib.ones(2, dtype=getattr(lib, d)) for d in dtypes)
+        lib.ops.aten.huber_loss_backward(g, x, t, 1, 1.0)
+    assert_raises_like_torch(call, RuntimeError, msg)
+
+
+def test_gelu_backward_refuses_an_unknown_approximation():
+    assert_raises_like_torch(
+        lambda lib: lib.ops.aten.gelu_backward(lib.ones(3), lib.ones(3), approximate="constant"),
+        RuntimeError, "approximate argument must be either none or tanh.")

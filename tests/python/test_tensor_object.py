@@ -354,6 +354,17 @@ def test_device_eq_and_errors():
     same_error(lambda: ptl.device("cuda:1", 2), lambda: torch.device("cuda:1", 2))
 
 
+def test_cpu_device_takes_any_index():
+    # PyTorch 2.x keeps a CPU index on the device object; tensors made there are on 'cpu'
+    for d in (ptl.device("cpu:1"), ptl.device("cpu", 1)):
+        assert (repr(d), str(d), d.index, d == ptl.device("cpu")) == \
+            ("device(type='cpu', index=1)", "cpu:1", 1, False)
+    x = ptl.ones(2, device="cpu:1")
+    assert repr(x.device) == "device(type='cpu')" and x.to("cpu:2").tolist() == [1.0, 1.0]
+    c = ptl.ops.aten._to_copy(ptl.ones(2, dtype=ptl.complex64), device="cpu:1")
+    assert c.device == ptl.device("cpu") and c.dtype == ptl.complex64
+
+
 def test_size():
     s = ptl.tensor(np.zeros((2, 3, 4))).shape
     r = golden(lambda: (lambda r: (repr(r), str(r), repr(r[1:]), r.numel(), repr(torch.Size([])),

@@ -830,6 +830,27 @@ act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_error_set(PTL_ERR_RUNTIME, "activation kernel for an unknown op");
 }
 
+/* The type an activation kernel computes a reduced-precision dtype's values in */
+static PtlDtype
+opmath(PtlDtype dt)
+{
+    return dt == PTL_DTYPE_FLOAT64 ? PTL_DTYPE_FLOAT64 : PTL_DTYPE_FLOAT32;
+}
+
+/* elu's Scalars s[1..end) (alpha, scale, input_scale) reach its kernel converted to the
+ * opmath type with c10's overflow check: PyTorch's "value cannot be converted to type float
+ * without overflow" for alpha=1e308 on a float32 tensor, none on a float64 one. */
+static int
+elu_params_check(const PtlIValue *s, int end, PtlDtype dt)
+{
+    for (int i = 1; i < end; i++) {
+        if (ptl_scalar_check_range(&s[i], opmath(dt)) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int
 ptl_activation_check(const PtlOperator *op, const PtlIValue *s)
 {
@@ -856,12 +877,17 @@ ptl_activation_check(const PtlOperator *op, const PtlIValue *s)
                                  "cannot do hardtanh on an unsigned type with negative limits");
         }
         return 0;
-    case PTL_OP_celu: case PTL_OP_celu_:
+    case PTL_OP_celu: case PTL_OP_celu_: {
         if (ptl_iv_to_double(&s[1]) == 0) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "ZeroDivisionError: alpha cannot be 0 for CELU");
         }
-        return 0;
+        /* elu with input_scale 1 / alpha: both reach the kernel's opmath type */
+        PtlIValue inv = ptl_iv_double(1.0 / ptl_iv_to_double(&s[1]));
+        return elu_params_check(s, 2, dt) < 0 ? -1 : ptl_scalar_check_range(&inv, opmath(dt));
+    }
+    case PTL_OP_elu: case PTL_OP_elu_:
+        return elu_params_check(s, 4, dt);
     case PTL_OP_elu_backward:   /* alpha (s[1]) with is_result (s[4]) */
         if (s[4].tag == PTL_IV_BOOL && s[4].u.b && ptl_iv_to_double(&s[1]) < 0) {
             return ptl_error_set(PTL_ERR_RUNTIME,
@@ -870,7 +896,7 @@ ptl_activation_check(const PtlOperator *op, const PtlIValue *s)
                                  "calling in-place forward function with a negative slope, "
                                  "please call out-of-place version instead.");
         }
-        return 0;
+        return elu_params_check(s, 4, dt);
     case PTL_OP_leaky_relu_backward:   /* negative_slope (s[2]) with self_is_result (s[3]) */
         if (s[3].u.b && ptl_iv_to_double(&s[2]) < 0) {
             return ptl_error_set(PTL_ERR_RUNTIME,
@@ -887,12 +913,40 @@ ptl_activation_check(const PtlOperator *op, const PtlIValue *s)
     }
 }
 
-/* softshrink, hardtanh (integer tensors too) and leaky_relu_backward: act_cpu after the
+/* softshrink, hardtanh (integer tensors too), elu and leaky_relu_backward: act_cpu after the
  * argument checks */
 static int
 checked_act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     return ptl_activation_check(op, s) < 0 ? -1 : act_cpu(op, ks, s);
+}
+
+/* mish_backward(Tensor grad_output, Tensor self) -> Tensor: [*], [*] -> [*] in self's dtype
+ * (PyTorch's output is empty_like(self)), computed in the dtype the two promote to, which
+ * must cast to it */
+static int
+mish_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *self = s[1].u.t;
+    PtlDtype rt = ptl_promote_types(s[0].u.t->dtype, self->dtype);
+    if (ptl_dtype_is_floating(rt) && !ptl_can_cast(rt, self->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "result type %s can't be cast to the desired output type %s",
+                             ptl_dtype_legacy_name(rt), ptl_dtype_legacy_name(self->dtype));
+    }
+    PtlDevice dev = self->device;
+    PtlDtype dt = self->dtype;
+    if (act_cpu(op, ks, s) < 0) {
+        return -1;
+    }
+    PtlTensorImpl *r = s[0].u.t;
+    if (r->dtype == dt) {
+        return 0;
+    }
+    PtlTensorImpl *c = ptl_to_copy(r, dt, &dev);
+    ptl_decref(r);
+    s[0] = c != NULL ? ptl_iv_tensor(c) : ptl_iv_none();
+    return c != NULL ? 0 : -1;
 }
 
 /* gelu(Tensor self, *, str approximate='none') -> Tensor: checks the mode and calls the
@@ -923,6 +977,9 @@ gelu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     const char *mode = s[2].tag == PTL_IV_STRING ? s[2].u.s : "none";
     double p[ACT_NPARAMS] = {strcmp(mode, "tanh") == 0, 0, 0, 0};
     (void)ks;
+    if (p[0] == 0 && strcmp(mode, "none") != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "approximate argument must be either none or tanh.");
+    }
     return ptl_pointwise(op, s, 2, grad_inputs, ptl_iter_config(), gelu_grad_fast_loops, p);
 }
 
@@ -1179,9 +1236,9 @@ static const PtlKernelReg activation_cpu[] = {
     {PTL_OP_silu_backward, PTL_KEY_CPU, act_cpu},
     {PTL_OP_mish, PTL_KEY_CPU, act_cpu},
     {PTL_OP_mish_, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_mish_backward, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_elu, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_elu_, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_mish_backward, PTL_KEY_CPU, mish_backward_cpu},
+    {PTL_OP_elu, PTL_KEY_CPU, checked_act_cpu},
+    {PTL_OP_elu_, PTL_KEY_CPU, checked_act_cpu},
     {PTL_OP_elu_backward, PTL_KEY_CPU, elu_backward_cpu},
     {PTL_OP_celu, PTL_KEY_CPU, celu_cpu},
     {PTL_OP_celu_, PTL_KEY_CPU, celu_cpu},

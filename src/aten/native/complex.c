@@ -472,7 +472,7 @@ complex_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 /* The product of two complex numbers is complex_math.h's textbook ptl_cmul / ptl_cmulf;
  * division keeps C99's scaled division, which PyTorch's also scales. */
 #define ZMUL(A, B, X) _Generic((A), ptl_complex64: ptl_cmulf, default: ptl_cmul)(A, B)
-#define ZDIV(A, B, X) ((A) / (B))
+#define ZDIV(A, B, X) _Generic((A), ptl_complex64: ptl_cdivf, default: ptl_cdiv)(A, B)
 DEFINE_Z_BINARY(zmul, ZMUL)
 DEFINE_Z_BINARY(zdiv, ZDIV)
 #define ZSQRT(A) _Generic((A), ptl_complex64: csqrtf, default: csqrt)(A)
@@ -516,7 +516,7 @@ DEFINE_Z_BINARY_C(zlerp, ZLERP)
 /* addcmul: a + x * b * c, addcdiv: a + x * b / c (PyTorch's order), lerp.Tensor: c the
  * weight */
 #define ZADDCMUL(A, B, C, X) ((A) + ZMUL(ZMUL(X, B, X), C, X))
-#define ZADDCDIV(A, B, C, X) ((A) + ZMUL(X, B, X) / (C))
+#define ZADDCDIV(A, B, C, X) ((A) + ZDIV(ZMUL(X, B, X), C, X))
 #define ZLERP3(A, B, C, X) ZLERP(A, B, C)
 Z_STAMP(Z_TERNARY_LOOP, zaddcmul, ZADDCMUL)
 Z_STAMP(Z_TERNARY_LOOP, zaddcdiv, ZADDCDIV)

@@ -213,7 +213,7 @@ pdist_forward_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_INDEX, "Dimension specified as 0 but tensor has no "
                              "dimensions");
     }
-    if (self->dim == 1) {
+    if (self->dim == 1 && self->sizes[0] > 1) {   /* size(1) is read for 2 rows or more */
         return ptl_error_set(PTL_ERR_INDEX, "Dimension out of range (expected to be in range "
                              "of [-1, 0], but got 1)");
     }

@@ -1132,6 +1132,7 @@ ptl_scalar_check_range(const PtlIValue *v, PtlDtype dt)
         [PTL_DTYPE_INT32] = {"int", -2147483648.0, 2147483647.0},
         [PTL_DTYPE_INT64] = {"int64_t", -9223372036854775808.0, 9223372036854775807.0},
         [PTL_DTYPE_FLOAT16] = {"c10::Half", -65504.0, 65504.0},
+        [PTL_DTYPE_BFLOAT16] = {"c10::BFloat16", -3.3895313892515355e38, 3.3895313892515355e38},
         [PTL_DTYPE_FLOAT32] = {"float", -3.4028234663852886e38, 3.4028234663852886e38},
     };
     double x = ptl_iv_to_double(v);

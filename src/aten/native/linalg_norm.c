@@ -502,6 +502,26 @@ _pdist_forward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *x = NULL, *out = NULL;
     double p = ptl_iv_to_double(&s[1]);
+    int64_t none = 0;
+    /* PyTorch's _pdist_forward wants a contiguous self, reads N = size(0), returns an empty
+     * result for N <= 1 (any dtype, any p), and then reads size(1) (torch.pdist checks the
+     * rest in Python and passes a contiguous input) */
+    if (!ptl_tensor_is_contiguous(self)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "_pdist_forward requires contiguous input");
+    }
+    if (self->dim == 0) {
+        return ptl_error_set(PTL_ERR_INDEX, "Dimension specified as 0 but tensor has no "
+                                            "dimensions");
+    }
+    if (self->sizes[0] <= 1) {
+        out = ptl_empty(1, &none, self->dtype, self->device);
+        s[0] = out != NULL ? ptl_iv_tensor(out) : ptl_iv_none();
+        return out != NULL ? 0 : -1;
+    }
+    if (self->dim == 1) {
+        return ptl_error_set(PTL_ERR_INDEX, "Dimension out of range (expected to be in range of "
+                                            "[-1, 0], but got 1)");
+    }
     if (pdist_check(self, "pdist") < 0) {
         return -1;
     }

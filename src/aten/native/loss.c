@@ -301,6 +301,23 @@ reg_iter_layout(PtlTensorImpl *r, PtlTensorImpl *x, PtlTensorImpl *t)
     return laid;
 }
 
+/* huber_loss_backward's operands all in self's dtype (PyTorch's TensorIterator checks them
+ * in the order grad_input (like self), self, target, grad_output) */
+static int
+huber_backward_dtypes_check(const PtlIValue *s)
+{
+    PtlDtype want = s[1].u.t->dtype;
+    static const int order[2] = {2, 0};   /* target, grad_output */
+    for (int i = 0; i < 2; i++) {
+        PtlDtype got = s[order[i]].u.t->dtype;
+        if (got != want) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "Found dtype %s but expected %s",
+                                 ptl_dtype_legacy_name(got), ptl_dtype_legacy_name(want));
+        }
+    }
+    return 0;
+}
+
 /* mse_loss(self, target, reduction), smooth_l1_loss(self, target, reduction, beta),
  * huber_loss(self, target, reduction, delta): [*], [*] -> [*] (none) or [] (mean, sum);
  * and their backward ops <loss>_backward(grad_output, self, target, reduction[, beta or
@@ -321,7 +338,8 @@ reg_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     RegJob *job = NULL;
     (void)ks;
 
-    if (ptl_reg_loss_check(k, p) < 0 ||
+    if (ptl_reg_loss_check(k, p) < 0 || (op->id == PTL_OP_huber_loss_backward &&
+                                             huber_backward_dtypes_check(s) < 0) ||
         reg_prepare(k, bw, 2 + bw, in, (unsigned)bw, prep, &dt, &dim, sizes) < 0) {
         return -1;
     }

@@ -674,6 +674,15 @@ with_scalar(PtlOpId id, PtlTensorImpl *a, double v)
     return r;
 }
 
+/* 0 when histc's outer edges lo and hi fit dt, else PyTorch's overflow error (its linspace of
+ * the edges converts them to self's dtype) */
+static int
+histc_edges_check(double lo, double hi, PtlDtype dt)
+{
+    PtlIValue lv = ptl_iv_double(lo), hv = ptl_iv_double(hi);
+    return ptl_scalar_check_range(&lv, dt) < 0 || ptl_scalar_check_range(&hv, dt) < 0 ? -1 : 0;
+}
+
 /* histc's bins of self on the device (Note [Device histc]): a new [bins] of self's dtype */
 static PtlTensorImpl *
 histc_device(PtlTensorImpl *self, int64_t bins, double lo, double hi)
@@ -765,6 +774,9 @@ histc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             lo -= 1;
             hi += 1;
         }
+        if (histc_edges_check(lo, hi, self->dtype) < 0) {
+            return -1;
+        }
         return (out = histc_device(self, bins, lo, hi)) != NULL ? (s[0] = ptl_iv_tensor(out), 0)
                                                                 : -1;
     }
@@ -788,6 +800,10 @@ histc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (lo == hi) {
         lo -= 1;
         hi += 1;
+    }
+    if (histc_edges_check(lo, hi, self->dtype) < 0) {
+        ptl_decref(c);
+        return -1;
     }
     double *acc = calloc((size_t)bins, sizeof(double));
     if (acc == NULL || (out = empty_1d(bins, self->dtype)) == NULL) {

@@ -157,13 +157,15 @@ take_along_dim_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue 
                              ptl_dtype_legacy_name(idx->dtype));
     }
     if (s[2].tag == PTL_IV_NONE) {
+        /* view, as PyTorch's: a self or indices whose elements no one stride walks is its
+         * "view size is not compatible" error */
         a[1] = ptl_iv_intlist(&minus1, 1);
         a[0] = ptl_iv_tensor(self);
-        if ((se = ptl_call_tensor(PTL_OP_reshape, a)) == NULL) {
+        if ((se = ptl_call_tensor(PTL_OP_view, a)) == NULL) {
             goto done;
         }
         a[0] = ptl_iv_tensor(idx);
-        if ((ie = ptl_call_tensor(PTL_OP_reshape, a)) == NULL) {
+        if ((ie = ptl_call_tensor(PTL_OP_view, a)) == NULL) {
             goto done;
         }
         dim = 0;

@@ -541,8 +541,10 @@ typedef struct AddcValue {
                (uint64_t)((const AddcValue *)(E))->i * (uint64_t)(B) * (uint64_t)(C)))
 #define ADDC_VALUE(A, E) _Generic((A), float: ((const AddcValue *)(E))->f, \
                                   default: ((const AddcValue *)(E))->d)
-#define ADDCMUL_F(A, B, C, E) ((A) + ADDC_VALUE(A, E) * ((B) * (C)))
-#define ADDCDIV_F(A, B, C, E) ((A) + ADDC_VALUE(A, E) * ((B) / (C)))
+/* PyTorch's CPU order, (value * b) * c and (value * b) / c: float32 1e10 * 1e30 / 1e30 is
+ * inf there too */
+#define ADDCMUL_F(A, B, C, E) ((A) + (ADDC_VALUE(A, E) * (B)) * (C))
+#define ADDCDIV_F(A, B, C, E) ((A) + (ADDC_VALUE(A, E) * (B)) / (C))
 DEFINE_ALL(DEFINE_LOOP3, addcmul, ADDCMUL_I, ADDCMUL_F)
 DEFINE_FLOAT_ONLY(DEFINE_LOOP3, addcdiv, ADDCDIV_F)
 
@@ -581,6 +583,11 @@ addc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (!is_div && rt == PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
                              "\"addcmul_cpu_out\" not implemented for 'Bool'");
+    }
+    /* value reaches PyTorch's kernel as the opmath type, with c10's overflow check */
+    PtlDtype vt = ptl_dtype_is_floating(rt) && rt != PTL_DTYPE_FLOAT64 ? PTL_DTYPE_FLOAT32 : rt;
+    if (ptl_scalar_check_range(&s[3], vt) < 0) {
+        return -1;
     }
     return ptl_pointwise(op, s, 3, (const int[3]){0, 1, 2}, ptl_iter_config(),
                          is_div ? addcdiv_loops : addcmul_loops, &v);
