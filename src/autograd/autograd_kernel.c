@@ -26,7 +26,8 @@ not_implemented_apply(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
                          n->op->schema.overload);
 }
 
-static const PtlNodeKind not_implemented_kind = {"NotImplemented", not_implemented_apply, 0};
+static const PtlNodeKind not_implemented_kind = {.name = "NotImplemented",
+                                                  .apply = not_implemented_apply};
 
 /* An operator added at run time (pytorchlite.library) with a backend kernel and no autograd
  * kernel: backward warns and gives its inputs no gradient, PyTorch's autograd fallback in
@@ -48,8 +49,8 @@ warn_not_implemented_apply(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return 0;
 }
 
-static const PtlNodeKind warn_not_implemented_kind = {"torch::autograd::WarnNotImplemented",
-                                                      warn_not_implemented_apply, 0};
+static const PtlNodeKind warn_not_implemented_kind = {
+    .name = "torch::autograd::WarnNotImplemented", .apply = warn_not_implemented_apply};
 
 /* The differentiable tensor inputs of a call, flattened (tensor lists element by element).
  * Up to INPUTS_INLINE of them live in the struct; a longer tensor list (cat of hundreds of

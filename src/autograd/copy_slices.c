@@ -151,7 +151,8 @@ as_strided_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out
     return rc;
 }
 
-static const PtlNodeKind as_strided_kind = {"AsStridedBackward0", as_strided_apply, 0};
+static const PtlNodeKind as_strided_kind = {.name = "AsStridedBackward0",
+                                             .apply = as_strided_apply};
 
 /* grads_in[0]: the base's gradient -> grads_out[0]: the base's previous history, [i>0]: the
  * in-place op's other inputs.  The base's gradient is laid out in a buffer with the base's
@@ -201,7 +202,7 @@ done:
     return rc;
 }
 
-static const PtlNodeKind copy_slices_kind = {"CopySlices", copy_slices_apply, 0};
+static const PtlNodeKind copy_slices_kind = {.name = "CopySlices", .apply = copy_slices_apply};
 
 static void
 meta_of(PtlInputMeta *m, const PtlTensorImpl *t)

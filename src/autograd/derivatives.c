@@ -7,7 +7,7 @@
 #include "derivatives.h"
 
 const PtlGradRow ptl_grad_rows[] = {
-#define PTL_GRAD(OP, NAME, SAVE, FN) {PTL_OP_##OP, {NAME, FN, 0}, SAVE},
+#define PTL_GRAD(OP, NAME, SAVE, FN) {PTL_OP_##OP, {.name = NAME, .apply = FN}, SAVE},
 #define PTL_NONDIFF(OP, ARGS, NAME)
 #include "derivatives.def"
 #undef PTL_NONDIFF

@@ -853,7 +853,9 @@ accumulate_grad_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grad
     return 0;
 }
 
-const PtlNodeKind ptl_accumulate_grad_kind = {"AccumulateGrad", accumulate_grad_apply, 1};
+const PtlNodeKind ptl_accumulate_grad_kind = {.name = "AccumulateGrad",
+                                               .apply = accumulate_grad_apply,
+                                               .is_accumulate_grad = 1};
 
 /* ---- C post-accumulate-grad hooks (Note [C post-accumulate-grad hooks]) ---- */
 

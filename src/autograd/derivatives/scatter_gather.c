@@ -127,7 +127,8 @@ double_backward_error(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
                          "src when >1 zeros in src are scattered to the same position in self");
 }
 
-static const PtlNodeKind double_backward_error_kind = {"Error", double_backward_error, 0};
+static const PtlNodeKind double_backward_error_kind = {.name = "Error",
+                                                        .apply = double_backward_error};
 
 /* g (borrowed) as a tensor whose grad_fn, an "Error" node, raises when a double backward
  * reaches it; g itself when it has no history (create_graph off).  New ref or NULL. */
