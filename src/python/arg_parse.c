@@ -32,6 +32,16 @@ typedef struct Scratch {
 } Scratch;
 
 static void
+scratch_init(Scratch *sc)
+{
+    sc->nheap = 0;
+    sc->nowned = 0;
+    sc->requires_grad = -1;
+    sc->pin_memory = 0;
+    sc->overloaded = 0;
+}
+
+static void
 scratch_clear(Scratch *sc)
 {
     for (int i = 0; i < sc->nheap; i++) {
@@ -673,10 +683,7 @@ ptlpy_arg_accepts(const PtlOperator *op, int i, PyObject *v)
 {
     Scratch sc;
     PtlIValue iv;
-    sc.nheap = 0;
-    sc.nowned = 0;
-    sc.requires_grad = -1;
-    sc.pin_memory = 0;
+    scratch_init(&sc);
     int r = convert(op, &op->schema.args[i], v, &iv, &sc, i);
     scratch_clear(&sc);
     return r;
@@ -845,11 +852,7 @@ call_with_functional_out(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs
         }
         PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
         Scratch sc;
-        sc.nheap = 0;
-        sc.nowned = 0;
-        sc.requires_grad = -1;
-        sc.pin_memory = 0;
-        sc.overloaded = 0;
+        scratch_init(&sc);
         int r = try_parse(op, f->method, buf, nargs, names, stack, &sc);
         if (r <= 0 || !out_fits(s, out)) {
             scratch_clear(&sc);
@@ -917,10 +920,7 @@ opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
     }
     PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
     Scratch sc;
-    sc.nheap = 0;
-    sc.nowned = 0;
-    sc.requires_grad = -1;
-    sc.pin_memory = 0;
+    scratch_init(&sc);
     for (int k = 0; k < f->n; k++) {
         const PtlOperator *op = ptl_dispatcher_op_at(f->ids[k]);
         sc.overloaded = 0;
@@ -1183,10 +1183,7 @@ signature_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
     }
     PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
     Scratch sc;
-    sc.nheap = 0;
-    sc.nowned = 0;
-    sc.requires_grad = -1;
-    sc.pin_memory = 0;
+    scratch_init(&sc);
     for (int k = 0; k < f->n; k++) {
         sc.overloaded = 0;
         int r = try_parse(ptl_dispatcher_op_at(f->ids[k]), f->method, args, nargs, kwnames,
