@@ -62,8 +62,9 @@ def test_ddp_step_pieces_one_and_two_ranks():
         for rank, r in enumerate(job(world, "ddp_step_pieces.py", "3000")["ranks"]):
             print(f"\nDDP digits MLP step, world size {world}, rank {rank}, us (10th "
                   "percentile/median): " + ", ".join(
-                      f"{k} {r[k][0]:.0f}/{r[k][1]:.0f}" for k in
+                      f"{k} {r[k][0]:.0f}/{r[k][1]:.0f}" if r[k] else f"{k} none" for k in
                       ("zero_grad", "forward", "backward", "reduction", "step", "total")))
+            assert (r["reduction"] is None) == (world == 1)   # a world of one reduces nothing
 
 
 def test_ddp_two_ranks_vs_one_process_short_windows():

@@ -2,9 +2,9 @@
 its time inside a rank, timed with perf_counter_ns around each piece: zero_grad, forward,
 backward (the bucket reduction included: it ends in backward's final callback), the reduction
 alone (DDP's _finish: the waits on MPI and the copy into .grad) and the
-optimizer step.  Run under mpirun (or plain python: a world of one, where the reduction has
-nothing to sum); rank 0 prints one JSON line: per rank, the 10th percentile and the median of
-each piece in microseconds.
+optimizer step.  Run under mpirun (or plain python: a world of one, where DDP reduces nothing
+and _finish never runs, so "reduction" is null); rank 0 prints one JSON line: per rank, the
+10th percentile and the median of each piece in microseconds.
 
     ddp_step_pieces.py [steps]"""
 import json
@@ -52,7 +52,7 @@ def main():
     mine = {}
     for k, v in times.items():
         v = sorted(v[len(v) // 10:])           # the first tenth warms up
-        mine[k] = [round(v[len(v) // 10] / 1e3, 1), round(v[len(v) // 2] / 1e3, 1)]
+        mine[k] = [round(v[len(v) // 10] / 1e3, 1), round(v[len(v) // 2] / 1e3, 1)] if v else None
     ranks = [None] * dist.get_world_size()
     dist.all_gather_object(ranks, mine)
     if dist.get_rank() == 0:
