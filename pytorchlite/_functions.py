@@ -6,7 +6,7 @@ them (native_functions.yaml's "alias for" entries: torch.divide is torch.div).""
 from . import _C
 from ._native_signature import native
 from ._out_arguments import check_result_cast as _check_result_cast
-from ._out_arguments import resize_output as _resize_output
+from ._out_arguments import write_same_dtype as _write_out  # noqa: F401  (composites' out=)
 
 # alias -> operator, ORDER: none.  PyTorch's aliases are CompositeImplicitAutograd kernels that
 # call the operator, so binding the operator's own function and methods under the alias gives
@@ -57,33 +57,6 @@ def _in_place(fn):
     method.__name__ = fn.__name__ + "_"
     method.__doc__ = f"In-place {fn.__name__}."
     return method
-
-
-_CPP_NAMES = {_C.float32: "float", _C.float64: "double", _C.complex64: "c10::complex<float>",
-              _C.complex128: "c10::complex<double>", _C.int32: "int", _C.int64: "long int"}
-
-
-def _write_one(result, out):
-    if out.dtype != result.dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype "
-                           f"{_CPP_NAMES.get(result.dtype, result.dtype)}, but got "
-                           f"{_CPP_NAMES.get(out.dtype, out.dtype)} instead")
-    _resize_output(out, result.shape)
-    return out.copy_(result)
-
-
-def _write_out(result, out):
-    """result written into out= as PyTorch's out= overloads write it: one tensor, or for a
-    tuple result a tuple of as many, each resized to its result (same dtype required).
-    Returns out (a tuple as result's type); result itself when out is None."""
-    if out is None:
-        return result
-    if not isinstance(result, tuple):
-        return _write_one(result, out)
-    if len(out) != len(result):
-        raise TypeError(f"expected tuple of {len(result)} elements but got {len(out)}")
-    written = tuple(_write_one(r, o) for r, o in zip(result, out))
-    return written if type(result) is tuple else type(result)(written)
 
 
 def _method_function(name):

@@ -51,7 +51,7 @@ def native(fn, name=None, method=False):
     aten operator `name` (fn's name by default; every overload), before running it; method:
     fn is the Tensor method (self first; PyTorch's messages count positions without it).  Where
     fn has no out parameter and the twin has an out= overload, the wrapper gives it one:
-    fn's result written into out (_functions._write_out: resized, the dtype checked)."""
+    fn's result written into out (_out_arguments.write_same_dtype: resized, the dtype checked)."""
     name = fn.__name__ if name is None else name
     if name not in SCHEMAS:
         raise KeyError(f"no schemas of aten::{name}: run tools/native_schemas.py {name}")
@@ -69,7 +69,7 @@ def native(fn, name=None, method=False):
             return fn(*args)
         check(*args, **kwargs)
         if writes_out and "out" in kwargs:
-            from ._functions import _write_out
+            from ._out_arguments import write_same_dtype as _write_out
             out = kwargs.pop("out")
             return _write_out(fn(*args, **kwargs), out)
         return fn(*args, **kwargs)

@@ -27,12 +27,22 @@ def resize_output(out, shape):
         out.resize_(shape)
 
 
-def write_cast(result, out):
-    """result (a tensor or a tuple of them) written into out (None: result returned): each
-    output resized to its result and the result cast into it, after checking that every
-    output's dtype can hold its result.  Returns out, a tuple of them as result's type.  The
-    out= of the operator functions without an out overload of their own (Note [Out through
-    the functional overload] in src/python/arg_parse.c) and of elementwise composites."""
+_CPP_NAMES = {_C.float32: "float", _C.float64: "double", _C.complex64: "c10::complex<float>",
+              _C.complex128: "c10::complex<double>", _C.int32: "int", _C.int64: "long int"}
+
+
+def check_same_dtype(result_dtype, dtype):
+    """PyTorch's error of the out= overloads that want out's dtype equal to the result's."""
+    if dtype != result_dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype "
+                           f"{_CPP_NAMES.get(result_dtype, result_dtype)}, but got "
+                           f"{_CPP_NAMES.get(dtype, dtype)} instead")
+
+
+def _write(result, out, check):
+    """result (a tensor or a tuple of them) written into out (None: result returned): every
+    output's dtype checked against its result's first (check), then each resized and the
+    result copied in.  Returns out, a tuple of them as result's type."""
     if out is None:
         return result
     results = result if isinstance(result, tuple) else (result,)
@@ -40,10 +50,22 @@ def write_cast(result, out):
     if len(outs) != len(results):
         raise TypeError(f"expected tuple of {len(results)} elements but got {len(outs)}")
     for r, o in zip(results, outs):
-        check_result_cast(r.dtype, o.dtype)
+        check(r.dtype, o.dtype)
     for r, o in zip(results, outs):
         resize_output(o, r.shape)
         o.copy_(r)
     if not isinstance(result, tuple):
         return out
     return outs if type(result) is tuple else type(result)(outs)
+
+
+def write_cast(result, out):
+    """out= where a result may be cast into a wider out (PyTorch's elementwise kernels): the
+    operator functions without an out overload of their own (Note [Out through the
+    functional overload] in src/python/arg_parse.c) and the elementwise composites."""
+    return _write(result, out, check_result_cast)
+
+
+def write_same_dtype(result, out):
+    """out= where out's dtype must be the result's (PyTorch's mm, tensordot, qr, lu...)."""
+    return _write(result, out, check_same_dtype)
