@@ -114,7 +114,6 @@ from . import overrides  # noqa: E402,F401
 from ._C import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402,F401
 
 _C._set_tensor_class(Tensor)
-_C._set_size_class(Size)
 _indexing._install(Tensor)
 _functions._install(Tensor)
 _shape_functions._install(Tensor)

@@ -1,6 +1,5 @@
-/* dtype_object.c -- pytorchlite.dtype, pytorchlite.device, pytorchlite.memory_format and
- * Size.  Mirrors torch/csrc/Dtype.cpp, torch/csrc/Device.cpp, torch/csrc/MemoryFormat.cpp and
- * torch/csrc/Size.cpp.
+/* dtype_object.c -- pytorchlite.dtype, pytorchlite.device and pytorchlite.memory_format.
+ * Mirrors torch/csrc/Dtype.cpp, torch/csrc/Device.cpp and torch/csrc/MemoryFormat.cpp.
  *
  * dtype objects print as PyTorch's do ("torch.float32") so that programs written for
  * PyTorch print the same text; see docs/decisions.md. */
@@ -9,7 +8,6 @@
 #include <string.h>
 
 static PtlPyDtype *dtype_objects[PTL_DTYPE_COUNT];
-PyObject *ptlpy_size_class = NULL;
 
 /* ---- dtype ---- */
 
@@ -382,31 +380,6 @@ memory_format_init(PyObject *module)
     }
     Py_INCREF(&PtlPyMemoryFormat_Type);
     return PyModule_AddObject(module, "memory_format", (PyObject *)&PtlPyMemoryFormat_Type);
-}
-
-/* ---- Size ---- */
-
-PyObject *
-ptlpy_make_size(int dim, const int64_t *sizes)
-{
-    PyObject *tup = PyTuple_New(dim);
-    if (tup == NULL) {
-        return NULL;
-    }
-    for (int i = 0; i < dim; i++) {
-        PyObject *v = PyLong_FromLongLong(sizes[i]);
-        if (v == NULL) {
-            Py_DECREF(tup);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(tup, i, v);
-    }
-    if (ptlpy_size_class == NULL) {
-        return tup;
-    }
-    PyObject *res = PyObject_CallOneArg(ptlpy_size_class, tup);
-    Py_DECREF(tup);
-    return res;
 }
 
 int

@@ -68,15 +68,6 @@ py_set_tensor_class(PyObject *m, PyObject *cls)
 }
 
 static PyObject *
-py_set_size_class(PyObject *m, PyObject *cls)
-{
-    (void)m;
-    Py_INCREF(cls);
-    Py_XSETREF(ptlpy_size_class, cls);
-    Py_RETURN_NONE;
-}
-
-static PyObject *
 py_get_num_threads(PyObject *m, PyObject *unused)
 {
     (void)m;
@@ -568,7 +559,6 @@ static PyMethodDef module_methods[] = {
     {"_tensor_bytes", ptlpy_tensor_bytes, METH_O, "the elements as bytes, row-major"},
     {"_tensor_from_bytes", ptlpy_tensor_from_bytes, METH_VARARGS, "inverse of _tensor_bytes"},
     {"_set_tensor_class", py_set_tensor_class, METH_O, NULL},
-    {"_set_size_class", py_set_size_class, METH_O, NULL},
     {"_suggest_memory_format", py_suggest_memory_format, METH_O, NULL},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, NULL},
     {"set_num_threads", py_set_num_threads, METH_O, NULL},
@@ -639,7 +629,7 @@ PyInit__C(void)
     if (m == NULL) {
         return NULL;
     }
-    if (ptlpy_dtype_init_types(m) < 0 || ptlpy_tensor_init_type(m) < 0 ||
+    if (ptlpy_dtype_init_types(m) < 0 || ptlpy_size_init_type(m) < 0 || ptlpy_tensor_init_type(m) < 0 ||
         ptlpy_ops_init(m) < 0 || ptlpy_autograd_init(m) < 0 || ptlpy_generator_init(m) < 0 ||
         ptlpy_errors_init(m) < 0 || ptlpy_library_init(m) < 0 || ptlpy_memory_init(m) < 0 ||
         ptlpy_cuda_init(m) < 0 || ptlpy_cuda_stream_init(m) < 0 || ptlpy_c_api_init(m) < 0 ||

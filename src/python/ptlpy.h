@@ -76,7 +76,7 @@ PyObject *ptlpy_set_default_device(PyObject *module, PyObject *arg);
 PyObject *ptlpy_get_default_device(PyObject *module, PyObject *unused);
 int ptlpy_dtype_init_types(PyObject *module);
 PyObject *ptlpy_make_size(int dim, const int64_t *sizes);   /* pytorchlite.Size, new ref */
-extern PyObject *ptlpy_size_class;
+int ptlpy_size_init_type(PyObject *module);                  /* size_object.c */
 
 /* ---- errors ---- */
 /* Turns the thread-local error into a Python exception; returns NULL. */

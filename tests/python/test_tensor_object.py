@@ -379,6 +379,47 @@ def test_size():
     assert repr(s + (5,)) == r[5]
 
 
+
+# Each takes the library (torch or pytorchlite) and uses its Size (Note [Size in C]).
+SIZE_CASES = [
+    lambda m: m.Size([2, 3])[0:1], lambda m: m.Size([2, 3])[-1], lambda m: m.Size([2, 3])[::-1],
+    lambda m: m.Size([2, 3])[5], lambda m: m.Size([2, 3])["a"],
+    lambda m: m.Size([2, 3]) + (4,), lambda m: (4,) + m.Size([2, 3]), lambda m: m.Size([2]) + m.Size([3]),
+    lambda m: m.Size([2, 3]) + [4], lambda m: [4] + m.Size([2, 3]),
+    lambda m: m.Size([2, 3]) * 2, lambda m: 2 * m.Size([2, 3]), lambda m: m.Size([2, 3]) * 2.5,
+    lambda m: m.Size([2, 3]).numel(), lambda m: m.Size().numel(), lambda m: m.Size([-1, 0]),
+    lambda m: m.Size([True, 3]), lambda m: m.Size([1.5]), lambda m: m.Size(["a"]), lambda m: m.Size([None]),
+    lambda m: m.Size(5), lambda m: m.Size([2 ** 70]), lambda m: m.Size([m.tensor(3.0)]),
+    lambda m: m.Size([m.tensor([3, 4])]), lambda m: m.Size([m.tensor([3])]), lambda m: m.Size([m.tensor(3)]),
+    lambda m: m.Size([np.int64(3), np.int32(2)]), lambda m: m.Size(range(3)),
+    lambda m: m.Size(x for x in [1, 2]), lambda m: m.Size(sizes=[1]), lambda m: m.Size([1], [2]),
+    lambda m: hash(m.Size([2, 3])) == hash((2, 3)), lambda m: copy.deepcopy(m.Size([2, 3])),
+    lambda m: pickle.loads(pickle.dumps(m.Size([2, 3]))), lambda m: m.ones(()).size(),
+]
+
+
+def describe_size_result(fn, lib):
+    """repr and type name of fn(lib), or the exception's type and message; the Size type's
+    name written as torch's"""
+    try:
+        r = fn(lib)
+        text = f"{r!r} {type(r).__name__}"
+    except Exception as e:
+        text = f"{type(e).__name__}: {e}"
+    return text.replace("pytorchlite.Size", "torch.Size")
+
+
+@pytest.mark.parametrize("case", range(len(SIZE_CASES)))
+def test_size_behaves_as_pytorchs(case):
+    ours = describe_size_result(SIZE_CASES[case], ptl)
+    assert ours == golden(lambda: describe_size_result(SIZE_CASES[case], torch))
+
+
+def test_size_is_not_subclassable():
+    with pytest.raises(TypeError, match="not an acceptable base type"):
+        type("S", (ptl.Size,), {})
+
+
 # ---- shape and layout queries ----
 
 def torch_layout(shape, layout):
