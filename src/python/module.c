@@ -637,7 +637,7 @@ PyInit__C(void)
         ptlpy_pointwise_program_init(m) < 0 || ptlpy_profiler_init(m) < 0 ||
         ptlpy_storage_init(m) < 0 || ptlpy_jit_exec_init(m) < 0 ||
         ptlpy_reducer_init(m) < 0 || ptlpy_cuda_graph_init(m) < 0 ||
-        ptlpy_torch_function_init(m) < 0) {
+        ptlpy_torch_function_init(m) < 0 || ptlpy_module_getattr_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

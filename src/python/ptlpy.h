@@ -112,6 +112,8 @@ int ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value);
 extern int ptlpy_tf_modes;                 /* TorchFunctionModes active on any thread */
 extern PyObject *ptlpy_tf_disabled_impl;   /* _C._disabled_torch_function_impl */
 int ptlpy_torch_function_init(PyObject *module);
+/* Adds _C._module_getattr_slot (module_getattr.c, Note [Module attribute lookup]); 0 or -1. */
+int ptlpy_module_getattr_init(PyObject *module);
 /* 1 when a call with these n arguments goes to __torch_function__ (the full check) */
 PTLPY_COLD int ptlpy_tf_overloaded(PyObject *const *args, Py_ssize_t n);
 /* func(*args, **kwargs) through pytorchlite.overrides (vectorcall arguments); new ref */

@@ -300,3 +300,106 @@ def test_module_full_backward_hook_wrong_count_raises():
         with pytest.raises(RuntimeError, match=re.escape(
                 "Backward hook returned an invalid number of grad_input, got 2, but expected 1")):
             m(x).sum().backward()
+
+
+# ---- attribute lookup (Note [Module attribute lookup]) ----
+
+class _WithProperty(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("running", ptl.zeros(2))
+        self.inner = nn.Linear(2, 2)
+
+    @property
+    def broken(self):
+        return self.not_there   # AttributeError inside a property
+
+
+class _OwnGetattr(nn.Module):
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return f"fallback {name}"
+
+
+class _Mixin:
+    def __getattr__(self, name):
+        return f"mixin {name}"
+
+
+class _MixedIn(_Mixin, nn.Module):
+    pass
+
+
+class _OwnGetattribute(nn.Module):
+    def __getattribute__(self, name):
+        if name == "answer":
+            return 42
+        return super().__getattribute__(name)
+
+
+def _lookup_table(cls):
+    return nn.Module.__getattr__ is getattr(cls, "__getattr__") and \
+        ptl._C._module_getattr_slot(cls, nn.Module.__getattr__)
+
+
+def test_module_attribute_lookup_finds_tables_in_order():
+    m = _WithProperty()
+    lin = m.inner
+    assert _lookup_table(_WithProperty) and _lookup_table(nn.Linear)
+    assert isinstance(lin, nn.Linear) and m.running.tolist() == [0.0, 0.0]
+    assert lin.weight is lin._parameters["weight"] and lin.bias is lin._parameters["bias"]
+    m._parameters["running"] = nn.Parameter(ptl.ones(1))   # parameters come before buffers
+    assert m.running.tolist() == [1.0]
+    m.__dict__["inner"] = "plain"                           # the instance dict comes first
+    assert m.inner == "plain"
+    assert hasattr(lin, "weight") and not hasattr(lin, "weights")
+    assert getattr(lin, "weights", None) is None
+
+
+def test_module_attribute_lookup_messages_match_torch():
+    for make, name in [(lambda lib: lib.nn.Linear(2, 2), "weights"), (lambda lib: lib.nn.Sequential(), "foo")]:
+        golden.assert_raises(lambda: getattr(make(ptl), name), lambda: getattr(make(torch), name), sub=name)
+    with pytest.raises(AttributeError, match="'_WithProperty' object has no attribute 'broken'"):
+        _WithProperty().broken   # PyTorch's hook names the property, not what it missed
+
+
+def test_module_attribute_lookup_keeps_overrides():
+    assert not _lookup_table(_OwnGetattr) and not _lookup_table(_MixedIn)
+    assert not _lookup_table(_OwnGetattribute)
+    m = _OwnGetattr()
+    m.lin = nn.Linear(2, 2)
+    assert isinstance(m.lin, nn.Linear) and m.nothing == "fallback nothing"
+    assert _MixedIn().thing == "mixin thing"
+    assert _OwnGetattribute().answer == 42
+
+    class Later(nn.Module):
+        pass
+
+    assert _lookup_table(Later)
+    Later.__getattr__ = lambda self, name: "assigned"        # Python recomputes the slot
+    assert Later().anything == "assigned"
+
+
+def test_module_attribute_lookup_other_tables_and_state():
+    import copy
+    import pickle
+
+    class Mapping(OrderedDict):
+        def __contains__(self, key):
+            return key == "w" or super().__contains__(key)
+
+        def __getitem__(self, key):
+            return "from mapping" if key == "w" else super().__getitem__(key)
+
+    m = nn.Linear(2, 2)
+    object.__setattr__(m, "_parameters", Mapping(m._parameters))
+    assert m.w == "from mapping" and isinstance(m.weight, nn.Parameter)
+    bare = nn.Linear.__new__(nn.Linear)       # no tables yet (unpickling)
+    with pytest.raises(AttributeError, match="'Linear' object has no attribute 'weight'"):
+        bare.weight
+    lin = nn.Linear(3, 2)
+    for twin in (copy.deepcopy(lin), pickle.loads(pickle.dumps(lin))):
+        assert twin.weight is twin._parameters["weight"]
+        np.testing.assert_array_equal(twin.weight.detach().numpy(), lin.weight.detach().numpy())

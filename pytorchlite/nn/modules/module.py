@@ -187,6 +187,10 @@ class Module:
             return d["_modules"][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _C._module_getattr_slot(cls, Module.__getattr__)   # Note [Module attribute lookup]
+
     def __setattr__(self, name, value):
         def remove_from(*dicts_or_sets):
             for d in dicts_or_sets:
@@ -664,6 +668,9 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+
+
+_C._module_getattr_slot(Module, Module.__getattr__)   # Note [Module attribute lookup]
 
 
 def _prefix_hint(missing, unexpected):
