@@ -26,9 +26,10 @@ import inspect
 import keyword
 import math
 import re
+import typing
 from dataclasses import dataclass
 
-from .node import Node, _format_arg, _get_qualified_name, _type_repr, map_arg
+from .node import Node, _get_qualified_name, _type_repr, map_arg
 
 __all__ = ["Graph", "PythonCode"]
 
@@ -49,6 +50,10 @@ inplace_methods = {
     "ixor": "{} ^= {}", "setitem": "{}[{}] = {}",
 }
 
+# The typing aliases that generics of builtin containers print as.
+_TYPING_ORIGINS = {list: typing.List, dict: typing.Dict, set: typing.Set,
+                   frozenset: typing.FrozenSet, tuple: typing.Tuple}
+
 _name_regex = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")
 _illegal_char_regex = re.compile("[^0-9a-zA-Z_]+")
 _snake_case_regex = re.compile(r"(?<=[a-z])([A-Z])")
@@ -59,6 +64,14 @@ def _custom_builtins():
     import pytorchlite
     return {"inf": math.inf, "nan": math.nan, "NoneType": type(None), "torch": pytorchlite,
             "device": pytorchlite.device}
+
+
+def _dtype_abbrs():
+    """How print_readable() names a dtype in a shape annotation ("f32[5, 4]")."""
+    import pytorchlite as t
+    return {t.bool: "b8", t.uint8: "u8", t.int8: "i8", t.int16: "i16", t.int32: "i32",
+            t.int64: "i64", t.float16: "f16", t.bfloat16: "bf16", t.float32: "f32",
+            t.float64: "f64", t.complex64: "c64", t.complex128: "c128"}
 
 
 def _illegal_names():
@@ -409,9 +422,18 @@ def _gen_python_code(graph, root_module, verbose):
         return name
 
     def type_repr(t):
-        if isinstance(t, type) and t.__module__ != "builtins":
+        # a generic (typing.Optional[Tensor], list[int]) prints as its origin, made a global
+        # (typing_Union), and its arguments without spaces, as PyTorch's code does
+        if t == ():
+            return "()"
+        origin = getattr(t, "__origin__", None)
+        if origin is None:
             return add_global(_type_repr(t), t)
-        return _type_repr(t)
+        if isinstance(t, typing._GenericAlias):
+            origin = _TYPING_ORIGINS.get(origin, origin)
+        name = add_global(_type_repr(origin), origin)
+        args = typing.get_args(t)
+        return f"{name}[{','.join(type_repr(a) for a in args)}]" if args else name
 
     def get_repr(arg):
         if isinstance(arg, Node):
@@ -436,6 +458,12 @@ def _gen_python_code(graph, root_module, verbose):
     def emit(node):
         nonlocal return_annotation
         annotation = "" if node.type is None else f" : {type_repr(node.type)}"
+        if verbose:
+            from .passes.shape_prop import TensorMetadata
+            meta = node.meta.get("val", node.meta.get("tensor_meta"))
+            if isinstance(meta, TensorMetadata):
+                shape = ", ".join(str(s) for s in meta.shape)
+                annotation = f': "{_dtype_abbrs()[meta.dtype]}[{shape}]"'
         name = repr(node)
         if node.op == "placeholder":
             default = f" = {get_repr(node.args[0])}" if node.args else ""
@@ -445,8 +473,8 @@ def _gen_python_code(graph, root_module, verbose):
                 body.append(f"{name} = {raw}\n")
             return
         if node.op == "call_method":
-            body.append(f"{name}{annotation} = {_format_target(get_repr(node.args[0]), node.target)}"
-                        f"({format_args(node.args[1:], node.kwargs)})")
+            method = _format_target(get_repr(node.args[0]), node.target)
+            body.append(f"{name}{annotation} = {method}({format_args(node.args[1:], node.kwargs)})")
         elif node.op == "call_function":
             fname = getattr(node.target, "__name__", "")
             if getattr(node.target, "__module__", "") == "_operator" and fname in magic_methods:

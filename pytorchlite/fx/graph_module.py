@@ -214,6 +214,6 @@ class GraphModule(nn.Module):
         return res
 
     def __copy__(self):
-        res = GraphModule(self, self._graph, type(self).__name__)
-        res.meta = copy.copy(getattr(self, "meta", {}))
+        res = GraphModule(self, self._graph)
+        res.meta = getattr(self, "meta", {})
         return res

@@ -71,7 +71,10 @@ def _type_repr(obj):
         if obj.__module__ == "builtins":
             return obj.__qualname__
         return _get_qualified_name(obj)
-    return repr(obj).replace("pytorchlite.", "torch.")
+    if obj is ...:
+        return "..."
+    return repr(obj).replace("pytorchlite._tensor.Tensor", "torch.Tensor").replace(
+        "pytorchlite.", "torch.")
 
 
 def _format_arg(arg):

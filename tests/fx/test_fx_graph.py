@@ -139,7 +139,8 @@ def test_dead_code_of_a_traced_module():
     gm = fx.symbolic_trace(M())
     assert gm.graph.eliminate_dead_code()
     gm.recompile()
-    assert gm.code == "\n\n\ndef forward(self, x):\n    add = x + 1;  x = None\n    return add\n    "
+    assert gm.code == \
+        "\n\n\ndef forward(self, x):\n    add = x + 1;  x = None\n    return add\n    "
 
 
 def test_lint_finds_broken_graphs():

@@ -239,3 +239,41 @@ def test_replace_pattern_chained_matches():
     s = ptl.sigmoid
     expected = s(s(x) * 2) + s(s(s(x) * 2)).sum()
     assert ptl.allclose(gm(x), expected, rtol=0, atol=0)
+
+
+SHAPED_READABLE = '''class Shaped(torch.nn.Module):
+    def forward(self, x: "f32[5, 4]"):
+        # No stacktrace found for following nodes
+        fc: "f32[5, 3]" = self.fc(x)
+        to: "f64[5, 3]" = fc.to(torch.float64);  fc = None
+        sum_1: "f64[]" = to.sum()
+        getattr_1 = to.shape
+        getitem = getattr_1[0];  getattr_1 = None
+        int_1: "i32[5, 3]" = to.int();  to = None
+        t: "f32[4, 5]" = x.t();  x = None
+        return (sum_1, getitem, (int_1, t))
+'''
+
+
+def shaped_readable(t, shape_prop):
+    class Shaped(t.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = t.nn.Linear(4, 3)
+
+        def forward(self, x):
+            y = self.fc(x).to(t.float64)
+            return y.sum(), y.shape[0], (y.int(), x.t())
+    gm = t.fx.symbolic_trace(Shaped())
+    shape_prop(gm).propagate(t.ones(5, 4))
+    return gm.print_readable(print_output=False)
+
+
+def test_print_readable_shows_shape_prop_annotations():
+    assert shaped_readable(ptl, ShapeProp) == SHAPED_READABLE
+
+
+@torch_ref
+def test_print_readable_annotations_as_torch():
+    from torch.fx.passes.shape_prop import ShapeProp as TorchShapeProp
+    assert shaped_readable(torch, TorchShapeProp) == SHAPED_READABLE

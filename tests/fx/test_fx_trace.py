@@ -385,3 +385,18 @@ def test_proxies_on_a_graph_build_it():
     assert same(gm(v), ptl.relu(v) * 2 + v.sum())
     assert repr(y) == "Proxy(add)"
     assert not fx._symbolic_trace.is_fx_tracing()
+
+
+def test_annotations_become_globals_of_the_code():
+    import typing
+
+    class Annotated(ptl.nn.Module):
+        def forward(self, x: ptl.Tensor, y: typing.Optional[ptl.Tensor] = None) \
+                -> typing.Tuple[ptl.Tensor, int]:
+            return x + 1, 2
+    gm = fx.symbolic_trace(Annotated())
+    assert "%y : typing.Optional[torch.Tensor] [num_users=0] = placeholder[target=y]" \
+        "(default=None)" in str(gm.graph)
+    assert "def forward(self, x : torch.Tensor, y : typing_Union[torch.Tensor,NoneType] = " \
+        "None) -> typing_Tuple[torch.Tensor,int]:\n" in gm.code
+    assert gm(ptl.ones(1))[1] == 2
