@@ -16,7 +16,7 @@ import math
 
 from .graph import Graph
 from .node import map_aggregate
-from .proxy import Proxy, TracerBase
+from .proxy import ParameterProxy, Proxy, TracerBase
 
 __all__ = ["PH", "Tracer", "is_fx_tracing", "symbolic_trace", "wrap"]
 
@@ -226,7 +226,12 @@ class Tracer(TracerBase):
         if n is None:
             return attr_val
         if n not in parameter_proxy_cache:
-            parameter_proxy_cache[n] = self.create_proxy("get_attr", n, (), {})
+            factory = None
+            if self.param_shapes_constant:
+                def factory(node):
+                    return ParameterProxy(self, node, n, attr_val)
+            parameter_proxy_cache[n] = self.create_proxy("get_attr", n, (), {},
+                                                         proxy_factory_fn=factory)
         return parameter_proxy_cache[n]
 
     def create_args_for_root(self, root_fn, is_module, concrete_args=None):

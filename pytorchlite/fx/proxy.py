@@ -17,7 +17,8 @@ import operator
 from .graph import magic_methods, reflectable_magic_methods
 from .node import Node, map_aggregate
 
-__all__ = ["Attribute", "GraphAppendingTracer", "Proxy", "TraceError", "TracerBase"]
+__all__ = ["Attribute", "GraphAppendingTracer", "ParameterProxy", "Proxy", "TraceError",
+           "TracerBase"]
 
 
 class TraceError(ValueError):
@@ -207,6 +208,40 @@ class Attribute(Proxy):
 
     def __call__(self, *args, **kwargs):
         return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
+
+
+class ParameterProxy(Proxy):
+    """The Proxy of a parameter when Tracer(param_shapes_constant=True): its shape, size,
+    dim, ndim, numel and nelement are the parameter's own values, so that code branching on
+    them traces."""
+
+    def __init__(self, tracer, node, name, param):
+        super().__init__(node, tracer)
+        self.param = param
+        self.name = name
+
+    def __repr__(self):
+        return f"ParameterProxy({self.name})"
+
+    @property
+    def shape(self):
+        return self.param.shape
+
+    @property
+    def ndim(self):
+        return self.param.ndim
+
+    def size(self, dim=None):
+        return self.param.size() if dim is None else self.param.size(dim)
+
+    def dim(self):
+        return self.param.dim()
+
+    def numel(self):
+        return self.param.numel()
+
+    def nelement(self):
+        return self.param.nelement()
 
 
 def _define_magic(method):

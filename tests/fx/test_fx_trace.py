@@ -400,3 +400,25 @@ def test_annotations_become_globals_of_the_code():
     assert "def forward(self, x : torch.Tensor, y : typing_Union[torch.Tensor,NoneType] = " \
         "None) -> typing_Tuple[torch.Tensor,int]:\n" in gm.code
     assert gm(ptl.ones(1))[1] == 2
+
+
+def test_param_shapes_constant():
+    class M(ptl.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = ptl.nn.Linear(2, 3)
+
+        def forward(self, x):
+            w = self.lin.weight
+            if w.shape[0] > 2 and w.dim() == 2 and w.ndim == 2:
+                return self.lin(x) * w.size(1)
+            return x
+    g = fx.Tracer(param_shapes_constant=True).trace(M())
+    assert str(g) == """graph():
+    %x : [num_users=1] = placeholder[target=x]
+    %lin_weight : [num_users=0] = get_attr[target=lin.weight]
+    %lin : [num_users=1] = call_module[target=lin](args = (%x,), kwargs = {})
+    %mul : [num_users=1] = call_function[target=operator.mul](args = (%lin, 2), kwargs = {})
+    return mul"""
+    with pytest.raises(fx.proxy.TraceError):
+        fx.Tracer().trace(M())
