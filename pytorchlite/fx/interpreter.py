@@ -36,6 +36,7 @@ class Interpreter:
                 self.env[node] = self.run_node(node)
             except Exception as e:
                 if self.extra_traceback:
+                    # PyTorch's message, without its last line (a pointer to its tlparse tool)
                     msg = f"While executing {node.format_node()}"
                     msg = f"{e.args[0]}\n\n{msg}" if e.args else str(msg)
                     msg += f"\nOriginal traceback:\n{node.stack_trace}"

@@ -130,6 +130,8 @@ class Proxy:
         return f"Proxy({self.node.name})"
 
     def __getattr__(self, k):
+        # dunders are protocol lookups (copy, pickle, numpy's __array__...), never a traced
+        # attribute: answering them with a Proxy would make those protocols record nodes
         if k.startswith("__") and k.endswith("__"):
             raise AttributeError(k)
         return Attribute(self, k)
