@@ -107,6 +107,7 @@ from . import testing  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401
 from .compiler import compile  # noqa: E402,F401,A004  (torch.compile, as PyTorch's)
 from . import func  # noqa: E402,F401
+from . import fx  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
 from .torch_version import __version__  # noqa: E402,F401
 from . import version  # noqa: E402,F401
@@ -318,11 +319,17 @@ def spmm(input, mat2):
     return sparse.mm(input, mat2)
 
 
+def _assert(condition, message):
+    """assert condition, message, as a function that a symbolic trace (torch.fx) can
+    record: a Proxy condition reaches __torch_function__."""
+    assert condition, message
+
+
 # each function above and each Python method of Tensor goes to __torch_function__ first (Note
 # [Torch function]), but those PyTorch does not route and the helpers of the class
 overrides._route_functions(globals(), names=(
-    "addmv_", "adjoint", "as_strided_", "clamp_max_", "clamp_min_", "conj_physical_", "deg2rad_",
-    "detach_", "get_device", "is_complex", "is_conj", "is_floating_point", "is_neg",
+    "_assert", "addmv_", "adjoint", "as_strided_", "clamp_max_", "clamp_min_", "conj_physical_",
+    "deg2rad_", "detach_", "get_device", "is_complex", "is_conj", "is_floating_point", "is_neg",
     "is_nonzero", "is_same_size", "is_signed", "ldexp_", "logit", "logit_", "matrix_exp",
     "matrix_power", "numel", "rad2deg_", "resize_as_", "resolve_conj", "resolve_neg", "sinc",
     "sinc_", "spmm", "xlogy", "xlogy_"))

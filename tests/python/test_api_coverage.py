@@ -159,6 +159,14 @@ MISSING = {
     "torch.func": {
         "einops-style rearrange: not done yet (needs an einops pattern parser)": ["rearrange"],
     },
+    "torch.fx": {
+        "FX's extension machinery (custom code generators, proxyable classes, type "
+        "checking, configuration, experimental passes): not in this project": [
+            "CodeGen", "ProxyableClassMeta", "config", "experimental", "operator_schemas",
+            "tensor_type", "traceback"],
+        "node.args holds tuples and dicts, not immutable_collections' types":
+            ["immutable_collections"],
+    },
 }
 
 # which names are compared: the callable ones for torch and torch.nn.functional, all public
@@ -167,7 +175,7 @@ CALLABLE_ONLY = {"torch", "torch.nn.functional"}
 
 
 def _ours(namespace):
-    if namespace in ("torch.utils.benchmark", "torch.multiprocessing"):
+    if namespace in ("torch.utils.benchmark", "torch.multiprocessing", "torch.fx"):
         return importlib.import_module("pytorchlite" + namespace[len("torch"):])
     return {"torch": ptl, "torch.Tensor": ptl.Tensor, "torch.nn.functional": F,
             "torch.linalg": ptl.linalg, "torch.special": ptl.special, "torch.nn": ptl.nn,
@@ -189,7 +197,7 @@ def test_listed_names_are_missing(namespace):
 @torch_ref
 @pytest.mark.parametrize("namespace", list(MISSING))
 def test_list_is_pytorchs_gap(namespace):
-    if namespace in ("torch.utils.benchmark", "torch.multiprocessing", "torch.func"):
+    if namespace in ("torch.utils.benchmark", "torch.multiprocessing", "torch.func", "torch.fx"):
         theirs = importlib.import_module(namespace)
     else:
         theirs = {"torch": torch, "torch.Tensor": torch.Tensor, "torch.nn.functional":

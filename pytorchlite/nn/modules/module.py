@@ -69,7 +69,8 @@ def _addindent(s, n):
     lines = s.split("\n")
     if len(lines) == 1:
         return s
-    return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
+    return lines[0] + "\n" + "\n".join(" " * n + line if line.strip() else ""
+                                        for line in lines[1:])
 
 
 class Module:
