@@ -40,7 +40,9 @@ misses is refused by the first pass.  As in PyTorch, jvp gets zeros for a tensor
 a tangent and None for other arguments.  What differs: a jvp returning None for a
 differentiable output gives it a zero tangent (PyTorch fails an internal assert); jvp may be
 called more than once, and never when no tangent is asked for; a dirty input's tangent is
-handed to jvp as a copy, so modifying it in place does not reach the caller's tangent.
+handed to jvp as a copy, so modifying it in place does not reach the caller's tangent; jvp's
+own operations are differentiated by an outer forward transform (func.jvp of func.jvp, jacfwd
+of jacfwd), where PyTorch 2.13 gives zero second-order tangents through a custom Function.
 """
 import collections
 import functools
