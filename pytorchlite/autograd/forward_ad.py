@@ -13,11 +13,14 @@ PyTorch:
 - each unpack_dual of a computed tensor runs two reverse passes (no cost while computing);
 - the primal of a computed tensor is detached when no dual of the level was made from a
   tensor that requires grad, and is the tensor itself otherwise.
-Like PyTorch, one level exists at a time, and exiting it forgets every tangent."""
+Like PyTorch, one level exists at a time, and exiting it forgets every tangent.  A custom
+Function's tangents come from its jvp (Note [Custom Function jvp over the double vjp] in
+function.py)."""
 from collections import namedtuple
 
 from .. import _C
 from . import grad
+from .function import _tangent_pass, _transforms
 from .grad_mode import _DecoratorContextManager, enable_grad
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
@@ -47,6 +50,8 @@ def exit_dual_level(*, level=None):
                            "was created. This is not supported.")
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
+    ids = {id(dual) for dual, _, _ in _duals}
+    _transforms.sources[:] = [t for t in _transforms.sources if id(t) not in ids]
     _duals.clear()
     _current_level = level - 1
 
@@ -83,6 +88,7 @@ def make_dual(tensor, tangent, *, level=None):
     if not had_grad:
         dual.requires_grad_()
     _duals.append((dual, tangent, had_grad))
+    _transforms.sources.append(dual)
     return dual
 
 
@@ -98,8 +104,9 @@ def _tangent(tensor):
         return None
     with enable_grad():
         dummy = _C._functions["zeros_like"](tensor).requires_grad_()
-        back = grad([tensor], [d for d, _ in duals], [dummy], retain_graph=True,
-                    create_graph=True, allow_unused=True)
+        with _tangent_pass():
+            back = grad([tensor], [d for d, _ in duals], [dummy], retain_graph=True,
+                        create_graph=True, allow_unused=True)
         pairs = [(b, t) for b, (_, t) in zip(back, duals) if b is not None]
         if not pairs:
             return None

@@ -13,7 +13,8 @@ with batching rules.  Here each transform is built from the eager autograd engin
   outer transform's input) stays differentiable.
 - jvp / jacfwd / linearize get forward-mode values from two reverse passes (the jvp is the
   vjp of the vjp, which is linear in its cotangent), so they need the function's backward to
-  be differentiable, which every derivative formula here is.
+  be differentiable, which every derivative formula here is (a custom Function's jvp stands
+  in for its backward there: Note [Custom Functions under torch.func]).
 - vmap calls the function once per index of the mapped dimension and stacks the results: the
   values are the batched ones, for any function.  What differs from PyTorch's batching: a
   function may call .item() or branch on a value (PyTorch raises), an in-place update of an
@@ -21,11 +22,25 @@ with batching rules.  Here each transform is built from the eager autograd engin
   with out_dims=None is refused only when it differs between samples.  randomness="error"
   compares the default generator's state around each call; "same" restores it before each.
   A mapped dimension of size 0 calls the function once on zeros to learn the output shapes.
+- jacfwd is forward mode: one first pass (create_graph, a dummy cotangent per output) and one
+  second pass per input element, each giving a column of the Jacobian.
+
+Note [Custom Functions under torch.func]
+While a transform's function runs (autograd.function._transform), a custom Function must use
+the setup_context style, and under vmap (and jacfwd, which is vmap over jvp in PyTorch) it
+must have a vmap staticmethod or generate_vmap_rule = True, else apply raises PyTorch's
+errors.  grad / vjp / jacrev use the Function's backward; jvp / jacfwd / linearize / hessian's
+forward half use its jvp (Note [Custom Function jvp over the double vjp]).  Under vmap,
+generate_vmap_rule = True is the per-sample call that vmap makes anyway; a vmap staticmethod
+is called once per sample, with every tensor argument as a batch of one at dimension 0
+(in_dims 0, info.batch_size 1; PyTorch calls it once, with the whole batch and in_dims None
+for unbatched arguments), and the sample is taken back out of its outputs at out_dims.
 """
 import functools
 
 from .. import _C, autograd, equal, ones_like, stack, zeros, zeros_like
 from .._tensor import Tensor
+from ..autograd.function import _tangent_pass, _tangent_sources, _transform
 from ..autograd.grad_mode import enable_grad
 
 # ---- pytrees: tuples, lists, dicts and namedtuples of leaves ----
@@ -146,6 +161,14 @@ def _vjp(outputs, inputs, cotangents, create_graph):
     return [zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]
 
 
+def _tangent_graph(outputs, inputs):
+    """Forward mode's first pass: a dummy cotangent per output, and the inputs' gradients as
+    functions of them; differentiating those w.r.t. the dummies along tangents gives J t."""
+    dummies = [zeros_like(o).requires_grad_() for o in outputs]
+    with _tangent_pass():
+        return dummies, _vjp(outputs, inputs, dummies, create_graph=True)
+
+
 def _argnums(argnums, nargs):
     if isinstance(argnums, tuple):
         if not argnums:
@@ -173,14 +196,18 @@ def _split_aux(out, has_aux, api):
     return out
 
 
-def _call_on_diff_args(func, args, kwargs, argnums):
-    """Runs func with args[argnums] replaced by leaves that require grad."""
+def _call_on_diff_args(func, args, kwargs, argnums, forward=None):
+    """Runs func with args[argnums] replaced by leaves that require grad; forward: None for
+    reverse mode, else the randomness of forward mode's vmap (Note [Custom Functions under
+    torch.func])."""
     nums = _argnums(argnums, len(args))
     diff, inputs, made = _enter(tuple(args[i] for i in nums))
     call_args = list(args)
     for i, v in zip(nums, diff):
         call_args[i] = v
-    return func(*call_args, **kwargs), diff, inputs, made
+    with _transform(forward), _tangent_sources(inputs if forward else ()):
+        out = func(*call_args, **kwargs)
+    return out, diff, inputs, made
 
 
 def _per_argnum(argnums, diff, flat_grads):
@@ -237,7 +264,8 @@ def vjp(func, *primals, has_aux=False):
     outer = _C.is_grad_enabled()
     with enable_grad():
         diff, inputs, made = _enter(primals)
-        out = func(*diff)
+        with _transform():
+            out = func(*diff)
         out, aux = _split_aux(out, has_aux, "vjp")
     out_leaves, out_spec = _tree_leaves(out)
     for o in out_leaves:
@@ -285,11 +313,11 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     outer = _C.is_grad_enabled()
     with enable_grad():
         diff, inputs, made = _enter(tuple(primals))
-        out = func(*diff)
+        with _transform(), _tangent_sources(inputs):
+            out = func(*diff)
         out, aux = _split_aux(out, has_aux, "jvp")
         out_leaves, out_spec = _tree_leaves(out)
-        dummies = [zeros_like(o).requires_grad_() for o in out_leaves]
-        back = _vjp(out_leaves, inputs, dummies, create_graph=True)
+        dummies, back = _tangent_graph(out_leaves, inputs)
         pairs = [(b, t) for b, t in zip(back, [t for t in t_leaves if isinstance(t, Tensor)])
                  if b.requires_grad]
         if pairs:
@@ -352,10 +380,41 @@ def _check_randomness(randomness):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The Jacobian of func w.r.t. args[argnums]; the values of forward mode, computed by
-    reverse mode here (Note [Function transforms over eager autograd])."""
+    """Returns a function computing the Jacobian of func w.r.t. args[argnums] by forward
+    mode: one tangent per input element (Note [Function transforms over eager autograd])."""
     _check_randomness(randomness)
-    return jacrev(func, argnums, has_aux=has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        outer = _C.is_grad_enabled()
+        with enable_grad():
+            out, diff, inputs, made = _call_on_diff_args(func, args, kwargs, argnums,
+                                                         forward=randomness)
+            out, aux = _split_aux(out, has_aux, "jacfwd")
+            out_leaves, out_spec = _tree_leaves(out)
+            for o in out_leaves:
+                if not isinstance(o, Tensor):
+                    raise RuntimeError("jacfwd(func, ...)(*args): expected f(*args) to return "
+                                       f"only tensors, got unsupported type {type(o)}")
+            dummies, back = _tangent_graph(out_leaves, inputs)
+            blocks = [[] for _ in out_leaves]     # blocks[j][i]: d out j / d input i
+            for x, b in zip(inputs, back):
+                columns = []
+                for e in range(x.numel() if b.requires_grad else 0):
+                    t = zeros(x.numel(), dtype=x.dtype)
+                    t[e] = 1
+                    fwd = autograd.grad([b], dummies, [t.reshape(x.shape)], retain_graph=True,
+                                        create_graph=outer, allow_unused=True)
+                    columns.append([zeros_like(o) if f is None else f
+                                    for f, o in zip(fwd, out_leaves)])
+                for j, o in enumerate(out_leaves):
+                    shape = tuple(o.shape) + tuple(x.shape)
+                    blocks[j].append(stack([c[j] for c in columns], -1).reshape(shape)
+                                     if columns else zeros(shape, dtype=o.dtype))
+            jacs = [_per_argnum(argnums, diff, per_input) for per_input in blocks]
+        jac = _leave(_unflatten(out_spec, iter(jacs)), made, outer)
+        return (jac, _leave(aux, made, outer)) if has_aux else jac
+    return wrapper
 
 
 def hessian(func, argnums=0):
@@ -428,7 +487,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 gen.set_state(start)
             elif randomness == "error":
                 before = gen.get_state()
-            out = func(*_unflatten(spec, iter(sample(i))), **kwargs)
+            with _transform(randomness):
+                out = func(*_unflatten(spec, iter(sample(i))), **kwargs)
             if randomness == "error" and not equal(gen.get_state(), before):
                 gen.set_state(before)
                 raise RuntimeError(_RANDOM_IN_ERROR_MODE)
