@@ -360,7 +360,9 @@ static int
 ret_from_py(const PtlOperator *op, PtlDispatchKey key, int i, PyObject *o, PtlIValue *out)
 {
     const PtlArg *r = &op->schema.rets[i];
-    if (o == Py_None && r->optional) {
+    /* None for a Tensor is an undefined tensor, as the kernels return for a gradient that
+     * output_mask did not ask for (convolution_backward), and as PyTorch accepts */
+    if (o == Py_None && (r->optional || r->kind == PTL_ARG_TENSOR)) {
         *out = ptl_iv_none();
         return 0;
     }

@@ -89,6 +89,17 @@ def test_composite_sdpa_matches_torch():
     assert ours["Global"] == {"aten.bmm": 3 * (2 * 6 * 5 * 4 * 6 + 2 * 6 * 5 * 6 * 7)}
 
 
+def test_convolution_backward_without_the_input_gradient():
+    # the first layer's input needs no gradient: convolution_backward returns an undefined
+    # grad_input (None to the mode), and only the weight gradient counts
+    conv = ptl.nn.Conv2d(2, 3, 3)
+    x = ptl.randn(1, 2, 5, 5)
+    counts = by_name(count(lambda: conv(x).sum().backward()).get_flop_counts())["Global"]
+    assert counts["aten.convolution_backward"] == counts["aten.convolution"] == \
+        2 * 1 * 3 * 3 * 3 * 3 * 3 * 2
+    assert conv.weight.grad is not None and x.grad is None
+
+
 def test_module_hierarchy_and_table(capsys):
     ptl.manual_seed(0)
     net = ptl.nn.Sequential(ptl.nn.Linear(4, 8), ptl.nn.ReLU(), ptl.nn.Linear(8, 2))
@@ -125,10 +136,11 @@ def conv_mlp(lib):
 
 
 @torch_ref
-def test_counts_match_torch_for_a_conv_net_forward_and_backward():
+@pytest.mark.parametrize("input_grad", [True, False])
+def test_counts_match_torch_for_a_conv_net_forward_and_backward(input_grad):
     def run(lib):
         net = conv_mlp(lib)
-        x = lib.randn(2, 3, 6, 6, requires_grad=True)
+        x = lib.randn(2, 3, 6, 6, requires_grad=input_grad)
         fc = count(lambda: net(x).pow(2).sum().backward(), lib)
         return by_name(fc.get_flop_counts()), fc.get_total_flops()
 
