@@ -106,7 +106,8 @@ class OpOverload:
         return f"{self.namespace}.{self.__name__}"
 
     def __repr__(self):
-        return f"<OpOverload(op='{self.namespace}.{self._opname}', overload='{self._overloadname}')>"
+        return (f"<OpOverload(op='{self.namespace}.{self._opname}', "
+                f"overload='{self._overloadname}')>")
 
 
 class OpOverloadPacket:

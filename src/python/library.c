@@ -350,8 +350,9 @@ bad_return(const PtlOperator *op, PtlDispatchKey key, PyObject *o, const char *e
 {
     char name[160], who[96];
     PyErr_Format(PyExc_RuntimeError,
-                 "%s: %s returned %R where its schema expects %s (return %d of %d)", qualname(op, name, sizeof(name)), returner(key, who, sizeof(who)), o, expected,
-                 i, op->schema.nrets);
+                 "%s: %s returned %R where its schema expects %s (return %d of %d)",
+                 qualname(op, name, sizeof(name)), returner(key, who, sizeof(who)), o,
+                 expected, i, op->schema.nrets);
     return -1;
 }
 
@@ -494,7 +495,8 @@ ptlpy_call_boxed(const PtlOperator *op, PtlDispatchKey key, PyObject *fn, PyObje
     }
     /* keyword-only arguments go by name, in schema order (PyTorch's Python kernels) */
     for (int i = 0; i < sc->nargs; i++) {
-        if ((i >= nargs && i < npos) || (i >= npos && skip && is_default(&sc->args[i], &stack[i]))) {
+        const int dropped = i < npos ? i >= nargs : skip && is_default(&sc->args[i], &stack[i]);
+        if (dropped) {
             continue;
         }
         PyObject *o = arg_to_py(&stack[i]);
