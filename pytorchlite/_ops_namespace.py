@@ -74,7 +74,7 @@ class OpOverload:
         self.__name__ = f"{packet.__name__}.{overload}"
         self._schema_cache = None
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):
         return self._op(*args, **kwargs)
 
     def __getattr__(self, name):
@@ -116,7 +116,7 @@ class OpOverloadPacket:
         self._fn = _C._op(qualname)
         self.__name__ = qualname.partition("::")[2]
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):
         return self._fn(*args, **kwargs)
 
     def __getattr__(self, overload):

@@ -31,7 +31,7 @@ def _push_mode(mode):
 def _pop_mode(k=None):
     """Pops and returns this thread's innermost mode."""
     if not _stack.modes:
-        raise AssertionError("Trying to pop from an empty mode stack")
+        raise RuntimeError("trying to pop from empty mode stack")
     mode = _stack.modes.pop()
     if not _stack.modes:
         _C._set_python_dispatch(False)

@@ -246,3 +246,27 @@ def test_mlp_forward_backward_sequence_matches_torch():
         Counter(s for s in theirs if not s.startswith(skipped))
     assert main_ops(ours)[:3] == ["aten.addmm.default", "aten.relu.default",
                                   "aten.addmm.default"]
+
+
+def test_stack_helpers():
+    a, b = LoggingMode(), LoggingMode()
+    pd._push_mode(a)
+    pd._push_mode(b)
+    assert pd._get_current_dispatch_mode_stack() == [a, b] and pd.is_in_torch_dispatch_mode()
+    with pd._disable_current_modes() as popped:
+        assert popped == [b, a] and not python_key_included()
+        ptl.ones(1).neg()
+    with pd._pop_mode_temporarily() as top:
+        assert top is b and pd._get_current_dispatch_mode() is a
+    assert pd._pop_mode() is b and pd._pop_mode() is a
+    assert not pd.is_in_torch_dispatch_mode() and not python_key_included()
+    assert a.log == b.log == []
+    with pytest.raises(RuntimeError, match="^trying to pop from empty mode stack$"):
+        pd._pop_mode()
+
+
+@torch_ref
+def test_empty_pop_like_torch():
+    from torch.utils._python_dispatch import _pop_mode
+    with pytest.raises(RuntimeError, match="^trying to pop from empty mode stack$"):
+        _pop_mode()
