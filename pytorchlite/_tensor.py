@@ -140,6 +140,25 @@ class Tensor(_C.TensorBase):
                 return ret
             return _overrides._convert(ret, cls)
 
+    def __init_subclass__(cls, **kwargs):
+        """A subclass that defines __torch_dispatch__ is refused: tensors here never carry
+        the Python dispatch key, so its handler would be silently skipped (Note [Python
+        dispatch key]); dispatch modes are the supported way below autograd."""
+        super().__init_subclass__(**kwargs)
+        if "__torch_dispatch__" in cls.__dict__:
+            raise NotImplementedError(
+                f"{cls.__name__} defines __torch_dispatch__: tensor subclasses with "
+                "__torch_dispatch__ are not supported by pytorchlite (tensors carry no Python "
+                "dispatch key and there is no _make_wrapper_subclass); use a "
+                "torch.utils._python_dispatch.TorchDispatchMode, or __torch_function__")
+
+    @staticmethod
+    def _make_wrapper_subclass(cls, *args, **kwargs):
+        """Not supported: see __init_subclass__."""
+        raise NotImplementedError(
+            "Tensor._make_wrapper_subclass is not supported by pytorchlite (tensor subclasses "
+            "with __torch_dispatch__ need the Python dispatch key on tensors)")
+
     def new(self, *args, **kwargs):
         """The legacy constructor in self's dtype and device (see Tensor.__new__)."""
         return _tensor_types.legacy_new(self.dtype, self.device, args, kwargs,

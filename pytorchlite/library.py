@@ -56,6 +56,8 @@ def _qualname(op, ns=None):
         return op._qualname
     if isinstance(op, _ops_namespace.OpOverloadPacket):
         return op._qualname
+    if isinstance(op, _ops_namespace.OpOverload):
+        return op.name()
     if not isinstance(op, str):
         raise TypeError(f"expected an operator name (str) or a custom op, got {type(op).__name__}")
     if "::" in op or ns is None:

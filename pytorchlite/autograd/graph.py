@@ -56,6 +56,52 @@ def disable_saved_tensors_hooks(error_message):
         _C._saved_tensors_hooks_set_disabled(previous)
 
 
+class _MultiHandle:
+    def __init__(self, handles):
+        self._handles = handles
+
+    def remove(self):
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Runs fn once per backward pass over the gradients of tensors: mode "all" calls
+    fn(grads) (a list in the order of tensors) once each tensor's gradient is computed,
+    mode "any" calls fn(grad) at the first.  Unlike PyTorch, "all" waits for every tensor:
+    one that gets no gradient in that pass keeps fn from running (PyTorch asks the engine
+    which tensors it will reach and passes None for the others)."""
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    state = {"task": None, "grads": None}
+
+    def begin():
+        task = _C._current_graph_task_id()
+        if state["task"] != task:
+            state["task"], state["grads"] = task, [None] * len(tensors)
+            state["seen"] = set()
+        return state
+
+    def make_hook(i):
+        def hook(grad):
+            st = begin()
+            if mode == "any":
+                if not st["seen"]:
+                    st["seen"].add(i)
+                    fn(grad)
+                return None
+            st["grads"][i] = grad
+            st["seen"].add(i)
+            if len(st["seen"]) == len(tensors):
+                fn(st["grads"])
+            return None
+        return hook
+
+    return _MultiHandle([t.register_hook(make_hook(i)) for i, t in enumerate(tensors)])
+
+
 def walk(roots):
     """Yields every node reachable from roots (grad_fn objects), each once, parents first."""
     seen = {}   # id -> node: holding the wrappers keeps their ids unique

@@ -332,16 +332,27 @@ arg_to_py(const PtlIValue *v)
     return ptlpy_ivalue_to_py(v);
 }
 
+/* What returned the results being boxed: "the Python kernel registered for CPU", or a
+ * dispatch mode's handler (Note [Python dispatch key]). */
+static const char *
+returner(PtlDispatchKey key, char *buf, size_t n)
+{
+    if (key == PTL_KEY_PYTHON) {
+        return "__torch_dispatch__";
+    }
+    snprintf(buf, n, "the Python kernel registered for %s", ptl_dispatch_key_name(key));
+    return buf;
+}
+
 static int
 bad_return(const PtlOperator *op, PtlDispatchKey key, PyObject *o, const char *expected,
            int i)
 {
-    char name[160];
+    char name[160], who[96];
     PyErr_Format(PyExc_RuntimeError,
-                 "%s: the Python kernel registered for %s returned %R where its schema expects "
-                 "%s (return %d of %d)",
-                 qualname(op, name, sizeof(name)), ptl_dispatch_key_name(key), o, expected, i,
-                 op->schema.nrets);
+                 "%s: %s returned %R where its schema expects %s (return %d of %d)",
+                 qualname(op, name, sizeof(name)), returner(key, who, sizeof(who)), o,
+                 expected, i, op->schema.nrets);
     return -1;
 }
 
@@ -350,7 +361,9 @@ static int
 ret_from_py(const PtlOperator *op, PtlDispatchKey key, int i, PyObject *o, PtlIValue *out)
 {
     const PtlArg *r = &op->schema.rets[i];
-    if (o == Py_None && r->optional) {
+    /* None for a Tensor is an undefined tensor, as the kernels return for a gradient that
+     * output_mask did not ask for (convolution_backward), and as PyTorch accepts */
+    if (o == Py_None && (r->optional || r->kind == PTL_ARG_TENSOR)) {
         *out = ptl_iv_none();
         return 0;
     }
@@ -423,39 +436,75 @@ ret_from_py(const PtlOperator *op, PtlDispatchKey key, int i, PyObject *o, PtlIV
     }
 }
 
-/* Calls fn with op's arguments and boxes its result; 0, or -1 with a Python error set.
- * Holds the GIL. */
+/* Whether slot v of a call holds its argument's default, so PTLPY_BOXED_SKIP_DEFAULTS leaves
+ * it out as PyTorch's boxed Python calls do (a tensor is never a default). */
 static int
-call_python_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *stack,
-                   int with_keyset)
+is_default(const PtlArg *a, const PtlIValue *v)
+{
+    const PtlIValue *d = &a->def;
+    if (!a->has_default || v->tag != d->tag) {
+        return 0;
+    }
+    switch (v->tag) {
+    case PTL_IV_NONE:
+        return 1;
+    case PTL_IV_INT:
+    case PTL_IV_MEMFORMAT:
+        return v->u.i == d->u.i;
+    case PTL_IV_DOUBLE:
+        return v->u.d == d->u.d;
+    case PTL_IV_BOOL:
+        return v->u.b == d->u.b;
+    case PTL_IV_INTLIST:
+        if (v->u.il.n != d->u.il.n) {
+            return 0;
+        }
+        for (int64_t i = 0; i < v->u.il.n; i++) {
+            if (v->u.il.data[i] != d->u.il.data[i]) {
+                return 0;
+            }
+        }
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int
+ptlpy_call_boxed(const PtlOperator *op, PtlDispatchKey key, PyObject *fn, PyObject *lead,
+                 int flags, PtlIValue *stack)
 {
     const PtlSchema *sc = &op->schema;
-    PtlDispatchKey key = ptl_keyset_highest(ks);
-    PyObject *fn = ptl_dispatcher_kernel_data(op, ks);
+    const int nlead = lead != NULL, skip = (flags & PTLPY_BOXED_SKIP_DEFAULTS) != 0;
     int npos = 0;
     while (npos < sc->nargs && !sc->args[npos].kwarg_only) {
         npos++;
     }
-    PyObject *args = PyTuple_New(npos + with_keyset), *kwargs = NULL, *res = NULL, *seq = NULL;
+    int nargs = npos;   /* positional arguments passed: trailing defaults left out */
+    while (skip && nargs > 0 && is_default(&sc->args[nargs - 1], &stack[nargs - 1])) {
+        nargs--;
+    }
+    PyObject *args = PyTuple_New(nargs + nlead), *kwargs = NULL, *res = NULL, *seq = NULL;
     int filled = 0, rc = -1;
     if (args == NULL) {
         return -1;
     }
-    if (with_keyset) {
-        PyObject *o = keyset_object(ks);
-        if (o == NULL) {
-            goto done;
-        }
-        PyTuple_SET_ITEM(args, 0, o);
+    if (lead != NULL) {
+        Py_INCREF(lead);
+        PyTuple_SET_ITEM(args, 0, lead);
     }
     /* keyword-only arguments go by name, in schema order (PyTorch's Python kernels) */
     for (int i = 0; i < sc->nargs; i++) {
+        const int dropped = i < npos ? i >= nargs : skip && is_default(&sc->args[i], &stack[i]);
+        if (dropped) {
+            continue;
+        }
         PyObject *o = arg_to_py(&stack[i]);
         if (o == NULL) {
             goto done;
         }
         if (i < npos) {
-            PyTuple_SET_ITEM(args, i + with_keyset, o);
+            PyTuple_SET_ITEM(args, i + nlead, o);
             continue;
         }
         if (kwargs == NULL && (kwargs = PyDict_New()) == NULL) {
@@ -471,7 +520,7 @@ call_python_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *stack
     if ((res = PyObject_Call(fn, args, kwargs)) == NULL) {
         goto done;
     }
-    for (int i = 0; key != PTL_KEY_AUTOGRAD && i < sc->nargs; i++) {
+    for (int i = 0; (flags & PTLPY_BOXED_BUMP_WRITES) && i < sc->nargs; i++) {
         if (sc->args[i].alias_write && stack[i].tag == PTL_IV_TENSOR) {
             ptl_tensor_bump_version(stack[i].u.t);
         }
@@ -486,12 +535,10 @@ call_python_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *stack
     }
     if (sc->nrets > 1) {
         if ((!PyTuple_Check(res) && !PyList_Check(res)) || PySequence_Size(res) != sc->nrets) {
-            char name[160];
-            PyErr_Format(PyExc_RuntimeError,
-                         "%s: the Python kernel registered for %s returned %R where its schema "
-                         "expects a tuple of %d values",
-                         qualname(op, name, sizeof(name)), ptl_dispatch_key_name(key), res,
-                         sc->nrets);
+            char name[160], who[96];
+            PyErr_Format(PyExc_RuntimeError, "%s: %s returned %R where its schema expects a "
+                         "tuple of %d values", qualname(op, name, sizeof(name)),
+                         returner(key, who, sizeof(who)), res, sc->nrets);
             goto done;
         }
         if ((seq = PySequence_Fast(res, "")) == NULL) {
@@ -515,6 +562,23 @@ done:
     Py_XDECREF(res);
     Py_XDECREF(kwargs);
     Py_DECREF(args);
+    return rc;
+}
+
+/* Calls the Python kernel of op's running key, (keyset, *args) when with_keyset; 0, or -1
+ * with a Python error set.  Holds the GIL. */
+static int
+call_python_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *stack,
+                   int with_keyset)
+{
+    PtlDispatchKey key = ptl_keyset_highest(ks);
+    PyObject *lead = with_keyset ? keyset_object(ks) : NULL;
+    if (with_keyset && lead == NULL) {
+        return -1;
+    }
+    int rc = ptlpy_call_boxed(op, key, ptl_dispatcher_kernel_data(op, ks), lead,
+                              key != PTL_KEY_AUTOGRAD ? PTLPY_BOXED_BUMP_WRITES : 0, stack);
+    Py_XDECREF(lead);
     return rc;
 }
 

@@ -633,7 +633,7 @@ PyInit__C(void)
         ptlpy_ops_init(m) < 0 || ptlpy_autograd_init(m) < 0 || ptlpy_generator_init(m) < 0 ||
         ptlpy_errors_init(m) < 0 || ptlpy_library_init(m) < 0 || ptlpy_memory_init(m) < 0 ||
         ptlpy_cuda_init(m) < 0 || ptlpy_cuda_stream_init(m) < 0 || ptlpy_c_api_init(m) < 0 ||
-        ptlpy_tracer_init(m) < 0 ||
+        ptlpy_tracer_init(m) < 0 || ptlpy_python_dispatch_init(m) < 0 ||
         ptlpy_pointwise_program_init(m) < 0 || ptlpy_profiler_init(m) < 0 ||
         ptlpy_storage_init(m) < 0 || ptlpy_jit_exec_init(m) < 0 ||
         ptlpy_reducer_init(m) < 0 || ptlpy_cuda_graph_init(m) < 0 ||

@@ -177,6 +177,19 @@ PTLPY_COLD PyObject *ptlpy_tf_method(PyObject *self, const char *name, PyObject 
 
 /* ---- the dispatcher from Python, Python kernels (library.c) ---- */
 int ptlpy_library_init(PyObject *module);
+enum {
+    PTLPY_BOXED_BUMP_WRITES = 1,     /* bump the version of every Tensor(a!) argument */
+    PTLPY_BOXED_SKIP_DEFAULTS = 2,   /* leave out arguments that hold their default */
+};
+/* Calls fn(lead, *args, **kwargs) (lead may be NULL: no leading argument) with op's
+ * arguments from stack, keyword-only ones by name, and boxes its result into the stack's
+ * return slots as the schema says (a wrong count or type is a RuntimeError that names op
+ * and key's kernel).  0, or -1 with a Python error set and the stack's arguments untouched.
+ * Holds the GIL. */
+int ptlpy_call_boxed(const PtlOperator *op, PtlDispatchKey key, PyObject *fn, PyObject *lead,
+                     int flags, PtlIValue *stack);
+/* ---- dispatch modes (python_dispatch.c, Note [Python dispatch key]) ---- */
+int ptlpy_python_dispatch_init(PyObject *module);
 /* ---- storages (storage_object.c) ---- */
 /* Adds _C.StorageBase and _C._set_storage; 0 or -1. */
 int ptlpy_storage_init(PyObject *module);

@@ -78,11 +78,11 @@ def test_every_schema_parses_and_round_trips():
 def test_every_dispatch_key_has_a_kernel():
     # a key that nothing registers would only be printed, never dispatched to
     keys = _C._dispatch_keys()
-    assert keys == ["CPU", "CUDA", "Meta", "SparseCPU", "Complex", "Conjugate",
+    assert keys == ["CPU", "CUDA", "Meta", "SparseCPU", "Complex", "Python", "Conjugate",
                     "CompositeImplicitAutograd", "Autograd", "Tracer", "AutocastCPU", "Profiler"]
-    # Conjugate, AutocastCPU, Tracer and Profiler are served by one boxed fallback each, every
-    # other key by per-op kernels
-    fallbacks = {"Conjugate", "AutocastCPU", "Tracer", "Profiler"}
+    # Python, Conjugate, AutocastCPU, Tracer and Profiler are served by one boxed fallback
+    # each, every other key by per-op kernels
+    fallbacks = {"Python", "Conjugate", "AutocastCPU", "Tracer", "Profiler"}
     assert {k for row in _C._schemas() for k in row["kernels"]} == set(keys) - fallbacks
     for key in fallbacks:
         assert re.search(rf"^{key}: fallback", _C._dispatch_dump("aten::mm"), re.M)

@@ -403,3 +403,20 @@ def test_module_attribute_lookup_other_tables_and_state():
     for twin in (copy.deepcopy(lin), pickle.loads(pickle.dumps(lin))):
         assert twin.weight is twin._parameters["weight"]
         np.testing.assert_array_equal(twin.weight.detach().numpy(), lin.weight.detach().numpy())
+
+
+def test_global_forward_hooks_run_before_the_modules_own_and_can_be_removed():
+    from pytorchlite.nn.modules.module import (register_module_forward_hook,
+                                               register_module_forward_pre_hook)
+    order = []
+    lin = nn.Linear(2, 2)
+    lin.register_forward_pre_hook(lambda m, a: order.append("own pre"))
+    lin.register_forward_hook(lambda m, a, o: order.append("own post"))
+    pre = register_module_forward_pre_hook(lambda m, a: order.append(("pre", type(m).__name__)))
+    post = register_module_forward_hook(lambda m, a, o: order.append(("post", tuple(o.shape))))
+    lin(ptl.ones(3, 2))
+    pre.remove()
+    post.remove()
+    lin(ptl.ones(3, 2))
+    assert order == [("pre", "Linear"), "own pre", ("post", (3, 2)), "own post",
+                     "own pre", "own post"]

@@ -31,7 +31,8 @@ from .loss import (  # noqa: F401
     PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
-from .module import Module  # noqa: F401
+from .module import (Module, register_module_forward_hook,  # noqa: F401
+                     register_module_forward_pre_hook)
 from .normalization import (  # noqa: F401
     CrossMapLRN2d, GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm,
 )

@@ -49,6 +49,26 @@ class RemovableHandle:
         self.remove()
 
 
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook):
+    """hook(module, args) -> None or new args, before every module's forward and before the
+    module's own pre-hooks (a process-wide hook, as PyTorch's)."""
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(hook):
+    """hook(module, args, output) -> None or a new output, after every module's forward and
+    before the module's own forward hooks."""
+    handle = RemovableHandle(_global_forward_hooks)
+    _global_forward_hooks[handle.id] = hook
+    return handle
+
+
 def _non_default_options(module, defaults):
     """", name=value" for each (name, default) of `defaults` whose attribute on module differs
     from the default (by identity for None and bools, by value otherwise): the tail that
@@ -609,6 +629,10 @@ class Module:
         return handle
 
     def __call__(self, *args, **kwargs):
+        for hook in list(_global_forward_pre_hooks.values()) if _global_forward_pre_hooks else ():
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
         for hid, hook in list(self._forward_pre_hooks.items()):
             if hid in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
@@ -628,6 +652,10 @@ class Module:
         out = self.forward(*args, **kwargs)
         if bw_hook is not None:
             out = bw_hook.setup_output_hook(out)
+        for hook in list(_global_forward_hooks.values()) if _global_forward_hooks else ():
+            result = hook(self, args, out)
+            if result is not None:
+                out = result
         for hid, hook in list(self._forward_hooks.items()):
             result = hook(self, args, kwargs, out) if hid in self._forward_hooks_with_kwargs \
                 else hook(self, args, out)

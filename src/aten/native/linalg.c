@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../../c10/error.h"
+#include "../../c10/tls.h"
 #include "gemm.h"
 #include "gemm_complex.h"
 #include "native.h"
@@ -500,8 +501,10 @@ batched_product(PtlTensorImpl *e1, PtlTensorImpl *e2, int nb, const int64_t *bat
     PtlTensorImpl *b1 = NULL, *b2 = NULL, *prod = NULL;
 
     /* a conj view goes through bmm, whose Conjugate fallback resolves it (this composite
-     * runs above the key, Note [Conjugate views]) */
+     * runs above the key, Note [Conjugate views]); so does a thread with a dispatch mode,
+     * which sees the bmm PyTorch's matmul calls (Note [Python dispatch key]) */
     if (e1->device.type == PTL_DEVICE_CPU && e2->device.type == PTL_DEVICE_CPU &&
+        !(ptl_tls()->included & PTL_KEYSET(PTL_KEY_PYTHON)) &&
         e1->sparse == NULL && e2->sparse == NULL && e1->dtype == e2->dtype &&
         e1->dtype != PTL_DTYPE_BOOL && e2->sizes[nb] == k && !ptl_tensor_is_conj(e1) &&
         !ptl_tensor_is_conj(e2)) {

@@ -1,0 +1,115 @@
+"""TorchDispatchMode: see, and replace, every operator call that reaches the kernels.
+
+Mirrors torch/utils/_python_dispatch.py for modes.  A mode's __torch_dispatch__(func, types,
+args, kwargs) runs for each call that reaches the Python dispatch key, below autograd (so
+the backward's operators come through too, and composites arrive decomposed); func is an
+OpOverload such as torch.ops.aten.add.Tensor, and calling func(*args, **kwargs) inside it
+reaches the next mode out, or the kernels.  The stack of modes is per thread.  See Note
+[Python dispatch key] in src/python/python_dispatch.c.
+"""
+import contextlib
+import threading
+
+from .. import _C, _ops_namespace
+
+
+class _ModeStack(threading.local):
+    def __init__(self):
+        self.modes = []
+
+
+_stack = _ModeStack()
+
+
+def _push_mode(mode):
+    """Pushes mode as the innermost one of this thread."""
+    _stack.modes.append(mode)
+    if len(_stack.modes) == 1:
+        _C._set_python_dispatch(True)
+
+
+def _pop_mode(k=None):
+    """Pops and returns this thread's innermost mode."""
+    if not _stack.modes:
+        raise RuntimeError("trying to pop from empty mode stack")
+    mode = _stack.modes.pop()
+    if not _stack.modes:
+        _C._set_python_dispatch(False)
+    return mode
+
+
+def _get_current_dispatch_mode():
+    """This thread's innermost mode, or None."""
+    return _stack.modes[-1] if _stack.modes else None
+
+
+def _get_current_dispatch_mode_stack():
+    """This thread's modes, outermost first."""
+    return list(_stack.modes)
+
+
+def _len_torch_dispatch_stack():
+    return len(_stack.modes)
+
+
+def is_in_torch_dispatch_mode():
+    return bool(_stack.modes)
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily(k=None):
+    """Pops the innermost mode for the block and yields it; pushes it back on exit."""
+    old = _pop_mode(k)
+    try:
+        yield old
+    finally:
+        _push_mode(old)
+
+
+@contextlib.contextmanager
+def _disable_current_modes():
+    """Pops every mode of this thread for the block; yields them, innermost first."""
+    old = [_pop_mode() for _ in range(len(_stack.modes))]
+    try:
+        yield old
+    finally:
+        for mode in reversed(old):
+            _push_mode(mode)
+
+
+def _dispatch_to_mode(qualname, /, *args, **kwargs):
+    """The Python key's handler: the innermost mode's __torch_dispatch__, with it popped."""
+    func = _ops_namespace.overload(qualname)
+    with _pop_mode_temporarily() as mode:
+        return mode.__torch_dispatch__(func, (), args, kwargs)
+
+
+_C._set_dispatch_mode_handler(_dispatch_to_mode)
+
+
+class TorchDispatchMode:
+    """Base class of dispatch modes: override __torch_dispatch__ and enter with `with`."""
+
+    def __init__(self, _dispatch_key=None):
+        if _dispatch_key is not None:
+            raise NotImplementedError(
+                "TorchDispatchMode(_dispatch_key=...): pytorchlite's modes run at the Python "
+                "key only")
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError()
+
+    def __enter__(self):
+        _push_mode(self)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        _pop_mode()
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        return cls(*args, **kwargs)
+
+    @classmethod
+    def is_infra_mode(cls):
+        return False
