@@ -57,7 +57,7 @@ from ._settings import *  # noqa: F401,F403,E402  (set_warn_always, ..., set_ano
 from ._tensor_str import set_printoptions  # noqa: F401
 from ._windows import *  # noqa: F401,F403  (hann_window, ..., kaiser_window)
 from . import return_types  # noqa: F401
-from . import cpu, cuda  # noqa: F401
+from . import cpu, cuda, mps, xpu  # noqa: F401
 from . import hub  # noqa: F401
 from ._C import OutOfMemoryError  # noqa: F401
 from . import accelerator  # noqa: F401
@@ -99,6 +99,7 @@ from . import special  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
 from . import signal  # noqa: E402,F401
 from ._stft import istft, stft  # noqa: E402,F401
+from ._sym import *  # noqa: E402,F401,F403  (torch.sym_int, sym_max, ...)
 logit, xlogy, sinc = (_native(f) for f in special._TWINS)
 from . import distributions  # noqa: E402,F401
 from . import library  # noqa: E402,F401

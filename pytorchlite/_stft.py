@@ -25,6 +25,11 @@ def _type_name(x):
     return "torch." + names.get(str(x.dtype).split(".")[-1], "Tensor")
 
 
+def _flag(b):
+    """A bool? as PyTorch's messages print it: None, 1 or 0."""
+    return "None" if b is None else int(bool(b))
+
+
 def _window(window, win_length, n_fft, like):
     """The window zero-padded in the middle of n_fft points (ones of win_length without one)."""
     if window is None:
@@ -40,18 +45,25 @@ def _window(window, win_length, n_fft, like):
 
 
 def _pad(x, pad, mode):
-    """x (batch, length) padded by `pad` at both ends of its last dim (F.pad's modes)."""
+    """x (batch, length) padded at the ends of its last dim (F.pad's modes) by `pad`: an int
+    for both ends, or [left, right]."""
     from .nn import functional as F
     if x.dtype.is_complex:
         return _f["complex"](_pad(x.real.contiguous(), pad, mode),
                              _pad(x.imag.contiguous(), pad, mode))
-    return F.pad(x.unsqueeze(0), [pad, pad], mode=mode).squeeze(0)
+    pad = [pad, pad] if isinstance(pad, int) else pad
+    return F.pad(x.unsqueeze(0), pad, mode=mode).squeeze(0)
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
-         pad_mode="reflect", normalized=False, onesided=None, return_complex=None):
+         pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
+         align_to_window=None):
     """The short-time Fourier transform of a 1-D (L) or 2-D (B, L) signal: complex
-    (B?, n_fft // 2 + 1 or n_fft, frames)."""
+    (B?, n_fft // 2 + 1 or n_fft, frames).  align_to_window (center=False only): the frames
+    start where their window starts instead of n_fft points apart from the window's
+    zero-padding (Note [stft align_to_window])."""
+    if center and align_to_window is not None:
+        raise RuntimeError("stft align_to_window should only be set when center = false")
     complex_in = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
     if return_complex is None:
         if not complex_in:
@@ -78,14 +90,17 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     def where():
         w = "None" if window is None else \
             f"{_type_name(window)}{{{list(window.shape)}}}"
-        return (f"stft({_type_name(x)}{list(x.shape)}, n_fft={n_fft}, hop_length={hop_length}"
+        shape = list(x.shape[1:] if one_dim else x.shape)   # the signal as it was given
+        return (f"stft({_type_name(x)}{shape}, n_fft={n_fft}, hop_length={hop_length}"
                 f", win_length={win_length}, window={w}, normalized={int(normalized)}, "
-                f"onesided={onesided}, return_complex={int(return_complex)}) : ")
+                f"onesided={onesided}, return_complex={int(return_complex)}, "
+                f"align_to_window={_flag(align_to_window)}) : ")
     if x.dim() != 2:
         raise RuntimeError(where() + "expected a 1D or 2D tensor")
     length = x.shape[-1]
-    if not 0 < n_fft <= length:
-        raise RuntimeError(where() + f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    span = win_length if align_to_window else n_fft   # the points a frame reads
+    if not 0 < span <= length:
+        raise RuntimeError(where() + f"expected 0 < n_fft < {length}, but got n_fft={span}")
     if hop_length <= 0:
         raise RuntimeError(where() + f"expected hop_length > 0, but got hop_length={hop_length}")
     if not 0 < win_length <= n_fft:
@@ -99,7 +114,16 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         onesided = not complex_in
     elif onesided and complex_in:
         raise RuntimeError("Cannot have onesided output if window or input is complex")
-    frames_n = 1 + (length - n_fft) // hop_length
+    frames_n = 1 + (length - span) // hop_length
+    if span < n_fft:
+        # Note [stft align_to_window]: frame m is x[m * hop : m * hop + win_length] under the
+        # window, zero-padded as the window is (left points before, the rest after).  PyTorch
+        # 2.13 pads the signal by `left` at both ends and reads past its end when n_fft -
+        # win_length is odd and the last frame ends at the signal's end (a setStorage error
+        # there); the zeros here give that frame the value the others' formula gives.
+        left = (n_fft - win_length) // 2
+        x = _pad(x, [left, n_fft - win_length - left], "constant")
+        length = x.shape[-1]
     x = x.contiguous()
     batch = x.shape[0]
     frames = x.as_strided((batch, frames_n, n_fft), (length, hop_length, 1),

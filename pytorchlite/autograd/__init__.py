@@ -6,8 +6,10 @@ import os
 import threading
 
 from .. import _C
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-                        no_grad, set_grad_enabled)
+from .grad_mode import (enable_grad, enforce_grad_layout_policy, inference_mode, is_grad_enabled,
+                        is_inference_mode_enabled, is_multithreading_enabled,
+                        is_view_replay_enabled, no_grad, set_grad_enabled,
+                        set_multithreading_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import _hooks  # noqa: F401  (installs the hook runners)
 from . import graph  # noqa: F401

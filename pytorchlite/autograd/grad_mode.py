@@ -1,10 +1,12 @@
-"""Grad mode: no_grad, enable_grad, set_grad_enabled, inference_mode (torch/autograd/grad_mode.py).
+"""Grad mode: no_grad, enable_grad, set_grad_enabled, inference_mode, and the engine's switches
+set_multithreading_enabled and enforce_grad_layout_policy (torch/autograd/grad_mode.py).
 
 Grad mode and inference mode are thread-local state of the C core (src/c10/tls.h), their one
 home: turning grad mode off excludes the Autograd dispatch key, so ops skip graph recording
 entirely (Note [Autograd key]); inference mode also marks the tensors made inside it as
 inference tensors (Note [Inference tensors] in src/c10/tensor_impl.h)."""
 import functools
+import threading
 
 from .. import _C
 
@@ -90,3 +92,51 @@ class inference_mode(_DecoratorContextManager):
 
     def clone(self):
         return self.__class__(self.mode)
+
+
+_switches = threading.local()   # the engine switches below, per thread as in PyTorch
+
+
+class _EngineSwitch(_DecoratorContextManager):
+    """Sets the thread's switch `_name` to mode now; as a context manager, restores it on
+    exit (PyTorch's function-or-context-manager form)."""
+    _name = None
+
+    def __init__(self, mode=True):
+        self.prev = getattr(_switches, self._name, True)
+        self.mode = bool(mode)
+        setattr(_switches, self._name, self.mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        setattr(_switches, self._name, self.prev)
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class set_multithreading_enabled(_EngineSwitch):
+    """set_multithreading_enabled(mode): whether backward may run on the engine's device
+    threads.  pytorchlite's engine always runs backward on the calling thread, which is what
+    mode=False asks for, so the switch is only remembered (is_multithreading_enabled)."""
+    _name = "multithreading"
+
+
+class enforce_grad_layout_policy(_EngineSwitch):
+    """enforce_grad_layout_policy(enable=True): PyTorch's permission (enable=False) to keep a
+    stolen gradient whose strides differ from its parameter's, and to skip the layout
+    warning.  The permission is optional, so obeying the contract always, as pytorchlite's
+    engine does, is correct under either setting; the switch is only remembered."""
+    _name = "grad_layout_policy"
+
+
+def is_multithreading_enabled():
+    return getattr(_switches, "multithreading", True)
+
+
+def is_view_replay_enabled():
+    """False, PyTorch's default: pytorchlite has no view-replay mode."""
+    return False

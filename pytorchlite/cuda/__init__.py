@@ -279,5 +279,6 @@ from .memory import (  # noqa: E402,F401
     reset_accumulated_memory_stats, reset_max_memory_allocated, reset_max_memory_cached,
     reset_peak_host_memory_stats, reset_peak_memory_stats, set_per_process_memory_fraction)
 from . import graphs  # noqa: E402
+from . import nvtx  # noqa: E402,F401
 from .graphs import (  # noqa: E402,F401
     CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables)

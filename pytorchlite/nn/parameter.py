@@ -40,7 +40,7 @@ class Buffer(Tensor):
         if data is None:
             data = _C.tensor([])
         t = Tensor._make_subclass(cls, data, data.requires_grad)
-        t._persistent = persistent
+        t.persistent = persistent
         return t
 
 
@@ -101,9 +101,24 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A lazy module's buffer; persistent=False keeps it out of state_dict (as
+    Module.register_buffer's flag), once assigned to a module attribute."""
     __slots__ = ()
     cls_to_become = Tensor
+    persistent = True
 
-    def __new__(cls, requires_grad=False, device=None, dtype=None):
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
         data = _C._functions["empty"](0, device=device, dtype=dtype)
-        return Tensor._make_subclass(cls, data, requires_grad)
+        return Tensor._make_subclass(cls if persistent else _NonPersistentUninitializedBuffer,
+                                     data, requires_grad)
+
+
+class _NonPersistentUninitializedBuffer(UninitializedBuffer):
+    """UninitializedBuffer(persistent=False).  The flag is the class's: tensors carry no
+    __dict__, and materialize() turns the buffer into a plain Tensor in place, which needs
+    the Tensor's layout (PyTorch's sets an attribute on the instance)."""
+    __slots__ = ()
+    persistent = False
+
+    def __repr__(self):
+        return "<UninitializedBuffer>"

@@ -23,8 +23,8 @@
  * signatures are the deprecated forms of deprecated.yaml (add(Tensor self, Scalar alpha,
  * Tensor other) ...), which PyTorch also gives to the in-place methods, plus copy_'s; they
  * are a table here (hidden_signatures) because no schema of ours spells them.  PyTorch also
- * shows signatures that we fold into one overload (a Number twin of a Tensor parameter, an
- * out_dtype or generator form): a second table (twin_signatures) derives each from one of
+ * shows signatures that we fold into one overload (a Number twin of a Tensor parameter,
+ * randint_like's Tensor high): a second table (twin_signatures) derives each from one of
  * ours, to show and count it; and a third (torch_out_overloads) names the overloads whose
  * PyTorch function takes an out= that we lack.  The first fault is found in the order
  * PyTorch's FunctionSignature::parse looks: too many positional arguments, then each
@@ -108,16 +108,8 @@ static const struct {
     const char *base, *edits;
     int out;
 } twin_signatures[] = {
-    {"addmm", TWIN_F, "", "+out_dtype:ScalarType@3", 1},
-    {"baddbmm", TWIN_F, "", "+out_dtype:ScalarType@3", 1},
-    {"bmm", TWIN_F, "", "+out_dtype:ScalarType@2", 1},
-    {"mm", TWIN_F, "", "+out_dtype:ScalarType@2", 1},
-    {"rand_like", TWIN_F, "", "+*generator:Generator@1", 0},
-    {"randn_like", TWIN_F, "", "+*generator:Generator@1", 0},
-    {"randint_like", TWIN_F, "low_dtype", "+*generator:Generator@3", 0},
-    {"randint_like", TWIN_F, "", "high:Tensor,+*generator:Generator@2", 0},
+    {"randint_like", TWIN_F, "generator", "high:Tensor", 0},
     {"randint_like", TWIN_F, "", "high:Tensor", 0},
-    {"randint_like", TWIN_F, "", "+*generator:Generator@2", 0},
     {"linspace", TWIN_F, "", "start:Tensor,end:Tensor", 1},
     {"linspace", TWIN_F, "", "end:Tensor", 1},
     {"linspace", TWIN_F, "", "start:Tensor", 1},

@@ -145,6 +145,84 @@ def test_errors(fn, msg):
     assert msg in str(info.value)
 
 
+def np_aligned_stft(x, n_fft, hop, window):
+    """center=False, align_to_window=True: frame t is x[t * hop:t * hop + len(window)] under
+    the window, placed in n_fft points as the centred window is."""
+    wl = len(window)
+    left = (n_fft - wl) // 2
+    frames = 1 + (x.shape[-1] - wl) // hop
+    f = np.zeros(x.shape[:1] + (frames, n_fft))
+    for t in range(frames):
+        f[:, t, left:left + wl] = x[:, t * hop:t * hop + wl] * window
+    return np.fft.rfft(f, axis=-1).transpose(0, 2, 1)
+
+
+ALIGNED = [dict(n_fft=10, hop_length=4, win_length=6), dict(n_fft=11, hop_length=3,
+                                                          win_length=4),
+           dict(n_fft=8, hop_length=2, win_length=7), dict(n_fft=8, hop_length=1, win_length=1),
+           dict(n_fft=16, hop_length=5, win_length=16), dict(n_fft=9, hop_length=3,
+                                                             win_length=5)]
+
+
+@pytest.mark.parametrize("case", ALIGNED)
+def test_stft_align_to_window(case):
+    x = RNG.standard_normal((2, 41))
+    w = RNG.uniform(0.5, 1.5, case["win_length"])
+    got = ptl.stft(ptl.tensor(x), window=ptl.tensor(w), center=False, return_complex=True,
+                   align_to_window=True, **case)
+    ref = np_aligned_stft(x, case["n_fft"], case["hop_length"], w)
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(got.numpy(), ref, rtol=1e-12, atol=1e-12)
+    plain = ptl.stft(ptl.tensor(x), window=ptl.tensor(w), center=False, return_complex=True,
+                     align_to_window=False, **case)
+    np.testing.assert_allclose(plain.numpy(), np_stft(x, case["n_fft"], case["hop_length"],
+                                                      centred(w, case["n_fft"]), center=False),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_stft_align_to_window_gradcheck():
+    x = ptl.tensor(RNG.standard_normal((1, 23)), requires_grad=True)
+    w = ptl.hann_window(5, dtype=ptl.float64) + 0.1
+    assert gradcheck(lambda a: ptl.stft(a, 8, 3, 5, window=w, center=False,
+                                        return_complex=True, align_to_window=True), (x,))
+
+
+@pytest.mark.parametrize("kw,msg", [
+    (dict(center=True, align_to_window=True),
+     "^stft align_to_window should only be set when center = false$"),
+    (dict(align_to_window=False),
+     "^stft align_to_window should only be set when center = false$"),
+    (dict(center=False, align_to_window=True, hop_length=0),
+     r"^stft\(torch.DoubleTensor\[41\], n_fft=10, hop_length=0, win_length=10, window=None, "
+     r"normalized=0, onesided=None, return_complex=1, align_to_window=1\) : expected "
+     r"hop_length > 0, but got hop_length=0$"),
+    (dict(center=False, hop_length=0),
+     r"align_to_window=None\) : expected hop_length > 0, but got hop_length=0$"),
+    (dict(n_fft=50, win_length=5, center=False, align_to_window=True),
+     r"align_to_window=1\) : expected 0 < n_fft < 41, but got n_fft=5$"),
+])
+def test_stft_align_to_window_errors(kw, msg):
+    kw = {"n_fft": 10, **kw}
+    x = ptl.tensor(RNG.standard_normal(41))
+    if kw["n_fft"] == 50:
+        x = x[:4]
+        msg = msg.replace("41", "4")
+    with pytest.raises(RuntimeError, match=msg):
+        ptl.stft(x, return_complex=True, **kw)
+
+
+@torch_ref
+@pytest.mark.parametrize("case", [ALIGNED[i] for i in (0, 1, 4, 5)])   # torch raises on 2, 3
+def test_stft_align_to_window_matches_torch(case):
+    a = RNG.standard_normal((2, 41))
+    w = RNG.uniform(0.5, 1.5, case["win_length"])
+    ours = ptl.stft(ptl.tensor(a), window=ptl.tensor(w), center=False, return_complex=True,
+                    align_to_window=True, **case)
+    theirs = torch.stft(torch.tensor(a), window=torch.tensor(w), center=False,
+                        return_complex=True, align_to_window=True, **case)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
 @torch_ref
 @pytest.mark.parametrize("case", CASES)
 def test_stft_and_istft_match_torch(case):

@@ -10,7 +10,7 @@ import pytorchlite as ptl
 from pytorchlite import _C
 from pytorchlite.autograd import GradcheckError, gradcheck, gradgradcheck
 import golden
-from helpers import ROOT, TESTS, assert_no_leak
+from helpers import ROOT, TESTS, assert_no_leak, torch, torch_ref
 
 
 def leaf(shape, seed=0, low=-2.0, high=2.0):
@@ -623,3 +623,44 @@ def test_a_seed_of_another_dtype_is_cast_to_its_roots():
     half = ptl.ones(2, dtype=ptl.float16, requires_grad=True)
     (gh,) = ptl.autograd.grad(half, half, ptl.tensor([0.1, 0.2], dtype=ptl.float64))
     assert gh.dtype == ptl.float16 and gh.tolist() == ptl.tensor([0.1, 0.2]).half().tolist()
+
+
+@pytest.mark.parametrize("switch,query", [
+    ("set_multithreading_enabled", "is_multithreading_enabled"),
+    ("enforce_grad_layout_policy", None)])
+def test_engine_switches(switch, query):
+    """PyTorch 2.13's function-or-context-manager engine switches: set now, restored on exit
+    (and by the decorator); pytorchlite's engine satisfies both settings (grad_mode.py)."""
+    lib = ptl.autograd
+    setter = getattr(lib, switch)
+    ask = getattr(lib, query) if query else (lambda: ptl.autograd.grad_mode._switches
+                                             .grad_layout_policy)
+    assert setter(True) is not None and ask() is True
+    with setter(False):
+        assert ask() is False
+        p = ptl.empty(2, 3, 4).permute(2, 0, 1).requires_grad_()
+        (p * 2).sum().backward()
+        assert p.grad.stride() == p.stride() and (p.grad == 2).all()
+    assert ask() is True
+    setter(False)
+    assert ask() is False
+    deco = setter(False)   # sets now, as PyTorch's (set_grad_enabled's) constructor does
+    setter(True)
+
+    @deco
+    def inside():
+        return ask()
+    assert inside() is False and ask() is True
+    assert lib.is_view_replay_enabled() is False
+
+
+@torch_ref
+def test_engine_switches_match_torch():
+    for lib in (ptl, torch):
+        a = lib.autograd
+        assert a.is_multithreading_enabled() is True and a.is_view_replay_enabled() is False
+        with a.set_multithreading_enabled(False):
+            assert a.is_multithreading_enabled() is False
+        assert a.is_multithreading_enabled() is True
+        with a.enforce_grad_layout_policy(False):
+            pass

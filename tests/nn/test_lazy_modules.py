@@ -176,3 +176,106 @@ def test_matches_torch():
             m(lib.ones(*shape))
             reprs.append((before, repr(m), type(m).__name__))
         assert reprs[0] == reprs[1]
+
+
+def _buffered_lazy(lib, persistent):
+    """A lazy module with a lazy buffer of the given persistence (PyTorch 2.13's
+    UninitializedBuffer(persistent=...))."""
+    class Scaled(lib.nn.modules.lazy.LazyModuleMixin, lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.offset = lib.nn.UninitializedBuffer(persistent=persistent)
+            self.scale = lib.nn.UninitializedParameter()
+
+        def initialize_parameters(self, x):
+            self.offset.materialize(x.shape)
+            self.scale.materialize(x.shape)
+            with lib.no_grad():
+                self.offset.fill_(1.0)
+                self.scale.fill_(2.0)
+
+        def forward(self, x):
+            return x * self.scale + self.offset
+    return Scaled()
+
+
+# PyTorch 2.13's state_dict keys before and after the first forward, and after loading an
+# initialized state_dict into a fresh module: the offset's type and shape
+PERSISTENCE = {True: (["offset", "scale"], ["offset", "scale"], ("Tensor", (3,))),
+               False: (["scale"], ["scale"], ("UninitializedBuffer", None))}
+
+
+@pytest.mark.parametrize("persistent", [True, False])
+def test_uninitialized_buffer_persistence(persistent):
+    b = ptl.nn.UninitializedBuffer(persistent=persistent)
+    assert b.persistent is persistent and isinstance(b, ptl.nn.UninitializedBuffer)
+    assert repr(b) == "<UninitializedBuffer>" and not b.requires_grad
+    before, after, (loaded_type, loaded_shape) = PERSISTENCE[persistent]
+    m = _buffered_lazy(ptl, persistent)
+    sd = m.state_dict()
+    assert sorted(sd) == before and "offset" in dict(m.named_buffers())
+    assert all(isinstance(v, ptl.nn.parameter.UninitializedTensorMixin) for v in sd.values())
+    assert (m._non_persistent_buffers_set == set()) is persistent
+    y = m(ptl.ones(3))
+    assert y.tolist() == [3.0, 3.0, 3.0] and sorted(m.state_dict()) == after
+    fresh = _buffered_lazy(ptl, persistent)
+    assert str(fresh.load_state_dict(m.state_dict())) == "<All keys matched successfully>"
+    assert isinstance(fresh.offset, getattr(ptl.nn, loaded_type, ptl.Tensor))
+    assert type(fresh.scale) is ptl.nn.Parameter
+    if loaded_shape is not None:
+        assert tuple(fresh.offset.shape) == loaded_shape and fresh.offset.tolist() == [1.0] * 3
+    # an uninitialized state_dict loads into an uninitialized module and leaves it so
+    lazy = _buffered_lazy(ptl, persistent)
+    lazy.load_state_dict(_buffered_lazy(ptl, persistent).state_dict())
+    assert type(lazy.scale) is ptl.nn.UninitializedParameter
+
+
+def test_uninitialized_buffer_copies_and_register_buffer():
+    b = ptl.nn.UninitializedBuffer(persistent=False, dtype=ptl.float64)
+    c = copy.deepcopy(b)
+    assert c is not b and c.persistent is False and c.dtype == ptl.float64
+    c.materialize((2,))
+    assert type(c) is ptl.Tensor and tuple(c.shape) == (2,)
+    m = ptl.nn.Module()
+    m.register_buffer("b", ptl.nn.UninitializedBuffer(persistent=False))   # its own flag wins
+    assert m._non_persistent_buffers_set == set()
+    m.register_buffer("n", ptl.nn.UninitializedBuffer(), persistent=False)
+    assert m._non_persistent_buffers_set == {"n"}
+
+
+def test_lazy_linear_state_dict_round_trip():
+    src = ptl.nn.Linear(3, 4)
+    m = ptl.nn.LazyLinear(4)
+    assert [type(v).__name__ for _, v in sorted(m.state_dict().items())] == \
+        ["UninitializedParameter"] * 2
+    m.load_state_dict(src.state_dict())
+    assert type(m).__name__ == "LazyLinear" and tuple(m.weight.shape) == (4, 3)
+    x = ptl.ones(2, 3)
+    assert ptl.equal(m(x), src(x)) and type(m).__name__ == "Linear" and m.in_features == 3
+    wrong = ptl.nn.LazyLinear(4)
+    wrong.load_state_dict(src.state_dict())
+    with pytest.raises(AssertionError, match="The in_features inferred from input: 5 is not "
+                                             "equal to in_features from self.weight: 3"):
+        wrong(ptl.ones(2, 5))
+    norm = ptl.nn.LazyBatchNorm1d()
+    norm.load_state_dict(ptl.nn.BatchNorm1d(3).state_dict())
+    assert tuple(norm.running_mean.shape) == (3,) and type(norm.running_mean) is ptl.Tensor
+
+
+@torch_ref
+@pytest.mark.parametrize("persistent", [True, False])
+def test_uninitialized_buffer_persistence_matches_torch(persistent):
+    before, after, (loaded_type, loaded_shape) = PERSISTENCE[persistent]
+    assert torch.nn.UninitializedBuffer(persistent=persistent).persistent is persistent
+    m = _buffered_lazy(torch, persistent)
+    assert sorted(m.state_dict()) == before
+    m(torch.ones(3))
+    assert sorted(m.state_dict()) == after
+    fresh = _buffered_lazy(torch, persistent)
+    fresh.load_state_dict(m.state_dict())
+    assert type(fresh.offset).__name__ == loaded_type
+    if loaded_shape is not None:
+        assert tuple(fresh.offset.shape) == loaded_shape
+    m = torch.nn.Module()
+    m.register_buffer("b", torch.nn.UninitializedBuffer(persistent=False))
+    assert m._non_persistent_buffers_set == set()

@@ -69,9 +69,7 @@ MISSING = {
             "sparse_csc_tensor", "sparse_csr_tensor", "resize_as_sparse_", "dsmm", "hsmm",
             "hspmm", "saddmm", "smm", "sspaddmm"],
         _SYMBOLIC: [
-            "SymBool", "SymBoolType", "SymFloat", "SymInt", "SymIntType", "sym_constrain_range",
-            "sym_constrain_range_for_size", "sym_float", "sym_fresh_size", "sym_int", "sym_ite",
-            "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "cond",
+            "SymBool", "SymBoolType", "SymFloat", "SymInt", "SymIntType", "cond",
             "while_loop", "fork", "wait", "Future", "classproperty"],
         "autocast for IPU and XLA devices: no such devices here": [
             "get_autocast_ipu_dtype", "get_autocast_xla_dtype", "is_autocast_ipu_enabled",
@@ -116,6 +114,16 @@ MISSING = {
             "ipu", "mtia", "xpu", "to_mkldnn", "to_padded_tensor", "chalf"],
         "not done yet (see torch)": [
             "slice_inverse", "index", "grad_dtype", "hash_tensor", "module_load"],
+    },
+    "torch.autograd": {
+        "imports and typing names of PyTorch's module, not API": [
+            "Mapping", "Sequence", "cast", "overload", "torch", "warnings",
+            "handle_torch_function", "has_torch_function", "is_tensor_like"],
+        "the Kineto / legacy profiler's C types (pytorchlite.profiler is its own)": [
+            "DeviceType", "ProfilerActivity", "ProfilerConfig", "ProfilerEvent",
+            "ProfilerState", "kineto_available", "profiler_legacy"],
+        "not done yet: NestedIOFunction (the legacy nested-tuple Function) and the SavedTensor "
+        "handle of saved-tensor hooks": ["NestedIOFunction", "SavedTensor"],
     },
     "torch.fft": {
         "imports and docstring helpers of PyTorch's module, not API": [
@@ -179,7 +187,8 @@ def _ours(namespace):
         return importlib.import_module("pytorchlite" + namespace[len("torch"):])
     return {"torch": ptl, "torch.Tensor": ptl.Tensor, "torch.nn.functional": F,
             "torch.linalg": ptl.linalg, "torch.special": ptl.special, "torch.nn": ptl.nn,
-            "torch.fft": ptl.fft, "torch.func": ptl.func}[namespace]
+            "torch.fft": ptl.fft, "torch.func": ptl.func,
+            "torch.autograd": ptl.autograd}[namespace]
 
 
 def _documented(namespace):
@@ -203,7 +212,7 @@ def test_list_is_pytorchs_gap(namespace):
         theirs = {"torch": torch, "torch.Tensor": torch.Tensor, "torch.nn.functional":
                   torch.nn.functional, "torch.linalg": torch.linalg,
                   "torch.special": torch.special, "torch.nn": torch.nn,
-                  "torch.fft": torch.fft}[namespace]
+                  "torch.fft": torch.fft, "torch.autograd": torch.autograd}[namespace]
     names = [n for n in dir(theirs) if not n.startswith("_")]
     if namespace in CALLABLE_ONLY:
         names = [n for n in names if callable(getattr(theirs, n))]

@@ -1,6 +1,8 @@
 """Lazy modules (torch/nn/modules/lazy.py): parameters whose shapes come from the first
 input.  LazyModuleMixin registers a forward pre-hook that calls initialize_parameters(input),
 removes itself and turns the module into cls_to_become (LazyLinear becomes Linear)."""
+import itertools
+
 from ...autograd import no_grad
 from ..parameter import UninitializedTensorMixin
 
@@ -13,6 +15,15 @@ class LazyModuleMixin:
         super().__init__(*args, **kwargs)
         self._initialize_hook = self.register_forward_pre_hook(self._infer_parameters,
                                                                with_kwargs=True)
+        self._load_hook = self.register_load_state_dict_pre_hook(_lazy_load_hook)
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """Module's, keeping uninitialized tensors as they are (they cannot be detached): a
+        state_dict taken before the first forward holds them, and loads into a lazy module."""
+        for name, t in itertools.chain(self._parameters.items(), self._buffers.items()):
+            if t is not None and name not in self._non_persistent_buffers_set:
+                lazy = isinstance(t, UninitializedTensorMixin)
+                destination[prefix + name] = t if lazy or keep_vars else t.detach()
 
     def has_uninitialized_params(self):
         tensors = list(self._parameters.values()) + list(self._buffers.values())
@@ -36,6 +47,17 @@ class LazyModuleMixin:
         del module._initialize_hook
         if module.cls_to_become is not None:
             module.__class__ = module.cls_to_become
+
+
+def _lazy_load_hook(module, state_dict, prefix, *_):
+    """load_state_dict's pre-hook: an uninitialized tensor whose saved value is initialized
+    takes its shape, so that the values load into it (an uninitialized one stays so)."""
+    with no_grad():
+        for name, t in itertools.chain(module._parameters.items(), module._buffers.items()):
+            saved = state_dict.get(prefix + name)
+            if isinstance(t, UninitializedTensorMixin) and saved is not None and \
+                    not isinstance(saved, UninitializedTensorMixin):
+                t.materialize(saved.shape)
 
 
 def _materialize(module, shapes):

@@ -104,3 +104,9 @@ class LazyLinear(LazyModuleMixin, Linear):
             self.in_features = input.shape[-1]
             _materialize(self, {"weight": (self.out_features, self.in_features),
                                 "bias": (self.out_features,)})
+        if self.in_features == 0:   # the weights came from load_state_dict
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} "
+                                     f"is not equal to in_features from self.weight: "
+                                     f"{self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]

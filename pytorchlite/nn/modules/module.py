@@ -6,7 +6,7 @@ from collections import OrderedDict, namedtuple
 
 from ... import _C, __future__
 from ..._tensor import Tensor
-from ..parameter import Buffer, Parameter, UninitializedTensorMixin
+from ..parameter import Buffer, Parameter, UninitializedBuffer, UninitializedTensorMixin
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
@@ -247,11 +247,13 @@ class Module:
                 modules[name] = value
             else:
                 buffers = self.__dict__.get("_buffers")
-                if isinstance(value, Buffer) or (buffers is not None and name in buffers):
+                marked = isinstance(value, (Buffer, UninitializedBuffer))
+                if marked or (buffers is not None and name in buffers):
                     if value is not None and not isinstance(value, Tensor):
                         raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                         "(torch.nn.Buffer, torch.Tensor or None expected)")
-                    persistent = getattr(value, "_persistent", name not in self._non_persistent_buffers_set)
+                    persistent = value.persistent if marked else \
+                        name not in self._non_persistent_buffers_set
                     if isinstance(value, Buffer):
                         value = Tensor._make_subclass(Tensor, value, value.requires_grad)
                     self.register_buffer(name, value, persistent)
@@ -514,6 +516,8 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor '
                                   f"or Tensor-like object from checkpoint but received {type(input_param)}")
                 continue
+            if isinstance(param, UninitializedTensorMixin):
+                continue   # both uninitialized: LazyModuleMixin's load hook left it so
             if tuple(input_param.shape) != tuple(param.shape):
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{input_param.shape} from checkpoint, the shape in current model "

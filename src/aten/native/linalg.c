@@ -639,6 +639,74 @@ matmul_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
+/* Note [Products with out_dtype]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * mm, bmm, addmm and baddbmm take an out_dtype in PyTorch 2.13 (their .dtype overloads): the
+ * input's own dtype, or float32 for float16 / bfloat16 inputs, whose products then
+ * accumulate in float32 and are not rounded back.  PyTorch has CUDA kernels only (its CPU
+ * build raises NotImplementedError "Could not run 'aten::mm.dtype' ... 'CPU' backend");
+ * here they are composites on every device, so that code written for the GPU runs.  A
+ * float16 or bfloat16 product is exact in float32 (11 + 11 significant bits fit in 24), so
+ * casting the operands to float32 and multiplying in float32 is the float32-accumulating
+ * product itself.  The dtype rule and its texts are PyTorch's meta functions' (mm's text
+ * for addmm, bmm's for baddbmm); addmm's and baddbmm's self may have either dtype, as in
+ * PyTorch's CUDA kernels.  Operands of two dtypes are left as they are, so that the product
+ * raises its own mismatch error. */
+
+/* mm.dtype(self, mat2, out_dtype), bmm.dtype(self, mat2, out_dtype),
+ * addmm.dtype(self, mat1, mat2, out_dtype, *, beta, alpha) and baddbmm.dtype(self, batch1,
+ * batch2, out_dtype, *, beta, alpha): the product in out_dtype (Note [Products with
+ * out_dtype]) */
+static int
+product_dtype_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int add = op->id == PTL_OP_addmm_dtype || op->id == PTL_OP_baddbmm_dtype;
+    int n = add ? 3 : 2;   /* the tensors; out_dtype follows them, then beta and alpha */
+    PtlOpId base = op->id == PTL_OP_mm_dtype    ? PTL_OP_mm
+                   : op->id == PTL_OP_bmm_dtype ? PTL_OP_bmm
+                   : op->id == PTL_OP_addmm_dtype ? PTL_OP_addmm
+                                                  : PTL_OP_baddbmm;
+    PtlDtype in = s[n - 2].u.t->dtype, out = s[n].u.dtype;
+    int mixed = s[n - 1].u.t->dtype != in;
+    PtlIValue args[5];   /* the call's stack: the result replaces args[0] */
+    PtlTensorImpl *operands[3], *res = NULL;
+    int i, made = 0;
+
+    PTL_CHECK(out == in || (out == PTL_DTYPE_FLOAT32 &&
+                            (in == PTL_DTYPE_FLOAT16 || in == PTL_DTYPE_BFLOAT16)),
+              PTL_ERR_RUNTIME, "%s",
+              base == PTL_OP_mm || base == PTL_OP_addmm
+                  ? "out_dtype must be the same as input dtype or fp32 for fp16/bf16 inputs"
+                  : "out_dtype only supported for torch.float32 output with float16/bfloat16 "
+                    "inputs or same as input dtypes");
+    PTL_CHECK(!add || s[0].u.t->dtype == out || s[0].u.t->dtype == in, PTL_ERR_RUNTIME,
+              "self dtype must match either out_dtype or %s dtype",
+              base == PTL_OP_addmm ? "mat1" : "batch1");
+    for (made = 0; made < n; made++) {
+        PtlTensorImpl *t = s[made].u.t;
+        /* an operand of another dtype becomes a differentiable copy (_to_copy) */
+        operands[made] = mixed || t->dtype == out ? (ptl_incref(t), t)
+                                                  : ptl_to_copy(t, out, NULL);
+        if (operands[made] == NULL) {
+            goto error;
+        }
+        args[made] = ptl_iv_tensor(operands[made]);
+    }
+    args[n] = add ? s[n + 1] : ptl_iv_none();
+    args[n + 1] = add ? s[n + 2] : ptl_iv_none();
+    res = ptl_call_tensor(base, args);
+error:
+    for (i = 0; i < made; i++) {
+        ptl_decref(operands[i]);
+    }
+    if (res == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+}
+
 static const PtlKernelReg linalg_cpu[] = {
     {PTL_OP_mm, PTL_KEY_CPU, mm_cpu},
     {PTL_OP_mm_out, PTL_KEY_CPU, mm_cpu},
@@ -651,5 +719,9 @@ static const PtlKernelReg linalg_cpu[] = {
     {PTL_OP_vdot, PTL_KEY_CPU, dot_cpu},
     {PTL_OP_outer, PTL_KEY_COMPOSITE_IMPLICIT, outer_composite},
     {PTL_OP_matmul, PTL_KEY_COMPOSITE_IMPLICIT, matmul_composite},
+    {PTL_OP_mm_dtype, PTL_KEY_COMPOSITE_IMPLICIT, product_dtype_composite},
+    {PTL_OP_bmm_dtype, PTL_KEY_COMPOSITE_IMPLICIT, product_dtype_composite},
+    {PTL_OP_addmm_dtype, PTL_KEY_COMPOSITE_IMPLICIT, product_dtype_composite},
+    {PTL_OP_baddbmm_dtype, PTL_KEY_COMPOSITE_IMPLICIT, product_dtype_composite},
 };
 PTL_DEFINE_REGISTER(linalg_cpu)

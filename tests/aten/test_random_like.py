@@ -1,0 +1,106 @@
+"""The generator= overloads of rand_like, randn_like and randint_like (PyTorch 2.13;
+src/aten/native/random_like.c): the draws are those of rand / randn / randint from the same
+generator state, and those of the overloads without generator= from the default generator
+(both fill the elements in their logical order: PyTorch's CPU fills go in memory order, but
+its generator's stream differs anyway); the result has empty_like's layout, the options
+work, and the errors are the samplers' (PyTorch's texts, and torch's own where installed)."""
+import pytest
+
+import pytorchlite as ptl
+from helpers import torch, torch_ref
+
+FACTORY = {"rand_like": ptl.rand, "randn_like": ptl.randn}
+SHAPES = [(2, 3), (), (0, 4), (3, 1, 2)]
+
+
+def _like(shape, dtype, layout):
+    x = ptl.zeros(shape, dtype=dtype)
+    return x.t() if layout == "transposed" and x.dim() == 2 and x.numel() else x
+
+
+@pytest.mark.parametrize("name", ["rand_like", "randn_like"])
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.float16, ptl.bfloat16])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_same_draws_as_the_factory(name, shape, dtype, layout):
+    x = _like(shape, dtype, layout)
+    g, h = ptl.Generator().manual_seed(5), ptl.Generator().manual_seed(5)
+    for _ in range(2):   # the generator advances as the factory's does
+        got = getattr(ptl, name)(x, generator=g)
+        ref = FACTORY[name](tuple(x.shape), generator=h, dtype=dtype)
+        assert got.dtype == dtype and got.shape == x.shape and got.stride() == x.stride()
+        assert ptl.equal(got, ref)   # in the order of the elements, whatever the layout
+    ptl.manual_seed(4)
+    plain = getattr(ptl, name)(x)
+    assert ptl.equal(getattr(ptl, name)(x, generator=ptl.Generator().manual_seed(4)), plain)
+
+
+@pytest.mark.parametrize("low", [None, -3])
+@pytest.mark.parametrize("dtype", [ptl.int64, ptl.int32, ptl.uint8, ptl.float32, ptl.float64])
+def test_randint_like_same_draws_as_randint(low, dtype):
+    x = ptl.zeros(3, 4, dtype=dtype)
+    g, h = ptl.Generator().manual_seed(9), ptl.Generator().manual_seed(9)
+    lo = 0 if low is None or dtype == ptl.uint8 else low
+    args = (7,) if low is None else (lo, 7)
+    got = ptl.randint_like(x, *args, generator=g)
+    ref = ptl.randint(lo, 7, (3, 4), generator=h, dtype=dtype)
+    assert got.dtype == dtype and ptl.equal(got, ref)
+    assert ((got >= lo) & (got < 7)).all()
+
+
+def test_options_and_default_generator():
+    x = ptl.zeros(2, 3)
+    r = ptl.rand_like(x, generator=ptl.Generator(), dtype=ptl.float64, requires_grad=True)
+    assert r.dtype == ptl.float64 and r.requires_grad and r.is_leaf
+    i = ptl.randint_like(x, 5, generator=ptl.Generator(), dtype=ptl.int16)
+    assert i.dtype == ptl.int16
+    ptl.manual_seed(11)
+    a = ptl.randn_like(x)
+    ptl.manual_seed(11)
+    b = ptl.randn_like(x, generator=None)
+    assert ptl.equal(a, b)
+    ptl.manual_seed(11)
+    c = ptl.randn_like(x, generator=ptl.default_generator)
+    assert ptl.equal(a, c)
+
+
+ERRORS = [
+    (lambda lib: lib.rand_like(lib.ones(2, dtype=lib.long), generator=lib.Generator()),
+     NotImplementedError, "\"check_uniform_bounds\" not implemented for 'Long'"),
+    (lambda lib: lib.randn_like(lib.ones(2, dtype=lib.long), generator=lib.Generator()),
+     NotImplementedError, "\"normal_kernel_cpu\" not implemented for 'Long'"),
+    (lambda lib: lib.randint_like(lib.ones(2), 5, 5, generator=lib.Generator()),
+     RuntimeError, "random_ expects 'from' to be less than 'to', but got from=5 >= to=5"),
+    (lambda lib: lib.randint_like(lib.ones(2), 0, generator=lib.Generator()),
+     RuntimeError, "random_ expects 'from' to be less than 'to', but got from=0 >= to=0"),
+]
+
+
+def _raises(lib, i):
+    fn, exc, msg = ERRORS[i]
+    with pytest.raises(exc) as info:
+        fn(lib)
+    assert str(info.value) == msg
+
+
+@pytest.mark.parametrize("i", range(len(ERRORS)))
+def test_errors(i):
+    _raises(ptl, i)
+
+
+@torch_ref
+@pytest.mark.parametrize("i", range(len(ERRORS)))
+def test_errors_match_torch(i):
+    _raises(torch, i)
+
+
+@torch_ref
+def test_torch_draws_the_same_way():
+    """The property the tests above check, in PyTorch itself (its generator differs)."""
+    x = torch.zeros(3, 4).t()
+    got = torch.rand_like(x, generator=torch.Generator().manual_seed(3))
+    ref = torch.rand(3, 4, generator=torch.Generator().manual_seed(3)).t()
+    assert got.stride() == x.stride() and torch.equal(got, ref)
+    got = torch.randint_like(x, -2, 4, generator=torch.Generator().manual_seed(3))
+    assert torch.equal(got, torch.randint(-2, 4, (3, 4), generator=torch.Generator()
+                                          .manual_seed(3)).t().to(got.dtype))
