@@ -162,21 +162,28 @@ schema_is(const PtlSchema *s, const char *name, const char *overload)
     return strcmp(n, name) == 0 && strcmp(s->overload, overload) == 0;
 }
 
-/* Whether PyTorch's function takes out= on overload s, which has no out overload of ours */
+/* The row of torch_out_overloads for overload s, one without out parameters, or NULL when
+ * PyTorch's function takes no out= there (the table's rows of our out overloads are for the
+ * tests: their kernels check out's dtype themselves) */
+static const TorchOutOverload *
+torch_out_overload(const PtlSchema *s)
+{
+    size_t n = s->out_index < 0 ? sizeof(torch_out_overloads) / sizeof(*torch_out_overloads) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *q = torch_out_overloads[i].name, *dot = strchr(q, '.');
+        char name[64];
+        snprintf(name, sizeof(name), "%.*s", dot ? (int)(dot - q) : (int)strlen(q), q);
+        if (schema_is(s, name, dot ? dot + 1 : "")) {
+            return &torch_out_overloads[i];
+        }
+    }
+    return NULL;
+}
+
 static int
 torch_has_out(const PtlSchema *s)
 {
-    for (size_t i = 0; i < sizeof(torch_out_overloads) / sizeof(*torch_out_overloads); i++) {
-        const char *dot = strchr(torch_out_overloads[i], '.');
-        char name[64];
-        snprintf(name, sizeof(name), "%.*s",
-                 dot ? (int)(dot - torch_out_overloads[i]) : (int)strlen(torch_out_overloads[i]),
-                 torch_out_overloads[i]);
-        if (schema_is(s, name, dot ? dot + 1 : "")) {
-            return 1;
-        }
-    }
-    return 0;
+    return torch_out_overload(s) != NULL;
 }
 
 /* Applies a twin's edits to a copy of its base schema (twin_signatures) */
@@ -1332,4 +1339,24 @@ int
 ptlpy_torch_has_out(const PtlSchema *s)
 {
     return torch_has_out(s);
+}
+
+PyObject *
+ptlpy_torch_out_rule(const PtlSchema *s)
+{
+    const TorchOutOverload *o = torch_out_overload(s);
+    PyObject *strict = PyTuple_New(s->nrets);
+    for (int i = 0; strict != NULL && i < s->nrets; i++) {
+        const char *t = o != NULL && i < 3 ? o->strict[i] : NULL;
+        PyObject *v = t != NULL ? PyUnicode_FromString(t) : Py_NewRef(Py_None);
+        if (v == NULL) {
+            Py_CLEAR(strict);
+            break;
+        }
+        PyTuple_SET_ITEM(strict, i, v);
+    }
+    if (strict == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("(zN)", o != NULL ? o->also : NULL, strict);
 }
