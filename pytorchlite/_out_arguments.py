@@ -28,11 +28,7 @@ def resize_output(out, shape):
         out.resize_(shape)
 
 
-def check_same_dtype(result_dtype, dtype):
-    """PyTorch's error of the out= overloads that want out's dtype equal to the result's."""
-    if dtype != result_dtype:
-        raise RuntimeError(strict_message("Expected out tensor to have dtype {result_cpp}, but got "
-                                          "{out_cpp} instead", result_dtype, dtype))
+SAME_DTYPE = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instead"
 
 
 def strict_message(template, result_dtype, dtype):
@@ -73,12 +69,15 @@ def write_cast(result, out):
     """out= where a result may be cast into a wider out (PyTorch's elementwise kernels): the
     operator functions without an out overload of their own (Note [Out through the
     functional overload] in src/python/arg_parse.c) and the elementwise composites."""
-    return _write(result, out, lambda i, result_dtype, dtype: check_result_cast(result_dtype, dtype))
+    return _write(result, out, lambda i, result_dtype, dtype: check_result_cast(result_dtype,
+                                                                                dtype))
 
 
-def write_same_dtype(result, out):
-    """out= where out's dtype must be the result's (PyTorch's mm, tensordot, qr, lu...)."""
-    return _write(result, out, lambda i, result_dtype, dtype: check_same_dtype(result_dtype, dtype))
+def write_same_dtype(result, out, message=SAME_DTYPE):
+    """out= where out's dtype must be the result's (PyTorch's mm, tensordot, qr, lu...), else
+    PyTorch's error: message, a template of strict_message (the common one by default)."""
+    return write_probed(result, out, None, (message,) * (len(result) if isinstance(result, tuple)
+                                                         else 1))
 
 
 def write_probed(result, out, also, strict):

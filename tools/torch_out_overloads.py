@@ -44,7 +44,8 @@ typedef struct TorchOutOverload {
 """
 
 # a result dtype -> the wider and the narrower dtype its out is probed with (None: not probed)
-PROBE_DTYPES = {"float32": ("float64", "float16"), "int64": ("float64", "int32"),
+PROBE_DTYPES = {"float32": ("float64", "float16"), "float64": ("complex128", "float32"),
+                "int64": ("float64", "int32"),
                 "int32": ("int64", "int16"), "bool": ("int64", "uint8"),
                 "complex64": ("complex128", None)}
 # inputs by parameter name (a Tensor's) and required values by name (others)
@@ -155,17 +156,18 @@ def _dtype_name(dtype):
     return str(dtype).rpartition(".")[2]
 
 
-def _template(message, result, out):
+def _template(message, result, out, glued=False):
     """message with the spellings of the result's and out's dtypes (names such as "float32")
     made the placeholders of pytorchlite._out_arguments.strict_message ({result}, {out_cpp},
-    {result_type}...), longest spelling first."""
+    {result_type}...), longest spelling first; whole words, or glued to the word before them
+    (nonzero's "scalar typeDouble")."""
     import pytorchlite
     from pytorchlite._out_arguments import strict_message
     keys = [role + suffix for suffix in ("_type", "_cpp", "") for role in ("out", "result")]
     for key in keys:
         spelled = strict_message("{" + key + "}", getattr(pytorchlite, result),
                                  getattr(pytorchlite, out))
-        message = re.sub(r"(?<![\w.:<])" + re.escape(spelled) + r"(?![\w>])",
+        message = re.sub(("" if glued else r"(?<![\w.:<])") + re.escape(spelled) + r"(?![\w>])",
                          "{" + key + "}", message)
     return message
 
@@ -211,10 +213,12 @@ def probe(lib, fn, args, kwargs):
                 templates.append(None)
                 continue
             d0, m0 = refused[0]
-            t = _template(m0, name, d0)
-            for d, m in refused:
-                if render(t, name, d) != m:
-                    raise ValueError(f"{fn}: no one template for {m0!r} and {m!r}")
+            for glued in (False, True):
+                t = _template(m0, name, d0, glued)
+                if all(render(t, name, d) == m for d, m in refused):
+                    break
+            else:
+                raise ValueError(f"{fn}: no one template for {[m for d, m in refused]}")
             also = next((d for d, m in seen if m is None), also)
             templates.append(t)
     return templates, also

@@ -250,6 +250,75 @@ def test_out_follows_the_dtype_rule_of_torch(qual):
     assert _probe(ptl, qual) == TOOL.probe(torch, TOOL.lib_function(torch, path), args, kwargs)
 
 
+# The functions written in Python with out=: a valid call of each (lib -> (args, kwargs)) and
+# its outputs' dtype rule as torch shows it to tools/torch_out_overloads.py's probe (strict
+# templates per output or None where cast, the dtype a strict output also accepts)
+_M = TOOL._matrix
+_SAME = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instead"
+_MATRIX_NORM = "linalg.matrix_norm expected out tensor dtype {result} but got: {out}"
+COMPOSITES = {
+    "nanmean": (lambda L: ((_M(L), 1), {}), [None]),
+    "column_stack": (lambda L: (([_M(L), _M(L)],), {}), [None]),
+    "dstack": (lambda L: (([_M(L), _M(L)],), {}), [None]),
+    "addr": (lambda L: ((_M(L), L.ones(3), L.ones(3)), {}), [None]),
+    "special.logit": (lambda L: ((_M(L) / 5,), {}), [None]),
+    "special.xlog1py": (lambda L: ((_M(L), _M(L)), {}), [None]),
+    "special.sinc": (lambda L: ((_M(L),), {}), [None]),
+    "deg2rad": (lambda L: ((_M(L),), {}), [None]),
+    "mvlgamma": (lambda L: ((_M(L) + 2, 2), {}), [None]),
+    "logaddexp": (lambda L: ((_M(L), _M(L)), {}), [None]),
+    "ldexp": (lambda L: ((_M(L), _M(L)), {}), [None]),
+    "copysign": (lambda L: ((_M(L), _M(L)), {}), [None]),
+    "xlogy": (lambda L: ((_M(L), _M(L)), {}), [None]),
+    "sgn": (lambda L: ((_M(L),), {}), ["Found dtype {out} but expected {result}"]),
+    "signbit": (lambda L: ((_M(L),), {}), ["signbit does not support non-boolean outputs."]),
+    "isposinf": (lambda L: ((_M(L),), {}), ["isposinf does not support non-boolean outputs."]),
+    "isneginf": (lambda L: ((_M(L),), {}), ["isneginf does not support non-boolean outputs."]),
+    "heaviside": (lambda L: ((_M(L), _M(L)), {}),
+                  ["heaviside is not yet implemented for tensors with different dtypes."]),
+    "float_power": (lambda L: ((_M(L), 2), {}),
+                    ["the output given to float_power has dtype {out} but the operation's result "
+                     "requires dtype {result}"]),
+    "tensordot": (lambda L: ((_M(L), _M(L)), {"dims": 1}),
+                  ["tensordot: Expected the output tensor to have dtype {result}, but got an "
+                   "output tensor with dtype {out}"]),
+    "linalg.qr": (lambda L: ((_M(L),), {}), [_SAME, _SAME]),
+    "linalg.matrix_norm": (lambda L: ((_M(L),), {}), [_MATRIX_NORM]),
+    "linalg.norm": (lambda L: ((_M(L),), {}),
+                    ["linalg.norm expected out tensor dtype {result} but got: {out}"]),
+    "linalg.matrix_power": (lambda L: ((_M(L), 2), {}), [_SAME]),
+    "linalg.det": (lambda L: ((_M(L),), {}), [_SAME]),
+    "nonzero": (lambda L: ((_M(L),), {}),
+                ["nonzero: Expected out tensor to have scalar type {result} but got scalar "
+                 "type{out}"]),
+    "isin": (lambda L: ((_M(L), _M(L)), {}), [_SAME]),
+    "narrow_copy": (lambda L: ((_M(L), 0, 0, 2), {}),
+                    ["Expected self.dtype() == output.dtype() to be true, but got false.  (Could "
+                     "this error message be improved?  If so, please report an enhancement "
+                     "request to PyTorch.)"]),
+    "norm": (lambda L: ((_M(L),), {}), [_SAME]),
+    "nuclear_norm": (lambda L: ((_M(L),), {}), [_MATRIX_NORM]),
+    "frobenius_norm": (lambda L: ((_M(L), [0, 1]), {}), [_SAME]),
+}
+
+
+def _probe_composite(lib, name):
+    sample, _ = COMPOSITES[name]
+    args, kwargs = sample(lib)
+    return TOOL.probe(lib, TOOL.lib_function(lib, name), args, kwargs)
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+def test_the_python_functions_follow_their_dtype_rule(name):
+    assert _probe_composite(ptl, name) == (COMPOSITES[name][1], None)
+
+
+@torch_ref
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+def test_the_dtype_rule_of_the_python_functions_is_torchs(name):
+    assert _probe_composite(torch, name) == (COMPOSITES[name][1], None)
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda o: ptl.mm(ptl.ones(2, 3), ptl.ones(3, 2), out=o),
      "Expected out tensor to have dtype float, but got double instead"),
