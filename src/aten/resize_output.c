@@ -2,17 +2,12 @@
  * elements.  Mirrors ATen/native/Resize.cpp.  See Note [Resizing out=]. */
 #include "resize_output.h"
 
-#include <string.h>
-
 #include "../c10/error.h"
 
 int
-ptl_resize_output(PtlTensorImpl *out, int dim, const int64_t *sizes)
+ptl_resize_output_reshaped(PtlTensorImpl *out, int dim, const int64_t *sizes)
 {
     char had[256], want[256];
-    if (out->dim == dim && memcmp(out->sizes, sizes, sizeof(int64_t) * (size_t)dim) == 0) {
-        return 0;
-    }
     if (out->numel != 0) {
         ptl_warn("An output with one or more elements was resized since it had shape %s, which "
                  "does not match the required output shape %s. This behavior is deprecated, and "

@@ -3,6 +3,8 @@
 #ifndef PTL_ATEN_RESIZE_OUTPUT_H
 #define PTL_ATEN_RESIZE_OUTPUT_H
 
+#include <string.h>
+
 #include "../c10/tensor_impl.h"
 
 /* Note [Resizing out=]
@@ -16,8 +18,19 @@
  * is quiet.  One warning per call: the buffer keeps the first (a call with two resized
  * outputs warns once where PyTorch warns twice). */
 
+/* ptl_resize_output's work for an out whose shape is not sizes[0..dim): 1, or -1 with the
+ * error set */
+int ptl_resize_output_reshaped(PtlTensorImpl *out, int dim, const int64_t *sizes);
+
 /* Resizes out (borrowed) to sizes[0..dim): 1 when it changed shape, 0 when it had it, -1
- * with the error set. */
-int ptl_resize_output(PtlTensorImpl *out, int dim, const int64_t *sizes);
+ * with the error set.  Inline: the out= of the right shape costs a compare. */
+static inline int
+ptl_resize_output(PtlTensorImpl *out, int dim, const int64_t *sizes)
+{
+    if (out->dim == dim && memcmp(out->sizes, sizes, sizeof(int64_t) * (size_t)dim) == 0) {
+        return 0;
+    }
+    return ptl_resize_output_reshaped(out, dim, sizes);
+}
 
 #endif
