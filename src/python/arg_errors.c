@@ -26,13 +26,13 @@
  * shows signatures that we fold into one overload (a Number twin of a Tensor parameter, an
  * out_dtype or generator form): a second table (twin_signatures) derives each from one of
  * ours, to show and count it; and a third (torch_out_overloads) names the overloads whose
- * PyTorch function takes an out= that we lack.  The first fault is found in the order
- * PyTorch's FunctionSignature::parse looks: too many positional arguments, then each
- * parameter in turn (missing, or of the wrong type), then the keywords left over (unknown,
- * or naming a parameter a positional argument filled).  The messages keep PyTorch's words,
- * "missing 1 required positional arguments" included; a method without parameters has
- * CPython's METH_NOARGS words.  The general form prints PyTorch's signature strings (Note
- * [Signature strings]).  Accepted calls never come here. */
+ * PyTorch function takes an out= that we lack, with its dtype rule.  The first fault is found
+ * in the order PyTorch's FunctionSignature::parse looks: too many positional arguments, then
+ * each parameter in turn (missing, or of the wrong type), then the keywords left over
+ * (unknown, or naming a parameter a positional argument filled).  The messages keep
+ * PyTorch's words, "missing 1 required positional arguments" included; a method without
+ * parameters has CPython's METH_NOARGS words.  The general form prints PyTorch's signature
+ * strings (Note [Signature strings]).  Accepted calls never come here. */
 
 /* The type a parameter wants, as PyTorch's "argument 'x' must be T" and its signature strings
  * name it */

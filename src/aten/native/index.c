@@ -1005,10 +1005,7 @@ index_select_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     if (dest != NULL) {
-        if (ptl_resize_output(dest, res->dim, res->sizes) < 0) {
-            goto error;
-        }
-        if (ptl_copy_into(dest, res) < 0) {
+        if (ptl_resize_output(dest, res->dim, res->sizes) < 0 || ptl_copy_into(dest, res) < 0) {
             goto error;
         }
         ptl_tensor_bump_version(dest);
