@@ -46,12 +46,26 @@ def checker(name, method=False):
     return check
 
 
+# PyTorch's messages for an out= of another dtype than the result's where they are not the
+# common one (_out_arguments.SAME_DTYPE), as templates of _out_arguments.strict_message
+_OUT_DTYPE_MESSAGES = {
+    "nonzero": "nonzero: Expected out tensor to have scalar type {result} but got scalar "
+               "type{out}",
+    "narrow_copy": "Expected self.dtype() == output.dtype() to be true, but got false.  (Could "
+                   "this error message be improved?  If so, please report an enhancement "
+                   "request to PyTorch.)",
+    "linalg_matrix_norm": "linalg.matrix_norm expected out tensor dtype {result} but got: {out}",
+    "linalg_norm": "linalg.norm expected out tensor dtype {result} but got: {out}",
+}
+
+
 def native(fn, name=None, method=False):
     """Decorator: checks each call of fn against PyTorch's schemas of its native twin, the
     aten operator `name` (fn's name by default; every overload), before running it; method:
     fn is the Tensor method (self first; PyTorch's messages count positions without it).  Where
     fn has no out parameter and the twin has an out= overload, the wrapper gives it one:
-    fn's result written into out (_out_arguments.write_same_dtype: resized, the dtype checked)."""
+    fn's result written into out (_out_arguments.write_same_dtype: resized, the dtype checked,
+    with PyTorch's message for that function)."""
     name = fn.__name__ if name is None else name
     if name not in SCHEMAS:
         raise KeyError(f"no schemas of aten::{name}: run tools/native_schemas.py {name}")
@@ -69,9 +83,9 @@ def native(fn, name=None, method=False):
             return fn(*args)
         check(*args, **kwargs)
         if writes_out and "out" in kwargs:
-            from ._out_arguments import write_same_dtype as _write_out
+            from ._out_arguments import SAME_DTYPE, write_same_dtype as _write_out
             out = kwargs.pop("out")
-            return _write_out(fn(*args, **kwargs), out)
+            return _write_out(fn(*args, **kwargs), out, _OUT_DTYPE_MESSAGES.get(name, SAME_DTYPE))
         return fn(*args, **kwargs)
     checked.native_name = name   # kept by the route wrapper (functools.update_wrapper)
     return checked

@@ -1,6 +1,7 @@
 """out= arguments written as PyTorch's out= overloads write them: the resize of an output of
-another shape (warned when it had elements), and PyTorch's "result type" error when an output's
-dtype cannot hold the result."""
+another shape (warned when it had elements), and PyTorch's dtype rule: the "result type" error
+when an output's dtype cannot hold the result (cast), or the kernel's own error when out's dtype
+is not the result's (strict)."""
 import warnings
 
 from . import _C
@@ -27,30 +28,35 @@ def resize_output(out, shape):
         out.resize_(shape)
 
 
-_CPP_NAMES = {_C.float32: "float", _C.float64: "double", _C.complex64: "c10::complex<float>",
-              _C.complex128: "c10::complex<double>", _C.int32: "int", _C.int64: "long int"}
+SAME_DTYPE = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instead"
 
 
-def check_same_dtype(result_dtype, dtype):
-    """PyTorch's error of the out= overloads that want out's dtype equal to the result's."""
-    if dtype != result_dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype "
-                           f"{_CPP_NAMES.get(result_dtype, result_dtype)}, but got "
-                           f"{_CPP_NAMES.get(dtype, dtype)} instead")
+def strict_message(template, result_dtype, dtype):
+    """A message of tools/torch_out_overloads.py's templates for a result of result_dtype and an
+    out of dtype: {result} / {out} is the legacy name (Float), {result_cpp} / {out_cpp} C++'s
+    (float), {result_type} / {out_type} the tensor type (torch.FloatTensor)."""
+    from ._tensor_types import _CPP_NAME, _NAME
+    spell = {}
+    for role, dt in (("result", result_dtype), ("out", dtype)):
+        spell[role] = _NAME[dt]
+        spell[role + "_cpp"] = _CPP_NAME[dt]
+        spell[role + "_type"] = f"torch.{_NAME[dt]}Tensor"
+    return template.format(**spell)
 
 
 def _write(result, out, check):
     """result (a tensor or a tuple of them) written into out (None: result returned): every
-    output's dtype checked against its result's first (check), then each resized and the
-    result copied in.  Returns out, a tuple of them as result's type."""
+    output's dtype checked against its result's first (check(index, result dtype, out dtype)),
+    then each resized and the result copied in.  Returns out, a tuple of them as result's
+    type."""
     if out is None:
         return result
     results = result if isinstance(result, tuple) else (result,)
     outs = tuple(out) if isinstance(result, tuple) else (out,)
     if len(outs) != len(results):
         raise TypeError(f"expected tuple of {len(results)} elements but got {len(outs)}")
-    for r, o in zip(results, outs):
-        check(r.dtype, o.dtype)
+    for i, (r, o) in enumerate(zip(results, outs)):
+        check(i, r.dtype, o.dtype)
     for r, o in zip(results, outs):
         resize_output(o, r.shape)
         o.copy_(r)
@@ -63,9 +69,26 @@ def write_cast(result, out):
     """out= where a result may be cast into a wider out (PyTorch's elementwise kernels): the
     operator functions without an out overload of their own (Note [Out through the
     functional overload] in src/python/arg_parse.c) and the elementwise composites."""
-    return _write(result, out, check_result_cast)
+    return _write(result, out, lambda i, result_dtype, dtype: check_result_cast(result_dtype,
+                                                                                dtype))
 
 
-def write_same_dtype(result, out):
-    """out= where out's dtype must be the result's (PyTorch's mm, tensordot, qr, lu...)."""
-    return _write(result, out, check_same_dtype)
+def write_same_dtype(result, out, message=SAME_DTYPE):
+    """out= where out's dtype must be the result's (PyTorch's mm, tensordot, qr, lu...), else
+    PyTorch's error: message, a template of strict_message (the common one by default)."""
+    return write_probed(result, out, None, (message,) * (len(result) if isinstance(result, tuple)
+                                                         else 1))
+
+
+def write_probed(result, out, also, strict):
+    """out= of an operator function through its functional overload (Note [Out through the
+    functional overload] in src/python/arg_parse.c), by the rule the generator probed from
+    torch (src/python/torch_out_overloads.h): output i is cast into when strict[i] is None;
+    otherwise its dtype must be the result's, or `also` (a dtype name), else PyTorch's message
+    of template strict[i] is raised."""
+    def check(i, result_dtype, dtype):
+        if strict[i] is None:
+            check_result_cast(result_dtype, dtype)
+        elif dtype != result_dtype and str(dtype) != f"torch.{also}":
+            raise RuntimeError(strict_message(strict[i], result_dtype, dtype))
+    return _write(result, out, check)

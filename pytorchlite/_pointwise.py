@@ -7,6 +7,7 @@ ATen/native/cpu/BinaryOpsKernel.cpp and UnaryOps.cpp."""
 import math
 
 from ._out_arguments import write_cast as _write_cast
+from ._out_arguments import write_same_dtype as _write_same_dtype
 from . import _C
 from . import overrides as _overrides
 from ._native_signature import native
@@ -49,7 +50,7 @@ def sgn(input, *, out=None):
         result = input / magnitude.masked_fill(magnitude == 0, 1.0)
     else:
         result = input.sign()
-    return _write_cast(result, out)
+    return _write_same_dtype(result, out, "Found dtype {out} but expected {result}")
 
 
 _sgn_in_place = _in_place(sgn)
@@ -101,7 +102,7 @@ def signbit(input, *, out=None):
         result = _f["zeros_like"](input, dtype=_C.bool)
     else:
         result = input < 0
-    return _write_cast(result, out)
+    return _write_same_dtype(result, out, "signbit does not support non-boolean outputs.")
 
 
 def _inf_test(name, input, inf):
@@ -116,14 +117,14 @@ def _inf_test(name, input, inf):
 def isposinf(input, *, out=None):
     """True where input is +inf (never for integer and bool dtypes)."""
     result = _inf_test("isposinf", input, math.inf)
-    return _write_cast(result, out)
+    return _write_same_dtype(result, out, "isposinf does not support non-boolean outputs.")
 
 
 @native
 def isneginf(input, *, out=None):
     """True where input is -inf (never for integer and bool dtypes)."""
     result = _inf_test("isneginf", input, -math.inf)
-    return _write_cast(result, out)
+    return _write_same_dtype(result, out, "isneginf does not support non-boolean outputs.")
 
 
 @native
@@ -228,7 +229,8 @@ def heaviside(input, values, *, out=None):
         raise RuntimeError("heaviside is not yet implemented for tensors with different "
                            "dtypes.")
     result = _f["where"](input == 0, values, (input > 0).to(input.dtype))
-    return _write_cast(result, out)
+    return _write_same_dtype(result, out, "heaviside is not yet implemented for tensors with "
+                                          "different dtypes.")
 
 
 @native
@@ -255,7 +257,8 @@ def float_power(input, exponent, *, out=None):
     if isinstance(exponent, _C.TensorBase):
         exponent = exponent.to(dtype)
     result = _f["pow"](input, exponent)
-    return _write_cast(result, out)
+    return _write_same_dtype(result, out, "the output given to float_power has dtype {out} but "
+                                          "the operation's result requires dtype {result}")
 
 
 def _float_power_(self, exponent):

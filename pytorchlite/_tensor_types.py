@@ -22,6 +22,7 @@ _CPP_NAME = {dt: cpp for dt, _, cpp in _LEGACY}
 _DTYPE_BY_NAME = {name + "Tensor": dt for dt, name, _ in _LEGACY}
 # complex tensors have legacy type names (Tensor.type()), but no typed classes in torch's namespace
 _NAME.update({_C.complex64: "ComplexFloat", _C.complex128: "ComplexDouble"})
+_CPP_NAME.update({_C.complex64: "c10::complex<float>", _C.complex128: "c10::complex<double>"})
 _DTYPE_BY_NAME.update({"ComplexFloatTensor": _C.complex64,
                        "ComplexDoubleTensor": _C.complex128})
 

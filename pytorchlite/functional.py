@@ -12,7 +12,7 @@ from ._out_arguments import write_cast as _write_cast
 from . import _C
 from . import overrides as _overrides
 from ._functions import _write_out
-from ._native_signature import native
+from ._native_signature import _OUT_DTYPE_MESSAGES, native
 from ._arg_check import check_arg
 
 _einsum = _C._op("aten::einsum")
@@ -73,7 +73,9 @@ def tensordot(a, b, dims=2, out=None):
         dims_a, dims_b = dims
         dims_a = [dims_a] if isinstance(dims_a, int) else [int(d) for d in dims_a]
         dims_b = [dims_b] if isinstance(dims_b, int) else [int(d) for d in dims_b]
-    return _write_out(_tensordot(a, b, dims_a, dims_b), out)
+    return _write_out(_tensordot(a, b, dims_a, dims_b), out,
+                      "tensordot: Expected the output tensor to have dtype {result}, but got an "
+                      "output tensor with dtype {out}")
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
@@ -424,7 +426,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     else:
         result = linalg.matrix_norm(input, p, list(range(input.dim())) if dims is None else dims,
                                     keepdim, dtype=dtype)
-    return result if out is None else out.resize_(result.shape).copy_(result)
+        return _write_out(result, out, _OUT_DTYPE_MESSAGES["linalg_matrix_norm"])
+    return _write_out(result, out)
 
 
 @native
@@ -438,7 +441,7 @@ def nuclear_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
     if isinstance(dim, bool):
         dim, keepdim = (-2, -1), dim
     result = linalg.matrix_norm(input, "nuc", dim, keepdim)
-    return result if out is None else out.resize_(result.shape).copy_(result)
+    return _write_out(result, out, _OUT_DTYPE_MESSAGES["linalg_matrix_norm"])
 
 
 @native
@@ -449,7 +452,7 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
                 "It will be removed in a future PyTorch release. Please use "
                 "`linalg.vector_norm(A, 2., dim, keepdim)` instead")
     result = linalg.vector_norm(input, 2, dim, keepdim)
-    return result if out is None else out.resize_(result.shape).copy_(result)
+    return _write_out(result, out)
 
 
 def _install(tensor_class):

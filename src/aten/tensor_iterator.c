@@ -10,6 +10,7 @@
 #include "../c10/error.h"
 #include "../c10/memory_format.h"
 #include "../c10/parallel.h"
+#include "resize_output.h"
 #include "transpose_block.h"
 
 
@@ -227,7 +228,7 @@ iter_check_output(const PtlTensorIter *it, const PtlIterConfig *cfg, int ndim,
                                  ptl_format_sizes(b1, sizeof(b1), out->dim, out->sizes),
                                  ptl_format_sizes(b2, sizeof(b2), ndim, shape));
         }
-        if (ptl_tensor_impl_resize(out, ndim, shape) < 0) {
+        if (ptl_resize_output(out, ndim, shape) < 0) {   /* See Note [Resizing out=] */
             return -1;
         }
     }

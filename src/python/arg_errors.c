@@ -26,13 +26,13 @@
  * shows signatures that we fold into one overload (a Number twin of a Tensor parameter,
  * randint_like's Tensor high): a second table (twin_signatures) derives each from one of
  * ours, to show and count it; and a third (torch_out_overloads) names the overloads whose
- * PyTorch function takes an out= that we lack.  The first fault is found in the order
- * PyTorch's FunctionSignature::parse looks: too many positional arguments, then each
- * parameter in turn (missing, or of the wrong type), then the keywords left over (unknown,
- * or naming a parameter a positional argument filled).  The messages keep PyTorch's words,
- * "missing 1 required positional arguments" included; a method without parameters has
- * CPython's METH_NOARGS words.  The general form prints PyTorch's signature strings (Note
- * [Signature strings]).  Accepted calls never come here. */
+ * PyTorch function takes an out= that we lack, with its dtype rule.  The first fault is found
+ * in the order PyTorch's FunctionSignature::parse looks: too many positional arguments, then
+ * each parameter in turn (missing, or of the wrong type), then the keywords left over
+ * (unknown, or naming a parameter a positional argument filled).  The messages keep
+ * PyTorch's words, "missing 1 required positional arguments" included; a method without
+ * parameters has CPython's METH_NOARGS words.  The general form prints PyTorch's signature
+ * strings (Note [Signature strings]).  Accepted calls never come here. */
 
 /* The type a parameter wants, as PyTorch's "argument 'x' must be T" and its signature strings
  * name it */
@@ -154,21 +154,28 @@ schema_is(const PtlSchema *s, const char *name, const char *overload)
     return strcmp(n, name) == 0 && strcmp(s->overload, overload) == 0;
 }
 
-/* Whether PyTorch's function takes out= on overload s, which has no out overload of ours */
+/* The row of torch_out_overloads for overload s, one without out parameters, or NULL when
+ * PyTorch's function takes no out= there (the table's rows of our out overloads are for the
+ * tests: their kernels check out's dtype themselves) */
+static const TorchOutOverload *
+torch_out_overload(const PtlSchema *s)
+{
+    size_t n = s->out_index < 0 ? sizeof(torch_out_overloads) / sizeof(*torch_out_overloads) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *q = torch_out_overloads[i].name, *dot = strchr(q, '.');
+        char name[64];
+        snprintf(name, sizeof(name), "%.*s", dot ? (int)(dot - q) : (int)strlen(q), q);
+        if (schema_is(s, name, dot ? dot + 1 : "")) {
+            return &torch_out_overloads[i];
+        }
+    }
+    return NULL;
+}
+
 static int
 torch_has_out(const PtlSchema *s)
 {
-    for (size_t i = 0; i < sizeof(torch_out_overloads) / sizeof(*torch_out_overloads); i++) {
-        const char *dot = strchr(torch_out_overloads[i], '.');
-        char name[64];
-        snprintf(name, sizeof(name), "%.*s",
-                 dot ? (int)(dot - torch_out_overloads[i]) : (int)strlen(torch_out_overloads[i]),
-                 torch_out_overloads[i]);
-        if (schema_is(s, name, dot ? dot + 1 : "")) {
-            return 1;
-        }
-    }
-    return 0;
+    return torch_out_overload(s) != NULL;
 }
 
 /* Applies a twin's edits to a copy of its base schema (twin_signatures) */
@@ -1324,4 +1331,24 @@ int
 ptlpy_torch_has_out(const PtlSchema *s)
 {
     return torch_has_out(s);
+}
+
+PyObject *
+ptlpy_torch_out_rule(const PtlSchema *s)
+{
+    const TorchOutOverload *o = torch_out_overload(s);
+    PyObject *strict = PyTuple_New(s->nrets);
+    for (int i = 0; strict != NULL && i < s->nrets; i++) {
+        const char *t = o != NULL && i < 3 ? o->strict[i] : NULL;
+        PyObject *v = t != NULL ? PyUnicode_FromString(t) : Py_NewRef(Py_None);
+        if (v == NULL) {
+            Py_CLEAR(strict);
+            break;
+        }
+        PyTuple_SET_ITEM(strict, i, v);
+    }
+    if (strict == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("(zN)", o != NULL ? o->also : NULL, strict);
 }

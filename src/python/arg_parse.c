@@ -779,12 +779,16 @@ call_parsed(const PtlOperator *op, PtlIValue *stack, Scratch *sc)
  * is one whose PyTorch function takes out= (torch_out_overloads.h, generated from torch's
  * binding stubs by tools/torch_out_overloads.py), the binding runs that overload and writes
  * the result into out as PyTorch's out= overloads do: refused when grad mode is on and an
- * input requires grad; a `dtype` parameter left None is out's dtype (sum, cumsum, zeros
- * compute in it, as PyTorch's do); each output resized to its result (with PyTorch's warning
- * when it had elements) and the result copied in when its dtype can be cast to out's
- * (pytorchlite._out_arguments.write_cast).  Returns out.  out=None is the call
- * without out.  Our own out overloads, where they exist, are tried first and keep their
- * in-kernel writes. */
+ * input requires grad; a `dtype` parameter left None is out's dtype where the output is
+ * cast (sum, cumsum, zeros compute in it, as PyTorch's do; softmax's strict out does not);
+ * each output resized to its result (with PyTorch's warning
+ * when it had elements) and the result copied in under PyTorch's dtype rule for that
+ * output, which the table keeps as torch showed it to the generator: cast when the result's
+ * dtype can be cast to out's (elementwise and reduction kernels, factories), or strict, out's
+ * dtype the result's, with that kernel's message (mm, sort, softmax, the linalg functions:
+ * pytorchlite._out_arguments.write_probed).  Returns out.  out=None is the call without out.
+ * Our own out overloads, where they exist, are tried first and keep their in-kernel writes
+ * and checks, which follow the same rule. */
 static int
 out_fits(const PtlSchema *s, PyObject *out)
 {
@@ -877,23 +881,29 @@ call_with_functional_out(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs
                          f->name);
             break;
         }
-        for (int i = 0; i < s->nargs && s->nrets == 1; i++) {
+        if (write_out == NULL) {
+            PyObject *m = PyImport_ImportModule("pytorchlite._out_arguments");
+            write_out = m != NULL ? PyObject_GetAttrString(m, "write_probed") : NULL;
+            Py_XDECREF(m);
+        }
+        PyObject *rule = write_out != NULL ? ptlpy_torch_out_rule(s) : NULL;
+        int cast = rule != NULL && PyTuple_GET_ITEM(PyTuple_GET_ITEM(rule, 1), 0) == Py_None;
+        for (int i = 0; i < s->nargs && s->nrets == 1 && cast; i++) {
             if (s->args[i].kind == PTL_ARG_DTYPE && strcmp(s->args[i].name, "dtype") == 0 &&
                 stack[i].tag == PTL_IV_NONE) {
                 stack[i] = ptl_iv_dtype(PTLPY_IMPL(out)->dtype);
             }
         }
-        if (write_out == NULL) {
-            PyObject *m = PyImport_ImportModule("pytorchlite._out_arguments");
-            write_out = m != NULL ? PyObject_GetAttrString(m, "write_cast") : NULL;
-            Py_XDECREF(m);
-        }
-        PyObject *result = write_out != NULL ? call_parsed(op, stack, &sc) : NULL;
-        if (write_out == NULL) {
+        PyObject *result = rule != NULL ? call_parsed(op, stack, &sc) : NULL;
+        if (rule == NULL) {
             scratch_clear(&sc);
         }
-        res = result != NULL ? PyObject_CallFunctionObjArgs(write_out, result, out, NULL) : NULL;
+        res = result != NULL ? PyObject_CallFunctionObjArgs(write_out, result, out,
+                                                           PyTuple_GET_ITEM(rule, 0),
+                                                           PyTuple_GET_ITEM(rule, 1), NULL)
+                             : NULL;
         Py_XDECREF(result);
+        Py_XDECREF(rule);
     }
     Py_XDECREF(names);
     return res;

@@ -29,6 +29,10 @@ PyObject *ptlpy_bad_call_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t
                                PyObject *kwnames);
 /* Whether PyTorch's function takes out= on overload s (torch_out_overloads.h) */
 int ptlpy_torch_has_out(const PtlSchema *s);
+/* The dtype rule of PyTorch's out= on overload s: a new tuple (the dtype name a strict output
+ * also accepts or None, a tuple of each output's strict message template or None where its
+ * result is cast), the arguments of pytorchlite._out_arguments.write_probed after out */
+PyObject *ptlpy_torch_out_rule(const PtlSchema *s);
 /* f's docstring: its Python signatures and dispatcher operators (Note [Operator docstrings]) */
 PyObject *ptlpy_op_doc(PtlPyOpFunc *f);
 

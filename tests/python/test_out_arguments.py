@@ -2,6 +2,7 @@
 the functional overload] in src/python/arg_parse.c) and on the Python composites: the value is
 the call's without out, written into out (resized, cast), and out is what is returned; PyTorch's
 errors and warning.  The generated table is checked against the installed torch."""
+import re
 import warnings
 
 import numpy as np
@@ -194,10 +195,7 @@ def test_docstrings_show_the_python_signatures_and_the_dispatcher_operators():
     assert ptl.Tensor.add.__doc__.startswith("add(Tensor other, *, Number alpha = 1)\n")
 
 
-@torch_ref
-def test_the_table_is_what_the_tool_writes_from_torch():
-    """src/python/torch_out_overloads.h is tools/torch_out_overloads.py's output for the
-    installed torch and this build, byte for byte."""
+def _load_tool():
     import importlib.util
     import os
     from helpers import ROOT
@@ -205,5 +203,215 @@ def test_the_table_is_what_the_tool_writes_from_torch():
         "torch_out_overloads_tool", os.path.join(ROOT, "tools", "torch_out_overloads.py"))
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)
-    with open(tool.HEADER) as f:
-        assert f.read() == tool.generate()
+    return tool
+
+
+TOOL = _load_tool()
+with open(TOOL.HEADER) as _f:
+    TABLE = TOOL.read_header(_f.read())
+FUNCTIONS = TOOL.functions_of(TABLE)
+
+
+@torch_ref
+def test_the_table_is_what_the_tool_writes_from_torch():
+    """src/python/torch_out_overloads.h is tools/torch_out_overloads.py's output for the
+    installed torch and this build, byte for byte: the overloads and each output's dtype rule
+    as torch showed it."""
+    with open(TOOL.HEADER) as f:
+        assert f.read() == TOOL.generate()
+
+
+def _probe(lib, qual):
+    path, schema = FUNCTIONS[qual]
+    args, kwargs = TOOL.sample(lib, qual, schema)
+    return TOOL.probe(lib, TOOL.lib_function(lib, path), args, kwargs)
+
+
+def test_the_table_names_every_overload_of_ours_it_was_written_from():
+    assert sorted(FUNCTIONS) == sorted(TABLE)
+    assert {"mm.out", "add.out", "index_select.out", "cumsum", "sort"} <= set(TABLE)
+
+
+@pytest.mark.parametrize("qual", sorted(TABLE))
+def test_out_follows_the_dtype_rule_of_the_table(qual):
+    """Each output given a wider and a narrower dtype than its result's: cast into where the
+    table says so, refused with the table's message (its template rendered) where it is
+    strict.  The native out overloads (add.out, mm.out...) check in their kernels, the others
+    through the functional overload (Note [Out through the functional overload])."""
+    strict, also = TABLE[qual]
+    assert _probe(ptl, qual) == (strict, also)
+
+
+@torch_ref
+@pytest.mark.parametrize("qual", sorted(TABLE))
+def test_out_follows_the_dtype_rule_of_torch(qual):
+    path, schema = FUNCTIONS[qual]
+    args, kwargs = TOOL.sample(torch, qual, schema)
+    assert _probe(ptl, qual) == TOOL.probe(torch, TOOL.lib_function(torch, path), args, kwargs)
+
+
+# The functions written in Python with out=: a valid call of each (lib -> (args, kwargs)) and
+# its outputs' dtype rule as torch shows it to tools/torch_out_overloads.py's probe (strict
+# templates per output or None where cast, the dtype a strict output also accepts)
+_M = TOOL._matrix
+_SAME = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instead"
+_MATRIX_NORM = "linalg.matrix_norm expected out tensor dtype {result} but got: {out}"
+COMPOSITES = {
+    "nanmean": (lambda L: ((_M(L), 1), {}), [None]),
+    "column_stack": (lambda L: (([_M(L), _M(L)],), {}), [None]),
+    "dstack": (lambda L: (([_M(L), _M(L)],), {}), [None]),
+    "addr": (lambda L: ((_M(L), L.ones(3), L.ones(3)), {}), [None]),
+    "special.logit": (lambda L: ((_M(L) / 5,), {}), [None]),
+    "special.xlog1py": (lambda L: ((_M(L), _M(L)), {}), [None]),
+    "special.sinc": (lambda L: ((_M(L),), {}), [None]),
+    "deg2rad": (lambda L: ((_M(L),), {}), [None]),
+    "mvlgamma": (lambda L: ((_M(L) + 2, 2), {}), [None]),
+    "logaddexp": (lambda L: ((_M(L), _M(L)), {}), [None]),
+    "ldexp": (lambda L: ((_M(L), _M(L)), {}), [None]),
+    "copysign": (lambda L: ((_M(L), _M(L)), {}), [None]),
+    "xlogy": (lambda L: ((_M(L), _M(L)), {}), [None]),
+    "sgn": (lambda L: ((_M(L),), {}), ["Found dtype {out} but expected {result}"]),
+    "signbit": (lambda L: ((_M(L),), {}), ["signbit does not support non-boolean outputs."]),
+    "isposinf": (lambda L: ((_M(L),), {}), ["isposinf does not support non-boolean outputs."]),
+    "isneginf": (lambda L: ((_M(L),), {}), ["isneginf does not support non-boolean outputs."]),
+    "heaviside": (lambda L: ((_M(L), _M(L)), {}),
+                  ["heaviside is not yet implemented for tensors with different dtypes."]),
+    "float_power": (lambda L: ((_M(L), 2), {}),
+                    ["the output given to float_power has dtype {out} but the operation's result "
+                     "requires dtype {result}"]),
+    "tensordot": (lambda L: ((_M(L), _M(L)), {"dims": 1}),
+                  ["tensordot: Expected the output tensor to have dtype {result}, but got an "
+                   "output tensor with dtype {out}"]),
+    "linalg.qr": (lambda L: ((_M(L),), {}), [_SAME, _SAME]),
+    "linalg.matrix_norm": (lambda L: ((_M(L),), {}), [_MATRIX_NORM]),
+    "linalg.norm": (lambda L: ((_M(L),), {}),
+                    ["linalg.norm expected out tensor dtype {result} but got: {out}"]),
+    "linalg.matrix_power": (lambda L: ((_M(L), 2), {}), [_SAME]),
+    "linalg.det": (lambda L: ((_M(L),), {}), [_SAME]),
+    "nonzero": (lambda L: ((_M(L),), {}),
+                ["nonzero: Expected out tensor to have scalar type {result} but got scalar "
+                 "type{out}"]),
+    "isin": (lambda L: ((_M(L), _M(L)), {}), [_SAME]),
+    "narrow_copy": (lambda L: ((_M(L), 0, 0, 2), {}),
+                    ["Expected self.dtype() == output.dtype() to be true, but got false.  (Could "
+                     "this error message be improved?  If so, please report an enhancement "
+                     "request to PyTorch.)"]),
+    "norm": (lambda L: ((_M(L),), {}), [_SAME]),
+    "nuclear_norm": (lambda L: ((_M(L),), {}), [_MATRIX_NORM]),
+    "frobenius_norm": (lambda L: ((_M(L), [0, 1]), {}), [_SAME]),
+}
+
+
+def _probe_composite(lib, name):
+    sample, _ = COMPOSITES[name]
+    args, kwargs = sample(lib)
+    return TOOL.probe(lib, TOOL.lib_function(lib, name), args, kwargs)
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+def test_the_python_functions_follow_their_dtype_rule(name):
+    assert _probe_composite(ptl, name) == (COMPOSITES[name][1], None)
+
+
+@torch_ref
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+def test_the_dtype_rule_of_the_python_functions_is_torchs(name):
+    assert _probe_composite(torch, name) == (COMPOSITES[name][1], None)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda o: ptl.mm(ptl.ones(2, 3), ptl.ones(3, 2), out=o),
+     "Expected out tensor to have dtype float, but got double instead"),
+    (lambda o: ptl.index_select(ptl.ones(2, 3), 0, ptl.tensor([1]), out=o),
+     "index_select(): self and result must have the same scalar type"),
+    (lambda o: ptl.sort(ptl.ones(3), out=(o, ptl.empty(0, dtype=ptl.int64))),
+     "Expected out tensor to have dtype float, but got double instead"),
+    (lambda o: ptl.amax(ptl.ones(2, 3), 1, out=o),
+     "Expected the dtype for input and out to match, but got Float for input's dtype and Double "
+     "for out's dtype."),
+    (lambda o: ptl.median(ptl.ones(2, 3), 1, out=(o, ptl.empty(0, dtype=ptl.int64))),
+     "Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; but "
+     "type torch.DoubleTensor does not equal torch.FloatTensor (while checking arguments for "
+     "median)"),
+])
+def test_a_strict_out_of_a_wider_dtype_is_refused_before_writing(call, message):
+    o = ptl.full((2,), 7.0, dtype=ptl.float64)
+    with pytest.raises(RuntimeError) as e:
+        call(o)
+    assert str(e.value) == message
+    assert o.tolist() == [7.0, 7.0]
+
+
+def test_a_dtype_parameter_left_none_is_not_outs_where_out_is_strict():
+    """softmax's out= does not compute in out's dtype (sum's does): a float64 out of a float32
+    softmax is refused, as in PyTorch."""
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got "
+                                           "double instead"):
+        ptl.softmax(ptl.ones(2, 3), 1, out=ptl.empty(0, dtype=ptl.float64))
+    o = ptl.empty(0, dtype=ptl.float64)
+    ptl.softmax(ptl.ones(2, 3), 1, dtype=ptl.float64, out=o)
+    assert o.tolist() == [[1 / 3] * 3] * 2
+
+
+def test_all_and_any_also_write_a_uint8_out():
+    o = ptl.empty(0, dtype=ptl.uint8)
+    assert ptl.all(ptl.ones(2, 3), 1, out=o).tolist() == [1, 1] and o.dtype == ptl.uint8
+    with pytest.raises(RuntimeError, match="^any only supports bool tensor for result, got: "
+                                           "Long$"):
+        ptl.any(ptl.ones(2, 3), out=ptl.empty(0, dtype=ptl.int64))
+
+
+RESIZED = (r"^An output with one or more elements was resized since it had shape {}, which does "
+           r"not match the required output shape {}\. This behavior is deprecated, and in a "
+           r"future PyTorch release outputs will not be resized unless they have zero elements\. "
+           r"You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+           r"with t\.resize_\(0\)\.$")
+
+# one out= call per route: TensorIterator (add, neg, where, clamp, frexp), the kernels that
+# resize themselves (mm, index_select), the functional overload (cumsum, sort) and the Python
+# composites (logaddexp); each makes a [2, 3] result into o (frexp's and sort's second output
+# has the right shape)
+ROUTES = {
+    "add": lambda L, o: L.add(L.ones(2, 3), L.ones(3), out=o),
+    "neg": lambda L, o: L.neg(L.ones(2, 3), out=o),
+    "where": lambda L, o: L.where(L.ones(2, 3) > 0, L.ones(3), L.zeros(2, 1), out=o),
+    "clamp": lambda L, o: L.clamp(L.ones(2, 3), 0.5, out=o),
+    "frexp": lambda L, o: L.frexp(L.ones(2, 3), out=(o, L.empty(2, 3, dtype=L.int32))),
+    "mm": lambda L, o: L.mm(L.ones(2, 4), L.ones(4, 3), out=o),
+    "index_select": lambda L, o: L.index_select(L.ones(4, 3), 0, L.tensor([0, 2]), out=o),
+    "cumsum": lambda L, o: L.cumsum(L.ones(2, 3), 1, out=o),
+    "sort": lambda L, o: L.sort(L.ones(2, 3), out=(o, L.empty(2, 3, dtype=L.int64))),
+    "logaddexp": lambda L, o: L.logaddexp(L.ones(2, 3), L.ones(3), out=o),
+}
+
+
+def _warnings_of(call):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        call()
+    return [str(x.message) for x in w if issubclass(x.category, UserWarning)]
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_resizing_an_out_with_elements_warns_once(route):
+    o = ptl.empty(5)
+    got = _warnings_of(lambda: ROUTES[route](ptl, o))
+    assert len(got) == 1 and re.match(RESIZED.format(r"\[5\]", r"\[2, 3\]"), got[0]), got
+    assert o.shape == (2, 3)
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_an_empty_out_or_one_of_the_right_shape_is_resized_quietly(route):
+    o = ptl.empty(0)
+    assert _warnings_of(lambda: ROUTES[route](ptl, o)) == []
+    assert o.shape == (2, 3)
+    assert _warnings_of(lambda: ROUTES[route](ptl, o)) == []
+
+
+@torch_ref
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_the_resize_warning_is_torchs(route):
+    """The same text, once (torch adds where in its C++ it was raised)."""
+    got = _warnings_of(lambda: ROUTES[route](ptl, ptl.empty(5)))
+    want = _warnings_of(lambda: ROUTES[route](torch, torch.empty(5)))
+    assert got == [re.sub(r" \(Triggered internally at .*\)$", "", w) for w in want]

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../../c10/error.h"
+#include "../resize_output.h"
 #include "device_compose.h"
 #include "device_index.h"
 #include "device_reduce.h"
@@ -981,6 +982,10 @@ index_select_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "index_select(): Expected dtype int32 or int64 for index");
     }
+    if (dest != NULL && dest->dtype != self->dtype) {   /* strict, as PyTorch's */
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "index_select(): self and result must have the same scalar type");
+    }
     PtlTensorImpl *idx1 = ptl_tensor_impl_view(index, 1, &flat,
                                                index->dim ? index->strides : &flat,
                                                index->storage_offset);
@@ -1000,12 +1005,7 @@ index_select_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     if (dest != NULL) {
-        if ((dest->dim != res->dim || memcmp(dest->sizes, res->sizes,
-                                            sizeof(int64_t) * (size_t)res->dim) != 0) &&
-            ptl_tensor_impl_resize(dest, res->dim, res->sizes) < 0) {
-            goto error;
-        }
-        if (ptl_copy_into(dest, res) < 0) {
+        if (ptl_resize_output(dest, res->dim, res->sizes) < 0 || ptl_copy_into(dest, res) < 0) {
             goto error;
         }
         ptl_tensor_bump_version(dest);

@@ -9,6 +9,7 @@
 
 #include "../../c10/error.h"
 #include "../../c10/tls.h"
+#include "../resize_output.h"
 #include "gemm.h"
 #include "gemm_complex.h"
 #include "native.h"
@@ -116,8 +117,7 @@ mm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     int64_t sizes[2] = {self->sizes[0], mat2->sizes[1]};
     if (out != NULL) {
-        if ((out->dim != 2 || out->sizes[0] != sizes[0] || out->sizes[1] != sizes[1]) &&
-            ptl_tensor_impl_resize(out, 2, sizes) < 0) {
+        if (ptl_resize_output(out, 2, sizes) < 0) {
             goto error;
         }
         ptl_incref(out);

@@ -19,6 +19,7 @@
 
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
+#include "../resize_output.h"
 #include "../scalar_math.h"
 #include "../special_math.h"
 #include "device_compose.h"
@@ -1296,17 +1297,17 @@ done:
     return 0;
 }
 
-/* out (given to frexp.Tensor_out) resized to r's shape and holding r's values; a new
- * reference to it, or NULL */
+/* out (given to frexp.Tensor_out) resized to r's shape (Note [Resizing out=]) and holding
+ * r's values; a new reference to it, or NULL */
 static PtlTensorImpl *
 frexp_into(PtlTensorImpl *out, PtlTensorImpl *r)
 {
-    PtlIValue args[3] = {ptl_iv_tensor(out), ptl_iv_intlist(r->sizes, r->dim), ptl_iv_none()};
-    PtlTensorImpl *o = ptl_call_tensor(PTL_OP_resize_, args);
-    if (o != NULL && ptl_copy_into(o, r) < 0) {
-        PTL_CLEAR(o);
+    if (ptl_resize_output(out, r->dim, r->sizes) < 0 || ptl_copy_into(out, r) < 0) {
+        return NULL;
     }
-    return o;
+    ptl_tensor_bump_version(out);
+    ptl_incref(out);
+    return out;
 }
 
 /* frexp.Tensor(self) -> (mantissa, exponent) and frexp.Tensor_out(self, *, mantissa,
