@@ -28,6 +28,12 @@ OPTIONS = {"dtype", "layout", "device", "pin_memory", "requires_grad", "memory_f
 # arange(0, 5, out=t) is arange(start, end, step=1)'s
 NO_OUT = {"arange.start"}
 
+# torch's CPU build has no kernel for the out_dtype overloads of the mm family (its meta
+# functions refuse an out of another dtype than out_dtype): each takes the rule of the overload
+# without out_dtype
+NO_CPU_KERNEL = {"addmm.dtype": "addmm", "baddbmm.dtype": "baddbmm", "bmm.dtype": "bmm",
+                 "mm.dtype": "mm.out"}
+
 PROLOGUE = """\
 /* torch_out_overloads.h -- the overloads (name.overload) of our operator functions whose
  * PyTorch function takes out= where we have no out overload to merge (Note [Out through the
@@ -70,6 +76,8 @@ _SAMPLES = {
     "baddbmm": lambda L: ((L.ones(2, 3, 3), _matrix(L, 2), _matrix(L, 2)), {}),
     "bernoulli": lambda L: ((L.full((3, 3), 0.5),), {}),
     "bmm": lambda L: ((_matrix(L, 2), _matrix(L, 2)), {}),
+    "baddbmm.dtype": lambda L: ((L.ones(2, 3, 3), _matrix(L, 2), _matrix(L, 2), L.float32), {}),
+    "bmm.dtype": lambda L: ((_matrix(L, 2), _matrix(L, 2), L.float32), {}),
     "bucketize.Tensor": lambda L: ((_matrix(L), L.tensor([0.5, 1.0, 2.0])), {}),
     "mv": lambda L: ((_matrix(L), L.ones(3)), {}),
     "dot": lambda L: ((L.ones(3), L.ones(3)), {}),
@@ -116,6 +124,8 @@ def _arg_value(lib, typ, name):
         return [3, 3] if name == "size" else [0]
     if typ.startswith("int"):
         return _INTS.get(name, 1)
+    if typ.startswith("ScalarType"):
+        return lib.float32
     if typ.startswith(("Scalar", "float")):
         return _SCALARS.get(name, 1.0)
     if typ.startswith("bool"):
@@ -376,9 +386,13 @@ def functions_of(quals):
 def generate():
     import torch
     lines = [PROLOGUE, "static const TorchOutOverload torch_out_overloads[] = {"]
-    for qual, path, schema in overloads():
-        args, kwargs = sample(torch, qual, schema)
-        lines += _row(qual, *probe(torch, lib_function(torch, path), args, kwargs))
+    found, rules = overloads(), {}
+    for qual, path, schema in found:
+        if qual not in NO_CPU_KERNEL:
+            args, kwargs = sample(torch, qual, schema)
+            rules[qual] = probe(torch, lib_function(torch, path), args, kwargs)
+    for qual, path, schema in found:
+        lines += _row(qual, *rules[NO_CPU_KERNEL.get(qual, qual)])
     lines.append("};")
     return "\n".join(lines) + "\n"
 
