@@ -460,6 +460,26 @@ def test_column_sums_of_few_rows_bits(dtype, threads):
                                            atol=1e-5 * np.abs(a[np.isfinite(a)]).sum())
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_float32_column_sums_of_many_rows_bits(threads):
+    # ptl_red_add_rows_f4's groups of 32 rows: from 8 to 64 columns in registers, the last
+    # vector shifted to end at the last column, two whole groups down their rows together;
+    # the bits of column_chain (each group's float32 chain, the groups added in float64 in
+    # order) at row counts around one and two groups and column counts around the vectors,
+    # on contiguous rows, rows apart and a slice of columns
+    rng = np.random.default_rng(39)
+    with num_threads(threads):
+        for R in (33, 63, 64, 65, 95, 96, 97, 128, 129, 200, 1000):
+            for n in (16, 17, 23, 24, 25, 31, 32, 33, 40, 63, 64, 65, 100):
+                a = (rng.standard_normal((2 * R, n + 3)) *
+                     np.exp(3 * rng.standard_normal((2 * R, n + 3)))).astype(np.float32)
+                a[rng.random(a.shape) < 0.001] = np.nan
+                t = ptl.tensor(a)
+                for view, ref in ((t[:R, :n], a[:R, :n]), (t[::2, 3:], a[::2, 3:]),
+                                  (ptl.tensor(np.ascontiguousarray(a[:R, :n])), a[:R, :n])):
+                    check_column_sums(view, np.ascontiguousarray(ref), np.float32)
+
+
 @pytest.mark.parametrize("dtype", list(FLOAT_NP), ids=str)
 def test_column_sums_views_keepdim_and_dtype(dtype):
     dt = FLOAT_NP[dtype]
@@ -676,27 +696,54 @@ def narrow_blocks(v):
     return acc
 
 
+def narrow_f4_chains(a):
+    """Each column's sum of the float32 rows a (R x c, c < 16) in the order of Note [Float32
+    sums of narrow columns]: row r into chain r % 16, a chain's values of each 512-row block
+    summed in float32 from +0 (the last 16 rows padded with zeros) and added in float64 to
+    its total, the 16 totals folded (l + l+4) + (l+8 + l+12), then (0 + 2) + (1 + 3)"""
+    tot = np.zeros((16,) + a.shape[1:])
+    for b0 in range(0, a.shape[0], 512):
+        blk = a[b0:b0 + 512]
+        pad = np.zeros(((len(blk) + 15) // 16 * 16,) + a.shape[1:], np.float32)
+        pad[:len(blk)] = blk
+        f = np.zeros((16,) + a.shape[1:], np.float32)
+        for t in range(0, len(pad), 16):
+            f = f + pad[t:t + 16]
+        tot = tot + f.astype(np.float64)
+    h = (tot[0:4] + tot[4:8]) + (tot[8:12] + tot[12:16])
+    return (h[0] + h[2]) + (h[1] + h[3])
+
+
+def narrow_model(a, dt, c):
+    """The sums of sum(0) of a (R x c) of dtype dt into dt, in float64"""
+    if c >= 16:
+        return column_chain(a, dt)
+    return narrow_f4_chains(a) if dt == np.float32 else narrow_blocks(a.astype(np.float64))
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", list(FLOAT_NP), ids=str)
 def test_sums_of_narrow_columns_bits(dtype, threads):
     # sum(0) and mean(0) of 2 to 15 columns (strided runs): the bits of each column's blocked
-    # fold, at row counts around the lanes' 16 and the 256-row blocks, on rows that are
-    # contiguous, wider (a slice of columns), every other one, under an outer kept dim, into
-    # float64 (dtype=) and keepdim
+    # fold (float64), of Note [Float32 sums of narrow columns]'s chains (float32), at row
+    # counts around the lanes' 16 and the 256- and 512-row blocks, on rows that are
+    # contiguous, wider (a slice of columns), every other one, reversed, under an outer kept
+    # dim, into float64 (dtype=: the fold) and keepdim
     if os.environ.get("PTL_CPU_CAPABILITY") == "default":
         pytest.skip("the portable loops sum a block in 8 lanes, not 16")
     dt = FLOAT_NP[dtype]
     rng = np.random.default_rng(37)
     with num_threads(threads):
-        for R in list(range(2, 36)) + [255, 256, 257, 511, 513, 1000, 4099]:
-            for c in (2, 3, 7, 8, 9, 15, 16):
+        for R in list(range(2, 36)) + [255, 256, 257, 511, 512, 513, 1000, 1023, 1024, 1025,
+                                       1039, 4099]:
+            for c in (2, 3, 4, 5, 7, 8, 9, 15, 16):
                 a = (rng.standard_normal((R, c)) * np.exp(4 * rng.standard_normal((R, c))))
                 a = a.astype(dt)
                 a[rng.random(a.shape) < 0.001] = np.nan
                 a[rng.random(a.shape) < 0.001] = np.inf
                 v = a.astype(np.float64)
                 with np.errstate(all="ignore"):
-                    s = column_chain(a, dt) if c == 16 else narrow_blocks(v)
+                    s = narrow_model(a, dt, c)
                     want, mean = s.astype(dt), (s / R).astype(dt)
                 t = ptl.tensor(a)
                 np.testing.assert_array_equal(t.sum(0).numpy().view(np.uint8), want.view(np.uint8),
@@ -714,12 +761,46 @@ def test_sums_of_narrow_columns_bits(dtype, threads):
                 outer = ptl.tensor(np.stack([a, a[::-1].copy()]))
                 got = outer.mean(1, keepdim=True).numpy()
                 with np.errstate(all="ignore"):
-                    rev = (narrow_blocks(v[::-1]) / R).astype(dt)
+                    rev = (narrow_model(a[::-1], dt, c) / R).astype(dt)
                 np.testing.assert_array_equal(got[0, 0], mean)
                 np.testing.assert_array_equal(got[1, 0], rev)
+                np.testing.assert_array_equal(t.flip(0).mean(0).numpy(), rev)
                 with np.errstate(all="ignore"):   # every other row (sum has no out= yet)
                     np.testing.assert_array_equal(t[::2].sum(0).numpy(),
-                                                  narrow_blocks(v[::2]).astype(dt))
+                                                  narrow_model(a[::2], dt, c).astype(dt))
     assert tuple(ptl.zeros((0, 5), dtype=dtype).sum(0).shape) == (5,)
     np.testing.assert_array_equal(ptl.zeros((0, 5), dtype=dtype).sum(0).numpy(), np.zeros(5))
     assert ptl.tensor(np.ones((1, 5), dt)).mean(0).numpy().tolist() == [1.0] * 5
+
+
+@pytest.mark.torch_ref
+def test_float32_sums_of_narrow_columns_accuracy():
+    # Note [Float32 sums of narrow columns] adds 32 values a chain in float32: on long columns
+    # whose sums drift (an offset, all positive), cancel (+-3e4 halves) or mix magnitudes
+    # (|x| over e^+-9 and e^+-18), the root mean square of its errors against the exact sums
+    # (relative to the sum of the magnitudes, the 2 + 4 + 8 + 15 columns together) is at most
+    # PyTorch's cascade's (float32 levels of 16), and each error within the final rounding
+    # plus 32 float32 roundings of the sum of the magnitudes
+    import math
+    from helpers import torch
+    rng = np.random.default_rng(38)
+    R = 1 << 19
+    cases = {"drift": lambda c: rng.random((R, c)) + 100,
+             "mixed3": lambda c: rng.standard_normal((R, c)) * np.exp(3 * rng.standard_normal((R, c))),
+             "mixed6": lambda c: rng.standard_normal((R, c)) * np.exp(6 * rng.standard_normal((R, c))),
+             "cancel": lambda c: np.concatenate([np.full((R // 2, c), 3e4),
+                                                 np.full((R // 2, c), -3e4)]) + rng.random((R, c))}
+    for name, make in cases.items():
+        ours, theirs = [], []
+        for c in (2, 4, 8, 15):
+            a = make(c).astype(np.float32)
+            exact = np.array([math.fsum(a[:, k].astype(np.float64)) for k in range(c)])
+            mag = np.abs(a).astype(np.float64).sum(0)
+            got = ptl.tensor(a).sum(0).numpy().astype(np.float64)
+            ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+            assert (np.abs(got - exact) <= 32 * 2.0 ** -24 * mag + ulp).all(), (name, c)
+            ours += list(np.abs(got - exact) / mag)
+            ref = torch.from_numpy(a).sum(0).numpy().astype(np.float64)
+            theirs += list(np.abs(ref - exact) / mag)
+        rms = [np.sqrt(np.mean(np.square(e))) for e in (ours, theirs)]
+        assert rms[0] <= rms[1], (name, rms)

@@ -3,7 +3,8 @@
  * (amax(0), amin(0)) in registers, Note [Column extremes in registers]; the float32 products
  * of reduce_prod.c; the integer, float64, float16 and bfloat16 extremes by typed loops; the
  * integer sums into int64; the float32 and float64 sums and means of few rows (Note [Column
- * sums of few rows]); all and any (reduce_truth.c).  Mirrors the outer reductions of ATen/native/cpu/Reduce.h (vectorized_outer_reduction). */
+ * sums of few rows]) and of narrow columns (Notes [Sums of narrow columns], [Float32 sums of
+ * narrow columns]); all and any (reduce_truth.c).  Mirrors the outer reductions of ATen/native/cpu/Reduce.h (vectorized_outer_reduction). */
 #include <stdint.h>
 #include <string.h>
 
@@ -636,10 +637,128 @@ ptl_red_columns_put(const Plan *pl, int64_t o0, const char *p, int64_t m)
  * With AVX-512 a row's columns (8 at a time, masked) are one vector, so the sixteen lanes
  * of every column are sixteen registers down the rows: each column takes the same adds in
  * the same order as its own fold, so the bits are the same; where AVX2's order is not the
- * portable loop's (8 lanes), the CPUs without AVX-512 keep the fold.  A row costs one vector
- * whatever its width, so two float32 columns keep the fold too (0.62x against 0.55x). */
+ * portable loop's (8 lanes), the CPUs without AVX-512 keep the fold.  Into a float32 output
+ * (sum, mean), float32 columns take Note [Float32 sums of narrow columns] instead. */
 #define NARROW_BLOCK 256   /* the block of fold_run's gathers (reduce.c's BLOCK) */
 #define NARROW_COLS 16     /* up to 15 columns: two vectors of 8 */
+
+/* Note [Float32 sums of narrow columns]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * sum(0) and mean(0) of 2 to 15 float32 columns into float32 add in float32 first, as the
+ * column plan's groups do (ptl_red_add_rows_f4): row r of column k goes to chain (r % 16, k);
+ * a chain sums its values of a block of NARROW_F4_ROWS rows (32 values) in float32 from +0,
+ * and adds that sum in double to its double total (from +0, block after block); the 16
+ * totals of a column fold as Note [Sums of narrow columns]'s lanes do, (l + l+4) + (l+8 +
+ * l+12), then (0 + 2) + (1 + 3), and the sum (a mean: the sum over R in double) rounds once
+ * to float32.  Contiguous rows are one array whose 16 rows of c columns are c vectors of
+ * 16 floats, lane j of vector v always column (16 v + j) % c: the c chains' vectors add a
+ * 64-byte load each, one vector add per 16 / c rows (the double lanes had cost one
+ * conversion and one add a row, 8 columns or 2); the last, partial 16 rows are zeros past
+ * the end (x + 0 is x: the chains start from +0).  Strided rows are copied into that form
+ * a block at a time, so a view has the bits of its contiguous copy; the threads' share of
+ * the outputs starts and ends within rows, and each computes its rows' every column, so
+ * the bits do not depend on the thread count.  Accuracy: a float32 chain of 32 values, then
+ * double, is the column plan's error (at most 31 float32 roundings of a partial sum of 32
+ * values per value), below PyTorch's cascade of four float32 levels of 16 (its last level
+ * adds R / 4096 sums of 4096 values in float32); a chain overflows to inf where its 32
+ * values' float32 sum does, as PyTorch's float32 sums do.  The double lanes had run sum(0) of
+ * 100000 x 8 float32 at 0.60x PyTorch's time, of 100000 x 2 (then each column's own fold)
+ * at 0.60x (one thread, Zen 4). */
+#define NARROW_F4_GROUP PTL_RED_COL_GROUP        /* a chain's values summed in float32 */
+#define NARROW_F4_ROWS (16 * NARROW_F4_GROUP)   /* rows a block: 512 */
+
+typedef float NarrowF4 __attribute__((vector_size(64)));
+
+/* tot[16 v + j] += the chains' sums (v < c) of R rows of c contiguous floats at x, block after
+ * block: the values x[16 (c t + v) + j] of the block's groups t of 16 rows, in float32 from +0,
+ * then added in double; a last, partial group from tail (16 rows, zeros past R) instead of
+ * x (c a constant once inlined) */
+static inline __attribute__((always_inline)) void
+narrow_f4_rows(double *tot, const float *x, int64_t R, const float *tail, const int c)
+{
+    for (int64_t b0 = 0; b0 < R; b0 += NARROW_F4_ROWS) {
+        const int64_t n = R - b0 < NARROW_F4_ROWS ? R - b0 : NARROW_F4_ROWS;
+        const float *xb = x + b0 * c;
+        NarrowF4 f[NARROW_COLS - 1];
+        for (int v = 0; v < c; v++) {
+            f[v] = (NarrowF4){0};
+        }
+        for (int64_t t = 0; t < n / 16; t++) {
+            for (int v = 0; v < c; v++) {
+                NarrowF4 u;
+                memcpy(&u, xb + 16 * (c * t + v), sizeof u);
+                f[v] += u;
+            }
+        }
+        for (int v = 0; v < c && n % 16 != 0; v++) {
+            NarrowF4 u;
+            memcpy(&u, tail + 16 * v, sizeof u);
+            f[v] += u;
+        }
+        for (int v = 0; v < c; v++) {
+            for (int j = 0; j < 16; j++) {
+                tot[16 * v + j] += (double)f[v][j];
+            }
+        }
+    }
+}
+
+/* narrow_f4_rows for each c of 2 .. 15 */
+PTL_LOOP_CLONES_WIDE static void
+narrow_f4_rows_any(double *tot, const float *x, int64_t R, const float *tail, int c)
+{
+    switch (c) {
+#define NARROW_F4_CASE(C) \
+    case C: narrow_f4_rows(tot, x, R, tail, C); return;
+        NARROW_F4_CASE(2) NARROW_F4_CASE(3) NARROW_F4_CASE(4) NARROW_F4_CASE(5)
+        NARROW_F4_CASE(6) NARROW_F4_CASE(7) NARROW_F4_CASE(8) NARROW_F4_CASE(9)
+        NARROW_F4_CASE(10) NARROW_F4_CASE(11) NARROW_F4_CASE(12) NARROW_F4_CASE(13)
+        NARROW_F4_CASE(14) NARROW_F4_CASE(15)
+#undef NARROW_F4_CASE
+    default: return;
+    }
+}
+
+/* tail[0 .. 16 c) = the n < 16 rows of c floats at q, rs bytes apart, then zeros */
+static void
+narrow_f4_tail(float *tail, const char *q, int64_t rs, int64_t n, int c)
+{
+    memset(tail, 0, sizeof(float) * 16 * (size_t)c);
+    for (int64_t r = 0; r < n; r++) {
+        memcpy(tail + r * c, q + r * rs, sizeof(float) * (size_t)c);
+    }
+}
+
+/* sums[k] = the sum of column k (k < c) of the R float32 rows at p, rs bytes apart, in the
+ * order of Note [Float32 sums of narrow columns] */
+static void
+narrow_f4_sums(double *sums, const char *p, int64_t rs, int64_t R, int c)
+{
+    double tot[16 * (NARROW_COLS - 1)] = {0};
+    float buf[NARROW_F4_ROWS * (NARROW_COLS - 1)], tail[16 * (NARROW_COLS - 1)];
+    const int64_t row = c * (int64_t)sizeof(float);
+    if (rs == row) {   /* contiguous rows: one array */
+        narrow_f4_tail(tail, p + R / 16 * 16 * rs, rs, R % 16, c);
+        narrow_f4_rows_any(tot, (const float *)p, R, tail, c);
+    }
+    for (int64_t b0 = 0; b0 < R && rs != row; b0 += NARROW_F4_ROWS) {   /* a block at a time */
+        const int64_t n = R - b0 < NARROW_F4_ROWS ? R - b0 : NARROW_F4_ROWS;
+        const char *q = p + b0 * rs;
+        for (int64_t r = 0; r < n / 16 * 16; r++) {
+            memcpy(buf + r * c, q + r * rs, (size_t)row);
+        }
+        narrow_f4_tail(tail, q + n / 16 * 16 * rs, rs, n % 16, c);
+        narrow_f4_rows_any(tot, buf, n, tail, c);
+    }
+    for (int k = 0; k < c; k++) {   /* chain l of column k: tot[l c + k] */
+        double h[4];
+        for (int l = 0; l < 4; l++) {
+            h[l] = (tot[l * c + k] + tot[(l + 4) * c + k]) +
+                   (tot[(l + 8) * c + k] + tot[(l + 12) * c + k]);
+        }
+        sums[k] = (h[0] + h[2]) + (h[1] + h[3]);
+    }
+}
 
 #ifdef HAVE_VECTOR_EXTREMES
 /* acc[g] += the block sums of Note [Sums of narrow columns] of the n <= NARROW_BLOCK rows of
@@ -704,12 +823,35 @@ narrow_sums_avx512(double *sums, PtlDtype dt, const char *p, int64_t rs, int64_t
 }
 #endif
 
+/* The outputs [b, e) of a float32 plan of narrow columns into float32, by narrow_f4_sums:
+ * each row of outputs computed whole (Note [Float32 sums of narrow columns]) */
+static void
+narrow_f4_columns(const Plan *pl, int64_t c, int64_t b, int64_t e)
+{
+    double sums[NARROW_COLS];
+    for (int64_t q = b / c; q * c < e; q++) {
+        narrow_f4_sums(sums, kept_ptr(pl, q * c), pl->rstride[0], pl->R, (int)c);
+        for (int64_t k = 0; k < c; k++) {
+            if (q * c + k >= b && q * c + k < e) {
+                double v = pl->kind == R_MEAN ? sums[k] / (double)pl->R : sums[k];
+                ((float *)pl->out0)[q * c + k] = (float)v;
+            }
+        }
+    }
+}
+
 /* (reduce_plan.h) */
 int
 ptl_red_narrow_columns(const Plan *pl, int64_t b, int64_t e)
 {
-#ifdef HAVE_VECTOR_EXTREMES
     int64_t isz = (int64_t)ptl_dtype_itemsize(pl->dt), c = pl->nk > 0 ? pl->ksize[pl->nk - 1] : 0;
+    if ((pl->kind == R_SUM || pl->kind == R_MEAN) && pl->dt == PTL_DTYPE_FLOAT32 &&
+        pl->odt0 == PTL_DTYPE_FLOAT32 && pl->nr == 1 && c >= 2 && c < NARROW_COLS &&
+        pl->kstride[pl->nk - 1] == isz && pl->rstride[0] != isz) {
+        narrow_f4_columns(pl, c, b, e);
+        return 1;
+    }
+#ifdef HAVE_VECTOR_EXTREMES
     double sums[NARROW_COLS];
     if ((pl->kind != R_SUM && pl->kind != R_MEAN) ||
         (pl->dt != PTL_DTYPE_FLOAT32 && pl->dt != PTL_DTYPE_FLOAT64) ||

@@ -72,8 +72,8 @@ void ptl_red_put_columns(const Plan *pl, int64_t o0, double *sd, int64_t m);
  * of any count; all and any): 1 then, else 0 and nothing done */
 int ptl_red_columns_put(const Plan *pl, int64_t o0, const char *p, int64_t m);
 /* The sums and means of the outputs [b, e) of a plan whose outputs are the 2 to 15 columns
- * of strided rows (reduce_columns.c, Note [Sums of narrow columns]): 1 then, else 0 and
- * nothing done */
+ * of strided rows (reduce_columns.c, Notes [Sums of narrow columns] and [Float32 sums of
+ * narrow columns]): 1 then, else 0 and nothing done */
 int ptl_red_narrow_columns(const Plan *pl, int64_t b, int64_t e);
 /* all and any of reduce_truth.c (Note [Truth of bits]) into their one-byte outputs: the
  * outputs [b, e) of a plan whose outputs are each one contiguous run, or the column plan's
