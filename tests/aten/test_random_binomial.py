@@ -1,8 +1,8 @@
-"""torch.binomial (src/aten/native/random.c, Note [Binomial sampling]): the first two moments
-and the whole distribution (a chi-square test against scipy's pmf) on both sides of the
-inversion / BTRS switch at n q = 10 and of the p = 1/2 mirror, the edge cases, float32 and
-float64, broadcasting, 0-dim, size-0 and strided inputs, generators and threads, and every
-error with PyTorch's type and message."""
+"""torch.binomial (src/aten/native/random.c, its sampler in random_binomial.c: Note [Binomial
+sampling]): the first two moments and the whole distribution (a chi-square test against scipy's
+pmf) on both sides of the inversion / BTRS switch at n q = 10 and of the p = 1/2 mirror, the
+edge cases, float32 and float64, broadcasting, 0-dim, size-0 and strided inputs, generators and
+threads, and every error with PyTorch's type and message."""
 import math
 
 import numpy as np
