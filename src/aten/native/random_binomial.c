@@ -24,17 +24,39 @@
  * BINOMIAL_MEMO, tagged with its k), one for k and one for n - k: the same values, and draws
  * near n q keep theirs at any n.  100000 draws of Binomial(50, 0.3), whose squeeze passes
  * under half of them, take 7.5 -> 5.9 ms, 0.99 -> 1.26x PyTorch's time (one thread, CPU
- * time; lgamma was a fifth of it); Binomial(10000, 0.3) 1.02 -> 1.11x. */
+ * time; lgamma was a fifth of it); Binomial(10000, 0.3) 1.02 -> 1.11x.
+ *
+ * Huge counts.  The exact test compares log v' with h - log k! - log (n - k)! + (k - m)
+ * log(q / (1 - q)), h = log m! + log (n - m)!, terms near n log n (3.5e16 at n = 1e15) whose
+ * rounding leaves an error of several units in a difference of order one: 2e5 draws of
+ * Binomial(1e15, 0.3) had 0.84 times the variance n p q, of Binomial(1e17, 0.5) 3.3 times
+ * (PyTorch's own form, log ratios times n + 1, drifts too: 1.12 times at 1e17).  From n =
+ * BINOMIAL_STIRLING_COUNT on, every log j! is (j + 1/2) log(j + 1) - (j + 1) + log(2 pi) / 2
+ * + tail(j) (Stirling's series correction, ptl_stirling_tail in distributions.h); the linear
+ * and constant parts cancel exactly, and with d = k - m the bound is
+ *   tail(m) + tail(n - m) - tail(k) - tail(n - k) - (m + 1/2) log1p(d / (m + 1))
+ *     - (n - m + 1/2) log1p(-d / (n - m + 1)) + d log(q (n - k + 1) / ((1 - q) (k + 1))),
+ * terms of order d (about sqrt(n p q)) whose rounding costs some 1e-16 |d| (3e-8 at 1e17
+ * against mpmath; the lgamma form's was 260): the spacing of the doubles near n q over the
+ * standard deviation, so the test is as fine as the draws' own grid.  Inversion's
+ * (1 - q)^n becomes exp(n log1p(-q)) there too: 1 - q rounds to 1 for q below 1.1e-16, so
+ * Binomial(1e17, 1e-17) was always 0.  Below the threshold the lgamma form's error stays
+ * within a few 1e-7 and its memo is kept, so those draws are bit for bit the same as before.
+ * Above 2^53 not every whole number is a double: k is BTRS's continuous variate rounded to
+ * the nearest double (floor does nothing there), so a draw is the binomial value rounded
+ * to the double grid (spacing 16 at 1e17, against a standard deviation of 1.6e8), as exact
+ * as the output type allows; PyTorch runs the same arithmetic and returns such doubles too. */
 #define BINOMIAL_MEMO 1024   /* slots of each table; a power of 2 */
+#define BINOMIAL_STIRLING_COUNT 16777216.0   /* 2^24: Stirling's form of the test from here */
 typedef struct LogFactorial { double k, value; } LogFactorial;   /* a slot; k < 0: empty */
 
 /* What draws of Binomial(n, q), q <= 1/2, need from n and q alone: BTRS's constants, or
  * inversion's pmf at 0 and odds ratio; set up once for a run of equal parameters. */
 typedef struct BinomialPlan {
     double n, q;
-    int btrs;
+    int btrs, stirling;                             /* stirling: n >= BINOMIAL_STIRLING_COUNT */
     double ratio, p0;                               /* inversion */
-    double a, b, c, vr, alpha, lpq, m, h;           /* BTRS */
+    double a, b, c, vr, alpha, lpq, m, h, tails;    /* BTRS; tails: stirling's h */
 } BinomialPlan;
 
 static void
@@ -43,9 +65,10 @@ binomial_plan(BinomialPlan *pl, double n, double q)
     pl->n = n;
     pl->q = q;
     pl->btrs = n * q >= 10.0;
+    pl->stirling = n >= BINOMIAL_STIRLING_COUNT;
     if (!pl->btrs) {
         pl->ratio = q / (1.0 - q);
-        pl->p0 = pow(1.0 - q, n);
+        pl->p0 = pl->stirling ? exp(n * log1p(-q)) : pow(1.0 - q, n);
         return;
     }
     double spq = sqrt(n * q * (1.0 - q));
@@ -56,21 +79,35 @@ binomial_plan(BinomialPlan *pl, double n, double q)
     pl->alpha = (2.83 + 5.1 / pl->b) * spq;
     pl->lpq = log(q / (1.0 - q));
     pl->m = floor((n + 1.0) * q);
-    pl->h = lgamma(pl->m + 1.0) + lgamma(n - pl->m + 1.0);
+    if (pl->stirling) {
+        pl->tails = ptl_stirling_tail(pl->m) + ptl_stirling_tail(n - pl->m);
+    }
+    else {
+        pl->h = lgamma(pl->m + 1.0) + lgamma(n - pl->m + 1.0);
+    }
 }
 
 /* lgamma(k + 1) for a whole k >= 0, from `table` (BINOMIAL_MEMO slots) when its slot holds k */
 static double
 log_factorial(double k, LogFactorial *table)
 {
-    if (k >= 0x1p53) {
-        return lgamma(k + 1.0);
-    }
     LogFactorial *slot = &table[(int64_t)k & (BINOMIAL_MEMO - 1)];
     if (slot->k != k) {
         *slot = (LogFactorial){k, lgamma(k + 1.0)};
     }
     return slot->value;
+}
+
+/* log f(k) - log f(m) of f, the pmf of Binomial(n, q), in Stirling's form (Note [Binomial
+ * sampling]: huge counts).  Kept out of binomial_btrs: inlined there, it made 100000 draws of
+ * Binomial(50, 0.3), which never take it, 16% slower (5.9 -> 6.9 ms). */
+__attribute__((noinline)) static double
+binomial_stirling_bound(const BinomialPlan *pl, double k)
+{
+    double n = pl->n, m = pl->m, d = k - m;
+    return pl->tails - ptl_stirling_tail(k) - ptl_stirling_tail(n - k) -
+           (m + 0.5) * log1p(d / (m + 1.0)) - (n - m + 0.5) * log1p(-d / (n - m + 1.0)) +
+           d * log(pl->q * (n - k + 1.0) / ((1.0 - pl->q) * (k + 1.0)));
 }
 
 /* BTRS: transformed rejection, most draws accepted by the squeeze without a log; memo:
@@ -88,8 +125,10 @@ binomial_btrs(const BinomialPlan *pl, PtlPhiloxStream *st, LogFactorial *memo)
             return k;
         }
         v = log(v * pl->alpha / (pl->a / (us * us) + pl->b));
-        if (v <= pl->h - log_factorial(k, memo) - log_factorial(pl->n - k, memo + BINOMIAL_MEMO) +
-                     (k - pl->m) * pl->lpq) {
+        if (pl->stirling ? v <= binomial_stirling_bound(pl, k)
+                         : v <= pl->h - log_factorial(k, memo) -
+                                    log_factorial(pl->n - k, memo + BINOMIAL_MEMO) +
+                                    (k - pl->m) * pl->lpq) {
             return k;
         }
     }
