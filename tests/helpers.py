@@ -302,3 +302,25 @@ def assert_binary_bits_in_layouts(fn, a, x, dtype, each_alone):
         for r in range(rows.shape[0]):
             alone = fn(ptl.full((len(a),), float(at[r].item()), dtype=dtype), xt).numpy()
             assert same(rows[r], alone), len(a)
+
+
+def assert_large_sample_law(x, mean, var, mu4=None, seed=None):
+    """x: a large sample of a law with this mean and variance (and fourth central moment mu4;
+    3 var^2, the normal's, by default).  Its mean and variance lie within 5 standard errors,
+    and where the standard deviation is 1e4 or more (the law's discreteness is then invisible)
+    the standardised draws fall into 40 bins of equal normal probability as a chi-square test
+    (p > 1e-4) allows.  The deviations are taken from `mean` in float64, so draws near 1e17
+    keep their spread.  seed: printed on failure."""
+    from scipy import stats
+
+    n = x.size
+    dev = np.asarray(x, dtype=np.float64) - mean
+    mu4 = 3 * var * var if mu4 is None else mu4
+    z_mean = dev.mean() / np.sqrt(var / n)
+    z_var = (dev.var() - var) / np.sqrt(max(mu4 - var * var, 0.0) / n)
+    assert abs(z_mean) < 5 and abs(z_var) < 5, (seed, z_mean, z_var, dev.var() / var)
+    if var >= 1e8:
+        edges = stats.norm.ppf(np.linspace(0, 1, 41)[1:-1])
+        counts = np.bincount(np.searchsorted(edges, dev / np.sqrt(var)), minlength=40)
+        chi2 = ((counts - n / 40) ** 2 / (n / 40)).sum()
+        assert stats.chi2.sf(chi2, 39) > 1e-4, (seed, chi2)

@@ -1,5 +1,5 @@
 """Binomial(total_count, probs or logits).  Mirrors torch/distributions/binomial.py: draws
-come from aten::binomial (Note [Binomial sampling] in src/aten/native/random.c)."""
+come from aten::binomial (Note [Binomial sampling] in src/aten/native/random_binomial.c)."""
 import pytorchlite as torch
 from . import constraints
 from .distribution import Distribution

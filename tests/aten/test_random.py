@@ -6,6 +6,7 @@ Kolmogorov-Smirnov test for continuous distributions, a chi-square test for disc
 each at a significance of 1e-6 so that a correct sampler fails about once in a million runs
 (the seeds are fixed, so a run is repeatable anyway).  Error messages are checked against
 the literal PyTorch text and, where torch is installed, against torch itself."""
+import math
 import os
 import re
 import subprocess
@@ -17,8 +18,8 @@ from scipy import special, stats
 
 import pytorchlite as ptl
 from pytorchlite import _C
-from helpers import (FLOAT_DTYPES, INT_DTYPES, LAYOUTS, ROOT, SHAPES, make, num_threads, torch,
-                     torch_ref)
+from helpers import (FLOAT_DTYPES, INT_DTYPES, LAYOUTS, ROOT, SHAPES, assert_large_sample_law,
+                     make, num_threads, torch, torch_ref)
 
 
 N = 1_000_000
@@ -893,6 +894,27 @@ def test_poisson_law(lam):
     check_moments(x, lam, lam)
     lo, hi = int(max(0, lam - 8 * np.sqrt(lam))), int(lam + 8 * np.sqrt(lam) + 10)
     check_chi2(x.astype(np.int64), {k: stats.poisson.pmf(k, lam) for k in range(lo, hi)})
+
+
+@pytest.mark.parametrize("lam", [2.0 ** 24 - 1, 2.0 ** 24, 1e12, 1e15, 1e16, 1e17])
+def test_poisson_huge_rates(lam):
+    """From rate 2^24 on PTRS's test writes log k! by Stirling (ptl_stirling_tail in
+    distributions.h): mean, variance and (rate 1e8 and up) the normal shape of 2e5 draws; the
+    lgamma form gave rate 1e16 1.43 times the variance and rate 1e17 1.66 times"""
+    seed = int(math.log2(lam))
+    x = ptl.poisson(ptl.full((200000,), lam, dtype=ptl.float64),
+                    generator=ptl.Generator().manual_seed(seed)).numpy()
+    assert x.min() >= 0
+    assert_large_sample_law(x, lam, lam, lam * (1 + 3 * lam), seed)
+
+
+def test_poisson_below_the_stirling_rate_is_unchanged():
+    """Rates below 2^24 keep the lgamma form: the values it gave, seeded"""
+    rates = ptl.tensor([2.0 ** 24 - 1, 2.0 ** 24 - 1, 1e6, 1e6, 5000.0, 12.5, 3.0,
+                        2.0 ** 24 - 0.5], dtype=ptl.float64)
+    got = ptl.poisson(rates, generator=ptl.Generator().manual_seed(2024)).numpy()
+    want = [16774373, 16776475, 997711, 999950, 4988, 12, 4, 16781584]
+    np.testing.assert_array_equal(got, np.array(want, dtype=np.float64))
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)

@@ -1,15 +1,18 @@
-"""torch.binomial (src/aten/native/random.c, Note [Binomial sampling]): the first two moments
-and the whole distribution (a chi-square test against scipy's pmf) on both sides of the
-inversion / BTRS switch at n q = 10 and of the p = 1/2 mirror, the edge cases, float32 and
-float64, broadcasting, 0-dim, size-0 and strided inputs, generators and threads, and every
-error with PyTorch's type and message."""
+"""torch.binomial (src/aten/native/random.c, its sampler in random_binomial.c: Note [Binomial
+sampling]): the first two moments and the whole distribution (a chi-square test against scipy's
+pmf) on both sides of the inversion / BTRS switch at n q = 10 and of the p = 1/2 mirror, the
+edge cases, float32 and float64, broadcasting, 0-dim, size-0 and strided inputs, generators and
+threads, and every error with PyTorch's type and message; at huge counts (Stirling's form of
+BTRS's test from BINOMIAL_STIRLING_COUNT = 2^24 on) the law of 2e5 draws up to 1e17 trials,
+the draws below the threshold pinned to the lgamma form's values, and threads."""
 import math
 
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import assert_no_leak, assert_raises_like_torch, make, num_threads
+from helpers import (assert_large_sample_law, assert_no_leak, assert_raises_like_torch, make,
+                     num_threads)
 
 N = 40000
 
@@ -163,3 +166,93 @@ ERRORS = [
 @pytest.mark.parametrize("args, exc, msg", ERRORS)
 def test_errors(args, exc, msg):
     assert_raises_like_torch(lambda lib: lib.binomial(*args(lib)), exc, msg)
+
+
+# Note [Binomial sampling], huge counts
+HUGE_N = 200000
+STIRLING_COUNT = 2.0 ** 24
+
+
+@pytest.mark.parametrize("count", [1e6, 1e12, 1e15, 2.0 ** 53, 1e17])
+@pytest.mark.parametrize("prob", [1e-9, 0.3, 0.5, 0.9])
+def test_huge_counts(count, prob):
+    """Mean, variance and (standard deviation 1e4 and up) the normal shape of 2e5 draws; the
+    lgamma form of the test gave Binomial(1e15, 0.3) 0.84 times the variance n p q and
+    Binomial(1e17, 0.5) 3.3 times.  Above 2^53 a draw is a double on its grid, within [0, n]"""
+    pytest.importorskip("scipy.stats", reason="scipy gives the normal's quantiles")
+    seed = int(math.log2(count) * 1000 + prob * 100)
+    g = ptl.Generator().manual_seed(seed)
+    a = ptl.binomial(ptl.full((HUGE_N,), count, dtype=ptl.float64),
+                     ptl.full((HUGE_N,), prob, dtype=ptl.float64), generator=g).numpy()
+    assert a.min() >= 0 and a.max() <= count
+    if count < 2.0 ** 53:
+        assert np.all(a == np.floor(a))
+    var = count * prob * (1 - prob)
+    mu4 = var * (1 + 3 * (count - 2) * prob * (1 - prob))
+    assert_large_sample_law(a, count * prob, var, mu4, seed)
+
+
+@pytest.mark.parametrize("count, prob", [(1e15, 1e-15), (1e17, 1e-17), (1e17, 3e-17),
+                                         (STIRLING_COUNT, 1e-7)])
+def test_huge_counts_by_inversion(count, prob):
+    """n q below 10 at huge n: (1 - q)^n as exp(n log1p(-q)); 1 - q rounded to 1 made every
+    draw of Binomial(1e17, 1e-17) 0.  Against Poisson(n q), the limit (O(q) apart)"""
+    stats = pytest.importorskip("scipy.stats", reason="scipy gives the reference pmf")
+    g = ptl.Generator().manual_seed(17)
+    a = ptl.binomial(ptl.full((N,), count, dtype=ptl.float64),
+                     ptl.full((N,), prob, dtype=ptl.float64), generator=g).numpy()
+    ks = np.arange(40)
+    expected = stats.poisson.pmf(ks, count * prob) * N
+    observed = np.bincount(a.astype(np.int64), minlength=40)[:40].astype(np.float64)
+    keep = expected >= 5
+    chi2 = ((observed[keep] - expected[keep]) ** 2 / expected[keep]).sum()
+    assert stats.chi2.sf(chi2, keep.sum() - 1) > 1e-4, chi2
+
+
+def test_below_the_stirling_threshold_draws_are_unchanged():
+    """Counts below 2^24 keep the lgamma form and its memo: these seeded draws are the values
+    the sampler gave before the Stirling form (BTRS at 2^24 - 1 for q = 0.3, 0.5 and its
+    mirror 0.9, inversion at 2^24 - 1 for q = 1e-7, and usual counts)"""
+    cases = [(STIRLING_COUNT - 1, 0.3), (STIRLING_COUNT - 1, 0.5), (STIRLING_COUNT - 1, 0.9),
+             (STIRLING_COUNT - 1, 1e-7), (1e6, 0.3), (1000.0, 0.4), (30.0, 0.2)]
+    c = ptl.tensor([cc for cc, _ in cases for _ in range(4)], dtype=ptl.float64)
+    p = ptl.tensor([pp for _, pp in cases for _ in range(4)], dtype=ptl.float64)
+    got = ptl.binomial(c, p, generator=ptl.Generator().manual_seed(2024)).numpy()
+    want = [5031862, 5032825, 5028871, 5033070, 8388274, 8388578, 8388052, 8390791,
+            15101247, 15099171, 15098879, 15098694, 1, 0, 1, 3, 300252, 300187, 299772, 299840,
+            400, 381, 394, 399, 8, 2, 8, 3]
+    np.testing.assert_array_equal(got, np.array(want, dtype=np.float64))
+
+
+@pytest.mark.parametrize("count", [STIRLING_COUNT - 1, STIRLING_COUNT, STIRLING_COUNT + 1])
+@pytest.mark.parametrize("prob", [0.3, 0.5, 0.9])
+def test_across_the_stirling_threshold(count, prob):
+    """Below, at and above 2^24 the draws follow scipy's cdf (a chi-square over cells of 8
+    values within 6 standard deviations, the tails pooled)"""
+    stats = pytest.importorskip("scipy.stats", reason="scipy gives the reference cdf")
+    g = ptl.Generator().manual_seed(int(count) % 1000 + int(prob * 10))
+    a = ptl.binomial(ptl.full((HUGE_N,), count, dtype=ptl.float64),
+                     ptl.full((HUGE_N,), prob, dtype=ptl.float64), generator=g).numpy()
+    sd = math.sqrt(count * prob * (1 - prob))
+    edges = np.arange(int(count * prob - 6 * sd), int(count * prob + 6 * sd), 8)
+    cdf = stats.binom.cdf(edges - 1, count, prob)
+    expected = np.diff(np.concatenate([[0.0], cdf, [1.0]])) * HUGE_N
+    observed = np.bincount(np.searchsorted(edges, a, side="right"),
+                           minlength=len(edges) + 1).astype(np.float64)
+    keep = expected >= 5
+    chi2 = ((observed[keep] - expected[keep]) ** 2 / expected[keep]).sum()
+    assert stats.chi2.sf(chi2, keep.sum() - 1) > 1e-4, chi2
+
+
+@pytest.mark.parametrize("n", [4097, 20000])
+def test_huge_counts_threads_agree(n):
+    """1 and 2 threads give the same values for counts on both sides of 2^24 and above 2^53,
+    mixed (each element its own Philox stream and plan)"""
+    counts = np.resize([1e17, 50.0, STIRLING_COUNT, 1e15, STIRLING_COUNT - 1, 3e16], n)
+    probs = np.resize([0.3, 0.4, 0.5, 1e-9, 0.7, 1e-17], n)
+    res = []
+    for threads in (1, 2):
+        with num_threads(threads):
+            res.append(ptl.binomial(ptl.tensor(counts), ptl.tensor(probs),
+                                    generator=ptl.Generator().manual_seed(5)).numpy())
+    np.testing.assert_array_equal(res[0], res[1])

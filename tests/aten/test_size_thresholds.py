@@ -232,7 +232,13 @@ def test_threshold_constants():
     assert c_define("aten/native/random.c", "RANDOM_GRAIN", {"PTL_GRAIN_SIZE": GRAIN}) == \
         RANDOM_GRAIN
     # test_random_binomial.py's chi-square cases on both sides of BTRS's log k! memo
-    assert c_define("aten/native/random.c", "BINOMIAL_MEMO") == 1024
+    assert c_define("aten/native/random_binomial.c", "BINOMIAL_MEMO") == 1024
+    # Stirling's form of BTRS's and PTRS's exact tests from 2^24 on: test_random_binomial.py
+    # draws at 2^24 - 1, 2^24 and 2^24 + 1, test_random.py's poisson at 2^24 - 1 and 2^24
+    assert re.search(r"^#define BINOMIAL_STIRLING_COUNT 16777216\.0\b",
+                     c_source("aten/native/random_binomial.c"), re.M)
+    assert re.search(r"^#define PTL_POISSON_STIRLING_RATE 16777216\.0\b",
+                     c_source("aten/distributions.h"), re.M)
 
 
 # ---- helpers ----

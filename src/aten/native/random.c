@@ -1,8 +1,8 @@
 /* random.c -- random numbers: rand, randn, randint, randperm, the *_like family, normal,
- * bernoulli, poisson, binomial, _standard_gamma, _sample_dirichlet (their reparameterised
- * gradients: random_grad.c), the in-place samplers uniform_, normal_, random_,
- * exponential_, geometric_, log_normal_, cauchy_, bernoulli_, and native_dropout (+ its
- * backward), whose mask is bernoulli_'s draw.  Mirrors
+ * bernoulli, poisson, binomial (its sampler: random_binomial.c), _standard_gamma,
+ * _sample_dirichlet (their reparameterised gradients: random_grad.c), the in-place samplers
+ * uniform_, normal_, random_, exponential_, geometric_, log_normal_, cauchy_, bernoulli_, and
+ * native_dropout (+ its backward), whose mask is bernoulli_'s draw.  Mirrors
  * ATen/native/Distributions.cpp, ATen/native/DistributionTemplates.h, ATen/native/Dropout.cpp,
  * ATen/native/cpu/DistributionKernels.cpp and the random factories of
  * ATen/native/TensorFactories.cpp.
@@ -30,6 +30,7 @@
 #include "device_reduce.h"
 #include "device_compose.h"
 #include "native.h"
+#include "random_binomial.h"
 #include "vec_math.h"
 
 #define RANDOM_GRAIN (PTL_GRAIN_SIZE / 8)
@@ -996,160 +997,11 @@ error:
     return -1;
 }
 
-/* ---- binomial ---- */
-
-/* Note [Binomial sampling]
- * ~~~~~~~~~~~~~~~~~~~~~~~~
- * binomial(count, prob) draws element i from its own Philox stream (offset + i, Note
- * [Philox streams]), so any split over threads gives the same values.  With q = min(p,
- * 1 - p) and n = floor(count), a mean n q below 10 is sampled by inversion (walking the
- * pmf from (1 - q)^n by its ratio, expected n q + 1 steps), a larger one by Hormann's BTRS
- * (transformed rejection with squeeze, "The generation of binomial random variates",
- * 1993), about 1.2 pairs of uniforms a draw at any n; a draw for 1 - p is mirrored.  The
- * edges follow PyTorch: count <= 0 or prob <= 0 give 0, prob >= 1 gives count itself
- * (unfloored).  PyTorch never returns for a NaN count or prob; we return NaN.  BTRS's exact
- * test, which takes lgamma(k + 1) and lgamma(n - k + 1) of whole numbers, keeps them for
- * the rest of its thread's range (log_factorial), in two direct-mapped tables (slot k mod
- * BINOMIAL_MEMO, tagged with its k), one for k and one for n - k: the same values, and draws
- * near n q keep theirs at any n.  100000 draws of Binomial(50, 0.3), whose squeeze passes
- * under half of them, take 7.5 -> 5.9 ms, 0.99 -> 1.26x PyTorch's time (one thread, CPU
- * time; lgamma was a fifth of it); Binomial(10000, 0.3) 1.02 -> 1.11x. */
-#define BINOMIAL_MEMO 1024   /* slots of each table; a power of 2 */
-typedef struct LogFactorial { double k, value; } LogFactorial;   /* a slot; k < 0: empty */
-
-/* What draws of Binomial(n, q), q <= 1/2, need from n and q alone: BTRS's constants, or
- * inversion's pmf at 0 and odds ratio; set up once for a run of equal parameters. */
-typedef struct BinomialPlan {
-    double n, q;
-    int btrs;
-    double ratio, p0;                               /* inversion */
-    double a, b, c, vr, alpha, lpq, m, h;           /* BTRS */
-} BinomialPlan;
-
-static void
-binomial_plan(BinomialPlan *pl, double n, double q)
-{
-    pl->n = n;
-    pl->q = q;
-    pl->btrs = n * q >= 10.0;
-    if (!pl->btrs) {
-        pl->ratio = q / (1.0 - q);
-        pl->p0 = pow(1.0 - q, n);
-        return;
-    }
-    double spq = sqrt(n * q * (1.0 - q));
-    pl->b = 1.15 + 2.53 * spq;
-    pl->a = -0.0873 + 0.0248 * pl->b + 0.01 * q;
-    pl->c = n * q + 0.5;
-    pl->vr = 0.92 - 4.2 / pl->b;
-    pl->alpha = (2.83 + 5.1 / pl->b) * spq;
-    pl->lpq = log(q / (1.0 - q));
-    pl->m = floor((n + 1.0) * q);
-    pl->h = lgamma(pl->m + 1.0) + lgamma(n - pl->m + 1.0);
-}
-
-/* lgamma(k + 1) for a whole k >= 0, from `table` (BINOMIAL_MEMO slots) when its slot holds k */
-static double
-log_factorial(double k, LogFactorial *table)
-{
-    if (k >= 0x1p53) {
-        return lgamma(k + 1.0);
-    }
-    LogFactorial *slot = &table[(int64_t)k & (BINOMIAL_MEMO - 1)];
-    if (slot->k != k) {
-        *slot = (LogFactorial){k, lgamma(k + 1.0)};
-    }
-    return slot->value;
-}
-
-/* BTRS: transformed rejection, most draws accepted by the squeeze without a log; memo:
- * log_factorial's two tables (k's, then n - k's) */
-static double
-binomial_btrs(const BinomialPlan *pl, PtlPhiloxStream *st, LogFactorial *memo)
-{
-    for (;;) {
-        double u = ptl_philox_next_uniform(st) - 0.5, v = ptl_philox_next_uniform(st);
-        double us = 0.5 - fabs(u), k = floor((2.0 * pl->a / us + pl->b) * u + pl->c);
-        if (k < 0.0 || k > pl->n) {
-            continue;
-        }
-        if (us >= 0.07 && v <= pl->vr) {
-            return k;
-        }
-        v = log(v * pl->alpha / (pl->a / (us * us) + pl->b));
-        if (v <= pl->h - log_factorial(k, memo) - log_factorial(pl->n - k, memo + BINOMIAL_MEMO) +
-                     (k - pl->m) * pl->lpq) {
-            return k;
-        }
-    }
-}
-
-/* Inversion: the smallest k whose cdf reaches a uniform */
-static double
-binomial_inversion(const BinomialPlan *pl, PtlPhiloxStream *st)
-{
-    double u = ptl_philox_next_uniform(st), pk = pl->p0, k = 0.0;
-    while (u > pk && k < pl->n) {
-        u -= pk;
-        k += 1.0;
-        pk *= pl->ratio * (pl->n - k + 1.0) / k;
-    }
-    return k;
-}
-
-/* One Binomial(count, p) draw (Note [Binomial sampling]); pl: the plan of the last draw,
- * set up again when n or q differ; memo: log_factorial's */
-static double
-binomial_draw(double count, double p, BinomialPlan *pl, PtlPhiloxStream *st, LogFactorial *memo)
-{
-    if (isnan(count) || isnan(p)) {
-        return NAN;
-    }
-    if (count <= 0.0 || p <= 0.0) {
-        return 0.0;
-    }
-    if (p >= 1.0 || isinf(count)) {
-        return count;
-    }
-    double n = floor(count), q = p <= 0.5 ? p : 1.0 - p;
-    if (n != pl->n || q != pl->q) {
-        binomial_plan(pl, n, q);
-    }
-    double k = pl->btrs ? binomial_btrs(pl, st, memo) : binomial_inversion(pl, st);
-    return p <= 0.5 ? k : n - k;
-}
-
-typedef struct BinomialJob {
-    const double *count, *prob;
-    char *out;
-    PtlDtype dt;
-    uint64_t seed, offset;
-} BinomialJob;
-
-static int
-binomial_range(void *ctx, int64_t b, int64_t e)
-{
-    const BinomialJob *j = ctx;
-    BinomialPlan plan = {.n = -1.0};
-    LogFactorial memo[2 * BINOMIAL_MEMO];          /* log_factorial's tables: k, n - k */
-    for (int k = 0; k < 2 * BINOMIAL_MEMO; k++) {
-        memo[k].k = -1.0;
-    }
-    for (int64_t i = b; i < e; i++) {
-        PtlPhiloxStream st = ptl_philox_stream(j->seed, j->offset, (uint64_t)i);
-        double v = binomial_draw(j->count[i], j->prob[i], &plan, &st, memo);
-        if (j->dt == PTL_DTYPE_FLOAT32) {
-            ((float *)j->out)[i] = (float)v;
-        }
-        else {
-            ((double *)j->out)[i] = v;
-        }
-    }
-    return 0;
-}
+/* ---- binomial (its sampler: random_binomial.c) ---- */
 
 /* binomial(Tensor count, Tensor prob, Generator? generator=None): count and prob
- * broadcast, float32 or float64 alike; out[i] ~ Binomial(count[i], prob[i]) */
+ * broadcast, float32 or float64 alike; out[i] ~ Binomial(count[i], prob[i]) (Note [Binomial
+ * sampling] in random_binomial.c) */
 static int
 binomial_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -1194,14 +1046,14 @@ binomial_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     if (out->numel > 0) {
-        BinomialJob j = {(const double *)ptl_tensor_data(in[0]),
+        PtlBinomialJob j = {(const double *)ptl_tensor_data(in[0]),
                          (const double *)ptl_tensor_data(in[1]), ptl_tensor_data(out),
                          count->dtype, 0, 0};
         if (ptl_generator_reserve(gen, (uint64_t)out->numel, &j.seed, &j.offset) < 0) {
             goto error;
         }
         void *token = ptl_nogil_begin();
-        int rc = ptl_parallel_for(0, out->numel, RANDOM_GRAIN, binomial_range, &j);
+        int rc = ptl_parallel_for(0, out->numel, RANDOM_GRAIN, ptl_binomial_range, &j);
         ptl_nogil_end(token);
         if (rc < 0) {
             goto error;
