@@ -870,7 +870,17 @@ ptl_bce_grad_d(double g, double x, double y)
  * derivatives, in the element's dtype T and in the order of operations of PyTorch's
  * vectorised CPU kernels (cpu/PointwiseOpsKernel.cpp, cpu/BinaryOpsKernel.cpp), so float32
  * gives PyTorch's bits.  p is beta / delta; an infinite difference takes the linear side
- * (inf, not 0 * inf).  The derivative's norm is 1 (2 for mse), over numel for 'mean'. ---- */
+ * (inf, not 0 * inf).  The derivative's norm is 1 (2 for mse), over numel for 'mean'.
+ *
+ * Note [Regression loss derivatives at a negative beta or delta]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * smooth_l1_loss and huber_loss refuse a negative beta / delta, but their backward ops take
+ * any (PyTorch checks only the forward's).  For p >= 0 every order of tests agrees; for
+ * p < 0, where -p > p, PyTorch's two CPU loops disagree: its scalar loop (strided inputs,
+ * short runs, the tail of a contiguous run) tests d <= -p first, its vector loop |d| >= p
+ * with d's sign.  These derivatives follow the scalar loop: d <= -p gives -1 (-p for huber),
+ * else d >= p gives 1 (p), else d / p (d), on every run of any length.  A contiguous run of
+ * two vectors or more (16 doubles with AVX-512) is where PyTorch's answer differs. ---- */
 #define PTL_DEFINE_REG_LOSSES(SUF, T, FABS)                                               \
     PTL_HD static inline T                                                                \
     ptl_mse_loss_##SUF(T x, T t, T p)                                                     \
@@ -900,14 +910,14 @@ ptl_bce_grad_d(double g, double x, double y)
     PTL_HD static inline T                                                                \
     ptl_smooth_l1_loss_grad_##SUF(T g, T x, T t, T norm, T p)                             \
     {                                                                                     \
-        T d = x - t, sign = d > 0 ? (T)1 : (T)-1;                                         \
-        return (FABS(d) >= p ? sign : d / p) * norm * g;                                  \
+        T d = x - t; /* Note [Regression loss derivatives at a negative beta or delta] */ \
+        return (d <= -p ? (T)-1 : d >= p ? (T)1 : d / p) * norm * g;                     \
     }                                                                                     \
     PTL_HD static inline T                                                                \
     ptl_huber_loss_grad_##SUF(T g, T x, T t, T norm, T p)                                 \
     {                                                                                     \
-        T d = x - t, sign = d > 0 ? (T)1 : (T)-1;                                         \
-        return (FABS(d) >= p ? sign * p : d) * norm * g;                                  \
+        T d = x - t;                                                                      \
+        return (d <= -p ? -p : d >= p ? p : d) * norm * g;                                \
     }
 PTL_DEFINE_REG_LOSSES(d, double, fabs)
 PTL_DEFINE_REG_LOSSES(f, float, fabsf)

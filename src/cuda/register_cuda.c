@@ -135,12 +135,16 @@ static const int first[1] = {0};
 static const int first_two[2] = {0, 1};
 
 /* add.Tensor / sub.Tensor (and add_, add.out, sub likewise): self + alpha * other */
-/* binary.c's check of add's, sub's and rsub's alpha for integer operands */
+/* binary.c's checks of add's, sub's and rsub's alpha: a bool one for bool results only, an
+ * integral one for integer results */
 static int
 integer_alpha_check(PtlIValue *s)
 {
     PtlTensorImpl *ab[2] = {s[0].u.t, s[1].u.t};
     double alpha = ptl_iv_to_double(&s[2]);
+    if (s[2].tag == PTL_IV_BOOL && ptl_result_type(ab, 2) != PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Boolean alpha only supported for Boolean results.");
+    }
     if (s[2].tag == PTL_IV_DOUBLE && !ptl_dtype_is_floating(ptl_result_type(ab, 2)) &&
         alpha != floor(alpha)) {
         return ptl_error_set(PTL_ERR_RUNTIME,
@@ -555,7 +559,7 @@ reg_loss_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlDtype dt = s[0].u.t->dtype;
     int dim = s[0].u.t->dim;
     (void)ks;
-    if (ptl_reg_loss_check(k, param) < 0) {
+    if (!bw && ptl_reg_loss_check(k, param) < 0) {
         return -1;
     }
     memcpy(sizes, s[0].u.t->sizes, sizeof(int64_t) * (size_t)dim);

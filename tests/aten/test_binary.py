@@ -1341,3 +1341,27 @@ def test_bfloat16_pow_takes_the_exponent_in_bfloat16():
     want = ptl.tensor(np.float32([256.0, 2.0, 0.5, 10.0]) ** np.float32(e)).to(ptl.bfloat16)
     np.testing.assert_array_equal(half_bits(x ** 0.3), half_bits(want))
     assert float((x ** 0.3)[0]) == 5.3125
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.int64, ptl.complex64, ptl.bfloat16])
+def test_a_bool_alpha_wants_a_bool_result(dtype):
+    """add, sub and rsub take a bool alpha for bool results only (PyTorch's alpha_check),
+    out= and empty tensors too (tools/fuzz seed 13, call 2996)"""
+    def calls(lib):
+        dt = getattr(lib, str(dtype).split(".")[-1])
+        x, e = lib.ones(2, dtype=dt), lib.ones(0, dtype=dt)
+        return [lambda: lib.add(x, x, alpha=False), lambda: lib.sub(x, x, alpha=True),
+                lambda: lib.rsub(x, x, alpha=True), lambda: lib.add(e, e, alpha=True),
+                lambda: x.add_(x, alpha=True),
+                lambda: lib.sub(x, x, alpha=False, out=lib.empty(2, dtype=dt))]
+    for lib in [ptl] + ([torch] if torch is not None else []):
+        for call in calls(lib):
+            with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean "
+                                                   "results."):
+                call()
+    # a false (or zero) alpha makes a bool sum self, as in PyTorch
+    b, c = ptl.tensor([True, False]), ptl.tensor([True, True])
+    assert ptl.add(b, c, alpha=True).tolist() == [True, True]
+    assert ptl.add(b, c, alpha=False).tolist() == [True, False]
+    assert ptl.add(b, c, alpha=0).tolist() == [True, False]
+    assert ptl.add(b, c, alpha=2).tolist() == [True, True]

@@ -688,3 +688,25 @@ def test_a_pointwise_op_of_real_inputs_casts_into_a_complex_out(name):
         assert op(x, out=out) is out
         want = REAL_INTO_COMPLEX[name](a.T.astype(np.float32).astype(np.float64))
         assert_close(out, want.astype(np.complex128), dtype=out_dtype, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float16, ptl.bfloat16])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_angle_of_half_types(dtype, layout):
+    """angle of float16 and bfloat16 (torch computes them): pi rounded to the dtype for the
+    negatives, 0 otherwise, nan kept (tools/fuzz seed 12, call 412)"""
+    gen = np.random.default_rng(0)
+    pi = ptl.tensor(np.pi, dtype=dtype).item()
+    for shape in [(), (0, 3), (5, 7, 3)]:
+        a = gen.uniform(-2, 2, shape)
+        a.reshape(-1)[:2] = [np.nan, 0.0][:a.size]
+        if layout == "transposed" and a.ndim:
+            x = ptl.tensor(a.T.copy()).to(dtype).permute(*reversed(range(a.ndim)))
+        elif layout == "sliced" and a.ndim:
+            x = ptl.tensor(np.repeat(a, 2, axis=-1)).to(dtype)[..., ::2]
+        else:
+            x = ptl.tensor(a).to(dtype)
+        got = ptl.angle(x)
+        assert got.dtype == dtype and tuple(got.shape) == shape
+        want = np.where(np.isnan(a), a, np.where(a < 0, pi, 0.0))
+        np.testing.assert_array_equal(np.asarray(got.float().tolist()).reshape(shape), want)

@@ -1552,3 +1552,19 @@ def test_take_along_dim_without_dim_views_both_as_pytorch(build):
         "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
     x = ptl.arange(12.0).view(3, 4)[:, 1:3]   # rows one stride apart: views fine
     assert ptl.take_along_dim(x[0], ptl.tensor([1, 0])).tolist() == [2.0, 1.0]
+
+
+@pytest.mark.parametrize("index_shape", [(1, 2, 3, 0), (0,), (0, 5)])
+@pytest.mark.parametrize("op", ["scatter", "scatter_", "scatter_add", "scatter_reduce"])
+def test_scatter_with_an_empty_index_of_any_shape_returns_self(index_shape, op):
+    """PyTorch checks the index's shape only when it has elements (scatter_shape_check): an
+    empty index of other dimensions scatters nothing (tools/fuzz seed 11, calls 553, 1293)"""
+    for lib in [ptl] + ([torch] if torch is not None else []):
+        self_, a = make((3, 4, 4, 4), ptl.float32)
+        x = self_ if lib is ptl else torch.from_numpy(a.copy())
+        index = lib.zeros(index_shape, dtype=lib.int64)
+        src = lib.ones(4, dtype=x.dtype)
+        args = (0, index, src) + (("sum",) if op == "scatter_reduce" else ())
+        out = getattr(x, op)(*args)
+        assert (out is x) == op.endswith("_")
+        np.testing.assert_array_equal(np.asarray(out.tolist()), a)

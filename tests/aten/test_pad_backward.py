@@ -301,3 +301,35 @@ def test_channels_last_strides_like_torch(mode):
 def test_pads_too_large_raise_as_torch(mode, shape, pad, exc, msg):
     assert_raises_like_torch(
         lambda lib: lib.nn.functional.pad(lib.zeros(shape), pad, mode=mode), exc, msg)
+
+
+@pytest.mark.parametrize("op,shape,pad,result", [
+    # one padded size of 0 and another of at least 1: an empty result (tools/fuzz seed 11,
+    # call 1236)
+    ("replication_pad2d", (2, 5, 3), (-3, 0, 1, 2), (2, 8, 0)),
+    ("replication_pad3d", (4, 2, 5, 3), (-5, 2, 1, 2, 2, 1), (4, 5, 8, 0)),
+    ("reflection_pad2d", (2, 5, 3), (-3, 0, 1, 2), (2, 8, 0)),
+    ("reflection_pad3d", (2, 2, 5, 3), (-3, 0, 1, 2, 0, 0), (2, 2, 8, 0)),
+    ("_pad_circular", (1, 2, 5, 3), (-3, 0, 1, 2), (1, 2, 8, 0)),
+    ("_pad_circular", (1, 2, 5, 3), (-3, 0, -5, 0), (1, 2, 0, 0)),
+    ("_pad_circular", (1, 2, 3), (-1, -2), (1, 2, 0)),
+    # every padded size below 1: too small; a negative one beside a positive one: empty()'s
+    ("replication_pad1d", (2, 3), (-5, 2), "input (W: 3) is too small. Calculated output W: 0"),
+    ("reflection_pad1d", (2, 3), (-3, 0), "input (W: 3) is too small. Calculated output W: 0"),
+    ("replication_pad3d", (4, 2, 5, 3), (-5, 2, -5, -2, -2, -1),
+     "input (D: 2 H: 5, W: 3) is too small. Calculated output D: -1 H: -2 W: 0"),
+    ("replication_pad2d", (2, 5, 3), (-4, 0, 1, 2),
+     "Trying to create tensor with negative dimension -1: [2, 8, -1]"),
+    ("replication_pad3d", (2, 2, 5, 3), (-4, 0, 1, 2, 0, 0),
+     "Trying to create tensor with negative dimension -1: [2, 2, 8, -1]"),
+])
+def test_pads_to_empty_sizes_as_torch(op, shape, pad, result):
+    """PyTorch's pads call an output too small only when all its padded sizes are below 1
+    (circular padding never)"""
+    call = lambda lib: getattr(lib.ops.aten, op)(lib.ones(shape), list(pad))  # noqa: E731
+    if isinstance(result, str):
+        assert_raises_like_torch(call, RuntimeError, result)
+        return
+    assert tuple(call(ptl).shape) == result
+    if torch is not None:
+        assert tuple(call(torch).shape) == result

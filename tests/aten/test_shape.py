@@ -445,6 +445,10 @@ def test_meshgrid_and_broadcast_tensors():
     ga, gb = ptl.meshgrid(a, ptl.arange(2.), indexing="ij")
     a[0] = 9.   # the grids are expanded views of the inputs, as in torch
     assert ga[0, 1].item() == 9.
+    # one device for all, as one dtype (tools/fuzz seed 11, call 2027)
+    with pytest.raises(RuntimeError, match="meshgrid expects all tensors to have the same "
+                                           "device"):
+        ptl.meshgrid(ptl.ones(0, device="meta"), ptl.ones(2), indexing="ij")
 
 
 # ---- views: diagonal and unfold alias their base ----

@@ -125,3 +125,19 @@ def test_transposed_copy_into_a_strided_destination():
     base[:, ::2].copy_(src)               # the destination's run is not contiguous: no tiles
     np.testing.assert_array_equal(to_numpy(base)[:, ::2], a)
     assert (to_numpy(base)[:, 1::2] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_fill_and_zero_write_an_expanded_tensor(dtype):
+    """fill_ and zero_ write one value, so PyTorch lets them write a tensor whose elements
+    overlap (tools/fuzz seed 11, call 2842); copy_ into one stays refused"""
+    base = ptl.ones(1, 2, 1, 3, dtype=dtype)
+    view = base.expand(4, 2, 5, 3)
+    assert view.zero_() is view
+    np.testing.assert_array_equal(to_numpy(base), np.zeros((1, 2, 1, 3)))
+    view.fill_(1)
+    np.testing.assert_array_equal(to_numpy(base), np.ones((1, 2, 1, 3)))
+    view.fill_(ptl.tensor(0, dtype=dtype))
+    np.testing.assert_array_equal(to_numpy(view), np.zeros((4, 2, 5, 3)))
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        view.copy_(ptl.ones(4, 2, 5, 3, dtype=dtype))

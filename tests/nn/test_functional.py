@@ -609,11 +609,82 @@ def test_regression_losses_mixed_dtypes_and_errors():
     with pytest.raises(RuntimeError, match=re.escape(
             "huber_loss does not support non-positive values for delta.")):
         F.huber_loss(x, x, delta=0.0)
-    with pytest.raises(RuntimeError, match=re.escape(
-            "smooth_l1_loss does not support negative values for beta.")):
-        ptl.ops.aten.smooth_l1_loss_backward(ptl.tensor(1.0), x, x, 1, -1.0)
     with pytest.raises(RuntimeError), pytest.warns(UserWarning, match="Using a target size"):
         F.mse_loss(ptl.ones(2), ptl.ones(3))
+
+
+# The backward ops take any beta / delta (PyTorch checks only the forward's), and test the
+# difference d in the order of PyTorch's scalar loop (Note [Regression loss derivatives at a
+# negative beta or delta] in src/aten/scalar_math.h).
+REG_BACKWARDS = {
+    "smooth_l1_loss_backward":
+        lambda d, p: np.where(d <= -p, -1.0, np.where(d >= p, 1.0, d / p)),
+    "huber_loss_backward": lambda d, p: np.where(d <= -p, -p, np.where(d >= p, p, d)),
+}
+REG_BACKWARD_PARAMS = [-1.5, -0.25, 0.0, 0.5, 2.0]
+
+
+def _reg_backward_ref(name, d, p, g, reduction):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref = REG_BACKWARDS[name](d, np.float64(p))
+    return ref * g / (d.size if reduction == 1 and d.size else 1)
+
+
+@pytest.mark.parametrize("p", REG_BACKWARD_PARAMS)
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+def test_regression_loss_backward_takes_any_beta_or_delta(p, dtype):
+    for shape in SHAPES:
+        for layout in LAYOUTS:
+            x, a = make(shape, dtype, layout, low=-3, high=3)
+            t, b = make(shape, dtype, "sliced", seed=1, low=-3, high=3)
+            g, c = make(shape, dtype, layout, seed=2)
+            d = a.astype(np.float64) - b
+            for name in REG_BACKWARDS:
+                op = getattr(ptl.ops.aten, name)
+                assert_close(op(g, x, t, 0, p), _reg_backward_ref(name, d, p, c, 0),
+                             dtype=dtype)
+                for reduction in (1, 2):   # a 0-dim grad broadcasts
+                    got = op(ptl.tensor(1.5, dtype=dtype), x, t, reduction, p)
+                    assert_close(got, _reg_backward_ref(name, d, p, 1.5, reduction),
+                                 dtype=dtype)
+    # d at +-p (where the order of the tests decides), 0, +-inf and nan, in a short run and in
+    # a long contiguous one
+    edges = np.array([-p, p, 0.0, 1.0, -1.0, np.inf, -np.inf, np.nan])
+    for n in (1, 1024):
+        a = np.tile(edges, n)
+        x, t, g = ptl.tensor(a, dtype=dtype), ptl.zeros(a.size, dtype=dtype), ptl.ones(1)
+        for name in REG_BACKWARDS:
+            got = getattr(ptl.ops.aten, name)(g.to(dtype), x, t, 0, p)
+            assert_close(got, _reg_backward_ref(name, a, p, 1.0, 0), dtype=dtype)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "smooth_l1_loss does not support negative values for beta.")):
+        ptl.ops.aten.smooth_l1_loss(x, x, 1, -1.0)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "huber_loss does not support non-positive values for delta.")):
+        ptl.ops.aten.huber_loss(x, x, 1, -1.0)
+
+
+@torch_ref
+@pytest.mark.parametrize("p", REG_BACKWARD_PARAMS)
+def test_regression_loss_backward_any_beta_or_delta_against_torch(p):
+    """Where PyTorch runs its scalar loop (strided inputs)"""
+    def strided(x):
+        t = tt(x)
+        return torch.stack([t, t], -1)[..., 0]
+    for dtype in (ptl.float32, ptl.float64):
+        for shape, layout in (((7,), "contiguous"), ((3, 5), "transposed"),
+                              ((4, 6), "sliced"), ((2, 3, 4), "transposed")):
+            x, _ = make(shape, dtype, layout, low=-3, high=3)
+            t, _ = make(shape, dtype, layout, seed=1, low=-3, high=3)
+            g, _ = make(shape, dtype, layout, seed=2)
+            for name in REG_BACKWARDS:
+                for reduction in (0, 1, 2):
+                    gg = g if reduction == 0 else ptl.tensor(0.5, dtype=dtype)
+                    got = getattr(ptl.ops.aten, name)(gg, x, t, reduction, p)
+                    want = getattr(torch.ops.aten, name)(strided(gg), strided(x),
+                                                         strided(t), reduction, p)
+                    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6,
+                                               atol=1e-7)
 
 
 def test_regression_losses_off_the_cpu_take_the_elementwise_ops():
@@ -1934,3 +2005,70 @@ def test_gelu_backward_refuses_an_unknown_approximation():
     assert_raises_like_torch(
         lambda lib: lib.ops.aten.gelu_backward(lib.ones(3), lib.ones(3), approximate="constant"),
         RuntimeError, "approximate argument must be either none or tanh.")
+
+
+@pytest.mark.parametrize("shape", [(3,), (4, 0, 4)])
+def test_threshold_and_hardtanh_scalars_that_overflow_are_refused(shape):
+    """threshold's threshold reaches its kernel in the opmath type (float for float16) and
+    its value in the tensor's dtype; hardtanh's bounds go to clamp in the dtype, an integer
+    dtype's through int64 first (toLong): each with c10's overflow check, on empty tensors
+    too (tools/fuzz seed 11, call 1421)"""
+    aten = lambda lib: lib.ops.aten  # noqa: E731
+
+    def ones(lib, dtype):
+        return lib.ones(shape, dtype=getattr(lib, dtype))
+    cases = [
+        (lambda L: aten(L).threshold(ones(L, "int8"), 1.988, -1e308), "int8_t"),
+        (lambda L: aten(L).threshold(ones(L, "int8"), float("inf"), 1), "int8_t"),
+        (lambda L: aten(L).threshold_(ones(L, "float16"), 1e300, 1e10), "float"),
+        (lambda L: aten(L).threshold(ones(L, "float16"), 1, 1e10), "c10::Half"),
+        (lambda L: aten(L).threshold(ones(L, "float32"), 1, -1e308), "float"),
+        (lambda L: aten(L).threshold_backward(ones(L, "int8"), ones(L, "int8"), 1e3), "int8_t"),
+        (lambda L: aten(L).hardtanh(ones(L, "float32"), -2, 1e308), "float"),
+        (lambda L: aten(L).hardtanh_(ones(L, "float16"), -1e10, 1), "c10::Half"),
+        (lambda L: aten(L).hardtanh(ones(L, "bfloat16"), -2, 1e308), "c10::BFloat16"),
+        (lambda L: aten(L).hardtanh(ones(L, "int8"), -2, 1e308), "int64_t"),
+        (lambda L: aten(L).hardtanh(ones(L, "int8"), -1e10, 1), "int8_t"),
+    ]
+    for call, ctype in cases:
+        assert_raises_like_torch(call, RuntimeError,
+                                 f"value cannot be converted to type {ctype} without overflow")
+    # what fits is taken: float16's threshold in float (threshold_backward's too), a uint8
+    # bound that truncates to 0
+    x = ptl.tensor([-1.0, 2.0, 3e4], dtype=ptl.float16)
+    assert_close(F.threshold(x, 1e10, 5.0), [5.0, 5.0, 5.0], dtype=ptl.float16)
+    got = ptl.ops.aten.threshold_backward(ptl.ones(2, dtype=ptl.float16),
+                                          ptl.tensor([5, 2000], dtype=ptl.float16), 1e30)
+    assert got.tolist() == [0, 0]
+    u = ptl.tensor([0, 7, 200], dtype=ptl.uint8)
+    assert F.hardtanh(u, -0.5, 100.0).tolist() == [0, 7, 100]
+    with pytest.raises(RuntimeError, match="cannot do hardtanh on an unsigned type with "
+                                           "negative limits"):
+        F.hardtanh(u, -1.0, 100.0)
+
+
+def test_binary_cross_entropy_wants_one_dtype():
+    """PyTorch iterates input and target (and the backward's grad_output) in one dtype: a
+    target of another dtype is refused, an empty one too (tools/fuzz seed 11, call 1106)"""
+    aten = lambda lib: lib.ops.aten  # noqa: E731
+    h = lambda L, n=2: L.full((n,), 0.5, dtype=L.float16)  # noqa: E731
+    cases = [
+        (lambda L: aten(L).binary_cross_entropy(h(L), L.ones(2, dtype=L.int64)), "Long", "Half"),
+        (lambda L: aten(L).binary_cross_entropy(h(L, 0), L.ones(0, dtype=L.int64),
+                                                L.ones(0)), "Long", "Half"),
+        (lambda L: aten(L).binary_cross_entropy(h(L), L.ones(2)), "Float", "Half"),
+        (lambda L: aten(L).binary_cross_entropy(L.full((2,), 2.0), L.ones(2, dtype=L.int64)),
+         "Long", "Float"),
+        (lambda L: aten(L).binary_cross_entropy_backward(h(L), h(L), h(L).double()),
+         "Double", "Half"),
+        (lambda L: aten(L).binary_cross_entropy_backward(h(L), h(L).double(), h(L)),
+         "Double", "Half"),
+        (lambda L: aten(L).binary_cross_entropy_backward(h(L).double(), h(L), h(L)),
+         "Half", "Double"),
+    ]
+    for call, found, want in cases:
+        assert_raises_like_torch(call, RuntimeError, f"Found dtype {found} but expected {want}")
+    # the weight is not iterated: any floating dtype
+    got = ptl.ops.aten.binary_cross_entropy(h(ptl), h(ptl), ptl.ones(2, dtype=ptl.float64))
+    assert got.dtype == ptl.float16
+    assert_close(got, -math.log(0.5), dtype=ptl.float16)

@@ -851,6 +851,36 @@ elu_params_check(const PtlIValue *s, int end, PtlDtype dt)
     return 0;
 }
 
+/* threshold's threshold Scalar as its kernel converts it (c10's overflow check): to the
+ * opmath type of a floating dtype, to an integer dtype itself */
+static int
+threshold_param_check(const PtlIValue *v, PtlDtype dt)
+{
+    return ptl_scalar_check_range(v, ptl_dtype_is_floating(dt) ? opmath(dt) : dt);
+}
+
+/* hardtanh's bounds s[1], s[2] as PyTorch's hardtanh passes them to clamp, which converts
+ * each to the dtype with c10's overflow check: an integer dtype's first to int64 (toLong,
+ * which truncates), and uint8's must not be negative then */
+static int
+hardtanh_bounds_check(const PtlIValue *s, PtlDtype dt)
+{
+    PtlIValue lo = s[1], hi = s[2];
+    if (ptl_dtype_is_integral(dt, 0)) {
+        if (ptl_scalar_check_range(&lo, PTL_DTYPE_INT64) < 0 ||
+            ptl_scalar_check_range(&hi, PTL_DTYPE_INT64) < 0) {
+            return -1;
+        }
+        lo = ptl_iv_int(ptl_iv_to_int(&lo));
+        hi = ptl_iv_int(ptl_iv_to_int(&hi));
+        if (dt == PTL_DTYPE_UINT8 && (lo.u.i < 0 || hi.u.i < 0)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "cannot do hardtanh on an unsigned type with negative limits");
+        }
+    }
+    return ptl_scalar_check_range(&lo, dt) < 0 ? -1 : ptl_scalar_check_range(&hi, dt);
+}
+
 int
 ptl_activation_check(const PtlOperator *op, const PtlIValue *s)
 {
@@ -871,12 +901,7 @@ ptl_activation_check(const PtlOperator *op, const PtlIValue *s)
         if (dt == PTL_DTYPE_BOOL) {
             return ptl_error_set(PTL_ERR_RUNTIME, "Bool inputs not supported for hardtanh");
         }
-        if (dt == PTL_DTYPE_UINT8 &&
-            (ptl_iv_to_double(&s[1]) < 0 || ptl_iv_to_double(&s[2]) < 0)) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "cannot do hardtanh on an unsigned type with negative limits");
-        }
-        return 0;
+        return hardtanh_bounds_check(s, dt);
     case PTL_OP_celu: case PTL_OP_celu_: {
         if (ptl_iv_to_double(&s[1]) == 0) {
             return ptl_error_set(PTL_ERR_RUNTIME,
@@ -909,12 +934,18 @@ ptl_activation_check(const PtlOperator *op, const PtlIValue *s)
                                  "negative slope");
         }
         return 0;
+    case PTL_OP_threshold: case PTL_OP_threshold_:
+        /* c10's overflow checks, threshold's first: threshold in the opmath type (float for
+         * float16 too), value in the tensor's dtype */
+        return threshold_param_check(&s[1], dt) < 0 ? -1 : ptl_scalar_check_range(&s[2], dt);
+    case PTL_OP_threshold_backward:   /* in the dtype grad_output and self promote to */
+        return threshold_param_check(&s[2], ptl_promote_types(dt, s[1].u.t->dtype));
     default: return 0;
     }
 }
 
-/* softshrink, hardtanh (integer tensors too), elu and leaky_relu_backward: act_cpu after the
- * argument checks */
+/* softshrink, hardtanh (integer tensors too), elu, leaky_relu_backward and threshold: act_cpu
+ * after the argument checks */
 static int
 checked_act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -1264,8 +1295,8 @@ static const PtlKernelReg activation_cpu[] = {
     {PTL_OP_softshrink_backward, PTL_KEY_CPU, act_cpu},
     {PTL_OP_hardshrink, PTL_KEY_CPU, act_cpu},
     {PTL_OP_hardshrink_backward, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_threshold, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_threshold_, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_threshold_backward, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_threshold, PTL_KEY_CPU, checked_act_cpu},
+    {PTL_OP_threshold_, PTL_KEY_CPU, checked_act_cpu},
+    {PTL_OP_threshold_backward, PTL_KEY_CPU, checked_act_cpu},
 };
 PTL_DEFINE_REGISTER(activation_cpu)

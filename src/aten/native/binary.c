@@ -50,11 +50,13 @@ static const PtlLoop div_true_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(div_true)}
 
 /* bool: add is logical or, mul logical and (PyTorch's results for bool tensors) */
 static void
-or_loop_b1(char **d, const int64_t *s, int64_t n, const void *extra)
+add_loop_b1(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-    (void)extra;
+    /* self or (alpha and other): alpha (a double) false makes the sum self, as in PyTorch */
+    const uint8_t alpha = *(const double *)extra != 0;
     for (int64_t i = 0; i < n; i++) {
-        *(uint8_t *)(d[0] + i * s[0]) = *(uint8_t *)(d[1] + i * s[1]) | *(uint8_t *)(d[2] + i * s[2]);
+        *(uint8_t *)(d[0] + i * s[0]) =
+            *(uint8_t *)(d[1] + i * s[1]) | (*(uint8_t *)(d[2] + i * s[2]) & alpha);
     }
 }
 
@@ -303,10 +305,13 @@ add_sub_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         s[1] = t;
     }
     memcpy(loops, is_sub ? sub_loops : add_loops, sizeof(loops));
-    loops[PTL_DTYPE_BOOL] = is_sub ? NULL : (alpha != 0 ? or_loop_b1 : NULL);
+    loops[PTL_DTYPE_BOOL] = is_sub ? NULL : add_loop_b1;
     PtlTensorImpl *ab[2] = {s[0].u.t, s[1].u.t};
-    if (s[2].tag == PTL_IV_DOUBLE && !ptl_dtype_is_floating(ptl_result_type(ab, 2)) &&
-        alpha != floor(alpha)) {
+    PtlDtype rt = ptl_result_type(ab, 2);
+    if (s[2].tag == PTL_IV_BOOL && rt != PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Boolean alpha only supported for Boolean results.");
+    }
+    if (s[2].tag == PTL_IV_DOUBLE && !ptl_dtype_is_floating(rt) && alpha != floor(alpha)) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "For integral input tensors, argument alpha must not be a "
                              "floating point number.");

@@ -689,6 +689,9 @@ add_sub_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     /* PyTorch's alpha_check, on the inputs' common dtype */
     double alpha[2] = {ptl_iv_to_double(&s[2]), ptl_iv_imag(&s[2])};
     PtlDtype rt = tensors_result_type(s, self_other, 2);
+    if (s[2].tag == PTL_IV_BOOL) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Boolean alpha only supported for Boolean results.");
+    }
     if (s[2].tag == PTL_IV_COMPLEX && !ptl_dtype_is_complex(rt)) {
         return ptl_error_set(PTL_ERR_RUNTIME, ptl_dtype_is_floating(rt)
             ? "For non-complex input tensors, argument alpha must not be a complex number."
@@ -1224,34 +1227,35 @@ complex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- angle, conj ---- */
 
-/* angle of a real value: pi for negatives, 0 otherwise, nan stays nan */
-static void
-real_angle_f4(char **d, const int64_t *s, int64_t n, const void *extra)
-{
-    (void)extra;
-    for (int64_t i = 0; i < n; i++) {
-        float x = *(const float *)(d[1] + i * s[1]);
-        *(float *)(d[0] + i * s[0]) = isnan(x) ? x : x < 0 ? 3.14159265358979323846f : 0.0f;
+/* angle of a real value: pi for negatives, 0 otherwise, nan stays nan; float16 and bfloat16
+ * in float, rounded back (pi is 3.1406 there) */
+#define DEFINE_REAL_ANGLE(SUF, T, C, LOAD, STORE)                                         \
+    static void                                                                           \
+    real_angle_##SUF(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            C x = LOAD(*(const T *)(d[1] + i * s[1]));                                    \
+            *(T *)(d[0] + i * s[0]) =                                                     \
+                STORE(isnan(x) ? x : x < 0 ? (C)3.14159265358979323846 : (C)0);           \
+        }                                                                                 \
     }
-}
-
-static void
-real_angle_f8(char **d, const int64_t *s, int64_t n, const void *extra)
-{
-    (void)extra;
-    for (int64_t i = 0; i < n; i++) {
-        double x = *(const double *)(d[1] + i * s[1]);
-        *(double *)(d[0] + i * s[0]) = isnan(x) ? x : x < 0 ? 3.14159265358979323846 : 0.0;
-    }
-}
+#define REAL_ANGLE_ID(X) (X)
+DEFINE_REAL_ANGLE(f2, ptl_half, float, ptl_half_to_f, ptl_f_to_half)
+DEFINE_REAL_ANGLE(bf, ptl_bf16, float, ptl_bf16_to_f, ptl_f_to_bf16)
+DEFINE_REAL_ANGLE(f4, float, float, REAL_ANGLE_ID, REAL_ANGLE_ID)
+DEFINE_REAL_ANGLE(f8, double, double, REAL_ANGLE_ID, REAL_ANGLE_ID)
+#undef REAL_ANGLE_ID
+#undef DEFINE_REAL_ANGLE
 
 /* angle(Tensor self) -> Tensor: complex -> its argument (real dtype); real and integer
  * inputs -> pi or 0 in a floating dtype (integers in the default one). */
 static int
 angle_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    static const PtlLoop real_loops[PTL_DTYPE_COUNT] = {[PTL_DTYPE_FLOAT32] = real_angle_f4,
-                                                        [PTL_DTYPE_FLOAT64] = real_angle_f8};
+    static const PtlLoop real_loops[PTL_DTYPE_COUNT] = {
+        [PTL_DTYPE_FLOAT16] = real_angle_f2, [PTL_DTYPE_BFLOAT16] = real_angle_bf,
+        [PTL_DTYPE_FLOAT32] = real_angle_f4, [PTL_DTYPE_FLOAT64] = real_angle_f8};
     if (ptl_dtype_is_complex(s[0].u.t->dtype)) {
         return to_real_complex(op, ks, s, zangle_loops);
     }

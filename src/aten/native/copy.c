@@ -1175,6 +1175,30 @@ ptl_wrapped_scalar(const PtlIValue *v)
     }
 }
 
+/* Copies the one element of src into every element of t.  fill_ and zero_ write one value,
+ * so PyTorch lets them write a tensor whose elements overlap (their iterator skips the
+ * overlap check): the copy goes to t without its stride-0 repeats.  0 or -1. */
+static int
+fill_into(PtlTensorImpl *t, PtlTensorImpl *src)
+{
+    int64_t sizes[PTL_MAX_DIMS];
+    int repeats = 0;
+    for (int d = 0; d < t->dim; d++) {
+        sizes[d] = t->strides[d] == 0 && t->sizes[d] > 1 ? 1 : t->sizes[d];
+        repeats |= sizes[d] != t->sizes[d];
+    }
+    if (!repeats) {
+        return ptl_copy_into(t, src);
+    }
+    PtlTensorImpl *v = ptl_tensor_impl_view(t, t->dim, sizes, t->strides, t->storage_offset);
+    if (v == NULL) {
+        return -1;
+    }
+    int rc = ptl_copy_into(v, src);
+    ptl_decref(v);
+    return rc;
+}
+
 int
 ptl_fill_scalar(PtlTensorImpl *t, const PtlIValue *value)
 {
@@ -1186,7 +1210,7 @@ ptl_fill_scalar(PtlTensorImpl *t, const PtlIValue *value)
         return -1;
     }
     memcpy(ptl_tensor_data(src), buf, item);
-    int rc = ptl_copy_into(t, src);
+    int rc = fill_into(t, src);
     ptl_decref(src);
     if (rc == 0) {
         ptl_tensor_bump_version(t);
@@ -1345,7 +1369,7 @@ fill__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                  "with %d dimensions.",
                                  v->dim);
         }
-        if (ptl_copy_into(self, v) < 0) {
+        if (fill_into(self, v) < 0) {
             return -1;
         }
         ptl_tensor_bump_version(self);

@@ -338,8 +338,8 @@ reg_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     RegJob *job = NULL;
     (void)ks;
 
-    if (ptl_reg_loss_check(k, p) < 0 || (op->id == PTL_OP_huber_loss_backward &&
-                                             huber_backward_dtypes_check(s) < 0) ||
+    if ((!bw && ptl_reg_loss_check(k, p) < 0) || (op->id == PTL_OP_huber_loss_backward &&
+                                                  huber_backward_dtypes_check(s) < 0) ||
         reg_prepare(k, bw, 2 + bw, in, (unsigned)bw, prep, &dt, &dim, sizes) < 0) {
         return -1;
     }

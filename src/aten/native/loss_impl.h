@@ -10,8 +10,9 @@ typedef enum PtlRegLoss { PTL_REG_MSE, PTL_REG_SMOOTH_L1, PTL_REG_HUBER } PtlReg
 
 /* The loss of mse_loss, smooth_l1_loss, huber_loss and their backward ops */
 PtlRegLoss ptl_reg_loss_kind(const PtlOperator *op);
-/* PyTorch's checks of smooth_l1_loss's beta and huber_loss's delta: 0, or -1 with the
- * error set. */
+/* PyTorch's checks of smooth_l1_loss's beta and huber_loss's delta, which the backward ops
+ * do not make (Note [Regression loss derivatives at a negative beta or delta]): 0, or -1
+ * with the error set. */
 int ptl_reg_loss_check(PtlRegLoss k, double p);
 /* "mse", "smooth_l1", "huber": the names of PyTorch's kernels in its dtype errors */
 const char *ptl_reg_loss_name(PtlRegLoss k);

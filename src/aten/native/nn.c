@@ -1201,6 +1201,18 @@ error:
 
 /* ---- binary_cross_entropy ---- */
 
+/* PyTorch's binary_cross_entropy kernels iterate their tensors (not the weight) in one
+ * dtype, the first's: 0, or -1 with its TensorIterator's error */
+static int
+bce_dtype_check(const PtlTensorImpl *t, PtlDtype want)
+{
+    if (t->dtype != want) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Found dtype %s but expected %s",
+                             ptl_dtype_legacy_name(t->dtype), ptl_dtype_legacy_name(want));
+    }
+    return 0;
+}
+
 int
 ptl_bce_check(const PtlTensorImpl *x, const PtlTensorImpl *t)
 {
@@ -1208,6 +1220,9 @@ ptl_bce_check(const PtlTensorImpl *x, const PtlTensorImpl *t)
         return ptl_error_set(PTL_ERR_VALUE,
                              "Using a target size that is different to the input size is not "
                              "supported. Please ensure they have the same size.");
+    }
+    if (bce_dtype_check(t, x->dtype) < 0) {
+        return -1;
     }
     if (!ptl_dtype_is_floating(x->dtype)) {
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
@@ -1331,7 +1346,8 @@ bce_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)op;
     (void)ks;
 
-    if (bce_data(s, 1, &d) < 0 || (g = bce_grad_output(s[0].u.t, x)) == NULL ||
+    if (bce_dtype_check(x, s[0].u.t->dtype) < 0 || bce_data(s, 1, &d) < 0 ||
+        (g = bce_grad_output(s[0].u.t, x)) == NULL ||
         (gi = ptl_empty(x->dim, x->sizes, PTL_DTYPE_FLOAT64, x->device)) == NULL) {
         goto error;
     }

@@ -619,20 +619,37 @@ pad_setup(const PadInfo *pi, PtlTensorImpl *x, const PtlIValue *pad, Maps *m)
                                  "Padding value causes wrapping around more than once.");
         }
     }
+    /* PyTorch's pads refuse an output as too small only when all its padded sizes are below
+     * 1, and circular padding never: a size of 0 makes an empty result, a negative one fails
+     * as empty() does */
+    int small = 0, negative = -1;
     for (int d = NN_SPATIAL - nd; d < NN_SPATIAL; d++) {
-        if (m->out[d] < 1) {
-            size_t o1 = 0, o2 = 0;
-            char b2[128];
-            for (int e = NN_SPATIAL - nd; e < NN_SPATIAL; e++) {
-                const char *sep = e == NN_SPATIAL - nd ? "" : (nd == 3 && e == 1 ? " " : ", ");
-                o1 += (size_t)snprintf(buf + o1, sizeof(buf) - o1, "%s%s: %lld", sep, dn[e],
-                                       (long long)m->in[e]);
-                o2 += (size_t)snprintf(b2 + o2, sizeof(b2) - o2, "%s%s: %lld",
-                                       e == NN_SPATIAL - nd ? "" : " ", dn[e], (long long)m->out[e]);
-            }
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "input (%s) is too small. Calculated output %s", buf, b2);
+        small += m->out[d] < 1;
+        negative = negative < 0 && m->out[d] < 0 ? d : negative;
+    }
+    if (small == nd && pi->mode != PAD_CIRCULAR) {
+        size_t o1 = 0, o2 = 0;
+        char b2[128];
+        for (int e = NN_SPATIAL - nd; e < NN_SPATIAL; e++) {
+            const char *sep = e == NN_SPATIAL - nd ? "" : (nd == 3 && e == 1 ? " " : ", ");
+            o1 += (size_t)snprintf(buf + o1, sizeof(buf) - o1, "%s%s: %lld", sep, dn[e],
+                                   (long long)m->in[e]);
+            o2 += (size_t)snprintf(b2 + o2, sizeof(b2) - o2, "%s%s: %lld",
+                                   e == NN_SPATIAL - nd ? "" : " ", dn[e], (long long)m->out[e]);
         }
+        return ptl_error_set(PTL_ERR_RUNTIME, "input (%s) is too small. Calculated output %s",
+                             buf, b2);
+    }
+    if (negative >= 0) {
+        int64_t shape[PTL_MAX_DIMS];
+        memcpy(shape, x->sizes, sizeof(int64_t) * (size_t)x->dim);
+        for (int i = 0; i < nd; i++) {
+            shape[x->dim - 1 - i] = m->out[NN_SPATIAL - 1 - i];
+        }
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Trying to create tensor with negative dimension %lld: %s",
+                             (long long)m->out[negative],
+                             ptl_format_sizes(buf, sizeof(buf), x->dim, shape));
     }
     if (maps_alloc(m) < 0) {
         return -1;

@@ -830,17 +830,20 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
              (src = scalar_of(&s[3], self->dtype)) == NULL) {
         return -1;
     }
-    if ((index->dim > 0 ? index->dim : 1) != (self->dim > 0 ? self->dim : 1)) {
+    /* PyTorch checks the shape of a non-empty index only (scatter_shape_check): an empty one
+     * scatters nothing, whatever its dimensions */
+    if (index->numel != 0 &&
+        (index->dim > 0 ? index->dim : 1) != (self->dim > 0 ? self->dim : 1)) {
         ptl_error_set(PTL_ERR_RUNTIME, "Index tensor must have the same number of dimensions as "
                                        "self tensor");
         goto error;
     }
-    if (src->dim != 0 && (index->dim > 0 ? index->dim : 1) != src->dim) {
+    if (index->numel != 0 && src->dim != 0 && (index->dim > 0 ? index->dim : 1) != src->dim) {
         ptl_error_set(PTL_ERR_RUNTIME, "Index tensor must have the same number of dimensions as "
                                        "src tensor");
         goto error;
     }
-    for (int d = 0; d < index->dim; d++) {
+    for (int d = 0; index->numel != 0 && d < index->dim; d++) {
         if ((self->dim && d != dim && index->sizes[d] > self->sizes[d]) ||
             (src->dim && index->sizes[d] > src->sizes[d])) {
             ptl_format_sizes(b1, sizeof(b1), index->dim, index->sizes);
@@ -863,6 +866,9 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if ((out = target_reading(op, self, src, index, 0)) == NULL) {
         goto error;
+    }
+    if (index->numel == 0) {
+        goto done;
     }
     if ((rc = scatter_gather_on_device(1, out, dim, index, src, r, include_self)) <= 0) {
         if (rc < 0) {

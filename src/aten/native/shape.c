@@ -1331,9 +1331,10 @@ meshgrid_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                                   "the tensor list but got a %dD tensor",
                                  in[i]->dim);
         }
-        if (in[i]->dtype != in[0]->dtype) {
-            return ptl_error_set(PTL_ERR_RUNTIME, "meshgrid expects all tensors to have the "
-                                                  "same dtype");
+        if (in[i]->dtype != in[0]->dtype || !ptl_device_equal(in[i]->device, in[0]->device)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "meshgrid expects all tensors to have the same %s",
+                                 in[i]->dtype != in[0]->dtype ? "dtype" : "device");
         }
     }
     /* 'xy' is 'ij' of the first two inputs swapped, its first two grids swapped back */
