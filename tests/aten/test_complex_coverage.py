@@ -16,7 +16,9 @@ REASONS = {
     "extra": "pytorchlite computes what PyTorch refuses",
 }
 
-GAPS_BY_AREA = {}
+# torch 2.13's CPU build has no kernel for the out_dtype overloads of the mm family (they run
+# on its CUDA and meta devices); ours are composites that run on every device
+GAPS_BY_AREA = {"extra": "aten::addmm.dtype aten::baddbmm.dtype aten::bmm.dtype aten::mm.dtype"}
 
 EXPECTED_GAPS = {name: (area, REASONS[area]) for area, names in GAPS_BY_AREA.items()
                  for name in names.split()}
