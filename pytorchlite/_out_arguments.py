@@ -2,8 +2,6 @@
 another shape (warned when it had elements), and PyTorch's dtype rule: the "result type" error
 when an output's dtype cannot hold the result (cast), or the kernel's own error when out's dtype
 is not the result's (strict)."""
-import warnings
-
 from . import _C
 
 
@@ -13,19 +11,6 @@ def check_result_cast(result_dtype, dtype):
         from ._tensor_types import _NAME
         raise RuntimeError(f"result type {_NAME[result_dtype]} can't be cast to the desired "
                            f"output type {_NAME[dtype]}")
-
-
-def resize_output(out, shape):
-    """out resized to shape, as PyTorch's resize_output: warned when it had elements."""
-    if out.shape != shape:
-        if out.numel() != 0:
-            warnings.warn(f"An output with one or more elements was resized since it had shape "
-                          f"{list(out.shape)}, which does not match the required output shape "
-                          f"{list(shape)}. This behavior is deprecated, and in a future PyTorch "
-                          f"release outputs will not be resized unless they have zero elements. "
-                          f"You can explicitly reuse an out tensor t by resizing it, inplace, to "
-                          f"zero elements with t.resize_(0).", UserWarning, stacklevel=3)
-        out.resize_(shape)
 
 
 SAME_DTYPE = "Expected out tensor to have dtype {result_cpp}, but got {out_cpp} instead"
@@ -47,8 +32,8 @@ def strict_message(template, result_dtype, dtype):
 def _write(result, out, check):
     """result (a tensor or a tuple of them) written into out (None: result returned): every
     output's dtype checked against its result's first (check(index, result dtype, out dtype)),
-    then each resized and the result copied in.  Returns out, a tuple of them as result's
-    type."""
+    then each resized (Note [Resizing out=] in src/aten/resize_output.h) and the result copied
+    in.  Returns out, a tuple of them as result's type."""
     if out is None:
         return result
     results = result if isinstance(result, tuple) else (result,)
@@ -58,7 +43,7 @@ def _write(result, out, check):
     for i, (r, o) in enumerate(zip(results, outs)):
         check(i, r.dtype, o.dtype)
     for r, o in zip(results, outs):
-        resize_output(o, r.shape)
+        _C._resize_output(o, r.shape)
         o.copy_(r)
     if not isinstance(result, tuple):
         return out

@@ -12,11 +12,15 @@
  * An out= tensor whose shape is not the result's takes the result's shape (its storage grows
  * when it must, as resize_ does).  When it had elements, PyTorch deprecates that with a
  * warning, and so do we, with its words: ptl_warn here, flushed as a UserWarning by
- * src/python when the call returns, so the native out= kernels (TensorIterator's outputs,
- * mm, index_select, frexp) warn as the Python writer of the other out= calls does
- * (pytorchlite._out_arguments.resize_output).  An empty out, or one of the result's shape,
- * is quiet.  One warning per call: the buffer keeps the first (a call with two resized
- * outputs warns once where PyTorch warns twice). */
+ * src/python when the call returns.  This is the only resize of an out=: the native out=
+ * kernels (TensorIterator's outputs, mm, index_select, frexp) call it, and the out= written
+ * in Python (the functional overload's, the composites': pytorchlite._out_arguments) through
+ * _C._resize_output.  Either way the warning names the user's line (the first frame outside
+ * the package: ptlpy_flush_warnings).  Like PyTorch's CPU resize_output it does not dispatch
+ * (no resize_ call, so an out that requires grad is resized under no_grad) and leaves the
+ * version bump to the write that follows.  An empty out, or one of the result's shape, is quiet.  One warning per call: the
+ * buffer keeps the first (a call with two resized outputs warns once where PyTorch warns
+ * twice). */
 
 /* ptl_resize_output's work for an out whose shape is not sizes[0..dim): 1, or -1 with the
  * error set */

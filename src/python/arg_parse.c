@@ -14,6 +14,7 @@
  * by the call's scratch space and released after it. */
 #include "ptlpy.h"
 #include "arg_parse_impl.h"
+#include "../aten/resize_output.h"
 #include "../autograd/autograd.h"
 
 #include <string.h>
@@ -909,6 +910,47 @@ call_with_functional_out(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs
     return res;
 }
 
+/* _C._resize_output(out, shape): out resized to shape (a tuple of ints, pytorchlite.Size
+ * included) by ptl_resize_output, for the out= arguments written in Python
+ * (pytorchlite._out_arguments), so that every out= resizes, and warns, by one rule and one
+ * text (Note [Resizing out=]), the warning naming the user's line as the kernels' do.  True
+ * when out changed shape. */
+static PyObject *
+py_resize_output(PyObject *m, PyObject *args)
+{
+    PyObject *out, *shape;
+    int64_t sizes[PTL_MAX_DIMS];
+    (void)m;
+    if (!PyArg_ParseTuple(args, "O!O!:_resize_output", &PtlPyTensorBase_Type, &out,
+                          &PyTuple_Type, &shape)) {
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(shape);
+    if (n > PTL_MAX_DIMS) {
+        return PyErr_Format(PyExc_RuntimeError, "_resize_output(): a shape of %zd dimensions; "
+                            "pytorchlite supports at most %d", n, PTL_MAX_DIMS);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int r = to_int(PyTuple_GET_ITEM(shape, i), &sizes[i]);
+        if (r == 0) {
+            return PyErr_Format(PyExc_TypeError, "_resize_output(): shape must be a tuple of "
+                                "ints, but got %s at position %zd",
+                                Py_TYPE(PyTuple_GET_ITEM(shape, i))->tp_name, i);
+        }
+        if (r < 0) {
+            return NULL;
+        }
+    }
+    int changed = ptl_resize_output(PTLPY_IMPL(out), (int)n, sizes);
+    if (changed < 0) {
+        return ptlpy_raise();
+    }
+    if (ptlpy_flush_warnings() < 0) {
+        return NULL;
+    }
+    return PyBool_FromLong(changed);
+}
+
 static PyObject *
 opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -1253,6 +1295,8 @@ py_signature(PyObject *module, PyObject *args)
 }
 
 static PyMethodDef ops_module_methods[] = {
+    {"_resize_output", py_resize_output, METH_VARARGS,
+     "_resize_output(out, shape): out= resized to shape, warned when it had elements"},
     {"_op", py_get_op, METH_VARARGS, "the callable for an operator (and overload) by name"},
     {"_signature", py_signature, METH_VARARGS,
      "_signature(qualname, method=False): the argument checker of the operators named "

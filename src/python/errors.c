@@ -71,5 +71,5 @@ ptlpy_flush_warnings(void)
     if (w == NULL) {
         return 0;
     }
-    return PyErr_WarnEx(PyExc_UserWarning, w, 1);
+    return PyErr_WarnEx(PyExc_UserWarning, w, ptlpy_user_stacklevel());
 }

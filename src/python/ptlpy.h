@@ -87,8 +87,13 @@ int ptlpy_errors_init(PyObject *module);
  * [C ABI]); 0 or -1. */
 int ptlpy_c_api_init(PyObject *module);
 int ptlpy_raise_int(void);   /* same, returns -1 */
-/* Issues a pending ptl_warn() as a UserWarning; -1 when the warning became an error. */
+/* Issues a pending ptl_warn() as a UserWarning at the user's line (ptlpy_user_stacklevel:
+ * the same line whether the op was called by the user or by the package's Python code); -1
+ * when the warning became an error. */
 int ptlpy_flush_warnings(void);
+/* PyErr_WarnEx's stack level that names the innermost frame outside the package, the user's
+ * line (python_hooks.c); 1 when there is none.  Holds the GIL; leaves no error set. */
+int ptlpy_user_stacklevel(void);
 
 /* ---- operators ---- */
 int ptlpy_ops_init(PyObject *module);

@@ -397,34 +397,63 @@ site_of(PyFrameObject *f, PyCodeObject *code)
     return text;
 }
 
+/* The innermost frame outside the package (a new reference), and in *above how many of the
+ * package's frames run above it; NULL when there is none, the package is not known yet, or a
+ * frame's file name cannot be compared (a Python error may then be set).  Holds the GIL. */
+static PyFrameObject *
+frame_outside_package(int *above)
+{
+    PyFrameObject *f = PyEval_GetFrame();
+    *above = 0;
+    Py_XINCREF(f);
+    while (f != NULL && site_prefix != NULL) {
+        PyCodeObject *code = PyFrame_GetCode(f);
+        int inside = PyUnicode_Tailmatch(code->co_filename, site_prefix, 0, PY_SSIZE_T_MAX, -1);
+        Py_DECREF(code);
+        if (inside == 0) {
+            return f;
+        }
+        PyFrameObject *back = inside == 1 ? PyFrame_GetBack(f) : NULL;
+        Py_DECREF(f);
+        f = back;
+        (*above)++;
+    }
+    Py_XDECREF(f);
+    return NULL;
+}
+
 /* The innermost frame outside the package as "file:line"; NULL when unknown (no frame, no
  * GIL).  Only ever called between Python calls, so no Python error is pending or left. */
 static const char *
 current_site(void)
 {
     const char *site = NULL;
+    int above;
     if (!PyGILState_Check() || PyErr_Occurred()) {
         return NULL;
     }
-    PyFrameObject *f = PyEval_GetFrame();
-    Py_XINCREF(f);
-    while (f != NULL) {
+    PyFrameObject *f = frame_outside_package(&above);
+    if (f != NULL) {
         PyCodeObject *code = PyFrame_GetCode(f);
-        int inside = PyUnicode_Tailmatch(code->co_filename, site_prefix, 0, PY_SSIZE_T_MAX, -1);
-        if (inside == 0) {
-            site = site_of(f, code);
-        }
+        site = site_of(f, code);
         Py_DECREF(code);
-        if (inside != 1) {
-            break;
-        }
-        PyFrameObject *back = PyFrame_GetBack(f);
         Py_DECREF(f);
-        f = back;
     }
-    Py_XDECREF(f);
     PyErr_Clear();
     return site;
+}
+
+int
+ptlpy_user_stacklevel(void)
+{
+    int above;
+    PyFrameObject *f = frame_outside_package(&above);
+    if (f == NULL) {
+        PyErr_Clear();
+        return 1;
+    }
+    Py_DECREF(f);
+    return above + 1;
 }
 
 /* _set_site_prefix(package_dir): installs the call-site hook */

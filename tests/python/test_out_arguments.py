@@ -381,8 +381,8 @@ RESIZED = (r"^An output with one or more elements was resized since it had shape
 
 # one out= call per route: TensorIterator (add, neg, where, clamp, frexp), the kernels that
 # resize themselves (mm, index_select), the functional overload (cumsum, sort) and the Python
-# composites (logaddexp); each makes a [2, 3] result into o (frexp's and sort's second output
-# has the right shape)
+# composites (logaddexp, heaviside, tensordot); each makes a [2, 3] result into o (frexp's and
+# sort's second output has the right shape).  One line each: the warning names it.
 ROUTES = {
     "add": lambda L, o: L.add(L.ones(2, 3), L.ones(3), out=o),
     "neg": lambda L, o: L.neg(L.ones(2, 3), out=o),
@@ -394,6 +394,8 @@ ROUTES = {
     "cumsum": lambda L, o: L.cumsum(L.ones(2, 3), 1, out=o),
     "sort": lambda L, o: L.sort(L.ones(2, 3), out=(o, L.empty(2, 3, dtype=L.int64))),
     "logaddexp": lambda L, o: L.logaddexp(L.ones(2, 3), L.ones(3), out=o),
+    "heaviside": lambda L, o: L.heaviside(L.ones(2, 3), L.ones(3), out=o),
+    "tensordot": lambda L, o: L.tensordot(L.ones(2, 4), L.ones(4, 3), dims=1, out=o),
 }
 
 
@@ -427,3 +429,88 @@ def test_the_resize_warning_is_torchs(route):
     got = _warnings_of(lambda: ROUTES[route](ptl, ptl.empty(5)))
     want = _warnings_of(lambda: ROUTES[route](torch, torch.empty(5)))
     assert got == [re.sub(r" \(Triggered internally at .*\)$", "", w) for w in want]
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_the_resize_warning_names_the_line_that_passed_out(route):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ROUTES[route](ptl, ptl.empty(5))
+    [got] = [x for x in w if issubclass(x.category, UserWarning)]
+    code = ROUTES[route].__code__
+    assert (got.filename, got.lineno) == (code.co_filename, code.co_firstlineno)
+
+
+def test_resize_output_binding_resizes_warns_and_says_whether_it_resized():
+    o = ptl.arange(6.0)
+    with pytest.warns(UserWarning) as w:
+        assert ptl._C._resize_output(o, ptl.Size([2, 2])) is True
+    assert len(w) == 1 and re.match(RESIZED.format(r"\[6\]", r"\[2, 2\]"), str(w[0].message))
+    assert w[0].filename == __file__
+    assert o.shape == (2, 2) and o.flatten().tolist() == [0.0, 1.0, 2.0, 3.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ptl._C._resize_output(o, (2, 2)) is False
+        e = ptl.empty(0)
+        assert ptl._C._resize_output(e, (3, 0, 2)) is True and e.shape == (3, 0, 2)
+        assert ptl._C._resize_output(e, ()) is True and e.shape == () and e.numel() == 1
+
+
+def test_resize_output_binding_grows_the_storage_of_a_view_past_its_offset():
+    base = ptl.zeros(4)
+    view = base[2:]
+    with pytest.warns(UserWarning, match="was resized"):
+        ptl._C._resize_output(view, (3, 2))
+    view.fill_(1.0)
+    assert view.shape == (3, 2) and view.storage_offset() == 2
+    assert base.tolist() == [0.0, 0.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("args, exc, msg", [
+    ((3, (2,)), TypeError, r"^_resize_output\(\) argument 1 must be .*TensorBase, not int$"),
+    ((None, (2,)), TypeError, r"^_resize_output\(\) argument 1 must be .*TensorBase, not None"),
+    (("o", [2]), TypeError, r"^_resize_output\(\) argument 2 must be tuple, not list$"),
+    (("o", (2, 1.5)), TypeError, r"^_resize_output\(\): shape must be a tuple of ints, but "
+                                 r"got float at position 1$"),
+    (("o", (2,) * 30), RuntimeError, r"^_resize_output\(\): a shape of 30 dimensions; "
+                                     r"pytorchlite supports at most \d+$"),
+    (("o",), TypeError, r"^_resize_output\(\) takes exactly 2 arguments \(1 given\)$"),
+])
+def test_resize_output_binding_argument_errors(args, exc, msg):
+    o = ptl.ones(2)
+    args = tuple(o if a == "o" else a for a in args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(exc, match=msg):
+            ptl._C._resize_output(*args)
+    assert o.shape == (2,)
+
+
+def test_resize_output_binding_refuses_a_negative_size_without_warning():
+    o = ptl.ones(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeError, match="negative"):
+            ptl._C._resize_output(o, (2, -1))
+    assert o.shape == (2,)
+
+
+@pytest.mark.parametrize("route", ["add", "cumsum", "logaddexp"])
+def test_the_resize_warning_raised_as_an_error_propagates(route):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match="was resized"):
+            ROUTES[route](ptl, ptl.empty(5))
+
+
+@pytest.mark.parametrize("lib", [ptl, pytest.param(torch, marks=torch_ref)], ids=["ptl", "torch"])
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_an_out_that_requires_grad_is_resized_under_no_grad_and_bumped_once(route, lib):
+    """As PyTorch's resize_output, which does not dispatch: no resize_ (that refuses a tensor
+    that requires grad), and one version bump, the write's."""
+    o = lib.empty(5, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with lib.no_grad():
+            ROUTES[route](lib, o)
+    assert tuple(o.shape) == (2, 3) and o._version == 1
