@@ -13,47 +13,56 @@ PyTorch:
 - each unpack_dual of a computed tensor runs two reverse passes (no cost while computing);
 - the primal of a computed tensor is detached when no dual of the level was made from a
   tensor that requires grad, and is the tensor itself otherwise.
-Like PyTorch, one level exists at a time, and exiting it forgets every tangent.  A custom
-Function's tangents come from its jvp (Note [Custom Function jvp over the double vjp] in
-function.py)."""
+Like PyTorch, one level exists at a time, in the whole process (Note [Transform state per
+thread] in function.py), and exiting it forgets every tangent.  A custom Function's tangents
+come from its jvp (Note [Custom Function jvp over the double vjp] in function.py)."""
+import threading
 from collections import namedtuple
 
 from .. import _C
 from . import grad
-from .function import _tangent_pass, _transforms
+from .function import _level_sources, _tangent_pass
 from .grad_mode import _DecoratorContextManager, enable_grad
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
 
-_current_level = -1
-# the current level's duals: (dual tensor, tangent, whether the primal required grad)
-_duals = []
+
+class _Level:
+    """The process's forward-AD level, as PyTorch's: shared by every thread, changed under
+    lock (Note [Transform state per thread] in function.py)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.index = -1   # -1: no level
+        self.duals = []   # (dual tensor, tangent, whether the primal required grad)
+
+
+_level = _Level()
 
 
 def enter_dual_level():
     """Enters the forward-AD level (only one may exist) and returns its index, 0."""
-    global _current_level
-    if _current_level >= 0:
-        raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    _current_level = 0
-    return _current_level
+    with _level.lock:
+        if _level.index >= 0:
+            raise RuntimeError("Nested forward mode AD is not supported at the moment")
+        _level.index = 0
+        return _level.index
 
 
 def exit_dual_level(*, level=None):
     """Leaves the level; every dual made in it loses its tangent."""
-    global _current_level
-    if level is None:
-        level = _current_level
-    if level != _current_level:
-        raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
-                           "was created. This is not supported.")
-    if level < 0:
-        raise RuntimeError("Dual level must be a positive number.")
-    ids = {id(dual) for dual, _, _ in _duals}
-    _transforms.sources[:] = [t for t in _transforms.sources if id(t) not in ids]
-    _duals.clear()
-    _current_level = level - 1
+    with _level.lock:
+        if level is None:
+            level = _level.index
+        if level != _level.index:
+            raise RuntimeError("Trying to exit a forward AD level that was not the last one "
+                               "that was created. This is not supported.")
+        if level < 0:
+            raise RuntimeError("Dual level must be a positive number.")
+        _level_sources.clear()
+        _level.duals.clear()
+        _level.index = level - 1
 
 
 def _is_inexact(t):
@@ -64,7 +73,7 @@ def make_dual(tensor, tangent, *, level=None):
     """A view of tensor carrying tangent at the level (Note [Forward AD over eager
     autograd])."""
     if level is None:
-        level = _current_level
+        level = _level.index
     if level < 0:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
                            "make sure to enter_dual_level() first.")
@@ -79,16 +88,17 @@ def make_dual(tensor, tangent, *, level=None):
                            "that of the original Tensor, this is not supported. Tensor is of "
                            f"size {list(tensor.shape)} while the given forward gradient is of "
                            f"size {list(tangent.shape)}.")
-    if any(d is tensor for d, _, _ in _duals):
-        raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
-                           f"gradient at the same level {level} is not supported.")
     had_grad = tensor.requires_grad
     with enable_grad():
         dual = tensor.view_as(tensor)
     if not had_grad:
         dual.requires_grad_()
-    _duals.append((dual, tangent, had_grad))
-    _transforms.sources.append(dual)
+    with _level.lock:
+        if any(d is tensor for d, _, _ in _level.duals):
+            raise RuntimeError("Making a dual Tensor based on a Tensor that already has a "
+                               f"forward gradient at the same level {level} is not supported.")
+        _level.duals.append((dual, tangent, had_grad))
+        _level_sources.append(dual)
     return dual
 
 
@@ -99,7 +109,7 @@ UnpackedDualTensor.__module__ = __name__
 def _tangent(tensor):
     """tensor's tangent at the level: J t summed over the duals it depends on, or None when
     it depends on none of them."""
-    duals = [(d, t) for d, t, _ in _duals]
+    duals = [(d, t) for d, t, _ in _level.duals]
     if not tensor.requires_grad or not duals:
         return None
     with enable_grad():
@@ -122,13 +132,14 @@ def unpack_dual(tensor, *, level=None):
     """(primal, tangent) of tensor at the level; tangent is None outside a level and for a
     tensor that depends on no dual."""
     if level is None:
-        level = _current_level
+        level = _level.index
     if level < 0:
         return UnpackedDualTensor(tensor, None)
-    for dual, tangent, had_grad in _duals:
+    duals = list(_level.duals)
+    for dual, tangent, had_grad in duals:
         if dual is tensor:
             return UnpackedDualTensor(tensor if had_grad else tensor.detach(), tangent)
-    keep_graph = any(had_grad for _, _, had_grad in _duals)
+    keep_graph = any(had_grad for _, _, had_grad in duals)
     return UnpackedDualTensor(tensor if keep_graph else tensor.detach(), _tangent(tensor))
 
 

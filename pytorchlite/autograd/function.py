@@ -43,9 +43,22 @@ called more than once, and never when no tangent is asked for; a dirty input's t
 handed to jvp as a copy, so modifying it in place does not reach the caller's tangent; jvp's
 own operations are differentiated by an outer forward transform (func.jvp of func.jvp, jacfwd
 of jacfwd), where PyTorch 2.13 gives zero second-order tangents through a custom Function.
+
+Note [Transform state per thread]
+What apply and the node's backward read of the running transforms (_transforms: how many
+torch.func transforms' functions run, each running vmap's randomness, the first passes of
+tangent computations, func.jvp's inputs) is per thread, as functorch's interpreter stack is:
+a transform on one thread changes nothing that a custom Function on another sees, and an error
+that unwinds one thread's transforms leaves the other threads' state as it was.  The engine
+runs a backward on the calling thread, so a first pass is always its own thread's.  The
+forward-AD level is not per thread, as in PyTorch (torch/csrc/autograd/forward_grad.cpp keeps
+its levels in one process-wide list under a mutex): one level exists in the process, a dual
+made on any thread is a tangent source for all (_level_sources), and entering a level on a
+second thread raises PyTorch's nested-level error (forward_ad.py).
 """
 import collections
 import functools
+import threading
 
 from .. import _C
 from .grad_mode import is_grad_enabled, no_grad
@@ -56,18 +69,20 @@ _EXTENDING_FUNC = ("For more details, please see "
                    "https://pytorch.org/docs/main/notes/extending.func.html")
 
 
-class _TransformState:
-    """What Function.apply needs to know of the running torch.func transforms and tangent
-    computations (one Python thread drives them; see the Notes above)."""
+class _TransformState(threading.local):
+    """What Function.apply needs to know of this thread's running torch.func transforms and
+    tangent computations (Note [Transform state per thread])."""
 
     def __init__(self):
         self.depth = 0            # torch.func transforms whose function is running
         self.vmaps = []           # randomness of each running vmap (innermost last)
         self.tangent_passes = 0   # first passes of tangent computations running
-        self.sources = []         # tensors tangents start from (duals, func.jvp's inputs)
+        self.sources = []         # tensors tangents start from: func.jvp's inputs
 
 
 _transforms = _TransformState()
+# the forward-AD level's duals (forward_ad.py), tangent sources of every thread
+_level_sources = []
 
 
 class _transform:
@@ -114,9 +129,13 @@ class _tangent_sources:
         del _transforms.sources[len(_transforms.sources) - len(self.tensors):]
 
 
+def _has_sources():
+    return bool(_transforms.sources or _level_sources)
+
+
 def _reaches_source(args):
     """Whether a tensor in args is, or depends through the graph on, a tangent source."""
-    sources = _transforms.sources
+    sources = _transforms.sources + _level_sources
     source_ids = {id(t) for t in sources}
     source_nodes = {id(t.grad_fn) for t in sources if t.grad_fn is not None}
     seen, stack = {}, []
@@ -270,7 +289,7 @@ class Function:
             rule = _transform_rule(cls)
             if rule is not None:
                 return rule(*args, **kwargs)
-        if (cls.jvp is Function.jvp and _transforms.sources and _reaches_source(args)):
+        if cls.jvp is Function.jvp and _has_sources() and _reaches_source(args):
             raise NotImplementedError(_NO_JVP)
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, _C.TensorBase) and a.requires_grad
@@ -293,7 +312,7 @@ class Function:
         ctx._tensor_inputs = tuple(i for i, a in enumerate(args) if isinstance(a, _C.TensorBase))
         ctx._output_positions = (len(outs), tuple(positions))
         ctx._output_meta = tuple((tuple(t.shape), t.dtype) for t in tensors)
-        if _transforms.sources:
+        if _has_sources():
             _keep_jvp_meta(ctx, args, tensors, differentiable)
         ctx._nsave = len(ctx.to_save)
         recorded = _C._function_record(
