@@ -28,7 +28,17 @@
  * RuntimeError naming the operator.  An exception in the handler leaves the stack's
  * arguments to their owner and propagates as itself (PTL_ERR_PYTHON).  Rejected: a C-level
  * mode stack, which would need its own references and thread-exit cleanup for what
- * threading.local already does. */
+ * threading.local already does.
+ *
+ * TorchFunctionModes (torch_function.c, Note [Torch function]) also keep their stack in a
+ * threading.local list with a C mirror and a handler, but the mirror differs for a reason.
+ * A function mode is consulted at the Python boundary, before any dispatch, for the callable
+ * the user called: its mirror is this thread's depth plus a count over all threads that the
+ * operator slots test as one int with no thread-local read (ptlpy_tf_plain1).  A dispatch
+ * mode is consulted by the dispatcher, for every operator that reaches the kernels, those
+ * that C calls (backward formulas, composites' pieces) included: its mirror must be a key in
+ * the thread's included set, the one thing the dispatcher reads.  What is alike is only the
+ * handler's setter (a reference swapped in a static), too short to share a helper. */
 #include "ptlpy.h"
 
 #include "../c10/tls.h"

@@ -35,7 +35,8 @@
  * __delete__ for a property, Tensor.<name> for a method (Tensor.dim for ndimension, as
  * PyTorch's).  The properties written in Python (T, mT, real, is_cpu, layout ...) are
  * _RoutedProperty objects that do the same.  A mode sees them all, as PyTorch's, and a
- * subclass through the same check (no per-subclass wrappers). */
+ * subclass through the same check (no per-subclass wrappers).  Why the modes' depth is kept
+ * here and not as a dispatch key, as the dispatch modes' is: Note [Python dispatch key]. */
 #include "ptlpy.h"
 
 #include <structmember.h>
