@@ -164,9 +164,7 @@ MISSING = {
     "torch.multiprocessing": {
         "modules imported by PyTorch's package, not API": ["sys", "torch"],
     },
-    "torch.func": {
-        "einops-style rearrange: not done yet (needs an einops pattern parser)": ["rearrange"],
-    },
+    "torch.func": {},
     "torch.fx": {
         "FX's extension machinery (custom code generators, proxyable classes, type "
         "checking, configuration, experimental passes): not in this project": [
