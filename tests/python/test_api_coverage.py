@@ -156,8 +156,6 @@ MISSING = {
         "Callgrind instruction counts: pytorchlite has no valgrind client-request bindings, "
         "so Timer.collect_callgrind raises": [
             "CallgrindStats", "CopyIfCallgrind", "FunctionCount", "FunctionCounts"],
-        "not done yet: the Fuzzer classes": [
-            "FuzzedParameter", "FuzzedSparseTensor", "FuzzedTensor", "Fuzzer", "ParameterAlias"],
         "modules and typing names imported by PyTorch's package, not API": [
             "Number", "math", "torch"],
     },
