@@ -97,7 +97,7 @@ MISSING = {
         "not done yet: each needs a kernel or more time (embedding_bag: its offset2bag / "
         "bag_size outputs follow PyTorch's internal fast paths)": [
             "embedding_bag",
-            "lobpcg", "segment_reduce",
+            "segment_reduce",
             "slice_inverse"],
     },
     "torch.Tensor": {
