@@ -152,11 +152,10 @@ class LOBPCG:
         self.ivars["converged_end"] = end
 
     def _step_basic(self):
-        n, largest = self.iparams["n"], self.bparams["largest"]
+        n = self.iparams["n"]
         nc, ns = self.ivars["converged_count"], self.ivars["converged_end"]
         if self.ivars["istep"] == 0:
-            Ri = self._rayleigh_ritz_transform(self.X)
-            E, Z = _eigh(_qform(_qform(self.A, self.X), Ri), largest)
+            Ri, E, Z = self._rayleigh_ritz(self.X)
             self.X[:] = self.X @ (Ri @ Z)
             self.E[:] = E
             self.update_residual()
@@ -164,8 +163,7 @@ class LOBPCG:
             self._set_basis(None, _mm(self.iK, self.R))
             return
         S = self.S[:, nc:ns]
-        Ri = self._rayleigh_ritz_transform(S)
-        E, Z = _eigh(_qform(_qform(self.A, S), Ri), largest)
+        Ri, E, Z = self._rayleigh_ritz(S)
         self.X[:, nc:] = S @ (Ri @ Z[:, :n - nc])
         self.E[nc:] = E[:n - nc]
         P = S @ (Ri @ Z[:, n:2 * n - nc])
@@ -177,8 +175,7 @@ class LOBPCG:
         n, largest = self.iparams["n"], self.bparams["largest"]
         nc, ns = self.ivars["converged_count"], self.ivars["converged_end"]
         if self.ivars["istep"] == 0:
-            Ri = self._rayleigh_ritz_transform(self.X)
-            _, Z = _eigh(_qform(_qform(self.A, self.X), Ri), largest)
+            Ri, _, Z = self._rayleigh_ritz(self.X)
             self.X = self.X @ (Ri @ Z)
             self.update_residual()
             self.update_converged_count()
@@ -193,6 +190,12 @@ class LOBPCG:
         nc = self.update_converged_count()
         V = _C._functions["cat"]([self.X, P], 1)
         self._set_basis(P, self._ortho(self.R[:, nc:], V))
+
+    def _rayleigh_ritz(self, S):
+        """(Ri, E, Z): the Ritz values E and vectors S Ri Z of the search basis S."""
+        Ri = self._rayleigh_ritz_transform(S)
+        E, Z = _eigh(_qform(_qform(self.A, S), Ri), self.bparams["largest"])
+        return Ri, E, Z
 
     def _rayleigh_ritz_transform(self, S):
         """Ri, upper triangular, with Ri^T S^T B S Ri = I: the Cholesky factor of S^T B S
