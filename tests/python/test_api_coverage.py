@@ -122,8 +122,6 @@ MISSING = {
         "the Kineto / legacy profiler's C types (pytorchlite.profiler is its own)": [
             "DeviceType", "ProfilerActivity", "ProfilerConfig", "ProfilerEvent",
             "ProfilerState", "kineto_available", "profiler_legacy"],
-        "not done yet: NestedIOFunction (the legacy nested-tuple Function) and the SavedTensor "
-        "handle of saved-tensor hooks": ["NestedIOFunction", "SavedTensor"],
     },
     "torch.fft": {
         "imports and docstring helpers of PyTorch's module, not API": [
