@@ -37,6 +37,7 @@ from .functional import (  # noqa: F401
     tensordot, triangular_solve, vander)
 from . import functional, linalg  # noqa: F401
 matrix_exp, matrix_power = (_native(f) for f in linalg._TWINS)
+from ._lobpcg import lobpcg  # noqa: F401
 from ._lowrank import pca_lowrank, svd_lowrank  # noqa: F401
 from . import _indexing, _pointwise, _shape_functions
 from ._pointwise import (  # noqa: F401

@@ -17,8 +17,11 @@ from . import functional  # noqa: F401
 from . import profiler  # noqa: F401
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                            set_detect_anomaly)
-from .function import Function, FunctionCtx, once_differentiable
+from .function import Function, FunctionCtx, NestedIOFunction, once_differentiable
 from .variable import Variable  # noqa: F401
+
+# the handle of one tensor a node saved: grad_fn._raw_saved_<name>, ctx._raw_saved_tensors
+SavedTensor = _C.SavedTensor
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Function",

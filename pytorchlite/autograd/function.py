@@ -240,6 +240,14 @@ class FunctionCtx:
         self.saved_for_forward = tensors
 
     @property
+    def _raw_saved_tensors(self):
+        """A SavedTensor handle per save_for_backward tensor (see autograd.SavedTensor)."""
+        if self._state is None:
+            raise RuntimeError("the tensors of this Function are saved once its forward "
+                               "returned")
+        return _C._function_saved(self._state, True)[:self._nsave]
+
+    @property
     def saved_tensors(self):
         """save_for_backward's tensors (save_for_forward's inside jvp), version-checked."""
         if self._state is None:
@@ -494,6 +502,98 @@ def once_differentiable(fn):
 def _requiring(t):
     t = t.detach()
     return t.requires_grad_(True) if t.is_floating_point() or t.is_complex() else t
+
+
+# ---- NestedIOFunction: the legacy Function over nested tuples and lists ----
+
+def _nested_leaves(obj, keep_none=False):
+    """The tensors (and with keep_none the Nones) of nested tuples / lists, in order."""
+    if isinstance(obj, _C.TensorBase) or (keep_none and obj is None):
+        yield obj
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _nested_leaves(o, keep_none)
+    elif obj is not None:
+        kind = type(obj)
+        name = kind.__qualname__ if kind.__module__ == "builtins" else \
+            f"{kind.__module__}.{kind.__qualname__}"
+        raise ValueError(f"Auto nesting doesn't know how to process an input object of type "
+                         f"{name}. Accepted types: Tensors, or lists/tuples of them")
+
+
+def _nested_like(flat, proto):
+    """flat's items in the nesting of proto (whose Nones stay None)."""
+    items = iter(flat)
+
+    def build(p):
+        if p is None:
+            return None
+        if isinstance(p, (list, tuple)):
+            return type(p)(build(e) for e in p)
+        return next(items)
+    return build(proto)
+
+
+class _NestedIOApply(Function):
+    """A NestedIOFunction call as a Function over the flat tensors (fn rides along)."""
+
+    @staticmethod
+    def forward(ctx, fn, *flat):
+        fn._ctx = ctx
+        result = fn.forward_extended(*_nested_like(flat, fn._nested_input))
+        del fn._nested_input
+        fn._nested_output = result
+        ctx.fn = fn
+        ctx.save_for_backward(*fn.to_save)
+        ctx.mark_dirty(*fn.dirty_tensors)
+        ctx.mark_non_differentiable(*fn.non_differentiable)
+        return tuple(_nested_leaves(result))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        fn = ctx.fn
+        result = fn.backward_extended(*_nested_like(grads, fn._nested_output))
+        return (None,) + tuple(_nested_leaves(result, keep_none=True))
+
+
+class NestedIOFunction(Function):
+    """The legacy Function whose instances are called, with tensors nested in tuples and
+    lists: subclass it with forward_extended(*inputs) and backward_extended(*grad_outputs),
+    which see (and return) the same nesting, and call an instance once.  PyTorch 2.13 keeps
+    the class for backward compatibility only, and calling an instance there fails inside
+    its base class (AttributeError: 'super' object has no attribute '_do_forward'); here
+    the call works as the class describes."""
+
+    to_save = ()
+    dirty_tensors = ()
+    non_differentiable = ()
+
+    def __call__(self, *inputs):
+        self._nested_input = inputs
+        flat = _NestedIOApply.apply(self, *_nested_leaves(inputs))
+        return _nested_like(flat, self._nested_output)
+
+    def save_for_backward(self, *args):
+        self.to_save = tuple(_nested_leaves(args))
+        self._to_save_nested = args
+
+    @property
+    def saved_tensors(self):
+        return _nested_like(self._ctx.saved_tensors, self._to_save_nested)
+
+    def mark_dirty(self, *args, **kwargs):
+        self.dirty_tensors = tuple(_nested_leaves((args, tuple(kwargs.values()))))
+
+    def mark_non_differentiable(self, *args, **kwargs):
+        self.non_differentiable = tuple(_nested_leaves((args, tuple(kwargs.values()))))
+
+    def forward_extended(self, *input):
+        """User defined forward."""
+        raise NotImplementedError
+
+    def backward_extended(self, *grad_output):
+        """User defined backward."""
+        raise NotImplementedError
 
 
 _C._set_function_runner(_run_backward)

@@ -42,6 +42,7 @@ from .. import _C, autograd, equal, ones_like, stack, zeros, zeros_like
 from .._tensor import Tensor
 from ..autograd.function import _tangent_pass, _tangent_sources, _transform
 from ..autograd.grad_mode import enable_grad
+from ._einops import rearrange
 
 # ---- pytrees: tuples, lists, dicts and namedtuples of leaves ----
 
@@ -658,4 +659,4 @@ def debug_unwrap(tensor, *, recurse=True):
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
            "vmap", "functional_call", "stack_module_state", "functionalize",
-           "replace_all_batch_norm_modules_", "debug_unwrap"]
+           "replace_all_batch_norm_modules_", "debug_unwrap", "rearrange"]

@@ -269,6 +269,10 @@ void ptl_node_release_saved(PtlNode *n);
 /* Passes every tensor n saved through the active pack hook, keeping what it returns in
  * their place (Note [Saved tensor hooks]); 0, or -1 with the Python error pending. */
 int ptl_node_pack_saved(PtlNode *n);
+/* The same for slot i alone, with pack(t, packed, ctx) (t borrowed) instead of the active
+ * hook; nothing happens to a slot without a tensor.  0 or -1 (error set). */
+int ptl_saved_pack(PtlNode *n, int i, int (*pack)(PtlTensorImpl *t, void **packed, void *ctx),
+                   void *ctx);
 /* The PTL_SAVE_* mask of what n's forward op saves (derivatives.h); 0 for nodes without a
  * derivatives.def row (AccumulateGrad, custom Functions). */
 uint32_t ptl_node_saves(const PtlNode *n);

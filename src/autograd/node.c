@@ -472,7 +472,40 @@ ptl_node_release_saved(PtlNode *n)
  * tensor has no version check (the hooks own what is kept), the pack hook must not modify its
  * input in place, and only the innermost hooks apply.  The C layer sees three function
  * pointers; `pack` is non-NULL only while hooks are active, so nodes made outside any hooks
- * pay one NULL test. */
+ * pay one NULL test.  One saved tensor can also get its own pair afterwards
+ * (SavedTensor.register_hooks, through ptl_saved_pack): `packed` then holds that pair's
+ * result, and unpacking goes through the same unpack pointer. */
+int
+ptl_saved_pack(PtlNode *n, int i, int (*pack)(PtlTensorImpl *t, void **packed, void *ctx),
+               void *ctx)
+{
+    PtlSavedVariable *sv = &n->saved[i];
+    if (sv->data == NULL) {
+        return 0;
+    }
+    int64_t version = atomic_load(&sv->data->version->version);
+    if (pack(sv->data, &sv->packed, ctx) < 0) {
+        return -1;
+    }
+    if (atomic_load(&sv->data->version->version) != version) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "A saved tensor pack hook is modifying its input in place. "
+                             "Tensors provided as input to pack hook cannot be modified by "
+                             "in-place operations as this can lead to unexpected "
+                             "side-effects. Please open an issue if you need to perform "
+                             "in-place operations on the input to a pack hook.");
+    }
+    saved_clear(sv);
+    return 0;
+}
+
+static int
+pack_with_active_hooks(PtlTensorImpl *t, void **packed, void *ctx)
+{
+    (void)ctx;
+    return ptl_autograd_hooks.pack(t, packed);
+}
+
 int
 ptl_node_pack_saved(PtlNode *n)
 {
@@ -480,23 +513,9 @@ ptl_node_pack_saved(PtlNode *n)
         return 0;
     }
     for (int i = 0; i < n->nsaved; i++) {
-        PtlSavedVariable *sv = &n->saved[i];
-        if (sv->data == NULL) {
-            continue;
-        }
-        int64_t version = atomic_load(&sv->data->version->version);
-        if (ptl_autograd_hooks.pack(sv->data, &sv->packed) < 0) {
+        if (ptl_saved_pack(n, i, pack_with_active_hooks, NULL) < 0) {
             return -1;
         }
-        if (atomic_load(&sv->data->version->version) != version) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "A saved tensor pack hook is modifying its input in place. "
-                                 "Tensors provided as input to pack hook cannot be modified by "
-                                 "in-place operations as this can lead to unexpected "
-                                 "side-effects. Please open an issue if you need to perform "
-                                 "in-place operations on the input to a pack hook.");
-        }
-        saved_clear(sv);
     }
     return 0;
 }

@@ -147,7 +147,10 @@ node_variable(PtlPyNode *self, void *c)
  * the row's mask and the schema, so dir(grad_fn) shows exactly the names that resolve (as
  * torchviz's show_saved / show_attrs expect).  PyTorch also saves sizes and strides where
  * its formulas need them (`_saved_self_sym_sizes`); our nodes keep the input sizes in
- * input_meta instead and do not list them. */
+ * input_meta instead and do not list them.  Each tensor attribute also reads as
+ * `_raw_saved_<name>`: its SavedTensor handle (a tuple of them for a list), whose
+ * register_hooks gives that one tensor its own pack / unpack pair (Note [Saved tensor
+ * hooks]). */
 enum { SAVED_SLOT, SAVED_LIST, SAVED_ARG };
 
 typedef struct SavedAttr {
@@ -200,15 +203,10 @@ saved_attrs(const PtlNode *n, SavedAttr *out)
 static PyObject *
 saved_slot(PtlNode *n, int slot)
 {
-    int err;
-    PtlTensorImpl *t = slot < n->nsaved ? ptl_saved_unpack(n, slot, &err) : NULL;
-    if (slot < n->nsaved && err) {
-        return ptlpy_raise();
-    }
-    if (t == NULL) {
+    if (slot >= n->nsaved) {
         Py_RETURN_NONE;
     }
-    return ptlpy_wrap(t);
+    return ptlpy_saved_unpack(n, slot);
 }
 
 static PyObject *
@@ -257,20 +255,37 @@ saved_value(PtlNode *n, const SavedAttr *a)
     return tup;
 }
 
-/* _saved_<name>: see Note [Saved attributes]. */
+/* _raw_saved_<name>: the SavedTensor handles of a tensor attribute (a tuple for a list) */
+static PyObject *
+raw_saved_value(PtlNode *n, const SavedAttr *a)
+{
+    if (a->kind == SAVED_SLOT) {
+        return ptlpy_saved_tensor_new(n, a->index);
+    }
+    return ptlpy_saved_tensors(n, a->index);
+}
+
+/* _saved_<name> and _raw_saved_<name>: see Note [Saved attributes]. */
 static PyObject *
 node_getattro(PyObject *o, PyObject *name)
 {
     PtlNode *n = ((PtlPyNode *)o)->node;
     const char *s = PyUnicode_AsUTF8(name);
-    if (s == NULL || strncmp(s, "_saved_", 7) != 0 || n->op == NULL) {
+    int raw = s != NULL && strncmp(s, "_raw_saved_", 11) == 0;
+    if (s == NULL || (!raw && strncmp(s, "_saved_", 7) != 0) || n->op == NULL) {
         return PyObject_GenericGetAttr(o, name);
     }
     SavedAttr attrs[PTL_SCHEMA_MAX_ARGS + 3];
     int count = saved_attrs(n, attrs);
     for (int i = 0; i < count; i++) {
-        if (strcmp(attrs[i].name, s + 7) == 0) {
+        if (strcmp(attrs[i].name, s + (raw ? 11 : 7)) != 0) {
+            continue;
+        }
+        if (!raw) {
             return saved_value(n, &attrs[i]);
+        }
+        if (attrs[i].kind != SAVED_ARG) {
+            return raw_saved_value(n, &attrs[i]);
         }
     }
     PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '%s'", n->kind->name, s);
@@ -288,8 +303,12 @@ node_dir(PyObject *o, PyObject *unused)
     Py_XDECREF(names);
     SavedAttr attrs[PTL_SCHEMA_MAX_ARGS + 3];
     int count = list != NULL ? saved_attrs(n, attrs) : 0;
-    for (int i = 0; i < count; i++) {
-        PyObject *s = PyUnicode_FromFormat("_saved_%s", attrs[i].name);
+    for (int i = 0; i < 2 * count; i++) {
+        const SavedAttr *a = &attrs[i % count];
+        if (i >= count && a->kind == SAVED_ARG) {
+            continue;
+        }
+        PyObject *s = PyUnicode_FromFormat(i < count ? "_saved_%s" : "_raw_saved_%s", a->name);
         if (s == NULL || PyList_Append(list, s) < 0) {
             Py_XDECREF(s);
             Py_CLEAR(list);

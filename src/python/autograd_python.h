@@ -36,6 +36,13 @@ PtlNode *ptlpy_node_from(PyObject *o);
 /* A tuple of the gradients grads[0..n) (borrowed impls; None for an undefined one); NULL with
  * an exception set. */
 PyObject *ptlpy_grads_tuple(PtlTensorImpl *const *grads, int n);
+/* A SavedTensor for slot `slot` of n (which it keeps alive); NULL with an error set. */
+PyObject *ptlpy_saved_tensor_new(PtlNode *n, int slot);
+/* A tuple of SavedTensors for n's slots from `first` on; NULL with an error set. */
+PyObject *ptlpy_saved_tensors(PtlNode *n, int first);
+/* Saved slot `slot` of n as a new object (None for an undefined tensor), version-checked
+ * and through its unpack hook; NULL with an error set. */
+PyObject *ptlpy_saved_unpack(PtlNode *n, int slot);
 int ptlpy_hooks_init(PyObject *module);
 int ptlpy_function_init(PyObject *module);
 

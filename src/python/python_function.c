@@ -242,32 +242,29 @@ error:
     return NULL;
 }
 
-/* Saved slot i of node n as a new object (None for an undefined tensor), version-checked. */
 static PyObject *
 saved_item(const void *n, int i)
 {
-    int err;
-    PtlTensorImpl *t = ptl_saved_unpack((PtlNode *)n, i, &err);
-    if (err) {
-        return ptlpy_raise();
-    }
-    if (t == NULL) {
-        Py_RETURN_NONE;
-    }
-    return ptlpy_wrap(t);
+    return ptlpy_saved_unpack((PtlNode *)n, i);
 }
 
-/* _function_saved(state) -> the saved tensors, version-checked */
+/* _function_saved(state, raw=False) -> the saved tensors, version-checked, or (raw) their
+ * SavedTensor handles */
 static PyObject *
-py_function_saved(PyObject *m, PyObject *st)
+py_function_saved(PyObject *m, PyObject *args)
 {
+    PyObject *st;
+    int raw = 0;
     (void)m;
+    if (!PyArg_ParseTuple(args, "O|p:_function_saved", &st, &raw)) {
+        return NULL;
+    }
     PtlNode *n = ((PtlPyNodeState *)st)->node;
     if (n == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "the graph of this Function was freed");
         return NULL;
     }
-    return ptlpy_tuple_from(n->nsaved, saved_item, n);
+    return raw ? ptlpy_saved_tensors(n, 0) : ptlpy_tuple_from(n->nsaved, saved_item, n);
 }
 
 static PyObject *
@@ -281,7 +278,7 @@ py_set_function_runner(PyObject *m, PyObject *fn)
 
 static PyMethodDef function_methods[] = {
     {"_function_record", py_function_record, METH_VARARGS, NULL},
-    {"_function_saved", py_function_saved, METH_O, NULL},
+    {"_function_saved", py_function_saved, METH_VARARGS, NULL},
     {"_set_function_runner", py_set_function_runner, METH_O, NULL},
     {NULL},
 };

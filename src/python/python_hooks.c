@@ -550,30 +550,36 @@ py_is_anomaly_enabled(PyObject *m, PyObject *unused)
 static PyObject *saved_hooks = NULL;       /* list of (pack, unpack), innermost last */
 static PyObject *saved_hooks_off = NULL;   /* the message while disabled, else NULL */
 
-static int saved_pack(PtlTensorImpl *t, void **packed);
-
-/* *packed = (unpack, pack(t)) from the innermost hooks; 0 or -1 (PTL_ERR_PYTHON).  Hooks
- * are process-wide here (PyTorch keeps them per thread). */
+/* *packed = (unpack, pack(t)) for hooks = (pack, unpack) (borrowed); 0 or -1
+ * (PTL_ERR_PYTHON).  Tensors saved by ops inside the pack hook itself are kept as they are. */
 static int
-saved_pack(PtlTensorImpl *t, void **packed)
+pack_with(PtlTensorImpl *t, void **packed, void *hooks)
 {
-    PyObject *top = PyList_GET_ITEM(saved_hooks, PyList_GET_SIZE(saved_hooks) - 1);
     ptl_incref(t);
     PyObject *obj = ptlpy_wrap(t), *res = NULL;
     if (obj != NULL) {
-        /* tensors saved by ops inside the hook itself are kept as they are */
+        int (*active)(PtlTensorImpl *, void **) = ptl_autograd_hooks.pack;
         ptl_autograd_hooks.pack = NULL;
-        res = PyObject_CallOneArg(PyTuple_GET_ITEM(top, 0), obj);
-        ptl_autograd_hooks.pack = saved_pack;
+        res = PyObject_CallOneArg(PyTuple_GET_ITEM((PyObject *)hooks, 0), obj);
+        ptl_autograd_hooks.pack = active;
         Py_DECREF(obj);
     }
-    PyObject *pair = res != NULL ? PyTuple_Pack(2, PyTuple_GET_ITEM(top, 1), res) : NULL;
+    PyObject *pair = res != NULL ? PyTuple_Pack(2, PyTuple_GET_ITEM((PyObject *)hooks, 1), res)
+                                 : NULL;
     Py_XDECREF(res);
     if (pair == NULL) {
         return ptl_error_set(PTL_ERR_PYTHON, "a saved tensor pack hook failed");
     }
     *packed = pair;
     return 0;
+}
+
+/* The innermost hooks' pack_with.  Hooks are process-wide here (PyTorch keeps them per
+ * thread). */
+static int
+saved_pack(PtlTensorImpl *t, void **packed)
+{
+    return pack_with(t, packed, PyList_GET_ITEM(saved_hooks, PyList_GET_SIZE(saved_hooks) - 1));
 }
 
 static PtlTensorImpl *
@@ -604,6 +610,180 @@ saved_free(void *packed)
 {
     Py_DECREF((PyObject *)packed);
 }
+
+/* ---- SavedTensor: one saved slot of a node (grad_fn._raw_saved_<name>) ---- */
+
+typedef struct SavedTensorObject {
+    PyObject_HEAD
+    PtlNode *node;   /* owned */
+    int slot;
+} SavedTensorObject;
+
+static PyTypeObject *saved_tensor_type = NULL;
+
+PyObject *
+ptlpy_saved_tensor_new(PtlNode *n, int slot)
+{
+    SavedTensorObject *self = PyObject_New(SavedTensorObject, saved_tensor_type);
+    if (self == NULL) {
+        return NULL;
+    }
+    ptl_node_incref(n);
+    self->node = n;
+    self->slot = slot;
+    return (PyObject *)self;
+}
+
+static PyObject *
+saved_tensor_forbidden(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
+{
+    (void)tp;
+    (void)args;
+    (void)kwargs;
+    PyErr_SetString(PyExc_RuntimeError,
+                    "Trying to create a SavedTensor object from Python is forbidden.");
+    return NULL;
+}
+
+static void
+saved_tensor_dealloc(SavedTensorObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    ptl_node_decref(self->node);
+    PyObject_Free(self);
+    Py_DECREF(tp);
+}
+
+PyObject *
+ptlpy_saved_unpack(PtlNode *n, int slot)
+{
+    int err;
+    PtlTensorImpl *t = ptl_saved_unpack(n, slot, &err);
+    if (err) {
+        return ptlpy_raise();
+    }
+    if (t == NULL) {
+        Py_RETURN_NONE;
+    }
+    return ptlpy_wrap(t);
+}
+
+static PyObject *
+saved_tensor_item(const void *n, int i)
+{
+    return ptlpy_saved_tensor_new((PtlNode *)n, i);
+}
+
+PyObject *
+ptlpy_saved_tensors(PtlNode *n, int first)
+{
+    PyObject *all = ptlpy_tuple_from(n->nsaved, saved_tensor_item, n);
+    PyObject *tail = all != NULL ? PyTuple_GetSlice(all, first, n->nsaved) : NULL;
+    Py_XDECREF(all);
+    return tail;
+}
+
+/* unpack(): the saved tensor as backward sees it (through the unpack hook when set) */
+static PyObject *
+saved_tensor_unpack(SavedTensorObject *self, PyObject *unused)
+{
+    (void)unused;
+    return ptlpy_saved_unpack(self->node, self->slot);
+}
+
+/* register_hooks(pack, unpack): packs the tensor now, unpacks it with unpack on use */
+static PyObject *
+saved_tensor_register_hooks(SavedTensorObject *self, PyObject *args)
+{
+    PyObject *pack, *unpack;
+    PtlSavedVariable *sv = &self->node->saved[self->slot];
+    if (!PyArg_ParseTuple(args, "OO", &pack, &unpack) || !PyCallable_Check(pack) ||
+        !PyCallable_Check(unpack)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "register_hooks(): incompatible function arguments. The following "
+                        "argument types are supported:\n    1. (self: SavedTensor, arg0: "
+                        "collections.abc.Callable, arg1: collections.abc.Callable) -> None");
+        return NULL;
+    }
+    if (self->node->released) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Calling register_hooks on a saved tensor after it has been freed. "
+                        "Saved intermediate values of the graph are freed when you call "
+                        ".backward() or autograd.grad(). Specify retain_graph=True if you need "
+                        "to backward through the graph a second time or if you need to access "
+                        "saved variables after calling backward.");
+        return NULL;
+    }
+    if (sv->packed != NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Calling register_hooks on a saved tensor whose hooks have already "
+                        "been set. Hint: only one pair of hooks is allowed at a time.");
+        return NULL;
+    }
+    if (sv->data == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Calling register_hooks on a saved tensor with value None is forbidden");
+        return NULL;
+    }
+    PyObject *hooks = PyTuple_Pack(2, pack, unpack);
+    if (hooks == NULL) {
+        return NULL;
+    }
+    ptl_autograd_hooks.unpack = saved_unpack;
+    ptl_autograd_hooks.free_packed = saved_free;
+    int rc = ptl_saved_pack(self->node, self->slot, pack_with, hooks);
+    Py_DECREF(hooks);
+    if (rc < 0) {
+        return ptlpy_raise();
+    }
+    Py_RETURN_NONE;
+}
+
+/* data: what the pack hook returned, or the saved tensor itself without hooks */
+static PyObject *
+saved_tensor_data(SavedTensorObject *self, void *c)
+{
+    (void)c;
+    void *packed = self->node->saved[self->slot].packed;
+    if (packed != NULL) {
+        return Py_NewRef(PyTuple_GET_ITEM((PyObject *)packed, 1));
+    }
+    return saved_tensor_unpack(self, NULL);
+}
+
+/* unpack_hook: the registered (or saved_tensors_hooks') unpack hook, else None */
+static PyObject *
+saved_tensor_unpack_hook(SavedTensorObject *self, void *c)
+{
+    (void)c;
+    void *packed = self->node->saved[self->slot].packed;
+    return Py_NewRef(packed != NULL ? PyTuple_GET_ITEM((PyObject *)packed, 0) : Py_None);
+}
+
+static PyMethodDef saved_tensor_methods[] = {
+    {"register_hooks", (PyCFunction)saved_tensor_register_hooks, METH_VARARGS, NULL},
+    {"unpack", (PyCFunction)saved_tensor_unpack, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static PyGetSetDef saved_tensor_getset[] = {
+    {"data", (getter)saved_tensor_data, NULL, NULL, NULL},
+    {"unpack_hook", (getter)saved_tensor_unpack_hook, NULL, NULL, NULL},
+    {NULL},
+};
+
+static PyType_Slot saved_tensor_slots[] = {
+    {Py_tp_new, saved_tensor_forbidden},
+    {Py_tp_dealloc, saved_tensor_dealloc},
+    {Py_tp_methods, saved_tensor_methods},
+    {Py_tp_getset, saved_tensor_getset},
+    {0, NULL},
+};
+
+static PyType_Spec saved_tensor_spec = {
+    "pytorchlite._C.SavedTensor", sizeof(SavedTensorObject), 0, Py_TPFLAGS_DEFAULT,
+    saved_tensor_slots,
+};
 
 /* _saved_tensors_hooks_push(pack, unpack): hooks for the tensors nodes save from now on */
 static PyObject *
@@ -688,7 +868,13 @@ int
 ptlpy_hooks_init(PyObject *module)
 {
     state_type = (PyTypeObject *)PyType_FromSpec(&state_spec);
-    if (state_type == NULL) {
+    saved_tensor_type = (PyTypeObject *)PyType_FromSpec(&saved_tensor_spec);
+    if (state_type == NULL || saved_tensor_type == NULL) {
+        return -1;
+    }
+    Py_INCREF(saved_tensor_type);
+    if (PyModule_AddObject(module, "SavedTensor", (PyObject *)saved_tensor_type) < 0) {
+        Py_DECREF(saved_tensor_type);
         return -1;
     }
     ptl_autograd_hooks.free_state = free_node_state;

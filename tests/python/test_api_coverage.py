@@ -97,7 +97,7 @@ MISSING = {
         "not done yet: each needs a kernel or more time (embedding_bag: its offset2bag / "
         "bag_size outputs follow PyTorch's internal fast paths)": [
             "embedding_bag",
-            "lobpcg", "segment_reduce",
+            "segment_reduce",
             "slice_inverse"],
     },
     "torch.Tensor": {
@@ -122,8 +122,6 @@ MISSING = {
         "the Kineto / legacy profiler's C types (pytorchlite.profiler is its own)": [
             "DeviceType", "ProfilerActivity", "ProfilerConfig", "ProfilerEvent",
             "ProfilerState", "kineto_available", "profiler_legacy"],
-        "not done yet: NestedIOFunction (the legacy nested-tuple Function) and the SavedTensor "
-        "handle of saved-tensor hooks": ["NestedIOFunction", "SavedTensor"],
     },
     "torch.fft": {
         "imports and docstring helpers of PyTorch's module, not API": [
@@ -156,17 +154,13 @@ MISSING = {
         "Callgrind instruction counts: pytorchlite has no valgrind client-request bindings, "
         "so Timer.collect_callgrind raises": [
             "CallgrindStats", "CopyIfCallgrind", "FunctionCount", "FunctionCounts"],
-        "not done yet: the Fuzzer classes": [
-            "FuzzedParameter", "FuzzedSparseTensor", "FuzzedTensor", "Fuzzer", "ParameterAlias"],
         "modules and typing names imported by PyTorch's package, not API": [
             "Number", "math", "torch"],
     },
     "torch.multiprocessing": {
         "modules imported by PyTorch's package, not API": ["sys", "torch"],
     },
-    "torch.func": {
-        "einops-style rearrange: not done yet (needs an einops pattern parser)": ["rearrange"],
-    },
+    "torch.func": {},
     "torch.fx": {
         "FX's extension machinery (custom code generators, proxyable classes, type "
         "checking, configuration, experimental passes): not in this project": [

@@ -438,7 +438,8 @@ def test_public_names_match_pytorch():
     ours = set(B.__all__)
     assert ours == {"TaskSpec", "Measurement", "select_unit", "unit_to_english", "trim_sigfig",
                     "ordered_unique", "set_torch_threads", "Timer", "timer", "Language",
-                    "Colorize", "Compare"}
+                    "Colorize", "Compare", "Fuzzer", "FuzzedParameter", "ParameterAlias",
+                    "FuzzedTensor", "FuzzedSparseTensor"}
     assert all(hasattr(B, name) for name in ours)
     if torch is not None:
         assert ours <= set(dir(_tb()))
