@@ -12,6 +12,7 @@ call with subclass handling disabled and returns its tensors as the subclass.
 """
 import contextlib
 import functools
+import inspect
 import threading
 import types
 
@@ -66,9 +67,13 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
 
 
 def _handle_from_c(func, relevant, args, kwargs):
-    """The entry of calls from C (operators, methods, operator slots): relevant holds the
-    overloaded arguments in argument order (exact Tensors excluded, as PyTorch's C check
-    does)."""
+    """The entry of calls from C (operators, methods, operator slots, routed functions):
+    relevant holds the overloaded arguments in argument order (exact Tensors excluded, as
+    PyTorch's C check does).  A routed function's call is first put in PyTorch's form (Note
+    [The call __torch_function__ sees])."""
+    present = _presented.get(func)
+    if present is not None:
+        func, args, kwargs = present(func, args, kwargs or {})
     return _call_overloads(func, _get_overloaded_args(relevant), args, kwargs)
 
 
@@ -190,6 +195,64 @@ def _route_properties(owner, skip=()):
     for name, prop in list(vars(owner).items()):
         if isinstance(prop, property) and name not in skip:
             setattr(owner, name, _C._RoutedProperty(name, prop.fget, prop.fset, prop.__doc__))
+
+
+# ---- the call __torch_function__ sees ----
+
+# Note [The call __torch_function__ sees]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# PyTorch's Python functions hand __torch_function__ the call in the form written in their
+# source, `handle_torch_function(relu, (input,), input, inplace=inplace)`: the required
+# parameters by position, every other one by keyword with its value (its default when the
+# caller left it out), in the signature's order.  Its C functions hand over the call as made,
+# as themselves: F.linear is torch._C._nn.linear, F.conv2d is torch.conv2d.  Handlers see
+# the difference, and torch.fx prints it: F.relu(x) traces to
+# `torch.nn.functional.relu(x, inplace = False)`, F.linear(x, w) to
+# `torch._C._nn.linear(x, w)`.  The routed functions of pytorchlite that PyTorch writes in
+# Python are registered with _present_filled, those it writes in C under another name with
+# _present_as; the rest pass the call as made, as themselves.
+
+# the func a routed function passes -> present(func, args, kwargs) -> (func, args, kwargs)
+_presented = {}
+
+
+def _present_filled(public, order=None, omit_if_default=()):
+    """Calls of public (a routed function) reach __torch_function__ in the form of PyTorch's
+    Python functions (Note above).  order: the keyword parameters, where PyTorch's source
+    passes them in another order; omit_if_default: those it leaves out (passed here only
+    when given a value other than the default, so that the call means the same)."""
+    def present(func, args, kwargs):
+        sig, positional, keywords = _filled_form(public, order)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError:
+            return func, args, kwargs   # the call itself raises the function's own error
+        bound.apply_defaults()
+        values = bound.arguments
+        return func, tuple(values[n] for n in positional), {
+            n: values[n] for n in keywords
+            if n not in omit_if_default or values[n] is not sig.parameters[n].default}
+    _presented[public] = present
+
+
+@functools.lru_cache(maxsize=None)
+def _filled_form(public, order):
+    """public's signature, its required parameters and the others (in order, when given);
+    worked out on the first call that needs it, not at import."""
+    sig = inspect.signature(inspect.unwrap(public))
+    params = list(sig.parameters.values())
+    npos = 0
+    while npos < len(params) and params[npos].default is inspect.Parameter.empty and \
+            params[npos].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
+        npos += 1
+    keywords = [p.name for p in params[npos:]] if order is None else list(order)
+    return sig, [p.name for p in params[:npos]], keywords
+
+
+def _present_as(public, shown):
+    """Calls of public reach __torch_function__ as calls of shown, as made (PyTorch's
+    F.relu_ is the C function torch.relu_)."""
+    _presented[public] = lambda func, args, kwargs: (shown, args, kwargs)
 
 
 # ---- modes ----
