@@ -226,7 +226,8 @@ def _present_filled(public, order=None, omit_if_default=()):
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError:
-            return func, args, kwargs   # the call itself raises the function's own error
+            inspect.unwrap(public)(*args, **kwargs)   # raises the function's own TypeError
+            raise
         bound.apply_defaults()
         values = bound.arguments
         return func, tuple(values[n] for n in positional), {

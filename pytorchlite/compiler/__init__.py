@@ -4,8 +4,8 @@ Note [torch.compile runs the code as written]
 PyTorch's torch.compile captures a function's Python bytecode (TorchDynamo), turns the tensor
 operations into an FX graph and hands it to a backend that generates code (Inductor).  A
 program written for PyTorch 2 calls it once on its model and expects the same results.
-pytorchlite has no bytecode capture and no FX, so every backend runs the function or module
-as written: the results, gradients, hooks, random draws and Python side effects are eager
+pytorchlite has no bytecode capture, so every named backend runs the function or module as
+written: the results, gradients, hooks, random draws and Python side effects are eager
 mode's, for any input.  What is kept is the interface: the same signature, the same decorator
 forms, the same wrapper (an OptimizedModule whose state_dict keys carry "_orig_mod.", which is
 what checkpoints saved from compiled PyTorch models contain), and the same errors for a bad
@@ -18,8 +18,8 @@ those; a trace cannot, so torch.compile never replays one behind a program's bac
 program that wants a fused graph asks for it: torch.jit.trace(model, x) and
 torch.jit.optimize_for_inference (docs/handbook/the-jit.md).
 
-A callable backend is that request: `backend(gm, example_inputs)` receives the torch.fx graph
-of the model (symbolic_trace on the first call, whose arguments are example_inputs) and
+A callable backend is such a request: `backend(gm, example_inputs)` receives the torch.fx
+graph of the model (symbolic_trace on the first call, whose arguments are example_inputs) and
 returns what runs every call after.  A model fx cannot trace (control flow on a tensor) runs
 as written, with one warning, where Dynamo would break the graph; fullgraph=True raises
 instead.  A backend that raises makes the call raise BackendCompilerFailed, as PyTorch's."""
