@@ -221,33 +221,53 @@ def _present_filled(public, order=None, omit_if_default=()):
     Python functions (Note above).  order: the keyword parameters, where PyTorch's source
     passes them in another order; omit_if_default: those it leaves out (passed here only
     when given a value other than the default, so that the call means the same)."""
+    form = None
+
     def present(func, args, kwargs):
-        sig, positional, keywords = _filled_form(public, order)
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError:
+        nonlocal form
+        if form is None:
+            form = _filled_form(public, order)
+        names, params, npositional, required, defaults, keywords, tail = form
+        if tail is not None and not kwargs and not omit_if_default and \
+                len(required) <= len(args) <= npositional:
+            # the common call, its arguments by position: no binding needed
+            return func, args[:len(required)], dict(zip(
+                keywords, args[len(required):] + tail[len(args) - len(required):]))
+        given = names[:len(args)]
+        if len(args) > npositional or (kwargs and any(k not in params or k in given
+                                                      for k in kwargs)):
             inspect.unwrap(public)(*args, **kwargs)   # raises the function's own TypeError
-            raise
-        bound.apply_defaults()
-        values = bound.arguments
-        return func, tuple(values[n] for n in positional), {
-            n: values[n] for n in keywords
-            if n not in omit_if_default or values[n] is not sig.parameters[n].default}
+        values = dict(defaults)
+        values.update(zip(names, args))
+        values.update(kwargs)
+        if len(values) != len(names):
+            inspect.unwrap(public)(*args, **kwargs)   # a required argument is missing
+        if omit_if_default:
+            keywords = [n for n in keywords
+                        if n not in omit_if_default or values[n] is not defaults[n]]
+        return func, tuple(values[n] for n in required), {n: values[n] for n in keywords}
     _presented[public] = present
 
 
-@functools.lru_cache(maxsize=None)
 def _filled_form(public, order):
-    """public's signature, its required parameters and the others (in order, when given);
-    worked out on the first call that needs it, not at import."""
-    sig = inspect.signature(inspect.unwrap(public))
-    params = list(sig.parameters.values())
-    npos = 0
-    while npos < len(params) and params[npos].default is inspect.Parameter.empty and \
-            params[npos].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
-        npos += 1
-    keywords = [p.name for p in params[npos:]] if order is None else list(order)
-    return sig, [p.name for p in params[:npos]], keywords
+    """public's parameter names (a tuple and a set), how many a call may pass by position,
+    the required ones PyTorch passes by position, the defaults, the names it passes by
+    keyword (in order, when given) and their defaults; worked out on the first call that
+    needs them, not at import."""
+    params = list(inspect.signature(inspect.unwrap(public)).parameters.values())
+    positional = [p for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    nrequired = 0
+    while nrequired < len(positional) and positional[nrequired].default is params[0].empty:
+        nrequired += 1
+    names = tuple(p.name for p in params)
+    keywords = names[nrequired:] if order is None else tuple(order)
+    defaults = {p.name: p.default for p in params if p.default is not p.empty}
+    # the defaults of the keywords, for calls that pass everything by position (None where
+    # the keywords are not the signature's tail or one of them is required)
+    tail = tuple(defaults[n] for n in keywords) if order is None and \
+        all(n in defaults for n in keywords) else None
+    return (names, frozenset(names), len(positional), names[:nrequired], defaults, keywords,
+            tail)
 
 
 def _present_as(public, shown):

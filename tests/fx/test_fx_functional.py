@@ -320,10 +320,18 @@ def test_a_mode_sees_the_filled_call():
     assert seen[2] == (F.softmax, 1, {"dim": 0, "_stacklevel": 3, "dtype": None})
 
 
-def test_a_wrong_call_raises_the_functions_own_error():
-    F = ptl.nn.functional
-    with pytest.raises(TypeError, match="relu.. got an unexpected keyword argument 'bad'"):
-        fx.symbolic_trace(lambda x: F.relu(x, bad=1))
+@pytest.mark.parametrize("call,msg", [
+    (lambda F, x: F.relu(x, bad=1), r"relu\(\) got an unexpected keyword argument 'bad'"),
+    (lambda F, x: F.relu(x, False, 3), r"relu\(\) takes from 1 to 2 positional arguments but 3 "
+                                        "were given"),
+    (lambda F, x: F.relu(x, input=x), r"relu\(\) got multiple values for argument 'input'"),
+    (lambda F, x: F.layer_norm(x), r"layer_norm\(\) missing 1 required positional argument: "
+                                   "'normalized_shape'"),
+    (lambda F, x: F.max_pool2d(x, 2, bad=1), r"max_pool2d\(\) got an unexpected keyword"),
+])
+def test_a_wrong_call_raises_the_functions_own_error(call, msg):
+    with pytest.raises(TypeError, match=msg):
+        fx.symbolic_trace(lambda x: call(ptl.nn.functional, x))
 
 
 class Seen(Exception):
