@@ -4,17 +4,16 @@ F.softmax (Python in PyTorch: the call is put in its form, defaults filled in) a
 (C in PyTorch: passed as made), pytorchlite's and PyTorch's alternating block by block in one
 process, the fastest block of each by thread CPU time:
 
-    taskset -c 1 python benchmarks/interleaved_subclass_functional.py [--rounds 100]
+    taskset -c 1 python benchmarks/interleaved_subclass_functional.py [--rounds 100] [--only F.relu]
 
 Needs PyTorch (pip install torch==2.13.0)."""
-import argparse
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks._interleave import best_block  # noqa: E402
+from benchmarks._interleave import best_block, one_thread_args  # noqa: E402
 
 
 def rows(torch, ptl):
@@ -34,20 +33,15 @@ def rows(torch, ptl):
 
 
 def main():
-    import torch
-
     import pytorchlite as ptl
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=100)
-    ap.add_argument("--calls", type=int, default=500)
-    args = ap.parse_args()
-    torch.set_num_threads(1)
-    ptl.set_num_threads(1)
+    torch, args = one_thread_args(100, ("--calls", 500))
     for name, ours, theirs in rows(torch, ptl):
+        if args.only and not name.startswith(args.only):
+            continue
         best = [float("inf")] * 2
         for _ in range(args.rounds):
             for i, f in enumerate((ours, theirs)):
-                best[i] = min(best[i], best_block(f, args.calls, clock=time.thread_time))
+                best[i] = min(best[i], best_block(f, int(args.calls), clock=time.thread_time))
         o, t = (s * 1e6 for s in best)
         print(f"{name:18s} ours {o:6.2f} us  torch {t:6.2f} us  torch/ours {t / o:4.2f}",
               flush=True)
