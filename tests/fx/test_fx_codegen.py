@@ -72,6 +72,7 @@ def test_custom_codegen():
 
 def test_default_codegen_parts():
     cg = CodeGen()
+    assert fx.CodeGen is CodeGen
     assert cg.gen_fn_def(["a", "b"], "") == "def forward(self, a, b):"
     assert cg.gen_fn_def(["self", "x"], " -> int") == "def forward(self, x) -> int:"
     assert cg.generate_output(("a", 1)) == "return ('a', 1)"
