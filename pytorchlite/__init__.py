@@ -109,7 +109,6 @@ from . import testing  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401
 from .compiler import compile  # noqa: E402,F401,A004  (torch.compile, as PyTorch's)
 from . import func  # noqa: E402,F401
-from . import fx  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
 from .torch_version import __version__  # noqa: E402,F401
 from . import version  # noqa: E402,F401
@@ -338,3 +337,13 @@ overrides._route_functions(globals(), names=(
 overrides._route_functions(Tensor, skip=(
     "__iter__", "__new__", "__reduce_ex__", "__deepcopy__",
     "_cast", "_map_elements", "_reduce_values", "_take_geometry"))
+_nn_ops._present_torch_names(_sys.modules[__name__])
+
+
+def __getattr__(name):
+    """pytorchlite.fx is imported on first use (torch.fx, `import pytorchlite.fx`): few
+    programs trace, and it costs every import time (docs/performance.md)."""
+    if name == "fx":
+        import importlib
+        return importlib.import_module(".fx", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

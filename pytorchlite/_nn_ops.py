@@ -32,7 +32,7 @@ __all__ = [
 conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
 conv_transpose1d, conv_transpose2d = F.conv_transpose1d, F.conv_transpose2d
 conv_transpose3d, conv_tbc = F.conv_transpose3d, F.conv_tbc
-rms_norm, adaptive_avg_pool1d = F.rms_norm, F.adaptive_avg_pool1d
+adaptive_avg_pool1d = F.adaptive_avg_pool1d
 pixel_shuffle, pixel_unshuffle, prelu, bilinear = (
     F.pixel_shuffle, F.pixel_unshuffle, F.prelu, F.bilinear)
 cosine_similarity, pairwise_distance, pdist = F.cosine_similarity, F.pairwise_distance, F.pdist
@@ -100,6 +100,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
 @native
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     return F.group_norm(input, num_groups, weight, bias, eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """F.rms_norm's signature, but a function of its own: PyTorch's F.rms_norm is Python and
+    its torch.rms_norm C, so __torch_function__ (and a torch.fx trace) tells them apart."""
+    return F.rms_norm(input, normalized_shape, weight, eps)
 
 
 # ---- pooling: stride () means the kernel size; no return_indices switch ----
@@ -271,9 +277,25 @@ def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return _rnn._cell_function("RNN_RELU", input, hx, w_ih, w_hh, b_ih, b_hh)
 
 
+def _prelu_method(self, weight):
+    return prelu(self, weight)
+
+
 def _install(tensor_class):
-    """Tensor.prelu (the only one of these PyTorch has as a method)."""
-    tensor_class.prelu = prelu
+    """Tensor.prelu (the only one of these PyTorch has as a method): a method of its own, so
+    that __torch_function__ (and a torch.fx trace) sees torch.prelu for the function."""
+    _prelu_method.__name__ = "prelu"
+    _prelu_method.__qualname__ = "Tensor.prelu"
+    tensor_class.prelu = _prelu_method
 
 # each public function goes to __torch_function__ first (Note [Torch function])
 _overrides._route_functions(globals())
+
+
+def _present_torch_names(torch):
+    """nn.functional's functions that PyTorch binds as torch.<name> (F.relu_ is torch.relu_)
+    reach __torch_function__ as torch.<name> (Note [The call __torch_function__ sees]);
+    called by the package once its namespace is complete."""
+    for name in F._C_TORCH:
+        if getattr(F, name) is not getattr(torch, name):
+            _overrides._present_as(getattr(F, name), getattr(torch, name))

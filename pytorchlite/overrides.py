@@ -12,6 +12,7 @@ call with subclass handling disabled and returns its tensors as the subclass.
 """
 import contextlib
 import functools
+import inspect
 import threading
 import types
 
@@ -66,9 +67,13 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
 
 
 def _handle_from_c(func, relevant, args, kwargs):
-    """The entry of calls from C (operators, methods, operator slots): relevant holds the
-    overloaded arguments in argument order (exact Tensors excluded, as PyTorch's C check
-    does)."""
+    """The entry of calls from C (operators, methods, operator slots, routed functions):
+    relevant holds the overloaded arguments in argument order (exact Tensors excluded, as
+    PyTorch's C check does).  A routed function's call is first put in PyTorch's form (Note
+    [The call __torch_function__ sees])."""
+    present = _presented.get(func)
+    if present is not None:
+        func, args, kwargs = present(func, args, kwargs or {})
     return _call_overloads(func, _get_overloaded_args(relevant), args, kwargs)
 
 
@@ -190,6 +195,85 @@ def _route_properties(owner, skip=()):
     for name, prop in list(vars(owner).items()):
         if isinstance(prop, property) and name not in skip:
             setattr(owner, name, _C._RoutedProperty(name, prop.fget, prop.fset, prop.__doc__))
+
+
+# ---- the call __torch_function__ sees ----
+
+# Note [The call __torch_function__ sees]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# PyTorch's Python functions hand __torch_function__ the call in the form written in their
+# source, `handle_torch_function(relu, (input,), input, inplace=inplace)`: the required
+# parameters by position, every other one by keyword with its value (its default when the
+# caller left it out), in the signature's order.  Its C functions hand over the call as made,
+# as themselves: F.linear is torch._C._nn.linear, F.conv2d is torch.conv2d.  Handlers see
+# the difference, and torch.fx prints it: F.relu(x) traces to
+# `torch.nn.functional.relu(x, inplace = False)`, F.linear(x, w) to
+# `torch._C._nn.linear(x, w)`.  The routed functions of pytorchlite that PyTorch writes in
+# Python are registered with _present_filled, those it writes in C under another name with
+# _present_as; the rest pass the call as made, as themselves.
+
+# the func a routed function passes -> present(func, args, kwargs) -> (func, args, kwargs)
+_presented = {}
+
+
+def _present_filled(public, order=None, omit_if_default=()):
+    """Calls of public (a routed function) reach __torch_function__ in the form of PyTorch's
+    Python functions (Note above).  order: the keyword parameters, where PyTorch's source
+    passes them in another order; omit_if_default: those it leaves out (passed here only
+    when given a value other than the default, so that the call means the same)."""
+    form = None
+
+    def present(func, args, kwargs):
+        nonlocal form
+        if form is None:
+            form = _filled_form(public, order)
+        names, params, npositional, required, defaults, keywords, tail = form
+        if tail is not None and not kwargs and not omit_if_default and \
+                len(required) <= len(args) <= npositional:
+            # the common call, its arguments by position: no binding needed
+            return func, args[:len(required)], dict(zip(
+                keywords, args[len(required):] + tail[len(args) - len(required):]))
+        given = names[:len(args)]
+        if len(args) > npositional or (kwargs and any(k not in params or k in given
+                                                      for k in kwargs)):
+            inspect.unwrap(public)(*args, **kwargs)   # raises the function's own TypeError
+        values = dict(defaults)
+        values.update(zip(names, args))
+        values.update(kwargs)
+        if len(values) != len(names):
+            inspect.unwrap(public)(*args, **kwargs)   # a required argument is missing
+        if omit_if_default:
+            keywords = [n for n in keywords
+                        if n not in omit_if_default or values[n] is not defaults[n]]
+        return func, tuple(values[n] for n in required), {n: values[n] for n in keywords}
+    _presented[public] = present
+
+
+def _filled_form(public, order):
+    """public's parameter names (a tuple and a set), how many a call may pass by position,
+    the required ones PyTorch passes by position, the defaults, the names it passes by
+    keyword (in order, when given) and their defaults; worked out on the first call that
+    needs them, not at import."""
+    params = list(inspect.signature(inspect.unwrap(public)).parameters.values())
+    positional = [p for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    nrequired = 0
+    while nrequired < len(positional) and positional[nrequired].default is params[0].empty:
+        nrequired += 1
+    names = tuple(p.name for p in params)
+    keywords = names[nrequired:] if order is None else tuple(order)
+    defaults = {p.name: p.default for p in params if p.default is not p.empty}
+    # the defaults of the keywords, for calls that pass everything by position (None where
+    # the keywords are not the signature's tail or one of them is required)
+    tail = tuple(defaults[n] for n in keywords) if order is None and \
+        all(n in defaults for n in keywords) else None
+    return (names, frozenset(names), len(positional), names[:nrequired], defaults, keywords,
+            tail)
+
+
+def _present_as(public, shown):
+    """Calls of public reach __torch_function__ as calls of shown, as made (PyTorch's
+    F.relu_ is the C function torch.relu_)."""
+    _presented[public] = lambda func, args, kwargs: (shown, args, kwargs)
 
 
 # ---- modes ----

@@ -4,8 +4,8 @@ Note [torch.compile runs the code as written]
 PyTorch's torch.compile captures a function's Python bytecode (TorchDynamo), turns the tensor
 operations into an FX graph and hands it to a backend that generates code (Inductor).  A
 program written for PyTorch 2 calls it once on its model and expects the same results.
-pytorchlite has no bytecode capture and no FX, so every backend runs the function or module
-as written: the results, gradients, hooks, random draws and Python side effects are eager
+pytorchlite has no bytecode capture, so every named backend runs the function or module as
+written: the results, gradients, hooks, random draws and Python side effects are eager
 mode's, for any input.  What is kept is the interface: the same signature, the same decorator
 forms, the same wrapper (an OptimizedModule whose state_dict keys carry "_orig_mod.", which is
 what checkpoints saved from compiled PyTorch models contain), and the same errors for a bad
@@ -16,12 +16,20 @@ replay would silently drop Python side effects (a counter, a list append), bake 
 a value-dependent `if` took and the Python random numbers it drew.  Dynamo guards against
 those; a trace cannot, so torch.compile never replays one behind a program's back.  A
 program that wants a fused graph asks for it: torch.jit.trace(model, x) and
-torch.jit.optimize_for_inference (docs/handbook/the-jit.md)."""
+torch.jit.optimize_for_inference (docs/handbook/the-jit.md).
+
+A callable backend is such a request: `backend(gm, example_inputs)` receives the torch.fx
+graph of the model (symbolic_trace on the first call, whose arguments are example_inputs) and
+returns what runs every call after.  A model fx cannot trace (control flow on a tensor) runs
+as written, with one warning, where Dynamo would break the graph; fullgraph=True raises
+instead.  A backend that raises makes the call raise BackendCompilerFailed, as PyTorch's."""
 import contextlib
 import functools
+import inspect
+import warnings
 
 from .._dynamo.eval_frame import OptimizedModule
-from .._dynamo.exc import InvalidBackend
+from .._dynamo.exc import BackendCompilerFailed, InvalidBackend
 from ..nn.modules.module import Module
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
@@ -44,12 +52,56 @@ def _check_backend(backend):
         if backend not in _BACKENDS:
             raise InvalidBackend(backend)
         return
-    if callable(backend):
-        raise NotImplementedError(
-            "torch.compile: a callable backend receives a torch.fx.GraphModule, and "
-            "pytorchlite has no FX graph capture; use one of the named backends "
-            f"{list_backends(())} (each runs the code as written)")
-    raise InvalidBackend(backend)
+    if not callable(backend):
+        raise InvalidBackend(backend)
+
+
+class _GraphCompiled:
+    """model's calls through a callable backend: the first call traces model with torch.fx
+    and hands the GraphModule and the call's arguments to the backend; every call runs what
+    the backend returned (Note [torch.compile runs the code as written])."""
+
+    def __init__(self, model, backend, fullgraph):
+        self._model = model
+        self._backend = backend
+        self._fullgraph = fullgraph
+        self._compiled = None
+
+    def _trace(self):
+        from .. import fx
+        root = self._model
+        if inspect.ismethod(root) and isinstance(root.__self__, Module) and \
+                root.__func__ is type(root.__self__).forward:
+            root = root.__self__
+        return fx.symbolic_trace(root)
+
+    def _compile(self, args):
+        try:
+            gm = self._trace()
+        except Exception as e:
+            if self._fullgraph:
+                raise
+            warnings.warn(f"torch.compile: torch.fx cannot trace {_name_of(self._model)} "
+                          f"({type(e).__name__}: {e}); it runs as written")
+            return self._model
+        try:
+            compiled = self._backend(gm, list(args))
+        except Exception as e:
+            raise BackendCompilerFailed(self._backend, e) from e
+        if not callable(compiled):
+            raise BackendCompilerFailed(
+                self._backend, TypeError("the backend did not return a callable"))
+        return compiled
+
+    def __call__(self, *args, **kwargs):
+        if self._compiled is None:
+            self._compiled = self._compile(args)
+        return self._compiled(*args, **kwargs)
+
+
+def _name_of(model):
+    return type(model).__name__ if isinstance(model, Module) else \
+        getattr(model, "__name__", repr(model))
 
 
 def get_default_backend():
@@ -96,12 +148,14 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
         raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     if disable:
         return model
+    runs = model if isinstance(settings["backend"], str) else \
+        _GraphCompiled(model, settings["backend"], fullgraph)
     if isinstance(model, Module):
-        return OptimizedModule(model, settings)
+        return OptimizedModule(model, settings, runs)
 
     @functools.wraps(model)
     def compiled(*args, **kwargs):
-        return model(*args, **kwargs)
+        return runs(*args, **kwargs)
 
     compiled._torchdynamo_orig_callable = model
     return compiled

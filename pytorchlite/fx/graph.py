@@ -19,9 +19,11 @@ node, in PyTorch's form: operators as operators (`add = x + y`), methods as meth
 submodules and attributes through `self`, other functions by their torch.<path> name, and
 after each statement `;  a = b = None` for the values read there for the last time, so
 that the generated forward frees memory as early as the graph allows.  Names from
-pytorchlite resolve through the global `torch`, which is pytorchlite itself."""
+pytorchlite resolve through the global `torch`, which is pytorchlite itself.  The graph's
+CodeGen writes the `def` line and the return statement (Graph.set_codegen swaps it)."""
 import builtins
 import contextlib
+import copy
 import inspect
 import keyword
 import math
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 
 from .node import Node, _get_qualified_name, _type_repr, map_arg
 
-__all__ = ["Graph", "PythonCode"]
+__all__ = ["CodeGen", "Graph", "PythonCode"]
 
 reflectable_magic_methods = {
     "add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "floordiv": "{} // {}",
@@ -191,6 +193,7 @@ class Graph:
         self._tracer_cls = tracer_cls
         self._tracer_extras = tracer_extras
         self._insert = self._root.prepend
+        self._codegen = CodeGen()
 
     @property
     def owning_module(self):
@@ -378,11 +381,25 @@ class Graph:
     def python_code(self, root_module, *, verbose=False):
         """The generated forward (PythonCode: source and globals); see Note [FX generated
         code]."""
-        return _gen_python_code(self, root_module, verbose)
+        return _gen_python_code(self._codegen, self, root_module, verbose)
+
+    def set_codegen(self, codegen):
+        """Generates this graph's code with codegen (a CodeGen) from now on."""
+        self._codegen = codegen
+
+    def process_inputs(self, *args):
+        """args as the graph takes them (the codegen's process_inputs)."""
+        return self._codegen.process_inputs(*args)
+
+    def process_outputs(self, out):
+        """The graph's output as the generated code returns it (the codegen's
+        process_outputs)."""
+        return self._codegen.process_outputs(out)
 
     def __deepcopy__(self, memo=None):
         memo = {} if memo is None else memo
         g = Graph(tracer_cls=self._tracer_cls)
+        g._codegen = copy.deepcopy(self._codegen, memo)
         out = g.graph_copy(self, {}, return_output_node=True)
         memo[id(self)] = g
         if out is not None:
@@ -403,7 +420,47 @@ def _last_uses(nodes):
     return last
 
 
-def _gen_python_code(graph, root_module, verbose):
+class CodeGen:
+    """Writes a Graph as the Python source of a function (Note [FX generated code]).  A
+    subclass set with Graph.set_codegen changes the parts around the body: the `def` line
+    (gen_fn_def), the return statement (generate_output), the globals the source needs
+    (additional_globals), and, to match, how Interpreter.run takes the function's inputs and
+    gives its output (process_inputs, process_outputs)."""
+
+    def __init__(self):
+        self._func_name = "forward"
+
+    def gen_fn_def(self, free_vars, maybe_return_annotation):
+        """The `def` line, e.g. `def forward(self, a, b):` for free_vars ['a', 'b'] (self is
+        put first when it is not there)."""
+        if not free_vars or free_vars[0] != "self":
+            free_vars.insert(0, "self")
+        return f"def {self._func_name}({', '.join(free_vars)}){maybe_return_annotation}:"
+
+    def generate_output(self, output_args, *, repr_fn=repr):
+        """The return statement (not indented) of the graph's output value."""
+        return f"return {repr_fn(output_args)}"
+
+    def process_inputs(self, *args):
+        """The graph's inputs from the generated function's arguments."""
+        return args
+
+    def process_outputs(self, outputs):
+        """The generated function's result from the graph's output value."""
+        return outputs
+
+    def additional_globals(self):
+        """(name, value) pairs the generated source needs besides the graph's own."""
+        return []
+
+
+def _accepts(method, name):
+    """Whether method (a CodeGen override, perhaps written for an older signature) takes the
+    keyword name."""
+    return name in inspect.signature(method).parameters
+
+
+def _gen_python_code(codegen, graph, root_module, verbose):
     nodes = list(graph.nodes)
     namespace = _Namespace()
     globals_ = {}
@@ -503,7 +560,10 @@ def _gen_python_code(graph, root_module, verbose):
         elif node.op == "output":
             if node.type is not None:
                 return_annotation = f" -> {type_repr(node.type)}"
-            body.append(f"return {get_repr(node.args[0])}\n")
+            if _accepts(codegen.generate_output, "repr_fn"):
+                body.append(codegen.generate_output(node.args[0], repr_fn=get_repr) + "\n")
+            else:
+                body.append(codegen.generate_output(node.args[0]) + "\n")
             return
         to_delete = list(last_uses.get(node, []))
         if not node.users:
@@ -528,9 +588,10 @@ def _gen_python_code(graph, root_module, verbose):
         wrap_stmts = "\n".join(f'{wrap_name}("{name}")' for name in wrapped)
     else:
         wrap_stmts = ""
-    params = ", ".join(["self"] + free_vars) if not free_vars or free_vars[0] != "self" \
-        else ", ".join(free_vars)
+    for name, value in codegen.additional_globals():
+        add_global(name, value)
+    prologue = codegen.gen_fn_def(free_vars, return_annotation)
     code = "".join(body).lstrip("\n")
     code = "\n".join("    " + line for line in code.split("\n"))
-    src = f"\n{wrap_stmts}\n\ndef forward({params}){return_annotation}:\n{code}"
+    src = f"\n{wrap_stmts}\n\n{prologue}\n{code}"
     return PythonCode(src, globals_)

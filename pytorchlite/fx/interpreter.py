@@ -26,8 +26,12 @@ class Interpreter:
             self.user_to_last_uses = _last_uses(list(self.graph.nodes))
 
     def run(self, *args, initial_env=None, enable_io_processing=True):
-        """Runs the graph with args for its placeholders and returns its output."""
+        """Runs the graph with args for its placeholders and returns its output; with
+        enable_io_processing, args and the output go through the graph's CodeGen
+        (process_inputs, process_outputs), as the generated code takes and returns them."""
         self.env = initial_env if initial_env is not None else {}
+        if enable_io_processing:
+            args = self.graph.process_inputs(*args)
         self.args_iter = iter(args)
         for node in self.graph.nodes:
             if node in self.env:
@@ -48,7 +52,8 @@ class Interpreter:
                 for to_delete in self.user_to_last_uses.get(node, []):
                     del self.env[to_delete]
             if node.op == "output":
-                return self.env[node]
+                out = self.env[node]
+                return self.graph.process_outputs(out) if enable_io_processing else out
         return None
 
     def run_node(self, n):
@@ -113,6 +118,7 @@ class Transformer(Interpreter):
         super().__init__(module)
         from ._symbolic_trace import Tracer
         self.new_graph = Graph()
+        self.new_graph.set_codegen(module.graph._codegen)
 
         class TransformerTracer(Tracer):
             def __init__(self, graph):

@@ -40,9 +40,11 @@ def map_arg(a, fn):
 
 
 def _namespaces():
-    """The public modules whose functions FX names as torch.<path>.<name>, most common first."""
+    """The public modules whose functions FX names as torch.<path>.<name>: torch._C._nn first
+    (F.linear is torch._C._nn.linear, as in PyTorch), then the most common."""
     import pytorchlite
-    return (("torch", pytorchlite), ("torch.nn.functional", pytorchlite.nn.functional),
+    return (("torch._C._nn", pytorchlite._C._nn), ("torch", pytorchlite),
+            ("torch.nn.functional", pytorchlite.nn.functional),
             ("torch.special", pytorchlite.special), ("torch.linalg", pytorchlite.linalg),
             ("torch.fft", pytorchlite.fft), ("torch.Tensor", pytorchlite.Tensor))
 

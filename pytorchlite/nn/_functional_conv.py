@@ -191,7 +191,7 @@ def _one(v, name, what):
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode=False, return_indices=True):
+                            ceil_mode=False, return_indices=False):
     stride = [] if stride is None else stride
     try:
         if input.dim() not in (2, 3):
@@ -215,7 +215,7 @@ def _native_max_pool(op, name, first_is_cuda):
     3-D one (first_is_cuda) asks whether the input is on CUDA first, as torch's: an
     AttributeError for an input that is no tensor."""
     def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                              ceil_mode=False, return_indices=True):
+                              ceil_mode=False, return_indices=False):
         stride = [] if stride is None else stride
         if first_is_cuda and not isinstance(input, torch.Tensor):
             raise AttributeError(f"'{type(input).__name__}' object has no attribute 'is_cuda'")
@@ -370,7 +370,7 @@ def _adaptive_avg_pool3d(input, output_size):
     return depth.reshape(lead + [od, oh, ow])
 
 
-def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
     try:
         _check_1d(input, "adaptive_max_pool1d")
         o = _one(output_size, "adaptive_max_pool1d", "output_size")
@@ -387,7 +387,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return adaptive_max_pool1d_with_indices(input, output_size)[0]
 
 
-def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
     output_size = _list_with_default(output_size, input.size())
     try:
         return _aten.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))

@@ -12,6 +12,8 @@ Randomness: dropout masks and rrelu slopes are drawn from the default generator
 import functools
 import math
 import operator
+import sys as _sys
+import types as _types
 import warnings
 
 import pytorchlite as torch
@@ -264,8 +266,11 @@ def hardshrink(input, lambd=0.5):
     return aten.hardshrink(input, lambd)
 
 
-def threshold(input, threshold, value, inplace=False):
+def _threshold(input, threshold, value, inplace=False):
     return _inplace(aten.threshold_, aten.threshold, input, inplace, threshold, value)
+
+
+threshold = _threshold   # named _threshold, as PyTorch's (what a trace prints)
 
 
 def threshold_(input, threshold, value):
@@ -612,7 +617,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 
 @_autocast_to_float32
-def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
@@ -635,7 +640,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 @_autocast_to_float32
-def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     red = _reduction_enum(reduction)
@@ -1824,8 +1829,39 @@ def one_hot(tensor, num_classes=-1):
 
 from ._functional_conv import *  # noqa: E402,F401,F403  (convolution, pooling, padding, resampling)
 from ._functional_attention import *  # noqa: E402,F401,F403  (multi_head_attention_forward)
+from . import _functional_attention, _functional_conv  # noqa: E402
 from ._functional_attention import _canonical_mask, _mha_shape_check, _none_or_dtype  # noqa: E402,F401
 
 # each public function goes to __torch_function__ first (Note [Torch function]), but sigmoid
 # and tanh: PyTorch's call the Tensor methods, and those are what a mode sees
 _overrides._route_functions(globals(), skip=("sigmoid", "tanh"))
+_threshold = threshold
+
+# What __torch_function__ sees of each call (Note [The call __torch_function__ sees]): the
+# functions PyTorch writes in C pass the call as made, as torch._C._nn.<name> (these, which
+# live there here too) or as torch.<name> (_C_TORCH, which pytorchlite/_nn_ops.py presents
+# so); the others pass it as PyTorch's Python source does.
+_C_NN = ("avg_pool2d", "avg_pool3d", "elu_", "gelu", "hardtanh_", "leaky_relu_", "linear",
+         "logsigmoid", "one_hot", "scaled_dot_product_attention", "softplus", "softshrink")
+_C_TORCH = ("adaptive_avg_pool1d", "avg_pool1d", "bilinear", "celu_", "channel_shuffle",
+            "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d",
+            "conv_transpose3d", "cosine_similarity", "hardshrink", "native_channel_shuffle",
+            "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "prelu", "relu_",
+            "rrelu_", "selu_", "threshold_")
+_C._nn = _sys.modules["pytorchlite._C._nn"] = _types.ModuleType("pytorchlite._C._nn")
+logsigmoid.__name__ = logsigmoid.__qualname__ = "log_sigmoid"   # PyTorch's C name
+for _name in _C_NN:
+    setattr(_C._nn, globals()[_name].__name__, globals()[_name])
+    globals()[_name].__module__ = "pytorchlite._C._nn"
+_PYTHON = (set(__all__) | set(_functional_conv.__all__) | set(_functional_attention.__all__)) - \
+    set(_C_NN) - set(_C_TORCH) - {"sigmoid", "tanh", "upsample", "upsample_bilinear",
+                                  "upsample_nearest"}
+for _name in _PYTHON:
+    _overrides._present_filled(globals()[_name], **{
+        "multi_head_attention_forward": {"order": (
+            "training", "key_padding_mask", "need_weights", "attn_mask", "is_causal",
+            "use_separate_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight",
+            "static_k", "static_v", "average_attn_weights")},
+        "l1_loss": {"omit_if_default": ("weight",)},
+    }.get(_name, {}))
+del _name

@@ -191,7 +191,7 @@ def test_rewrite_relu_to_gelu():
     gm.graph.lint()
     gm.recompile()
     assert "relu" not in gm.code
-    assert "gelu_2 = torch.nn.functional.gelu(add);  add = None" in gm.code
+    assert "gelu_2 = torch._C._nn.gelu(add);  add = None" in gm.code   # as PyTorch prints it
 
     def reference(x):
         g = ptl.nn.functional.gelu

@@ -129,11 +129,6 @@ def test_not_callable_model(lib_name):
         lib.compile(3)
 
 
-def test_callable_backend_is_refused_with_the_reason():
-    with pytest.raises(NotImplementedError, match="no FX graph capture"):
-        ptl.compile(lambda x: x, backend=lambda gm, example_inputs: gm)
-
-
 def test_compiler_namespace():
     c = ptl.compiler
     assert c.list_backends() == ["inductor"]

@@ -14,7 +14,7 @@ from helpers import LAYOUTS, assert_close, assert_raises_like_torch, make, num_t
     to_numpy, torch, torch_ref
 
 SAME_AS_F = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-             "conv_transpose3d", "rms_norm", "adaptive_avg_pool1d", "pixel_shuffle",
+             "conv_transpose3d", "adaptive_avg_pool1d", "pixel_shuffle",
              "pixel_unshuffle", "prelu", "bilinear", "cosine_similarity", "pairwise_distance",
              "pdist", "channel_shuffle", "native_channel_shuffle", "conv_tbc"]
 
@@ -29,6 +29,11 @@ def test_exported_and_same_as_f():
         assert getattr(ptl, name) is getattr(_nn_ops, name)
     for name in SAME_AS_F:
         assert getattr(ptl, name) is getattr(F, name)
+    # F.rms_norm is Python in PyTorch and torch.rms_norm C: two functions, told apart by
+    # __torch_function__ (tests/fx/test_fx_functional.py)
+    assert ptl.rms_norm is not F.rms_norm
+    x = _f64(2, 3)
+    assert ptl.equal(ptl.rms_norm(x, (3,), eps=1e-3), F.rms_norm(x, (3,), eps=1e-3))
     assert ptl.grid_sampler_2d is ptl.ops.aten.grid_sampler_2d
     assert ptl.Tensor.prelu is not None
 

@@ -103,7 +103,7 @@ class ReLU6(Hardtanh):
 
 class Sigmoid(Module):
     def forward(self, input):
-        return F.sigmoid(input)
+        return torch.sigmoid(input)
 
 
 class Hardsigmoid(Module):
@@ -119,7 +119,7 @@ class Hardsigmoid(Module):
 
 class Tanh(Module):
     def forward(self, input):
-        return F.tanh(input)
+        return torch.tanh(input)
 
 
 class _Inplace(Module):
