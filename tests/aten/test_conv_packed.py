@@ -1086,6 +1086,42 @@ def test_weight_grad_rows_cases_cross_their_thresholds():
     assert (nb - 1) * run < WG_ROWS_RUN and by[krun][0][0] % nb != 0 and by[krun][0][0] > nb
 
 
+@pytest.mark.parametrize("xs, ws, stride, pad, groups", [
+    ((2, 2, 6, 28), (4, 2, 3, 3), (1, 1), (0, 0), 1),     # rows on AVX-512, tiles on AVX2
+    ((2, 3, 12, 30), (5, 3, 3, 3), (1, 1), (1, 1), 1),    # padding 1: an edge pixel
+    ((2, 3, 11, 13), (5, 3, 3, 3), (3, 3), (1, 1), 1),    # stride 3: the tiles on both
+    ((1, 4, 9, 9), (4, 2, 2, 2), (1, 1), (0, 0), 2),      # groups, an even kernel
+    ((2, 8, 7, 7), (16, 8, 1, 1), (1, 1), (0, 0), 1),     # 1x1
+])
+@pytest.mark.parametrize("value", [np.inf, -np.inf, np.nan])
+def test_weight_grad_nonfinite_lands_where_the_sum_puts_it(xs, ws, stride, pad, groups, value):
+    """Note [Packed weight gradient and non-finite inputs]: a non-finite pixel reaches only
+    the taps that read it, on every path (tiles, rows, pairs) and thread count, as in the
+    float64 reference; finite inputs never leave the packed path's values."""
+    gen = np.random.default_rng(len(xs) + xs[-1])
+    x = gen.standard_normal(xs)
+    x[-1, -1, xs[2] // 2, -1] = value
+    ref_y = F.conv2d(ptl.tensor(np.nan_to_num(x, posinf=0, neginf=0)), ptl.tensor(
+        np.zeros(ws)), stride=stride, padding=pad, groups=groups)
+    gy = gen.standard_normal(tuple(ref_y.shape))
+    ref = weight_grad_ref(x, gy, ws, stride, pad, (1, 1), groups)
+    threads = ptl.get_num_threads()
+    try:
+        for nt in (1, 2):
+            ptl.set_num_threads(nt)
+            got = ptl.ops.aten.convolution_backward(
+                ptl.tensor(gy, dtype=ptl.float32), ptl.tensor(x, dtype=ptl.float32),
+                ptl.zeros(ws), None, list(stride), list(pad), [1, 1], False, [0, 0], groups,
+                [0, 1, 0])[1].numpy()
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+            np.testing.assert_array_equal(np.isinf(got), np.isinf(ref))
+            fin = np.isfinite(ref)
+            assert 0 < fin.sum() < fin.size
+            np.testing.assert_allclose(got[fin], ref[fin], rtol=0, atol=1e-4)
+    finally:
+        ptl.set_num_threads(threads)
+
+
 def test_weight_grad_rows_inf_past_a_row():
     """An Inf in the input is summed only where a tap reads it: the lanes past an output
     row (a masked last vector) read nothing, so the taps that never reach the Inf stay

@@ -551,6 +551,26 @@ error:
     return NULL;
 }
 
+/* Note [Packed weight gradient and non-finite inputs]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The packed weight gradient's tiles (conv_packed_wgrad.c, Note [Packed weight gradient])
+ * read the image in flat windows, where the columns past an output row hold the next row's
+ * pixels and take a zero output gradient.  An Inf or NaN in the image then reaches taps
+ * that never read it as 0 * Inf = NaN.  A finite result cannot have met one (a non-finite
+ * product never cancels back to finite), so the result is scanned -- Ca * Ci/G * kvol
+ * floats, nothing beside the convolution's work -- and only a non-finite one is computed
+ * again by the column buffer, which holds exactly the pixels each tap reads, so Inf and NaN
+ * land where the direct sum puts them. */
+static int
+all_finite(const float *v, int64_t n)
+{
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bad |= v[i] - v[i] != 0.0f;             /* NaN for Inf and NaN, 0 otherwise */
+    }
+    return !bad;
+}
+
 /* wgrad: a (N, Ca, cols), img (N, Ci, image) contiguous -> gw (Ca, Ci/G, k), given as the
  * 2-D (Ca, Ci/G * kvol) result. */
 static PtlTensorImpl *
@@ -584,12 +604,16 @@ wgrad(PtlTensorImpl *a, PtlTensorImpl *img, const ConvGeom *g)
         }
     }
     if (use_packed(a->dtype) && conv_packed_wgrad_available()) {
+        float *gwp = (float *)ptl_tensor_data(gw);
         if (conv_packed_wgrad((const float *)ptl_tensor_data(a),
-                              (const float *)ptl_tensor_data(img), (float *)ptl_tensor_data(gw),
-                              g, n, ci, ca) < 0) {
+                              (const float *)ptl_tensor_data(img), gwp, g, n, ci, ca) < 0) {
             goto error;
         }
-        return gw;
+        if (all_finite(gwp, gw->numel)) {
+            return gw;
+        }
+        /* Note [Packed weight gradient and non-finite inputs] */
+        memset(gwp, 0, (size_t)gw->numel * sizeof(float));
     }
     int64_t cbsz[1] = {G * kdim * b * L};
     if ((cb = ptl_empty(1, cbsz, a->dtype, a->device)) == NULL) {
