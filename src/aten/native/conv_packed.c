@@ -307,90 +307,126 @@ tile_fwd(int64_t kdim, const float *ap, const float *bp, const int64_t *off, con
 #undef FWD_STORE
 
 /* ---- the AVX2 forward tile ----
- * PK2_MR output channels x 16 pixels: 12 accumulators, two pixel vectors and a broadcast
- * weight fill 15 of the 16 ymm registers.  Each output is the bias plus the taps in order,
+ * Up to PK2_MR output channels x 16 pixels: 12 accumulators, two pixel vectors and a
+ * broadcast weight fill 15 of the 16 ymm registers; a tile of at most 3 channels (the last
+ * of a count that PK2_MR does not divide, or an input gradient of 3 channels) spans a whole
+ * sliver of 32 pixels instead, so that it has as many accumulators to keep the FMA units
+ * busy.  Only the tile's rows are computed.  Each output is the bias plus the taps in order,
  * the same sum as the AVX-512 tile's. */
 
-#define FWD2_INIT(R)                                                                      \
-    __m256 c##R##0 = _mm256_set1_ps(bias != NULL && (R) < mr ? bias[(R)] : 0.0f);         \
-    __m256 c##R##1 = c##R##0
-#define FWD2_FMA(R)                                                                       \
-    do {                                                                                  \
-        const __m256 a = _mm256_broadcast_ss(ap + (R));                                   \
-        c##R##0 = _mm256_fmadd_ps(a, b0, c##R##0);                                        \
-        c##R##1 = _mm256_fmadd_ps(a, b1, c##R##1);                                        \
-    } while (0)
-#define FWD2_FMA_HALF(R) c##R##0 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + (R)), b0, c##R##0)
-#define FWD2_STORE(R)                                                                     \
-    do {                                                                                  \
-        if ((R) < mr) {                                                                   \
-            if (nr == 16) {                                                               \
-                _mm256_storeu_ps(y + (R) * ldy, c##R##0);                                 \
-                _mm256_storeu_ps(y + (R) * ldy + 8, c##R##1);                             \
-            }                                                                             \
-            else {                                                                        \
-                _mm256_maskstore_ps(y + (R) * ldy, m0, c##R##0);                          \
-                _mm256_maskstore_ps(y + (R) * ldy + 8, m1, c##R##1);                      \
-            }                                                                             \
-        }                                                                                 \
-    } while (0)
-
-/* y[r][j] (rows ldy apart) = bias[r] + sum over p of ap[p][r] * bp[off[p] + j], for r < mr
- * and j < nr <= 16 of a PK2_MR x 16 tile. */
-AVX2 static void
-tile_fwd2_half(int64_t kdim, const float *ap, const float *bp, const int64_t *off,
-               const float *bias, float *y, int64_t ldy, int64_t mr, int64_t nr)
+/* y[r][j] (rows ldy apart) = bias[r] + sum over p of ap[p][r] * bp[off[p] + j], for r <
+ * rows and j < nr <= 8 * nv (rows * nv <= 12); ap's taps PK2_MR floats apart. */
+AVX2 static inline __attribute__((always_inline)) void
+tile_fwd2_rows(int64_t kdim, const float *ap, const float *bp, const int64_t *off,
+               const float *bias, float *y, int64_t ldy, const int rows, const int nv,
+               int64_t nr)
 {
-    FWD2_INIT(0);
-    FWD2_INIT(1);
-    FWD2_INIT(2);
-    FWD2_INIT(3);
-    FWD2_INIT(4);
-    FWD2_INIT(5);
-    for (int64_t p = 0; nr <= 8 && p < kdim; p++) {
-        const __m256 b0 = _mm256_loadu_ps(bp + off[p]);
-        FWD2_FMA_HALF(0);
-        FWD2_FMA_HALF(1);
-        FWD2_FMA_HALF(2);
-        FWD2_FMA_HALF(3);
-        FWD2_FMA_HALF(4);
-        FWD2_FMA_HALF(5);
-        ap += PK2_MR;
+    __m256 c[PK2_MR][4];
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; r++) {
+#pragma GCC unroll 4
+        for (int v = 0; v < nv; v++) {
+            c[r][v] = _mm256_set1_ps(bias != NULL ? bias[r] : 0.0f);
+        }
     }
-    for (int64_t p = 0; nr > 8 && p < kdim; p++) {
+    for (int64_t p = 0; p < kdim; p++) {
         const float *b = bp + off[p];
-        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-        FWD2_FMA(0);
-        FWD2_FMA(1);
-        FWD2_FMA(2);
-        FWD2_FMA(3);
-        FWD2_FMA(4);
-        FWD2_FMA(5);
+        __m256 bv[4];
+#pragma GCC unroll 4
+        for (int v = 0; v < nv; v++) {
+            bv[v] = _mm256_loadu_ps(b + 8 * v);
+        }
+#pragma GCC unroll 6
+        for (int r = 0; r < rows; r++) {
+            const __m256 a = _mm256_broadcast_ss(ap + r);
+#pragma GCC unroll 4
+            for (int v = 0; v < nv; v++) {
+                c[r][v] = _mm256_fmadd_ps(a, bv[v], c[r][v]);
+            }
+        }
         ap += PK2_MR;
     }
     /* masked-off lanes are not written, so the address may lie past the row */
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nr), lanes);
-    const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nr - 8), lanes);
-    FWD2_STORE(0);
-    FWD2_STORE(1);
-    FWD2_STORE(2);
-    FWD2_STORE(3);
-    FWD2_STORE(4);
-    FWD2_STORE(5);
+#pragma GCC unroll 4
+    for (int v = 0; v < nv; v++) {
+        const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(nr - 8 * v)), lanes);
+#pragma GCC unroll 6
+        for (int r = 0; r < rows; r++) {
+            if (nr >= 8 * (v + 1)) {
+                _mm256_storeu_ps(y + r * ldy + 8 * v, c[r][v]);
+            }
+            else {
+                _mm256_maskstore_ps(y + r * ldy + 8 * v, m, c[r][v]);
+            }
+        }
+    }
 }
-#undef FWD2_FMA
-#undef FWD2_FMA_HALF
-#undef FWD2_INIT
-#undef FWD2_STORE
 
-/* The same for a sliver of nr <= PK_NR pixels: one or two halves of 16. */
+#define FWD2_ROWS(R, NV)                                                                      case (R):                                                                                     tile_fwd2_rows(kdim, ap, bp, off, bias, y, ldy, (R), (NV), nr);                           return
+
+/* The tile of mr rows for nr <= 8 * nv pixels */
+AVX2 static void
+tile_fwd2_v1(int64_t kdim, const float *ap, const float *bp, const int64_t *off,
+             const float *bias, float *y, int64_t ldy, int64_t mr, int64_t nr)
+{
+    switch (mr) {
+        FWD2_ROWS(1, 1);
+        FWD2_ROWS(2, 1);
+        FWD2_ROWS(3, 1);
+        FWD2_ROWS(4, 1);
+        FWD2_ROWS(5, 1);
+    default:
+        tile_fwd2_rows(kdim, ap, bp, off, bias, y, ldy, PK2_MR, 1, nr);
+    }
+}
+
+AVX2 static void
+tile_fwd2_v2(int64_t kdim, const float *ap, const float *bp, const int64_t *off,
+             const float *bias, float *y, int64_t ldy, int64_t mr, int64_t nr)
+{
+    switch (mr) {
+        FWD2_ROWS(1, 2);
+        FWD2_ROWS(2, 2);
+        FWD2_ROWS(3, 2);
+        FWD2_ROWS(4, 2);
+        FWD2_ROWS(5, 2);
+    default:
+        tile_fwd2_rows(kdim, ap, bp, off, bias, y, ldy, PK2_MR, 2, nr);
+    }
+}
+
+AVX2 static void
+tile_fwd2_v4(int64_t kdim, const float *ap, const float *bp, const int64_t *off,
+             const float *bias, float *y, int64_t ldy, int64_t mr, int64_t nr)
+{
+    switch (mr) {
+        FWD2_ROWS(1, 4);
+        FWD2_ROWS(2, 4);
+    default:
+        tile_fwd2_rows(kdim, ap, bp, off, bias, y, ldy, 3, 4, nr);
+    }
+}
+#undef FWD2_ROWS
+
+/* The same for a sliver of nr <= PK_NR pixels: one tile of at most 3 rows over more than 16
+ * pixels, else one or two halves of 16. */
 static void
 tile_fwd2(int64_t kdim, const float *ap, const float *bp, const int64_t *off, const float *bias,
           float *y, int64_t ldy, int64_t mr, int64_t nr)
 {
+    if (mr <= 3 && nr > 16) {
+        tile_fwd2_v4(kdim, ap, bp, off, bias, y, ldy, mr, nr);
+        return;
+    }
     for (int64_t h = 0; h < nr; h += 16) {
-        tile_fwd2_half(kdim, ap, bp + h, off, bias, y + h, ldy, mr, nr - h < 16 ? nr - h : 16);
+        int64_t n = nr - h < 16 ? nr - h : 16;
+        if (n > 8) {
+            tile_fwd2_v2(kdim, ap, bp + h, off, bias, y + h, ldy, mr, n);
+        }
+        else {
+            tile_fwd2_v1(kdim, ap, bp + h, off, bias, y + h, ldy, mr, n);
+        }
     }
 }
 
