@@ -186,23 +186,39 @@ store_lanes(float *dst, __m256 v, int64_t n)
     }
 }
 
+/* dst[0, n) = 0: a loop that each engine's wrapper vectorizes for its ISA. */
+static inline __attribute__((always_inline)) void
+zero_run(float *dst, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) {
+        dst[j] = 0.0f;
+    }
+}
+
 /* pack_run (and with dst1, pack_run_pair) for the AVX2 engine: dst[j] = src[ix0 + j * sx]
  * and dst1[j] = src[ix0 + j * sx + 1] where the index lies in the image row [0, width),
- * zero elsewhere.  8 lanes at a time through masked loads (the lanes outside the row read
- * zeros): one for stride 1, two and a shuffle to the even (odd) lanes for stride 2; larger
- * strides one element at a time. */
+ * zero elsewhere.  Stride 1 is zeros, a copy of the row's part and zeros; stride 2 goes 8
+ * lanes at a time through two masked loads (the lanes outside the row read zeros) and a
+ * shuffle to the even (odd) lanes; larger strides one element at a time. */
 AVX2 static void
 pack_run2(float *dst, float *dst1, const float *src, int64_t ix0, int64_t sx, int64_t width,
           int64_t len)
 {
-    for (int64_t j = 0; j < len && sx <= 2; j += 8) {
+    if (sx == 1) {
+        int64_t lo = ix0 < 0 ? -ix0 : 0, hi = width - ix0;
+        lo = lo < len ? lo : len;
+        hi = hi < lo ? lo : hi < len ? hi : len;
+        zero_run(dst, lo);
+        if (hi > lo) {
+            memcpy(dst + lo, src + ix0 + lo, (size_t)(hi - lo) * sizeof(float));
+        }
+        zero_run(dst + hi, len - hi);
+        return;
+    }
+    for (int64_t j = 0; j < len && sx == 2; j += 8) {
         /* masked-off lanes are not read, so the address may lie outside the row */
         const int64_t i = ix0 + j * sx;
         const __m256 lo = _mm256_maskload_ps(src + i, row_lanes(i, width));
-        if (sx == 1) {
-            store_lanes(dst + j, lo, len - j);
-            continue;
-        }
         const __m256 hi = _mm256_maskload_ps(src + i + 8, row_lanes(i + 8, width));
         store_lanes(dst + j, evens8(lo, hi), len - j);
         if (dst1 != NULL) {
@@ -212,15 +228,6 @@ pack_run2(float *dst, float *dst1, const float *src, int64_t ix0, int64_t sx, in
     for (int64_t j = 0; j < len && sx > 2; j++) {
         const int64_t i = ix0 + j * sx;
         dst[j] = i >= 0 && i < width ? src[i] : 0.0f;
-    }
-}
-
-/* dst[0, n) = 0: a loop that each engine's wrapper vectorizes for its ISA. */
-static inline __attribute__((always_inline)) void
-zero_run(float *dst, int64_t n)
-{
-    for (int64_t j = 0; j < n; j++) {
-        dst[j] = 0.0f;
     }
 }
 
