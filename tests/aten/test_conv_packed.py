@@ -18,8 +18,8 @@ threshold of their blocking:
   over PK_BLOCK_BYTES), else through a buffer;
 - PK_NR = 32 pixels per sliver (a short last sliver, of at most 16 pixels: one vector, or
   more), PK_MR = 8 output channels per forward tile (a short last tile); the AVX2 engine's
-  tiles are PK2_MR = 6 channels x 16 pixels, a last tile of at most 3 channels over a
-  sliver of more than 16 pixels x 32 (AVX2_CASES: 8 pixels or fewer: one vector);
+  tiles are PK2_MR = 6 channels x 16 pixels, a last tile of fewer channels computing only
+  its rows (AVX2_CASES: 8 pixels or fewer: one vector);
 - PK_BLOCK_BYTES: one or several pixel blocks per (sample, group); a batch smaller than
   twice the threads cuts its samples into more blocks (forward only);
 - WG_MR = 8 taps x WG_NR = 32 output channels per weight-gradient tile (short ones), or
@@ -653,9 +653,9 @@ AVX2_CASES = [
 
 
 def test_avx2_tile_cases_cross_their_thresholds():
-    """The 1-D cases put every size of the last tile (1 to PK2_MR channels: at most 3 span a
-    sliver of more than 16 pixels, more run halves of 16) on slivers of at most 8 pixels,
-    of 9 to 16 and of 17 to PK_NR."""
+    """The 1-D cases put every size of the last tile (1 to PK2_MR channels, each its own
+    rows) on slivers of at most 8 pixels (one vector), of 9 to 16 (one half) and of 17 to
+    PK_NR (two halves)."""
     seen = set()
     for xs, ws, *_ in AVX2_CASES:
         if len(xs) == 3:

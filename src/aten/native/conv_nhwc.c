@@ -424,8 +424,25 @@ few_tile2(const FewJob *j, const float *xr, int64_t xs, int64_t o0, float *y, in
 /* One output row of channels [o0, o0 + 8 * nv) on AVX2: tiles of FEW2_PIX(nv) pixels, then
  * one tile of the rest of the row (each pixel once: a short tile's fewer chains cost less
  * than computing pixels twice). */
-#define FEW2_REST(NV, R)                                                                         case (R):                                                                                        few_tile2(j, xr + q * xs, xs, o0, y + q * g->co, (NV), (R));                                 break
-#define FEW2_ROW(NV, ...)                                                                        NHWC_AVX2 static void few2_row_##NV(const FewJob *j, const float *xr, int64_t o0,                                                  float *y)                                                {                                                                                                const NhwcGeom *g = j->g;                                                                    int64_t xs = g->sw * g->ci, q = 0;                                                           for (; q + FEW2_PIX(NV) <= g->ow; q += FEW2_PIX(NV)) {                                           few_tile2(j, xr + q * xs, xs, o0, y + q * g->co, (NV), FEW2_PIX(NV));                   }                                                                                            switch (g->ow - q) {                                                                             __VA_ARGS__;                                                                             default:                                                                                         break;                                                                                   }                                                                                        }
+#define FEW2_REST(NV, R)                                                                      \
+    case (R):                                                                                 \
+        few_tile2(j, xr + q * xs, xs, o0, y + q * g->co, (NV), (R));                          \
+        break
+#define FEW2_ROW(NV, ...)                                                                     \
+    NHWC_AVX2 static void few2_row_##NV(const FewJob *j, const float *xr, int64_t o0,         \
+                                        float *y)                                             \
+    {                                                                                         \
+        const NhwcGeom *g = j->g;                                                             \
+        int64_t xs = g->sw * g->ci, q = 0;                                                    \
+        for (; q + FEW2_PIX(NV) <= g->ow; q += FEW2_PIX(NV)) {                                \
+            few_tile2(j, xr + q * xs, xs, o0, y + q * g->co, (NV), FEW2_PIX(NV));             \
+        }                                                                                     \
+        switch (g->ow - q) {                                                                  \
+            __VA_ARGS__;                                                                      \
+        default:                                                                              \
+            break;                                                                            \
+        }                                                                                     \
+    }
 FEW2_ROW(1, FEW2_REST(1, 1); FEW2_REST(1, 2); FEW2_REST(1, 3); FEW2_REST(1, 4);
          FEW2_REST(1, 5); FEW2_REST(1, 6); FEW2_REST(1, 7); FEW2_REST(1, 8); FEW2_REST(1, 9);
          FEW2_REST(1, 10); FEW2_REST(1, 11))
