@@ -1137,3 +1137,34 @@ def test_weight_grad_rows_inf_past_a_row():
             np.testing.assert_allclose(got[fin], ref[fin], rtol=0, atol=1e-4)
     finally:
         ptl.set_num_threads(threads)
+
+
+# The AVX2 engine's stride-2 window rows (pack_run2): 8 outputs at a time from two loads of
+# 8 image columns each (row_load8: one load inside the row, a permuted load of the row's first
+# or last 8 across one end, one element at a time in a row narrower than 8), the last len % 8
+# outputs one at a time, the two phases of a 3-wide kernel from the same loads.  Rows of
+# phase planes (not compact: outputs wider than 16) over images 33 to 48 wide and padding 0
+# to 3 put the loads across either end at every offset.
+STRIDE2_ROWS_CASES = [((2, 3, 5, w), (4, 3, k, k), 2, p, 1, 1, f"width {w}, {k}x{k}, pad {p}")
+                      for w in (33, 34, 39, 48) for k in (1, 3) for p in (0, 1, 3)
+                      if k > 1 or p == 0]
+STRIDE2_ROWS_CASES += [((2, 3, 9, w), (4, 3, 3, 3), 2, 1, 1, 1, f"width {w}, 3x3, pad 1")
+                       for w in (3, 5, 7, 8, 9)]
+
+
+@pytest.mark.parametrize("case", STRIDE2_ROWS_CASES, ids=[c[-1] for c in STRIDE2_ROWS_CASES])
+def test_stride2_window_rows(case):
+    xs, ws, stride, pad, dil, groups, _ = case
+    check_case(xs, ws, stride, pad, dil, groups, seed=sum(xs) + sum(ws) + pad)
+
+
+def test_stride2_window_rows_cross_their_thresholds():
+    """The wide cases run phase planes (not compact windows) with each padding and widths at
+    every remainder class that matters (a multiple of 8, one past, two past, one short); the
+    narrow ones hold rows of fewer than 8 columns, exactly 8 and more."""
+    wide = [c for c in STRIDE2_ROWS_CASES if c[0][3] >= 33]
+    for xs, ws, stride, pad, dil, groups, label in wide:
+        assert not layout(xs, ws, (stride,) * 2, (pad,) * 2, (dil,) * 2, groups)[4], label
+    assert {c[3] for c in wide} == {0, 1, 3}
+    assert {c[0][3] % 8 for c in wide} >= {0, 1, 2, 7}
+    assert {c[0][3] for c in STRIDE2_ROWS_CASES if c[0][3] < 33} >= {7, 8, 9}

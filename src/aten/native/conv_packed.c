@@ -170,20 +170,38 @@ row_lanes(int64_t c0, int64_t width)
                                _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), col));
 }
 
-/* dst[0, n) = the first n lanes of v (n <= 8): a whole store for 8, else through a buffer
- * (AVX2's masked stores are slow on AMD's cores). */
-AVX2 static inline void
-store_lanes(float *dst, __m256 v, int64_t n)
+/* src[c0, c0 + 8) of an image row of `width` floats, zeros at the columns outside [0,
+ * width): one load where they all lie inside; where the 8 cross one end of a row of 8 or
+ * more, a load of the row's first (last) 8 and a permute of its lanes into place; else one
+ * element at a time.  (Masked loads there, whose masked-off lanes lay before the row, took
+ * 70% of the fill of a stride-2 3x3 weight gradient on 32 x 32, at the loads of each 4 KiB
+ * channel plane's first row: on the page before.  Building the vector on the stack stalls
+ * its load on the stores.  fill_compact2 keeps its masked loads: this was slower there.) */
+AVX2 static inline __m256
+row_load8(const float *src, int64_t c0, int64_t width)
 {
-    if (n >= 8) {
-        _mm256_storeu_ps(dst, v);
-        return;
+    if (c0 >= 0 && c0 + 8 <= width) {
+        return _mm256_loadu_ps(src + c0);
     }
-    _Alignas(32) float t[8];
-    _mm256_store_ps(t, v);
-    for (int64_t l = 0; l < n; l++) {
-        dst[l] = t[l];
+    if (c0 >= width || c0 + 8 <= 0) {
+        return _mm256_setzero_ps();
     }
+    if (width >= 8) {
+        /* lane l is element c0 + l = at + idx[l], kept where 0 <= idx[l] < 8 */
+        const int64_t at = c0 < 0 ? 0 : width - 8;
+        const __m256i idx = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                             _mm256_set1_epi32((int)(c0 - at)));
+        const __m256i keep = _mm256_andnot_si256(
+            _mm256_cmpgt_epi32(_mm256_setzero_si256(), idx),
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(8), idx));
+        return _mm256_and_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(src + at), idx),
+                             _mm256_castsi256_ps(keep));
+    }
+    float t[8];
+    for (int l = 0; l < 8; l++) {
+        t[l] = c0 + l >= 0 && c0 + l < width ? src[c0 + l] : 0.0f;
+    }
+    return _mm256_loadu_ps(t);
 }
 
 /* dst[0, n) = 0: a loop that each engine's wrapper vectorizes for its ISA. */
@@ -198,8 +216,8 @@ zero_run(float *dst, int64_t n)
 /* pack_run (and with dst1, pack_run_pair) for the AVX2 engine: dst[j] = src[ix0 + j * sx]
  * and dst1[j] = src[ix0 + j * sx + 1] where the index lies in the image row [0, width),
  * zero elsewhere.  Stride 1 is zeros, a copy of the row's part and zeros; stride 2 goes 8
- * lanes at a time through two masked loads (the lanes outside the row read zeros) and a
- * shuffle to the even (odd) lanes; larger strides one element at a time. */
+ * lanes at a time through two row_load8 and a shuffle to the even (odd) lanes, the last len
+ * % 8 one at a time; larger strides one element at a time. */
 AVX2 static void
 pack_run2(float *dst, float *dst1, const float *src, int64_t ix0, int64_t sx, int64_t width,
           int64_t len)
@@ -215,19 +233,21 @@ pack_run2(float *dst, float *dst1, const float *src, int64_t ix0, int64_t sx, in
         zero_run(dst + hi, len - hi);
         return;
     }
-    for (int64_t j = 0; j < len && sx == 2; j += 8) {
-        /* masked-off lanes are not read, so the address may lie outside the row */
-        const int64_t i = ix0 + j * sx;
-        const __m256 lo = _mm256_maskload_ps(src + i, row_lanes(i, width));
-        const __m256 hi = _mm256_maskload_ps(src + i + 8, row_lanes(i + 8, width));
-        store_lanes(dst + j, evens8(lo, hi), len - j);
+    int64_t j = 0;
+    for (; j + 8 <= len && sx == 2; j += 8) {
+        const int64_t i = ix0 + 2 * j;
+        const __m256 lo = row_load8(src, i, width), hi = row_load8(src, i + 8, width);
+        _mm256_storeu_ps(dst + j, evens8(lo, hi));
         if (dst1 != NULL) {
-            store_lanes(dst1 + j, odds8(lo, hi), len - j);
+            _mm256_storeu_ps(dst1 + j, odds8(lo, hi));
         }
     }
-    for (int64_t j = 0; j < len && sx > 2; j++) {
+    for (; j < len; j++) {
         const int64_t i = ix0 + j * sx;
         dst[j] = i >= 0 && i < width ? src[i] : 0.0f;
+        if (dst1 != NULL) {
+            dst1[j] = i + 1 >= 0 && i + 1 < width ? src[i + 1] : 0.0f;
+        }
     }
 }
 
