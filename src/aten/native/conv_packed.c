@@ -397,37 +397,25 @@ tile_fwd2_rows(int64_t kdim, const float *ap, const float *bp, const int64_t *of
         tile_fwd2_rows(kdim, ap, bp, off, bias, y, ldy, (R), (NV), nr);                       \
         return
 
-/* The tile of mr rows for nr <= 8 * nv pixels */
-AVX2 static void
-tile_fwd2_v1(int64_t kdim, const float *ap, const float *bp, const int64_t *off,
-             const float *bias, float *y, int64_t ldy, int64_t mr, int64_t nr)
-{
-    switch (mr) {
-        FWD2_ROWS(1, 1);
-        FWD2_ROWS(2, 1);
-        FWD2_ROWS(3, 1);
-        FWD2_ROWS(4, 1);
-        FWD2_ROWS(5, 1);
-    default:
-        tile_fwd2_rows(kdim, ap, bp, off, bias, y, ldy, PK2_MR, 1, nr);
+/* tile_fwd2_v1, tile_fwd2_v2: the tile of mr rows for nr <= 8 * NV pixels */
+#define FWD2_TILE(NV)                                                                         \
+    AVX2 static void tile_fwd2_v##NV(int64_t kdim, const float *ap, const float *bp,          \
+                                     const int64_t *off, const float *bias, float *y,         \
+                                     int64_t ldy, int64_t mr, int64_t nr)                     \
+    {                                                                                         \
+        switch (mr) {                                                                         \
+            FWD2_ROWS(1, (NV));                                                               \
+            FWD2_ROWS(2, (NV));                                                               \
+            FWD2_ROWS(3, (NV));                                                               \
+            FWD2_ROWS(4, (NV));                                                               \
+            FWD2_ROWS(5, (NV));                                                               \
+        default:                                                                              \
+            tile_fwd2_rows(kdim, ap, bp, off, bias, y, ldy, PK2_MR, (NV), nr);                \
+        }                                                                                     \
     }
-}
-
-AVX2 static void
-tile_fwd2_v2(int64_t kdim, const float *ap, const float *bp, const int64_t *off,
-             const float *bias, float *y, int64_t ldy, int64_t mr, int64_t nr)
-{
-    switch (mr) {
-        FWD2_ROWS(1, 2);
-        FWD2_ROWS(2, 2);
-        FWD2_ROWS(3, 2);
-        FWD2_ROWS(4, 2);
-        FWD2_ROWS(5, 2);
-    default:
-        tile_fwd2_rows(kdim, ap, bp, off, bias, y, ldy, PK2_MR, 2, nr);
-    }
-}
-
+FWD2_TILE(1)
+FWD2_TILE(2)
+#undef FWD2_TILE
 #undef FWD2_ROWS
 
 /* The same for a sliver of nr <= PK_NR pixels: one or two halves of 16. */
