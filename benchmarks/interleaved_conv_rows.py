@@ -1,7 +1,8 @@
 """PyTorch's time / ours for every convolution row of test_bench_nn.py (conv2d forward and
-forward+backward, channels-last, convolution_backward of the ResNet-style and small CNN steps)
-and test_bench_pool.py's fractional max pooling, the two libraries interleaved call by call in
-one process, fastest of --reps each, one thread (its CPU time):
+forward+backward, channels-last, convolution_backward of the ResNet-style step's convolutions
+(both gradients, and each alone) and of the small CNN's) and test_bench_pool.py's fractional
+max pooling, the two libraries interleaved call by call in one process, fastest of --reps
+each, one thread (its CPU time):
 
     taskset -c 1 python benchmarks/interleaved_conv_rows.py [--only SUBSTRING] [--reps N]
 
@@ -56,10 +57,13 @@ def channels_last(lib, cin, hw, cout, k, pad, backward):
     return step
 
 
-def conv_backward(lib, shape, weight_only):
+def conv_backward(lib, shape, part):
+    """convolution_backward of one of RESNET_CONVS: both gradients, or the `part` ("weight",
+    "input") alone."""
     args = list(conv_backward_args(lib, *shape))
-    if weight_only:
-        args[-1] = [False, True, False] if lib is not pytorchlite else [0, 1, 0]
+    if part:
+        mask = [part == "input", part == "weight", False]
+        args[-1] = mask if lib is not pytorchlite else [int(m) for m in mask]
     return lambda: lib.ops.aten.convolution_backward(*args)
 
 
@@ -100,10 +104,10 @@ def rows():
                         lambda m, a=(cin, hw, cout, k, pad, bw): channels_last(m, *a)))
     for shape in RESNET_CONVS:
         cin, hw, cout, k, stride = shape
-        for wo in (False, True):
+        for part in ("", "weight", "input"):
             out.append((f"conv_backward 32x{cin}x{hw}x{hw} -> {cout} {k}x{k} s{stride}"
-                        f"{', weight' if wo else ''}",
-                        lambda m, s=shape, w=wo: conv_backward(m, s, w)))
+                        f"{', ' + part if part else ''}",
+                        lambda m, s=shape, p=part: conv_backward(m, s, p)))
     for cin, hw, cout, mask in CNN_CONVS:
         out.append((f"conv_backward 64x{cin}x{hw}x{hw} -> {cout} 3x3 mask {mask}",
                     lambda m, a=(cin, hw, cout, mask): cnn_backward(m, *a)))

@@ -404,6 +404,63 @@ def test_few_channels_image_of_padding_only():
                                                                   (2, 16, 7, 2)))
 
 
+# The AVX2 engine's few-channel tiles: vectors of 8 channels, FEW2_MAX_NV of them at a time
+# (a last block of one vector where 8 or fewer channels are left), their lanes filled 7/8 at
+# least; tiles of few2_pix(nv) pixels of a row, then one tile of the rest of the row
+FEW2_MAX_NV = 2
+
+
+def few2_pix(nv):
+    return 12 if nv == 1 else 6
+
+
+FEW2_CASES = [
+    # (n, ci, co, h, w, k, s, p, d)
+    (1, 3, 16, 5, 6, 3, 1, 1, 1),      # nv 2: a row of one tile
+    (1, 3, 16, 5, 5, 3, 1, 1, 1),      # nv 2: a row of the rest alone
+    (2, 3, 16, 5, 7, 3, 1, 1, 1),      # nv 2: a tile and a rest of 1
+    (1, 2, 8, 5, 12, 3, 1, 1, 1),      # nv 1: a row of one tile
+    (1, 2, 8, 5, 11, 3, 1, 1, 1),      # nv 1: a rest of 11 alone
+    (1, 2, 8, 5, 13, 3, 1, 1, 1),      # nv 1: a tile and a rest of 1
+    (2, 1, 7, 6, 15, 3, 1, 1, 1),      # 7 of 8 lanes: taken, a short last vector
+    (2, 1, 6, 6, 15, 3, 1, 1, 1),      # 6 of 8 lanes: the boundary
+    (1, 4, 24, 7, 9, 3, 1, 1, 1),      # blocks of nv 2 and nv 1
+    (1, 3, 23, 5, 10, 3, 1, 1, 1),     # 23 of 24 lanes: nv 2, then a vector of 7
+    (1, 3, 14, 5, 8, 3, 1, 1, 1),      # 14 of 16 lanes: taken
+    (1, 3, 13, 5, 8, 3, 1, 1, 1),      # 13 of 16 lanes: the boundary
+    (1, 3, 20, 5, 8, 3, 1, 1, 1),      # 20 of 24 lanes: the boundary
+    (2, 3, 32, 18, 32, 3, 1, 1, 1),    # the first layer: rows of 32, three tasks
+]
+
+
+@pytest.mark.parametrize("case", FEW2_CASES)
+def test_few_channels_avx2_tiles(case):
+    few_against_nchw(case)
+
+
+@pytest.mark.parametrize("co", [8, 16, 40])
+def test_few_channels_avx2_every_rest(co):
+    """Rows of 1 to 25 pixels: every rest of a row after tiles of 6 and of 12 pixels."""
+    for ow in range(1, 26):
+        few_against_nchw((1, 3, co, 2, ow, 3, 1, 1, 1))
+
+
+def test_few_channels_avx2_cases_cross_the_thresholds():
+    """FEW2_CASES hold each tile width at, below and above a row, and the channel counts at
+    and past the lane threshold."""
+    def lanes_filled(co):
+        return co * 8 >= -(-co // 8) * 8 * 7
+
+    assert lanes_filled(7) and not lanes_filled(6) and lanes_filled(14)
+    assert not lanes_filled(13) and lanes_filled(23) and not lanes_filled(20)
+    taken = [c for c in FEW2_CASES if lanes_filled(c[2]) and c[5] > 1]
+    for nv in range(1, FEW2_MAX_NV + 1):
+        ows = {out_size(c[4], c[5], c[6], c[7], c[8]) for c in taken
+               if (c[2] - 1) % 16 >= 8 * (nv - 1) and c[2] <= 8 * nv}
+        assert {few2_pix(nv) - 1, few2_pix(nv), few2_pix(nv) + 1} <= ows, nv
+    assert {6, 7, 13, 14, 20, 23, 24} <= {c[2] for c in FEW2_CASES}
+
+
 def test_few_channels_on_avx2():
     rerun_with_capability(__file__, "avx2", "-k", "few_channels")
 

@@ -18,7 +18,8 @@ threshold of their blocking:
   over PK_BLOCK_BYTES), else through a buffer;
 - PK_NR = 32 pixels per sliver (a short last sliver, of at most 16 pixels: one vector, or
   more), PK_MR = 8 output channels per forward tile (a short last tile); the AVX2 engine's
-  tiles are PK2_MR = 6 channels x 16 pixels (AVX2_CASES: 8 pixels or fewer: one vector);
+  tiles are PK2_MR = 6 channels x 16 pixels, a last tile of fewer channels computing only
+  its rows (AVX2_CASES: 8 pixels or fewer: one vector);
 - PK_BLOCK_BYTES: one or several pixel blocks per (sample, group); a batch smaller than
   twice the threads cuts its samples into more blocks (forward only);
 - WG_MR = 8 taps x WG_NR = 32 output channels per weight-gradient tile (short ones), or
@@ -637,7 +638,32 @@ AVX2_CASES = [
     ((2, 4, 32 + 2 + 24), (18, 4, 3), 1, 0, 1, 1, "18 channels, a sliver and 24 pixels"),
     ((2, 4, 64 + 2), (19, 4, 3), 1, 0, 1, 1, "19 channels, two whole slivers"),
     ((2, 6, 9, 11), (14, 3, 3, 3), 2, 1, 1, 2, "groups of 7 channels, stride 2, padding"),
+    ((2, 4, 32 + 2 + 8), (1, 4, 3), 1, 0, 1, 1, "1 channel, a sliver and 8 pixels"),
+    ((2, 4, 32 + 2 + 5), (2, 4, 3), 1, 0, 1, 1, "2 channels, a sliver and 5 pixels"),
+    ((2, 3, 32 + 2 + 12), (3, 3, 3), 1, 0, 1, 1, "3 channels, a sliver and 12 pixels"),
+    ((2, 3, 17 + 2), (3, 3, 3), 1, 0, 1, 1, "3 channels, 17 pixels"),
+    ((2, 4, 32 + 2 + 3), (4, 4, 3), 1, 0, 1, 1, "4 channels, a sliver and 3 pixels"),
+    ((2, 4, 32 + 2 + 10), (10, 4, 3), 1, 0, 1, 1, "10 channels, a sliver and 10 pixels"),
+    ((2, 4, 16 + 2), (8, 4, 3), 1, 0, 1, 1, "8 channels, 16 pixels"),
+    ((2, 3, 8 + 2), (9, 3, 3), 1, 0, 1, 1, "9 channels, 8 pixels"),
+    ((2, 3, 14 + 2), (5, 3, 3), 1, 0, 1, 1, "5 channels, 14 pixels"),
+    ((2, 3, 20 + 2), (20, 3, 3), 1, 0, 1, 1, "20 channels, 20 pixels"),
+    ((2, 3, 12, 32), (32, 3, 3, 3), 1, 1, 1, 1, "32 channels by rows of 32"),
 ]
+
+
+def test_avx2_tile_cases_cross_their_thresholds():
+    """The 1-D cases put every size of the last tile (1 to PK2_MR channels, each its own
+    rows) on slivers of at most 8 pixels (one vector), of 9 to 16 (one half) and of 17 to
+    PK_NR (two halves)."""
+    seen = set()
+    for xs, ws, *_ in AVX2_CASES:
+        if len(xs) == 3:
+            span, last = xs[2] - ws[2] + 1, (ws[0] - 1) % PK2_MR + 1
+            for s0 in range(0, span, PK_NR):
+                nr = min(PK_NR, span - s0)
+                seen.add((last, 1 if nr <= 8 else 2 if nr <= 16 else 4))
+    assert {(r, v) for r in range(1, PK2_MR + 1) for v in (1, 2, 4)} <= seen
 
 
 @pytest.mark.parametrize("case", AVX2_CASES, ids=[c[-1] for c in AVX2_CASES])
@@ -1147,3 +1173,34 @@ def test_weight_grad_rows_inf_past_a_row():
             np.testing.assert_allclose(got[fin], ref[fin], rtol=0, atol=1e-4)
     finally:
         ptl.set_num_threads(threads)
+
+
+# The AVX2 engine's stride-2 window rows (pack_run2): 8 outputs at a time from two loads of
+# 8 image columns each (row_load8: one load inside the row, a permuted load of the row's first
+# or last 8 across one end, one element at a time in a row narrower than 8), the last len % 8
+# outputs one at a time, the two phases of a 3-wide kernel from the same loads.  Rows of
+# phase planes (not compact: outputs wider than 16) over images 33 to 48 wide and padding 0
+# to 3 put the loads across either end at every offset.
+STRIDE2_ROWS_CASES = [((2, 3, 5, w), (4, 3, k, k), 2, p, 1, 1, f"width {w}, {k}x{k}, pad {p}")
+                      for w in (33, 34, 39, 48) for k in (1, 3) for p in (0, 1, 3)
+                      if k > 1 or p == 0]
+STRIDE2_ROWS_CASES += [((2, 3, 9, w), (4, 3, 3, 3), 2, 1, 1, 1, f"width {w}, 3x3, pad 1")
+                       for w in (3, 5, 7, 8, 9)]
+
+
+@pytest.mark.parametrize("case", STRIDE2_ROWS_CASES, ids=[c[-1] for c in STRIDE2_ROWS_CASES])
+def test_stride2_window_rows(case):
+    xs, ws, stride, pad, dil, groups, _ = case
+    check_case(xs, ws, stride, pad, dil, groups, seed=sum(xs) + sum(ws) + pad)
+
+
+def test_stride2_window_rows_cross_their_thresholds():
+    """The wide cases run phase planes (not compact windows) with each padding and widths at
+    every remainder class that matters (a multiple of 8, one past, two past, one short); the
+    narrow ones hold rows of fewer than 8 columns, exactly 8 and more."""
+    wide = [c for c in STRIDE2_ROWS_CASES if c[0][3] >= 33]
+    for xs, ws, stride, pad, dil, groups, label in wide:
+        assert not layout(xs, ws, (stride,) * 2, (pad,) * 2, (dil,) * 2, groups)[4], label
+    assert {c[3] for c in wide} == {0, 1, 3}
+    assert {c[0][3] % 8 for c in wide} >= {0, 1, 2, 7}
+    assert {c[0][3] for c in STRIDE2_ROWS_CASES if c[0][3] < 33} >= {7, 8, 9}

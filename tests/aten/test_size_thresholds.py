@@ -184,6 +184,7 @@ def test_threshold_constants():
     assert c_define("aten/native/conv_nhwc.c", "FEW_MAX_CI") == 8
     assert c_define("aten/native/conv_nhwc.c", "FEW_MAX_NV") == 4
     assert c_define("aten/native/conv_nhwc.c", "FEW_TASK_ROWS") == 8
+    assert c_define("aten/native/conv_nhwc.c", "FEW2_MAX_NV") == 2
     gemm = "aten/native/gemm.c"
     assert c_define(gemm, "GEMM_DIRECT_B_SPAN") == GEMM_DIRECT_B_SPAN
     assert c_define(gemm, "GEMM_DIRECT_B_L2_SPAN") == GEMM_DIRECT_B_L2_SPAN

@@ -29,8 +29,8 @@
  * boundary path would copy it to.  The bias gradient sums gy's rows in double.
  *
  * Taken when the input is a dense channels-last float32 CPU tensor of rank 4 and groups is 1,
- * for 1x1 kernels, for a forward of few input channels on AVX-512 (a direct kernel: Note
- * [Channels-last few-channel forward]), and for larger ones on a CPU without the packed
+ * for 1x1 kernels, for a forward of few input channels on AVX2 and AVX-512 (a direct kernel:
+ * Note [Channels-last few-channel forward]), and for larger ones on a CPU without the packed
  * direct kernels
  * (conv_packed.c and Winograd run on AVX2 and better; not on the portable engine, which
  * PTL_CPU_CAPABILITY=default selects); everything else (float64, grouped, transposed, 1-d and
@@ -259,20 +259,34 @@ nhwc_gather_rows(void *ctx, int64_t r0, int64_t r1)
  * 3 -> 32 610 / 744, 3 -> 64 1230 / 2370, 4 -> 32 785 / 950, 6 -> 32 1150 / 1470, 8 -> 32
  * 1520 / 1900; 7x7 stride 2 3 -> 64 on 56x56 8740 / 10600.  The packed NCHW kernel itself
  * runs 3 -> 32 in 565 us: the tile's inner loop is the same 16 FMAs and 10 loads per tap,
- * yet runs some 5% slower here (unexplained; the loads' addresses are not the cause). */
+ * yet runs some 5% slower here (unexplained; the loads' addresses are not the cause).
+ *
+ * On AVX2 the vectors hold 8 channels and the tile (few_tile2) is FEW2_PIX(nv) pixels by nv
+ * <= FEW2_MAX_NV vectors (12 x 8 or 6 x 16 channels: 12 accumulators), taken where co fills
+ * 7/8 of its 8-lane vectors; a row's pixels past its last whole tile run as one shorter
+ * tile (its fewer accumulators cost less than a tile moved back over computed pixels).  The
+ * same order of the taps, so again the NCHW kernels' bits.  Zen 3, one thread, batch 32,
+ * 32x32 images, 3x3 pad 1, us, this path / the boundary: 3 -> 7 374 / 437, 3 -> 16 358 /
+ * 550, 3 -> 24 655 / 730, 3 -> 32 700 / 1100, 3 -> 64 1400 / 2900-3700, 8 -> 32 1730 /
+ * 2400-2800; the tile runs at about the FMA units' peak at the core's 2.45 GHz. */
 #define FEW_MAX_CI 8
 #define FEW_MAX_NV 4
 #define FEW_TASK_ROWS 8
 #define FEW_PIX(NV) ((NV) == 1 ? 16 : (NV) <= 3 ? 8 : 6)
 
+#define FEW2_MAX_NV 2
+#define FEW2_PIX(NV) ((NV) == 1 ? 12 : 6)
+
 #define NHWC_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+#define NHWC_AVX2 __attribute__((target("avx2,fma")))
 
 typedef struct FewJob {
     const NhwcGeom *g;
     const float *x, *wp, *bias;  /* wp (kdim, cop); bias (cop) or NULL */
     float *y;
     const int64_t *off;          /* kdim tap offsets in the padded rows */
-    int64_t cop, wp_cols, rows;  /* co rounded up to 16; padded row width; task rows */
+    int64_t cop, wp_cols, rows;  /* co rounded up to a vector; padded row width; task rows */
+    int wide;                    /* the AVX-512 engine (vectors of 16), else AVX2's (8) */
 } FewJob;
 
 /* y[p * co + o] for p < np, o in [o0, o0 + 16 * nv) (below co) = bias + sum over taps t of
@@ -356,8 +370,125 @@ FEW_ROW(3)
 FEW_ROW(4)
 #undef FEW_ROW
 
+/* The AVX2 engine's tile: y[p * co + o] for p < np, o in [o0, o0 + 8 * nv) (below co), the
+ * same sums as few_tile's in vectors of 8: np * nv <= 12 accumulators, nv weight vectors and
+ * a broadcast pixel fill 15 of the 16 ymm registers.  A last vector past co is stored
+ * through a buffer (AVX2's masked stores are slow on AMD's cores). */
+NHWC_AVX2 static inline __attribute__((always_inline)) void
+few_tile2(const FewJob *j, const float *xr, int64_t xs, int64_t o0, float *y, int nv, int np)
+{
+    const NhwcGeom *g = j->g;
+    int64_t kdim = g->k, cop = j->cop, co = g->co;
+    __m256 acc[FEW2_PIX(1)][FEW2_MAX_NV], wv[FEW2_MAX_NV];
+#pragma GCC unroll 12
+    for (int p = 0; p < np; p++) {
+#pragma GCC unroll 2
+        for (int v = 0; v < nv; v++) {
+            acc[p][v] = j->bias != NULL ? _mm256_loadu_ps(j->bias + o0 + 8 * v)
+                                        : _mm256_setzero_ps();
+        }
+    }
+    const float *w = j->wp + o0;
+    for (int64_t t = 0; t < kdim; t++) {
+        const float *xt = xr + j->off[t];
+#pragma GCC unroll 2
+        for (int v = 0; v < nv; v++) {
+            wv[v] = _mm256_loadu_ps(w + t * cop + 8 * v);
+        }
+#pragma GCC unroll 12
+        for (int p = 0; p < np; p++) {
+            __m256 b = _mm256_broadcast_ss(xt + p * xs);
+#pragma GCC unroll 2
+            for (int v = 0; v < nv; v++) {
+                acc[p][v] = _mm256_fmadd_ps(b, wv[v], acc[p][v]);
+            }
+        }
+    }
+    int64_t tail = co - o0 - 8 * (nv - 1);   /* the last vector's channels below co */
+#pragma GCC unroll 12
+    for (int p = 0; p < np; p++) {
+#pragma GCC unroll 2
+        for (int v = 0; v < nv; v++) {
+            float *dst = y + p * co + o0 + 8 * v;
+            if (v < nv - 1 || tail >= 8) {
+                _mm256_storeu_ps(dst, acc[p][v]);
+                continue;
+            }
+            _Alignas(32) float buf[8];
+            _mm256_store_ps(buf, acc[p][v]);
+            memcpy(dst, buf, sizeof(float) * (size_t)tail);
+        }
+    }
+}
+
+/* One output row of channels [o0, o0 + 8 * nv) on AVX2: tiles of FEW2_PIX(nv) pixels, then
+ * one tile of the rest of the row (each pixel once: a short tile's fewer chains cost less
+ * than computing pixels twice). */
+#define FEW2_REST(NV, R)                                                                      \
+    case (R):                                                                                 \
+        few_tile2(j, xr + q * xs, xs, o0, y + q * g->co, (NV), (R));                          \
+        break
+#define FEW2_ROW(NV, ...)                                                                     \
+    NHWC_AVX2 static void few2_row_##NV(const FewJob *j, const float *xr, int64_t o0,         \
+                                        float *y)                                             \
+    {                                                                                         \
+        const NhwcGeom *g = j->g;                                                             \
+        int64_t xs = g->sw * g->ci, q = 0;                                                    \
+        for (; q + FEW2_PIX(NV) <= g->ow; q += FEW2_PIX(NV)) {                                \
+            few_tile2(j, xr + q * xs, xs, o0, y + q * g->co, (NV), FEW2_PIX(NV));             \
+        }                                                                                     \
+        switch (g->ow - q) {                                                                  \
+            __VA_ARGS__;                                                                      \
+        default:                                                                              \
+            break;                                                                            \
+        }                                                                                     \
+    }
+FEW2_ROW(1, FEW2_REST(1, 1); FEW2_REST(1, 2); FEW2_REST(1, 3); FEW2_REST(1, 4);
+         FEW2_REST(1, 5); FEW2_REST(1, 6); FEW2_REST(1, 7); FEW2_REST(1, 8); FEW2_REST(1, 9);
+         FEW2_REST(1, 10); FEW2_REST(1, 11))
+FEW2_ROW(2, FEW2_REST(2, 1); FEW2_REST(2, 2); FEW2_REST(2, 3); FEW2_REST(2, 4);
+         FEW2_REST(2, 5))
+#undef FEW2_ROW
+#undef FEW2_REST
+
+/* One output row of every channel block, by the engine's rows: AVX-512's FEW_MAX_NV vectors
+ * of 16 at a time, AVX2's FEW2_MAX_NV vectors of 8. */
+static void
+few_row(const FewJob *j, const float *xr, float *yr)
+{
+    int64_t co = j->g->co;
+    if (!j->wide) {
+        for (int64_t o0 = 0; o0 < co; o0 += 8 * FEW2_MAX_NV) {
+            if (co - o0 > 8) {
+                few2_row_2(j, xr, o0, yr);
+            }
+            else {
+                few2_row_1(j, xr, o0, yr);
+            }
+        }
+        return;
+    }
+    for (int64_t o0 = 0; o0 < co; o0 += 16 * FEW_MAX_NV) {
+        int64_t nv = (co - o0 + 15) / 16;
+        switch (nv < FEW_MAX_NV ? nv : FEW_MAX_NV) {
+        case 1:
+            few_row_1(j, xr, o0, yr);
+            break;
+        case 2:
+            few_row_2(j, xr, o0, yr);
+            break;
+        case 3:
+            few_row_3(j, xr, o0, yr);
+            break;
+        default:
+            few_row_4(j, xr, o0, yr);
+            break;
+        }
+    }
+}
+
 /* tasks [t0, t1): FEW_TASK_ROWS output rows of one sample each */
-NHWC_AVX512 static int
+static int
 few_tasks(void *ctx, int64_t t0, int64_t t1)
 {
     const FewJob *j = ctx;
@@ -390,24 +521,7 @@ few_tasks(void *ctx, int64_t t0, int64_t t1)
         }
         for (int64_t oy = oy0; oy < oy1; oy++) {
             const float *xr = buf + (oy - oy0) * g->sh * rowf;
-            float *yr = j->y + ((ni * g->oh + oy) * g->ow) * g->co;
-            for (int64_t o0 = 0; o0 < g->co; o0 += 16 * FEW_MAX_NV) {
-                int64_t nv = (g->co - o0 + 15) / 16;
-                switch (nv < FEW_MAX_NV ? nv : FEW_MAX_NV) {
-                case 1:
-                    few_row_1(j, xr, o0, yr);
-                    break;
-                case 2:
-                    few_row_2(j, xr, o0, yr);
-                    break;
-                case 3:
-                    few_row_3(j, xr, o0, yr);
-                    break;
-                default:
-                    few_row_4(j, xr, o0, yr);
-                    break;
-                }
-            }
+            few_row(j, xr, j->y + ((ni * g->oh + oy) * g->ow) * g->co);
         }
     }
     free(buf);
@@ -416,11 +530,20 @@ few_tasks(void *ctx, int64_t t0, int64_t t1)
 
 /* Whether the few-channel kernel takes a convolution of ci input channels to co output
  * channels on this CPU: co must fill 7/8 of the vectors' lanes at least */
+/* The few-channel kernel's vector width on this CPU: 16 floats on AVX-512, 8 on AVX2, 0
+ * where it does not run. */
+static int64_t
+few_lanes(void)
+{
+    PtlCpuCapability cap = ptl_cpu_capability();
+    return cap >= PTL_CPU_AVX512 ? 16 : cap >= PTL_CPU_AVX2 ? 8 : 0;
+}
+
 static int
 few_takes(int64_t ci, int64_t co)
 {
-    return ci <= FEW_MAX_CI && co * 8 >= (co + 15) / 16 * 16 * 7 &&
-           ptl_cpu_capability() >= PTL_CPU_AVX512;
+    int64_t lanes = few_lanes();
+    return ci <= FEW_MAX_CI && lanes > 0 && co * 8 >= (co + lanes - 1) / lanes * lanes * 7;
 }
 
 /* y (N, OH, OW, Co) = conv(x, w) + bias by the few-channel kernel; x dense channels-last,
@@ -429,7 +552,7 @@ static int
 few_forward(const NhwcGeom *g, const float *x, const PtlTensorImpl *w, const float *bias,
             float *y)
 {
-    int64_t cop = (g->co + 15) / 16 * 16, kvol = g->kh * g->kw;
+    int64_t lanes = few_lanes(), cop = (g->co + lanes - 1) / lanes * lanes, kvol = g->kh * g->kw;
     /* the padded rows reach the last tile's last tap (past the image: zeros) */
     int64_t wp_cols = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1;
     wp_cols = wp_cols > g->w + g->pw ? wp_cols : g->w + g->pw;
@@ -462,7 +585,8 @@ few_forward(const NhwcGeom *g, const float *x, const PtlTensorImpl *w, const flo
     for (int64_t o = 0; o < cop; o++) {
         bp[o] = bias != NULL && o < g->co ? bias[o] : 0.0f;
     }
-    FewJob j = {g, x, wp, bias != NULL ? bp : NULL, y, off, cop, wp_cols, FEW_TASK_ROWS};
+    FewJob j = {g, x, wp, bias != NULL ? bp : NULL, y, off, cop, wp_cols, FEW_TASK_ROWS,
+                lanes == 16};
     void *tok = ptl_nogil_begin();
     rc = ptl_parallel_for(0, g->n * ((g->oh + FEW_TASK_ROWS - 1) / FEW_TASK_ROWS), 1, few_tasks,
                           &j);

@@ -170,49 +170,38 @@ row_lanes(int64_t c0, int64_t width)
                                _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), col));
 }
 
-/* dst[0, n) = the first n lanes of v (n <= 8): a whole store for 8, else through a buffer
- * (AVX2's masked stores are slow on AMD's cores). */
-AVX2 static inline void
-store_lanes(float *dst, __m256 v, int64_t n)
+/* src[c0, c0 + 8) of an image row of `width` floats, zeros at the columns outside [0,
+ * width): one load where they all lie inside; where the 8 cross one end of a row of 8 or
+ * more, a load of the row's first (last) 8 and a permute of its lanes into place; else one
+ * element at a time.  (Masked loads there, whose masked-off lanes lay before the row, took
+ * 70% of the fill of a stride-2 3x3 weight gradient on 32 x 32, at the loads of each 4 KiB
+ * channel plane's first row: on the page before.  Building the vector on the stack stalls
+ * its load on the stores.  fill_compact2 keeps its masked loads: this was slower there.) */
+AVX2 static inline __m256
+row_load8(const float *src, int64_t c0, int64_t width)
 {
-    if (n >= 8) {
-        _mm256_storeu_ps(dst, v);
-        return;
+    if (c0 >= 0 && c0 + 8 <= width) {
+        return _mm256_loadu_ps(src + c0);
     }
-    _Alignas(32) float t[8];
-    _mm256_store_ps(t, v);
-    for (int64_t l = 0; l < n; l++) {
-        dst[l] = t[l];
+    if (c0 >= width || c0 + 8 <= 0) {
+        return _mm256_setzero_ps();
     }
-}
-
-/* pack_run (and with dst1, pack_run_pair) for the AVX2 engine: dst[j] = src[ix0 + j * sx]
- * and dst1[j] = src[ix0 + j * sx + 1] where the index lies in the image row [0, width),
- * zero elsewhere.  8 lanes at a time through masked loads (the lanes outside the row read
- * zeros): one for stride 1, two and a shuffle to the even (odd) lanes for stride 2; larger
- * strides one element at a time. */
-AVX2 static void
-pack_run2(float *dst, float *dst1, const float *src, int64_t ix0, int64_t sx, int64_t width,
-          int64_t len)
-{
-    for (int64_t j = 0; j < len && sx <= 2; j += 8) {
-        /* masked-off lanes are not read, so the address may lie outside the row */
-        const int64_t i = ix0 + j * sx;
-        const __m256 lo = _mm256_maskload_ps(src + i, row_lanes(i, width));
-        if (sx == 1) {
-            store_lanes(dst + j, lo, len - j);
-            continue;
-        }
-        const __m256 hi = _mm256_maskload_ps(src + i + 8, row_lanes(i + 8, width));
-        store_lanes(dst + j, evens8(lo, hi), len - j);
-        if (dst1 != NULL) {
-            store_lanes(dst1 + j, odds8(lo, hi), len - j);
-        }
+    if (width >= 8) {
+        /* lane l is element c0 + l = at + idx[l], kept where 0 <= idx[l] < 8 */
+        const int64_t at = c0 < 0 ? 0 : width - 8;
+        const __m256i idx = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                             _mm256_set1_epi32((int)(c0 - at)));
+        const __m256i keep = _mm256_andnot_si256(
+            _mm256_cmpgt_epi32(_mm256_setzero_si256(), idx),
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(8), idx));
+        return _mm256_and_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(src + at), idx),
+                             _mm256_castsi256_ps(keep));
     }
-    for (int64_t j = 0; j < len && sx > 2; j++) {
-        const int64_t i = ix0 + j * sx;
-        dst[j] = i >= 0 && i < width ? src[i] : 0.0f;
+    float t[8];
+    for (int l = 0; l < 8; l++) {
+        t[l] = c0 + l >= 0 && c0 + l < width ? src[c0 + l] : 0.0f;
     }
+    return _mm256_loadu_ps(t);
 }
 
 /* dst[0, n) = 0: a loop that each engine's wrapper vectorizes for its ISA. */
@@ -221,6 +210,44 @@ zero_run(float *dst, int64_t n)
 {
     for (int64_t j = 0; j < n; j++) {
         dst[j] = 0.0f;
+    }
+}
+
+/* pack_run (and with dst1, pack_run_pair) for the AVX2 engine: dst[j] = src[ix0 + j * sx]
+ * and dst1[j] = src[ix0 + j * sx + 1] where the index lies in the image row [0, width),
+ * zero elsewhere.  Stride 1 is zeros, a copy of the row's part and zeros; stride 2 goes 8
+ * lanes at a time through two row_load8 and a shuffle to the even (odd) lanes, the last len
+ * % 8 one at a time; larger strides one element at a time. */
+AVX2 static void
+pack_run2(float *dst, float *dst1, const float *src, int64_t ix0, int64_t sx, int64_t width,
+          int64_t len)
+{
+    if (sx == 1) {
+        int64_t lo = ix0 < 0 ? -ix0 : 0, hi = width - ix0;
+        lo = lo < len ? lo : len;
+        hi = hi < lo ? lo : hi < len ? hi : len;
+        zero_run(dst, lo);
+        if (hi > lo) {
+            memcpy(dst + lo, src + ix0 + lo, (size_t)(hi - lo) * sizeof(float));
+        }
+        zero_run(dst + hi, len - hi);
+        return;
+    }
+    int64_t j = 0;
+    for (; j + 8 <= len && sx == 2; j += 8) {
+        const int64_t i = ix0 + 2 * j;
+        const __m256 lo = row_load8(src, i, width), hi = row_load8(src, i + 8, width);
+        _mm256_storeu_ps(dst + j, evens8(lo, hi));
+        if (dst1 != NULL) {
+            _mm256_storeu_ps(dst1 + j, odds8(lo, hi));
+        }
+    }
+    for (; j < len; j++) {
+        const int64_t i = ix0 + j * sx;
+        dst[j] = i >= 0 && i < width ? src[i] : 0.0f;
+        if (dst1 != NULL) {
+            dst1[j] = i + 1 >= 0 && i + 1 < width ? src[i + 1] : 0.0f;
+        }
     }
 }
 
@@ -308,81 +335,88 @@ tile_fwd(int64_t kdim, const float *ap, const float *bp, const int64_t *off, con
 
 /* ---- the AVX2 forward tile ----
  * PK2_MR output channels x 16 pixels: 12 accumulators, two pixel vectors and a broadcast
- * weight fill 15 of the 16 ymm registers.  Each output is the bias plus the taps in order,
- * the same sum as the AVX-512 tile's. */
+ * weight fill 15 of the 16 ymm registers.  A last tile of fewer channels (a count that
+ * PK2_MR does not divide, or the input gradient of a 3-channel image) computes only its
+ * rows: the 3 -> 32 forward (5 tiles of 6 and one of 2) went from 778 to 735 us, the 32 -> 3
+ * input gradient from 2.2 to 1.3 ms.  (The same rows over a whole sliver of 32 pixels, as
+ * many accumulators as a full tile, ran that input gradient in 1.8 ms: a sliver's 288 taps
+ * of 128 bytes do not stay in L1.)  Each output is the bias plus the taps in order, the
+ * same sum as the AVX-512 tile's. */
 
-#define FWD2_INIT(R)                                                                      \
-    __m256 c##R##0 = _mm256_set1_ps(bias != NULL && (R) < mr ? bias[(R)] : 0.0f);         \
-    __m256 c##R##1 = c##R##0
-#define FWD2_FMA(R)                                                                       \
-    do {                                                                                  \
-        const __m256 a = _mm256_broadcast_ss(ap + (R));                                   \
-        c##R##0 = _mm256_fmadd_ps(a, b0, c##R##0);                                        \
-        c##R##1 = _mm256_fmadd_ps(a, b1, c##R##1);                                        \
-    } while (0)
-#define FWD2_FMA_HALF(R) c##R##0 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + (R)), b0, c##R##0)
-#define FWD2_STORE(R)                                                                     \
-    do {                                                                                  \
-        if ((R) < mr) {                                                                   \
-            if (nr == 16) {                                                               \
-                _mm256_storeu_ps(y + (R) * ldy, c##R##0);                                 \
-                _mm256_storeu_ps(y + (R) * ldy + 8, c##R##1);                             \
-            }                                                                             \
-            else {                                                                        \
-                _mm256_maskstore_ps(y + (R) * ldy, m0, c##R##0);                          \
-                _mm256_maskstore_ps(y + (R) * ldy + 8, m1, c##R##1);                      \
-            }                                                                             \
-        }                                                                                 \
-    } while (0)
-
-/* y[r][j] (rows ldy apart) = bias[r] + sum over p of ap[p][r] * bp[off[p] + j], for r < mr
- * and j < nr <= 16 of a PK2_MR x 16 tile. */
-AVX2 static void
-tile_fwd2_half(int64_t kdim, const float *ap, const float *bp, const int64_t *off,
-               const float *bias, float *y, int64_t ldy, int64_t mr, int64_t nr)
+/* y[r][j] (rows ldy apart) = bias[r] + sum over p of ap[p][r] * bp[off[p] + j], for r <
+ * rows and j < nr <= 8 * nv; ap's taps PK2_MR floats apart. */
+AVX2 static inline __attribute__((always_inline)) void
+tile_fwd2_rows(int64_t kdim, const float *ap, const float *bp, const int64_t *off,
+               const float *bias, float *y, int64_t ldy, const int rows, const int nv,
+               int64_t nr)
 {
-    FWD2_INIT(0);
-    FWD2_INIT(1);
-    FWD2_INIT(2);
-    FWD2_INIT(3);
-    FWD2_INIT(4);
-    FWD2_INIT(5);
-    for (int64_t p = 0; nr <= 8 && p < kdim; p++) {
-        const __m256 b0 = _mm256_loadu_ps(bp + off[p]);
-        FWD2_FMA_HALF(0);
-        FWD2_FMA_HALF(1);
-        FWD2_FMA_HALF(2);
-        FWD2_FMA_HALF(3);
-        FWD2_FMA_HALF(4);
-        FWD2_FMA_HALF(5);
-        ap += PK2_MR;
+    __m256 c[PK2_MR][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; r++) {
+#pragma GCC unroll 2
+        for (int v = 0; v < nv; v++) {
+            c[r][v] = _mm256_set1_ps(bias != NULL ? bias[r] : 0.0f);
+        }
     }
-    for (int64_t p = 0; nr > 8 && p < kdim; p++) {
+    for (int64_t p = 0; p < kdim; p++) {
         const float *b = bp + off[p];
-        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-        FWD2_FMA(0);
-        FWD2_FMA(1);
-        FWD2_FMA(2);
-        FWD2_FMA(3);
-        FWD2_FMA(4);
-        FWD2_FMA(5);
+        __m256 bv[2];
+#pragma GCC unroll 2
+        for (int v = 0; v < nv; v++) {
+            bv[v] = _mm256_loadu_ps(b + 8 * v);
+        }
+#pragma GCC unroll 6
+        for (int r = 0; r < rows; r++) {
+            const __m256 a = _mm256_broadcast_ss(ap + r);
+#pragma GCC unroll 2
+            for (int v = 0; v < nv; v++) {
+                c[r][v] = _mm256_fmadd_ps(a, bv[v], c[r][v]);
+            }
+        }
         ap += PK2_MR;
     }
     /* masked-off lanes are not written, so the address may lie past the row */
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nr), lanes);
-    const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nr - 8), lanes);
-    FWD2_STORE(0);
-    FWD2_STORE(1);
-    FWD2_STORE(2);
-    FWD2_STORE(3);
-    FWD2_STORE(4);
-    FWD2_STORE(5);
+#pragma GCC unroll 2
+    for (int v = 0; v < nv; v++) {
+        const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(nr - 8 * v)), lanes);
+#pragma GCC unroll 6
+        for (int r = 0; r < rows; r++) {
+            if (nr >= 8 * (v + 1)) {
+                _mm256_storeu_ps(y + r * ldy + 8 * v, c[r][v]);
+            }
+            else {
+                _mm256_maskstore_ps(y + r * ldy + 8 * v, m, c[r][v]);
+            }
+        }
+    }
 }
-#undef FWD2_FMA
-#undef FWD2_FMA_HALF
-#undef FWD2_INIT
-#undef FWD2_STORE
+
+#define FWD2_ROWS(R, NV)                                                                      \
+    case (R):                                                                                 \
+        tile_fwd2_rows(kdim, ap, bp, off, bias, y, ldy, (R), (NV), nr);                       \
+        return
+
+/* tile_fwd2_v1, tile_fwd2_v2: the tile of mr rows for nr <= 8 * NV pixels */
+#define FWD2_TILE(NV)                                                                         \
+    AVX2 static void tile_fwd2_v##NV(int64_t kdim, const float *ap, const float *bp,          \
+                                     const int64_t *off, const float *bias, float *y,         \
+                                     int64_t ldy, int64_t mr, int64_t nr)                     \
+    {                                                                                         \
+        switch (mr) {                                                                         \
+            FWD2_ROWS(1, (NV));                                                               \
+            FWD2_ROWS(2, (NV));                                                               \
+            FWD2_ROWS(3, (NV));                                                               \
+            FWD2_ROWS(4, (NV));                                                               \
+            FWD2_ROWS(5, (NV));                                                               \
+        default:                                                                              \
+            tile_fwd2_rows(kdim, ap, bp, off, bias, y, ldy, PK2_MR, (NV), nr);                \
+        }                                                                                     \
+    }
+FWD2_TILE(1)
+FWD2_TILE(2)
+#undef FWD2_TILE
+#undef FWD2_ROWS
 
 /* The same for a sliver of nr <= PK_NR pixels: one or two halves of 16. */
 static void
@@ -390,7 +424,13 @@ tile_fwd2(int64_t kdim, const float *ap, const float *bp, const int64_t *off, co
           float *y, int64_t ldy, int64_t mr, int64_t nr)
 {
     for (int64_t h = 0; h < nr; h += 16) {
-        tile_fwd2_half(kdim, ap, bp + h, off, bias, y + h, ldy, mr, nr - h < 16 ? nr - h : 16);
+        int64_t n = nr - h < 16 ? nr - h : 16;
+        if (n > 8) {
+            tile_fwd2_v2(kdim, ap, bp + h, off, bias, y + h, ldy, mr, n);
+        }
+        else {
+            tile_fwd2_v1(kdim, ap, bp + h, off, bias, y + h, ldy, mr, n);
+        }
     }
 }
 
