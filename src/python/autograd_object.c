@@ -487,12 +487,15 @@ t_get_grad(PyObject *self, void *c)
     return ptlpy_wrap_borrowed(m != NULL ? m->grad : NULL);
 }
 
-/* Note [Tensor GC]: while t's grad refers back to t, the wrapper owns itself and is tracked */
+/* Note [Tensor GC]: while t's grad refers back to t, the wrapper owns itself and is tracked;
+ * a tensor with the Python key always does (Note [Python tensors]) */
 static void
 anchor(PyObject *self, PtlAutogradMeta *m)
 {
-    int on = m->grad != NULL && (m->grad->base != NULL || m->grad->autograd_meta != NULL) &&
-             ptl_grad_refs_to(PTLPY_IMPL(self), 0) > 0;
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    int on = (t->keys & PTL_KEYSET(PTL_KEY_PYTHON)) ||
+             (m->grad != NULL && (m->grad->base != NULL || m->grad->autograd_meta != NULL) &&
+              ptl_grad_refs_to(t, 0) > 0);
     if (on && m->py_self == NULL) {
         Py_INCREF(self);
         m->py_self = self;
