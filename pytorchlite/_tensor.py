@@ -378,6 +378,7 @@ class Tensor(_C.TensorBase):
         in src/c10/storage_shm.c."""
         if self._sparse_info() is not None:
             raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+        self._check_has_data()
         if self.device.type == "cpu":
             _C._share_memory_(self)
         return self
@@ -495,11 +496,16 @@ class Tensor(_C.TensorBase):
         """The storage under this tensor: one for a tensor and all its views."""
         if self._sparse_info() is not None:
             raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+        self._check_has_data()
+        return storage.UntypedStorage._of(self)
+
+    def _check_has_data(self):
+        """PyTorch's error for the memory of a wrapper subclass's tensor, which has none
+        (Note [Python tensors])."""
         if (self.numel() and not self._storage_nbytes()
                 and getattr(type(self), "__torch_dispatch__", None) is not None):
             raise RuntimeError("The tensor has a non-zero number of elements, but its data is "
-                               "not allocated yet.")   # a wrapper subclass's (Note [Python tensors])
-        return storage.UntypedStorage._of(self)
+                               "not allocated yet.")
 
     def storage(self):
         """The storage as elements of this tensor's dtype (deprecated: untyped_storage())."""
@@ -632,6 +638,7 @@ class Tensor(_C.TensorBase):
         exports a copy; dl_device names the device the consumer wants."""
         if self._sparse_info() is not None:
             raise BufferError("Can't export tensors with layout other than torch.strided")
+        self._check_has_data()
         if self.requires_grad:
             raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
         if self.is_conj():

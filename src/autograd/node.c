@@ -583,11 +583,8 @@ ptl_saved_check(const PtlTensorImpl *t)
     return 0;
 }
 
-/* t.detach() below Autograd: what a tensor with the Python key saves of itself as an output
- * and keeps as .grad, made by its subclass (Note [Python tensors] in
- * python/python_dispatch.c).  New ref, or NULL with the error set. */
-static PtlTensorImpl *
-detach_below_autograd(PtlTensorImpl *t)
+PtlTensorImpl *
+ptl_detach_below_autograd(PtlTensorImpl *t)
 {
     PtlLocalState *tls = ptl_tls();
     const PtlDispatchKeySet excluded = tls->excluded;
@@ -620,7 +617,7 @@ ptl_saved_set(PtlNode *n, int i, PtlTensorImpl *t, int is_output, int output_nr)
     if (is_output && (t->keys & PTL_KEYSET(PTL_KEY_PYTHON))) {
         /* its subclass's detach(), which keeps the Python object (Note [Python tensors]);
          * that object has a version counter of its own */
-        sv->data = detach_below_autograd(t);
+        sv->data = ptl_detach_below_autograd(t);
         if (sv->data == NULL) {
             ptl_error_clear();
         }
@@ -844,7 +841,7 @@ accumulate_grad_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grad
             return 0;
         }
         if (g->keys & PTL_KEYSET(PTL_KEY_PYTHON)) {   /* as PyTorch's, through the subclass */
-            m->grad = detach_below_autograd(g);
+            m->grad = ptl_detach_below_autograd(g);
             return m->grad == NULL ? -1 : 0;
         }
         if (g->sparse != NULL) {

@@ -562,8 +562,11 @@ t_get_data(PyObject *self, void *c)
     if (ptlpy_tf_self(self)) {
         return ptlpy_tf_getter(self, "data");
     }
-    /* not a view: the same storage under a new tensor with its own version counter */
     PtlTensorImpl *t = PTLPY_IMPL(self);
+    if (t->keys & PTL_KEYSET(PTL_KEY_PYTHON)) {   /* its subclass's detach(), as PyTorch's */
+        return ptlpy_wrap(ptl_detach_below_autograd(t));
+    }
+    /* not a view: the same storage under a new tensor with its own version counter */
     ptl_storage_incref(t->storage);
     PtlTensorImpl *d = ptl_tensor_impl_new(t->storage, t->dtype, t->dim, t->sizes, t->strides,
                                            t->storage_offset);

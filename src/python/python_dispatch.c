@@ -43,9 +43,12 @@
  * in its impl's key set: ptlpy_wrap_as adds it when it makes such an object, whether through
  * Tensor._make_subclass (over its data's storage), as_subclass, or _make_wrapper_subclass
  * (a tensor with the given sizes, strides, dtype and device and NO data: its storage holds 0
- * bytes, so the Python layer refuses data_ptr, numpy, tolist, item and the buffer protocol
- * before reading it, and no kernel ever sees it, every operator on it stopping at this key).
- * Views of it inherit the key with its keys; aliases (ptl_tensor_impl_alias) keep it.
+ * bytes, so the Python layer refuses numpy, tolist, item, the buffer protocol, storage,
+ * DLPack and shared memory before reading it, data_ptr is 0, and no kernel ever sees it,
+ * every operator on it stopping at this key).  Views of it inherit the key with its keys;
+ * aliases (ptl_tensor_impl_alias) and a _make_subclass over a wrapper (nn.Parameter(w))
+ * keep it, so a Tensor-typed alias raises "Multiple dispatch failed" rather than reading
+ * nothing; .data is the subclass's detach(), as PyTorch's.
  * The subclass's state (the wrapped `elem`) lives in its Python object, so the object must
  * live as long as its impl, which C holds in places Python cannot see: the dispatcher's
  * stack while a result returns from __torch_dispatch__, saved variables, .grad.  So the impl

@@ -800,6 +800,9 @@ tensor_make_subclass(PyObject *unused, PyObject *args, PyObject *kwargs)
         return ptlpy_raise();
     }
     t->flags |= d->flags & PTL_TF_INFERENCE;   /* data's alias (Note [Inference tensors]) */
+    if (ptlpy_no_data(d)) {   /* a wrapper's: no kernel may read it (Note [Python tensors]) */
+        t->keys |= PTL_KEYSET(PTL_KEY_PYTHON);
+    }
     if (ptl_set_requires_grad(t, rg) < 0) {
         ptl_decref(t);
         return ptlpy_raise();

@@ -428,3 +428,20 @@ def test_wrapper_is_freed_once_unreachable():
     gc.collect()
     gc.collect()
     assert [r() for r in refs] == [None, None]
+
+
+def test_data_and_copies_of_a_wrapper_never_read_its_missing_memory():
+    log = []
+    L = logging_tensor(ptl, log)
+    w = L(ptl.tensor([1.0, 2.0]))
+    d = w.data   # the subclass's detach(), as PyTorch's
+    assert type(d) is L and log == ["aten.detach.default"]
+    np.testing.assert_array_equal(d.elem.numpy(), [1.0, 2.0])
+    # a tensor of another type over a wrapper keeps the Python key: no kernel reads it
+    p = ptl.nn.Parameter(w)
+    with pytest.raises(TypeError, match="^Multiple dispatch failed for "
+                                        "'torch._ops.aten.add.Tensor'"):
+        p + 1
+    for export in (lambda: w.__dlpack__(), lambda: w.share_memory_()):
+        with pytest.raises(RuntimeError, match="data is not allocated yet"):
+            export()
