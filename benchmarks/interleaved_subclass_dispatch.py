@@ -2,7 +2,7 @@
 computes and rewraps (Note [Python tensors] in src/python/python_dispatch.c), with PyTorch's
 same subclass, and the plain `x + y` beside it (no subclass, no mode: the path that must not
 change), on one thread; the two libraries alternate block by block and the fastest of
---rounds blocks of --calls calls counts, in thread CPU time:
+--rounds blocks counts, in thread CPU time:
 
     OMP_NUM_THREADS=1 taskset -c 1 python benchmarks/interleaved_subclass_dispatch.py \\
         [--rounds 40] [--only w]
@@ -15,7 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks._interleave import best_block, one_thread_args  # noqa: E402
+from benchmarks._interleave import one_thread_args, run_rows  # noqa: E402
 
 
 def wrapper_class(lib):
@@ -43,31 +43,23 @@ def wrapper_class(lib):
 
 
 def rows(torch, ptl):
-    W, TW = wrapper_class(ptl), wrapper_class(torch)
-    x, tx = ptl.ones(1), torch.ones(1)
-    w, tw = W(ptl.ones(8)), TW(torch.ones(8))
-    g, tg = W(ptl.ones(8), requires_grad=True), TW(torch.ones(8), requires_grad=True)
+    """run_rows' rows: each fn(lib) runs on tensors made once per library."""
+    made = {}
+    for lib in (torch, ptl):
+        W = wrapper_class(lib)
+        made[lib] = (lib.ones(1), W(lib.ones(8)), W(lib.ones(8), requires_grad=True))
     return [
-        ("x + y (plain, 1 elem)", lambda: x + x, lambda: tx + tx),
-        ("w + w (wrapper)", lambda: w + w, lambda: tw + tw),
-        ("(g * g).sum().backward()", lambda: (g * g).sum().backward(),
-         lambda: (tg * tg).sum().backward()),
+        ("x + y (plain, 1 elem)", lambda lib: made[lib][0] + made[lib][0], []),
+        ("w + w (wrapper)", lambda lib: made[lib][1] + made[lib][1], []),
+        ("(g * g).sum().backward()",
+         lambda lib: (made[lib][2] * made[lib][2]).sum().backward(), []),
     ]
 
 
 def main():
-    torch, args = one_thread_args(40, ("--calls", 500))
+    torch, args = one_thread_args(40)
     import pytorchlite as ptl
-    for name, ours, theirs in rows(torch, ptl):
-        if args.only and not name.startswith(args.only):
-            continue
-        best = [float("inf")] * 2
-        for _ in range(args.rounds):   # the libraries alternate block by block
-            for i, f in enumerate((ours, theirs)):
-                best[i] = min(best[i], best_block(f, int(args.calls), clock=time.thread_time))
-        o, t = (s * 1e6 for s in best)
-        print(f"{name:26s} ours {o:8.2f} us  torch {t:8.2f} us  torch/ours {t / o:5.2f}",
-              flush=True)
+    run_rows(torch, rows(torch, ptl), args.rounds, args.only, clock=time.thread_time)
 
 
 if __name__ == "__main__":
