@@ -445,3 +445,24 @@ def test_data_and_copies_of_a_wrapper_never_read_its_missing_memory():
     for export in (lambda: w.__dlpack__(), lambda: w.share_memory_()):
         with pytest.raises(RuntimeError, match="data is not allocated yet"):
             export()
+
+
+def test_views_saved_outputs_and_in_place_sequence_matches_pytorch_but_detaches():
+    # PyTorch also detaches a saved output each time backward unpacks it; pytorchlite
+    # detaches it once, when saving (Note [Python tensors]), so detaches are left out here
+    def run(lib):
+        log = []
+        L = logging_tensor(lib, log)
+        w = L(lib.arange(6.0).reshape(2, 3), requires_grad=True)
+        (w.t() * w.t()).exp().sum().backward()
+        h = L(lib.ones(3), requires_grad=True)
+        z = h * 2
+        z.add_(1)
+        z.sum().backward()
+        grads = [w.grad.elem.tolist(), h.grad.elem.tolist()]
+        return [s for s in log if s != "aten.detach.default"], grads
+    ours = run(ptl)
+    theirs = golden.golden(lambda: list(run(torch)))
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1][0], theirs[1][0], rtol=1e-6)
+    assert ours[1][1] == theirs[1][1] == [2.0, 2.0, 2.0]
