@@ -113,6 +113,31 @@ def _nowrap_functions():
     return _nowrap
 
 
+_WRAPPER_ARGS = ("cls", "size", "strides", "storage_offset", "memory_format", "dtype", "layout",
+                 "device", "pin_memory", "requires_grad", "dispatch_sizes_strides_policy",
+                 "dispatch_device", "dispatch_layout")
+
+
+def _wrapper_arguments(args, kwargs):
+    """_make_wrapper_subclass's arguments by name (None for the ones not given), with
+    PyTorch's errors for too many, unknown and missing ones."""
+    if len(args) > len(_WRAPPER_ARGS):
+        raise TypeError(f"_make_wrapper_subclass() takes at most {len(_WRAPPER_ARGS)} "
+                        f"arguments ({len(args)} given)")
+    bound = dict(zip(_WRAPPER_ARGS, args))
+    for name, value in kwargs.items():
+        if name not in _WRAPPER_ARGS:
+            raise TypeError(f"_make_wrapper_subclass() got an unexpected keyword argument "
+                            f"'{name}'")
+        bound[name] = value
+    missing = [n for n in ("cls", "size") if n not in bound]
+    if missing:
+        names = ", ".join(f'"{n}"' for n in missing)
+        raise TypeError(f"_make_wrapper_subclass() missing {len(missing)} required positional "
+                        f"arguments: {names}")
+    return {n: bound.get(n) for n in _WRAPPER_ARGS}
+
+
 class Tensor(_C.TensorBase):
     __slots__ = ("__weakref__",)   # retain_grad and hooks refer to tensors weakly
     __array_priority__ = 1000   # NumPy defers to our reflected operators
@@ -141,23 +166,45 @@ class Tensor(_C.TensorBase):
             return _overrides._convert(ret, cls)
 
     def __init_subclass__(cls, **kwargs):
-        """A subclass that defines __torch_dispatch__ is refused: tensors here never carry
-        the Python dispatch key, so its handler would be silently skipped (Note [Python
-        dispatch key]); dispatch modes are the supported way below autograd."""
+        """A subclass that defines __torch_dispatch__ but not __torch_function__ gets
+        __torch_function__ = _C._disabled_torch_function_impl, as PyTorch's _TensorMeta
+        gives it: its calls go straight to the dispatcher, where its objects' Python key
+        brings them to __torch_dispatch__ (Note [Python tensors])."""
         super().__init_subclass__(**kwargs)
         if "__torch_dispatch__" in cls.__dict__:
-            raise NotImplementedError(
-                f"{cls.__name__} defines __torch_dispatch__: tensor subclasses with "
-                "__torch_dispatch__ are not supported by pytorchlite (tensors carry no Python "
-                "dispatch key and there is no _make_wrapper_subclass); use a "
-                "torch.utils._python_dispatch.TorchDispatchMode, or __torch_function__")
+            from .utils import _python_dispatch  # noqa: F401 (registers the key's handler)
+            if "__torch_function__" not in cls.__dict__:
+                cls.__torch_function__ = _C._disabled_torch_function_impl
 
     @staticmethod
-    def _make_wrapper_subclass(cls, *args, **kwargs):
-        """Not supported: see __init_subclass__."""
-        raise NotImplementedError(
-            "Tensor._make_wrapper_subclass is not supported by pytorchlite (tensor subclasses "
-            "with __torch_dispatch__ need the Python dispatch key on tensors)")
+    def _make_wrapper_subclass(*args, **kwargs):
+        """_make_wrapper_subclass(cls, size, strides=None, storage_offset=None,
+        memory_format=None, dtype=None, layout=torch.strided, device=None, pin_memory=False,
+        requires_grad=False, dispatch_sizes_strides_policy=None, dispatch_device=False,
+        dispatch_layout=False): a tensor of type cls (which must define __torch_dispatch__)
+        with this metadata and no data, every operator on it going to cls's
+        __torch_dispatch__ (Note [Python tensors] in src/python/python_dispatch.c)."""
+        a = _wrapper_arguments(args, kwargs)
+        cls = a["cls"]
+        if not isinstance(cls, type) or not issubclass(cls, _C.TensorBase):
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
+                            "Tensor is not possible. Make sure your class inherits from Tensor.")
+        if getattr(cls, "__torch_dispatch__", None) is None:
+            raise TypeError(f"{cls.__name__} must define __torch_dispatch__")
+        for name in ("dispatch_sizes_strides_policy", "dispatch_device", "dispatch_layout"):
+            if a[name]:
+                raise NotImplementedError(f"_make_wrapper_subclass({name}=...): pytorchlite's "
+                                          "wrapper tensors report their own metadata")
+        if a["layout"] not in (None, _layout.strided):
+            raise NotImplementedError("_make_wrapper_subclass: only the strided layout")
+        if a["memory_format"] not in (None, _C.contiguous_format):
+            raise NotImplementedError("_make_wrapper_subclass: give strides instead of a "
+                                      "memory_format other than torch.contiguous_format")
+        device = a["device"]
+        device = _C.device("cpu") if device is None else _C.device(device)
+        dtype = _C.get_default_dtype() if a["dtype"] is None else a["dtype"]
+        return _C._make_wrapper_subclass(cls, a["size"], a["strides"], a["storage_offset"] or 0,
+                                         dtype, device, bool(a["requires_grad"]))
 
     def new(self, *args, **kwargs):
         """The legacy constructor in self's dtype and device (see Tensor.__new__)."""
@@ -331,6 +378,7 @@ class Tensor(_C.TensorBase):
         in src/c10/storage_shm.c."""
         if self._sparse_info() is not None:
             raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+        self._check_has_data()
         if self.device.type == "cpu":
             _C._share_memory_(self)
         return self
@@ -448,7 +496,16 @@ class Tensor(_C.TensorBase):
         """The storage under this tensor: one for a tensor and all its views."""
         if self._sparse_info() is not None:
             raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+        self._check_has_data()
         return storage.UntypedStorage._of(self)
+
+    def _check_has_data(self):
+        """PyTorch's error for the memory of a wrapper subclass's tensor, which has none
+        (Note [Python tensors])."""
+        if (self.numel() and not self._storage_nbytes()
+                and getattr(type(self), "__torch_dispatch__", None) is not None):
+            raise RuntimeError("The tensor has a non-zero number of elements, but its data is "
+                               "not allocated yet.")
 
     def storage(self):
         """The storage as elements of this tensor's dtype (deprecated: untyped_storage())."""
@@ -581,6 +638,7 @@ class Tensor(_C.TensorBase):
         exports a copy; dl_device names the device the consumer wants."""
         if self._sparse_info() is not None:
             raise BufferError("Can't export tensors with layout other than torch.strided")
+        self._check_has_data()
         if self.requires_grad:
             raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
         if self.is_conj():
@@ -611,6 +669,8 @@ class Tensor(_C.TensorBase):
     # ---- NumPy ----
     def numpy(self, *, force=False):
         import numpy as np
+        if getattr(type(self), "__torch_dispatch__", None) is not None:
+            raise RuntimeError(".numpy() is not supported for tensor subclasses.")
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")

@@ -1,4 +1,5 @@
-"""TorchDispatchMode: see, and replace, every operator call that reaches the kernels.
+"""TorchDispatchMode: see, and replace, every operator call that reaches the kernels; and
+the Python key's handler, which also serves tensor subclasses that define __torch_dispatch__.
 
 Mirrors torch/utils/_python_dispatch.py for modes.  A mode's __torch_dispatch__(func, types,
 args, kwargs) runs for each call that reaches the Python dispatch key, below autograd (so
@@ -77,14 +78,56 @@ def _disable_current_modes():
             _push_mode(mode)
 
 
-def _dispatch_to_mode(qualname, /, *args, **kwargs):
-    """The Python key's handler: the innermost mode's __torch_dispatch__, with it popped."""
+def _append_overloaded(types, t):
+    """Adds t to the overloaded types: once, before the first of its bases, else last."""
+    if t in types:
+        return
+    for i, u in enumerate(types):
+        if issubclass(t, u):
+            types.insert(i, t)
+            return
+    types.append(t)
+
+
+def _overloaded_types(args, kwargs):
+    """The types of the tensors (in lists and tuples too) that carry the Python key, as
+    PyTorch orders them: subclasses before their bases, else left to right."""
+    types = []
+    todo = list(args) + list(kwargs.values())
+    while todo:
+        a = todo.pop(0)
+        if isinstance(a, (list, tuple)):
+            todo[:0] = a
+        elif (isinstance(a, _C.TensorBase)
+              and getattr(type(a), "__torch_dispatch__", None) is not None):
+            _append_overloaded(types, type(a))
+    return types
+
+
+def _dispatch(qualname, /, *args, **kwargs):
+    """The Python key's handler: the innermost mode's __torch_dispatch__, with it popped;
+    then, while each returns NotImplemented, the overloaded types' (Note [Python dispatch
+    key] in src/python/python_dispatch.c)."""
     func = _ops_namespace.overload(qualname)
-    with _pop_mode_temporarily() as mode:
-        return mode.__torch_dispatch__(func, (), args, kwargs)
+    types = _overloaded_types(args, kwargs)
+    tried = []
+    if _stack.modes:
+        with _pop_mode_temporarily() as mode:
+            ret = mode.__torch_dispatch__(func, tuple(types), args, kwargs)
+        if ret is not NotImplemented:
+            return ret
+        tried.append(f"  - mode object {mode!r}\n")
+    for t in types:
+        ret = t.__torch_dispatch__(func, tuple(types), args, kwargs)
+        if ret is not NotImplemented:
+            return ret
+        tried.append(f"  - tensor subclass {t}\n")
+    raise TypeError(f"Multiple dispatch failed for 'torch._ops.{func}'; all __torch_dispatch__ "
+                    f"handlers returned NotImplemented:\n\n{''.join(tried)}\nFor more "
+                    "information, try re-running with TORCH_LOGS=not_implemented")
 
 
-_C._set_dispatch_mode_handler(_dispatch_to_mode)
+_C._set_dispatch_mode_handler(_dispatch)
 
 
 class TorchDispatchMode:

@@ -246,6 +246,10 @@ void ptl_set_grad_fn(PtlTensorImpl *t, PtlNode *fn, int output_nr); /* fn borrow
  * the cycle collector: Note [Tensor GC]).  When the group is too big to tell: 0 if exclusive,
  * else 1. */
 int ptl_grad_refs_to(const PtlTensorImpl *t, int exclusive);
+/* t.detach() below Autograd: what a tensor with the Python key saves of itself as an output,
+ * keeps as .grad and gives as .data, made by its subclass (Note [Python tensors] in
+ * python/python_dispatch.c).  New ref, or NULL with the error set. */
+PtlTensorImpl *ptl_detach_below_autograd(PtlTensorImpl *t);
 
 /* ---- nodes ---- */
 PtlNode *ptl_node_new(const PtlNodeKind *kind, int num_outputs, int num_next);

@@ -284,9 +284,16 @@ accumulate(PtlTensorImpl **slot, PtlTensorImpl *grad)
     return 0;
 }
 
+/* A scalar root's implicit gradient; through the dispatcher for a tensor with the Python key,
+ * whose subclass makes it, as PyTorch's (Note [Python tensors] in python/python_dispatch.c). */
 static PtlTensorImpl *
 ones_like(PtlTensorImpl *t)
 {
+    if (t->keys & PTL_KEYSET(PTL_KEY_PYTHON)) {
+        PtlIValue a[6] = {ptl_iv_tensor(t), ptl_iv_none(), ptl_iv_none(), ptl_iv_none(),
+                          ptl_iv_none(), ptl_iv_none()};
+        return ptl_call_tensor(PTL_OP_ones_like, a);
+    }
     PtlTensorImpl *o = ptl_empty(t->dim, t->sizes, t->dtype, t->device);
     PtlIValue one = ptl_iv_int(1);
     if (o != NULL && ptl_fill_scalar(o, &one) < 0) {

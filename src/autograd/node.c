@@ -602,6 +602,18 @@ ptl_saved_check(const PtlTensorImpl *t)
     return 0;
 }
 
+PtlTensorImpl *
+ptl_detach_below_autograd(PtlTensorImpl *t)
+{
+    PtlLocalState *tls = ptl_tls();
+    const PtlDispatchKeySet excluded = tls->excluded;
+    PtlIValue a[1] = {ptl_iv_tensor(t)};
+    tls->excluded |= PTL_KEYSET(PTL_KEY_AUTOGRAD);
+    PtlTensorImpl *r = ptl_call_tensor(PTL_OP_detach, a);
+    tls->excluded = excluded;
+    return r;
+}
+
 void
 ptl_saved_set(PtlNode *n, int i, PtlTensorImpl *t, int is_output, int output_nr)
 {
@@ -621,7 +633,18 @@ ptl_saved_set(PtlNode *n, int i, PtlTensorImpl *t, int is_output, int output_nr)
     sv->producer = is_output ? n->kind->name : (m && m->grad_fn ? m->grad_fn->kind->name : NULL);
     sv->producer_output_nr = is_output ? output_nr : (m ? m->output_nr : 0);
     sv->version = atomic_load(&t->version->version);
-    if (is_output) {
+    if (is_output && (t->keys & PTL_KEYSET(PTL_KEY_PYTHON))) {
+        /* its subclass's detach(), which keeps the Python object (Note [Python tensors]);
+         * that object has a version counter of its own */
+        sv->data = ptl_detach_below_autograd(t);
+        if (sv->data == NULL) {
+            ptl_error_clear();
+        }
+        else {
+            sv->version = atomic_load(&sv->data->version->version);
+        }
+    }
+    else if (is_output) {
         /* an alias that shares the version counter but neither owns the output nor has
          * autograd metadata: no cycle through our own grad_fn (Note [Version counter]) */
         sv->data = ptl_tensor_impl_alias(t);
@@ -835,6 +858,10 @@ accumulate_grad_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grad
             ptl_incref(g);   /* create_graph: .grad keeps g's history */
             m->grad = g;
             return 0;
+        }
+        if (g->keys & PTL_KEYSET(PTL_KEY_PYTHON)) {   /* as PyTorch's, through the subclass */
+            m->grad = ptl_detach_below_autograd(g);
+            return m->grad == NULL ? -1 : 0;
         }
         if (g->sparse != NULL) {
             PtlIValue a[2] = {ptl_iv_tensor(g), ptl_iv_none()};

@@ -11,11 +11,12 @@
  * through to a dense kernel, Note [Sparse tensors]); Complex, which only complex64/complex128
  * tensors carry, sits above them (Note [Complex dtypes] in aten/native/complex.c: its kernels
  * and fallback decide what a complex argument may reach; a meta call never takes it);
- * Python, included only while a TorchDispatchMode is on the thread's mode stack (Note
- * [Python dispatch key] in python/python_dispatch.c), sits above Complex and the backends
- * and below Conjugate, CompositeImplicit and Autograd, where PyTorch puts its Python key:
- * a mode sees what reaches the kernels, composites already decomposed and the backward's
- * ops included, conjugate bits already resolved;
+ * Python, carried by the tensors of a __torch_dispatch__ subclass and included while a
+ * TorchDispatchMode is on the thread's mode stack (Note [Python dispatch key] in
+ * python/python_dispatch.c), sits above Complex and the backends and below Conjugate,
+ * CompositeImplicit and Autograd, where PyTorch puts its Python key: a mode or a subclass
+ * sees what reaches the kernels, composites already decomposed and the backward's ops
+ * included, conjugate bits already resolved;
  * Conjugate, which only a complex tensor whose conjugate bit is set carries (x.conj(), Note
  * [Conjugate views] in aten/native/conjugate.c), sits above Complex and below
  * CompositeImplicit, as in PyTorch: composite ops decompose first, its fallback resolves the

@@ -403,7 +403,9 @@ ptl_tensor_impl_alias(PtlTensorImpl *t)
     if (a == NULL) {
         return NULL;
     }
-    a->keys |= t->keys & PTL_KEYSET(PTL_KEY_CONJUGATE);   /* the same values: its bit too */
+    /* the same values: the conjugate bit too; and the Python key, so that an alias of a
+     * tensor without data never reaches a kernel (Note [Python tensors]) */
+    a->keys |= t->keys & (PTL_KEYSET(PTL_KEY_CONJUGATE) | PTL_KEYSET(PTL_KEY_PYTHON));
     a->flags = (a->flags & ~(uint32_t)PTL_TF_INFERENCE) | (t->flags & PTL_TF_INFERENCE);
     a->version = t->version;
     atomic_fetch_add_explicit(&a->version->refcnt, 1, memory_order_relaxed);

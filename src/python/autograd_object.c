@@ -506,12 +506,15 @@ t_get_grad(PyObject *self, void *c)
     return ptlpy_wrap_borrowed(m != NULL ? m->grad : NULL);
 }
 
-/* Note [Tensor GC]: while t's grad refers back to t, the wrapper owns itself and is tracked */
+/* Note [Tensor GC]: while t's grad refers back to t, the wrapper owns itself and is tracked;
+ * a tensor with the Python key always does (Note [Python tensors]) */
 static void
 anchor(PyObject *self, PtlAutogradMeta *m)
 {
-    int on = m->grad != NULL && (m->grad->base != NULL || m->grad->autograd_meta != NULL) &&
-             ptl_grad_refs_to(PTLPY_IMPL(self), 0) > 0;
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    int on = (t->keys & PTL_KEYSET(PTL_KEY_PYTHON)) ||
+             (m->grad != NULL && (m->grad->base != NULL || m->grad->autograd_meta != NULL) &&
+              ptl_grad_refs_to(t, 0) > 0);
     if (on && m->py_self == NULL) {
         Py_INCREF(self);
         m->py_self = self;
@@ -578,8 +581,11 @@ t_get_data(PyObject *self, void *c)
     if (ptlpy_tf_self(self)) {
         return ptlpy_tf_getter(self, "data");
     }
-    /* not a view: the same storage under a new tensor with its own version counter */
     PtlTensorImpl *t = PTLPY_IMPL(self);
+    if (t->keys & PTL_KEYSET(PTL_KEY_PYTHON)) {   /* its subclass's detach(), as PyTorch's */
+        return ptlpy_wrap(ptl_detach_below_autograd(t));
+    }
+    /* not a view: the same storage under a new tensor with its own version counter */
     ptl_storage_incref(t->storage);
     PtlTensorImpl *d = ptl_tensor_impl_new(t->storage, t->dtype, t->dim, t->sizes, t->strides,
                                            t->storage_offset);

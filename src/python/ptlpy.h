@@ -193,8 +193,19 @@ enum {
  * Holds the GIL. */
 int ptlpy_call_boxed(const PtlOperator *op, PtlDispatchKey key, PyObject *fn, PyObject *lead,
                      int flags, PtlIValue *stack);
-/* ---- dispatch modes (python_dispatch.c, Note [Python dispatch key]) ---- */
+/* ---- dispatch modes and subclasses (python_dispatch.c, Note [Python dispatch key]) ---- */
 int ptlpy_python_dispatch_init(PyObject *module);
+/* Whether objects of type carry the Python key: it defines __torch_dispatch__. */
+int ptlpy_python_tensor_type(PyTypeObject *type);
+/* Gives o's impl the Python key and makes it own o (Note [Python tensors]); 0, or -1 with a
+ * Python error set. */
+int ptlpy_python_tensor_own(PyObject *o);
+/* A tensor of a wrapper subclass: elements, but no data of its own (Note [Python tensors]). */
+static inline int
+ptlpy_no_data(const PtlTensorImpl *t)
+{
+    return (t->keys & PTL_KEYSET(PTL_KEY_PYTHON)) && t->storage->nbytes == 0 && t->numel > 0;
+}
 /* ---- storages (storage_object.c) ---- */
 /* Adds _C.StorageBase and _C._set_storage; 0 or -1. */
 int ptlpy_storage_init(PyObject *module);

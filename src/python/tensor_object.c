@@ -51,6 +51,11 @@ ptlpy_wrap_as(PtlTensorImpl *t, PyTypeObject *type)
     }
     o->impl = t;
     t->pyobj = o;
+    if (type != ptlpy_tensor_class && ptlpy_python_tensor_type(type) &&
+        ptlpy_python_tensor_own((PyObject *)o) < 0) {
+        Py_DECREF(o);
+        return NULL;
+    }
     /* a view made in no_grad or inference mode comes here first: record that (Note [View
      * regeneration]; in grad mode the Autograd kernel does) */
     if ((t->flags & PTL_TF_IS_VIEW) && t->base != NULL && t->autograd_meta == NULL &&
@@ -333,6 +338,16 @@ meta_has_no_data(const char *what)
     return -1;
 }
 
+/* Reading the values of a tensor without data (Note [Python tensors]): PyTorch's error for
+ * its storage, and -1. */
+static int
+no_data(void)
+{
+    PyErr_SetString(PyExc_RuntimeError, "The tensor has a non-zero number of elements, but its "
+                    "data is not allocated yet.");
+    return -1;
+}
+
 /* t's values where the host can read them, for item(), tolist(), int(), float(), bool() and
  * index(): t itself (a new reference) on the CPU; a CUDA tensor's copy to the host, as
  * PyTorch's item() and tolist() copy and wait for the device (never recorded by autograd);
@@ -340,6 +355,10 @@ meta_has_no_data(const char *what)
 static PtlTensorImpl *
 host_values(PtlTensorImpl *t, const char *what)
 {
+    if (ptlpy_no_data(t)) {
+        no_data();
+        return NULL;
+    }
     if (ptl_tensor_is_conj(t)) {
         PtlTensorImpl *r = ptlpy_resolve_conj(t), *h;
         if (r == NULL) {
@@ -407,6 +426,10 @@ tensor_tolist(PyObject *self, PyObject *unused)
     }
     if (ptlpy_tracer_python_value("list") < 0) {
         return NULL;
+    }
+    if (PTLPY_IMPL(self)->keys & PTL_KEYSET(PTL_KEY_PYTHON)) {
+        return PyErr_Format(PyExc_RuntimeError, ".tolist() is not supported for tensor "
+                            "subclasses, got %s", Py_TYPE(self)->tp_name);
     }
     return ptlpy_tolist(PTLPY_IMPL(self));
 }
@@ -666,7 +689,9 @@ tensor_data_ptr(PyObject *self, PyObject *unused)
     if (check_strided(t) < 0) {
         return NULL;
     }
-    if (t->device.type == PTL_DEVICE_META) {   /* no data: PyTorch says 0 */
+    /* no data (a wrapper subclass's, empty too): PyTorch says 0 */
+    if (t->device.type == PTL_DEVICE_META ||
+        ((t->keys & PTL_KEYSET(PTL_KEY_PYTHON)) && t->storage->nbytes == 0)) {
         return PyLong_FromLong(0);
     }
     return PyLong_FromVoidPtr(t->numel ? ptl_tensor_data(t) : t->storage->data);
@@ -775,6 +800,9 @@ tensor_make_subclass(PyObject *unused, PyObject *args, PyObject *kwargs)
         return ptlpy_raise();
     }
     t->flags |= d->flags & PTL_TF_INFERENCE;   /* data's alias (Note [Inference tensors]) */
+    if (ptlpy_no_data(d)) {   /* a wrapper's: no kernel may read it (Note [Python tensors]) */
+        t->keys |= PTL_KEYSET(PTL_KEY_PYTHON);
+    }
     if (ptl_set_requires_grad(t, rg) < 0) {
         ptl_decref(t);
         return ptlpy_raise();
@@ -1325,6 +1353,9 @@ tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
     }
     if (t->device.type == PTL_DEVICE_META) {
         return meta_has_no_data("numpy");
+    }
+    if (ptlpy_no_data(t)) {
+        return no_data();
     }
     if (t->device.type != PTL_DEVICE_CPU) {
         PyErr_SetString(PyExc_BufferError,

@@ -203,18 +203,6 @@ def test_no_mode_path_unchanged():
     assert not python_key_included()
 
 
-def test_tensor_subclass_with_torch_dispatch_is_refused():
-    with pytest.raises(NotImplementedError, match="defines __torch_dispatch__: tensor "
-                                                  "subclasses with __torch_dispatch__ are not "
-                                                  "supported"):
-        class Wrapper(ptl.Tensor):
-            @classmethod
-            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-                return func(*args, **kwargs)
-    with pytest.raises(NotImplementedError, match="_make_wrapper_subclass is not supported"):
-        ptl.Tensor._make_wrapper_subclass(ptl.Tensor, (2,))
-
-
 def mlp_ops(lib):
     """The ops a mode logs for a forward and backward of a small MLP under lib."""
     lib.manual_seed(0)
