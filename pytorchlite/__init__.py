@@ -28,8 +28,8 @@ from ._indexing import (  # noqa: F401
     index_reduce, isin, nonzero, nonzero_static, put, unique,
     unique_consecutive, unravel_index)
 from ._reductions import (  # noqa: F401
-    corrcoef, cov, cumulative_trapezoid, gradient, histogram, histogramdd, nanmean, trapezoid,
-    trapz)
+    corrcoef, cov, cumulative_trapezoid, gradient, histogram, histogramdd, nanmean,
+    segment_reduce, trapezoid, trapz)
 from .functional import (  # noqa: F401
     addbmm, addr, cdist, chain_matmul, cholesky, cholesky_inverse, cholesky_solve, dist, einsum,
     frobenius_norm, geqrf, inner, logdet, lu, lu_solve, lu_unpack, norm, nuclear_norm, orgqr,
