@@ -427,3 +427,22 @@ def test_the_resize_warning_is_torchs(route):
     got = _warnings_of(lambda: ROUTES[route](ptl, ptl.empty(5)))
     want = _warnings_of(lambda: ROUTES[route](torch, torch.empty(5)))
     assert got == [re.sub(r" \(Triggered internally at .*\)$", "", w) for w in want]
+
+
+def _frexp_into_wrong_shapes(L):
+    return L.frexp(L.ones(3), out=(L.empty(2), L.empty(5, dtype=L.int32)))
+
+
+def test_each_resized_output_warns():
+    """frexp's two outputs, both resized: two warnings, in order (PyTorch warns per output);
+    sort's, with one of the right shape: one."""
+    got = _warnings_of(lambda: _frexp_into_wrong_shapes(ptl))
+    assert len(got) == 2, got
+    assert re.match(RESIZED.format(r"\[2\]", r"\[3\]"), got[0])
+    assert re.match(RESIZED.format(r"\[5\]", r"\[3\]"), got[1])
+    if torch is not None:
+        want = _warnings_of(lambda: _frexp_into_wrong_shapes(torch))
+        assert got == [re.sub(r" \(Triggered internally at .*\)$", "", w) for w in want]
+    got = _warnings_of(lambda: ptl.sort(ptl.ones(2, 3), out=(ptl.empty(5),
+                                                             ptl.empty(2, 3, dtype=ptl.int64))))
+    assert len(got) == 1
