@@ -138,18 +138,19 @@ def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
         return out.resize_(result.shape).copy_(result)
     return result.requires_grad_(requires_grad) if requires_grad else result
 
-def randint_like(input, *args, **kwargs):
+def randint_like(*args, **kwargs):
     """The operator randint_like, whose SymInt high takes an int or an integer 0-dim tensor,
     and PyTorch's randint_like.Tensor overloads: high alone (no low) as any 0-dim CPU tensor,
     read as an int64 (a float truncated, a bool 0 or 1); another tensor raises PyTorch's
     message.  A call the overloads refuse (out=) goes to the operator as it is, for its
     message; the operator routes to __torch_function__ itself."""
     if "low" not in kwargs and "out" not in kwargs:
-        if len(args) == 1 and isinstance(args[0], _C.TensorBase):
-            args = (_tensor_high(args[0]),)
-        elif not args and isinstance(kwargs.get("high"), _C.TensorBase):
+        after_input = len(args) - ("input" not in kwargs)
+        if after_input == 1 and isinstance(args[-1], _C.TensorBase):
+            args = args[:-1] + (_tensor_high(args[-1]),)
+        elif after_input == 0 and isinstance(kwargs.get("high"), _C.TensorBase):
             kwargs = dict(kwargs, high=_tensor_high(kwargs["high"]))
-    return _randint_like(input, *args, **kwargs)
+    return _randint_like(*args, **kwargs)
 
 
 def _tensor_high(high):
