@@ -61,6 +61,22 @@ def one_thread_args(rounds, *options):
     return torch, args
 
 
+def print_alternating(rows, args, width, clock=time.perf_counter):
+    """Times each (name, ours, theirs) of rows whose name starts with args.only: blocks of
+    args.calls calls of each, alternating for args.rounds rounds, the fastest block of each
+    counting; prints both (ns per call) and PyTorch's time / ours."""
+    for name, ours, theirs in rows:
+        if args.only and not name.startswith(args.only):
+            continue
+        best = [float("inf")] * 2
+        for _ in range(args.rounds):   # the libraries alternate block by block
+            for i, f in enumerate((ours, theirs)):
+                best[i] = min(best[i], best_block(f, int(args.calls), clock))
+        o, t = (s * 1e9 for s in best)
+        print(f"{name:{width}s} ours {o:7.1f} ns  torch {t:7.1f} ns  torch/ours {t / o:5.2f}",
+              flush=True)
+
+
 def run_rows(torch, rows, rounds, only, clock=time.perf_counter):
     """Times each (name, fn, arrays) of rows: fn(lib, *tensors of arrays) for PyTorch and
     pytorchlite, blocks of calls alternating for `rounds` rounds, by `clock` (time.thread_time:

@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks._interleave import best_block, one_thread_args  # noqa: E402
+from benchmarks._interleave import one_thread_args, print_alternating  # noqa: E402
 
 
 def rows(torch, ptl):
@@ -35,16 +35,7 @@ def rows(torch, ptl):
 def main():
     torch, args = one_thread_args(100, ("--calls", 2000))
     import pytorchlite as ptl
-    for name, ours, theirs in rows(torch, ptl):
-        if args.only and not name.startswith(args.only):
-            continue
-        best = [float("inf")] * 2
-        for _ in range(args.rounds):   # the libraries alternate block by block
-            for i, f in enumerate((ours, theirs)):
-                best[i] = min(best[i], best_block(f, int(args.calls)))
-        o, t = (s * 1e9 for s in best)
-        print(f"{name:22s} ours {o:7.1f} ns  torch {t:7.1f} ns  torch/ours {t / o:5.2f}",
-              flush=True)
+    print_alternating(rows(torch, ptl), args, 22)
 
 
 if __name__ == "__main__":

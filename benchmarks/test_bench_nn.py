@@ -1,6 +1,7 @@
 """NN op benchmarks: conv2d (forward, forward+backward, each gradient), max_pool2d (forward,
-forward+backward), adaptive_avg_pool2d, softmax, log_softmax, cross_entropy next to PyTorch
-(NumPy has no such ops), and float32 matmul next to NumPy and PyTorch."""
+forward+backward), adaptive_avg_pool2d, softmax, log_softmax, cross_entropy,
+linear_cross_entropy (reference and chunked), Sequential indexing next to PyTorch (NumPy has
+no such ops), and float32 matmul next to NumPy and PyTorch."""
 import numpy as np
 import pytest
 
@@ -272,6 +273,36 @@ def test_cross_entropy(benchmark, impl):
     y = lib.tensor(np.random.default_rng(1).integers(0, 1000, 4096))
     out = benchmark(lib.nn.functional.cross_entropy, x, y)
     assert out.dim() == 0
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("path", ["reference", "chunked"])
+def test_linear_cross_entropy(benchmark, impl, path):
+    """An LM head's loss, forward+backward: 256 rows of 64 features over 8192 classes; the
+    chunked path (options given) never holds the [256, 8192] logits whole."""
+    benchmark.group = f"linear_cross_entropy 256x64 -> 8192 classes, {path}, forward+backward"
+    lib = library(impl)
+    x = lib.tensor(randn((256, 64))).requires_grad_()
+    w = lib.tensor(randn((8192, 64), 1) * 0.1).requires_grad_()
+    t = lib.tensor(np.random.default_rng(2).integers(0, 8192, 256))
+    options = lib.nn.LinearCrossEntropyOptions() if path == "chunked" else None
+
+    def step():
+        x.grad = w.grad = None
+        lib.nn.functional.linear_cross_entropy(x, w, t, options=options).backward()
+        return w.grad
+
+    out = benchmark(step)
+    assert tuple(out.shape) == (8192, 64)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+def test_sequential_index(benchmark, impl):
+    benchmark.group = "Sequential of 4 layers, seq[1]"
+    lib = library(impl)
+    seq = lib.nn.Sequential(*[lib.nn.Identity() for _ in range(4)])
+    out = benchmark(seq.__getitem__, 1)
+    assert out is seq[1]
 
 
 @pytest.mark.parametrize("impl", MM_IMPLS)

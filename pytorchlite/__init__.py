@@ -28,8 +28,8 @@ from ._indexing import (  # noqa: F401
     index_reduce, isin, nonzero, nonzero_static, put, unique,
     unique_consecutive, unravel_index)
 from ._reductions import (  # noqa: F401
-    corrcoef, cov, cumulative_trapezoid, gradient, histogram, histogramdd, nanmean, trapezoid,
-    trapz)
+    corrcoef, cov, cumulative_trapezoid, gradient, histogram, histogramdd, nanmean,
+    segment_reduce, trapezoid, trapz)
 from .functional import (  # noqa: F401
     addbmm, addr, cdist, chain_matmul, cholesky, cholesky_inverse, cholesky_solve, dist, einsum,
     frobenius_norm, geqrf, inner, logdet, lu, lu_solve, lu_unpack, norm, nuclear_norm, orgqr,
@@ -53,7 +53,8 @@ from ._shape_functions import (  # noqa: F401,E402  (the view-copy and view-scat
     slice_copy, slice_scatter, split_copy, split_with_sizes_copy, squeeze_copy, t_copy,
     transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy, unsafe_chunk, unsafe_split,
     unsafe_split_with_sizes, values_copy, view_as_complex_copy, view_as_real_copy, view_copy)
-from ._creation import asarray, empty_permuted, frombuffer, range  # noqa: F401,E402,A004
+from ._creation import (  # noqa: F401,E402,A004
+    asarray, empty_permuted, frombuffer, randint_like, range)
 from ._settings import *  # noqa: F401,F403,E402  (set_warn_always, ..., set_anomaly_enabled)
 from ._tensor_str import set_printoptions  # noqa: F401
 from ._windows import *  # noqa: F401,F403  (hann_window, ..., kaiser_window)

@@ -291,6 +291,15 @@ SCHEMAS = {
         "dstack(Tensor[] tensors) -> Tensor",
         "dstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)",
     ),
+    "embedding_bag": (
+        "embedding_bag(Tensor weight, Tensor indices, Tensor offsets, "
+        "bool scale_grad_by_freq=False, int mode=0, bool sparse=False, "
+        "Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, "
+        "Tensor, Tensor)",
+        "embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, "
+        "bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, "
+        "bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)",
+    ),
     "empty_permuted": (
         "empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, "
         "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
@@ -1018,6 +1027,14 @@ SCHEMAS = {
         "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "
         "Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, "
         "float? scale=None, bool enable_gqa=False) -> Tensor",
+    ),
+    "segment_reduce": (
+        "segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, "
+        "Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, "
+        "Scalar? initial=None) -> Tensor",
+        "segment_reduce.out(Tensor data, str reduce, *, Tensor? lengths=None, "
+        "Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, "
+        "Scalar? initial=None, Tensor(a!) out) -> Tensor(a!)",
     ),
     "select_copy": (
         "select_copy.int(Tensor self, int dim, SymInt index) -> Tensor",

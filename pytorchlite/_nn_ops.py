@@ -10,6 +10,7 @@ where it fails, Note [Native signatures of composites]); the others check every 
 PyTorch's schemas (@native)."""
 from .nn import functional as F
 from . import overrides as _overrides
+from ._tensor_types import type_name as _type_name
 from ._native_signature import native
 from .nn.modules import rnn as _rnn
 
@@ -25,7 +26,7 @@ __all__ = [
     "binary_cross_entropy_with_logits", "cosine_embedding_loss", "hinge_embedding_loss",
     "margin_ranking_loss", "triplet_margin_loss", "poisson_nll_loss", "ctc_loss",
     "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator",
-    "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "conv_tbc",
+    "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "conv_tbc", "embedding_bag",
 ]
 
 # the same signature as nn.functional's: the same function
@@ -252,6 +253,146 @@ def affine_grid_generator(theta, size, align_corners):
     shape) are F's alone, so a complex theta computes here as in PyTorch."""
     from . import ops
     return ops.aten.affine_grid_generator(theta, list(size), align_corners)
+
+
+# ---- embedding bags: F.embedding_bag's output and the kernel's three bookkeeping tensors ----
+
+# Note [embedding_bag's bookkeeping outputs]
+# torch.embedding_bag returns, next to the bags, what PyTorch's CPU kernel keeps for its
+# backward, and these are PyTorch's values:
+#   offset2bag [n]  the bag of each index: the number of bag starts at or before it, less one
+#                   (an empty bag is skipped; the last bag runs to the end of indices).  Empty
+#                   for mode sum on the kernel's fast path: a float32 / float16 / bfloat16
+#                   weight of unit column stride, no padding_idx, per_sample_weights (if any)
+#                   of unit stride.
+#   bag_size [bags] for mean and max, each bag's indices less its padding_idx entries; for
+#                   sum, zeros: len(offsets) of them unless weight or per_sample_weights
+#                   requires grad (then one per bag).
+#   max_indices     for max, [bags, D]: the row of weight holding the bag's first maximum in
+#                   each column (0 for a bag without rows); otherwise a copy of bag_size.
+# Their dtype is int32 where indices and offsets both are, else int64.  With
+# include_last_offset the bookkeeping's last bag reaches to the end of indices, as PyTorch's
+# does, while the output's last bag ends at offsets[-1] (F.embedding_bag's): the two agree
+# when offsets[-1] == len(indices), as the documentation asks.
+
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def _embedding_bag_checks(weight, indices, offsets, mode, per_sample_weights, padding_idx):
+    """PyTorch's checks of the ATen op, with its messages; padding_idx in [0, V) or None."""
+    import pytorchlite as torch
+    where = " (while checking arguments for embedding_bag)"
+    for arg, t, ok, names in ((1, weight, torch.is_floating_point(weight),
+                               "Half, BFloat16, Float, Double"),
+                              (1, indices, indices.dtype in (torch.int64, torch.int32),
+                               "Long, Int"),
+                              (1, offsets, offsets.dtype in (torch.int64, torch.int32),
+                               "Long, Int")):
+        if not ok:
+            what = "weight" if t is weight else "indices"
+            raise RuntimeError(f"Expected tensor for argument #{arg} '{what}' to have one of the "
+                               f"following scalar types: {names}; but got "
+                               f"{_type_name(t.dtype, t.device)} instead{where}")
+    if weight.dim() != 2:
+        raise RuntimeError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                           f"{weight.dim()}")
+    if offsets.dim() != 1:
+        raise RuntimeError(f"offsets has to be a 1D Tensor, but got Tensor of dimension "
+                           f"{offsets.dim()}")
+    if indices.dim() != 1:
+        raise RuntimeError(f"input has to be a 1D Tensor, but got Tensor of dimension "
+                           f"{indices.dim()}")
+    if mode not in (0, 1, 2):
+        raise RuntimeError("`mode` must be sum, mean, or max.")
+    if per_sample_weights is not None:
+        if mode != 0:
+            raise RuntimeError("embedding_bag: per_sample_weights only supported with mode='sum'")
+        if per_sample_weights.dtype != weight.dtype:
+            raise RuntimeError(
+                "Expected tensor for argument #1 'weight' to have the same type as tensor for "
+                "argument #1 'per_sample_weights'; but type "
+                f"{_type_name(weight.dtype, weight.device)} does not equal "
+                f"{_type_name(per_sample_weights.dtype, per_sample_weights.device)}{where}")
+        if per_sample_weights.numel() != indices.numel():
+            raise RuntimeError("Expected per_sample_weights.value().numel() == indices.numel() "
+                               "to be true, but got false.  (Could this error message be "
+                               "improved?  If so, please report an enhancement request to "
+                               "PyTorch.)")
+    rows = weight.size(0)
+    bad = ((indices < 0) | (indices >= rows)).nonzero()
+    if bad.numel():
+        i = int(bad[0, 0])
+        value = int(indices[i])
+        if mode == 2:
+            raise RuntimeError("embedding_bag: Expected idx >= 0 && idx < num_embeddings but "
+                               f"found idx to be {value}")
+        raise RuntimeError(f"Index {i} of input takes value {value} which is not in the valid "
+                           f"range [0, {rows})")
+    if padding_idx is None:
+        return None
+    if not -rows <= padding_idx < rows:
+        raise RuntimeError(f"padding_idx must be within the number of embeddings, -{rows} "
+                           f"through {rows - 1}, but got {padding_idx}")
+    return padding_idx + rows if padding_idx < 0 else padding_idx
+
+
+@native
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                  per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """(output, offset2bag, bag_size, max_indices): F.embedding_bag's bags (mode 0 sum, 1
+    mean, 2 max) and the bookkeeping of PyTorch's CPU kernel, value for value (Note
+    [embedding_bag's bookkeeping outputs])."""
+    import pytorchlite as torch
+    pad = _embedding_bag_checks(weight, indices, offsets, mode, per_sample_weights,
+                                padding_idx)
+    output = F.embedding_bag(indices, weight, offsets, scale_grad_by_freq=scale_grad_by_freq,
+                             mode=_BAG_MODES[mode], sparse=sparse,
+                             per_sample_weights=per_sample_weights,
+                             include_last_offset=include_last_offset, padding_idx=pad)
+    itype = torch.int32 if indices.dtype == offsets.dtype == torch.int32 else torch.int64
+    indices, offsets = indices.to(itype), offsets.to(itype)
+    n, num_bags = indices.numel(), offsets.numel() - (1 if include_last_offset else 0)
+    num_bags = max(num_bags, 0)
+    # bag of each index: how many of the bags' starts lie at or before it, less one
+    starts = offsets[:num_bags]
+    counts = torch.zeros(n + 1, dtype=itype).index_add_(
+        0, starts.clamp(max=n), torch.ones(num_bags, dtype=itype))
+    offset2bag = counts.cumsum(0, dtype=itype)[:n] - 1
+    fast_sum = mode == 0 and pad is None and weight.dtype in (
+        torch.float32, torch.float16, torch.bfloat16) and weight.stride(1) == 1 and \
+        (per_sample_weights is None or per_sample_weights.stride(0) == 1)
+    if mode == 0:
+        grad = weight.requires_grad or (per_sample_weights is not None and
+                                        per_sample_weights.requires_grad)
+        bag_size = torch.zeros(num_bags if grad else offsets.numel(), dtype=itype)
+        empty = torch.zeros(0, dtype=itype)
+        return output, empty if fast_sum else offset2bag, bag_size, bag_size.clone()
+    ends = torch.cat([starts[1:], torch.tensor([n], dtype=itype)]) if num_bags else starts
+    bag_size = ends - starts
+    if pad is not None:
+        padded = offset2bag[indices == pad].long()
+        bag_size = bag_size - torch.bincount(padded, minlength=num_bags).to(itype)
+    if mode == 1:
+        return output, offset2bag, bag_size, bag_size.clone()
+    return output, offset2bag, bag_size, _bag_argmax(weight, indices, offset2bag, num_bags, pad)
+
+
+def _bag_argmax(weight, indices, offset2bag, num_bags, pad):
+    """[bags, D]: per bag and column, the row of weight (an entry of indices, padding_idx's
+    left out) holding the bag's first maximum; 0 for a bag without rows."""
+    import pytorchlite as torch
+    n, d = indices.numel(), weight.size(1)
+    if n == 0:
+        return torch.zeros(num_bags, d, dtype=indices.dtype)
+    keep = torch.ones(n, dtype=torch.bool) if pad is None else indices != pad
+    rows = weight.detach()[indices.long()].masked_fill(~keep.unsqueeze(1), float("-inf"))
+    bags = offset2bag.long().unsqueeze(1).expand(n, d)
+    best = torch.full((num_bags, d), float("-inf"), dtype=weight.dtype).scatter_reduce(
+        0, bags, rows, "amax")
+    at = (rows == best.gather(0, bags)) & keep.unsqueeze(1)
+    pos = torch.where(at, torch.arange(n).unsqueeze(1), torch.full((), n))
+    first = torch.full((num_bags, d), n).scatter_reduce(0, bags, pos, "amin")
+    return torch.cat([indices, indices.new_zeros(1)])[first]
 
 
 # ---- one step of the recurrent cells with explicit weights ----

@@ -1,7 +1,8 @@
-"""Reductions composed in Python from the dispatcher ops: nanmean, cov, corrcoef and the
-trapezoidal integrals.  Mirrors the composites at::native::nanmean (ATen/native/ReduceOps.cpp),
-cov / corrcoef (ATen/native/Correlation.cpp) and trapezoid / cumulative_trapezoid
-(ATen/native/Integration.cpp); autograd differentiates through the ops they call."""
+"""Reductions composed in Python from the dispatcher ops: nanmean, cov, corrcoef, the
+trapezoidal integrals and segment_reduce.  Mirrors the composites at::native::nanmean
+(ATen/native/ReduceOps.cpp), cov / corrcoef (ATen/native/Correlation.cpp), trapezoid /
+cumulative_trapezoid (ATen/native/Integration.cpp) and the behaviour of segment_reduce's
+kernel (ATen/native/SegmentReduce.cpp); autograd differentiates through the ops they call."""
 import builtins
 import warnings
 
@@ -356,6 +357,118 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     f = input if input.is_floating_point() or input.is_complex() else \
         input.to(_C.get_default_dtype())
     return tuple(_gradient_one(f, d, s, edge_order) for d, s in zip(dims, spacings))
+
+# ---- segment_reduce ----
+
+# reduce name -> (the reduction over a segment's slots, the value of a padding slot)
+_SEGMENT_REDUCTIONS = {"sum": ("sum", 0.0), "mean": ("sum", 0.0), "prod": ("prod", 1.0),
+                       "max": ("amax", float("-inf")), "amax": ("amax", float("-inf")),
+                       "min": ("amin", float("inf")), "amin": ("amin", float("inf"))}
+
+
+@native
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                   unsafe=False, initial=None):
+    """data reduced over consecutive segments along axis.  lengths [*data.shape[:axis], S]
+    (or offsets [..., S + 1]) cut each row along axis into S segments; the result has S in
+    axis's place.  Each segment is gathered into a [.., S, longest, ..] block whose unused
+    slots hold the reduction's identity, so one reduction over the block does every segment
+    and autograd's formulas of sum / prod / amax / amin give the gradient (amax and amin
+    share it among ties, as PyTorch's segment_reduce backward does).  initial joins every
+    segment (mean: (sum + initial) / length, initial for an empty segment); without it an
+    empty segment is 0 (sum), 1 (prod), nan (mean), -inf (max), inf (min)."""
+    if reduce not in _SEGMENT_REDUCTIONS:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    if not data.is_floating_point():
+        raise NotImplementedError(f'"_segment_reduce_cpu" not implemented for '
+                                  f"'{_NAME[data.dtype]}'")
+    given, kind = (lengths, "lengths") if lengths is not None else (offsets, "offsets")
+    if given.is_floating_point() or given.is_complex():
+        raise NotImplementedError(f'"_segment_reduce_{kind}_cpu_kernel1" not implemented for '
+                                  f"'{_NAME[given.dtype]}'")
+    if data.dim() < given.dim():
+        raise RuntimeError("Expected data.dim() >= lengths_value.dim() to be true, but got "
+                           "false.  (Could this error message be improved?  If so, please "
+                           "report an enhancement request to PyTorch.)")
+    axis = axis + data.dim() if -data.dim() <= axis < 0 else axis
+    if not 0 <= axis < data.dim():
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-data.dim()}, {data.dim() - 1}], but got {axis})")
+    if given.dim() - 1 != axis:
+        raise RuntimeError("segment_reduce(): Expected axis to be the last dimension of lengths "
+                           f"but got {axis}.")
+    lead, size = tuple(data.shape[:axis]), data.shape[axis]
+    if tuple(given.shape[:-1]) != lead:
+        raise RuntimeError(f"segment_reduce(): Expected {kind} of shape {[*lead, '*']}, got "
+                           f"{list(given.shape)}")
+    given = given.long()
+    if lengths is not None:
+        starts = lengths.long().cumsum(-1) - given
+        if not unsafe and given.numel() == 0:
+            raise RuntimeError("min(): Expected reduction dim to be specified for input.numel() "
+                               "== 0. Specify the reduction dim with the 'dim' argument.")
+        if not unsafe and bool((given < 0).any()):
+            raise RuntimeError("lengths contains negative value!")
+        if not unsafe and bool((given.sum(-1) != size).any()):
+            raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum "
+                               "to data.size(lengths.dim()-1) when !unsafe.")
+    else:
+        starts, lengths = given[..., :-1], given[..., 1:] - given[..., :-1]
+        if bool((lengths < 0).any()):
+            raise RuntimeError("Expected segment_length >= 0 to be true, but got false.  (Could "
+                               "this error message be improved?  If so, please report an "
+                               "enhancement request to PyTorch.)")
+        if given.numel() and bool(((given < 0) | (given > size)).any()):
+            raise RuntimeError(f"segment_reduce(): offsets must lie in [0, {size}]")
+    return _segment_reduce_blocks(data, reduce, starts, lengths.long(), axis, initial)
+
+
+def _segment_reduce_blocks(data, reduce, starts, lengths, axis, initial):
+    """segment_reduce's reduction (its docstring), the segments given as starts and lengths,
+    both [*data.shape[:axis], S]."""
+    from . import arange, cat, tensor, where
+    op, identity = _SEGMENT_REDUCTIONS[reduce]
+    lead, rest = list(data.shape[:axis]), list(data.shape[axis + 1:])
+    p, r = 1, 1
+    for n in lead:
+        p *= n
+    for n in rest:
+        r *= n
+    segs = lengths.shape[-1]
+    flat = data.reshape(p, data.shape[axis], r)                       # [P, A, R]
+    starts, lengths = starts.reshape(p, segs), lengths.reshape(p, segs)
+    longest = builtins.max(int(lengths.max()) if lengths.numel() else 0, 1)
+    slot = arange(longest)
+    pos = starts.unsqueeze(-1) + slot                                # [P, S, L]
+    used = slot < lengths.unsqueeze(-1)
+    if flat.shape[1] == 0:   # a slot to point the unused ones at (cat keeps the graph)
+        flat = cat([flat, flat.new_zeros((p, 1, r))], 1)
+    pos = where(used, pos, 0).clamp(0, flat.shape[1] - 1)
+    block = flat[arange(p).reshape(p, 1, 1), pos]                    # [P, S, L, R]
+    block = where(used.unsqueeze(-1), block, tensor(identity, dtype=data.dtype))
+    out = getattr(block, op)(2)                                      # [P, S, R]
+    if initial is not None:
+        if reduce in ("sum", "mean"):
+            out = out + initial
+        elif reduce == "prod":
+            out = out * initial
+        else:
+            # where, not maximum: a segment's maximum equal to initial keeps all its gradient
+            init = tensor(initial, dtype=data.dtype)
+            out = where(out >= init if op == "amax" else out <= init, out, init)
+    if reduce == "mean":
+        count = lengths.unsqueeze(-1).to(data.dtype)
+        if initial is None:
+            out = out / count
+        else:
+            out = where(count > 0, out / count.clamp(min=1), tensor(initial, dtype=data.dtype))
+    return out.reshape(lead + [segs] + rest)
+
 
 # each public function goes to __torch_function__ first (Note [Torch function])
 _overrides._route_functions(globals())

@@ -43,7 +43,7 @@ __all__ = [
     "alpha_dropout", "feature_alpha_dropout", "scaled_dot_product_attention",
     "cosine_similarity", "pairwise_distance", "poisson_nll_loss", "gaussian_nll_loss",
     "triplet_margin_with_distance_loss", "ctc_loss", "pdist", "channel_shuffle",
-    "native_channel_shuffle", "gumbel_softmax",
+    "native_channel_shuffle", "gumbel_softmax", "linear_cross_entropy",
 ]
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -1830,6 +1830,7 @@ def one_hot(tensor, num_classes=-1):
 from ._functional_conv import *  # noqa: E402,F401,F403  (convolution, pooling, padding, resampling)
 from ._functional_attention import *  # noqa: E402,F401,F403  (multi_head_attention_forward)
 from . import _functional_attention, _functional_conv  # noqa: E402
+from ._functional_linear_cross_entropy import linear_cross_entropy  # noqa: E402,F401
 from ._functional_attention import _canonical_mask, _mha_shape_check, _none_or_dtype  # noqa: E402,F401
 
 # each public function goes to __torch_function__ first (Note [Torch function]), but sigmoid

@@ -8,8 +8,12 @@
 
 static _Thread_local PtlErrorKind err_kind = PTL_ERR_NONE;
 static _Thread_local char err_msg[PTL_ERR_MSG_MAX];
-static _Thread_local char warn_msg[PTL_ERR_MSG_MAX];
-static _Thread_local int warn_pending = 0;
+/* the warnings of one call, in order (PyTorch's handler emits each: frexp's two resized
+ * outputs warn twice); past PTL_WARN_MAX the first ones are kept.  ptl_warning_take hands
+ * them out one per call, oldest first, and clears the buffer when it returns NULL */
+#define PTL_WARN_MAX 4
+static _Thread_local char warn_msg[PTL_WARN_MAX][PTL_ERR_MSG_MAX];
+static _Thread_local int warn_count = 0, warn_next = 0;
 
 int
 ptl_error_set(PtlErrorKind kind, const char *fmt, ...)
@@ -47,24 +51,23 @@ ptl_error_clear(void)
 void
 ptl_warn(const char *fmt, ...)
 {
-    if (warn_pending) {
+    if (warn_count == PTL_WARN_MAX) {
         return;
     }
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(warn_msg, sizeof(warn_msg), fmt, ap);
+    vsnprintf(warn_msg[warn_count++], sizeof(warn_msg[0]), fmt, ap);
     va_end(ap);
-    warn_pending = 1;
 }
 
 const char *
 ptl_warning_take(void)
 {
-    if (!warn_pending) {
+    if (warn_next == warn_count) {
+        warn_count = warn_next = 0;
         return NULL;
     }
-    warn_pending = 0;
-    return warn_msg;
+    return warn_msg[warn_next++];
 }
 
 const char *

@@ -53,7 +53,8 @@ ptlpy_raise(void)
         PyErr_SetString(type, ptl_error_message());
     }
     ptl_error_clear();
-    ptl_warning_take();
+    while (ptl_warning_take() != NULL) {
+    }
     return NULL;
 }
 
@@ -67,9 +68,14 @@ ptlpy_raise_int(void)
 int
 ptlpy_flush_warnings(void)
 {
-    const char *w = ptl_warning_take();
-    if (w == NULL) {
-        return 0;
+    /* one warning each, in order; an exception from a filter drops the rest */
+    const char *w;
+    while ((w = ptl_warning_take()) != NULL) {
+        if (PyErr_WarnEx(PyExc_UserWarning, w, ptlpy_user_stacklevel()) < 0) {
+            while (ptl_warning_take() != NULL) {
+            }
+            return -1;
+        }
     }
-    return PyErr_WarnEx(PyExc_UserWarning, w, ptlpy_user_stacklevel());
+    return 0;
 }

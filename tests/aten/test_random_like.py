@@ -48,6 +48,30 @@ def test_randint_like_same_draws_as_randint(low, dtype):
     assert ((got >= lo) & (got < 7)).all()
 
 
+@pytest.mark.parametrize("high", [(7, "int64"), (7, "int32"), (7.9, "float64"),
+                                  (True, "bool"), (7.0, "float32")])
+def test_randint_like_tensor_high(high):
+    """randint_like.Tensor(_generator): high alone as a 0-dim CPU tensor of any dtype, read as
+    an int64 (7.9 -> 7, True -> 1): the draws of the int high."""
+    value, dtype = high
+    t = ptl.tensor(value, dtype=getattr(ptl, dtype))
+    x = ptl.zeros(3, 4)
+
+    def seeded(call):
+        ptl.manual_seed(2)
+        return call(ptl.Generator().manual_seed(2))
+    ref = seeded(lambda g: ptl.randint_like(x, int(value)))
+    for call in (lambda g: ptl.randint_like(x, t), lambda g: ptl.randint_like(x, high=t),
+                 lambda g: ptl.randint_like(x, t, generator=g),
+                 lambda g: ptl.randint_like(x, high=t, generator=g)):
+        got = seeded(call)
+        assert got.dtype == ptl.float32 and ptl.equal(got, ref)
+    # with low, both are SymInts: integer 0-dim tensors only, as in PyTorch
+    g, h = ptl.Generator().manual_seed(3), ptl.Generator().manual_seed(3)
+    assert ptl.equal(ptl.randint_like(x, ptl.tensor(2), ptl.tensor(7), generator=g),
+                     ptl.randint_like(x, 2, 7, generator=h))
+
+
 def test_options_and_default_generator():
     x = ptl.zeros(2, 3)
     r = ptl.rand_like(x, generator=ptl.Generator(), dtype=ptl.float64, requires_grad=True)
@@ -72,6 +96,13 @@ ERRORS = [
     (lambda lib: lib.randint_like(lib.ones(2), 5, 5, generator=lib.Generator()),
      RuntimeError, "random_ expects 'from' to be less than 'to', but got from=5 >= to=5"),
     (lambda lib: lib.randint_like(lib.ones(2), 0, generator=lib.Generator()),
+     RuntimeError, "random_ expects 'from' to be less than 'to', but got from=0 >= to=0"),
+    (lambda lib: lib.randint_like(lib.ones(2), lib.tensor([5])),
+     RuntimeError, "high must be a scalar tensor and on CPU"),
+    (lambda lib: lib.randint_like(lib.ones(2), high=lib.tensor([[5.0]]),
+                                  generator=lib.Generator()),
+     RuntimeError, "high must be a scalar tensor and on CPU"),
+    (lambda lib: lib.randint_like(lib.ones(2), lib.tensor(0.5)),
      RuntimeError, "random_ expects 'from' to be less than 'to', but got from=0 >= to=0"),
 ]
 

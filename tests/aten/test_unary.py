@@ -580,13 +580,20 @@ def test_frexp_out_and_errors():
     with pytest.raises(RuntimeError, match=r"^torch.frexp\(\) only supports floating-point "
                                            r"dtypes$"):
         ptl.frexp(ptl.tensor([1, 2]))
-    msg = "torch.frexp() expects exponent to have int dtype but got float"
-    with pytest.raises(RuntimeError, match=re.escape("expects exponent to have int dtype")):
-        ptl.frexp(x, out=(ptl.empty(0), ptl.empty(0)))
-    assert msg.startswith("torch.frexp() expects exponent")
-    with pytest.raises(RuntimeError, match=re.escape(
-            "torch.frexp() expects mantissa to have dtype Float but got Double")):
-        ptl.frexp(x, out=(ptl.empty(0, dtype=ptl.float64), ptl.empty(0, dtype=ptl.int32)))
+    # PyTorch names the dtypes as C++ does
+    for m_dt, e_dt, msg in [
+            ("float32", "float32", "expects exponent to have int dtype but got float"),
+            ("float32", "int64", "expects exponent to have int dtype but got long int"),
+            ("float64", "int32", "expects mantissa to have dtype float but got double"),
+            ("float16", "int32", "expects mantissa to have dtype float but got c10::Half"),
+            ("bfloat16", "int64", "expects mantissa to have dtype float but got c10::BFloat16"),
+            ("int32", "int32", "expects mantissa to have dtype float but got int")]:
+        assert_raises_like_torch(lambda L: L.frexp(L.ones(2, 2), out=(
+            L.empty(0, dtype=getattr(L, m_dt)), L.empty(0, dtype=getattr(L, e_dt)))),
+            RuntimeError, "torch.frexp() " + msg)
+    assert_raises_like_torch(lambda L: L.frexp(L.ones(2, dtype=L.float64), out=(
+        L.empty(0, dtype=L.float64), L.empty(0, dtype=L.int64))), RuntimeError,
+        "torch.frexp() expects exponent to have int dtype but got long int")
     # out= is one tuple of two Tensors (PyTorch's TensorList[2])
     for out, msg in [(ptl.empty(0), "frexp(): argument 'out' must be tuple of Tensors, not Tensor"),
                      (5, "frexp(): argument 'out' must be tuple of Tensors, not int"),

@@ -154,6 +154,15 @@ def test_sequential_container_api():
     assert [k for k in s._modules] == ["0", "1", "2"]
     with pytest.raises(IndexError, match="index 5 is out of range"):
         s[5]
+    with pytest.raises(IndexError, match="index -4 is out of range"):
+        s[-4]
+    assert s[-1] is s[2] and s[-3] is s[0] and s[True] is s[1]
+    with pytest.raises(TypeError, match="'str' object cannot be interpreted as an integer"):
+        s["1"]
+    # named entries: by position, whatever the keys
+    a, b = nn.ReLU(), nn.Tanh()
+    named = nn.Sequential(OrderedDict([("1", a), ("0", b)]))
+    assert named[0] is a and named[1] is b and named[-1] is b
     ml = nn.ModuleList([nn.ReLU()])
     ml.extend([nn.Tanh()])
     assert len(ml) == 2

@@ -514,3 +514,22 @@ def test_an_out_that_requires_grad_is_resized_under_no_grad_and_bumped_once(rout
         with lib.no_grad():
             ROUTES[route](lib, o)
     assert tuple(o.shape) == (2, 3) and o._version == 1
+
+
+def _frexp_into_wrong_shapes(L):
+    return L.frexp(L.ones(3), out=(L.empty(2), L.empty(5, dtype=L.int32)))
+
+
+def test_each_resized_output_warns():
+    """frexp's two outputs, both resized: two warnings, in order (PyTorch warns per output);
+    sort's, with one of the right shape: one."""
+    got = _warnings_of(lambda: _frexp_into_wrong_shapes(ptl))
+    assert len(got) == 2, got
+    assert re.match(RESIZED.format(r"\[2\]", r"\[3\]"), got[0])
+    assert re.match(RESIZED.format(r"\[5\]", r"\[3\]"), got[1])
+    if torch is not None:
+        want = _warnings_of(lambda: _frexp_into_wrong_shapes(torch))
+        assert got == [re.sub(r" \(Triggered internally at .*\)$", "", w) for w in want]
+    got = _warnings_of(lambda: ptl.sort(ptl.ones(2, 3), out=(ptl.empty(5),
+                                                             ptl.empty(2, 3, dtype=ptl.int64))))
+    assert len(got) == 1

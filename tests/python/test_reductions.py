@@ -3,7 +3,10 @@ numpy.nanmean in float64 on random shapes with NaNs (0-dim, size-0, non-contiguo
 lists, keepdim, dtype=), gradcheck, and PyTorch's errors for integer input and an integer
 dtype.  cov / corrcoef (correction, fweights, aweights) against numpy.cov / corrcoef, and
 trapezoid / trapz / cumulative_trapezoid against numpy.trapezoid, on every layout, with
-gradcheck and PyTorch's errors."""
+gradcheck and PyTorch's errors.  segment_reduce (every reduction, lengths and offsets, axis,
+initial, empty segments, ties) against a NumPy loop and PyTorch, with gradcheck and its
+errors."""
+import re
 import warnings
 
 import numpy as np
@@ -202,3 +205,160 @@ def test_trapezoid_integers_errors_and_gradcheck():
     assert gradcheck(lambda a, b: ptl.trapezoid(a, b), (y, x))
     assert gradcheck(lambda a: ptl.trapezoid(a, dx=0.3, dim=0), (y,))
     assert gradcheck(lambda a, b: ptl.cumulative_trapezoid(a, b), (y, x))
+
+
+# ---- segment_reduce ----
+
+_NP_SEGMENT = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "amax": np.max,
+               "min": np.min, "amin": np.min}
+_EMPTY_SEGMENT = {"sum": 0.0, "mean": np.nan, "prod": 1.0, "max": -np.inf, "amax": -np.inf,
+                  "min": np.inf, "amin": np.inf}
+
+
+def _np_segment_reduce(a, reduce, lengths, axis, initial):
+    """Loop reference: lengths [*a.shape[:axis], S]."""
+    a = np.moveaxis(a, axis, -1)                 # [*lead, *rest, A]
+    lead = a.shape[:axis]
+    out = np.empty(lengths.shape + a.shape[axis:-1])
+    for i in np.ndindex(*lead):
+        start = 0
+        for k, n in enumerate(lengths[i]):
+            seg = a[i][..., start:start + n]
+            start += n
+            if n == 0:
+                val = np.full(seg.shape[:-1], _EMPTY_SEGMENT[reduce] if initial is None
+                              else initial)
+            elif initial is None:
+                val = _NP_SEGMENT[reduce](seg, -1)
+            elif reduce == "mean":
+                val = (seg.sum(-1) + initial) / n
+            else:
+                val = _NP_SEGMENT[reduce](np.concatenate(
+                    [seg, np.full(seg.shape[:-1] + (1,), initial)], -1), -1)
+            out[i + (k,)] = val
+    return out
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "prod", "max", "min", "amax", "amin"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_segment_reduce_against_numpy(reduce, layout):
+    cases = [((6,), 0, [2, 0, 3, 1]), ((0,), 0, [0, 0]), ((5, 3), 0, [5]), ((7, 2), 0, [0, 7]),
+             ((2, 6, 3), 1, [[2, 4], [3, 3]]), ((2, 3, 4), 2, [[[4, 0]] * 3, [[1, 3]] * 3]),
+             ((3, 0), 1, [[0], [0], [0]]), ((2, 5), -1, [[1, 1, 3], [0, 5, 0]])]
+    for shape, axis, lengths in cases:
+        lengths = np.array(lengths, dtype=np.int64)
+        x, a = make(shape, ptl.float64, layout)
+        ax = axis % len(shape)
+        for initial in (None, 2.0, -1):
+            want = _np_segment_reduce(a, reduce, lengths, ax, initial)
+            offsets = np.concatenate([np.zeros(lengths.shape[:-1] + (1,), dtype=np.int64),
+                                      np.cumsum(lengths, -1)], -1)
+            for kw in (dict(lengths=ptl.tensor(lengths)), dict(offsets=ptl.tensor(offsets)),
+                       dict(lengths=ptl.tensor(lengths, dtype=ptl.int32))):
+                got = ptl.segment_reduce(x, reduce, axis=axis, initial=initial, **kw)
+                assert_close(got, want)
+    x32 = ptl.tensor([1.0, 2.0, 3.0], dtype=ptl.bfloat16)
+    got = ptl.segment_reduce(x32, reduce, lengths=ptl.tensor([1, 2]))
+    assert got.dtype == ptl.bfloat16
+    assert_close(got.float(), _np_segment_reduce(np.array([1.0, 2, 3]), reduce,
+                                                 np.array([1, 2]), 0, None), rtol=1e-2)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "prod", "max", "min"])
+def test_segment_reduce_gradcheck(reduce):
+    rng = np.random.default_rng(4)
+    x = ptl.tensor(rng.uniform(0.5, 2, size=(2, 7, 3)), requires_grad=True)
+    # an empty segment is nan / -inf / inf without initial: no finite differences there
+    for initial, lengths in ((None, [[2, 1, 4], [3, 3, 1]]), (1.5, [[2, 0, 5], [3, 3, 1]])):
+        lengths = ptl.tensor(lengths)
+        assert gradcheck(lambda x: ptl.segment_reduce(x, reduce, lengths=lengths, axis=1,
+                                                      initial=initial), [x])
+
+
+def test_segment_reduce_gradient_of_ties_and_zeros():
+    """max / min share the gradient among a segment's tied elements (initial takes none);
+    prod's gradient is exact around zeros -- PyTorch's segment_reduce backward."""
+    x = ptl.tensor([1.0, 2.0, 0.0, 4.0, 0.0, 0.0, 3.0, 3.0, -2.0, -2.0], requires_grad=True)
+    lengths = ptl.tensor([2, 2, 2, 2, 2])
+    g, = ptl.autograd.grad(ptl.segment_reduce(x, "prod", lengths=lengths).sum(), [x])
+    assert g.tolist() == [2.0, 1.0, 4.0, 0.0, 0.0, 0.0, 3.0, 3.0, -2.0, -2.0]
+    g, = ptl.autograd.grad(ptl.segment_reduce(x, "max", lengths=lengths, initial=-2).sum(), [x])
+    assert g.tolist() == [0.0, 1.0, 0.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
+    g, = ptl.autograd.grad(ptl.segment_reduce(x, "min", lengths=lengths, initial=3).sum(), [x])
+    assert g.tolist() == [1.0, 0.0, 1.0, 0.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
+    if torch is not None:
+        for reduce, initial in (("prod", None), ("max", -2), ("min", 3)):
+            t = torch.tensor(x.tolist(), requires_grad=True)
+            tg, = torch.autograd.grad(torch.segment_reduce(
+                t, reduce, lengths=torch.tensor(lengths.tolist()), initial=initial).sum(), [t])
+            g, = ptl.autograd.grad(ptl.segment_reduce(x, reduce, lengths=lengths,
+                                                      initial=initial).sum(), [x])
+            assert g.tolist() == tg.tolist()
+
+
+def test_segment_reduce_errors():
+    d = [1.0, 2, 3, 4]
+    cases = [
+        (RuntimeError, "reduce argument must be either sum, prod, mean, amax or amin, got foo",
+         dict(reduce="foo", lengths=[4])),
+        (RuntimeError, "segment_reduce(): Either lengths or offsets must be defined.", {}),
+        (RuntimeError, "segment_reduce(): indices based reduction is not supported yet.",
+         dict(indices=[0, 1])),
+        (RuntimeError, "lengths contains negative value!", dict(lengths=[-1, 5])),
+        (RuntimeError, "segment_reduce(): Expected all rows of lengths along axis to sum to "
+         "data.size(lengths.dim()-1) when !unsafe.", dict(lengths=[1, 2])),
+        (RuntimeError, "segment_reduce(): Expected axis to be the last dimension of lengths "
+         "but got 0.", dict(data=[[1.0, 2.0], [3.0, 4.0]], lengths=[[2], [2]])),
+        (RuntimeError, "Expected data.dim() >= lengths_value.dim() to be true, but got false.",
+         dict(lengths=[[4]])),
+        (RuntimeError, "Expected segment_length >= 0 to be true, but got false.",
+         dict(offsets=[0, 3, 1, 4])),
+        (RuntimeError, "min(): Expected reduction dim to be specified for input.numel() == 0.",
+         dict(lengths=ptl.tensor([], dtype=ptl.int64))),
+        (NotImplementedError, '"_segment_reduce_cpu" not implemented for \'Long\'',
+         dict(data=[1, 2], lengths=[2])),
+        (NotImplementedError, '"_segment_reduce_lengths_cpu_kernel1" not implemented for '
+         "'Float'", dict(lengths=[4.0])),
+        (NotImplementedError, '"_segment_reduce_offsets_cpu_kernel1" not implemented for '
+         "'Float'", dict(offsets=[0.0, 4.0])),
+        (IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)",
+         dict(lengths=[4], axis=1)),
+    ]
+    for exc, msg, kw in cases:
+        def fn(lib, kw=kw):
+            kw = dict(kw)
+            data = kw.pop("data", d)
+            reduce = kw.pop("reduce", "sum")
+            kw = {k: lib.tensor(v) if isinstance(v, list) else
+                  (lib.tensor(v.tolist(), dtype=lib.int64) if isinstance(v, ptl.Tensor) else v)
+                  for k, v in kw.items()}
+            return lib.segment_reduce(lib.tensor(data), reduce, **kw)
+        assert_raises_like_torch(fn, exc, msg)
+    # unsafe skips the checks of lengths, as PyTorch's
+    got = ptl.segment_reduce(ptl.tensor(d), "sum", lengths=ptl.tensor([1, 2]), unsafe=True)
+    assert got.tolist() == [1.0, 5.0]
+    with pytest.raises(RuntimeError, match=re.escape("segment_reduce(): offsets must lie in "
+                                                     "[0, 4]")):
+        ptl.segment_reduce(ptl.tensor(d), "sum", offsets=ptl.tensor([0, 2, 9]))
+    with pytest.raises(RuntimeError, match=re.escape("segment_reduce(): Expected offsets of "
+                                                     "shape [2, '*'], got [1, 3]")):
+        ptl.segment_reduce(ptl.zeros(2, 4), "sum", offsets=ptl.tensor([[0, 2, 4]]), axis=1)
+
+
+@torch_ref
+def test_segment_reduce_against_torch():
+    rng = np.random.default_rng(8)
+    for reduce in ("sum", "mean", "prod", "max", "min"):
+        for initial in (None, 0.5):
+            a = rng.normal(size=(3, 8, 2))
+            lengths = np.array([[3, 0, 5], [8, 0, 0], [1, 2, 5]])
+            x, t = ptl.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+            y = ptl.segment_reduce(x, reduce, lengths=ptl.tensor(lengths), axis=1,
+                                   initial=initial)
+            ty = torch.segment_reduce(t, reduce, lengths=torch.tensor(lengths), axis=1,
+                                      initial=initial)
+            assert_close(y.detach(), ty.detach().numpy())
+            go = rng.normal(size=tuple(ty.shape))
+            g, = ptl.autograd.grad(y, [x], ptl.tensor(go))
+            tg, = torch.autograd.grad(ty, [t], torch.tensor(go))
+            assert_close(g, tg.numpy())

@@ -23,10 +23,12 @@ from .instancenorm import (  # noqa: F401
     LazyInstanceNorm3d,
 )
 from .linear import Bilinear, Identity, LazyLinear, Linear  # noqa: F401
+from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401
 from .lazy import LazyModuleMixin  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CTCLoss, CrossEntropyLoss, GaussianNLLLoss,
-    HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss,
+    HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, LinearCrossEntropyLoss, MarginRankingLoss,
+    MSELoss,
     MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss, NLLLoss2d,
     PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
     TripletMarginWithDistanceLoss,

@@ -76,9 +76,14 @@ class Sequential(_ModuleSequence):
         return next(islice(iterator, self._abs(idx), None))
 
     def __getitem__(self, idx):
+        # seq[i] is on a model's hot path: one Python frame, no helper calls
+        modules = self._modules
         if isinstance(idx, slice):
-            return self.__class__(OrderedDict(list(self._modules.items())[idx]))
-        return self._get_item_by_idx(self._modules.values(), idx)
+            return self.__class__(OrderedDict(list(modules.items())[idx]))
+        n, i = len(modules), operator.index(idx)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of range")
+        return next(islice(modules.values(), i % n, None))
 
     def __setitem__(self, idx, module):
         key = self._get_item_by_idx(self._modules.keys(), idx)

@@ -1,9 +1,11 @@
 """Loss modules (torch/nn/modules/loss.py); the math is nn.functional's.  The legacy
 size_average/reduce arguments map to a reduction string as torch's _Reduction does."""
+import math
 import warnings
 
 from .. import functional as F
 from .distance import PairwiseDistance
+from .linear import Linear
 from .module import Module
 
 
@@ -174,6 +176,48 @@ class CrossEntropyLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """F.linear_cross_entropy with its own Linear (no bias unless bias=True).  For a
+    K-dimensional loss (out_features = (d_1, ..., d_K)) the Linear holds the weight flat,
+    [C * d_1 * ... * d_K, in_features], and forward views it as [C, d_1, ..., d_K,
+    in_features]."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
+                 dtype=None, reduction="mean", weight=None, ignore_index=None,
+                 label_smoothing=0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError("expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias,
+                             device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        lin = self.linear
+        linear_weight = lin.weight.reshape((self.num_classes, *self.out_features,
+                                            lin.in_features))
+        linear_bias = None if lin.bias is None else \
+            lin.bias.reshape((self.num_classes, *self.out_features))
+        return F.linear_cross_entropy(
+            input, linear_weight, target, linear_bias=linear_bias, weight=self.weight,
+            reduction=self.reduction, ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):

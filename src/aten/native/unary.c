@@ -1327,13 +1327,13 @@ frexp_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         if (mo->dtype != self->dtype) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "torch.frexp() expects mantissa to have dtype %s but got %s",
-                                 ptl_dtype_legacy_name(self->dtype),
-                                 ptl_dtype_legacy_name(mo->dtype));
+                                 ptl_dtype_cpp_name(self->dtype),
+                                 ptl_dtype_cpp_name(mo->dtype));
         }
         if (eo->dtype != PTL_DTYPE_INT32) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "torch.frexp() expects exponent to have int dtype but got %s",
-                                 ptl_dtype_legacy_name(eo->dtype));
+                                 ptl_dtype_cpp_name(eo->dtype));
         }
     }
     if (ptl_on_device_path(self)) {
