@@ -65,7 +65,8 @@
  * owns its object (AutogradMeta.py_self, Note [Tensor GC]) from birth and the object is a
  * tracked GC object: tensor_traverse reports that self-reference once the object holds the
  * impl's only reference, and the cycle collector frees the pair when nothing else reaches
- * the object.  Such a tensor is freed by the collector, not when its last name goes.
+ * the object.  Such a tensor is freed by the collector, not when its last name goes, and a
+ * wrapper that only another wrapper holds (its elem) by the collection after that one's.
  * Rejected: PyTorch's resurrection in tp_dealloc (Note [PyObject preservation]), which needs
  * a tp_dealloc of our own on every subclass, redoing subtype_dealloc's slot and managed-dict
  * teardown through CPython internals.  A saved output of such a tensor is its detach()

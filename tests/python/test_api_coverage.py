@@ -156,9 +156,9 @@ MISSING = {
     },
     "torch.func": {},
     "torch.fx": {
-        "FX's extension machinery (custom code generators, proxyable classes, type "
+        "FX's extension machinery (proxyable classes, type "
         "checking, configuration, experimental passes): not in this project": [
-            "CodeGen", "ProxyableClassMeta", "config", "experimental", "operator_schemas",
+            "ProxyableClassMeta", "config", "experimental", "operator_schemas",
             "tensor_type", "traceback"],
         "node.args holds tuples and dicts, not immutable_collections' types":
             ["immutable_collections"],

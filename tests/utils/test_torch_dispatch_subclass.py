@@ -13,7 +13,14 @@ import pytorchlite as ptl
 from pytorchlite.utils._pytree import tree_map
 from pytorchlite.utils._python_dispatch import TorchDispatchMode
 import golden
-from helpers import torch
+from helpers import collect_all, torch
+
+
+@pytest.fixture(autouse=True)
+def no_wrapper_left_behind():
+    """Each test frees its wrappers before the next test (or file) counts live tensors."""
+    yield
+    collect_all()
 
 
 def logging_tensor(lib, log):
