@@ -653,54 +653,35 @@ i64_from_pd_in_range(__m256d x)
                             _mm256_castpd_si256(magic));
 }
 
-/* whether every lane of x has magnitude below I64_EXACT_BELOW (false for NaN) */
-PTL_AVX2 static inline int
-pd_in_i64_range(__m256d x)
-{
-    __m256d ax = _mm256_andnot_pd(_mm256_set1_pd(-0.0), x);
-    return _mm256_movemask_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(I64_EXACT_BELOW), _CMP_LT_OQ)) ==
-           0xf;
-}
-
-/* o[i] = CONV_ONE(i8, f8, a[i]) for i < n */
-PTL_AVX2 static void
-i64_from_f8_avx2(int64_t *o, const double *a, int64_t n)
-{
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        __m256d x = _mm256_loadu_pd(a + i);
-        if (pd_in_i64_range(x)) {
-            _mm256_storeu_si256((__m256i *)(o + i), i64_from_pd_in_range(x));
-            continue;
-        }
-        for (int k = 0; k < 4; k++) {
-            o[i + k] = CONV_ONE(i8, f8, a[i + k]);
-        }
+/* o[i] = CONV_ONE(i8, STAG, a[i]) for i < n, LOAD4 reading four values as doubles; a block
+ * with a lane of magnitude I64_EXACT_BELOW or more (or NaN: the compare is false) lane by
+ * lane */
+#define DEFINE_I64_FROM_AVX2(STAG, ST, LOAD4)                                             \
+    PTL_AVX2 static void                                                                  \
+    i64_from_##STAG##_avx2(int64_t *o, const ST *a, int64_t n)                            \
+    {                                                                                     \
+        const __m256d sign = _mm256_set1_pd(-0.0), lim = _mm256_set1_pd(I64_EXACT_BELOW); \
+        int64_t i = 0;                                                                    \
+        for (; i + 4 <= n; i += 4) {                                                      \
+            __m256d x = LOAD4(a + i);                                                     \
+            __m256d ok = _mm256_cmp_pd(_mm256_andnot_pd(sign, x), lim, _CMP_LT_OQ);       \
+            if (_mm256_movemask_pd(ok) == 0xf) {                                          \
+                _mm256_storeu_si256((__m256i *)(o + i), i64_from_pd_in_range(x));         \
+                continue;                                                                 \
+            }                                                                             \
+            for (int k = 0; k < 4; k++) {                                                 \
+                o[i + k] = CONV_ONE(i8, STAG, a[i + k]);                                  \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            o[i] = CONV_ONE(i8, STAG, a[i]);                                              \
+        }                                                                                 \
     }
-    for (; i < n; i++) {
-        o[i] = CONV_ONE(i8, f8, a[i]);
-    }
-}
-
-/* o[i] = CONV_ONE(i8, f4, a[i]) for i < n */
-PTL_AVX2 static void
-i64_from_f4_avx2(int64_t *o, const float *a, int64_t n)
-{
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        __m256d x = _mm256_cvtps_pd(_mm_loadu_ps(a + i));
-        if (pd_in_i64_range(x)) {
-            _mm256_storeu_si256((__m256i *)(o + i), i64_from_pd_in_range(x));
-            continue;
-        }
-        for (int k = 0; k < 4; k++) {
-            o[i + k] = CONV_ONE(i8, f4, a[i + k]);
-        }
-    }
-    for (; i < n; i++) {
-        o[i] = CONV_ONE(i8, f4, a[i]);
-    }
-}
+#define LOAD4_F4_AS_PD(P) _mm256_cvtps_pd(_mm_loadu_ps(P))
+DEFINE_I64_FROM_AVX2(f8, double, _mm256_loadu_pd)
+DEFINE_I64_FROM_AVX2(f4, float, LOAD4_F4_AS_PD)
+#undef LOAD4_F4_AS_PD
+#undef DEFINE_I64_FROM_AVX2
 #undef I64_MAGIC
 #undef I64_EXACT_BELOW
 
