@@ -76,6 +76,9 @@ def rows():
         ("mean((2, 3)) 32x64x32x32", call(lambda L, x: x.mean((2, 3)),
                                           randn((32, 64, 32, 32)))),
         ("float32 -> int32 1e6", call(lambda L, x: x.int(), randn(10**6) * 100)),
+        ("float32 -> int64 1e5", call(lambda L, x: x.long(), randn(10**5) * 100)),
+        ("float64 -> int64 1e5", call(lambda L, x: x.long(),
+                                      randn(10**5).astype(np.float64) * 100)),
         ("amax(-1) 4096x1024 f32", call(lambda L, x: x.amax(-1), randn((4096, 1024)))),
         ("erfinv 1e6 f64", call(lambda L, x: L.erfinv(x), t)),
     ]

@@ -85,8 +85,10 @@ def test_half_precision_casts(benchmark, impl, cast):
 
 
 # source dtype, NumPy destination, method: labels, images and masks to float32, a.long(),
-# the float32 <-> float64 round trip (copy.c, Note [Vectorized casts])
+# the float32 <-> float64 round trip (copy.c, Note [Vectorized casts] and Note [AVX2 casts
+# into int64])
 TRAINING_CASTS = {"float32 -> int64": (np.float32, np.int64, "long"),
+                  "float64 -> int64": (np.float64, np.int64, "long"),
                   "float32 -> int32": (np.float32, np.int32, "int"),
                   "int64 -> float32": (np.int64, np.float32, "float"),
                   "uint8 -> float32": (np.uint8, np.float32, "float"),

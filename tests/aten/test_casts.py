@@ -180,6 +180,30 @@ def test_every_real_pair_vector_and_scalar_bits(src, dst):
                                           bits_of(wide_strided(t[lo:]).to(to), dst))
 
 
+@pytest.mark.parametrize("src", [np.float32, np.float64], ids=str)
+def test_int64_casts_around_the_mantissa_range(src):
+    """AVX2's float -> int64 loops read a block of four values of magnitude below 2^51 out of
+    the mantissa and take the scalar formula for a block with any other value (Note [AVX2
+    casts into int64]): each value at and next to +-2^51, at every lane of a block of small
+    values, and four of them in a block, give NumPy's truncation and the strided loop's bits"""
+    edge = src(2.0 ** 51)
+    near = [np.nextafter(edge, src(0)), edge, np.nextafter(edge, src(np.inf)),
+            src(2.0 ** 51 + 3), src(2.0 ** 51 - 0.5), src(2.0 ** 50 + 0.75)]
+    near = np.array(near + [-v for v in near], dtype=src)
+    small = np.array([1.5, -2.7, 3.0, -0.0, 7.9, -8.5, 0.25, 11.0, -12.0], dtype=src)
+    runs = [np.tile(near, 3)]
+    for v in near:
+        for k in range(len(small)):
+            a = small.copy()
+            a[k] = v
+            runs.append(a)
+    for a in runs:
+        fast = ptl.tensor(a).to(ptl.int64).numpy()
+        np.testing.assert_array_equal(fast, reference(a, ptl.int64), err_msg=str(a))
+        assert bits(fast) == bits(strided(a).to(ptl.int64).contiguous().numpy())
+    assert ptl.tensor(near[:1]).long().item() == int(near[0])
+
+
 @pytest.mark.parametrize("cap", ["default", "avx2"])
 def test_portable_and_avx2_loops(cap):
     """Reruns this file with the vector loops switched off, and with AVX2 only."""

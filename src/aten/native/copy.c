@@ -495,10 +495,10 @@ DEFINE_HALF_CONV(double_from_half, double, ptl_half, DOUBLE_FROM_HALF,
  * float32 <-> bfloat16 had an AVX2 clone only.  Their
  * contiguous runs take the same formula (CONV_ONE) compiled again for AVX2 and for AVX-512,
  * chosen by ptl_cpu_capability(); gcc vectorizes it there (AVX-512 DQ has the float <-> int64
- * conversions, AVX2 has not).  The formula is the same C expression with its range checks
- * (float32 -> int32: an equivalent one, F4_TO_I4), so every value converts to the same bits
- * at every width: out of range and NaN still give INT64_MIN / INT32_MIN, PyTorch's results on
- * x86.  Strided runs keep the table's loop.  Every other pair of real dtypes (but float16 <->
+ * conversions, AVX2 has not: Note [AVX2 casts into int64]).  The formula is the same C
+ * expression with its range checks (float32 -> int32: an equivalent one, F4_TO_I4), so every
+ * value converts to the same bits at every width: out of range and NaN still give INT64_MIN /
+ * INT32_MIN, PyTorch's results on x86.  Strided runs keep the table's loop.  Every other pair of real dtypes (but float16 <->
  * float32 / float64: Note [Half-precision conversions]) is listed too: a sweep of all pairs
  * found 40 of them at 0.14-0.5x PyTorch's speed (float32 -> int8, the small integers ->
  * bfloat16, int64 -> bool, float16 -> the integers); from float32 and bfloat16 into the
@@ -512,8 +512,8 @@ DEFINE_HALF_CONV(double_from_half, double, ptl_half, DOUBLE_FROM_HALF,
             o[i] = F(DTAG, STAG, a[i]);                                                   \
         }                                                                                 \
     }
-#define DEFINE_VEC_CONV(DT, DTAG, ST, STAG, F)                                            \
-    DEFINE_VEC_CONV_ISA(DT, DTAG, ST, STAG, F, avx2, PTL_AVX2)                            \
+/* the pair's AVX-512 loop and its contiguous dispatch, AVX2's loop being AVX2_LOOP */
+#define DEFINE_VEC_CONV_WITH(DT, DTAG, ST, STAG, F, AVX2_LOOP)                            \
     DEFINE_VEC_CONV_ISA(DT, DTAG, ST, STAG, F, avx512, PTL_AVX512)                        \
     static void                                                                           \
     vconv_##DTAG##_##STAG(char **d, const int64_t *s, int64_t n, const void *extra)       \
@@ -524,10 +524,12 @@ DEFINE_HALF_CONV(double_from_half, double, ptl_half, DOUBLE_FROM_HALF,
             conv_##DTAG##_##STAG(d, s, n, extra);                                         \
             return;                                                                       \
         }                                                                                 \
-        (cap >= PTL_CPU_AVX512 ? vconv_##DTAG##_##STAG##_avx512                           \
-                               : vconv_##DTAG##_##STAG##_avx2)((DT *)d[0],                \
-                                                               (const ST *)d[1], n);      \
+        (cap >= PTL_CPU_AVX512 ? vconv_##DTAG##_##STAG##_avx512 : AVX2_LOOP)(             \
+            (DT *)d[0], (const ST *)d[1], n);                                             \
     }
+#define DEFINE_VEC_CONV(DT, DTAG, ST, STAG, F)                                            \
+    DEFINE_VEC_CONV_ISA(DT, DTAG, ST, STAG, F, avx2, PTL_AVX2)                            \
+    DEFINE_VEC_CONV_WITH(DT, DTAG, ST, STAG, F, vconv_##DTAG##_##STAG##_avx2)
 /* float32 -> int32 with the range check in float: x > -2^31 - 1 in double is x >= -2^31 for
  * a float (the float below -2^31 is -2^31 - 256), and both truncate the same value, so it is
  * CONV_ONE's result without a widening to double of every value (1.8x PyTorch's time) */
@@ -539,9 +541,7 @@ DEFINE_HALF_CONV(double_from_half, double, ptl_half, DOUBLE_FROM_HALF,
 #define F4_TO_INT(DTAG, STAG, X) ISTORE_##DTAG(F4_TO_I4(DTAG, STAG, AS_F_##STAG(X)))
 /* the vectorized pairs: destination C type, tag, dtype; source C type, tag, dtype; formula */
 #define VEC_CONV_PAIRS(_)                                                                 \
-    _(int64_t, i8, INT64, float, f4, FLOAT32, CONV_ONE)                                   \
     _(int32_t, i4, INT32, float, f4, FLOAT32, F4_TO_I4)                                   \
-    _(int64_t, i8, INT64, double, f8, FLOAT64, CONV_ONE)                                  \
     _(float, f4, FLOAT32, int64_t, i8, INT64, CONV_ONE)                                   \
     _(float, f4, FLOAT32, int32_t, i4, INT32, CONV_ONE)                                   \
     _(float, f4, FLOAT32, uint8_t, u1, UINT8, CONV_ONE)                                   \
@@ -630,6 +630,70 @@ DEFINE_HALF_CONV(double_from_half, double, ptl_half, DOUBLE_FROM_HALF,
 VEC_CONV_PAIRS(STAMP_VEC_CONV)
 #undef STAMP_VEC_CONV
 #undef DEFINE_VEC_CONV
+
+/* Note [AVX2 casts into int64]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * AVX2 has no conversion between floating point and int64 lanes (AVX-512 DQ's vcvttpd2qq),
+ * so gcc keeps the AVX2 clone of float32 / float64 -> int64 scalar: a.long() of 1024 x 1024
+ * float32 ran at 0.6-0.75x PyTorch's time on a Zen 3, float64 at 0.6-0.8x.  These loops
+ * truncate four doubles (float32 widens exactly) and read the integers out of the mantissa:
+ * t + 1.5 * 2^52 for an integral |t| < 2^51 is exact, and its bits minus those of 1.5 * 2^52
+ * are t.  A block of four with a value outside that range or a NaN takes CONV_ONE lane by
+ * lane, as does the tail, so every value gives the bits of the other clones. */
+#define I64_MAGIC 0x1.8p52     /* 2^52 + 2^51: its mantissa's last bit weighs 1 */
+#define I64_EXACT_BELOW 0x1p51 /* |t| below this: t + I64_MAGIC is exact */
+
+/* (int64) trunc(x) of four doubles, all of magnitude below I64_EXACT_BELOW */
+PTL_AVX2 static inline __m256i
+i64_from_pd_in_range(__m256d x)
+{
+    const __m256d magic = _mm256_set1_pd(I64_MAGIC);
+    __m256d t = _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    return _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(t, magic)),
+                            _mm256_castpd_si256(magic));
+}
+
+/* o[i] = CONV_ONE(i8, STAG, a[i]) for i < n, LOAD4 reading four values as doubles; a block
+ * with a lane of magnitude I64_EXACT_BELOW or more (or NaN: the compare is false) lane by
+ * lane */
+#define DEFINE_I64_FROM_AVX2(STAG, ST, LOAD4)                                             \
+    PTL_AVX2 static void                                                                  \
+    i64_from_##STAG##_avx2(int64_t *o, const ST *a, int64_t n)                            \
+    {                                                                                     \
+        const __m256d sign = _mm256_set1_pd(-0.0), lim = _mm256_set1_pd(I64_EXACT_BELOW); \
+        int64_t i = 0;                                                                    \
+        for (; i + 4 <= n; i += 4) {                                                      \
+            __m256d x = LOAD4(a + i);                                                     \
+            __m256d ok = _mm256_cmp_pd(_mm256_andnot_pd(sign, x), lim, _CMP_LT_OQ);       \
+            if (_mm256_movemask_pd(ok) == 0xf) {                                          \
+                _mm256_storeu_si256((__m256i *)(o + i), i64_from_pd_in_range(x));         \
+                continue;                                                                 \
+            }                                                                             \
+            for (int k = 0; k < 4; k++) {                                                 \
+                o[i + k] = CONV_ONE(i8, STAG, a[i + k]);                                  \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            o[i] = CONV_ONE(i8, STAG, a[i]);                                              \
+        }                                                                                 \
+    }
+#define LOAD4_F4_AS_PD(P) _mm256_cvtps_pd(_mm_loadu_ps(P))
+DEFINE_I64_FROM_AVX2(f8, double, _mm256_loadu_pd)
+DEFINE_I64_FROM_AVX2(f4, float, LOAD4_F4_AS_PD)
+#undef LOAD4_F4_AS_PD
+#undef DEFINE_I64_FROM_AVX2
+#undef I64_MAGIC
+#undef I64_EXACT_BELOW
+
+/* the pairs whose AVX2 loop is written by hand (Note [AVX2 casts into int64]) */
+#define VEC_CONV_HAND_PAIRS(_)                                                            \
+    _(int64_t, i8, INT64, float, f4, FLOAT32, CONV_ONE, i64_from_f4_avx2)                 \
+    _(int64_t, i8, INT64, double, f8, FLOAT64, CONV_ONE, i64_from_f8_avx2)
+#define STAMP_HAND_CONV(DT, DTAG, DE, ST, STAG, SE, F, AVX2_LOOP)                         \
+    DEFINE_VEC_CONV_WITH(DT, DTAG, ST, STAG, F, AVX2_LOOP)
+VEC_CONV_HAND_PAIRS(STAMP_HAND_CONV)
+#undef STAMP_HAND_CONV
+#undef DEFINE_VEC_CONV_WITH
 #undef F4_TO_I4
 #undef AS_F_f4
 #undef AS_F_bf
@@ -642,10 +706,15 @@ static const struct {
 } vec_convs[] = {
 #define VEC_CONV_ROW(DT, DTAG, DE, ST, STAG, SE, F)                                       \
     {PTL_DTYPE_##DE, PTL_DTYPE_##SE, vconv_##DTAG##_##STAG},
+#define HAND_CONV_ROW(DT, DTAG, DE, ST, STAG, SE, F, AVX2_LOOP)                           \
+    VEC_CONV_ROW(DT, DTAG, DE, ST, STAG, SE, F)
     VEC_CONV_PAIRS(VEC_CONV_ROW)
+    VEC_CONV_HAND_PAIRS(HAND_CONV_ROW)
+#undef HAND_CONV_ROW
 #undef VEC_CONV_ROW
 };
 #undef VEC_CONV_PAIRS
+#undef VEC_CONV_HAND_PAIRS
 #endif
 
 /* The conversion loop from st to dt: the table, except complex -> bool (both parts count),
