@@ -12,6 +12,7 @@ import re
 import pytest
 
 import pytorchlite as ptl
+from pytorchlite._ops_namespace import FunctionSchema
 from helpers import torch, torch_ref
 
 # Overloads whose messages we cannot match: "name.overload" -> reason
@@ -33,30 +34,6 @@ EXPECTED = {
     **dict.fromkeys(("sparse_coo_tensor.indices", "sparse_coo_tensor.indices_size"),
                     "our schema has a check_invariants parameter that PyTorch's lacks"),
 }
-
-
-def _params(schema):
-    """[(name, type, kwarg_only, has_default)] of a schema string"""
-    inside = schema[schema.index("(") + 1:schema.rindex(") ->")]
-    pieces, depth, cur = [], 0, ""
-    for ch in inside:
-        if ch == "," and depth == 0:
-            pieces.append(cur.strip())
-            cur = ""
-            continue
-        depth += ch in "([" and 1 or ch in ")]" and -1 or 0
-        cur += ch
-    if cur.strip():
-        pieces.append(cur.strip())
-    out, kwonly = [], False
-    for p in pieces:
-        if p == "*":
-            kwonly = True
-            continue
-        decl, eq, _ = p.partition("=")
-        typ, name = decl.rsplit(" ", 1)
-        out.append((name, re.sub(r"\([a-z0-9!]+( -> \*)?\)", "", typ), kwonly, bool(eq)))
-    return out
 
 
 def _value(lib, typ):
@@ -90,7 +67,8 @@ def _overloads():
         if not qual.startswith("aten::"):
             continue
         name, _, overload = qual[6:].partition(".")
-        params = _params(schema)
+        params = [(a.name, re.sub(r"\([a-z0-9!]+( -> \*)?\)", "", a.type), a.kwarg_only,
+                   a.default_value is not None) for a in FunctionSchema(schema).arguments]
         if all(_value(ptl, t) is not None or d for _, t, _, d in params):
             found.append((name, overload or "default", params))
     return found
