@@ -113,7 +113,7 @@ class OpOverload:
 class OpOverloadPacket:
     def __init__(self, qualname):
         self._qualname = qualname
-        self._fn = _C._op(qualname)
+        self._fn = _C._op(qualname, None, True)
         self.__name__ = qualname.partition("::")[2]
 
     def __call__(self, /, *args, **kwargs):
@@ -122,7 +122,7 @@ class OpOverloadPacket:
     def __getattr__(self, overload):
         if overload.startswith("__"):
             raise AttributeError(overload)
-        fn = _C._op(self._qualname, "" if overload == "default" else overload)
+        fn = _C._op(self._qualname, "" if overload == "default" else overload, True)
         op = OpOverload(self, overload, fn)
         setattr(self, overload, op)
         return op

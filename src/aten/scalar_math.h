@@ -741,17 +741,20 @@ ptl_mish_grad_d(double g, double x)
     return g * (t + x * ptl_sigmoid_d(x) * (1.0 - t * t));
 }
 
-/* elu with PyTorch's coefficients: alpha, scale, input_scale */
+/* elu with PyTorch's coefficients: alpha, scale, input_scale.  As in PyTorch's kernels, the
+ * negative side's coefficient alpha scale is one product (inf where it overflows, though
+ * expm1 times it need not), a zero of either sign takes the positive side forward (scale x:
+ * 0 * inf is no nan there, -0 stays -0) and the negative side backward. */
 PTL_HD static inline double
 ptl_elu_d(double x, double alpha, double scale, double input_scale)
 {
-    return x <= 0 ? expm1(x * input_scale) * alpha * scale : x * scale;
+    return x < 0 ? expm1(x * input_scale) * (alpha * scale) : x * scale;
 }
 
 PTL_HD static inline double
 ptl_elu_grad_d(double g, double x, double alpha, double scale, double input_scale)
 {
-    return x <= 0 ? g * input_scale * alpha * scale * exp(x * input_scale) : g * scale;
+    return x <= 0 ? g * input_scale * (alpha * scale) * exp(x * input_scale) : g * scale;
 }
 
 /* the same slope from the result y = elu(x): input_scale (y + alpha scale) where y <= 0 */
@@ -1042,8 +1045,24 @@ ptl_zeta_d(double s, double q)
     return ptl_zeta_sum(s, q);
 }
 
-/* polygamma(n, x), the n-th derivative of digamma: (-1)^(n+1) n! zeta(n + 1, x) for
- * n >= 1 (n >= 0 is checked by the kernel). */
+/* Note [Polygamma of a huge order]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 2 takes n as PyTorch's
+ * calc_polygamma does: a C int, so an order past 2^31 wraps (2^32 and 2^40 are 0: -zeta(1,
+ * x), -inf; 2^63 - 1 is -1: nan), and float32, float16 and bfloat16 compute n! in float
+ * (inf from n = 35, so the product is inf or nan where a double's would be finite) and
+ * zeta(n + 1, x) in double rounded to float.  n >= 0 is checked by the kernel on the int64;
+ * 0 and 1 are digamma and trigamma. */
+
+/* n as a C int: its low 32 bits, two's complement */
+PTL_HD static inline double
+ptl_polygamma_order(int64_t n)
+{
+    int64_t low = n & 0xffffffff;
+    return (double)(low >= 0x80000000LL ? low - 0x100000000LL : low);
+}
+
+/* polygamma(n, x), n >= 0 (Note [Polygamma of a huge order]) */
 PTL_HD static inline double
 ptl_polygamma_d(int64_t n, double x)
 {
@@ -1054,8 +1073,22 @@ ptl_polygamma_d(int64_t n, double x)
                                  * functions at the infinities] in special_math.h) */
         return x > 0 ? 0.0 : NAN;
     }
-    double sign = n % 2 == 1 ? 1.0 : -1.0;
-    return sign * exp(lgamma((double)n + 1.0)) * ptl_zeta_d((double)n + 1.0, x);
+    double m = ptl_polygamma_order(n);
+    double sign = fmod(m, 2.0) != 0.0 ? 1.0 : -1.0;
+    return sign * exp(lgamma(m + 1.0)) * ptl_zeta_d(m + 1.0, x);
+}
+
+/* The same for float32, float16 and bfloat16: n! in float, zeta(n + 1, x) rounded to float
+ * (n + 1 rounded to float first) */
+PTL_HD static inline float
+ptl_polygamma_f(int64_t n, float x)
+{
+    if (n <= 1) {
+        return (float)ptl_polygamma_d(n, x);
+    }
+    double m = ptl_polygamma_order(n);
+    float sign = fmod(m, 2.0) != 0.0 ? 1.0f : -1.0f;
+    return sign * expf(lgammaf((float)m + 1.0f)) * (float)ptl_zeta_d((float)(m + 1.0), x);
 }
 
 #endif

@@ -1001,7 +1001,8 @@ opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
             return res;
         }
     }
-    return ptlpy_bad_call_error(f, args, nargs, kwnames);
+    return f->boxed ? ptlpy_schema_call_error(f, args, nargs, kwnames)
+                    : ptlpy_bad_call_error(f, args, nargs, kwnames);
 }
 
 static void
@@ -1087,6 +1088,7 @@ opfunc_new(const char *name, int method)
     f->vectorcall = opfunc_vectorcall;
     f->name = PyUnicode_FromString(name);
     f->method = method;
+    f->boxed = 0;
     f->n = 0;
     if (f->name == NULL) {
         Py_DECREF(f);
@@ -1173,13 +1175,16 @@ group_add(PyObject *d, const char *name, int id, int method)
     return 0;
 }
 
-/* _C._op(name, overload=None): a callable for "aten::add" (all overloads) or one overload. */
+/* _C._op(name, overload=None, boxed=False): a callable for "aten::add" (all overloads) or
+ * one overload; a boxed one refuses a bad call with torch.ops' RuntimeError (Note [Boxed call
+ * messages]), else with the bindings' TypeError. */
 static PyObject *
 py_get_op(PyObject *module, PyObject *args)
 {
     const char *name, *overload = NULL;
+    int boxed = 0;
     (void)module;
-    if (!PyArg_ParseTuple(args, "s|z:_op", &name, &overload)) {
+    if (!PyArg_ParseTuple(args, "s|zp:_op", &name, &overload, &boxed)) {
         return NULL;
     }
     const char *short_name = strstr(name, "::") ? strstr(name, "::") + 2 : name;
@@ -1187,6 +1192,7 @@ py_get_op(PyObject *module, PyObject *args)
     if (f == NULL) {
         return NULL;
     }
+    f->boxed = boxed;
     for (int i = 0; i < ptl_dispatcher_num_ops(); i++) {
         const PtlOperator *op = ptl_dispatcher_op_at(i);
         if (strcmp(op->schema.name, name) != 0 ||

@@ -1,5 +1,6 @@
-/* arg_parse_impl.h -- what arg_parse.c (the bindings) and arg_errors.c (their TypeError for a
- * call no overload accepts) share.  Private to src/python. */
+/* arg_parse_impl.h -- what arg_parse.c (the bindings), arg_errors.c (their TypeError for a
+ * call no overload accepts) and schema_errors.c (the RuntimeError of the ops.<ns>.<op>
+ * callables) share.  Private to src/python. */
 #ifndef PTL_PYTHON_ARG_PARSE_IMPL_H
 #define PTL_PYTHON_ARG_PARSE_IMPL_H
 
@@ -14,6 +15,7 @@ typedef struct PtlPyOpFunc {
     vectorcallfunc vectorcall;
     PyObject *name;          /* "add" */
     int method;              /* args[0] is self */
+    int boxed;               /* ops.<ns>.<op>: torch.ops' errors (Note [Boxed call messages]) */
     int n;
     int ids[MAX_OVERLOADS];  /* operator indices */
 } PtlPyOpFunc;
@@ -27,6 +29,10 @@ int ptlpy_arg_accepts(const PtlOperator *op, int i, PyObject *v);
 /* Raises the TypeError for a call no overload of f accepts; always NULL */
 PyObject *ptlpy_bad_call_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames);
+/* Raises torch.ops' RuntimeError for a call no overload of f accepts, or the TypeError of
+ * ptlpy_bad_call_error where no fault against the schemas is found; always NULL */
+PyObject *ptlpy_schema_call_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames);
 /* Whether PyTorch's function takes out= on overload s (torch_out_overloads.h) */
 int ptlpy_torch_has_out(const PtlSchema *s);
 /* The dtype rule of PyTorch's out= on overload s: a new tuple (the dtype name a strict output

@@ -817,6 +817,33 @@ def test_float32_pow_number_accuracy_and_specials(threads):
         ptl.set_num_threads(old)
 
 
+@pytest.mark.parametrize("n", [1, 10, 40])
+def test_float32_pow_number_that_float_flushes_to_zero(n):
+    """A float32 tensor to a number exponent that float rounds to 0 (5e-324, 1e-46): in
+    double with the exponent itself, as PyTorch's scalar loop does (its vector lanes take the
+    0: 1 at a negative base from the 16th element), so a negative base is nan and 0 ** -5e-324
+    is inf, contiguous or strided, whatever the length"""
+    x = np.float32([-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, np.inf, -np.inf, np.nan] * n)
+    for e in (5e-324, -5e-324, 1e-46):
+        with np.errstate(all="ignore"):
+            ref = np.power(x.astype(np.float64), e).astype(np.float32)
+        np.testing.assert_array_equal(ptl.tensor(x).pow(e).numpy(), ref)
+        np.testing.assert_array_equal(ptl.tensor(x)[::3].pow(e).numpy(), ref[::3])
+    np.testing.assert_array_equal(ptl.tensor(x).pow(1e-30).numpy(),
+                                  ptl.tensor(x).pow(np.float32(1e-30).item()).numpy())
+
+
+@pytest.mark.parametrize("base", [2.0, 1.0])
+def test_pow_scalar_out_resizes_an_expanded_out_first(base):
+    """pow.Scalar_out takes the exponent's shape for out before it computes (PyTorch's meta
+    function), so an expanded out of another shape is resized, not refused as an overlap"""
+    out = ptl.zeros(1, 3).expand(4, 3)
+    with pytest.warns(UserWarning, match="was resized"):
+        r = ptl.ops.aten.pow.Scalar_out(base, ptl.tensor([1.0, 3.0]), out=out)
+    assert r is out and out.shape == (2,) and out.stride() == (1,)
+    assert out.tolist() == [base, base ** 3]
+
+
 HALF_OPS = {
     "abs": lambda x, y: x.abs(), "neg": lambda x, y: -x, "exp": lambda x, y: x.exp(),
     "sigmoid": lambda x, y: x.sigmoid(), "sqrt": lambda x, y: x.abs().sqrt(),

@@ -97,8 +97,10 @@ def test_reading_data_raises(read, exc, message):
     # a Scalar argument: a meta number has no value to pass, so no overload takes it
     (lambda i: ptl.add(ptl.ones(2), ptl.ones(2), alpha=i), TypeError,
      "add(): argument 'alpha' must be Number, not Tensor"),
-    (lambda i: ptl.ops.aten.bucketize.Scalar(i, self=5, out_int32=2), TypeError,
-     "bucketize(): argument 'input' (position 1) must be Number, not Tensor"),
+    (lambda i: ptl.ops.aten.bucketize.Scalar(i, self=5, out_int32=2), RuntimeError,
+     "aten::bucketize() Expected a value of type 'number' for argument 'self' but instead "
+     "found type 'Tensor'.\nPosition: 0\nValue: tensor(..., device='meta', size=(), "
+     "dtype=torch.int64)"),
 ])
 def test_a_meta_number_is_never_read(use, exc, message):
     """A 0-dim meta integer where Python wants an int or an op a Scalar raises (it read the

@@ -261,6 +261,33 @@ def test_zeta_of_a_large_negative_q():
     np.testing.assert_allclose(ptl.polygamma(1, ptl.tensor(q[:1])).numpy(), want[:1], rtol=1e-14)
 
 
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+def test_polygamma_of_a_huge_order_is_a_c_int(dtype):
+    """Note [Polygamma of a huge order]: PyTorch's calc_polygamma takes n as a C int, so 2^32,
+    2^40 and 2^62 are 0 (-zeta(1, x) = -inf everywhere), 2^31 is -2^31 and 2^63 - 1 is -1
+    (nan: zeta of s < 1), and 2^32 + 3 is 3; PyTorch 2.13's values"""
+    x = ptl.tensor([0.5, 1.0, 2.0, -1.5, 0.0, INF, NAN], dtype=dtype)
+    for n in (2**32, 2**40, 2**62):
+        assert ptl.polygamma(n, x).tolist() == [-INF] * 7
+    for n in (2**31, 2**63 - 1):
+        assert np.isnan(ptl.polygamma(n, x).numpy()).all()
+    np.testing.assert_array_equal(ptl.polygamma(2**32 + 3, x).numpy(),
+                                  ptl.polygamma(3, x).numpy())
+
+
+def test_polygamma_float32_takes_the_factorial_in_float():
+    """float32 computes n! in float (inf from 35!) and zeta(n + 1, x) rounded to float, as
+    PyTorch does: inf times a zeta that float keeps, nan times one it flushes to 0; float64
+    keeps (-1)^(n+1) n! zeta(n + 1, x), here its direct sum"""
+    x = [0.5, 1.0, 2.0, 10.0]
+    got = ptl.polygamma(65, ptl.tensor(x, dtype=ptl.float32)).numpy()
+    np.testing.assert_array_equal(got, [INF, INF, INF, NAN])
+    zeta = sum(k ** -66.0 for k in range(10, 200))
+    want = math.factorial(65) * zeta
+    got = ptl.polygamma(65, ptl.tensor([10.0], dtype=ptl.float64)).item()
+    assert abs(got - want) <= 1e-13 * want
+
+
 def test_zeta_special_values():
     x = [1.0, 0.5, 2.0, 2.0, 2.0, INF, INF, 2.0, NAN, 2.0, 1.0 + 2**-52]
     q = [1.0, 1.0, 0.0, -1.0, INF, 1.0, 0.5, NAN, 2.0, 1e300, 1.0]

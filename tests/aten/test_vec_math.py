@@ -400,7 +400,7 @@ def _elu_refs(x, g, alpha, scale, input_scale):
     a, s, i = (float(np.float32(v)) for v in (alpha, scale, input_scale))
     x = x.astype(np.float64)
     neg = x <= 0
-    y = np.where(neg, float(np.float32(alpha * scale)) * np.expm1(x * i), s * x)
+    y = np.where(x < 0, float(np.float32(alpha * scale)) * np.expm1(x * i), s * x)
     dx = g * np.where(neg, float(np.float32(i * alpha * scale)) * np.exp(x * i), s)
     return y, dx
 
@@ -465,6 +465,37 @@ def test_elu_specials():
         with np.errstate(over="ignore"):
             dref = dref.astype(np.float32)
         np.testing.assert_allclose(dx, dref, rtol=3e-7, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("n", [1, 40])
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+def test_elu_zeros_take_the_positive_side_forward(n, dtype):
+    """PyTorch's elu gives +-0 scale x (a zero keeps its sign, where alpha scale expm1(0)
+    would flip it for a negative alpha), and its backward the negative side's slope: PyTorch's
+    values, in the vector loops (n = 40) and the scalar ones"""
+    x = ptl.tensor([0.0, -0.0] * n, dtype=dtype)
+    y = ptl.ops.aten.elu(x, -1, 1, 1).numpy()
+    assert (y == 0).all() and not np.signbit(y[0]) and np.signbit(y[1])
+    dx = ptl.ops.aten.elu_backward(ptl.ones_like(x), 2, 1, 1, False, x).numpy()
+    np.testing.assert_array_equal(dx, np.full(2 * n, 2.0))
+
+
+@pytest.mark.parametrize("n", [1, 40])
+def test_elu_alpha_scale_is_one_product(n):
+    """The negative side's coefficient alpha scale is multiplied first, as PyTorch's kernels
+    do: -inf * expm1 where alpha scale overflows, though expm1(x) alpha scale would not; at
+    +-0 the positive side, so no 0 * inf.  Values from PyTorch 2.13."""
+    x = ptl.tensor([-0.0, 0.0, -2.0, -5e-324] * n, dtype=ptl.float64)
+    y = ptl.ops.aten.elu(x, 2, -1e308, 0.5).numpy()
+    np.testing.assert_array_equal(y, np.array([0.0, -0.0, np.inf, np.nan] * n))
+    assert not np.signbit(y[0]) and np.signbit(y[1])
+    g = ptl.ones(2, dtype=ptl.float64)
+    dx = ptl.ops.aten.elu_backward(g, 1e308, 1e308, 1e-308, False,
+                                   ptl.tensor([-1.0, 0.0], dtype=ptl.float64))
+    np.testing.assert_array_equal(dx.numpy(), [np.inf, np.inf])
+    xf = ptl.full((8 * n,), -2.0)
+    np.testing.assert_array_equal(ptl.ops.aten.elu(xf, 10, 1e38, 1).numpy(), -np.inf)
+    np.testing.assert_array_equal(ptl.ops.aten.elu(xf[::2], 10, 1e38, 1).numpy(), -np.inf)
 
 
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 15, 16, 17, 31, 33, 100])

@@ -2072,3 +2072,19 @@ def test_binary_cross_entropy_wants_one_dtype():
     got = ptl.ops.aten.binary_cross_entropy(h(ptl), h(ptl), ptl.ones(2, dtype=ptl.float64))
     assert got.dtype == ptl.float16
     assert_close(got, -math.log(0.5), dtype=ptl.float16)
+
+
+@pytest.mark.parametrize("op", ["mse", "smooth_l1", "huber"])
+def test_regression_loss_backward_mean_divides_by_self_numel(op):
+    """The backward's mean divides by self's own element count, as PyTorch's does, not by the
+    broadcast one: self (1,), target (1, 4) divide by 1; NumPy float64 reference"""
+    g, x = np.array([0.5]), np.array([0.3])
+    t = np.array([[1.0, -1.0, 0.2, 0.3]])
+    d = x - t
+    want = {"mse": 2 * d * g,
+            "smooth_l1": np.where(np.abs(d) < 0.607, d / 0.607, np.sign(d)) * g,
+            "huber": np.clip(d, -0.5, 0.5) * g}[op]
+    args = [ptl.tensor(v) for v in (g, x, t)] + [1]
+    fn = getattr(ptl.ops.aten, f"{op}_loss_backward")
+    got = fn(*args) if op == "mse" else fn(*args, 0.607 if op == "smooth_l1" else 0.5)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-14)

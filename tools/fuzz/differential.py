@@ -63,9 +63,11 @@ BLAS = re.compile(r"^(_?addmm|addbmm|baddbmm|bmm|mm|mv|addmv|matmul|linear|einsu
 # [Orthogonal polynomials] in src/aten/polynomial_math.h)
 POLYNOMIAL = re.compile(r"^special_\w+_polynomial_\w+$")
 META = re.compile(r"'m', \d+\)|device='meta'")
-# pytorchlite's parser refusing one argument's type (PyTorch's words): torch.ops converts
-# more (2 for a bool, a number for a Tensor)
-ARG_TYPE = re.compile(r"\(\): argument '\w+' (\(position \d+\) )?must be .+, not \w+")
+# pytorchlite's parser refusing one argument's type (the bindings' TypeError, or the
+# RuntimeError of torch.ops' words that pytorchlite.ops raises): torch.ops converts more (2
+# for a bool, an int past 64 bits for a Scalar)
+ARG_TYPE = re.compile(r"\(\): argument '\w+' (\(position \d+\) )?must be .+, not \w+|"
+                      r"^aten::\w+\(\) Expected a value of type '.+' for argument '\w+'")
 
 # Operators some of whose results are defined only up to a choice (the order of equal keys,
 # the sign or phase of a singular or eigen vector): the indices of the results compared.
@@ -188,7 +190,7 @@ def verdict(src, ours, theirs):
     if ours[0] == "raise":
         kind = "meta" if "'Meta' backend" in ours[2] or META.search(src) else \
             "parser" if "received an invalid combination" in ours[2] or \
-            ours[1] == "TypeError" and ARG_TYPE.search(ours[2]) or \
+            ours[1] in ("TypeError", "RuntimeError") and ARG_TYPE.search(ours[2]) or \
             "Overflow when unpacking long" in ours[2] else "refuses"
         return (kind, f"ours {ours[1]}: {ours[2]!r}; torch returns")
     if theirs[0] == "raise":

@@ -201,7 +201,7 @@ DEFINE_SELECT_LOOPS(hardswish, HARDSWISH_F)
  * silu: x s with s = 1 / (1 + e^-x); backward s (1 + x e^-x s) (1 - s written as e^-x s,
  * which does not cancel); the limit is -80.
  * elu, with p = {alpha, scale, input_scale} and the coefficients (alpha scale, input_scale
- * alpha scale) rounded once to float: x > 0 gives scale x, x <= 0 alpha scale
+ * alpha scale) rounded once to float: x >= 0 gives scale x, x < 0 alpha scale
  * expm1(input_scale x) (Note [Vector expm1]); the backward's slope is scale or input_scale
  * alpha scale e^(input_scale x), or from the result y (elu_ in place) scale or
  * input_scale (y + alpha scale).  input_scale x is split exactly into t + lo (one FMA) and
@@ -378,7 +378,7 @@ static const float gelu_exp2_16th[16] = {
         *lo = PTL_V(S, fmsub)(x, is, t);                                                  \
         return PTL_VSEL(S, *neg, zero, t);                                                \
     }                                                                                     \
-    /* expm1(t + lo) = expm1(t) + e^t lo; expm1's sign is t's (-0 for -0) */              \
+    /* expm1(t + lo) = expm1(t) + e^t lo where x < 0; scale x at +-0 (ptl_elu_d) */       \
     PTL_VATTR(S) static inline PTL_VT(S) elu_y_##S(PTL_VT(S) x, const double *p)          \
     {                                                                                     \
         PTL_VMT(S) neg, exact;                                                            \
@@ -386,8 +386,8 @@ static const float gelu_exp2_16th[16] = {
         PTL_VT(S) e = ptl_vm_expm1_##S(t);                                                \
         PTL_VT(S) e1 = PTL_V(S, add)(e, PTL_V(S, set1)(1.0f));                            \
         e = PTL_VSEL(S, exact, e, PTL_V(S, fmadd)(e1, lo, e));                            \
-        e = PTL_V(S, or)(e, PTL_V(S, and)(PTL_V(S, set1)(-0.0f), t));                     \
-        return PTL_VSEL(S, neg, PTL_V(S, mul)(x, PTL_V(S, set1)((float)p[1])),            \
+        PTL_VMT(S) below = PTL_VCMP(S, x, PTL_V(S, setzero)(), _CMP_LT_OQ);               \
+        return PTL_VSEL(S, below, PTL_V(S, mul)(x, PTL_V(S, set1)((float)p[1])),          \
                         PTL_V(S, mul)(e, PTL_V(S, set1)((float)(p[0] * p[1]))));          \
     }                                                                                     \
     /* e^(t + lo) = e^t + e^t lo */                                                       \

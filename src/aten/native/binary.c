@@ -15,6 +15,7 @@
 
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
+#include "../resize_output.h"
 #include "../scalar_math.h"
 #include "../special_math.h"
 #include "binary_loops.h"
@@ -565,6 +566,9 @@ DEFINE_BINARY_FLOAT_LOOPS(pow, POW_F, POW_D)
 DEFINE_BINARY_LOOP(pow_scalar, ptl_bf16, bf, float, PTL_LOAD_bf, PTL_STORE_bf, POWS_F)
 DEFINE_BINARY_LOOP(pow_scalar, float, f4, float, PTL_ID, PTL_ID, POWS_F)
 DEFINE_BINARY_LOOP(pow_scalar, double, f8, double, PTL_ID, PTL_ID, POWS_D)
+/* float32 to a number exponent that float flushes to zero (5e-324): in double, as PyTorch's
+ * scalar loop (its vector lanes take the flushed 0) */
+DEFINE_BINARY_LOOP(pow_scalar_wide, float, f4, double, PTL_ID, (float), POWS_D)
 static const PtlLoop pow_loops[PTL_DTYPE_COUNT] = {
     INT_ENTRIES(pow), FLOAT_ENTRIES(pow),
 };
@@ -585,12 +589,16 @@ DEFINE_BINARY_VEC_LOOPS_PD(pow, ptl_vm_powf, POW_F)
 #endif
 
 /* float32 x ** e for a number e: the vector loop (Note [Vector float32 pow]), but for the
- * exponents that ptl_pow_scalar_f computes by multiplications and square roots */
+ * exponents that ptl_pow_scalar_f computes by multiplications and square roots and those
+ * that float flushes to zero */
 static PtlLoop
 pow_scalar_f4_loop(double e)
 {
     if (e == 2 || e == 3 || e == 0.5 || e == -0.5 || e == -1 || e == -2) {
         return pow_scalar_loop_f4;
+    }
+    if (e != 0 && (float)e == 0) {
+        return pow_scalar_wide_loop_f4;
     }
     return PICK_VEC_F4(pow_scalar);
 }
@@ -638,12 +646,18 @@ pow_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 }
 
 /* pow.Tensor_Scalar, pow_.Scalar, pow.Scalar (+ out=): the number becomes a wrapped 0-dim
- * tensor, which type promotion treats as the number it is, and pow_cpu runs. */
+ * tensor, which type promotion treats as the number it is, and pow_cpu runs.  pow.Scalar_out
+ * first resizes out to the exponent's shape, as PyTorch's meta function does, so an
+ * expanded out of another shape is no overlap. */
 static int
 pow_number_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     int k = op->id == PTL_OP_pow_Scalar || op->id == PTL_OP_pow_Scalar_out ? 0 : 1;
     PtlTensorImpl *w;
+    if (op->id == PTL_OP_pow_Scalar_out &&
+        ptl_resize_output(s[2].u.t, s[1].u.t->dim, s[1].u.t->sizes) < 0) {
+        return -1;
+    }
     switch (s[k].tag) {
     case PTL_IV_BOOL: w = ptl_wrapped_bool(s[k].u.b); break;
     case PTL_IV_INT: w = ptl_wrapped_int(s[k].u.i); break;

@@ -322,7 +322,8 @@ huber_backward_dtypes_check(const PtlIValue *s)
  * huber_loss(self, target, reduction, delta): [*], [*] -> [*] (none) or [] (mean, sum);
  * and their backward ops <loss>_backward(grad_output, self, target, reduction[, beta or
  * delta]): [*] or [], [*], [*] -> [*].  The backward's arguments are the forward's after
- * grad_output (bw = 1). */
+ * grad_output (bw = 1); its mean divides by self's own count, as PyTorch's does (not the
+ * broadcast one: self (1,) with target (1, 4) is 1). */
 static int
 reg_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -357,7 +358,8 @@ reg_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                     .out = bw || red == LOSS_NONE ? ptl_tensor_data(out) : NULL,
                     .n = prep[bw]->numel, .p = p, .backward = bw,
                     .norm = (k == PTL_REG_MSE ? 2.0 : 1.0) /
-                            (red == LOSS_MEAN ? (double)prep[bw]->numel : 1.0)};
+                            (red != LOSS_MEAN ? 1.0 : bw ? (double)in[1]->numel
+                                                         : (double)prep[bw]->numel)};
     if (reg_run(job, k, prep[bw]->dtype == PTL_DTYPE_FLOAT64) < 0) {
         goto done;
     }

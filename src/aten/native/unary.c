@@ -1000,7 +1000,7 @@ nan_to_num_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 #define LGAMMA_D(X, E) ptl_lgamma_d(X)
 #define DIGAMMA_F(X, E) ((float)ptl_digamma_d(X))
 #define DIGAMMA_D(X, E) ptl_digamma_d(X)
-#define POLYGAMMA_F(X, E) ((float)ptl_polygamma_d(*(const int64_t *)(E), (X)))
+#define POLYGAMMA_F(X, E) ptl_polygamma_f(*(const int64_t *)(E), (X))
 #define POLYGAMMA_D(X, E) ptl_polygamma_d(*(const int64_t *)(E), (X))
 
 DEFINE_UNARY_FLOAT(lgamma, LGAMMA_F, LGAMMA_D)
