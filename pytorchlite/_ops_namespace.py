@@ -161,12 +161,31 @@ class _Ops:
 ops = _Ops()
 
 
+class _BindingNamespace:
+    """aten's operators as the Python bindings call them (torch.nn.functional's `aten`): a bad
+    argument is the binding's TypeError in its words ("elu_(): argument 'input' (position 1)
+    must be Tensor, not int"), as PyTorch's C functions raise, where torch.ops' packets raise
+    torch.ops' RuntimeError (Note [Boxed call messages])."""
+
+    def __getattr__(self, op):
+        if op.startswith("__"):
+            raise AttributeError(op)
+        fn = _C._op(f"aten::{op}")
+        setattr(self, op, fn)
+        return fn
+
+
+aten_bindings = _BindingNamespace()
+
+
 def forget(qualname):
     """Drops the cached callables of "ns::name[.overload]" (its operator was removed)."""
     ns, _, name = qualname.partition("::")
     namespace = ops.__dict__.get(ns)
     if namespace is not None:
         namespace.__dict__.pop(name.partition(".")[0], None)
+    if ns == "aten":
+        aten_bindings.__dict__.pop(name.partition(".")[0], None)
 
 
 def overload(qualname):

@@ -13,9 +13,9 @@ import operator
 import pytorchlite as torch
 from .._arg_check import check_arg
 from .._native_signature import native_fault as _native_fault
-from pytorchlite import _C, overrides as _overrides
+from pytorchlite import _C, _ops_namespace, overrides as _overrides
 
-_aten = torch.ops.aten
+_aten = _ops_namespace.aten_bindings
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",

@@ -18,14 +18,14 @@ import warnings
 
 import pytorchlite as torch
 from pytorchlite import _C
-from pytorchlite import overrides as _overrides
+from pytorchlite import _ops_namespace, overrides as _overrides
 from pytorchlite._arg_check import check_arg
 from pytorchlite._tensor_types import _NAME
 from pytorchlite._functions import _check_result_cast
 from pytorchlite._pointwise import _not_implemented
 from pytorchlite._native_signature import native, native_fault as _native_fault
 
-aten = torch.ops.aten
+aten = _ops_namespace.aten_bindings
 
 __all__ = [
     "softmax", "softmin", "log_softmax", "gelu", "silu", "mish", "relu", "relu_", "relu6",

@@ -69,14 +69,15 @@ def test_size_is_inferred_as_torch_infers_it():
 
 def test_overloads_are_torchs():
     # .indices takes no size (a third positional argument is refused); .indices_size needs
-    # one; the Python function takes either form, as PyTorch's
+    # one (torch.ops' RuntimeErrors, in its words); the Python function takes either form,
+    # as PyTorch's
     i, v = ptl.tensor([[0, 1, 1], [2, 0, 2]]), ptl.tensor([1.0, 2.0, 3.0])
     aten = ptl.ops.aten
     assert aten.sparse_coo_tensor.indices(i, v).shape == (2, 3)
     assert aten.sparse_coo_tensor.indices_size(i, v, [4, 5]).shape == (4, 5)
-    with pytest.raises(TypeError):
+    with pytest.raises(RuntimeError, match=r"takes 2 positional argument\(s\) but 3"):
         aten.sparse_coo_tensor.indices(i, v, [4, 5])
-    with pytest.raises(TypeError):
+    with pytest.raises(RuntimeError, match="is missing value for argument 'size'"):
         aten.sparse_coo_tensor.indices_size(i, v)
     for s, shape in ((ptl.sparse_coo_tensor(i, v), (2, 3)),
                      (ptl.sparse_coo_tensor(i, v, (4, 5)), (4, 5)),

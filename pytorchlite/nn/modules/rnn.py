@@ -18,6 +18,7 @@ import numbers
 import warnings
 
 import pytorchlite as torch
+from pytorchlite import _ops_namespace
 
 from .. import functional as F
 from .. import init
@@ -25,7 +26,7 @@ from ..parameter import Parameter
 from ..utils.rnn import PackedSequence, _packed_rows, pad_packed_sequence
 from .module import Module, _non_default_options
 
-aten = torch.ops.aten
+aten = _ops_namespace.aten_bindings
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
