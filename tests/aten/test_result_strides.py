@@ -28,7 +28,7 @@ REASONS = {
 
 DIFFERENCES = {
     "contiguous_in_torch": """
-        _dirichlet_grad _standard_gamma_grad bernoulli bernoulli.p pow.Scalar pow.Scalar_out
+        _dirichlet_grad _standard_gamma_grad bernoulli bernoulli.p pow.Scalar
         relu.out renorm special_ndtr.out
     """,
     "alias_in_torch": "conj_physical",
