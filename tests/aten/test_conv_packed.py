@@ -1112,6 +1112,20 @@ def test_weight_grad_rows_cases_cross_their_thresholds():
     assert (nb - 1) * run < WG_ROWS_RUN and by[krun][0][0] % nb != 0 and by[krun][0][0] > nb
 
 
+def weight_grads_on_one_and_two_threads(x, gy, ws, stride, pad, groups):
+    """The float32 weight gradient of conv2d(x) given gy, on one thread and then two."""
+    threads = ptl.get_num_threads()
+    try:
+        for nt in (1, 2):
+            ptl.set_num_threads(nt)
+            yield ptl.ops.aten.convolution_backward(
+                ptl.tensor(gy, dtype=ptl.float32), ptl.tensor(x, dtype=ptl.float32),
+                ptl.zeros(ws), None, list(stride), list(pad), [1, 1], False, [0, 0], groups,
+                [0, 1, 0])[1].numpy()
+    finally:
+        ptl.set_num_threads(threads)
+
+
 @pytest.mark.parametrize("xs, ws, stride, pad, groups", [
     ((2, 2, 6, 28), (4, 2, 3, 3), (1, 1), (0, 0), 1),     # rows on AVX-512, tiles on AVX2
     ((2, 3, 12, 30), (5, 3, 3, 3), (1, 1), (1, 1), 1),    # padding 1: an edge pixel
@@ -1131,21 +1145,12 @@ def test_weight_grad_nonfinite_lands_where_the_sum_puts_it(xs, ws, stride, pad, 
         np.zeros(ws)), stride=stride, padding=pad, groups=groups)
     gy = gen.standard_normal(tuple(ref_y.shape))
     ref = weight_grad_ref(x, gy, ws, stride, pad, (1, 1), groups)
-    threads = ptl.get_num_threads()
-    try:
-        for nt in (1, 2):
-            ptl.set_num_threads(nt)
-            got = ptl.ops.aten.convolution_backward(
-                ptl.tensor(gy, dtype=ptl.float32), ptl.tensor(x, dtype=ptl.float32),
-                ptl.zeros(ws), None, list(stride), list(pad), [1, 1], False, [0, 0], groups,
-                [0, 1, 0])[1].numpy()
-            np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
-            np.testing.assert_array_equal(np.isinf(got), np.isinf(ref))
-            fin = np.isfinite(ref)
-            assert 0 < fin.sum() < fin.size
-            np.testing.assert_allclose(got[fin], ref[fin], rtol=0, atol=1e-4)
-    finally:
-        ptl.set_num_threads(threads)
+    for got in weight_grads_on_one_and_two_threads(x, gy, ws, stride, pad, groups):
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(ref))
+        fin = np.isfinite(ref)
+        assert 0 < fin.sum() < fin.size
+        np.testing.assert_allclose(got[fin], ref[fin], rtol=0, atol=1e-4)
 
 
 def test_weight_grad_rows_inf_past_a_row():
@@ -1159,20 +1164,11 @@ def test_weight_grad_rows_inf_past_a_row():
     x[1, 1, 3, -1] = np.inf                    # read by the taps of kernel column 2 only
     gy = gen.standard_normal((2, 4, 4, 26))
     ref = weight_grad_ref(x, gy, ws, (1, 1), (0, 0), (1, 1), 1)
-    threads = ptl.get_num_threads()
-    try:
-        for nt in (1, 2):
-            ptl.set_num_threads(nt)
-            got = ptl.ops.aten.convolution_backward(
-                ptl.tensor(gy, dtype=ptl.float32), ptl.tensor(x, dtype=ptl.float32),
-                ptl.zeros(ws), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
-                [0, 1, 0])[1].numpy()
-            np.testing.assert_array_equal(np.isfinite(got), np.isfinite(ref))
-            fin = np.isfinite(ref)
-            assert fin[:, :, :, :2].all() and not fin[:, 1, :, 2].any()
-            np.testing.assert_allclose(got[fin], ref[fin], rtol=0, atol=1e-4)
-    finally:
-        ptl.set_num_threads(threads)
+    for got in weight_grads_on_one_and_two_threads(x, gy, ws, (1, 1), (0, 0), 1):
+        np.testing.assert_array_equal(np.isfinite(got), np.isfinite(ref))
+        fin = np.isfinite(ref)
+        assert fin[:, :, :, :2].all() and not fin[:, 1, :, 2].any()
+        np.testing.assert_allclose(got[fin], ref[fin], rtol=0, atol=1e-4)
 
 
 # The AVX2 engine's stride-2 window rows (pack_run2): 8 outputs at a time from two loads of
