@@ -21,7 +21,8 @@ import helpers
 # The packages whose presence changes what a test does (pyproject's optional extras, and
 # PyTorch, the second reference).
 OPTIONAL_ROOTS = frozenset({"torch", "onnx", "onnxruntime", "tensorboard", "mpi4py", "tqdm",
-                            "torchviz", "graphviz", "PIL", "nvidia"})
+                            "torchviz", "graphviz", "PIL", "nvidia",
+                            "tabulate"})
 _ROOTS = "(?:" + "|".join(sorted(OPTIONAL_ROOTS)) + ")"
 # A string that imports one (a script for a child process) or names one's module
 # (importorskip("torch"), import_module("torch.nn.modules.linear")).

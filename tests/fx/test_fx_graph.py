@@ -2,6 +2,7 @@
 (replace_all_uses_with, inserting_before/after, erase_node), dead-code elimination, lint,
 and the printed forms (PyTorch 2.13's strings)."""
 import operator
+import re
 
 import pytest
 
@@ -176,6 +177,42 @@ def test_print_tabular_needs_tabulate(capsys):
     assert capsys.readouterr().out == (
         "`print_tabular` relies on the library `tabulate`, which could not be found on this "
         "machine. Run `pip install tabulate` to install the library.\n")
+
+
+BUILT_TABLE = """\
+opcode         name    target                   args                  kwargs
+-------------  ------  -----------------------  --------------------  ------------
+placeholder    a       a                        ()                    {}
+placeholder    b       b                        (2,)                  {}
+call_function  add     <built-in function add>  (a, b)                {}
+call_function  add_1   <built-in function add>  (add, a)              {'alpha': 2}
+call_method    sum_1   sum                      (add_1,)              {}
+call_function  scaled  <built-in function mul>  (sum_1, 3)            {}
+output         output  output                   ((scaled, [sum_1]),)  {}
+"""
+
+
+def test_print_tabular_prints_the_nodes(capsys):
+    pytest.importorskip("tabulate")
+    build(ptl).print_tabular()
+    assert capsys.readouterr().out == BUILT_TABLE
+
+
+@torch_ref
+def test_print_tabular_as_pytorch(capsys):
+    pytest.importorskip("tabulate")
+    build(torch).print_tabular()
+    theirs = capsys.readouterr().out
+    # torch.add is a method of torch's _VariableFunctions class, ours a module function: the
+    # target column names them differently (and is as wide as the longest name); every other
+    # cell is the same.
+    theirs = re.sub(r"<built-in method (\w+) of type object at 0x[0-9a-f]+>",
+                    r"<built-in function \1>", theirs)
+
+    def cells(table):
+        return [re.split(r"  +", line.strip()) for line in table.splitlines()
+                if not line.startswith("-")]
+    assert cells(theirs) == cells(BUILT_TABLE)
 
 
 def test_rewrite_relu_to_gelu():
