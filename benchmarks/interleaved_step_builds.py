@@ -11,7 +11,6 @@ A kernel change that moves one product by a few percent moves a step by less, wh
 processes cannot show on a shared host; here the libraries alternate block by block (a block:
 the calls that take about BLOCK_SECONDS) and each one's fastest block counts, so the load
 changes all of them alike.  One thread."""
-import argparse
 import os
 import sys
 import tempfile
@@ -20,7 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _interleave import best_block  # noqa: E402
-from interleaved_gemm_builds import import_base  # noqa: E402
+from interleaved_gemm_builds import builds_parser, import_base  # noqa: E402
 import test_bench_training as training  # noqa: E402
 
 import pytorchlite  # noqa: E402
@@ -45,33 +44,36 @@ def measure(libs, which, rounds):
     return best
 
 
+def table(args, base):
+    """One line a step of args.steps: base's, this tree's (and PyTorch's) fastest step."""
+    libs = {"base": base, "this": pytorchlite}
+    if torch is not None:
+        libs["torch"] = torch
+    old = {name: lib.get_num_threads() for name, lib in libs.items()}
+    for lib in libs.values():
+        lib.set_num_threads(1)
+    try:
+        print(f"one thread, rounds {args.rounds}; ms a step base, this tree; speed-up")
+        for which in args.steps.split(","):
+            best = measure(libs, which, args.rounds)
+            line = (f"{which:6s} {best['base'] * 1e3:8.3f} {best['this'] * 1e3:8.3f}  "
+                    f"{best['base'] / best['this']:5.3f}")
+            if "torch" in best:
+                line += (f"   PyTorch {best['torch'] * 1e3:8.3f}: / base "
+                         f"{best['torch'] / best['base']:5.3f}, / this "
+                         f"{best['torch'] / best['this']:5.3f}")
+            print(line, flush=True)
+    finally:
+        for name, lib in libs.items():
+            lib.set_num_threads(old[name])
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("base", help="a built tree (its pytorchlite/ holds the _C extension)")
-    ap.add_argument("--rounds", type=int, default=10)
+    ap = builds_parser(__doc__, 10)
     ap.add_argument("--steps", default="mlp,gpt", help="test_bench_training.setup's names")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        libs = {"base": import_base(os.path.abspath(args.base), tmp), "this": pytorchlite}
-        if torch is not None:
-            libs["torch"] = torch
-        old = {name: lib.get_num_threads() for name, lib in libs.items()}
-        for lib in libs.values():
-            lib.set_num_threads(1)
-        try:
-            print(f"one thread, rounds {args.rounds}; ms a step base, this tree; speed-up")
-            for which in args.steps.split(","):
-                best = measure(libs, which, args.rounds)
-                line = (f"{which:6s} {best['base'] * 1e3:8.3f} {best['this'] * 1e3:8.3f}  "
-                        f"{best['base'] / best['this']:5.3f}")
-                if "torch" in best:
-                    line += (f"   PyTorch {best['torch'] * 1e3:8.3f}: / base "
-                             f"{best['torch'] / best['base']:5.3f}, / this "
-                             f"{best['torch'] / best['this']:5.3f}")
-                print(line, flush=True)
-        finally:
-            for name, lib in libs.items():
-                lib.set_num_threads(old[name])
+        table(args, import_base(os.path.abspath(args.base), tmp))
 
 
 if __name__ == "__main__":
