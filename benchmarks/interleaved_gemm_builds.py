@@ -63,10 +63,17 @@ def measure(base, shape, rounds):
     return best
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def builds_parser(doc, rounds):
+    """The arguments of a two-build script (doc: its docstring): the other built tree, and
+    how many rounds."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("base", help="a built tree (its pytorchlite/ holds the _C extension)")
-    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=rounds)
+    return ap
+
+
+def main(argv=None):
+    ap = builds_parser(__doc__, 30)
     ap.add_argument("--only", default="", help="the rows whose group contains this")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:

@@ -154,8 +154,9 @@ def make_step(lib, model, opt, x, y, flatten_logits=False):
 
 
 def setup(impl, which, device="cpu"):
-    """The step of `which` in library `impl`, its model and data on `device`."""
-    lib = library(impl)
+    """The step of `which` in library `impl` (a name, or a module: another build's package in
+    interleaved_step_builds.py), its model and data on `device`."""
+    lib = library(impl) if isinstance(impl, str) else impl
     lib.manual_seed(0)
     g = np.random.default_rng(1)
     if which == "mlp":
