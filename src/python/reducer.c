@@ -117,6 +117,15 @@ call_inplace(PtlOpId op, PtlIValue *args)
     return 0;
 }
 
+/* The scaled copies below prefetch their destination for writing PREFETCH_LINES cache lines
+ * ahead: a shared bucket's slot (Note [DDP shared-memory buckets]) was read by the other ranks
+ * in the last step, so each line's store must first invalidate their copies, which one store
+ * at a time waits for.  On the digits MLP's 68 KB bucket (2 ranks, 2 cores) the fill took
+ * 19-20 us without, 10.5-11 us with (8, 16 or 32 lines ahead alike), where the two vCPUs
+ * share little cache; where they share more, 3-4 us. */
+#define LINE 64
+#define PREFETCH_LINES 8
+
 /* dst = src * factor (factor NULL: a copy) without the dispatcher, for what DDP's buckets
  * and gradients are: two distinct, dense, contiguous CPU float32 or float64 tensors of one
  * dtype and element count.  The operator (copy_ or mul.out) costs about 10k instructions
@@ -145,15 +154,29 @@ direct_copy(PtlTensorImpl *dst, PtlTensorImpl *src, const double *factor)
     else if (dst->dtype == PTL_DTYPE_FLOAT32) {
         float *d = (float *)ptl_tensor_data(dst), f = (float)*factor;
         const float *x = (const float *)ptl_tensor_data(src);
-        for (int64_t k = 0; k < n; k++) {
-            d[k] = x[k] * f;
+        const int64_t step = LINE / (int64_t)sizeof(float), ahead = PREFETCH_LINES * step;
+        for (int64_t j = 0; j < n; j += step) {
+            int64_t end = j + step < n ? j + step : n;
+            if (j + ahead < n) {
+                __builtin_prefetch(d + j + ahead, 1, 3);
+            }
+            for (int64_t k = j; k < end; k++) {
+                d[k] = x[k] * f;
+            }
         }
     }
     else {
         double *d = (double *)ptl_tensor_data(dst), f = *factor;
         const double *x = (const double *)ptl_tensor_data(src);
-        for (int64_t k = 0; k < n; k++) {
-            d[k] = x[k] * f;
+        const int64_t step = LINE / (int64_t)sizeof(double), ahead = PREFETCH_LINES * step;
+        for (int64_t j = 0; j < n; j += step) {
+            int64_t end = j + step < n ? j + step : n;
+            if (j + ahead < n) {
+                __builtin_prefetch(d + j + ahead, 1, 3);
+            }
+            for (int64_t k = j; k < end; k++) {
+                d[k] = x[k] * f;
+            }
         }
     }
     ptl_tensor_bump_version(dst);
