@@ -30,10 +30,10 @@ group's stall-bounded wait loop (Note [Stall inspector]) under the bucket's name
 inside backward, yields its core and raises after the group's stall time.  A world of one rank
 has nothing to sum and reduces nothing (Note [DDP reducer]): its buckets stay private.  With a
 communication hook the slots are the buckets' flat tensors and the hook reduces them.
-Why: on the digits MLP (one bucket of 17k float32, 2 ranks, 2 cores) the final callback took
-19-20 us (10th percentile) with the two barriers and 6-8 us this way (load 1-4,
-benchmarks/distributed_jobs/ddp_step_pieces.py; docs/performance.md, issue 19); by
-MPI_Iallreduce it took 24-38 us (load 5-7).
+Why: on the digits MLP (one bucket of 17k float32, 2 ranks, 2 cores, load 10-12) the final
+callback took 18-24 us (10th percentile) with the two barriers and 6-9 us this way, and the
+step 217-227 against 194-214 us (benchmarks/distributed_jobs/ddp_step_pieces.py;
+docs/performance.md, issue 19); by MPI_Iallreduce it took 24-38 us (load 5-7).
 The buckets stay in each rank's own memory, summed by MPI, when the ranks span machines, with
 PTL_DISTRIBUTED_DEBUG=DETAIL or 16-bit buckets (both take the fingerprinted all_reduce), with
 gradient_as_bucket_view=True (.grad would be a view of the window, which

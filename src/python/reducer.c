@@ -126,6 +126,35 @@ call_inplace(PtlOpId op, PtlIValue *args)
 #define LINE 64
 #define PREFETCH_LINES 8
 
+/* dst[k] = src[k] * factor for n float32 (factor rounded to float32, as mul's) or float64
+ * elements, a cache line at a time. */
+static void
+scaled_copy(void *dst, const void *src, int64_t n, double factor, PtlDtype dtype)
+{
+    const int64_t item = dtype == PTL_DTYPE_FLOAT32 ? 4 : 8, step = LINE / item;
+    const int64_t ahead = PREFETCH_LINES * step;
+    for (int64_t j = 0; j < n; j += step) {
+        int64_t end = j + step < n ? j + step : n;
+        if (j + ahead < n) {
+            __builtin_prefetch((char *)dst + (j + ahead) * item, 1, 3);
+        }
+        if (dtype == PTL_DTYPE_FLOAT32) {
+            float *d = dst, f = (float)factor;
+            const float *x = src;
+            for (int64_t k = j; k < end; k++) {
+                d[k] = x[k] * f;
+            }
+        }
+        else {
+            double *d = dst;
+            const double *x = src;
+            for (int64_t k = j; k < end; k++) {
+                d[k] = x[k] * factor;
+            }
+        }
+    }
+}
+
 /* dst = src * factor (factor NULL: a copy) without the dispatcher, for what DDP's buckets
  * and gradients are: two distinct, dense, contiguous CPU float32 or float64 tensors of one
  * dtype and element count.  The operator (copy_ or mul.out) costs about 10k instructions
@@ -151,33 +180,8 @@ direct_copy(PtlTensorImpl *dst, PtlTensorImpl *src, const double *factor)
     if (factor == NULL) {
         memcpy(ptl_tensor_data(dst), ptl_tensor_data(src), (size_t)n * ptl_tensor_itemsize(dst));
     }
-    else if (dst->dtype == PTL_DTYPE_FLOAT32) {
-        float *d = (float *)ptl_tensor_data(dst), f = (float)*factor;
-        const float *x = (const float *)ptl_tensor_data(src);
-        const int64_t step = LINE / (int64_t)sizeof(float), ahead = PREFETCH_LINES * step;
-        for (int64_t j = 0; j < n; j += step) {
-            int64_t end = j + step < n ? j + step : n;
-            if (j + ahead < n) {
-                __builtin_prefetch(d + j + ahead, 1, 3);
-            }
-            for (int64_t k = j; k < end; k++) {
-                d[k] = x[k] * f;
-            }
-        }
-    }
     else {
-        double *d = (double *)ptl_tensor_data(dst), f = *factor;
-        const double *x = (const double *)ptl_tensor_data(src);
-        const int64_t step = LINE / (int64_t)sizeof(double), ahead = PREFETCH_LINES * step;
-        for (int64_t j = 0; j < n; j += step) {
-            int64_t end = j + step < n ? j + step : n;
-            if (j + ahead < n) {
-                __builtin_prefetch(d + j + ahead, 1, 3);
-            }
-            for (int64_t k = j; k < end; k++) {
-                d[k] = x[k] * f;
-            }
-        }
+        scaled_copy(ptl_tensor_data(dst), ptl_tensor_data(src), n, *factor, dst->dtype);
     }
     ptl_tensor_bump_version(dst);
     return 1;
@@ -639,17 +643,29 @@ reducer_prepare(Reducer *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* *out = the int o, in [0, n); 0, or -1 with TypeError or IndexError naming `what`. */
+static int
+index_arg(PyObject *o, long n, const char *what, long *out)
+{
+    long i = PyLong_AsLong(o);
+    if (i == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (i < 0 || i >= n) {
+        PyErr_Format(PyExc_IndexError, "_Reducer: %s %ld out of range", what, i);
+        return -1;
+    }
+    *out = i;
+    return 0;
+}
+
 /* mark_ready(i): parameter i is ready without a gradient from this backward
  * (find_unused_parameters), as its hook would mark it. */
 static PyObject *
 reducer_mark_ready(Reducer *self, PyObject *index)
 {
-    long i = PyLong_AsLong(index);
-    if (i == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
-    if (i < 0 || i >= self->nparams) {
-        PyErr_Format(PyExc_IndexError, "_Reducer: parameter index %ld out of range", i);
+    long i;
+    if (index_arg(index, self->nparams, "parameter index", &i) < 0) {
         return NULL;
     }
     if (self->armed && !self->ready[i] && mark_ready(self, (int)i) < 0) {
@@ -784,11 +800,11 @@ reducer_write_grads(Reducer *self, PyObject *args)
 static PyObject *
 reducer_arrived(Reducer *self, PyObject *index)
 {
-    long b = PyLong_AsLong(index);
-    if (b == -1 && PyErr_Occurred()) {
+    long b;
+    if (index_arg(index, self->nbuckets, "bucket", &b) < 0) {
         return NULL;
     }
-    if (b < 0 || b >= self->nbuckets || !is_shared(self, (int)b)) {
+    if (!is_shared(self, (int)b)) {
         PyErr_Format(PyExc_IndexError, "_Reducer: bucket %ld is not a shared bucket", b);
         return NULL;
     }

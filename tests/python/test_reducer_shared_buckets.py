@@ -170,8 +170,10 @@ def test_bad_arguments_raise():
     flags = [torch.zeros(FLAG_WORDS, dtype=torch.int64) for _ in range(2)]
     with pytest.raises(IndexError, match="bucket 0 is not a shared bucket"):
         r.arrived(0)
-    with pytest.raises(IndexError, match="bucket 1 is not a shared bucket"):
+    with pytest.raises(IndexError, match="bucket 1 out of range"):
         r.arrived(1)
+    with pytest.raises(IndexError, match="bucket -1 out of range"):
+        r.arrived(-1)
     with pytest.raises(TypeError):
         r.arrived("0")
     for args in ((1, 0, slots, flags, 1.0), (0, 2, slots, flags, 1.0),
