@@ -7,7 +7,8 @@ and the digits MLP's step with DDP next to the plain step in one process (world 
 reduces nothing: the wrapper's and the hooks' cost, which a loaded machine distorts far less
 than a 2-rank run). Each prints its
 ratio; on a loaded machine the 2-rank numbers are indicative only.  ddp_step_pieces.py times
-the pieces of a step inside each rank, at world size 1 and 2.
+the pieces of a step inside each rank, at world size 1 and 2, in wall-clock and in thread CPU
+time.
 
     pytest benchmarks/test_bench_distributed.py -q -s
 """
@@ -58,9 +59,9 @@ def test_ddp_two_ranks_vs_one_process():
 
 
 def test_ddp_step_pieces_one_and_two_ranks():
-    for world in (1, 2):
-        for rank, r in enumerate(job(world, "ddp_step_pieces.py", "3000")["ranks"]):
-            print(f"\nDDP digits MLP step, world size {world}, rank {rank}, us (10th "
+    for world, clock in ((1, "wall"), (2, "wall"), (1, "cpu"), (2, "cpu")):
+        for rank, r in enumerate(job(world, "ddp_step_pieces.py", "3000", clock)["ranks"]):
+            print(f"\nDDP digits MLP step, world size {world}, rank {rank}, {clock} us (10th "
                   "percentile/median): " + ", ".join(
                       f"{k} {r[k][0]:.0f}/{r[k][1]:.0f}" if r[k] else f"{k} none" for k in
                       ("zero_grad", "forward", "backward", "reduction", "step", "total")))

@@ -55,8 +55,8 @@ that runs another collective where the others reduce a bucket then fails at once
 where the default mode reports a stall.  What the fingerprints do not catch either (a
 rank that skips a backward) stalls, and the stall inspector reports it: the channel's waits go
 through the group's wait loop.  When all the ranks run on one machine the buckets live in
-MPI shared-memory windows and the channel carries only two barriers per bucket (Note [DDP
-shared-memory buckets] in _shared_buckets.py).  Otherwise the buckets are summed by
+MPI shared-memory windows, the ranks sum them themselves and the channel carries nothing for
+them (Note [DDP shared-memory buckets] in _shared_buckets.py).  Otherwise the buckets are summed by
 MPI_Iallreduce, driven by the tests of later waits while backward goes on; the last one is waited for at once, and when it is large
 (at least _BLOCKING_MIN_BYTES) the ranks first meet in an Ibarrier and then run the blocking
 MPI_Allreduce, as blocking collectives do (Note [Collective fingerprints]).  Below that size

@@ -4,29 +4,36 @@ the ranks run on one machine.
 Note [DDP shared-memory buckets]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 When every rank of a DDP module's group is on one node (MPI_Comm_split_type(SHARED) keeps them
-all), the module's CPU buckets that its channel sums (Note [DDP bucket channel] in
-_mpi_group.py) live in MPI-3 shared-memory windows (MPI_Win_allocate_shared on that node
-communicator), one window per bucket dtype: each rank's segment holds its copy (its slot) of
-every bucket of that dtype, MPI_Win_shared_query gives the addresses of the other ranks'
-segments, and the bucket's flat tensor on rank r *is* rank r's slot, so the reducer's copy of
-the gradients into the bucket (Note [DDP reducer]) is also their publication.  Every rank holds
-a passive-target epoch on every window from its creation to its release (MPI_Win_lock_all with
-MPI_MODE_NOCHECK), and orders its loads and stores by MPI's unified-model idiom: MPI_Win_sync,
-a barrier, MPI_Win_sync.  A reduction of bucket b on W ranks is then
-  1. Win_sync and an MPI_Ibarrier on the channel's communicator, started at the bucket's
-     launch; once it completes (and a Win_sync), every rank's slot holds its gradients;
-  2. rank r sums the r-th of W equal chunks of the bucket over the W slots, in rank order
-     (slot 0 + slot 1 + ...), and writes that sum into the chunk of every slot;
-  3. Win_sync and a second Ibarrier; once it completes (and a Win_sync) every slot holds the
-     whole sum, bit-identical on every rank (each chunk was summed once).
-Both barriers are waited for in the group's stall-bounded wait loop (Note [Stall inspector])
-under the bucket's name.  A rank writes its slot of bucket b again only in the next backward,
-after step 3 of this one, when nobody reads it any more.  A world of one rank has nothing to
-sum and reduces nothing (Note [DDP reducer]): its buckets stay private.
-Why: on the digits MLP (one bucket of 17k float32, 2 ranks, 2 cores, load 5-7) the step's
-reduction took 24-38 us (10th percentile) by MPI_Iallreduce and 12-16 us by the steps above
-(two Ibarriers of about 4.5 us each and the chunk's sum), and the whole step 161-198 against
-142-147 us (benchmarks/distributed_jobs/ddp_step_pieces.py).
+all), the module's CPU float32/float64 (and complex) buckets that its channel would sum (Note
+[DDP bucket channel] in _mpi_group.py) live in MPI-3 shared-memory windows
+(MPI_Win_allocate_shared on that node communicator), one window per bucket dtype: each rank's
+segment holds its copy (its slot) of every bucket of that dtype, MPI_Win_shared_query gives the
+addresses of the other ranks' segments, and the bucket's flat tensor on rank r *is* rank r's
+slot, so the reducer's copy of the gradients into the bucket (Note [DDP reducer]) is also their
+publication.  A further window holds, per rank and bucket, two int64 counters on cache lines of
+their own: `arrived` (the reductions whose gradients the rank's slot holds) and `consumed` (the
+reductions whose slots the rank has finished reading).  The reduction of bucket b, the g-th on
+every rank, is C (src/python/reducer.c) with no MPI call:
+  1. the hook that completes the bucket waits until every other rank's `consumed` is g - 1
+     (they read the slot in the previous step's final callback: true at once, unless a rank
+     was descheduled there), fills the slot, and stores `arrived` = g (a release store);
+  2. the final callback waits until every rank's `arrived` is g (acquire loads), then sums
+     parameter by parameter the W slots, in rank order (slot 0 + slot 1 + ...), straight into
+     .grad (bit-identical on every rank: the same additions in the same order), and stores
+     `consumed` = g.
+So a reduction costs one wait for the slowest rank and one pass over the slots, where an
+MPI_Iallreduce copies into and out of MPI, and the two-barrier scheme (MPI_Ibarrier, each rank
+summing a chunk into every slot, a second Ibarrier, then a copy into .grad) took two barriers
+and three passes.  Ordering is by the counters' C11 acquire/release atomics on the window's
+memory (plain shared memory on one node), not by MPI_Win_sync.  Step 2's wait goes through the
+group's stall-bounded wait loop (Note [Stall inspector]) under the bucket's name; step 1's,
+inside backward, yields its core and raises after the group's stall time.  A world of one rank
+has nothing to sum and reduces nothing (Note [DDP reducer]): its buckets stay private.  With a
+communication hook the slots are the buckets' flat tensors and the hook reduces them.
+Why: on the digits MLP (one bucket of 17k float32, 2 ranks, 2 cores, load 10-12) the final
+callback took 18-24 us (10th percentile) with the two barriers and 6-9 us this way, and the
+step 217-227 against 194-214 us (benchmarks/distributed_jobs/ddp_step_pieces.py;
+docs/performance.md, issue 19); by MPI_Iallreduce it took 24-38 us (load 5-7).
 The buckets stay in each rank's own memory, summed by MPI, when the ranks span machines, with
 PTL_DISTRIBUTED_DEBUG=DETAIL or 16-bit buckets (both take the fingerprinted all_reduce), with
 gradient_as_bucket_view=True (.grad would be a view of the window, which
@@ -37,9 +44,10 @@ at a different time on every rank, cannot free them); a DDP module must not run 
 group is destroyed (its forward raises)."""
 import numpy as np
 
-from ._mpi_group import DistBackendError, _ChannelRequest
+from ._mpi_group import _ChannelRequest
 
 _ALIGN = 64
+FLAG_WORDS = 16     # int64 flag words per bucket and rank (ORDER FLAGS: reducer.c)
 _stranded = []      # windows some rank failed to allocate: MPI_Win_free would wait for it
 
 
@@ -61,21 +69,16 @@ def _allocate(MPI, node, nbytes):
 
 class SharedBuckets:
     """The slots of one DDP module's buckets (Note [DDP shared-memory buckets]): arrays[b][r]
-    is rank r's copy of bucket b (a NumPy array over rank r's segment of a window)."""
+    is rank r's copy of bucket b (a NumPy array over rank r's segment of a window), flags[b][r]
+    rank r's FLAG_WORDS int64 flag words of it."""
 
-    def __init__(self, channel, node, windows, arrays, bucket_window):
+    def __init__(self, channel, node, windows, arrays, flags):
         self.channel = channel
         self.node = node                     # the node communicator the windows are on
         self.windows = windows
         self.arrays = arrays
+        self.flags = flags
         self.freed = False
-        self._win = [windows[w] for w in bucket_window]
-        size, rank = channel.group.size, channel.group.rank
-        self._chunks = []
-        for slots in arrays:
-            n = slots[0].size
-            lo, hi = rank * n // size, (rank + 1) * n // size
-            self._chunks.append([s[lo:hi] for s in slots])
 
     @classmethod
     def create(cls, channel, dtypes, numels):
@@ -100,6 +103,7 @@ class SharedBuckets:
             bucket_window.append(w)
             offsets.append(sizes[w])
             sizes[w] += _aligned(n * np.dtype(dtype).itemsize)
+        sizes.append(len(numels) * FLAG_WORDS * 8)          # the flag words' window
         windows = []
         for nbytes in sizes:
             win = _allocate(MPI, node, max(nbytes, _ALIGN))
@@ -118,32 +122,29 @@ class SharedBuckets:
         arrays = [[np.frombuffer(segments[w][r], dtype=dtype, count=n, offset=off)
                    for r in range(group.size)]
                   for dtype, n, off, w in zip(dtypes, numels, offsets, bucket_window)]
-        shared = cls(channel, node, windows, arrays, bucket_window)
+        flags = [[np.frombuffer(segments[-1][r], dtype=np.int64, count=FLAG_WORDS,
+                                offset=b * FLAG_WORDS * 8) for r in range(group.size)]
+                 for b in range(len(numels))]
+        for words in flags:        # zero before any rank reads them (MPI does not promise)
+            words[group.rank][:] = 0
+        node.Barrier()
+        shared = cls(channel, node, windows, arrays, flags)
         channel.shared.append(shared)
         return shared
 
-    def all_reduce(self, b, desc):
-        """Starts the in-place sum of bucket b over the ranks; returns its request."""
+    def reduction(self, reducer, b, desc):
+        """The request that waits for every rank's gradients of DDP bucket b (reducer's
+        index) in its slots; the reducer then sums them (Note [DDP shared-memory
+        buckets])."""
         self.channel.group._check_usable()
-        return _SharedReduction(self, b, desc)
-
-    def sum_chunk(self, b):
-        """Step 2: this rank's chunk of bucket b, summed over the slots into every slot: in
-        place in slot 0 (only this rank touches this chunk of any slot until the second
-        barrier), then copied into the others."""
-        slots = self._chunks[b]
-        acc = slots[0]
-        for s in slots[1:]:
-            np.add(acc, s, out=acc)
-        for s in slots[1:]:
-            np.copyto(s, acc)
+        return _SharedReduction(self.channel.group, desc, reducer, b)
 
     def free(self):
         """Ends the epochs and frees the windows and the node communicator (collective)."""
         if self.freed:
             return
         self.freed = True
-        self.arrays = self._chunks = None
+        self.arrays = self.flags = None
         for win in self.windows:
             win.Unlock_all()
             win.Free()
@@ -151,32 +152,14 @@ class SharedBuckets:
 
 
 class _SharedReduction(_ChannelRequest):
-    """One bucket's reduction (Note [DDP shared-memory buckets]): the inherited wait() drives
-    its two barriers through the group's wait loop, with the sum between them."""
+    """Step 2's wait (Note [DDP shared-memory buckets]): the inherited wait() polls, through
+    the group's wait loop, whether every rank's slot holds this reduction's gradients."""
 
-    __slots__ = ("_shared", "_b", "_win", "_summed")
+    __slots__ = ("_reducer", "_b")
 
-    def __init__(self, shared, b, desc):
-        super().__init__(shared.channel.group, desc, None, None)
-        self._shared, self._b = shared, b
-        self._summed = False
-        self._win = shared._win[b]
-        self._win.Sync()
-        self._req = shared.channel.comm.Ibarrier()
+    def __init__(self, group, desc, reducer, b):
+        super().__init__(group, desc, None, None)
+        self._reducer, self._b = reducer, b
 
     def _test(self):
-        MPI = self._group.mpi
-        try:
-            while self._req is not None:
-                if not self._req.Test():
-                    return False
-                self._req = None
-                self._win.Sync()
-                if not self._summed:
-                    self._shared.sum_chunk(self._b)
-                    self._summed = True
-                    self._win.Sync()
-                    self._req = self._shared.channel.comm.Ibarrier()
-        except MPI.Exception as e:
-            raise DistBackendError(f"{self.desc} failed: {e}") from e
-        return True
+        return self._reducer.arrived(self._b)

@@ -1,7 +1,8 @@
 /* reducer.c -- _C._Reducer, the C half of DDP's reducer: which parameters' gradients are
  * ready, counted per bucket from C post-accumulate-grad hooks, the copy of each bucket's
  * gradients into its flat tensor and the launch of its reduction (a Python callable) once
- * per bucket, in bucket order; at the end, the averages back into .grad.  Mirrors the
+ * per bucket, in bucket order; at the end, the averages back into .grad (for buckets in
+ * shared memory, the sum of the ranks' slots, after waiting for them).  Mirrors the
  * bookkeeping of torch/csrc/distributed/c10d/reducer.cpp (autograd_hook,
  * mark_variable_ready, finalize_bucket_dense).  See Note [DDP reducer] in
  * pytorchlite/nn/parallel/distributed.py and Note [C post-accumulate-grad hooks] in
@@ -13,11 +14,16 @@
  * hook points back at the reducer without owning it (a strong pointer would make a cycle
  * through C that the garbage collector cannot see), so the reducer removes its hooks when
  * it dies, as PyTorch's Reducer does in its destructor.  A hook holds the reducer alive
- * while it calls `launch`, which may drop the last other reference. */
+ * while it calls `launch`, which may drop the last other reference.  It owns the shared
+ * slots and flag words of its shared buckets too (tensors over MPI window memory, Note [DDP
+ * shared-memory buckets] in pytorchlite/distributed/_shared_buckets.py). */
+#define _GNU_SOURCE
 #include "ptlpy.h"
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "../autograd/autograd.h"
 
@@ -49,7 +55,23 @@ struct Reducer {
     int local;                   /* nothing to reduce (a world of one): a completed bucket is
                                   * neither filled nor launched, Note [DDP reducer] */
     PyObject *launch;            /* launch(bucket index), owned */
+    /* the shared buckets (Note [DDP shared-memory buckets]); slots and flags NULL until a
+     * bucket is shared */
+    int shared;                  /* the shared buckets are summed through their slots (off
+                                  * while a communication hook reduces them) */
+    int rank, world;             /* this rank's slot, and the number of slots per bucket */
+    double stall_s;              /* how long a fill waits for the other ranks' reads */
+    int64_t *offsets;            /* [nparams]: each parameter's first element in its bucket */
+    int64_t *gen;                /* [nbuckets]: the shared reductions of each bucket so far */
+    PtlTensorImpl **slots;       /* owned, [nbuckets * world]: bucket b's slot on rank s */
+    PtlTensorImpl **flags;       /* owned, [nbuckets * world]: bucket b's flag words on s */
 };
+
+/* The flag words of a shared bucket on one rank: int64 counters, each on its own cache line
+ * (ORDER FLAGS: _shared_buckets.FLAG_WORDS and its offsets). */
+#define FLAG_ARRIVED 0           /* reductions whose gradients this rank's slot holds */
+#define FLAG_CONSUMED 8          /* reductions whose slots this rank has finished reading */
+#define FLAG_WORDS 16
 
 static PyTypeObject *reducer_type = NULL;
 
@@ -95,6 +117,44 @@ call_inplace(PtlOpId op, PtlIValue *args)
     return 0;
 }
 
+/* The scaled copies below prefetch their destination for writing PREFETCH_LINES cache lines
+ * ahead: a shared bucket's slot (Note [DDP shared-memory buckets]) was read by the other ranks
+ * in the last step, so each line's store must first invalidate their copies, which one store
+ * at a time waits for.  On the digits MLP's 68 KB bucket (2 ranks, 2 cores) the fill took
+ * 19-20 us without, 10.5-11 us with (8, 16 or 32 lines ahead alike), where the two vCPUs
+ * share little cache; where they share more, 3-4 us. */
+#define LINE 64
+#define PREFETCH_LINES 8
+
+/* dst[k] = src[k] * factor for n float32 (factor rounded to float32, as mul's) or float64
+ * elements, a cache line at a time. */
+static void
+scaled_copy(void *dst, const void *src, int64_t n, double factor, PtlDtype dtype)
+{
+    const int64_t item = dtype == PTL_DTYPE_FLOAT32 ? 4 : 8, step = LINE / item;
+    const int64_t ahead = PREFETCH_LINES * step;
+    for (int64_t j = 0; j < n; j += step) {
+        int64_t end = j + step < n ? j + step : n;
+        if (j + ahead < n) {
+            __builtin_prefetch((char *)dst + (j + ahead) * item, 1, 3);
+        }
+        if (dtype == PTL_DTYPE_FLOAT32) {
+            float *d = dst, f = (float)factor;
+            const float *x = src;
+            for (int64_t k = j; k < end; k++) {
+                d[k] = x[k] * f;
+            }
+        }
+        else {
+            double *d = dst;
+            const double *x = src;
+            for (int64_t k = j; k < end; k++) {
+                d[k] = x[k] * factor;
+            }
+        }
+    }
+}
+
 /* dst = src * factor (factor NULL: a copy) without the dispatcher, for what DDP's buckets
  * and gradients are: two distinct, dense, contiguous CPU float32 or float64 tensors of one
  * dtype and element count.  The operator (copy_ or mul.out) costs about 10k instructions
@@ -120,22 +180,142 @@ direct_copy(PtlTensorImpl *dst, PtlTensorImpl *src, const double *factor)
     if (factor == NULL) {
         memcpy(ptl_tensor_data(dst), ptl_tensor_data(src), (size_t)n * ptl_tensor_itemsize(dst));
     }
-    else if (dst->dtype == PTL_DTYPE_FLOAT32) {
-        float *d = (float *)ptl_tensor_data(dst), f = (float)*factor;
-        const float *x = (const float *)ptl_tensor_data(src);
-        for (int64_t k = 0; k < n; k++) {
-            d[k] = x[k] * f;
+    else {
+        scaled_copy(ptl_tensor_data(dst), ptl_tensor_data(src), n, *factor, dst->dtype);
+    }
+    ptl_tensor_bump_version(dst);
+    return 1;
+}
+
+/* Bucket b is shared (Note [DDP shared-memory buckets]) and summed through its slots. */
+static int
+is_shared(const Reducer *r, int b)
+{
+    return r->shared && r->slots != NULL && r->slots[(size_t)b * r->world] != NULL;
+}
+
+static int64_t *
+flag_word(const Reducer *r, int b, int s, int word)
+{
+    return (int64_t *)ptl_tensor_data(r->flags[(size_t)b * r->world + s]) + word;
+}
+
+/* Whether every rank's flag `word` of bucket b has reached gen (an acquire load: what the
+ * rank wrote before it stored the flag is visible after). */
+static int
+all_reached(const Reducer *r, int b, int word, int64_t gen)
+{
+    for (int s = 0; s < r->world; s++) {
+        if (s != r->rank &&
+            __atomic_load_n(flag_word(r, b, s, word), __ATOMIC_ACQUIRE) < gen) {
+            return 0;
         }
     }
-    else {
-        double *d = (double *)ptl_tensor_data(dst), f = *factor;
-        const double *x = (const double *)ptl_tensor_data(src);
-        for (int64_t k = 0; k < n; k++) {
-            d[k] = x[k] * f;
+    return 1;
+}
+
+static double
+now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Waits until every other rank has finished reading bucket b's previous reduction, so that
+ * this rank may overwrite its slot: nearly always true at once (they read it in the last
+ * step's final callback); polls, yielding the core, for at most stall_s.  0, or -1 with an
+ * error naming the bucket. */
+static int
+wait_consumed(const Reducer *r, int b)
+{
+    double start = 0.0;
+    for (int i = 0; !all_reached(r, b, FLAG_CONSUMED, r->gen[b]); i++) {
+        if (i == 0) {
+            start = now_s();
+        }
+        else if (now_s() - start > r->stall_s) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "DDP bucket %d: timed out after %.1f s "
+                                 "waiting for the other ranks to read its previous "
+                                 "reduction", b, r->stall_s);
+        }
+        sched_yield();
+    }
+    return 0;
+}
+
+/* dst[k] = slot_0[k] + slot_1[k] + ... over the ranks' slots of parameter i's piece of bucket
+ * b, in rank order (so bit-identical on every rank), for a dense contiguous CPU dst of the
+ * bucket's dtype (float32, float64 or their complex types, summed part by part) outside the
+ * slots.  1 when done, 0 when the caller must sum into a tensor of its own. */
+static int
+sum_slots(const Reducer *r, int b, int i, PtlTensorImpl *dst)
+{
+    PtlTensorImpl *own = r->slots[(size_t)b * r->world + r->rank];
+    PtlDtype real = ptl_dtype_to_real(own->dtype);
+    if (dst->dtype != own->dtype || dst->numel != r->params[i]->numel ||
+        dst->device.type != PTL_DEVICE_CPU || dst->sparse != NULL ||
+        !ptl_tensor_is_contiguous(dst) || ptl_tensor_is_conj(dst) ||
+        (real != PTL_DTYPE_FLOAT32 && real != PTL_DTYPE_FLOAT64)) {
+        return 0;
+    }
+    for (int s = 0; s < r->world; s++) {
+        if (dst->storage == r->slots[(size_t)b * r->world + s]->storage) {
+            return 0;
+        }
+    }
+    int64_t n = dst->numel * (real != own->dtype ? 2 : 1);
+    size_t at = (size_t)r->offsets[i] * ptl_tensor_itemsize(own);
+    const char *src[2];
+    for (int s = 0; s < r->world && n > 0; s++) {
+        src[s > 0] = (const char *)ptl_tensor_data(r->slots[(size_t)b * r->world + s]) + at;
+        if (s == 0) {
+            continue;
+        }
+        if (real == PTL_DTYPE_FLOAT32) {
+            float *d = (float *)ptl_tensor_data(dst);
+            const float *x = s == 1 ? (const float *)src[0] : d, *y = (const float *)src[1];
+            for (int64_t k = 0; k < n; k++) {
+                d[k] = x[k] + y[k];
+            }
+        }
+        else {
+            double *d = (double *)ptl_tensor_data(dst);
+            const double *x = s == 1 ? (const double *)src[0] : d, *y = (const double *)src[1];
+            for (int64_t k = 0; k < n; k++) {
+                d[k] = x[k] + y[k];
+            }
         }
     }
     ptl_tensor_bump_version(dst);
     return 1;
+}
+
+/* The sum of parameter i's piece of shared bucket b over the ranks' slots into its .grad
+ * (a new tensor when it has none): directly, or through a contiguous copy of this rank's
+ * piece when .grad is not a plain tensor of the bucket's dtype.  0 or -1. */
+static int
+write_sum(Reducer *r, int b, int i)
+{
+    PtlTensorImpl *g = grad_of(r->params[i]);
+    if (g != NULL && sum_slots(r, b, i, g)) {
+        return 0;
+    }
+    PtlIValue a[2] = {ptl_iv_tensor(r->views[i]), ptl_iv_none()};
+    PtlTensorImpl *c = ptl_call_tensor(PTL_OP_clone, a);
+    int rc = c != NULL && sum_slots(r, b, i, c) ? 0 : -1;
+    if (rc == 0 && g == NULL) {
+        rc = set_grad(r->params[i], c);
+    }
+    else if (rc == 0) {
+        PtlIValue cp[3] = {ptl_iv_tensor(g), ptl_iv_tensor(c), ptl_iv_bool(0)};
+        rc = call_inplace(PTL_OP_copy_, cp);
+    }
+    if (c != NULL && rc < 0 && ptl_error_kind() == PTL_ERR_NONE) {
+        ptl_error_set(PTL_ERR_RUNTIME, "DDP bucket %d: cannot sum parameter %d", b, i);
+    }
+    ptl_xdecref(c);
+    return rc;
 }
 
 /* The gradients of bucket b into its flat tensor, times its scale (PyTorch divides while
@@ -196,9 +376,15 @@ mark_ready(Reducer *r, int i)
     Py_INCREF(r);
     while (rc == 0 && r->next_bucket < r->nbuckets && r->pending[r->next_bucket] == 0) {
         b = r->next_bucket++;
+        int shared = is_shared(r, b);
         ptl_grad_mode_set(0);   /* create_graph: the bucket holds values, not history */
-        rc = fill_bucket(r, b);
+        rc = shared ? wait_consumed(r, b) : 0;
+        rc = rc == 0 ? fill_bucket(r, b) : rc;
         ptl_grad_mode_set(grad_mode);
+        if (rc == 0 && shared) {   /* publishes the slot (a release store) */
+            __atomic_store_n(flag_word(r, b, r->rank, FLAG_ARRIVED), ++r->gen[b],
+                             __ATOMIC_RELEASE);
+        }
         if (rc == 0) {
             PyObject *index = PyLong_FromLong(b);
             PyObject *res = index != NULL ? PyObject_CallOneArg(r->launch, index) : NULL;
@@ -273,6 +459,14 @@ reducer_dealloc(Reducer *self)
     free(self->pending);
     free(self->scales);
     free(self->factors);
+    for (int k = 0; self->slots != NULL && k < self->nbuckets * self->world; k++) {
+        ptl_xdecref(self->slots[k]);
+        ptl_xdecref(self->flags[k]);
+    }
+    free(self->slots);
+    free(self->flags);
+    free(self->offsets);
+    free(self->gen);
     Py_CLEAR(self->launch);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
@@ -319,6 +513,8 @@ read_buckets(Reducer *r, PyObject *buckets)
                 return -1;
             }
             r->bucket_of[i] = b;
+            r->offsets[i] = k == r->first[b] ? 0 : r->offsets[r->order[k - 1]] +
+                                                   r->params[r->order[k - 1]]->numel;
             r->order[k++] = (int)i;
         }
         Py_DECREF(items);
@@ -377,6 +573,13 @@ reducer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     r->pending = calloc((size_t)nb, sizeof(int));
     r->scales = calloc((size_t)nb, sizeof(PtlTensorImpl *));
     r->factors = calloc((size_t)nb, sizeof(double));
+    r->offsets = calloc((size_t)n, sizeof(int64_t));
+    r->gen = calloc((size_t)nb, sizeof(int64_t));
+    r->slots = r->flags = NULL;
+    r->shared = 0;
+    r->rank = 0;
+    r->world = 1;
+    r->stall_s = 0.0;
     r->next_bucket = 0;
     r->armed = 0;
     r->as_view = as_view;
@@ -386,7 +589,8 @@ reducer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     PyObject_GC_Track(r);
     if (r->params == NULL || r->views == NULL || r->bucket_of == NULL || r->hook_ids == NULL ||
         r->ctxs == NULL || r->ready == NULL || r->first == NULL || r->order == NULL ||
-        r->pending == NULL || r->scales == NULL || r->factors == NULL) {
+        r->pending == NULL || r->scales == NULL || r->factors == NULL || r->offsets == NULL ||
+        r->gen == NULL) {
         PyErr_NoMemory();
         goto error;
     }
@@ -439,17 +643,29 @@ reducer_prepare(Reducer *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* *out = the int o, in [0, n); 0, or -1 with TypeError or IndexError naming `what`. */
+static int
+index_arg(PyObject *o, long n, const char *what, long *out)
+{
+    long i = PyLong_AsLong(o);
+    if (i == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (i < 0 || i >= n) {
+        PyErr_Format(PyExc_IndexError, "_Reducer: %s %ld out of range", what, i);
+        return -1;
+    }
+    *out = i;
+    return 0;
+}
+
 /* mark_ready(i): parameter i is ready without a gradient from this backward
  * (find_unused_parameters), as its hook would mark it. */
 static PyObject *
 reducer_mark_ready(Reducer *self, PyObject *index)
 {
-    long i = PyLong_AsLong(index);
-    if (i == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
-    if (i < 0 || i >= self->nparams) {
-        PyErr_Format(PyExc_IndexError, "_Reducer: parameter index %ld out of range", i);
+    long i;
+    if (index_arg(index, self->nparams, "parameter index", &i) < 0) {
         return NULL;
     }
     if (self->armed && !self->ready[i] && mark_ready(self, (int)i) < 0) {
@@ -523,7 +739,8 @@ reducer_write_grads(Reducer *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "_Reducer: used must list every parameter");
         return NULL;
     }
-    int grad_mode = ptl_grad_mode_enabled(), rc = 0;
+    int grad_mode = ptl_grad_mode_enabled(), rc = 0, shared = results == Py_None &&
+                                                             is_shared(self, b);
     ptl_grad_mode_set(0);
     for (int k = 0; k < count && rc == 0; k++) {
         int i = self->order[first + k];
@@ -536,6 +753,10 @@ reducer_write_grads(Reducer *self, PyObject *args)
             if (!on) {
                 continue;
             }
+        }
+        if (shared) {
+            rc = write_sum(self, b, i);
+            continue;
         }
         PtlTensorImpl *v = self->views[i], *res = v, *g = grad_of(self->params[i]);
         if (results != Py_None && (res = tensor_arg(PyList_GET_ITEM(results, k), "results")) == NULL) {
@@ -567,10 +788,100 @@ reducer_write_grads(Reducer *self, PyObject *args)
     if (rc < 0) {
         return ptlpy_raise();
     }
+    if (shared) {   /* this rank is done with every slot of the reduction */
+        __atomic_store_n(flag_word(self, b, self->rank, FLAG_CONSUMED), self->gen[b],
+                         __ATOMIC_RELEASE);
+    }
     Py_RETURN_NONE;
 }
 
-/* The int flags `armed` and `local`: the closure is the flag's offset in Reducer. */
+/* arrived(b) -> whether every rank's slot of shared bucket b holds the gradients of this
+ * rank's latest reduction of it (then write_grads(b) sums them). */
+static PyObject *
+reducer_arrived(Reducer *self, PyObject *index)
+{
+    long b;
+    if (index_arg(index, self->nbuckets, "bucket", &b) < 0) {
+        return NULL;
+    }
+    if (!is_shared(self, (int)b)) {
+        PyErr_Format(PyExc_IndexError, "_Reducer: bucket %ld is not a shared bucket", b);
+        return NULL;
+    }
+    return PyBool_FromLong(all_reached(self, (int)b, FLAG_ARRIVED, self->gen[b]));
+}
+
+/* share(b, rank, slots, flags, stall_s): bucket b is summed through shared memory (Note [DDP
+ * shared-memory buckets]): slots[s] is rank s's copy of its flat tensor (this rank's is the
+ * one its views are of), flags[s] rank s's FLAG_WORDS int64 flag words of it, zero before
+ * the first reduction; a fill waits at most stall_s for the other ranks' reads.  Every
+ * shared bucket has the same ranks. */
+static PyObject *
+reducer_share(Reducer *self, PyObject *args)
+{
+    int b, rank;
+    PyObject *slots, *flags;
+    double stall_s;
+    if (!PyArg_ParseTuple(args, "iiO!O!d:share", &b, &rank, &PyList_Type, &slots,
+                          &PyList_Type, &flags, &stall_s)) {
+        return NULL;
+    }
+    Py_ssize_t world = PyList_GET_SIZE(slots);
+    if (b < 0 || b >= self->nbuckets || world < 2 || world > INT32_MAX ||
+        PyList_GET_SIZE(flags) != world || rank < 0 || rank >= world ||
+        (self->slots != NULL && world != self->world)) {
+        PyErr_Format(PyExc_ValueError, "_Reducer: share(%d, %d): expected a bucket index, "
+                     "this rank's index and as many slots as flags, for every bucket the "
+                     "same ranks", b, rank);
+        return NULL;
+    }
+    int64_t numel = self->offsets[self->order[self->first[b + 1] - 1]] +
+                    self->params[self->order[self->first[b + 1] - 1]]->numel;
+    for (Py_ssize_t s = 0; s < world; s++) {
+        PtlTensorImpl *t = tensor_arg(PyList_GET_ITEM(slots, s), "slots");
+        PtlTensorImpl *f = t != NULL ? tensor_arg(PyList_GET_ITEM(flags, s), "flags") : NULL;
+        if (f == NULL) {
+            return NULL;
+        }
+        if (t->numel != numel || t->dtype != self->params[self->order[self->first[b]]]->dtype ||
+            !ptl_tensor_is_contiguous(t) || t->device.type != PTL_DEVICE_CPU ||
+            f->numel != FLAG_WORDS || f->dtype != PTL_DTYPE_INT64 ||
+            !ptl_tensor_is_contiguous(f) || f->device.type != PTL_DEVICE_CPU) {
+            PyErr_Format(PyExc_ValueError, "_Reducer: share(%d): slot %zd must be a contiguous "
+                         "CPU tensor of the bucket's %lld elements and dtype, its flags %d "
+                         "contiguous int64", b, s, (long long)numel, FLAG_WORDS);
+            return NULL;
+        }
+    }
+    if (self->slots == NULL) {
+        size_t k = (size_t)self->nbuckets * (size_t)world;
+        self->slots = calloc(k, sizeof(PtlTensorImpl *));
+        self->flags = calloc(k, sizeof(PtlTensorImpl *));
+        if (self->slots == NULL || self->flags == NULL) {
+            free(self->slots);
+            free(self->flags);
+            self->slots = self->flags = NULL;
+            return PyErr_NoMemory();
+        }
+        self->world = (int)world;
+    }
+    for (int s = 0; s < self->world; s++) {
+        size_t k = (size_t)b * self->world + s;
+        ptl_incref(PTLPY_IMPL(PyList_GET_ITEM(slots, s)));
+        PTL_CLEAR(self->slots[k]);
+        self->slots[k] = PTLPY_IMPL(PyList_GET_ITEM(slots, s));
+        ptl_incref(PTLPY_IMPL(PyList_GET_ITEM(flags, s)));
+        PTL_CLEAR(self->flags[k]);
+        self->flags[k] = PTLPY_IMPL(PyList_GET_ITEM(flags, s));
+    }
+    self->rank = rank;
+    self->stall_s = stall_s;
+    self->gen[b] = 0;
+    self->shared = 1;
+    Py_RETURN_NONE;
+}
+
+/* The int flags `armed`, `local` and `shared`: the closure is the flag's offset in Reducer. */
 static PyObject *
 reducer_get_flag(Reducer *self, void *offset)
 {
@@ -584,7 +895,9 @@ reducer_set_flag(Reducer *self, PyObject *value, void *offset)
     if (on < 0) {
         if (value == NULL) {
             PyErr_Format(PyExc_AttributeError, "can't delete %s",
-                         (size_t)offset == offsetof(Reducer, armed) ? "armed" : "local");
+                         (size_t)offset == offsetof(Reducer, armed)   ? "armed"
+                         : (size_t)offset == offsetof(Reducer, local) ? "local"
+                                                                      : "shared");
         }
         return -1;
     }
@@ -598,6 +911,8 @@ static PyMethodDef reducer_methods[] = {
     {"unready", (PyCFunction)reducer_unready, METH_NOARGS, NULL},
     {"set_scale", (PyCFunction)reducer_set_scale, METH_VARARGS, NULL},
     {"write_grads", (PyCFunction)reducer_write_grads, METH_VARARGS, NULL},
+    {"arrived", (PyCFunction)reducer_arrived, METH_O, NULL},
+    {"share", (PyCFunction)reducer_share, METH_VARARGS, NULL},
     {NULL},
 };
 
@@ -608,6 +923,9 @@ static PyGetSetDef reducer_getset[] = {
     {"local", (getter)reducer_get_flag, (setter)reducer_set_flag,
      "nothing to reduce (a world of one): the reduction ends when every bucket is complete",
      (void *)offsetof(Reducer, local)},
+    {"shared", (getter)reducer_get_flag, (setter)reducer_set_flag,
+     "the shared buckets are summed through their slots (off while a communication hook "
+     "reduces them)", (void *)offsetof(Reducer, shared)},
     {NULL},
 };
 

@@ -18,9 +18,12 @@ Note [DDP reducer]
   parameter, made once -- divided by the world size on the way, as PyTorch does, for the
   buckets DDP sums itself -- and calls _launch(b) once for the bucket.  _launch starts an
   asynchronous sum over the ranks (MPI_Iallreduce) while backward goes on, on the module's
-  own communicator (Note [DDP bucket channel] in distributed/_mpi_group.py), or, when all
-  the ranks run on one machine, the first barrier of the ranks' own sum over the buckets'
-  MPI shared-memory windows (Note [DDP shared-memory buckets] in distributed/).
+  own communicator (Note [DDP bucket channel] in distributed/_mpi_group.py).  When all the
+  ranks run on one machine the bucket is this rank's slot of an MPI shared-memory window:
+  C signals that the slot is filled (an atomic counter in the window) before the launch, and
+  _launch only makes the request that waits for the other ranks' slots; the final callback's
+  write_grads then sums the slots straight into .grad (Note [DDP shared-memory buckets] in
+  distributed/_shared_buckets.py).
 - The first launch inside backward queues an engine final callback (queue_callback, Note
   [Final callbacks] in src/python/autograd_object.c), as PyTorch's reducer does: when the
   whole backward pass has finished, it waits for every bucket and writes the averages into
@@ -274,6 +277,13 @@ class DistributedDataParallel(Module):
         self._pass = _Pass()          # the running reduction's state
         self._reducer = _C._Reducer(self._params, [b.indices for b in self._buckets], views,
                                     self._launch, bool(gradient_as_bucket_view))
+        for bucket in self._buckets:
+            if bucket.shared is not None:
+                k = bucket.shared
+                self._reducer.share(bucket.index, pg.rank,
+                                    [torch.from_numpy(a) for a in self._shared.arrays[k]],
+                                    [torch.from_numpy(f) for f in self._shared.flags[k]],
+                                    pg.stall_s)
         self._set_scales()
 
     def _share_buckets(self):
@@ -282,7 +292,8 @@ class DistributedDataParallel(Module):
         import pytorchlite as torch
         from ...distributed import distributed_c10d as c10d
         from ...distributed._shared_buckets import SharedBuckets
-        summed = [b for b in self._buckets if b.message is not None]
+        summed = [b for b in self._buckets if b.message is not None and b.flat.dtype in
+                  (torch.float32, torch.float64, torch.complex64, torch.complex128)]
         shared = SharedBuckets.create(self._channel, [b.flat.numpy().dtype for b in summed],
                                       [b.flat.numel() for b in summed])
         if shared is not None:
@@ -300,6 +311,7 @@ class DistributedDataParallel(Module):
         world of one without a communication hook has nothing to reduce."""
         self._reducer.local = (self.process_group.size == 1 and self._comm_hook is None
                                and not self.gradient_as_bucket_view)
+        self._reducer.shared = self._comm_hook is None
         for bucket in self._buckets:
             own_sum = bucket.message is not None and self._comm_hook is None
             self._reducer.set_scale(bucket.index, 1.0 / self.process_group.size
@@ -369,7 +381,7 @@ class DistributedDataParallel(Module):
                 raise RuntimeError(f"the DDP communication hook must return a "
                                    f"torch.futures.Future, got {type(bucket.work).__name__}")
         elif bucket.shared is not None:
-            bucket.work = self._shared.all_reduce(bucket.shared, bucket.desc)
+            bucket.work = self._shared.reduction(self._reducer, b, bucket.desc)
         elif bucket.message is not None:
             bucket.work = self._channel.all_reduce(bucket.message, bucket.desc, blocking=last)
         else:        # 16-bit floats, or DETAIL mode (Note [DDP bucket channel])
