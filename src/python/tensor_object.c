@@ -448,8 +448,11 @@ tensor_item(PyObject *self, PyObject *unused)
         return NULL;
     }
     PtlTensorImpl *host;
-    if (check_strided(t) < 0 || ptlpy_tracer_python_value("number") < 0 ||
-        (host = host_values(t, "a Python scalar")) == NULL) {
+    if (check_strided(t) < 0 || ptlpy_tracer_python_value("number") < 0) {
+        return NULL;
+    }
+    host = ptlpy_python_item(t) ? ptlpy_local_scalar(t) : host_values(t, "a Python scalar");
+    if (host == NULL) {
         return NULL;
     }
     PyObject *v = ptlpy_scalar_to_py(ptl_tensor_data(host), host->dtype);
@@ -1017,7 +1020,8 @@ nb_pos(PyObject *a)
 
 /* int(t), float(t): ValueError; bool(t): RuntimeError with `what` (PyTorch's wording).  Then
  * the tracer's check (`kind` of Python value) and t's values where the host reads them (a
- * new reference, host_values), or NULL with the error set. */
+ * new reference, host_values; through the Python key when it has a say, ptlpy_python_item),
+ * or NULL with the error set. */
 static PtlTensorImpl *
 one_element(PtlTensorImpl *t, const char *what, const char *kind)
 {
@@ -1034,7 +1038,7 @@ one_element(PtlTensorImpl *t, const char *what, const char *kind)
     if (check_strided(t) < 0 || ptlpy_tracer_python_value(kind) < 0) {
         return NULL;
     }
-    return host_values(t, "a Python scalar");
+    return ptlpy_python_item(t) ? ptlpy_local_scalar(t) : host_values(t, "a Python scalar");
 }
 
 /* The imaginary part of a one-element host tensor (0 for the real dtypes): bool(t) of a
@@ -1093,11 +1097,12 @@ nb_int(PyObject *a)
     if (ptlpy_tf_self(a)) {
         return ptlpy_tf_dispatch_slot("__int__", &a, 1);
     }
-    PtlTensorImpl *host = one_element(PTLPY_IMPL(a), NULL, "integer");
+    PtlTensorImpl *t = PTLPY_IMPL(a), *host = one_element(t, NULL, "integer");
     if (host == NULL) {
         return NULL;
     }
-    if (check_real_item(host, "int64_t") < 0) {
+    /* PyTorch reads a floating tensor's value as a double (a subclass may give a complex) */
+    if (check_real_item(host, ptl_dtype_is_floating(t->dtype) ? "double" : "int64_t") < 0) {
         ptl_decref(host);
         return NULL;
     }
@@ -1145,9 +1150,8 @@ nb_index(PyObject *a)
                         "only integer tensors of a single element can be converted to an index");
         return NULL;
     }
-    PtlTensorImpl *host;
-    if (check_strided(t) < 0 || ptlpy_tracer_python_value("integer") < 0 ||
-        (host = host_values(t, "a Python scalar")) == NULL) {
+    PtlTensorImpl *host = one_element(t, NULL, "integer");
+    if (host == NULL) {
         return NULL;
     }
     PyObject *r = PyLong_FromLongLong(ptl_item_int(host));
