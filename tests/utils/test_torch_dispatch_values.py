@@ -5,6 +5,7 @@ __tensor_flatten__/__tensor_unflatten__ helpers of utils._python_dispatch, again
 (golden) where it answers."""
 import importlib
 import operator
+import threading
 
 import numpy as np
 import pytest
@@ -208,6 +209,33 @@ def test_a_dispatch_mode_sees_item_of_a_plain_tensor():
     assert mode.names == ["aten._local_scalar_dense.default"] * 4
     # off again: no mode, no dispatch
     assert x.item() == 4.0 and pd._len_torch_dispatch_stack() == 0
+
+
+def test_a_mode_on_another_thread_sees_nothing_of_this_ones_item():
+    class Seen(pd.TorchDispatchMode):
+        names = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    entered, done = threading.Event(), threading.Event()
+
+    def other():
+        y = ptl.tensor([1.0])
+        with Seen():
+            entered.set()
+            done.wait(30)
+            Seen.names.append(y.item())
+
+    t = threading.Thread(target=other)
+    t.start()
+    assert entered.wait(30)
+    x = ptl.tensor([2.0])
+    assert (x.item(), int(x)) == (2.0, 2) and Seen.names == []
+    done.set()
+    t.join()
+    assert Seen.names == ["aten._local_scalar_dense.default", 1.0]
 
 
 # ---- repr ------------------------------------------------------------------------------
