@@ -13,7 +13,7 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite.utils import _python_dispatch as pd
 import golden
-from helpers import collect_all, torch
+from helpers import collect_all, logging_tensor, torch
 
 
 @pytest.fixture(autouse=True)
@@ -21,34 +21,6 @@ def no_wrapper_left_behind():
     """Each test frees its wrappers before the next test (or file) counts live tensors."""
     yield
     collect_all()
-
-
-def logging_tensor(lib, log):
-    """The canonical LoggingTensor for lib: wraps `elem`, logs str(func), unwraps, rewraps."""
-    tree_map = importlib.import_module(lib.__name__ + ".utils._pytree").tree_map
-
-    class LoggingTensor(lib.Tensor):
-        @staticmethod
-        def __new__(cls, elem, requires_grad=False):
-            r = lib.Tensor._make_wrapper_subclass(
-                cls, elem.size(), strides=elem.stride(), dtype=elem.dtype, device=elem.device,
-                requires_grad=requires_grad)
-            r.elem = elem.detach() if requires_grad else elem
-            return r
-
-        def __repr__(self):
-            return super().__repr__(tensor_contents=f"{self.elem}")
-
-        @classmethod
-        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-            def unwrap(e):
-                return e.elem if isinstance(e, LoggingTensor) else e
-
-            def wrap(e):
-                return LoggingTensor(e) if isinstance(e, lib.Tensor) else e
-            log.append(str(func))
-            return tree_map(wrap, func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs or {})))
-    return LoggingTensor
 
 
 def two_tensor(lib):
