@@ -451,7 +451,8 @@ tensor_item(PyObject *self, PyObject *unused)
     if (check_strided(t) < 0 || ptlpy_tracer_python_value("number") < 0) {
         return NULL;
     }
-    host = ptlpy_python_item(t) ? ptlpy_local_scalar(t) : host_values(t, "a Python scalar");
+    host = PTL_UNLIKELY(ptlpy_python_item(t)) ? ptlpy_local_scalar(t)
+                                              : host_values(t, "a Python scalar");
     if (host == NULL) {
         return NULL;
     }
@@ -1038,7 +1039,10 @@ one_element(PtlTensorImpl *t, const char *what, const char *kind)
     if (check_strided(t) < 0 || ptlpy_tracer_python_value(kind) < 0) {
         return NULL;
     }
-    return ptlpy_python_item(t) ? ptlpy_local_scalar(t) : host_values(t, "a Python scalar");
+    if (PTL_UNLIKELY(ptlpy_python_item(t))) {
+        return ptlpy_local_scalar(t);
+    }
+    return host_values(t, "a Python scalar");
 }
 
 /* The imaginary part of a one-element host tensor (0 for the real dtypes): bool(t) of a
@@ -1150,7 +1154,12 @@ nb_index(PyObject *a)
                         "only integer tensors of a single element can be converted to an index");
         return NULL;
     }
-    PtlTensorImpl *host = one_element(t, NULL, "integer");
+    PtlTensorImpl *host;
+    if (check_strided(t) < 0 || ptlpy_tracer_python_value("integer") < 0) {
+        return NULL;
+    }
+    host = PTL_UNLIKELY(ptlpy_python_item(t)) ? ptlpy_local_scalar(t)
+                                              : host_values(t, "a Python scalar");
     if (host == NULL) {
         return NULL;
     }
