@@ -1,8 +1,9 @@
 """What an operator costs on a wrapper tensor subclass whose __torch_dispatch__ unwraps,
 computes and rewraps (Note [Python tensors] in src/python/python_dispatch.c), with PyTorch's
-same subclass, and the plain `x + y` beside it (no subclass, no mode: the path that must not
-change), on one thread; the two libraries alternate block by block and the fastest of
---rounds blocks counts, in thread CPU time:
+same subclass, and the plain `x + y`, `x.item()` and `float(x)` beside it (no subclass, no
+mode: the paths that must not change; a wrapper's item() reaches it as
+aten::_local_scalar_dense), on one thread; the two libraries alternate block by block and the
+fastest of --rounds blocks counts, in thread CPU time:
 
     OMP_NUM_THREADS=1 taskset -c 1 python benchmarks/interleaved_subclass_dispatch.py \\
         [--rounds 40] [--only w]
@@ -47,9 +48,13 @@ def rows(torch, ptl):
     made = {}
     for lib in (torch, ptl):
         W = wrapper_class(lib)
-        made[lib] = (lib.ones(1), W(lib.ones(8)), W(lib.ones(8), requires_grad=True))
+        made[lib] = (lib.ones(1), W(lib.ones(8)), W(lib.ones(8), requires_grad=True),
+                      W(lib.ones(1)))
     return [
         ("x + y (plain, 1 elem)", lambda lib: made[lib][0] + made[lib][0], []),
+        ("x.item() (plain)", lambda lib: made[lib][0].item(), []),
+        ("float(x) (plain)", lambda lib: float(made[lib][0]), []),
+        ("w.item() (wrapper)", lambda lib: made[lib][3].item(), []),
         ("w + w (wrapper)", lambda lib: made[lib][1] + made[lib][1], []),
         ("(g * g).sum().backward()",
          lambda lib: (made[lib][2] * made[lib][2]).sum().backward(), []),

@@ -55,14 +55,25 @@ class _Ellipsis:
 _ELIDED = _Ellipsis()
 
 
+def _tolist(t):
+    """t.tolist(); for a tensor whose values only its subclass's __torch_dispatch__ knows (a
+    wrapper has no data), the same lists read through operators that reach it, as PyTorch's
+    printer reads them: unbind(0) down to 0-dim tensors, then item()."""
+    if getattr(type(t), "__torch_dispatch__", None) is None:
+        return t.tolist()
+    if t.dim() == 0:
+        return t.item()
+    return [_tolist(row) for row in t.unbind(0)]
+
+
 def _summarized_lists(t, edge):
     """Nested lists of t's shown elements: each dimension longer than 2*edge keeps its first
     and last `edge` entries around an _ELIDED marker.  edge >= 1."""
     n = t.size(0)
     if t.dim() == 1:
         if n > 2 * edge:
-            return t[:edge].tolist() + [_ELIDED] + t[n - edge:].tolist()
-        return t.tolist()
+            return _tolist(t[:edge]) + [_ELIDED] + _tolist(t[n - edge:])
+        return _tolist(t)
     if n > 2 * edge:
         rows = list(range(edge)) + [None] + list(range(n - edge, n))
     else:
@@ -174,7 +185,7 @@ def _tensor_str(t, indent):
     edge = PRINT_OPTS["edgeitems"]
     if summarize and not edge:
         return "[...]"
-    data = _summarized_lists(t, edge) if summarize else t.tolist()
+    data = _summarized_lists(t, edge) if summarize else _tolist(t)
     fmt = _formatter(_flatten(data, dim, []), t.dtype)
     return _nested_str(data, dim, indent, fmt)
 

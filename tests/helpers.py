@@ -6,6 +6,7 @@ name the first mismatching element."""
 import contextlib
 import gc
 import hashlib
+import importlib
 import os
 import re
 import subprocess
@@ -237,6 +238,39 @@ def collect_all(passes=16):
     for _ in range(passes):
         if gc.collect() == 0:
             return
+
+
+def logging_tensor(lib, log):
+    """The canonical LoggingTensor for lib (pytorchlite or torch): wraps `elem`, appends
+    str(func) to log, unwraps and rewraps with tree_map."""
+    tree_map_ = importlib.import_module(lib.__name__ + ".utils._pytree").tree_map
+
+    class LoggingTensor(lib.Tensor):
+        __slots__ = ["elem"]
+
+        @staticmethod
+        def __new__(cls, elem, requires_grad=False):
+            r = lib.Tensor._make_wrapper_subclass(
+                cls, elem.size(), strides=elem.stride(), storage_offset=elem.storage_offset(),
+                dtype=elem.dtype, layout=elem.layout, device=elem.device,
+                requires_grad=requires_grad)
+            r.elem = elem.detach() if requires_grad else elem
+            return r
+
+        def __repr__(self):
+            return super().__repr__(tensor_contents=f"{self.elem}")
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            def unwrap(e):
+                return e.elem if isinstance(e, LoggingTensor) else e
+
+            def wrap(e):
+                return LoggingTensor(e) if isinstance(e, lib.Tensor) else e
+            log.append(str(func))
+            out = func(*tree_map_(unwrap, args), **tree_map_(unwrap, kwargs or {}))
+            return tree_map_(wrap, out)
+    return LoggingTensor
 
 
 def assert_no_leak(fn, times=20):

@@ -156,3 +156,73 @@ class TorchDispatchMode:
     @classmethod
     def is_infra_mode(cls):
         return False
+
+
+# ---- wrapper subclasses that flatten: the protocol PyTorch's tracing and utilities read ----
+
+def _has_traceable_wrapper_subclass_protocol(t):
+    return hasattr(t, "__tensor_flatten__") and hasattr(t, "__tensor_unflatten__")
+
+
+def is_traceable_wrapper_subclass(t):
+    """Whether t is a tensor subclass with __tensor_flatten__ (-> (attribute names of its
+    inner tensors, metadata)) and __tensor_unflatten__(inner_tensors, metadata, outer_size,
+    outer_stride) (-> an equivalent instance), PyTorch's TraceableWrapperSubclass."""
+    from .._tensor import Tensor
+    return (isinstance(t, Tensor) and type(t) is not Tensor
+            and _has_traceable_wrapper_subclass_protocol(t))
+
+
+def is_traceable_wrapper_subclass_type(t):
+    """is_traceable_wrapper_subclass for a type."""
+    from .._tensor import Tensor
+    return (issubclass(t, Tensor) and t is not Tensor
+            and _has_traceable_wrapper_subclass_protocol(t))
+
+
+def transform_subclass(t, callback, outer_size=None, outer_stride=None):
+    """A fresh instance of t's traceable wrapper subclass whose inner tensors are
+    callback(name, inner) of t's, rebuilt through __tensor_unflatten__ with outer_size and
+    outer_stride (t's by default), which the result must have."""
+    outer_size = outer_size if outer_size is not None else t.size()
+    outer_stride = outer_stride if outer_stride is not None else t.stride()
+    attrs, ctx = t.__tensor_flatten__()
+    inner = {attr: callback(attr, getattr(t, attr)) for attr in attrs}
+    sub = type(t).__tensor_unflatten__(inner, ctx, outer_size, outer_stride)
+    if sub.shape != outer_size:
+        raise AssertionError(
+            f"Expected return value from {type(t)}__tensor_unflatten__() to have "
+            f"shape equal to {outer_size}, but got: {sub.shape}")
+    if sub.stride() != outer_stride:
+        raise AssertionError(
+            f"Expected return value from {type(t)}__tensor_unflatten__() to have "
+            f"stride equal to {outer_stride}, but got: {sub.stride()}")
+    return sub
+
+
+def _write_alias(arg):
+    """'a' of an argument or return spelled Tensor(a!), else None."""
+    spelled = arg.type
+    return spelled[spelled.index("(") + 1:spelled.index("!")] if "!" in spelled else None
+
+
+def return_and_correct_aliasing(func, args, kwargs, out):
+    """What a wrapper's __torch_dispatch__ returns for func: out, except that a return func
+    writes in place (self of add_, out= of mul.out) is the argument it aliases, as in
+    PyTorch.  PyTorch also points a view's wrapper at its base's storage and redoes an
+    in-place view op's metadata change on the wrapper; a pytorchlite wrapper has no storage
+    of its own and keeps its geometry (see docs/handbook/tensor-subclasses.md)."""
+    schema = func._schema
+    aliases = [_write_alias(r) for r in schema.returns]
+    if not any(aliases):
+        return out
+
+    def argument(alias):
+        for i, a in enumerate(schema.arguments):
+            if _write_alias(a) == alias:
+                return kwargs[a.name] if a.name in (kwargs or {}) else args[i]
+        raise AssertionError("Expected exactly one argument index for the given output alias")
+
+    if len(aliases) == 1:
+        return argument(aliases[0])
+    return type(out)(argument(a) for a in aliases)

@@ -426,8 +426,17 @@ ret_from_py(const PtlOperator *op, PtlDispatchKey key, int i, PyObject *o, PtlIV
             *out = ptl_iv_int(PyLong_AsLongLong(o));
             return PyErr_Occurred() ? -1 : 0;
         }
+        if (PyComplex_Check(o) && r->kind == PTL_ARG_SCALAR) {
+            Py_complex z = PyComplex_AsCComplex(o);
+            *out = ptl_iv_complex(z.real, z.imag);
+            return PyErr_Occurred() ? -1 : 0;
+        }
         if (!PyFloat_Check(o) && !(PyLong_Check(o) && !PyBool_Check(o))) {
-            return bad_return(op, key, o, r->kind == PTL_ARG_FLOAT ? "float" : "Scalar", i);
+            if (r->kind == PTL_ARG_SCALAR) {   /* PyTorch's IValue-to-Scalar message */
+                PyErr_Format(PyExc_RuntimeError, "Cannot cast %S to number", o);
+                return -1;
+            }
+            return bad_return(op, key, o, "float", i);
         }
         *out = ptl_iv_double(PyFloat_AsDouble(o));
         return 0;

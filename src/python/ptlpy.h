@@ -200,6 +200,23 @@ int ptlpy_python_tensor_type(PyTypeObject *type);
 /* Gives o's impl the Python key and makes it own o (Note [Python tensors]); 0, or -1 with a
  * Python error set. */
 int ptlpy_python_tensor_own(PyObject *o);
+/* The number of threads whose included set holds the Python key (a dispatch mode is on). */
+extern int ptlpy_dispatch_mode_threads;
+/* Whether this thread's included set holds the Python key. */
+int ptlpy_python_dispatch_on(void);
+/* Whether item(), bool(), int(), float() and index() of t read its value through
+ * aten::_local_scalar_dense, so the Python key sees it: t carries the key, or this thread has
+ * a dispatch mode.  A plain tensor with no mode anywhere pays a bit test and a load. */
+static inline int
+ptlpy_python_item(const PtlTensorImpl *t)
+{
+    return (t->keys & PTL_KEYSET(PTL_KEY_PYTHON)) ||
+           (ptlpy_dispatch_mode_threads != 0 && ptlpy_python_dispatch_on());
+}
+/* t's one value through aten::_local_scalar_dense, as a 0-dim CPU tensor of the Scalar's
+ * kind (bool, int64, float64 or complex128): a new reference, or NULL with a Python error
+ * set. */
+PtlTensorImpl *ptlpy_local_scalar(PtlTensorImpl *t);
 /* A tensor of a wrapper subclass: elements, but no data of its own (Note [Python tensors]). */
 static inline int
 ptlpy_no_data(const PtlTensorImpl *t)

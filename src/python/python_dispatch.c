@@ -53,12 +53,15 @@
  * in its impl's key set: ptlpy_wrap_as adds it when it makes such an object, whether through
  * Tensor._make_subclass (over its data's storage), as_subclass, or _make_wrapper_subclass
  * (a tensor with the given sizes, strides, dtype and device and NO data: its storage holds 0
- * bytes, so the Python layer refuses numpy, tolist, item, the buffer protocol, storage,
- * DLPack and shared memory before reading it, data_ptr is 0, and no kernel ever sees it,
- * every operator on it stopping at this key).  Views of it inherit the key with its keys;
- * aliases (ptl_tensor_impl_alias) and a _make_subclass over a wrapper (nn.Parameter(w))
- * keep it, so a Tensor-typed alias raises "Multiple dispatch failed" rather than reading
- * nothing; .data is the subclass's detach(), as PyTorch's.
+ * bytes, so the Python layer refuses numpy, tolist, the buffer protocol, storage, DLPack and
+ * shared memory before reading it, data_ptr is 0, and no kernel ever sees it, every operator
+ * on it stopping at this key).  item(), bool(), int(), float() and index() of a tensor with
+ * the key (or on a thread with a dispatch mode: ptlpy_python_item) read its value through
+ * aten::_local_scalar_dense, as PyTorch's do, so the subclass or the mode gives it; a plain
+ * tensor's read stays direct.  Views of it inherit the key with its keys; aliases
+ * (ptl_tensor_impl_alias) and a _make_subclass over a wrapper (nn.Parameter(w)) keep it, so
+ * a Tensor-typed alias raises "Multiple dispatch failed" rather than reading nothing; .data
+ * is the subclass's detach(), as PyTorch's.
  * The subclass's state (the wrapped `elem`) lives in its Python object, so the object must
  * live as long as its impl, which C holds in places Python cannot see: the dispatcher's
  * stack while a result returns from __torch_dispatch__, saved variables, .grad.  So the impl
@@ -67,17 +70,32 @@
  * impl's only reference, and the cycle collector frees the pair when nothing else reaches
  * the object.  Such a tensor is freed by the collector, not when its last name goes, and a
  * wrapper that only another wrapper holds (its elem) by the collection after that one's.
+ * A saved output of such a tensor is its detach() through the subclass (autograd/node.c), as
+ * PyTorch's shallow_copy_and_detach, and AccumulateGrad stores a detach() of it as .grad:
+ * both keep the Python object.
  * Rejected: PyTorch's resurrection in tp_dealloc (Note [PyObject preservation]), which needs
  * a tp_dealloc of our own on every subclass, redoing subtype_dealloc's slot and managed-dict
- * teardown through CPython internals.  A saved output of such a tensor is its detach()
- * through the subclass (autograd/node.c), as PyTorch's shallow_copy_and_detach, and
- * AccumulateGrad stores a detach() of it as .grad: both keep the Python object. */
+ * teardown through CPython internals.  Freeing a wrapper at its last `del` needs three
+ * things, all missing today.  (1) The object owns the impl while Python holds the object
+ * (no py_self), and only when the object's count reaches 0 while the impl's is above 1 does
+ * ownership flip: the object is resurrected and py_self owns it.  tp_finalize (PEP 442) can
+ * resurrect from subtype_dealloc without our own tp_dealloc, but CPython runs it once per
+ * object, so a second flip (x.grad handed out again, then dropped) needs the finalized bit
+ * reset, a CPython internal.  (2) The flip back: when the impl's count falls to the one
+ * reference its own object holds, ptl_decref (c10) must call a hook that src/python installs
+ * (PyTorch's PyInterpreter decref), which takes the GIL, clears py_self and drops the
+ * object; it runs on any thread that drops an impl, autograd's workers included, and must
+ * not run under a lock that a thread holding the GIL waits on.  (3) tensor_traverse and
+ * tensor_clear then report py_self only in the flipped state, and helpers.collect_all goes
+ * from the tests. */
 #include "ptlpy.h"
 
+#include "../aten/native/native.h"
 #include "../autograd/autograd.h"
 #include "../c10/tls.h"
 
 static PyObject *handler;   /* owned; pytorchlite.utils._python_dispatch's, or NULL */
+int ptlpy_dispatch_mode_threads;   /* under the GIL: py_set_python_dispatch's count */
 static PyObject *name_td;   /* "__torch_dispatch__" */
 
 int
@@ -163,6 +181,24 @@ python_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *stack)
     }
     PyGILState_Release(g);
     return rc;
+}
+
+int
+ptlpy_python_dispatch_on(void)
+{
+    return (ptl_tls()->included & PTL_KEYSET(PTL_KEY_PYTHON)) != 0;
+}
+
+PtlTensorImpl *
+ptlpy_local_scalar(PtlTensorImpl *t)
+{
+    PtlIValue s[1] = {ptl_iv_tensor(t)};
+    if (ptl_dispatcher_call(ptl_op(PTL_OP__local_scalar_dense), s) < 0) {
+        ptlpy_raise();
+        return NULL;
+    }
+    PtlTensorImpl *host = ptl_wrapped_scalar(&s[0]);
+    return host != NULL ? host : (ptlpy_raise(), NULL);
 }
 
 /* The n ints of a sequence into out (at most PTL_MAX_DIMS); n, or -1 with an error set. */
@@ -268,6 +304,7 @@ py_set_python_dispatch(PyObject *m, PyObject *on)
         return NULL;
     }
     PtlLocalState *tls = ptl_tls();
+    ptlpy_dispatch_mode_threads += flag - ((tls->included & PTL_KEYSET(PTL_KEY_PYTHON)) != 0);
     if (flag) {
         tls->included |= PTL_KEYSET(PTL_KEY_PYTHON);
     } else {

@@ -448,8 +448,12 @@ tensor_item(PyObject *self, PyObject *unused)
         return NULL;
     }
     PtlTensorImpl *host;
-    if (check_strided(t) < 0 || ptlpy_tracer_python_value("number") < 0 ||
-        (host = host_values(t, "a Python scalar")) == NULL) {
+    if (check_strided(t) < 0 || ptlpy_tracer_python_value("number") < 0) {
+        return NULL;
+    }
+    host = PTL_UNLIKELY(ptlpy_python_item(t)) ? ptlpy_local_scalar(t)
+                                              : host_values(t, "a Python scalar");
+    if (host == NULL) {
         return NULL;
     }
     PyObject *v = ptlpy_scalar_to_py(ptl_tensor_data(host), host->dtype);
@@ -1017,7 +1021,8 @@ nb_pos(PyObject *a)
 
 /* int(t), float(t): ValueError; bool(t): RuntimeError with `what` (PyTorch's wording).  Then
  * the tracer's check (`kind` of Python value) and t's values where the host reads them (a
- * new reference, host_values), or NULL with the error set. */
+ * new reference, host_values; through the Python key when it has a say, ptlpy_python_item),
+ * or NULL with the error set. */
 static PtlTensorImpl *
 one_element(PtlTensorImpl *t, const char *what, const char *kind)
 {
@@ -1033,6 +1038,9 @@ one_element(PtlTensorImpl *t, const char *what, const char *kind)
     }
     if (check_strided(t) < 0 || ptlpy_tracer_python_value(kind) < 0) {
         return NULL;
+    }
+    if (PTL_UNLIKELY(ptlpy_python_item(t))) {
+        return ptlpy_local_scalar(t);
     }
     return host_values(t, "a Python scalar");
 }
@@ -1093,11 +1101,12 @@ nb_int(PyObject *a)
     if (ptlpy_tf_self(a)) {
         return ptlpy_tf_dispatch_slot("__int__", &a, 1);
     }
-    PtlTensorImpl *host = one_element(PTLPY_IMPL(a), NULL, "integer");
+    PtlTensorImpl *t = PTLPY_IMPL(a), *host = one_element(t, NULL, "integer");
     if (host == NULL) {
         return NULL;
     }
-    if (check_real_item(host, "int64_t") < 0) {
+    /* PyTorch reads a floating tensor's value as a double (a subclass may give a complex) */
+    if (check_real_item(host, ptl_dtype_is_floating(t->dtype) ? "double" : "int64_t") < 0) {
         ptl_decref(host);
         return NULL;
     }
@@ -1146,8 +1155,12 @@ nb_index(PyObject *a)
         return NULL;
     }
     PtlTensorImpl *host;
-    if (check_strided(t) < 0 || ptlpy_tracer_python_value("integer") < 0 ||
-        (host = host_values(t, "a Python scalar")) == NULL) {
+    if (check_strided(t) < 0 || ptlpy_tracer_python_value("integer") < 0) {
+        return NULL;
+    }
+    host = PTL_UNLIKELY(ptlpy_python_item(t)) ? ptlpy_local_scalar(t)
+                                              : host_values(t, "a Python scalar");
+    if (host == NULL) {
         return NULL;
     }
     PyObject *r = PyLong_FromLongLong(ptl_item_int(host));

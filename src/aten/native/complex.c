@@ -116,10 +116,11 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_to_sparse, PTL_OP_to_sparse_sparse_dim, PTL_OP_coalesce, PTL_OP_embedding_renorm_,
     PTL_OP__adaptive_avg_pool2d, PTL_OP_convolution, PTL_OP_convolution_backward,
     /* the complex pointwise, scan and norm gaps: concat is cat (join.c); _pin_memory copies
-     * whole elements (copy.c); the flash attention and group norm kernels refuse a complex
+     * whole elements (copy.c), _local_scalar_dense reads one (local_scalar.c); the flash attention and group norm kernels refuse a complex
      * input with PyTorch's messages, after the checks PyTorch makes first (attention.c,
      * group_norm.c) */
-    PTL_OP_concat, PTL_OP__pin_memory, PTL_OP__scaled_dot_product_flash_attention_for_cpu,
+    PTL_OP_concat, PTL_OP__pin_memory, PTL_OP__local_scalar_dense,
+    PTL_OP__scaled_dot_product_flash_attention_for_cpu,
     PTL_OP_native_group_norm,
 };
 
