@@ -1132,6 +1132,7 @@ def weight_grads_on_one_and_two_threads(x, gy, ws, stride, pad, groups):
     ((2, 3, 11, 13), (5, 3, 3, 3), (3, 3), (1, 1), 1),    # stride 3: the tiles on both
     ((1, 4, 9, 9), (4, 2, 2, 2), (1, 1), (0, 0), 2),      # groups, an even kernel
     ((2, 8, 7, 7), (16, 8, 1, 1), (1, 1), (0, 0), 1),     # 1x1
+    ((2, 3, 8, 32), (4, 3, 3, 3), (2, 2), (1, 1), 1),     # stride 2: pack_pair_pad1's rows
 ])
 @pytest.mark.parametrize("value", [np.inf, -np.inf, np.nan])
 def test_weight_grad_nonfinite_lands_where_the_sum_puts_it(xs, ws, stride, pad, groups, value):
@@ -1182,6 +1183,14 @@ STRIDE2_ROWS_CASES = [((2, 3, 5, w), (4, 3, k, k), 2, p, 1, 1, f"width {w}, {k}x
                       if k > 1 or p == 0]
 STRIDE2_ROWS_CASES += [((2, 3, 9, w), (4, 3, 3, 3), 2, 1, 1, 1, f"width {w}, 3x3, pad 1")
                        for w in (3, 5, 7, 8, 9)]
+# pack_pair_pad1: the whole rows of the two phases of a 3-wide kernel from padded column 1
+# of an image whose width is a multiple of 16 (widths 32 and 64, and 48 above; 40, 47 and 49
+# beside them take pack_run2), and rows a block boundary cuts (64 channels: two blocks of
+# PK_BLOCK_BYTES, the rows at their ends partial, so pack_run2's).
+STRIDE2_ROWS_CASES += [((2, 3, 5, w), (4, 3, 3, 3), 2, 1, 1, 1, f"width {w}, 3x3, pad 1")
+                       for w in (32, 40, 47, 49, 64)]
+STRIDE2_ROWS_CASES += [((1, 64, 32, 32), (2, 64, 3, 3), 2, 1, 1, 1,
+                        "width 32, 3x3, pad 1, two blocks")]
 
 
 @pytest.mark.parametrize("case", STRIDE2_ROWS_CASES, ids=[c[-1] for c in STRIDE2_ROWS_CASES])
@@ -1199,4 +1208,11 @@ def test_stride2_window_rows_cross_their_thresholds():
         assert not layout(xs, ws, (stride,) * 2, (pad,) * 2, (dil,) * 2, groups)[4], label
     assert {c[3] for c in wide} == {0, 1, 3}
     assert {c[0][3] % 8 for c in wide} >= {0, 1, 2, 7}
-    assert {c[0][3] for c in STRIDE2_ROWS_CASES if c[0][3] < 33} >= {7, 8, 9}
+    assert {c[0][3] for c in STRIDE2_ROWS_CASES if c[0][3] < 32} >= {7, 8, 9}
+    pair = [c for c in STRIDE2_ROWS_CASES if c[1][3] == 3 and c[3] == 1 and c[0][3] >= 32]
+    assert {c[0][3] % 16 == 0 for c in pair} == {True, False}
+    for xs, ws, stride, pad, dil, groups, label in pair:
+        assert not layout(xs, ws, (stride,) * 2, (pad,) * 2, (dil,) * 2, groups)[4], label
+    (cut,) = [c for c in pair if c[-1].endswith("two blocks")]
+    _, nq, nblk, _, _ = blocking(cut[0], cut[1], (2, 2), (1, 1), (1, 1), 1)
+    assert nblk >= 2 and nq % layout(cut[0], cut[1], (2, 2), (1, 1), (1, 1), 1)[2] != 0

@@ -560,16 +560,7 @@ error:
  * product never cancels back to finite), so the result is scanned -- Ca * Ci/G * kvol
  * floats, nothing beside the convolution's work -- and only a non-finite one is computed
  * again by the column buffer, which holds exactly the pixels each tap reads, so Inf and NaN
- * land where the direct sum puts them. */
-static int
-all_finite(const float *v, int64_t n)
-{
-    int bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        bad |= v[i] - v[i] != 0.0f;             /* NaN for Inf and NaN, 0 otherwise */
-    }
-    return !bad;
-}
+ * land where the direct sum puts them (the scan: conv_any_nonfinite). */
 
 /* wgrad: a (N, Ca, cols), img (N, Ci, image) contiguous -> gw (Ca, Ci/G, k), given as the
  * 2-D (Ca, Ci/G * kvol) result. */
@@ -609,7 +600,7 @@ wgrad(PtlTensorImpl *a, PtlTensorImpl *img, const ConvGeom *g)
                               (const float *)ptl_tensor_data(img), gwp, g, n, ci, ca) < 0) {
             goto error;
         }
-        if (all_finite(gwp, gw->numel)) {
+        if (!conv_any_nonfinite(gwp, gw->numel)) {
             return gw;
         }
         /* Note [Packed weight gradient and non-finite inputs] */

@@ -6,6 +6,7 @@
 #define PTL_ATEN_NATIVE_CONV_IMPL_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "nn_common.h"
 
@@ -43,6 +44,22 @@ typedef struct ConvPackedPhase {
     int64_t k[NN_SPATIAL], at[NN_SPATIAL], col[NN_SPATIAL];
     const ConvPackedOut *out;
 } ConvPackedPhase;
+
+/* Whether any of v[0, n) is Inf or NaN (all exponent bits set): the scan of the packed
+ * weight gradient's result (conv.c, Note [Packed weight gradient and non-finite inputs]) and
+ * of the Winograd path's inputs (conv_winograd.c).  Branch-free, so that it vectorizes for
+ * each caller's target (conv_winograd.c wraps it in loop clones). */
+static inline int
+conv_any_nonfinite(const float *v, int64_t n)
+{
+    uint32_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, v + i, sizeof u);
+        bad |= (u & 0x7f800000u) == 0x7f800000u;
+    }
+    return bad != 0;
+}
 
 /* nbytes (rounded up to 64) at a 64-byte boundary, for the kernels' packed buffers (freed
  * with free); NULL with PyTorch's MemoryError set (conv_args.c). */

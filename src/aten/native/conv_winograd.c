@@ -581,17 +581,11 @@ wino_weight(WinoJob *j, const float *w, ConvPackedWeight wkind)
     return rc;
 }
 
-/* Whether any of v[0, n) is Inf or NaN (all exponent bits set). */
+/* conv_any_nonfinite, vectorized for AVX2 where the CPU has it */
 PTL_LOOP_CLONES static int
 wino_any_nonfinite(const float *v, int64_t n)
 {
-    uint32_t bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, v + i, sizeof u);
-        bad |= (u & 0x7f800000u) == 0x7f800000u;
-    }
-    return bad != 0;
+    return conv_any_nonfinite(v, n);
 }
 
 /* wino_nonfinite's scan on the threads: from WINO_SCAN_PARALLEL floats (the input's scan was
