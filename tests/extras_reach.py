@@ -31,9 +31,11 @@ _IMPORTS_OPTIONAL = re.compile(
 _NAMES_EXTRA = re.compile(r"torch|installed|" + _ROOTS, re.IGNORECASE)
 # A test file that names one of these, or skips itself whole on an import of one, is kept whole
 # (the demo shows tqdm's bar when it is installed; distributed and nccl load mpi4py and NVIDIA's
-# wheels).
-_FILE_WORDS = re.compile(r"^\S.*importorskip\(\s*[\"']" + _ROOTS + r"|onnx|tensorboard|mpi|nccl|"
-                         r"tqdm|torchviz|graphviz|\bPIL\b|distributed|demo", re.MULTILINE)
+# wheels).  MPI is a word of its own (mpirun, mpi4py, require_mpi), not the letters inside
+# "compiled".
+_FILE_WORDS = re.compile(r"^\S.*importorskip\(\s*[\"']" + _ROOTS + r"|onnx|tensorboard|"
+                         r"(?<![a-z])mpi|nccl|tqdm|torchviz|graphviz|\bPIL\b|distributed|demo",
+                         re.MULTILINE)
 
 
 def _is_optional_module(value):
