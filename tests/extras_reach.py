@@ -32,10 +32,11 @@ _NAMES_EXTRA = re.compile(r"torch|installed|" + _ROOTS, re.IGNORECASE)
 # A test file that names one of these, or skips itself whole on an import of one, is kept whole
 # (the demo shows tqdm's bar when it is installed; distributed and nccl load mpi4py and NVIDIA's
 # wheels).  MPI is a word of its own (mpirun, mpi4py, require_mpi), not the letters inside
-# "compiled".
+# "compiled"; distributed the package (pytorchlite.distributed, `import distributed`,
+# "[distributed]"), not prose ("normally distributed"), is_distributed or a path in a comment.
 _FILE_WORDS = re.compile(r"^\S.*importorskip\(\s*[\"']" + _ROOTS + r"|onnx|tensorboard|"
-                         r"(?<![a-z])mpi|nccl|tqdm|torchviz|graphviz|\bPIL\b|distributed|demo",
-                         re.MULTILINE)
+                         r"(?<![a-z])mpi|nccl|tqdm|torchviz|graphviz|\bPIL\b|demo|"
+                         r"(?<![\w /])distributed\b|import distributed\b", re.MULTILINE)
 
 
 def _is_optional_module(value):
