@@ -44,14 +44,25 @@ def _is_optional_module(value):
             and value.__name__.partition(".")[0] in OPTIONAL_ROOTS)
 
 
+# _in_tests' answers by id, each with its object (held, so that the id stays its own): the
+# searches of a whole suite ask about the same functions, classes and modules millions of
+# times, and inspect.getsourcefile was most of the second pass's collection time.
+_in_tests_known = {}
+
+
 def _in_tests(obj):
+    known = _in_tests_known.get(id(obj))
+    if known is not None and known[0] is obj:
+        return known[1]
     path = getattr(getattr(obj, "__code__", None), "co_filename", None)
     if path is None:
         try:
             path = inspect.getsourcefile(obj)
         except TypeError:
-            return False
-    return path is not None and os.path.abspath(path).startswith(helpers.TESTS + os.sep)
+            path = None
+    inside = path is not None and os.path.abspath(path).startswith(helpers.TESTS + os.sep)
+    _in_tests_known[id(obj)] = (obj, inside)
+    return inside
 
 
 class _Search:
