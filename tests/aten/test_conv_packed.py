@@ -61,7 +61,6 @@ import pytest
 
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
-from helpers import CAPPED_BY_CALLER
 from test_conv_wgrad_pairs import pairs_fit
 
 SRC = [os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
@@ -601,7 +600,7 @@ def test_conv_transpose_packed(stride, padding, output_padding, groups):
                                    err_msg=name)
 
 
-@pytest.mark.skipif(CAPPED_BY_CALLER,
+@pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
                     reason="already running with a capability chosen by a parent run")
 @pytest.mark.parametrize("capability", ["avx2", "default"])
 def test_fallback_path(capability):
