@@ -32,9 +32,12 @@ _IMPORTS_OPTIONAL = re.compile(
 _NAMES_EXTRA = re.compile(r"torch|installed|" + _ROOTS, re.IGNORECASE)
 # A test file that names one of these, or skips itself whole on an import of one, is kept whole
 # (the demo shows tqdm's bar when it is installed; distributed and nccl load mpi4py and NVIDIA's
-# wheels).
-_FILE_WORDS = re.compile(r"^\S.*importorskip\(\s*[\"']" + _ROOTS + r"|onnx|tensorboard|mpi|nccl|"
-                         r"tqdm|torchviz|graphviz|\bPIL\b|distributed|demo", re.MULTILINE)
+# wheels).  MPI is a word of its own (mpirun, mpi4py, require_mpi), not the letters inside
+# "compiled"; distributed the package (pytorchlite.distributed, `import distributed`,
+# "[distributed]"), not prose ("normally distributed"), is_distributed or a path in a comment.
+_FILE_WORDS = re.compile(r"^\S.*importorskip\(\s*[\"']" + _ROOTS + r"|onnx|tensorboard|"
+                         r"(?<![a-z])mpi|nccl|tqdm|torchviz|graphviz|\bPIL\b|demo|"
+                         r"(?<![\w /])distributed\b|import distributed\b", re.MULTILINE)
 
 
 def _is_optional_module(value):
@@ -42,14 +45,25 @@ def _is_optional_module(value):
             and value.__name__.partition(".")[0] in OPTIONAL_ROOTS)
 
 
+# _in_tests' answers by id, each with its object (held, so that the id stays its own): the
+# searches of a whole suite ask about the same functions, classes and modules millions of
+# times, and inspect.getsourcefile was most of the second pass's collection time.
+_in_tests_known = {}
+
+
 def _in_tests(obj):
+    known = _in_tests_known.get(id(obj))
+    if known is not None and known[0] is obj:
+        return known[1]
     path = getattr(getattr(obj, "__code__", None), "co_filename", None)
     if path is None:
         try:
             path = inspect.getsourcefile(obj)
         except TypeError:
-            return False
-    return path is not None and os.path.abspath(path).startswith(helpers.TESTS + os.sep)
+            path = None
+    inside = path is not None and os.path.abspath(path).startswith(helpers.TESTS + os.sep)
+    _in_tests_known[id(obj)] = (obj, inside)
+    return inside
 
 
 class _Search:

@@ -105,6 +105,14 @@ def test_marks(tmp_path):
     ("torch = pytest.importorskip('torch')\n", True),
     ("def f():\n    scipy = pytest.importorskip('scipy')\n", False),
     ("import numpy\n", False),
+    ("def test_job():\n    mpi_job(2)\n", True),
+    ('"""Runs under mpirun."""\n', True),
+    ('"""Checks the compiled kernels."""\n', False),
+    ("import pytorchlite.distributed as dist\n", True),
+    ("def f():\n    from pytorchlite import distributed\n", True),
+    ('extra = "pytorchlite[distributed]"\n', True),
+    ('"""Normally distributed; is_distributed() is False."""\n', False),
+    ("x = 1   # tests/distributed/test_ddp.py\n", False),
 ])
 def test_whole_files(tmp_path, source, kept):
     assert extras_reach.uses_extras(_Item(tmp_path, _plain, source=source)) is kept
