@@ -1,7 +1,7 @@
 """PyTorch's time / ours for the single-thread rows that issue 16's sweep left at or below
 1.02 (repeat, flip, randperm, column and row extremes, sums, sigmoid, erfinv, log_softmax
-forward+backward, casts, eigvals), the two libraries alternating call by call in one process,
-fastest of --reps each in thread CPU time:
+forward+backward, casts, eigvals, special.i1e and i0e, kthvalue, median), the two libraries
+alternating call by call in one process, fastest of --reps each in thread CPU time:
 
     taskset -c 1 python benchmarks/interleaved_sweep_rows.py [--only amax] [--reps 40]
 
@@ -52,6 +52,7 @@ def softmax_step(shape, dim):
 def rows():
     t = np.tanh(np.random.default_rng(0).standard_normal(10**6) * 3)
     s = np.random.default_rng(0).standard_normal(10**6) * 3
+    u = np.random.default_rng(0).uniform(-1, 1, 10**6)
     return [
         ("repeat(2, 1) 1024x1024 f32", call(lambda L, x: x.repeat(2, 1), randn((1024, 1024)))),
         ("repeat(2, 1) 256x256 f32", call(lambda L, x: x.repeat(2, 1), randn((256, 256)))),
@@ -81,6 +82,14 @@ def rows():
                                       randn(10**5).astype(np.float64) * 100)),
         ("amax(-1) 4096x1024 f32", call(lambda L, x: x.amax(-1), randn((4096, 1024)))),
         ("erfinv 1e6 f64", call(lambda L, x: L.erfinv(x), t)),
+        ("erfinv (uniform) 1e6 f64", call(lambda L, x: L.erfinv(x), u)),
+        ("special.i1e 1e6 f32", call(lambda L, x: L.special.i1e(x), s.astype(np.float32))),
+        ("special.i0e 1e6 f32", call(lambda L, x: L.special.i0e(x), s.astype(np.float32))),
+        ("kthvalue(5, -1) 1024x1024 f32", call(lambda L, x: x.kthvalue(5, -1),
+                                               randn((1024, 1024)))),
+        ("kthvalue(5, -1) 16384x64 f32", call(lambda L, x: x.kthvalue(5, -1),
+                                              randn((16384, 64)))),
+        ("median(-1) 1024x1024 f32", call(lambda L, x: x.median(-1), randn((1024, 1024)))),
     ]
 
 

@@ -75,7 +75,7 @@
  * constant.  The runs up to PROD_SHORT_RUN values are checked for a product that left the
  * normal range PROD_SHORT_CHECK at a time (a 0 product looks for a 0 in its run, 128 values
  * at most, in place).  The products of the columns of up to PROD_FEW_ROWS rows are marked
- * as they are made, 16 at a time, when one is not normal (prod_mark_abnormal: an and, a
+ * as they are made, 16 at a time, when one is not normal (prod_put_marked: an and, a
  * subtraction, a compare and an or a vector), and only then checked one by one: a second
  * pass over the products had kept prod(0) of 2 x 100000 at 0.94x PyTorch's time, 4 x
  * 100000 at 0.90x (one thread, Zen 4).  The same bits; the one loop for any length, its
@@ -120,7 +120,7 @@
 typedef float ProdVec __attribute__((vector_size(32)));
 typedef float ProdVec16 __attribute__((vector_size(64)));
 typedef int ProdIdx __attribute__((vector_size(32)));
-typedef unsigned ProdBits16 __attribute__((vector_size(64)));
+typedef unsigned ProdBits __attribute__((vector_size(32)));
 
 #define PROD_ONES ((ProdVec){1, 1, 1, 1, 1, 1, 1, 1})
 
@@ -327,26 +327,34 @@ prod_all_normal_f4(const float *v, int64_t m)
     return normal;
 }
 
-/* *bad |= lanes of t that are not normal (0, subnormal, +-inf, NaN): |t|'s bits less those
- * of FLT_MIN are below those of FLT_MAX less FLT_MIN (0x7f000000) only for a normal t (a 0
- * or a subnormal wraps around), the check of prod_all_normal_f4 fused into the pass that
- * makes the products.  u >= 0x7f000000 is written as (u >> 24) + 1 >= 128, by shifts and an
- * add: gcc makes a compare of 16-lane vectors 16 scalar compares in the AVX2 clone (which
- * has no 64-byte vectors), and that had kept prod(0) of 2 x 100000 at 0.3x PyTorch's time
- * on a Zen 3. */
+/* out[0..16) = t, and *bad |= lanes of t that are not normal (0, subnormal, +-inf, NaN):
+ * |t|'s bits less those of FLT_MIN are below those of FLT_MAX less FLT_MIN (0x7f000000)
+ * only for a normal t (a 0 or a subnormal wraps around), the check of prod_all_normal_f4
+ * fused into the pass that makes the products.  u >= 0x7f000000 is written as (u >> 24) +
+ * 1 >= 128, by shifts and an add: gcc makes a compare of 16-lane vectors 16 scalar
+ * compares in the AVX2 clone (which has no 64-byte vectors), and that had kept prod(0) of
+ * 2 x 100000 at 0.3x PyTorch's time on a Zen 3.  The store and the marks go by 8-lane
+ * halves of t into 8-lane marks: the AVX2 clone had kept a 16-lane bad and t's store in
+ * the stack, written by 8-byte pieces and read back whole (a stalled store forwarding a
+ * step), and prod(0) of 2 x 100000 ran at 0.43x PyTorch's time on a Zen 3. */
 static inline __attribute__((always_inline)) void
-prod_mark_abnormal(ProdBits16 *bad, ProdVec16 t)
+prod_put_marked(float *out, ProdBits *bad, ProdVec16 t)
 {
-    ProdBits16 u = ((ProdBits16)t & 0x7fffffffu) - 0x00800000u;
-    *bad |= ((u >> 24) + 1) >> 7;
+    ProdVec h[2] = {__builtin_shufflevector(t, t, 0, 1, 2, 3, 4, 5, 6, 7),
+                    __builtin_shufflevector(t, t, 8, 9, 10, 11, 12, 13, 14, 15)};
+    for (int i = 0; i < 2; i++) {
+        ProdBits u = ((ProdBits)h[i] & 0x7fffffffu) - 0x00800000u;
+        *bad |= ((u >> 24) + 1) >> 7;
+        memcpy(out + 8 * i, &h[i], sizeof(h[i]));
+    }
 }
 
-/* Whether no lane of bad is marked (prod_mark_abnormal) */
+/* Whether no lane of bad is marked (prod_put_marked) */
 static inline __attribute__((always_inline)) int
-prod_none_marked(ProdBits16 bad)
+prod_none_marked(ProdBits bad)
 {
     unsigned any = 0;
-    for (int k = 0; k < 16; k++) {
+    for (int k = 0; k < 8; k++) {
         any |= bad[k];
     }
     return any == 0;
@@ -664,14 +672,13 @@ PROD_FEW_NODE(1, prod_few_node2)
 static inline __attribute__((always_inline)) int
 prod_few_rows_f4(double *val, float *out, const char *p, int64_t rs, int64_t n, const int R)
 {
-    ProdBits16 bad = {0};
+    ProdBits bad = {0};
     for (int64_t c0 = 0; c0 < n; c0 += 16) {
         const int64_t c = c0 + 16 <= n ? c0 : n - 16;
         ProdVec16 t;
         prod_few_node1(&t, p + c * (int64_t)sizeof(float), rs, R, 0);
         if (val == NULL) {
-            memcpy(out + c, &t, sizeof(t));
-            prod_mark_abnormal(&bad, t);
+            prod_put_marked(out + c, &bad, t);
             continue;
         }
         for (int k = 0; k < 16; k++) {
@@ -723,7 +730,7 @@ prod_few_rows_staged_f4(double *val, float *out, const char *p, int64_t rs, int6
                         int64_t n)
 {
     float stage[8 * PROD_STAGE_COLS] __attribute__((aligned(64)));
-    ProdBits16 bad = {0};
+    ProdBits bad = {0};
     for (int64_t c0 = 0; c0 < n; c0 += PROD_STAGE_COLS) {
         const int64_t c = c0 + PROD_STAGE_COLS <= n ? c0 : n - PROD_STAGE_COLS;
         const char *q = p + c * (int64_t)sizeof(float);
@@ -746,8 +753,7 @@ prod_few_rows_staged_f4(double *val, float *out, const char *p, int64_t rs, int6
             prod_few_node1(&t, (const char *)(stage + k),
                            PROD_STAGE_COLS * (int64_t)sizeof(float), 8, 0);
             if (val == NULL) {
-                memcpy(out + c + k, &t, sizeof(t));
-                prod_mark_abnormal(&bad, t);
+                prod_put_marked(out + c + k, &bad, t);
                 continue;
             }
             for (int i = 0; i < 16; i++) {
