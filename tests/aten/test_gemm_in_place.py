@@ -9,6 +9,8 @@ and last columns, k under the fetch distance (16), B rows that are not a multipl
 size 0, alpha and beta, a bias and C accumulated in place, on 1 and 2 threads.  The file reruns
 itself under PTL_CPU_CAPABILITY=avx2 and =default (no tile: every operand packed)."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -182,3 +184,38 @@ def test_weight_gradient_gpt_shapes(restore_threads):
             close(r, exp, 1024, np.float32)
             packed = ptl.mm(operand(g.T, "strided"), operand(x, "transposed"))
             assert np.array_equal(bits(r), bits(packed)), (out, inp, nt)
+
+
+GUARDED_B = """
+import ctypes, mmap, sys
+import numpy as np
+import pytorchlite as ptl
+m, k, n = (int(v) for v in sys.argv[1:4])
+dt = np.dtype(sys.argv[4])
+page = mmap.PAGESIZE
+buf = mmap.mmap(-1, 2 * page)
+libc = ctypes.CDLL(None)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+b = np.frombuffer(buf, dt, k * n, page - k * n * dt.itemsize).reshape(k, n)
+b[...] = np.random.default_rng(m * 1000 + k * 10 + n).standard_normal((k, n))
+a = np.random.default_rng(1).standard_normal((m, k)).astype(dt)
+if libc.mprotect(ctypes.addressof(ctypes.c_char.from_buffer(buf)) + page, page, 0) != 0:
+    raise OSError("mprotect")
+out = ptl.mm(ptl.from_numpy(a), ptl.from_numpy(b)).numpy()
+ref = a.astype(np.float64) @ b.astype(np.float64)
+print(float(np.abs(out - ref).max() / max(1.0, float(np.abs(ref).max()))))
+"""
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("m", [6, 7, 8, 12, 14])
+@pytest.mark.parametrize("k,n", [(5, 4), (5, 8), (20, 8), (64, 4), (5, 20), (5, 16)])
+def test_narrow_last_b_sliver_ends_at_a_guard_page(dtype, m, k, n):
+    """A row-major B whose last row ends at an unmapped page: a narrow last sliver (NR / 2 or
+    NR / 4 columns) under whole-width tiles (the 4-row pair tiles past a 7- or 8-row block's
+    split) was read in place NR columns wide, past B's end (a segfault here, an
+    AddressSanitizer report in a sanitized build); it is packed instead."""
+    r = subprocess.run([sys.executable, "-c", GUARDED_B, str(m), str(k), str(n), dtype],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert float(r.stdout) < 1e-5

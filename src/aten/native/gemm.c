@@ -280,13 +280,16 @@ gemm_step(const GemmStep *st)
                 tile_nr = e->nr / 2;
             }
             /* B read in place by a tile exactly as wide as the sliver (Note [GEMM packing of
-             * B]): whole slivers, and a last one of NR / 2 or NR / 4 columns */
+             * B]): whole slivers, and a last one of NR / 2 or NR / 4 columns unless a
+             * whole-width tile (direct A rows, pair4 rows past split) would read NR columns
+             * of it, past B's end on its last row */
             const char *bs = sliver;
             int64_t ldb = e->nr;
+            int narrow_ok = tile_nr == e->nr || (direct == 0 && split == mc);
             if (st->bp != NULL) {
                 bs = st->bp + (size_t)(jr * st->kc) * e->item;
             }
-            else if (st->b_direct && nr == tile_nr) {
+            else if (st->b_direct && nr == tile_nr && narrow_ok) {
                 bs = st->b + (size_t)jr * bitem;
                 ldb = pr->b.rs;
             }
