@@ -408,7 +408,9 @@ def schema(name, overload):
 
 
 def arg_accepts(schema_type, value_type):
-    """Whether a value of value_type may be passed where schema_type is declared."""
+    """Whether a value of value_type may be passed where schema_type is declared (a SymInt
+    is an int)."""
+    schema_type = schema_type.replace("SymInt", "int")
     base = schema_type[:-1] if schema_type.endswith("?") else schema_type
     if base == "t":
         return True
@@ -432,7 +434,7 @@ def arg_accepts(schema_type, value_type):
         return value_type in ("int", "float")
     if base == "int":
         return value_type in ("int", "bool")
-    if base in ("int[]", "SymInt[]") or re.fullmatch(r"int\[\d+\]", base):
+    if base == "int[]" or re.fullmatch(r"int\[\d+\]", base):
         return value_type == "int[]"
     if base in ("Tensor[]", "Tensor?[]"):
         return value_type in ("Tensor[]", "Tensor?[]")
