@@ -433,7 +433,7 @@ param_accepts(const PySignature *sig, int i, PyObject *v)
     if (i == s->nargs + 1) {
         return PyBool_Check(v);
     }
-    return ptlpy_arg_accepts(sig->op, i, v);
+    return ptlpy_arg_accepts(sig->op, i, v, 0);
 }
 
 /* The index of the first item that is not an int, or -1 */
