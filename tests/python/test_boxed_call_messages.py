@@ -50,14 +50,19 @@ def _bad_values(typ):
     return bad
 
 
-def _overloads():
-    found = []
+def _aten_schemas():
+    """(schema, name, overload) of each of our aten operators"""
     for entry in ptl._C._schemas():
         schema = entry["schema"]
         qual = schema[:schema.index("(")]
-        if not qual.startswith("aten::"):
-            continue
-        name, _, overload = qual[6:].partition(".")
+        if qual.startswith("aten::"):
+            name, _, overload = qual[6:].partition(".")
+            yield schema, name, overload
+
+
+def _overloads():
+    found = []
+    for schema, name, overload in _aten_schemas():
         params = [(a.name, re.sub(r"\([a-z0-9!]+( -> \*)?\)", "", a.type), a.kwarg_only,
                    a.default_value is not None) for a in FunctionSchema(schema).arguments]
         if all(_value(ptl, t) is not None or d for _, t, _, d in params):
@@ -146,12 +151,7 @@ def test_schemas_spell_symint_as_torch():
     """Our aten schemas spell SymInt where PyTorch's do (it names the C++ type and the cast
     of a bad list item in the messages): none differs from torch's only in int/SymInt."""
     differ = []
-    for entry in ptl._C._schemas():
-        ours = entry["schema"]
-        qual = ours[:ours.index("(")]
-        if not qual.startswith("aten::"):
-            continue
-        name, _, overload = qual[6:].partition(".")
+    for ours, name, overload in _aten_schemas():
         try:
             theirs = str(getattr(getattr(torch.ops.aten, name), overload or "default")._schema)
         except (AttributeError, RuntimeError):
