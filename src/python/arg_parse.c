@@ -379,6 +379,13 @@ convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scr
         }
         if ((op->flags & PTL_OPF_POINTWISE) &&
             (PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o))) {
+            int overflow = 0;
+            if (sc->boxed && PyLong_Check(o)) {
+                PyLong_AsLongLongAndOverflow(o, &overflow);
+            }
+            if (overflow) {   /* torch.ops refuses an int for a Tensor: its RuntimeError */
+                return 0;
+            }
             PtlTensorImpl *t = ptlpy_to_impl(o);
             if (t == NULL) {
                 return -1;

@@ -42,6 +42,16 @@ def test_huge_int_number_matches_torch(v, msg):
     assert _outcomes(torch, v) == [msg] * len(_number_calls(torch, v))
 
 
+@pytest.mark.parametrize("v", [2**64, -2**63 - 1])
+def test_boxed_huge_int_for_a_tensor_is_refused(v):
+    """torch.ops takes no int for a Tensor: a huge one gets its RuntimeError, not the
+    number's OverflowError"""
+    with pytest.raises(RuntimeError, match="^aten::sinh\\(\\) Expected a value of type "
+                                           "'Tensor' for argument 'self' but instead found "
+                                           "type 'int'"):
+        ptl.ops.aten.sinh.default(v)
+
+
 @pytest.mark.parametrize("v", [2**63 - 1, -2**63])
 def test_int64_extremes_are_numbers(v):
     x = ptl.zeros(2, dtype=ptl.int64)
