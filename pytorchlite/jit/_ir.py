@@ -377,7 +377,7 @@ class Schema:
             decl = decl.strip()
             self.defaults.append(_parse_default(default.strip()) if eq else NO_DEFAULT)
             ty, name = decl.rsplit(" ", 1)
-            ty = re.sub(r"\([a-z!]+\)", "", ty)
+            ty = re.sub(r"\([a-z!]+\)", "", ty).replace("SymInt", "int")   # TorchScript's view
             self.args.append((name, ty, kwarg_only))
         rets = m.group(4).strip()
         if rets.startswith("("):
@@ -408,9 +408,7 @@ def schema(name, overload):
 
 
 def arg_accepts(schema_type, value_type):
-    """Whether a value of value_type may be passed where schema_type is declared (a SymInt
-    is an int)."""
-    schema_type = schema_type.replace("SymInt", "int")
+    """Whether a value of value_type may be passed where schema_type is declared."""
     base = schema_type[:-1] if schema_type.endswith("?") else schema_type
     if base == "t":
         return True
@@ -434,7 +432,7 @@ def arg_accepts(schema_type, value_type):
         return value_type in ("int", "float")
     if base == "int":
         return value_type in ("int", "bool")
-    if base == "int[]" or re.fullmatch(r"int\[\d+\]", base):
+    if base in ("int[]", "SymInt[]") or re.fullmatch(r"int\[\d+\]", base):
         return value_type == "int[]"
     if base in ("Tensor[]", "Tensor?[]"):
         return value_type in ("Tensor[]", "Tensor?[]")
