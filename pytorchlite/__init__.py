@@ -54,7 +54,7 @@ from ._shape_functions import (  # noqa: F401,E402  (the view-copy and view-scat
     transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy, unsafe_chunk, unsafe_split,
     unsafe_split_with_sizes, values_copy, view_as_complex_copy, view_as_real_copy, view_copy)
 from ._creation import (  # noqa: F401,E402,A004
-    asarray, empty_permuted, frombuffer, randint_like, range)
+    asarray, empty_permuted, frombuffer, range)
 from ._settings import *  # noqa: F401,F403,E402  (set_warn_always, ..., set_anomaly_enabled)
 from ._tensor_str import set_printoptions  # noqa: F401
 from ._windows import *  # noqa: F401,F403  (hann_window, ..., kaiser_window)

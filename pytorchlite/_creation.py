@@ -1,7 +1,7 @@
 """The tensor-creating functions of the torch namespace that are written over other factories:
 asarray and frombuffer (sharing the memory of a tensor, NumPy array or buffer when they can),
 empty_permuted (an empty tensor with a chosen memory order of its dims), the deprecated range
-(with its end point) and randint_like's Tensor-high overloads."""
+(with its end point)."""
 import builtins
 import math
 import warnings
@@ -10,10 +10,9 @@ from . import _C
 from . import overrides as _overrides
 from ._native_signature import native
 
-__all__ = ["asarray", "frombuffer", "empty_permuted", "range", "randint_like"]
+__all__ = ["asarray", "frombuffer", "empty_permuted", "range"]
 
 _f = _C._functions
-_randint_like = _f["randint_like"]
 _warned_not_writable = False
 
 
@@ -138,30 +137,7 @@ def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
         return out.resize_(result.shape).copy_(result)
     return result.requires_grad_(requires_grad) if requires_grad else result
 
-def randint_like(*args, **kwargs):
-    """The operator randint_like, whose SymInt high takes an int or an integer 0-dim tensor,
-    and PyTorch's randint_like.Tensor overloads: high alone (no low) as any 0-dim CPU tensor,
-    read as an int64 (a float truncated, a bool 0 or 1); another tensor raises PyTorch's
-    message.  A call the overloads refuse (out=) goes to the operator as it is, for its
-    message; the operator routes to __torch_function__ itself."""
-    if "low" not in kwargs and "out" not in kwargs:
-        after_input = len(args) - ("input" not in kwargs)
-        if after_input == 1 and isinstance(args[-1], _C.TensorBase):
-            args = args[:-1] + (_tensor_high(args[-1]),)
-        elif after_input == 0 and isinstance(kwargs.get("high"), _C.TensorBase):
-            kwargs = dict(kwargs, high=_tensor_high(kwargs["high"]))
-    return _randint_like(*args, **kwargs)
-
-
-def _tensor_high(high):
-    """high of randint_like.Tensor as the operator takes it"""
-    if high.dim() != 0 or high.device.type != "cpu":
-        raise RuntimeError("high must be a scalar tensor and on CPU")
-    if high.is_floating_point() or high.dtype == _C.bool:
-        return int(high.item())
-    return high
-
 
 # each public function goes to __torch_function__ first (Note [Torch function]), but those
-# that PyTorch does not route, and randint_like, whose operator routes
-_overrides._route_functions(globals(), skip=("frombuffer", "range", "randint_like"))
+# that PyTorch does not route
+_overrides._route_functions(globals(), skip=("frombuffer", "range"))

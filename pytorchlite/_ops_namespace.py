@@ -63,6 +63,22 @@ class FunctionSchema:
         return self._text
 
 
+class _CachedNamespace:
+    """The one attribute cache of the ops namespaces: an attribute is made on first use
+    (_make_attribute) and kept in the instance's __dict__, so that later lookups find it
+    without __getattr__; _forget drops it (its operator was removed)."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = self._make_attribute(name)
+        setattr(self, name, value)
+        return value
+
+    def _forget(self, name):
+        self.__dict__.pop(name, None)
+
+
 class OpOverload:
     """One overload of an operator (torch._ops.OpOverload): callable, and what a dispatch
     mode's __torch_dispatch__ receives as func.  str() is PyTorch's "aten.add.Tensor"."""
@@ -110,7 +126,7 @@ class OpOverload:
                 f"overload='{self._overloadname}')>")
 
 
-class OpOverloadPacket:
+class OpOverloadPacket(_CachedNamespace):
     def __init__(self, qualname):
         self._qualname = qualname
         self._fn = _C._op(qualname, None, True)
@@ -119,13 +135,9 @@ class OpOverloadPacket:
     def __call__(self, /, *args, **kwargs):
         return self._fn(*args, **kwargs)
 
-    def __getattr__(self, overload):
-        if overload.startswith("__"):
-            raise AttributeError(overload)
+    def _make_attribute(self, overload):
         fn = _C._op(self._qualname, "" if overload == "default" else overload, True)
-        op = OpOverload(self, overload, fn)
-        setattr(self, overload, op)
-        return op
+        return OpOverload(self, overload, fn)
 
     def __str__(self):
         return self._qualname.replace("::", ".")
@@ -134,45 +146,33 @@ class OpOverloadPacket:
         return f"<OpOverloadPacket(op='{self}')>"
 
 
-class _OpNamespace:
+class _OpNamespace(_CachedNamespace):
     def __init__(self, name):
         self._name = name
 
-    def __getattr__(self, op):
-        if op.startswith("__"):
-            raise AttributeError(op)
+    def _make_attribute(self, op):
         try:
-            packet = OpOverloadPacket(f"{self._name}::{op}")
+            return OpOverloadPacket(f"{self._name}::{op}")
         except AttributeError:
             raise AttributeError(f"'_OpNamespace' '{self._name}' object has no attribute '{op}'")
-        setattr(self, op, packet)
-        return packet
 
 
-class _Ops:
-    def __getattr__(self, namespace):
-        if namespace.startswith("__"):
-            raise AttributeError(namespace)
-        ns = _OpNamespace(namespace)
-        setattr(self, namespace, ns)
-        return ns
+class _Ops(_CachedNamespace):
+    def _make_attribute(self, namespace):
+        return _OpNamespace(namespace)
 
 
 ops = _Ops()
 
 
-class _BindingNamespace:
+class _BindingNamespace(_CachedNamespace):
     """aten's operators as the Python bindings call them (torch.nn.functional's `aten`): a bad
     argument is the binding's TypeError in its words ("elu_(): argument 'input' (position 1)
     must be Tensor, not int"), as PyTorch's C functions raise, where torch.ops' packets raise
     torch.ops' RuntimeError (Note [Boxed call messages])."""
 
-    def __getattr__(self, op):
-        if op.startswith("__"):
-            raise AttributeError(op)
-        fn = _C._op(f"aten::{op}")
-        setattr(self, op, fn)
-        return fn
+    def _make_attribute(self, op):
+        return _C._op(f"aten::{op}")
 
 
 aten_bindings = _BindingNamespace()
@@ -183,9 +183,9 @@ def forget(qualname):
     ns, _, name = qualname.partition("::")
     namespace = ops.__dict__.get(ns)
     if namespace is not None:
-        namespace.__dict__.pop(name.partition(".")[0], None)
+        namespace._forget(name.partition(".")[0])
     if ns == "aten":
-        aten_bindings.__dict__.pop(name.partition(".")[0], None)
+        aten_bindings._forget(name.partition(".")[0])
 
 
 def overload(qualname):

@@ -377,7 +377,7 @@ class Schema:
             decl = decl.strip()
             self.defaults.append(_parse_default(default.strip()) if eq else NO_DEFAULT)
             ty, name = decl.rsplit(" ", 1)
-            ty = re.sub(r"\([a-z!]+\)", "", ty)
+            ty = re.sub(r"\([a-z!]+\)", "", ty).replace("SymInt", "int")   # TorchScript's view
             self.args.append((name, ty, kwarg_only))
         rets = m.group(4).strip()
         if rets.startswith("("):

@@ -437,7 +437,7 @@ ptl_schema_parse(const char *text, PtlSchema *s)
 static int
 format_type(const PtlArg *a, char *buf, size_t n)
 {
-    const char *base = kind_names[a->kind];
+    const char *base = a->symint ? "SymInt" : kind_names[a->kind];
     char alias[8] = "";
     if (a->alias_set) {
         snprintf(alias, sizeof(alias), "(%c%s)", a->alias_set, a->alias_write ? "!" : "");
@@ -445,6 +445,7 @@ format_type(const PtlArg *a, char *buf, size_t n)
     if (a->kind >= PTL_ARG_TENSORLIST) {
         const char *elem = a->kind == PTL_ARG_TENSORLIST ? "Tensor"
                            : a->elem_bool                ? "bool"
+                           : a->symint                   ? "SymInt"
                            : a->kind == PTL_ARG_INTLIST  ? "int"
                                                          : "float";
         char len[8] = "";

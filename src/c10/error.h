@@ -39,9 +39,12 @@ int ptl_error_set(PtlErrorKind kind, const char *fmt, ...) PTL_PRINTF(2, 3); /* 
 PtlErrorKind ptl_error_kind(void);
 const char *ptl_error_message(void);
 void ptl_error_clear(void);
-/* A non-fatal warning; src/python flushes the buffer with PyErr_WarnEx on the way out. */
+/* A non-fatal warning; src/python flushes the buffer with PyErr_WarnEx on the way out.  The
+ * buffer keeps the first 4 warnings of a call, in order (later ones are dropped). */
 void ptl_warn(const char *fmt, ...) PTL_PRINTF(1, 2);
-const char *ptl_warning_take(void);   /* NULL when none; clears the buffer */
+/* The oldest warning not yet taken, or NULL when every one has been taken, which also clears
+ * the buffer: call it until it returns NULL.  A text stays valid until the next ptl_warn. */
+const char *ptl_warning_take(void);
 /* Writes sizes[0..dim) as PyTorch prints an IntArrayRef, "[2, 3]" ("[]" when dim is 0),
  * into buf[0..n), cut short when it does not fit.  Returns buf, so that a call can stand as
  * an argument of the message it goes into.  The one shape formatter of every message. */

@@ -24,7 +24,7 @@
  * Tensor other) ...), which PyTorch also gives to the in-place methods, plus copy_'s; they
  * are a table here (hidden_signatures) because no schema of ours spells them.  PyTorch also
  * shows signatures that we fold into one overload (a Number twin of a Tensor parameter,
- * randint_like's Tensor high): a second table (twin_signatures) derives each from one of
+ * linspace's Tensor start and end): a second table (twin_signatures) derives each from one of
  * ours, to show and count it; and a third (torch_out_overloads) names the overloads whose
  * PyTorch function takes an out= that we lack, with its dtype rule.  The first fault is found
  * in the order PyTorch's FunctionSignature::parse looks: too many positional arguments, then
@@ -108,8 +108,6 @@ static const struct {
     const char *base, *edits;
     int out;
 } twin_signatures[] = {
-    {"randint_like", TWIN_F, "generator", "high:Tensor", 0},
-    {"randint_like", TWIN_F, "", "high:Tensor", 0},
     {"linspace", TWIN_F, "", "start:Tensor,end:Tensor", 1},
     {"linspace", TWIN_F, "", "end:Tensor", 1},
     {"linspace", TWIN_F, "", "start:Tensor", 1},
@@ -435,7 +433,7 @@ param_accepts(const PySignature *sig, int i, PyObject *v)
     if (i == s->nargs + 1) {
         return PyBool_Check(v);
     }
-    return ptlpy_arg_accepts(sig->op, i, v);
+    return ptlpy_arg_accepts(sig->op, i, v, 0);
 }
 
 /* The index of the first item that is not an int, or -1 */

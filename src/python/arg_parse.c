@@ -30,11 +30,13 @@ typedef struct Scratch {
     int pin_memory;      /* factory kwarg pin_memory=True: the result is pinned */
     int overloaded;      /* a tensor argument's type has __torch_function__ (Note [Torch
                           * function]): the call goes there instead */
+    int boxed;           /* a call of pytorchlite.ops (torch.ops' conversions) */
 } Scratch;
 
 static void
-scratch_init(Scratch *sc)
+scratch_init(Scratch *sc, int boxed)
 {
+    sc->boxed = boxed;
     sc->nheap = 0;
     sc->nowned = 0;
     sc->requires_grad = -1;
@@ -120,6 +122,13 @@ to_scalar(PyObject *o, PtlIValue *out)
         return 1;
     }
     int64_t i;
+    if (PyLong_Check(o)) {   /* Note [Huge int Scalars] */
+        if (ptlpy_unpack_scalar_long(o, &i) < 0) {
+            return -1;
+        }
+        *out = ptl_iv_int(i);
+        return 1;
+    }
     int r = to_int(o, &i);
     if (r != 0) {
         *out = ptl_iv_int(i);
@@ -322,6 +331,27 @@ to_tensorlist(const PtlArg *a, PyObject *o, PtlIValue *out, Scratch *sc)
     return 1;
 }
 
+/* A bool as torch.ops reads one (pybind11's converting bool cast): None is False, and an
+ * object whose type has nb_bool (an int, a float, a one-element tensor) is its truth value;
+ * anything else (a str, a list), or an nb_bool that raises, refuses: 1 or 0 */
+static int
+to_bool_boxed(PyObject *o, PtlIValue *out)
+{
+    int v = 0;
+    if (o != Py_None) {
+        PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+        if (nb == NULL || nb->nb_bool == NULL) {
+            return 0;
+        }
+        if ((v = nb->nb_bool(o)) < 0) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    *out = ptl_iv_bool(v);
+    return 1;
+}
+
 static int
 convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scratch *sc,
         int slot)
@@ -349,6 +379,13 @@ convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scr
         }
         if ((op->flags & PTL_OPF_POINTWISE) &&
             (PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o))) {
+            int overflow = 0;
+            if (sc->boxed && PyLong_Check(o)) {
+                PyLong_AsLongLongAndOverflow(o, &overflow);
+            }
+            if (overflow) {   /* torch.ops refuses an int for a Tensor: its RuntimeError */
+                return 0;
+            }
             PtlTensorImpl *t = ptlpy_to_impl(o);
             if (t == NULL) {
                 return -1;
@@ -391,7 +428,7 @@ convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scr
             *out = ptl_iv_bool(o == Py_True);
             return 1;
         }
-        return 0;
+        return sc->boxed ? to_bool_boxed(o, out) : 0;
     case PTL_ARG_STR:
         if (PyUnicode_Check(o)) {
             const char *s = PyUnicode_AsUTF8(o);
@@ -680,11 +717,11 @@ ptlpy_arg_name_matches(const PtlArg *a, int index, const char *kw)
 }
 
 int
-ptlpy_arg_accepts(const PtlOperator *op, int i, PyObject *v)
+ptlpy_arg_accepts(const PtlOperator *op, int i, PyObject *v, int boxed)
 {
     Scratch sc;
     PtlIValue iv;
-    scratch_init(&sc);
+    scratch_init(&sc, boxed);
     int r = convert(op, &op->schema.args[i], v, &iv, &sc, i);
     scratch_clear(&sc);
     return r;
@@ -857,7 +894,7 @@ call_with_functional_out(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs
         }
         PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
         Scratch sc;
-        scratch_init(&sc);
+        scratch_init(&sc, f->boxed);
         int r = try_parse(op, f->method, buf, nargs, names, stack, &sc);
         if (r <= 0 || !out_fits(s, out)) {
             scratch_clear(&sc);
@@ -972,7 +1009,7 @@ opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
     }
     PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
     Scratch sc;
-    scratch_init(&sc);
+    scratch_init(&sc, f->boxed);
     for (int k = 0; k < f->n; k++) {
         const PtlOperator *op = ptl_dispatcher_op_at(f->ids[k]);
         sc.overloaded = 0;
@@ -1241,7 +1278,7 @@ signature_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
     }
     PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
     Scratch sc;
-    scratch_init(&sc);
+    scratch_init(&sc, f->boxed);
     for (int k = 0; k < f->n; k++) {
         sc.overloaded = 0;
         int r = try_parse(ptl_dispatcher_op_at(f->ids[k]), f->method, args, nargs, kwnames,

@@ -24,8 +24,9 @@ typedef struct PtlPyOpFunc {
 int ptlpy_is_int_like(PyObject *o);
 /* Whether keyword kw names parameter `index` (input for a leading self) */
 int ptlpy_arg_name_matches(const PtlArg *a, int index, const char *kw);
-/* Whether parameter i of op takes v: 1 yes, 0 no, -1 with a Python error set */
-int ptlpy_arg_accepts(const PtlOperator *op, int i, PyObject *v);
+/* Whether parameter i of op takes v (as pytorchlite.ops converts it when boxed): 1 yes, 0
+ * no, -1 with a Python error set */
+int ptlpy_arg_accepts(const PtlOperator *op, int i, PyObject *v, int boxed);
 /* Raises the TypeError for a call no overload of f accepts; always NULL */
 PyObject *ptlpy_bad_call_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames);

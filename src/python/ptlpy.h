@@ -37,6 +37,9 @@ PyObject *ptlpy_tuple_from(int n, PyObject *(*make_item)(const void *items, int 
 int ptlpy_tensor_init_type(PyObject *module);
 /* A Python number or a tensor as an impl (new ref); NULL without error when o is neither. */
 PtlTensorImpl *ptlpy_to_impl(PyObject *o);
+/* The int64 value of Python int o where it stands for a number (a Scalar, or a Tensor):
+ * 0, or -1 with PyTorch's error set (Note [Huge int Scalars]). */
+int ptlpy_unpack_scalar_long(PyObject *o, int64_t *v);
 PyObject *ptlpy_tolist(PtlTensorImpl *t);
 /* t's values in a tensor without the conjugate bit: t itself, or a resolved copy of a conj
  * view made with grad mode off (new ref); NULL with a Python exception set. */

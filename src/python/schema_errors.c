@@ -149,7 +149,7 @@ value_fault(const PtlOperator *op, const char *decl, int i, PyObject *v, int *la
         }
         Py_RETURN_NONE;
     }
-    int r = ptlpy_arg_accepts(op, i, v);
+    int r = ptlpy_arg_accepts(op, i, v, 1);
     if (r < 0) {
         return NULL;
     }

@@ -223,6 +223,33 @@ numpy_scalar_impl(PyObject *o)
     return t;
 }
 
+/* Note [Huge int Scalars]
+ * ~~~~~~~~~~~~~~~~~~~~~~~
+ * PyTorch's parser reads a Python int that stands for a number (a Scalar, or a Tensor) as an
+ * int64, else as a uint64 Scalar: past [-2**63, 2**64) it raises the OverflowError of
+ * CPython's unsigned conversion ("int too big to convert", "can't convert negative int to
+ * unsigned"), which we raise too, by the same call.  There are no uint64 Scalars here, so
+ * 2**63 .. 2**64-1, which PyTorch takes, raise the parser's RuntimeError "Overflow when
+ * unpacking long" (an int parameter's overflow). */
+int
+ptlpy_unpack_scalar_long(PyObject *o, int64_t *v)
+{
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (x == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (overflow) {
+        if (PyLong_AsUnsignedLongLong(o) == (unsigned long long)-1 && PyErr_Occurred()) {
+            return -1;
+        }
+        PyErr_SetString(PyExc_RuntimeError, "Overflow when unpacking long");
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
 PtlTensorImpl *
 ptlpy_to_impl(PyObject *o)
 {
@@ -235,10 +262,8 @@ ptlpy_to_impl(PyObject *o)
         t = ptl_wrapped_bool(o == Py_True);
     }
     else if (PyLong_Check(o)) {
-        int overflow = 0;
-        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow) {
-            PyErr_SetString(PyExc_RuntimeError, "Overflow when unpacking long");
+        int64_t v;
+        if (ptlpy_unpack_scalar_long(o, &v) < 0) {
             return NULL;
         }
         t = ptl_wrapped_int(v);

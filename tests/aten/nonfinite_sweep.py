@@ -56,8 +56,9 @@ NOT_COMPARABLE = {
     # elements did, so its planted runs were compared and failed)
     **dict.fromkeys(("bernoulli.p", "binomial", "multinomial", "native_dropout",
                      "normal.float_float", "rand", "rand_like", "randint", "randint.low",
-                     "randint_like", "randint_like.low_dtype", "randn", "randn_like", "randperm",
-                     "_sample_dirichlet"), "random: its draws are not PyTorch's"),
+                     "randint_like", "randint_like.low_dtype", "randint_like.Tensor", "randn",
+                     "randn_like", "randperm", "_sample_dirichlet"),
+                    "random: its draws are not PyTorch's"),
 }
 
 

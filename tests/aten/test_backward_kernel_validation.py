@@ -107,6 +107,48 @@ def test_padding_backward_grad_shape(op, grad, self_, pad, msg):
         getattr(A, op)(ones(*grad), ones(*self_), pad)
 
 
+# PyTorch reads the input's sizes (replication_pad3d's from dim 0, the others' from dim 1, up
+# to the width) before it checks anything, so an input of too few dims is c10's IndexError at
+# the first dim it lacks (a forward-style dims message would be a RuntimeError)
+PAD_INPUT_DIMS = [
+    ("reflection_pad1d_backward", (1,), [2, 1],
+     "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+    ("reflection_pad1d_backward", (), [2, 1], "Dimension specified as 1 but tensor has no "
+     "dimensions"),
+    ("replication_pad1d_backward", (), [2, 0], "Dimension specified as 1 but tensor has no "
+     "dimensions"),
+    ("reflection_pad2d_backward", (3, 3), [1, 2, 1, 0],
+     "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    ("reflection_pad2d_backward", (3,), [1, 2, 1, 0],
+     "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+    ("replication_pad2d_backward", (4,), [1, 2, 1, 0],
+     "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+    ("replication_pad3d_backward", (2, 5), [0, 1, 2, 2, 1, 1],
+     "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    ("replication_pad3d_backward", (3, 2, 2), [0, 1, 2, 2, 1, 1],
+     "Dimension out of range (expected to be in range of [-3, 2], but got 3)"),
+    ("replication_pad3d_backward", (), [0, 1, 2, 2, 1, 1],
+     "Dimension specified as 0 but tensor has no dimensions"),
+]
+
+
+def _pad_input_dims(lib, op, self_, pad):
+    getattr(lib.ops.aten, op)(lib.ones(self_), lib.ones(self_), pad)
+
+
+@pytest.mark.parametrize("op,self_,pad,msg", PAD_INPUT_DIMS)
+def test_padding_backward_input_dims(op, self_, pad, msg):
+    with pytest.raises(IndexError, match="^" + re.escape(msg) + "$"):
+        _pad_input_dims(ptl, op, self_, pad)
+
+
+@torch_ref
+@pytest.mark.parametrize("op,self_,pad,msg", PAD_INPUT_DIMS)
+def test_padding_backward_input_dims_match_torch(op, self_, pad, msg):
+    with pytest.raises(IndexError, match="^" + re.escape(msg) + "$"):
+        _pad_input_dims(torch, op, self_, pad)
+
+
 UPSAMPLE_BACKWARDS = [
     ("upsample_nearest1d_backward", [8], [1, 1, 4], ()),
     ("upsample_nearest2d_backward", [8, 8], [1, 1, 4, 4], ()),

@@ -72,6 +72,27 @@ def test_randint_like_tensor_high(high):
                      ptl.randint_like(x, 2, 7, generator=h))
 
 
+@pytest.mark.parametrize("overload", ["Tensor", "Tensor_generator"])
+def test_randint_like_tensor_overloads(overload):
+    """randint_like.Tensor and .Tensor_generator are operators with PyTorch's schemas (the
+    function is the binding over every overload); a complex high with a zero imaginary part
+    reads its real part, as item<int64_t>() does."""
+    op = getattr(ptl.ops.aten.randint_like, overload)
+    gen = "Generator? generator, " if overload == "Tensor_generator" else ""
+    assert str(op._schema) == (
+        f"aten::randint_like.{overload}(Tensor self, Tensor high, *, {gen}ScalarType? "
+        "dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, "
+        "MemoryFormat? memory_format=None) -> Tensor")
+    assert ptl.randint_like is ptl._C._functions["randint_like"]
+    x = ptl.zeros(2, 5, dtype=ptl.int32)
+    kwargs = {"generator": ptl.Generator().manual_seed(6)} if gen else {}
+    ptl.manual_seed(6)
+    got = op(x, ptl.tensor(3 + 0j), **kwargs)
+    ptl.manual_seed(6)
+    ref = ptl.randint_like(x, 3, generator=ptl.Generator().manual_seed(6) if gen else None)
+    assert got.dtype == ptl.int32 and ptl.equal(got, ref)
+
+
 def test_options_and_default_generator():
     x = ptl.zeros(2, 3)
     r = ptl.rand_like(x, generator=ptl.Generator(), dtype=ptl.float64, requires_grad=True)
@@ -104,6 +125,19 @@ ERRORS = [
      RuntimeError, "high must be a scalar tensor and on CPU"),
     (lambda lib: lib.randint_like(lib.ones(2), lib.tensor(0.5)),
      RuntimeError, "random_ expects 'from' to be less than 'to', but got from=0 >= to=0"),
+    # high read as item<int64_t>(): c10's checked conversion
+    (lambda lib: lib.randint_like(lib.ones(2), lib.tensor(1e30)),
+     RuntimeError, "value cannot be converted to type int64_t without overflow"),
+    (lambda lib: lib.randint_like(lib.ones(2), lib.tensor(float("nan")),
+                                  generator=lib.Generator()),
+     RuntimeError, "value cannot be converted to type int64_t without overflow"),
+    (lambda lib: lib.randint_like(lib.ones(2), lib.tensor(2 + 1j)),
+     RuntimeError, "value cannot be converted to type int64_t without overflow"),
+    (lambda lib: lib.ops.aten.randint_like.Tensor(lib.ones(2), lib.tensor([5])),
+     RuntimeError, "high must be a scalar tensor and on CPU"),
+    (lambda lib: lib.ops.aten.randint_like.Tensor_generator(
+        lib.ones(2), lib.tensor(5, device="meta"), generator=None),
+     RuntimeError, "high must be a scalar tensor and on CPU"),
 ]
 
 

@@ -8,7 +8,8 @@ import pytest
 import pytorchlite as ptl
 from golden import golden
 from helpers import (ALL_DTYPES, BROADCAST_PAIRS, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE,
-                     SHAPES, assert_close, assert_raises_like_torch, make, to_numpy, torch)
+                     SHAPES, assert_close, assert_raises_like_torch, make, to_numpy, torch,
+                     torch_ref)
 
 PROMOTE = {ptl.bool: 0, ptl.uint8: 1, ptl.int8: 2, ptl.int16: 3, ptl.int32: 4, ptl.int64: 5,
            ptl.float16: 6, ptl.bfloat16: 7, ptl.float32: 8, ptl.float64: 9}
@@ -312,11 +313,17 @@ def test_clamp_tensor_inplace_and_out():
         ptl.tensor([1, 2, 3, 4]).clamp_(lo, None)
 
 
+def _no_bounds_calls(lib, f):
+    return [lambda: lib.clamp(f), lambda: lib.clip(f), lambda: lib.clamp(f, None, None),
+            lambda: f.clamp_(), lambda: lib.ops.aten.clamp.Tensor(f),
+            lambda: lib.ops.aten.clip_.Tensor(f, None, None),
+            lambda: lib.ops.aten.clamp.out(f, out=lib.empty_like(f))]
+
+
 def test_clamp_errors():
     f = ptl.tensor([1.0, 2.0])
     msg = "torch.clamp: At least one of 'min' or 'max' must not be None"
-    for call in [lambda: ptl.clamp(f), lambda: ptl.clip(f), lambda: ptl.clamp(f, None, None),
-                 lambda: f.clamp_()]:
+    for call in _no_bounds_calls(ptl, f):
         with pytest.raises(RuntimeError, match=re.escape(msg)):
             call()
     msg = "result type Float can't be cast to the desired output type long int"
@@ -578,3 +585,18 @@ def test_complex_division_is_smiths_without_infinity_recovery(dtype):
     z = ptl.zeros(1, dtype=getattr(ptl, dtype))
     r = ptl.addcdiv(z, ptl.tensor(a[1:2]), ptl.tensor(b[1:2]), value=5).numpy()
     assert np.isnan(r.real).all() and np.isnan(r.imag).all()
+
+
+@pytest.mark.parametrize("lib", ["ptl", pytest.param("torch", marks=torch_ref)])
+def test_clamp_without_bounds_is_refused_before_complex(lib):
+    """clamp and clip check their bounds first, so a complex input without bounds gets the
+    bounds' RuntimeError, not the complex refusal (the Complex key runs the check)"""
+    lib = ptl if lib == "ptl" else torch
+    z = lib.tensor([1 + 2j, 3j])
+    for call in _no_bounds_calls(lib, z):
+        with pytest.raises(RuntimeError,
+                           match="^torch.clamp: At least one of 'min' or 'max' must not be None$"):
+            call()
+    with pytest.raises(NotImplementedError,   # a bound given: the complex refusal
+                       match="^clamp is not supported for complex types$"):
+        lib.clamp(z, 0)

@@ -16,21 +16,12 @@ from pytorchlite._ops_namespace import FunctionSchema
 from helpers import torch, torch_ref
 
 # Overloads whose messages we cannot match: "name.overload" -> reason
-_SYMINT = ("ops.def spells a SymInt[] of PyTorch's schema int[]: the cast error of a bad item "
-           "names the list's class, not the item's")
 _NONE_LIST = ("the bindings' parser takes None for an int list with a default (its "
               "default); torch.ops refuses it")
 EXPECTED = {
-    **dict.fromkeys(("_fft_c2c.default", "as_strided.default", "broadcast_to.default",
-                     "empty.memory_format", "empty_strided.default", "expand.default",
-                     "full.default", "ones.default", "repeat.default", "reshape.default",
-                     "resize_.default", "split.sizes", "split_with_sizes.default",
-                     "tile.default", "unflatten.int", "unfold_backward.default",
-                     "zeros.default"), _SYMINT),
-    "roll.default": _SYMINT + "; " + _NONE_LIST,
     **dict.fromkeys(("amax.default", "amin.default", "avg_pool2d.default",
                      "avg_pool3d.default", "max_pool2d_with_indices.default",
-                     "max_pool3d_with_indices.default"), _NONE_LIST),
+                     "max_pool3d_with_indices.default", "roll.default"), _NONE_LIST),
     **dict.fromkeys(("sparse_coo_tensor.indices", "sparse_coo_tensor.indices_size"),
                     "our schema has a check_invariants parameter that PyTorch's lacks"),
 }
@@ -59,14 +50,19 @@ def _bad_values(typ):
     return bad
 
 
-def _overloads():
-    found = []
+def _aten_schemas():
+    """(schema, name, overload) of each of our aten operators"""
     for entry in ptl._C._schemas():
         schema = entry["schema"]
         qual = schema[:schema.index("(")]
-        if not qual.startswith("aten::"):
-            continue
-        name, _, overload = qual[6:].partition(".")
+        if qual.startswith("aten::"):
+            name, _, overload = qual[6:].partition(".")
+            yield schema, name, overload
+
+
+def _overloads():
+    found = []
+    for schema, name, overload in _aten_schemas():
         params = [(a.name, re.sub(r"\([a-z0-9!]+( -> \*)?\)", "", a.type), a.kwarg_only,
                    a.default_value is not None) for a in FunctionSchema(schema).arguments]
         if all(_value(ptl, t) is not None or d for _, t, _, d in params):
@@ -112,8 +108,8 @@ def _cases(params):
 
 
 def _outcome(lib, name, overload, build):
-    """(exception type, message) of the call; its operator's schema, which may be spelled
-    otherwise in ops.def (int for SymInt), is shown as <schema>"""
+    """(exception type, message) of the call; its operator's schema, as each library prints
+    it, is shown as <schema>"""
     op = getattr(getattr(lib.ops.aten, name), overload)
     args, kwargs = build(lib)
     try:
@@ -148,6 +144,21 @@ def test_boxed_call_messages_match_torch(name, overload, params):
         pytest.xfail(reason)
     assert not differ, "\n".join(differ)
     assert compared or not _cases(params)
+
+
+@torch_ref
+def test_schemas_spell_symint_as_torch():
+    """Our aten schemas spell SymInt where PyTorch's do (it names the C++ type and the cast
+    of a bad list item in the messages): none differs from torch's only in int/SymInt."""
+    differ = []
+    for ours, name, overload in _aten_schemas():
+        try:
+            theirs = str(getattr(getattr(torch.ops.aten, name), overload or "default")._schema)
+        except (AttributeError, RuntimeError):
+            continue
+        if ours != theirs and ours.replace("SymInt", "int") == theirs.replace("SymInt", "int"):
+            differ.append(f"{ours}\n  torch: {theirs}")
+    assert not differ, "\n".join(differ)
 
 
 def test_missing_and_extra_arguments():

@@ -176,7 +176,7 @@ def parse_args(schema):
             continue
         decl, _, default = p.partition("=")
         typ, _, name = decl.rpartition(" ")
-        out.append((typ, name, default or None, kw_only))
+        out.append((typ.replace("SymInt", "int"), name, default or None, kw_only))   # an int here
     return out
 
 

@@ -401,6 +401,9 @@ complex_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (!cuda && passthrough[op->id]) {
         return ptl_dispatcher_redispatch(op, below, s);
     }
+    if (ptl_clamp_bounds_check(op, s) < 0) {
+        return -1;
+    }
     for (size_t i = 0; !cuda && i < sizeof(ordering_errors) / sizeof(ordering_errors[0]); i++) {
         if ((int)ordering_errors[i].op == op->id) {
             return ptl_error_set(ordering_errors[i].kind, ordering_errors[i].msg,

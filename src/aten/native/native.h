@@ -148,6 +148,10 @@ typedef struct PtlClampBounds {
     double lo, hi;
     int64_t ilo, ihi;
 } PtlClampBounds;
+/* clamp's and clip's first check, whatever the bounds' type and device: PyTorch's
+ * RuntimeError when an op with two optional bounds (min, max) gets neither; 0 otherwise
+ * (the Complex key runs it before refusing complex clamps, as PyTorch does). */
+int ptl_clamp_bounds_check(const PtlOperator *op, const PtlIValue *s);
 /* The checks of clamp, clamp_min, clamp_max and clip with Scalar bounds (PyTorch's errors,
  * the kernel named "clamp_scalar_<device>"), the bounds and the result type: 0, or -1 with
  * the error set.  Shared by the CPU kernel (ternary.c) and the CUDA one. */

@@ -764,6 +764,26 @@ pad_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
+/* PyTorch's pad backward kernels read the input's sizes (replication_pad3d's from dim 0, the
+ * others' from dim 1, up to the width at dim nd, nd + 1 when batched) before they check
+ * anything (reflection_pad3d's checks its dims first: our dims message): an input of nd dims
+ * or fewer raises c10's IndexError at the first dim it lacks.  0, or -1 with it set. */
+static int
+pad_backward_input_dims(const PtlOperator *op, int nd, const PtlTensorImpl *x)
+{
+    int64_t d = op->id == PTL_OP_replication_pad3d_backward ? 0 : 1;
+    if (x->dim > nd || op->id == PTL_OP_reflection_pad3d_backward ||
+        op->id == PTL_OP__pad_circular_backward) {
+        return 0;
+    }
+    if (x->dim == 0) {
+        return ptl_error_set(PTL_ERR_INDEX, "Dimension specified as %lld but tensor has no "
+                             "dimensions", (long long)d);
+    }
+    d = d > x->dim ? d : x->dim;
+    return ptl_wrap_dim(&d, x->dim);
+}
+
 /* *_pad*_backward(grad_output, self, padding) -> grad_input shaped like self */
 static int
 pad_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -774,7 +794,7 @@ pad_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     Maps m;
     int nd = pi.nd ? pi.nd : (int)(s[2].u.il.n / 2), bad;
     int64_t want[PTL_MAX_DIMS];
-    if (pad_setup(&pi, x, &s[2], &m) < 0) {
+    if (pad_backward_input_dims(op, nd, x) < 0 || pad_setup(&pi, x, &s[2], &m) < 0) {
         return -1;
     }
     if (!grad_matches(&m, g, x->dim, x->sizes, nd, &bad, want)) {

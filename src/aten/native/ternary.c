@@ -309,8 +309,18 @@ is_clip(const PtlOperator *op)
     return strstr(op->schema.name, "clip") != NULL;
 }
 
-static const char *const no_bounds_msg =
-    "torch.clamp: At least one of 'min' or 'max' must not be None";
+int
+ptl_clamp_bounds_check(const PtlOperator *op, const PtlIValue *s)
+{
+    const PtlArg *a = op->schema.args;
+    if (op->schema.nargs >= 3 && strcmp(a[1].name, "min") == 0 && a[1].optional &&
+        strcmp(a[2].name, "max") == 0 && a[2].optional && s[1].tag == PTL_IV_NONE &&
+        s[2].tag == PTL_IV_NONE) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "torch.clamp: At least one of 'min' or 'max' must not be None");
+    }
+    return 0;
+}
 
 /* v as an integer of dtype dt holds it (two's-complement wrap); v itself for int64. */
 static int64_t
@@ -364,11 +374,11 @@ ptl_clamp_scalar_prepare(const PtlOperator *op, const PtlIValue *s, const char *
         kname = "clamp_max_scalar";
     }
     else {
+        if (ptl_clamp_bounds_check(op, s) < 0) {
+            return -1;
+        }
         lo = s[1].tag == PTL_IV_NONE ? NULL : &s[1];
         hi = s[2].tag == PTL_IV_NONE ? NULL : &s[2];
-        if (lo == NULL && hi == NULL) {
-            return ptl_error_set(PTL_ERR_RUNTIME, "%s", no_bounds_msg);
-        }
     }
     if ((lo != NULL && (ts[1] = wrap_scalar(lo)) == NULL) ||
         (hi != NULL && (ts[2] = wrap_scalar(hi)) == NULL)) {
@@ -429,8 +439,8 @@ ptl_clamp_tensor_check(const PtlOperator *op, const PtlIValue *s, const char *de
 {
     int has_lo = s[1].tag == PTL_IV_TENSOR, has_hi = s[2].tag == PTL_IV_TENSOR;
     PtlTensorImpl *ts[3] = {s[0].u.t, has_lo ? s[1].u.t : NULL, has_hi ? s[2].u.t : NULL};
-    if (!has_lo && !has_hi) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s", no_bounds_msg);
+    if (ptl_clamp_bounds_check(op, s) < 0) {
+        return -1;
     }
     if (is_clip(op) && ptl_result_type(ts, 3) == PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"clamp_%s\" not implemented for 'Bool'",
