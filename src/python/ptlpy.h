@@ -226,6 +226,14 @@ ptlpy_no_data(const PtlTensorImpl *t)
 {
     return (t->keys & PTL_KEYSET(PTL_KEY_PYTHON)) && t->storage->nbytes == 0 && t->numel > 0;
 }
+/* PyTorch's refusals to read values (tensor_object.c), each setting the Python error and
+ * returning -1: of a meta tensor as `what` ("a Python scalar", "a Python list", "numpy"...),
+ * of a tensor without data (ptlpy_no_data), of a sparse tensor (0 for a strided one). */
+int ptlpy_meta_has_no_data(const char *what);
+int ptlpy_no_data_error(void);
+int ptlpy_check_strided(const PtlTensorImpl *t);
+/* The buffer protocol of TensorBase (tensor_buffer.c). */
+extern PyBufferProcs ptlpy_tensor_as_buffer;
 /* ---- storages (storage_object.c) ---- */
 /* Adds _C.StorageBase and _C._set_storage; 0 or -1. */
 int ptlpy_storage_init(PyObject *module);

@@ -345,8 +345,8 @@ ptlpy_resolve_conj(PtlTensorImpl *t)
 }
 
 /* Reading a meta tensor's values: PyTorch's error for each way (Note [Meta tensors]). */
-static int
-meta_has_no_data(const char *what)
+int
+ptlpy_meta_has_no_data(const char *what)
 {
     if (strcmp(what, "a Python scalar") == 0) {
         PyErr_SetString(PyExc_RuntimeError, "Tensor.item() cannot be called on meta tensors");
@@ -365,8 +365,8 @@ meta_has_no_data(const char *what)
 
 /* Reading the values of a tensor without data (Note [Python tensors]): PyTorch's error for
  * its storage, and -1. */
-static int
-no_data(void)
+int
+ptlpy_no_data_error(void)
 {
     PyErr_SetString(PyExc_RuntimeError, "The tensor has a non-zero number of elements, but its "
                     "data is not allocated yet.");
@@ -381,7 +381,7 @@ static PtlTensorImpl *
 host_values(PtlTensorImpl *t, const char *what)
 {
     if (ptlpy_no_data(t)) {
-        no_data();
+        ptlpy_no_data_error();
         return NULL;
     }
     if (ptl_tensor_is_conj(t)) {
@@ -398,7 +398,7 @@ host_values(PtlTensorImpl *t, const char *what)
         return t;
     }
     if (t->device.type == PTL_DEVICE_META) {
-        meta_has_no_data(what);
+        ptlpy_meta_has_no_data(what);
         return NULL;
     }
     if (t->device.type == PTL_DEVICE_CUDA) {
@@ -419,8 +419,8 @@ host_values(PtlTensorImpl *t, const char *what)
 
 /* A sparse tensor has no elements in memory to read (Note [Sparse tensors]): PyTorch's
  * error and -1; 0 for a strided tensor. */
-static int
-check_strided(PtlTensorImpl *t)
+int
+ptlpy_check_strided(const PtlTensorImpl *t)
 {
     if (t->sparse != NULL) {
         PyErr_SetString(PyExc_RuntimeError,
@@ -434,7 +434,7 @@ PyObject *
 ptlpy_tolist(PtlTensorImpl *t)
 {
     PtlTensorImpl *host;
-    if (check_strided(t) < 0 || (host = host_values(t, "a Python list")) == NULL) {
+    if (ptlpy_check_strided(t) < 0 || (host = host_values(t, "a Python list")) == NULL) {
         return NULL;
     }
     PyObject *list = tolist_rec(host, 0, ptl_tensor_data(host));
@@ -473,7 +473,7 @@ tensor_item(PyObject *self, PyObject *unused)
         return NULL;
     }
     PtlTensorImpl *host;
-    if (check_strided(t) < 0 || ptlpy_tracer_python_value("number") < 0) {
+    if (ptlpy_check_strided(t) < 0 || ptlpy_tracer_python_value("number") < 0) {
         return NULL;
     }
     host = PTL_UNLIKELY(ptlpy_python_item(t)) ? ptlpy_local_scalar(t)
@@ -715,7 +715,7 @@ tensor_data_ptr(PyObject *self, PyObject *unused)
         return ptlpy_tf_method(self, "data_ptr", NULL, NULL);
     }
     PtlTensorImpl *t = PTLPY_IMPL(self);
-    if (check_strided(t) < 0) {
+    if (ptlpy_check_strided(t) < 0) {
         return NULL;
     }
     /* no data (a wrapper subclass's, empty too): PyTorch says 0 */
@@ -1061,7 +1061,7 @@ one_element(PtlTensorImpl *t, const char *what, const char *kind)
         }
         return NULL;
     }
-    if (check_strided(t) < 0 || ptlpy_tracer_python_value(kind) < 0) {
+    if (ptlpy_check_strided(t) < 0 || ptlpy_tracer_python_value(kind) < 0) {
         return NULL;
     }
     if (PTL_UNLIKELY(ptlpy_python_item(t))) {
@@ -1180,7 +1180,7 @@ nb_index(PyObject *a)
         return NULL;
     }
     PtlTensorImpl *host;
-    if (check_strided(t) < 0 || ptlpy_tracer_python_value("integer") < 0) {
+    if (ptlpy_check_strided(t) < 0 || ptlpy_tracer_python_value("integer") < 0) {
         return NULL;
     }
     host = PTL_UNLIKELY(ptlpy_python_item(t)) ? ptlpy_local_scalar(t)
@@ -1375,77 +1375,6 @@ static PyMappingMethods tensor_as_mapping = {
     .mp_ass_subscript = tf_setitem,
 };
 
-/* ---- buffer protocol (NumPy interop without importing NumPy) ---- */
-
-static int
-tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
-{
-    PtlTensorImpl *t = PTLPY_IMPL(self);
-    const char *fmt = ptl_dtype_buffer_format(t->dtype);
-    if (check_strided(t) < 0) {
-        return -1;
-    }
-    if (ptl_tensor_is_conj(t)) {   /* its memory holds the conjugates of its values */
-        PyErr_SetString(PyExc_BufferError, "Can't export tensors with the conjugate bit set");
-        return -1;
-    }
-    if (t->device.type == PTL_DEVICE_META) {
-        return meta_has_no_data("numpy");
-    }
-    if (ptlpy_no_data(t)) {
-        return no_data();
-    }
-    if (t->device.type != PTL_DEVICE_CPU) {
-        PyErr_SetString(PyExc_BufferError,
-                        "can't export a CUDA tensor's buffer; use Tensor.cpu() first");
-        return -1;
-    }
-    if (fmt == NULL) {
-        PyErr_Format(PyExc_BufferError, "Got unsupported ScalarType %s",
-                     ptl_dtype_legacy_name(t->dtype));
-        return -1;
-    }
-    if (!(flags & PyBUF_STRIDES) && !ptl_tensor_is_contiguous(t)) {
-        PyErr_SetString(PyExc_BufferError, "the tensor is not contiguous");
-        return -1;
-    }
-    Py_ssize_t *arr = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(2 * t->dim + 1));
-    if (arr == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    size_t item = ptl_tensor_itemsize(t);
-    for (int i = 0; i < t->dim; i++) {
-        arr[i] = (Py_ssize_t)t->sizes[i];
-        arr[t->dim + i] = (Py_ssize_t)(t->strides[i] * (int64_t)item);
-    }
-    view->buf = t->numel ? ptl_tensor_data(t) : t->storage->data;
-    view->obj = self;
-    Py_INCREF(self);
-    view->len = (Py_ssize_t)(t->numel * (int64_t)item);
-    view->readonly = 0;
-    view->itemsize = (Py_ssize_t)item;
-    view->format = (flags & PyBUF_FORMAT) ? (char *)fmt : NULL;
-    view->ndim = t->dim;
-    view->shape = arr;
-    view->strides = (flags & PyBUF_STRIDES) ? arr + t->dim : NULL;
-    view->suboffsets = NULL;
-    view->internal = arr;
-    return 0;
-}
-
-static void
-tensor_releasebuffer(PyObject *self, Py_buffer *view)
-{
-    (void)self;
-    PyMem_Free(view->internal);
-}
-
-static PyBufferProcs tensor_as_buffer = {
-    .bf_getbuffer = tensor_getbuffer,
-    .bf_releasebuffer = tensor_releasebuffer,
-};
-
 static PyMethodDef tensor_methods[] = {
     {"dim", tensor_dim, METH_NOARGS, NULL},
     {"ndimension", tensor_dim, METH_NOARGS, NULL},
@@ -1485,7 +1414,7 @@ PyTypeObject PtlPyTensorBase_Type = {
     .tp_new = tensor_new,
     .tp_as_number = &tensor_as_number,
     .tp_as_mapping = &tensor_as_mapping,
-    .tp_as_buffer = &tensor_as_buffer,
+    .tp_as_buffer = &ptlpy_tensor_as_buffer,
     .tp_richcompare = tensor_richcompare,
     .tp_getset = tensor_getset,
     .tp_methods = tensor_methods,
