@@ -1,12 +1,11 @@
 """SGEMM on the shapes training uses, on one thread and on two: squares 128 to 2048, the skinny
 64x4096 @ 4096x1024, autograd's transposed cases 256x784 @ (512x784)^T and 128x784 @
-(512x784)^T, the training steps' products in the three forms autograd produces (forward
-x @ W^T, input grad g @ W, weight grad g^T @ x) on the GPT's (1024 tokens) and the MLP's
-(batch 128, 784-512-256-10) shapes, and einsum 'bij,bjk' of 64 matrices of 64 x 64.  Each
-group runs pytorchlite,
-NumPy (OpenBLAS) and PyTorch (MKL / oneDNN) when installed, all three limited to the same
-number of threads (NumPy's through OpenBLAS's own openblas_set_num_threads, found next to
-NumPy).
+(512x784)^T, one row through a Linear layer (x @ W^T, and W @ x), the training steps'
+products in the three forms autograd produces (forward x @ W^T, input grad g @ W, weight
+grad g^T @ x) on the GPT's (1024 tokens) and the MLP's (batch 128, 784-512-256-10) shapes,
+and einsum 'bij,bjk' of 64 matrices of 64 x 64.  Each group runs pytorchlite, NumPy
+(OpenBLAS) and PyTorch (MKL / oneDNN) when installed, all three limited to the same number
+of threads (NumPy's through OpenBLAS's own openblas_set_num_threads, found next to NumPy).
 
     pytest benchmarks/test_bench_gemm.py --benchmark-enable -q
 """
@@ -108,6 +107,24 @@ def test_sgemm_training_shapes(benchmark, impl, layer, form, threads):
         b = b.T if impl == "numpy" else b.t()
     out = benchmark(lambda x, y: x @ y, a, b)
     assert out.shape[0] == a.shape[0] and out.shape[1] == b.shape[1]
+
+
+# one input row through a Linear layer, x @ W^T (inference at batch 1; linear_cross_entropy's
+# one-row chunks): (in, out); and W @ x, the same dot products as a column
+MATRIX_VECTOR = [(64, 8192), (512, 512), (784, 512), (4096, 1024)]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("k,n", MATRIX_VECTOR, ids=lambda v: str(v))
+@pytest.mark.parametrize("form", ["x @ W^T", "W @ x"])
+def test_sgemv(benchmark, impl, k, n, form, threads):
+    _numpy_threads_known(impl)
+    benchmark.group = f"sgemv {form}, W {n}x{k} float32, {threads} thread(s)"
+    w, x = make(impl, randn((n, k))), make(impl, randn((1, k), 1))
+    t = (lambda m: m.T) if impl == "numpy" else (lambda m: m.t())
+    a, b = (x, t(w)) if form == "x @ W^T" else (w, t(x))
+    out = benchmark(lambda p, q: p @ q, a, b)
+    assert out.shape[0] * out.shape[1] == n
 
 
 @pytest.mark.parametrize("impl", IMPLS)

@@ -223,3 +223,31 @@ def test_step_buffers_stack_and_heap(mkn, restore_threads):
         ref = bits(ptl.mm(operand(a, "transposed"), operand(b, "transposed")))
         close(ptl.tensor(ref), exp, k, np.float32)
         assert np.array_equal(bits(ptl.mm(ptl.tensor(a), ptl.tensor(b))), ref)
+
+
+# A @ x and x @ B^T as rows of dot products (gemv_rows): GEMV_DOT_ROWS = 64 rows a call and
+# one C update for them, the AVX2/AVX-512 float32 dot two rows a pass (an odd last row paired
+# with itself), each row's sums in blocks of 32, then 8, then one by one: rows on both sides
+# of 64 and 128 and odd, k on both sides of 8 and 32 and of their multiples
+GEMV_ROWS_SHAPES = [(m, k) for m in (1, 2, 3, 63, 64, 65, 129) for k in (1, 7, 8, 9, 31, 32, 33,
+                                                                        40, 64, 65, 100)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_matrix_vector_rows(dtype, layout):
+    """Every row of A @ x (A's rows read in place, or packed when they have no unit stride)
+    against NumPy, with alpha and beta (addmv), and with the bits of the same row alone: the
+    result does not depend on the number of rows nor on which pair a row falls in."""
+    for m, k in GEMV_ROWS_SHAPES:
+        a, x, c = rand((m, k), 31, dtype), rand((k,), 32, dtype), rand((m,), 33, dtype)
+        aa, xx = operand(a, layout), ptl.tensor(x)
+        got = ptl.mv(aa, xx)
+        close(got, a.astype(np.float64) @ x.astype(np.float64), k, dtype)
+        r = bits(got)
+        for i in {0, m // 2, m - 1}:
+            assert np.array_equal(bits(ptl.mv(aa[i:i + 1], xx)), r[i:i + 1]), (m, k, i)
+        row = bits(ptl.mm(xx[None], aa.t()))[0]   # x @ A^T: the same dot products
+        assert np.array_equal(row, r), (m, k)
+        out = ptl.addmv(ptl.tensor(c), aa, xx, beta=0.5, alpha=-2.0)
+        close(out, 0.5 * c.astype(np.float64) - 2.0 * (a.astype(np.float64) @ x), k, dtype)

@@ -403,6 +403,8 @@ typedef struct GemvJob {
  * change. */
 #define GEMV_PACK_ROWS 16
 #define GEMV_PACK_BYTES (256 * 1024)
+/* rows whose dot products one call computes, before one C update for them all */
+#define GEMV_DOT_ROWS 64
 
 /* Rows [r0, r1). */
 static int
@@ -414,12 +416,13 @@ gemv_rows(void *ctx, int64_t r0, int64_t r1)
     const int64_t k = g->pr->k;
     int direct = g->adtype == e->acc_dtype && g->acs == 1;
     int64_t block = (int64_t)(GEMV_PACK_BYTES / ((size_t)k * e->item));
-    block = direct || block < 1 ? 1 : block < GEMV_PACK_ROWS ? block : GEMV_PACK_ROWS;
+    block = block < 1 ? 1 : block < GEMV_PACK_ROWS ? block : GEMV_PACK_ROWS;
+    block = direct ? GEMV_DOT_ROWS : block;
     /* packed rows ld apart: a line more than k, so that rows 4 KiB long do not all land in
      * one L1 set */
     const int64_t ld = k + 64 / (int64_t)e->item;
     char *rows = direct ? NULL : gemm_alloc((size_t)(block * ld) * e->item);
-    _Alignas(64) char acc[16];
+    _Alignas(64) char acc[GEMV_DOT_ROWS * 16];
 
     if (!direct && rows == NULL) {
         return -1;
@@ -436,13 +439,9 @@ gemv_rows(void *ctx, int64_t r0, int64_t r1)
             e->pack[g->adtype](a0 + (size_t)(i * g->ars) * aitem, 1, g->acs, 1, k, 1,
                                rows + (size_t)(i * ld) * e->item);
         }
-        for (int64_t i = 0; i < h; i++) {
-            const char *ai = direct ? a0 + (size_t)(i * g->ars) * aitem
-                                    : rows + (size_t)(i * ld) * e->item;
-            e->dot(ai, g->x, k, acc);
-            e->update(acc, 1, 1, 1, g->c + (size_t)((i0 + i) * g->cs) * e->item, 0, 0,
-                      g->pr->alpha, g->pr->beta);
-        }
+        e->dot(direct ? a0 : rows, direct ? g->ars : ld, g->x, k, h, acc);
+        e->update(acc, 1, h, 1, g->c + (size_t)(i0 * g->cs) * e->item, g->cs, 0,
+                  g->pr->alpha, g->pr->beta);
     }
     free(rows);
     return 0;

@@ -22,7 +22,9 @@ typedef void (*KernelFn)(int64_t kc, const void *ap, const void *bp, void *acc);
 typedef void (*TileFn)(int64_t kc, const void *ap, int64_t lda, const void *bp, int64_t ldb,
                        void *c, int64_t ldc, const void *src, int64_t lds, double alpha,
                        double beta, int64_t rows);
-typedef void (*DotFn)(const void *a, const void *b, int64_t k, void *out);
+/* out[r] = a[r * lda : r * lda + k] . b for r < rows (element strides, engine type) */
+typedef void (*DotFn)(const void *a, int64_t lda, const void *b, int64_t k, int64_t rows,
+                      void *out);
 typedef void (*AxpyFn)(const char *a, int64_t lda, const void *x, int64_t k, int64_t n,
                        void *acc);
 typedef void (*UpdateFn)(const void *acc, int64_t nr_ld, int64_t mr, int64_t nr, char *c,
