@@ -1710,6 +1710,9 @@ ENTRIES += [
            dtypes=NUMERIC, grad="none"),
     OpInfo("equal", [S(T(2, 3), T(2, 3)), S(T(2, 3, seed=1), T(2, 3, seed=1))],
            ref=np.array_equal, dtypes=NUMERIC, grad="none"),
+    # a one-element tensor's value as a Scalar (item()'s op)
+    OpInfo("_local_scalar_dense", [S(T()), S(T(1)), S(T(1, 1))], ref=lambda a: a.item(),
+           dtypes=WITH_BOOL, grad="none"),
     # reductions to indices and bools
     OpInfo("argmax", [S(T(2, 3)), S(T(2, 3), 1), S(T(2, 3), 0, True)],
            ref=lambda a, dim=None, keepdim=False: np.argmax(a, axis=dim, keepdims=keepdim),
