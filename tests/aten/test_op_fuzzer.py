@@ -180,9 +180,15 @@ def test_torch_mode_classes_of_raising():
         raise IndexError("planted")
     kind, detail = torch_verdict(bad, planted(index_error))
     assert kind == "type" and "ours IndexError" in detail and "torch RuntimeError" in detail
-    # torch.ops takes 2 for a bool where pytorchlite's parser refuses it: a parser difference
+    # torch.ops takes 2 for a bool (its truth value), and so does pytorchlite.ops now: no
+    # difference; a parser difference is one side's schema refusal, as planted here
     two = "aten.sum.dim_IntList(T((2, 3), 'float32', 'c', 1), [1], 2)"
-    kind, detail = torch_verdict(two)
+    assert torch_verdict(two) is None
+
+    def parser_refuses(name, overload, op, a, k):
+        raise RuntimeError("aten::sum() Expected a value of type 'bool' for argument "
+                           "'keepdim' but instead found type 'int'.")
+    kind, detail = torch_verdict(two, planted(parser_refuses))
     assert kind == "parser" and "Expected a value of type 'bool'" in detail
 
 
