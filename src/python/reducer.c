@@ -126,34 +126,33 @@ call_inplace(PtlOpId op, PtlIValue *args)
 #define LINE 64
 #define PREFETCH_LINES 8
 
-/* dst[k] = src[k] * factor for n float32 (factor rounded to float32, as mul's) or float64
- * elements, a cache line at a time. */
-static void
-scaled_copy(void *dst, const void *src, int64_t n, double factor, PtlDtype dtype)
-{
-    const int64_t item = dtype == PTL_DTYPE_FLOAT32 ? 4 : 8, step = LINE / item;
-    const int64_t ahead = PREFETCH_LINES * step;
-    for (int64_t j = 0; j < n; j += step) {
-        int64_t end = j + step < n ? j + step : n;
-        if (j + ahead < n) {
-            __builtin_prefetch((char *)dst + (j + ahead) * item, 1, 3);
-        }
-        if (dtype == PTL_DTYPE_FLOAT32) {
-            float *d = dst, f = (float)factor;
-            const float *x = src;
-            for (int64_t k = j; k < end; k++) {
-                d[k] = x[k] * f;
-            }
-        }
-        else {
-            double *d = dst;
-            const double *x = src;
-            for (int64_t k = j; k < end; k++) {
-                d[k] = x[k] * factor;
-            }
-        }
+/* For one real dtype T: scaled_copy_T, dst[k] = src[k] * factor for n elements (factor
+ * rounded to T first, as mul's), a cache line at a time; add_T, dst[k] = x[k] + y[k]. */
+#define PTL_DEFINE_REDUCER_LOOPS(T)                                                         \
+    static void scaled_copy_##T(void *dst, const void *src, int64_t n, T f)                 \
+    {                                                                                       \
+        T *d = dst;                                                                         \
+        const T *x = src;                                                                   \
+        const int64_t step = LINE / (int64_t)sizeof(T), ahead = PREFETCH_LINES * step;      \
+        for (int64_t j = 0; j < n; j += step) {                                             \
+            int64_t end = j + step < n ? j + step : n;                                      \
+            if (j + ahead < n) {                                                            \
+                __builtin_prefetch(d + j + ahead, 1, 3);                                    \
+            }                                                                               \
+            for (int64_t k = j; k < end; k++) {                                             \
+                d[k] = x[k] * f;                                                            \
+            }                                                                               \
+        }                                                                                   \
+    }                                                                                       \
+    static void add_##T(T *d, const T *x, const T *y, int64_t n)                            \
+    {                                                                                       \
+        for (int64_t k = 0; k < n; k++) {                                                   \
+            d[k] = x[k] + y[k];                                                             \
+        }                                                                                   \
     }
-}
+PTL_DEFINE_REDUCER_LOOPS(float)
+PTL_DEFINE_REDUCER_LOOPS(double)
+#undef PTL_DEFINE_REDUCER_LOOPS
 
 /* dst = src * factor (factor NULL: a copy) without the dispatcher, for what DDP's buckets
  * and gradients are: two distinct, dense, contiguous CPU float32 or float64 tensors of one
@@ -180,8 +179,11 @@ direct_copy(PtlTensorImpl *dst, PtlTensorImpl *src, const double *factor)
     if (factor == NULL) {
         memcpy(ptl_tensor_data(dst), ptl_tensor_data(src), (size_t)n * ptl_tensor_itemsize(dst));
     }
+    else if (dst->dtype == PTL_DTYPE_FLOAT32) {
+        scaled_copy_float(ptl_tensor_data(dst), ptl_tensor_data(src), n, (float)*factor);
+    }
     else {
-        scaled_copy(ptl_tensor_data(dst), ptl_tensor_data(src), n, *factor, dst->dtype);
+        scaled_copy_double(ptl_tensor_data(dst), ptl_tensor_data(src), n, *factor);
     }
     ptl_tensor_bump_version(dst);
     return 1;
@@ -272,19 +274,13 @@ sum_slots(const Reducer *r, int b, int i, PtlTensorImpl *dst)
         if (s == 0) {
             continue;
         }
+        void *d = ptl_tensor_data(dst);
+        const void *x = s == 1 ? src[0] : d;
         if (real == PTL_DTYPE_FLOAT32) {
-            float *d = (float *)ptl_tensor_data(dst);
-            const float *x = s == 1 ? (const float *)src[0] : d, *y = (const float *)src[1];
-            for (int64_t k = 0; k < n; k++) {
-                d[k] = x[k] + y[k];
-            }
+            add_float(d, x, (const void *)src[1], n);
         }
         else {
-            double *d = (double *)ptl_tensor_data(dst);
-            const double *x = s == 1 ? (const double *)src[0] : d, *y = (const double *)src[1];
-            for (int64_t k = 0; k < n; k++) {
-                d[k] = x[k] + y[k];
-            }
+            add_double(d, x, (const void *)src[1], n);
         }
     }
     ptl_tensor_bump_version(dst);
