@@ -83,10 +83,11 @@ def main(argv=None):
 
 
 # Before each two-thread block: long enough for the other library's idle workers to stop
-# spinning (PyTorch's OpenMP workers poll for a while after each parallel region; ours for
-# 200 us, Note [Spin before sleeping]).  Without it the 25 us matmul 128 and the 0.4 ms
-# conv 3->32 forward, whose blocks end inside that window, ran with the second core taken:
-# 0.57 and 0.58 in the table, 1.04 and about 1 timed alone.
+# spinning (PyTorch's OpenMP workers poll for a while after each parallel region, ~300000
+# polls; ours for 5 ms after a burst of ops, Note [Spin before sleeping]), so that each
+# library's block starts with the other's workers asleep.  Without it the 25 us matmul 128
+# and the 0.4 ms conv 3->32 forward, whose blocks end inside that window, ran with the second
+# core taken: 0.57 and 0.58 in the table, 1.04 and about 1 timed alone.
 QUIET_S = 0.25
 # Then each library runs its own calls untimed for this long before its timed block: on this
 # 2-vCPU VM a worker woken after the pause sometimes does not run for 20-100 ms (the

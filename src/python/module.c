@@ -12,6 +12,7 @@
 #include "../c10/fpu.h"
 #include "../c10/debug_counts.h"
 #include "../c10/parallel.h"
+#include "../c10/parallel_counts.h"
 #include "../c10/tls.h"
 #include "../cuda/cuda_api.h"
 
@@ -386,6 +387,21 @@ py_live_counts(PyObject *m, PyObject *unused)
 }
 
 static PyObject *
+py_pool_counts(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    PtlPoolCounts c;
+    ptl_parallel_pool_counts(&c);
+    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "jobs", (long long)c.jobs, "long_spins",
+                         (long long)c.long_spins, "worker_sleeps",
+                         (long long)c.worker_sleeps, "caller_sleeps", (long long)c.caller_sleeps,
+                         "chunks_by_caller", (long long)c.chunks_by_caller, "spins_lost",
+                         (long long)c.spins_lost, "workers", (long long)c.workers,
+                         "workers_asleep", (long long)c.workers_asleep);
+}
+
+static PyObject *
 py_alloc_stats(PyObject *m, PyObject *unused)
 {
     (void)m;
@@ -577,6 +593,7 @@ static PyMethodDef module_methods[] = {
     {"_parse_schema", py_parse_schema, METH_O, NULL},
     {"_register_op", py_register_op, METH_O, "declare an operator from its schema"},
     {"_live_counts", py_live_counts, METH_NOARGS, NULL},
+    {"_pool_counts", py_pool_counts, METH_NOARGS, NULL},
     {"_alloc_stats", py_alloc_stats, METH_NOARGS, NULL},
     {"_empty_cache", py_empty_cache, METH_NOARGS, NULL},
     {"_fail_alloc_after", py_fail_alloc_after, METH_O, NULL},

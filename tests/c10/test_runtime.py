@@ -94,7 +94,7 @@ def test_thread_pool_back_to_back_jobs_and_worker_errors():
                 np.testing.assert_array_equal(ptl.relu(x).numpy(), np.maximum(a, 0))
                 np.testing.assert_array_equal((x + y).numpy(), a + b)
                 if i % 50 == 0:
-                    time.sleep(0.002)   # longer than the poll: the worker sleeps
+                    time.sleep(0.02)   # longer than the long poll: the worker sleeps
                     with pytest.raises(IndexError, match="index out of range in self"):
                         x.index_select(0, ptl.tensor(idx))
             results = []
