@@ -10,7 +10,7 @@ reported (a crash, a hang ended by a signal, a test id it did not collect) is a 
 with the end of the child's output.
 
 PTL_TEST_WORKERS=1 keeps a run in one process.  Runs that stop early or need one process
-(-x / --maxfail, --pdb, --lf / --ff / --nf / --sw, --collect-only, golden recording) never
+(-x / --maxfail, -s, --pdb, --lf / --ff / --nf / --sw, --collect-only, golden recording) never
 split, and neither do runs with collection errors or runs of files outside tests/.
 
 The files are dealt largest first to the less loaded process (the child starts behind by
@@ -83,6 +83,8 @@ def should_split(config, session, tests_dir):
     if os.environ.get("PTL_RECORD_GOLDEN") == "1":   # golden.py writes one file per session
         return False
     if any(not str(item.path).startswith(tests_dir + os.sep) for item in session.items):
+        return False
+    if getattr(config.option, "capture", None) == "no":   # -s: the output is wanted as it comes
         return False
     return not any(getattr(config.option, name, None) for name in NO_SPLIT_OPTIONS)
 

@@ -106,14 +106,14 @@ def test_a_crash_of_the_second_process_fails_the_run(tmp_path):
     make_suite(tmp_path, small=RECORD + """
 def test_small():
     record("small")
-    print("the last words")
+    os.write(1, b"the last words\\n")
     os.abort()
 
 
 def test_small_after():
     pass
 """)
-    r, pids = run(tmp_path, "-s")
+    r, pids = run(tmp_path, "--capture=sys")
     assert r.returncode == 1, r.stdout + r.stderr
     assert len(set(pids.values())) == 2
     assert "did not report 2 of its 2 tests" in r.stdout
@@ -137,11 +137,12 @@ def test_small(pid):
 @pytest.mark.parametrize("args, env, preexec", [
     ((), {process_split.WORKERS_ENV: "1"}, None),
     (("-x",), {}, None),
+    (("-s",), {}, None),
     (("--maxfail", "2"), {}, None),
     (("test_small.py::test_small",), {}, None),
     (("-k", "big"), {}, None),
     ((), {}, lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})),
-], ids=["PTL_TEST_WORKERS=1", "-x", "--maxfail", "one-test", "-k", "one-cpu"])
+], ids=["PTL_TEST_WORKERS=1", "-x", "-s", "--maxfail", "one-test", "-k", "one-cpu"])
 def test_runs_that_stay_in_one_process(tmp_path, args, env, preexec):
     make_suite(tmp_path)
     r, pids = run(tmp_path, *args, env=env, preexec_fn=preexec)
