@@ -146,6 +146,16 @@ class Parent:
         self.child = subprocess.Popen(args, cwd=self.config.invocation_params.dir, env=env,
                                       stdout=self.log, stderr=subprocess.STDOUT)
         self.events = open(events)
+        self.say(f"two processes (tests/process_split.py): this one runs {len(session.items)} "
+                 f"tests of {len(mine)} files, a child {len(self.expected)} of {len(theirs)} "
+                 f"(estimated {sum(cost[p] for p in mine):.0f} s and "
+                 f"{sum(cost[p] for p in theirs):.0f} s)")
+
+    def say(self, line):
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(line)
 
     def stop_child(self):
         if self.child is not None:
@@ -199,6 +209,8 @@ class Parent:
                 location=None))
 
     def finish_child(self):
+        self.say(f"this process ran its share in {time.monotonic() - self.started:.0f} s; "
+                 f"the child's tests so far: {len(self.done)} of {len(self.expected)}")
         while self.child.poll() is None:   # this process is done: show the child's as they come
             self.replay()
             time.sleep(0.2)
@@ -215,6 +227,7 @@ class Parent:
             report = pytest.TestReport(nodeid, (file_of(nodeid), None, nodeid), {},
                                        "failed", text, "call")
             self.config.hook.pytest_runtest_logreport(report=report)
+        self.say(f"the child ended at {time.monotonic() - self.started:.0f} s (exit code {rc})")
         self.cleanup()
 
 
