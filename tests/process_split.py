@@ -197,6 +197,9 @@ class Parent:
         elif kind == "report":
             report = hook.pytest_report_from_serializable(config=self.config,
                                                           data=event["data"])
+            report.location = tuple(report.location)   # JSON made the tuples lists
+            if isinstance(report.longrepr, list):        # a skip's (path, line, reason)
+                report.longrepr = tuple(report.longrepr)
             self.failed_replayed |= report.failed
             if report.when == "teardown":
                 self.done.add(report.nodeid)

@@ -53,6 +53,15 @@ SMALL_PASSING = RECORD + """
 def test_small():
     record("small")
     warnings.warn("a warning from the second process")
+
+
+def test_small_skips():
+    pytest.skip("a skip in the second process")
+
+
+@pytest.mark.xfail(reason="an expected failure in the second process", strict=True)
+def test_small_fails_as_expected():
+    assert False
 """
 
 
@@ -83,10 +92,11 @@ def test_the_second_process_runs_its_share_and_reports_it(tmp_path):
     r, pids = run(tmp_path, "--junitxml", str(junit))
     assert r.returncode == 0, r.stdout + r.stderr
     assert pids["big0"] == pids["big1"] == pids["big2"] != pids["small"]
-    assert "4 passed, 1 warning" in r.stdout
+    assert "4 passed, 1 skipped, 1 xfailed, 1 warning" in r.stdout
     assert "a warning from the second process" in r.stdout
-    assert "[100%]" in r.stdout and "[125%]" not in r.stdout
-    assert junit.read_text().count("<testcase ") == 4
+    assert "[100%]" in r.stdout and "[1" + "50%]" not in r.stdout
+    xml = junit.read_text()
+    assert xml.count("<testcase ") == 6 and "a skip in the second process" in xml
 
 
 def test_a_failure_in_the_second_process_fails_the_run(tmp_path):
