@@ -18,9 +18,11 @@ this process's collection time, which it repeats); a file's cost is its seconds 
 split_costs.json scaled by the share of its tests selected, and a file the table does not
 know costs the table's mean per test.  `python tests/process_split.py JUNIT_XML` rewrites the
 table from a run's `pytest --junitxml=JUNIT_XML`."""
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +36,12 @@ WORKERS_ENV = "PTL_TEST_WORKERS"
 SHARE_ENV = "PTL_TEST_SHARE"      # in the child: the file of the test ids it runs
 EVENTS_ENV = "PTL_TEST_EVENTS"    # in the child: the file its reports go to
 MIN_SECONDS = 60.0                # a run estimated shorter stays in one process
+# The child runs as a grandchild through a shell that exits at once, so that it is no child of
+# this process (tests that list or reap their own children see only their own); the subshell
+# between writes the child's pid, then its exit status ($0 is the status file; each file
+# appears whole).
+LAUNCH = ('("$@" & echo $! > "$0.part"; mv "$0.part" "$0.pid"; wait $!; '
+          'echo $? > "$0.part"; mv "$0.part" "$0") &')
 COSTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "split_costs.json")
 NO_SPLIT_OPTIONS = ("maxfail", "usepdb", "trace", "lf", "failedfirst", "newfirst", "stepwise",
                     "stepwise_skip", "cacheclear", "collectonly")
@@ -96,7 +104,7 @@ class Parent:
         self.config = config
         self.tests_dir, self.costs, self.min_seconds = tests_dir, costs, min_seconds
         self.started = time.monotonic()
-        self.child = None
+        self.child = None   # the status file while a child runs
         self.expected = []
         self.done = set()
         self.failed_replayed = False
@@ -143,8 +151,10 @@ class Parent:
             args.append("--junitxml=" + os.path.join(self.folder, "child.xml"))
         env = dict(os.environ, **{SHARE_ENV: share, EVENTS_ENV: events})
         self.log = open(os.path.join(self.folder, "output"), "w+")
-        self.child = subprocess.Popen(args, cwd=self.config.invocation_params.dir, env=env,
-                                      stdout=self.log, stderr=subprocess.STDOUT)
+        self.child = os.path.join(self.folder, "status")
+        subprocess.run(["sh", "-c", LAUNCH, self.child, *args], env=env, check=True,
+                       cwd=self.config.invocation_params.dir, stdout=self.log,
+                       stderr=subprocess.STDOUT)
         self.events = open(events)
         self.say(f"two processes (tests/process_split.py): this one runs {len(session.items)} "
                  f"tests of {len(mine)} files, a child {len(self.expected)} of {len(theirs)} "
@@ -159,9 +169,23 @@ class Parent:
 
     def stop_child(self):
         if self.child is not None:
-            self.child.kill()
-            self.child.wait()
+            while not os.path.exists(self.child + ".pid"):   # the subshell is starting it
+                time.sleep(0.01)
+            with open(self.child + ".pid") as f, contextlib.suppress(ProcessLookupError):
+                os.kill(int(f.read()), signal.SIGKILL)
+            self.wait_child()
             self.cleanup()
+
+    def wait_child(self, replay=False):
+        """The child's exit status, once it has ended; replays its reports meanwhile."""
+        while True:
+            try:
+                with open(self.child) as f:
+                    return int(f.read())
+            except FileNotFoundError:
+                if replay:
+                    self.replay()
+                time.sleep(0.2)
 
     def cleanup(self):
         self.events.close()
@@ -214,10 +238,7 @@ class Parent:
     def finish_child(self):
         self.say(f"this process ran its share in {time.monotonic() - self.started:.0f} s; "
                  f"the child's tests so far: {len(self.done)} of {len(self.expected)}")
-        while self.child.poll() is None:   # this process is done: show the child's as they come
-            self.replay()
-            time.sleep(0.2)
-        rc = self.child.returncode
+        rc = self.wait_child(replay=True)   # this process is done: the child's as they come
         self.replay()
         missing = [nodeid for nodeid in self.expected if nodeid not in self.done]
         if missing or rc not in (0, 1) or (rc == 1 and not self.failed_replayed):

@@ -46,6 +46,20 @@ BIG = RECORD + """
 @pytest.mark.parametrize("n", range(3))
 def test_big(n):
     record(f"big{n}")
+
+
+def test_big_has_no_child_process():   # the second process is not this one's child
+    record("big3")
+    me = str(os.getpid())
+    children = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[1] == me:
+                    children.append(pid)
+        except OSError:
+            pass
+    assert children == []
 """
 
 SMALL_PASSING = RECORD + """
@@ -69,7 +83,7 @@ def make_suite(tmp_path, small=SMALL_PASSING):
     (tmp_path / "pids").mkdir()
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "conftest.py").write_text(CONFTEST)
-    (tmp_path / "costs.json").write_text(json.dumps({"test_big.py": [50, 3],
+    (tmp_path / "costs.json").write_text(json.dumps({"test_big.py": [50, 4],
                                                      "test_small.py": [20, 1]}))
     (tmp_path / "test_big.py").write_text(BIG)
     (tmp_path / "test_small.py").write_text(textwrap.dedent(small))
@@ -91,12 +105,12 @@ def test_the_second_process_runs_its_share_and_reports_it(tmp_path):
     junit = tmp_path / "junit.xml"
     r, pids = run(tmp_path, "--junitxml", str(junit))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert pids["big0"] == pids["big1"] == pids["big2"] != pids["small"]
-    assert "4 passed, 1 skipped, 1 xfailed, 1 warning" in r.stdout
+    assert pids["big0"] == pids["big1"] == pids["big2"] == pids["big3"] != pids["small"]
+    assert "5 passed, 1 skipped, 1 xfailed, 1 warning" in r.stdout
     assert "a warning from the second process" in r.stdout
     assert "[100%]" in r.stdout and "[1" + "50%]" not in r.stdout
     xml = junit.read_text()
-    assert xml.count("<testcase ") == 6 and "a skip in the second process" in xml
+    assert xml.count("<testcase ") == 7 and "a skip in the second process" in xml
 
 
 def test_a_failure_in_the_second_process_fails_the_run(tmp_path):
@@ -109,7 +123,7 @@ def test_small():
     assert r.returncode == 1, r.stdout + r.stderr
     assert len(set(pids.values())) == 2
     assert "FAILED test_small.py::test_small - AssertionError: planted" in r.stdout
-    assert "1 failed, 3 passed" in r.stdout
+    assert "1 failed, 4 passed" in r.stdout
 
 
 def test_a_crash_of_the_second_process_fails_the_run(tmp_path):
@@ -129,7 +143,32 @@ def test_small_after():
     assert "did not report 2 of its 2 tests" in r.stdout
     assert "the last words" in r.stdout
     assert "FAILED test_small.py::test_small" in r.stdout
-    assert "1 failed, 3 passed" in r.stdout
+    assert "1 failed, 4 passed" in r.stdout
+
+
+def test_an_interrupted_run_ends_the_second_process(tmp_path):
+    make_suite(tmp_path, small=RECORD + """
+import time
+
+
+def test_small():
+    record("small")
+    time.sleep(600)
+""")
+    (tmp_path / "test_big.py").write_text(BIG + """
+
+def test_big_interrupted():
+    import time
+    small = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pids", "small")
+    for _ in range(1200):   # the second process has begun its test
+        if os.path.exists(small) and os.path.getsize(small):
+            break
+        time.sleep(0.05)
+    raise KeyboardInterrupt
+""")
+    r, pids = run(tmp_path)
+    assert r.returncode == pytest.ExitCode.INTERRUPTED, r.stdout + r.stderr
+    assert not os.path.exists(f"/proc/{pids['small']}")
 
 
 def test_a_test_the_second_process_does_not_collect_fails_the_run(tmp_path):
