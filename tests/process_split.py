@@ -15,9 +15,9 @@ split, and neither do runs with collection errors or runs of files outside tests
 
 The files are dealt largest first to the less loaded process (the child starts behind by
 this process's collection time, which it repeats); a file's cost is its seconds in
-split_costs.json scaled by the share of its tests selected, and a file the table does not
-know costs the table's mean per test.  `python tests/process_split.py JUNIT_XML` rewrites the
-table from a run's `pytest --junitxml=JUNIT_XML`."""
+split_costs.json per test times the tests selected, and a file the table does not know
+costs the table's mean per test.  `python tests/process_split.py JUNIT_XML...` rewrites the
+table from runs' `pytest --junitxml=JUNIT_XML` (of a file, the run with the most tests)."""
 import contextlib
 import json
 import os
@@ -66,8 +66,8 @@ def estimate(groups, costs):
     mean = sum(s for s, _ in costs.values()) / tests if tests else 0.05
     out = {}
     for path, ids in groups.items():
-        seconds, n = costs.get(path, (mean * len(ids), len(ids)))
-        out[path] = seconds * min(1.0, len(ids) / max(n, 1))
+        seconds, n = costs.get(path, (mean, 1))
+        out[path] = seconds / max(n, 1) * len(ids)
     return out
 
 
@@ -335,6 +335,11 @@ def costs_from_junit(path):
 
 
 if __name__ == "__main__":
+    table = {}
+    for junit in sys.argv[1:]:   # several runs: each file's entry with the most tests
+        for path, entry in costs_from_junit(junit).items():
+            if entry[1] > table.get(path, (0, 0))[1]:
+                table[path] = entry
     with open(COSTS, "w") as f:
-        json.dump(costs_from_junit(sys.argv[1]), f, indent=0, sort_keys=True)
+        json.dump(table, f, indent=0, sort_keys=True)
         f.write("\n")
