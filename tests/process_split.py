@@ -340,6 +340,6 @@ if __name__ == "__main__":
         for path, entry in costs_from_junit(junit).items():
             if entry[1] > table.get(path, (0, 0))[1]:
                 table[path] = entry
-    with open(COSTS, "w") as f:
-        json.dump(table, f, indent=0, sort_keys=True)
-        f.write("\n")
+    with open(COSTS, "w") as f:   # a file a line
+        f.write("{\n" + ",\n".join(f"{json.dumps(k)}: {json.dumps(v)}"
+                                    for k, v in sorted(table.items())) + "\n}\n")

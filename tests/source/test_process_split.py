@@ -201,8 +201,8 @@ def test_runs_that_stay_in_one_process(tmp_path, args, env, preexec):
 
 def test_a_run_under_the_threshold_stays_in_one_process(tmp_path):
     make_suite(tmp_path)
-    (tmp_path / "costs.json").write_text(json.dumps({"test_big.py": [0.3, 3],
-                                                     "test_small.py": [0.3, 1]}))
+    (tmp_path / "costs.json").write_text(json.dumps({"test_big.py": [0.4, 4],   # 0.7 s < 1
+                                                     "test_small.py": [0.3, 3]}))
     r, pids = run(tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert len(set(pids.values())) == 1
