@@ -323,7 +323,7 @@ def costs_from_junit(path):
     dotted path, then any class)."""
     costs = {}
     for case in ET.parse(path).getroot().iter("testcase"):
-        parts = case.get("classname").split(".")
+        parts = (case.get("classname") or "").split(".")
         while parts and not parts[-1].startswith("test_"):
             parts.pop()
         if not parts:
