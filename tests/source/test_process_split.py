@@ -113,21 +113,28 @@ def test_the_second_process_runs_its_share_and_reports_it(tmp_path):
     assert xml.count("<testcase ") == 7 and "a skip in the second process" in xml
 
 
+def run_failing(tmp_path, small, *args):
+    """The output of a run whose second process fails (one failure counted, both processes
+    used)."""
+    make_suite(tmp_path, small=RECORD + small)
+    r, pids = run(tmp_path, *args)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert len(set(pids.values())) == 2
+    assert "1 failed, 4 passed" in r.stdout
+    return r.stdout
+
+
 def test_a_failure_in_the_second_process_fails_the_run(tmp_path):
-    make_suite(tmp_path, small=RECORD + """
+    out = run_failing(tmp_path, """
 def test_small():
     record("small")
     assert 1 + 1 == 3, "planted"
 """)
-    r, pids = run(tmp_path)
-    assert r.returncode == 1, r.stdout + r.stderr
-    assert len(set(pids.values())) == 2
-    assert "FAILED test_small.py::test_small - AssertionError: planted" in r.stdout
-    assert "1 failed, 4 passed" in r.stdout
+    assert "FAILED test_small.py::test_small - AssertionError: planted" in out
 
 
 def test_a_crash_of_the_second_process_fails_the_run(tmp_path):
-    make_suite(tmp_path, small=RECORD + """
+    out = run_failing(tmp_path, """
 def test_small():
     record("small")
     os.write(1, b"the last words\\n")
@@ -136,14 +143,10 @@ def test_small():
 
 def test_small_after():
     pass
-""")
-    r, pids = run(tmp_path, "--capture=sys")
-    assert r.returncode == 1, r.stdout + r.stderr
-    assert len(set(pids.values())) == 2
-    assert "did not report 2 of its 2 tests" in r.stdout
-    assert "the last words" in r.stdout
-    assert "FAILED test_small.py::test_small" in r.stdout
-    assert "1 failed, 4 passed" in r.stdout
+""", "--capture=sys")
+    assert "did not report 2 of its 2 tests" in out
+    assert "the last words" in out
+    assert "FAILED test_small.py::test_small" in out
 
 
 def test_an_interrupted_run_ends_the_second_process(tmp_path):
