@@ -17,6 +17,7 @@ sys.path.insert(0, _here)
 
 import golden  # noqa: E402
 import helpers  # noqa: E402
+import process_split  # noqa: E402
 
 
 @pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
@@ -56,6 +57,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_configure(config):
+    process_split.register(config, _here)
     config.addinivalue_line(
         "markers", "torch_ref: the test compares with PyTorch; skipped when torch is missing")
     if helpers.REFERENCES_ENV not in os.environ:   # a rerun's child session shares its parent's

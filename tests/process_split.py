@@ -1,0 +1,345 @@
+"""Two test processes for a whole-suite run: one pytest runs on one core, and CI's machine
+(like most) has two.  When a run selects many tests (more than MIN_SECONDS of them by the
+cost table) on a machine with two or more CPUs, this process keeps about half of the test
+files and starts ONE child pytest on the same command line for the rest; the child runs the
+test ids it is given (whole files, in their collected order) and writes its reports to a
+file, and this process replays them as they come through pytest's own report hooks, as
+pytest-xdist does: the progress line, the failures, the warnings, --durations, --junitxml
+and the exit status count both processes' tests.  A test the child was given and never
+reported (a crash, a hang ended by a signal, a test id it did not collect) is a failure here,
+with the end of the child's output.
+
+PTL_TEST_WORKERS=1 keeps a run in one process.  Runs that stop early or need one process
+(-x / --maxfail, -s, --pdb, --lf / --ff / --nf / --sw, --collect-only, golden recording) never
+split, and neither do runs with collection errors or runs of files outside tests/.
+
+The files are dealt largest first to the less loaded process (the child starts behind by
+this process's collection time, which it repeats); a file's cost is its seconds in
+split_costs.json per test times the tests selected, and a file the table does not know
+costs the table's mean per test.  `python tests/process_split.py JUNIT_XML...` rewrites the
+table from runs' `pytest --junitxml=JUNIT_XML` (of a file, the run with the most tests)."""
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+import xml.etree.ElementTree as ET
+
+import pytest
+
+WORKERS_ENV = "PTL_TEST_WORKERS"
+SHARE_ENV = "PTL_TEST_SHARE"      # in the child: the file of the test ids it runs
+EVENTS_ENV = "PTL_TEST_EVENTS"    # in the child: the file its reports go to
+MIN_SECONDS = 60.0                # a run estimated shorter stays in one process
+# The child runs as a grandchild through a shell that exits at once, so that it is no child of
+# this process (tests that list or reap their own children see only their own); the subshell
+# between writes the child's pid, then its exit status ($0 is the status file; each file
+# appears whole).
+LAUNCH = ('("$@" & echo $! > "$0.part"; mv "$0.part" "$0.pid"; wait $!; '
+          'echo $? > "$0.part"; mv "$0.part" "$0") &')
+COSTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "split_costs.json")
+NO_SPLIT_OPTIONS = ("maxfail", "usepdb", "trace", "lf", "failedfirst", "newfirst", "stepwise",
+                    "stepwise_skip", "cacheclear", "collectonly")
+
+
+def file_of(nodeid):
+    return nodeid.split("::", 1)[0]
+
+
+def load_costs(path):
+    """{file: (seconds, tests)} from the cost table at path, or {} without one."""
+    try:
+        with open(path) as f:
+            return {k: tuple(v) for k, v in json.load(f).items()}
+    except FileNotFoundError:
+        return {}
+
+
+def estimate(groups, costs):
+    """{file: estimated seconds} of the selected tests, grouped {file: [nodeid, ...]}."""
+    tests = sum(n for _, n in costs.values())
+    mean = sum(s for s, _ in costs.values()) / tests if tests else 0.05
+    out = {}
+    for path, ids in groups.items():
+        seconds, n = costs.get(path, (mean, 1))
+        out[path] = seconds / max(n, 1) * len(ids)
+    return out
+
+
+def deal(cost, head_start):
+    """Files for (this process, the child): largest first to the less loaded one; the child
+    starts head_start seconds behind.  Deterministic: ties go by name."""
+    load, share = [0.0, head_start], ([], [])
+    for path in sorted(cost, key=lambda p: (-cost[p], p)):
+        k = 0 if load[0] <= load[1] else 1
+        load[k] += cost[path]
+        share[k].append(path)
+    return share
+
+
+def should_split(config, session, tests_dir):
+    workers = os.environ.get(WORKERS_ENV, "2")
+    if workers not in ("1", "2"):
+        raise pytest.UsageError(f"{WORKERS_ENV} must be 1 or 2, not {workers!r}")
+    if workers == "1" or len(os.sched_getaffinity(0)) < 2 or session.testsfailed:
+        return False
+    if os.environ.get("PTL_RECORD_GOLDEN") == "1":   # golden.py writes one file per session
+        return False
+    if any(not str(item.path).startswith(tests_dir + os.sep) for item in session.items):
+        return False
+    if getattr(config.option, "capture", None) == "no":   # -s: the output is wanted as it comes
+        return False
+    return not any(getattr(config.option, name, None) for name in NO_SPLIT_OPTIONS)
+
+
+class Parent:
+    """The plugin of the process that splits: starts the child and replays its reports."""
+
+    def __init__(self, config, tests_dir, costs, min_seconds):
+        self.config = config
+        self.tests_dir, self.costs, self.min_seconds = tests_dir, costs, min_seconds
+        self.started = time.monotonic()
+        self.child = None   # the status file while a child runs
+        self.expected = []
+        self.done = set()
+        self.failed_replayed = False
+        self.replaying = False
+        self.events = None
+        self.pending = ""
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtestloop(self, session):
+        if should_split(self.config, session, self.tests_dir):
+            self.start_child(session)
+        try:
+            result = yield
+        except BaseException:
+            self.stop_child()
+            raise
+        if self.child is not None:
+            self.finish_child()
+        return result
+
+    def start_child(self, session):
+        groups = {}
+        for item in session.items:
+            groups.setdefault(file_of(item.nodeid), []).append(item.nodeid)
+        cost = estimate(groups, load_costs(self.costs))
+        if sum(cost.values()) < self.min_seconds:
+            return
+        mine, theirs = deal(cost, time.monotonic() - self.started)
+        if not mine or not theirs:
+            return
+        theirs = set(theirs)
+        self.expected = [i.nodeid for i in session.items if file_of(i.nodeid) in theirs]
+        session.items[:] = [i for i in session.items if file_of(i.nodeid) not in theirs]
+        self.folder = tempfile.mkdtemp(prefix="ptl-split-")
+        share = os.path.join(self.folder, "share")
+        with open(share, "w") as f:
+            f.write("\n".join(self.expected) + "\n")
+        events = os.path.join(self.folder, "events")
+        open(events, "w").close()
+        args = [sys.executable, "-m", "pytest", *self.config.invocation_params.args]
+        if not self.config.pluginmanager.is_blocked("cacheprovider"):
+            args += ["-p", "no:cacheprovider"]   # this process keeps the cache of both
+        if getattr(self.config.option, "xmlpath", None):
+            args.append("--junitxml=" + os.path.join(self.folder, "child.xml"))
+        env = dict(os.environ, **{SHARE_ENV: share, EVENTS_ENV: events})
+        self.log = open(os.path.join(self.folder, "output"), "w+")
+        self.child = os.path.join(self.folder, "status")
+        subprocess.run(["sh", "-c", LAUNCH, self.child, *args], env=env, check=True,
+                       cwd=self.config.invocation_params.dir, stdout=self.log,
+                       stderr=subprocess.STDOUT)
+        self.events = open(events)
+        self.say(f"two processes (tests/process_split.py): this one runs {len(session.items)} "
+                 f"tests of {len(mine)} files, a child {len(self.expected)} of {len(theirs)} "
+                 f"(estimated {sum(cost[p] for p in mine):.0f} s and "
+                 f"{sum(cost[p] for p in theirs):.0f} s)")
+
+    def say(self, line):
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(line)
+
+    def stop_child(self):
+        if self.child is not None:
+            while not os.path.exists(self.child + ".pid"):   # the subshell is starting it
+                time.sleep(0.01)
+            with open(self.child + ".pid") as f, contextlib.suppress(ProcessLookupError):
+                os.kill(int(f.read()), signal.SIGKILL)
+            self.wait_child()
+            self.cleanup()
+
+    def wait_child(self, replay=False):
+        """The child's exit status, once it has ended; replays its reports meanwhile."""
+        while True:
+            try:
+                with open(self.child) as f:
+                    return int(f.read())
+            except FileNotFoundError:
+                if replay:
+                    self.replay()
+                time.sleep(0.2)
+
+    def cleanup(self):
+        self.events.close()
+        self.log.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.child = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logfinish(self):
+        if self.child is not None and not self.replaying:
+            self.replay()
+
+    def replay(self):
+        """Replays the child's complete event lines written so far."""
+        self.replaying = True
+        try:
+            self.pending += self.events.read()
+            *lines, self.pending = self.pending.split("\n")
+            for line in lines:
+                self.replay_event(json.loads(line))
+        finally:
+            self.replaying = False
+
+    def replay_event(self, event):
+        hook = self.config.hook
+        kind = event.pop("event")
+        if kind == "logstart":
+            hook.pytest_runtest_logstart(nodeid=event["nodeid"],
+                                         location=tuple(event["location"]))
+        elif kind == "logfinish":
+            hook.pytest_runtest_logfinish(nodeid=event["nodeid"],
+                                          location=tuple(event["location"]))
+        elif kind == "report":
+            report = hook.pytest_report_from_serializable(config=self.config,
+                                                          data=event["data"])
+            report.location = tuple(report.location)   # JSON made the tuples lists
+            if isinstance(report.longrepr, list):        # a skip's (path, line, reason)
+                report.longrepr = tuple(report.longrepr)
+            self.failed_replayed |= report.failed
+            if report.when == "teardown":
+                self.done.add(report.nodeid)
+            hook.pytest_runtest_logreport(report=report)
+        elif kind == "warning":
+            message = warnings.WarningMessage(event["message"], warning_category(event),
+                                              event["filename"], event["lineno"])
+            hook.pytest_warning_recorded.call_historic(kwargs=dict(
+                warning_message=message, when=event["when"], nodeid=event["nodeid"],
+                location=None))
+
+    def finish_child(self):
+        self.say(f"this process ran its share in {time.monotonic() - self.started:.0f} s; "
+                 f"the child's tests so far: {len(self.done)} of {len(self.expected)}")
+        rc = self.wait_child(replay=True)   # this process is done: the child's as they come
+        self.replay()
+        missing = [nodeid for nodeid in self.expected if nodeid not in self.done]
+        if missing or rc not in (0, 1) or (rc == 1 and not self.failed_replayed):
+            self.log.seek(0)
+            output = self.log.read()[-6000:]
+            nodeid = missing[0] if missing else self.expected[-1]
+            text = (f"the second test process (tests/process_split.py) exited with code {rc} "
+                    f"and did not report {len(missing)} of its {len(self.expected)} tests, "
+                    f"from this one on; the end of its output:\n{output}")
+            report = pytest.TestReport(nodeid, (file_of(nodeid), None, nodeid), {},
+                                       "failed", text, "call")
+            self.config.hook.pytest_runtest_logreport(report=report)
+        self.say(f"the child ended at {time.monotonic() - self.started:.0f} s (exit code {rc})")
+        self.cleanup()
+
+
+def warning_category(event):
+    category = getattr(sys.modules.get(event["module"]), event["category"], None)
+    return category if isinstance(category, type) and issubclass(category, Warning) \
+        else UserWarning
+
+
+class Child:
+    """The plugin of the child: keeps the test ids it was given and writes its reports."""
+
+    def __init__(self, config, share, events):
+        self.config = config
+        with open(share) as f:
+            self.share = [line for line in f.read().split("\n") if line]
+        self.out = open(events, "a")
+
+    def write(self, **event):
+        self.out.write(json.dumps(event) + "\n")
+        self.out.flush()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        by_id = {item.nodeid: item for item in items}
+        kept = [by_id[nodeid] for nodeid in self.share if nodeid in by_id]
+        share = set(self.share)
+        config.hook.pytest_deselected(items=[i for i in items if i.nodeid not in share])
+        items[:] = kept   # a test id not collected here is reported missing by the parent
+
+    def pytest_runtest_logstart(self, nodeid, location):
+        self.write(event="logstart", nodeid=nodeid, location=location)
+
+    def pytest_runtest_logreport(self, report):
+        data = self.config.hook.pytest_report_to_serializable(config=self.config,
+                                                               report=report)
+        self.write(event="report", data=data)
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        self.write(event="logfinish", nodeid=nodeid, location=location)
+
+    def pytest_warning_recorded(self, warning_message, when, nodeid, location):
+        if when != "runtest":   # the parent collected and configured the same way
+            return
+        category = warning_message.category
+        self.write(event="warning", message=str(warning_message.message),
+                   module=category.__module__, category=category.__qualname__,
+                   filename=warning_message.filename, lineno=warning_message.lineno,
+                   when=when, nodeid=nodeid)
+
+    def pytest_unconfigure(self):
+        self.out.close()
+
+
+def register(config, tests_dir, costs=COSTS, min_seconds=MIN_SECONDS):
+    """Called by the pytest_configure of the conftest.py in tests_dir (the tests that may
+    split); costs is the cost table's path."""
+    share = os.environ.pop(SHARE_ENV, None)
+    events = os.environ.pop(EVENTS_ENV, None)   # a rerun's own child sessions are whole runs
+    if share is not None:
+        config.pluginmanager.register(Child(config, share, events), "ptl-split-child")
+    else:
+        config.pluginmanager.register(Parent(config, tests_dir, costs, min_seconds),
+                                      "ptl-split-parent")
+
+
+def costs_from_junit(path):
+    """{file: [seconds, tests]} from a --junitxml file (xunit2: classname is the module's
+    dotted path, then any class)."""
+    costs = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        parts = (case.get("classname") or "").split(".")
+        while parts and not parts[-1].startswith("test_"):
+            parts.pop()
+        if not parts:
+            continue
+        entry = costs.setdefault("/".join(parts) + ".py", [0.0, 0])
+        entry[0] += float(case.get("time") or 0)
+        entry[1] += 1
+    return {k: [round(s, 2), n] for k, (s, n) in sorted(costs.items())}
+
+
+if __name__ == "__main__":
+    table = {}
+    for junit in sys.argv[1:]:   # several runs: each file's entry with the most tests
+        for path, entry in costs_from_junit(junit).items():
+            if entry[1] > table.get(path, (0, 0))[1]:
+                table[path] = entry
+    with open(COSTS, "w") as f:   # a file a line
+        f.write("{\n" + ",\n".join(f"{json.dumps(k)}: {json.dumps(v)}"
+                                    for k, v in sorted(table.items())) + "\n}\n")
