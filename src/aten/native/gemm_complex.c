@@ -759,14 +759,18 @@ ZGEMM_TYPED(c16, double)
  * place, its parts interleaved), combined once per row: re = x_re - y_im, im = x_im + y_re.
  * Rows go in pairs, four independent sums (one pair of sums had each step wait on the
  * last add).  b: B's first column of the chunk, its rows brs reals apart and contiguous;
- * plain: alpha 1, S not read and C's rows contiguous (bmm's case): rows stored as they are. */
+ * plain: alpha 1, S not read and C's rows contiguous (bmm's case): rows stored as they are.
+ * tiny_out is always inlined: out of line (the -O1 sanitized build had it so) it is compiled
+ * for the baseline ISA, which passes a 32- or 64-byte vector argument in memory, while an
+ * AVX2 or AVX-512 clone passes it in a register (gcc's -Wpsabi note): it read garbage. */
 #define ZTINY_STEP(X, Y, AP)                                                                   \
     X += (AP)[0] * bv;                                                                         \
     Y += sa * (AP)[1] * bv;
 #define ZTINY(SUF, R, W)                                                                       \
     typedef R ZTiny##SUF##W __attribute__((vector_size(2 * W * sizeof(R))));                   \
-    static inline void tiny_out_##SUF##_##W(const ZProblem *pr, ZTiny##SUF##W x,              \
-                                            ZTiny##SUF##W y, R *c, const R *s, int plain)      \
+    static inline __attribute__((always_inline)) void                                         \
+        tiny_out_##SUF##_##W(const ZProblem *pr, ZTiny##SUF##W x, ZTiny##SUF##W y, R *c,       \
+                             const R *s, int plain)                                            \
     {                                                                                          \
         R xs[2 * W], ys[2 * W], cv[2 * W];                                                     \
         memcpy(xs, &x, sizeof(x));                                                             \

@@ -1026,8 +1026,11 @@ gs_run(GridJob *j, GsBlockJob *bj, int on_device, int bwd)
         return ptl_error_set(PTL_ERR_MEMORY, "can't allocate grid sampler scratch");
     }
     void *tok = ptl_nogil_begin();
-    int64_t grain = PTL_GRAIN_SIZE / (j->a.c * j->a.plane) + 1;
-    int rc = bj->cl == NULL ? 0 : ptl_parallel_for(0, j->a.n, grain, gs_cl_input_job, bj);
+    int rc = 0;
+    if (bj->cl != NULL) {   /* c >= GS_CL_MIN_C and plane > 0 here; c is 0 in an empty input */
+        int64_t grain = PTL_GRAIN_SIZE / (j->a.c * j->a.plane) + 1;
+        rc = ptl_parallel_for(0, j->a.n, grain, gs_cl_input_job, bj);
+    }
     if (rc == 0) {
         rc = ptl_parallel_for(0, j->a.n * bj->nblk, PTL_GRAIN_SIZE / (GS_BLOCK * (j->a.c + 1)) + 1,
                               gs_block_fwd_job, bj);
