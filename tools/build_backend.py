@@ -72,6 +72,12 @@ class Config:
         # time of -O3
         cflags += (["-O0", "-g", "-DPTL_DEBUG"] if self.debug else
                    ["-O1", "-g1"] if self.sanitize else ["-O3", "-g0"])
+        # below -O3 a helper taking vector arguments may stay a function of its own, compiled
+        # for the baseline ISA while its AVX2 callers pass the vectors in registers: gcc warns
+        # (-Wpsabi) and the results are garbage (gemm_complex.c's tiny_out_*, found by the
+        # sanitized build), so there that warning stops the build
+        if self.debug or self.sanitize:
+            cflags.append("-Werror=psabi")
         ldflags = ["-lpthread", "-ldl"]
         if self.sanitize:
             cflags += [f"-fsanitize={self.sanitize}", "-fno-omit-frame-pointer",
