@@ -165,6 +165,22 @@ def test_destination_that_is_an_operand():
     assert_close(out, sa[:, :1] + aa)
 
 
+def test_sparse_mat1_into_a_dense_destination():
+    """addmm_ and addmm.out with a sparse COO mat1 (its SparseCPU kernel) write into the
+    dense self or out."""
+    s, sa = make((3, 2), ptl.float64, "transposed", seed=1)
+    m1 = ptl.sparse_coo_tensor(ptl.tensor([[0, 2, 1], [1, 0, 2]]),
+                               ptl.tensor([1.5, -2.0, 3.0], dtype=ptl.float64), (3, 4))
+    d, da = make((4, 2), ptl.float64, seed=2)
+    ref = 0.5 * sa + 2 * (m1.to_dense().numpy() @ da)
+    out = ptl.empty(0, dtype=ptl.float64)
+    assert ptl.addmm(s, m1, d, beta=0.5, alpha=2, out=out) is out
+    assert_close(out, ref)
+    version = s._version
+    assert s.addmm_(m1, d, beta=0.5, alpha=2) is s and s._version > version
+    assert_close(s, ref)
+
+
 def test_integer_scalars_truncate_as_torch():
     """Integer products truncate beta and alpha (PyTorch's Scalar::to<int64_t>)."""
     s = ptl.ones(2, 3, dtype=ptl.int64)

@@ -71,7 +71,7 @@ static const double one[2] = {1, 0}, zero[2] = {0, 0};
  * mm, write their product into their destination d (self, or out) through the GEMM's own beta
  * source: d = beta * d + alpha * a @ b in one pass (gemm.h's C), or d = beta * self +
  * alpha * a @ b with self read through its (broadcast) strides, never a new result copied
- * into d.  d is checked as PyTorch's structured kernels check it (check_destination): an
+ * into d.  d is checked as PyTorch's structured kernels check it (ptl_check_output): an
  * in-place self must already have the result's dtype and shape (no broadcast: "Bad in-place
  * call"); an out= must have the result's dtype and is resized (Note [Resizing out=]);
  * neither may have two elements on one memory location.  When d shares storage with an
@@ -79,42 +79,6 @@ static const double one[2] = {1, 0}, zero[2] = {0, 0};
  * first and is copied into d: PyTorch's BLAS then reads operands it is overwriting and
  * returns an accident of its blocking; here the result is the product of the operands as
  * they were before the call. */
-
-/* Checks d, the destination of a product of sizes[0..n) and dtype dt (ptl_kernel_out: self
- * of an in-place op, out of an .out one), as PyTorch's set_output does; resizes an out=.
- * 0, or -1 with PyTorch's error. */
-static int
-check_destination(const PtlOperator *op, PtlTensorImpl *d, int n, const int64_t *sizes,
-                  PtlDtype dt)
-{
-    char have[96], want[96];
-    if (op->schema.inplace) {
-        if (d->dtype != dt) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "Bad in-place call: input tensor dtype %s and output tensor "
-                                 "dtype %s should match",
-                                 ptl_dtype_cpp_name(d->dtype), ptl_dtype_cpp_name(dt));
-        }
-        if (d->dim != n || memcmp(d->sizes, sizes, (size_t)n * sizeof(int64_t)) != 0) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "Bad in-place call: input tensor size %s and output tensor "
-                                 "size %s should match",
-                                 ptl_format_sizes(have, sizeof have, d->dim, d->sizes),
-                                 ptl_format_sizes(want, sizeof want, n, sizes));
-        }
-    }
-    else {
-        if (d->dtype != dt) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "Expected out tensor to have dtype %s, but got %s instead",
-                                 ptl_dtype_cpp_name(dt), ptl_dtype_cpp_name(d->dtype));
-        }
-        if (ptl_resize_output(d, n, sizes) < 0) {
-            return -1;
-        }
-    }
-    return ptl_check_no_internal_overlap(d);
-}
 
 static int
 same_memory(const PtlTensorImpl *x, const PtlTensorImpl *y)
@@ -239,7 +203,7 @@ check_bmm(const PtlOperator *op, PtlTensorImpl *d, PtlTensorImpl *b1, PtlTensorI
                              (long long)b2->sizes[0], (long long)b2->sizes[1]);
     }
     int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
-    if (d != NULL && check_destination(op, d, 3, sizes, b2->dtype) < 0) {
+    if (d != NULL && ptl_check_output(d, op->schema.inplace, 3, sizes, b2->dtype) < 0) {
         return -1;
     }
     if (b1->dtype != b2->dtype) {
@@ -356,7 +320,7 @@ addmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
               "mat1 and mat2 must have the same dtype, but got %s and %s",
               ptl_dtype_legacy_name(m1->dtype), ptl_dtype_legacy_name(m2->dtype));
     int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
-    if (dst != NULL && check_destination(op, dst, 2, sizes, m1->dtype) < 0) {
+    if (dst != NULL && ptl_check_output(dst, op->schema.inplace, 2, sizes, m1->dtype) < 0) {
         goto error;
     }
     if (op->schema.inplace) {
@@ -440,7 +404,7 @@ addmv_impl(const PtlOperator *op, PtlIValue *s, PtlTensorImpl *self, PtlTensorIm
                              ptl_dtype_legacy_name(dt), ptl_dtype_legacy_name(mat->dtype),
                              ptl_dtype_legacy_name(vec->dtype));
     }
-    if (dst != NULL && check_destination(op, dst, 1, &m, dt) < 0) {
+    if (dst != NULL && ptl_check_output(dst, op->schema.inplace, 1, &m, dt) < 0) {
         return -1;
     }
     if (dt == PTL_DTYPE_BOOL) {
