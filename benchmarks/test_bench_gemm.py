@@ -3,7 +3,8 @@
 (512x784)^T, one row through a Linear layer (x @ W^T, and W @ x), the training steps'
 products in the three forms autograd produces (forward x @ W^T, input grad g @ W, weight
 grad g^T @ x) on the GPT's (1024 tokens) and the MLP's (batch 128, 784-512-256-10) shapes,
-and einsum 'bij,bjk' of 64 matrices of 64 x 64.  Each group runs pytorchlite, NumPy
+einsum 'bij,bjk' of 64 matrices of 64 x 64, and the products accumulated in place,
+c.addmm_(a, b) and c.baddbmm_(a, b) (NumPy: c += a @ b).  Each group runs pytorchlite, NumPy
 (OpenBLAS) and PyTorch (MKL / oneDNN) when installed, all three limited to the same number
 of threads (NumPy's through OpenBLAS's own openblas_set_num_threads, found next to NumPy).
 
@@ -138,6 +139,31 @@ def test_einsum_batched(benchmark, impl, threads):
         fn = lambda p, q: lib(impl).einsum("bij,bjk->bik", p, q)  # noqa: E731
     out = benchmark(fn, x, y)
     assert tuple(out.shape) == (64, 64, 64)
+
+
+# products accumulated into c: (batch or 0 for addmm_, m, k, n)
+IN_PLACE = [(0, 16, 16, 16), (0, 128, 128, 128), (0, 512, 128, 784), (8, 16, 16, 16),
+            (16, 64, 64, 64)]
+
+
+def _accumulate(impl):
+    if impl == "numpy":
+        return lambda c, a, b: np.add(c, a @ b, out=c)
+    return lambda c, a, b: (c.baddbmm_ if c.dim() == 3 else c.addmm_)(a, b)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("batch,m,k,n", IN_PLACE)
+def test_products_in_place(benchmark, impl, batch, m, k, n, threads):
+    _numpy_threads_known(impl)
+    lead = (batch,) if batch else ()
+    name = "baddbmm_" if batch else "addmm_"
+    benchmark.group = (f"c.{name}(a, b) {'x'.join(map(str, lead + (m, k)))} @ {k}x{n} "
+                       f"float32, {threads} thread(s)")
+    c = make(impl, np.zeros(lead + (m, n), np.float32))
+    a, b = make(impl, randn(lead + (m, k))), make(impl, randn(lead + (k, n), 1))
+    out = benchmark(_accumulate(impl), c, a, b)
+    assert tuple(out.shape) == lead + (m, n)
 
 
 def test_results_agree():

@@ -31,7 +31,7 @@ from ._reductions import (  # noqa: F401
     corrcoef, cov, cumulative_trapezoid, gradient, histogram, histogramdd, nanmean,
     segment_reduce, trapezoid, trapz)
 from .functional import (  # noqa: F401
-    addbmm, addr, cdist, chain_matmul, cholesky, cholesky_inverse, cholesky_solve, dist, einsum,
+    addr, cdist, chain_matmul, cholesky, cholesky_inverse, cholesky_solve, dist, einsum,
     frobenius_norm, geqrf, inner, logdet, lu, lu_solve, lu_unpack, norm, nuclear_norm, orgqr,
     ormqr, pinverse, qr,
     tensordot, triangular_solve, vander)
@@ -295,11 +295,6 @@ def conj_physical_(input):
 
 
 @_native
-def addmv_(input, mat, vec, *, beta=1, alpha=1):
-    return input.addmv_(mat, vec, beta=beta, alpha=alpha)
-
-
-@_native
 def resize_as_(input, the_template, *, memory_format=None):
     """input.resize_as_(the_template): see Tensor.resize_."""
     return input.resize_as_(the_template, memory_format=memory_format)
@@ -330,7 +325,7 @@ def _assert(condition, message):
 # each function above and each Python method of Tensor goes to __torch_function__ first (Note
 # [Torch function]), but those PyTorch does not route and the helpers of the class
 overrides._route_functions(globals(), names=(
-    "_assert", "addmv_", "adjoint", "as_strided_", "clamp_max_", "clamp_min_", "conj_physical_",
+    "_assert", "adjoint", "as_strided_", "clamp_max_", "clamp_min_", "conj_physical_",
     "deg2rad_", "detach_", "get_device", "is_complex", "is_conj", "is_floating_point", "is_neg",
     "is_nonzero", "is_same_size", "is_signed", "ldexp_", "logit", "logit_", "matrix_exp",
     "matrix_power", "numel", "rad2deg_", "resize_as_", "resolve_conj", "resolve_neg", "sinc",

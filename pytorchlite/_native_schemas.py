@@ -37,16 +37,6 @@ SCHEMAS = {
         "adaptive_max_pool3d.out(Tensor self, int[3] output_size, *, "
         "Tensor(a!)[] out) -> (Tensor, Tensor)",
     ),
-    "addbmm": (
-        "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
-        "Scalar alpha=1) -> Tensor",
-        "addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
-        "Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-    ),
-    "addmv_": (
-        "addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, "
-        "Scalar alpha=1) -> Tensor(a!)",
-    ),
     "addr": (
         "addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, "
         "Scalar alpha=1) -> Tensor",

@@ -2,7 +2,7 @@
 varargs or one list), tensordot (dims as an int or two lists) and cdist (compute_mode as a
 string).  Mirrors torch/functional.py; the kernels are aten::einsum, aten::tensordot and
 aten::cdist (src/aten/native/einsum.c, linalg_norm.c).  Below them, the linear-algebra
-composites inner, addr, addbmm, dist, logdet, pinverse and vander, written with mm, outer,
+composites inner, addr, dist, logdet, pinverse and vander, written with mm, outer,
 tensordot, vector_norm, slogdet, pinv and cumprod as PyTorch's CompositeImplicitAutograd kernels
 are."""
 import numbers
@@ -164,35 +164,6 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     _integral_scalar_check(product, beta, alpha, (float, complex))   # addr's, a complex too
     result = _scaled_sum(input, product, beta, alpha)
     return _write_cast(result, out)
-
-
-def _bmm_checks(batch1, batch2):
-    for name, b in (("batch1", batch1), ("batch2", batch2)):
-        if b.dim() != 3:
-            raise RuntimeError(f"{name} must be a 3D tensor")
-    if batch1.shape[0] != batch2.shape[0]:
-        raise RuntimeError("batch1 and batch2 must have same number of batches, got "
-                           f"{batch1.shape[0]} and {batch2.shape[0]}")
-    if batch1.shape[2] != batch2.shape[1]:
-        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
-                           f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
-
-
-@native
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    """beta * input + alpha * the sum over b of batch1[b] @ batch2[b], as one matrix
-    product: (n, b*k) @ (b*k, m)."""
-    _bmm_checks(batch1, batch2)
-    from .linalg import _LEGACY_NAMES
-    for what, x in (("self", input), ("mat1", batch1)):   # PyTorch's order (addmm's)
-        if x.dtype != batch2.dtype:
-            raise RuntimeError(f"{what} and mat2 must have the same dtype, but got "
-                               f"{_LEGACY_NAMES[x.dtype]} and {_LEGACY_NAMES[batch2.dtype]}")
-    b, n, k = batch1.shape
-    m = batch2.shape[2]
-    product = batch1.permute(1, 0, 2).reshape(n, b * k).mm(batch2.reshape(b * k, m))
-    result = _scaled_sum(input, product, beta, alpha)
-    return _write_out(result, out)
 
 
 @native
@@ -458,7 +429,7 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
 def _install(tensor_class):
     from ._functions import _in_place
     from .linalg import _TWINS
-    for fn in (inner, addr, addbmm, logdet, norm, pinverse, cholesky, cholesky_solve,
+    for fn in (inner, addr, logdet, norm, pinverse, cholesky, cholesky_solve,
                cholesky_inverse, qr, triangular_solve, lu_solve, orgqr, ormqr, geqrf):
         setattr(tensor_class, fn.__name__, fn)
     for fn in _TWINS:
@@ -468,10 +439,7 @@ def _install(tensor_class):
     def _lu(self, pivot=True, get_infos=False):
         return lu(self, pivot, get_infos)
     tensor_class.lu = _lu
-    for name in ("addmm", "baddbmm", "addmv"):
-        setattr(tensor_class, name + "_", _in_place(_C._functions[name]))
     tensor_class.addr_ = _in_place(addr)
-    tensor_class.addbmm_ = _in_place(addbmm)
 
 # each public function goes to __torch_function__ first (Note [Torch function])
 _overrides._route_functions(globals())

@@ -17,9 +17,8 @@ The mean and sum reductions compute the gradients in forward (one pass over W) a
 scales them by the upstream gradient; with allow_retain_graph=False that consumes them, so a
 second backward raises, as in PyTorch.  reduction="none" keeps its inputs and recomputes the
 chunks in backward.  Higher-order gradients go through the reference path only.
-dW += G^T X is a product into a [C, F] buffer made once, then added to dW: dW.addmm_ is
-addmm's new [C, F] and a copy back into dW (a Python in-place form), and with the rows of a
-chunk PyTorch's rule picks for a wide head (1 or 2) that copy was a third of a chunk."""
+dW += G^T X is dW.addmm_(G^T, X): the GEMM accumulates into dW itself, its beta source (Note
+[Products written in place] in src/aten/native/linalg.c), with no [C, F] temporary."""
 import math
 import warnings
 
@@ -149,8 +148,6 @@ def _forward_and_grads(input, linear_weight, linear_bias, target, weight, plan, 
     dw = torch.zeros(linear_weight.shape, dtype=acc) if coef is not None and needs[1] else None
     db = torch.zeros(linear_weight.shape[0], dtype=acc) \
         if coef is not None and needs[2] else None
-    # (Note [Chunked linear cross entropy]: dW's product into a buffer, not dw.addmm_)
-    dw_chunk = torch.empty_like(dw) if dw is not None else None
     for rows, xc, p, zt, s in _chunks(input, linear_weight, linear_bias, t, plan):
         losses[rows] = (s.log() - zt) * w[rows]
         if coef is None:
@@ -161,7 +158,7 @@ def _forward_and_grads(input, linear_weight, linear_bias, target, weight, plan, 
         if dx is not None:
             dx[rows] = torch.mm(p, linear_weight.detach().to(acc))
         if dw is not None:
-            dw.add_(torch.mm(p.t(), xc, out=dw_chunk))
+            dw.addmm_(p.t(), xc)
         if db is not None:
             db.add_(p.sum(0))
     return losses, dx, dw, db

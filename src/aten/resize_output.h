@@ -26,6 +26,14 @@
  * error set */
 int ptl_resize_output_reshaped(PtlTensorImpl *out, int dim, const int64_t *sizes);
 
+/* The destination d (borrowed) of a result of sizes[0..dim) and dtype dt checked as
+ * PyTorch's structured kernels' set_output checks it: the self of an in-place op (inplace)
+ * must already have dt and that shape ("Bad in-place call: ..."); an out= must have dt
+ * ("Expected out tensor to have dtype ...") and is resized here; neither may have two
+ * elements on one memory location.  0, or -1 with PyTorch's error (Note [Products written
+ * in place] in native/linalg.c). */
+int ptl_check_output(PtlTensorImpl *d, int inplace, int dim, const int64_t *sizes, PtlDtype dt);
+
 /* Resizes out (borrowed) to sizes[0..dim): 1 when it changed shape, 0 when it had it, -1
  * with the error set.  Inline: the out= of the right shape costs a compare. */
 static inline int

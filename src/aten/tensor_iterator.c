@@ -521,8 +521,8 @@ iter_dense_range(const PtlTensorImpl *t, int64_t *begin, int64_t *end)
     return 1;
 }
 
-static int
-iter_check_self_overlap(const PtlTensorImpl *out)
+int
+ptl_check_no_internal_overlap(const PtlTensorImpl *out)
 {
     if (out->numel == 0 || out->device.type == PTL_DEVICE_META) {
         return 0;
@@ -626,7 +626,7 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
     int resized = out != NULL && !cfg->is_inplace &&
                   (out->dim != ndim ||
                    memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) != 0);
-    if (out != NULL && (iter_check_self_overlap(out) < 0 ||
+    if (out != NULL && (ptl_check_no_internal_overlap(out) < 0 ||
                         iter_check_output(it, cfg, ndim, shape) < 0 ||
                         iter_check_overlap(cfg) < 0)) {
         goto error;

@@ -77,6 +77,9 @@ PtlDtype ptl_result_type(PtlTensorImpl *const *ts, int n);
  * is written itself or, both dense, shares a byte with it (Note [Overlapping output]); 0
  * otherwise, for layouts too hard to decide as well. */
 int ptl_check_no_overlap(const PtlTensorImpl *written, const PtlTensorImpl *read);
+/* PyTorch's assert_no_internal_overlap: -1 with its error when two elements of the written
+ * tensor t share memory (a stride of 0 over a size above 1), else 0. */
+int ptl_check_no_internal_overlap(const PtlTensorImpl *t);
 /* Broadcasts shapes a and b; 0 or -1 with PyTorch's RuntimeError. */
 int ptl_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout,
                          int64_t *out);

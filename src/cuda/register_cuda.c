@@ -1121,8 +1121,9 @@ static const int shared_with_cpu[] = {
     PTL_OP_avg_pool2d_backward, PTL_OP_avg_pool3d, PTL_OP_avg_pool3d_backward,
     PTL_OP__adaptive_avg_pool2d, PTL_OP__adaptive_avg_pool2d_backward,
     /* the matrix products: device_gemm.h's hook */
-    PTL_OP_mm, PTL_OP_mm_out, PTL_OP_bmm, PTL_OP_addmm, PTL_OP_baddbmm, PTL_OP_addmv, PTL_OP_mv,
-    PTL_OP_dot,
+    PTL_OP_mm, PTL_OP_mm_out, PTL_OP_bmm, PTL_OP_bmm_out, PTL_OP_addmm, PTL_OP_addmm_,
+    PTL_OP_addmm_out, PTL_OP_baddbmm, PTL_OP_baddbmm_, PTL_OP_baddbmm_out, PTL_OP_addmv,
+    PTL_OP_addmv_, PTL_OP_addmv_out, PTL_OP_mv, PTL_OP_dot,
     /* the random fills: device_random.h's hook (Note [CUDA random fills] in random.cu) */
     PTL_OP_uniform_, PTL_OP_normal_, PTL_OP_log_normal_, PTL_OP_exponential_, PTL_OP_cauchy_,
     PTL_OP_geometric_, PTL_OP_bernoulli__float, PTL_OP_bernoulli__Tensor, PTL_OP_bernoulli,

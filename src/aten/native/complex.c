@@ -85,8 +85,9 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_eye, PTL_OP_eye_m,
     PTL_OP_allclose, PTL_OP_equal,   /* isclose(...).all() and eq(...).all(): complex below */
     /* linalg.c's matrix products: gemm_complex.c (Note [Complex GEMM]) */
-    PTL_OP_mm, PTL_OP_mm_out, PTL_OP_bmm, PTL_OP_addmm, PTL_OP_baddbmm, PTL_OP_addmv,
-    PTL_OP_mv, PTL_OP_dot, PTL_OP_vdot,
+    PTL_OP_mm, PTL_OP_mm_out, PTL_OP_bmm, PTL_OP_bmm_out, PTL_OP_addmm, PTL_OP_addmm_,
+    PTL_OP_addmm_out, PTL_OP_baddbmm, PTL_OP_baddbmm_, PTL_OP_baddbmm_out, PTL_OP_addmv,
+    PTL_OP_addmv_, PTL_OP_addmv_out, PTL_OP_mv, PTL_OP_dot, PTL_OP_vdot,
     /* random.c fills a complex tensor part by part (uniform, normal) and refuses it with
      * PyTorch's messages (exponential, cauchy) */
     PTL_OP_rand, PTL_OP_rand_generator, PTL_OP_randn, PTL_OP_randn_generator,

@@ -10,6 +10,7 @@
 #include "../../c10/error.h"
 #include "../../c10/tls.h"
 #include "../resize_output.h"
+#include "../tensor_iterator.h"
 #include "gemm.h"
 #include "gemm_complex.h"
 #include "native.h"
@@ -63,6 +64,53 @@ gemm_scaled(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, const double a
 }
 
 static const double one[2] = {1, 0}, zero[2] = {0, 0};
+
+/* Note [Products written in place]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * addmm_, addmv_ and baddbmm_, and the .out overloads of addmm, addmv, baddbmm, bmm and
+ * mm, write their product into their destination d (self, or out) through the GEMM's own beta
+ * source: d = beta * d + alpha * a @ b in one pass (gemm.h's C), or d = beta * self +
+ * alpha * a @ b with self read through its (broadcast) strides, never a new result copied
+ * into d.  d is checked as PyTorch's structured kernels check it (ptl_check_output): an
+ * in-place self must already have the result's dtype and shape (no broadcast: "Bad in-place
+ * call"); an out= must have the result's dtype and is resized (Note [Resizing out=]);
+ * neither may have two elements on one memory location.  When d shares storage with an
+ * operand (x.addmm_(x, y)), or with a self it is not, the product goes to a new tensor
+ * first and is copied into d: PyTorch's BLAS then reads operands it is overwriting and
+ * returns an accident of its blocking; here the result is the product of the operands as
+ * they were before the call. */
+
+static int
+same_memory(const PtlTensorImpl *x, const PtlTensorImpl *y)
+{
+    return x->numel > 0 && y->numel > 0 && x->storage->data == y->storage->data;
+}
+
+/* d = alpha * a @ b + beta * src (src NULL: d) for a destination d that may share memory
+ * with a, b or src (Note [Products written in place]).  src of d's layout on d's memory is
+ * d itself.  Borrows every tensor. */
+static int
+gemm_into(PtlTensorImpl *d, PtlTensorImpl *a, PtlTensorImpl *b, const double alpha[2],
+          const double beta[2], PtlTensorImpl *src)
+{
+    PtlTensorImpl *tmp;
+    if (src != NULL && src->storage_offset == d->storage_offset && same_memory(src, d) &&
+        memcmp(src->strides, d->strides, (size_t)d->dim * sizeof(int64_t)) == 0) {
+        src = NULL;
+    }
+    if (!same_memory(d, a) && !same_memory(d, b) && (src == NULL || !same_memory(d, src))) {
+        return gemm_scaled(d, a, b, alpha, beta, src);
+    }
+    if ((tmp = ptl_empty(d->dim, d->sizes, d->dtype, d->device)) == NULL) {
+        return -1;
+    }
+    int rc = gemm_scaled(tmp, a, b, alpha, beta, src != NULL ? src : d);
+    if (rc == 0) {
+        rc = ptl_copy_into(d, tmp);
+    }
+    ptl_decref(tmp);
+    return rc;
+}
 
 /* c = alpha * a @ b + beta * c for vectors and matrices given as matrix views. */
 static int
@@ -126,7 +174,7 @@ mm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     else if ((res = ptl_empty(2, sizes, self->dtype, self->device)) == NULL) {
         goto error;
     }
-    if (ptl_gemm(res, self, mat2, 1.0, 0.0) < 0) {
+    if (gemm_into(res, self, mat2, one, zero, NULL) < 0) {
         goto error;
     }
     if (out != NULL) {
@@ -139,9 +187,10 @@ error:
     return -1;
 }
 
-/* The checks bmm and baddbmm share, after batch1's. */
+/* The checks bmm and baddbmm share, after batch1's, in PyTorch's order: batch2's shape,
+ * the destination d of an in-place or out= call (NULL: none), the dtypes. */
 static int
-check_bmm(PtlTensorImpl *b1, PtlTensorImpl *b2)
+check_bmm(const PtlOperator *op, PtlTensorImpl *d, PtlTensorImpl *b1, PtlTensorImpl *b2)
 {
     if (b2->dim != 3) {
         return ptl_error_set(PTL_ERR_RUNTIME, "batch2 must be a 3D tensor");
@@ -153,6 +202,10 @@ check_bmm(PtlTensorImpl *b1, PtlTensorImpl *b2)
                              (long long)b1->sizes[0], (long long)b1->sizes[2],
                              (long long)b2->sizes[0], (long long)b2->sizes[1]);
     }
+    int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
+    if (d != NULL && ptl_check_output(d, op->schema.inplace, 3, sizes, b2->dtype) < 0) {
+        return -1;
+    }
     if (b1->dtype != b2->dtype) {
         return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
                              ptl_dtype_legacy_name(b1->dtype), ptl_dtype_legacy_name(b2->dtype));
@@ -160,30 +213,37 @@ check_bmm(PtlTensorImpl *b1, PtlTensorImpl *b2)
     return 0;
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor:  (b, m, k) @ (b, k, n) -> (b, m, n) */
+/* bmm(Tensor self, Tensor mat2) -> Tensor, and bmm.out(..., *, Tensor(a!) out):
+ * (b, m, k) @ (b, k, n) -> (b, m, n) */
 static int
 bmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)op;
     (void)ks;
-    PtlTensorImpl *b1 = s[0].u.t, *b2 = s[1].u.t, *res;
+    PtlTensorImpl *b1 = s[0].u.t, *b2 = s[1].u.t, *out = ptl_kernel_out(op, s), *res;
 
     if (b1->dim != 3) {
         return ptl_error_set(PTL_ERR_RUNTIME, "batch1 must be a 3D tensor");
     }
-    if (check_bmm(b1, b2) < 0) {
+    if (check_bmm(op, out, b1, b2) < 0) {
         return -1;
     }
     if (b1->dtype == PTL_DTYPE_BOOL) {
         return not_implemented("bmm", b1->dtype);
     }
     int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
-    if ((res = ptl_empty(3, sizes, b1->dtype, b1->device)) == NULL) {
+    if (out != NULL) {
+        ptl_incref(out);
+        res = out;
+    }
+    else if ((res = ptl_empty(3, sizes, b1->dtype, b1->device)) == NULL) {
         return -1;
     }
-    if (ptl_gemm(res, b1, b2, 1.0, 0.0) < 0) {
+    if (gemm_into(res, b1, b2, one, zero, NULL) < 0) {
         ptl_decref(res);
         return -1;
+    }
+    if (out != NULL) {
+        ptl_tensor_bump_version(out);
     }
     s[0] = ptl_iv_tensor(res);
     return 0;
@@ -198,14 +258,15 @@ expand_to(PtlTensorImpl *self, int n, const int64_t *sizes)
 }
 
 /* The end of addmm and baddbmm: s[0] = beta * ex + alpha * a @ b (beta, alpha in s[3],
- * s[4]), a new tensor of ex's shape, dtype and device; ex is self broadcast to the product's
- * shape (not read when beta is 0) and is released here.  name: the kernel named when ex is
- * bool. */
+ * s[4]), written into the checked destination of an in-place or out= call (Note [Products
+ * written in place]), else a new tensor of ex's shape, dtype and device; ex is self
+ * broadcast to the product's shape (not read when beta is 0) and is released here.  name:
+ * the kernel named when ex is bool. */
 static int
-add_product(PtlIValue *s, const char *name, PtlTensorImpl *ex, PtlTensorImpl *a,
-            PtlTensorImpl *b)
+add_product(const PtlOperator *op, PtlIValue *s, const char *name, PtlTensorImpl *ex,
+            PtlTensorImpl *a, PtlTensorImpl *b)
 {
-    PtlTensorImpl *res = NULL;
+    PtlTensorImpl *dst = ptl_kernel_out(op, s), *res = NULL;
     if (ex->dtype == PTL_DTYPE_BOOL) {
         not_implemented(name, ex->dtype);
         goto error;
@@ -214,9 +275,18 @@ add_product(PtlIValue *s, const char *name, PtlTensorImpl *ex, PtlTensorImpl *a,
     if (scalar_parts(&s[3], ex->dtype, 1, be) < 0 || scalar_parts(&s[4], ex->dtype, 0, al) < 0) {
         goto error;
     }
-    res = ptl_empty(ex->dim, ex->sizes, ex->dtype, ex->device);
-    if (res == NULL || gemm_scaled(res, a, b, al, be, ex) < 0) {
+    if (dst != NULL) {
+        ptl_incref(dst);
+        res = dst;
+    }
+    else {
+        res = ptl_empty(ex->dim, ex->sizes, ex->dtype, ex->device);
+    }
+    if (res == NULL || gemm_into(res, a, b, al, be, ex) < 0) {
         goto error;
+    }
+    if (dst != NULL) {
+        ptl_tensor_bump_version(dst);
     }
     ptl_decref(ex);
     s[0] = ptl_iv_tensor(res);
@@ -228,13 +298,14 @@ error:
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1):
- * beta * self (broadcast to (m, n)) + alpha * (m, k) @ (k, n) */
+ * beta * self (broadcast to (m, n)) + alpha * (m, k) @ (k, n); also addmm_ and addmm.out
+ * (Note [Products written in place]) */
 static int
 addmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)op;
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *m1 = s[1].u.t, *m2 = s[2].u.t, *ex = NULL;
+    PtlTensorImpl *dst = ptl_kernel_out(op, s);
 
     PTL_CHECK(m1->dim == 2, PTL_ERR_RUNTIME, "mat1 must be a matrix, got %d-D tensor", m1->dim);
     PTL_CHECK(m2->dim == 2, PTL_ERR_RUNTIME, "mat2 must be a matrix, got %d-D tensor", m2->dim);
@@ -249,21 +320,28 @@ addmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
               "mat1 and mat2 must have the same dtype, but got %s and %s",
               ptl_dtype_legacy_name(m1->dtype), ptl_dtype_legacy_name(m2->dtype));
     int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
-    if ((ex = expand_to(self, 2, sizes)) == NULL) {
+    if (dst != NULL && ptl_check_output(dst, op->schema.inplace, 2, sizes, m1->dtype) < 0) {
         goto error;
     }
-    return add_product(s, "addmm_impl_cpu_", ex, m1, m2);
+    if (op->schema.inplace) {
+        ptl_incref(self);
+        ex = self;
+    }
+    else if ((ex = expand_to(self, 2, sizes)) == NULL) {
+        goto error;
+    }
+    return add_product(op, s, "addmm_impl_cpu_", ex, m1, m2);
 error:
     ptl_xdecref(ex);
     return -1;
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1):
- * beta * self (broadcast to (b, m, n)) + alpha * (b, m, k) @ (b, k, n) */
+ * beta * self (broadcast to (b, m, n)) + alpha * (b, m, k) @ (b, k, n); also baddbmm_ and
+ * baddbmm.out (Note [Products written in place]: an in-place self is not broadcast) */
 static int
 baddbmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)op;
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *b1 = s[1].u.t, *b2 = s[2].u.t, *ex = NULL;
     int64_t d = 2;
@@ -275,17 +353,21 @@ baddbmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
-    if ((ex = expand_to(self, 3, sizes)) == NULL) {
+    if (op->schema.inplace) {
+        ptl_incref(self);
+        ex = self;
+    }
+    else if ((ex = expand_to(self, 3, sizes)) == NULL) {
         goto error;
     }
     PTL_CHECK(self->dtype == b1->dtype, PTL_ERR_RUNTIME,
               "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
               ptl_dtype_cpp_name(self->dtype), ptl_dtype_cpp_name(b1->dtype),
               ptl_dtype_cpp_name(b2->dtype));
-    if (check_bmm(b1, b2) < 0) {
+    if (check_bmm(op, ptl_kernel_out(op, s), b1, b2) < 0) {
         goto error;
     }
-    return add_product(s, "baddbmm", ex, b1, b2);
+    return add_product(op, s, "baddbmm", ex, b1, b2);
 error:
     ptl_xdecref(ex);
     return -1;
@@ -293,14 +375,16 @@ error:
 
 /* ---- addmv, mv, dot, vdot ---- */
 
-/* res (m,) = beta * self + alpha * mat (m, k) @ vec (k,).  self may be NULL (mv: PyTorch
- * then reports vec's dtype as "input" in a mismatch). */
+/* res (m,) = beta * self + alpha * mat (m, k) @ vec (k,), res the destination of addmv_ or
+ * addmv.out (Note [Products written in place]) or a new tensor.  self may be NULL (mv:
+ * PyTorch then reports vec's dtype as "input" in a mismatch). */
 static int
-addmv_impl(PtlIValue *s, PtlTensorImpl *self, PtlTensorImpl *mat, PtlTensorImpl *vec,
-           const PtlIValue *beta, const PtlIValue *alpha)
+addmv_impl(const PtlOperator *op, PtlIValue *s, PtlTensorImpl *self, PtlTensorImpl *mat,
+           PtlTensorImpl *vec, const PtlIValue *beta, const PtlIValue *alpha)
 {
-    PtlTensorImpl *res = NULL;
-    int self_dim = self ? self->dim : 1;
+    PtlTensorImpl *dst = ptl_kernel_out(op, s), *res = NULL, *rm = NULL, *sm = NULL;
+    PtlTensorImpl *am = NULL, *vm = NULL;
+    int self_dim = self ? self->dim : 1, rc = -1;
 
     if (mat->dim != 2 || vec->dim != 1 || self_dim > 1) {
         return ptl_error_set(PTL_ERR_RUNTIME, "vector + matrix @ vector expected, got %d, %d, %d",
@@ -320,6 +404,9 @@ addmv_impl(PtlIValue *s, PtlTensorImpl *self, PtlTensorImpl *mat, PtlTensorImpl 
                              ptl_dtype_legacy_name(dt), ptl_dtype_legacy_name(mat->dtype),
                              ptl_dtype_legacy_name(vec->dtype));
     }
+    if (dst != NULL && ptl_check_output(dst, op->schema.inplace, 1, &m, dt) < 0) {
+        return -1;
+    }
     if (dt == PTL_DTYPE_BOOL) {
         return not_implemented("addmv_impl_cpu", dt);
     }
@@ -328,40 +415,54 @@ addmv_impl(PtlIValue *s, PtlTensorImpl *self, PtlTensorImpl *mat, PtlTensorImpl 
         (alpha != NULL && scalar_parts(alpha, dt, 0, al) < 0)) {
         return -1;
     }
-    if ((res = ptl_empty(1, &m, dt, mat->device)) == NULL) {
+    if (dst != NULL) {
+        ptl_incref(dst);
+        res = dst;
+    }
+    else if ((res = ptl_empty(1, &m, dt, mat->device)) == NULL) {
         return -1;
     }
-    if ((be[0] != 0 || be[1] != 0) && ptl_copy_into(res, self) < 0) {
-        goto error;
+    /* self (1 or m elements) as the m x 1 beta source, read in place (a column of stride 0
+     * when it broadcasts) */
+    if (self != NULL && (sm = as_matrix(self, m, 1, in == 1 ? 0 : self->strides[0], 1)) == NULL) {
+        goto done;
     }
-    if (gemm_views(as_matrix(res, m, 1, 1, 1), as_matrix(mat, m, k, mat->strides[0],
-                                                         mat->strides[1]),
-                   as_matrix(vec, k, 1, vec->strides[0], 1), al, be) < 0) {
-        goto error;
+    if ((rm = as_matrix(res, m, 1, res->strides[0], 1)) == NULL ||
+        (am = as_matrix(mat, m, k, mat->strides[0], mat->strides[1])) == NULL ||
+        (vm = as_matrix(vec, k, 1, vec->strides[0], 1)) == NULL ||
+        gemm_into(rm, am, vm, al, be, sm) < 0) {
+        goto done;
+    }
+    if (dst != NULL) {
+        ptl_tensor_bump_version(dst);
     }
     s[0] = ptl_iv_tensor(res);
-    return 0;
-error:
-    ptl_decref(res);
-    return -1;
+    res = NULL;
+    rc = 0;
+done:
+    ptl_xdecref(res);
+    ptl_xdecref(rm);
+    ptl_xdecref(sm);
+    ptl_xdecref(am);
+    ptl_xdecref(vm);
+    return rc;
 }
 
-/* addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) */
+/* addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1), addmv_
+ * and addmv.out */
 static int
 addmv_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)op;
     (void)ks;
-    return addmv_impl(s, s[0].u.t, s[1].u.t, s[2].u.t, &s[3], &s[4]);
+    return addmv_impl(op, s, s[0].u.t, s[1].u.t, s[2].u.t, &s[3], &s[4]);
 }
 
 /* mv(Tensor self, Tensor vec) -> Tensor:  (m, k) @ (k,) -> (m,) */
 static int
 mv_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)op;
     (void)ks;
-    return addmv_impl(s, NULL, s[0].u.t, s[1].u.t, NULL, NULL);
+    return addmv_impl(op, s, NULL, s[0].u.t, s[1].u.t, NULL, NULL);
 }
 
 /* dot(Tensor self, Tensor tensor) / vdot(Tensor self, Tensor other):  (k,) . (k,) -> ()
@@ -639,6 +740,56 @@ matmul_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
+/* addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1), addbmm_
+ * and addbmm.out: beta * self + alpha * sum over b of (n, k) @ (k, m), as one addmm (addmm_,
+ * addmm.out) of (n, b*k) @ (b*k, m): batch1's matrices side by side along k, batch2's stacked,
+ * so that the in-place and out= forms write through the GEMM's beta source (Note [Products
+ * written in place]).  The dtype checks and messages are addmm's, as in PyTorch, whose
+ * addbmm calls addmm_ once per batch. */
+static int
+addbmm_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *b1 = s[1].u.t, *b2 = s[2].u.t, *p = NULL, *m1 = NULL, *m2 = NULL, *res = NULL;
+
+    if (b1->dim != 3 || b2->dim != 3) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s must be a 3D tensor",
+                             b1->dim != 3 ? "batch1" : "batch2");
+    }
+    if (b1->sizes[0] != b2->sizes[0]) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "batch1 and batch2 must have same number of batches, got %lld and "
+                             "%lld",
+                             (long long)b1->sizes[0], (long long)b2->sizes[0]);
+    }
+    if (b1->sizes[2] != b2->sizes[1]) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Incompatible matrix sizes for bmm (%lldx%lld and %lldx%lld)",
+                             (long long)b1->sizes[1], (long long)b1->sizes[2],
+                             (long long)b2->sizes[1], (long long)b2->sizes[2]);
+    }
+    int64_t perm[3] = {1, 0, 2}, f1[2] = {b1->sizes[1], b1->sizes[0] * b1->sizes[2]};
+    int64_t f2[2] = {f1[1], b2->sizes[2]};
+    if ((p = call_sizes(PTL_OP_permute, b1, 3, perm)) != NULL &&
+        (m1 = call_sizes(PTL_OP_reshape, p, 2, f1)) != NULL &&
+        (m2 = call_sizes(PTL_OP_reshape, b2, 2, f2)) != NULL) {
+        PtlIValue args[6] = {s[0], ptl_iv_tensor(m1), ptl_iv_tensor(m2), s[3], s[4],
+                             op->id == PTL_OP_addbmm_out ? s[5] : ptl_iv_none()};
+        res = ptl_call_tensor(op->id == PTL_OP_addbmm    ? PTL_OP_addmm
+                              : op->id == PTL_OP_addbmm_ ? PTL_OP_addmm_
+                                                         : PTL_OP_addmm_out,
+                              args);
+    }
+    ptl_xdecref(p);
+    ptl_xdecref(m1);
+    ptl_xdecref(m2);
+    if (res == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+}
+
 /* Note [Products with out_dtype]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * mm, bmm, addmm and baddbmm take an out_dtype in PyTorch 2.13 (their .dtype overloads): the
@@ -711,14 +862,24 @@ static const PtlKernelReg linalg_cpu[] = {
     {PTL_OP_mm, PTL_KEY_CPU, mm_cpu},
     {PTL_OP_mm_out, PTL_KEY_CPU, mm_cpu},
     {PTL_OP_bmm, PTL_KEY_CPU, bmm_cpu},
+    {PTL_OP_bmm_out, PTL_KEY_CPU, bmm_cpu},
     {PTL_OP_addmm, PTL_KEY_CPU, addmm_cpu},
+    {PTL_OP_addmm_, PTL_KEY_CPU, addmm_cpu},
+    {PTL_OP_addmm_out, PTL_KEY_CPU, addmm_cpu},
     {PTL_OP_baddbmm, PTL_KEY_CPU, baddbmm_cpu},
+    {PTL_OP_baddbmm_, PTL_KEY_CPU, baddbmm_cpu},
+    {PTL_OP_baddbmm_out, PTL_KEY_CPU, baddbmm_cpu},
     {PTL_OP_addmv, PTL_KEY_CPU, addmv_cpu},
+    {PTL_OP_addmv_, PTL_KEY_CPU, addmv_cpu},
+    {PTL_OP_addmv_out, PTL_KEY_CPU, addmv_cpu},
     {PTL_OP_mv, PTL_KEY_CPU, mv_cpu},
     {PTL_OP_dot, PTL_KEY_CPU, dot_cpu},
     {PTL_OP_vdot, PTL_KEY_CPU, dot_cpu},
     {PTL_OP_outer, PTL_KEY_COMPOSITE_IMPLICIT, outer_composite},
     {PTL_OP_matmul, PTL_KEY_COMPOSITE_IMPLICIT, matmul_composite},
+    {PTL_OP_addbmm, PTL_KEY_COMPOSITE_IMPLICIT, addbmm_composite},
+    {PTL_OP_addbmm_, PTL_KEY_COMPOSITE_IMPLICIT, addbmm_composite},
+    {PTL_OP_addbmm_out, PTL_KEY_COMPOSITE_IMPLICIT, addbmm_composite},
     {PTL_OP_mm_dtype, PTL_KEY_COMPOSITE_IMPLICIT, product_dtype_composite},
     {PTL_OP_bmm_dtype, PTL_KEY_COMPOSITE_IMPLICIT, product_dtype_composite},
     {PTL_OP_addmm_dtype, PTL_KEY_COMPOSITE_IMPLICIT, product_dtype_composite},

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../../c10/error.h"
+#include "../resize_output.h"
 #include "native.h"
 
 static PtlTensorImpl *
@@ -703,12 +704,30 @@ mv_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_kernel_return(s, r);
 }
 
+/* The dense result r (released) of addmm_ / addmm.out written into their destination d,
+ * checked first (ptl_check_output); a new reference to d, or NULL with the error set. */
+static PtlTensorImpl *
+write_destination(const PtlOperator *op, PtlTensorImpl *d, PtlTensorImpl *r)
+{
+    int rc = ptl_check_output(d, op->schema.inplace, r->dim, r->sizes, r->dtype);
+    if (rc == 0) {
+        rc = ptl_copy_into(d, r);
+    }
+    ptl_decref(r);
+    if (rc < 0) {
+        return NULL;
+    }
+    ptl_tensor_bump_version(d);
+    ptl_incref(d);
+    return d;
+}
+
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1):
- * beta * self + alpha * (mat1 @ mat2) with a sparse side; dense result. */
+ * beta * self + alpha * (mat1 @ mat2) with a sparse side; dense result, also written into
+ * the dense self of addmm_ or the out of addmm.out. */
 static int
 addmm_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)op;
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *p = NULL, *d = NULL, *scaled = NULL, *beta = NULL;
     PtlTensorImpl *r = NULL;
@@ -731,6 +750,9 @@ addmm_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ptl_xdecref(d);
     ptl_xdecref(beta);
     ptl_xdecref(scaled);
+    if (r != NULL && ptl_kernel_out(op, s) != NULL) {
+        r = write_destination(op, ptl_kernel_out(op, s), r);
+    }
     return ptl_kernel_return(s, r);
 }
 
@@ -1037,6 +1059,8 @@ static const PtlKernelReg sparse_kernels[] = {
     {PTL_OP_mm, PTL_KEY_SPARSE_CPU, mm_sparse},
     {PTL_OP_mv, PTL_KEY_SPARSE_CPU, mv_sparse},
     {PTL_OP_addmm, PTL_KEY_SPARSE_CPU, addmm_sparse},
+    {PTL_OP_addmm_, PTL_KEY_SPARSE_CPU, addmm_sparse},
+    {PTL_OP_addmm_out, PTL_KEY_SPARSE_CPU, addmm_sparse},
     {PTL_OP_add_Tensor, PTL_KEY_SPARSE_CPU, add_sparse},
     {PTL_OP_add__Tensor, PTL_KEY_SPARSE_CPU, add_inplace_sparse},
     {PTL_OP_mul_Tensor, PTL_KEY_SPARSE_CPU, scale_sparse},
