@@ -1,11 +1,12 @@
 """The GEMM engine's paths for small and edge products (gemm.c, Notes [GEMM last columns],
-[GEMM direct A] and [GEMM packing of B]): the last 1 or 2 columns past a multiple of 32
-computed as dot products (a transposed A's rows packed up to 16 at a time), a row-major A's
-last 4 or 8 rows read in place by the edge tiles, a row-major B read in place by products of
-any height when K <= 32 and a K block spans at most 32 KiB, and the step's buffers on the
-stack.  Against NumPy in float64 at, below and above each threshold, with transposed and
-strided operands, alpha/beta (addmm), on 1 and 2 threads; every path gives the bits of the
-generic one.  The file reruns itself under PTL_CPU_CAPABILITY=avx2 and =default."""
+[GEMM direct A] and [GEMM packing of B]): the last 1 or 2 columns past a multiple of 32, and
+the columns of a product of two, computed as dot products (a transposed A's rows packed up to
+16 at a time), a row-major A's last 4 or 8 rows read in place by the edge tiles, a row-major B
+read in place by products of any height when K <= 32 and a K block spans at most 32 KiB, and
+the step's buffers on the stack.  Against NumPy in float64 at, below and above each
+threshold, with transposed and strided operands, alpha/beta (addmm), on 1 and 2 threads; every
+path gives the bits of the generic one.  The file reruns itself under
+PTL_CPU_CAPABILITY=avx2 and =default."""
 import os
 
 import numpy as np
