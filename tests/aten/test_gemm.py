@@ -449,7 +449,9 @@ def test_threads_same_bits(mkn, dtype, restore_threads):
 # head), 2 x 10, 8 x 10 and 25 x 10 transposed, 9 x 10 and 24 x 10 not; 128 x 20 and 50 x 9
 # transposed; 128 x 31, 1024 x 67 (a ninth saved) and 300 x 5 not; several K blocks (1024 x
 # 65's last column is a dot product, Note [GEMM last columns]: test_gemm_small.py).
-# The AVX2 rerun decides by its 6 x 16 tiles on the same shapes.
+# The AVX2 rerun decides by its 6 x 16 tiles on the same shapes.  2 x 10 written transposed
+# has two columns, which the float32 tile engines compute as dot products (all tail, Note
+# [GEMM last columns]): there the bits are those of the contiguous operands instead.
 NARROW_N = [(128, 256, 10), (32, 256, 10), (8, 40, 10), (2, 40, 10), (9, 40, 10),
             (24, 256, 10), (25, 40, 10), (128, 256, 20), (128, 256, 31), (1024, 128, 67),
             (50, 700, 9), (300, 64, 5)]
@@ -473,10 +475,13 @@ def test_narrow_n_transposed(mkn, dtype, restore_threads):
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     exp = a64 @ b64
     results = []
+    tiles = dtype == np.float32 and ptl.backends.cpu.get_cpu_capability() != "DEFAULT"
+    flip_bits = not (tiles and m <= 2)
     for nt in (1, 2):
         ptl.set_num_threads(nt)
         ref = bits(ptl.mm(ptl.tensor(np.ascontiguousarray(b.T)),
-                              ptl.tensor(np.ascontiguousarray(a.T))).t())
+                          ptl.tensor(np.ascontiguousarray(a.T))).t() if flip_bits else
+                   ptl.mm(ptl.tensor(a), ptl.tensor(b)))
         close_dtype(ptl.tensor(ref), exp, k, dtype)
         for la in ("contiguous", "transposed", "strided"):
             for lb in ("contiguous", "transposed", "strided"):
@@ -490,7 +495,8 @@ def test_narrow_n_transposed(mkn, dtype, restore_threads):
             tb = np.ascontiguousarray(np.broadcast_to(bias, (m, n)).T)
             flip = ptl.addmm(ptl.tensor(tb), ptl.tensor(np.ascontiguousarray(b.T)),
                              ptl.tensor(np.ascontiguousarray(a.T)), beta=0.5, alpha=-2).t()
-            assert np.array_equal(bits(r), bits(flip))
+            if flip_bits:
+                assert np.array_equal(bits(r), bits(flip))
             results.append(bits(r))
         # a batch of such products, and C accumulated in place (beta = 1)
         bb = ptl.bmm(ptl.tensor(np.stack([a, 2 * a])), ptl.tensor(np.stack([b, b])))

@@ -1,11 +1,12 @@
 """The GEMM engine's paths for small and edge products (gemm.c, Notes [GEMM last columns],
-[GEMM direct A] and [GEMM packing of B]): the last 1 or 2 columns past a multiple of 32
-computed as dot products (a transposed A's rows packed up to 16 at a time), a row-major A's
-last 4 or 8 rows read in place by the edge tiles, a row-major B read in place by products of
-any height when K <= 32 and a K block spans at most 32 KiB, and the step's buffers on the
-stack.  Against NumPy in float64 at, below and above each threshold, with transposed and
-strided operands, alpha/beta (addmm), on 1 and 2 threads; every path gives the bits of the
-generic one.  The file reruns itself under PTL_CPU_CAPABILITY=avx2 and =default."""
+[GEMM direct A] and [GEMM packing of B]): the last 1 or 2 columns past a multiple of 32, and
+the columns of a product of two, computed as dot products (a transposed A's rows packed up to
+16 at a time), a row-major A's last 4 or 8 rows read in place by the edge tiles, a row-major B
+read in place by products of any height when K <= 32 and a K block spans at most 32 KiB, and
+the step's buffers on the stack.  Against NumPy in float64 at, below and above each
+threshold, with transposed and strided operands, alpha/beta (addmm), on 1 and 2 threads; every
+path gives the bits of the generic one.  The file reruns itself under
+PTL_CPU_CAPABILITY=avx2 and =default."""
 import os
 
 import numpy as np
@@ -41,9 +42,11 @@ def test_lower_capabilities(capability):
 # (m, k, n) at and across Note [GEMM last columns]'s rule: n = 32 (no tail), 33 and 34 (one
 # and two dot-product columns), 35 (the tiles), 65, 66 and 67; n = 33 with m = 2 (two rows)
 # and a K block or three (k = 700); a GPT head (1024 x 128 @ 128 x 65); k = 1, and k = 8192
-# with a small C (the K split, no tail)
+# with a small C (the K split, no tail); two columns in all (all tail) with 2, 20 and 8192
+# rows, 3 columns (the tiles) and the K split
 TAIL = [(20, 40, 32), (20, 40, 33), (20, 40, 34), (20, 40, 35), (37, 700, 65), (13, 29, 66),
-        (13, 29, 67), (2, 40, 33), (1024, 128, 65), (30, 1, 33), (3, 8192, 33)]
+        (13, 29, 67), (2, 40, 33), (1024, 128, 65), (30, 1, 33), (3, 8192, 33), (2, 40, 2),
+        (20, 40, 2), (8192, 64, 2), (20, 40, 3), (3, 8192, 2)]
 
 
 @pytest.mark.parametrize("mkn", TAIL)
@@ -68,7 +71,7 @@ def test_last_columns(mkn, dtype, restore_threads):
                 assert np.array_equal(bits(r), ref), (nt, la, lb)
         # (the float32 engines with tiles only: AVX2 and AVX-512)
         tiles = dtype == np.float32 and ptl.backends.cpu.get_cpu_capability() != "DEFAULT"
-        tail = n % 32 if tiles and n > 32 and n % 32 <= 2 and m > 1 and k < 8192 else 0
+        tail = n % 32 if tiles and n != 1 and n % 32 <= 2 and m > 1 and k < 8192 else 0
         for j in range(n - tail, n):
             col = bits(ptl.mm(ptl.tensor(a), ptl.tensor(np.ascontiguousarray(b[:, j:j + 1]))))
             assert np.array_equal(col[:, 0], ref[:, j]), j
@@ -98,10 +101,10 @@ def test_last_columns_batched(bmkn, restore_threads):
 # (m, k, n): a tail's rows packed 16 at a time (gemv_rows, GEMV_PACK_ROWS), at most 256 KiB
 # of them: m below, at and past one and two blocks of 16; k = 4096 (16 rows of 16 KiB) and
 # 4097 (15 rows a block); k below 8; rows split among two threads (rows x k >= 2^18) in
-# chunks of 33 rows (k = 1000) and of 9 (k = 4096)
+# chunks of 33 rows (k = 1000) and of 9 (k = 4096); two columns in all
 TAIL_ROWS = [(15, 40, 33), (16, 40, 33), (17, 40, 33), (32, 40, 65), (33, 40, 65),
              (35, 4096, 33), (35, 4097, 34), (17, 3, 33), (40, 7, 34), (300, 1000, 33),
-             (100, 4096, 33)]
+             (100, 4096, 33), (17, 40, 2), (300, 1000, 2)]
 
 
 @pytest.mark.parametrize("mkn", TAIL_ROWS)

@@ -35,15 +35,15 @@ OPS = ["erf", "erfc", "erfinv"]
 # erfc: 1 - erf below 1/2 (the 1/2 - form from 1/4 on), e^(-x^2) erfcx(x) on the 16 intervals
 # of [0.5, 8) and by 1 / x^2 on [8, 27.5] (subnormal results from 26.55, 0 past 27.23),
 # 2 - erfc(-x) below -1/2
-# erfinv: the start's polynomials in w (w < 5) and sqrt(w), the Newton step's erf (x0 < 1),
-# its direct erfc (1 <= x0 <= 5) and its erfc by erfcx (x0 > 5), near +-1
+# erfinv: its four pieces, in w = -log(1 - y^2) below 1.5 and 6.25 and in sqrt(w) below 4
+# and from 4 on (y = 0.8823, 0.99781, 0.99999989), each split crossed, near +-1
 RANGES = {
     "erf": [(-1, 1), (-1e-300, 1e-300), (-1e-8, 1e-8), (0.99, 1.01), (1, 6), (-6, -1),
             (1.9, 2.1), (5.5, 6.1), (6, 40)],
     "erfc": [(-0.5, 0.5), (0.24, 0.26), (0.49, 0.51), (0.5, 8), (0.5, 1), (1, 2), (2, 4),
              (4, 8), (7.9, 8.1), (8, 27.5), (26, 27.3), (-8, -0.5), (-1e-9, 1e-9)],
-    "erfinv": [(-1, 1), (-1e-3, 1e-3), (0.83, 0.86), (0.995, 0.998), (0.99, 1),
-               (-1, -0.99)],
+    "erfinv": [(-1, 1), (-1e-3, 1e-3), (0.83, 0.86), (0.87, 0.89), (0.995, 0.998), (0.99, 1),
+               (-1, -0.99), (0.9999998, 0.99999999)],
 }
 # points near +-1 in erfinv: 1 - 10^-k u for u uniform in (0, 1)
 ERFINV_NEAR_ONE = [4, 7, 10, 12, 13, 14, 15]
@@ -51,8 +51,9 @@ SPLITS = {
     "erf": [1.0, 6.0] + [1 + i * 5 / 16 for i in range(17)],
     "erfc": [0.25, 0.5, 8.0, 27.5, 26.55, 27.2] + [0.5 * 2 ** (k + j / 4) for k in range(4)
                                                    for j in range(4)],
-    # erf(1) (x0 = 1), w = 5, x0 = 5
-    "erfinv": [0.8427007929497149, math.sqrt(-math.expm1(-5.0)), 1 - 1.5e-12, 0.5],
+    # the pieces' ends w = 1.5, 6.25, 16; the splits of the Halley step this replaced
+    "erfinv": [math.sqrt(-math.expm1(-w)) for w in (1.5, 6.25, 16.0)] +
+              [0.8427007929497149, math.sqrt(-math.expm1(-5.0)), 1 - 1.5e-12, 0.5],
 }
 
 

@@ -955,21 +955,27 @@ gemm_transpose(GemmProblem *pr)
  * (always as dot products: gemv_one's column-by-column axpy sums in another order).  Rows
  * are not split so: a last row would be dot products with B's columns, which a row-major B
  * has strided (a 65 x 1024 @ 1024 x 128 weight gradient ran 2.4x slower).  So C^T =
- * B^T @ A^T no longer has C's bits when one of them has such a tail and the other not.  Only for
+ * B^T @ A^T no longer has C's bits when one of them has such a tail and the other not (2
+ * x 10 and its transposed writing, 10 x 2, below).  Only for
  * the float32 engines with tiles (AVX2 and AVX-512).  1024 x 128 @ 128 x 65 (W^T): 201 ->
- * 172 us on one Zen 4 core, 0.94x -> 1.10x NumPy's. */
+ * 172 us on one Zen 4 core, 0.94x -> 1.10x NumPy's.  A product of two columns in all (W @
+ * x^T for two rows x) is all tail by the same rule: its quarter tiles computed 4 columns of
+ * packed rows for 2, and A was packed; as two matrix-vector products A is read in place, and
+ * each column has the bits of A @ that column.  One Zen 3 core (AVX2), [8192, 64] @ [64, 2]
+ * with column-major B: 265 -> 119 us, 0.64x -> 1.43x PyTorch's time. */
 #define GEMM_TAIL_WIDTH 32
 #define GEMM_TAIL_COLS 2
 
 /* The last columns of a product computed as vector products: n % GEMM_TAIL_WIDTH when that
- * is at most GEMM_TAIL_COLS, else 0. */
+ * is at most GEMM_TAIL_COLS (all n columns when 1 < n <= GEMM_TAIL_COLS), else 0. */
 static int64_t
 gemm_tail(const GemmProblem *pr)
 {
     int64_t m = pr->m, n = pr->n, r = n % GEMM_TAIL_WIDTH;
     int blocked = pr->k > 0 && m > 1 && !(pr->k >= 2 * GEMM_KSPLIT && m * n <= GEMM_KSPLIT_MAX_MN);
     return pr->e->tile != NULL && pr->e->acc_dtype == PTL_DTYPE_FLOAT32 && blocked &&
-                   n > GEMM_TAIL_WIDTH && r <= GEMM_TAIL_COLS
+                   (n > GEMM_TAIL_WIDTH || (n > 1 && n <= GEMM_TAIL_COLS)) &&
+                   r <= GEMM_TAIL_COLS
                ? r
                : 0;
 }
@@ -983,7 +989,7 @@ gemm_tails(const GemmProblem *pr, int64_t bi, int parallel, int64_t tail)
     const size_t bitem = ptl_dtype_itemsize(pr->b.dtype);
     GemmProblem head = *pr;
     head.n = pr->n - tail;
-    if (gemm_one(&head, bi, parallel) < 0) {
+    if (head.n > 0 && gemm_one(&head, bi, parallel) < 0) {
         return -1;
     }
     for (int64_t j = head.n; j < pr->n; j++) {

@@ -36,27 +36,26 @@
  * -1/2: 2 - erfc(-x).  x is clamped at 27.5 (0 from 27.23 on): inf gives 0, -inf 2, NaN
  * NaN.  Measured 1.45 ulp (near 8: the division), subnormal results included.
  *
- * erfinv (erfinvd): a = |y|, w = -log((1 - a)(1 + a)) to 1.3e-10 (w = m 2^e, log m by a
- * polynomial), x0 = a P(w - 5/2) below w = 5 (degree 10, 4e-9 relative) and a Q(sqrt(w) -
- * 4.15) above (degree 12, 4.5e-8; sqrt(w) <= 6.01 at a = 1 - 2^-53), then one Halley step
- * on erf(x) = a: u = f / erf'(x0) = f e^(x0^2) sqrt(pi) / 2 and x1 = x0 - u (1 - x0 u), which
- * leaves about (x0^2 + 1) e0^3 / 3 < 1e-18 of x0's error e0.  f = erf(x0) - a: fma(x0, P, x0
- * - a) below x0 = 1 (x0 - a is exact: x0 is within a factor 2 of a), (1 - a) - erfc(x0)
- * above (1 - a exact from a = 1/2), both by the table; above x0 = 5, where the table's
- * relative error would show, erfc by erfcx as in erfc.  An error df in f moves x by df /
- * erf'(x), which for erfc's relative error r is r / (2 x^2) relative: the table's error
- * matters only near x0 = 1.  e^(x0^2) needs only 1e-11 (u is within 1e-6 of x0): 2^n times
- * a degree-9 Taylor polynomial.  +-1 gives +-inf, |y| > 1 and NaN NaN, -0 -0.  Measured 1.33
- * ulp (near a = 0.84, x0 = 1).
+ * erfinv (erfinvd): a = |y|, erfinv(a) = a F(w), w = -log((1 - a)(1 + a)) by the double log
+ * (ptl_vm_log_normal, under an ulp; (1 - a) is exact from a = 1/2, and below it the product's
+ * rounding moves F by less than 3e-17 relative), F analytic in w and fitted in four pieces
+ * (tools/fit_erfinv_f64.py): powers of w below w = 1.5 (degree 14), of w - 3.875 up to 6.25
+ * (20), then of r - 3.25 up to r = sqrt(w) = 4 and of r - 5 up to r = 6.01 (a = 1 - 2^-53
+ * gives 6.0035; 20 each), r carried with its rounding error (w - r^2) / 2r.  Each piece is c0
+ * + t Q(t) + c0's rest: t Q(t) an exact product summed with c0 by a fast two-sum, then a s +
+ * a e, so that the only rounding of the result's size is the last.  No erf, no table and no
+ * exp: the start and Halley step on erf this replaced (a float64 log to 1.3e-10, a start to
+ * 4e-9, erf(x0) from ptl_erf_table_coef's per-lane coefficients, e^(x0^2)) ran 0.49-0.56x
+ * PyTorch's time on AVX2 (Zen 3), where each coefficient of a lane's interval is four scalar
+ * loads; now 0.60-0.72 (tanh(3 randn)) and 0.86-0.98 (uniform) of PyTorch's time, and the
+ * double log alone is 40% of it.  Each lane runs the pieces its vector needs (a branch per
+ * piece; picking coefficients per lane by blends was 10-40% slower).  +-1 gives +-inf,
+ * |y| > 1 and NaN NaN, -0 -0.  Measured 1.02 ulp (before: 1.33).
  *
  * AVX2 and AVX-512 give the same bits.  Strided data and PTL_CPU_CAPABILITY=default take the
  * portable loops: libm's erf and erfc, and scalar_math.h's ptl_erfinv_d for erfinv. */
 #include "../special_tables.h"
 #include "vec_math.h"
-
-/* the start of erfinv's fits (scalar_math.h's PTL_ERFINV_MID_COEF, PTL_ERFINV_TAIL_COEF) */
-static const double ptl_erfinv_mid_coef[] = {PTL_ERFINV_MID_COEF};
-static const double ptl_erfinv_tail_coef[] = {PTL_ERFINV_TAIL_COEF};
 
 #ifdef PTL_HAVE_AVX2_KERNELS
 /* ptl_erf_small_coef, ptl_erfcx_coef, ptl_erfcx_far_coef and PTL_ERFCX_FAR_C0_HI / _LO:
@@ -189,15 +188,42 @@ ptl_erf_idx_pd512(__m512i v)
 #define PTL_ERF_PICK_pd512(row, idx)                                                      \
     _mm512_permutex2var_pd(_mm512_loadu_pd(row), idx, _mm512_loadu_pd((row) + 8))
 #define PTL_ERF_SQRTPI_2 0.88622692545275801365
-/* log(1.5 + u) for u in [-1/2, 1/2], degree 11 (1.3e-10), the highest power first */
-static const double ptl_erfinv_log_coef[] = {
-    0.0014461127061180387, -0.0023178546934890854, 0.0027584217275305294, -0.004702811778055511,
-    0.008381528132706068, -0.014655236240015834, 0.026335928873289793, -0.049381324214631615,
-    0.09876548022345195, -0.22222225241827334, 0.666666666232864, 0.4054651082139473};
-/* 1/9!, ..., 1/2!, 1, 1 */
-static const double ptl_erf_exp9_coef[] = {1.0 / 362880, 1.0 / 40320, 1.0 / 5040, 1.0 / 720,
-                                           1.0 / 120,    1.0 / 24,    1.0 / 6,    0.5,
-                                           1.0,          1.0};
+/* erfinv(a) = a F(w), w = -log((1 - a)(1 + a)), by tools/fit_erfinv_f64.py (Note [Vector
+ * float64 erf, erfc, erfinv]) */
+/* F(w) on [0, 1.5]: c0, its rest, then the powers 14 down to 1 of w */
+static const double ptl_erfinv_small_coef[] = {
+    0.886226925452758, -3.8341307457697146e-17, -1.6330418378847443e-12, 1.8993572753635846e-11,
+    -3.0612062327535676e-11, -5.029964311896609e-10, 7.317096482149844e-10,
+    2.2811401466777285e-08, -3.7305734506027354e-08, -1.012549754528157e-06,
+    2.019987336704994e-06, 4.661144075444338e-05, -0.00012804329431555955, -0.00233510164160508,
+    0.011549342038270577, 0.2320136665346545};
+/* F(w) on [1.5, 6.25]: c0, its rest, then the powers 20 down to 1 of w - 3.875 */
+static const double ptl_erfinv_w_coef[] = {
+    1.8301223755790132, -8.391677291801761e-17, -7.013085477068784e-19, 4.132421662635714e-18,
+    2.802441118135648e-17, -4.1796669996506847e-16, 1.4694972422291158e-15,
+    1.1779035565931953e-14, -1.780333807609776e-13, 7.564245309277578e-13,
+    4.254398488010489e-12, -7.894366720236284e-11, 3.947757332253136e-10,
+    1.4224735886073606e-09, -3.528942037991534e-08, 2.116467323079332e-07,
+    3.1653815596336544e-07, -1.5818178257553443e-05, 0.00012867609118700167,
+    -0.0002658525861884694, -0.007133120957863165, 0.23014944138099322};
+/* F on r = sqrt(w) in [2.5, 4]: c0, its rest, then the powers 20 down to 1 of r - 3.25 */
+static const double ptl_erfinv_r_coef[] = {
+    3.0838856104922208, -8.717498657592625e-17, 7.680200479077053e-09, -1.5305397964152548e-08,
+    -2.091453334773126e-08, 1.3158663683192966e-07, -2.4549818963339823e-07,
+    -2.761716223816241e-08, 1.4815977874022539e-06, -3.985705945648173e-06,
+    2.93257845538535e-06, 1.2465028224217455e-05, -4.732068066544697e-05, 6.828711739251955e-05,
+    2.4031512865758357e-05, -0.0003550378137852452, 0.0009532893415794137,
+    -0.0016882755354488555, 0.00249144209795696, -0.0037512085082247342, 0.005370914553555033,
+    1.0052589676941655};
+/* F on r in [3.99, 6.01]: c0, its rest, then the powers 20 down to 1 of r - 5 */
+static const double ptl_erfinv_far_coef[] = {
+    4.849906401408584, -8.25220929251163e-17, -8.386079927953242e-13, 5.88490133757229e-12,
+    -1.6210012527392883e-11, 1.469872389278344e-11, 6.066972996359728e-11,
+    -3.8067824604214605e-10, 1.3265490517350083e-09, -3.534296025905102e-09,
+    7.813797701443031e-09, -1.521353320494232e-08, 2.9022106408937218e-08,
+    -6.757279877137549e-08, 2.2905185526440073e-07, -9.930254796537954e-07,
+    4.5260526812513625e-06, -1.96817711977443e-05, 7.599527808399826e-05,
+    -0.00021503011979910516, -0.00013871931837973613, 1.0103004648645448};
 #define DEFINE_UNARY_VEC_ERF_D(S)                                                         \
     /* (erf(x) - x) / x for |x| <= 1 */                                                   \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erf_small_d_##S(PTL_VT(S) x)              \
@@ -316,46 +342,75 @@ static const double ptl_erf_exp9_coef[] = {1.0 / 362880, 1.0 / 40320, 1.0 / 5040
         }                                                                                 \
         return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
     }                                                                                     \
-    /* inlined into the map: its two calls a step then overlap (4% faster) */           \
+    /* a F on the lanes of `on`, acc elsewhere: t the variable less the piece's centre,   \
+     * coef = {c0, its rest, the other terms highest power first}, n of them.  F = c0 +   \
+     * t Q(t) + rest as s + e, t Q(t) an exact product and s its sum with c0 (|t Q| < c0, \
+     * a fast two-sum), then a s + a e: one rounding of the result's size */              \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erfinv_piece_##S(                          \
+        PTL_VT(S) a, PTL_VT(S) t, const double *coef, size_t n, PTL_VMT(S) on,            \
+        PTL_VT(S) acc)                                                                    \
+    {                                                                                     \
+        const PTL_VT(S) c0 = PTL_V(S, set1)(coef[0]);                                     \
+        PTL_VT(S) q = ptl_vm_poly_split_##S(t, coef + 2, n - 2);                          \
+        PTL_VT(S) ph = PTL_V(S, mul)(t, q), pl = PTL_V(S, fmsub)(t, q, ph);               \
+        PTL_VT(S) s = PTL_V(S, add)(c0, ph);                                              \
+        PTL_VT(S) e = PTL_V(S, add)(PTL_V(S, add)(PTL_V(S, sub)(c0, s), ph),              \
+                                    PTL_V(S, add)(pl, PTL_V(S, set1)(coef[1])));          \
+        PTL_VT(S) r = PTL_V(S, fmadd)(a, s, PTL_V(S, mul)(a, e));                         \
+        return PTL_VSEL(S, on, acc, r);                                                   \
+    }                                                                                     \
+    /* the piece of lanes on whose variable is r = sqrt(w) (+ its rounding error dr)      \
+     * less centre c, r - c exact */                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erfinv_root_piece_##S(                     \
+        PTL_VT(S) a, PTL_VT(S) r, PTL_VT(S) dr, double c, const double *coef, size_t n,   \
+        PTL_VMT(S) on, PTL_VT(S) acc)                                                     \
+    {                                                                                     \
+        PTL_VT(S) t = PTL_V(S, add)(PTL_V(S, sub)(r, PTL_V(S, set1)(c)), dr);             \
+        return ptl_vm_erfinv_piece_##S(a, t, coef, n, on, acc);                           \
+    }                                                                                     \
     PTL_VATTR(S) __attribute__((always_inline)) static inline PTL_VT(S)                   \
         ptl_vm_erfinvd_##S(PTL_VT(S) y)                                                   \
     {                                                                                     \
         const PTL_VT(S) sign = PTL_V(S, set1)(-0.0), one = PTL_V(S, set1)(1.0);           \
-        const PTL_VT(S) magic = PTL_V(S, set1)(PTL_VM_MAGIC_pd);                          \
-        PTL_VT(S) a = PTL_V(S, andnot)(sign, y), omp = PTL_V(S, sub)(one, a);              \
-        PTL_VT(S) w = PTL_V(S, mul)(omp, PTL_V(S, add)(one, a));                          \
-        /* w = -log(w) to 1.3e-10: w = m 2^e, m in [1, 2), log m by a polynomial */         \
-        PTL_VT(S) e, m = ptl_vm_split_##S(PTL_V(S, max)(w, PTL_V(S, set1)(DBL_MIN)), &e);  \
-        m = PTL_ERF_POLY2(S, PTL_V(S, sub)(m, PTL_V(S, set1)(1.5)), ptl_erfinv_log_coef);  \
-        w = PTL_V(S, fnmsub)(e, PTL_V(S, set1)(0.6931471805599453), m);                   \
-        PTL_VT(S) p = PTL_ERF_POLY2(S, PTL_V(S, sub)(w, PTL_V(S, set1)(2.5)),               \
-                                  ptl_erfinv_mid_coef);                                   \
-        PTL_VMT(S) tail = PTL_VCMP(S, w, PTL_V(S, set1)(5.0), _CMP_GE_OQ);                \
-        if (PTL_VBITS(S, tail) != 0) {                                                    \
-            PTL_VT(S) s = PTL_V(S, sub)(PTL_V(S, sqrt)(w), PTL_V(S, set1)(4.15));         \
-            p = PTL_VSEL(S, tail, p, PTL_ERF_POLY2(S, s, ptl_erfinv_tail_coef));            \
+        const PTL_VT(S) zero = PTL_V(S, setzero)(), four = PTL_V(S, set1)(4.0);           \
+        PTL_VT(S) a = PTL_V(S, andnot)(sign, y);                                          \
+        PTL_VT(S) v = PTL_V(S, mul)(PTL_V(S, sub)(one, a), PTL_V(S, add)(one, a));        \
+        PTL_VT(S) w = PTL_V(S, sub)(                                                      \
+            zero, ptl_vm_log_normal_##S(PTL_V(S, max)(v, PTL_V(S, set1)(DBL_MIN))));      \
+        PTL_VT(S) x = zero;                                                               \
+        PTL_VMT(S) small = PTL_VCMP(S, w, PTL_V(S, set1)(1.5), _CMP_LT_OQ);               \
+        PTL_VMT(S) mid = PTL_VCMP(S, w, PTL_V(S, set1)(6.25), _CMP_LT_OQ);                \
+        if (PTL_VBITS(S, small) != 0) {                                                   \
+            x = ptl_vm_erfinv_piece_##S(a, w, ptl_erfinv_small_coef,                      \
+                                        PTL_VM_COUNT(ptl_erfinv_small_coef), small, x);   \
         }                                                                                 \
-        /* one step of Halley's method on erf(x) = a from x0 (8 digits) */                \
-        PTL_VT(S) x0 = PTL_V(S, min)(PTL_V(S, mul)(a, p), PTL_V(S, set1)(6.0));           \
-        PTL_VT(S) q = ptl_vm_erf_table_##S(x0);                                           \
-        PTL_VMT(S) far = PTL_VCMP(S, x0, PTL_V(S, set1)(5.0), _CMP_GT_OQ);                \
-        if (PTL_VBITS(S, far) != 0) {                                                     \
-            q = PTL_VSEL(S, far, q, ptl_vm_erfc_big_##S(x0));                             \
+        if (PTL_VBITS(S, mid) != PTL_VBITS(S, small)) {                                   \
+            mid = PTL_VMAND(S, mid, PTL_VCMP(S, w, PTL_V(S, set1)(1.5), _CMP_GE_OQ));     \
+            x = ptl_vm_erfinv_piece_##S(a, PTL_V(S, sub)(w, PTL_V(S, set1)(3.875)),       \
+                                        ptl_erfinv_w_coef, PTL_VM_COUNT(ptl_erfinv_w_coef), \
+                                        mid, x);                                          \
         }                                                                                 \
-        PTL_VT(S) f = PTL_VSEL(S, PTL_VCMP(S, x0, one, _CMP_LT_OQ), PTL_V(S, sub)(omp, q), \
-                               PTL_V(S, fmadd)(x0, q, PTL_V(S, sub)(x0, a)));             \
-        /* u = f / erf'(x0) = f e^(x0^2) sqrt(pi) / 2, e^(x0^2) to 1e-13: 2^n e^r, |r| <=  \
-         * ln2 / 2, e^r by its Taylor polynomial of degree 9 */                          \
-        PTL_VT(S) v = PTL_V(S, mul)(x0, x0);                                              \
-        PTL_VT(S) k = PTL_V(S, fmadd)(v, PTL_V(S, set1)(PTL_VM_LOG2E_pd), magic);         \
-        PTL_VT(S) n = PTL_V(S, sub)(k, magic);                                            \
-        PTL_VT(S) r = PTL_V(S, fnmadd)(n, PTL_V(S, set1)(0.6931471805599453), v);         \
-        PTL_VT(S) ex = PTL_V(S, mul)(PTL_ERF_POLY2(S, r, ptl_erf_exp9_coef), ptl_vm_pow2i_##S(n)); \
-        PTL_VT(S) u = PTL_V(S, mul)(PTL_V(S, mul)(f, PTL_V(S, set1)(PTL_ERF_SQRTPI_2)), ex); \
-        PTL_VT(S) x1 = PTL_V(S, sub)(x0, PTL_V(S, fnmadd)(PTL_V(S, mul)(x0, u), u, u));   \
-        x1 = PTL_VSEL(S, PTL_VCMP(S, a, one, _CMP_EQ_OQ), x1, PTL_V(S, set1)(INFINITY));  \
-        x1 = PTL_VSEL(S, PTL_VCMP(S, a, one, _CMP_NLE_UQ), x1, PTL_V(S, set1)(NAN));      \
-        return PTL_V(S, or)(x1, PTL_V(S, and)(sign, y));                                  \
+        PTL_VMT(S) big = PTL_VCMP(S, w, PTL_V(S, set1)(6.25), _CMP_GE_OQ);                \
+        if (PTL_VBITS(S, big) != 0) {                                                     \
+            /* dr = (w - r^2) / 2r to a fifth (1/2r at the centres 3.25 and 5): dr is     \
+             * below half an ulp of r */                                                  \
+            PTL_VT(S) r = PTL_V(S, sqrt)(w), e = PTL_V(S, fnmadd)(r, r, w);               \
+            PTL_VMT(S) far = PTL_VCMP(S, r, four, _CMP_GE_OQ);                            \
+            PTL_VMT(S) near = PTL_VMAND(S, PTL_VCMP(S, r, four, _CMP_LT_OQ), big);        \
+            if (PTL_VBITS(S, near) != 0) {                                                \
+                x = ptl_vm_erfinv_root_piece_##S(a, r, PTL_V(S, mul)(e, PTL_V(S, set1)(1.0 / 6.5)), \
+                                                 3.25, ptl_erfinv_r_coef,                 \
+                                                 PTL_VM_COUNT(ptl_erfinv_r_coef), near, x); \
+            }                                                                             \
+            if (PTL_VBITS(S, far) != 0) {                                                 \
+                x = ptl_vm_erfinv_root_piece_##S(a, r, PTL_V(S, mul)(e, PTL_V(S, set1)(0.1)), \
+                                                 5.0, ptl_erfinv_far_coef,                \
+                                                 PTL_VM_COUNT(ptl_erfinv_far_coef), far, x); \
+            }                                                                             \
+        }                                                                                 \
+        x = PTL_VSEL(S, PTL_VCMP(S, a, one, _CMP_EQ_OQ), x, PTL_V(S, set1)(INFINITY));    \
+        x = PTL_VSEL(S, PTL_VCMP(S, a, one, _CMP_NLE_UQ), x, PTL_V(S, set1)(NAN));        \
+        return PTL_V(S, or)(x, PTL_V(S, and)(sign, y));                                   \
     }                                                                                     \
     PTL_VM_DEFINE_MAP(erfd, S)                                                            \
     PTL_VM_DEFINE_MAP(erfcd, S)                                                           \
