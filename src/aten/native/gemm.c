@@ -172,6 +172,9 @@ typedef struct GemmStep {
     int a_direct;                        /* whole A slivers are read in place, 1: a row-major
                                           * A, 2: a transposed one (Note [GEMM
                                           * direct A]) */
+    int a_pack_first;                    /* a transposed A's whole slivers are packed by the
+                                          * first B sliver's tiles (Note [GEMM transposed A
+                                          * packed by its first tiles]) */
     char *c;                             /* C at (0, jc) */
     int64_t nc, kc;
     int64_t mc;                          /* rows per A block (at most the engine's MC) */
@@ -259,8 +262,14 @@ gemm_step(const GemmStep *st)
             edge = mc - direct <= 4 ? e->direct_a4 : mc - direct <= 8 ? e->direct_a8 : NULL;
             direct = edge != NULL ? mc : direct;
         }
-        pr->pack_a(st->a + (size_t)((ic + direct) * pr->a.rs) * aitem, pr->a.rs, pr->a.cs,
-                   split - direct, st->kc, e->mr, ap);
+        /* a transposed A's whole slivers packed by the first B sliver's tiles (Note [GEMM
+         * transposed A packed by its first tiles]), the rest here */
+        int64_t fused = st->a_pack_first ? split / e->mr * e->mr : 0;
+        if (split - direct - fused > 0) {
+            pr->pack_a(st->a + (size_t)((ic + direct + fused) * pr->a.rs) * aitem, pr->a.rs,
+                       pr->a.cs, split - direct - fused, st->kc, e->mr,
+                       ap + (size_t)(fused * st->kc) * e->item);
+        }
         if (split < mc) {
             pr->pack_a(st->a + (size_t)((ic + split) * pr->a.rs) * aitem, pr->a.rs, pr->a.cs,
                        mc - split, st->kc, 4, ap + (size_t)((split - direct) * st->kc) * e->item);
@@ -308,6 +317,26 @@ gemm_step(const GemmStep *st)
                 int64_t tile_mr = e->mr, tile_w = tile_nr, ars = 0;
                 const char *as = ir < direct ? st->a + (size_t)((ic + ir) * lda) * aitem
                                              : ap + (size_t)((ir - direct) * kc) * e->item;
+                if (s == 0 && ir < fused && ir / e->mr % 2 == 0) {
+                    const char *at = st->a + (size_t)((ic + ir) * pr->a.rs) * aitem;
+                    PackTileFn pt = ir + e->mr < fused ? e->direct_at_pack2 : e->direct_at_pack;
+                    if (nr == e->nr && store_c) {
+                        pt(kc, at, pr->a.cs, (char *)as, bs, ldb, cs, crs, ss, srs, alpha, beta,
+                           mr);
+                    }
+                    else {
+                        pt(kc, at, pr->a.cs, (char *)as, bs, ldb, acc, e->nr, acc, e->nr, 1, 0,
+                           e->mr);
+                        if (ss != cs && beta != 0) {
+                            copy_tile(e->item, mr, nr, ss, srs, scs, cs, crs, ccs);
+                        }
+                        e->update(acc, e->nr, mr, nr, cs, crs, ccs, alpha, beta);
+                    }
+                    cs += (size_t)(h * crs) * e->item;
+                    ss += (size_t)(h * srs) * e->item;
+                    ir += h;
+                    continue;
+                }
                 if (ir < direct) {
                     /* always the whole width: a narrower last B sliver goes through acc; an
                      * edge tile reads only A's mr rows, so it computes (and stores) those */
@@ -753,6 +782,8 @@ gemm_blocked(const GemmProblem *pr)
     int64_t kcmax = gemm_kc(e, pr->k);
     int a_direct = gemm_a_direct(pr);
     int b_direct = gemm_b_direct(pr, kcmax, mblocks);
+    int a_pack_first = a_direct == 0 && e->direct_at_pack != NULL && pr->a.rs == 1 &&
+                       pr->a.cs != 1 && pr->a.dtype == e->acc_dtype;
     /* A read in place as one block, so that B is read in place too (Note [GEMM one A block]) */
     if (!b_direct && a_direct == 1 && mblocks > 1 && gemm_b_direct(pr, kcmax, 1) &&
         pr->m * kcmax * (int64_t)e->item <= GEMM_ONE_A_BLOCK_BYTES) {
@@ -782,6 +813,7 @@ gemm_blocked(const GemmProblem *pr)
             st.bp = bp;
             st.b_direct = b_direct;
             st.a_direct = a_direct;
+            st.a_pack_first = a_pack_first && nc > e->nr / 2;
             st.c = pr->c.data + (size_t)(jc * pr->c.cs) * e->item;
             st.beta = pc == 0 ? pr->beta : 1.0;
             st.s = st.c;
@@ -1218,6 +1250,7 @@ gemm_packed_cols(void *ctx, int64_t u0, int64_t u1)
         st.bp = pb->data + (size_t)(pc * pb->npad + n0 * st.kc) * e->item;
         st.b_direct = 0;
         st.a_direct = a_direct;
+        st.a_pack_first = 0;
         st.c = pr->c.data + (size_t)n0 * e->item;
         st.beta = pc == 0 ? pr->beta : 1.0;
         st.s = st.c;

@@ -433,10 +433,14 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
      : (R) < 9    ? a6[((R) % 3) * ars]                                                   \
                   : a9[((R) % 3) * ars])
 #define DEFINE_TILE_A(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS, AHEAD) \
+    DEFINE_TILE_AP(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS, AHEAD, ,     \
+                   NO_COPY)
+#define DEFINE_TILE_AP(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS, AHEAD,   \
+                       PK_PARAM, COPY_A)                                                  \
     TARGET static void                                                                    \
-    NAME(int64_t kc, const void *ap_, int64_t lda, const void *bp_, int64_t ldb, void *c_,\
-         int64_t ldc, const void *src_, int64_t lds, double alpha_, double beta_,         \
-         int64_t rows)                                                                    \
+    NAME(int64_t kc, const void *ap_, int64_t lda PK_PARAM, const void *bp_, int64_t ldb, \
+         void *c_, int64_t ldc, const void *src_, int64_t lds, double alpha_,             \
+         double beta_, int64_t rows)                                                      \
     {                                                                                     \
         const T *ap = (const T *)ap_, *bp = (const T *)bp_, *src = (const T *)src_;       \
         const int64_t ars = (ARS), acs = (ACS), clamp = (CLAMP);                          \
@@ -459,6 +463,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
             }                                                                             \
             VECS(LOAD_B, 0, T, P, V, S)                                                   \
             ROWS(FMA_ROW, VECS, T, P, V, S, AROW)                                         \
+            COPY_A(T)                                                                     \
             ap += acs;                                                                    \
             a0 += acs;                                                                    \
             a3 += acs;                                                                    \
@@ -472,6 +477,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
  * for a last sliver of A read in place, which reads only the first `rows` rows (the others
  * compute on row 0 and are not stored: they may lie past A's end) */
 #define NO_AHEAD(T)
+#define NO_COPY(T)
 #define AT_AHEAD(T) FETCH_RUN((uintptr_t)ap + (uintptr_t)(GEMM_AHEAD_K * acs) * sizeof(T),   \
                               clamp * sizeof(T))
 #define DEFINE_TILE(NAME, TARGET, T, P, V, S, MR, ROWS, VECS)                             \
@@ -522,6 +528,48 @@ DEFINE_DIRECT_EDGE_TILE(direct_a4_f8_avx512, AVX512, double, _mm512, __m512d, pd
 DEFINE_DIRECT_EDGE_TILE(direct_a8_f4_avx512, AVX512, float, _mm512, __m512, ps, ROWS_8, VECS_2)
 DEFINE_DIRECT_EDGE_TILE(direct_a8_f8_avx512, AVX512, double, _mm512, __m512d, pd, ROWS_8,
                         VECS_2)
+/* the AVX2 direct_at tile that also copies each k step's 6 elements of A into a packed
+ * sliver at pk (Note [GEMM transposed A packed by its first tiles] in gemm.c) */
+#define PK_PARAM , void *pk_
+#define COPY_A6(T)                                                                        \
+    {                                                                                     \
+        T *pk = (T *)pk_ + p * 6;                                                         \
+        if (sizeof(T) == 4) {                                                             \
+            _mm_storeu_ps((float *)pk, _mm_loadu_ps((const float *)ap));                  \
+            _mm_store_sd((double *)(pk + 4), _mm_load_sd((const double *)(ap + 4)));      \
+        }                                                                                 \
+        else {                                                                            \
+            _mm256_storeu_pd((double *)pk, _mm256_loadu_pd((const double *)ap));          \
+            _mm_storeu_pd((double *)(pk + 4), _mm_loadu_pd((const double *)(ap + 4)));   \
+        }                                                                                 \
+    }
+/* the same, and the next sliver's 6 elements into the next packed sliver, kc * 6 on */
+#define COPY_A12(T)                                                                       \
+    {                                                                                     \
+        T *pk = (T *)pk_ + p * 6, *pk1 = pk + kc * 6;                                     \
+        if (sizeof(T) == 4) {                                                             \
+            __m256 v = _mm256_loadu_ps((const float *)ap);                                \
+            __m128 hi = _mm256_extractf128_ps(v, 1);                                      \
+            _mm_storeu_ps((float *)pk, _mm256_castps256_ps128(v));                        \
+            _mm_storel_pi((__m64 *)(pk + 4), hi);                                         \
+            _mm_storeh_pi((__m64 *)pk1, hi);                                              \
+            _mm_storeu_ps((float *)(pk1 + 2), _mm_loadu_ps((const float *)(ap + 8)));     \
+        }                                                                                 \
+        else {                                                                            \
+            __m256d v = _mm256_loadu_pd((const double *)(ap + 4));                        \
+            _mm256_storeu_pd((double *)pk, _mm256_loadu_pd((const double *)ap));          \
+            _mm_storeu_pd((double *)(pk + 4), _mm256_castpd256_pd128(v));                 \
+            _mm_storeu_pd((double *)pk1, _mm256_extractf128_pd(v, 1));                    \
+            _mm256_storeu_pd((double *)(pk1 + 2), _mm256_loadu_pd((const double *)(ap + 8))); \
+        }                                                                                 \
+    }
+#define DEFINE_AT_PACK_TILE(NAME, T, P, V, S, COPY)                                       \
+    DEFINE_TILE_AP(NAME, AVX2, T, P, V, S, 1, lda, 6, A_PACKED, ROWS_6, VECS_2, AT_AHEAD, \
+                   PK_PARAM, COPY)
+DEFINE_AT_PACK_TILE(direct_at_pack_f4_avx2, float, _mm256, __m256, ps, COPY_A6)
+DEFINE_AT_PACK_TILE(direct_at_pack_f8_avx2, double, _mm256, __m256d, pd, COPY_A6)
+DEFINE_AT_PACK_TILE(direct_at_pack2_f4_avx2, float, _mm256, __m256, ps, COPY_A12)
+DEFINE_AT_PACK_TILE(direct_at_pack2_f8_avx2, double, _mm256, __m256d, pd, COPY_A12)
 DEFINE_DIRECT_AT_TILE(direct_at_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_2)
 DEFINE_DIRECT_AT_TILE(direct_at_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6,
                       VECS_2)
@@ -530,6 +578,12 @@ DEFINE_DIRECT_AT_TILE(direct_at_f4_avx512, AVX512, float, _mm512, __m512, ps, F4
 DEFINE_DIRECT_AT_TILE(direct_at_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR,
                       ROWS_12, VECS_2)
 #undef DEFINE_TILE_A
+#undef DEFINE_TILE_AP
+#undef DEFINE_AT_PACK_TILE
+#undef PK_PARAM
+#undef COPY_A6
+#undef COPY_A12
+#undef NO_COPY
 #undef DEFINE_TILE
 #undef DEFINE_DIRECT_A_TILE
 #undef DEFINE_DIRECT_EDGE_TILE
@@ -723,37 +777,39 @@ DEFINE_AXPY(i8, uint64_t)
 static const GemmEngine engine_f4 = {
     F4_MR, F4_NR, 512, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
     kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f4_avx2 = {
     F4_MR, F4_NR, 512, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx2, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2), tile4_f4_avx2,
     NULL, NULL, pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2, direct_a_f4_avx2, direct_a4_f4_avx2,
-    NULL, direct_at_f4_avx2,
+    NULL, direct_at_f4_avx2, direct_at_pack_f4_avx2, direct_at_pack2_f4_avx2,
 };
 static const GemmEngine engine_f4_avx512 = {
     F4_AVX512_MR, F4_AVX512_NR, 512, 192, 1024, INT64_MAX, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx512, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2),
     tile4_f4_avx512, tile8_f4_avx512, tile10_f4_avx512, NULL, half_f4_avx512, quarter_f4_avx512,
-    direct_a_f4_avx512, direct_a4_f4_avx512, direct_a8_f4_avx512, direct_at_f4_avx512,
+    direct_a_f4_avx512, direct_a4_f4_avx512, direct_a8_f4_avx512, direct_at_f4_avx512, NULL,
+    NULL,
 };
 #undef F4_PACKS
 static const GemmEngine engine_f8 = {
     F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
     kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8}, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f8_avx2 = {
     F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx2, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
     tile4_f8_avx2, NULL, NULL, pair4_f8_avx2, half_f8_avx2, quarter_f8_avx2, direct_a_f8_avx2,
-    direct_a4_f8_avx2, NULL, direct_at_f8_avx2,
+    direct_a4_f8_avx2, NULL, direct_at_f8_avx2, direct_at_pack_f8_avx2, direct_at_pack2_f8_avx2,
 };
 static const GemmEngine engine_f8_avx512 = {
     F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx512, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
     tile4_f8_avx512, tile8_f8_avx512, tile10_f8_avx512, NULL, half_f8_avx512, quarter_f8_avx512,
-    direct_a_f8_avx512, direct_a4_f8_avx512, direct_a8_f8_avx512, direct_at_f8_avx512,
+    direct_a_f8_avx512, direct_a4_f8_avx512, direct_a8_f8_avx512, direct_at_f8_avx512, NULL,
+    NULL,
 };
 static const GemmEngine engine_i8 = {
     I8_MR, I8_NR, 256, 64, 1024, 0, sizeof(uint64_t), PTL_DTYPE_INT64,
@@ -761,7 +817,7 @@ static const GemmEngine engine_i8 = {
     {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
