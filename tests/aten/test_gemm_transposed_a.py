@@ -105,3 +105,53 @@ def test_weight_gradient_through_linear():
     close(ptl.tensor(grads[0]), g.astype(np.float64).T @ x.astype(np.float64), 300,
           np.float32)
     assert np.array_equal(grads[0], grads[1])
+
+
+# Note [GEMM transposed A packed by its first tiles]: a transposed A that the tiles do not read
+# in place (AVX2: lda 256, 512 or 1024 floats; or more than 16 B slivers) has its whole
+# slivers packed by the first B sliver's tiles, two slivers a tile, and the rest (a last
+# sliver of under MR rows, the 4-row pair past `split`) packed as before.  (m, k, n, lda):
+# m = 5 (no whole sliver), 6 (one: the one-sliver tile), 12 (a pair), 18 (a pair and one), 13
+# and 14 (one sliver and a 4-row pair), 15 (two and a 3-row sliver), 143, 144, 145 and 150
+# across an A block (MC 144), 300 (three blocks); n = 8 (a first sliver of NR / 2: not
+# packed by the tiles), 9 (packed, stored through the accumulator), 16, 17 and 33 (a narrow
+# last sliver), 272 (lda 128 but 17 B slivers: not in place); k = 1, 7, 640 (one K block),
+# 700 (two; float64: 300 against KC 256); the GPT's and MLP's weight gradients.
+FIRST_TILES = [(5, 40, 32, 512), (6, 40, 32, 512), (12, 40, 32, 512), (18, 40, 32, 512),
+               (13, 40, 32, 512), (14, 40, 32, 512), (15, 40, 32, 512), (143, 60, 20, 256),
+               (144, 60, 20, 256), (145, 60, 20, 256), (150, 60, 20, 1024),
+               (300, 700, 40, 512), (24, 40, 8, 512), (24, 40, 9, 512), (24, 40, 16, 512),
+               (24, 40, 17, 512), (24, 40, 33, 1024), (30, 40, 272, 128), (30, 1, 40, 512),
+               (30, 7, 40, 512), (30, 640, 40, 512), (30, 300, 40, 512),
+               (512, 1024, 128, 512), (256, 128, 512, 256)]
+
+
+@pytest.mark.parametrize("case", FIRST_TILES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_transposed_a_packed_by_first_tiles(case, dtype, restore_threads):
+    """The bits of A packed in its own pass (a column-strided A) and of a row-major A, on 1
+    and 2 threads, against NumPy; addmm with a row bias (alpha, beta), into C in place and
+    into a transposed C (stored through the accumulator)."""
+    m, k, n, lda = case
+    a, b = rand((m, k), 90, dtype), rand((k, n), 91, dtype)
+    row = rand((n,), 92, dtype)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    tdtype = ptl.float32 if dtype == np.float32 else ptl.float64
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        ref = bits(ptl.mm(operand(a, "strided"), ptl.tensor(b)))
+        close(ptl.tensor(ref), exp, k, dtype)
+        at = transposed(a, lda)
+        for aa in (at, ptl.tensor(a)):
+            assert np.array_equal(bits(ptl.mm(aa, ptl.tensor(b))), ref), nt
+        out = ptl.empty((n, m), dtype=tdtype).t()
+        ptl.mm(at, ptl.tensor(b), out=out)
+        assert np.array_equal(bits(out), ref), nt
+        r = ptl.addmm(ptl.tensor(row), at, ptl.tensor(b), beta=0.5, alpha=-2)
+        flip = ptl.addmm(ptl.tensor(row), operand(a, "strided"), ptl.tensor(b), beta=0.5,
+                         alpha=-2)
+        close(r, 0.5 * row.astype(np.float64) - 2 * exp, k, dtype)
+        assert np.array_equal(bits(r), bits(flip))
+        c = ptl.tensor(np.broadcast_to(row, (m, n)).copy())
+        c.addmm_(at, ptl.tensor(b))
+        close(c, row.astype(np.float64) + exp, k, dtype)
