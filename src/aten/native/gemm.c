@@ -175,6 +175,9 @@ typedef struct GemmStep {
     int a_pack_first;                    /* a transposed A's whole slivers are packed by the
                                           * first B sliver's tiles (Note [GEMM transposed A
                                           * packed by its first tiles]) */
+    int b_pack_first;                    /* a row-major B's whole slivers are packed by the
+                                          * first A sliver's tile (Note [GEMM B packed by its
+                                          * first tile]) */
     char *c;                             /* C at (0, jc) */
     int64_t nc, kc;
     int64_t mc;                          /* rows per A block (at most the engine's MC) */
@@ -295,16 +298,28 @@ gemm_step(const GemmStep *st)
             const char *bs = sliver;
             int64_t ldb = e->nr;
             int narrow_ok = tile_nr == e->nr || (direct == 0 && split == mc);
+            /* a row-major B's whole sliver packed by the first A sliver's tile (Note [GEMM B
+             * packed by its first tile]): one packed just before use, or one of a packed
+             * block on the first A block's pass */
+            int pack_here = 0, b_by_tile = 0;
             if (st->bp != NULL) {
                 bs = st->bp + (size_t)(jr * st->kc) * e->item;
+                pack_here = st->b_pack_first && ic == 0 && nr == e->nr;
             }
             else if (st->b_direct && nr == tile_nr && narrow_ok) {
                 bs = st->b + (size_t)jr * bitem;
                 ldb = pr->b.rs;
             }
             else {
-                pr->pack_b(st->b + (size_t)(jr * pr->b.cs) * bitem, pr->b.cs, pr->b.rs, nr,
-                           st->kc, e->nr, sliver);
+                pack_here = 1;
+            }
+            if (pack_here) {
+                b_by_tile = st->b_pack_first && nr == e->nr && !(s == 0 && fused > 0) &&
+                            (direct >= e->mr || (direct == 0 && split >= e->mr));
+                if (!b_by_tile) {
+                    pr->pack_b(st->b + (size_t)(jr * pr->b.cs) * bitem, pr->b.cs, pr->b.rs,
+                               nr, st->kc, e->nr, (char *)bs);
+                }
             }
             char *cs = st->c + (size_t)(ic * crs + jr * ccs) * e->item;
             const char *ss = st->s + (size_t)(ic * srs + jr * scs) * e->item;
@@ -326,6 +341,29 @@ gemm_step(const GemmStep *st)
                     }
                     else {
                         pt(kc, at, pr->a.cs, (char *)as, bs, ldb, acc, e->nr, acc, e->nr, 1, 0,
+                           e->mr);
+                        if (ss != cs && beta != 0) {
+                            copy_tile(e->item, mr, nr, ss, srs, scs, cs, crs, ccs);
+                        }
+                        e->update(acc, e->nr, mr, nr, cs, crs, ccs, alpha, beta);
+                    }
+                    cs += (size_t)(h * crs) * e->item;
+                    ss += (size_t)(h * srs) * e->item;
+                    ir += h;
+                    continue;
+                }
+                if (ir == 0 && b_by_tile) {
+                    PackTileFn pt = direct == 0            ? e->tile_bpack
+                                    : st->a_direct == 2 ? e->direct_at_bpack
+                                                        : e->direct_a_bpack;
+                    int64_t pars = direct == 0 ? 0 : st->a_direct == 2 ? pr->a.cs : lda;
+                    const char *bin = st->b + (size_t)jr * bitem;
+                    if (store_c) {
+                        pt(kc, as, pars, (char *)bs, bin, pr->b.rs, cs, crs, ss, srs, alpha,
+                           beta, mr);
+                    }
+                    else {
+                        pt(kc, as, pars, (char *)bs, bin, pr->b.rs, acc, e->nr, acc, e->nr, 1, 0,
                            e->mr);
                         if (ss != cs && beta != 0) {
                             copy_tile(e->item, mr, nr, ss, srs, scs, cs, crs, ccs);
@@ -791,6 +829,8 @@ gemm_blocked(const GemmProblem *pr)
         mblocks = 1;
         b_direct = 1;
     }
+    int b_pack_first = !b_direct && e->tile_bpack != NULL && pr->b.cs == 1 &&
+                       pr->b.dtype == e->acc_dtype;
     char *bp = NULL;
 
     /* One A block: every B sliver meets A once, so slivers are packed just before use
@@ -814,6 +854,7 @@ gemm_blocked(const GemmProblem *pr)
             st.b_direct = b_direct;
             st.a_direct = a_direct;
             st.a_pack_first = a_pack_first && nc > e->nr / 2;
+            st.b_pack_first = b_pack_first;
             st.c = pr->c.data + (size_t)(jc * pr->c.cs) * e->item;
             st.beta = pc == 0 ? pr->beta : 1.0;
             st.s = st.c;
@@ -825,8 +866,11 @@ gemm_blocked(const GemmProblem *pr)
                 st.scs = pr->s.cs;
             }
             /* B block (kc x nc) = rows of B^T: the sliver direction is B's columns */
-            if (bp != NULL) {
-                pr->pack_b(st.b, pr->b.cs, pr->b.rs, nc, st.kc, e->nr, bp);
+            /* (only a last narrower sliver when the tiles pack the whole ones) */
+            int64_t packed = b_pack_first ? nc / e->nr * e->nr : 0;
+            if (bp != NULL && packed < nc) {
+                pr->pack_b(st.b + (size_t)(packed * pr->b.cs) * bitem, pr->b.cs, pr->b.rs,
+                           nc - packed, st.kc, e->nr, bp + (size_t)(packed * st.kc) * e->item);
             }
             if (gemm_step(&st) < 0) {
                 free(bp);
@@ -1251,6 +1295,7 @@ gemm_packed_cols(void *ctx, int64_t u0, int64_t u1)
         st.b_direct = 0;
         st.a_direct = a_direct;
         st.a_pack_first = 0;
+        st.b_pack_first = 0;
         st.c = pr->c.data + (size_t)n0 * e->item;
         st.beta = pc == 0 ? pr->beta : 1.0;
         st.s = st.c;

@@ -62,6 +62,11 @@ typedef struct GemmEngine {
     PackTileFn direct_at_pack;           /* direct_at that also packs the sliver (MR 6), or
                                           * NULL */
     PackTileFn direct_at_pack2;          /* and the next sliver's rows too, kc * MR on */
+    PackTileFn tile_bpack, direct_a_bpack, direct_at_bpack;
+                                         /* tile, direct_a and direct_at reading a row-major
+                                          * B's NR columns in place (ldb apart) and storing
+                                          * them into the packed sliver pk (Note [GEMM B
+                                          * packed by its first tile]), or NULL */
 } GemmEngine;
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */

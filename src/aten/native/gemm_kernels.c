@@ -436,7 +436,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
     DEFINE_TILE_AP(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS, AHEAD, ,     \
                    NO_COPY)
 #define DEFINE_TILE_AP(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS, AHEAD,   \
-                       PK_PARAM, COPY_A)                                                  \
+                       PK_PARAM, COPY)                                                    \
     TARGET static void                                                                    \
     NAME(int64_t kc, const void *ap_, int64_t lda PK_PARAM, const void *bp_, int64_t ldb, \
          void *c_, int64_t ldc, const void *src_, int64_t lds, double alpha_,             \
@@ -463,7 +463,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
             }                                                                             \
             VECS(LOAD_B, 0, T, P, V, S)                                                   \
             ROWS(FMA_ROW, VECS, T, P, V, S, AROW)                                         \
-            COPY_A(T)                                                                     \
+            COPY(T, P, S)                                                                 \
             ap += acs;                                                                    \
             a0 += acs;                                                                    \
             a3 += acs;                                                                    \
@@ -477,7 +477,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
  * for a last sliver of A read in place, which reads only the first `rows` rows (the others
  * compute on row 0 and are not stored: they may lie past A's end) */
 #define NO_AHEAD(T)
-#define NO_COPY(T)
+#define NO_COPY(T, P, S)
 #define AT_AHEAD(T) FETCH_RUN((uintptr_t)ap + (uintptr_t)(GEMM_AHEAD_K * acs) * sizeof(T),   \
                               clamp * sizeof(T))
 #define DEFINE_TILE(NAME, TARGET, T, P, V, S, MR, ROWS, VECS)                             \
@@ -531,7 +531,7 @@ DEFINE_DIRECT_EDGE_TILE(direct_a8_f8_avx512, AVX512, double, _mm512, __m512d, pd
 /* the AVX2 direct_at tile that also copies each k step's 6 elements of A into a packed
  * sliver at pk (Note [GEMM transposed A packed by its first tiles] in gemm.c) */
 #define PK_PARAM , void *pk_
-#define COPY_A6(T)                                                                        \
+#define COPY_A6(T, P, S)                                                                  \
     {                                                                                     \
         T *pk = (T *)pk_ + p * 6;                                                         \
         if (sizeof(T) == 4) {                                                             \
@@ -544,7 +544,7 @@ DEFINE_DIRECT_EDGE_TILE(direct_a8_f8_avx512, AVX512, double, _mm512, __m512d, pd
         }                                                                                 \
     }
 /* the same, and the next sliver's 6 elements into the next packed sliver, kc * 6 on */
-#define COPY_A12(T)                                                                       \
+#define COPY_A12(T, P, S)                                                                 \
     {                                                                                     \
         T *pk = (T *)pk_ + p * 6, *pk1 = pk + kc * 6;                                     \
         if (sizeof(T) == 4) {                                                             \
@@ -570,6 +570,23 @@ DEFINE_AT_PACK_TILE(direct_at_pack_f4_avx2, float, _mm256, __m256, ps, COPY_A6)
 DEFINE_AT_PACK_TILE(direct_at_pack_f8_avx2, double, _mm256, __m256d, pd, COPY_A6)
 DEFINE_AT_PACK_TILE(direct_at_pack2_f4_avx2, float, _mm256, __m256, ps, COPY_A12)
 DEFINE_AT_PACK_TILE(direct_at_pack2_f8_avx2, double, _mm256, __m256d, pd, COPY_A12)
+/* tiles that read a row-major B's NR columns in place (ldb apart) and store each k step's
+ * two B vectors into the packed sliver pk (Note [GEMM B packed by its first tile] in gemm.c),
+ * fetching B's rows GEMM_AHEAD_K steps ahead: on a packed A, a row-major A read in place and
+ * a transposed one */
+#define COPY_B(T, P, S)                                                                   \
+    FETCH_RUN((uintptr_t)bp + (uintptr_t)(GEMM_AHEAD_K * ldb) * sizeof(T), 2 * lanes * sizeof(T)) \
+    P##_storeu_##S((T *)pk_ + p * 2 * lanes, b0);                                         \
+    P##_storeu_##S((T *)pk_ + p * 2 * lanes + lanes, b1);
+#define DEFINE_B_PACK_TILES(ETAG, T, P, V, S)                                             \
+    DEFINE_TILE_AP(tile_bpack_##ETAG##_avx2, AVX2, T, P, V, S, 1, 6, 6, A_PACKED, ROWS_6, \
+                   VECS_2, NO_AHEAD, PK_PARAM, COPY_B)                                    \
+    DEFINE_TILE_AP(direct_a_bpack_##ETAG##_avx2, AVX2, T, P, V, S, lda, 1, 64, A_ROWS3,   \
+                   ROWS_6, VECS_2, NO_AHEAD, PK_PARAM, COPY_B)                            \
+    DEFINE_TILE_AP(direct_at_bpack_##ETAG##_avx2, AVX2, T, P, V, S, 1, lda, 6, A_PACKED,  \
+                   ROWS_6, VECS_2, AT_AHEAD, PK_PARAM, COPY_B)
+DEFINE_B_PACK_TILES(f4, float, _mm256, __m256, ps)
+DEFINE_B_PACK_TILES(f8, double, _mm256, __m256d, pd)
 DEFINE_DIRECT_AT_TILE(direct_at_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_2)
 DEFINE_DIRECT_AT_TILE(direct_at_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6,
                       VECS_2)
@@ -583,6 +600,8 @@ DEFINE_DIRECT_AT_TILE(direct_at_f8_avx512, AVX512, double, _mm512, __m512d, pd, 
 #undef PK_PARAM
 #undef COPY_A6
 #undef COPY_A12
+#undef COPY_B
+#undef DEFINE_B_PACK_TILES
 #undef NO_COPY
 #undef DEFINE_TILE
 #undef DEFINE_DIRECT_A_TILE
@@ -777,39 +796,41 @@ DEFINE_AXPY(i8, uint64_t)
 static const GemmEngine engine_f4 = {
     F4_MR, F4_NR, 512, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
     kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f4_avx2 = {
     F4_MR, F4_NR, 512, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx2, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2), tile4_f4_avx2,
     NULL, NULL, pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2, direct_a_f4_avx2, direct_a4_f4_avx2,
     NULL, direct_at_f4_avx2, direct_at_pack_f4_avx2, direct_at_pack2_f4_avx2,
+    tile_bpack_f4_avx2, direct_a_bpack_f4_avx2, direct_at_bpack_f4_avx2,
 };
 static const GemmEngine engine_f4_avx512 = {
     F4_AVX512_MR, F4_AVX512_NR, 512, 192, 1024, INT64_MAX, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx512, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2),
     tile4_f4_avx512, tile8_f4_avx512, tile10_f4_avx512, NULL, half_f4_avx512, quarter_f4_avx512,
     direct_a_f4_avx512, direct_a4_f4_avx512, direct_a8_f4_avx512, direct_at_f4_avx512, NULL,
-    NULL,
+    NULL, NULL, NULL, NULL,
 };
 #undef F4_PACKS
 static const GemmEngine engine_f8 = {
     F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
     kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8}, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f8_avx2 = {
     F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx2, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
     tile4_f8_avx2, NULL, NULL, pair4_f8_avx2, half_f8_avx2, quarter_f8_avx2, direct_a_f8_avx2,
     direct_a4_f8_avx2, NULL, direct_at_f8_avx2, direct_at_pack_f8_avx2, direct_at_pack2_f8_avx2,
+    tile_bpack_f8_avx2, direct_a_bpack_f8_avx2, direct_at_bpack_f8_avx2,
 };
 static const GemmEngine engine_f8_avx512 = {
     F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx512, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
     tile4_f8_avx512, tile8_f8_avx512, tile10_f8_avx512, NULL, half_f8_avx512, quarter_f8_avx512,
     direct_a_f8_avx512, direct_a4_f8_avx512, direct_a8_f8_avx512, direct_at_f8_avx512, NULL,
-    NULL,
+    NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_i8 = {
     I8_MR, I8_NR, 256, 64, 1024, 0, sizeof(uint64_t), PTL_DTYPE_INT64,
@@ -817,7 +838,7 @@ static const GemmEngine engine_i8 = {
     {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
