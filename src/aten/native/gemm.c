@@ -743,6 +743,36 @@ gemm_kc(const GemmEngine *e, int64_t k)
 #define GEMM_DIRECT_AT_SET_HITS 8
 #define GEMM_DIRECT_AT_ANY_MR 12
 
+/* Note [GEMM transposed A packed by its first tiles]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A transposed A that the AVX2 tiles do not read in place (Note [GEMM direct A]: k steps
+ * piled in L1's sets, g [1024, 512] of a GPT's 512 x 1024 @ 1024 x 128 weight gradient, or
+ * more than 16 B slivers) was packed in a pass of its own: a copy with nothing to overlap,
+ * which waited on every line of A, 2 KiB apart, from L3 (a fifth of that product's samples,
+ * the tiles half).  Now the first B sliver's tiles read A's whole slivers in place, as
+ * direct_at does (fetching each k step ahead), and store each k step's elements into the
+ * packed slivers as they go (direct_at_pack2: two slivers a tile, the tile's own and the
+ * next one, which the next tile then reads packed; direct_at_pack: a last odd one); the
+ * other B slivers read the packed A as before, and a last sliver of fewer than MR rows and
+ * the 4-row pair past `split` are packed before the tiles.  A first B sliver of at most
+ * NR / 2 columns (the half and quarter tiles read a packed A) keeps the packing pass.  The
+ * FMAs and their order do not change: the same bits. */
+
+/* Note [GEMM B packed by its first tile]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The same for a row-major B that is packed (Note [GEMM packing of B]): each whole sliver
+ * is packed by the first A sliver's tile that meets it, which reads the sliver's NR
+ * columns in place (ldb apart, fetched GEMM_AHEAD_K rows ahead) and stores the two vectors
+ * it loads each k step into the packed sliver (AVX2: tile_bpack on a packed A, and
+ * direct_a_bpack and direct_at_bpack on an A read in place): a sliver packed just before
+ * use, or, for a block of B packed once, on the first A block's pass (only a last narrower
+ * sliver, zero-padded, is packed before).  Not when that first tile is an edge tile (fewer
+ * than MR rows) or packs A (the first B sliver of Note [GEMM transposed A packed by its
+ * first tiles]): those slivers are packed before use.  The same bits again.  One Zen 3
+ * core, both builds' products alternating in one process (benchmarks/
+ * interleaved_gemm_builds.py; docs/performance.md, "GEMM on AVX2: operands packed by the
+ * tiles"): the GPT's weight gradients 1.05-1.16x, its input gradients up to 1.07x. */
+
 /* 0: A packed, 1: a row-major A read in place, 2: a transposed one (Note [GEMM direct A]) */
 static int
 gemm_a_direct(const GemmProblem *pr)
