@@ -51,15 +51,18 @@ def a_operand(a, layout):
     return operand(a, layout)
 
 
-# (m, k, n): m = 64 (B read in place, not packed), 65 and 66 (one A block: slivers packed
-# just before use), 70 (a last 4-row pair), 71 (a last sliver of 5 rows), 144 and 145 across
+# (m, k, n): m = 64 (B read in place when a K block of it spans at most 32 KiB), 65 and 66
+# (one A block: slivers packed just before use), 70 (a last 4-row pair), 71 (a last sliver of 5 rows), 144 and 145 across
 # the A block (145: two blocks, B packed once), 300 (three); n = 8 (one narrow sliver: packed
 # before use), 16 (one whole sliver), 17 and 40 (a narrower last sliver packed before use),
 # 256 and 272 across the 16 slivers of A read in place; k = 1, 33 (past the small-K rule), 700
-# (two K blocks; float64 three).
+# (two K blocks; float64 three); B rows of 1024 (a K block of 40 rows spans 160 KiB): float32
+# reads B in place up to m = 12 and packs it from 13 (8: a 4-row pair first), k = 10 (past
+# the small-K rule too).
 CASES = [(64, 50, 40), (65, 50, 40), (66, 50, 16), (70, 50, 17), (71, 50, 40), (144, 50, 40),
          (145, 50, 40), (300, 700, 40), (66, 50, 8), (66, 1, 40), (145, 33, 40),
-         (130, 40, 256), (130, 40, 272), (128, 256, 512), (1024, 512, 128)]
+         (130, 40, 256), (130, 40, 272), (128, 256, 512), (1024, 512, 128), (12, 40, 1024),
+         (13, 40, 1024), (14, 40, 1024), (64, 40, 1024), (64, 10, 1024), (8, 40, 1024)]
 LAYOUTS = ["contiguous", "strided", "t128", "t512"]
 
 

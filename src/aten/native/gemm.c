@@ -63,7 +63,7 @@
  * one MC block every B sliver meets A once, and its KC x NR sliver is packed just before use
  * into a buffer that stays in L1; with several A blocks the whole block is packed once.  An
  * engine with a tile (AVX2 and AVX-512) does not pack a row-major B at all in products of at
- * most direct_b_max_m rows (64 on AVX2, 24 on AVX-512), nor in products of at most 64 rows
+ * most direct_b_max_m rows (float32 12 and float64 64 on AVX2, 24 on AVX-512), nor in products of at most 64 rows
  * whose K block of B spans at most GEMM_DIRECT_B_SPAN bytes: the tile reads its NR columns
  * in place, row after row; a last sliver of exactly NR / 2 or NR / 4 columns too, by the
  * half or quarter tile, which reads no column past it (others are packed and zero-padded: 16
@@ -771,7 +771,14 @@ gemm_kc(const GemmEngine *e, int64_t k)
  * first tiles]): those slivers are packed before use.  The same bits again.  One Zen 3
  * core, both builds' products alternating in one process (benchmarks/
  * interleaved_gemm_builds.py; docs/performance.md, "GEMM on AVX2: operands packed by the
- * tiles"): the GPT's weight gradients 1.05-1.16x, its input gradients up to 1.07x. */
+ * tiles"): the GPT's weight gradients 1.05-1.16x, its input gradients up to 1.07x.  Since
+ * packing a sliver now costs its first tile little, the float32 AVX2 engine reads a B with
+ * a large K block in place only in products of at most 12 rows (direct_b_max_m, was 64): at
+ * 13 to 64 rows each sliver is read by 3 to 11 tiles, and B's rows, 4 KiB apart in a 64 x
+ * 4096 @ 4096 x 1024 product, piled in L1's sets (43 -> 55-72 GFLOP/s; 48 x 1024 @ 1024 x
+ * 1024 1.27-1.47x, 64 x 512 @ 512 x 512 1.18-1.31x, 32 x 128 @ 128 x 512 1.06-1.12x).  At
+ * 7 to 12 rows the first tile is a 4-row pair's or the sliver is read twice, and in place
+ * stays faster (8 x 512 @ 512 x 512 ran at 0.44x packed). */
 
 /* 0: A packed, 1: a row-major A read in place, 2: a transposed one (Note [GEMM direct A]) */
 static int

@@ -799,7 +799,7 @@ static const GemmEngine engine_f4 = {
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f4_avx2 = {
-    F4_MR, F4_NR, 512, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
+    F4_MR, F4_NR, 512, 144, 2048, 12, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx2, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2), tile4_f4_avx2,
     NULL, NULL, pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2, direct_a_f4_avx2, direct_a4_f4_avx2,
     NULL, direct_at_f4_avx2, direct_at_pack_f4_avx2, direct_at_pack2_f4_avx2,
