@@ -57,8 +57,8 @@ def a_operand(a, layout):
 # before use), 16 (one whole sliver), 17 and 40 (a narrower last sliver packed before use),
 # 256 and 272 across the 16 slivers of A read in place; k = 1, 33 (past the small-K rule), 700
 # (two K blocks; float64 three); B rows of 1024 (a K block of 40 rows spans 160 KiB): float32
-# reads B in place up to m = 12 and packs it from 13 (8: a 4-row pair first), k = 10 (past
-# the small-K rule too).
+# reads B in place up to m = 12 and packs it from 13 (8: a 4-row pair first), k = 10 (under
+# the small-K rule's 32 rows, but a K block over 32 KiB).
 CASES = [(64, 50, 40), (65, 50, 40), (66, 50, 16), (70, 50, 17), (71, 50, 40), (144, 50, 40),
          (145, 50, 40), (300, 700, 40), (66, 50, 8), (66, 1, 40), (145, 33, 40),
          (130, 40, 256), (130, 40, 272), (128, 256, 512), (1024, 512, 128), (12, 40, 1024),
