@@ -1,7 +1,7 @@
 /* gemm_kernels.c -- the engines of gemm.c's blocked product: packing operands into slivers,
  * the portable micro-kernels, the AVX2 and AVX-512 tiles, the C update and the dot and axpy
- * loops of matrix-vector products, and the table that picks them per dtype and CPU
- * (Note [GEMM blocking] and Note [GEMM packing of B] in gemm.c describe the design). */
+ * loops of matrix-vector products, and the table that picks them per dtype and CPU (Note
+ * [GEMM blocking] in gemm.c and Note [GEMM packing of B] below describe the design). */
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
@@ -79,6 +79,88 @@ DEFINE_PACK(i8, uint64_t, i8, int64_t, LOAD_U64)
  * 10-row sliver had made a 10 x 128 @ 128 x 256 product slower than a 12-row one); the rest
  * (other layouts, k < 8) goes to pack_f4_f4, and the bytes are the same.  The AVX-512 engine
  * uses them too (its slivers are 32 wide and 12 tall). */
+
+/* Note [GEMM packing of B]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * Packing B costs a read of B and a write of a KC x NC block; for the small m of an LSTM
+ * step or an MLP batch (32 x 128 @ 128 x 512) it was a third of the product.  So: when A is
+ * one MC block every B sliver meets A once, and its KC x NR sliver is packed just before use
+ * into a buffer that stays in L1; with several A blocks the whole block is packed once.  An
+ * engine with a tile (AVX2 and AVX-512) does not pack a row-major B at all in products of at
+ * most direct_b_max_m rows (AVX2: float32 12, float64 64; AVX-512 24), nor in products of
+ * at most 64 rows whose K block of B spans at most GEMM_DIRECT_B_SPAN bytes: the tile reads
+ * its NR columns in place, row after row; a last sliver of exactly NR / 2 or NR / 4 columns
+ * too, by the
+ * half or quarter tile, which reads no column past it (others are packed and zero-padded: 16
+ * x 784 @ 784 x 16 spent two fifths of its time packing, 12.2 -> 9.2 us on one Zen 4 core,
+ * 784 x 8 9.8 -> 6.9; docs/performance.md, GEMM: narrow last slivers of B in place).
+ * Taller products pack it,
+ * since each sliver is then read by many A slivers and B's rows, a power of two apart,
+ * collide in L1 (64 x 4096 @ 4096 x 1024 ran at 0.65x OpenBLAS reading B in place with the
+ * 32-wide AVX-512 tile, 0.95x packing it), unless K is at most GEMM_DIRECT_B_SMALL_K: a
+ * sliver is then at most 32 rows of which the span limit keeps at most 8 in one L1 set
+ * (8-way), and packing was a twentieth of a 128 x 10 @ 10 x 256 input gradient.
+ * The float32 AVX-512 engine reads a row-major B in place at any height (its direct_b_max_m
+ * is INT64_MAX): its tiles fetch the two lines of each row of B they read GEMM_AHEAD_K rows
+ * ahead (gemm_kernels.c), and B then streams from L2 into L1 in time, rows a power of two
+ * apart or not; unless several A blocks read a K block of B that spans more than
+ * GEMM_DIRECT_B_L2_SPAN bytes (half of L2): B's rows far apart then crowd L2's sets, and the
+ * packed block, contiguous, stays in L2 (2048^3: 106 packed, 76-89 in place).  Against packing, on one Zen 4 core, GFLOP/s: 64 x 4096 @ 4096 x 1024 98 ->
+ * 104, 4096 x 256 @ 256 x 256 107 -> 114, 256^3 112 -> 115, 512^3 110 -> 112, 1024^3 even;
+ * the weight gradients g^T @ x 128 x 1024 @ 1024 x 128 108 -> 113, 128 x 1024 @ 1024 x 512
+ * 107 -> 112.  AVX2 (a row of B is one line per k step of 6 cycles, not two per 24) and
+ * float64 keep the limits above: in place ran slower (AVX2 512^3 105 -> 92; float64 on
+ * AVX-512 512^3 48 -> 28).  The tiles also store whole tiles of a row-major C themselves
+ * (alpha and beta with update_f4/_f8's roundings, after prefetching C's rows unless C is only
+ * written by a tile of few k steps: GEMM_FETCH_C_KC in gemm_kernels.c), and pack_f4_avx2
+ * packs float32 with vector copies and 8 x 8 transposes.  None of this changes the order
+ * of the sums: the result has the same bits as through the generic packing and update, on
+ * any number of threads.
+ *
+ * A B that many products share (a recurrent layer's W_hh^T, one 32 x 128 @ 128 x 512 product
+ * per time step) is packed once instead, by ptl_gemm_pack_b: every K block (gemm_kc, the
+ * same cut) of all of B's columns as NR-wide zero-padded slivers, which ptl_gemm_packed hands
+ * to gemm_step as a packed block, its columns split among threads as Note [GEMM threads]
+ * allows.  The same bits again.  It saves the per-step packing, though on Zen 4 little time:
+ * a row-major B's packing is a copy, and the tile then reads the panel from L2 instead of
+ * the freshly packed sliver from L1 (docs/performance.md, Recurrent layers). */
+
+/* Note [GEMM transposed A packed by its first tiles]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A transposed A that the AVX2 tiles do not read in place (Note [GEMM direct A]: k steps
+ * piled in L1's sets, g [1024, 512] of a GPT's 512 x 1024 @ 1024 x 128 weight gradient, or
+ * more than 16 B slivers) was packed in a pass of its own: a copy with nothing to overlap,
+ * which waited on every line of A, 2 KiB apart, from L3 (a fifth of that product's samples,
+ * the tiles half).  Now the first B sliver's tiles read A's whole slivers in place, as
+ * direct_at does (fetching each k step ahead), and store each k step's elements into the
+ * packed slivers as they go (direct_at_pack2: two slivers a tile, the tile's own and the
+ * next one, which the next tile then reads packed; direct_at_pack: a last odd one); the
+ * other B slivers read the packed A as before, and a last sliver of fewer than MR rows and
+ * the 4-row pair past `split` are packed before the tiles.  A first B sliver of at most
+ * NR / 2 columns (the half and quarter tiles read a packed A) keeps the packing pass.  The
+ * FMAs and their order do not change: the same bits. */
+
+/* Note [GEMM B packed by its first tile]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The same for a row-major B that is packed (Note [GEMM packing of B]): each whole sliver
+ * is packed by the first A sliver's tile that meets it, which reads the sliver's NR
+ * columns in place (ldb apart, fetched GEMM_AHEAD_K rows ahead) and stores the two vectors
+ * it loads each k step into the packed sliver (AVX2: tile_bpack on a packed A, and
+ * direct_a_bpack and direct_at_bpack on an A read in place): a sliver packed just before
+ * use, or, for a block of B packed once, on the first A block's pass (only a last narrower
+ * sliver, zero-padded, is packed before).  Not when that first tile is an edge tile (fewer
+ * than MR rows) or packs A (the first B sliver of Note [GEMM transposed A packed by its
+ * first tiles]): those slivers are packed before use.  The same bits again.  One Zen 3
+ * core, both builds' products alternating in one process (benchmarks/
+ * interleaved_gemm_builds.py; docs/performance.md, "GEMM on AVX2: operands packed by the
+ * tiles"): the GPT's weight gradients 1.05-1.16x, its input gradients up to 1.07x.  Since
+ * packing a sliver now costs its first tile little, the float32 AVX2 engine reads a B with
+ * a large K block in place only in products of at most 12 rows (direct_b_max_m, was 64): at
+ * 13 to 64 rows each sliver is read by 3 to 11 tiles, and B's rows, 4 KiB apart in a 64 x
+ * 4096 @ 4096 x 1024 product, piled in L1's sets (43 -> 55-72 GFLOP/s; 48 x 1024 @ 1024 x
+ * 1024 1.27-1.47x, 64 x 512 @ 512 x 512 1.18-1.31x, 32 x 128 @ 128 x 512 1.06-1.12x).  At
+ * 7 to 12 rows the first tile is a 4-row pair's or the sliver is read twice, and in place
+ * stays faster (8 x 512 @ 512 x 512 ran at 0.44x packed). */
 
 /* rows r of an 8 x 8 block <- columns r: the usual unpack / shuffle / permute network */
 __attribute__((target("avx2,fma"))) static inline void
@@ -529,7 +611,7 @@ DEFINE_DIRECT_EDGE_TILE(direct_a8_f4_avx512, AVX512, float, _mm512, __m512, ps, 
 DEFINE_DIRECT_EDGE_TILE(direct_a8_f8_avx512, AVX512, double, _mm512, __m512d, pd, ROWS_8,
                         VECS_2)
 /* the AVX2 direct_at tile that also copies each k step's 6 elements of A into a packed
- * sliver at pk (Note [GEMM transposed A packed by its first tiles] in gemm.c) */
+ * sliver at pk (Note [GEMM transposed A packed by its first tiles]) */
 #define PK_PARAM , void *pk_
 #define COPY_A6(T, P, S)                                                                  \
     {                                                                                     \
@@ -571,7 +653,7 @@ DEFINE_AT_PACK_TILE(direct_at_pack_f8_avx2, double, _mm256, __m256d, pd, COPY_A6
 DEFINE_AT_PACK_TILE(direct_at_pack2_f4_avx2, float, _mm256, __m256, ps, COPY_A12)
 DEFINE_AT_PACK_TILE(direct_at_pack2_f8_avx2, double, _mm256, __m256d, pd, COPY_A12)
 /* tiles that read a row-major B's NR columns in place (ldb apart) and store each k step's
- * two B vectors into the packed sliver pk (Note [GEMM B packed by its first tile] in gemm.c),
+ * two B vectors into the packed sliver pk (Note [GEMM B packed by its first tile]),
  * fetching B's rows GEMM_AHEAD_K steps ahead: on a packed A, a row-major A read in place and
  * a transposed one */
 #define COPY_B(T, P, S)                                                                   \
