@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from gemm_operands import operand, rand
-from helpers import assert_close, rerun_with_capability
+from gemm_operands import bits, close, operand, rand
+from helpers import rerun_with_capability
 
 CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
 
@@ -27,17 +27,6 @@ def test_lower_capabilities(capability):
     rerun_with_capability(__file__, capability)
 
 
-def bits(t):
-    return np.array(t.numpy())
-
-
-def close(actual, exp, k, dtype):
-    if dtype == np.float32:
-        assert_close(actual, exp, dtype=ptl.float32, rtol=1e-5, atol=1.6e-6 * max(k, 1))
-    else:
-        assert_close(actual, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * max(k, 1))
-
-
 def transposed(a, lda):
     """a (m x k) as the transpose of the first m columns of a k x lda row-major matrix:
     row i's element p at i + p * lda."""
@@ -45,6 +34,19 @@ def transposed(a, lda):
     base = np.zeros((k, lda), a.dtype)
     base[:, :m] = a.T
     return ptl.tensor(base)[:, :m].t()
+
+
+def check_addmm(at, a, b, row, exp, dtype):
+    """addmm with a row bias, alpha and beta against NumPy and bit for bit against the same
+    with A packed (column-strided), and addmm_ into C."""
+    m, k = a.shape
+    r = ptl.addmm(ptl.tensor(row), at, ptl.tensor(b), beta=0.5, alpha=-2)
+    flip = ptl.addmm(ptl.tensor(row), operand(a, "strided"), ptl.tensor(b), beta=0.5, alpha=-2)
+    close(r, 0.5 * row.astype(np.float64) - 2 * exp, k, dtype)
+    assert np.array_equal(bits(r), bits(flip))
+    c = ptl.tensor(np.broadcast_to(row, (m, b.shape[1])).copy())
+    c.addmm_(at, ptl.tensor(b))
+    close(c, row.astype(np.float64) + exp, k, dtype)
 
 
 # (m, k, n, lda) at and across the rule, for both engines: m = MR (12; AVX2 6) one sliver in
@@ -81,14 +83,7 @@ def test_transposed_a_in_place(case, dtype, restore_threads):
         for aa in (at, ptl.tensor(a)):
             for lb in ("contiguous", "transposed"):
                 assert np.array_equal(bits(ptl.mm(aa, operand(b, lb))), ref), (lb, nt)
-        r = ptl.addmm(ptl.tensor(row), at, ptl.tensor(b), beta=0.5, alpha=-2)
-        flip = ptl.addmm(ptl.tensor(row), operand(a, "strided"), ptl.tensor(b), beta=0.5,
-                         alpha=-2)
-        close(r, 0.5 * row.astype(np.float64) - 2 * exp, k, dtype)
-        assert np.array_equal(bits(r), bits(flip))
-        c = ptl.tensor(np.broadcast_to(row, (m, n)).copy())
-        c.addmm_(at, ptl.tensor(b))
-        close(c, row.astype(np.float64) + exp, k, dtype)
+        check_addmm(at, a, b, row, exp, dtype)
 
 
 def test_weight_gradient_through_linear():
@@ -147,11 +142,4 @@ def test_transposed_a_packed_by_first_tiles(case, dtype, restore_threads):
         out = ptl.empty((n, m), dtype=tdtype).t()
         ptl.mm(at, ptl.tensor(b), out=out)
         assert np.array_equal(bits(out), ref), nt
-        r = ptl.addmm(ptl.tensor(row), at, ptl.tensor(b), beta=0.5, alpha=-2)
-        flip = ptl.addmm(ptl.tensor(row), operand(a, "strided"), ptl.tensor(b), beta=0.5,
-                         alpha=-2)
-        close(r, 0.5 * row.astype(np.float64) - 2 * exp, k, dtype)
-        assert np.array_equal(bits(r), bits(flip))
-        c = ptl.tensor(np.broadcast_to(row, (m, n)).copy())
-        c.addmm_(at, ptl.tensor(b))
-        close(c, row.astype(np.float64) + exp, k, dtype)
+        check_addmm(at, a, b, row, exp, dtype)
