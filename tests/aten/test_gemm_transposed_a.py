@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from gemm_operands import operand, rand
-from helpers import assert_close, rerun_with_capability
+from gemm_operands import bits, close, operand, rand
+from helpers import rerun_with_capability
 
 CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
 
@@ -27,17 +27,6 @@ def test_lower_capabilities(capability):
     rerun_with_capability(__file__, capability)
 
 
-def bits(t):
-    return np.array(t.numpy())
-
-
-def close(actual, exp, k, dtype):
-    if dtype == np.float32:
-        assert_close(actual, exp, dtype=ptl.float32, rtol=1e-5, atol=1.6e-6 * max(k, 1))
-    else:
-        assert_close(actual, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * max(k, 1))
-
-
 def transposed(a, lda):
     """a (m x k) as the transpose of the first m columns of a k x lda row-major matrix:
     row i's element p at i + p * lda."""
@@ -45,6 +34,19 @@ def transposed(a, lda):
     base = np.zeros((k, lda), a.dtype)
     base[:, :m] = a.T
     return ptl.tensor(base)[:, :m].t()
+
+
+def check_addmm(at, a, b, row, exp, dtype):
+    """addmm with a row bias, alpha and beta against NumPy and bit for bit against the same
+    with A packed (column-strided), and addmm_ into C."""
+    m, k = a.shape
+    r = ptl.addmm(ptl.tensor(row), at, ptl.tensor(b), beta=0.5, alpha=-2)
+    flip = ptl.addmm(ptl.tensor(row), operand(a, "strided"), ptl.tensor(b), beta=0.5, alpha=-2)
+    close(r, 0.5 * row.astype(np.float64) - 2 * exp, k, dtype)
+    assert np.array_equal(bits(r), bits(flip))
+    c = ptl.tensor(np.broadcast_to(row, (m, b.shape[1])).copy())
+    c.addmm_(at, ptl.tensor(b))
+    close(c, row.astype(np.float64) + exp, k, dtype)
 
 
 # (m, k, n, lda) at and across the rule, for both engines: m = MR (12; AVX2 6) one sliver in
@@ -81,14 +83,7 @@ def test_transposed_a_in_place(case, dtype, restore_threads):
         for aa in (at, ptl.tensor(a)):
             for lb in ("contiguous", "transposed"):
                 assert np.array_equal(bits(ptl.mm(aa, operand(b, lb))), ref), (lb, nt)
-        r = ptl.addmm(ptl.tensor(row), at, ptl.tensor(b), beta=0.5, alpha=-2)
-        flip = ptl.addmm(ptl.tensor(row), operand(a, "strided"), ptl.tensor(b), beta=0.5,
-                         alpha=-2)
-        close(r, 0.5 * row.astype(np.float64) - 2 * exp, k, dtype)
-        assert np.array_equal(bits(r), bits(flip))
-        c = ptl.tensor(np.broadcast_to(row, (m, n)).copy())
-        c.addmm_(at, ptl.tensor(b))
-        close(c, row.astype(np.float64) + exp, k, dtype)
+        check_addmm(at, a, b, row, exp, dtype)
 
 
 def test_weight_gradient_through_linear():
@@ -105,3 +100,46 @@ def test_weight_gradient_through_linear():
     close(ptl.tensor(grads[0]), g.astype(np.float64).T @ x.astype(np.float64), 300,
           np.float32)
     assert np.array_equal(grads[0], grads[1])
+
+
+# Note [GEMM transposed A packed by its first tiles]: a transposed A that the tiles do not read
+# in place (AVX2: lda 256, 512 or 1024 floats; or more than 16 B slivers) has its whole
+# slivers packed by the first B sliver's tiles, two slivers a tile, and the rest (a last
+# sliver of under MR rows, the 4-row pair past `split`) packed as before.  (m, k, n, lda):
+# m = 5 (no whole sliver), 6 (one: the one-sliver tile), 12 (a pair), 18 (a pair and one), 13
+# and 14 (one sliver and a 4-row pair), 15 (two and a 3-row sliver), 143, 144, 145 and 150
+# across an A block (MC 144), 300 (three blocks); n = 8 (a first sliver of NR / 2: not
+# packed by the tiles), 9 (packed, stored through the accumulator), 16, 17 and 33 (a narrow
+# last sliver), 272 (lda 128 but 17 B slivers: not in place); k = 1, 7, 640 (one K block),
+# 700 (two; float64: 300 against KC 256); the GPT's and MLP's weight gradients.
+FIRST_TILES = [(5, 40, 32, 512), (6, 40, 32, 512), (12, 40, 32, 512), (18, 40, 32, 512),
+               (13, 40, 32, 512), (14, 40, 32, 512), (15, 40, 32, 512), (143, 60, 20, 256),
+               (144, 60, 20, 256), (145, 60, 20, 256), (150, 60, 20, 1024),
+               (300, 700, 40, 512), (24, 40, 8, 512), (24, 40, 9, 512), (24, 40, 16, 512),
+               (24, 40, 17, 512), (24, 40, 33, 1024), (30, 40, 272, 128), (30, 1, 40, 512),
+               (30, 7, 40, 512), (30, 640, 40, 512), (30, 300, 40, 512),
+               (512, 1024, 128, 512), (256, 128, 512, 256)]
+
+
+@pytest.mark.parametrize("case", FIRST_TILES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_transposed_a_packed_by_first_tiles(case, dtype, restore_threads):
+    """The bits of A packed in its own pass (a column-strided A) and of a row-major A, on 1
+    and 2 threads, against NumPy; addmm with a row bias (alpha, beta), into C in place and
+    into a transposed C (stored through the accumulator)."""
+    m, k, n, lda = case
+    a, b = rand((m, k), 90, dtype), rand((k, n), 91, dtype)
+    row = rand((n,), 92, dtype)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    tdtype = ptl.float32 if dtype == np.float32 else ptl.float64
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        ref = bits(ptl.mm(operand(a, "strided"), ptl.tensor(b)))
+        close(ptl.tensor(ref), exp, k, dtype)
+        at = transposed(a, lda)
+        for aa in (at, ptl.tensor(a)):
+            assert np.array_equal(bits(ptl.mm(aa, ptl.tensor(b))), ref), nt
+        out = ptl.empty((n, m), dtype=tdtype).t()
+        ptl.mm(at, ptl.tensor(b), out=out)
+        assert np.array_equal(bits(out), ref), nt
+        check_addmm(at, a, b, row, exp, dtype)

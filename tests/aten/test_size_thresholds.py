@@ -39,9 +39,10 @@ gemm.c Note [GEMM narrow N] (transposed when that saves a fifth of the tiles' wo
 gemm.c a last MR + 1 or MR + 2 rows of an A block as two 4-row slivers (AVX2's pair4) ->
     m = 7, 8 (no 6-row sliver), 9 (not paired), 13, 14, 15, and MC + 1 (its second block
     of 67 rows ends with 7).
-gemm.c rows reading B in place (direct_b_max_m: 64 on AVX2, 24 on AVX-512 float64, any height on
-    AVX-512 float32 up to an L2 span; and up to 64 rows when a K block of B spans
-    at most GEMM_DIRECT_B_SPAN = 32 KB) -> m = 64 (n = 48, 47), 65; m = 200 at n = 200.
+gemm.c rows reading B in place (direct_b_max_m: AVX2 float32 12, float64 64; 24 on AVX-512
+    float64, any height on AVX-512 float32 up to an L2 span; and up to 64 rows when a K block
+    of B spans at most GEMM_DIRECT_B_SPAN = 32 KB) -> m = 64 (n = 48, 47), 65; m = 200 at n =
+    200; float32 m = 12, 13 at B rows of 1024 (tests/aten/test_gemm_b_packed_by_tile.py).
 gemm.c Note [GEMM direct A]: A read in place by products of at most GEMM_DIRECT_A_SLIVERS = 16
     B slivers (512 columns on AVX-512, 256 on AVX2) -> tests/aten/test_gemm.py test_direct_a
     and tests/aten/test_gemm_transposed_a.py (n = 16 NR, 17 NR, a narrow last sliver).
@@ -142,7 +143,7 @@ GEMM_KSPLIT_MAX_MN = 256 * 256
 PACK_KROWS = 16                    # aten/native/gemm_kernels.c
 # (MR, NR, KC, MC, NC, rows reading B in place) of each GEMM engine, with the prefix of its
 # MR / NR macros
-ENGINE = {"f4": ("F4", 6, 16, 512, 144, 2048, 0), "f4_avx2": ("F4", 6, 16, 512, 144, 2048, 64),
+ENGINE = {"f4": ("F4", 6, 16, 512, 144, 2048, 0), "f4_avx2": ("F4", 6, 16, 512, 144, 2048, 12),
           "f4_avx512": ("F4_AVX512", 12, 32, 512, 192, 1024, "INT64_MAX"),
           "f8": ("F8", 6, 8, 256, 72, 1024, 0), "f8_avx2": ("F8", 6, 8, 256, 72, 1024, 64),
           "f8_avx512": ("F8_AVX512", 12, 16, 256, 96, 1024, 24),

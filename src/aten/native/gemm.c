@@ -56,50 +56,6 @@
  * with KC (results differ from KC 256's in the last bits), not across engines or thread
  * counts.
  *
- * Note [GEMM packing of B]
- * ~~~~~~~~~~~~~~~~~~~~~~~~
- * Packing B costs a read of B and a write of a KC x NC block; for the small m of an LSTM
- * step or an MLP batch (32 x 128 @ 128 x 512) it was a third of the product.  So: when A is
- * one MC block every B sliver meets A once, and its KC x NR sliver is packed just before use
- * into a buffer that stays in L1; with several A blocks the whole block is packed once.  An
- * engine with a tile (AVX2 and AVX-512) does not pack a row-major B at all in products of at
- * most direct_b_max_m rows (64 on AVX2, 24 on AVX-512), nor in products of at most 64 rows
- * whose K block of B spans at most GEMM_DIRECT_B_SPAN bytes: the tile reads its NR columns
- * in place, row after row; a last sliver of exactly NR / 2 or NR / 4 columns too, by the
- * half or quarter tile, which reads no column past it (others are packed and zero-padded: 16
- * x 784 @ 784 x 16 spent two fifths of its time packing, 12.2 -> 9.2 us on one Zen 4 core,
- * 784 x 8 9.8 -> 6.9; docs/performance.md, GEMM: narrow last slivers of B in place).
- * Taller products pack it,
- * since each sliver is then read by many A slivers and B's rows, a power of two apart,
- * collide in L1 (64 x 4096 @ 4096 x 1024 ran at 0.65x OpenBLAS reading B in place with the
- * 32-wide AVX-512 tile, 0.95x packing it), unless K is at most GEMM_DIRECT_B_SMALL_K: a
- * sliver is then at most 32 rows of which the span limit keeps at most 8 in one L1 set
- * (8-way), and packing was a twentieth of a 128 x 10 @ 10 x 256 input gradient.
- * The float32 AVX-512 engine reads a row-major B in place at any height (its direct_b_max_m
- * is INT64_MAX): its tiles fetch the two lines of each row of B they read GEMM_AHEAD_K rows
- * ahead (gemm_kernels.c), and B then streams from L2 into L1 in time, rows a power of two
- * apart or not; unless several A blocks read a K block of B that spans more than
- * GEMM_DIRECT_B_L2_SPAN bytes (half of L2): B's rows far apart then crowd L2's sets, and the
- * packed block, contiguous, stays in L2 (2048^3: 106 packed, 76-89 in place).  Against packing, on one Zen 4 core, GFLOP/s: 64 x 4096 @ 4096 x 1024 98 ->
- * 104, 4096 x 256 @ 256 x 256 107 -> 114, 256^3 112 -> 115, 512^3 110 -> 112, 1024^3 even;
- * the weight gradients g^T @ x 128 x 1024 @ 1024 x 128 108 -> 113, 128 x 1024 @ 1024 x 512
- * 107 -> 112.  AVX2 (a row of B is one line per k step of 6 cycles, not two per 24) and
- * float64 keep the limits above: in place ran slower (AVX2 512^3 105 -> 92; float64 on
- * AVX-512 512^3 48 -> 28).  The tiles also store whole tiles of a row-major C themselves
- * (alpha and beta with update_f4/_f8's roundings, after prefetching C's rows unless C is only
- * written by a tile of few k steps: GEMM_FETCH_C_KC in gemm_kernels.c), and pack_f4_avx2
- * packs float32 with vector copies and 8 x 8 transposes.  None of this changes the order
- * of the sums: the result has the same bits as through the generic packing and update, on
- * any number of threads.
- *
- * A B that many products share (a recurrent layer's W_hh^T, one 32 x 128 @ 128 x 512 product
- * per time step) is packed once instead, by ptl_gemm_pack_b: every K block (gemm_kc, the
- * same cut) of all of B's columns as NR-wide zero-padded slivers, which ptl_gemm_packed hands
- * to gemm_step as a packed block, its columns split among threads as Note [GEMM threads]
- * allows.  The same bits again.  It saves the per-step packing, though on Zen 4 little time:
- * a row-major B's packing is a copy, and the tile then reads the panel from L2 instead of
- * the freshly packed sliver from L1 (docs/performance.md, Recurrent layers).
- *
  * Integers accumulate in uint64_t so that overflow wraps as two's complement (as PyTorch's
  * integer matmul does) without signed-overflow undefined behaviour. */
 #include <stdlib.h>
@@ -172,6 +128,12 @@ typedef struct GemmStep {
     int a_direct;                        /* whole A slivers are read in place, 1: a row-major
                                           * A, 2: a transposed one (Note [GEMM
                                           * direct A]) */
+    int a_pack_first;                    /* a transposed A's whole slivers are packed by the
+                                          * first B sliver's tiles (Note [GEMM transposed A
+                                          * packed by its first tiles]) */
+    int b_pack_first;                    /* a row-major B's whole slivers are packed by the
+                                          * first A sliver's tile (Note [GEMM B packed by its
+                                          * first tile]) */
     char *c;                             /* C at (0, jc) */
     int64_t nc, kc;
     int64_t mc;                          /* rows per A block (at most the engine's MC) */
@@ -214,13 +176,101 @@ copy_tile(size_t item, int64_t rows, int64_t cols, const char *src, int64_t srs,
  * faster). */
 #define GEMM_STACK_BYTES (24 * 1024)
 
+/* B's sliver jr (nr columns) for a step's A block ic: in place when the step reads B in
+ * place and `direct_ok` (*ldb set to B's row stride, Note [GEMM packing of B]), or packed, now
+ * or by the first A sliver's tile when `tile_ok` (*by_tile set, Note [GEMM B packed by its
+ * first tile] in gemm_kernels.c): one packed just before use, or one of a packed block on
+ * the first A block's pass. */
+static const char *
+step_sliver_b(const GemmStep *st, int64_t ic, int64_t jr, int64_t nr, int direct_ok,
+              char *sliver, int64_t *ldb, int tile_ok, int *by_tile)
+{
+    const GemmProblem *pr = st->pr;
+    const GemmEngine *e = pr->e;
+    const size_t bitem = ptl_dtype_itemsize(pr->b.dtype);
+    char *bs = sliver;
+    if (st->bp != NULL) {
+        bs = (char *)st->bp + (size_t)(jr * st->kc) * e->item;
+        if (!st->b_pack_first || ic > 0 || nr < e->nr) {
+            return bs;
+        }
+    }
+    else if (st->b_direct && direct_ok) {
+        *ldb = pr->b.rs;
+        return st->b + (size_t)jr * bitem;
+    }
+    *by_tile = tile_ok;
+    if (!tile_ok) {
+        pr->pack_b(st->b + (size_t)(jr * pr->b.cs) * bitem, pr->b.cs, pr->b.rs, nr, st->kc,
+                   e->nr, bs);
+    }
+    return bs;
+}
+
+/* The tile on A's rows i0 .. i0 + MR that also packs an operand (Notes [GEMM transposed A
+ * packed by its first tiles] and [GEMM B packed by its first tile] in gemm_kernels.c): A's
+ * sliver at `as` (and the next when `a_left` rows of whole slivers remain), or B's sliver
+ * jr at `bs` from its in-place columns when `packs_a` is 0, for A packed or, when `a_in_place`,
+ * read in place.  C's tile stored by it when whole, else through acc and the update. */
+static void
+pack_tile(const GemmStep *st, int packs_a, int64_t i0, int64_t jr, int64_t a_left,
+          int a_in_place, const char *as, const char *bs, int64_t ldb, char *c,
+          const char *src, int64_t nr)
+{
+    const GemmProblem *pr = st->pr;
+    const GemmEngine *e = pr->e;
+    _Alignas(64) char acc[GEMM_ACC_BYTES];
+    const char *a = packs_a ? st->a + (size_t)i0 * ptl_dtype_itemsize(pr->a.dtype) : as;
+    const char *b = packs_a ? bs : st->b + (size_t)jr * ptl_dtype_itemsize(pr->b.dtype);
+    int64_t lda = packs_a || (a_in_place && st->a_direct == 2) ? pr->a.cs
+                  : a_in_place                                 ? pr->a.rs
+                                                               : 0;
+    PackTileFn pt = packs_a       ? (a_left > e->mr ? e->direct_at_pack2 : e->direct_at_pack)
+                    : !a_in_place ? e->tile_bpack
+                    : st->a_direct == 2 ? e->direct_at_bpack
+                                        : e->direct_a_bpack;
+    char *pk = (char *)(packs_a ? as : bs);
+    ldb = packs_a ? ldb : pr->b.rs;
+    if (nr == e->nr && pr->c.cs == 1 && (st->scs == 1 || st->beta == 0)) {
+        pt(st->kc, a, lda, pk, b, ldb, c, pr->c.rs, src, st->srs, pr->alpha, st->beta, e->mr);
+        return;
+    }
+    pt(st->kc, a, lda, pk, b, ldb, acc, e->nr, acc, e->nr, 1, 0, e->mr);
+    if (src != c && st->beta != 0) {
+        copy_tile(e->item, e->mr, nr, src, st->srs, st->scs, c, pr->c.rs, pr->c.cs);
+    }
+    e->update(acc, e->nr, e->mr, nr, c, pr->c.rs, pr->c.cs, pr->alpha, st->beta);
+}
+
+/* A block's rows [direct, mc) packed before its tiles, ap at row `direct`: all but the whole
+ * slivers that the first B sliver's tiles pack (Note [GEMM transposed A packed by its first
+ * tiles] in gemm_kernels.c), whose rows it returns; the rows from `split` on 4 wide. */
+static int64_t
+step_pack_a(const GemmStep *st, int64_t ic, int64_t mc, int64_t split, int64_t direct,
+            char *ap)
+{
+    const GemmProblem *pr = st->pr;
+    const GemmEngine *e = pr->e;
+    const size_t aitem = ptl_dtype_itemsize(pr->a.dtype);
+    int64_t fused = st->a_pack_first ? split / e->mr * e->mr : 0, from = direct + fused;
+    if (split > from) {
+        pr->pack_a(st->a + (size_t)((ic + from) * pr->a.rs) * aitem, pr->a.rs, pr->a.cs,
+                   split - from, st->kc, e->mr, ap + (size_t)(fused * st->kc) * e->item);
+    }
+    if (split < mc) {
+        pr->pack_a(st->a + (size_t)((ic + split) * pr->a.rs) * aitem, pr->a.rs, pr->a.cs,
+                   mc - split, st->kc, 4, ap + (size_t)((split - direct) * st->kc) * e->item);
+    }
+    return fused;
+}
+
 /* One step: every A block against the B block. */
 static int
 gemm_step(const GemmStep *st)
 {
     const GemmProblem *pr = st->pr;
     const GemmEngine *e = pr->e;
-    const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
+    const size_t aitem = ptl_dtype_itemsize(pr->a.dtype);
     const int64_t nsl = (st->nc + e->nr - 1) / e->nr;
     const int64_t kc = st->kc, crs = pr->c.rs, ccs = pr->c.cs, srs = st->srs, scs = st->scs;
     const double alpha = pr->alpha, beta = st->beta;
@@ -259,12 +309,7 @@ gemm_step(const GemmStep *st)
             edge = mc - direct <= 4 ? e->direct_a4 : mc - direct <= 8 ? e->direct_a8 : NULL;
             direct = edge != NULL ? mc : direct;
         }
-        pr->pack_a(st->a + (size_t)((ic + direct) * pr->a.rs) * aitem, pr->a.rs, pr->a.cs,
-                   split - direct, st->kc, e->mr, ap);
-        if (split < mc) {
-            pr->pack_a(st->a + (size_t)((ic + split) * pr->a.rs) * aitem, pr->a.rs, pr->a.cs,
-                       mc - split, st->kc, 4, ap + (size_t)((split - direct) * st->kc) * e->item);
-        }
+        int64_t fused = step_pack_a(st, ic, mc, split, direct, ap);
         for (int64_t s = 0; s < nsl; s++) {
             int64_t jr = s * e->nr;
             int64_t nr = st->nc - jr < e->nr ? st->nc - jr : e->nr;
@@ -282,21 +327,15 @@ gemm_step(const GemmStep *st)
             /* B read in place by a tile exactly as wide as the sliver (Note [GEMM packing of
              * B]): whole slivers, and a last one of NR / 2 or NR / 4 columns unless a
              * whole-width tile (direct A rows, pair4 rows past split) would read NR columns
-             * of it, past B's end on its last row */
-            const char *bs = sliver;
+             * of it, past B's end on its last row; or packed, by the first A sliver's tile
+             * when that is a whole one and does not pack A */
+            int b_by_tile = 0;
             int64_t ldb = e->nr;
             int narrow_ok = tile_nr == e->nr || (direct == 0 && split == mc);
-            if (st->bp != NULL) {
-                bs = st->bp + (size_t)(jr * st->kc) * e->item;
-            }
-            else if (st->b_direct && nr == tile_nr && narrow_ok) {
-                bs = st->b + (size_t)jr * bitem;
-                ldb = pr->b.rs;
-            }
-            else {
-                pr->pack_b(st->b + (size_t)(jr * pr->b.cs) * bitem, pr->b.cs, pr->b.rs, nr,
-                           st->kc, e->nr, sliver);
-            }
+            int tile_ok = st->b_pack_first && nr == e->nr && !(s == 0 && fused > 0) &&
+                          (direct >= e->mr || (direct == 0 && split >= e->mr));
+            const char *bs = step_sliver_b(st, ic, jr, nr, nr == tile_nr && narrow_ok, sliver,
+                                           &ldb, tile_ok, &b_by_tile);
             char *cs = st->c + (size_t)(ic * crs + jr * ccs) * e->item;
             const char *ss = st->s + (size_t)(ic * srs + jr * scs) * e->item;
             for (int64_t ir = 0; ir < mc;) {
@@ -308,6 +347,14 @@ gemm_step(const GemmStep *st)
                 int64_t tile_mr = e->mr, tile_w = tile_nr, ars = 0;
                 const char *as = ir < direct ? st->a + (size_t)((ic + ir) * lda) * aitem
                                              : ap + (size_t)((ir - direct) * kc) * e->item;
+                if ((s == 0 && ir < fused && ir / e->mr % 2 == 0) || (ir == 0 && b_by_tile)) {
+                    pack_tile(st, s == 0 && ir < fused, ic + ir, jr, fused - ir, direct > 0, as,
+                              bs, ldb, cs, ss, nr);
+                    cs += (size_t)(h * crs) * e->item;
+                    ss += (size_t)(h * srs) * e->item;
+                    ir += h;
+                    continue;
+                }
                 if (ir < direct) {
                     /* always the whole width: a narrower last B sliver goes through acc; an
                      * edge tile reads only A's mr rows, so it computes (and stores) those */
@@ -753,6 +800,8 @@ gemm_blocked(const GemmProblem *pr)
     int64_t kcmax = gemm_kc(e, pr->k);
     int a_direct = gemm_a_direct(pr);
     int b_direct = gemm_b_direct(pr, kcmax, mblocks);
+    int a_pack_first = a_direct == 0 && e->direct_at_pack != NULL && pr->a.rs == 1 &&
+                       pr->a.cs != 1 && pr->a.dtype == e->acc_dtype;
     /* A read in place as one block, so that B is read in place too (Note [GEMM one A block]) */
     if (!b_direct && a_direct == 1 && mblocks > 1 && gemm_b_direct(pr, kcmax, 1) &&
         pr->m * kcmax * (int64_t)e->item <= GEMM_ONE_A_BLOCK_BYTES) {
@@ -760,6 +809,8 @@ gemm_blocked(const GemmProblem *pr)
         mblocks = 1;
         b_direct = 1;
     }
+    int b_pack_first = !b_direct && e->tile_bpack != NULL && pr->b.cs == 1 &&
+                       pr->b.dtype == e->acc_dtype;
     char *bp = NULL;
 
     /* One A block: every B sliver meets A once, so slivers are packed just before use
@@ -782,6 +833,8 @@ gemm_blocked(const GemmProblem *pr)
             st.bp = bp;
             st.b_direct = b_direct;
             st.a_direct = a_direct;
+            st.a_pack_first = a_pack_first && nc > e->nr / 2;
+            st.b_pack_first = b_pack_first;
             st.c = pr->c.data + (size_t)(jc * pr->c.cs) * e->item;
             st.beta = pc == 0 ? pr->beta : 1.0;
             st.s = st.c;
@@ -793,8 +846,11 @@ gemm_blocked(const GemmProblem *pr)
                 st.scs = pr->s.cs;
             }
             /* B block (kc x nc) = rows of B^T: the sliver direction is B's columns */
-            if (bp != NULL) {
-                pr->pack_b(st.b, pr->b.cs, pr->b.rs, nc, st.kc, e->nr, bp);
+            /* (only a last narrower sliver when the tiles pack the whole ones) */
+            int64_t packed = b_pack_first ? nc / e->nr * e->nr : 0;
+            if (bp != NULL && packed < nc) {
+                pr->pack_b(st.b + (size_t)(packed * pr->b.cs) * bitem, pr->b.cs, pr->b.rs,
+                           nc - packed, st.kc, e->nr, bp + (size_t)(packed * st.kc) * e->item);
             }
             if (gemm_step(&st) < 0) {
                 free(bp);
@@ -1224,6 +1280,8 @@ gemm_packed_cols(void *ctx, int64_t u0, int64_t u1)
         st.bp = pb->data + (size_t)(pc * pb->npad + n0 * st.kc) * e->item;
         st.b_direct = 0;
         st.a_direct = a_direct;
+        st.a_pack_first = 0;
+        st.b_pack_first = 0;
         st.c = pr->c.data + (size_t)n0 * e->item;
         st.beta = pc == 0 ? pr->beta : 1.0;
         st.s = st.c;

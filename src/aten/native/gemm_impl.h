@@ -22,6 +22,11 @@ typedef void (*KernelFn)(int64_t kc, const void *ap, const void *bp, void *acc);
 typedef void (*TileFn)(int64_t kc, const void *ap, int64_t lda, const void *bp, int64_t ldb,
                        void *c, int64_t ldc, const void *src, int64_t lds, double alpha,
                        double beta, int64_t rows);
+/* a TileFn on MR rows of a transposed A read in place (as GemmEngine.direct_at) that also
+ * copies them into the packed sliver pk (Note [GEMM transposed A packed by its first tiles]) */
+typedef void (*PackTileFn)(int64_t kc, const void *ap, int64_t lda, void *pk, const void *bp,
+                           int64_t ldb, void *c, int64_t ldc, const void *src, int64_t lds,
+                           double alpha, double beta, int64_t rows);
 /* out[r] = a[r * lda : r * lda + k] . b for r < rows (element strides, engine type) */
 typedef void (*DotFn)(const void *a, int64_t lda, const void *b, int64_t k, int64_t rows,
                       void *out);
@@ -54,6 +59,14 @@ typedef struct GemmEngine {
                                           * row 0 and are not stored), or NULL */
     TileFn direct_at;                    /* tile on MR rows of a transposed A read in place
                                           * (row i's element p at a[i + p * lda]), or NULL */
+    PackTileFn direct_at_pack;           /* direct_at that also packs the sliver (MR 6), or
+                                          * NULL */
+    PackTileFn direct_at_pack2;          /* and the next sliver's rows too, kc * MR on */
+    PackTileFn tile_bpack, direct_a_bpack, direct_at_bpack;
+                                         /* tile, direct_a and direct_at reading a row-major
+                                          * B's NR columns in place (ldb apart) and storing
+                                          * them into the packed sliver pk (Note [GEMM B
+                                          * packed by its first tile]), or NULL */
 } GemmEngine;
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */

@@ -1,7 +1,7 @@
 /* gemm_kernels.c -- the engines of gemm.c's blocked product: packing operands into slivers,
  * the portable micro-kernels, the AVX2 and AVX-512 tiles, the C update and the dot and axpy
- * loops of matrix-vector products, and the table that picks them per dtype and CPU
- * (Note [GEMM blocking] and Note [GEMM packing of B] in gemm.c describe the design). */
+ * loops of matrix-vector products, and the table that picks them per dtype and CPU (Note
+ * [GEMM blocking] in gemm.c and Note [GEMM packing of B] below describe the design). */
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
@@ -79,6 +79,88 @@ DEFINE_PACK(i8, uint64_t, i8, int64_t, LOAD_U64)
  * 10-row sliver had made a 10 x 128 @ 128 x 256 product slower than a 12-row one); the rest
  * (other layouts, k < 8) goes to pack_f4_f4, and the bytes are the same.  The AVX-512 engine
  * uses them too (its slivers are 32 wide and 12 tall). */
+
+/* Note [GEMM packing of B]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * Packing B costs a read of B and a write of a KC x NC block; for the small m of an LSTM
+ * step or an MLP batch (32 x 128 @ 128 x 512) it was a third of the product.  So: when A is
+ * one MC block every B sliver meets A once, and its KC x NR sliver is packed just before use
+ * into a buffer that stays in L1; with several A blocks the whole block is packed once.  An
+ * engine with a tile (AVX2 and AVX-512) does not pack a row-major B at all in products of at
+ * most direct_b_max_m rows (AVX2: float32 12, float64 64; AVX-512 24), nor in products of
+ * at most 64 rows whose K block of B spans at most GEMM_DIRECT_B_SPAN bytes: the tile reads
+ * its NR columns in place, row after row; a last sliver of exactly NR / 2 or NR / 4 columns
+ * too, by the
+ * half or quarter tile, which reads no column past it (others are packed and zero-padded: 16
+ * x 784 @ 784 x 16 spent two fifths of its time packing, 12.2 -> 9.2 us on one Zen 4 core,
+ * 784 x 8 9.8 -> 6.9; docs/performance.md, GEMM: narrow last slivers of B in place).
+ * Taller products pack it,
+ * since each sliver is then read by many A slivers and B's rows, a power of two apart,
+ * collide in L1 (64 x 4096 @ 4096 x 1024 ran at 0.65x OpenBLAS reading B in place with the
+ * 32-wide AVX-512 tile, 0.95x packing it), unless K is at most GEMM_DIRECT_B_SMALL_K: a
+ * sliver is then at most 32 rows of which the span limit keeps at most 8 in one L1 set
+ * (8-way), and packing was a twentieth of a 128 x 10 @ 10 x 256 input gradient.
+ * The float32 AVX-512 engine reads a row-major B in place at any height (its direct_b_max_m
+ * is INT64_MAX): its tiles fetch the two lines of each row of B they read GEMM_AHEAD_K rows
+ * ahead (gemm_kernels.c), and B then streams from L2 into L1 in time, rows a power of two
+ * apart or not; unless several A blocks read a K block of B that spans more than
+ * GEMM_DIRECT_B_L2_SPAN bytes (half of L2): B's rows far apart then crowd L2's sets, and the
+ * packed block, contiguous, stays in L2 (2048^3: 106 packed, 76-89 in place).  Against packing, on one Zen 4 core, GFLOP/s: 64 x 4096 @ 4096 x 1024 98 ->
+ * 104, 4096 x 256 @ 256 x 256 107 -> 114, 256^3 112 -> 115, 512^3 110 -> 112, 1024^3 even;
+ * the weight gradients g^T @ x 128 x 1024 @ 1024 x 128 108 -> 113, 128 x 1024 @ 1024 x 512
+ * 107 -> 112.  AVX2 (a row of B is one line per k step of 6 cycles, not two per 24) and
+ * float64 keep the limits above: in place ran slower (AVX2 512^3 105 -> 92; float64 on
+ * AVX-512 512^3 48 -> 28).  The tiles also store whole tiles of a row-major C themselves
+ * (alpha and beta with update_f4/_f8's roundings, after prefetching C's rows unless C is only
+ * written by a tile of few k steps: GEMM_FETCH_C_KC in gemm_kernels.c), and pack_f4_avx2
+ * packs float32 with vector copies and 8 x 8 transposes.  None of this changes the order
+ * of the sums: the result has the same bits as through the generic packing and update, on
+ * any number of threads.
+ *
+ * A B that many products share (a recurrent layer's W_hh^T, one 32 x 128 @ 128 x 512 product
+ * per time step) is packed once instead, by ptl_gemm_pack_b: every K block (gemm_kc, the
+ * same cut) of all of B's columns as NR-wide zero-padded slivers, which ptl_gemm_packed hands
+ * to gemm_step as a packed block, its columns split among threads as Note [GEMM threads]
+ * allows.  The same bits again.  It saves the per-step packing, though on Zen 4 little time:
+ * a row-major B's packing is a copy, and the tile then reads the panel from L2 instead of
+ * the freshly packed sliver from L1 (docs/performance.md, Recurrent layers). */
+
+/* Note [GEMM transposed A packed by its first tiles]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A transposed A that the AVX2 tiles do not read in place (Note [GEMM direct A]: k steps
+ * piled in L1's sets, g [1024, 512] of a GPT's 512 x 1024 @ 1024 x 128 weight gradient, or
+ * more than 16 B slivers) was packed in a pass of its own: a copy with nothing to overlap,
+ * which waited on every line of A, 2 KiB apart, from L3 (a fifth of that product's samples,
+ * the tiles half).  Now the first B sliver's tiles read A's whole slivers in place, as
+ * direct_at does (fetching each k step ahead), and store each k step's elements into the
+ * packed slivers as they go (direct_at_pack2: two slivers a tile, the tile's own and the
+ * next one, which the next tile then reads packed; direct_at_pack: a last odd one); the
+ * other B slivers read the packed A as before, and a last sliver of fewer than MR rows and
+ * the 4-row pair past `split` are packed before the tiles.  A first B sliver of at most
+ * NR / 2 columns (the half and quarter tiles read a packed A) keeps the packing pass.  The
+ * FMAs and their order do not change: the same bits. */
+
+/* Note [GEMM B packed by its first tile]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The same for a row-major B that is packed (Note [GEMM packing of B]): each whole sliver
+ * is packed by the first A sliver's tile that meets it, which reads the sliver's NR
+ * columns in place (ldb apart, fetched GEMM_AHEAD_K rows ahead) and stores the two vectors
+ * it loads each k step into the packed sliver (AVX2: tile_bpack on a packed A, and
+ * direct_a_bpack and direct_at_bpack on an A read in place): a sliver packed just before
+ * use, or, for a block of B packed once, on the first A block's pass (only a last narrower
+ * sliver, zero-padded, is packed before).  Not when that first tile is an edge tile (fewer
+ * than MR rows) or packs A (the first B sliver of Note [GEMM transposed A packed by its
+ * first tiles]): those slivers are packed before use.  The same bits again.  One Zen 3
+ * core, both builds' products alternating in one process (benchmarks/
+ * interleaved_gemm_builds.py; docs/performance.md, "GEMM on AVX2: operands packed by the
+ * tiles"): the GPT's weight gradients 1.05-1.16x, its input gradients up to 1.07x.  Since
+ * packing a sliver now costs its first tile little, the float32 AVX2 engine reads a B with
+ * a large K block in place only in products of at most 12 rows (direct_b_max_m, was 64): at
+ * 13 to 64 rows each sliver is read by 3 to 11 tiles, and B's rows, 4 KiB apart in a 64 x
+ * 4096 @ 4096 x 1024 product, piled in L1's sets (43 -> 55-72 GFLOP/s; 48 x 1024 @ 1024 x
+ * 1024 1.27-1.47x, 64 x 512 @ 512 x 512 1.18-1.31x, 32 x 128 @ 128 x 512 1.06-1.12x).  At
+ * 7 to 12 rows the first tile is a 4-row pair's or the sliver is read twice, and in place
+ * stays faster (8 x 512 @ 512 x 512 ran at 0.44x packed). */
 
 /* rows r of an 8 x 8 block <- columns r: the usual unpack / shuffle / permute network */
 __attribute__((target("avx2,fma"))) static inline void
@@ -433,10 +515,14 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
      : (R) < 9    ? a6[((R) % 3) * ars]                                                   \
                   : a9[((R) % 3) * ars])
 #define DEFINE_TILE_A(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS, AHEAD) \
+    DEFINE_TILE_AP(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS, AHEAD, ,     \
+                   NO_COPY)
+#define DEFINE_TILE_AP(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS, AHEAD,   \
+                       PK_PARAM, COPY)                                                    \
     TARGET static void                                                                    \
-    NAME(int64_t kc, const void *ap_, int64_t lda, const void *bp_, int64_t ldb, void *c_,\
-         int64_t ldc, const void *src_, int64_t lds, double alpha_, double beta_,         \
-         int64_t rows)                                                                    \
+    NAME(int64_t kc, const void *ap_, int64_t lda PK_PARAM, const void *bp_, int64_t ldb, \
+         void *c_, int64_t ldc, const void *src_, int64_t lds, double alpha_,             \
+         double beta_, int64_t rows)                                                      \
     {                                                                                     \
         const T *ap = (const T *)ap_, *bp = (const T *)bp_, *src = (const T *)src_;       \
         const int64_t ars = (ARS), acs = (ACS), clamp = (CLAMP);                          \
@@ -459,6 +545,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
             }                                                                             \
             VECS(LOAD_B, 0, T, P, V, S)                                                   \
             ROWS(FMA_ROW, VECS, T, P, V, S, AROW)                                         \
+            COPY(T, P, S)                                                                 \
             ap += acs;                                                                    \
             a0 += acs;                                                                    \
             a3 += acs;                                                                    \
@@ -472,6 +559,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
  * for a last sliver of A read in place, which reads only the first `rows` rows (the others
  * compute on row 0 and are not stored: they may lie past A's end) */
 #define NO_AHEAD(T)
+#define NO_COPY(T, P, S)
 #define AT_AHEAD(T) FETCH_RUN((uintptr_t)ap + (uintptr_t)(GEMM_AHEAD_K * acs) * sizeof(T),   \
                               clamp * sizeof(T))
 #define DEFINE_TILE(NAME, TARGET, T, P, V, S, MR, ROWS, VECS)                             \
@@ -522,6 +610,65 @@ DEFINE_DIRECT_EDGE_TILE(direct_a4_f8_avx512, AVX512, double, _mm512, __m512d, pd
 DEFINE_DIRECT_EDGE_TILE(direct_a8_f4_avx512, AVX512, float, _mm512, __m512, ps, ROWS_8, VECS_2)
 DEFINE_DIRECT_EDGE_TILE(direct_a8_f8_avx512, AVX512, double, _mm512, __m512d, pd, ROWS_8,
                         VECS_2)
+/* the AVX2 direct_at tile that also copies each k step's 6 elements of A into a packed
+ * sliver at pk (Note [GEMM transposed A packed by its first tiles]) */
+#define PK_PARAM , void *pk_
+#define COPY_A6(T, P, S)                                                                  \
+    {                                                                                     \
+        T *pk = (T *)pk_ + p * 6;                                                         \
+        if (sizeof(T) == 4) {                                                             \
+            _mm_storeu_ps((float *)pk, _mm_loadu_ps((const float *)ap));                  \
+            _mm_store_sd((double *)(pk + 4), _mm_load_sd((const double *)(ap + 4)));      \
+        }                                                                                 \
+        else {                                                                            \
+            _mm256_storeu_pd((double *)pk, _mm256_loadu_pd((const double *)ap));          \
+            _mm_storeu_pd((double *)(pk + 4), _mm_loadu_pd((const double *)(ap + 4)));   \
+        }                                                                                 \
+    }
+/* the same, and the next sliver's 6 elements into the next packed sliver, kc * 6 on */
+#define COPY_A12(T, P, S)                                                                 \
+    {                                                                                     \
+        T *pk = (T *)pk_ + p * 6, *pk1 = pk + kc * 6;                                     \
+        if (sizeof(T) == 4) {                                                             \
+            __m256 v = _mm256_loadu_ps((const float *)ap);                                \
+            __m128 hi = _mm256_extractf128_ps(v, 1);                                      \
+            _mm_storeu_ps((float *)pk, _mm256_castps256_ps128(v));                        \
+            _mm_storel_pi((__m64 *)(pk + 4), hi);                                         \
+            _mm_storeh_pi((__m64 *)pk1, hi);                                              \
+            _mm_storeu_ps((float *)(pk1 + 2), _mm_loadu_ps((const float *)(ap + 8)));     \
+        }                                                                                 \
+        else {                                                                            \
+            __m256d v = _mm256_loadu_pd((const double *)(ap + 4));                        \
+            _mm256_storeu_pd((double *)pk, _mm256_loadu_pd((const double *)ap));          \
+            _mm_storeu_pd((double *)(pk + 4), _mm256_castpd256_pd128(v));                 \
+            _mm_storeu_pd((double *)pk1, _mm256_extractf128_pd(v, 1));                    \
+            _mm256_storeu_pd((double *)(pk1 + 2), _mm256_loadu_pd((const double *)(ap + 8))); \
+        }                                                                                 \
+    }
+#define DEFINE_AT_PACK_TILE(NAME, T, P, V, S, COPY)                                       \
+    DEFINE_TILE_AP(NAME, AVX2, T, P, V, S, 1, lda, 6, A_PACKED, ROWS_6, VECS_2, AT_AHEAD, \
+                   PK_PARAM, COPY)
+DEFINE_AT_PACK_TILE(direct_at_pack_f4_avx2, float, _mm256, __m256, ps, COPY_A6)
+DEFINE_AT_PACK_TILE(direct_at_pack_f8_avx2, double, _mm256, __m256d, pd, COPY_A6)
+DEFINE_AT_PACK_TILE(direct_at_pack2_f4_avx2, float, _mm256, __m256, ps, COPY_A12)
+DEFINE_AT_PACK_TILE(direct_at_pack2_f8_avx2, double, _mm256, __m256d, pd, COPY_A12)
+/* tiles that read a row-major B's NR columns in place (ldb apart) and store each k step's
+ * two B vectors into the packed sliver pk (Note [GEMM B packed by its first tile]),
+ * fetching B's rows GEMM_AHEAD_K steps ahead: on a packed A, a row-major A read in place and
+ * a transposed one */
+#define COPY_B(T, P, S)                                                                   \
+    FETCH_RUN((uintptr_t)bp + (uintptr_t)(GEMM_AHEAD_K * ldb) * sizeof(T), 2 * lanes * sizeof(T)) \
+    P##_storeu_##S((T *)pk_ + p * 2 * lanes, b0);                                         \
+    P##_storeu_##S((T *)pk_ + p * 2 * lanes + lanes, b1);
+#define DEFINE_B_PACK_TILES(ETAG, T, P, V, S)                                             \
+    DEFINE_TILE_AP(tile_bpack_##ETAG##_avx2, AVX2, T, P, V, S, 1, 6, 6, A_PACKED, ROWS_6, \
+                   VECS_2, NO_AHEAD, PK_PARAM, COPY_B)                                    \
+    DEFINE_TILE_AP(direct_a_bpack_##ETAG##_avx2, AVX2, T, P, V, S, lda, 1, 64, A_ROWS3,   \
+                   ROWS_6, VECS_2, NO_AHEAD, PK_PARAM, COPY_B)                            \
+    DEFINE_TILE_AP(direct_at_bpack_##ETAG##_avx2, AVX2, T, P, V, S, 1, lda, 6, A_PACKED,  \
+                   ROWS_6, VECS_2, AT_AHEAD, PK_PARAM, COPY_B)
+DEFINE_B_PACK_TILES(f4, float, _mm256, __m256, ps)
+DEFINE_B_PACK_TILES(f8, double, _mm256, __m256d, pd)
 DEFINE_DIRECT_AT_TILE(direct_at_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_2)
 DEFINE_DIRECT_AT_TILE(direct_at_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6,
                       VECS_2)
@@ -530,6 +677,14 @@ DEFINE_DIRECT_AT_TILE(direct_at_f4_avx512, AVX512, float, _mm512, __m512, ps, F4
 DEFINE_DIRECT_AT_TILE(direct_at_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR,
                       ROWS_12, VECS_2)
 #undef DEFINE_TILE_A
+#undef DEFINE_TILE_AP
+#undef DEFINE_AT_PACK_TILE
+#undef PK_PARAM
+#undef COPY_A6
+#undef COPY_A12
+#undef COPY_B
+#undef DEFINE_B_PACK_TILES
+#undef NO_COPY
 #undef DEFINE_TILE
 #undef DEFINE_DIRECT_A_TILE
 #undef DEFINE_DIRECT_EDGE_TILE
@@ -723,37 +878,41 @@ DEFINE_AXPY(i8, uint64_t)
 static const GemmEngine engine_f4 = {
     F4_MR, F4_NR, 512, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
     kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f4_avx2 = {
-    F4_MR, F4_NR, 512, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
+    F4_MR, F4_NR, 512, 144, 2048, 12, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx2, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2), tile4_f4_avx2,
     NULL, NULL, pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2, direct_a_f4_avx2, direct_a4_f4_avx2,
-    NULL, direct_at_f4_avx2,
+    NULL, direct_at_f4_avx2, direct_at_pack_f4_avx2, direct_at_pack2_f4_avx2,
+    tile_bpack_f4_avx2, direct_a_bpack_f4_avx2, direct_at_bpack_f4_avx2,
 };
 static const GemmEngine engine_f4_avx512 = {
     F4_AVX512_MR, F4_AVX512_NR, 512, 192, 1024, INT64_MAX, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx512, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2),
     tile4_f4_avx512, tile8_f4_avx512, tile10_f4_avx512, NULL, half_f4_avx512, quarter_f4_avx512,
-    direct_a_f4_avx512, direct_a4_f4_avx512, direct_a8_f4_avx512, direct_at_f4_avx512,
+    direct_a_f4_avx512, direct_a4_f4_avx512, direct_a8_f4_avx512, direct_at_f4_avx512, NULL,
+    NULL, NULL, NULL, NULL,
 };
 #undef F4_PACKS
 static const GemmEngine engine_f8 = {
     F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
     kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8}, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f8_avx2 = {
     F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx2, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
     tile4_f8_avx2, NULL, NULL, pair4_f8_avx2, half_f8_avx2, quarter_f8_avx2, direct_a_f8_avx2,
-    direct_a4_f8_avx2, NULL, direct_at_f8_avx2,
+    direct_a4_f8_avx2, NULL, direct_at_f8_avx2, direct_at_pack_f8_avx2, direct_at_pack2_f8_avx2,
+    tile_bpack_f8_avx2, direct_a_bpack_f8_avx2, direct_at_bpack_f8_avx2,
 };
 static const GemmEngine engine_f8_avx512 = {
     F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx512, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
     tile4_f8_avx512, tile8_f8_avx512, tile10_f8_avx512, NULL, half_f8_avx512, quarter_f8_avx512,
-    direct_a_f8_avx512, direct_a4_f8_avx512, direct_a8_f8_avx512, direct_at_f8_avx512,
+    direct_a_f8_avx512, direct_a4_f8_avx512, direct_a8_f8_avx512, direct_at_f8_avx512, NULL,
+    NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_i8 = {
     I8_MR, I8_NR, 256, 64, 1024, 0, sizeof(uint64_t), PTL_DTYPE_INT64,
@@ -761,7 +920,7 @@ static const GemmEngine engine_i8 = {
     {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
