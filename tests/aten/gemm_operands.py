@@ -1,4 +1,4 @@
-"""The operands of the GEMM tests (test_gemm.py, test_gemm_small.py): random matrices and the
+"""The operands of the GEMM tests (test_gemm*.py): random matrices and the
 same values as a contiguous, transposed or column-strided pytorchlite matrix; and the checks
 of a product's bits and of its values against NumPy's in float64."""
 import numpy as np

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from gemm_operands import operand, rand
+from gemm_operands import bits, operand, rand
 from helpers import ROOT, assert_close, rerun_with_capability, to_numpy, torch
 
 CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
@@ -455,11 +455,6 @@ def test_threads_same_bits(mkn, dtype, restore_threads):
 NARROW_N = [(128, 256, 10), (32, 256, 10), (8, 40, 10), (2, 40, 10), (9, 40, 10),
             (24, 256, 10), (25, 40, 10), (128, 256, 20), (128, 256, 31), (1024, 128, 67),
             (50, 700, 9), (300, 64, 5)]
-
-
-def bits(t):
-    """t's values in its own dtype, to compare bits."""
-    return np.array(t.numpy())
 
 
 @pytest.mark.parametrize("mkn", NARROW_N)

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from gemm_operands import operand, rand
-from helpers import assert_close, rerun_with_capability
+from gemm_operands import bits, close, operand, rand
+from helpers import rerun_with_capability
 
 CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
 
@@ -29,17 +29,6 @@ def test_lower_capabilities(capability):
     """Reruns this file with the AVX-512 tiles (avx2), or every vector path (default),
     switched off."""
     rerun_with_capability(__file__, capability)
-
-
-def bits(t):
-    return np.array(t.numpy())
-
-
-def close(actual, exp, k, dtype):
-    if dtype == np.float32:
-        assert_close(actual, exp, dtype=ptl.float32, rtol=1e-5, atol=1.6e-6 * max(k, 1))
-    else:
-        assert_close(actual, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * max(k, 1))
 
 
 def row_strided(b, ldb, offset):

@@ -13,21 +13,10 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from gemm_operands import operand, rand
-from helpers import assert_close, rerun_with_capability
+from gemm_operands import bits, close, operand, rand
+from helpers import rerun_with_capability
 
 CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
-
-
-def bits(t):
-    return np.array(t.numpy())
-
-
-def close(actual, exp, k, dtype):
-    if dtype == np.float32:
-        assert_close(actual, exp, dtype=ptl.float32, rtol=1e-5, atol=1.6e-6 * max(k, 1))
-    else:
-        assert_close(actual, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * max(k, 1))
 
 
 @pytest.mark.skipif(CAPABILITY is not None,
