@@ -31,8 +31,8 @@ NO_OUT = {"arange.start"}
 # torch's CPU build has no kernel for the out_dtype overloads of the mm family (its meta
 # functions refuse an out of another dtype than out_dtype): each takes the rule of the overload
 # without out_dtype
-NO_CPU_KERNEL = {"addmm.dtype": "addmm", "baddbmm.dtype": "baddbmm", "bmm.dtype": "bmm",
-                 "mm.dtype": "mm.out"}
+NO_CPU_KERNEL = {"addmm.dtype": "addmm.out", "baddbmm.dtype": "baddbmm.out",
+                 "bmm.dtype": "bmm.out", "mm.dtype": "mm.out"}
 
 PROLOGUE = """\
 /* torch_out_overloads.h -- the overloads (name.overload) of our operator functions whose
@@ -72,6 +72,10 @@ def _matrix(lib, *batch):
 _SAMPLES = {
     "_fft_c2c": lambda L: ((_matrix(L) * (1 + 1j), [0], 0, True), {}),
     "_fft_c2r": lambda L: ((_matrix(L) * (1 + 1j), [0], 0, 4), {}),
+    "addbmm.out": lambda L: ((_matrix(L), _matrix(L, 2), _matrix(L, 2)), {}),
+    "addmv.out": lambda L: ((L.ones(3), _matrix(L), L.ones(3)), {}),
+    "baddbmm.out": lambda L: ((L.ones(2, 3, 3), _matrix(L, 2), _matrix(L, 2)), {}),
+    "bmm.out": lambda L: ((_matrix(L, 2), _matrix(L, 2)), {}),
     "addmv": lambda L: ((L.ones(3), _matrix(L), L.ones(3)), {}),
     "baddbmm": lambda L: ((L.ones(2, 3, 3), _matrix(L, 2), _matrix(L, 2)), {}),
     "bernoulli": lambda L: ((L.full((3, 3), 0.5),), {}),

@@ -768,6 +768,14 @@ addbmm_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              (long long)b1->sizes[1], (long long)b1->sizes[2],
                              (long long)b2->sizes[1], (long long)b2->sizes[2]);
     }
+    /* PyTorch's addbmm.out copies self into out and accumulates there by addmm_, whose first
+     * check is then out's dtype against batch2's */
+    if (op->id == PTL_OP_addbmm_out && s[5].u.t->dtype != b2->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "self and mat2 must have the same dtype, but got %s and %s",
+                             ptl_dtype_legacy_name(s[5].u.t->dtype),
+                             ptl_dtype_legacy_name(b2->dtype));
+    }
     int64_t perm[3] = {1, 0, 2}, f1[2] = {b1->sizes[1], b1->sizes[0] * b1->sizes[2]};
     int64_t f2[2] = {f1[1], b2->sizes[2]};
     if ((p = call_sizes(PTL_OP_permute, b1, 3, perm)) != NULL &&
