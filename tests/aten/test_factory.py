@@ -283,3 +283,21 @@ def test_cuda_device_without_cuda(make):
 def test_int_dtypes_exact(dtype):
     assert_close(ptl.arange(0, 100, 7, dtype=dtype), np.arange(0, 100, 7), dtype=dtype)
     assert_close(ptl.full((3,), 5, dtype=dtype), np.full(3, 5), dtype=dtype)
+
+
+@pytest.mark.parametrize("op, args, dtype, expect", [
+    ("linspace", (-3.32, 1j, 3), None, "complex64"),
+    ("linspace", (0.0, 1.0, 3), "complex64", "complex64"),
+    ("linspace", (0.0, 1.0, 3), None, "float32"),
+    ("logspace", (0.0, 1j, 4), None, "complex64"),
+    ("logspace", (0.0, 2.0, 4), "complex128", "complex128"),
+])
+def test_linspace_on_meta_infers_complex_as_on_cpu(op, args, dtype, expect):
+    """On the meta device (no Complex key's kernel there) linspace and logspace give the dtype
+    the CPU gives: complex ends or a complex dtype make a complex result, with no values."""
+    kw = {} if dtype is None else {"dtype": getattr(ptl, dtype)}
+    fn = getattr(ptl.ops.aten, op).default
+    meta = fn(*args, device="meta", **kw)
+    cpu = fn(*args, **kw)
+    assert meta.device.type == "meta" and str(meta.dtype) == f"torch.{expect}"
+    assert meta.dtype == cpu.dtype and tuple(meta.shape) == tuple(cpu.shape)

@@ -450,11 +450,20 @@ linspace_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     int log = op->id == PTL_OP_logspace;
-    PtlDtype dt = dtype_or(&s[log ? 4 : 3], ptl_default_dtype());
     PtlDevice dev = device_or(&s[log ? 6 : 5], ptl_device_cpu());
+    /* complex ends or a complex dtype take the Complex key's kernel (complex_parts.c), which
+     * the meta device does not reach: its result's dtype is inferred here alike, and nothing
+     * is filled */
+    int meta = dev.type == PTL_DEVICE_META;
+    int complex_ends = ptl_iv_imag(&s[0]) != 0 || ptl_iv_imag(&s[1]) != 0 ||
+                       s[0].tag == PTL_IV_COMPLEX || s[1].tag == PTL_IV_COMPLEX;
+    PtlDtype dt = dtype_or(&s[log ? 4 : 3], meta && complex_ends
+                                                ? ptl_dtype_to_complex(ptl_default_dtype())
+                                                : ptl_default_dtype());
     RangeParams p = {log ? RANGE_LOGSPACE : RANGE_LINSPACE, ptl_iv_to_double(&s[0]),
                      ptl_iv_to_double(&s[1]), 0, log ? s[3].u.d : 0, 0, 0, s[2].u.i};
-    if (range_dtype_check(log ? "logspace_cpu" : "linspace_cpu", dt) < 0 ||
+    if ((!(meta && ptl_dtype_is_complex(dt)) &&
+         range_dtype_check(log ? "logspace_cpu" : "linspace_cpu", dt) < 0) ||
         check_device(dev) < 0) {
         return -1;
     }
