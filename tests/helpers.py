@@ -55,6 +55,18 @@ def num_threads(threads):
         ptl.set_num_threads(prev)
 
 
+def capability_reruns(path):
+    """The test_lower_capabilities of a file that reruns itself whole with the AVX-512 tiles
+    (avx2) or every vector path (default) switched off: `test_lower_capabilities =
+    capability_reruns(__file__)`.  Skipped inside such a rerun."""
+    @pytest.mark.skipif(os.environ.get("PTL_CPU_CAPABILITY") is not None,
+                        reason="already running with a capability chosen by a parent run")
+    @pytest.mark.parametrize("capability", ["avx2", "default"])
+    def test_lower_capabilities(capability):
+        rerun_with_capability(path, capability)
+    return test_lower_capabilities
+
+
 def rerun_with_capability(path, cap, *pytest_args):
     """Runs pytest on the test file `path` in a child process whose vector loops are capped
     at `cap` (PTL_CPU_CAPABILITY: "default" for the portable loops, "avx2"), and fails with

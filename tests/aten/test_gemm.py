@@ -23,7 +23,7 @@ import pytest
 
 import pytorchlite as ptl
 from gemm_operands import bits, operand, rand
-from helpers import ROOT, assert_close, rerun_with_capability, to_numpy, torch
+from helpers import ROOT, assert_close, capability_reruns, to_numpy, torch
 
 CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
 
@@ -154,13 +154,7 @@ def test_mm_float32_grad():
     close(b.grad, an.T @ gn, 13)
 
 
-@pytest.mark.skipif(CAPABILITY is not None,
-                    reason="already running with a capability chosen by a parent run")
-@pytest.mark.parametrize("capability", ["avx2", "default"])
-def test_lower_capabilities(capability):
-    """Reruns this file with the AVX-512 tiles (avx2), or every vector path (default),
-    switched off."""
-    rerun_with_capability(__file__, capability)
+test_lower_capabilities = capability_reruns(__file__)
 
 
 BIAS = {  # addmm's self, for an (m, n) product: shape and how it is laid out

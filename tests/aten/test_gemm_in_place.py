@@ -8,7 +8,6 @@ transposed or column-strided view), at and across MR, NR, MC, KC and NC, narrow 
 and last columns, k under the fetch distance (16), B rows that are not a multiple of a line,
 size 0, alpha and beta, a bias and C accumulated in place, on 1 and 2 threads.  The file reruns
 itself under PTL_CPU_CAPABILITY=avx2 and =default (no tile: every operand packed)."""
-import os
 import subprocess
 import sys
 
@@ -17,18 +16,9 @@ import pytest
 
 import pytorchlite as ptl
 from gemm_operands import bits, close, operand, rand
-from helpers import rerun_with_capability
+from helpers import capability_reruns
 
-CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
-
-
-@pytest.mark.skipif(CAPABILITY is not None,
-                    reason="already running with a capability chosen by a parent run")
-@pytest.mark.parametrize("capability", ["avx2", "default"])
-def test_lower_capabilities(capability):
-    """Reruns this file with the AVX-512 tiles (avx2), or every vector path (default),
-    switched off."""
-    rerun_with_capability(__file__, capability)
+test_lower_capabilities = capability_reruns(__file__)
 
 
 def row_strided(b, ldb, offset):

@@ -7,25 +7,15 @@ the step's buffers on the stack.  Against NumPy in float64 at, below and above e
 threshold, with transposed and strided operands, alpha/beta (addmm), on 1 and 2 threads; every
 path gives the bits of the generic one.  The file reruns itself under
 PTL_CPU_CAPABILITY=avx2 and =default."""
-import os
 
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
 from gemm_operands import bits, close, operand, rand
-from helpers import rerun_with_capability
+from helpers import capability_reruns
 
-CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
-
-
-@pytest.mark.skipif(CAPABILITY is not None,
-                    reason="already running with a capability chosen by a parent run")
-@pytest.mark.parametrize("capability", ["avx2", "default"])
-def test_lower_capabilities(capability):
-    """Reruns this file with the AVX-512 tiles (avx2), or every vector path (default),
-    switched off."""
-    rerun_with_capability(__file__, capability)
+test_lower_capabilities = capability_reruns(__file__)
 
 
 # (m, k, n) at and across Note [GEMM last columns]'s rule: n = 32 (no tail), 33 and 34 (one

@@ -6,25 +6,15 @@ one; on AVX2 also k steps that spread over L1's sets (at most 8 of 64 in one set
 bits of the same product with A packed (a column-strided A) and row-major, on 1 and 2 threads,
 as mm, addmm and into C in place.  The file reruns itself under PTL_CPU_CAPABILITY=avx2 (MR 6,
 NR 16) and =default (no tile: always packed)."""
-import os
 
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
 from gemm_operands import bits, close, operand, rand
-from helpers import rerun_with_capability
+from helpers import capability_reruns
 
-CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
-
-
-@pytest.mark.skipif(CAPABILITY is not None,
-                    reason="already running with a capability chosen by a parent run")
-@pytest.mark.parametrize("capability", ["avx2", "default"])
-def test_lower_capabilities(capability):
-    """Reruns this file with the AVX-512 tiles (avx2), or every vector path (default),
-    switched off."""
-    rerun_with_capability(__file__, capability)
+test_lower_capabilities = capability_reruns(__file__)
 
 
 def transposed(a, lda):
