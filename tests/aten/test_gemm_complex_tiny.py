@@ -3,15 +3,19 @@ tiny kernels, Note [Complex GEMM]): per-matrix loops without packing, in column 
 8 / 4 / 2 / 1 complex numbers (complex64) or 4 / 2 / 1 (complex128), rows in pairs.  Against
 NumPy in complex128: every chunk split of n, odd and even m, k 0 to 3, the size threshold
 from both sides, batches on 1 and 2 threads, B with strided or transposed rows (copied to a
-buffer), strided and transposed C (the update path), complex alpha and beta."""
+buffer), strided and transposed C (the update path), complex alpha and beta.  The whole file
+runs again with the capability capped at avx2 and at default: on an AVX-512 host the native
+run takes the 64-byte chunks' one-vector AVX-512 kernel, the capped runs their two halves."""
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import num_threads
+from helpers import capability_reruns, num_threads
 from test_gemm_complex import NP, bmm_on_one_and_two_threads, check, crandn, mm_ref
 
 C64, C128 = ptl.complex64, ptl.complex128
+
+test_lower_capabilities = capability_reruns(__file__)
 
 
 # (m, k, n): n across every chunk split (1 .. 18: 8 + 8 + 2, 4 + 2 + 1, ...), odd and even

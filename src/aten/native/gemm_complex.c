@@ -753,31 +753,45 @@ ZGEMM_TYPED(c16, double)
 /* ---- tiny products ---- */
 
 /* Columns [j0, j0 + W) of C = alpha * op(A) @ B + beta * S for one matrix, W a constant of
- * at most 64 bytes of reals (one AVX-512 register; gcc spilled wider generic vectors to the
- * stack): each row's sums of op(A[i, p]) * B[p, j0:j0 + W] in two vectors of 2 W reals
- * (GCC's vector types), x += re(a) * B's row and y += im(a) * B's row (B's row read in
- * place, its parts interleaved), combined once per row: re = x_re - y_im, im = x_im + y_re.
- * Rows go in pairs, four independent sums (one pair of sums had each step wait on the
- * last add).  b: B's first column of the chunk, its rows brs reals apart and contiguous;
+ * at most 64 bytes of reals: each row's sums of op(A[i, p]) * B[p, j0:j0 + W] in GCC vector
+ * types, x += re(a) * B's row and y += im(a) * B's row (B's row read in place, its parts
+ * interleaved), combined once per row: re = x_re - y_im, im = x_im + y_re (for conj(A), y's
+ * sign flipped there rather than each step's im(a): a sign change is exact, the bits the
+ * same, two scalar multiplications a step fewer).  The sums of a row are NH vectors of
+ * 2 W / NH reals each (HALVES, NH = 1 or 2): one vector of up to 64 bytes fits an AVX-512
+ * register, but the AVX2 and portable clones kept a 64-byte vector in memory (each step a
+ * store, GPR moves and a reload: bmm of 312 x 16 x 16 complex64 ran at 0.16 of PyTorch's
+ * speed on a Zen 3), so every clone but AVX-512's takes two 32-byte halves; a lane's
+ * arithmetic is the same either way, and so are the bits.
+ * Rows go in pairs, four independent sums per half (one pair of sums had each step wait on
+ * the last add).  b: B's first column of the chunk, its rows brs reals apart and contiguous;
  * plain: alpha 1, S not read and C's rows contiguous (bmm's case): rows stored as they are.
- * tiny_out is always inlined: out of line (the -O1 sanitized build had it so) it is compiled
- * for the baseline ISA, which passes a 32- or 64-byte vector argument in memory, while an
- * AVX2 or AVX-512 clone passes it in a register (gcc's -Wpsabi note): it read garbage. */
-#define ZTINY_STEP(X, Y, AP)                                                                   \
-    X += (AP)[0] * bv;                                                                         \
-    Y += sa * (AP)[1] * bv;
-#define ZTINY(SUF, R, W)                                                                       \
-    typedef R ZTiny##SUF##W __attribute__((vector_size(2 * W * sizeof(R))));                   \
-    static inline __attribute__((always_inline)) void                                         \
-        tiny_out_##SUF##_##W(const ZProblem *pr, ZTiny##SUF##W x, ZTiny##SUF##W y, R *c,       \
-                             const R *s, int plain)                                            \
+ * The sums reach tiny_out through arrays, never as vector arguments (a baseline-ISA caller
+ * of an AVX2 or AVX-512 callee passes those in memory where it expects registers: gcc's
+ * -Wpsabi note; the -O1 sanitized build had read garbage so). */
+#define ZTINY_H1(X, ...) X(0, __VA_ARGS__)
+#define ZTINY_H2(X, ...) X(0, __VA_ARGS__) X(1, __VA_ARGS__)
+#define ZTINY_ZERO(H, V, ROW) V x##ROW##_##H = {0}, y##ROW##_##H = {0};
+#define ZTINY_SUM(H, V, ROW, AP, BP, HR)                                                       \
     {                                                                                          \
-        R xs[2 * W], ys[2 * W], cv[2 * W];                                                     \
-        memcpy(xs, &x, sizeof(x));                                                             \
-        memcpy(ys, &y, sizeof(y));                                                             \
+        V bv;                                                                                  \
+        memcpy(&bv, (BP) + H * (HR), sizeof(bv));                                              \
+        x##ROW##_##H += (AP)[0] * bv;                                                          \
+        y##ROW##_##H += (AP)[1] * bv;                                                          \
+    }
+#define ZTINY_SAVE(H, V, ROW, XS, YS, HR)                                                      \
+    memcpy((XS) + H * (HR), &x##ROW##_##H, sizeof(V));                                         \
+    memcpy((YS) + H * (HR), &y##ROW##_##H, sizeof(V));
+#define ZTINY_OUT(SUF, R, W)                                                                   \
+    static inline __attribute__((always_inline)) void                                         \
+        tiny_out_##SUF##_##W(const ZProblem *pr, const R *xs, const R *ys, R *c, const R *s,   \
+                             int plain)                                                        \
+    {                                                                                          \
+        const R sa = pr->conj_a ? (R)-1 : (R)1;                                                \
+        R cv[2 * W];                                                                           \
         for (int j = 0; j < W; j++) {                                                          \
-            cv[2 * j] = xs[2 * j] - ys[2 * j + 1];                                             \
-            cv[2 * j + 1] = xs[2 * j + 1] + ys[2 * j];                                         \
+            cv[2 * j] = xs[2 * j] - sa * ys[2 * j + 1];                                        \
+            cv[2 * j + 1] = xs[2 * j + 1] + sa * ys[2 * j];                                    \
         }                                                                                      \
         if (plain) {                                                                           \
             memcpy(c, cv, sizeof(cv));                                                         \
@@ -789,50 +803,63 @@ ZGEMM_TYPED(c16, double)
             t[W + j] = cv[2 * j + 1];                                                          \
         }                                                                                      \
         update_##SUF(t, W, 1, W, c, 0, pr->ccs, s, 0, pr->scs, pr->alpha, pr->beta);          \
-    }                                                                                          \
-    static PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void           \
-    tiny_##SUF##_##W(const ZProblem *pr, const R *a, const R *b, int64_t brs, R *c,           \
-                     const R *s, int plain)                                                    \
+    }
+/* NAME: W columns, the sums of a row in NH vectors (HALVES: ZTINY_H1 or ZTINY_H2) */
+#define ZTINY(NAME, ATTR, SUF, R, W, NH, HALVES)                                               \
+    typedef R NAME##_vec __attribute__((vector_size(2 * W * sizeof(R) / NH)));               \
+    static ATTR __attribute__((optimize("fp-contract=fast"))) void                            \
+    NAME(const ZProblem *pr, const R *a, const R *b, int64_t brs, R *c, const R *s, int plain) \
     {                                                                                          \
-        const R sa = pr->conj_a ? (R)-1 : (R)1;                                                \
-        const int64_t ars = pr->ars, acs = pr->acs, k = pr->k;                                 \
+        const int64_t ars = pr->ars, acs = pr->acs, k = pr->k, hr = 2 * W / NH;                \
+        R xs[2 * W], ys[2 * W];                                                                \
         int64_t i = 0;                                                                         \
         for (; i + 1 < pr->m; i += 2) {                                                        \
             const R *a0 = a + i * ars, *a1 = a0 + ars;                                         \
-            ZTiny##SUF##W x0 = {0}, y0 = {0}, x1 = {0}, y1 = {0}, bv;                          \
+            HALVES(ZTINY_ZERO, NAME##_vec, 0)                                                  \
+            HALVES(ZTINY_ZERO, NAME##_vec, 1)                                                  \
             for (int64_t p = 0; p < k; p++) {                                                  \
-                memcpy(&bv, b + p * brs, sizeof(bv));                                          \
-                ZTINY_STEP(x0, y0, a0 + p * acs)                                               \
-                ZTINY_STEP(x1, y1, a1 + p * acs)                                               \
+                HALVES(ZTINY_SUM, NAME##_vec, 0, a0 + p * acs, b + p * brs, hr)                \
+                HALVES(ZTINY_SUM, NAME##_vec, 1, a1 + p * acs, b + p * brs, hr)                \
             }                                                                                  \
-            tiny_out_##SUF##_##W(pr, x0, y0, c + i * pr->crs,                                  \
+            HALVES(ZTINY_SAVE, NAME##_vec, 0, xs, ys, hr)                                      \
+            tiny_out_##SUF##_##W(pr, xs, ys, c + i * pr->crs,                                  \
                                  s != NULL ? s + i * pr->srs : NULL, plain);                   \
-            tiny_out_##SUF##_##W(pr, x1, y1, c + (i + 1) * pr->crs,                            \
+            HALVES(ZTINY_SAVE, NAME##_vec, 1, xs, ys, hr)                                      \
+            tiny_out_##SUF##_##W(pr, xs, ys, c + (i + 1) * pr->crs,                            \
                                  s != NULL ? s + (i + 1) * pr->srs : NULL, plain);             \
         }                                                                                      \
         if (i < pr->m) {                                                                       \
             const R *a0 = a + i * ars;                                                         \
-            ZTiny##SUF##W x0 = {0}, y0 = {0}, bv;                                              \
+            HALVES(ZTINY_ZERO, NAME##_vec, 0)                                                  \
             for (int64_t p = 0; p < k; p++) {                                                  \
-                memcpy(&bv, b + p * brs, sizeof(bv));                                          \
-                ZTINY_STEP(x0, y0, a0 + p * acs)                                               \
+                HALVES(ZTINY_SUM, NAME##_vec, 0, a0 + p * acs, b + p * brs, hr)                \
             }                                                                                  \
-            tiny_out_##SUF##_##W(pr, x0, y0, c + i * pr->crs,                                  \
+            HALVES(ZTINY_SAVE, NAME##_vec, 0, xs, ys, hr)                                      \
+            tiny_out_##SUF##_##W(pr, xs, ys, c + i * pr->crs,                                  \
                                  s != NULL ? s + i * pr->srs : NULL, plain);                   \
         }                                                                                      \
     }
-/* One matrix in column chunks of WMAX (8 complex64, 4 complex128), 4, 2 and 1 complex
- * numbers (n = 7: 4 + 2 + 1); a B without contiguous rows (an mT or mH view) is first
- * copied to bbuf (k x n, contiguous).  tiny_SUF_8 exists for complex64 only. */
+/* One matrix in column chunks of WMAX (8 complex64, 4 complex128: 64 bytes), 4, 2 and 1
+ * complex numbers (n = 7: 4 + 2 + 1); a B without contiguous rows (an mT or mH view) is first
+ * copied to bbuf (k x n, contiguous).  The 64-byte chunks take one vector a row's sums on
+ * AVX-512 (tiny_SUF_WMAX_avx512) and two halves elsewhere. */
+#ifdef __x86_64__
+#define ZTINY_WIDEST(SUF, WMAX)                                                                \
+    if (ptl_cpu_capability() >= PTL_CPU_AVX512) {                                              \
+        widest = tiny_##SUF##_##WMAX##_avx512;                                                 \
+    }
+#else
+#define ZTINY_WIDEST(SUF, WMAX)
+#endif
 #define ZTINY_MATRIX(SUF, R, WMAX)                                                             \
-    ZTINY(SUF, R, 1)                                                                           \
-    ZTINY(SUF, R, 2)                                                                           \
-    ZTINY(SUF, R, 4)                                                                           \
     static void tiny_##SUF(const ZProblem *pr, const ZMat *x, R *bbuf)                        \
     {                                                                                          \
         const R *b = (const R *)x->b, *s = (const R *)x->s;                                   \
         R *c = (R *)x->c;                                                                      \
         int64_t brs = pr->brs;                                                                 \
+        void (*widest)(const ZProblem *, const R *, const R *, int64_t, R *, const R *, int) = \
+            tiny_##SUF##_##WMAX;                                                               \
+        ZTINY_WIDEST(SUF, WMAX)                                                                \
         if (pr->bcs != 2) {                                                                    \
             const int64_t k = pr->k, n = pr->n, bcs = pr->bcs;                                 \
             R *restrict d = bbuf;                                                              \
@@ -852,7 +879,7 @@ ZGEMM_TYPED(c16, double)
             R *cj = c + j0 * pr->ccs;                                                          \
             const R *ax = (const R *)x->a;                                                     \
             if (w == WMAX) {                                                                   \
-                tiny_##SUF##_##WMAX(pr, ax, bj, brs, cj, sj, plain);                           \
+                widest(pr, ax, bj, brs, cj, sj, plain);                                        \
             }                                                                                  \
             else if (w == 4) {                                                                 \
                 tiny_##SUF##_4(pr, ax, bj, brs, cj, sj, plain);                                \
@@ -866,12 +893,35 @@ ZGEMM_TYPED(c16, double)
             j0 += w;                                                                           \
         }                                                                                      \
     }
-ZTINY(c8, float, 8)
+ZTINY_OUT(c8, float, 1)
+ZTINY_OUT(c8, float, 2)
+ZTINY_OUT(c8, float, 4)
+ZTINY_OUT(c8, float, 8)
+ZTINY_OUT(c16, double, 1)
+ZTINY_OUT(c16, double, 2)
+ZTINY_OUT(c16, double, 4)
+ZTINY(tiny_c8_1, PTL_LOOP_CLONES_WIDE, c8, float, 1, 1, ZTINY_H1)
+ZTINY(tiny_c8_2, PTL_LOOP_CLONES_WIDE, c8, float, 2, 1, ZTINY_H1)
+ZTINY(tiny_c8_4, PTL_LOOP_CLONES_WIDE, c8, float, 4, 1, ZTINY_H1)
+ZTINY(tiny_c8_8, PTL_LOOP_CLONES, c8, float, 8, 2, ZTINY_H2)
+ZTINY(tiny_c16_1, PTL_LOOP_CLONES_WIDE, c16, double, 1, 1, ZTINY_H1)
+ZTINY(tiny_c16_2, PTL_LOOP_CLONES_WIDE, c16, double, 2, 1, ZTINY_H1)
+ZTINY(tiny_c16_4, PTL_LOOP_CLONES, c16, double, 4, 2, ZTINY_H2)
+#ifdef __x86_64__
+ZTINY(tiny_c8_8_avx512, __attribute__((target("avx512f"))), c8, float, 8, 1, ZTINY_H1)
+ZTINY(tiny_c16_4_avx512, __attribute__((target("avx512f"))), c16, double, 4, 1, ZTINY_H1)
+#endif
 ZTINY_MATRIX(c8, float, 8)
 ZTINY_MATRIX(c16, double, 4)
 #undef ZTINY_MATRIX
+#undef ZTINY_WIDEST
 #undef ZTINY
-#undef ZTINY_STEP
+#undef ZTINY_OUT
+#undef ZTINY_SAVE
+#undef ZTINY_SUM
+#undef ZTINY_ZERO
+#undef ZTINY_H2
+#undef ZTINY_H1
 
 /* ---- the blocked product ---- */
 
