@@ -1,7 +1,7 @@
 """Triangular substitution in solving order (Note [Triangular substitution in solving order]
 in linalg_solve.c): one right-hand side by dot products in lanes, TRI_GROUP rows at a time;
 2 to TRI_NARROW_RHS - 1 in one pass in vectors of columns (half vectors when all the columns
-fit), each row subtracting the unknowns in the order they were solved; more in blocks
+fit or the CPU has no AVX-512: the file runs again with the capability capped), each row subtracting the unknowns in the order they were solved; more in blocks
 (LINALG_BLOCK) with the GEMM.  Sizes at and across the group, the block, the column thresholds
 and the one-pass copy's stack limit, lower and upper, unit or not, left and right, batched on
 one and two threads, against NumPy in float64; from two right-hand sides on, a one-block
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
+from helpers import capability_reruns
 
 GROUP = 8        # TRI_GROUP
 BLOCK = 64       # LINALG_BLOCK
@@ -21,6 +22,8 @@ SIZES = [1, GROUP - 1, GROUP, GROUP + 1, 2 * GROUP + 1, BLOCK - 1, BLOCK, BLOCK 
          BLOCK + GROUP, BLOCK + GROUP + 1, 2 * BLOCK + 5]
 EPS = {np.float32: float(np.finfo(np.float32).eps), np.float64: float(np.finfo(np.float64).eps)}
 DTYPES = pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+
+test_lower_capabilities = capability_reruns(__file__)
 
 
 def _triangle(n, upper, unit, seed, batch=(3,)):

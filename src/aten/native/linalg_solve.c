@@ -45,6 +45,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../../c10/cpu_features.h"
 #include "gemm.h"
 #include "../loops.h"
 #include "linalg_impl.h"
@@ -76,8 +77,11 @@
  *   scalar substitution: 256 x 256 float64 took 0.74-0.82x PyTorch's time.
  * - From two to TRI_NARROW_RHS - 1 (tri_narrow), in one pass too: each row subtracts every
  *   unknown solved before it in the order they were solved, a vector of columns at a time
- *   (32 bytes when all the columns fit, else 64), TRI_GROUP rows' sums in registers over the
- *   rows solved before the group (independent chains), then the group's own triangle.
+ *   (32 bytes when all the columns fit or the CPU has no AVX-512, else 64), TRI_GROUP rows'
+ *   sums in registers over the rows solved before the group (independent chains), then the
+ *   group's own triangle.  (The AVX2 clone kept eight 64-byte sums in memory: 256 x 256
+ *   float64 with 8 to 63 columns ran at 0.23-0.34 of PyTorch's speed on a Zen 3; the
+ *   columns' operations do not depend on the vector's width, nor do the bits.)
  *   Blocked, 4 to 8 columns had cost as much as 64: the GEMM packs the triangle's blocks for
  *   a thin product, and a block's rows went one after the other across the columns through
  *   memory (a load, a subtraction and a store a step, the store on the chain).
@@ -267,7 +271,8 @@ DEFINE_TRI_ONE(float, TriVec_f4, f4)
             return 0;                                                                         \
         }                                                                                     \
         if (nrhs < TRI_NARROW_RHS) {                                                          \
-            return nrhs * sizeof(T) <= sizeof(TriHalf_##SUF)                                  \
+            return nrhs * sizeof(T) <= sizeof(TriHalf_##SUF) ||                               \
+                           ptl_cpu_capability() < PTL_CPU_AVX512                              \
                        ? tri_narrow_##SUF##h(t, b, n, nrhs, upper, unit)                      \
                        : tri_narrow_##SUF(t, b, n, nrhs, upper, unit);                        \
         }                                                                                     \
