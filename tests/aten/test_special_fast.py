@@ -113,6 +113,43 @@ def test_ndtr_block_lengths(n):
     np.testing.assert_array_equal(got, alone.reshape(got.shape))
 
 
+def _j0_taylor(x):
+    """bessel_math.h's ptl_spherical_bessel_j0_small, its operations in float64"""
+    z, t, s = x * x, np.ones_like(x), np.ones_like(x)
+    for k in range(1, 8):
+        t = t * (-z / float((2 * k) * (2 * k + 1)))
+        s = s + t
+    return s
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_spherical_j0_blocks_with_and_without_small_elements(dtype):
+    """spherical j0 runs in blocks of 256 elements: a block with no |x| < 1/2 (nor inf)
+    divides, one with any takes both formulas for every element and keeps one.  Blocks with
+    none, with one small element first or last, all small, and mixed with inf and NaN, at
+    and across the block's length: each element as computed alone; the small ones the
+    Taylor polynomial's bits, inf 0, NaN NaN"""
+    g = np.random.default_rng(11)
+    big = g.uniform(0.5, 50, 256) * g.choice([-1, 1], 256)
+    one_first, one_last = big.copy(), big.copy()
+    one_first[0], one_last[255] = 0.3, -np.nextafter(0.5, 0)
+    small = g.uniform(-0.5, 0.5, 256)
+    mixed = g.uniform(-3, 3, 256)
+    mixed[[3, 50, 100, 200]] = [np.inf, 0.5, -np.inf, np.nan]
+    x = np.concatenate([big, one_first, one_last, small, mixed, big[:5], small[:1]])
+    x = x.astype(dtype).astype(np.float64)
+    for n in (len(x), 255, 256, 257, 511, 512):
+        got = S.spherical_bessel_j0(ptl.tensor(x[:n].astype(dtype))).numpy()
+        alone = np.array([S.spherical_bessel_j0(ptl.tensor(x[i:i + 1].astype(dtype))).numpy()[0]
+                          for i in range(n)])
+        np.testing.assert_array_equal(got, alone)
+    got = S.spherical_bessel_j0(ptl.tensor(x.astype(dtype))).numpy()
+    lo = np.abs(x) < 0.5
+    np.testing.assert_array_equal(got[lo], _j0_taylor(x[lo]).astype(dtype))
+    assert np.all(got[np.isinf(x)] == 0) and np.all(np.isnan(got[np.isnan(x)]))
+    assert got.dtype == dtype
+
+
 def _recurrence(kind, x, k):
     """p_k(x) of Chebyshev T, U, V, W (kind 0-3) or Hermite H, He ("h", "he") by the
     three-term recurrence in 40-digit mpmath"""
