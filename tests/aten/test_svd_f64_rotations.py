@@ -1,9 +1,10 @@
 """float64 singular vectors (svd.c, Note [Singular vectors]): the rows that the bidiagonal's QR
 steps rotate (ut, vt) start on a 64-byte line, float64's a whole number of lines long are
 padded to an odd number of lines (row_ld), and the rotations go in blocks of two vectors of
-eight doubles (16 columns), then one vector, then a scalar tail.  Checked against NumPy in
-float64 at and across those sizes (row lengths of 7, 8, 9, 15, 16, 17, 24, 31-33, 40, 48,
-64, 72, 256 on both sides; tall shapes below svd's QR-first crossover rotate rows of r
+eight doubles (16 columns) with AVX-512, of four vectors of four doubles otherwise (the file
+runs again with the capability capped), then one vector, then a scalar tail.  Checked
+against NumPy in float64 at and across those sizes (row lengths of 3-5, 7, 8, 9, 15, 16, 17,
+24, 31-33, 40, 48, 64, 72, 256 on both sides; tall shapes below svd's QR-first crossover rotate rows of r
 entries, above it of c), batched and non-contiguous, on one and two threads; size-0,
 rank-deficient, graded, repeated values, non-finite.  Tolerances: a small multiple of
 max(m, n) eps (times ||A|| for the values and the reconstruction)."""
@@ -13,13 +14,16 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite import linalg as L
 
-from helpers import num_threads
+from helpers import capability_reruns, num_threads
 from svd_checks import check_svd, check_svd_of_size_zero
 
 EPS = float(np.finfo(np.float64).eps)
+
+test_lower_capabilities = capability_reruns(__file__)
 # square sizes across the 8-double lines, the 16-column blocks and the padding (a whole
 # number of lines: 8 -> 1 line, 16 -> 3, 24 -> 3, 32 -> 5, 64 -> 9, 256 -> 33)
-SIZES = [1, 2, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 40, 48, 63, 64, 65, 72, 256]
+SIZES = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 40, 48, 63, 64, 65, 72,
+         256]
 # tall below the QR-first crossover (3 r < 5 c: U's rows of r entries), at and above it
 # (rows of c), and wide
 SHAPES = [(48, 40), (56, 40), (50, 40), (64, 40), (66, 40), (67, 40), (72, 48), (80, 48),

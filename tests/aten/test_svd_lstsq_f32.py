@@ -6,7 +6,8 @@ accuracy: the checks here are against NumPy in float64 on the same float32 value
 tolerances of a small multiple of max(m, n) eps_f32 (times cond(A) where the problem's
 sensitivity needs it).  Every size at and across the thresholds of the code (svd's QR first
 when r >= 5c/3, the QR's blocks of 32 columns, the rotations' blocks of 64 and vectors of 16
-floats, the bidiagonalization's sums of 16, lstsq's inverse leaves of 16 rows and its
+floats with AVX-512, of 8 otherwise (the file runs again with the capability capped), the
+bidiagonalization's sums of 16, lstsq's inverse leaves of 16 rows and its
 many-right-hand-sides path above 0.6 n), batched and non-contiguous, on one and two threads;
 size-0, wide and tall, rank-deficient."""
 import numpy as np
@@ -15,13 +16,15 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite import linalg as L
 
-from helpers import num_threads
+from helpers import capability_reruns, num_threads
 from svd_checks import check_svd, check_svd_of_size_zero
 
 EPS = float(np.finfo(np.float32).eps)
-# square sizes at and across the blocks: 16 (sums, vectors, inverse leaves), 32 (QR
-# blocks), 64 (rotation blocks)
-SIZES = [1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 80, 129]
+test_lower_capabilities = capability_reruns(__file__)
+
+# square sizes at and across the blocks: 8 (the rotations' vectors below AVX-512), 16 (sums,
+# vectors, inverse leaves), 32 (QR blocks), 64 (rotation blocks)
+SIZES = [1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 80, 129]
 # r x c around svd's QR-first crossover (3 r >= 5 c), tall and wide
 CROSSOVER = [(49, 30), (50, 30), (51, 30), (30, 49), (30, 50), (30, 51), (100, 60), (101, 60),
              (99, 60), (60, 101), (200, 33), (33, 200), (70, 17), (17, 70)]
