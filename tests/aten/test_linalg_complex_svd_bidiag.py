@@ -4,14 +4,18 @@ sizes below cross 1-3 vectors either way), svd.c's bidiagonal QR with its real r
 the complex vectors, the back-transforms.  Against NumPy in complex128: every shape up to
 3 x 3, tall/wide/square up to 70, full_matrices, rank-deficient, zero, scaled by 1e-30 and
 1e30, graded and repeated singular values, non-contiguous, batched on one and two threads
-(each matrix's bits alone equal to those in the batch).  Gradients:
+(each matrix's bits alone equal to those in the batch).  The file runs again with the
+capability capped (zdot_rows' two 32-byte halves below AVX-512).  Gradients:
 tests/autograd/test_linalg_complex_grad.py."""
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
+from helpers import capability_reruns
 from test_linalg_complex import _crand
 from test_linalg_complex_svd_order import _mh
+
+test_lower_capabilities = capability_reruns(__file__)
 
 DTYPES = [(ptl.complex128, np.complex128, 1e-12), (ptl.complex64, np.complex64, 1e-5)]
 # around 1-3 vectors of complex128 (4) and complex64 (8), and the benchmarks' sizes

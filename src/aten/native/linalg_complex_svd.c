@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../complex_math.h"
 #include "../loops.h"
@@ -42,6 +43,10 @@ typedef double ZsVec8 __attribute__((vector_size(64)));
 typedef int64_t ZsIdx8 __attribute__((vector_size(64)));
 typedef float ZsVec16f __attribute__((vector_size(64)));
 typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
+typedef double ZsHalf4 __attribute__((vector_size(32)));
+typedef int64_t ZsHalfIdx4 __attribute__((vector_size(32)));
+typedef float ZsHalf8f __attribute__((vector_size(32)));
+typedef int32_t ZsHalfIdx8 __attribute__((vector_size(32)));
 
 /* OUT[0], OUT[1] = the sum of A's even lanes less its odd ones, the sum of C's lanes (V
  * vectors of R, I their index vectors), as a tree: pairs first (A - swap(A), C + swap(C)),
@@ -74,51 +79,74 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
  * swapped, the real part the even lanes less the odd ones of the first, the imaginary part
  * all of the second; two rows at a time (two chains of additions), each row's lanes summed
  * as a tree (ZREDUCE; a chain of scalar additions, on rows a few vectors long: svd 64 x 64
- * complex64 270 -> 247 us, 128 x 128 1.60 -> 1.52 ms, one thread) */
-#define ZDOT_ROWS(SUF, T, R, V, I, SWAP, SIGN)                                                     \
-    static PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                 \
-    zdot_rows_##SUF(T *outc, T *bc, int64_t ldb, int64_t rows, const T *xc, const T *yc,           \
-                    const T *sc, int64_t len)                                                      \
+ * complex64 270 -> 247 us, 128 x 128 1.60 -> 1.52 ms, one thread).  NAME's vectors are V (64
+ * bytes) on AVX-512 (NH = 1) and two halves VH of V elsewhere (NH = 2; HALVES: ZDR_H1 or
+ * ZDR_H2), joined into V for ZREDUCE: the AVX2 clone had kept 64-byte sums in memory (svd
+ * of 64 x 64 complex128 at 0.3 of PyTorch's speed on a Zen 3); a lane's operations, the
+ * tree and so the bits are the same.  zdot_rows_SUF picks one. */
+#define ZDR_H1(X, ...) X(0, __VA_ARGS__)
+#define ZDR_H2(X, ...) X(0, __VA_ARGS__) X(1, __VA_ARGS__)
+#define ZDR_ZERO(H, VH)                                                                            \
+    VH a0_##H, c0_##H, a1_##H, c1_##H;                                                             \
+    memset(&a0_##H, 0, sizeof(VH));                                                                \
+    c0_##H = a1_##H = c1_##H = a0_##H;
+#define ZDR_STEP(H, VH, HS)                                                                        \
+    {                                                                                              \
+        VH xv, xs, z0, z1;                                                                         \
+        memcpy(&xv, x + l0 + H * (HS), sizeof(VH));                                                \
+        memcpy(&z0, b0 + l0 + H * (HS), sizeof(VH));                                               \
+        memcpy(&z1, b1 + l0 + H * (HS), sizeof(VH));                                               \
+        if (y != NULL) {                                                                           \
+            VH yv;                                                                                 \
+            memcpy(&yv, y + l0 + H * (HS), sizeof(VH));                                            \
+            VH ys = __builtin_shuffle(yv, swap);                                                   \
+            z0 += yv * re0 + ys * im0;                                                             \
+            z1 += yv * re1 + ys * im1;                                                             \
+            memcpy(b0 + l0 + H * (HS), &z0, sizeof(VH));                                           \
+            if (two) {                                                                             \
+                memcpy(b1 + l0 + H * (HS), &z1, sizeof(VH));                                       \
+            }                                                                                      \
+        }                                                                                          \
+        xs = __builtin_shuffle(xv, swap);                                                          \
+        a0_##H += z0 * xv;                                                                         \
+        c0_##H += z0 * xs;                                                                         \
+        a1_##H += z1 * xv;                                                                         \
+        c1_##H += z1 * xs;                                                                         \
+    }
+#define ZDR_SAVE(H, VH, HS)                                                                        \
+    memcpy(sums + H * (HS), &a0_##H, sizeof(VH));                                                  \
+    memcpy(sums + step + H * (HS), &c0_##H, sizeof(VH));                                           \
+    memcpy(sums + 2 * step + H * (HS), &a1_##H, sizeof(VH));                                       \
+    memcpy(sums + 3 * step + H * (HS), &c1_##H, sizeof(VH));
+#define ZDOT_ROWS(NAME, ATTR, T, R, V, I, VH, IH, NH, HALVES, SWAP, SIGN)                          \
+    static ATTR __attribute__((optimize("fp-contract=fast"))) void                                 \
+    NAME(T *outc, T *bc, int64_t ldb, int64_t rows, const T *xc, const T *yc, const T *sc,         \
+         int64_t len)                                                                              \
     {                                                                                              \
         R *out = (R *)outc, *b = (R *)bc;                                                          \
         const R *x = (const R *)xc, *y = (const R *)yc, *sk = (const R *)sc;                       \
-        const V sign = SIGN;                                                                       \
-        const I swap = SWAP;                                                                       \
-        const int64_t step = (int64_t)(sizeof(V) / sizeof(R));                                     \
+        const VH sign = SIGN;                                                                      \
+        const IH swap = SWAP;                                                                      \
+        const int64_t step = (int64_t)(sizeof(V) / sizeof(R)), hstep = step / NH;                  \
         for (int64_t k = 0; k < rows; k += 2) {                                                    \
             int two = k + 1 < rows;                                                                \
             R *b0 = b + 2 * k * ldb, *b1 = two ? b0 + 2 * ldb : b0;                                \
-            V a0, c0, a1, c1;                                                                      \
-            memset(&a0, 0, sizeof(V));                                                             \
-            c0 = a1 = c1 = a0;                                                                     \
+            HALVES(ZDR_ZERO, VH)                                                                   \
             /* the rows' own updates first when y is set: b_k += s_k y */                          \
             R s0r = y ? sk[2 * k] : 0, s0i = y ? sk[2 * k + 1] : 0;                                \
             R s1r = y && two ? sk[2 * k + 2] : 0, s1i = y && two ? sk[2 * k + 3] : 0;              \
-            const V re0 = sign * 0 + s0r, im0 = sign * s0i, re1 = sign * 0 + s1r,                  \
-                    im1 = sign * s1i;                                                              \
+            const VH re0 = sign * 0 + s0r, im0 = sign * s0i, re1 = sign * 0 + s1r,                 \
+                     im1 = sign * s1i;                                                             \
             for (int64_t l0 = 0; l0 < 2 * len; l0 += step) {                                       \
-                V xv, xs, z0, z1;                                                                  \
-                memcpy(&xv, x + l0, sizeof(V));                                                    \
-                memcpy(&z0, b0 + l0, sizeof(V));                                                   \
-                memcpy(&z1, b1 + l0, sizeof(V));                                                   \
-                if (y != NULL) {                                                                   \
-                    V yv;                                                                          \
-                    memcpy(&yv, y + l0, sizeof(V));                                                \
-                    V ys = __builtin_shuffle(yv, swap);                                            \
-                    z0 += yv * re0 + ys * im0;                                                     \
-                    z1 += yv * re1 + ys * im1;                                                     \
-                    memcpy(b0 + l0, &z0, sizeof(V));                                               \
-                    if (two) {                                                                     \
-                        memcpy(b1 + l0, &z1, sizeof(V));                                           \
-                    }                                                                              \
-                }                                                                                  \
-                xs = __builtin_shuffle(xv, swap);                                                  \
-                a0 += z0 * xv;                                                                     \
-                c0 += z0 * xs;                                                                     \
-                a1 += z1 * xv;                                                                     \
-                c1 += z1 * xs;                                                                     \
+                HALVES(ZDR_STEP, VH, hstep)                                                        \
             }                                                                                      \
-            R r1[2];                                                                               \
+            R sums[4 * sizeof(V) / sizeof(R)], r1[2];                                              \
+            V a0, c0, a1, c1;                                                                      \
+            HALVES(ZDR_SAVE, VH, hstep)                                                            \
+            memcpy(&a0, sums, sizeof(V));                                                          \
+            memcpy(&c0, sums + step, sizeof(V));                                                   \
+            memcpy(&a1, sums + 2 * step, sizeof(V));                                               \
+            memcpy(&c1, sums + 3 * step, sizeof(V));                                               \
             ZREDUCE(V, I, R, a0, c0, out + 2 * k);                                                 \
             ZREDUCE(V, I, R, a1, c1, r1);                                                          \
             if (k + 1 < rows) {                                                                    \
@@ -127,6 +155,55 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
             }                                                                                      \
         }                                                                                          \
     }
+#define ZDR_SWAP16 {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}
+#define ZDR_SIGN16 {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1}
+#define ZDR_SWAP8 {1, 0, 3, 2, 5, 4, 7, 6}
+#define ZDR_SIGN8 {-1, 1, -1, 1, -1, 1, -1, 1}
+#define ZDR_SWAP4 {1, 0, 3, 2}
+#define ZDR_SIGN4 {-1, 1, -1, 1}
+ZDOT_ROWS(zdot_rows_c8_halves, PTL_LOOP_CLONES, ptl_complex64, float, ZsVec16f, ZsIdx16,
+          ZsHalf8f, ZsHalfIdx8, 2, ZDR_H2, ((ZsHalfIdx8)ZDR_SWAP8), ((ZsHalf8f)ZDR_SIGN8))
+ZDOT_ROWS(zdot_rows_c16_halves, PTL_LOOP_CLONES, ptl_complex128, double, ZsVec8, ZsIdx8,
+          ZsHalf4, ZsHalfIdx4, 2, ZDR_H2, ((ZsHalfIdx4)ZDR_SWAP4), ((ZsHalf4)ZDR_SIGN4))
+#ifdef __x86_64__
+ZDOT_ROWS(zdot_rows_c8_avx512, __attribute__((target("avx512f"))), ptl_complex64, float,
+          ZsVec16f, ZsIdx16, ZsVec16f, ZsIdx16, 1, ZDR_H1, ((ZsIdx16)ZDR_SWAP16),
+          ((ZsVec16f)ZDR_SIGN16))
+ZDOT_ROWS(zdot_rows_c16_avx512, __attribute__((target("avx512f"))), ptl_complex128, double,
+          ZsVec8, ZsIdx8, ZsVec8, ZsIdx8, 1, ZDR_H1, ((ZsIdx8)ZDR_SWAP8), ((ZsVec8)ZDR_SIGN8))
+#endif
+#define ZDOT_ROWS_PICK(SUF, T)                                                                     \
+    static void zdot_rows_##SUF(T *out, T *b, int64_t ldb, int64_t rows, const T *x, const T *y,   \
+                                const T *s, int64_t len)                                           \
+    {                                                                                              \
+        ZDOT_ROWS_AVX512(SUF)                                                                      \
+        zdot_rows_##SUF##_halves(out, b, ldb, rows, x, y, s, len);                                 \
+    }
+#ifdef __x86_64__
+#define ZDOT_ROWS_AVX512(SUF)                                                                      \
+    if (ptl_cpu_capability() >= PTL_CPU_AVX512) {                                                  \
+        zdot_rows_##SUF##_avx512(out, b, ldb, rows, x, y, s, len);                                 \
+        return;                                                                                    \
+    }
+#else
+#define ZDOT_ROWS_AVX512(SUF)
+#endif
+ZDOT_ROWS_PICK(c8, ptl_complex64)
+ZDOT_ROWS_PICK(c16, ptl_complex128)
+#undef ZDOT_ROWS_PICK
+#undef ZDOT_ROWS_AVX512
+#undef ZDOT_ROWS
+#undef ZDR_SAVE
+#undef ZDR_STEP
+#undef ZDR_ZERO
+#undef ZDR_H2
+#undef ZDR_H1
+#undef ZDR_SWAP16
+#undef ZDR_SIGN16
+#undef ZDR_SWAP8
+#undef ZDR_SIGN8
+#undef ZDR_SWAP4
+#undef ZDR_SIGN4
 
 /* Matrix i of the complex SVD in T's precision (Note [Complex SVD]).  0, or -1. */
 #define DEFINE_ZSVD(T, R, SUF, CMPLX, REAL, IMAG, F32, EPS)                                        \
@@ -393,12 +470,6 @@ typedef int32_t ZsIdx16 __attribute__((vector_size(64)));
         return rc;                                                                                 \
     }
 
-ZDOT_ROWS(c8, ptl_complex64, float, ZsVec16f, ZsIdx16,
-          ((ZsIdx16){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}),
-          ((ZsVec16f){-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1}))
-ZDOT_ROWS(c16, ptl_complex128, double, ZsVec8, ZsIdx8, ((ZsIdx8){1, 0, 3, 2, 5, 4, 7, 6}),
-          ((ZsVec8){-1, 1, -1, 1, -1, 1, -1, 1}))
-#undef ZDOT_ROWS
 #undef ZREDUCE
 
 /* complex_math.h's textbook products under the kernels' suffixes */
