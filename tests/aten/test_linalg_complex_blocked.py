@@ -4,13 +4,18 @@ columns / rows, the updates through gemm_complex.c.  Against NumPy / SciPy in co
 at and across the block edges (15, 16, 17, 31, 32, 33, ...), square and rectangular,
 batched, on one and two threads (130: GEMM updates large enough to split over them); a
 zero pivot / failing order in a later block; every triangle kind and side.  QR, eigh and
-the SVD at lengths around their vectors (linalg_complex_vec.c, linalg_complex_svd.c)."""
+the SVD at lengths around their vectors (linalg_complex_vec.c, linalg_complex_svd.c: 64-byte
+vectors with AVX-512, 32-byte ones otherwise; the file runs again with the capability
+capped)."""
 import numpy as np
 import pytest
 import scipy.linalg
 
 import pytorchlite as ptl
+from helpers import capability_reruns
 from test_linalg_complex import _crand, _general
+
+test_lower_capabilities = capability_reruns(__file__)
 
 DTYPES = [(ptl.complex128, np.complex128, 1e-10), (ptl.complex64, np.complex64, 2e-4)]
 EDGES = [15, 16, 17, 31, 32, 33, 48, 49, 70]

@@ -6,12 +6,16 @@
 #include <math.h>
 #include <string.h>
 
+#include "../../c10/cpu_features.h"
 #include "../complex_math.h"
 #include "../loops.h"
 #include "linalg_complex_vec.h"
 
-/* On interleaved parts, one 64-byte GCC vector V (4 complex128 or 8 complex64 numbers) at
- * a time, with swap(x) the vector's parts swapped (index vectors I):
+/* On interleaved parts, one GCC vector V at a time: 64 bytes (4 complex128 or 8 complex64
+ * numbers) with AVX-512, 32 bytes otherwise (the AVX2 clones had kept 64-byte vectors in
+ * memory: qr of 64 x 64 complex64 ran at 0.66 of PyTorch's speed on a Zen 3; every lane's
+ * operations are the same at either width, and so are the bits), with swap(x) the vector's
+ * parts swapped (index vectors I):
  * zaxpy: x[q] += s z[q], s z being z (Re s, Re s) + swap(z) (-Im s, Im s);
  * zgemv_conj: y[q] += sum_k conj(b_k[q]) s_k, conj(x) s being x (Re s, -Re s) +
  * swap(x) (Im s, Im s), two rows at a time; zgemv_rows: the same with s_k b_k[q];
@@ -22,15 +26,21 @@ typedef double ZVec8 __attribute__((vector_size(64)));
 typedef int64_t ZIdx8 __attribute__((vector_size(64)));
 typedef float ZVec16f __attribute__((vector_size(64)));
 typedef int32_t ZIdx16 __attribute__((vector_size(64)));
+typedef double ZHalf4 __attribute__((vector_size(32)));
+typedef int64_t ZHalfIdx4 __attribute__((vector_size(32)));
+typedef float ZHalf8f __attribute__((vector_size(32)));
+typedef int32_t ZHalfIdx8 __attribute__((vector_size(32)));
 #define ZSWAP16 {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}
 #define ZSIGN16 {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1}
 #define ZSWAP8 {1, 0, 3, 2, 5, 4, 7, 6}
 #define ZSIGN8 {-1, 1, -1, 1, -1, 1, -1, 1}
+#define ZSWAP4 {1, 0, 3, 2}
+#define ZSIGN4 {-1, 1, -1, 1}
 
 /* x[q] += s z[q] on T (real part R), s = sr + i si */
-#define ZAXPY(SUF, T, R, V, I, SWAP, SIGN)                                                         \
-    PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                        \
-    ptl_zaxpy_##SUF(T *xc, const T *zc, R sr, R si, int64_t len)                                   \
+#define ZAXPY(SUF, KIND, ATTR, T, R, V, I, SWAP, SIGN)                                             \
+    static ATTR __attribute__((optimize("fp-contract=fast"))) void                                 \
+    zaxpy_##SUF##_##KIND(T *xc, const T *zc, R sr, R si, int64_t len)                              \
     {                                                                                              \
         R *x = (R *)xc;                                                                            \
         const R *z = (const R *)zc;                                                                \
@@ -52,8 +62,6 @@ typedef int32_t ZIdx16 __attribute__((vector_size(64)));
             x[l0 + 1] += sr * zi + si * zr;                                                        \
         }                                                                                          \
     }
-ZAXPY(c8, ptl_complex64, float, ZVec16f, ZIdx16, ZSWAP16, ZSIGN16)
-ZAXPY(c16, ptl_complex128, double, ZVec8, ZIdx8, ZSWAP8, ZSIGN8)
 
 /* conj(x) s's (ZCONJ_MUL) or s x's (ZPLAIN_MUL) two multipliers from s at p (its parts p[0],
  * p[1]) */
@@ -65,10 +73,10 @@ ZAXPY(c16, ptl_complex128, double, ZVec8, ZIdx8, ZSWAP8, ZSIGN8)
 /* y[q] += sum_k MUL(b_k[q], s_k) as ptl_zgemv_<NAME>_<SUF>; W: the vector's reals.  Two rows
  * at a time along them (one row's vectors down the rows, y in registers, had touched one
  * L1 set per row at strides of 1-2 KB: complex128 eigh at 128 lost a third) */
-#define ZGEMV(NAME, MUL, SUF, T, R, V, I, W)                                                   \
-    PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                    \
-    ptl_zgemv_##NAME##_##SUF(T *yc, const T *bc, int64_t ldb, int64_t rows, const T *sc,       \
-                             int64_t len)                                                      \
+#define ZGEMV(NAME, MUL, SUF, KIND, ATTR, T, R, V, I, W)                                       \
+    static ATTR __attribute__((optimize("fp-contract=fast"))) void                             \
+    zgemv_##NAME##_##SUF##_##KIND(T *yc, const T *bc, int64_t ldb, int64_t rows, const T *sc,  \
+                                  int64_t len)                                                 \
     {                                                                                          \
         R *y = (R *)yc;                                                                        \
         const R *b = (const R *)bc, *s = (const R *)sc;                                        \
@@ -104,13 +112,14 @@ ZAXPY(c16, ptl_complex128, double, ZVec8, ZIdx8, ZSWAP8, ZSIGN8)
     }
 
 /* the rows' updates: zher2_rows, and zger_rows: b_k[q] += s_k x[q] */
-#define ZHER2(SUF, T, R, V, I, W)                                                                  \
-    ZGEMV(conj, ZCONJ_MUL, SUF, T, R, V, I, W)                                                     \
-    ZGEMV(rows, ZPLAIN_MUL, SUF, T, R, V, I, W)                                                    \
+#define ZHER2(SUF, KIND, ATTR, T, R, V, I, W)                                                      \
+    ZAXPY(SUF, KIND, ATTR, T, R, V, I, ZSWAP##W, ZSIGN##W)                                         \
+    ZGEMV(conj, ZCONJ_MUL, SUF, KIND, ATTR, T, R, V, I, W)                                         \
+    ZGEMV(rows, ZPLAIN_MUL, SUF, KIND, ATTR, T, R, V, I, W)                                        \
                                                                                                    \
-    PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                        \
-    ptl_zger_rows_##SUF(T *bc, int64_t ldb, int64_t rows, const T *xc, const T *sc,                \
-                        int64_t len)                                                               \
+    static ATTR __attribute__((optimize("fp-contract=fast"))) void                                 \
+    zger_rows_##SUF##_##KIND(T *bc, int64_t ldb, int64_t rows, const T *xc, const T *sc,           \
+                             int64_t len)                                                          \
     {                                                                                              \
         R *b = (R *)bc;                                                                            \
         const R *x = (const R *)xc, *s = (const R *)sc;                                            \
@@ -130,9 +139,9 @@ ZAXPY(c16, ptl_complex128, double, ZVec8, ZIdx8, ZSWAP8, ZSIGN8)
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
-    PTL_LOOP_CLONES_WIDE __attribute__((optimize("fp-contract=fast"))) void                        \
-    ptl_zher2_rows_##SUF(T *bc, int64_t ldb, int64_t rows, const T *yc, const T *vc,               \
-                         const T *ykc, const T *vkc, int64_t len)                                  \
+    static ATTR __attribute__((optimize("fp-contract=fast"))) void                                 \
+    zher2_rows_##SUF##_##KIND(T *bc, int64_t ldb, int64_t rows, const T *yc, const T *vc,          \
+                              const T *ykc, const T *vkc, int64_t len)                             \
     {                                                                                              \
         R *b = (R *)bc;                                                                            \
         const R *y = (const R *)yc, *v = (const R *)vc;                                            \
@@ -155,8 +164,47 @@ ZAXPY(c16, ptl_complex128, double, ZVec8, ZIdx8, ZSWAP8, ZSIGN8)
             }                                                                                      \
         }                                                                                          \
     }
-ZHER2(c8, ptl_complex64, float, ZVec16f, ZIdx16, 16)
-ZHER2(c16, ptl_complex128, double, ZVec8, ZIdx8, 8)
+ZHER2(c8, halves, PTL_LOOP_CLONES, ptl_complex64, float, ZHalf8f, ZHalfIdx8, 8)
+ZHER2(c16, halves, PTL_LOOP_CLONES, ptl_complex128, double, ZHalf4, ZHalfIdx4, 4)
+#ifdef __x86_64__
+ZHER2(c8, avx512, __attribute__((target("avx512f"))), ptl_complex64, float, ZVec16f, ZIdx16, 16)
+ZHER2(c16, avx512, __attribute__((target("avx512f"))), ptl_complex128, double, ZVec8, ZIdx8, 8)
+#endif
+
+/* The entry points: the AVX-512 kernels when the CPU has them, else the halves */
+#ifdef __x86_64__
+#define ZPICK(NAME, SUF, PARAMS, ARGS)                                                             \
+    void ptl_##NAME##_##SUF PARAMS                                                                 \
+    {                                                                                              \
+        if (ptl_cpu_capability() >= PTL_CPU_AVX512) {                                              \
+            NAME##_##SUF##_avx512 ARGS;                                                            \
+            return;                                                                                \
+        }                                                                                          \
+        NAME##_##SUF##_halves ARGS;                                                                \
+    }
+#else
+#define ZPICK(NAME, SUF, PARAMS, ARGS)                                                             \
+    void ptl_##NAME##_##SUF PARAMS { NAME##_##SUF##_halves ARGS; }
+#endif
+#define ZPICK_ALL(SUF, T, R)                                                                       \
+    ZPICK(zaxpy, SUF, (T *x, const T *z, R sr, R si, int64_t len), (x, z, sr, si, len))            \
+    ZPICK(zgemv_conj, SUF, (T *y, const T *b, int64_t ldb, int64_t rows, const T *s, int64_t len), \
+          (y, b, ldb, rows, s, len))                                                               \
+    ZPICK(zgemv_rows, SUF, (T *y, const T *b, int64_t ldb, int64_t rows, const T *s, int64_t len), \
+          (y, b, ldb, rows, s, len))                                                               \
+    ZPICK(zger_rows, SUF, (T *b, int64_t ldb, int64_t rows, const T *x, const T *s, int64_t len),  \
+          (b, ldb, rows, x, s, len))                                                               \
+    ZPICK(zher2_rows, SUF,                                                                         \
+          (T *b, int64_t ldb, int64_t rows, const T *y, const T *v, const T *yk, const T *vk,      \
+           int64_t len),                                                                           \
+          (b, ldb, rows, y, v, yk, vk, len))
+ZPICK_ALL(c8, ptl_complex64, float)
+ZPICK_ALL(c16, ptl_complex128, double)
+#undef ZPICK_ALL
+#undef ZPICK
+#undef ZHER2
+#undef ZGEMV
+#undef ZAXPY
 
 /* zlarfg: the reflector H = I - tau v v^H (v[0] = 1, v[1..len) returned in x[1..len) with
  * stride st) with H^H x = beta e_1, beta real; returns beta, tau in *tau (0 when x[1..) is
