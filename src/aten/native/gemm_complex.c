@@ -755,18 +755,20 @@ ZGEMM_TYPED(c16, double)
 /* Columns [j0, j0 + W) of C = alpha * op(A) @ B + beta * S for one matrix, W a constant of
  * at most 64 bytes of reals: each row's sums of op(A[i, p]) * B[p, j0:j0 + W] in GCC vector
  * types, x += re(a) * B's row and y += im(a) * B's row (B's row read in place, its parts
- * interleaved), combined once per row: re = x_re - y_im, im = x_im + y_re (for conj(A), y's
- * sign flipped there rather than each step's im(a): a sign change is exact, the bits the
- * same, two scalar multiplications a step fewer).  The sums of a row are NH vectors of
- * 2 W / NH reals each (HALVES, NH = 1 or 2): one vector of up to 64 bytes fits an AVX-512
- * register, but the AVX2 and portable clones kept a 64-byte vector in memory (each step a
- * store, GPR moves and a reload: bmm of 312 x 16 x 16 complex64 ran at 0.16 of PyTorch's
- * speed on a Zen 3), so every clone but AVX-512's takes two 32-byte halves; a lane's
- * arithmetic is the same either way, and so are the bits.
+ * interleaved), combined once per row in the same vectors: c = x + sgn * swap(y) (y's parts
+ * swapped, sgn = -1, 1, -1, 1, ...), re = x_re - y_im, im = x_im + y_re; for conj(A) sgn
+ * changes sign rather than each step's im(a) (a sign change is exact, the bits the same, two
+ * scalar multiplications a step fewer; the combine had been scalar extracts, nearly half of
+ * bmm 1250 x 8 x 8 complex64's time on AVX2).  The sums of a row are NH vectors of 2 W / NH
+ * reals each (HALVES, NH = 1 or 2): one vector of up to 64 bytes fits an AVX-512 register,
+ * but the AVX2 and portable clones kept a 64-byte vector in memory (each step a store, GPR
+ * moves and a reload: bmm of 312 x 16 x 16 complex64 ran at 0.16 of PyTorch's speed on a
+ * Zen 3), so every clone but AVX-512's takes two 32-byte halves; a lane's arithmetic is the
+ * same either way, and so are the bits.
  * Rows go in pairs, four independent sums per half (one pair of sums had each step wait on
  * the last add).  b: B's first column of the chunk, its rows brs reals apart and contiguous;
  * plain: alpha 1, S not read and C's rows contiguous (bmm's case): rows stored as they are.
- * The sums reach tiny_out through arrays, never as vector arguments (a baseline-ISA caller
+ * The rows reach tiny_out through arrays, never as vector arguments (a baseline-ISA caller
  * of an AVX2 or AVX-512 callee passes those in memory where it expects registers: gcc's
  * -Wpsabi note; the -O1 sanitized build had read garbage so). */
 #define ZTINY_H1(X, ...) X(0, __VA_ARGS__)
@@ -779,22 +781,17 @@ ZGEMM_TYPED(c16, double)
         x##ROW##_##H += (AP)[0] * bv;                                                          \
         y##ROW##_##H += (AP)[1] * bv;                                                          \
     }
-#define ZTINY_SAVE(H, V, ROW, XS, YS, HR)                                                      \
-    memcpy((XS) + H * (HR), &x##ROW##_##H, sizeof(V));                                         \
-    memcpy((YS) + H * (HR), &y##ROW##_##H, sizeof(V));
+#define ZTINY_SAVE(H, V, ROW, CV, HR)                                                          \
+    {                                                                                          \
+        V c_ = x##ROW##_##H + sgn * __builtin_shuffle(y##ROW##_##H, swap);                     \
+        memcpy((CV) + H * (HR), &c_, sizeof(V));                                               \
+    }
 #define ZTINY_OUT(SUF, R, W)                                                                   \
     static inline __attribute__((always_inline)) void                                         \
-        tiny_out_##SUF##_##W(const ZProblem *pr, const R *xs, const R *ys, R *c, const R *s,   \
-                             int plain)                                                        \
+        tiny_out_##SUF##_##W(const ZProblem *pr, const R *cv, R *c, const R *s, int plain)     \
     {                                                                                          \
-        const R sa = pr->conj_a ? (R)-1 : (R)1;                                                \
-        R cv[2 * W];                                                                           \
-        for (int j = 0; j < W; j++) {                                                          \
-            cv[2 * j] = xs[2 * j] - sa * ys[2 * j + 1];                                        \
-            cv[2 * j + 1] = xs[2 * j + 1] + sa * ys[2 * j];                                    \
-        }                                                                                      \
         if (plain) {                                                                           \
-            memcpy(c, cv, sizeof(cv));                                                         \
+            memcpy(c, cv, 2 * W * sizeof(R));                                                  \
             return;                                                                            \
         }                                                                                      \
         R t[2 * W];   /* update's layout: W real parts, then W imaginary parts */             \
@@ -804,14 +801,18 @@ ZGEMM_TYPED(c16, double)
         }                                                                                      \
         update_##SUF(t, W, 1, W, c, 0, pr->ccs, s, 0, pr->scs, pr->alpha, pr->beta);          \
     }
-/* NAME: W columns, the sums of a row in NH vectors (HALVES: ZTINY_H1 or ZTINY_H2) */
-#define ZTINY(NAME, ATTR, SUF, R, W, NH, HALVES)                                               \
+/* NAME: W columns, the sums of a row in NH vectors (HALVES: ZTINY_H1 or ZTINY_H2) of R, IT
+ * the integer of R's size, SWAP the lanes' pair swap and ALT the signs -1, 1, ... */
+#define ZTINY(NAME, ATTR, SUF, R, IT, W, NH, HALVES, SWAP, ALT)                                \
     typedef R NAME##_vec __attribute__((vector_size(2 * W * sizeof(R) / NH)));               \
+    typedef IT NAME##_idx __attribute__((vector_size(2 * W * sizeof(R) / NH)));              \
     static ATTR __attribute__((optimize("fp-contract=fast"))) void                            \
     NAME(const ZProblem *pr, const R *a, const R *b, int64_t brs, R *c, const R *s, int plain) \
     {                                                                                          \
         const int64_t ars = pr->ars, acs = pr->acs, k = pr->k, hr = 2 * W / NH;                \
-        R xs[2 * W], ys[2 * W];                                                                \
+        const NAME##_idx swap = SWAP;                                                          \
+        const NAME##_vec sgn = (pr->conj_a ? (R)-1 : (R)1) * (NAME##_vec)ALT;                  \
+        R cv[2 * W];                                                                           \
         int64_t i = 0;                                                                         \
         for (; i + 1 < pr->m; i += 2) {                                                        \
             const R *a0 = a + i * ars, *a1 = a0 + ars;                                         \
@@ -821,11 +822,11 @@ ZGEMM_TYPED(c16, double)
                 HALVES(ZTINY_SUM, NAME##_vec, 0, a0 + p * acs, b + p * brs, hr)                \
                 HALVES(ZTINY_SUM, NAME##_vec, 1, a1 + p * acs, b + p * brs, hr)                \
             }                                                                                  \
-            HALVES(ZTINY_SAVE, NAME##_vec, 0, xs, ys, hr)                                      \
-            tiny_out_##SUF##_##W(pr, xs, ys, c + i * pr->crs,                                  \
+            HALVES(ZTINY_SAVE, NAME##_vec, 0, cv, hr)                                          \
+            tiny_out_##SUF##_##W(pr, cv, c + i * pr->crs,                                      \
                                  s != NULL ? s + i * pr->srs : NULL, plain);                   \
-            HALVES(ZTINY_SAVE, NAME##_vec, 1, xs, ys, hr)                                      \
-            tiny_out_##SUF##_##W(pr, xs, ys, c + (i + 1) * pr->crs,                            \
+            HALVES(ZTINY_SAVE, NAME##_vec, 1, cv, hr)                                          \
+            tiny_out_##SUF##_##W(pr, cv, c + (i + 1) * pr->crs,                                \
                                  s != NULL ? s + (i + 1) * pr->srs : NULL, plain);             \
         }                                                                                      \
         if (i < pr->m) {                                                                       \
@@ -834,8 +835,8 @@ ZGEMM_TYPED(c16, double)
             for (int64_t p = 0; p < k; p++) {                                                  \
                 HALVES(ZTINY_SUM, NAME##_vec, 0, a0 + p * acs, b + p * brs, hr)                \
             }                                                                                  \
-            HALVES(ZTINY_SAVE, NAME##_vec, 0, xs, ys, hr)                                      \
-            tiny_out_##SUF##_##W(pr, xs, ys, c + i * pr->crs,                                  \
+            HALVES(ZTINY_SAVE, NAME##_vec, 0, cv, hr)                                          \
+            tiny_out_##SUF##_##W(pr, cv, c + i * pr->crs,                                      \
                                  s != NULL ? s + i * pr->srs : NULL, plain);                   \
         }                                                                                      \
     }
@@ -900,16 +901,26 @@ ZTINY_OUT(c8, float, 8)
 ZTINY_OUT(c16, double, 1)
 ZTINY_OUT(c16, double, 2)
 ZTINY_OUT(c16, double, 4)
-ZTINY(tiny_c8_1, PTL_LOOP_CLONES_WIDE, c8, float, 1, 1, ZTINY_H1)
-ZTINY(tiny_c8_2, PTL_LOOP_CLONES_WIDE, c8, float, 2, 1, ZTINY_H1)
-ZTINY(tiny_c8_4, PTL_LOOP_CLONES_WIDE, c8, float, 4, 1, ZTINY_H1)
-ZTINY(tiny_c8_8, PTL_LOOP_CLONES, c8, float, 8, 2, ZTINY_H2)
-ZTINY(tiny_c16_1, PTL_LOOP_CLONES_WIDE, c16, double, 1, 1, ZTINY_H1)
-ZTINY(tiny_c16_2, PTL_LOOP_CLONES_WIDE, c16, double, 2, 1, ZTINY_H1)
-ZTINY(tiny_c16_4, PTL_LOOP_CLONES, c16, double, 4, 2, ZTINY_H2)
+#define ZT_SW2 {1, 0}
+#define ZT_SW4 {1, 0, 3, 2}
+#define ZT_SW8 {1, 0, 3, 2, 5, 4, 7, 6}
+#define ZT_SW16 {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}
+#define ZT_AL2 {-1, 1}
+#define ZT_AL4 {-1, 1, -1, 1}
+#define ZT_AL8 {-1, 1, -1, 1, -1, 1, -1, 1}
+#define ZT_AL16 {-1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1}
+ZTINY(tiny_c8_1, PTL_LOOP_CLONES_WIDE, c8, float, int32_t, 1, 1, ZTINY_H1, ZT_SW2, ZT_AL2)
+ZTINY(tiny_c8_2, PTL_LOOP_CLONES_WIDE, c8, float, int32_t, 2, 1, ZTINY_H1, ZT_SW4, ZT_AL4)
+ZTINY(tiny_c8_4, PTL_LOOP_CLONES_WIDE, c8, float, int32_t, 4, 1, ZTINY_H1, ZT_SW8, ZT_AL8)
+ZTINY(tiny_c8_8, PTL_LOOP_CLONES, c8, float, int32_t, 8, 2, ZTINY_H2, ZT_SW8, ZT_AL8)
+ZTINY(tiny_c16_1, PTL_LOOP_CLONES_WIDE, c16, double, int64_t, 1, 1, ZTINY_H1, ZT_SW2, ZT_AL2)
+ZTINY(tiny_c16_2, PTL_LOOP_CLONES_WIDE, c16, double, int64_t, 2, 1, ZTINY_H1, ZT_SW4, ZT_AL4)
+ZTINY(tiny_c16_4, PTL_LOOP_CLONES, c16, double, int64_t, 4, 2, ZTINY_H2, ZT_SW4, ZT_AL4)
 #ifdef __x86_64__
-ZTINY(tiny_c8_8_avx512, __attribute__((target("avx512f"))), c8, float, 8, 1, ZTINY_H1)
-ZTINY(tiny_c16_4_avx512, __attribute__((target("avx512f"))), c16, double, 4, 1, ZTINY_H1)
+ZTINY(tiny_c8_8_avx512, __attribute__((target("avx512f"))), c8, float, int32_t, 8, 1, ZTINY_H1,
+      ZT_SW16, ZT_AL16)
+ZTINY(tiny_c16_4_avx512, __attribute__((target("avx512f"))), c16, double, int64_t, 4, 1,
+      ZTINY_H1, ZT_SW8, ZT_AL8)
 #endif
 ZTINY_MATRIX(c8, float, 8)
 ZTINY_MATRIX(c16, double, 4)
@@ -922,6 +933,14 @@ ZTINY_MATRIX(c16, double, 4)
 #undef ZTINY_ZERO
 #undef ZTINY_H2
 #undef ZTINY_H1
+#undef ZT_SW2
+#undef ZT_SW4
+#undef ZT_SW8
+#undef ZT_SW16
+#undef ZT_AL2
+#undef ZT_AL4
+#undef ZT_AL8
+#undef ZT_AL16
 
 /* ---- the blocked product ---- */
 
