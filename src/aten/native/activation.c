@@ -818,6 +818,10 @@ act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             continue;
         }
         PtlDtype dt = s[0].tag == PTL_IV_TENSOR ? s[0].u.t->dtype : PTL_DTYPE_FLOAT64;
+        if (a->ninputs == 2) {   /* a backward's Scalars go to the dtype it computes in */
+            PtlTensorImpl *ts[2] = {s[0].u.t, s[1].u.t};
+            dt = ptl_result_type(ts, 2);
+        }
         for (int j = 0; j < a->nparams; j++) {
             p[j] = ptl_activation_param(ptl_iv_to_double(&s[a->param_slot[j]]), dt,
                                         (a->in_dtype >> j) & 1);
