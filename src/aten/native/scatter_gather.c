@@ -788,7 +788,8 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     char b1[256], b2[256], b3[256];
     int64_t *count = NULL, span = 1;
     RowWalk w;
-    if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0) {
+    if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0 ||
+        (op->schema.inplace && ptl_check_no_internal_overlap(self) < 0)) {
         return -1;
     }
     if (two || (op->schema.nargs > 4 && op->schema.args[4].kind == PTL_ARG_STR)) {
