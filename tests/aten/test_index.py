@@ -1248,6 +1248,16 @@ ERRORS = [
      "right was True"),
     (lambda L: L.searchsorted(L.zeros(3), L.zeros(3), side="foo"), RuntimeError,
      "torch.searchsorted(): side can only be 'left' or 'right' but got foo"),
+    # boundaries of 0 or 2 dims with a scalar value, and of 0 dims (tools/fuzz --torch seed 11)
+    (lambda L: L.searchsorted(L.tensor(3), 2.0), RuntimeError,
+     "torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension "
+     "is 1, but we got boundaries tensor dim(0) and input value's dim(0) numel(1)"),
+    (lambda L: L.searchsorted(L.zeros(2, 2), L.tensor(2.0)), RuntimeError,
+     "torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension "
+     "is 1, but we got boundaries tensor dim(2) and input value's dim(0) numel(1)"),
+    (lambda L: L.searchsorted(L.tensor(3), L.zeros(2)), RuntimeError,
+     "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+     "dimension"),
     (lambda L: L.searchsorted(L.zeros(3), L.zeros(3), sorter=L.tensor([0.0, 1, 2])),
      RuntimeError, "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
                    "Float"),
