@@ -644,3 +644,20 @@ def test_clamp_without_bounds_is_refused_before_complex(lib):
     with pytest.raises(NotImplementedError,   # a bound given: the complex refusal
                        match="^clamp is not supported for complex types$"):
         lib.clamp(z, 0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.lerp(L.ones(2), L.zeros(2), -1e308),
+    lambda L: L.ones(2, dtype=L.float16).lerp_(L.zeros(2, dtype=L.float16), 1e39),
+    lambda L: L.nn.functional.softplus(L.ones(2), 1e308),
+    lambda L: L.nn.functional.softplus(L.ones(2), 1, 1e39),
+    lambda L: L.ops.aten.softplus_backward(L.ones(2), L.ones(2), 1e308, 1),
+    lambda L: L.ops.aten.softplus_backward(L.ones(2), L.ones(2), 1, 1e308)])
+def test_scalars_that_overflow_the_opmath_type(call):
+    # lerp's weight and softplus's beta and threshold reach the float32 kernels as float
+    # with c10's overflow check (tools/fuzz --torch seed 11); float64 takes them
+    assert_raises_like_torch(call, RuntimeError,
+                             "value cannot be converted to type float without overflow")
+    d = ptl.ones(2, dtype=ptl.float64)
+    assert ptl.lerp(d, d * 0, -1e308).tolist() == [1e308, 1e308]
+    assert ptl.nn.functional.softplus(d, 1e308).tolist() == [1.0, 1.0]
