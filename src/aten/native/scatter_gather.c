@@ -797,8 +797,7 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         if (bad) {
             return two ? ptl_error_set(PTL_ERR_RUNTIME,
                                        "reduce argument must be either sum, prod, mean, amax or "
-                                       "amin, got %s",
-                                       s[4].u.s)
+                                       "amin, got %s", s[4].u.s)
                        : ptl_error_set(PTL_ERR_RUNTIME,
                                        "reduce argument must be either add or multiply.");
         }
