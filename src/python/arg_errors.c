@@ -120,8 +120,6 @@ static const struct {
     {"where", TWIN_F, "self", "self:Scalar,other:Scalar", 0},
     {"moveaxis", TWIN_F | TWIN_M, "int", "source:int[],destination:int[]", 0},
     {"narrow", TWIN_F | TWIN_M, "", "start:Tensor", 0},
-    {"clamp_max", TWIN_F | TWIN_M, "", "max:Tensor", 1},
-    {"clamp_min", TWIN_F | TWIN_M, "", "min:Tensor", 1},
     {"div", TWIN_F | TWIN_M, "Tensor_mode", "other:Scalar", 0},
     {"div_", TWIN_M, "Tensor_mode", "other:Scalar", 0},
     {"floor_divide", TWIN_F | TWIN_M, "", "other:Scalar", 0},

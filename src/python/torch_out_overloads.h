@@ -303,6 +303,8 @@ static const TorchOutOverload torch_out_overloads[] = {
     {"ceil.out", NULL, {"Found dtype {out} but expected {result}"}},
     {"clamp.Tensor_out", NULL, {NULL}},
     {"clamp.out", NULL, {"Found dtype {out} but expected {result}"}},
+    {"clamp_max.Tensor_out", NULL, {NULL}},
+    {"clamp_min.Tensor_out", NULL, {NULL}},
     {"clip.Tensor_out", NULL, {NULL}},
     {"clip.out", NULL, {"Found dtype {out} but expected {result}"}},
     {"cos.out", NULL, {NULL}},

@@ -242,3 +242,27 @@ sys.stdout.buffer.write(x.tobytes())
     if torch is not None:
         want = torch.nn.functional.hardswish(torch.tensor(x)).numpy()
         assert_same_bits(got, want)
+
+
+@pytest.mark.parametrize("gdtype", [ptl.uint8, ptl.int64, ptl.bool, ptl.float32], ids=str)
+def test_a_backward_compares_in_the_dtype_it_computes_in(gdtype):
+    # the backward of an integer (or float32) grad_output and a float64 self computes in
+    # float64, and PyTorch converts the bounds to that dtype: an integer grad_output once
+    # truncated lambda 0.15 to 0, so that softshrink_backward masked nothing (tools/fuzz
+    # --torch seed 12, call 440), and a float32 one rounded 0.1 up to 0.1f
+    x = np.array([-0.1145, 0.5, 0.1, -0.3, 0.15, -0.15, 0.10000000075, 0.1000000016])
+    tx = ptl.tensor(x)
+    g = ptl.ones(x.size, dtype=gdtype)
+    for name, args, keep in [
+            ("softshrink_backward", (0.15,), np.abs(x) > 0.15),
+            ("hardshrink_backward", (0.15,), np.abs(x) > 0.15),
+            ("threshold_backward", (0.15,), x > 0.15),
+            ("threshold_backward", (0.1,), x > 0.1),
+            ("hardtanh_backward", (-0.15, 0.1), (x > -0.15) & (x < 0.1))]:
+        got = getattr(ptl.ops.aten, name)(g, tx, *args)
+        assert got.dtype == ptl.float64, name
+        np.testing.assert_array_equal(got.numpy(), keep.astype(np.float64), err_msg=name)
+        if torch is not None:
+            want = getattr(torch.ops.aten, name)(torch.ones(x.size, dtype=getattr(
+                torch, str(gdtype).split(".")[1])), torch.tensor(x), *args)
+            np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=name)

@@ -3,6 +3,7 @@ their promotion, creation and conversion, the complex kernels against NumPy's co
 the views between complex and real tensors, and the errors of everything else."""
 import io
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -688,6 +689,53 @@ def test_a_pointwise_op_of_real_inputs_casts_into_a_complex_out(name):
         assert op(x, out=out) is out
         want = REAL_INTO_COMPLEX[name](a.T.astype(np.float32).astype(np.float64))
         assert_close(out, want.astype(np.complex128), dtype=out_dtype, rtol=1e-5)
+
+
+# binary ops that refuse complex inputs but, of real ones, cast their result into a complex
+# out= as PyTorch's TensorIterator does (complex.c: real_into_complex_out; tools/fuzz --torch
+# seed 11, call 299: fmax.out)
+REAL_PAIR_INTO_COMPLEX = {
+    "maximum": np.maximum, "minimum": np.minimum, "fmax": np.fmax, "fmin": np.fmin,
+    "atan2": np.arctan2, "hypot": np.hypot, "igamma": scipy.special.gammainc,
+    "igammac": scipy.special.gammaincc,
+    "clamp_min": lambda a, b: np.maximum(a, b), "clamp_max": lambda a, b: np.minimum(a, b),
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_PAIR_INTO_COMPLEX))
+def test_a_binary_op_of_real_inputs_casts_into_a_complex_out(name):
+    a = np.array([[0.5, 2.0, np.nan], [3.0, 0.25, 1.5]])
+    b = np.array([1.0, 2.0, 0.75])
+    x, y = ptl.tensor(a, dtype=ptl.float32).t().contiguous().t(), ptl.tensor(b)
+    for out_dtype in (ptl.complex64, ptl.complex128):
+        out = ptl.empty(0, dtype=out_dtype)
+        got = getattr(ptl, name)(x, y, out=out)
+        assert got is out and out.dtype == out_dtype
+        # computed in float64 (float32 with float64 promotes), then cast
+        want = REAL_PAIR_INTO_COMPLEX[name](a.astype(np.float32).astype(np.float64), b)
+        assert_close(out, want.astype(np.complex128), dtype=out_dtype, rtol=1e-6)
+        if torch is not None:
+            tout = torch.empty(0, dtype=getattr(torch, str(out_dtype).split(".")[1]))
+            getattr(torch, name)(torch.tensor(a, dtype=torch.float32), torch.tensor(b), out=tout)
+            assert_close(out, tout.numpy().astype(np.complex128), dtype=out_dtype, rtol=1e-6)
+
+
+def test_binary_ops_still_refuse_complex_inputs():
+    z = ptl.tensor([1 + 1j, 2.0])
+    r = ptl.tensor([1.0, 2.0])
+    out = ptl.empty(2, dtype=ptl.complex64)
+    for call, kind, msg in [
+            (lambda: ptl.fmax(z, r, out=out), RuntimeError, "fmax not implemented for complex"),
+            (lambda: ptl.maximum(r, z, out=out), NotImplementedError,
+             "\"maximum_cpu\" not implemented for 'ComplexFloat'"),
+            (lambda: ptl.atan2(z, z, out=out), NotImplementedError,
+             "\"atan2_cpu\" not implemented for 'ComplexFloat'"),
+            (lambda: ptl.gcd(r, r, out=out), NotImplementedError,
+             "\"gcd_cpu\" not implemented for 'Float'"),
+            (lambda: ptl.clamp(z, r, None, out=out), NotImplementedError,
+             "clamp is not supported for complex types")]:
+        with pytest.raises(kind, match=re.escape(msg)):
+            call()
 
 
 @pytest.mark.parametrize("dtype", [ptl.float16, ptl.bfloat16])

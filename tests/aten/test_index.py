@@ -729,6 +729,44 @@ def test_in_place_index_writes_refuse_a_source_that_overlaps_the_target():
     assert b.tolist() == [False, False, False]
 
 
+INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor "
+                    "refers to a single memory location. Please clone() the tensor before "
+                    "performing the operation.")
+
+
+def test_in_place_index_writes_refuse_an_expanded_target():
+    """PyTorch's assert_no_internal_overlap: an expanded self has elements sharing memory, so
+    the answer would depend on the order of the writes (tools/fuzz --torch seed 11:
+    masked_scatter_ on an expanded self wrote through)."""
+    writes = [lambda L, x, i, m, src: x.masked_scatter_(m, src),
+              lambda L, x, i, m, src: x.masked_scatter_(~m, src),
+              lambda L, x, i, m, src: x.index_copy_(0, i, src),
+              lambda L, x, i, m, src: x.index_add_(0, i, src),
+              lambda L, x, i, m, src: x.scatter_(0, i, src),
+              lambda L, x, i, m, src: x.scatter_(0, i, 3),
+              lambda L, x, i, m, src: x.scatter_add_(0, i, src),
+              lambda L, x, i, m, src: x.scatter_reduce_(0, i, src, "amax"),
+              lambda L, x, i, m, src: x.scatter_(0, i, src, reduce="add")]
+    for name in ("float32", "int64"):
+        for lib in ([torch] if torch is not None else []) + [ptl]:
+            dtype = getattr(lib, name)
+            args = (lib.tensor([0, 1]), lib.tensor([True, True]), lib.tensor([1, 2]).to(dtype))
+            for write in writes:
+                x = lib.zeros(1, dtype=dtype).expand(2)
+                with pytest.raises(RuntimeError, match=re.escape(INTERNAL_OVERLAP)):
+                    write(lib, x, *args)
+                assert x.tolist() == [0, 0]
+        # the functional forms of an expanded self, and a stride-0 dim of size 1
+        dtype = getattr(ptl, name)
+        i, m, src = ptl.tensor([0, 1]), ptl.tensor([True, True]), ptl.tensor([1, 2]).to(dtype)
+        x = ptl.zeros(1, dtype=dtype).expand(2)
+        assert x.masked_scatter(m, src).tolist() == [1, 2]
+        assert x.index_add(0, i, src).tolist() == [1, 2]
+        assert x.scatter(0, i, src).tolist() == [1, 2]
+        y = ptl.zeros(1, dtype=dtype).expand(1)
+        assert y.index_add_(0, i[:1], src[:1]).tolist() == [1]
+
+
 def test_a_mask_that_does_not_broadcast_names_the_clashing_dimension():
     """PyTorch's messages: the first clash from the right, the mask's size first except in
     masked_fill_ (self's first)."""
@@ -1210,6 +1248,16 @@ ERRORS = [
      "right was True"),
     (lambda L: L.searchsorted(L.zeros(3), L.zeros(3), side="foo"), RuntimeError,
      "torch.searchsorted(): side can only be 'left' or 'right' but got foo"),
+    # boundaries of 0 or 2 dims with a scalar value, and of 0 dims (tools/fuzz --torch seed 11)
+    (lambda L: L.searchsorted(L.tensor(3), 2.0), RuntimeError,
+     "torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension "
+     "is 1, but we got boundaries tensor dim(0) and input value's dim(0) numel(1)"),
+    (lambda L: L.searchsorted(L.zeros(2, 2), L.tensor(2.0)), RuntimeError,
+     "torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension "
+     "is 1, but we got boundaries tensor dim(2) and input value's dim(0) numel(1)"),
+    (lambda L: L.searchsorted(L.tensor(3), L.zeros(2)), RuntimeError,
+     "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+     "dimension"),
     (lambda L: L.searchsorted(L.zeros(3), L.zeros(3), sorter=L.tensor([0.0, 1, 2])),
      RuntimeError, "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
                    "Float"),

@@ -190,6 +190,14 @@ def test_torch_mode_classes_of_raising():
                            "'keepdim' but instead found type 'int'.")
     kind, detail = torch_verdict(two, planted(parser_refuses))
     assert kind == "parser" and "Expected a value of type 'bool'" in detail
+    # a number for out=: torch.ops writes a tensor made of it and returns a number, torch's
+    # Python functions and ours the tensor (fuzzer --torch seed 6 after clamp_min.Tensor)
+    num_out = "aten.sub.out(T((2, 3), 'float16', 'c', 1), T((2, 3), 'float16', 't', 2), " \
+              "alpha=-3.082, out=5e-324)"
+    kind, detail = torch_verdict(num_out)
+    assert kind == "parser" and "for a number out=" in detail
+    assert torch_verdict(num_out.replace("out=5e-324", "out=T((0,), 'float32', 'c', 3)")) \
+        is None
 
 
 def test_torch_mode_skips_random_and_uninitialised_ops():

@@ -744,3 +744,19 @@ def test_no_leaks():
         for _ in range(3):
             run()
     assert _C._live_counts() == before
+
+
+@pytest.mark.parametrize("k", [2**63 - 1, -2**63, 2**62, -2**62, 5, -4, 6, -5])
+def test_tril_triu_past_the_corners(k):
+    # i + k + 1 overflowed for diagonal=2**63-1 and tril dropped every element (tools/fuzz
+    # --torch seed 12, call 1282); a diagonal past a corner keeps or drops all
+    a = np.arange(1, 21, dtype=np.float64).reshape(4, 5)
+    j_minus_i = np.arange(5)[None, :] - np.arange(4)[:, None]
+    lower, upper = j_minus_i <= k, j_minus_i >= k
+    for x in (ptl.tensor(a), ptl.tensor(a.T.copy()).t(), ptl.tensor(a > 7)):
+        ref = x.numpy()
+        assert_close(ptl.tril(x, k), np.where(lower, ref, 0).astype(ref.dtype), dtype=x.dtype)
+        assert_close(ptl.triu(x, k), np.where(upper, ref, 0).astype(ref.dtype), dtype=x.dtype)
+        c = x.clone()
+        c.tril_(k)
+        assert_close(c, np.where(lower, ref, 0).astype(ref.dtype), dtype=x.dtype)

@@ -295,6 +295,50 @@ def test_clamp_tensor(sa, sb, da, db):
                  dtype=rt)
 
 
+@pytest.mark.parametrize("sa,sb", BROADCAST_PAIRS)
+@pytest.mark.parametrize("da,db", [(ptl.float32, ptl.float32), (ptl.int64, ptl.float32),
+                                   (ptl.int8, ptl.int16), (ptl.float16, ptl.float64)], ids=str)
+def test_clamp_min_max_of_a_tensor_bound(sa, sb, da, db):
+    # clamp_min.Tensor / clamp_max.Tensor (and their .Tensor_out): clamp with one bound
+    x, a = make(sa, da, seed=1)
+    b, ba = make(sb, db, seed=2, low=-2, high=2)
+    rt = result_type(da, sa, db, sb)
+    assert_close(ptl.clamp_min(x, b), clamp_ref(exact(a, rt), exact(ba, rt), None), dtype=rt)
+    assert_close(x.clamp_max(b), clamp_ref(exact(a, rt), None, exact(ba, rt)), dtype=rt)
+    # out= float64: computed in the result type, then cast
+    out = ptl.empty(0, dtype=ptl.float64)
+    assert ptl.clamp_min(x, b, out=out) is out
+    want = clamp_ref(exact(a, rt), exact(ba, rt), None).astype(NP_DTYPE[rt])
+    assert_close(out, want.astype(np.float64), dtype=ptl.float64)
+    assert ptl.ops.aten.clamp_max.Tensor_out(x, b, out=out) is out
+    want = clamp_ref(exact(a, rt), None, exact(ba, rt)).astype(NP_DTYPE[rt])
+    assert_close(out, want.astype(np.float64), dtype=ptl.float64)
+
+
+def test_clamp_min_max_of_a_tensor_bound_grad_and_errors():
+    from pytorchlite.autograd import gradcheck
+    rng = np.random.default_rng(4)
+    x = ptl.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    b = ptl.tensor(rng.standard_normal(4) + 0.05, requires_grad=True)   # no ties with x
+    assert gradcheck(lambda x, b: ptl.clamp_min(x, b), (x, b))
+    assert gradcheck(lambda x, b: x.clamp_max(b), (x, b))
+    xa, ba = x.detach().numpy(), b.detach().numpy()
+    y = ptl.clamp_min(x, b)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), (xa >= ba).astype(np.float64))
+    np.testing.assert_array_equal(b.grad.numpy(), (xa < ba).sum(0).astype(np.float64))
+    for fn in ("clamp_min", "clamp_max"):
+        assert_raises_like_torch(
+            lambda L: getattr(L, fn)(L.ones(3), L.zeros(3), out=L.empty(3, dtype=L.int64)),
+            RuntimeError, "result type Float can't be cast to the desired output type Long")
+        assert_raises_like_torch(
+            lambda L: getattr(L, fn)(L.ones(3), L.zeros(2)), RuntimeError,
+            "The size of tensor a (3) must match the size of tensor b (2) at non-singleton "
+            "dimension 0")
+        with pytest.raises(TypeError, match=fn):
+            getattr(ptl, fn)(ptl.ones(3))
+
+
 def test_clamp_tensor_inplace_and_out():
     x, a = make((3, 4), ptl.float32, "transposed")
     lo, la = make((4,), ptl.float32, seed=5, low=-2, high=0)
@@ -600,3 +644,20 @@ def test_clamp_without_bounds_is_refused_before_complex(lib):
     with pytest.raises(NotImplementedError,   # a bound given: the complex refusal
                        match="^clamp is not supported for complex types$"):
         lib.clamp(z, 0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.lerp(L.ones(2), L.zeros(2), -1e308),
+    lambda L: L.ones(2, dtype=L.float16).lerp_(L.zeros(2, dtype=L.float16), 1e39),
+    lambda L: L.nn.functional.softplus(L.ones(2), 1e308),
+    lambda L: L.nn.functional.softplus(L.ones(2), 1, 1e39),
+    lambda L: L.ops.aten.softplus_backward(L.ones(2), L.ones(2), 1e308, 1),
+    lambda L: L.ops.aten.softplus_backward(L.ones(2), L.ones(2), 1, 1e308)])
+def test_scalars_that_overflow_the_opmath_type(call):
+    # lerp's weight and softplus's beta and threshold reach the float32 kernels as float
+    # with c10's overflow check (tools/fuzz --torch seed 11); float64 takes them
+    assert_raises_like_torch(call, RuntimeError,
+                             "value cannot be converted to type float without overflow")
+    d = ptl.ones(2, dtype=ptl.float64)
+    assert ptl.lerp(d, d * 0, -1e308).tolist() == [1e308, 1e308]
+    assert ptl.nn.functional.softplus(d, 1e308).tolist() == [1.0, 1.0]

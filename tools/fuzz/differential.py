@@ -18,7 +18,10 @@ and the lower classes, which do not fail a run (LOWER):
     parser   the argument parsers differ: pytorchlite converted an argument (a number for
              a Tensor) that torch.ops' strict parser refuses (torch's Python functions
              convert it too), or refused one that torch.ops converts (2 for a bool, an
-             int past 64 bits for a Scalar)
+             int past 64 bits for a Scalar), or torch.ops returned a number where a
+             number stood for out= (its boxed call converts the number to a tensor, writes
+             it and hands back a number; torch's Python functions and pytorchlite.ops return
+             the written tensor)
     torch-crash, torch-hang   torch's side of the call crashed or hung
 Calls of an operator that torch lacks, and of the operators of SKIP, run on pytorchlite
 only (they still find crashes and hangs)."""
@@ -63,6 +66,8 @@ BLAS = re.compile(r"^(_?addmm|addbmm|baddbmm|bmm|mm|mv|addmv|matmul|linear|einsu
 # [Orthogonal polynomials] in src/aten/polynomial_math.h)
 POLYNOMIAL = re.compile(r"^special_\w+_polynomial_\w+$")
 META = re.compile(r"'m', \d+\)|device='meta'")
+# a number given for out= (or a tuple of them)
+NUMBER_OUT = re.compile(r"\bout=\(?[-\d.e+]+[,)]|\bout=[-\d.e+]+$")
 # pytorchlite's parser refusing one argument's type (the bindings' TypeError, or the
 # RuntimeError of torch.ops' words that pytorchlite.ops raises): torch.ops converts more (2
 # for a bool, an int past 64 bits for a Scalar)
@@ -199,6 +204,9 @@ def verdict(src, ours, theirs):
             "dtype" if " not implemented for '" in theirs[2] else "accepts"
         return (kind, f"ours returns; torch {theirs[1]}: {theirs[2]!r}")
     got, want, args_got, args_want = ours[1], theirs[1], ours[2], theirs[2]
+    if NUMBER_OUT.search(src) and not isinstance(want, (tuple, list)):
+        return ("parser", f"ours returns a tensor; torch.ops returns {want!r} for a number "
+                          "out=")
     name = op_name(src)[0]
     if name in COMPARED and isinstance(got, list) and isinstance(want, list) and \
             len(got) == len(want):

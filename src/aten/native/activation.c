@@ -818,6 +818,10 @@ act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             continue;
         }
         PtlDtype dt = s[0].tag == PTL_IV_TENSOR ? s[0].u.t->dtype : PTL_DTYPE_FLOAT64;
+        if (a->ninputs == 2) {   /* a backward's Scalars go to the dtype it computes in */
+            PtlTensorImpl *ts[2] = {s[0].u.t, s[1].u.t};
+            dt = ptl_result_type(ts, 2);
+        }
         for (int j = 0; j < a->nparams; j++) {
             p[j] = ptl_activation_param(ptl_iv_to_double(&s[a->param_slot[j]]), dt,
                                         (a->in_dtype >> j) & 1);
@@ -913,6 +917,11 @@ ptl_activation_check(const PtlOperator *op, const PtlIValue *s)
     }
     case PTL_OP_elu: case PTL_OP_elu_:
         return elu_params_check(s, 4, dt);
+    case PTL_OP_softplus:   /* beta and threshold reach the kernel in the opmath type */
+        return elu_params_check(s, 3, dt);
+    case PTL_OP_softplus_backward:
+        return ptl_scalar_check_range(&s[2], opmath(dt)) < 0
+                   ? -1 : ptl_scalar_check_range(&s[3], opmath(dt));
     case PTL_OP_elu_backward:   /* alpha (s[1]) with is_result (s[4]) */
         if (s[4].tag == PTL_IV_BOOL && s[4].u.b && ptl_iv_to_double(&s[1]) < 0) {
             return ptl_error_set(PTL_ERR_RUNTIME,
@@ -1279,8 +1288,8 @@ static const PtlKernelReg activation_cpu[] = {
     {PTL_OP_hardtanh, PTL_KEY_CPU, checked_act_cpu},
     {PTL_OP_hardtanh_, PTL_KEY_CPU, checked_act_cpu},
     {PTL_OP_hardtanh_backward, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_softplus, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_softplus_backward, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_softplus, PTL_KEY_CPU, checked_act_cpu},
+    {PTL_OP_softplus_backward, PTL_KEY_CPU, checked_act_cpu},
     {PTL_OP_hardswish, PTL_KEY_CPU, act_cpu},
     {PTL_OP_hardswish_, PTL_KEY_CPU, act_cpu},
     {PTL_OP_hardswish_backward, PTL_KEY_CPU, act_cpu},

@@ -380,6 +380,30 @@ only_out_is_complex(const PtlOperator *op, const PtlIValue *s, const PtlTensorIm
     return 1;
 }
 
+/* The out= forms of the ops that refuse complex inputs but, given real ones, write their
+ * real result into a complex out= tensor (PyTorch's TensorIterator casts its common dtype
+ * into the output): the real kernel below computes in the inputs' dtype and casts, as for
+ * the pointwise ops (erf.out).  The ops whose refusal comes first in PyTorch (heaviside,
+ * the scalar clamp's bounds) are not here. */
+static const PtlOpId real_into_complex_out[] = {
+    PTL_OP_maximum_out, PTL_OP_minimum_out, PTL_OP_fmax_out, PTL_OP_fmin_out,
+    PTL_OP_atan2_out, PTL_OP_hypot_out, PTL_OP_nextafter_out, PTL_OP_igamma_out,
+    PTL_OP_igammac_out, PTL_OP_clamp_out, PTL_OP_clamp_Tensor_out, PTL_OP_clip_out,
+    PTL_OP_clip_Tensor_out, PTL_OP_gcd_out, PTL_OP_lcm_out,
+};
+
+static int
+writes_real_into_complex_out(const PtlOperator *op)
+{
+    for (size_t i = 0; i < sizeof(real_into_complex_out) / sizeof(real_into_complex_out[0]);
+         i++) {
+        if ((int)real_into_complex_out[i] == op->id) {
+            return 1;
+        }
+    }
+    return op->flags & PTL_OPF_POINTWISE;
+}
+
 static int
 complex_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -391,7 +415,7 @@ complex_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     /* a pointwise op of real inputs into a complex out=: the real kernel computes in the
      * inputs' dtype and casts into it, as PyTorch's TensorIterator does (erf.out) */
     PtlTensorImpl *out = ptl_kernel_out(op, s);
-    if (!cuda && (op->flags & PTL_OPF_POINTWISE) && out != NULL &&
+    if (!cuda && out != NULL && writes_real_into_complex_out(op) &&
         only_out_is_complex(op, s, out)) {
         return ptl_dispatcher_redispatch(op, below, s);
     }
@@ -870,7 +894,10 @@ pow_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 static int
 compare_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)ks;
+    int rc;
+    if (real_operands(op, ks, s, &rc)) {   /* only out= is complex */
+        return rc;
+    }
     const char *name = op->schema.name + 6;
     PtlIterConfig cfg = ptl_iter_config();
     cfg.out_dtype = PTL_DTYPE_BOOL;   /* eq_ / ne_: written through bool into self's dtype */

@@ -1053,7 +1053,8 @@ index_add_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     char b1[256], b2[256];
     AdvIndex ai;
     if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0 ||
-        (is_add && complex_scalar_check(&s[4], self->dtype) < 0)) {
+        (is_add && complex_scalar_check(&s[4], self->dtype) < 0) ||
+        (op->schema.inplace && ptl_check_no_internal_overlap(self) < 0)) {
         return -1;
     }
     if (index->dim > 1) {
@@ -1186,13 +1187,16 @@ index_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- masked ops ---- */
 
-/* 0 when mask broadcasts to self's shape, else -1 with PyTorch's error set. */
+/* 0 when mask broadcasts to self's shape and self has no internal overlap; else -1 */
 static int
 mask_check(PtlTensorImpl *self, PtlTensorImpl *mask)
 {
     int bdim = self->dim;
     int64_t bshape[PTL_MAX_DIMS];
     memcpy(bshape, self->sizes, sizeof(int64_t) * (size_t)self->dim);
+    if (ptl_check_no_internal_overlap(self) < 0) {
+        return -1;
+    }
     if (broadcast_into(&bdim, bshape, mask->dim, mask->sizes) < 0 || bdim != self->dim ||
         memcmp(bshape, self->sizes, sizeof(int64_t) * (size_t)bdim) != 0) {
         char b1[256], b2[256];
@@ -1289,9 +1293,8 @@ masked_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlLoop loop;
     if (mask->dtype != PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_RUNTIME, "masked_fill_ only supports boolean masks, but got "
-                                              "mask with dtype %s",
-                             mask->dtype == PTL_DTYPE_UINT8 ? "unsigned char"
-                                                            : ptl_dtype_name(mask->dtype));
+                             "mask with dtype %s", mask->dtype == PTL_DTYPE_UINT8 ?
+                             "unsigned char" : ptl_dtype_name(mask->dtype));
     }
     if (self->device.type == PTL_DEVICE_CUDA && mask->device.type != PTL_DEVICE_CUDA) {
         return ptl_error_set(PTL_ERR_RUNTIME, "expected self and mask to be on the same device, "
@@ -1354,13 +1357,11 @@ masked_scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int64_t *soff = NULL, *moff = NULL, *roff = NULL, count = 0;
     if (mask->dtype != PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_RUNTIME, "masked_scatter_ only supports boolean masks, but "
-                                              "got mask with dtype %s",
-                             ptl_dtype_legacy_name(mask->dtype));
+                             "got mask with dtype %s", ptl_dtype_legacy_name(mask->dtype));
     }
     if (src->dtype != self->dtype) {
         return ptl_error_set(PTL_ERR_RUNTIME, "masked_scatter: expected self and source to have "
-                                              "same dtypes but got%s and %s",
-                             ptl_dtype_legacy_name(self->dtype),
+                             "same dtypes but got%s and %s", ptl_dtype_legacy_name(self->dtype),
                              ptl_dtype_legacy_name(src->dtype));
     }
     out = op->schema.inplace ? (ptl_incref(self), self) : broadcast_copy(self, mask);

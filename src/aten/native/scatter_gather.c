@@ -788,7 +788,8 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     char b1[256], b2[256], b3[256];
     int64_t *count = NULL, span = 1;
     RowWalk w;
-    if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0) {
+    if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0 ||
+        (op->schema.inplace && ptl_check_no_internal_overlap(self) < 0)) {
         return -1;
     }
     if (two || (op->schema.nargs > 4 && op->schema.args[4].kind == PTL_ARG_STR)) {
@@ -796,8 +797,7 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         if (bad) {
             return two ? ptl_error_set(PTL_ERR_RUNTIME,
                                        "reduce argument must be either sum, prod, mean, amax or "
-                                       "amin, got %s",
-                                       s[4].u.s)
+                                       "amin, got %s", s[4].u.s)
                        : ptl_error_set(PTL_ERR_RUNTIME,
                                        "reduce argument must be either add or multiply.");
         }

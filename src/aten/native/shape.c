@@ -493,11 +493,13 @@ zero_triangle(PtlTensorImpl *t, int64_t k, int lower)
     if (ptl_tensor_is_meta(t)) {   /* no data (Note [Meta kernels] in meta.c) */
         return 0;
     }
+    int nb = t->dim - 2;
+    int64_t rows = t->sizes[nb], cols = t->sizes[nb + 1], batches = 1, idx[PTL_MAX_DIMS] = {0};
+    /* past a corner every element stays or goes; i + k must not overflow (diagonal=2**63-1) */
+    k = k > cols ? cols : k < -rows ? -rows : k;
     if (shape_on_device(t)) {
         return shape_triangle_device(t, k, lower);
     }
-    int nb = t->dim - 2;
-    int64_t rows = t->sizes[nb], cols = t->sizes[nb + 1], batches = 1, idx[PTL_MAX_DIMS] = {0};
     int64_t isz = (int64_t)ptl_tensor_itemsize(t);
     int64_t sr = t->strides[nb] * isz, sc = t->strides[nb + 1] * isz;
     char *data = ptl_tensor_data(t);

@@ -964,6 +964,15 @@ search(PtlIValue *s, PtlTensorImpl *bnd, PtlTensorImpl *vals, int out_int32, int
         (sorter != NULL && search_device_check(bnd, sorter, 1) < 0)) {
         return -1;
     }
+    if (vals->dim == 0 && bnd->dim != 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): input value can be a scalar "
+                             "only when boundaries tensor dimension is 1, but we got boundaries "
+                             "tensor dim(%d) and input value's dim(0) numel(1)", bnd->dim);
+    }
+    if (bnd->dim == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): boundaries tensor should "
+                             "have positive dimension, but got 0 dimension");
+    }
     if (bnd->dim > 1) {
         int ok = bnd->dim == vals->dim;
         for (int d = 0; ok && d < bnd->dim - 1; d++) {

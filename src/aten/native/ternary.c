@@ -524,7 +524,9 @@ lerp_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int scalar = op->id == PTL_OP_lerp_Scalar || op->id == PTL_OP_lerp__Scalar;
     (void)ks;
 
-    if (ptl_lerp_check(s, scalar) < 0) {
+    /* a Scalar weight reaches the kernel in the opmath type, with c10's overflow check */
+    PtlDtype opmath = s[0].u.t->dtype == PTL_DTYPE_FLOAT64 ? PTL_DTYPE_FLOAT64 : PTL_DTYPE_FLOAT32;
+    if (ptl_lerp_check(s, scalar) < 0 || (scalar && ptl_scalar_check_range(&s[2], opmath) < 0)) {
         return -1;
     }
     cfg.compute_dtype = s[0].u.t->dtype;
@@ -603,6 +605,27 @@ addc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                          is_div ? addcdiv_loops : addcmul_loops, &v);
 }
 
+/* clamp_min.Tensor(Tensor self, Tensor min), clamp_max.Tensor(Tensor self, Tensor max) and
+ * their .Tensor_out: clamp.Tensor (.Tensor_out) with the other bound None, whose checks,
+ * kernels on every device and derivative serve them (PyTorch's grad_fn is
+ * ClampMinBackward1 / ClampMaxBackward1, ours clamp's ClampBackward0) */
+static int
+clamp_bound_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int is_max = op->id == PTL_OP_clamp_max_Tensor || op->id == PTL_OP_clamp_max_Tensor_out;
+    int is_out = op->id == PTL_OP_clamp_min_Tensor_out || op->id == PTL_OP_clamp_max_Tensor_out;
+    PtlIValue args[4] = {s[0], is_max ? ptl_iv_none() : s[1], is_max ? s[1] : ptl_iv_none(),
+                         is_out ? s[2] : ptl_iv_none()};
+    PtlTensorImpl *res =
+        ptl_call_tensor(is_out ? PTL_OP_clamp_Tensor_out : PTL_OP_clamp_Tensor, args);
+    if (res == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+}
+
 static const PtlKernelReg ternary_cpu[] = {
     {PTL_OP_where_self, PTL_KEY_CPU, where_cpu},
     {PTL_OP_where_self_out, PTL_KEY_CPU, where_cpu},
@@ -620,6 +643,10 @@ static const PtlKernelReg ternary_cpu[] = {
     {PTL_OP_clip_Tensor, PTL_KEY_CPU, clamp_tensor_cpu},
     {PTL_OP_clip__Tensor, PTL_KEY_CPU, clamp_tensor_cpu},
     {PTL_OP_clip_Tensor_out, PTL_KEY_CPU, clamp_tensor_cpu},
+    {PTL_OP_clamp_min_Tensor, PTL_KEY_COMPOSITE_IMPLICIT, clamp_bound_composite},
+    {PTL_OP_clamp_max_Tensor, PTL_KEY_COMPOSITE_IMPLICIT, clamp_bound_composite},
+    {PTL_OP_clamp_min_Tensor_out, PTL_KEY_COMPOSITE_IMPLICIT, clamp_bound_composite},
+    {PTL_OP_clamp_max_Tensor_out, PTL_KEY_COMPOSITE_IMPLICIT, clamp_bound_composite},
     {PTL_OP_lerp_Scalar, PTL_KEY_CPU, lerp_cpu},
     {PTL_OP_lerp_Tensor, PTL_KEY_CPU, lerp_cpu},
     {PTL_OP_lerp__Scalar, PTL_KEY_CPU, lerp_cpu},
