@@ -618,7 +618,7 @@ DEFINE_DIRECT_EDGE_TILE(direct_a8_f8_avx512, AVX512, double, _mm512, __m512d, pd
         T *pk = (T *)pk_ + p * 6;                                                         \
         if (sizeof(T) == 4) {                                                             \
             _mm_storeu_ps((float *)pk, _mm_loadu_ps((const float *)ap));                  \
-            _mm_store_sd((double *)(pk + 4), _mm_load_sd((const double *)(ap + 4)));      \
+            _mm_storeu_si64(pk + 4, _mm_loadu_si64(ap + 4));                              \
         }                                                                                 \
         else {                                                                            \
             _mm256_storeu_pd((double *)pk, _mm256_loadu_pd((const double *)ap));          \

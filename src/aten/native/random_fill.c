@@ -543,8 +543,12 @@ uniforms53_words(__m256i wlo, __m256i whi, __m256d u[2])
     /* the 64-bit words hi:lo of blocks (0 1 4 5) and (2 3 6 7), then in block order */
     __m256i lo = _mm256_unpacklo_epi32(wlo, whi);
     __m256i hi = _mm256_unpackhi_epi32(wlo, whi);
+    /* each permute's selector a literal: an immediate computed from h compiled only where the
+     * loop was unrolled (not at -O0, nor in the sanitized build with -fno-wrapv) */
+    const __m256i halves[2] = {_mm256_permute2x128_si256(lo, hi, 0x20),
+                               _mm256_permute2x128_si256(lo, hi, 0x31)};
     for (int h = 0; h < 2; h++) {
-        __m256i v = _mm256_srli_epi64(_mm256_permute2x128_si256(lo, hi, h ? 0x31 : 0x20), 11);
+        __m256i v = _mm256_srli_epi64(halves[h], 11);
         __m256i top = _mm256_sub_epi64(_mm256_setzero_si256(), _mm256_srli_epi64(v, 52));
         __m256d d = _mm256_sub_pd(
             _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(v, low52), two52)),

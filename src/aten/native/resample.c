@@ -657,8 +657,10 @@ pad_setup(const PadInfo *pi, PtlTensorImpl *x, const PtlIValue *pad, Maps *m)
     for (int d = 0; d < NN_SPATIAL; d++) {
         int i = NN_SPATIAL - 1 - d;
         int64_t l = i < nd ? pv[2 * i] : 0, r = i < nd ? pv[2 * i + 1] : 0, in = m->in[d];
-        /* circular wraps within what negative pads leave of the input */
-        int64_t cut = l < 0 ? -l : 0, kept = in - cut - (r < 0 ? -r : 0);
+        /* circular wraps within what negative pads leave of the input; each cut is at most
+         * the input (kept <= 0 alike), as a pad of INT64_MIN has no negation */
+        int64_t cut = l < -in ? in : (l < 0 ? -l : 0);
+        int64_t kept = in - cut - (r < -in ? in : (r < 0 ? -r : 0));
         for (int64_t o = 0; o < m->out[d]; o++) {
             /* only replication takes a left pad below -in (its right pad is unbounded): every
              * such output replicates the last input, and o - l could overflow */
