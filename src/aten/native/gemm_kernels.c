@@ -672,15 +672,19 @@ DEFINE_B_PACK_TILES(f4, float, _mm256, __m256, ps)
 DEFINE_B_PACK_TILES(f8, double, _mm256, __m256d, pd)
 /* Note [GEMM C stored transposed]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * A product computed as C^T = B^T @ A^T (Note [GEMM narrow N] and Note [GEMM transposed B]
- * in gemm.c) has its C^T tiles' rows one element apart in C (C^T's row stride 1, its
- * columns ldc apart).  Through the accumulator and the update each element was a scalar
- * store.  The float32 AVX2 tiles tile_ct, direct_a_ct and pair4_ct store such a tile
- * themselves: its rows, padded to 8 with zeros, are transposed 8 x 8 at a time in
- * registers, and each of C's 16 columns gets its `rows` elements by vector stores of 4, 2
- * and 1 lanes; the beta source is read the same way (its rows one element apart too: a bias
- * row of addmm is then a column, lds 0).  alpha * acc + beta * S is rounded as STORE_VEC
- * and the update round it, lane by lane: the same bits. */
+ * A product computed as C^T = B^T @ A^T (Note [GEMM narrow N] in gemm.c: an MLP's
+ * classifier head) or written into a transposed C (out=, addmm_) has C's rows one element
+ * apart (row stride 1, columns ldc apart).  Through the accumulator and the update each
+ * element was a scalar store.  The float32 AVX2 tiles tile_ct, direct_a_ct and pair4_ct
+ * store such a tile themselves: its rows, padded to 8 with zeros, are transposed 8 x 8 at a
+ * time in registers, and each of C's 16 columns gets its `rows` elements by vector stores of
+ * 4, 2 and 1 lanes; the beta source is read the same way (its rows one element apart too: a
+ * bias row of addmm is then a column, lds 0).  alpha * acc + beta * S is rounded as
+ * STORE_VEC and the update round it, lane by lane: the same bits.  The head's 128 x 256 @
+ * (10 x 256)^T + b ran 1.12-1.15x faster (docs/performance.md, "GEMM on AVX2: transposed C
+ * stores and the driver's runs of tiles").  Computing a wide x @ W^T as W @ x^T too, so that
+ * W is read in place and not packed, did not pay on Zen 3 (128 x 784 @ (512 x 784)^T
+ * 0.98-1.00x): W's rows read in place and the transposed stores cost what the packing had. */
 
 /* the first h <= 8 of s's floats, the other lanes 0 (no read past them) */
 AVX2 static inline __m128
