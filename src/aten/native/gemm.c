@@ -248,6 +248,43 @@ step_run(const GemmStep *st, int64_t ir, int64_t direct, int64_t split, int pack
     return store_ct ? (wide == e->tile ? e->tile_ct : NULL) : store_c ? wide : NULL;
 }
 
+/* The tile for the sliver at row ir (mr rows) of a step's A block, its rows (*tile_mr) and
+ * columns (*tile_w) and A's row stride for it (*ars): `wide` on whole packed slivers; a last
+ * sliver of fewer rows gets the shortest tile that covers them (on the 4-wide slivers past
+ * split, always pair4), and A's rows read in place before `direct` the whole width (a
+ * narrower last B sliver goes through acc; an edge tile reads only A's mr rows, so it
+ * computes and stores those). */
+static TileFn
+step_tile(const GemmStep *st, int64_t ir, int64_t mr, int64_t direct, int64_t split,
+          TileFn wide, TileFn edge, int64_t tile_nr, int64_t *tile_mr, int64_t *tile_w,
+          int64_t *ars)
+{
+    const GemmEngine *e = st->pr->e;
+    *tile_mr = e->mr;
+    *tile_w = tile_nr;
+    *ars = 0;
+    if (ir < direct) {
+        *tile_mr = mr < e->mr ? mr : e->mr;
+        *tile_w = e->nr;
+        *ars = st->a_direct == 2 ? st->pr->a.cs : st->pr->a.rs;
+        return mr < e->mr ? edge : st->a_direct == 2 ? e->direct_at : e->direct_a;
+    }
+    if (ir >= split) {
+        *tile_mr = 4;
+        *tile_w = e->nr;
+        return e->pair4;
+    }
+    const TileFn edges[3] = {e->tile4, e->tile8, e->tile10};
+    const int64_t rows[3] = {4, 8, 10};
+    for (int i = 0; i < 3 && tile_nr == e->nr; i++) {
+        if (mr <= rows[i] && edges[i] != NULL) {
+            *tile_mr = rows[i];
+            return edges[i];
+        }
+    }
+    return wide;
+}
+
 /* One step: every A block against the B block. */
 static int
 gemm_step(const GemmStep *st)
@@ -328,10 +365,8 @@ gemm_step(const GemmStep *st)
             for (int64_t ir = 0; ir < mc;) {
                 int64_t h = ir < split ? e->mr : 4;
                 int64_t mr = mc - ir < h ? mc - ir : h;
-                /* a last sliver of fewer rows: the shortest tile that covers them (on the
-                 * 4-wide slivers past split, always pair4) */
-                TileFn tile = wide;
-                int64_t tile_mr = e->mr, tile_w = tile_nr, ars = 0;
+                TileFn tile;
+                int64_t tile_mr, tile_w, ars;
                 const char *as = ir < direct ? st->a + (size_t)((ic + ir) * lda) * aitem
                                              : ap + (size_t)((ir - direct) * kc) * e->item;
                 int packs = (s == 0 && ir < fused) || (ir == 0 && b_by_tile);
@@ -358,31 +393,8 @@ gemm_step(const GemmStep *st)
                     ir += h;
                     continue;
                 }
-                if (ir < direct) {
-                    /* always the whole width: a narrower last B sliver goes through acc; an
-                     * edge tile reads only A's mr rows, so it computes (and stores) those */
-                    tile = mr < e->mr ? edge : st->a_direct == 2 ? e->direct_at : e->direct_a;
-                    tile_mr = mr < e->mr ? mr : e->mr;
-                    tile_w = e->nr;
-                    ars = st->a_direct == 2 ? pr->a.cs : lda;
-                }
-                else if (ir >= split) {
-                    tile = e->pair4;
-                    tile_mr = 4;
-                    tile_w = e->nr;
-                }
-                else if (tile_nr == e->nr && mr <= 4 && e->tile4 != NULL) {
-                    tile = e->tile4;
-                    tile_mr = 4;
-                }
-                else if (tile_nr == e->nr && mr <= 8 && e->tile8 != NULL) {
-                    tile = e->tile8;
-                    tile_mr = 8;
-                }
-                else if (tile_nr == e->nr && mr <= 10 && e->tile10 != NULL) {
-                    tile = e->tile10;
-                    tile_mr = 10;
-                }
+                tile = step_tile(st, ir, mr, direct, split, wide, edge, tile_nr, &tile_mr,
+                                 &tile_w, &ars);
                 /* tiles of a row-major C whose columns are all used are written by the
                  * tile itself, its first mr rows (a 10-row last sliver through the
                  * accumulator and the update took longer than a whole 12-row tile) */
