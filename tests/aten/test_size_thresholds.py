@@ -46,12 +46,12 @@ gemm.c rows reading B in place (direct_b_max_m: AVX2 float32 12, float64 64; 24 
 gemm.c Note [GEMM direct A]: A read in place by products of at most GEMM_DIRECT_A_SLIVERS = 16
     B slivers (512 columns on AVX-512, 256 on AVX2) -> tests/aten/test_gemm.py test_direct_a
     and tests/aten/test_gemm_transposed_a.py (n = 16 NR, 17 NR, a narrow last sliver).
-gemm.c GEMM_PARALLEL_FLOPS = 2**18 -> gemv rows * k at it; GEMM_THREAD_MACS = 2**20 a
-    thread -> 128 x 128 x 127 (one thread), 128 x 128 x 128 (two), 192 x 128 x 128 (three).
+gemm_impl.h GEMM_PARALLEL_FLOPS = 2**18 -> gemv rows * k at it; gemm.c GEMM_THREAD_MACS =
+    2**20 a thread -> 128 x 128 x 127 (one thread), 128 x 128 x 128 (two), 192 x 128 x 128 (three).
 gemm.c GEMM_KSPLIT = 4096 (k >= 2 GEMM_KSPLIT), GEMM_KSPLIT_MAX_CHUNKS = 32,
     GEMM_KSPLIT_MAX_MN = 256 * 256 -> k = 8191, 8192, 8193, 131072, 131077;
     m x n = 256 x 256 (split) and 256 x 257 (blocked) at k = 8192.
-gemm.c gemv_rows / gemv_cols, GEMV_COL_BLOCK = 1024 -> rows 1023, 1024, 1025, 2051 at
+gemm_gemv.c gemv_rows / gemv_cols, GEMV_COL_BLOCK = 1024 -> rows 1023, 1024, 1025, 2051 at
     k = 256 (crossing GEMM_PARALLEL_FLOPS too), A row-major, transposed, strided, the
     vector in place or packed; A @ x and x @ B.
 gemm.c gemm_run batches: grain GEMM_PARALLEL_FLOPS / flops for small products, one matrix a
@@ -191,9 +191,9 @@ def test_threshold_constants():
     assert c_define(gemm, "GEMM_DIRECT_B_L2_SPAN") == GEMM_DIRECT_B_L2_SPAN
     assert c_define(gemm, "GEMM_ONE_A_BLOCK_BYTES") == GEMM_ONE_A_BLOCK_BYTES
     assert c_define(gemm, "GEMM_DIRECT_A_SLIVERS") == GEMM_DIRECT_A_SLIVERS
-    assert c_define(gemm, "GEMM_PARALLEL_FLOPS") == GEMM_PARALLEL_FLOPS
+    assert c_define("aten/native/gemm_impl.h", "GEMM_PARALLEL_FLOPS") == GEMM_PARALLEL_FLOPS
     assert c_define(gemm, "GEMM_THREAD_MACS") == GEMM_THREAD_MACS
-    assert c_define(gemm, "GEMV_COL_BLOCK") == GEMV_COL_BLOCK
+    assert c_define("aten/native/gemm_gemv.c", "GEMV_COL_BLOCK") == GEMV_COL_BLOCK
     assert c_define(gemm, "GEMM_KSPLIT") == GEMM_KSPLIT
     assert c_define(gemm, "GEMM_KSPLIT_MAX_CHUNKS") == GEMM_KSPLIT_MAX_CHUNKS
     assert c_define(gemm, "GEMM_KSPLIT_MAX_MN") == GEMM_KSPLIT_MAX_MN

@@ -78,46 +78,8 @@
  * packing of B]) */
 #define GEMM_DIRECT_B_L2_SPAN (512 * 1024)
 
-/* Products of at least this many multiply-adds use the thread pool and drop the GIL. */
-#define GEMM_PARALLEL_FLOPS (1 << 18)
 
 /* ---- the driver ---- */
-
-/* One operand: the first element of batch 0 and strides in elements, one per batch dim
- * (bs) then the row and column strides. */
-typedef struct GemmMat {
-    char *data;
-    int64_t bs[PTL_MAX_DIMS - 2], rs, cs;
-    PtlDtype dtype;
-} GemmMat;
-
-typedef struct GemmProblem {
-    const GemmEngine *e;
-    PackFn pack_a, pack_b;               /* e->pack for the operands' dtype */
-    int b_direct;                        /* e->tile can read whole B slivers in place (when
-                                          * m <= e->direct_b_max_m) */
-    int64_t batch, m, n, k;              /* batch: the product of the nbd batch sizes */
-    int nbd;
-    int64_t bsizes[PTL_MAX_DIMS - 2];
-    GemmMat a, b, c;                     /* c has the engine's type */
-    GemmMat s;                           /* beta * s, not beta * c, when s.data != NULL */
-    double alpha, beta;
-    int dot_rows;                        /* a vector product is computed as dot products of
-                                          * A's rows (Note [GEMM last columns]) */
-} GemmProblem;
-
-/* Elements from m's batch 0 to its batch bi (batches numbered row-major over the batch
- * dims, so a 4-D attention operand that no 3-D view can hold is read in place). */
-static inline int64_t
-batch_offset(const GemmProblem *pr, const GemmMat *m, int64_t bi)
-{
-    int64_t off = 0;
-    for (int d = pr->nbd - 1; d > 0; d--) {
-        off += bi % pr->bsizes[d] * m->bs[d];
-        bi /= pr->bsizes[d];
-    }
-    return pr->nbd > 0 ? off + bi * m->bs[0] : 0;
-}
 
 /* The work of one (jc, pc) step for one matrix: MC blocks of A x one block of B. */
 typedef struct GemmStep {
@@ -142,8 +104,9 @@ typedef struct GemmStep {
     int64_t srs, scs;
 } GemmStep;
 
-static void *
-gemm_alloc(size_t nbytes)
+/* (gemm_impl.h) */
+void *
+ptl_gemm_alloc(size_t nbytes)
 {
     void *p = aligned_alloc(64, (nbytes + 63) & ~(size_t)63);
     if (p == NULL) {
@@ -264,6 +227,64 @@ step_pack_a(const GemmStep *st, int64_t ic, int64_t mc, int64_t split, int64_t d
     return fused;
 }
 
+/* The tile of the whole slivers from row ir of a step's A block up to *end (A read in place
+ * up to `direct`, then packed up to `split`) when it stores C itself and ir's tile does not
+ * `pack` an operand, else NULL: gemm_step calls it for them all without the edge cases'
+ * tests, which were 2-4% of a K = 128 product. */
+static TileFn
+step_run(const GemmStep *st, int64_t ir, int64_t direct, int64_t split, int pack, TileFn wide,
+         int64_t tile_nr, int64_t nr, int store_c, int store_ct, int64_t *end)
+{
+    const GemmEngine *e = st->pr->e;
+    *end = ir < direct ? direct : split;
+    if (pack || ir + e->mr > *end || nr != (ir < direct ? e->nr : tile_nr)) {
+        return NULL;
+    }
+    if (ir < direct) {
+        return store_ct ? (st->a_direct == 1 ? e->direct_a_ct : NULL)
+               : store_c ? (st->a_direct == 2 ? e->direct_at : e->direct_a)
+                         : NULL;
+    }
+    return store_ct ? (wide == e->tile ? e->tile_ct : NULL) : store_c ? wide : NULL;
+}
+
+/* The tile for the sliver at row ir (mr rows) of a step's A block, its rows (*tile_mr) and
+ * columns (*tile_w) and A's row stride for it (*ars): `wide` on whole packed slivers; a last
+ * sliver of fewer rows gets the shortest tile that covers them (on the 4-wide slivers past
+ * split, always pair4), and A's rows read in place before `direct` the whole width (a
+ * narrower last B sliver goes through acc; an edge tile reads only A's mr rows, so it
+ * computes and stores those). */
+static TileFn
+step_tile(const GemmStep *st, int64_t ir, int64_t mr, int64_t direct, int64_t split,
+          TileFn wide, TileFn edge, int64_t tile_nr, int64_t *tile_mr, int64_t *tile_w,
+          int64_t *ars)
+{
+    const GemmEngine *e = st->pr->e;
+    *tile_mr = e->mr;
+    *tile_w = tile_nr;
+    *ars = 0;
+    if (ir < direct) {
+        *tile_mr = mr < e->mr ? mr : e->mr;
+        *tile_w = e->nr;
+        *ars = st->a_direct == 2 ? st->pr->a.cs : st->pr->a.rs;
+        return mr < e->mr ? edge : st->a_direct == 2 ? e->direct_at : e->direct_a;
+    }
+    if (ir >= split) {
+        *tile_mr = 4;
+        *tile_w = e->nr;
+        return e->pair4;
+    }
+    const TileFn edges[3] = {e->tile4, e->tile8, e->tile10};
+    const int64_t rows[3] = {4, 8, 10};
+    for (int i = 0; i < 3 && tile_nr == e->nr; i++) {
+        if (mr <= rows[i] && edges[i] != NULL) {
+            *tile_mr = rows[i];
+            return edges[i];
+        }
+    }
+    return wide;
+}
+
 /* One step: every A block against the B block. */
 static int
 gemm_step(const GemmStep *st)
@@ -275,6 +296,9 @@ gemm_step(const GemmStep *st)
     const int64_t kc = st->kc, crs = pr->c.rs, ccs = pr->c.cs, srs = st->srs, scs = st->scs;
     const double alpha = pr->alpha, beta = st->beta;
     const int store_c = ccs == 1 && (scs == 1 || beta == 0);
+    /* or, a C^T whose rows are one element apart, by the tiles that store it transposed
+     * (Note [GEMM C stored transposed] in gemm_kernels.c) */
+    const int store_ct = crs == 1 && ccs != 1 && (srs == 1 || beta == 0);
     _Alignas(64) char acc[GEMM_ACC_BYTES];
     const int64_t lda = pr->a.rs;
     /* with A read in place only a last sliver's rows are packed: fewer than MR, or the last
@@ -284,8 +308,8 @@ gemm_step(const GemmStep *st)
     const size_t sl_bytes = st->bp == NULL ? (size_t)(st->kc * e->nr) * e->item : 0;
     _Alignas(64) char stack[GEMM_STACK_BYTES];
     const int on_stack = ap_bytes + sl_bytes <= sizeof(stack);
-    char *ap = on_stack ? stack : gemm_alloc(ap_bytes);
-    char *sliver = st->bp != NULL ? NULL : on_stack ? stack + ap_bytes : gemm_alloc(sl_bytes);
+    char *ap = on_stack ? stack : ptl_gemm_alloc(ap_bytes);
+    char *sliver = st->bp != NULL ? NULL : on_stack ? stack + ap_bytes : ptl_gemm_alloc(sl_bytes);
 
     if (ap == NULL || (st->bp == NULL && sliver == NULL)) {
         if (!on_stack) {
@@ -341,12 +365,26 @@ gemm_step(const GemmStep *st)
             for (int64_t ir = 0; ir < mc;) {
                 int64_t h = ir < split ? e->mr : 4;
                 int64_t mr = mc - ir < h ? mc - ir : h;
-                /* a last sliver of fewer rows: the shortest tile that covers them (on the
-                 * 4-wide slivers past split, always pair4) */
-                TileFn tile = wide;
-                int64_t tile_mr = e->mr, tile_w = tile_nr, ars = 0;
+                TileFn tile;
+                int64_t tile_mr, tile_w, ars;
                 const char *as = ir < direct ? st->a + (size_t)((ic + ir) * lda) * aitem
                                              : ap + (size_t)((ir - direct) * kc) * e->item;
+                int packs = (s == 0 && ir < fused) || (ir == 0 && b_by_tile);
+                int64_t end;
+                TileFn run = step_run(st, ir, direct, split, packs, wide, tile_nr, nr, store_c,
+                                      store_ct, &end);
+                if (run != NULL) {
+                    const int64_t ars1 = ir >= direct ? 0 : st->a_direct == 2 ? pr->a.cs : lda;
+                    const size_t astep = ir < direct ? (size_t)(e->mr * lda) * aitem
+                                                     : (size_t)(e->mr * kc) * e->item;
+                    for (; ir + e->mr <= end; ir += e->mr, as += astep) {
+                        run(kc, as, ars1, bs, ldb, cs, store_ct ? ccs : crs, ss,
+                            store_ct ? scs : srs, alpha, beta, e->mr);
+                        cs += (size_t)(e->mr * crs) * e->item;
+                        ss += (size_t)(e->mr * srs) * e->item;
+                    }
+                    continue;
+                }
                 if ((s == 0 && ir < fused && ir / e->mr % 2 == 0) || (ir == 0 && b_by_tile)) {
                     pack_tile(st, s == 0 && ir < fused, ic + ir, jr, fused - ir, direct > 0, as,
                               bs, ldb, cs, ss, nr);
@@ -355,35 +393,20 @@ gemm_step(const GemmStep *st)
                     ir += h;
                     continue;
                 }
-                if (ir < direct) {
-                    /* always the whole width: a narrower last B sliver goes through acc; an
-                     * edge tile reads only A's mr rows, so it computes (and stores) those */
-                    tile = mr < e->mr ? edge : st->a_direct == 2 ? e->direct_at : e->direct_a;
-                    tile_mr = mr < e->mr ? mr : e->mr;
-                    tile_w = e->nr;
-                    ars = st->a_direct == 2 ? pr->a.cs : lda;
-                }
-                else if (ir >= split) {
-                    tile = e->pair4;
-                    tile_mr = 4;
-                    tile_w = e->nr;
-                }
-                else if (tile_nr == e->nr && mr <= 4 && e->tile4 != NULL) {
-                    tile = e->tile4;
-                    tile_mr = 4;
-                }
-                else if (tile_nr == e->nr && mr <= 8 && e->tile8 != NULL) {
-                    tile = e->tile8;
-                    tile_mr = 8;
-                }
-                else if (tile_nr == e->nr && mr <= 10 && e->tile10 != NULL) {
-                    tile = e->tile10;
-                    tile_mr = 10;
-                }
+                tile = step_tile(st, ir, mr, direct, split, wide, edge, tile_nr, &tile_mr,
+                                 &tile_w, &ars);
                 /* tiles of a row-major C whose columns are all used are written by the
                  * tile itself, its first mr rows (a 10-row last sliver through the
                  * accumulator and the update took longer than a whole 12-row tile) */
-                if (tile != NULL && nr == tile_w && store_c) {
+                TileFn ct = !store_ct || nr != tile_w ? NULL
+                            : tile == e->tile         ? e->tile_ct
+                            : tile == e->direct_a     ? e->direct_a_ct
+                            : tile == e->pair4        ? e->pair4_ct
+                                                      : NULL;
+                if (ct != NULL) {
+                    ct(kc, as, ars, bs, ldb, cs, ccs, ss, scs, alpha, beta, mr);
+                }
+                else if (tile != NULL && nr == tile_w && store_c) {
                     tile(kc, as, ars, bs, ldb, cs, crs, ss, srs, alpha, beta, mr);
                 }
                 else {
@@ -428,137 +451,6 @@ gemm_scale(const GemmProblem *pr, char *c)
     }
 }
 
-/* A matrix-vector product: c[i] = alpha * A[i, :] . x + beta * c[i] for rows of A. */
-typedef struct GemvJob {
-    const GemmProblem *pr;
-    const char *a;                       /* row 0 of A */
-    int64_t ars, acs;                    /* element strides of A's rows and columns */
-    PtlDtype adtype;
-    const char *x;                       /* packed vector, engine type, contiguous */
-    char *c;
-    int64_t cs;                          /* element stride of c */
-} GemvJob;
-
-/* Rows that are not contiguous in the engine type are packed before their dot products; rows
- * that are adjacent (A's columns contiguous: a transposed A's last columns, Note [GEMM last
- * columns], or a float16 A^T @ x) up to GEMV_PACK_ROWS at a time, at most GEMV_PACK_BYTES of
- * them, so that each of A's lines is read once (by 8 x 8 transposes for float32), not once
- * per row.  A 1024 x 1024 @ 1024 x 65 product with a transposed A (a weight gradient g^T @ x
- * of 65 features) spent 3.3 ms on its last column gathered row by row, 4 KiB apart, and
- * 1.2 ms on the other 64; one Zen 4 core, the product 4.5 -> 1.55 ms (docs/performance.md,
- * GEMM: a transposed A's last columns).  The same values are packed: the bits do not
- * change. */
-#define GEMV_PACK_ROWS 16
-#define GEMV_PACK_BYTES (256 * 1024)
-/* rows whose dot products one call computes, before one C update for them all */
-#define GEMV_DOT_ROWS 64
-
-/* Rows [r0, r1). */
-static int
-gemv_rows(void *ctx, int64_t r0, int64_t r1)
-{
-    const GemvJob *g = (const GemvJob *)ctx;
-    const GemmEngine *e = g->pr->e;
-    const size_t aitem = ptl_dtype_itemsize(g->adtype);
-    const int64_t k = g->pr->k;
-    int direct = g->adtype == e->acc_dtype && g->acs == 1;
-    int64_t block = (int64_t)(GEMV_PACK_BYTES / ((size_t)k * e->item));
-    block = block < 1 ? 1 : block < GEMV_PACK_ROWS ? block : GEMV_PACK_ROWS;
-    block = direct ? GEMV_DOT_ROWS : block;
-    /* packed rows ld apart: a line more than k, so that rows 4 KiB long do not all land in
-     * one L1 set */
-    const int64_t ld = k + 64 / (int64_t)e->item;
-    char *rows = direct ? NULL : gemm_alloc((size_t)(block * ld) * e->item);
-    _Alignas(64) char acc[GEMV_DOT_ROWS * 16];
-
-    if (!direct && rows == NULL) {
-        return -1;
-    }
-    for (int64_t i0 = r0; i0 < r1; i0 += block) {
-        int64_t h = r1 - i0 < block ? r1 - i0 : block;
-        const char *a0 = g->a + (size_t)(i0 * g->ars) * aitem;
-        /* row i at rows + i * ld: when the rows are adjacent, A^T's k rows as one sliver ld
-         * wide (by 8 x 8 transposes for float32), else row by row */
-        if (!direct && g->ars == 1) {
-            e->pack[g->adtype](a0, g->acs, 1, k, h, ld, rows);
-        }
-        for (int64_t i = 0; !direct && g->ars != 1 && i < h; i++) {
-            e->pack[g->adtype](a0 + (size_t)(i * g->ars) * aitem, 1, g->acs, 1, k, 1,
-                               rows + (size_t)(i * ld) * e->item);
-        }
-        e->dot(direct ? a0 : rows, direct ? g->ars : ld, g->x, k, h, acc);
-        e->update(acc, 1, h, 1, g->c + (size_t)(i0 * g->cs) * e->item, g->cs, 0,
-                  g->pr->alpha, g->pr->beta);
-    }
-    free(rows);
-    return 0;
-}
-
-/* Rows [r0, r1) when A's columns are contiguous in the engine type (a transposed matrix,
- * or row @ B for a row-major B): c[r0:r1] accumulates x[p] * A[r0:r1, p] column by column,
- * in blocks of rows that stay in L1, instead of gathering each row across the columns. */
-#define GEMV_COL_BLOCK 1024
-
-static int
-gemv_cols(void *ctx, int64_t r0, int64_t r1)
-{
-    const GemvJob *g = (const GemvJob *)ctx;
-    const GemmEngine *e = g->pr->e;
-    char *acc = gemm_alloc((size_t)GEMV_COL_BLOCK * e->item);
-
-    if (acc == NULL) {
-        return -1;
-    }
-    for (int64_t i = r0; i < r1; i += GEMV_COL_BLOCK) {
-        int64_t n = r1 - i < GEMV_COL_BLOCK ? r1 - i : GEMV_COL_BLOCK;
-        memset(acc, 0, (size_t)n * e->item);
-        e->axpy(g->a + (size_t)i * e->item, g->acs, g->x, g->pr->k, n, acc);
-        e->update(acc, 1, n, 1, g->c + (size_t)(i * g->cs) * e->item, g->cs, 0, g->pr->alpha,
-                  g->pr->beta);
-    }
-    free(acc);
-    return 0;
-}
-
-/* n == 1 (A @ column) or m == 1 (row @ B, the same problem transposed) for batch bi.  The
- * vector is used in place when it is contiguous in the engine type, else packed. */
-static int
-gemv_one(const GemmProblem *pr, int64_t bi, int parallel)
-{
-    const GemmEngine *e = pr->e;
-    const GemmMat *mat = pr->n == 1 ? &pr->a : &pr->b, *vec = pr->n == 1 ? &pr->b : &pr->a;
-    const size_t mitem = ptl_dtype_itemsize(mat->dtype), vitem = ptl_dtype_itemsize(vec->dtype);
-    int64_t rows = pr->n == 1 ? pr->m : pr->n;
-    int64_t vs = pr->n == 1 ? vec->rs : vec->cs;
-    const char *v = vec->data + (size_t)batch_offset(pr, vec, bi) * vitem;
-    int direct = vec->dtype == e->acc_dtype && (vs == 1 || pr->k == 1);
-    char *x = direct ? NULL : gemm_alloc((size_t)pr->k * e->item);
-    GemvJob g;
-
-    if (!direct && x == NULL) {
-        return -1;
-    }
-    g.pr = pr;
-    g.a = mat->data + (size_t)batch_offset(pr, mat, bi) * mitem;
-    g.ars = pr->n == 1 ? mat->rs : mat->cs;
-    g.acs = pr->n == 1 ? mat->cs : mat->rs;
-    g.adtype = mat->dtype;
-    g.c = pr->c.data + (size_t)batch_offset(pr, &pr->c, bi) * e->item;
-    g.cs = pr->n == 1 ? pr->c.rs : pr->c.cs;
-    if (!direct) {
-        e->pack[vec->dtype](v, 1, vs, 1, pr->k, 1, x);
-    }
-    g.x = direct ? v : x;
-    PtlParallelFn fn = !pr->dot_rows && g.ars == 1 && g.acs != 1 && g.adtype == e->acc_dtype
-                           ? gemv_cols
-                           : gemv_rows;
-    int rc = parallel && (double)rows * (double)pr->k >= GEMM_PARALLEL_FLOPS
-                 ? ptl_parallel_for(0, rows, PTL_GRAIN_SIZE / pr->k + 1, fn, &g)
-                 : fn(&g, 0, rows);
-    free(x);
-    return rc;
-}
-
 /* Note [GEMM K split]
  * ~~~~~~~~~~~~~~~~~~~~
  * A product with a long K and a small C (a convolution's weight gradient: 32 x 9 over
@@ -592,8 +484,8 @@ gemm_ksplit_tasks(void *ctx, int64_t t0, int64_t t1)
         sub.k = k1 - k0;
         sub.alpha = 1.0;
         sub.beta = 0.0;
-        sub.a.data += (size_t)(batch_offset(pr, &pr->a, ks->bi) + k0 * pr->a.cs) * aitem;
-        sub.b.data += (size_t)(batch_offset(pr, &pr->b, ks->bi) + k0 * pr->b.rs) * bitem;
+        sub.a.data += (size_t)(ptl_gemm_batch_offset(pr, &pr->a, ks->bi) + k0 * pr->a.cs) * aitem;
+        sub.b.data += (size_t)(ptl_gemm_batch_offset(pr, &pr->b, ks->bi) + k0 * pr->b.rs) * bitem;
         sub.s.data = NULL;
         sub.c.data = ks->parts + (size_t)(t * pr->m * pr->n) * pr->e->item;
         sub.c.rs = pr->n;
@@ -632,7 +524,7 @@ gemm_ksplit(const GemmProblem *pr, int64_t bi, int parallel)
     GemmKSplit ks = {pr, bi, chunks < GEMM_KSPLIT_MAX_CHUNKS ? chunks : GEMM_KSPLIT_MAX_CHUNKS,
                      NULL};
     int64_t len = pr->m * pr->n;
-    ks.parts = gemm_alloc((size_t)(ks.chunks * len) * e->item);
+    ks.parts = ptl_gemm_alloc((size_t)(ks.chunks * len) * e->item);
     if (ks.parts == NULL) {
         return -1;
     }
@@ -648,7 +540,8 @@ gemm_ksplit(const GemmProblem *pr, int64_t bi, int parallel)
         else {
             add_parts_i8(ks.parts, ks.chunks, len);
         }
-        e->update(ks.parts, pr->n, pr->m, pr->n, pr->c.data + (size_t)batch_offset(pr, &pr->c, bi) * e->item,
+        e->update(ks.parts, pr->n, pr->m, pr->n,
+                  pr->c.data + (size_t)ptl_gemm_batch_offset(pr, &pr->c, bi) * e->item,
                   pr->c.rs, pr->c.cs, pr->alpha, pr->beta);
     }
     free(ks.parts);
@@ -816,7 +709,7 @@ gemm_blocked(const GemmProblem *pr)
     /* One A block: every B sliver meets A once, so slivers are packed just before use
      * (Note [GEMM packing of B]) */
     if (mblocks > 1 && !b_direct &&
-        (bp = gemm_alloc((size_t)(kcmax * ((ncmax + e->nr - 1) / e->nr) * e->nr) * e->item)) ==
+        (bp = ptl_gemm_alloc((size_t)(kcmax * ((ncmax + e->nr - 1) / e->nr) * e->nr) * e->item)) ==
             NULL) {
         return -1;
     }
@@ -1004,12 +897,12 @@ gemm_transpose(GemmProblem *pr)
  * its last column(s) with a quarter tile on a packed A: 8 lanes a row for 1 used, a tenth of
  * the product's time, and the narrow sliver also kept A from being read in place (Note [GEMM
  * direct A]).  So the columns past the last multiple of 32 are computed as matrix-vector
- * products (gemv_one: a dot product per row of A), the others by the blocked product.  The
- * rule depends on 32, not on the engine's NR, so AVX2 (NR 16) and AVX-512 split alike and
+ * products (ptl_gemm_gemv: a dot product per row of A), the others by the blocked product.
+ * The rule depends on 32, not on the engine's NR, so AVX2 (NR 16) and AVX-512 split alike and
  * still give the same bits; those columns are summed in the dot product's order
  * (dot_f4_fma's), not in the tiles', on any number of threads and for every layout of A
- * (always as dot products: gemv_one's column-by-column axpy sums in another order).  Rows
- * are not split so: a last row would be dot products with B's columns, which a row-major B
+ * (always as dot products: ptl_gemm_gemv's column-by-column axpy sums in another order).
+ * Rows are not split so: a last row would be dot products with B's columns, which a row-major B
  * has strided (a 65 x 1024 @ 1024 x 128 weight gradient ran 2.4x slower).  So C^T =
  * B^T @ A^T no longer has C's bits when one of them has such a tail and the other not (2
  * x 10 and its transposed writing, 10 x 2, below).  Only for
@@ -1070,7 +963,7 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
 {
     const GemmEngine *e = pr->e;
     const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
-    char *c = pr->c.data + (size_t)batch_offset(pr, &pr->c, bi) * e->item;
+    char *c = pr->c.data + (size_t)ptl_gemm_batch_offset(pr, &pr->c, bi) * e->item;
     int64_t tail = gemm_tail(pr);
 
     /* the last columns one at a time (Note [GEMM last columns]) */
@@ -1081,16 +974,17 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
     int blocked = pr->k > 0 && pr->n > 1 && pr->m > 1 &&
                   !(pr->k >= 2 * GEMM_KSPLIT && pr->m * pr->n <= GEMM_KSPLIT_MAX_MN);
     if (pr->s.data != NULL && pr->beta != 0 && !blocked) {
-        copy_tile(e->item, pr->m, pr->n, pr->s.data + (size_t)batch_offset(pr, &pr->s, bi) * e->item,
+        copy_tile(e->item, pr->m, pr->n,
+                  pr->s.data + (size_t)ptl_gemm_batch_offset(pr, &pr->s, bi) * e->item,
                   pr->s.rs, pr->s.cs, c, pr->c.rs, pr->c.cs);
     }
     if (pr->k == 0) {
         gemm_scale(pr, c);
         return 0;
     }
-    /* vector products: row by row (gemv_rows) or column by column (gemv_cols) */
+    /* vector products (gemm_gemv.c) */
     if (pr->n == 1 || pr->m == 1) {
-        return gemv_one(pr, bi, parallel);
+        return ptl_gemm_gemv(pr, bi, parallel);
     }
     if (pr->k >= 2 * GEMM_KSPLIT && pr->m * pr->n <= GEMM_KSPLIT_MAX_MN) {
         return gemm_ksplit(pr, bi, parallel);
@@ -1098,11 +992,11 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
     GemmProblem mat = *pr;
     mat.batch = 1;
     mat.nbd = 0;
-    mat.a.data += (size_t)batch_offset(pr, &pr->a, bi) * aitem;
-    mat.b.data += (size_t)batch_offset(pr, &pr->b, bi) * bitem;
+    mat.a.data += (size_t)ptl_gemm_batch_offset(pr, &pr->a, bi) * aitem;
+    mat.b.data += (size_t)ptl_gemm_batch_offset(pr, &pr->b, bi) * bitem;
     mat.c.data = c;
     if (mat.s.data != NULL) {
-        mat.s.data += (size_t)batch_offset(pr, &pr->s, bi) * e->item;
+        mat.s.data += (size_t)ptl_gemm_batch_offset(pr, &pr->s, bi) * e->item;
     }
     if (e->tile != NULL && 5 * tile_work(e, pr->n, pr->m) < 4 * tile_work(e, pr->m, pr->n)) {
         gemm_transpose(&mat);
@@ -1231,7 +1125,8 @@ ptl_gemm_pack_b(PtlDtype dtype, int64_t k, int64_t n, const void *b, int64_t brs
     pb->n = n;
     pb->kc = gemm_kc(pb->e, k);
     pb->npad = (n + pb->e->nr - 1) / pb->e->nr * pb->e->nr;
-    if ((pb->data = gemm_alloc((size_t)((k > 0 ? k : 1) * pb->npad + 1) * pb->e->item)) == NULL) {
+    pb->data = ptl_gemm_alloc((size_t)((k > 0 ? k : 1) * pb->npad + 1) * pb->e->item);
+    if (pb->data == NULL) {
         free(pb);
         return NULL;
     }

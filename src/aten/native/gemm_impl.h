@@ -1,6 +1,7 @@
-/* gemm_impl.h -- what gemm.c's driver and gemm_kernels.c's engines share: the engine table
- * (packing, micro-kernels and tiles of one accumulation type and instruction set) and its
- * function types.  Private to those two files (Note [GEMM blocking] in gemm.c). */
+/* gemm_impl.h -- what gemm.c's driver, gemm_gemv.c's matrix-vector products and
+ * gemm_kernels.c's engines share: the engine table (packing, micro-kernels and tiles of one
+ * accumulation type and instruction set), its function types, and the driver's problem.
+ * Private to those files (Note [GEMM blocking] in gemm.c). */
 #ifndef PTL_ATEN_NATIVE_GEMM_IMPL_H
 #define PTL_ATEN_NATIVE_GEMM_IMPL_H
 
@@ -8,6 +9,7 @@
 #include <stdint.h>
 
 #include "../../c10/dtype.h"
+#include "../../c10/macros.h"
 
 /* the largest MR x NR tile of any engine, in bytes */
 #define GEMM_ACC_BYTES 1536
@@ -67,7 +69,60 @@ typedef struct GemmEngine {
                                           * B's NR columns in place (ldb apart) and storing
                                           * them into the packed sliver pk (Note [GEMM B
                                           * packed by its first tile]), or NULL */
+    TileFn tile_ct, direct_a_ct, pair4_ct;
+                                         /* tile, direct_a and pair4 storing a C whose
+                                          * rows are one element apart (ldc: its column
+                                          * stride; Note [GEMM C stored transposed]), or
+                                          * NULL */
 } GemmEngine;
+
+/* ---- what the driver's parts share: gemm.c, and gemm_gemv.c's matrix-vector products ---- */
+
+/* Products of at least this many multiply-adds use the thread pool and drop the GIL. */
+#define GEMM_PARALLEL_FLOPS (1 << 18)
+
+/* One operand: the first element of batch 0 and strides in elements, one per batch dim
+ * (bs) then the row and column strides. */
+typedef struct GemmMat {
+    char *data;
+    int64_t bs[PTL_MAX_DIMS - 2], rs, cs;
+    PtlDtype dtype;
+} GemmMat;
+
+typedef struct GemmProblem {
+    const GemmEngine *e;
+    PackFn pack_a, pack_b;               /* e->pack for the operands' dtype */
+    int b_direct;                        /* e->tile can read whole B slivers in place (when
+                                          * m <= e->direct_b_max_m) */
+    int64_t batch, m, n, k;              /* batch: the product of the nbd batch sizes */
+    int nbd;
+    int64_t bsizes[PTL_MAX_DIMS - 2];
+    GemmMat a, b, c;                     /* c has the engine's type */
+    GemmMat s;                           /* beta * s, not beta * c, when s.data != NULL */
+    double alpha, beta;
+    int dot_rows;                        /* a vector product is computed as dot products of
+                                          * A's rows (Note [GEMM last columns]) */
+} GemmProblem;
+
+/* Elements from m's batch 0 to its batch bi (batches numbered row-major over the batch
+ * dims, so a 4-D attention operand that no 3-D view can hold is read in place). */
+static inline int64_t
+ptl_gemm_batch_offset(const GemmProblem *pr, const GemmMat *m, int64_t bi)
+{
+    int64_t off = 0;
+    for (int d = pr->nbd - 1; d > 0; d--) {
+        off += bi % pr->bsizes[d] * m->bs[d];
+        bi /= pr->bsizes[d];
+    }
+    return pr->nbd > 0 ? off + bi * m->bs[0] : 0;
+}
+
+/* aligned_alloc of nbytes rounded up to 64, or NULL with the error set (gemm.c) */
+void *ptl_gemm_alloc(size_t nbytes);
+/* n == 1 (A @ column) or m == 1 (row @ B, the same problem transposed) for batch bi: dot
+ * products of A's rows or axpys over its columns (gemm_gemv.c).  The vector is used in
+ * place when it is contiguous in the engine type, else packed. */
+int ptl_gemm_gemv(const GemmProblem *pr, int64_t bi, int parallel);
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
 const GemmEngine *ptl_gemm_engine(PtlDtype dtype);

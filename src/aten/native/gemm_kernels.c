@@ -515,10 +515,11 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
      : (R) < 9    ? a6[((R) % 3) * ars]                                                   \
                   : a9[((R) % 3) * ars])
 #define DEFINE_TILE_A(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS, AHEAD) \
-    DEFINE_TILE_AP(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS, AHEAD, ,     \
-                   NO_COPY)
-#define DEFINE_TILE_AP(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS, AHEAD,   \
-                       PK_PARAM, COPY)                                                    \
+    DEFINE_TILE_APS(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS, AHEAD, ,    \
+                    NO_COPY, STORE_ROWS)
+#define STORE_ROWS(ROWS, VECS, T, P, V, S) ROWS(STORE_ROW, VECS, T, P, V, S)
+#define DEFINE_TILE_APS(NAME, TARGET, T, P, V, S, ARS, ACS, CLAMP, AROW, ROWS, VECS, AHEAD,  \
+                        PK_PARAM, COPY, STORES)                                           \
     TARGET static void                                                                    \
     NAME(int64_t kc, const void *ap_, int64_t lda PK_PARAM, const void *bp_, int64_t ldb, \
          void *c_, int64_t ldc, const void *src_, int64_t lds, double alpha_,             \
@@ -553,7 +554,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
             a9 += acs;                                                                    \
             bp += ldb;                                                                    \
         }                                                                                 \
-        ROWS(STORE_ROW, VECS, T, P, V, S)                                                 \
+        STORES(ROWS, VECS, T, P, V, S)                                                    \
     }
 /* a tile on a packed A sliver, one that reads a row-major A in place (lda apart), and one
  * for a last sliver of A read in place, which reads only the first `rows` rows (the others
@@ -646,8 +647,8 @@ DEFINE_DIRECT_EDGE_TILE(direct_a8_f8_avx512, AVX512, double, _mm512, __m512d, pd
         }                                                                                 \
     }
 #define DEFINE_AT_PACK_TILE(NAME, T, P, V, S, COPY)                                       \
-    DEFINE_TILE_AP(NAME, AVX2, T, P, V, S, 1, lda, 6, A_PACKED, ROWS_6, VECS_2, AT_AHEAD, \
-                   PK_PARAM, COPY)
+    DEFINE_TILE_APS(NAME, AVX2, T, P, V, S, 1, lda, 6, A_PACKED, ROWS_6, VECS_2, AT_AHEAD, \
+                    PK_PARAM, COPY, STORE_ROWS)
 DEFINE_AT_PACK_TILE(direct_at_pack_f4_avx2, float, _mm256, __m256, ps, COPY_A6)
 DEFINE_AT_PACK_TILE(direct_at_pack_f8_avx2, double, _mm256, __m256d, pd, COPY_A6)
 DEFINE_AT_PACK_TILE(direct_at_pack2_f4_avx2, float, _mm256, __m256, ps, COPY_A12)
@@ -661,14 +662,87 @@ DEFINE_AT_PACK_TILE(direct_at_pack2_f8_avx2, double, _mm256, __m256d, pd, COPY_A
     P##_storeu_##S((T *)pk_ + p * 2 * lanes, b0);                                         \
     P##_storeu_##S((T *)pk_ + p * 2 * lanes + lanes, b1);
 #define DEFINE_B_PACK_TILES(ETAG, T, P, V, S)                                             \
-    DEFINE_TILE_AP(tile_bpack_##ETAG##_avx2, AVX2, T, P, V, S, 1, 6, 6, A_PACKED, ROWS_6, \
-                   VECS_2, NO_AHEAD, PK_PARAM, COPY_B)                                    \
-    DEFINE_TILE_AP(direct_a_bpack_##ETAG##_avx2, AVX2, T, P, V, S, lda, 1, 64, A_ROWS3,   \
-                   ROWS_6, VECS_2, NO_AHEAD, PK_PARAM, COPY_B)                            \
-    DEFINE_TILE_AP(direct_at_bpack_##ETAG##_avx2, AVX2, T, P, V, S, 1, lda, 6, A_PACKED,  \
-                   ROWS_6, VECS_2, AT_AHEAD, PK_PARAM, COPY_B)
+    DEFINE_TILE_APS(tile_bpack_##ETAG##_avx2, AVX2, T, P, V, S, 1, 6, 6, A_PACKED, ROWS_6, \
+                    VECS_2, NO_AHEAD, PK_PARAM, COPY_B, STORE_ROWS)                       \
+    DEFINE_TILE_APS(direct_a_bpack_##ETAG##_avx2, AVX2, T, P, V, S, lda, 1, 64, A_ROWS3,   \
+                    ROWS_6, VECS_2, NO_AHEAD, PK_PARAM, COPY_B, STORE_ROWS)               \
+    DEFINE_TILE_APS(direct_at_bpack_##ETAG##_avx2, AVX2, T, P, V, S, 1, lda, 6, A_PACKED,  \
+                    ROWS_6, VECS_2, AT_AHEAD, PK_PARAM, COPY_B, STORE_ROWS)
 DEFINE_B_PACK_TILES(f4, float, _mm256, __m256, ps)
 DEFINE_B_PACK_TILES(f8, double, _mm256, __m256d, pd)
+/* Note [GEMM C stored transposed]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A product computed as C^T = B^T @ A^T (Note [GEMM narrow N] in gemm.c: an MLP's
+ * classifier head) or written into a transposed C (out=, addmm_) has C's rows one element
+ * apart (row stride 1, columns ldc apart).  Through the accumulator and the update each
+ * element was a scalar store.  The float32 AVX2 tiles tile_ct, direct_a_ct and pair4_ct
+ * store such a tile themselves: its rows, padded to 8 with zeros, are transposed 8 x 8 at a
+ * time in registers, and each of C's 16 columns gets its `rows` elements by vector stores of
+ * 4, 2 and 1 lanes; the beta source is read the same way (its rows one element apart too: a
+ * bias row of addmm is then a column, lds 0).  alpha * acc + beta * S is rounded as
+ * STORE_VEC and the update round it, lane by lane: the same bits.  The head's 128 x 256 @
+ * (10 x 256)^T + b ran 1.12-1.15x faster (docs/performance.md, "GEMM on AVX2: transposed C
+ * stores and the driver's runs of tiles").  Computing a wide x @ W^T as W @ x^T too, so that
+ * W is read in place and not packed, did not pay on Zen 3 (128 x 784 @ (512 x 784)^T
+ * 0.98-1.00x): W's rows read in place and the transposed stores cost what the packing had. */
+
+/* the first h <= 8 of s's floats, the other lanes 0 (no read past them) */
+AVX2 static inline __m128
+load_few_ps(const float *s, int64_t h)
+{
+    return h >= 4   ? _mm_loadu_ps(s)
+           : h == 3 ? _mm_movelh_ps(_mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)s),
+                                    _mm_load_ss(s + 2))
+           : h == 2 ? _mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)s)
+           : h == 1 ? _mm_load_ss(s)
+                    : _mm_setzero_ps();
+}
+
+/* C's 8 columns j (ldc apart, `rows` <= 8 elements each) = alpha * v's lane j + beta * S's
+ * column j (lds apart), v[r] the tile's row r (Note [GEMM C stored transposed]) */
+AVX2 static inline void
+store_ct_ps(__m256 *v, float *c, int64_t ldc, const float *src, int64_t lds, float alpha,
+            float beta, int64_t rows)
+{
+    const __m256 al = _mm256_set1_ps(alpha), be = _mm256_set1_ps(beta);
+    transpose8_ps(v);
+    for (int64_t j = 0; j < 8; j++) {
+        __m256 x = v[j], sj = _mm256_setzero_ps();
+        if (beta != 0) {
+            const float *sr = src + j * lds;
+            sj = _mm256_set_m128(load_few_ps(sr + 4, rows - 4), load_few_ps(sr, rows));
+        }
+        x = alpha == 1 && beta == 0 ? x
+            : beta == 0             ? _mm256_mul_ps(al, x)
+            : alpha == 1 && beta == 1
+                ? _mm256_add_ps(x, sj)
+                : _mm256_add_ps(_mm256_mul_ps(al, x), _mm256_mul_ps(be, sj));
+        store_head_ps(c + j * ldc, x, rows);
+    }
+}
+#define CT_ROW(R, VECS, T, P, V, S)                                                       \
+    lo[R] = c##R##0;                                                                      \
+    hi[R] = c##R##1;
+#define STORE_CT(ROWS, VECS, T, P, V, S)                                                  \
+    {                                                                                     \
+        __m256 lo[8], hi[8];                                                              \
+        (void)plain;                                                                      \
+        (void)accumulate;                                                                 \
+        (void)al;                                                                         \
+        (void)be;                                                                         \
+        for (int r = 0; r < 8; r++) {                                                     \
+            lo[r] = hi[r] = _mm256_setzero_ps();                                          \
+        }                                                                                 \
+        ROWS(CT_ROW, VECS, T, P, V, S)                                                    \
+        store_ct_ps(lo, c, ldc, src, lds, alpha, beta, rows);                             \
+        store_ct_ps(hi, c + 8 * ldc, ldc, src + 8 * lds, lds, alpha, beta, rows);         \
+    }
+DEFINE_TILE_APS(tile_ct_f4_avx2, AVX2, float, _mm256, __m256, ps, 1, F4_MR, F4_MR, A_PACKED,
+                ROWS_6, VECS_2, NO_AHEAD, , NO_COPY, STORE_CT)
+DEFINE_TILE_APS(direct_a_ct_f4_avx2, AVX2, float, _mm256, __m256, ps, lda, 1, 64, A_ROWS3,
+                ROWS_6, VECS_2, NO_AHEAD, , NO_COPY, STORE_CT)
+DEFINE_TILE_APS(pair4_ct_f4_avx2, AVX2, float, _mm256, __m256, ps, 1, 4, 4, A_PACKED, ROWS_4,
+                VECS_2, NO_AHEAD, , NO_COPY, STORE_CT)
 DEFINE_DIRECT_AT_TILE(direct_at_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_2)
 DEFINE_DIRECT_AT_TILE(direct_at_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6,
                       VECS_2)
@@ -677,7 +751,10 @@ DEFINE_DIRECT_AT_TILE(direct_at_f4_avx512, AVX512, float, _mm512, __m512, ps, F4
 DEFINE_DIRECT_AT_TILE(direct_at_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR,
                       ROWS_12, VECS_2)
 #undef DEFINE_TILE_A
-#undef DEFINE_TILE_AP
+#undef DEFINE_TILE_APS
+#undef STORE_ROWS
+#undef CT_ROW
+#undef STORE_CT
 #undef DEFINE_AT_PACK_TILE
 #undef PK_PARAM
 #undef COPY_A6
@@ -879,13 +956,15 @@ static const GemmEngine engine_f4 = {
     F4_MR, F4_NR, 512, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
     kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL,
 };
 static const GemmEngine engine_f4_avx2 = {
     F4_MR, F4_NR, 512, 144, 2048, 12, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx2, update_f4, dot_f4_fma, axpy_f4, F4_PACKS(pack_f4_avx2), tile4_f4_avx2,
     NULL, NULL, pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2, direct_a_f4_avx2, direct_a4_f4_avx2,
     NULL, direct_at_f4_avx2, direct_at_pack_f4_avx2, direct_at_pack2_f4_avx2,
-    tile_bpack_f4_avx2, direct_a_bpack_f4_avx2, direct_at_bpack_f4_avx2,
+    tile_bpack_f4_avx2, direct_a_bpack_f4_avx2, direct_at_bpack_f4_avx2, tile_ct_f4_avx2,
+    direct_a_ct_f4_avx2, pair4_ct_f4_avx2,
 };
 static const GemmEngine engine_f4_avx512 = {
     F4_AVX512_MR, F4_AVX512_NR, 512, 192, 1024, INT64_MAX, sizeof(float), PTL_DTYPE_FLOAT32,
@@ -893,12 +972,14 @@ static const GemmEngine engine_f4_avx512 = {
     tile4_f4_avx512, tile8_f4_avx512, tile10_f4_avx512, NULL, half_f4_avx512, quarter_f4_avx512,
     direct_a_f4_avx512, direct_a4_f4_avx512, direct_a8_f4_avx512, direct_at_f4_avx512, NULL,
     NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL,
 };
 #undef F4_PACKS
 static const GemmEngine engine_f8 = {
     F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
     kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8}, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL,
 };
 static const GemmEngine engine_f8_avx2 = {
     F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
@@ -906,6 +987,7 @@ static const GemmEngine engine_f8_avx2 = {
     tile4_f8_avx2, NULL, NULL, pair4_f8_avx2, half_f8_avx2, quarter_f8_avx2, direct_a_f8_avx2,
     direct_a4_f8_avx2, NULL, direct_at_f8_avx2, direct_at_pack_f8_avx2, direct_at_pack2_f8_avx2,
     tile_bpack_f8_avx2, direct_a_bpack_f8_avx2, direct_at_bpack_f8_avx2,
+    NULL, NULL, NULL,
 };
 static const GemmEngine engine_f8_avx512 = {
     F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
@@ -913,6 +995,7 @@ static const GemmEngine engine_f8_avx512 = {
     tile4_f8_avx512, tile8_f8_avx512, tile10_f8_avx512, NULL, half_f8_avx512, quarter_f8_avx512,
     direct_a_f8_avx512, direct_a4_f8_avx512, direct_a8_f8_avx512, direct_at_f8_avx512, NULL,
     NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL,
 };
 static const GemmEngine engine_i8 = {
     I8_MR, I8_NR, 256, 64, 1024, 0, sizeof(uint64_t), PTL_DTYPE_INT64,
@@ -921,6 +1004,7 @@ static const GemmEngine engine_i8 = {
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL,
 };
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
