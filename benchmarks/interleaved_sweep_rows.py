@@ -1,7 +1,7 @@
 """PyTorch's time / ours for the single-thread rows that issue 16's sweep left at or below
-1.02 (repeat, flip, randperm, column and row extremes, sums, sigmoid, erfinv, log_softmax
-forward+backward, casts, eigvals, special.i1e and i0e, kthvalue, median), the two libraries
-alternating call by call in one process, fastest of --reps each in thread CPU time:
+1.02 (repeat, flip, randperm, column and row extremes, sums, sigmoid, erf and erfinv,
+log_softmax forward+backward, casts, eigvals, special.i1e and i0e, kthvalue, median), the two
+libraries alternating call by call in one process, fastest of --reps each in thread CPU time:
 
     taskset -c 1 python benchmarks/interleaved_sweep_rows.py [--only amax] [--reps 40]
 
@@ -81,6 +81,7 @@ def rows():
         ("float64 -> int64 1e5", call(lambda L, x: x.long(),
                                       randn(10**5).astype(np.float64) * 100)),
         ("amax(-1) 4096x1024 f32", call(lambda L, x: x.amax(-1), randn((4096, 1024)))),
+        ("erf 1e6 f64", call(lambda L, x: L.erf(x), s)),
         ("erfinv 1e6 f64", call(lambda L, x: L.erfinv(x), t)),
         ("erfinv (uniform) 1e6 f64", call(lambda L, x: L.erfinv(x), u)),
         ("special.i1e 1e6 f32", call(lambda L, x: L.special.i1e(x), s.astype(np.float32))),

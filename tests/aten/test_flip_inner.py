@@ -98,6 +98,26 @@ def test_shapes_layouts_and_dims(dtype, threads):
                                                   expect(a, dims, dtype))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rows_four_at_a_time_and_the_rest(dtype, threads):
+    """AVX2 reverses the rows of an even run four to a loop (Note [Flip of the innermost
+    dim]): 1 to 9 rows (groups of four and every remainder), a run of 1 to 9 rows under an
+    outer dim (a run at a time), rows of a sliced source (their stride longer than the row),
+    and 4099 rows of 9 split over two threads inside a group"""
+    with num_threads(threads):
+        for rows in range(1, 10):
+            for n in (1, 7, 33, 300):
+                for layout in ("contiguous", "sliced"):
+                    t, a = sample((rows, n), dtype, layout, seed=rows * n)
+                    np.testing.assert_array_equal(to_numpy(t.flip(1)), expect(a, 1, dtype))
+            t, a = sample((3, rows, 21), dtype, seed=rows)
+            np.testing.assert_array_equal(to_numpy(t.flip(2)), expect(a, 2, dtype))
+            np.testing.assert_array_equal(to_numpy(t.flip((0, 2))), expect(a, (0, 2), dtype))
+        t, a = sample((4099, 9), dtype, seed=3)
+        np.testing.assert_array_equal(to_numpy(t.flip(1)), expect(a, 1, dtype))
+
+
 PERMUTED = [((40, 70), (1, 0)), ((4, 3, 33), (2, 0, 1)), ((4, 3, 33), (1, 2, 0)),
             ((2, 5, 1, 7), (0, 2, 3, 1)), ((3, 1, 6), (2, 1, 0)), ((300, 257), (1, 0)),
             ((2, 0, 5), (2, 1, 0))]

@@ -1,8 +1,8 @@
 """The Francis sweeps' deferred updates of linalg_eig.c (Note [Nonsymmetric eigensolver],
 step 4): the rows' part inside the active block beyond a run of SWEEP_NEAR reflections,
 applied after the run by sweep_rows, and the columns' part above the bulge, transposed into
-scratch by 8 x 8 tiles in registers within blocks of EIG_COL_BLOCK rows (the partial tiles
-and blocks element by element), the reflections that reach all of a block's rows with two
+scratch by tiles in registers (8 x 8 with AVX-512, 4 x 4 elsewhere) within blocks of
+EIG_COL_BLOCK rows (the partial tiles and blocks element by element), the reflections that reach all of a block's rows with two
 rows carried in registers (a last block's lanes past its rows zero).  All keep each entry's
 arithmetic, so eig and eigvals are checked at and across those sizes (active blocks of a
 run and one more, a tile and one more, a row block and one more) against numpy.linalg
@@ -17,10 +17,10 @@ import pytorchlite as ptl
 from test_linalg_eig import _check, _eigvals, _match, _parts
 
 SWEEP_NEAR = 8
-TILE = 8
+TILE = 4   # AVX2's and the portable tiles; AVX-512's are SWEEP_NEAR's size, 8
 COL_BLOCK = 32
-SIZES = [SWEEP_NEAR - 1, SWEEP_NEAR, SWEEP_NEAR + 1, SWEEP_NEAR + 2, SWEEP_NEAR + 3,
-         2 * SWEEP_NEAR + 3, COL_BLOCK - 1, COL_BLOCK, COL_BLOCK + 1, COL_BLOCK + 2,
+SIZES = [TILE - 1, TILE, TILE + 1, SWEEP_NEAR - 1, SWEEP_NEAR, SWEEP_NEAR + 1, SWEEP_NEAR + 2,
+         SWEEP_NEAR + 3, 2 * SWEEP_NEAR + 3, COL_BLOCK - 1, COL_BLOCK, COL_BLOCK + 1, COL_BLOCK + 2,
          2 * COL_BLOCK + 5, 100]
 
 

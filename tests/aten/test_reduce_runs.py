@@ -149,7 +149,8 @@ def test_integer_row_sums_and_column_sums(dtype, threads):
 def test_integer_sums_of_many_short_rows(dtype, threads):
     # ptl_red_sum_runs_int: the int64 sums of a block of rows in one call, the rows' loop
     # inlined: row counts around the grain of a thread's block (PTL_GRAIN_SIZE / 16 + 1 = 2049
-    # rows of 16) and past two blocks, rows of every length to 40 and past a vector, the kept
+    # rows of 16) and past two blocks, rows of every length to 40 and past a vector, 1 to 9
+    # long rows (four rows a loop, Note [Integer sums of runs], and every leftover), the kept
     # dims of a 3-D tensor (evenly tiled: one call; sliced: a row at a time), a strided row
     # (the other path), int32 outputs (a row at a time), empty rows and a 0-dim tensor
     rng = np.random.default_rng(8)
@@ -159,7 +160,7 @@ def test_integer_sums_of_many_short_rows(dtype, threads):
 
     with num_threads(threads), np.errstate(over="ignore"):
         for rows, n in [(2048, 16), (2049, 16), (2050, 16), (4099, 16), (3, 1), (1, 33)] + [
-                (37, k) for k in range(1, 41)] + [(5, 67), (2, 1000)]:
+                (37, k) for k in range(1, 41)] + [(5, 67)] + [(r, 1000) for r in range(1, 10)]:
             a = ints((rows, n))
             t = ptl.tensor(a)
             np.testing.assert_array_equal(t.sum(1).numpy(), a.astype(np.int64).sum(1))

@@ -63,6 +63,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../../c10/cpu_features.h"
 #include "../loops.h"
 #include "gemm.h"
 #include "linalg_eig_impl.h"
@@ -575,6 +576,7 @@ sweep_reflect(double *x0, int64_t ld, int64_t w, int two, double v1, double v2, 
 
 typedef double EigVec __attribute__((vector_size(64)));
 typedef int64_t EigIdx __attribute__((vector_size(64)));
+typedef int64_t EigIdx4 __attribute__((vector_size(32)));
 #define SWEEP_VECS (SWEEP_LANES / 8)
 
 /* sweep_rows' (and sweep_cols_above's) register path on the 8 nv columns from j0, nv <=
@@ -646,45 +648,87 @@ sweep_rows(double *mat, int64_t n, int64_t m, int64_t e, int two, const double *
  * the bulge: reflection k reaches rows r < k (rows i1..k-1) only here, after the sweep --
  * no later step of the sweep reads them.  By blocks of EIG_COL_BLOCK rows, transposed into
  * ct (EIG_COL_BLOCK n scratch) so that each reflection updates three contiguous rows of it
- * (the same arithmetic as reflect_cols).  The copies go by 8 x 8 tiles transposed in
- * registers, and the reflections that reach all of a block's rows by sweep_lanes. */
+ * (the same arithmetic as reflect_cols).  The copies go by tiles transposed in registers
+ * (transpose_block), and the reflections that reach all of a block's rows by sweep_lanes. */
 #define EIG_COL_BLOCK 32
 _Static_assert(EIG_COL_BLOCK <= SWEEP_LANES, "a block's rows fit sweep_lanes' registers");
 
-/* dst[c * ld + r] = src[r * ls + c] for r < rows, c < cols */
+typedef double EigVec4 __attribute__((vector_size(32)));
+
+/* dst[c * ld + r] = src[r * ls + c] on the 8 x 8 tile at src (rows of ls, dst's of ld) */
 static inline __attribute__((always_inline)) void
-transpose_block(double *dst, int64_t ld, const double *src, int64_t ls, int64_t rows,
-                int64_t cols)
+transpose_tile8(double *dst, int64_t ld, const double *src, int64_t ls)
 {
     const EigIdx lo1 = {0, 8, 2, 10, 4, 12, 6, 14}, hi1 = {1, 9, 3, 11, 5, 13, 7, 15};
     const EigIdx lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
     const EigIdx lo4 = {0, 1, 2, 3, 8, 9, 10, 11}, hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
-    int64_t r8 = rows & ~(int64_t)7, c8 = cols & ~(int64_t)7;
-    for (int64_t r0 = 0; r0 < r8; r0 += 8) {
-        for (int64_t c0 = 0; c0 < c8; c0 += 8) {
-            EigVec x[8], y[8];
-            for (int q = 0; q < 8; q++) {
-                memcpy(&x[q], src + (r0 + q) * ls + c0, sizeof(EigVec));
+    EigVec x[8], y[8];
+    for (int q = 0; q < 8; q++) {
+        memcpy(&x[q], src + q * ls, sizeof(EigVec));
+    }
+    for (int q = 0; q < 8; q += 2) {
+        y[q] = __builtin_shuffle(x[q], x[q + 1], lo1);
+        y[q + 1] = __builtin_shuffle(x[q], x[q + 1], hi1);
+    }
+    for (int q = 0; q < 8; q += (q & 1) ? 3 : 1) {   /* 0, 1, 4, 5 */
+        x[q] = __builtin_shuffle(y[q], y[q + 2], lo2);
+        x[q + 2] = __builtin_shuffle(y[q], y[q + 2], hi2);
+    }
+    for (int q = 0; q < 4; q++) {
+        y[q] = __builtin_shuffle(x[q], x[q + 4], lo4);
+        y[q + 4] = __builtin_shuffle(x[q], x[q + 4], hi4);
+    }
+    for (int q = 0; q < 8; q++) {
+        memcpy(dst + q * ld, &y[q], sizeof(EigVec));
+    }
+}
+
+/* the same on a 4 x 4 tile of 32-byte vectors (unpcklpd / unpckhpd, then vperm2f128), each
+ * row a variable of its own (arrays of them went through the stack, their 16-byte copies
+ * stalling the 32-byte loads) */
+static inline __attribute__((always_inline)) void
+transpose_tile4(double *dst, int64_t ld, const double *src, int64_t ls)
+{
+    const EigIdx4 lo1 = {0, 4, 2, 6}, hi1 = {1, 5, 3, 7}, lo2 = {0, 1, 4, 5}, hi2 = {2, 3, 6, 7};
+    EigVec4 x0, x1, x2, x3;
+    memcpy(&x0, src, sizeof x0);
+    memcpy(&x1, src + ls, sizeof x1);
+    memcpy(&x2, src + 2 * ls, sizeof x2);
+    memcpy(&x3, src + 3 * ls, sizeof x3);
+    EigVec4 y0 = __builtin_shuffle(x0, x1, lo1), y1 = __builtin_shuffle(x0, x1, hi1);
+    EigVec4 y2 = __builtin_shuffle(x2, x3, lo1), y3 = __builtin_shuffle(x2, x3, hi1);
+    x0 = __builtin_shuffle(y0, y2, lo2);
+    x1 = __builtin_shuffle(y1, y3, lo2);
+    x2 = __builtin_shuffle(y0, y2, hi2);
+    x3 = __builtin_shuffle(y1, y3, hi2);
+    memcpy(dst, &x0, sizeof x0);
+    memcpy(dst + ld, &x1, sizeof x1);
+    memcpy(dst + 2 * ld, &x2, sizeof x2);
+    memcpy(dst + 3 * ld, &x3, sizeof x3);
+}
+
+/* dst[c * ld + r] = src[r * ls + c] for r < rows, c < cols: by 8 x 8 tiles with AVX-512, 4 x
+ * 4 ones elsewhere (for AVX2, gcc lowers the 8 x 8 tile's 64-byte shuffles to scalar moves
+ * through the stack: 38% of eigvals 64 on Zen 3), the edges element by element */
+static inline __attribute__((always_inline)) void
+transpose_block(double *dst, int64_t ld, const double *src, int64_t ls, int64_t rows,
+                int64_t cols)
+{
+    const int wide = ptl_cpu_capability() >= PTL_CPU_AVX512;
+    const int64_t t = wide ? 8 : 4;
+    int64_t rt = rows & ~(t - 1), ctl = cols & ~(t - 1);
+    for (int64_t r0 = 0; r0 < rt; r0 += t) {
+        for (int64_t c0 = 0; c0 < ctl; c0 += t) {
+            if (wide) {
+                transpose_tile8(dst + c0 * ld + r0, ld, src + r0 * ls + c0, ls);
             }
-            for (int q = 0; q < 8; q += 2) {
-                y[q] = __builtin_shuffle(x[q], x[q + 1], lo1);
-                y[q + 1] = __builtin_shuffle(x[q], x[q + 1], hi1);
-            }
-            for (int q = 0; q < 8; q += (q & 1) ? 3 : 1) {   /* 0, 1, 4, 5 */
-                x[q] = __builtin_shuffle(y[q], y[q + 2], lo2);
-                x[q + 2] = __builtin_shuffle(y[q], y[q + 2], hi2);
-            }
-            for (int q = 0; q < 4; q++) {
-                y[q] = __builtin_shuffle(x[q], x[q + 4], lo4);
-                y[q + 4] = __builtin_shuffle(x[q], x[q + 4], hi4);
-            }
-            for (int q = 0; q < 8; q++) {
-                memcpy(dst + (c0 + q) * ld + r0, &y[q], sizeof(EigVec));
+            else {
+                transpose_tile4(dst + c0 * ld + r0, ld, src + r0 * ls + c0, ls);
             }
         }
     }
     for (int64_t r = 0; r < rows; r++) {
-        for (int64_t c = r < r8 ? c8 : 0; c < cols; c++) {
+        for (int64_t c = r < rt ? ctl : 0; c < cols; c++) {
             dst[c * ld + r] = src[r * ls + c];
         }
     }

@@ -14,6 +14,13 @@
 #include "reduce_kernels.h"
 #include "vec_math.h"
 
+/* Note [Integer sums of runs]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * sum(1) of a matrix is one run a row.  A run at a time, the vectorized loop streams one row
+ * from memory: sum(1) of 1000 x 1000 int64 from DRAM took 390-430 us on Zen 3, PyTorch 320-415.
+ * Four rows at a time (four independent sums, each still in its own order: integers are exact)
+ * keep four streams of loads in flight: 305-320 us (the same loop from a C driver, caches
+ * flushed between calls).  The rows left over after the groups of four go one at a time. */
 /* ---- integer and bool runs: exact, so any order and width gives the same result ----
  * Each loop is written once per element type and inlined into a portable, an AVX2 and an
  * AVX-512 function, which the compiler vectorizes for its target (the extremes in the
@@ -34,6 +41,25 @@
             s += (uint64_t)(int64_t)x[k];                                                 \
         }                                                                                 \
         return (int64_t)s;                                                                \
+    }                                                                                     \
+    /* out[0..3] = the sums of the four runs p, p + step, ...: four streams a loop, which \
+     * keeps more of memory's lines in flight (Note [Integer sums of runs]) */            \
+    static inline __attribute__((always_inline)) void                                    \
+    isum4_loop_##DT(const char *p, int64_t step, int64_t n, int64_t *out)                 \
+    {                                                                                     \
+        const T *x0 = (const T *)p, *x1 = (const T *)(p + step);                          \
+        const T *x2 = (const T *)(p + 2 * step), *x3 = (const T *)(p + 3 * step);         \
+        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                          \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            s0 += (uint64_t)(int64_t)x0[k];                                               \
+            s1 += (uint64_t)(int64_t)x1[k];                                               \
+            s2 += (uint64_t)(int64_t)x2[k];                                               \
+            s3 += (uint64_t)(int64_t)x3[k];                                               \
+        }                                                                                 \
+        out[0] = (int64_t)s0;                                                             \
+        out[1] = (int64_t)s1;                                                             \
+        out[2] = (int64_t)s2;                                                             \
+        out[3] = (int64_t)s3;                                                             \
     }                                                                                     \
     static inline __attribute__((always_inline)) int64_t                                  \
     iprod_loop_##DT(const T *x, int64_t n)                                                \
@@ -160,11 +186,16 @@ PTL_FORALL_INT_RUNS(DEFINE_INT_RUNS)
         imaxmin_rows_loop_##DT(acc, at, p, rs, R, n, is_max);                                 \
         return;
 #define INT_RUN_CASE_SUM_RUNS(E, T, DT)                                                   \
-    case PTL_DTYPE_##E:                                                                   \
-        for (int64_t r = 0; r < runs; r++) {                                              \
+    case PTL_DTYPE_##E: {                                                                 \
+        int64_t r = 0;                                                                    \
+        for (; r + 4 <= runs; r += 4) {                                                   \
+            isum4_loop_##DT(p + r * step, step, n, out + r);                              \
+        }                                                                                 \
+        for (; r < runs; r++) {                                                           \
             out[r] = isum_loop_##DT((const T *)(p + r * step), n);                        \
         }                                                                                 \
-        return;
+        return;                                                                           \
+    }
 #define DEFINE_INT_TARGET(ISA, ATTR)                                                      \
     ATTR static int64_t                                                                   \
     isum_##ISA(PtlDtype dt, const char *p, int64_t n)                                     \

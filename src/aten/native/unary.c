@@ -1428,4 +1428,22 @@ static const PtlKernelReg unary_cpu[] = {
     {PTL_OP_isinf, PTL_KEY_CPU, isinf_cpu},
     {PTL_OP_isfinite, PTL_KEY_CPU, isfinite_cpu},
 };
-PTL_DEFINE_REGISTER(unary_cpu)
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+double ptl_erf_by_interval[16][16];
+#endif
+
+/* Registers unary_cpu after filling unary_f8_erf.h's ptl_erf_by_interval (the transpose of
+ * ptl_erf_table_coef), which the AVX2 erf reads; 0 or -1 */
+int
+ptl_register_unary_cpu(void)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    for (int i = 0; i < 16; i++) {
+        for (int r = 0; r < 16; r++) {
+            ptl_erf_by_interval[i][r] = ptl_erf_table_coef[r][i];
+        }
+    }
+#endif
+    return ptl_dispatcher_register(unary_cpu, sizeof unary_cpu / sizeof unary_cpu[0], __FILE__);
+}

@@ -19,8 +19,11 @@
  * floor(3 (a - 1)), d = a - its centre (exact: both within a factor 2), a degree-15
  * polynomial (relative error 8e-16 below 5, 6e-14 above, where erfc < 1.5e-12 and only its
  * absolute value counts); P is the table's 16th column, so each lane runs one polynomial with
- * its own coefficients.  A coefficient per lane: a two-register permute (AVX-512), four
- * scalar loads (AVX2; a gather took 8x as long on Zen 4).  Measured 0.82 ulp.
+ * its own coefficients.  A coefficient per lane: a two-register permute (AVX-512); on AVX2
+ * two coefficients a 16-byte load from the table by interval and a 4x2 transpose (four scalar
+ * loads a coefficient took 1.55x as long on Zen 3, a gather 2.5x; a gather took 8x the four
+ * loads' time on Zen 4).
+ * Measured 0.82 ulp.
  *
  * erfc (erfcd): |x| < 1/2: 1 - (x + x P), from x = 1/4 on as 1/2 - ((x - 1/2) + x P) (x - 1/2
  * exact), so that the rounding of erf's sum is that of a number below 1/4.  x >= 1/2:
@@ -187,6 +190,33 @@ ptl_erf_idx_pd512(__m512i v)
     _mm256_set_pd((row)[(ix).i[3]], (row)[(ix).i[2]], (row)[(ix).i[1]], (row)[(ix).i[0]])
 #define PTL_ERF_PICK_pd512(row, idx)                                                      \
     _mm512_permutex2var_pd(_mm512_loadu_pd(row), idx, _mm512_loadu_pd((row) + 8))
+/* ptl_erf_table_coef by interval: row i holds interval i's column (c15 first), so that an
+ * AVX2 lane takes two coefficients of its interval by one 16-byte load.  Filled from
+ * ptl_erf_table_coef by unary.c's registration (ptl_erf_by_interval_fill), before any kernel
+ * runs. */
+extern double ptl_erf_by_interval[16][16];
+/* *co, *ce = rows r and r + 1 (r even) of ptl_erf_table_coef at each lane's interval: AVX2
+ * transposes the lanes' 16-byte pairs (two loads and two shuffles a coefficient, where four
+ * scalar loads took five instructions: erf 1e6 float64 5.7 -> 3.7 ms on Zen 3); AVX-512
+ * permutes the rows */
+PTL_AVX2 static inline void
+ptl_erf_pick_pair_pd(int r, PtlErfIdx ix, __m256d *co, __m256d *ce)
+{
+    __m256d t0 = _mm256_insertf128_pd(
+        _mm256_castpd128_pd256(_mm_loadu_pd(&ptl_erf_by_interval[ix.i[0]][r])),
+        _mm_loadu_pd(&ptl_erf_by_interval[ix.i[2]][r]), 1);
+    __m256d t1 = _mm256_insertf128_pd(
+        _mm256_castpd128_pd256(_mm_loadu_pd(&ptl_erf_by_interval[ix.i[1]][r])),
+        _mm_loadu_pd(&ptl_erf_by_interval[ix.i[3]][r]), 1);
+    *co = _mm256_unpacklo_pd(t0, t1);
+    *ce = _mm256_unpackhi_pd(t0, t1);
+}
+PTL_AVX512 static inline void
+ptl_erf_pick_pair_pd512(int r, __m512i idx, __m512d *co, __m512d *ce)
+{
+    *co = PTL_ERF_PICK_pd512(ptl_erf_table_coef[r], idx);
+    *ce = PTL_ERF_PICK_pd512(ptl_erf_table_coef[r + 1], idx);
+}
 #define PTL_ERF_SQRTPI_2 0.88622692545275801365
 /* erfinv(a) = a F(w), w = -log((1 - a)(1 + a)), by tools/fit_erfinv_f64.py (Note [Vector
  * float64 erf, erfc, erfinv]) */
@@ -264,11 +294,12 @@ static const double ptl_erfinv_far_coef[] = {
                                PTL_V(S, fmsub)(a, a, PTL_V(S, set1)(0.5)));               \
         /* two Horner chains in d^2 (odd and even powers): half the latency */            \
         PTL_VT(S) d2 = PTL_V(S, mul)(d, d);                                               \
-        PTL_VT(S) po = PTL_ERF_PICK(S, ptl_erf_table_coef[0], idx);                       \
-        PTL_VT(S) pe = PTL_ERF_PICK(S, ptl_erf_table_coef[1], idx);                       \
+        PTL_VT(S) po, pe, co, ce;                                                         \
+        ptl_erf_pick_pair_##S(0, idx, &po, &pe);                                          \
         for (int r = 2; r < 16; r += 2) {                                                 \
-            po = PTL_V(S, fmadd)(po, d2, PTL_ERF_PICK(S, ptl_erf_table_coef[r], idx));    \
-            pe = PTL_V(S, fmadd)(pe, d2, PTL_ERF_PICK(S, ptl_erf_table_coef[r + 1], idx)); \
+            ptl_erf_pick_pair_##S(r, idx, &co, &ce);                                      \
+            po = PTL_V(S, fmadd)(po, d2, co);                                             \
+            pe = PTL_V(S, fmadd)(pe, d2, ce);                                             \
         }                                                                                 \
         return PTL_V(S, fmadd)(po, d, pe);                                                \
     }                                                                                     \
