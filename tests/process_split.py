@@ -29,8 +29,10 @@ second:
     PTL_TEST_WORKERS=1 pytest --only-with-extras --junitxml=/tmp/extras.xml
     python tests/process_split.py all /tmp/all.xml only-with-extras /tmp/extras.xml
 A part's collection is its run's time less its tests' (junit's testsuite time and testcases);
-both parts count it per test of the whole suite (the first run's tests), which the second
-pass collects too before it keeps its own.  A part not named keeps its entries."""
+both parts count it per test of the whole suite (the first part's tests), which the second
+pass collects too before it keeps its own.  A pass may be named with several runs (parts of
+the suite: each file's entry from the run with the most of its tests); a file no run has
+keeps its entry."""
 import contextlib
 import json
 import os
@@ -388,15 +390,25 @@ def costs_from_junit(path):
 
 
 def refresh(path, runs):
-    """Rewrites the cost table at path from runs [(pass, junit file)]: a pass named replaces
-    its part; the collection counts per test of the "all" part's tests."""
+    """Rewrites the cost table at path from runs [(pass, junit file)]: each file the runs of a
+    pass have gets its entry from the one with the most of its tests (several runs: parts of
+    the suite, or a run stopped early), and the pass's collection comes from its first run;
+    a file no run has keeps its entry (a deleted test file's goes by hand).  The collection
+    counts per test of the "all" part's tests."""
     table = load_table(path)
-    collection = table.get("collection", {})
-    for name, junit in runs:
+    collection = table.setdefault("collection", {})
+    for name in dict(runs):
         if name not in PASSES:
             raise SystemExit(f"unknown pass {name!r}: one of {', '.join(PASSES)}")
-        table[name], seconds = costs_from_junit(junit)
-        collection[name] = [seconds, 0]
+        fresh = {}
+        for i, junit in enumerate(junit for n, junit in runs if n == name):
+            costs, seconds = costs_from_junit(junit)
+            if i == 0:
+                collection[name] = [seconds, 0]
+            for file, entry in costs.items():
+                if entry[1] > fresh.get(file, (0, 0))[1]:
+                    fresh[file] = entry
+        table.setdefault(name, {}).update(fresh)
     suite = sum(n for _, n in table.get("all", {}).values())
     for entry in collection.values():   # [seconds, tests collected]
         entry[1] = suite

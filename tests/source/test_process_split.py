@@ -318,5 +318,15 @@ def test_refresh_writes_each_pass_and_keeps_the_others(tmp_path):
     process_split.refresh(table, [("only-with-extras", extras_xml)])
     assert process_split.load_costs(table, "all")[0]["tests/test_ops.py"] == (2.0, 1)
     assert process_split.load_costs(table, "only-with-extras")[1] == pytest.approx(1 / 3)
+    # a pass from two runs (parts of the suite): each file from the run with the most of its
+    # tests, the collection from the first; a file neither has keeps its entry
+    part = tmp_path / "part.xml"
+    part.write_text("""<testsuite time="3">
+        <testcase classname="tests.aten.test_x" name="test_a" time="0.5"/>
+        <testcase classname="tests.test_y" name="test_d" time="1"/></testsuite>""")
+    process_split.refresh(table, [("all", part), ("all", extras_xml)])
+    assert process_split.load_costs(table, "all") == (
+        {"tests/aten/test_x.py": (1.75, 2), "tests/test_ops.py": (2.0, 1),
+         "tests/test_y.py": (1.0, 1)}, pytest.approx(1.5 / 4))
     with pytest.raises(SystemExit, match="unknown pass 'extras'"):
         process_split.refresh(table, [("extras", extras_xml)])
