@@ -57,7 +57,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_configure(config):
-    process_split.register(config, _here)
+    process_split.register(config, _here, name="only-with-extras"
+                           if config.getoption("--only-with-extras") else "all")
     config.addinivalue_line(
         "markers", "torch_ref: the test compares with PyTorch; skipped when torch is missing")
     if helpers.REFERENCES_ENV not in os.environ:   # a rerun's child session shares its parent's

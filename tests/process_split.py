@@ -13,11 +13,26 @@ PTL_TEST_WORKERS=1 keeps a run in one process.  Runs that stop early or need one
 (-x / --maxfail, -s, --pdb, --lf / --ff / --nf / --sw, --collect-only, golden recording) never
 split, and neither do runs with collection errors or runs of files outside tests/.
 
-The files are dealt largest first to the less loaded process (the child starts behind by
-this process's collection time, which it repeats); a file's cost is its seconds in
-split_costs.json per test times the tests selected, and a file the table does not know
-costs the table's mean per test.  `python tests/process_split.py JUNIT_XML...` rewrites the
-table from runs' `pytest --junitxml=JUNIT_XML` (of a file, the run with the most tests)."""
+The files are dealt largest first to the less loaded process; the child starts behind by
+the collection it repeats, priced from the table (its seconds per test collected, times the
+tests collected), so that a selection is always dealt the same way.  The cost table,
+split_costs.json, has one part a pass of CI (.ci/run): "all" for a run without
+--only-with-extras, "only-with-extras" for one with it (the second pass selects other tests of
+the files, and its tests compare with PyTorch); a file's cost is its seconds there per test
+times the tests selected, and a file the part does not know costs the part's median seconds
+per test (the median over its files) times its tests.
+
+To refresh the table, on a host as quiet as can be (relative costs are what matter; at
+`nice -n 10` beside other work), one process each, with every optional tool installed for the
+second:
+    PTL_TEST_WORKERS=1 pytest --junitxml=/tmp/all.xml
+    PTL_TEST_WORKERS=1 pytest --only-with-extras --junitxml=/tmp/extras.xml
+    python tests/process_split.py all /tmp/all.xml only-with-extras /tmp/extras.xml
+A part's collection is its run's time less its tests' (junit's testsuite time and testcases);
+both parts count it per test of the whole suite (the first part's tests), which the second
+pass collects too before it keeps its own.  A pass may be named with several runs (parts of
+the suite: each file's entry from the run with the most of its tests); a file no run has
+keeps its entry."""
 import contextlib
 import json
 import os
@@ -51,22 +66,43 @@ def file_of(nodeid):
     return nodeid.split("::", 1)[0]
 
 
-def load_costs(path):
-    """{file: (seconds, tests)} from the cost table at path, or {} without one."""
+PASSES = ("all", "only-with-extras")
+UNKNOWN_PER_TEST = 0.05   # seconds a test, where the table has nothing
+
+
+def load_table(path):
+    """The cost table at path ({} without one): {"collection": {pass: [seconds, tests]},
+    pass: {file: [seconds, tests]}, ...}."""
     try:
         with open(path) as f:
-            return {k: tuple(v) for k, v in json.load(f).items()}
+            return json.load(f)
     except FileNotFoundError:
         return {}
 
 
+def load_costs(path, name):
+    """({file: (seconds, tests)}, collection seconds per test collected) of the pass name in
+    the cost table at path."""
+    table = load_table(path)
+    seconds, tests = table.get("collection", {}).get(name, (0.0, 0))
+    costs = {k: tuple(v) for k, v in table.get(name, {}).items()}
+    return costs, seconds / tests if tests else 0.0
+
+
+def median_per_test(costs):
+    per_test = sorted(s / n for s, n in costs.values() if n)
+    if not per_test:
+        return UNKNOWN_PER_TEST
+    mid = len(per_test) // 2
+    return per_test[mid] if len(per_test) % 2 else (per_test[mid - 1] + per_test[mid]) / 2
+
+
 def estimate(groups, costs):
     """{file: estimated seconds} of the selected tests, grouped {file: [nodeid, ...]}."""
-    tests = sum(n for _, n in costs.values())
-    mean = sum(s for s, _ in costs.values()) / tests if tests else 0.05
+    median = median_per_test(costs)
     out = {}
     for path, ids in groups.items():
-        seconds, n = costs.get(path, (mean, 1))
+        seconds, n = costs.get(path, (median, 1))
         out[path] = seconds / max(n, 1) * len(ids)
     return out
 
@@ -100,10 +136,12 @@ def should_split(config, session, tests_dir):
 class Parent:
     """The plugin of the process that splits: starts the child and replays its reports."""
 
-    def __init__(self, config, tests_dir, costs, min_seconds):
+    def __init__(self, config, tests_dir, costs, min_seconds, name):
         self.config = config
         self.tests_dir, self.costs, self.min_seconds = tests_dir, costs, min_seconds
+        self.name = name   # the cost table's part
         self.started = time.monotonic()
+        self.collected = 0
         self.child = None   # the status file while a child runs
         self.expected = []
         self.done = set()
@@ -111,6 +149,10 @@ class Parent:
         self.replaying = False
         self.events = None
         self.pending = ""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items):
+        self.collected = len(items)   # what the child collects too, before any deselection
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtestloop(self, session):
@@ -129,10 +171,12 @@ class Parent:
         groups = {}
         for item in session.items:
             groups.setdefault(file_of(item.nodeid), []).append(item.nodeid)
-        cost = estimate(groups, load_costs(self.costs))
+        costs, collection = load_costs(self.costs, self.name)
+        cost = estimate(groups, costs)
         if sum(cost.values()) < self.min_seconds:
             return
-        mine, theirs = deal(cost, time.monotonic() - self.started)
+        head_start = collection * self.collected
+        mine, theirs = deal(cost, head_start)
         if not mine or not theirs:
             return
         theirs = set(theirs)
@@ -159,7 +203,8 @@ class Parent:
         self.say(f"two processes (tests/process_split.py): this one runs {len(session.items)} "
                  f"tests of {len(mine)} files, a child {len(self.expected)} of {len(theirs)} "
                  f"(estimated {sum(cost[p] for p in mine):.0f} s and "
-                 f"{sum(cost[p] for p in theirs):.0f} s)")
+                 f"{sum(cost[p] for p in theirs):.0f} s after {head_start:.0f} s of "
+                 f"collection; this one collected in {time.monotonic() - self.started:.0f} s)")
 
     def say(self, line):
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -306,40 +351,79 @@ class Child:
         self.out.close()
 
 
-def register(config, tests_dir, costs=COSTS, min_seconds=MIN_SECONDS):
+def register(config, tests_dir, costs=COSTS, min_seconds=MIN_SECONDS, name="all"):
     """Called by the pytest_configure of the conftest.py in tests_dir (the tests that may
-    split); costs is the cost table's path."""
+    split); costs is the cost table's path, name the part of it that prices this run."""
+    if name not in PASSES:
+        raise ValueError(f"the cost table has no part {name!r}")
     share = os.environ.pop(SHARE_ENV, None)
     events = os.environ.pop(EVENTS_ENV, None)   # a rerun's own child sessions are whole runs
     if share is not None:
         config.pluginmanager.register(Child(config, share, events), "ptl-split-child")
     else:
-        config.pluginmanager.register(Parent(config, tests_dir, costs, min_seconds),
+        config.pluginmanager.register(Parent(config, tests_dir, costs, min_seconds, name),
                                       "ptl-split-parent")
 
 
 def costs_from_junit(path):
-    """{file: [seconds, tests]} from a --junitxml file (xunit2: classname is the module's
-    dotted path, then any class)."""
+    """({file: [seconds, tests]}, collection seconds) from a --junitxml file (xunit2:
+    classname is the module's dotted path, then any class; the collection is the testsuite's
+    time less its testcases')."""
     costs = {}
-    for case in ET.parse(path).getroot().iter("testcase"):
+    root = ET.parse(path).getroot()
+    total = 0.0
+    for case in root.iter("testcase"):
+        seconds = float(case.get("time") or 0)
+        total += seconds
         parts = (case.get("classname") or "").split(".")
         while parts and not parts[-1].startswith("test_"):
             parts.pop()
         if not parts:
             continue
         entry = costs.setdefault("/".join(parts) + ".py", [0.0, 0])
-        entry[0] += float(case.get("time") or 0)
+        entry[0] += seconds
         entry[1] += 1
-    return {k: [round(s, 2), n] for k, (s, n) in sorted(costs.items())}
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    elapsed = float(suite.get("time") or 0) if suite is not None else 0.0
+    return ({k: [round(s, 2), n] for k, (s, n) in sorted(costs.items())},
+            round(max(elapsed - total, 0.0), 1))
+
+
+def refresh(path, runs):
+    """Rewrites the cost table at path from runs [(pass, junit file)]: each file the runs of a
+    pass have gets its entry from the one with the most of its tests (several runs: parts of
+    the suite, or a run stopped early), and the pass's collection comes from its first run;
+    a file no run has keeps its entry (a deleted test file's goes by hand).  The collection
+    counts per test of the "all" part's tests."""
+    table = load_table(path)
+    collection = table.setdefault("collection", {})
+    for name in dict(runs):
+        if name not in PASSES:
+            raise SystemExit(f"unknown pass {name!r}: one of {', '.join(PASSES)}")
+        fresh = {}
+        for i, junit in enumerate(junit for n, junit in runs if n == name):
+            costs, seconds = costs_from_junit(junit)
+            if i == 0:
+                collection[name] = [seconds, 0]
+            for file, entry in costs.items():
+                if entry[1] > fresh.get(file, (0, 0))[1]:
+                    fresh[file] = entry
+        table.setdefault(name, {}).update(fresh)
+    suite = sum(n for _, n in table.get("all", {}).values())
+    for entry in collection.values():   # [seconds, tests collected]
+        entry[1] = suite
+    lines = ['"collection": ' + json.dumps(dict(sorted(collection.items())))]
+    for name in PASSES:
+        rows = ",\n".join(f"{json.dumps(k)}: {json.dumps(v)}"
+                          for k, v in sorted(table.get(name, {}).items()))
+        lines.append(f"{json.dumps(name)}: {{\n{rows}\n}}")
+    with open(path, "w") as f:   # a file a line
+        f.write("{\n" + ",\n".join(lines) + "\n}\n")
 
 
 if __name__ == "__main__":
-    table = {}
-    for junit in sys.argv[1:]:   # several runs: each file's entry with the most tests
-        for path, entry in costs_from_junit(junit).items():
-            if entry[1] > table.get(path, (0, 0))[1]:
-                table[path] = entry
-    with open(COSTS, "w") as f:   # a file a line
-        f.write("{\n" + ",\n".join(f"{json.dumps(k)}: {json.dumps(v)}"
-                                    for k, v in sorted(table.items())) + "\n}\n")
+    args = sys.argv[1:]
+    if not args or len(args) % 2:
+        raise SystemExit("usage: python tests/process_split.py PASS JUNIT_XML [PASS JUNIT_XML]"
+                         f" (PASS: {' or '.join(PASSES)})")
+    refresh(COSTS, list(zip(args[::2], args[1::2])))

@@ -6,6 +6,7 @@ Kolmogorov-Smirnov test for continuous distributions, a chi-square test for disc
 each at a significance of 1e-6 so that a correct sampler fails about once in a million runs
 (the seeds are fixed, so a run is repeatable anyway).  Error messages are checked against
 the literal PyTorch text and, where torch is installed, against torch itself."""
+import functools
 import math
 import os
 import re
@@ -542,31 +543,48 @@ def philox_words64(seed, offset, counters):
     return c[1] << np.uint64(32) | c[0]
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 7, 8, 9, 15, 16, 17, 24, 25, 255, 256, 257, 258, 511,
-                               512, 513, 4099, 100003])
-@pytest.mark.parametrize("cap", ["default", "avx2", "native"])
-def test_randperm_is_the_philox_fisher_yates(n, cap):
-    """randperm's swap i (n - 1 down to 1) swaps p[i] and p[x_i mod (i + 1)], x_i the
-    stream's words 0-1 at counter i: drawn in chunks of 256 swaps, sixteen blocks a vector
-    with AVX-512 and eight with AVX2 (ptl_philox_words64), at and across every chunk and
-    vector boundary; the remainders without division (Note [Remainders without division])
-    for every i + 1 up to 100003"""
-    script = ("import sys, pytorchlite as ptl\n"
-              "g = ptl.Generator().manual_seed(2 ** 40 + 11)\n"
-              "ptl.rand(5, generator=g)\n"
-              f"sys.stdout.buffer.write(ptl.randperm({n}, generator=g).numpy().tobytes())\n")
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    if cap != "native":
-        env["PTL_CPU_CAPABILITY"] = cap
-    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, cwd=ROOT)
-    assert r.returncode == 0, r.stderr.decode()[-3000:]
-    got = np.frombuffer(r.stdout, np.int64)
+# n at and across every chunk (256 swaps) and vector (8 and 16 blocks) boundary, and a large
+# n whose remainders reach i + 1 = 100003
+RANDPERM_NS = [0, 1, 2, 7, 8, 9, 15, 16, 17, 24, 25, 255, 256, 257, 258, 511, 512, 513, 4099,
+               100003]
+
+
+@functools.lru_cache(maxsize=None)
+def philox_fisher_yates(n):
     x = philox_words64(2 ** 40 + 11, 5, np.arange(n))
     p = np.arange(n)
     for i in range(n - 1, 0, -1):
         k = int(x[i] % np.uint64(i + 1))
         p[i], p[k] = p[k], p[i]
-    np.testing.assert_array_equal(got, p)
+    return p
+
+
+@pytest.mark.parametrize("cap", ["default", "avx2", "native"])
+def test_randperm_is_the_philox_fisher_yates(cap):
+    """randperm's swap i (n - 1 down to 1) swaps p[i] and p[x_i mod (i + 1)], x_i the
+    stream's words 0-1 at counter i: drawn in chunks of 256 swaps, sixteen blocks a vector
+    with AVX-512 and eight with AVX2 (ptl_philox_words64), at and across every chunk and
+    vector boundary; the remainders without division (Note [Remainders without division])
+    for every i + 1 up to 100003.  Every n in one child process a capability, each from a
+    fresh generator."""
+    script = ("import sys, pytorchlite as ptl\n"
+              "for n in sys.argv[1:]:\n"
+              "    g = ptl.Generator().manual_seed(2 ** 40 + 11)\n"
+              "    ptl.rand(5, generator=g)\n"
+              "    sys.stdout.buffer.write(ptl.randperm(int(n), generator=g).numpy().tobytes())\n")
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if cap != "native":
+        env["PTL_CPU_CAPABILITY"] = cap
+    r = subprocess.run([sys.executable, "-c", script, *map(str, RANDPERM_NS)], env=env,
+                       capture_output=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    got = np.frombuffer(r.stdout, np.int64)
+    assert len(got) == sum(RANDPERM_NS)
+    start = 0
+    for n in RANDPERM_NS:
+        np.testing.assert_array_equal(got[start:start + n], philox_fisher_yates(n),
+                                      err_msg=f"n = {n}")
+        start += n
 
 
 def test_randperm_limits():

@@ -15,8 +15,8 @@ import pytest
 import scipy.special
 
 import pytorchlite as ptl
-from helpers import (ROOT, assert_inplace_and_out_match, num_threads, rerun_with_capability,
-                     same_each, skip_native_capability)
+from helpers import (ROOT, assert_inplace_and_out_match, num_threads, reference_once,
+                     rerun_with_capability, same_each, skip_native_capability)
 
 # ulp: the vector loops' (measured at most 1.45, erfc near 8) and the portable loops' (glibc's
 # erf and erfc, ptl_erfinv_d; PTL_CPU_CAPABILITY=default and strided data)
@@ -69,17 +69,33 @@ def _mp(name, v):
     return x
 
 
-def _ulps(got, x, name):
-    """|got - ref| in ulps of ref (the subnormal ulp below 2^-1022), ref from mpmath"""
-    err = np.zeros(len(x))
+def _ulp_units(name, x):
+    """(e, hi, lo) per point: the reference r (mpmath, 40 digits) is (hi + lo) * 2^e, with 2^e
+    its ulp (the subnormal ulp below 2^-1022) and hi + lo a double-double, exact to far below
+    an ulp; e = -1074 and hi = lo = 0 where r is 0"""
+    out = np.zeros((3, len(x)))
+    out[0] = -1074
     with mpmath.workdps(40):
-        for i, (g, v) in enumerate(zip(got, x)):
+        for i, v in enumerate(x):
             r = _mp(name, mpmath.mpf(float(v)))
-            if r == 0 and g == 0:
+            if r == 0:
                 continue
-            e = max(int(mpmath.floor(mpmath.log(abs(r), 2))) - 52, -1074) if r != 0 else -1074
-            err[i] = float(abs(mpmath.mpf(float(g)) - r) / mpmath.mpf(2) ** e)
-    return err
+            e = max(int(mpmath.floor(mpmath.log(abs(r), 2))) - 52, -1074)
+            units = r / mpmath.mpf(2) ** e
+            out[0, i], out[1, i] = e, float(units)
+            out[2, i] = float(units - out[1, i])
+    return out
+
+
+def _ulps(got, x, name):
+    """|got - ref| in ulps of ref (the subnormal ulp below 2^-1022), ref from mpmath; the
+    references are computed once per session (helpers.reference_once: the capability reruns
+    read them)"""
+    e, hi, lo = reference_once("erf_f64_ulp_units/" + name, lambda v: _ulp_units(name, v),
+                               np.asarray(x, dtype=np.float64))
+    with np.errstate(over="ignore"):
+        return np.abs((np.ldexp(np.asarray(got, dtype=np.float64), (-e).astype(int)) - hi)
+                      - lo)
 
 
 def _points(name, n):

@@ -1,9 +1,11 @@
 """tests/process_split.py, the two test processes of a whole-suite run: pytest runs in a child
 on a small test folder whose conftest registers the plugin with a cost table that sends
 test_big.py to the first process and test_small.py to the second (every test records the
-process that ran it), and nothing the second process sees may be lost."""
+process that ran it), and nothing the second process sees may be lost.  The table's part is
+the one SPLIT_PART names (default "all")."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -26,7 +28,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def pytest_configure(config):
-    process_split.register(config, HERE, os.path.join(HERE, "costs.json"), min_seconds=1)
+    process_split.register(config, HERE, os.path.join(HERE, "costs.json"), min_seconds=1,
+                           name=os.environ.get("SPLIT_PART", "all"))
 """
 
 RECORD = """
@@ -79,12 +82,18 @@ def test_small_fails_as_expected():
 """
 
 
+def costs(part, collection=0.0, name="all"):
+    """A cost table's text whose part name is part ({file: [seconds, tests]}), with the given
+    collection seconds per test collected."""
+    return json.dumps({"collection": {name: [collection, 1]}, name: part})
+
+
 def make_suite(tmp_path, small=SMALL_PASSING):
     (tmp_path / "pids").mkdir()
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "conftest.py").write_text(CONFTEST)
-    (tmp_path / "costs.json").write_text(json.dumps({"test_big.py": [50, 4],
-                                                     "test_small.py": [20, 1]}))
+    (tmp_path / "costs.json").write_text(costs({"test_big.py": [50, 4],
+                                                "test_small.py": [20, 1]}))
     (tmp_path / "test_big.py").write_text(BIG)
     (tmp_path / "test_small.py").write_text(textwrap.dedent(small))
 
@@ -204,8 +213,8 @@ def test_runs_that_stay_in_one_process(tmp_path, args, env, preexec):
 
 def test_a_run_under_the_threshold_stays_in_one_process(tmp_path):
     make_suite(tmp_path)
-    (tmp_path / "costs.json").write_text(json.dumps({"test_big.py": [0.4, 4],   # 0.7 s < 1
-                                                     "test_small.py": [0.3, 3]}))
+    (tmp_path / "costs.json").write_text(costs({"test_big.py": [0.4, 4],   # 0.7 s < 1
+                                                "test_small.py": [0.3, 3]}))
     r, pids = run(tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert len(set(pids.values())) == 1
@@ -227,18 +236,97 @@ def test_deal_is_largest_first_to_the_less_loaded_process():
     assert process_split.deal(cost, 10.0) == (["a.py", "b.py", "c.py", "e.py"], ["d.py"])
 
 
-def test_estimate_scales_known_files_and_prices_unknown_ones_at_the_mean():
-    costs = {"a.py": (10.0, 4), "b.py": (2.0, 1)}
+def test_estimate_scales_known_files_and_prices_unknown_ones_at_the_median():
+    table = {"a.py": (10.0, 4), "b.py": (2.0, 1)}   # 2.5 and 2 s a test: the median 2.25
     groups = {"a.py": ["a.py::x", "a.py::y"], "c.py": ["c.py::z"] * 3}
-    assert process_split.estimate(groups, costs) == {"a.py": 5.0, "c.py": pytest.approx(7.2)}
+    assert process_split.estimate(groups, table) == {"a.py": 5.0, "c.py": 6.75}
+    table["d.py"] = (0.5, 5)   # three files: the middle one's 2 s
+    assert process_split.estimate(groups, table)["c.py"] == 6.0
+    assert process_split.estimate({"c.py": ["c.py::z"]}, {}) == {
+        "c.py": process_split.UNKNOWN_PER_TEST}
+
+
+@pytest.mark.parametrize("collection, split", [(10.0, True), (80.0, False)])
+def test_the_head_start_is_the_tables_collection_per_test_collected(tmp_path, collection,
+                                                                       split):
+    """The child starts behind by the table's collection seconds per test times the 7 tests
+    collected: 80 s (test_big.py's 50 and test_small.py's 20 both to this process: one
+    process) or 10 s (test_small.py to the child), however long the collection took here."""
+    make_suite(tmp_path)
+    (tmp_path / "costs.json").write_text(costs({"test_big.py": [50, 4], "test_small.py":
+                                                [20, 1]}, collection / 7))
+    r, pids = run(tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (len(set(pids.values())) == 2) == split
+    if split:
+        assert f"after {collection:.0f} s of collection" in r.stdout
+
+
+def test_the_part_of_the_table_is_the_runs(tmp_path):
+    """A run priced by the "only-with-extras" part, whose collection sends every file to this
+    process, does not split; the "all" part prices the files for a split."""
+    make_suite(tmp_path)
+    table = {"collection": {"all": [0.0, 1], "only-with-extras": [100.0, 1]},
+             "all": {"test_big.py": [50, 4], "test_small.py": [20, 1]},
+             "only-with-extras": {"test_big.py": [50, 4], "test_small.py": [20, 1]}}
+    (tmp_path / "costs.json").write_text(json.dumps(table))
+    r, pids = run(tmp_path, env={"SPLIT_PART": "only-with-extras"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(set(pids.values())) == 1
+    shutil.rmtree(tmp_path / "pids")
+    (tmp_path / "pids").mkdir()
+    r, pids = run(tmp_path, env={"SPLIT_PART": "all"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(set(pids.values())) == 2
+
+
+def test_an_unknown_part_is_refused(tmp_path):
+    make_suite(tmp_path)
+    r, _ = run(tmp_path, env={"SPLIT_PART": "extras"})
+    assert r.returncode != 0
+    assert "the cost table has no part 'extras'" in r.stdout + r.stderr
+
+
+JUNIT = """<testsuites><testsuite time="10.25">
+    <testcase classname="tests.aten.test_x" name="test_a" time="1.5"/>
+    <testcase classname="tests.aten.test_x.TestGroup" name="test_b" time="0.25"/>
+    <testcase classname="tests.test_ops" name="test_c" time="2"/>
+    </testsuite></testsuites>"""
 
 
 def test_the_cost_table_reads_a_junit_file(tmp_path):
     junit = tmp_path / "junit.xml"
-    junit.write_text("""<testsuites><testsuite>
-        <testcase classname="tests.aten.test_x" name="test_a" time="1.5"/>
-        <testcase classname="tests.aten.test_x.TestGroup" name="test_b" time="0.25"/>
-        <testcase classname="tests.test_ops" name="test_c" time="2"/>
-        </testsuite></testsuites>""")
-    assert process_split.costs_from_junit(junit) == {"tests/aten/test_x.py": [1.75, 2],
-                                                      "tests/test_ops.py": [2.0, 1]}
+    junit.write_text(JUNIT)
+    assert process_split.costs_from_junit(junit) == (
+        {"tests/aten/test_x.py": [1.75, 2], "tests/test_ops.py": [2.0, 1]}, 6.5)
+
+
+def test_refresh_writes_each_pass_and_keeps_the_others(tmp_path):
+    """Both parts from their runs, the collection counted per test of the "all" part (3);
+    a refresh of one pass keeps the other's part."""
+    all_xml, extras_xml, table = tmp_path / "all.xml", tmp_path / "extras.xml", tmp_path / "t"
+    all_xml.write_text(JUNIT)
+    extras_xml.write_text(JUNIT.replace('time="10.25"', 'time="24.75"').replace(
+        '<testcase classname="tests.test_ops" name="test_c" time="2"/>', ""))
+    process_split.refresh(table, [("all", all_xml), ("only-with-extras", extras_xml)])
+    assert process_split.load_costs(table, "all") == (
+        {"tests/aten/test_x.py": (1.75, 2), "tests/test_ops.py": (2.0, 1)},
+        pytest.approx(6.5 / 3))
+    assert process_split.load_costs(table, "only-with-extras") == (
+        {"tests/aten/test_x.py": (1.75, 2)}, pytest.approx(23 / 3))
+    extras_xml.write_text(JUNIT.replace('time="10.25"', 'time="4.75"'))
+    process_split.refresh(table, [("only-with-extras", extras_xml)])
+    assert process_split.load_costs(table, "all")[0]["tests/test_ops.py"] == (2.0, 1)
+    assert process_split.load_costs(table, "only-with-extras")[1] == pytest.approx(1 / 3)
+    # a pass from two runs (parts of the suite): each file from the run with the most of its
+    # tests, the collection from the first; a file neither has keeps its entry
+    part = tmp_path / "part.xml"
+    part.write_text("""<testsuite time="3">
+        <testcase classname="tests.aten.test_x" name="test_a" time="0.5"/>
+        <testcase classname="tests.test_y" name="test_d" time="1"/></testsuite>""")
+    process_split.refresh(table, [("all", part), ("all", extras_xml)])
+    assert process_split.load_costs(table, "all") == (
+        {"tests/aten/test_x.py": (1.75, 2), "tests/test_ops.py": (2.0, 1),
+         "tests/test_y.py": (1.0, 1)}, pytest.approx(1.5 / 4))
+    with pytest.raises(SystemExit, match="unknown pass 'extras'"):
+        process_split.refresh(table, [("extras", extras_xml)])
