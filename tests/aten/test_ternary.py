@@ -279,9 +279,13 @@ def test_clamp_min_max(dt):
             getattr(ptl, fn)(b, False)
 
 
+# (self, bound) dtypes of the Tensor-bound clamps: same, int with float, two ints, half with double
+TENSOR_BOUND_DTYPES = [(ptl.float32, ptl.float32), (ptl.int64, ptl.float32),
+                       (ptl.int8, ptl.int16), (ptl.float16, ptl.float64)]
+
+
 @pytest.mark.parametrize("sa,sb", BROADCAST_PAIRS)
-@pytest.mark.parametrize("da,db", [(ptl.float32, ptl.float32), (ptl.int64, ptl.float32),
-                                   (ptl.int8, ptl.int16), (ptl.float16, ptl.float64)], ids=str)
+@pytest.mark.parametrize("da,db", TENSOR_BOUND_DTYPES, ids=str)
 def test_clamp_tensor(sa, sb, da, db):
     x, a = make(sa, da, seed=1)
     lo, la = make(sb, db, seed=2, low=-3, high=0)
@@ -296,8 +300,7 @@ def test_clamp_tensor(sa, sb, da, db):
 
 
 @pytest.mark.parametrize("sa,sb", BROADCAST_PAIRS)
-@pytest.mark.parametrize("da,db", [(ptl.float32, ptl.float32), (ptl.int64, ptl.float32),
-                                   (ptl.int8, ptl.int16), (ptl.float16, ptl.float64)], ids=str)
+@pytest.mark.parametrize("da,db", TENSOR_BOUND_DTYPES, ids=str)
 def test_clamp_min_max_of_a_tensor_bound(sa, sb, da, db):
     # clamp_min.Tensor / clamp_max.Tensor (and their .Tensor_out): clamp with one bound
     x, a = make(sa, da, seed=1)
