@@ -514,7 +514,9 @@ ptl_lerp_check(const PtlIValue *s, int scalar)
                              scalar ? "lerp_kernel_scalar" : "lerp_kernel_tensor",
                              ptl_dtype_legacy_name(self->dtype));
     }
-    return 0;
+    /* a Scalar weight reaches the kernel in the opmath type, with c10's overflow check */
+    PtlDtype opmath = self->dtype == PTL_DTYPE_FLOAT64 ? PTL_DTYPE_FLOAT64 : PTL_DTYPE_FLOAT32;
+    return scalar ? ptl_scalar_check_range(&s[2], opmath) : 0;
 }
 
 static int
@@ -524,9 +526,7 @@ lerp_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int scalar = op->id == PTL_OP_lerp_Scalar || op->id == PTL_OP_lerp__Scalar;
     (void)ks;
 
-    /* a Scalar weight reaches the kernel in the opmath type, with c10's overflow check */
-    PtlDtype opmath = s[0].u.t->dtype == PTL_DTYPE_FLOAT64 ? PTL_DTYPE_FLOAT64 : PTL_DTYPE_FLOAT32;
-    if (ptl_lerp_check(s, scalar) < 0 || (scalar && ptl_scalar_check_range(&s[2], opmath) < 0)) {
+    if (ptl_lerp_check(s, scalar) < 0) {
         return -1;
     }
     cfg.compute_dtype = s[0].u.t->dtype;
