@@ -4,14 +4,14 @@ test_bench_linalg.py's and test_bench_gemm_complex.py's operands) on two builds 
 in one process, and PyTorch's beside them: this tree's build and another built tree's,
 imported under the package name ptl_base as interleaved_gemm_builds.py does.  Each row says
 whether the two builds' outputs are the same bits, the microseconds of thread CPU time a call
-of each, and PyTorch's time / each build's (> 1: the build is faster).
+of each, and PyTorch's time / each build's (> 1: the build is faster) when PyTorch is
+installed.
 
     OMP_NUM_THREADS=1 taskset -c 1 python benchmarks/interleaved_linalg_builds.py /path/to/tree
     ... --only "linalg.eigh" --rounds 20
 
 The libraries alternate block by block (a block: the calls that take about BLOCK_SECONDS) and
-each one's fastest block counts, so a shared host's load slows them alike.  One thread.
-Needs PyTorch (pip install torch==2.13.0)."""
+each one's fastest block counts, so a shared host's load slows them alike.  One thread."""
 import os
 import sys
 import tempfile
@@ -25,6 +25,11 @@ from _interleave import best_block, crandn  # noqa: E402
 from interleaved_gemm_builds import builds_parser, import_base  # noqa: E402
 
 import pytorchlite  # noqa: E402
+
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
 
 BLOCK_SECONDS = 0.02
 
@@ -99,8 +104,9 @@ def measure(libs, operands, fn, rounds):
 
 
 def table(args, base):
-    import torch
-    libs = {"base": base, "this": pytorchlite, "torch": torch}
+    libs = {"base": base, "this": pytorchlite}
+    if torch is not None:
+        libs["torch"] = torch
     for lib in libs.values():
         lib.set_num_threads(1)
     for name, operands, fn in rows():
@@ -109,10 +115,12 @@ def table(args, base):
         same = same_bits(*(fn(lib, *[lib.from_numpy(a.copy()) for a in operands])
                            for lib in (base, pytorchlite)))
         best = measure(libs, operands, fn, args.rounds)
-        print(f"{name:42s} bits {'same' if same else 'DIFFER'}  base {best['base'] * 1e6:8.1f} "
-              f"this {best['this'] * 1e6:8.1f} us  PyTorch / base "
-              f"{best['torch'] / best['base']:5.2f}, / this {best['torch'] / best['this']:5.2f}",
-              flush=True)
+        line = (f"{name:52s} bits {'same' if same else 'DIFFER'}  base "
+                f"{best['base'] * 1e6:8.1f} this {best['this'] * 1e6:8.1f} us")
+        if "torch" in best:
+            line += (f"  PyTorch / base {best['torch'] / best['base']:5.2f}, / this "
+                     f"{best['torch'] / best['this']:5.2f}")
+        print(line, flush=True)
 
 
 def main(argv=None):
