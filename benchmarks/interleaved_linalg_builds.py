@@ -14,7 +14,6 @@ The libraries alternate block by block (a block: the calls that take about BLOCK
 each one's fastest block counts, so a shared host's load slows them alike.  One thread."""
 import os
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -22,7 +21,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _interleave import best_block, crandn  # noqa: E402
-from interleaved_gemm_builds import builds_parser, import_base  # noqa: E402
+from interleaved_gemm_builds import run_with_base  # noqa: E402
 
 import pytorchlite  # noqa: E402
 
@@ -124,11 +123,7 @@ def table(args, base):
 
 
 def main(argv=None):
-    ap = builds_parser(__doc__, 15)
-    ap.add_argument("--only", default="", help="the rows whose name contains this")
-    args = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        table(args, import_base(os.path.abspath(args.base), tmp))
+    run_with_base(__doc__, 15, ("--only", "", "the rows whose name contains this"), table, argv)
 
 
 if __name__ == "__main__":

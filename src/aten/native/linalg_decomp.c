@@ -412,9 +412,9 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
     }
 
 /* The QR kernels come in two instances from one template, DEFINE_QR(T, SUF, GEMM, FABS,
- * SQRT, HYPOT): _f8 on double with ptl_gemm_f64 (svd.c and eigh use them through the
- * ptl_linalg_qr_* wrappers below) and _f4 on float with ptl_gemm_f32, for float32 qr (Note
- * [Float64 linear algebra] in linalg_solve.c).  Scratch sizes count elements of T.  In the
+ * SQRT, HYPOT, VT, VH, SS_LO, SS_HI): _f8 on double with ptl_gemm_f64 (svd.c and eigh use
+ * them through the ptl_linalg_qr_* wrappers below) and _f4 on float with ptl_gemm_f32, for
+ * float32 qr (Note [Float64 linear algebra] in linalg_solve.c).  Scratch sizes count elements of T.  In the
  * template's order:
  *
  * householder: makes the reflection of x (len entries, stride inc) onto beta e1: x becomes
@@ -422,10 +422,10 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
  *
  * householder_unit, panel_copy, qr_panel: the same reflections on a contiguous column, a
  * block's column-major copy and the block's QR through it (Note [Blocked QR]), their sums
- * in VT's lanes (the float instance adds qr_panel's lanes as a tree and its tail in four
- * sums: sixteen dependent additions a column pair were most of lstsq 256x64's panel time;
- * the double instance keeps its order and bits); SS_LO and SS_HI bound the sums of squares
- * that need no scaling.
+ * in VT's lanes, or VH's two halves below AVX-512 (DEFINE_QR_PANEL: the same bits; the float
+ * instance adds qr_panel's lanes as a tree and its tail in four sums: sixteen dependent
+ * additions a column pair were most of lstsq 256x64's panel time; the double instance keeps
+ * its order and bits); SS_LO and SS_HI bound the sums of squares that need no scaling.
  *
  * reflect_rows: applies I - tau v v^T to columns c0..c1 of the len rows at c (row stride
  * ld): v[0] = 1 and v[i] = vs[i * vinc] for i >= 1.  w: c1 scratch.
