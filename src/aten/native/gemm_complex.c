@@ -382,8 +382,8 @@ zsplit_b_c16_avx512(void *dstv, const void *srcv, int64_t kc, int64_t cols)
  * A), 4 (complex64) or 2 (complex128) steps of each row are loaded and transposed, a
  * complex number moving as one 64- or 128-bit unit, the steps past the last whole group
  * element by element.  A row of B into its full slivers: two loads split by shuffles.  (The
- * element loops had been a third of mm 64^3 complex64's time on a Zen 3, at 0.81-0.85 of
- * PyTorch's speed.) */
+ * element loops had been a quarter of mm 64^3 complex64's GEMM time on a Zen 3, at 0.81-0.85
+ * of PyTorch's speed.) */
 AVX2 static inline void
 zstore6_c8(float *d, __m256 x, __m128 y, __m256 sg4, __m128 sg2)
 {
