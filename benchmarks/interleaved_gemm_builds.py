@@ -72,6 +72,18 @@ def builds_parser(doc, rounds):
     return ap
 
 
+def run_with_base(doc, rounds, option, table, argv=None):
+    """A two-build script's run: its command line (builds_parser's and option, a (flag,
+    default, help) triple) parsed from argv, then table(args, base) with the other tree
+    imported as BASE_NAME for the call."""
+    ap = builds_parser(doc, rounds)
+    flag, default, text = option
+    ap.add_argument(flag, default=default, help=text)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        table(args, import_base(os.path.abspath(args.base), tmp))
+
+
 def main(argv=None):
     ap = builds_parser(__doc__, 30)
     ap.add_argument("--only", default="", help="the rows whose group contains this")

@@ -13,13 +13,12 @@ the calls that take about BLOCK_SECONDS) and each one's fastest block counts, so
 changes all of them alike.  One thread."""
 import os
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _interleave import best_block  # noqa: E402
-from interleaved_gemm_builds import builds_parser, import_base  # noqa: E402
+from interleaved_gemm_builds import import_base, run_with_base  # noqa: E402,F401
 import test_bench_training as training  # noqa: E402
 
 import pytorchlite  # noqa: E402
@@ -69,11 +68,8 @@ def table(args, base):
 
 
 def main(argv=None):
-    ap = builds_parser(__doc__, 10)
-    ap.add_argument("--steps", default="mlp,gpt", help="test_bench_training.setup's names")
-    args = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        table(args, import_base(os.path.abspath(args.base), tmp))
+    run_with_base(__doc__, 10, ("--steps", "mlp,gpt", "test_bench_training.setup's names"),
+                  table, argv)
 
 
 if __name__ == "__main__":

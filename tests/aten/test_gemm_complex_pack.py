@@ -1,7 +1,9 @@
 """The packing of A and B in the complex GEMM (gemm_complex.c, Note [Complex GEMM]): the
 AVX-512 engines pack a full sliver of 8 rows of A with shuffles when A's rows are contiguous
 (8 k steps of complex64, 4 of complex128 at a time, the rest one by one) or adjacent (an mT
-view), and element by element otherwise; a row-major B's full slivers by shuffles too.  Every
+view), and element by element otherwise; a row-major B's full slivers by shuffles too.  The
+AVX2 engines do the same on slivers of 6 rows (4 k steps of complex64, 2 of complex128) and
+on B's slivers of 8 / 4 columns (this file reruns at the capped capabilities).  Every
 layout packs the same numbers, so the products agree bit for bit across layouts and thread
 counts, and with NumPy to rounding, at and across the group sizes, the slivers and the
 blocks (KC, MC, NC)."""
@@ -43,10 +45,11 @@ def check_layouts(m, k, n, dtype, seed):
     return outs[0]
 
 
-# k across the shuffle groups (8 steps of complex64, 4 of complex128) and KC (512 / 256);
-# m across the 8-row slivers (a last partial one packs element by element) and MC (128)
+# k across the shuffle groups (AVX-512: 8 steps of complex64, 4 of complex128; AVX2: 4, 2)
+# and KC (512 / 256); m across the 8-row (AVX2: 6-row) slivers (a last partial one packs
+# element by element) and MC (128, AVX2 120)
 KS = [1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 63, 64, 65, 255, 256, 257, 511, 512, 513]
-MS = [2, 7, 8, 9, 15, 16, 17, 64, 127, 128, 129, 136]
+MS = [2, 5, 6, 7, 8, 9, 12, 13, 15, 16, 17, 64, 119, 120, 121, 127, 128, 129, 136]
 
 
 @pytest.mark.parametrize("dtype", [C64, C128])
@@ -70,8 +73,9 @@ def b_layouts(b):
 
 
 # n across the slivers of B (16 complex64 / 8 complex128 columns, AVX-512's half tiles for a
-# last one of at most 8 / 4) and NC (1024 / 512)
-NS = [2, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40, 511, 512, 513, 1023, 1024, 1025, 1040]
+# last one of at most 8 / 4; AVX2: 8 / 4) and NC (1024 / 512)
+NS = [2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40, 511, 512, 513, 1023, 1024, 1025,
+      1040]
 
 
 @pytest.mark.parametrize("dtype", [C64, C128])
@@ -127,6 +131,22 @@ def test_cholesky_conjugated_a(dtype, n):
     tol = 1e-4 if dtype == C64 else 1e-11
     np.testing.assert_allclose(out.astype(np.complex128), ref, rtol=0,
                                atol=tol * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("dtype", [C64, C128])
+@pytest.mark.parametrize("m, k", [(6, 61), (13, 67), (64, 64)])
+def test_conjugated_a_layouts(dtype, m, k):
+    """conj(A) @ B (a conjugate view: the packing negates A's imaginary parts) with A's rows
+    contiguous, adjacent and neither: the same bits, and NumPy's product to rounding."""
+    a, b = crandn((m, k), dtype, m), crandn((k, 40), dtype, k)
+    ref = a.conj().astype(np.complex128) @ b.astype(np.complex128)
+    tb = ptl.from_numpy(b)
+    outs = [ptl.mm(ta.conj(), tb).numpy() for ta in layouts(a)]
+    scale = (np.abs(a).astype(np.float64) @ np.abs(b)).max()
+    np.testing.assert_allclose(outs[0].astype(np.complex128), ref, rtol=0,
+                               atol=(1e-5 if dtype == C64 else 1e-13) * scale)
+    for out in outs[1:]:
+        np.testing.assert_array_equal(out, outs[0])
 
 
 def test_other_engines():

@@ -65,6 +65,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../../c10/cpu_features.h"
 #include "../../c10/tls.h"
 #include "../loops.h"
 #include "gemm.h"
@@ -265,9 +266,12 @@
  * (svd.c calls those directly); eigh forms its Q by blocks at every size. */
 #define QR_BLOCK 32
 
-/* the vectors of the panel's sums: eight doubles or sixteen floats */
+/* the vectors of the panel's sums: eight doubles or sixteen floats, or their halves
+ * (DEFINE_QR_PANEL) */
 typedef double QrVec8 __attribute__((vector_size(64)));
 typedef float QrVec4 __attribute__((vector_size(64)));
+typedef double QrHalf8 __attribute__((vector_size(32)));
+typedef float QrHalf4 __attribute__((vector_size(32)));
 
 /* The float QR's last panel takes up to this many trailing columns into its column-major
  * copy (qr_blocked): lstsq's [A b] had built a block reflector for b alone. */
@@ -281,10 +285,136 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
     return m * (QR_BLOCK + QR_WIDE_TAIL) + QR_BLOCK * QR_BLOCK + QR_BLOCK * wn + wn;
 }
 
+/* householder_unit and qr_panel of DEFINE_QR's instance SUF, named with HS: their sums in
+ * NH vectors VH of T side by side, one vector of 64 bytes (NH = 1, HS = w) on AVX-512, two
+ * of 32 (NH = 2, HS = h) elsewhere: the AVX2 clone kept 64-byte vectors in memory (lstsq
+ * 256x64 float64 at 0.63-0.71 of PyTorch's speed on a Zen 3).  Every lane sees the same
+ * operations at either width and the halves' lanes are summed in the 64-byte vector's
+ * order, so the bits do not depend on the width. */
+#define DEFINE_QR_PANEL(T, SUF, VH, NH, HS, SQRT, HYPOT, SS_LO, SS_HI)                        \
+    /* householder for a contiguous x: the sum of squares unscaled, in wide vectors, and the  \
+     * division by x0 - beta one reciprocal (LAPACK's larfg scales by it too); a sum that may \
+     * have overflowed or lost its terms to underflow (or is 0 or NaN) takes householder. */  \
+    static PTL_LOOP_CLONES_WIDE T                                                             \
+    householder_unit_##SUF##_##HS(T *x, int64_t len)                                          \
+    {                                                                                         \
+        enum { HL = sizeof(VH) / sizeof(T), LANES = NH * HL };                                \
+        VH acc[NH];                                                                           \
+        memset(acc, 0, sizeof(acc));                                                          \
+        int64_t i = 1;                                                                        \
+        for (; i + LANES <= len; i += LANES) {                                                \
+            for (int h = 0; h < NH; h++) {                                                    \
+                VH v;                                                                         \
+                memcpy(&v, x + i + h * HL, sizeof(v));                                        \
+                acc[h] += v * v;                                                              \
+            }                                                                                 \
+        }                                                                                     \
+        T ss = 0;                                                                             \
+        for (int h = 0; h < NH; h++) {                                                        \
+            for (int l = 0; l < HL; l++) {                                                    \
+                ss += acc[h][l];                                                              \
+            }                                                                                 \
+        }                                                                                     \
+        for (; i < len; i++) {                                                                \
+            ss += x[i] * x[i];                                                                \
+        }                                                                                     \
+        if (!(ss > SS_LO && ss < SS_HI)) {                                                    \
+            return householder_##SUF(x, len, 1);                                              \
+        }                                                                                     \
+        T x0 = x[0], nrm = HYPOT(x0, SQRT(ss));                                               \
+        T beta = x0 >= 0 ? -nrm : nrm, f = 1 / (x0 - beta);                                   \
+        for (i = 1; i < len; i++) {                                                           \
+            x[i] *= f;                                                                        \
+        }                                                                                     \
+        x[0] = beta;                                                                          \
+        return (beta - x0) / beta;                                                            \
+    }                                                                                         \
+                                                                                              \
+    /* The QR of the block at a (rows x jb, row stride n) in place, as qr_factor makes it,    \
+     * through the column-major copy p (nc x rows): its reflections, applied to the nc - jb   \
+     * columns after it too. */                                                               \
+    static PTL_LOOP_CLONES_WIDE void                                                          \
+    qr_panel_##SUF##_##HS(T *a, int64_t n, int64_t rows, int64_t jb, int64_t nc, T *tau,      \
+                          T *p)                                                               \
+    {                                                                                         \
+        enum { HL = sizeof(VH) / sizeof(T), LANES = NH * HL };                                \
+        panel_copy_##SUF(a, n, rows, nc, p, 0);                                               \
+        for (int64_t c = 0; c < jb; c++) {                                                    \
+            T *x = p + c * rows + c;                                                          \
+            int64_t len = rows - c;                                                           \
+            tau[c] = householder_unit_##SUF##_##HS(x, len);                                   \
+            for (int64_t d = c + 1; d < nc && tau[c] != 0; d++) {                             \
+                /* y -= tau (v . y) v, v = (1, x[1:]); two sums, for the adds' latency */     \
+                T *y = p + d * rows + c;                                                      \
+                VH acc[NH], acc2[NH];                                                         \
+                memset(acc, 0, sizeof(acc));                                                  \
+                memset(acc2, 0, sizeof(acc2));                                                \
+                int64_t i = 1;                                                                \
+                for (; i + 2 * LANES <= len; i += 2 * LANES) {                                \
+                    for (int h = 0; h < NH; h++) {                                            \
+                        VH xv, yv, xv2, yv2;                                                  \
+                        memcpy(&xv, x + i + h * HL, sizeof(xv));                              \
+                        memcpy(&yv, y + i + h * HL, sizeof(yv));                              \
+                        memcpy(&xv2, x + i + LANES + h * HL, sizeof(xv2));                    \
+                        memcpy(&yv2, y + i + LANES + h * HL, sizeof(yv2));                    \
+                        acc[h] += xv * yv;                                                    \
+                        acc2[h] += xv2 * yv2;                                                 \
+                    }                                                                         \
+                }                                                                             \
+                T lane[LANES];                                                                \
+                for (int h = 0; h < NH; h++) {                                                \
+                    acc[h] += acc2[h];                                                        \
+                    memcpy(lane + h * HL, &acc[h], sizeof(acc[h]));                           \
+                }                                                                             \
+                T w = 0;                                                                      \
+                if (sizeof(T) == sizeof(float)) {                                             \
+                    /* float: the tail in four sums and the lanes added as a tree (sixteen    \
+                     * dependent additions and the tail's chain had been most of the panel's  \
+                     * time); double keeps its order and bits */                              \
+                    T t[4] = {0, 0, 0, 0};                                                    \
+                    for (; i + 4 <= len; i += 4) {                                            \
+                        for (int l = 0; l < 4; l++) {                                         \
+                            t[l] += x[i + l] * y[i + l];                                      \
+                        }                                                                     \
+                    }                                                                         \
+                    for (; i < len; i++) {                                                    \
+                        t[0] += x[i] * y[i];                                                  \
+                    }                                                                         \
+                    T __attribute__((vector_size(32))) h8, h8b;                               \
+                    T __attribute__((vector_size(16))) h4, h4b;                               \
+                    T r4[16 / sizeof(T)];                                                     \
+                    memcpy(&h8, lane, sizeof(h8));                                            \
+                    memcpy(&h8b, (char *)lane + sizeof(h8), sizeof(h8b));                     \
+                    h8 += h8b;                                                                \
+                    memcpy(&h4, &h8, sizeof(h4));                                             \
+                    memcpy(&h4b, (char *)&h8 + sizeof(h4), sizeof(h4b));                      \
+                    h4 += h4b;                                                                \
+                    memcpy(r4, &h4, sizeof(r4));                                              \
+                    w = (t[0] + t[1]) + (t[2] + t[3]);                                        \
+                    for (int l = 0; l < (int)(16 / sizeof(T)); l++) {                         \
+                        w += r4[l];                                                           \
+                    }                                                                         \
+                }                                                                             \
+                for (int l = 0; l < LANES && sizeof(T) != sizeof(float); l++) {               \
+                    w += lane[l];                                                             \
+                }                                                                             \
+                for (; i < len; i++) {                                                        \
+                    w += x[i] * y[i];                                                         \
+                }                                                                             \
+                w = tau[c] * (w + y[0]);                                                      \
+                y[0] -= w;                                                                    \
+                for (i = 1; i < len; i++) {                                                   \
+                    y[i] -= w * x[i];                                                         \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        panel_copy_##SUF(a, n, rows, nc, p, 1);                                               \
+    }
+
 /* The QR kernels come in two instances from one template, DEFINE_QR(T, SUF, GEMM, FABS,
- * SQRT, HYPOT): _f8 on double with ptl_gemm_f64 (svd.c and eigh use them through the
- * ptl_linalg_qr_* wrappers below) and _f4 on float with ptl_gemm_f32, for float32 qr (Note
- * [Float64 linear algebra] in linalg_solve.c).  Scratch sizes count elements of T.  In the
+ * SQRT, HYPOT, VT, VH, SS_LO, SS_HI): _f8 on double with ptl_gemm_f64 (svd.c and eigh use
+ * them through the ptl_linalg_qr_* wrappers below) and _f4 on float with ptl_gemm_f32, for
+ * float32 qr (Note [Float64 linear algebra] in linalg_solve.c).  Scratch sizes count elements of T.  In the
  * template's order:
  *
  * householder: makes the reflection of x (len entries, stride inc) onto beta e1: x becomes
@@ -292,10 +422,10 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
  *
  * householder_unit, panel_copy, qr_panel: the same reflections on a contiguous column, a
  * block's column-major copy and the block's QR through it (Note [Blocked QR]), their sums
- * in VT's lanes (the float instance adds qr_panel's lanes as a tree and its tail in four
- * sums: sixteen dependent additions a column pair were most of lstsq 256x64's panel time;
- * the double instance keeps its order and bits); SS_LO and SS_HI bound the sums of squares
- * that need no scaling.
+ * in VT's lanes, or VH's two halves below AVX-512 (DEFINE_QR_PANEL: the same bits; the float
+ * instance adds qr_panel's lanes as a tree and its tail in four sums: sixteen dependent
+ * additions a column pair were most of lstsq 256x64's panel time; the double instance keeps
+ * its order and bits); SS_LO and SS_HI bound the sums of squares that need no scaling.
  *
  * reflect_rows: applies I - tau v v^T to columns c0..c1 of the len rows at c (row stride
  * ld): v[0] = 1 and v[i] = vs[i * vinc] for i >= 1.  w: c1 scratch.
@@ -324,7 +454,7 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
  *
  * qr_blocked: qr_factor and, when q is not NULL, qr_form_q, in column blocks (Note
  * [Blocked QR]).  scratch: ptl_linalg_qr_scratch(m, n, qc) elements.  0 or -1. */
-#define DEFINE_QR(T, SUF, GEMM, FABS, SQRT, HYPOT, VT, SS_LO, SS_HI)                          \
+#define DEFINE_QR(T, SUF, GEMM, FABS, SQRT, HYPOT, VT, VH, SS_LO, SS_HI)                      \
     static PTL_LOOP_CLONES_WIDE T                                                             \
     householder_##SUF(T *x, int64_t len, int64_t inc)                                         \
     {                                                                                         \
@@ -391,39 +521,6 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
         }                                                                                     \
     }                                                                                         \
                                                                                               \
-    /* householder for a contiguous x: the sum of squares unscaled, in wide vectors, and the  \
-     * division by x0 - beta one reciprocal (LAPACK's larfg scales by it too); a sum that may \
-     * have overflowed or lost its terms to underflow (or is 0 or NaN) takes householder. */  \
-    static PTL_LOOP_CLONES_WIDE T                                                             \
-    householder_unit_##SUF(T *x, int64_t len)                                                 \
-    {                                                                                         \
-        const int lanes = (int)(sizeof(VT) / sizeof(T));                                      \
-        VT acc = {0};                                                                         \
-        int64_t i = 1;                                                                        \
-        for (; i + lanes <= len; i += lanes) {                                                \
-            VT v;                                                                             \
-            memcpy(&v, x + i, sizeof(v));                                                     \
-            acc += v * v;                                                                     \
-        }                                                                                     \
-        T ss = 0;                                                                             \
-        for (int l = 0; l < lanes; l++) {                                                     \
-            ss += acc[l];                                                                     \
-        }                                                                                     \
-        for (; i < len; i++) {                                                                \
-            ss += x[i] * x[i];                                                                \
-        }                                                                                     \
-        if (!(ss > SS_LO && ss < SS_HI)) {                                                    \
-            return householder_##SUF(x, len, 1);                                              \
-        }                                                                                     \
-        T x0 = x[0], nrm = HYPOT(x0, SQRT(ss));                                               \
-        T beta = x0 >= 0 ? -nrm : nrm, f = 1 / (x0 - beta);                                   \
-        for (i = 1; i < len; i++) {                                                           \
-            x[i] *= f;                                                                        \
-        }                                                                                     \
-        x[0] = beta;                                                                          \
-        return (beta - x0) / beta;                                                            \
-    }                                                                                         \
-                                                                                              \
     /* p (jb x rows) = the block at a (rows x jb, row stride n) transposed, or back (back != 0),\
      * eight rows at a time. */                                                               \
     static void                                                                               \
@@ -453,76 +550,15 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
         }                                                                                     \
     }                                                                                         \
                                                                                               \
-    /* The QR of the block at a (rows x jb, row stride n) in place, as qr_factor makes it,    \
-     * through the column-major copy p (nc x rows): its reflections, applied to the nc - jb   \
-     * columns after it too. */                                                               \
-    static PTL_LOOP_CLONES_WIDE void                                                          \
+    DEFINE_QR_PANEL(T, SUF, VT, 1, w, SQRT, HYPOT, SS_LO, SS_HI)                              \
+    DEFINE_QR_PANEL(T, SUF, VH, 2, h, SQRT, HYPOT, SS_LO, SS_HI)                              \
+                                                                                              \
+    static void                                                                               \
     qr_panel_##SUF(T *a, int64_t n, int64_t rows, int64_t jb, int64_t nc, T *tau, T *p)       \
     {                                                                                         \
-        const int lanes = (int)(sizeof(VT) / sizeof(T));                                      \
-        panel_copy_##SUF(a, n, rows, nc, p, 0);                                               \
-        for (int64_t c = 0; c < jb; c++) {                                                    \
-            T *x = p + c * rows + c;                                                          \
-            int64_t len = rows - c;                                                           \
-            tau[c] = householder_unit_##SUF(x, len);                                          \
-            for (int64_t d = c + 1; d < nc && tau[c] != 0; d++) {                             \
-                /* y -= tau (v . y) v, v = (1, x[1:]); two sums, for the adds' latency */     \
-                T *y = p + d * rows + c;                                                      \
-                VT acc = {0}, acc2 = {0};                                                     \
-                int64_t i = 1;                                                                \
-                for (; i + 2 * lanes <= len; i += 2 * lanes) {                                \
-                    VT xv, yv, xv2, yv2;                                                      \
-                    memcpy(&xv, x + i, sizeof(xv));                                           \
-                    memcpy(&yv, y + i, sizeof(yv));                                           \
-                    memcpy(&xv2, x + i + lanes, sizeof(xv2));                                 \
-                    memcpy(&yv2, y + i + lanes, sizeof(yv2));                                 \
-                    acc += xv * yv;                                                           \
-                    acc2 += xv2 * yv2;                                                        \
-                }                                                                             \
-                acc += acc2;                                                                  \
-                T w = 0;                                                                      \
-                if (sizeof(T) == sizeof(float)) {                                             \
-                    /* float: the tail in four sums and the lanes added as a tree (sixteen    \
-                     * dependent additions and the tail's chain had been most of the panel's  \
-                     * time); double keeps its order and bits */                              \
-                    T t[4] = {0, 0, 0, 0};                                                    \
-                    for (; i + 4 <= len; i += 4) {                                            \
-                        for (int l = 0; l < 4; l++) {                                         \
-                            t[l] += x[i + l] * y[i + l];                                      \
-                        }                                                                     \
-                    }                                                                         \
-                    for (; i < len; i++) {                                                    \
-                        t[0] += x[i] * y[i];                                                  \
-                    }                                                                         \
-                    T __attribute__((vector_size(32))) h8, h8b;                               \
-                    T __attribute__((vector_size(16))) h4, h4b;                               \
-                    T r4[16 / sizeof(T)];                                                     \
-                    memcpy(&h8, &acc, sizeof(h8));                                            \
-                    memcpy(&h8b, (char *)&acc + sizeof(h8), sizeof(h8b));                     \
-                    h8 += h8b;                                                                \
-                    memcpy(&h4, &h8, sizeof(h4));                                             \
-                    memcpy(&h4b, (char *)&h8 + sizeof(h4), sizeof(h4b));                      \
-                    h4 += h4b;                                                                \
-                    memcpy(r4, &h4, sizeof(r4));                                              \
-                    w = (t[0] + t[1]) + (t[2] + t[3]);                                        \
-                    for (int l = 0; l < (int)(16 / sizeof(T)); l++) {                         \
-                        w += r4[l];                                                           \
-                    }                                                                         \
-                }                                                                             \
-                for (int l = 0; l < lanes && sizeof(T) != sizeof(float); l++) {               \
-                    w += acc[l];                                                              \
-                }                                                                             \
-                for (; i < len; i++) {                                                        \
-                    w += x[i] * y[i];                                                         \
-                }                                                                             \
-                w = tau[c] * (w + y[0]);                                                      \
-                y[0] -= w;                                                                    \
-                for (i = 1; i < len; i++) {                                                   \
-                    y[i] -= w * x[i];                                                         \
-                }                                                                             \
-            }                                                                                 \
-        }                                                                                     \
-        panel_copy_##SUF(a, n, rows, nc, p, 1);                                               \
+        (ptl_cpu_capability() >= PTL_CPU_AVX512 ? qr_panel_##SUF##_w                          \
+                                                 : qr_panel_##SUF##_h)(a, n, rows, jb, nc,    \
+                                                                       tau, p);               \
     }                                                                                         \
                                                                                               \
     static void                                                                               \
@@ -669,9 +705,10 @@ ptl_linalg_qr_scratch(int64_t m, int64_t n, int64_t qc)
         return q == NULL ? 0 : qr_form_q_blocked_##SUF(a, m, n, tau, q, qc, qc, scratch);     \
     }
 
-DEFINE_QR(double, f8, ptl_gemm_f64, fabs, sqrt, hypot, QrVec8, 1e-280, 1e280)
-DEFINE_QR(float, f4, ptl_gemm_f32, fabsf, sqrtf, hypotf, QrVec4, 1e-30f, 1e30f)
+DEFINE_QR(double, f8, ptl_gemm_f64, fabs, sqrt, hypot, QrVec8, QrHalf8, 1e-280, 1e280)
+DEFINE_QR(float, f4, ptl_gemm_f32, fabsf, sqrtf, hypotf, QrVec4, QrHalf4, 1e-30f, 1e30f)
 #undef DEFINE_QR
+#undef DEFINE_QR_PANEL
 
 /* The float64 instances for svd.c (linalg_impl.h) */
 void

@@ -36,6 +36,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../../c10/cpu_features.h"
 #include "../loops.h"
 #include "gemm.h"
 #include "linalg_impl.h"
@@ -44,6 +45,10 @@
 #define SWEEP_CHUNK 32
 #define SECULAR_MAX_ITERATIONS 100
 #define SQRT_HALF 0.70710678118654752440
+
+/* half a LinalgVec8 or LinalgVec4: apply_sweep's vectors below AVX-512 */
+typedef double EighHalf8 __attribute__((vector_size(32)));
+typedef float EighHalf4 __attribute__((vector_size(32)));
 
 /* in elements of T: both instances keep five int64_t arrays of n after the 3 n^2 + 7 n */
 int64_t
@@ -111,13 +116,58 @@ ptl_linalg_tridiagonal_values(double *d, double *e, int64_t n)
     return 0;
 }
 
+/* NAME applies the rotations of one QL sweep to the rows of zt (n x n): for i from hi - 1
+ * down to lo, (row i, row i + 1) <- (c_i row i - s_i row i+1, s_i row i + c_i row i+1).  Row
+ * i + 1 of one rotation is row i of the next, so it is carried down the chain, SWEEP_CHUNK
+ * columns at a time, in registers: a row is loaded once and stored once a rotation, not
+ * twice each.  See Note [Symmetric eigensolver].  VEC is 64 bytes on AVX-512 and 32
+ * elsewhere (DEFINE_TRIDIAGONAL_QL's VH): the AVX2 clone kept 64-byte vectors in memory
+ * (float64 eigh 64x64 at 0.8 of PyTorch's speed on a Zen 3); the operations are lane-wise
+ * and the bits the same at either width. */
+#define DEFINE_APPLY_SWEEP(T, NAME, VEC)                                                      \
+static PTL_LOOP_CLONES_WIDE void                                                              \
+NAME(T *zt, int64_t n, int64_t lo, int64_t hi, const T *cs, const T *sn)                      \
+{                                                                                             \
+    int64_t k0 = 0;                                                                           \
+    for (; k0 + SWEEP_CHUNK <= n; k0 += SWEEP_CHUNK) {                                        \
+        VEC carry[SWEEP_CHUNK * sizeof(T) / sizeof(VEC)];                                     \
+        memcpy(carry, zt + hi * n + k0, sizeof(carry));                                       \
+        for (int64_t i = hi - 1; i >= lo; i--) {                                              \
+            T *zi = zt + i * n + k0, c = cs[i], s = sn[i];                                    \
+            for (size_t v = 0; v < sizeof(carry) / sizeof(VEC); v++) {                        \
+                VEC t, u;                                                                     \
+                memcpy(&t, zi + v * sizeof(VEC) / sizeof(T), sizeof(t));                      \
+                u = s * t + c * carry[v];                                                     \
+                carry[v] = c * t - s * carry[v];                                              \
+                memcpy(zi + n + v * sizeof(VEC) / sizeof(T), &u, sizeof(u));                  \
+            }                                                                                 \
+        }                                                                                     \
+        memcpy(zt + lo * n + k0, carry, sizeof(carry));                                       \
+    }                                                                                         \
+    if (k0 < n) {                                                                             \
+        T carry[SWEEP_CHUNK];                                                                 \
+        int64_t w = n - k0;                                                                   \
+        memcpy(carry, zt + hi * n + k0, sizeof(T) * (size_t)w);                               \
+        for (int64_t i = hi - 1; i >= lo; i--) {                                              \
+            T *zi = zt + i * n + k0, *zj = zi + n, c = cs[i], s = sn[i];                      \
+            for (int64_t k = 0; k < w; k++) {                                                 \
+                T t = zi[k];                                                                  \
+                zj[k] = s * t + c * carry[k];                                                 \
+                carry[k] = c * t - s * carry[k];                                              \
+            }                                                                                 \
+        }                                                                                     \
+        memcpy(zt + lo * n + k0, carry, sizeof(T) * (size_t)w);                               \
+    }                                                                                         \
+}
+
 /* The implicit QL (Note [Symmetric eigensolver] in linalg_decomp.c) comes in two instances
- * from one template, DEFINE_TRIDIAGONAL_QL(T, SUF, F, EPS, VEC, NORM_LO, NORM_HI): _f8 on
- * double, whose bits it keeps, and _f4 on float (the f-suffixed functions, FLT_EPSILON in the
- * deflation, T scaled near 1 first), float32 eigh's.  VEC is eight doubles or sixteen floats;
+ * from one template, DEFINE_TRIDIAGONAL_QL(T, SUF, F, EPS, VEC, VH, NORM_LO, NORM_HI): _f8
+ * on double, whose bits it keeps, and _f4 on float (the f-suffixed functions, FLT_EPSILON in
+ * the deflation, T scaled near 1 first), float32 eigh's.  VEC is eight doubles or sixteen
+ * floats, VH half of VEC (apply_sweep's vectors below AVX-512);
  * rotation_norm's plain formula holds for NORM_LO < max(|f|, |g|) < NORM_HI.  In the
  * template's order: */
-#define DEFINE_TRIDIAGONAL_QL(T, SUF, F, EPS, VEC, NORM_LO, NORM_HI)                          \
+#define DEFINE_TRIDIAGONAL_QL(T, SUF, F, EPS, VEC, VH, NORM_LO, NORM_HI)                      \
     /* hypot(f, g), by the plain formula where f^2 + g^2 can neither overflow nor lose f's and \
      * g's digits to underflow (libm's hypot, careful everywhere, was a third of eigvalsh's time \
      * at n = 256). */                                                                        \
@@ -131,44 +181,15 @@ ptl_linalg_tridiagonal_values(double *d, double *e, int64_t n)
         return hypot##F(f, g);                                                                \
     }                                                                                         \
                                                                                               \
-    /* Applies the rotations of one QL sweep to the rows of zt (n x n): for i from hi - 1 down \
-     * to lo, (row i, row i + 1) <- (c_i row i - s_i row i+1, s_i row i + c_i row i+1).  Row  \
-     * i + 1 of one rotation is row i of the next, so it is carried down the chain, SWEEP_CHUNK \
-     * columns at a time, in registers: a row is loaded once and stored once a rotation, not  \
-     * twice each.  See Note [Symmetric eigensolver]. */                                      \
-    static PTL_LOOP_CLONES_WIDE void                                                          \
+    DEFINE_APPLY_SWEEP(T, apply_sweep_##SUF##_w, VEC)                                         \
+    DEFINE_APPLY_SWEEP(T, apply_sweep_##SUF##_h, VH)                                          \
+                                                                                              \
+    static void                                                                               \
     apply_sweep_##SUF(T *zt, int64_t n, int64_t lo, int64_t hi, const T *cs, const T *sn)     \
     {                                                                                         \
-        int64_t k0 = 0;                                                                       \
-        for (; k0 + SWEEP_CHUNK <= n; k0 += SWEEP_CHUNK) {                                    \
-            VEC carry[SWEEP_CHUNK * sizeof(T) / sizeof(VEC)];                                 \
-            memcpy(carry, zt + hi * n + k0, sizeof(carry));                                   \
-            for (int64_t i = hi - 1; i >= lo; i--) {                                          \
-                T *zi = zt + i * n + k0, c = cs[i], s = sn[i];                                \
-                for (size_t v = 0; v < sizeof(carry) / sizeof(VEC); v++) {                    \
-                    VEC t, u;                                                                 \
-                    memcpy(&t, zi + v * sizeof(VEC) / sizeof(T), sizeof(t));                  \
-                    u = s * t + c * carry[v];                                                 \
-                    carry[v] = c * t - s * carry[v];                                          \
-                    memcpy(zi + n + v * sizeof(VEC) / sizeof(T), &u, sizeof(u));              \
-                }                                                                             \
-            }                                                                                 \
-            memcpy(zt + lo * n + k0, carry, sizeof(carry));                                   \
-        }                                                                                     \
-        if (k0 < n) {                                                                         \
-            T carry[SWEEP_CHUNK];                                                             \
-            int64_t w = n - k0;                                                               \
-            memcpy(carry, zt + hi * n + k0, sizeof(T) * (size_t)w);                           \
-            for (int64_t i = hi - 1; i >= lo; i--) {                                          \
-                T *zi = zt + i * n + k0, *zj = zi + n, c = cs[i], s = sn[i];                  \
-                for (int64_t k = 0; k < w; k++) {                                             \
-                    T t = zi[k];                                                              \
-                    zj[k] = s * t + c * carry[k];                                             \
-                    carry[k] = c * t - s * carry[k];                                          \
-                }                                                                             \
-            }                                                                                 \
-            memcpy(zt + lo * n + k0, carry, sizeof(T) * (size_t)w);                           \
-        }                                                                                     \
+        (ptl_cpu_capability() >= PTL_CPU_AVX512 ? apply_sweep_##SUF##_w                       \
+                                                 : apply_sweep_##SUF##_h)(zt, n, lo, hi,      \
+                                                                          cs, sn);            \
     }                                                                                         \
                                                                                               \
     /* Diagonalises the symmetric tridiagonal (d, e) by implicit QL steps with Wilkinson's    \
@@ -267,9 +288,10 @@ ptl_linalg_tridiagonal_values(double *d, double *e, int64_t n)
         return 0;                                                                             \
     }
 
-DEFINE_TRIDIAGONAL_QL(double, f8, , DBL_EPSILON, LinalgVec8, 0x1p-500, 0x1p500)
-DEFINE_TRIDIAGONAL_QL(float, f4, f, FLT_EPSILON, LinalgVec4, 0x1p-50f, 0x1p50f)
+DEFINE_TRIDIAGONAL_QL(double, f8, , DBL_EPSILON, LinalgVec8, EighHalf8, 0x1p-500, 0x1p500)
+DEFINE_TRIDIAGONAL_QL(float, f4, f, FLT_EPSILON, LinalgVec4, EighHalf4, 0x1p-50f, 0x1p50f)
 #undef DEFINE_TRIDIAGONAL_QL
+#undef DEFINE_APPLY_SWEEP
 
 /* The QL's instances (linalg_impl.h): eigh's (linalg_decomp.c) and the leaves' here */
 int

@@ -102,8 +102,8 @@
 #define TRI_NARROW_RHS 64
 
 /* tri_one's and tri_narrow's vectors (of a row or of right-hand side columns): eight
- * doubles or sixteen floats, or for tri_narrow half as many when all the columns fit; its
- * copy of b on the stack up to TRI_NARROW_STACK bytes */
+ * doubles or sixteen floats, or half as many below AVX-512 and for tri_narrow when all the
+ * columns fit; tri_narrow's copy of b on the stack up to TRI_NARROW_STACK bytes */
 typedef double TriVec_f8 __attribute__((vector_size(64)));
 typedef float TriVec_f4 __attribute__((vector_size(64)));
 typedef double TriHalf_f8 __attribute__((vector_size(32)));
@@ -186,39 +186,51 @@ DEFINE_TRI_NARROW(float, TriHalf_f4, f4h)
 #undef DEFINE_TRI_NARROW
 
 /* tri_one: tri_solve for one right-hand side x, TRI_GROUP rows at a time: their dot
- * products with the unknowns solved before the group in VT's lanes (x's elements in memory
+ * products with the unknowns solved before the group in LANES lanes (x's elements in memory
  * order, each lane's products summed in order, then the lanes in order, then the last
  * products one by one), then the group's own triangle in solving order (Note [Triangular
- * substitution in solving order]). */
-#define DEFINE_TRI_ONE(T, VT, SUF)                                                            \
+ * substitution in solving order]).  The lanes are NH vectors VH side by side, summed one
+ * after the other over the unknowns (a pass each): one of 64 bytes on AVX-512 (NH = 1),
+ * two of 32 elsewhere (NH = 2; the AVX2 clone had kept TRI_GROUP 64-byte sums in memory,
+ * and 2 TRI_GROUP 32-byte ones would not fit its registers).  A lane's sum is the same at
+ * either width, and so are the bits. */
+#define DEFINE_TRI_ONE(T, VH, NH, SUF)                                                        \
     static PTL_LOOP_CLONES_WIDE void tri_one_##SUF(const T *t, T *x, int64_t n, int upper,    \
                                                    int unit)                                  \
     {                                                                                         \
-        enum { LANES = sizeof(VT) / sizeof(T) };                                              \
+        enum { HL = sizeof(VH) / sizeof(T), LANES = NH * HL };                                \
         const int64_t dir = upper ? -1 : 1, first = upper ? n - 1 : 0;                        \
         for (int64_t s = 0; s < n; s += TRI_GROUP) {                                          \
             const int64_t g = n - s < TRI_GROUP ? n - s : TRI_GROUP, lo = upper ? n - s : 0;  \
             const T *tr[TRI_GROUP];                                                           \
-            VT acc[TRI_GROUP];                                                                \
-            T dot[TRI_GROUP];                                                                 \
+            T lane[TRI_GROUP][LANES], dot[TRI_GROUP];                                         \
             for (int r = 0; r < TRI_GROUP; r++) {                                             \
                 tr[r] = t + (first + dir * (s + (r < g ? r : 0))) * n + lo;                   \
-                acc[r] = (VT){0};                                                             \
             }                                                                                 \
-            int64_t p = 0;                                                                    \
-            for (; p + LANES <= s; p += LANES) {                                              \
-                VT xv;                                                                        \
-                memcpy(&xv, x + lo + p, sizeof(xv));                                          \
+            const int64_t whole = s / LANES * LANES;                                          \
+            for (int h = 0; h < NH; h++) {                                                    \
+                VH acc[TRI_GROUP];                                                            \
                 for (int r = 0; r < TRI_GROUP; r++) {                                         \
-                    VT tv;                                                                    \
-                    memcpy(&tv, tr[r] + p, sizeof(tv));                                       \
-                    acc[r] += tv * xv;                                                        \
+                    acc[r] = (VH){0};                                                         \
+                }                                                                             \
+                for (int64_t p = h * HL; p < whole; p += LANES) {                             \
+                    VH xv;                                                                    \
+                    memcpy(&xv, x + lo + p, sizeof(xv));                                      \
+                    for (int r = 0; r < TRI_GROUP; r++) {                                     \
+                        VH tv;                                                                \
+                        memcpy(&tv, tr[r] + p, sizeof(tv));                                   \
+                        acc[r] += tv * xv;                                                    \
+                    }                                                                         \
+                }                                                                             \
+                for (int r = 0; r < TRI_GROUP; r++) {                                         \
+                    memcpy(lane[r] + h * HL, &acc[r], sizeof(acc[r]));                        \
                 }                                                                             \
             }                                                                                 \
+            const int64_t p = whole;                                                          \
             for (int r = 0; r < g; r++) {                                                     \
-                T d = acc[r][0];                                                              \
+                T d = lane[r][0];                                                             \
                 for (int l = 1; l < LANES; l++) {                                             \
-                    d += acc[r][l];                                                           \
+                    d += lane[r][l];                                                          \
                 }                                                                             \
                 for (int64_t q = p; q < s; q++) {                                             \
                     d += tr[r][q] * x[lo + q];                                                \
@@ -237,8 +249,10 @@ DEFINE_TRI_NARROW(float, TriHalf_f4, f4h)
         }                                                                                     \
     }
 
-DEFINE_TRI_ONE(double, TriVec_f8, f8)
-DEFINE_TRI_ONE(float, TriVec_f4, f4)
+DEFINE_TRI_ONE(double, TriVec_f8, 1, f8)
+DEFINE_TRI_ONE(double, TriHalf_f8, 2, f8h)
+DEFINE_TRI_ONE(float, TriVec_f4, 1, f4)
+DEFINE_TRI_ONE(float, TriHalf_f4, 2, f4h)
 #undef DEFINE_TRI_ONE
 
 /* The kernels below come in two instances from one template, DEFINE_LU_KERNELS(T, SUF,
@@ -267,7 +281,8 @@ DEFINE_TRI_ONE(float, TriVec_f4, f4)
                                                     int64_t nrhs, int upper, int unit)        \
     {                                                                                         \
         if (nrhs == 1) {                                                                      \
-            tri_one_##SUF(t, b, n, upper, unit);                                              \
+            (ptl_cpu_capability() < PTL_CPU_AVX512 ? tri_one_##SUF##h                         \
+                                                    : tri_one_##SUF)(t, b, n, upper, unit);   \
             return 0;                                                                         \
         }                                                                                     \
         if (nrhs < TRI_NARROW_RHS) {                                                          \
