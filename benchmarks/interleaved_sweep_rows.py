@@ -1,7 +1,8 @@
 """PyTorch's time / ours for the single-thread rows that issue 16's sweep left at or below
 1.02 (repeat, flip, randperm, column and row extremes, sums, sigmoid, erf and erfinv,
-log_softmax forward+backward, casts, eigvals, special.i1e and i0e, kthvalue, median), the two
-libraries alternating call by call in one process, fastest of --reps each in thread CPU time:
+log_softmax forward+backward, casts (to bfloat16 too), float16 and bfloat16 sums, eigvals,
+special.i1e and i0e, kthvalue, median), the two libraries alternating call by call in one
+process, fastest of --reps each in thread CPU time:
 
     taskset -c 1 python benchmarks/interleaved_sweep_rows.py [--only amax] [--reps 40]
 
@@ -34,6 +35,14 @@ def call(fn, *arrays):
     def make(L):
         ts = [L.from_numpy(a.copy()) for a in arrays]
         return lambda: fn(L, *ts)
+    return make
+
+
+def lowp(fn, dtype):
+    """make(lib): fn of 1e6 normal values as a float16 or bfloat16 tensor"""
+    def make(L):
+        x = L.from_numpy(randn(10**6)).to(getattr(L, dtype))
+        return lambda: fn(x)
     return make
 
 
@@ -77,6 +86,13 @@ def rows():
         ("mean((2, 3)) 32x64x32x32", call(lambda L, x: x.mean((2, 3)),
                                           randn((32, 64, 32, 32)))),
         ("float32 -> int32 1e6", call(lambda L, x: x.int(), randn(10**6) * 100)),
+        ("float32 -> bfloat16 1e6", call(lambda L, x: x.bfloat16(), randn(10**6))),
+        ("float64 -> bfloat16 1e6", call(lambda L, x: x.bfloat16(),
+                                         randn(10**6).astype(np.float64))),
+        ("sum() 1e6 f16", lowp(lambda x: x.sum(), "float16")),
+        ("sum(1) 1000x1000 f16", lowp(lambda x: x.view(1000, 1000).sum(1), "float16")),
+        ("sum() 1e6 bf16", lowp(lambda x: x.sum(), "bfloat16")),
+        ("sum(1) 1000x1000 bf16", lowp(lambda x: x.view(1000, 1000).sum(1), "bfloat16")),
         ("float32 -> int64 1e5", call(lambda L, x: x.long(), randn(10**5) * 100)),
         ("float64 -> int64 1e5", call(lambda L, x: x.long(),
                                       randn(10**5).astype(np.float64) * 100)),

@@ -181,6 +181,32 @@ def test_every_real_pair_vector_and_scalar_bits(src, dst):
 
 
 @pytest.mark.parametrize("src", [np.float32, np.float64], ids=str)
+def test_bfloat16_rounding_edges_at_every_lane(src):
+    """copy.c's hand-written float32 / float64 -> bfloat16 loops (16 values a block): ties
+    to even both ways, the largest floats (rounding to inf), subnormals, +-0 and NaNs with
+    payloads (quiet and signaling) at every lane of a block, the strided loop's bits and
+    bf16_bits' (float64 through float32, as the scalar loop rounds it)"""
+    ties = np.array([0x3f808000, 0x3f818000, 0xbf808000, 0x3f80ffff, 0x7f7fffff, 0xff7f8000,
+                     0x7f7f7fff, 0x00018000, 0x80008000, 0x00000001, 0x80000000, 0x00000000,
+                     0x7f800000, 0xff800000, 0x7fc12345, 0xffa00001, 0x7f800001],
+                    np.uint32).view(np.float32)
+    with np.errstate(all="ignore"):
+        edges = ties.astype(src)
+        base = np.linspace(-3, 3, 16, dtype=src)
+        runs = [np.tile(edges, 5)[:n] for n in (16, 17, 33, 85)]
+        for v in edges:
+            for k in range(16):
+                a = base.copy()
+                a[k] = v
+                runs.append(a)
+        for a in runs:
+            t = ptl.tensor(a)
+            fast = bits_of(t.bfloat16(), "bfloat16")
+            np.testing.assert_array_equal(fast, bits_of(wide_strided(t).bfloat16(), "bfloat16"))
+            np.testing.assert_array_equal(fast, bf16_bits(a.astype(np.float32)))
+
+
+@pytest.mark.parametrize("src", [np.float32, np.float64], ids=str)
 def test_int64_casts_around_the_mantissa_range(src):
     """AVX2's float -> int64 loops read a block of four values of magnitude below 2^51 out of
     the mantissa and take the scalar formula for a block with any other value (Note [AVX2

@@ -1140,7 +1140,10 @@ for dt in (ptl.float16, ptl.bfloat16):
         out += [t.sum(), t.mean(), t.to(ptl.float32)]
     m = ptl.tensor(rng.standard_normal((67, 2051)).astype(np.float32)).to(dt)
     out += [m.sum(0), m.sum(1), m[:, 3:].sum(0), m.mean(0)]
-    for shape in [(70, 250), (9, 31), (35, 17), (64, 1000), (130, 47)]:
+    # rows under, at and over 8 values (AVX2 reads a row's last partial eight values with
+    # one load ending at the row's end, or from a zero-padded copy when the row is shorter)
+    for shape in [(70, 250), (9, 31), (35, 17), (64, 1000), (130, 47), (9, 5), (6, 8), (5, 9),
+                  (4, 71), (3, 1)]:
         m = ptl.tensor(rng.standard_normal(shape).astype(np.float32)).to(dt)
         out += [m.sum(0), m.sum(1)]
     for n in [31, 32, 33, 1023, 1025, 70001]:

@@ -549,9 +549,7 @@ DEFINE_HALF_CONV(double_from_half, double, ptl_half, DOUBLE_FROM_HALF,
     _(float, f4, FLOAT32, double, f8, FLOAT64, CONV_ONE)                                  \
     _(double, f8, FLOAT64, float, f4, FLOAT32, CONV_ONE)                                  \
     _(double, f8, FLOAT64, int64_t, i8, INT64, CONV_ONE)                                  \
-    _(ptl_bf16, bf, BFLOAT16, float, f4, FLOAT32, CONV_ONE)                               \
     _(float, f4, FLOAT32, ptl_bf16, bf, BFLOAT16, CONV_ONE)                               \
-    _(ptl_bf16, bf, BFLOAT16, double, f8, FLOAT64, CONV_ONE)                              \
     _(double, f8, FLOAT64, ptl_bf16, bf, BFLOAT16, CONV_ONE)                              \
     _(int8_t, i1, INT8, float, f4, FLOAT32, F4_TO_INT)                                    \
     _(int16_t, i2, INT16, float, f4, FLOAT32, F4_TO_INT)                                  \
@@ -685,10 +683,14 @@ DEFINE_I64_FROM_AVX2(f4, float, LOAD4_F4_AS_PD)
 #undef I64_MAGIC
 #undef I64_EXACT_BELOW
 
-/* the pairs whose AVX2 loop is written by hand (Note [AVX2 casts into int64]) */
+#include "copy_bf16.h"
+
+/* the pairs whose AVX2 loop is written by hand (Note [AVX2 casts into int64], copy_bf16.h) */
 #define VEC_CONV_HAND_PAIRS(_)                                                            \
     _(int64_t, i8, INT64, float, f4, FLOAT32, CONV_ONE, i64_from_f4_avx2)                 \
-    _(int64_t, i8, INT64, double, f8, FLOAT64, CONV_ONE, i64_from_f8_avx2)
+    _(int64_t, i8, INT64, double, f8, FLOAT64, CONV_ONE, i64_from_f8_avx2)               \
+    _(ptl_bf16, bf, BFLOAT16, float, f4, FLOAT32, CONV_ONE, bf16_from_f4_avx2)            \
+    _(ptl_bf16, bf, BFLOAT16, double, f8, FLOAT64, CONV_ONE, bf16_from_f8_avx2)
 #define STAMP_HAND_CONV(DT, DTAG, DE, ST, STAG, SE, F, AVX2_LOOP)                         \
     DEFINE_VEC_CONV_WITH(DT, DTAG, ST, STAG, F, AVX2_LOOP)
 VEC_CONV_HAND_PAIRS(STAMP_HAND_CONV)
