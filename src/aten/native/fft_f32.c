@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../loops.h"
 #include "fft_impl.h"
@@ -75,21 +76,159 @@ join16(CpxF x, float sc, float sim, Floats16 *f)
                                    30, 15, 31);
 }
 
-/* split16 and join16 for 8 complex64 in f[0] */
-LANE_INLINE CpxF8
-split8(const Floats16 *f, float sgn)
+/* the row of 16 complex64 at p as a block, im times sgn; the block as that row, (re sc,
+ * im sim) */
+LANE_INLINE CpxF
+row_in16(const char *p, float sgn)
 {
-    LanesF8 re = __builtin_shufflevector(f[0], f[0], 0, 2, 4, 6, 8, 10, 12, 14);
-    LanesF8 im = __builtin_shufflevector(f[0], f[0], 1, 3, 5, 7, 9, 11, 13, 15);
-    return (CpxF8){re, im * sgn};
+    Floats16 f[2];
+    memcpy(f, p, sizeof(f));
+    return split16(f, sgn);
 }
 
 LANE_INLINE void
-join8(CpxF8 x, float sc, float sim, Floats16 *f)
+row_out16(CpxF x, float sc, float sim, char *p)
+{
+    Floats16 f[2];
+    join16(x, sc, sim, f);
+    memcpy(p, f, sizeof(f));
+}
+
+/* v[t], lane ln = the complex64 at src[ln] + off + 8 t, t < 8, im times sgn: two 8x8
+ * transposes of 64-bit words (64-byte vectors: the AVX-512 clone's; blocks of 16 run on
+ * AVX-512 hosts only, fft_f32_lines) */
+LANE_INLINE void
+tile_in16(const char **src, int64_t off, float sgn, CpxF *v)
+{
+    Words m[2][8];
+    for (int h = 0; h < 2; h++) {
+        for (int ln = 0; ln < 8; ln++) {
+            memcpy(&m[h][ln], src[8 * h + ln] + off, sizeof(Words));
+        }
+        transpose8(m[h]);
+    }
+    for (int t = 0; t < 8; t++) {
+        Floats16 f[2] = {(Floats16)m[0][t], (Floats16)m[1][t]};
+        v[t] = split16(f, sgn);
+    }
+}
+
+/* tile_in16's inverse: the complex64 at dst[ln] + off + 8 t = (re sc, im sim) of r[t] */
+LANE_INLINE void
+tile_out16(const CpxF *r, float sc, float sim, char **dst, int64_t off)
+{
+    Words m[2][8];
+    for (int t = 0; t < 8; t++) {
+        Floats16 f[2];
+        join16(r[t], sc, sim, f);
+        m[0][t] = (Words)f[0];
+        m[1][t] = (Words)f[1];
+    }
+    for (int h = 0; h < 2; h++) {
+        transpose8(m[h]);
+        for (int ln = 0; ln < 8; ln++) {
+            memcpy(dst[8 * h + ln] + off, &m[h][ln], sizeof(Words));
+        }
+    }
+}
+
+/* Blocks of 8 move with 32-byte vectors only: on AVX2, GCC lowers the shuffles of 64-byte
+ * vectors (split8 of a Floats16, transpose8 of Words) an element at a time through the
+ * stack, which took most of c2c_block_f_8's time (one thread, fft 64x1024 complex64 ~500
+ * -> see docs/performance.md).  Every move is a permutation: the same bits either way. */
+typedef long long Words4 __attribute__((vector_size(32)));
+
+/* (re, im sgn) of the 8 complex64 in a (points 0 .. 3) and b (4 .. 7) */
+LANE_INLINE CpxF8
+split8(Floats8 a, Floats8 b, float sgn)
+{
+    LanesF8 re = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+    LanesF8 im = __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
+    return (CpxF8){re, im * sgn};
+}
+
+/* split8's inverse: (re sc, im sim) of x as 8 complex64 in f[0] and f[1] */
+LANE_INLINE void
+join8(CpxF8 x, float sc, float sim, Floats8 *f)
 {
     LanesF8 re = x.re * sc, im = x.im * sim;
-    f[0] = __builtin_shufflevector(re, im, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7,
-                                   15);
+    f[0] = __builtin_shufflevector(re, im, 0, 8, 1, 9, 2, 10, 3, 11);
+    f[1] = __builtin_shufflevector(re, im, 4, 12, 5, 13, 6, 14, 7, 15);
+}
+
+/* 32 bytes of a line, loaded and stored as one vector: never through an array a memcpy
+ * writes into, whose 32-byte loads GCC's AVX2 clone made from two 16-byte stores (a stalled
+ * store forward) */
+typedef long long Words4u __attribute__((vector_size(32), aligned(4), may_alias));
+
+LANE_INLINE CpxF8
+row_in8(const char *p, float sgn)
+{
+    return split8((Floats8) * (const Words4u *)p, (Floats8) * (const Words4u *)(p + 32), sgn);
+}
+
+LANE_INLINE void
+row_out8(CpxF8 x, float sc, float sim, char *p)
+{
+    Floats8 f[2];
+    join8(x, sc, sim, f);
+    *(Words4u *)p = (Words4)f[0];
+    *(Words4u *)(p + 32) = (Words4)f[1];
+}
+
+/* m[t], word r = m[r], word t (a 4x4 transpose of 64-bit words) */
+LANE_INLINE void
+transpose4(Words4 *m)
+{
+    Words4 t0 = __builtin_shufflevector(m[0], m[1], 0, 4, 2, 6);
+    Words4 t1 = __builtin_shufflevector(m[0], m[1], 1, 5, 3, 7);
+    Words4 t2 = __builtin_shufflevector(m[2], m[3], 0, 4, 2, 6);
+    Words4 t3 = __builtin_shufflevector(m[2], m[3], 1, 5, 3, 7);
+    m[0] = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
+    m[1] = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+    m[2] = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+    m[3] = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+}
+
+/* tile_in16 for 8 lines: per 4 points, the 4x4 transposes of lines 0 .. 3 (a) and 4 .. 7 (b) */
+LANE_INLINE void
+tile_in8(const char **src, int64_t off, float sgn, CpxF8 *v)
+{
+    for (int q = 0; q < 2; q++) {
+        const int64_t o = off + 32 * q;
+        Words4 a[4], b[4];
+        for (int ln = 0; ln < 4; ln++) {
+            a[ln] = *(const Words4u *)(src[ln] + o);
+            b[ln] = *(const Words4u *)(src[4 + ln] + o);
+        }
+        transpose4(a);
+        transpose4(b);
+        for (int k = 0; k < 4; k++) {
+            v[4 * q + k] = split8((Floats8)a[k], (Floats8)b[k], sgn);
+        }
+    }
+}
+
+/* tile_in8's inverse */
+LANE_INLINE void
+tile_out8(const CpxF8 *r, float sc, float sim, char **dst, int64_t off)
+{
+    for (int q = 0; q < 2; q++) {
+        const int64_t o = off + 32 * q;
+        Words4 a[4], b[4];
+        for (int k = 0; k < 4; k++) {
+            Floats8 f[2];
+            join8(r[4 * q + k], sc, sim, f);
+            a[k] = (Words4)f[0];
+            b[k] = (Words4)f[1];
+        }
+        transpose4(a);
+        transpose4(b);
+        for (int ln = 0; ln < 4; ln++) {
+            *(Words4u *)(dst[ln] + o) = a[ln];
+            *(Words4u *)(dst[4 + ln] + o) = b[ln];
+        }
+    }
 }
 #endif
 
@@ -109,16 +248,20 @@ adjacent_rows(char *const *p, int w)
 #define LT LanesF
 #define CT CpxF
 #define SFX(NAME) NAME##_16
-#define SPLIT split16
-#define JOIN join16
+#define ROW_IN row_in16
+#define ROW_OUT row_out16
+#define TILE_IN tile_in16
+#define TILE_OUT tile_out16
 #include "fft_f32_lanes.h"
 
 #define FW 8
 #define LT LanesF8
 #define CT CpxF8
 #define SFX(NAME) NAME##_8
-#define SPLIT split8
-#define JOIN join8
+#define ROW_IN row_in8
+#define ROW_OUT row_out8
+#define TILE_IN tile_in8
+#define TILE_OUT tile_out8
 #include "fft_f32_lanes.h"
 
 /* The float stages of p (n = 2^e 3^a 5^b): radix 8 while three factors 2 are left, then 4 4,
@@ -387,6 +530,7 @@ fft_f32_lines(const Pass *ps, int64_t begin, int64_t end)
      * block of 16 lines of 4096 points fills the L2 (one thread, 64x1024: 88 -> 83 us,
      * 256x256: 67 -> 60 us, 16x4096: 103 -> 97 us, fastest of 30).  Either width gives a
      * line the same bits (fft_f32_lanes.h). */
+    const int wide = ptl_cpu_capability() >= PTL_CPU_AVX512;
     for (int64_t line = begin, nl; line < end; line += nl) {
         /* the last block of the task: copies of its last line fill it up */
         nl = end - line < FFT_LANES_F ? end - line : FFT_LANES_F;
@@ -398,7 +542,7 @@ fft_f32_lines(const Pass *ps, int64_t begin, int64_t end)
             src[ln] = ps->src + so;
             dst[ln] = ps->dst + dof;
         }
-        if (nl > 8 && (adjacent_rows((char *const *)src, FFT_LANES_F) ||
+        if (nl > 8 && wide && (adjacent_rows((char *const *)src, FFT_LANES_F) ||
                        adjacent_rows(dst, FFT_LANES_F))) {
             switch (ps->kind) {
             case PASS_C2C: c2c_block_f_16(ps, src, dst, v); break;

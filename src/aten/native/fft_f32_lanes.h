@@ -3,7 +3,9 @@
  *     FW         lines a block (16 or 8)
  *     LT, CT     the vector of FW floats and the block (re, im) of them
  *     SFX(NAME)  NAME with the width's suffix (fbf4_16, c2c_block_f_8, ...)
- *     SPLIT(f, sgn), JOIN(x, sc, sim, f)  a block from / to FW complex64 in Floats16 f[FW / 8]
+ *     ROW_IN(p, sgn), ROW_OUT(x, sc, sim, p)  a block from / to the row of FW complex64 at p
+ *     TILE_IN(src, off, sgn, v), TILE_OUT(r, sc, sim, dst, off)  8 blocks from / to the 8
+ *                complex64 at byte offset off of each line (FW x 8 points, transposed)
  * Every lane computes the same operations in the same order whatever the width, so a line
  * gets the same bits in a block of 8 as in one of 16.  Private to fft_f32.c; no include
  * guard, on purpose. */
@@ -197,26 +199,11 @@ gather_f(const char **src, int64_t ps, int64_t imoff, int64_t n, float sgn, CT *
 #ifdef FFT_ROW_MOVES
     if (imoff == 4 && adjacent_rows((char *const *)src, FW)) {
         for (; i < n; i++) {
-            Floats16 f[FW / 8];
-            memcpy(f, src[0] + i * ps, sizeof(f));
-            v[i] = SPLIT(f, sgn);
+            v[i] = ROW_IN(src[0] + i * ps, sgn);
         }
     }
     for (; imoff == 4 && ps == 8 && i + 8 <= n; i += 8) {
-        Words m[FW / 8][8];
-        for (int h = 0; h < FW / 8; h++) {
-            for (int ln = 0; ln < 8; ln++) {
-                memcpy(&m[h][ln], src[8 * h + ln] + i * 8, sizeof(Words));
-            }
-            transpose8(m[h]);
-        }
-        for (int t = 0; t < 8; t++) {
-            Floats16 f[FW / 8];
-            for (int h = 0; h < FW / 8; h++) {
-                f[h] = (Floats16)m[h][t];
-            }
-            v[i + t] = SPLIT(f, sgn);
-        }
+        TILE_IN(src, i * 8, sgn, v + i);
     }
 #endif
     for (; i < n; i++) {
@@ -237,26 +224,11 @@ scatter_f(const CT *r, int64_t n, float sc, float sim, char **dst, int64_t ps, i
 #ifdef FFT_ROW_MOVES
     if (imoff == 4 && adjacent_rows(dst, FW)) {
         for (; i < n; i++) {
-            Floats16 f[FW / 8];
-            JOIN(r[i], sc, sim, f);
-            memcpy(dst[0] + i * ps, f, sizeof(f));
+            ROW_OUT(r[i], sc, sim, dst[0] + i * ps);
         }
     }
     for (; imoff == 4 && ps == 8 && i + 8 <= n; i += 8) {
-        Words m[FW / 8][8];
-        for (int t = 0; t < 8; t++) {
-            Floats16 f[FW / 8];
-            JOIN(r[i + t], sc, sim, f);
-            for (int h = 0; h < FW / 8; h++) {
-                m[h][t] = (Words)f[h];
-            }
-        }
-        for (int h = 0; h < FW / 8; h++) {
-            transpose8(m[h]);
-            for (int ln = 0; ln < 8; ln++) {
-                memcpy(dst[8 * h + ln] + i * 8, &m[h][ln], sizeof(Words));
-            }
-        }
+        TILE_OUT(r + i, sc, sim, dst, i * 8);
     }
 #endif
     for (; i < n; i++) {
@@ -359,5 +331,7 @@ c2r_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 #undef LT
 #undef CT
 #undef SFX
-#undef SPLIT
-#undef JOIN
+#undef ROW_IN
+#undef ROW_OUT
+#undef TILE_IN
+#undef TILE_OUT
