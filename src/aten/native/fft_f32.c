@@ -244,6 +244,20 @@ adjacent_rows(char *const *p, int w)
     return 1;
 }
 
+/* w_16^m, m < 10 (the products b k0 of dft16) */
+static const float w16[10][2] = {
+    {1.0f, 0.0f},
+    {0.92387953251128675613f, -0.38268343236508977173f},
+    {0.70710678118654752440f, -0.70710678118654752440f},
+    {0.38268343236508977173f, -0.92387953251128675613f},
+    {0.0f, -1.0f},
+    {-0.38268343236508977173f, -0.92387953251128675613f},
+    {-0.70710678118654752440f, -0.70710678118654752440f},
+    {-0.92387953251128675613f, -0.38268343236508977173f},
+    {-1.0f, 0.0f},
+    {-0.92387953251128675613f, 0.38268343236508977173f},
+};
+
 #define FW 16
 #define LT LanesF
 #define CT CpxF
@@ -327,43 +341,6 @@ fft_f32_plan(FftPlan *p)
 }
 
 /* ---- a line alone: the four-step over 16 ---- */
-
-/* w_16^m, m < 10 (the products b k0 of dft16) */
-static const float w16[10][2] = {
-    {1.0f, 0.0f},
-    {0.92387953251128675613f, -0.38268343236508977173f},
-    {0.70710678118654752440f, -0.70710678118654752440f},
-    {0.38268343236508977173f, -0.92387953251128675613f},
-    {0.0f, -1.0f},
-    {-0.38268343236508977173f, -0.92387953251128675613f},
-    {-0.70710678118654752440f, -0.70710678118654752440f},
-    {-0.92387953251128675613f, -0.38268343236508977173f},
-    {-1.0f, 0.0f},
-    {-0.92387953251128675613f, 0.38268343236508977173f},
-};
-
-/* c[k] = sum_j w_16^(j k) c[j] in place: with j = b + 4 a and k = k0 + 4 k1, 4-point DFTs
- * over a, the twiddles w_16^(b k0), 4-point DFTs over b */
-LANE_INLINE void
-dft16(CpxF *c)
-{
-    CpxF y[16];
-    for (int b = 0; b < 4; b++) {
-        CpxF a[4] = {c[b], c[b + 4], c[b + 8], c[b + 12]};
-        fbf4_16(a);
-        for (int k0 = 0; k0 < 4; k0++) {
-            y[4 * b + k0] = b * k0 == 0 ? a[k0] : fmul_16(a[k0], w16[b * k0][0], w16[b * k0][1]);
-        }
-    }
-    for (int k0 = 0; k0 < 4; k0++) {
-        CpxF a[4] = {y[k0], y[4 + k0], y[8 + k0], y[12 + k0]};
-        fbf4_16(a);
-        for (int k1 = 0; k1 < 4; k1++) {
-            c[k0 + 4 * k1] = a[k1];
-        }
-    }
-}
-
 #ifdef FFT_ROW_MOVES
 #define UNWRAP(...) __VA_ARGS__
 
@@ -448,7 +425,7 @@ four_step_f(const Pass *ps, const char *src, char *dst, CpxF *v)
         for (int j1 = 0; j1 < FFT_LANES_F; j1++) {
             c[j1] = load16(src + (j1 * n2 + b) * ss, ss, sgn);
         }
-        dft16(c);
+        dft16_16(c);
         for (int k1 = 0; k1 < FFT_LANES_F; k1++) {
             re[k1] = c[k1].re;
             im[k1] = c[k1].im;
@@ -463,6 +440,105 @@ four_step_f(const Pass *ps, const char *src, char *dst, CpxF *v)
     const CpxF *r = exec_f_16(p->four16, v, v + n2);
     for (int64_t k2 = 0; k2 < n2; k2++) {
         store16(r[k2], sc, sim, dst + FFT_LANES_F * k2 * ds, ds);
+    }
+}
+
+/* m[i], element j = m[j], element i (an 8x8 transpose of floats) */
+LANE_INLINE void
+transpose8f(LanesF8 *m)
+{
+    LanesF8 t[8], u[8];
+    for (int k = 0; k < 8; k += 2) {
+        t[k] = __builtin_shufflevector(m[k], m[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+        t[k + 1] = __builtin_shufflevector(m[k], m[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+    }
+    for (int k = 0; k < 8; k += 4) {
+        for (int h = 0; h < 2; h++) {
+            u[k + 2 * h] = __builtin_shufflevector(t[k + h], t[k + h + 2], 0, 1, 8, 9, 4, 5,
+                                                   12, 13);
+            u[k + 2 * h + 1] = __builtin_shufflevector(t[k + h], t[k + h + 2], 2, 3, 10, 11, 6,
+                                                       7, 14, 15);
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        m[k] = __builtin_shufflevector(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        m[k + 4] = __builtin_shufflevector(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+}
+
+/* 8 points at p (byte stride s) as one block of 8 lanes, im times sgn */
+LANE_INLINE CpxF8
+load8(const char *p, int64_t s, float sgn)
+{
+    if (s == 8) {
+        return row_in8(p, sgn);
+    }
+    float re[8], im[8];
+    for (int t = 0; t < 8; t++) {
+        re[t] = ((const float *)(p + t * s))[0];
+        im[t] = sgn * ((const float *)(p + t * s))[1];
+    }
+    CpxF8 x;
+    memcpy(&x.re, re, sizeof(re));
+    memcpy(&x.im, im, sizeof(im));
+    return x;
+}
+
+/* the 8 points at p (byte stride s) = (re sc, im sim) of x */
+LANE_INLINE void
+store8(CpxF8 x, float sc, float sim, char *p, int64_t s)
+{
+    if (s == 8) {
+        row_out8(x, sc, sim, p);
+        return;
+    }
+    LanesF8 re = x.re * sc, im = x.im * sim;
+    for (int t = 0; t < 8; t++) {
+        float *z = (float *)(p + t * s);
+        z[0] = re[t];
+        z[1] = im[t];
+    }
+}
+
+/* four_step_f in 32-byte vectors, for hosts without AVX-512 (whose clones lower the 64-byte
+ * shuffles of transpose16, split16 and join16 an element at a time through the stack): the
+ * same operations on every lane, 8 columns at a time, and the 16 lanes k1 of the n / 16
+ * point transforms as two halves (k1 < 8, k1 >= 8) of 8, so the same bits.  v: 2 n / 16
+ * blocks of 16 = 4 n / 16 blocks of 8: each half and its work. */
+FFT_F32_CLONES static void
+four_step_f8(const Pass *ps, const char *src, char *dst, CpxF8 *v)
+{
+    const FftPlan *p = ps->plan;
+    const int64_t n2 = p->n / FFT_LANES_F, ss = ps->sstr[ps->d], ds = ps->dstr[ps->d];
+    const float sgn = ps->inverse ? -1.0f : 1.0f, sc = (float)ps->scale, sim = sgn * sc;
+    CpxF8 *half[2] = {v, v + 2 * n2};
+    for (int64_t b = 0; b < n2; b += 8) {   /* columns b .. b + 7 */
+        CpxF8 c[FFT_LANES_F];
+        for (int j1 = 0; j1 < FFT_LANES_F; j1++) {
+            c[j1] = load8(src + (j1 * n2 + b) * ss, ss, sgn);
+        }
+        dft16_8(c);
+        for (int h = 0; h < 2; h++) {   /* lanes k1 = 8 h .. 8 h + 7 */
+            LanesF8 re[8], im[8];
+            for (int k = 0; k < 8; k++) {
+                re[k] = c[8 * h + k].re;
+                im[k] = c[8 * h + k].im;
+            }
+            transpose8f(re);
+            transpose8f(im);
+            for (int t = 0; t < 8; t++) {
+                LanesF8 wr, wi;
+                memcpy(&wr, (const float *)&p->ftwf[b + t].re + 8 * h, sizeof(wr));
+                memcpy(&wi, (const float *)&p->ftwf[b + t].im + 8 * h, sizeof(wi));
+                half[h][b + t] = (CpxF8){re[t] * wr - im[t] * wi, re[t] * wi + im[t] * wr};
+            }
+        }
+    }
+    for (int h = 0; h < 2; h++) {
+        const CpxF8 *r = exec_f_8(p->four16, half[h], half[h] + n2);
+        for (int64_t k2 = 0; k2 < n2; k2++) {
+            store8(r[k2], sc, sim, dst + (FFT_LANES_F * k2 + 8 * h) * ds, ds);
+        }
     }
 }
 #endif
@@ -519,7 +595,11 @@ fft_f32_lines(const Pass *ps, int64_t begin, int64_t end)
     if (ps->kind == PASS_C2C && ps->lines == 1) {
         int64_t so, dof;
         line_offsets(ps, 0, &so, &dof);
-        four_step_f(ps, ps->src + so, ps->dst + dof, v);
+        if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
+            four_step_f(ps, ps->src + so, ps->dst + dof, v);
+        } else {
+            four_step_f8(ps, ps->src + so, ps->dst + dof, (CpxF8 *)v);
+        }
         free(v);
         return 0;
     }

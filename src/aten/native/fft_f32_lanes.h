@@ -20,6 +20,7 @@
 #define fbf4 SFX(fbf4)
 #define fbf5 SFX(fbf5)
 #define fbf8 SFX(fbf8)
+#define dft16 SFX(dft16)
 #define ButterflyF SFX(ButterflyF)
 #define stage_run_f SFX(stage_run_f)
 #define radix2_f SFX(radix2_f)
@@ -105,6 +106,28 @@ fbf8(CT *a)
     for (int k = 0; k < 4; k++) {
         a[k] = fadd(e[k], t[k]);
         a[k + 4] = fsub(e[k], t[k]);
+    }
+}
+
+/* c[k] = sum_j w_16^(j k) c[j] in place: with j = b + 4 a and k = k0 + 4 k1, 4-point DFTs
+ * over a, the twiddles w_16^(b k0), 4-point DFTs over b */
+LANE_INLINE void
+dft16(CT *c)
+{
+    CT y[16];
+    for (int b = 0; b < 4; b++) {
+        CT a[4] = {c[b], c[b + 4], c[b + 8], c[b + 12]};
+        fbf4(a);
+        for (int k0 = 0; k0 < 4; k0++) {
+            y[4 * b + k0] = b * k0 == 0 ? a[k0] : fmul(a[k0], w16[b * k0][0], w16[b * k0][1]);
+        }
+    }
+    for (int k0 = 0; k0 < 4; k0++) {
+        CT a[4] = {y[k0], y[4 + k0], y[8 + k0], y[12 + k0]};
+        fbf4(a);
+        for (int k1 = 0; k1 < 4; k1++) {
+            c[k0 + 4 * k1] = a[k1];
+        }
     }
 }
 
@@ -314,6 +337,7 @@ c2r_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 #undef fbf4
 #undef fbf5
 #undef fbf8
+#undef dft16
 #undef ButterflyF
 #undef stage_run_f
 #undef radix2_f
