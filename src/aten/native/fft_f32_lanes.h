@@ -33,6 +33,7 @@
 #define scatter_f SFX(scatter_f)
 #define c2c_block_f SFX(c2c_block_f)
 #define r2c_block_f SFX(r2c_block_f)
+#define r2c_bin SFX(r2c_bin)
 #define c2r_block_f SFX(c2r_block_f)
 
 /* ---- lane operations and butterflies (the formulas of fft.c's, in float) ---- */
@@ -278,7 +279,20 @@ c2c_block_f(const Pass *ps, const char **src, char **dst, CT *v)
     scatter_f(r, n, sc, sim, dst, ps->dstr[ps->d], 4);
 }
 
-/* R2C of 16 real lines (Note [Real FFT]; v: 3 h + 1 blocks) */
+/* bin k <= h of the R2C of the real lines whose half transform (n = 2 h) is r */
+LANE_INLINE CT
+r2c_bin(const FftPlan *pl, const CT *r, int64_t k)
+{
+    const int64_t h = pl->n / 2;
+    CT a = r[k == h ? 0 : k], b = r[k == 0 ? 0 : h - k];
+    CT e = {(a.re + b.re) * 0.5f, (a.im - b.im) * 0.5f};
+    CT o = {(a.im + b.im) * 0.5f, (b.re - a.re) * 0.5f};   /* (a - conj(b)) / 2i */
+    return k < h ? fadd(e, fmul(o, (float)pl->rtw[k].re, (float)pl->rtw[k].im)) : fsub(e, o);
+}
+
+/* R2C of FW real lines (Note [Real FFT]; v: 3 h + 1 blocks); contiguous one-sided rows take
+ * the bins 8 at a time straight to the lines (x holds the rest, and every bin when the
+ * output is two-sided) */
 FFT_F32_CLONES static void
 r2c_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 {
@@ -288,18 +302,30 @@ r2c_block_f(const Pass *ps, const char **src, char **dst, CT *v)
     CT *x = v + 2 * h;
     gather_f(src, 2 * ss, ss, h, 1.0f, v);
     const CT *r = exec_f(pl->half, v, v + h);
-    for (int64_t k = 0; k <= h; k++) {
-        CT a = r[k == h ? 0 : k], b = r[k == 0 ? 0 : h - k];
-        CT e = {(a.re + b.re) * 0.5f, (a.im - b.im) * 0.5f};
-        CT o = {(a.im + b.im) * 0.5f, (b.re - a.re) * 0.5f};   /* (a - conj(b)) / 2i */
-        x[k] = k < h ? fadd(e, fmul(o, (float)pl->rtw[k].re, (float)pl->rtw[k].im))
-                     : fsub(e, o);
+    int64_t k = 0;
+#ifdef FFT_ROW_MOVES
+    if (ps->out_len == h + 1 && ds == 8) {   /* contiguous one-sided rows: 8 bins a tile */
+        for (; k + 8 <= h + 1; k += 8) {
+            CT t[8];
+            for (int i = 0; i < 8; i++) {
+                t[i] = r2c_bin(pl, r, k + i);
+            }
+            TILE_OUT(t, sc, sc, dst, k * 8);
+        }
     }
-    scatter_f(x, h + 1, sc, sc, dst, ds, 4);
-    for (int64_t k = h + 1; k < ps->out_len; k++) {   /* two-sided: X_k = conj(X_(n-k)) */
-        LT re = x[n - k].re * sc, im = x[n - k].im * -sc;
+#endif
+    for (int64_t j = k; j <= h; j++) {
+        x[j] = r2c_bin(pl, r, j);
+    }
+    char *rest[FW];
+    for (int ln = 0; ln < FW; ln++) {
+        rest[ln] = dst[ln] + k * ds;
+    }
+    scatter_f(x + k, h + 1 - k, sc, sc, rest, ds, 4);
+    for (int64_t j = h + 1; j < ps->out_len; j++) {   /* two-sided: X_j = conj(X_(n-j)) */
+        LT re = x[n - j].re * sc, im = x[n - j].im * -sc;
         for (int ln = 0; ln < FW; ln++) {
-            float *z = (float *)(dst[ln] + k * ds);
+            float *z = (float *)(dst[ln] + j * ds);
             z[0] = re[ln];
             z[1] = im[ln];
         }
@@ -350,6 +376,7 @@ c2r_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 #undef scatter_f
 #undef c2c_block_f
 #undef r2c_block_f
+#undef r2c_bin
 #undef c2r_block_f
 #undef FW
 #undef LT
