@@ -240,10 +240,14 @@ gather_f(const char **src, int64_t ps, int64_t imoff, int64_t n, float sgn, CT *
 }
 
 /* gather_f's inverse: the float at dst[ln] + i ps = re sc, the one imoff bytes on = im sim
- * of r[i], lane ln */
+ * of r[i], lane ln.  The pointers are copied first: stores through them may alias the
+ * caller's array, so GCC reloaded every pointer after every store. */
 LANE_INLINE void
-scatter_f(const CT *r, int64_t n, float sc, float sim, char **dst, int64_t ps, int64_t imoff)
+scatter_f(const CT *r, int64_t n, float sc, float sim, char *const *lines, int64_t ps,
+          int64_t imoff)
 {
+    char *dst[FW];
+    memcpy(dst, lines, sizeof(dst));
     int64_t i = 0;
 #ifdef FFT_ROW_MOVES
     if (imoff == 4 && adjacent_rows(dst, FW)) {
@@ -305,12 +309,14 @@ r2c_block_f(const Pass *ps, const char **src, char **dst, CT *v)
     int64_t k = 0;
 #ifdef FFT_ROW_MOVES
     if (ps->out_len == h + 1 && ds == 8) {   /* contiguous one-sided rows: 8 bins a tile */
+        char *lines[FW];   /* a copy, as in scatter_f */
+        memcpy(lines, dst, sizeof(lines));
         for (; k + 8 <= h + 1; k += 8) {
             CT t[8];
             for (int i = 0; i < 8; i++) {
                 t[i] = r2c_bin(pl, r, k + i);
             }
-            TILE_OUT(t, sc, sc, dst, k * 8);
+            TILE_OUT(t, sc, sc, lines, k * 8);
         }
     }
 #endif
