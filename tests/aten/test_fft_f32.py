@@ -225,3 +225,22 @@ def test_hosts_give_the_same_bits(tmp_path):
     assert len(native.files) == 18
     for k in native.files:
         np.testing.assert_array_equal(native[k], avx2[k])
+
+
+@pytest.mark.parametrize("n", [16, 24, 40, 64, 128, 1024, 2048, 4096, 8192])
+def test_last_stage_to_the_lines(n):
+    # contiguous output rows take the last stage's outputs straight from it where that
+    # stage's l (n over its radix) is a multiple of 8 and not of 512 (fft: n = 24, 40, 64,
+    # 128, 1024; irfft, whose half transform has n / 2 points: n = 64, 128, 1024, 2048), and
+    # through the buffer otherwise (fft: 16, 2048, 4096, 8192; irfft: 16, 24, 40, 4096, 8192)
+    # and along dim 0 always: the same bits
+    gen = np.random.default_rng(n)
+    a = (gen.standard_normal((9, n)) + 1j * gen.standard_normal((9, n))).astype(np.complex64)
+    got = ptl.fft.fft(ptl.tensor(a)).numpy()
+    np.testing.assert_array_equal(got, ptl.fft.fft(ptl.tensor(a.T.copy()), dim=0).numpy().T)
+    assert rel_err(got, np.fft.fft(a.astype(np.complex128))) <= BOUND["smooth"]
+    half = a[:, : n // 2 + 1]
+    got = ptl.fft.irfft(ptl.tensor(half), n=n).numpy()
+    np.testing.assert_array_equal(
+        got, ptl.fft.irfft(ptl.tensor(half.T.copy()), n=n, dim=0).numpy().T)
+    assert rel_err(got, np.fft.irfft(half.astype(np.complex128), n=n)) <= BOUND["smooth"]

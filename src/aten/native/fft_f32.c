@@ -437,7 +437,7 @@ four_step_f(const Pass *ps, const char *src, char *dst, CpxF *v)
             v[b + t] = (CpxF){re[t] * w.re - im[t] * w.im, re[t] * w.im + im[t] * w.re};
         }
     }
-    const CpxF *r = exec_f_16(p->four16, v, v + n2);
+    const CpxF *r = exec_f_16(p->four16, p->four16->fnstages, v, v + n2);
     for (int64_t k2 = 0; k2 < n2; k2++) {
         store16(r[k2], sc, sim, dst + FFT_LANES_F * k2 * ds, ds);
     }
@@ -535,7 +535,7 @@ four_step_f8(const Pass *ps, const char *src, char *dst, CpxF8 *v)
         }
     }
     for (int h = 0; h < 2; h++) {
-        const CpxF8 *r = exec_f_8(p->four16, half[h], half[h] + n2);
+        const CpxF8 *r = exec_f_8(p->four16, p->four16->fnstages, half[h], half[h] + n2);
         for (int64_t k2 = 0; k2 < n2; k2++) {
             store8(r[k2], sc, sim, dst + (FFT_LANES_F * k2 + 8 * h) * ds, ds);
         }

@@ -29,6 +29,9 @@
 #define radix5_f SFX(radix5_f)
 #define radix8_f SFX(radix8_f)
 #define exec_f SFX(exec_f)
+#define stage_out_fuses SFX(stage_out_fuses)
+#define stage_out_f SFX(stage_out_f)
+#define last_stage_f SFX(last_stage_f)
 #define gather_f SFX(gather_f)
 #define scatter_f SFX(scatter_f)
 #define c2c_block_f SFX(c2c_block_f)
@@ -188,13 +191,14 @@ DEFINE_RADIX_F(radix5_f, 5, fbf5)
 DEFINE_RADIX_F(radix8_f, 8, fbf8)
 #undef DEFINE_RADIX_F
 
-/* The forward DFT of 16 lines in lane blocks v[0..n) by p's float stages, work the same
- * size.  Returns the buffer (v or work) that holds the result. */
+/* The first ns of p's float stages (all of them: the forward DFT of FW lines in lane blocks
+ * v[0..n)) over v, work the same size.  Returns the buffer (v or work) that holds the
+ * result. */
 static CT *
-exec_f(const FftPlan *p, CT *v, CT *work)
+exec_f(const FftPlan *p, int ns, CT *v, CT *work)
 {
     CT *in = v, *out = work;
-    for (int s = 0; s < p->fnstages; s++) {
+    for (int s = 0; s < ns; s++) {
         const StageF *st = &p->fstages[s];
         switch (st->p) {
         case 2: radix2_f(st, in, out); break;
@@ -270,17 +274,90 @@ scatter_f(const CT *r, int64_t n, float sc, float sim, char *const *lines, int64
 }
 
 
+/* ---- the last stage storing its own points ---- */
+
+/* Where the lines take their points 8 bytes apart, the last stage (r = 1) writes its outputs
+ * as tiles of 8 points straight to the lines: one pass over the block less than a stage and
+ * scatter_f (the same operations in the same order on every lane: the same bits).  Not
+ * where the p tiles of a line lie a multiple of 4 KB apart (l % 512 == 0): all p FW of them
+ * then fall in the same sets of the L1 (one thread, fft 16x4096 complex64 142 -> 174 us);
+ * nor the first stage reading its tiles from the lines, which was slower at every length
+ * tried (rfft 64x1024 float32 67 -> 105 us, fft 16x4096 142 -> 251 us). */
+#ifdef FFT_ROW_MOVES
+static int
+stage_out_fuses(const FftPlan *p)
+{
+    if (p->fnstages == 0) {
+        return 0;
+    }
+    const int64_t l = p->fstages[p->fnstages - 1].l;
+    return l % 8 == 0 && l % 512 != 0;
+}
+
+/* stage_run_f of the last stage, its output v l + j to lines[ln] + 8 (v l + j) as (re sc,
+ * im sim) */
+LANE_INLINE void
+stage_out_f(const StageF *st, const CT *in, char *const *lines, float sc, float sim,
+            const int p, ButterflyF bf)
+{
+    char *dst[FW];   /* a copy, as in scatter_f */
+    memcpy(dst, lines, sizeof(dst));
+    const int64_t l = st->l;
+    for (int64_t j0 = 0; j0 < l; j0 += 8) {
+        CT t[8][8];   /* [v][j - j0] */
+        for (int i = 0; i < 8; i++) {
+            const int64_t j = j0 + i;
+            const CT *src = in + j * p;
+            const float *w = st->tw + 2 * j * (p - 1);
+            CT a[8];
+            for (int q = 0; q < p; q++) {
+                a[q] = j == 0 || q == 0 ? src[q] : fmul(src[q], w[2 * q - 2], w[2 * q - 1]);
+            }
+            bf(a);
+            for (int v = 0; v < p; v++) {
+                t[v][i] = a[v];
+            }
+        }
+        for (int v = 0; v < p; v++) {
+            TILE_OUT(t[v], sc, sim, dst, (v * l + j0) * 8);
+        }
+    }
+}
+
+/* stage_out_f for the plan's radix */
+FFT_F32_CLONES static void
+last_stage_f(const FftPlan *p, const CT *in, char **dst, float sc, float sim)
+{
+    const StageF *st = &p->fstages[p->fnstages - 1];
+    switch (st->p) {
+    case 2: stage_out_f(st, in, dst, sc, sim, 2, fbf2); break;
+    case 3: stage_out_f(st, in, dst, sc, sim, 3, fbf3); break;
+    case 4: stage_out_f(st, in, dst, sc, sim, 4, fbf4); break;
+    case 5: stage_out_f(st, in, dst, sc, sim, 5, fbf5); break;
+    default: stage_out_f(st, in, dst, sc, sim, 8, fbf8); break;
+    }
+}
+#endif
+
+
 /* ---- blocks of 16 lines ---- */
 
 /* C2C of the lines src[0..16) into dst[0..16) (v: 2 n blocks) */
 FFT_F32_CLONES static void
 c2c_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 {
-    const int64_t n = ps->plan->n;
+    const FftPlan *p = ps->plan;
+    const int64_t n = p->n, ss = ps->sstr[ps->d], ds = ps->dstr[ps->d];
     const float sgn = ps->inverse ? -1.0f : 1.0f, sc = (float)ps->scale, sim = sgn * sc;
-    gather_f(src, ps->sstr[ps->d], 4, n, sgn, v);
-    const CT *r = exec_f(ps->plan, v, v + n);
-    scatter_f(r, n, sc, sim, dst, ps->dstr[ps->d], 4);
+    gather_f(src, ss, 4, n, sgn, v);
+#ifdef FFT_ROW_MOVES
+    if (ds == 8 && stage_out_fuses(p)) {
+        last_stage_f(p, exec_f(p, p->fnstages - 1, v, v + n), dst, sc, sim);
+        return;
+    }
+#endif
+    const CT *r = exec_f(p, p->fnstages, v, v + n);
+    scatter_f(r, n, sc, sim, dst, ds, 4);
 }
 
 /* bin k <= h of the R2C of the real lines whose half transform (n = 2 h) is r */
@@ -305,7 +382,7 @@ r2c_block_f(const Pass *ps, const char **src, char **dst, CT *v)
     const float sc = (float)ps->scale;
     CT *x = v + 2 * h;
     gather_f(src, 2 * ss, ss, h, 1.0f, v);
-    const CT *r = exec_f(pl->half, v, v + h);
+    const CT *r = exec_f(pl->half, pl->half->fnstages, v, v + h);
     int64_t k = 0;
 #ifdef FFT_ROW_MOVES
     if (ps->out_len == h + 1 && ds == 8) {   /* contiguous one-sided rows: 8 bins a tile */
@@ -355,8 +432,16 @@ c2r_block_f(const Pass *ps, const char **src, char **dst, CT *v)
         CT sum = fadd(a, b);
         z[k] = (CT){sum.re - d.im, -(sum.im + d.re)};   /* conj(sum + i d) */
     }
-    const CT *r = exec_f(pl->half, z, z + h);
-    scatter_f(r, h, sc, -sc, dst, 2 * ds, ds);   /* (y_2j, y_2j+1) = conj(F(conj(Z)))_j */
+    /* (y_2j, y_2j+1) = conj(F(conj(Z)))_j */
+#ifdef FFT_ROW_MOVES
+    if (ds == 4 && stage_out_fuses(pl->half)) {   /* pairs of points 8 bytes apart */
+        const int ns = pl->half->fnstages;
+        last_stage_f(pl->half, exec_f(pl->half, ns - 1, z, z + h), dst, sc, -sc);
+        return;
+    }
+#endif
+    const CT *r = exec_f(pl->half, pl->half->fnstages, z, z + h);
+    scatter_f(r, h, sc, -sc, dst, 2 * ds, ds);
 }
 
 #undef fmul
@@ -378,6 +463,9 @@ c2r_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 #undef radix5_f
 #undef radix8_f
 #undef exec_f
+#undef stage_out_fuses
+#undef stage_out_f
+#undef last_stage_f
 #undef gather_f
 #undef scatter_f
 #undef c2c_block_f
