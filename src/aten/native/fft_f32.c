@@ -22,6 +22,13 @@
  * float stages of the plan of n / 16 (four16).  Other lines alone, and every pass of other
  * lengths or of mixed precision, keep fft.c's double path and its bits.
  *
+ * On AVX2 (no AVX-512) nothing runs in 64-byte vectors, whose shuffles GCC lowers there an
+ * element at a time through the stack: blocks of 8 only, moved by 4x4 transposes of 32-byte
+ * rows (tile_in8), and the four-step 8 columns at a time with the 16 lanes of n / 16 as two
+ * halves of 8 (four_step_f8).  The last stage writes contiguous output lines itself and
+ * rfft's one-sided rows take their bins 8 at a time (fft_f32_lanes.h).  All of these are
+ * the same operations on each lane: the same bits on every host.
+ *
  * The error is float32 arithmetic's: against NumPy's float64 on the same float32 inputs,
  * at most 1.5e-7 of the result's norm (Frobenius) up to 65536 points where PyTorch 2.13
  * (pocketfft in float32) gives 1.6e-7 to 1.9e-7 on the same inputs; per input ours is
@@ -374,6 +381,16 @@ transpose16(LanesF *m)
 #undef TRANSPOSE_STEP
 #undef UNWRAP
 
+/* re[t] and im[t] sgn: the complex64 at p + t s, t < w */
+LANE_INLINE void
+strided_points(const char *p, int64_t s, float sgn, int w, float *re, float *im)
+{
+    for (int t = 0; t < w; t++) {
+        re[t] = ((const float *)(p + t * s))[0];
+        im[t] = sgn * ((const float *)(p + t * s))[1];
+    }
+}
+
 /* the 16 points at p (byte stride s) as one block, im times sgn */
 LANE_INLINE CpxF
 load16(const char *p, int64_t s, float sgn)
@@ -384,10 +401,7 @@ load16(const char *p, int64_t s, float sgn)
         return split16(f, sgn);
     }
     float re[FFT_LANES_F], im[FFT_LANES_F];
-    for (int t = 0; t < FFT_LANES_F; t++) {
-        re[t] = ((const float *)(p + t * s))[0];
-        im[t] = sgn * ((const float *)(p + t * s))[1];
-    }
+    strided_points(p, s, sgn, FFT_LANES_F, re, im);
     CpxF x;
     memcpy(&x.re, re, sizeof(re));
     memcpy(&x.im, im, sizeof(im));
@@ -474,10 +488,7 @@ load8(const char *p, int64_t s, float sgn)
         return row_in8(p, sgn);
     }
     float re[8], im[8];
-    for (int t = 0; t < 8; t++) {
-        re[t] = ((const float *)(p + t * s))[0];
-        im[t] = sgn * ((const float *)(p + t * s))[1];
-    }
+    strided_points(p, s, sgn, 8, re, im);
     CpxF8 x;
     memcpy(&x.re, re, sizeof(re));
     memcpy(&x.im, im, sizeof(im));
