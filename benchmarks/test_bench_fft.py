@@ -1,8 +1,8 @@
 """FFT benchmarks (Note [FFT kernel] in src/aten/native/fft.c, Note [FFT float32] in
-fft_f32.c): fft of 1024 and 4096 complex64 points (a batch of 64 lines and one line), rfft
-of 2^16 float32, fft2 of 256x256 complex64, and rfft / irfft of a batch of 64 float32 lines
-of 1024 points.  Each group runs pytorchlite, NumPy and (when installed) PyTorch on the
-same data.
+fft_f32.c): fft of 1024 and 4096 complex64 points (a batch of 64 lines and one line) and
+of 64 lines of 1000 points (not a power of two), rfft of 2^16 float32, fft2 of 256x256
+complex64, and rfft / irfft of a batch of 64 float32 lines of 1024 points.  Each group runs
+pytorchlite, NumPy and (when installed) PyTorch on the same data.
 
     taskset -c 1 /work/venv-torch/bin/python -m pytest benchmarks/test_bench_fft.py \
         --benchmark-enable -q
@@ -22,7 +22,7 @@ def fft_of(impl, name):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize("shape", [(1024,), (64, 1024), (4096,), (16, 4096)])
+@pytest.mark.parametrize("shape", [(1024,), (64, 1024), (4096,), (16, 4096), (64, 1000)])
 def test_fft_complex64(benchmark, impl, shape):
     benchmark.group = f"fft {shape} complex64"
     benchmark(fft_of(impl, "fft"), make(impl, crandn(shape)))

@@ -11,17 +11,22 @@ wrong butterfly constant gives errors of 1e-4 or more.  Where torch is installed
 input is also checked against torch's error on it.
 
 The paths change with the number of lines (1: the four-step or the double path; more:
-blocks of 8 lines, or of 16 where the lines lie 8 bytes apart, the last block of a task
-filled up with copies of its last line), with the length
+blocks of 8 lines, or on AVX-512 hosts of 16 where the lines lie 8 bytes apart, the last
+block of a task filled up with copies of its last line), with the host (without AVX-512
+the four-step runs in 32-byte vectors, 8 columns at a time), with the length
 (n % 256 == 0: the four-step; the float radices 8 .. 8 4 4 / 4 / 2, 3, 5; a factor above 5:
 the double path) and with the split of lines over threads (FFT_GRAIN_POINTS = 16384 points
 per task); the tests run at and across each, on 1 and 2 threads, and check that a line's
 bits do not depend on its block (either width), its task or its layout."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import num_threads, torch
+from helpers import ROOT, num_threads, skip_native_capability, torch
 
 C64 = ptl.complex64
 # 2x PyTorch's worst error on the size class (see the docstring)
@@ -171,3 +176,71 @@ def test_special_values_stay_in_their_lines():
     clean = [i for i in range(16) if i not in (3, 9)]
     np.testing.assert_array_equal(got[clean], np.fft.fft(a[clean]).astype(np.complex64))
     assert not np.isfinite(got[3]).all() and np.isnan(got[9]).all()
+
+
+@pytest.mark.parametrize("n", [2, 4, 12, 14, 16, 18, 30, 32, 34, 48, 1024])
+def test_one_sided_rows_match_the_two_sided_transform(n):
+    # rfft's contiguous one-sided rows take the bins 8 at a time straight to the lines and
+    # the last (n / 2 + 1) % 8 through the buffer; fft of the same float32 lines (two-sided)
+    # and rfft along dim 0 take every bin through the buffer: the same bits.  n / 2 + 1 = 2,
+    # 3, 7, 8, 9, 10, 16, 17, 18, 25, 513 (under, at and across a tile of 8)
+    gen = np.random.default_rng(n)
+    r = gen.standard_normal((11, n)).astype(np.float32)
+    one = ptl.fft.rfft(ptl.tensor(r)).numpy()
+    assert one.shape == (11, n // 2 + 1)
+    np.testing.assert_array_equal(one, ptl.fft.fft(ptl.tensor(r)).numpy()[:, : n // 2 + 1])
+    np.testing.assert_array_equal(one, ptl.fft.rfft(ptl.tensor(r.T.copy()), dim=0).numpy().T)
+    assert rel_err(one, np.fft.rfft(r.astype(np.float64))) <= BOUND["pow2" if n & (n - 1) == 0
+                                                                     else "smooth"]
+
+
+CHILD = """
+import sys, numpy as np, pytorchlite as ptl
+gen = np.random.default_rng(3)
+out = []
+for n in (256, 512, 768, 1024, 4096):   # a line alone: the four-step over 16
+    a = (gen.standard_normal(n) + 1j * gen.standard_normal(n)).astype(np.complex64)
+    out += [ptl.fft.fft(ptl.tensor(a)).numpy(), ptl.fft.ifft(ptl.tensor(a)).numpy()]
+for lines in (9, 16, 17, 33):   # lines 8 bytes apart: blocks of 16 on AVX-512 hosts
+    a = gen.standard_normal((64, lines)) + 1j * gen.standard_normal((64, lines))
+    out.append(ptl.fft.fft(ptl.tensor(a.astype(np.complex64)), dim=0).numpy())
+    out.append(ptl.fft.rfft(ptl.tensor(a.real.astype(np.float32)), dim=0).numpy())
+np.savez(sys.argv[1], *out)
+"""
+
+
+def test_hosts_give_the_same_bits(tmp_path):
+    # Without AVX-512 (PTL_CPU_CAPABILITY=avx2 in a child on an AVX-512 host) the four-step
+    # runs 8 columns at a time and lines 8 bytes apart run in blocks of 8: the same bits
+    skip_native_capability("avx2")
+    skip_native_capability("default")
+    files = []
+    for cap in (None, "avx2"):
+        env = dict(os.environ)
+        if cap is not None:
+            env["PTL_CPU_CAPABILITY"] = cap
+        files.append(str(tmp_path / f"{cap}.npz"))
+        subprocess.run([sys.executable, "-c", CHILD, files[-1]], env=env, cwd=ROOT, check=True)
+    native, avx2 = np.load(files[0]), np.load(files[1])
+    assert len(native.files) == 18
+    for k in native.files:
+        np.testing.assert_array_equal(native[k], avx2[k])
+
+
+@pytest.mark.parametrize("n", [16, 24, 40, 64, 128, 1024, 2048, 4096, 8192])
+def test_last_stage_to_the_lines(n):
+    # contiguous output rows take the last stage's outputs straight from it where that
+    # stage's l (n over its radix) is a multiple of 8 and not of 512 (fft: n = 24, 40, 64,
+    # 128, 1024; irfft, whose half transform has n / 2 points: n = 64, 128, 1024, 2048), and
+    # through the buffer otherwise (fft: 16, 2048, 4096, 8192; irfft: 16, 24, 40, 4096, 8192)
+    # and along dim 0 always: the same bits
+    gen = np.random.default_rng(n)
+    a = (gen.standard_normal((9, n)) + 1j * gen.standard_normal((9, n))).astype(np.complex64)
+    got = ptl.fft.fft(ptl.tensor(a)).numpy()
+    np.testing.assert_array_equal(got, ptl.fft.fft(ptl.tensor(a.T.copy()), dim=0).numpy().T)
+    assert rel_err(got, np.fft.fft(a.astype(np.complex128))) <= BOUND["smooth"]
+    half = a[:, : n // 2 + 1]
+    got = ptl.fft.irfft(ptl.tensor(half), n=n).numpy()
+    np.testing.assert_array_equal(
+        got, ptl.fft.irfft(ptl.tensor(half.T.copy()), n=n, dim=0).numpy().T)
+    assert rel_err(got, np.fft.irfft(half.astype(np.complex128), n=n)) <= BOUND["smooth"]

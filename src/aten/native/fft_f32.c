@@ -22,6 +22,13 @@
  * float stages of the plan of n / 16 (four16).  Other lines alone, and every pass of other
  * lengths or of mixed precision, keep fft.c's double path and its bits.
  *
+ * On AVX2 (no AVX-512) nothing runs in 64-byte vectors, whose shuffles GCC lowers there an
+ * element at a time through the stack: blocks of 8 only, moved by 4x4 transposes of 32-byte
+ * rows (tile_in8), and the four-step 8 columns at a time with the 16 lanes of n / 16 as two
+ * halves of 8 (four_step_f8).  The last stage writes contiguous output lines itself and
+ * rfft's one-sided rows take their bins 8 at a time (fft_f32_lanes.h).  All of these are
+ * the same operations on each lane: the same bits on every host.
+ *
  * The error is float32 arithmetic's: against NumPy's float64 on the same float32 inputs,
  * at most 1.5e-7 of the result's norm (Frobenius) up to 65536 points where PyTorch 2.13
  * (pocketfft in float32) gives 1.6e-7 to 1.9e-7 on the same inputs; per input ours is
@@ -31,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../loops.h"
 #include "fft_impl.h"
@@ -75,21 +83,159 @@ join16(CpxF x, float sc, float sim, Floats16 *f)
                                    30, 15, 31);
 }
 
-/* split16 and join16 for 8 complex64 in f[0] */
-LANE_INLINE CpxF8
-split8(const Floats16 *f, float sgn)
+/* the row of 16 complex64 at p as a block, im times sgn; the block as that row, (re sc,
+ * im sim) */
+LANE_INLINE CpxF
+row_in16(const char *p, float sgn)
 {
-    LanesF8 re = __builtin_shufflevector(f[0], f[0], 0, 2, 4, 6, 8, 10, 12, 14);
-    LanesF8 im = __builtin_shufflevector(f[0], f[0], 1, 3, 5, 7, 9, 11, 13, 15);
-    return (CpxF8){re, im * sgn};
+    Floats16 f[2];
+    memcpy(f, p, sizeof(f));
+    return split16(f, sgn);
 }
 
 LANE_INLINE void
-join8(CpxF8 x, float sc, float sim, Floats16 *f)
+row_out16(CpxF x, float sc, float sim, char *p)
+{
+    Floats16 f[2];
+    join16(x, sc, sim, f);
+    memcpy(p, f, sizeof(f));
+}
+
+/* v[t], lane ln = the complex64 at src[ln] + off + 8 t, t < 8, im times sgn: two 8x8
+ * transposes of 64-bit words (64-byte vectors: the AVX-512 clone's; blocks of 16 run on
+ * AVX-512 hosts only, fft_f32_lines) */
+LANE_INLINE void
+tile_in16(const char **src, int64_t off, float sgn, CpxF *v)
+{
+    Words m[2][8];
+    for (int h = 0; h < 2; h++) {
+        for (int ln = 0; ln < 8; ln++) {
+            memcpy(&m[h][ln], src[8 * h + ln] + off, sizeof(Words));
+        }
+        transpose8(m[h]);
+    }
+    for (int t = 0; t < 8; t++) {
+        Floats16 f[2] = {(Floats16)m[0][t], (Floats16)m[1][t]};
+        v[t] = split16(f, sgn);
+    }
+}
+
+/* tile_in16's inverse: the complex64 at dst[ln] + off + 8 t = (re sc, im sim) of r[t] */
+LANE_INLINE void
+tile_out16(const CpxF *r, float sc, float sim, char **dst, int64_t off)
+{
+    Words m[2][8];
+    for (int t = 0; t < 8; t++) {
+        Floats16 f[2];
+        join16(r[t], sc, sim, f);
+        m[0][t] = (Words)f[0];
+        m[1][t] = (Words)f[1];
+    }
+    for (int h = 0; h < 2; h++) {
+        transpose8(m[h]);
+        for (int ln = 0; ln < 8; ln++) {
+            memcpy(dst[8 * h + ln] + off, &m[h][ln], sizeof(Words));
+        }
+    }
+}
+
+/* Blocks of 8 move with 32-byte vectors only: on AVX2, GCC lowers the shuffles of 64-byte
+ * vectors (split8 of a Floats16, transpose8 of Words) an element at a time through the
+ * stack, which took most of c2c_block_f_8's time (one thread, fft 64x1024 complex64 ~500
+ * -> see docs/performance.md).  Every move is a permutation: the same bits either way. */
+typedef long long Words4 __attribute__((vector_size(32)));
+
+/* (re, im sgn) of the 8 complex64 in a (points 0 .. 3) and b (4 .. 7) */
+LANE_INLINE CpxF8
+split8(Floats8 a, Floats8 b, float sgn)
+{
+    LanesF8 re = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+    LanesF8 im = __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
+    return (CpxF8){re, im * sgn};
+}
+
+/* split8's inverse: (re sc, im sim) of x as 8 complex64 in f[0] and f[1] */
+LANE_INLINE void
+join8(CpxF8 x, float sc, float sim, Floats8 *f)
 {
     LanesF8 re = x.re * sc, im = x.im * sim;
-    f[0] = __builtin_shufflevector(re, im, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7,
-                                   15);
+    f[0] = __builtin_shufflevector(re, im, 0, 8, 1, 9, 2, 10, 3, 11);
+    f[1] = __builtin_shufflevector(re, im, 4, 12, 5, 13, 6, 14, 7, 15);
+}
+
+/* 32 bytes of a line, loaded and stored as one vector: never through an array a memcpy
+ * writes into, whose 32-byte loads GCC's AVX2 clone made from two 16-byte stores (a stalled
+ * store forward) */
+typedef long long Words4u __attribute__((vector_size(32), aligned(4), may_alias));
+
+LANE_INLINE CpxF8
+row_in8(const char *p, float sgn)
+{
+    return split8((Floats8) * (const Words4u *)p, (Floats8) * (const Words4u *)(p + 32), sgn);
+}
+
+LANE_INLINE void
+row_out8(CpxF8 x, float sc, float sim, char *p)
+{
+    Floats8 f[2];
+    join8(x, sc, sim, f);
+    *(Words4u *)p = (Words4)f[0];
+    *(Words4u *)(p + 32) = (Words4)f[1];
+}
+
+/* m[t], word r = m[r], word t (a 4x4 transpose of 64-bit words) */
+LANE_INLINE void
+transpose4(Words4 *m)
+{
+    Words4 t0 = __builtin_shufflevector(m[0], m[1], 0, 4, 2, 6);
+    Words4 t1 = __builtin_shufflevector(m[0], m[1], 1, 5, 3, 7);
+    Words4 t2 = __builtin_shufflevector(m[2], m[3], 0, 4, 2, 6);
+    Words4 t3 = __builtin_shufflevector(m[2], m[3], 1, 5, 3, 7);
+    m[0] = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
+    m[1] = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+    m[2] = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+    m[3] = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+}
+
+/* tile_in16 for 8 lines: per 4 points, the 4x4 transposes of lines 0 .. 3 (a) and 4 .. 7 (b) */
+LANE_INLINE void
+tile_in8(const char **src, int64_t off, float sgn, CpxF8 *v)
+{
+    for (int q = 0; q < 2; q++) {
+        const int64_t o = off + 32 * q;
+        Words4 a[4], b[4];
+        for (int ln = 0; ln < 4; ln++) {
+            a[ln] = *(const Words4u *)(src[ln] + o);
+            b[ln] = *(const Words4u *)(src[4 + ln] + o);
+        }
+        transpose4(a);
+        transpose4(b);
+        for (int k = 0; k < 4; k++) {
+            v[4 * q + k] = split8((Floats8)a[k], (Floats8)b[k], sgn);
+        }
+    }
+}
+
+/* tile_in8's inverse */
+LANE_INLINE void
+tile_out8(const CpxF8 *r, float sc, float sim, char **dst, int64_t off)
+{
+    for (int q = 0; q < 2; q++) {
+        const int64_t o = off + 32 * q;
+        Words4 a[4], b[4];
+        for (int k = 0; k < 4; k++) {
+            Floats8 f[2];
+            join8(r[4 * q + k], sc, sim, f);
+            a[k] = (Words4)f[0];
+            b[k] = (Words4)f[1];
+        }
+        transpose4(a);
+        transpose4(b);
+        for (int ln = 0; ln < 4; ln++) {
+            *(Words4u *)(dst[ln] + o) = a[ln];
+            *(Words4u *)(dst[4 + ln] + o) = b[ln];
+        }
+    }
 }
 #endif
 
@@ -105,20 +251,38 @@ adjacent_rows(char *const *p, int w)
     return 1;
 }
 
+/* w_16^m, m < 10 (the products b k0 of dft16) */
+static const float w16[10][2] = {
+    {1.0f, 0.0f},
+    {0.92387953251128675613f, -0.38268343236508977173f},
+    {0.70710678118654752440f, -0.70710678118654752440f},
+    {0.38268343236508977173f, -0.92387953251128675613f},
+    {0.0f, -1.0f},
+    {-0.38268343236508977173f, -0.92387953251128675613f},
+    {-0.70710678118654752440f, -0.70710678118654752440f},
+    {-0.92387953251128675613f, -0.38268343236508977173f},
+    {-1.0f, 0.0f},
+    {-0.92387953251128675613f, 0.38268343236508977173f},
+};
+
 #define FW 16
 #define LT LanesF
 #define CT CpxF
 #define SFX(NAME) NAME##_16
-#define SPLIT split16
-#define JOIN join16
+#define ROW_IN row_in16
+#define ROW_OUT row_out16
+#define TILE_IN tile_in16
+#define TILE_OUT tile_out16
 #include "fft_f32_lanes.h"
 
 #define FW 8
 #define LT LanesF8
 #define CT CpxF8
 #define SFX(NAME) NAME##_8
-#define SPLIT split8
-#define JOIN join8
+#define ROW_IN row_in8
+#define ROW_OUT row_out8
+#define TILE_IN tile_in8
+#define TILE_OUT tile_out8
 #include "fft_f32_lanes.h"
 
 /* The float stages of p (n = 2^e 3^a 5^b): radix 8 while three factors 2 are left, then 4 4,
@@ -184,43 +348,6 @@ fft_f32_plan(FftPlan *p)
 }
 
 /* ---- a line alone: the four-step over 16 ---- */
-
-/* w_16^m, m < 10 (the products b k0 of dft16) */
-static const float w16[10][2] = {
-    {1.0f, 0.0f},
-    {0.92387953251128675613f, -0.38268343236508977173f},
-    {0.70710678118654752440f, -0.70710678118654752440f},
-    {0.38268343236508977173f, -0.92387953251128675613f},
-    {0.0f, -1.0f},
-    {-0.38268343236508977173f, -0.92387953251128675613f},
-    {-0.70710678118654752440f, -0.70710678118654752440f},
-    {-0.92387953251128675613f, -0.38268343236508977173f},
-    {-1.0f, 0.0f},
-    {-0.92387953251128675613f, 0.38268343236508977173f},
-};
-
-/* c[k] = sum_j w_16^(j k) c[j] in place: with j = b + 4 a and k = k0 + 4 k1, 4-point DFTs
- * over a, the twiddles w_16^(b k0), 4-point DFTs over b */
-LANE_INLINE void
-dft16(CpxF *c)
-{
-    CpxF y[16];
-    for (int b = 0; b < 4; b++) {
-        CpxF a[4] = {c[b], c[b + 4], c[b + 8], c[b + 12]};
-        fbf4_16(a);
-        for (int k0 = 0; k0 < 4; k0++) {
-            y[4 * b + k0] = b * k0 == 0 ? a[k0] : fmul_16(a[k0], w16[b * k0][0], w16[b * k0][1]);
-        }
-    }
-    for (int k0 = 0; k0 < 4; k0++) {
-        CpxF a[4] = {y[k0], y[4 + k0], y[8 + k0], y[12 + k0]};
-        fbf4_16(a);
-        for (int k1 = 0; k1 < 4; k1++) {
-            c[k0 + 4 * k1] = a[k1];
-        }
-    }
-}
-
 #ifdef FFT_ROW_MOVES
 #define UNWRAP(...) __VA_ARGS__
 
@@ -254,6 +381,16 @@ transpose16(LanesF *m)
 #undef TRANSPOSE_STEP
 #undef UNWRAP
 
+/* re[t] and im[t] sgn: the complex64 at p + t s, t < w */
+LANE_INLINE void
+strided_points(const char *p, int64_t s, float sgn, int w, float *re, float *im)
+{
+    for (int t = 0; t < w; t++) {
+        re[t] = ((const float *)(p + t * s))[0];
+        im[t] = sgn * ((const float *)(p + t * s))[1];
+    }
+}
+
 /* the 16 points at p (byte stride s) as one block, im times sgn */
 LANE_INLINE CpxF
 load16(const char *p, int64_t s, float sgn)
@@ -264,10 +401,7 @@ load16(const char *p, int64_t s, float sgn)
         return split16(f, sgn);
     }
     float re[FFT_LANES_F], im[FFT_LANES_F];
-    for (int t = 0; t < FFT_LANES_F; t++) {
-        re[t] = ((const float *)(p + t * s))[0];
-        im[t] = sgn * ((const float *)(p + t * s))[1];
-    }
+    strided_points(p, s, sgn, FFT_LANES_F, re, im);
     CpxF x;
     memcpy(&x.re, re, sizeof(re));
     memcpy(&x.im, im, sizeof(im));
@@ -305,7 +439,7 @@ four_step_f(const Pass *ps, const char *src, char *dst, CpxF *v)
         for (int j1 = 0; j1 < FFT_LANES_F; j1++) {
             c[j1] = load16(src + (j1 * n2 + b) * ss, ss, sgn);
         }
-        dft16(c);
+        dft16_16(c);
         for (int k1 = 0; k1 < FFT_LANES_F; k1++) {
             re[k1] = c[k1].re;
             im[k1] = c[k1].im;
@@ -317,9 +451,105 @@ four_step_f(const Pass *ps, const char *src, char *dst, CpxF *v)
             v[b + t] = (CpxF){re[t] * w.re - im[t] * w.im, re[t] * w.im + im[t] * w.re};
         }
     }
-    const CpxF *r = exec_f_16(p->four16, v, v + n2);
+    const CpxF *r = exec_f_16(p->four16, p->four16->fnstages, v, v + n2);
     for (int64_t k2 = 0; k2 < n2; k2++) {
         store16(r[k2], sc, sim, dst + FFT_LANES_F * k2 * ds, ds);
+    }
+}
+
+/* m[i], element j = m[j], element i (an 8x8 transpose of floats) */
+LANE_INLINE void
+transpose8f(LanesF8 *m)
+{
+    LanesF8 t[8], u[8];
+    for (int k = 0; k < 8; k += 2) {
+        t[k] = __builtin_shufflevector(m[k], m[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+        t[k + 1] = __builtin_shufflevector(m[k], m[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+    }
+    for (int k = 0; k < 8; k += 4) {
+        for (int h = 0; h < 2; h++) {
+            u[k + 2 * h] = __builtin_shufflevector(t[k + h], t[k + h + 2], 0, 1, 8, 9, 4, 5,
+                                                   12, 13);
+            u[k + 2 * h + 1] = __builtin_shufflevector(t[k + h], t[k + h + 2], 2, 3, 10, 11, 6,
+                                                       7, 14, 15);
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        m[k] = __builtin_shufflevector(u[k], u[k + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        m[k + 4] = __builtin_shufflevector(u[k], u[k + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+}
+
+/* 8 points at p (byte stride s) as one block of 8 lanes, im times sgn */
+LANE_INLINE CpxF8
+load8(const char *p, int64_t s, float sgn)
+{
+    if (s == 8) {
+        return row_in8(p, sgn);
+    }
+    float re[8], im[8];
+    strided_points(p, s, sgn, 8, re, im);
+    CpxF8 x;
+    memcpy(&x.re, re, sizeof(re));
+    memcpy(&x.im, im, sizeof(im));
+    return x;
+}
+
+/* the 8 points at p (byte stride s) = (re sc, im sim) of x */
+LANE_INLINE void
+store8(CpxF8 x, float sc, float sim, char *p, int64_t s)
+{
+    if (s == 8) {
+        row_out8(x, sc, sim, p);
+        return;
+    }
+    LanesF8 re = x.re * sc, im = x.im * sim;
+    for (int t = 0; t < 8; t++) {
+        float *z = (float *)(p + t * s);
+        z[0] = re[t];
+        z[1] = im[t];
+    }
+}
+
+/* four_step_f in 32-byte vectors, for hosts without AVX-512 (whose clones lower the 64-byte
+ * shuffles of transpose16, split16 and join16 an element at a time through the stack): the
+ * same operations on every lane, 8 columns at a time, and the 16 lanes k1 of the n / 16
+ * point transforms as two halves (k1 < 8, k1 >= 8) of 8, so the same bits.  v: 2 n / 16
+ * blocks of 16 = 4 n / 16 blocks of 8: each half and its work. */
+FFT_F32_CLONES static void
+four_step_f8(const Pass *ps, const char *src, char *dst, CpxF8 *v)
+{
+    const FftPlan *p = ps->plan;
+    const int64_t n2 = p->n / FFT_LANES_F, ss = ps->sstr[ps->d], ds = ps->dstr[ps->d];
+    const float sgn = ps->inverse ? -1.0f : 1.0f, sc = (float)ps->scale, sim = sgn * sc;
+    CpxF8 *half[2] = {v, v + 2 * n2};
+    for (int64_t b = 0; b < n2; b += 8) {   /* columns b .. b + 7 */
+        CpxF8 c[FFT_LANES_F];
+        for (int j1 = 0; j1 < FFT_LANES_F; j1++) {
+            c[j1] = load8(src + (j1 * n2 + b) * ss, ss, sgn);
+        }
+        dft16_8(c);
+        for (int h = 0; h < 2; h++) {   /* lanes k1 = 8 h .. 8 h + 7 */
+            LanesF8 re[8], im[8];
+            for (int k = 0; k < 8; k++) {
+                re[k] = c[8 * h + k].re;
+                im[k] = c[8 * h + k].im;
+            }
+            transpose8f(re);
+            transpose8f(im);
+            for (int t = 0; t < 8; t++) {
+                LanesF8 wr, wi;
+                memcpy(&wr, (const float *)&p->ftwf[b + t].re + 8 * h, sizeof(wr));
+                memcpy(&wi, (const float *)&p->ftwf[b + t].im + 8 * h, sizeof(wi));
+                half[h][b + t] = (CpxF8){re[t] * wr - im[t] * wi, re[t] * wi + im[t] * wr};
+            }
+        }
+    }
+    for (int h = 0; h < 2; h++) {
+        const CpxF8 *r = exec_f_8(p->four16, p->four16->fnstages, half[h], half[h] + n2);
+        for (int64_t k2 = 0; k2 < n2; k2++) {
+            store8(r[k2], sc, sim, dst + (FFT_LANES_F * k2 + 8 * h) * ds, ds);
+        }
     }
 }
 #endif
@@ -376,7 +606,11 @@ fft_f32_lines(const Pass *ps, int64_t begin, int64_t end)
     if (ps->kind == PASS_C2C && ps->lines == 1) {
         int64_t so, dof;
         line_offsets(ps, 0, &so, &dof);
-        four_step_f(ps, ps->src + so, ps->dst + dof, v);
+        if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
+            four_step_f(ps, ps->src + so, ps->dst + dof, v);
+        } else {
+            four_step_f8(ps, ps->src + so, ps->dst + dof, (CpxF8 *)v);
+        }
         free(v);
         return 0;
     }
@@ -387,6 +621,7 @@ fft_f32_lines(const Pass *ps, int64_t begin, int64_t end)
      * block of 16 lines of 4096 points fills the L2 (one thread, 64x1024: 88 -> 83 us,
      * 256x256: 67 -> 60 us, 16x4096: 103 -> 97 us, fastest of 30).  Either width gives a
      * line the same bits (fft_f32_lanes.h). */
+    const int wide = ptl_cpu_capability() >= PTL_CPU_AVX512;
     for (int64_t line = begin, nl; line < end; line += nl) {
         /* the last block of the task: copies of its last line fill it up */
         nl = end - line < FFT_LANES_F ? end - line : FFT_LANES_F;
@@ -398,7 +633,7 @@ fft_f32_lines(const Pass *ps, int64_t begin, int64_t end)
             src[ln] = ps->src + so;
             dst[ln] = ps->dst + dof;
         }
-        if (nl > 8 && (adjacent_rows((char *const *)src, FFT_LANES_F) ||
+        if (nl > 8 && wide && (adjacent_rows((char *const *)src, FFT_LANES_F) ||
                        adjacent_rows(dst, FFT_LANES_F))) {
             switch (ps->kind) {
             case PASS_C2C: c2c_block_f_16(ps, src, dst, v); break;

@@ -3,7 +3,9 @@
  *     FW         lines a block (16 or 8)
  *     LT, CT     the vector of FW floats and the block (re, im) of them
  *     SFX(NAME)  NAME with the width's suffix (fbf4_16, c2c_block_f_8, ...)
- *     SPLIT(f, sgn), JOIN(x, sc, sim, f)  a block from / to FW complex64 in Floats16 f[FW / 8]
+ *     ROW_IN(p, sgn), ROW_OUT(x, sc, sim, p)  a block from / to the row of FW complex64 at p
+ *     TILE_IN(src, off, sgn, v), TILE_OUT(r, sc, sim, dst, off)  8 blocks from / to the 8
+ *                complex64 at byte offset off of each line (FW x 8 points, transposed)
  * Every lane computes the same operations in the same order whatever the width, so a line
  * gets the same bits in a block of 8 as in one of 16.  Private to fft_f32.c; no include
  * guard, on purpose. */
@@ -18,6 +20,7 @@
 #define fbf4 SFX(fbf4)
 #define fbf5 SFX(fbf5)
 #define fbf8 SFX(fbf8)
+#define dft16 SFX(dft16)
 #define ButterflyF SFX(ButterflyF)
 #define stage_run_f SFX(stage_run_f)
 #define radix2_f SFX(radix2_f)
@@ -26,10 +29,14 @@
 #define radix5_f SFX(radix5_f)
 #define radix8_f SFX(radix8_f)
 #define exec_f SFX(exec_f)
+#define stage_out_fuses SFX(stage_out_fuses)
+#define stage_out_f SFX(stage_out_f)
+#define last_stage_f SFX(last_stage_f)
 #define gather_f SFX(gather_f)
 #define scatter_f SFX(scatter_f)
 #define c2c_block_f SFX(c2c_block_f)
 #define r2c_block_f SFX(r2c_block_f)
+#define r2c_bin SFX(r2c_bin)
 #define c2r_block_f SFX(c2r_block_f)
 
 /* ---- lane operations and butterflies (the formulas of fft.c's, in float) ---- */
@@ -106,6 +113,28 @@ fbf8(CT *a)
     }
 }
 
+/* c[k] = sum_j w_16^(j k) c[j] in place: with j = b + 4 a and k = k0 + 4 k1, 4-point DFTs
+ * over a, the twiddles w_16^(b k0), 4-point DFTs over b */
+LANE_INLINE void
+dft16(CT *c)
+{
+    CT y[16];
+    for (int b = 0; b < 4; b++) {
+        CT a[4] = {c[b], c[b + 4], c[b + 8], c[b + 12]};
+        fbf4(a);
+        for (int k0 = 0; k0 < 4; k0++) {
+            y[4 * b + k0] = b * k0 == 0 ? a[k0] : fmul(a[k0], w16[b * k0][0], w16[b * k0][1]);
+        }
+    }
+    for (int k0 = 0; k0 < 4; k0++) {
+        CT a[4] = {y[k0], y[4 + k0], y[8 + k0], y[12 + k0]};
+        fbf4(a);
+        for (int k1 = 0; k1 < 4; k1++) {
+            c[k0 + 4 * k1] = a[k1];
+        }
+    }
+}
+
 typedef void (*ButterflyF)(CT *a);
 
 /* fft.c's stage_run_lanes over a float stage: for each j the twiddles w^(qj); for each k
@@ -162,13 +191,14 @@ DEFINE_RADIX_F(radix5_f, 5, fbf5)
 DEFINE_RADIX_F(radix8_f, 8, fbf8)
 #undef DEFINE_RADIX_F
 
-/* The forward DFT of 16 lines in lane blocks v[0..n) by p's float stages, work the same
- * size.  Returns the buffer (v or work) that holds the result. */
+/* The first ns of p's float stages (all of them: the forward DFT of FW lines in lane blocks
+ * v[0..n)) over v, work the same size.  Returns the buffer (v or work) that holds the
+ * result. */
 static CT *
-exec_f(const FftPlan *p, CT *v, CT *work)
+exec_f(const FftPlan *p, int ns, CT *v, CT *work)
 {
     CT *in = v, *out = work;
-    for (int s = 0; s < p->fnstages; s++) {
+    for (int s = 0; s < ns; s++) {
         const StageF *st = &p->fstages[s];
         switch (st->p) {
         case 2: radix2_f(st, in, out); break;
@@ -197,26 +227,11 @@ gather_f(const char **src, int64_t ps, int64_t imoff, int64_t n, float sgn, CT *
 #ifdef FFT_ROW_MOVES
     if (imoff == 4 && adjacent_rows((char *const *)src, FW)) {
         for (; i < n; i++) {
-            Floats16 f[FW / 8];
-            memcpy(f, src[0] + i * ps, sizeof(f));
-            v[i] = SPLIT(f, sgn);
+            v[i] = ROW_IN(src[0] + i * ps, sgn);
         }
     }
     for (; imoff == 4 && ps == 8 && i + 8 <= n; i += 8) {
-        Words m[FW / 8][8];
-        for (int h = 0; h < FW / 8; h++) {
-            for (int ln = 0; ln < 8; ln++) {
-                memcpy(&m[h][ln], src[8 * h + ln] + i * 8, sizeof(Words));
-            }
-            transpose8(m[h]);
-        }
-        for (int t = 0; t < 8; t++) {
-            Floats16 f[FW / 8];
-            for (int h = 0; h < FW / 8; h++) {
-                f[h] = (Floats16)m[h][t];
-            }
-            v[i + t] = SPLIT(f, sgn);
-        }
+        TILE_IN(src, i * 8, sgn, v + i);
     }
 #endif
     for (; i < n; i++) {
@@ -229,34 +244,23 @@ gather_f(const char **src, int64_t ps, int64_t imoff, int64_t n, float sgn, CT *
 }
 
 /* gather_f's inverse: the float at dst[ln] + i ps = re sc, the one imoff bytes on = im sim
- * of r[i], lane ln */
+ * of r[i], lane ln.  The pointers are copied first: stores through them may alias the
+ * caller's array, so GCC reloaded every pointer after every store. */
 LANE_INLINE void
-scatter_f(const CT *r, int64_t n, float sc, float sim, char **dst, int64_t ps, int64_t imoff)
+scatter_f(const CT *r, int64_t n, float sc, float sim, char *const *lines, int64_t ps,
+          int64_t imoff)
 {
+    char *dst[FW];
+    memcpy(dst, lines, sizeof(dst));
     int64_t i = 0;
 #ifdef FFT_ROW_MOVES
     if (imoff == 4 && adjacent_rows(dst, FW)) {
         for (; i < n; i++) {
-            Floats16 f[FW / 8];
-            JOIN(r[i], sc, sim, f);
-            memcpy(dst[0] + i * ps, f, sizeof(f));
+            ROW_OUT(r[i], sc, sim, dst[0] + i * ps);
         }
     }
     for (; imoff == 4 && ps == 8 && i + 8 <= n; i += 8) {
-        Words m[FW / 8][8];
-        for (int t = 0; t < 8; t++) {
-            Floats16 f[FW / 8];
-            JOIN(r[i + t], sc, sim, f);
-            for (int h = 0; h < FW / 8; h++) {
-                m[h][t] = (Words)f[h];
-            }
-        }
-        for (int h = 0; h < FW / 8; h++) {
-            transpose8(m[h]);
-            for (int ln = 0; ln < 8; ln++) {
-                memcpy(dst[8 * h + ln] + i * 8, &m[h][ln], sizeof(Words));
-            }
-        }
+        TILE_OUT(r + i, sc, sim, dst, i * 8);
     }
 #endif
     for (; i < n; i++) {
@@ -270,20 +274,106 @@ scatter_f(const CT *r, int64_t n, float sc, float sim, char **dst, int64_t ps, i
 }
 
 
+/* ---- the last stage storing its own points ---- */
+
+/* Where the lines take their points 8 bytes apart, the last stage (r = 1) writes its outputs
+ * as tiles of 8 points straight to the lines: one pass over the block less than a stage and
+ * scatter_f (the same operations in the same order on every lane: the same bits).  Not
+ * where the p tiles of a line lie a multiple of 4 KB apart (l % 512 == 0): all p FW of them
+ * then fall in the same sets of the L1 (one thread, fft 16x4096 complex64 142 -> 174 us);
+ * nor the first stage reading its tiles from the lines, which was slower at every length
+ * tried (rfft 64x1024 float32 67 -> 105 us, fft 16x4096 142 -> 251 us). */
+#ifdef FFT_ROW_MOVES
+static int
+stage_out_fuses(const FftPlan *p)
+{
+    if (p->fnstages == 0) {
+        return 0;
+    }
+    const int64_t l = p->fstages[p->fnstages - 1].l;
+    return l % 8 == 0 && l % 512 != 0;
+}
+
+/* stage_run_f of the last stage, its output v l + j to lines[ln] + 8 (v l + j) as (re sc,
+ * im sim) */
+LANE_INLINE void
+stage_out_f(const StageF *st, const CT *in, char *const *lines, float sc, float sim,
+            const int p, ButterflyF bf)
+{
+    char *dst[FW];   /* a copy, as in scatter_f */
+    memcpy(dst, lines, sizeof(dst));
+    const int64_t l = st->l;
+    for (int64_t j0 = 0; j0 < l; j0 += 8) {
+        CT t[8][8];   /* [v][j - j0] */
+        for (int i = 0; i < 8; i++) {
+            const int64_t j = j0 + i;
+            const CT *src = in + j * p;
+            const float *w = st->tw + 2 * j * (p - 1);
+            CT a[8];
+            for (int q = 0; q < p; q++) {
+                a[q] = j == 0 || q == 0 ? src[q] : fmul(src[q], w[2 * q - 2], w[2 * q - 1]);
+            }
+            bf(a);
+            for (int v = 0; v < p; v++) {
+                t[v][i] = a[v];
+            }
+        }
+        for (int v = 0; v < p; v++) {
+            TILE_OUT(t[v], sc, sim, dst, (v * l + j0) * 8);
+        }
+    }
+}
+
+/* stage_out_f for the plan's radix */
+FFT_F32_CLONES static void
+last_stage_f(const FftPlan *p, const CT *in, char **dst, float sc, float sim)
+{
+    const StageF *st = &p->fstages[p->fnstages - 1];
+    switch (st->p) {
+    case 2: stage_out_f(st, in, dst, sc, sim, 2, fbf2); break;
+    case 3: stage_out_f(st, in, dst, sc, sim, 3, fbf3); break;
+    case 4: stage_out_f(st, in, dst, sc, sim, 4, fbf4); break;
+    case 5: stage_out_f(st, in, dst, sc, sim, 5, fbf5); break;
+    default: stage_out_f(st, in, dst, sc, sim, 8, fbf8); break;
+    }
+}
+#endif
+
+
 /* ---- blocks of 16 lines ---- */
 
 /* C2C of the lines src[0..16) into dst[0..16) (v: 2 n blocks) */
 FFT_F32_CLONES static void
 c2c_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 {
-    const int64_t n = ps->plan->n;
+    const FftPlan *p = ps->plan;
+    const int64_t n = p->n, ss = ps->sstr[ps->d], ds = ps->dstr[ps->d];
     const float sgn = ps->inverse ? -1.0f : 1.0f, sc = (float)ps->scale, sim = sgn * sc;
-    gather_f(src, ps->sstr[ps->d], 4, n, sgn, v);
-    const CT *r = exec_f(ps->plan, v, v + n);
-    scatter_f(r, n, sc, sim, dst, ps->dstr[ps->d], 4);
+    gather_f(src, ss, 4, n, sgn, v);
+#ifdef FFT_ROW_MOVES
+    if (ds == 8 && stage_out_fuses(p)) {
+        last_stage_f(p, exec_f(p, p->fnstages - 1, v, v + n), dst, sc, sim);
+        return;
+    }
+#endif
+    const CT *r = exec_f(p, p->fnstages, v, v + n);
+    scatter_f(r, n, sc, sim, dst, ds, 4);
 }
 
-/* R2C of 16 real lines (Note [Real FFT]; v: 3 h + 1 blocks) */
+/* bin k <= h of the R2C of the real lines whose half transform (n = 2 h) is r */
+LANE_INLINE CT
+r2c_bin(const FftPlan *pl, const CT *r, int64_t k)
+{
+    const int64_t h = pl->n / 2;
+    CT a = r[k == h ? 0 : k], b = r[k == 0 ? 0 : h - k];
+    CT e = {(a.re + b.re) * 0.5f, (a.im - b.im) * 0.5f};
+    CT o = {(a.im + b.im) * 0.5f, (b.re - a.re) * 0.5f};   /* (a - conj(b)) / 2i */
+    return k < h ? fadd(e, fmul(o, (float)pl->rtw[k].re, (float)pl->rtw[k].im)) : fsub(e, o);
+}
+
+/* R2C of FW real lines (Note [Real FFT]; v: 3 h + 1 blocks); contiguous one-sided rows take
+ * the bins 8 at a time straight to the lines (x holds the rest, and every bin when the
+ * output is two-sided) */
 FFT_F32_CLONES static void
 r2c_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 {
@@ -292,19 +382,33 @@ r2c_block_f(const Pass *ps, const char **src, char **dst, CT *v)
     const float sc = (float)ps->scale;
     CT *x = v + 2 * h;
     gather_f(src, 2 * ss, ss, h, 1.0f, v);
-    const CT *r = exec_f(pl->half, v, v + h);
-    for (int64_t k = 0; k <= h; k++) {
-        CT a = r[k == h ? 0 : k], b = r[k == 0 ? 0 : h - k];
-        CT e = {(a.re + b.re) * 0.5f, (a.im - b.im) * 0.5f};
-        CT o = {(a.im + b.im) * 0.5f, (b.re - a.re) * 0.5f};   /* (a - conj(b)) / 2i */
-        x[k] = k < h ? fadd(e, fmul(o, (float)pl->rtw[k].re, (float)pl->rtw[k].im))
-                     : fsub(e, o);
+    const CT *r = exec_f(pl->half, pl->half->fnstages, v, v + h);
+    int64_t k = 0;
+#ifdef FFT_ROW_MOVES
+    if (ps->out_len == h + 1 && ds == 8) {   /* contiguous one-sided rows: 8 bins a tile */
+        char *lines[FW];   /* a copy, as in scatter_f */
+        memcpy(lines, dst, sizeof(lines));
+        for (; k + 8 <= h + 1; k += 8) {
+            CT t[8];
+            for (int i = 0; i < 8; i++) {
+                t[i] = r2c_bin(pl, r, k + i);
+            }
+            TILE_OUT(t, sc, sc, lines, k * 8);
+        }
     }
-    scatter_f(x, h + 1, sc, sc, dst, ds, 4);
-    for (int64_t k = h + 1; k < ps->out_len; k++) {   /* two-sided: X_k = conj(X_(n-k)) */
-        LT re = x[n - k].re * sc, im = x[n - k].im * -sc;
+#endif
+    for (int64_t j = k; j <= h; j++) {
+        x[j] = r2c_bin(pl, r, j);
+    }
+    char *rest[FW];
+    for (int ln = 0; ln < FW; ln++) {
+        rest[ln] = dst[ln] + k * ds;
+    }
+    scatter_f(x + k, h + 1 - k, sc, sc, rest, ds, 4);
+    for (int64_t j = h + 1; j < ps->out_len; j++) {   /* two-sided: X_j = conj(X_(n-j)) */
+        LT re = x[n - j].re * sc, im = x[n - j].im * -sc;
         for (int ln = 0; ln < FW; ln++) {
-            float *z = (float *)(dst[ln] + k * ds);
+            float *z = (float *)(dst[ln] + j * ds);
             z[0] = re[ln];
             z[1] = im[ln];
         }
@@ -328,8 +432,16 @@ c2r_block_f(const Pass *ps, const char **src, char **dst, CT *v)
         CT sum = fadd(a, b);
         z[k] = (CT){sum.re - d.im, -(sum.im + d.re)};   /* conj(sum + i d) */
     }
-    const CT *r = exec_f(pl->half, z, z + h);
-    scatter_f(r, h, sc, -sc, dst, 2 * ds, ds);   /* (y_2j, y_2j+1) = conj(F(conj(Z)))_j */
+    /* (y_2j, y_2j+1) = conj(F(conj(Z)))_j */
+#ifdef FFT_ROW_MOVES
+    if (ds == 4 && stage_out_fuses(pl->half)) {   /* pairs of points 8 bytes apart */
+        const int ns = pl->half->fnstages;
+        last_stage_f(pl->half, exec_f(pl->half, ns - 1, z, z + h), dst, sc, -sc);
+        return;
+    }
+#endif
+    const CT *r = exec_f(pl->half, pl->half->fnstages, z, z + h);
+    scatter_f(r, h, sc, -sc, dst, 2 * ds, ds);
 }
 
 #undef fmul
@@ -342,6 +454,7 @@ c2r_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 #undef fbf4
 #undef fbf5
 #undef fbf8
+#undef dft16
 #undef ButterflyF
 #undef stage_run_f
 #undef radix2_f
@@ -350,14 +463,20 @@ c2r_block_f(const Pass *ps, const char **src, char **dst, CT *v)
 #undef radix5_f
 #undef radix8_f
 #undef exec_f
+#undef stage_out_fuses
+#undef stage_out_f
+#undef last_stage_f
 #undef gather_f
 #undef scatter_f
 #undef c2c_block_f
 #undef r2c_block_f
+#undef r2c_bin
 #undef c2r_block_f
 #undef FW
 #undef LT
 #undef CT
 #undef SFX
-#undef SPLIT
-#undef JOIN
+#undef ROW_IN
+#undef ROW_OUT
+#undef TILE_IN
+#undef TILE_OUT
