@@ -227,7 +227,9 @@ static const double density_series_odd[] = {1.0 / 37, 1.0 / 33, 1.0 / 29, 1.0 / 
         density_constants_##S(PTL_VT(S) a, PTL_VMT(S) small, DensityRun *run)             \
     {                                                                                     \
         double as[PTL_VLANES(S)], ks[PTL_VLANES(S)];                                      \
-        PTL_VT(S) k;                                                                      \
+        /* each lane is set below; zeroed first for gcc -O1 (the sanitized build), which  \
+         * cannot tell that one of the two branches always runs (-Wmaybe-uninitialized) */\
+        PTL_VT(S) k = PTL_V(S, setzero)();                                                \
         PTL_V(S, storeu)(as, a);                                                          \
         if (PTL_VBITS(S, small) != 0) {                                                   \
             ptl_unary_special_map(PTL_SPECIAL_LGAMMA, 1, ks, as, PTL_VLANES(S));          \
