@@ -136,17 +136,16 @@ static const int first_two[2] = {0, 1};
 
 /* add.Tensor / sub.Tensor (and add_, add.out, sub likewise): self + alpha * other */
 /* binary.c's checks of add's, sub's and rsub's alpha: a bool one for bool results only, an
- * integral one for integer results */
+ * integer results refuse a floating-point one (its type, not its value, as PyTorch's
+ * alpha_check) */
 static int
 integer_alpha_check(PtlIValue *s)
 {
     PtlTensorImpl *ab[2] = {s[0].u.t, s[1].u.t};
-    double alpha = ptl_iv_to_double(&s[2]);
     if (s[2].tag == PTL_IV_BOOL && ptl_result_type(ab, 2) != PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_RUNTIME, "Boolean alpha only supported for Boolean results.");
     }
-    if (s[2].tag == PTL_IV_DOUBLE && !ptl_dtype_is_floating(ptl_result_type(ab, 2)) &&
-        alpha != floor(alpha)) {
+    if (s[2].tag == PTL_IV_DOUBLE && !ptl_dtype_is_floating(ptl_result_type(ab, 2))) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "For integral input tensors, argument alpha must not be a "
                              "floating point number.");
