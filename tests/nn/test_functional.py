@@ -2030,6 +2030,29 @@ def test_regression_loss_backward_is_in_self_dtype(name, dtypes):
                                       theirs.to(torch.float64).numpy())
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_smooth_l1_loss_backward_slope_has_torch_bits(dtype):
+    """smooth_l1_loss_backward's slope between -beta and beta is (d / beta) norm g, the order
+    of PyTorch's vector loop, with its bits on a contiguous run; its scalar loop (short or
+    strided runs, a run's tail) multiplies first and keeps beta in double, so g = inf with beta = 1e308 is -inf there and nan in
+    its vector loop and ours (fuzzer --torch seed 41, call 474: left, docs/decisions.md)"""
+    dt = getattr(ptl, dtype)
+    rng = np.random.default_rng(9)
+    gs, xs, ts = (rng.standard_normal(300) for _ in range(3))
+    got = ptl.ops.aten.smooth_l1_loss_backward(*(ptl.tensor(a, dtype=dt) for a in (gs, xs, ts)),
+                                               1, 0.7).numpy()
+    d = xs - ts
+    want = np.where(d <= -0.7, -gs, np.where(d >= 0.7, gs, d * gs / 0.7)) / 300
+    assert_close(ptl.tensor(got), want, dtype=dt)
+    if torch is not None:
+        tdt = getattr(torch, dtype)
+        theirs = torch.ops.aten.smooth_l1_loss_backward(
+            *(torch.tensor(a, dtype=tdt) for a in (gs, xs, ts)), 1, 0.7).numpy()
+        # its vector loop's bits; the tail past its last pair of vectors is its scalar loop's
+        np.testing.assert_array_equal(got[:256], theirs[:256])
+        np.testing.assert_allclose(got, theirs, rtol=4 * np.finfo(got.dtype).eps)
+
+
 @pytest.mark.parametrize("dtypes,msg", [
     (("float32", "int64", "float32"), "result type Float can't be cast to the desired output "
                                       "type Long"),
