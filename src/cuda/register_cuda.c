@@ -136,17 +136,16 @@ static const int first_two[2] = {0, 1};
 
 /* add.Tensor / sub.Tensor (and add_, add.out, sub likewise): self + alpha * other */
 /* binary.c's checks of add's, sub's and rsub's alpha: a bool one for bool results only, an
- * integral one for integer results */
+ * integer results refuse a floating-point one (its type, not its value, as PyTorch's
+ * alpha_check) */
 static int
 integer_alpha_check(PtlIValue *s)
 {
     PtlTensorImpl *ab[2] = {s[0].u.t, s[1].u.t};
-    double alpha = ptl_iv_to_double(&s[2]);
     if (s[2].tag == PTL_IV_BOOL && ptl_result_type(ab, 2) != PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_RUNTIME, "Boolean alpha only supported for Boolean results.");
     }
-    if (s[2].tag == PTL_IV_DOUBLE && !ptl_dtype_is_floating(ptl_result_type(ab, 2)) &&
-        alpha != floor(alpha)) {
+    if (s[2].tag == PTL_IV_DOUBLE && !ptl_dtype_is_floating(ptl_result_type(ab, 2))) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "For integral input tensors, argument alpha must not be a "
                              "floating point number.");
@@ -559,7 +558,9 @@ reg_loss_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlDtype dt = s[0].u.t->dtype;
     int dim = s[0].u.t->dim;
     (void)ks;
-    if (!bw && ptl_reg_loss_check(k, param) < 0) {
+    PtlTensorImpl *in[3] = {s[0].u.t, s[1].u.t, bw ? s[2].u.t : NULL};
+    PtlDtype self_dt = s[1].u.t->dtype;
+    if ((!bw && ptl_reg_loss_check(k, param) < 0) || (bw && ptl_reg_loss_backward_check(in) < 0)) {
         return -1;
     }
     memcpy(sizes, s[0].u.t->sizes, sizeof(int64_t) * (size_t)dim);
@@ -581,8 +582,17 @@ reg_loss_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (bw) {
         p[1] = (k == PTL_REG_MSE ? 2.0 : 1.0) / (red == 1 ? (double)numel : 1.0);
         p[2] = param;
-        return cuda_pointwise(op, s, 3, operands, ptl_iter_config(),
-                              PTL_CUDA_OP_REG_LOSS_BACKWARD, p);
+        if (cuda_pointwise(op, s, 3, operands, ptl_iter_config(),
+                           PTL_CUDA_OP_REG_LOSS_BACKWARD, p) < 0) {
+            return -1;
+        }
+        if (s[0].u.t->dtype != self_dt) {   /* the gradient in self's dtype */
+            PtlTensorImpl *r = ptl_cast(s[0].u.t, self_dt);
+            ptl_decref(s[0].u.t);
+            s[0] = ptl_iv_tensor(r);
+            return r != NULL ? 0 : -1;
+        }
+        return 0;
     }
     p[1] = param;
     if (cuda_pointwise(op, s, 2, operands, ptl_iter_config(), PTL_CUDA_OP_REG_LOSS, p) < 0) {

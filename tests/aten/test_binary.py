@@ -1370,6 +1370,30 @@ def test_bfloat16_pow_takes_the_exponent_in_bfloat16():
     assert float((x ** 0.3)[0]) == 5.3125
 
 
+@pytest.mark.parametrize("dtype", [ptl.uint8, ptl.int8, ptl.int16, ptl.int64])
+def test_an_integer_result_refuses_any_float_alpha(dtype):
+    """add, sub and rsub of integer results refuse a float alpha by its type, even
+    one with an integral value (2.0, 1e308), as PyTorch's alpha_check; an int alpha and a
+    float alpha with a floating operand still compute (tools/fuzz --torch seed 23, call 887)"""
+    def calls(lib):
+        dt = getattr(lib, str(dtype).split(".")[-1])
+        x, e = lib.ones(2, dtype=dt), lib.ones(0, dtype=dt)
+        return [lambda: lib.add(x, x, alpha=2.0), lambda: lib.sub(x, x, alpha=-1.0),
+                lambda: lib.rsub(x, x, alpha=1e308), lambda: lib.add(e, e, alpha=3.0),
+                lambda: x.clone().add_(x, alpha=1.0), lambda: lib.add(x, 2, alpha=2.0),
+                lambda: lib.sub(x, x, alpha=0.0, out=lib.empty(2, dtype=dt)),
+                lambda: lib.add(x, x, alpha=2.0, out=lib.empty(2))]
+    for lib in [ptl] + ([torch] if torch is not None else []):
+        for call in calls(lib):
+            with pytest.raises(RuntimeError, match="For integral input tensors, argument "
+                                                   "alpha must not be a floating point number."):
+                call()
+    x = ptl.tensor([3, 5], dtype=dtype)
+    np.testing.assert_array_equal(ptl.add(x, x, alpha=2).numpy(), x.numpy() * 3)
+    np.testing.assert_allclose(ptl.add(x, x.double(), alpha=1.5).numpy(),
+                               x.numpy().astype(np.float64) * 2.5)
+
+
 @pytest.mark.parametrize("dtype", [ptl.float32, ptl.int64, ptl.complex64, ptl.bfloat16])
 def test_a_bool_alpha_wants_a_bool_result(dtype):
     """add, sub and rsub take a bool alpha for bool results only (PyTorch's alpha_check),

@@ -89,6 +89,46 @@ def test_solve_matches_numpy(a_shape, b_shape, left, layout, dtype):
     assert not info.any()
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("a_shape, b_shape, left", [
+    ((1, 1), (5, 3, 1), False), ((2, 1, 3, 3), (4, 3, 2), True), ((2, 1, 3, 3), (3,), True),
+    ((3, 3), (2, 4, 3, 2), True), ((2, 3, 3), (4, 1, 5, 3), False), ((1, 2, 2), (3, 2, 1), True),
+    ((2, 3, 3), (2, 3, 1), True), ((0, 3, 3), (2, 1, 3, 2), True)])
+def test_solve_ex_factors_keep_a_batch(a_shape, b_shape, left, layout):
+    """_linalg_solve_ex's LU, pivots and info are A's own factors in A's batch, not copies
+    broadcast to B's (fuzzer --torch seed 37, call 146: A (1, 1) with B (5, 3, 1) made an LU
+    of (5, 1, 1)); linalg.solve_ex's info too; the solution broadcasts"""
+    A, a = _matrix(a_shape, ptl.float64, layout)
+    B, _ = make(b_shape, ptl.float64, layout, 1, -1, 1)
+    X, LU, piv, info = ptl.ops.aten._linalg_solve_ex(A, B, left=left)
+    assert LU.shape == A.shape and piv.shape == A.shape[:-1] and info.shape == A.shape[:-2]
+    want_LU, want_piv = ptl.linalg.lu_factor(A if left else A.mT)
+    np.testing.assert_array_equal(LU.numpy(), want_LU.numpy())
+    np.testing.assert_array_equal(piv.numpy(), want_piv.numpy())
+    assert info.dtype == ptl.int32 and not info.any()
+    assert ptl.linalg.solve_ex(A, B, left=left).info.shape == A.shape[:-2]
+    assert_close(X, ptl.linalg.solve(A, B, left=left), rtol=0, atol=0)
+    if torch is not None:
+        theirs = torch.ops.aten._linalg_solve_ex(torch.tensor(A.numpy()),
+                                                 torch.tensor(B.numpy()), left=left)
+        for ours, t in zip((X, LU, piv, info), theirs):
+            assert tuple(ours.shape) == tuple(t.shape)
+        assert_close(X, theirs[0].numpy(), **_tol(ptl.float64))
+
+
+def test_solve_ex_check_errors_names_a_batch_element():
+    """check_errors reports the singular matrix by its index in A's batch, as PyTorch's"""
+    A = ptl.eye(3, dtype=ptl.float64).repeat(3, 1, 1, 1)   # (3, 1, 3, 3): B's (4,) spreads it
+    A[2, 0, 1:, 1:] = 0                                      # to (3, 4), where it is element 8
+    B = ptl.ones(4, 3, 2, dtype=ptl.float64)
+    with pytest.raises(ptl.linalg.LinAlgError, match=r"\(Batch element 2\)"):
+        ptl.linalg.solve_ex(A, B, check_errors=True)
+    if torch is not None:
+        with pytest.raises(torch.linalg.LinAlgError, match=r"\(Batch element 2\)"):
+            torch.linalg.solve_ex(torch.tensor(A.numpy()), torch.tensor(B.numpy()),
+                                  check_errors=True)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(3, 3), (2, 5, 5), (4, 2), (2, 5), (0, 3, 3), (0, 0)])
 def test_lu_factor_reconstructs(shape, dtype):

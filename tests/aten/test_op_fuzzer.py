@@ -114,12 +114,16 @@ MATCHING = [
     "aten.special_chebyshev_polynomial_u.out(T((3,), 'float32', 'c', 32226), "
     "T((3,), 'uint8', 't', 41626), out=T((4,), 'float32', 'c', 49577))",
     "aten.polygamma.default(1, T((3,), 'int64', 'c', 23840))",
+    "aten.polygamma_.default(T((4, 1, 3), 'float64', 'o', 58578), 2147483647)",
     "aten._standard_gamma_grad.default(T((3, 1, 1, 3, 1), 'float32', 's', 65036), "
     "T((3, 1, 1, 3, 1), 'float32', 'c', 25912))",
     "aten._dirichlet_grad.default(T((1, 1, 3, 1), 'float32', 'c', 33073), "
     "T((1, 2), 'float32', 'c', 61316), T((1, 1, 3, 1), 'float32', 'o', 65179))",
     "aten.std_mean.default(T((3,), 'float64', 't', 45534), False)",
     "aten.special_bessel_j0.default(T((3, 4, 3, 1, 5), 'float64', 't', 54047))",
+    # torch's LU of a row-major A is A^T's (seed 26, call 1259); sign and logabsdet agree
+    "aten._linalg_slogdet.default(A=T((3, 3), 'float32', 'c', 60345))",
+    "aten._linalg_det.default(A=T((3, 3), 'float64', 'c', 60345))",
 ]
 
 
@@ -198,6 +202,10 @@ def test_torch_mode_classes_of_raising():
     assert kind == "parser" and "for a number out=" in detail
     assert torch_verdict(num_out.replace("out=5e-324", "out=T((0,), 'float32', 'c', 3)")) \
         is None
+    # ... and a non-finite one, written as the fuzzer prints it (seed 24)
+    inf_out = "aten.add.out(T((1, 5), 'float32', 'e', 13071), 1e308, out=float('inf'))"
+    kind, detail = torch_verdict(inf_out)
+    assert kind == "parser" and "for a number out=" in detail
 
 
 def test_torch_mode_skips_random_and_uninitialised_ops():

@@ -383,8 +383,39 @@ def test_clamp_errors():
     with pytest.raises(RuntimeError, match=re.escape("Found dtype Long but expected Float")):
         ptl.clamp(f, 1, 2, out=out)
     msg = "\"clamp_cpu\" not implemented for 'Bool'"
-    with pytest.raises(NotImplementedError, match=re.escape(msg)):
-        ptl.clamp(ptl.tensor([True, False]), ptl.tensor([False, False]), None)
+    b = ptl.tensor([True, False])
+    for call in (lambda: ptl.clamp(b, b, b), lambda: ptl.clip(b, b, b),
+                 lambda: b.clone().clamp_(b, b), lambda: ptl.clamp(b, b, b, out=b.clone())):
+        with pytest.raises(NotImplementedError, match=re.escape(msg)):
+            call()
+
+
+@pytest.mark.parametrize("bound", ["min", "max"])
+def test_clamp_of_bools_with_one_tensor_bound(bound):
+    """a bool tensor with one bool Tensor bound: PyTorch's clamp_min / clamp_max kernels
+    (maximum, minimum: an or, an and), through clamp, clip, clamp_min, clamp_max, their
+    in-place and out= forms, broadcast and strided (fuzzer --torch seeds 27-55)"""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 2, (3, 4)).astype(bool)
+    lo = rng.integers(0, 2, (4,)).astype(bool)
+    want = np.logical_or(x, lo) if bound == "min" else np.logical_and(x, lo)
+    xt, lt = ptl.tensor(x), ptl.tensor(lo)
+    xs = ptl.tensor(np.ascontiguousarray(x.T)).t()
+    one = getattr(ptl, "clamp_" + bound)
+    calls = [lambda: ptl.clamp(xt, **{bound: lt}), lambda: ptl.clip(xs, **{bound: lt}),
+             lambda: one(xt, lt), lambda: getattr(xt, "clamp_" + bound)(lt),
+             lambda: xt.clone().clamp_(**{bound: lt}),
+             lambda: one(xs, lt, out=ptl.empty(3, 4, dtype=ptl.bool))]
+    for call in calls:
+        r = call()
+        assert r.dtype == ptl.bool
+        np.testing.assert_array_equal(r.numpy(), want)
+    if torch is not None:
+        np.testing.assert_array_equal(
+            torch.clamp(torch.tensor(x), **{bound: torch.tensor(lo)}).numpy(), want)
+    # a bool self with an int bound promotes, as any clamp
+    r = ptl.clamp(xt, **{bound: ptl.tensor([0, 2, 1, 0])})
+    assert r.dtype == ptl.int64
 
 
 # ---- lerp ----

@@ -605,6 +605,28 @@ def test_mish_float32_accuracy_and_grad():
                                    atol=1e-6 * np.abs(g).max())
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_mish_grad_float32_is_one_past_the_threshold(layout):
+    """mish's slope t + x sigmoid(x) (1 - t^2) is 1 in float past softplus's threshold 20
+    (t is 1, 1 - t^2 is 0), for x up to the largest float, in the vector loop and the
+    scalar one (fuzzer --torch seed 46, call 509: the vector loop's 1 - t^2, clamped at
+    4 e^-40, times x made 1.2 at 1e16, inf at 3e38 and at inf); +inf is nan, as PyTorch's
+    formula (inf times 0), -inf and nan too"""
+    big = np.float32([20.0, 20.5, 21.0, 1e4, 1e7, 1e10, 1e16, 1e30, 3.4e38])
+    x = np.concatenate([np.tile(big, 5), np.float32([np.inf, -np.inf, np.nan])])
+    g = np.random.default_rng(18).uniform(0.5, 2.0, x.size).astype(np.float32)
+    xt, gt = ptl.tensor(x), ptl.tensor(g)
+    if layout == "strided":
+        xt = ptl.stack([xt, xt], 1)[:, 0]
+        gt = ptl.stack([gt, gt], 1)[:, 0]
+    got = ptl.ops.aten.mish_backward(gt, xt).numpy()
+    np.testing.assert_array_equal(got[:-3], g[:-3])
+    assert np.isnan(got[-3:]).all()
+    if torch is not None:
+        want = torch.ops.aten.mish_backward(torch.tensor(g), torch.tensor(x)).numpy()
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("name,bound", [("sinh", 2.5), ("cosh", 2.5)])
 def test_sinh_cosh_float32_accuracy_and_edges(name, bound):
     """sinh from expm1 (no cancellation near 0) and cosh from exp, both through (w / 2) w

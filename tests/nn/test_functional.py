@@ -2001,6 +2001,73 @@ def test_huber_loss_backward_wants_one_dtype(dtypes, msg):
     assert_raises_like_torch(call, RuntimeError, msg)
 
 
+@pytest.mark.parametrize("name", ["mse_loss_backward", "smooth_l1_loss_backward"])
+@pytest.mark.parametrize("dtypes", [("bfloat16", "float16", "int64"),
+                                    ("float32", "float16", "float16"),
+                                    ("float64", "float16", "bfloat16"),
+                                    ("float16", "float64", "float32"),
+                                    ("float32", "float32", "float32")])
+def test_regression_loss_backward_is_in_self_dtype(name, dtypes):
+    """mse_loss_backward and smooth_l1_loss_backward compute in the dtype grad_output, self
+    and target promote to and return self's dtype, PyTorch's grad_input being empty like self
+    (tools/fuzz --torch seed 25, call 997: a bfloat16 grad_output with a float16 self)"""
+    rng = np.random.default_rng(7)
+    g, x, t = (rng.standard_normal((2, 3)) for _ in range(3))
+    args = [ptl.tensor(a).to(getattr(ptl, d)) for a, d in zip((g, x, t), dtypes)]
+    extra = [0.5] if name.startswith("smooth") else []
+    r = getattr(ptl.ops.aten, name)(*args, 0, *extra)
+    assert r.dtype == args[1].dtype
+    gd, xd, td = (a.to(ptl.float64).numpy() for a in args)
+    d = xd - td
+    want = gd * (2 * d if not extra else np.where(np.abs(d) < 0.5, d / 0.5, np.sign(d)))
+    assert_close(r, want, dtype=r.dtype)
+    if torch is not None:
+        theirs = getattr(torch.ops.aten, name)(
+            *[torch.tensor(a.to(ptl.float64).numpy()).to(getattr(torch, d))
+              for a, d in zip(args, dtypes)], 0, *extra)
+        assert str(theirs.dtype) == str(r.dtype)
+        np.testing.assert_array_equal(r.to(ptl.float64).numpy(),
+                                      theirs.to(torch.float64).numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_smooth_l1_loss_backward_slope_has_torch_bits(dtype):
+    """smooth_l1_loss_backward's slope between -beta and beta is (d / beta) norm g, the order
+    of PyTorch's vector loop, with its bits on a contiguous run; its scalar loop (short or
+    strided runs, a run's tail) multiplies first and keeps beta in double, so g = inf with beta = 1e308 is -inf there and nan in
+    its vector loop and ours (fuzzer --torch seed 41, call 474: left, docs/decisions.md)"""
+    dt = getattr(ptl, dtype)
+    rng = np.random.default_rng(9)
+    gs, xs, ts = (rng.standard_normal(300) for _ in range(3))
+    got = ptl.ops.aten.smooth_l1_loss_backward(*(ptl.tensor(a, dtype=dt) for a in (gs, xs, ts)),
+                                               1, 0.7).numpy()
+    d = xs - ts
+    want = np.where(d <= -0.7, -gs, np.where(d >= 0.7, gs, d * gs / 0.7)) / 300
+    assert_close(ptl.tensor(got), want, dtype=dt)
+    if torch is not None:
+        tdt = getattr(torch, dtype)
+        theirs = torch.ops.aten.smooth_l1_loss_backward(
+            *(torch.tensor(a, dtype=tdt) for a in (gs, xs, ts)), 1, 0.7).numpy()
+        # its vector loop's bits; the tail past its last pair of vectors is its scalar loop's
+        np.testing.assert_array_equal(got[:256], theirs[:256])
+        np.testing.assert_allclose(got, theirs, rtol=4 * np.finfo(got.dtype).eps)
+
+
+@pytest.mark.parametrize("dtypes,msg", [
+    (("float32", "int64", "float32"), "result type Float can't be cast to the desired output "
+                                      "type Long"),
+    (("float32", "bool", "int64"), "result type Float can't be cast to the desired output "
+                                   "type Bool"),
+    (("float64", "int32", "int32"), "result type Double can't be cast to the desired output "
+                                    "type Int")])
+def test_regression_loss_backward_refuses_an_integer_self(dtypes, msg):
+    for name, extra in (("mse_loss_backward", []), ("smooth_l1_loss_backward", [1.0])):
+        def call(lib):
+            g, x, t = (lib.ones(2, dtype=getattr(lib, d)) for d in dtypes)
+            getattr(lib.ops.aten, name)(g, x, t, 1, *extra)
+        assert_raises_like_torch(call, RuntimeError, msg)
+
+
 def test_gelu_backward_refuses_an_unknown_approximation():
     assert_raises_like_torch(
         lambda lib: lib.ops.aten.gelu_backward(lib.ones(3), lib.ones(3), approximate="constant"),

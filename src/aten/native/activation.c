@@ -470,11 +470,15 @@ static const float gelu_exp2_16th[16] = {
         (void)p;                                                                          \
         return PTL_V(S, mul)(x, mish_t_##S(x, &sech2));                                   \
     }                                                                                     \
-    /* t + x sigmoid(x) (1 - t^2) */                                                      \
+    /* t + x sigmoid(x) (1 - t^2), 1 - t^2 taken as 0 past the clamp (t is 1 in float     \
+     * there; the clamped 4 e^-40 times a huge x made a slope of 1.2 at x = 1e16 and inf   \
+     * at inf): x > 20 gives t, +inf nan, as the scalar loop and PyTorch's formula */      \
     PTL_VATTR(S) static inline PTL_VT(S) mish_dydx_##S(PTL_VT(S) x, const double *p)      \
     {                                                                                     \
         PTL_VT(S) sech2, t = mish_t_##S(x, &sech2);                                       \
         (void)p;                                                                          \
+        sech2 = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(20.0f), _CMP_GT_OQ), sech2,     \
+                         PTL_V(S, setzero)());                                            \
         return PTL_V(S, fmadd)(PTL_V(S, mul)(x, ptl_vm_sigmoid_##S(x)), sech2, t);        \
     }                                                                                     \
     /* x min(max(x + 3, 0), 6) / 6 in PyTorch's order, the division as m (1/6 split in  \

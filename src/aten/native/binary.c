@@ -312,7 +312,7 @@ add_sub_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (s[2].tag == PTL_IV_BOOL && rt != PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_RUNTIME, "Boolean alpha only supported for Boolean results.");
     }
-    if (s[2].tag == PTL_IV_DOUBLE && !ptl_dtype_is_floating(rt) && alpha != floor(alpha)) {
+    if (s[2].tag == PTL_IV_DOUBLE && !ptl_dtype_is_floating(rt)) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "For integral input tensors, argument alpha must not be a "
                              "floating point number.");

@@ -478,11 +478,38 @@ broadcast_batch(const PtlTensorImpl *A, const PtlTensorImpl *B, int nbb, int64_t
     return nb;
 }
 
+/* t [bsz (nb dims), inner dims], made for every matrix of A broadcast to bsz, reduced to
+ * A's own batch (its A->dim - 2 dims): the copies of one matrix of A in B's batch have the
+ * same factors, and PyTorch's LU, pivots and info keep A's batch.  Steals t; returns a new
+ * reference or NULL. */
+static PtlTensorImpl *
+a_batch_only(PtlTensorImpl *t, int nb, const PtlTensorImpl *A)
+{
+    int na = A->dim - 2, ni = t->dim - nb;
+    if (na == nb && memcmp(t->sizes, A->sizes, sizeof(int64_t) * (size_t)na) == 0) {
+        return t;
+    }
+    int64_t sz[PTL_MAX_DIMS], st[PTL_MAX_DIMS];
+    for (int i = 0; i < na + ni; i++) {
+        int from = i < na ? nb - na + i : nb + i - na;
+        sz[i] = i < na ? A->sizes[i] : t->sizes[from];
+        st[i] = t->strides[from];
+    }
+    PtlIValue a[4] = {ptl_iv_tensor(t), ptl_iv_intlist(sz, na + ni),
+                      ptl_iv_intlist(st, na + ni), ptl_iv_none()};
+    PtlTensorImpl *v = ptl_call_tensor(PTL_OP_as_strided, a);
+    PtlTensorImpl *r = v != NULL ? ptl_contiguous(v) : NULL;
+    ptl_xdecref(v);
+    ptl_decref(t);
+    return r;
+}
+
 /* _linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False)
  * -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)
  * A [*, n, n], B [*, n, k] (left), [*, k, n] (right) or a vector [*, n] (left) with
  * broadcast batch dims -> X [batch, n, k] / [batch, k, n] / [batch, n]; LU and pivots are
- * the factors of A (of A^T when not left), info [batch] int32. */
+ * the factors of A (of A^T when not left) and info int32, in A's own batch (each matrix is
+ * factored once per matrix of B it meets, and the copies dropped). */
 static int
 linalg_solve_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -541,9 +568,16 @@ linalg_solve_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     job.a = ptl_tensor_data(t[0]);
     job.b = ptl_tensor_data(t[1]);
     if (linalg_batch_run(linalg_batch_count(t[2], 2), n * n * (n + 2 * job.nrhs + 1),
-                         lu_kernel(A->dtype, 0), &job) < 0 ||
-        (s[3].u.b && linalg_check_info("torch.linalg.solve_ex", t[4], nb > 0, PTL_ERR_LINALG,
-                                       SOLVE_SINGULAR) < 0)) {
+                         lu_kernel(A->dtype, 0), &job) < 0) {
+        return linalg_release_all(t, 5);
+    }
+    for (int i = 2; i < 5; i++) {
+        if ((t[i] = a_batch_only(t[i], nb, A)) == NULL) {
+            return linalg_release_all(t, 5);
+        }
+    }
+    if (s[3].u.b && linalg_check_info("torch.linalg.solve_ex", t[4], A->dim > 2, PTL_ERR_LINALG,
+                                      SOLVE_SINGULAR) < 0) {
         return linalg_release_all(t, 5);
     }
     ptl_decref(t[0]);

@@ -318,6 +318,19 @@ huber_backward_dtypes_check(const PtlIValue *s)
     return 0;
 }
 
+int
+ptl_reg_loss_backward_check(PtlTensorImpl *const *in)
+{
+    PtlDtype common = ptl_promote_types(ptl_promote_types(in[0]->dtype, in[1]->dtype),
+                                        in[2]->dtype);
+    if (!ptl_can_cast(common, in[1]->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "result type %s can't be cast to the desired output type %s",
+                             ptl_dtype_legacy_name(common), ptl_dtype_legacy_name(in[1]->dtype));
+    }
+    return 0;
+}
+
 /* mse_loss(self, target, reduction), smooth_l1_loss(self, target, reduction, beta),
  * huber_loss(self, target, reduction, delta): [*], [*] -> [*] (none) or [] (mean, sum);
  * and their backward ops <loss>_backward(grad_output, self, target, reduction[, beta or
@@ -341,6 +354,7 @@ reg_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
     if ((!bw && ptl_reg_loss_check(k, p) < 0) || (op->id == PTL_OP_huber_loss_backward &&
                                                   huber_backward_dtypes_check(s) < 0) ||
+        (bw && ptl_reg_loss_backward_check(in) < 0) ||
         reg_prepare(k, bw, 2 + bw, in, (unsigned)bw, prep, &dt, &dim, sizes) < 0) {
         return -1;
     }
@@ -371,7 +385,7 @@ reg_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         ptl_store_double(ptl_tensor_data(out), out->dtype,
                          red == LOSS_MEAN ? acc / (double)job->n : acc);
     }
-    out = nn_finish(out, dt);
+    out = nn_finish(out, bw ? in[1]->dtype : dt);
     s[0] = ptl_iv_tensor(!bw && red == LOSS_NONE ? reg_iter_layout(out, in[0], in[1]) : out);
     out = NULL;
     rc = s[0].u.t != NULL ? 0 : -1;

@@ -14,6 +14,12 @@ PtlRegLoss ptl_reg_loss_kind(const PtlOperator *op);
  * do not make (Note [Regression loss derivatives at a negative beta or delta]): 0, or -1
  * with the error set. */
 int ptl_reg_loss_check(PtlRegLoss k, double p);
+/* The backward ops' gradient is in self's (in[1]'s) dtype, the promoted dtype of
+ * grad_output, self and target (in[0..2]) cast into it when it can be (PyTorch's grad_input,
+ * empty like self, is its TensorIterator's output): a float16 self with a bfloat16
+ * grad_output computes in float32 and returns float16; an integer self with a floating
+ * operand is refused with PyTorch's cast error.  0, or -1 with the error set. */
+int ptl_reg_loss_backward_check(PtlTensorImpl *const *in);
 /* "mse", "smooth_l1", "huber": the names of PyTorch's kernels in its dtype errors */
 const char *ptl_reg_loss_name(PtlRegLoss k);
 /* binary_cross_entropy's checks of input x and target t (PyTorch's errors): 0, or -1 with the

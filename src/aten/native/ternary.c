@@ -96,14 +96,16 @@
 /* Stamps LOOPK for every integer (FI, in int64) and floating (FF, in float/double) dtype
  * and the table NAME_loops; bool stays NULL ("not implemented for 'Bool'"). */
 #define DEFINE_ALL(LOOPK, NAME, FI, FF)                                                   \
+    DEFINE_ALL_LOOPS(LOOPK, NAME, FI, FF)                                                 \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(NAME),              \
+                                                          FLOAT_ENTRIES(NAME)};
+#define DEFINE_ALL_LOOPS(LOOPK, NAME, FI, FF)                                             \
     LOOPK(NAME, uint8_t, u1, I64, (uint8_t), FI)                                          \
     LOOPK(NAME, int8_t, i1, I64, (int8_t), FI)                                            \
     LOOPK(NAME, int16_t, i2, I64, (int16_t), FI)                                          \
     LOOPK(NAME, int32_t, i4, I64, (int32_t), FI)                                          \
     LOOPK(NAME, int64_t, i8, PTL_ID, PTL_ID, FI)                                          \
-    DEFINE_FLOATS(LOOPK, NAME, FF)                                                        \
-    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(NAME),              \
-                                                          FLOAT_ENTRIES(NAME)};
+    DEFINE_FLOATS(LOOPK, NAME, FF)
 
 #define DEFINE_FLOATS(LOOPK, NAME, FF)                                                    \
     LOOPK(NAME, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, FF)                              \
@@ -294,20 +296,24 @@ static const PtlLoop clamp_scalar_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(clamp_sc
 #define CLAMP_MAX_I(X, HI, E) ptl_clamp_i((X), INT64_MIN, (HI))
 #define CLAMP_MAX_F(X, HI, E) ptl_clamp_d((X), -INFINITY, (HI))
 DEFINE_ALL(DEFINE_LOOP3, clamp_tensor, CLAMP_T_I, CLAMP_T_F)
-DEFINE_ALL(DEFINE_LOOP2, clamp_min_tensor, CLAMP_MIN_I, CLAMP_MIN_F)
-DEFINE_ALL(DEFINE_LOOP2, clamp_max_tensor, CLAMP_MAX_I, CLAMP_MAX_F)
+/* one bound: bool too (PyTorch's clamp_min and clamp_max kernels are maximum and minimum,
+ * an or and an and of bools); both bounds: no bool, as PyTorch's clamp kernel */
+DEFINE_ALL_LOOPS(DEFINE_LOOP2, clamp_min_tensor, CLAMP_MIN_I, CLAMP_MIN_F)
+DEFINE_ALL_LOOPS(DEFINE_LOOP2, clamp_max_tensor, CLAMP_MAX_I, CLAMP_MAX_F)
+DEFINE_LOOP2(clamp_min_tensor, uint8_t, b1, I64, (uint8_t), CLAMP_MIN_I)
+DEFINE_LOOP2(clamp_max_tensor, uint8_t, b1, I64, (uint8_t), CLAMP_MAX_I)
+static const PtlLoop clamp_min_tensor_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_BOOL] = clamp_min_tensor_loop_b1, INT_ENTRIES(clamp_min_tensor),
+    FLOAT_ENTRIES(clamp_min_tensor)};
+static const PtlLoop clamp_max_tensor_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_BOOL] = clamp_max_tensor_loop_b1, INT_ENTRIES(clamp_max_tensor),
+    FLOAT_ENTRIES(clamp_max_tensor)};
 
 /* C++ type names, which some of PyTorch's messages print (ORDER DTYPE) */
 static const char *const cpp_names[PTL_DTYPE_COUNT] = {
     "bool", "unsigned char", "signed char", "short int", "int", "long int",
     "c10::Half", "c10::BFloat16", "float", "double",
 };
-
-static int
-is_clip(const PtlOperator *op)
-{
-    return strstr(op->schema.name, "clip") != NULL;
-}
 
 int
 ptl_clamp_bounds_check(const PtlOperator *op, const PtlIValue *s)
@@ -442,7 +448,7 @@ ptl_clamp_tensor_check(const PtlOperator *op, const PtlIValue *s, const char *de
     if (ptl_clamp_bounds_check(op, s) < 0) {
         return -1;
     }
-    if (is_clip(op) && ptl_result_type(ts, 3) == PTL_DTYPE_BOOL) {
+    if (has_lo && has_hi && ptl_result_type(ts, 3) == PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"clamp_%s\" not implemented for 'Bool'",
                              device);
     }
