@@ -196,9 +196,13 @@ def _run_direction(mode, x, state, weights, reverse, batch_sizes=None):
     lstm = mode == "LSTM"
     h, c = state if lstm else (state, None)
     if _input_form(mode, x, state, weights):
-        out, _, hy, cy = aten._ptl_rnn_layer(x, h, c, torch.cat([w_ih, w_hh], 1), b_ih, b_hh,
-                                             w_hr, _LAYER_MODES[mode] + _INPUT_FORM, reverse,
-                                             batch_sizes)
+        # no input requires grad, so no_grad changes nothing but the op's own check, which
+        # takes any view or once-trained tensor (one with autograd meta) in grad mode as one
+        # that may want a gradient (a frozen nn.LSTM, hx[k] a view)
+        with torch.no_grad():
+            out, _, hy, cy = aten._ptl_rnn_layer(x, h, c, torch.cat([w_ih, w_hh], 1), b_ih,
+                                                 b_hh, w_hr, _LAYER_MODES[mode] + _INPUT_FORM,
+                                                 reverse, batch_sizes)
         return out, ((hy, cy) if lstm else hy)
     if _step_projections(mode, x, weights):
         out, _, hy, cy = aten._ptl_rnn_layer(x, h, c, w_hh, b_ih, b_hh, w_ih,
