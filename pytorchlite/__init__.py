@@ -104,6 +104,7 @@ from ._nn_ops import *  # noqa: E402,F401,F403  (torch.conv2d, torch.dropout, ..
 from . import multiprocessing  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401  (does not start MPI: init_process_group does)
 from . import utils  # noqa: E402,F401
+from ._control_flow import cond, while_loop  # noqa: E402,F401
 from .utils.dlpack import to_dlpack  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 from . import fft  # noqa: E402,F401

@@ -69,8 +69,8 @@ MISSING = {
             "sparse_csc_tensor", "sparse_csr_tensor", "resize_as_sparse_", "dsmm", "hsmm",
             "hspmm", "saddmm", "smm", "sspaddmm"],
         _SYMBOLIC: [
-            "SymBool", "SymBoolType", "SymFloat", "SymInt", "SymIntType", "cond",
-            "while_loop", "fork", "wait", "Future", "classproperty"],
+            "SymBool", "SymBoolType", "SymFloat", "SymInt", "SymIntType", "fork", "wait",
+            "Future", "classproperty"],
         "autocast for IPU and XLA devices: no such devices here": [
             "get_autocast_ipu_dtype", "get_autocast_xla_dtype", "is_autocast_ipu_enabled",
             "is_autocast_xla_enabled", "set_autocast_ipu_dtype", "set_autocast_ipu_enabled",
