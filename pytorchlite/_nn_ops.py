@@ -91,7 +91,6 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
 
 
 @native
-@native
 def batch_norm_update_stats(input, running_mean, running_var, momentum, *, out=None):
     """(mean, biased variance) of input per channel (dim 1), as a training batch_norm computes
     them, and running_mean / running_var (where given) moved toward the mean and the
@@ -139,6 +138,7 @@ def norm_except_dim(v, pow=2, dim=0):
     return _native_norm(v, pow, others, True) if others else v.abs()
 
 
+@native
 def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
                   eps, cudnn_enabled):
     return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
@@ -528,7 +528,7 @@ def _rnn_layers(mode, args, kwargs):
     nn.LSTM's do (nn/modules/rnn.py's _run_stack, the time loop aten::_ptl_rnn_layer)."""
     lstm = mode == "LSTM"
     packed = "data" in kwargs or "batch_sizes" in kwargs or (
-        len(args) > 2 and _is_tensor(args[1] if lstm else args[2]))
+        len(args) > 2 and isinstance(args[1] if lstm else args[2], Tensor))
     names = (("data", "batch_sizes", "hx", "params") + _RNN_PARAMETERS if packed else
              ("input", "hx", "params") + _RNN_PARAMETERS + ("batch_first",))
     a = dict(zip(names, args), **kwargs)
@@ -559,10 +559,6 @@ def _rnn_layers(mode, args, kwargs):
         if batch_first:
             output = output.transpose(0, 1)
     return (output,) + tuple(h_n) if lstm else (output, h_n)
-
-
-def _is_tensor(value):
-    return isinstance(value, Tensor)
 
 
 @native
