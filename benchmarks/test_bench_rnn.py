@@ -74,6 +74,25 @@ def test_rnn_forward_backward(benchmark, impl, cls, layers, seq):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("grad", [False, True])
+def test_functional_lstm(benchmark, impl, grad):
+    """torch.lstm (torch._VF.lstm) with the module's weights as a list: 2 layers, seq 50."""
+    benchmark.group = f"torch.lstm 2 layers seq 50 b{BATCH} {INPUT}->{HIDDEN} " + (
+        "fwd+bwd" if grad else "fwd")
+    lib, module, x = build(impl, "LSTM", 2, 50)
+    params = [p.detach().requires_grad_(grad) for p in module._flat_weights]
+    h = lib.zeros(2, BATCH, HIDDEN)
+
+    def run():
+        out = lib.lstm(x, [h, h], params, True, 2, 0.0, False, False, False)[0]
+        if grad:
+            out.sum().backward()
+        return out
+    out = benchmark(run)
+    assert tuple(out.shape) == (50, BATCH, HIDDEN)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
 def test_lstm_packed(benchmark, impl):
     benchmark.group = f"LSTM packed seq <= 50 b{BATCH} {INPUT}->{HIDDEN} fwd+bwd"
     lib, module, x = build(impl, "LSTM", 1, 50)

@@ -29,7 +29,7 @@ from ._indexing import (  # noqa: F401
     unique_consecutive, unravel_index)
 from ._reductions import (  # noqa: F401
     corrcoef, cov, cumulative_trapezoid, gradient, histogram, histogramdd, nanmean,
-    segment_reduce, trapezoid, trapz)
+    native_norm, segment_reduce, trapezoid, trapz)
 from .functional import (  # noqa: F401
     addr, cdist, chain_matmul, cholesky, cholesky_inverse, cholesky_solve, dist, einsum,
     frobenius_norm, geqrf, inner, logdet, lu, lu_solve, lu_unpack, norm, nuclear_norm, orgqr,
@@ -38,6 +38,7 @@ from .functional import (  # noqa: F401
 from . import functional, linalg  # noqa: F401
 matrix_exp, matrix_power = (_native(f) for f in linalg._TWINS)
 from ._lobpcg import lobpcg  # noqa: F401
+from ._linalg_utils import eig, lstsq, matrix_rank, solve, symeig  # noqa: F401
 from ._lowrank import pca_lowrank, svd_lowrank  # noqa: F401
 from . import _indexing, _pointwise, _shape_functions
 from ._pointwise import (  # noqa: F401
@@ -68,6 +69,13 @@ from .autograd import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
 from . import __config__  # noqa: F401
+# What this build has, as PyTorch reports it (docs/handbook: has_lapack): linear algebra (its
+# own kernels stand in for LAPACK's) and FFTs, but neither MKL nor OpenMP (threads are its
+# own pthread pool)
+has_lapack = True
+has_spectral = True
+has_mkl = False
+has_openmp = False
 from . import amp  # noqa: F401
 from . import futures  # noqa: F401
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: F401
@@ -96,6 +104,7 @@ from ._nn_ops import *  # noqa: E402,F401,F403  (torch.conv2d, torch.dropout, ..
 from . import multiprocessing  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401  (does not start MPI: init_process_group does)
 from . import utils  # noqa: E402,F401
+from ._control_flow import cond, while_loop  # noqa: E402,F401
 from .utils.dlpack import to_dlpack  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
@@ -125,6 +134,7 @@ functional._install(Tensor)
 special._install(Tensor)
 _stft._install(Tensor)
 _nn_ops._install(Tensor)
+_linalg_utils._install(Tensor)
 Tensor.histogram = histogram
 # in-place functions whose methods are composites (PyTorch has them as torch.NAME_ too)
 for _name in ("ldexp_", "xlogy_", "logit_", "sinc_", "deg2rad_", "rad2deg_", "clamp_min_",

@@ -97,6 +97,12 @@ SCHEMAS = {
         "Tensor? running_var, bool training, float momentum, float eps, "
         "bool cudnn_enabled) -> Tensor",
     ),
+    "batch_norm_update_stats": (
+        "batch_norm_update_stats(Tensor input, Tensor? running_mean, Tensor? running_var, "
+        "float momentum) -> (Tensor, Tensor)",
+        "batch_norm_update_stats.out(Tensor input, Tensor? running_mean, Tensor? running_var, "
+        "float momentum, *, Tensor(a!)[] out) -> (Tensor, Tensor)",
+    ),
     "bilinear": (
         "bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor",
     ),
@@ -476,6 +482,13 @@ SCHEMAS = {
         "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
         "float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor",
     ),
+    "gru": (
+        "gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, "
+        "float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)",
+        "gru.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, "
+        "bool has_biases, int num_layers, float dropout, bool train, "
+        "bool bidirectional) -> (Tensor, Tensor)",
+    ),
     "gru_cell": (
         "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "
         "Tensor? b_hh=None) -> Tensor",
@@ -807,6 +820,14 @@ SCHEMAS = {
     "logit_": (
         "logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)",
     ),
+    "lstm": (
+        "lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, "
+        "int num_layers, float dropout, bool train, bool bidirectional, "
+        "bool batch_first) -> (Tensor, Tensor, Tensor)",
+        "lstm.data(Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, "
+        "bool has_biases, int num_layers, float dropout, bool train, "
+        "bool bidirectional) -> (Tensor, Tensor, Tensor)",
+    ),
     "lstm_cell": (
         "lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "
         "Tensor? b_hh=None) -> (Tensor, Tensor)",
@@ -878,6 +899,14 @@ SCHEMAS = {
     "native_channel_shuffle": (
         "native_channel_shuffle(Tensor self, SymInt groups) -> Tensor",
     ),
+    "native_norm": (
+        "native_norm.out(Tensor self, Scalar p=2, *, Tensor(a!) out) -> Tensor(a!)",
+        "native_norm.ScalarOpt_dim_dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, "
+        "ScalarType? dtype, *, Tensor(a!) out) -> Tensor(a!)",
+        "native_norm(Tensor self, Scalar p=2) -> Tensor",
+        "native_norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, "
+        "ScalarType? dtype) -> Tensor",
+    ),
     "nonzero": (
         "nonzero(Tensor self, *, bool as_tuple=False) -> Tensor",
         "nonzero.out(Tensor self, *, bool as_tuple=False, Tensor(a!) out) -> Tensor(a!)",
@@ -886,6 +915,9 @@ SCHEMAS = {
         "nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor",
         "nonzero_static.out(Tensor self, *, SymInt size, int fill_value=-1, "
         "Tensor(a!) out) -> Tensor(a!)",
+    ),
+    "norm_except_dim": (
+        "norm_except_dim(Tensor v, int pow=2, int dim=0) -> Tensor",
     ),
     "nuclear_norm": (
         "nuclear_norm(Tensor self, bool keepdim=False) -> Tensor",
@@ -997,9 +1029,25 @@ SCHEMAS = {
         "rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
         "float? eps=None) -> Tensor",
     ),
+    "rnn_relu": (
+        "rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, "
+        "int num_layers, float dropout, bool train, bool bidirectional, "
+        "bool batch_first) -> (Tensor, Tensor)",
+        "rnn_relu.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, "
+        "bool has_biases, int num_layers, float dropout, bool train, "
+        "bool bidirectional) -> (Tensor, Tensor)",
+    ),
     "rnn_relu_cell": (
         "rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "
         "Tensor? b_hh=None) -> Tensor",
+    ),
+    "rnn_tanh": (
+        "rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, "
+        "int num_layers, float dropout, bool train, bool bidirectional, "
+        "bool batch_first) -> (Tensor, Tensor)",
+        "rnn_tanh.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, "
+        "bool has_biases, int num_layers, float dropout, bool train, "
+        "bool bidirectional) -> (Tensor, Tensor)",
     ),
     "rnn_tanh_cell": (
         "rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, "

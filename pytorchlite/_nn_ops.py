@@ -10,9 +10,12 @@ where it fails, Note [Native signatures of composites]); the others check every 
 PyTorch's schemas (@native)."""
 from .nn import functional as F
 from . import overrides as _overrides
-from ._tensor_types import type_name as _type_name
+from ._tensor_types import _NAME as _SCALAR_NAMES, type_name as _type_name
 from ._native_signature import native
 from .nn.modules import rnn as _rnn
+from ._tensor import Tensor
+from ._reductions import native_norm as _native_norm
+from .autograd.grad_mode import no_grad as _no_grad
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -27,6 +30,7 @@ __all__ = [
     "margin_ranking_loss", "triplet_margin_loss", "poisson_nll_loss", "ctc_loss",
     "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator",
     "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell", "conv_tbc", "embedding_bag",
+    "lstm", "gru", "rnn_tanh", "rnn_relu", "batch_norm_update_stats", "norm_except_dim",
 ]
 
 # the same signature as nn.functional's: the same function
@@ -84,6 +88,54 @@ feature_alpha_dropout_ = _dropout_form("feature_alpha_dropout_", F.feature_alpha
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                cudnn_enabled):
     return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+@native
+def batch_norm_update_stats(input, running_mean, running_var, momentum, *, out=None):
+    """(mean, biased variance) of input per channel (dim 1), as a training batch_norm computes
+    them, and running_mean / running_var (where given) moved toward the mean and the
+    unbiased variance by momentum, in place.  PyTorch gives no derivative (its results carry
+    grad_fn=<NotImplemented>); these carry none."""
+    if not input.is_floating_point():
+        raise NotImplementedError("\"batch_norm_update_stats_cpu\" not implemented for "
+                                  f"'{_SCALAR_NAMES[input.dtype]}'")
+    channels = input.size(1)
+    if input.numel() == 0:
+        raise RuntimeError("input tensor must have at least one element, but got input_sizes = "
+                           f"{list(input.shape)}")
+    for stat in (running_mean, running_var):
+        if stat is not None and stat.dtype != input.dtype:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    dims = [0] + list(range(2, input.dim()))
+    with _no_grad():
+        mean, var = input.mean(dims), input.var(dims, correction=0)
+        n = input.numel() // channels
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(mean, alpha=momentum)
+        if running_var is not None:
+            unbiased = var * (n / (n - 1)) if n > 1 else var.new_full(var.shape, float("nan"))
+            running_var.mul_(1 - momentum).add_(unbiased, alpha=momentum)
+    if out is not None:
+        for target, value in zip(out, (mean, var)):
+            target.resize_(value.shape).copy_(value)
+        return tuple(out)
+    return mean, var
+
+
+@native
+def norm_except_dim(v, pow=2, dim=0):
+    """The pow-norm of v over every dimension but dim, kept as size-1 dimensions (dim -1:
+    the norm of every element, 0-dim); what nn.utils.weight_norm divides by."""
+    if dim == -1:
+        return _native_norm(v, pow)
+    if v.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = dim % v.dim() if -v.dim() <= dim < v.dim() else dim
+    if not 0 <= d < v.dim():
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-v.dim()}, "
+                         f"{v.dim() - 1}], but got {dim})")
+    others = [k for k in range(v.dim()) if k != d]
+    return _native_norm(v, pow, others, True) if others else v.abs()
 
 
 @native
@@ -416,6 +468,118 @@ def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 @native
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return _rnn._cell_function("RNN_RELU", input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+# ---- the recurrent layers with explicit weights (torch._VF.lstm, what nn.LSTM calls) ----
+# Note [Functional RNN checks]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# ATen's checks, in its order and words: two LSTM states; the parameters in groups of w_ih,
+# w_hh (b_ih, b_hh with has_biases; LSTM's w_hr where h and c differ in size); one state row
+# and one group per layer and direction; dropout in [0, 1] when training; a sequence of at
+# least one step.  Where ATen checks nothing and indexes out of range or past its buffers (an
+# input or a state of the wrong rank or size; torch aborts on a state of the wrong batch),
+# the nn modules' messages come out (nn.LSTM checks these before it calls torch._VF.lstm).
+
+_RNN_PARAMETERS = ("has_biases", "num_layers", "dropout", "train", "bidirectional")
+
+
+def _rnn_weights(mode, hx, params, has_biases, layers):
+    """params in groups, one (w_ih, w_hh, b_ih, b_hh, w_hr) per layer and direction (absent
+    ones None), after ATen's checks of the counts (layers: num_layers * num_directions)."""
+    projections = mode == "LSTM" and hx[0].dim() == 3 and hx[0].size(2) != hx[1].size(2)
+    stride = 2 + 2 * bool(has_biases) + projections
+    if len(params) % stride:
+        raise RuntimeError("got an incorrect number of RNN parameters")
+    if hx[0].dim() == 0 or hx[0].size(0) != layers:
+        raise RuntimeError("Expected more hidden states in stacked_rnn")
+    if len(params) // stride != layers:
+        raise RuntimeError("Expected more weights in stacked_rnn")
+    weights = []
+    for k in range(layers):
+        group = list(params[k * stride:(k + 1) * stride])
+        w_ih, w_hh = group[:2]
+        b_ih, b_hh = group[2:4] if has_biases else (None, None)
+        weights.append((w_ih, w_hh, b_ih, b_hh, group[-1] if projections else None))
+    return weights
+
+
+def _check_rnn_shapes(mode, input, batch, hx, weights, input_dim):
+    """nn.RNNBase.check_forward_args's checks (Note [Functional RNN checks])."""
+    if input.dim() != input_dim:
+        raise RuntimeError(f"input must have {input_dim} dimensions, got {input.dim()}")
+    w_ih, w_hh = weights[0][:2]
+    if input.dtype != w_ih.dtype:
+        raise RuntimeError("mat1 and mat2 must have the same dtype, but got "
+                           f"{_SCALAR_NAMES[input.dtype]} and {_SCALAR_NAMES[w_ih.dtype]}")
+    if input.size(-1) != w_ih.size(1):
+        raise RuntimeError("input.size(-1) must be equal to input_size. Expected "
+                           f"{w_ih.size(1)}, got {input.size(-1)}")
+    sizes = [w_hh.size(1)] + ([w_hh.size(0) // 4] if mode == "LSTM" else [])
+    for k, (h, size) in enumerate(zip(hx, sizes)):
+        expected = (len(weights), batch, size)
+        if tuple(h.shape) != expected:
+            what = f"hidden[{k}]" if mode == "LSTM" else "hidden"
+            raise RuntimeError(f"Expected {what} size {expected}, got {list(h.shape)}")
+
+
+def _rnn_layers(mode, args, kwargs):
+    """torch.lstm / gru / rnn_tanh / rnn_relu, both overloads: (input, hx, params, ...,
+    batch_first) and the packed (data, batch_sizes, hx, params, ...); the layers run as
+    nn.LSTM's do (nn/modules/rnn.py's _run_stack, the time loop aten::_ptl_rnn_layer)."""
+    lstm = mode == "LSTM"
+    packed = "data" in kwargs or "batch_sizes" in kwargs or (
+        len(args) > 2 and isinstance(args[1] if lstm else args[2], Tensor))
+    names = (("data", "batch_sizes", "hx", "params") + _RNN_PARAMETERS if packed else
+             ("input", "hx", "params") + _RNN_PARAMETERS + ("batch_first",))
+    a = dict(zip(names, args), **kwargs)
+    input, params = a["data" if packed else "input"], a["params"]
+    hx = tuple(a["hx"]) if lstm else (a["hx"],)
+    if lstm and len(hx) != 2:
+        raise RuntimeError("lstm expects two hidden states")
+    directions = 2 if a["bidirectional"] else 1
+    weights = _rnn_weights(mode, hx, params, a["has_biases"], a["num_layers"] * directions)
+    dropout = a["dropout"] if a["train"] else 0.0
+    if a["train"] and not 0 <= dropout <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout}")
+    state = hx if lstm else hx[0]
+    if packed:
+        batch_sizes = a["batch_sizes"]
+        batch = int(batch_sizes[0]) if batch_sizes.numel() else 0
+        _check_rnn_shapes(mode, input, batch, hx, weights, 2)
+        output, h_n = _rnn._run_packed(mode, input, batch_sizes, state, weights, directions,
+                                       dropout)
+    else:
+        batch_first = a["batch_first"]
+        _check_rnn_shapes(mode, input, input.size(0 if batch_first else 1) if
+                          input.dim() == 3 else 0, hx, weights, 3)
+        x = input.transpose(0, 1) if batch_first else input
+        if x.size(0) == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        output, h_n = _rnn._run_stack(mode, x, state, weights, directions, dropout)
+        if batch_first:
+            output = output.transpose(0, 1)
+    return (output,) + tuple(h_n) if lstm else (output, h_n)
+
+
+@native
+def lstm(*args, **kwargs):
+    """(output, h_n, c_n) of the layers with weights params (Note [Functional RNN checks])."""
+    return _rnn_layers("LSTM", args, kwargs)
+
+
+@native
+def gru(*args, **kwargs):
+    return _rnn_layers("GRU", args, kwargs)
+
+
+@native
+def rnn_tanh(*args, **kwargs):
+    return _rnn_layers("RNN_TANH", args, kwargs)
+
+
+@native
+def rnn_relu(*args, **kwargs):
+    return _rnn_layers("RNN_RELU", args, kwargs)
 
 
 def _prelu_method(self, weight):

@@ -470,5 +470,20 @@ def _segment_reduce_blocks(data, reduce, starts, lengths, axis, initial):
     return out.reshape(lead + [segs] + rest)
 
 
+@native
+def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
+    """torch.norm under ATen's name (both overloads: (self, p=2) over every element, and
+    (self, p, dim, keepdim, dtype) with p None meaning 2).  PyTorch registers it only for
+    sparse tensors and raises NotImplementedError on a strided one; here it is the norm of
+    any tensor, the values PyTorch gives for the same tensor made sparse."""
+    if not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_NAME[input.dtype]} instead.")
+    p = 2 if p is None else p
+    if dim is None:
+        return input.norm(p)
+    return input.norm(p, dim, keepdim, dtype=dtype)
+
+
 # each public function goes to __torch_function__ first (Note [Torch function])
 _overrides._route_functions(globals())

@@ -155,6 +155,24 @@ def test_input_form_only_without_gradients():
         assert rnn._input_form("LSTM", x, state, weights)
 
 
+@pytest.mark.parametrize("name", ["LSTM", "RNN"])
+def test_frozen_module_in_grad_mode(name):
+    """A module whose parameters were made not to require gradients (a frozen encoder) takes
+    the input form in grad mode, with given states (views of hx): the values of the forward
+    with gradients, no grad_fn."""
+    m = getattr(ptl.nn, name)(3, 4, 2, bidirectional=True)
+    t = lambda *shape, seed: ptl.tensor(randn(*shape, seed=seed), dtype=ptl.float32)
+    x = t(5, 2, 3, seed=1)
+    hx = (t(4, 2, 4, seed=2), t(4, 2, 4, seed=3)) if name == "LSTM" else t(4, 2, 4, seed=2)
+    want = m(x, hx)
+    m.requires_grad_(False)
+    got = m(x, hx)
+    assert got[0].grad_fn is None
+    flat = lambda r: [r[0]] + (list(r[1]) if name == "LSTM" else [r[1]])
+    for g, w in zip(flat(got), flat(want)):
+        np.testing.assert_allclose(g.numpy(), w.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
 # (mode, proj, T, B, H, I, packed): rows cut between two threads or not (Note [Recurrent
 # layer threads], as test_rnn.py's SPLIT_CASES: B 7 one unit, 8 two parts, 13 a last part of
 # 5 rows, across LAYER_SPLIT_MACS per part), B across the GEMM's packing limits (24 / 25,

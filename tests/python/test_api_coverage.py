@@ -69,8 +69,8 @@ MISSING = {
             "sparse_csc_tensor", "sparse_csr_tensor", "resize_as_sparse_", "dsmm", "hsmm",
             "hspmm", "saddmm", "smm", "sspaddmm"],
         _SYMBOLIC: [
-            "SymBool", "SymBoolType", "SymFloat", "SymInt", "SymIntType", "cond",
-            "while_loop", "fork", "wait", "Future", "classproperty"],
+            "SymBool", "SymBoolType", "SymFloat", "SymInt", "SymIntType", "fork", "wait",
+            "Future", "classproperty"],
         "autocast for IPU and XLA devices: no such devices here": [
             "get_autocast_ipu_dtype", "get_autocast_xla_dtype", "is_autocast_ipu_enabled",
             "is_autocast_xla_enabled", "set_autocast_ipu_dtype", "set_autocast_ipu_enabled",
@@ -81,19 +81,15 @@ MISSING = {
             "ComplexDoubleStorage", "ComplexFloatStorage", "DoubleStorage", "FloatStorage",
             "HalfStorage", "IntStorage", "LongStorage", "ShortStorage", "Storage",
             "StorageBase"],
-        "removed from PyTorch (they only raise a migration message there)": [
-            "eig", "lstsq", "matrix_rank", "solve", "symeig"],
         "dispatcher / runtime objects without a counterpart here": [
             "DispatchKey", "DispatchKeySet", "ExcludeDispatchKeyGuard", "Tag", "Event",
             "Stream", "AcceleratorError", "FatalError", "prepare_multiprocessing_environment",
             "profiler_allow_cudagraph_cupti_lazy_reinit_cuda12", "thread_safe_generator",
             "BufferDict", "ModuleDict", "ParameterDict", "hash_tensor"],
-        "the fused RNN layers and the batch-norm statistics ops for SyncBatchNorm (nn.LSTM / "
-        "nn.GRU / nn.RNN run their own layer op)": [
-            "gru", "lstm", "rnn_relu", "rnn_tanh", "batch_norm_backward_elemt",
-            "batch_norm_backward_reduce", "batch_norm_elemt", "batch_norm_gather_stats",
-            "batch_norm_gather_stats_with_counts", "batch_norm_stats",
-            "batch_norm_update_stats", "native_norm", "norm_except_dim"],
+        "the batch-norm statistics ops of SyncBatchNorm's distributed path": [
+            "batch_norm_backward_elemt", "batch_norm_backward_reduce", "batch_norm_elemt",
+            "batch_norm_gather_stats", "batch_norm_gather_stats_with_counts",
+            "batch_norm_stats"],
         "not done yet: each needs a kernel or more time": ["slice_inverse"],
     },
     "torch.Tensor": {
@@ -104,8 +100,7 @@ MISSING = {
             "ccol_indices", "col_indices", "crow_indices", "row_indices", "to_sparse_bsc",
             "to_sparse_bsr", "to_sparse_csc", "to_sparse_csr", "resize_as_sparse_",
             "sparse_resize_", "sparse_resize_and_clear_", "smm", "sspaddmm", "to_sparse_coo"],
-        "removed from PyTorch or legacy attributes": [
-            "eig", "lstsq", "solve", "symeig", "reinforce", "volatile", "storage_type", "name"],
+        "legacy attributes": ["reinforce", "volatile", "storage_type", "name"],
         "other devices and layouts (XPU, IPU, MTIA, oneDNN, nested, chalf)": [
             "ipu", "mtia", "xpu", "to_mkldnn", "to_padded_tensor", "chalf"],
         "not done yet (see torch)": [

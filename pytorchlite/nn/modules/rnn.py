@@ -196,9 +196,13 @@ def _run_direction(mode, x, state, weights, reverse, batch_sizes=None):
     lstm = mode == "LSTM"
     h, c = state if lstm else (state, None)
     if _input_form(mode, x, state, weights):
-        out, _, hy, cy = aten._ptl_rnn_layer(x, h, c, torch.cat([w_ih, w_hh], 1), b_ih, b_hh,
-                                             w_hr, _LAYER_MODES[mode] + _INPUT_FORM, reverse,
-                                             batch_sizes)
+        # no input requires grad, so no_grad changes nothing but the op's own check, which
+        # takes any view or once-trained tensor (one with autograd meta) in grad mode as one
+        # that may want a gradient (a frozen nn.LSTM, hx[k] a view)
+        with torch.no_grad():
+            out, _, hy, cy = aten._ptl_rnn_layer(x, h, c, torch.cat([w_ih, w_hh], 1), b_ih,
+                                                 b_hh, w_hr, _LAYER_MODES[mode] + _INPUT_FORM,
+                                                 reverse, batch_sizes)
         return out, ((hy, cy) if lstm else hy)
     if _step_projections(mode, x, weights):
         out, _, hy, cy = aten._ptl_rnn_layer(x, h, c, w_hh, b_ih, b_hh, w_ih,
@@ -237,6 +241,42 @@ def _run_direction_ops(mode, x, state, weights, reverse, keep=None):
         h = state[0] if lstm else state
         out = h.new_zeros((0,) + tuple(h.shape))
     return out, state
+
+
+def _run_stack(mode, input, hx, weights, num_directions, dropout, batch_sizes=None):
+    """The layers of nn.RNN / LSTM / GRU and of torch.rnn_tanh / lstm / gru: input [T, B, I]
+    (time-major); hx [L*D, B, H] (LSTM: a pair); weights[layer * D + d] the (w_ih, w_hh, b_ih,
+    b_hh, w_hr) of a layer and direction; dropout applied to every layer's output but the
+    last's (0: none) -> (output [T, B, D*H], h_n) (LSTM: (h_n, c_n))."""
+    lstm = mode == "LSTM"
+    num_layers = len(weights) // num_directions
+    finals = []
+    x = input
+    for layer in range(num_layers):
+        outs = []
+        x = x.contiguous()
+        for d in range(num_directions):
+            k = layer * num_directions + d
+            state = (hx[0][k], hx[1][k]) if lstm else hx[k]
+            out, state = _run_direction(mode, x, state, weights[k], d == 1, batch_sizes)
+            outs.append(out)
+            finals.append(state)
+        x = outs[0] if num_directions == 1 else torch.cat(outs, 2)
+        if dropout > 0 and layer < num_layers - 1:
+            x = F.dropout(x, dropout, True)
+    if lstm:
+        return x, (torch.stack([s[0] for s in finals], 0),
+                   torch.stack([s[1] for s in finals], 0))
+    return x, torch.stack(finals, 0)
+
+
+def _run_packed(mode, data, batch_sizes, hx, weights, num_directions, dropout):
+    """_run_stack on a packed sequence's data [N, I] and batch_sizes (int64 [T], sorted by
+    length) -> (output data [N, D*H], h_n)."""
+    padded, _ = pad_packed_sequence(PackedSequence(data, batch_sizes))
+    output, h_n = _run_stack(mode, padded, hx, weights, num_directions, dropout, batch_sizes)
+    rows = torch.tensor(_packed_rows(batch_sizes.tolist()), dtype=torch.int64)
+    return output.reshape(output.size(0) * output.size(1), -1).index_select(0, rows), h_n
 
 
 class RNNBase(Module):
@@ -370,48 +410,32 @@ class RNNBase(Module):
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
-    def _run(self, input, hx, batch_sizes=None):
-        """input [T, B, I] (time-major); hx [L*D, B, H] (LSTM: a pair) -> (output, h_n)."""
+    def _stack_args(self):
+        """(weights, num_directions, dropout) of _run_stack and _run_packed."""
         num_directions = 2 if self.bidirectional else 1
-        lstm = self.mode == "LSTM"
-        finals = []
-        x = input
-        for layer in range(self.num_layers):
-            outs = []
-            x = x.contiguous()
-            for d in range(num_directions):
-                k = layer * num_directions + d
-                state = (hx[0][k], hx[1][k]) if lstm else hx[k]
-                out, state = _run_direction(self.mode, x, state, self._weights(layer, d), d == 1,
-                                            batch_sizes)
-                outs.append(out)
-                finals.append(state)
-            x = outs[0] if num_directions == 1 else torch.cat(outs, 2)
-            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, True)
-        if lstm:
-            return x, (torch.stack([s[0] for s in finals], 0),
-                       torch.stack([s[1] for s in finals], 0))
-        return x, torch.stack(finals, 0)
+        weights = [self._weights(layer, d) for layer in range(self.num_layers)
+                   for d in range(num_directions)]
+        return weights, num_directions, self.dropout if self.training else 0.0
+
+    def _run(self, input, hx):
+        """input [T, B, I] (time-major); hx [L*D, B, H] (LSTM: a pair) -> (output, h_n)."""
+        return _run_stack(self.mode, input, hx, *self._stack_args())
 
     def _forward_packed(self, input, hx):
         """A PackedSequence in, a PackedSequence out; hx and h_n in the caller's batch order."""
         data, batch_sizes, sorted_indices, unsorted_indices = input
         lstm = self.mode == "LSTM"
-        padded, _ = pad_packed_sequence(PackedSequence(data, batch_sizes))
         if hx is None:
-            hx = padded.new_zeros(self.get_expected_hidden_size(data, batch_sizes))
+            hx = data.new_zeros(self.get_expected_hidden_size(data, batch_sizes))
             if lstm:
-                hx = (hx, padded.new_zeros(self.get_expected_cell_size(data, batch_sizes)))
+                hx = (hx, data.new_zeros(self.get_expected_cell_size(data, batch_sizes)))
         elif sorted_indices is not None:
             if lstm:
                 hx = (hx[0].index_select(1, sorted_indices), hx[1].index_select(1, sorted_indices))
             else:
                 hx = hx.index_select(1, sorted_indices)
         self.check_forward_args(data, hx, batch_sizes)
-        output, h_n = self._run(padded, hx, batch_sizes)
-        rows = torch.tensor(_packed_rows(batch_sizes.tolist()), dtype=torch.int64)
-        output = output.reshape(output.size(0) * output.size(1), -1).index_select(0, rows)
+        output, h_n = _run_packed(self.mode, data, batch_sizes, hx, *self._stack_args())
         if unsorted_indices is not None:
             if lstm:
                 h_n = (h_n[0].index_select(1, unsorted_indices),
