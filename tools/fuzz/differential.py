@@ -47,6 +47,10 @@ SKIP = {
          "resize_", "resize_as_"),
         "uninitialised memory in the result"),
     "set_": "shares storage by address: what it shows depends on the allocation",
+    # its CPU kernel checks no index against num_weights: an index of 8 with 3 weights
+    # writes past the gradient's buffer, and the child crashes later in unrelated code
+    # (seed 24: call 519, the crash at call 560 or at exit); pytorchlite raises IndexError
+    "embedding_dense_backward": "torch writes out of bounds for an index >= num_weights",
 }
 
 # A ScalarType argument of 99 (CallMaker's invalid dtype) crashes torch's ops: pytorchlite
