@@ -206,6 +206,14 @@ def test_torch_mode_classes_of_raising():
     inf_out = "aten.add.out(T((1, 5), 'float32', 'e', 13071), 1e308, out=float('inf'))"
     kind, detail = torch_verdict(inf_out)
     assert kind == "parser" and "for a number out=" in detail
+    # ... and a number (a complex one here) for an in-place op's self (seed 62, call 427)
+    num_self = "aten.div_.Tensor(1j, T((), 'uint8', 'e', 21628))"
+    kind, detail = torch_verdict(num_self)
+    assert kind == "parser" and "in-place self" in detail
+    from tools.fuzz import differential
+    assert differential.NUMBER_SELF.search(num_self)
+    assert not differential.NUMBER_SELF.search("aten.div_.Tensor(T((), 'uint8', 'e', 2), 1j)")
+    assert not differential.NUMBER_SELF.search("aten.div.Tensor(1j, T((), 'uint8', 'e', 2))")
 
 
 def test_torch_mode_skips_random_and_uninitialised_ops():

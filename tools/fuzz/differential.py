@@ -74,6 +74,9 @@ META = re.compile(r"'m', \d+\)|device='meta'")
 # a number given for out= (or a tuple of them), finite or written float('inf') / float('nan')
 _NUMBER = r"(?:[-\d.e+]+|float\('-?(?:inf|nan)'\))"
 NUMBER_OUT = re.compile(rf"\bout=\(?{_NUMBER}[,)]|\bout={_NUMBER}$")
+# ... or for the self of an in-place op (torch.ops writes a tensor made of it and returns a
+# number, ours the tensor), a complex one too
+NUMBER_SELF = re.compile(rf"^aten\.\w+_\.\w+\((?:self=)?(?:{_NUMBER}j?|True|False)[,)]")
 # pytorchlite's parser refusing one argument's type (the bindings' TypeError, or the
 # RuntimeError of torch.ops' words that pytorchlite.ops raises): torch.ops converts more (2
 # for a bool, an int past 64 bits for a Scalar)
@@ -221,9 +224,10 @@ def verdict(src, ours, theirs):
             "dtype" if " not implemented for '" in theirs[2] else "accepts"
         return (kind, f"ours returns; torch {theirs[1]}: {theirs[2]!r}")
     got, want, args_got, args_want = ours[1], theirs[1], ours[2], theirs[2]
-    if NUMBER_OUT.search(src) and not isinstance(want, (tuple, list)):
+    if (NUMBER_OUT.search(src) or NUMBER_SELF.search(src)) and \
+            not isinstance(want, (tuple, list)):
         return ("parser", f"ours returns a tensor; torch.ops returns {want!r} for a number "
-                          "out=")
+                          "out= or in-place self")
     name = op_name(src)[0]
     if name in COMPARED and isinstance(got, list) and isinstance(want, list) and \
             len(got) == len(want):
