@@ -167,6 +167,60 @@ def test_logspace_vs_torch_and_numpy(args, base, dtype):
         assert_close(got, np.logspace(*args, base=base))
 
 
+def _integer_range_model(start, end, n, log, base=10.0):
+    """PyTorch's linspace / logspace into an integer dtype: start and end truncated to
+    integers first, the step in double, the second half counted back from end; one step is
+    a fill of start (base ** start) in double"""
+    if n == 1:
+        return np.trunc(np.array([base ** start if log else start]))
+    s, e = float(int(start)), float(int(end))
+    step = (e - s) / (n - 1) if n > 1 else 0.0
+    v = np.array([s + step * i if i < n // 2 else e - step * (n - 1 - i) for i in range(n)])
+    return np.trunc(base ** v if log else v)
+
+
+@pytest.mark.parametrize("dtype", [ptl.int64, ptl.int32, ptl.int16, ptl.int8, ptl.uint8],
+                         ids=str)
+@pytest.mark.parametrize("args", [(1.157, 5.9, 4), (0.5, 10.5, 11), (9.99, 0.01, 3),
+                                  (2.9, 2.1, 1), (1.5, 2.7, 7), (0, 2, 5), (0.2, 0.9, 0)],
+                         ids=repr)
+def test_linspace_and_logspace_of_integers_take_integer_ends(args, dtype):
+    """PyTorch's kernels convert start and end to an integer dtype before stepping: linspace
+    (1.157, 5.9, 4) into int64 runs from 1 to 5 ([1, 2, 3, 5]), logspace(1.157, 2.9, 4) from
+    10 to 100 (fuzzer --torch seed 78, call 1077: pytorchlite stepped from 1.157, [14, ...])"""
+    for log in (False, True):
+        want = _integer_range_model(*args, log)
+        if want.size and want.max() > np.iinfo(NP_DTYPE[dtype]).max:
+            continue   # base ** v past the dtype: a conversion C leaves undefined
+        fn = ptl.logspace if log else ptl.linspace
+        got = fn(*args, dtype=dtype)
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+        if torch is not None:
+            tfn = torch.logspace if log else torch.linspace
+            np.testing.assert_array_equal(got.numpy(),
+                                          tfn(*args, dtype=TORCH_DTYPE[dtype]).numpy())
+
+
+def test_integer_range_ends_convert_as_c10():
+    """an int end wraps into uint8 (-1 is 255), a float one does not (-1.0 and -2.7 overflow),
+    as c10's checked conversion; fill_ and full alike"""
+    assert ptl.linspace(-1, 255, 2, dtype=ptl.uint8).tolist() == [255, 255]
+    assert ptl.full((2,), -1, dtype=ptl.uint8).tolist() == [255, 255]
+    msg = "value cannot be converted to type uint8_t without overflow"
+    calls = [lambda L: L.linspace(-2.7, 3.2, 5, dtype=L.uint8),
+             lambda L: L.logspace(0, -1.0, 3, dtype=L.uint8),
+             lambda L: L.full((2,), -1.0, dtype=L.uint8),
+             lambda L: L.zeros(2, dtype=L.uint8).fill_(-0.5),
+             lambda L: L.linspace(-300, 5, 3, dtype=L.uint8)]
+    for lib in [ptl] + ([torch] if torch is not None else []):
+        for call in calls:
+            with pytest.raises(RuntimeError, match=msg):
+                call(lib)
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int8_t without"):
+        ptl.logspace(-300, 5, 3, dtype=ptl.int8)
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
 @pytest.mark.parametrize("nm", [(0,), (1,), (3,), (2, 3), (4, 2), (0, 3), (3, 0)], ids=str)
 def test_eye_vs_numpy(nm, dtype):

@@ -442,6 +442,27 @@ arange_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return set_range(s, &p, dt, dev);
 }
 
+/* *d = the end point v as an integer dtype dt holds it: truncated, then wrapped to dt's
+ * width (PyTorch's kernels convert start and end to the dtype first, c10's checked
+ * conversion: linspace(1.157, 5.9, 4, dtype=int64) runs from 1 to 5, an end of -1 in uint8
+ * is 255, -256 is refused).  0 or -1. */
+static int
+range_end_in_int(double *d, const PtlIValue *v, PtlDtype dt)
+{
+    if (ptl_scalar_check_range(v, dt) < 0) {
+        return -1;
+    }
+    int64_t i = ptl_iv_to_int(v);
+    int bits = 8 * (int)ptl_dtype_itemsize(dt);
+    if (bits < 64) {
+        uint64_t low = (uint64_t)i & ((UINT64_C(1) << bits) - 1);
+        int negative = dt != PTL_DTYPE_UINT8 && (low >> (bits - 1)) != 0;
+        i = negative ? (int64_t)low - ((int64_t)1 << bits) : (int64_t)low;
+    }
+    *d = (double)i;
+    return 0;
+}
+
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype, ...) and
  * logspace(Scalar start, Scalar end, int steps, float base=10.0, *, ...): `steps` evenly
  * spaced points from start to end (both included), or base ** those points */
@@ -469,6 +490,11 @@ linspace_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (p.n < 0) {
         return ptl_error_set(PTL_ERR_RUNTIME, "number of steps must be non-negative");
+    }
+    /* one step is PyTorch's fill of start (logspace: base ** start) in double */
+    if (ptl_dtype_is_integral(dt, 0) && !meta && p.n > 1 &&
+        (range_end_in_int(&p.start, &s[0], dt) < 0 || range_end_in_int(&p.end, &s[1], dt) < 0)) {
+        return -1;
     }
     if (p.n == 1) {
         p.end = p.start;
