@@ -174,6 +174,25 @@ def test_bounds_are_compared_in_the_input_dtype(dtype, np_dtype):
                 torch.ops.aten.threshold(tt, t, 20.0).double().numpy())
 
 
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.float16, ptl.bfloat16],
+                         ids=str)
+def test_hardtanh_with_a_nan_bound_is_nan_everywhere(dtype):
+    """PyTorch's hardtanh is clamp, and a NaN bound makes every element NaN (in place too);
+    the select loops passed over it (fuzzer --torch seed 72, call 744)"""
+    x = ptl.tensor([-5.0, -1.0, 0.0, 5.0, np.nan]).to(dtype)
+    nan = float("nan")
+    for lo, hi in ((nan, -3.74), (-1.0, nan), (nan, nan)):
+        assert np.isnan(ptl.ops.aten.hardtanh(x, lo, hi).to(ptl.float64).numpy()).all()
+        y = x.clone()
+        assert ptl.ops.aten.hardtanh_(y, lo, hi) is y
+        assert np.isnan(y.to(ptl.float64).numpy()).all()
+        if torch is not None:
+            tx = torch.tensor([-5.0, -1.0, 0.0, 5.0, np.nan])
+            assert torch.ops.aten.hardtanh(tx, lo, hi).isnan().all()
+    # an integer tensor keeps its select (a NaN bound converts, as PyTorch's clamp refuses it)
+    assert ptl.ops.aten.hardtanh(x, -1.0, 1.0).to(ptl.float64).numpy()[1] == -1.0
+
+
 def test_hardtanh_op_with_min_above_max_is_clamp():
     # F.hardtanh refuses min_val > max_val; the aten op does not and, as PyTorch's clamp,
     # gives max_val everywhere but NaN

@@ -962,7 +962,24 @@ ptl_activation_check(const PtlOperator *op, const PtlIValue *s)
 static int
 checked_act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    return ptl_activation_check(op, s) < 0 ? -1 : act_cpu(op, ks, s);
+    if (ptl_activation_check(op, s) < 0) {
+        return -1;
+    }
+    /* PyTorch's hardtanh is clamp, where a NaN bound makes every element NaN; the select
+     * loops would pass over it (fuzzer --torch seed 72, call 744) */
+    if ((op->id == PTL_OP_hardtanh || op->id == PTL_OP_hardtanh_) &&
+        ptl_dtype_is_floating(s[0].u.t->dtype) &&
+        (isnan(ptl_iv_to_double(&s[1])) || isnan(ptl_iv_to_double(&s[2])))) {
+        PtlIValue args[3] = {s[0], s[1], s[2]};
+        PtlTensorImpl *r =
+            ptl_call_tensor(op->id == PTL_OP_hardtanh ? PTL_OP_clamp : PTL_OP_clamp_, args);
+        if (r == NULL) {
+            return -1;
+        }
+        s[0] = ptl_iv_tensor(r);
+        return 0;
+    }
+    return act_cpu(op, ks, s);
 }
 
 /* mish_backward(Tensor grad_output, Tensor self) -> Tensor: [*], [*] -> [*] in self's dtype
