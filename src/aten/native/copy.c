@@ -1211,10 +1211,7 @@ ptl_scalar_check_range(const PtlIValue *v, PtlDtype dt)
         (ptl_dtype_is_floating(dt) && !isfinite(x))) {
         return 0;
     }
-    /* c10 lets an integer wrap into an unsigned type (uint8 -1 is 255), not a float: -1.0
-     * and -0.5 overflow uint8 */
-    double lo = dt == PTL_DTYPE_UINT8 && v->tag != PTL_IV_INT ? 0.0 : range[dt].lo;
-    if (!(x >= lo && x <= range[dt].hi)) {
+    if (!(x >= range[dt].lo && x <= range[dt].hi)) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "value cannot be converted to type %s without overflow",
                              range[dt].name);
